@@ -1,0 +1,1 @@
+"""Pieces every pipeline shares: the contract (spec, events, manifest), data loading, metrics, thresholds."""

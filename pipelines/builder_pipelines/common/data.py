@@ -1,0 +1,49 @@
+"""Reads the normalised table the datasets stage wrote and applies the patient split."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+
+from .errors import DataError
+
+
+@dataclass
+class Table:
+    header: list[str]
+    rows: list[dict[str, str]]
+
+    def column(self, name: str) -> list[str]:
+        return [r[name] for r in self.rows]
+
+
+def read_table(path: str) -> Table:
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        reader = csv.DictReader(fh)
+        header = list(reader.fieldnames or [])
+        rows = [dict(r) for r in reader]
+    if not rows:
+        raise DataError(f"{path} has no data rows")
+    return Table(header, rows)
+
+
+def require_columns(table: Table, names: list[str]) -> None:
+    missing = [n for n in names if n not in table.header]
+    if missing:
+        raise DataError(f"columns not in the table: {', '.join(missing)} (has: {', '.join(table.header)})")
+
+
+def split_indices(table: Table, id_col: str, split: dict) -> dict[str, list[int]]:
+    """Row indices for train/val/test from the patient lists; rows of unknown patients go nowhere."""
+    where = {}
+    for part in ("train", "val", "test"):
+        for pid in split[part]:
+            if pid in where:
+                raise DataError(f"patient {pid} is in both {where[pid]} and {part}")
+            where[pid] = part
+    out: dict[str, list[int]] = {"train": [], "val": [], "test": []}
+    for i, row in enumerate(table.rows):
+        part = where.get(row[id_col])
+        if part:
+            out[part].append(i)
+    return out
