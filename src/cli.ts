@@ -1,0 +1,20 @@
+import { Command } from "commander";
+import { ConfigError } from "./config.js";
+import { registerMigrate } from "./cli/migrate.js";
+import { registerServe } from "./cli/serve.js";
+
+// `./builder <command>`: each command lives in src/cli/<command>.ts.
+export async function runCli(argv: string[]): Promise<void> {
+  const program = new Command("builder").description("Builder: no-code medical AI").showHelpAfterError();
+  registerServe(program);
+  registerMigrate(program);
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,39 @@
+import type { Command } from "commander";
+import { count } from "drizzle-orm";
+import { config } from "../config.js";
+import { users } from "../db/schema.js";
+import { startServer } from "../server.js";
+
+export function registerServe(program: Command): void {
+  program
+    .command("serve")
+    .description("apply migrations and start the HTTP API (and the in-process job runner)")
+    .option("-p, --port <port>", "port (default: PORT or 8080)")
+    .action(async (opts: { port?: string }) => {
+      const cfg = config();
+      const running = await startServer(cfg, { port: opts.port ? Number(opts.port) : undefined });
+      const log = running.services.logger;
+      log.info({ url: `http://localhost:${running.port}`, database: running.services.database.kind, data_dir: cfg.dataDir }, "Builder is up");
+      const [{ n }] = await running.services.db.select({ n: count() }).from(users);
+      if (n === 0) {
+        // Printed plainly (not only as JSON) because this is the first thing a new operator reads.
+        process.stderr.write(
+          `\nBuilder is running on http://localhost:${running.port} with no users yet. Create one, then an API key:\n` +
+            `  ./builder users create --email you@hospital.org --password '<a long password>'\n` +
+            `  ./builder keys create --email you@hospital.org --name first-key\n\n`,
+        );
+      }
+      const shutdown = (signal: string) => {
+        log.info({ signal }, "shutting down: finishing in-flight requests");
+        running.stop().then(
+          () => process.exit(0),
+          (err) => {
+            log.error({ err }, "shutdown failed");
+            process.exit(1);
+          },
+        );
+      };
+      process.once("SIGTERM", () => shutdown("SIGTERM"));
+      process.once("SIGINT", () => shutdown("SIGINT"));
+    });
+}

@@ -1,0 +1,82 @@
+import path from "node:path";
+import { z } from "zod";
+
+// Every environment variable Builder reads, in one schema, parsed once at boot.
+// A bad value fails start-up with every problem listed, not the first one only.
+
+const bool = z
+  .enum(["true", "false", "1", "0", "yes", "no"])
+  .transform((v) => v === "true" || v === "1" || v === "yes");
+const int = (min: number) => z.coerce.number().int().min(min);
+const csvList = z
+  .string()
+  .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean));
+
+export const configSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  PORT: int(0).max(65535).default(8080),
+  HOST: z.string().default("0.0.0.0"),
+  BUILDER_DATA_DIR: z.string().default("./data"),
+  DATABASE_URL: z.string().url().optional(),
+  REDIS_URL: z.string().url().optional(),
+  GCS_BUCKET: z.string().min(1).optional(),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  PUBLIC_URL: z.string().url().optional(),
+  // Rate limits (requests per minute per API key unless the key sets its own).
+  RATE_LIMIT_PER_MINUTE: int(1).default(600),
+  SIGNIN_ATTEMPTS_PER_15_MIN: int(1).default(10),
+  SESSION_TTL_HOURS: int(1).default(12),
+  COOKIE_SECURE: bool.optional(),
+  // Uploads and zip extraction limits.
+  MAX_UPLOAD_BYTES: int(1).default(5 * 1024 ** 3),
+  ZIP_MAX_ENTRIES: int(1).default(200_000),
+  ZIP_MAX_UNCOMPRESSED_BYTES: int(1).default(20 * 1024 ** 3),
+  ZIP_MAX_COMPRESSION_RATIO: int(1).default(200),
+  // Jobs.
+  BUILDER_GPU_SLOTS: int(1).default(1),
+  BUILDER_RUNNER: z.enum(["inprocess", "bullmq"]).default("inprocess"),
+  PYTHON_BIN: z.string().optional(),
+  FAST_BUDGET_S: int(5).default(150),
+  BEST_BUDGET_S: int(10).default(12 * 60),
+  JOB_TIMEOUT_FACTOR: z.coerce.number().min(1).default(3),
+  CALLBACK_SECRET: z.string().min(16).optional(),
+  // Serving.
+  ORT_INTRA_OP_THREADS: int(0).default(0),
+  MODEL_CACHE_MAX_MB: int(16).default(2048),
+  GRADCAM_MAX_SIDE: int(16).default(512),
+  FETCH_MAX_BYTES: int(1).default(20 * 1024 * 1024),
+  FETCH_TIMEOUT_MS: int(100).default(10_000),
+  FETCH_MAX_PIXELS: int(1).default(50_000_000),
+  FETCH_ALLOW_HOSTS: csvList.default([]),
+  // Chat assistant.
+  CHAT_PROVIDER_URL: z.string().url().optional(),
+  CHAT_API_KEY: z.string().optional(),
+  CHAT_MODEL: z.string().default("gpt-4o-mini"),
+});
+
+export type Config = z.infer<typeof configSchema> & { dataDir: string };
+
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join("\n  - ")}`);
+  }
+}
+
+export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings mean "unset" (a common way to blank a variable in .env files).
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const result = configSchema.safeParse(cleaned);
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map((i) => `${i.path.join(".") || "(env)"}: ${i.message} (got ${JSON.stringify(cleaned[String(i.path[0])])})`),
+    );
+  }
+  return { ...result.data, dataDir: path.resolve(result.data.BUILDER_DATA_DIR) };
+}
+
+let cached: Config | undefined;
+/** The process-wide configuration, parsed on first use. */
+export function config(): Config {
+  cached ??= parseConfig();
+  return cached;
+}

@@ -1,0 +1,120 @@
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
+
+// gen_random_uuid() works on Postgres 13+ and PGlite alike (uuidv7() needs 18; production may run 15).
+const id = () => uuid("id").primaryKey().default(sql`gen_random_uuid()`);
+const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
+
+export const users = pgTable("users", {
+  id: id(),
+  email: text("email").notNull(),
+  passwordHash: text("password_hash").notNull(),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex("users_email_lower").on(sql`lower(${t.email})`)]);
+
+/** Dashboard sessions. The cookie carries a random token; only its SHA-256 is stored. */
+export const sessions = pgTable("sessions", {
+  id: id(),
+  userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  tokenHash: text("token_hash").notNull().unique(),
+  csrfToken: text("csrf_token").notNull(),
+  createdAt: createdAt(),
+  expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+}, (t) => [index("sessions_user").on(t.userId)]);
+
+/** API keys: shown once, stored only as SHA-256 of the whole key. */
+export const apiKeys = pgTable("api_keys", {
+  id: id(),
+  userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  name: text("name").notNull(),
+  prefix: text("prefix").notNull(),
+  keyHash: text("key_hash").notNull().unique(),
+  rateLimitPerMinute: integer("rate_limit_per_minute"),
+  createdAt: createdAt(),
+  lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
+  revokedAt: timestamp("revoked_at", { withTimezone: true }),
+}, (t) => [index("api_keys_user").on(t.userId)]);
+
+/** One row per experiment; experiment_id is the caller's own number, unique per user. */
+export const experiments = pgTable("experiments", {
+  id: id(),
+  userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  experimentId: integer("experiment_id").notNull(),
+  request: jsonb("request").notNull(),
+  requestHash: text("request_hash").notNull(),
+  status: text("status").notNull(),
+  progress: jsonb("progress"),
+  history: jsonb("history").notNull().default(sql`'[]'::jsonb`),
+  datasetReport: jsonb("dataset_report"),
+  split: jsonb("split"),
+  metrics: jsonb("metrics"),
+  originalMetrics: jsonb("original_metrics"),
+  failureReason: text("failure_reason"),
+  attempts: integer("attempts").notNull().default(0),
+  cancelRequested: boolean("cancel_requested").notNull().default(false),
+  // Lease: which runner holds the job and until when; a job is run only by the holder of a live lease.
+  leaseOwner: text("lease_owner"),
+  leaseExpiresAt: timestamp("lease_expires_at", { withTimezone: true }),
+  createdAt: createdAt(),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  finishedAt: timestamp("finished_at", { withTimezone: true }),
+}, (t) => [
+  uniqueIndex("experiments_user_number").on(t.userId, t.experimentId),
+  index("experiments_status").on(t.status),
+]);
+
+/** Every state change and progress event, in order: the SSE stream and its replay. */
+export const experimentEvents = pgTable("experiment_events", {
+  seq: bigserial("seq", { mode: "number" }).primaryKey(),
+  experimentUuid: uuid("experiment_uuid").notNull().references(() => experiments.id, { onDelete: "cascade" }),
+  at: createdAt(),
+  type: text("type").notNull(),
+  data: jsonb("data").notNull(),
+}, (t) => [index("experiment_events_exp").on(t.experimentUuid, t.seq)]);
+
+/** Published model versions; the newest version of an experiment is the one served. */
+export const models = pgTable("models", {
+  id: id(),
+  userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  experimentUuid: uuid("experiment_uuid").notNull().references(() => experiments.id, { onDelete: "cascade" }),
+  experimentId: integer("experiment_id").notNull(),
+  version: integer("version").notNull(),
+  kind: text("kind").notNull(),
+  storePath: text("store_path").notNull(),
+  manifest: jsonb("manifest").notNull(),
+  createdAt: createdAt(),
+}, (t) => [
+  uniqueIndex("models_experiment_version").on(t.experimentUuid, t.version),
+  index("models_user_experiment").on(t.userId, t.experimentId),
+]);
+
+/** Uploaded objects, so the dashboard can list a user's files with their checksums. */
+export const files = pgTable("files", {
+  id: id(),
+  userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  path: text("path").notNull(),
+  size: bigint("size", { mode: "number" }).notNull(),
+  sha256: text("sha256").notNull(),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex("files_path").on(t.path)]);
+
+/** Chat history per user, so the assistant keeps the conversation. */
+export const chatMessages = pgTable("chat_messages", {
+  id: id(),
+  userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  role: text("role").notNull(),
+  content: text("content").notNull(),
+  createdAt: createdAt(),
+}, (t) => [index("chat_messages_user").on(t.userId, t.createdAt)]);

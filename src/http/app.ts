@@ -1,0 +1,79 @@
+import { randomUUID } from "node:crypto";
+import express, { type NextFunction, type Request, type Response } from "express";
+import type { Services } from "../services.js";
+import { ApiError, errors } from "./errors.js";
+import { buildOpenApi } from "./openapi.js";
+import { mountRoute, type AnyRoute } from "./route.js";
+import { docsPage } from "./docs-page.js";
+
+declare module "express-serve-static-core" {
+  interface Request {
+    id: string;
+    log: import("pino").Logger;
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * Middleware order matters: request id and logging first (so every later line carries the id),
+ * metrics, body parsing, routes, then the 404 and the one error handler.
+ */
+export function createApp(services: Services, routes: AnyRoute[], version = "0.1.0") {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", "loopback");
+  app.set("query parser", "extended");
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const incoming = req.get("x-request-id");
+    req.id = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    req.log = services.logger.child({ request_id: req.id });
+    res.set("x-request-id", req.id);
+    const start = process.hrtime.bigint();
+    res.on("finish", () => {
+      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+      // The matched route pattern keeps metric labels bounded; unmatched paths share one label.
+      const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : "unmatched";
+      const labels = { method: req.method, route, status: String(res.statusCode) };
+      services.metrics.requests.inc(labels);
+      services.metrics.latency.observe(labels, seconds);
+      req.log.info({ method: req.method, url: req.originalUrl.split("?")[0], status: res.statusCode, ms: Math.round(seconds * 1000) }, "request");
+    });
+    next();
+  });
+
+  app.use(express.json({ limit: "1mb" }));
+
+  const router = express.Router();
+  for (const route of routes) mountRoute(router, route, services);
+  const openapi = buildOpenApi(routes, version);
+  router.get("/openapi.json", (_req, res) => void res.json(openapi));
+  router.get("/docs", (_req, res) => void res.type("html").send(docsPage()));
+  router.get("/metrics", async (_req, res) => {
+    res.type(services.metrics.registry.contentType).send(await services.metrics.registry.metrics());
+  });
+  app.use(router);
+
+  app.use((req: Request) => {
+    throw new ApiError(404, "not_found", `no route for ${req.method} ${req.path}`);
+  });
+
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const apiError = toApiError(err);
+    if (apiError.status >= 500) req.log?.error({ err }, "request failed");
+    if (res.headersSent) return void res.end();
+    if (apiError.headers) res.set(apiError.headers);
+    res.status(apiError.status).json(apiError.toBody());
+  });
+  return app;
+}
+
+function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const e = err as { type?: string; status?: number; message?: string };
+  if (e?.type === "entity.parse.failed") return new ApiError(400, "invalid_json", `the body is not valid JSON: ${e.message}`);
+  if (e?.type === "entity.too.large") return new ApiError(413, "payload_too_large", "the JSON body is larger than 1 MB");
+  if (e?.type === "encoding.unsupported" || e?.type === "charset.unsupported") return new ApiError(415, "unsupported_encoding", e.message ?? "unsupported encoding");
+  return errors.internal();
+}

@@ -1,0 +1,106 @@
+import type { Request, Response, Router } from "express";
+import { z } from "zod";
+import type { Services } from "../services.js";
+import { ApiError, type ErrorDetail } from "./errors.js";
+
+/** Who made the request. Routes see only this, whatever the credential was. */
+export interface AuthInfo {
+  userId: string;
+  email: string;
+  via: "api_key" | "session";
+  keyId?: string;
+  sessionId?: string;
+}
+
+/**
+ * none: public. api_key: Authorization: Bearer <key> (rate limited).
+ * session: dashboard cookie + CSRF header on unsafe methods. any: either of the two.
+ */
+export type AuthMode = "none" | "api_key" | "session" | "any";
+
+export interface HandlerContext<P, Q, B> {
+  req: Request;
+  res: Response;
+  params: P;
+  query: Q;
+  body: B;
+  auth: AuthInfo;
+  services: Services;
+}
+
+export interface HandlerResult {
+  status?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+type Schema = z.ZodType;
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface RouteDef<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> {
+  method: "get" | "post" | "put" | "patch" | "delete";
+  /** OpenAPI-style path: /v1/experiments/{experiment_id}. */
+  path: string;
+  auth: AuthMode;
+  summary: string;
+  tags?: string[];
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Raw-body routes (uploads, SSE) skip the JSON body; documented as this content type. */
+  rawBody?: { contentType: string; description: string };
+  responses?: Record<number, { description: string; schema?: Schema; contentType?: string }>;
+  handler: (ctx: HandlerContext<Out<P>, Out<Q>, Out<B>>) => Promise<HandlerResult | void>;
+}
+
+export type AnyRoute = RouteDef<Schema | undefined, Schema | undefined, Schema | undefined>;
+
+export function defineRoute<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(
+  def: RouteDef<P, Q, B>,
+): AnyRoute {
+  return def as unknown as AnyRoute;
+}
+
+/** Turns zod issues into one `details` entry per bad field. */
+export function zodDetails(error: z.ZodError, prefix: string): ErrorDetail[] {
+  return error.issues.map((issue) => ({
+    field: [prefix, ...issue.path.map(String)].filter(Boolean).join("."),
+    message: issue.message,
+    code: issue.code,
+  }));
+}
+
+function parsePart(schema: Schema | undefined, value: unknown, prefix: string, details: ErrorDetail[]): unknown {
+  if (!schema) return undefined;
+  const result = schema.safeParse(value ?? {});
+  if (result.success) return result.data;
+  details.push(...zodDetails(result.error, prefix));
+  return undefined;
+}
+
+export function expressPath(openapiPath: string): string {
+  return openapiPath.replace(/\{([^}]+)\}/g, ":$1");
+}
+
+/**
+ * The route builder: authenticate, then validate params/query/body (every bad field in one 400),
+ * then call the handler and send what it returns. Errors go to the global error handler.
+ */
+export function mountRoute(router: Router, route: AnyRoute, services: Services): void {
+  router[route.method](expressPath(route.path), async (req: Request, res: Response) => {
+    const auth = await services.authenticate(req, res, route.auth);
+    const details: ErrorDetail[] = [];
+    const params = parsePart(route.params, req.params, "", details);
+    const query = parsePart(route.query, req.query, "", details);
+    const body = route.rawBody ? undefined : parsePart(route.body, req.body, "", details);
+    if (details.length) {
+      throw new ApiError(400, "invalid_request", `${details.length} invalid field${details.length > 1 ? "s" : ""}: ${details.map((d) => d.field || "(body)").join(", ")}`, details);
+    }
+    const result = await route.handler({ req, res, params, query, body, auth: auth as AuthInfo, services } as never);
+    if (res.headersSent || !result) return;
+    if (result.headers) res.set(result.headers);
+    res.status(result.status ?? 200);
+    if (result.body === undefined) res.end();
+    else res.json(result.body);
+  });
+}

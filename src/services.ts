@@ -1,0 +1,48 @@
+import type { Request, Response } from "express";
+import type { Config } from "./config.js";
+import { openDatabase, type Database, type Db } from "./db/client.js";
+import type { AuthInfo, AuthMode } from "./http/route.js";
+import { createMetrics, type Metrics } from "./http/metrics.js";
+import { createLogger, type Logger } from "./logger.js";
+import { createAuth, type Auth } from "./auth/index.js";
+
+/**
+ * Everything a request handler may use, built once at start-up. Routes stay thin and call into these
+ * services; services call repositories; only repositories touch the database.
+ */
+export interface Services {
+  config: Config;
+  logger: Logger;
+  database: Database;
+  db: Db;
+  metrics: Metrics;
+  auth: Auth;
+  /** Resolves the caller for a route's auth mode; throws the right ApiError (401/403/429) when refused. */
+  authenticate(req: Request, res: Response, mode: AuthMode): Promise<AuthInfo | null>;
+  /** Work to do at shutdown, in reverse order of registration. */
+  onClose(fn: () => Promise<void> | void): void;
+  close(): Promise<void>;
+}
+
+export async function createServices(config: Config, opts: { logger?: Logger } = {}): Promise<Services> {
+  const logger = opts.logger ?? createLogger(config.LOG_LEVEL);
+  const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir });
+  await database.migrate();
+  const closers: Array<() => Promise<void> | void> = [() => database.close()];
+  const auth = await createAuth({ config, db: database.db, logger });
+  closers.push(() => auth.close());
+  const services: Services = {
+    config,
+    logger,
+    database,
+    db: database.db,
+    metrics: createMetrics(),
+    auth,
+    authenticate: (req, res, mode) => auth.authenticate(req, res, mode),
+    onClose: (fn) => void closers.push(fn),
+    close: async () => {
+      for (const fn of closers.reverse()) await fn();
+    },
+  };
+  return services;
+}

@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { dbTargets } from "../helpers/db.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+
+describe.each(dbTargets())("HTTP basics on %s", (target) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(target);
+  });
+  afterAll(async () => {
+    await server?.teardown();
+  });
+
+  it("answers health and readiness with the database kind", async () => {
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${server.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: "ready", database: target });
+  });
+
+  it("gives every response a request id, echoing a sane incoming one", async () => {
+    const res = await fetch(`${server.url}/healthz`, { headers: { "x-request-id": "abc-123" } });
+    expect(res.headers.get("x-request-id")).toBe("abc-123");
+    const generated = await fetch(`${server.url}/healthz`, { headers: { "x-request-id": "bad id with spaces" } });
+    expect(generated.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("answers unknown routes 404 in the one error shape, with no stack trace", async () => {
+    const res = await fetch(`${server.url}/v1/nothing-here`);
+    expect(res.status).toBe(404);
+    const body = await res.json();
+    expect(body).toEqual({ error: { code: "not_found", message: expect.any(String), type: "not_found_error" } });
+  });
+
+  it("refuses malformed JSON with 400 invalid_json", async () => {
+    const res = await fetch(`${server.url}/healthz`, { method: "POST", headers: { "content-type": "application/json" }, body: "{bad" });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.code).toBe("invalid_json");
+  });
+
+  it("serves OpenAPI 3.1 and Prometheus metrics with per-route counts", async () => {
+    const doc = await (await fetch(`${server.url}/openapi.json`)).json();
+    expect(doc.openapi).toBe("3.1.0");
+    expect(doc.paths["/readyz"].get.summary).toMatch(/Readiness/);
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/builder_http_requests_total\{method="GET",route="\/readyz",status="200"\} \d+/);
+  });
+});
