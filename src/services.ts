@@ -5,6 +5,7 @@ import type { AuthInfo, AuthMode } from "./http/route.js";
 import { createMetrics, type Metrics } from "./http/metrics.js";
 import { createLogger, type Logger } from "./logger.js";
 import { createAuth, type Auth } from "./auth/index.js";
+import { createBucket, type Bucket } from "./storage/index.js";
 
 /**
  * Everything a request handler may use, built once at start-up. Routes stay thin and call into these
@@ -17,6 +18,8 @@ export interface Services {
   db: Db;
   metrics: Metrics;
   auth: Auth;
+  /** Uploaded zips and published models. */
+  bucket: Bucket;
   /** Resolves the caller for a route's auth mode; throws the right ApiError (401/403/429) when refused. */
   authenticate(req: Request, res: Response, mode: AuthMode): Promise<AuthInfo | null>;
   /** Work to do at shutdown, in reverse order of registration. */
@@ -31,6 +34,7 @@ export async function createServices(config: Config, opts: { logger?: Logger } =
   const closers: Array<() => Promise<void> | void> = [() => database.close()];
   const auth = await createAuth({ config, db: database.db, logger });
   closers.push(() => auth.close());
+  const bucket = await createBucket(config);
   const services: Services = {
     config,
     logger,
@@ -38,6 +42,7 @@ export async function createServices(config: Config, opts: { logger?: Logger } =
     db: database.db,
     metrics: createMetrics(),
     auth,
+    bucket,
     authenticate: (req, res, mode) => auth.authenticate(req, res, mode),
     onClose: (fn) => void closers.push(fn),
     close: async () => {

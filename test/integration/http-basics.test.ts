@@ -35,11 +35,11 @@ describe.each(dbTargets())("HTTP basics on %s", (target) => {
   it("refuses malformed JSON with 400 invalid_json", async () => {
     const res = await fetch(`${server.url}/healthz`, { method: "POST", headers: { "content-type": "application/json" }, body: "{bad" });
     expect(res.status).toBe(400);
-    expect((await res.json()).error.code).toBe("invalid_json");
+    expect(((await res.json()) as any).error.code).toBe("invalid_json");
   });
 
   it("serves OpenAPI 3.1 and Prometheus metrics with per-route counts", async () => {
-    const doc = await (await fetch(`${server.url}/openapi.json`)).json();
+    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as any;
     expect(doc.openapi).toBe("3.1.0");
     expect(doc.paths["/readyz"].get.summary).toMatch(/Readiness/);
     const metrics = await (await fetch(`${server.url}/metrics`)).text();

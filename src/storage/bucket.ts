@@ -1,0 +1,56 @@
+import type { Readable } from "node:stream";
+
+/**
+ * Object storage, addressed by slash-separated object paths such as `<user_id>/<experiment_dir>/data.zip`.
+ * Local folder by default; Google Cloud Storage when GCS_BUCKET is set. Writes are all-or-nothing:
+ * a reader never sees a half-written object.
+ */
+export interface Bucket {
+  /** `local` or `gcs`. */
+  readonly kind: "local" | "gcs";
+  /** Bucket name, as in gs://<name>/<path>. */
+  readonly name: string;
+  /** Streams `body` to `path`; returns its size and sha256. Fails with BucketLimitError past maxBytes. */
+  write(path: string, body: Readable, opts?: { maxBytes?: number; contentType?: string }): Promise<{ size: number; sha256: string }>;
+  /** Copies a local file to `path`. */
+  uploadFile(localFile: string, path: string): Promise<{ size: number; sha256: string }>;
+  /** Streams the object; rejects with BucketNotFoundError when absent. */
+  read(path: string): Promise<Readable>;
+  /** Copies the object to a local file (streamed). */
+  downloadTo(path: string, localFile: string): Promise<{ size: number }>;
+  /** Size of the object, or null when absent. */
+  stat(path: string): Promise<{ size: number } | null>;
+  /** Object paths under a prefix (recursive). */
+  list(prefix: string): Promise<string[]>;
+  /** Removes one object; absent is fine. */
+  delete(path: string): Promise<void>;
+}
+
+export class BucketNotFoundError extends Error {
+  constructor(public readonly path: string) {
+    super(`no object at ${path}`);
+  }
+}
+
+export class BucketLimitError extends Error {
+  constructor(public readonly maxBytes: number) {
+    super(`the object is larger than the limit of ${maxBytes} bytes`);
+  }
+}
+
+/**
+ * Checks an object path: relative, no `..`, no empty segments, no backslashes or control characters.
+ * Returns the segments. Throws a message fit for a 400 otherwise.
+ */
+export function objectPathSegments(path: string): string[] {
+  if (typeof path !== "string" || path.length === 0) throw new Error("the path is empty");
+  if (path.length > 1024) throw new Error("the path is longer than 1024 characters");
+  if (path.startsWith("/")) throw new Error("the path must be relative (no leading /)");
+  if (/[\\\u0000-\u001f\u007f]/.test(path)) throw new Error("the path contains a backslash or a control character");
+  const segments = path.split("/");
+  for (const s of segments) {
+    if (s === "") throw new Error("the path has an empty segment (// or a trailing /)");
+    if (s === "." || s === "..") throw new Error(`the path contains a '${s}' segment`);
+  }
+  return segments;
+}

@@ -1,0 +1,105 @@
+import { createHash, randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { Transform, type Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { BucketLimitError, BucketNotFoundError, objectPathSegments, type Bucket } from "./bucket.js";
+
+/** Hashes and counts bytes on their way through; aborts past maxBytes. */
+export function meter(maxBytes = Infinity) {
+  const hash = createHash("sha256");
+  let size = 0;
+  const stream = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      size += chunk.length;
+      if (size > maxBytes) return cb(new BucketLimitError(maxBytes));
+      hash.update(chunk);
+      cb(null, chunk);
+    },
+  });
+  return { stream, result: () => ({ size, sha256: hash.digest("hex") }) };
+}
+
+/** A folder as a bucket. Objects are written to a temp file in the same folder, then renamed. */
+export class LocalBucket implements Bucket {
+  readonly kind = "local" as const;
+  constructor(private readonly root: string, readonly name = "local") {
+    fs.mkdirSync(root, { recursive: true });
+  }
+
+  private file(objectPath: string): string {
+    return path.join(this.root, ...objectPathSegments(objectPath));
+  }
+
+  async write(objectPath: string, body: Readable, opts: { maxBytes?: number } = {}) {
+    const target = this.file(objectPath);
+    await fs.promises.mkdir(path.dirname(target), { recursive: true });
+    const tmp = `${target}.${randomBytes(6).toString("hex")}.partial`;
+    const m = meter(opts.maxBytes);
+    try {
+      await pipeline(body, m.stream, fs.createWriteStream(tmp, { flags: "wx" }));
+      await fs.promises.rename(tmp, target);
+    } catch (err) {
+      await fs.promises.rm(tmp, { force: true });
+      throw err;
+    }
+    return m.result();
+  }
+
+  async uploadFile(localFile: string, objectPath: string) {
+    return this.write(objectPath, fs.createReadStream(localFile));
+  }
+
+  async read(objectPath: string): Promise<Readable> {
+    const file = this.file(objectPath);
+    try {
+      const handle = await fs.promises.open(file, "r");
+      return handle.createReadStream();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT" || (err as NodeJS.ErrnoException).code === "EISDIR") {
+        throw new BucketNotFoundError(objectPath);
+      }
+      throw err;
+    }
+  }
+
+  async downloadTo(objectPath: string, localFile: string) {
+    await fs.promises.mkdir(path.dirname(localFile), { recursive: true });
+    await pipeline(await this.read(objectPath), fs.createWriteStream(localFile));
+    return { size: (await fs.promises.stat(localFile)).size };
+  }
+
+  async stat(objectPath: string) {
+    try {
+      const st = await fs.promises.stat(this.file(objectPath));
+      return st.isFile() ? { size: st.size } : null;
+    } catch {
+      return null;
+    }
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const base = prefix.replace(/\/+$/, "");
+    const dir = base ? this.file(base) : this.root;
+    const out: string[] = [];
+    const walk = async (d: string, rel: string) => {
+      let entries: fs.Dirent[];
+      try {
+        entries = await fs.promises.readdir(d, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const e of entries) {
+        const r = rel ? `${rel}/${e.name}` : e.name;
+        if (e.isDirectory()) await walk(path.join(d, e.name), r);
+        else if (e.isFile() && !e.name.endsWith(".partial")) out.push(r);
+      }
+    };
+    await walk(dir, base);
+    return out.sort();
+  }
+
+  async delete(objectPath: string) {
+    await fs.promises.rm(this.file(objectPath), { force: true });
+  }
+}
