@@ -1,3 +1,4 @@
+import { EventEmitter } from "node:events";
 import type { Request, Response } from "express";
 import type { Config } from "./config.js";
 import { openDatabase, type Database, type Db } from "./db/client.js";
@@ -20,6 +21,11 @@ export interface Services {
   auth: Auth;
   /** Uploaded zips and published models. */
   bucket: Bucket;
+  /**
+   * In-process notifications between areas without importing each other:
+   * "model:published" (the new models row) lets serving warm and swap its cache.
+   */
+  events: EventEmitter;
   /** Resolves the caller for a route's auth mode; throws the right ApiError (401/403/429) when refused. */
   authenticate(req: Request, res: Response, mode: AuthMode): Promise<AuthInfo | null>;
   /** Work to do at shutdown, in reverse order of registration. */
@@ -43,6 +49,7 @@ export async function createServices(config: Config, opts: { logger?: Logger } =
     metrics: createMetrics(),
     auth,
     bucket,
+    events: new EventEmitter(),
     authenticate: (req, res, mode) => auth.authenticate(req, res, mode),
     onClose: (fn) => void closers.push(fn),
     close: async () => {
