@@ -1,0 +1,157 @@
+"""From the normalised table to in-memory tensors: targets, classes, the input size and decoded images."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..common.data import Table, require_columns
+from ..common.errors import DataError
+from .preprocess import load_uint8, probe
+
+MEMORY_CAP_BYTES = 768 * 1024**2  # decoded uint8 images (x4 as float32) must fit, else the side shrinks
+DEFAULT_MAX_SIDE = {"fast": 128, "best": 224}
+
+
+@dataclass
+class Targets:
+    problem: str
+    classes: list[dict]          # manifest ``classes`` entries
+    y: np.ndarray                # int class index (binary/multiclass), 0/1 matrix (multilabel), float (regression)
+
+    def onehot(self, rows) -> np.ndarray:
+        y = self.y[rows]
+        if self.problem == "multilabel":
+            return y.astype(int)
+        out = np.zeros((len(rows), len(self.classes)), dtype=int)
+        out[np.arange(len(rows)), y] = 1
+        return out
+
+
+def _sort_codes(codes: set[str]) -> list[str]:
+    try:
+        return sorted(codes, key=float)  # numeric codes sort numerically
+    except ValueError:
+        return sorted(codes)
+
+
+def _class_names(table: Table, codes: list[str], label_col: str, name_col: str | None) -> list[str]:
+    if not name_col:
+        return list(codes)
+    require_columns(table, [name_col])
+    name_of: dict[str, str] = {}
+    code_of: dict[str, str] = {}
+    for r in table.rows:
+        code, name = r[label_col].strip(), r[name_col].strip()
+        if name_of.setdefault(code, name) != name or code_of.setdefault(name, code) != code:
+            raise DataError(f"column {name_col} does not name the codes of {label_col} one to one "
+                            f"(code {code!r} / name {name!r})")
+    return [name_of[c] for c in codes]
+
+
+def _parse_01(value: str, col: str) -> int:
+    v = value.strip().lower()
+    if v in ("1", "1.0", "true", "yes"):
+        return 1
+    if v in ("0", "0.0", "false", "no"):
+        return 0
+    raise DataError(f"multi-label column {col} must hold 0/1 values, found {value!r}")
+
+
+def build_targets(table: Table, spec: dict, classes: list[dict] | None = None) -> Targets:
+    """Targets for every row. ``classes`` (from a published manifest) fixes the class order for evaluate."""
+    problem, data = spec["problem"], spec["data"]
+    label_cols = data["label_cols"]
+    require_columns(table, label_cols)
+    if problem == "multilabel":
+        if len(label_cols) < 2:
+            raise DataError("a multi-label task needs at least two 0/1 label columns")
+        cols = [c["code"] for c in classes] if classes else label_cols
+        require_columns(table, cols)
+        y = np.array([[_parse_01(r[c], c) for c in cols] for r in table.rows], dtype=int)
+        return Targets(problem, classes or [{"index": i, "code": c, "name": c} for i, c in enumerate(cols)], y)
+    col = label_cols[0]
+    raw = [r[col].strip() for r in table.rows]
+    if any(v == "" for v in raw):
+        raise DataError(f"label column {col} has empty values")
+    if problem == "regression":
+        try:
+            y = np.array([float(v) for v in raw], dtype=np.float64)
+        except ValueError as exc:
+            raise DataError(f"regression label column {col} must be numeric: {exc}") from exc
+        return Targets(problem, classes or [{"index": 0, "code": col, "name": col}], y)
+    if classes is None:
+        codes = _sort_codes(set(raw))
+        if problem == "binary" and len(codes) != 2:
+            raise DataError(f"a binary task needs exactly 2 classes in {col}, found {len(codes)}: {codes[:10]}")
+        if len(codes) < 2:
+            raise DataError(f"label column {col} has a single class")
+        names = _class_names(table, codes, col, data.get("class_name_col"))
+        classes = [{"index": i, "code": c, "name": n} for i, (c, n) in enumerate(zip(codes, names))]
+    index = {c["code"]: c["index"] for c in classes}
+    unknown = sorted(set(raw) - set(index))
+    if unknown:
+        raise DataError(f"labels the model does not know: {unknown[:10]}")
+    return Targets(problem, classes, np.array([index[v] for v in raw], dtype=np.int64))
+
+
+def image_paths(table: Table, spec: dict) -> list[str]:
+    data = spec["data"]
+    col = data.get("images_col")
+    if not col:
+        raise DataError("an image task needs data.images_col (the column holding image paths)")
+    require_columns(table, [col])
+    root = os.path.realpath(data["root"])
+    out = []
+    for r in table.rows:
+        rel = r[col].strip()
+        path = os.path.realpath(os.path.join(root, rel))
+        if not path.startswith(root + os.sep):
+            raise DataError(f"image path leaves the dataset folder: {rel!r}")
+        if not os.path.isfile(path):
+            raise DataError(f"image not found: {rel!r}")
+        out.append(path)
+    return out
+
+
+def choose_input(paths: list[str], spec: dict) -> dict:
+    """Width/height/channels from the images: the median side, capped by the budget and memory.
+
+    Square inputs (stretch) keep the model simple; small images keep their size.
+    """
+    sample = paths if len(paths) <= 200 else [paths[i] for i in np.linspace(0, len(paths) - 1, 200).astype(int)]
+    try:
+        probes = [probe(p) for p in sample]
+    except OSError as exc:
+        raise DataError(f"cannot read an image: {exc}") from exc
+    side = int(np.median([max(w, h) for w, h, _ in probes]))
+    channels = 3 if any(c for _, _, c in probes) else 1
+    cap = (spec.get("options") or {}).get("max_image_side") or DEFAULT_MAX_SIDE[spec["budget"]["mode"]]
+    side = max(8, min(side, int(cap)))
+    while side > 16 and len(paths) * channels * side * side > MEMORY_CAP_BYTES:
+        side = int(side * 0.9)
+    return {"width": side, "height": side, "channels": channels, "resize": "stretch", "interpolation": "bilinear",
+            "scale": 1 / 255}
+
+
+def load_images(paths: list[str], image: dict, threads: int) -> np.ndarray:
+    """All images decoded once into uint8 [N, C, H, W]."""
+    def one(p):
+        try:
+            return load_uint8(p, image["width"], image["height"], image["channels"], image["interpolation"])
+        except OSError as exc:
+            raise DataError(f"cannot decode image {os.path.basename(p)}: {exc}") from exc
+
+    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+        return np.stack(list(pool.map(one, paths)))
+
+
+def channel_stats(u8: np.ndarray, scale: float) -> tuple[list[float], list[float]]:
+    """Per-channel mean/std of the training images after scaling (std floored to avoid division by ~0)."""
+    x = u8.astype(np.float64) * scale
+    mean = x.mean(axis=(0, 2, 3))
+    std = np.maximum(x.std(axis=(0, 2, 3)), 1e-3)
+    return [round(float(v), 6) for v in mean], [round(float(v), 6) for v in std]

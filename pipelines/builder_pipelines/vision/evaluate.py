@@ -1,0 +1,77 @@
+"""The ``evaluate`` command (Retrospective): the published model.onnx on new images, new test metrics.
+
+The output manifest is the source one with metrics.test replaced, metrics.validation dropped and a
+fresh provenance. Figures keep their names: test figures are redrawn from the new data, training
+figures are copied from the source folder, so every listed file exists.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import time
+
+import numpy as np
+import onnxruntime
+
+from ..common import events
+from ..common.data import read_table, split_indices
+from ..common.errors import DataError
+from ..common.manifest import provenance, write_manifest, write_report
+from . import dataset, report
+from .export import run_onnx, session
+from .preprocess import preprocess_file
+
+
+def evaluate(spec: dict, out_dir: str) -> str:
+    t0 = time.monotonic()
+    src_dir = (spec.get("source_model") or {}).get("dir")
+    if not src_dir or not os.path.isfile(os.path.join(src_dir, "manifest.json")):
+        raise DataError("evaluate needs source_model.dir holding a published manifest.json")
+    with open(os.path.join(src_dir, "manifest.json"), encoding="utf-8") as fh:
+        source = json.load(fh)
+    if source.get("kind") != "vision_classification":
+        raise DataError(f"the source model is a {source.get('kind')} model, not an image classifier/regressor")
+    problem, image = source["problem"], source["input"]["image"]
+    if spec["problem"] != problem:
+        raise DataError(f"the source model solves a {problem} task, the job asks for {spec['problem']}")
+    events.progress("preparing", 0.0, message="reading the table")
+    table = read_table(spec["data"]["table"])
+    targets = dataset.build_targets(table, spec, classes=source["classes"])
+    rows = split_indices(table, spec["data"]["id_col"], spec["split"])["test"]
+    if not rows:
+        raise DataError("no image belongs to a patient of the evaluation split")
+    paths = dataset.image_paths(table, spec)
+    try:
+        x = np.stack([preprocess_file(paths[i], image) for i in rows])
+    except OSError as exc:
+        raise DataError(f"cannot decode an image: {exc}") from exc
+
+    events.progress("evaluating", 0.5, message=f"running the model on {len(rows)} images")
+    scores = run_onnx(session(os.path.join(src_dir, source["model_file"])), x)[0].astype(np.float64)
+    truth = targets.y[rows] if problem == "regression" else targets.onehot(rows)
+    groups = np.array([table.rows[i][spec["data"]["id_col"]] for i in rows])
+    thr = source.get("thresholds")
+    found = report.split_metrics(problem, truth, scores, thr, groups, int(spec["seed"]))
+    for name, entry in found.items():
+        events.metric("test", name, entry["value"])
+
+    os.makedirs(out_dir, exist_ok=True)
+    shutil.copyfile(os.path.join(src_dir, source["model_file"]), os.path.join(out_dir, source["model_file"]))
+    section = report.test_report(problem, source["classes"], truth, scores, thr)
+    redrawn = {f["name"] for f in report.write_test_figures(out_dir, problem, source["classes"], section)}
+    for fig in source.get("figures", []):
+        if fig["name"] not in redrawn and os.path.isfile(os.path.join(src_dir, fig["file"])):
+            shutil.copyfile(os.path.join(src_dir, fig["file"]), os.path.join(out_dir, fig["file"]))
+    manifest = copy.deepcopy(source)
+    manifest["metrics"] = {"test": found}
+    manifest["figures"] = [f for f in source.get("figures", []) if os.path.isfile(os.path.join(out_dir, f["file"]))]
+    manifest["provenance"] = provenance(spec, time.monotonic() - t0, "cpu", {"onnxruntime": onnxruntime.__version__})
+    if source.get("report_file"):
+        write_report(out_dir, {"kind": source["kind"], "problem": problem, "classes": source["classes"], "thresholds": thr,
+                               "evaluated_model": source.get("provenance", {}), "metrics": {"test": found}, "test": section})
+        manifest["report_file"] = "report.json"
+    events.progress("evaluating", 1.0, message="done")
+    return write_manifest(out_dir, manifest)

@@ -1,0 +1,148 @@
+"""The ``train`` command: data -> budgeted search -> ONNX (checked) -> thresholds -> metrics -> manifest."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import torch
+
+from ..common import events, thresholds
+from ..common.data import read_table, split_indices
+from ..common.errors import DataError
+from ..common.manifest import provenance, write_manifest, write_report
+from . import dataset, report
+from .export import check_parity, export_onnx, run_onnx, session
+from .models import ExportModel
+from .preprocess import normalise
+from .search import run_search
+from .train import TrainData
+
+
+def pick_device(spec: dict) -> torch.device:
+    want = spec.get("device", "auto")
+    if want == "cuda" and not torch.cuda.is_available():
+        raise DataError("device 'cuda' was asked for but no CUDA device is available")
+    return torch.device("cuda" if want in ("auto", "cuda") and torch.cuda.is_available() else "cpu")
+
+
+def _train_tensors(targets, rows, y_mean: float, y_std: float) -> torch.Tensor:
+    y = targets.y[rows]
+    if targets.problem == "regression":
+        return torch.tensor((y - y_mean) / y_std, dtype=torch.float32)
+    if targets.problem == "multilabel":
+        return torch.tensor(y, dtype=torch.float32)
+    return torch.tensor(y, dtype=torch.long)
+
+
+def _loss_weights(targets, rows) -> torch.Tensor | None:
+    """Tempered (square-root) inverse-frequency weights: rare classes count more without wrecking calibration."""
+    if targets.problem == "regression":
+        return None
+    if targets.problem == "multilabel":
+        pos = targets.y[rows].sum(0).astype(float)
+        neg = len(rows) - pos
+        return torch.tensor(np.clip(np.sqrt(neg / np.maximum(pos, 1)), 1.0, 10.0), dtype=torch.float32)
+    counts = np.bincount(targets.y[rows], minlength=len(targets.classes)).astype(float)
+    w = np.sqrt(len(rows) / (len(counts) * np.maximum(counts, 1)))
+    return torch.tensor(w / w.mean(), dtype=torch.float32)
+
+
+def _load_pretrained(spec: dict) -> dict | None:
+    path = (spec.get("options") or {}).get("pretrained_weights")
+    if not path:
+        return None
+    if not os.path.isfile(path):
+        raise DataError(f"pretrained weights not found: {path}")
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    state = state.get("state_dict", state) if isinstance(state, dict) else state
+    events.log("info", f"pretrained weights: {len(state)} tensors from {os.path.basename(path)} (matching names/shapes are used)")
+    return state
+
+
+def train(spec: dict, out_dir: str) -> str:
+    t0 = time.monotonic()
+    budget = float(spec["budget"]["time_budget_s"])
+    deadline = t0 + budget
+    opts = spec.get("options") or {}
+    threads = int(opts.get("threads") or os.cpu_count() or 1)
+    torch.set_num_threads(threads)
+    torch.manual_seed(int(spec["seed"]))
+    device = pick_device(spec)
+    problem, metric = spec["problem"], spec["metric"]
+    events.progress("preparing", 0.0, message="reading the table")
+
+    table = read_table(spec["data"]["table"])
+    targets = dataset.build_targets(table, spec)
+    parts = split_indices(table, spec["data"]["id_col"], spec["split"])
+    for part in ("train", "val", "test"):
+        if not parts[part]:
+            raise DataError(f"the {part} split has no images")
+    paths = dataset.image_paths(table, spec)
+    used = parts["train"] + parts["val"] + parts["test"]
+    image = dataset.choose_input([paths[i] for i in used], spec)
+    events.progress("preparing", 0.03, message=f"decoding {len(used)} images at {image['width']}x{image['height']}x{image['channels']}")
+    u8 = {part: dataset.load_images([paths[i] for i in rows], image, threads) for part, rows in parts.items()}
+    image["mean"], image["std"] = dataset.channel_stats(u8["train"], image["scale"])
+    x = {part: torch.from_numpy(normalise(v, image)) for part, v in u8.items()}
+    groups = {part: np.array([table.rows[i][spec["data"]["id_col"]] for i in rows]) for part, rows in parts.items()}
+    truth = {part: (targets.y[rows] if problem == "regression" else targets.onehot(rows)) for part, rows in parts.items()}
+    y_mean = float(targets.y[parts["train"]].mean()) if problem == "regression" else 0.0
+    y_std = (float(targets.y[parts["train"]].std()) or 1.0) if problem == "regression" else 1.0
+    if device.type == "cuda":
+        x["train"], x["val"] = x["train"].to(device), x["val"].to(device)
+    data = TrainData(
+        x_train=x["train"], y_train=_train_tensors(targets, parts["train"], y_mean, y_std),
+        x_val=x["val"], y_val=_train_tensors(targets, parts["val"], y_mean, y_std),
+        val_onehot=(targets.y[parts["val"]] - y_mean) / y_std if problem == "regression" else truth["val"],
+        problem=problem, metric=metric, n_out=len(targets.classes), class_weights=_loss_weights(targets, parts["train"]),
+        allow_flips=bool(opts.get("allow_flips", False)), y_scale=y_std,
+    )
+    events.log("info", f"{len(parts['train'])}/{len(parts['val'])}/{len(parts['test'])} train/val/test images, "
+                       f"input {image['width']}x{image['height']}x{image['channels']}, device {device.type}, {threads} threads")
+
+    reserve = min(60.0, max(3.0, 0.08 * budget))  # export, parity check, metrics, figures
+    pool, members = run_search(data, image["width"], spec, device, deadline - reserve, init_state=_load_pretrained(spec))
+    events.progress("exporting", 0.86, message=f"exporting an ensemble of {len(members)}" if len(members) > 1 else "exporting")
+    model = ExportModel([m.model.float().cpu() for m in members], problem, out_scale=y_std, out_shift=y_mean)
+    os.makedirs(out_dir, exist_ok=True)
+    model_path = os.path.join(out_dir, "model.onnx")
+    export_onnx(model, x["val"].cpu(), model_path)
+    parity = check_parity(model, model_path, x["val"].cpu())
+    events.artifact("model.onnx", "model")
+
+    events.progress("evaluating", 0.92, message="test metrics")
+    sess = session(model_path)
+    scores = {part: run_onnx(sess, x[part].cpu().numpy())[0].astype(np.float64) for part in ("val", "test")}
+    thr = None if problem == "regression" else thresholds.choose_thresholds(problem, truth["val"], scores["val"], metric)
+    seed = int(spec["seed"])
+    found = {part: report.split_metrics(problem, truth[part], scores[part], thr, groups[part], seed) for part in ("val", "test")}
+    for name, entry in found["test"].items():
+        events.metric("test", name, entry["value"])
+    test_section = report.test_report(problem, targets.classes, truth["test"], scores["test"], thr)
+    histories = [t.history for t in pool]
+    metric_name = "rmse" if problem == "regression" else metric
+    figures = report.write_test_figures(out_dir, problem, targets.classes, test_section)
+    figures += report.write_training_figures(out_dir, histories, metric_name)
+    summary = {
+        "input_side": image["width"], "device": device.type, "selection_metric": metric_name, "ensemble_size": len(members),
+        "members": [{"architecture": m.candidate.name, "seed": m.seed, "epochs": m.epochs_run, "val_selection": round(abs(m.val_score), 6)} for m in members],
+        "trials": [{"trial": i + 1, "architecture": t.candidate.name, "seed": t.seed, "epochs": t.epochs_run, "stopped": t.stopped,
+                    "seconds": round(t.seconds, 2), "val_selection": round(abs(t.val_score), 6) if np.isfinite(t.val_score) else None} for i, t in enumerate(pool)],
+        "parameters": int(sum(p.numel() for p in model.parameters())),
+        "onnx_parity_max_abs_diff": parity, "allow_flips": data.allow_flips,
+    }
+    write_report(out_dir, {"kind": spec["kind"], "problem": problem, "classes": targets.classes, "thresholds": thr,
+                           "metrics": found, "test": test_section, "training": {"trials": histories}, "model_summary": summary})
+    manifest = {
+        "schema_version": 1, "kind": "vision_classification", "problem": problem, "model_file": "model.onnx",
+        "input": {"name": "input", "image": image}, "outputs": {"scores": "scores", "cam": "cam"},
+        "classes": targets.classes, "metrics": {"validation": found["val"], "test": found["test"]},
+        "figures": figures, "report_file": "report.json", "model_summary": summary,
+        "provenance": provenance(spec, time.monotonic() - t0, device.type, {"torch": torch.__version__, "onnx_opset": "17"}),
+    }
+    if problem != "regression":
+        manifest.update(thresholds=[float(t) for t in thr], threshold_rule=thresholds.RULES[metric], metric=metric)
+    events.progress("evaluating", 1.0, message="done")
+    return write_manifest(out_dir, manifest)

@@ -1,0 +1,94 @@
+"""Budgeted search: a short list of architectures/hyper-parameters, then more seeds of the best one,
+then the best ensemble (top-k by validation score, k chosen on validation). Everything is chosen on the
+validation split only; the test split is never looked at here.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..common import events
+from .train import Candidate, TrainData, TrialResult, selection_score, train_trial
+
+CANDIDATES = {
+    "fast": [
+        Candidate("resnet", 32, 1, 2e-3),
+        Candidate("mobile", 24, 1, 3e-3),
+    ],
+    "best": [
+        Candidate("resnet", 32, 1, 2e-3),
+        Candidate("mobile", 32, 1, 3e-3),
+        Candidate("resnet", 48, 2, 1e-3),
+        Candidate("resnet", 32, 1, 1e-3, weight_decay=5e-3, dropout=0.3),
+        Candidate("mobile", 48, 2, 2e-3),
+    ],
+}
+MAX_POOL = {"fast": 4, "best": 8}
+MAX_ENSEMBLE = 5
+
+
+def run_search(data: TrainData, side: int, spec: dict, device, training_deadline: float,
+               init_state: dict | None = None, progress_span=(0.1, 0.85)) -> tuple[list[TrialResult], list[TrialResult]]:
+    """Returns (all trials, the chosen ensemble members, best first)."""
+    mode, seed = spec["budget"]["mode"], int(spec["seed"])
+    cands = CANDIDATES[mode]
+    pool: list[TrialResult] = []
+    planned = MAX_POOL[mode]
+    t_start = time.monotonic()
+    lo, hi = progress_span
+
+    def report(trial_no: int):
+        def on_epoch(epoch, epochs, row):
+            span = max(training_deadline - t_start, 1e-6)
+            frac = lo + (hi - lo) * min(1.0, (time.monotonic() - t_start) / span)
+            best = max((t.val_score for t in pool), default=None)
+            events.metric("train", "loss", row["train_loss"], epoch=epoch, trial=trial_no)
+            events.metric("val", "loss", row["val_loss"], epoch=epoch, trial=trial_no)
+            events.metric("val", data.metric if data.problem != "regression" else "rmse", row["val_metric"], epoch=epoch, trial=trial_no)
+            events.progress("training", frac, epoch=epoch, epochs=epochs, trial=trial_no, trials=planned,
+                            best_metric=None if best is None or not np.isfinite(best) else abs(best),
+                            eta_s=max(0.0, training_deadline - time.monotonic()))
+        return on_epoch
+
+    trial_no = 0
+    while trial_no < planned:
+        now = time.monotonic()
+        remaining = training_deadline - now
+        sweep = trial_no < len(cands)
+        if sweep:
+            cand, trial_seed = cands[trial_no], seed
+        else:  # more seeds of the best configuration: ensembles of seeds help most on small data
+            cand, trial_seed = max(pool, key=lambda t: t.val_score).candidate, seed + 1000 * trial_no
+        typical = float(np.median([t.seconds for t in pool])) if pool else 0.0
+        if pool and remaining < 0.5 * typical:
+            break  # not enough time left for a useful trial
+        share = remaining / max(1, (len(cands) - trial_no) if sweep else 1)
+        if sweep and mode == "best":
+            share = remaining * 0.7 / max(1, len(cands) - trial_no)  # keep time for extra seeds
+        trial_no += 1
+        result = train_trial(cand, data, side, trial_seed, device, min(training_deadline, now + share),
+                             on_epoch=report(trial_no), init_state=init_state)
+        events.log("info", f"trial {trial_no} {cand.name} seed {trial_seed}: val {data.metric if data.problem != 'regression' else 'rmse'} "
+                           f"{abs(result.val_score):.4f} after {result.epochs_run} epochs ({result.stopped}, {result.seconds:.1f}s)")
+        pool.append(result)
+        if time.monotonic() >= training_deadline:
+            break
+    return pool, choose_ensemble(pool, data)
+
+
+def choose_ensemble(pool: list[TrialResult], data: TrainData) -> list[TrialResult]:
+    """Top-k trials by validation score; k (1..MAX_ENSEMBLE) maximises the validation score of the
+    averaged outputs (ties go to the smaller ensemble)."""
+    ranked = sorted(pool, key=lambda t: (t.val_score, -t.val_loss), reverse=True)
+    ranked = [t for t in ranked if len(t.val_out)]
+    if not ranked:
+        raise RuntimeError("no trial produced a model within the time budget")
+    best_k, best_score = 1, ranked[0].val_score
+    for k in range(2, min(MAX_ENSEMBLE, len(ranked)) + 1):
+        mean_out = np.mean([t.val_out for t in ranked[:k]], axis=0)
+        score = selection_score(data.problem, data.metric, data.val_onehot, mean_out, data.y_scale)
+        if score > best_score:
+            best_k, best_score = k, score
+    return ranked[:best_k]
