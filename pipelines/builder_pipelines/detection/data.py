@@ -1,0 +1,102 @@
+"""Reads the normalised detection table (one row per box) into per-image records and splits them.
+
+Columns: data.id_col (patient), data.images_col (path relative to data.root), data.label_cols[0]
+(class name; empty for an image without objects) and x1, y1, x2, y2 in original-image pixels.
+Classes are the sorted distinct non-empty class names; their index order is the output order.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+from PIL import Image
+
+from ..common.data import read_table, require_columns, split_indices
+from ..common.errors import DataError
+
+BOX_COLS = ("x1", "y1", "x2", "y2")
+
+
+@dataclass
+class ImageRecord:
+    path: str  # absolute
+    patient: str
+    boxes: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.float32))  # (n, 4) original pixels
+    labels: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # (n,) class indices
+    width: int = 0
+    height: int = 0
+
+
+def _float(row: dict, col: str, where: str) -> float:
+    try:
+        v = float(row[col])
+    except (TypeError, ValueError):
+        raise DataError(f"{where}: {col} is {row[col]!r}, not a number") from None
+    if not np.isfinite(v):
+        raise DataError(f"{where}: {col} is not finite")
+    return v
+
+
+def read_detection_table(spec: dict, classes: list[str] | None = None):
+    """-> (records by split {train, val, test}, class names). ``classes`` fixes the class list
+    (evaluate uses the source model's); otherwise it is derived from the rows of every split."""
+    d = spec["data"]
+    img_col, lab_col, id_col = d.get("images_col"), d["label_cols"][0], d["id_col"]
+    if not img_col:
+        raise DataError("detection needs data.images_col (the image path column)")
+    table = read_table(d["table"])
+    require_columns(table, [id_col, img_col, lab_col, *BOX_COLS])
+    names = sorted({(r[lab_col] or "").strip() for r in table.rows} - {""})
+    if classes is None:
+        classes = names
+        if not classes:
+            raise DataError("the table has no boxes: every class cell is empty")
+    unknown = sorted(set(names) - set(classes))
+    if unknown:
+        raise DataError(f"classes the model does not know: {', '.join(unknown)} (model: {', '.join(classes)})")
+    index = {c: i for i, c in enumerate(classes)}
+    parts = split_indices(table, id_col, spec["split"])
+    out: dict[str, list[ImageRecord]] = {}
+    for part, rows in parts.items():
+        by_image: dict[str, dict] = {}
+        for i in rows:
+            row = table.rows[i]
+            rel = row[img_col]
+            entry = by_image.setdefault(rel, {"patient": row[id_col], "boxes": [], "labels": []})
+            if entry["patient"] != row[id_col]:
+                raise DataError(f"image {rel} belongs to two patients ({entry['patient']}, {row[id_col]})")
+            name = (row[lab_col] or "").strip()
+            if not name:
+                continue
+            where = f"row {i + 2} ({rel})"
+            x1, y1, x2, y2 = (_float(row, c, where) for c in BOX_COLS)
+            if x2 <= x1 or y2 <= y1:
+                raise DataError(f"{where}: box ({x1}, {y1}, {x2}, {y2}) has no area (need x2 > x1 and y2 > y1)")
+            entry["boxes"].append((x1, y1, x2, y2))
+            entry["labels"].append(index[name])
+        recs = []
+        for rel, e in sorted(by_image.items()):
+            path = os.path.join(d["root"], rel)
+            recs.append(ImageRecord(path, e["patient"], np.asarray(e["boxes"], np.float32).reshape(-1, 4),
+                                    np.asarray(e["labels"], np.int64)))
+        out[part] = recs
+    return out, classes
+
+
+def open_image(rec: ImageRecord) -> Image.Image:
+    """Opens as RGB, records the size and clips the boxes to it."""
+    try:
+        img = Image.open(rec.path)
+        img.load()
+    except (OSError, ValueError) as exc:
+        raise DataError(f"cannot read image {rec.path}: {exc}") from None
+    img = img.convert("RGB")
+    rec.width, rec.height = img.size
+    if len(rec.boxes):
+        rec.boxes[:, [0, 2]] = np.clip(rec.boxes[:, [0, 2]], 0, img.width)
+        rec.boxes[:, [1, 3]] = np.clip(rec.boxes[:, [1, 3]], 0, img.height)
+        keep = (rec.boxes[:, 2] > rec.boxes[:, 0]) & (rec.boxes[:, 3] > rec.boxes[:, 1])
+        rec.boxes, rec.labels = rec.boxes[keep], rec.labels[keep]
+    return img
