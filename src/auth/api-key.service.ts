@@ -1,0 +1,113 @@
+import { and, desc, eq, isNull } from "drizzle-orm";
+import type { Db } from "../db/client.js";
+import { apiKeys, users } from "../db/schema.js";
+import { ApiError } from "../http/errors.js";
+import { DISPLAY_PREFIX_LENGTH, generateApiKey, looksLikeApiKey, sha256Hex } from "./secrets.js";
+
+export interface ApiKeyInfo {
+  id: string;
+  userId: string;
+  name: string;
+  prefix: string;
+  rateLimitPerMinute: number | null;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/** What authentication needs about a presented key: the key and its owner, in one query. */
+export interface KeyLookup extends ApiKeyInfo {
+  email: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** last_used_at is written at most this often per key, so the hot path stays one SELECT. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+const publicColumns = {
+  id: apiKeys.id,
+  userId: apiKeys.userId,
+  name: apiKeys.name,
+  prefix: apiKeys.prefix,
+  rateLimitPerMinute: apiKeys.rateLimitPerMinute,
+  createdAt: apiKeys.createdAt,
+  lastUsedAt: apiKeys.lastUsedAt,
+  revokedAt: apiKeys.revokedAt,
+};
+
+export class ApiKeyService {
+  private readonly lastTouched = new Map<string, number>();
+  private readonly pendingTouches = new Set<Promise<unknown>>();
+
+  constructor(private readonly db: Db) {}
+
+  /** Creates a key; the secret is returned here and never again (only its SHA-256 is stored). */
+  async create(userId: string, opts: { name?: string; rateLimitPerMinute?: number | null } = {}): Promise<{ key: string; info: ApiKeyInfo }> {
+    const limit = opts.rateLimitPerMinute ?? null;
+    if (limit !== null && (!Number.isInteger(limit) || limit < 1)) {
+      throw new ApiError(400, "invalid_request", "the rate limit must be a whole number of requests per minute, at least 1", [
+        { field: "rate_limit_per_minute", message: "must be an integer >= 1" },
+      ]);
+    }
+    const key = generateApiKey();
+    const [row] = await this.db
+      .insert(apiKeys)
+      .values({ userId, name: opts.name?.trim() || "default", prefix: key.slice(0, DISPLAY_PREFIX_LENGTH), keyHash: sha256Hex(key), rateLimitPerMinute: limit })
+      .returning(publicColumns);
+    return { key, info: row };
+  }
+
+  /** A user's keys, newest first, revoked ones included (the dashboard shows them greyed out). */
+  async list(userId: string): Promise<ApiKeyInfo[]> {
+    return this.db.select(publicColumns).from(apiKeys).where(eq(apiKeys.userId, userId)).orderBy(desc(apiKeys.createdAt));
+  }
+
+  /** Looks a presented key up by its hash; revoked keys are returned too (the caller answers 403). */
+  async lookup(key: string): Promise<KeyLookup | undefined> {
+    if (!looksLikeApiKey(key)) return undefined;
+    const [row] = await this.db
+      .select({ ...publicColumns, email: users.email })
+      .from(apiKeys)
+      .innerJoin(users, eq(users.id, apiKeys.userId))
+      .where(eq(apiKeys.keyHash, sha256Hex(key)));
+    return row;
+  }
+
+  /**
+   * Revokes a key given its id or the key itself; `userId` restricts to one user's keys (HTTP), none = operator (CLI).
+   * Idempotent: revoking a revoked key returns it unchanged. Unknown (or another user's) key -> 404.
+   */
+  async revoke(idOrKey: string, userId?: string): Promise<ApiKeyInfo> {
+    const byKey = idOrKey.startsWith("bld_");
+    if (!byKey && !UUID.test(idOrKey)) throw new ApiError(404, "not_found", "API key not found");
+    const match = byKey ? eq(apiKeys.keyHash, sha256Hex(idOrKey)) : eq(apiKeys.id, idOrKey);
+    const where = userId ? and(match, eq(apiKeys.userId, userId)) : match;
+    const [updated] = await this.db.update(apiKeys).set({ revokedAt: new Date() }).where(and(where, isNull(apiKeys.revokedAt))).returning(publicColumns);
+    if (updated) return updated;
+    const [existing] = await this.db.select(publicColumns).from(apiKeys).where(where);
+    if (!existing) throw new ApiError(404, "not_found", "API key not found");
+    return existing;
+  }
+
+  /** Records use without slowing the request: at most once a minute per key, not awaited. */
+  touch(keyId: string, now = Date.now()): void {
+    const last = this.lastTouched.get(keyId) ?? 0;
+    if (now - last < TOUCH_INTERVAL_MS) return;
+    this.lastTouched.set(keyId, now);
+    const p = this.db
+      .update(apiKeys)
+      .set({ lastUsedAt: new Date(now) })
+      .where(eq(apiKeys.id, keyId))
+      .then(
+        () => undefined,
+        () => this.lastTouched.delete(keyId), // try again on the next request
+      )
+      .finally(() => this.pendingTouches.delete(p));
+    this.pendingTouches.add(p);
+  }
+
+  /** Lets pending last_used_at writes land before the database closes. */
+  async flush(): Promise<void> {
+    await Promise.allSettled([...this.pendingTouches]);
+  }
+}

@@ -1,0 +1,84 @@
+import { eq, sql } from "drizzle-orm";
+import { z } from "zod";
+import type { Db } from "../db/client.js";
+import { users } from "../db/schema.js";
+import { ApiError } from "../http/errors.js";
+import { dummyPasswordHash, hashPassword, verifyPassword } from "./secrets.js";
+
+export const MIN_PASSWORD_LENGTH = 12;
+
+export interface User {
+  id: string;
+  email: string;
+  createdAt: Date;
+}
+
+const emailSchema = z.email({ message: "not a valid email address" });
+
+/** Emails are compared case-insensitively (unique index on lower(email)); we store them lower-cased. */
+export function normaliseEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export function passwordProblem(password: string): string | undefined {
+  if (password.length < MIN_PASSWORD_LENGTH) return `the password must be at least ${MIN_PASSWORD_LENGTH} characters long`;
+  if (password.length > 1024) return "the password must be at most 1024 characters long";
+  return undefined;
+}
+
+export class UserService {
+  constructor(private readonly db: Db) {}
+
+  /** Creates a user; 400 for a bad email or weak password, 409 for an email already taken. */
+  async create(input: { email: string; password: string }): Promise<User> {
+    const email = normaliseEmail(input.email);
+    const details = [];
+    if (!emailSchema.safeParse(email).success) details.push({ field: "email", message: "not a valid email address" });
+    const weak = passwordProblem(input.password);
+    if (weak) details.push({ field: "password", message: weak });
+    if (details.length) throw new ApiError(400, "invalid_request", details.map((d) => d.message).join("; "), details);
+    if (await this.findByEmail(email)) throw new ApiError(409, "email_taken", `a user with email ${email} already exists`);
+    const passwordHash = await hashPassword(input.password);
+    try {
+      const [row] = await this.db.insert(users).values({ email, passwordHash }).returning();
+      return { id: row.id, email: row.email, createdAt: row.createdAt };
+    } catch (err) {
+      // Two creations racing for one email: the unique index decides.
+      if (String((err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code) === "23505") {
+        throw new ApiError(409, "email_taken", `a user with email ${email} already exists`);
+      }
+      throw err;
+    }
+  }
+
+  async findByEmail(email: string): Promise<User | undefined> {
+    const [row] = await this.db
+      .select({ id: users.id, email: users.email, createdAt: users.createdAt })
+      .from(users)
+      .where(sql`lower(${users.email}) = ${normaliseEmail(email)}`);
+    return row;
+  }
+
+  async findById(id: string): Promise<User | undefined> {
+    const [row] = await this.db.select({ id: users.id, email: users.email, createdAt: users.createdAt }).from(users).where(eq(users.id, id));
+    return row;
+  }
+
+  /** The user when email and password match, else undefined; takes about as long either way. */
+  async verifyCredentials(email: string, password: string): Promise<User | undefined> {
+    const [row] = await this.db.select().from(users).where(sql`lower(${users.email}) = ${normaliseEmail(email)}`);
+    if (!row) {
+      await verifyPassword(password, await dummyPasswordHash());
+      return undefined;
+    }
+    if (!(await verifyPassword(password, row.passwordHash))) return undefined;
+    return { id: row.id, email: row.email, createdAt: row.createdAt };
+  }
+
+  /** Users with that email, in the CLI's terms: an unknown email is a clear error. */
+  async requireByEmail(email: string): Promise<User> {
+    const user = await this.findByEmail(email);
+    if (!user) throw new ApiError(404, "not_found", `no user with email ${normaliseEmail(email)}`);
+    return user;
+  }
+}

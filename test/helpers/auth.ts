@@ -1,0 +1,28 @@
+import { randomBytes } from "node:crypto";
+import type { TestServer } from "./server.js";
+
+export interface UserWithKey {
+  userId: string;
+  email: string;
+  password: string;
+  key: string;
+  keyId: string;
+}
+
+/** A fresh user and an API key, made through the services (no HTTP), for tests of authenticated routes. */
+export async function createUserWithKey(
+  server: TestServer,
+  opts: { email?: string; password?: string; rateLimitPerMinute?: number; keyName?: string } = {},
+): Promise<UserWithKey> {
+  const email = opts.email ?? `user-${randomBytes(6).toString("hex")}@test.example`;
+  const password = opts.password ?? `pw-${randomBytes(12).toString("hex")}`;
+  const { auth } = server.services;
+  const user = await auth.users.create({ email, password });
+  const { key, info } = await auth.apiKeys.create(user.id, { name: opts.keyName ?? "test", rateLimitPerMinute: opts.rateLimitPerMinute });
+  return { userId: user.id, email: user.email, password, key, keyId: info.id };
+}
+
+/** Request headers carrying the key. */
+export function bearer(key: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { authorization: `Bearer ${key}`, ...extra };
+}

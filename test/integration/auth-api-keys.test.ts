@@ -1,0 +1,118 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { dbTargets } from "../helpers/db.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+
+async function getMe(server: TestServer, headers: Record<string, string> = {}) {
+  const res = await fetch(`${server.url}/v1/me`, { headers });
+  return { res, body: (await res.json()) as any };
+}
+
+describe.each(dbTargets())("API-key authentication on %s", (target) => {
+  let server: TestServer;
+  let alice: UserWithKey;
+  beforeAll(async () => {
+    server = await startTestServer(target, { RATE_LIMIT_PER_MINUTE: "1000" });
+    alice = await createUserWithKey(server);
+  });
+  afterAll(async () => {
+    await server?.teardown();
+  });
+
+  it("answers GET /v1/me with the key's owner and the rate-limit headers", async () => {
+    const { res, body } = await getMe(server, bearer(alice.key));
+    expect(res.status).toBe(200);
+    expect(body).toEqual({ user_id: alice.userId, email: alice.email });
+    expect(res.headers.get("x-ratelimit-limit-requests")).toBe("1000");
+    expect(Number(res.headers.get("x-ratelimit-remaining-requests"))).toBeLessThan(1000);
+    expect(res.headers.get("x-ratelimit-reset-requests")).toMatch(/^\d+s$/);
+    expect(res.headers.get("x-request-id")).toBeTruthy();
+  });
+
+  it("refuses a request with no Authorization header: 401 missing_api_key", async () => {
+    const { res, body } = await getMe(server);
+    expect(res.status).toBe(401);
+    expect(body).toEqual({ error: { code: "missing_api_key", message: expect.any(String), type: "authentication_error" } });
+  });
+
+  it.each([
+    ["an unknown key", () => `bld_${"A".repeat(43)}`],
+    ["a malformed key", () => "not-a-key"],
+  ])("refuses %s: 401 invalid_api_key", async (_name, makeKey) => {
+    const { res, body } = await getMe(server, bearer(makeKey()));
+    expect(res.status).toBe(401);
+    expect(body).toEqual({ error: { code: "invalid_api_key", message: expect.any(String), type: "authentication_error" } });
+  });
+
+  it("refuses a header that is not 'Bearer <key>': 401 invalid_api_key", async () => {
+    for (const authorization of [alice.key, `Basic ${alice.key}`, "Bearer"]) {
+      const { res, body } = await getMe(server, { authorization });
+      expect(res.status).toBe(401);
+      expect(body.error.code).toBe("invalid_api_key");
+    }
+  });
+
+  it("refuses a revoked key on its very next request: 403 api_key_revoked", async () => {
+    const bob = await createUserWithKey(server);
+    expect((await getMe(server, bearer(bob.key))).res.status).toBe(200);
+    await server.services.auth.apiKeys.revoke(bob.keyId);
+    const { res, body } = await getMe(server, bearer(bob.key));
+    expect(res.status).toBe(403);
+    expect(body).toEqual({ error: { code: "api_key_revoked", message: expect.any(String), type: "permission_error" } });
+  });
+
+  it("applies a per-key limit: 429 rate_limit_exceeded with Retry-After once it is spent", async () => {
+    const carol = await createUserWithKey(server, { rateLimitPerMinute: 3 });
+    const remaining: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const { res } = await getMe(server, bearer(carol.key));
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-ratelimit-limit-requests")).toBe("3");
+      remaining.push(res.headers.get("x-ratelimit-remaining-requests")!);
+    }
+    expect(remaining).toEqual(["2", "1", "0"]);
+    const { res, body } = await getMe(server, bearer(carol.key));
+    expect(res.status).toBe(429);
+    expect(body).toEqual({ error: { code: "rate_limit_exceeded", message: expect.any(String), type: "rate_limit_error" } });
+    const retryAfter = Number(res.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(res.headers.get("x-ratelimit-remaining-requests")).toBe("0");
+    // Another key of another user is not affected.
+    expect((await getMe(server, bearer(alice.key))).res.status).toBe(200);
+  });
+
+  it("records last_used_at without being asked to wait for it", async () => {
+    const dave = await createUserWithKey(server);
+    await getMe(server, bearer(dave.key));
+    await server.services.auth.apiKeys.flush();
+    const [info] = await server.services.auth.apiKeys.list(dave.userId);
+    expect(info.lastUsedAt).toBeInstanceOf(Date);
+  });
+});
+
+/** 200 requests at once against a key with limit N: exactly N get through, in memory and on Redis. */
+const limiterStores = [["memory", {}] as const, ...(process.env.TEST_REDIS_URL ? [["redis", { REDIS_URL: process.env.TEST_REDIS_URL }] as const] : [])];
+
+describe.each(limiterStores)("rate limit under 200 concurrent requests (%s)", (store, env) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    // A unique Redis key prefix per run, so two runs (or a rerun within the minute) never share counters.
+    server = await startTestServer("pglite", { ...env, RATE_LIMIT_KEY_PREFIX: `builder-test:${randomBytes(6).toString("hex")}` });
+  });
+  afterAll(async () => {
+    await server?.teardown();
+  });
+
+  it("admits exactly N", async () => {
+    expect(server.services.auth.limiters.store).toBe(store);
+    const limit = 37;
+    const { key } = await createUserWithKey(server, { rateLimitPerMinute: limit });
+    const statuses = await Promise.all(
+      Array.from({ length: 200 }, () => fetch(`${server.url}/v1/me`, { headers: bearer(key) }).then(async (r) => (await r.arrayBuffer(), r.status))),
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(limit);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(200 - limit);
+  });
+});
