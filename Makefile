@@ -11,7 +11,8 @@ export ONNXRUNTIME_NODE_INSTALL := skip
 install: $(NPM_STAMP) $(VENV_STAMP)
 
 $(NPM_STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund
+	@# npm install, not npm ci: npm 11 omits optional platform packages from the lock, which npm ci then refuses.
+	npm install --no-audit --no-fund
 	@touch $@
 
 # torch==2.13.0 is pinned in requirements.txt: pip takes the local CPU wheel; an unpinned torch would pull CUDA.
