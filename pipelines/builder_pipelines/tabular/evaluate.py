@@ -1,0 +1,92 @@
+"""``evaluate`` (Retrospective): run a published tabular model on new data, every patient in split.test.
+
+The data is encoded exactly as serving would: numeric columns as numbers, categorical columns with the
+source manifest's codes (an unknown category is a DataError naming the row and column). The output
+folder gets a copy of model.onnx and a manifest identical to the source one except metrics.test (new),
+metrics.validation (dropped) and provenance (fresh); report.json and figures describe the new data.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..common import events
+from ..common.data import read_table, require_columns, split_indices
+from ..common.errors import DataError, SpecError
+from ..common.manifest import provenance, write_manifest, write_report
+from . import evaluation, export
+from .table import Column, encode_features, encode_labels
+
+
+def _source(spec: dict) -> tuple[Path, dict]:
+    src = (spec.get("source_model") or {}).get("dir")
+    if not src:
+        raise SpecError("evaluate needs source_model.dir")
+    path = Path(src) / "manifest.json"
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SpecError(f"cannot read the source manifest {path}: {exc}") from exc
+    if manifest.get("kind") != "tabular":
+        raise SpecError(f"the source model is a {manifest.get('kind')!r} model, not tabular")
+    return Path(src), manifest
+
+
+def evaluate(spec: dict, out_dir: str) -> str:
+    start = time.monotonic()
+    src_dir, src = _source(spec)
+    problem = src["problem"]
+    if spec["problem"] != problem:
+        events.log("warn", f"spec.problem is {spec['problem']!r} but the model is {problem!r}; using the model's")
+    os.makedirs(out_dir, exist_ok=True)
+    events.progress("preparing", 0.0, message="reading the table")
+    d = spec["data"]
+    table = read_table(d["table"])
+    columns = [Column.from_manifest(c) for c in src["input"]["columns"]]
+    label_col = d["label_cols"][0]
+    require_columns(table, [d["id_col"], label_col] + [c.name for c in columns])
+    rows = split_indices(table, d["id_col"], spec["split"])["test"]
+    if not rows:
+        raise DataError("none of the patients in split.test are in the table")
+    X = encode_features(table, columns, rows)
+    y = encode_labels(table, label_col, src["classes"], problem, rows)
+    groups = np.array([table.rows[r][d["id_col"]] for r in rows])
+
+    events.progress("evaluating", 0.3, message="running the ONNX model")
+    model_path = src_dir / src["model_file"]
+    scores = export.run_onnx(model_path.read_bytes(), X)
+    shutil.copyfile(model_path, Path(out_dir) / src["model_file"])
+    events.artifact(src["model_file"], "model")
+    metrics, extras = evaluation.score_split(problem, y, scores, src.get("thresholds"), groups, int(spec["seed"]))
+    evaluation.emit_metrics(events, "test", metrics)
+
+    # Figures: curves are redrawn on the new data; importance comes from training and is copied.
+    drawn = {f["file"] for f in evaluation.write_figures(out_dir, problem, src["classes"], extras, None)}
+    figs = []
+    for fig in src.get("figures", []):
+        if fig["file"] not in drawn and (src_dir / fig["file"]).is_file():
+            shutil.copyfile(src_dir / fig["file"], Path(out_dir) / fig["file"])
+        if (Path(out_dir) / fig["file"]).is_file():
+            figs.append(fig)
+            events.artifact(fig["file"], "figure")
+
+    source_report = {}
+    if src.get("report_file") and (src_dir / src["report_file"]).is_file():
+        source_report = json.loads((src_dir / src["report_file"]).read_text())
+    write_report(out_dir, {"problem": problem, "evaluation_of": str(src_dir), "rows": len(rows), "test": extras,
+                           "thresholds": src.get("thresholds"), "importance": source_report.get("importance")})
+    manifest = copy.deepcopy(src)
+    manifest["metrics"] = {"test": metrics}
+    manifest["figures"] = figs
+    manifest["report_file"] = "report.json"
+    manifest["provenance"] = provenance(spec, time.monotonic() - start, "cpu", src.get("provenance", {}).get("framework", {}))
+    path = write_manifest(out_dir, manifest)
+    events.progress("evaluating", 1.0, message="done")
+    return path

@@ -1,0 +1,157 @@
+"""The two model families: LightGBM and a regularised linear model (logistic regression / ridge).
+
+A *config* is ``{"model": "lightgbm" | "linear", "params": {...}}``; ``fit`` turns it into a fitted
+estimator whose scores are [N, K] probabilities (classification) or [N, 1] values (regression).
+The linear model is a scikit-learn Pipeline (standardise numeric columns, one-hot the integer codes of
+categorical columns, then the linear model), so skl2onnx exports the preprocessing inside the graph.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import lightgbm as lgb
+import numpy as np
+from sklearn.compose import ColumnTransformer
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from .table import Column
+
+LGB_MAX_TREES = 2000
+LGB_PATIENCE = 50
+
+
+def _lgb_estimator(problem: str, params: dict, n_estimators: int, seed: int, threads: int):
+    common = dict(
+        n_estimators=n_estimators, random_state=seed, n_jobs=threads, verbose=-1,
+        deterministic=True, force_row_wise=True, **params,
+    )
+    if problem == "regression":
+        return lgb.LGBMRegressor(**common)
+    return lgb.LGBMClassifier(**common)
+
+
+def _linear_estimator(problem: str, params: dict, columns: list[Column], seed: int) -> Pipeline:
+    num = [i for i, c in enumerate(columns) if c.type == "numeric"]
+    cat = [i for i, c in enumerate(columns) if c.type == "categorical"]
+    parts = []
+    if num:
+        parts.append(("num", StandardScaler(), num))
+    if cat:
+        # Every code of the manifest is a known category, so the encoder never meets an unknown one.
+        cats = [np.arange(len(columns[i].codes), dtype=np.float64) for i in cat]
+        parts.append(("cat", OneHotEncoder(categories=cats, handle_unknown="ignore", sparse_output=False), cat))
+    pre = ColumnTransformer(parts, remainder="drop")
+    if problem == "regression":
+        head = Ridge(alpha=params["alpha"])
+    else:
+        head = LogisticRegression(C=params["C"], max_iter=5000, random_state=seed)
+    return Pipeline([("pre", pre), ("model", head)])
+
+
+class Blend:
+    """Weighted average of fitted models' scores (the linear model and LightGBM)."""
+
+    def __init__(self, parts: list, weights: list[float]):
+        self.parts, self.weights = parts, weights
+
+
+def fit(config: dict, problem: str, columns: list[Column], X, y, seed: int, threads: int,
+        X_stop=None, y_stop=None):
+    """Fits one config. LightGBM with (X_stop, y_stop) early-stops on them, up to LGB_MAX_TREES."""
+    if config["model"] == "blend":
+        return Blend([fit(c, problem, columns, X, y, seed, threads) for c in config["parts"]], config["params"]["weights"])
+    if config["model"] == "linear":
+        est = _linear_estimator(problem, config["params"], columns, seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # convergence chatter goes nowhere useful
+            est.fit(X, y)
+        return est
+    cat_idx = [i for i, c in enumerate(columns) if c.type == "categorical"]
+    n_trees = LGB_MAX_TREES if X_stop is not None else config.get("n_estimators", 100)
+    est = _lgb_estimator(problem, config["params"], n_trees, seed, threads)
+    kwargs = {"categorical_feature": cat_idx or "auto"}
+    if X_stop is not None:
+        kwargs.update(eval_set=[(X_stop, y_stop)], callbacks=[lgb.early_stopping(LGB_PATIENCE, verbose=False)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # LightGBM 4.7 deprecates eval_set; 4.5 lacks its replacement
+        est.fit(X, y, **kwargs)
+    return est
+
+
+def float32_exact(est) -> None:
+    """Moves every LightGBM split threshold down to the largest float32 at or below it.
+
+    Serving sends float32 and the ONNX tree ensemble stores float32 thresholds. LightGBM's double
+    threshold can sit just below a float32 data value; rounding it to nearest then flips ``x <= t`` for
+    that value. Rounded down, ``x <= t32`` equals ``x <= t`` for every float32 x, so the Python model
+    and the graph agree exactly on what serving can send.
+    """
+    lines = est.booster_.model_to_string().split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("threshold="):
+            t = np.array([float(v) for v in line[len("threshold="):].split()], dtype=np.float64)
+            t32 = t.astype(np.float32)
+            t32 = np.where(t32.astype(np.float64) > t, np.nextafter(t32, np.float32(-np.inf)), t32)
+            lines[i] = "threshold=" + " ".join(repr(float(v)) for v in t32)
+    # tree_sizes holds each tree's byte length; the edited text changes them, and without it LightGBM parses sequentially.
+    lines = [ln for ln in lines if not ln.startswith("tree_sizes=")]
+    est._Booster = lgb.Booster(model_str="\n".join(lines))
+
+
+def predict(est, problem: str, X, n_iter: int | None = None) -> np.ndarray:
+    """Scores [N, K] (probabilities) or [N, 1] (regression values)."""
+    if isinstance(est, Blend):
+        return sum(w * predict(e, problem, X) for w, e in zip(est.weights, est.parts))
+    kwargs = {}
+    if isinstance(est, (lgb.LGBMClassifier, lgb.LGBMRegressor)):
+        kwargs["num_iteration"] = n_iter if n_iter else None
+    if problem == "regression":
+        return np.asarray(est.predict(X, **kwargs), dtype=np.float64).reshape(-1, 1)
+    return np.asarray(est.predict_proba(X, **kwargs), dtype=np.float64)
+
+
+def trees_used(est) -> int:
+    best = getattr(est, "best_iteration_", None)
+    return int(best) if best else int(est.booster_.current_iteration())
+
+
+def importance(est, config: dict, columns: list[Column], X_test) -> dict:
+    """Feature importance by column name.
+
+    LightGBM: total split gain, and SHAP-style contributions (pred_contrib) as mean |contribution| over
+    the test rows (and classes). Linear: |coefficient| on standardised numeric features; a categorical
+    column sums |coefficient| of its one-hot indicators. Both averaged over classes for multiclass.
+    """
+    names = [c.name for c in columns]
+    if config["model"] == "blend":  # each part's own measures, side by side
+        out = {}
+        for part, cfg in zip(est.parts, config["parts"]):
+            out.update(importance(part, cfg, columns, X_test))
+        return out
+    if config["model"] == "lightgbm":
+        booster = est.booster_
+        gain = booster.feature_importance(importance_type="gain")
+        contrib = np.asarray(booster.predict(X_test, pred_contrib=True))
+        f = len(names)
+        k = contrib.shape[1] // (f + 1)
+        per = np.abs(contrib.reshape(len(X_test), k, f + 1)[:, :, :f]).mean(axis=(0, 1))
+        return {
+            "gain": {n: round(float(g), 6) for n, g in zip(names, gain)},
+            "mean_abs_contribution": {n: round(float(v), 6) for n, v in zip(names, per)},
+        }
+    coef = np.atleast_2d(est.named_steps["model"].coef_)
+    coef = np.abs(coef).mean(axis=0)
+    pre = est.named_steps["pre"]
+    out, pos = {}, 0
+    # ColumnTransformer output order: the numeric block, then the one-hot block.
+    num = [c for c in columns if c.type == "numeric"]
+    cat = [c for c in columns if c.type == "categorical"]
+    for c in num:
+        out[c.name] = float(coef[pos]); pos += 1
+    for c in cat:
+        out[c.name] = float(coef[pos:pos + len(c.codes)].sum()); pos += len(c.codes)
+    assert pos == coef.shape[0], (pos, coef.shape, pre)
+    return {"abs_coefficient_standardised": {n: round(out[n], 6) for n in names}}

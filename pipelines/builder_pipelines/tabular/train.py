@@ -1,0 +1,175 @@
+"""``train``: search on the train part, fit, calibrate and set thresholds on val, export, test.
+
+Data use, stated once:
+- train: grouped cross-validation for the search (and the out-of-fold predictions calibration is fitted on),
+  then the final model is fitted on all of train with the tree count the search found.
+- val: decides whether calibration is kept (log-loss), sets the decision thresholds, validation metrics.
+  The final model is not refitted on train+val, so validation metrics and thresholds describe the published model.
+- test: touched once, by the exported ONNX graph; its scores are the reported test metrics.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from ..common import events
+from ..common import thresholds as T
+from ..common.data import read_table, require_columns, split_indices
+from ..common.errors import DataError, SpecError
+from ..common.manifest import provenance, write_manifest, write_report
+from . import calibration, evaluation, export, models
+from .search import PLANS, run_search
+from .table import class_list, encode_features, encode_labels, infer_columns, one_hot
+
+SEARCH_SHARE = 0.7  # of the time budget; the rest covers the final fit, export, bootstrap CIs and figures
+PROBLEMS = ("binary", "multiclass", "regression")
+
+
+def _threads(spec: dict, n_cells: int) -> int:
+    """spec.options.threads when set. Otherwise one thread for small tables: LightGBM's OpenMP threads
+    spin-wait, and on a busy host two threads fitting 400 rows were measured 27x slower than one."""
+    given = (spec.get("options") or {}).get("threads")
+    if given:
+        return int(given)
+    return 1 if n_cells < 2_000_000 else min(4, os.cpu_count() or 1)
+
+
+def _load(spec: dict):
+    d = spec["data"]
+    table = read_table(d["table"])
+    require_columns(table, [d["id_col"]])
+    columns = infer_columns(table, list(d.get("data_cols") or []))
+    problem = spec["problem"]
+    classes = class_list(table, d["label_cols"][0], d.get("class_name_col"), problem)
+    parts = split_indices(table, d["id_col"], spec["split"])
+    for part in ("train", "val", "test"):
+        if not parts[part]:
+            raise DataError(f"the {part} split has no rows: none of its patients are in the table")
+    data = {}
+    for part, rows in parts.items():
+        data[part] = (encode_features(table, columns, rows), encode_labels(table, d["label_cols"][0], classes, problem, rows),
+                      np.array([table.rows[r][d["id_col"]] for r in rows]))
+    if problem != "regression":
+        seen = set(np.unique(data["train"][1]).tolist())
+        missing = [c["code"] for c in classes if c["index"] not in seen]
+        if missing:
+            raise DataError(f"classes with no training rows: {', '.join(missing)}")
+    return columns, classes, data
+
+
+def _trial_reporter(problem: str, metric: str, budget_s: float):
+    name = "rmse" if problem == "regression" else metric
+    sign = -1.0 if problem == "regression" else 1.0
+
+    def on_trial(i, n, record, best, elapsed):
+        done = (i + 1) / n
+        frac = max(done, min(1.0, elapsed / budget_s))
+        rate_eta = elapsed / (i + 1) * (n - i - 1)
+        events.metric("val", f"cv_{name}", sign * record["cv_score"], trial=i + 1)
+        events.progress("training", 0.05 + 0.75 * frac, trial=i + 1, trials=n, best_metric=sign * best,
+                        eta_s=round(min(rate_eta, max(0.0, budget_s - elapsed)) + 2.0, 1),
+                        message=f"trial {i + 1}: {record['model']} cv {name} {sign * record['cv_score']:.4f}")
+    return on_trial
+
+
+def train(spec: dict, out_dir: str) -> str:
+    start = time.monotonic()
+    problem, metric, seed = spec["problem"], spec["metric"], int(spec["seed"])
+    if problem not in PROBLEMS:
+        raise SpecError(f"the tabular pipeline handles {', '.join(PROBLEMS)}, not {problem!r}")
+    mode, budget_s = spec["budget"]["mode"], float(spec["budget"]["time_budget_s"])
+    os.makedirs(out_dir, exist_ok=True)
+    events.progress("preparing", 0.0, message="reading the table")
+    columns, classes, data = _load(spec)
+    (Xtr, ytr, gtr), (Xva, yva, gva), (Xte, yte, gte) = data["train"], data["val"], data["test"]
+    k = len(classes) if problem != "regression" else 1
+    threads = _threads(spec, Xtr.size)
+    events.log("info", f"{problem}: {len(ytr)}/{len(yva)}/{len(yte)} rows train/val/test, {len(columns)} features, "
+                       f"mode {mode}, budget {budget_s:g} s, {threads} threads")
+    events.progress("preparing", 0.05, message="searching")
+
+    search_budget = max(0.5, SEARCH_SHARE * budget_s - (time.monotonic() - start))
+    res = run_search(problem, metric, columns, Xtr, ytr, gtr, k, seed, mode, search_budget, threads,
+                     _trial_reporter(problem, metric, search_budget))
+    best = res.best
+    events.log("info", f"chosen: {best['model']} {best['params']} (cv score {res.best_score:.4f}, {len(res.trials)} trials)")
+
+    events.progress("training", 0.8, message="fitting the final model")
+    final = models.fit(best, problem, columns, Xtr, ytr, seed, threads)
+    for part in (final.parts if best["model"] == "blend" else [final]):
+        if isinstance(part, (models.lgb.LGBMClassifier, models.lgb.LGBMRegressor)):
+            models.float32_exact(part)
+    val_raw = models.predict(final, problem, Xva)
+    cal, cal_record = calibration.choose(problem, np.tile(ytr, len(res.oof)), np.vstack(res.oof), yva, val_raw) \
+        if problem != "regression" else (None, {"applied": False, "reason": "regression"})
+    val_scores = calibration.apply(cal, val_raw)
+    thresholds = None
+    if problem != "regression":
+        thresholds = [round(t, 7) for t in T.choose_thresholds(problem, one_hot(yva, k), val_scores, metric)]
+
+    events.progress("exporting", 0.85, message="exporting to ONNX and checking parity")
+    onnx_model = export.build_onnx(final, best, problem, Xtr.shape[1], k, cal)
+    test_ref = calibration.apply(cal, models.predict(final, problem, Xte))
+    test_scores, parity = export.check_parity(onnx_model, Xte, test_ref, problem)
+    tmp = os.path.join(out_dir, "model.onnx.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(onnx_model.SerializeToString())
+    os.replace(tmp, os.path.join(out_dir, "model.onnx"))
+    events.artifact("model.onnx", "model")
+
+    events.progress("evaluating", 0.9, message="test metrics with patient-level bootstrap intervals")
+    val_metrics, val_extras = evaluation.score_split(problem, yva, val_scores, thresholds, gva, seed)
+    test_metrics, test_extras = evaluation.score_split(problem, yte, test_scores, thresholds, gte, seed)
+    evaluation.emit_metrics(events, "val", val_metrics)
+    evaluation.emit_metrics(events, "test", test_metrics)
+    importance = models.importance(final, best, columns, Xte)
+    figs = evaluation.write_figures(out_dir, problem, classes, test_extras, importance)
+    for f in figs:
+        events.artifact(f["file"], "figure")
+
+    summary = {
+        "model": best["model"], "params": best["params"], "n_estimators": best.get("n_estimators"),
+        "parts": best.get("parts"),
+        "cv_score": round(res.best_score, 6), "cv_folds": PLANS[mode].folds, "cv_repeats": PLANS[mode].repeats,
+        "selection_metric": "rmse" if problem == "regression" else metric,
+        "trials": len(res.trials), "search_stopped_by_time": res.stopped_by_time,
+        "calibration": cal_record.get("method") if cal else None,
+        "final_fit": "train split only (val: calibration choice, thresholds, validation metrics)",
+        "parity_max_abs_diff": parity, "threads": threads,
+    }
+    write_report(out_dir, {
+        "problem": problem, "metric": metric, "classes": classes, "model": summary,
+        "test": test_extras, "validation": val_extras, "calibration": cal_record, "thresholds": thresholds,
+        "importance": importance, "trials": res.trials,
+    })
+    events.artifact("report.json", "report")
+    manifest = {
+        "schema_version": 1, "kind": "tabular", "problem": problem, "model_file": "model.onnx",
+        "input": {"name": export.INPUT, "columns": [c.manifest() for c in columns]},
+        "outputs": {"scores": export.OUTPUT},
+        "classes": classes,
+        "metrics": {"validation": val_metrics, "test": test_metrics},
+        "figures": figs, "report_file": "report.json", "model_summary": summary,
+        "provenance": provenance(spec, time.monotonic() - start, "cpu", _framework()),
+    }
+    if problem != "regression":
+        manifest["thresholds"] = thresholds
+        manifest["metric"] = metric
+        manifest["threshold_rule"] = T.RULES[metric] if problem == "binary" else \
+            "multiclass: prediccion is the argmax of scores; thresholds are informational"
+    path = write_manifest(out_dir, manifest)
+    events.progress("evaluating", 1.0, message="done")
+    return path
+
+
+def _framework() -> dict[str, str]:
+    import lightgbm
+    import onnx
+    import onnxruntime
+    import sklearn
+
+    return {"lightgbm": lightgbm.__version__, "scikit-learn": sklearn.__version__, "onnx": onnx.__version__,
+            "onnxruntime": onnxruntime.__version__}
