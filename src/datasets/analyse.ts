@@ -1,0 +1,198 @@
+import path from "node:path";
+import { parseNumber, readCsvFile, type CsvTable } from "./csv.js";
+import { boxesFromCoco, boxesFromCsv, boxesFromVoc, checkBoxes, looksLikeCoco, readCoco, BOX_COLUMNS, type Box, type Ctx } from "./detection.js";
+import type { ExtractResult } from "./extract.js";
+import { inspectImages, isImageFile, type ImageInfo } from "./images.js";
+import { DatasetFault, type ReportBuilder } from "./report.js";
+import { checkTable, type CheckedTable } from "./table-checks.js";
+import { problemOf, type DatasetRequest, type Problem } from "./types.js";
+
+// From an extracted archive to checked, normalised rows: find the CSV (or VOC/COCO annotations),
+// run the checks for the task, decode every image, and shape the table the pipeline reads.
+
+export interface Analysed {
+  root: string;
+  idCol: string;
+  imagesCol: string | null;
+  labelCols: string[];
+  dataCols: string[];
+  classNameCol: string | null;
+  problem: Problem;
+  header: string[];
+  rows: string[][];
+  /** One entry per row: the patient and the label that stratifies the split. */
+  strataRows: Array<{ patient: string; label: string }>;
+}
+
+const rel = (f: string, top: string | null) => (top && f.startsWith(`${top}/`) ? f.slice(top.length + 1) : f);
+
+/** The CSV to read: the only one, or the only one at the dataset's top level. */
+export function pickCsv(files: string[], top: string | null): string | null {
+  const csvs = files.filter((f) => f.toLowerCase().endsWith(".csv"));
+  if (csvs.length <= 1) return csvs[0] ?? null;
+  const atTop = csvs.filter((f) => !rel(f, top).includes("/"));
+  if (atTop.length === 1) return atTop[0];
+  throw new DatasetFault("csv_ambiguous", `the zip holds several CSV files (${csvs.slice(0, 5).join(", ")}); keep one at the top level`);
+}
+
+export async function analyseDataset(
+  ex: ExtractResult,
+  request: DatasetRequest,
+  report: ReportBuilder,
+  opts: { willSplit: boolean; signal?: AbortSignal },
+): Promise<Analysed | null> {
+  const root = ex.topLevelFolder ? path.join(ex.dir, ex.topLevelFolder) : ex.dir;
+  const files = new Set(ex.files);
+  const csvPath = pickCsv(ex.files, ex.topLevelFolder);
+  if (request.type_of_experiment === "detection") return analyseDetection(ex, root, files, csvPath, request, report, opts);
+  if (!csvPath) throw new DatasetFault("csv_missing", "the zip holds no .csv file; put the CSV at the top level of the zip");
+  report.summary.format = "csv";
+  report.summary.csv_path = csvPath;
+  const table = await readCsvFile(path.join(ex.dir, ...csvPath.split("/")), report, csvPath);
+  report.summary.delimiter = table.delimiter;
+  const checked = checkTable(table, { report, csvPath, request, files, top: ex.topLevelFolder, willSplit: opts.willSplit });
+  if (!checked) return null;
+  if (request.task === "vision") {
+    const sizes = await inspectImages(root, [...checked.images], { signal: opts.signal });
+    reportImages(sizes, report, checked);
+    const referenced = new Set([...checked.images]);
+    const unreferenced = ex.files.filter((f) => isImageFile(f) && !referenced.has(rel(f, ex.topLevelFolder)));
+    report.summary.unreferenced_images = unreferenced.length;
+    if (unreferenced.length) {
+      report.warn("image_unreferenced", `${unreferenced.length} image(s) in the zip are not in the CSV and will not be used, e.g. ${unreferenced.slice(0, 3).join(", ")}`, { path: unreferenced[0] });
+    }
+  }
+  const labelCols = request.label_cols;
+  const classes = new Set(checked.rows.map((r) => r.values[checked.labelIdx[0]]));
+  return {
+    root,
+    idCol: checked.idCol,
+    imagesCol: request.task === "vision" ? request.images_col ?? null : null,
+    labelCols,
+    dataCols: request.task === "data" ? request.data_cols ?? [] : [],
+    classNameCol: request.model_type === 0 && labelCols.length === 1 ? classNameColumn(checked) : null,
+    problem: problemOf(request, classes.size),
+    header: checked.header,
+    rows: normalisedRows(checked, table),
+    strataRows: checked.rows.map((r) => ({ patient: r.patient, label: checked.labelIdx.map((i) => r.values[i]).join("|") })),
+  };
+}
+
+function reportImages(sizes: Map<string, ImageInfo>, report: ReportBuilder, checked?: CheckedTable): void {
+  const firstRow = new Map<string, number>();
+  for (const r of checked?.rows ?? []) if (r.image && !firstRow.has(r.image)) firstRow.set(r.image, r.row);
+  let wMin = Infinity, wMax = 0, hMin = Infinity, hMax = 0;
+  const channels: Record<string, number> = {};
+  for (const [img, info] of sizes) {
+    if ("error" in info) {
+      report.error("image_unreadable", `'${img}' cannot be decoded as an image: ${info.error}`, { path: img, row: firstRow.get(img) });
+      continue;
+    }
+    wMin = Math.min(wMin, info.width);
+    wMax = Math.max(wMax, info.width);
+    hMin = Math.min(hMin, info.height);
+    hMax = Math.max(hMax, info.height);
+    channels[info.channels] = (channels[info.channels] ?? 0) + 1;
+  }
+  if (wMax > 0) report.summary.image_sizes = { width: { min: wMin, max: wMax }, height: { min: hMin, max: hMax }, channels };
+}
+
+/** The user's columns, with image paths made relative to the root and decimal commas turned into points. */
+function normalisedRows(checked: CheckedTable, table: CsvTable): string[][] {
+  return checked.rows.map((r) => {
+    const v = [...r.values];
+    if (checked.imageIdx !== null && r.image) v[checked.imageIdx] = r.image;
+    for (const di of checked.numericData) {
+      const n = parseNumber(v[di], table.delimiter);
+      if (n !== null && table.delimiter === ";") v[di] = String(n);
+    }
+    return v;
+  });
+}
+
+/** A column (not otherwise used) whose values name the class codes one-to-one, e.g. label 0/1 beside benign/malignant. */
+function classNameColumn(checked: CheckedTable): string | null {
+  const li = checked.labelIdx[0];
+  const used = new Set([0, li, ...(checked.imageIdx !== null ? [checked.imageIdx] : []), ...checked.dataIdx]);
+  for (let c = 0; c < checked.header.length; c++) {
+    if (used.has(c)) continue;
+    const fwd = new Map<string, string>();
+    const back = new Map<string, string>();
+    let ok = checked.rows.length > 0;
+    for (const r of checked.rows) {
+      const [code, name] = [r.values[li], r.values[c]];
+      if (name === "" || (fwd.has(code) && fwd.get(code) !== name) || (back.has(name) && back.get(name) !== code)) {
+        ok = false;
+        break;
+      }
+      fwd.set(code, name);
+      back.set(name, code);
+    }
+    if (ok && fwd.size >= 2 && [...back.keys()].some((n) => parseNumber(n, ",") === null)) return checked.header[c];
+  }
+  return null;
+}
+
+async function analyseDetection(
+  ex: ExtractResult,
+  root: string,
+  files: Set<string>,
+  csvPath: string | null,
+  request: DatasetRequest,
+  report: ReportBuilder,
+  opts: { signal?: AbortSignal },
+): Promise<Analysed | null> {
+  if (request.task !== "vision") throw new DatasetFault("detection_needs_vision", "object detection works on images: use task 'vision'");
+  const ctx: Ctx = { report, files, top: ex.topLevelFolder };
+  const labelCol = request.label_cols[0] ?? "label";
+  let imagesCol = request.images_col ?? "image";
+  let idCol = "patient_id";
+  let boxes: Box[] | null;
+  if (csvPath) {
+    report.summary.format = "csv";
+    report.summary.csv_path = csvPath;
+    const table = await readCsvFile(path.join(ex.dir, ...csvPath.split("/")), report, csvPath);
+    report.summary.delimiter = table.delimiter;
+    if (!request.images_col) {
+      report.error("images_col_missing", "task 'vision' needs images_col: the column holding the image paths");
+      return null;
+    }
+    idCol = table.header[0];
+    imagesCol = request.images_col;
+    boxes = boxesFromCsv(table, imagesCol, labelCol, ctx, csvPath);
+  } else {
+    const xmls = ex.files.filter((f) => f.toLowerCase().endsWith(".xml"));
+    const jsons = ex.files.filter((f) => f.toLowerCase().endsWith(".json"));
+    if (xmls.length) {
+      report.summary.format = "voc";
+      boxes = await boxesFromVoc(xmls, ex.dir, ctx);
+    } else {
+      const coco = jsons.map((j) => [j, readCoco(path.join(ex.dir, ...j.split("/")), j)] as const).find(([, v]) => looksLikeCoco(v));
+      if (!coco) throw new DatasetFault("annotations_missing", "a detection zip needs a CSV (one row per box), Pascal VOC XML files or a COCO JSON; none was found");
+      report.summary.format = "coco";
+      boxes = boxesFromCoco(coco[1] as Parameters<typeof boxesFromCoco>[0], coco[0], ctx);
+    }
+  }
+  if (!boxes) return null;
+  const images = [...new Set(boxes.map((b) => b.image).filter((i): i is string => !!i))];
+  const sizes = await inspectImages(root, images, { signal: opts.signal });
+  reportImages(sizes, report);
+  checkBoxes(boxes, sizes, report);
+  // One row per box; an image with boxes drops its "no objects" row.
+  const hasBoxes = new Set(boxes.filter((b) => b.coords).map((b) => b.image));
+  const rows = boxes
+    .filter((b) => b.image && (b.coords || !hasBoxes.has(b.image)))
+    .map((b) => [b.patient, b.image!, b.coords ? b.label : "", ...(b.coords ? b.coords.map(String) : ["", "", "", ""])]);
+  return {
+    root,
+    idCol,
+    imagesCol,
+    labelCols: [labelCol],
+    dataCols: [],
+    classNameCol: null,
+    problem: "detection",
+    header: [idCol, imagesCol, labelCol, ...BOX_COLUMNS],
+    rows,
+    strataRows: rows.map((r) => ({ patient: r[0], label: "" })),
+  };
+}

@@ -1,0 +1,114 @@
+import fs from "node:fs";
+import { parse } from "csv-parse/sync";
+import { DatasetFault, type ReportBuilder } from "./report.js";
+
+// Reading the user's CSV as spreadsheets write it: UTF-8 with or without BOM, ',' or ';', CRLF or LF,
+// quoted fields. Row numbers are those a spreadsheet shows (header = 1), blank lines included.
+
+export interface CsvTable {
+  header: string[];
+  /** Data rows; rows[i] is spreadsheet row i + 2. Blank lines are kept as null so numbering holds. */
+  rows: Array<string[] | null>;
+  delimiter: "," | ";";
+  bom: boolean;
+}
+
+/** The CSV is read whole; past this it is refused rather than risk the server's memory. */
+export const MAX_CSV_BYTES = 256 * 1024 * 1024;
+
+export const sheetRow = (index: number) => index + 2;
+
+/** Counts ',' and ';' outside quotes on the first line; the more frequent one is the delimiter. */
+export function sniffDelimiter(text: string): "," | ";" {
+  let commas = 0;
+  let semis = 0;
+  let quoted = false;
+  for (const ch of text) {
+    if (ch === '"') quoted = !quoted;
+    else if (!quoted && (ch === "\n" || ch === "\r")) break;
+    else if (!quoted && ch === ",") commas++;
+    else if (!quoted && ch === ";") semis++;
+  }
+  return semis > commas ? ";" : ",";
+}
+
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const DECIMAL_COMMA = /^[+-]?\d+,\d+$/;
+
+/** A number as written in the CSV; with ';' as delimiter a decimal comma (3,5) is accepted too. */
+export function parseNumber(value: string, delimiter: "," | ";"): number | null {
+  const v = value.trim();
+  if (NUMBER.test(v)) return Number(v);
+  if (delimiter === ";" && DECIMAL_COMMA.test(v)) return Number(v.replace(",", "."));
+  return null;
+}
+
+export function parseCsvText(buf: Buffer, report: ReportBuilder, csvPath: string): CsvTable {
+  const bom = buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf;
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bom ? buf.subarray(3) : buf);
+  } catch {
+    throw new DatasetFault("csv_encoding", `${csvPath} is not UTF-8 text; save it as "CSV UTF-8" from the spreadsheet`, { path: csvPath });
+  }
+  const delimiter = sniffDelimiter(text);
+  let records: string[][];
+  try {
+    records = parse(text, { delimiter, relax_quotes: true, relax_column_count: true, skip_empty_lines: false, trim: true });
+  } catch (err) {
+    const e = err as { message: string; lines?: number };
+    throw new DatasetFault("csv_malformed", `${csvPath} cannot be read as CSV near line ${e.lines ?? "?"}: ${e.message}`, { path: csvPath, row: e.lines });
+  }
+  if (records.length === 0) throw new DatasetFault("csv_empty", `${csvPath} is empty`, { path: csvPath });
+  const header = records[0];
+  const seen = new Map<string, number>();
+  header.forEach((name, i) => {
+    if (name === "") report.error("csv_header_empty", `column ${i + 1} has no name in the header row`, { row: 1, path: csvPath });
+    else if (seen.has(name)) report.error("csv_header_duplicate", `the column name '${name}' appears twice in the header row`, { row: 1, column: name, path: csvPath });
+    seen.set(name, i);
+  });
+  if (header.length > 1 && header.every((h) => h !== "" && parseNumber(h, delimiter) !== null)) {
+    report.error("csv_header_missing", "the first row holds numbers, not column names; add a header row", { row: 1, path: csvPath });
+  }
+  const rows: Array<string[] | null> = [];
+  for (let i = 1; i < records.length; i++) {
+    const r = records[i];
+    if (r.length === 1 && r[0] === "") {
+      rows.push(null);
+      continue;
+    }
+    if (r.length !== header.length) {
+      report.error("csv_row_length", `row ${i + 1} has ${r.length} fields; the header has ${header.length}`, { row: i + 1, path: csvPath });
+    }
+    rows.push(r);
+  }
+  // Trailing blank lines are not rows a user would count.
+  while (rows.length && rows[rows.length - 1] === null) rows.pop();
+  if (rows.every((r) => r === null)) report.error("csv_no_rows", `${csvPath} has a header but no data rows`, { path: csvPath });
+  return { header, rows, delimiter, bom };
+}
+
+export async function readCsvFile(file: string, report: ReportBuilder, csvPath: string): Promise<CsvTable> {
+  const st = await fs.promises.stat(file);
+  if (st.size > MAX_CSV_BYTES) throw new DatasetFault("csv_too_large", `${csvPath} is larger than ${MAX_CSV_BYTES} bytes`, { path: csvPath });
+  return parseCsvText(await fs.promises.readFile(file), report, csvPath);
+}
+
+/** Index of each requested column; reports the missing ones (suggesting a near match). */
+export function resolveColumns(table: CsvTable, wanted: string[], role: string, report: ReportBuilder, csvPath: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const name of wanted) {
+    const i = table.header.indexOf(name);
+    if (i >= 0) {
+      out.set(name, i);
+      continue;
+    }
+    const near = table.header.find((h) => h.toLowerCase().replace(/[\s_-]/g, "") === name.toLowerCase().replace(/[\s_-]/g, ""));
+    report.error(
+      "column_missing",
+      `the ${role} column '${name}' is not in the CSV header${near ? ` (did you mean '${near}'?)` : ""}; columns are: ${table.header.join(", ")}`,
+      { row: 1, column: name, path: csvPath },
+    );
+  }
+  return out;
+}

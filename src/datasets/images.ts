@@ -1,0 +1,95 @@
+import path from "node:path";
+import sharp from "sharp";
+
+// Image paths as written in the CSV, and decoding every image once with sharp.
+
+/** What Builder accepts in file and folder names: portable on every OS and in every URL without escaping. */
+const SAFE = /^[A-Za-z0-9._\-/]$/;
+
+const CHAR_NAMES: Record<string, string> = {
+  " ": "a space",
+  "\t": "a tab",
+  "\\": "a backslash (use '/' between folders)",
+  "(": "'('",
+  ")": "')'",
+  ",": "a comma",
+  ";": "a semicolon",
+  "#": "'#'",
+  "%": "'%'",
+  "&": "'&'",
+  "'": "a quote",
+};
+
+export interface CharProblem {
+  char: string;
+  name: string;
+  position: number;
+  suggestion: string;
+}
+
+/** First character a path may not hold, its name, and the path with every such character replaced by '_'. */
+export function pathCharProblem(p: string): CharProblem | null {
+  const chars = [...p];
+  const i = chars.findIndex((c) => !SAFE.test(c));
+  if (i < 0) return null;
+  const c = chars[i];
+  const name = CHAR_NAMES[c] ?? `'${c}' (U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")})`;
+  const suggestion = chars.map((x) => (x === "\\" ? "/" : SAFE.test(x) ? x : "_")).join("");
+  return { char: c, name, position: i + 1, suggestion };
+}
+
+/**
+ * Where an image path from the CSV lies in the archive. The zip's folders must equal the CSV paths;
+ * one folder around everything is tolerated (whether or not the CSV path repeats it).
+ * Returns the path relative to the dataset root, or null when absent (with a case-only near match if any).
+ */
+export function locateImage(value: string, files: Set<string>, top: string | null, lowerIndex?: Map<string, string>): { rel: string | null; near?: string } {
+  const v = value.replace(/\\/g, "/").replace(/^\.\//, "");
+  const candidates = top ? [`${top}/${v}`, v] : [v];
+  for (const c of candidates) {
+    if (files.has(c)) return { rel: top && c.startsWith(`${top}/`) ? c.slice(top.length + 1) : c };
+  }
+  if (lowerIndex) {
+    for (const c of candidates) {
+      const near = lowerIndex.get(c.toLowerCase());
+      if (near) return { rel: null, near: top && near.startsWith(`${top}/`) ? near.slice(top.length + 1) : near };
+    }
+  }
+  return { rel: null };
+}
+
+export const IMAGE_EXTENSIONS = new Set([".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp"]);
+export const isImageFile = (name: string) => IMAGE_EXTENSIONS.has(path.extname(name).toLowerCase());
+
+export type ImageInfo = { width: number; height: number; channels: number; format: string } | { error: string };
+
+/**
+ * Decodes one image fully (a truncated or corrupt file fails here, not during training). The decode is
+ * resized to a few pixels so memory per image stays small; JPEG shrink-on-load still reads every scan.
+ */
+export async function inspectImage(file: string): Promise<ImageInfo> {
+  try {
+    const img = sharp(file, { failOn: "error", limitInputPixels: 200_000_000 });
+    const meta = await img.metadata();
+    if (!meta.width || !meta.height) return { error: "no width or height" };
+    await img.resize(8, 8, { fit: "fill" }).raw().toBuffer();
+    return { width: meta.width, height: meta.height, channels: meta.channels ?? 0, format: meta.format ?? "unknown" };
+  } catch (err) {
+    return { error: (err as Error).message.split("\n")[0] };
+  }
+}
+
+/** Inspects many images with a few in flight (sharp decodes on libuv's thread pool). */
+export async function inspectImages(root: string, rels: string[], opts: { concurrency?: number; signal?: AbortSignal } = {}): Promise<Map<string, ImageInfo>> {
+  const out = new Map<string, ImageInfo>();
+  let next = 0;
+  const worker = async () => {
+    while (next < rels.length) {
+      opts.signal?.throwIfAborted();
+      const rel = rels[next++];
+      out.set(rel, await inspectImage(path.join(root, ...rel.split("/"))));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 4, rels.length) }, worker));
+  return out;
+}

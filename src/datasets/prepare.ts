@@ -1,0 +1,89 @@
+import fs from "node:fs";
+import path from "node:path";
+import { pipeline } from "node:stream/promises";
+import type { Config } from "../config.js";
+import type { Bucket } from "../storage/bucket.js";
+import { meter } from "../storage/local-bucket.js";
+import { analyseDataset, type Analysed } from "./analyse.js";
+import { extractZip } from "./extract.js";
+import { DatasetFault, ReportBuilder, type DatasetReport } from "./report.js";
+import { allTest, patientStrata, splitPatients } from "./split.js";
+import { writeCsv } from "./table-writer.js";
+import type { DatasetRequest, PreparedDataset } from "./types.js";
+
+export type { DatasetRequest, PreparedDataset, DatasetReport };
+
+export interface PrepareArgs {
+  /** Bucket object path (zip_gcloud), already authorised by the caller. */
+  zipPath: string;
+  /** Per-experiment folder the caller owns (created if missing); everything is written under it. */
+  workDir: string;
+  request: DatasetRequest;
+  seed: number;
+  /** all_test for Retrospective: every patient in test. */
+  split: "train_val_test" | "all_test";
+  signal?: AbortSignal;
+}
+
+/**
+ * Fetches the zip, extracts it safely, checks it and, when valid, writes the normalised table and the
+ * patient split. Problems with the user's data come back in the report (never thrown); infrastructure
+ * failures (bucket unreachable, disk full) and cancellation (AbortError) are thrown.
+ */
+export async function prepareDataset(deps: { bucket: Bucket; config: Config }, args: PrepareArgs): Promise<PreparedDataset> {
+  const report = new ReportBuilder();
+  const workDir = path.resolve(args.workDir);
+  await fs.promises.mkdir(workDir, { recursive: true });
+  const zipLocal = path.join(workDir, "dataset.zip");
+  const stat = await deps.bucket.stat(args.zipPath);
+  if (!stat) {
+    report.error("zip_not_found", `no file at '${args.zipPath}'; upload it first (PUT /v1/files/${args.zipPath})`, { path: args.zipPath });
+    return { report: report.build(), sha256: "" };
+  }
+  const m = meter();
+  await pipeline(await deps.bucket.read(args.zipPath), m.stream, fs.createWriteStream(zipLocal), { signal: args.signal });
+  const { sha256 } = m.result();
+
+  const extractDir = path.join(workDir, "dataset");
+  await fs.promises.rm(extractDir, { recursive: true, force: true });
+  let analysed: Analysed | null = null;
+  try {
+    const ex = await extractZip(
+      zipLocal,
+      extractDir,
+      { maxEntries: deps.config.ZIP_MAX_ENTRIES, maxUncompressedBytes: deps.config.ZIP_MAX_UNCOMPRESSED_BYTES, maxCompressionRatio: deps.config.ZIP_MAX_COMPRESSION_RATIO },
+      args.signal,
+    );
+    report.summary.top_level_folder = ex.topLevelFolder;
+    analysed = await analyseDataset(ex, args.request, report, { willSplit: args.split === "train_val_test", signal: args.signal });
+  } catch (err) {
+    if (!(err instanceof DatasetFault)) throw err;
+    report.error(err.code, err.message, err.where);
+    // A refused archive leaves nothing extracted behind.
+    await fs.promises.rm(extractDir, { recursive: true, force: true });
+  } finally {
+    await fs.promises.rm(zipLocal, { force: true });
+  }
+  if (!analysed || report.hasErrors) return { report: report.build(), sha256 };
+
+  const table = path.join(workDir, "table.csv");
+  await writeCsv(table, analysed.header, analysed.rows);
+  const split =
+    args.split === "all_test"
+      ? allTest(analysed.strataRows.map((r) => r.patient), args.seed)
+      : splitPatients(patientStrata(analysed.strataRows, { regression: analysed.problem === "regression" }), args.seed);
+  report.summary.split = { train: split.train.length, val: split.val.length, test: split.test.length };
+  return {
+    report: report.build(),
+    sha256,
+    root: analysed.root,
+    table,
+    idCol: analysed.idCol,
+    imagesCol: analysed.imagesCol,
+    labelCols: analysed.labelCols,
+    dataCols: analysed.dataCols,
+    classNameCol: analysed.classNameCol,
+    problem: analysed.problem,
+    split,
+  };
+}

@@ -1,0 +1,106 @@
+// The dataset report: every problem found, where it is, and a summary of what the dataset holds.
+// Problems are collected, never thrown, so one upload tells the user everything wrong with it at once.
+
+export type Severity = "error" | "warning";
+
+export interface DatasetProblem {
+  severity: Severity;
+  code: string;
+  message: string;
+  /** Line number as a spreadsheet shows it: the header is row 1, the first data row is row 2. */
+  row?: number;
+  column?: string;
+  /** Path inside the zip (or the image path as written in the CSV). */
+  path?: string;
+}
+
+export interface DatasetSummary {
+  format?: "csv" | "voc" | "coco";
+  csv_path?: string;
+  delimiter?: "," | ";";
+  /** Folder around everything in the zip that was removed ("tolerated top-level folder"). */
+  top_level_folder?: string | null;
+  rows?: number;
+  patients?: number;
+  images?: number;
+  images_per_patient?: { min: number; max: number; mean: number };
+  /** Per label column: class value -> row count (boxes for detection). */
+  class_counts?: Record<string, Record<string, number>>;
+  image_sizes?: { width: { min: number; max: number }; height: { min: number; max: number }; channels: Record<string, number> };
+  features?: Array<{ name: string; type: "numeric" | "categorical"; min?: number; max?: number; categories?: number; missing: number }>;
+  label_range?: { min: number; max: number };
+  boxes?: number;
+  /** Patients per part of the split (prepare only). */
+  split?: { train: number; val: number; test: number };
+  /** Files in the zip that no CSV row refers to (vision). */
+  unreferenced_images?: number;
+  images_without_objects?: number;
+  /** How many problems of each code were found, including those left out of the lists. */
+  problem_counts?: Record<string, number>;
+}
+
+export interface DatasetReport {
+  valid: boolean;
+  errors: DatasetProblem[];
+  warnings: DatasetProblem[];
+  /** Problems found but left out of the lists (each list is capped). */
+  errors_omitted: number;
+  warnings_omitted: number;
+  summary: DatasetSummary;
+}
+
+/** Per code, only the first few problems are listed (the rest are counted) so one frequent fault cannot hide others. */
+export const MAX_PER_CODE = 25;
+export const MAX_PER_LIST = 200;
+
+export class ReportBuilder {
+  readonly errors: DatasetProblem[] = [];
+  readonly warnings: DatasetProblem[] = [];
+  readonly counts: Record<string, number> = {};
+  errorsOmitted = 0;
+  warningsOmitted = 0;
+  private errorTotal = 0;
+  summary: DatasetSummary = {};
+
+  error(code: string, message: string, where: Omit<DatasetProblem, "severity" | "code" | "message"> = {}): void {
+    this.add({ severity: "error", code, message, ...where });
+  }
+
+  warn(code: string, message: string, where: Omit<DatasetProblem, "severity" | "code" | "message"> = {}): void {
+    this.add({ severity: "warning", code, message, ...where });
+  }
+
+  private add(p: DatasetProblem): void {
+    const n = (this.counts[p.code] = (this.counts[p.code] ?? 0) + 1);
+    const list = p.severity === "error" ? this.errors : this.warnings;
+    if (p.severity === "error") this.errorTotal++;
+    if (n > MAX_PER_CODE || list.length >= MAX_PER_LIST) {
+      if (p.severity === "error") this.errorsOmitted++;
+      else this.warningsOmitted++;
+      return;
+    }
+    list.push(p);
+  }
+
+  get hasErrors(): boolean {
+    return this.errorTotal > 0;
+  }
+
+  build(): DatasetReport {
+    return {
+      valid: !this.hasErrors,
+      errors: this.errors,
+      warnings: this.warnings,
+      errors_omitted: this.errorsOmitted,
+      warnings_omitted: this.warningsOmitted,
+      summary: { ...this.summary, problem_counts: { ...this.counts } },
+    };
+  }
+}
+
+/** A fatal problem that stops the checks early (unreadable zip, unsafe entry, no CSV): reported, not thrown to the caller. */
+export class DatasetFault extends Error {
+  constructor(public readonly code: string, message: string, public readonly where: Omit<DatasetProblem, "severity" | "code" | "message"> = {}) {
+    super(message);
+  }
+}

@@ -1,0 +1,119 @@
+import type { PatientSplit } from "./types.js";
+
+// The patient-grouped split: every row of a patient goes to the same part, so the test metrics are
+// measured on patients the model never saw. Seeded and reproducible: the same patients, strata and seed
+// give the same split whatever the row order. Stratified by class where a class has enough patients.
+
+export interface SplitFractions {
+  val: number;
+  test: number;
+}
+export const DEFAULT_FRACTIONS: SplitFractions = { val: 0.15, test: 0.15 };
+
+/** mulberry32: a tiny, well-mixed 32-bit PRNG; enough for shuffling, identical on every platform. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function shuffle<T>(items: T[], rand: () => number): T[] {
+  const a = [...items];
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [a[i], a[j]] = [a[j], a[i]];
+  }
+  return a;
+}
+
+const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * patients: patient id -> stratum (its class; "" when not stratified). Within each stratum of n >= 3
+ * patients, at least one goes to validation and one to test; smaller strata go to train first.
+ */
+export function splitPatients(patients: Map<string, string>, seed: number, fractions: SplitFractions = DEFAULT_FRACTIONS): PatientSplit {
+  const rand = prng(seed);
+  const strata = new Map<string, string[]>();
+  for (const [pid, stratum] of patients) {
+    if (!strata.has(stratum)) strata.set(stratum, []);
+    strata.get(stratum)!.push(pid);
+  }
+  const out: PatientSplit = { seed, train: [], val: [], test: [] };
+  for (const stratum of [...strata.keys()].sort(byString)) {
+    const ids = shuffle(strata.get(stratum)!.sort(byString), rand);
+    const n = ids.length;
+    let nTest = Math.round(n * fractions.test);
+    let nVal = Math.round(n * fractions.val);
+    if (n >= 3) {
+      nTest = Math.max(1, nTest);
+      nVal = Math.max(1, nVal);
+    } else if (n === 2) {
+      nTest = 1;
+      nVal = 0;
+    } else {
+      nTest = 0;
+      nVal = 0;
+    }
+    out.test.push(...ids.slice(0, nTest));
+    out.val.push(...ids.slice(nTest, nTest + nVal));
+    out.train.push(...ids.slice(nTest + nVal));
+  }
+  for (const part of [out.train, out.val, out.test]) part.sort(byString);
+  assertDisjoint(out);
+  return out;
+}
+
+/** Retrospective: every patient is tested. */
+export function allTest(patients: Iterable<string>, seed: number): PatientSplit {
+  return { seed, train: [], val: [], test: [...new Set(patients)].sort(byString) };
+}
+
+/** No patient in two parts: checked on every split made, not assumed. */
+export function assertDisjoint(split: PatientSplit): void {
+  const where = new Map<string, string>();
+  for (const part of ["train", "val", "test"] as const) {
+    for (const id of split[part]) {
+      const before = where.get(id);
+      if (before) throw new Error(`patient ${id} is in both ${before} and ${part}`);
+      where.set(id, part);
+    }
+  }
+}
+
+/** The stratum of each patient: its most frequent label (ties: the smallest), or a regression quantile bin. */
+export function patientStrata(rows: Array<{ patient: string; label: string }>, opts: { regression?: boolean; bins?: number } = {}): Map<string, string> {
+  const perPatient = new Map<string, Map<string, number>>();
+  for (const r of rows) {
+    if (!perPatient.has(r.patient)) perPatient.set(r.patient, new Map());
+    const m = perPatient.get(r.patient)!;
+    m.set(r.label, (m.get(r.label) ?? 0) + 1);
+  }
+  const out = new Map<string, string>();
+  if (opts.regression) {
+    // Mean label per patient, then quantile bins, so train/val/test cover the same range of values.
+    const means = [...perPatient].map(([pid, m]) => {
+      let s = 0;
+      let c = 0;
+      for (const [v, k] of m) {
+        s += Number(v) * k;
+        c += k;
+      }
+      return [pid, s / c] as const;
+    });
+    means.sort((a, b) => a[1] - b[1] || byString(a[0], b[0]));
+    const bins = Math.max(1, Math.min(opts.bins ?? 5, Math.floor(means.length / 3)));
+    means.forEach(([pid], i) => out.set(pid, String(Math.floor((i * bins) / means.length))));
+    return out;
+  }
+  for (const [pid, m] of perPatient) {
+    const best = [...m].sort((a, b) => b[1] - a[1] || byString(a[0], b[0]))[0][0];
+    out.set(pid, best);
+  }
+  return out;
+}

@@ -1,0 +1,129 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { createHash } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { parseConfig } from "../../src/config.js";
+import { prepareDataset, type DatasetRequest } from "../../src/datasets/prepare.js";
+import { LocalBucket } from "../../src/storage/local-bucket.js";
+import { makeZip, png, visionDataset } from "../helpers/zips.js";
+
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "prep-"));
+const config = parseConfig({ BUILDER_DATA_DIR: os.tmpdir() });
+
+async function prepare(zip: Buffer, request: DatasetRequest, split: "train_val_test" | "all_test" = "train_val_test") {
+  const bucket = new LocalBucket(tmp());
+  await bucket.write("u/e/d.zip", Readable.from([zip]));
+  const workDir = tmp();
+  const out = await prepareDataset({ bucket, config }, { zipPath: "u/e/d.zip", workDir, request, seed: 7, split });
+  return { out, workDir };
+}
+
+const vision: DatasetRequest = { task: "vision", type_of_experiment: "classification", model_type: 0, label_cols: ["label"], images_col: "image" };
+
+describe("prepareDataset", () => {
+  it("prepares a good vision zip: table, root without the wrapper folder, patient split", async () => {
+    const zip = makeZip(await visionDataset({ top: "study/" }));
+    const { out } = await prepare(zip, vision);
+    expect(out.report.errors).toEqual([]);
+    expect(out.report.valid).toBe(true);
+    expect(out.sha256).toBe(createHash("sha256").update(zip).digest("hex"));
+    expect(out.root!.endsWith(`${path.sep}study`)).toBe(true);
+    expect(out.problem).toBe("binary");
+    expect(out.idCol).toBe("patient_id");
+    expect(out.classNameCol).toBe("diagnosis");
+    const lines = fs.readFileSync(out.table!, "utf8").trim().split("\r\n");
+    expect(lines[0]).toBe('"patient_id","image","label","diagnosis"');
+    expect(lines[1]).toBe('"P0","images/p0_0.png","0","name_0"');
+    expect(fs.existsSync(path.join(out.root!, "images/p0_0.png"))).toBe(true);
+    const s = out.split!;
+    expect([...s.train, ...s.val, ...s.test].sort()).toEqual(Array.from({ length: 12 }, (_, i) => `P${i}`).sort());
+    expect(new Set([...s.train, ...s.val, ...s.test]).size).toBe(12);
+    expect(s.val.length).toBeGreaterThan(0);
+    expect(s.test.length).toBeGreaterThan(0);
+    expect(out.report.summary).toMatchObject({ rows: 24, patients: 12, images: 24, images_per_patient: { min: 2, max: 2, mean: 2 } });
+    expect(out.report.summary.class_counts).toEqual({ label: { "0": 12, "1": 12 } });
+    expect(out.report.summary.image_sizes).toMatchObject({ width: { min: 8, max: 10 }, height: { min: 8, max: 8 }, channels: { "3": 24 } });
+  });
+
+  it("puts every patient in test for all_test, and is reproducible for a seed", async () => {
+    const zip = makeZip(await visionDataset({ classes: ["a", "b", "c"] }));
+    const a = (await prepare(zip, vision, "all_test")).out;
+    expect(a.problem).toBe("multiclass");
+    expect(a.split!.test).toHaveLength(12);
+    expect(a.split!.train).toEqual([]);
+    const b1 = (await prepare(zip, vision)).out.split;
+    const b2 = (await prepare(zip, vision)).out.split;
+    expect(b1).toEqual(b2);
+  });
+
+  it("reports a missing zip with a code instead of throwing", async () => {
+    const bucket = new LocalBucket(tmp());
+    const out = await prepareDataset({ bucket, config }, { zipPath: "u/e/none.zip", workDir: tmp(), request: vision, seed: 1, split: "train_val_test" });
+    expect(out.report.valid).toBe(false);
+    expect(out.report.errors[0].code).toBe("zip_not_found");
+  });
+
+  it("prepares a data zip with ';' and decimal commas, a BOM and CRLF", async () => {
+    const rows = ["\ufeffid;age;sex;y"];
+    for (let i = 0; i < 20; i++) rows.push(`${i};${40 + i},5;${i % 2 ? "F" : "M"};${i % 2}`);
+    const zip = makeZip({ "data.csv": rows.join("\r\n") + "\r\n" });
+    const { out } = await prepare(zip, { task: "data", type_of_experiment: "classification", model_type: 0, label_cols: ["y"], data_cols: ["age", "sex"] });
+    expect(out.report.errors).toEqual([]);
+    expect(out.report.summary.features).toEqual([
+      { name: "age", type: "numeric", min: 40.5, max: 59.5, missing: 0 },
+      { name: "sex", type: "categorical", categories: 2, missing: 0 },
+    ]);
+    const lines = fs.readFileSync(out.table!, "utf8").split("\r\n");
+    expect(lines[0]).toBe('"id","age","sex","y"');
+    expect(lines[1]).toBe('"0","40.5","M","0"');
+    expect(out.dataCols).toEqual(["age", "sex"]);
+    expect(out.imagesCol).toBeNull();
+  });
+
+  it("regression: numeric labels, problem regression", async () => {
+    const rows = ["id,x,y"];
+    for (let i = 0; i < 30; i++) rows.push(`${i},${i * 2},${i / 10}`);
+    const { out } = await prepare(makeZip({ "d.csv": rows.join("\n") }), { task: "data", type_of_experiment: "classification", model_type: 1, label_cols: ["y"], data_cols: ["x"] });
+    expect(out.report.valid).toBe(true);
+    expect(out.problem).toBe("regression");
+    expect(out.report.summary.label_range).toEqual({ min: 0, max: 2.9 });
+    expect(out.split!.train.length + out.split!.val.length + out.split!.test.length).toBe(30);
+  });
+
+  it("normalises a detection CSV, a VOC and a COCO dataset to one row per box", async () => {
+    const img = await png(20, 10);
+    const det: DatasetRequest = { task: "vision", type_of_experiment: "detection", model_type: 0, label_cols: ["cls"], images_col: "img" };
+    const csv = makeZip({
+      "boxes.csv": "pid,img,cls,x1,y1,x2,y2\nA,a.png,cell,1,1,5,5\nA,a.png,cell,2,2,8,9\nB,b.png,,,,,\n",
+      "a.png": img,
+      "b.png": img,
+    });
+    const c = (await prepare(csv, det)).out;
+    expect(c.report.errors).toEqual([]);
+    expect(c.problem).toBe("detection");
+    expect(fs.readFileSync(c.table!, "utf8").split("\r\n").slice(0, 4)).toEqual([
+      '"pid","img","cls","x1","y1","x2","y2"',
+      '"A","a.png","cell","1","1","5","5"',
+      '"A","a.png","cell","2","2","8","9"',
+      '"B","b.png","","","","",""',
+    ]);
+    const voc = makeZip({
+      "Annotations/a.xml": "<annotation><filename>a.png</filename><object><name>wbc</name><bndbox><xmin>1</xmin><ymin>2</ymin><xmax>10</xmax><ymax>9</ymax></bndbox></object></annotation>",
+      "JPEGImages/a.png": img,
+    });
+    const v = (await prepare(voc, det)).out;
+    expect(v.report.errors).toEqual([]);
+    expect(v.report.summary.format).toBe("voc");
+    expect(fs.readFileSync(v.table!, "utf8").split("\r\n")[1]).toBe('"a","JPEGImages/a.png","wbc","1","2","10","9"');
+    const coco = makeZip({
+      "ann.json": JSON.stringify({ images: [{ id: 1, file_name: "a.png" }, { id: 2, file_name: "b.png" }], annotations: [{ image_id: 1, category_id: 3, bbox: [1, 1, 4, 5] }], categories: [{ id: 3, name: "rbc" }] }),
+      "images/a.png": img,
+      "images/b.png": img,
+    });
+    const k = (await prepare(coco, det)).out;
+    expect(k.report.errors).toEqual([]);
+    expect(fs.readFileSync(k.table!, "utf8").split("\r\n").slice(1, 3)).toEqual(['"a","images/a.png","rbc","1","1","5","6"', '"b","images/b.png","","","","",""']);
+  });
+});
