@@ -1,0 +1,92 @@
+import type { Readable } from "node:stream";
+import type { Bucket } from "../storage/bucket.js";
+import { BucketNotFoundError, objectPathSegments } from "../storage/bucket.js";
+import { refuse, type OutboundGuard } from "./outbound-guard.js";
+
+/**
+ * Turns the `message` of an image prediction into bytes: an http(s) link (through the outbound guard),
+ * a data:image/...;base64, URI, or gs://<bucket>/<path> naming one of the caller's own objects.
+ * The bytes are then sniffed; Content-Type and the data: URI's declared type are not trusted.
+ */
+
+export type ImageFormat = "png" | "jpeg" | "webp" | "gif" | "tiff" | "avif";
+
+/** The format the first bytes say, or null. */
+export function sniffImage(buf: Buffer): ImageFormat | null {
+  if (buf.length >= 8 && buf.readUInt32BE(0) === 0x89504e47 && buf.readUInt32BE(4) === 0x0d0a1a0a) return "png";
+  if (buf.length >= 3 && buf[0] === 0xff && buf[1] === 0xd8 && buf[2] === 0xff) return "jpeg";
+  if (buf.length >= 12 && buf.toString("latin1", 0, 4) === "RIFF" && buf.toString("latin1", 8, 12) === "WEBP") return "webp";
+  if (buf.length >= 6 && (buf.toString("latin1", 0, 6) === "GIF87a" || buf.toString("latin1", 0, 6) === "GIF89a")) return "gif";
+  if (buf.length >= 4 && (buf.readUInt32BE(0) === 0x49492a00 || buf.readUInt32BE(0) === 0x4d4d002a)) return "tiff";
+  if (buf.length >= 12 && buf.toString("latin1", 4, 8) === "ftyp" && /^avi[fs]$/.test(buf.toString("latin1", 8, 12))) return "avif";
+  return null;
+}
+
+export interface ImageFetchContext {
+  userId: string;
+  bucket: Bucket;
+  guard: OutboundGuard;
+  maxBytes: number;
+}
+
+export async function fetchImageBytes(uri: string, ctx: ImageFetchContext): Promise<{ bytes: Buffer; format: ImageFormat }> {
+  if (typeof uri !== "string" || uri.length === 0) throw refuse(400, "invalid_uri", "message must be an image URI");
+  const scheme = uri.slice(0, uri.indexOf(":") + 1).toLowerCase();
+  let bytes: Buffer;
+  if (scheme === "data:") bytes = decodeDataUri(uri, ctx.maxBytes);
+  else if (scheme === "gs:") bytes = await readOwnObject(uri, ctx);
+  else if (scheme === "http:" || scheme === "https:") {
+    const res = await ctx.guard.fetch(uri, { maxBytes: ctx.maxBytes, headers: { accept: "image/*" } });
+    if (res.status < 200 || res.status >= 300) throw refuse(422, "fetch_failed", `the URL answered HTTP ${res.status}`, { status: res.status });
+    bytes = res.body;
+  } else {
+    throw refuse(400, "unsupported_uri_scheme", `the scheme ${scheme || "(none)"} is not allowed; use https://, http://, data:image/...;base64, or gs://`);
+  }
+  const format = sniffImage(bytes);
+  if (!format) throw refuse(415, "unsupported_image_type", "the bytes are not a PNG, JPEG, WebP, GIF, TIFF or AVIF image");
+  return { bytes, format };
+}
+
+const DATA_URI = /^data:image\/[a-z0-9.+-]+(?:;[a-z0-9-]+=[^;,]*)*;base64,/i;
+
+function decodeDataUri(uri: string, maxBytes: number): Buffer {
+  const head = DATA_URI.exec(uri.slice(0, 256));
+  if (!head) throw refuse(400, "invalid_data_uri", "data URIs must look like data:image/<type>;base64,<data>");
+  const b64 = uri.slice(head[0].length);
+  // Base64 is 4/3 of the bytes: refuse before decoding a body that cannot fit.
+  if (Math.floor((b64.length * 3) / 4) > maxBytes + 3) throw refuse(413, "image_too_large", `the image is larger than the limit of ${maxBytes} bytes`);
+  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(b64)) throw refuse(400, "invalid_data_uri", "the data URI is not valid base64");
+  const bytes = Buffer.from(b64, "base64");
+  if (bytes.length > maxBytes) throw refuse(413, "image_too_large", `the image is larger than the limit of ${maxBytes} bytes`);
+  return bytes;
+}
+
+/** gs://<bucket>/<user_id>/...: only this deployment's bucket and only under the caller's own prefix. */
+async function readOwnObject(uri: string, ctx: ImageFetchContext): Promise<Buffer> {
+  const m = /^gs:\/\/([^/]+)\/(.+)$/i.exec(uri);
+  if (!m) throw refuse(400, "invalid_uri", "gs URIs look like gs://<bucket>/<path>");
+  const [, bucketName, objectPath] = m;
+  let segments: string[];
+  try {
+    segments = objectPathSegments(decodeURIComponent(objectPath));
+  } catch (err) {
+    throw refuse(400, "invalid_uri", `bad object path: ${(err as Error).message}`);
+  }
+  // Another bucket, or another user's object, is "not found": its existence is not revealed.
+  const notFound = refuse(404, "not_found", "no such object in your storage");
+  if (bucketName !== ctx.bucket.name || segments[0] !== ctx.userId) throw notFound;
+  const path = segments.join("/");
+  const st = await ctx.bucket.stat(path);
+  if (!st) throw notFound;
+  if (st.size > ctx.maxBytes) throw refuse(413, "image_too_large", `the object is ${st.size} bytes; the limit is ${ctx.maxBytes}`);
+  let stream: Readable;
+  try {
+    stream = await ctx.bucket.read(path);
+  } catch (err) {
+    if (err instanceof BucketNotFoundError) throw notFound;
+    throw err;
+  }
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
