@@ -2,12 +2,18 @@ import { Command } from "commander";
 import { ConfigError } from "./config.js";
 import { registerMigrate } from "./cli/migrate.js";
 import { registerServe } from "./cli/serve.js";
+import { registerUsers } from "./cli/users.js";
+import { registerKeys } from "./cli/keys.js";
+import { registerWorker } from "./cli/worker.js";
 
 // `./builder <command>`: each command lives in src/cli/<command>.ts.
 export async function runCli(argv: string[]): Promise<void> {
   const program = new Command("builder").description("Builder: no-code medical AI").showHelpAfterError();
   registerServe(program);
   registerMigrate(program);
+  registerUsers(program);
+  registerKeys(program);
+  registerWorker(program);
   try {
     await program.parseAsync(argv);
   } catch (err) {

@@ -7,6 +7,9 @@ import { createMetrics, type Metrics } from "./http/metrics.js";
 import { createLogger, type Logger } from "./logger.js";
 import { createAuth, type Auth } from "./auth/index.js";
 import { createBucket, type Bucket } from "./storage/index.js";
+import { ExperimentRepository } from "./experiments/repository.js";
+import { ExperimentService } from "./experiments/service.js";
+import { createRunner, type JobRunner } from "./jobs/create-runner.js";
 
 /**
  * Everything a request handler may use, built once at start-up. Routes stay thin and call into these
@@ -26,6 +29,9 @@ export interface Services {
    * "model:published" (the new models row) lets serving warm and swap its cache.
    */
   events: EventEmitter;
+  /** Experiments: create/read/cancel; the runner (in-process p-queue or BullMQ dispatcher) runs them. */
+  experiments: ExperimentService;
+  runner?: JobRunner;
   /** Resolves the caller for a route's auth mode; throws the right ApiError (401/403/429) when refused. */
   authenticate(req: Request, res: Response, mode: AuthMode): Promise<AuthInfo | null>;
   /** Work to do at shutdown, in reverse order of registration. */
@@ -33,7 +39,8 @@ export interface Services {
   close(): Promise<void>;
 }
 
-export async function createServices(config: Config, opts: { logger?: Logger } = {}): Promise<Services> {
+/** opts.runner false: no job runner (the `worker` command runs its own BullMQ consumer). */
+export async function createServices(config: Config, opts: { logger?: Logger; runner?: boolean } = {}): Promise<Services> {
   const logger = opts.logger ?? createLogger(config.LOG_LEVEL);
   const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir });
   await database.migrate();
@@ -41,6 +48,9 @@ export async function createServices(config: Config, opts: { logger?: Logger } =
   const auth = await createAuth({ config, db: database.db, logger });
   closers.push(() => auth.close());
   const bucket = await createBucket(config);
+  const events = new EventEmitter();
+  const experimentRepo = new ExperimentRepository(database.db);
+  let runner: JobRunner | undefined;
   const services: Services = {
     config,
     logger,
@@ -49,12 +59,19 @@ export async function createServices(config: Config, opts: { logger?: Logger } =
     metrics: createMetrics(),
     auth,
     bucket,
-    events: new EventEmitter(),
+    events,
+    experiments: new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger }),
     authenticate: (req, res, mode) => auth.authenticate(req, res, mode),
     onClose: (fn) => void closers.push(fn),
     close: async () => {
       for (const fn of closers.reverse()) await fn();
     },
   };
+  if (opts.runner !== false) {
+    runner = createRunner({ config, repo: experimentRepo, bucket, logger, events });
+    services.runner = runner;
+    closers.push(() => runner!.stop());
+    await runner.start();
+  }
   return services;
 }

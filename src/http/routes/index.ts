@@ -1,8 +1,11 @@
 import type { AnyRoute } from "../route.js";
 import { healthRoutes } from "./health.js";
+import { apiKeyRoutes } from "./api-keys.js";
 import { meRoutes } from "./me.js";
+import { sessionRoutes } from "./session.js";
+import { experimentRoutes } from "./experiments.js";
 
 // Every HTTP route of Builder. Each area exports its list; OpenAPI is generated from this one array.
 export function allRoutes(): AnyRoute[] {
-  return [...healthRoutes, ...meRoutes];
+  return [...healthRoutes, ...meRoutes, ...sessionRoutes, ...apiKeyRoutes, ...experimentRoutes];
 }

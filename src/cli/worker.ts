@@ -1,0 +1,34 @@
+import type { Command } from "commander";
+import { config } from "../config.js";
+import { startBullmqWorker, bullmqSettings } from "../jobs/bullmq.js";
+import { newRunnerId } from "../jobs/runner.js";
+import { ExperimentRepository } from "../experiments/repository.js";
+import { createServices } from "../services.js";
+
+export function registerWorker(program: Command): void {
+  program
+    .command("worker")
+    .description("run experiments from the BullMQ queue (REDIS_URL); start one per GPU host")
+    .action(async () => {
+      const cfg = config();
+      if (!cfg.REDIS_URL) {
+        process.stderr.write("./builder worker needs REDIS_URL (the queue the API enqueues on with BUILDER_RUNNER=bullmq)\n");
+        process.exit(78);
+      }
+      const services = await createServices(cfg, { runner: false });
+      const runnerId = newRunnerId();
+      const { stop } = startBullmqWorker({ config: cfg, repo: new ExperimentRepository(services.db), bucket: services.bucket, logger: services.logger, events: services.events, runnerId });
+      services.logger.info({ runner: runnerId, queue: cfg.BULLMQ_QUEUE, slots: cfg.BUILDER_GPU_SLOTS, ...bullmqSettings(cfg) }, "worker is up");
+      const shutdown = (signal: string) => {
+        services.logger.info({ signal }, "worker shutting down: stopping running jobs (they are re-queued)");
+        stop()
+          .then(() => services.close())
+          .then(
+            () => process.exit(0),
+            () => process.exit(1),
+          );
+      };
+      process.once("SIGTERM", () => shutdown("SIGTERM"));
+      process.once("SIGINT", () => shutdown("SIGINT"));
+    });
+}

@@ -1,0 +1,69 @@
+// TypeScript views of pipelines/contract/*.schema.json. The schemas are the source; these types list only what
+// the TypeScript side reads or writes, and test/unit/contract-drift.test.ts fails when they stop matching the schemas.
+
+export type PipelineKind = "vision_classification" | "detection" | "tabular";
+export type Problem = "binary" | "multiclass" | "multilabel" | "regression" | "detection";
+export type ContractMetric = "auc" | "f_macro" | "precision" | "recall";
+export const METRIC_NAMES = ["auc", "f_macro", "precision", "recall", "accuracy", "ece", "mae", "rmse", "r2", "map50", "map50_95"] as const;
+export type MetricName = (typeof METRIC_NAMES)[number];
+
+export interface JobSpec {
+  schema_version: 1;
+  job_id: string;
+  command: "train" | "evaluate";
+  kind: PipelineKind;
+  problem: Problem;
+  data: {
+    root: string;
+    table: string;
+    id_col: string;
+    images_col?: string | null;
+    label_cols: string[];
+    data_cols?: string[];
+    class_name_col?: string | null;
+    sha256?: string;
+  };
+  split: { seed: number; train: string[]; val: string[]; test: string[] };
+  metric: ContractMetric;
+  budget: { mode: "best" | "fast"; time_budget_s: number };
+  seed: number;
+  device: "auto" | "cpu" | "cuda";
+  out_dir: string;
+  source_model?: { dir: string } | null;
+  options?: { allow_flips?: boolean; pretrained_weights?: string | null; max_image_side?: number; threads?: number };
+}
+
+export interface MetricValue {
+  value: number | null;
+  ci_low: number | null;
+  ci_high: number | null;
+  per_class?: Record<string, { value: number | null; ci_low: number | null; ci_high: number | null }>;
+}
+export type Metrics = Partial<Record<MetricName, MetricValue>>;
+
+/** The manifest fields the orchestrator reads (publishing and the experiment's metrics). */
+export interface Manifest {
+  schema_version: 1;
+  kind: PipelineKind;
+  problem: Problem;
+  model_file: string;
+  metrics: { test: Metrics; validation?: Metrics };
+  figures: Array<{ name: string; file: string; title: string }>;
+  report_file?: string;
+  provenance: {
+    dataset_sha256: string | null;
+    seed: number;
+    split_counts: { train: number; val: number; test: number };
+    code_version: string;
+    time_taken_s: number;
+    created_at: string;
+  };
+  [other: string]: unknown;
+}
+
+export type PipelineEvent =
+  | { type: "progress"; stage: "preparing" | "training" | "evaluating" | "exporting"; progress: number; message?: string; epoch?: number; epochs?: number; trial?: number; trials?: number; best_metric?: number | null; eta_s?: number | null }
+  | { type: "metric"; split: "train" | "val" | "test"; name: string; value: number | null; epoch?: number; trial?: number }
+  | { type: "log"; level: "debug" | "info" | "warn" | "error"; message: string }
+  | { type: "artifact"; path: string; kind?: string }
+  | { type: "result"; manifest: string };

@@ -1,0 +1,154 @@
+import { and, desc, eq, gt, inArray, isNull, lt, max, or, sql } from "drizzle-orm";
+import type { Db } from "../db/client.js";
+import { experimentEvents, experiments, models } from "../db/schema.js";
+import { isTerminal, type ExperimentStatus, type HistoryEntry, type Progress, type TerminalStatus } from "./state.js";
+
+export type ExperimentRow = typeof experiments.$inferSelect;
+export type ModelRow = typeof models.$inferSelect;
+export type EventRow = typeof experimentEvents.$inferSelect;
+
+const nowIso = () => new Date().toISOString();
+
+/** The only code that touches the experiments, experiment_events and models tables. */
+export class ExperimentRepository {
+  constructor(private readonly db: Db) {}
+
+  async insert(values: { userId: string; experimentId: number; request: unknown; requestHash: string }): Promise<ExperimentRow | null> {
+    const history: HistoryEntry[] = [{ status: "queued", at: nowIso() }];
+    const rows = await this.db
+      .insert(experiments)
+      .values({ ...values, status: "queued", history, progress: { fraction: 0, stage: "queued", updated_at: nowIso() } satisfies Progress })
+      .onConflictDoNothing()
+      .returning();
+    if (rows[0]) await this.addEvent(rows[0].id, "status", { status: "queued", at: history[0].at });
+    return rows[0] ?? null;
+  }
+
+  async byUserNumber(userId: string, experimentId: number): Promise<ExperimentRow | undefined> {
+    const rows = await this.db.select().from(experiments).where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)));
+    return rows[0];
+  }
+
+  async byId(id: string): Promise<ExperimentRow | undefined> {
+    return (await this.db.select().from(experiments).where(eq(experiments.id, id)))[0];
+  }
+
+  async list(userId: string, opts: { status?: string[]; limit: number; offset: number }) {
+    const where = and(eq(experiments.userId, userId), opts.status?.length ? inArray(experiments.status, opts.status) : undefined);
+    const rows = await this.db.select().from(experiments).where(where).orderBy(desc(experiments.createdAt), desc(experiments.experimentId)).limit(opts.limit).offset(opts.offset);
+    const [{ total }] = await this.db.select({ total: sql<number>`count(*)::int` }).from(experiments).where(where);
+    return { rows, total };
+  }
+
+  /** Experiments a runner should (re)start: queued ones, and running ones whose lease has lapsed or was released. */
+  async unfinished(): Promise<ExperimentRow[]> {
+    return this.db.select().from(experiments).where(inArray(experiments.status, ["queued", "fetching", "validating", "training", "evaluating", "publishing"])).orderBy(experiments.createdAt);
+  }
+
+  /**
+   * Takes the lease when nobody holds a live one. One UPDATE decides, so two runners can never both win:
+   * the database row is the lock, whatever the queue did.
+   */
+  async acquireLease(id: string, owner: string, ttlS: number): Promise<ExperimentRow | null> {
+    const rows = await this.db
+      .update(experiments)
+      .set({ leaseOwner: owner, leaseExpiresAt: sql`now() + make_interval(secs => ${ttlS})`, attempts: sql`${experiments.attempts} + 1`, updatedAt: sql`now()` })
+      .where(
+        and(
+          eq(experiments.id, id),
+          inArray(experiments.status, ["queued", "fetching", "validating", "training", "evaluating", "publishing"]),
+          or(isNull(experiments.leaseOwner), lt(experiments.leaseExpiresAt, sql`now()`)),
+        ),
+      )
+      .returning();
+    return rows[0] ?? null;
+  }
+
+  /** Extends the lease; null when it was lost (expired and taken by another runner). Returns the cancel flag. */
+  async renewLease(id: string, owner: string, ttlS: number): Promise<{ cancelRequested: boolean } | null> {
+    const rows = await this.db
+      .update(experiments)
+      .set({ leaseExpiresAt: sql`now() + make_interval(secs => ${ttlS})` })
+      .where(and(eq(experiments.id, id), eq(experiments.leaseOwner, owner)))
+      .returning({ cancelRequested: experiments.cancelRequested });
+    return rows[0] ?? null;
+  }
+
+  async releaseLease(id: string, owner: string): Promise<void> {
+    await this.db.update(experiments).set({ leaseOwner: null, leaseExpiresAt: null }).where(and(eq(experiments.id, id), eq(experiments.leaseOwner, owner)));
+  }
+
+  /**
+   * Moves to `status` (appending to history) only while `owner` holds the lease (or, with owner null, only from
+   * `fromStatus`). Returns the new row, or null when the move was refused.
+   */
+  async transition(
+    id: string,
+    status: ExperimentStatus,
+    opts: { owner?: string | null; fromStatus?: ExperimentStatus[]; attempt?: number; set?: Partial<typeof experiments.$inferInsert>; progress?: Progress } = {},
+  ): Promise<ExperimentRow | null> {
+    const at = nowIso();
+    const entry: HistoryEntry = { status, at, ...(opts.attempt ? { attempt: opts.attempt } : {}) };
+    const terminal = isTerminal(status);
+    const conditions = [eq(experiments.id, id)];
+    if (opts.owner) conditions.push(eq(experiments.leaseOwner, opts.owner));
+    if (opts.fromStatus) conditions.push(inArray(experiments.status, opts.fromStatus));
+    const rows = await this.db
+      .update(experiments)
+      .set({
+        ...opts.set,
+        status,
+        history: sql`${experiments.history} || ${JSON.stringify([entry])}::jsonb`,
+        progress: opts.progress ?? { fraction: terminal ? 1 : 0, stage: status, updated_at: at },
+        updatedAt: sql`now()`,
+        ...(terminal ? { finishedAt: sql`now()`, leaseOwner: null, leaseExpiresAt: null } : {}),
+      })
+      .where(and(...conditions))
+      .returning();
+    if (!rows[0]) return null;
+    await this.addEvent(id, "status", { status, at, ...(rows[0].failureReason && status === "failed" ? { reason: rows[0].failureReason } : {}) });
+    return rows[0];
+  }
+
+  async setProgress(id: string, owner: string, progress: Progress): Promise<void> {
+    await this.db.update(experiments).set({ progress, updatedAt: sql`now()` }).where(and(eq(experiments.id, id), eq(experiments.leaseOwner, owner)));
+  }
+
+  async update(id: string, owner: string, set: Partial<typeof experiments.$inferInsert>): Promise<void> {
+    await this.db.update(experiments).set({ ...set, updatedAt: sql`now()` }).where(and(eq(experiments.id, id), eq(experiments.leaseOwner, owner)));
+  }
+
+  /** Flags a running experiment for cancellation; its runner sees the flag at the next heartbeat. */
+  async requestCancel(id: string): Promise<void> {
+    await this.db.update(experiments).set({ cancelRequested: true, updatedAt: sql`now()` }).where(eq(experiments.id, id));
+  }
+
+  async addEvent(experimentUuid: string, type: string, data: unknown): Promise<void> {
+    await this.db.insert(experimentEvents).values({ experimentUuid, type, data });
+  }
+
+  async eventsAfter(experimentUuid: string, afterSeq: number, limit = 500): Promise<EventRow[]> {
+    return this.db.select().from(experimentEvents).where(and(eq(experimentEvents.experimentUuid, experimentUuid), gt(experimentEvents.seq, afterSeq))).orderBy(experimentEvents.seq).limit(limit);
+  }
+
+  async latestModel(userId: string, experimentId: number): Promise<ModelRow | undefined> {
+    const rows = await this.db.select().from(models).where(and(eq(models.userId, userId), eq(models.experimentId, experimentId))).orderBy(desc(models.version)).limit(1);
+    return rows[0];
+  }
+
+  async nextModelVersion(experimentUuid: string): Promise<number> {
+    const [{ v }] = await this.db.select({ v: max(models.version) }).from(models).where(eq(models.experimentUuid, experimentUuid));
+    return (v ?? 0) + 1;
+  }
+
+  async insertModel(values: typeof models.$inferInsert): Promise<ModelRow> {
+    const rows = await this.db.insert(models).values(values).returning();
+    return rows[0];
+  }
+
+  async modelsOf(experimentUuid: string): Promise<ModelRow[]> {
+    return this.db.select().from(models).where(eq(models.experimentUuid, experimentUuid)).orderBy(models.version);
+  }
+}
+
+export type { TerminalStatus };

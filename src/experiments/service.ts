@@ -1,0 +1,82 @@
+import fs from "node:fs";
+import type { Config } from "../config.js";
+import { ApiError, errors } from "../http/errors.js";
+import type { JobRunner } from "../jobs/runner.js";
+import { logFileOf } from "../jobs/experiment-job.js";
+import { notifyTerminal } from "../jobs/notify.js";
+import type { Logger } from "../logger.js";
+import type { ExperimentRepository, ExperimentRow } from "./repository.js";
+import { requestHash, withoutToken, type experimentRequestSchema } from "./request.js";
+import { isTerminal } from "./state.js";
+import type { z } from "zod";
+
+export class ExperimentService {
+  constructor(private readonly deps: { repo: ExperimentRepository; runner: () => JobRunner | undefined; config: Config; logger: Logger }) {}
+
+  get repo() {
+    return this.deps.repo;
+  }
+
+  /**
+   * Creates and enqueues, or returns the existing experiment when the same body is posted again.
+   * user_token is dropped here, before anything is stored or logged.
+   */
+  async create(userId: string, body: z.output<typeof experimentRequestSchema>): Promise<{ created: boolean; row: ExperimentRow }> {
+    if (body.user_id !== userId) throw errors.forbidden("user_id must be your own user id", "user_mismatch");
+    const request = withoutToken(body);
+    if (request.callback_url && !this.deps.config.CALLBACK_SECRET) {
+      throw errors.invalidRequest("1 invalid field: callback_url", [{ field: "callback_url", message: "this server has no CALLBACK_SECRET to sign callbacks with; ask the operator, or leave callback_url out" }]);
+    }
+    if (request.source_experiment_id !== undefined && !(await this.deps.repo.byUserNumber(userId, request.source_experiment_id))) {
+      throw errors.invalidRequest("1 invalid field: source_experiment_id", [{ field: "source_experiment_id", message: `you have no experiment ${request.source_experiment_id}` }]);
+    }
+    const hash = requestHash(request);
+    const inserted = await this.deps.repo.insert({ userId, experimentId: request.experiment_id, request, requestHash: hash });
+    if (inserted) {
+      await this.deps.runner()?.enqueue(inserted.id);
+      return { created: true, row: inserted };
+    }
+    const existing = await this.deps.repo.byUserNumber(userId, request.experiment_id);
+    if (!existing) throw errors.internal();
+    if (existing.requestHash !== hash) {
+      throw new ApiError(409, "experiment_id_in_use", `experiment_id ${request.experiment_id} is already used by a different request; choose a new experiment_id`);
+    }
+    return { created: false, row: existing };
+  }
+
+  /** Another user's experiment is 404, as if it did not exist. */
+  async get(userId: string, experimentId: number): Promise<ExperimentRow> {
+    const row = await this.deps.repo.byUserNumber(userId, experimentId);
+    if (!row) throw errors.notFound(`experiment ${experimentId}`);
+    return row;
+  }
+
+  async cancel(userId: string, experimentId: number): Promise<ExperimentRow> {
+    const row = await this.get(userId, experimentId);
+    if (isTerminal(row.status)) throw new ApiError(409, "experiment_finished", `experiment ${experimentId} is already ${row.status}`);
+    // Still queued: cancelled at once (the runner's lease acquisition then finds a terminal row and skips it).
+    const direct = await this.deps.repo.transition(row.id, "cancelled", { fromStatus: ["queued"], set: { cancelRequested: true } });
+    if (direct) {
+      notifyTerminal(this.deps, direct);
+      return direct;
+    }
+    await this.deps.repo.requestCancel(row.id);
+    this.deps.runner()?.cancelLocal(row.id);
+    return (await this.deps.repo.byId(row.id))!;
+  }
+
+  readLog(row: ExperimentRow, tailBytes: number): string {
+    const file = logFileOf(this.deps.config, row.id);
+    if (!fs.existsSync(file)) return "";
+    const size = fs.statSync(file).size;
+    const start = Math.max(0, size - tailBytes);
+    const fd = fs.openSync(file, "r");
+    try {
+      const buf = Buffer.alloc(size - start);
+      fs.readSync(fd, buf, 0, buf.length, start);
+      return buf.toString("utf8");
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+}

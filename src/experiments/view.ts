@@ -1,0 +1,40 @@
+import type { ExperimentRow, ModelRow } from "./repository.js";
+
+/** The API shape of an experiment. Metric names are the contract's (auc, f_macro, ...), each {value, ci_low, ci_high}. */
+export function experimentView(row: ExperimentRow, model?: ModelRow) {
+  const request = row.request as Record<string, unknown>;
+  const retrospective = request.study_type === "Retrospective";
+  return {
+    experiment_id: row.experimentId,
+    user_id: row.userId,
+    status: row.status,
+    progress: row.progress,
+    history: row.history,
+    request,
+    dataset_report: row.datasetReport ?? null,
+    metrics: row.metrics ?? null,
+    ...(retrospective ? { original_metrics: row.originalMetrics ?? null, source_experiment_id: request.source_experiment_id } : {}),
+    failure_reason: row.status === "failed" || row.status === "invalid_dataset" ? row.failureReason : null,
+    cancel_requested: row.cancelRequested,
+    attempts: row.attempts,
+    model: model ? { version: model.version, kind: model.kind, store_path: model.storePath, published_at: model.createdAt } : null,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+    finished_at: row.finishedAt,
+  };
+}
+
+export function experimentSummary(row: ExperimentRow) {
+  const r = row.request as Record<string, unknown>;
+  return {
+    experiment_id: row.experimentId,
+    status: row.status,
+    progress: row.progress,
+    study_type: r.study_type,
+    task: r.task,
+    type_of_experiment: r.type_of_experiment,
+    failure_reason: row.status === "failed" || row.status === "invalid_dataset" ? row.failureReason : null,
+    created_at: row.createdAt,
+    finished_at: row.finishedAt,
+  };
+}

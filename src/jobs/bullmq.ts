@@ -1,0 +1,94 @@
+import { Queue, Worker, type ConnectionOptions } from "bullmq";
+import { Redis } from "ioredis";
+import type { Config } from "../config.js";
+import { runExperimentJob, type JobDeps } from "./experiment-job.js";
+import { startSweep, type JobRunner } from "./runner.js";
+
+interface ExperimentJobData {
+  experimentUuid: string;
+}
+
+/**
+ * Chosen together, the same on every worker (they derive from JOB_LEASE_S):
+ * - lockDuration = the lease: a worker that stops renewing (kill -9, frozen host) loses both at the same time;
+ * - stalledInterval = the lease: a dead worker's job is back in the wait list within about two leases;
+ * - maxStalledCount = JOB_MAX_ATTEMPTS: a job that keeps killing its workers is failed, not retried forever.
+ * The database lease, not BullMQ, is what stops a job from running twice; BullMQ only has to deliver it again.
+ */
+export function bullmqSettings(config: Config) {
+  const lease = config.JOB_LEASE_S * 1000;
+  return { lockDuration: lease, stalledInterval: lease, maxStalledCount: config.JOB_MAX_ATTEMPTS };
+}
+
+export function redisConnection(url: string): Redis {
+  return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: false });
+}
+
+const JOB_OPTIONS = { attempts: 5, backoff: { type: "fixed", delay: 2000 }, removeOnComplete: true, removeOnFail: true } as const;
+
+/** The API side in BUILDER_RUNNER=bullmq: enqueues; `./builder worker` processes run the jobs. */
+export class BullmqDispatcher implements JobRunner {
+  readonly kind = "bullmq" as const;
+  private readonly connection: Redis;
+  private readonly queue: Queue<ExperimentJobData>;
+  private sweep?: ReturnType<typeof startSweep>;
+
+  constructor(private readonly deps: Pick<JobDeps, "config" | "repo" | "logger">) {
+    if (!deps.config.REDIS_URL) throw new Error("BUILDER_RUNNER=bullmq needs REDIS_URL");
+    this.connection = redisConnection(deps.config.REDIS_URL);
+    this.queue = new Queue<ExperimentJobData>(deps.config.BULLMQ_QUEUE, { connection: this.connection as ConnectionOptions });
+  }
+
+  async start(): Promise<void> {
+    this.sweep = startSweep(this.deps.repo, this.deps.config.JOB_LEASE_S * 1000, (id) => this.enqueue(id), (err) => this.deps.logger.warn({ err }, "sweep failed"));
+    await this.sweep.first;
+  }
+
+  async enqueue(uuid: string): Promise<void> {
+    // jobId = the experiment: BullMQ ignores a second add while the first is waiting or active.
+    await this.queue.add("experiment", { experimentUuid: uuid }, { ...JOB_OPTIONS, jobId: uuid });
+  }
+
+  cancelLocal(): void {
+    // Workers see cancel_requested at their next lease heartbeat (JOB_LEASE_S / 4).
+  }
+
+  async stop(): Promise<void> {
+    this.sweep?.stop();
+    await this.queue.close();
+    await this.connection.quit().catch(() => undefined);
+  }
+}
+
+/** `./builder worker`: consumes the queue with the same job code as the in-process runner. */
+export function startBullmqWorker(deps: JobDeps): { worker: Worker<ExperimentJobData>; stop: () => Promise<void> } {
+  if (!deps.config.REDIS_URL) throw new Error("./builder worker needs REDIS_URL");
+  const connection = redisConnection(deps.config.REDIS_URL);
+  const running = new Map<string, AbortController>();
+  const worker = new Worker<ExperimentJobData>(
+    deps.config.BULLMQ_QUEUE,
+    async (job) => {
+      const uuid = job.data.experimentUuid;
+      const controller = new AbortController();
+      running.set(uuid, controller);
+      try {
+        const result = await runExperimentJob(deps, uuid, controller.signal);
+        // Stopped (shutdown, lease lost): hand it back to the queue; the lease keeps a second run out.
+        if (result === "stopped") throw new Error("the job was stopped before it finished; it will be retried");
+        return result;
+      } finally {
+        running.delete(uuid);
+      }
+    },
+    { connection: connection as ConnectionOptions, concurrency: deps.config.BUILDER_GPU_SLOTS, ...bullmqSettings(deps.config) },
+  );
+  worker.on("error", (err) => deps.logger.warn({ err }, "bullmq worker error"));
+  return {
+    worker,
+    stop: async () => {
+      for (const c of running.values()) c.abort("shutdown");
+      await worker.close();
+      await connection.quit().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,301 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { EventEmitter } from "node:events";
+import type { Config } from "../config.js";
+import { assertJobSpec, assertManifest, ContractError } from "../contract/validate.js";
+import type { JobSpec, Manifest, PipelineEvent } from "../contract/types.js";
+import type { ExperimentRepository, ExperimentRow } from "../experiments/repository.js";
+import { contractMetric, pipelineKind, zipObjectPath, type ExperimentRequest } from "../experiments/request.js";
+import { overallFraction, isTerminal, STAGE_START, type ExperimentStatus, type Progress } from "../experiments/state.js";
+import type { Logger } from "../logger.js";
+import type { Bucket } from "../storage/bucket.js";
+import { BucketNotFoundError } from "../storage/bucket.js";
+import { loadPrepareDataset, type PrepareDataset } from "./dataset-stage.js";
+import { defaultPython, runPipeline } from "./pipeline-process.js";
+import { publishModel } from "./publish.js";
+import { notifyTerminal } from "./notify.js";
+
+export interface JobDeps {
+  config: Config;
+  repo: ExperimentRepository;
+  bucket: Bucket;
+  logger: Logger;
+  events: EventEmitter;
+  /** This runner's identity in the lease column (host:pid:random). */
+  runnerId: string;
+  prepareDataset?: PrepareDataset;
+}
+
+/** Why a running job was stopped from outside. */
+export type StopReason = "cancel" | "shutdown" | "lease_lost";
+
+export type JobResult = "finished" | "skipped" | "stopped";
+
+const SEED = 42;
+/** Start-up, data loading and ONNX export on top of the training budget before the hard kill. */
+const TIMEOUT_ALLOWANCE_S = 30;
+const PROGRESS_WRITE_MS = 500;
+
+export const workDirOf = (config: Config, uuid: string) => path.join(config.dataDir, "work", uuid);
+export const logFileOf = (config: Config, uuid: string) => path.join(config.dataDir, "logs", `${uuid}.log`);
+
+type TransitionSet = NonNullable<NonNullable<Parameters<ExperimentRepository["transition"]>[2]>["set"]>;
+
+class JobStop extends Error {
+  constructor(public readonly why: StopReason | "refused") {
+    super(why);
+  }
+}
+
+/**
+ * Runs one experiment from its lease to a terminal state (or until stopped). The same code runs in the
+ * in-process runner and in BullMQ workers. Every write is conditional on holding the lease, so if another
+ * runner took over (this one was presumed dead), this one's writes are refused and it stops.
+ */
+export async function runExperimentJob(deps: JobDeps, uuid: string, stop: AbortSignal): Promise<JobResult> {
+  const { config, repo } = deps;
+  const leaseS = config.JOB_LEASE_S;
+  const row = await waitForLease(deps, uuid, stop);
+  if (!row) return "skipped";
+  const owner = deps.runnerId;
+  const log = deps.logger.child({ experiment: uuid, experiment_id: row.experimentId, attempt: row.attempts });
+  const request = row.request as ExperimentRequest;
+  const work = workDirOf(config, uuid);
+  const logFile = logFileOf(config, uuid);
+  fs.mkdirSync(path.dirname(logFile), { recursive: true });
+  const jobLog = (line: string) => fs.appendFileSync(logFile, `[builder ${new Date().toISOString()}] ${line}\n`);
+
+  // Heartbeat: renews the lease and carries cancellation from the API (which may be another process).
+  const local = new AbortController();
+  const onOuterStop = () => local.abort(stop.reason ?? "shutdown");
+  stop.addEventListener("abort", onOuterStop, { once: true });
+  const beat = setInterval(async () => {
+    try {
+      const r = await repo.renewLease(uuid, owner, leaseS);
+      if (!r) local.abort("lease_lost");
+      else if (r.cancelRequested) local.abort("cancel");
+    } catch (err) {
+      log.warn({ err }, "lease heartbeat failed");
+    }
+  }, Math.max(200, (leaseS * 1000) / 4));
+  const signal = local.signal;
+
+  let status: ExperimentStatus = row.status as ExperimentStatus;
+  const move = async (to: ExperimentStatus, set: TransitionSet = {}) => {
+    const updated = await repo.transition(uuid, to, { owner, set, attempt: row.attempts > 1 ? row.attempts : undefined, progress: { fraction: STAGE_START[to], stage: to, updated_at: new Date().toISOString() } });
+    if (!updated) throw new JobStop("refused");
+    status = to;
+    jobLog(`status ${to}${set.failureReason ? `: ${set.failureReason}` : ""}`);
+    if (isTerminal(to)) notifyTerminal(deps, updated);
+    return updated;
+  };
+  const checkStop = () => {
+    if (signal.aborted) throw new JobStop(signal.reason as StopReason);
+  };
+
+  try {
+    if (row.cancelRequested) return (await move("cancelled"), "finished");
+    if (row.attempts > config.JOB_MAX_ATTEMPTS) {
+      await move("failed", { failureReason: `the job was interrupted ${row.attempts - 1} times (its runner stopped or crashed) and was given up; post it again with a new experiment_id` });
+      return "finished";
+    }
+    fs.rmSync(work, { recursive: true, force: true }); // a re-run starts clean
+    fs.mkdirSync(work, { recursive: true });
+    jobLog(`attempt ${row.attempts} on runner ${owner}`);
+
+    // fetching: the zip, and for Retrospective the published model under test.
+    await move("fetching");
+    const zipPath = path.join(work, "data.zip");
+    const objectPath = zipObjectPath(request.zip_gcloud);
+    try {
+      await deps.bucket.downloadTo(objectPath, zipPath);
+    } catch (err) {
+      if (!(err instanceof BucketNotFoundError)) throw err;
+      await move("failed", { failureReason: `no file at zip_gcloud ${request.zip_gcloud}: upload it first (PUT /v1/files/{user_id}/{dir}/{file}.zip)` });
+      return "finished";
+    }
+    let source: { dir: string; manifest: Manifest } | undefined;
+    if (request.study_type === "Retrospective") {
+      const fetched = await fetchSourceModel(deps, row, request, path.join(work, "source_model"));
+      if (typeof fetched === "string") return (await move("failed", { failureReason: fetched }), "finished");
+      source = fetched;
+    }
+    checkStop();
+
+    // validating: the datasets stage checks the zip and makes the patient-grouped split.
+    await move("validating");
+    const prepare = deps.prepareDataset ?? (await loadPrepareDataset());
+    const prepared = await prepare(
+      { bucket: deps.bucket, config },
+      { zipPath, workDir: path.join(work, "dataset"), request, seed: SEED, split: source ? "all_test" : "train_val_test", signal },
+    );
+    checkStop();
+    if (!prepared.report.valid) {
+      await move("invalid_dataset", { datasetReport: prepared.report, failureReason: "the dataset did not pass its checks; see dataset_report.errors" });
+      return "finished";
+    }
+    await repo.update(uuid, owner, { datasetReport: prepared.report, split: prepared.split });
+
+    const outDir = path.join(work, "out");
+    fs.mkdirSync(outDir, { recursive: true });
+    const spec = buildSpec(config, row, request, prepared, outDir, source?.dir);
+    try {
+      assertJobSpec(spec);
+    } catch (err) {
+      await move("failed", { failureReason: `internal error: Builder made a job spec the contract refuses (${(err as ContractError).message})` });
+      return "finished";
+    }
+    const specPath = path.join(work, "spec.json");
+    fs.writeFileSync(specPath, JSON.stringify(spec, null, 2));
+
+    // training (evaluating directly for Retrospective): the Python process.
+    await move(source ? "evaluating" : "training");
+    let lastWrite = 0;
+    const onEvent = (ev: PipelineEvent) => {
+      if (ev.type === "log") jobLog(`pipeline ${ev.level}: ${ev.message}`);
+      if (ev.type === "progress") {
+        if ((ev.stage === "evaluating" || ev.stage === "exporting") && status === "training") {
+          status = "evaluating"; // set before the write so later events do not race a second transition
+          void move("evaluating").catch(() => local.abort("lease_lost"));
+        }
+        const now = Date.now();
+        if (now - lastWrite < PROGRESS_WRITE_MS && ev.progress < 1) return;
+        lastWrite = now;
+        const progress: Progress = {
+          fraction: overallFraction(ev.progress),
+          stage: ev.stage,
+          message: ev.message,
+          epoch: ev.epoch,
+          epochs: ev.epochs,
+          trial: ev.trial,
+          trials: ev.trials,
+          best_metric: ev.best_metric,
+          eta_s: ev.eta_s,
+          updated_at: new Date().toISOString(),
+        };
+        void repo.setProgress(uuid, owner, progress).then(() => repo.addEvent(uuid, "progress", progress)).catch((err) => log.warn({ err }, "progress write failed"));
+      } else if (ev.type === "metric") {
+        void repo.addEvent(uuid, "metric", ev).catch(() => undefined);
+      }
+    };
+    const budget = spec.budget.time_budget_s;
+    const outcome = await runPipeline({
+      python: defaultPython(config.PYTHON_BIN),
+      command: spec.command,
+      specPath,
+      outDir,
+      logFile,
+      timeoutMs: (budget * config.JOB_TIMEOUT_FACTOR + TIMEOUT_ALLOWANCE_S) * 1000,
+      signal,
+      onEvent,
+    });
+    if (outcome.kind === "cancelled") checkStop();
+    if (outcome.kind === "data_error") {
+      const report = { ...prepared.report, valid: false, errors: [...prepared.report.errors, { code: "pipeline_data_error", severity: "error", message: outcome.message }] };
+      await move("invalid_dataset", { datasetReport: report, failureReason: outcome.message });
+      return "finished";
+    }
+    if (outcome.kind !== "ok") {
+      const reason = "message" in outcome ? outcome.message : "the pipeline stopped";
+      const prefix = outcome.kind === "contract_error" || outcome.kind === "spec_error" ? "internal error (pipeline contract): " : "";
+      await move("failed", { failureReason: `${prefix}${reason}` });
+      return "finished";
+    }
+    if (status === "training") await move("evaluating");
+
+    // evaluating: the manifest must satisfy its schema before anything is published.
+    let manifest: Manifest;
+    try {
+      manifest = assertManifest(JSON.parse(fs.readFileSync(path.resolve(outDir, outcome.manifest), "utf8")));
+      if (!fs.existsSync(path.join(outDir, manifest.model_file))) throw new Error(`the manifest names ${manifest.model_file}, which the pipeline did not write`);
+    } catch (err) {
+      await move("failed", { failureReason: `internal error (pipeline contract): the result manifest is not valid: ${(err as Error).message}` });
+      return "finished";
+    }
+    checkStop();
+
+    // publishing: copy, then the models row, then ready.
+    await move("publishing");
+    const model = await publishModel(deps, row, manifest, outDir, owner);
+    await move("ready", { metrics: manifest.metrics.test, originalMetrics: source ? source.manifest.metrics.test : null, failureReason: null });
+    deps.events.emit("model:published", model);
+    return "finished";
+  } catch (err) {
+    if (err instanceof JobStop || signal.aborted) {
+      const why = err instanceof JobStop ? err.why : (signal.reason as StopReason);
+      if (why === "cancel") {
+        await repo.transition(uuid, "cancelled", { owner }).then((r) => r && (jobLog("status cancelled"), notifyTerminal(deps, r)));
+        return "finished";
+      }
+      jobLog(`stopped (${why}); another runner picks it up`);
+      return "stopped";
+    }
+    log.error({ err }, "experiment job failed");
+    await move("failed", { failureReason: `internal error while ${status}: ${(err as Error).message}` }).catch(() => undefined);
+    return "finished";
+  } finally {
+    clearInterval(beat);
+    stop.removeEventListener("abort", onOuterStop);
+    const after = await repo.byId(uuid).catch(() => undefined);
+    if (after && isTerminal(after.status)) fs.rmSync(work, { recursive: true, force: true });
+    else await repo.releaseLease(uuid, owner).catch(() => undefined);
+  }
+}
+
+/**
+ * Takes the experiment's lease, waiting while another live runner holds it (the queue may hand a job out twice
+ * after a stall; the lease makes sure only one runs it). Null when it reached a terminal state meanwhile.
+ */
+async function waitForLease(deps: JobDeps, uuid: string, stop: AbortSignal): Promise<ExperimentRow | null> {
+  for (;;) {
+    const row = await deps.repo.acquireLease(uuid, deps.runnerId, deps.config.JOB_LEASE_S);
+    if (row) return row;
+    const current = await deps.repo.byId(uuid);
+    if (!current || isTerminal(current.status) || stop.aborted) return null;
+    await new Promise((r) => setTimeout(r, Math.min(1000, deps.config.JOB_LEASE_S * 250)));
+  }
+}
+
+async function fetchSourceModel(deps: JobDeps, row: ExperimentRow, request: ExperimentRequest, dir: string): Promise<{ dir: string; manifest: Manifest } | string> {
+  const model = await deps.repo.latestModel(row.userId, request.source_experiment_id!);
+  if (!model) return `experiment ${request.source_experiment_id} has no published model yet; wait until it is ready`;
+  if (model.kind !== pipelineKind(request)) return `experiment ${request.source_experiment_id} built a ${model.kind} model, but this request is for ${pipelineKind(request)}`;
+  fs.mkdirSync(dir, { recursive: true });
+  for (const object of await deps.bucket.list(`${model.storePath}/`)) {
+    const rel = object.slice(model.storePath.length + 1);
+    const target = path.join(dir, rel);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    await deps.bucket.downloadTo(object, target);
+  }
+  return { dir, manifest: model.manifest as Manifest };
+}
+
+export function buildSpec(config: Config, row: Pick<ExperimentRow, "id">, request: ExperimentRequest, prepared: Awaited<ReturnType<PrepareDataset>>, outDir: string, sourceDir?: string): JobSpec {
+  const mode = request.optimization_type === 0 ? "best" : "fast";
+  return {
+    schema_version: 1,
+    job_id: row.id,
+    command: sourceDir ? "evaluate" : "train",
+    kind: pipelineKind(request),
+    problem: prepared.problem!,
+    data: {
+      root: prepared.root!,
+      table: prepared.table!,
+      id_col: prepared.idCol!,
+      images_col: prepared.imagesCol ?? null,
+      label_cols: prepared.labelCols ?? request.label_cols,
+      ...(prepared.dataCols?.length ? { data_cols: prepared.dataCols } : {}),
+      class_name_col: prepared.classNameCol ?? null,
+      sha256: prepared.sha256,
+    },
+    split: prepared.split!,
+    metric: contractMetric(request),
+    budget: { mode, time_budget_s: request.time_budget_s ?? (mode === "best" ? config.BEST_BUDGET_S : config.FAST_BUDGET_S) },
+    seed: SEED,
+    device: "auto",
+    out_dir: outDir,
+    source_model: sourceDir ? { dir: sourceDir } : null,
+    options: { threads: Math.max(1, Math.floor(os.availableParallelism() / config.BUILDER_GPU_SLOTS)) },
+  };
+}

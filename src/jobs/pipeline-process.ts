@@ -1,0 +1,136 @@
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import readline from "node:readline";
+import { fileURLToPath } from "node:url";
+import { contractErrors } from "../contract/validate.js";
+import type { PipelineEvent } from "../contract/types.js";
+
+export const PIPELINES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../pipelines");
+
+export function defaultPython(configured?: string): string {
+  if (configured) return configured;
+  const venv = path.join(PIPELINES_DIR, ".venv/bin/python");
+  return fs.existsSync(venv) ? venv : "python3";
+}
+
+// Linux: ask the kernel to SIGKILL the pipeline when its parent (this Node process) dies, so a kill -9 of
+// `serve` or of a worker never leaves an orphan training on after the job was handed to another runner.
+// The check of getppid closes the race where the parent died before prctl ran.
+const PRELUDE = [
+  "import os, sys, runpy",
+  "parent = int(os.environ.get('BUILDER_PARENT_PID', '0'))",
+  "if sys.platform.startswith('linux'):",
+  "    import ctypes",
+  "    ctypes.CDLL(None, use_errno=True).prctl(1, 9)",
+  "    if parent and os.getppid() != parent: os._exit(137)",
+  "sys.argv = ['builder_pipelines'] + sys.argv[1:]",
+  "runpy.run_module('builder_pipelines', run_name='__main__', alter_sys=True)",
+].join("\n");
+
+export type PipelineOutcome =
+  | { kind: "ok"; manifest: string }
+  | { kind: "spec_error"; message: string }
+  | { kind: "data_error"; message: string }
+  | { kind: "error"; message: string }
+  | { kind: "contract_error"; message: string }
+  | { kind: "timeout"; message: string }
+  | { kind: "cancelled" };
+
+export interface PipelineRun {
+  python: string;
+  command: "train" | "evaluate";
+  specPath: string;
+  outDir: string;
+  logFile: string;
+  /** Wall-clock limit; the process group is killed past it. */
+  timeoutMs: number;
+  signal: AbortSignal;
+  onEvent: (event: PipelineEvent) => void;
+  /** Seconds between SIGTERM and SIGKILL. */
+  killGraceMs?: number;
+}
+
+/**
+ * Runs one pipeline process: JSON-lines events on stdout (each validated against event.schema.json),
+ * stderr appended to the job log, the exit code as outcome. A malformed event ends the job: the two sides
+ * disagree and nothing it says afterwards can be trusted.
+ */
+export function runPipeline(run: PipelineRun): Promise<PipelineOutcome> {
+  return new Promise((resolve) => {
+    const log = fs.createWriteStream(run.logFile, { flags: "a" });
+    const child = spawn(run.python, ["-c", PRELUDE, run.command, "--spec", run.specPath, "--out", run.outDir], {
+      cwd: PIPELINES_DIR,
+      detached: true, // its own process group, so cancel reaches every process it started
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, PYTHONPATH: PIPELINES_DIR, PYTHONUNBUFFERED: "1", BUILDER_PARENT_PID: String(process.pid) },
+    });
+    let stopReason: PipelineOutcome | undefined;
+    let lastError: string | undefined;
+    let resultManifest: string | undefined;
+    let killTimer: NodeJS.Timeout | undefined;
+
+    const killGroup = (reason: PipelineOutcome) => {
+      stopReason ??= reason;
+      if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {
+        /* already gone */
+      }
+      killTimer ??= setTimeout(() => {
+        try {
+          process.kill(-child.pid!, "SIGKILL");
+        } catch {
+          /* already gone */
+        }
+      }, run.killGraceMs ?? 2000);
+    };
+
+    const onAbort = () => killGroup({ kind: "cancelled" });
+    if (run.signal.aborted) onAbort();
+    else run.signal.addEventListener("abort", onAbort, { once: true });
+    const timeout = setTimeout(
+      () => killGroup({ kind: "timeout", message: `the training ran past its time limit of ${Math.round(run.timeoutMs / 1000)} s and was stopped; give it a larger time_budget_s or use optimization_type 1 (fastest)` }),
+      run.timeoutMs,
+    );
+
+    child.stderr.pipe(log, { end: false });
+    const lines = readline.createInterface({ input: child.stdout, crlfDelay: Infinity });
+    lines.on("line", (line) => {
+      if (stopReason || !line.trim()) return;
+      let event: unknown;
+      try {
+        event = JSON.parse(line);
+      } catch {
+        killGroup({ kind: "contract_error", message: `the pipeline wrote a stdout line that is not JSON: ${line.slice(0, 200)}` });
+        return;
+      }
+      const problems = contractErrors("event", event);
+      if (problems.length) {
+        killGroup({ kind: "contract_error", message: `the pipeline wrote an event that breaks event.schema.json (${problems.slice(0, 3).join("; ")}): ${line.slice(0, 200)}` });
+        return;
+      }
+      const ev = event as PipelineEvent;
+      if (ev.type === "log" && ev.level === "error") lastError = ev.message;
+      if (ev.type === "result") resultManifest = ev.manifest;
+      run.onEvent(ev);
+    });
+
+    child.on("error", (err) => {
+      stopReason ??= { kind: "error", message: `could not start the pipeline (${run.python}): ${err.message}` };
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timeout);
+      clearTimeout(killTimer);
+      run.signal.removeEventListener("abort", onAbort);
+      log.end(`\n[builder] pipeline exited with ${code ?? signal}\n`);
+      if (stopReason) return resolve(stopReason);
+      if (code === 0 && resultManifest) return resolve({ kind: "ok", manifest: resultManifest });
+      if (code === 0) return resolve({ kind: "contract_error", message: "the pipeline exited 0 without a result event" });
+      if (code === 2) return resolve({ kind: "spec_error", message: lastError ?? "the pipeline refused the job spec" });
+      if (code === 3) return resolve({ kind: "data_error", message: lastError ?? "the pipeline could not use the data" });
+      resolve({ kind: "error", message: lastError ?? `the pipeline failed (exit ${code ?? signal}); see the job log` });
+    });
+  });
+}

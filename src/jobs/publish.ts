@@ -1,0 +1,36 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { Manifest } from "../contract/types.js";
+import type { ExperimentRow, ModelRow } from "../experiments/repository.js";
+import { pipelineKind, type ExperimentRequest } from "../experiments/request.js";
+import type { JobDeps } from "./experiment-job.js";
+
+function filesUnder(dir: string): string[] {
+  return fs.readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)));
+}
+
+/**
+ * Copies out_dir to models/<user>/<experiment_id>/v<N>/ (manifest.json last), and only then inserts the models
+ * row. Serving finds models through the rows, so a half-copied version is never visible; a crash mid-copy leaves
+ * an orphan folder that the re-run overwrites (the version number is only taken by the row).
+ */
+export async function publishModel(deps: JobDeps, row: ExperimentRow, manifest: Manifest, outDir: string, owner: string): Promise<ModelRow> {
+  const version = await deps.repo.nextModelVersion(row.id);
+  const storePath = `models/${row.userId}/${row.experimentId}/v${version}`;
+  const files = filesUnder(outDir).sort((a, b) => Number(a === "manifest.json") - Number(b === "manifest.json"));
+  for (const rel of files) await deps.bucket.uploadFile(path.join(outDir, rel), `${storePath}/${rel.split(path.sep).join("/")}`);
+  // The lease is still ours: a runner that lost it must not publish (the new holder will).
+  const still = await deps.repo.renewLease(row.id, owner, deps.config.JOB_LEASE_S);
+  if (!still) throw Object.assign(new Error("lease lost before the models row was written"), { leaseLost: true });
+  return deps.repo.insertModel({
+    userId: row.userId,
+    experimentUuid: row.id,
+    experimentId: row.experimentId,
+    version,
+    kind: manifest.kind ?? pipelineKind(row.request as ExperimentRequest),
+    storePath,
+    manifest,
+  });
+}

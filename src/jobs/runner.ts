@@ -1,0 +1,89 @@
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
+import PQueue from "p-queue";
+import type { ExperimentRepository } from "../experiments/repository.js";
+import { runExperimentJob, type JobDeps } from "./experiment-job.js";
+
+/** What the API needs from whichever runner is configured. */
+export interface JobRunner {
+  readonly kind: "inprocess" | "bullmq";
+  /** Resumes unfinished experiments and starts the periodic sweep. */
+  start(): Promise<void>;
+  enqueue(experimentUuid: string): Promise<void>;
+  /** Stops a job running in this process at once (the lease heartbeat carries cancels across processes). */
+  cancelLocal(experimentUuid: string): void;
+  stop(): Promise<void>;
+}
+
+export const newRunnerId = () => `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+
+/**
+ * Re-finds work a crash left behind: every unfinished experiment not already known here is enqueued; the lease
+ * decides whether it really runs (a live holder elsewhere keeps it). Runs at start and every JOB_LEASE_S.
+ */
+export function startSweep(repo: ExperimentRepository, intervalMs: number, enqueue: (uuid: string) => Promise<void>, onError: (err: unknown) => void) {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const sweep = async () => {
+    try {
+      const now = Date.now();
+      for (const row of await repo.unfinished()) {
+        const leaseLive = row.leaseOwner && row.leaseExpiresAt && row.leaseExpiresAt.getTime() > now;
+        if (!leaseLive) await enqueue(row.id);
+      }
+    } catch (err) {
+      onError(err);
+    }
+    if (!stopped) timer = setTimeout(sweep, intervalMs);
+  };
+  return {
+    first: sweep(),
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The default runner: a p-queue inside `serve`, concurrency BUILDER_GPU_SLOTS. */
+export class InProcessRunner implements JobRunner {
+  readonly kind = "inprocess" as const;
+  private readonly queue: PQueue;
+  private readonly known = new Map<string, AbortController>();
+  private sweep?: ReturnType<typeof startSweep>;
+
+  constructor(private readonly deps: JobDeps) {
+    this.queue = new PQueue({ concurrency: deps.config.BUILDER_GPU_SLOTS });
+  }
+
+  async start(): Promise<void> {
+    this.sweep = startSweep(this.deps.repo, this.deps.config.JOB_LEASE_S * 1000, (id) => this.enqueue(id), (err) => this.deps.logger.warn({ err }, "sweep failed"));
+    await this.sweep.first;
+  }
+
+  async enqueue(uuid: string): Promise<void> {
+    if (this.known.has(uuid)) return;
+    const controller = new AbortController();
+    this.known.set(uuid, controller);
+    void this.queue
+      .add(async () => {
+        if (controller.signal.aborted) return;
+        const result = await runExperimentJob(this.deps, uuid, controller.signal);
+        this.deps.logger.debug({ experiment: uuid, result }, "job ended");
+      })
+      .catch((err) => this.deps.logger.error({ err, experiment: uuid }, "job crashed"))
+      .finally(() => this.known.delete(uuid));
+  }
+
+  cancelLocal(uuid: string): void {
+    this.known.get(uuid)?.abort("cancel");
+  }
+
+  /** Shutdown: kills running pipelines and releases their leases, so the next start re-runs them. */
+  async stop(): Promise<void> {
+    this.sweep?.stop();
+    this.queue.clear();
+    for (const c of this.known.values()) c.abort("shutdown");
+    await this.queue.onIdle();
+  }
+}
