@@ -20,6 +20,20 @@ from .search import run_search
 from .train import TrainData
 
 
+def default_threads() -> int:
+    """The CPU count, less the cores other processes keep busy (1-minute load average).
+
+    On a shared host, more threads than free cores makes PyTorch's OpenMP barriers spin: measured
+    here, 2 threads under a load of 14 trained 9x slower than 1 thread.
+    """
+    cpus = os.cpu_count() or 1
+    try:
+        busy = int(os.getloadavg()[0])
+    except OSError:
+        busy = 0
+    return max(1, min(cpus, cpus - busy))
+
+
 def pick_device(spec: dict) -> torch.device:
     want = spec.get("device", "auto")
     if want == "cuda" and not torch.cuda.is_available():
@@ -66,7 +80,7 @@ def train(spec: dict, out_dir: str) -> str:
     budget = float(spec["budget"]["time_budget_s"])
     deadline = t0 + budget
     opts = spec.get("options") or {}
-    threads = int(opts.get("threads") or os.cpu_count() or 1)
+    threads = int(opts.get("threads") or default_threads())
     torch.set_num_threads(threads)
     torch.manual_seed(int(spec["seed"]))
     device = pick_device(spec)
@@ -103,6 +117,7 @@ def train(spec: dict, out_dir: str) -> str:
                        f"input {image['width']}x{image['height']}x{image['channels']}, device {device.type}, {threads} threads")
 
     reserve = min(60.0, max(3.0, 0.08 * budget))  # export, parity check, metrics, figures
+    t_prepared = time.monotonic()
     pool, members = run_search(data, image["width"], spec, device, deadline - reserve, init_state=_load_pretrained(spec))
     events.progress("exporting", 0.86, message=f"exporting an ensemble of {len(members)}" if len(members) > 1 else "exporting")
     model = ExportModel([m.model.float().cpu() for m in members], problem, out_scale=y_std, out_shift=y_mean)
@@ -112,6 +127,7 @@ def train(spec: dict, out_dir: str) -> str:
     parity = check_parity(model, model_path, x["val"].cpu())
     events.artifact("model.onnx", "model")
 
+    t_exported = time.monotonic()
     events.progress("evaluating", 0.92, message="test metrics")
     sess = session(model_path)
     scores = {part: run_onnx(sess, x[part].cpu().numpy())[0].astype(np.float64) for part in ("val", "test")}
@@ -132,6 +148,9 @@ def train(spec: dict, out_dir: str) -> str:
                     "seconds": round(t.seconds, 2), "val_selection": round(abs(t.val_score), 6) if np.isfinite(t.val_score) else None} for i, t in enumerate(pool)],
         "parameters": int(sum(p.numel() for p in model.parameters())),
         "onnx_parity_max_abs_diff": parity, "allow_flips": data.allow_flips,
+        "seconds": {"preparing": round(t_prepared - t0, 2), "search": round(sum(t.seconds for t in pool), 2),
+                    "export": round(t_exported - t_prepared - sum(t.seconds for t in pool), 2),
+                    "evaluation": round(time.monotonic() - t_exported, 2)},
     }
     write_report(out_dir, {"kind": spec["kind"], "problem": problem, "classes": targets.classes, "thresholds": thr,
                            "metrics": found, "test": test_section, "training": {"trials": histories}, "model_summary": summary})

@@ -132,13 +132,13 @@ def batch_size(n_train: int, device: torch.device) -> int:
 
 
 def max_epochs(n_train: int, bs: int) -> int:
-    """About 2,000 optimiser steps, between 12 and 120 epochs: small sets get many epochs."""
+    """About 1,500 optimiser steps, between 12 and 100 epochs: small sets get many epochs."""
     steps = max(1, n_train // bs)
-    return int(min(120, max(12, round(2000 / steps))))
+    return int(min(100, max(12, round(1500 / steps))))
 
 
 def train_trial(cand: Candidate, data: TrainData, side: int, seed: int, device: torch.device, deadline: float,
-                on_epoch=None, init_state: dict | None = None) -> TrialResult:
+                on_epoch=None, init_state: dict | None = None, epochs: int | None = None) -> TrialResult:
     """Trains one candidate until its schedule ends, early stopping fires, or ``deadline`` passes."""
     t0 = time.monotonic()
     torch.manual_seed(seed)
@@ -156,7 +156,7 @@ def train_trial(cand: Candidate, data: TrainData, side: int, seed: int, device: 
     n = len(data.x_train)
     bs = min(batch_size(n, device), n)
     steps_per_epoch = max(1, n // bs)
-    epochs = max_epochs(n, bs)
+    epochs = full_epochs = epochs or max_epochs(n, bs)
     patience = max(10, epochs // 4)
     weights = data.class_weights.to(device) if data.class_weights is not None else None
     best = TrialResult(cand, seed, model, -math.inf, math.inf, np.zeros((0, data.n_out)))
@@ -208,10 +208,12 @@ def train_trial(cand: Candidate, data: TrainData, side: int, seed: int, device: 
             stopped = f"early stop (no gain in {patience} epochs)"
             break
         took = time.monotonic() - e0
-        if epoch == 1 and e0 + took * epochs > deadline:
-            # The budget cannot hold the full schedule: shorten it so the cosine decay still completes.
-            epochs = max(2, int((deadline - e0) / took))
-            patience = max(5, min(patience, epochs // 3))
+        if epoch <= 2:
+            # Fit the schedule to the time left so the cosine decay completes; epoch 2 re-estimates
+            # because the first epoch carries one-off start-up costs.
+            fit = epoch - 1 + int(min((deadline - e0) / max(took, 1e-6), 1e6))
+            epochs = max(epoch + 1, min(full_epochs, fit))
+            patience = max(5, min(max(10, full_epochs // 4), epochs // 3))
         if time.monotonic() + took > deadline:
             stopped = "time budget"
             break

@@ -1,0 +1,134 @@
+"""BreastMNIST benchmark for the vision pipeline (issue 5).
+
+Converts ../shared/datasets/breastmnist to the zip + CSV layout a user uploads (one anonymous patient
+per image), then runs the pipeline's CLI in fast and/or best mode and prints test AUC/ACC with their
+patient-bootstrap 95% intervals, wall time and the child's peak memory.
+
+Only the official train (546) and val (78) splits are available, so the official val split is our TEST
+set and the train part is split (patient-grouped, seeded) into train/val for model selection. The test
+set is never used for any choice. Run: pipelines/.venv/bin/python bench/vision-medmnist/bench.py [--modes fast,best]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+ROOT = Path(__file__).resolve().parents[2]
+NPZ = ROOT.parent / "shared" / "datasets" / "breastmnist" / "breastmnist_trainval.npz"
+BUDGET_S = {"fast": 150, "best": 720}
+TARGETS = {"fast": {"auc": 0.90, "minutes": 3}, "best": {"auc": 0.919, "accuracy": 0.861, "minutes": 15}}
+
+
+def make_zip(out_path: str, npz_path: str = str(NPZ)) -> dict[str, list[str]]:
+    """Writes the zip a user would upload: breastmnist/labels.csv (patient_id,image,label) + PNGs.
+
+    Returns the patient ids of the official splits: {"train": [...], "test": [...]} (test = official val).
+    """
+    data = np.load(npz_path)
+    official = {"train": ("train_images", "train_labels"), "test": ("val_images", "val_labels")}
+    ids: dict[str, list[str]] = {"train": [], "test": []}
+    rows = []
+    with zipfile.ZipFile(out_path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for part, (ik, lk) in official.items():
+            for i, (img, label) in enumerate(zip(data[ik], data[lk].ravel())):
+                pid = f"{'a' if part == 'train' else 'b'}{i:04d}"  # anonymous, one patient per image
+                name = f"images/{pid}.png"
+                buf = io.BytesIO()
+                Image.fromarray(img, "L").save(buf, format="PNG")
+                zf.writestr(f"breastmnist/{name}", buf.getvalue())
+                rows.append({"patient_id": pid, "image": name, "label": int(label)})
+                ids[part].append(pid)
+        text = io.StringIO()
+        writer = csv.DictWriter(text, fieldnames=["patient_id", "image", "label"])
+        writer.writeheader()
+        writer.writerows(rows)
+        zf.writestr("breastmnist/labels.csv", text.getvalue())
+    return ids
+
+
+def patient_split(train_ids: list[str], seed: int, val_fraction: float = 0.15) -> tuple[list[str], list[str]]:
+    rng = np.random.default_rng(seed)
+    order = list(rng.permutation(sorted(train_ids)))
+    n_val = int(round(len(order) * val_fraction))
+    return sorted(order[n_val:]), sorted(order[:n_val])
+
+
+def run_mode(mode: str, work: Path, ids: dict, seed: int, threads: int) -> dict:
+    train, val = patient_split(ids["train"], seed)
+    out = work / f"out-{mode}"
+    spec = {
+        "schema_version": 1, "job_id": f"bench-breastmnist-{mode}", "command": "train", "kind": "vision_classification",
+        "problem": "binary",
+        "data": {"root": str(work / "breastmnist"), "table": str(work / "breastmnist" / "labels.csv"), "id_col": "patient_id",
+                 "images_col": "image", "label_cols": ["label"]},
+        "split": {"seed": seed, "train": train, "val": val, "test": ids["test"]},
+        "metric": "auc", "budget": {"mode": mode, "time_budget_s": BUDGET_S[mode]}, "seed": seed, "device": "auto",
+        "out_dir": str(out), "options": {"threads": threads} if threads else {},
+    }
+    spec_path = work / f"spec-{mode}.json"
+    spec_path.write_text(json.dumps(spec))
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "pipelines")}
+    t0 = time.monotonic()
+    with open(work / f"events-{mode}.jsonl", "w") as out_fh, open(work / f"stderr-{mode}.log", "w") as err_fh:
+        proc = subprocess.Popen([sys.executable, "-m", "builder_pipelines", "train", "--spec", str(spec_path), "--out", str(out)],
+                                stdout=out_fh, stderr=err_fh, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage: its peak RSS
+    wall = time.monotonic() - t0
+    code = os.waitstatus_to_exitcode(status)
+    proc.returncode = code
+    stdout = (work / f"events-{mode}.jsonl").read_text()
+    if code != 0:
+        raise SystemExit(f"{mode}: pipeline failed (exit {code}):\n{(work / f'stderr-{mode}.log').read_text()[-3000:]}")
+    manifest = json.loads((out / "manifest.json").read_text())
+    logs = [json.loads(line)["message"] for line in stdout.splitlines() if '"type": "log"' in line]
+    return {"mode": mode, "wall_s": wall, "manifest": manifest, "logs": logs, "peak_rss_mib": usage.ru_maxrss / 1024}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--modes", default="fast,best")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=0, help="torch threads; 0 = the pipeline default (free cores)")
+    args = ap.parse_args()
+    if not NPZ.is_file():
+        raise SystemExit(f"{NPZ} not found (the shared datasets folder is absent)")
+    with tempfile.TemporaryDirectory(prefix="bench-breastmnist-") as tmp:
+        work = Path(tmp)
+        ids = make_zip(str(work / "breastmnist.zip"))
+        with zipfile.ZipFile(work / "breastmnist.zip") as zf:
+            zf.extractall(work)
+        for mode in args.modes.split(","):
+            r = run_mode(mode, work, ids, args.seed, args.threads)
+            m = r["manifest"]
+            test = m["metrics"]["test"]
+            fmt = lambda k: f"{test[k]['value']:.3f} [{test[k]['ci_low']:.3f}, {test[k]['ci_high']:.3f}]"  # noqa: E731
+            target = TARGETS[mode]
+            ok = (test["auc"]["value"] >= target["auc"] and test["accuracy"]["value"] >= target.get("accuracy", 0)
+                  and r["wall_s"] <= target["minutes"] * 60)
+            print(f"== BreastMNIST {mode} mode (budget {BUDGET_S[mode]} s; test = official val split, n={len(ids['test'])})")
+            print(f"   test AUC {fmt('auc')}   ACC {fmt('accuracy')}   F-macro {fmt('f_macro')}")
+            print(f"   validation AUC {m['metrics']['validation']['auc']['value']:.3f}   ensemble {m['model_summary']['ensemble_size']} "
+                  f"of {len(m['model_summary']['trials'])} trials   input {m['input']['image']['width']} px")
+            print(f"   wall {r['wall_s']:.1f} s   peak RSS of the pipeline process {r['peak_rss_mib']:.0f} MiB")
+            print(f"   target AUC >= {target['auc']}" + (f", ACC >= {target['accuracy']}" if "accuracy" in target else "")
+                  + f" within {target['minutes']} min: {'MET' if ok else 'NOT MET'}")
+            for line in r["logs"]:
+                print(f"     {line}")
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

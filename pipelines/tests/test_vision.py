@@ -1,0 +1,167 @@
+"""Vision pipeline end to end on tiny generated images (16x16 blobs), a few seconds of training each."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+from builder_pipelines.common import contract, events
+from builder_pipelines.common.errors import DataError
+from builder_pipelines.vision import run
+from builder_pipelines.vision.preprocess import preprocess_file
+
+sys.path.insert(0, str(Path(__file__).parent))
+from vision_data import make_dataset, write_spec  # noqa: E402
+
+PIPELINES = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _restore_stdout():
+    """run() installs the stdout guard for the CLI; undo it between tests."""
+    saved_stdout, saved_out = sys.stdout, events._out
+    yield
+    sys.stdout, events._out = saved_stdout, saved_out
+
+
+def _train(tmp_path_factory, task: str, **spec_over):
+    tmp = tmp_path_factory.mktemp(task)
+    spec = make_dataset(tmp, task)
+    spec.update(spec_over)
+    saved_stdout, saved_out = sys.stdout, events._out
+    try:
+        name = run(spec, spec["out_dir"])
+    finally:
+        sys.stdout, events._out = saved_stdout, saved_out
+    out = Path(spec["out_dir"])
+    return spec, out, json.loads((out / name).read_text())
+
+
+@pytest.fixture(scope="module")
+def multiclass(tmp_path_factory):
+    return _train(tmp_path_factory, "multiclass")
+
+
+def _test_inputs(spec, manifest, limit=8):
+    import csv
+
+    test = set(spec["split"]["test"])
+    with open(spec["data"]["table"], encoding="utf-8") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["patient"] in test][:limit]
+    return np.stack([preprocess_file(os.path.join(spec["data"]["root"], r["path"]), manifest["input"]["image"]) for r in rows])
+
+
+def _check_manifest_files(out: Path, manifest: dict):
+    assert contract.errors("manifest", manifest) == []
+    for fig in manifest["figures"]:
+        svg = (out / fig["file"]).read_text()
+        assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
+    report = json.loads((out / manifest["report_file"]).read_text())
+    assert "test" in report and "metrics" in report
+
+
+def test_multiclass_model_manifest_and_onnx(multiclass):
+    spec, out, m = multiclass
+    _check_manifest_files(out, m)
+    assert [c["name"] for c in m["classes"]] == ["none", "left", "right"]  # from class_name_col, codes sorted
+    assert m["input"]["image"]["width"] == 16 and m["input"]["image"]["channels"] == 1
+    assert m["threshold_rule"] and len(m["thresholds"]) == 3
+    for name in ("auc", "f_macro", "precision", "recall", "accuracy", "ece"):
+        entry = m["metrics"]["test"][name]
+        assert entry["ci_low"] is None or entry["ci_low"] <= entry["value"] <= entry["ci_high"]
+    assert m["metrics"]["test"]["accuracy"]["value"] >= 0.7  # blobs left/right/none are easy to tell apart
+    assert {f["name"] for f in m["figures"]} >= {"roc", "pr", "calibration", "confusion", "training_loss", "training_metric"}
+
+    model = onnx.load(out / "model.onnx")
+    assert model.opset_import[0].version >= 17
+    sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    assert [i.name for i in sess.get_inputs()] == ["input"]
+    x = _test_inputs(spec, m)
+    for batch in (x[:1], x):  # dynamic batch size
+        scores, cam = sess.run(["scores", "cam"], {"input": batch})
+        assert scores.shape == (len(batch), 3)
+        np.testing.assert_allclose(scores.sum(1), 1.0, atol=1e-5)
+        assert cam.shape[:2] == (len(batch), 3) and cam.shape[2:] == (4, 4)  # 16 px -> two stride-2 stages
+        assert (cam >= 0).all()
+
+
+def test_multilabel(tmp_path_factory):
+    spec, out, m = _train(tmp_path_factory, "multilabel")
+    _check_manifest_files(out, m)
+    assert [c["code"] for c in m["classes"]] == ["left", "right"]
+    assert len(m["thresholds"]) == 2
+    sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    scores, cam = sess.run(None, {"input": _test_inputs(spec, m)})
+    assert scores.shape[1] == 2 and ((scores >= 0) & (scores <= 1)).all()
+    assert not np.allclose(scores.sum(1), 1.0)  # independent sigmoids, not a softmax
+    assert cam.shape[1] == 2
+    assert m["metrics"]["test"]["auc"]["value"] >= 0.75
+
+
+def test_regression(tmp_path_factory):
+    spec, out, m = _train(tmp_path_factory, "regression")
+    _check_manifest_files(out, m)
+    assert "thresholds" not in m and set(m["metrics"]["test"]) == {"mae", "rmse", "r2"}
+    sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    scores, cam = sess.run(None, {"input": _test_inputs(spec, m)})
+    assert scores.shape[1] == 1 and cam.shape[1] == 1
+    assert 1.0 < float(scores.mean()) < 7.0  # values in the target's units (blob radius 1.5..6), not standardised
+    assert m["metrics"]["test"]["r2"]["value"] > 0.3
+
+
+def test_evaluate_on_new_images(multiclass, tmp_path):
+    _, src, source = multiclass
+    spec = make_dataset(tmp_path, "multiclass", n=40, seed=7)
+    pids = spec["split"]["train"] + spec["split"]["val"] + spec["split"]["test"]
+    spec.update(command="evaluate", source_model={"dir": str(src)}, split={"seed": 1, "train": [], "val": [], "test": pids})
+    saved = sys.stdout, events._out
+    try:
+        name = run(spec, spec["out_dir"])
+    finally:
+        sys.stdout, events._out = saved
+    out = Path(spec["out_dir"])
+    m = json.loads((out / name).read_text())
+    _check_manifest_files(out, m)
+    assert (out / "model.onnx").read_bytes() == (src / "model.onnx").read_bytes()
+    assert set(m["metrics"]) == {"test"} and m["metrics"]["test"] != source["metrics"]["test"]
+    assert m["provenance"]["split_counts"]["test"] == 20 and m["provenance"] != source["provenance"]
+    same = {k: v for k, v in source.items() if k not in ("metrics", "provenance")}
+    assert {k: v for k, v in m.items() if k not in ("metrics", "provenance")} == same
+
+
+def test_cli_events_and_exit_code(tmp_path):
+    spec = make_dataset(tmp_path, "binary", n=60)
+    spec["budget"]["time_budget_s"] = 6
+    path = write_spec(tmp_path, spec)
+    proc = subprocess.run([sys.executable, "-m", "builder_pipelines", "train", "--spec", path, "--out", spec["out_dir"]],
+                          cwd=PIPELINES, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    evs = [json.loads(line) for line in proc.stdout.splitlines()]
+    for e in evs:
+        assert contract.errors("event", e) == [], e
+    assert evs[-1] == {"type": "result", "manifest": "manifest.json"}
+    assert any(e["type"] == "metric" and e["split"] == "test" and e["name"] == "auc" for e in evs)
+    assert any(e["type"] == "progress" and e["stage"] == "training" for e in evs)
+    m = json.loads((Path(spec["out_dir"]) / "manifest.json").read_text())
+    assert m["problem"] == "binary" and len(m["thresholds"]) == 2
+
+
+def test_data_errors(tmp_path):
+    spec = make_dataset(tmp_path, "multiclass", n=20)
+    bad = dict(spec, problem="binary")  # three classes in a binary task
+    with pytest.raises(DataError, match="exactly 2 classes"):
+        run(bad, spec["out_dir"])
+    table = Path(spec["data"]["table"])
+    text = table.read_text().splitlines()
+    text[1] = text[1].rsplit(",", 1)[0] + ",another name"  # one code, two names
+    table.write_text("\n".join(text) + "\n")
+    with pytest.raises(DataError, match="one to one"):
+        run(spec, spec["out_dir"])
