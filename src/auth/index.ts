@@ -6,27 +6,51 @@ import type { AuthInfo, AuthMode } from "../http/route.js";
 import type { Logger } from "../logger.js";
 import { ApiKeyService } from "./api-key.service.js";
 import { createLimiters, rateLimitHeaders, retryAfterSeconds, type Limiters } from "./rate-limit.js";
+import { safeEqual } from "./secrets.js";
+import { readCookie, SESSION_COOKIE, SessionService, type SessionInfo } from "./session.service.js";
+import { signIn } from "./signin.js";
 import { UserService } from "./user.service.js";
 
 export { ApiKeyService } from "./api-key.service.js";
+export { SESSION_COOKIE, SessionService } from "./session.service.js";
 export { UserService } from "./user.service.js";
 
 export interface Auth {
   users: UserService;
   apiKeys: ApiKeyService;
+  sessions: SessionService;
   limiters: Limiters;
   /** Resolves the caller for a route's auth mode, or throws the ApiError (401/403/429) that refuses it. */
   authenticate(req: Request, res: Response, mode: AuthMode): Promise<AuthInfo | null>;
+  /** Throttled email + password check; opens a session (the caller sets the cookie). */
+  signIn(input: { email: string; password: string; ip: string }): Promise<SessionInfo & { token: string }>;
+  /** Cookie attributes for the session cookie (Secure from COOKIE_SECURE, default on in production). */
+  cookieOptions(): { httpOnly: true; secure: boolean; sameSite: "lax"; path: "/"; maxAge: number };
   close(): Promise<void>;
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 export async function createAuth(deps: { config: Config; db: Db; logger: Logger }): Promise<Auth> {
   const { config, db, logger } = deps;
   const users = new UserService(db);
   const apiKeys = new ApiKeyService(db);
+  const sessions = new SessionService(db, config.SESSION_TTL_HOURS);
   const limiters = createLimiters({ redisUrl: config.REDIS_URL, keyPrefix: config.RATE_LIMIT_KEY_PREFIX, logger });
+
+  /** Counts the request against its limit, sets the three headers, and refuses with 429 when spent. */
+  async function rateLimit(res: Response, scope: string, id: string, limit: number, who: string): Promise<void> {
+    const decision = await limiters.consume(scope, id, limit, 60);
+    const headers = rateLimitHeaders(decision);
+    res.set(headers);
+    if (!decision.allowed) {
+      throw new ApiError(429, "rate_limit_exceeded", `${who} allows ${limit} requests per minute; retry after the reset`, undefined, {
+        ...headers,
+        "retry-after": retryAfterSeconds(decision),
+      });
+    }
+  }
 
   async function viaApiKey(req: Request, res: Response): Promise<AuthInfo> {
     const header = req.get("authorization");
@@ -36,29 +60,52 @@ export async function createAuth(deps: { config: Config; db: Db; logger: Logger 
     const key = token ? await apiKeys.lookup(token) : undefined;
     if (!key) throw new ApiError(401, "invalid_api_key", "the API key is not valid; create one with ./builder keys create or in the dashboard");
     if (key.revokedAt) throw new ApiError(403, "api_key_revoked", "this API key was revoked; create a new one");
-    const limit = key.rateLimitPerMinute ?? config.RATE_LIMIT_PER_MINUTE;
-    const decision = await limiters.consume("key", key.id, limit, 60);
-    const headers = rateLimitHeaders(decision);
-    res.set(headers);
-    if (!decision.allowed) {
-      throw new ApiError(429, "rate_limit_exceeded", `this API key allows ${limit} requests per minute; retry after the reset`, undefined, {
-        ...headers,
-        "retry-after": retryAfterSeconds(decision),
-      });
-    }
+    await rateLimit(res, "key", key.id, key.rateLimitPerMinute ?? config.RATE_LIMIT_PER_MINUTE, "this API key");
     apiKeys.touch(key.id);
     return { userId: key.userId, email: key.email, via: "api_key", keyId: key.id };
+  }
+
+  async function viaSession(req: Request, res: Response): Promise<AuthInfo> {
+    const token = readCookie(req.get("cookie"), SESSION_COOKIE);
+    if (!token) throw new ApiError(401, "session_required", "sign in to the dashboard first (POST /v1/session)");
+    const session = await sessions.lookup(token);
+    if (!session) throw new ApiError(401, "invalid_session", "the session has expired or was signed out; sign in again");
+    // The cookie rides along on cross-site requests too; the CSRF token (readable only by our own pages) does not.
+    if (!SAFE_METHODS.has(req.method) && !safeEqual(req.get("x-csrf-token") ?? "", session.csrfToken)) {
+      throw new ApiError(403, "invalid_csrf_token", "send the session's csrf_token in the x-csrf-token header");
+    }
+    // Dashboard traffic is limited per user at the default rate, and gets the same headers.
+    await rateLimit(res, "user", session.userId, config.RATE_LIMIT_PER_MINUTE, "the dashboard");
+    return { userId: session.userId, email: session.email, via: "session", sessionId: session.sessionId };
   }
 
   return {
     users,
     apiKeys,
+    sessions,
     limiters,
     async authenticate(req, res, mode) {
-      if (mode === "none") return null;
-      if (mode === "api_key" || mode === "any") return viaApiKey(req, res);
-      throw new ApiError(401, "session_required", "sign in to the dashboard first (POST /v1/session)");
+      switch (mode) {
+        case "none":
+          return null;
+        case "api_key":
+          return viaApiKey(req, res);
+        case "session":
+          return viaSession(req, res);
+        case "any":
+          // A Bearer header wins; without one, a session cookie; with neither, the API's own error.
+          if (req.get("authorization") || !readCookie(req.get("cookie"), SESSION_COOKIE)) return viaApiKey(req, res);
+          return viaSession(req, res);
+      }
     },
+    signIn: (input) => signIn({ users, sessions, limiters, attempts: config.SIGNIN_ATTEMPTS_PER_15_MIN }, input),
+    cookieOptions: () => ({
+      httpOnly: true,
+      secure: config.COOKIE_SECURE ?? config.NODE_ENV === "production",
+      sameSite: "lax",
+      path: "/",
+      maxAge: config.SESSION_TTL_HOURS * 3600_000,
+    }),
     async close() {
       await apiKeys.flush();
       await limiters.close();

@@ -19,6 +19,8 @@ export interface Limiters {
   consume(scope: string, key: string, points: number, windowSeconds: number): Promise<LimitDecision>;
   /** Clears a counter (a successful sign-in clears its email's failed attempts). */
   reset(scope: string, key: string, points: number, windowSeconds: number): Promise<void>;
+  /** Gives one point back (a successful sign-in from an address does not count against it). */
+  reward(scope: string, key: string, points: number, windowSeconds: number): Promise<void>;
   readonly store: "memory" | "redis";
   close(): Promise<void>;
 }
@@ -59,6 +61,9 @@ export function createLimiters(opts: { redisUrl?: string; keyPrefix: string; log
     },
     async reset(scope, key, points, windowSeconds) {
       await limiterFor(scope, points, windowSeconds).delete(key);
+    },
+    async reward(scope, key, points, windowSeconds) {
+      await limiterFor(scope, points, windowSeconds).reward(key, 1);
     },
     async close() {
       if (redis) await redis.quit().catch(() => redis.disconnect());

@@ -1,0 +1,66 @@
+import { z } from "zod";
+import type { ApiKeyInfo } from "../../auth/api-key.service.js";
+import { defineRoute } from "../route.js";
+
+// Key management for the dashboard (cookie session + CSRF). API keys cannot mint or revoke keys:
+// a leaked key must not be able to entrench itself.
+
+const apiKeySchema = z.object({
+  id: z.string().uuid(),
+  name: z.string(),
+  prefix: z.string().describe("the first 12 characters of the key, to recognise it"),
+  created_at: z.string(),
+  last_used_at: z.string().nullable().describe("updated at most once a minute"),
+  revoked_at: z.string().nullable(),
+  rate_limit_per_minute: z.number().int().nullable().describe("null: the server default (RATE_LIMIT_PER_MINUTE)"),
+});
+
+function toJson(k: ApiKeyInfo): z.infer<typeof apiKeySchema> {
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    created_at: k.createdAt.toISOString(),
+    last_used_at: k.lastUsedAt?.toISOString() ?? null,
+    revoked_at: k.revokedAt?.toISOString() ?? null,
+    rate_limit_per_minute: k.rateLimitPerMinute,
+  };
+}
+
+export const apiKeyRoutes = [
+  defineRoute({
+    method: "post",
+    path: "/v1/api-keys",
+    auth: "session",
+    summary: "Create an API key; the secret is in this response only",
+    tags: ["account"],
+    body: z.object({
+      name: z.string().trim().min(1).max(100),
+      rate_limit_per_minute: z.number().int().min(1).max(1_000_000).optional(),
+    }),
+    responses: { 201: { description: "created; store `key` now, it is never shown again", schema: apiKeySchema.extend({ key: z.string() }) } },
+    handler: async ({ auth, body, services }) => {
+      const { key, info } = await services.auth.apiKeys.create(auth.userId, { name: body.name, rateLimitPerMinute: body.rate_limit_per_minute });
+      return { status: 201, headers: { "cache-control": "no-store" }, body: { ...toJson(info), key } };
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/v1/api-keys",
+    auth: "session",
+    summary: "List your API keys (never the secrets), newest first, revoked ones included",
+    tags: ["account"],
+    responses: { 200: { description: "your keys", schema: z.object({ data: z.array(apiKeySchema) }) } },
+    handler: async ({ auth, services }) => ({ body: { data: (await services.auth.apiKeys.list(auth.userId)).map(toJson) } }),
+  }),
+  defineRoute({
+    method: "delete",
+    path: "/v1/api-keys/{id}",
+    auth: "session",
+    summary: "Revoke one of your API keys; refused from its very next request",
+    tags: ["account"],
+    params: z.object({ id: z.string().min(1).max(200) }),
+    responses: { 200: { description: "the revoked key", schema: apiKeySchema } },
+    handler: async ({ auth, params, services }) => ({ body: toJson(await services.auth.apiKeys.revoke(params.id, auth.userId)) }),
+  }),
+];

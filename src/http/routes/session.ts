@@ -1,0 +1,65 @@
+import { z } from "zod";
+import { SESSION_COOKIE } from "../../auth/index.js";
+import { ApiError } from "../errors.js";
+import { defineRoute } from "../route.js";
+
+const sessionBody = z.object({
+  user_id: z.string().uuid(),
+  email: z.string(),
+  csrf_token: z.string().describe("send it back in the x-csrf-token header on POST/PUT/PATCH/DELETE"),
+  expires_at: z.string().describe("ISO 8601"),
+});
+
+export const sessionRoutes = [
+  defineRoute({
+    method: "post",
+    path: "/v1/session",
+    auth: "none",
+    summary: "Sign in to the dashboard: sets the builder_session cookie (httpOnly, SameSite=Lax)",
+    tags: ["account"],
+    body: z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) }),
+    responses: {
+      200: { description: "signed in; the cookie is set", schema: sessionBody },
+      401: { description: "invalid_credentials" },
+      429: { description: "rate_limit_exceeded: too many attempts for this email or address (Retry-After)" },
+    },
+    handler: async ({ req, res, body, services }) => {
+      const session = await services.auth.signIn({ email: body.email, password: body.password, ip: req.ip ?? "unknown" });
+      res.cookie(SESSION_COOKIE, session.token, services.auth.cookieOptions());
+      return {
+        headers: { "cache-control": "no-store" },
+        body: { user_id: session.userId, email: session.email, csrf_token: session.csrfToken, expires_at: session.expiresAt.toISOString() },
+      };
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/v1/session",
+    auth: "session",
+    summary: "The current dashboard session (and its CSRF token)",
+    tags: ["account"],
+    responses: { 200: { description: "the session", schema: sessionBody } },
+    handler: async ({ auth, services }) => {
+      const session = await services.auth.sessions.byId(auth.sessionId!);
+      if (!session) throw new ApiError(401, "invalid_session", "the session has expired or was signed out; sign in again");
+      return {
+        headers: { "cache-control": "no-store" },
+        body: { user_id: session.userId, email: session.email, csrf_token: session.csrfToken, expires_at: session.expiresAt.toISOString() },
+      };
+    },
+  }),
+  defineRoute({
+    method: "delete",
+    path: "/v1/session",
+    auth: "session",
+    summary: "Sign out: ends the session and clears the cookie (needs x-csrf-token)",
+    tags: ["account"],
+    responses: { 204: { description: "signed out" } },
+    handler: async ({ res, auth, services }) => {
+      await services.auth.sessions.delete(auth.sessionId!);
+      const { maxAge: _maxAge, ...opts } = services.auth.cookieOptions();
+      res.clearCookie(SESSION_COOKIE, opts);
+      return { status: 204 };
+    },
+  }),
+];

@@ -1,0 +1,158 @@
+import { sha256Hex } from "../../src/auth/secrets.js";
+import { sessions } from "../../src/db/schema.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { dbTargets } from "../helpers/db.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+
+const ATTEMPTS = 4;
+let ipCounter = 0;
+/** Each test signs in from its own address (the app trusts X-Forwarded-For from loopback), so per-IP throttling stays per test. */
+function freshIp(): string {
+  ipCounter += 1;
+  return `10.0.${Math.floor(ipCounter / 250)}.${ipCounter % 250}`;
+}
+
+async function signIn(server: TestServer, email: string, password: string, ip: string) {
+  const res = await fetch(`${server.url}/v1/session`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-forwarded-for": ip },
+    body: JSON.stringify({ email, password }),
+  });
+  const body = (await res.json()) as any;
+  const setCookie = res.headers.get("set-cookie") ?? "";
+  const cookie = setCookie.split(";")[0];
+  return { res, body, setCookie, cookie };
+}
+
+describe.each(dbTargets())("dashboard sessions on %s", (target) => {
+  let server: TestServer;
+  let user: UserWithKey;
+  beforeAll(async () => {
+    server = await startTestServer(target, { SIGNIN_ATTEMPTS_PER_15_MIN: String(ATTEMPTS) });
+    user = await createUserWithKey(server);
+  });
+  afterAll(async () => {
+    await server?.teardown();
+  });
+
+  it("signs in with a httpOnly SameSite=Lax cookie and answers GET /v1/session, /v1/me", async () => {
+    const { res, body, setCookie, cookie } = await signIn(server, user.email.toUpperCase(), user.password, freshIp());
+    expect(res.status).toBe(200);
+    expect(body).toEqual({ user_id: user.userId, email: user.email, csrf_token: expect.any(String), expires_at: expect.any(String) });
+    expect(setCookie).toMatch(/^builder_session=[A-Za-z0-9_-]{43};/);
+    expect(setCookie).toMatch(/HttpOnly/i);
+    expect(setCookie).toMatch(/SameSite=Lax/i);
+    expect(setCookie).not.toMatch(/Secure/i); // NODE_ENV=test and COOKIE_SECURE unset
+    const session = await fetch(`${server.url}/v1/session`, { headers: { cookie } });
+    expect(session.status).toBe(200);
+    expect(((await session.json()) as any).csrf_token).toBe(body.csrf_token);
+    expect(session.headers.get("x-ratelimit-limit-requests")).toBeTruthy();
+    const me = await fetch(`${server.url}/v1/me`, { headers: { cookie } });
+    expect(await me.json()).toEqual({ user_id: user.userId, email: user.email });
+    // Only the token's SHA-256 is stored.
+    const token = cookie.split("=")[1];
+    const dump = JSON.stringify(await server.services.db.select().from(sessions));
+    expect(dump).toContain(sha256Hex(token));
+    expect(dump).not.toContain(token);
+  });
+
+  it("manages API keys over the session, with CSRF on unsafe methods", async () => {
+    const { body: s, cookie } = await signIn(server, user.email, user.password, freshIp());
+    const post = (headers: Record<string, string>) =>
+      fetch(`${server.url}/v1/api-keys`, { method: "POST", headers: { "content-type": "application/json", cookie, ...headers }, body: JSON.stringify({ name: "ci", rate_limit_per_minute: 50 }) });
+    const noCsrf = await post({});
+    expect(noCsrf.status).toBe(403);
+    expect(((await noCsrf.json()) as any).error.code).toBe("invalid_csrf_token");
+    expect((await post({ "x-csrf-token": "wrong" })).status).toBe(403);
+    const created = await post({ "x-csrf-token": s.csrf_token });
+    expect(created.status).toBe(201);
+    const key = (await created.json()) as any;
+    expect(key).toMatchObject({ name: "ci", rate_limit_per_minute: 50, revoked_at: null, last_used_at: null });
+    expect(key.key).toMatch(/^bld_[0-9A-Za-z]{43}$/);
+    expect(key.prefix).toBe(key.key.slice(0, 12));
+    // The new key works and carries its own limit.
+    const me = await fetch(`${server.url}/v1/me`, { headers: bearer(key.key) });
+    expect(me.status).toBe(200);
+    expect(me.headers.get("x-ratelimit-limit-requests")).toBe("50");
+
+    const list = (await (await fetch(`${server.url}/v1/api-keys`, { headers: { cookie } })).json()) as any;
+    expect(list.data.map((k: any) => k.id)).toContain(key.id);
+    expect(JSON.stringify(list)).not.toContain(key.key);
+
+    const del = await fetch(`${server.url}/v1/api-keys/${key.id}`, { method: "DELETE", headers: { cookie, "x-csrf-token": s.csrf_token } });
+    expect(del.status).toBe(200);
+    expect(((await del.json()) as any).revoked_at).toEqual(expect.any(String));
+    expect((await fetch(`${server.url}/v1/me`, { headers: bearer(key.key) })).status).toBe(403);
+  });
+
+  it("answers 404 for another user's key, and API keys cannot manage keys", async () => {
+    const other = await createUserWithKey(server);
+    const { body: s, cookie } = await signIn(server, user.email, user.password, freshIp());
+    const del = await fetch(`${server.url}/v1/api-keys/${other.keyId}`, { method: "DELETE", headers: { cookie, "x-csrf-token": s.csrf_token } });
+    expect(del.status).toBe(404);
+    expect(((await del.json()) as any).error.code).toBe("not_found");
+    expect((await fetch(`${server.url}/v1/me`, { headers: bearer(other.key) })).status).toBe(200);
+    const junk = await fetch(`${server.url}/v1/api-keys/not-a-uuid`, { method: "DELETE", headers: { cookie, "x-csrf-token": s.csrf_token } });
+    expect(junk.status).toBe(404);
+    const viaKey = await fetch(`${server.url}/v1/api-keys`, { headers: bearer(user.key) });
+    expect(viaKey.status).toBe(401);
+    expect(((await viaKey.json()) as any).error.code).toBe("session_required");
+  });
+
+  it("validates the new key's body: every bad field in one 400", async () => {
+    const { body: s, cookie } = await signIn(server, user.email, user.password, freshIp());
+    const res = await fetch(`${server.url}/v1/api-keys`, {
+      method: "POST",
+      headers: { "content-type": "application/json", cookie, "x-csrf-token": s.csrf_token },
+      body: JSON.stringify({ name: "", rate_limit_per_minute: 0 }),
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as any;
+    expect(body.error.code).toBe("invalid_request");
+    expect(body.error.details.map((d: any) => d.field).sort()).toEqual(["name", "rate_limit_per_minute"]);
+  });
+
+  it("signs out: the cookie stops working, and DELETE needs the CSRF token", async () => {
+    const { body: s, cookie } = await signIn(server, user.email, user.password, freshIp());
+    expect((await fetch(`${server.url}/v1/session`, { method: "DELETE", headers: { cookie } })).status).toBe(403);
+    const out = await fetch(`${server.url}/v1/session`, { method: "DELETE", headers: { cookie, "x-csrf-token": s.csrf_token } });
+    expect(out.status).toBe(204);
+    expect(out.headers.get("set-cookie")).toMatch(/builder_session=;/);
+    const after = await fetch(`${server.url}/v1/session`, { headers: { cookie } });
+    expect(after.status).toBe(401);
+    expect(((await after.json()) as any).error.code).toBe("invalid_session");
+    const none = await fetch(`${server.url}/v1/session`);
+    expect(((await none.json()) as any).error.code).toBe("session_required");
+  });
+
+  it("throttles sign-in per email: 429 rate_limit_exceeded with Retry-After, even for the right password", async () => {
+    const victim = await createUserWithKey(server);
+    for (let i = 0; i < ATTEMPTS; i++) {
+      const { res, body } = await signIn(server, victim.email, "wrong password!!", freshIp());
+      expect(res.status).toBe(401);
+      expect(body.error.code).toBe("invalid_credentials");
+    }
+    const { res, body } = await signIn(server, victim.email, victim.password, freshIp());
+    expect(res.status).toBe(429);
+    expect(body).toEqual({ error: { code: "rate_limit_exceeded", message: expect.any(String), type: "rate_limit_error" } });
+    const retryAfter = Number(res.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThan(60);
+    expect(retryAfter).toBeLessThanOrEqual(900);
+  });
+
+  it("throttles sign-in per address across emails; a success does not count against the address", async () => {
+    const ip = freshIp();
+    const ok = await signIn(server, user.email, user.password, ip);
+    expect(ok.res.status).toBe(200);
+    for (let i = 0; i < ATTEMPTS; i++) {
+      const { res } = await signIn(server, `nobody-${i}@test.example`, "wrong password!!", ip);
+      expect(res.status).toBe(401);
+    }
+    const blocked = await signIn(server, user.email, user.password, ip);
+    expect(blocked.res.status).toBe(429);
+    expect(blocked.res.headers.get("retry-after")).toBeTruthy();
+    // Another address is unaffected.
+    expect((await signIn(server, user.email, user.password, freshIp())).res.status).toBe(200);
+  });
+});
