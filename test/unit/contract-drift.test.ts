@@ -1,0 +1,105 @@
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { contractErrors, loadSchema } from "../../src/contract/validate.js";
+import { METRIC_NAMES, type JobSpec, type Manifest, type PipelineKind } from "../../src/contract/types.js";
+import { parseConfig } from "../../src/config.js";
+import { buildSpec } from "../../src/jobs/experiment-job.js";
+import { defaultPython, PIPELINES_DIR } from "../../src/jobs/pipeline-process.js";
+import { experimentRequestSchema, withoutToken } from "../../src/experiments/request.js";
+
+// The schemas in pipelines/contract are the one source. These tests fail when what TypeScript writes (job specs)
+// or reads (manifest fields, event shapes, names) stops matching them; the Python side validates against the
+// same files (pipelines/tests), and the last test has Python validate the very specs TypeScript builds.
+
+const config = parseConfig({ BUILDER_DATA_DIR: os.tmpdir() });
+
+const requests = {
+  tabular: { task: "data", data_cols: ["a", "b"], type_of_experiment: "classification" },
+  vision_classification: { task: "vision", images_col: "image", type_of_experiment: "classification" },
+  detection: { task: "vision", images_col: "image", type_of_experiment: "detection" },
+} as const;
+
+function specFor(kind: PipelineKind, command: "train" | "evaluate"): JobSpec {
+  const request = withoutToken(
+    experimentRequestSchema.parse({
+      zip_gcloud: "u/d/data.zip",
+      label_cols: ["label"],
+      model_type: 0,
+      optimization_type: 1,
+      experiment_id: 7,
+      user_id: "u",
+      user_token: "secret",
+      study_type: command === "train" ? "builder" : "Retrospective",
+      optimization_metric: "F-macro",
+      ...(command === "evaluate" ? { source_experiment_id: 6 } : {}),
+      ...requests[kind],
+    }),
+  );
+  const prepared = {
+    report: { valid: true, errors: [], warnings: [], summary: {} },
+    sha256: "ab".repeat(32),
+    root: "/data/root",
+    table: "/data/root/table.csv",
+    idCol: "id",
+    imagesCol: kind === "tabular" ? null : "image",
+    labelCols: ["label"],
+    dataCols: kind === "tabular" ? ["a", "b"] : [],
+    classNameCol: null,
+    problem: kind === "detection" ? ("detection" as const) : ("binary" as const),
+    split: { seed: 42, train: command === "train" ? ["1"] : [], val: command === "train" ? ["2"] : [], test: ["3"] },
+  };
+  return buildSpec(config, { id: "00000000-0000-0000-0000-000000000001" }, request, prepared, "/work/out", command === "evaluate" ? "/work/source" : undefined);
+}
+
+const cases = (["tabular", "vision_classification", "detection"] as const).flatMap((k) => (["train", "evaluate"] as const).map((c) => [k, c] as const));
+
+describe("contract drift", () => {
+  it.each(cases)("the %s %s spec TypeScript builds satisfies job-spec.schema.json", (kind, command) => {
+    const spec = specFor(kind, command);
+    expect(contractErrors("job-spec", spec)).toEqual([]);
+    expect(spec.kind).toBe(kind);
+    expect(spec.metric).toBe("f_macro");
+  });
+
+  it("refuses a spec with a field the schema does not know (additionalProperties stays false)", () => {
+    expect(contractErrors("job-spec", { ...specFor("tabular", "train"), extra: 1 }).join()).toMatch(/extra/);
+  });
+
+  it("the manifest fields TypeScript reads are required by manifest.schema.json, with the same names", () => {
+    const schema = loadSchema("manifest") as { required: string[]; properties: Record<string, any>; $defs: Record<string, any> };
+    // Keys of the Manifest interface that are not optional: a compile error here means the type changed.
+    const read: Array<keyof Manifest & string> = ["schema_version", "kind", "problem", "model_file", "metrics", "figures", "provenance"];
+    for (const key of read) expect(schema.required).toContain(key);
+    expect(schema.properties.metrics.required).toEqual(["test"]);
+    expect(Object.keys(schema.$defs.metrics.properties).sort()).toEqual([...METRIC_NAMES].sort());
+    expect(schema.$defs.metric.required).toEqual(["value", "ci_low", "ci_high"]);
+    const provenance: Array<keyof Manifest["provenance"]> = ["dataset_sha256", "seed", "split_counts", "code_version", "time_taken_s", "created_at"];
+    expect(schema.properties.provenance.required.sort()).toEqual([...provenance].sort());
+    const kinds: PipelineKind[] = ["vision_classification", "detection", "tabular"];
+    expect(schema.properties.kind.enum.sort()).toEqual([...kinds].sort());
+  });
+
+  it("the event shapes TypeScript switches on are those of event.schema.json", () => {
+    const schema = loadSchema("event") as { oneOf: Array<{ properties: Record<string, any> }> };
+    expect(schema.oneOf.map((o) => o.properties.type.const).sort()).toEqual(["artifact", "log", "metric", "progress", "result"]);
+    const stages = schema.oneOf.find((o) => o.properties.type.const === "progress")!.properties.stage.enum;
+    expect(stages).toEqual(expect.arrayContaining(["training", "evaluating", "exporting"]));
+    expect(contractErrors("event", { type: "progress", stage: "training", progress: 0.5, epoch: 1 })).toEqual([]);
+    expect(contractErrors("event", { type: "progress", stage: "training", progress: 1.5 })).not.toEqual([]);
+    expect(contractErrors("event", { type: "result" })).not.toEqual([]);
+  });
+
+  it("Python's validator accepts every spec TypeScript builds (both sides read the same schema files)", () => {
+    const python = defaultPython(process.env.PYTHON_BIN);
+    if (!fs.existsSync(path.join(PIPELINES_DIR, ".venv"))) return; // a fresh clone before `make install`
+    const specs = cases.map(([k, c]) => specFor(k, c));
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "drift-")), "specs.json");
+    fs.writeFileSync(file, JSON.stringify(specs));
+    const script = "import json,sys\nfrom builder_pipelines.common.contract import errors\nprint(json.dumps([errors('job-spec', s) for s in json.load(open(sys.argv[1]))]))";
+    const out = execFileSync(python, ["-c", script, file], { cwd: PIPELINES_DIR, env: { ...process.env, PYTHONPATH: PIPELINES_DIR } }).toString();
+    expect(JSON.parse(out)).toEqual(specs.map(() => []));
+  });
+});

@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest";
+import { experimentRequestSchema, pipelineKind, requestHash, withoutToken } from "../../src/experiments/request.js";
+
+const valid = {
+  zip_gcloud: "user-1/wdbc/data.zip",
+  label_cols: ["diagnosis"],
+  data_cols: ["radius_mean", "texture_mean"],
+  model_type: 0,
+  optimization_type: 1,
+  experiment_id: 3,
+  user_token: "tok",
+  user_id: "user-1",
+  study_type: "BUILDER",
+  task: "data",
+  optimization_metric: "AUC",
+};
+
+describe("experiment request", () => {
+  it("accepts the seed's structure, normalising study_type and defaulting type_of_experiment", () => {
+    const r = experimentRequestSchema.parse(valid);
+    expect(r.study_type).toBe("Builder");
+    expect(r.type_of_experiment).toBe("classification");
+    expect(pipelineKind(r)).toBe("tabular");
+    expect(withoutToken(r)).not.toHaveProperty("user_token");
+  });
+
+  it("reports every bad field at once", () => {
+    const res = experimentRequestSchema.safeParse({
+      zip_gcloud: "../etc/passwd",
+      label_cols: [],
+      model_type: 2,
+      optimization_type: "fast",
+      experiment_id: -1,
+      user_id: "",
+      study_type: "Prospective",
+      task: "audio",
+      optimization_metric: "auc",
+      type_of_experiment: "segmentation",
+      surprise: true,
+    });
+    expect(res.success).toBe(false);
+    const fields = new Set(res.error!.issues.map((i) => i.path.join(".") || (i as { keys?: string[] }).keys?.join(",")));
+    for (const f of ["zip_gcloud", "label_cols", "model_type", "optimization_type", "experiment_id", "user_id", "study_type", "task", "optimization_metric", "type_of_experiment", "surprise"]) {
+      expect(fields).toContain(f);
+    }
+  });
+
+  it("applies the cross-field rules: images_col for vision, data_cols for data, source for Retrospective", () => {
+    const vision = experimentRequestSchema.safeParse({ ...valid, task: "vision", data_cols: undefined });
+    expect(vision.error!.issues.map((i) => i.path.join("."))).toEqual(["images_col"]);
+    const data = experimentRequestSchema.safeParse({ ...valid, data_cols: [] });
+    expect(data.error!.issues.map((i) => i.path.join("."))).toEqual(["data_cols"]);
+    const retro = experimentRequestSchema.safeParse({ ...valid, study_type: "Retrospective" });
+    expect(retro.error!.issues.map((i) => i.path.join("."))).toEqual(["source_experiment_id"]);
+    expect(pipelineKind({ task: "vision", type_of_experiment: "detection" })).toBe("detection");
+    expect(pipelineKind({ task: "vision", type_of_experiment: "classification" })).toBe("vision_classification");
+  });
+
+  it("hashes the normalised request: key order, case of study_type, token and nulls do not matter", () => {
+    const a = withoutToken(experimentRequestSchema.parse(valid));
+    const b = withoutToken(experimentRequestSchema.parse({ ...Object.fromEntries(Object.entries(valid).reverse()), study_type: "builder", user_token: "other", images_col: null, type_of_experiment: "classification" }));
+    expect(requestHash(a)).toBe(requestHash(b));
+    const c = withoutToken(experimentRequestSchema.parse({ ...valid, optimization_type: 0 }));
+    expect(requestHash(c)).not.toBe(requestHash(a));
+  });
+});
