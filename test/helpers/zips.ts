@@ -12,6 +12,8 @@ export interface ZipEntryOptions {
   unixMode?: number;
   /** Sets general-purpose bit 0 (traditional encryption) without encrypting: enough for a reader to refuse it. */
   encryptedFlag?: boolean;
+  /** Declares this uncompressed size instead of the true one (a lying header, as in some zip bombs). */
+  declaredSize?: number;
 }
 
 interface Central {
@@ -53,7 +55,7 @@ export class ZipWriter {
       name: nameBuf,
       crc,
       compressed: body.length,
-      uncompressed: raw.length,
+      uncompressed: opts.declaredSize ?? raw.length,
       method,
       flags,
       external: ((opts.unixMode ?? (name.endsWith("/") ? 0o40755 : 0o100644)) << 16) >>> 0,
@@ -67,7 +69,7 @@ export class ZipWriter {
     h.writeUInt32LE(0, 10); // time/date
     h.writeUInt32LE(crc >>> 0, 14);
     h.writeUInt32LE(body.length, 18);
-    h.writeUInt32LE(raw.length, 22);
+    h.writeUInt32LE(entry.uncompressed, 22);
     h.writeUInt16LE(nameBuf.length, 26);
     h.writeUInt16LE(0, 28);
     this.out(h);
