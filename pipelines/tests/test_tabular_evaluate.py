@@ -1,0 +1,66 @@
+"""``evaluate`` (Retrospective) of a trained tabular model on new data, through the real CLI."""
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from builder_pipelines.common import contract
+from test_tabular import make_data, make_spec, run_cli, small_search, train_in_process  # noqa: F401 (fixture)
+
+
+@pytest.fixture
+def trained(tmp_path):
+    spec = make_spec(tmp_path / "train", "binary") if (tmp_path / "train").mkdir() is None else None
+    manifest, out = train_in_process(spec)
+    return manifest, out
+
+
+def evaluate_spec(tmp_path: Path, source: Path, table: Path, ids: list[str]) -> dict:
+    return {"schema_version": 1, "job_id": "e", "command": "evaluate", "kind": "tabular", "problem": "binary",
+            "data": {"root": str(tmp_path), "table": str(table), "id_col": "pid", "label_cols": ["outcome"],
+                     "data_cols": ["x1", "x2", "site"]},
+            "split": {"seed": 0, "train": [], "val": [], "test": ids}, "metric": "auc",
+            "budget": {"mode": "fast", "time_budget_s": 10}, "seed": 1, "device": "cpu",
+            "out_dir": str(tmp_path / "eval"), "source_model": {"dir": str(source)}}
+
+
+def test_evaluate_new_data(tmp_path, trained):
+    src_manifest, src_out = trained
+    (tmp_path / "new").mkdir()
+    table, _, split = make_data(tmp_path / "new", "binary", n_patients=80, seed=11)
+    ids = split["train"] + split["val"] + split["test"]
+    spec = evaluate_spec(tmp_path, src_out, table, ids)
+    proc, events = run_cli(spec, tmp_path, "eval.json")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert events[-1] == {"type": "result", "manifest": "manifest.json"}
+    out = Path(spec["out_dir"])
+    m = json.loads((out / "manifest.json").read_text())
+    assert contract.errors("manifest", m) == []
+    assert (out / "model.onnx").read_bytes() == (src_out / "model.onnx").read_bytes()
+    assert set(m["metrics"]) == {"test"}
+    assert m["metrics"]["test"] != src_manifest["metrics"]["test"] and m["metrics"]["test"]["auc"]["value"] > 0.8
+    assert m["provenance"]["split_counts"] == {"train": 0, "val": 0, "test": 80}
+    for key in set(src_manifest) - {"metrics", "provenance"}:
+        assert m[key] == src_manifest[key], key
+    for fig in m["figures"]:
+        assert (out / fig["file"]).is_file()
+    assert any(e["type"] == "metric" and e["split"] == "test" and e["name"] == "auc" for e in events)
+
+
+def test_unknown_category_names_row_and_column(tmp_path, trained):
+    _, src_out = trained
+    (tmp_path / "new").mkdir()
+    table, _, split = make_data(tmp_path / "new", "binary", n_patients=30, seed=12)
+    rows = list(csv.DictReader(open(table, newline="")))
+    rows[4]["site"] = "west"
+    with open(table, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    spec = evaluate_spec(tmp_path, src_out, table, sorted({r["pid"] for r in rows}))
+    proc, events = run_cli(spec, tmp_path, "eval.json")
+    assert proc.returncode == 3
+    assert "data row 5, column 'site': unknown category 'west'" in proc.stderr
+    assert not (Path(spec["out_dir"]) / "manifest.json").exists()
