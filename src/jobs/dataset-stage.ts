@@ -31,8 +31,6 @@ export type PrepareDataset = (
 ) => Promise<PreparedDataset>;
 
 export async function loadPrepareDataset(): Promise<PrepareDataset> {
-  // A variable specifier: the datasets module lands in parallel with this one; switch to a static import once it has.
-  const specifier = "../datasets/prepare.js";
-  const mod = (await import(specifier)) as { prepareDataset: PrepareDataset };
+  const mod = (await import("../datasets/prepare.js")) as { prepareDataset: PrepareDataset };
   return mod.prepareDataset;
 }

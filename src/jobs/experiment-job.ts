@@ -10,7 +10,6 @@ import { contractMetric, pipelineKind, zipObjectPath, type ExperimentRequest } f
 import { overallFraction, isTerminal, STAGE_START, type ExperimentStatus, type Progress } from "../experiments/state.js";
 import type { Logger } from "../logger.js";
 import type { Bucket } from "../storage/bucket.js";
-import { BucketNotFoundError } from "../storage/bucket.js";
 import { loadPrepareDataset, type PrepareDataset } from "./dataset-stage.js";
 import { defaultPython, runPipeline } from "./pipeline-process.js";
 import { publishModel } from "./publish.js";
@@ -106,13 +105,10 @@ export async function runExperimentJob(deps: JobDeps, uuid: string, stop: AbortS
 
     // fetching: the zip, and for Retrospective the published model under test.
     await move("fetching");
-    const zipPath = path.join(work, "data.zip");
+    // The datasets stage streams the zip from the bucket itself; here we only make sure it is there.
     const objectPath = zipObjectPath(request.zip_gcloud);
-    try {
-      await deps.bucket.downloadTo(objectPath, zipPath);
-    } catch (err) {
-      if (!(err instanceof BucketNotFoundError)) throw err;
-      await move("failed", { failureReason: `no file at zip_gcloud ${request.zip_gcloud}: upload it first (PUT /v1/files/{user_id}/{dir}/{file}.zip)` });
+    if (!(await deps.bucket.stat(objectPath))) {
+      await move("failed", { failureReason: `no file at zip_gcloud ${request.zip_gcloud}: upload it first (PUT /v1/files/${objectPath})` });
       return "finished";
     }
     let source: { dir: string; manifest: Manifest } | undefined;
@@ -128,7 +124,7 @@ export async function runExperimentJob(deps: JobDeps, uuid: string, stop: AbortS
     const prepare = deps.prepareDataset ?? (await loadPrepareDataset());
     const prepared = await prepare(
       { bucket: deps.bucket, config },
-      { zipPath, workDir: path.join(work, "dataset"), request, seed: SEED, split: source ? "all_test" : "train_val_test", signal },
+      { zipPath: objectPath, workDir: path.join(work, "dataset"), request, seed: SEED, split: source ? "all_test" : "train_val_test", signal },
     );
     checkStop();
     if (!prepared.report.valid) {

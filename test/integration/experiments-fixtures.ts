@@ -1,0 +1,95 @@
+import fs from "node:fs";
+import { makeZip } from "../helpers/zips.js";
+import { bearer } from "../helpers/auth.js";
+
+// Shared by the experiments integration tests: a tabular zip (WDBC when ../shared/datasets has it, else generated
+// data with a real signal), request bodies, and polling helpers.
+
+const WDBC = new URL("../../../shared/datasets/wdbc/data.csv", import.meta.url);
+
+export function tabularZip(): { zip: Buffer; dataCols: string[]; label: string; source: "wdbc" | "generated" } {
+  if (fs.existsSync(WDBC)) {
+    const csv = fs.readFileSync(WDBC, "utf8");
+    const header = csv.split(/\r?\n/, 1)[0].split(",");
+    return { zip: makeZip({ "data.csv": csv }), dataCols: header.slice(2), label: "diagnosis", source: "wdbc" };
+  }
+  // 240 patients, two informative features and one noise feature; labels from a noisy linear rule.
+  let seed = 7;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rows = ["id,diagnosis,f1,f2,noise"];
+  for (let i = 0; i < 240; i++) {
+    const f1 = rand() * 10;
+    const f2 = rand() * 5;
+    const y = f1 + 2 * f2 + (rand() - 0.5) * 4 > 10 ? "M" : "B";
+    rows.push(`${1000 + i},${y},${f1.toFixed(3)},${f2.toFixed(3)},${rand().toFixed(3)}`);
+  }
+  return { zip: makeZip({ "data.csv": rows.join("\n") + "\n" }), dataCols: ["f1", "f2", "noise"], label: "diagnosis", source: "generated" };
+}
+
+export function dataRequest(userId: string, experimentId: number, zipPath: string, dataCols: string[], extra: Record<string, unknown> = {}) {
+  return {
+    zip_gcloud: zipPath,
+    label_cols: ["diagnosis"],
+    data_cols: dataCols,
+    model_type: 0,
+    optimization_type: 1,
+    experiment_id: experimentId,
+    user_token: "seed-token-never-stored",
+    user_id: userId,
+    study_type: "Builder",
+    task: "data",
+    optimization_metric: "AUC",
+    time_budget_s: 4,
+    ...extra,
+  };
+}
+
+export interface Api {
+  post(path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>;
+  get(path: string): Promise<{ status: number; body: any; headers: Headers }>;
+}
+
+export function api(baseUrl: string, key: string): Api {
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: bearer(key, body === undefined ? {} : { "content-type": "application/json" }),
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      /* plain text */
+    }
+    return { status: res.status, body: parsed as any, headers: res.headers };
+  };
+  return { post: (p, b) => call("POST", p, b), get: (p) => call("GET", p) };
+}
+
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 90_000, everyMs = 250): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** Polls GET /v1/experiments/{id} until the status is one of `statuses`. */
+export function waitForStatus(client: Api, experimentId: number, statuses: string[], timeoutMs = 90_000) {
+  let last = "";
+  return waitFor(
+    `experiment ${experimentId} to reach ${statuses.join("|")}`,
+    async () => {
+      const r = await client.get(`/v1/experiments/${experimentId}`);
+      last = r.body?.status;
+      return statuses.includes(last) ? r.body : undefined;
+    },
+    timeoutMs,
+  ).catch((err) => {
+    throw new Error(`${(err as Error).message} (last status ${last})`);
+  });
+}
