@@ -10,6 +10,7 @@ import { createBucket, type Bucket } from "./storage/index.js";
 import { ExperimentRepository } from "./experiments/repository.js";
 import { ExperimentService } from "./experiments/service.js";
 import { createRunner, type JobRunner } from "./jobs/create-runner.js";
+import { DatasetService } from "./datasets/service.js";
 
 /**
  * Everything a request handler may use, built once at start-up. Routes stay thin and call into these
@@ -32,6 +33,8 @@ export interface Services {
   /** Experiments: create/read/cancel; the runner (in-process p-queue or BullMQ dispatcher) runs them. */
   experiments: ExperimentService;
   runner?: JobRunner;
+  /** Dataset uploads, validation reports and column listings. */
+  datasets: DatasetService;
   /** Resolves the caller for a route's auth mode; throws the right ApiError (401/403/429) when refused. */
   authenticate(req: Request, res: Response, mode: AuthMode): Promise<AuthInfo | null>;
   /** Work to do at shutdown, in reverse order of registration. */
@@ -61,6 +64,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     bucket,
     events,
     experiments: new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger }),
+    datasets: new DatasetService({ bucket, config, db: database.db, logger }),
     authenticate: (req, res, mode) => auth.authenticate(req, res, mode),
     onClose: (fn) => void closers.push(fn),
     close: async () => {

@@ -4,8 +4,12 @@ import { apiKeyRoutes } from "./api-keys.js";
 import { meRoutes } from "./me.js";
 import { sessionRoutes } from "./session.js";
 import { experimentRoutes } from "./experiments.js";
+import { predictRoutes } from "./predict.js";
+import { modelRoutes } from "./models.js";
+import { fileRoutes } from "./files.js";
+import { datasetRoutes } from "./datasets.js";
 
 // Every HTTP route of Builder. Each area exports its list; OpenAPI is generated from this one array.
 export function allRoutes(): AnyRoute[] {
-  return [...healthRoutes, ...meRoutes, ...sessionRoutes, ...apiKeyRoutes, ...experimentRoutes];
+  return [...healthRoutes, ...meRoutes, ...sessionRoutes, ...apiKeyRoutes, ...experimentRoutes, ...fileRoutes, ...datasetRoutes];
 }

@@ -1,0 +1,86 @@
+import yauzl from "yauzl";
+import { parseCsvText, parseNumber } from "./csv.js";
+import { isJunk, planEntry, type ExtractLimits } from "./extract.js";
+import { pickCsv } from "./analyse.js";
+import { isImageFile } from "./images.js";
+import { DatasetFault, ReportBuilder } from "./report.js";
+
+// GET /v1/datasets/columns: the CSV's columns with a type, a few examples and the missing count, so a
+// form can offer the column names. Only the CSV entry is read from the zip, never the images.
+
+export interface ColumnInfo {
+  name: string;
+  type: "numeric" | "categorical" | "image_path" | "empty";
+  examples: string[];
+  missing: number;
+}
+
+export interface ColumnsResult {
+  csv_path: string | null;
+  columns: ColumnInfo[];
+  rows: number;
+}
+
+const MAX_CSV_BYTES = 256 * 1024 * 1024;
+
+function open(file: string): Promise<yauzl.ZipFile> {
+  return new Promise((resolve, reject) =>
+    yauzl.open(file, { lazyEntries: true, autoClose: false, decodeStrings: true, strictFileNames: false }, (err, zip) =>
+      err || !zip ? reject(new DatasetFault("zip_unreadable", `the file is not a readable zip archive (${err?.message})`)) : resolve(zip),
+    ),
+  );
+}
+
+/** Reads the one CSV of the archive into memory (bounded), checking the entry as extraction would. */
+async function readCsvEntry(zipFile: string, limits: ExtractLimits): Promise<{ name: string; data: Buffer } | null> {
+  const zip = await open(zipFile);
+  try {
+    const entries: yauzl.Entry[] = [];
+    await new Promise<void>((resolve, reject) => {
+      zip.on("entry", (e: yauzl.Entry) => {
+        if (entries.length >= limits.maxEntries) return reject(new DatasetFault("zip_too_many_entries", `the zip has more than ${limits.maxEntries} entries`));
+        entries.push(e);
+        zip.readEntry();
+      });
+      zip.on("end", resolve);
+      zip.on("error", (err) => reject(new DatasetFault("zip_unsafe_path", `the zip cannot be listed safely: ${err.message}`)));
+      zip.readEntry();
+    });
+    const files = entries.filter((e) => !e.fileName.endsWith("/") && !isJunk(e.fileName)).map((e) => e.fileName);
+    const tops = new Set(files.map((f) => f.split("/")[0]));
+    const top = tops.size === 1 && files.every((f) => f.includes("/")) ? [...tops][0] : null;
+    const name = pickCsv(files, top);
+    if (!name) return null;
+    const entry = entries.find((e) => e.fileName === name)!;
+    planEntry(name, entry, limits);
+    if (entry.uncompressedSize > MAX_CSV_BYTES) throw new DatasetFault("csv_too_large", `${name} is larger than ${MAX_CSV_BYTES} bytes`, { path: name });
+    const stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) =>
+      zip.openReadStream(entry, (err, s) => (err || !s ? reject(new DatasetFault("zip_corrupt", `cannot read ${name}: ${err?.message}`)) : resolve(s))),
+    );
+    const chunks: Buffer[] = [];
+    for await (const c of stream) chunks.push(c as Buffer);
+    return { name, data: Buffer.concat(chunks) };
+  } finally {
+    zip.close();
+  }
+}
+
+export async function listColumns(zipFile: string, limits: ExtractLimits): Promise<ColumnsResult> {
+  const csv = await readCsvEntry(zipFile, limits);
+  if (!csv) return { csv_path: null, columns: [], rows: 0 };
+  const table = parseCsvText(csv.data, new ReportBuilder(), csv.name);
+  const rows = table.rows.filter((r): r is string[] => r !== null);
+  const columns = table.header.map((name, i): ColumnInfo => {
+    const values = rows.map((r) => r[i] ?? "");
+    const present = values.filter((v) => v !== "");
+    const examples = [...new Set(present)].slice(0, 3);
+    let type: ColumnInfo["type"] = "empty";
+    if (present.length) {
+      if (present.every((v) => parseNumber(v, table.delimiter) !== null)) type = "numeric";
+      else if (present.every((v) => isImageFile(v))) type = "image_path";
+      else type = "categorical";
+    }
+    return { name, type, examples, missing: values.length - present.length };
+  });
+  return { csv_path: csv.name, columns, rows: rows.length };
+}

@@ -1,0 +1,26 @@
+import { ApiError } from "../http/errors.js";
+import { objectPathSegments } from "../storage/bucket.js";
+
+// zip_gcloud: the bucket object path `<user_dir>/<experiment_dir>/<file>.zip`, where user_dir is the
+// caller's user id. `gs://<bucket>/` in front is accepted and ignored. Another user's folder is 404
+// (never 403): whether it exists is none of the caller's business.
+
+const SEGMENT = /^[A-Za-z0-9._-]+$/;
+
+/** Checks a zip_gcloud for the caller; returns the bare object path or throws the ApiError to answer. */
+export function resolveZipPath(zipGcloud: string, userId: string, field = "zip_gcloud"): string {
+  const objectPath = zipGcloud.replace(/^gs:\/\/[^/]+\//, "");
+  const bad = (message: string) => new ApiError(400, "invalid_request", `${field}: ${message}`, [{ field, message }]);
+  let segments: string[];
+  try {
+    segments = objectPathSegments(objectPath);
+  } catch (err) {
+    throw bad((err as Error).message);
+  }
+  if (segments.length !== 3) throw bad("must be <user_dir>/<experiment_dir>/<file>.zip");
+  const odd = segments.find((s) => !SEGMENT.test(s));
+  if (odd !== undefined) throw bad(`'${odd}' may hold only letters, digits, '.', '-' and '_'`);
+  if (!/\.zip$/i.test(segments[2])) throw bad("must name a .zip file");
+  if (segments[0] !== userId) throw new ApiError(404, "not_found", `no file at ${objectPath}`);
+  return objectPath;
+}

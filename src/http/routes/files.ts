@@ -1,0 +1,128 @@
+import busboy from "busboy";
+import type { Request } from "express";
+import { z } from "zod";
+import type { UploadResult } from "../../datasets/service.js";
+import { resolveZipPath } from "../../datasets/zip-path.js";
+import type { Services } from "../../services.js";
+import { ApiError } from "../errors.js";
+import { defineRoute } from "../route.js";
+
+// Uploads of dataset zips to the bucket, streamed: the server never holds the file in memory.
+// PUT sends the raw bytes; POST sends multipart/form-data (field `path`, then field `file`).
+
+const uploadResult = z.object({ zip_gcloud: z.string(), size: z.number(), sha256: z.string() });
+const fileParams = z.object({ user_dir: z.string(), experiment_dir: z.string(), file: z.string() });
+
+function contentLength(req: Request): number | undefined {
+  const v = req.get("content-length");
+  return v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined;
+}
+
+/** `path` in a multipart upload: the full zip_gcloud, or `<experiment_dir>/<file>.zip` inside the caller's folder. */
+function multipartPath(value: string, userId: string): string {
+  const full = value.replace(/^gs:\/\/[^/]+\//, "").split("/").length === 2 ? `${userId}/${value}` : value;
+  return resolveZipPath(full, userId, "path");
+}
+
+function multipartUpload(req: Request, services: Services, userId: string): Promise<UploadResult> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const settle = (err: unknown, value?: UploadResult) => {
+      if (settled) return;
+      settled = true;
+      if (err) {
+        req.unpipe();
+        req.resume(); // drain; the error answer closes the connection
+        reject(err);
+      } else resolve(value!);
+    };
+    let bb: busboy.Busboy;
+    try {
+      bb = busboy({ headers: req.headers, limits: { files: 1, fields: 10, fieldSize: 4096, parts: 20 } });
+    } catch (err) {
+      return settle(new ApiError(415, "unsupported_media_type", `send multipart/form-data with fields 'path' and 'file' (${(err as Error).message})`));
+    }
+    let objectPath: string | undefined;
+    let started = false;
+    bb.on("field", (name, value) => {
+      if (name === "path") objectPath = value;
+    });
+    bb.on("file", (name, file) => {
+      if (name !== "file" || started) return void file.resume();
+      started = true;
+      if (objectPath === undefined) {
+        file.resume();
+        return settle(new ApiError(400, "invalid_request", "send the 'path' field before the 'file' field", [{ field: "path", message: "required, before file" }]));
+      }
+      let target: string;
+      try {
+        target = multipartPath(objectPath, userId);
+      } catch (err) {
+        file.resume();
+        return settle(err);
+      }
+      services.datasets.upload(userId, target, file).then((r) => settle(null, r), settle);
+    });
+    bb.on("close", () => {
+      if (!started) settle(new ApiError(400, "invalid_request", "the form has no 'file' field", [{ field: "file", message: "required" }]));
+    });
+    bb.on("error", (err) => settle(new ApiError(400, "invalid_request", `the multipart body cannot be read: ${(err as Error).message}`)));
+    req.pipe(bb);
+  });
+}
+
+export const fileRoutes = [
+  defineRoute({
+    method: "put",
+    path: "/v1/files/{user_dir}/{experiment_dir}/{file}",
+    auth: "any",
+    summary: "Upload a dataset zip (raw body), streamed to the bucket",
+    tags: ["files"],
+    params: fileParams,
+    rawBody: { contentType: "application/zip", description: "the zip file's bytes" },
+    responses: { 201: { description: "stored", schema: uploadResult } },
+    handler: async ({ req, params, auth, services }) => {
+      const objectPath = resolveZipPath(`${params.user_dir}/${params.experiment_dir}/${params.file}`, auth.userId, "path");
+      const result = await services.datasets.upload(auth.userId, objectPath, req, contentLength(req));
+      return { status: 201, body: result };
+    },
+  }),
+  defineRoute({
+    method: "post",
+    path: "/v1/files",
+    auth: "any",
+    summary: "Upload a dataset zip as multipart/form-data: field `path` (<experiment_dir>/<file>.zip or the full zip_gcloud), then field `file`",
+    tags: ["files"],
+    rawBody: { contentType: "multipart/form-data", description: "fields path, then file" },
+    responses: { 201: { description: "stored", schema: uploadResult } },
+    handler: async ({ req, auth, services }) => {
+      const declared = contentLength(req);
+      // The multipart envelope adds a few hundred bytes; the exact limit is enforced on the file's bytes.
+      if (declared !== undefined && declared > services.config.MAX_UPLOAD_BYTES + 64 * 1024) {
+        throw new ApiError(413, "payload_too_large", `the file is larger than the upload limit of ${services.config.MAX_UPLOAD_BYTES} bytes`, undefined, { connection: "close" });
+      }
+      return { status: 201, body: await multipartUpload(req, services, auth.userId) };
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/v1/files",
+    auth: "any",
+    summary: "Your uploaded files with their sizes and sha256",
+    tags: ["files"],
+    handler: async ({ auth, services }) => ({ body: { files: await services.datasets.listFiles(auth.userId) } }),
+  }),
+  defineRoute({
+    method: "delete",
+    path: "/v1/files/{user_dir}/{experiment_dir}/{file}",
+    auth: "any",
+    summary: "Delete one of your uploaded files",
+    tags: ["files"],
+    params: fileParams,
+    handler: async ({ params, auth, services }) => {
+      const objectPath = resolveZipPath(`${params.user_dir}/${params.experiment_dir}/${params.file}`, auth.userId, "path");
+      await services.datasets.deleteFile(auth.userId, objectPath);
+      return { status: 204 };
+    },
+  }),
+];

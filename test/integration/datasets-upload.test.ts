@@ -1,0 +1,92 @@
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { dbTargets } from "../helpers/db.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+
+// Uploads through HTTP: raw PUT and multipart POST, the size limit, other users' folders, bad paths.
+
+const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
+
+describe.each(dbTargets())("file uploads (%s)", (target) => {
+  let server: TestServer;
+  let user: UserWithKey;
+  const LIMIT = 200_000;
+
+  beforeAll(async () => {
+    server = await startTestServer(target, { MAX_UPLOAD_BYTES: String(LIMIT) });
+    user = await createUserWithKey(server);
+  });
+  afterAll(async () => server?.teardown());
+
+  const bucketFiles = () => (fs.readdirSync(path.join(server.dataDir, "bucket"), { recursive: true }) as string[]).filter((f) => f.includes(".")).sort();
+
+  it("PUT streams the body to the bucket and answers 201 with size and sha256", async () => {
+    const body = Buffer.alloc(150_000, 3);
+    const res = await fetch(`${server.url}/v1/files/${user.userId}/exp1/data.zip`, { method: "PUT", headers: bearer(user.key, { "content-type": "application/zip" }), body });
+    expect(res.status).toBe(201);
+    expect(await res.json()).toEqual({ zip_gcloud: `${user.userId}/exp1/data.zip`, size: body.length, sha256: sha(body) });
+    const stored = fs.readFileSync(path.join(server.dataDir, "bucket", user.userId, "exp1", "data.zip"));
+    expect(sha(stored)).toBe(sha(body));
+    const list = await (await fetch(`${server.url}/v1/files`, { headers: bearer(user.key) })).json();
+    expect(list.files).toEqual([expect.objectContaining({ zip_gcloud: `${user.userId}/exp1/data.zip`, size: body.length, sha256: sha(body) })]);
+  });
+
+  it("POST multipart stores the file under the caller's folder", async () => {
+    const body = Buffer.from("PK fake zip bytes");
+    const form = new FormData();
+    form.append("path", "exp2/upload.zip");
+    form.append("file", new Blob([body]), "upload.zip");
+    const res = await fetch(`${server.url}/v1/files`, { method: "POST", headers: bearer(user.key), body: form });
+    expect(res.status).toBe(201);
+    expect(await res.json()).toEqual({ zip_gcloud: `${user.userId}/exp2/upload.zip`, size: body.length, sha256: sha(body) });
+  });
+
+  it("refuses a body over the limit with 413 and leaves nothing behind (declared and streamed)", async () => {
+    const before = bucketFiles();
+    const big = Buffer.alloc(LIMIT + 1, 1);
+    const declared = await fetch(`${server.url}/v1/files/${user.userId}/exp3/big.zip`, { method: "PUT", headers: bearer(user.key), body: big });
+    expect(declared.status).toBe(413);
+    expect((await declared.json()).error.code).toBe("payload_too_large");
+    // Chunked, no Content-Length: the limit stops the stream itself.
+    const stream = new ReadableStream({
+      start(c) {
+        for (let i = 0; i < 30; i++) c.enqueue(new Uint8Array(10_000));
+        c.close();
+      },
+    });
+    const streamed = await fetch(`${server.url}/v1/files/${user.userId}/exp3/big.zip`, { method: "PUT", headers: bearer(user.key), body: stream, duplex: "half" } as RequestInit);
+    expect(streamed.status).toBe(413);
+    const form = new FormData();
+    form.append("path", "exp3/big.zip");
+    form.append("file", new Blob([big]), "big.zip");
+    const multi = await fetch(`${server.url}/v1/files`, { method: "POST", headers: bearer(user.key), body: form });
+    expect(multi.status).toBe(413);
+    expect(bucketFiles()).toEqual(before);
+  });
+
+  it("hides other users' folders (404) and refuses bad paths (400)", async () => {
+    const other = await createUserWithKey(server);
+    const put = (p: string) => fetch(`${server.url}/v1/files/${p}`, { method: "PUT", headers: bearer(user.key), body: "x" });
+    expect((await put(`${other.userId}/exp/data.zip`)).status).toBe(404);
+    expect((await put(`${user.userId}/exp/data.txt`)).status).toBe(400);
+    expect((await put(`${user.userId}/exp/da%20ta.zip`)).status).toBe(400);
+    expect((await put(`${user.userId}/..%2Fx/data.zip`)).status).toBe(400);
+    const form = new FormData();
+    form.append("path", `${other.userId}/exp/data.zip`);
+    form.append("file", new Blob(["x"]), "data.zip");
+    expect((await fetch(`${server.url}/v1/files`, { method: "POST", headers: bearer(user.key), body: form })).status).toBe(404);
+    const noKey = await fetch(`${server.url}/v1/files/${user.userId}/exp/data.zip`, { method: "PUT", body: "x" });
+    expect(noKey.status).toBe(401);
+  });
+
+  it("multipart without the path field first is a 400 that says so", async () => {
+    const form = new FormData();
+    form.append("file", new Blob(["x"]), "data.zip");
+    const res = await fetch(`${server.url}/v1/files`, { method: "POST", headers: bearer(user.key), body: form });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.message).toContain("path");
+  });
+});
