@@ -13,7 +13,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 
-def make_dataset(root, n_images: int = 72, size: int = 96, seed: int = 0) -> dict:
+def make_dataset(root, n_images: int = 72, size: int = 64, seed: int = 0) -> dict:
     """Writes images/*.png and boxes.csv under ``root``; returns a train job spec (without out_dir/budget).
     Image 0 has no objects. Every image is its own patient; split 60% / 20% / 20%."""
     rng = np.random.default_rng(seed)
@@ -28,7 +28,7 @@ def make_dataset(root, n_images: int = 72, size: int = 96, seed: int = 0) -> dic
         placed = []
         for _ in range(n_obj):
             for _try in range(20):
-                w, h = (int(v) for v in rng.integers(12, 34, 2))
+                w, h = (int(v) for v in rng.integers(size // 6, size // 2.6, 2))
                 x1, y1 = int(rng.integers(0, size - w)), int(rng.integers(0, size - h))
                 box = (x1, y1, x1 + w, y1 + h)
                 if all(box[2] <= p[0] or p[2] <= box[0] or box[3] <= p[1] or p[3] <= box[1] for p in placed):

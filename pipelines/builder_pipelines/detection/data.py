@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image
 
+from ..common import events
 from ..common.data import read_table, require_columns, split_indices
 from ..common.errors import DataError
 
@@ -59,6 +60,7 @@ def read_detection_table(spec: dict, classes: list[str] | None = None):
     index = {c: i for i, c in enumerate(classes)}
     parts = split_indices(table, id_col, spec["split"])
     out: dict[str, list[ImageRecord]] = {}
+    dropped: list[str] = []
     for part, rows in parts.items():
         by_image: dict[str, dict] = {}
         for i in rows:
@@ -72,8 +74,9 @@ def read_detection_table(spec: dict, classes: list[str] | None = None):
                 continue
             where = f"row {i + 2} ({rel})"
             x1, y1, x2, y2 = (_float(row, c, where) for c in BOX_COLS)
-            if x2 <= x1 or y2 <= y1:
-                raise DataError(f"{where}: box ({x1}, {y1}, {x2}, {y2}) has no area (need x2 > x1 and y2 > y1)")
+            if x2 <= x1 or y2 <= y1:  # one bad box should not sink a dataset: drop it, say so
+                dropped.append(f"{where}: ({x1}, {y1}, {x2}, {y2})")
+                continue
             entry["boxes"].append((x1, y1, x2, y2))
             entry["labels"].append(index[name])
         recs = []
@@ -82,6 +85,8 @@ def read_detection_table(spec: dict, classes: list[str] | None = None):
             recs.append(ImageRecord(path, e["patient"], np.asarray(e["boxes"], np.float32).reshape(-1, 4),
                                     np.asarray(e["labels"], np.int64)))
         out[part] = recs
+    if dropped:
+        events.log("warn", f"{len(dropped)} boxes without area (x2 <= x1 or y2 <= y1) ignored, e.g. {dropped[0]}")
     return out, classes
 
 

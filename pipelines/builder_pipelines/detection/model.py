@@ -19,7 +19,7 @@ STRIDES = (8, 16, 32)
 # name -> (channels of stem, s4, s8, s16, s32; residual blocks at s8, s16, s32; FPN/head width; head depth)
 SIZES = {
     "fast": ((16, 32, 64, 96, 128), (1, 1, 1), 64, 2),
-    "best": ((24, 48, 96, 160, 224), (1, 2, 2), 96, 2),
+    "best": ((24, 48, 96, 128, 192), (1, 2, 1), 80, 2),
 }
 
 

@@ -31,7 +31,7 @@ MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 PAD_VALUE = 114  # grey, in 0..255 pixel units before scaling
 MODES = {
     "fast": {"size": "fast", "side": 320, "lr": 2e-3, "batch_size": 8, "min_epochs": 3, "max_epochs": 150},
-    "best": {"size": "best", "side": 416, "lr": 1.5e-3, "batch_size": 8, "min_epochs": 3, "max_epochs": 300},
+    "best": {"size": "best", "side": 384, "lr": 1.5e-3, "batch_size": 8, "min_epochs": 3, "max_epochs": 300},
 }
 NMS_CANDIDATES = [(0.5, False), (0.6, False), (0.5, True)]  # (IoU, class-agnostic); first = default
 

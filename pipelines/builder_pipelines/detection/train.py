@@ -61,7 +61,7 @@ def fit(model, store: TrainStore, val: Prepared, cfg: dict, budget_s: float, see
     ema = Ema(model)
     bs = min(cfg["batch_size"], len(store))
     steps_per_epoch = max(1, len(store) // bs)
-    warmup = max(20, min(300, steps_per_epoch * 2))
+    warmup = max(10, min(300, steps_per_epoch * 2))
     start = time.monotonic()
     epochs, step, best, best_state, history = None, 0, -1.0, None, []
     epoch = 0
@@ -85,7 +85,7 @@ def fit(model, store: TrainStore, val: Prepared, cfg: dict, budget_s: float, see
             torch.nn.utils.clip_grad_norm_(model.parameters(), 10.0)
             opt.step()
             ema.update(model)
-            losses.append(float(loss))
+            losses.append(loss.item())
             step += 1
         epoch += 1
         elapsed = time.monotonic() - start

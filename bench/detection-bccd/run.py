@@ -1,0 +1,99 @@
+"""Benchmark: BCCD through the detection pipeline's CLI (train on train.txt, held-out = val.txt).
+
+    pipelines/.venv/bin/python bench/detection-bccd/run.py [--mode fast|best|both] [--threads 2]
+
+An internal validation split (15% of train.txt, seeded) chooses the epoch and the served threshold;
+val.txt is the test split, so the printed figures are held-out. Prints mAP@0.5 and mAP@0.5:0.95 per
+class and overall, wall time and the pipeline process's peak memory. Also writes bccd_upload.zip,
+the VOC zip a user would upload (for an HTTP-API run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from bccd import image_ids, write_normalised_csv, write_user_zip  # noqa: E402
+
+BUDGETS = {"fast": 300, "best": 1800}  # seconds: the issue's targets (5 and 30 minutes)
+
+
+def run_mode(mode: str, voc: str, work: str, threads: int, seed: int) -> dict:
+    train_ids, test_ids = image_ids(voc, "train"), image_ids(voc, "val")
+    shuffled = train_ids[:]
+    random.Random(seed).shuffle(shuffled)
+    n_val = round(0.15 * len(shuffled))
+    table = os.path.join(work, "bccd_boxes.csv")
+    skipped = write_normalised_csv(voc, train_ids + test_ids, table)
+    spec = {
+        "schema_version": 1, "job_id": f"bench-bccd-{mode}", "command": "train", "kind": "detection",
+        "problem": "detection",
+        "data": {"root": voc, "table": table, "id_col": "patient", "images_col": "image", "label_cols": ["label"]},
+        "split": {"seed": seed, "train": sorted(shuffled[n_val:]), "val": sorted(shuffled[:n_val]), "test": test_ids},
+        "metric": "f_macro", "budget": {"mode": mode, "time_budget_s": BUDGETS[mode]}, "seed": seed,
+        "device": "cpu", "out_dir": os.path.join(work, mode), "options": {"threads": threads},
+    }
+    spec_path = os.path.join(work, f"spec-{mode}.json")
+    with open(spec_path, "w") as fh:
+        json.dump(spec, fh)
+    env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "pipelines")}
+    t0 = time.monotonic()
+    with open(os.path.join(work, f"events-{mode}.jsonl"), "w") as ev, open(os.path.join(work, f"stderr-{mode}.log"), "w") as err:
+        rc = subprocess.call([sys.executable, "-m", "builder_pipelines", "train", "--spec", spec_path, "--out", spec["out_dir"]],
+                             stdout=ev, stderr=err, env=env)
+    wall = time.monotonic() - t0
+    if rc != 0:
+        raise SystemExit(f"{mode}: pipeline exited {rc}; see {work}/stderr-{mode}.log")
+    with open(os.path.join(spec["out_dir"], "manifest.json")) as fh:
+        manifest = json.load(fh)
+    return {"mode": mode, "wall_s": wall, "skipped_boxes": skipped, "manifest": manifest,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+
+
+def report(r: dict) -> None:
+    m = r["manifest"]
+    classes = {str(c["index"]): c["name"] for c in m["classes"]}
+    t = m["metrics"]["test"]
+    print(f"\n== BCCD {r['mode']} mode: held-out val.txt ({m['provenance']['split_counts']['test']} images), "
+          f"wall {r['wall_s']:.0f}s, peak RSS {r['peak_rss_mb']:.0f} MB (max over runs so far), "
+          f"{m['model_summary']['epochs']} epochs, input {m['input']['image']['width']}x{m['input']['image']['height']}")
+    print(f"{'class':<12}{'AP@0.5':>10}{'AP@.5:.95':>12}{'precision':>11}{'recall':>9}")
+    for k, name in classes.items():
+        row = [t[x]["per_class"][k]["value"] for x in ("map50", "map50_95", "precision", "recall")]
+        print(f"{name:<12}" + "".join(f"{v:>10.3f}" if v is not None else f"{'-':>10}" for v in row))
+    ci = lambda x: f"{t[x]['value']:.3f} [{t[x]['ci_low']:.3f}, {t[x]['ci_high']:.3f}]"  # noqa: E731
+    print(f"overall     mAP@0.5 {ci('map50')}  mAP@0.5:0.95 {ci('map50_95')}  "
+          f"P {t['precision']['value']:.3f} R {t['recall']['value']:.3f}  served: {m['detection']}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mode", choices=["fast", "best", "both"], default="both")
+    ap.add_argument("--voc", default=os.path.join(ROOT, "..", "shared", "datasets", "bccd"))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--work", default=None, help="folder for the spec, CSV, outputs (default: a temp folder)")
+    args = ap.parse_args()
+    voc = os.path.abspath(args.voc)
+    if not os.path.isdir(os.path.join(voc, "Annotations")):
+        raise SystemExit(f"BCCD not found at {voc} (expected ../shared/datasets/bccd)")
+    work = args.work or tempfile.mkdtemp(prefix="bccd-bench-")
+    os.makedirs(work, exist_ok=True)
+    write_user_zip(voc, image_ids(voc, "trainval"), os.path.join(work, "bccd_upload.zip"))
+    print(f"work folder {work} (bccd_upload.zip = the VOC zip a user would upload)")
+    for mode in (["fast", "best"] if args.mode == "both" else [args.mode]):
+        report(run_mode(mode, voc, work, args.threads, args.seed))
+
+
+if __name__ == "__main__":
+    main()
