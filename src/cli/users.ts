@@ -1,5 +1,6 @@
 import type { Command } from "commander";
-import { fail, withAuthDb } from "./auth-db.js";
+import { passwordProblem } from "../auth/user.service.js";
+import { CliError, fail, withAuthDb } from "./auth-db.js";
 
 export function registerUsers(program: Command): void {
   const users = program.command("users").description("manage user accounts");
@@ -10,6 +11,9 @@ export function registerUsers(program: Command): void {
     .requiredOption("--password <password>", "at least 12 characters")
     .action(async (opts: { email: string; password: string }) => {
       try {
+        // Checked before the database opens, so a typo fails fast.
+        const weak = passwordProblem(opts.password);
+        if (weak) throw new CliError(`error: ${weak}`, 2);
         const user = await withAuthDb(({ users }) => users.create({ email: opts.email, password: opts.password }));
         process.stdout.write(`created user ${user.email}\n${user.id}\n`);
       } catch (err) {

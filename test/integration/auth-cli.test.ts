@@ -1,0 +1,92 @@
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { parseConfig } from "../../src/config.js";
+import { startServer } from "../../src/server.js";
+import { bearer } from "../helpers/auth.js";
+
+
+const run = promisify(execFile);
+const BUILDER = path.resolve(import.meta.dirname, "../../builder");
+
+/** Runs the real ./builder launcher; never throws, so tests can look at failures. */
+async function builder(env: Record<string, string>, ...args: string[]) {
+  try {
+    const { stdout, stderr } = await run(BUILDER, args, { env: { PATH: process.env.PATH!, HOME: os.tmpdir(), LOG_LEVEL: "silent", ...env }, timeout: 240_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? -1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
+  }
+}
+const lastLine = (s: string) => s.trimEnd().split("\n").at(-1) ?? "";
+
+// BUILDER_DATA_DIR (PGlite) only: the CLI shares openDatabase with the server, whose Postgres path the other
+// integration tests cover, and each ./builder start costs seconds.
+describe("./builder users and keys (PGlite in BUILDER_DATA_DIR)", () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-cli-"));
+  const env: Record<string, string> = { BUILDER_DATA_DIR: dataDir };
+  afterAll(() => {
+    fs.rmSync(dataDir, { recursive: true, force: true, maxRetries: 5 });
+  });
+
+  it("creates a user and a key the server accepts, lists and revokes it, with clear errors", async () => {
+    const created = await builder(env, "users", "create", "--email", "cli@test.example", "--password", "twelve chars ok");
+    expect(created.code).toBe(0);
+    const userId = lastLine(created.stdout);
+    expect(userId).toMatch(/^[0-9a-f-]{36}$/);
+
+    const dup = await builder(env, "users", "create", "--email", "CLI@test.example", "--password", "twelve chars ok");
+    expect(dup.code).not.toBe(0);
+    expect(dup.stderr).toMatch(/already exists/);
+    const weak = await builder(env, "users", "create", "--email", "weak@test.example", "--password", "short");
+    expect(weak.code).not.toBe(0);
+    expect(weak.stderr).toMatch(/at least 12 characters/);
+
+    const key = await builder(env, "keys", "create", "--email", "cli@test.example", "--name", "ci", "--rate-limit", "5");
+    expect(key.code).toBe(0);
+    const secret = lastLine(key.stdout);
+    expect(secret).toMatch(/^bld_[0-9A-Za-z]{43}$/);
+    // The secret appears once: as the last line of stdout, nowhere else.
+    expect(key.stdout.split(secret).length - 1).toBe(1);
+    expect(key.stderr).not.toContain(secret);
+    const unknown = await builder(env, "keys", "create", "--email", "nobody@test.example");
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toMatch(/no user with email nobody@test.example/);
+
+    // A server on the same data folder / database accepts the key the CLI made.
+    const server = await startServer(parseConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", ...env }), { port: 0, host: "127.0.0.1" });
+    try {
+      const me = await fetch(`${server.url}/v1/me`, { headers: bearer(secret) });
+      expect(me.status).toBe(200);
+      expect(await me.json()).toEqual({ user_id: userId, email: "cli@test.example" });
+      expect(me.headers.get("x-ratelimit-limit-requests")).toBe("5");
+      await server.services.auth.apiKeys.flush();
+    } finally {
+      await server.stop();
+    }
+
+    const list = await builder(env, "keys", "list", "--email", "cli@test.example");
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/^ID\s+NAME\s+PREFIX/);
+    expect(list.stdout).toContain(secret.slice(0, 12));
+    expect(list.stdout).not.toContain(secret);
+    const keyId = /^([0-9a-f-]{36})\s+ci\s/m.exec(list.stdout)?.[1];
+    expect(keyId).toBeTruthy();
+
+    const revoke = await builder(env, "keys", "revoke", keyId!);
+    expect(revoke.code).toBe(0);
+    expect(revoke.stdout).toContain(`revoked API key ${keyId}`);
+    const listed = await builder(env, "keys", "list", "--email", "cli@test.example", "--json");
+    const row = JSON.parse(lastLine(listed.stdout));
+    expect(row.revokedAt).toEqual(expect.any(String));
+    expect(row.lastUsedAt).toEqual(expect.any(String));
+
+    const missing = await builder(env, "keys", "revoke", "00000000-0000-0000-0000-000000000000");
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toMatch(/not found/);
+  }, 540_000);
+});
