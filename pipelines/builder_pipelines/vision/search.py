@@ -16,16 +16,16 @@ from .train import Candidate, TrainData, TrialResult, selection_score, train_tri
 CANDIDATES = {
     "fast": [
         Candidate("resnet", 16, 1, 3e-3),
-        Candidate("mobile", 16, 1, 3e-3),
     ],
     "best": [
         Candidate("resnet", 24, 1, 2e-3),
-        Candidate("mobile", 24, 1, 3e-3),
-        Candidate("resnet", 32, 1, 1e-3, weight_decay=5e-3, dropout=0.3),
         Candidate("resnet", 16, 2, 3e-3),
+        Candidate("mobile", 16, 1, 3e-3),
+        Candidate("resnet", 32, 1, 1e-3, weight_decay=5e-3, dropout=0.3),
     ],
 }
-MAX_POOL = {"fast": 4, "best": 8}
+TRIALS_IN_BUDGET = {"fast": 2, "best": 6}  # the budget is shared out between this many trials
+MAX_POOL = {"fast": 4, "best": 10}         # early-stopped trials leave time for more, up to this
 MAX_ENSEMBLE = 5
 
 
@@ -47,7 +47,7 @@ def run_search(data: TrainData, side: int, spec: dict, device, training_deadline
             events.metric("train", "loss", row["train_loss"], epoch=epoch, trial=trial_no)
             events.metric("val", "loss", row["val_loss"], epoch=epoch, trial=trial_no)
             events.metric("val", data.metric if data.problem != "regression" else "rmse", row["val_metric"], epoch=epoch, trial=trial_no)
-            events.progress("training", frac, epoch=epoch, epochs=epochs, trial=trial_no, trials=planned,
+            events.progress("training", frac, epoch=epoch, epochs=epochs, trial=trial_no, trials=max(TRIALS_IN_BUDGET[mode], trial_no),
                             best_metric=None if best is None or not np.isfinite(best) else abs(best),
                             eta_s=max(0.0, training_deadline - time.monotonic()))
         return on_epoch
@@ -64,9 +64,8 @@ def run_search(data: TrainData, side: int, spec: dict, device, training_deadline
         typical = float(np.median([t.seconds for t in pool])) if pool else 0.0
         if pool and remaining < 0.5 * typical:
             break  # not enough time left for a useful trial
-        share = remaining / max(1, (len(cands) - trial_no) if sweep else 1)
-        if sweep and mode == "best":
-            share = remaining * 0.7 / max(1, len(cands) - trial_no)  # keep time for extra seeds
+        # Equal shares of what is left; trials beyond the plan (early stops freed time) take the rest.
+        share = remaining / max(1, TRIALS_IN_BUDGET[mode] - trial_no)
         trial_no += 1
         result = train_trial(cand, data, side, trial_seed, device, min(training_deadline, now + share),
                              on_epoch=report(trial_no), init_state=init_state)

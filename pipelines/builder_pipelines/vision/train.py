@@ -28,6 +28,7 @@ class Candidate:
     lr: float
     weight_decay: float = 5e-4
     dropout: float = 0.2
+    ema: bool = True            # evaluate/keep an exponential moving average of the weights
 
     @property
     def name(self) -> str:
@@ -137,6 +138,26 @@ def max_epochs(n_train: int, bs: int) -> int:
     return int(min(100, max(12, round(1500 / steps))))
 
 
+class WeightAverage:
+    """Exponential moving average of parameters and BatchNorm statistics (steadier on small, noisy data).
+
+    The decay spans about two epochs; early steps use a shorter window so the random start fades quickly.
+    """
+
+    def __init__(self, model: torch.nn.Module, decay: float) -> None:
+        self.model = copy.deepcopy(model).eval()
+        self.decay = min(0.999, decay)
+
+    @torch.no_grad()
+    def update(self, model: torch.nn.Module, step: int) -> None:
+        d = min(self.decay, (1 + step) / (10 + step))
+        for mine, theirs in zip(self.model.state_dict().values(), model.state_dict().values()):
+            if mine.dtype.is_floating_point:
+                mine.lerp_(theirs, 1 - d)
+            else:
+                mine.copy_(theirs)
+
+
 def train_trial(cand: Candidate, data: TrainData, side: int, seed: int, device: torch.device, deadline: float,
                 on_epoch=None, init_state: dict | None = None, epochs: int | None = None) -> TrialResult:
     """Trains one candidate until its schedule ends, early stopping fires, or ``deadline`` passes."""
@@ -159,6 +180,7 @@ def train_trial(cand: Candidate, data: TrainData, side: int, seed: int, device: 
     epochs = full_epochs = epochs or max_epochs(n, bs)
     patience = max(10, epochs // 4)
     weights = data.class_weights.to(device) if data.class_weights is not None else None
+    ema = WeightAverage(model, 1 - 1 / (2 * steps_per_epoch)) if cand.ema else None
     best = TrialResult(cand, seed, model, -math.inf, math.inf, np.zeros((0, data.n_out)))
     best_state, since_best, history, step, stopped = None, 0, [], 0, "schedule"
     epoch = 0
@@ -185,10 +207,13 @@ def train_trial(cand: Candidate, data: TrainData, side: int, seed: int, device: 
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
+            if ema is not None:
+                ema.update(model, step)
             step += 1
             total += float(loss.detach()) * len(idx)
             seen += len(idx)
-        val_out = predict(model, data.x_val, device)
+        judged = ema.model if ema is not None else model
+        val_out = predict(judged, data.x_val, device)
         with torch.no_grad():
             val_loss = float(loss_fn(data.problem, torch.from_numpy(val_out).float(), data.y_val.cpu(),
                                      weights.cpu() if weights is not None else None))
@@ -200,7 +225,7 @@ def train_trial(cand: Candidate, data: TrainData, side: int, seed: int, device: 
         # Higher score wins; on a tie (small validation sets) the lower validation loss wins.
         if score > best.val_score or (score == best.val_score and val_loss < best.val_loss):
             best.val_score, best.val_loss, best.val_out = score, val_loss, val_out
-            best_state = copy.deepcopy(model.state_dict())
+            best_state = copy.deepcopy(judged.state_dict())
             since_best = 0
         else:
             since_best += 1
