@@ -7,6 +7,7 @@ import { createMetrics, type Metrics } from "./http/metrics.js";
 import { createLogger, type Logger } from "./logger.js";
 import { createAuth, type Auth } from "./auth/index.js";
 import { createBucket, type Bucket } from "./storage/index.js";
+import { createServing, type Serving } from "./serving/index.js";
 import { ExperimentRepository } from "./experiments/repository.js";
 import { ExperimentService } from "./experiments/service.js";
 import { createRunner, type JobRunner } from "./jobs/create-runner.js";
@@ -30,6 +31,8 @@ export interface Services {
    * "model:published" (the new models row) lets serving warm and swap its cache.
    */
   events: EventEmitter;
+  /** Model cache, outbound guard and /predict (src/serving). */
+  serving: Serving;
   /** Experiments: create/read/cancel; the runner (in-process p-queue or BullMQ dispatcher) runs them. */
   experiments: ExperimentService;
   runner?: JobRunner;
@@ -63,6 +66,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     auth,
     bucket,
     events,
+    serving: createServing({ config, db: database.db, bucket, events, logger }),
     experiments: new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger }),
     datasets: new DatasetService({ bucket, config, db: database.db, logger }),
     authenticate: (req, res, mode) => auth.authenticate(req, res, mode),
@@ -71,6 +75,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
       for (const fn of closers.reverse()) await fn();
     },
   };
+  closers.push(() => services.serving.close());
   if (opts.runner !== false) {
     runner = createRunner({ config, repo: experimentRepo, bucket, logger, events });
     services.runner = runner;

@@ -43,6 +43,9 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
     next();
   });
 
+  // /predict carries images as data: URIs: allow base64 of FETCH_MAX_BYTES there (serving checks the decoded size).
+  const predictLimit = Math.ceil((services.config.FETCH_MAX_BYTES * 4) / 3) + 64 * 1024;
+  app.use(["/predict", "/v1/experiments/:experiment_id/predict"], express.json({ limit: predictLimit }));
   app.use(express.json({ limit: "1mb" }));
 
   const router = express.Router();

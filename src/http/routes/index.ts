@@ -11,5 +11,5 @@ import { datasetRoutes } from "./datasets.js";
 
 // Every HTTP route of Builder. Each area exports its list; OpenAPI is generated from this one array.
 export function allRoutes(): AnyRoute[] {
-  return [...healthRoutes, ...meRoutes, ...sessionRoutes, ...apiKeyRoutes, ...experimentRoutes, ...fileRoutes, ...datasetRoutes];
+  return [...healthRoutes, ...meRoutes, ...sessionRoutes, ...apiKeyRoutes, ...experimentRoutes, ...fileRoutes, ...datasetRoutes, ...predictRoutes, ...modelRoutes];
 }

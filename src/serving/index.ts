@@ -1,0 +1,89 @@
+import path from "node:path";
+import type { Config } from "../config.js";
+import type { Db } from "../db/client.js";
+import type { EventEmitter } from "node:events";
+import type { Logger } from "../logger.js";
+import { OutboundGuard } from "../net/outbound-guard.js";
+import { fetchImageBytes } from "../net/image-fetch.js";
+import type { Bucket } from "../storage/bucket.js";
+import { ApiError } from "../http/errors.js";
+import { ModelCache, ModelNotFound, type LoadedModel } from "./model-cache.js";
+import { ModelRepository, type ModelRow } from "./model-repository.js";
+import { predictImage, predictTabular } from "./predictor.js";
+import { SessionClosed } from "./session.js";
+
+/** Serving as the rest of the app sees it: models, the outbound guard, and predict. */
+export interface Serving {
+  cache: ModelCache;
+  repo: ModelRepository;
+  guard: OutboundGuard;
+  predict(userId: string, experimentId: number, message: unknown): Promise<Record<string, unknown>>;
+  model(userId: string, experimentId: number): Promise<LoadedModel>;
+  close(): Promise<void>;
+}
+
+export function createServing(deps: { config: Config; db: Db; bucket: Bucket; events: EventEmitter; logger: Logger }): Serving {
+  const { config, bucket, logger } = deps;
+  const repo = new ModelRepository(deps.db);
+  const cache = new ModelCache({
+    bucket,
+    repo,
+    cacheDir: path.join(config.dataDir, "model-cache"),
+    maxBytes: config.MODEL_CACHE_MAX_MB * 1024 * 1024,
+    intraOpThreads: config.ORT_INTRA_OP_THREADS,
+    maxBatch: config.SERVING_MAX_BATCH,
+    logger,
+  });
+  const guard = new OutboundGuard({
+    allowHosts: config.FETCH_ALLOW_HOSTS,
+    maxBytes: config.FETCH_MAX_BYTES,
+    timeoutMs: config.FETCH_TIMEOUT_MS,
+    maxRedirects: 3,
+  });
+  const onPublished = (row: ModelRow) => {
+    cache.warm(row).catch((err) => logger.error({ err, experiment_id: row.experimentId, version: row.version }, "model warm-up failed"));
+  };
+  deps.events.on("model:published", onPublished);
+
+  const model = async (userId: string, experimentId: number) => {
+    try {
+      return await cache.get(userId, experimentId);
+    } catch (err) {
+      if (err instanceof ModelNotFound) throw new ApiError(404, "not_found", `experiment ${experimentId} has no published model`);
+      throw err;
+    }
+  };
+
+  const once = async (userId: string, experimentId: number, message: unknown) => {
+    const m = await model(userId, experimentId);
+    if (m.manifest.kind === "tabular") return predictTabular(m, message);
+    if (typeof message !== "string") {
+      throw new ApiError(400, "invalid_request", "message must be an image URI (https://, http://, data:image/...;base64, or gs://)", [
+        { field: "message", message: "expected a string" },
+      ]);
+    }
+    const { bytes } = await fetchImageBytes(message, { userId, bucket, guard, maxBytes: config.FETCH_MAX_BYTES });
+    return predictImage(m, bytes, { maxPixels: config.FETCH_MAX_PIXELS, gradcamMaxSide: config.GRADCAM_MAX_SIDE });
+  };
+
+  return {
+    cache,
+    repo,
+    guard,
+    model,
+    async predict(userId, experimentId, message) {
+      try {
+        return await once(userId, experimentId, message);
+      } catch (err) {
+        // A new version was swapped in between lookup and run: the next lookup finds it.
+        if (err instanceof SessionClosed) return once(userId, experimentId, message);
+        throw err;
+      }
+    },
+    async close() {
+      deps.events.off("model:published", onPublished);
+      await cache.close();
+      await guard.close();
+    },
+  };
+}

@@ -1,0 +1,154 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { Logger } from "../logger.js";
+import type { Bucket } from "../storage/bucket.js";
+import { checkManifest, type Manifest } from "./manifest.js";
+import type { ModelRepository, ModelRow } from "./model-repository.js";
+import { ModelSession } from "./session.js";
+
+/**
+ * Loaded models, keyed by models row id (one id per published version).
+ * - lazy: the first request for a version copies model.onnx + manifest.json from the bucket into a local
+ *   cache folder and opens a session; concurrent first requests share that one load;
+ * - bounded: an LRU over the ONNX file sizes, at most MODEL_CACHE_MAX_MB; an evicted session is released
+ *   after the requests already using it finish;
+ * - fresh: which version is newest is looked up in the database, remembered for a short while, and replaced
+ *   at once when "model:published" says so; the new version is loaded before the mapping switches, so a
+ *   request never meets a half-loaded model.
+ */
+
+export interface LoadedModel {
+  row: ModelRow;
+  manifest: Manifest;
+  session: ModelSession;
+  bytes: number;
+  lastUsed: number;
+}
+
+export interface ModelCacheOptions {
+  bucket: Bucket;
+  repo: ModelRepository;
+  cacheDir: string;
+  maxBytes: number;
+  intraOpThreads: number;
+  maxBatch: number;
+  logger: Logger;
+  /** How long the newest-version lookup is trusted without the publish event (other processes may publish). */
+  latestTtlMs?: number;
+}
+
+export class ModelNotFound extends Error {}
+
+export class ModelCache {
+  private readonly loaded = new Map<string, LoadedModel>();
+  private readonly loading = new Map<string, Promise<LoadedModel>>();
+  private readonly latest = new Map<string, { row: ModelRow; at: number }>();
+  private readonly cuda = fs.existsSync("/dev/nvidia0");
+
+  constructor(private readonly o: ModelCacheOptions) {
+    fs.mkdirSync(o.cacheDir, { recursive: true });
+  }
+
+  /** The newest version of (user, experiment), loaded. Throws ModelNotFound when there is none. */
+  async get(userId: string, experimentId: number): Promise<LoadedModel> {
+    const key = `${userId}:${experimentId}`;
+    const hit = this.latest.get(key);
+    let row = hit && Date.now() - hit.at < (this.o.latestTtlMs ?? 2_000) ? hit.row : null;
+    if (!row) {
+      row = await this.o.repo.latest(userId, experimentId);
+      if (!row) throw new ModelNotFound(`no published model for experiment ${experimentId}`);
+      const current = this.latest.get(key);
+      // Never step back to an older version than one already announced.
+      if (!current || current.row.version <= row.version) this.latest.set(key, { row, at: Date.now() });
+      else row = current.row;
+    }
+    return this.load(row);
+  }
+
+  /** Called on "model:published": load the new version, then point the experiment at it and drop the old one. */
+  async warm(row: ModelRow): Promise<void> {
+    const key = `${row.userId}:${row.experimentId}`;
+    const loaded = await this.load(row);
+    const previous = this.latest.get(key);
+    this.latest.set(key, { row, at: Date.now() });
+    if (previous && previous.row.id !== row.id) this.evict(previous.row.id);
+    this.o.logger.info({ experiment_id: row.experimentId, version: row.version, bytes: loaded.bytes }, "model warmed");
+  }
+
+  load(row: ModelRow): Promise<LoadedModel> {
+    const have = this.loaded.get(row.id);
+    if (have) {
+      have.lastUsed = Date.now();
+      return Promise.resolve(have);
+    }
+    let p = this.loading.get(row.id);
+    if (!p) {
+      p = this.loadFromBucket(row).finally(() => this.loading.delete(row.id));
+      this.loading.set(row.id, p);
+    }
+    return p;
+  }
+
+  private async loadFromBucket(row: ModelRow): Promise<LoadedModel> {
+    const prefix = row.storePath.replace(/\/+$/, "");
+    const manifest = checkManifest(row.manifest && Object.keys(row.manifest as object).length ? row.manifest : await this.readManifest(prefix));
+    const dir = path.join(this.o.cacheDir, row.id);
+    const file = path.join(dir, "model.onnx");
+    if (!fs.existsSync(file)) {
+      const tmp = `${file}.${process.pid}.${Date.now()}.partial`;
+      await this.o.bucket.downloadTo(`${prefix}/${manifest.model_file || "model.onnx"}`, tmp);
+      await fs.promises.rename(tmp, file);
+    }
+    const bytes = (await fs.promises.stat(file)).size;
+    const im = manifest.input.image;
+    const sampleShape = im ? [im.channels, im.height, im.width] : [manifest.input.columns!.length];
+    const session = await ModelSession.load(file, manifest.input.name, sampleShape, {
+      intraOpThreads: this.o.intraOpThreads,
+      maxBatch: manifest.kind === "detection" ? 1 : this.o.maxBatch,
+      cuda: this.cuda,
+    });
+    for (const need of [manifest.outputs.scores, manifest.outputs.cam, manifest.outputs.boxes].filter(Boolean) as string[]) {
+      if (!session.outputNames.includes(need)) {
+        await session.close();
+        throw new Error(`the model has no output named ${need}`);
+      }
+    }
+    const entry: LoadedModel = { row, manifest, session, bytes, lastUsed: Date.now() };
+    this.loaded.set(row.id, entry);
+    this.enforceLimit(row.id);
+    return entry;
+  }
+
+  private async readManifest(prefix: string): Promise<unknown> {
+    const chunks: Buffer[] = [];
+    for await (const c of await this.o.bucket.read(`${prefix}/manifest.json`)) chunks.push(c as Buffer);
+    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  }
+
+  private enforceLimit(keep: string): void {
+    let total = [...this.loaded.values()].reduce((s, m) => s + m.bytes, 0);
+    const byAge = [...this.loaded.values()].sort((a, b) => a.lastUsed - b.lastUsed);
+    for (const m of byAge) {
+      if (total <= this.o.maxBytes) break;
+      if (m.row.id === keep) continue; // the model just asked for stays even when it alone exceeds the bound
+      total -= m.bytes;
+      this.evict(m.row.id);
+    }
+  }
+
+  private evict(id: string): void {
+    const m = this.loaded.get(id);
+    if (!m) return;
+    this.loaded.delete(id);
+    void m.session.close();
+    fs.promises.rm(path.join(this.o.cacheDir, id), { recursive: true, force: true }).catch(() => undefined);
+  }
+
+  stats() {
+    return { models: this.loaded.size, bytes: [...this.loaded.values()].reduce((s, m) => s + m.bytes, 0), ids: [...this.loaded.keys()] };
+  }
+
+  async close(): Promise<void> {
+    for (const id of [...this.loaded.keys()]) this.evict(id);
+  }
+}

@@ -1,0 +1,135 @@
+import type { Manifest } from "./manifest.js";
+import { resizeFloatBilinear } from "./resample.js";
+
+/**
+ * From raw ONNX outputs to the seed's answer fields. The rules mirror the pipelines
+ * (common/thresholds.py apply_thresholds, detection/decode.py postprocess) so the evaluated model is the served one.
+ */
+
+/** prediccion as manifest.schema.json `thresholds` states it. */
+export function applyThresholds(problem: Manifest["problem"], scores: number[], thresholds?: number[]): number[] {
+  const k = scores.length;
+  if (problem === "binary") {
+    const y = scores[1] >= (thresholds?.[1] ?? 0.5) ? 1 : 0;
+    return [1 - y, y];
+  }
+  if (problem === "multilabel") return scores.map((s, i) => (s >= (thresholds?.[i] ?? 0.5) ? 1 : 0));
+  if (problem === "regression") return [scores[0]];
+  // multiclass: one-hot of the argmax; the first maximum wins, as numpy's argmax.
+  let best = 0;
+  for (let i = 1; i < k; i++) if (scores[i] > scores[best]) best = i;
+  return scores.map((_, i) => (i === best ? 1 : 0));
+}
+
+/** The Grad-CAM output size: the image's own size, scaled down so its longer side is at most maxSide. */
+export function camSize(width: number, height: number, maxSide: number): { columnas: number; filas: number } {
+  const s = Math.min(1, maxSide / Math.max(width, height));
+  return { columnas: Math.max(1, Math.round(width * s)), filas: Math.max(1, Math.round(height * s)) };
+}
+
+/**
+ * One class's activation map [h, w] -> filas x columnas integers 0..255: min-max normalised on the model's
+ * grid (a flat map is all zeros), bilinearly resized, rounded. Stretch models see the whole image, so the
+ * map covers it; letterboxed inputs crop the padded part first.
+ */
+export function camToGradient(
+  cam: Float32Array, h: number, w: number, columnas: number, filas: number, crop?: { w: number; h: number },
+): number[][] {
+  let map = cam, mw = w, mh = h;
+  if (crop && (crop.w < w || crop.h < h)) {
+    mw = Math.max(1, Math.min(w, crop.w));
+    mh = Math.max(1, Math.min(h, crop.h));
+    map = new Float32Array(mw * mh);
+    for (let y = 0; y < mh; y++) map.set(cam.subarray(y * w, y * w + mw), y * mw);
+  }
+  let min = Infinity, max = -Infinity;
+  for (const v of map) {
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  const range = max - min;
+  const norm = new Float32Array(map.length);
+  if (range > 0 && Number.isFinite(range)) for (let i = 0; i < map.length; i++) norm[i] = ((map[i] - min) / range) * 255;
+  const big = resizeFloatBilinear(norm, mw, mh, columnas, filas);
+  const rows: number[][] = new Array(filas);
+  for (let y = 0; y < filas; y++) {
+    const row = new Array<number>(columnas);
+    for (let x = 0; x < columnas; x++) row[x] = Math.min(255, Math.max(0, Math.round(big[y * columnas + x])));
+    rows[y] = row;
+  }
+  return rows;
+}
+
+export interface DetectionParams {
+  scaleX: number;
+  scaleY: number;
+  origW: number;
+  origH: number;
+  scoreThreshold: number;
+  nmsIou: number;
+  maxDetections: number;
+  classAgnostic: boolean;
+}
+
+function iou(b: Float64Array, i: number, j: number): number {
+  const x1 = Math.max(b[i * 4], b[j * 4]), y1 = Math.max(b[i * 4 + 1], b[j * 4 + 1]);
+  const x2 = Math.min(b[i * 4 + 2], b[j * 4 + 2]), y2 = Math.min(b[i * 4 + 3], b[j * 4 + 3]);
+  const inter = Math.max(0, x2 - x1) * Math.max(0, y2 - y1);
+  const area = (k: number) => Math.max(0, b[k * 4 + 2] - b[k * 4]) * Math.max(0, b[k * 4 + 3] - b[k * 4 + 1]);
+  const union = area(i) + area(j) - inter;
+  return union > 0 ? inter / Math.max(union, 1e-12) : 0;
+}
+
+/** Greedy NMS over candidate indices; stable on ties (lower candidate index first). */
+function nms(boxes: Float64Array, scores: number[], idx: number[], iouThr: number): number[] {
+  const order = [...idx].sort((a, b) => scores[b] - scores[a] || a - b);
+  const keep: number[] = [];
+  const dropped = new Set<number>();
+  for (let o = 0; o < order.length; o++) {
+    const i = order[o];
+    if (dropped.has(i)) continue;
+    keep.push(i);
+    for (let p = o + 1; p < order.length; p++) if (!dropped.has(order[p]) && iou(boxes, i, order[p]) > iouThr) dropped.add(order[p]);
+  }
+  return keep;
+}
+
+/** boxes [M*4] and scores [M*K] of one image -> boxes in original pixels, scores, class indices. */
+export function decodeDetections(rawBoxes: Float32Array, rawScores: Float32Array, k: number, p: DetectionParams) {
+  const m = rawBoxes.length / 4;
+  const candBoxes: number[] = [], candScores: number[] = [], candClass: number[] = [];
+  const b = new Float64Array(m * 4);
+  for (let i = 0; i < m; i++) {
+    b[i * 4] = Math.min(Math.max(rawBoxes[i * 4] / p.scaleX, 0), p.origW);
+    b[i * 4 + 1] = Math.min(Math.max(rawBoxes[i * 4 + 1] / p.scaleY, 0), p.origH);
+    b[i * 4 + 2] = Math.min(Math.max(rawBoxes[i * 4 + 2] / p.scaleX, 0), p.origW);
+    b[i * 4 + 3] = Math.min(Math.max(rawBoxes[i * 4 + 3] / p.scaleY, 0), p.origH);
+  }
+  // Candidates in row-major (box, class) order, as numpy.nonzero gives them.
+  for (let i = 0; i < m; i++) {
+    for (let c = 0; c < k; c++) {
+      const s = rawScores[i * k + c];
+      if (s >= p.scoreThreshold) {
+        candBoxes.push(i);
+        candScores.push(s);
+        candClass.push(c);
+      }
+    }
+  }
+  const cb = new Float64Array(candBoxes.length * 4);
+  candBoxes.forEach((bi, n) => cb.set(b.subarray(bi * 4, bi * 4 + 4), n * 4));
+  const all = candScores.map((_, i) => i);
+  let keep: number[];
+  if (p.classAgnostic) keep = nms(cb, candScores, all, p.nmsIou);
+  else {
+    keep = [];
+    for (const c of [...new Set(candClass)].sort((x, y) => x - y)) keep.push(...nms(cb, candScores, all.filter((i) => candClass[i] === c), p.nmsIou));
+  }
+  keep.sort((x, y) => candScores[y] - candScores[x] || x - y);
+  keep = keep.slice(0, p.maxDetections);
+  return {
+    boxes: keep.map((i) => Array.from(cb.subarray(i * 4, i * 4 + 4))),
+    score: keep.map((i) => candScores[i]),
+    classification: keep.map((i) => candClass[i]),
+  };
+}

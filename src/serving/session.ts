@@ -1,0 +1,141 @@
+import fs from "node:fs";
+import * as ort from "onnxruntime-node";
+
+/**
+ * One loaded ONNX model and the way requests reach it. session.run is asynchronous in onnxruntime-node
+ * (the work happens on ORT's own threads), so the event loop stays free during inference.
+ *
+ * Opportunistic batching: when a run is already in flight, requests that arrive meanwhile queue up and
+ * go together as one run the moment it ends (up to maxBatch). A lone request never waits for company,
+ * so latency at concurrency 1 is unchanged; under load a batch amortises per-run overhead. Only models whose
+ * first input dimension is dynamic are batched.
+ */
+
+export interface SessionOptions {
+  intraOpThreads: number;
+  maxBatch: number;
+  cuda?: boolean;
+}
+
+type Outputs = Record<string, ort.Tensor>;
+interface Pending {
+  input: Float32Array;
+  resolve: (o: Outputs) => void;
+  reject: (e: unknown) => void;
+}
+
+export class ModelSession {
+  private queue: Pending[] = [];
+  private running = false;
+  private inFlight = 0;
+  private closed = false;
+  readonly batchable: boolean;
+  /** How many samples each run carried (exposed for tests and the benchmark). */
+  readonly batchSizes: number[] = [];
+
+  private constructor(
+    private readonly session: ort.InferenceSession,
+    readonly inputName: string,
+    readonly sampleShape: number[],
+    private readonly maxBatch: number,
+  ) {
+    const meta = session.inputMetadata?.find((m) => m.name === inputName) as { shape?: Array<number | string> } | undefined;
+    const first = meta?.shape?.[0];
+    this.batchable = maxBatch > 1 && (typeof first === "string" || first === -1 || first === undefined);
+  }
+
+  static async load(file: string, inputName: string, sampleShape: number[], opts: SessionOptions): Promise<ModelSession> {
+    const base: ort.InferenceSession.SessionOptions = {
+      graphOptimizationLevel: "all",
+      executionMode: "sequential",
+      ...(opts.intraOpThreads > 0 ? { intraOpNumThreads: opts.intraOpThreads } : {}),
+      interOpNumThreads: 1,
+    };
+    const bytes = await fs.promises.readFile(file);
+    let session: ort.InferenceSession;
+    if (opts.cuda) {
+      try {
+        session = await ort.InferenceSession.create(bytes, { ...base, executionProviders: ["cuda", "cpu"] });
+      } catch {
+        session = await ort.InferenceSession.create(bytes, { ...base, executionProviders: ["cpu"] });
+      }
+    } else session = await ort.InferenceSession.create(bytes, { ...base, executionProviders: ["cpu"] });
+    if (!session.inputNames.includes(inputName)) {
+      await session.release();
+      throw new Error(`the model has no input named ${inputName} (it has ${session.inputNames.join(", ")})`);
+    }
+    return new ModelSession(session, inputName, sampleShape, opts.maxBatch);
+  }
+
+  get outputNames(): readonly string[] {
+    return this.session.outputNames;
+  }
+
+  /** Runs one sample (the tensor without its batch dimension); resolves to that sample's outputs (batch dim 1). */
+  run(input: Float32Array): Promise<Outputs> {
+    if (this.closed) return Promise.reject(new SessionClosed());
+    return new Promise((resolve, reject) => {
+      this.queue.push({ input, resolve, reject });
+      if (!this.running) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    while (this.queue.length) {
+      const take = this.batchable ? Math.min(this.queue.length, this.maxBatch) : 1;
+      const batch = this.queue.splice(0, take);
+      this.inFlight++;
+      try {
+        const outs = await this.runBatch(batch.map((p) => p.input));
+        batch.forEach((p, i) => p.resolve(outs[i]));
+      } catch (err) {
+        batch.forEach((p) => p.reject(err));
+      } finally {
+        this.inFlight--;
+      }
+    }
+    this.running = false;
+    if (this.closed) await this.releaseNow();
+  }
+
+  private async runBatch(inputs: Float32Array[]): Promise<Outputs[]> {
+    const n = inputs.length;
+    this.batchSizes.push(n);
+    if (this.batchSizes.length > 10_000) this.batchSizes.splice(0, 5_000);
+    const per = inputs[0].length;
+    const data = n === 1 ? inputs[0] : new Float32Array(per * n);
+    if (n > 1) inputs.forEach((x, i) => data.set(x, i * per));
+    const out = await this.session.run({ [this.inputName]: new ort.Tensor("float32", data, [n, ...this.sampleShape]) });
+    if (n === 1) return [out];
+    // Split every output along its first (batch) dimension.
+    const results: Outputs[] = Array.from({ length: n }, () => ({}));
+    for (const [name, t] of Object.entries(out)) {
+      const dims = t.dims as readonly number[];
+      const size = dims.slice(1).reduce((a, b) => a * b, 1);
+      const src = t.data as Float32Array;
+      for (let i = 0; i < n; i++) results[i][name] = new ort.Tensor("float32", src.slice(i * size, (i + 1) * size), [1, ...dims.slice(1)]);
+    }
+    return results;
+  }
+
+  /** Releases native memory once queued and running requests have finished. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (!this.running) await this.releaseNow();
+  }
+
+  private released = false;
+  private async releaseNow(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    await this.session.release().catch(() => undefined);
+  }
+}
+
+/** The session was unloaded (evicted or replaced) before this request reached it: ask the cache again. */
+export class SessionClosed extends Error {
+  constructor() {
+    super("the model was unloaded");
+  }
+}
