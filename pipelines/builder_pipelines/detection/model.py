@@ -71,6 +71,21 @@ class FPN(nn.Module):
         return [s(x) for s, x in zip(self.smooth, lat)]
 
 
+class SharedTower(nn.Module):
+    """Convolutions shared by every level, batch norm per level: one set of BN statistics pooled over
+    levels with very different activations would be wrong for all of them at inference."""
+
+    def __init__(self, width: int, depth: int, levels: int) -> None:
+        super().__init__()
+        self.convs = nn.ModuleList(nn.Conv2d(width, width, 3, 1, 1, bias=False) for _ in range(depth))
+        self.norms = nn.ModuleList(nn.ModuleList(nn.BatchNorm2d(width) for _ in range(levels)) for _ in range(depth))
+
+    def forward(self, x, level: int):
+        for conv, norms in zip(self.convs, self.norms):
+            x = F.silu(norms[level](conv(x)))
+        return x
+
+
 class Detector(nn.Module):
     def __init__(self, num_classes: int, in_w: int, in_h: int, size: str = "fast") -> None:
         super().__init__()
@@ -78,7 +93,7 @@ class Detector(nn.Module):
         self.num_classes, self.in_w, self.in_h, self.size = num_classes, in_w, in_h, size
         self.backbone = Backbone(ch, blocks)
         self.fpn = FPN(self.backbone.out_channels, width)
-        self.tower = nn.Sequential(*[conv_bn(width, width) for _ in range(depth)])
+        self.tower = SharedTower(width, depth, len(STRIDES))
         self.cls = nn.Conv2d(width, num_classes, 3, 1, 1)
         self.reg = nn.Conv2d(width, 4, 3, 1, 1)
         self.ctr = nn.Conv2d(width, 1, 3, 1, 1)
@@ -93,7 +108,7 @@ class Detector(nn.Module):
         """-> class logits (B, M, K), distances l,t,r,b in pixels (B, M, 4), centerness logits (B, M)."""
         cls_out, reg_out, ctr_out = [], [], []
         for lvl, f in enumerate(self.fpn(self.backbone(x))):
-            t = self.tower(f)
+            t = self.tower(f, lvl)
             b = t.shape[0]
             cls_out.append(self.cls(t).flatten(2).transpose(1, 2))
             reg = F.softplus(self.reg(t)) * (self.level_scale[lvl] * STRIDES[lvl])
