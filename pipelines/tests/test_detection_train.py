@@ -39,7 +39,7 @@ def test_trains_well_above_chance(trained):
     _, _, manifest = trained
     test = manifest["metrics"]["test"]
     # Chance is ~0: a random box rarely overlaps a 10-24 px shape in a 64 px image at IoU 0.5.
-    assert test["map50"]["value"] > 0.5, test["map50"]
+    assert test["map50"]["value"] > 0.7, test["map50"]
     assert test["map50"]["ci_low"] <= test["map50"]["value"] <= test["map50"]["ci_high"]
     assert set(test["map50"]["per_class"]) == {"0", "1"}
     assert [c["name"] for c in manifest["classes"]] == ["circle", "rect"]
