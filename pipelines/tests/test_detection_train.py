@@ -98,3 +98,15 @@ def test_evaluate_through_the_cli(trained, tmp_path):
     assert new["detection"] == manifest["detection"] and new["input"] == manifest["input"]
     assert new["metrics"]["test"]["map50"]["value"] > 0.4
     assert (tmp_path / "ev" / "model.onnx").read_bytes() == (out / "model.onnx").read_bytes()
+
+
+def test_pretrained_backbone_loads_from_a_local_path(tmp_path):
+    from builder_pipelines.detection.pipeline import _load_pretrained
+
+    torch.manual_seed(1)
+    source = Detector(2, 64, 64, "fast")
+    torch.save(source.backbone.state_dict(), tmp_path / "backbone.pt")
+    target = Detector(3, 64, 64, "fast")
+    _load_pretrained(target, str(tmp_path / "backbone.pt"))
+    for k, v in source.backbone.state_dict().items():
+        assert torch.equal(v, target.backbone.state_dict()[k]), k
