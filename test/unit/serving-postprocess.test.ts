@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { applyThresholds, camSize, camToGradient, decodeDetections } from "../../src/serving/postprocess.js";
+import { tabularRow } from "../../src/serving/predictor.js";
+import type { Manifest } from "../../src/serving/manifest.js";
+
+describe("prediccion selection rules (manifest.schema.json thresholds)", () => {
+  it("binary: y = scores[1] >= thresholds[1], prediccion = [1-y, y]", () => {
+    expect(applyThresholds("binary", [0.75, 0.25], [0.7, 0.3])).toEqual([1, 0]);
+    expect(applyThresholds("binary", [0.7, 0.3], [0.7, 0.3])).toEqual([0, 1]); // equal counts as positive
+    expect(applyThresholds("binary", [0.4, 0.6], undefined)).toEqual([0, 1]);
+  });
+  it("multilabel: each class against its own threshold", () => {
+    expect(applyThresholds("multilabel", [0.5, 0.39, 0.61], [0.5, 0.4, 0.6])).toEqual([1, 0, 1]);
+    expect(applyThresholds("multilabel", [0.1, 0.1, 0.1], [0.5, 0.4, 0.6])).toEqual([0, 0, 0]);
+  });
+  it("multiclass: one-hot argmax whatever the thresholds, first maximum wins", () => {
+    expect(applyThresholds("multiclass", [0.2, 0.5, 0.3], [0.9, 0.9, 0.9])).toEqual([0, 1, 0]);
+    expect(applyThresholds("multiclass", [0.4, 0.4, 0.2])).toEqual([1, 0, 0]);
+  });
+  it("regression: prediccion = [value]", () => {
+    expect(applyThresholds("regression", [3.25])).toEqual([3.25]);
+  });
+});
+
+describe("Grad-CAM maps", () => {
+  it("sizes maps to the image, longer side at most the configured maximum, never upscaled", () => {
+    expect(camSize(1024, 768, 512)).toEqual({ columnas: 512, filas: 384 });
+    expect(camSize(300, 1200, 512)).toEqual({ columnas: 128, filas: 512 });
+    expect(camSize(100, 50, 512)).toEqual({ columnas: 100, filas: 50 });
+  });
+  it("normalises to 0..255 integers and keeps the hot spot where it was", () => {
+    const cam = new Float32Array([0, 0, 0, 0, 5, 0, 0, 0, 1]); // 3x3, hot centre
+    const g = camToGradient(cam, 3, 3, 30, 30);
+    expect(g).toHaveLength(30);
+    expect(g[0]).toHaveLength(30);
+    const flat = g.flat();
+    expect(Math.max(...flat)).toBeGreaterThan(200); // normalised before resizing: the peak sits between output pixels
+    expect(Math.max(...flat)).toBeLessThanOrEqual(255);
+    expect(Math.min(...flat)).toBe(0);
+    expect(g[15][15]).toBeGreaterThan(200);
+    expect(g[0][0]).toBe(0);
+  });
+  it("a flat map is all zeros, not NaN", () => {
+    expect(camToGradient(new Float32Array(4).fill(2), 2, 2, 3, 3).flat()).toEqual(new Array(9).fill(0));
+  });
+});
+
+describe("detection decoding", () => {
+  const params = { scaleX: 0.5, scaleY: 0.5, origW: 100, origH: 80, scoreThreshold: 0.3, nmsIou: 0.5, maxDetections: 10, classAgnostic: false };
+  // 3 boxes (input-tensor pixels), 2 classes.
+  const boxes = new Float32Array([0, 0, 20, 20, 1, 1, 21, 21, 30, 30, 60, 50]);
+  const scores = new Float32Array([0.9, 0.1, 0.8, 0.7, 0.2, 0.95]);
+
+  it("maps boxes back, clips, thresholds, NMS per class, sorts by score", () => {
+    const r = decodeDetections(boxes, scores, 2, params);
+    expect(r.classification).toEqual([1, 0, 1]);
+    expect(r.score.map((s) => +s.toFixed(2))).toEqual([0.95, 0.9, 0.7]);
+    expect(r.boxes[0]).toEqual([60, 60, 100, 80]); // 120x100 clipped to the 100x80 image
+    expect(r.boxes[1]).toEqual([0, 0, 40, 40]);
+  });
+  it("class-agnostic NMS drops overlapping boxes of other classes too; max_detections cuts", () => {
+    const r = decodeDetections(boxes, scores, 2, { ...params, classAgnostic: true });
+    expect(r.classification).toEqual([1, 0]);
+    expect(decodeDetections(boxes, scores, 2, { ...params, maxDetections: 1 }).score).toHaveLength(1);
+  });
+});
+
+describe("tabular rows", () => {
+  const m = { input: { name: "x", columns: [{ name: "age", type: "numeric" }, { name: "sex", type: "categorical", codes: { F: 0, M: 1 } }] } } as unknown as Manifest;
+  it("accepts numbers, codes and labels", () => {
+    expect(Array.from(tabularRow(m, [40, 1]))).toEqual([40, 1]);
+    expect(Array.from(tabularRow(m, [40, "F"]))).toEqual([40, 0]);
+  });
+  it.each([[[40]], [[40, 1, 2]], [[null, 1]], [["40", 1]], [[40, 3]], [[Infinity, 1]], ["40,1"], [{ age: 40 }]])("refuses %j naming the columns", (msg) => {
+    expect(() => tabularRow(m, msg)).toThrow(/age, sex/);
+  });
+});
