@@ -191,6 +191,8 @@ def train_trial(cand: Candidate, data: TrainData, side: int, seed: int, device: 
         order = torch.randperm(n, generator=gen)
         total, seen = 0.0, 0
         for b in range(steps_per_epoch):
+            if b > 0 and time.monotonic() > deadline:
+                break  # a huge epoch must not overrun the budget: evaluate what was learnt so far
             idx = order[b * bs:(b + 1) * bs]
             xb = augment(data.x_train[idx].to(device, non_blocking=True), gen, data.allow_flips)
             yb = data.y_train[idx].to(device, non_blocking=True)
