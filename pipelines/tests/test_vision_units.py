@@ -105,3 +105,17 @@ def test_trial_is_reproducible_on_cpu():
     assert runs[0].history == runs[1].history
     np.testing.assert_array_equal(runs[0].val_out, runs[1].val_out)
     assert runs[0].epochs_run >= 2
+
+
+def test_pretrained_backbone_is_loaded_but_not_the_head():
+    torch.manual_seed(1)
+    donor = CamNet("resnet", 1, 5, 12, width=8, depth=1)  # another task (5 classes): the head cannot fit
+    x = torch.randn(16, 1, 12, 12)
+    y = torch.arange(16) % 2
+    data = TrainData(x_train=x, y_train=y, x_val=x, y_val=y, val_onehot=np.eye(2, dtype=int)[y.numpy()],
+                     problem="binary", metric="auc", n_out=2, class_weights=None, allow_flips=False)
+    frozen = Candidate("resnet", 8, 1, lr=0.0, ema=False)  # lr 0: weights stay as loaded
+    r = train_trial(frozen, data, 12, seed=0, device=torch.device("cpu"), deadline=float("inf"),
+                    init_state=donor.state_dict(), epochs=1)
+    assert torch.equal(r.model.stem[0].weight, donor.stem[0].weight)
+    assert r.model.head.weight.shape == (2, donor.head.weight.shape[1])
