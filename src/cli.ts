@@ -5,6 +5,7 @@ import { registerServe } from "./cli/serve.js";
 import { registerUsers } from "./cli/users.js";
 import { registerKeys } from "./cli/keys.js";
 import { registerWorker } from "./cli/worker.js";
+import { registerUpload } from "./cli/upload.js";
 
 // `./builder <command>`: each command lives in src/cli/<command>.ts.
 export async function runCli(argv: string[]): Promise<void> {
@@ -14,6 +15,7 @@ export async function runCli(argv: string[]): Promise<void> {
   registerUsers(program);
   registerKeys(program);
   registerWorker(program);
+  registerUpload(program);
   try {
     await program.parseAsync(argv);
   } catch (err) {
