@@ -1,0 +1,120 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import sharp from "sharp";
+import yauzl from "yauzl";
+import { describe, expect, it } from "vitest";
+import { parseConfig } from "../../src/config.js";
+import { prepareDataset, type DatasetRequest } from "../../src/datasets/prepare.js";
+import { LocalBucket } from "../../src/storage/local-bucket.js";
+import { ZipWriter } from "../helpers/zips.js";
+
+// Real public datasets from ../shared/datasets, converted to Builder's zip layouts on the fly
+// (never copied into the repository). Skipped when the folder is absent (a fresh clone has none).
+
+const shared = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../shared/datasets");
+const has = (p: string) => fs.existsSync(path.join(shared, p));
+const config = parseConfig({ BUILDER_DATA_DIR: os.tmpdir() });
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "real-"));
+
+async function prepare(zipFile: string, request: DatasetRequest) {
+  const bucket = new LocalBucket(tmp());
+  await bucket.write("u/real/d.zip", fs.createReadStream(zipFile));
+  return prepareDataset({ bucket, config }, { zipPath: "u/real/d.zip", workDir: tmp(), request, seed: 42, split: "train_val_test" });
+}
+
+/** Reads the arrays of an .npz (a zip of .npy files; uint8 arrays only, which is what MedMNIST holds). */
+async function readNpz(file: string): Promise<Record<string, { shape: number[]; data: Buffer }>> {
+  const zip = await new Promise<yauzl.ZipFile>((res, rej) => yauzl.open(file, { lazyEntries: true }, (e, z) => (e ? rej(e) : res(z!))));
+  const out: Record<string, { shape: number[]; data: Buffer }> = {};
+  await new Promise<void>((resolve, reject) => {
+    zip.on("entry", (entry: yauzl.Entry) => {
+      zip.openReadStream(entry, async (err, s) => {
+        if (err || !s) return reject(err);
+        const chunks: Buffer[] = [];
+        for await (const c of s) chunks.push(c as Buffer);
+        const buf = Buffer.concat(chunks);
+        const headerLen = buf.readUInt16LE(8);
+        const header = buf.subarray(10, 10 + headerLen).toString("latin1");
+        if (!header.includes("'|u1'")) return reject(new Error(`${entry.fileName}: not uint8`));
+        const shape = header.match(/'shape': \(([^)]*)\)/)![1].split(",").map((x) => x.trim()).filter(Boolean).map(Number);
+        out[entry.fileName.replace(/\.npy$/, "")] = { shape, data: buf.subarray(10 + headerLen) };
+        zip.readEntry();
+      });
+    });
+    zip.on("end", resolve);
+    zip.on("error", reject);
+    zip.readEntry();
+  });
+  return out;
+}
+
+describe.skipIf(!has("wdbc/data.csv"))("WDBC (data task, real CSV)", () => {
+  it("is valid: 569 patients, 30 numeric features, M/B classes, a stratified split", async () => {
+    const zipFile = path.join(tmp(), "wdbc.zip");
+    new ZipWriter(zipFile).add("wdbc/data.csv", fs.readFileSync(path.join(shared, "wdbc/data.csv"))).finish();
+    const header = fs.readFileSync(path.join(shared, "wdbc/data.csv"), "utf8").split(/\r?\n/)[0].split(",");
+    const dataCols = header.slice(2).filter((c) => c.trim() !== "");
+    const out = await prepare(zipFile, { task: "data", type_of_experiment: "classification", model_type: 0, label_cols: ["diagnosis"], data_cols: dataCols });
+    expect(out.report.errors).toEqual([]);
+    expect(out.report.valid).toBe(true);
+    expect(out.report.summary.rows).toBe(569);
+    expect(out.report.summary.class_counts).toEqual({ diagnosis: { M: 212, B: 357 } });
+    expect(out.report.summary.features!.every((f) => f.type === "numeric")).toBe(true);
+    expect(out.problem).toBe("binary");
+    const s = out.split!;
+    expect(s.train.length + s.val.length + s.test.length).toBe(569);
+    expect(s.test.length).toBeGreaterThan(75);
+    expect(s.test.length).toBeLessThan(95);
+  });
+});
+
+describe.skipIf(!has("breastmnist/breastmnist_trainval.npz"))("BreastMNIST (vision task, real images)", () => {
+  it("converted to PNGs + labels.csv, is valid with 624 grey 28x28 images", async () => {
+    const npz = await readNpz(path.join(shared, "breastmnist/breastmnist_trainval.npz"));
+    const zipFile = path.join(tmp(), "breast.zip");
+    const w = new ZipWriter(zipFile);
+    const lines = ["patient_id,image,label"];
+    for (const part of ["train", "val"]) {
+      const imgs = npz[`${part}_images`];
+      const labels = npz[`${part}_labels`];
+      const [n, h, wd] = imgs.shape;
+      for (let i = 0; i < n; i++) {
+        const png = await sharp(imgs.data.subarray(i * h * wd, (i + 1) * h * wd), { raw: { width: wd, height: h, channels: 1 } }).toColourspace("b-w").png().toBuffer();
+        const name = `images/${part}_${String(i).padStart(4, "0")}.png`;
+        w.add(`breastmnist/${name}`, png, { method: "store" });
+        lines.push(`${part}_${i},${name},${labels.data[i]}`);
+      }
+    }
+    w.add("breastmnist/labels.csv", lines.join("\n") + "\n").finish();
+    const out = await prepare(zipFile, { task: "vision", type_of_experiment: "classification", model_type: 0, label_cols: ["label"], images_col: "image" });
+    expect(out.report.errors).toEqual([]);
+    expect(out.report.summary).toMatchObject({ rows: 624, patients: 624, images: 624, image_sizes: { width: { min: 28, max: 28 }, height: { min: 28, max: 28 }, channels: { "1": 624 } } });
+    const counts = out.report.summary.class_counts!.label;
+    expect(Object.keys(counts).sort()).toEqual(["0", "1"]);
+    expect(counts["0"] + counts["1"]).toBe(624);
+    expect(out.root!.endsWith("breastmnist")).toBe(true);
+  });
+});
+
+describe.skipIf(!has("bccd/Annotations"))("BCCD (detection, real Pascal VOC)", () => {
+  it("reads every box and finds the two zero-width boxes the real annotations contain", async () => {
+    const zipFile = path.join(tmp(), "bccd.zip");
+    const w = new ZipWriter(zipFile);
+    for (const dir of ["Annotations", "JPEGImages"]) {
+      for (const f of fs.readdirSync(path.join(shared, "bccd", dir)).sort()) w.add(`BCCD/${dir}/${f}`, fs.readFileSync(path.join(shared, "bccd", dir, f)), { method: dir === "JPEGImages" ? "store" : "deflate" });
+    }
+    w.finish();
+    const out = await prepare(zipFile, { task: "vision", type_of_experiment: "detection", model_type: 0, label_cols: ["cell"], images_col: "image" });
+    expect(out.report.summary.format).toBe("voc");
+    expect(Object.keys(out.report.summary.class_counts!.label).sort()).toEqual(["Platelets", "RBC", "WBC"]);
+    expect(out.report.summary.boxes).toBeGreaterThan(3900);
+    // BloodImage_00338 and _00343 each carry a box with xmin == xmax: real annotation errors, reported.
+    expect(out.report.errors.map((e) => [e.code, e.path])).toEqual([
+      ["box_invalid", "BCCD/Annotations/BloodImage_00338.xml"],
+      ["box_invalid", "BCCD/Annotations/BloodImage_00343.xml"],
+    ]);
+    expect(out.report.summary.image_sizes).toMatchObject({ width: { min: 640, max: 640 }, height: { min: 480, max: 480 } });
+  });
+});
