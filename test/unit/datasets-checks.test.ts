@@ -1,0 +1,132 @@
+import { describe, expect, it } from "vitest";
+import { parseCsvText, parseNumber, sniffDelimiter } from "../../src/datasets/csv.js";
+import { locateImage, pathCharProblem } from "../../src/datasets/images.js";
+import { MAX_PER_CODE, ReportBuilder } from "../../src/datasets/report.js";
+import { allTest, assertDisjoint, patientStrata, splitPatients } from "../../src/datasets/split.js";
+import { problemOf } from "../../src/datasets/types.js";
+import { resolveZipPath } from "../../src/datasets/zip-path.js";
+
+describe("CSV reading", () => {
+  it("handles a BOM, ';', CRLF, quoted fields with the delimiter and newlines inside", () => {
+    const r = new ReportBuilder();
+    const t = parseCsvText(Buffer.from('\ufeffid;"note";y\r\n1;"a;b";0\r\n\r\n2;"two\r\nlines";1\r\n'), r, "x.csv");
+    expect(r.errors).toEqual([]);
+    expect(t.delimiter).toBe(";");
+    expect(t.header).toEqual(["id", "note", "y"]);
+    expect(t.rows).toEqual([["1", "a;b", "0"], null, ["2", "two\r\nlines", "1"]]);
+  });
+
+  it("reports a missing header, duplicate and empty column names", () => {
+    const r = new ReportBuilder();
+    parseCsvText(Buffer.from("1,2,3\n4,5,6\n"), r, "x.csv");
+    expect(r.errors.map((e) => e.code)).toEqual(["csv_header_missing"]);
+    const r2 = new ReportBuilder();
+    parseCsvText(Buffer.from("a,,a\n1,2,3\n"), r2, "x.csv");
+    expect(r2.errors.map((e) => [e.code, e.row])).toEqual([["csv_header_empty", 1], ["csv_header_duplicate", 1]]);
+  });
+
+  it("sniffs the delimiter outside quotes and reads decimal commas only with ';'", () => {
+    expect(sniffDelimiter('"a,b,c";d;e\n')).toBe(";");
+    expect(sniffDelimiter("a,b;c,d\n")).toBe(",");
+    expect(parseNumber("3,5", ";")).toBe(3.5);
+    expect(parseNumber("3,5", ",")).toBeNull();
+    expect(parseNumber("-1e3", ",")).toBe(-1000);
+    expect(parseNumber("12abc", ",")).toBeNull();
+  });
+});
+
+describe("image paths", () => {
+  it("names the offending character and suggests '_'", () => {
+    expect(pathCharProblem("img/scan 01.png")).toMatchObject({ name: "a space", position: 9, suggestion: "img/scan_01.png" });
+    expect(pathCharProblem("img/tórax.png")).toMatchObject({ char: "ó", name: "'ó' (U+00F3)", suggestion: "img/t_rax.png" });
+    expect(pathCharProblem("img\\a.png")!.suggestion).toBe("img/a.png");
+    expect(pathCharProblem("img/ok-1_2.PNG")).toBeNull();
+  });
+
+  it("tolerates one top-level folder, with or without it in the CSV", () => {
+    const files = new Set(["study/img/a.png"]);
+    expect(locateImage("img/a.png", files, "study").rel).toBe("img/a.png");
+    expect(locateImage("study/img/a.png", files, "study").rel).toBe("img/a.png");
+    expect(locateImage("./img/a.png", files, "study").rel).toBe("img/a.png");
+    const lower = new Map([["study/img/a.png", "study/img/a.png"]]);
+    // A name that differs only in case is not found, but the near match is offered.
+    expect(locateImage("IMG/A.png", files, "study", lower)).toEqual({ rel: null, near: "img/a.png" });
+    expect(locateImage("img/b.png", files, "study", lower)).toEqual({ rel: null });
+  });
+});
+
+describe("report", () => {
+  it("caps each code's list and counts the rest", () => {
+    const r = new ReportBuilder();
+    for (let i = 0; i < MAX_PER_CODE + 10; i++) r.error("missing_value", `row ${i}`, { row: i });
+    r.warn("constant_column", "w");
+    const out = r.build();
+    expect(out.valid).toBe(false);
+    expect(out.errors).toHaveLength(MAX_PER_CODE);
+    expect(out.errors_omitted).toBe(10);
+    expect(out.summary.problem_counts).toEqual({ missing_value: MAX_PER_CODE + 10, constant_column: 1 });
+    expect(out.warnings).toHaveLength(1);
+  });
+});
+
+describe("patient split", () => {
+  const patients = (n: number, classes: string[]) => new Map(Array.from({ length: n }, (_, i) => [`p${i}`, classes[i % classes.length]]));
+
+  it("is 70/15/15, disjoint, stratified and reproducible", () => {
+    const p = patients(200, ["a", "b", "b", "b"]);
+    const s = splitPatients(p, 3);
+    expect(s.train.length + s.val.length + s.test.length).toBe(200);
+    expect(Math.abs(s.test.length - 30)).toBeLessThanOrEqual(2);
+    expect(Math.abs(s.val.length - 30)).toBeLessThanOrEqual(2);
+    const share = (ids: string[]) => ids.filter((id) => p.get(id) === "a").length / ids.length;
+    expect(share(s.test)).toBeCloseTo(0.25, 1);
+    expect(share(s.train)).toBeCloseTo(0.25, 1);
+    expect(splitPatients(p, 3)).toEqual(s);
+    expect(splitPatients(new Map([...p].reverse()), 3)).toEqual(s); // row order does not matter
+    expect(splitPatients(p, 4)).not.toEqual(s);
+  });
+
+  it("puts one patient of each class of 3+ in val and test", () => {
+    const s = splitPatients(patients(9, ["a", "b", "c"]), 1);
+    for (const part of [s.train, s.val, s.test]) expect(new Set(part.map((id) => Number(id.slice(1)) % 3)).size).toBe(3);
+  });
+
+  it("strata: the majority label per patient; quantile bins for regression", () => {
+    const strata = patientStrata([
+      { patient: "A", label: "1" },
+      { patient: "A", label: "0" },
+      { patient: "A", label: "1" },
+      { patient: "B", label: "0" },
+    ]);
+    expect(strata).toEqual(new Map([["A", "1"], ["B", "0"]]));
+    const reg = patientStrata(Array.from({ length: 30 }, (_, i) => ({ patient: `p${i}`, label: String(i) })), { regression: true });
+    expect(new Set(reg.values()).size).toBe(5);
+    expect(reg.get("p0")).toBe("0");
+    expect(reg.get("p29")).toBe("4");
+  });
+
+  it("all_test and the disjointness check", () => {
+    expect(allTest(["b", "a", "a"], 1)).toEqual({ seed: 1, train: [], val: [], test: ["a", "b"] });
+    expect(() => assertDisjoint({ seed: 1, train: ["a"], val: [], test: ["a"] })).toThrow(/both train and test/);
+  });
+});
+
+describe("zip_gcloud and problem kind", () => {
+  it("accepts the caller's own path, hides others' (404), refuses bad ones (400)", () => {
+    expect(resolveZipPath("u1/exp/d.zip", "u1")).toBe("u1/exp/d.zip");
+    expect(resolveZipPath("gs://bucket/u1/exp/d.zip", "u1")).toBe("u1/exp/d.zip");
+    expect(() => resolveZipPath("u2/exp/d.zip", "u1")).toThrow(expect.objectContaining({ status: 404 }));
+    for (const bad of ["u1/../d.zip", "/u1/exp/d.zip", "u1//d.zip", "u1/exp/d.csv", "u1/d.zip", "u1/e x/d.zip"]) {
+      expect(() => resolveZipPath(bad, "u1")).toThrow(expect.objectContaining({ status: 400 }));
+    }
+  });
+
+  it("maps the request to the pipeline problem", () => {
+    const base = { task: "vision", type_of_experiment: "classification", model_type: 0, label_cols: ["y"] } as const;
+    expect(problemOf(base, 2)).toBe("binary");
+    expect(problemOf(base, 3)).toBe("multiclass");
+    expect(problemOf({ ...base, label_cols: ["a", "b"] }, 2)).toBe("multilabel");
+    expect(problemOf({ ...base, model_type: 1 }, 40)).toBe("regression");
+    expect(problemOf({ ...base, type_of_experiment: "detection" }, 3)).toBe("detection");
+  });
+});
