@@ -51,7 +51,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir });
   await database.migrate();
   const closers: Array<() => Promise<void> | void> = [() => database.close()];
-  const auth = await createAuth({ config, db: database.db, logger });
+  const auth = await createAuth({ config, db: database.db, logger, databaseKind: database.kind });
   closers.push(() => auth.close());
   const bucket = await createBucket(config);
   const events = new EventEmitter();

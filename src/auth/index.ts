@@ -4,6 +4,8 @@ import type { Db } from "../db/client.js";
 import { ApiError } from "../http/errors.js";
 import type { AuthInfo, AuthMode } from "../http/route.js";
 import type { Logger } from "../logger.js";
+import { directOps } from "./admin-ops.js";
+import { adminSocketPath, startAdminSocket } from "./admin-socket.js";
 import { ApiKeyService } from "./api-key.service.js";
 import { createLimiters, rateLimitHeaders, retryAfterSeconds, type Limiters } from "./rate-limit.js";
 import { safeEqual } from "./secrets.js";
@@ -32,12 +34,15 @@ export interface Auth {
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
-export async function createAuth(deps: { config: Config; db: Db; logger: Logger }): Promise<Auth> {
+export async function createAuth(deps: { config: Config; db: Db; logger: Logger; databaseKind?: "pglite" | "postgres" }): Promise<Auth> {
   const { config, db, logger } = deps;
   const users = new UserService(db);
   const apiKeys = new ApiKeyService(db);
   const sessions = new SessionService(db, config.SESSION_TTL_HOURS);
   const limiters = createLimiters({ redisUrl: config.REDIS_URL, keyPrefix: config.RATE_LIMIT_KEY_PREFIX, logger });
+  // On PGlite this process owns the database folder: the users/keys CLI reaches it through this socket.
+  const closeAdminSocket =
+    deps.databaseKind === "pglite" ? await startAdminSocket(adminSocketPath(config.dataDir), directOps(users, apiKeys), logger) : async () => {};
 
   /** Counts the request against its limit, sets the three headers, and refuses with 429 when spent. */
   async function rateLimit(res: Response, scope: string, id: string, limit: number, who: string): Promise<void> {
@@ -107,6 +112,7 @@ export async function createAuth(deps: { config: Config; db: Db; logger: Logger 
       maxAge: config.SESSION_TTL_HOURS * 3600_000,
     }),
     async close() {
+      await closeAdminSocket();
       await apiKeys.flush();
       await limiters.close();
     },

@@ -1,7 +1,9 @@
-import { config } from "../config.js";
-import { openDatabase } from "../db/client.js";
+import { directOps, type AdminOps } from "../auth/admin-ops.js";
+import { adminSocketPath, remoteOps } from "../auth/admin-socket.js";
 import { ApiKeyService } from "../auth/api-key.service.js";
 import { UserService } from "../auth/user.service.js";
+import { config } from "../config.js";
+import { openDatabase } from "../db/client.js";
 import { ApiError } from "../http/errors.js";
 
 /** A CLI failure: the message is printed on stderr and the process exits with `exitCode`. */
@@ -12,20 +14,25 @@ export class CliError extends Error {
 }
 
 /**
- * Runs `fn` with the user and key services on the configured database (migrated first, so a fresh data
- * folder works), closes the database, and turns service errors into plain CLI messages.
+ * Runs `fn` with the user and key operations. On PGlite with a server running on the same data folder, the
+ * server does them (PGlite allows one process per folder); otherwise the database is opened (and migrated, so a
+ * fresh data folder works) here. Service errors become plain CLI messages.
  */
-export async function withAuthDb<T>(fn: (s: { users: UserService; apiKeys: ApiKeyService }) => Promise<T>): Promise<T> {
+export async function withAdminOps<T>(fn: (ops: AdminOps) => Promise<T>): Promise<T> {
   const cfg = config();
-  const database = await openDatabase({ url: cfg.DATABASE_URL, dataDir: cfg.dataDir });
   try {
-    await database.migrate();
-    return await fn({ users: new UserService(database.db), apiKeys: new ApiKeyService(database.db) });
+    const remote = cfg.DATABASE_URL ? undefined : await remoteOps(adminSocketPath(cfg.dataDir));
+    if (remote) return await fn(remote);
+    const database = await openDatabase({ url: cfg.DATABASE_URL, dataDir: cfg.dataDir });
+    try {
+      await database.migrate();
+      return await fn(directOps(new UserService(database.db), new ApiKeyService(database.db)));
+    } finally {
+      await database.close();
+    }
   } catch (err) {
     if (err instanceof ApiError) throw new CliError(`error: ${err.message}`, err.status === 409 ? 3 : 2);
     throw err;
-  } finally {
-    await database.close();
   }
 }
 

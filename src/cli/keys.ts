@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { CliError, fail, withAuthDb } from "./auth-db.js";
+import { CliError, fail, withAdminOps } from "./auth-db.js";
 
 function iso(d: Date | null): string {
   return d ? d.toISOString().replace(/\.\d{3}Z$/, "Z") : "-";
@@ -20,10 +20,7 @@ export function registerKeys(program: Command): void {
           rateLimitPerMinute = Number(opts.rateLimit);
           if (!/^\d+$/.test(opts.rateLimit) || rateLimitPerMinute < 1) throw new CliError("error: --rate-limit must be a whole number of requests per minute, at least 1", 2);
         }
-        const { key, info } = await withAuthDb(async ({ users, apiKeys }) => {
-          const user = await users.requireByEmail(opts.email);
-          return apiKeys.create(user.id, { name: opts.name, rateLimitPerMinute });
-        });
+        const { key, info } = await withAdminOps((ops) => ops.createKey({ email: opts.email, name: opts.name, rateLimitPerMinute }));
         // Only the last line is secret; the note goes to stderr so `| tail -1` and `$(...)` capture just the key.
         process.stderr.write(`created API key ${info.id} (${info.prefix}...) named "${info.name}"; store it now, it is not shown again\n`);
         process.stdout.write(`${key}\n`);
@@ -39,7 +36,7 @@ export function registerKeys(program: Command): void {
     .option("--json", "one JSON object per line")
     .action(async (opts: { email: string; json?: boolean }) => {
       try {
-        const rows = await withAuthDb(async ({ users, apiKeys }) => apiKeys.list((await users.requireByEmail(opts.email)).id));
+        const rows = await withAdminOps((ops) => ops.listKeys({ email: opts.email }));
         if (opts.json) {
           for (const r of rows) process.stdout.write(`${JSON.stringify(r)}\n`);
           return;
@@ -61,7 +58,7 @@ export function registerKeys(program: Command): void {
     .argument("<key_id_or_key>")
     .action(async (idOrKey: string) => {
       try {
-        const info = await withAuthDb(({ apiKeys }) => apiKeys.revoke(idOrKey.trim()));
+        const info = await withAdminOps((ops) => ops.revokeKey({ idOrKey: idOrKey.trim() }));
         process.stdout.write(`revoked API key ${info.id} (${info.prefix}...) at ${iso(info.revokedAt)}\n`);
       } catch (err) {
         fail(err);

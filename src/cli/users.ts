@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { passwordProblem } from "../auth/user.service.js";
-import { CliError, fail, withAuthDb } from "./auth-db.js";
+import { CliError, fail, withAdminOps } from "./auth-db.js";
 
 export function registerUsers(program: Command): void {
   const users = program.command("users").description("manage user accounts");
@@ -14,7 +14,7 @@ export function registerUsers(program: Command): void {
         // Checked before the database opens, so a typo fails fast.
         const weak = passwordProblem(opts.password);
         if (weak) throw new CliError(`error: ${weak}`, 2);
-        const user = await withAuthDb(({ users }) => users.create({ email: opts.email, password: opts.password }));
+        const user = await withAdminOps((ops) => ops.createUser({ email: opts.email, password: opts.password }));
         process.stdout.write(`created user ${user.email}\n${user.id}\n`);
       } catch (err) {
         fail(err);

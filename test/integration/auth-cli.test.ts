@@ -33,59 +33,68 @@ describe("./builder users and keys (PGlite in BUILDER_DATA_DIR)", () => {
     fs.rmSync(dataDir, { recursive: true, force: true, maxRetries: 5 });
   });
 
-  it("creates a user and a key the server accepts, lists and revokes it, with clear errors", async () => {
+  it("creates users and keys directly and through a running server, lists and revokes them, with clear errors", async () => {
+    // No server yet: the CLI opens (and migrates) the PGlite folder itself.
     const created = await builder(env, "users", "create", "--email", "cli@test.example", "--password", "twelve chars ok");
     expect(created.code).toBe(0);
     const userId = lastLine(created.stdout);
     expect(userId).toMatch(/^[0-9a-f-]{36}$/);
-
-    const dup = await builder(env, "users", "create", "--email", "CLI@test.example", "--password", "twelve chars ok");
-    expect(dup.code).not.toBe(0);
-    expect(dup.stderr).toMatch(/already exists/);
     const weak = await builder(env, "users", "create", "--email", "weak@test.example", "--password", "short");
     expect(weak.code).not.toBe(0);
     expect(weak.stderr).toMatch(/at least 12 characters/);
 
-    const key = await builder(env, "keys", "create", "--email", "cli@test.example", "--name", "ci", "--rate-limit", "5");
-    expect(key.code).toBe(0);
-    const secret = lastLine(key.stdout);
-    expect(secret).toMatch(/^bld_[0-9A-Za-z]{43}$/);
-    // The secret appears once: as the last line of stdout, nowhere else.
-    expect(key.stdout.split(secret).length - 1).toBe(1);
-    expect(key.stderr).not.toContain(secret);
-    const unknown = await builder(env, "keys", "create", "--email", "nobody@test.example");
-    expect(unknown.code).not.toBe(0);
-    expect(unknown.stderr).toMatch(/no user with email nobody@test.example/);
-
-    // A server on the same data folder / database accepts the key the CLI made.
+    // A server on the same folder owns PGlite now; the CLI goes through its admin socket, and the server
+    // sees the new key at once.
     const server = await startServer(parseConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", ...env }), { port: 0, host: "127.0.0.1" });
+    let keyId: string | undefined;
+    let secret = "";
     try {
+      expect(fs.statSync(path.join(dataDir, "admin.sock")).mode & 0o777).toBe(0o600);
+      const dup = await builder(env, "users", "create", "--email", "CLI@test.example", "--password", "twelve chars ok");
+      expect(dup.code).not.toBe(0);
+      expect(dup.stderr).toMatch(/already exists/);
+
+      const key = await builder(env, "keys", "create", "--email", "cli@test.example", "--name", "ci", "--rate-limit", "5");
+      expect(key.code).toBe(0);
+      secret = lastLine(key.stdout);
+      expect(secret).toMatch(/^bld_[0-9A-Za-z]{43}$/);
+      // The secret appears once: as the last line of stdout, nowhere else.
+      expect(key.stdout.split(secret).length - 1).toBe(1);
+      expect(key.stderr).not.toContain(secret);
+      const unknown = await builder(env, "keys", "create", "--email", "nobody@test.example");
+      expect(unknown.code).not.toBe(0);
+      expect(unknown.stderr).toMatch(/no user with email nobody@test.example/);
+
       const me = await fetch(`${server.url}/v1/me`, { headers: bearer(secret) });
       expect(me.status).toBe(200);
       expect(await me.json()).toEqual({ user_id: userId, email: "cli@test.example" });
       expect(me.headers.get("x-ratelimit-limit-requests")).toBe("5");
       await server.services.auth.apiKeys.flush();
+
+      const list = await builder(env, "keys", "list", "--email", "cli@test.example");
+      expect(list.code).toBe(0);
+      expect(list.stdout).toMatch(/^ID\s+NAME\s+PREFIX/);
+      expect(list.stdout).toContain(secret.slice(0, 12));
+      expect(list.stdout).not.toContain(secret);
+      keyId = /^([0-9a-f-]{36})\s+ci\s/m.exec(list.stdout)?.[1];
+      expect(keyId).toBeTruthy();
+
+      const revoke = await builder(env, "keys", "revoke", keyId!);
+      expect(revoke.code).toBe(0);
+      expect(revoke.stdout).toContain(`revoked API key ${keyId}`);
+      expect((await fetch(`${server.url}/v1/me`, { headers: bearer(secret) })).status).toBe(403);
     } finally {
       await server.stop();
     }
+    expect(fs.existsSync(path.join(dataDir, "admin.sock"))).toBe(false);
 
-    const list = await builder(env, "keys", "list", "--email", "cli@test.example");
-    expect(list.code).toBe(0);
-    expect(list.stdout).toMatch(/^ID\s+NAME\s+PREFIX/);
-    expect(list.stdout).toContain(secret.slice(0, 12));
-    expect(list.stdout).not.toContain(secret);
-    const keyId = /^([0-9a-f-]{36})\s+ci\s/m.exec(list.stdout)?.[1];
-    expect(keyId).toBeTruthy();
-
-    const revoke = await builder(env, "keys", "revoke", keyId!);
-    expect(revoke.code).toBe(0);
-    expect(revoke.stdout).toContain(`revoked API key ${keyId}`);
+    // Server stopped: the CLI reads the folder directly again and sees what the server wrote.
     const listed = await builder(env, "keys", "list", "--email", "cli@test.example", "--json");
     const row = JSON.parse(lastLine(listed.stdout));
+    expect(row.id).toBe(keyId);
     expect(row.revokedAt).toEqual(expect.any(String));
     expect(row.lastUsedAt).toEqual(expect.any(String));
-
-    const missing = await builder(env, "keys", "revoke", "00000000-0000-0000-0000-000000000000");
+    const missing = await builder(env, "keys", "revoke", secret.slice(0, -1) + (secret.endsWith("A") ? "B" : "A"));
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toMatch(/not found/);
   }, 540_000);
