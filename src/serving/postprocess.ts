@@ -1,5 +1,4 @@
 import type { Manifest } from "./manifest.js";
-import { resizeFloatBilinear } from "./resample.js";
 
 /**
  * From raw ONNX outputs to the seed's answer fields. The rules mirror the pipelines
@@ -29,32 +28,47 @@ export function camSize(width: number, height: number, maxSide: number): { colum
 
 /**
  * One class's activation map [h, w] -> filas x columnas integers 0..255: min-max normalised on the model's
- * grid (a flat map is all zeros), bilinearly resized, rounded. Stretch models see the whole image, so the
- * map covers it; letterboxed inputs crop the padded part first.
+ * grid (a flat map is all zeros), bilinearly resized (half-pixel centres, edges clamped), rounded.
+ * Resizing is linear, so the normalisation is applied to the interpolated values in the same pass.
+ * Letterboxed inputs crop the padded part of the grid first.
  */
 export function camToGradient(
   cam: Float32Array, h: number, w: number, columnas: number, filas: number, crop?: { w: number; h: number },
 ): number[][] {
-  let map = cam, mw = w, mh = h;
-  if (crop && (crop.w < w || crop.h < h)) {
-    mw = Math.max(1, Math.min(w, crop.w));
-    mh = Math.max(1, Math.min(h, crop.h));
-    map = new Float32Array(mw * mh);
-    for (let y = 0; y < mh; y++) map.set(cam.subarray(y * w, y * w + mw), y * mw);
-  }
+  const mw = crop ? Math.max(1, Math.min(w, crop.w)) : w;
+  const mh = crop ? Math.max(1, Math.min(h, crop.h)) : h;
   let min = Infinity, max = -Infinity;
-  for (const v of map) {
-    if (v < min) min = v;
-    if (v > max) max = v;
+  for (let y = 0; y < mh; y++) {
+    for (let x = 0; x < mw; x++) {
+      const v = cam[y * w + x];
+      if (v < min) min = v;
+      if (v > max) max = v;
+    }
   }
   const range = max - min;
-  const norm = new Float32Array(map.length);
-  if (range > 0 && Number.isFinite(range)) for (let i = 0; i < map.length; i++) norm[i] = ((map[i] - min) / range) * 255;
-  const big = resizeFloatBilinear(norm, mw, mh, columnas, filas);
+  const scale = range > 0 && Number.isFinite(range) ? 255 / range : 0;
+  // Column sampling positions, once for all rows.
+  const x0 = new Int32Array(columnas), x1 = new Int32Array(columnas), dx = new Float32Array(columnas);
+  const sx = mw / columnas, sy = mh / filas;
+  for (let x = 0; x < columnas; x++) {
+    const fx = Math.min(Math.max((x + 0.5) * sx - 0.5, 0), mw - 1);
+    x0[x] = Math.floor(fx);
+    x1[x] = Math.min(x0[x] + 1, mw - 1);
+    dx[x] = fx - x0[x];
+  }
   const rows: number[][] = new Array(filas);
   for (let y = 0; y < filas; y++) {
+    const fy = Math.min(Math.max((y + 0.5) * sy - 0.5, 0), mh - 1);
+    const y0 = Math.floor(fy), y1 = Math.min(y0 + 1, mh - 1), dy = fy - y0;
+    const r0 = y0 * w, r1 = y1 * w;
     const row = new Array<number>(columnas);
-    for (let x = 0; x < columnas; x++) row[x] = Math.min(255, Math.max(0, Math.round(big[y * columnas + x])));
+    for (let x = 0; x < columnas; x++) {
+      const a = x0[x], b = x1[x], t = dx[x];
+      const top = cam[r0 + a] + (cam[r0 + b] - cam[r0 + a]) * t;
+      const bottom = cam[r1 + a] + (cam[r1 + b] - cam[r1 + a]) * t;
+      const v = Math.round((top + (bottom - top) * dy - min) * scale);
+      row[x] = v < 0 ? 0 : v > 255 ? 255 : v;
+    }
     rows[y] = row;
   }
   return rows;

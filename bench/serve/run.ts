@@ -1,0 +1,168 @@
+/**
+ * Serving benchmark: HTTP /predict against an in-process loop doing the same work on the same model.
+ *
+ *   nice npx tsx bench/serve/run.ts [--seconds 5] [--soak 60] [--kinds vision,detection,tabular]
+ *
+ * For each kind and concurrency 1, 8, 32: median and p99 latency and requests/s of
+ *  - in-process: base64 decode of the data: URI + decode + preprocess + session.run + post-processing/maps,
+ *    calling the same functions the route calls (fetchImageBytes + predictImage / predictTabular);
+ *  - HTTP: POST /v1/experiments/{id}/predict with the data: URI, keep-alive, on the same server process;
+ * and the ratios HTTP / in-process. Then the cost of Grad-CAM maps, the effect of batching, and a soak run at
+ * concurrency 32 counting errors and sampling RSS. The load generator runs in the same process as the server
+ * (both share the CPU), which penalises HTTP a little; say so when quoting figures.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { execFileSync } from "node:child_process";
+import { Pool } from "undici";
+import { parseConfig } from "../../src/config.js";
+import { startServer } from "../../src/server.js";
+import { fetchImageBytes } from "../../src/net/image-fetch.js";
+import { predictImage, predictTabular } from "../../src/serving/predictor.js";
+import { ModelSession } from "../../src/serving/session.js";
+import { publishFixture } from "../../test/fixtures/serving/publish.js";
+
+const args = process.argv.slice(2);
+const opt = (name: string, dflt: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : dflt;
+};
+const SECONDS = Number(opt("seconds", "5"));
+const SOAK = Number(opt("soak", "60"));
+const KINDS = opt("kinds", "vision,detection,tabular").split(",");
+const CONCURRENCY = opt("concurrency", "1,8,32").split(",").map(Number);
+
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
+const fxDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-bench-serve-fx-"));
+execFileSync(path.join(ROOT, "pipelines/.venv/bin/python"), [path.join(ROOT, "test/fixtures/serving/make_fixtures.py"), "--bench", fxDir]);
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-bench-serve-"));
+
+interface Stats { n: number; errors: number; median: number; p99: number; rps: number }
+
+function summarise(lat: number[], errors: number, seconds: number): Stats {
+  const s = [...lat].sort((a, b) => a - b);
+  const q = (p: number) => (s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : NaN);
+  return { n: s.length, errors, median: q(0.5), p99: q(0.99), rps: s.length / seconds };
+}
+
+/** Runs `fn` from `concurrency` loops for `seconds` (after a short warm-up), timing each call. */
+async function load(fn: () => Promise<unknown>, concurrency: number, seconds: number): Promise<Stats> {
+  const warmEnd = Date.now() + 500;
+  await Promise.all(Array.from({ length: concurrency }, async () => { while (Date.now() < warmEnd) await fn().catch(() => undefined); }));
+  const lat: number[] = [];
+  let errors = 0;
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        const s = performance.now();
+        try {
+          await fn();
+          lat.push(performance.now() - s);
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  return summarise(lat, errors, (performance.now() - t0) / 1000);
+}
+
+const f = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : "-");
+const line = (label: string, s: Stats) => `${label.padEnd(34)} median ${f(s.median, 2).padStart(7)} ms  p99 ${f(s.p99, 2).padStart(7)} ms  ${f(s.rps).padStart(7)} req/s  errors ${s.errors}`;
+
+async function main() {
+  const config = parseConfig({
+    NODE_ENV: "production", LOG_LEVEL: "silent", BUILDER_DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: "100000000",
+    ORT_INTRA_OP_THREADS: process.env.ORT_INTRA_OP_THREADS ?? "0", SERVING_MAX_BATCH: process.env.SERVING_MAX_BATCH ?? "16",
+  });
+  const running = await startServer(config, { port: 0, host: "127.0.0.1" });
+  const { services } = running;
+  const user = await services.auth.users.create({ email: "bench@example.org", password: "bench-password-123" });
+  const { key } = await services.auth.apiKeys.create(user.id, { name: "bench" });
+  const ids: Record<string, number> = { vision: 1, detection: 2, tabular: 3 };
+  for (const kind of ["vision", "detection", "tabular"]) await publishFixture({ services } as never, user.id, ids[kind], path.join(fxDir, kind));
+  const photo = `data:image/jpeg;base64,${fs.readFileSync(path.join(fxDir, "photo.jpg")).toString("base64")}`;
+  const row = [63, 1, 27.5, 2];
+  const pool = new Pool(running.url, { connections: 64, pipelining: 1 });
+  const ctx = { userId: user.id, bucket: services.bucket, guard: services.serving.guard, maxBytes: config.FETCH_MAX_BYTES };
+  const popts = { maxPixels: config.FETCH_MAX_PIXELS, gradcamMaxSide: config.GRADCAM_MAX_SIDE };
+
+  console.log(`# serve benchmark  ${new Date().toISOString()}  node ${process.version}  cpus ${os.cpus().length}  load ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`);
+  console.log(`# image: 512x384 JPEG (${Math.round(photo.length / 1024)} KB as data: URI); ${SECONDS}s per point; ORT_INTRA_OP_THREADS=${config.ORT_INTRA_OP_THREADS} SERVING_MAX_BATCH=${config.SERVING_MAX_BATCH}`);
+
+  const http = async (id: number, message: unknown) => {
+    const res = await pool.request({ method: "POST", path: `/v1/experiments/${id}/predict`, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ message }) });
+    const text = await res.body.text();
+    if (res.statusCode !== 201) throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
+    return text;
+  };
+
+  const summary: string[] = [];
+  for (const kind of KINDS) {
+    const id = ids[kind];
+    const model = await services.serving.model(user.id, id);
+    const message = kind === "tabular" ? row : photo;
+    const inproc = kind === "tabular" ? () => predictTabular(model, row) : async () => predictImage(model, (await fetchImageBytes(photo, ctx)).bytes, popts);
+    await http(id, message); // load and check once
+    console.log(`\n## ${kind} (${model.manifest.input.image ? `${model.manifest.input.image.width}x${model.manifest.input.image.height} input` : `${model.manifest.input.columns!.length} columns`})`);
+    for (const c of CONCURRENCY) {
+      const a = await load(inproc, c, SECONDS);
+      const b = await load(() => http(id, message), c, SECONDS);
+      console.log(line(`in-process  c=${c}`, a));
+      console.log(line(`HTTP        c=${c}`, b));
+      const r = `${kind} c=${c}: median HTTP/in-process ${f(b.median / a.median, 2)}x, throughput HTTP/in-process ${f((100 * b.rps) / a.rps, 0)}%`;
+      console.log(`  -> ${r}`);
+      summary.push(r);
+    }
+    if (kind === "vision") {
+      const noMaps = await load(async () => predictImage(model, (await fetchImageBytes(photo, ctx)).bytes, { ...popts, noMaps: true }), 1, SECONDS);
+      const maps = await load(inproc, 1, SECONDS);
+      console.log(line("in-process c=1 without maps", noMaps));
+      console.log(line("in-process c=1 with maps", maps));
+      const r = `vision: Grad-CAM maps add ${f((100 * (maps.median - noMaps.median)) / noMaps.median, 0)}% to the median (${f(maps.median - noMaps.median, 2)} ms)`;
+      console.log(`  -> ${r}`);
+      summary.push(r);
+      // Batching: the same model through a session that never batches, at concurrency 8 (in-process).
+      const unbatched = await ModelSession.load(path.join(fxDir, "vision/model.onnx"), "x", [3, 224, 224], { intraOpThreads: config.ORT_INTRA_OP_THREADS, maxBatch: 1 });
+      const off = await load(async () => predictImage({ ...model, session: unbatched }, (await fetchImageBytes(photo, ctx)).bytes, popts), 8, SECONDS);
+      model.session.batchSizes.length = 0;
+      const on = await load(inproc, 8, SECONDS);
+      const sizes = model.session.batchSizes;
+      console.log(line("in-process c=8 batching off", off));
+      console.log(line("in-process c=8 batching on", on));
+      const r2 = `vision c=8: batching ${f(on.rps)} vs ${f(off.rps)} req/s (mean batch ${f(sizes.reduce((s, x) => s + x, 0) / Math.max(1, sizes.length), 2)})`;
+      console.log(`  -> ${r2}`);
+      summary.push(r2);
+      await unbatched.close();
+    }
+  }
+
+  if (SOAK > 0) {
+    const id = ids.vision;
+    const rss: number[] = [];
+    const sample = () => rss.push(process.memoryUsage().rss / 2 ** 20);
+    sample();
+    const timer = setInterval(sample, 5_000);
+    const s = await load(() => http(id, photo), 32, SOAK);
+    clearInterval(timer);
+    sample();
+    console.log(`\n## soak: vision over HTTP, concurrency 32, ${SOAK}s`);
+    console.log(line("HTTP c=32 soak", s));
+    const r = `soak ${SOAK}s c=32: ${s.n} requests, ${s.errors} errors, RSS start ${f(rss[0], 0)} MB, end ${f(rss[rss.length - 1], 0)} MB, max ${f(Math.max(...rss), 0)} MB (samples ${rss.map((x) => x.toFixed(0)).join(" ")})`;
+    console.log(`  -> ${r}`);
+    summary.push(r);
+  }
+  console.log(`\n# summary\n${summary.map((x) => `- ${x}`).join("\n")}`);
+  await pool.close();
+  await running.stop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  fs.rmSync(fxDir, { recursive: true, force: true });
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
