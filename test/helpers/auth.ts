@@ -26,3 +26,13 @@ export async function createUserWithKey(
 export function bearer(key: string, extra: Record<string, string> = {}): Record<string, string> {
   return { authorization: `Bearer ${key}`, ...extra };
 }
+
+/**
+ * Server env that puts the rate limiters on the real Redis for the Postgres target when TEST_REDIS_URL is set
+ * (PGlite runs keep the in-memory limiter), under a key prefix unique to this run so runs never share counters.
+ */
+export function limiterEnv(target: string): Record<string, string> {
+  const redis = process.env.TEST_REDIS_URL;
+  if (!redis || target !== "postgres") return {};
+  return { REDIS_URL: redis, RATE_LIMIT_KEY_PREFIX: `builder-test:${randomBytes(6).toString("hex")}` };
+}

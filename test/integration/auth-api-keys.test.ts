@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { bearer, createUserWithKey, limiterEnv, type UserWithKey } from "../helpers/auth.js";
 import { dbTargets } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
@@ -13,7 +13,7 @@ describe.each(dbTargets())("API-key authentication on %s", (target) => {
   let server: TestServer;
   let alice: UserWithKey;
   beforeAll(async () => {
-    server = await startTestServer(target, { RATE_LIMIT_PER_MINUTE: "1000" });
+    server = await startTestServer(target, { RATE_LIMIT_PER_MINUTE: "1000", ...limiterEnv(target) });
     alice = await createUserWithKey(server);
   });
   afterAll(async () => {

@@ -1,7 +1,7 @@
 import { sha256Hex } from "../../src/auth/secrets.js";
 import { sessions } from "../../src/db/schema.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { bearer, createUserWithKey, limiterEnv, type UserWithKey } from "../helpers/auth.js";
 import { dbTargets } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
@@ -29,11 +29,21 @@ describe.each(dbTargets())("dashboard sessions on %s", (target) => {
   let server: TestServer;
   let user: UserWithKey;
   beforeAll(async () => {
-    server = await startTestServer(target, { SIGNIN_ATTEMPTS_PER_15_MIN: String(ATTEMPTS) });
+    server = await startTestServer(target, { SIGNIN_ATTEMPTS_PER_15_MIN: String(ATTEMPTS), ...limiterEnv(target) });
     user = await createUserWithKey(server);
   });
   afterAll(async () => {
     await server?.teardown();
+  });
+
+  it("lists the account routes in OpenAPI with their auth", async () => {
+    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as any;
+    expect(doc.paths["/v1/me"].get.security).toEqual([{ bearer: [] }, { session: [] }]);
+    expect(doc.paths["/v1/session"].post.requestBody.content["application/json"].schema.required.sort()).toEqual(["email", "password"]);
+    expect(Object.keys(doc.paths["/v1/session"]).sort()).toEqual(["delete", "get", "post"]);
+    expect(doc.paths["/v1/api-keys"].post.responses["201"]).toBeTruthy();
+    expect(doc.paths["/v1/api-keys"].get.security).toEqual([{ session: [] }]);
+    expect(doc.paths["/v1/api-keys/{id}"].delete.parameters[0]).toMatchObject({ name: "id", in: "path", required: true });
   });
 
   it("signs in with a httpOnly SameSite=Lax cookie and answers GET /v1/session, /v1/me", async () => {
