@@ -22,7 +22,7 @@ _guard = _events.install_stdout_guard
 @pytest.fixture(autouse=True)
 def small_search(monkeypatch):
     """A short, time-independent search so runs are fast and reproducible (the CLI test uses the real plan)."""
-    monkeypatch.setitem(search.PLANS, "fast", search.SearchPlan(folds=3, repeats=1, max_lgb_trials=2, linear_grid=3))
+    monkeypatch.setitem(search.PLANS, "fast", search.SearchPlan(folds=3, repeats=1, max_lgb_trials=2, linear_grid=3, ensemble_pool=3))
 
 
 def make_data(tmp_path: Path, problem: str, n_patients: int = 160, seed: int = 0, categorical: bool = True):
@@ -178,6 +178,19 @@ def test_linear_only_export_has_preprocessing_inside(tmp_path):
     g = export.build_onnx(est, cfg, "binary", 2, 2, cal)
     got, diff = export.check_parity(g, X, calibration.apply(cal, models.predict(est, "binary", X)), "binary")
     assert diff <= export.PARITY_TOL and got.shape == (300, 2)
+
+
+def test_selection_auc_matches_sklearn():
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 3, 200)
+    s = rng.dirichlet([1, 1, 1], 200)
+    s[:20, 0] = 0.5  # ties
+    want = np.mean([roc_auc_score(y == c, s[:, c]) for c in range(3)])
+    assert abs(search.selection_score("multiclass", "auc", y, s) - want) < 1e-12
+    yb = (y == 1).astype(int)
+    assert abs(search.selection_score("binary", "auc", yb, s[:, :2]) - roc_auc_score(yb, s[:, 1])) < 1e-12
 
 
 def test_float32_thresholds_match_onnx():

@@ -20,6 +20,10 @@ def run(spec: dict, out_dir: str) -> str:
         from .evaluate import evaluate
 
         return evaluate(spec, out_dir)
-    from .train import train
+    from threadpoolctl import threadpool_limits
 
-    return train(spec, out_dir)
+    from .train import threads_for, train
+
+    # BLAS threads spin-wait like OpenMP ones: bound them to the job's thread count.
+    with threadpool_limits(limits=threads_for(spec)):
+        return train(spec, out_dir)

@@ -34,9 +34,10 @@ def _mapper(x0, x1, y0, y1):
     return sx, sy
 
 
-def _legend(out: list[str], labels: list[str]) -> None:
+def _legend(out: list[str], labels: list[str], corner: str = "top") -> None:
+    """Top-right, or bottom-right (``corner="bottom"``) where a rising curve leaves room."""
     for i, lab in enumerate(labels):
-        y = TOP + 14 + 14 * i
+        y = TOP + 14 + 14 * i if corner == "top" else H - B - 10 - 14 * (len(labels) - 1 - i)
         out.append(f'<rect x="{W - R - 130}" y="{y - 8}" width="10" height="10" fill="{COLORS[i % len(COLORS)]}"/>')
         out.append(f'<text x="{W - R - 115}" y="{y + 1}">{escape(lab[:20])}</text>')
 
@@ -56,7 +57,7 @@ def lines(path: Path, title: str, xlabel: str, ylabel: str, series: list[tuple[s
             out.append(f'<polyline points="{d}" fill="none" stroke="{color}" stroke-width="2"/>')
         if markers:
             out += [f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3" fill="{color}"/>' for x, y in pts]
-    _legend(out, [s[0] for s in series])
+    _legend(out, [s[0] for s in series], "bottom" if diagonal == "up" else "top")
     path.write_text("\n".join(out + ["</svg>"]))
 
 

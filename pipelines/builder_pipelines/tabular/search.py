@@ -4,6 +4,7 @@ Candidates, in order: a grid over the linear model's regularisation, LightGBM's 
 seeded random search over LightGBM settings until the trial cap or the time budget runs out. Every
 candidate is scored on out-of-fold predictions (all folds pooled, averaged over repeats) with the
 optimization metric; ties keep the earlier candidate, so the linear model stays when it is as good.
+Finally a greedy weighted ensemble of the best candidates is tried; it wins only with a better score.
 
 LightGBM folds early-stop on their held-out fold, then every fold predicts with the same tree count
 (the median of the folds' best counts), so no fold's score rests on its own stopping point; that count
@@ -16,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.stats import rankdata
 from sklearn.model_selection import GroupKFold, StratifiedGroupKFold
 
 from ..common import metrics as M
@@ -30,10 +32,11 @@ class SearchPlan:
     repeats: int
     max_lgb_trials: int
     linear_grid: int
+    ensemble_pool: int  # best candidates the final greedy ensemble may draw from (plus the best linear one)
 
 
-PLANS = {"fast": SearchPlan(folds=3, repeats=1, max_lgb_trials=10, linear_grid=6),
-         "best": SearchPlan(folds=5, repeats=2, max_lgb_trials=150, linear_grid=12)}
+PLANS = {"fast": SearchPlan(folds=3, repeats=1, max_lgb_trials=10, linear_grid=6, ensemble_pool=3),
+         "best": SearchPlan(folds=5, repeats=2, max_lgb_trials=150, linear_grid=12, ensemble_pool=8)}
 
 
 @dataclass
@@ -45,11 +48,27 @@ class SearchResult:
     stopped_by_time: bool = False
 
 
+def _auc(pos: np.ndarray, score: np.ndarray) -> float:
+    """ROC AUC by the rank-sum (Mann-Whitney) formula, ties averaged; -inf with one class only."""
+    n_pos = int(pos.sum())
+    n_neg = len(pos) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return float("-inf")
+    ranks = rankdata(score)
+    return float((ranks[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
 def selection_score(problem: str, metric: str, y: np.ndarray, scores: np.ndarray) -> float:
     """Higher is better. Regression: -RMSE. Threshold metrics use the rule serving will use."""
     if problem == "regression":
         return -float(np.sqrt(np.mean((scores[:, 0] - y) ** 2)))
     k = scores.shape[1]
+    if metric == "auc":  # the same value as metrics.classification_metrics, computed cheaply
+        if problem == "binary":
+            return _auc(y == 1, scores[:, 1])
+        aucs = [_auc(y == c, scores[:, c]) for c in range(k)]
+        aucs = [a for a in aucs if np.isfinite(a)]
+        return float(np.mean(aucs)) if aucs else float("-inf")
     yo = one_hot(y, k)
     dec = T.apply_thresholds(problem, scores, T.choose_thresholds(problem, yo, scores, metric))
     value = M.classification_metrics(problem, yo, scores, dec, groups=np.arange(len(y)), n_boot=0)[metric]["value"]
@@ -130,7 +149,7 @@ def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, 
     n_essential = plan.linear_grid + 1  # the linear grid and LightGBM defaults always run
     start = time.monotonic()
     result, lgb_times = None, []
-    best_of = {}  # model family -> (score, config, oof): the two halves of the blend
+    pool = []  # (score, config, oof per repeat, trial number) for the ensemble
     for i, cfg in enumerate(cands):
         elapsed = time.monotonic() - start
         expected = float(np.mean(lgb_times)) if lgb_times else 0.0
@@ -154,28 +173,47 @@ def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, 
             result = SearchResult(best=cfg, best_score=score, oof=oofs)
         elif score > result.best_score:
             result.best, result.best_score, result.oof = cfg, score, oofs
-        if cfg["model"] not in best_of or score > best_of[cfg["model"]][0]:
-            best_of[cfg["model"]] = (score, cfg, oofs)
+        pool.append((score, cfg, oofs, i))
         result.trials.append(record)
         on_trial(i, len(cands), record, result.best_score, time.monotonic() - start)
-    _try_blend(problem, metric, y, best_of, result)
+    _try_blend(problem, metric, y, pool, result, plan.ensemble_pool)
     return result
 
 
-BLEND_WEIGHTS = [0.2, 0.35, 0.5, 0.65, 0.8]
+ENSEMBLE_ROUNDS = 25  # greedy additions; weights are multiples of 1/ENSEMBLE_ROUNDS at most
 
 
-def _try_blend(problem, metric, y, best_of, result: SearchResult) -> None:
-    """Weighted average of the best linear and the best LightGBM candidate (their out-of-fold scores come
-    from the same folds, so the blend's score is out-of-fold too); it replaces the winner only if better."""
-    if "linear" not in best_of or "lightgbm" not in best_of:
+def _try_blend(problem, metric, y, pool, result: SearchResult, pool_size: int) -> None:
+    """Greedy ensemble selection with replacement (Caruana et al. 2004, as AutoGluon's weighted ensemble)
+    over the best candidates' out-of-fold scores, which all come from the same folds. The average of the
+    picked members replaces the single winner only if it scores better out of fold."""
+    ranked = sorted(range(len(pool)), key=lambda i: -pool[i][0])
+    members = ranked[:pool_size]
+    linear = [i for i in ranked if pool[i][1]["model"] == "linear"][:1]
+    members += [i for i in linear if i not in members]
+    if len(members) < 2:
         return
-    (_, lin, lin_oof), (_, gbm, gbm_oof) = best_of["linear"], best_of["lightgbm"]
-    for w in BLEND_WEIGHTS:
-        oofs = [w * a + (1 - w) * b for a, b in zip(lin_oof, gbm_oof)]
-        score = float(np.mean([selection_score(problem, metric, y, o) for o in oofs]))
-        cfg = {"model": "blend", "params": {"weights": [w, 1 - w]}, "parts": [lin, gbm]}
-        result.trials.append({"trial": len(result.trials), "model": "blend", "params": cfg["params"], "n_estimators": None,
-                              "cv_score": round(score, 6), "time_s": 0.0})
-        if score > result.best_score:
-            result.best, result.best_score, result.oof = cfg, score, oofs
+    n_rep = len(pool[members[0]][2])
+    total = [np.zeros_like(pool[members[0]][2][r]) for r in range(n_rep)]
+    counts: dict[int, int] = {}
+    best_score, best_counts = -np.inf, None
+    for step in range(1, ENSEMBLE_ROUNDS + 1):
+        scored = []
+        for i in members:
+            trial = [(total[r] + pool[i][2][r]) / step for r in range(n_rep)]
+            scored.append((float(np.mean([selection_score(problem, metric, y, o) for o in trial])), i))
+        score, pick = max(scored, key=lambda t: (t[0], -members.index(t[1])))
+        total = [total[r] + pool[pick][2][r] for r in range(n_rep)]
+        counts[pick] = counts.get(pick, 0) + 1
+        if score > best_score:
+            best_score, best_counts = score, dict(counts)
+    if best_counts is None or len(best_counts) < 2 or not best_score > result.best_score:
+        return
+    picked = sorted(best_counts)
+    n = sum(best_counts.values())
+    weights = [best_counts[i] / n for i in picked]
+    cfg = {"model": "blend", "params": {"weights": [round(w, 6) for w in weights]}, "parts": [pool[i][1] for i in picked]}
+    oofs = [sum(w * pool[i][2][r] for w, i in zip(weights, picked)) for r in range(n_rep)]
+    result.trials.append({"trial": len(result.trials), "model": "blend", "params": cfg["params"], "n_estimators": None,
+                          "members": [pool[i][3] for i in picked], "cv_score": round(best_score, 6), "time_s": 0.0})
+    result.best, result.best_score, result.oof = cfg, best_score, oofs
