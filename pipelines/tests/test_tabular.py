@@ -208,6 +208,34 @@ def test_float32_thresholds_match_onnx():
     export.check_parity(g, X, after, "binary")
 
 
+@pytest.mark.parametrize("problem", ["multiclass", "regression"])
+def test_blend_export_parity(problem):
+    """A weighted ensemble of a linear model and two LightGBM models is one graph that matches Python."""
+    from builder_pipelines.tabular.table import Column
+
+    rng = np.random.default_rng(4)
+    X = np.c_[rng.normal(size=(300, 2)), rng.integers(0, 3, 300)].astype(np.float32).astype(np.float64)
+    z = X[:, 0] - X[:, 1] + (X[:, 2] == 1)
+    y = np.digitize(z, [-0.5, 0.5]) if problem == "multiclass" else z
+    cols = [Column("a", "numeric"), Column("b", "numeric"), Column("c", "categorical", codes={"p": 0, "q": 1, "r": 2})]
+    lin = {"model": "linear", "params": {"C": 1.0} if problem == "multiclass" else {"alpha": 1.0}}
+    gbm = {"model": "lightgbm", "params": {"num_leaves": 7}, "n_estimators": 30}
+    gbm2 = {"model": "lightgbm", "params": {"num_leaves": 3, "learning_rate": 0.2}, "n_estimators": 20}
+    cfg = {"model": "blend", "params": {"weights": [0.5, 0.3, 0.2]}, "parts": [lin, gbm, gbm2]}
+    est = models.fit(cfg, problem, cols, X, y, 0, 1)
+    for part in est.parts[1:]:
+        models.float32_exact(part)
+    k = 3 if problem == "multiclass" else 1
+    cal = {"method": "temperature", "temperature": 0.8} if problem == "multiclass" else None
+    from builder_pipelines.tabular import calibration
+
+    g = export.build_onnx(est, cfg, problem, 3, k, cal)
+    got, diff = export.check_parity(g, X, calibration.apply(cal, models.predict(est, problem, X)), problem)
+    assert got.shape == (300, k) and diff <= export.PARITY_TOL * (1 if problem == "multiclass" else 10)
+    imp = models.importance(est, cfg, cols, X)
+    assert set(imp) == {"abs_coefficient_standardised", "gain", "mean_abs_contribution"}
+
+
 def test_parity_failure_fails_the_job(tmp_path, monkeypatch):
     monkeypatch.setattr(export, "PARITY_TOL", -1.0)  # nothing can pass
     spec = make_spec(tmp_path, "binary")

@@ -130,11 +130,18 @@ def importance(est, config: dict, columns: list[Column], X_test) -> dict:
     column sums |coefficient| of its one-hot indicators. Both averaged over classes for multiclass.
     """
     names = [c.name for c in columns]
-    if config["model"] == "blend":  # each part's own measures, side by side
-        out = {}
-        for part, cfg in zip(est.parts, config["parts"]):
-            out.update(importance(part, cfg, columns, X_test))
-        return out
+    if config["model"] == "blend":
+        # Each measure (LightGBM gain and contributions, linear coefficients) averaged over the parts that
+        # have it, weighted by their blend weights.
+        sums: dict[str, dict[str, float]] = {}
+        weight: dict[str, float] = {}
+        for part, cfg, w in zip(est.parts, config["parts"], est.weights):
+            for key, values in importance(part, cfg, columns, X_test).items():
+                acc = sums.setdefault(key, dict.fromkeys(names, 0.0))
+                for n in names:
+                    acc[n] += w * values[n]
+                weight[key] = weight.get(key, 0.0) + w
+        return {key: {n: round(v / weight[key], 6) for n, v in acc.items()} for key, acc in sums.items()}
     if config["model"] == "lightgbm":
         booster = est.booster_
         gain = booster.feature_importance(importance_type="gain")
