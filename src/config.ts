@@ -53,7 +53,8 @@ export const configSchema = z.object({
   MODEL_CACHE_MAX_MB: int(16).default(2048),
   GRADCAM_MAX_SIDE: int(16).default(512),
   // Concurrent /predict requests for one model run as one batch of at most this many (1 = no batching).
-  SERVING_MAX_BATCH: int(1).max(256).default(16),
+  // Unset: 16 when the CUDA execution provider is available, 1 on CPU, where bench/serve measured no gain.
+  SERVING_MAX_BATCH: int(1).max(256).optional(),
   FETCH_MAX_BYTES: int(1).default(20 * 1024 * 1024),
   FETCH_TIMEOUT_MS: int(100).default(10_000),
   FETCH_MAX_PIXELS: int(1).default(50_000_000),

@@ -76,7 +76,7 @@ const line = (label: string, s: Stats) => `${label.padEnd(34)} median ${f(s.medi
 async function main() {
   const config = parseConfig({
     NODE_ENV: "production", LOG_LEVEL: "silent", BUILDER_DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: "100000000",
-    ORT_INTRA_OP_THREADS: process.env.ORT_INTRA_OP_THREADS ?? "0", SERVING_MAX_BATCH: process.env.SERVING_MAX_BATCH ?? "16",
+    ORT_INTRA_OP_THREADS: process.env.ORT_INTRA_OP_THREADS ?? "0", ...(process.env.SERVING_MAX_BATCH ? { SERVING_MAX_BATCH: process.env.SERVING_MAX_BATCH } : {}),
   });
   const running = await startServer(config, { port: 0, host: "127.0.0.1" });
   const { services } = running;
@@ -91,7 +91,7 @@ async function main() {
   const popts = { maxPixels: config.FETCH_MAX_PIXELS, gradcamMaxSide: config.GRADCAM_MAX_SIDE };
 
   console.log(`# serve benchmark  ${new Date().toISOString()}  node ${process.version}  cpus ${os.cpus().length}  load ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`);
-  console.log(`# image: 512x384 JPEG (${Math.round(photo.length / 1024)} KB as data: URI); ${SECONDS}s per point; ORT_INTRA_OP_THREADS=${config.ORT_INTRA_OP_THREADS} SERVING_MAX_BATCH=${config.SERVING_MAX_BATCH}`);
+  console.log(`# image: 512x384 JPEG (${Math.round(photo.length / 1024)} KB as data: URI); ${SECONDS}s per point; ORT_INTRA_OP_THREADS=${config.ORT_INTRA_OP_THREADS} SERVING_MAX_BATCH=${config.SERVING_MAX_BATCH ?? "auto"}`);
 
   const http = async (id: number, message: unknown) => {
     const res = await pool.request({ method: "POST", path: `/v1/experiments/${id}/predict`, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ message }) });
@@ -126,11 +126,13 @@ async function main() {
       console.log(`  -> ${r}`);
       summary.push(r);
       // Batching: the same model through a session that never batches, at concurrency 8 (in-process).
-      const unbatched = await ModelSession.load(path.join(fxDir, "vision/model.onnx"), "x", [3, 224, 224], { intraOpThreads: config.ORT_INTRA_OP_THREADS, maxBatch: 1 });
+      const load1 = (maxBatch: number) => ModelSession.load(path.join(fxDir, "vision/model.onnx"), "x", [3, 224, 224], { intraOpThreads: config.ORT_INTRA_OP_THREADS, maxBatch });
+      const unbatched = await load1(1);
+      const batched = await load1(16);
       const off = await load(async () => predictImage({ ...model, session: unbatched }, (await fetchImageBytes(photo, ctx)).bytes, popts), 8, SECONDS);
-      model.session.batchSizes.length = 0;
-      const on = await load(inproc, 8, SECONDS);
-      const sizes = model.session.batchSizes;
+      const on = await load(async () => predictImage({ ...model, session: batched }, (await fetchImageBytes(photo, ctx)).bytes, popts), 8, SECONDS);
+      const sizes = batched.batchSizes;
+      await batched.close();
       console.log(line("in-process c=8 batching off", off));
       console.log(line("in-process c=8 batching on", on));
       const r2 = `vision c=8: batching ${f(on.rps)} vs ${f(off.rps)} req/s (mean batch ${f(sizes.reduce((s, x) => s + x, 0) / Math.max(1, sizes.length), 2)})`;

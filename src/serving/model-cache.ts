@@ -31,7 +31,8 @@ export interface ModelCacheOptions {
   cacheDir: string;
   maxBytes: number;
   intraOpThreads: number;
-  maxBatch: number;
+  /** Undefined: batch on GPU hosts (16), not on CPU (1). */
+  maxBatch?: number;
   logger: Logger;
   /** How long the newest-version lookup is trusted without the publish event (other processes may publish). */
   latestTtlMs?: number;
@@ -104,7 +105,7 @@ export class ModelCache {
     const sampleShape = im ? [im.channels, im.height, im.width] : [manifest.input.columns!.length];
     const session = await ModelSession.load(file, manifest.input.name, sampleShape, {
       intraOpThreads: this.o.intraOpThreads,
-      maxBatch: manifest.kind === "detection" ? 1 : this.o.maxBatch,
+      maxBatch: manifest.kind === "detection" ? 1 : (this.o.maxBatch ?? (this.cuda ? 16 : 1)),
       cuda: this.cuda,
     });
     for (const need of [manifest.outputs.scores, manifest.outputs.cam, manifest.outputs.boxes].filter(Boolean) as string[]) {
