@@ -169,6 +169,7 @@ export async function extractZip(zipFile: string, destDir: string, limits: Extra
     const root = path.resolve(destDir);
     await fs.promises.mkdir(root, { recursive: true });
     const wanted = new Map(files.map((f) => [f.name, f]));
+    const made = new Set<string>(); // folders already created: one mkdir per folder, not per file
     await eachEntry(zip, async (entry) => {
       if (signal?.aborted) throw abortError(signal);
       const name = decodeName(entry);
@@ -177,7 +178,11 @@ export async function extractZip(zipFile: string, destDir: string, limits: Extra
       const target = path.resolve(root, ...plan.segments);
       // Zip-slip, checked on the resolved path whatever the name looked like.
       if (!target.startsWith(root + path.sep)) throw new DatasetFault("zip_unsafe_path", `the zip entry '${name}' points outside the archive`, { path: name });
-      await fs.promises.mkdir(path.dirname(target), { recursive: true });
+      const parent = path.dirname(target);
+      if (!made.has(parent)) {
+        await fs.promises.mkdir(parent, { recursive: true });
+        made.add(parent);
+      }
       const stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) =>
         zip.openReadStream(entry, (err, s) => (err || !s ? reject(new DatasetFault("zip_corrupt", `cannot read '${name}': ${err?.message}`, { path: name })) : resolve(s))),
       );
