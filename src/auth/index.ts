@@ -40,6 +40,7 @@ export async function createAuth(deps: { config: Config; db: Db; logger: Logger;
   const apiKeys = new ApiKeyService(db);
   const sessions = new SessionService(db, config.SESSION_TTL_HOURS);
   const limiters = createLimiters({ redisUrl: config.REDIS_URL, keyPrefix: config.RATE_LIMIT_KEY_PREFIX, logger });
+  await limiters.ready();
   // On PGlite this process owns the database folder: the users/keys CLI reaches it through this socket.
   const closeAdminSocket =
     deps.databaseKind === "pglite" ? await startAdminSocket(adminSocketPath(config.dataDir), directOps(users, apiKeys), logger) : async () => {};

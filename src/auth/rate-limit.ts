@@ -22,12 +22,16 @@ export interface Limiters {
   /** Gives one point back (a successful sign-in from an address does not count against it). */
   reward(scope: string, key: string, points: number, windowSeconds: number): Promise<void>;
   readonly store: "memory" | "redis";
+  /** Resolves once Redis is connected (or after a few seconds, when the in-memory fallback takes over). */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
 export function createLimiters(opts: { redisUrl?: string; keyPrefix: string; logger: Logger }): Limiters {
   const redis = opts.redisUrl
-    ? new Redis(opts.redisUrl, { maxRetriesPerRequest: 1, enableAutoPipelining: true })
+    ? // No offline queue: while Redis is down a count fails at once and the in-memory insurance limiter answers,
+      // instead of every request waiting for reconnection attempts.
+      new Redis(opts.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, enableAutoPipelining: true })
     : undefined;
   redis?.on("error", (err) => opts.logger.warn({ err: err.message }, "rate-limit Redis error"));
   const cache = new Map<string, RateLimiterAbstract>();
@@ -65,6 +69,18 @@ export function createLimiters(opts: { redisUrl?: string; keyPrefix: string; log
     async reward(scope, key, points, windowSeconds) {
       await limiterFor(scope, points, windowSeconds).reward(key, 1);
     },
+    ready: () =>
+      new Promise<void>((resolve) => {
+        if (!redis || redis.status === "ready") return resolve();
+        const timer = setTimeout(() => {
+          opts.logger.warn("Redis not ready; rate limits use this process's memory until it is");
+          resolve();
+        }, 3000);
+        redis.once("ready", () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
     async close() {
       if (redis) await redis.quit().catch(() => redis.disconnect());
     },

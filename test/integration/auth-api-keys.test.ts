@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, createUserWithKey, limiterEnv, type UserWithKey } from "../helpers/auth.js";
 import { dbTargets } from "../helpers/db.js";
@@ -97,9 +98,10 @@ const limiterStores = [["memory", {}] as const, ...(process.env.TEST_REDIS_URL ?
 
 describe.each(limiterStores)("rate limit under 200 concurrent requests (%s)", (store, env) => {
   let server: TestServer;
+  // A unique Redis key prefix per run, so two runs (or a rerun within the minute) never share counters.
+  const prefix = `builder-test:${randomBytes(6).toString("hex")}`;
   beforeAll(async () => {
-    // A unique Redis key prefix per run, so two runs (or a rerun within the minute) never share counters.
-    server = await startTestServer("pglite", { ...env, RATE_LIMIT_KEY_PREFIX: `builder-test:${randomBytes(6).toString("hex")}` });
+    server = await startTestServer("pglite", { ...env, RATE_LIMIT_KEY_PREFIX: prefix });
   });
   afterAll(async () => {
     await server?.teardown();
@@ -108,11 +110,21 @@ describe.each(limiterStores)("rate limit under 200 concurrent requests (%s)", (s
   it("admits exactly N", async () => {
     expect(server.services.auth.limiters.store).toBe(store);
     const limit = 37;
-    const { key } = await createUserWithKey(server, { rateLimitPerMinute: limit });
+    const { key, keyId } = await createUserWithKey(server, { rateLimitPerMinute: limit });
     const statuses = await Promise.all(
       Array.from({ length: 200 }, () => fetch(`${server.url}/v1/me`, { headers: bearer(key) }).then(async (r) => (await r.arrayBuffer(), r.status))),
     );
     expect(statuses.filter((s) => s === 200)).toHaveLength(limit);
     expect(statuses.filter((s) => s === 429)).toHaveLength(200 - limit);
+    if (store === "redis") {
+      // The count really lives in Redis (not in the in-memory fallback): all 200 attempts were counted there.
+      const redis = new Redis(process.env.TEST_REDIS_URL!);
+      try {
+        expect(await redis.get(`${prefix}:key:${keyId}`)).toBe("200");
+        await redis.del(`${prefix}:key:${keyId}`);
+      } finally {
+        redis.disconnect();
+      }
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createAuth } from "../../src/auth/index.js";
-import { rateLimitHeaders, retryAfterSeconds } from "../../src/auth/rate-limit.js";
+import { createLimiters, rateLimitHeaders, retryAfterSeconds } from "../../src/auth/rate-limit.js";
 import { base62, generateApiKey, hashPassword, looksLikeApiKey, sha256Hex, verifyPassword } from "../../src/auth/secrets.js";
 import { readCookie } from "../../src/auth/session.service.js";
 import { passwordProblem } from "../../src/auth/user.service.js";
@@ -76,4 +76,20 @@ describe("cookies", () => {
     expect(await secure({ NODE_ENV: "production", COOKIE_SECURE: "false" })).toBe(false);
     expect(await secure({ NODE_ENV: "development", COOKIE_SECURE: "true" })).toBe(true);
   });
+});
+
+describe("rate limiter with Redis down", () => {
+  it("falls back to this process's counters at once instead of failing or stalling requests", async () => {
+    const limiters = createLimiters({ redisUrl: "redis://127.0.0.1:1", keyPrefix: "unit", logger: createLogger("silent") });
+    try {
+      await limiters.ready();
+      const started = Date.now();
+      const decisions = [];
+      for (let i = 0; i < 4; i++) decisions.push(await limiters.consume("key", "k", 3, 60));
+      expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false]);
+      expect(Date.now() - started).toBeLessThan(1000);
+    } finally {
+      await limiters.close();
+    }
+  }, 15_000);
 });
