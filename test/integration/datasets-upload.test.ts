@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
@@ -67,6 +68,18 @@ describe.each(dbTargets())("file uploads (%s)", (target) => {
     const multi = await fetch(`${server.url}/v1/files`, { method: "POST", headers: bearer(user.key), body: form });
     expect(multi.status).toBe(413);
     expect(bucketFiles()).toEqual(before);
+  });
+
+  it("leaves nothing behind when the client goes away mid-upload", async () => {
+    const url = new URL(`${server.url}/v1/files/${user.userId}/exp4/cut.zip`);
+    const req = http.request(url, { method: "PUT", headers: bearer(user.key, { "content-length": "150000" }) });
+    req.on("error", () => undefined);
+    req.write(Buffer.alloc(60_000, 5));
+    await new Promise((r) => setTimeout(r, 300));
+    req.destroy();
+    const dir = path.join(server.dataDir, "bucket", user.userId, "exp4");
+    for (let i = 0; i < 50 && fs.existsSync(dir) && fs.readdirSync(dir).length; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(fs.existsSync(dir) ? fs.readdirSync(dir) : []).toEqual([]);
   });
 
   it("hides other users' folders (404) and refuses bad paths (400)", async () => {
