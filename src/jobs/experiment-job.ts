@@ -152,12 +152,15 @@ export async function runExperimentJob(deps: JobDeps, uuid: string, stop: AbortS
     // training (evaluating directly for Retrospective): the Python process.
     await move(source ? "evaluating" : "training");
     let lastWrite = 0;
+    // Event writes are chained (in order) and awaited before the next transition, so a late progress write
+    // never lands on top of a later state.
+    let writes: Promise<unknown> = Promise.resolve();
     const onEvent = (ev: PipelineEvent) => {
       if (ev.type === "log") jobLog(`pipeline ${ev.level}: ${ev.message}`);
       if (ev.type === "progress") {
         if ((ev.stage === "evaluating" || ev.stage === "exporting") && status === "training") {
           status = "evaluating"; // set before the write so later events do not race a second transition
-          void move("evaluating").catch(() => local.abort("lease_lost"));
+          writes = writes.then(() => move("evaluating")).catch(() => local.abort("lease_lost"));
         }
         const now = Date.now();
         if (now - lastWrite < PROGRESS_WRITE_MS && ev.progress < 1) return;
@@ -174,9 +177,9 @@ export async function runExperimentJob(deps: JobDeps, uuid: string, stop: AbortS
           eta_s: ev.eta_s,
           updated_at: new Date().toISOString(),
         };
-        void repo.setProgress(uuid, owner, progress).then(() => repo.addEvent(uuid, "progress", progress)).catch((err) => log.warn({ err }, "progress write failed"));
+        writes = writes.then(() => repo.setProgress(uuid, owner, progress)).then(() => repo.addEvent(uuid, "progress", progress)).catch((err) => log.warn({ err }, "progress write failed"));
       } else if (ev.type === "metric") {
-        void repo.addEvent(uuid, "metric", ev).catch(() => undefined);
+        writes = writes.then(() => repo.addEvent(uuid, "metric", ev)).catch(() => undefined);
       }
     };
     const budget = spec.budget.time_budget_s;
@@ -190,6 +193,7 @@ export async function runExperimentJob(deps: JobDeps, uuid: string, stop: AbortS
       signal,
       onEvent,
     });
+    await writes;
     if (outcome.kind === "cancelled") checkStop();
     if (outcome.kind === "data_error") {
       const report = { ...prepared.report, valid: false, errors: [...prepared.report.errors, { code: "pipeline_data_error", severity: "error", message: outcome.message }] };

@@ -124,13 +124,19 @@ export function runPipeline(run: PipelineRun): Promise<PipelineOutcome> {
       clearTimeout(timeout);
       clearTimeout(killTimer);
       run.signal.removeEventListener("abort", onAbort);
-      log.end(`\n[builder] pipeline exited with ${code ?? signal}\n`);
-      if (stopReason) return resolve(stopReason);
-      if (code === 0 && resultManifest) return resolve({ kind: "ok", manifest: resultManifest });
-      if (code === 0) return resolve({ kind: "contract_error", message: "the pipeline exited 0 without a result event" });
-      if (code === 2) return resolve({ kind: "spec_error", message: lastError ?? "the pipeline refused the job spec" });
-      if (code === 3) return resolve({ kind: "data_error", message: lastError ?? "the pipeline could not use the data" });
-      resolve({ kind: "error", message: lastError ?? `the pipeline failed (exit ${code ?? signal}); see the job log` });
+      const outcome: PipelineOutcome = stopReason
+        ? stopReason
+        : code === 0 && resultManifest
+          ? { kind: "ok", manifest: resultManifest }
+          : code === 0
+            ? { kind: "contract_error", message: "the pipeline exited 0 without a result event" }
+            : code === 2
+              ? { kind: "spec_error", message: lastError ?? "the pipeline refused the job spec" }
+              : code === 3
+                ? { kind: "data_error", message: lastError ?? "the pipeline could not use the data" }
+                : { kind: "error", message: lastError ?? `the pipeline failed (exit ${code ?? signal}); see the job log` };
+      // Resolve once the log is flushed, so a reader right after the outcome sees all of stderr.
+      log.end(`\n[builder] pipeline exited with ${code ?? signal}\n`, () => resolve(outcome));
     });
   });
 }

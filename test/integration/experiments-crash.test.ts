@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { eq } from "drizzle-orm";
 import { parseConfig } from "../../src/config.js";
 import { models } from "../../src/db/schema.js";
@@ -92,6 +92,9 @@ async function cluster(env: Record<string, string>): Promise<Cluster> {
 async function waitHealthy(url: string) {
   await waitFor(`${url} to answer`, async () => (await fetch(`${url}/healthz`).catch(() => null))?.ok, 60_000, 300);
 }
+
+// Real training under a shared, loaded CPU: minutes, not seconds.
+vi.setConfig({ testTimeout: 300000 });
 
 describe.skipIf(!hasPg)("restart of ./builder serve mid-job", () => {
   let c: Cluster;

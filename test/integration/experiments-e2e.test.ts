@@ -3,7 +3,7 @@ import { createHmac } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { primaryTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { createUserWithKey } from "../helpers/auth.js";
@@ -20,6 +20,8 @@ const processesOf = (uuid: string) => {
     return [];
   }
 };
+
+vi.setConfig({ testTimeout: 180000 });
 
 describe(`experiment end to end on ${primaryTarget()}`, () => {
   let server: TestServer;
