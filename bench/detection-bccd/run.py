@@ -80,7 +80,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", choices=["fast", "best", "both"], default="both")
     ap.add_argument("--voc", default=os.path.join(ROOT, "..", "shared", "datasets", "bccd"))
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--work", default=None, help="folder for the spec, CSV, outputs (default: a temp folder)")
     args = ap.parse_args()

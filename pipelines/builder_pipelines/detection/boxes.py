@@ -27,19 +27,24 @@ def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(union > 0, inter / np.maximum(union, 1e-12), 0.0)
 
 
-def nms(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float) -> np.ndarray:
+def nms(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float, limit: int | None = None) -> np.ndarray:
     """Greedy NMS: indices kept, highest score first. A box is dropped when its IoU with a kept,
-    higher-scoring box is strictly greater than iou_threshold. Ties in score keep the lower index first."""
-    order = np.argsort(-scores, kind="stable")
+    higher-scoring box is strictly greater than iou_threshold. Ties in score keep the lower index first.
+    ``limit`` stops after that many kept boxes (the later ones could only be cut by max_detections)."""
+    order = np.argsort(-np.asarray(scores), kind="stable")
+    b = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    x1, y1, x2, y2 = b[:, 0], b[:, 1], b[:, 2], b[:, 3]
+    areas = area(b)
     keep = []
-    boxes = np.asarray(boxes, dtype=np.float64)
-    while order.size:
-        i = order[0]
+    while order.size and (limit is None or len(keep) < limit):
+        i, rest = order[0], order[1:]
         keep.append(i)
-        if order.size == 1:
-            break
-        ious = iou_matrix(boxes[i:i + 1], boxes[order[1:]])[0]
-        order = order[1:][ious <= iou_threshold]
+        iw = np.clip(np.minimum(x2[i], x2[rest]) - np.maximum(x1[i], x1[rest]), 0, None)
+        ih = np.clip(np.minimum(y2[i], y2[rest]) - np.maximum(y1[i], y1[rest]), 0, None)
+        inter = iw * ih
+        union = areas[i] + areas[rest] - inter
+        iou = np.where(union > 0, inter / np.maximum(union, 1e-12), 0.0)
+        order = rest[iou <= iou_threshold]
     return np.asarray(keep, dtype=np.int64)
 
 

@@ -9,7 +9,8 @@ evaluated model is the served model:
 3. candidates are every (box m, class k) with scores[m, k] >= score_threshold;
 4. greedy NMS per class (or over all classes when class_agnostic), dropping a box whose IoU with
    a kept higher-scoring box is > nms_iou; ties in score keep the lower (box, class) index first;
-5. keep the max_detections highest scores.
+5. keep the max_detections highest scores (NMS may stop once it has kept max_detections boxes of a
+   class: later ones have lower scores and would be cut here anyway).
 """
 
 from __future__ import annotations
@@ -34,12 +35,12 @@ def postprocess(boxes, scores, scale_x: float, scale_y: float, orig_w: float, or
     cand_scores = s[m_idx, k_idx]
     cand_boxes = b[m_idx]
     if class_agnostic:
-        keep = nms(cand_boxes, cand_scores, nms_iou)
+        keep = nms(cand_boxes, cand_scores, nms_iou, max_detections)
     else:
         keep_parts = []
         for k in np.unique(k_idx):
             sel = np.nonzero(k_idx == k)[0]
-            keep_parts.append(sel[nms(cand_boxes[sel], cand_scores[sel], nms_iou)])
+            keep_parts.append(sel[nms(cand_boxes[sel], cand_scores[sel], nms_iou, max_detections)])
         keep = np.concatenate(keep_parts) if keep_parts else np.zeros(0, dtype=np.int64)
     # Sort the kept candidates by score (stable on candidate order) and cut to max_detections.
     keep = keep[np.lexsort((keep, -cand_scores[keep]))][:max_detections]

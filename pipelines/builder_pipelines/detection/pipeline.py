@@ -119,9 +119,10 @@ def train(spec: dict, out_dir: str) -> str:
            "mean_t": torch.tensor(MEAN)[:, None, None] * 1.0, "std_t": torch.tensor(STD)[:, None, None],
            "val_det": {"score_threshold": EVAL_SCORE_FLOOR, "nms_iou": 0.5, "max_detections": max_det}}
     budget = spec["budget"]["time_budget_s"]
-    train_budget = max(1.0, (budget - (time.monotonic() - t0)) * 0.85 - 3.0)
+    cfg["post_images"] = len(NMS_CANDIDATES) * len(val.records) + 2 * (len(val.records) + len(test.records))
+    train_budget = max(1.0, budget - (time.monotonic() - t0))
     events.log("info", f"{len(store)} training images, {len(val.records)} validation, {len(test.records)} test; "
-                       f"input {in_w}x{in_h}; classes {classes}; training budget {train_budget:.0f}s")
+                       f"input {in_w}x{in_h}; classes {classes}; {train_budget:.0f}s left for training and evaluation")
     summary = fit(model, store, val, cfg, train_budget, spec["seed"],
                   lambda f, **kw: events.progress("training", 0.05 + 0.8 * f, **kw))
 

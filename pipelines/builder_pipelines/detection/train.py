@@ -18,6 +18,9 @@ from .infer import EVAL_SCORE_FLOOR, Prepared, detections, raw_outputs, torch_fo
 from .loss import detection_loss
 
 
+MAX_VAL_CHECKS = 4  # validation passes in the last 40% of the epochs, to pick the best EMA snapshot
+
+
 class Ema:
     """Exponential moving average of the weights (and BN statistics); decay ramps up from 0."""
 
@@ -50,7 +53,8 @@ def quick_map50(model, val: Prepared, det_cfg: dict) -> float:
 
 
 def fit(model, store: TrainStore, val: Prepared, cfg: dict, budget_s: float, seed: int, progress) -> dict:
-    """Trains ``model`` in place (ends holding the chosen weights). ``progress(fraction, **extra)``."""
+    """Trains ``model`` in place (ends holding the chosen weights); ``budget_s`` covers training and what
+    follows it (cfg["post_images"] image passes). ``progress(fraction, **extra)``."""
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
     decay, no_decay = [], []
@@ -89,14 +93,25 @@ def fit(model, store: TrainStore, val: Prepared, cfg: dict, budget_s: float, see
             step += 1
         epoch += 1
         elapsed = time.monotonic() - start
-        if epochs is None:  # size the run from the first epoch's time
+        if epochs is None:  # size the run from the first epoch's time and one timed validation pass
             per_epoch = elapsed
-            epochs = int(np.clip(budget_s / max(per_epoch, 1e-3), cfg["min_epochs"], cfg["max_epochs"]))
-            events.log("info", f"first epoch took {per_epoch:.1f}s; training {epochs} epochs")
-        out_of_time = elapsed > budget_s and epoch >= cfg["min_epochs"]
-        check_every = max(1, epochs // 8)
+            t = time.monotonic()
+            quick_map50(ema.model, val, cfg["val_det"])
+            per_val_image = (time.monotonic() - t) / max(1, len(val.records))
+            # What follows training (threshold choice, export, ONNX inference of val and test, bootstrap)
+            # scales with the images it touches; the untrained model's many candidates make this an overestimate.
+            reserve = per_val_image * cfg["post_images"] * 1.2 + 10.0
+            checks = MAX_VAL_CHECKS * per_val_image * len(val.records)
+            deadline = budget_s - reserve  # training, including its validation passes, ends by then
+            epochs = int(np.clip((deadline - checks) / max(per_epoch, 1e-3), cfg["min_epochs"], cfg["max_epochs"]))
+            events.log("info", f"first epoch took {per_epoch:.1f}s; training {epochs} epochs "
+                               f"({reserve:.0f}s kept for evaluation and export)")
+            elapsed = time.monotonic() - start
+        # Stop when the next epoch would end past the deadline (the schedule then ends un-annealed).
+        out_of_time = epoch < epochs and elapsed * (epoch + 1) / epoch > deadline and epoch >= cfg["min_epochs"]
+        check_every = max(1, math.ceil(epochs * 0.4 / MAX_VAL_CHECKS))
         entry = {"epoch": epoch, "loss": float(np.mean(losses)), "time_s": round(elapsed, 1)}
-        if epoch >= epochs * 0.5 and (epoch % check_every == 0 or epoch >= epochs or out_of_time):
+        if epoch >= epochs * 0.6 and ((epochs - epoch) % check_every == 0 or epoch >= epochs or out_of_time):
             entry["val_map50"] = quick_map50(ema.model, val, cfg["val_det"])
             events.metric("val", "map50", entry["val_map50"], epoch=epoch)
             if entry["val_map50"] > best:
