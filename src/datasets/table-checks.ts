@@ -252,8 +252,9 @@ function summarise(t: CsvTable, rows: TableRow[], _labelIdx: number[], imageIdx:
   if (imageIdx !== null) {
     const n = [...perPatient.values()].map((s) => s.size);
     report.summary.images = new Set(rows.map((r) => r.image).filter(Boolean)).size;
+    // reduce, not Math.min(...n): spreading 100,000+ arguments overflows the stack.
     report.summary.images_per_patient = n.length
-      ? { min: Math.min(...n), max: Math.max(...n), mean: Math.round((n.reduce((a, b) => a + b, 0) / n.length) * 100) / 100 }
+      ? { min: n.reduce((a, b) => Math.min(a, b)), max: n.reduce((a, b) => Math.max(a, b)), mean: Math.round((n.reduce((a, b) => a + b, 0) / n.length) * 100) / 100 }
       : { min: 0, max: 0, mean: 0 };
   }
   void t;
