@@ -58,6 +58,16 @@ describe("prepareDataset", () => {
     expect(b1).toEqual(b2);
   });
 
+  it("stops with an AbortError when cancelled", async () => {
+    const bucket = new LocalBucket(tmp());
+    await bucket.write("u/e/d.zip", Readable.from([makeZip(await visionDataset())]));
+    const ac = new AbortController();
+    ac.abort();
+    await expect(prepareDataset({ bucket, config }, { zipPath: "u/e/d.zip", workDir: tmp(), request: vision, seed: 1, split: "train_val_test", signal: ac.signal })).rejects.toMatchObject({
+      name: "AbortError",
+    });
+  });
+
   it("reports a missing zip with a code instead of throwing", async () => {
     const bucket = new LocalBucket(tmp());
     const out = await prepareDataset({ bucket, config }, { zipPath: "u/e/none.zip", workDir: tmp(), request: vision, seed: 1, split: "train_val_test" });
