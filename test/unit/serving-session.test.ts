@@ -13,7 +13,7 @@ describe.skipIf(!haveFixturePython)("ModelSession batching", () => {
     const batched = await ModelSession.load(file, "x", shape, { intraOpThreads: 1, maxBatch: 8 });
     expect(batched.batchable).toBe(true);
     const inputs = Array.from({ length: 7 }, (_, i) => Float32Array.from({ length: 3 * 32 * 40 }, (_, j) => Math.sin(i * 7 + j * 0.01)));
-    const expected = [];
+    const expected: Array<Awaited<ReturnType<ModelSession["run"]>>> = [];
     for (const x of inputs) expected.push(await alone.run(x));
     const got = await Promise.all(inputs.map((x) => batched.run(x)));
     expect(Math.max(...batched.batchSizes)).toBeGreaterThan(1);
