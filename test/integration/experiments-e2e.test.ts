@@ -29,6 +29,7 @@ describe(`experiment end to end on ${primaryTarget()}`, () => {
   let client: Api;
   let zipPath: string;
   let dataCols: string[];
+  const published: Array<{ experimentId: number; version: number; storePath: string }> = [];
   const callbacks: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
   let hooks: http.Server;
   let hookUrl: string;
@@ -46,6 +47,7 @@ describe(`experiment end to end on ${primaryTarget()}`, () => {
     await new Promise<void>((r) => hooks.listen(0, "127.0.0.1", r));
     hookUrl = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hook`;
     server = await startTestServer(primaryTarget(), { CALLBACK_SECRET: SECRET, CALLBACK_RETRY_BASE_MS: "100", FETCH_ALLOW_HOSTS: "127.0.0.1", JOB_LEASE_S: "4" });
+    server.services.events.on("model:published", (row) => published.push(row));
     user = await createUserWithKey(server);
     client = api(server.url, user.key);
     const data = tabularZip();
@@ -75,6 +77,7 @@ describe(`experiment end to end on ${primaryTarget()}`, () => {
     expect(auc.ci_low).toBeLessThanOrEqual(auc.value);
     expect(auc.ci_high).toBeGreaterThanOrEqual(auc.value);
     expect(done.model).toMatchObject({ version: 1, kind: "tabular", store_path: `models/${user.userId}/1/v1` });
+    expect(published).toEqual([expect.objectContaining({ experimentId: 1, version: 1, storePath: `models/${user.userId}/1/v1` })]);
     const stored = await server.services.bucket.list(`models/${user.userId}/1/v1/`);
     expect(stored).toEqual(expect.arrayContaining([`models/${user.userId}/1/v1/model.onnx`, `models/${user.userId}/1/v1/manifest.json`]));
     // The work folder is gone; the log stays.
