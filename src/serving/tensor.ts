@@ -1,0 +1,68 @@
+import type { ImageSpec } from "./manifest.js";
+import { resizeLikePillow } from "./resample.js";
+
+/**
+ * The pure-JS part of preprocessing (no sharp, no I/O), shared by the request path and the worker threads
+ * of preprocess-pool.ts: channel conversion, Pillow-exact resize (stretch or letterbox), normalisation.
+ */
+
+export interface DecodedImage {
+  /** Interleaved uint8, alpha dropped; 1 (grey) or 3 (RGB) channels. */
+  pixels: Uint8Array;
+  width: number;
+  height: number;
+  channels: 1 | 3;
+}
+
+/** Pillow's convert("L") / convert("RGB") on 8-bit data. */
+export function toChannels(img: DecodedImage, channels: 1 | 3): Uint8Array {
+  const n = img.width * img.height;
+  if (img.channels === channels) return img.pixels;
+  if (channels === 3) {
+    const out = new Uint8Array(n * 3);
+    for (let i = 0; i < n; i++) out[i * 3] = out[i * 3 + 1] = out[i * 3 + 2] = img.pixels[i];
+    return out;
+  }
+  const out = new Uint8Array(n);
+  const p = img.pixels;
+  // L24 in Pillow's Convert.c: (r*19595 + g*38470 + b*7471 + 0x8000) >> 16
+  for (let i = 0; i < n; i++) out[i] = (p[i * 3] * 19595 + p[i * 3 + 1] * 38470 + p[i * 3 + 2] * 7471 + 0x8000) >>> 16;
+  return out;
+}
+
+/** The letterbox geometry of detection/boxes.py: scale, resized width and height (JS Math.round). */
+export function letterboxGeometry(w: number, h: number, inW: number, inH: number) {
+  const scale = Math.min(inW / w, inH / h);
+  return { scale, nw: Math.min(inW, Math.max(1, Math.round(w * scale))), nh: Math.min(inH, Math.max(1, Math.round(h * scale))) };
+}
+
+/** uint8 [H,W,C] resized/padded to the spec's size, still uint8 (the part Pillow computes). */
+export function resizeToSpec(img: DecodedImage, spec: ImageSpec): { pixels: Uint8Array; scaleX: number; scaleY: number } {
+  const c = spec.channels;
+  const px = toChannels(img, c);
+  if (spec.resize === "stretch") {
+    return {
+      pixels: resizeLikePillow(px, img.width, img.height, c, spec.width, spec.height, spec.interpolation),
+      scaleX: spec.width / img.width,
+      scaleY: spec.height / img.height,
+    };
+  }
+  const { scale, nw, nh } = letterboxGeometry(img.width, img.height, spec.width, spec.height);
+  const resized = resizeLikePillow(px, img.width, img.height, c, nw, nh, spec.interpolation);
+  const out = new Uint8Array(spec.width * spec.height * c).fill(Math.round(spec.pad_value ?? 0));
+  for (let y = 0; y < nh; y++) out.set(resized.subarray(y * nw * c, (y + 1) * nw * c), y * spec.width * c);
+  return { pixels: out, scaleX: scale, scaleY: scale };
+}
+
+/** uint8 HWC -> float32 CHW with scale, mean and std, in float32 arithmetic like numpy. */
+export function normalise(pixels: Uint8Array, spec: ImageSpec, out = new Float32Array(spec.channels * spec.width * spec.height)): Float32Array {
+  const c = spec.channels, plane = spec.width * spec.height;
+  const f = Math.fround;
+  const scale = f(spec.scale);
+  for (let b = 0; b < c; b++) {
+    const mean = f(spec.mean[b]), std = f(spec.std[b]);
+    for (let i = 0; i < plane; i++) out[b * plane + i] = f(f(f(pixels[i * c + b] * scale) - mean) / std);
+  }
+  return out;
+}
+
