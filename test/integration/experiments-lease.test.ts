@@ -8,6 +8,9 @@ import { ExperimentRepository } from "../../src/experiments/repository.js";
 import { createThrowawayDatabase, dbTargets } from "../helpers/db.js";
 import { createUserWithKey } from "../helpers/auth.js";
 import type { TestServer } from "../helpers/server.js";
+import { Readable } from "node:stream";
+import { runExperimentJob, type JobDeps } from "../../src/jobs/experiment-job.js";
+import type { PrepareDataset } from "../../src/jobs/dataset-stage.js";
 
 // The lease in the experiments row is what keeps one job from running twice, whatever the queue does:
 // one UPDATE decides who holds it, and every later write is conditional on still holding it.
@@ -63,5 +66,46 @@ describe.each(dbTargets())("experiment lease on %s", (target) => {
     expect(await repo.acquireLease(row.id, "late", 30)).toBeNull();
     const after = await repo.byId(row.id);
     expect(after?.history).toEqual([expect.objectContaining({ status: "queued" }), expect.objectContaining({ status: "cancelled" })]);
+  });
+
+  const request = (n: number) => ({ zip_gcloud: `${userId}/x/data.zip`, label_cols: ["y"], data_cols: ["a"], model_type: 0, optimization_type: 1, experiment_id: n, user_id: userId, study_type: "Builder", task: "data", optimization_metric: "AUC", type_of_experiment: "classification" });
+  const deps = (runnerId: string, prepareDataset: PrepareDataset): JobDeps => ({ config: services.config, repo, bucket: services.bucket, logger: services.logger, events: services.events, runnerId, prepareDataset });
+
+  it("two runners handed the same job: one runs it, the other waits on the lease and then skips it", async () => {
+    await services.bucket.write(`${userId}/x/data.zip`, Readable.from(Buffer.from("zip")));
+    const row = (await repo.insert({ userId, experimentId: 4, request: request(4), requestHash: "h4" }))!;
+    let running = 0;
+    let most = 0;
+    let calls = 0;
+    const prepare: PrepareDataset = async () => {
+      calls++;
+      most = Math.max(most, ++running);
+      await new Promise((r) => setTimeout(r, 1500));
+      running--;
+      return { report: { valid: false, errors: [{ code: "test", message: "refused on purpose" }], warnings: [], summary: {} }, sha256: "" };
+    };
+    const stop = new AbortController().signal;
+    const a = runExperimentJob(deps("runner-a", prepare), row.id, stop);
+    await new Promise((r) => setTimeout(r, 200));
+    const b = runExperimentJob(deps("runner-b", prepare), row.id, stop);
+    expect(await Promise.all([a, b])).toEqual(["finished", "skipped"]);
+    expect(calls).toBe(1);
+    expect(most).toBe(1);
+    const done = (await repo.byId(row.id))!;
+    expect(done.status).toBe("invalid_dataset");
+    expect(done.attempts).toBe(1);
+  });
+
+  it("gives up, with the reason, on a job interrupted JOB_MAX_ATTEMPTS times", async () => {
+    const row = (await repo.insert({ userId, experimentId: 5, request: request(5), requestHash: "h5" }))!;
+    for (let i = 0; i < services.config.JOB_MAX_ATTEMPTS; i++) {
+      await repo.acquireLease(row.id, `crashed-${i}`, 1);
+      await repo.releaseLease(row.id, `crashed-${i}`);
+    }
+    const result = await runExperimentJob(deps("survivor", async () => { throw new Error("must not be called"); }), row.id, new AbortController().signal);
+    expect(result).toBe("finished");
+    const done = (await repo.byId(row.id))!;
+    expect(done.status).toBe("failed");
+    expect(done.failureReason).toMatch(/interrupted 3 times/);
   });
 });
