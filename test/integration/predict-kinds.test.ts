@@ -190,6 +190,15 @@ describe.skipIf(!haveFixturePython)("POST /predict for every model kind", () => 
     expect(info.version).toBe(2);
   });
 
+  it("accepts a multi-megabyte data: URI (past the 1 MB JSON limit of other routes)", async () => {
+    const sharp = (await import("sharp")).default;
+    const png = await sharp({ create: { width: 1200, height: 1000, channels: 3, noise: { type: "gaussian", mean: 128, sigma: 50 } } }).png().toBuffer();
+    expect(png.length).toBeGreaterThan(1024 * 1024);
+    const { status, body } = await predict(alice.key, EXP.vision_binary, `data:image/png;base64,${png.toString("base64")}`);
+    expect(status).toBe(201);
+    expect([body.columnas, body.filas]).toEqual([64, 53]);
+  });
+
   it("refuses a non-image and a non-URI message for image models", async () => {
     const html = `data:image/png;base64,${Buffer.from("<html>not an image</html>").toString("base64")}`;
     const r1 = await predict(alice.key, EXP.vision_binary, html);

@@ -1,0 +1,67 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import pino from "pino";
+import { afterAll, describe, expect, it } from "vitest";
+import { ModelCache, ModelNotFound } from "../../src/serving/model-cache.js";
+import type { ModelRepository, ModelRow } from "../../src/serving/model-repository.js";
+import { LocalBucket } from "../../src/storage/local-bucket.js";
+import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
+
+// The cache on its own: lazy load from the bucket, one load for concurrent first requests, LRU by bytes, swap on publish.
+describe.skipIf(!haveFixturePython)("ModelCache", () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "builder-model-cache-"));
+  afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+  const fx = servingFixtures();
+  const bucket = new LocalBucket(path.join(tmp, "bucket"));
+  const rows: ModelRow[] = [];
+  let lookups = 0;
+  const repo = {
+    latest: async (userId: string, experimentId: number) => {
+      lookups++;
+      return rows.filter((r) => r.userId === userId && r.experimentId === experimentId).sort((a, b) => b.version - a.version)[0] ?? null;
+    },
+  } as unknown as ModelRepository;
+
+  async function publish(experimentId: number, name: string, version = 1): Promise<ModelRow> {
+    const storePath = `models/u1/${experimentId}/v${version}/`;
+    for (const f of ["model.onnx", "manifest.json"]) await bucket.uploadFile(path.join(fx.modelDir(name), f), storePath + f);
+    const row = {
+      id: `${experimentId}-${version}`, userId: "u1", experimentUuid: "e", experimentId, version, kind: "x", storePath,
+      manifest: JSON.parse(fs.readFileSync(path.join(fx.modelDir(name), "manifest.json"), "utf8")), createdAt: new Date(),
+    } as ModelRow;
+    rows.push(row);
+    return row;
+  }
+  const sizeOf = (name: string) => fs.statSync(path.join(fx.modelDir(name), "model.onnx")).size;
+
+  it("loads lazily once, bounds memory by LRU and swaps versions on publish", async () => {
+    await publish(1, "vision_binary");
+    await publish(2, "vision_multilabel");
+    await publish(3, "tabular_binary");
+    // Room for the two vision models but not a third model.
+    const cache = new ModelCache({
+      bucket, repo, cacheDir: path.join(tmp, "cache"), maxBytes: sizeOf("vision_binary") + sizeOf("vision_multilabel") + 10,
+      intraOpThreads: 1, logger: pino({ level: "silent" }), latestTtlMs: 60_000,
+    });
+    const [a, b] = await Promise.all([cache.get("u1", 1), cache.get("u1", 1)]);
+    expect(a).toBe(b); // concurrent first requests share one load
+    await cache.get("u1", 2);
+    expect(cache.stats().models).toBe(2);
+    await cache.get("u1", 1); // 1 is now the most recently used
+    await cache.get("u1", 3); // over the bound: the least recently used (2) goes
+    expect(cache.stats().ids.sort()).toEqual(["1-1", "3-1"]);
+    await new Promise((r) => setTimeout(r, 200)); // the local copy is removed in the background
+    expect(fs.existsSync(path.join(tmp, "cache", "2-1"))).toBe(false);
+    expect(cache.stats().bytes).toBeLessThanOrEqual(sizeOf("vision_binary") + sizeOf("vision_multilabel") + 10);
+    // Publishing v2 of experiment 1: warm loads it and drops v1; get() answers v2 without a database lookup.
+    const v2 = await publish(1, "vision_multiclass", 2);
+    await cache.warm(v2);
+    const before = lookups;
+    expect((await cache.get("u1", 1)).row.version).toBe(2);
+    expect(lookups).toBe(before);
+    expect(cache.stats().ids).not.toContain("1-1");
+    await expect(cache.get("u1", 42)).rejects.toBeInstanceOf(ModelNotFound);
+    await cache.close();
+  });
+});
