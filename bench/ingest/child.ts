@@ -1,5 +1,5 @@
 // One measured run in a fresh process, so its peak memory (maxRSS) is its own:
-//   node --import tsx bench/ingest/child.ts extract|prepare ZIP WORKDIR
+//   node --import tsx bench/ingest/child.ts extract|admzip|prepare ZIP WORKDIR
 // Prints one JSON line: {mode, seconds, max_rss_mb, ...}.
 import fs from "node:fs";
 import path from "node:path";
@@ -13,7 +13,14 @@ const config = parseConfig({ BUILDER_DATA_DIR: workDir });
 const limits = { maxEntries: config.ZIP_MAX_ENTRIES, maxUncompressedBytes: config.ZIP_MAX_UNCOMPRESSED_BYTES, maxCompressionRatio: config.ZIP_MAX_COMPRESSION_RATIO };
 const t0 = process.hrtime.bigint();
 let extra: Record<string, unknown> = {};
-if (mode === "extract") {
+if (mode === "admzip") {
+  // adm-zip is not a Builder dependency; it is measured here only because it is in node_modules
+  // (pulled in by onnxruntime-node), to compare its memory with the streaming reader Builder uses.
+  const { default: AdmZip } = await import("adm-zip" as string);
+  const zip = new AdmZip(zipFile);
+  zip.extractAllTo(path.join(workDir, "admzip"), true);
+  extra = { files: zip.getEntries().length };
+} else if (mode === "extract") {
   const r = await extractZip(zipFile, path.join(workDir, "extract-only"), limits);
   extra = { files: r.files.length, bytes: r.totalBytes };
 } else {

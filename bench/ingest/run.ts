@@ -3,7 +3,7 @@
 //  2. Builder's safe extraction alone (yauzl, two passes over the central directory),
 //  3. the whole datasets stage (extract + CSV checks + decode every image with sharp + split + table).
 // Each measured step runs in its own process and reports its peak resident memory. Prints figures; asserts nothing.
-//   node --import tsx bench/ingest/run.ts [--images 20000] [--side 64] [--keep]
+//   node --import tsx bench/ingest/run.ts [--images 20000] [--side 64] [--big-mb 1024] [--keep]
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -59,22 +59,44 @@ function timeUnzipExtract() {
   return { mode: "unzip (extract)", seconds: Math.round(seconds * 100) / 100, max_rss_mb: Math.round(Number(r.stderr.trim().split("\n").pop()) / 1024), rc: r.status };
 }
 
-function child(mode: "extract" | "prepare") {
+function child(mode: "extract" | "admzip" | "prepare", file = zipFile) {
   const dir = fs.mkdtempSync(path.join(work, `${mode}-`));
-  const out = execFileSync(process.execPath, ["--import", "tsx", path.join(here, "child.ts"), mode, zipFile, dir], { cwd: root, encoding: "utf8" });
+  const out = execFileSync(process.execPath, ["--import", "tsx", path.join(here, "child.ts"), mode, file, dir], { cwd: root, encoding: "utf8", maxBuffer: 1 << 20 });
   fs.rmSync(dir, { recursive: true, force: true });
   return JSON.parse(out.trim().split("\n").pop()!);
 }
 
-const genSeconds = await generate();
-const size = fs.statSync(zipFile).size;
-console.log(`archive: ${IMAGES} PNG images ${SIDE}x${SIDE} + labels.csv, ${(size / 1e6).toFixed(1)} MB, generated in ${genSeconds.toFixed(1)} s (${work})`);
-console.log(`machine: ${os.cpus().length} CPU, node ${process.version}; other work may share the CPU`);
-const results = [timeUnzip(), timeUnzipExtract(), child("extract"), child("prepare")];
-for (const r of results) console.log(JSON.stringify(r));
-const [u, ux, e, p] = results;
-console.log(
-  `extract: ${(e.seconds / u.seconds).toFixed(1)}x unzip -t, ${(e.seconds / ux.seconds).toFixed(1)}x unzip extracting; ` +
-    `full checks: ${(p.seconds / u.seconds).toFixed(1)}x unzip -t, ${Math.round(IMAGES / p.seconds)} images/s`,
-);
+if (IMAGES > 0) {
+  const genSeconds = await generate();
+  const size = fs.statSync(zipFile).size;
+  console.log(`archive: ${IMAGES} PNG images ${SIDE}x${SIDE} + labels.csv, ${(size / 1e6).toFixed(1)} MB, generated in ${genSeconds.toFixed(1)} s (${work})`);
+  console.log(`machine: ${os.cpus().length} CPU, node ${process.version}; other work may share the CPU`);
+  const results = [timeUnzip(), timeUnzipExtract(), child("extract"), child("prepare")];
+  for (const r of results) console.log(JSON.stringify(r));
+  const [u, ux, e, p] = results;
+  console.log(
+    `extract: ${(e.seconds / u.seconds).toFixed(1)}x unzip -t, ${(e.seconds / ux.seconds).toFixed(1)}x unzip extracting; ` +
+      `full checks: ${(p.seconds / u.seconds).toFixed(1)}x unzip -t, ${Math.round(IMAGES / p.seconds)} images/s`,
+  );
+}
+// Memory against archive size: a large archive of incompressible data, extracted by yauzl and by adm-zip.
+const BIG_MB = arg("big-mb", 1024);
+if (BIG_MB > 0) {
+  const big = path.join(work, "big.zip");
+  const w = new ZipWriter(big);
+  const block = Buffer.alloc(64 * 1024 * 1024);
+  for (let i = 0; i * 64 < BIG_MB; i++) {
+    for (let o = 0; o < block.length; o += 4) block.writeUInt32LE((Math.imul(o + 1, 2654435761) ^ i) >>> 0, o);
+    w.add(`big/part_${i}.bin`, block, { method: "store" });
+  }
+  w.finish();
+  console.log(`large archive: ${(fs.statSync(big).size / 1e6).toFixed(0)} MB of incompressible data in 64 MiB entries`);
+  for (const mode of ["extract", "admzip"] as const) {
+    try {
+      console.log(JSON.stringify({ archive: "large", ...child(mode, big) }));
+    } catch (err) {
+      console.log(JSON.stringify({ archive: "large", mode, failed: (err as Error).message.split("\n")[0] }));
+    }
+  }
+}
 if (!process.argv.includes("--keep")) fs.rmSync(work, { recursive: true, force: true });
