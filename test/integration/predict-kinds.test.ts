@@ -192,7 +192,7 @@ describe.skipIf(!haveFixturePython)("POST /predict for every model kind", () => 
 
   it("accepts a multi-megabyte data: URI (past the 1 MB JSON limit of other routes)", async () => {
     const sharp = (await import("sharp")).default;
-    const png = await sharp({ create: { width: 1200, height: 1000, channels: 3, noise: { type: "gaussian", mean: 128, sigma: 50 } } }).png().toBuffer();
+    const png = await sharp({ create: { width: 1200, height: 1000, channels: 3, background: "#000", noise: { type: "gaussian", mean: 128, sigma: 50 } } }).png().toBuffer();
     expect(png.length).toBeGreaterThan(1024 * 1024);
     const { status, body } = await predict(alice.key, EXP.vision_binary, `data:image/png;base64,${png.toString("base64")}`);
     expect(status).toBe(201);

@@ -6,7 +6,7 @@ import { normalise, resizeToSpec } from "../../src/serving/tensor.js";
 // Large images are resized on a worker thread; the tensor must be the one the inline path computes.
 describe("preprocessing of large images on a worker thread", () => {
   it("gives the same tensor as the inline path and keeps the event loop responsive", async () => {
-    const bytes = await sharp({ create: { width: 1600, height: 1000, channels: 3, noise: { type: "gaussian", mean: 120, sigma: 40 } } }).png().toBuffer();
+    const bytes = await sharp({ create: { width: 1600, height: 1000, channels: 3, background: "#000", noise: { type: "gaussian", mean: 120, sigma: 40 } } }).png().toBuffer();
     const spec = { width: 96, height: 80, channels: 3 as const, resize: "letterbox" as const, interpolation: "bilinear" as const, pad_value: 114, scale: 1 / 255, mean: [0.5, 0.5, 0.5], std: [0.25, 0.25, 0.25] };
     let ticks = 0;
     const timer = setInterval(() => ticks++, 1);
