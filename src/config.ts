@@ -43,7 +43,7 @@ export const configSchema = z.object({
   JOB_TIMEOUT_FACTOR: z.coerce.number().min(1).default(3),
   CALLBACK_SECRET: z.string().min(16).optional(),
   CALLBACK_RETRY_BASE_MS: int(1).default(1000),
-  // Crash safety: a runner renews its experiment's lease every JOB_LEASE_S/4; a lease unrenewed for JOB_LEASE_S is
+  // Crash safety: a runner renews its experiment's lease every second; a lease unrenewed for JOB_LEASE_S is
   // taken over. BullMQ's lockDuration and stalledInterval derive from it, so every worker agrees.
   JOB_LEASE_S: int(1).default(30),
   JOB_MAX_ATTEMPTS: int(1).default(3),

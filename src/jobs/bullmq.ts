@@ -50,7 +50,7 @@ export class BullmqDispatcher implements JobRunner {
   }
 
   cancelLocal(): void {
-    // Workers see cancel_requested at their next lease heartbeat (JOB_LEASE_S / 4).
+    // Workers see cancel_requested at their next lease heartbeat (every second).
   }
 
   async stop(): Promise<void> {

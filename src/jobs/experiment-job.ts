@@ -39,6 +39,11 @@ const SEED = 42;
  */
 const TIMEOUT_ALLOWANCE_S = 120;
 const PROGRESS_WRITE_MS = 500;
+/**
+ * Every second (more often for leases under 4 s): one small UPDATE per running job. The beat also brings a cancel
+ * posted to another process (BullMQ workers), so it must be well inside the 5 s a cancel is allowed.
+ */
+const HEARTBEAT_MS = (leaseS: number) => Math.max(200, Math.min(1000, (leaseS * 1000) / 4));
 
 export const workDirOf = (config: Config, uuid: string) => path.join(config.dataDir, "work", uuid);
 export const logFileOf = (config: Config, uuid: string) => path.join(config.dataDir, "logs", `${uuid}.log`);
@@ -81,7 +86,7 @@ export async function runExperimentJob(deps: JobDeps, uuid: string, stop: AbortS
     } catch (err) {
       log.warn({ err }, "lease heartbeat failed");
     }
-  }, Math.max(200, (leaseS * 1000) / 4));
+  }, HEARTBEAT_MS(leaseS));
   const signal = local.signal;
 
   let status: ExperimentStatus = row.status as ExperimentStatus;

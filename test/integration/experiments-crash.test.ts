@@ -184,4 +184,18 @@ describe.skipIf(!hasPg || !hasRedis)("BullMQ workers on the real Redis", () => {
     const second = history.slice(history.findIndex((h) => h.attempt === 2)).map((h) => h.status);
     expect(second).toEqual(["fetching", "validating", "training", "evaluating", "publishing", "ready"]);
   });
+
+  it("cancel posted to serve reaches the worker running the job: its pipeline is gone within 5 s", async () => {
+    const client = c.client!;
+    expect((await client.post("/v1/experiments", dataRequest(c.userId, 2, c.zipPath, c.dataCols, { time_budget_s: 120 }))).status).toBe(202);
+    await waitForStatus(client, 2, ["training"], 90_000);
+    const row = (await c.services.experiments.repo.byUserNumber(c.userId, 2))!;
+    await waitFor("the pipeline process", async () => pythonOf(row.id).length > 0, 30_000, 100);
+    const t0 = Date.now();
+    expect((await client.post("/v1/experiments/2/cancel")).status).toBe(202);
+    await waitFor("the pipeline to be gone", async () => pythonOf(row.id).length === 0, 5_000, 100);
+    const done = await waitForStatus(client, 2, ["cancelled"], 5_000);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(done.status).toBe("cancelled");
+  });
 });
