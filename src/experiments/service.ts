@@ -33,7 +33,14 @@ export class ExperimentService {
     const hash = requestHash(request);
     const inserted = await this.deps.repo.insert({ userId, experimentId: request.experiment_id, request, requestHash: hash });
     if (inserted) {
-      await this.deps.runner()?.enqueue(inserted.id);
+      // The row is the durable record; a queue that does not answer (Redis down) must not fail the request:
+      // the runner's sweep enqueues unfinished experiments again every JOB_LEASE_S.
+      const enqueued = this.deps.runner()?.enqueue(inserted.id);
+      if (enqueued) {
+        await Promise.race([enqueued, new Promise((_, reject) => setTimeout(() => reject(new Error("enqueue timed out")), 5000).unref())]).catch((err) =>
+          this.deps.logger.warn({ err, experiment: inserted.id }, "could not enqueue now; the sweep will retry"),
+        );
+      }
       return { created: true, row: inserted };
     }
     const existing = await this.deps.repo.byUserNumber(userId, request.experiment_id);
