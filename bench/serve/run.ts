@@ -30,7 +30,7 @@ const opt = (name: string, dflt: string) => {
 };
 const SECONDS = Number(opt("seconds", "5"));
 const SOAK = Number(opt("soak", "60"));
-const KINDS = opt("kinds", "vision,detection,tabular").split(",");
+const KINDS = opt("kinds", "vision,vision_resnet,detection,tabular").split(",");
 const CONCURRENCY = opt("concurrency", "1,8,32").split(",").map(Number);
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
@@ -38,12 +38,12 @@ const fxDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-bench-serve-fx-"));
 execFileSync(path.join(ROOT, "pipelines/.venv/bin/python"), [path.join(ROOT, "test/fixtures/serving/make_fixtures.py"), "--bench", fxDir]);
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-bench-serve-"));
 
-interface Stats { n: number; errors: number; median: number; p99: number; rps: number }
+interface Stats { n: number; errors: number; median: number; p99: number; rps: number; cpuMs: number }
 
-function summarise(lat: number[], errors: number, seconds: number): Stats {
+function summarise(lat: number[], errors: number, seconds: number, cpuMs = NaN): Stats {
   const s = [...lat].sort((a, b) => a - b);
   const q = (p: number) => (s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : NaN);
-  return { n: s.length, errors, median: q(0.5), p99: q(0.99), rps: s.length / seconds };
+  return { n: s.length, errors, median: q(0.5), p99: q(0.99), rps: s.length / seconds, cpuMs: cpuMs / Math.max(1, s.length) };
 }
 
 /** Runs `fn` from `concurrency` loops for `seconds` (after a short warm-up), timing each call. */
@@ -52,6 +52,7 @@ async function load(fn: () => Promise<unknown>, concurrency: number, seconds: nu
   await Promise.all(Array.from({ length: concurrency }, async () => { while (Date.now() < warmEnd) await fn().catch(() => undefined); }));
   const lat: number[] = [];
   let errors = 0;
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const end = t0 + seconds * 1000;
   await Promise.all(
@@ -67,11 +68,14 @@ async function load(fn: () => Promise<unknown>, concurrency: number, seconds: nu
       }
     }),
   );
-  return summarise(lat, errors, (performance.now() - t0) / 1000);
+  const cpu = process.cpuUsage(cpu0);
+  // Process CPU (all threads: event loop, ORT, sharp, workers) per request: robust to other load on the machine.
+  return summarise(lat, errors, (performance.now() - t0) / 1000, (cpu.user + cpu.system) / 1000);
 }
 
 const f = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : "-");
-const line = (label: string, s: Stats) => `${label.padEnd(34)} median ${f(s.median, 2).padStart(7)} ms  p99 ${f(s.p99, 2).padStart(7)} ms  ${f(s.rps).padStart(7)} req/s  errors ${s.errors}`;
+const line = (label: string, s: Stats) =>
+  `${label.padEnd(34)} median ${f(s.median, 2).padStart(8)} ms  p99 ${f(s.p99, 2).padStart(8)} ms  ${f(s.rps).padStart(7)} req/s  cpu ${f(s.cpuMs, 2).padStart(6)} ms/req  errors ${s.errors}`;
 
 async function main() {
   const config = parseConfig({
@@ -82,8 +86,8 @@ async function main() {
   const { services } = running;
   const user = await services.auth.users.create({ email: "bench@example.org", password: "bench-password-123" });
   const { key } = await services.auth.apiKeys.create(user.id, { name: "bench" });
-  const ids: Record<string, number> = { vision: 1, detection: 2, tabular: 3 };
-  for (const kind of ["vision", "detection", "tabular"]) await publishFixture({ services } as never, user.id, ids[kind], path.join(fxDir, kind));
+  const ids: Record<string, number> = { vision: 1, detection: 2, tabular: 3, vision_resnet: 4 };
+  for (const kind of Object.keys(ids)) await publishFixture({ services } as never, user.id, ids[kind], path.join(fxDir, kind));
   const photo = `data:image/jpeg;base64,${fs.readFileSync(path.join(fxDir, "photo.jpg")).toString("base64")}`;
   const row = [63, 1, 27.5, 2];
   const pool = new Pool(running.url, { connections: 64, pipelining: 1 });
@@ -113,20 +117,21 @@ async function main() {
       const b = await load(() => http(id, message), c, SECONDS);
       console.log(line(`in-process  c=${c}`, a));
       console.log(line(`HTTP        c=${c}`, b));
-      const r = `${kind} c=${c}: median HTTP/in-process ${f(b.median / a.median, 2)}x, throughput HTTP/in-process ${f((100 * b.rps) / a.rps, 0)}%`;
+      const r = `${kind} c=${c}: median HTTP/in-process ${f(b.median / a.median, 2)}x, throughput HTTP/in-process ${f((100 * b.rps) / a.rps, 0)}%, CPU per request HTTP/in-process ${f(b.cpuMs / a.cpuMs, 2)}x (${f(b.cpuMs, 2)} / ${f(a.cpuMs, 2)} ms)`;
       console.log(`  -> ${r}`);
       summary.push(r);
     }
-    if (kind === "vision") {
+    if (kind.startsWith("vision")) {
       const noMaps = await load(async () => predictImage(model, (await fetchImageBytes(photo, ctx)).bytes, { ...popts, noMaps: true }), 1, SECONDS);
       const maps = await load(inproc, 1, SECONDS);
       console.log(line("in-process c=1 without maps", noMaps));
       console.log(line("in-process c=1 with maps", maps));
-      const r = `vision: Grad-CAM maps add ${f((100 * (maps.median - noMaps.median)) / noMaps.median, 0)}% to the median (${f(maps.median - noMaps.median, 2)} ms)`;
+      const r = `${kind}: Grad-CAM maps add ${f((100 * (maps.median - noMaps.median)) / noMaps.median, 0)}% to the median (${f(maps.median - noMaps.median, 2)} ms), ${f((100 * (maps.cpuMs - noMaps.cpuMs)) / noMaps.cpuMs, 0)}% to CPU per request (in-process, maps at ${config.GRADCAM_MAX_SIDE} px, no JSON)`;
       console.log(`  -> ${r}`);
       summary.push(r);
       // Batching: the same model through a session that never batches, at concurrency 8 (in-process).
-      const load1 = (maxBatch: number) => ModelSession.load(path.join(fxDir, "vision/model.onnx"), "x", [3, 224, 224], { intraOpThreads: config.ORT_INTRA_OP_THREADS, maxBatch });
+      const load1 = (maxBatch: number) =>
+        ModelSession.load(path.join(fxDir, kind, "model.onnx"), model.manifest.input.name, [3, 224, 224], { intraOpThreads: config.ORT_INTRA_OP_THREADS, maxBatch });
       const unbatched = await load1(1);
       const batched = await load1(16);
       const off = await load(async () => predictImage({ ...model, session: unbatched }, (await fetchImageBytes(photo, ctx)).bytes, popts), 8, SECONDS);
@@ -135,7 +140,7 @@ async function main() {
       await batched.close();
       console.log(line("in-process c=8 batching off", off));
       console.log(line("in-process c=8 batching on", on));
-      const r2 = `vision c=8: batching ${f(on.rps)} vs ${f(off.rps)} req/s (mean batch ${f(sizes.reduce((s, x) => s + x, 0) / Math.max(1, sizes.length), 2)})`;
+      const r2 = `${kind} c=8: batching ${f(on.rps)} vs ${f(off.rps)} req/s, cpu ${f(on.cpuMs, 2)} vs ${f(off.cpuMs, 2)} ms/req (mean batch ${f(sizes.reduce((s, x) => s + x, 0) / Math.max(1, sizes.length), 2)})`;
       console.log(`  -> ${r2}`);
       summary.push(r2);
       await unbatched.close();
@@ -143,7 +148,7 @@ async function main() {
   }
 
   if (SOAK > 0) {
-    const id = ids.vision;
+    const id = ids.vision_resnet;
     const rss: number[] = [];
     const sample = () => rss.push(process.memoryUsage().rss / 2 ** 20);
     sample();
@@ -151,7 +156,7 @@ async function main() {
     const s = await load(() => http(id, photo), 32, SOAK);
     clearInterval(timer);
     sample();
-    console.log(`\n## soak: vision over HTTP, concurrency 32, ${SOAK}s`);
+    console.log(`\n## soak: vision_resnet over HTTP, concurrency 32, ${SOAK}s`);
     console.log(line("HTTP c=32 soak", s));
     const r = `soak ${SOAK}s c=32: ${s.n} requests, ${s.errors} errors, RSS start ${f(rss[0], 0)} MB, end ${f(rss[rss.length - 1], 0)} MB, max ${f(Math.max(...rss), 0)} MB (samples ${rss.map((x) => x.toFixed(0)).join(" ")})`;
     console.log(`  -> ${r}`);
