@@ -61,7 +61,7 @@ export async function startAdminSocket(socketPath: string, ops: AdminOps, logger
 
 function isLive(socketPath: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = http.request({ socketPath, method: "POST", path: "/ping" }, (res) => {
+    const req = http.request({ socketPath, method: "POST", path: "/ping", agent: false }, (res) => {
       res.resume();
       resolve(true);
     });
@@ -72,7 +72,7 @@ function isLive(socketPath: string): Promise<boolean> {
 
 function call<T>(socketPath: string, op: OpName, input: unknown): Promise<T> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ socketPath, method: "POST", path: `/${op}`, headers: { "content-type": "application/json" } }, (res) => {
+    const req = http.request({ socketPath, method: "POST", path: `/${op}`, agent: false, headers: { "content-type": "application/json" } }, (res) => {
       let raw = "";
       res.setEncoding("utf8");
       res.on("data", (c: string) => (raw += c));

@@ -36,7 +36,7 @@ describe("./builder users and keys (PGlite in BUILDER_DATA_DIR)", () => {
   it("creates users and keys directly and through a running server, lists and revokes them, with clear errors", async () => {
     // No server yet: the CLI opens (and migrates) the PGlite folder itself.
     const created = await builder(env, "users", "create", "--email", "cli@test.example", "--password", "twelve chars ok");
-    expect(created.code).toBe(0);
+    expect(created.code, created.stderr).toBe(0);
     const userId = lastLine(created.stdout);
     expect(userId).toMatch(/^[0-9a-f-]{36}$/);
     const weak = await builder(env, "users", "create", "--email", "weak@test.example", "--password", "short");
@@ -55,7 +55,7 @@ describe("./builder users and keys (PGlite in BUILDER_DATA_DIR)", () => {
       expect(dup.stderr).toMatch(/already exists/);
 
       const key = await builder(env, "keys", "create", "--email", "cli@test.example", "--name", "ci", "--rate-limit", "5");
-      expect(key.code).toBe(0);
+      expect(key.code, key.stderr).toBe(0);
       secret = lastLine(key.stdout);
       expect(secret).toMatch(/^bld_[0-9A-Za-z]{43}$/);
       // The secret appears once: as the last line of stdout, nowhere else.
@@ -72,7 +72,7 @@ describe("./builder users and keys (PGlite in BUILDER_DATA_DIR)", () => {
       await server.services.auth.apiKeys.flush();
 
       const list = await builder(env, "keys", "list", "--email", "cli@test.example");
-      expect(list.code).toBe(0);
+      expect(list.code, list.stderr).toBe(0);
       expect(list.stdout).toMatch(/^ID\s+NAME\s+PREFIX/);
       expect(list.stdout).toContain(secret.slice(0, 12));
       expect(list.stdout).not.toContain(secret);
@@ -80,7 +80,7 @@ describe("./builder users and keys (PGlite in BUILDER_DATA_DIR)", () => {
       expect(keyId).toBeTruthy();
 
       const revoke = await builder(env, "keys", "revoke", keyId!);
-      expect(revoke.code).toBe(0);
+      expect(revoke.code, revoke.stderr).toBe(0);
       expect(revoke.stdout).toContain(`revoked API key ${keyId}`);
       expect((await fetch(`${server.url}/v1/me`, { headers: bearer(secret) })).status).toBe(403);
     } finally {
