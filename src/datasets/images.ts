@@ -63,16 +63,23 @@ export const isImageFile = (name: string) => IMAGE_EXTENSIONS.has(path.extname(n
 
 export type ImageInfo = { width: number; height: number; channels: number; format: string } | { error: string };
 
+/** Images up to this many pixels are decoded whole in one call (fast); larger ones through shrink-on-load. */
+const DIRECT_DECODE_PIXELS = 16_000_000;
+
 /**
- * Decodes one image fully (a truncated or corrupt file fails here, not during training). The decode is
- * resized to a few pixels so memory per image stays small; JPEG shrink-on-load still reads every scan.
+ * Decodes one image fully, so a truncated or corrupt file fails here and not during training.
+ * Usual sizes: a plain raw decode (about twice as fast as a resized one for small images). Past 16 MP
+ * (at most 64 MB of pixels) the decode is resized to a few pixels so memory per image stays small; JPEG
+ * shrink-on-load still reads every scan.
  */
 export async function inspectImage(file: string): Promise<ImageInfo> {
   try {
+    // The header gives the stored channels (the raw output would be converted to sRGB).
     const img = sharp(file, { failOn: "error", limitInputPixels: 200_000_000 });
     const meta = await img.metadata();
     if (!meta.width || !meta.height) return { error: "no width or height" };
-    await img.resize(8, 8, { fit: "fill" }).raw().toBuffer();
+    if (meta.width * meta.height <= DIRECT_DECODE_PIXELS) await img.raw().toBuffer();
+    else await img.resize(8, 8, { fit: "fill" }).raw().toBuffer();
     return { width: meta.width, height: meta.height, channels: meta.channels ?? 0, format: meta.format ?? "unknown" };
   } catch (err) {
     return { error: (err as Error).message.split("\n")[0] };
