@@ -1,5 +1,6 @@
 import { sha256Hex } from "../../src/auth/secrets.js";
 import { sessions } from "../../src/db/schema.js";
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, createUserWithKey, limiterEnv, type UserWithKey } from "../helpers/auth.js";
 import { dbTargets } from "../helpers/db.js";
@@ -134,6 +135,16 @@ describe.each(dbTargets())("dashboard sessions on %s", (target) => {
     expect(((await after.json()) as any).error.code).toBe("invalid_session");
     const none = await fetch(`${server.url}/v1/session`);
     expect(((await none.json()) as any).error.code).toBe("session_required");
+  });
+
+  it("refuses an expired session: 401 invalid_session", async () => {
+    const { res, cookie } = await signIn(server, user.email, user.password, freshIp());
+    expect(res.status).toBe(200);
+    const token = cookie.split("=")[1];
+    await server.services.db.update(sessions).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(sessions.tokenHash, sha256Hex(token)));
+    const after = await fetch(`${server.url}/v1/session`, { headers: { cookie } });
+    expect(after.status).toBe(401);
+    expect(((await after.json()) as any).error.code).toBe("invalid_session");
   });
 
   it("throttles sign-in per email: 429 rate_limit_exceeded with Retry-After, even for the right password", async () => {
