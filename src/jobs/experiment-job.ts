@@ -77,7 +77,8 @@ export async function runExperimentJob(deps: JobDeps, uuid: string, stop: AbortS
   // Heartbeat: renews the lease and carries cancellation from the API (which may be another process).
   const local = new AbortController();
   const onOuterStop = () => local.abort(stop.reason ?? "shutdown");
-  stop.addEventListener("abort", onOuterStop, { once: true });
+  if (stop.aborted) onOuterStop();
+  else stop.addEventListener("abort", onOuterStop, { once: true });
   const beat = setInterval(async () => {
     try {
       const r = await repo.renewLease(uuid, owner, leaseS);
