@@ -68,7 +68,7 @@ def fit(model, store: TrainStore, val: Prepared, cfg: dict, budget_s: float, see
     warmup = max(10, min(300, steps_per_epoch * 2))
     start = time.monotonic()
     epochs, step, best, best_state, history = None, 0, -1.0, None, []
-    epoch = 0
+    epoch, checks_done = 0, 0.0
     while epochs is None or epoch < epochs:
         model.train()
         order = rng.permutation(len(store))
@@ -97,7 +97,8 @@ def fit(model, store: TrainStore, val: Prepared, cfg: dict, budget_s: float, see
             per_epoch = elapsed
             t = time.monotonic()
             quick_map50(ema.model, val, cfg["val_det"])
-            per_val_image = (time.monotonic() - t) / max(1, len(val.records))
+            checks_done = time.monotonic() - t
+            per_val_image = checks_done / max(1, len(val.records))
             # What follows training (threshold choice, export, ONNX inference of val and test, bootstrap)
             # scales with the images it touches; the untrained model's many candidates make this an overestimate.
             reserve = per_val_image * cfg["post_images"] * 1.2 + 10.0
@@ -107,12 +108,17 @@ def fit(model, store: TrainStore, val: Prepared, cfg: dict, budget_s: float, see
             events.log("info", f"first epoch took {per_epoch:.1f}s; training {epochs} epochs "
                                f"({reserve:.0f}s kept for evaluation and export)")
             elapsed = time.monotonic() - start
+        elif epoch < epochs / 2:  # re-plan in the first half: a shared machine's speed changes
+            per_epoch = (elapsed - checks_done) / epoch
+            epochs = int(np.clip((deadline - checks) / max(per_epoch, 1e-3), max(epoch + 1, cfg["min_epochs"]), cfg["max_epochs"]))
         # Stop when the next epoch would end past the deadline (the schedule then ends un-annealed).
         out_of_time = epoch < epochs and elapsed * (epoch + 1) / epoch > deadline and epoch >= cfg["min_epochs"]
         check_every = max(1, math.ceil(epochs * 0.4 / MAX_VAL_CHECKS))
         entry = {"epoch": epoch, "loss": float(np.mean(losses)), "time_s": round(elapsed, 1)}
         if epoch >= epochs * 0.6 and ((epochs - epoch) % check_every == 0 or epoch >= epochs or out_of_time):
+            t = time.monotonic()
             entry["val_map50"] = quick_map50(ema.model, val, cfg["val_det"])
+            checks_done += time.monotonic() - t
             events.metric("val", "map50", entry["val_map50"], epoch=epoch)
             if entry["val_map50"] > best:
                 best, best_state = entry["val_map50"], copy.deepcopy(ema.model.state_dict())
