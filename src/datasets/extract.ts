@@ -30,6 +30,7 @@ export interface ExtractResult {
 
 /** Entries below this size are never called bombs: tiny files compress absurdly well and harm nobody. */
 const RATIO_MIN_BYTES = 1024 * 1024;
+const IN_FLIGHT = 8;
 const S_IFMT = 0o170000;
 const S_IFLNK = 0o120000;
 
@@ -127,6 +128,16 @@ function byteGuard(limit: number, name: string) {
   });
 }
 
+async function writeEntry(stream: NodeJS.ReadableStream, target: string, plan: Planned, signal?: AbortSignal): Promise<void> {
+  try {
+    // 'wx': never follow or overwrite something already there.
+    await pipeline(stream, byteGuard(plan.uncompressedSize, plan.name), fs.createWriteStream(target, { flags: "wx" }), { signal });
+  } catch (err) {
+    if ((err as Error).name === "AbortError" || err instanceof DatasetFault) throw err;
+    throw new DatasetFault("zip_corrupt", `cannot extract '${plan.name}': ${(err as Error).message}`, { path: plan.name });
+  }
+}
+
 export async function extractZip(zipFile: string, destDir: string, limits: ExtractLimits, signal?: AbortSignal): Promise<ExtractResult> {
   let zip = await openZip(zipFile);
   try {
@@ -170,30 +181,39 @@ export async function extractZip(zipFile: string, destDir: string, limits: Extra
     await fs.promises.mkdir(root, { recursive: true });
     const wanted = new Map(files.map((f) => [f.name, f]));
     const made = new Set<string>(); // folders already created: one mkdir per folder, not per file
-    await eachEntry(zip, async (entry) => {
-      if (signal?.aborted) throw abortError(signal);
-      const name = decodeName(entry);
-      const plan = wanted.get(name);
-      if (!plan) return;
-      const target = path.resolve(root, ...plan.segments);
-      // Zip-slip, checked on the resolved path whatever the name looked like.
-      if (!target.startsWith(root + path.sep)) throw new DatasetFault("zip_unsafe_path", `the zip entry '${name}' points outside the archive`, { path: name });
-      const parent = path.dirname(target);
-      if (!made.has(parent)) {
-        await fs.promises.mkdir(parent, { recursive: true });
-        made.add(parent);
-      }
-      const stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) =>
-        zip.openReadStream(entry, (err, s) => (err || !s ? reject(new DatasetFault("zip_corrupt", `cannot read '${name}': ${err?.message}`, { path: name })) : resolve(s))),
-      );
-      try {
-        // 'wx': never follow or overwrite something already there.
-        await pipeline(stream, byteGuard(plan.uncompressedSize, name), fs.createWriteStream(target, { flags: "wx" }), { signal });
-      } catch (err) {
-        if ((err as Error).name === "AbortError" || err instanceof DatasetFault) throw err;
-        throw new DatasetFault("zip_corrupt", `cannot extract '${name}': ${(err as Error).message}`, { path: name });
-      }
-    });
+    // A few entries are written at once: each file costs several thread-pool round trips (open, write,
+    // close), and overlapping them hides that latency. Memory stays bounded: IN_FLIGHT streams at a time.
+    const running = new Set<Promise<void>>();
+    let failure: unknown = null;
+    try {
+      await eachEntry(zip, async (entry) => {
+        if (failure) throw failure;
+        if (signal?.aborted) throw abortError(signal);
+        const name = decodeName(entry);
+        const plan = wanted.get(name);
+        if (!plan) return;
+        const target = path.resolve(root, ...plan.segments);
+        // Zip-slip, checked on the resolved path whatever the name looked like.
+        if (!target.startsWith(root + path.sep)) throw new DatasetFault("zip_unsafe_path", `the zip entry '${name}' points outside the archive`, { path: name });
+        const parent = path.dirname(target);
+        if (!made.has(parent)) {
+          await fs.promises.mkdir(parent, { recursive: true });
+          made.add(parent);
+        }
+        const stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) =>
+          zip.openReadStream(entry, (err, s) => (err || !s ? reject(new DatasetFault("zip_corrupt", `cannot read '${name}': ${err?.message}`, { path: name })) : resolve(s))),
+        );
+        const job: Promise<void> = writeEntry(stream, target, plan, signal)
+          .catch((err) => void (failure ??= err))
+          .finally(() => running.delete(job));
+        running.add(job);
+        if (running.size >= IN_FLIGHT) await Promise.race(running);
+        if (failure) throw failure;
+      });
+    } finally {
+      await Promise.allSettled([...running]);
+    }
+    if (failure) throw failure;
     return { dir: root, files: files.map((f) => f.name), topLevelFolder, totalBytes: total, skipped };
   } finally {
     zip.close();
