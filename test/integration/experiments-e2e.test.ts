@@ -1,5 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { createHmac } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
@@ -81,6 +83,9 @@ describe(`experiment end to end on ${primaryTarget()}`, () => {
     const stored = await server.services.bucket.list(`models/${user.userId}/1/v1/`);
     expect(stored).toEqual(expect.arrayContaining([`models/${user.userId}/1/v1/model.onnx`, `models/${user.userId}/1/v1/manifest.json`]));
     // The work folder is gone; the log stays.
+    const uuid = (await server.services.experiments.repo.byUserNumber(user.userId, 1))!.id;
+    expect(fs.existsSync(path.join(server.dataDir, "work", uuid))).toBe(false);
+    expect(fs.existsSync(path.join(server.dataDir, "logs", `${uuid}.log`))).toBe(true);
     const logs = await client.get("/v1/experiments/1/logs");
     expect(logs.status).toBe(200);
     expect(logs.body).toContain("status ready");
@@ -94,6 +99,10 @@ describe(`experiment end to end on ${primaryTarget()}`, () => {
     const statuses = [...text.matchAll(/event: status\ndata: (.*)\n/g)].map((m) => JSON.parse(m[1]).status);
     expect(statuses).toEqual(["queued", "fetching", "validating", "training", "evaluating", "publishing", "ready"]);
     expect(text).toMatch(/event: progress\n/);
+    // Resuming with Last-Event-ID replays only what came after it.
+    const publishingId = [...text.matchAll(/id: (\d+)\nevent: status\ndata: (.*)\n/g)].find((m) => JSON.parse(m[2]).status === "publishing")![1];
+    const resumed = await (await fetch(`${server.url}/v1/experiments/1/events`, { headers: { authorization: `Bearer ${user.key}`, "last-event-id": publishingId } })).text();
+    expect([...resumed.matchAll(/event: status\ndata: (.*)\n/g)].map((m) => JSON.parse(m[1]).status)).toEqual(["ready"]);
   });
 
   it("POSTs a signed callback on the terminal state, retrying after a 5xx", async () => {
