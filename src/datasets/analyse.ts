@@ -73,8 +73,12 @@ export async function analyseDataset(
     classNameCol: request.model_type === 0 && labelCols.length === 1 ? classNameColumn(checked) : null,
     problem: problemOf(request, classes.size),
     header: checked.header,
-    rows: normalisedRows(checked, table),
-    strataRows: checked.rows.map((r) => ({ patient: r.patient, label: checked.labelIdx.map((i) => r.values[i]).join("|") })),
+    rows: normalisedRows(checked, table, request.model_type === 1 ? checked.labelIdx : []),
+    // Regression stratifies on the first label's value (quantile bins); classification on the label combination.
+    strataRows: checked.rows.map((r) => ({
+      patient: r.patient,
+      label: request.model_type === 1 ? String(parseNumber(r.values[checked.labelIdx[0]], table.delimiter) ?? 0) : checked.labelIdx.map((i) => r.values[i]).join("|"),
+    })),
   };
 }
 
@@ -98,11 +102,12 @@ function reportImages(sizes: Map<string, ImageInfo>, report: ReportBuilder, chec
 }
 
 /** The user's columns, with image paths made relative to the root and decimal commas turned into points. */
-function normalisedRows(checked: CheckedTable, table: CsvTable): string[][] {
+function normalisedRows(checked: CheckedTable, table: CsvTable, numericLabels: number[]): string[][] {
+  const numeric = [...checked.numericData, ...numericLabels];
   return checked.rows.map((r) => {
     const v = [...r.values];
     if (checked.imageIdx !== null && r.image) v[checked.imageIdx] = r.image;
-    for (const di of checked.numericData) {
+    for (const di of numeric) {
       const n = parseNumber(v[di], table.delimiter);
       if (n !== null && table.delimiter === ";") v[di] = String(n);
     }

@@ -100,6 +100,11 @@ describe("prepareDataset", () => {
     expect(out.problem).toBe("regression");
     expect(out.report.summary.label_range).toEqual({ min: 0, max: 2.9 });
     expect(out.split!.train.length + out.split!.val.length + out.split!.test.length).toBe(30);
+    // With ';' a decimal-comma label is written with a point, so the pipeline reads a number.
+    const semi = ["id;x;y", ...Array.from({ length: 12 }, (_, i) => `${i};${i};${i},5`)].join("\n");
+    const s2 = (await prepare(makeZip({ "d.csv": semi }), { task: "data", type_of_experiment: "classification", model_type: 1, label_cols: ["y"], data_cols: ["x"] })).out;
+    expect(s2.report.errors).toEqual([]);
+    expect(fs.readFileSync(s2.table!, "utf8").split("\r\n")[2]).toBe('"1","1","1.5"');
   });
 
   it("normalises a detection CSV, a VOC and a COCO dataset to one row per box", async () => {
