@@ -50,6 +50,9 @@ export class ModelSession {
       executionMode: "sequential",
       ...(opts.intraOpThreads > 0 ? { intraOpNumThreads: opts.intraOpThreads } : {}),
       interOpNumThreads: 1,
+      // ORT's pool threads spin-wait after each run by default; in a server they would take the cores the
+      // event loop needs for HTTP, decoding and maps. Off: they sleep between runs.
+      extra: { session: { intra_op: { allow_spinning: "0" } } },
     };
     const bytes = await fs.promises.readFile(file);
     let session: ort.InferenceSession;
