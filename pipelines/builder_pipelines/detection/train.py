@@ -101,7 +101,7 @@ def fit(model, store: TrainStore, val: Prepared, cfg: dict, budget_s: float, see
             per_val_image = checks_done / max(1, len(val.records))
             # What follows training (threshold choice, export, ONNX inference of val and test, bootstrap)
             # scales with the images it touches; the untrained model's many candidates make this an overestimate.
-            reserve = per_val_image * cfg["post_images"] * 1.5 + 30.0  # + export, bootstrap, figures
+            reserve = per_val_image * cfg["post_images"] * 1.5 + min(30.0, 0.1 * budget_s)  # + export, bootstrap, figures
             checks = MAX_VAL_CHECKS * per_val_image * len(val.records)
             deadline = budget_s - reserve  # training, including its validation passes, ends by then
             epochs = int(np.clip((deadline - checks) / max(per_epoch, 1e-3), cfg["min_epochs"], cfg["max_epochs"]))
