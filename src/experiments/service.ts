@@ -1,9 +1,11 @@
 import fs from "node:fs";
+import { isIP } from "node:net";
 import type { Config } from "../config.js";
 import { ApiError, errors } from "../http/errors.js";
 import type { JobRunner } from "../jobs/runner.js";
 import { logFileOf } from "../jobs/experiment-job.js";
 import { notifyTerminal } from "../jobs/notify.js";
+import { OutboundGuard } from "../net/outbound-guard.js";
 import type { Logger } from "../logger.js";
 import type { ExperimentRepository, ExperimentRow } from "./repository.js";
 import { requestHash, withoutToken, type experimentRequestSchema } from "./request.js";
@@ -11,6 +13,7 @@ import { isTerminal } from "./state.js";
 import type { z } from "zod";
 
 export class ExperimentService {
+  private guard?: OutboundGuard;
   constructor(private readonly deps: { repo: ExperimentRepository; runner: () => JobRunner | undefined; config: Config; logger: Logger }) {}
 
   get repo() {
@@ -26,6 +29,18 @@ export class ExperimentService {
     const request = withoutToken(body);
     if (request.callback_url && !this.deps.config.CALLBACK_SECRET) {
       throw errors.invalidRequest("1 invalid field: callback_url", [{ field: "callback_url", message: "this server has no CALLBACK_SECRET to sign callbacks with; ask the operator, or leave callback_url out" }]);
+    }
+    if (request.callback_url) {
+      // The form is checked now (scheme, credentials, metadata/localhost names) so a bad URL is a 400, not a
+      // callback that silently never arrives; addresses are checked again at send time, after DNS.
+      try {
+        const guard = (this.guard ??= new OutboundGuard({ allowHosts: this.deps.config.FETCH_ALLOW_HOSTS }));
+        const url = guard.checkUrl(request.callback_url);
+        // An address literal needs no DNS: check its range now too (private/metadata unless allowed).
+        if (isIP(url.hostname.replace(/^\[|\]$/g, ""))) await guard.pinnedAddress(url.hostname);
+      } catch (err) {
+        throw errors.invalidRequest("1 invalid field: callback_url", [{ field: "callback_url", message: (err as Error).message }]);
+      }
     }
     if (request.source_experiment_id !== undefined && !(await this.deps.repo.byUserNumber(userId, request.source_experiment_id))) {
       throw errors.invalidRequest("1 invalid field: source_experiment_id", [{ field: "source_experiment_id", message: `you have no experiment ${request.source_experiment_id}` }]);

@@ -13,7 +13,7 @@ describe.each(dbTargets())("experiments API on %s", (target) => {
   let alice: { userId: string; key: string; client: Api };
   let bob: { userId: string; key: string; client: Api };
   beforeAll(async () => {
-    server = await startTestServer(target, { JOB_LEASE_S: "2" });
+    server = await startTestServer(target, { JOB_LEASE_S: "2", CALLBACK_SECRET: "0123456789abcdef0123" });
     const a = await createUserWithKey(server);
     const b = await createUserWithKey(server);
     alice = { ...a, client: api(server.url, a.key) };
@@ -102,6 +102,14 @@ describe.each(dbTargets())("experiments API on %s", (target) => {
     const bad = await alice.client.get("/v1/experiments?status=nope&limit=0");
     expect(bad.status).toBe(400);
     expect(bad.body.error.details.length).toBe(2);
+  });
+
+  it("refuses a callback_url the outbound guard would never call (metadata service, credentials)", async () => {
+    for (const url of ["http://169.254.169.254/latest/meta-data", "https://user:pw@example.org/hook"]) {
+      const res = await alice.client.post("/v1/experiments", dataRequest(alice.userId, 14, `${alice.userId}/x/data.zip`, ["a"], { callback_url: url }));
+      expect(res.status).toBe(400);
+      expect(res.body.error.details[0].field).toBe("callback_url");
+    }
   });
 
   it("refuses a Retrospective study of an experiment the caller does not have", async () => {
