@@ -45,6 +45,8 @@ export class ModelCache {
   private readonly loading = new Map<string, Promise<LoadedModel>>();
   private readonly latest = new Map<string, { row: ModelRow; at: number }>();
   private readonly cuda = fs.existsSync("/dev/nvidia0");
+  /** LRU clock: a counter, not Date.now(), so two uses in the same millisecond still have an order. */
+  private tick = 0;
 
   constructor(private readonly o: ModelCacheOptions) {
     fs.mkdirSync(o.cacheDir, { recursive: true });
@@ -79,7 +81,7 @@ export class ModelCache {
   load(row: ModelRow): Promise<LoadedModel> {
     const have = this.loaded.get(row.id);
     if (have) {
-      have.lastUsed = Date.now();
+      have.lastUsed = ++this.tick;
       return Promise.resolve(have);
     }
     let p = this.loading.get(row.id);
@@ -114,7 +116,7 @@ export class ModelCache {
         throw new Error(`the model has no output named ${need}`);
       }
     }
-    const entry: LoadedModel = { row, manifest, session, bytes, lastUsed: Date.now() };
+    const entry: LoadedModel = { row, manifest, session, bytes, lastUsed: ++this.tick };
     this.loaded.set(row.id, entry);
     this.enforceLimit(row.id);
     return entry;

@@ -1,9 +1,11 @@
-import fs from "node:fs";
+import { Worker } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
 
 /**
- * One loaded ONNX model and the way requests reach it. session.run is asynchronous in onnxruntime-node
- * (the work happens on ORT's own threads), so the event loop stays free during inference.
+ * One loaded ONNX model and the way requests reach it. onnxruntime-node's session.run() looks asynchronous
+ * but runs the native inference synchronously inside a setImmediate, blocking the event loop for the whole
+ * run; so each model's session lives on its own worker thread (inference-worker.ts) and the event loop only
+ * posts tensors to it.
  *
  * Opportunistic batching: when a run is already in flight, requests that arrive meanwhile queue up and
  * go together as one run the moment it ends (up to maxBatch). A lone request never waits for company,
@@ -33,15 +35,30 @@ export class ModelSession {
   /** How many samples each run carried (exposed for tests and the benchmark). */
   readonly batchSizes: number[] = [];
 
+  private readonly pending = new Map<number, { resolve: (o: Outputs) => void; reject: (e: Error) => void }>();
+  private nextId = 1;
+
   private constructor(
-    private readonly session: ort.InferenceSession,
+    private readonly worker: Worker,
     readonly inputName: string,
     readonly sampleShape: number[],
     private readonly maxBatch: number,
+    private readonly names: { inputs: string[]; outputs: string[]; inputShapes: Record<string, Array<number | string> | null> },
   ) {
-    const meta = session.inputMetadata?.find((m) => m.name === inputName) as { shape?: Array<number | string> } | undefined;
-    const first = meta?.shape?.[0];
+    const first = names.inputShapes[inputName]?.[0];
     this.batchable = maxBatch > 1 && (typeof first === "string" || first === -1 || first === undefined);
+    worker.on("message", (m: { id?: number; outputs?: Record<string, { data: Float32Array; dims: number[] }>; error?: string }) => {
+      if (m.id === undefined) return;
+      const p = this.pending.get(m.id);
+      if (!p) return;
+      this.pending.delete(m.id);
+      if (m.error) p.reject(new Error(m.error));
+      else p.resolve(Object.fromEntries(Object.entries(m.outputs!).map(([k, v]) => [k, new ort.Tensor("float32", v.data, v.dims)])));
+    });
+    worker.on("error", (err) => {
+      for (const p of this.pending.values()) p.reject(err);
+      this.pending.clear();
+    });
   }
 
   static async load(file: string, inputName: string, sampleShape: number[], opts: SessionOptions): Promise<ModelSession> {
@@ -54,24 +71,37 @@ export class ModelSession {
       // event loop needs for HTTP, decoding and maps. Off: they sleep between runs.
       extra: { session: { intra_op: { allow_spinning: "0" } } },
     };
-    const bytes = await fs.promises.readFile(file);
-    let session: ort.InferenceSession;
+    const tryLoad = (options: ort.InferenceSession.SessionOptions) =>
+      new Promise<{ worker: Worker; names: { inputs: string[]; outputs: string[]; inputShapes: Record<string, Array<number | string> | null> } }>((resolve, reject) => {
+        const worker = new Worker(new URL("./inference-worker.mjs", import.meta.url), { workerData: { file, options } });
+        worker.once("error", reject);
+        worker.once("message", (m: { type: string; error?: string; inputNames: string[]; outputNames: string[]; inputShapes: Record<string, Array<number | string> | null> }) => {
+          if (m.type === "loaded") resolve({ worker, names: { inputs: m.inputNames, outputs: m.outputNames, inputShapes: m.inputShapes } });
+          else {
+            void worker.terminate();
+            reject(new Error(m.error ?? "the model could not be loaded"));
+          }
+        });
+      });
+    let loaded;
     if (opts.cuda) {
       try {
-        session = await ort.InferenceSession.create(bytes, { ...base, executionProviders: ["cuda", "cpu"] });
+        loaded = await tryLoad({ ...base, executionProviders: ["cuda", "cpu"] });
       } catch {
-        session = await ort.InferenceSession.create(bytes, { ...base, executionProviders: ["cpu"] });
+        loaded = await tryLoad({ ...base, executionProviders: ["cpu"] });
       }
-    } else session = await ort.InferenceSession.create(bytes, { ...base, executionProviders: ["cpu"] });
-    if (!session.inputNames.includes(inputName)) {
-      await session.release();
-      throw new Error(`the model has no input named ${inputName} (it has ${session.inputNames.join(", ")})`);
+    } else loaded = await tryLoad({ ...base, executionProviders: ["cpu"] });
+    loaded.worker.unref();
+    const session = new ModelSession(loaded.worker, inputName, sampleShape, opts.maxBatch, loaded.names);
+    if (!loaded.names.inputs.includes(inputName)) {
+      await session.close();
+      throw new Error(`the model has no input named ${inputName} (it has ${loaded.names.inputs.join(", ")})`);
     }
-    return new ModelSession(session, inputName, sampleShape, opts.maxBatch);
+    return session;
   }
 
   get outputNames(): readonly string[] {
-    return this.session.outputNames;
+    return this.names.outputs;
   }
 
   /** Runs one sample (the tensor without its batch dimension); resolves to that sample's outputs (batch dim 1). */
@@ -109,7 +139,12 @@ export class ModelSession {
     const per = inputs[0].length;
     const data = n === 1 ? inputs[0] : new Float32Array(per * n);
     if (n > 1) inputs.forEach((x, i) => data.set(x, i * per));
-    const out = await this.session.run({ [this.inputName]: new ort.Tensor("float32", data, [n, ...this.sampleShape]) });
+    const id = this.nextId++;
+    const out = await new Promise<Outputs>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      // Copied, not transferred: a single input may be a view the caller still holds.
+      this.worker.postMessage({ id, input: this.inputName, data, dims: [n, ...this.sampleShape] });
+    });
     if (n === 1) return [out];
     // Split every output along its first (batch) dimension.
     const results: Outputs[] = Array.from({ length: n }, () => ({}));
@@ -132,7 +167,7 @@ export class ModelSession {
   private async releaseNow(): Promise<void> {
     if (this.released) return;
     this.released = true;
-    await this.session.release().catch(() => undefined);
+    await this.worker.terminate().catch(() => undefined); // ends the thread and frees the native session
   }
 }
 
