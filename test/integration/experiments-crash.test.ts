@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { eq } from "drizzle-orm";
 import { parseConfig } from "../../src/config.js";
+import { redisConnection } from "../../src/jobs/bullmq.js";
 import { models } from "../../src/db/schema.js";
 import { createServices, type Services } from "../../src/services.js";
 import { createThrowawayDatabase } from "../helpers/db.js";
@@ -56,7 +57,7 @@ interface Cluster {
 async function cluster(env: Record<string, string>): Promise<Cluster> {
   const db = await createThrowawayDatabase();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-crash-"));
-  const base = { DATABASE_URL: db.url, BUILDER_DATA_DIR: dataDir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn", JOB_LEASE_S: "3", ...env };
+  const base: Record<string, string> = { DATABASE_URL: db.url, BUILDER_DATA_DIR: dataDir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn", JOB_LEASE_S: "3", ...env };
   const services = await createServices(parseConfig({ ...base, LOG_LEVEL: "silent" }), { runner: false });
   const user = await createUserWithKey({ services } as TestServer);
   const data = tabularZip();
@@ -82,6 +83,13 @@ async function cluster(env: Record<string, string>): Promise<Cluster> {
     },
     async close() {
       for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+      if (base.REDIS_URL && "BULLMQ_QUEUE" in base) {
+        // Leave nothing of this test's queue behind in the shared Redis.
+        const connection = redisConnection(base.REDIS_URL);
+        const keys = await connection.keys(`bull:${base.BULLMQ_QUEUE}:*`);
+        if (keys.length) await connection.del(...keys);
+        await connection.quit();
+      }
       await services.close();
       await db.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
