@@ -48,7 +48,11 @@ export interface Services {
 /** opts.runner false: no job runner (the `worker` command runs its own BullMQ consumer). */
 export async function createServices(config: Config, opts: { logger?: Logger; runner?: boolean } = {}): Promise<Services> {
   const logger = opts.logger ?? createLogger(config.LOG_LEVEL);
-  const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.dataDir });
+  const database = await openDatabase({
+    url: config.DATABASE_URL,
+    dataDir: config.dataDir,
+    onError: (err) => logger.warn({ err }, "an idle database connection failed; the pool will open a new one"),
+  });
   await database.migrate();
   const closers: Array<() => Promise<void> | void> = [() => database.close()];
   const auth = await createAuth({ config, db: database.db, logger, databaseKind: database.kind });
@@ -67,7 +71,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     bucket,
     events,
     serving: createServing({ config, db: database.db, bucket, events, logger }),
-    experiments: new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger }),
+    experiments: new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket }),
     datasets: new DatasetService({ bucket, config, db: database.db, logger }),
     authenticate: (req, res, mode) => auth.authenticate(req, res, mode),
     onClose: (fn) => void closers.push(fn),

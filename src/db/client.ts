@@ -23,12 +23,16 @@ export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.met
  * Postgres through `pg` when a URL is given, otherwise an embedded PGlite on disk under dataDir/pglite.
  * Both run the same migrations from ./migrations.
  */
-export async function openDatabase(opts: { url?: string; dataDir: string }): Promise<Database> {
+export async function openDatabase(opts: { url?: string; dataDir: string; onError?: (err: Error) => void }): Promise<Database> {
   if (opts.url) {
     const { Pool } = await import("pg");
     const { drizzle } = await import("drizzle-orm/node-postgres");
     const { migrate } = await import("drizzle-orm/node-postgres/migrator");
     const pool = new Pool({ connectionString: opts.url, max: 10 });
+    // An idle connection that the server closes (restart, failover, pg_terminate_backend) is reported here;
+    // without a listener it would be an uncaught exception that takes the whole service down.
+    // The pool drops that client and opens a new one on the next query.
+    pool.on("error", (err) => opts.onError?.(err));
     const db = drizzle(pool, { schema }) as unknown as Db;
     return {
       db,
