@@ -3,7 +3,8 @@ import { isIP } from "node:net";
 import type { Config } from "../config.js";
 import { ApiError, errors } from "../http/errors.js";
 import type { JobRunner } from "../jobs/runner.js";
-import { logFileOf } from "../jobs/experiment-job.js";
+import { logFileOf, logObjectOf } from "../jobs/experiment-job.js";
+import type { Bucket } from "../storage/bucket.js";
 import { notifyTerminal } from "../jobs/notify.js";
 import { OutboundGuard } from "../net/outbound-guard.js";
 import type { Logger } from "../logger.js";
@@ -14,7 +15,7 @@ import type { z } from "zod";
 
 export class ExperimentService {
   private guard?: OutboundGuard;
-  constructor(private readonly deps: { repo: ExperimentRepository; runner: () => JobRunner | undefined; config: Config; logger: Logger }) {}
+  constructor(private readonly deps: { repo: ExperimentRepository; runner: () => JobRunner | undefined; config: Config; logger: Logger; bucket: Bucket }) {}
 
   get repo() {
     return this.deps.repo;
@@ -87,18 +88,25 @@ export class ExperimentService {
     return (await this.deps.repo.byId(row.id))!;
   }
 
-  readLog(row: ExperimentRow, tailBytes: number): string {
+  /** The local log (this host ran or runs the job), else the copy a worker on another host left in the bucket. */
+  async readLog(row: ExperimentRow, tailBytes: number): Promise<string> {
     const file = logFileOf(this.deps.config, row.id);
-    if (!fs.existsSync(file)) return "";
-    const size = fs.statSync(file).size;
-    const start = Math.max(0, size - tailBytes);
-    const fd = fs.openSync(file, "r");
-    try {
-      const buf = Buffer.alloc(size - start);
-      fs.readSync(fd, buf, 0, buf.length, start);
-      return buf.toString("utf8");
-    } finally {
-      fs.closeSync(fd);
+    if (fs.existsSync(file)) {
+      const size = fs.statSync(file).size;
+      const start = Math.max(0, size - tailBytes);
+      const fd = fs.openSync(file, "r");
+      try {
+        const buf = Buffer.alloc(size - start);
+        fs.readSync(fd, buf, 0, buf.length, start);
+        return buf.toString("utf8");
+      } finally {
+        fs.closeSync(fd);
+      }
     }
+    if (!(await this.deps.bucket.stat(logObjectOf(row)))) return "";
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.deps.bucket.read(logObjectOf(row))) chunks.push(chunk as Buffer);
+    const all = Buffer.concat(chunks);
+    return all.subarray(Math.max(0, all.length - tailBytes)).toString("utf8");
   }
 }

@@ -47,6 +47,7 @@ const HEARTBEAT_MS = (leaseS: number) => Math.max(200, Math.min(1000, (leaseS * 
 
 export const workDirOf = (config: Config, uuid: string) => path.join(config.dataDir, "work", uuid);
 export const logFileOf = (config: Config, uuid: string) => path.join(config.dataDir, "logs", `${uuid}.log`);
+export const logObjectOf = (row: Pick<ExperimentRow, "id" | "userId" | "experimentId">) => `logs/${row.userId}/${row.experimentId}/${row.id}.log`;
 
 type TransitionSet = NonNullable<NonNullable<Parameters<ExperimentRepository["transition"]>[2]>["set"]>;
 
@@ -248,8 +249,11 @@ export async function runExperimentJob(deps: JobDeps, uuid: string, stop: AbortS
     clearInterval(beat);
     stop.removeEventListener("abort", onOuterStop);
     const after = await repo.byId(uuid).catch(() => undefined);
-    if (after && isTerminal(after.status)) fs.rmSync(work, { recursive: true, force: true });
-    else await repo.releaseLease(uuid, owner).catch(() => undefined);
+    if (after && isTerminal(after.status)) {
+      fs.rmSync(work, { recursive: true, force: true });
+      // A copy of the log in the bucket, so GET .../logs works when a worker on another host ran the job.
+      await deps.bucket.uploadFile(logFile, logObjectOf(row)).catch((err) => log.warn({ err }, "could not copy the job log to the bucket"));
+    } else await repo.releaseLease(uuid, owner).catch(() => undefined);
   }
 }
 

@@ -185,6 +185,9 @@ describe.skipIf(!hasPg || !hasRedis)("BullMQ workers on the real Redis", () => {
       clearInterval(sampler);
     }
     expect(most).toBeLessThanOrEqual(1);
+    // The workers wrote the log; serve answers it (here they share the data folder; the bucket copy is tested in e2e).
+    const logs = await client.get("/v1/experiments/1/logs");
+    expect(logs.body).toContain("status ready");
     const published = await c.services.db.select().from(models).where(eq(models.experimentUuid, row.id));
     expect(published.map((m) => m.version)).toEqual([1]);
     // The second attempt ran every stage from the start, once.

@@ -90,6 +90,12 @@ describe(`experiment end to end on ${primaryTarget()}`, () => {
     expect(logs.status).toBe(200);
     expect(logs.body).toContain("status ready");
     expect(logs.body).not.toContain("seed-token-never-stored");
+    // A job run by a worker on another host leaves no local file here: the copy in the bucket answers.
+    // (The copy is made just after the terminal state is written, hence the short wait.)
+    await waitFor("the log copy in the bucket", async () => server.services.bucket.stat(`logs/${user.userId}/1/${uuid}.log`), 10_000);
+    fs.rmSync(path.join(server.dataDir, "logs", `${uuid}.log`));
+    const fromBucket = await client.get("/v1/experiments/1/logs");
+    expect(fromBucket.body).toContain("status ready");
   });
 
   it("replays every state change over Server-Sent Events and ends the stream at the terminal state", async () => {

@@ -78,7 +78,7 @@ export const experimentRoutes = [
     responses: { 200: { description: "log text", contentType: "text/plain" } },
     handler: async ({ services, auth, params, query, res }) => {
       const row = await services.experiments.get(auth.userId, params.experiment_id);
-      res.type("text/plain; charset=utf-8").send(services.experiments.readLog(row, query.tail_bytes));
+      res.type("text/plain; charset=utf-8").send(await services.experiments.readLog(row, query.tail_bytes));
     },
   }),
   defineRoute({
