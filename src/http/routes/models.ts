@@ -46,7 +46,15 @@ export const modelRoutes = [
     tags: ["models"],
     handler: async ({ services, auth }) => {
       const rows = await services.serving.repo.listLatest(auth.userId);
-      return { body: { data: rows.map(modelView) } };
+      // One unreadable manifest must not hide the caller's other models: list it with what the row knows.
+      const view = (row: ModelRow) => {
+        try {
+          return modelView(row);
+        } catch (err) {
+          return { experiment_id: row.experimentId, version: row.version, kind: row.kind, created_at: row.createdAt, error: (err as Error).message };
+        }
+      };
+      return { body: { data: rows.map(view) } };
     },
   }),
   defineRoute({
