@@ -29,12 +29,15 @@ typecheck: $(NPM_STAMP)
 	npx tsc --noEmit
 
 test: install typecheck test-py test-ts
+	@node scripts/test-summary.mjs
 
 test-ts: $(NPM_STAMP) $(VENV_STAMP)
-	npx vitest run
+	@rm -f .test-results/vitest.json
+	npx vitest run --reporter=default --reporter=json --outputFile.json=.test-results/vitest.json
 
 test-py: $(VENV_STAMP)
-	cd pipelines && .venv/bin/python -m pytest -q -p no:cacheprovider tests
+	@rm -f .test-results/pytest.xml
+	cd pipelines && .venv/bin/python -m pytest -q -p no:cacheprovider --junitxml=../.test-results/pytest.xml tests
 
 clean-data:
 	rm -rf data
