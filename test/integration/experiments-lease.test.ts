@@ -82,7 +82,7 @@ describe.each(dbTargets())("experiment lease on %s", (target) => {
       most = Math.max(most, ++running);
       await new Promise((r) => setTimeout(r, 1500));
       running--;
-      return { report: { valid: false, errors: [{ code: "test", message: "refused on purpose" }], warnings: [], summary: {} }, sha256: "" };
+      return { report: { valid: false, errors: [{ severity: "error", code: "test", message: "refused on purpose" }], warnings: [], errors_omitted: 0, warnings_omitted: 0, summary: {} }, sha256: "" };
     };
     const stop = new AbortController().signal;
     const a = runExperimentJob(deps("runner-a", prepare), row.id, stop);

@@ -39,7 +39,7 @@ function specFor(kind: PipelineKind, command: "train" | "evaluate"): JobSpec {
     }),
   );
   const prepared = {
-    report: { valid: true, errors: [], warnings: [], summary: {} },
+    report: { valid: true, errors: [], warnings: [], errors_omitted: 0, warnings_omitted: 0, summary: {} },
     sha256: "ab".repeat(32),
     root: "/data/root",
     table: "/data/root/table.csv",
