@@ -1,4 +1,7 @@
+import fs from "node:fs";
+import path from "node:path";
 import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 
 /**
  * Object storage, addressed by slash-separated object paths such as `<user_id>/<experiment_dir>/data.zip`.
@@ -53,4 +56,11 @@ export function objectPathSegments(path: string): string[] {
     if (s === "." || s === "..") throw new Error(`the path contains a '${s}' segment`);
   }
   return segments;
+}
+
+/** Streams an object to a local file; shared by the adapters, since it needs nothing but read(). */
+export async function downloadObject(bucket: Pick<Bucket, "read">, objectPath: string, localFile: string): Promise<{ size: number }> {
+  await fs.promises.mkdir(path.dirname(localFile), { recursive: true });
+  await pipeline(await bucket.read(objectPath), fs.createWriteStream(localFile));
+  return { size: (await fs.promises.stat(localFile)).size };
 }

@@ -1,9 +1,8 @@
 import fs from "node:fs";
-import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { Storage, type StorageOptions } from "@google-cloud/storage";
-import { BucketNotFoundError, objectPathSegments, type Bucket } from "./bucket.js";
+import { BucketNotFoundError, objectPathSegments, type Bucket, downloadObject } from "./bucket.js";
 import { meter } from "./local-bucket.js";
 
 /**
@@ -44,10 +43,8 @@ export class GcsBucket implements Bucket {
     return this.file(objectPath).createReadStream({ validation: false });
   }
 
-  async downloadTo(objectPath: string, localFile: string) {
-    await fs.promises.mkdir(path.dirname(localFile), { recursive: true });
-    await pipeline(await this.read(objectPath), fs.createWriteStream(localFile));
-    return { size: (await fs.promises.stat(localFile)).size };
+  downloadTo(objectPath: string, localFile: string) {
+    return downloadObject(this, objectPath, localFile);
   }
 
   async stat(objectPath: string) {

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { Transform, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { BucketLimitError, BucketNotFoundError, objectPathSegments, type Bucket } from "./bucket.js";
+import { BucketLimitError, BucketNotFoundError, objectPathSegments, type Bucket, downloadObject } from "./bucket.js";
 
 /** Hashes and counts bytes on their way through; aborts past maxBytes. */
 export function meter(maxBytes = Infinity) {
@@ -63,10 +63,8 @@ export class LocalBucket implements Bucket {
     }
   }
 
-  async downloadTo(objectPath: string, localFile: string) {
-    await fs.promises.mkdir(path.dirname(localFile), { recursive: true });
-    await pipeline(await this.read(objectPath), fs.createWriteStream(localFile));
-    return { size: (await fs.promises.stat(localFile)).size };
+  downloadTo(objectPath: string, localFile: string) {
+    return downloadObject(this, objectPath, localFile);
   }
 
   async stat(objectPath: string) {
