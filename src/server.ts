@@ -1,7 +1,9 @@
+import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Config } from "./config.js";
 import { createApp } from "./http/app.js";
+import { ApiError } from "./http/errors.js";
 import { allRoutes } from "./http/routes/index.js";
 import { createServices, type Services } from "./services.js";
 
@@ -19,6 +21,7 @@ export async function startServer(config: Config, opts: { port?: number; host?: 
   const app = createApp(services, allRoutes());
   const server = http.createServer(app);
   server.keepAliveTimeout = 65_000;
+  server.on("checkContinue", (req, res) => answerExpectContinue(config, app, req, res));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port ?? config.PORT, opts.host ?? config.HOST, () => resolve());
@@ -39,4 +42,22 @@ export async function startServer(config: Config, opts: { port?: number; host?: 
         await services.close();
       })()),
   };
+}
+
+/**
+ * `Expect: 100-continue` (sent by ./builder upload and by curl for large bodies): refuse a body over the upload
+ * limit before a byte of it is sent, so the client reads a clean 413 instead of a broken pipe half-way through;
+ * anything else is told to continue and handled as usual.
+ */
+function answerExpectContinue(config: Config, app: http.RequestListener, req: http.IncomingMessage, res: http.ServerResponse) {
+  const declared = Number(req.headers["content-length"]);
+  // The same margin as the files route: multipart framing around a file at the limit.
+  if (Number.isFinite(declared) && declared > config.MAX_UPLOAD_BYTES + 64 * 1024) {
+    const error = new ApiError(413, "payload_too_large", `the file is larger than the upload limit of ${config.MAX_UPLOAD_BYTES} bytes (MAX_UPLOAD_BYTES)`);
+    res.writeHead(413, { "content-type": "application/json; charset=utf-8", connection: "close", "x-request-id": randomUUID() });
+    res.end(JSON.stringify(error.toBody()));
+    return;
+  }
+  res.writeContinue();
+  app(req, res);
 }

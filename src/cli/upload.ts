@@ -76,16 +76,24 @@ export async function uploadFile(opts: UploadOptions): Promise<UploadOutcome> {
       cb(null, chunk);
     },
   });
+  // Expect: 100-continue lets the server refuse (413 over the limit) before the body is sent, instead of closing
+  // the socket under a half-sent file. A server or proxy that never answers 100 gets the body after a second.
   const req = request(target, {
     method: "PUT",
-    headers: { authorization: `Bearer ${opts.key}`, "content-type": "application/zip", "content-length": String(st.size) },
+    headers: { authorization: `Bearer ${opts.key}`, "content-type": "application/zip", "content-length": String(st.size), expect: "100-continue" },
   });
+  let sending: Promise<unknown> | undefined;
+  const send = () => {
+    // The server may still answer early and close: the response is what matters then, not the pipe.
+    sending ??= pipeline(fs.createReadStream(opts.file), progress, req).catch(() => undefined);
+  };
+  const fallback = setTimeout(send, 1000);
+  req.once("continue", send);
   const response = new Promise<http.IncomingMessage>((resolve, reject) => req.on("response", resolve).on("error", reject));
-  // The server may answer early (413, 404) and close: the response is what matters then, not the pipe.
-  const sending = pipeline(fs.createReadStream(opts.file), progress, req).catch(() => undefined);
-  const res = await response;
+  const res = await response.finally(() => clearTimeout(fallback));
   const body = await readBody(res);
-  await sending;
+  if (sending) await sending;
+  else req.destroy(); // answered before any byte was sent
   if (res.statusCode !== 201) throw new UploadError(`upload refused: ${errorText(res.statusCode ?? 0, body)}`);
   const out = JSON.parse(body) as UploadOutcome;
   const local = hash.digest("hex");
