@@ -184,7 +184,12 @@ def run_experiment(zip_path: str, body: dict, label: str = "bench", poll_s: floa
             raise SystemExit(f"POST /v1/experiments: {status} {exp}")
         url, last = f"{server.url}/v1/experiments/{full['experiment_id']}", None
         while True:
-            status, exp = request("GET", url, key)
+            try:
+                status, exp = request("GET", url, key)
+            except urllib.error.URLError as err:
+                code = server.proc.poll()
+                raise SystemExit(f"lost the server ({err}); builder serve exit status {code}; its log:\n"
+                                 f"{Path(server.log_path).read_text()[-3000:]}") from None
             p = exp.get("progress") or {}
             line = (exp.get("status"), p.get("stage"), round(p.get("fraction") or 0, 2), p.get("epoch") or p.get("trial"))
             if line != last:
