@@ -10,6 +10,14 @@ const sessionBody = z.object({
   expires_at: z.string().describe("ISO 8601"),
 });
 
+/** The body of both session routes; never cached, since it carries the CSRF token. */
+function sessionResponse(session: { userId: string; email: string; csrfToken: string; expiresAt: Date }) {
+  return {
+    headers: { "cache-control": "no-store" },
+    body: { user_id: session.userId, email: session.email, csrf_token: session.csrfToken, expires_at: session.expiresAt.toISOString() },
+  };
+}
+
 export const sessionRoutes = [
   defineRoute({
     method: "post",
@@ -26,10 +34,7 @@ export const sessionRoutes = [
     handler: async ({ req, res, body, services }) => {
       const session = await services.auth.signIn({ email: body.email, password: body.password, ip: req.ip ?? "unknown" });
       res.cookie(SESSION_COOKIE, session.token, services.auth.cookieOptions());
-      return {
-        headers: { "cache-control": "no-store" },
-        body: { user_id: session.userId, email: session.email, csrf_token: session.csrfToken, expires_at: session.expiresAt.toISOString() },
-      };
+      return sessionResponse(session);
     },
   }),
   defineRoute({
@@ -42,10 +47,7 @@ export const sessionRoutes = [
     handler: async ({ auth, services }) => {
       const session = await services.auth.sessions.byId(auth.sessionId!);
       if (!session) throw new ApiError(401, "invalid_session", "the session has expired or was signed out; sign in again");
-      return {
-        headers: { "cache-control": "no-store" },
-        body: { user_id: session.userId, email: session.email, csrf_token: session.csrfToken, expires_at: session.expiresAt.toISOString() },
-      };
+      return sessionResponse(session);
     },
   }),
   defineRoute({
