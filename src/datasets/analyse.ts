@@ -4,6 +4,7 @@ import { boxesFromCoco, boxesFromCsv, boxesFromVoc, checkBoxes, looksLikeCoco, r
 import type { ExtractResult } from "./extract.js";
 import { inspectImages, isImageFile, type ImageInfo } from "./images.js";
 import { DatasetFault, type ReportBuilder } from "./report.js";
+import type { SplitColumnRow } from "./split.js";
 import { checkTable, type CheckedTable } from "./table-checks.js";
 import { problemOf, type DatasetRequest, type Problem } from "./types.js";
 
@@ -22,6 +23,8 @@ export interface Analysed {
   rows: string[][];
   /** One entry per row: the patient and the label that stratifies the split. */
   strataRows: Array<{ patient: string; label: string }>;
+  /** With split_col: one entry per row, the part it names (checked by splitFromColumn). */
+  splitRows: SplitColumnRow[] | null;
 }
 
 const rel = (f: string, top: string | null) => (top && f.startsWith(`${top}/`) ? f.slice(top.length + 1) : f);
@@ -44,13 +47,18 @@ export async function analyseDataset(
   const root = ex.topLevelFolder ? path.join(ex.dir, ex.topLevelFolder) : ex.dir;
   const files = new Set(ex.files);
   const csvPath = pickCsv(ex.files, ex.topLevelFolder);
-  if (request.type_of_experiment === "detection") return analyseDetection(ex, root, files, csvPath, request, report, opts);
+  if (request.type_of_experiment === "detection") {
+    // The request schema refuses split_col for detection; a direct caller gets the same answer here.
+    if (request.split_col) throw new DatasetFault("split_col_unsupported", "split_col is not supported for detection yet; leave it out and Builder splits by patient");
+    return analyseDetection(ex, root, files, csvPath, request, report, opts);
+  }
   if (!csvPath) throw new DatasetFault("csv_missing", "the zip holds no .csv file; put the CSV at the top level of the zip");
   report.summary.format = "csv";
   report.summary.csv_path = csvPath;
   const table = await readCsvFile(path.join(ex.dir, ...csvPath.split("/")), report, csvPath);
   report.summary.delimiter = table.delimiter;
-  const checked = checkTable(table, { report, csvPath, request, files, top: ex.topLevelFolder, willSplit: opts.willSplit });
+  // With split_col the user places the patients, so the per-class minimum for Builder's own split does not apply.
+  const checked = checkTable(table, { report, csvPath, request, files, top: ex.topLevelFolder, willSplit: opts.willSplit && !request.split_col });
   if (!checked) return null;
   if (request.task === "vision") {
     const sizes = await inspectImages(root, [...checked.images], { signal: opts.signal });
@@ -79,6 +87,15 @@ export async function analyseDataset(
       patient: r.patient,
       label: request.model_type === 1 ? String(parseNumber(r.values[checked.labelIdx[0]], table.delimiter) ?? 0) : checked.labelIdx.map((i) => r.values[i]).join("|"),
     })),
+    splitRows:
+      checked.splitIdx === null
+        ? null
+        : checked.rows.map((r) => ({
+            row: r.row,
+            patient: r.patient,
+            value: r.values[checked.splitIdx!],
+            labels: request.model_type === 0 ? checked.labelIdx.map((i) => r.values[i]) : undefined,
+          })),
   };
 }
 
@@ -118,7 +135,7 @@ function normalisedRows(checked: CheckedTable, table: CsvTable, numericLabels: n
 /** A column (not otherwise used) whose values name the class codes one-to-one, e.g. label 0/1 beside benign/malignant. */
 function classNameColumn(checked: CheckedTable): string | null {
   const li = checked.labelIdx[0];
-  const used = new Set([0, li, ...(checked.imageIdx !== null ? [checked.imageIdx] : []), ...checked.dataIdx]);
+  const used = new Set([0, li, ...[checked.imageIdx, checked.splitIdx].filter((i): i is number => i !== null), ...checked.dataIdx]);
   for (let c = 0; c < checked.header.length; c++) {
     if (used.has(c)) continue;
     const fwd = new Map<string, string>();
@@ -199,5 +216,6 @@ async function analyseDetection(
     header: [idCol, imagesCol, labelCol, ...BOX_COLUMNS],
     rows,
     strataRows: rows.map((r) => ({ patient: r[0], label: "" })),
+    splitRows: null,
   };
 }

@@ -7,7 +7,7 @@ import { meter } from "../storage/local-bucket.js";
 import { analyseDataset, type Analysed } from "./analyse.js";
 import { extractZip } from "./extract.js";
 import { DatasetFault, ReportBuilder, type DatasetReport } from "./report.js";
-import { allTest, patientStrata, splitPatients } from "./split.js";
+import { allTest, patientStrata, splitFromColumn, splitPatients } from "./split.js";
 import { writeCsv } from "./table-writer.js";
 import type { DatasetRequest, PreparedDataset } from "./types.js";
 
@@ -64,6 +64,11 @@ export async function prepareDataset(deps: { bucket: Bucket; config: Config }, a
   } finally {
     await fs.promises.rm(zipLocal, { force: true });
   }
+  // The user's split column is checked with the rest, so its problems land in the same report.
+  const fromColumn =
+    analysed?.splitRows && args.split === "train_val_test"
+      ? splitFromColumn(analysed.splitRows, args.seed, { column: args.request.split_col!, labelCols: args.request.model_type === 0 ? analysed.labelCols : [], report })
+      : null;
   if (!analysed || report.hasErrors) return { report: report.build(), sha256 };
 
   const table = path.join(workDir, "table.csv");
@@ -71,8 +76,8 @@ export async function prepareDataset(deps: { bucket: Bucket; config: Config }, a
   const split =
     args.split === "all_test"
       ? allTest(analysed.strataRows.map((r) => r.patient), args.seed)
-      : splitPatients(patientStrata(analysed.strataRows, { regression: analysed.problem === "regression" }), args.seed);
-  report.summary.split = { train: split.train.length, val: split.val.length, test: split.test.length };
+      : fromColumn ?? splitPatients(patientStrata(analysed.strataRows, { regression: analysed.problem === "regression" }), args.seed);
+  report.summary.split = { train: split.train.length, val: split.val.length, test: split.test.length, ...(fromColumn ? { from_column: args.request.split_col! } : {}) };
   return {
     report: report.build(),
     sha256,

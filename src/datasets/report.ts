@@ -30,8 +30,8 @@ export interface DatasetSummary {
   features?: Array<{ name: string; type: "numeric" | "categorical"; min?: number; max?: number; categories?: number; missing: number }>;
   label_range?: { min: number; max: number };
   boxes?: number;
-  /** Patients per part of the split (prepare only). */
-  split?: { train: number; val: number; test: number };
+  /** Patients per part of the split (prepare only); from_column names the user's split column when it made the split. */
+  split?: { train: number; val: number; test: number; from_column?: string };
   /** Files in the zip that no CSV row refers to (vision). */
   unreferenced_images?: number;
   images_without_objects?: number;

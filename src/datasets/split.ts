@@ -1,3 +1,4 @@
+import type { ReportBuilder } from "./report.js";
 import type { PatientSplit } from "./types.js";
 
 // The patient-grouped split: every row of a patient goes to the same part, so the test metrics are
@@ -116,4 +117,98 @@ export function patientStrata(rows: Array<{ patient: string; label: string }>, o
     out.set(pid, best);
   }
   return out;
+}
+
+// The user's own split (split_col): a CSV column saying which part each row belongs to, as AutoML tools allow
+// (Google AutoML Vision's ML_USE column). Patients stay whole: all rows of a patient must name one part.
+
+export type SplitPart = "train" | "val" | "test";
+
+/** Accepted values, compared trimmed and case-insensitively. */
+const PART_OF_VALUE: Record<string, SplitPart> = { train: "train", validation: "val", val: "val", test: "test" };
+const PART_NAME: Record<SplitPart, string> = { train: "train", val: "validation", test: "test" };
+
+export function splitPartOf(value: string): SplitPart | null {
+  return PART_OF_VALUE[value.trim().toLowerCase()] ?? null;
+}
+
+export interface SplitColumnRow {
+  /** Spreadsheet row number. */
+  row: number;
+  patient: string;
+  value: string;
+  /** Classification only: the row's value in each label column (for the warnings on classes missing from a part). */
+  labels?: string[];
+}
+
+/** What the checks need to say: the split column's name, the label columns' names (classification) and the report. */
+export interface SplitColumnContext {
+  column: string;
+  labelCols: string[];
+  report: Pick<ReportBuilder, "error" | "warn">;
+}
+
+/**
+ * The split the user wrote in `column`. Every problem goes to the report; returns null when there is an error:
+ * a value that is not train/validation/val/test, a patient whose rows name different parts, an empty part.
+ */
+export function splitFromColumn(rows: SplitColumnRow[], seed: number, ctx: SplitColumnContext): PatientSplit | null {
+  const { column, report } = ctx;
+  const first = new Map<string, { part: SplitPart; row: number }>();
+  const mixed = new Set<string>();
+  let bad = false;
+  for (const r of rows) {
+    const part = splitPartOf(r.value);
+    if (!part) {
+      bad = true;
+      report.error("split_value_invalid", `row ${r.row} has '${r.value}' in the split column '${column}'; use train, validation (or val) or test`, { row: r.row, column });
+      continue;
+    }
+    const seen = first.get(r.patient);
+    if (!seen) first.set(r.patient, { part, row: r.row });
+    else if (seen.part !== part && !mixed.has(r.patient)) {
+      mixed.add(r.patient);
+      report.error(
+        "split_patient_mixed",
+        `patient '${r.patient}' is in ${PART_NAME[seen.part]} on row ${seen.row} but in ${PART_NAME[part]} on row ${r.row} of the split column '${column}'; all rows of a patient must be in the same part`,
+        { row: r.row, column },
+      );
+    }
+  }
+  const out: PatientSplit = { seed, train: [], val: [], test: [] };
+  for (const [pid, { part }] of first) if (!mixed.has(pid)) out[part].push(pid);
+  if (bad || mixed.size) return null;
+  for (const part of ["train", "val", "test"] as const) {
+    if (out[part].length === 0) {
+      report.error("split_part_empty", `the split column '${column}' puts no patient in ${PART_NAME[part]}; training needs patients in train, validation and test`, { column });
+    }
+  }
+  if (!out.train.length || !out.val.length || !out.test.length) return null;
+  warnMissingClasses(rows, first, ctx);
+  for (const part of [out.train, out.val, out.test]) part.sort(byString);
+  assertDisjoint(out);
+  return out;
+}
+
+/** A class with no patient in a part cannot be learnt (train), thresholded (validation) or measured (test). */
+function warnMissingClasses(rows: SplitColumnRow[], partOf: Map<string, { part: SplitPart }>, ctx: SplitColumnContext): void {
+  ctx.labelCols.forEach((col, li) => {
+    const parts = new Map<string, Set<SplitPart>>();
+    for (const r of rows) {
+      const cls = r.labels?.[li];
+      if (cls === undefined || cls === "") continue;
+      if (!parts.has(cls)) parts.set(cls, new Set());
+      parts.get(cls)!.add(partOf.get(r.patient)!.part);
+    }
+    for (const cls of [...parts.keys()].sort(byString)) {
+      const missing = (["train", "val", "test"] as const).filter((p) => !parts.get(cls)!.has(p));
+      if (missing.length) {
+        ctx.report.warn(
+          "split_class_missing",
+          `class '${cls}' of '${col}' has no patient in ${missing.map((p) => PART_NAME[p]).join(" or ")} of the split column '${ctx.column}'`,
+          { column: ctx.column },
+        );
+      }
+    }
+  });
 }

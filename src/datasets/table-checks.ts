@@ -22,6 +22,8 @@ export interface CheckedTable {
   labelIdx: number[];
   imageIdx: number | null;
   dataIdx: number[];
+  /** The user's split column (split_col), when given. */
+  splitIdx: number | null;
   numericData: Set<number>;
   /** Image paths (relative to root) to decode. */
   images: Set<string>;
@@ -37,7 +39,8 @@ export interface TableCheckContext {
   /** Files in the archive (full names) and the tolerated top-level folder; vision only. */
   files?: Set<string>;
   top?: string | null;
-  /** Whether the data will be split (false for Retrospective: everything is test). */
+  /** Whether Builder will split the data itself (false for Retrospective, where everything is test, and when the
+   * user's split_col places the patients). */
   willSplit: boolean;
 }
 
@@ -52,6 +55,8 @@ export function checkTable(t: CsvTable, ctx: TableCheckContext): CheckedTable | 
     if (!request.images_col) report.error("images_col_missing", "task 'vision' needs images_col: the column holding the image paths");
     else imageIdx = resolveColumns(t, [request.images_col], "images", report, csvPath).get(request.images_col) ?? null;
   }
+  let splitIdx: number | null = null;
+  if (request.split_col) splitIdx = resolveColumns(t, [request.split_col], "split", report, csvPath).get(request.split_col) ?? null;
   if (request.task === "data" && dataCols.length === 0) report.error("data_cols_missing", "task 'data' needs data_cols: the feature columns to learn from");
   for (const name of [...request.label_cols, ...dataCols, ...(request.images_col ? [request.images_col] : [])]) {
     if (name === idCol) report.error("column_role_conflict", `'${name}' is column 1, the patient id; it cannot also be a label, image or data column`, { column: name, row: 1 });
@@ -59,7 +64,12 @@ export function checkTable(t: CsvTable, ctx: TableCheckContext): CheckedTable | 
   for (const name of dataCols) {
     if (request.label_cols.includes(name)) report.error("column_role_conflict", `'${name}' is both a label and a data column`, { column: name, row: 1 });
   }
+  const split = request.split_col;
+  if (split && [idCol, ...request.label_cols, ...dataCols, request.images_col].includes(split)) {
+    report.error("column_role_conflict", `'${split}' is the split column; it cannot also be the patient id, a label, image or data column`, { column: split, row: 1 });
+  }
   if (labels.size !== request.label_cols.length || data.size !== dataCols.length || (request.task === "vision" && imageIdx === null)) return null;
+  if (split && splitIdx === null) return null;
 
   const labelIdx = request.label_cols.map((c) => labels.get(c)!);
   const dataIdx = dataCols.map((c) => data.get(c)!);
@@ -112,7 +122,7 @@ export function checkTable(t: CsvTable, ctx: TableCheckContext): CheckedTable | 
   checkLabels(t, labelIdx, rows, ctx);
   checkDuplicates(t, rows, labelIdx, imageIdx, report);
   summarise(t, rows, labelIdx, imageIdx, report);
-  return { idCol, header: t.header, rows, labelIdx, imageIdx, dataIdx, numericData, images };
+  return { idCol, header: t.header, rows, labelIdx, imageIdx, dataIdx, splitIdx, numericData, images };
 }
 
 /** Numeric when every non-empty entry is a number; otherwise categorical. */

@@ -10,6 +10,8 @@ export interface DatasetRequest {
   label_cols: string[];
   images_col?: string | null;
   data_cols?: string[] | null;
+  /** A column saying which part each row belongs to (train, validation/val, test); unset: Builder's seeded split. */
+  split_col?: string | null;
 }
 
 export type Problem = "binary" | "multiclass" | "multilabel" | "regression" | "detection";

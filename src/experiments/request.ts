@@ -10,6 +10,12 @@ const METRIC_BY_NAME: Record<string, ContractMetric> = { AUC: "auc", "F-macro": 
 
 const nonEmptyName = z.string().trim().min(1, "must be a non-empty column name");
 
+/** Also the OpenAPI description of the field (the datasets validate route reuses it). */
+export const SPLIT_COL_DOC =
+  "Optional CSV column saying which part each row belongs to: train, validation (or val) or test, any case " +
+  "(like Google AutoML's ML_USE). All rows of a patient must name the same part, and each part needs a patient. " +
+  "Unset: Builder makes its own seeded, patient-grouped 70/15/15 split. Classification and regression only (not detection), Builder studies only.";
+
 export const experimentRequestSchema = z
   .object({
     zip_gcloud: z.string().min(1, "must be the bucket path of the uploaded zip").superRefine((value, ctx) => {
@@ -23,6 +29,7 @@ export const experimentRequestSchema = z
     label_cols: z.array(nonEmptyName).min(1, "must list at least one label column"),
     images_col: nonEmptyName.nullish(),
     data_cols: z.array(nonEmptyName).nullish(),
+    split_col: nonEmptyName.nullish().describe(SPLIT_COL_DOC),
     model_type: z.union([z.literal(0), z.literal(1)], { error: "must be 0 (classification) or 1 (regression)" }),
     optimization_type: z.union([z.literal(0), z.literal(1)], { error: "must be 0 (best quality) or 1 (fastest)" }),
     experiment_id: z.number({ error: "must be a positive integer" }).int("must be a positive integer").positive("must be a positive integer").max(2_147_483_647),
@@ -50,6 +57,8 @@ export const experimentRequestSchema = z
     if (r.study_type === "Retrospective" && r.source_experiment_id === r.experiment_id) issue("source_experiment_id", "must name another experiment");
     if (r.study_type === "Builder" && r.source_experiment_id !== undefined) issue("source_experiment_id", "is only for Retrospective studies");
     if (r.type_of_experiment === "detection" && r.label_cols.length !== 1) issue("label_cols", "detection takes one class column");
+    if (r.split_col && r.type_of_experiment === "detection") issue("split_col", "is not supported for detection yet");
+    if (r.split_col && r.study_type === "Retrospective") issue("split_col", "is only for Builder studies (a Retrospective study tests every row)");
   });
 
 export type ExperimentRequestInput = z.input<typeof experimentRequestSchema>;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SPLIT_COL_DOC } from "../../experiments/request.js";
 import { defineRoute } from "../route.js";
 
 // Dataset checks without training: the full report for a zip, and its CSV's columns for a form.
@@ -12,6 +13,7 @@ const validateBody = z
     label_cols: z.array(name).min(1, "must list at least one label column"),
     images_col: name.nullish(),
     data_cols: z.array(name).nullish(),
+    split_col: name.nullish().describe(SPLIT_COL_DOC),
     type_of_experiment: z.enum(["classification", "detection"], { error: "must be classification or detection" }).default("classification"),
     model_type: z.union([z.literal(0), z.literal(1)], { error: "must be 0 (classification) or 1 (regression)" }).default(0),
   })
@@ -19,6 +21,7 @@ const validateBody = z
     if (b.task === "vision" && !b.images_col) ctx.addIssue({ code: "custom", path: ["images_col"], message: "required for task vision" });
     if (b.task === "data" && !b.data_cols?.length) ctx.addIssue({ code: "custom", path: ["data_cols"], message: "required for task data" });
     if (b.type_of_experiment === "detection" && b.task !== "vision") ctx.addIssue({ code: "custom", path: ["task"], message: "detection needs task vision" });
+    if (b.split_col && b.type_of_experiment === "detection") ctx.addIssue({ code: "custom", path: ["split_col"], message: "is not supported for detection yet" });
   });
 
 const problem = z.object({
