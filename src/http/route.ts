@@ -2,6 +2,7 @@ import type { Request, Response, Router } from "express";
 import { z } from "zod";
 import type { Services } from "../services.js";
 import { ApiError, type ErrorDetail } from "./errors.js";
+import { sendJson } from "./json-body.js";
 
 /** Who made the request. Routes see only this, whatever the credential was. */
 export interface AuthInfo {
@@ -101,6 +102,6 @@ export function mountRoute(router: Router, route: AnyRoute, services: Services):
     if (result.headers) res.set(result.headers);
     res.status(result.status ?? 200);
     if (result.body === undefined) res.end();
-    else res.json(result.body);
+    else sendJson(res, result.body);
   });
 }

@@ -27,6 +27,61 @@ export function camSize(width: number, height: number, maxSide: number): { colum
 }
 
 /**
+ * A Grad-CAM map as served: filas x columnas integers 0..255, held as bytes (a 512x384 map is 196,608 values;
+ * as JS arrays of numbers it cost more to build and serialise than the inference itself). It serialises to the
+ * seed's JSON form, a list of rows of integers, through toJSON (any JSON.stringify) or writeJson (the fast path
+ * the predict route uses, see src/http/json-body.ts).
+ */
+export class GradientMap {
+  constructor(
+    readonly columnas: number,
+    readonly filas: number,
+    /** Row-major, filas * columnas values. */
+    readonly data: Uint8Array,
+  ) {}
+
+  at(y: number, x: number): number {
+    return this.data[y * this.columnas + x];
+  }
+
+  rows(): number[][] {
+    return Array.from({ length: this.filas }, (_, y) => Array.from(this.data.subarray(y * this.columnas, (y + 1) * this.columnas)));
+  }
+
+  toJSON(): number[][] {
+    return this.rows();
+  }
+
+  /** The JSON text of rows() as UTF-8 bytes, written straight from the byte values through a digit table. */
+  toJsonBytes(): Buffer {
+    const { columnas: w, filas: h, data } = this;
+    const out = Buffer.allocUnsafe(2 + h * (2 + 4 * w));
+    let o = 0;
+    out[o++] = 0x5b; // [
+    for (let y = 0; y < h; y++) {
+      if (y) out[o++] = 0x2c; // ,
+      out[o++] = 0x5b;
+      const row = y * w;
+      for (let x = 0; x < w; x++) {
+        if (x) out[o++] = 0x2c;
+        const v = data[row + x];
+        if (v >= 100) {
+          out[o++] = 0x30 + ((v / 100) | 0);
+          out[o++] = 0x30 + (((v / 10) | 0) % 10);
+          out[o++] = 0x30 + (v % 10);
+        } else if (v >= 10) {
+          out[o++] = 0x30 + ((v / 10) | 0);
+          out[o++] = 0x30 + (v % 10);
+        } else out[o++] = 0x30 + v;
+      }
+      out[o++] = 0x5d; // ]
+    }
+    out[o++] = 0x5d;
+    return out.subarray(0, o);
+  }
+}
+
+/**
  * One class's activation map [h, w] -> filas x columnas integers 0..255: min-max normalised on the model's
  * grid (a flat map is all zeros), bilinearly resized (half-pixel centres, edges clamped), rounded.
  * Resizing is linear, so the normalisation is applied to the interpolated values in the same pass.
@@ -34,7 +89,7 @@ export function camSize(width: number, height: number, maxSide: number): { colum
  */
 export function camToGradient(
   cam: Float32Array, h: number, w: number, columnas: number, filas: number, crop?: { w: number; h: number },
-): number[][] {
+): GradientMap {
   const mw = crop ? Math.max(1, Math.min(w, crop.w)) : w;
   const mh = crop ? Math.max(1, Math.min(h, crop.h)) : h;
   let min = Infinity, max = -Infinity;
@@ -56,22 +111,21 @@ export function camToGradient(
     x1[x] = Math.min(x0[x] + 1, mw - 1);
     dx[x] = fx - x0[x];
   }
-  const rows: number[][] = new Array(filas);
+  const out = new Uint8Array(columnas * filas);
   for (let y = 0; y < filas; y++) {
     const fy = Math.min(Math.max((y + 0.5) * sy - 0.5, 0), mh - 1);
     const y0 = Math.floor(fy), y1 = Math.min(y0 + 1, mh - 1), dy = fy - y0;
     const r0 = y0 * w, r1 = y1 * w;
-    const row = new Array<number>(columnas);
+    const row = y * columnas;
     for (let x = 0; x < columnas; x++) {
       const a = x0[x], b = x1[x], t = dx[x];
       const top = cam[r0 + a] + (cam[r0 + b] - cam[r0 + a]) * t;
       const bottom = cam[r1 + a] + (cam[r1 + b] - cam[r1 + a]) * t;
       const v = Math.round((top + (bottom - top) * dy - min) * scale);
-      row[x] = v < 0 ? 0 : v > 255 ? 255 : v;
+      out[row + x] = v < 0 ? 0 : v > 255 ? 255 : v;
     }
-    rows[y] = row;
   }
-  return rows;
+  return new GradientMap(columnas, filas, out);
 }
 
 export interface DetectionParams {

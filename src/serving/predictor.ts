@@ -2,7 +2,7 @@ import type { Tensor } from "onnxruntime-node";
 import { ApiError, type ErrorDetail } from "../http/errors.js";
 import { classNames, type Manifest } from "./manifest.js";
 import type { LoadedModel } from "./model-cache.js";
-import { applyThresholds, camSize, camToGradient, decodeDetections } from "./postprocess.js";
+import { applyThresholds, camSize, camToGradient, decodeDetections, type GradientMap } from "./postprocess.js";
 import { preprocessImage, type Preprocessed } from "./preprocess.js";
 
 /**
@@ -22,7 +22,7 @@ const f32 = (t: Tensor) => t.data as Float32Array;
 export async function predictImage(model: LoadedModel, bytes: Buffer, o: PredictOptions) {
   const m = model.manifest;
   const pre = await preprocessImage(bytes, m.input.image!, o.maxPixels);
-  const out = await model.session.run(pre.tensor);
+  const out = await model.session.run(pre.tensor, true); // the tensor is ours to hand over
   return m.kind === "detection" ? detectionBody(m, out, pre) : visionBody(m, out, pre, o);
 }
 
@@ -30,7 +30,7 @@ function visionBody(m: Manifest, out: Record<string, Tensor>, pre: Preprocessed,
   const scores = Array.from(f32(out[m.outputs.scores]));
   const prediccion = applyThresholds(m.problem, scores, m.thresholds);
   const { columnas, filas } = camSize(pre.origWidth, pre.origHeight, o.gradcamMaxSide);
-  const gradients: Record<string, number[][]> = {};
+  const gradients: Record<string, GradientMap> = {};
   const cam = m.outputs.cam ? out[m.outputs.cam] : undefined;
   if (cam && !o.noMaps) {
     const [, k, h, w] = cam.dims as number[];
@@ -96,7 +96,7 @@ export function tabularRow(m: Manifest, message: unknown): Float32Array {
 
 export async function predictTabular(model: LoadedModel, message: unknown) {
   const m = model.manifest;
-  const out = await model.session.run(tabularRow(m, message));
+  const out = await model.session.run(tabularRow(m, message), true);
   const scores = Array.from(f32(out[m.outputs.scores]));
   if (m.problem === "regression") return { prediccion: [scores[0]], score: [scores[0]], classes: classNames(m), error: 0 };
   return { prediccion: applyThresholds(m.problem, scores, m.thresholds), score: scores, classes: classNames(m), error: 0 };

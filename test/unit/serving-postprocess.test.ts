@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { applyThresholds, camSize, camToGradient, decodeDetections } from "../../src/serving/postprocess.js";
+import { encodeJson } from "../../src/http/json-body.js";
+import { applyThresholds, camSize, camToGradient, decodeDetections, GradientMap } from "../../src/serving/postprocess.js";
 import { tabularRow } from "../../src/serving/predictor.js";
 import type { Manifest } from "../../src/serving/manifest.js";
 
@@ -30,7 +31,7 @@ describe("Grad-CAM maps", () => {
   });
   it("normalises to 0..255 integers and keeps the hot spot where it was", () => {
     const cam = new Float32Array([0, 0, 0, 0, 5, 0, 0, 0, 1]); // 3x3, hot centre
-    const g = camToGradient(cam, 3, 3, 30, 30);
+    const g = camToGradient(cam, 3, 3, 30, 30).rows();
     expect(g).toHaveLength(30);
     expect(g[0]).toHaveLength(30);
     const flat = g.flat();
@@ -41,7 +42,28 @@ describe("Grad-CAM maps", () => {
     expect(g[0][0]).toBe(0);
   });
   it("a flat map is all zeros, not NaN", () => {
-    expect(camToGradient(new Float32Array(4).fill(2), 2, 2, 3, 3).flat()).toEqual(new Array(9).fill(0));
+    expect(camToGradient(new Float32Array(4).fill(2), 2, 2, 3, 3).rows().flat()).toEqual(new Array(9).fill(0));
+  });
+});
+
+describe("Grad-CAM maps as JSON", () => {
+  it("writes the same text as JSON.stringify of the rows, for every byte value and odd shapes", () => {
+    const data = new Uint8Array(256 * 3);
+    data.forEach((_, i) => (data[i] = (i * 7) % 256));
+    for (const [w, h] of [[256, 3], [1, 1], [3, 256], [768, 1]] as const) {
+      const map = new GradientMap(w, h, data.subarray(0, w * h));
+      expect(map.toJsonBytes().toString("utf8")).toBe(JSON.stringify(map.rows()));
+      expect(JSON.stringify(map)).toBe(JSON.stringify(map.rows()));
+    }
+  });
+  it("a response body with maps encodes exactly as JSON.stringify would", () => {
+    const map = camToGradient(new Float32Array([0, 1, 2, 3]), 2, 2, 5, 4);
+    const body = { prediccion: [0, 1], score: [0.25, 0.75], classes: { "0": "no", "1": "sí \"x\"" }, error: 0, columnas: 5, filas: 4, gradients: { "1": map }, skipped: undefined };
+    const text = encodeJson(body).toString("utf8");
+    expect(text).toBe(JSON.stringify(body));
+    expect(JSON.parse(text).gradients["1"]).toEqual(map.rows());
+    expect(encodeJson({ nested: { a: [1, { b: null }], d: new Date(0) }, n: null }).toString()).toBe(JSON.stringify({ nested: { a: [1, { b: null }], d: new Date(0) }, n: null }));
+    expect(encodeJson([1, "x"]).toString()).toBe("[1,\"x\"]");
   });
 });
 
