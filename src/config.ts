@@ -24,6 +24,8 @@ export const configSchema = z.object({
   PUBLIC_URL: z.string().url().optional(),
   // Rate limits (requests per minute per API key unless the key sets its own).
   RATE_LIMIT_PER_MINUTE: int(1).default(600),
+  /** How long an API-key lookup is remembered (revocations reach every process at once by LISTEN/NOTIFY); 0 = off. */
+  API_KEY_CACHE_TTL_S: int(0).default(60),
   // Redis key prefix of the rate-limit counters (tests use a unique one per run so runs never collide).
   RATE_LIMIT_KEY_PREFIX: z.string().min(1).default("builder:rl"),
   SIGNIN_ATTEMPTS_PER_15_MIN: int(1).default(10),

@@ -55,7 +55,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   });
   await database.migrate();
   const closers: Array<() => Promise<void> | void> = [() => database.close()];
-  const auth = await createAuth({ config, db: database.db, logger, databaseKind: database.kind });
+  const auth = await createAuth({ config, db: database.db, logger, database });
   closers.push(() => auth.close());
   const bucket = await createBucket(config);
   const events = new EventEmitter();

@@ -2,6 +2,7 @@ import { and, desc, eq, isNull } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { apiKeys, users } from "../db/schema.js";
 import { ApiError } from "../http/errors.js";
+import { ApiKeyCache } from "./api-key-cache.js";
 import { DISPLAY_PREFIX_LENGTH, generateApiKey, looksLikeApiKey, sha256Hex } from "./secrets.js";
 
 export interface ApiKeyInfo {
@@ -39,7 +40,15 @@ export class ApiKeyService {
   private readonly lastTouched = new Map<string, number>();
   private readonly pendingTouches = new Set<Promise<unknown>>();
 
-  constructor(private readonly db: Db) {}
+  /** Lookups by key hash; see ApiKeyCache for when it is trusted. Disabled until a listener enables it. */
+  readonly cache: ApiKeyCache<KeyLookup>;
+
+  constructor(
+    private readonly db: Db,
+    cacheTtlMs = 0,
+  ) {
+    this.cache = new ApiKeyCache<KeyLookup>(cacheTtlMs);
+  }
 
   /** Creates a key; the secret is returned here and never again (only its SHA-256 is stored). */
   async create(userId: string, opts: { name?: string; rateLimitPerMinute?: number | null } = {}): Promise<{ key: string; info: ApiKeyInfo }> {
@@ -65,11 +74,17 @@ export class ApiKeyService {
   /** Looks a presented key up by its hash; revoked keys are returned too (the caller answers 403). */
   async lookup(key: string): Promise<KeyLookup | undefined> {
     if (!looksLikeApiKey(key)) return undefined;
+    const hash = sha256Hex(key);
+    const cached = this.cache.get(hash);
+    if (cached) return cached;
+    const generation = this.cache.begin();
     const [row] = await this.db
       .select({ ...publicColumns, email: users.email })
       .from(apiKeys)
       .innerJoin(users, eq(users.id, apiKeys.userId))
-      .where(eq(apiKeys.keyHash, sha256Hex(key)));
+      .where(eq(apiKeys.keyHash, hash));
+    // Unknown keys are not cached: a flood of made-up keys must not push real ones out.
+    if (row) this.cache.put(hash, row, generation);
     return row;
   }
 
@@ -82,8 +97,17 @@ export class ApiKeyService {
     if (!byKey && !UUID.test(idOrKey)) throw new ApiError(404, "not_found", "API key not found");
     const match = byKey ? eq(apiKeys.keyHash, sha256Hex(idOrKey)) : eq(apiKeys.id, idOrKey);
     const where = userId ? and(match, eq(apiKeys.userId, userId)) : match;
-    const [updated] = await this.db.update(apiKeys).set({ revokedAt: new Date() }).where(and(where, isNull(apiKeys.revokedAt))).returning(publicColumns);
-    if (updated) return updated;
+    const [updated] = await this.db
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(and(where, isNull(apiKeys.revokedAt)))
+      .returning({ ...publicColumns, keyHash: apiKeys.keyHash });
+    if (updated) {
+      // This process refuses the key from its very next request, before the notification comes back round.
+      const { keyHash, ...info } = updated;
+      this.cache.invalidate(keyHash);
+      return info;
+    }
     const [existing] = await this.db.select(publicColumns).from(apiKeys).where(where);
     if (!existing) throw new ApiError(404, "not_found", "API key not found");
     return existing;

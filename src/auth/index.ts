@@ -1,6 +1,6 @@
 import type { Request, Response } from "express";
 import type { Config } from "../config.js";
-import type { Db } from "../db/client.js";
+import type { Database, Db } from "../db/client.js";
 import { ApiError } from "../http/errors.js";
 import type { AuthInfo, AuthMode } from "../http/route.js";
 import type { Logger } from "../logger.js";
@@ -31,19 +31,29 @@ export interface Auth {
   close(): Promise<void>;
 }
 
+/** The channel migration 0001's trigger announces API-key changes on. */
+export const API_KEY_CHANNEL = "builder_api_key_changed";
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
-export async function createAuth(deps: { config: Config; db: Db; logger: Logger; databaseKind?: "pglite" | "postgres" }): Promise<Auth> {
+export async function createAuth(deps: { config: Config; db: Db; logger: Logger; database?: Pick<Database, "kind" | "listen"> }): Promise<Auth> {
   const { config, db, logger } = deps;
   const users = new UserService(db);
-  const apiKeys = new ApiKeyService(db);
+  const apiKeys = new ApiKeyService(db, config.API_KEY_CACHE_TTL_S * 1000);
+  // The key cache is enabled only while the database's change notifications arrive (see ApiKeyCache).
+  const stopListening =
+    deps.database && config.API_KEY_CACHE_TTL_S > 0
+      ? await deps.database.listen(API_KEY_CHANNEL, (hash) => apiKeys.cache.invalidate(hash), (listening) => {
+          apiKeys.cache.setListening(listening);
+          if (!listening) logger.warn("API-key change notifications lost; keys are looked up on every request until they are back");
+        })
+      : async () => {};
   const sessions = new SessionService(db, config.SESSION_TTL_HOURS);
   const limiters = createLimiters({ redisUrl: config.REDIS_URL, keyPrefix: config.RATE_LIMIT_KEY_PREFIX, logger });
   await limiters.ready();
   // On PGlite this process owns the database folder: the users/keys CLI reaches it through this socket.
   const closeAdminSocket =
-    deps.databaseKind === "pglite" ? await startAdminSocket(adminSocketPath(config.dataDir), directOps(users, apiKeys), logger) : async () => {};
+    deps.database?.kind === "pglite" ? await startAdminSocket(adminSocketPath(config.dataDir), directOps(users, apiKeys), logger) : async () => {};
 
   /** Counts the request against its limit, sets the three headers, and refuses with 429 when spent. */
   async function rateLimit(res: Response, scope: string, id: string, limit: number, who: string): Promise<void> {
@@ -62,7 +72,7 @@ export async function createAuth(deps: { config: Config; db: Db; logger: Logger;
     const header = req.get("authorization");
     if (!header) throw new ApiError(401, "missing_api_key", "send your API key as Authorization: Bearer <key>");
     const token = BEARER.exec(header)?.[1];
-    // The database is asked on every request, so a revocation holds from the very next request, on every replica.
+    // Cached lookups are dropped by the revocation itself in this process and by its notification in the others.
     const key = token ? await apiKeys.lookup(token) : undefined;
     if (!key) throw new ApiError(401, "invalid_api_key", "the API key is not valid; create one with ./builder keys create or in the dashboard");
     if (key.revokedAt) throw new ApiError(403, "api_key_revoked", "this API key was revoked; create a new one");
@@ -113,6 +123,7 @@ export async function createAuth(deps: { config: Config; db: Db; logger: Logger;
       maxAge: config.SESSION_TTL_HOURS * 3600_000,
     }),
     async close() {
+      await stopListening();
       await closeAdminSocket();
       await apiKeys.flush();
       await limiters.close();

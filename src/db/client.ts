@@ -14,6 +14,11 @@ export interface Database {
   migrate(): Promise<void>;
   /** True when a trivial query answers. */
   ping(): Promise<boolean>;
+  /**
+   * LISTENs on a channel. onState(true) once listening (again, after a reconnect), onState(false) when
+   * notifications may be missed (the connection dropped). Returns a function that stops listening.
+   */
+  listen(channel: string, onNotify: (payload: string) => void, onState: (listening: boolean) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -39,6 +44,7 @@ export async function openDatabase(opts: { url?: string; dataDir: string; onErro
       kind: "postgres",
       migrate: () => migrate(db as never, { migrationsFolder: MIGRATIONS_DIR }),
       ping: () => ping(db),
+      listen: (channel, onNotify, onState) => listenPg(opts.url!, channel, onNotify, onState, opts.onError),
       close: () => pool.end(),
     };
   }
@@ -54,7 +60,61 @@ export async function openDatabase(opts: { url?: string; dataDir: string; onErro
     kind: "pglite",
     migrate: () => migrate(db as never, { migrationsFolder: MIGRATIONS_DIR }),
     ping: () => ping(db),
+    // One process owns a PGlite folder, so every NOTIFY comes from this process and is never missed.
+    listen: async (channel, onNotify, onState) => {
+      const unlisten = await client.listen(channel, onNotify);
+      onState(true);
+      return unlisten;
+    },
     close: () => client.close(),
+  };
+}
+
+/**
+ * A dedicated connection for LISTEN (a pooled one would be handed to other queries). It reconnects with
+ * backoff; while it is down the listener is told so (onState(false)) and must not trust what it cached.
+ */
+async function listenPg(
+  url: string, channel: string, onNotify: (payload: string) => void, onState: (listening: boolean) => void, onError?: (err: Error) => void,
+): Promise<() => Promise<void>> {
+  const { Client } = await import("pg");
+  let stopped = false;
+  let client: InstanceType<typeof Client> | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  let delay = 250;
+  const connect = async (): Promise<void> => {
+    const c = new Client({ connectionString: url });
+    client = c;
+    const lost = (err?: Error) => {
+      if (client !== c) return;
+      client = undefined;
+      onState(false);
+      if (err) onError?.(err);
+      c.end().catch(() => undefined);
+      if (!stopped) retry = setTimeout(() => void connect(), delay);
+      delay = Math.min(delay * 2, 10_000);
+    };
+    c.on("error", lost);
+    c.on("end", () => lost());
+    c.on("notification", (n) => {
+      if (n.channel === channel) onNotify(n.payload ?? "");
+    });
+    try {
+      await c.connect();
+      await c.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
+      delay = 250;
+      onState(true);
+    } catch (err) {
+      lost(err as Error);
+    }
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    const c = client;
+    client = undefined;
+    await c?.end().catch(() => undefined);
   };
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sha256Hex } from "../../src/auth/secrets.js";
 import { bearer, createUserWithKey, limiterEnv, type UserWithKey } from "../helpers/auth.js";
 import { dbTargets } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
@@ -57,6 +58,8 @@ describe.each(dbTargets())("API-key authentication on %s", (target) => {
   it("refuses a revoked key on its very next request: 403 api_key_revoked", async () => {
     const bob = await createUserWithKey(server);
     expect((await getMe(server, bearer(bob.key))).res.status).toBe(200);
+    // The lookup is cached now (API_KEY_CACHE_TTL_S): the revocation itself must drop it.
+    expect(server.services.auth.apiKeys.cache.get(sha256Hex(bob.key))?.id).toBe(bob.keyId);
     await server.services.auth.apiKeys.revoke(bob.keyId);
     const { res, body } = await getMe(server, bearer(bob.key));
     expect(res.status).toBe(403);
