@@ -1,13 +1,15 @@
 /**
  * Serving benchmark: HTTP /predict against an in-process loop doing the same work on the same model.
  *
- *   nice npx tsx bench/serve/run.ts [--seconds 5] [--soak 60] [--kinds vision,detection,tabular]
+ *   nice npx tsx bench/serve/run.ts [--seconds 5] [--rounds 3] [--soak 60] [--kinds vision,detection,tabular]
  *
  * For each kind and concurrency 1, 8, 32: median and p99 latency and requests/s of
  *  - in-process: base64 decode of the data: URI + decode + preprocess + session.run + post-processing/maps,
  *    calling the same functions the route calls (fetchImageBytes + predictImage / predictTabular);
  *  - HTTP: POST /v1/experiments/{id}/predict with the data: URI, keep-alive, on the same server process;
- * and the ratios HTTP / in-process. Then the cost of Grad-CAM maps, the effect of batching, and a soak run at
+ * and the ratios HTTP / in-process. The two alternate (--rounds times, --seconds each) so that load from other
+ * processes on a shared machine falls on both alike; each ratio is the median of the rounds' ratios, and the
+ * printed latencies and rates pool all rounds. Then the cost of Grad-CAM maps, the effect of batching, and a soak run at
  * concurrency 32 counting errors and sampling RSS. HTTP requests come from a separate client process
  * (http-load.ts): its CPU is not counted as the server's, but on a small machine it still competes for the cores.
  */
@@ -32,18 +34,20 @@ const SECONDS = Number(opt("seconds", "5"));
 const SOAK = Number(opt("soak", "60"));
 const KINDS = opt("kinds", "vision,vision_resnet,detection,tabular").split(",");
 const CONCURRENCY = opt("concurrency", "1,8,32").split(",").map(Number);
+/** In-process and HTTP alternate this many times per point; ratios are the median of the rounds' ratios. */
+const ROUNDS = Number(opt("rounds", "3"));
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
 const fxDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-bench-serve-fx-"));
 execFileSync(path.join(ROOT, "pipelines/.venv/bin/python"), [path.join(ROOT, "test/fixtures/serving/make_fixtures.py"), "--bench", fxDir]);
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-bench-serve-"));
 
-interface Stats { n: number; errors: number; median: number; p99: number; rps: number; cpuMs: number }
+interface Stats { n: number; errors: number; median: number; p99: number; rps: number; cpuMs: number; lat: number[] }
 
 function summarise(lat: number[], errors: number, seconds: number, cpuMs = NaN): Stats {
   const s = [...lat].sort((a, b) => a - b);
   const q = (p: number) => (s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : NaN);
-  return { n: s.length, errors, median: q(0.5), p99: q(0.99), rps: s.length / seconds, cpuMs: cpuMs / Math.max(1, s.length) };
+  return { n: s.length, errors, median: q(0.5), p99: q(0.99), rps: s.length / seconds, cpuMs: cpuMs / Math.max(1, s.length), lat };
 }
 
 /** Runs `fn` from `concurrency` loops for `seconds` (after a short warm-up), timing each call. */
@@ -92,6 +96,14 @@ async function loadHttp(client: ChildProcess, job: { url: string; path: string; 
   return summarise(result.latencies, result.errors, result.seconds, (cpu.user + cpu.system) / 1000);
 }
 
+/** Several runs' figures as one: latencies pooled, rates and CPU averaged. */
+function pool_(runs: Stats[]): Stats {
+  const lat = runs.flatMap((r) => r.lat);
+  const seconds = runs.reduce((t, r) => t + r.n / Math.max(r.rps, 1e-9), 0);
+  const cpu = runs.reduce((t, r) => t + r.cpuMs * r.n, 0);
+  return summarise(lat, runs.reduce((t, r) => t + r.errors, 0), seconds, cpu);
+}
+
 const f = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : "-");
 const line = (label: string, s: Stats) =>
   `${label.padEnd(34)} median ${f(s.median, 2).padStart(8)} ms  p99 ${f(s.p99, 2).padStart(8)} ms  ${f(s.rps).padStart(7)} req/s  cpu ${f(s.cpuMs, 2).padStart(6)} ms/req  errors ${s.errors}`;
@@ -133,17 +145,32 @@ async function main() {
     await http(id, message); // load and check once
     console.log(`\n## ${kind} (${model.manifest.input.image ? `${model.manifest.input.image.width}x${model.manifest.input.image.height} input` : `${model.manifest.input.columns!.length} columns`})`);
     for (const c of CONCURRENCY) {
-      const a = await load(inproc, c, SECONDS);
-      const b = await loadHttp(client, { url: running.url, path: `/v1/experiments/${id}/predict`, key, body: JSON.stringify({ message }) }, c, SECONDS);
+      const rounds: Array<{ a: Stats; b: Stats }> = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        const a = await load(inproc, c, SECONDS);
+        const b = await loadHttp(client, { url: running.url, path: `/v1/experiments/${id}/predict`, key, body: JSON.stringify({ message }) }, c, SECONDS);
+        rounds.push({ a, b });
+      }
+      const a = pool_(rounds.map((x) => x.a));
+      const b = pool_(rounds.map((x) => x.b));
+      const med = (xs: number[]) => [...xs].sort((p, q) => p - q)[Math.floor((xs.length - 1) / 2)];
+      const ratio = (f: (s: Stats) => number) => med(rounds.map((x) => f(x.b) / f(x.a)));
       console.log(line(`in-process  c=${c}`, a));
       console.log(line(`HTTP        c=${c}`, b));
-      const r = `${kind} c=${c}: median HTTP/in-process ${f(b.median / a.median, 2)}x, throughput HTTP/in-process ${f((100 * b.rps) / a.rps, 0)}%, CPU per request HTTP/in-process ${f(b.cpuMs / a.cpuMs, 2)}x (${f(b.cpuMs, 2)} / ${f(a.cpuMs, 2)} ms)`;
+      const r = `${kind} c=${c}: median HTTP/in-process ${f(ratio((s) => s.median), 2)}x, throughput HTTP/in-process ${f(100 * ratio((s) => s.rps), 0)}%, CPU per request HTTP/in-process ${f(ratio((s) => s.cpuMs), 2)}x (${f(b.cpuMs, 2)} / ${f(a.cpuMs, 2)} ms; median of ${ROUNDS} alternating rounds: ${rounds.map((x) => f(x.b.median / x.a.median, 2)).join(" ")})`;
       console.log(`  -> ${r}`);
       summary.push(r);
     }
     if (kind.startsWith("vision")) {
-      const noMaps = await load(async () => predictImage(model, (await fetchImageBytes(photo, ctx)).bytes, { ...popts, noMaps: true }), 1, SECONDS);
-      const maps = await load(inproc, 1, SECONDS);
+      const pairs: Array<{ noMaps: Stats; maps: Stats }> = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        pairs.push({
+          noMaps: await load(async () => predictImage(model, (await fetchImageBytes(photo, ctx)).bytes, { ...popts, noMaps: true }), 1, SECONDS),
+          maps: await load(inproc, 1, SECONDS),
+        });
+      }
+      const noMaps = pool_(pairs.map((p) => p.noMaps));
+      const maps = pool_(pairs.map((p) => p.maps));
       console.log(line("in-process c=1 without maps", noMaps));
       console.log(line("in-process c=1 with maps", maps));
       const r = `${kind}: Grad-CAM maps add ${f((100 * (maps.median - noMaps.median)) / noMaps.median, 0)}% to the median (${f(maps.median - noMaps.median, 2)} ms), ${f((100 * (maps.cpuMs - noMaps.cpuMs)) / noMaps.cpuMs, 0)}% to CPU per request (in-process, maps at ${config.GRADCAM_MAX_SIDE} px, no JSON)`;
