@@ -9,9 +9,10 @@ set and the train part is split (patient-grouped, seeded) into train/val for mod
 set is never used for any choice. Run: pipelines/.venv/bin/python bench/vision-medmnist/bench.py [--modes fast,best]
 
 --http runs whole experiments through Builder's HTTP API instead (its own `./builder serve`, PGlite): the same
-zip is uploaded, POST /v1/experiments, polled to `ready`. Builder then makes its own patient-grouped 70/15/15
-split of all 624 images, so the printed test set is Builder's 15 % (not the official val split), and the wall
-time covers upload checks, training, evaluation and publishing; peak RSS is the server + pipeline tree.
+zip is uploaded, POST /v1/experiments with `split_col: "split"`, polled to `ready`. The CSV's `split` column holds
+the same split as the direct mode (official val = test, the train part 85/15 train/validation), so both modes are
+measured on the same 78 test images; the wall time covers upload checks, training, evaluation and publishing;
+peak RSS is the server + pipeline tree.
 """
 
 from __future__ import annotations
@@ -37,9 +38,11 @@ BUDGET_S = {"fast": 150, "best": 720}
 TARGETS = {"fast": {"auc": 0.90, "minutes": 3}, "best": {"auc": 0.919, "accuracy": 0.861, "minutes": 15}}
 
 
-def make_zip(out_path: str, npz_path: str = str(NPZ)) -> dict[str, list[str]]:
-    """Writes the zip a user would upload: breastmnist/labels.csv (patient_id,image,label) + PNGs.
+def make_zip(out_path: str, npz_path: str = str(NPZ), seed: int = 0) -> dict[str, list[str]]:
+    """Writes the zip a user would upload: breastmnist/labels.csv (patient_id,image,label,split) + PNGs.
 
+    `split` is the benchmark's split as a user would write it for `split_col`: official val -> test, the official
+    train part -> train / validation by `patient_split(.., seed)`, exactly the split the direct mode passes.
     Returns the patient ids of the official splits: {"train": [...], "test": [...]} (test = official val).
     """
     data = np.load(npz_path)
@@ -54,10 +57,14 @@ def make_zip(out_path: str, npz_path: str = str(NPZ)) -> dict[str, list[str]]:
                 buf = io.BytesIO()
                 Image.fromarray(img, "L").save(buf, format="PNG")
                 zf.writestr(f"breastmnist/{name}", buf.getvalue())
-                rows.append({"patient_id": pid, "image": name, "label": int(label)})
+                rows.append({"patient_id": pid, "image": name, "label": int(label), "split": part})
                 ids[part].append(pid)
+        val = set(patient_split(ids["train"], seed)[1])
+        for row in rows:
+            if row["split"] != "test":
+                row["split"] = "validation" if row["patient_id"] in val else "train"
         text = io.StringIO()
-        writer = csv.DictWriter(text, fieldnames=["patient_id", "image", "label"])
+        writer = csv.DictWriter(text, fieldnames=["patient_id", "image", "label", "split"])
         writer.writeheader()
         writer.writerows(rows)
         zf.writestr("breastmnist/labels.csv", text.getvalue())
@@ -108,10 +115,13 @@ def run_http(mode: str, zip_path: str) -> dict:
 
     body = {"label_cols": ["label"], "images_col": "image", "model_type": 0, "optimization_type": 1 if mode == "fast" else 0,
             "experiment_id": 1, "study_type": "Builder", "task": "vision", "optimization_metric": "AUC",
-            "time_budget_s": BUDGET_S[mode]}
+            "time_budget_s": BUDGET_S[mode], "split_col": "split"}
     r = run_experiment(zip_path, body, label=f"breastmnist-{mode}")
     if r["manifest"] is None:
         raise SystemExit("ready, but the published manifest was not found in the bucket folder")
+    made = r["experiment"]["dataset_report"]["summary"].get("split") or {}
+    if made.get("from_column") != "split":  # the figures would be on another test set than the direct mode's
+        raise SystemExit(f"Builder did not use the CSV's split column: {made}")
     return {"mode": mode, "wall_s": r["wall_s"], "manifest": r["manifest"], "logs": [], "peak_rss_mib": r["peak_rss_mib"]}
 
 
@@ -126,7 +136,7 @@ def main() -> None:
         raise SystemExit(f"{NPZ} not found (the shared datasets folder is absent)")
     with tempfile.TemporaryDirectory(prefix="bench-breastmnist-") as tmp:
         work = Path(tmp)
-        ids = make_zip(str(work / "breastmnist.zip"))
+        ids = make_zip(str(work / "breastmnist.zip"), seed=args.seed)
         with zipfile.ZipFile(work / "breastmnist.zip") as zf:
             zf.extractall(work)
         for mode in args.modes.split(","):
@@ -137,8 +147,9 @@ def main() -> None:
             target = TARGETS[mode]
             ok = (test["auc"]["value"] >= target["auc"] and test["accuracy"]["value"] >= target.get("accuracy", 0)
                   and r["wall_s"] <= target["minutes"] * 60)
-            where = (f"via HTTP API, test = Builder's own split, n={m['provenance']['split_counts']['test']}" if args.http
-                     else f"test = official val split, n={len(ids['test'])}")
+            counts = m["provenance"]["split_counts"]
+            where = (f"{'via HTTP API, split_col; ' if args.http else ''}test = official val split, "
+                     f"train/val/test patients {counts['train']}/{counts['val']}/{counts['test']}")
             print(f"== BreastMNIST {mode} mode (budget {BUDGET_S[mode]} s; {where})")
             print(f"   test AUC {fmt('auc')}   ACC {fmt('accuracy')}   F-macro {fmt('f_macro')}")
             print(f"   validation AUC {m['metrics']['validation']['auc']['value']:.3f}   ensemble {m['model_summary']['ensemble_size']} "
