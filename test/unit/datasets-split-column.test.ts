@@ -146,3 +146,15 @@ describe("split_col in the experiment request", () => {
     expect(paths({ ...base, split_col: "s", study_type: "Retrospective", source_experiment_id: 2 })).toEqual(["split_col"]);
   });
 });
+
+describe("split_col in the OpenAPI document", () => {
+  it("is described on POST /v1/experiments and POST /v1/datasets/validate", async () => {
+    const { buildOpenApi } = await import("../../src/http/openapi.js");
+    const { allRoutes } = await import("../../src/http/routes/index.js");
+    const doc = buildOpenApi(allRoutes(), "test") as any;
+    for (const p of ["/v1/experiments", "/v1/datasets/validate"]) {
+      const field = doc.paths[p].post.requestBody.content["application/json"].schema.properties.split_col;
+      expect(field.description).toMatch(/train, validation \(or val\) or test/);
+    }
+  });
+});
