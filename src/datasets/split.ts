@@ -161,7 +161,8 @@ export function splitFromColumn(rows: SplitColumnRow[], seed: number, ctx: Split
     const part = splitPartOf(r.value);
     if (!part) {
       bad = true;
-      report.error("split_value_invalid", `row ${r.row} has '${r.value}' in the split column '${column}'; use train, validation (or val) or test`, { row: r.row, column });
+      const what = r.value.trim() === "" ? "no value" : `'${r.value}'`;
+      report.error("split_value_invalid", `row ${r.row} has ${what} in the split column '${column}'; use train, validation (or val) or test`, { row: r.row, column });
       continue;
     }
     const seen = first.get(r.patient);

@@ -38,6 +38,7 @@ describe("splitFromColumn", () => {
     expect(report.errors[0]).toMatchObject({ code: "split_value_invalid", row: 3, column: "ml_use" });
     expect(report.errors[0].message).toContain("'holdout'");
     expect(report.errors[1]).toMatchObject({ code: "split_value_invalid", row: 4, column: "ml_use" });
+    expect(report.errors[1].message).toBe("row 4 has no value in the split column 'ml_use'; use train, validation (or val) or test");
   });
 
   it("refuses a patient whose rows name different parts, once per patient, naming the patient, both rows and the column", () => {
