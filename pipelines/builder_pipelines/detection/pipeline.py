@@ -25,6 +25,7 @@ from .export import export_onnx, session
 from .figures import draw_examples
 from .infer import EVAL_SCORE_FLOOR, detections, onnx_forward, prepare, raw_outputs, torch_forward
 from .model import SIZES, Detector
+from .loss import class_weights
 from .train import fit, quick_map50
 
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
@@ -115,7 +116,8 @@ def train(spec: dict, out_dir: str) -> str:
     if opts.get("pretrained_weights"):
         _load_pretrained(model, opts["pretrained_weights"])
     flips = opts.get("allow_flips") is not False
-    cfg = {**mode, "weight_decay": 5e-4, "pad_value": PAD_VALUE, "flips": flips,
+    counts = np.bincount(np.concatenate([r.labels for r in splits["train"]]).astype(np.int64), minlength=len(classes))
+    cfg = {**mode, "weight_decay": 5e-4, "pad_value": PAD_VALUE, "flips": flips, "class_weights": class_weights(counts),
            "mean_t": torch.tensor(MEAN)[:, None, None] * 1.0, "std_t": torch.tensor(STD)[:, None, None],
            "val_det": {"score_threshold": EVAL_SCORE_FLOOR, "nms_iou": 0.5, "max_detections": max_det}}
     budget = spec["budget"]["time_budget_s"]

@@ -1,6 +1,11 @@
-"""The training loop: AdamW, warm-up then cosine decay, an exponential moving average of the weights,
-epochs sized to the time budget after timing the first epoch, and the EMA snapshot with the best
-validation mAP@0.5 kept."""
+"""The training loop: AdamW, warm-up then cosine decay fitted to the time budget, an exponential moving
+average of the weights, and the EMA snapshot with the best validation mAP@0.5 kept.
+
+The schedule runs on time, not on a planned epoch count: the learning rate follows the fraction of the
+training time used, so training always ends annealed at the deadline however the machine's speed
+changes (a shared 2-core machine can be 10x slower for a minute; the first epoch is slow anyway).
+``max_epochs`` caps it: the fraction is the larger of the time and the step fractions.
+"""
 
 from __future__ import annotations
 
@@ -17,8 +22,9 @@ from .evaluation import Matched, average_precision
 from .infer import EVAL_SCORE_FLOOR, Prepared, detections, raw_outputs, torch_forward
 from .loss import detection_loss
 
-
-MAX_VAL_CHECKS = 4  # validation passes in the last 40% of the epochs, to pick the best EMA snapshot
+MAX_VAL_CHECKS = 4  # validation passes in the last 40% of the training time, to pick the best EMA snapshot
+CHECK_FROM = 0.6
+GUESS_TRAIN_SHARE = 0.7  # share of the budget assumed for training until the first epoch has been timed
 
 
 class Ema:
@@ -43,13 +49,33 @@ class Ema:
 
 
 def quick_map50(model, val: Prepared, det_cfg: dict) -> float:
-    """Validation mAP@0.5 alone (no bootstrap), for choosing the epoch."""
+    """Validation mAP@0.5 alone (no bootstrap), for choosing the snapshot."""
     dets = detections(raw_outputs(torch_forward(model), val), val, det_cfg, score_floor=EVAL_SCORE_FLOOR)
     m = Matched(dets, val.gts, model.num_classes)
     aps = [average_precision(m.score[m.label == c], m.tp[m.label == c], int(m.n_gt[:, c].sum()))[0][0]
            for c in range(m.k)]
     aps = np.asarray(aps, float)
     return float(np.nanmean(aps)) if np.isfinite(aps).any() else 0.0
+
+
+def lr_factor(step: int, warmup: int, frac: float) -> float:
+    """Linear warm-up over ``warmup`` steps, then cosine from 1 to 0.02 over the training fraction."""
+    return min(1.0, (step + 1) / warmup) * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * min(1.0, frac))))
+
+
+class Clock:
+    """Training-time bookkeeping: time spent in training steps (validation passes excluded) against the
+    share of the budget left for them once the reserve for what follows training is known."""
+
+    def __init__(self, budget_s: float) -> None:
+        self.start, self.checks_s = time.monotonic(), 0.0
+        self.train_s = budget_s * GUESS_TRAIN_SHARE
+
+    def trained(self) -> float:
+        return time.monotonic() - self.start - self.checks_s
+
+    def frac(self) -> float:
+        return self.trained() / max(self.train_s, 1e-3)
 
 
 def fit(model, store: TrainStore, val: Prepared, cfg: dict, budget_s: float, seed: int, progress) -> dict:
@@ -65,11 +91,14 @@ def fit(model, store: TrainStore, val: Prepared, cfg: dict, budget_s: float, see
     ema = Ema(model)
     bs = min(cfg["batch_size"], len(store))
     steps_per_epoch = max(1, len(store) // bs)
-    warmup = max(10, min(300, steps_per_epoch * 2))
-    start = time.monotonic()
-    epochs, step, best, best_state, history = None, 0, -1.0, None, []
-    epoch, checks_done = 0, 0.0
-    while epochs is None or epoch < epochs:
+    max_steps = cfg["max_epochs"] * steps_per_epoch
+    warmup = max(10, min(300, steps_per_epoch * cfg.get("warmup_epochs", 2)))
+    weights = cfg.get("class_weights")
+    clock = Clock(budget_s)
+    step, epoch, best, best_state, history, planned = 0, 0, -1.0, None, [], False
+    next_check = CHECK_FROM
+    frac = lambda: max(clock.frac(), step / max_steps)  # noqa: E731
+    while True:
         model.train()
         order = rng.permutation(len(store))
         losses = []
@@ -78,12 +107,10 @@ def fit(model, store: TrainStore, val: Prepared, cfg: dict, budget_s: float, see
             batch = [sample(store, int(i), model.in_w, model.in_h, cfg["pad_value"], rng, cfg["flips"]) for i in idx]
             x = torch.stack([b[0] for b in batch])
             x = (x / 255.0 - cfg["mean_t"]) / cfg["std_t"]
-            total_steps = (epochs or 10 ** 9) * steps_per_epoch
-            lr_factor = min(1.0, (step + 1) / warmup) * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * min(1.0, step / total_steps))))
             for g in opt.param_groups:
-                g["lr"] = cfg["lr"] * lr_factor
-            loss, parts = detection_loss(model, model.raw(x.contiguous(memory_format=torch.channels_last)),
-                                         [b[1] for b in batch], [b[2] for b in batch])
+                g["lr"] = cfg["lr"] * lr_factor(step, warmup, frac())
+            loss, _ = detection_loss(model, model.raw(x.contiguous(memory_format=torch.channels_last)),
+                                     [b[1] for b in batch], [b[2] for b in batch], weights)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 10.0)
@@ -91,44 +118,42 @@ def fit(model, store: TrainStore, val: Prepared, cfg: dict, budget_s: float, see
             ema.update(model)
             losses.append(loss.item())
             step += 1
+            if planned and frac() >= 1.0 and epoch + 1 >= cfg["min_epochs"]:
+                break  # out of training time: stop mid-epoch (samples are drawn at random anyway)
         epoch += 1
-        elapsed = time.monotonic() - start
-        if epochs is None:  # size the run from the first epoch's time and one timed validation pass
-            per_epoch = elapsed
+        if not planned:  # one timed validation pass sizes the reserve for what follows training
             t = time.monotonic()
             quick_map50(ema.model, val, cfg["val_det"])
-            checks_done = time.monotonic() - t
-            per_val_image = checks_done / max(1, len(val.records))
+            per_val_image = (time.monotonic() - t) / max(1, len(val.records))
+            clock.checks_s += time.monotonic() - t
             # What follows training (threshold choice, export, ONNX inference of val and test, bootstrap)
             # scales with the images it touches; the untrained model's many candidates make this an overestimate.
-            reserve = per_val_image * cfg["post_images"] * 1.5 + min(30.0, 0.1 * budget_s)  # + export, bootstrap, figures
+            reserve = per_val_image * cfg["post_images"] * 1.5 + min(30.0, 0.1 * budget_s)
             checks = MAX_VAL_CHECKS * per_val_image * len(val.records)
-            deadline = budget_s - reserve  # training, including its validation passes, ends by then
-            epochs = int(np.clip((deadline - checks) / max(per_epoch, 1e-3), cfg["min_epochs"], cfg["max_epochs"]))
-            events.log("info", f"first epoch took {per_epoch:.1f}s; training {epochs} epochs "
+            clock.train_s = max(1.0, budget_s - reserve - checks)
+            planned = True
+            events.log("info", f"first epoch took {clock.trained():.1f}s; {clock.train_s:.0f}s of training "
                                f"({reserve:.0f}s kept for evaluation and export)")
-            elapsed = time.monotonic() - start
-        elif epoch < epochs / 2:  # re-plan in the first half: a shared machine's speed changes
-            per_epoch = (elapsed - checks_done) / epoch
-            epochs = int(np.clip((deadline - checks) / max(per_epoch, 1e-3), max(epoch + 1, cfg["min_epochs"]), cfg["max_epochs"]))
-        # Stop when the next epoch would end past the deadline (the schedule then ends un-annealed).
-        out_of_time = epoch < epochs and elapsed * (epoch + 1) / epoch > deadline and epoch >= cfg["min_epochs"]
-        check_every = max(1, math.ceil(epochs * 0.4 / MAX_VAL_CHECKS))
-        entry = {"epoch": epoch, "loss": float(np.mean(losses)), "time_s": round(elapsed, 1)}
-        if epoch >= epochs * 0.6 and ((epochs - epoch) % check_every == 0 or epoch >= epochs or out_of_time):
+        done = frac() >= 1.0 and epoch >= cfg["min_epochs"]
+        entry = {"epoch": epoch, "loss": float(np.mean(losses)), "time_s": round(time.monotonic() - clock.start, 1),
+                 "lr": round(cfg["lr"] * lr_factor(step, warmup, frac()), 6)}
+        if frac() >= next_check or done:
+            while next_check <= frac():
+                next_check += (1.0 - CHECK_FROM) / (MAX_VAL_CHECKS - 1)
             t = time.monotonic()
             entry["val_map50"] = quick_map50(ema.model, val, cfg["val_det"])
-            checks_done += time.monotonic() - t
+            clock.checks_s += time.monotonic() - t
             events.metric("val", "map50", entry["val_map50"], epoch=epoch)
             if entry["val_map50"] > best:
                 best, best_state = entry["val_map50"], copy.deepcopy(ema.model.state_dict())
         events.metric("train", "loss", entry["loss"], epoch=epoch)
         history.append(entry)
-        eta = (elapsed / epoch) * (epochs - epoch)
-        progress(epoch / epochs, epoch=epoch, epochs=epochs, best_metric=best if best >= 0 else None, eta_s=round(eta, 1))
-        if out_of_time:
-            events.log("warn", f"time budget reached after {epoch} of {epochs} epochs")
+        f = min(1.0, frac())
+        epochs_est = max(epoch, round(epoch / max(f, 1e-6)))
+        eta = max(0.0, clock.train_s - clock.trained()) if step < max_steps else 0.0
+        progress(f, epoch=epoch, epochs=epochs_est, best_metric=best if best >= 0 else None, eta_s=round(eta, 1))
+        if done:
             break
     model.load_state_dict(best_state if best_state is not None else ema.model.state_dict())
-    return {"epochs_run": epoch, "epochs_planned": epochs, "best_val_map50": best, "history": history,
-            "train_time_s": round(time.monotonic() - start, 1)}
+    return {"epochs_run": epoch, "steps": step, "best_val_map50": best, "history": history,
+            "train_time_s": round(time.monotonic() - clock.start, 1)}
