@@ -63,6 +63,7 @@ async function main() {
   const total = sorted.reduce((s, [, v]) => s + v, 0);
   console.log(`# ${KIND}: ${n} requests in ${SECONDS}s at c=${CONCURRENCY}; main-thread samples ${total.toFixed(0)} ms = ${(total / n).toFixed(2)} ms/request (incl. idle)`);
   for (const [k, v] of sorted.slice(0, 40)) console.log(`${(v / n).toFixed(3).padStart(8)} ms/req  ${k}`);
+  if (process.env.PROFILE_OUT) fs.writeFileSync(process.env.PROFILE_OUT, JSON.stringify(profile));
   client.send({ type: "exit" });
   await running.stop();
   fs.rmSync(dataDir, { recursive: true, force: true });
