@@ -1,6 +1,8 @@
 import fs from "node:fs";
 import { makeZip } from "../helpers/zips.js";
-import { bearer } from "../helpers/auth.js";
+import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { primaryTarget } from "../helpers/db.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
 
 // Shared by the experiments integration tests: a tabular zip (WDBC when ../shared/datasets has it, else generated
 // data with a real signal), request bodies, and polling helpers.
@@ -42,6 +44,13 @@ export function dataRequest(userId: string, experimentId: number, zipPath: strin
     time_budget_s: 4,
     ...extra,
   };
+}
+
+/** A server on the primary target, one user with a key, and a client for them (each describe block's setup). */
+export async function startExperimentServer(): Promise<{ server: TestServer; user: UserWithKey; client: Api }> {
+  const server = await startTestServer(primaryTarget());
+  const user = await createUserWithKey(server);
+  return { server, user, client: api(server.url, user.key) };
 }
 
 export interface Api {

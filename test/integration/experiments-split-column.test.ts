@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { bearer, type UserWithKey } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
-import { startTestServer, type TestServer } from "../helpers/server.js";
+import type { TestServer } from "../helpers/server.js";
 import { makeZip } from "../helpers/zips.js";
-import { api, dataRequest, waitForStatus, type Api } from "./experiments-fixtures.js";
+import { dataRequest, waitForStatus, type Api, startExperimentServer } from "./experiments-fixtures.js";
 
 // split_col through the API: the CSV's own train/validation/test column (any case) becomes the experiment's
 // patient split exactly, end to end to a published model; a patient split across parts is refused with the row,
@@ -32,14 +32,8 @@ describe(`split_col through the API on ${primaryTarget()}`, () => {
   let server: TestServer;
   let user: UserWithKey;
   let client: Api;
-  beforeAll(async () => {
-    server = await startTestServer(primaryTarget());
-    user = await createUserWithKey(server);
-    client = api(server.url, user.key);
-  });
-  afterAll(async () => {
-    await server?.teardown();
-  });
+  beforeAll(async () => ({ server, user, client } = await startExperimentServer()));
+  afterAll(() => server?.teardown());
 
   async function upload(name: string, rows: string[]): Promise<string> {
     const zipPath = `${user.userId}/split/${name}.zip`;

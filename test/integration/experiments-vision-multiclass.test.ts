@@ -1,11 +1,11 @@
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { contractErrors } from "../../src/contract/validate.js";
-import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { bearer, type UserWithKey } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
-import { startTestServer, type TestServer } from "../helpers/server.js";
+import type { TestServer } from "../helpers/server.js";
 import { makeZip } from "../helpers/zips.js";
-import { api, waitForStatus, type Api } from "./experiments-fixtures.js";
+import { waitForStatus, type Api, startExperimentServer } from "./experiments-fixtures.js";
 
 // Issue 5's "Done when", multiclass case (binary: experiments-vision.test.ts; multi-label and regression:
 // experiments-vision-tasks.test.ts): three classes of generated images through the HTTP API (upload, POST, poll) to
@@ -54,14 +54,8 @@ describe(`vision multiclass experiment through the API on ${primaryTarget()}`, (
   let server: TestServer;
   let user: UserWithKey;
   let client: Api;
-  beforeAll(async () => {
-    server = await startTestServer(primaryTarget());
-    user = await createUserWithKey(server);
-    client = api(server.url, user.key);
-  });
-  afterAll(async () => {
-    await server?.teardown();
-  });
+  beforeAll(async () => ({ server, user, client } = await startExperimentServer()));
+  afterAll(() => server?.teardown());
 
   it("three named classes: trained to ready, contract-valid manifest, metrics above chance, /predict in the seed's shape", async () => {
     const put = await fetch(`${server.url}/v1/files/${user.userId}/multiclass/data.zip`, {

@@ -1,11 +1,11 @@
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { contractErrors } from "../../src/contract/validate.js";
-import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { bearer, type UserWithKey } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
-import { startTestServer, type TestServer } from "../helpers/server.js";
+import type { TestServer } from "../helpers/server.js";
 import { makeZip } from "../helpers/zips.js";
-import { api, waitForStatus, type Api } from "./experiments-fixtures.js";
+import { waitForStatus, type Api, startExperimentServer } from "./experiments-fixtures.js";
 
 // Issue 5's "Done when" beside the binary case (experiments-vision.test.ts) and the multiclass one
 // (experiments-vision-multiclass.test.ts): a multi-label and a regression model built from generated images through
@@ -70,14 +70,8 @@ describe(`vision multi-label and regression experiments through the API on ${pri
   let server: TestServer;
   let user: UserWithKey;
   let client: Api;
-  beforeAll(async () => {
-    server = await startTestServer(primaryTarget());
-    user = await createUserWithKey(server);
-    client = api(server.url, user.key);
-  });
-  afterAll(async () => {
-    await server?.teardown();
-  });
+  beforeAll(async () => ({ server, user, client } = await startExperimentServer()));
+  afterAll(() => server?.teardown());
 
   async function run(id: number, zip: Buffer, fields: Record<string, unknown>) {
     const put = await fetch(`${server.url}/v1/files/${user.userId}/vision-${id}/data.zip`, {
