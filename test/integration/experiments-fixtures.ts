@@ -53,6 +53,23 @@ export async function startExperimentServer(): Promise<{ server: TestServer; use
   return { server, user, client: api(server.url, user.key) };
 }
 
+/** A vision classification request in the seed's structure (fast mode, AUC), with overrides. */
+export function visionRequest(userId: string, experimentId: number, zipPath: string, extra: Record<string, unknown> = {}) {
+  return {
+    zip_gcloud: zipPath,
+    label_cols: ["label"],
+    images_col: "image",
+    model_type: 0,
+    optimization_type: 1,
+    experiment_id: experimentId,
+    user_id: userId,
+    study_type: "Builder",
+    task: "vision",
+    optimization_metric: "AUC",
+    ...extra,
+  };
+}
+
 export interface Api {
   post(path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>;
   get(path: string): Promise<{ status: number; body: any; headers: Headers }>;

@@ -5,7 +5,7 @@ import { bearer, type UserWithKey } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
 import type { TestServer } from "../helpers/server.js";
 import { makeZip } from "../helpers/zips.js";
-import { waitForStatus, type Api, startExperimentServer } from "./experiments-fixtures.js";
+import { waitForStatus, type Api, startExperimentServer, visionRequest } from "./experiments-fixtures.js";
 
 // Issue 5's "Done when", multiclass case (binary: experiments-vision.test.ts; multi-label and regression:
 // experiments-vision-tasks.test.ts): three classes of generated images through the HTTP API (upload, POST, poll) to
@@ -64,19 +64,7 @@ describe(`vision multiclass experiment through the API on ${primaryTarget()}`, (
       body: await multiclassZip(),
     });
     expect(put.status).toBe(201);
-    const post = await client.post("/v1/experiments", {
-      zip_gcloud: `${user.userId}/multiclass/data.zip`,
-      label_cols: ["label"],
-      images_col: "image",
-      model_type: 0,
-      optimization_type: 1,
-      experiment_id: 1,
-      user_id: user.userId,
-      study_type: "Builder",
-      task: "vision",
-      optimization_metric: "AUC",
-      time_budget_s: 20,
-    });
+    const post = await client.post("/v1/experiments", visionRequest(user.userId, 1, `${user.userId}/multiclass/data.zip`, { time_budget_s: 20 }));
     expect(post.status).toBe(202);
     const done = await waitForStatus(client, 1, ["ready", "failed", "invalid_dataset"], 220_000);
     expect(done.failure_reason).toBeNull();

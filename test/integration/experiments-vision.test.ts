@@ -5,7 +5,7 @@ import { primaryTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { createUserWithKey } from "../helpers/auth.js";
 import { makeZip } from "../helpers/zips.js";
-import { api, waitForStatus } from "./experiments-fixtures.js";
+import { api, waitForStatus, visionRequest } from "./experiments-fixtures.js";
 
 // A vision classification experiment through the real vision pipeline: the kind mapping (task vision ->
 // vision_classification), images_col and the image root reach Python intact. Tiny generated images and a
@@ -42,19 +42,7 @@ describe(`vision experiment on ${primaryTarget()}`, () => {
     const client = api(server.url, user.key);
     const zipPath = `${user.userId}/vision/data.zip`;
     await server.services.bucket.write(zipPath, Readable.from(await imageZip()));
-    const post = await client.post("/v1/experiments", {
-      zip_gcloud: zipPath,
-      label_cols: ["label"],
-      images_col: "image",
-      model_type: 0,
-      optimization_type: 1,
-      experiment_id: 1,
-      user_id: user.userId,
-      study_type: "Builder",
-      task: "vision",
-      optimization_metric: "AUC",
-      time_budget_s: 5,
-    });
+    const post = await client.post("/v1/experiments", visionRequest(user.userId, 1, zipPath, { time_budget_s: 5 }));
     expect(post.status).toBe(202);
     const done = await waitForStatus(client, 1, ["ready", "failed", "invalid_dataset"], 200_000);
     expect(done.failure_reason).toBeNull();
