@@ -2,6 +2,7 @@
  * Serving benchmark: HTTP /predict against an in-process loop doing the same work on the same model.
  *
  *   nice npx tsx bench/serve/run.ts [--seconds 5] [--rounds 3] [--soak 60] [--kinds vision,detection,tabular]
+ *   (env ORT_INTRA_OP_THREADS, SERVING_MAX_BATCH and GRADCAM_MAX_SIDE pass through to the server's config)
  *
  * For each kind and concurrency 1, 8, 32: median and p99 latency and requests/s of
  *  - in-process: base64 decode of the data: URI + decode + preprocess + session.run + post-processing/maps,
@@ -112,6 +113,7 @@ async function main() {
   const config = parseConfig({
     NODE_ENV: "production", LOG_LEVEL: "silent", BUILDER_DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: "100000000",
     ORT_INTRA_OP_THREADS: process.env.ORT_INTRA_OP_THREADS ?? "0", ...(process.env.SERVING_MAX_BATCH ? { SERVING_MAX_BATCH: process.env.SERVING_MAX_BATCH } : {}),
+    ...(process.env.GRADCAM_MAX_SIDE ? { GRADCAM_MAX_SIDE: process.env.GRADCAM_MAX_SIDE } : {}),
   });
   const running = await startServer(config, { port: 0, host: "127.0.0.1" });
   const { services } = running;
