@@ -7,35 +7,21 @@
  * process, then prints the heaviest functions (self time) of this process's main thread.
  */
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { execFileSync, fork } from "node:child_process";
 import { Session } from "node:inspector/promises";
-import { parseConfig } from "../../src/config.js";
-import { startServer } from "../../src/server.js";
-import { publishFixture } from "../../test/fixtures/serving/publish.js";
+import { ROOT, startBenchServer, TABULAR_ROW } from "./bench-server.js";
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: string) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1] : dflt);
 const KIND = opt("kind", "vision");
 const SECONDS = Number(opt("seconds", "10"));
 const CONCURRENCY = Number(opt("concurrency", "1"));
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
 
 interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount: number; children?: number[] }
 
 async function main() {
-  const fxDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-prof-fx-"));
-  execFileSync(path.join(ROOT, "pipelines/.venv/bin/python"), [path.join(ROOT, "test/fixtures/serving/make_fixtures.py"), "--bench", fxDir]);
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-prof-"));
-  const config = parseConfig({ NODE_ENV: "production", LOG_LEVEL: "silent", BUILDER_DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: "100000000" });
-  const running = await startServer(config, { port: 0, host: "127.0.0.1" });
-  const { services } = running;
-  const user = await services.auth.users.create({ email: "prof@example.org", password: "prof-password-123" });
-  const { key } = await services.auth.apiKeys.create(user.id, { name: "prof" });
-  await publishFixture({ services } as never, user.id, 1, path.join(fxDir, KIND));
-  const message = KIND === "tabular" ? [63, 1, 27.5, 2] : `data:image/jpeg;base64,${fs.readFileSync(path.join(fxDir, "photo.jpg")).toString("base64")}`;
-  const client = fork(path.join(ROOT, "bench/serve/http-load.ts"), [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const bench = await startBenchServer({ [KIND]: 1 });
+  const { running, key, client } = bench;
+  const message = KIND === "tabular" ? TABULAR_ROW : bench.photo;
   const inspector = new Session();
   inspector.connect();
   await inspector.post("Profiler.enable");
@@ -64,10 +50,7 @@ async function main() {
   console.log(`# ${KIND}: ${n} requests in ${SECONDS}s at c=${CONCURRENCY}; main-thread samples ${total.toFixed(0)} ms = ${(total / n).toFixed(2)} ms/request (incl. idle)`);
   for (const [k, v] of sorted.slice(0, 40)) console.log(`${(v / n).toFixed(3).padStart(8)} ms/req  ${k}`);
   if (process.env.PROFILE_OUT) fs.writeFileSync(process.env.PROFILE_OUT, JSON.stringify(profile));
-  client.send({ type: "exit" });
-  await running.stop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-  fs.rmSync(fxDir, { recursive: true, force: true });
+  await bench.close();
 }
 
 main().catch((err) => {

@@ -14,17 +14,14 @@
  * concurrency 32 counting errors and sampling RSS. HTTP requests come from a separate client process
  * (http-load.ts): its CPU is not counted as the server's, but on a small machine it still competes for the cores.
  */
-import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { execFileSync, fork, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { Pool } from "undici";
-import { parseConfig } from "../../src/config.js";
-import { startServer } from "../../src/server.js";
 import { fetchImageBytes } from "../../src/net/image-fetch.js";
 import { predictImage, predictTabular } from "../../src/serving/predictor.js";
 import { ModelSession } from "../../src/serving/session.js";
-import { publishFixture } from "../../test/fixtures/serving/publish.js";
+import { startBenchServer, TABULAR_ROW } from "./bench-server.js";
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: string) => {
@@ -38,10 +35,6 @@ const CONCURRENCY = opt("concurrency", "1,8,32").split(",").map(Number);
 /** In-process and HTTP alternate this many times per point; ratios are the median of the rounds' ratios. */
 const ROUNDS = Number(opt("rounds", "3"));
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
-const fxDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-bench-serve-fx-"));
-execFileSync(path.join(ROOT, "pipelines/.venv/bin/python"), [path.join(ROOT, "test/fixtures/serving/make_fixtures.py"), "--bench", fxDir]);
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-bench-serve-"));
 
 interface Stats { n: number; errors: number; median: number; p99: number; rps: number; cpuMs: number; lat: number[] }
 
@@ -110,21 +103,11 @@ const line = (label: string, s: Stats) =>
   `${label.padEnd(34)} median ${f(s.median, 2).padStart(8)} ms  p99 ${f(s.p99, 2).padStart(8)} ms  ${f(s.rps).padStart(7)} req/s  cpu ${f(s.cpuMs, 2).padStart(6)} ms/req  errors ${s.errors}`;
 
 async function main() {
-  const config = parseConfig({
-    NODE_ENV: "production", LOG_LEVEL: "silent", BUILDER_DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: "100000000",
-    ORT_INTRA_OP_THREADS: process.env.ORT_INTRA_OP_THREADS ?? "0", ...(process.env.SERVING_MAX_BATCH ? { SERVING_MAX_BATCH: process.env.SERVING_MAX_BATCH } : {}),
-    ...(process.env.GRADCAM_MAX_SIDE ? { GRADCAM_MAX_SIDE: process.env.GRADCAM_MAX_SIDE } : {}),
-  });
-  const running = await startServer(config, { port: 0, host: "127.0.0.1" });
-  const { services } = running;
-  const user = await services.auth.users.create({ email: "bench@example.org", password: "bench-password-123" });
-  const { key } = await services.auth.apiKeys.create(user.id, { name: "bench" });
   const ids: Record<string, number> = { vision: 1, detection: 2, tabular: 3, vision_resnet: 4 };
-  for (const kind of Object.keys(ids)) await publishFixture({ services } as never, user.id, ids[kind], path.join(fxDir, kind));
-  const photo = `data:image/jpeg;base64,${fs.readFileSync(path.join(fxDir, "photo.jpg")).toString("base64")}`;
-  const row = [63, 1, 27.5, 2];
+  const bench = await startBenchServer(ids);
+  const { config, running, services, user, key, fxDir, photo, client } = bench;
+  const row = TABULAR_ROW;
   const pool = new Pool(running.url, { connections: 64, pipelining: 1 });
-  const client = fork(path.join(ROOT, "bench/serve/http-load.ts"), [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const ctx = { userId: user.id, bucket: services.bucket, guard: services.serving.guard, maxBytes: config.FETCH_MAX_BYTES };
   const popts = { maxPixels: config.FETCH_MAX_PIXELS, gradcamMaxSide: config.GRADCAM_MAX_SIDE };
 
@@ -212,11 +195,8 @@ async function main() {
     summary.push(r);
   }
   console.log(`\n# summary\n${summary.map((x) => `- ${x}`).join("\n")}`);
-  client.send({ type: "exit" });
   await pool.close();
-  await running.stop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-  fs.rmSync(fxDir, { recursive: true, force: true });
+  await bench.close();
 }
 
 main().catch((err) => {
