@@ -15,17 +15,25 @@ export function tabularZip(): { zip: Buffer; dataCols: string[]; label: string; 
     const header = csv.split(/\r?\n/, 1)[0].split(",");
     return { zip: makeZip({ "data.csv": csv }), dataCols: header.slice(2), label: "diagnosis", source: "wdbc" };
   }
-  // 240 patients, two informative features and one noise feature; labels from a noisy linear rule.
-  let seed = 7;
+  // 240 patients, two informative features and one noise feature.
+  const rows = diagnosisRows(240, 7, { name: "noise", value: (_i, rand) => rand().toFixed(3) });
+  return { zip: makeZip({ "data.csv": rows.join("\n") + "\n" }), dataCols: ["f1", "f2", "noise"], label: "diagnosis", source: "generated" };
+}
+
+/**
+ * CSV lines (header first) of n patients with a real signal: features f1, f2 and a label `diagnosis` (M/B) from a
+ * noisy linear rule, seeded; `extra` appends one more column computed per row after the label.
+ */
+export function diagnosisRows(n: number, seed: number, extra: { name: string; value: (i: number, rand: () => number) => string }): string[] {
   const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-  const rows = ["id,diagnosis,f1,f2,noise"];
-  for (let i = 0; i < 240; i++) {
+  const rows = [`id,diagnosis,f1,f2,${extra.name}`];
+  for (let i = 0; i < n; i++) {
     const f1 = rand() * 10;
     const f2 = rand() * 5;
     const y = f1 + 2 * f2 + (rand() - 0.5) * 4 > 10 ? "M" : "B";
-    rows.push(`${1000 + i},${y},${f1.toFixed(3)},${f2.toFixed(3)},${rand().toFixed(3)}`);
+    rows.push(`${1000 + i},${y},${f1.toFixed(3)},${f2.toFixed(3)},${extra.value(i, rand)}`);
   }
-  return { zip: makeZip({ "data.csv": rows.join("\n") + "\n" }), dataCols: ["f1", "f2", "noise"], label: "diagnosis", source: "generated" };
+  return rows;
 }
 
 export function dataRequest(userId: string, experimentId: number, zipPath: string, dataCols: string[], extra: Record<string, unknown> = {}) {

@@ -3,7 +3,7 @@ import { bearer, type UserWithKey } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
 import type { TestServer } from "../helpers/server.js";
 import { makeZip } from "../helpers/zips.js";
-import { dataRequest, waitForStatus, type Api, startExperimentServer } from "./experiments-fixtures.js";
+import { dataRequest, diagnosisRows, waitForStatus, type Api, startExperimentServer } from "./experiments-fixtures.js";
 
 // split_col through the API: the CSV's own train/validation/test column (any case) becomes the experiment's
 // patient split exactly, end to end to a published model; a patient split across parts is refused with the row,
@@ -16,16 +16,7 @@ const PARTS = ["train", "TRAIN", "Train", "train", "train", "train", "Validation
 
 /** 200 patients, one row each; label from a noisy rule on f1, f2; `ml_use` cycles through PARTS. */
 function csvRows(): string[] {
-  let seed = 3;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-  const rows = ["id,diagnosis,f1,f2,ml_use"];
-  for (let i = 0; i < 200; i++) {
-    const f1 = rand() * 10;
-    const f2 = rand() * 5;
-    const y = f1 + 2 * f2 + (rand() - 0.5) * 4 > 10 ? "M" : "B";
-    rows.push(`${1000 + i},${y},${f1.toFixed(3)},${f2.toFixed(3)},${PARTS[i % PARTS.length]}`);
-  }
-  return rows;
+  return diagnosisRows(200, 3, { name: "ml_use", value: (i) => PARTS[i % PARTS.length] });
 }
 
 describe(`split_col through the API on ${primaryTarget()}`, () => {
