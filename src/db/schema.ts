@@ -3,10 +3,12 @@ import {
   bigint,
   bigserial,
   boolean,
+  customType,
   index,
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -110,11 +112,40 @@ export const files = pgTable("files", {
   createdAt: createdAt(),
 }, (t) => [uniqueIndex("files_path").on(t.path)]);
 
-/** Chat history per user, so the assistant keeps the conversation. */
+/** A chat conversation; its messages are chat_messages. Always read through the owner's user id. */
+export const chatConversations = pgTable("chat_conversations", {
+  id: id(),
+  userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  title: text("title").notNull(),
+  createdAt: createdAt(),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+}, (t) => [index("chat_conversations_user").on(t.userId, t.updatedAt)]);
+
+/** Chat history per user, so the assistant keeps the conversation. `refs` are what a reply cited. */
 export const chatMessages = pgTable("chat_messages", {
   id: id(),
   userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  conversationId: uuid("conversation_id").notNull().references(() => chatConversations.id, { onDelete: "cascade" }),
   role: text("role").notNull(),
   content: text("content").notNull(),
+  refs: jsonb("refs").notNull().default(sql`'[]'::jsonb`),
+  backend: text("backend"),
   createdAt: createdAt(),
-}, (t) => [index("chat_messages_user").on(t.userId, t.createdAt)]);
+}, (t) => [index("chat_messages_user").on(t.userId, t.createdAt), index("chat_messages_conversation").on(t.conversationId, t.createdAt)]);
+
+const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
+
+/**
+ * The documentation (README.md, docs/**\/*.md) cut into sections for the assistant's full-text search.
+ * Rows are keyed by a hash of the docs (`version`), so processes running different docs never disturb each other.
+ */
+export const docChunks = pgTable("doc_chunks", {
+  version: text("version").notNull(),
+  seq: integer("seq").notNull(),
+  source: text("source").notNull(),
+  heading: text("heading").notNull(),
+  anchor: text("anchor").notNull(),
+  body: text("body").notNull(),
+  tsv: tsvector("tsv").notNull().generatedAlwaysAs(sql`setweight(to_tsvector('english', heading), 'A') || to_tsvector('english', body)`),
+  createdAt: createdAt(),
+}, (t) => [primaryKey({ columns: [t.version, t.seq] }), index("doc_chunks_tsv").using("gin", t.tsv)]);
