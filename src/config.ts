@@ -61,10 +61,17 @@ export const configSchema = z.object({
   FETCH_TIMEOUT_MS: int(100).default(10_000),
   FETCH_MAX_PIXELS: int(1).default(50_000_000),
   FETCH_ALLOW_HOSTS: csvList.default([]),
-  // Chat assistant.
-  CHAT_PROVIDER_URL: z.string().url().optional(),
+  // Chat assistant: builtin (templates over the caller's data, no network) or any OpenAI-compatible server.
+  CHAT_BACKEND: z.enum(["builtin", "openai"]).default("builtin"),
+  CHAT_BASE_URL: z.string().url().optional(),
   CHAT_API_KEY: z.string().optional(),
-  CHAT_MODEL: z.string().default("gpt-4o-mini"),
+  CHAT_MODEL: z.string().min(1).default("gpt-4o-mini"),
+  CHAT_TIMEOUT_MS: int(100).default(60_000),
+  CHAT_MAX_RETRIES: int(0).max(10).default(2),
+}).superRefine((c, ctx) => {
+  if (c.CHAT_BACKEND === "openai" && !c.CHAT_BASE_URL) {
+    ctx.addIssue({ code: "custom", path: ["CHAT_BASE_URL"], message: "CHAT_BACKEND=openai needs CHAT_BASE_URL (e.g. http://localhost:8000/v1 for vLLM)" });
+  }
 });
 
 export type Config = z.infer<typeof configSchema> & { dataDir: string };

@@ -12,6 +12,8 @@ import { ExperimentRepository } from "./experiments/repository.js";
 import { ExperimentService } from "./experiments/service.js";
 import { createRunner, type JobRunner } from "./jobs/create-runner.js";
 import { DatasetService } from "./datasets/service.js";
+import { ChatService } from "./chat/service.js";
+import { ModelRepository } from "./serving/model-repository.js";
 
 /**
  * Everything a request handler may use, built once at start-up. Routes stay thin and call into these
@@ -38,6 +40,8 @@ export interface Services {
   runner?: JobRunner;
   /** Dataset uploads, validation reports and column listings. */
   datasets: DatasetService;
+  /** The chat assistant (src/chat): conversations, tools bound to the caller, builtin or OpenAI-compatible backend. */
+  chat: ChatService;
   /** Resolves the caller for a route's auth mode; throws the right ApiError (401/403/429) when refused. */
   authenticate(req: Request, res: Response, mode: AuthMode): Promise<AuthInfo | null>;
   /** Work to do at shutdown, in reverse order of registration. */
@@ -61,6 +65,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   const events = new EventEmitter();
   const experimentRepo = new ExperimentRepository(database.db);
   let runner: JobRunner | undefined;
+  const chat = await ChatService.create({ config, db: database.db, experiments: experimentRepo, models: new ModelRepository(database.db), logger });
   const services: Services = {
     config,
     logger,
@@ -73,6 +78,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     serving: createServing({ config, db: database.db, bucket, events, logger }),
     experiments: new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket }),
     datasets: new DatasetService({ bucket, config, db: database.db, logger }),
+    chat,
     authenticate: (req, res, mode) => auth.authenticate(req, res, mode),
     onClose: (fn) => void closers.push(fn),
     close: async () => {

@@ -8,8 +8,9 @@ import { predictRoutes } from "./predict.js";
 import { modelRoutes } from "./models.js";
 import { fileRoutes } from "./files.js";
 import { datasetRoutes } from "./datasets.js";
+import { chatRoutes } from "./chat.js";
 
 // Every HTTP route of Builder. Each area exports its list; OpenAPI is generated from this one array.
 export function allRoutes(): AnyRoute[] {
-  return [...healthRoutes, ...meRoutes, ...sessionRoutes, ...apiKeyRoutes, ...experimentRoutes, ...fileRoutes, ...datasetRoutes, ...predictRoutes, ...modelRoutes];
+  return [...healthRoutes, ...meRoutes, ...sessionRoutes, ...apiKeyRoutes, ...experimentRoutes, ...fileRoutes, ...datasetRoutes, ...predictRoutes, ...modelRoutes, ...chatRoutes];
 }

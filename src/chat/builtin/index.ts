@@ -1,0 +1,143 @@
+import type { BackendReply, BackendRequest, ChatBackend } from "../backend.js";
+import { uniqueReferences } from "../backend.js";
+import type { ExperimentFacts } from "../facts.js";
+import type { Glossary } from "../glossary.js";
+import { quote } from "../safety.js";
+import type { ChatTools } from "../tools.js";
+import { experimentNumbers, recognise, type Intent } from "./intents.js";
+import { CAPABILITIES, experimentReport, metricLabel, metricLine, modelHowto, refusedReport } from "./templates.js";
+
+type Facts = ExperimentFacts | { found: false; experiment_id: number };
+type ModelResult = Awaited<ReturnType<ChatTools["modelInputs"]>>["result"];
+type Listed = { experiment_id: number; status: string; task: string; failure_reason: string | null; metric?: { name: string; value: number; ci_low: number | null; ci_high: number | null } };
+
+/**
+ * The embedded assistant: no LLM and no network. It recognises the common questions, answers them with the same
+ * tools an LLM would call, fills templates with what they return and cites it; anything else gets the closest
+ * documentation passages and a list of what it can answer.
+ */
+export class BuiltinBackend implements ChatBackend {
+  readonly name = "builtin" as const;
+  constructor(private readonly glossary: Glossary) {}
+
+  async answer(req: BackendRequest): Promise<BackendReply> {
+    // "and its metrics?" after a question about experiment 7 is about experiment 7.
+    const earlier = [...req.history].reverse().filter((m) => m.role === "user").map((m) => experimentNumbers(m.content)[0]).find(Boolean);
+    const intent = recognise(req.message, this.glossary, { experimentId: req.experimentId ?? earlier });
+    const out = await this.run(intent, req);
+    const reply = { reply: out.reply, references: uniqueReferences(out.references) };
+    if (req.onToken) for (const piece of reply.reply.match(/\S+\s*|\s+/g) ?? []) req.onToken(piece);
+    return reply;
+  }
+
+  private async run(intent: Intent, req: BackendRequest): Promise<BackendReply> {
+    const tools = req.tools;
+    switch (intent.kind) {
+      case "explain_code":
+      case "explain_metric": {
+        const term = intent.kind === "explain_code" ? intent.code : intent.metric;
+        const { result, references } = await tools.explain({ term });
+        const r = result as { kind: string; name?: string; request_name?: string | null; code?: string; meaning?: string; http_status?: number; lower_is_better?: boolean };
+        if (r.kind === "metric") {
+          return { reply: `${metricLabel(r.name!)} (\`${r.name}\`${r.request_name ? `, \`${r.request_name}\` in requests` : ""}): ${r.meaning}. ${r.lower_is_better ? "Lower is better." : "Higher is better."} Builder reports it on held-out test patients with a 95% confidence interval (\`ci_low\`, \`ci_high\`) from a bootstrap over patients.`, references };
+        }
+        if (r.kind === "unknown") return this.docs(req, term);
+        const what = r.kind === "dataset_error" ? "a dataset error (the dataset is refused until it is fixed)" : r.kind === "dataset_warning" ? "a dataset warning (the dataset stays valid)" : `an API error${r.http_status ? ` (HTTP ${r.http_status})` : ""}`;
+        return { reply: `\`${r.code}\` is ${what}: ${r.meaning}.`, references };
+      }
+      case "why_refused": {
+        if (intent.experimentId) {
+          const { result, references } = await tools.getExperiment({ experiment_id: intent.experimentId });
+          return { reply: this.found(result) ? refusedReport(result, this.glossary) : this.notFound(intent.experimentId), references };
+        }
+        const failed = await tools.listExperiments({});
+        const rows = ((failed.result as { experiments: Listed[] }).experiments).filter((e) => e.status === "failed" || e.status === "invalid_dataset");
+        if (!rows.length) return { reply: "None of your experiments failed or had its dataset refused.", references: [] };
+        const lines = [`${rows.length} of your experiments did not finish:`];
+        for (const e of rows.slice(0, 15)) lines.push(`- experiment ${e.experiment_id}: **${e.status}** — ${quote(e.failure_reason ?? "no reason recorded", 200).slice(1, -1)}`);
+        lines.push('Ask "why was experiment N refused?" for the rows and columns of each problem.');
+        return { reply: lines.join("\n"), references: failed.references.filter((r) => rows.some((e) => String(e.experiment_id) === r.id)) };
+      }
+      case "predict_howto":
+        return this.predict(req, intent.experimentId, intent.task);
+      case "best_model": {
+        const metric = intent.metric ?? "auc";
+        const { result, references } = await tools.compareExperiments({ metric: metric as never });
+        let ranking = (result as { ranking: Array<{ experiment_id: number; task: string; value: number; ci_low: number | null; ci_high: number | null }> }).ranking;
+        if (intent.task) ranking = ranking.filter((r) => r.task === intent.task);
+        if (!ranking.length) return { reply: `None of your ready experiments${intent.task ? ` of that kind` : ""} has a ${metricLabel(metric)} test metric.${intent.metric ? "" : " Name a metric (AUC, F-macro, Precision, Recall, mAP, MAE…) to compare on it."}`, references: [] };
+        const [best] = ranking;
+        const lines = [`On ${metricLabel(metric)}${intent.metric ? "" : " (no metric named, so AUC)"}, your best model is experiment ${best.experiment_id}: ${metricLine(metric, best)}.`];
+        if (ranking.length > 1) {
+          lines.push("Ranking of your ready experiments:");
+          for (const r of ranking.slice(0, 10)) lines.push(`- experiment ${r.experiment_id} (${r.task}): ${metricLine(metric, r)}`);
+          const second = ranking[1];
+          if (best.ci_low !== null && second.ci_high !== null && best.ci_low <= second.ci_high) {
+            lines.push(`The intervals of experiments ${best.experiment_id} and ${second.experiment_id} overlap, so the test data do not show a clear difference between them.`);
+          }
+        }
+        return { reply: lines.join("\n"), references: references.filter((r) => ranking.some((x) => String(x.experiment_id) === r.id)) };
+      }
+      case "experiment_status": {
+        const { result, references } = await tools.getExperiment({ experiment_id: intent.experimentId });
+        return { reply: this.found(result) ? experimentReport(result) : this.notFound(intent.experimentId), references };
+      }
+      case "list_experiments": {
+        const { result, references } = await tools.listExperiments({ status: intent.status as never, task: intent.task });
+        const list = (result as { experiments: Listed[] }).experiments;
+        if (!list.length) return { reply: `You have no ${intent.status ? `${intent.status} ` : ""}${intent.task ? `${intent.task} ` : ""}experiments yet.`, references: [] };
+        const lines = [`You have ${list.length} ${intent.status ? `${intent.status} ` : ""}${intent.task ? `${intent.task} ` : ""}experiment${list.length === 1 ? "" : "s"}:`];
+        for (const e of list.slice(0, 25)) {
+          const detail = e.metric ? `, ${metricLine(e.metric.name, e.metric)}` : e.failure_reason ? ` — ${quote(e.failure_reason, 120).slice(1, -1)}` : "";
+          lines.push(`- experiment ${e.experiment_id}: ${e.task}, **${e.status}**${detail}`);
+        }
+        if (list.length > 25) lines.push(`…and ${list.length - 25} more.`);
+        return { reply: lines.join("\n"), references };
+      }
+      case "capabilities":
+        return { reply: CAPABILITIES, references: [] };
+      case "docs":
+        return this.docs(req, req.message);
+    }
+  }
+
+  private found(r: Facts): r is ExperimentFacts {
+    return r.found;
+  }
+
+  private notFound(id: number): string {
+    return `You have no experiment ${id}. Ask "list my experiments" to see yours.`;
+  }
+
+  private async predict(req: BackendRequest, experimentId: number | undefined, task: string | undefined): Promise<BackendReply> {
+    const tools = req.tools;
+    if (experimentId) {
+      const { result, references } = await tools.modelInputs({ experiment_id: experimentId });
+      const r = result as ModelResult & { found: boolean; experiment_status?: string | null };
+      if (r.found) return { reply: modelHowto(r as Extract<ModelResult, { found: true }>), references };
+      return { reply: r.experiment_status ? `Experiment ${experimentId} has no published model yet (it is **${r.experiment_status}**); /predict works once it is ready.` : this.notFound(experimentId), references };
+    }
+    const ready = (await tools.listExperiments({ status: "ready" })).result as { experiments: Listed[] };
+    const candidates = ready.experiments.filter((e) => !task || e.task === task);
+    if (!candidates.length) {
+      const docs = await this.docs(req, "prediction predict message data_cols");
+      return { reply: `You have no ready ${task ? `${task} ` : ""}model yet. How /predict works in general:\n${docs.reply}`, references: docs.references };
+    }
+    const { result, references } = await tools.modelInputs({ experiment_id: candidates[0].experiment_id });
+    const others = candidates.slice(1).map((e) => e.experiment_id);
+    const howto = modelHowto(result as Extract<ModelResult, { found: true }>);
+    const note = others.length ? `\nYour other ready ${task ? `${task} ` : ""}models: experiments ${others.join(", ")} (ask about one by number).` : "";
+    return { reply: `${howto}${note}`, references };
+  }
+
+  private async docs(req: BackendRequest, query: string): Promise<BackendReply> {
+    const { result, references } = await req.tools.searchDocs({ query });
+    const passages = (result as { passages: Array<{ section: string; source: string; text: string }> }).passages;
+    if (!passages.length) return { reply: `I found nothing on that in Builder's documentation.\n\n${CAPABILITIES}`, references: [] };
+    const lines = ["From Builder's documentation:"];
+    for (const p of passages.slice(0, 2)) lines.push("", `**${p.section}** (${p.source})`, p.text.length > 600 ? `${p.text.slice(0, 600)}…` : p.text);
+    lines.push("", CAPABILITIES);
+    return { reply: lines.join("\n"), references: references.slice(0, 2) };
+  }
+}
+

@@ -1,0 +1,100 @@
+import { METRIC_NAMES } from "../../contract/types.js";
+import { findMetric, type Glossary } from "../glossary.js";
+import type { Task } from "../facts.js";
+
+// What the builtin assistant recognises in a message. Plain patterns over the words a clinician uses; the
+// message is only ever read for these, never executed or obeyed.
+
+export type Intent =
+  | { kind: "explain_code"; code: string }
+  | { kind: "why_refused"; experimentId?: number }
+  | { kind: "predict_howto"; experimentId?: number; task?: Task }
+  | { kind: "best_model"; metric?: string; task?: Task }
+  | { kind: "explain_metric"; metric: string }
+  | { kind: "experiment_status"; experimentId: number }
+  | { kind: "list_experiments"; status?: string; task?: Task }
+  | { kind: "capabilities" }
+  | { kind: "docs" };
+
+const has = (text: string, re: RegExp) => re.test(text);
+
+/** Experiment numbers named in the text: "experiment 42", "exp 7", "#3", "model 12", "experiments 3 and 5". */
+export function experimentNumbers(text: string): number[] {
+  const out: number[] = [];
+  for (const m of text.matchAll(/\b(?:experiments?|exp\.?|models?|runs?|study|#)\s*(?:no\.?|number|n[º°o]\.?)?\s*#?(\d{1,10})((?:\s*(?:,|and|&|vs\.?|versus|or)\s*#?\d{1,10})*)/gi)) {
+    out.push(Number(m[1]));
+    for (const n of (m[2] ?? "").matchAll(/\d{1,10}/g)) out.push(Number(n[0]));
+  }
+  for (const m of text.matchAll(/(?:^|\s)#(\d{1,10})\b/g)) out.push(Number(m[1]));
+  return [...new Set(out.filter((n) => n > 0 && n <= 2_147_483_647))];
+}
+
+/** A metric named in the text, as its contract name. */
+export function metricIn(text: string, glossary: Glossary): string | undefined {
+  const words = text.toLowerCase().match(/[a-z][a-z0-9_-]*(?:\s*@\s*0?\.\d+)?/g) ?? [];
+  for (const w of words) {
+    const m = findMetric(glossary, w) ?? (METRIC_NAMES as readonly string[]).find((n) => n === w);
+    if (m) return typeof m === "string" ? m : m.name;
+  }
+  if (/\bf1\b|f[- ]?score|f[- ]macro/i.test(text)) return "f_macro";
+  if (/\bmean average precision\b|\bmap\b/i.test(text)) return "map50";
+  if (/\bcalibrat/i.test(text)) return "ece";
+  if (/\br\s*(?:2|²|squared)\b/i.test(text)) return "r2";
+  return undefined;
+}
+
+/** A documented error or problem code named in the text (snake_case words only). */
+export function codeIn(text: string, glossary: Glossary): string | undefined {
+  for (const m of text.matchAll(/[a-z][a-z0-9]*(?:_[a-z0-9]+)+/gi)) {
+    const code = m[0].toLowerCase();
+    if (glossary.codes.has(code)) return code;
+  }
+  return undefined;
+}
+
+export function taskIn(text: string): Task | undefined {
+  if (has(text, /\bdetect(ion|or)?\b|\bbox(es)?\b|\bbounding\b/i)) return "detection";
+  if (has(text, /\bx-?rays?\b|\bimages?\b|\bscans?\b|\bvision\b|\bphoto|\bslides?\b|\bmri\b|\bct\b|dermoscop|radiograph|fundus/i)) return "vision";
+  if (has(text, /\btabular\b|\btables?\b|\bclinical (data|variables)\b|\bcsv\b|\bdata model\b/i)) return "data";
+  return undefined;
+}
+
+const STATUS_WORDS: Array<[RegExp, string]> = [
+  [/\bfail(ed|ures?)?\b/i, "failed"],
+  [/\binvalid\b|\brefused\b|\brejected\b/i, "invalid_dataset"],
+  [/\bready\b|\bfinished\b|\bcompleted?\b|\bsucceeded\b|\bdone\b/i, "ready"],
+  [/\brunning\b|\btraining\b|\bin progress\b/i, "training"],
+  [/\bqueued\b|\bwaiting\b|\bpending\b/i, "queued"],
+  [/\bcancel(l)?ed\b/i, "cancelled"],
+];
+
+export function recognise(message: string, glossary: Glossary, context: { experimentId?: number }): Intent {
+  const text = message.trim();
+  const nums = experimentNumbers(text);
+  const expId = nums[0] ?? context.experimentId;
+  const metric = metricIn(text, glossary);
+  const code = codeIn(text, glossary);
+  const task = taskIn(text);
+
+  if (code) return { kind: "explain_code", code };
+  if (has(text, /\b(why|reason|what went wrong|what('s| is) wrong)\b/i) && has(text, /\b(refus|reject|fail|invalid|not valid|error|wrong|didn'?t work|did not work)/i)) {
+    return { kind: "why_refused", experimentId: expId };
+  }
+  if (has(text, /\bpredict(ion)?s?\b|\bcall\b.*\b(model|api)\b|\bcurl\b|\b(inputs?|columns?|data_cols)\b.*\bmodel\b|\bmodel\b.*\b(inputs?|expects?|takes?)\b|\buse (the|my|this) model\b|\bsend (an? )?(image|values|data)\b/i)) {
+    return { kind: "predict_howto", experimentId: nums[0] ?? context.experimentId, task };
+  }
+  if (has(text, /\b(best|highest|top|better|strongest|compare|comparison|rank|lowest error)\b/i)) return { kind: "best_model", metric, task };
+  if (metric && has(text, /\b(mean|means|meaning|what('s| is| are)|explain|definition|define|interpret|understand)\b/i) && !nums.length) {
+    return { kind: "explain_metric", metric };
+  }
+  if (nums.length || (context.experimentId && has(text, /\b(it|its|this|that|status|metrics?|doing|trust|good|going|progress|results?)\b/i))) {
+    if (expId) return { kind: "experiment_status", experimentId: expId };
+  }
+  if (has(text, /\b(list|show|which|how many|what|all)\b.*\bexperiments?\b|\bmy (experiments|models)\b|\bexperiments?\b.*\b(do i have|have i)\b/i)) {
+    const status = STATUS_WORDS.find(([re]) => re.test(text))?.[1];
+    return { kind: "list_experiments", status, task };
+  }
+  if (metric) return { kind: "explain_metric", metric };
+  if (has(text, /^(help|hi|hello|hey)\b|what can you do|what do you know|how can you help|who are you/i)) return { kind: "capabilities" };
+  return { kind: "docs" };
+}

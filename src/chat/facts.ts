@@ -1,0 +1,116 @@
+import type { ExperimentRow } from "../experiments/repository.js";
+import type { ModelRow } from "../serving/model-repository.js";
+import { checkManifest, classNames, type ColumnSpec, type Manifest } from "../serving/manifest.js";
+import type { DatasetProblem, DatasetReport } from "../datasets/report.js";
+
+// Plain facts about one experiment or model, read from its rows: what the tools return and the builtin
+// templates quote. Nothing here is invented; a missing value stays null.
+
+export interface MetricValue {
+  value: number;
+  ci_low: number | null;
+  ci_high: number | null;
+}
+
+export type Task = "data" | "vision" | "detection";
+
+export function taskOf(row: ExperimentRow): Task {
+  const r = row.request as Record<string, unknown>;
+  if (r.type_of_experiment === "detection") return "detection";
+  return r.task === "vision" ? "vision" : "data";
+}
+
+export function metricOf(row: ExperimentRow, name: string): MetricValue | undefined {
+  const m = (row.metrics as Record<string, { value?: unknown; ci_low?: unknown; ci_high?: unknown }> | null)?.[name];
+  if (!m || typeof m.value !== "number") return undefined;
+  return { value: m.value, ci_low: typeof m.ci_low === "number" ? m.ci_low : null, ci_high: typeof m.ci_high === "number" ? m.ci_high : null };
+}
+
+export function metricsOf(row: ExperimentRow): Record<string, MetricValue> {
+  const out: Record<string, MetricValue> = {};
+  for (const name of Object.keys((row.metrics as object | null) ?? {})) {
+    const m = metricOf(row, name);
+    if (m) out[name] = m;
+  }
+  return out;
+}
+
+const problem = (p: DatasetProblem) => ({ code: p.code, message: p.message, ...(p.row ? { row: p.row } : {}), ...(p.column ? { column: p.column } : {}), ...(p.path ? { path: p.path } : {}) });
+
+export function experimentFacts(row: ExperimentRow, model?: ModelRow | null) {
+  const req = row.request as Record<string, unknown>;
+  const report = row.datasetReport as DatasetReport | null;
+  let manifest: Manifest | undefined;
+  try {
+    manifest = model ? checkManifest(model.manifest) : undefined;
+  } catch {
+    manifest = undefined;
+  }
+  const s = report?.summary;
+  return {
+    found: true as const,
+    experiment_id: row.experimentId,
+    status: row.status,
+    task: taskOf(row),
+    study_type: req.study_type as string,
+    model_type: req.model_type === 1 ? "regression" : "classification",
+    optimization_metric: (req.optimization_metric as string) ?? null,
+    label_cols: (req.label_cols as string[]) ?? [],
+    history: (row.history as Array<{ status: string; at: string }>) ?? [],
+    progress: row.progress ?? null,
+    failure_reason: row.status === "failed" || row.status === "invalid_dataset" ? row.failureReason : null,
+    metrics: metricsOf(row),
+    original_metrics: req.study_type === "Retrospective" ? (row.originalMetrics ?? null) : undefined,
+    thresholds: manifest?.thresholds ?? null,
+    threshold_rule: manifest?.threshold_rule ?? null,
+    classes: manifest ? classNames(manifest) : null,
+    model: model ? { version: model.version, kind: model.kind, published_at: model.createdAt } : null,
+    dataset: {
+      zip_gcloud: (req.zip_gcloud as string) ?? null,
+      valid: report ? report.valid : null,
+      rows: s?.rows ?? null,
+      patients: s?.patients ?? null,
+      images: s?.images ?? null,
+      boxes: s?.boxes ?? null,
+      class_counts: s?.class_counts ?? null,
+      split: s?.split ?? null,
+      problem_counts: s?.problem_counts ?? null,
+    },
+    problems: {
+      errors: (report?.errors ?? []).slice(0, 10).map(problem),
+      warnings: (report?.warnings ?? []).slice(0, 10).map(problem),
+      errors_omitted: Math.max(0, (report?.errors.length ?? 0) - 10) + (report?.errors_omitted ?? 0),
+    },
+    finished_at: row.finishedAt,
+  };
+}
+
+export type ExperimentFacts = ReturnType<typeof experimentFacts>;
+
+function exampleValue(c: ColumnSpec): number {
+  if (c.type === "categorical") return Object.values(c.codes ?? { x: 0 })[0] ?? 0;
+  if (typeof c.min === "number" && typeof c.max === "number") return Number(((c.min + c.max) / 2).toPrecision(4));
+  return 0;
+}
+
+export function modelFacts(model: ModelRow, publicUrl: string) {
+  const m = checkManifest(model.manifest);
+  const columns = m.input.columns;
+  const message = columns ? columns.map(exampleValue) : "https://pacs.hospital.org/images/123.png";
+  const body = JSON.stringify({ message });
+  const url = `${publicUrl.replace(/\/+$/, "")}/v1/experiments/${model.experimentId}/predict`;
+  return {
+    found: true as const,
+    experiment_id: model.experimentId,
+    version: model.version,
+    kind: m.kind,
+    problem: m.problem,
+    classes: classNames(m),
+    thresholds: m.thresholds ?? null,
+    inputs: columns
+      ? { data_cols: columns.map((c) => c.name), columns: columns.map((c) => ({ name: c.name, type: c.type, ...(c.codes ? { codes: c.codes } : {}) })) }
+      : { image: { width: m.input.image!.width, height: m.input.image!.height, channels: m.input.image!.channels }, message: "an image URI: https://, http://, data:image/...;base64, or gs://<bucket>/<your user id>/..." },
+    predict_example: `curl -s -X POST ${url} -H "Authorization: Bearer $KEY" -H 'content-type: application/json' -d '${body.replace(/'/g, "'\\''")}'`,
+    answer_fields: m.kind === "detection" ? ["boxes", "score", "classification", "classes", "error"] : ["prediccion", "score", "classes", "error", ...(m.kind === "vision_classification" ? ["gradients", "columnas", "filas"] : [])],
+  };
+}

@@ -1,0 +1,119 @@
+import type { Config } from "../config.js";
+import type { Db } from "../db/client.js";
+import type { ExperimentRepository } from "../experiments/repository.js";
+import { ApiError } from "../http/errors.js";
+import type { Logger } from "../logger.js";
+import type { ModelRepository } from "../serving/model-repository.js";
+import type { BackendReply, ChatBackend, PastMessage } from "./backend.js";
+import { BuiltinBackend } from "./builtin/index.js";
+import { noDiagnosisReply } from "./builtin/diagnosis.js";
+import { DocsIndex } from "./docs-index.js";
+import { OpenAIBackend } from "./openai-backend.js";
+import { ChatRepository, type Reference } from "./repository.js";
+import { asksForDiagnosis } from "./safety.js";
+import { ChatTools } from "./tools.js";
+
+export interface ChatInput {
+  message: string;
+  conversation_id?: string;
+  experiment_id?: number;
+}
+
+export interface ChatAnswer {
+  reply: string;
+  conversation_id: string;
+  message_id: string;
+  references: Reference[];
+  backend: ChatBackend["name"];
+}
+
+const HISTORY = 12;
+
+/** The chat assistant: checks what the caller may see, picks the answer's source, and stores the exchange. */
+export class ChatService {
+  private constructor(
+    private readonly deps: { repo: ChatRepository; experiments: ExperimentRepository; models: ModelRepository; docs: DocsIndex; backend: ChatBackend; publicUrl: string },
+  ) {}
+
+  static async create(opts: { config: Config; db: Db; experiments: ExperimentRepository; models: ModelRepository; logger: Logger }): Promise<ChatService> {
+    const repo = new ChatRepository(opts.db);
+    const docs = await DocsIndex.build(repo);
+    const c = opts.config;
+    const backend: ChatBackend =
+      c.CHAT_BACKEND === "openai"
+        ? new OpenAIBackend({ baseURL: c.CHAT_BASE_URL!, apiKey: c.CHAT_API_KEY, model: c.CHAT_MODEL, timeoutMs: c.CHAT_TIMEOUT_MS, maxRetries: c.CHAT_MAX_RETRIES, logger: opts.logger })
+        : new BuiltinBackend(docs.glossary);
+    opts.logger.debug({ backend: backend.name, docChunks: docs.chunkCount, docsVersion: docs.version }, "chat ready");
+    const publicUrl = c.PUBLIC_URL ?? `http://localhost:${c.PORT}`;
+    return new ChatService({ repo, experiments: opts.experiments, models: opts.models, docs, backend, publicUrl });
+  }
+
+  get backendName(): ChatBackend["name"] {
+    return this.deps.backend.name;
+  }
+
+  /** Tools bound to one user: the only way any backend reaches data. */
+  toolsFor(userId: string): ChatTools {
+    return new ChatTools(userId, { experiments: this.deps.experiments, models: this.deps.models, docs: this.deps.docs, publicUrl: this.deps.publicUrl });
+  }
+
+  async chat(userId: string, input: ChatInput, opts: { onToken?: (t: string) => void; signal?: AbortSignal } = {}): Promise<ChatAnswer> {
+    const { repo } = this.deps;
+    let history: PastMessage[] = [];
+    if (input.conversation_id) {
+      if (!(await repo.conversation(userId, input.conversation_id))) throw new ApiError(404, "not_found", "conversation not found");
+      history = (await repo.recentMessages(userId, input.conversation_id, HISTORY)).map((m) => ({ role: m.role as PastMessage["role"], content: m.content }));
+    }
+    if (input.experiment_id !== undefined && !(await this.deps.experiments.byUserNumber(userId, input.experiment_id))) {
+      throw new ApiError(404, "not_found", `experiment ${input.experiment_id} not found`);
+    }
+    const tools = this.toolsFor(userId);
+    let answer: BackendReply;
+    let backend = this.deps.backend.name;
+    if (asksForDiagnosis(input.message)) {
+      // Decided here, for every backend: a request for a diagnosis never reaches an LLM.
+      answer = await noDiagnosisReply(tools, input.experiment_id);
+      backend = "builtin";
+      if (opts.onToken) for (const piece of answer.reply.match(/\S+\s*|\s+/g) ?? []) opts.onToken(piece);
+    } else {
+      answer = await this.deps.backend.answer({ message: input.message, history, experimentId: input.experiment_id, tools, onToken: opts.onToken, signal: opts.signal });
+    }
+    const reply = answer.reply.trim() || "I have no answer to that.";
+    const conversation = input.conversation_id ? { id: input.conversation_id } : { title: titleOf(input.message) };
+    const saved = await repo.saveExchange(userId, conversation, input.message, { content: reply, refs: answer.references, backend });
+    return { reply, conversation_id: saved.conversationId, message_id: saved.reply.id, references: answer.references, backend };
+  }
+
+  async listConversations(userId: string, limit: number, offset: number) {
+    const { rows, total } = await this.deps.repo.listConversations(userId, limit, offset);
+    return {
+      data: rows.map((r) => ({ id: r.id, title: r.title, messages: r.messages, created_at: r.createdAt, updated_at: r.updatedAt })),
+      total,
+      limit,
+      offset,
+      has_more: offset + rows.length < total,
+    };
+  }
+
+  async conversation(userId: string, id: string) {
+    const conv = await this.deps.repo.conversation(userId, id);
+    if (!conv) throw new ApiError(404, "not_found", "conversation not found");
+    const messages = await this.deps.repo.messages(userId, id);
+    return {
+      id: conv.id,
+      title: conv.title,
+      created_at: conv.createdAt,
+      updated_at: conv.updatedAt,
+      messages: messages.map((m) => ({ id: m.id, role: m.role, content: m.content, references: m.refs, backend: m.backend, created_at: m.createdAt })),
+    };
+  }
+
+  async deleteConversation(userId: string, id: string): Promise<void> {
+    if (!(await this.deps.repo.deleteConversation(userId, id))) throw new ApiError(404, "not_found", "conversation not found");
+  }
+}
+
+function titleOf(message: string): string {
+  const oneLine = message.replace(/\s+/g, " ").trim();
+  return oneLine.length > 80 ? `${oneLine.slice(0, 79)}…` : oneLine;
+}

@@ -1,0 +1,170 @@
+import { z } from "zod";
+import type { ExperimentRepository, ExperimentRow } from "../experiments/repository.js";
+import type { ModelRepository } from "../serving/model-repository.js";
+import { STATUSES } from "../experiments/state.js";
+import { METRIC_NAMES } from "../contract/types.js";
+import type { DocsIndex } from "./docs-index.js";
+import { findMetric } from "./glossary.js";
+import type { Reference } from "./repository.js";
+import { experimentFacts, metricOf, modelFacts, taskOf, type ExperimentFacts } from "./facts.js";
+
+// The assistant's tools: one small typed set, each bound in code to the caller's user id. No argument names a
+// user, so nothing a message says (or a model emits) can reach another user's experiments, datasets or models.
+
+export interface ToolResult<T = unknown> {
+  result: T;
+  references: Reference[];
+}
+
+/** Metrics where a lower value is better; every other metric ranks higher-is-better. */
+export const LOWER_IS_BETTER = new Set(["ece", "mae", "rmse"]);
+
+const experimentId = z.number().int().positive().max(2_147_483_647).describe("the experiment number, as the user names it");
+const metricName = z.enum(METRIC_NAMES).describe("contract metric name: auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95");
+
+export const toolSchemas = {
+  list_experiments: z.object({
+    status: z.enum(STATUSES).optional().describe("only experiments in this state"),
+    task: z.enum(["data", "vision", "detection"]).optional().describe("data = tables, vision = image classification/regression, detection = boxes"),
+    metric: metricName.optional().describe("only experiments that have this test metric, best first"),
+  }),
+  get_experiment: z.object({ experiment_id: experimentId }),
+  compare_experiments: z.object({
+    metric: metricName,
+    experiment_ids: z.array(experimentId).max(50).optional().describe("limit the comparison to these; default all ready experiments"),
+  }),
+  model_inputs: z.object({ experiment_id: experimentId }),
+  search_docs: z.object({ query: z.string().min(1).max(500).describe("words to look for in Builder's documentation") }),
+  explain: z.object({ term: z.string().min(1).max(100).describe("a metric (auc, F-macro, recall, ...) or an error/problem code (class_too_small, ...)") }),
+} as const;
+
+export type ToolName = keyof typeof toolSchemas;
+
+export const toolDescriptions: Record<ToolName, string> = {
+  list_experiments: "List the user's experiments with status, task, metric and failure reason, optionally filtered.",
+  get_experiment: "One experiment of the user: status, history, test metrics with 95% intervals, thresholds, dataset summary, dataset problems, failure reason, model.",
+  compare_experiments: "Rank the user's ready experiments on one test metric (value and 95% interval).",
+  model_inputs: "What a published model of the user takes (data_cols or image size, classes) and a ready-to-run /predict call.",
+  search_docs: "Full-text search of Builder's documentation; returns the best passages with their section.",
+  explain: "What a metric or an error/problem code means, from the documentation's tables.",
+};
+
+const expRef = (row: ExperimentRow): Reference => ({ type: "experiment", id: String(row.experimentId), title: `experiment ${row.experimentId} (${taskOf(row)}, ${row.status})` });
+
+export class ChatTools {
+  constructor(
+    private readonly userId: string,
+    private readonly deps: { experiments: ExperimentRepository; models: ModelRepository; docs: DocsIndex; publicUrl: string },
+  ) {}
+
+  /** Validates the arguments (a model may send anything) and runs the tool. Throws ToolArgumentError on bad arguments. */
+  async call(name: string, args: unknown): Promise<ToolResult> {
+    if (!(name in toolSchemas)) throw new ToolArgumentError(`no tool named ${JSON.stringify(name).slice(0, 60)}`);
+    const parsed = toolSchemas[name as ToolName].safeParse(args ?? {});
+    if (!parsed.success) throw new ToolArgumentError(parsed.error.issues.map((i) => `${i.path.join(".") || "arguments"}: ${i.message}`).join("; "));
+    const input = parsed.data as never;
+    switch (name as ToolName) {
+      case "list_experiments": return this.listExperiments(input);
+      case "get_experiment": return this.getExperiment(input);
+      case "compare_experiments": return this.compareExperiments(input);
+      case "model_inputs": return this.modelInputs(input);
+      case "search_docs": return this.searchDocs(input);
+      case "explain": return this.explain(input);
+    }
+  }
+
+  async listExperiments(args: z.infer<typeof toolSchemas.list_experiments>): Promise<ToolResult> {
+    const { rows } = await this.deps.experiments.list(this.userId, { status: args.status ? [args.status] : undefined, limit: 200, offset: 0 });
+    let picked = rows.filter((r) => !args.task || taskOf(r) === args.task);
+    if (args.metric) {
+      const m = args.metric;
+      picked = picked.filter((r) => metricOf(r, m) !== undefined);
+      picked.sort((a, b) => (metricOf(b, m)!.value - metricOf(a, m)!.value) * (LOWER_IS_BETTER.has(m) ? -1 : 1));
+    }
+    const experiments = picked.map((r) => {
+      const req = r.request as Record<string, unknown>;
+      const main = args.metric ?? (metricOf(r, "auc") ? "auc" : metricOf(r, "map50") ? "map50" : metricOf(r, "r2") ? "r2" : undefined);
+      return {
+        experiment_id: r.experimentId,
+        status: r.status,
+        task: taskOf(r),
+        study_type: req.study_type,
+        optimization_metric: req.optimization_metric,
+        ...(main && metricOf(r, main) ? { metric: { name: main, ...metricOf(r, main) } } : {}),
+        failure_reason: r.status === "failed" || r.status === "invalid_dataset" ? r.failureReason : null,
+        created_at: r.createdAt,
+      };
+    });
+    return { result: { total: experiments.length, experiments }, references: picked.slice(0, 20).map(expRef) };
+  }
+
+  async getExperiment(args: { experiment_id: number }): Promise<ToolResult<ExperimentFacts | { found: false; experiment_id: number }>> {
+    const row = await this.deps.experiments.byUserNumber(this.userId, args.experiment_id);
+    if (!row) return { result: { found: false, experiment_id: args.experiment_id }, references: [] };
+    const model = await this.deps.models.latest(this.userId, args.experiment_id);
+    const facts = experimentFacts(row, model);
+    const refs: Reference[] = [expRef(row)];
+    if (facts.dataset.zip_gcloud) refs.push({ type: "dataset", id: facts.dataset.zip_gcloud, title: `dataset of experiment ${row.experimentId}` });
+    if (model) refs.push({ type: "model", id: String(row.experimentId), title: `model of experiment ${row.experimentId}, version ${model.version}` });
+    return { result: facts, references: refs };
+  }
+
+  async compareExperiments(args: z.infer<typeof toolSchemas.compare_experiments>): Promise<ToolResult> {
+    const { rows } = await this.deps.experiments.list(this.userId, { status: ["ready"], limit: 500, offset: 0 });
+    const wanted = args.experiment_ids ? new Set(args.experiment_ids) : undefined;
+    const ranked = rows
+      .filter((r) => (!wanted || wanted.has(r.experimentId)) && metricOf(r, args.metric) !== undefined)
+      .map((r) => ({ row: r, m: metricOf(r, args.metric)! }))
+      .sort((a, b) => (b.m.value - a.m.value) * (LOWER_IS_BETTER.has(args.metric) ? -1 : 1));
+    return {
+      result: {
+        metric: args.metric,
+        better: LOWER_IS_BETTER.has(args.metric) ? "lower" : "higher",
+        ranking: ranked.map(({ row, m }) => ({ experiment_id: row.experimentId, task: taskOf(row), value: m.value, ci_low: m.ci_low, ci_high: m.ci_high })),
+        not_ranked: (args.experiment_ids ?? []).filter((id) => !ranked.some((x) => x.row.experimentId === id)),
+      },
+      references: ranked.slice(0, 10).map(({ row }) => expRef(row)),
+    };
+  }
+
+  async modelInputs(args: { experiment_id: number }): Promise<ToolResult> {
+    const model = await this.deps.models.latest(this.userId, args.experiment_id);
+    if (!model) {
+      const row = await this.deps.experiments.byUserNumber(this.userId, args.experiment_id);
+      return { result: { found: false, experiment_id: args.experiment_id, experiment_status: row?.status ?? null }, references: row ? [expRef(row)] : [] };
+    }
+    const facts = modelFacts(model, this.deps.publicUrl);
+    return { result: facts, references: [{ type: "model", id: String(model.experimentId), title: `model of experiment ${model.experimentId}, version ${model.version}` }] };
+  }
+
+  async searchDocs(args: { query: string }, limit = 3): Promise<ToolResult> {
+    const hits = await this.deps.docs.search(args.query, limit);
+    return {
+      result: { passages: hits.map((h) => ({ section: h.heading, source: `${h.source}#${h.anchor}`, text: h.body.length > 900 ? `${h.body.slice(0, 900)}…` : h.body })) },
+      references: hits.map((h) => ({ type: "doc" as const, id: `${h.source}#${h.anchor}`, title: h.heading })),
+    };
+  }
+
+  async explain(args: { term: string }): Promise<ToolResult> {
+    const g = this.deps.docs.glossary;
+    const term = args.term.trim().replace(/^`|`$/g, "");
+    const metric = findMetric(g, term);
+    if (metric) {
+      return {
+        result: { kind: "metric", name: metric.name, request_name: metric.requestName ?? null, meaning: metric.meaning, lower_is_better: LOWER_IS_BETTER.has(metric.name) },
+        references: [{ type: "doc", id: `${metric.source}#${metric.anchor}`, title: metric.heading }],
+      };
+    }
+    const code = g.codes.get(term.toLowerCase());
+    if (code) {
+      return {
+        result: { kind: code.kind, code: code.code, meaning: code.meaning, ...(code.status ? { http_status: code.status } : {}) },
+        references: [{ type: "doc", id: `${code.source}#${code.anchor}`, title: code.heading }],
+      };
+    }
+    const found = await this.searchDocs({ query: term }, 2);
+    return { result: { kind: "unknown", term, closest_passages: (found.result as { passages: unknown[] }).passages }, references: found.references };
+  }
+}
+
+export class ToolArgumentError extends Error {}

@@ -1,0 +1,99 @@
+import type { Response } from "express";
+import { z } from "zod";
+import { ApiError } from "../errors.js";
+import { defineRoute } from "../route.js";
+
+const chatBody = z.object({
+  message: z.string({ error: "must be a string" }).min(1, "must not be empty").max(8000, "must be at most 8000 characters").refine((s) => s.trim().length > 0, "must not be only spaces"),
+  conversation_id: z.string().uuid("must be a conversation id from an earlier reply").optional(),
+  experiment_id: z.number({ error: "must be a positive integer" }).int("must be a positive integer").positive("must be a positive integer").max(2_147_483_647).optional(),
+}).strict();
+
+const reference = z.object({ type: z.enum(["experiment", "dataset", "model", "doc"]), id: z.string(), title: z.string() });
+const chatReply = z.object({
+  reply: z.string(),
+  conversation_id: z.string(),
+  message_id: z.string(),
+  references: z.array(reference),
+  backend: z.enum(["builtin", "openai"]),
+});
+const idParams = z.object({ conversation_id: z.string().uuid("must be a conversation id") });
+const page = z.object({ limit: z.coerce.number().int().min(1).max(200).default(50), offset: z.coerce.number().int().min(0).default(0) });
+
+const wantsStream = (accept: string | undefined) => /\btext\/event-stream\b/i.test(accept ?? "");
+const sse = (res: Response, event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+
+export const chatRoutes = [
+  defineRoute({
+    method: "post",
+    path: "/v1/chat",
+    auth: "any",
+    summary: "Ask the assistant about your experiments, datasets, models and Builder itself",
+    tags: ["chat"],
+    body: chatBody,
+    responses: {
+      201: { description: "the reply, the conversation it belongs to and what it cited", schema: chatReply },
+      200: {
+        description: "with Accept: text/event-stream: `event: token` ({text}) pieces of the reply, then `event: done` with the 201 body; a failure after the first token is `event: error` with the error body",
+        contentType: "text/event-stream",
+      },
+    },
+    handler: async ({ services, auth, body, req, res }) => {
+      const abort = new AbortController();
+      res.on("close", () => {
+        if (!res.writableFinished) abort.abort();
+      });
+      if (!wantsStream(req.get("accept"))) {
+        return { status: 201, body: await services.chat.chat(auth.userId, body, { signal: abort.signal }) };
+      }
+      // Headers go out with the first token, so errors found before it (404 conversation, 502 backend) are plain JSON errors.
+      const start = () => {
+        if (res.headersSent) return;
+        res.status(200).set({ "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" });
+        res.flushHeaders();
+      };
+      try {
+        const answer = await services.chat.chat(auth.userId, body, { signal: abort.signal, onToken: (text) => (start(), sse(res, "token", { text })) });
+        start();
+        sse(res, "done", answer);
+      } catch (err) {
+        if (!res.headersSent) throw err;
+        const apiErr = err instanceof ApiError ? err : new ApiError(500, "internal_error", "something went wrong on our side; the request id identifies it in the logs");
+        if (!(err instanceof ApiError)) services.logger.error({ err }, "chat stream failed");
+        sse(res, "error", apiErr.toBody());
+      }
+      res.end();
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/v1/chat/conversations",
+    auth: "any",
+    summary: "Your chat conversations, most recently active first",
+    tags: ["chat"],
+    query: page,
+    handler: async ({ services, auth, query }) => ({ body: await services.chat.listConversations(auth.userId, query.limit, query.offset) }),
+  }),
+  defineRoute({
+    method: "get",
+    path: "/v1/chat/conversations/{conversation_id}",
+    auth: "any",
+    summary: "One of your conversations with its messages and their references",
+    tags: ["chat"],
+    params: idParams,
+    handler: async ({ services, auth, params }) => ({ body: await services.chat.conversation(auth.userId, params.conversation_id) }),
+  }),
+  defineRoute({
+    method: "delete",
+    path: "/v1/chat/conversations/{conversation_id}",
+    auth: "any",
+    summary: "Delete one of your conversations and its messages",
+    tags: ["chat"],
+    params: idParams,
+    responses: { 204: { description: "deleted" } },
+    handler: async ({ services, auth, params }) => {
+      await services.chat.deleteConversation(auth.userId, params.conversation_id);
+      return { status: 204 };
+    },
+  }),
+];
