@@ -89,6 +89,8 @@ export class ChatTools {
         status: r.status,
         task: taskOf(r),
         study_type: req.study_type,
+        dataset: req.zip_gcloud,
+        label_cols: req.label_cols,
         optimization_metric: req.optimization_metric,
         ...(main && metricOf(r, main) ? { metric: { name: main, ...metricOf(r, main) } } : {}),
         failure_reason: r.status === "failed" || r.status === "invalid_dataset" ? r.failureReason : null,

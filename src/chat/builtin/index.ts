@@ -7,9 +7,13 @@ import type { ChatTools } from "../tools.js";
 import { experimentNumbers, recognise, type Intent } from "./intents.js";
 import { CAPABILITIES, experimentReport, metricLabel, metricLine, modelHowto, refusedReport } from "./templates.js";
 
+const COMMON = new Set(["the", "and", "for", "model", "models", "data", "zip", "csv", "images", "image", "predict", "call", "how", "use", "exp", "label"]);
+/** Lower-case words of 3+ letters; "X-ray" and "xray" meet as "xray". */
+const wordsOf = (text: string) => text.toLowerCase().replace(/-/g, "").split(/[^a-z0-9]+/).filter((w) => w.length >= 3 && !COMMON.has(w) && !/^\d+$/.test(w));
+
 type Facts = ExperimentFacts | { found: false; experiment_id: number };
 type ModelResult = Awaited<ReturnType<ChatTools["modelInputs"]>>["result"];
-type Listed = { experiment_id: number; status: string; task: string; failure_reason: string | null; metric?: { name: string; value: number; ci_low: number | null; ci_high: number | null } };
+type Listed = { dataset?: string; label_cols?: string[]; experiment_id: number; status: string; task: string; failure_reason: string | null; metric?: { name: string; value: number; ci_low: number | null; ci_high: number | null } };
 
 /**
  * The embedded assistant: no LLM and no network. It recognises the common questions, answers them with the same
@@ -118,7 +122,10 @@ export class BuiltinBackend implements ChatBackend {
       return { reply: r.experiment_status ? `Experiment ${experimentId} has no published model yet (it is **${r.experiment_status}**); /predict works once it is ready.` : this.notFound(experimentId), references };
     }
     const ready = (await tools.listExperiments({ status: "ready" })).result as { experiments: Listed[] };
-    const candidates = ready.experiments.filter((e) => !task || e.task === task);
+    // "the chest X-ray model": prefer the model whose dataset path or label columns share words with the question.
+    const words = new Set(wordsOf(req.message));
+    const overlap = (e: Listed) => wordsOf(`${e.dataset ?? ""} ${(e.label_cols ?? []).join(" ")}`).filter((w) => words.has(w)).length;
+    const candidates = ready.experiments.filter((e) => !task || e.task === task).map((e) => ({ e, score: overlap(e) })).sort((a, b) => b.score - a.score).map((x) => x.e);
     if (!candidates.length) {
       const docs = await this.docs(req, "prediction predict message data_cols");
       return { reply: `You have no ready ${task ? `${task} ` : ""}model yet. How /predict works in general:\n${docs.reply}`, references: docs.references };

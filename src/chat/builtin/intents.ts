@@ -80,7 +80,7 @@ export function recognise(message: string, glossary: Glossary, context: { experi
   if (has(text, /\b(why|reason|what went wrong|what('s| is) wrong)\b/i) && has(text, /\b(refus|reject|fail|invalid|not valid|error|wrong|didn'?t work|did not work)/i)) {
     return { kind: "why_refused", experimentId: expId };
   }
-  if (has(text, /\bpredict(ion)?s?\b|\bcall\b.*\b(model|api)\b|\bcurl\b|\b(inputs?|columns?|data_cols)\b.*\bmodel\b|\bmodel\b.*\b(inputs?|expects?|takes?)\b|\buse (the|my|this) model\b|\bsend (an? )?(image|values|data)\b/i)) {
+  if (has(text, /\bpredict(ion)?s?\b|\bcall\b.*\b(model|api)\b|\bcurl\b|\b(inputs?|columns?|data_cols)\b.*\bmodel\b|\bmodel\b.*\b(inputs?|expects?|takes?)\b|\b(use|run|query) (the|my|this|that|our) ([\w-]+ ){0,3}model\b|\bsend (an? )?(image|values|data)\b/i)) {
     return { kind: "predict_howto", experimentId: nums[0] ?? context.experimentId, task };
   }
   if (has(text, /\b(best|highest|top|better|strongest|compare|comparison|rank|lowest error)\b/i)) return { kind: "best_model", metric, task };

@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { primaryTarget } from "../helpers/db.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+import { B_SECRETS, seedAccount, seedsA, seedsB } from "./chat-fixtures.js";
+import { QUESTIONS, type Question } from "./chat-questions.js";
+
+// The builtin backend (no LLM, no network) against the fixed question set over a seeded account, through the real
+// HTTP route. Prints the pass rate; the target is at least 90 %.
+
+let server: TestServer;
+let a: UserWithKey;
+let b: UserWithKey;
+
+interface Answer {
+  reply: string;
+  conversation_id: string;
+  references: Array<{ type: string; id: string; title: string }>;
+  backend: string;
+}
+
+async function ask(user: UserWithKey, body: Record<string, unknown>): Promise<Answer> {
+  const res = await fetch(`${server.url}/v1/chat`, { method: "POST", headers: bearer(user.key, { "content-type": "application/json" }), body: JSON.stringify(body) });
+  expect(res.status, await res.clone().text()).toBe(201);
+  return (await res.json()) as Answer;
+}
+
+/** What is wrong with one answer; empty when it passes. */
+function judge(q: Question, answer: Answer, otherUserId: string): string[] {
+  const text = answer.reply.toLowerCase();
+  const problems: string[] = [];
+  for (const m of q.must) if (!text.includes(m.toLowerCase())) problems.push(`missing "${m}"`);
+  for (const m of [...(q.mustNot ?? []), ...B_SECRETS, otherUserId]) if (text.includes(m.toLowerCase())) problems.push(`contains "${m}"`);
+  const refs = JSON.stringify(answer.references);
+  for (const m of [...B_SECRETS, otherUserId]) if (refs.includes(m)) problems.push(`a reference contains "${m}"`);
+  if (q.cites && !answer.references.some((r) => `${r.type}:${r.id}`.startsWith(q.cites!))) problems.push(`does not cite ${q.cites}`);
+  if (answer.backend !== "builtin") problems.push(`backend ${answer.backend}`);
+  return problems;
+}
+
+beforeAll(async () => {
+  server = await startTestServer(primaryTarget());
+  a = await createUserWithKey(server);
+  b = await createUserWithKey(server);
+  await seedAccount(server, a.userId, seedsA(a.userId));
+  await seedAccount(server, b.userId, seedsB(b.userId));
+}, 120_000);
+
+afterAll(async () => {
+  await server?.teardown();
+});
+
+describe("builtin chat: the fixed question set", () => {
+  it("answers at least 90 % of the questions with the right facts and none of the other user's", async () => {
+    expect(QUESTIONS.length).toBeGreaterThanOrEqual(40);
+    const failures: string[] = [];
+    for (const q of QUESTIONS) {
+      let conversation: string | undefined;
+      if (q.followUp) conversation = (await ask(a, { message: q.followUp })).conversation_id;
+      const answer = await ask(a, { message: q.q, ...(conversation ? { conversation_id: conversation } : {}), ...(q.experiment_id ? { experiment_id: q.experiment_id } : {}) });
+      const problems = judge(q, answer, b.userId);
+      if (problems.length) failures.push(`✗ ${q.q}\n    ${problems.join("; ")}\n    reply: ${answer.reply.replace(/\n/g, "\n           ").slice(0, 1500)}`);
+    }
+    const passed = QUESTIONS.length - failures.length;
+    const rate = passed / QUESTIONS.length;
+    console.log(`builtin chat question set: ${passed}/${QUESTIONS.length} passed (${(rate * 100).toFixed(1)} %)${failures.length ? `\n${failures.join("\n")}` : ""}`);
+    expect(rate).toBeGreaterThanOrEqual(0.9);
+  }, 300_000);
+
+  it("answers the other user from their own data only, for the same experiment number", async () => {
+    const answer = await ask(b, { message: "How is experiment 42 doing?" });
+    expect(answer.reply).toContain("AUC 0.555");
+    expect(answer.reply).not.toContain("0.912");
+    expect(answer.reply).not.toContain(a.userId);
+  });
+});
