@@ -32,7 +32,8 @@ export class ChatRepository {
         title: chatConversations.title,
         createdAt: chatConversations.createdAt,
         updatedAt: chatConversations.updatedAt,
-        messages: sql<number>`(select count(*)::int from ${chatMessages} where ${chatMessages.conversationId} = ${chatConversations.id})`,
+        // Spelled out: drizzle leaves columns unqualified here, and a bare "id" would mean chat_messages.id.
+        messages: sql<number>`(select count(*)::int from "chat_messages" m where m."conversation_id" = "chat_conversations"."id")`,
       })
       .from(chatConversations)
       .where(eq(chatConversations.userId, userId))

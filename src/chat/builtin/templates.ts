@@ -97,7 +97,7 @@ export function modelHowto(m: ReturnType<typeof modelFacts>): string {
   const cols = m.inputs.columns;
   const image = m.inputs.image;
   if (cols) {
-    lines.push(`Send \`message\`: an array of ${cols.length} numbers in this order (data_cols): ${cols.map((c) => quote(c.name, 60)).join(", ")}.`);
+    lines.push(`Send \`message\`: an array of ${cols.length} numbers in this order (data_cols): ${cols.map((c) => quote(c.name, 200)).join(", ")}.`);
     for (const c of cols.filter((c) => c.codes)) lines.push(`- ${quote(c.name, 60)} is categorical; codes: ${Object.entries(c.codes!).slice(0, 10).map(([k, v]) => `${quote(k, 30)} = ${v}`).join(", ")}`);
   } else if (image) {
     lines.push(`Send \`message\`: ${m.inputs.message}. The model sees it resized to ${image.width}×${image.height} (${image.channels} channel${image.channels === 1 ? "" : "s"}).`);

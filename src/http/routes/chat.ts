@@ -4,7 +4,7 @@ import { ApiError } from "../errors.js";
 import { defineRoute } from "../route.js";
 
 const chatBody = z.object({
-  message: z.string({ error: "must be a string" }).min(1, "must not be empty").max(8000, "must be at most 8000 characters").refine((s) => s.trim().length > 0, "must not be only spaces"),
+  message: z.string({ error: "must be a string" }).max(8000, "must be at most 8000 characters").refine((s) => s.trim().length > 0, "must not be empty or only spaces"),
   conversation_id: z.string().uuid("must be a conversation id from an earlier reply").optional(),
   experiment_id: z.number({ error: "must be a positive integer" }).int("must be a positive integer").positive("must be a positive integer").max(2_147_483_647).optional(),
 }).strict();
