@@ -25,9 +25,13 @@ export class DocsIndex {
     const cleaned = query.replace(/[^\p{L}\p{N}_\s-]/gu, " ").replace(/(^|\s)-+/g, "$1").replace(/\s+/g, " ").trim().slice(0, 500);
     if (!cleaned) return [];
     const all = await this.repo.searchDocs(this.version, cleaned, limit);
-    if (all.length) return all;
+    if (all.length >= limit) return all;
+    // A question in plain words rarely has every word in one section: fill up with sections that have any of them.
     // websearch_to_tsquery reads a bare "or" as OR; stop words (how, do, I) are dropped by the english config.
     const words = cleaned.split(" ").filter((w) => w.length > 1 && !/^(or|and|not)$/i.test(w));
-    return words.length > 1 ? this.repo.searchDocs(this.version, words.join(" or "), limit) : [];
+    if (words.length < 2) return all;
+    const any = await this.repo.searchDocs(this.version, words.join(" or "), limit);
+    const seen = new Set(all.map((h) => h.seq));
+    return [...all, ...any.filter((h) => !seen.has(h.seq))].slice(0, limit);
   }
 }

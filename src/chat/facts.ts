@@ -2,6 +2,7 @@ import type { ExperimentRow } from "../experiments/repository.js";
 import type { ModelRow } from "../serving/model-repository.js";
 import { checkManifest, classNames, type ColumnSpec, type Manifest } from "../serving/manifest.js";
 import type { DatasetProblem, DatasetReport } from "../datasets/report.js";
+import { METRIC_NAMES } from "../contract/types.js";
 
 // Plain facts about one experiment or model, read from its rows: what the tools return and the builtin
 // templates quote. Nothing here is invented; a missing value stays null.
@@ -26,9 +27,12 @@ export function metricOf(row: ExperimentRow, name: string): MetricValue | undefi
   return { value: m.value, ci_low: typeof m.ci_low === "number" ? m.ci_low : null, ci_high: typeof m.ci_high === "number" ? m.ci_high : null };
 }
 
+/** Every test metric of the row, in the contract's order (jsonb keeps no order of its own). */
 export function metricsOf(row: ExperimentRow): Record<string, MetricValue> {
   const out: Record<string, MetricValue> = {};
-  for (const name of Object.keys((row.metrics as object | null) ?? {})) {
+  const names = Object.keys((row.metrics as object | null) ?? {});
+  const rank = (n: string) => ((METRIC_NAMES as readonly string[]).indexOf(n) + 1 || 99);
+  for (const name of names.sort((a, b) => rank(a) - rank(b))) {
     const m = metricOf(row, name);
     if (m) out[name] = m;
   }

@@ -15,6 +15,7 @@ const DIAGNOSIS_PATTERNS: RegExp[] = [
   /\bis (this|it|the|my) (lesion|mole|nodule|tumou?r|mass|image|scan|x-?ray|patient|spot|finding|cell)\b.*\b(malignant|benign|cancer(ous)?|normal|abnormal|sick|healthy|positive|negative|dangerous|serious)\b/i,
   /\b(malignant|benign|cancer(ous)?) or (not|malignant|benign)\b/i,
   /\bshould (i|we) (treat|operate|biopsy|prescribe|discharge|admit|refer)\b/i,
+  /\b(this|my|the|these|his|her|that) (image|scan|x-?rays?|ct|mri|slide|photo|radiograph|ecg|biopsy)\b.*\b(shows?|showing|indicates?|suggests?|reveals?|contains?)\b.*\b(pneumonia|cancer|tumou?r|malignan|fracture|disease|infection|lesion|melanoma|covid|nodule|abnormal)/i,
   /\b(read|interpret|judge|assess|look at|tell me what you see in) (this|my|the attached|these|that) (image|scan|x-?rays?|ct|mri|slide|photo|radiograph|ecg)\b/i,
 ];
 

@@ -78,3 +78,32 @@ export const QUESTIONS: Question[] = [
   { q: "what can you do?", must: ["list my experiments", "predict"] },
   { q: "how do I run a local LLM for the chat assistant?", must: ["vLLM", "CHAT_BASE_URL"] },
 ];
+
+/**
+ * Paraphrases written after the builtin backend was tuned on QUESTIONS, to measure how it does on wordings it was
+ * not built around. Their pass rate is printed, not asserted; the first run's figure is in the README.
+ */
+export const HELD_OUT: Question[] = [
+  { q: "Give me an update on experiment 42", must: ["AUC 0.912"] },
+  { q: "What's going on with exp 13?", must: ["training"] },
+  { q: "Is my model for experiment 7 reliable?", must: ["0.853"] },
+  { q: "what went wrong with experiment 12", must: ["out of memory"] },
+  { q: "My upload for experiment 11 was rejected, why?", must: ["image_not_found"] },
+  { q: "Which experiment performs best in terms of precision?", must: ["experiment 8", "0.887"] },
+  { q: "top model by mAP@0.5:0.95", must: ["experiment 8", "0.612"] },
+  { q: "How do I send data to the breast cancer model?", must: ["/v1/experiments/42/predict"] },
+  { q: "what columns does experiment 14's model need?", must: ["age", "creatinine"] },
+  { q: "What's the meaning of mAP?", must: ["mean average precision"] },
+  { q: "define sensitivity", must: ["sensitivity", "share the model finds"] },
+  { q: "what does csv_row_length mean?", must: ["more or fewer fields"] },
+  { q: "what is blocked_address?", must: ["403"] },
+  { q: "how many experiments do I have?", must: ["9 experiments"] },
+  { q: "show me experiments that are still running", must: ["experiment 13"], mustNot: ["experiment 42"] },
+  { q: "which of my experiments used detection?", must: ["experiment 8"], mustNot: ["experiment 42"] },
+  { q: "Can you tell me if this X-ray shows pneumonia?", must: ["can't give a diagnosis"] },
+  { q: "How do I get an API key for the dashboard?", must: ["api-keys"] },
+  { q: "What's a retrospective study for?", must: ["source_experiment_id"] },
+  { q: "how precise is experiment 16?", must: ["0.718"] },
+  { q: "how long until experiment 13 finishes?", must: ["120 s"] },
+  { q: "what does the ECE of experiment 42 mean?", must: ["0.041"] },
+];

@@ -5,7 +5,7 @@ import type { Glossary } from "../glossary.js";
 import { quote } from "../safety.js";
 import type { ChatTools } from "../tools.js";
 import { experimentNumbers, recognise, type Intent } from "./intents.js";
-import { CAPABILITIES, experimentReport, metricLabel, metricLine, modelHowto, refusedReport } from "./templates.js";
+import { CAPABILITIES, experimentReport, leadLine, metricLabel, metricLine, modelHowto, refusedReport } from "./templates.js";
 
 const COMMON = new Set(["the", "and", "for", "model", "models", "data", "zip", "csv", "images", "image", "predict", "call", "how", "use", "exp", "label"]);
 /** Lower-case words of 3+ letters; "X-ray" and "xray" meet as "xray". */
@@ -59,8 +59,16 @@ export class BuiltinBackend implements ChatBackend {
         if (!rows.length) return { reply: "None of your experiments failed or had its dataset refused.", references: [] };
         const lines = [`${rows.length} of your experiments did not finish:`];
         for (const e of rows.slice(0, 15)) lines.push(`- experiment ${e.experiment_id}: **${e.status}** — ${quote(e.failure_reason ?? "no reason recorded", 200).slice(1, -1)}`);
-        lines.push('Ask "why was experiment N refused?" for the rows and columns of each problem.');
-        return { reply: lines.join("\n"), references: failed.references.filter((r) => rows.some((e) => String(e.experiment_id) === r.id)) };
+        const refs = failed.references.filter((r) => rows.some((e) => String(e.experiment_id) === r.id));
+        // The newest refused dataset is most likely the one asked about: its problems in full.
+        const invalid = rows.find((e) => e.status === "invalid_dataset");
+        if (invalid) {
+          const detail = await tools.getExperiment({ experiment_id: invalid.experiment_id });
+          if (this.found(detail.result)) lines.push("", refusedReport(detail.result, this.glossary));
+          refs.push(...detail.references);
+        }
+        if (rows.length > 1) lines.push("", 'Ask "why was experiment N refused?" for the problems of another one.');
+        return { reply: lines.join("\n"), references: refs };
       }
       case "predict_howto":
         return this.predict(req, intent.experimentId, intent.task);
@@ -84,7 +92,9 @@ export class BuiltinBackend implements ChatBackend {
       }
       case "experiment_status": {
         const { result, references } = await tools.getExperiment({ experiment_id: intent.experimentId });
-        return { reply: this.found(result) ? experimentReport(result) : this.notFound(intent.experimentId), references };
+        if (!this.found(result)) return { reply: this.notFound(intent.experimentId), references };
+        const lead = leadLine(result, intent);
+        return { reply: lead ? `${lead}\n\n${experimentReport(result)}` : experimentReport(result), references };
       }
       case "list_experiments": {
         const { result, references } = await tools.listExperiments({ status: intent.status as never, task: intent.task });
@@ -143,7 +153,7 @@ export class BuiltinBackend implements ChatBackend {
     if (!passages.length) return { reply: `I found nothing on that in Builder's documentation.\n\n${CAPABILITIES}`, references: [] };
     const lines = ["From Builder's documentation:"];
     for (const p of passages.slice(0, 2)) lines.push("", `**${p.section}** (${p.source})`, p.text.length > 600 ? `${p.text.slice(0, 600)}…` : p.text);
-    lines.push("", CAPABILITIES);
+    lines.push("", 'That is the closest the documentation comes. About your own experiments, datasets and models, ask "what can you do?" for the questions I answer from your data.');
     return { reply: lines.join("\n"), references: references.slice(0, 2) };
   }
 }

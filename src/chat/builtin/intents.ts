@@ -11,7 +11,7 @@ export type Intent =
   | { kind: "predict_howto"; experimentId?: number; task?: Task }
   | { kind: "best_model"; metric?: string; task?: Task }
   | { kind: "explain_metric"; metric: string }
-  | { kind: "experiment_status"; experimentId: number }
+  | { kind: "experiment_status"; experimentId: number; metric?: string; thresholds?: true }
   | { kind: "list_experiments"; status?: string; task?: Task }
   | { kind: "capabilities" }
   | { kind: "docs" };
@@ -31,6 +31,8 @@ export function experimentNumbers(text: string): number[] {
 
 /** A metric named in the text, as its contract name. */
 export function metricIn(text: string, glossary: Glossary): string | undefined {
+  if (/\bmap\s*@?\s*(0?\.5|50)\s*[:_-]\s*(0?\.95|95)\b/i.test(text)) return "map50_95";
+  if (/\bmap\s*@\s*0?\.5\b/i.test(text)) return "map50";
   const words = text.toLowerCase().match(/[a-z][a-z0-9_-]*(?:\s*@\s*0?\.\d+)?/g) ?? [];
   for (const w of words) {
     const m = findMetric(glossary, w) ?? (METRIC_NAMES as readonly string[]).find((n) => n === w);
@@ -88,7 +90,7 @@ export function recognise(message: string, glossary: Glossary, context: { experi
     return { kind: "explain_metric", metric };
   }
   if (nums.length || (context.experimentId && has(text, /\b(it|its|this|that|status|metrics?|doing|trust|good|going|progress|results?)\b/i))) {
-    if (expId) return { kind: "experiment_status", experimentId: expId };
+    if (expId) return { kind: "experiment_status", experimentId: expId, ...(metric ? { metric } : {}), ...(/\bthresholds?\b|\bcut-?offs?\b/i.test(text) ? { thresholds: true as const } : {}) };
   }
   if (has(text, /\b(list|show|which|how many|what|all)\b.*\bexperiments?\b|\bmy (experiments|models)\b|\bexperiments?\b.*\b(do i have|have i)\b/i)) {
     const status = STATUS_WORDS.find(([re]) => re.test(text))?.[1];

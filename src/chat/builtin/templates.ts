@@ -2,6 +2,7 @@ import type { ExperimentFacts, MetricValue } from "../facts.js";
 import type { modelFacts } from "../facts.js";
 import type { Glossary } from "../glossary.js";
 import { quote } from "../safety.js";
+import { LOWER_IS_BETTER } from "../tools.js";
 
 // Reply templates of the builtin assistant. Every number, id and code comes from the facts passed in;
 // text from user data (column, class and file names, dataset messages) goes through quote().
@@ -34,20 +35,34 @@ function datasetLine(f: ExperimentFacts): string | undefined {
 }
 
 function trustNote(f: ExperimentFacts): string | undefined {
-  const main = f.optimization_metric ? ({ AUC: "auc", "F-macro": "f_macro", Precision: "precision", Recall: "recall" } as Record<string, string>)[f.optimization_metric] : undefined;
+  const main = f.model_type === "regression" ? "r2" : f.task === "detection" ? "map50" : f.optimization_metric ? ({ AUC: "auc", "F-macro": "f_macro", Precision: "precision", Recall: "recall" } as Record<string, string>)[f.optimization_metric] : undefined;
   const name = main && f.metrics[main] ? main : Object.keys(f.metrics)[0];
   const m = name ? f.metrics[name] : undefined;
   if (!m || m.ci_low === null || m.ci_high === null) return undefined;
   const width = m.ci_high - m.ci_low;
+  const reliable = LOWER_IS_BETTER.has(name!) ? `read ${num(m.ci_high)} as the error it reliably stays under` : `read ${num(m.ci_low)} as what it reliably reaches`;
   const tests = f.dataset.split?.test;
   const size = tests ? ` on ${tests} held-out test patients` : " on the held-out test patients";
   const verdict = width > 0.2 ? "The interval is wide, so the estimate is uncertain: more patients would narrow it." : width > 0.1 ? "The interval is moderately wide." : "The interval is narrow.";
-  return `Can you trust it? ${metricLabel(name!)} was measured${size}; with 95% confidence it lies between ${num(m.ci_low)} and ${num(m.ci_high)}, so read ${num(m.ci_low)} as what it reliably reaches. ${verdict} This is an internal validation on your own data, not a clinical validation.`;
+  return `Can you trust it? ${metricLabel(name!)} was measured${size}; with 95% confidence it lies between ${num(m.ci_low)} and ${num(m.ci_high)}, so ${reliable}. ${verdict} This is an internal validation on your own data, not a clinical validation.`;
+}
+
+/** The direct answer first when the question named a metric or the thresholds; the full report follows. */
+export function leadLine(f: ExperimentFacts, ask: { metric?: string; thresholds?: boolean }): string | undefined {
+  if (ask.metric) {
+    const m = f.metrics[ask.metric];
+    const tests = f.dataset.split?.test ? ` on ${f.dataset.split.test} held-out test patients` : "";
+    return m ? `Experiment ${f.experiment_id}'s ${metricLine(ask.metric, m)}${tests}.` : `Experiment ${f.experiment_id} has no ${metricLabel(ask.metric)} test metric${Object.keys(f.metrics).length ? ` (it has ${Object.keys(f.metrics).map(metricLabel).join(", ")})` : ""}.`;
+  }
+  if (ask.thresholds) return f.thresholds ? `Experiment ${f.experiment_id}'s decision thresholds (one per class, applied to the scores by /predict): ${f.thresholds.map(num).join(", ")}${f.threshold_rule ? `, chosen by ${f.threshold_rule}` : ""}.` : `Experiment ${f.experiment_id} has no decision thresholds${f.model ? " (its problem type uses none)" : " (no published model yet)"}.`;
+  return undefined;
 }
 
 export function experimentReport(f: ExperimentFacts): string {
   const kind = `${TASK_WORDS[f.task]} ${f.task === "detection" ? "model" : f.model_type}`;
-  const lines = [`Experiment ${f.experiment_id} (${kind}, ${f.study_type} study${f.optimization_metric ? `, optimising ${f.optimization_metric}` : ""}) is **${f.status}**.`];
+  // Regression requests still carry optimization_metric (the seed's contract requires it) but nothing uses it.
+  const optimising = f.optimization_metric && f.model_type !== "regression" ? `, optimising ${f.optimization_metric}` : "";
+  const lines = [`Experiment ${f.experiment_id} (${kind}, ${f.study_type} study${optimising}) is **${f.status}**.`];
   if (f.status === "failed") lines.push(`It failed: ${f.failure_reason ?? "no reason was recorded"}.`);
   if (f.status === "invalid_dataset") lines.push(refusedSummary(f));
   const p = f.progress as { fraction?: number; stage?: string; eta_s?: number | null } | null;
@@ -60,7 +75,7 @@ export function experimentReport(f: ExperimentFacts): string {
     for (const n of names) lines.push(`- ${metricLine(n, f.metrics[n])}`);
   }
   if (f.thresholds) lines.push(`Decision thresholds: ${f.thresholds.map(num).join(", ")}${f.threshold_rule ? ` (${f.threshold_rule})` : ""}.`);
-  if (f.classes) lines.push(`Classes: ${Object.entries(f.classes).map(([i, n]) => `${i} = ${quote(n, 40)}`).join(", ")}.`);
+  if (f.classes && f.model_type !== "regression") lines.push(`Classes: ${Object.entries(f.classes).map(([i, n]) => `${i} = ${quote(n, 40)}`).join(", ")}.`);
   const ds = datasetLine(f);
   if (ds) lines.push(ds);
   if (f.status === "ready") {
@@ -74,7 +89,7 @@ export function experimentReport(f: ExperimentFacts): string {
 
 export function refusedSummary(f: ExperimentFacts, glossary?: Glossary): string {
   const errs = f.problems.errors;
-  const count = f.dataset.problem_counts ? Object.entries(f.dataset.problem_counts).length : errs.length;
+  const count = new Set(errs.map((e) => e.code)).size;
   const lines = [`Its dataset was refused: ${errs.length + f.problems.errors_omitted} error${errs.length === 1 ? "" : "s"} of ${count} kind${count === 1 ? "" : "s"}${f.failure_reason ? ` (${f.failure_reason})` : ""}.`];
   for (const e of errs.slice(0, 8)) {
     const where = [e.row ? `row ${e.row}` : "", e.column ? `column ${quote(e.column, 60)}` : "", e.path ? `path ${quote(e.path, 80)}` : ""].filter(Boolean).join(", ");
