@@ -16,7 +16,9 @@ export type Step =
   | { kind: "message"; content?: string; toolCalls?: Array<{ id: string; name: string; arguments: string }> }
   | { kind: "stream"; content?: string[]; toolCalls?: Array<{ id: string; name: string; argumentPieces: string[] }> }
   | { kind: "status"; status: number; body: unknown }
-  | { kind: "hang"; ms: number };
+  | { kind: "hang"; ms: number }
+  /** Streams these content pieces, then drops the connection mid-answer. */
+  | { kind: "drop"; content: string[] };
 
 export interface FakeChatServer {
   url: string;
@@ -39,6 +41,12 @@ async function reply(step: Step, res: http.ServerResponse): Promise<void> {
     case "hang":
       await new Promise((r) => setTimeout(r, step.ms));
       if (!res.destroyed) res.writeHead(200, { "content-type": "application/json" }).end("{}");
+      return;
+    case "drop":
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      for (const piece of step.content) res.write(chunk({ content: piece }));
+      await new Promise((r) => setTimeout(r, 50));
+      res.socket?.destroy();
       return;
     case "message": {
       const tool_calls = step.toolCalls?.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));

@@ -92,6 +92,29 @@ describe("openai backend against a fake chat-completions server", () => {
     expect(ranking.map((r: any) => r.value)).not.toContain(0.987); // B's best recall
   });
 
+  it("ends a stream whose backend drops mid-answer with an error event, and stores nothing", async () => {
+    const before = await conversationCount();
+    fake.script([{ kind: "drop", content: ["Experiment 42 ", "is "] }]);
+    const res = await post({ message: "How is experiment 42 doing?" }, { accept: "text/event-stream" });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('event: token\ndata: {"text":"Experiment 42 "}');
+    const error = JSON.parse(/event: error\ndata: (.*)\n/.exec(text)![1]).error;
+    expect(error).toMatchObject({ code: "chat_backend_unavailable", type: "api_error" });
+    expect(text).not.toContain("event: done");
+    expect(await conversationCount()).toBe(before);
+  });
+
+  it("sends the conversation so far with the next question", async () => {
+    fake.script([{ kind: "message", content: "First answer." }]);
+    const first = (await (await post({ message: "first question" })).json()) as any;
+    fake.script([{ kind: "message", content: "Second answer." }]);
+    await post({ message: "second question", conversation_id: first.conversation_id, experiment_id: 7 });
+    const sent = (fake.requests[0].body.messages as any[]).map((m) => [m.role, m.content]);
+    expect(sent.slice(1)).toEqual([["user", "first question"], ["assistant", "First answer."], ["user", "second question"]]);
+    expect(sent[0][1]).toContain("experiment 7");
+  });
+
   it("answers 504 chat_backend_timeout when the backend hangs, without the key or the address", async () => {
     const before = await conversationCount();
     fake.script([{ kind: "hang", ms: 10_000 }, { kind: "hang", ms: 10_000 }]);
