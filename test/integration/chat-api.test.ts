@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bearer, createUserWithKey, limiterEnv, type UserWithKey } from "../helpers/auth.js";
+import { bearer, limiterEnv, type UserWithKey } from "../helpers/auth.js";
 import { dbTargets } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { B_SECRETS, INJECTION_COLUMN, seedAccount, seedsA, seedsB } from "./chat-fixtures.js";
+import { B_SECRETS, INJECTION_COLUMN, seedTwoUsers } from "./chat-fixtures.js";
 
 // POST /v1/chat and the conversation routes over HTTP, on PGlite and the real Postgres: the answer's shape,
 // validation, streaming, conversations, and isolation between two users.
@@ -37,10 +37,7 @@ describe.each(dbTargets())("chat over HTTP on %s", (target) => {
 
   beforeAll(async () => {
     server = await startTestServer(target, limiterEnv(target));
-    a = await createUserWithKey(server);
-    b = await createUserWithKey(server);
-    await seedAccount(server, a.userId, seedsA(a.userId));
-    await seedAccount(server, b.userId, seedsB(b.userId));
+    ({ a, b } = await seedTwoUsers(server));
   }, 120_000);
   afterAll(async () => server?.teardown());
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { bearer, type UserWithKey } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { B_SECRETS, seedAccount, seedsA, seedsB } from "./chat-fixtures.js";
+import { B_SECRETS, seedTwoUsers } from "./chat-fixtures.js";
 import { HELD_OUT, QUESTIONS, type Question } from "./chat-questions.js";
 
 // The builtin backend (no LLM, no network) against the fixed question set over a seeded account, through the real
@@ -42,10 +42,7 @@ function judge(q: Question, answer: Answer, otherUserId: string): { wrong: strin
 
 beforeAll(async () => {
   server = await startTestServer(primaryTarget());
-  a = await createUserWithKey(server);
-  b = await createUserWithKey(server);
-  await seedAccount(server, a.userId, seedsA(a.userId));
-  await seedAccount(server, b.userId, seedsB(b.userId));
+  ({ a, b } = await seedTwoUsers(server));
 }, 120_000);
 
 afterAll(async () => {

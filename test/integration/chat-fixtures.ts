@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { ExperimentStatus } from "../../src/experiments/state.js";
 import type { TestServer } from "../helpers/server.js";
+import { createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 
 // A seeded account for the chat tests, written straight through the experiments repository (no training):
 // ready, failed, invalid and running experiments; tabular, vision and detection; models with real manifests.
@@ -147,4 +148,13 @@ export async function seedAccount(server: TestServer, userId: string, seeds: See
       await repo.insertModel({ userId, experimentUuid: row.id, experimentId: s.id, version: s.id === 7 ? 2 : 1, kind: String(s.manifest.kind), storePath: `models/${userId}/${s.id}/v1`, manifest: s.manifest });
     }
   }
+}
+
+/** Two users with keys: A holds the account the questions are about, B the one whose data must never reach A. */
+export async function seedTwoUsers(server: TestServer): Promise<{ a: UserWithKey; b: UserWithKey }> {
+  const a = await createUserWithKey(server);
+  const b = await createUserWithKey(server);
+  await seedAccount(server, a.userId, seedsA(a.userId));
+  await seedAccount(server, b.userId, seedsB(b.userId));
+  return { a, b };
 }

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { bearer, type UserWithKey } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
 import { startFakeChatServer, type FakeChatServer } from "../helpers/fake-chat-completions.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { B_SECRETS, INJECTION_COLUMN, seedAccount, seedsA, seedsB } from "./chat-fixtures.js";
+import { B_SECRETS, INJECTION_COLUMN, seedTwoUsers } from "./chat-fixtures.js";
 
 // The `openai` backend: Builder's real `openai` client against a local FAKE of a remote OpenAI-compatible
 // chat-completions server (test/helpers/fake-chat-completions.ts), speaking its real protocol: JSON and SSE
@@ -34,10 +34,7 @@ beforeAll(async () => {
     CHAT_TIMEOUT_MS: "3000",
     CHAT_MAX_RETRIES: "1",
   });
-  a = await createUserWithKey(server);
-  b = await createUserWithKey(server);
-  await seedAccount(server, a.userId, seedsA(a.userId));
-  await seedAccount(server, b.userId, seedsB(b.userId));
+  ({ a, b } = await seedTwoUsers(server));
 }, 120_000);
 
 afterAll(async () => {
