@@ -39,6 +39,20 @@ export function metricsOf(row: ExperimentRow): Record<string, MetricValue> {
   return out;
 }
 
+/** Per-class test metrics by class name (the pipelines key them by class index), for the metrics that have them. */
+export function perClassOf(row: ExperimentRow, classes: Record<string, string> | null): Record<string, Record<string, MetricValue>> {
+  const out: Record<string, Record<string, MetricValue>> = {};
+  const metrics = (row.metrics as Record<string, { per_class?: Record<string, { value?: unknown; ci_low?: unknown; ci_high?: unknown }> }> | null) ?? {};
+  for (const [name, m] of Object.entries(metrics)) {
+    if (!m?.per_class) continue;
+    for (const [index, v] of Object.entries(m.per_class)) {
+      if (typeof v?.value !== "number") continue;
+      (out[name] ??= {})[classes?.[index] ?? index] = { value: v.value, ci_low: typeof v.ci_low === "number" ? v.ci_low : null, ci_high: typeof v.ci_high === "number" ? v.ci_high : null };
+    }
+  }
+  return out;
+}
+
 const problem = (p: DatasetProblem) => ({ code: p.code, message: p.message, ...(p.row ? { row: p.row } : {}), ...(p.column ? { column: p.column } : {}), ...(p.path ? { path: p.path } : {}) });
 
 export function experimentFacts(row: ExperimentRow, model?: ModelRow | null) {
@@ -51,6 +65,7 @@ export function experimentFacts(row: ExperimentRow, model?: ModelRow | null) {
     manifest = undefined;
   }
   const s = report?.summary;
+  const classes = manifest ? classNames(manifest) : null;
   return {
     found: true as const,
     experiment_id: row.experimentId,
@@ -64,10 +79,11 @@ export function experimentFacts(row: ExperimentRow, model?: ModelRow | null) {
     progress: row.progress ?? null,
     failure_reason: row.status === "failed" || row.status === "invalid_dataset" ? row.failureReason : null,
     metrics: metricsOf(row),
+    per_class: perClassOf(row, classes),
     original_metrics: req.study_type === "Retrospective" ? (row.originalMetrics ?? null) : undefined,
     thresholds: manifest?.thresholds ?? null,
     threshold_rule: manifest?.threshold_rule ?? null,
-    classes: manifest ? classNames(manifest) : null,
+    classes,
     model: model ? { version: model.version, kind: model.kind, published_at: model.createdAt } : null,
     dataset: {
       zip_gcloud: (req.zip_gcloud as string) ?? null,

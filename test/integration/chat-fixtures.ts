@@ -108,7 +108,10 @@ export function seedsA(userId: string): Seed[] {
     {
       id: 16, status: "ready",
       request: request(userId, 16, { task: "vision", images_col: "image", zip_gcloud: `${userId}/dermoscopy/ham.zip`, optimization_metric: "F-macro" }),
-      metrics: { auc: ci(0.931, 0.915, 0.946), f_macro: ci(0.702, 0.664, 0.739), precision: ci(0.718, 0.676, 0.757), recall: ci(0.695, 0.652, 0.734) },
+      metrics: {
+        auc: ci(0.931, 0.915, 0.946), f_macro: ci(0.702, 0.664, 0.739), precision: ci(0.718, 0.676, 0.757),
+        recall: { ...ci(0.695, 0.652, 0.734), per_class: { "0": ci(0.912, 0.889, 0.933), "1": ci(0.541, 0.463, 0.617), "2": ci(0.632, 0.551, 0.708) } },
+      },
       report: validReport({ rows: 2000, patients: 1400, images: 2000, class_counts: { label: { "0": 1300, "1": 400, "2": 300 } }, split: { train: 980, val: 210, test: 210 } }),
       manifest: imageManifest("vision_classification", 160, 3, ["nevus", "melanoma", "keratosis"], "multiclass"),
     },

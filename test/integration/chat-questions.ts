@@ -42,6 +42,11 @@ export const QUESTIONS: Question[] = [
   { q: "compare my detection models on mAP", must: ["experiment 8", "0.904"] },
   { q: "which image model has the highest AUC?", must: ["experiment 16", "0.931"], mustNot: ["experiment 42 ("] },
   { q: "rank my experiments by RMSE", must: ["experiment 14", "RMSE 4.507"] },
+  { q: "compare experiments 7 and 16 on recall", must: ["experiment 7", "experiment 16", "0.902", "0.695"], mustNot: ["experiment 8", "experiment 42"] },
+  { q: "compare experiment 42 vs 13 on AUC", must: ["experiment 42", "Not ranked", "13"] },
+  // per class
+  { q: "what is the recall per class of experiment 16?", must: ["`melanoma` 0.541", "0.463–0.617", "`nevus` 0.912"] },
+  { q: "how does experiment 16 do on melanoma?", must: ["`melanoma` 0.541"], mustNot: ["`nevus` 0.912"] },
   // predict
   { q: "How do I call predict for the chest X-ray model?", must: ["/v1/experiments/7/predict", "224×224", "pneumonia", "curl"] },
   { q: "how do I call predict for experiment 42?", must: ["/v1/experiments/42/predict", "radius_mean", "texture_mean", "area_mean", "Bearer $KEY"], cites: "model:42" },

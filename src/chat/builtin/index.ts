@@ -18,7 +18,7 @@ type Listed = { dataset?: string; label_cols?: string[]; experiment_id: number; 
 /**
  * The embedded assistant: no LLM and no network. It recognises the common questions, answers them with the same
  * tools an LLM would call, fills templates with what they return and cites it; anything else gets the closest
- * documentation passages and a list of what it can answer.
+ * documentation passages and a pointer to what it can answer.
  */
 export class BuiltinBackend implements ChatBackend {
   readonly name = "builtin" as const;
@@ -74,7 +74,7 @@ export class BuiltinBackend implements ChatBackend {
         return this.predict(req, intent.experimentId, intent.task);
       case "best_model": {
         const metric = intent.metric ?? "auc";
-        const { result, references } = await tools.compareExperiments({ metric: metric as never });
+        const { result, references } = await tools.compareExperiments({ metric: metric as never, ...(intent.experimentIds ? { experiment_ids: intent.experimentIds } : {}) });
         let ranking = (result as { ranking: Array<{ experiment_id: number; task: string; value: number; ci_low: number | null; ci_high: number | null }> }).ranking;
         if (intent.task) ranking = ranking.filter((r) => r.task === intent.task);
         if (!ranking.length) return { reply: `None of your ready experiments${intent.task ? ` of that kind` : ""} has a ${metricLabel(metric)} test metric.${intent.metric ? "" : " Name a metric (AUC, F-macro, Precision, Recall, mAP, MAE…) to compare on it."}`, references: [] };
@@ -88,12 +88,17 @@ export class BuiltinBackend implements ChatBackend {
             lines.push(`The intervals of experiments ${best.experiment_id} and ${second.experiment_id} overlap, so the test data do not show a clear difference between them.`);
           }
         }
+        const unranked = (result as { not_ranked: number[] }).not_ranked;
+        if (unranked.length) lines.push(`Not ranked (not yours, not ready, or without ${metricLabel(metric)}): experiment${unranked.length > 1 ? "s" : ""} ${unranked.join(", ")}.`);
         return { reply: lines.join("\n"), references: references.filter((r) => ranking.some((x) => String(x.experiment_id) === r.id)) };
       }
       case "experiment_status": {
         const { result, references } = await tools.getExperiment({ experiment_id: intent.experimentId });
         if (!this.found(result)) return { reply: this.notFound(intent.experimentId), references };
-        const lead = leadLine(result, intent);
+        // A class named in the question ("how does it do on melanoma?") asks for that class's metrics.
+        const words = new Set(wordsOf(req.message));
+        const className = Object.values(result.classes ?? {}).find((c) => words.has(c.toLowerCase()));
+        const lead = leadLine(result, { ...intent, className });
         return { reply: lead ? `${lead}\n\n${experimentReport(result)}` : experimentReport(result), references };
       }
       case "list_experiments": {

@@ -9,9 +9,9 @@ export type Intent =
   | { kind: "explain_code"; code: string }
   | { kind: "why_refused"; experimentId?: number }
   | { kind: "predict_howto"; experimentId?: number; task?: Task }
-  | { kind: "best_model"; metric?: string; task?: Task }
+  | { kind: "best_model"; metric?: string; task?: Task; experimentIds?: number[] }
   | { kind: "explain_metric"; metric: string }
-  | { kind: "experiment_status"; experimentId: number; metric?: string; thresholds?: true }
+  | { kind: "experiment_status"; experimentId: number; metric?: string; thresholds?: true; perClass?: true }
   | { kind: "list_experiments"; status?: string; task?: Task }
   | { kind: "capabilities" }
   | { kind: "docs" };
@@ -85,12 +85,14 @@ export function recognise(message: string, glossary: Glossary, context: { experi
   if (has(text, /\bpredict(ion)?s?\b|\bcall\b.*\b(model|api)\b|\bcurl\b|\b(inputs?|columns?|data_cols)\b.*\bmodel\b|\bmodel\b.*\b(inputs?|expects?|takes?)\b|\b(use|run|query) (the|my|this|that|our) ([\w-]+ ){0,3}model\b|\bsend (an? )?(image|values|data)\b/i)) {
     return { kind: "predict_howto", experimentId: nums[0] ?? context.experimentId, task };
   }
-  if (has(text, /\b(best|highest|top|better|strongest|compare|comparison|rank|lowest error)\b/i)) return { kind: "best_model", metric, task };
+  if (has(text, /\b(best|highest|top|better|strongest|compare|comparison|rank|lowest error|versus|vs\.?)\b/i)) {
+    return { kind: "best_model", metric, task, ...(nums.length >= 2 ? { experimentIds: nums } : {}) };
+  }
   if (metric && has(text, /\b(mean|means|meaning|what('s| is| are)|explain|definition|define|interpret|understand)\b/i) && !nums.length) {
     return { kind: "explain_metric", metric };
   }
   if (nums.length || (context.experimentId && has(text, /\b(it|its|this|that|status|metrics?|doing|trust|good|going|progress|results?)\b/i))) {
-    if (expId) return { kind: "experiment_status", experimentId: expId, ...(metric ? { metric } : {}), ...(/\bthresholds?\b|\bcut-?offs?\b/i.test(text) ? { thresholds: true as const } : {}) };
+    if (expId) return { kind: "experiment_status", experimentId: expId, ...(metric ? { metric } : {}), ...(/\bthresholds?\b|\bcut-?offs?\b/i.test(text) ? { thresholds: true as const } : {}), ...(/\bper[- ]class\b|\beach (class|label)\b|\bby class\b|\bon (the |its )?\w+ (class|cases)\b/i.test(text) ? { perClass: true as const } : {}) };
   }
   if (has(text, /\b(list|show|which|how many|what|all)\b.*\bexperiments?\b|\bmy (experiments|models)\b|\bexperiments?\b.*\b(do i have|have i)\b/i)) {
     const status = STATUS_WORDS.find(([re]) => re.test(text))?.[1];

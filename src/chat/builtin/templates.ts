@@ -48,7 +48,16 @@ function trustNote(f: ExperimentFacts): string | undefined {
 }
 
 /** The direct answer first when the question named a metric or the thresholds; the full report follows. */
-export function leadLine(f: ExperimentFacts, ask: { metric?: string; thresholds?: boolean }): string | undefined {
+export function leadLine(f: ExperimentFacts, ask: { metric?: string; thresholds?: boolean; perClass?: boolean; className?: string }): string | undefined {
+  if (ask.perClass || ask.className) {
+    const names = ask.metric ? [ask.metric] : Object.keys(f.per_class);
+    const lines = names.filter((n) => f.per_class[n]).map((n) => {
+      const entries = Object.entries(f.per_class[n]).filter(([c]) => !ask.className || c === ask.className);
+      return `- ${metricLabel(n)}: ${entries.map(([c, m]) => `${quote(c, 40)} ${num(m.value)}${interval(m)}`).join("; ")}`;
+    });
+    if (lines.length) return [`Experiment ${f.experiment_id} per class${ask.className ? ` (${quote(ask.className, 40)})` : ""}, on the held-out test patients:`, ...lines].join("\n");
+    if (!ask.metric) return `Experiment ${f.experiment_id} has no per-class metrics.`;
+  }
   if (ask.metric) {
     const m = f.metrics[ask.metric];
     const tests = f.dataset.split?.test ? ` on ${f.dataset.split.test} held-out test patients` : "";
