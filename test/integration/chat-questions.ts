@@ -60,6 +60,7 @@ export const QUESTIONS: Question[] = [
   { q: "explain recall", must: ["sensitivity"] },
   { q: "what does precision mean", must: ["positive predictive value"] },
   { q: "what is ECE?", must: ["calibration"] },
+  { q: "what is the difference between precision and recall?", must: ["positive predictive value", "sensitivity"] },
   { q: "What does class_too_small mean?", must: ["fewer than 3 patients", "dataset error"], cites: "doc:README.md#problem-codes" },
   { q: "what is image_path_character", must: ["space or special character"] },
   { q: "I got rate_limit_exceeded, what does it mean?", must: ["429", "per-minute limit"] },

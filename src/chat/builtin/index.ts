@@ -4,7 +4,7 @@ import type { ExperimentFacts } from "../facts.js";
 import type { Glossary } from "../glossary.js";
 import { quote } from "../safety.js";
 import type { ChatTools } from "../tools.js";
-import { experimentNumbers, recognise, type Intent } from "./intents.js";
+import { experimentNumbers, metricsNamedIn, recognise, type Intent } from "./intents.js";
 import { CAPABILITIES, experimentReport, leadLine, metricLabel, metricLine, modelHowto, refusedReport } from "./templates.js";
 
 const COMMON = new Set(["the", "and", "for", "model", "models", "data", "zip", "csv", "images", "image", "predict", "call", "how", "use", "exp", "label"]);
@@ -37,18 +37,14 @@ export class BuiltinBackend implements ChatBackend {
   private async run(intent: Intent, req: BackendRequest): Promise<BackendReply> {
     const tools = req.tools;
     switch (intent.kind) {
-      case "explain_code":
       case "explain_metric": {
-        const term = intent.kind === "explain_code" ? intent.code : intent.metric;
-        const { result, references } = await tools.explain({ term });
-        const r = result as { kind: string; name?: string; request_name?: string | null; code?: string; meaning?: string; http_status?: number; lower_is_better?: boolean };
-        if (r.kind === "metric") {
-          return { reply: `${metricLabel(r.name!)} (\`${r.name}\`${r.request_name ? `, \`${r.request_name}\` in requests` : ""}): ${r.meaning}. ${r.lower_is_better ? "Lower is better." : "Higher is better."} Builder reports it on held-out test patients with a 95% confidence interval (\`ci_low\`, \`ci_high\`) from a bootstrap over patients.`, references };
-        }
-        if (r.kind === "unknown") return this.docs(req, term);
-        const what = r.kind === "dataset_error" ? "a dataset error (the dataset is refused until it is fixed)" : r.kind === "dataset_warning" ? "a dataset warning (the dataset stays valid)" : `an API error${r.http_status ? ` (HTTP ${r.http_status})` : ""}`;
-        return { reply: `\`${r.code}\` is ${what}: ${r.meaning}.`, references };
+        // "the difference between precision and recall": explain each metric named, the first one found first.
+        const names = [intent.metric, ...metricsNamedIn(req.message, this.glossary).filter((n) => n !== intent.metric)].slice(0, 4);
+        const parts = await Promise.all(names.map((term) => this.explain(req, term)));
+        return { reply: parts.map((p) => p.reply).join("\n\n"), references: parts.flatMap((p) => p.references) };
       }
+      case "explain_code":
+        return this.explain(req, intent.code);
       case "why_refused": {
         if (intent.experimentId) {
           const { result, references } = await tools.getExperiment({ experiment_id: intent.experimentId });
@@ -118,6 +114,17 @@ export class BuiltinBackend implements ChatBackend {
       case "docs":
         return this.docs(req, req.message);
     }
+  }
+
+  private async explain(req: BackendRequest, term: string): Promise<BackendReply> {
+    const { result, references } = await req.tools.explain({ term });
+    const r = result as { kind: string; name?: string; request_name?: string | null; code?: string; meaning?: string; http_status?: number; lower_is_better?: boolean };
+    if (r.kind === "metric") {
+      return { reply: `${metricLabel(r.name!)} (\`${r.name}\`${r.request_name ? `, \`${r.request_name}\` in requests` : ""}): ${r.meaning}. ${r.lower_is_better ? "Lower is better." : "Higher is better."} Builder reports it on held-out test patients with a 95% confidence interval (\`ci_low\`, \`ci_high\`) from a bootstrap over patients.`, references };
+    }
+    if (r.kind === "unknown") return this.docs(req, term);
+    const what = r.kind === "dataset_error" ? "a dataset error (the dataset is refused until it is fixed)" : r.kind === "dataset_warning" ? "a dataset warning (the dataset stays valid)" : `an API error${r.http_status ? ` (HTTP ${r.http_status})` : ""}`;
+    return { reply: `\`${r.code}\` is ${what}: ${r.meaning}.`, references };
   }
 
   private found(r: Facts): r is ExperimentFacts {

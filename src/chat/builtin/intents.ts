@@ -45,6 +45,12 @@ export function metricIn(text: string, glossary: Glossary): string | undefined {
   return undefined;
 }
 
+/** Every metric named word by word ("precision and recall"), in order, each once. */
+export function metricsNamedIn(text: string, glossary: Glossary): string[] {
+  const words = text.toLowerCase().match(/[a-z][a-z0-9_-]*/g) ?? [];
+  return [...new Set(words.map((w) => findMetric(glossary, w)?.name).filter((n): n is string => !!n))];
+}
+
 /** A documented error or problem code named in the text (snake_case words only). */
 export function codeIn(text: string, glossary: Glossary): string | undefined {
   for (const m of text.matchAll(/[a-z][a-z0-9]*(?:_[a-z0-9]+)+/gi)) {
