@@ -35,7 +35,8 @@ function judge(q: Question, answer: Answer, otherUserId: string): { wrong: strin
   for (const m of [...B_SECRETS, otherUserId]) if (text.includes(m.toLowerCase())) leaks.push(`contains the other user's "${m}"`);
   const refs = JSON.stringify(answer.references);
   for (const m of [...B_SECRETS, otherUserId]) if (refs.includes(m)) leaks.push(`a reference contains the other user's "${m}"`);
-  if (q.cites && !answer.references.some((r) => `${r.type}:${r.id}`.startsWith(q.cites!))) wrong.push(`does not cite ${q.cites}`);
+  const cited = (r: Answer["references"][number]) => (q.cites!.startsWith("doc:#") ? r.type === "doc" && r.id.endsWith(q.cites!.slice(4)) : `${r.type}:${r.id}`.startsWith(q.cites!));
+  if (q.cites && !answer.references.some(cited)) wrong.push(`does not cite ${q.cites}`);
   if (answer.backend !== "builtin") wrong.push(`backend ${answer.backend}`);
   return { wrong, leaks };
 }

@@ -11,7 +11,7 @@ export interface Question {
   mustNot?: string[];
   experiment_id?: number;
   followUp?: string;
-  /** A reference the reply must cite, as "type:id". */
+  /** A reference the reply must cite, as "type:id" (a prefix of it); "doc:#anchor" for a doc section in any file. */
   cites?: string;
 }
 
@@ -55,13 +55,13 @@ export const QUESTIONS: Question[] = [
   { q: "how do I call predict for experiment 13?", must: ["no published model", "training"] },
   { q: "and how do I call predict for it?", followUp: "how is experiment 16 doing?", must: ["/v1/experiments/16/predict", "160×160"] },
   // glossary
-  { q: "What does F-macro mean?", must: ["F1", "harmonic mean", "averaged over classes"], cites: "doc:README.md#metrics" },
+  { q: "What does F-macro mean?", must: ["F1", "harmonic mean", "averaged over classes"], cites: "doc:#metrics" },
   { q: "what is AUC?", must: ["ROC curve", "0.5 = chance"] },
   { q: "explain recall", must: ["sensitivity"] },
   { q: "what does precision mean", must: ["positive predictive value"] },
   { q: "what is ECE?", must: ["calibration"] },
   { q: "what is the difference between precision and recall?", must: ["positive predictive value", "sensitivity"] },
-  { q: "What does class_too_small mean?", must: ["fewer than 3 patients", "dataset error"], cites: "doc:README.md#problem-codes" },
+  { q: "What does class_too_small mean?", must: ["fewer than 3 patients", "dataset error"], cites: "doc:#problem-codes" },
   { q: "what is image_path_character", must: ["space or special character"] },
   { q: "I got rate_limit_exceeded, what does it mean?", must: ["429", "per-minute limit"] },
   { q: "what's patient_mixed_labels?", must: ["warning", "different labels"] },
