@@ -58,6 +58,7 @@ export const chatRoutes = [
         sse(res, "done", answer);
       } catch (err) {
         if (!res.headersSent) throw err;
+        if (abort.signal.aborted) return void res.end(); // the client left; nobody to tell
         const apiErr = err instanceof ApiError ? err : new ApiError(500, "internal_error", "something went wrong on our side; the request id identifies it in the logs");
         if (!(err instanceof ApiError)) services.logger.error({ err }, "chat stream failed");
         sse(res, "error", apiErr.toBody());
