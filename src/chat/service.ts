@@ -7,6 +7,7 @@ import type { ModelRepository } from "../serving/model-repository.js";
 import type { BackendReply, ChatBackend, PastMessage } from "./backend.js";
 import { BuiltinBackend } from "./builtin/index.js";
 import { noDiagnosisReply } from "./builtin/diagnosis.js";
+import { experimentNumbers } from "./builtin/intents.js";
 import { DocsIndex } from "./docs-index.js";
 import { OpenAIBackend } from "./openai-backend.js";
 import { ChatRepository, type Reference } from "./repository.js";
@@ -72,7 +73,7 @@ export class ChatService {
     let backend = this.deps.backend.name;
     if (asksForDiagnosis(input.message)) {
       // Decided here, for every backend: a request for a diagnosis never reaches an LLM.
-      answer = await noDiagnosisReply(tools, input.experiment_id);
+      answer = await noDiagnosisReply(tools, input.experiment_id ?? experimentNumbers(input.message)[0]);
       backend = "builtin";
       if (opts.onToken) for (const piece of answer.reply.match(/\S+\s*|\s+/g) ?? []) opts.onToken(piece);
     } else {
