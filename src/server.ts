@@ -3,7 +3,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Config } from "./config.js";
 import { createApp } from "./http/app.js";
-import { ApiError } from "./http/errors.js";
+import { ApiError } from "./errors.js";
+import { errorBody } from "./http/errors.js";
 import { allRoutes } from "./http/routes/index.js";
 import { createServices, type Services } from "./services.js";
 
@@ -55,7 +56,7 @@ function answerExpectContinue(config: Config, app: http.RequestListener, req: ht
   if (Number.isFinite(declared) && declared > config.MAX_UPLOAD_BYTES + 64 * 1024) {
     const error = new ApiError(413, "payload_too_large", `the file is larger than the upload limit of ${config.MAX_UPLOAD_BYTES} bytes (MAX_UPLOAD_BYTES)`);
     res.writeHead(413, { "content-type": "application/json; charset=utf-8", connection: "close", "x-request-id": randomUUID() });
-    res.end(JSON.stringify(error.toBody()));
+    res.end(JSON.stringify(errorBody(error)));
     return;
   }
   res.writeContinue();

@@ -1,8 +1,6 @@
 import { EventEmitter } from "node:events";
-import type { Request, Response } from "express";
 import type { Config } from "./config.js";
 import { openDatabase, type Database, type Db } from "./db/client.js";
-import type { AuthInfo, AuthMode } from "./http/route.js";
 import { createMetrics, type Metrics } from "./http/metrics.js";
 import { createLogger, type Logger } from "./logger.js";
 import { createAuth, type Auth } from "./auth/index.js";
@@ -42,8 +40,6 @@ export interface Services {
   datasets: DatasetService;
   /** The chat assistant (src/chat): conversations, tools bound to the caller, builtin or OpenAI-compatible backend. */
   chat: ChatService;
-  /** Resolves the caller for a route's auth mode; throws the right ApiError (401/403/429) when refused. */
-  authenticate(req: Request, res: Response, mode: AuthMode): Promise<AuthInfo | null>;
   /** Work to do at shutdown, in reverse order of registration. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -79,7 +75,6 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     experiments: new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket }),
     datasets: new DatasetService({ bucket, config, db: database.db, logger }),
     chat,
-    authenticate: (req, res, mode) => auth.authenticate(req, res, mode),
     onClose: (fn) => void closers.push(fn),
     close: async () => {
       for (const fn of closers.reverse()) await fn();

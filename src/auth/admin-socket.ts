@@ -2,7 +2,7 @@ import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import type { Logger } from "../logger.js";
-import { ApiError } from "../http/errors.js";
+import { ApiError } from "../errors.js";
 import type { AdminOps } from "./admin-ops.js";
 import type { ApiKeyInfo } from "./api-key.service.js";
 

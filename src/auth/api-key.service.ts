@@ -1,7 +1,7 @@
 import { and, desc, eq, isNull } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { apiKeys, users } from "../db/schema.js";
-import { ApiError } from "../http/errors.js";
+import { ApiError } from "../errors.js";
 import { ApiKeyCache } from "./api-key-cache.js";
 import { DISPLAY_PREFIX_LENGTH, generateApiKey, looksLikeApiKey, sha256Hex } from "./secrets.js";
 

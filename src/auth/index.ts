@@ -1,8 +1,8 @@
 import type { Request, Response } from "express";
 import type { Config } from "../config.js";
 import type { Database, Db } from "../db/client.js";
-import { ApiError } from "../http/errors.js";
-import type { AuthInfo, AuthMode } from "../http/route.js";
+import { ApiError } from "../errors.js";
+import type { Authenticate, AuthInfo, AuthMode } from "./types.js";
 import type { Logger } from "../logger.js";
 import { directOps } from "./admin-ops.js";
 import { adminSocketPath, startAdminSocket } from "./admin-socket.js";
@@ -16,6 +16,7 @@ import { UserService } from "./user.service.js";
 export { ApiKeyService } from "./api-key.service.js";
 export { SESSION_COOKIE, SessionService } from "./session.service.js";
 export { UserService } from "./user.service.js";
+export type { Authenticate, AuthInfo, AuthMode } from "./types.js";
 
 export interface Auth {
   users: UserService;
@@ -23,7 +24,7 @@ export interface Auth {
   sessions: SessionService;
   limiters: Limiters;
   /** Resolves the caller for a route's auth mode, or throws the ApiError (401/403/429) that refuses it. */
-  authenticate(req: Request, res: Response, mode: AuthMode): Promise<AuthInfo | null>;
+  authenticate: Authenticate;
   /** Throttled email + password check; opens a session (the caller sets the cookie). */
   signIn(input: { email: string; password: string; ip: string }): Promise<SessionInfo & { token: string }>;
   /** Cookie attributes for the session cookie (Secure from COOKIE_SECURE, default on in production). */

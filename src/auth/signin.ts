@@ -1,4 +1,4 @@
-import { ApiError } from "../http/errors.js";
+import { ApiError } from "../errors.js";
 import type { Limiters } from "./rate-limit.js";
 import { retryAfterSeconds } from "./rate-limit.js";
 import type { SessionInfo, SessionService } from "./session.service.js";

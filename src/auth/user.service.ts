@@ -2,7 +2,7 @@ import { eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "../db/client.js";
 import { users } from "../db/schema.js";
-import { ApiError } from "../http/errors.js";
+import { ApiError } from "../errors.js";
 import { dummyPasswordHash, hashPassword, verifyPassword } from "./secrets.js";
 
 export const MIN_PASSWORD_LENGTH = 12;

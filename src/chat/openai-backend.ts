@@ -1,7 +1,7 @@
 import OpenAI, { APIConnectionTimeoutError, APIUserAbortError } from "openai";
 import type { ChatCompletionMessageParam, ChatCompletionMessageToolCall, ChatCompletionTool } from "openai/resources/chat/completions";
 import { z } from "zod";
-import { ApiError } from "../http/errors.js";
+import { ApiError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { uniqueReferences, type BackendReply, type BackendRequest, type ChatBackend } from "./backend.js";
 import type { Reference } from "./repository.js";

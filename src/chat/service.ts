@@ -1,7 +1,7 @@
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import type { ExperimentRepository } from "../experiments/repository.js";
-import { ApiError } from "../http/errors.js";
+import { ApiError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { ModelRepository } from "../serving/model-repository.js";
 import type { BackendReply, ChatBackend, PastMessage } from "./backend.js";

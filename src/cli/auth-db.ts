@@ -4,7 +4,7 @@ import { ApiKeyService } from "../auth/api-key.service.js";
 import { UserService } from "../auth/user.service.js";
 import { config } from "../config.js";
 import { openDatabase } from "../db/client.js";
-import { ApiError } from "../http/errors.js";
+import { ApiError } from "../errors.js";
 
 /** A CLI failure: the message is printed on stderr and the process exits with `exitCode`. */
 export class CliError extends Error {

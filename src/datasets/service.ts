@@ -8,7 +8,7 @@ import PQueue from "p-queue";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { files } from "../db/schema.js";
-import { ApiError } from "../http/errors.js";
+import { ApiError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { BucketLimitError, type Bucket } from "../storage/bucket.js";
 import { listColumns, type ColumnsResult } from "./columns.js";

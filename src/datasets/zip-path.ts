@@ -1,4 +1,4 @@
-import { ApiError } from "../http/errors.js";
+import { ApiError } from "../errors.js";
 import { objectPathSegments } from "../storage/bucket.js";
 
 // zip_gcloud: the bucket object path `<user_dir>/<experiment_dir>/<file>.zip`, where user_dir is the

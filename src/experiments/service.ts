@@ -1,9 +1,8 @@
 import fs from "node:fs";
 import { isIP } from "node:net";
 import type { Config } from "../config.js";
-import { ApiError, errors } from "../http/errors.js";
+import { ApiError, errors } from "../errors.js";
 import type { JobRunner } from "../jobs/runner.js";
-import { logFileOf, logObjectOf } from "../jobs/experiment-job.js";
 import type { Bucket } from "../storage/bucket.js";
 import { notifyTerminal } from "../jobs/notify.js";
 import { OutboundGuard } from "../net/outbound-guard.js";
@@ -11,6 +10,7 @@ import type { Logger } from "../logger.js";
 import type { ExperimentRepository, ExperimentRow } from "./repository.js";
 import { requestHash, withoutToken, type experimentRequestSchema } from "./request.js";
 import { isTerminal } from "./state.js";
+import { logFileOf, logObjectOf } from "./log.js";
 import type { z } from "zod";
 
 export class ExperimentService {

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { Services } from "../services.js";
-import { ApiError, errors } from "./errors.js";
+import { ApiError } from "../errors.js";
+import { errorBody, toApiError } from "./errors.js";
 import { buildOpenApi } from "./openapi.js";
 import { mountRoute, type AnyRoute } from "./route.js";
 import { docsPage } from "./docs-page.js";
@@ -49,7 +50,7 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
   app.use(express.json({ limit: "1mb" }));
 
   const router = express.Router();
-  for (const route of routes) mountRoute(router, route, services);
+  for (const route of routes) mountRoute(router, route, services, services.auth.authenticate);
   const openapi = buildOpenApi(routes, version);
   router.get("/openapi.json", (_req, res) => void res.json(openapi));
   router.get("/docs", (_req, res) => void res.type("html").send(docsPage()));
@@ -67,16 +68,7 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
     if (apiError.status >= 500) req.log?.error({ err }, "request failed");
     if (res.headersSent) return void res.end();
     if (apiError.headers) res.set(apiError.headers);
-    res.status(apiError.status).json(apiError.toBody());
+    res.status(apiError.status).json(errorBody(apiError));
   });
   return app;
-}
-
-function toApiError(err: unknown): ApiError {
-  if (err instanceof ApiError) return err;
-  const e = err as { type?: string; status?: number; message?: string };
-  if (e?.type === "entity.parse.failed") return new ApiError(400, "invalid_json", `the body is not valid JSON: ${e.message}`);
-  if (e?.type === "entity.too.large") return new ApiError(413, "payload_too_large", "the JSON body is larger than 1 MB");
-  if (e?.type === "encoding.unsupported" || e?.type === "charset.unsupported") return new ApiError(415, "unsupported_encoding", e.message ?? "unsupported encoding");
-  return errors.internal();
 }

@@ -1,10 +1,5 @@
-// One error shape for every failure: {"error": {"code", "message", "type", "details"?}}.
-
-export interface ErrorDetail {
-  field: string;
-  message: string;
-  [extra: string]: unknown;
-}
+// The HTTP edge of src/errors.ts: every failure leaves as {"error": {"code", "message", "type", "details"?}}.
+import { ApiError, errors } from "../errors.js";
 
 const TYPE_BY_STATUS: Record<number, string> = {
   400: "invalid_request_error",
@@ -19,37 +14,27 @@ const TYPE_BY_STATUS: Record<number, string> = {
   503: "unavailable_error",
 };
 
-export class ApiError extends Error {
-  constructor(
-    public readonly status: number,
-    public readonly code: string,
-    message: string,
-    public readonly details?: ErrorDetail[] | Record<string, unknown>,
-    public readonly headers?: Record<string, string>,
-  ) {
-    super(message);
-  }
-
-  get type(): string {
-    return TYPE_BY_STATUS[this.status] ?? (this.status >= 500 ? "api_error" : "invalid_request_error");
-  }
-
-  toBody() {
-    return {
-      error: {
-        code: this.code,
-        message: this.message,
-        type: this.type,
-        ...(this.details ? { details: this.details } : {}),
-      },
-    };
-  }
+export function errorType(status: number): string {
+  return TYPE_BY_STATUS[status] ?? (status >= 500 ? "api_error" : "invalid_request_error");
 }
 
-export const errors = {
-  invalidRequest: (message: string, details?: ErrorDetail[]) => new ApiError(400, "invalid_request", message, details),
-  notFound: (what = "resource") => new ApiError(404, "not_found", `${what} not found`),
-  forbidden: (message: string, code = "forbidden") => new ApiError(403, code, message),
-  conflict: (message: string, code = "conflict") => new ApiError(409, code, message),
-  internal: () => new ApiError(500, "internal_error", "something went wrong on our side; the request id identifies it in the logs"),
-};
+export function errorBody(error: ApiError) {
+  return {
+    error: {
+      code: error.code,
+      message: error.message,
+      type: errorType(error.status),
+      ...(error.details ? { details: error.details } : {}),
+    },
+  };
+}
+
+/** Anything thrown in a request: our own errors as they are, Express body-parser failures mapped, the rest a 500. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const e = err as { type?: string; status?: number; message?: string };
+  if (e?.type === "entity.parse.failed") return new ApiError(400, "invalid_json", `the body is not valid JSON: ${e.message}`);
+  if (e?.type === "entity.too.large") return new ApiError(413, "payload_too_large", "the JSON body is larger than 1 MB");
+  if (e?.type === "encoding.unsupported" || e?.type === "charset.unsupported") return new ApiError(415, "unsupported_encoding", e.message ?? "unsupported encoding");
+  return errors.internal();
+}

@@ -1,23 +1,9 @@
 import type { Request, Response, Router } from "express";
 import { z } from "zod";
+import type { AuthInfo, AuthMode, Authenticate } from "../auth/types.js";
 import type { Services } from "../services.js";
-import { ApiError, type ErrorDetail } from "./errors.js";
+import { ApiError, type ErrorDetail } from "../errors.js";
 import { sendJson } from "./json-body.js";
-
-/** Who made the request. Routes see only this, whatever the credential was. */
-export interface AuthInfo {
-  userId: string;
-  email: string;
-  via: "api_key" | "session";
-  keyId?: string;
-  sessionId?: string;
-}
-
-/**
- * none: public. api_key: Authorization: Bearer <key> (rate limited).
- * session: dashboard cookie + CSRF header on unsafe methods. any: either of the two.
- */
-export type AuthMode = "none" | "api_key" | "session" | "any";
 
 export interface HandlerContext<P, Q, B> {
   req: Request;
@@ -87,9 +73,9 @@ export function expressPath(openapiPath: string): string {
  * The route builder: authenticate, then validate params/query/body (every bad field in one 400),
  * then call the handler and send what it returns. Errors go to the global error handler.
  */
-export function mountRoute(router: Router, route: AnyRoute, services: Services): void {
+export function mountRoute(router: Router, route: AnyRoute, services: Services, authenticate: Authenticate): void {
   router[route.method](expressPath(route.path), async (req: Request, res: Response) => {
-    const auth = await services.authenticate(req, res, route.auth);
+    const auth = await authenticate(req, res, route.auth);
     const details: ErrorDetail[] = [];
     const params = parsePart(route.params, req.params, "", details);
     const query = parsePart(route.query, req.query, "", details);

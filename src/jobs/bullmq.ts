@@ -1,7 +1,8 @@
 import { Queue, Worker, type ConnectionOptions } from "bullmq";
 import { Redis } from "ioredis";
 import type { Config } from "../config.js";
-import { runExperimentJob, type JobDeps } from "./experiment-job.js";
+import type { JobDeps } from "./deps.js";
+import { runExperimentJob } from "./experiment-job.js";
 import { startSweep, type JobRunner } from "./runner.js";
 
 interface ExperimentJobData {

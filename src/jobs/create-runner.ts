@@ -1,4 +1,4 @@
-import type { JobDeps } from "./experiment-job.js";
+import type { JobDeps } from "./deps.js";
 import { BullmqDispatcher } from "./bullmq.js";
 import { InProcessRunner, newRunnerId, type JobRunner } from "./runner.js";
 

@@ -1,7 +1,6 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { EventEmitter } from "node:events";
 import type { Config } from "../config.js";
 import { assertJobSpec, assertManifest, ContractError } from "../contract/validate.js";
 import type { JobSpec, Manifest, PipelineEvent } from "../contract/types.js";
@@ -14,22 +13,8 @@ import { loadPrepareDataset, type PrepareDataset } from "./dataset-stage.js";
 import { defaultPython, runPipeline } from "./pipeline-process.js";
 import { publishModel } from "./publish.js";
 import { notifyTerminal } from "./notify.js";
-
-export interface JobDeps {
-  config: Config;
-  repo: ExperimentRepository;
-  bucket: Bucket;
-  logger: Logger;
-  events: EventEmitter;
-  /** This runner's identity in the lease column (host:pid:random). */
-  runnerId: string;
-  prepareDataset?: PrepareDataset;
-}
-
-/** Why a running job was stopped from outside. */
-export type StopReason = "cancel" | "shutdown" | "lease_lost";
-
-export type JobResult = "finished" | "skipped" | "stopped";
+import type { JobDeps, JobResult, StopReason } from "./deps.js";
+import { logFileOf, logObjectOf } from "../experiments/log.js";
 
 const SEED = 42;
 /**
@@ -46,8 +31,6 @@ const PROGRESS_WRITE_MS = 500;
 const HEARTBEAT_MS = (leaseS: number) => Math.max(200, Math.min(1000, (leaseS * 1000) / 4));
 
 export const workDirOf = (config: Config, uuid: string) => path.join(config.dataDir, "work", uuid);
-export const logFileOf = (config: Config, uuid: string) => path.join(config.dataDir, "logs", `${uuid}.log`);
-export const logObjectOf = (row: Pick<ExperimentRow, "id" | "userId" | "experimentId">) => `logs/${row.userId}/${row.experimentId}/${row.id}.log`;
 
 type TransitionSet = NonNullable<NonNullable<Parameters<ExperimentRepository["transition"]>[2]>["set"]>;
 

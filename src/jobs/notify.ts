@@ -1,6 +1,6 @@
 import type { ExperimentRow } from "../experiments/repository.js";
 import { deliverCallback, guardedSender, type CallbackSender } from "./callback.js";
-import type { JobDeps } from "./experiment-job.js";
+import type { JobDeps } from "./deps.js";
 
 let sender: CallbackSender | undefined;
 /** Tests swap the sender; production goes through the outbound guard. */

@@ -3,7 +3,7 @@ import path from "node:path";
 import type { Manifest } from "../contract/types.js";
 import type { ExperimentRow, ModelRow } from "../experiments/repository.js";
 import { pipelineKind, type ExperimentRequest } from "../experiments/request.js";
-import type { JobDeps } from "./experiment-job.js";
+import type { JobDeps } from "./deps.js";
 
 function filesUnder(dir: string): string[] {
   return fs.readdirSync(dir, { recursive: true, withFileTypes: true })

@@ -2,7 +2,8 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import PQueue from "p-queue";
 import type { ExperimentRepository } from "../experiments/repository.js";
-import { runExperimentJob, type JobDeps } from "./experiment-job.js";
+import type { JobDeps } from "./deps.js";
+import { runExperimentJob } from "./experiment-job.js";
 
 /** What the API needs from whichever runner is configured. */
 export interface JobRunner {

@@ -1,7 +1,7 @@
 import dns from "node:dns";
 import net from "node:net";
 import { Agent, buildConnector, request } from "undici";
-import { ApiError } from "../http/errors.js";
+import { ApiError } from "../errors.js";
 import { checkAddress, compileAllowList, isMetadataHost, normaliseHost, type AllowList } from "./address-policy.js";
 
 /**

@@ -6,7 +6,7 @@ import type { Logger } from "../logger.js";
 import { OutboundGuard } from "../net/outbound-guard.js";
 import { fetchImageBytes } from "../net/image-fetch.js";
 import type { Bucket } from "../storage/bucket.js";
-import { ApiError } from "../http/errors.js";
+import { ApiError } from "../errors.js";
 import { ModelCache, ModelNotFound, type LoadedModel } from "./model-cache.js";
 import { ModelRepository, type ModelRow } from "./model-repository.js";
 import { predictImage, predictTabular } from "./predictor.js";

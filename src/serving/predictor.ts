@@ -1,5 +1,5 @@
 import type { Tensor } from "onnxruntime-node";
-import { ApiError, type ErrorDetail } from "../http/errors.js";
+import { ApiError, type ErrorDetail } from "../errors.js";
 import { classNames, type Manifest } from "./manifest.js";
 import type { LoadedModel } from "./model-cache.js";
 import { applyThresholds, camSize, camToGradient, decodeDetections, type GradientMap } from "./postprocess.js";

@@ -9,7 +9,8 @@ import { createThrowawayDatabase, dbTargets } from "../helpers/db.js";
 import { createUserWithKey } from "../helpers/auth.js";
 import type { TestServer } from "../helpers/server.js";
 import { Readable } from "node:stream";
-import { runExperimentJob, type JobDeps } from "../../src/jobs/experiment-job.js";
+import type { JobDeps } from "../../src/jobs/deps.js";
+import { runExperimentJob } from "../../src/jobs/experiment-job.js";
 import type { PrepareDataset } from "../../src/jobs/dataset-stage.js";
 
 // The lease in the experiments row is what keeps one job from running twice, whatever the queue does:

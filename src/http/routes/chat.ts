@@ -1,6 +1,7 @@
 import type { Response } from "express";
 import { z } from "zod";
-import { ApiError } from "../errors.js";
+import { ApiError } from "../../errors.js";
+import { errorBody, toApiError } from "../errors.js";
 import { defineRoute } from "../route.js";
 
 const chatBody = z.object({
@@ -59,9 +60,8 @@ export const chatRoutes = [
       } catch (err) {
         if (!res.headersSent) throw err;
         if (abort.signal.aborted) return void res.end(); // the client left; nobody to tell
-        const apiErr = err instanceof ApiError ? err : new ApiError(500, "internal_error", "something went wrong on our side; the request id identifies it in the logs");
         if (!(err instanceof ApiError)) services.logger.error({ err }, "chat stream failed");
-        sse(res, "error", apiErr.toBody());
+        sse(res, "error", errorBody(toApiError(err)));
       }
       res.end();
     },

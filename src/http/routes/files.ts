@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { UploadResult } from "../../datasets/service.js";
 import { resolveZipPath } from "../../datasets/zip-path.js";
 import type { Services } from "../../services.js";
-import { ApiError } from "../errors.js";
+import { ApiError } from "../../errors.js";
 import { defineRoute } from "../route.js";
 
 // Uploads of dataset zips to the bucket, streamed: the server never holds the file in memory.

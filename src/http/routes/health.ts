@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ApiError } from "../errors.js";
+import { ApiError } from "../../errors.js";
 import { defineRoute } from "../route.js";
 
 export const healthRoutes = [

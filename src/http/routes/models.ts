@@ -2,7 +2,7 @@ import { z } from "zod";
 import { BucketNotFoundError } from "../../storage/bucket.js";
 import type { ModelRow } from "../../serving/model-repository.js";
 import { classNames, checkManifest } from "../../serving/manifest.js";
-import { ApiError } from "../errors.js";
+import { ApiError } from "../../errors.js";
 import { defineRoute } from "../route.js";
 
 const params = z.object({ experiment_id: z.coerce.number().int().positive("must be a positive integer").max(2_147_483_647) });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { SESSION_COOKIE } from "../../auth/index.js";
-import { ApiError } from "../errors.js";
+import { ApiError } from "../../errors.js";
 import { defineRoute } from "../route.js";
 
 const sessionBody = z.object({

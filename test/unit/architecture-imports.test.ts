@@ -1,0 +1,92 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+
+// The layering rules of src/, checked on the real import statements (type-only imports included: a type
+// import from a higher floor is the same coupling, it only disappears at run time).
+const SRC = resolve(import.meta.dirname, "../../src");
+const DOMAIN_FOLDERS = ["auth", "chat", "datasets", "experiments", "serving", "net"];
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+["'](\.{1,2}\/[^"']+)["']/g;
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return /\.(ts|mts)$/.test(entry.name) && !entry.name.endsWith(".d.ts") ? [path] : [];
+  });
+}
+
+/** src-relative file -> src-relative files it imports (relative specifiers only; .js resolves to .ts). */
+export function importGraph(root = SRC): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles(root)) {
+    const text = readFileSync(file, "utf8");
+    const targets = [...text.matchAll(IMPORT)].map((m) => relative(root, resolve(dirname(file), m[1]!.replace(/\.m?js$/, ".ts"))));
+    graph.set(relative(root, file), targets);
+  }
+  return graph;
+}
+
+/** Every strongly connected group of more than one file (or a file importing itself): Tarjan's algorithm. */
+export function importCycles(graph: Map<string, string[]>): string[][] {
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const groups: string[][] = [];
+  const visit = (node: string): void => {
+    index.set(node, counter);
+    low.set(node, counter++);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!graph.has(next)) continue;
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(node, Math.min(low.get(node)!, index.get(next)!));
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const group: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      group.push(member);
+    } while (member !== node);
+    if (group.length > 1 || (graph.get(node) ?? []).includes(node)) groups.push(group.sort());
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return groups;
+}
+
+describe("src import layering", () => {
+  const graph = importGraph();
+
+  it("reads the real tree (guards the checks below against an empty graph)", () => {
+    expect(graph.size).toBeGreaterThan(50);
+    expect(graph.get("server.ts")).toContain("http/app.ts");
+  });
+
+  it("has no import circles", () => {
+    expect(importCycles(graph)).toEqual([]);
+  });
+
+  it("finds a circle when there is one (the checker itself can fail)", () => {
+    const circular = new Map([
+      ["a.ts", ["b.ts"]],
+      ["b.ts", ["c.ts"]],
+      ["c.ts", ["a.ts"]],
+      ["d.ts", ["a.ts"]],
+    ]);
+    expect(importCycles(circular)).toEqual([["a.ts", "b.ts", "c.ts"]]);
+  });
+
+  it("domain folders (auth, chat, datasets, experiments, serving, net) never import from http/ (the transport sits on top of them)", () => {
+    const upward = [...graph].flatMap(([file, targets]) =>
+      DOMAIN_FOLDERS.includes(file.split("/")[0]!) ? targets.filter((t) => t.startsWith("http/")).map((t) => `${file} -> ${t}`) : [],
+    );
+    expect(upward).toEqual([]);
+  });
+});
