@@ -33,7 +33,7 @@ if (mode === "admzip") {
     {
       zipPath: "u/bench/d.zip",
       workDir: path.join(workDir, "prepare"),
-      request: { task: "vision", type_of_experiment: "classification", model_type: 0, label_cols: ["label"], images_col: "image" },
+      task: { family: "classification", inputs: "images", label_cols: ["label"], images_col: "image", data_cols: [], split_col: null },
       seed: 0,
       split: "train_val_test",
     },

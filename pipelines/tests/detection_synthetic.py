@@ -61,7 +61,7 @@ def make_dataset(root, n_images: int = 72, size: int = 64, seed: int = 0) -> dic
         "data": {"root": str(root), "table": table, "id_col": "patient", "images_col": "image", "label_cols": ["label"]},
         "split": {"seed": seed, "train": train, "val": order[n_train - 1: n_train - 1 + n_val],
                   "test": order[n_train - 1 + n_val:]},
-        "metric": "f_macro", "budget": {"mode": "fast", "time_budget_s": 40}, "seed": seed, "device": "cpu",
+        "metric": "map50", "threshold_metric": "f_macro", "budget": {"mode": "fast", "time_budget_s": 40}, "seed": seed, "device": "cpu",
         "out_dir": "", "options": {"threads": 1},
     }
 

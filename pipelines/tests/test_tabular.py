@@ -60,7 +60,10 @@ def make_spec(tmp_path: Path, problem: str, metric: str = "auc", seed: int = 7, 
     table, cols, split = make_data(tmp_path, problem, **data_kw)
     return {"schema_version": 1, "job_id": "t", "command": "train", "kind": "tabular", "problem": problem,
             "data": {"root": str(tmp_path), "table": str(table), "id_col": "pid", "label_cols": ["outcome"], "data_cols": cols},
-            "split": split, "metric": metric, "budget": {"mode": "fast", "time_budget_s": budget}, "seed": seed,
+            "split": split,
+            # As src/experiments/study.ts translates optimization_metric: regression is selected on rmse, no thresholds.
+            "metric": "rmse" if problem == "regression" else metric,
+            "threshold_metric": None if problem == "regression" else metric, "budget": {"mode": "fast", "time_budget_s": budget}, "seed": seed,
             "device": "cpu", "out_dir": str(tmp_path / "out")}
 
 
@@ -118,7 +121,7 @@ def test_binary_through_cli(tmp_path, monkeypatch):
     assert m["metrics"]["test"]["auc"]["value"] > 0.85
     assert m["metrics"]["test"]["auc"]["ci_low"] <= m["metrics"]["test"]["auc"]["value"] <= m["metrics"]["test"]["auc"]["ci_high"]
     assert "validation" in m["metrics"]
-    assert m["model_summary"]["parity_max_abs_diff"] <= export.PARITY_TOL
+    assert m["model_summary"]["onnx_parity"]["max_abs_diff"]["scores"] <= export.PARITY_TOL
     for fig in m["figures"]:
         assert (out / fig["file"]).read_text().startswith("<svg")
     assert {f["name"] for f in m["figures"]} >= {"roc", "pr", "calibration", "importance"}
@@ -143,9 +146,8 @@ def test_multiclass(tmp_path):
 def test_regression(tmp_path):
     m, out = train_in_process(make_spec(tmp_path, "regression"))
     assert m["classes"] == [{"index": 0, "code": "outcome", "name": "outcome"}]
-    assert "thresholds" not in m and "metric" not in m
+    assert "thresholds" not in m and m["metric"] == "rmse"
     assert m["metrics"]["test"]["r2"]["value"] > 0.7 and m["metrics"]["test"]["rmse"]["value"] > 0
-    assert m["model_summary"]["selection_metric"] == "rmse"
     s = onnx_scores(out, np.array([[1.0, 0.0, 2.0], [-1.0, 0.0, 2.0]]))
     assert s.shape == (2, 1) and s[0, 0] > s[1, 0]
     assert {f["name"] for f in m["figures"]} == {"pred_vs_actual", "importance"}

@@ -21,7 +21,7 @@ def evaluate_spec(tmp_path: Path, source: Path, table: Path, ids: list[str]) -> 
     return {"schema_version": 1, "job_id": "e", "command": "evaluate", "kind": "tabular", "problem": "binary",
             "data": {"root": str(tmp_path), "table": str(table), "id_col": "pid", "label_cols": ["outcome"],
                      "data_cols": ["x1", "x2", "site"]},
-            "split": {"seed": 0, "train": [], "val": [], "test": ids}, "metric": "auc",
+            "split": {"seed": 0, "train": [], "val": [], "test": ids}, "metric": "auc", "threshold_metric": "auc",
             "budget": {"mode": "fast", "time_budget_s": 10}, "seed": 1, "device": "cpu",
             "out_dir": str(tmp_path / "eval"), "source_model": {"dir": str(source)}}
 

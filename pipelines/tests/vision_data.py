@@ -57,7 +57,8 @@ def make_dataset(tmp_path, task: str, n: int = 90, side: int = 16, seed: int = 0
                  "class_name_col": "label_name" if task in ("binary", "multiclass") else None},
         "split": {"seed": 1, "train": pids[: int(n_p * 0.6)], "val": pids[int(n_p * 0.6): int(n_p * 0.8)], "test": pids[int(n_p * 0.8):]},
         # 20 s, not 10: on a shared, overloaded 2-core host one epoch can take seconds; idle machines stop early.
-        "metric": "auc", "budget": {"mode": "fast", "time_budget_s": 20}, "seed": 3, "device": "cpu",
+        "metric": "rmse" if task == "regression" else "auc",
+        "threshold_metric": None if task == "regression" else "auc", "budget": {"mode": "fast", "time_budget_s": 20}, "seed": 3, "device": "cpu",
         "out_dir": str(tmp_path / "out"), "options": {"threads": 1},
     }
 

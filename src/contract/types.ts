@@ -3,7 +3,10 @@
 
 export type PipelineKind = "vision_classification" | "detection" | "tabular";
 export type Problem = "binary" | "multiclass" | "multilabel" | "regression" | "detection";
-export type ContractMetric = "auc" | "f_macro" | "precision" | "recall";
+/** What decision thresholds are chosen for (job spec threshold_metric). */
+export type ThresholdMetric = "auc" | "f_macro" | "precision" | "recall";
+/** What models are selected on (job spec and manifest metric): rmse for regression, map50 for detection. */
+export type SelectionMetric = ThresholdMetric | "rmse" | "map50";
 export const METRIC_NAMES = ["auc", "f_macro", "precision", "recall", "accuracy", "ece", "mae", "rmse", "r2", "map50", "map50_95"] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 
@@ -24,7 +27,8 @@ export interface JobSpec {
     sha256?: string;
   };
   split: { seed: number; train: string[]; val: string[]; test: string[] };
-  metric: ContractMetric;
+  metric: SelectionMetric;
+  threshold_metric: ThresholdMetric | null;
   budget: { mode: "best" | "fast"; time_budget_s: number };
   seed: number;
   device: "auto" | "cpu" | "cuda";

@@ -6,7 +6,7 @@ import { inspectImages, isImageFile, type ImageInfo } from "./images.js";
 import { DatasetFault, type ReportBuilder } from "./report.js";
 import type { SplitColumnRow } from "./split.js";
 import { checkTable, type CheckedTable } from "./table-checks.js";
-import { problemOf, type DatasetRequest, type Problem } from "./types.js";
+import { problemOf, type DatasetTask, type Problem } from "./types.js";
 
 // From an extracted archive to checked, normalised rows: find the CSV (or VOC/COCO annotations),
 // run the checks for the task, decode every image, and shape the table the pipeline reads.
@@ -40,17 +40,17 @@ export function pickCsv(files: string[], top: string | null): string | null {
 
 export async function analyseDataset(
   ex: ExtractResult,
-  request: DatasetRequest,
+  task: DatasetTask,
   report: ReportBuilder,
   opts: { willSplit: boolean; signal?: AbortSignal },
 ): Promise<Analysed | null> {
   const root = ex.topLevelFolder ? path.join(ex.dir, ex.topLevelFolder) : ex.dir;
   const files = new Set(ex.files);
   const csvPath = pickCsv(ex.files, ex.topLevelFolder);
-  if (request.type_of_experiment === "detection") {
+  if (task.family === "detection") {
     // The request schema refuses split_col for detection; a direct caller gets the same answer here.
-    if (request.split_col) throw new DatasetFault("split_col_unsupported", "split_col is not supported for detection yet; leave it out and Builder splits by patient");
-    return analyseDetection(ex, root, files, csvPath, request, report, opts);
+    if (task.split_col) throw new DatasetFault("split_col_unsupported", "split_col is not supported for detection yet; leave it out and Builder splits by patient");
+    return analyseDetection(ex, root, files, csvPath, task, report, opts);
   }
   if (!csvPath) throw new DatasetFault("csv_missing", "the zip holds no .csv file; put the CSV at the top level of the zip");
   report.summary.format = "csv";
@@ -58,9 +58,9 @@ export async function analyseDataset(
   const table = await readCsvFile(path.join(ex.dir, ...csvPath.split("/")), report, csvPath);
   report.summary.delimiter = table.delimiter;
   // With split_col the user places the patients, so the per-class minimum for Builder's own split does not apply.
-  const checked = checkTable(table, { report, csvPath, request, files, top: ex.topLevelFolder, willSplit: opts.willSplit && !request.split_col });
+  const checked = checkTable(table, { report, csvPath, task, files, top: ex.topLevelFolder, willSplit: opts.willSplit && !task.split_col });
   if (!checked) return null;
-  if (request.task === "vision") {
+  if (task.inputs === "images") {
     const sizes = await inspectImages(root, [...checked.images], { signal: opts.signal });
     reportImages(sizes, report, checked);
     const referenced = new Set([...checked.images]);
@@ -70,22 +70,22 @@ export async function analyseDataset(
       report.warn("image_unreferenced", `${unreferenced.length} image(s) in the zip are not in the CSV and will not be used, e.g. ${unreferenced.slice(0, 3).join(", ")}`, { path: unreferenced[0] });
     }
   }
-  const labelCols = request.label_cols;
+  const labelCols = task.label_cols;
   const classes = new Set(checked.rows.map((r) => r.values[checked.labelIdx[0]]));
   return {
     root,
     idCol: checked.idCol,
-    imagesCol: request.task === "vision" ? request.images_col ?? null : null,
+    imagesCol: task.images_col,
     labelCols,
-    dataCols: request.task === "data" ? request.data_cols ?? [] : [],
-    classNameCol: request.model_type === 0 && labelCols.length === 1 ? classNameColumn(checked) : null,
-    problem: problemOf(request, classes.size),
+    dataCols: task.data_cols,
+    classNameCol: task.family === "classification" && labelCols.length === 1 ? classNameColumn(checked) : null,
+    problem: problemOf(task, classes.size),
     header: checked.header,
-    rows: normalisedRows(checked, table, request.model_type === 1 ? checked.labelIdx : []),
+    rows: normalisedRows(checked, table, task.family === "regression" ? checked.labelIdx : []),
     // Regression stratifies on the first label's value (quantile bins); classification on the label combination.
     strataRows: checked.rows.map((r) => ({
       patient: r.patient,
-      label: request.model_type === 1 ? String(parseNumber(r.values[checked.labelIdx[0]], table.delimiter) ?? 0) : checked.labelIdx.map((i) => r.values[i]).join("|"),
+      label: task.family === "regression" ? String(parseNumber(r.values[checked.labelIdx[0]], table.delimiter) ?? 0) : checked.labelIdx.map((i) => r.values[i]).join("|"),
     })),
     splitRows:
       checked.splitIdx === null
@@ -94,7 +94,7 @@ export async function analyseDataset(
             row: r.row,
             patient: r.patient,
             value: r.values[checked.splitIdx!],
-            labels: request.model_type === 0 ? checked.labelIdx.map((i) => r.values[i]) : undefined,
+            labels: task.family === "classification" ? checked.labelIdx.map((i) => r.values[i]) : undefined,
           })),
   };
 }
@@ -160,14 +160,14 @@ async function analyseDetection(
   root: string,
   files: Set<string>,
   csvPath: string | null,
-  request: DatasetRequest,
+  task: DatasetTask,
   report: ReportBuilder,
   opts: { signal?: AbortSignal },
 ): Promise<Analysed | null> {
-  if (request.task !== "vision") throw new DatasetFault("detection_needs_vision", "object detection works on images: use task 'vision'");
+  if (task.inputs !== "images") throw new DatasetFault("detection_needs_vision", "object detection works on images: use task 'vision'");
   const ctx: Ctx = { report, files, top: ex.topLevelFolder };
-  const labelCol = request.label_cols[0] ?? "label";
-  let imagesCol = request.images_col ?? "image";
+  const labelCol = task.label_cols[0] ?? "label";
+  let imagesCol = task.images_col ?? "image";
   let idCol = "patient_id";
   let boxes: Box[] | null;
   if (csvPath) {
@@ -175,12 +175,12 @@ async function analyseDetection(
     report.summary.csv_path = csvPath;
     const table = await readCsvFile(path.join(ex.dir, ...csvPath.split("/")), report, csvPath);
     report.summary.delimiter = table.delimiter;
-    if (!request.images_col) {
+    if (!task.images_col) {
       report.error("images_col_missing", "task 'vision' needs images_col: the column holding the image paths");
       return null;
     }
     idCol = table.header[0];
-    imagesCol = request.images_col;
+    imagesCol = task.images_col;
     boxes = boxesFromCsv(table, imagesCol, labelCol, ctx, csvPath);
   } else {
     const xmls = ex.files.filter((f) => f.toLowerCase().endsWith(".xml"));

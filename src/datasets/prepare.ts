@@ -9,16 +9,16 @@ import { extractZip } from "./extract.js";
 import { DatasetFault, ReportBuilder, type DatasetReport } from "./report.js";
 import { allTest, patientStrata, splitFromColumn, splitPatients } from "./split.js";
 import { writeCsv } from "./table-writer.js";
-import type { DatasetRequest, PreparedDataset } from "./types.js";
+import type { DatasetTask, PreparedDataset } from "./types.js";
 
-export type { DatasetRequest, PreparedDataset, DatasetReport };
+export type { DatasetTask, PreparedDataset, DatasetReport };
 
 export interface PrepareArgs {
   /** Bucket object path (zip_gcloud), already authorised by the caller. */
   zipPath: string;
   /** Per-experiment folder the caller owns (created if missing); everything is written under it. */
   workDir: string;
-  request: DatasetRequest;
+  task: DatasetTask;
   seed: number;
   /** all_test for Retrospective: every patient in test. */
   split: "train_val_test" | "all_test";
@@ -55,7 +55,7 @@ export async function prepareDataset(deps: { bucket: Bucket; config: Config }, a
       args.signal,
     );
     report.summary.top_level_folder = ex.topLevelFolder;
-    analysed = await analyseDataset(ex, args.request, report, { willSplit: args.split === "train_val_test", signal: args.signal });
+    analysed = await analyseDataset(ex, args.task, report, { willSplit: args.split === "train_val_test", signal: args.signal });
   } catch (err) {
     if (!(err instanceof DatasetFault)) throw err;
     report.error(err.code, err.message, err.where);
@@ -67,7 +67,7 @@ export async function prepareDataset(deps: { bucket: Bucket; config: Config }, a
   // The user's split column is checked with the rest, so its problems land in the same report.
   const fromColumn =
     analysed?.splitRows && args.split === "train_val_test"
-      ? splitFromColumn(analysed.splitRows, args.seed, { column: args.request.split_col!, labelCols: args.request.model_type === 0 ? analysed.labelCols : [], report })
+      ? splitFromColumn(analysed.splitRows, args.seed, { column: args.task.split_col!, labelCols: args.task.family === "classification" ? analysed.labelCols : [], report })
       : null;
   if (!analysed || report.hasErrors) return { report: report.build(), sha256 };
 
@@ -77,7 +77,7 @@ export async function prepareDataset(deps: { bucket: Bucket; config: Config }, a
     args.split === "all_test"
       ? allTest(analysed.strataRows.map((r) => r.patient), args.seed)
       : fromColumn ?? splitPatients(patientStrata(analysed.strataRows, { regression: analysed.problem === "regression" }), args.seed);
-  report.summary.split = { train: split.train.length, val: split.val.length, test: split.test.length, ...(fromColumn ? { from_column: args.request.split_col! } : {}) };
+  report.summary.split = { train: split.train.length, val: split.val.length, test: split.test.length, ...(fromColumn ? { from_column: args.task.split_col! } : {}) };
   return {
     report: report.build(),
     sha256,

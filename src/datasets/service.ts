@@ -14,7 +14,7 @@ import { BucketLimitError, type Bucket } from "../storage/bucket.js";
 import { listColumns, type ColumnsResult } from "./columns.js";
 import { prepareDataset } from "./prepare.js";
 import { DatasetFault, type DatasetReport } from "./report.js";
-import type { DatasetRequest } from "./types.js";
+import type { DatasetTask } from "./types.js";
 import { resolveZipPath } from "./zip-path.js";
 
 export interface UploadResult {
@@ -80,13 +80,13 @@ export class DatasetService {
   }
 
   /** Runs every check on the zip (no training) and returns the report; nothing is kept. */
-  async validate(userId: string, zipGcloud: string, request: DatasetRequest): Promise<DatasetReport> {
+  async validate(userId: string, zipGcloud: string, task: DatasetTask): Promise<DatasetReport> {
     const zipPath = resolveZipPath(zipGcloud, userId);
     if (!(await this.deps.bucket.stat(zipPath))) throw new ApiError(404, "not_found", `no file at ${zipPath}; upload it first (PUT /v1/files/${zipPath})`);
     return this.queue.add(async () => {
       const workDir = this.tmpDir("validate");
       try {
-        const out = await prepareDataset(this.deps, { zipPath, workDir, request, seed: 0, split: "train_val_test" });
+        const out = await prepareDataset(this.deps, { zipPath, workDir, task, seed: 0, split: "train_val_test" });
         return out.report;
       } finally {
         await fs.promises.rm(workDir, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 import { parseNumber, resolveColumns, sheetRow, type CsvTable } from "./csv.js";
 import { locateImage, pathCharProblem } from "./images.js";
 import type { ReportBuilder } from "./report.js";
-import type { DatasetRequest } from "./types.js";
+import type { DatasetTask } from "./types.js";
 
 // Checks of the CSV's content for classification and regression (task vision or data).
 // Column 1 is the patient id; label_cols, images_col and data_cols name the other columns used.
@@ -35,7 +35,7 @@ export const MIN_PATIENTS_PER_CLASS = 3;
 export interface TableCheckContext {
   report: ReportBuilder;
   csvPath: string;
-  request: DatasetRequest;
+  task: DatasetTask;
   /** Files in the archive (full names) and the tolerated top-level folder; vision only. */
   files?: Set<string>;
   top?: string | null;
@@ -45,33 +45,33 @@ export interface TableCheckContext {
 }
 
 export function checkTable(t: CsvTable, ctx: TableCheckContext): CheckedTable | null {
-  const { report, csvPath, request } = ctx;
+  const { report, csvPath, task } = ctx;
   const idCol = t.header[0];
-  const labels = resolveColumns(t, request.label_cols, "label", report, csvPath);
-  const dataCols = request.task === "data" ? request.data_cols ?? [] : [];
+  const labels = resolveColumns(t, task.label_cols, "label", report, csvPath);
+  const dataCols = task.data_cols;
   const data = resolveColumns(t, dataCols, "data", report, csvPath);
   let imageIdx: number | null = null;
-  if (request.task === "vision") {
-    if (!request.images_col) report.error("images_col_missing", "task 'vision' needs images_col: the column holding the image paths");
-    else imageIdx = resolveColumns(t, [request.images_col], "images", report, csvPath).get(request.images_col) ?? null;
+  if (task.inputs === "images") {
+    if (!task.images_col) report.error("images_col_missing", "task 'vision' needs images_col: the column holding the image paths");
+    else imageIdx = resolveColumns(t, [task.images_col], "images", report, csvPath).get(task.images_col) ?? null;
   }
   let splitIdx: number | null = null;
-  if (request.split_col) splitIdx = resolveColumns(t, [request.split_col], "split", report, csvPath).get(request.split_col) ?? null;
-  if (request.task === "data" && dataCols.length === 0) report.error("data_cols_missing", "task 'data' needs data_cols: the feature columns to learn from");
-  for (const name of [...request.label_cols, ...dataCols, ...(request.images_col ? [request.images_col] : [])]) {
+  if (task.split_col) splitIdx = resolveColumns(t, [task.split_col], "split", report, csvPath).get(task.split_col) ?? null;
+  if (task.inputs === "table" && dataCols.length === 0) report.error("data_cols_missing", "task 'data' needs data_cols: the feature columns to learn from");
+  for (const name of [...task.label_cols, ...dataCols, ...(task.images_col ? [task.images_col] : [])]) {
     if (name === idCol) report.error("column_role_conflict", `'${name}' is column 1, the patient id; it cannot also be a label, image or data column`, { column: name, row: 1 });
   }
   for (const name of dataCols) {
-    if (request.label_cols.includes(name)) report.error("column_role_conflict", `'${name}' is both a label and a data column`, { column: name, row: 1 });
+    if (task.label_cols.includes(name)) report.error("column_role_conflict", `'${name}' is both a label and a data column`, { column: name, row: 1 });
   }
-  const split = request.split_col;
-  if (split && [idCol, ...request.label_cols, ...dataCols, request.images_col].includes(split)) {
+  const split = task.split_col;
+  if (split && [idCol, ...task.label_cols, ...dataCols, task.images_col].includes(split)) {
     report.error("column_role_conflict", `'${split}' is the split column; it cannot also be the patient id, a label, image or data column`, { column: split, row: 1 });
   }
-  if (labels.size !== request.label_cols.length || data.size !== dataCols.length || (request.task === "vision" && imageIdx === null)) return null;
+  if (labels.size !== task.label_cols.length || data.size !== dataCols.length || (task.inputs === "images" && imageIdx === null)) return null;
   if (split && splitIdx === null) return null;
 
-  const labelIdx = request.label_cols.map((c) => labels.get(c)!);
+  const labelIdx = task.label_cols.map((c) => labels.get(c)!);
   const dataIdx = dataCols.map((c) => data.get(c)!);
   const rows: TableRow[] = [];
   const images = new Set<string>();
@@ -158,7 +158,7 @@ function checkFeatures(t: CsvTable, dataIdx: number[], rows: TableRow[], report:
 }
 
 function checkLabels(t: CsvTable, labelIdx: number[], rows: TableRow[], ctx: TableCheckContext): void {
-  const { report, request } = ctx;
+  const { report, task } = ctx;
   const counts: Record<string, Record<string, number>> = {};
   for (const li of labelIdx) {
     const col = t.header[li];
@@ -172,7 +172,7 @@ function checkLabels(t: CsvTable, labelIdx: number[], rows: TableRow[], ctx: Tab
       patients.get(v)!.add(r.patient);
     }
     counts[col] = perClass;
-    if (request.model_type === 1) {
+    if (task.family === "regression") {
       let min = Infinity;
       let max = -Infinity;
       for (const r of rows) {

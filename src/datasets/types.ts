@@ -2,16 +2,19 @@ import type { DatasetReport } from "./report.js";
 
 export type { DatasetReport, DatasetProblem, DatasetSummary, Severity } from "./report.js";
 
-export interface DatasetRequest {
-  task: "vision" | "data";
-  type_of_experiment: "classification" | "detection";
-  /** 0 classification, 1 regression. */
-  model_type: 0 | 1;
+/** What the model learns, as far as the data checks care: decides the label checks and the split strata. */
+export type ProblemFamily = "classification" | "regression" | "detection";
+
+/** What the datasets area checks a zip for; made from the experiment request by src/experiments/study.ts. */
+export interface DatasetTask {
+  family: ProblemFamily;
+  /** images: a column of image paths (vision, detection); table: the data_cols only. */
+  inputs: "images" | "table";
   label_cols: string[];
-  images_col?: string | null;
-  data_cols?: string[] | null;
-  /** A column saying which part each row belongs to (train, validation/val, test); unset: Builder's seeded split. */
-  split_col?: string | null;
+  images_col: string | null;
+  data_cols: string[];
+  /** A column saying which part each row belongs to (train, validation/val, test); null: Builder's seeded split. */
+  split_col: string | null;
 }
 
 export type Problem = "binary" | "multiclass" | "multilabel" | "regression" | "detection";
@@ -43,9 +46,8 @@ export interface PreparedDataset {
   split?: PatientSplit;
 }
 
-export function problemOf(request: DatasetRequest, classCount: number): Problem {
-  if (request.type_of_experiment === "detection") return "detection";
-  if (request.model_type === 1) return "regression";
-  if (request.label_cols.length > 1) return "multilabel";
+export function problemOf(task: DatasetTask, classCount: number): Problem {
+  if (task.family !== "classification") return task.family;
+  if (task.label_cols.length > 1) return "multilabel";
   return classCount > 2 ? "multiclass" : "binary";
 }

@@ -55,6 +55,8 @@ export const experiments = pgTable("experiments", {
   userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
   experimentId: integer("experiment_id").notNull(),
   request: jsonb("request").notNull(),
+  /** The request translated once (src/experiments/study.ts); null only on rows from before migration 0003. */
+  study: jsonb("study"),
   requestHash: text("request_hash").notNull(),
   status: text("status").notNull(),
   progress: jsonb("progress"),

@@ -13,7 +13,7 @@ const nowIso = () => new Date().toISOString();
 export class ExperimentRepository {
   constructor(private readonly db: Db) {}
 
-  async insert(values: { userId: string; experimentId: number; request: unknown; requestHash: string }): Promise<ExperimentRow | null> {
+  async insert(values: { userId: string; experimentId: number; request: unknown; study: unknown; requestHash: string }): Promise<ExperimentRow | null> {
     const history: HistoryEntry[] = [{ status: "queued", at: nowIso() }];
     const rows = await this.db
       .insert(experiments)

@@ -1,12 +1,9 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import type { ContractMetric, PipelineKind } from "../contract/types.js";
 import { objectPathSegments } from "../storage/bucket.js";
 
 // POST /v1/experiments: the seed's fields, each validated; cross-field rules are added with superRefine so that
 // every bad field still lands in the one 400 (zod reports them all together).
-
-const METRIC_BY_NAME: Record<string, ContractMetric> = { AUC: "auc", "F-macro": "f_macro", Precision: "precision", Recall: "recall" };
 
 const nonEmptyName = z.string().trim().min(1, "must be a non-empty column name");
 
@@ -16,50 +13,65 @@ export const SPLIT_COL_DOC =
   "(like Google AutoML's ML_USE). All rows of a patient must name the same part, and each part needs a patient. " +
   "Unset: Builder makes its own seeded, patient-grouped 70/15/15 split. Classification and regression only (not detection), Builder studies only.";
 
-export const experimentRequestSchema = z
-  .object({
-    zip_gcloud: z.string().min(1, "must be the bucket path of the uploaded zip").superRefine((value, ctx) => {
-      try {
-        objectPathSegments(value.replace(/^gs:\/\/[^/]+\//, ""));
-      } catch (err) {
-        ctx.addIssue({ code: "custom", message: `not a bucket path: ${(err as Error).message}` });
-      }
-      if (!/\.zip$/i.test(value)) ctx.addIssue({ code: "custom", message: "must name a .zip file" });
-    }),
-    label_cols: z.array(nonEmptyName).min(1, "must list at least one label column"),
-    images_col: nonEmptyName.nullish(),
-    data_cols: z.array(nonEmptyName).nullish(),
-    split_col: nonEmptyName.nullish().describe(SPLIT_COL_DOC),
-    model_type: z.union([z.literal(0), z.literal(1)], { error: "must be 0 (classification) or 1 (regression)" }),
-    optimization_type: z.union([z.literal(0), z.literal(1)], { error: "must be 0 (best quality) or 1 (fastest)" }),
-    experiment_id: z.number({ error: "must be a positive integer" }).int("must be a positive integer").positive("must be a positive integer").max(2_147_483_647),
-    user_token: z.string().optional(),
-    user_id: z.string().min(1, "must be your user id"),
-    study_type: z
-      .string({ error: "must be Builder or Retrospective" })
-      .transform((s) => (s.toLowerCase() === "builder" ? "Builder" : s))
-      .pipe(z.enum(["Builder", "Retrospective"], { error: "must be Builder or Retrospective" })),
-    type_of_experiment: z.enum(["classification", "detection"], { error: "must be classification or detection" }).default("classification"),
-    task: z.enum(["vision", "data"], { error: "must be vision or data" }),
-    optimization_metric: z.enum(["AUC", "F-macro", "Precision", "Recall"], { error: "must be AUC, F-macro, Precision or Recall" }),
-    time_budget_s: z.number().positive("must be a positive number of seconds").max(7 * 24 * 3600).optional(),
-    callback_url: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
-    source_experiment_id: z.number().int().positive("must be a positive integer").optional(),
-  })
-  .strict()
-  .superRefine((r, ctx) => {
-    const issue = (field: string, message: string) => ctx.addIssue({ code: "custom", path: [field], message });
-    if (r.task === "vision" && !r.images_col) issue("images_col", "is required when task is vision");
-    if (r.task === "data" && (!r.data_cols || r.data_cols.length === 0)) issue("data_cols", "is required (a non-empty list) when task is data");
-    if (r.task === "data" && r.type_of_experiment === "detection") issue("type_of_experiment", "detection needs task vision");
-    if (r.type_of_experiment === "detection" && r.model_type === 1) issue("model_type", "detection is not a regression");
-    if (r.study_type === "Retrospective" && r.source_experiment_id === undefined) issue("source_experiment_id", "is required for a Retrospective study");
-    if (r.study_type === "Retrospective" && r.source_experiment_id === r.experiment_id) issue("source_experiment_id", "must name another experiment");
-    if (r.study_type === "Builder" && r.source_experiment_id !== undefined) issue("source_experiment_id", "is only for Retrospective studies");
-    if (r.type_of_experiment === "detection" && r.label_cols.length !== 1) issue("label_cols", "detection takes one class column");
-    if (r.split_col && r.type_of_experiment === "detection") issue("split_col", "is not supported for detection yet");
-    if (r.split_col && r.study_type === "Retrospective") issue("split_col", "is only for Builder studies (a Retrospective study tests every row)");
-  });
+/** What optimization_metric means for each problem (src/experiments/study.ts is the one place that applies it). */
+export const OPTIMIZATION_METRIC_DOC =
+  "Classification: the metric trials are selected on and decision thresholds are chosen for (AUC: Youden's J). " +
+  "Regression (model_type 1): accepted and not used; models are always selected on validation RMSE (the study's metric is rmse). " +
+  "Detection: models are selected on validation mAP@0.5 (the study's metric is map50); the box score threshold follows " +
+  "Precision or Recall (the best one with the other at least 0.5), while F-macro and AUC (no meaning for boxes) both pick the best F1.";
+
+/** The seed's fields, one rule each; `pick` from here for any route that takes some of them (datasets/validate). */
+export const experimentRequestFields = z.object({
+  zip_gcloud: z.string().min(1, "must be the bucket path of the uploaded zip").superRefine((value, ctx) => {
+    try {
+      objectPathSegments(zipObjectPath(value));
+    } catch (err) {
+      ctx.addIssue({ code: "custom", message: `not a bucket path: ${(err as Error).message}` });
+    }
+    if (!/\.zip$/i.test(value)) ctx.addIssue({ code: "custom", message: "must name a .zip file" });
+  }),
+  label_cols: z.array(nonEmptyName).min(1, "must list at least one label column"),
+  images_col: nonEmptyName.nullish(),
+  data_cols: z.array(nonEmptyName).nullish(),
+  split_col: nonEmptyName.nullish().describe(SPLIT_COL_DOC),
+  model_type: z.union([z.literal(0), z.literal(1)], { error: "must be 0 (classification) or 1 (regression)" }),
+  optimization_type: z.union([z.literal(0), z.literal(1)], { error: "must be 0 (best quality) or 1 (fastest)" }),
+  experiment_id: z.number({ error: "must be a positive integer" }).int("must be a positive integer").positive("must be a positive integer").max(2_147_483_647),
+  user_token: z.string().optional(),
+  user_id: z.string().min(1, "must be your user id"),
+  study_type: z
+    .string({ error: "must be Builder or Retrospective" })
+    .transform((s) => (s.toLowerCase() === "builder" ? "Builder" : s))
+    .pipe(z.enum(["Builder", "Retrospective"], { error: "must be Builder or Retrospective" })),
+  type_of_experiment: z.enum(["classification", "detection"], { error: "must be classification or detection" }).default("classification"),
+  task: z.enum(["vision", "data"], { error: "must be vision or data" }),
+  optimization_metric: z.enum(["AUC", "F-macro", "Precision", "Recall"], { error: "must be AUC, F-macro, Precision or Recall" }).describe(OPTIMIZATION_METRIC_DOC),
+  time_budget_s: z.number().positive("must be a positive number of seconds").max(7 * 24 * 3600).optional(),
+  callback_url: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
+  source_experiment_id: z.number().int().positive("must be a positive integer").optional(),
+});
+
+type DatasetFields = Pick<z.output<typeof experimentRequestFields>, "task" | "type_of_experiment" | "model_type" | "label_cols" | "images_col" | "data_cols" | "split_col">;
+
+/** The cross-field rules on the dataset's columns; shared by the experiment request and datasets/validate. */
+export function datasetFieldRules(r: DatasetFields, ctx: z.RefinementCtx): void {
+  const issue = (field: string, message: string) => ctx.addIssue({ code: "custom", path: [field], message });
+  if (r.task === "vision" && !r.images_col) issue("images_col", "is required when task is vision");
+  if (r.task === "data" && (!r.data_cols || r.data_cols.length === 0)) issue("data_cols", "is required (a non-empty list) when task is data");
+  if (r.task === "data" && r.type_of_experiment === "detection") issue("type_of_experiment", "detection needs task vision");
+  if (r.type_of_experiment === "detection" && r.model_type === 1) issue("model_type", "detection is not a regression");
+  if (r.type_of_experiment === "detection" && r.label_cols.length !== 1) issue("label_cols", "detection takes one class column");
+  if (r.split_col && r.type_of_experiment === "detection") issue("split_col", "is not supported for detection yet");
+}
+
+export const experimentRequestSchema = experimentRequestFields.strict().superRefine((r, ctx) => {
+  datasetFieldRules(r, ctx);
+  const issue = (field: string, message: string) => ctx.addIssue({ code: "custom", path: [field], message });
+  if (r.study_type === "Retrospective" && r.source_experiment_id === undefined) issue("source_experiment_id", "is required for a Retrospective study");
+  if (r.study_type === "Retrospective" && r.source_experiment_id === r.experiment_id) issue("source_experiment_id", "must name another experiment");
+  if (r.study_type === "Builder" && r.source_experiment_id !== undefined) issue("source_experiment_id", "is only for Retrospective studies");
+  if (r.split_col && r.study_type === "Retrospective") issue("split_col", "is only for Builder studies (a Retrospective study tests every row)");
+});
 
 export type ExperimentRequestInput = z.input<typeof experimentRequestSchema>;
 /** The request as stored: never holds user_token. */
@@ -86,15 +98,6 @@ function canonical(value: unknown): unknown {
 /** Same normalised request (key order, nulls, defaults, study_type case) => same hash: the idempotency key. */
 export function requestHash(r: ExperimentRequest): string {
   return createHash("sha256").update(JSON.stringify(canonical(r))).digest("hex");
-}
-
-export function pipelineKind(r: Pick<ExperimentRequest, "task" | "type_of_experiment">): PipelineKind {
-  if (r.task === "data") return "tabular";
-  return r.type_of_experiment === "detection" ? "detection" : "vision_classification";
-}
-
-export function contractMetric(r: Pick<ExperimentRequest, "optimization_metric">): ContractMetric {
-  return METRIC_BY_NAME[r.optimization_metric];
 }
 
 /** zip_gcloud may be `gs://<bucket>/<path>` or the bare object path. */

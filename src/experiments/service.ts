@@ -11,6 +11,7 @@ import type { ExperimentRepository, ExperimentRow } from "./repository.js";
 import { requestHash, withoutToken, type experimentRequestSchema } from "./request.js";
 import { isTerminal } from "./state.js";
 import { logFileOf, logObjectOf } from "./log.js";
+import { studyOf } from "./study.js";
 import type { z } from "zod";
 
 export class ExperimentService {
@@ -47,7 +48,7 @@ export class ExperimentService {
       throw errors.invalidRequest("1 invalid field: source_experiment_id", [{ field: "source_experiment_id", message: `you have no experiment ${request.source_experiment_id}` }]);
     }
     const hash = requestHash(request);
-    const inserted = await this.deps.repo.insert({ userId, experimentId: request.experiment_id, request, requestHash: hash });
+    const inserted = await this.deps.repo.insert({ userId, experimentId: request.experiment_id, request, study: studyOf(request, this.deps.config), requestHash: hash });
     if (inserted) {
       // The row is the durable record; a queue that does not answer (Redis down) must not fail the request:
       // the runner's sweep enqueues unfinished experiments again every JOB_LEASE_S.

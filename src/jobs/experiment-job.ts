@@ -5,7 +5,8 @@ import type { Config } from "../config.js";
 import { assertJobSpec, assertManifest, ContractError } from "../contract/validate.js";
 import type { JobSpec, Manifest, PipelineEvent } from "../contract/types.js";
 import type { ExperimentRepository, ExperimentRow } from "../experiments/repository.js";
-import { contractMetric, pipelineKind, zipObjectPath, type ExperimentRequest } from "../experiments/request.js";
+import { experimentRequestSchema, withoutToken } from "../experiments/request.js";
+import { parseStudy, studyOf, type Study } from "../experiments/study.js";
 import { overallFraction, isTerminal, STAGE_START, type ExperimentStatus, type Progress } from "../experiments/state.js";
 import type { Logger } from "../logger.js";
 import type { Bucket } from "../storage/bucket.js";
@@ -52,7 +53,7 @@ export async function runExperimentJob(deps: JobDeps, uuid: string, stop: AbortS
   if (!row) return "skipped";
   const owner = deps.runnerId;
   const log = deps.logger.child({ experiment: uuid, experiment_id: row.experimentId, attempt: row.attempts });
-  const request = row.request as ExperimentRequest;
+  const study = storedStudy(config, row);
   const work = workDirOf(config, uuid);
   const logFile = logFileOf(config, uuid);
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
@@ -100,14 +101,14 @@ export async function runExperimentJob(deps: JobDeps, uuid: string, stop: AbortS
     // fetching: the zip, and for Retrospective the published model under test.
     await move("fetching");
     // The datasets stage streams the zip from the bucket itself; here we only make sure it is there.
-    const objectPath = zipObjectPath(request.zip_gcloud);
+    const objectPath = study.zip_path;
     if (!(await deps.bucket.stat(objectPath))) {
-      await move("failed", { failureReason: `no file at zip_gcloud ${request.zip_gcloud}: upload it first (PUT /v1/files/${objectPath})` });
+      await move("failed", { failureReason: `no file at zip_gcloud ${objectPath}: upload it first (PUT /v1/files/${objectPath})` });
       return "finished";
     }
     let source: { dir: string; manifest: Manifest } | undefined;
-    if (request.study_type === "Retrospective") {
-      const fetched = await fetchSourceModel(deps, row, request, path.join(work, "source_model"));
+    if (study.command === "evaluate") {
+      const fetched = await fetchSourceModel(deps, row, study, path.join(work, "source_model"));
       if (typeof fetched === "string") return (await move("failed", { failureReason: fetched }), "finished");
       source = fetched;
     }
@@ -118,7 +119,7 @@ export async function runExperimentJob(deps: JobDeps, uuid: string, stop: AbortS
     const prepare = deps.prepareDataset ?? (await loadPrepareDataset());
     const prepared = await prepare(
       { bucket: deps.bucket, config },
-      { zipPath: objectPath, workDir: path.join(work, "dataset"), request, seed: SEED, split: source ? "all_test" : "train_val_test", signal },
+      { zipPath: objectPath, workDir: path.join(work, "dataset"), task: study.dataset, seed: SEED, split: source ? "all_test" : "train_val_test", signal },
     );
     checkStop();
     if (!prepared.report.valid) {
@@ -129,7 +130,7 @@ export async function runExperimentJob(deps: JobDeps, uuid: string, stop: AbortS
 
     const outDir = path.join(work, "out");
     fs.mkdirSync(outDir, { recursive: true });
-    const spec = buildSpec(config, row, request, prepared, outDir, source?.dir);
+    const spec = buildSpec(config, row, study, prepared, outDir, source?.dir);
     try {
       assertJobSpec(spec);
     } catch (err) {
@@ -254,10 +255,11 @@ async function waitForLease(deps: JobDeps, uuid: string, stop: AbortSignal): Pro
   }
 }
 
-async function fetchSourceModel(deps: JobDeps, row: ExperimentRow, request: ExperimentRequest, dir: string): Promise<{ dir: string; manifest: Manifest } | string> {
-  const model = await deps.repo.latestModel(row.userId, request.source_experiment_id!);
-  if (!model) return `experiment ${request.source_experiment_id} has no published model yet; wait until it is ready`;
-  if (model.kind !== pipelineKind(request)) return `experiment ${request.source_experiment_id} built a ${model.kind} model, but this request is for ${pipelineKind(request)}`;
+async function fetchSourceModel(deps: JobDeps, row: ExperimentRow, study: Study, dir: string): Promise<{ dir: string; manifest: Manifest } | string> {
+  const sourceId = study.source_experiment_id!;
+  const model = await deps.repo.latestModel(row.userId, sourceId);
+  if (!model) return `experiment ${sourceId} has no published model yet; wait until it is ready`;
+  if (model.kind !== study.kind) return `experiment ${sourceId} built a ${model.kind} model, but this request is for ${study.kind}`;
   fs.mkdirSync(dir, { recursive: true });
   for (const object of await deps.bucket.list(`${model.storePath}/`)) {
     const rel = object.slice(model.storePath.length + 1);
@@ -268,31 +270,37 @@ async function fetchSourceModel(deps: JobDeps, row: ExperimentRow, request: Expe
   return { dir, manifest: model.manifest as Manifest };
 }
 
-export function buildSpec(config: Config, row: Pick<ExperimentRow, "id">, request: ExperimentRequest, prepared: Awaited<ReturnType<PrepareDataset>>, outDir: string, sourceDir?: string): JobSpec {
-  const mode = request.optimization_type === 0 ? "best" : "fast";
+/** The job spec, from the study and the prepared dataset only. */
+export function buildSpec(config: Config, row: Pick<ExperimentRow, "id">, study: Study, prepared: Awaited<ReturnType<PrepareDataset>>, outDir: string, sourceDir?: string): JobSpec {
   return {
     schema_version: 1,
     job_id: row.id,
-    command: sourceDir ? "evaluate" : "train",
-    kind: pipelineKind(request),
+    command: study.command,
+    kind: study.kind,
     problem: prepared.problem!,
     data: {
       root: prepared.root!,
       table: prepared.table!,
       id_col: prepared.idCol!,
       images_col: prepared.imagesCol ?? null,
-      label_cols: prepared.labelCols ?? request.label_cols,
+      label_cols: prepared.labelCols ?? study.dataset.label_cols,
       ...(prepared.dataCols?.length ? { data_cols: prepared.dataCols } : {}),
       class_name_col: prepared.classNameCol ?? null,
       sha256: prepared.sha256,
     },
     split: prepared.split!,
-    metric: contractMetric(request),
-    budget: { mode, time_budget_s: request.time_budget_s ?? (mode === "best" ? config.BEST_BUDGET_S : config.FAST_BUDGET_S) },
+    metric: study.metric,
+    threshold_metric: study.threshold_metric,
+    budget: study.budget,
     seed: SEED,
     device: "auto",
     out_dir: outDir,
     source_model: sourceDir ? { dir: sourceDir } : null,
     options: { threads: Math.max(1, Math.floor(os.availableParallelism() / config.BUILDER_GPU_SLOTS)) },
   };
+}
+
+/** The study stored with the row, parsed; rows from before migration 0003 have none and are translated now. */
+export function storedStudy(config: Config, row: Pick<ExperimentRow, "study" | "request">): Study {
+  return row.study ? parseStudy(row.study) : studyOf(withoutToken(experimentRequestSchema.parse(row.request)), config);
 }

@@ -2,7 +2,6 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Manifest } from "../contract/types.js";
 import type { ExperimentRow, ModelRow } from "../experiments/repository.js";
-import { pipelineKind, type ExperimentRequest } from "../experiments/request.js";
 import type { JobDeps } from "./deps.js";
 
 function filesUnder(dir: string): string[] {
@@ -29,7 +28,7 @@ export async function publishModel(deps: JobDeps, row: ExperimentRow, manifest: 
     experimentUuid: row.id,
     experimentId: row.experimentId,
     version,
-    kind: manifest.kind ?? pipelineKind(row.request as ExperimentRequest),
+    kind: manifest.kind,
     storePath,
     manifest,
   });

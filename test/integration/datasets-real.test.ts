@@ -6,7 +6,7 @@ import sharp from "sharp";
 import yauzl from "yauzl";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config.js";
-import { prepareDataset, type DatasetRequest } from "../../src/datasets/prepare.js";
+import { prepareDataset, type DatasetTask } from "../../src/datasets/prepare.js";
 import { LocalBucket } from "../../src/storage/local-bucket.js";
 import { ZipWriter } from "../helpers/zips.js";
 
@@ -18,10 +18,10 @@ const has = (p: string) => fs.existsSync(path.join(shared, p));
 const config = parseConfig({ BUILDER_DATA_DIR: os.tmpdir() });
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "real-"));
 
-async function prepare(zipFile: string, request: DatasetRequest) {
+async function prepare(zipFile: string, request: DatasetTask) {
   const bucket = new LocalBucket(tmp());
   await bucket.write("u/real/d.zip", fs.createReadStream(zipFile));
-  return prepareDataset({ bucket, config }, { zipPath: "u/real/d.zip", workDir: tmp(), request, seed: 42, split: "train_val_test" });
+  return prepareDataset({ bucket, config }, { zipPath: "u/real/d.zip", workDir: tmp(), task: request, seed: 42, split: "train_val_test" });
 }
 
 /** Reads the arrays of an .npz (a zip of .npy files; uint8 arrays only, which is what MedMNIST holds). */
@@ -56,7 +56,7 @@ describe.skipIf(!has("wdbc/data.csv"))("WDBC (data task, real CSV)", () => {
     new ZipWriter(zipFile).add("wdbc/data.csv", fs.readFileSync(path.join(shared, "wdbc/data.csv"))).finish();
     const header = fs.readFileSync(path.join(shared, "wdbc/data.csv"), "utf8").split(/\r?\n/)[0].split(",");
     const dataCols = header.slice(2).filter((c) => c.trim() !== "");
-    const out = await prepare(zipFile, { task: "data", type_of_experiment: "classification", model_type: 0, label_cols: ["diagnosis"], data_cols: dataCols });
+    const out = await prepare(zipFile, { family: "classification", inputs: "table", label_cols: ["diagnosis"], data_cols: dataCols, images_col: null, split_col: null });
     expect(out.report.errors).toEqual([]);
     expect(out.report.valid).toBe(true);
     expect(out.report.summary.rows).toBe(569);
@@ -88,7 +88,7 @@ describe.skipIf(!has("breastmnist/breastmnist_trainval.npz"))("BreastMNIST (visi
       }
     }
     w.add("breastmnist/labels.csv", lines.join("\n") + "\n").finish();
-    const out = await prepare(zipFile, { task: "vision", type_of_experiment: "classification", model_type: 0, label_cols: ["label"], images_col: "image" });
+    const out = await prepare(zipFile, { family: "classification", inputs: "images", label_cols: ["label"], images_col: "image", data_cols: [], split_col: null });
     expect(out.report.errors).toEqual([]);
     expect(out.report.summary).toMatchObject({ rows: 624, patients: 624, images: 624, image_sizes: { width: { min: 28, max: 28 }, height: { min: 28, max: 28 }, channels: { "1": 624 } } });
     const counts = out.report.summary.class_counts!.label;
@@ -106,7 +106,7 @@ describe.skipIf(!has("bccd/Annotations"))("BCCD (detection, real Pascal VOC)", (
       for (const f of fs.readdirSync(path.join(shared, "bccd", dir)).sort()) w.add(`BCCD/${dir}/${f}`, fs.readFileSync(path.join(shared, "bccd", dir, f)), { method: dir === "JPEGImages" ? "store" : "deflate" });
     }
     w.finish();
-    const out = await prepare(zipFile, { task: "vision", type_of_experiment: "detection", model_type: 0, label_cols: ["cell"], images_col: "image" });
+    const out = await prepare(zipFile, { family: "detection", inputs: "images", label_cols: ["cell"], images_col: "image", data_cols: [], split_col: null });
     expect(out.report.summary.format).toBe("voc");
     expect(Object.keys(out.report.summary.class_counts!.label).sort()).toEqual(["Platelets", "RBC", "WBC"]);
     expect(out.report.summary.boxes).toBeGreaterThan(3900);

@@ -10,6 +10,8 @@ import { createUserWithKey } from "../helpers/auth.js";
 import type { TestServer } from "../helpers/server.js";
 import { Readable } from "node:stream";
 import type { JobDeps } from "../../src/jobs/deps.js";
+import { experimentRequestSchema, withoutToken } from "../../src/experiments/request.js";
+import { studyOf } from "../../src/experiments/study.js";
 import { runExperimentJob } from "../../src/jobs/experiment-job.js";
 import type { PrepareDataset } from "../../src/jobs/dataset-stage.js";
 
@@ -36,7 +38,7 @@ describe.each(dbTargets())("experiment lease on %s", (target) => {
   });
 
   it("lets exactly one of many concurrent runners take the lease", async () => {
-    const row = (await repo.insert({ userId, experimentId: 1, request: {}, requestHash: "h1" }))!;
+    const row = (await repo.insert({ userId, experimentId: 1, request: {}, study: null, requestHash: "h1" }))!;
     const owners = Array.from({ length: 8 }, (_, i) => `runner-${i}`);
     const results = await Promise.all(owners.map((o) => repo.acquireLease(row.id, o, 30)));
     const winners = results.filter(Boolean);
@@ -50,7 +52,7 @@ describe.each(dbTargets())("experiment lease on %s", (target) => {
   });
 
   it("hands a lapsed lease to a new runner; the old holder's writes are then refused", async () => {
-    const row = (await repo.insert({ userId, experimentId: 2, request: {}, requestHash: "h2" }))!;
+    const row = (await repo.insert({ userId, experimentId: 2, request: {}, study: null, requestHash: "h2" }))!;
     expect(await repo.acquireLease(row.id, "old", 1)).not.toBeNull();
     expect(await repo.acquireLease(row.id, "new", 1)).toBeNull();
     await new Promise((r) => setTimeout(r, 1300));
@@ -62,7 +64,7 @@ describe.each(dbTargets())("experiment lease on %s", (target) => {
   });
 
   it("never leases a finished experiment", async () => {
-    const row = (await repo.insert({ userId, experimentId: 3, request: {}, requestHash: "h3" }))!;
+    const row = (await repo.insert({ userId, experimentId: 3, request: {}, study: null, requestHash: "h3" }))!;
     await repo.transition(row.id, "cancelled", { fromStatus: ["queued"] });
     expect(await repo.acquireLease(row.id, "late", 30)).toBeNull();
     const after = await repo.byId(row.id);
@@ -70,11 +72,12 @@ describe.each(dbTargets())("experiment lease on %s", (target) => {
   });
 
   const request = (n: number) => ({ zip_gcloud: `${userId}/x/data.zip`, label_cols: ["y"], data_cols: ["a"], model_type: 0, optimization_type: 1, experiment_id: n, user_id: userId, study_type: "Builder", task: "data", optimization_metric: "AUC", type_of_experiment: "classification" });
+  const studyFor = (n: number) => studyOf(withoutToken(experimentRequestSchema.parse(request(n))), services.config);
   const deps = (runnerId: string, prepareDataset: PrepareDataset): JobDeps => ({ config: services.config, repo, bucket: services.bucket, logger: services.logger, events: services.events, runnerId, prepareDataset });
 
   it("two runners handed the same job: one runs it, the other waits on the lease and then skips it", async () => {
     await services.bucket.write(`${userId}/x/data.zip`, Readable.from(Buffer.from("zip")));
-    const row = (await repo.insert({ userId, experimentId: 4, request: request(4), requestHash: "h4" }))!;
+    const row = (await repo.insert({ userId, experimentId: 4, request: request(4), study: studyFor(4), requestHash: "h4" }))!;
     let running = 0;
     let most = 0;
     let calls = 0;
@@ -98,7 +101,7 @@ describe.each(dbTargets())("experiment lease on %s", (target) => {
   });
 
   it("gives up, with the reason, on a job interrupted JOB_MAX_ATTEMPTS times", async () => {
-    const row = (await repo.insert({ userId, experimentId: 5, request: request(5), requestHash: "h5" }))!;
+    const row = (await repo.insert({ userId, experimentId: 5, request: request(5), study: studyFor(5), requestHash: "h5" }))!;
     for (let i = 0; i < services.config.JOB_MAX_ATTEMPTS; i++) {
       await repo.acquireLease(row.id, `crashed-${i}`, 1);
       await repo.releaseLease(row.id, `crashed-${i}`);

@@ -9,6 +9,7 @@ import { parseConfig } from "../../src/config.js";
 import { buildSpec } from "../../src/jobs/experiment-job.js";
 import { defaultPython, PIPELINES_DIR } from "../../src/jobs/pipeline-process.js";
 import { experimentRequestSchema, withoutToken } from "../../src/experiments/request.js";
+import { studyOf } from "../../src/experiments/study.js";
 
 // The schemas in pipelines/contract are the one source. These tests fail when what TypeScript writes (job specs)
 // or reads (manifest fields, event shapes, names) stops matching them; the Python side validates against the
@@ -51,7 +52,7 @@ function specFor(kind: PipelineKind, command: "train" | "evaluate"): JobSpec {
     problem: kind === "detection" ? ("detection" as const) : ("binary" as const),
     split: { seed: 42, train: command === "train" ? ["1"] : [], val: command === "train" ? ["2"] : [], test: ["3"] },
   };
-  return buildSpec(config, { id: "00000000-0000-0000-0000-000000000001" }, request, prepared, "/work/out", command === "evaluate" ? "/work/source" : undefined);
+  return buildSpec(config, { id: "00000000-0000-0000-0000-000000000001" }, studyOf(request, config), prepared, "/work/out", command === "evaluate" ? "/work/source" : undefined);
 }
 
 const cases = (["tabular", "vision_classification", "detection"] as const).flatMap((k) => (["train", "evaluate"] as const).map((c) => [k, c] as const));
@@ -61,7 +62,20 @@ describe("contract drift", () => {
     const spec = specFor(kind, command);
     expect(contractErrors("job-spec", spec)).toEqual([]);
     expect(spec.kind).toBe(kind);
-    expect(spec.metric).toBe("f_macro");
+    // F-macro was asked for: classification is selected on it; detection is selected on map50 and sets its score threshold for it.
+    expect([spec.metric, spec.threshold_metric]).toEqual(kind === "detection" ? ["map50", "f_macro"] : ["f_macro", "f_macro"]);
+  });
+
+  it("holds both sides to one reading of optimization_metric: rmse for regression, map50 for detection", () => {
+    const binary = specFor("tabular", "train");
+    const regression = { ...binary, problem: "regression" };
+    expect(contractErrors("job-spec", { ...regression, metric: "rmse", threshold_metric: null })).toEqual([]);
+    expect(contractErrors("job-spec", { ...regression, metric: "auc", threshold_metric: null }).join()).toMatch(/metric/);
+    expect(contractErrors("job-spec", { ...regression, metric: "rmse", threshold_metric: "auc" }).join()).toMatch(/threshold_metric/);
+    const detection = specFor("detection", "train");
+    expect(contractErrors("job-spec", { ...detection, metric: "f_macro" }).join()).toMatch(/metric/);
+    expect(contractErrors("job-spec", { ...detection, threshold_metric: "auc" }).join()).toMatch(/threshold_metric/);
+    expect(contractErrors("job-spec", { ...binary, metric: "map50" }).join()).toMatch(/metric/);
   });
 
   it("refuses a spec with a field the schema does not know (additionalProperties stays false)", () => {

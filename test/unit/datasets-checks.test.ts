@@ -3,7 +3,7 @@ import { parseCsvText, parseNumber, sniffDelimiter } from "../../src/datasets/cs
 import { locateImage, pathCharProblem } from "../../src/datasets/images.js";
 import { MAX_PER_CODE, ReportBuilder } from "../../src/datasets/report.js";
 import { allTest, assertDisjoint, patientStrata, splitPatients } from "../../src/datasets/split.js";
-import { problemOf, type DatasetRequest } from "../../src/datasets/types.js";
+import { problemOf, type DatasetTask } from "../../src/datasets/types.js";
 import { resolveZipPath } from "../../src/datasets/zip-path.js";
 
 describe("CSV reading", () => {
@@ -122,11 +122,11 @@ describe("zip_gcloud and problem kind", () => {
   });
 
   it("maps the request to the pipeline problem", () => {
-    const base: DatasetRequest = { task: "vision", type_of_experiment: "classification", model_type: 0, label_cols: ["y"] };
+    const base: DatasetTask = { family: "classification", inputs: "images", label_cols: ["y"], images_col: null, data_cols: [], split_col: null };
     expect(problemOf(base, 2)).toBe("binary");
     expect(problemOf(base, 3)).toBe("multiclass");
     expect(problemOf({ ...base, label_cols: ["a", "b"] }, 2)).toBe("multilabel");
-    expect(problemOf({ ...base, model_type: 1 }, 40)).toBe("regression");
-    expect(problemOf({ ...base, type_of_experiment: "detection" }, 3)).toBe("detection");
+    expect(problemOf({ ...base, family: "regression" }, 40)).toBe("regression");
+    expect(problemOf({ ...base, family: "detection" }, 3)).toBe("detection");
   });
 });

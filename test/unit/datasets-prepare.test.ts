@@ -5,22 +5,22 @@ import { Readable } from "node:stream";
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config.js";
-import { prepareDataset, type DatasetRequest } from "../../src/datasets/prepare.js";
+import { prepareDataset, type DatasetTask } from "../../src/datasets/prepare.js";
 import { LocalBucket } from "../../src/storage/local-bucket.js";
 import { makeZip, png, visionDataset } from "../helpers/zips.js";
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "prep-"));
 const config = parseConfig({ BUILDER_DATA_DIR: os.tmpdir() });
 
-async function prepare(zip: Buffer, request: DatasetRequest, split: "train_val_test" | "all_test" = "train_val_test") {
+async function prepare(zip: Buffer, request: DatasetTask, split: "train_val_test" | "all_test" = "train_val_test") {
   const bucket = new LocalBucket(tmp());
   await bucket.write("u/e/d.zip", Readable.from([zip]));
   const workDir = tmp();
-  const out = await prepareDataset({ bucket, config }, { zipPath: "u/e/d.zip", workDir, request, seed: 7, split });
+  const out = await prepareDataset({ bucket, config }, { zipPath: "u/e/d.zip", workDir, task: request, seed: 7, split });
   return { out, workDir };
 }
 
-const vision: DatasetRequest = { task: "vision", type_of_experiment: "classification", model_type: 0, label_cols: ["label"], images_col: "image" };
+const vision: DatasetTask = { family: "classification", inputs: "images", label_cols: ["label"], images_col: "image", data_cols: [], split_col: null };
 
 describe("prepareDataset", () => {
   it("prepares a good vision zip: table, root without the wrapper folder, patient split", async () => {
@@ -63,14 +63,14 @@ describe("prepareDataset", () => {
     await bucket.write("u/e/d.zip", Readable.from([makeZip(await visionDataset())]));
     const ac = new AbortController();
     ac.abort();
-    await expect(prepareDataset({ bucket, config }, { zipPath: "u/e/d.zip", workDir: tmp(), request: vision, seed: 1, split: "train_val_test", signal: ac.signal })).rejects.toMatchObject({
+    await expect(prepareDataset({ bucket, config }, { zipPath: "u/e/d.zip", workDir: tmp(), task: vision, seed: 1, split: "train_val_test", signal: ac.signal })).rejects.toMatchObject({
       name: "AbortError",
     });
   });
 
   it("reports a missing zip with a code instead of throwing", async () => {
     const bucket = new LocalBucket(tmp());
-    const out = await prepareDataset({ bucket, config }, { zipPath: "u/e/none.zip", workDir: tmp(), request: vision, seed: 1, split: "train_val_test" });
+    const out = await prepareDataset({ bucket, config }, { zipPath: "u/e/none.zip", workDir: tmp(), task: vision, seed: 1, split: "train_val_test" });
     expect(out.report.valid).toBe(false);
     expect(out.report.errors[0].code).toBe("zip_not_found");
   });
@@ -79,7 +79,7 @@ describe("prepareDataset", () => {
     const rows = ["\ufeffid;age;sex;y"];
     for (let i = 0; i < 20; i++) rows.push(`${i};${40 + i},5;${i % 2 ? "F" : "M"};${i % 2}`);
     const zip = makeZip({ "data.csv": rows.join("\r\n") + "\r\n" });
-    const { out } = await prepare(zip, { task: "data", type_of_experiment: "classification", model_type: 0, label_cols: ["y"], data_cols: ["age", "sex"] });
+    const { out } = await prepare(zip, { family: "classification", inputs: "table", label_cols: ["y"], data_cols: ["age", "sex"], images_col: null, split_col: null });
     expect(out.report.errors).toEqual([]);
     expect(out.report.summary.features).toEqual([
       { name: "age", type: "numeric", min: 40.5, max: 59.5, missing: 0 },
@@ -95,21 +95,21 @@ describe("prepareDataset", () => {
   it("regression: numeric labels, problem regression", async () => {
     const rows = ["id,x,y"];
     for (let i = 0; i < 30; i++) rows.push(`${i},${i * 2},${i / 10}`);
-    const { out } = await prepare(makeZip({ "d.csv": rows.join("\n") }), { task: "data", type_of_experiment: "classification", model_type: 1, label_cols: ["y"], data_cols: ["x"] });
+    const { out } = await prepare(makeZip({ "d.csv": rows.join("\n") }), { family: "regression", inputs: "table", label_cols: ["y"], data_cols: ["x"], images_col: null, split_col: null });
     expect(out.report.valid).toBe(true);
     expect(out.problem).toBe("regression");
     expect(out.report.summary.label_range).toEqual({ min: 0, max: 2.9 });
     expect(out.split!.train.length + out.split!.val.length + out.split!.test.length).toBe(30);
     // With ';' a decimal-comma label is written with a point, so the pipeline reads a number.
     const semi = ["id;x;y", ...Array.from({ length: 12 }, (_, i) => `${i};${i};${i},5`)].join("\n");
-    const s2 = (await prepare(makeZip({ "d.csv": semi }), { task: "data", type_of_experiment: "classification", model_type: 1, label_cols: ["y"], data_cols: ["x"] })).out;
+    const s2 = (await prepare(makeZip({ "d.csv": semi }), { family: "regression", inputs: "table", label_cols: ["y"], data_cols: ["x"], images_col: null, split_col: null })).out;
     expect(s2.report.errors).toEqual([]);
     expect(fs.readFileSync(s2.table!, "utf8").split("\r\n")[2]).toBe('"1","1","1.5"');
   });
 
   it("normalises a detection CSV, a VOC and a COCO dataset to one row per box", async () => {
     const img = await png(20, 10);
-    const det: DatasetRequest = { task: "vision", type_of_experiment: "detection", model_type: 0, label_cols: ["cls"], images_col: "img" };
+    const det: DatasetTask = { family: "detection", inputs: "images", label_cols: ["cls"], images_col: "img", data_cols: [], split_col: null };
     const csv = makeZip({
       "boxes.csv": "pid,img,cls,x1,y1,x2,y2\nA,a.png,cell,1,1,5,5\nA,a.png,cell,2,2,8,9\nB,b.png,,,,,\n",
       "a.png": img,

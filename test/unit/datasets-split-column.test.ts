@@ -4,7 +4,7 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config.js";
-import { prepareDataset, type DatasetRequest } from "../../src/datasets/prepare.js";
+import { prepareDataset, type DatasetTask } from "../../src/datasets/prepare.js";
 import { ReportBuilder } from "../../src/datasets/report.js";
 import { splitFromColumn, splitPartOf, type SplitColumnRow } from "../../src/datasets/split.js";
 import { experimentRequestSchema } from "../../src/experiments/request.js";
@@ -68,14 +68,14 @@ const config = parseConfig({ BUILDER_DATA_DIR: os.tmpdir() });
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "split-col-"));
 
 /** A zip with the CSV and a small image for each path it names (column 2). */
-async function prepare(csv: string, request: Partial<DatasetRequest>) {
+async function prepare(csv: string, request: Partial<DatasetTask>) {
   const entries: Record<string, Buffer | string> = { "labels.csv": csv };
   const names = csv.split("\n").slice(1).map((line) => line.split(",")[1]);
   for (const [i, name] of names.entries()) entries[name] = await png(8, 8, 1, i);
   const bucket = new LocalBucket(tmp());
   await bucket.write("u/e/d.zip", Readable.from([makeZip(entries)]));
-  const full: DatasetRequest = { task: "vision", type_of_experiment: "classification", model_type: 0, label_cols: ["label"], images_col: "image", ...request };
-  return prepareDataset({ bucket, config }, { zipPath: "u/e/d.zip", workDir: tmp(), request: full, seed: 3, split: "train_val_test" });
+  const full: DatasetTask = { family: "classification", inputs: "images", label_cols: ["label"], images_col: "image", data_cols: [], split_col: null, ...request };
+  return prepareDataset({ bucket, config }, { zipPath: "u/e/d.zip", workDir: tmp(), task: full, seed: 3, split: "train_val_test" });
 }
 
 // 8 patients, 2 classes (4 patients each, so Builder's own split works too); patient P0 has two images.

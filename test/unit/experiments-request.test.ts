@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { experimentRequestSchema, pipelineKind, requestHash, withoutToken } from "../../src/experiments/request.js";
+import { experimentRequestSchema, requestHash, withoutToken } from "../../src/experiments/request.js";
+import { pipelineKind } from "../../src/experiments/study.js";
 
 const valid = {
   zip_gcloud: "user-1/wdbc/data.zip",

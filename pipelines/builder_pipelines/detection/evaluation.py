@@ -21,8 +21,6 @@ N_BOOT = 300
 FLOOR = 0.5
 
 RULES = {
-    "auc": "score threshold maximising the macro F1 of boxes matched at IoU 0.5 on validation "
-           "(AUC has no threshold; detection uses F1)",
     "f_macro": "score threshold maximising the macro F1 of boxes matched at IoU 0.5 on validation",
     "precision": f"highest validation macro precision (IoU 0.5) with macro recall >= {FLOOR}, else maximum F1",
     "recall": f"highest validation macro recall (IoU 0.5) with macro precision >= {FLOOR}, else maximum F1",

@@ -132,7 +132,7 @@ def train(spec: dict, out_dir: str) -> str:
                   lambda f, **kw: events.progress("training", 0.05 + 0.8 * f, **kw))
 
     events.progress("evaluating", 0.86, message="choosing the score threshold and NMS on validation")
-    det_cfg, choice = _choose_serving(model, val, spec["metric"], max_det)
+    det_cfg, choice = _choose_serving(model, val, spec["threshold_metric"], max_det)
     os.makedirs(out_dir, exist_ok=True)
     events.progress("exporting", 0.9, message="exporting ONNX and checking it against PyTorch")
     parity = export_onnx(model, os.path.join(out_dir, "model.onnx"), test.inputs[:3])
@@ -152,7 +152,7 @@ def train(spec: dict, out_dir: str) -> str:
         "input": {"name": "input", "image": image_cfg},
         "outputs": {"scores": "scores", "boxes": "boxes"},
         "classes": [{"index": i, "code": c, "name": c} for i, c in enumerate(classes)],
-        "threshold_rule": f"{RULES[spec['metric']]}; NMS IoU and class-agnostic NMS chosen by validation mAP@0.5 "
+        "threshold_rule": f"{RULES[spec['threshold_metric']]}; NMS IoU and class-agnostic NMS chosen by validation mAP@0.5 "
                           f"among {NMS_CANDIDATES}",
         "detection": det_cfg, "metric": spec["metric"],
         "metrics": {"validation": val_metrics, "test": test_metrics},
@@ -166,6 +166,8 @@ def train(spec: dict, out_dir: str) -> str:
             "flips": flips, "pretrained_weights": bool(opts.get("pretrained_weights")),
             "epochs": summary["epochs_run"], "best_val_map50_during_training": summary["best_val_map50"],
             "device": "cpu",
+            "onnx_parity": {"max_abs_diff": {"scores": parity["max_abs_diff_scores"],
+                                             "boxes_over_input_side": parity["max_abs_diff_boxes_over_input_side"]}},
         },
         "provenance": provenance(spec, time.monotonic() - t0, "cpu", _framework()),
     }
@@ -197,6 +199,8 @@ def evaluate(spec: dict, out_dir: str) -> str:
     figures = draw_examples(out_dir, test.records, served, classes)
     write_report(out_dir, {"pr_curves": {"test": pr}, "source_model": src})
     manifest = {k: v for k, v in source.items() if k not in ("metrics", "provenance")}
+    # Detection has always been selected on mAP@0.5; models published before `metric` said so named the threshold rule's metric.
+    manifest["metric"] = spec["metric"]
     manifest.update({"model_file": "model.onnx", "metrics": {"test": metrics}, "figures": figures,
                      "report_file": "report.json",
                      "provenance": provenance(spec, time.monotonic() - t0, "cpu", _framework())})

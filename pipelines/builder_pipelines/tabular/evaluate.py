@@ -84,6 +84,8 @@ def evaluate(spec: dict, out_dir: str) -> str:
                            "thresholds": src.get("thresholds"), "importance": source_report.get("importance")})
     manifest = copy.deepcopy(src)
     manifest["metrics"] = {"test": metrics}
+    # Regression models published before `metric` was required carry none; they were selected on rmse, as the spec says.
+    manifest.setdefault("metric", spec["metric"])
     manifest["figures"] = figs
     manifest["report_file"] = "report.json"
     manifest["provenance"] = provenance(spec, time.monotonic() - start, "cpu", src.get("provenance", {}).get("framework", {}))

@@ -69,7 +69,7 @@ def _load(spec: dict):
 
 
 def _trial_reporter(problem: str, metric: str, budget_s: float):
-    name = "rmse" if problem == "regression" else metric
+    name = metric  # rmse for regression: the job spec says so (src/experiments/study.ts)
     sign = -1.0 if problem == "regression" else 1.0
 
     def on_trial(i, n, record, best, elapsed):
@@ -86,6 +86,7 @@ def _trial_reporter(problem: str, metric: str, budget_s: float):
 def train(spec: dict, out_dir: str) -> str:
     start = time.monotonic()
     problem, metric, seed = spec["problem"], spec["metric"], int(spec["seed"])
+    threshold_metric = spec["threshold_metric"]
     if problem not in PROBLEMS:
         raise SpecError(f"the tabular pipeline handles {', '.join(PROBLEMS)}, not {problem!r}")
     mode, budget_s = spec["budget"]["mode"], float(spec["budget"]["time_budget_s"])
@@ -114,7 +115,7 @@ def train(spec: dict, out_dir: str) -> str:
     val_scores = calibration.apply(cal, val_raw)
     thresholds = None
     if problem != "regression":
-        thresholds = [round(t, 7) for t in T.choose_thresholds(problem, one_hot(yva, k), val_scores, metric)]
+        thresholds = [round(t, 7) for t in T.choose_thresholds(problem, one_hot(yva, k), val_scores, threshold_metric)]
 
     final = models.fit(best, problem, columns, np.vstack([Xtr, Xva]), np.r_[ytr, yva], seed, threads) \
         if REFIT_ON_TRAIN_VAL else train_only
@@ -148,12 +149,11 @@ def train(spec: dict, out_dir: str) -> str:
         "model": best["model"], "params": best["params"], "n_estimators": best.get("n_estimators"),
         "parts": best.get("parts"),
         "cv_score": round(res.best_score, 6), "cv_folds": PLANS[mode].folds, "cv_repeats": PLANS[mode].repeats,
-        "selection_metric": "rmse" if problem == "regression" else metric,
         "trials": len(res.trials), "search_stopped_by_time": res.stopped_by_time,
         "calibration": cal_record.get("method") if cal else None,
         "final_fit": ("train+val refit; calibration, thresholds and validation metrics from the train-only fit"
                       if REFIT_ON_TRAIN_VAL else "train split only (val: calibration choice, thresholds, validation metrics)"),
-        "parity_max_abs_diff": parity, "threads": threads,
+        "onnx_parity": {"max_abs_diff": {"scores": parity}}, "threads": threads,
     }
     write_report(out_dir, {
         "problem": problem, "metric": metric, "classes": classes, "model": summary,
@@ -170,10 +170,10 @@ def train(spec: dict, out_dir: str) -> str:
         "figures": figs, "report_file": "report.json", "model_summary": summary,
         "provenance": provenance(spec, time.monotonic() - start, "cpu", _framework()),
     }
+    manifest["metric"] = metric
     if problem != "regression":
         manifest["thresholds"] = thresholds
-        manifest["metric"] = metric
-        manifest["threshold_rule"] = T.RULES[metric] if problem == "binary" else \
+        manifest["threshold_rule"] = T.RULES[threshold_metric] if problem == "binary" else \
             "multiclass: prediccion is the argmax of scores; thresholds are informational"
     path = write_manifest(out_dir, manifest)
     events.progress("evaluating", 1.0, message="done")

@@ -67,6 +67,8 @@ def evaluate(spec: dict, out_dir: str) -> str:
             shutil.copyfile(os.path.join(src_dir, fig["file"]), os.path.join(out_dir, fig["file"]))
     manifest = copy.deepcopy(source)
     manifest["metrics"] = {"test": found}
+    # Regression models published before `metric` was required carry none; they were selected on rmse, as the spec says.
+    manifest.setdefault("metric", spec["metric"])
     manifest["figures"] = [f for f in source.get("figures", []) if os.path.isfile(os.path.join(out_dir, f["file"]))]
     manifest["provenance"] = provenance(spec, time.monotonic() - t0, "cpu", {"onnxruntime": onnxruntime.__version__})
     if source.get("report_file"):

@@ -131,23 +131,22 @@ def train(spec: dict, out_dir: str) -> str:
     events.progress("evaluating", 0.92, message="test metrics")
     sess = session(model_path)
     scores = {part: run_onnx(sess, x[part].cpu().numpy())[0].astype(np.float64) for part in ("val", "test")}
-    thr = None if problem == "regression" else thresholds.choose_thresholds(problem, truth["val"], scores["val"], metric)
+    thr = None if problem == "regression" else thresholds.choose_thresholds(problem, truth["val"], scores["val"], spec["threshold_metric"])
     seed = int(spec["seed"])
     found = {part: report.split_metrics(problem, truth[part], scores[part], thr, groups[part], seed) for part in ("val", "test")}
     for name, entry in found["test"].items():
         events.metric("test", name, entry["value"])
     test_section = report.test_report(problem, targets.classes, truth["test"], scores["test"], thr)
     histories = [t.history for t in pool]
-    metric_name = "rmse" if problem == "regression" else metric
     figures = report.write_test_figures(out_dir, problem, targets.classes, test_section)
-    figures += report.write_training_figures(out_dir, histories, metric_name)
+    figures += report.write_training_figures(out_dir, histories, metric)
     summary = {
-        "input_side": image["width"], "device": device.type, "selection_metric": metric_name, "ensemble_size": len(members),
+        "input_side": image["width"], "device": device.type, "ensemble_size": len(members),
         "members": [{"architecture": m.candidate.name, "seed": m.seed, "epochs": m.epochs_run, "val_selection": round(abs(m.val_score), 6)} for m in members],
         "trials": [{"trial": i + 1, "architecture": t.candidate.name, "seed": t.seed, "epochs": t.epochs_run, "stopped": t.stopped,
                     "seconds": round(t.seconds, 2), "val_selection": round(abs(t.val_score), 6) if np.isfinite(t.val_score) else None} for i, t in enumerate(pool)],
         "parameters": int(sum(p.numel() for p in model.parameters())),
-        "onnx_parity_max_abs_diff": parity, "allow_flips": data.allow_flips,
+        "onnx_parity": {"max_abs_diff": parity}, "allow_flips": data.allow_flips,
         "seconds": {"preparing": round(t_prepared - t0, 2), "search": round(sum(t.seconds for t in pool), 2),
                     "export": round(t_exported - t_prepared - sum(t.seconds for t in pool), 2),
                     "evaluation": round(time.monotonic() - t_exported, 2)},
@@ -158,10 +157,10 @@ def train(spec: dict, out_dir: str) -> str:
         "schema_version": 1, "kind": "vision_classification", "problem": problem, "model_file": "model.onnx",
         "input": {"name": "input", "image": image}, "outputs": {"scores": "scores", "cam": "cam"},
         "classes": targets.classes, "metrics": {"validation": found["val"], "test": found["test"]},
-        "figures": figures, "report_file": "report.json", "model_summary": summary,
+        "figures": figures, "report_file": "report.json", "model_summary": summary, "metric": metric,
         "provenance": provenance(spec, time.monotonic() - t0, device.type, {"torch": torch.__version__, "onnx_opset": "17"}),
     }
     if problem != "regression":
-        manifest.update(thresholds=[float(t) for t in thr], threshold_rule=thresholds.RULES[metric], metric=metric)
+        manifest.update(thresholds=[float(t) for t in thr], threshold_rule=thresholds.RULES[spec["threshold_metric"]])
     events.progress("evaluating", 1.0, message="done")
     return write_manifest(out_dir, manifest)

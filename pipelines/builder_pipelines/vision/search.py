@@ -49,7 +49,7 @@ def run_search(data: TrainData, side: int, spec: dict, device, training_deadline
             best = max((t.val_score for t in pool), default=None)
             events.metric("train", "loss", row["train_loss"], epoch=epoch, trial=trial_no)
             events.metric("val", "loss", row["val_loss"], epoch=epoch, trial=trial_no)
-            events.metric("val", data.metric if data.problem != "regression" else "rmse", row["val_metric"], epoch=epoch, trial=trial_no)
+            events.metric("val", data.metric, row["val_metric"], epoch=epoch, trial=trial_no)
             events.progress("training", frac, epoch=epoch, epochs=epochs, trial=trial_no, trials=max(TRIALS_IN_BUDGET[mode], trial_no),
                             best_metric=None if best is None or not np.isfinite(best) else abs(best),
                             eta_s=max(0.0, training_deadline - time.monotonic()))
@@ -72,7 +72,7 @@ def run_search(data: TrainData, side: int, spec: dict, device, training_deadline
         trial_no += 1
         result = train_trial(cand, data, side, trial_seed, device, min(training_deadline, now + share),
                              on_epoch=report(trial_no), init_state=init_state)
-        events.log("info", f"trial {trial_no} {cand.name} seed {trial_seed}: val {data.metric if data.problem != 'regression' else 'rmse'} "
+        events.log("info", f"trial {trial_no} {cand.name} seed {trial_seed}: val {data.metric} "
                            f"{abs(result.val_score):.4f} after {result.epochs_run} epochs ({result.stopped}, {result.seconds:.1f}s)")
         pool.append(result)
         if time.monotonic() >= training_deadline:

@@ -1,28 +1,16 @@
 import { z } from "zod";
-import { SPLIT_COL_DOC } from "../../experiments/request.js";
+import { datasetFieldRules, experimentRequestFields } from "../../experiments/request.js";
+import { datasetTask } from "../../experiments/study.js";
 import { defineRoute } from "../route.js";
 
 // Dataset checks without training: the full report for a zip, and its CSV's columns for a form.
 
-const name = z.string().trim().min(1, "must be a non-empty column name");
-
-const validateBody = z
-  .object({
-    zip_gcloud: z.string().min(1, "must be the bucket path of the uploaded zip"),
-    task: z.enum(["vision", "data"], { error: "must be vision or data" }),
-    label_cols: z.array(name).min(1, "must list at least one label column"),
-    images_col: name.nullish(),
-    data_cols: z.array(name).nullish(),
-    split_col: name.nullish().describe(SPLIT_COL_DOC),
-    type_of_experiment: z.enum(["classification", "detection"], { error: "must be classification or detection" }).default("classification"),
-    model_type: z.union([z.literal(0), z.literal(1)], { error: "must be 0 (classification) or 1 (regression)" }).default(0),
-  })
-  .superRefine((b, ctx) => {
-    if (b.task === "vision" && !b.images_col) ctx.addIssue({ code: "custom", path: ["images_col"], message: "required for task vision" });
-    if (b.task === "data" && !b.data_cols?.length) ctx.addIssue({ code: "custom", path: ["data_cols"], message: "required for task data" });
-    if (b.type_of_experiment === "detection" && b.task !== "vision") ctx.addIssue({ code: "custom", path: ["task"], message: "detection needs task vision" });
-    if (b.split_col && b.type_of_experiment === "detection") ctx.addIssue({ code: "custom", path: ["split_col"], message: "is not supported for detection yet" });
-  });
+// The experiment request's own fields and rules (a `pick`, not a second copy): what validates here is what
+// POST /v1/experiments accepts. model_type may be left out here (classification), since no model is built.
+const validateBody = experimentRequestFields
+  .pick({ zip_gcloud: true, task: true, label_cols: true, images_col: true, data_cols: true, split_col: true, type_of_experiment: true, model_type: true })
+  .extend({ model_type: experimentRequestFields.shape.model_type.default(0) })
+  .superRefine(datasetFieldRules);
 
 const problem = z.object({
   severity: z.enum(["error", "warning"]),
@@ -51,8 +39,7 @@ export const datasetRoutes = [
     body: validateBody,
     responses: { 200: { description: "the report (valid or not)", schema: report } },
     handler: async ({ body, auth, services }) => {
-      const { zip_gcloud, ...request } = body;
-      return { body: await services.datasets.validate(auth.userId, zip_gcloud, request) };
+      return { body: await services.datasets.validate(auth.userId, body.zip_gcloud, datasetTask(body)) };
     },
   }),
   defineRoute({
