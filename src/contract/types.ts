@@ -45,15 +45,45 @@ export interface MetricValue {
 }
 export type Metrics = Partial<Record<MetricName, MetricValue>>;
 
-/** The manifest fields the orchestrator reads (publishing and the experiment's metrics). */
+/** manifest.input.image: how serving turns an image into the input tensor. */
+export interface ImageSpec {
+  width: number;
+  height: number;
+  channels: 1 | 3;
+  resize: "stretch" | "letterbox";
+  interpolation: "bilinear" | "nearest" | "bicubic";
+  pad_value?: number;
+  scale: number;
+  mean: number[];
+  std: number[];
+}
+
+/** manifest.input.columns[]: a tabular model's features, in the order the graph takes them. */
+export interface ColumnSpec {
+  name: string;
+  type: "numeric" | "categorical";
+  codes?: Record<string, number>;
+  min?: number;
+  max?: number;
+}
+
+/** manifest.json: the one type for it (the orchestrator publishes it, serving reads its view of it). */
 export interface Manifest {
   schema_version: 1;
   kind: PipelineKind;
   problem: Problem;
   model_file: string;
+  input: { name: string; image?: ImageSpec; columns?: ColumnSpec[] };
+  outputs: { scores: string; cam?: string; boxes?: string };
+  classes: Array<{ index: number; code: string; name: string }>;
+  thresholds?: number[];
+  threshold_rule?: string;
+  detection?: { score_threshold: number; nms_iou: number; max_detections: number; class_agnostic_nms?: boolean };
+  metric: SelectionMetric;
   metrics: { test: Metrics; validation?: Metrics };
   figures: Array<{ name: string; file: string; title: string }>;
   report_file?: string;
+  model_summary?: { onnx_parity?: { max_abs_diff: Record<string, number> }; [other: string]: unknown };
   provenance: {
     dataset_sha256: string | null;
     seed: number;
@@ -61,8 +91,9 @@ export interface Manifest {
     code_version: string;
     time_taken_s: number;
     created_at: string;
+    device?: string;
+    framework?: Record<string, string>;
   };
-  [other: string]: unknown;
 }
 
 export type PipelineEvent =

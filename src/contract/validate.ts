@@ -16,6 +16,7 @@ const addFormats = addFormatsImport as unknown as (ajv: Ajv2020) => Ajv2020;
 const ajv = new Ajv2020({ allErrors: true, strict: false });
 addFormats(ajv);
 const compiled = new Map<ContractName, ValidateFunction>();
+const views = new Map<string, ValidateFunction>();
 
 export function loadSchema(name: ContractName): Record<string, unknown> {
   return JSON.parse(fs.readFileSync(path.join(CONTRACT_DIR, `${name}.schema.json`), "utf8"));
@@ -50,6 +51,28 @@ function check<T>(name: ContractName, document: unknown): T {
   const problems = contractErrors(name, document);
   if (problems.length) throw new ContractError(name, problems);
   return document as T;
+}
+
+/**
+ * The schema cut down to some of its top-level fields: the same definitions, only those fields required (where the
+ * schema requires them, less `optional`) and checked, the rest let through. A reader that needs only part of a document (serving
+ * reads a manifest's inputs and outputs, not its metrics) checks that part by the contract, and keeps reading
+ * documents written before a later rule about the other parts.
+ */
+export function viewErrors(name: ContractName, fields: readonly string[], document: unknown, optional: readonly string[] = []): string[] {
+  const key = `${name}:${fields.join(",")}:${optional.join(",")}`;
+  let fn = views.get(key);
+  if (!fn) {
+    const schema = loadSchema(name) as { required?: string[]; properties: Record<string, unknown>; $defs?: unknown; $id?: string };
+    fn = ajv.compile({
+      $defs: schema.$defs,
+      type: "object",
+      required: (schema.required ?? []).filter((f) => fields.includes(f) && !optional.includes(f)),
+      properties: Object.fromEntries(fields.filter((f) => f in schema.properties).map((f) => [f, schema.properties[f]])),
+    });
+    views.set(key, fn);
+  }
+  return fn(document) ? [] : describe(fn.errors);
 }
 
 export const assertJobSpec = (doc: unknown): JobSpec => check<JobSpec>("job-spec", doc);

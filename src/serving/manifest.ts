@@ -1,77 +1,45 @@
+import type { Manifest } from "../contract/types.js";
+import { viewErrors } from "../contract/validate.js";
+
 /**
- * The parts of manifest.json (pipelines/contract/manifest.schema.json) that serving reads.
- * The pipelines validate the whole document against the schema when they write it; here we check
- * only what a prediction depends on, so a broken manifest fails at load, not mid-request.
+ * Serving's view of manifest.json: the contract's one Manifest type cut down to what a prediction reads, checked
+ * against the same schema file (pipelines/contract/manifest.schema.json) for those fields, plus the invariants only
+ * serving cares about (a JSON Schema cannot say "mean has `channels` entries"). Figures, provenance and the rules
+ * between problem and metric are not read here, so a model published before a later rule about them keeps serving. A broken manifest fails at
+ * load, not mid-request.
  */
+export const SERVED_FIELDS = ["schema_version", "kind", "problem", "model_file", "input", "outputs", "classes", "thresholds", "threshold_rule", "detection", "metrics", "metric"] as const;
+/** Models published before every manifest named its metric (regression had none) still serve. */
+const OPTIONAL_HERE = ["metric"] as const;
 
-export type ModelKind = "vision_classification" | "detection" | "tabular";
-export type Problem = "binary" | "multiclass" | "multilabel" | "regression" | "detection";
+export type ServedManifest = Pick<Manifest, Exclude<(typeof SERVED_FIELDS)[number], (typeof OPTIONAL_HERE)[number]>> & Partial<Pick<Manifest, "metric">>;
+export type { ColumnSpec, ImageSpec } from "../contract/types.js";
 
-export interface ImageSpec {
-  width: number;
-  height: number;
-  channels: 1 | 3;
-  resize: "stretch" | "letterbox";
-  interpolation: "bilinear" | "nearest" | "bicubic";
-  pad_value?: number;
-  scale: number;
-  mean: number[];
-  std: number[];
-}
-
-export interface ColumnSpec {
-  name: string;
-  type: "numeric" | "categorical";
-  codes?: Record<string, number>;
-  min?: number;
-  max?: number;
-}
-
-export interface Manifest {
-  schema_version: 1;
-  kind: ModelKind;
-  problem: Problem;
-  model_file: string;
-  input: { name: string; image?: ImageSpec; columns?: ColumnSpec[] };
-  outputs: { scores: string; cam?: string; boxes?: string };
-  classes: Array<{ index: number; code: string; name: string }>;
-  thresholds?: number[];
-  threshold_rule?: string;
-  detection?: { score_threshold: number; nms_iou: number; max_detections: number; class_agnostic_nms?: boolean };
-  metric?: string;
-  metrics: { test: Record<string, unknown>; validation?: Record<string, unknown> };
-  [other: string]: unknown;
-}
-
-/** Throws with a list of what is missing; returns the manifest typed. */
-export function checkManifest(m: unknown): Manifest {
+function servingProblems(m: ServedManifest): string[] {
   const problems: string[] = [];
-  const man = m as Manifest;
-  if (!man || typeof man !== "object") throw new Error("manifest is not an object");
-  if (!["vision_classification", "detection", "tabular"].includes(man.kind)) problems.push(`kind ${man.kind}`);
-  if (!man.input?.name) problems.push("input.name");
-  if (!man.outputs?.scores) problems.push("outputs.scores");
-  if (!Array.isArray(man.classes) || man.classes.length === 0) problems.push("classes");
-  if (man.kind !== "tabular") {
-    const im = man.input?.image;
-    if (!im) problems.push("input.image");
-    else {
-      if (!(im.width >= 1 && im.height >= 1)) problems.push("input.image.width/height");
-      if (im.channels !== 1 && im.channels !== 3) problems.push("input.image.channels");
-      if (im.mean?.length !== im.channels || im.std?.length !== im.channels) problems.push("input.image.mean/std length");
-      if (!["stretch", "letterbox"].includes(im.resize)) problems.push("input.image.resize");
-      if (!["bilinear", "nearest", "bicubic"].includes(im.interpolation)) problems.push("input.image.interpolation");
-    }
-  } else if (!Array.isArray(man.input?.columns) || man.input.columns.length === 0) problems.push("input.columns");
-  if (man.kind === "detection" && (!man.detection || !man.outputs?.boxes)) problems.push("detection / outputs.boxes");
-  if ((man.problem === "binary" || man.problem === "multilabel") && man.thresholds && man.thresholds.length !== man.classes.length) {
-    problems.push("thresholds length");
+  if (m.classes.length === 0) problems.push("classes: must not be empty");
+  if (m.kind === "tabular") {
+    if (!m.input.columns?.length) problems.push("input.columns: a tabular model needs its columns");
+  } else if (!m.input.image) problems.push("input.image: an image model needs its image spec");
+  else if (m.input.image.mean.length !== m.input.image.channels || m.input.image.std.length !== m.input.image.channels) {
+    problems.push("input.image.mean/std: need one entry per channel");
   }
+  if (m.kind === "detection" && (!m.detection || !m.outputs.boxes)) problems.push("detection / outputs.boxes: a detection model needs both");
+  if ((m.problem === "binary" || m.problem === "multilabel") && m.thresholds && m.thresholds.length !== m.classes.length) {
+    problems.push("thresholds: need one per class");
+  }
+  return problems;
+}
+
+/** Throws listing every problem; returns the manifest typed as serving's view. */
+export function checkManifest(m: unknown): ServedManifest {
+  const schemaProblems = viewErrors("manifest", SERVED_FIELDS, m, OPTIONAL_HERE);
+  const problems = schemaProblems.length ? schemaProblems : servingProblems(m as ServedManifest);
   if (problems.length) throw new Error(`manifest is missing or has bad: ${problems.join(", ")}`);
-  return man;
+  return m as ServedManifest;
 }
 
 /** {"0": "name", ...} as the seed API answers. */
-export function classNames(m: Manifest): Record<string, string> {
+export function classNames(m: Pick<Manifest, "classes">): Record<string, string> {
   return Object.fromEntries([...m.classes].sort((a, b) => a.index - b.index).map((c) => [String(c.index), c.name]));
 }

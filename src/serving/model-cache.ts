@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Logger } from "../logger.js";
 import type { Bucket } from "../storage/bucket.js";
-import { checkManifest, type Manifest } from "./manifest.js";
+import { checkManifest, type ServedManifest } from "./manifest.js";
 import type { ModelRepository, ModelRow } from "./model-repository.js";
 import { ModelSession } from "./session.js";
 
@@ -19,7 +19,7 @@ import { ModelSession } from "./session.js";
 
 export interface LoadedModel {
   row: ModelRow;
-  manifest: Manifest;
+  manifest: ServedManifest;
   session: ModelSession;
   bytes: number;
   lastUsed: number;

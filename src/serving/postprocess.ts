@@ -1,4 +1,4 @@
-import type { Manifest } from "./manifest.js";
+import type { ServedManifest } from "./manifest.js";
 
 /**
  * From raw ONNX outputs to the seed's answer fields. The rules mirror the pipelines
@@ -6,7 +6,7 @@ import type { Manifest } from "./manifest.js";
  */
 
 /** prediccion as manifest.schema.json `thresholds` states it. */
-export function applyThresholds(problem: Manifest["problem"], scores: number[], thresholds?: number[]): number[] {
+export function applyThresholds(problem: ServedManifest["problem"], scores: number[], thresholds?: number[]): number[] {
   const k = scores.length;
   if (problem === "binary") {
     const y = scores[1] >= (thresholds?.[1] ?? 0.5) ? 1 : 0;

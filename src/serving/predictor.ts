@@ -1,6 +1,6 @@
 import type { Tensor } from "onnxruntime-node";
 import { ApiError, type ErrorDetail } from "../errors.js";
-import { classNames, type Manifest } from "./manifest.js";
+import { classNames, type ServedManifest } from "./manifest.js";
 import type { LoadedModel } from "./model-cache.js";
 import { applyThresholds, camSize, camToGradient, decodeDetections, type GradientMap } from "./postprocess.js";
 import { preprocessImage, type Preprocessed } from "./preprocess.js";
@@ -26,7 +26,7 @@ export async function predictImage(model: LoadedModel, bytes: Buffer, o: Predict
   return m.kind === "detection" ? detectionBody(m, out, pre) : visionBody(m, out, pre, o);
 }
 
-function visionBody(m: Manifest, out: Record<string, Tensor>, pre: Preprocessed, o: PredictOptions) {
+function visionBody(m: ServedManifest, out: Record<string, Tensor>, pre: Preprocessed, o: PredictOptions) {
   const scores = Array.from(f32(out[m.outputs.scores]));
   const prediccion = applyThresholds(m.problem, scores, m.thresholds);
   const { columnas, filas } = camSize(pre.origWidth, pre.origHeight, o.gradcamMaxSide);
@@ -45,7 +45,7 @@ function visionBody(m: Manifest, out: Record<string, Tensor>, pre: Preprocessed,
   return { prediccion, score: scores, classes: classNames(m), error: 0, columnas, filas, gradients };
 }
 
-function detectionBody(m: Manifest, out: Record<string, Tensor>, pre: Preprocessed) {
+function detectionBody(m: ServedManifest, out: Record<string, Tensor>, pre: Preprocessed) {
   const d = m.detection!;
   const scores = out[m.outputs.scores];
   const k = (scores.dims as number[])[scores.dims.length - 1];
@@ -66,7 +66,7 @@ function detectionBody(m: Manifest, out: Record<string, Tensor>, pre: Preprocess
  * Tabular `message`: one number per data column, in manifest order. Categorical columns take the integer
  * code listed in the manifest (the original value as a string is accepted too and mapped to its code).
  */
-export function tabularRow(m: Manifest, message: unknown): Float32Array {
+export function tabularRow(m: ServedManifest, message: unknown): Float32Array {
   const cols = m.input.columns!;
   const expected = cols.map((c) => c.name);
   const bad = (message: string, details: ErrorDetail[] = []) =>

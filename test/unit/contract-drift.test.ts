@@ -4,7 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { contractErrors, loadSchema } from "../../src/contract/validate.js";
-import { METRIC_NAMES, type JobSpec, type Manifest, type PipelineKind } from "../../src/contract/types.js";
+import { METRIC_NAMES, type ColumnSpec, type ImageSpec, type JobSpec, type Manifest, type PipelineKind } from "../../src/contract/types.js";
+import { checkManifest, SERVED_FIELDS } from "../../src/serving/manifest.js";
 import { parseConfig } from "../../src/config.js";
 import { buildSpec } from "../../src/jobs/experiment-job.js";
 import { defaultPython, PIPELINES_DIR } from "../../src/jobs/pipeline-process.js";
@@ -94,6 +95,28 @@ describe("contract drift", () => {
     expect(schema.properties.provenance.required.sort()).toEqual([...provenance].sort());
     const kinds: PipelineKind[] = ["vision_classification", "detection", "tabular"];
     expect(schema.properties.kind.enum.sort()).toEqual([...kinds].sort());
+  });
+
+  it("serving's view is the contract's manifest cut to what it reads, checked by the same schema", () => {
+    const schema = loadSchema("manifest") as { properties: Record<string, any> };
+    for (const f of SERVED_FIELDS) expect(Object.keys(schema.properties)).toContain(f);
+    const image: Array<keyof ImageSpec> = ["width", "height", "channels", "resize", "interpolation", "pad_value", "scale", "mean", "std"];
+    expect(Object.keys(schema.properties.input.properties.image.properties).sort()).toEqual([...image].sort());
+    const column: Array<keyof ColumnSpec> = ["name", "type", "codes", "min", "max"];
+    expect(Object.keys(schema.properties.input.properties.columns.items.properties).sort()).toEqual([...column].sort());
+    const served = {
+      schema_version: 1, kind: "tabular", problem: "regression", model_file: "model.onnx", input: { name: "x", columns: [{ name: "age", type: "numeric" }] },
+      outputs: { scores: "scores" }, classes: [{ index: 0, code: "y", name: "y" }], metric: "rmse", metrics: { test: {} },
+    };
+    expect(checkManifest(served)).toBe(served);
+    // A schema rule (enum) and a serving-only rule (one mean per channel) are both enforced at load.
+    const bad = { ...served, kind: "vision_classification", input: { name: "x", image: { width: 8, height: 8, channels: 3, resize: "crop", interpolation: "bilinear", scale: 1, mean: [0], std: [1] } } };
+    expect(() => checkManifest(bad)).toThrow(/resize/);
+    expect(() => checkManifest({ ...bad, input: { name: "x", image: { ...bad.input.image, resize: "stretch" } } })).toThrow(/mean\/std/);
+    // A regression model published before `metric` was required still serves; publishing now requires it.
+    const { metric: _metric, ...legacy } = served;
+    expect(checkManifest(legacy)).toBe(legacy);
+    expect(contractErrors("manifest", { ...legacy, figures: [], provenance: {} }).join()).toMatch(/metric/);
   });
 
   it("the event shapes TypeScript switches on are those of event.schema.json", () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { encodeJson } from "../../src/http/json-body.js";
 import { applyThresholds, camSize, camToGradient, decodeDetections, GradientMap } from "../../src/serving/postprocess.js";
 import { tabularRow } from "../../src/serving/predictor.js";
-import type { Manifest } from "../../src/serving/manifest.js";
+import type { ServedManifest } from "../../src/serving/manifest.js";
 
 describe("prediccion selection rules (manifest.schema.json thresholds)", () => {
   it("binary: y = scores[1] >= thresholds[1], prediccion = [1-y, y]", () => {
@@ -88,7 +88,7 @@ describe("detection decoding", () => {
 });
 
 describe("tabular rows", () => {
-  const m = { input: { name: "x", columns: [{ name: "age", type: "numeric" }, { name: "sex", type: "categorical", codes: { F: 0, M: 1 } }] } } as unknown as Manifest;
+  const m = { input: { name: "x", columns: [{ name: "age", type: "numeric" }, { name: "sex", type: "categorical", codes: { F: 0, M: 1 } }] } } as unknown as ServedManifest;
   it("accepts numbers, codes and labels", () => {
     expect(Array.from(tabularRow(m, [40, 1]))).toEqual([40, 1]);
     expect(Array.from(tabularRow(m, [40, "F"]))).toEqual([40, 0]);

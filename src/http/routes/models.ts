@@ -82,7 +82,7 @@ export const modelRoutes = [
       const row = await services.serving.repo.latest(auth.userId, params.experiment_id);
       if (!row) throw new ApiError(404, "not_found", `experiment ${params.experiment_id} has no published model`);
       const m = checkManifest(row.manifest);
-      const objectPath = `${row.storePath.replace(/\/+$/, "")}/${m.model_file || "model.onnx"}`;
+      const objectPath = `${row.storePath.replace(/\/+$/, "")}/${m.model_file}`;
       const st = await services.bucket.stat(objectPath);
       if (!st) throw new ApiError(404, "not_found", "the model file is missing from storage");
       let stream;
