@@ -80,6 +80,16 @@ def test_onnx_parity_with_pytorch(tmp_path):
     assert np.abs(ob - tb.numpy()).max() <= 1e-3  # pixels
 
 
+def test_export_leaves_nothing_when_the_check_fails(tmp_path, monkeypatch):
+    from builder_pipelines.detection import export as det_export
+    model = Detector(3, 64, 64, "fast").eval()
+    x = np.zeros((3, 64, 64), np.float32)
+    monkeypatch.setattr(det_export, "PARITY_TOL", -1.0)  # any difference, even 0, now fails the parity check
+    with pytest.raises(RuntimeError, match="differs from PyTorch"):
+        export_onnx(model, str(tmp_path / "m.onnx"), [x])
+    assert list(tmp_path.iterdir()) == []  # neither model.onnx nor the temp file
+
+
 def test_evaluate_through_the_cli(trained, tmp_path):
     spec, out, manifest = trained
     ev = dict(spec, command="evaluate", source_model={"dir": str(out)}, out_dir=str(tmp_path / "ev"))

@@ -99,19 +99,8 @@ export function runPipeline(run: PipelineRun): Promise<PipelineOutcome> {
     const lines = readline.createInterface({ input: child.stdout, crlfDelay: Infinity });
     lines.on("line", (line) => {
       if (stopReason || !line.trim()) return;
-      let event: unknown;
-      try {
-        event = JSON.parse(line);
-      } catch {
-        killGroup({ kind: "contract_error", message: `the pipeline wrote a stdout line that is not JSON: ${line.slice(0, 200)}` });
-        return;
-      }
-      const problems = contractErrors("event", event);
-      if (problems.length) {
-        killGroup({ kind: "contract_error", message: `the pipeline wrote an event that breaks event.schema.json (${problems.slice(0, 3).join("; ")}): ${line.slice(0, 200)}` });
-        return;
-      }
-      const ev = event as PipelineEvent;
+      const ev = parseEventLine(line);
+      if (!("type" in ev)) return void killGroup(ev); // a contract error (events all have a type)
       if (ev.type === "log" && ev.level === "error") lastError = ev.message;
       if (ev.type === "result") resultManifest = ev.manifest;
       run.onEvent(ev);
@@ -124,19 +113,32 @@ export function runPipeline(run: PipelineRun): Promise<PipelineOutcome> {
       clearTimeout(timeout);
       clearTimeout(killTimer);
       run.signal.removeEventListener("abort", onAbort);
-      const outcome: PipelineOutcome = stopReason
-        ? stopReason
-        : code === 0 && resultManifest
-          ? { kind: "ok", manifest: resultManifest }
-          : code === 0
-            ? { kind: "contract_error", message: "the pipeline exited 0 without a result event" }
-            : code === 2
-              ? { kind: "spec_error", message: lastError ?? "the pipeline refused the job spec" }
-              : code === 3
-                ? { kind: "data_error", message: lastError ?? "the pipeline could not use the data" }
-                : { kind: "error", message: lastError ?? `the pipeline failed (exit ${code ?? signal}); see the job log` };
+      const outcome = stopReason ?? exitOutcome(code, signal, lastError, resultManifest);
       // Resolve once the log is flushed, so a reader right after the outcome sees all of stderr.
       log.end(`\n[builder] pipeline exited with ${code ?? signal}\n`, () => resolve(outcome));
     });
   });
+}
+
+/** One stdout line as an event, or the contract error that ends the job. */
+function parseEventLine(line: string): PipelineEvent | Extract<PipelineOutcome, { kind: "contract_error" }> {
+  let event: unknown;
+  try {
+    event = JSON.parse(line);
+  } catch {
+    return { kind: "contract_error", message: `the pipeline wrote a stdout line that is not JSON: ${line.slice(0, 200)}` };
+  }
+  const problems = contractErrors("event", event);
+  if (problems.length) {
+    return { kind: "contract_error", message: `the pipeline wrote an event that breaks event.schema.json (${problems.slice(0, 3).join("; ")}): ${line.slice(0, 200)}` };
+  }
+  return event as PipelineEvent;
+}
+
+/** The exit code's meaning (0 with a result, 2 spec refused, 3 unusable data), with the pipeline's last error line. */
+function exitOutcome(code: number | null, signal: NodeJS.Signals | null, lastError: string | undefined, resultManifest: string | undefined): PipelineOutcome {
+  if (code === 0) return resultManifest ? { kind: "ok", manifest: resultManifest } : { kind: "contract_error", message: "the pipeline exited 0 without a result event" };
+  if (code === 2) return { kind: "spec_error", message: lastError ?? "the pipeline refused the job spec" };
+  if (code === 3) return { kind: "data_error", message: lastError ?? "the pipeline could not use the data" };
+  return { kind: "error", message: lastError ?? `the pipeline failed (exit ${code ?? signal}); see the job log` };
 }

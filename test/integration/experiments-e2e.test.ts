@@ -81,7 +81,13 @@ describe(`experiment end to end on ${primaryTarget()}`, () => {
     expect(done.model).toMatchObject({ version: 1, kind: "tabular", store_path: `models/${user.userId}/1/v1` });
     expect(published).toEqual([expect.objectContaining({ experimentId: 1, version: 1, storePath: `models/${user.userId}/1/v1` })]);
     const stored = await server.services.bucket.list(`models/${user.userId}/1/v1/`);
-    expect(stored).toEqual(expect.arrayContaining([`models/${user.userId}/1/v1/model.onnx`, `models/${user.userId}/1/v1/manifest.json`]));
+    expect(stored).toEqual(expect.arrayContaining([`models/${user.userId}/1/v1/model.onnx`, `models/${user.userId}/1/v1/manifest.json`, `models/${user.userId}/1/v1/spec.json`]));
+    // The resolved spec the model was trained from stays with it (the work folder that held it is removed).
+    const chunks: Buffer[] = [];
+    for await (const c of await server.services.bucket.read(`models/${user.userId}/1/v1/spec.json`)) chunks.push(c as Buffer);
+    const spec = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    expect(spec).toMatchObject({ kind: "tabular", command: "train", metric: "auc", threshold_metric: "auc", budget: { mode: "fast", time_budget_s: 4 } });
+    expect(spec.split.test.length).toBeGreaterThan(0);
     // The work folder is gone; the log stays.
     const uuid = (await server.services.experiments.repo.byUserNumber(user.userId, 1))!.id;
     expect(fs.existsSync(path.join(server.dataDir, "work", uuid))).toBe(false);

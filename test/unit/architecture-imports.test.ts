@@ -1,5 +1,7 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
+import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 // The layering rules of src/, checked on the real import statements (type-only imports included: a type
@@ -88,5 +90,36 @@ describe("src import layering", () => {
       DOMAIN_FOLDERS.includes(file.split("/")[0]!) ? targets.filter((t) => t.startsWith("http/")).map((t) => `${file} -> ${t}`) : [],
     );
     expect(upward).toEqual([]);
+  });
+});
+
+/** Functions (declarations, methods, arrows) longer than maxLines in one file, as "name (N lines)". */
+export function longFunctions(file: string, maxLines: number): string[] {
+  const text = readFileSync(file, "utf8");
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isFunctionLike(node) && "body" in node && node.body) {
+      const lines = source.getLineAndCharacterOfPosition(node.end).line - source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+      const name = (node as ts.FunctionDeclaration).name?.getText(source) ?? (ts.isVariableDeclaration(node.parent) ? node.parent.name.getText(source) : "(anonymous)");
+      if (lines > maxLines) found.push(`${name} (${lines} lines)`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe("src/jobs stays made of small parts", () => {
+  it("has no function over 80 lines (the job is a list of stages, not one closure)", () => {
+    const long = sourceFiles(join(SRC, "jobs")).flatMap((f) => longFunctions(f, 80).map((x) => `${relative(SRC, f)}: ${x}`));
+    expect(long).toEqual([]);
+  });
+
+  it("measures what it claims to (a 90-line function is found)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "long-fn-"));
+    const file = join(dir, "long.ts");
+    writeFileSync(file, `export const f = () => {\n${"  work();\n".repeat(88)}};\n`);
+    expect(longFunctions(file, 80)).toEqual(["f (90 lines)"]);
   });
 });

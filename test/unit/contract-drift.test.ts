@@ -7,7 +7,7 @@ import { contractErrors, loadSchema } from "../../src/contract/validate.js";
 import { METRIC_NAMES, type ColumnSpec, type ImageSpec, type JobSpec, type Manifest, type PipelineKind } from "../../src/contract/types.js";
 import { checkManifest, SERVED_FIELDS } from "../../src/serving/manifest.js";
 import { parseConfig } from "../../src/config.js";
-import { buildSpec } from "../../src/jobs/experiment-job.js";
+import { buildSpec } from "../../src/jobs/spec.js";
 import { defaultPython, PIPELINES_DIR } from "../../src/jobs/pipeline-process.js";
 import { experimentRequestSchema, withoutToken } from "../../src/experiments/request.js";
 import { studyOf } from "../../src/experiments/study.js";

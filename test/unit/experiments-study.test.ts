@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config.js";
 import { experimentRequestSchema, withoutToken } from "../../src/experiments/request.js";
 import { parseStudy, studyOf } from "../../src/experiments/study.js";
-import { storedStudy } from "../../src/jobs/experiment-job.js";
+import { storedStudy } from "../../src/jobs/spec.js";
 
 // The one translation of the seed's wire values. Every other place (datasets stage, job spec) reads its output.
 

@@ -5,6 +5,7 @@ before it is published."""
 from __future__ import annotations
 
 import copy
+import os
 
 import numpy as np
 import onnx
@@ -16,7 +17,19 @@ PARITY_TOL = 1e-4
 
 
 def export_onnx(model: torch.nn.Module, path: str, sample_inputs: list[np.ndarray]) -> dict:
-    """Writes ``path``; raises when the graph is invalid or differs from PyTorch. -> parity report."""
+    """Writes ``path`` only once the graph passed onnx.checker and matched PyTorch (a temp file, then a rename, like
+    the vision and tabular exports); raises otherwise and leaves nothing at ``path``. -> parity report."""
+    tmp = path + ".tmp"
+    try:
+        report = _export_checked(model, tmp, sample_inputs)
+        os.replace(tmp, path)
+        return report
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _export_checked(model: torch.nn.Module, path: str, sample_inputs: list[np.ndarray]) -> dict:
     m = copy.deepcopy(model).eval().float()
     dummy = torch.zeros(1, 3, m.in_h, m.in_w)
     with torch.no_grad():

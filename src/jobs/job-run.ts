@@ -1,0 +1,74 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { JobSpec, Manifest } from "../contract/types.js";
+import { logFileOf } from "../experiments/log.js";
+import type { ExperimentRepository, ExperimentRow } from "../experiments/repository.js";
+import { isTerminal, STAGE_START, type ExperimentStatus } from "../experiments/state.js";
+import type { Study } from "../experiments/study.js";
+import type { Logger } from "../logger.js";
+import type { PreparedDataset } from "./dataset-stage.js";
+import type { JobDeps } from "./deps.js";
+import { JobLease, JobStop } from "./lease.js";
+import { notifyTerminal } from "./notify.js";
+import { storedStudy } from "./spec.js";
+
+export type TransitionSet = NonNullable<NonNullable<Parameters<ExperimentRepository["transition"]>[2]>["set"]>;
+
+/** What the stages hand on to the later ones. */
+export interface StageState {
+  /** Retrospective: the published model under test, downloaded. */
+  source?: { dir: string; manifest: Manifest };
+  prepared?: PreparedDataset;
+  spec?: JobSpec;
+  /** The pipeline's manifest, path relative to outDir (train), then parsed (check). */
+  manifestFile?: string;
+  manifest?: Manifest;
+}
+
+export const workDirOf = (config: JobDeps["config"], uuid: string) => path.join(config.dataDir, "work", uuid);
+
+/**
+ * One run of one experiment under a held lease: where its files go, its log, and the one way to change its
+ * status (conditional on the lease, recorded in the log, the terminal state notified).
+ */
+export class JobRun {
+  readonly uuid: string;
+  readonly work: string;
+  readonly outDir: string;
+  readonly specPath: string;
+  readonly logFile: string;
+  readonly state: StageState = {};
+  status: ExperimentStatus;
+
+  constructor(readonly deps: JobDeps, readonly row: ExperimentRow, readonly lease: JobLease, readonly log: Logger) {
+    this.uuid = row.id;
+    this.status = row.status as ExperimentStatus;
+    this.work = workDirOf(deps.config, row.id);
+    this.outDir = path.join(this.work, "out");
+    this.specPath = path.join(this.work, "spec.json");
+    this.logFile = logFileOf(deps.config, row.id);
+    fs.mkdirSync(path.dirname(this.logFile), { recursive: true });
+  }
+
+  private parsedStudy?: Study;
+  /** Parsed on first use, inside a stage: a stored study that does not parse fails the job with the reason. */
+  get study(): Study {
+    return (this.parsedStudy ??= storedStudy(this.deps.config, this.row));
+  }
+
+  /** A line in the job log (GET .../logs), beside the pipeline's stderr. */
+  jobLog(line: string): void {
+    fs.appendFileSync(this.logFile, `[builder ${new Date().toISOString()}] ${line}\n`);
+  }
+
+  async move(to: ExperimentStatus, set: TransitionSet = {}): Promise<ExperimentRow> {
+    const { repo } = this.deps;
+    const progress = { fraction: STAGE_START[to], stage: to, updated_at: new Date().toISOString() };
+    const updated = await repo.transition(this.uuid, to, { owner: this.lease.owner, set, attempt: this.row.attempts > 1 ? this.row.attempts : undefined, progress });
+    if (!updated) throw new JobStop("refused");
+    this.status = to;
+    this.jobLog(`status ${to}${set.failureReason ? `: ${set.failureReason}` : ""}`);
+    if (isTerminal(to)) notifyTerminal(this.deps, updated);
+    return updated;
+  }
+}

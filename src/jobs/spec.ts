@@ -1,0 +1,45 @@
+import os from "node:os";
+import type { Config } from "../config.js";
+import type { JobSpec } from "../contract/types.js";
+import type { ExperimentRow } from "../experiments/repository.js";
+import { experimentRequestSchema, withoutToken } from "../experiments/request.js";
+import { parseStudy, studyOf, type Study } from "../experiments/study.js";
+import type { PreparedDataset } from "./dataset-stage.js";
+
+/** Every job trains and splits with this seed: the same data and request give the same model. */
+export const SEED = 42;
+
+/** The job spec, from the study and the prepared dataset only. */
+export function buildSpec(config: Config, row: Pick<ExperimentRow, "id">, study: Study, prepared: PreparedDataset, outDir: string, sourceDir?: string): JobSpec {
+  return {
+    schema_version: 1,
+    job_id: row.id,
+    command: study.command,
+    kind: study.kind,
+    problem: prepared.problem!,
+    data: {
+      root: prepared.root!,
+      table: prepared.table!,
+      id_col: prepared.idCol!,
+      images_col: prepared.imagesCol ?? null,
+      label_cols: prepared.labelCols ?? study.dataset.label_cols,
+      ...(prepared.dataCols?.length ? { data_cols: prepared.dataCols } : {}),
+      class_name_col: prepared.classNameCol ?? null,
+      sha256: prepared.sha256,
+    },
+    split: prepared.split!,
+    metric: study.metric,
+    threshold_metric: study.threshold_metric,
+    budget: study.budget,
+    seed: SEED,
+    device: "auto",
+    out_dir: outDir,
+    source_model: sourceDir ? { dir: sourceDir } : null,
+    options: { threads: Math.max(1, Math.floor(os.availableParallelism() / config.BUILDER_GPU_SLOTS)) },
+  };
+}
+
+/** The study stored with the row, parsed; rows from before migration 0003 have none and are translated now. */
+export function storedStudy(config: Config, row: Pick<ExperimentRow, "study" | "request">): Study {
+  return row.study ? parseStudy(row.study) : studyOf(withoutToken(experimentRequestSchema.parse(row.request)), config);
+}
