@@ -12,6 +12,9 @@ import { requestHash, withoutToken, type experimentRequestSchema } from "./reque
 import { isTerminal } from "./state.js";
 import { logFileOf, logObjectOf } from "./log.js";
 import { studyOf } from "./study.js";
+import { experimentEventStream, type StreamItem } from "./event-stream.js";
+import { experimentSummary, experimentView } from "./view.js";
+import type { ExperimentStatus } from "./state.js";
 import type { z } from "zod";
 
 export class ExperimentService {
@@ -66,6 +69,23 @@ export class ExperimentService {
       throw new ApiError(409, "experiment_id_in_use", `experiment_id ${request.experiment_id} is already used by a different request; choose a new experiment_id`);
     }
     return { created: false, row: existing };
+  }
+
+  /** The API view of one experiment, with its published model when this run of it made one. */
+  async view(row: ExperimentRow) {
+    const model = await this.deps.repo.latestModel(row.userId, row.experimentId);
+    return experimentView(row, model && model.experimentUuid === row.id ? model : undefined);
+  }
+
+  /** The caller's experiments, newest first, one page. */
+  async list(userId: string, page: { status?: ExperimentStatus[]; limit: number; offset: number }) {
+    const { rows, total } = await this.deps.repo.list(userId, page);
+    return { data: rows.map(experimentSummary), total, limit: page.limit, offset: page.offset, has_more: page.offset + rows.length < total };
+  }
+
+  /** Its events after `afterSeq` (Last-Event-ID) until the terminal state; see experimentEventStream. */
+  events(row: ExperimentRow, afterSeq: number, open: () => boolean): AsyncGenerator<StreamItem> {
+    return experimentEventStream(this.deps.repo, row, afterSeq, open);
   }
 
   /** Another user's experiment is 404, as if it did not exist. */

@@ -8,6 +8,7 @@ import { fetchImageBytes } from "../net/image-fetch.js";
 import type { Bucket } from "../storage/bucket.js";
 import { ApiError } from "../errors.js";
 import { ModelCache, ModelNotFound, type LoadedModel } from "./model-cache.js";
+import { ModelCatalog } from "./model-catalog.js";
 import { ModelRepository, type ModelRow } from "./model-repository.js";
 import { predictImage, predictTabular } from "./predictor.js";
 import { SessionClosed } from "./session.js";
@@ -16,6 +17,8 @@ import { SessionClosed } from "./session.js";
 export interface Serving {
   cache: ModelCache;
   repo: ModelRepository;
+  /** The model routes' views and the model file download. */
+  catalog: ModelCatalog;
   guard: OutboundGuard;
   predict(userId: string, experimentId: number, message: unknown): Promise<Record<string, unknown>>;
   model(userId: string, experimentId: number): Promise<LoadedModel>;
@@ -69,6 +72,7 @@ export function createServing(deps: { config: Config; db: Db; bucket: Bucket; ev
   return {
     cache,
     repo,
+    catalog: new ModelCatalog({ repo, bucket }),
     guard,
     model,
     async predict(userId, experimentId, message) {

@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { ApiError } from "../../errors.js";
+import { experimentId, experimentIdParams } from "../params.js";
 import { defineRoute } from "../route.js";
 
 // POST /v1/experiments/{experiment_id}/predict (canonical) and POST /predict (the seed's form, where the model
 // is named by experiment_id in the body, the x-experiment-id header or the experiment_id query parameter).
 
-const experimentId = z.coerce.number().int().positive("must be a positive integer").max(2_147_483_647);
 const message = z.union([z.string().min(1, "must not be empty"), z.array(z.unknown())], {
   error: "message must be an image URI (string) or, for tabular models, an array of numbers in data_cols order",
 });
@@ -27,7 +27,7 @@ export const predictRoutes = [
     auth: "any",
     summary: "Predict with the newest published model of an experiment",
     tags: ["prediction"],
-    params: z.object({ experiment_id: experimentId }),
+    params: experimentIdParams,
     body: z.object({ message }),
     responses: answer,
     handler: async ({ services, auth, params, body }) => ({

@@ -1,0 +1,78 @@
+import type { Readable } from "node:stream";
+import { ApiError } from "../errors.js";
+import { BucketNotFoundError, type Bucket } from "../storage/bucket.js";
+import { checkManifest, classNames } from "./manifest.js";
+import type { ModelRepository, ModelRow } from "./model-repository.js";
+
+/** What a caller needs to call /predict: kind, inputs (data_cols or image spec), classes, thresholds, metrics, version. */
+export function modelView(row: ModelRow) {
+  const m = checkManifest(row.manifest);
+  return {
+    experiment_id: row.experimentId,
+    version: row.version,
+    kind: m.kind,
+    problem: m.problem,
+    created_at: row.createdAt,
+    inputs: {
+      name: m.input.name,
+      ...(m.input.image ? { image: m.input.image, message: "an image URI: https://, http://, data:image/...;base64, or gs://<bucket>/<your path>" } : {}),
+      ...(m.input.columns
+        ? {
+            data_cols: m.input.columns.map((c) => c.name),
+            columns: m.input.columns,
+            message: "an array of numbers in data_cols order; categorical columns take their integer code",
+          }
+        : {}),
+    },
+    classes: classNames(m),
+    thresholds: m.thresholds ?? null,
+    threshold_rule: m.threshold_rule ?? null,
+    metric: m.metric ?? null,
+    metrics: m.metrics,
+    ...(m.detection ? { detection: m.detection } : {}),
+    outputs: m.outputs,
+  };
+}
+
+/** The caller's published models as the API shows them, and the ONNX file of one. Another user's model is 404. */
+export class ModelCatalog {
+  constructor(private readonly deps: { repo: ModelRepository; bucket: Bucket }) {}
+
+  private async latest(userId: string, experimentId: number): Promise<ModelRow> {
+    const row = await this.deps.repo.latest(userId, experimentId);
+    if (!row) throw new ApiError(404, "not_found", `experiment ${experimentId} has no published model`);
+    return row;
+  }
+
+  /** The newest version of each experiment. One unreadable manifest must not hide the others: it is listed with what the row knows. */
+  async list(userId: string) {
+    const rows = await this.deps.repo.listLatest(userId);
+    return rows.map((row) => {
+      try {
+        return modelView(row);
+      } catch (err) {
+        return { experiment_id: row.experimentId, version: row.version, kind: row.kind, created_at: row.createdAt, error: (err as Error).message };
+      }
+    });
+  }
+
+  async describe(userId: string, experimentId: number) {
+    return modelView(await this.latest(userId, experimentId));
+  }
+
+  /** The newest version's model file, opened for streaming, with its size and a download name. */
+  async openModelFile(userId: string, experimentId: number): Promise<{ stream: Readable; size: number; filename: string }> {
+    const row = await this.latest(userId, experimentId);
+    const objectPath = `${row.storePath.replace(/\/+$/, "")}/${checkManifest(row.manifest).model_file}`;
+    const missing = () => new ApiError(404, "not_found", "the model file is missing from storage");
+    const st = await this.deps.bucket.stat(objectPath);
+    if (!st) throw missing();
+    try {
+      const stream = await this.deps.bucket.read(objectPath);
+      return { stream, size: st.size, filename: `experiment-${row.experimentId}-v${row.version}.onnx` };
+    } catch (err) {
+      if (err instanceof BucketNotFoundError) throw missing();
+      throw err;
+    }
+  }
+}
