@@ -11,6 +11,8 @@ export function experimentView(row: ExperimentRow, model?: ModelRow) {
     progress: row.progress,
     history: row.history,
     request,
+    /** How Builder read the request (src/experiments/study.ts): kind, family, metric, threshold_metric, budget. */
+    study: row.study ?? null,
     dataset_report: row.datasetReport ?? null,
     metrics: row.metrics ?? null,
     ...(retrospective ? { original_metrics: row.originalMetrics ?? null, source_experiment_id: request.source_experiment_id } : {}),

@@ -61,6 +61,8 @@ describe.each(dbTargets())("experiments API on %s", (target) => {
     expect(first.headers.get("location")).toBe("/v1/experiments/11");
     expect(first.body.request).not.toHaveProperty("user_token");
     expect(first.body.request.study_type).toBe("Builder");
+    // How Builder read it, stored beside the request: fast mode with the request's own budget, AUC for a data classification.
+    expect(first.body.study).toMatchObject({ kind: "tabular", family: "classification", metric: "auc", threshold_metric: "auc", budget: { mode: "fast" } });
     const again = await alice.client.post("/v1/experiments", { ...body, study_type: "BUILDER", user_token: "another-token" });
     expect(again.status).toBe(200);
     expect(again.body.experiment_id).toBe(11);
