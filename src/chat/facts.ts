@@ -1,6 +1,6 @@
 import type { ExperimentRow } from "../experiments/repository.js";
 import type { ModelRow } from "../serving/model-repository.js";
-import { checkManifest, classNames, type ColumnSpec, type Manifest } from "../serving/manifest.js";
+import { checkManifest, classNames, type ColumnSpec, type ServedManifest } from "../serving/manifest.js";
 import type { DatasetProblem, DatasetReport } from "../datasets/report.js";
 import { METRIC_NAMES } from "../contract/types.js";
 
@@ -58,7 +58,7 @@ const problem = (p: DatasetProblem) => ({ code: p.code, message: p.message, ...(
 export function experimentFacts(row: ExperimentRow, model?: ModelRow | null) {
   const req = row.request as Record<string, unknown>;
   const report = row.datasetReport as DatasetReport | null;
-  let manifest: Manifest | undefined;
+  let manifest: ServedManifest | undefined;
   try {
     manifest = model ? checkManifest(model.manifest) : undefined;
   } catch {

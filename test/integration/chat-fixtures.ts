@@ -139,7 +139,8 @@ export const B_SECRETS = ["0.555", "0.999", "0.987", "secret_b_column", "b_priva
 export async function seedAccount(server: TestServer, userId: string, seeds: Seed[]): Promise<void> {
   const repo = server.services.experiments.repo;
   for (const s of seeds) {
-    const row = await repo.insert({ userId, experimentId: s.id, request: s.request, requestHash: createHash("sha256").update(JSON.stringify(s.request)).digest("hex") });
+    // study: null, as on rows from before migration 0003: these are seeded straight into their state and never run.
+    const row = await repo.insert({ userId, experimentId: s.id, request: s.request, study: null, requestHash: createHash("sha256").update(JSON.stringify(s.request)).digest("hex") });
     if (!row) throw new Error(`experiment ${s.id} exists`);
     const before: Partial<Record<ExperimentStatus, ExperimentStatus[]>> = { invalid_dataset: PATH.slice(0, 2), failed: PATH.slice(0, 3), training: PATH.slice(0, 2), ready: PATH };
     for (const st of before[s.status] ?? []) await repo.transition(row.id, st);
