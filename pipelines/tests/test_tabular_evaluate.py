@@ -64,3 +64,21 @@ def test_unknown_category_names_row_and_column(tmp_path, trained):
     assert proc.returncode == 3
     assert "data row 5, column 'site': unknown category 'west'" in proc.stderr
     assert not (Path(spec["out_dir"]) / "manifest.json").exists()
+
+
+def test_evaluate_a_regression_model_published_before_metric_was_required(tmp_path):
+    # Regression manifests used to carry no `metric`; the contract now requires one (rmse). Evaluating such an older
+    # model must still publish a manifest that passes the schema, naming rmse as the spec does.
+    (tmp_path / "train").mkdir()
+    _, src_out = train_in_process(make_spec(tmp_path / "train", "regression", budget=4))
+    legacy = json.loads((src_out / "manifest.json").read_text())
+    del legacy["metric"]
+    (src_out / "manifest.json").write_text(json.dumps(legacy))
+    (tmp_path / "new").mkdir()
+    table, _, split = make_data(tmp_path / "new", "regression", n_patients=40, seed=5)
+    spec = dict(evaluate_spec(tmp_path, src_out, table, split["train"] + split["val"] + split["test"]),
+                problem="regression", metric="rmse", threshold_metric=None)
+    proc, _ = run_cli(spec, tmp_path, "eval.json")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    m = json.loads((Path(spec["out_dir"]) / "manifest.json").read_text())
+    assert m["metric"] == "rmse" and contract.errors("manifest", m) == []
