@@ -45,8 +45,13 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
   });
 
   // /predict carries images as data: URIs: allow base64 of FETCH_MAX_BYTES there (serving checks the decoded size).
+  // Every failure on these paths (auth, body, model, image) answers the seed's prediction contract (`error: 1`).
   const predictLimit = Math.ceil((services.config.FETCH_MAX_BYTES * 4) / 3) + 64 * 1024;
-  app.use(["/predict", "/v1/experiments/:experiment_id/predict"], express.json({ limit: predictLimit }));
+  app.use(PREDICT_PATHS, (_req: Request, res: Response, next: NextFunction) => {
+    res.locals.predictContract = true;
+    next();
+  });
+  app.use(PREDICT_PATHS, express.json({ limit: predictLimit }));
   app.use(express.json({ limit: "1mb" }));
 
   const router = express.Router();
@@ -68,7 +73,18 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
     if (apiError.status >= 500) req.log?.error({ err }, "request failed");
     if (res.headersSent) return void res.end();
     if (apiError.headers) res.set(apiError.headers);
-    res.status(apiError.status).json(errorBody(apiError));
+    res.status(apiError.status).json(res.locals.predictContract ? predictErrorBody(apiError) : errorBody(apiError));
   });
   return app;
+}
+
+const PREDICT_PATHS = ["/predict", "/v1/experiments/:experiment_id/predict"];
+
+/**
+ * A failed prediction in the seed's contract: `error` is the number 1 (a success says 0), so a client that tests
+ * `error == 1` sees every failure; code, message, type (and details) sit beside it at the top level.
+ */
+export function predictErrorBody(e: ApiError) {
+  const { error } = errorBody(e);
+  return { error: 1, ...error };
 }

@@ -32,9 +32,9 @@ export function errorBody(error: ApiError) {
 /** Anything thrown in a request: our own errors as they are, Express body-parser failures mapped, the rest a 500. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
-  const e = err as { type?: string; status?: number; message?: string };
+  const e = err as { type?: string; status?: number; message?: string; limit?: number };
   if (e?.type === "entity.parse.failed") return new ApiError(400, "invalid_json", `the body is not valid JSON: ${e.message}`);
-  if (e?.type === "entity.too.large") return new ApiError(413, "payload_too_large", "the JSON body is larger than 1 MB");
+  if (e?.type === "entity.too.large") return new ApiError(413, "payload_too_large", `the JSON body is larger than ${e.limit ?? 1_048_576} bytes`);
   if (e?.type === "encoding.unsupported" || e?.type === "charset.unsupported") return new ApiError(415, "unsupported_encoding", e.message ?? "unsupported encoding");
   return errors.internal();
 }

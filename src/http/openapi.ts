@@ -47,7 +47,8 @@ export function buildOpenApi(routes: AnyRoute[], version: string) {
         ...(r.schema ? { content: { [r.contentType ?? "application/json"]: { schema: jsonSchema(r.schema, "output") } } } : {}),
       };
     }
-    responses.default = { description: "Error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
+    const errorSchema = route.errorSchema ? jsonSchema(route.errorSchema, "output") : { $ref: "#/components/schemas/Error" };
+    responses.default = { description: "Error", content: { "application/json": { schema: errorSchema } } };
     const op: Record<string, unknown> = {
       summary: route.summary,
       tags: route.tags ?? [],

@@ -37,6 +37,8 @@ export interface RouteDef<P extends Schema | undefined, Q extends Schema | undef
   /** Raw-body routes (uploads, SSE) skip the JSON body; documented as this content type. */
   rawBody?: { contentType: string; description: string };
   responses?: Record<number, { description: string; schema?: Schema; contentType?: string }>;
+  /** The body of this route's failures when it is not the common Error (the /predict routes speak the seed's contract). */
+  errorSchema?: Schema;
   handler: (ctx: HandlerContext<Out<P>, Out<Q>, Out<B>>) => Promise<HandlerResult | void>;
 }
 

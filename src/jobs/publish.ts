@@ -16,6 +16,7 @@ function filesUnder(dir: string): string[] {
  * an orphan folder that the re-run overwrites (the version number is only taken by the row).
  */
 export async function publishModel(deps: JobDeps, row: ExperimentRow, manifest: Manifest, outDir: string, owner: string): Promise<ModelRow> {
+  checkPublishable(manifest);
   const version = await deps.repo.nextModelVersion(row.id);
   const storePath = `models/${row.userId}/${row.experimentId}/v${version}`;
   const files = filesUnder(outDir).sort((a, b) => Number(a === "manifest.json") - Number(b === "manifest.json"));
@@ -32,4 +33,15 @@ export async function publishModel(deps: JobDeps, row: ExperimentRow, manifest: 
     storePath,
     manifest,
   });
+}
+
+/**
+ * What serving promises for every published model of a kind. A vision classifier answers Grad-CAM maps for
+ * each positive class (the seed's `gradients`), so one without a CAM output is not published: the experiment
+ * fails with this message instead of serving `gradients: {}` without a word.
+ */
+export function checkPublishable(manifest: { kind?: string; outputs?: { cam?: string } }): void {
+  if (manifest.kind === "vision_classification" && !manifest.outputs?.cam) {
+    throw new Error("the vision model has no Grad-CAM output (manifest outputs.cam), so predictions could not carry gradients; it was not published");
+  }
 }

@@ -42,7 +42,9 @@ function visionBody(m: ServedManifest, out: Record<string, Tensor>, pre: Preproc
       if (p === 1 && i < k) gradients[String(i)] = camToGradient(data.subarray(i * h * w, (i + 1) * h * w), h, w, columnas, filas, crop);
     });
   }
-  return { prediccion, score: scores, classes: classNames(m), error: 0, columnas, filas, gradients };
+  // Publishing refuses vision models without a CAM output; a model stored before that check says why it has no maps.
+  const why = m.outputs.cam ? {} : { gradients_unavailable: "this model was published without a Grad-CAM output (outputs.cam); re-run the experiment to get maps" };
+  return { prediccion, score: scores, classes: classNames(m), error: 0, columnas, filas, gradients, ...why };
 }
 
 function detectionBody(m: ServedManifest, out: Record<string, Tensor>, pre: Preprocessed) {

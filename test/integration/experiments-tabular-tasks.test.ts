@@ -94,8 +94,8 @@ describe(`tabular experiments through the API on ${primaryTarget()}`, () => {
 
     const unknown = await client.post("/v1/experiments/31/predict", { message: [50, 9.5, 7] });
     expect(unknown.status).toBe(400);
-    expect(unknown.body.error.code).toBe("invalid_request");
-    expect(JSON.stringify(unknown.body.error.details)).toMatch(/site: unknown category 7/);
+    expect(unknown.body.code).toBe("invalid_request");
+    expect(JSON.stringify(unknown.body.details)).toMatch(/site: unknown category 7/);
   });
 
   it("trains a regression model and answers prediccion [value] with score [value]", async () => {

@@ -110,7 +110,7 @@ describe.skipIf(!haveFixturePython)("POST /predict for every model kind", () => 
     for (const message of cases) {
       const { status, body } = await predict(alice.key, EXP.tabular_binary, message);
       expect(status, JSON.stringify(message)).toBe(400);
-      expect(body.error.message).toContain("age, sex, bmi, site");
+      expect(body.message).toContain("age, sex, bmi, site");
     }
     // A categorical value may be sent as its original label too.
     expect((await predict(alice.key, EXP.tabular_binary, [63, "M", 27.5, "east"])).status).toBe(201);
@@ -129,7 +129,7 @@ describe.skipIf(!haveFixturePython)("POST /predict for every model kind", () => 
     expect(bodies[2]).toEqual(bodies[0]);
     const none = await post("/predict", { message: row });
     expect(none.status).toBe(400);
-    expect(((await none.json()) as any).error.code).toBe("missing_experiment_id");
+    expect(((await none.json()) as any).code).toBe("missing_experiment_id");
     const noMessage = await post("/predict", { experiment_id: 5 });
     expect(noMessage.status).toBe(400);
   });
@@ -137,7 +137,7 @@ describe.skipIf(!haveFixturePython)("POST /predict for every model kind", () => 
   it("answers 404 for another user's model and for an experiment without one", async () => {
     const other = await predict(bob.key, EXP.tabular_binary, fx.expected["tabular_binary/row0"].row);
     expect(other.status).toBe(404);
-    expect(other.body.error.code).toBe("not_found");
+    expect(other.body.code).toBe("not_found");
     expect((await predict(alice.key, 99, [1, 2, 3, 4])).status).toBe(404);
     expect((await fetch(`${server.url}/v1/models/${EXP.vision_binary}`, { headers: bearer(bob.key) })).status).toBe(404);
     expect((await fetch(`${server.url}/v1/models/${EXP.vision_binary}/download`, { headers: bearer(bob.key) })).status).toBe(404);
@@ -208,10 +208,10 @@ describe.skipIf(!haveFixturePython)("POST /predict for every model kind", () => 
   it("refuses a non-image and a non-URI message for image models", async () => {
     const html = `data:image/png;base64,${Buffer.from("<html>not an image</html>").toString("base64")}`;
     const r1 = await predict(alice.key, EXP.vision_binary, html);
-    expect([r1.status, r1.body.error.code]).toEqual([415, "unsupported_image_type"]);
+    expect([r1.status, r1.body.code]).toEqual([415, "unsupported_image_type"]);
     const r2 = await predict(alice.key, EXP.vision_binary, [1, 2, 3]);
     expect(r2.status).toBe(400);
     const r3 = await predict(alice.key, EXP.vision_binary, "file:///etc/passwd");
-    expect([r3.status, r3.body.error.code]).toEqual([400, "unsupported_uri_scheme"]);
+    expect([r3.status, r3.body.code]).toEqual([400, "unsupported_uri_scheme"]);
   });
 });

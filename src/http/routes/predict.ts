@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ApiError } from "../../errors.js";
 import { experimentId, experimentIdParams } from "../params.js";
 import { defineRoute } from "../route.js";
+import type { Services } from "../../services.js";
 
 // POST /v1/experiments/{experiment_id}/predict (canonical) and POST /predict (the seed's form, where the model
 // is named by experiment_id in the body, the x-experiment-id header or the experiment_id query parameter).
@@ -10,15 +11,50 @@ const message = z.union([z.string().min(1, "must not be empty"), z.array(z.unkno
   error: "message must be an image URI (string) or, for tabular models, an array of numbers in data_cols order",
 });
 
+/** The seed's failed-prediction body: `error` is 1 and code, message, type sit beside it (details for bad fields). */
+export const predictErrorSchema = z.object({
+  error: z.literal(1),
+  code: z.string(),
+  message: z.string(),
+  type: z.string(),
+  details: z.array(z.record(z.string(), z.unknown())).optional(),
+});
+
+const failure = (description: string) => ({ description, schema: predictErrorSchema });
+
 const answer = {
   201: {
     description:
       "vision: prediccion, score, classes, error 0, columnas, filas, gradients; detection: boxes, score, classification, error 0, classes; " +
       "tabular: prediccion, score, classes, error 0 (regression: prediccion [value], score [value])",
   },
-  400: { description: "bad message (wrong length, NaN, string, unknown category; bad URI)" },
-  404: { description: "no published model for this experiment (or not yours)" },
+  400: failure("bad body or message (wrong length, NaN, string, unknown category; bad URI; undecodable image)"),
+  401: failure("missing or invalid API key"),
+  403: failure("revoked API key; refused image link (private address, host not allowed)"),
+  404: failure("no such experiment (or not yours), or an image object that is not yours"),
+  409: failure("model_not_ready: the experiment exists but has no published model yet (queued, running, failed or cancelled)"),
+  413: failure("body, image or pixel count over the limits"),
+  429: failure("rate limit exceeded"),
+  415: failure("the image cannot be decoded, or its type is not supported"),
+  422: failure("the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects)"),
 };
+
+/**
+ * The newest model's answer. An experiment that exists but has no published model is 409 model_not_ready with
+ * its state, so a client can tell "wait" from "wrong id"; an unknown (or another user's) experiment stays 404.
+ */
+async function predict(services: Services, userId: string, experimentId: number, message: unknown) {
+  try {
+    return await services.serving.predict(userId, experimentId, message);
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code !== "not_found" || !err.message.startsWith(`experiment ${experimentId} has no published model`)) throw err;
+    const row = await services.experiments.get(userId, experimentId); // 404 when there is no such experiment
+    const why = row.status === "failed" || row.status === "cancelled" ? `it ended ${row.status} without a model` : `it is ${row.status}; try again when it is ready`;
+    throw new ApiError(409, "model_not_ready", `experiment ${experimentId} has no published model: ${why}`, [
+      { field: "experiment_id", message: `the experiment is ${row.status}`, status: row.status },
+    ]);
+  }
+}
 
 export const predictRoutes = [
   defineRoute({
@@ -30,9 +66,10 @@ export const predictRoutes = [
     params: experimentIdParams,
     body: z.object({ message }),
     responses: answer,
+    errorSchema: predictErrorSchema,
     handler: async ({ services, auth, params, body }) => ({
       status: 201,
-      body: await services.serving.predict(auth.userId, params.experiment_id, body.message),
+      body: await predict(services, auth.userId, params.experiment_id, body.message),
     }),
   }),
   defineRoute({
@@ -44,6 +81,7 @@ export const predictRoutes = [
     query: z.object({ experiment_id: experimentId.optional() }),
     body: z.object({ message, experiment_id: experimentId.optional() }),
     responses: answer,
+    errorSchema: predictErrorSchema,
     handler: async ({ req, services, auth, query, body }) => {
       const header = req.get("x-experiment-id");
       let id = body.experiment_id ?? query.experiment_id;
@@ -59,7 +97,7 @@ export const predictRoutes = [
           { field: "experiment_id", message: "required" },
         ]);
       }
-      return { status: 201, body: await services.serving.predict(auth.userId, id, body.message) };
+      return { status: 201, body: await predict(services, auth.userId, id, body.message) };
     },
   }),
 ];
