@@ -23,7 +23,7 @@ def image_ids(voc_dir: str, split: str) -> list[str]:
 def voc_rows(voc_dir: str, ids: list[str]) -> tuple[list[dict], int]:
     """One row per box (class empty for an image without boxes); -> (rows, boxes skipped).
     VOC pixel coordinates are 1-based inclusive; they are kept as written (the usual convention
-    for BCCD results). Boxes with no area are skipped and counted."""
+    for BCCD results). Boxes with no area are skipped and counted, as Builder's dataset check does."""
     rows, skipped = [], 0
     for image_id in ids:
         root = ET.parse(os.path.join(voc_dir, "Annotations", f"{image_id}.xml")).getroot()
@@ -53,30 +53,23 @@ def write_normalised_csv(voc_dir: str, ids: list[str], path: str) -> int:
     return skipped
 
 
-def cleaned_annotation(xml_path: str) -> tuple[bytes, int]:
-    """The VOC XML without its zero-area boxes (BCCD has two, xmin == xmax): Builder's datasets stage refuses
-    them as `box_invalid`, so a user would delete them before uploading. -> (xml bytes, boxes removed)."""
-    tree = ET.parse(xml_path)
-    root, removed = tree.getroot(), 0
-    for obj in list(root.iter("object")):
-        bb = obj.find("bndbox")
-        x1, y1, x2, y2 = (float(bb.find(k).text) for k in ("xmin", "ymin", "xmax", "ymax"))
-        if x2 <= x1 or y2 <= y1:
-            root.remove(obj)
-            removed += 1
-    return ET.tostring(root, encoding="utf-8"), removed
-
-
 def write_user_zip(voc_dir: str, ids: list[str], path: str, folder: str = "bccd") -> int:
-    """The zip a user uploads: <folder>/JPEGImages, <folder>/Annotations, <folder>/ImageSets/Main, with the
-    zero-area boxes removed (as the direct mode skips them). -> boxes removed."""
-    removed = 0
+    """The zip a user uploads: BCCD exactly as published (<folder>/JPEGImages, <folder>/Annotations and
+    <folder>/ImageSets/Main/*.txt, unchanged bytes) for the given images. Its two zero-area boxes stay in: Builder's
+    dataset check leaves them out with a warning. -> files written."""
+    wanted = set(ids)
+    n = 0
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         for image_id in ids:
             zf.write(os.path.join(voc_dir, "JPEGImages", f"{image_id}.jpg"), f"{folder}/JPEGImages/{image_id}.jpg",
                      compress_type=zipfile.ZIP_STORED)  # JPEG does not compress further
-            xml, n = cleaned_annotation(os.path.join(voc_dir, "Annotations", f"{image_id}.xml"))
-            removed += n
-            zf.writestr(f"{folder}/Annotations/{image_id}.xml", xml)
-        zf.writestr(f"{folder}/ImageSets/Main/all.txt", "\n".join(ids) + "\n")
-    return removed
+            zf.write(os.path.join(voc_dir, "Annotations", f"{image_id}.xml"), f"{folder}/Annotations/{image_id}.xml")
+            n += 2
+        sets = os.path.join(voc_dir, "ImageSets", "Main")
+        for name in sorted(os.listdir(sets)):
+            with open(os.path.join(sets, name), encoding="utf-8") as fh:
+                listed = {line.strip() for line in fh if line.strip()}
+            if listed <= wanted:  # the published split files that cover only images in this zip
+                zf.write(os.path.join(sets, name), f"{folder}/ImageSets/Main/{name}")
+                n += 1
+    return n

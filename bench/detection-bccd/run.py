@@ -109,8 +109,8 @@ def main() -> None:
     work = args.work or tempfile.mkdtemp(prefix="bccd-bench-")
     os.makedirs(work, exist_ok=True)
     zip_path = os.path.join(work, "bccd_upload.zip")
-    removed = write_user_zip(voc, image_ids(voc, "trainval"), zip_path)
-    print(f"work folder {work} (bccd_upload.zip = the VOC zip a user would upload; {removed} zero-area boxes removed)")
+    files = write_user_zip(voc, image_ids(voc, "trainval"), zip_path)
+    print(f"work folder {work} (bccd_upload.zip = BCCD train+val exactly as published, {files} files)")
     for mode in (["fast", "best"] if args.mode == "both" else [args.mode]):
         if args.http:
             report(run_http(mode, zip_path, args.seed))

@@ -199,10 +199,12 @@ async function analyseDetection(
   const images = [...new Set(boxes.map((b) => b.image).filter((i): i is string => !!i))];
   const sizes = await inspectImages(root, images, { signal: opts.signal });
   reportImages(sizes, report);
-  checkBoxes(boxes, sizes, report);
+  // The table holds the boxes as cleaned (clipped, corners ordered, zero-area ones left out). An image whose every
+  // box was left out is left out too: as a "no objects" image it would teach that its objects are background.
+  const cleaned = checkBoxes(boxes, sizes, report);
+  const hasBoxes = new Set(cleaned.filter((b) => b.coords).map((b) => b.image));
   // One row per box; an image with boxes drops its "no objects" row.
-  const hasBoxes = new Set(boxes.filter((b) => b.coords).map((b) => b.image));
-  const rows = boxes
+  const rows = cleaned
     .filter((b) => b.image && (b.coords || !hasBoxes.has(b.image)))
     .map((b) => [b.patient, b.image!, b.coords ? b.label : "", ...(b.coords ? b.coords.map(String) : ["", "", "", ""])]);
   return {

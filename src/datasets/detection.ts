@@ -175,44 +175,93 @@ export function boxesFromCoco(coco: CocoFile, jsonPath: string, ctx: Ctx): Box[]
   return boxes;
 }
 
-/** Box geometry against the decoded image sizes, plus the summary. */
-export function checkBoxes(boxes: Box[], sizes: Map<string, ImageInfo>, report: ReportBuilder): void {
+/** Narrower or lower than this many pixels, a box outlines nothing a detector can learn (YOLO drops them too). */
+export const MIN_BOX_SIDE = 1;
+/** How far a box may overhang the image and still be clipped: a few pixels, or 2% of the side on large images. */
+export const clipTolerance = (side: number) => Math.max(4, 0.02 * side);
+
+/**
+ * Box geometry against the decoded image sizes, the summary, and the boxes to train on. Trivia a careful annotator
+ * would fix by hand are fixed here, each with a warning naming the row or file: corners given in the wrong order
+ * are swapped, boxes overhanging the image by a few pixels are clipped, zero-area and sub-pixel boxes are dropped.
+ * What cannot be interpreted stays an error: boxes inverted on both axes in most rows (another coordinate
+ * convention, such as x, y, width, height), boxes far outside their image, and a class left with no box.
+ */
+export function checkBoxes(boxes: Box[], sizes: Map<string, ImageInfo>, report: ReportBuilder): Box[] {
+  const withCoords = boxes.filter((b) => b.coords);
+  const invertedBoth = withCoords.filter((b) => b.coords![0] > b.coords![2] && b.coords![1] > b.coords![3]);
+  if (withCoords.length > 0 && invertedBoth.length > withCoords.length / 2) {
+    report.error(
+      "box_inverted",
+      `${invertedBoth.length} of ${withCoords.length} boxes have x2 < x1 and y2 < y1: the coordinates look like another convention (x, y, width, height?); Builder expects the corners x1, y1, x2, y2 in pixels`,
+      invertedBoth[0].where,
+    );
+    return boxes;
+  }
+  const given: Record<string, number> = {};
   const classCounts: Record<string, number> = {};
   const seen = new Set<string>();
   const empty = new Set<string>();
   const withBoxes = new Set<string>();
+  const kept: Box[] = [];
+  let dropped = 0, clipped = 0, swapped = 0;
   for (const b of boxes) {
     const img = b.image ?? b.imageAsWritten;
     if (!b.coords) {
       if (b.label === "") empty.add(img);
+      kept.push(b);
+      continue;
+    }
+    given[b.label] = (given[b.label] ?? 0) + 1;
+    const where = { ...b.where, path: b.where.path ?? b.imageAsWritten };
+    const text = `(${b.coords.join(", ")}) on '${b.imageAsWritten}'`;
+    let [x1, y1, x2, y2] = b.coords;
+    if (x1 > x2 || y1 > y2) {
+      [x1, x2, y1, y2] = [Math.min(x1, x2), Math.max(x1, x2), Math.min(y1, y2), Math.max(y1, y2)];
+      report.warn("box_corners_swapped", `the box ${text} gives its corners in the wrong order; used as (${x1}, ${y1}, ${x2}, ${y2})`, where);
+      swapped++;
+    }
+    const info = b.image ? sizes.get(b.image) : undefined;
+    if (info && "width" in info && (x1 < 0 || y1 < 0 || x2 > info.width || y2 > info.height)) {
+      const over = Math.max(-x1, -y1, x2 - info.width, y2 - info.height);
+      if (over > clipTolerance(Math.max(info.width, info.height)) || x1 >= info.width || y1 >= info.height || x2 <= 0 || y2 <= 0) {
+        report.error("box_outside_image", `the box ${text} lies outside the image (${info.width}x${info.height} pixels) by ${over} pixels; are the coordinates for another size of the image?`, where);
+        continue;
+      }
+      [x1, y1, x2, y2] = [Math.max(0, x1), Math.max(0, y1), Math.min(info.width, x2), Math.min(info.height, y2)];
+      report.warn("box_clipped", `the box ${text} overhangs the image (${info.width}x${info.height} pixels) by ${over} pixels; clipped to (${x1}, ${y1}, ${x2}, ${y2})`, where);
+      clipped++;
+    }
+    if (x2 - x1 < MIN_BOX_SIDE || y2 - y1 < MIN_BOX_SIDE) {
+      report.warn("box_degenerate", `the box ${text} has no area (${x2 - x1} x ${y2 - y1} pixels); it is left out`, where);
+      dropped++;
       continue;
     }
     withBoxes.add(img);
     classCounts[b.label] = (classCounts[b.label] ?? 0) + 1;
-    const [x1, y1, x2, y2] = b.coords;
-    if (!(x1 < x2 && y1 < y2)) {
-      report.error("box_invalid", `the box (${x1}, ${y1}, ${x2}, ${y2}) on '${b.imageAsWritten}' needs x1 < x2 and y1 < y2`, b.where);
-      continue;
-    }
-    const info = b.image ? sizes.get(b.image) : undefined;
-    if (info && "width" in info && (x1 < 0 || y1 < 0 || x2 > info.width || y2 > info.height)) {
-      report.error("box_outside_image", `the box (${x1}, ${y1}, ${x2}, ${y2}) lies outside '${b.imageAsWritten}' (${info.width}x${info.height} pixels)`, b.where);
-    }
-    const key = `${img}\u0000${b.label}\u0000${b.coords.join(",")}`;
-    if (seen.has(key)) report.warn("duplicate_box", `the same '${b.label}' box is given twice on '${b.imageAsWritten}'`, b.where);
+    const key = `${img}\u0000${b.label}\u0000${[x1, y1, x2, y2].join(",")}`;
+    if (seen.has(key)) report.warn("duplicate_box", `the same '${b.label}' box is given twice on '${b.imageAsWritten}'`, where);
     seen.add(key);
+    kept.push({ ...b, coords: [x1, y1, x2, y2] });
+  }
+  for (const [label, n] of Object.entries(given)) {
+    if (!classCounts[label]) report.error("class_no_boxes", `every one of the ${n} '${label}' box(es) was left out or refused; the class has nothing left to learn from`);
   }
   for (const img of empty) {
     if (withBoxes.has(img)) report.warn("image_empty_and_boxes", `'${img}' has a row with an empty class (no objects) and also boxes; the empty row is ignored`, { path: img });
   }
-  if (Object.keys(classCounts).length === 0) report.error("no_boxes", "the dataset holds no boxes at all; a detector needs labelled objects");
+  if (Object.keys(given).length === 0) report.error("no_boxes", "the dataset holds no boxes at all; a detector needs labelled objects");
   const images = new Set(boxes.map((b) => b.image ?? b.imageAsWritten));
   report.summary.boxes = Object.values(classCounts).reduce((a, b) => a + b, 0);
+  report.summary.boxes_dropped = dropped;
+  report.summary.boxes_clipped = clipped;
+  report.summary.boxes_swapped = swapped;
   report.summary.images = images.size;
   report.summary.images_without_objects = [...empty].filter((i) => !withBoxes.has(i)).length;
   report.summary.patients = new Set(boxes.map((b) => b.patient)).size;
   report.summary.rows = boxes.length;
   report.summary.class_counts = { label: classCounts };
+  return kept;
 }
 
 export function readCoco(file: string, jsonPath: string): unknown {

@@ -29,7 +29,11 @@ export interface DatasetSummary {
   image_sizes?: { width: { min: number; max: number }; height: { min: number; max: number }; channels: Record<string, number> };
   features?: Array<{ name: string; type: "numeric" | "categorical"; min?: number; max?: number; categories?: number; missing: number }>;
   label_range?: { min: number; max: number };
+  /** Boxes kept for training; dropped (zero-area), clipped (overhanging by a few pixels) and swapped corners, each warned. */
   boxes?: number;
+  boxes_dropped?: number;
+  boxes_clipped?: number;
+  boxes_swapped?: number;
   /** Patients per part of the split (prepare only); from_column names the user's split column when it made the split. */
   split?: { train: number; val: number; test: number; from_column?: string };
   /** Files in the zip that no CSV row refers to (vision). */

@@ -81,8 +81,11 @@ export function checkTable(t: CsvTable, ctx: TableCheckContext): CheckedTable | 
     const row = sheetRow(i);
     const patient = values[0];
     if (patient === "") report.error("patient_id_missing", `row ${row} has no patient id in column 1 ('${idCol}')`, { row, column: idCol });
-    for (const li of labelIdx) {
-      if (values[li] === "") report.error("label_missing", `row ${row} has no value in the label column '${t.header[li]}'`, { row, column: t.header[li] });
+    // An unlabelled case cannot teach or test a supervised model, but it does not make the others wrong: it is left out.
+    const unlabelled = labelIdx.find((li) => values[li] === "");
+    if (unlabelled !== undefined) {
+      report.warn("label_missing", `row ${row} has no value in the label column '${t.header[unlabelled]}'; the row is left out`, { row, column: t.header[unlabelled] });
+      return;
     }
     for (const di of dataIdx) {
       if (values[di] === "") report.error("missing_value", `row ${row} has an empty entry in the data column '${t.header[di]}'; fill it in or remove the row`, { row, column: t.header[di] });
@@ -117,6 +120,7 @@ export function checkTable(t: CsvTable, ctx: TableCheckContext): CheckedTable | 
     }
     rows.push(r);
   });
+  dropRepeatedRows(rows, report);
 
   const numericData = checkFeatures(t, dataIdx, rows, report);
   checkLabels(t, labelIdx, rows, ctx);
@@ -224,17 +228,26 @@ function checkLabels(t: CsvTable, labelIdx: number[], rows: TableRow[], ctx: Tab
   report.summary.class_counts = counts;
 }
 
-function checkDuplicates(t: CsvTable, rows: TableRow[], labelIdx: number[], imageIdx: number | null, report: ReportBuilder): void {
-  const seenRow = new Map<string, number>();
-  const seenImage = new Map<string, { labels: string; row: number }>();
+/** A row that repeats an earlier one exactly adds nothing but weight: it is left out (in place), with a warning. */
+function dropRepeatedRows(rows: TableRow[], report: ReportBuilder): void {
+  const seen = new Map<string, number>();
+  let kept = 0;
   for (const r of rows) {
     const key = r.values.join("\u0000");
-    const dup = seenRow.get(key);
-    if (dup !== undefined) {
-      report.error("duplicate_row", `row ${r.row} repeats row ${dup} exactly; remove one`, { row: r.row });
+    const first = seen.get(key);
+    if (first !== undefined) {
+      report.warn("duplicate_row", `row ${r.row} repeats row ${first} exactly; the repeat is left out`, { row: r.row });
       continue;
     }
-    seenRow.set(key, r.row);
+    seen.set(key, r.row);
+    rows[kept++] = r;
+  }
+  rows.length = kept;
+}
+
+function checkDuplicates(t: CsvTable, rows: TableRow[], labelIdx: number[], imageIdx: number | null, report: ReportBuilder): void {
+  const seenImage = new Map<string, { labels: string; row: number }>();
+  for (const r of rows) {
     if (imageIdx === null || !r.image) continue;
     const labels = labelIdx.map((i) => r.values[i]).join(", ");
     const prev = seenImage.get(r.image);

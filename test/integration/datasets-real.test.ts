@@ -98,23 +98,32 @@ describe.skipIf(!has("breastmnist/breastmnist_trainval.npz"))("BreastMNIST (visi
   });
 });
 
-describe.skipIf(!has("bccd/Annotations"))("BCCD (detection, real Pascal VOC)", () => {
-  it("reads every box and finds the two zero-width boxes the real annotations contain", async () => {
+describe.skipIf(!has("bccd/Annotations"))("BCCD (detection, real Pascal VOC, exactly as published)", () => {
+  it("is valid with warnings: the two zero-area boxes are left out, named, counted, and absent from the table", async () => {
+    // The published layout (train + val): Annotations/, JPEGImages/, ImageSets/Main/*.txt, unchanged bytes.
     const zipFile = path.join(tmp(), "bccd.zip");
     const w = new ZipWriter(zipFile);
-    for (const dir of ["Annotations", "JPEGImages"]) {
-      for (const f of fs.readdirSync(path.join(shared, "bccd", dir)).sort()) w.add(`BCCD/${dir}/${f}`, fs.readFileSync(path.join(shared, "bccd", dir, f)), { method: dir === "JPEGImages" ? "store" : "deflate" });
+    const walk = (rel: string): string[] =>
+      fs.readdirSync(path.join(shared, "bccd", rel), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.posix.join(rel, e.name)) : [path.posix.join(rel, e.name)]));
+    for (const f of ["Annotations", "JPEGImages", "ImageSets"].flatMap(walk).sort()) {
+      w.add(`BCCD/${f}`, fs.readFileSync(path.join(shared, "bccd", f)), { method: f.endsWith(".jpg") ? "store" : "deflate" });
     }
     w.finish();
     const out = await prepare(zipFile, { family: "detection", inputs: "images", label_cols: ["cell"], images_col: "image", data_cols: [], split_col: null });
+    expect(out.report.errors).toEqual([]);
+    expect(out.report.valid).toBe(true);
     expect(out.report.summary.format).toBe("voc");
     expect(Object.keys(out.report.summary.class_counts!.label).sort()).toEqual(["Platelets", "RBC", "WBC"]);
-    expect(out.report.summary.boxes).toBeGreaterThan(3900);
-    // BloodImage_00338 and _00343 each carry a box with xmin == xmax: real annotation errors, reported.
-    expect(out.report.errors.map((e) => [e.code, e.path])).toEqual([
-      ["box_invalid", "BCCD/Annotations/BloodImage_00338.xml"],
-      ["box_invalid", "BCCD/Annotations/BloodImage_00343.xml"],
-    ]);
-    expect(out.report.summary.image_sizes).toMatchObject({ width: { min: 640, max: 640 }, height: { min: 480, max: 480 } });
+    // BloodImage_00338 and _00343 each carry a box with xmin == xmax and ymin == ymax: real annotation slips.
+    const degenerate = out.report.warnings.filter((p) => p.code === "box_degenerate");
+    expect(degenerate.map((p) => p.path)).toEqual(["BCCD/Annotations/BloodImage_00338.xml", "BCCD/Annotations/BloodImage_00343.xml"]);
+    expect(degenerate[0].message).toContain("(504, 337, 504, 337)");
+    expect(out.report.summary).toMatchObject({ boxes: 3941, boxes_dropped: 2, images: 292, image_sizes: { width: { min: 640, max: 640 }, height: { min: 480, max: 480 } } });
+    // The table handed to the pipeline holds the 3,941 boxes kept, none of them without area.
+    const lines = fs.readFileSync(out.table!, "utf8").trim().split("\r\n").slice(1).map((l) => JSON.parse(`[${l}]`) as string[]);
+    expect(lines).toHaveLength(3941);
+    for (const [, , , x1, y1, x2, y2] of lines) expect(Number(x2) > Number(x1) && Number(y2) > Number(y1)).toBe(true);
+    expect(lines.some((l) => l[1].endsWith("BloodImage_00338.jpg"))).toBe(true);
+    expect(out.split!.train.length + out.split!.val.length + out.split!.test.length).toBe(292);
   });
 });

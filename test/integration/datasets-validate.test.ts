@@ -74,9 +74,7 @@ describe("POST /v1/datasets/validate", () => {
     ["an image that does not decode", async () => { const e = await visionDataset(); e["images/p3_1.png"] = Buffer.from("not a png at all"); return [e, VISION]; }, { code: "image_unreadable", row: 9, path: "images/p3_1.png" }],
     ["one class only", async () => [editCsv(await visionDataset(), (l) => l.map((x, i) => (i ? x.replace(/,1,name_1$/, ",0,name_0") : x))), VISION], { code: "too_few_classes", column: "label" }],
     ["a class with too few patients", async () => [await visionDataset({ patients: 8, classes: ["0", "1", "0", "2"] }), VISION], { code: "class_too_small", column: "label" }],
-    ["a duplicate row", async () => [editCsv(await visionDataset(), (l) => [...l, l[3]]), VISION], { code: "duplicate_row", row: 26 }],
     ["one image with two labels", async () => [editCsv(await visionDataset(), (l) => [...l, "P99,images/p0_0.png,1,name_1"]), VISION], { code: "image_conflicting_labels", row: 26, path: "images/p0_0.png" }],
-    ["an empty label", async () => [editCsv(await visionDataset(), (l) => l.map((x, i) => (i === 4 ? x.replace(/,1,name_1$/, ",,name_1") : x))), VISION], { code: "label_missing", row: 5, column: "label" }],
     ["a row with a missing field", async () => [editCsv(await visionDataset(), (l) => l.map((x, i) => (i === 6 ? x.replace(/,name_0$/, "") : x))), VISION], { code: "csv_row_length", row: 7 }],
     ["no CSV in the zip", async () => { const e = await visionDataset(); delete e["labels.csv"]; return [e, VISION]; }, { code: "csv_missing" }],
     ["a CSV that is not UTF-8", async () => { const e = await visionDataset(); e["labels.csv"] = Buffer.concat([Buffer.from(String(e["labels.csv"])), Buffer.from([0xe9, 0x0a])]); return [e, VISION]; }, { code: "csv_encoding", path: "labels.csv" }],
@@ -84,8 +82,10 @@ describe("POST /v1/datasets/validate", () => {
     ["a non-numeric label for regression", async () => [dataCsv((l) => l.map((x, i) => (i === 3 ? x.replace(/,0$/, ",high") : x))), { ...DATA, model_type: 1 }], { code: "label_not_numeric", row: 4, column: "y" }],
     ["a zip-slip entry", async () => [{ ...(await visionDataset()), "../../escape.txt": "x" }, VISION], { code: "zip_unsafe_path", path: "../../escape.txt" }],
     ["a symlink", async () => [{ ...(await visionDataset()), "images/link.png": "/etc/passwd" }, VISION], { code: "zip_symlink", path: "images/link.png" }],
-    ["a box with x1 >= x2", async () => [await detection(["A,a.png,cell,1,1,5,5", "B,b.png,cell,9,1,5,5"]), DETECT], { code: "box_invalid", row: 3 }],
-    ["a box outside the image", async () => [await detection(["A,a.png,cell,1,1,5,5", "B,b.png,cell,1,1,25,5"]), DETECT], { code: "box_outside_image", row: 3 }],
+    ["boxes inverted on both axes in most rows (x, y, w, h?)", async () => [await detection(["A,a.png,cell,9,8,5,5", "B,b.png,cell,12,6,3,2", "B,b.png,cell,1,1,5,5"]), DETECT], { code: "box_inverted", row: 2 }],
+    ["a box far outside the image", async () => [await detection(["A,a.png,cell,1,1,5,5", "B,b.png,cell,1,1,25,5"]), DETECT], { code: "box_outside_image", row: 3 }],
+    ["a class whose every box has no area", async () => [await detection(["A,a.png,cell,1,1,5,5", "B,b.png,dot,3,3,3,3"]), DETECT], { code: "class_no_boxes" }],
+    ["a box coordinate that is not a number", async () => [await detection(["A,a.png,cell,1,1,5,5", "B,b.png,cell,1,one,5,5"]), DETECT], { code: "box_not_numeric", row: 3, column: "y1" }],
     ["a VOC file naming a missing image", async () => [{ "Annotations/x.xml": "<annotation><filename>x.png</filename><object><name>c</name><bndbox><xmin>1</xmin><ymin>1</ymin><xmax>3</xmax><ymax>3</ymax></bndbox></object></annotation>" }, DETECT], { code: "image_not_found", path: "Annotations/x.xml" }],
   ];
 
@@ -100,6 +100,26 @@ describe("POST /v1/datasets/validate", () => {
   it("a bomb is refused by ratio", async () => {
     const r = await validate({ ...(await visionDataset()), "images/zeros.bin": Buffer.alloc(32 * 1024 * 1024) }, VISION);
     expect(r.errors[0]).toMatchObject({ code: "zip_bomb", path: "images/zeros.bin" });
+  });
+
+  it("fixes trivia with a warning and stays valid: repeated rows and unlabelled rows are left out", async () => {
+    const r = await validate(editCsv(await visionDataset(), (l) => [...l.map((x, i) => (i === 4 ? x.replace(/,1,name_1$/, ",,name_1") : x)), l[3]]), VISION);
+    expect(r.errors).toEqual([]);
+    expect(r.warnings).toContainEqual(expect.objectContaining({ severity: "warning", code: "duplicate_row", row: 26 }));
+    expect(r.warnings).toContainEqual(expect.objectContaining({ severity: "warning", code: "label_missing", row: 5, column: "label" }));
+    expect(r.summary.rows).toBe(23); // 24 + 1 repeat - the repeat - the unlabelled row
+  });
+
+  it("cleans detection boxes with a warning each: zero-area dropped, overhang clipped, corners swapped", async () => {
+    const r = await validate(await detection(["A,a.png,cell,1,1,5,5", "A,a.png,cell,4,4,4,4", "B,b.png,cell,2,2,22,9", "B,b.png,cell,9,1,5,5", "B,b.png,cell,3,3,3.4,6"]), DETECT);
+    expect(r.errors).toEqual([]);
+    expect(r.valid).toBe(true);
+    const w = (code: string) => r.warnings.filter((p: any) => p.code === code).map((p: any) => [p.row, p.path]);
+    expect(w("box_degenerate")).toEqual([[3, "a.png"], [6, "b.png"]]);
+    expect(w("box_clipped")).toEqual([[4, "b.png"]]);
+    expect(w("box_corners_swapped")).toEqual([[5, "b.png"]]);
+    expect(r.warnings.find((p: any) => p.code === "box_clipped").message).toContain("clipped to (2, 2, 20, 9)");
+    expect(r.summary).toMatchObject({ boxes: 3, boxes_dropped: 2, boxes_clipped: 1, boxes_swapped: 1, class_counts: { label: { cell: 3 } } });
   });
 
   it("a patient with different labels is a warning, not an error", async () => {

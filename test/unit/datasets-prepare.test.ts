@@ -107,6 +107,23 @@ describe("prepareDataset", () => {
     expect(fs.readFileSync(s2.table!, "utf8").split("\r\n")[2]).toBe('"1","1","1.5"');
   });
 
+  it("hands the pipeline the cleaned boxes: zero-area left out, overhang clipped, corners ordered", async () => {
+    const img = await png(20, 10);
+    const det: DatasetRequest = { task: "vision", type_of_experiment: "detection", model_type: 0, label_cols: ["cls"], images_col: "img" };
+    const rows = ["A,a.png,cell,1,1,5,5", "A,a.png,cell,4,4,4,4", "B,b.png,cell,-2,1,21,9", "B,b.png,cell,9,1,5,5", "C,c.png,cell,3,3,3,7"];
+    const zip = makeZip({ "boxes.csv": ["pid,img,cls,x1,y1,x2,y2", ...rows].join("\n"), "a.png": img, "b.png": img, "c.png": img });
+    const { out } = await prepare(zip, det);
+    expect(out.report.errors).toEqual([]);
+    // c.png's only box had no area: the image is left out rather than taught as background.
+    expect(fs.readFileSync(out.table!, "utf8").trim().split("\r\n")).toEqual([
+      '"pid","img","cls","x1","y1","x2","y2"',
+      '"A","a.png","cell","1","1","5","5"',
+      '"B","b.png","cell","0","1","20","9"',
+      '"B","b.png","cell","5","1","9","5"',
+    ]);
+    expect([...out.split!.train, ...out.split!.val, ...out.split!.test].sort()).toEqual(["A", "B"]);
+  });
+
   it("normalises a detection CSV, a VOC and a COCO dataset to one row per box", async () => {
     const img = await png(20, 10);
     const det: DatasetTask = { family: "detection", inputs: "images", label_cols: ["cls"], images_col: "img", data_cols: [], split_col: null };
