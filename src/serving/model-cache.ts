@@ -31,7 +31,7 @@ export interface ModelCacheOptions {
   cacheDir: string;
   maxBytes: number;
   intraOpThreads: number;
-  /** Undefined: batch on GPU hosts (16), not on CPU (1). */
+  /** Undefined: batch by the execution provider that loaded the model (CUDA 16, CPU 1; see session.ts). */
   maxBatch?: number;
   logger: Logger;
   /** How long the newest-version lookup is trusted without the publish event (other processes may publish). */
@@ -44,7 +44,8 @@ export class ModelCache {
   private readonly loaded = new Map<string, LoadedModel>();
   private readonly loading = new Map<string, Promise<LoadedModel>>();
   private readonly latest = new Map<string, { row: ModelRow; at: number }>();
-  private readonly cuda = fs.existsSync("/dev/nvidia0");
+  /** A GPU device is there: CUDA is tried first (whether it runs is the session's `provider`). */
+  private readonly tryCuda = fs.existsSync("/dev/nvidia0");
   /** LRU clock: a counter, not Date.now(), so two uses in the same millisecond still have an order. */
   private tick = 0;
 
@@ -107,9 +108,10 @@ export class ModelCache {
     const sampleShape = im ? [im.channels, im.height, im.width] : [manifest.input.columns!.length];
     const session = await ModelSession.load(file, manifest.input.name, sampleShape, {
       intraOpThreads: this.o.intraOpThreads,
-      maxBatch: manifest.kind === "detection" ? 1 : (this.o.maxBatch ?? (this.cuda ? 16 : 1)),
-      cuda: this.cuda,
+      maxBatch: manifest.kind === "detection" ? 1 : this.o.maxBatch,
+      cuda: this.tryCuda,
     });
+    this.o.logger.info({ model: row.id, provider: session.provider, max_batch: session.maxBatch }, "model session opened");
     for (const need of [manifest.outputs.scores, manifest.outputs.cam, manifest.outputs.boxes].filter(Boolean) as string[]) {
       if (!session.outputNames.includes(need)) {
         await session.close();

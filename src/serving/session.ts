@@ -15,9 +15,15 @@ import * as ort from "onnxruntime-node";
 
 export interface SessionOptions {
   intraOpThreads: number;
-  maxBatch: number;
+  /** Most samples per run. Undefined: follows the provider that loaded the model (CUDA 16, CPU 1: no gain measured). */
+  maxBatch?: number;
+  /** Try the CUDA execution provider first (falls back to CPU when its libraries or a GPU are missing). */
   cuda?: boolean;
 }
+
+/** Batch size when none is configured, by the execution provider that actually runs the model. */
+export const DEFAULT_MAX_BATCH = { cuda: 16, cpu: 1 } as const;
+export type Provider = keyof typeof DEFAULT_MAX_BATCH;
 
 type Outputs = Record<string, ort.Tensor>;
 interface Pending {
@@ -43,7 +49,9 @@ export class ModelSession {
     private readonly worker: Worker,
     readonly inputName: string,
     readonly sampleShape: number[],
-    private readonly maxBatch: number,
+    /** The execution provider the model was loaded with. */
+    readonly provider: Provider,
+    readonly maxBatch: number,
     private readonly names: { inputs: string[]; outputs: string[]; inputShapes: Record<string, Array<number | string> | null> },
   ) {
     const first = names.inputShapes[inputName]?.[0];
@@ -84,16 +92,21 @@ export class ModelSession {
           }
         });
       });
+    // onnxruntime-node from npm ships the CPU provider only: asking for CUDA without its provider libraries (or
+    // without a GPU) fails the load, and the model is loaded again on CPU. Batching follows what did load.
     let loaded;
+    let provider: Provider = "cpu";
     if (opts.cuda) {
       try {
         loaded = await tryLoad({ ...base, executionProviders: ["cuda", "cpu"] });
+        provider = "cuda";
       } catch {
         loaded = await tryLoad({ ...base, executionProviders: ["cpu"] });
       }
     } else loaded = await tryLoad({ ...base, executionProviders: ["cpu"] });
     loaded.worker.unref();
-    const session = new ModelSession(loaded.worker, inputName, sampleShape, opts.maxBatch, loaded.names);
+    const maxBatch = opts.maxBatch ?? DEFAULT_MAX_BATCH[provider];
+    const session = new ModelSession(loaded.worker, inputName, sampleShape, provider, maxBatch, loaded.names);
     if (!loaded.names.inputs.includes(inputName)) {
       await session.close();
       throw new Error(`the model has no input named ${inputName} (it has ${loaded.names.inputs.join(", ")})`);

@@ -1,6 +1,8 @@
+import fs from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ModelSession, SessionClosed } from "../../src/serving/session.js";
+import { DEFAULT_MAX_BATCH, ModelSession, SessionClosed } from "../../src/serving/session.js";
 import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
 
 // Opportunistic batching must give every request exactly the outputs it would get alone.
@@ -27,5 +29,22 @@ describe.skipIf(!haveFixturePython)("ModelSession batching", () => {
     await batched.close();
     await expect(batched.run(inputs[0])).rejects.toBeInstanceOf(SessionClosed);
     await alone.close();
+  });
+
+  it("batches by the provider that loaded the model, not by the presence of a GPU device", async () => {
+    const file = path.join(servingFixtures().modelDir("vision_binary"), "model.onnx");
+    // CUDA asked for: it runs only where ONNX Runtime's CUDA provider library is installed beside the binding
+    // (npm's onnxruntime-node ships the CPU provider only); elsewhere the model loads on CPU, unbatched.
+    const binding = path.dirname(createRequire(import.meta.url).resolve("onnxruntime-node/bin/napi-v6/linux/x64/onnxruntime_binding.node"));
+    const cudaInstalled = fs.existsSync(path.join(binding, "libonnxruntime_providers_cuda.so"));
+    const tried = await ModelSession.load(file, "x", [3, 32, 40], { intraOpThreads: 1, cuda: true });
+    expect(tried.provider).toBe(cudaInstalled && fs.existsSync("/dev/nvidia0") ? "cuda" : "cpu");
+    expect(tried.maxBatch).toBe(DEFAULT_MAX_BATCH[tried.provider]);
+    expect(tried.batchable).toBe(tried.maxBatch > 1);
+    const cpu = await ModelSession.load(file, "x", [3, 32, 40], { intraOpThreads: 1 });
+    expect([cpu.provider, cpu.maxBatch, cpu.batchable]).toEqual(["cpu", 1, false]);
+    const configured = await ModelSession.load(file, "x", [3, 32, 40], { intraOpThreads: 1, maxBatch: 4 });
+    expect([configured.provider, configured.maxBatch]).toEqual(["cpu", 4]);
+    await Promise.all([tried.close(), cpu.close(), configured.close()]);
   });
 });
