@@ -7,7 +7,7 @@ import { parseConfig } from "../../src/config.js";
 import { apiKeys, sessions, users } from "../../src/db/schema.js";
 import { startServer, type RunningServer } from "../../src/server.js";
 import { bearer } from "../helpers/auth.js";
-import { createThrowawayDatabase, dbTargets } from "../helpers/db.js";
+import { createThrowawayDatabase, describeEachTarget } from "../helpers/db.js";
 
 /** Every file under dir whose bytes contain needle (the PGlite folder is binary pages, WAL included). */
 function filesContaining(dir: string, needle: string): string[] {
@@ -21,7 +21,7 @@ function filesContaining(dir: string, needle: string): string[] {
   return hits;
 }
 
-describe.each(dbTargets())("users and keys across a restart on %s", (target) => {
+describeEachTarget("users and keys across a restart on %s", (target) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-restart-"));
   let drop: (() => Promise<void>) | undefined;
   let server: RunningServer | undefined;

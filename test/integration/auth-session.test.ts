@@ -3,7 +3,7 @@ import { sessions } from "../../src/db/schema.js";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, createUserWithKey, limiterEnv, type UserWithKey } from "../helpers/auth.js";
-import { dbTargets } from "../helpers/db.js";
+import { describeEachTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
 const ATTEMPTS = 4;
@@ -26,7 +26,7 @@ async function signIn(server: TestServer, email: string, password: string, ip: s
   return { res, body, setCookie, cookie };
 }
 
-describe.each(dbTargets())("dashboard sessions on %s", (target) => {
+describeEachTarget("dashboard sessions on %s", (target) => {
   let server: TestServer;
   let user: UserWithKey;
   beforeAll(async () => {

@@ -4,7 +4,7 @@ import http from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
-import { dbTargets } from "../helpers/db.js";
+import { describeEachTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
 // Uploads through HTTP: raw PUT and multipart POST, the size limit, other users' folders, bad paths.
@@ -13,7 +13,7 @@ import { startTestServer, type TestServer } from "../helpers/server.js";
 const json = async (res: Response): Promise<any> => res.json();
 const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 
-describe.each(dbTargets())("file uploads (%s)", (target) => {
+describeEachTarget("file uploads (%s)", (target) => {
   let server: TestServer;
   let user: UserWithKey;
   const LIMIT = 200_000;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { experiments } from "../../src/db/schema.js";
-import { dbTargets } from "../helpers/db.js";
+import { describeEachTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { createUserWithKey } from "../helpers/auth.js";
 import { api, dataRequest, waitForStatus, type Api } from "./experiments-fixtures.js";
@@ -8,7 +8,7 @@ import { api, dataRequest, waitForStatus, type Api } from "./experiments-fixture
 // The request rules of POST /v1/experiments and reading. Jobs here point at a zip that was never uploaded, so
 // they end `failed` quickly with an actionable reason (which is checked too).
 
-describe.each(dbTargets())("experiments API on %s", (target) => {
+describeEachTarget("experiments API on %s", (target) => {
   let server: TestServer;
   let alice: { userId: string; key: string; client: Api };
   let bob: { userId: string; key: string; client: Api };

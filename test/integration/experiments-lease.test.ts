@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config.js";
 import { createServices, type Services } from "../../src/services.js";
 import { ExperimentRepository } from "../../src/experiments/repository.js";
-import { createThrowawayDatabase, dbTargets } from "../helpers/db.js";
+import { createThrowawayDatabase, describeEachTarget } from "../helpers/db.js";
 import { createUserWithKey } from "../helpers/auth.js";
 import type { TestServer } from "../helpers/server.js";
 import { Readable } from "node:stream";
@@ -18,7 +18,7 @@ import type { PrepareDataset } from "../../src/jobs/dataset-stage.js";
 // The lease in the experiments row is what keeps one job from running twice, whatever the queue does:
 // one UPDATE decides who holds it, and every later write is conditional on still holding it.
 
-describe.each(dbTargets())("experiment lease on %s", (target) => {
+describeEachTarget("experiment lease on %s", (target) => {
   let services: Services;
   let repo: ExperimentRepository;
   let userId: string;
