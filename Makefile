@@ -4,6 +4,20 @@ VENV := pipelines/.venv
 PY := $(VENV)/bin/python
 NPM_STAMP := node_modules/.builder-installed
 VENV_STAMP := $(VENV)/.builder-installed
+# Test-only Python tools (the Schemathesis API fuzzer), kept out of the pipelines' environment.
+DEV_VENV := .venv-dev
+DEV_STAMP := $(DEV_VENV)/.builder-installed
+
+# Which torch build the pipelines get. torch==2.13.0 is pinned in pipelines/requirements.txt; where it comes from
+# decides CPU or CUDA:
+#   TORCH_INDEX unset (default): pip's own configuration. On PyPI, Linux x86_64 wheels of torch are CUDA builds
+#     (several GB with their nvidia-* dependencies); macOS and Windows wheels are CPU builds. This development
+#     machine's pip configuration (PIP_FIND_LINKS=/opt/wheels) offers torch-2.13.0+cpu, so it gets the CPU build.
+#   TORCH_INDEX=https://download.pytorch.org/whl/cpu : the CPU build anywhere (no CUDA download).
+#   TORCH_INDEX=https://download.pytorch.org/whl/cu128 (or another CUDA version): that CUDA build.
+# e.g. `make start TORCH_INDEX=https://download.pytorch.org/whl/cpu`. A venv made earlier keeps its torch:
+# delete pipelines/.venv to switch. The installed build is printed after the install.
+TORCH_INDEX ?=
 export ONNXRUNTIME_NODE_INSTALL := skip
 
 .PHONY: install start test test-ts test-py typecheck bench-help clean-data
@@ -15,10 +29,16 @@ $(NPM_STAMP): package.json package-lock.json
 	npm install --no-audit --no-fund
 	@touch $@
 
-# torch==2.13.0 is pinned in requirements.txt: pip takes the local CPU wheel; an unpinned torch would pull CUDA.
 $(VENV_STAMP): pipelines/requirements.txt
 	@test -x $(PY) || python3 -m venv $(VENV)
+	$(if $(TORCH_INDEX),$(PY) -m pip install --disable-pip-version-check -q torch==2.13.0 --index-url $(TORCH_INDEX))
 	$(PY) -m pip install --disable-pip-version-check -q -r pipelines/requirements.txt
+	@$(PY) -c "import torch; print('pipelines/.venv: torch', torch.__version__, '(CUDA ' + torch.version.cuda + ')' if torch.version.cuda else '(CPU build)')"
+	@touch $@
+
+$(DEV_STAMP): test/requirements-dev.txt
+	@test -x $(DEV_VENV)/bin/python || python3 -m venv $(DEV_VENV)
+	$(DEV_VENV)/bin/python -m pip install --disable-pip-version-check -q -r test/requirements-dev.txt
 	@touch $@
 
 start: install
@@ -31,7 +51,7 @@ typecheck: $(NPM_STAMP)
 test: install typecheck test-py test-ts
 	@node scripts/test-summary.mjs
 
-test-ts: $(NPM_STAMP) $(VENV_STAMP)
+test-ts: $(NPM_STAMP) $(VENV_STAMP) $(DEV_STAMP)
 	@rm -f .test-results/vitest.json
 	npx vitest run --reporter=default --reporter=json --outputFile.json=.test-results/vitest.json
 

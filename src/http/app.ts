@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { Services } from "../services.js";
 import { ApiError } from "../errors.js";
-import { errorBody, toApiError } from "./errors.js";
+import { errorBody, NUL_MESSAGE, toApiError } from "./errors.js";
 import { buildOpenApi } from "./openapi.js";
 import { mountRoute, type AnyRoute } from "./route.js";
 import { docsPage } from "./docs-page.js";
@@ -51,8 +51,8 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
     res.locals.predictContract = true;
     next();
   });
-  app.use(PREDICT_PATHS, express.json({ limit: predictLimit }));
-  app.use(express.json({ limit: "1mb" }));
+  app.use(PREDICT_PATHS, express.json({ limit: predictLimit, reviver: refuseNul }));
+  app.use(express.json({ limit: "1mb", reviver: refuseNul }));
 
   const router = express.Router();
   for (const route of routes) mountRoute(router, route, services, services.auth.authenticate);
@@ -64,7 +64,13 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
   });
   app.use(router);
 
+  const allowed = allowedMethods(routes);
   app.use((req: Request) => {
+    // A known path with another method is 405 with Allow (RFC 9110), not 404: the resource exists.
+    const methods = allowed(req.path);
+    if (methods.length) {
+      throw new ApiError(405, "method_not_allowed", `${req.method} is not allowed on ${req.path}; use ${methods.join(", ")}`, undefined, { allow: methods.join(", ") });
+    }
     throw new ApiError(404, "not_found", `no route for ${req.method} ${req.path}`);
   });
 
@@ -78,7 +84,30 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
   return app;
 }
 
+
+/**
+ * JSON.parse reviver: PostgreSQL text and jsonb cannot hold U+0000, so a NUL anywhere in a body would fail deep in
+ * an insert as a 500 (the fuzzer found one in an API key's name). Refused at parsing for every route, keys included.
+ */
+function refuseNul(key: string, value: unknown): unknown {
+  if (key.includes("\u0000") || (typeof value === "string" && value.includes("\u0000"))) throw new SyntaxError(NUL_MESSAGE);
+  return value;
+}
+
 const PREDICT_PATHS = ["/predict", "/v1/experiments/:experiment_id/predict"];
+
+/** path -> the methods routed there (HEAD with GET, as Express answers it), for 405 answers. */
+function allowedMethods(routes: AnyRoute[]): (path: string) => string[] {
+  const byPattern = new Map<string, { re: RegExp; methods: Set<string> }>();
+  for (const r of routes) {
+    const re = new RegExp(`^${r.path.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, "\\$&")).join("[^/]+")}/?$`);
+    const entry = byPattern.get(r.path) ?? { re, methods: new Set<string>() };
+    entry.methods.add(r.method.toUpperCase());
+    if (r.method === "get") entry.methods.add("HEAD");
+    byPattern.set(r.path, entry);
+  }
+  return (path) => [...new Set([...byPattern.values()].filter((e) => e.re.test(path)).flatMap((e) => [...e.methods]))].sort();
+}
 
 /**
  * A failed prediction in the seed's contract: `error` is the number 1 (a success says 0), so a client that tests

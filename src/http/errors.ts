@@ -6,6 +6,7 @@ const TYPE_BY_STATUS: Record<number, string> = {
   401: "authentication_error",
   403: "permission_error",
   404: "not_found_error",
+  405: "invalid_request_error",
   409: "conflict_error",
   413: "invalid_request_error",
   415: "invalid_request_error",
@@ -29,10 +30,14 @@ export function errorBody(error: ApiError) {
   };
 }
 
+/** Why a JSON body is refused when one of its strings holds U+0000 (app.ts's JSON reviver throws it). */
+export const NUL_MESSAGE = "a string in the body contains the NUL character (\\u0000), which no field accepts";
+
 /** Anything thrown in a request: our own errors as they are, Express body-parser failures mapped, the rest a 500. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   const e = err as { type?: string; status?: number; message?: string; limit?: number };
+  if (e?.type === "entity.parse.failed" && e.message === NUL_MESSAGE) return new ApiError(400, "invalid_request", NUL_MESSAGE, [{ field: "(body)", message: NUL_MESSAGE }]);
   if (e?.type === "entity.parse.failed") return new ApiError(400, "invalid_json", `the body is not valid JSON: ${e.message}`);
   if (e?.type === "entity.too.large") return new ApiError(413, "payload_too_large", `the JSON body is larger than ${e.limit ?? 1_048_576} bytes`);
   if (e?.type === "encoding.unsupported" || e?.type === "charset.unsupported") return new ApiError(415, "unsupported_encoding", e.message ?? "unsupported encoding");

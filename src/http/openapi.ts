@@ -41,13 +41,15 @@ export function buildOpenApi(routes: AnyRoute[], version: string) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const responses: Record<string, unknown> = {};
+    const errorSchema = route.errorSchema ? jsonSchema(route.errorSchema, "output") : { $ref: "#/components/schemas/Error" };
     for (const [status, r] of Object.entries(route.responses ?? { 200: { description: "OK" } })) {
+      // A documented failure without its own schema has the route's error body.
+      const schema = r.schema ? jsonSchema(r.schema, "output") : Number(status) >= 400 ? errorSchema : undefined;
       responses[status] = {
         description: r.description,
-        ...(r.schema ? { content: { [r.contentType ?? "application/json"]: { schema: jsonSchema(r.schema, "output") } } } : {}),
+        ...(schema ? { content: { [r.contentType ?? "application/json"]: { schema } } } : {}),
       };
     }
-    const errorSchema = route.errorSchema ? jsonSchema(route.errorSchema, "output") : { $ref: "#/components/schemas/Error" };
     responses.default = { description: "Error", content: { "application/json": { schema: errorSchema } } };
     const op: Record<string, unknown> = {
       summary: route.summary,

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { dbTargets } from "../helpers/db.js";
+import { describeEachTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
-describe.each(dbTargets())("HTTP basics on %s", (target) => {
+describeEachTarget("HTTP basics on %s", (target) => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer(target);
@@ -36,6 +36,24 @@ describe.each(dbTargets())("HTTP basics on %s", (target) => {
     const res = await fetch(`${server.url}/healthz`, { method: "POST", headers: { "content-type": "application/json" }, body: "{bad" });
     expect(res.status).toBe(400);
     expect(((await res.json()) as any).error.code).toBe("invalid_json");
+  });
+
+  it("answers 405 with Allow for a known path and another method (found by the fuzzer)", async () => {
+    const res = await fetch(`${server.url}/v1/me`, { method: "DELETE" });
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("GET, HEAD");
+    expect(((await res.json()) as any).error.code).toBe("method_not_allowed");
+    expect((await fetch(`${server.url}/v1/experiments/7/cancel`, { method: "GET" })).headers.get("allow")).toBe("POST");
+  });
+
+  it("refuses a NUL character anywhere in a JSON body with 400, not a database 500 (found by the fuzzer)", async () => {
+    for (const body of ['{"name": "a\\u0000b"}', '{"a\\u0000": 1}', '{"x": [{"y": "\\u0000"}]}']) {
+      const res = await fetch(`${server.url}/v1/api-keys`, { method: "POST", headers: { "content-type": "application/json" }, body });
+      expect(res.status, body).toBe(400);
+      expect(((await res.json()) as any).error).toMatchObject({ code: "invalid_request", message: expect.stringContaining("NUL") });
+    }
+    const predict = await fetch(`${server.url}/predict`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"message": "\\u0000"}' });
+    expect(((await predict.json()) as any)).toMatchObject({ error: 1, code: "invalid_request" });
   });
 
   it("serves OpenAPI 3.1 and Prometheus metrics with per-route counts", async () => {
