@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 
@@ -8,6 +9,7 @@ const bool = z
   .enum(["true", "false", "1", "0", "yes", "no"])
   .transform((v) => v === "true" || v === "1" || v === "yes");
 const int = (min: number) => z.coerce.number().int().min(min);
+const DEFAULT_BUDGETS = JSON.parse(fs.readFileSync(new URL("../pipelines/contract/budgets.json", import.meta.url), "utf8")) as { fast: number; best: number };
 const csvList = z
   .string()
   .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean));
@@ -40,8 +42,9 @@ export const configSchema = z.object({
   BUILDER_GPU_SLOTS: int(1).default(1),
   BUILDER_RUNNER: z.enum(["inprocess", "bullmq"]).default("inprocess"),
   PYTHON_BIN: z.string().optional(),
-  FAST_BUDGET_S: int(5).default(150),
-  BEST_BUDGET_S: int(10).default(12 * 60),
+  // One set of default budgets for the server, the pipelines and the benchmarks: pipelines/contract/budgets.json.
+  FAST_BUDGET_S: int(5).default(DEFAULT_BUDGETS.fast),
+  BEST_BUDGET_S: int(10).default(DEFAULT_BUDGETS.best),
   JOB_TIMEOUT_FACTOR: z.coerce.number().min(1).default(3),
   CALLBACK_SECRET: z.string().min(16).optional(),
   CALLBACK_RETRY_BASE_MS: int(1).default(1000),

@@ -26,3 +26,10 @@ def errors(name: str, document: object) -> list[str]:
         where = "/".join(str(p) for p in err.absolute_path) or "(root)"
         out.append(f"{where}: {err.message}")
     return out
+
+
+@lru_cache(maxsize=None)
+def default_budgets() -> dict[str, float]:
+    """{"fast": s, "best": s}: the training budgets the server sends when a request names none (contract/budgets.json)."""
+    raw = json.loads((CONTRACT_DIR / "budgets.json").read_text())
+    return {"fast": float(raw["fast"]), "best": float(raw["best"])}
