@@ -18,7 +18,8 @@ export const TABULAR_ROW = [63, 1, 27.5, 2];
 /** Env variables that pass through to the server's config, so a run can vary them. */
 const PASS_THROUGH = ["ORT_INTRA_OP_THREADS", "SERVING_MAX_BATCH", "GRADCAM_MAX_SIDE"];
 
-export async function startBenchServer(ids: Record<string, number>) {
+/** publish false: the models are published (without warming them) only when the caller calls publish(). */
+export async function startBenchServer(ids: Record<string, number>, opts: { publish?: boolean } = {}) {
   const fxDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-bench-serve-fx-"));
   execFileSync(path.join(ROOT, "pipelines/.venv/bin/python"), [path.join(ROOT, "test/fixtures/serving/make_fixtures.py"), "--bench", fxDir]);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-bench-serve-"));
@@ -30,11 +31,14 @@ export async function startBenchServer(ids: Record<string, number>) {
   const { services } = running;
   const user = await services.auth.users.create({ email: "bench@example.org", password: "bench-password-123" });
   const { key } = await services.auth.apiKeys.create(user.id, { name: "bench" });
-  for (const [kind, id] of Object.entries(ids)) await publishFixture({ services } as never, user.id, id, path.join(fxDir, kind));
+  const publish = async (warm = true) => {
+    for (const [kind, id] of Object.entries(ids)) await publishFixture({ services } as never, user.id, id, path.join(fxDir, kind), 1, warm);
+  };
+  if (opts.publish !== false) await publish();
   const photo = `data:image/jpeg;base64,${fs.readFileSync(path.join(fxDir, "photo.jpg")).toString("base64")}`;
   const client = fork(path.join(ROOT, "bench/serve/http-load.ts"), [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
   return {
-    config, running, services, user, key, fxDir, photo, client,
+    config, running, services, user, key, fxDir, photo, client, publish,
     async close() {
       client.send({ type: "exit" });
       await running.stop();
