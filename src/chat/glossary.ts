@@ -75,12 +75,15 @@ export function parseGlossary(files: DocFile[]): Glossary {
           }
         } else if (codeCol >= 0) {
           const statusCol = t.header.indexOf("status");
-          const textCols = t.header.map((_, i) => i).filter((i) => i !== codeCol && i !== statusCol);
+          // The problem-code table says per row whether the code refuses the dataset or only warns.
+          const verdictCol = t.header.indexOf("verdict");
+          const textCols = t.header.map((_, i) => i).filter((i) => i !== codeCol && i !== statusCol && i !== verdictCol);
           for (const row of t.rows) {
             const codes = codesIn(row[codeCol] ?? "");
             const meaning = textCols.map((i) => row[i]).filter(Boolean).join(" — ");
             const status = statusCol >= 0 ? Number(row[statusCol]) || undefined : undefined;
-            const kind = problemSection ? "dataset_error" : "api_error";
+            const warns = verdictCol >= 0 && /warn/i.test(row[verdictCol] ?? "");
+            const kind = problemSection ? (warns ? "dataset_warning" : "dataset_error") : "api_error";
             meaningsFor(codes, meaning).forEach((m, i) => {
               if (!glossary.codes.has(codes[i])) glossary.codes.set(codes[i], { code: codes[i], meaning: m, kind, status, ...where });
             });
