@@ -109,7 +109,7 @@ describe("prepareDataset", () => {
 
   it("hands the pipeline the cleaned boxes: zero-area left out, overhang clipped, corners ordered", async () => {
     const img = await png(20, 10);
-    const det: DatasetRequest = { task: "vision", type_of_experiment: "detection", model_type: 0, label_cols: ["cls"], images_col: "img" };
+    const det: DatasetTask = { family: "detection", inputs: "images", label_cols: ["cls"], images_col: "img", data_cols: [], split_col: null };
     const rows = ["A,a.png,cell,1,1,5,5", "A,a.png,cell,4,4,4,4", "B,b.png,cell,-2,1,21,9", "B,b.png,cell,9,1,5,5", "C,c.png,cell,3,3,3,7"];
     const zip = makeZip({ "boxes.csv": ["pid,img,cls,x1,y1,x2,y2", ...rows].join("\n"), "a.png": img, "b.png": img, "c.png": img });
     const { out } = await prepare(zip, det);
