@@ -33,6 +33,8 @@ export const configSchema = z.object({
   SIGNIN_ATTEMPTS_PER_15_MIN: int(1).default(10),
   SESSION_TTL_HOURS: int(1).default(12),
   COOKIE_SECURE: bool.optional(),
+  /** Lets anyone who can reach the dashboard create an account at /signup (off: users come from ./builder users create). */
+  SIGNUP_ENABLED: bool.default(false),
   // Uploads and zip extraction limits.
   MAX_UPLOAD_BYTES: int(1).default(5 * 1024 ** 3),
   ZIP_MAX_ENTRIES: int(1).default(200_000),

@@ -4,6 +4,7 @@ import type { Database, Db } from "../db/client.js";
 import { ApiError } from "../errors.js";
 import type { Authenticate, AuthInfo, AuthMode } from "./types.js";
 import type { Logger } from "../logger.js";
+import { AccountService } from "./account.service.js";
 import { directOps } from "./admin-ops.js";
 import { adminSocketPath, startAdminSocket } from "./admin-socket.js";
 import { ApiKeyService } from "./api-key.service.js";
@@ -22,6 +23,8 @@ export interface Auth {
   users: UserService;
   apiKeys: ApiKeyService;
   sessions: SessionService;
+  /** First-run detection and password changes (the dashboard's Settings → Account). */
+  account: AccountService;
   limiters: Limiters;
   /** Resolves the caller for a route's auth mode, or throws the ApiError (401/403/429) that refuses it. */
   authenticate: Authenticate;
@@ -75,8 +78,8 @@ export async function createAuth(deps: { config: Config; db: Db; logger: Logger;
     const token = BEARER.exec(header)?.[1];
     // Cached lookups are dropped by the revocation itself in this process and by its notification in the others.
     const key = token ? await apiKeys.lookup(token) : undefined;
-    if (!key) throw new ApiError(401, "invalid_api_key", "the API key is not valid; create one with ./builder keys create or in the dashboard");
-    if (key.revokedAt) throw new ApiError(403, "api_key_revoked", "this API key was revoked; create a new one");
+    if (!key) throw new ApiError(401, "invalid_api_key", "the API key is not valid; create one at /settings/api in the dashboard or with ./builder keys create");
+    if (key.revokedAt) throw new ApiError(403, "api_key_revoked", "this API key was revoked; create a new one at /settings/api");
     await rateLimit(res, "key", key.id, key.rateLimitPerMinute ?? config.RATE_LIMIT_PER_MINUTE, "this API key");
     apiKeys.touch(key.id);
     return { userId: key.userId, email: key.email, via: "api_key", keyId: key.id };
@@ -84,7 +87,7 @@ export async function createAuth(deps: { config: Config; db: Db; logger: Logger;
 
   async function viaSession(req: Request, res: Response): Promise<AuthInfo> {
     const token = readCookie(req.get("cookie"), SESSION_COOKIE);
-    if (!token) throw new ApiError(401, "session_required", "sign in to the dashboard first (POST /v1/session)");
+    if (!token) throw new ApiError(401, "session_required", "sign in first: open /signin in a browser (or POST /v1/session)");
     const session = await sessions.lookup(token);
     if (!session) throw new ApiError(401, "invalid_session", "the session has expired or was signed out; sign in again");
     // The cookie rides along on cross-site requests too; the CSRF token (readable only by our own pages) does not.
@@ -100,6 +103,7 @@ export async function createAuth(deps: { config: Config; db: Db; logger: Logger;
     users,
     apiKeys,
     sessions,
+    account: new AccountService(db),
     limiters,
     async authenticate(req, res, mode) {
       switch (mode) {

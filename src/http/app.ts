@@ -6,6 +6,7 @@ import { errorBody, NUL_MESSAGE, toApiError } from "./errors.js";
 import { buildOpenApi } from "./openapi.js";
 import { mountRoute, type AnyRoute } from "./route.js";
 import { docsPage } from "./docs-page.js";
+import { dashboardRouter } from "./dashboard.js";
 
 declare module "express-serve-static-core" {
   interface Request {
@@ -63,6 +64,7 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
     res.type(services.metrics.registry.contentType).send(await services.metrics.registry.metrics());
   });
   app.use(router);
+  app.use(dashboardRouter());
 
   const allowed = allowedMethods(routes);
   app.use((req: Request) => {

@@ -33,7 +33,7 @@ export const datasetRoutes = [
   defineRoute({
     method: "post",
     path: "/v1/datasets/validate",
-    auth: "api_key",
+    auth: "any",
     summary: "Check an uploaded zip (CSV, images, boxes) and report every problem; no training",
     tags: ["datasets"],
     body: validateBody,
@@ -45,7 +45,7 @@ export const datasetRoutes = [
   defineRoute({
     method: "get",
     path: "/v1/datasets/columns",
-    auth: "api_key",
+    auth: "any",
     summary: "The CSV's columns in an uploaded zip: name, type, examples, missing count; and the row count",
     tags: ["datasets"],
     query: z.object({ zip_gcloud: z.string().min(1, "must be the bucket path of the uploaded zip") }),

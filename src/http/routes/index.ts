@@ -9,8 +9,10 @@ import { modelRoutes } from "./models.js";
 import { fileRoutes } from "./files.js";
 import { datasetRoutes } from "./datasets.js";
 import { chatRoutes } from "./chat.js";
+import { accountRoutes } from "./account.js";
+import { reportRoutes } from "./reports.js";
 
 // Every HTTP route of Builder. Each area exports its list; OpenAPI is generated from this one array.
 export function allRoutes(): AnyRoute[] {
-  return [...healthRoutes, ...meRoutes, ...sessionRoutes, ...apiKeyRoutes, ...experimentRoutes, ...fileRoutes, ...datasetRoutes, ...predictRoutes, ...modelRoutes, ...chatRoutes];
+  return [...healthRoutes, ...meRoutes, ...sessionRoutes, ...accountRoutes, ...apiKeyRoutes, ...experimentRoutes, ...reportRoutes, ...fileRoutes, ...datasetRoutes, ...predictRoutes, ...modelRoutes, ...chatRoutes];
 }

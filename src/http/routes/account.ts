@@ -1,0 +1,73 @@
+import { z } from "zod";
+import { SESSION_COOKIE } from "../../auth/index.js";
+import { ApiError } from "../errors.js";
+import { defineRoute } from "../route.js";
+
+// The dashboard's account pages: what the sign-in page needs before anyone is signed in (first run, sign-up),
+// the optional self-service sign-up, and changing one's password.
+
+const SIGNUPS_PER_HOUR_PER_ADDRESS = 10;
+
+export const accountRoutes = [
+  defineRoute({
+    method: "get",
+    path: "/v1/setup",
+    auth: "none",
+    summary: "What the sign-in page shows before sign-in: whether any user exists yet (first run) and whether sign-up is open",
+    tags: ["account"],
+    responses: {
+      200: {
+        description: "setup state",
+        schema: z.object({
+          users_exist: z.boolean().describe("false on a fresh install: create the first user with ./builder users create"),
+          signup_enabled: z.boolean().describe("SIGNUP_ENABLED: anyone who reaches the dashboard may create an account"),
+        }),
+      },
+    },
+    handler: async ({ services }) => ({
+      headers: { "cache-control": "no-store" },
+      body: { users_exist: await services.auth.account.anyUser(), signup_enabled: services.config.SIGNUP_ENABLED },
+    }),
+  }),
+  defineRoute({
+    method: "post",
+    path: "/v1/users",
+    auth: "none",
+    summary: "Sign up (only when SIGNUP_ENABLED=true): creates the user and signs them in",
+    tags: ["account"],
+    body: z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) }),
+    responses: {
+      201: { description: "created and signed in; the session cookie is set" },
+      403: { description: "signup_disabled: the operator creates users (./builder users create)" },
+      409: { description: "email_taken" },
+    },
+    handler: async ({ req, res, body, services }) => {
+      if (!services.config.SIGNUP_ENABLED) {
+        throw new ApiError(403, "signup_disabled", "sign-up is off on this server; ask your administrator for an account (./builder users create)");
+      }
+      const decision = await services.auth.limiters.consume("signup", req.ip ?? "unknown", SIGNUPS_PER_HOUR_PER_ADDRESS, 3600);
+      if (!decision.allowed) throw new ApiError(429, "rate_limit_exceeded", `at most ${SIGNUPS_PER_HOUR_PER_ADDRESS} sign-ups per hour from one address`);
+      const user = await services.auth.users.create(body);
+      const session = await services.auth.sessions.create(user);
+      res.cookie(SESSION_COOKIE, session.token, services.auth.cookieOptions());
+      return {
+        status: 201,
+        headers: { "cache-control": "no-store" },
+        body: { user_id: user.id, email: user.email, csrf_token: session.csrfToken, expires_at: session.expiresAt.toISOString() },
+      };
+    },
+  }),
+  defineRoute({
+    method: "put",
+    path: "/v1/account/password",
+    auth: "session",
+    summary: "Change your password (dashboard session + x-csrf-token); your other sessions are signed out",
+    tags: ["account"],
+    body: z.object({ current_password: z.string().min(1).max(1024), new_password: z.string().min(1).max(1024) }),
+    responses: { 204: { description: "changed" }, 400: { description: "invalid_request: wrong current password or a weak new one" } },
+    handler: async ({ auth, body, services }) => {
+      await services.auth.account.changePassword({ userId: auth.userId, sessionId: auth.sessionId, current: body.current_password, next: body.new_password });
+      return { status: 204 };
+    },
+  }),
+];

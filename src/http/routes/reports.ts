@@ -1,0 +1,93 @@
+import { z } from "zod";
+import type { Manifest } from "../../contract/types.js";
+import type { ModelRow } from "../../experiments/repository.js";
+import type { Services } from "../../services.js";
+import { BucketNotFoundError } from "../../storage/bucket.js";
+import { ApiError } from "../errors.js";
+import { defineRoute } from "../route.js";
+
+// The evaluation report a pipeline publishes beside its model (report.json and its figures), served to the
+// experiment's owner. Another user's experiment is 404, like every other route (services.experiments.get).
+
+const params = z.object({ experiment_id: z.coerce.number().int().positive("must be a positive integer").max(2_147_483_647) });
+const figureParams = params.extend({ name: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, "must be a figure name from the report's figures list") });
+const REPORT_MAX_BYTES = 32 * 1024 * 1024;
+const FIGURE_TYPES: Record<string, string> = { svg: "image/svg+xml", png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg" };
+
+/** The model this very experiment published (a later re-run of the same experiment_id does not count). */
+async function ownModel(services: Services, userId: string, experimentId: number): Promise<ModelRow> {
+  const row = await services.experiments.get(userId, experimentId);
+  const model = await services.experiments.repo.latestModel(userId, experimentId);
+  if (!model || model.experimentUuid !== row.id) {
+    throw new ApiError(404, "not_found", `experiment ${experimentId} has no report yet (status ${row.status}); reports exist once it is ready`);
+  }
+  return model;
+}
+
+async function readObject(services: Services, objectPath: string, what: string): Promise<Buffer> {
+  const st = await services.bucket.stat(objectPath);
+  if (!st) throw new ApiError(404, "not_found", `the ${what} is missing from storage`);
+  if (st.size > REPORT_MAX_BYTES) throw new ApiError(500, "internal_error", `the ${what} is larger than ${REPORT_MAX_BYTES} bytes`);
+  try {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await services.bucket.read(objectPath)) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  } catch (err) {
+    if (err instanceof BucketNotFoundError) throw new ApiError(404, "not_found", `the ${what} is missing from storage`);
+    throw err;
+  }
+}
+
+const figureSchema = z.object({ name: z.string(), title: z.string(), url: z.string().describe("GET it with the same credentials") });
+
+export const reportRoutes = [
+  defineRoute({
+    method: "get",
+    path: "/v1/experiments/{experiment_id}/report",
+    auth: "any",
+    summary: "The evaluation report of a ready experiment: report.json (curves, confusion matrix, calibration, training curves) and its figures",
+    tags: ["experiments"],
+    params,
+    responses: {
+      200: {
+        description: "the report",
+        schema: z.object({
+          experiment_id: z.number(),
+          model_version: z.number(),
+          figures: z.array(figureSchema),
+          report: z.record(z.string(), z.unknown()).nullable().describe("report.json as the pipeline wrote it; null when the pipeline wrote none"),
+        }),
+      },
+      404: { description: "not your experiment, or not ready yet" },
+    },
+    handler: async ({ services, auth, params }) => {
+      const model = await ownModel(services, auth.userId, params.experiment_id);
+      const manifest = model.manifest as Manifest;
+      const base = `/v1/experiments/${params.experiment_id}/figures`;
+      const figures = (manifest.figures ?? []).map((f) => ({ name: f.name, title: f.title, url: `${base}/${encodeURIComponent(f.name)}` }));
+      const report = manifest.report_file
+        ? (JSON.parse((await readObject(services, `${model.storePath}/${manifest.report_file}`, "report")).toString("utf8")) as Record<string, unknown>)
+        : null;
+      return { headers: { "cache-control": "private, no-cache" }, body: { experiment_id: params.experiment_id, model_version: model.version, figures, report } };
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/v1/experiments/{experiment_id}/figures/{name}",
+    auth: "any",
+    summary: "One figure of the report (SVG or PNG), by its name in the report's figures list",
+    tags: ["experiments"],
+    params: figureParams,
+    responses: { 200: { description: "the image", contentType: "image/svg+xml" } },
+    handler: async ({ services, auth, params, res }) => {
+      const model = await ownModel(services, auth.userId, params.experiment_id);
+      const figure = ((model.manifest as Manifest).figures ?? []).find((f) => f.name === params.name);
+      if (!figure) throw new ApiError(404, "not_found", `experiment ${params.experiment_id} has no figure named ${params.name}`);
+      const type = FIGURE_TYPES[figure.file.split(".").pop()?.toLowerCase() ?? ""] ?? "application/octet-stream";
+      const bytes = await readObject(services, `${model.storePath}/${figure.file}`, "figure");
+      // An SVG opened on its own must not run script on our origin: the sandbox CSP makes it inert.
+      res.status(200).set({ "content-type": type, "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; sandbox", "x-content-type-options": "nosniff", "cache-control": "private, max-age=3600" });
+      res.end(bytes);
+    },
+  }),
+];
