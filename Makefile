@@ -3,6 +3,9 @@ SHELL := /bin/bash
 VENV := pipelines/.venv
 PY := $(VENV)/bin/python
 NPM_STAMP := node_modules/.builder-installed
+# The dashboard (web/) is built into web/dist, which Builder serves at /; rebuilt when a source file changes.
+WEB_DIST := web/dist/index.html
+WEB_SOURCES := $(shell find web/src src/http -type f 2>/dev/null) web/index.html web/vite.config.ts web/tsconfig.json
 VENV_STAMP := $(VENV)/.builder-installed
 # Test-only Python tools (the Schemathesis API fuzzer), kept out of the pipelines' environment.
 DEV_VENV := .venv-dev
@@ -20,9 +23,9 @@ DEV_STAMP := $(DEV_VENV)/.builder-installed
 TORCH_INDEX ?=
 export ONNXRUNTIME_NODE_INSTALL := skip
 
-.PHONY: install start test test-ts test-py typecheck bench-help clean-data
+.PHONY: install start test test-ts test-py typecheck web bench-help clean-data
 
-install: $(NPM_STAMP) $(VENV_STAMP)
+install: $(NPM_STAMP) $(VENV_STAMP) $(WEB_DIST)
 
 $(NPM_STAMP): package.json package-lock.json
 	@# npm install, not npm ci: npm 11 omits optional platform packages from the lock, which npm ci then refuses.
@@ -41,17 +44,25 @@ $(DEV_STAMP): test/requirements-dev.txt
 	$(DEV_VENV)/bin/python -m pip install --disable-pip-version-check -q -r test/requirements-dev.txt
 	@touch $@
 
+web: $(WEB_DIST)
+
+$(WEB_DIST): $(NPM_STAMP) $(WEB_SOURCES)
+	npm run build:web
+
 start: install
 	./builder migrate
 	./builder serve
 
 typecheck: $(NPM_STAMP)
 	npx tsc --noEmit
+	npx tsx scripts/web-api-types.ts
+	npx tsc -p web/tsconfig.json
 
 test: install typecheck test-py test-ts
 	@node scripts/test-summary.mjs
 
-test-ts: $(NPM_STAMP) $(VENV_STAMP) $(DEV_STAMP)
+# The browser tests (test/browser) drive Debian's chromium against the built dashboard.
+test-ts: $(NPM_STAMP) $(VENV_STAMP) $(DEV_STAMP) $(WEB_DIST)
 	@rm -f .test-results/vitest.json
 	npx vitest run --reporter=default --reporter=json --outputFile.json=.test-results/vitest.json
 

@@ -1,7 +1,7 @@
 import { and, eq, ne, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { sessions, users } from "../db/schema.js";
-import { ApiError } from "../http/errors.js";
+import { ApiError } from "../errors.js";
 import { hashPassword, verifyPassword } from "./secrets.js";
 import { passwordProblem } from "./user.service.js";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { SESSION_COOKIE } from "../../auth/index.js";
-import { ApiError } from "../errors.js";
+import { ApiError } from "../../errors.js";
 import { defineRoute } from "../route.js";
 
 // The dashboard's account pages: what the sign-in page needs before anyone is signed in (first run, sign-up),

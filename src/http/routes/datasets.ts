@@ -2,6 +2,7 @@ import { z } from "zod";
 import { datasetFieldRules, experimentRequestFields } from "../../experiments/request.js";
 import { datasetTask } from "../../experiments/study.js";
 import { defineRoute } from "../route.js";
+import { datasetReportSchema } from "../response-schemas.js";
 
 // Dataset checks without training: the full report for a zip, and its CSV's columns for a form.
 
@@ -12,23 +13,6 @@ const validateBody = experimentRequestFields
   .extend({ model_type: experimentRequestFields.shape.model_type.default(0) })
   .superRefine(datasetFieldRules);
 
-const problem = z.object({
-  severity: z.enum(["error", "warning"]),
-  code: z.string(),
-  message: z.string(),
-  row: z.number().optional(),
-  column: z.string().optional(),
-  path: z.string().optional(),
-});
-const report = z.object({
-  valid: z.boolean(),
-  errors: z.array(problem),
-  warnings: z.array(problem),
-  errors_omitted: z.number(),
-  warnings_omitted: z.number(),
-  summary: z.record(z.string(), z.unknown()),
-});
-
 export const datasetRoutes = [
   defineRoute({
     method: "post",
@@ -37,7 +21,7 @@ export const datasetRoutes = [
     summary: "Check an uploaded zip (CSV, images, boxes) and report every problem; no training",
     tags: ["datasets"],
     body: validateBody,
-    responses: { 200: { description: "the report (valid or not)", schema: report } },
+    responses: { 200: { description: "the report (valid or not)", schema: datasetReportSchema } },
     handler: async ({ body, auth, services }) => {
       return { body: await services.datasets.validate(auth.userId, body.zip_gcloud, datasetTask(body)) };
     },

@@ -3,6 +3,7 @@ import { experimentRequestSchema } from "../../experiments/request.js";
 import { STATUSES } from "../../experiments/state.js";
 import { experimentIdParams } from "../params.js";
 import { defineRoute } from "../route.js";
+import { experimentListSchema, experimentSchema } from "../response-schemas.js";
 
 const statusList = z
   .string()
@@ -18,7 +19,7 @@ export const experimentRoutes = [
     summary: "Start an experiment: train (Builder) or test a published model on new data (Retrospective)",
     tags: ["experiments"],
     body: experimentRequestSchema,
-    responses: { 200: { description: "the same request was posted before: that experiment" }, 202: { description: "accepted and queued" }, 409: { description: "experiment_id already used by a different request" } },
+    responses: { 200: { description: "the same request was posted before: that experiment", schema: experimentSchema }, 202: { description: "accepted and queued", schema: experimentSchema }, 409: { description: "experiment_id already used by a different request" } },
     handler: async ({ services, auth, body }) => {
       const { created, row } = await services.experiments.create(auth.userId, body);
       return { status: created ? 202 : 200, headers: { location: `/v1/experiments/${row.experimentId}` }, body: await services.experiments.view(row) };
@@ -35,6 +36,7 @@ export const experimentRoutes = [
       limit: z.coerce.number().int().min(1).max(200).default(50),
       offset: z.coerce.number().int().min(0).default(0),
     }),
+    responses: { 200: { description: "your experiments", schema: experimentListSchema } },
     handler: async ({ services, auth, query }) => ({ body: await services.experiments.list(auth.userId, query) }),
   }),
   defineRoute({
@@ -44,6 +46,7 @@ export const experimentRoutes = [
     summary: "One experiment: status, progress, history, request, dataset report, metrics",
     tags: ["experiments"],
     params: experimentIdParams,
+    responses: { 200: { description: "the experiment", schema: experimentSchema } },
     handler: async ({ services, auth, params }) => ({ body: await services.experiments.view(await services.experiments.get(auth.userId, params.experiment_id)) }),
   }),
   defineRoute({
@@ -53,6 +56,7 @@ export const experimentRoutes = [
     summary: "Cancel: a queued experiment at once; a running one's process is gone within seconds",
     tags: ["experiments"],
     params: experimentIdParams,
+    responses: { 202: { description: "cancelled or cancelling", schema: experimentSchema } },
     handler: async ({ services, auth, params }) => ({ status: 202, body: await services.experiments.view(await services.experiments.cancel(auth.userId, params.experiment_id)) }),
   }),
   defineRoute({

@@ -1,5 +1,7 @@
+import { z } from "zod";
 import { experimentIdParams as params } from "../params.js";
 import { defineRoute } from "../route.js";
+import { modelSchema } from "../response-schemas.js";
 
 export const modelRoutes = [
   defineRoute({
@@ -8,6 +10,7 @@ export const modelRoutes = [
     auth: "any",
     summary: "Your published models (the newest version of each experiment)",
     tags: ["models"],
+    responses: { 200: { description: "models; one whose manifest cannot be read carries `error` instead", schema: z.object({ data: z.array(modelSchema.partial().extend({ error: z.string().optional() })) }) } },
     handler: async ({ services, auth }) => ({ body: { data: await services.serving.catalog.list(auth.userId) } }),
   }),
   defineRoute({
@@ -17,6 +20,7 @@ export const modelRoutes = [
     summary: "One model: kind, inputs, classes, thresholds, metrics, version",
     tags: ["models"],
     params,
+    responses: { 200: { description: "the model", schema: modelSchema } },
     handler: async ({ services, auth, params }) => ({ body: await services.serving.catalog.describe(auth.userId, params.experiment_id) }),
   }),
   defineRoute({

@@ -3,6 +3,7 @@ import { ApiError } from "../../errors.js";
 import { experimentId, experimentIdParams } from "../params.js";
 import { defineRoute } from "../route.js";
 import type { Services } from "../../services.js";
+import { predictionSchema } from "../response-schemas.js";
 
 // POST /v1/experiments/{experiment_id}/predict (canonical) and POST /predict (the seed's form, where the model
 // is named by experiment_id in the body, the x-experiment-id header or the experiment_id query parameter).
@@ -24,6 +25,7 @@ const failure = (description: string) => ({ description, schema: predictErrorSch
 
 const answer = {
   201: {
+    schema: predictionSchema,
     description:
       "vision: prediccion, score, classes, error 0, columnas, filas, gradients; detection: boxes, score, classification, error 0, classes; " +
       "tabular: prediccion, score, classes, error 0 (regression: prediccion [value], score [value])",

@@ -3,7 +3,7 @@ import type { Manifest } from "../../contract/types.js";
 import type { ModelRow } from "../../experiments/repository.js";
 import type { Services } from "../../services.js";
 import { BucketNotFoundError } from "../../storage/bucket.js";
-import { ApiError } from "../errors.js";
+import { ApiError } from "../../errors.js";
 import { defineRoute } from "../route.js";
 
 // The evaluation report a pipeline publishes beside its model (report.json and its figures), served to the

@@ -1,0 +1,144 @@
+import { z } from "zod";
+import { STATUSES } from "../experiments/state.js";
+
+// Response bodies of the experiment, model and prediction routes, as zod schemas: they document those routes in
+// /openapi.json, and the dashboard's TypeScript types are generated from that document (scripts/web-api-types.ts).
+// They describe what src/experiments/view.ts, src/http/routes/models.ts and src/serving/predictor.ts return.
+
+const num = z.number().nullable();
+const interval = z.object({ value: num, ci_low: num, ci_high: num });
+export const metricValueSchema = interval.extend({ per_class: z.record(z.string(), interval).optional() });
+export const metricsSchema = z
+  .record(z.string(), metricValueSchema)
+  .describe("by metric name (auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95): value with its 95% interval");
+
+export const problemSchema = z.object({
+  severity: z.enum(["error", "warning"]),
+  code: z.string(),
+  message: z.string(),
+  row: z.number().optional().describe("spreadsheet row: the header is row 1"),
+  column: z.string().optional(),
+  path: z.string().optional().describe("path inside the zip"),
+});
+
+const range = z.object({ min: z.number(), max: z.number() });
+export const datasetSummarySchema = z.looseObject({
+  format: z.enum(["csv", "voc", "coco"]).optional(),
+  csv_path: z.string().optional(),
+  rows: z.number().optional(),
+  patients: z.number().optional(),
+  images: z.number().optional(),
+  images_per_patient: range.extend({ mean: z.number() }).optional(),
+  class_counts: z.record(z.string(), z.record(z.string(), z.number())).optional().describe("per label column: class value -> rows (boxes for detection)"),
+  image_sizes: z.object({ width: range, height: range, channels: z.record(z.string(), z.number()) }).optional(),
+  features: z
+    .array(z.object({ name: z.string(), type: z.enum(["numeric", "categorical"]), min: z.number().optional(), max: z.number().optional(), categories: z.number().optional(), missing: z.number() }))
+    .optional(),
+  label_range: range.optional(),
+  boxes: z.number().optional(),
+  split: z.object({ train: z.number(), val: z.number(), test: z.number(), from_column: z.string().optional() }).optional(),
+  unreferenced_images: z.number().optional(),
+  images_without_objects: z.number().optional(),
+  problem_counts: z.record(z.string(), z.number()).optional(),
+});
+
+export const datasetReportSchema = z.object({
+  valid: z.boolean(),
+  errors: z.array(problemSchema),
+  warnings: z.array(problemSchema),
+  errors_omitted: z.number(),
+  warnings_omitted: z.number(),
+  summary: datasetSummarySchema,
+});
+
+const progressSchema = z.object({
+  fraction: z.number().describe("of the whole experiment, 0..1"),
+  stage: z.string(),
+  message: z.string().optional(),
+  epoch: z.number().optional(),
+  epochs: z.number().optional(),
+  trial: z.number().optional(),
+  trials: z.number().optional(),
+  best_metric: z.number().nullable().optional(),
+  eta_s: z.number().nullable().optional(),
+  updated_at: z.string(),
+});
+
+const status = z.enum(STATUSES);
+const time = z.union([z.string(), z.date()]).describe("ISO 8601");
+
+export const experimentSchema = z.object({
+  experiment_id: z.number(),
+  user_id: z.string(),
+  status,
+  progress: progressSchema.nullable(),
+  history: z.array(z.object({ status, at: z.string(), attempt: z.number().optional() })),
+  request: z.record(z.string(), z.unknown()).describe("the request as accepted (user_token removed)"),
+  dataset_report: datasetReportSchema.nullable(),
+  metrics: metricsSchema.nullable().describe("test-set metrics once ready"),
+  original_metrics: metricsSchema.nullable().optional().describe("Retrospective: the source model's own test metrics"),
+  source_experiment_id: z.number().optional(),
+  failure_reason: z.string().nullable(),
+  cancel_requested: z.boolean(),
+  attempts: z.number(),
+  model: z.object({ version: z.number(), kind: z.string(), store_path: z.string(), published_at: time }).nullable(),
+  created_at: time,
+  updated_at: time,
+  finished_at: time.nullable(),
+});
+
+export const experimentListSchema = z.object({
+  data: z.array(
+    z.object({
+      experiment_id: z.number(),
+      status,
+      progress: progressSchema.nullable(),
+      study_type: z.string(),
+      task: z.string(),
+      type_of_experiment: z.string(),
+      failure_reason: z.string().nullable(),
+      created_at: time,
+      finished_at: time.nullable(),
+    }),
+  ),
+  total: z.number(),
+  limit: z.number(),
+  offset: z.number(),
+  has_more: z.boolean(),
+});
+
+export const modelSchema = z.object({
+  experiment_id: z.number(),
+  version: z.number(),
+  kind: z.enum(["vision_classification", "detection", "tabular"]),
+  problem: z.enum(["binary", "multiclass", "multilabel", "regression", "detection"]),
+  created_at: time,
+  inputs: z.object({
+    name: z.string(),
+    image: z.looseObject({ width: z.number(), height: z.number(), channels: z.number() }).optional(),
+    data_cols: z.array(z.string()).optional(),
+    columns: z
+      .array(z.object({ name: z.string(), type: z.enum(["numeric", "categorical"]), codes: z.record(z.string(), z.number()).optional(), min: z.number().optional(), max: z.number().optional() }))
+      .optional(),
+    message: z.string().optional(),
+  }),
+  classes: z.record(z.string(), z.string()).describe("class index -> name"),
+  thresholds: z.array(z.number()).nullable(),
+  threshold_rule: z.string().nullable(),
+  metric: z.string().nullable(),
+  metrics: z.object({ test: metricsSchema, validation: metricsSchema.optional() }),
+  detection: z.object({ score_threshold: z.number(), nms_iou: z.number(), max_detections: z.number(), class_agnostic_nms: z.boolean().optional() }).optional(),
+  outputs: z.record(z.string(), z.string()),
+});
+
+export const predictionSchema = z.object({
+  error: z.literal(0),
+  classes: z.record(z.string(), z.string()),
+  score: z.array(z.number()),
+  prediccion: z.array(z.number()).optional().describe("classification: 0/1 per class; regression: [value]"),
+  columnas: z.number().optional().describe("vision: Grad-CAM map width"),
+  filas: z.number().optional().describe("vision: Grad-CAM map height"),
+  gradients: z.record(z.string(), z.array(z.array(z.number()))).optional().describe("vision: class index -> filas x columnas values 0..255, for each predicted class"),
+  boxes: z.array(z.array(z.number())).optional().describe("detection: [x1, y1, x2, y2] in the image's pixels"),
+  classification: z.array(z.number()).optional().describe("detection: class index of each box"),
+});

@@ -1,0 +1,127 @@
+import { lazy, Suspense, useCallback, useEffect, useState } from "react";
+import { api, setCsrfToken, setUnauthorizedHandler } from "./api/client";
+import type { Session } from "./api/types";
+import { ErrorBox, Link } from "./components/ui";
+import { match, navigate, useLocation } from "./lib/router";
+import { SignInPage } from "./pages/SignIn";
+import { SessionContext } from "./session";
+
+// Pages load on demand: the first load carries only the shell, sign-in and the lists.
+const ExperimentsPage = lazy(() => import("./pages/Experiments").then((m) => ({ default: m.ExperimentsPage })));
+const ExperimentPage = lazy(() => import("./pages/Experiment").then((m) => ({ default: m.ExperimentPage })));
+const NewExperimentPage = lazy(() => import("./pages/NewExperiment").then((m) => ({ default: m.NewExperimentPage })));
+const TryItPage = lazy(() => import("./pages/TryIt").then((m) => ({ default: m.TryItPage })));
+const ApiKeysPage = lazy(() => import("./pages/SettingsApi").then((m) => ({ default: m.ApiKeysPage })));
+const AccountPage = lazy(() => import("./pages/SettingsAccount").then((m) => ({ default: m.AccountPage })));
+
+const NAV: Array<[string, string]> = [
+  ["/experiments", "Experiments"],
+  ["/experiments/new", "New experiment"],
+  ["/settings/api", "Settings → API"],
+  ["/settings/account", "Account"],
+];
+
+function Page({ path, query }: { path: string; query: URLSearchParams }) {
+  if (path === "/" || path === "/experiments") return <ExperimentsPage query={query} />;
+  if (path === "/experiments/new") return <NewExperimentPage query={query} />;
+  let m = match("/experiments/:id/try", path);
+  if (m) return <TryItPage id={Number(m.id)} />;
+  m = match("/experiments/:id", path);
+  if (m) return <ExperimentPage id={Number(m.id)} />;
+  if (path === "/settings" || path === "/settings/api") return <ApiKeysPage />;
+  if (path === "/settings/account") return <AccountPage />;
+  return (
+    <section>
+      <h1>Not found</h1>
+      <p>
+        There is no page at <code>{path}</code>. <Link to="/experiments">Go to your experiments</Link>.
+      </p>
+    </section>
+  );
+}
+
+export function App() {
+  const { path, query } = useLocation();
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const [error, setError] = useState<unknown>(null);
+
+  const load = useCallback(async () => {
+    try {
+      const s = await api<Session>("GET", "/v1/session");
+      setCsrfToken(s.csrf_token);
+      setSession(s);
+    } catch (err) {
+      const status = (err as { status?: number }).status;
+      if (status === 401) setSession(null);
+      else setError(err);
+    }
+  }, []);
+
+  useEffect(() => {
+    setUnauthorizedHandler(() => {
+      setCsrfToken(null);
+      setSession(null);
+    });
+    void load();
+  }, [load]);
+
+  useEffect(() => {
+    document.title = `${NAV.find(([to]) => to === path)?.[1] ?? "Builder"} · Builder`;
+    document.getElementById("main")?.focus({ preventScroll: true });
+  }, [path]);
+
+  const signOut = async () => {
+    await api("DELETE", "/v1/session").catch(() => undefined);
+    setCsrfToken(null);
+    setSession(null);
+    navigate("/signin");
+  };
+
+  if (session === undefined) {
+    return <main id="main">{error ? <ErrorBox error={error} title="Builder could not be reached" /> : <p aria-busy="true">Loading…</p>}</main>;
+  }
+  if (session === null) {
+    return (
+      <main id="main" tabIndex={-1}>
+        <SignInPage
+          onSignedIn={(s) => {
+            setCsrfToken(s.csrf_token);
+            setSession(s);
+            if (path === "/signin" || path === "/signup") navigate("/experiments");
+          }}
+        />
+      </main>
+    );
+  }
+  const current = path === "/" || path === "/signin" ? "/experiments" : path;
+  return (
+    <SessionContext.Provider value={{ session, signOut }}>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <header className="top">
+        <Link to="/experiments" className="brand">
+          Builder
+        </Link>
+        <nav aria-label="Main">
+          {NAV.map(([to, label]) => (
+            <Link key={to} to={to} className={current === to ? "active" : undefined}>
+              {label}
+            </Link>
+          ))}
+        </nav>
+        <div className="who">
+          <span className="muted small">{session.email}</span>
+          <button type="button" className="secondary" onClick={signOut}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <Suspense fallback={<p aria-busy="true">Loading…</p>}>
+          <Page path={path === "/signin" ? "/experiments" : path} query={query} />
+        </Suspense>
+      </main>
+    </SessionContext.Provider>
+  );
+}

@@ -1,0 +1,95 @@
+import type { ErrorBody, UploadResult } from "./types";
+
+/** An error from the API (or the network), with what the page shows: message, code and the request id. */
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly requestId: string | null,
+    readonly details: Array<{ field?: string; message?: string }> = [],
+  ) {
+    super(message);
+  }
+}
+
+let csrfToken: string | null = null;
+/** The session's CSRF token, sent back on unsafe methods (the cookie alone is refused). */
+export function setCsrfToken(token: string | null) {
+  csrfToken = token;
+}
+
+let onUnauthorized: () => void = () => {};
+/** Called when a request finds the session gone (401), so the app can show the sign-in page. */
+export function setUnauthorizedHandler(fn: () => void) {
+  onUnauthorized = fn;
+}
+
+function failure(status: number, text: string, requestId: string | null): ApiFailure {
+  try {
+    const body = JSON.parse(text) as ErrorBody;
+    const e = body.error;
+    return new ApiFailure(status, e.code, e.message, requestId, (e.details ?? []) as ApiFailure["details"]);
+  } catch {
+    return new ApiFailure(status, "http_error", `HTTP ${status}: ${text.slice(0, 200) || "no body"}`, requestId);
+  }
+}
+
+/** fetch for the JSON API: same-origin cookie, CSRF header on unsafe methods, errors thrown as ApiFailure. */
+export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: "application/json" };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  if (method !== "GET" && csrfToken) headers["x-csrf-token"] = csrfToken;
+  let res: Response;
+  try {
+    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: "same-origin" });
+  } catch (err) {
+    throw new ApiFailure(0, "network_error", `the server could not be reached (${(err as Error).message})`, null);
+  }
+  const text = await res.text();
+  if (!res.ok) {
+    const f = failure(res.status, text, res.headers.get("x-request-id"));
+    if (res.status === 401 && path !== "/v1/session") onUnauthorized();
+    throw f;
+  }
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+export interface UploadProgress {
+  loaded: number;
+  total: number;
+  /** Bytes per second over the last few seconds. */
+  speed: number;
+}
+
+/**
+ * Uploads a zip as multipart/form-data with XMLHttpRequest, because fetch reports no upload progress.
+ * Resolves with the stored object; rejects with ApiFailure. `abort` cancels it.
+ */
+export function uploadZip(file: File, objectPath: string, onProgress: (p: UploadProgress) => void): { done: Promise<UploadResult>; abort: () => void } {
+  const xhr = new XMLHttpRequest();
+  const samples: Array<{ t: number; loaded: number }> = [];
+  const done = new Promise<UploadResult>((resolve, reject) => {
+    xhr.open("POST", "/v1/files");
+    if (csrfToken) xhr.setRequestHeader("x-csrf-token", csrfToken);
+    xhr.upload.onprogress = (e) => {
+      const now = performance.now();
+      samples.push({ t: now, loaded: e.loaded });
+      while (samples.length > 2 && now - samples[0].t > 3000) samples.shift();
+      const first = samples[0];
+      const speed = now > first.t ? ((e.loaded - first.loaded) * 1000) / (now - first.t) : 0;
+      onProgress({ loaded: e.loaded, total: e.lengthComputable ? e.total : file.size, speed });
+    };
+    xhr.onload = () => {
+      if (xhr.status >= 200 && xhr.status < 300) resolve(JSON.parse(xhr.responseText) as UploadResult);
+      else reject(failure(xhr.status, xhr.responseText, xhr.getResponseHeader("x-request-id")));
+    };
+    xhr.onerror = () => reject(new ApiFailure(0, "network_error", "the upload was interrupted (network error); retry", null));
+    xhr.onabort = () => reject(new ApiFailure(0, "aborted", "the upload was cancelled", null));
+    const form = new FormData();
+    form.append("path", objectPath);
+    form.append("file", file, file.name);
+    xhr.send(form);
+  });
+  return { done, abort: () => xhr.abort() };
+}

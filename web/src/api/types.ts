@@ -1,0 +1,29 @@
+// The dashboard's API types, all taken from openapi.d.ts (generated from the server's OpenAPI document).
+import type { operations } from "./openapi";
+
+type Responses<O extends keyof operations> = operations[O]["responses"];
+/** The JSON body of operation O's response S. */
+export type ResponseOf<O extends keyof operations, S extends keyof Responses<O>> = Responses<O>[S] extends { content: { "application/json": infer B } } ? B : never;
+/** The JSON request body of operation O. */
+export type BodyOf<O extends keyof operations> = operations[O] extends { requestBody: { content: { "application/json": infer B } } } ? B : never;
+
+export type Setup = ResponseOf<"get_v1_setup", 200>;
+export type Session = ResponseOf<"get_v1_session", 200>;
+export type ApiKey = ResponseOf<"get_v1_api_keys", 200>["data"][number];
+export type NewApiKey = ResponseOf<"post_v1_api_keys", 201>;
+export type UploadResult = ResponseOf<"post_v1_files", 201>;
+export type DatasetReport = ResponseOf<"post_v1_datasets_validate", 200>;
+export type DatasetProblem = DatasetReport["errors"][number];
+export type ValidateRequest = BodyOf<"post_v1_datasets_validate">;
+export type Columns = ResponseOf<"get_v1_datasets_columns", 200>;
+export type ColumnInfo = Columns["columns"][number];
+export type ExperimentRequest = BodyOf<"post_v1_experiments">;
+export type Experiment = ResponseOf<"get_v1_experiments_experiment_id", 200>;
+export type ExperimentList = ResponseOf<"get_v1_experiments", 200>;
+export type ExperimentSummary = ExperimentList["data"][number];
+export type ExperimentStatus = Experiment["status"];
+export type Metrics = NonNullable<Experiment["metrics"]>;
+export type Model = ResponseOf<"get_v1_models_experiment_id", 200>;
+export type Prediction = ResponseOf<"post_v1_experiments_experiment_id_predict", 201>;
+export type Report = ResponseOf<"get_v1_experiments_experiment_id_report", 200>;
+export type ErrorBody = ResponseOf<"get_v1_me", "default">;

@@ -1,0 +1,82 @@
+import { useRef, useState } from "react";
+import { uploadZip, type UploadProgress } from "../api/client";
+import type { UploadResult } from "../api/types";
+import { formatBytes } from "../lib/format";
+import { ErrorBox } from "./ui";
+
+/** A bucket path for the zip inside the caller's folder: letters, digits, '.', '-' and '_' only. */
+export function uploadPath(fileName: string, now = Date.now()): string {
+  const base = fileName.replace(/\.zip$/i, "").replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[._]+/, "").slice(0, 80) || "dataset";
+  return `upload-${now.toString(36)}/${base}.zip`;
+}
+
+/** Pick or drop a zip; upload with a real progress bar (bytes, speed), cancel, and retry after a failure. */
+export function Uploader({ onUploaded }: { onUploaded: (r: UploadResult, file: File) => void }) {
+  const [file, setFile] = useState<File | null>(null);
+  const [progress, setProgress] = useState<UploadProgress | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [dragging, setDragging] = useState(false);
+  const abort = useRef<() => void>(() => {});
+
+  const start = async (f: File) => {
+    setFile(f);
+    setError(null);
+    setBusy(true);
+    setProgress({ loaded: 0, total: f.size, speed: 0 });
+    const u = uploadZip(f, uploadPath(f.name), setProgress);
+    abort.current = u.abort;
+    try {
+      onUploaded(await u.done, f);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const pct = progress && progress.total ? Math.round((progress.loaded / progress.total) * 100) : 0;
+  return (
+    <div
+      className={`dropzone${dragging ? " dragging" : ""}`}
+      onDragOver={(e) => {
+        e.preventDefault();
+        setDragging(true);
+      }}
+      onDragLeave={() => setDragging(false)}
+      onDrop={(e) => {
+        e.preventDefault();
+        setDragging(false);
+        const f = e.dataTransfer.files[0];
+        if (f && !busy) void start(f);
+      }}
+    >
+      <label>
+        Dataset zip (a CSV, plus the images for an image task)
+        <input type="file" accept=".zip,application/zip" disabled={busy} data-testid="zip-input" onChange={(e) => e.target.files?.[0] && start(e.target.files[0])} />
+      </label>
+      <p className="muted small">or drop the file here. The first CSV column is the patient id.</p>
+      {progress ? (
+        <div className="upload-progress" aria-live="polite">
+          <progress max={100} value={pct} aria-label="Upload progress" />
+          <span data-testid="upload-status">
+            {pct}% · {formatBytes(progress.loaded)} of {formatBytes(progress.total)}
+            {busy && progress.speed > 0 ? ` · ${formatBytes(progress.speed)}/s` : ""}
+            {!busy && !error ? " · uploaded" : ""}
+          </span>
+          {busy ? (
+            <button type="button" className="secondary" onClick={() => abort.current()}>
+              Cancel upload
+            </button>
+          ) : null}
+        </div>
+      ) : null}
+      <ErrorBox error={error} title="Upload failed" />
+      {error && file && !busy ? (
+        <button type="button" onClick={() => start(file)}>
+          Retry upload
+        </button>
+      ) : null}
+    </div>
+  );
+}

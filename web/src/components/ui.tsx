@@ -1,0 +1,85 @@
+import { useState, type ReactNode } from "react";
+import { ApiFailure } from "../api/client";
+import { navigate } from "../lib/router";
+
+/** Every API error as the page shows it: the message, its code, the fields, and the request id to quote. */
+export function ErrorBox({ error, title }: { error: unknown; title?: string }) {
+  if (!error) return null;
+  const f = error instanceof ApiFailure ? error : new ApiFailure(0, "client_error", (error as Error)?.message ?? String(error), null);
+  return (
+    <div className="error" role="alert">
+      <strong>{title ?? "Error"}:</strong> {f.message}
+      {f.details.length > 0 && (
+        <ul>
+          {f.details.map((d, i) => (
+            <li key={i}>
+              {d.field ? <code>{d.field}</code> : null} {d.message}
+            </li>
+          ))}
+        </ul>
+      )}
+      <div className="muted small">
+        {f.status ? `HTTP ${f.status} · ` : ""}
+        <code>{f.code}</code>
+        {f.requestId ? (
+          <>
+            {" "}
+            · request id <code data-testid="request-id">{f.requestId}</code>
+          </>
+        ) : null}
+      </div>
+    </div>
+  );
+}
+
+export function Link({ to, children, className }: { to: string; children: ReactNode; className?: string }) {
+  return (
+    <a
+      href={to}
+      className={className}
+      onClick={(e) => {
+        if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+        e.preventDefault();
+        navigate(to);
+      }}
+    >
+      {children}
+    </a>
+  );
+}
+
+export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
+  const [state, setState] = useState<"idle" | "copied" | "failed">("idle");
+  return (
+    <button
+      type="button"
+      className="secondary"
+      onClick={async () => {
+        try {
+          await navigator.clipboard.writeText(text);
+          setState("copied");
+        } catch {
+          setState("failed");
+        }
+        setTimeout(() => setState("idle"), 2000);
+      }}
+    >
+      {state === "copied" ? "Copied" : state === "failed" ? "Copy failed: select the text" : label}
+    </button>
+  );
+}
+
+export function StatusBadge({ status }: { status: string }) {
+  return <span className={`badge status-${status}`}>{status.replace("_", " ")}</span>;
+}
+
+export function Interval({ v }: { v: { value: number | null; ci_low: number | null; ci_high: number | null } | undefined }) {
+  if (!v || v.value === null) return <span className="muted">–</span>;
+  const ci = v.ci_low !== null && v.ci_high !== null ? ` (${v.ci_low.toFixed(3)}–${v.ci_high.toFixed(3)})` : "";
+  return (
+    <span>
+      <strong>{v.value.toFixed(3)}</strong>
+      <span className="muted">{ci}</span>
+    </span>
+  );
+}

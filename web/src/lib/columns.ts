@@ -1,0 +1,41 @@
+import type { ColumnInfo } from "../api/types";
+
+// What the column pickers propose from GET /v1/datasets/columns. Only a proposal: every picker stays editable.
+// The CSV's first column is the patient id (Builder's dataset format), so it is never proposed as an input or label.
+
+export interface ColumnChoice {
+  task: "vision" | "data";
+  label_cols: string[];
+  images_col: string | null;
+  data_cols: string[];
+  split_col: string | null;
+}
+
+const LABEL_NAME = /^(label|labels|class|classes|diagnosis|dx|target|outcome|y|finding|findings|category)$/i;
+const SPLIT_NAME = /^(split|ml_use|set|partition|subset|fold_name)$/i;
+const SPLIT_VALUES = new Set(["train", "training", "val", "valid", "validation", "test", "testing"]);
+
+export function isSplitColumn(c: ColumnInfo): boolean {
+  if (SPLIT_NAME.test(c.name)) return true;
+  return c.type === "categorical" && c.examples.length > 0 && c.examples.every((v) => SPLIT_VALUES.has(v.trim().toLowerCase()));
+}
+
+/** Columns that can be model inputs: not the patient id, the images, the labels or the split. */
+export function inputCandidates(columns: ColumnInfo[], taken: { label_cols: string[]; images_col: string | null; split_col: string | null }): ColumnInfo[] {
+  const skip = new Set([columns[0]?.name, ...taken.label_cols, taken.images_col, taken.split_col].filter(Boolean));
+  return columns.filter((c) => !skip.has(c.name) && c.type !== "image_path" && c.type !== "empty");
+}
+
+/** The first guess for every picker, from names, types and examples. */
+export function proposeColumns(columns: ColumnInfo[]): ColumnChoice {
+  const rest = columns.slice(1);
+  const image = rest.find((c) => c.type === "image_path") ?? null;
+  const split = rest.find((c) => c !== image && isSplitColumn(c)) ?? null;
+  const named = rest.filter((c) => LABEL_NAME.test(c.name) && c !== split && c !== image);
+  const fallback = [...rest].reverse().find((c) => c !== image && c !== split && c.type !== "empty");
+  const label_cols = (named.length ? named : fallback ? [fallback] : []).map((c) => c.name);
+  const task = image ? "vision" : "data";
+  const choice = { task, label_cols, images_col: image?.name ?? null, split_col: split?.name ?? null } as const;
+  const data_cols = task === "data" ? inputCandidates(columns, choice).map((c) => c.name) : [];
+  return { ...choice, data_cols };
+}

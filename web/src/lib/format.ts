@@ -1,0 +1,31 @@
+/** 1536 -> "1.5 KB"; decimal units, as disks and browsers show sizes. */
+export function formatBytes(n: number): string {
+  if (!Number.isFinite(n) || n < 0) return "–";
+  const units = ["B", "KB", "MB", "GB", "TB"];
+  let i = 0;
+  while (n >= 1000 && i < units.length - 1) (n /= 1000), i++;
+  return `${i === 0 ? n : n.toFixed(n < 10 ? 1 : 0)} ${units[i]}`;
+}
+
+export function formatDuration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return "–";
+  if (seconds < 60) return `${Math.round(seconds)} s`;
+  const m = Math.floor(seconds / 60), s = Math.round(seconds % 60);
+  if (m < 60) return `${m} min ${s} s`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+export function formatDate(iso: string | null | undefined): string {
+  if (!iso) return "–";
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? String(iso) : d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+export function formatNumber(v: number | null | undefined, digits = 3): string {
+  return v === null || v === undefined || !Number.isFinite(v) ? "–" : v.toFixed(digits);
+}
+
+/** A proposed experiment_id: one more than the largest the user has, so it is new. */
+export function proposeExperimentId(existing: number[]): number {
+  return existing.length ? Math.max(...existing) + 1 : 1;
+}

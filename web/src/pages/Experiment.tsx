@@ -1,0 +1,267 @@
+import { useCallback, useEffect, useRef, useState } from "react";
+import { api } from "../api/client";
+import type { Experiment, Model, Report } from "../api/types";
+import { DatasetReportView, DatasetSummaryView } from "../components/DatasetReportView";
+import { MetricsTable, PerClassTable } from "../components/MetricsView";
+import { ErrorBox, Link, StatusBadge } from "../components/ui";
+import { formatDate, formatDuration } from "../lib/format";
+
+const TERMINAL = new Set(["ready", "invalid_dataset", "failed", "cancelled"]);
+
+/**
+ * Follows an experiment live: server-sent events while it runs (the browser's EventSource reconnects and replays
+ * from Last-Event-ID); if the stream keeps failing, polling with backoff (1 s doubling to 15 s) takes over.
+ */
+function useLiveExperiment(id: number) {
+  const [exp, setExp] = useState<Experiment | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const refresh = useCallback(() => api<Experiment>("GET", `/v1/experiments/${id}`).then((e) => (setExp(e), setError(null), e)), [id]);
+
+  useEffect(() => {
+    let closed = false;
+    let source: EventSource | null = null;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const poll = (delay: number) => {
+      timer = setTimeout(async () => {
+        if (closed) return;
+        const e = await refresh().catch((err) => (setError(err), null));
+        if (!e || !TERMINAL.has(e.status)) poll(Math.min(delay * 2, 15_000));
+      }, delay);
+    };
+    refresh().then(
+      (e) => {
+        if (closed || TERMINAL.has(e.status)) return;
+        let failures = 0;
+        source = new EventSource(`/v1/experiments/${id}/events`);
+        source.addEventListener("status", (m) => {
+          failures = 0;
+          const s = JSON.parse((m as MessageEvent).data).status as string;
+          void refresh();
+          if (TERMINAL.has(s)) source?.close();
+        });
+        source.addEventListener("progress", (m) => {
+          failures = 0;
+          const p = JSON.parse((m as MessageEvent).data);
+          setExp((x) => (x ? { ...x, progress: p } : x));
+        });
+        source.onerror = () => {
+          if (++failures < 3 || closed) return;
+          source?.close();
+          poll(1000);
+        };
+      },
+      (err) => setError(err),
+    );
+    return () => {
+      closed = true;
+      source?.close();
+      clearTimeout(timer);
+    };
+  }, [id, refresh]);
+  return { exp, error, refresh };
+}
+
+export function ExperimentPage({ id }: { id: number }) {
+  const { exp, error, refresh } = useLiveExperiment(id);
+  const [report, setReport] = useState<Report | null>(null);
+  const [model, setModel] = useState<Model | null>(null);
+  const [actionError, setActionError] = useState<unknown>(null);
+  const loadedFor = useRef<string | null>(null);
+
+  useEffect(() => {
+    if (exp?.status !== "ready" || loadedFor.current === `${id}`) return;
+    loadedFor.current = `${id}`;
+    api<Report>("GET", `/v1/experiments/${id}/report`).then(setReport, setActionError);
+    api<Model>("GET", `/v1/models/${id}`).then(setModel, setActionError);
+  }, [exp?.status, id]);
+
+  if (error && !exp) return <ErrorBox error={error} />;
+  if (!exp) return <p aria-busy="true">Loading…</p>;
+  const req = exp.request as Record<string, unknown>;
+  const running = !TERMINAL.has(exp.status);
+  const retrospective = req.study_type === "Retrospective";
+  const started = new Date(String(exp.created_at)).getTime();
+  const ended = exp.finished_at ? new Date(String(exp.finished_at)).getTime() : Date.now();
+
+  const cancel = async () => {
+    setActionError(null);
+    try {
+      await api("POST", `/v1/experiments/${id}/cancel`);
+      await refresh();
+    } catch (err) {
+      setActionError(err);
+    }
+  };
+
+  return (
+    <section data-testid="experiment" data-status={exp.status}>
+      <div className="title-row">
+        <h1>
+          Experiment #{exp.experiment_id} <StatusBadge status={exp.status} />
+        </h1>
+        {running ? (
+          <button type="button" className="danger" onClick={cancel} disabled={exp.cancel_requested}>
+            {exp.cancel_requested ? "Cancelling…" : "Cancel"}
+          </button>
+        ) : null}
+      </div>
+      <p className="muted">
+        {String(req.study_type)} · {String(req.task)} · {String(req.type_of_experiment)} · optimising {String(req.optimization_metric)} · {req.optimization_type === 0 ? "best quality" : "fastest"} · created {formatDate(String(exp.created_at))} ·{" "}
+        {formatDuration((ended - started) / 1000)}
+        {retrospective && exp.source_experiment_id ? (
+          <>
+            {" "}
+            · testing <Link to={`/experiments/${exp.source_experiment_id}`}>#{exp.source_experiment_id}</Link>
+          </>
+        ) : null}
+      </p>
+      <ErrorBox error={actionError} />
+      {running ? (
+        <div className="card" aria-live="polite">
+          <progress max={1} value={exp.progress?.fraction ?? 0} aria-label="Experiment progress" />
+          <p>
+            <strong>{exp.progress?.stage ?? exp.status}</strong> {exp.progress ? `${Math.round(exp.progress.fraction * 100)}%` : ""}
+            {exp.progress?.epoch && exp.progress.epochs ? ` · epoch ${exp.progress.epoch} of ${exp.progress.epochs}` : ""}
+            {exp.progress?.trial && exp.progress.trials ? ` · trial ${exp.progress.trial} of ${exp.progress.trials}` : ""}
+            {exp.progress?.eta_s ? ` · about ${formatDuration(exp.progress.eta_s)} left` : ""}
+          </p>
+          {exp.progress?.message ? <p className="muted small">{exp.progress.message}</p> : null}
+        </div>
+      ) : null}
+      {exp.failure_reason ? (
+        <div className="error" role="alert">
+          <strong>{exp.status === "invalid_dataset" ? "The dataset did not pass its checks" : "The experiment failed"}:</strong> {exp.failure_reason}
+        </div>
+      ) : null}
+      {exp.status === "invalid_dataset" && exp.dataset_report ? <DatasetReportView report={exp.dataset_report} /> : null}
+
+      {exp.status === "ready" && exp.metrics ? (
+        <>
+          <h2>Results on the test set</h2>
+          <MetricsTable
+            metrics={exp.metrics}
+            compare={retrospective ? exp.original_metrics : undefined}
+            compareLabel={`Internal test of #${exp.source_experiment_id}`}
+            caption={retrospective ? "Metrics on the new data, beside the model's internal test" : "Test metrics"}
+          />
+          <PerClassTable metrics={exp.metrics} classes={model?.classes} />
+          <div className="actions">
+            <Link to={`/experiments/${id}/try`} className="button">
+              Try it
+            </Link>
+            <a className="button secondary" href={`/v1/models/${id}/download`} download>
+              Download ONNX
+            </a>
+            {!retrospective ? (
+              <Link to={`/experiments/new?source=${id}`} className="button secondary">
+                Test on new data
+              </Link>
+            ) : null}
+            <a className="button secondary" href={`/v1/experiments/${id}/logs`} target="_blank" rel="noreferrer">
+              Training log
+            </a>
+          </div>
+          {report ? (
+            <>
+              <h2>Figures</h2>
+              {report.figures.length === 0 ? <p className="muted">The pipeline wrote no figures for this model.</p> : null}
+              <div className="figures" data-testid="figures">
+                {report.figures.map((f) => (
+                  <figure key={f.name}>
+                    <img src={f.url} alt={f.title} loading="lazy" />
+                    <figcaption>{f.title}</figcaption>
+                  </figure>
+                ))}
+              </div>
+            </>
+          ) : null}
+          {model ? <ModelInputs model={model} /> : null}
+        </>
+      ) : null}
+
+      {exp.dataset_report && exp.status !== "invalid_dataset" ? (
+        <>
+          <h2>Dataset</h2>
+          <DatasetSummaryView summary={exp.dataset_report.summary} />
+        </>
+      ) : null}
+      <h2>History</h2>
+      <ol className="history">
+        {exp.history.map((h, i) => (
+          <li key={i}>
+            <StatusBadge status={h.status} /> {formatDate(h.at)}
+            {h.attempt ? <span className="muted small"> (attempt {h.attempt})</span> : null}
+          </li>
+        ))}
+      </ol>
+      <details>
+        <summary>Request</summary>
+        <pre>
+          <code>{JSON.stringify(exp.request, null, 2)}</code>
+        </pre>
+      </details>
+    </section>
+  );
+}
+
+function ModelInputs({ model }: { model: Model }) {
+  return (
+    <>
+      <h2>Model inputs and thresholds</h2>
+      <dl className="facts">
+        <div>
+          <dt>Kind</dt>
+          <dd>
+            {model.kind} ({model.problem}), version {model.version}
+          </dd>
+        </div>
+        {model.inputs.image ? (
+          <div>
+            <dt>Image input</dt>
+            <dd>
+              {model.inputs.image.width}×{model.inputs.image.height}, {model.inputs.image.channels} channel(s)
+            </dd>
+          </div>
+        ) : null}
+        {model.inputs.data_cols ? (
+          <div>
+            <dt>Inputs (in order)</dt>
+            <dd>{model.inputs.data_cols.join(", ")}</dd>
+          </div>
+        ) : null}
+        {model.threshold_rule ? (
+          <div>
+            <dt>Threshold rule</dt>
+            <dd>{model.threshold_rule}</dd>
+          </div>
+        ) : null}
+        {model.detection ? (
+          <div>
+            <dt>Detection</dt>
+            <dd>
+              score ≥ {model.detection.score_threshold}, NMS IoU {model.detection.nms_iou}, at most {model.detection.max_detections} boxes
+            </dd>
+          </div>
+        ) : null}
+      </dl>
+      <div className="table-wrap">
+        <table aria-label="Classes and thresholds">
+          <thead>
+            <tr>
+              <th scope="col">Class</th>
+              <th scope="col">Threshold</th>
+            </tr>
+          </thead>
+          <tbody>
+            {Object.entries(model.classes).map(([i, name]) => (
+              <tr key={i}>
+                <td>{name}</td>
+                <td>{model.thresholds?.[Number(i)]?.toFixed(3) ?? "–"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}

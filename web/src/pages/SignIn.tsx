@@ -1,0 +1,75 @@
+import { useEffect, useState, type FormEvent } from "react";
+import { api } from "../api/client";
+import type { Session, Setup } from "../api/types";
+import { ErrorBox } from "../components/ui";
+
+/** Sign in; on a fresh install, how to create the first user; sign-up when the operator turned it on. */
+export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+  const [setup, setSetup] = useState<Setup | null>(null);
+  const [mode, setMode] = useState<"signin" | "signup">(location.pathname === "/signup" ? "signup" : "signin");
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+
+  useEffect(() => {
+    api<Setup>("GET", "/v1/setup").then(setSetup, setError);
+  }, []);
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      onSignedIn(await api<Session>("POST", mode === "signin" ? "/v1/session" : "/v1/users", { email, password }));
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const signup = mode === "signup" && setup?.signup_enabled;
+
+  return (
+    <section className="signin">
+      <h1>{signup ? "Create your Builder account" : "Sign in to Builder"}</h1>
+      {setup && !setup.users_exist ? (
+        <div className="note" data-testid="first-run">
+          <h2>First run: no user exists yet</h2>
+          <p>Create the first user on the server, in the folder where Builder runs:</p>
+          <pre>
+            <code>./builder users create --email you@hospital.org</code>
+          </pre>
+          <p>It asks for a password (at least 12 characters). Then sign in here.</p>
+          {setup.signup_enabled ? <p>Sign-up is also open on this server: choose “Create an account” below.</p> : null}
+        </div>
+      ) : null}
+      <form onSubmit={submit} className="card narrow">
+        <label>
+          Email
+          <input type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />
+        </label>
+        <label>
+          Password
+          <input
+            type="password"
+            autoComplete={signup ? "new-password" : "current-password"}
+            required
+            minLength={signup ? 12 : undefined}
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+        </label>
+        <ErrorBox error={error} title={signup ? "Sign-up failed" : "Sign-in failed"} />
+        <button type="submit" disabled={busy}>
+          {busy ? "…" : signup ? "Create account" : "Sign in"}
+        </button>
+        {setup?.signup_enabled ? (
+          <button type="button" className="link" onClick={() => setMode(signup ? "signin" : "signup")}>
+            {signup ? "I have an account: sign in" : "Create an account"}
+          </button>
+        ) : null}
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,287 @@
+import { useEffect, useMemo, useRef, useState, type FormEvent } from "react";
+import { api } from "../api/client";
+import type { Model, Prediction } from "../api/types";
+import { SnippetTabs } from "../components/SnippetTabs";
+import { ErrorBox, Link } from "../components/ui";
+import { gradcamPixels } from "../lib/gradcam";
+import { predictSnippets } from "../lib/snippets";
+
+/** Try a ready model with the same call a program makes (POST /v1/experiments/{id}/predict). */
+export function TryItPage({ id }: { id: number }) {
+  const [model, setModel] = useState<Model | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [values, setValues] = useState<number[] | undefined>(undefined);
+
+  useEffect(() => {
+    api<Model>("GET", `/v1/models/${id}`).then(setModel, setError);
+  }, [id]);
+
+  if (error && !model) return <ErrorBox error={error} />;
+  if (!model) return <p aria-busy="true">Loading…</p>;
+  return (
+    <section>
+      <h1>
+        Try experiment <Link to={`/experiments/${id}`}>#{id}</Link>
+      </h1>
+      <p className="muted">
+        {model.kind.replace("_", " ")} · {model.problem} · model version {model.version}
+      </p>
+      <div className="try-grid">
+        <div>{model.kind === "tabular" ? <TabularForm id={id} model={model} onValues={setValues} /> : <ImageTry id={id} model={model} />}</div>
+        <div>
+          <h2>The same call from a program</h2>
+          <SnippetTabs snippets={predictSnippets(location.origin, id, model, values)} />
+        </div>
+      </div>
+    </section>
+  );
+}
+
+function predict(id: number, message: unknown) {
+  return api<Prediction>("POST", `/v1/experiments/${id}/predict`, { message });
+}
+
+function ScoreTable({ model, result }: { model: Model; result: Prediction }) {
+  if (model.problem === "regression") {
+    return (
+      <p className="result" data-testid="prediction">
+        Predicted {Object.values(model.classes)[0] ?? "value"}: <strong>{result.score[0]?.toFixed(4)}</strong>
+      </p>
+    );
+  }
+  return (
+    <div className="table-wrap">
+      <table aria-label="Prediction" data-testid="prediction">
+        <thead>
+          <tr>
+            <th scope="col">Class</th>
+            <th scope="col">Score</th>
+            <th scope="col">Threshold</th>
+            <th scope="col">Predicted</th>
+          </tr>
+        </thead>
+        <tbody>
+          {result.score.map((s, i) => (
+            <tr key={i} className={result.prediccion?.[i] ? "hit" : undefined}>
+              <td>{result.classes[String(i)] ?? i}</td>
+              <td>
+                <meter min={0} max={1} value={s} aria-label={`score of ${result.classes[String(i)] ?? i}`} /> {s.toFixed(3)}
+              </td>
+              <td>{model.thresholds?.[i]?.toFixed(3) ?? (model.problem === "multiclass" ? "highest" : "–")}</td>
+              <td>{result.prediccion?.[i] ? "yes" : "no"}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function TabularForm({ id, model, onValues }: { id: number; model: Model; onValues: (v: number[]) => void }) {
+  const cols = model.inputs.columns ?? (model.inputs.data_cols ?? []).map((name) => ({ name, type: "numeric" as const }));
+  const [raw, setRaw] = useState<string[]>(() => cols.map((c) => ("codes" in c && c.codes ? String(Object.values(c.codes)[0] ?? 0) : "")));
+  const [result, setResult] = useState<Prediction | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const numbers = raw.map((v) => (v.trim() === "" ? NaN : Number(v)));
+  useEffect(() => onValues(numbers.map((n) => (Number.isFinite(n) ? n : 0))), [raw]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      setResult(await predict(id, numbers));
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <form onSubmit={submit} aria-label="Prediction inputs">
+      <h2>Inputs</h2>
+      <div className="grid2">
+        {cols.map((c, i) => {
+          const set = (v: string) => setRaw((r) => r.map((x, j) => (j === i ? v : x)));
+          const codes = "codes" in c ? c.codes : undefined;
+          return codes ? (
+            <label key={c.name}>
+              {c.name}
+              <select value={raw[i]} onChange={(e) => set(e.target.value)}>
+                {Object.entries(codes).map(([label, code]) => (
+                  <option key={label} value={code}>
+                    {label}
+                  </option>
+                ))}
+              </select>
+            </label>
+          ) : (
+            <label key={c.name}>
+              {c.name}
+              <input
+                type="number"
+                step="any"
+                required
+                value={raw[i]}
+                onChange={(e) => set(e.target.value)}
+                placeholder={"min" in c && c.min !== undefined && "max" in c && c.max !== undefined ? `${c.min} – ${c.max}` : undefined}
+              />
+            </label>
+          );
+        })}
+      </div>
+      <button type="submit">Predict</button>
+      <ErrorBox error={error} title="Prediction failed" />
+      {result ? <ScoreTable model={model} result={result} /> : null}
+    </form>
+  );
+}
+
+function readDataUrl(file: File): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const r = new FileReader();
+    r.onload = () => resolve(String(r.result));
+    r.onerror = () => reject(r.error);
+    r.readAsDataURL(file);
+  });
+}
+
+function ImageTry({ id, model }: { id: number; model: Model }) {
+  const [image, setImage] = useState<string | null>(null);
+  const [size, setSize] = useState<{ w: number; h: number } | null>(null);
+  const [result, setResult] = useState<Prediction | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [opacity, setOpacity] = useState(0.6);
+  const [minScore, setMinScore] = useState(model.detection?.score_threshold ?? 0.25);
+  const [camClass, setCamClass] = useState<string | null>(null);
+
+  const run = async (file: File) => {
+    setError(null);
+    setResult(null);
+    setBusy(true);
+    try {
+      const url = await readDataUrl(file);
+      setImage(url);
+      const r = await predict(id, url);
+      setResult(r);
+      setCamClass(Object.keys(r.gradients ?? {})[0] ?? null);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div>
+      <h2>Image</h2>
+      <label
+        className="dropzone"
+        onDragOver={(e) => e.preventDefault()}
+        onDrop={(e) => {
+          e.preventDefault();
+          const f = e.dataTransfer.files[0];
+          if (f) void run(f);
+        }}
+      >
+        Pick or drop an image
+        <input type="file" accept="image/*" data-testid="image-input" onChange={(e) => e.target.files?.[0] && run(e.target.files[0])} />
+      </label>
+      {busy ? <p aria-busy="true">Predicting…</p> : null}
+      <ErrorBox error={error} title="Prediction failed" />
+      {image && result ? (
+        <>
+          <div className="overlay-wrap" data-testid="overlay">
+            <img src={image} alt="The image sent to the model" onLoad={(e) => setSize({ w: e.currentTarget.naturalWidth, h: e.currentTarget.naturalHeight })} />
+            {result.gradients && camClass && result.gradients[camClass] ? <GradCam map={result.gradients[camClass]} opacity={opacity} /> : null}
+            {result.boxes && size ? <Boxes result={result} size={size} minScore={minScore} /> : null}
+          </div>
+          {result.gradients && Object.keys(result.gradients).length ? (
+            <div className="grid2">
+              <label>
+                Grad-CAM opacity
+                <input type="range" min={0} max={1} step={0.05} value={opacity} onChange={(e) => setOpacity(Number(e.target.value))} data-testid="opacity" />
+              </label>
+              <label>
+                Map of class
+                <select value={camClass ?? ""} onChange={(e) => setCamClass(e.target.value)}>
+                  {Object.keys(result.gradients).map((k) => (
+                    <option key={k} value={k}>
+                      {result.classes[k] ?? k}
+                    </option>
+                  ))}
+                </select>
+              </label>
+            </div>
+          ) : model.kind === "vision_classification" ? (
+            <p className="muted small">No Grad-CAM map: maps are returned for the predicted classes only, and this model predicted none.</p>
+          ) : null}
+          {result.boxes ? (
+            <label>
+              Minimum score: {minScore.toFixed(2)}
+              <input type="range" min={model.detection?.score_threshold ?? 0} max={1} step={0.01} value={minScore} onChange={(e) => setMinScore(Number(e.target.value))} data-testid="score-slider" />
+            </label>
+          ) : null}
+          {result.boxes ? <BoxList result={result} minScore={minScore} /> : <ScoreTable model={model} result={result} />}
+        </>
+      ) : null}
+    </div>
+  );
+}
+
+function GradCam({ map, opacity }: { map: number[][]; opacity: number }) {
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const pixels = useMemo(() => gradcamPixels(map), [map]);
+  useEffect(() => {
+    const c = canvas.current;
+    if (!c || !map.length) return;
+    c.width = map[0].length;
+    c.height = map.length;
+    c.getContext("2d")!.putImageData(new ImageData(new Uint8ClampedArray(pixels), c.width, c.height), 0, 0);
+  }, [map, pixels]);
+  return <canvas ref={canvas} className="cam" style={{ opacity }} data-testid="gradcam" aria-label="Grad-CAM map" role="img" />;
+}
+
+function Boxes({ result, size, minScore }: { result: Prediction; size: { w: number; h: number }; minScore: number }) {
+  return (
+    <svg className="boxes" viewBox={`0 0 ${size.w} ${size.h}`} preserveAspectRatio="none" role="img" aria-label="Detected boxes" data-testid="boxes">
+      {result.boxes!.map((b, i) =>
+        result.score[i] >= minScore ? (
+          <g key={i}>
+            <rect x={b[0]} y={b[1]} width={b[2] - b[0]} height={b[3] - b[1]} vectorEffect="non-scaling-stroke" />
+            <text x={b[0] + 2} y={Math.max(10, b[1] - 3)} fontSize={Math.max(10, size.h / 30)}>
+              {result.classes[String(result.classification?.[i])] ?? result.classification?.[i]} {result.score[i].toFixed(2)}
+            </text>
+          </g>
+        ) : null,
+      )}
+    </svg>
+  );
+}
+
+function BoxList({ result, minScore }: { result: Prediction; minScore: number }) {
+  const shown = result.boxes!.map((b, i) => ({ b, i })).filter(({ i }) => result.score[i] >= minScore);
+  return (
+    <div className="table-wrap">
+      <table aria-label="Detections" data-testid="prediction">
+        <caption>
+          {shown.length} of {result.boxes!.length} boxes at or above {minScore.toFixed(2)}
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Class</th>
+            <th scope="col">Score</th>
+            <th scope="col">Box (x1, y1, x2, y2)</th>
+          </tr>
+        </thead>
+        <tbody>
+          {shown.map(({ b, i }) => (
+            <tr key={i}>
+              <td>{result.classes[String(result.classification?.[i])] ?? result.classification?.[i]}</td>
+              <td>{result.score[i].toFixed(3)}</td>
+              <td>{b.map((x) => Math.round(x)).join(", ")}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
