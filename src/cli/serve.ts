@@ -18,9 +18,10 @@ export function registerServe(program: Command): void {
       if (n === 0) {
         // Printed plainly (not only as JSON) because this is the first thing a new operator reads.
         process.stderr.write(
-          `\nBuilder is running on http://localhost:${running.port} with no users yet. Create one, then an API key:\n` +
+          `\nBuilder is running on http://localhost:${running.port} with no users yet. Create one:\n` +
             `  ./builder users create --email you@hospital.org --password '<a long password>'\n` +
-            `  ./builder keys create --email you@hospital.org --name first-key\n\n`,
+            `then sign in to the dashboard at http://localhost:${running.port}/ and make an API key in Settings → API\n` +
+            `(or on the command line: ./builder keys create --email you@hospital.org --name first-key).\n\n`,
         );
       }
       const shutdown = (signal: string) => {

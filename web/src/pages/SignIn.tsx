@@ -38,9 +38,9 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
           <h2>First run: no user exists yet</h2>
           <p>Create the first user on the server, in the folder where Builder runs:</p>
           <pre>
-            <code>./builder users create --email you@hospital.org</code>
+            <code>./builder users create --email you@hospital.org --password '&lt;at least 12 characters&gt;'</code>
           </pre>
-          <p>It asks for a password (at least 12 characters). Then sign in here.</p>
+          <p>Then sign in here with that email and password.</p>
           {setup.signup_enabled ? <p>Sign-up is also open on this server: choose “Create an account” below.</p> : null}
         </div>
       ) : null}
