@@ -6,7 +6,7 @@ export function ProblemTable({ report }: { report: Pick<DatasetReport, "errors" 
   const rows = problemRows(report);
   if (!rows.length) return <p>No problems found.</p>;
   return (
-    <div className="table-wrap">
+    <div className="table-wrap" tabIndex={0}>
       <table className="problems" aria-label="Dataset problems">
         <thead>
           <tr>
@@ -67,7 +67,7 @@ export function DatasetSummaryView({ summary }: { summary: DatasetReport["summar
           ))}
       </dl>
       {Object.entries(summary.class_counts ?? {}).map(([col, counts]) => (
-        <div key={col} className="table-wrap">
+        <div key={col} className="table-wrap" tabIndex={0}>
           <table aria-label={`Class counts of ${col}`}>
             <caption>Class counts: {col}</caption>
             <thead>
@@ -88,7 +88,7 @@ export function DatasetSummaryView({ summary }: { summary: DatasetReport["summar
         </div>
       ))}
       {summary.features?.length ? (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0}>
           <table aria-label="Input columns">
             <caption>Input columns</caption>
             <thead>

@@ -19,7 +19,7 @@ const LABELS: Record<string, string> = {
 export function MetricsTable({ metrics, compare, compareLabel, caption }: { metrics: Metrics; compare?: Metrics | null; compareLabel?: string; caption: string }) {
   const names = Object.keys(metrics).filter((k) => metrics[k]?.value !== null || compare?.[k]);
   return (
-    <div className="table-wrap">
+    <div className="table-wrap" tabIndex={0}>
       <table aria-label={caption} data-testid="metrics">
         <caption>{caption} (95% interval)</caption>
         <thead>
@@ -56,7 +56,7 @@ export function PerClassTable({ metrics, classes }: { metrics: Metrics; classes?
   const classKeys = [...new Set(withPer.flatMap(([, v]) => Object.keys(v.per_class!)))];
   const name = (k: string) => classes?.[k] ?? k;
   return (
-    <div className="table-wrap">
+    <div className="table-wrap" tabIndex={0}>
       <table aria-label="Per-class metrics" data-testid="per-class">
         <caption>Per class (95% interval)</caption>
         <thead>

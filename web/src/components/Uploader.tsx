@@ -27,7 +27,10 @@ export function Uploader({ onUploaded }: { onUploaded: (r: UploadResult, file: F
     const u = uploadZip(f, uploadPath(f.name), setProgress);
     abort.current = u.abort;
     try {
-      onUploaded(await u.done, f);
+      const stored = await u.done;
+      // A small file may finish before the browser reports any progress: the bar ends full either way.
+      setProgress((p) => ({ loaded: stored.size, total: stored.size, speed: p?.speed ?? 0 }));
+      onUploaded(stored, f);
     } catch (err) {
       setError(err);
     } finally {

@@ -244,7 +244,7 @@ function ModelInputs({ model }: { model: Model }) {
           </div>
         ) : null}
       </dl>
-      <div className="table-wrap">
+      <div className="table-wrap" tabIndex={0}>
         <table aria-label="Classes and thresholds">
           <thead>
             <tr>

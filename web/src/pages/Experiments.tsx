@@ -90,7 +90,7 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
         </p>
       ) : null}
       {rows.length ? (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0}>
           <table aria-label="Experiments" data-testid="experiments">
             <thead>
               <tr>

@@ -217,7 +217,7 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
             </fieldset>
             <label>
               Time budget in seconds (optional)
-              <input type="number" min={5} inputMode="numeric" value={budget} onChange={(e) => setBudget(e.target.value)} placeholder="server default" data-testid="budget" />
+              <input type="number" min={1} step="any" inputMode="numeric" value={budget} onChange={(e) => setBudget(e.target.value)} placeholder="server default" data-testid="budget" />
             </label>
             <label>
               Experiment ID

@@ -90,7 +90,7 @@ export function ApiKeysPage() {
       ) : keys.length === 0 ? (
         <p>No keys yet.</p>
       ) : (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0}>
           <table aria-label="API keys" data-testid="keys">
             <thead>
               <tr>

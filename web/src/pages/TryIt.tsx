@@ -50,7 +50,7 @@ function ScoreTable({ model, result }: { model: Model; result: Prediction }) {
     );
   }
   return (
-    <div className="table-wrap">
+    <div className="table-wrap" tabIndex={0}>
       <table aria-label="Prediction" data-testid="prediction">
         <thead>
           <tr>
@@ -247,7 +247,7 @@ function Boxes({ result, size, minScore }: { result: Prediction; size: { w: numb
         result.score[i] >= minScore ? (
           <g key={i}>
             <rect x={b[0]} y={b[1]} width={b[2] - b[0]} height={b[3] - b[1]} vectorEffect="non-scaling-stroke" />
-            <text x={b[0] + 2} y={Math.max(10, b[1] - 3)} fontSize={Math.max(10, size.h / 30)}>
+            <text x={b[0] + 2} y={Math.max(10, b[1] - 3)} fontSize={Math.max(size.w, size.h) / 22}>
               {result.classes[String(result.classification?.[i])] ?? result.classification?.[i]} {result.score[i].toFixed(2)}
             </text>
           </g>
@@ -260,7 +260,7 @@ function Boxes({ result, size, minScore }: { result: Prediction; size: { w: numb
 function BoxList({ result, minScore }: { result: Prediction; minScore: number }) {
   const shown = result.boxes!.map((b, i) => ({ b, i })).filter(({ i }) => result.score[i] >= minScore);
   return (
-    <div className="table-wrap">
+    <div className="table-wrap" tabIndex={0}>
       <table aria-label="Detections" data-testid="prediction">
         <caption>
           {shown.length} of {result.boxes!.length} boxes at or above {minScore.toFixed(2)}

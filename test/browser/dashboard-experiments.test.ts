@@ -1,0 +1,190 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { publishFixture } from "../fixtures/serving/publish.js";
+import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
+import { diagnosisRows } from "../integration/experiments-fixtures.js";
+import { makeZip } from "../helpers/zips.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+import { axeViolations, ensureDashboardBuilt, haveChromium, launchChromium, screenshot, seriousOrCritical } from "./browser.js";
+
+// Upload → report → build → results → try it, in a real Chromium against a real Builder (PGlite, in-process
+// runner, the real Python pipeline). The training is a tiny table in fastest mode with a 4 s budget.
+
+const EMAIL = "builder-user@hospital.example";
+const PASSWORD = "a long enough password";
+
+describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
+  let server: TestServer;
+  let browser: Browser;
+  let page: Page;
+  let userId: string;
+  let tmp: string;
+
+  beforeAll(async () => {
+    ensureDashboardBuilt();
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), "builder-browser-"));
+    server = await startTestServer("pglite");
+    userId = (await server.services.auth.users.create({ email: EMAIL, password: PASSWORD })).id;
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(`${server.url}/signin`);
+    await page.getByLabel("Email").fill(EMAIL);
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Experiments" }).waitFor();
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.teardown();
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  /** Waits for a locator; an error box appearing first fails the test with its text (message and request id). */
+  async function waitOrAlert(target: ReturnType<Page["getByTestId"]>, timeout = 30_000) {
+    const alert = page.getByRole("alert").first();
+    await Promise.race([
+      target.waitFor({ timeout }),
+      alert.waitFor({ timeout }).then(async () => {
+        throw new Error(`the page shows an error: ${await alert.textContent()}`);
+      }),
+    ]);
+  }
+
+  async function uploadOnNewExperiment(file: string) {
+    await page.getByRole("link", { name: "New experiment", exact: true }).first().click();
+    await page.getByTestId("zip-input").setInputFiles(file);
+    await page.getByTestId("uploaded").waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId("upload-status").textContent()).toMatch(/^100% · .* · uploaded$/);
+  }
+
+  it("a tabular zip: upload with progress, report, build in fastest mode to ready, metrics, figures, a prediction", async () => {
+    const file = path.join(tmp, "diagnosis.zip");
+    fs.writeFileSync(file, makeZip({ "data.csv": diagnosisRows(150, 11, { name: "noise", value: (_i, rand) => rand().toFixed(3) }).join("\n") + "\n" }));
+    await uploadOnNewExperiment(file);
+
+    // The pickers propose: label diagnosis (by name), inputs f1, f2, noise (the patient id column is left out).
+    expect(await page.getByTestId("label-cols").getByLabel(/^diagnosis/).isChecked()).toBe(true);
+    for (const c of ["f1", "f2", "noise"]) expect(await page.getByTestId("data-cols").getByLabel(new RegExp(`^${c} `)).isChecked()).toBe(true);
+    expect(await page.getByTestId("data-cols").getByLabel(/^id /).count()).toBe(0);
+    expect(Number(await page.getByTestId("experiment-id").inputValue())).toBe(1);
+
+    await page.getByRole("button", { name: "Check dataset" }).click();
+    const report = page.getByTestId("dataset-report");
+    await waitOrAlert(report);
+    expect(await report.textContent()).toContain("The dataset passed its checks.");
+    expect(await page.getByRole("table", { name: "Class counts of diagnosis" }).textContent()).toMatch(/B\d+M\d+|M\d+B\d+/);
+    await screenshot(page, "10-new-experiment-report");
+
+    await page.getByTestId("budget").fill("4");
+    await page.getByRole("button", { name: "Build model" }).click();
+    await waitOrAlert(page.getByTestId("experiment"));
+    expect(page.url()).toBe(`${server.url}/experiments/1`);
+    await page.locator('[data-testid="experiment"][data-status="ready"]').waitFor({ timeout: 150_000 });
+
+    const metrics = page.getByTestId("metrics");
+    await metrics.waitFor();
+    expect(await metrics.textContent()).toMatch(/AUC[01]\.\d{3} \([01]\.\d{3}–[01]\.\d{3}\)/);
+    await page.getByTestId("figures").locator("img").first().waitFor();
+    const figures = await page.getByTestId("figures").locator("img").evaluateAll((imgs) =>
+      Promise.all((imgs as HTMLImageElement[]).map((i) => i.decode().then(() => i.naturalWidth, () => 0))),
+    );
+    expect(figures.length).toBeGreaterThanOrEqual(3);
+    expect(figures.every((w) => w > 0)).toBe(true);
+    await screenshot(page, "11-experiment-ready");
+
+    await page.getByRole("link", { name: "Try it" }).click();
+    await page.getByLabel("f1").fill("9.5");
+    await page.getByLabel("f2").fill("4.5");
+    await page.getByLabel("noise").fill("0.5");
+    await page.getByRole("button", { name: "Predict" }).click();
+    const prediction = page.getByTestId("prediction");
+    await prediction.waitFor();
+    // f1 + 2·f2 = 18.5, far past the rule's 10: the model says M.
+    const predicted = await prediction.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent!.trim())));
+    expect(predicted.map((r) => r[0]).sort()).toEqual(["B", "M"]);
+    expect(predicted.find((r) => r[3] === "yes")?.[0]).toBe("M");
+    const curl = (await page.getByTestId("snippet-curl").textContent())!;
+    expect(curl).toContain("$BUILDER_API_KEY");
+    expect(curl).toContain(`${server.url}/v1/experiments/1/predict`);
+    expect(curl).toContain('{"message":[9.5,4.5,0.5]}');
+    expect(curl).not.toMatch(/bld_/);
+    await screenshot(page, "12-try-tabular");
+  }, 240_000);
+
+  it("a broken zip: the report lists each problem with its row and column", async () => {
+    const rows = diagnosisRows(60, 5, { name: "noise", value: (_i, rand) => rand().toFixed(3) });
+    rows[3] = rows[3].replace(/^(\d+),[MB],/, "$1,,"); // row 4 in spreadsheet terms: no label
+    rows[6] = rows[6].replace(/^\d+,/, ","); // row 7: no patient id
+    const file = path.join(tmp, "broken.zip");
+    fs.writeFileSync(file, makeZip({ "data.csv": rows.join("\n") + "\n" }));
+    await uploadOnNewExperiment(file);
+    await page.getByRole("button", { name: "Check dataset" }).click();
+    const report = page.getByTestId("dataset-report");
+    await report.waitFor();
+    expect(await report.textContent()).toContain("The dataset has errors to fix");
+    const cells = await page.getByRole("table", { name: "Dataset problems" }).locator("tbody tr").evaluateAll((trs) =>
+      trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent ?? "")),
+    );
+    const has = (row: string, column: string) => cells.some((c) => c[0] === "error" && c[1] === row && c[2] === column);
+    expect(has("4", "diagnosis"), JSON.stringify(cells)).toBe(true);
+    expect(has("7", "id"), JSON.stringify(cells)).toBe(true);
+    expect(await page.getByRole("button", { name: "Build model" }).isDisabled()).toBe(true);
+    await screenshot(page, "13-broken-zip-report");
+    expect(seriousOrCritical(await axeViolations(page))).toEqual([]);
+  });
+
+  it("at 390 px wide the experiment page fits the screen", async () => {
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    await phone.context().addCookies(await page.context().cookies());
+    await phone.goto(`${server.url}/experiments/1`);
+    await phone.getByTestId("metrics").waitFor();
+    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await screenshot(phone, "14-experiment-phone");
+    expect(seriousOrCritical(await axeViolations(phone))).toEqual([]);
+    await phone.close();
+  });
+
+  describe.skipIf(!haveFixturePython)("image models from the serving fixtures", () => {
+    it("vision: the Grad-CAM map is drawn over the image, with an opacity slider", async () => {
+      const fx = servingFixtures();
+      await publishFixture(server, userId, 9001, fx.modelDir("vision_binary"));
+      await page.goto(`${server.url}/experiments/9001/try`);
+      await page.getByTestId("image-input").setInputFiles(path.join(fx.dir, "images", "rgb.png"));
+      const cam = page.getByTestId("gradcam");
+      await cam.waitFor();
+      const painted = await cam.evaluate((c) => {
+        const canvas = c as HTMLCanvasElement;
+        const d = canvas.getContext("2d")!.getImageData(0, 0, canvas.width, canvas.height).data;
+        let opaque = 0;
+        for (let i = 3; i < d.length; i += 4) if (d[i] > 0) opaque++;
+        return { w: canvas.width, h: canvas.height, opaque };
+      });
+      expect(painted.w).toBeGreaterThan(0);
+      expect(painted.opaque).toBeGreaterThan(0);
+      expect(await page.getByTestId("prediction").textContent()).toContain("vision_binary-class-0");
+      await screenshot(page, "15-try-vision-gradcam");
+      await page.getByTestId("opacity").fill("0.25");
+      expect(await cam.evaluate((c) => (c as HTMLElement).style.opacity)).toBe("0.25");
+    });
+
+    it("detection: boxes are drawn on the image, and the score slider hides the weaker ones", async () => {
+      const fx = servingFixtures();
+      await publishFixture(server, userId, 9002, fx.modelDir("detection"));
+      await page.goto(`${server.url}/experiments/9002/try`);
+      await page.getByTestId("image-input").setInputFiles(path.join(fx.dir, "images", "rgb.png"));
+      const boxes = page.getByTestId("boxes");
+      await boxes.waitFor();
+      const before = await boxes.locator("rect").count();
+      expect(before).toBeGreaterThan(1);
+      await screenshot(page, "16-try-detection-boxes");
+      await page.getByTestId("score-slider").fill("0.9");
+      const after = await boxes.locator("rect").count();
+      expect(after).toBeGreaterThan(0);
+      expect(after).toBeLessThan(before);
+    });
+  });
+});
