@@ -24,6 +24,9 @@ async function ownModel(services: Services, userId: string, experimentId: number
   return model;
 }
 
+/** An object beside the model's manifest (storePath may end with a slash). */
+const besideModel = (model: ModelRow, file: string) => `${model.storePath.replace(/\/+$/, "")}/${file}`;
+
 async function readObject(services: Services, objectPath: string, what: string): Promise<Buffer> {
   const st = await services.bucket.stat(objectPath);
   if (!st) throw new ApiError(404, "not_found", `the ${what} is missing from storage`);
@@ -66,7 +69,7 @@ export const reportRoutes = [
       const base = `/v1/experiments/${params.experiment_id}/figures`;
       const figures = (manifest.figures ?? []).map((f) => ({ name: f.name, title: f.title, url: `${base}/${encodeURIComponent(f.name)}` }));
       const report = manifest.report_file
-        ? (JSON.parse((await readObject(services, `${model.storePath}/${manifest.report_file}`, "report")).toString("utf8")) as Record<string, unknown>)
+        ? (JSON.parse((await readObject(services, besideModel(model, manifest.report_file), "report")).toString("utf8")) as Record<string, unknown>)
         : null;
       return { headers: { "cache-control": "private, no-cache" }, body: { experiment_id: params.experiment_id, model_version: model.version, figures, report } };
     },
@@ -84,7 +87,7 @@ export const reportRoutes = [
       const figure = ((model.manifest as Manifest).figures ?? []).find((f) => f.name === params.name);
       if (!figure) throw new ApiError(404, "not_found", `experiment ${params.experiment_id} has no figure named ${params.name}`);
       const type = FIGURE_TYPES[figure.file.split(".").pop()?.toLowerCase() ?? ""] ?? "application/octet-stream";
-      const bytes = await readObject(services, `${model.storePath}/${figure.file}`, "figure");
+      const bytes = await readObject(services, besideModel(model, figure.file), "figure");
       // An SVG opened on its own must not run script on our origin: the sandbox CSP makes it inert.
       res.status(200).set({ "content-type": type, "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; sandbox", "x-content-type-options": "nosniff", "cache-control": "private, max-age=3600" });
       res.end(bytes);

@@ -20,7 +20,7 @@ export function ProblemTable({ report }: { report: Pick<DatasetReport, "errors" 
         </thead>
         <tbody>
           {rows.map((p, i) => (
-            <tr key={i} className={p.severity}>
+            <tr key={i} className={`sev-${p.severity}`}>
               <td>{p.severity}</td>
               <td>{p.row ?? ""}</td>
               <td>{p.column ?? ""}</td>

@@ -1,0 +1,205 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import express from "express";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { dashboardRouter } from "../../src/http/dashboard.js";
+import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { primaryTarget } from "../helpers/db.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
+import { publishFixture } from "../fixtures/serving/publish.js";
+
+// The server side of the dashboard: first-run state, sign-up by config, change password, the report and figure
+// routes (owner only), and the SPA served beside the API.
+
+async function signIn(server: TestServer, email: string, password: string) {
+  const res = await fetch(`${server.url}/v1/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }) });
+  const body = (await res.json()) as { csrf_token: string };
+  return { status: res.status, cookie: (res.headers.get("set-cookie") ?? "").split(";")[0], csrf: body.csrf_token };
+}
+
+describe("dashboard account routes", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(primaryTarget());
+  });
+  afterAll(async () => {
+    await server?.teardown();
+  });
+
+  it("GET /v1/setup says whether any user exists, without sign-in; sign-up is off by default", async () => {
+    const before = await (await fetch(`${server.url}/v1/setup`)).json();
+    expect(before).toEqual({ users_exist: false, signup_enabled: false });
+    await server.services.auth.users.create({ email: "first@hospital.example", password: "first user password" });
+    expect(await (await fetch(`${server.url}/v1/setup`)).json()).toEqual({ users_exist: true, signup_enabled: false });
+    const refused = await fetch(`${server.url}/v1/users`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "x@y.org", password: "long enough password" }) });
+    expect(refused.status).toBe(403);
+    expect((await refused.json()).error.code).toBe("signup_disabled");
+    expect(await server.services.auth.users.findByEmail("x@y.org")).toBeUndefined();
+  });
+
+  it("PUT /v1/account/password: checks the current password and the new one's strength, then signs out the other sessions only", async () => {
+    const email = "nurse@hospital.example";
+    await server.services.auth.users.create({ email, password: "old password 123" });
+    const a = await signIn(server, email, "old password 123");
+    const b = await signIn(server, email, "old password 123");
+    const put = (s: typeof a, body: unknown, csrf = s.csrf) =>
+      fetch(`${server.url}/v1/account/password`, { method: "PUT", headers: { "content-type": "application/json", cookie: s.cookie, "x-csrf-token": csrf }, body: JSON.stringify(body) });
+
+    expect((await put(a, { current_password: "old password 123", new_password: "new password 456" }, "wrong")).status).toBe(403);
+    const wrong = await put(a, { current_password: "not it", new_password: "new password 456" });
+    expect(wrong.status).toBe(400);
+    expect((await wrong.json()).error.details).toEqual([{ field: "current_password", message: "not correct" }]);
+    const weak = await put(a, { current_password: "old password 123", new_password: "short" });
+    expect(weak.status).toBe(400);
+    expect((await weak.json()).error.details[0].field).toBe("new_password");
+
+    expect((await put(a, { current_password: "old password 123", new_password: "new password 456" })).status).toBe(204);
+    expect((await fetch(`${server.url}/v1/me`, { headers: { cookie: a.cookie } })).status).toBe(200);
+    expect((await fetch(`${server.url}/v1/me`, { headers: { cookie: b.cookie } })).status).toBe(401);
+    expect((await signIn(server, email, "old password 123")).status).toBe(401);
+    expect((await signIn(server, email, "new password 456")).status).toBe(200);
+  });
+});
+
+describe("sign-up when SIGNUP_ENABLED=true", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(primaryTarget(), { SIGNUP_ENABLED: "true" });
+  });
+  afterAll(async () => {
+    await server?.teardown();
+  });
+
+  it("creates the user and signs them in; a taken email is 409, a weak password 400", async () => {
+    const post = (body: unknown) => fetch(`${server.url}/v1/users`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    expect((await (await fetch(`${server.url}/v1/setup`)).json()).signup_enabled).toBe(true);
+    const res = await post({ email: "New.Doctor@Hospital.example", password: "a long new password" });
+    expect(res.status).toBe(201);
+    const body = await res.json();
+    expect(body.email).toBe("new.doctor@hospital.example");
+    const cookie = (res.headers.get("set-cookie") ?? "").split(";")[0];
+    const session = await fetch(`${server.url}/v1/session`, { headers: { cookie } });
+    expect((await session.json()).csrf_token).toBe(body.csrf_token);
+    expect((await post({ email: "new.doctor@hospital.example", password: "another long one" })).status).toBe(409);
+    const weak = await post({ email: "other@hospital.example", password: "short" });
+    expect(weak.status).toBe(400);
+    expect((await weak.json()).error.details[0].field).toBe("password");
+  });
+});
+
+describe.skipIf(!haveFixturePython)("report and figure routes", () => {
+  let server: TestServer;
+  let owner: UserWithKey;
+  let other: UserWithKey;
+  let modelDir: string;
+
+  beforeAll(async () => {
+    server = await startTestServer(primaryTarget());
+    owner = await createUserWithKey(server);
+    other = await createUserWithKey(server);
+    // A fixture model plus what a pipeline writes beside it: report.json and one SVG figure named in the manifest.
+    modelDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-report-"));
+    const src = servingFixtures().modelDir("tabular_binary");
+    fs.copyFileSync(path.join(src, "model.onnx"), path.join(modelDir, "model.onnx"));
+    const manifest = JSON.parse(fs.readFileSync(path.join(src, "manifest.json"), "utf8"));
+    manifest.report_file = "report.json";
+    manifest.figures = [{ name: "roc", file: "figures/roc.svg", title: "ROC curve on the test set" }];
+    fs.writeFileSync(path.join(modelDir, "manifest.json"), JSON.stringify(manifest));
+    const row = await publishFixture(server, owner.userId, 5, modelDir);
+    fs.writeFileSync(path.join(modelDir, "report.json"), JSON.stringify({ roc: { fpr: [0, 1], tpr: [0, 1] }, confusion_matrix: [[3, 1], [0, 4]] }));
+    fs.writeFileSync(path.join(modelDir, "roc.svg"), '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>');
+    await server.services.bucket.uploadFile(path.join(modelDir, "report.json"), `${row.storePath}report.json`);
+    await server.services.bucket.uploadFile(path.join(modelDir, "roc.svg"), `${row.storePath}figures/roc.svg`);
+  });
+  afterAll(async () => {
+    await server?.teardown();
+    fs.rmSync(modelDir, { recursive: true, force: true });
+  });
+
+  it("the owner reads report.json and the figure list; each figure is served as an inert image", async () => {
+    const res = await fetch(`${server.url}/v1/experiments/5/report`, { headers: bearer(owner.key) });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body).toEqual({
+      experiment_id: 5,
+      model_version: 1,
+      figures: [{ name: "roc", title: "ROC curve on the test set", url: "/v1/experiments/5/figures/roc" }],
+      report: { roc: { fpr: [0, 1], tpr: [0, 1] }, confusion_matrix: [[3, 1], [0, 4]] },
+    });
+    const fig = await fetch(`${server.url}${body.figures[0].url}`, { headers: bearer(owner.key) });
+    expect(fig.status).toBe(200);
+    expect(fig.headers.get("content-type")).toBe("image/svg+xml");
+    expect(fig.headers.get("content-security-policy")).toContain("sandbox");
+    expect(await fig.text()).toContain("<svg");
+  });
+
+  it("another user's report and figures are 404, as is a figure the manifest does not name, and an experiment with no model", async () => {
+    for (const p of ["/v1/experiments/5/report", "/v1/experiments/5/figures/roc"]) {
+      const res = await fetch(`${server.url}${p}`, { headers: bearer(other.key) });
+      expect(res.status, p).toBe(404);
+      expect((await res.json()).error.code).toBe("not_found");
+    }
+    expect((await fetch(`${server.url}/v1/experiments/5/figures/pr`, { headers: bearer(owner.key) })).status).toBe(404);
+    const bad = await fetch(`${server.url}/v1/experiments/5/figures/..%2Fmanifest.json`, { headers: bearer(owner.key) });
+    expect(bad.status).toBe(400);
+    expect((await fetch(`${server.url}/v1/experiments/6/report`, { headers: bearer(owner.key) })).status).toBe(404);
+  });
+
+  it("both routes are in the OpenAPI document", async () => {
+    const doc = await (await fetch(`${server.url}/openapi.json`)).json();
+    expect(doc.paths["/v1/experiments/{experiment_id}/report"].get.responses["200"].content["application/json"].schema.properties.figures).toBeDefined();
+    expect(doc.paths["/v1/experiments/{experiment_id}/figures/{name}"].get).toBeDefined();
+    expect(doc.paths["/v1/setup"].get.security).toEqual([]);
+  });
+});
+
+describe("the dashboard is served beside the API", () => {
+  it("index.html for client routes, hashed assets with a long cache, and never for API paths", async () => {
+    const dist = fs.mkdtempSync(path.join(os.tmpdir(), "builder-dist-"));
+    fs.mkdirSync(path.join(dist, "assets"));
+    fs.writeFileSync(path.join(dist, "index.html"), "<!doctype html><title>app</title>");
+    fs.writeFileSync(path.join(dist, "assets", "index-abc.js"), "console.log(1)");
+    const app = express();
+    app.use(dashboardRouter(dist));
+    app.use((_req, res) => void res.status(404).json({ error: { code: "not_found" } }));
+    const server = app.listen(0, "127.0.0.1");
+    await new Promise((r) => server.once("listening", r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      for (const p of ["/", "/settings/api", "/experiments/3/try"]) {
+        const res = await fetch(`${base}${p}`);
+        expect(res.status, p).toBe(200);
+        expect(await res.text()).toContain("<title>app</title>");
+        expect(res.headers.get("content-security-policy")).toContain("script-src 'self'");
+      }
+      const asset = await fetch(`${base}/assets/index-abc.js`);
+      expect(asset.headers.get("cache-control")).toContain("immutable");
+      for (const p of ["/v1/nope", "/assets/missing.js", "/predict", "/openapi.json", "/metrics"]) {
+        const res = await fetch(`${base}${p}`);
+        expect(res.status, p).toBe(404);
+      }
+      fs.rmSync(path.join(dist, "index.html"));
+      const notBuilt = await fetch(`${base}/settings/api`);
+      expect(notBuilt.status).toBe(503);
+      expect(await notBuilt.text()).toContain("make install");
+    } finally {
+      server.close();
+      fs.rmSync(dist, { recursive: true, force: true });
+    }
+  });
+
+  it("on the real server, unknown API paths stay JSON 404s and /openapi.json is untouched", async () => {
+    const server = await startTestServer(primaryTarget());
+    try {
+      const res = await fetch(`${server.url}/v1/no-such-route`);
+      expect(res.status).toBe(404);
+      expect((await res.json()).error.code).toBe("not_found");
+      expect((await (await fetch(`${server.url}/openapi.json`)).json()).openapi).toBe("3.1.0");
+    } finally {
+      await server.teardown();
+    }
+  });
+});

@@ -1,0 +1,57 @@
+import { createElement } from "react";
+import { renderToStaticMarkup } from "react-dom/server";
+import { describe, expect, it } from "vitest";
+import type { DatasetReport } from "../../web/src/api/types";
+import { DatasetReportView, ProblemTable } from "../../web/src/components/DatasetReportView";
+import { problemHeadline, problemRows } from "../../web/src/lib/problems";
+
+// The dataset report as the dashboard shows it: errors before warnings, grouped by code, in row order, each with
+// its row, column, path and message; totals from problem_counts when the lists were capped.
+
+const report: DatasetReport = {
+  valid: false,
+  errors: [
+    { severity: "error", code: "label_missing", message: "row 9 has no value in the label column 'dx'", row: 9, column: "dx" },
+    { severity: "error", code: "image_missing", message: "images/p3.png is not in the zip", row: 4, column: "image", path: "images/p3.png" },
+    { severity: "error", code: "label_missing", message: "row 3 has no value in the label column 'dx'", row: 3, column: "dx" },
+  ],
+  warnings: [{ severity: "warning", code: "few_patients", message: "class 1 has 2 patients" }],
+  errors_omitted: 40,
+  warnings_omitted: 0,
+  summary: { rows: 50, patients: 20, class_counts: { dx: { "0": 30, "1": 20 } }, image_sizes: { width: { min: 64, max: 512 }, height: { min: 64, max: 400 }, channels: { "3": 50 } }, problem_counts: { label_missing: 42 } },
+};
+
+describe("dataset report table", () => {
+  it("orders errors before warnings, then by code and row, and carries each code's total", () => {
+    const rows = problemRows(report);
+    expect(rows.map((r) => [r.severity, r.code, r.row ?? null, r.total])).toEqual([
+      ["error", "image_missing", 4, 1],
+      ["error", "label_missing", 3, 42],
+      ["error", "label_missing", 9, 42],
+      ["warning", "few_patients", null, 1],
+    ]);
+  });
+
+  it("the headline counts what was left out of the lists", () => {
+    expect(problemHeadline(report)).toBe("43 errors, 1 warning (40 more not listed)");
+    expect(problemHeadline({ errors: [], warnings: [], errors_omitted: 0, warnings_omitted: 0 })).toBe("0 errors, 0 warnings");
+  });
+
+  it("renders one table row per problem with row, column, path and message in their own cells", () => {
+    const html = renderToStaticMarkup(createElement(ProblemTable, { report }));
+    const rows = [...html.matchAll(/<tr class="sev-(\w+)">(.*?)<\/tr>/g)].map((m) => [m[1], [...m[2].matchAll(/<td[^>]*>(.*?)<\/td>/g)].map((c) => c[1].replace(/<[^>]+>/g, ""))]);
+    expect(rows[0]).toEqual(["error", ["error", "4", "image", "images/p3.png", "images/p3.png is not in the zip", "image_missing"]]);
+    expect(rows[1][1].slice(0, 3)).toEqual(["error", "3", "dx"]);
+    expect(rows[1][1][5]).toBe("label_missing ×42");
+    expect(rows[3]).toEqual(["warning", ["warning", "", "", "", "class 1 has 2 patients", "few_patients"]]);
+  });
+
+  it("the full view shows validity, class counts, patients and image sizes", () => {
+    const html = renderToStaticMarkup(createElement(DatasetReportView, { report }));
+    expect(html).toContain("The dataset has errors to fix before it can train.");
+    expect(html).toContain("Class counts: dx");
+    expect(html).toMatch(/<dt>Patients<\/dt><dd>20<\/dd>/);
+    expect(html).toMatch(/<dt>Image widths<\/dt><dd>64–512 px<\/dd>/);
+    expect(renderToStaticMarkup(createElement(ProblemTable, { report: { ...report, errors: [], warnings: [] } }))).toContain("No problems found.");
+  });
+});
