@@ -115,6 +115,27 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     await screenshot(page, "12-try-tabular");
   }, 240_000);
 
+  it("Test on new data: a Retrospective study of experiment 1, its metrics beside the internal ones", async () => {
+    await page.goto(`${server.url}/experiments/1`);
+    await page.getByRole("link", { name: "Test on new data" }).click();
+    await page.getByRole("heading", { name: "Test experiment #1 on new data" }).waitFor();
+    const file = path.join(tmp, "new-site.zip");
+    fs.writeFileSync(file, makeZip({ "data.csv": diagnosisRows(80, 23, { name: "noise", value: (_i, rand) => rand().toFixed(3) }).join("\n") + "\n" }));
+    await page.getByTestId("zip-input").setInputFiles(file);
+    await page.getByTestId("uploaded").waitFor();
+    // The source's columns are kept: only the data is new.
+    expect(await page.getByTestId("label-cols").getByLabel(/^diagnosis/).isChecked()).toBe(true);
+    expect(await page.getByTestId("data-cols").getByLabel(/^noise /).isChecked()).toBe(true);
+    await page.getByRole("button", { name: "Start the test" }).click();
+    await waitOrAlert(page.getByTestId("experiment"));
+    await page.locator('[data-testid="experiment"][data-status="ready"]').waitFor({ timeout: 120_000 });
+    const metrics = page.getByTestId("metrics");
+    await metrics.waitFor();
+    expect(await metrics.locator("thead").textContent()).toContain("Internal test of #1");
+    expect(await metrics.textContent()).toMatch(/AUC[01]\.\d{3} \([01]\.\d{3}–[01]\.\d{3}\)[01]\.\d{3}/);
+    await screenshot(page, "12b-retrospective-ready");
+  }, 180_000);
+
   it("a broken zip: the report lists each problem with its row and column", async () => {
     const rows = diagnosisRows(60, 5, { name: "noise", value: (_i, rand) => rand().toFixed(3) });
     rows[3] = rows[3].replace(/^(\d+),[MB],/, "$1,,"); // row 4 in spreadsheet terms: no label
@@ -135,6 +156,42 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     expect(await page.getByRole("button", { name: "Build model" }).isDisabled()).toBe(true);
     await screenshot(page, "13-broken-zip-report");
     expect(seriousOrCritical(await axeViolations(page))).toEqual([]);
+
+    // Built anyway (through the API), the experiment ends invalid_dataset and its page says why, with the report.
+    const zipPath = (await page.getByTestId("uploaded").locator("code").textContent())!;
+    const { key } = await server.services.auth.apiKeys.create(userId, { name: "api" });
+    const res = await fetch(`${server.url}/v1/experiments`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ zip_gcloud: zipPath, label_cols: ["diagnosis"], data_cols: ["f1", "f2"], model_type: 0, optimization_type: 1, experiment_id: 50, user_id: userId, study_type: "Builder", task: "data", optimization_metric: "AUC" }),
+    });
+    expect(res.status).toBe(202);
+    await page.goto(`${server.url}/experiments/50`);
+    await page.locator('[data-testid="experiment"][data-status="invalid_dataset"]').waitFor({ timeout: 60_000 });
+    expect(await page.getByRole("alert").first().textContent()).toContain("The dataset did not pass its checks");
+    expect(await page.getByRole("table", { name: "Dataset problems" }).textContent()).toContain("row 7 has no patient id");
+    await screenshot(page, "13b-invalid-experiment");
+  });
+
+  it("the experiments list filters by status and task", async () => {
+    await page.goto(`${server.url}/experiments`);
+    const table = page.getByTestId("experiments");
+    await table.waitFor();
+    const ids = async () => (await table.locator("tbody tr td:first-child").allTextContents()).sort();
+    expect(await ids()).toEqual(["#1", "#2", "#50"]);
+    await page.getByLabel("Status").selectOption("problems");
+    await page.waitForURL(/status=problems/);
+    await table.locator("tbody tr").first().waitFor();
+    expect(await ids()).toEqual(["#50"]);
+    await page.getByLabel("Status").selectOption("ready");
+    await page.waitForURL(/status=ready/);
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="experiments"] tbody tr').length === 2);
+    await page.getByLabel("Task").selectOption("vision");
+    await page.getByText("No experiments here yet.").waitFor();
+    await page.getByLabel("Task").selectOption("data");
+    await table.waitFor();
+    expect(await ids()).toEqual(["#1", "#2"]);
+    await screenshot(page, "13c-experiments-list");
   });
 
   it("at 390 px wide the experiment page fits the screen", async () => {
