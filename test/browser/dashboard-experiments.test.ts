@@ -83,6 +83,9 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     await page.getByRole("button", { name: "Build model" }).click();
     await waitOrAlert(page.getByTestId("experiment"));
     expect(page.url()).toBe(`${server.url}/experiments/1`);
+    // The page follows the run without a reload: it reaches ready by itself (server-sent events).
+    await page.getByRole("progressbar", { name: "Experiment progress" }).waitFor().catch(() => undefined);
+    await screenshot(page, "11a-experiment-running");
     await page.locator('[data-testid="experiment"][data-status="ready"]').waitFor({ timeout: 150_000 });
 
     const metrics = page.getByTestId("metrics");
@@ -136,6 +139,18 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     await screenshot(page, "12b-retrospective-ready");
   }, 180_000);
 
+  it("Cancel stops a running build", async () => {
+    const file = path.join(tmp, "slow.zip");
+    fs.writeFileSync(file, makeZip({ "data.csv": diagnosisRows(150, 13, { name: "noise", value: (_i, rand) => rand().toFixed(3) }).join("\n") + "\n" }));
+    await uploadOnNewExperiment(file);
+    await page.getByTestId("budget").fill("300");
+    await page.getByRole("button", { name: "Build model" }).click();
+    await waitOrAlert(page.getByTestId("experiment"));
+    await page.getByRole("button", { name: "Cancel" }).click();
+    await page.locator('[data-testid="experiment"][data-status="cancelled"]').waitFor({ timeout: 60_000 });
+    expect(await page.locator(".history").textContent()).toContain("cancelled");
+  }, 90_000);
+
   it("a broken zip: the report lists each problem with its row and column", async () => {
     const rows = diagnosisRows(60, 5, { name: "noise", value: (_i, rand) => rand().toFixed(3) });
     rows[3] = rows[3].replace(/^(\d+),[MB],/, "$1,,"); // row 4 in spreadsheet terms: no label
@@ -178,7 +193,7 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     const table = page.getByTestId("experiments");
     await table.waitFor();
     const ids = async () => (await table.locator("tbody tr td:first-child").allTextContents()).sort();
-    expect(await ids()).toEqual(["#1", "#2", "#50"]);
+    expect(await ids()).toEqual(["#1", "#2", "#3", "#50"]);
     await page.getByLabel("Status").selectOption("problems");
     await page.waitForURL(/status=problems/);
     await table.locator("tbody tr").first().waitFor();

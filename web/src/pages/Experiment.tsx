@@ -137,7 +137,7 @@ export function ExperimentPage({ id }: { id: number }) {
 
       {exp.status === "ready" && exp.metrics ? (
         <>
-          <h2>Results on the test set</h2>
+          <h2>{retrospective ? "Results on the new data" : "Results on the test set"}</h2>
           <MetricsTable
             metrics={exp.metrics}
             compare={retrospective ? exp.original_metrics : undefined}
