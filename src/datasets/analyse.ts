@@ -4,6 +4,7 @@ import { boxesFromCoco, boxesFromCsv, boxesFromVoc, checkBoxes, looksLikeCoco, r
 import type { ExtractResult } from "./extract.js";
 import { inspectImages, isImageFile, type ImageInfo } from "./images.js";
 import { DatasetFault, type ReportBuilder } from "./report.js";
+import { sampleThumbnails } from "./samples.js";
 import type { SplitColumnRow } from "./split.js";
 import { checkTable, type CheckedTable } from "./table-checks.js";
 import { problemOf, type DatasetTask, type Problem } from "./types.js";
@@ -42,7 +43,7 @@ export async function analyseDataset(
   ex: ExtractResult,
   task: DatasetTask,
   report: ReportBuilder,
-  opts: { willSplit: boolean; signal?: AbortSignal },
+  opts: { willSplit: boolean; signal?: AbortSignal; samples?: boolean },
 ): Promise<Analysed | null> {
   const root = ex.topLevelFolder ? path.join(ex.dir, ex.topLevelFolder) : ex.dir;
   const files = new Set(ex.files);
@@ -63,6 +64,7 @@ export async function analyseDataset(
   if (task.inputs === "images") {
     const sizes = await inspectImages(root, [...checked.images], { signal: opts.signal });
     reportImages(sizes, report, checked);
+    if (opts.samples && task.family === "classification") report.summary.samples = { [task.label_cols[0]]: await sampleThumbnails(root, checked, sizes) };
     const referenced = new Set([...checked.images]);
     const unreferenced = ex.files.filter((f) => isImageFile(f) && !referenced.has(rel(f, ex.topLevelFolder)));
     report.summary.unreferenced_images = unreferenced.length;

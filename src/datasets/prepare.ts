@@ -23,6 +23,8 @@ export interface PrepareArgs {
   /** all_test for Retrospective: every patient in test. */
   split: "train_val_test" | "all_test";
   signal?: AbortSignal;
+  /** Thumbnails of a few images per class in the report (validate shows them; experiments do not store them). */
+  samples?: boolean;
 }
 
 /**
@@ -55,7 +57,7 @@ export async function prepareDataset(deps: { bucket: Bucket; config: Config }, a
       args.signal,
     );
     report.summary.top_level_folder = ex.topLevelFolder;
-    analysed = await analyseDataset(ex, args.task, report, { willSplit: args.split === "train_val_test", signal: args.signal });
+    analysed = await analyseDataset(ex, args.task, report, { willSplit: args.split === "train_val_test", signal: args.signal, samples: args.samples });
   } catch (err) {
     if (!(err instanceof DatasetFault)) throw err;
     report.error(err.code, err.message, err.where);

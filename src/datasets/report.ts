@@ -39,6 +39,8 @@ export interface DatasetSummary {
   /** Files in the zip that no CSV row refers to (vision). */
   unreferenced_images?: number;
   images_without_objects?: number;
+  /** validate only (vision classification): label column -> class -> a few thumbnails, as data: URIs. */
+  samples?: Record<string, Record<string, Array<{ path: string; row: number; data: string }>>>;
   /** How many problems of each code were found, including those left out of the lists. */
   problem_counts?: Record<string, number>;
 }

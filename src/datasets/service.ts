@@ -86,7 +86,7 @@ export class DatasetService {
     return this.queue.add(async () => {
       const workDir = this.tmpDir("validate");
       try {
-        const out = await prepareDataset(this.deps, { zipPath, workDir, task, seed: 0, split: "train_val_test" });
+        const out = await prepareDataset(this.deps, { zipPath, workDir, task, seed: 0, split: "train_val_test", samples: true });
         return out.report;
       } finally {
         await fs.promises.rm(workDir, { recursive: true, force: true });

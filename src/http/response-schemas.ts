@@ -40,6 +40,10 @@ export const datasetSummarySchema = z.looseObject({
   unreferenced_images: z.number().optional(),
   images_without_objects: z.number().optional(),
   problem_counts: z.record(z.string(), z.number()).optional(),
+  samples: z
+    .record(z.string(), z.record(z.string(), z.array(z.object({ path: z.string(), row: z.number(), data: z.string() }))))
+    .optional()
+    .describe("validate only, vision classification: label column -> class -> up to 3 thumbnails (data: URIs)"),
 });
 
 export const datasetReportSchema = z.object({

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { publishFixture } from "../fixtures/serving/publish.js";
 import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
 import { diagnosisRows } from "../integration/experiments-fixtures.js";
-import { makeZip } from "../helpers/zips.js";
+import { makeZip, visionDataset } from "../helpers/zips.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { axeViolations, ensureDashboardBuilt, haveChromium, launchChromium, screenshot, seriousOrCritical } from "./browser.js";
 
@@ -186,6 +186,23 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     expect(await page.getByRole("alert").first().textContent()).toContain("The dataset did not pass its checks");
     expect(await page.getByRole("table", { name: "Dataset problems" }).textContent()).toContain("row 7 has no patient id");
     await screenshot(page, "13b-invalid-experiment");
+  });
+
+  it("an image zip: the pickers choose task vision and the image column, and the report shows sample images per class", async () => {
+    const file = path.join(tmp, "scans.zip");
+    fs.writeFileSync(file, makeZip(await visionDataset({ patients: 8, perPatient: 2 })));
+    await uploadOnNewExperiment(file);
+    expect(await page.getByRole("combobox", { name: /^Task/ }).inputValue()).toBe("vision");
+    expect(await page.getByRole("combobox", { name: /^Images column/ }).inputValue()).toBe("image");
+    expect(await page.getByTestId("label-cols").getByLabel(/^label /).isChecked()).toBe(true);
+    expect(await page.getByTestId("label-cols").getByLabel(/^diagnosis /).isChecked()).toBe(false);
+    await page.getByRole("button", { name: "Check dataset" }).click();
+    await waitOrAlert(page.getByTestId("samples"));
+    expect(await page.getByTestId("dataset-report").textContent()).toContain("The dataset passed its checks.");
+    const shown = await page.getByTestId("samples").locator("img").evaluateAll((imgs) => (imgs as HTMLImageElement[]).map((i) => [i.alt, i.naturalWidth]));
+    expect(shown.length).toBe(6);
+    expect(shown[0]).toEqual(["0: images/p0_0.png (row 2)", 8]);
+    await screenshot(page, "13d-vision-report-samples");
   });
 
   it("the experiments list filters by status and task", async () => {

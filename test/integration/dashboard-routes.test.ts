@@ -10,13 +10,18 @@ import { primaryTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
 import { publishFixture } from "../fixtures/serving/publish.js";
+import { makeZip, visionDataset } from "../helpers/zips.js";
+import sharp from "sharp";
 
 // The server side of the dashboard: first-run state, sign-up by config, change password, the report and figure
 // routes (owner only), and the SPA served beside the API.
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const json = (res: Response): Promise<any> => res.json();
+
 async function signIn(server: TestServer, email: string, password: string) {
   const res = await fetch(`${server.url}/v1/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }) });
-  const body = (await res.json()) as { csrf_token: string };
+  const body = (await json(res)) as { csrf_token: string };
   return { status: res.status, cookie: (res.headers.get("set-cookie") ?? "").split(";")[0], csrf: body.csrf_token };
 }
 
@@ -30,13 +35,13 @@ describe("dashboard account routes", () => {
   });
 
   it("GET /v1/setup says whether any user exists, without sign-in; sign-up is off by default", async () => {
-    const before = await (await fetch(`${server.url}/v1/setup`)).json();
+    const before = await json(await fetch(`${server.url}/v1/setup`));
     expect(before).toEqual({ users_exist: false, signup_enabled: false });
     await server.services.auth.users.create({ email: "first@hospital.example", password: "first user password" });
-    expect(await (await fetch(`${server.url}/v1/setup`)).json()).toEqual({ users_exist: true, signup_enabled: false });
+    expect(await json(await fetch(`${server.url}/v1/setup`))).toEqual({ users_exist: true, signup_enabled: false });
     const refused = await fetch(`${server.url}/v1/users`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "x@y.org", password: "long enough password" }) });
     expect(refused.status).toBe(403);
-    expect((await refused.json()).error.code).toBe("signup_disabled");
+    expect((await json(refused)).error.code).toBe("signup_disabled");
     expect(await server.services.auth.users.findByEmail("x@y.org")).toBeUndefined();
   });
 
@@ -51,10 +56,10 @@ describe("dashboard account routes", () => {
     expect((await put(a, { current_password: "old password 123", new_password: "new password 456" }, "wrong")).status).toBe(403);
     const wrong = await put(a, { current_password: "not it", new_password: "new password 456" });
     expect(wrong.status).toBe(400);
-    expect((await wrong.json()).error.details).toEqual([{ field: "current_password", message: "not correct" }]);
+    expect((await json(wrong)).error.details).toEqual([{ field: "current_password", message: "not correct" }]);
     const weak = await put(a, { current_password: "old password 123", new_password: "short" });
     expect(weak.status).toBe(400);
-    expect((await weak.json()).error.details[0].field).toBe("new_password");
+    expect((await json(weak)).error.details[0].field).toBe("new_password");
 
     expect((await put(a, { current_password: "old password 123", new_password: "new password 456" })).status).toBe(204);
     expect((await fetch(`${server.url}/v1/me`, { headers: { cookie: a.cookie } })).status).toBe(200);
@@ -75,18 +80,18 @@ describe("sign-up when SIGNUP_ENABLED=true", () => {
 
   it("creates the user and signs them in; a taken email is 409, a weak password 400", async () => {
     const post = (body: unknown) => fetch(`${server.url}/v1/users`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-    expect((await (await fetch(`${server.url}/v1/setup`)).json()).signup_enabled).toBe(true);
+    expect((await json(await fetch(`${server.url}/v1/setup`))).signup_enabled).toBe(true);
     const res = await post({ email: "New.Doctor@Hospital.example", password: "a long new password" });
     expect(res.status).toBe(201);
-    const body = await res.json();
+    const body = await json(res);
     expect(body.email).toBe("new.doctor@hospital.example");
     const cookie = (res.headers.get("set-cookie") ?? "").split(";")[0];
     const session = await fetch(`${server.url}/v1/session`, { headers: { cookie } });
-    expect((await session.json()).csrf_token).toBe(body.csrf_token);
+    expect((await json(session)).csrf_token).toBe(body.csrf_token);
     expect((await post({ email: "new.doctor@hospital.example", password: "another long one" })).status).toBe(409);
     const weak = await post({ email: "other@hospital.example", password: "short" });
     expect(weak.status).toBe(400);
-    expect((await weak.json()).error.details[0].field).toBe("password");
+    expect((await json(weak)).error.details[0].field).toBe("password");
   });
 });
 
@@ -122,7 +127,7 @@ describe.skipIf(!haveFixturePython)("report and figure routes", () => {
   it("the owner reads report.json and the figure list; each figure is served as an inert image", async () => {
     const res = await fetch(`${server.url}/v1/experiments/5/report`, { headers: bearer(owner.key) });
     expect(res.status).toBe(200);
-    const body = await res.json();
+    const body = await json(res);
     expect(body).toEqual({
       experiment_id: 5,
       model_version: 1,
@@ -140,7 +145,7 @@ describe.skipIf(!haveFixturePython)("report and figure routes", () => {
     for (const p of ["/v1/experiments/5/report", "/v1/experiments/5/figures/roc"]) {
       const res = await fetch(`${server.url}${p}`, { headers: bearer(other.key) });
       expect(res.status, p).toBe(404);
-      expect((await res.json()).error.code).toBe("not_found");
+      expect((await json(res)).error.code).toBe("not_found");
     }
     expect((await fetch(`${server.url}/v1/experiments/5/figures/pr`, { headers: bearer(owner.key) })).status).toBe(404);
     const bad = await fetch(`${server.url}/v1/experiments/5/figures/..%2Fmanifest.json`, { headers: bearer(owner.key) });
@@ -149,10 +154,44 @@ describe.skipIf(!haveFixturePython)("report and figure routes", () => {
   });
 
   it("both routes are in the OpenAPI document", async () => {
-    const doc = await (await fetch(`${server.url}/openapi.json`)).json();
+    const doc = await json(await fetch(`${server.url}/openapi.json`));
     expect(doc.paths["/v1/experiments/{experiment_id}/report"].get.responses["200"].content["application/json"].schema.properties.figures).toBeDefined();
     expect(doc.paths["/v1/experiments/{experiment_id}/figures/{name}"].get).toBeDefined();
     expect(doc.paths["/v1/setup"].get.security).toEqual([]);
+  });
+});
+
+describe("sample thumbnails in the validate report", () => {
+  let server: TestServer;
+  let user: UserWithKey;
+  beforeAll(async () => {
+    server = await startTestServer(primaryTarget());
+    user = await createUserWithKey(server);
+  });
+  afterAll(async () => {
+    await server?.teardown();
+  });
+
+  it("vision classification: up to 3 small JPEGs per class, in CSV order, with their path and row", async () => {
+    const zipPath = `${user.userId}/samples/scans.zip`;
+    const up = await fetch(`${server.url}/v1/files/${zipPath}`, { method: "PUT", headers: bearer(user.key), body: makeZip(await visionDataset({ patients: 8, perPatient: 2 })) });
+    expect(up.status).toBe(201);
+    const res = await fetch(`${server.url}/v1/datasets/validate`, {
+      method: "POST",
+      headers: bearer(user.key, { "content-type": "application/json" }),
+      body: JSON.stringify({ zip_gcloud: zipPath, task: "vision", label_cols: ["label"], images_col: "image" }),
+    });
+    const report = await json(res);
+    expect(report.valid).toBe(true);
+    const samples = report.summary.samples.label;
+    expect(Object.keys(samples)).toEqual(["0", "1"]);
+    // visionDataset: patient p has label p % 2 and images images/p<p>_<i>.png on rows 2, 3, 4, ...
+    expect(samples["0"].map((s: { path: string; row: number }) => [s.path, s.row])).toEqual([["images/p0_0.png", 2], ["images/p0_1.png", 3], ["images/p2_0.png", 6]]);
+    expect(samples["1"][0].path).toBe("images/p1_0.png");
+    const jpeg = Buffer.from(samples["0"][0].data.replace(/^data:image\/jpeg;base64,/, ""), "base64");
+    const meta = await sharp(jpeg).metadata();
+    expect(meta.format).toBe("jpeg");
+    expect(Math.max(meta.width!, meta.height!)).toBeLessThanOrEqual(96);
   });
 });
 
@@ -196,8 +235,8 @@ describe("the dashboard is served beside the API", () => {
     try {
       const res = await fetch(`${server.url}/v1/no-such-route`);
       expect(res.status).toBe(404);
-      expect((await res.json()).error.code).toBe("not_found");
-      expect((await (await fetch(`${server.url}/openapi.json`)).json()).openapi).toBe("3.1.0");
+      expect((await json(res)).error.code).toBe("not_found");
+      expect((await json(await fetch(`${server.url}/openapi.json`))).openapi).toBe("3.1.0");
     } finally {
       await server.teardown();
     }

@@ -30,9 +30,11 @@ describe("column pickers: proposals", () => {
     expect(p).toMatchObject({ split_col: "part", label_cols: ["outcome"], data_cols: ["f1"] });
   });
 
-  it("with no label-like name, the last usable column is the label; several label-like names make a multilabel proposal", () => {
+  it("with no label-like name, the last usable column is the label; of several label-like names, the first", () => {
     expect(proposeColumns([col("id", "numeric"), col("a", "numeric"), col("b", "numeric"), col("empty", "empty")]).label_cols).toEqual(["b"]);
-    expect(proposeColumns([col("id", "numeric"), col("x", "numeric"), col("class", "categorical"), col("finding", "categorical")]).label_cols).toEqual(["class", "finding"]);
+    const p = proposeColumns([col("id", "numeric"), col("x", "numeric"), col("label", "numeric", ["0", "1"]), col("diagnosis", "categorical", ["benign"])]);
+    expect(p.label_cols).toEqual(["label"]);
+    expect(p.data_cols).toEqual(["x", "diagnosis"]);
   });
 
   it("input candidates follow the chosen label, images and split, and never offer image paths or empty columns", () => {

@@ -903,6 +903,16 @@ export interface operations {
                                 [key: string]: number;
                             };
                             rows?: number;
+                            /** @description validate only, vision classification: label column -> class -> up to 3 thumbnails (data: URIs) */
+                            samples?: {
+                                [key: string]: {
+                                    [key: string]: {
+                                        data: string;
+                                        path: string;
+                                        row: number;
+                                    }[];
+                                };
+                            };
                             split?: {
                                 from_column?: string;
                                 test: number;
@@ -1115,6 +1125,16 @@ export interface operations {
                                     [key: string]: number;
                                 };
                                 rows?: number;
+                                /** @description validate only, vision classification: label column -> class -> up to 3 thumbnails (data: URIs) */
+                                samples?: {
+                                    [key: string]: {
+                                        [key: string]: {
+                                            data: string;
+                                            path: string;
+                                            row: number;
+                                        }[];
+                                    };
+                                };
                                 split?: {
                                     from_column?: string;
                                     test: number;
@@ -1284,6 +1304,16 @@ export interface operations {
                                     [key: string]: number;
                                 };
                                 rows?: number;
+                                /** @description validate only, vision classification: label column -> class -> up to 3 thumbnails (data: URIs) */
+                                samples?: {
+                                    [key: string]: {
+                                        [key: string]: {
+                                            data: string;
+                                            path: string;
+                                            row: number;
+                                        }[];
+                                    };
+                                };
                                 split?: {
                                     from_column?: string;
                                     test: number;
@@ -1482,6 +1512,16 @@ export interface operations {
                                     [key: string]: number;
                                 };
                                 rows?: number;
+                                /** @description validate only, vision classification: label column -> class -> up to 3 thumbnails (data: URIs) */
+                                samples?: {
+                                    [key: string]: {
+                                        [key: string]: {
+                                            data: string;
+                                            path: string;
+                                            row: number;
+                                        }[];
+                                    };
+                                };
                                 split?: {
                                     from_column?: string;
                                     test: number;
@@ -1673,6 +1713,16 @@ export interface operations {
                                     [key: string]: number;
                                 };
                                 rows?: number;
+                                /** @description validate only, vision classification: label column -> class -> up to 3 thumbnails (data: URIs) */
+                                samples?: {
+                                    [key: string]: {
+                                        [key: string]: {
+                                            data: string;
+                                            path: string;
+                                            row: number;
+                                        }[];
+                                    };
+                                };
                                 split?: {
                                     from_column?: string;
                                     test: number;

@@ -87,6 +87,19 @@ export function DatasetSummaryView({ summary }: { summary: DatasetReport["summar
           </table>
         </div>
       ))}
+      {Object.entries(summary.samples ?? {}).map(([col, classes]) => (
+        <div key={`samples-${col}`} data-testid="samples">
+          <h4>Sample images per class: {col}</h4>
+          {Object.entries(classes).map(([cls, list]) => (
+            <figure key={cls} className="samples">
+              <figcaption>{cls}</figcaption>
+              {list.map((s) => (
+                <img key={s.path} src={s.data} alt={`${cls}: ${s.path} (row ${s.row})`} title={`${s.path} (row ${s.row})`} />
+              ))}
+            </figure>
+          ))}
+        </div>
+      ))}
       {summary.features?.length ? (
         <div className="table-wrap" tabIndex={0}>
           <table aria-label="Input columns">

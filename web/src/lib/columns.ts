@@ -33,7 +33,10 @@ export function proposeColumns(columns: ColumnInfo[]): ColumnChoice {
   const split = rest.find((c) => c !== image && isSplitColumn(c)) ?? null;
   const named = rest.filter((c) => LABEL_NAME.test(c.name) && c !== split && c !== image);
   const fallback = [...rest].reverse().find((c) => c !== image && c !== split && c.type !== "empty");
-  const label_cols = (named.length ? named : fallback ? [fallback] : []).map((c) => c.name);
+  // One label: a second label-like column is usually the class's name (label 0/1 beside diagnosis "benign"/
+  // "malignant"), and ticking both would ask for a multilabel model. Multilabel is one more tick away.
+  const label = named[0] ?? fallback;
+  const label_cols = label ? [label.name] : [];
   const task = image ? "vision" : "data";
   const choice = { task, label_cols, images_col: image?.name ?? null, split_col: split?.name ?? null } as const;
   const data_cols = task === "data" ? inputCandidates(columns, choice).map((c) => c.name) : [];
