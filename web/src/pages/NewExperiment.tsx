@@ -37,6 +37,7 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
   const [optimization, setOptimization] = useState<0 | 1>(1);
   const [budget, setBudget] = useState("");
   const [callbackUrl, setCallbackUrl] = useState("");
+  const [userToken, setUserToken] = useState("");
   const [experimentId, setExperimentId] = useState<number | null>(null);
 
   useEffect(() => {
@@ -98,6 +99,7 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
     optimization_type: optimization,
     ...(budget.trim() ? { time_budget_s: Number(budget) } : {}),
     ...(callbackUrl.trim() ? { callback_url: callbackUrl.trim() } : {}),
+    ...(userToken ? { user_token: userToken } : {}),
   });
 
   const check = async () => {
@@ -231,8 +233,12 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
               Callback URL (optional): Builder POSTs the result there when the experiment ends
               <input type="url" value={callbackUrl} onChange={(e) => setCallbackUrl(e.target.value)} placeholder="https://…" />
             </label>
+            <label>
+              User token (optional): the seed API's field, accepted for compatibility and never stored
+              <input value={userToken} onChange={(e) => setUserToken(e.target.value)} autoComplete="off" />
+            </label>
             <p className="muted small">
-              User: <code>{session.user_id}</code>
+              User: <code>{session.user_id}</code> (user_id, from your session)
             </p>
           </details>
           <div className="actions">
