@@ -256,6 +256,7 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
       expect(painted.opaque).toBeGreaterThan(0);
       expect(await page.getByTestId("prediction").textContent()).toContain("vision_binary-class-0");
       await screenshot(page, "15-try-vision-gradcam");
+      expect(seriousOrCritical(await axeViolations(page))).toEqual([]);
       await page.getByTestId("opacity").fill("0.25");
       expect(await cam.evaluate((c) => (c as HTMLElement).style.opacity)).toBe("0.25");
     });
@@ -270,6 +271,7 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
       const before = await boxes.locator("rect").count();
       expect(before).toBeGreaterThan(1);
       await screenshot(page, "16-try-detection-boxes");
+      expect(seriousOrCritical(await axeViolations(page))).toEqual([]);
       await page.getByTestId("score-slider").fill("0.9");
       const after = await boxes.locator("rect").count();
       expect(after).toBeGreaterThan(0);
