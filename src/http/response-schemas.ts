@@ -78,6 +78,7 @@ export const experimentSchema = z.object({
   progress: progressSchema.nullable(),
   history: z.array(z.object({ status, at: z.string(), attempt: z.number().optional() })),
   request: z.record(z.string(), z.unknown()).describe("the request as accepted (user_token removed)"),
+  study: z.record(z.string(), z.unknown()).nullable().describe("how Builder read the request: kind, family, metric, threshold_metric, budget"),
   dataset_report: datasetReportSchema.nullable(),
   metrics: metricsSchema.nullable().describe("test-set metrics once ready"),
   original_metrics: metricsSchema.nullable().optional().describe("Retrospective: the source model's own test metrics"),

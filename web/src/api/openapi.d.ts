@@ -103,6 +103,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/chat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ask the assistant about your experiments, datasets, models and Builder itself */
+        post: operations["post_v1_chat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/chat/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your chat conversations, most recently active first */
+        get: operations["get_v1_chat_conversations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/chat/conversations/{conversation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One of your conversations with its messages and their references */
+        get: operations["get_v1_chat_conversations_conversation_id"];
+        put?: never;
+        post?: never;
+        /** Delete one of your conversations and its messages */
+        delete: operations["delete_v1_chat_conversations_conversation_id"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/datasets/columns": {
         parameters: {
             query?: never;
@@ -766,6 +818,151 @@ export interface operations {
             };
         };
     };
+    post_v1_chat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    conversation_id?: string;
+                    experiment_id?: number;
+                    message: string;
+                };
+            };
+        };
+        responses: {
+            /** @description with Accept: text/event-stream: `event: token` ({text}) pieces of the reply, then `event: done` with the 201 body; a failure after the first token is `event: error` with the error body */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description the reply, the conversation it belongs to and what it cited */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        backend: "builtin" | "openai";
+                        conversation_id: string;
+                        message_id: string;
+                        references: {
+                            id: string;
+                            title: string;
+                            /** @enum {string} */
+                            type: "experiment" | "dataset" | "model" | "doc";
+                        }[];
+                        reply: string;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_chat_conversations: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_chat_conversations_conversation_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_v1_chat_conversations_conversation_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     get_v1_datasets_columns: {
         parameters: {
             query: {
@@ -1030,7 +1227,10 @@ export interface operations {
                     images_col?: string | null;
                     label_cols: string[];
                     model_type: 0 | 1;
-                    /** @enum {string} */
+                    /**
+                     * @description Classification: the metric trials are selected on and decision thresholds are chosen for (AUC: Youden's J). Regression (model_type 1): accepted and not used; models are always selected on validation RMSE (the study's metric is rmse). Detection: models are selected on validation mAP@0.5 (the study's metric is map50); the box score threshold follows Precision or Recall (the best one with the other at least 0.5), while F-macro and AUC (no meaning for boxes) both pick the best F1.
+                     * @enum {string}
+                     */
                     optimization_metric: "AUC" | "F-macro" | "Precision" | "Recall";
                     optimization_type: 0 | 1;
                     source_experiment_id?: number;
@@ -1225,6 +1425,10 @@ export interface operations {
                         source_experiment_id?: number;
                         /** @enum {string} */
                         status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                        /** @description how Builder read the request: kind, family, metric, threshold_metric, budget */
+                        study: {
+                            [key: string]: unknown;
+                        } | null;
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
                         user_id: string;
@@ -1404,6 +1608,10 @@ export interface operations {
                         source_experiment_id?: number;
                         /** @enum {string} */
                         status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                        /** @description how Builder read the request: kind, family, metric, threshold_metric, budget */
+                        study: {
+                            [key: string]: unknown;
+                        } | null;
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
                         user_id: string;
@@ -1612,6 +1820,10 @@ export interface operations {
                         source_experiment_id?: number;
                         /** @enum {string} */
                         status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                        /** @description how Builder read the request: kind, family, metric, threshold_metric, budget */
+                        study: {
+                            [key: string]: unknown;
+                        } | null;
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
                         user_id: string;
@@ -1813,6 +2025,10 @@ export interface operations {
                         source_experiment_id?: number;
                         /** @enum {string} */
                         status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                        /** @description how Builder read the request: kind, family, metric, threshold_metric, budget */
+                        study: {
+                            [key: string]: unknown;
+                        } | null;
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
                         user_id: string;
