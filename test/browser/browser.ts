@@ -23,7 +23,8 @@ function newestMtime(dir: string): number {
 export function ensureDashboardBuilt(): void {
   const index = path.join(DIST, "index.html");
   if (fs.existsSync(index) && fs.statSync(index).mtimeMs >= newestMtime(path.join(ROOT, "web/src"))) return;
-  execFileSync("npm", ["run", "build:web"], { cwd: ROOT, stdio: "inherit" });
+  // vitest sets NODE_ENV=test, which would make Vite ship React's development build: build as make does.
+  execFileSync("npm", ["run", "build:web"], { cwd: ROOT, stdio: "inherit", env: { ...process.env, NODE_ENV: "production" } });
 }
 
 export async function launchChromium(): Promise<Browser> {
