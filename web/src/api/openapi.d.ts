@@ -584,19 +584,167 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad message (wrong length, NaN, string, unknown category; bad URI) */
+            /** @description bad body or message (wrong length, NaN, string, unknown category; bad URI; undecodable image) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @constant */
+                        error: 1;
+                        message: string;
+                        type: string;
+                    };
+                };
             };
-            /** @description no published model for this experiment (or not yours) */
+            /** @description missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @constant */
+                        error: 1;
+                        message: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description revoked API key; refused image link (private address, host not allowed) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @constant */
+                        error: 1;
+                        message: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description no such experiment (or not yours), or an image object that is not yours */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @constant */
+                        error: 1;
+                        message: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description model_not_ready: the experiment exists but has no published model yet (queued, running, failed or cancelled) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @constant */
+                        error: 1;
+                        message: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description body, image or pixel count over the limits */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @constant */
+                        error: 1;
+                        message: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description the image cannot be decoded, or its type is not supported */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @constant */
+                        error: 1;
+                        message: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @constant */
+                        error: 1;
+                        message: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @constant */
+                        error: 1;
+                        message: string;
+                        type: string;
+                    };
+                };
             };
             /** @description Error */
             default: {
@@ -604,7 +752,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @constant */
+                        error: 1;
+                        message: string;
+                        type: string;
+                    };
                 };
             };
         };
@@ -670,7 +827,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Error */
             default: {
@@ -1623,7 +1782,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Error */
             default: {
@@ -2183,19 +2344,167 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad message (wrong length, NaN, string, unknown category; bad URI) */
+            /** @description bad body or message (wrong length, NaN, string, unknown category; bad URI; undecodable image) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @constant */
+                        error: 1;
+                        message: string;
+                        type: string;
+                    };
+                };
             };
-            /** @description no published model for this experiment (or not yours) */
+            /** @description missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @constant */
+                        error: 1;
+                        message: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description revoked API key; refused image link (private address, host not allowed) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @constant */
+                        error: 1;
+                        message: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description no such experiment (or not yours), or an image object that is not yours */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @constant */
+                        error: 1;
+                        message: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description model_not_ready: the experiment exists but has no published model yet (queued, running, failed or cancelled) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @constant */
+                        error: 1;
+                        message: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description body, image or pixel count over the limits */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @constant */
+                        error: 1;
+                        message: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description the image cannot be decoded, or its type is not supported */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @constant */
+                        error: 1;
+                        message: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @constant */
+                        error: 1;
+                        message: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @constant */
+                        error: 1;
+                        message: string;
+                        type: string;
+                    };
+                };
             };
             /** @description Error */
             default: {
@@ -2203,7 +2512,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @constant */
+                        error: 1;
+                        message: string;
+                        type: string;
+                    };
                 };
             };
         };
@@ -2246,7 +2564,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Error */
             default: {
@@ -2755,14 +3075,18 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description rate_limit_exceeded: too many attempts for this email or address (Retry-After) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Error */
             default: {
@@ -2864,14 +3188,18 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description email_taken */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Error */
             default: {
