@@ -9,7 +9,7 @@ import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js"
 import { primaryTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
-import { publishFixture } from "../fixtures/serving/publish.js";
+import { fixtureRequest, publishFixture } from "../fixtures/serving/publish.js";
 
 // The seed's prediction contract on the real server: every failed /predict answer carries the number
 // `error: 1` at the top level with code, message and type beside it, whatever failed (auth, body, model,
@@ -42,7 +42,7 @@ describe.skipIf(!haveFixturePython)("failed /predict answers carry error: 1", ()
     await publishFixture(server, user.userId, NO_CAM, noCam);
     const { db } = server.services;
     for (const [experimentId, status] of [[QUEUED, "queued"], [FAILED, "failed"]] as const) {
-      await db.insert(experiments).values({ userId: user.userId, experimentId, request: { fixture: true }, requestHash: `fixture-${experimentId}`, status });
+      await db.insert(experiments).values({ userId: user.userId, experimentId, request: fixtureRequest(user.userId, experimentId), requestHash: `fixture-${experimentId}`, status });
     }
   });
   afterAll(async () => {
