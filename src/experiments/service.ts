@@ -4,6 +4,7 @@ import type { Config } from "../config.js";
 import { ApiError, errors } from "../errors.js";
 import type { JobRunner } from "../jobs/runner.js";
 import type { Bucket } from "../storage/bucket.js";
+import { resolveZipPath } from "../datasets/zip-path.js";
 import { notifyTerminal } from "../jobs/notify.js";
 import { OutboundGuard } from "../net/outbound-guard.js";
 import type { Logger } from "../logger.js";
@@ -47,8 +48,13 @@ export class ExperimentService {
         throw errors.invalidRequest("1 invalid field: callback_url", [{ field: "callback_url", message: (err as Error).message }]);
       }
     }
+    // Another user's folder or experiment answers exactly as a missing one (404): its existence is not revealed.
+    // The job checks the zip's owner again before fetching (a row may come from an older server or a direct insert).
+    resolveZipPath(request.zip_gcloud, userId);
     if (request.source_experiment_id !== undefined && !(await this.deps.repo.byUserNumber(userId, request.source_experiment_id))) {
-      throw errors.invalidRequest("1 invalid field: source_experiment_id", [{ field: "source_experiment_id", message: `you have no experiment ${request.source_experiment_id}` }]);
+      throw new ApiError(404, "not_found", `source_experiment_id: you have no experiment ${request.source_experiment_id}`, [
+        { field: "source_experiment_id", message: `you have no experiment ${request.source_experiment_id}` },
+      ]);
     }
     const hash = requestHash(request);
     const inserted = await this.deps.repo.insert({ userId, experimentId: request.experiment_id, request, study: studyOf(request, this.deps.config), requestHash: hash });

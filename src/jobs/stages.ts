@@ -4,6 +4,7 @@ import { assertJobSpec, assertManifest, ContractError } from "../contract/valida
 import type { Manifest } from "../contract/types.js";
 import type { ModelRow } from "../experiments/repository.js";
 import type { TerminalStatus } from "../experiments/state.js";
+import { resolveZipPath } from "../datasets/zip-path.js";
 import { loadPrepareDataset } from "./dataset-stage.js";
 import { createEventSink } from "./event-sink.js";
 import type { JobRun, TransitionSet } from "./job-run.js";
@@ -45,7 +46,9 @@ export const admit: Stage = async (run) => {
 export const fetch: Stage = async (run) => {
   await run.move("fetching");
   const zipPath = run.study.zip_path;
-  if (!(await run.deps.bucket.stat(zipPath))) return failed(`no file at zip_gcloud ${zipPath}: upload it first (PUT /v1/files/${zipPath})`);
+  // The owner is checked again here, not only at submission: a row may predate that check or come from elsewhere,
+  // and another user's zip must never be read. It fails exactly as a missing file does.
+  if (!ownsZip(zipPath, run.row.userId) || !(await run.deps.bucket.stat(zipPath))) return failed(`no file at zip_gcloud ${zipPath}: upload it first (PUT /v1/files/${zipPath})`);
   if (run.study.command === "evaluate") {
     const fetched = await fetchSourceModel(run, path.join(run.work, "source_model"));
     if (typeof fetched === "string") return failed(fetched);
@@ -53,6 +56,15 @@ export const fetch: Stage = async (run) => {
   }
   return NEXT;
 };
+
+function ownsZip(zipPath: string, userId: string): boolean {
+  try {
+    resolveZipPath(zipPath, userId);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** validating: the datasets stage checks the zip and makes the patient-grouped split. */
 export const validate: Stage = async (run) => {

@@ -1,8 +1,18 @@
 import type { Readable } from "node:stream";
 import { ApiError } from "../errors.js";
 import { BucketNotFoundError, type Bucket } from "../storage/bucket.js";
-import { checkManifest, classNames } from "./manifest.js";
+import { checkManifest, classNames, type ColumnSpec } from "./manifest.js";
 import type { ModelRepository, ModelRow } from "./model-repository.js";
+
+/**
+ * A categorical column's values are data from the training table, and a clinical table may hold identifiers
+ * (names, record numbers): they are never shown, only how many there are. A caller who has a value sends it as
+ * written in the CSV; the codes are 0..n-1 in the sorted order of the values, which reveals nothing more.
+ */
+function publicColumn(c: ColumnSpec) {
+  if (c.type !== "categorical") return c;
+  return { name: c.name, type: c.type, categories: Object.keys(c.codes ?? {}).length };
+}
 
 /** What a caller needs to call /predict: kind, inputs (data_cols or image spec), classes, thresholds, metrics, version. */
 export function modelView(row: ModelRow) {
@@ -19,8 +29,9 @@ export function modelView(row: ModelRow) {
       ...(m.input.columns
         ? {
             data_cols: m.input.columns.map((c) => c.name),
-            columns: m.input.columns,
-            message: "an array of numbers in data_cols order; categorical columns take their integer code",
+            columns: m.input.columns.map(publicColumn),
+            message:
+              "an array in data_cols order: a number for each numeric column; for a categorical column, the value as written in the training CSV (a string) or its integer code",
           }
         : {}),
     },

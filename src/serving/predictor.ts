@@ -87,7 +87,8 @@ export function tabularRow(m: ServedManifest, message: unknown): Float32Array {
       const allowed = Object.values(codes);
       if (typeof v === "string" && v in codes) row[i] = codes[v];
       else if (typeof v === "number" && Number.isInteger(v) && (allowed.length === 0 || allowed.includes(v))) row[i] = v;
-      else details.push({ field: `message.${i}`, message: `${c.name}: unknown category ${JSON.stringify(v)}; codes are ${JSON.stringify(codes)}`, column: c.name });
+      // The known values are training data (possibly identifiers): the answer says how many, never which.
+      else details.push({ field: `message.${i}`, message: `${c.name}: not one of the ${allowed.length} categories seen in training; send the value as written in the training CSV or its integer code (0..${allowed.length - 1})`, column: c.name });
     } else if (typeof v !== "number" || !Number.isFinite(v)) {
       details.push({ field: `message.${i}`, message: `${c.name}: must be a finite number, got ${JSON.stringify(v)}`, column: c.name });
     } else row[i] = v;

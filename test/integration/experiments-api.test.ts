@@ -116,7 +116,7 @@ describeEachTarget("experiments API on %s", (target) => {
 
   it("refuses a Retrospective study of an experiment the caller does not have", async () => {
     const res = await alice.client.post("/v1/experiments", dataRequest(alice.userId, 13, `${alice.userId}/x/data.zip`, ["a"], { study_type: "Retrospective", source_experiment_id: 404 }));
-    expect(res.status).toBe(400);
+    expect(res.status).toBe(404);
     expect(res.body.error.details[0].field).toBe("source_experiment_id");
   });
 });

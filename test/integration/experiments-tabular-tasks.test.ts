@@ -80,9 +80,11 @@ describe(`tabular experiments through the API on ${primaryTarget()}`, () => {
     expect(model.body.inputs.data_cols).toEqual(["age", "marker", "site"]);
     const site = model.body.inputs.columns.find((c: { name: string }) => c.name === "site");
     expect(site.type).toBe("categorical");
-    expect(Object.keys(site.codes).sort()).toEqual(["north", "south", "west"]);
+    // The values are training data (issue 19): only their count is shown; a caller sends the value as written.
+    expect(site).toEqual({ name: "site", type: "categorical", categories: 3 });
+    expect(JSON.stringify(model.body)).not.toMatch(/north|south|west/);
 
-    const pred = await client.post("/v1/experiments/31/predict", { message: [50, 9.5, site.codes.south] });
+    const pred = await client.post("/v1/experiments/31/predict", { message: [50, 9.5, "south"] });
     expect(pred.status).toBe(201);
     expect(Object.keys(pred.body).sort()).toEqual(["classes", "error", "prediccion", "score"]);
     expect(pred.body.error).toBe(0);
@@ -95,7 +97,8 @@ describe(`tabular experiments through the API on ${primaryTarget()}`, () => {
     const unknown = await client.post("/v1/experiments/31/predict", { message: [50, 9.5, 7] });
     expect(unknown.status).toBe(400);
     expect(unknown.body.code).toBe("invalid_request");
-    expect(JSON.stringify(unknown.body.details)).toMatch(/site: unknown category 7/);
+    expect(JSON.stringify(unknown.body.details)).toMatch(/site: not one of the 3 categories/);
+    expect(JSON.stringify(unknown.body)).not.toMatch(/north|south|west/);
   });
 
   it("trains a regression model and answers prediccion [value] with score [value]", async () => {
@@ -112,8 +115,8 @@ describe(`tabular experiments through the API on ${primaryTarget()}`, () => {
     expect(done.metrics.rmse.ci_low).toBeLessThanOrEqual(done.metrics.rmse.value);
 
     const model = await client.get("/v1/models/32");
-    const ward = model.body.inputs.columns.find((c: { name: string }) => c.name === "ward");
-    const pred = await client.post("/v1/experiments/32/predict", { message: [60, 4, ward.codes.icu] });
+    expect(model.body.inputs.columns.find((c: { name: string }) => c.name === "ward")).toEqual({ name: "ward", type: "categorical", categories: expect.any(Number) });
+    const pred = await client.post("/v1/experiments/32/predict", { message: [60, 4, "icu"] });
     expect(pred.status).toBe(201);
     expect(pred.body.error).toBe(0);
     expect(pred.body.prediccion).toHaveLength(1);
