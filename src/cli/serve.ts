@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { count } from "drizzle-orm";
 import { config } from "../config.js";
 import { users } from "../db/schema.js";
+import { installProcessGuard } from "../process-guard.js";
 import { startServer } from "../server.js";
 
 export function registerServe(program: Command): void {
@@ -13,6 +14,8 @@ export function registerServe(program: Command): void {
       const cfg = config();
       const running = await startServer(cfg, { port: opts.port ? Number(opts.port) : undefined });
       const log = running.services.logger;
+      // Only now: a failure before this point is a start-up failure and must still end the process.
+      installProcessGuard(log);
       log.info({ url: `http://localhost:${running.port}`, database: running.services.database.kind, data_dir: cfg.dataDir }, "Builder is up");
       const [{ n }] = await running.services.db.select({ n: count() }).from(users);
       if (n === 0) {

@@ -3,6 +3,7 @@ import { config } from "../config.js";
 import { startBullmqWorker, bullmqSettings } from "../jobs/bullmq.js";
 import { newRunnerId } from "../jobs/runner.js";
 import { ExperimentRepository } from "../experiments/repository.js";
+import { installProcessGuard } from "../process-guard.js";
 import { createServices } from "../services.js";
 
 export function registerWorker(program: Command): void {
@@ -18,6 +19,7 @@ export function registerWorker(program: Command): void {
       const services = await createServices(cfg, { runner: false });
       const runnerId = newRunnerId();
       const { stop } = startBullmqWorker({ config: cfg, repo: new ExperimentRepository(services.db), bucket: services.bucket, logger: services.logger, events: services.events, runnerId });
+      installProcessGuard(services.logger); // after start-up: see src/process-guard.ts
       services.logger.info({ runner: runnerId, queue: cfg.BULLMQ_QUEUE, slots: cfg.BUILDER_GPU_SLOTS, ...bullmqSettings(cfg) }, "worker is up");
       const shutdown = (signal: string) => {
         services.logger.info({ signal }, "worker shutting down: stopping running jobs (they are re-queued)");

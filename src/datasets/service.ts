@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { PassThrough, type Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { and, desc, eq, sql } from "drizzle-orm";
 import PQueue from "p-queue";
@@ -15,6 +15,7 @@ import { listColumns, type ColumnsResult } from "./columns.js";
 import { prepareDataset } from "./prepare.js";
 import { DatasetFault, type DatasetReport } from "./report.js";
 import type { DatasetTask } from "./types.js";
+import { feedUpload, isClientAbort, notAZip, NotAZipError, uploadInterrupted, UploadInterruptedError, zipSignatureCheck } from "./upload-stream.js";
 import { resolveZipPath } from "./zip-path.js";
 
 export interface UploadResult {
@@ -43,23 +44,22 @@ export class DatasetService {
   async upload(userId: string, objectPath: string, body: Readable, declaredLength?: number): Promise<UploadResult> {
     const max = this.deps.config.MAX_UPLOAD_BYTES;
     if (declaredLength !== undefined && declaredLength > max) throw tooLarge(max);
-    // The body goes through a PassThrough so that a failed write never destroys the request itself:
-    // the route can still answer 413. A client that goes away mid-upload fails the write (no object).
-    const pass = new PassThrough({ highWaterMark: 1024 * 1024 });
-    body.on("error", (err) => pass.destroy(err));
-    body.on("close", () => {
-      if (!pass.writableEnded) pass.destroy(new Error("the upload was interrupted"));
-    });
-    body.pipe(pass);
+    // The body goes through the signature check, so a failed write never destroys the request itself (the route
+    // can still answer 413/415), and a client that goes away mid-upload fails the write: no object is left.
+    const checked = zipSignatureCheck();
+    const detach = feedUpload(body, checked);
     let result: { size: number; sha256: string };
     try {
-      result = await this.deps.bucket.write(objectPath, pass, { maxBytes: max, contentType: "application/zip" });
+      result = await this.deps.bucket.write(objectPath, checked, { maxBytes: max, contentType: "application/zip" });
     } catch (err) {
-      body.unpipe(pass);
-      body.resume(); // drain what the client still sends; the route answers and closes
+      detach();
+      body.resume(); // drain what the client still sends; the error answer closes the connection
       if (err instanceof BucketLimitError) throw tooLarge(max);
+      if (err instanceof NotAZipError) throw notAZip();
+      if (err instanceof UploadInterruptedError || isClientAbort(err)) throw uploadInterrupted();
       throw err;
     }
+    detach();
     await this.deps.db
       .insert(files)
       .values({ userId, path: objectPath, size: result.size, sha256: result.sha256 })

@@ -7,6 +7,7 @@ import { buildOpenApi } from "./openapi.js";
 import { mountRoute, type AnyRoute } from "./route.js";
 import { docsPage } from "./docs-page.js";
 import { dashboardRouter } from "./dashboard.js";
+import { requestContext } from "../process-guard.js";
 
 declare module "express-serve-static-core" {
   interface Request {
@@ -32,6 +33,10 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
     req.id = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     req.log = services.logger.child({ request_id: req.id });
     res.set("x-request-id", req.id);
+    // A client that goes away mid-body makes the request emit 'error' (ECONNRESET "aborted"), possibly before any
+    // handler listens; with no listener at all that error would end the process. Whoever reads the body sees the
+    // close itself; here it is only noted.
+    req.on("error", (err) => req.log.debug({ err: err.message }, "the client went away mid-request"));
     const start = process.hrtime.bigint();
     res.on("finish", () => {
       const seconds = Number(process.hrtime.bigint() - start) / 1e9;
@@ -42,7 +47,7 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
       services.metrics.latency.observe(labels, seconds);
       req.log.info({ method: req.method, url: req.originalUrl.split("?")[0], status: res.statusCode, ms: Math.round(seconds * 1000) }, "request");
     });
-    next();
+    requestContext.run({ requestId: req.id }, next);
   });
 
   // /predict carries images as data: URIs: allow base64 of FETCH_MAX_BYTES there (serving checks the decoded size).

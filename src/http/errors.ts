@@ -38,6 +38,7 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   const e = err as { type?: string; status?: number; message?: string; limit?: number };
   if (e?.type === "entity.parse.failed" && e.message === NUL_MESSAGE) return new ApiError(400, "invalid_request", NUL_MESSAGE, [{ field: "(body)", message: NUL_MESSAGE }]);
+  if (e?.type === "request.aborted") return new ApiError(400, "upload_interrupted", "the request was interrupted before the whole body arrived");
   if (e?.type === "entity.parse.failed") return new ApiError(400, "invalid_json", `the body is not valid JSON: ${e.message}`);
   if (e?.type === "entity.too.large") return new ApiError(413, "payload_too_large", `the JSON body is larger than ${e.limit ?? 1_048_576} bytes`);
   if (e?.type === "encoding.unsupported" || e?.type === "charset.unsupported") return new ApiError(415, "unsupported_encoding", e.message ?? "unsupported encoding");

@@ -12,6 +12,8 @@ import { startTestServer, type TestServer } from "../helpers/server.js";
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const json = async (res: Response): Promise<any> => res.json();
 const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
+/** n bytes that start with a zip's local-file-header signature (the upload checks only the signature). */
+const zipLike = (n: number, fill: number) => Buffer.concat([Buffer.from("PK\x03\x04", "latin1"), Buffer.alloc(n - 4, fill)]);
 
 describeEachTarget("file uploads (%s)", (target) => {
   let server: TestServer;
@@ -27,7 +29,7 @@ describeEachTarget("file uploads (%s)", (target) => {
   const bucketFiles = () => (fs.readdirSync(path.join(server.dataDir, "bucket"), { recursive: true }) as string[]).filter((f) => f.includes(".")).sort();
 
   it("PUT streams the body to the bucket and answers 201 with size and sha256", async () => {
-    const body = Buffer.alloc(150_000, 3);
+    const body = zipLike(150_000, 3);
     const res = await fetch(`${server.url}/v1/files/${user.userId}/exp1/data.zip`, { method: "PUT", headers: bearer(user.key, { "content-type": "application/zip" }), body });
     expect(res.status).toBe(201);
     expect(await json(res)).toEqual({ zip_gcloud: `${user.userId}/exp1/data.zip`, size: body.length, sha256: sha(body) });
@@ -38,7 +40,7 @@ describeEachTarget("file uploads (%s)", (target) => {
   });
 
   it("POST multipart stores the file under the caller's folder", async () => {
-    const body = Buffer.from("PK fake zip bytes");
+    const body = Buffer.from("PK\x03\x04 fake zip bytes", "latin1");
     const form = new FormData();
     form.append("path", "exp2/upload.zip");
     form.append("file", new Blob([body]), "upload.zip");
@@ -49,14 +51,15 @@ describeEachTarget("file uploads (%s)", (target) => {
 
   it("refuses a body over the limit with 413 and leaves nothing behind (declared and streamed)", async () => {
     const before = bucketFiles();
-    const big = Buffer.alloc(LIMIT + 1, 1);
+    const big = zipLike(LIMIT + 1, 1);
     const declared = await fetch(`${server.url}/v1/files/${user.userId}/exp3/big.zip`, { method: "PUT", headers: bearer(user.key), body: big });
     expect(declared.status).toBe(413);
     expect((await json(declared)).error.code).toBe("payload_too_large");
     // Chunked, no Content-Length: the limit stops the stream itself.
     const stream = new ReadableStream({
       start(c) {
-        for (let i = 0; i < 30; i++) c.enqueue(new Uint8Array(10_000));
+        c.enqueue(new Uint8Array(zipLike(10_000, 0)));
+        for (let i = 1; i < 30; i++) c.enqueue(new Uint8Array(10_000));
         c.close();
       },
     });
@@ -74,7 +77,7 @@ describeEachTarget("file uploads (%s)", (target) => {
     const url = new URL(`${server.url}/v1/files/${user.userId}/exp4/cut.zip`);
     const req = http.request(url, { method: "PUT", headers: bearer(user.key, { "content-length": "150000" }) });
     req.on("error", () => undefined);
-    req.write(Buffer.alloc(60_000, 5));
+    req.write(zipLike(60_000, 5));
     await new Promise((r) => setTimeout(r, 300));
     req.destroy();
     const dir = path.join(server.dataDir, "bucket", user.userId, "exp4");
@@ -103,5 +106,46 @@ describeEachTarget("file uploads (%s)", (target) => {
     const res = await fetch(`${server.url}/v1/files`, { method: "POST", headers: bearer(user.key), body: form });
     expect(res.status).toBe(400);
     expect((await json(res)).error.message).toContain("path");
+  });
+});
+
+// Issue 16/19: any bytes used to be stored as .zip with 201. The signature is checked on the first bytes.
+describe("uploads that are not zips", () => {
+  let server: TestServer;
+  let user: UserWithKey;
+  beforeAll(async () => {
+    server = await startTestServer(dbTargets()[0]);
+    user = await createUserWithKey(server);
+  });
+  afterAll(async () => server?.teardown());
+
+  it.each([
+    ["a CSV", Buffer.from("id,label\n1,a\n")],
+    ["a PNG", Buffer.from("89504e470d0a1a0a0000000d49484452", "hex")],
+    ["three bytes", Buffer.from("PK\x03", "latin1")],
+    ["an empty body", Buffer.alloc(0)],
+  ])("refuses %s with 415 not_a_zip (PUT and multipart) and stores nothing", async (_name, body) => {
+    const put = await fetch(`${server.url}/v1/files/${user.userId}/nz/data.zip`, { method: "PUT", headers: bearer(user.key), body });
+    expect(put.status).toBe(415);
+    expect((await json(put)).error.code).toBe("not_a_zip");
+    const form = new FormData();
+    form.append("path", "nz/form.zip");
+    form.append("file", new Blob([body]), "form.zip");
+    const multi = await fetch(`${server.url}/v1/files`, { method: "POST", headers: bearer(user.key), body: form });
+    expect(multi.status).toBe(415);
+    expect((await json(multi)).error.code).toBe("not_a_zip");
+    expect(fs.existsSync(path.join(server.dataDir, "bucket", user.userId, "nz")) ? fs.readdirSync(path.join(server.dataDir, "bucket", user.userId, "nz")) : []).toEqual([]);
+    expect((await json(await fetch(`${server.url}/v1/files`, { headers: bearer(user.key) }))).files).toEqual([]);
+  });
+
+  it("refuses a large non-zip body at once, without reading it all", async () => {
+    // 50 MB declared, only the first 64 kB sent: the answer comes before the rest would have been needed.
+    const url = new URL(`${server.url}/v1/files/${user.userId}/nz/big.zip`);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request(url, { method: "PUT", headers: bearer(user.key, { "content-length": String(50 * 1024 * 1024) }) }, (res) => resolve(res.statusCode ?? 0));
+      req.on("error", reject);
+      req.write(Buffer.alloc(64 * 1024, 0x41));
+    });
+    expect(status).toBe(415);
   });
 });

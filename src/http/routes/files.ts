@@ -2,6 +2,7 @@ import busboy from "busboy";
 import type { Request } from "express";
 import { z } from "zod";
 import type { UploadResult } from "../../datasets/service.js";
+import { uploadInterrupted, UploadInterruptedError } from "../../datasets/upload-stream.js";
 import { resolveZipPath } from "../../datasets/zip-path.js";
 import type { Services } from "../../services.js";
 import { ApiError } from "../../errors.js";
@@ -44,12 +45,21 @@ function multipartUpload(req: Request, services: Services, userId: string): Prom
     }
     let objectPath: string | undefined;
     let started = false;
+    let fileStream: NodeJS.ReadableStream & { destroy(err?: Error): void } | undefined;
+    // A client that goes away mid-form: busboy never sees the end, so the file part is failed here (the write
+    // then removes its temp file) and the request settles instead of waiting for ever.
+    req.on("close", () => {
+      if (req.complete) return;
+      fileStream?.destroy(new UploadInterruptedError());
+      if (!started) settle(uploadInterrupted());
+    });
     bb.on("field", (name, value) => {
       if (name === "path") objectPath = value;
     });
     bb.on("file", (name, file) => {
       if (name !== "file" || started) return void file.resume();
       started = true;
+      fileStream = file;
       if (objectPath === undefined) {
         file.resume();
         return settle(new ApiError(400, "invalid_request", "send the 'path' field before the 'file' field", [{ field: "path", message: "required, before file" }]));
