@@ -40,6 +40,8 @@ export const configSchema = z.object({
   ZIP_MAX_ENTRIES: int(1).default(200_000),
   ZIP_MAX_UNCOMPRESSED_BYTES: int(1).default(20 * 1024 ** 3),
   ZIP_MAX_COMPRESSION_RATIO: int(1).default(200),
+  /** A dataset check (POST /v1/datasets/validate, an experiment's validating stage) stops with validation_timeout past this. */
+  VALIDATION_TIMEOUT_S: z.coerce.number().positive().default(600),
   // Jobs.
   BUILDER_GPU_SLOTS: int(1).default(1),
   BUILDER_RUNNER: z.enum(["inprocess", "bullmq"]).default("inprocess"),

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { parseNumber, readCsvFile, type CsvTable } from "./csv.js";
 import { boxesFromCoco, boxesFromCsv, boxesFromVoc, checkBoxes, looksLikeCoco, readCoco, BOX_COLUMNS, type Box, type Ctx } from "./detection.js";
-import type { ExtractResult } from "./extract.js";
+import type { DatasetArchive } from "./extract.js";
 import { inspectImages, isImageFile, type ImageInfo } from "./images.js";
 import { DatasetFault, type ReportBuilder } from "./report.js";
 import { sampleThumbnails } from "./samples.js";
@@ -29,6 +29,8 @@ export interface Analysed {
 }
 
 const rel = (f: string, top: string | null) => (top && f.startsWith(`${top}/`) ? f.slice(top.length + 1) : f);
+/** The archive path of a path relative to the dataset root (the inverse of rel). */
+const archivePath = (r: string, top: string | null) => (top ? `${top}/${r}` : r);
 
 /** The CSV to read: the only one, or the only one at the dataset's top level. */
 export function pickCsv(files: string[], top: string | null): string | null {
@@ -40,7 +42,7 @@ export function pickCsv(files: string[], top: string | null): string | null {
 }
 
 export async function analyseDataset(
-  ex: ExtractResult,
+  ex: DatasetArchive,
   task: DatasetTask,
   report: ReportBuilder,
   opts: { willSplit: boolean; signal?: AbortSignal; samples?: boolean },
@@ -62,6 +64,7 @@ export async function analyseDataset(
   const checked = checkTable(table, { report, csvPath, task, files, top: ex.topLevelFolder, willSplit: opts.willSplit && !task.split_col });
   if (!checked) return null;
   if (task.inputs === "images") {
+    await ex.extract([...checked.images].map((i) => archivePath(i, ex.topLevelFolder)));
     const sizes = await inspectImages(root, [...checked.images], { signal: opts.signal });
     reportImages(sizes, report, checked);
     if (opts.samples && task.family === "classification") report.summary.samples = { [task.label_cols[0]]: await sampleThumbnails(root, checked, sizes) };
@@ -158,7 +161,7 @@ function classNameColumn(checked: CheckedTable): string | null {
 }
 
 async function analyseDetection(
-  ex: ExtractResult,
+  ex: DatasetArchive,
   root: string,
   files: Set<string>,
   csvPath: string | null,
@@ -191,7 +194,14 @@ async function analyseDetection(
       report.summary.format = "voc";
       boxes = await boxesFromVoc(xmls, ex.dir, ctx);
     } else {
-      const coco = jsons.map((j) => [j, readCoco(path.join(ex.dir, ...j.split("/")), j)] as const).find(([, v]) => looksLikeCoco(v));
+      let coco: readonly [string, unknown] | undefined;
+      for (const j of jsons) {
+        const value = await readCoco(path.join(ex.dir, ...j.split("/")), j);
+        if (looksLikeCoco(value)) {
+          coco = [j, value];
+          break;
+        }
+      }
       if (!coco) throw new DatasetFault("annotations_missing", "a detection zip needs a CSV (one row per box), Pascal VOC XML files or a COCO JSON; none was found");
       report.summary.format = "coco";
       boxes = boxesFromCoco(coco[1] as Parameters<typeof boxesFromCoco>[0], coco[0], ctx);
@@ -199,6 +209,7 @@ async function analyseDetection(
   }
   if (!boxes) return null;
   const images = [...new Set(boxes.map((b) => b.image).filter((i): i is string => !!i))];
+  await ex.extract(images.map((i) => archivePath(i, ex.topLevelFolder)));
   const sizes = await inspectImages(root, images, { signal: opts.signal });
   reportImages(sizes, report);
   // The table holds the boxes as cleaned (clipped, corners ordered, zero-area ones left out). An image whose every

@@ -4,6 +4,7 @@ import { isJunk, planEntry, type ExtractLimits } from "./extract.js";
 import { pickCsv } from "./analyse.js";
 import { isImageFile } from "./images.js";
 import { DatasetFault, ReportBuilder } from "./report.js";
+import { openZipFile } from "./zip-reader.js";
 
 // GET /v1/datasets/columns: the CSV's columns with a type, a few examples and the missing count, so a
 // form can offer the column names. Only the CSV entry is read from the zip, never the images.
@@ -24,11 +25,9 @@ export interface ColumnsResult {
 const MAX_CSV_BYTES = 256 * 1024 * 1024;
 
 function open(file: string): Promise<yauzl.ZipFile> {
-  return new Promise((resolve, reject) =>
-    yauzl.open(file, { lazyEntries: true, autoClose: false, decodeStrings: true, strictFileNames: false }, (err, zip) =>
-      err || !zip ? reject(new DatasetFault("zip_unreadable", `the file is not a readable zip archive (${err?.message})`)) : resolve(zip),
-    ),
-  );
+  return openZipFile(file, { lazyEntries: true, decodeStrings: true, strictFileNames: false }).catch((err: Error) => {
+    throw new DatasetFault("zip_unreadable", `the file is not a readable zip archive (${err.message})`);
+  });
 }
 
 /** Reads the one CSV of the archive into memory (bounded), checking the entry as extraction would. */

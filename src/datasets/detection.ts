@@ -264,11 +264,12 @@ export function checkBoxes(boxes: Box[], sizes: Map<string, ImageInfo>, report: 
   return kept;
 }
 
-export function readCoco(file: string, jsonPath: string): unknown {
-  const st = fs.statSync(file);
+export async function readCoco(file: string, jsonPath: string): Promise<unknown> {
+  const st = await fs.promises.stat(file);
   if (st.size > 256 * 1024 * 1024) throw new DatasetFault("coco_too_large", `${jsonPath} is larger than 256 MB`, { path: jsonPath });
+  const text = await fs.promises.readFile(file, "utf8");
   try {
-    return JSON.parse(fs.readFileSync(file, "utf8"));
+    return JSON.parse(text);
   } catch (err) {
     throw new DatasetFault("coco_malformed", `${jsonPath} is not valid JSON: ${(err as Error).message}`, { path: jsonPath });
   }

@@ -4,11 +4,12 @@ import { pipeline } from "node:stream/promises";
 import { Transform } from "node:stream";
 import yauzl from "yauzl";
 import { DatasetFault } from "./report.js";
+import { openZipFile } from "./zip-reader.js";
 
 // Safe, streaming zip extraction. yauzl reads the central directory and each entry through a file
 // descriptor with random access, so memory stays bounded whatever the archive's size (adm-zip reads
 // the whole archive into one Buffer: a 4 GB zip needs 4 GB of heap). Every entry is checked in a first
-// pass over the central directory before anything is written; a second pass extracts.
+// pass over the central directory before anything is written; then only the files a task reads are extracted.
 
 export interface ExtractLimits {
   maxEntries: number;
@@ -19,13 +20,19 @@ export interface ExtractLimits {
 export interface ExtractResult {
   /** Folder the archive was extracted to. */
   dir: string;
-  /** Relative paths (forward slashes) of the files written, in archive order. */
+  /** Relative paths (forward slashes) of the archive's files, in archive order (written only when extracted). */
   files: string[];
   /** The one folder around everything, if the archive has one (tolerated, then removed from paths). */
   topLevelFolder: string | null;
   totalBytes: number;
   /** Operating-system clutter that was skipped (__MACOSX/, .DS_Store, Thumbs.db). */
   skipped: number;
+}
+
+/** A checked archive whose files are extracted under `dir` when asked (prepare.ts; analyse.ts asks). */
+export interface DatasetArchive extends ExtractResult {
+  /** Extracts these archive paths (forward slashes, top-level folder included) under dir; repeats are skipped. */
+  extract(names: string[]): Promise<void>;
 }
 
 /** Entries below this size are never called bombs: tiny files compress absurdly well and harm nobody. */
@@ -46,17 +53,16 @@ export function isJunk(name: string): boolean {
   return name.startsWith("__MACOSX/") || base === ".DS_Store" || base === "Thumbs.db" || base.startsWith("._");
 }
 
-function openZip(file: string): Promise<yauzl.ZipFile> {
-  return new Promise((resolve, reject) => {
-    yauzl.open(file, { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true }, (err, zip) => {
-      if (err || !zip) reject(new DatasetFault("zip_unreadable", `the file is not a readable zip archive (${err?.message ?? "unknown error"})`));
-      else resolve(zip);
-    });
-  });
+async function openZip(file: string): Promise<yauzl.ZipFile> {
+  try {
+    return await openZipFile(file, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true });
+  } catch (err) {
+    throw new DatasetFault("zip_unreadable", `the file is not a readable zip archive (${(err as Error).message ?? "unknown error"})`);
+  }
 }
 
 /** Walks the central directory, calling `visit` for each entry; resolves when done. */
-function eachEntry(zip: yauzl.ZipFile, visit: (entry: yauzl.Entry) => Promise<void>): Promise<void> {
+function eachEntry(zip: yauzl.ZipFile, visit: (entry: yauzl.Entry) => Promise<void>, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     let failed = false;
     const fail = (err: unknown) => {
@@ -67,6 +73,7 @@ function eachEntry(zip: yauzl.ZipFile, visit: (entry: yauzl.Entry) => Promise<vo
     zip.on("error", fail);
     zip.on("end", () => !failed && resolve());
     zip.on("entry", (entry: yauzl.Entry) => {
+      if (signal?.aborted) return fail(abortError(signal));
       visit(entry).then(() => !failed && zip.readEntry(), fail);
     });
     zip.readEntry();
@@ -111,8 +118,9 @@ export function planEntry(name: string, entry: Pick<yauzl.Entry, "externalFileAt
 }
 
 function abortError(signal: AbortSignal): Error {
-  const err = signal.reason instanceof Error ? signal.reason : new Error("aborted");
-  if (err.name !== "AbortError") err.name = "AbortError";
+  // A new Error: the reason may be a DOMException (AbortSignal.timeout), whose name cannot be reassigned.
+  const err = new Error(signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? "aborted"), { cause: signal.reason });
+  err.name = "AbortError";
   return err;
 }
 
@@ -138,84 +146,127 @@ async function writeEntry(stream: NodeJS.ReadableStream, target: string, plan: P
   }
 }
 
-export async function extractZip(zipFile: string, destDir: string, limits: ExtractLimits, signal?: AbortSignal): Promise<ExtractResult> {
-  let zip = await openZip(zipFile);
-  try {
-    if (zip.entryCount > limits.maxEntries) {
-      throw new DatasetFault("zip_too_many_entries", `the zip has ${zip.entryCount} entries; the limit is ${limits.maxEntries}`);
-    }
-    // Pass 1: the central directory only. Nothing is written unless every entry is acceptable.
-    const planned: Planned[] = [];
-    let total = 0;
-    let skipped = 0;
-    const seen = new Set<string>();
-    await eachEntry(zip, async (entry) => {
-      const name = decodeName(entry);
-      const p = planEntry(name, entry, limits);
-      if (isJunk(name)) {
-        skipped++;
-        return;
-      }
-      if (!p.isDir) {
-        if (seen.has(name)) throw new DatasetFault("zip_duplicate_entry", `the zip holds '${name}' twice`, { path: name });
-        seen.add(name);
-        total += p.uncompressedSize;
-        if (total > limits.maxUncompressedBytes) {
-          throw new DatasetFault("zip_too_large", `the zip expands to more than ${limits.maxUncompressedBytes} bytes (the limit)`);
-        }
-      }
-      planned.push(p);
-    });
-    const zipSize = (await fs.promises.stat(zipFile)).size;
-    if (total > 16 * RATIO_MIN_BYTES && total / Math.max(zipSize, 1) > limits.maxCompressionRatio) {
-      throw new DatasetFault("zip_bomb", `the zip expands ${Math.round(total / zipSize)} times its size (limit ${limits.maxCompressionRatio}); it looks like a zip bomb`);
-    }
-    const files = planned.filter((p) => !p.isDir);
-    const tops = new Set(planned.map((p) => p.segments[0]));
-    const topLevelFolder = tops.size === 1 && files.length > 0 && files.every((f) => f.segments.length > 1) ? [...tops][0] : null;
+/**
+ * An archive whose central directory has been checked entry by entry (pass 1): nothing is written unless every
+ * entry is acceptable. Files are then extracted on demand, only those a task reads (the CSV; for vision, the
+ * images the CSV names): a zip of 100,000 files for a `data` task writes one file, not 100,000.
+ */
+export class OpenedZip {
+  private constructor(
+    private readonly zip: yauzl.ZipFile,
+    /** Entries kept for extraction (those `keep` accepted), by name. */
+    private readonly kept: Map<string, { entry: yauzl.Entry; plan: Planned }>,
+    /** Relative paths of every file in the archive (clutter skipped), in archive order. */
+    readonly files: string[],
+    readonly topLevelFolder: string | null,
+    readonly totalBytes: number,
+    readonly skipped: number,
+  ) {}
 
-    // Pass 2: extract, entry by entry, streamed to disk (a ZipFile walks its directory once: reopen).
-    zip.close();
-    zip = await openZip(zipFile);
+  /** Pass 1: checks every entry; keeps the yauzl entries of the files `keep` says may be extracted later. */
+  static async open(zipFile: string, limits: ExtractLimits, opts: { keep?: (name: string) => boolean; signal?: AbortSignal } = {}): Promise<OpenedZip> {
+    const zip = await openZip(zipFile);
+    try {
+      if (zip.entryCount > limits.maxEntries) {
+        throw new DatasetFault("zip_too_many_entries", `the zip has ${zip.entryCount} entries; the limit is ${limits.maxEntries}`);
+      }
+      const kept = new Map<string, { entry: yauzl.Entry; plan: Planned }>();
+      const files: Planned[] = [];
+      const tops = new Set<string>();
+      let total = 0;
+      let skipped = 0;
+      const seen = new Set<string>();
+      await eachEntry(
+        zip,
+        async (entry) => {
+          const name = decodeName(entry);
+          const p = planEntry(name, entry, limits);
+          if (isJunk(name)) {
+            skipped++;
+            return;
+          }
+          tops.add(p.segments[0]);
+          if (p.isDir) return;
+          if (seen.has(name)) throw new DatasetFault("zip_duplicate_entry", `the zip holds '${name}' twice`, { path: name });
+          total += p.uncompressedSize;
+          if (total > limits.maxUncompressedBytes) {
+            throw new DatasetFault("zip_too_large", `the zip expands to more than ${limits.maxUncompressedBytes} bytes (the limit)`);
+          }
+          seen.add(name);
+          files.push(p);
+          if (!opts.keep || opts.keep(name)) kept.set(name, { entry, plan: p });
+        },
+        opts.signal,
+      );
+      const zipSize = (await fs.promises.stat(zipFile)).size;
+      if (total > 16 * RATIO_MIN_BYTES && total / Math.max(zipSize, 1) > limits.maxCompressionRatio) {
+        throw new DatasetFault("zip_bomb", `the zip expands ${Math.round(total / zipSize)} times its size (limit ${limits.maxCompressionRatio}); it looks like a zip bomb`);
+      }
+      const topLevelFolder = tops.size === 1 && files.length > 0 && files.every((f) => f.segments.length > 1) ? [...tops][0] : null;
+      return new OpenedZip(zip, kept, files.map((f) => f.name), topLevelFolder, total, skipped);
+    } catch (err) {
+      zip.close();
+      throw err;
+    }
+  }
+
+  /**
+   * Pass 2 for the named files (archive paths; each must have been kept): streamed to disk under destDir, a few
+   * at once. Names already extracted are skipped.
+   */
+  async extract(destDir: string, names: Iterable<string>, signal?: AbortSignal): Promise<void> {
     const root = path.resolve(destDir);
     await fs.promises.mkdir(root, { recursive: true });
-    const wanted = new Map(files.map((f) => [f.name, f]));
-    const made = new Set<string>(); // folders already created: one mkdir per folder, not per file
     // A few entries are written at once: each file costs several thread-pool round trips (open, write,
     // close), and overlapping them hides that latency. Memory stays bounded: IN_FLIGHT streams at a time.
     const running = new Set<Promise<void>>();
     let failure: unknown = null;
     try {
-      await eachEntry(zip, async (entry) => {
-        if (failure) throw failure;
+      for (const name of names) {
+        if (failure) break;
         if (signal?.aborted) throw abortError(signal);
-        const name = decodeName(entry);
-        const plan = wanted.get(name);
-        if (!plan) return;
-        const target = path.resolve(root, ...plan.segments);
+        if (this.done.has(name)) continue;
+        const item = this.kept.get(name);
+        if (!item) throw new Error(`internal: '${name}' was not kept for extraction`);
+        this.done.add(name);
+        const target = path.resolve(root, ...item.plan.segments);
         // Zip-slip, checked on the resolved path whatever the name looked like.
         if (!target.startsWith(root + path.sep)) throw new DatasetFault("zip_unsafe_path", `the zip entry '${name}' points outside the archive`, { path: name });
         const parent = path.dirname(target);
-        if (!made.has(parent)) {
+        if (!this.made.has(parent)) {
           await fs.promises.mkdir(parent, { recursive: true });
-          made.add(parent);
+          this.made.add(parent);
         }
         const stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) =>
-          zip.openReadStream(entry, (err, s) => (err || !s ? reject(new DatasetFault("zip_corrupt", `cannot read '${name}': ${err?.message}`, { path: name })) : resolve(s))),
+          this.zip.openReadStream(item.entry, (err, s) => (err || !s ? reject(new DatasetFault("zip_corrupt", `cannot read '${name}': ${err?.message}`, { path: name })) : resolve(s))),
         );
-        const job: Promise<void> = writeEntry(stream, target, plan, signal)
+        const job: Promise<void> = writeEntry(stream, target, item.plan, signal)
           .catch((err) => void (failure ??= err))
           .finally(() => running.delete(job));
         running.add(job);
         if (running.size >= IN_FLIGHT) await Promise.race(running);
-        if (failure) throw failure;
-      });
+      }
     } finally {
       await Promise.allSettled([...running]);
     }
     if (failure) throw failure;
-    return { dir: root, files: files.map((f) => f.name), topLevelFolder, totalBytes: total, skipped };
+  }
+
+  private readonly done = new Set<string>();
+  private readonly made = new Set<string>(); // folders already created: one mkdir per folder, not per file
+
+  close(): void {
+    this.zip.close();
+  }
+}
+
+/** Checks the whole archive and extracts every file (the bench and the archive-safety tests use it). */
+export async function extractZip(zipFile: string, destDir: string, limits: ExtractLimits, signal?: AbortSignal): Promise<ExtractResult> {
+  const opened = await OpenedZip.open(zipFile, limits, { signal });
+  try {
+    await opened.extract(destDir, opened.files, signal);
+    return { dir: path.resolve(destDir), files: opened.files, topLevelFolder: opened.topLevelFolder, totalBytes: opened.totalBytes, skipped: opened.skipped };
   } finally {
-    zip.close();
+    opened.close();
   }
 }

@@ -5,7 +5,7 @@ import type { Config } from "../config.js";
 import type { Bucket } from "../storage/bucket.js";
 import { meter } from "../storage/local-bucket.js";
 import { analyseDataset, type Analysed } from "./analyse.js";
-import { extractZip } from "./extract.js";
+import { OpenedZip, type DatasetArchive, type ExtractLimits } from "./extract.js";
 import { DatasetFault, ReportBuilder, type DatasetReport } from "./report.js";
 import { allTest, patientStrata, splitFromColumn, splitPatients } from "./split.js";
 import { writeCsv } from "./table-writer.js";
@@ -27,6 +27,12 @@ export interface PrepareArgs {
   samples?: boolean;
 }
 
+export const limitsOf = (config: Config): ExtractLimits => ({
+  maxEntries: config.ZIP_MAX_ENTRIES,
+  maxUncompressedBytes: config.ZIP_MAX_UNCOMPRESSED_BYTES,
+  maxCompressionRatio: config.ZIP_MAX_COMPRESSION_RATIO,
+});
+
 /**
  * Fetches the zip, extracts it safely, checks it and, when valid, writes the normalised table and the
  * patient split. Problems with the user's data come back in the report (never thrown); infrastructure
@@ -45,25 +51,40 @@ export async function prepareDataset(deps: { bucket: Bucket; config: Config }, a
   const m = meter();
   await pipeline(await deps.bucket.read(args.zipPath), m.stream, fs.createWriteStream(zipLocal), { signal: args.signal });
   const { sha256 } = m.result();
+  // The checks are bounded in time (VALIDATION_TIMEOUT_S): past it the report says so, instead of the check running on.
+  const timeout = AbortSignal.timeout(deps.config.VALIDATION_TIMEOUT_S * 1000);
+  const signal = args.signal ? AbortSignal.any([args.signal, timeout]) : timeout;
 
   const extractDir = path.join(workDir, "dataset");
   await fs.promises.rm(extractDir, { recursive: true, force: true });
   let analysed: Analysed | null = null;
+  let opened: OpenedZip | undefined;
   try {
-    const ex = await extractZip(
-      zipLocal,
-      extractDir,
-      { maxEntries: deps.config.ZIP_MAX_ENTRIES, maxUncompressedBytes: deps.config.ZIP_MAX_UNCOMPRESSED_BYTES, maxCompressionRatio: deps.config.ZIP_MAX_COMPRESSION_RATIO },
-      args.signal,
-    );
+    // A data task reads only the CSV: the other entries are checked from the central directory, never written.
+    const keep = args.task.inputs === "table" ? (name: string) => name.toLowerCase().endsWith(".csv") : undefined;
+    opened = await OpenedZip.open(zipLocal, limitsOf(deps.config), { keep, signal });
+    const zip = opened;
+    const ex: DatasetArchive = {
+      dir: path.resolve(extractDir),
+      files: zip.files,
+      topLevelFolder: zip.topLevelFolder,
+      totalBytes: zip.totalBytes,
+      skipped: zip.skipped,
+      extract: (names) => zip.extract(extractDir, names, signal),
+    };
+    // The annotations first (the CSV; for detection also VOC XML and COCO JSON); images once the CSV names them.
+    await ex.extract(zip.files.filter((f) => (args.task.family === "detection" ? /\.(csv|xml|json)$/i : /\.csv$/i).test(f)));
     report.summary.top_level_folder = ex.topLevelFolder;
-    analysed = await analyseDataset(ex, args.task, report, { willSplit: args.split === "train_val_test", signal: args.signal, samples: args.samples });
+    analysed = await analyseDataset(ex, args.task, report, { willSplit: args.split === "train_val_test", signal, samples: args.samples });
   } catch (err) {
-    if (!(err instanceof DatasetFault)) throw err;
-    report.error(err.code, err.message, err.where);
+    if (timeout.aborted && !args.signal?.aborted) {
+      report.error("validation_timeout", `checking the dataset took longer than ${deps.config.VALIDATION_TIMEOUT_S} s (VALIDATION_TIMEOUT_S) and was stopped; make the zip smaller (fewer files) or ask the operator to raise the limit`);
+    } else if (err instanceof DatasetFault) report.error(err.code, err.message, err.where);
+    else throw err;
     // A refused archive leaves nothing extracted behind.
     await fs.promises.rm(extractDir, { recursive: true, force: true });
   } finally {
+    opened?.close();
     await fs.promises.rm(zipLocal, { force: true });
   }
   // The user's split column is checked with the rest, so its problems land in the same report.

@@ -118,16 +118,16 @@ export class ExperimentService {
   /** The local log (this host ran or runs the job), else the copy a worker on another host left in the bucket. */
   async readLog(row: ExperimentRow, tailBytes: number): Promise<string> {
     const file = logFileOf(this.deps.config, row.id);
-    if (fs.existsSync(file)) {
-      const size = fs.statSync(file).size;
-      const start = Math.max(0, size - tailBytes);
-      const fd = fs.openSync(file, "r");
+    const handle = await fs.promises.open(file, "r").catch(() => null);
+    if (handle) {
       try {
+        const size = (await handle.stat()).size;
+        const start = Math.max(0, size - tailBytes);
         const buf = Buffer.alloc(size - start);
-        fs.readSync(fd, buf, 0, buf.length, start);
+        await handle.read(buf, 0, buf.length, start);
         return buf.toString("utf8");
       } finally {
-        fs.closeSync(fd);
+        await handle.close();
       }
     }
     if (!(await this.deps.bucket.stat(logObjectOf(row)))) return "";

@@ -64,6 +64,7 @@ async function stopOrFail(run: JobRun, err: unknown): Promise<JobResult> {
 /** Ended: the work folder goes and the log is copied to the bucket. Not ended: the lease is let go for the next runner. */
 async function close(run: JobRun): Promise<void> {
   const { repo, bucket } = run.deps;
+  await run.flushLog();
   const after = await repo.byId(run.uuid).catch(() => undefined);
   if (after && isTerminal(after.status)) {
     await fs.promises.rm(run.work, { recursive: true, force: true });

@@ -47,7 +47,16 @@ export class JobRun {
     this.outDir = path.join(this.work, "out");
     this.specPath = path.join(this.work, "spec.json");
     this.logFile = logFileOf(deps.config, row.id);
-    fs.mkdirSync(path.dirname(this.logFile), { recursive: true });
+    const folder = path.dirname(this.logFile);
+    this.logWrites = fs.promises.mkdir(folder, { recursive: true }).then(() => undefined, (err) => log.warn({ err }, "could not create the log folder"));
+  }
+
+  /** Appends are chained (in order) and never block the event loop the API serves from. */
+  private logWrites: Promise<void>;
+
+  /** Resolves once every line so far is in the file (before the log is read or copied). */
+  flushLog(): Promise<void> {
+    return this.logWrites;
   }
 
   private parsedStudy?: Study;
@@ -58,7 +67,8 @@ export class JobRun {
 
   /** A line in the job log (GET .../logs), beside the pipeline's stderr. */
   jobLog(line: string): void {
-    fs.appendFileSync(this.logFile, `[builder ${new Date().toISOString()}] ${line}\n`);
+    const text = `[builder ${new Date().toISOString()}] ${line}\n`;
+    this.logWrites = this.logWrites.then(() => fs.promises.appendFile(this.logFile, text)).catch((err) => this.log.warn({ err }, "could not write the job log"));
   }
 
   async move(to: ExperimentStatus, set: TransitionSet = {}): Promise<ExperimentRow> {

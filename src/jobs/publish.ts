@@ -4,8 +4,8 @@ import type { Manifest } from "../contract/types.js";
 import type { ExperimentRow, ModelRow } from "../experiments/repository.js";
 import type { JobDeps } from "./deps.js";
 
-function filesUnder(dir: string): string[] {
-  return fs.readdirSync(dir, { recursive: true, withFileTypes: true })
+async function filesUnder(dir: string): Promise<string[]> {
+  return (await fs.promises.readdir(dir, { recursive: true, withFileTypes: true }))
     .filter((e) => e.isFile())
     .map((e) => path.relative(dir, path.join(e.parentPath, e.name)));
 }
@@ -19,7 +19,7 @@ export async function publishModel(deps: JobDeps, row: ExperimentRow, manifest: 
   checkPublishable(manifest);
   const version = await deps.repo.nextModelVersion(row.id);
   const storePath = `models/${row.userId}/${row.experimentId}/v${version}`;
-  const files = filesUnder(outDir).sort((a, b) => Number(a === "manifest.json") - Number(b === "manifest.json"));
+  const files = (await filesUnder(outDir)).sort((a, b) => Number(a === "manifest.json") - Number(b === "manifest.json"));
   for (const rel of files) await deps.bucket.uploadFile(path.join(outDir, rel), `${storePath}/${rel.split(path.sep).join("/")}`);
   // The lease is still ours: a runner that lost it must not publish (the new holder will).
   const still = await deps.repo.renewLease(row.id, owner, deps.config.JOB_LEASE_S);

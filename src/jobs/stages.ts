@@ -126,7 +126,7 @@ export const check: Stage = async (run) => {
   if (run.status === "training") await run.move("evaluating");
   try {
     const manifest = assertManifest(JSON.parse(await fs.promises.readFile(path.resolve(run.outDir, run.state.manifestFile!), "utf8")));
-    if (!fs.existsSync(path.join(run.outDir, manifest.model_file))) throw new Error(`the manifest names ${manifest.model_file}, which the pipeline did not write`);
+    if (!(await fs.promises.access(path.join(run.outDir, manifest.model_file)).then(() => true, () => false))) throw new Error(`the manifest names ${manifest.model_file}, which the pipeline did not write`);
     run.state.manifest = manifest;
   } catch (err) {
     return failed(`internal error (pipeline contract): the result manifest is not valid: ${(err as Error).message}`);

@@ -5,7 +5,8 @@ import { startTestServer, type TestServer } from "../helpers/server.js";
 import { makeZip } from "../helpers/zips.js";
 import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
 import { publishFixture } from "../fixtures/serving/publish.js";
-import { requestHash, type ExperimentRequest } from "../../src/experiments/request.js";
+import { experimentRequestSchema, requestHash, withoutToken } from "../../src/experiments/request.js";
+import { studyOf } from "../../src/experiments/study.js";
 import { api, dataRequest, diagnosisRows, visionRequest, waitForStatus, type Api } from "./experiments-fixtures.js";
 
 // Issue 19, finding 1: two users, every route that takes a zip_gcloud, a source_experiment_id, a path, an
@@ -82,8 +83,8 @@ describe.skipIf(!haveFixturePython)("another user's resources are 404 on every r
       dataRequest(bob.userId, 821, aliceZip, ["f1"], { study_type: "Retrospective", source_experiment_id: 1 }),
     ];
     for (const body of rows) {
-      const { user_token: _t, ...request } = body;
-      const row = await repo.insert({ userId: bob.userId, experimentId: body.experiment_id, request, requestHash: requestHash(request as unknown as ExperimentRequest) });
+      const request = withoutToken(experimentRequestSchema.parse(body));
+      const row = await repo.insert({ userId: bob.userId, experimentId: body.experiment_id, request, study: studyOf(request, server.services.config), requestHash: requestHash(request) });
       await server.services.runner!.enqueue(row!.id);
     }
     for (const id of [820, 821]) {
