@@ -6,6 +6,11 @@ import { objectPathSegments } from "../storage/bucket.js";
 // (never 403): whether it exists is none of the caller's business.
 
 const SEGMENT = /^[A-Za-z0-9._-]+$/;
+/**
+ * Folder and file names: most file systems stop at 255 bytes per name, and the bucket writes a temp name a few
+ * characters longer beside the file; past that the write failed with ENAMETOOLONG (a 500).
+ */
+export const MAX_SEGMENT_LENGTH = 200;
 
 /** Checks a zip_gcloud for the caller; returns the bare object path or throws the ApiError to answer. */
 export function resolveZipPath(zipGcloud: string, userId: string, field = "zip_gcloud"): string {
@@ -20,6 +25,8 @@ export function resolveZipPath(zipGcloud: string, userId: string, field = "zip_g
   if (segments.length !== 3) throw bad("must be <user_dir>/<experiment_dir>/<file>.zip");
   const odd = segments.find((s) => !SEGMENT.test(s));
   if (odd !== undefined) throw bad(`'${odd}' may hold only letters, digits, '.', '-' and '_'`);
+  const long = segments.find((s) => s.length > MAX_SEGMENT_LENGTH);
+  if (long !== undefined) throw bad(`each folder and file name may be at most ${MAX_SEGMENT_LENGTH} characters ('${long.slice(0, 20)}...' has ${long.length})`);
   if (!/\.zip$/i.test(segments[2])) throw bad("must name a .zip file");
   if (segments[0] !== userId) throw new ApiError(404, "not_found", `no file at ${objectPath}`);
   return objectPath;

@@ -54,6 +54,7 @@ export function objectPathSegments(path: string): string[] {
   for (const s of segments) {
     if (s === "") throw new Error("the path has an empty segment (// or a trailing /)");
     if (s === "." || s === "..") throw new Error(`the path contains a '${s}' segment`);
+    if (Buffer.byteLength(s) > 255) throw new Error("a folder or file name in the path is longer than 255 bytes");
   }
   return segments;
 }

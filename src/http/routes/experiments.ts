@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { experimentRequestSchema } from "../../experiments/request.js";
 import { STATUSES } from "../../experiments/state.js";
+import { ApiError } from "../../errors.js";
 import { experimentIdParams } from "../params.js";
 import { defineRoute } from "../route.js";
 import { experimentListSchema, experimentSchema } from "../response-schemas.js";
@@ -10,6 +11,19 @@ const statusList = z
   .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
   .pipe(z.array(z.enum(STATUSES, { error: `each status must be one of ${STATUSES.join(", ")}` })));
 
+/**
+ * Last-Event-ID: the `id:` of the last event the client saw, a sequence number. Anything else is a 400: an
+ * out-of-range number used to reach the database (a bigint error there) and answer an empty stream.
+ */
+function lastEventId(header: string | undefined): number {
+  if (header === undefined || header.trim() === "") return 0;
+  const value = header.trim();
+  if (!/^\d{1,16}$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    const message = "must be the id of an event this stream sent (a non-negative integer)";
+    throw new ApiError(400, "invalid_request", `Last-Event-ID ${message}`, [{ field: "last-event-id", message }]);
+  }
+  return Number(value);
+}
 
 export const experimentRoutes = [
   defineRoute({
@@ -82,8 +96,8 @@ export const experimentRoutes = [
     params: experimentIdParams,
     responses: { 200: { description: "text/event-stream", contentType: "text/event-stream" } },
     handler: async ({ services, auth, params, req, res }) => {
+      const after = lastEventId(req.get("last-event-id"));
       const row = await services.experiments.get(auth.userId, params.experiment_id);
-      const after = Number(req.get("last-event-id") ?? 0) || 0;
       res.status(200).set({ "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" });
       res.flushHeaders();
       let open = true;
