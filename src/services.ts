@@ -47,6 +47,9 @@ export interface Services {
 
 /** opts.runner false: no job runner (the `worker` command runs its own BullMQ consumer). */
 export async function createServices(config: Config, opts: { logger?: Logger; runner?: boolean } = {}): Promise<Services> {
+  // Everything this process creates (uploads, extracted datasets, job logs, PGlite's files, the pipelines'
+  // outputs, which inherit it) is readable by Builder's own account only: it is patients' data.
+  process.umask(0o077);
   const logger = opts.logger ?? createLogger(config.LOG_LEVEL);
   const database = await openDatabase({
     url: config.DATABASE_URL,

@@ -139,7 +139,7 @@ function byteGuard(limit: number, name: string) {
 async function writeEntry(stream: NodeJS.ReadableStream, target: string, plan: Planned, signal?: AbortSignal): Promise<void> {
   try {
     // 'wx': never follow or overwrite something already there.
-    await pipeline(stream, byteGuard(plan.uncompressedSize, plan.name), fs.createWriteStream(target, { flags: "wx" }), { signal });
+    await pipeline(stream, byteGuard(plan.uncompressedSize, plan.name), fs.createWriteStream(target, { flags: "wx", mode: 0o600 }), { signal });
   } catch (err) {
     if ((err as Error).name === "AbortError" || err instanceof DatasetFault) throw err;
     throw new DatasetFault("zip_corrupt", `cannot extract '${plan.name}': ${(err as Error).message}`, { path: plan.name });
@@ -216,7 +216,7 @@ export class OpenedZip {
    */
   async extract(destDir: string, names: Iterable<string>, signal?: AbortSignal): Promise<void> {
     const root = path.resolve(destDir);
-    await fs.promises.mkdir(root, { recursive: true });
+    await fs.promises.mkdir(root, { recursive: true, mode: 0o700 });
     // A few entries are written at once: each file costs several thread-pool round trips (open, write,
     // close), and overlapping them hides that latency. Memory stays bounded: IN_FLIGHT streams at a time.
     const running = new Set<Promise<void>>();
@@ -234,7 +234,7 @@ export class OpenedZip {
         if (!target.startsWith(root + path.sep)) throw new DatasetFault("zip_unsafe_path", `the zip entry '${name}' points outside the archive`, { path: name });
         const parent = path.dirname(target);
         if (!this.made.has(parent)) {
-          await fs.promises.mkdir(parent, { recursive: true });
+          await fs.promises.mkdir(parent, { recursive: true, mode: 0o700 });
           this.made.add(parent);
         }
         const stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) =>

@@ -24,7 +24,7 @@ export function meter(maxBytes = Infinity) {
 export class LocalBucket implements Bucket {
   readonly kind = "local" as const;
   constructor(private readonly root: string, readonly name = "local") {
-    fs.mkdirSync(root, { recursive: true });
+    fs.mkdirSync(root, { recursive: true, mode: 0o700 });
   }
 
   private file(objectPath: string): string {
@@ -33,11 +33,12 @@ export class LocalBucket implements Bucket {
 
   async write(objectPath: string, body: Readable, opts: { maxBytes?: number } = {}) {
     const target = this.file(objectPath);
-    await fs.promises.mkdir(path.dirname(target), { recursive: true });
+    await fs.promises.mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
     const tmp = `${target}.${randomBytes(6).toString("hex")}.partial`;
     const m = meter(opts.maxBytes);
     try {
-      await pipeline(body, m.stream, fs.createWriteStream(tmp, { flags: "wx" }));
+      // Owner-only: uploads are patients' data, not for the host's other accounts.
+      await pipeline(body, m.stream, fs.createWriteStream(tmp, { flags: "wx", mode: 0o600 }));
       await fs.promises.rename(tmp, target);
     } catch (err) {
       await fs.promises.rm(tmp, { force: true });

@@ -1,12 +1,14 @@
+import fs from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { makeZip } from "../helpers/zips.js";
-import { api, dataRequest, type Api } from "./experiments-fixtures.js";
+import { api, dataRequest, waitForStatus, type Api } from "./experiments-fixtures.js";
 
-// Issue 19, finding 3: over-long names are a 400 (they were a 500, ENAMETOOLONG), and the events stream
-// checks Last-Event-ID.
+// Issue 19, finding 3: over-long names are a 400 (they were a 500, ENAMETOOLONG), the events stream checks
+// Last-Event-ID, and data files are created owner-only (they were 0644).
 
 describe("over-long names and bad Last-Event-ID", () => {
   let server: TestServer;
@@ -62,5 +64,33 @@ describe("over-long names and bad Last-Event-ID", () => {
     expect(ids.length).toBeGreaterThan(1);
     const later = await (await fetch(`${server.url}/v1/experiments/7/events`, { headers: bearer(user.key, { "last-event-id": String(ids[0]) }) })).text();
     expect([...later.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual(ids.slice(1));
+  });
+});
+
+describe("data files are owner-only", () => {
+  let server: TestServer;
+  let user: UserWithKey & { client: Api };
+  beforeAll(async () => {
+    server = await startTestServer(primaryTarget());
+    const u = await createUserWithKey(server);
+    user = { ...u, client: api(server.url, u.key) };
+  });
+  afterAll(async () => server?.teardown());
+
+  it("an upload is 0600 in 0700 folders, and a job's log is 0600", async () => {
+    const zip = makeZip({ "data.csv": "id,label\n1,a\n" });
+    expect((await fetch(`${server.url}/v1/files/${user.userId}/modes/data.zip`, { method: "PUT", headers: bearer(user.key), body: zip })).status).toBe(201);
+    const mode = (p: string) => fs.statSync(path.join(server.dataDir, p)).mode & 0o777;
+    expect(mode(`bucket/${user.userId}/modes/data.zip`)).toBe(0o600);
+    expect(mode(`bucket/${user.userId}/modes`)).toBe(0o700);
+    expect(mode(`bucket/${user.userId}`)).toBe(0o700);
+    expect(mode("bucket")).toBe(0o700);
+    const posted = await user.client.post("/v1/experiments", dataRequest(user.userId, 3, `${user.userId}/modes/data.zip`, ["id"]));
+    expect(posted.status).toBe(202);
+    await waitForStatus(user.client, 3, ["failed", "invalid_dataset", "ready"]);
+    const logs = fs.readdirSync(path.join(server.dataDir, "logs"));
+    expect(logs.length).toBeGreaterThan(0);
+    for (const f of logs) expect(mode(`logs/${f}`)).toBe(0o600);
+    expect(mode("logs")).toBe(0o700);
   });
 });
