@@ -56,6 +56,8 @@ export const configSchema = z.object({
   // taken over. BullMQ's lockDuration and stalledInterval derive from it, so every worker agrees.
   JOB_LEASE_S: int(1).default(30),
   JOB_MAX_ATTEMPTS: int(1).default(3),
+  /** New experiments are refused (429 too_many_experiments) while a user has this many queued or running. */
+  MAX_ACTIVE_EXPERIMENTS_PER_USER: int(1).default(10),
   BULLMQ_QUEUE: z.string().regex(/^[A-Za-z0-9_-]+$/).default("builder-experiments"),
   // Serving.
   ORT_INTRA_OP_THREADS: int(0).default(0),

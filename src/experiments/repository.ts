@@ -1,13 +1,14 @@
 import { and, desc, eq, gt, inArray, isNull, lt, max, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { experimentEvents, experiments, models } from "../db/schema.js";
-import { isTerminal, type ExperimentStatus, type HistoryEntry, type Progress, type TerminalStatus } from "./state.js";
+import { isTerminal, RUNNING_STATUSES, type ExperimentStatus, type HistoryEntry, type Progress, type TerminalStatus } from "./state.js";
 
 export type ExperimentRow = typeof experiments.$inferSelect;
 export type ModelRow = typeof models.$inferSelect;
 export type EventRow = typeof experimentEvents.$inferSelect;
 
 const nowIso = () => new Date().toISOString();
+const UNFINISHED = ["queued", ...RUNNING_STATUSES] as const;
 
 /** The only code that touches the experiments, experiment_events and models tables. */
 export class ExperimentRepository {
@@ -22,6 +23,30 @@ export class ExperimentRepository {
       .returning();
     if (rows[0]) await this.addEvent(rows[0].id, "status", { status: "queued", at: history[0].at });
     return rows[0] ?? null;
+  }
+
+  /**
+   * Inserts unless the user already has `cap` unfinished (queued or running) experiments: "over_cap" then. The
+   * count and the insert run in one transaction under a per-user advisory lock, so parallel posts cannot overshoot.
+   */
+  async insertWithinCap(values: { userId: string; experimentId: number; request: unknown; study: unknown; requestHash: string }, cap: number): Promise<ExperimentRow | null | "over_cap"> {
+    const history: HistoryEntry[] = [{ status: "queued", at: nowIso() }];
+    const row = await this.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`builder:experiments:${values.userId}`}))`);
+      const [{ n }] = await tx
+        .select({ n: sql<number>`count(*)::int` })
+        .from(experiments)
+        .where(and(eq(experiments.userId, values.userId), inArray(experiments.status, [...UNFINISHED])));
+      if (n >= cap) return "over_cap" as const;
+      const rows = await tx
+        .insert(experiments)
+        .values({ ...values, status: "queued", history, progress: { fraction: 0, stage: "queued", updated_at: nowIso() } satisfies Progress })
+        .onConflictDoNothing()
+        .returning();
+      return rows[0] ?? null;
+    });
+    if (row && row !== "over_cap") await this.addEvent(row.id, "status", { status: "queued", at: history[0].at });
+    return row;
   }
 
   async byUserNumber(userId: string, experimentId: number): Promise<ExperimentRow | undefined> {
@@ -42,7 +67,7 @@ export class ExperimentRepository {
 
   /** Experiments a runner should (re)start: queued ones, and running ones whose lease has lapsed or was released. */
   async unfinished(): Promise<ExperimentRow[]> {
-    return this.db.select().from(experiments).where(inArray(experiments.status, ["queued", "fetching", "validating", "training", "evaluating", "publishing"])).orderBy(experiments.createdAt);
+    return this.db.select().from(experiments).where(inArray(experiments.status, [...UNFINISHED])).orderBy(experiments.createdAt);
   }
 
   /**

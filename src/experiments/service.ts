@@ -18,6 +18,16 @@ import { experimentSummary, experimentView } from "./view.js";
 import type { ExperimentStatus } from "./state.js";
 import type { z } from "zod";
 
+function tooManyExperiments(cap: number): ApiError {
+  return new ApiError(
+    429,
+    "too_many_experiments",
+    `you already have ${cap} experiments queued or running (MAX_ACTIVE_EXPERIMENTS_PER_USER); wait for one to finish or cancel one, then post again`,
+    { limit: cap },
+    { "retry-after": "60" },
+  );
+}
+
 export class ExperimentService {
   private guard?: OutboundGuard;
   constructor(private readonly deps: { repo: ExperimentRepository; runner: () => JobRunner | undefined; config: Config; logger: Logger; bucket: Bucket }) {}
@@ -57,7 +67,11 @@ export class ExperimentService {
       ]);
     }
     const hash = requestHash(request);
-    const inserted = await this.deps.repo.insert({ userId, experimentId: request.experiment_id, request, study: studyOf(request, this.deps.config), requestHash: hash });
+    // A re-post of an existing experiment is answered below whatever the cap; only new ones count against it.
+    const before = await this.deps.repo.byUserNumber(userId, request.experiment_id);
+    const values = { userId, experimentId: request.experiment_id, request, study: studyOf(request, this.deps.config), requestHash: hash };
+    const inserted = before ? null : await this.deps.repo.insertWithinCap(values, this.deps.config.MAX_ACTIVE_EXPERIMENTS_PER_USER);
+    if (inserted === "over_cap") throw tooManyExperiments(this.deps.config.MAX_ACTIVE_EXPERIMENTS_PER_USER);
     if (inserted) {
       // The row is the durable record; a queue that does not answer (Redis down) must not fail the request:
       // the runner's sweep enqueues unfinished experiments again every JOB_LEASE_S.
