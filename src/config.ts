@@ -30,7 +30,9 @@ export const configSchema = z.object({
   API_KEY_CACHE_TTL_S: int(0).default(60),
   // Redis key prefix of the rate-limit counters (tests use a unique one per run so runs never collide).
   RATE_LIMIT_KEY_PREFIX: z.string().min(1).default("builder:rl"),
+  // Sign-in: attempts per address+email pair before a doubling backoff, and per address over all emails.
   SIGNIN_ATTEMPTS_PER_15_MIN: int(1).default(10),
+  SIGNIN_ATTEMPTS_PER_ADDRESS_PER_15_MIN: int(1).default(100),
   SESSION_TTL_HOURS: int(1).default(12),
   COOKIE_SECURE: bool.optional(),
   /** Lets anyone who can reach the dashboard create an account at /signup (off: users come from ./builder users create). */

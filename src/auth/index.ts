@@ -119,7 +119,8 @@ export async function createAuth(deps: { config: Config; db: Db; logger: Logger;
           return viaSession(req, res);
       }
     },
-    signIn: (input) => signIn({ users, sessions, limiters, attempts: config.SIGNIN_ATTEMPTS_PER_15_MIN }, input),
+    signIn: (input) =>
+      signIn({ users, sessions, limiters, limits: { perPair: config.SIGNIN_ATTEMPTS_PER_15_MIN, perAddress: config.SIGNIN_ATTEMPTS_PER_ADDRESS_PER_15_MIN } }, input),
     cookieOptions: () => ({
       httpOnly: true,
       secure: config.COOKIE_SECURE ?? config.NODE_ENV === "production",

@@ -15,8 +15,11 @@ export interface LimitDecision {
 }
 
 export interface Limiters {
-  /** Counts one request against `key` within a `windowSeconds` window of `points` requests. */
-  consume(scope: string, key: string, points: number, windowSeconds: number): Promise<LimitDecision>;
+  /**
+   * Counts one request against `key` within a `windowSeconds` window of `points` requests. `durationSeconds`
+   * gives a window that starts now its own length (a backoff period); an open window keeps its end.
+   */
+  consume(scope: string, key: string, points: number, windowSeconds: number, opts?: { durationSeconds?: number }): Promise<LimitDecision>;
   /** Clears a counter (a successful sign-in clears its email's failed attempts). */
   reset(scope: string, key: string, points: number, windowSeconds: number): Promise<void>;
   /** Gives one point back (a successful sign-in from an address does not count against it). */
@@ -54,9 +57,10 @@ export function createLimiters(opts: { redisUrl?: string; keyPrefix: string; log
 
   return {
     store: redis ? "redis" : "memory",
-    async consume(scope, key, points, windowSeconds) {
+    async consume(scope, key, points, windowSeconds, consumeOpts) {
       try {
-        const res = await limiterFor(scope, points, windowSeconds).consume(key, 1);
+        const custom = consumeOpts?.durationSeconds === undefined ? undefined : { customDuration: consumeOpts.durationSeconds };
+        const res = await limiterFor(scope, points, windowSeconds).consume(key, 1, custom);
         return { allowed: true, limit: points, remaining: res.remainingPoints, resetMs: res.msBeforeNext };
       } catch (rej) {
         if (rej instanceof RateLimiterRes) return { allowed: false, limit: points, remaining: 0, resetMs: rej.msBeforeNext };

@@ -1,33 +1,55 @@
 import { ApiError } from "../errors.js";
-import type { Limiters } from "./rate-limit.js";
+import type { LimitDecision, Limiters } from "./rate-limit.js";
 import { retryAfterSeconds } from "./rate-limit.js";
 import type { SessionInfo, SessionService } from "./session.service.js";
 import { normaliseEmail, type UserService } from "./user.service.js";
 
 const WINDOW_S = 15 * 60;
+/** The pair counter only counts; its ceiling is never reached. */
+const COUNT_ONLY = 1_000_000;
+
+export interface SignInLimits {
+  /** Attempts one address may make for one email per 15 minutes before the backoff starts. */
+  perPair: number;
+  /** Attempts one address may make per 15 minutes, all emails together (a spray over many accounts). */
+  perAddress: number;
+}
 
 /**
- * Dashboard sign-in with throttling: at most `attempts` tries per 15 minutes per email and per client
- * address. Every attempt is counted before the password is checked (so parallel guesses cannot slip
- * through); a success clears the email's counter and gives its point back to the address.
+ * Dashboard sign-in with throttling that a stranger cannot turn against the owner. Attempts are counted per
+ * address and email pair: after `perPair` in 15 minutes, each further attempt from that pair must wait twice as
+ * long as the one before (2 s, 4 s, 8 s ... up to 15 minutes; refused attempts count too). The owner, signing in from their own address, is
+ * never slowed by someone else's guesses (there is no per-email lock-out). One address is also capped across all
+ * emails. Every attempt is counted before the password is checked, so parallel guesses cannot slip through; a
+ * success clears its pair and gives its point back to the address.
  */
 export async function signIn(
-  deps: { users: UserService; sessions: SessionService; limiters: Limiters; attempts: number },
+  deps: { users: UserService; sessions: SessionService; limiters: Limiters; limits: SignInLimits },
   input: { email: string; password: string; ip: string },
 ): Promise<SessionInfo & { token: string }> {
-  const { users, sessions, limiters, attempts } = deps;
+  const { users, sessions, limiters, limits } = deps;
   const email = normaliseEmail(input.email);
-  for (const [scope, key] of [["signin-email", email], ["signin-ip", input.ip]] as const) {
-    const decision = await limiters.consume(scope, key, attempts, WINDOW_S);
-    if (!decision.allowed) {
-      throw new ApiError(429, "rate_limit_exceeded", `too many sign-in attempts; try again in ${retryAfterSeconds(decision)} s`, undefined, {
-        "retry-after": retryAfterSeconds(decision),
-      });
-    }
+  const pair = `${input.ip}|${email}`;
+  const address = await limiters.consume("signin-ip", input.ip, limits.perAddress, WINDOW_S);
+  if (!address.allowed) throw tooMany(address);
+  const counted = await limiters.consume("signin-pair", pair, COUNT_ONLY, WINDOW_S);
+  const attempt = COUNT_ONLY - counted.remaining;
+  if (attempt > limits.perPair) {
+    // The gate holds one attempt per backoff period; the first past it opens the next, longer period.
+    const waitS = Math.min(WINDOW_S, 2 ** (attempt - limits.perPair));
+    const gate = await limiters.consume("signin-backoff", pair, 1, WINDOW_S, { durationSeconds: waitS });
+    if (!gate.allowed) throw tooMany(gate);
   }
   const user = await users.verifyCredentials(email, input.password);
   if (!user) throw new ApiError(401, "invalid_credentials", "the email or the password is wrong");
-  await limiters.reset("signin-email", email, attempts, WINDOW_S);
-  await limiters.reward("signin-ip", input.ip, attempts, WINDOW_S);
+  await limiters.reset("signin-pair", pair, COUNT_ONLY, WINDOW_S);
+  await limiters.reset("signin-backoff", pair, 1, WINDOW_S);
+  await limiters.reward("signin-ip", input.ip, limits.perAddress, WINDOW_S);
   return sessions.create(user);
+}
+
+function tooMany(decision: LimitDecision): ApiError {
+  return new ApiError(429, "rate_limit_exceeded", `too many sign-in attempts; try again in ${retryAfterSeconds(decision)} s`, undefined, {
+    "retry-after": retryAfterSeconds(decision),
+  });
 }

@@ -7,6 +7,7 @@ import { describeEachTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
 const ATTEMPTS = 4;
+const ADDRESS_ATTEMPTS = 20;
 let ipCounter = 0;
 /** Each test signs in from its own address (the app trusts X-Forwarded-For from loopback), so per-IP throttling stays per test. */
 function freshIp(): string {
@@ -30,7 +31,7 @@ describeEachTarget("dashboard sessions on %s", (target) => {
   let server: TestServer;
   let user: UserWithKey;
   beforeAll(async () => {
-    server = await startTestServer(target, { SIGNIN_ATTEMPTS_PER_15_MIN: String(ATTEMPTS), ...limiterEnv(target) });
+    server = await startTestServer(target, { SIGNIN_ATTEMPTS_PER_15_MIN: String(ATTEMPTS), SIGNIN_ATTEMPTS_PER_ADDRESS_PER_15_MIN: String(ADDRESS_ATTEMPTS), ...limiterEnv(target) });
     user = await createUserWithKey(server);
   });
   afterAll(async () => {
@@ -147,26 +148,40 @@ describeEachTarget("dashboard sessions on %s", (target) => {
     expect(((await after.json()) as any).error.code).toBe("invalid_session");
   });
 
-  it("throttles sign-in per email: 429 rate_limit_exceeded with Retry-After, even for the right password", async () => {
+  // Issue 19: ten wrong sign-ins by anyone used to lock the owner out for 15 minutes (a per-email lock-out).
+  it("a stranger's wrong guesses slow only the stranger (address+email backoff); the owner signs in from their address", async () => {
     const victim = await createUserWithKey(server);
+    const stranger = freshIp();
     for (let i = 0; i < ATTEMPTS; i++) {
-      const { res, body } = await signIn(server, victim.email, "wrong password!!", freshIp());
+      const { res, body } = await signIn(server, victim.email, "wrong password!!", stranger);
       expect(res.status).toBe(401);
       expect(body.error.code).toBe("invalid_credentials");
     }
-    const { res, body } = await signIn(server, victim.email, victim.password, freshIp());
+    // Past the free attempts: one more try opens a 2 s backoff; the next within it is refused, right password or not.
+    expect((await signIn(server, victim.email, "wrong password!!", stranger)).res.status).toBe(401);
+    const { res, body } = await signIn(server, victim.email, victim.password, stranger);
     expect(res.status).toBe(429);
     expect(body).toEqual({ error: { code: "rate_limit_exceeded", message: expect.any(String), type: "rate_limit_error" } });
     const retryAfter = Number(res.headers.get("retry-after"));
-    expect(retryAfter).toBeGreaterThan(60);
-    expect(retryAfter).toBeLessThanOrEqual(900);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(2);
+    // Hammering makes it worse: refused tries count, so the next period, once this one is over, is far longer.
+    for (let i = 0; i < 4; i++) expect((await signIn(server, victim.email, "wrong password!!", stranger)).res.status).toBe(429);
+    await new Promise((r) => setTimeout(r, retryAfter * 1000 + 100));
+    expect((await signIn(server, victim.email, "wrong password!!", stranger)).res.status).toBe(401);
+    const longer = await signIn(server, victim.email, "wrong password!!", stranger);
+    expect(longer.res.status).toBe(429);
+    expect(Number(longer.res.headers.get("retry-after"))).toBeGreaterThan(60);
+    // The owner, from their own address, is not locked out.
+    const owner = await signIn(server, victim.email, victim.password, freshIp());
+    expect(owner.res.status).toBe(200);
   });
 
   it("throttles sign-in per address across emails; a success does not count against the address", async () => {
     const ip = freshIp();
     const ok = await signIn(server, user.email, user.password, ip);
     expect(ok.res.status).toBe(200);
-    for (let i = 0; i < ATTEMPTS; i++) {
+    for (let i = 0; i < ADDRESS_ATTEMPTS; i++) {
       const { res } = await signIn(server, `nobody-${i}@test.example`, "wrong password!!", ip);
       expect(res.status).toBe(401);
     }
