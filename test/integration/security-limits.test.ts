@@ -10,7 +10,7 @@ import { api, dataRequest, waitForStatus, type Api } from "./experiments-fixture
 // Issue 19, finding 3: over-long names are a 400 (they were a 500, ENAMETOOLONG), the events stream checks
 // Last-Event-ID, and data files are created owner-only (they were 0644).
 
-describe("over-long names and bad Last-Event-ID", () => {
+describe("over-long names, bad Last-Event-ID, file modes", () => {
   let server: TestServer;
   let user: UserWithKey & { client: Api };
 
@@ -65,17 +65,6 @@ describe("over-long names and bad Last-Event-ID", () => {
     const later = await (await fetch(`${server.url}/v1/experiments/7/events`, { headers: bearer(user.key, { "last-event-id": String(ids[0]) }) })).text();
     expect([...later.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual(ids.slice(1));
   });
-});
-
-describe("data files are owner-only", () => {
-  let server: TestServer;
-  let user: UserWithKey & { client: Api };
-  beforeAll(async () => {
-    server = await startTestServer(primaryTarget());
-    const u = await createUserWithKey(server);
-    user = { ...u, client: api(server.url, u.key) };
-  });
-  afterAll(async () => server?.teardown());
 
   it("an upload is 0600 in 0700 folders, and a job's log is 0600", async () => {
     const zip = makeZip({ "data.csv": "id,label\n1,a\n" });
