@@ -6,7 +6,7 @@ import yauzl from "yauzl";
 // Opens a zip for yauzl with one difference from yauzl.open: the central directory is read in 1 MB chunks
 // instead of two small reads per entry. yauzl reads an entry's fixed 46 bytes, then its name, each through the
 // thread pool; a 190,000-entry archive took 9 s of round trips before anything was checked. Reads that continue
-// the previous one (the directory walk) are served from the chunk; any other read (a local header before an entry
+// the previous ones (the directory walk) are served from the chunk; any other read (a local header before an entry
 // is extracted) goes to the file directly, so random access stays as cheap as before.
 
 const CHUNK = 1024 * 1024;
@@ -15,20 +15,23 @@ class SequentialChunkReader extends yauzl.RandomAccessReader {
   private chunk = Buffer.alloc(0);
   private chunkStart = 0;
   private lastEnd = -1;
+  private streak = 0;
 
   constructor(private readonly fd: number) {
     super();
   }
 
   override read(buffer: Buffer, offset: number, length: number, position: number, callback: (err: Error | null, bytesRead?: number) => void): void {
-    const sequential = position === this.lastEnd;
+    // A walk is several reads in a row, each starting where the last ended; an entry's local header is two such
+    // reads and no more, and must not pull in a whole chunk for its few bytes.
+    this.streak = position === this.lastEnd ? this.streak + 1 : 0;
     this.lastEnd = position + length;
     const inChunk = position >= this.chunkStart && position + length <= this.chunkStart + this.chunk.length;
     if (inChunk) {
       this.chunk.copy(buffer, offset, position - this.chunkStart, position - this.chunkStart + length);
       return void setImmediate(callback, null, length);
     }
-    if (!sequential || length > CHUNK) {
+    if (this.streak < 2 || length > CHUNK) {
       return void fs.read(this.fd, buffer, offset, length, position, (err, n) => callback(err, n));
     }
     const chunk = Buffer.allocUnsafe(CHUNK);
