@@ -108,7 +108,7 @@ export function experimentFacts(row: ExperimentRow, model?: ModelRow | null) {
 export type ExperimentFacts = ReturnType<typeof experimentFacts>;
 
 function exampleValue(c: ColumnSpec): number {
-  if (c.type === "categorical") return Object.values(c.codes ?? { x: 0 })[0] ?? 0;
+  if (c.type === "categorical") return 0; // a valid code (0..n-1) that names no value
   if (typeof c.min === "number" && typeof c.max === "number") return Number(((c.min + c.max) / 2).toPrecision(4));
   return 0;
 }
@@ -128,7 +128,11 @@ export function modelFacts(model: ModelRow, publicUrl: string) {
     classes: classNames(m),
     thresholds: m.thresholds ?? null,
     inputs: columns
-      ? { data_cols: columns.map((c) => c.name), columns: columns.map((c) => ({ name: c.name, type: c.type, ...(c.codes ? { codes: c.codes } : {}) })) }
+      ? {
+          data_cols: columns.map((c) => c.name),
+          // A categorical column's values are training data (possibly identifiers): their count only, as GET /v1/models shows.
+          columns: columns.map((c) => ({ name: c.name, type: c.type, ...(c.type === "categorical" ? { categories: Object.keys(c.codes ?? {}).length } : {}) })),
+        }
       : { image: { width: m.input.image!.width, height: m.input.image!.height, channels: m.input.image!.channels }, message: "an image URI: https://, http://, data:image/...;base64, or gs://<bucket>/<your user id>/..." },
     predict_example: `curl -s -X POST ${url} -H "Authorization: Bearer $KEY" -H 'content-type: application/json' -d '${body.replace(/'/g, "'\\''")}'`,
     answer_fields: m.kind === "detection" ? ["boxes", "score", "classification", "classes", "error"] : ["prediccion", "score", "classes", "error", ...(m.kind === "vision_classification" ? ["gradients", "columnas", "filas"] : [])],

@@ -50,7 +50,8 @@ export const QUESTIONS: Question[] = [
   // predict
   { q: "How do I call predict for the chest X-ray model?", must: ["/v1/experiments/7/predict", "224×224", "pneumonia", "curl"] },
   { q: "how do I call predict for experiment 42?", must: ["/v1/experiments/42/predict", "radius_mean", "texture_mean", "area_mean", "Bearer $KEY"], cites: "model:42" },
-  { q: "what inputs does model 42 take?", must: ["radius_mean", "`F` = 0", "`M` = 1"] },
+  // A categorical column's values are never shown (issue 19: they may be identifiers), only how many.
+  { q: "what inputs does model 42 take?", must: ["radius_mean", "`sex` is categorical (2 values)"], mustNot: ["`F` = 0", "`M` = 1"] },
   { q: "how do I use the detection model?", must: ["/v1/experiments/8/predict", "boxes"] },
   { q: "how do I call predict for experiment 13?", must: ["no published model", "training"] },
   { q: "and how do I call predict for it?", followUp: "how is experiment 16 doing?", must: ["/v1/experiments/16/predict", "160×160"] },

@@ -122,7 +122,9 @@ export function modelHowto(m: ReturnType<typeof modelFacts>): string {
   const image = m.inputs.image;
   if (cols) {
     lines.push(`Send \`message\`: an array of ${cols.length} numbers in this order (data_cols): ${cols.map((c) => quote(c.name, 200)).join(", ")}.`);
-    for (const c of cols.filter((c) => c.codes)) lines.push(`- ${quote(c.name, 60)} is categorical; codes: ${Object.entries(c.codes!).slice(0, 10).map(([k, v]) => `${quote(k, 30)} = ${v}`).join(", ")}`);
+    for (const c of cols.filter((c) => c.categories !== undefined)) {
+      lines.push(`- ${quote(c.name, 60)} is categorical (${c.categories} values): send the value as written in your CSV, or its code 0..${c.categories! - 1} (codes follow the sorted values)`);
+    }
   } else if (image) {
     lines.push(`Send \`message\`: ${m.inputs.message}. The model sees it resized to ${image.width}×${image.height} (${image.channels} channel${image.channels === 1 ? "" : "s"}).`);
   }
