@@ -63,6 +63,8 @@ def test_unknown_category_names_row_and_column(tmp_path, trained):
     proc, events = run_cli(spec, tmp_path, "eval.json")
     assert proc.returncode == 3
     assert "data row 5, column 'site': unknown category 'west'" in proc.stderr
+    line = next(x for x in proc.stderr.splitlines() if "unknown category" in x)
+    assert "3 values" in line and not any(v in line for v in ("north", "south", "east"))  # issue 19
     assert not (Path(spec["out_dir"]) / "manifest.json").exists()
 
 

@@ -77,8 +77,11 @@ def encode_features(table: Table, columns: list[Column], rows: list[int] | None 
             raw = table.rows[r][col.name].strip()
             if col.type == "categorical":
                 if raw not in col.codes:
-                    known = ", ".join(list(col.codes)[:20])
-                    raise DataError(f"data row {r + 1}, column {col.name!r}: unknown category {raw!r} (known: {known})")
+                    # The known values are the training table's (possibly identifiers): their count, never which.
+                    raise DataError(
+                        f"data row {r + 1}, column {col.name!r}: unknown category {raw!r}; "
+                        f"the model knows {len(col.codes)} values of this column from its training data"
+                    )
                 X[i, j] = col.codes[raw]
             else:
                 v = _as_float(raw)
