@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, limiterEnv, type UserWithKey } from "../helpers/auth.js";
-import { dbTargets } from "../helpers/db.js";
+import { describeEachTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { B_SECRETS, INJECTION_COLUMN, seedTwoUsers } from "./chat-fixtures.js";
 
@@ -27,7 +27,7 @@ function parseSse(text: string): Array<{ event: string; data: any }> {
     });
 }
 
-describe.each(dbTargets())("chat over HTTP on %s", (target) => {
+describeEachTarget("chat over HTTP on %s", (target) => {
   let server: TestServer;
   let a: UserWithKey;
   let b: UserWithKey;

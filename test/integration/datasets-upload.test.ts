@@ -4,7 +4,7 @@ import http from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
-import { describeEachTarget } from "../helpers/db.js";
+import { describeEachTarget, primaryTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
 // Uploads through HTTP: raw PUT and multipart POST, the size limit, other users' folders, bad paths.
@@ -114,7 +114,7 @@ describe("uploads that are not zips", () => {
   let server: TestServer;
   let user: UserWithKey;
   beforeAll(async () => {
-    server = await startTestServer(dbTargets()[0]);
+    server = await startTestServer(primaryTarget());
     user = await createUserWithKey(server);
   });
   afterAll(async () => server?.teardown());
