@@ -43,6 +43,11 @@ describe.skipIf(!haveFixturePython)("another user's resources are 404 on every r
     expect(res.status, JSON.stringify(res.body)).toBe(404);
     expect(res.body.error.code).toBe("not_found");
   };
+  // The predict routes answer failures in the seed's shape: error 1, with the code beside it.
+  const expectPredictNotFound = (res: { status: number; body: any }) => {
+    expect(res.status, JSON.stringify(res.body)).toBe(404);
+    expect(res.body).toMatchObject({ error: 1, code: "not_found" });
+  };
 
   it("POST /v1/experiments refuses Alice's zip for Bob (Builder and Retrospective, data and vision, gs:// or bare)", async () => {
     const gs = `gs://${server.services.bucket.name}/${aliceZip}`;
@@ -127,8 +132,8 @@ describe.skipIf(!haveFixturePython)("another user's resources are 404 on every r
       expectNotFound(await bob.client.get(p));
     }
     expectNotFound(await bob.client.post(`/v1/experiments/801/cancel`));
-    expectNotFound(await bob.client.post(`/v1/experiments/${ALICE_EXP}/predict`, { message: [1, 2, 3] }));
-    expectNotFound(await bob.client.post(`/predict`, { experiment_id: ALICE_EXP, message: [1, 2, 3] }));
+    expectPredictNotFound(await bob.client.post(`/v1/experiments/${ALICE_EXP}/predict`, { message: [1, 2, 3] }));
+    expectPredictNotFound(await bob.client.post(`/predict`, { experiment_id: ALICE_EXP, message: [1, 2, 3] }));
     expect((await bob.client.get("/v1/models")).body.data).toEqual([]);
   });
 
@@ -140,9 +145,9 @@ describe.skipIf(!haveFixturePython)("another user's resources are 404 on every r
     await server.services.bucket.write(`${alice.userId}/imgs/theirs.zip`, (await import("node:stream")).Readable.from([png]));
     const bucket = server.services.bucket.name;
     expect((await bob.client.post("/v1/experiments/7/predict", { message: `gs://${bucket}/${own}` })).status).toBe(201);
-    expectNotFound(await bob.client.post("/v1/experiments/7/predict", { message: `gs://${bucket}/${alice.userId}/imgs/theirs.zip` }));
-    expectNotFound(await bob.client.post("/v1/experiments/7/predict", { message: `gs://${bucket}/models/${alice.userId}/${ALICE_EXP}/v1/model.onnx` }));
-    expectNotFound(await bob.client.post("/v1/experiments/7/predict", { message: `gs://another-bucket/${own}` }));
+    expectPredictNotFound(await bob.client.post("/v1/experiments/7/predict", { message: `gs://${bucket}/${alice.userId}/imgs/theirs.zip` }));
+    expectPredictNotFound(await bob.client.post("/v1/experiments/7/predict", { message: `gs://${bucket}/models/${alice.userId}/${ALICE_EXP}/v1/model.onnx` }));
+    expectPredictNotFound(await bob.client.post("/v1/experiments/7/predict", { message: `gs://another-bucket/${own}` }));
   });
 
   it("GET /v1/models/{id} shows how many categories a text feature has, never its values (they may be identifiers)", async () => {

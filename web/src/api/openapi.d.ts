@@ -2783,9 +2783,8 @@ export interface operations {
                             experiment_id?: number;
                             inputs?: {
                                 columns?: {
-                                    codes?: {
-                                        [key: string]: number;
-                                    };
+                                    /** @description categorical: how many values the model knows (never the values: they may identify patients) */
+                                    categories?: number;
                                     max?: number;
                                     min?: number;
                                     name: string;
@@ -2894,9 +2893,8 @@ export interface operations {
                         experiment_id: number;
                         inputs: {
                             columns?: {
-                                codes?: {
-                                    [key: string]: number;
-                                };
+                                /** @description categorical: how many values the model knows (never the values: they may identify patients) */
+                                categories?: number;
                                 max?: number;
                                 min?: number;
                                 name: string;

@@ -79,7 +79,7 @@ function ScoreTable({ model, result }: { model: Model; result: Prediction }) {
 
 function TabularForm({ id, model, onValues }: { id: number; model: Model; onValues: (v: number[]) => void }) {
   const cols = model.inputs.columns ?? (model.inputs.data_cols ?? []).map((name) => ({ name, type: "numeric" as const }));
-  const [raw, setRaw] = useState<string[]>(() => cols.map((c) => ("codes" in c && c.codes ? String(Object.values(c.codes)[0] ?? 0) : "")));
+  const [raw, setRaw] = useState<string[]>(() => cols.map((c) => ("categories" in c && c.categories ? "0" : "")));
   const [result, setResult] = useState<Prediction | null>(null);
   const [error, setError] = useState<unknown>(null);
   const numbers = raw.map((v) => (v.trim() === "" ? NaN : Number(v)));
@@ -100,17 +100,13 @@ function TabularForm({ id, model, onValues }: { id: number; model: Model; onValu
       <div className="grid2">
         {cols.map((c, i) => {
           const set = (v: string) => setRaw((r) => r.map((x, j) => (j === i ? v : x)));
-          const codes = "codes" in c ? c.codes : undefined;
-          return codes ? (
+          // A model never shows a categorical column's values (they may identify patients): the form takes the
+          // value's code, 0..n-1 in the sorted order of the values as written in the training CSV.
+          const categories = "categories" in c ? c.categories : undefined;
+          return categories ? (
             <label key={c.name}>
-              {c.name}
-              <select value={raw[i]} onChange={(e) => set(e.target.value)}>
-                {Object.entries(codes).map(([label, code]) => (
-                  <option key={label} value={code}>
-                    {label}
-                  </option>
-                ))}
-              </select>
+              {c.name} <span className="muted">(code 0–{categories - 1}: the value's place in the sorted list of the CSV's values)</span>
+              <input type="number" min={0} max={categories - 1} step={1} required value={raw[i]} onChange={(e) => set(e.target.value)} />
             </label>
           ) : (
             <label key={c.name}>
