@@ -45,7 +45,11 @@ export const configSchema = z.object({
   /** A dataset check (POST /v1/datasets/validate, an experiment's validating stage) stops with validation_timeout past this. */
   VALIDATION_TIMEOUT_S: z.coerce.number().positive().default(600),
   // Jobs.
-  BUILDER_GPU_SLOTS: int(1).default(1),
+  // Training jobs a runner (serve's in-process runner, or one worker) runs at once. Unset: one per GPU it sees
+  // (nvidia-smi, narrowed by CUDA_VISIBLE_DEVICES), or 1 without a GPU. Jobs are pinned to a GPU each.
+  BUILDER_GPU_SLOTS: int(1).optional(),
+  // The port the worker's /healthz, /readyz (devices) and /metrics listen on; 0 = none.
+  WORKER_PORT: int(0).max(65535).default(8081),
   BUILDER_RUNNER: z.enum(["inprocess", "bullmq"]).default("inprocess"),
   PYTHON_BIN: z.string().optional(),
   // One set of default budgets for the server, the pipelines and the benchmarks: pipelines/contract/budgets.json.

@@ -9,6 +9,7 @@ import { createServing, type Serving } from "./serving/index.js";
 import { ExperimentRepository } from "./experiments/repository.js";
 import { ExperimentService } from "./experiments/service.js";
 import { createRunner, type JobRunner } from "./jobs/create-runner.js";
+import { registerSlotMetrics } from "./jobs/slot-metrics.js";
 import { DatasetService } from "./datasets/service.js";
 import { ChatService } from "./chat/service.js";
 import { ModelRepository } from "./serving/model-repository.js";
@@ -87,6 +88,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   if (opts.runner !== false) {
     runner = createRunner({ config, repo: experimentRepo, bucket, logger, events });
     services.runner = runner;
+    if (runner.slots) registerSlotMetrics(services.metrics.registry, runner.slots);
     closers.push(() => runner!.stop());
     await runner.start();
   }

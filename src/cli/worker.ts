@@ -5,6 +5,8 @@ import { newRunnerId } from "../jobs/runner.js";
 import { ExperimentRepository } from "../experiments/repository.js";
 import { installProcessGuard } from "../process-guard.js";
 import { createServices } from "../services.js";
+import { registerSlotMetrics } from "../jobs/slot-metrics.js";
+import { startWorkerHealth } from "./worker-health.js";
 
 export function registerWorker(program: Command): void {
   program
@@ -18,11 +20,14 @@ export function registerWorker(program: Command): void {
       }
       const services = await createServices(cfg, { runner: false });
       const runnerId = newRunnerId();
-      const { stop } = startBullmqWorker({ config: cfg, repo: new ExperimentRepository(services.db), bucket: services.bucket, logger: services.logger, events: services.events, runnerId });
+      const { stop, slots } = startBullmqWorker({ config: cfg, repo: new ExperimentRepository(services.db), bucket: services.bucket, logger: services.logger, events: services.events, runnerId });
+      registerSlotMetrics(services.metrics.registry, slots);
       installProcessGuard(services.logger); // after start-up: see src/process-guard.ts
-      services.logger.info({ runner: runnerId, queue: cfg.BULLMQ_QUEUE, slots: cfg.BUILDER_GPU_SLOTS, ...bullmqSettings(cfg) }, "worker is up");
+      const health = cfg.WORKER_PORT ? await startWorkerHealth(services, slots, cfg.WORKER_PORT) : undefined;
+      services.logger.info({ runner: runnerId, queue: cfg.BULLMQ_QUEUE, devices: slots.describe(), health_port: cfg.WORKER_PORT || null, ...bullmqSettings(cfg) }, "worker is up");
       const shutdown = (signal: string) => {
         services.logger.info({ signal }, "worker shutting down: stopping running jobs (they are re-queued)");
+        health?.close();
         stop()
           .then(() => services.close())
           .then(

@@ -4,6 +4,7 @@ import type { Config } from "../config.js";
 import type { JobDeps } from "./deps.js";
 import { runExperimentJob } from "./experiment-job.js";
 import { startSweep, type JobRunner } from "./runner.js";
+import { deviceSlotPool, type SlotPool } from "./gpu-slots.js";
 
 interface ExperimentJobData {
   experimentUuid: string;
@@ -61,8 +62,8 @@ export class BullmqDispatcher implements JobRunner {
   }
 }
 
-/** `./builder worker`: consumes the queue with the same job code as the in-process runner. */
-export function startBullmqWorker(deps: JobDeps): { worker: Worker<ExperimentJobData>; stop: () => Promise<void> } {
+/** `./builder worker`: consumes the queue with the same job code as the in-process runner, one job per device slot. */
+export function startBullmqWorker(deps: JobDeps, slots: SlotPool = deviceSlotPool(deps.config.BUILDER_GPU_SLOTS)): { worker: Worker<ExperimentJobData>; slots: SlotPool; stop: () => Promise<void> } {
   if (!deps.config.REDIS_URL) throw new Error("./builder worker needs REDIS_URL");
   const connection = redisConnection(deps.config.REDIS_URL);
   const running = new Map<string, AbortController>();
@@ -72,20 +73,23 @@ export function startBullmqWorker(deps: JobDeps): { worker: Worker<ExperimentJob
       const uuid = job.data.experimentUuid;
       const controller = new AbortController();
       running.set(uuid, controller);
+      const slot = slots.acquire();
       try {
-        const result = await runExperimentJob(deps, uuid, controller.signal);
+        const result = await runExperimentJob(deps, uuid, controller.signal, slot);
         // Stopped (shutdown, lease lost): hand it back to the queue; the lease keeps a second run out.
         if (result === "stopped") throw new Error("the job was stopped before it finished; it will be retried");
         return result;
       } finally {
+        slots.release(slot);
         running.delete(uuid);
       }
     },
-    { connection: connection as ConnectionOptions, concurrency: deps.config.BUILDER_GPU_SLOTS, ...bullmqSettings(deps.config) },
+    { connection: connection as ConnectionOptions, concurrency: slots.size, ...bullmqSettings(deps.config) },
   );
   worker.on("error", (err) => deps.logger.warn({ err }, "bullmq worker error"));
   return {
     worker,
+    slots,
     stop: async () => {
       for (const c of running.values()) c.abort("shutdown");
       await worker.close();

@@ -3,6 +3,7 @@ import { logObjectOf } from "../experiments/log.js";
 import { isTerminal } from "../experiments/state.js";
 import type { JobDeps, JobResult, StopReason } from "./deps.js";
 import { JobRun } from "./job-run.js";
+import type { DeviceSlot } from "./gpu-slots.js";
 import { JobLease, JobStop, waitForLease } from "./lease.js";
 import { notifyTerminal } from "./notify.js";
 import { STAGES, type StageOutcome } from "./stages.js";
@@ -13,12 +14,12 @@ import { STAGES, type StageOutcome } from "./stages.js";
  * in BullMQ workers. Every write is conditional on holding the lease, so if another runner took over (this one was
  * presumed dead), this one's writes are refused and it stops.
  */
-export async function runExperimentJob(deps: JobDeps, uuid: string, stop: AbortSignal): Promise<JobResult> {
+export async function runExperimentJob(deps: JobDeps, uuid: string, stop: AbortSignal, slot?: DeviceSlot): Promise<JobResult> {
   const row = await waitForLease(deps, uuid, stop);
   if (!row) return "skipped";
   const log = deps.logger.child({ experiment: uuid, experiment_id: row.experimentId, attempt: row.attempts });
   const lease = new JobLease(deps, uuid, stop, log);
-  const run = new JobRun(deps, row, lease, log);
+  const run = new JobRun(deps, row, lease, log, slot);
   try {
     for (const stage of STAGES) {
       lease.throwIfStopped();

@@ -10,6 +10,7 @@ import type { PreparedDataset } from "./dataset-stage.js";
 import type { JobDeps } from "./deps.js";
 import { JobLease, JobStop } from "./lease.js";
 import { notifyTerminal } from "./notify.js";
+import type { DeviceSlot } from "./gpu-slots.js";
 import { storedStudy } from "./spec.js";
 
 export type TransitionSet = NonNullable<NonNullable<Parameters<ExperimentRepository["transition"]>[2]>["set"]>;
@@ -40,7 +41,8 @@ export class JobRun {
   readonly state: StageState = {};
   status: ExperimentStatus;
 
-  constructor(readonly deps: JobDeps, readonly row: ExperimentRow, readonly lease: JobLease, readonly log: Logger) {
+  /** slot: the device this run's pipeline is pinned to (the runner's GPU or CPU slot); none = "auto". */
+  constructor(readonly deps: JobDeps, readonly row: ExperimentRow, readonly lease: JobLease, readonly log: Logger, readonly slot?: DeviceSlot) {
     this.uuid = row.id;
     this.status = row.status as ExperimentStatus;
     this.work = workDirOf(deps.config, row.id);

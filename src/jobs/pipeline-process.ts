@@ -47,6 +47,8 @@ export interface PipelineRun {
   timeoutMs: number;
   signal: AbortSignal;
   onEvent: (event: PipelineEvent) => void;
+  /** Added to the process environment: the device slot's CUDA_VISIBLE_DEVICES and thread counts. */
+  env?: Record<string, string>;
   /** Seconds between SIGTERM and SIGKILL. */
   killGraceMs?: number;
 }
@@ -63,7 +65,7 @@ export function runPipeline(run: PipelineRun): Promise<PipelineOutcome> {
       cwd: PIPELINES_DIR,
       detached: true, // its own process group, so cancel reaches every process it started
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, PYTHONPATH: PIPELINES_DIR, PYTHONUNBUFFERED: "1", BUILDER_PARENT_PID: String(process.pid) },
+      env: { ...process.env, ...run.env, PYTHONPATH: PIPELINES_DIR, PYTHONUNBUFFERED: "1", BUILDER_PARENT_PID: String(process.pid) },
     });
     let stopReason: PipelineOutcome | undefined;
     let lastError: string | undefined;

@@ -4,10 +4,13 @@ import PQueue from "p-queue";
 import type { ExperimentRepository } from "../experiments/repository.js";
 import type { JobDeps } from "./deps.js";
 import { runExperimentJob } from "./experiment-job.js";
+import { deviceSlotPool, type SlotPool } from "./gpu-slots.js";
 
 /** What the API needs from whichever runner is configured. */
 export interface JobRunner {
   readonly kind: "inprocess" | "bullmq";
+  /** The device slots jobs run in here; none where this process only enqueues (the BullMQ dispatcher). */
+  readonly slots?: SlotPool;
   /** Resumes unfinished experiments and starts the periodic sweep. */
   start(): Promise<void>;
   enqueue(experimentUuid: string): Promise<void>;
@@ -46,15 +49,17 @@ export function startSweep(repo: ExperimentRepository, intervalMs: number, enque
   };
 }
 
-/** The default runner: a p-queue inside `serve`, concurrency BUILDER_GPU_SLOTS. */
+/** The default runner: a p-queue inside `serve`, one concurrent job per device slot (GPU, or the CPU). */
 export class InProcessRunner implements JobRunner {
   readonly kind = "inprocess" as const;
   private readonly queue: PQueue;
   private readonly known = new Map<string, AbortController>();
   private sweep?: ReturnType<typeof startSweep>;
+  readonly slots: SlotPool;
 
-  constructor(private readonly deps: JobDeps) {
-    this.queue = new PQueue({ concurrency: deps.config.BUILDER_GPU_SLOTS });
+  constructor(private readonly deps: JobDeps, slots?: SlotPool) {
+    this.slots = slots ?? deviceSlotPool(deps.config.BUILDER_GPU_SLOTS);
+    this.queue = new PQueue({ concurrency: this.slots.size });
   }
 
   async start(): Promise<void> {
@@ -69,8 +74,13 @@ export class InProcessRunner implements JobRunner {
     void this.queue
       .add(async () => {
         if (controller.signal.aborted) return;
-        const result = await runExperimentJob(this.deps, uuid, controller.signal);
-        this.deps.logger.debug({ experiment: uuid, result }, "job ended");
+        const slot = this.slots.acquire();
+        try {
+          const result = await runExperimentJob(this.deps, uuid, controller.signal, slot);
+          this.deps.logger.debug({ experiment: uuid, result, slot: slot.slot }, "job ended");
+        } finally {
+          this.slots.release(slot);
+        }
       })
       .catch((err) => this.deps.logger.error({ err, experiment: uuid }, "job crashed"))
       .finally(() => this.known.delete(uuid));

@@ -5,12 +5,13 @@ import type { ExperimentRow } from "../experiments/repository.js";
 import { experimentRequestSchema, withoutToken } from "../experiments/request.js";
 import { parseStudy, studyOf, type Study } from "../experiments/study.js";
 import type { PreparedDataset } from "./dataset-stage.js";
+import type { DeviceSlot } from "./gpu-slots.js";
 
 /** Every job trains and splits with this seed: the same data and request give the same model. */
 export const SEED = 42;
 
 /** The job spec, from the study and the prepared dataset only. */
-export function buildSpec(config: Config, row: Pick<ExperimentRow, "id">, study: Study, prepared: PreparedDataset, outDir: string, sourceDir?: string): JobSpec {
+export function buildSpec(config: Config, row: Pick<ExperimentRow, "id">, study: Study, prepared: PreparedDataset, outDir: string, sourceDir?: string, slot?: DeviceSlot): JobSpec {
   return {
     schema_version: 1,
     job_id: row.id,
@@ -32,10 +33,11 @@ export function buildSpec(config: Config, row: Pick<ExperimentRow, "id">, study:
     threshold_metric: study.threshold_metric,
     budget: study.budget,
     seed: SEED,
-    device: "auto",
+    // The slot's device: a GPU slot's process sees only its GPU (as cuda:0); a CPU slot's sees none.
+    device: slot?.device ?? "auto",
     out_dir: outDir,
     source_model: sourceDir ? { dir: sourceDir } : null,
-    options: { threads: Math.max(1, Math.floor(os.availableParallelism() / config.BUILDER_GPU_SLOTS)) },
+    options: { threads: slot?.threads ?? Math.max(1, Math.floor(os.availableParallelism() / (config.BUILDER_GPU_SLOTS ?? 1))) },
   };
 }
 

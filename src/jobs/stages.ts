@@ -10,6 +10,7 @@ import { createEventSink } from "./event-sink.js";
 import type { JobRun, TransitionSet } from "./job-run.js";
 import { defaultPython, runPipeline } from "./pipeline-process.js";
 import { publishModel } from "./publish.js";
+import { slotEnv } from "./gpu-slots.js";
 import { buildSpec, SEED } from "./spec.js";
 
 // The job's stages, in order. Each one moves the experiment into its state and returns an explicit outcome: go on
@@ -38,7 +39,8 @@ export const admit: Stage = async (run) => {
   }
   await fs.promises.rm(run.work, { recursive: true, force: true }); // a re-run starts clean
   await fs.promises.mkdir(run.work, { recursive: true });
-  run.jobLog(`attempt ${row.attempts} on runner ${run.lease.owner}`);
+  const { slot } = run;
+  run.jobLog(`attempt ${row.attempts} on runner ${run.lease.owner}${slot ? `, slot ${slot.slot}: ${slot.gpu ? `GPU ${slot.gpu.index} (${slot.gpu.name})` : "CPU"}, ${slot.threads} threads` : ""}`);
   return NEXT;
 };
 
@@ -86,7 +88,7 @@ export const validate: Stage = async (run) => {
 export const train: Stage = async (run) => {
   const { deps, state } = run;
   await fs.promises.mkdir(run.outDir, { recursive: true });
-  const spec = buildSpec(deps.config, run.row, run.study, state.prepared!, run.outDir, state.source?.dir);
+  const spec = buildSpec(deps.config, run.row, run.study, state.prepared!, run.outDir, state.source?.dir, run.slot);
   try {
     assertJobSpec(spec);
   } catch (err) {
@@ -105,6 +107,7 @@ export const train: Stage = async (run) => {
     timeoutMs: (spec.budget.time_budget_s * deps.config.JOB_TIMEOUT_FACTOR + TIMEOUT_ALLOWANCE_S) * 1000,
     signal: run.lease.signal,
     onEvent: sink.onEvent,
+    env: run.slot ? slotEnv(run.slot) : undefined,
   });
   await sink.flush();
   if (outcome.kind === "cancelled") run.lease.throwIfStopped();

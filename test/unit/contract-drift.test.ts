@@ -8,6 +8,7 @@ import { METRIC_NAMES, type ColumnSpec, type ImageSpec, type JobSpec, type Manif
 import { checkManifest, SERVED_FIELDS } from "../../src/serving/manifest.js";
 import { parseConfig } from "../../src/config.js";
 import { buildSpec } from "../../src/jobs/spec.js";
+import { planSlots, type DeviceSlot } from "../../src/jobs/gpu-slots.js";
 import { defaultPython, PIPELINES_DIR } from "../../src/jobs/pipeline-process.js";
 import { experimentRequestSchema, withoutToken } from "../../src/experiments/request.js";
 import { studyOf } from "../../src/experiments/study.js";
@@ -24,7 +25,7 @@ const requests = {
   detection: { task: "vision", images_col: "image", type_of_experiment: "detection" },
 } as const;
 
-function specFor(kind: PipelineKind, command: "train" | "evaluate"): JobSpec {
+function specFor(kind: PipelineKind, command: "train" | "evaluate", slot?: DeviceSlot): JobSpec {
   const request = withoutToken(
     experimentRequestSchema.parse({
       zip_gcloud: "u/d/data.zip",
@@ -53,7 +54,7 @@ function specFor(kind: PipelineKind, command: "train" | "evaluate"): JobSpec {
     problem: kind === "detection" ? ("detection" as const) : ("binary" as const),
     split: { seed: 42, train: command === "train" ? ["1"] : [], val: command === "train" ? ["2"] : [], test: ["3"] },
   };
-  return buildSpec(config, { id: "00000000-0000-0000-0000-000000000001" }, studyOf(request, config), prepared, "/work/out", command === "evaluate" ? "/work/source" : undefined);
+  return buildSpec(config, { id: "00000000-0000-0000-0000-000000000001" }, studyOf(request, config), prepared, "/work/out", command === "evaluate" ? "/work/source" : undefined, slot);
 }
 
 const cases = (["tabular", "vision_classification", "detection"] as const).flatMap((k) => (["train", "evaluate"] as const).map((c) => [k, c] as const));
@@ -77,6 +78,17 @@ describe("contract drift", () => {
     expect(contractErrors("job-spec", { ...detection, metric: "f_macro" }).join()).toMatch(/metric/);
     expect(contractErrors("job-spec", { ...detection, threshold_metric: "auc" }).join()).toMatch(/threshold_metric/);
     expect(contractErrors("job-spec", { ...binary, metric: "map50" }).join()).toMatch(/metric/);
+  });
+
+  it("a job in a device slot gets the slot's device and thread share, and the spec still satisfies the schema", () => {
+    const [gpuSlot] = planSlots([{ index: "0", id: "GPU-x", name: "fake GPU", memoryMiB: 1024 }], { cpus: 8 });
+    const [cpuSlot] = planSlots([], { slots: 2, cpus: 8 });
+    const onGpu = specFor("detection", "train", gpuSlot);
+    expect([onGpu.device, onGpu.options?.threads]).toEqual(["cuda", 8]);
+    expect(contractErrors("job-spec", onGpu)).toEqual([]);
+    const onCpu = specFor("vision_classification", "train", cpuSlot);
+    expect([onCpu.device, onCpu.options?.threads]).toEqual(["cpu", 4]);
+    expect(contractErrors("job-spec", onCpu)).toEqual([]);
   });
 
   it("refuses a spec with a field the schema does not know (additionalProperties stays false)", () => {

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runPipeline } from "../../src/jobs/pipeline-process.js";
+import { planSlots, slotEnv } from "../../src/jobs/gpu-slots.js";
 import { deliverCallback, signCallback } from "../../src/jobs/callback.js";
 import { createHmac } from "node:crypto";
 import { createLogger } from "../../src/logger.js";
@@ -45,6 +46,17 @@ describe("pipeline process boundary", () => {
     expect(out).toEqual({ kind: "ok", manifest: "manifest.json" });
     expect(events).toHaveLength(2);
     expect(fs.readFileSync(path.join(dir, "job.log"), "utf8")).toContain("a log line");
+  });
+
+  it("runs the process in its device slot: CUDA_VISIBLE_DEVICES and thread counts from the slot reach it", async () => {
+    const [slot] = planSlots([{ index: "3", id: "GPU-abc", name: "fake GPU", memoryMiB: null }], { slots: 2, cpus: 6 });
+    const py = fakePython(`echo "visible=[$CUDA_VISIBLE_DEVICES] omp=$OMP_NUM_THREADS" >&2\necho '{"type":"result","manifest":"manifest.json"}'`);
+    const logFile = path.join(dir, "slot.log");
+    expect((await runPipeline(base(py, { logFile, env: slotEnv(slot!) }))).kind).toBe("ok");
+    expect(fs.readFileSync(logFile, "utf8")).toContain("visible=[GPU-abc] omp=3");
+    const [cpuSlot] = planSlots([], { cpus: 2 });
+    await runPipeline(base(py, { logFile, env: slotEnv(cpuSlot!) }));
+    expect(fs.readFileSync(logFile, "utf8")).toContain("visible=[] omp=2");
   });
 
   it("fails the job on a malformed event and kills the process", async () => {
