@@ -54,6 +54,8 @@ def test_manifest_states_serving(trained):
     det = manifest["detection"]
     assert 0 < det["score_threshold"] < 1 and det["max_detections"] >= 100
     assert manifest["outputs"] == {"scores": "scores", "boxes": "boxes"}
+    # The device it trained on, as the spec asked (detection used to write "cpu" whatever it was given).
+    assert manifest["model_summary"]["device"] == manifest["provenance"]["device"] == "cpu"
     for fig in manifest["figures"]:
         assert (out / fig["file"]).is_file()
     graph = onnx.load(str(out / "model.onnx"))
@@ -120,3 +122,14 @@ def test_pretrained_backbone_loads_from_a_local_path(tmp_path):
     _load_pretrained(target, str(tmp_path / "backbone.pt"))
     for k, v in source.backbone.state_dict().items():
         assert torch.equal(v, target.backbone.state_dict()[k]), k
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a host without CUDA")
+def test_cuda_job_on_a_host_without_cuda_is_refused_not_run_on_cpu(tmp_path):
+    # The runner asks for "cuda" on a GPU slot; detection used to ignore the device and train on the CPU.
+    from builder_pipelines.common.errors import DataError
+    spec = make_dataset(tmp_path / "data")
+    spec["device"] = "cuda"
+    with pytest.raises(DataError, match="no CUDA device"):
+        run(spec, str(tmp_path / "out"))
+    assert not (tmp_path / "out" / "manifest.json").exists()

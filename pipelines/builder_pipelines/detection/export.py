@@ -30,7 +30,7 @@ def export_onnx(model: torch.nn.Module, path: str, sample_inputs: list[np.ndarra
 
 
 def _export_checked(model: torch.nn.Module, path: str, sample_inputs: list[np.ndarray]) -> dict:
-    m = copy.deepcopy(model).eval().float()
+    m = copy.deepcopy(model).cpu().eval().float()  # exported and checked on the CPU, wherever it trained
     dummy = torch.zeros(1, 3, m.in_h, m.in_w)
     with torch.no_grad():
         torch.onnx.export(m, (dummy,), path, input_names=["input"], output_names=["boxes", "scores"],

@@ -38,11 +38,12 @@ def prepare(records: list[ImageRecord], image_cfg: dict) -> Prepared:
 def torch_forward(model: torch.nn.Module, batch_size: int = 16):
     def run(inputs: list[np.ndarray]):
         model.eval()
+        device = next(model.parameters()).device
         out = []
         with torch.no_grad():
             for i in range(0, len(inputs), batch_size):
-                b, s = model(torch.from_numpy(np.stack(inputs[i:i + batch_size])))
-                out.extend(zip(b.numpy(), s.numpy()))
+                b, s = model(torch.from_numpy(np.stack(inputs[i:i + batch_size])).to(device))
+                out.extend(zip(b.cpu().numpy(), s.cpu().numpy()))
         return out
     return run
 

@@ -21,7 +21,7 @@ def assign(points, strides, gt_boxes, gt_labels):
     """-> labels (M,) with -1 for background, distances (M, 4) (valid where labels >= 0)."""
     m = points.shape[0]
     if gt_boxes.shape[0] == 0:
-        return torch.full((m,), -1, dtype=torch.long), torch.zeros(m, 4)
+        return torch.full((m,), -1, dtype=torch.long, device=points.device), torch.zeros(m, 4, device=points.device)
     px, py = points[:, 0:1], points[:, 1:2]
     x1, y1, x2, y2 = (gt_boxes[:, i][None] for i in range(4))
     ltrb = torch.stack([px - x1, py - y1, x2 - px, y2 - py], dim=2)  # (M, G, 4)
@@ -40,7 +40,7 @@ def assign(points, strides, gt_boxes, gt_labels):
     best, idx = areas.min(dim=1)
     labels = gt_labels[idx].clone()
     labels[~torch.isfinite(best)] = -1
-    return labels, ltrb[torch.arange(m), idx]
+    return labels, ltrb[torch.arange(m, device=points.device), idx]
 
 
 def centerness(ltrb):
@@ -94,6 +94,8 @@ def detection_loss(model, outputs, batch_boxes, batch_labels, pos_weight=None):
     n_pos = max(1.0, float(pos.sum()))
     onehot = torch.zeros_like(cls)
     onehot[pos] = F.one_hot(labels[pos], k).to(cls.dtype)
+    if pos_weight is not None:
+        pos_weight = pos_weight.to(cls.device)
     l_cls = focal_loss(cls, onehot, pos_weight=pos_weight) / n_pos
     if pos.any():
         t = targets[pos]

@@ -16,6 +16,7 @@ import torch
 from PIL import Image
 
 from ..common import events
+from ..common.device import pick_device
 from ..common.errors import DataError
 from ..common.manifest import provenance, write_manifest, write_report
 from .augment import TrainStore
@@ -98,6 +99,7 @@ def train(spec: dict, out_dir: str) -> str:
     opts = spec.get("options") or {}
     torch.set_num_threads(int(opts.get("threads") or 2))
     torch.manual_seed(spec["seed"])
+    device = pick_device(spec)
     mode = MODES[spec["budget"]["mode"]]
     events.progress("preparing", 0.0, message="reading the box table")
     splits, classes = read_detection_table(spec)
@@ -118,6 +120,7 @@ def train(spec: dict, out_dir: str) -> str:
     model = Detector(len(classes), in_w, in_h, mode["size"]).to(memory_format=torch.channels_last)
     if opts.get("pretrained_weights"):
         _load_pretrained(model, opts["pretrained_weights"])
+    model = model.to(device)
     flips = opts.get("allow_flips") is not False
     counts = np.bincount(np.concatenate([r.labels for r in splits["train"]]).astype(np.int64), minlength=len(classes))
     cfg = {**mode, "weight_decay": 5e-4, "pad_value": PAD_VALUE, "flips": flips, "class_weights": class_weights(counts),
@@ -127,7 +130,8 @@ def train(spec: dict, out_dir: str) -> str:
     cfg["post_images"] = len(NMS_CANDIDATES) * len(val.records) + 2 * (len(val.records) + len(test.records))
     train_budget = max(1.0, budget - (time.monotonic() - t0))
     events.log("info", f"{len(store)} training images, {len(val.records)} validation, {len(test.records)} test; "
-                       f"input {in_w}x{in_h}; classes {classes}; {train_budget:.0f}s left for training and evaluation")
+                       f"input {in_w}x{in_h}; classes {classes}; device {device.type}; "
+                       f"{train_budget:.0f}s left for training and evaluation")
     summary = fit(model, store, val, cfg, train_budget, spec["seed"],
                   lambda f, **kw: events.progress("training", 0.05 + 0.8 * f, **kw))
 
@@ -165,11 +169,11 @@ def train(spec: dict, out_dir: str) -> str:
                          "placed at the top-left; pad_value in 0..255 pixel units before scale/mean/std",
             "flips": flips, "pretrained_weights": bool(opts.get("pretrained_weights")),
             "epochs": summary["epochs_run"], "best_val_map50_during_training": summary["best_val_map50"],
-            "device": "cpu",
+            "device": device.type,
             "onnx_parity": {"max_abs_diff": {"scores": parity["max_abs_diff_scores"],
                                              "boxes_over_input_side": parity["max_abs_diff_boxes_over_input_side"]}},
         },
-        "provenance": provenance(spec, time.monotonic() - t0, "cpu", _framework()),
+        "provenance": provenance(spec, time.monotonic() - t0, device.type, _framework()),
     }
     path = write_manifest(out_dir, manifest)
     events.progress("exporting", 1.0, message="done")

@@ -83,6 +83,8 @@ def fit(model, store: TrainStore, val: Prepared, cfg: dict, budget_s: float, see
     follows it (cfg["post_images"] image passes). ``progress(fraction, **extra)``."""
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
+    device = next(model.parameters()).device  # the caller placed the model on the job's device
+    mean_t, std_t = cfg["mean_t"].to(device), cfg["std_t"].to(device)
     decay, no_decay = [], []
     for p in model.parameters():
         (no_decay if p.ndim <= 1 else decay).append(p)
@@ -105,12 +107,13 @@ def fit(model, store: TrainStore, val: Prepared, cfg: dict, budget_s: float, see
         for it in range(steps_per_epoch):
             idx = order[it * bs:(it + 1) * bs]
             batch = [sample(store, int(i), model.in_w, model.in_h, cfg["pad_value"], rng, cfg["flips"]) for i in idx]
-            x = torch.stack([b[0] for b in batch])
-            x = (x / 255.0 - cfg["mean_t"]) / cfg["std_t"]
+            # Augmentation runs on the CPU; the batch goes to the device as uint8-range floats, normalised there.
+            x = torch.stack([b[0] for b in batch]).to(device, non_blocking=True)
+            x = (x / 255.0 - mean_t) / std_t
             for g in opt.param_groups:
                 g["lr"] = cfg["lr"] * lr_factor(step, warmup, frac())
             loss, _ = detection_loss(model, model.raw(x.contiguous(memory_format=torch.channels_last)),
-                                     [b[1] for b in batch], [b[2] for b in batch], weights)
+                                     [b[1].to(device) for b in batch], [b[2].to(device) for b in batch], weights)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 10.0)

@@ -10,6 +10,7 @@ import torch
 
 from ..common import events, thresholds
 from ..common.data import read_table, split_indices
+from ..common.device import pick_device
 from ..common.errors import DataError
 from ..common.manifest import provenance, write_manifest, write_report
 from . import dataset, report
@@ -32,13 +33,6 @@ def default_threads() -> int:
     except OSError:
         busy = 0
     return max(1, min(cpus, cpus - busy))
-
-
-def pick_device(spec: dict) -> torch.device:
-    want = spec.get("device", "auto")
-    if want == "cuda" and not torch.cuda.is_available():
-        raise DataError("device 'cuda' was asked for but no CUDA device is available")
-    return torch.device("cuda" if want in ("auto", "cuda") and torch.cuda.is_available() else "cpu")
 
 
 def _train_tensors(targets, rows, y_mean: float, y_std: float) -> torch.Tensor:
