@@ -39,8 +39,11 @@ ARG VARIANT=cpu
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 # onnxruntime-node's CPU binary ships in the package; only the CUDA variant fetches the CUDA provider (GitHub).
+# Its macOS, Windows and arm64 binaries (about 220 MB) are dropped: the image is linux/amd64.
 RUN ONNXRUNTIME_NODE_INSTALL=skip npm install --omit=dev --no-audit --no-fund \
- && if [ "$VARIANT" = cuda ]; then cd node_modules/onnxruntime-node && ONNXRUNTIME_NODE_INSTALL=cuda12 node script/install.js; fi \
+ && if [ "$VARIANT" = cuda ]; then (cd node_modules/onnxruntime-node && ONNXRUNTIME_NODE_INSTALL=cuda12 node script/install.js); fi \
+ && rm -rf node_modules/onnxruntime-node/bin/napi-v*/darwin node_modules/onnxruntime-node/bin/napi-v*/win32 \
+           node_modules/onnxruntime-node/bin/napi-v*/linux/arm64 \
  && npm cache clean --force
 
 # ---- Python 3.11 virtual environment with the pipelines' requirements.

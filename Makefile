@@ -23,7 +23,7 @@ DEV_STAMP := $(DEV_VENV)/.builder-installed
 TORCH_INDEX ?=
 export ONNXRUNTIME_NODE_INSTALL := skip
 
-.PHONY: install start test test-ts test-py typecheck web bench-help clean-data
+.PHONY: install start test test-ts test-py typecheck web bench-help clean-data docker-test
 
 install: $(NPM_STAMP) $(VENV_STAMP) $(WEB_DIST)
 
@@ -72,3 +72,7 @@ test-py: $(VENV_STAMP)
 
 clean-data:
 	rm -rf data
+
+# The deployment end to end with a real Docker engine (root; slow, minutes): not part of `make test`.
+docker-test:
+	scripts/docker-test.sh
