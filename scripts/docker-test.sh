@@ -107,10 +107,10 @@ with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
 EOF
 curl -sf -X PUT "${auth[@]}" --data-binary @"$work/data.zip" "$base/v1/files/$user_id/dt/data.zip" >/dev/null || fail "upload"
 
-experiment() { # experiment ID BUDGET_S: posts a tabular build
+experiment() { # experiment ID BUDGET_S OPTIMIZATION_TYPE: posts a tabular build (1 = fastest, 0 = best: searches the whole budget)
   curl -sf -X POST "${auth[@]}" -H 'content-type: application/json' "$base/v1/experiments" -d "{
     \"zip_gcloud\": \"$user_id/dt/data.zip\", \"label_cols\": [\"diagnosis\"], \"data_cols\": [\"age\", \"marker\", \"noise\"],
-    \"model_type\": 0, \"optimization_type\": 1, \"experiment_id\": $1, \"user_token\": \"x\", \"user_id\": \"$user_id\",
+    \"model_type\": 0, \"optimization_type\": $3, \"experiment_id\": $1, \"user_token\": \"x\", \"user_id\": \"$user_id\",
     \"study_type\": \"Builder\", \"task\": \"data\", \"optimization_metric\": \"AUC\", \"time_budget_s\": $2 }" >/dev/null
 }
 field() { curl -sf "${auth[@]}" "$base/v1/experiments/$1" | python3 -c "import json,sys; print(json.load(sys.stdin)$2)"; }
@@ -126,7 +126,7 @@ wait_status() { # wait_status ID STATUS TIMEOUT_S
 }
 
 step "build experiment 1 to ready (1 worker)"
-experiment 1 20
+experiment 1 20 1
 wait_status 1 ready 400
 
 step "POST /predict"
@@ -145,15 +145,19 @@ done
 echo "   worker devices: $("$DOCKER" exec "$(echo "$workers" | head -1)" node -e "fetch('http://127.0.0.1:8081/readyz').then(r=>r.json()).then(b=>console.log(JSON.stringify(b.devices)))")"
 
 step "experiment 2 training, then docker kill its worker"
-experiment 2 90
+experiment 2 60 0
 wait_status 2 training 300
-sleep 5
-# The worker running it: the one whose pipeline process is alive (the API's view names the runner by hostname).
+# The worker running it: the one whose pipeline (python) process is alive.
 victim=""
-for w in $workers; do
-  if "$DOCKER" top "$w" -eo args 2>/dev/null | grep -q builder_pipelines; then victim=$w; fi
+for _ in $(seq 1 60); do
+  for w in $workers; do
+    if "$DOCKER" top "$w" -eo args 2>/dev/null | grep -q "builder_pipelines"; then victim=$w; fi
+  done
+  [ -n "$victim" ] && break
+  sleep 1
 done
 [ -n "$victim" ] || fail "no worker runs a pipeline for experiment 2"
+sleep 3 # well into training
 "$DOCKER" kill "$victim" >/dev/null
 echo "   killed worker ${victim:0:12} while experiment 2 was $(field 2 "['status']")"
 
