@@ -151,7 +151,7 @@ wait_status 2 training 300
 victim=""
 for _ in $(seq 1 60); do
   for w in $workers; do
-    if "$DOCKER" top "$w" -eo args 2>/dev/null | grep -q "builder_pipelines"; then victim=$w; fi
+    if "$DOCKER" top "$w" -eo pid,args 2>/dev/null | grep -q "builder_pipelines"; then victim=$w; fi
   done
   [ -n "$victim" ] && break
   sleep 1
