@@ -15,7 +15,11 @@ describeEachTarget("HTTP basics on %s", (target) => {
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${server.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: "ready", database: target });
+    const body = (await ready.json()) as { status: string; database: string; runner: string; devices: Array<{ device: string; gpu: unknown; threads: number; busy: boolean }> };
+    expect([body.status, body.database, body.runner]).toEqual(["ready", target, "inprocess"]);
+    // The in-process runner's slots: one per GPU, or one CPU slot on a host without (this one, unless it has a GPU).
+    expect(body.devices.length).toBeGreaterThanOrEqual(1);
+    for (const d of body.devices) expect([d.device, d.gpu === null, d.threads >= 1, d.busy]).toEqual([d.gpu === null ? "cpu" : "cuda", d.gpu === null, true, false]);
   });
 
   it("gives every response a request id, echoing a sane incoming one", async () => {
