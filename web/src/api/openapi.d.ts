@@ -41,7 +41,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers */
+        /** Readiness: the database answers; with the in-process runner, the devices its jobs run on */
         get: operations["get_readyz"];
         put?: never;
         post?: never;
@@ -783,6 +783,20 @@ export interface operations {
                 content: {
                     "application/json": {
                         database: string;
+                        devices?: {
+                            busy: boolean;
+                            /** @enum {string} */
+                            device: "cuda" | "cpu";
+                            gpu: {
+                                id: string;
+                                index: string;
+                                memory_mib: number | null;
+                                name: string;
+                            } | null;
+                            slot: number;
+                            threads: number;
+                        }[];
+                        runner?: string;
                         /** @constant */
                         status: "ready";
                     };
