@@ -11,7 +11,8 @@ export function uploadPath(fileName: string, now = Date.now()): string {
 }
 
 /** Pick or drop a zip; upload with a real progress bar (bytes, speed), cancel, and retry after a failure. */
-export function Uploader({ onUploaded }: { onUploaded: (r: UploadResult, file: File) => void }) {
+/** onStart: a new upload begins, so whatever the page showed of the previous zip no longer applies. */
+export function Uploader({ onUploaded, onStart }: { onUploaded: (r: UploadResult, file: File) => void; onStart?: () => void }) {
   const [file, setFile] = useState<File | null>(null);
   const [progress, setProgress] = useState<UploadProgress | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -20,6 +21,7 @@ export function Uploader({ onUploaded }: { onUploaded: (r: UploadResult, file: F
   const abort = useRef<() => void>(() => {});
 
   const start = async (f: File) => {
+    onStart?.();
     setFile(f);
     setError(null);
     setBusy(true);

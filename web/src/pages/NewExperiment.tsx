@@ -144,7 +144,14 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
       <h1>{source ? `Test experiment #${source} on new data` : "New experiment"}</h1>
       {source ? <p>A Retrospective study: the model of experiment #{source} is evaluated on the zip you upload, and its metrics are shown beside the internal ones.</p> : null}
       <h2>1. Upload the dataset</h2>
-      <Uploader onUploaded={onUploaded} />
+      <Uploader
+        onUploaded={onUploaded}
+        onStart={() => {
+          setUpload(null);
+          setColumns(null);
+          setReport(null);
+        }}
+      />
       {upload ? (
         <p className="muted small" data-testid="uploaded">
           Stored as <code>{upload.zip_gcloud}</code> ({formatBytes(upload.size)}, sha256 {upload.sha256.slice(0, 12)}…)
