@@ -86,6 +86,7 @@ COPY --from=app-files /app ./
 ENV NODE_ENV=production \
     BUILDER_DATA_DIR=/data \
     PORT=8080 \
+    WORKER_PORT=8081 \
     BUILDER_IMAGE_VARIANT=${VARIANT} \
     PYTHONDONTWRITEBYTECODE=1
 USER builder

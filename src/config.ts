@@ -49,7 +49,8 @@ export const configSchema = z.object({
   // (nvidia-smi, narrowed by CUDA_VISIBLE_DEVICES), or 1 without a GPU. Jobs are pinned to a GPU each.
   BUILDER_GPU_SLOTS: int(1).optional(),
   // The port the worker's /healthz, /readyz (devices) and /metrics listen on; 0 = none.
-  WORKER_PORT: int(0).max(65535).default(8081),
+  // Off by default: several workers on one host would fight over one port; the image sets 8081 for its HEALTHCHECK.
+  WORKER_PORT: int(0).max(65535).default(0),
   BUILDER_RUNNER: z.enum(["inprocess", "bullmq"]).default("inprocess"),
   PYTHON_BIN: z.string().optional(),
   // One set of default budgets for the server, the pipelines and the benchmarks: pipelines/contract/budgets.json.
