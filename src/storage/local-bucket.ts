@@ -36,11 +36,16 @@ export class LocalBucket implements Bucket {
     await fs.promises.mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
     const tmp = `${target}.${randomBytes(6).toString("hex")}.partial`;
     const m = meter(opts.maxBytes);
+    // Owner-only: uploads are patients' data, not for the host's other accounts.
+    const file = fs.createWriteStream(tmp, { flags: "wx", mode: 0o600 });
     try {
-      // Owner-only: uploads are patients' data, not for the host's other accounts.
-      await pipeline(body, m.stream, fs.createWriteStream(tmp, { flags: "wx", mode: 0o600 }));
+      await pipeline(body, m.stream, file);
       await fs.promises.rename(tmp, target);
     } catch (err) {
+      // pipeline rejects as soon as one stream fails (a body that is not a zip fails on its first bytes), maybe
+      // before the write stream has opened, i.e. created, its file: wait for it to close so that the removal
+      // cannot run ahead of the file's creation and leave a .partial behind.
+      if (!file.closed) await new Promise<void>((resolve) => file.once("close", () => resolve()));
       await fs.promises.rm(tmp, { force: true });
       throw err;
     }
