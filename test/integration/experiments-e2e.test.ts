@@ -88,9 +88,9 @@ describe(`experiment end to end on ${primaryTarget()}`, () => {
     const spec = JSON.parse(Buffer.concat(chunks).toString("utf8"));
     expect(spec).toMatchObject({ kind: "tabular", command: "train", metric: "auc", threshold_metric: "auc", budget: { mode: "fast", time_budget_s: 4 } });
     expect(spec.split.test.length).toBeGreaterThan(0);
-    // The work folder is gone; the log stays.
+    // The work folder goes right after the terminal state is written (removal is asynchronous); the log stays.
     const uuid = (await server.services.experiments.repo.byUserNumber(user.userId, 1))!.id;
-    expect(fs.existsSync(path.join(server.dataDir, "work", uuid))).toBe(false);
+    await expect.poll(() => fs.existsSync(path.join(server.dataDir, "work", uuid)), { timeout: 10_000 }).toBe(false);
     expect(fs.existsSync(path.join(server.dataDir, "logs", `${uuid}.log`))).toBe(true);
     const logs = await client.get("/v1/experiments/1/logs");
     expect(logs.status).toBe(200);
