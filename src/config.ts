@@ -48,6 +48,9 @@ export const configSchema = z.object({
   // Training jobs a runner (serve's in-process runner, or one worker) runs at once. Unset: one per GPU it sees
   // (nvidia-smi, narrowed by CUDA_VISIBLE_DEVICES), or 1 without a GPU. Jobs are pinned to a GPU each.
   BUILDER_GPU_SLOTS: int(1).optional(),
+  // On a host with GPUs: CPU-only slots beside them for tabular (LightGBM) jobs, which need no GPU and so never
+  // hold or wait for one. 0 = tabular jobs take a free GPU slot. No effect without a GPU (every slot is a CPU slot).
+  BUILDER_CPU_SLOTS: int(0).default(1),
   // The port the worker's /healthz, /readyz (devices) and /metrics listen on; 0 = none.
   // Off by default: several workers on one host would fight over one port; the image sets 8081 for its HEALTHCHECK.
   WORKER_PORT: int(0).max(65535).default(0),

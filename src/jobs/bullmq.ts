@@ -1,10 +1,10 @@
-import { Queue, Worker, type ConnectionOptions } from "bullmq";
+import { DelayedError, Queue, Worker, type ConnectionOptions } from "bullmq";
 import { Redis } from "ioredis";
 import type { Config } from "../config.js";
 import type { JobDeps } from "./deps.js";
 import { runExperimentJob } from "./experiment-job.js";
 import { startSweep, type JobRunner } from "./runner.js";
-import { deviceSlotPool, type SlotPool } from "./gpu-slots.js";
+import { deviceSlotPool, slotNeedOf, type SlotPool } from "./gpu-slots.js";
 
 interface ExperimentJobData {
   experimentUuid: string;
@@ -62,18 +62,37 @@ export class BullmqDispatcher implements JobRunner {
   }
 }
 
-/** `./builder worker`: consumes the queue with the same job code as the in-process runner, one job per device slot. */
-export function startBullmqWorker(deps: JobDeps, slots: SlotPool = deviceSlotPool(deps.config.BUILDER_GPU_SLOTS)): { worker: Worker<ExperimentJobData>; slots: SlotPool; stop: () => Promise<void> } {
+/** How long a job that found no slot of its kind free here waits in the queue before a worker takes it again. */
+export const SLOT_BUSY_DELAY_MS = 2000;
+
+/**
+ * `./builder worker`: consumes the queue with the same job code as the in-process runner, one job per device
+ * slot. The worker takes up to as many jobs as it has slots, but a job may need a kind of slot that is busy here
+ * (a third vision job on two busy GPUs while the CPU slot is free for tabular work): it goes back to the queue,
+ * delayed, for this or another worker to take, rather than waiting here and keeping the free slot from a job
+ * that fits it.
+ */
+export function startBullmqWorker(
+  deps: JobDeps,
+  slots: SlotPool = deviceSlotPool(deps.config.BUILDER_GPU_SLOTS, process.env, undefined, deps.config.BUILDER_CPU_SLOTS),
+): { worker: Worker<ExperimentJobData>; slots: SlotPool; stop: () => Promise<void> } {
   if (!deps.config.REDIS_URL) throw new Error("./builder worker needs REDIS_URL");
   const connection = redisConnection(deps.config.REDIS_URL);
   const running = new Map<string, AbortController>();
   const worker = new Worker<ExperimentJobData>(
     deps.config.BULLMQ_QUEUE,
-    async (job) => {
+    async (job, token) => {
       const uuid = job.data.experimentUuid;
+      const row = await deps.repo.byId(uuid);
+      if (!row) return "skipped";
+      const slot = slots.tryAcquire(slotNeedOf(row));
+      if (!slot) {
+        // Not a failure (no attempt is spent): back in the queue, for whichever worker has a fitting slot free.
+        await job.moveToDelayed(Date.now() + SLOT_BUSY_DELAY_MS, token);
+        throw new DelayedError();
+      }
       const controller = new AbortController();
       running.set(uuid, controller);
-      const slot = slots.acquire();
       try {
         const result = await runExperimentJob(deps, uuid, controller.signal, slot);
         // Stopped (shutdown, lease lost): hand it back to the queue; the lease keeps a second run out.

@@ -57,15 +57,24 @@ export function detectGpus(env: NodeJS.ProcessEnv = process.env, smi: () => stri
 }
 
 /**
- * The slots of a runner: `slots` (BUILDER_GPU_SLOTS) when set, else one per GPU, else one CPU slot. Slots
- * beyond the GPU count share GPUs round-robin (small models fit two to a GPU). The host's CPU threads are split
- * between the slots, so concurrent jobs do not oversubscribe the cores (OpenMP spin-waits then cost 10x).
+ * What a job needs from a slot. Vision and detection train on a GPU where the host has one; tabular jobs
+ * (LightGBM) never use a GPU, so on a GPU host they run in CPU slots of their own instead of holding a GPU.
  */
-export function planSlots(gpus: Gpu[], opts: { slots?: number; cpus?: number } = {}): DeviceSlot[] {
+export type SlotNeed = "gpu" | "cpu";
+
+/**
+ * The slots of a runner: `slots` (BUILDER_GPU_SLOTS) when set, else one per GPU, else one CPU slot. Slots
+ * beyond the GPU count share GPUs round-robin (small models fit two to a GPU). On a host with GPUs, `cpuSlots`
+ * (BUILDER_CPU_SLOTS) CPU-only slots follow them for the jobs that need no GPU; without GPUs every slot is a
+ * CPU slot already and `cpuSlots` adds none. The host's CPU threads are split between all the slots, so
+ * concurrent jobs do not oversubscribe the cores (OpenMP spin-waits then cost 10x).
+ */
+export function planSlots(gpus: Gpu[], opts: { slots?: number; cpus?: number; cpuSlots?: number } = {}): DeviceSlot[] {
   const count = opts.slots ?? Math.max(1, gpus.length);
-  const threads = Math.max(1, Math.floor((opts.cpus ?? os.availableParallelism()) / count));
-  return Array.from({ length: count }, (_, slot) => {
-    const gpu = gpus.length ? gpus[slot % gpus.length]! : null;
+  const cpuOnly = gpus.length ? (opts.cpuSlots ?? 0) : 0;
+  const threads = Math.max(1, Math.floor((opts.cpus ?? os.availableParallelism()) / (count + cpuOnly)));
+  return Array.from({ length: count + cpuOnly }, (_, slot) => {
+    const gpu = gpus.length && slot < count ? gpus[slot % gpus.length]! : null;
     return { slot, device: gpu ? "cuda" : "cpu", gpu, threads };
   });
 }
@@ -84,25 +93,80 @@ export function slotEnv(slot: DeviceSlot): Record<string, string> {
   };
 }
 
-/** Hands each running job a free slot; the runner's concurrency equals the slot count, so one is always free. */
+/**
+ * Hands each running job a free slot of the kind it needs (see `fits`). `acquire` takes one at once or throws;
+ * `tryAcquire` answers null (the BullMQ worker then hands the job back to the queue for another worker);
+ * `acquireWhenFree` waits in line (the in-process runner, the only runner in its process).
+ */
 export class SlotPool {
   private readonly free: DeviceSlot[];
+  private readonly waiters: Array<{ need: SlotNeed; resolve: (slot: DeviceSlot) => void }> = [];
+  private readonly hasGpu: boolean;
+  private readonly hasCpuOnly: boolean;
 
   constructor(readonly slots: readonly DeviceSlot[]) {
     this.free = [...slots];
+    this.hasGpu = slots.some((s) => s.device === "cuda");
+    this.hasCpuOnly = slots.some((s) => s.device === "cpu");
   }
 
   get size(): number {
     return this.slots.length;
   }
 
-  acquire(): DeviceSlot {
-    const slot = this.free.shift();
-    if (!slot) throw new Error(`all ${this.slots.length} device slots are busy: the runner's concurrency must equal the slot count`);
+  /**
+   * A GPU job takes a GPU slot wherever the pool has one (a CPU slot would make it crawl: it waits for a GPU);
+   * on a host without GPUs, any slot. A CPU job takes a CPU slot wherever the pool has one, so no GPU sits idle
+   * under LightGBM; a GPU pool with no CPU slots (BUILDER_CPU_SLOTS=0) lends it a GPU slot, as before they existed.
+   */
+  fits(slot: DeviceSlot, need: SlotNeed): boolean {
+    if (need === "gpu") return !this.hasGpu || slot.device === "cuda";
+    return !this.hasCpuOnly || slot.device === "cpu";
+  }
+
+  /** Any free slot (need unset), or one that fits `need`; throws when there is none. */
+  acquire(need?: SlotNeed): DeviceSlot {
+    const slot = need ? this.tryAcquire(need) : (this.free.shift() ?? null);
+    if (!slot) throw new Error(`all ${this.slots.length} device slots ${need ? `for ${need} jobs ` : ""}are busy: the runner's concurrency must equal the slot count`);
     return slot;
   }
 
+  tryAcquire(need: SlotNeed): DeviceSlot | null {
+    const i = this.free.findIndex((s) => this.fits(s, need));
+    return i < 0 ? null : this.free.splice(i, 1)[0]!;
+  }
+
+  /** Resolves with a slot that fits `need` once one is free (first come, first served); rejects when `signal` aborts. */
+  acquireWhenFree(need: SlotNeed, signal?: AbortSignal): Promise<DeviceSlot> {
+    const now = this.tryAcquire(need);
+    if (now) return Promise.resolve(now);
+    return new Promise((resolve, reject) => {
+      const stopped = () => (signal!.reason instanceof Error ? signal!.reason : new Error(String(signal!.reason ?? "aborted")));
+      if (signal?.aborted) return reject(stopped());
+      const onAbort = () => {
+        const i = this.waiters.indexOf(waiter);
+        if (i >= 0) this.waiters.splice(i, 1);
+        reject(stopped());
+      };
+      const waiter = {
+        need,
+        resolve: (slot: DeviceSlot) => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve(slot);
+        },
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.waiters.push(waiter);
+    });
+  }
+
   release(slot: DeviceSlot): void {
+    const waiter = this.waiters.find((w) => this.fits(slot, w.need));
+    if (waiter) {
+      this.waiters.splice(this.waiters.indexOf(waiter), 1);
+      waiter.resolve(slot);
+      return;
+    }
     if (!this.free.includes(slot)) this.free.push(slot);
     this.free.sort((a, b) => a.slot - b.slot);
   }
@@ -113,7 +177,17 @@ export class SlotPool {
   }
 }
 
-/** The slot pool of this process, from the environment and nvidia-smi. */
-export function deviceSlotPool(slots: number | undefined, env: NodeJS.ProcessEnv = process.env, smi?: () => string | null): SlotPool {
-  return new SlotPool(planSlots(detectGpus(env, smi), { slots }));
+/**
+ * The slot pool of this process, from the environment and nvidia-smi. `cpuSlots` (BUILDER_CPU_SLOTS, whose
+ * default in the configuration is 1) adds CPU-only slots for tabular jobs on a host with GPUs.
+ */
+export function deviceSlotPool(slots: number | undefined, env: NodeJS.ProcessEnv = process.env, smi?: () => string | null, cpuSlots = 0): SlotPool {
+  return new SlotPool(planSlots(detectGpus(env, smi), { slots, cpuSlots }));
+}
+
+/** What a job needs: tabular jobs (by their study, or by the request of a row from before studies) need no GPU. */
+export function slotNeedOf(row: { study?: unknown; request?: unknown }): SlotNeed {
+  const kind = (row.study as { kind?: unknown } | null | undefined)?.kind;
+  if (kind !== undefined) return kind === "tabular" ? "cpu" : "gpu";
+  return (row.request as { task?: unknown } | null | undefined)?.task === "data" ? "cpu" : "gpu";
 }

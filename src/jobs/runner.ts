@@ -1,10 +1,9 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
-import PQueue from "p-queue";
 import type { ExperimentRepository } from "../experiments/repository.js";
 import type { JobDeps } from "./deps.js";
 import { runExperimentJob } from "./experiment-job.js";
-import { deviceSlotPool, type SlotPool } from "./gpu-slots.js";
+import { deviceSlotPool, slotNeedOf, type SlotPool } from "./gpu-slots.js";
 
 /** What the API needs from whichever runner is configured. */
 export interface JobRunner {
@@ -49,17 +48,20 @@ export function startSweep(repo: ExperimentRepository, intervalMs: number, enque
   };
 }
 
-/** The default runner: a p-queue inside `serve`, one concurrent job per device slot (GPU, or the CPU). */
+/**
+ * The default runner, inside `serve`: each enqueued job waits for a device slot of the kind it needs (a GPU for
+ * vision and detection where there is one, a CPU slot for tabular jobs), so the slots bound the concurrency and a
+ * tabular job never waits behind GPU jobs for a GPU it would not use.
+ */
 export class InProcessRunner implements JobRunner {
   readonly kind = "inprocess" as const;
-  private readonly queue: PQueue;
   private readonly known = new Map<string, AbortController>();
+  private readonly running = new Set<Promise<void>>();
   private sweep?: ReturnType<typeof startSweep>;
   readonly slots: SlotPool;
 
   constructor(private readonly deps: JobDeps, slots?: SlotPool) {
-    this.slots = slots ?? deviceSlotPool(deps.config.BUILDER_GPU_SLOTS);
-    this.queue = new PQueue({ concurrency: this.slots.size });
+    this.slots = slots ?? deviceSlotPool(deps.config.BUILDER_GPU_SLOTS, process.env, undefined, deps.config.BUILDER_CPU_SLOTS);
   }
 
   async start(): Promise<void> {
@@ -71,19 +73,27 @@ export class InProcessRunner implements JobRunner {
     if (this.known.has(uuid)) return;
     const controller = new AbortController();
     this.known.set(uuid, controller);
-    void this.queue
-      .add(async () => {
-        if (controller.signal.aborted) return;
-        const slot = this.slots.acquire();
-        try {
-          const result = await runExperimentJob(this.deps, uuid, controller.signal, slot);
-          this.deps.logger.debug({ experiment: uuid, result, slot: slot.slot }, "job ended");
-        } finally {
-          this.slots.release(slot);
-        }
+    const task = this.run(uuid, controller.signal)
+      .catch((err) => {
+        if (!controller.signal.aborted) this.deps.logger.error({ err, experiment: uuid }, "job crashed");
       })
-      .catch((err) => this.deps.logger.error({ err, experiment: uuid }, "job crashed"))
-      .finally(() => this.known.delete(uuid));
+      .finally(() => {
+        this.known.delete(uuid);
+        this.running.delete(task);
+      });
+    this.running.add(task);
+  }
+
+  private async run(uuid: string, signal: AbortSignal): Promise<void> {
+    const row = await this.deps.repo.byId(uuid);
+    if (!row || signal.aborted) return;
+    const slot = await this.slots.acquireWhenFree(slotNeedOf(row), signal);
+    try {
+      const result = await runExperimentJob(this.deps, uuid, signal, slot);
+      this.deps.logger.debug({ experiment: uuid, result, slot: slot.slot }, "job ended");
+    } finally {
+      this.slots.release(slot);
+    }
   }
 
   cancelLocal(uuid: string): void {
@@ -93,8 +103,7 @@ export class InProcessRunner implements JobRunner {
   /** Shutdown: kills running pipelines and releases their leases, so the next start re-runs them. */
   async stop(): Promise<void> {
     this.sweep?.stop();
-    this.queue.clear();
     for (const c of this.known.values()) c.abort("shutdown");
-    await this.queue.onIdle();
+    await Promise.all([...this.running]);
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { detectGpus, parseNvidiaSmi, planSlots, slotEnv, SlotPool, deviceSlotPool } from "../../src/jobs/gpu-slots.js";
+import { detectGpus, parseNvidiaSmi, planSlots, slotEnv, slotNeedOf, SlotPool, deviceSlotPool } from "../../src/jobs/gpu-slots.js";
 
 // GPUs are faked by configuration: the text nvidia-smi prints for
 // `--query-gpu=index,uuid,name,memory.total --format=csv,noheader,nounits` on a two-GPU host.
@@ -84,5 +84,82 @@ describe("SlotPool", () => {
     pool.release(a);
     expect(pool.describe().map((s) => s.busy)).toEqual([false, true]);
     expect(pool.acquire()).toBe(a);
+  });
+});
+
+describe("tabular jobs beside GPU jobs (BUILDER_CPU_SLOTS)", () => {
+  const gpus = parseNvidiaSmi(TWO_GPUS);
+
+  it("a GPU host gets its CPU-only slots after the GPU slots, and the cores are split over all of them", () => {
+    const slots = planSlots(gpus, { cpus: 16, cpuSlots: 1 });
+    expect(slots.map((s) => [s.slot, s.device, s.gpu?.index ?? null, s.threads])).toEqual([
+      [0, "cuda", "0", 5],
+      [1, "cuda", "1", 5],
+      [2, "cpu", null, 5],
+    ]);
+    expect(slotEnv(slots[2]!).CUDA_VISIBLE_DEVICES).toBe(""); // the tabular job sees no GPU at all
+  });
+
+  it("without a GPU cpuSlots adds nothing: every slot is a CPU slot already", () => {
+    expect(planSlots([], { cpus: 2, cpuSlots: 1 })).toEqual([{ slot: 0, device: "cpu", gpu: null, threads: 2 }]);
+  });
+
+  it("a tabular job takes the CPU slot, never a GPU, even with both GPUs free", () => {
+    const pool = new SlotPool(planSlots(gpus, { cpus: 16, cpuSlots: 1 }));
+    expect(pool.tryAcquire("cpu")).toMatchObject({ device: "cpu", gpu: null });
+    expect(pool.tryAcquire("cpu")).toBeNull(); // a second one waits for the CPU slot, not for a GPU
+    expect(pool.describe().map((s) => s.busy)).toEqual([false, false, true]);
+  });
+
+  it("vision and detection jobs take GPUs only: a third one waits although the CPU slot is free", () => {
+    const pool = new SlotPool(planSlots(gpus, { cpus: 16, cpuSlots: 1 }));
+    expect([pool.tryAcquire("gpu")?.gpu?.index, pool.tryAcquire("gpu")?.gpu?.index]).toEqual(["0", "1"]);
+    expect(pool.tryAcquire("gpu")).toBeNull();
+    expect(pool.tryAcquire("cpu")?.device).toBe("cpu"); // and a tabular job still starts at once
+  });
+
+  it("BUILDER_CPU_SLOTS=0 on a GPU host: a tabular job borrows a free GPU slot, as before", () => {
+    const pool = new SlotPool(planSlots(gpus, { cpus: 16, cpuSlots: 0 }));
+    expect(pool.tryAcquire("cpu")?.device).toBe("cuda");
+  });
+
+  it("without a GPU both kinds share the CPU slots", () => {
+    const pool = new SlotPool(planSlots([], { slots: 2, cpus: 2 }));
+    expect(pool.tryAcquire("gpu")?.device).toBe("cpu");
+    expect(pool.tryAcquire("cpu")?.device).toBe("cpu");
+    expect(pool.tryAcquire("cpu")).toBeNull();
+  });
+
+  it("waiters get a released slot only if it fits them, first come first served, and leave on abort", async () => {
+    const pool = new SlotPool(planSlots(gpus, { cpus: 16, cpuSlots: 1 }));
+    const g0 = pool.acquire("gpu");
+    pool.acquire("gpu");
+    const cpu = pool.acquire("cpu");
+    const order: string[] = [];
+    const aborted = new AbortController();
+    const gone = pool.acquireWhenFree("gpu", aborted.signal).catch((e: Error) => `rejected: ${e.message}`);
+    const visionWait = pool.acquireWhenFree("gpu").then((s) => (order.push(`vision on ${s.device}`), s));
+    const tabularWait = pool.acquireWhenFree("cpu").then((s) => (order.push(`tabular on ${s.device}`), s));
+    aborted.abort(new Error("cancelled"));
+    expect(await gone).toBe("rejected: cancelled");
+    pool.release(cpu); // fits only the tabular waiter
+    await tabularWait;
+    expect(order).toEqual(["tabular on cpu"]);
+    pool.release(g0); // the aborted waiter is gone: the vision waiter gets it
+    expect((await visionWait).gpu?.index).toBe("0");
+    expect(order).toEqual(["tabular on cpu", "vision on cuda"]);
+  });
+
+  it("deviceSlotPool adds the CPU slots it is given on a GPU host", () => {
+    const pool = deviceSlotPool(undefined, {}, smi(TWO_GPUS), 1);
+    expect(pool.describe().map((s) => s.device)).toEqual(["cuda", "cuda", "cpu"]);
+  });
+
+  it("what a job needs: tabular by its study (or its request on old rows) needs the CPU; the rest a GPU", () => {
+    expect(slotNeedOf({ study: { kind: "tabular" } })).toBe("cpu");
+    expect(slotNeedOf({ study: { kind: "vision_classification" } })).toBe("gpu");
+    expect(slotNeedOf({ study: { kind: "detection" } })).toBe("gpu");
+    expect(slotNeedOf({ study: null, request: { task: "data" } })).toBe("cpu");
+    expect(slotNeedOf({ study: null, request: { task: "vision" } })).toBe("gpu");
   });
 });
