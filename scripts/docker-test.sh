@@ -2,7 +2,8 @@
 # make docker-test: the deployment, end to end, with a real Docker engine (slow; not part of make test).
 # Builds the image from a clean checkout of HEAD, starts compose.yaml (postgres, redis, migrate, api, worker),
 # creates a user and a key with the CLI inside the api container, uploads a small tabular zip, builds it to
-# ready, calls /predict, scales the workers to 2, kills the one running a second build mid-training, and checks
+# ready, calls /predict, scales the api to 2 replicas (a key's rate limit spent across both is refused on
+# either; a key revoked through one is refused by the other at once), scales the workers to 2, kills the one running a second build mid-training, and checks
 # that the job is picked up again (BullMQ stalled-job recovery), ends ready with the retry in its history, and
 # that nothing was lost. Prints each step's time and the image size. Removes the containers, networks and
 # volumes it made and its checkout; keeps the images it tagged (builder-test/*) as the next run's build cache
@@ -16,7 +17,7 @@ work="$(mktemp -d /tmp/builder-docker-test.XXXXXX)"
 image="builder-test/builder:latest"
 pg_image="builder-test/postgres:local"
 redis_image="builder-test/redis:local"
-port="${DOCKER_TEST_PORT:-18080}"
+port="${DOCKER_TEST_PORT:-18080}" # and port+1: the api's second replica
 DOCKER="${DOCKER:-/usr/bin/docker}"
 [ -x "$DOCKER" ] || DOCKER=docker
 
@@ -31,7 +32,7 @@ step() { # step NAME: prints the time the previous step took and starts NAME
 fail() { echo "docker-test FAILED: $*" >&2; exit 1; }
 
 compose() {
-  (cd "$work/src" && BUILDER_IMAGE="$image" POSTGRES_IMAGE="$pg_image" REDIS_IMAGE="$redis_image" BUILDER_PORT="$port" \
+  (cd "$work/src" && BUILDER_IMAGE="$image" POSTGRES_IMAGE="$pg_image" REDIS_IMAGE="$redis_image" BUILDER_PORT="$port-$((port + 1))" \
     docker-compose -p "$project" "$@")
 }
 cleanup() {
@@ -48,7 +49,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-command -v docker-compose >/dev/null || fail "docker-compose is not installed (Debian: apt-get install docker-compose)"
+if ! command -v docker-compose >/dev/null; then
+  [ "$(id -u)" -eq 0 ] || fail "docker-compose is not installed and this is not root (Debian: apt-get install docker-compose)"
+  echo "== installing docker-compose (Debian package)"
+  apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker-compose >/dev/null
+fi
+for tool in git curl python3; do command -v "$tool" >/dev/null || fail "$tool is not installed"; done
 
 step "docker engine and the local Debian base (docker/local-base.sh)"
 "$repo/docker/local-base.sh"
@@ -79,7 +85,10 @@ LOG_LEVEL=info
 JOB_LEASE_S=8
 EOF
 compose up -d --no-build >/dev/null 2>&1 || { compose up -d --no-build; fail "compose up"; }
-base="http://127.0.0.1:$port"
+# The api replica N's address on this host (BUILDER_PORT is a range: each replica takes a free port of it).
+api_url() { echo "http://127.0.0.1:$(compose port --index="$1" api 8080 | cut -d: -f2)"; }
+for _ in $(seq 1 60); do compose port --index=1 api 8080 2>/dev/null | grep -q : && break; sleep 1; done
+base="$(api_url 1)"
 for _ in $(seq 1 90); do curl -sf "$base/readyz" >/dev/null && break; sleep 2; done
 curl -sf "$base/readyz" >/dev/null || fail "the api did not become ready on $base"
 [ "$(compose ps -q migrate | xargs "$DOCKER" inspect -f '{{.State.ExitCode}}')" = 0 ] || fail "migrate did not exit 0"
@@ -134,8 +143,68 @@ pred="$(curl -s -w ' %{http_code}' -X POST "${auth[@]}" -H 'content-type: applic
 [[ "$pred" == *'"error":0'*' 201' ]] || fail "predict answered: $pred"
 echo "   $pred"
 
+step "api scaled to 2 replicas: one rate limit (Redis), revocations at once (Postgres notify)"
+compose up -d --no-build --no-recreate --scale api=2 >/dev/null 2>&1
+for _ in $(seq 1 60); do [ "$(compose ps -q api | wc -l)" -ge 2 ] && break; sleep 1; done
+[ "$(compose ps -q api | wc -l)" -ge 2 ] || fail "a second api replica did not start"
+api_a="$base"; api_b="$(api_url 2)"
+[ "$api_a" != "$api_b" ] || fail "both api replicas answer on $api_a"
+for _ in $(seq 1 90); do curl -sf "$api_b/readyz" >/dev/null && break; sleep 1; done
+curl -sf "$api_b/readyz" >/dev/null || fail "the second api replica did not become ready on $api_b"
+echo "   replica A $api_a, replica B $api_b"
+# A dashboard session on replica A (the cookie is Secure in production: sent by hand over this plain HTTP).
+curl -s -D "$work/session.h" -o "$work/session.json" -H 'content-type: application/json' "$api_a/v1/session" \
+  -d "{\"email\": \"$email\", \"password\": \"a long docker-test passphrase\"}"
+cookie="$(grep -i '^set-cookie: builder_session=' "$work/session.h" | head -1 | sed 's/^[^:]*: //; s/;.*//')"
+csrf="$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['csrf_token'])" "$work/session.json")"
+[ -n "$cookie" ] && [ -n "$csrf" ] || fail "no dashboard session from replica A"
+dash=(-H "Cookie: $cookie" -H "x-csrf-token: $csrf" -H 'content-type: application/json')
+new_key() { # new_key NAME [LIMIT]: creates a key through replica A; prints "id key"
+  local body="{\"name\": \"$1\"${2:+, \"rate_limit_per_minute\": $2}}"
+  curl -sf -X POST "${dash[@]}" "$api_a/v1/api-keys" -d "$body" | python3 -c "import json,sys; b=json.load(sys.stdin); print(b['id'], b['key'])"
+}
+me() { # me URL KEY: prints "status remaining code" for GET /v1/me
+  curl -s -D "$work/me.h" -o "$work/me.json" -H "Authorization: Bearer $2" "$1/v1/me" >/dev/null
+  local status remaining code
+  status="$(head -1 "$work/me.h" | cut -d' ' -f2)"
+  remaining="$(grep -i '^x-ratelimit-remaining-requests:' "$work/me.h" | tr -d '\r' | cut -d' ' -f2)"
+  code="$(python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get('error', {}).get('code', '-'))" "$work/me.json" 2>/dev/null || echo '-')"
+  echo "$status ${remaining:--} $code"
+}
+read -r _ limited < <(new_key rate-limited 6)
+[[ "${limited:-}" == bld_* ]] || fail "no key from POST /v1/api-keys on replica A"
+seen=""
+for i in 1 2 3 4 5 6; do
+  if [ $((i % 2)) = 1 ]; then url=$api_a; else url=$api_b; fi
+  read -r st rem _ < <(me "$url" "$limited")
+  seen="$seen $st/$rem"
+done
+echo "   a key limited to 6 a minute, requests alternating A,B,A,B,A,B: status/remaining$seen"
+[ "$seen" = " 200/5 200/4 200/3 200/2 200/1 200/0" ] || fail "the two replicas do not count one limit: $seen"
+read -r st_a _ code_a < <(me "$api_a" "$limited")
+read -r st_b _ code_b < <(me "$api_b" "$limited")
+echo "   7th request on A: $st_a $code_a; 8th on B: $st_b $code_b"
+[ "$st_a $code_a" = "429 rate_limit_exceeded" ] && [ "$st_b $code_b" = "429 rate_limit_exceeded" ] || fail "the spent limit is not refused on both replicas"
+read -r doomed_id doomed < <(new_key to-revoke)
+[[ "${doomed:-}" == bld_* ]] || fail "no second key from POST /v1/api-keys on replica A"
+for url in "$api_b" "$api_b" "$api_a"; do # B has it cached (API_KEY_CACHE_TTL_S, 60 s by default)
+  read -r st _ _ < <(me "$url" "$doomed"); [ "$st" = 200 ] || fail "the new key is refused before its revocation: $st"
+done
+curl -sf -X DELETE "${dash[@]}" "$api_a/v1/api-keys/$doomed_id" >/dev/null || fail "revoking through replica A"
+t0=$(date +%s%N); tries=0
+while :; do
+  tries=$((tries + 1))
+  read -r st _ code < <(me "$api_b" "$doomed")
+  [ "$st $code" = "403 api_key_revoked" ] && break
+  [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 2000 ] || fail "replica B still answers $st $code 2 s after the revocation through A"
+  sleep 0.05
+done
+echo "   revoked through A: B answered 403 api_key_revoked on request $tries after the DELETE ($(( ($(date +%s%N) - t0) / 1000000 )) ms)"
+read -r st _ code < <(me "$api_a" "$doomed")
+[ "$st $code" = "403 api_key_revoked" ] || fail "replica A still answers $st $code after revoking the key"
+
 step "scale workers to 2"
-compose up -d --no-build --no-recreate --scale worker=2 >/dev/null 2>&1
+compose up -d --no-build --no-recreate --scale api=2 --scale worker=2 >/dev/null 2>&1
 for _ in $(seq 1 60); do [ "$(compose ps -q worker | wc -l)" -ge 2 ] && break; sleep 1; done
 workers=$(compose ps -q worker)
 [ "$(echo "$workers" | wc -l)" -ge 2 ] || fail "2 workers did not start"
