@@ -86,7 +86,7 @@ JOB_LEASE_S=8
 EOF
 compose up -d --no-build >/dev/null 2>&1 || { compose up -d --no-build; fail "compose up"; }
 # The api replica N's address on this host (BUILDER_PORT is a range: each replica takes a free port of it).
-api_url() { echo "http://127.0.0.1:$(compose port --index="$1" api 8080 | cut -d: -f2)"; }
+api_url() { echo "http://127.0.0.1:$(compose port --index="$1" api 8080 | sed "s/.*://")"; }
 for _ in $(seq 1 60); do compose port --index=1 api 8080 2>/dev/null | grep -q : && break; sleep 1; done
 base="$(api_url 1)"
 for _ in $(seq 1 90); do curl -sf "$base/readyz" >/dev/null && break; sleep 2; done
