@@ -34,7 +34,7 @@ export interface Services {
   events: EventEmitter;
   /** Model cache, outbound guard and /predict (src/serving). */
   serving: Serving;
-  /** Experiments: create/read/cancel; the runner (in-process p-queue or BullMQ dispatcher) runs them. */
+  /** Experiments: create/read/cancel; the runner (in-process device slots or BullMQ dispatcher) runs them. */
   experiments: ExperimentService;
   runner?: JobRunner;
   /** Dataset uploads, validation reports and column listings. */
