@@ -43,7 +43,10 @@ cleanup() {
     compose down -v --remove-orphans >/dev/null 2>&1 || true
   fi
   if [ "${DOCKER_TEST_RMI:-0}" = 1 ]; then "$DOCKER" image rm "$image" "$pg_image" "$redis_image" >/dev/null 2>&1 || true; fi
-  "$DOCKER" image prune -f >/dev/null 2>&1 || true # dangling layers of replaced builder-test images
+  # The builder-test images this run replaced, now untagged: only those (not every dangling image on the host).
+  for id in ${replaced_ids:-}; do
+    [ -z "$("$DOCKER" image inspect -f '{{join .RepoTags ","}}' "$id" 2>/dev/null)" ] && "$DOCKER" image rm "$id" >/dev/null 2>&1 || true
+  done
   rm -rf "$work"
   exit $rc
 }
@@ -69,6 +72,7 @@ torch_index=none
 ls "$work/src/docker/wheels/"*.whl >/dev/null 2>&1 || torch_index=https://download.pytorch.org/whl/cpu
 
 step "docker build (CPU variant)"
+replaced_ids="$(for t in "$image" "$pg_image" "$redis_image"; do "$DOCKER" image inspect -f '{{.Id}}' "$t" 2>/dev/null || true; done)"
 DOCKER_BUILDKIT=0 "$DOCKER" build -q --network host --build-arg TORCH_INDEX="$torch_index" -t "$image" "$work/src" >/dev/null
 image_size="$("$DOCKER" image inspect -f '{{.Size}}' "$image" | awk '{printf "%.0f MB", $1/1e6}')"
 echo "   image $image: $image_size"
