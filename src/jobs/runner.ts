@@ -74,9 +74,7 @@ export class InProcessRunner implements JobRunner {
     const controller = new AbortController();
     this.known.set(uuid, controller);
     const task = this.run(uuid, controller.signal)
-      .catch((err) => {
-        if (!controller.signal.aborted) this.deps.logger.error({ err, experiment: uuid }, "job crashed");
-      })
+      .catch((err) => this.deps.logger.error({ err, experiment: uuid }, "job crashed"))
       .finally(() => {
         this.known.delete(uuid);
         this.running.delete(task);
@@ -87,7 +85,9 @@ export class InProcessRunner implements JobRunner {
   private async run(uuid: string, signal: AbortSignal): Promise<void> {
     const row = await this.deps.repo.byId(uuid);
     if (!row || signal.aborted) return;
-    const slot = await this.slots.acquireWhenFree(slotNeedOf(row), signal);
+    // A cancel or shutdown while waiting for a slot just drops the wait: nothing ran, nothing to undo.
+    const slot = await this.slots.acquireWhenFree(slotNeedOf(row), signal).catch(() => null);
+    if (!slot) return;
     try {
       const result = await runExperimentJob(this.deps, uuid, signal, slot);
       this.deps.logger.debug({ experiment: uuid, result, slot: slot.slot }, "job ended");
