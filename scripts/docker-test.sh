@@ -6,8 +6,8 @@
 # either; a key revoked through one is refused by the other at once), scales the workers to 2, kills the one running a second build mid-training, and checks
 # that the job is picked up again (BullMQ stalled-job recovery), ends ready with the retry in its history, and
 # that nothing was lost. Prints each step's time and the image size. Removes the containers, networks and
-# volumes it made and its checkout; keeps the images it tagged (builder-test/*) as the next run's build cache
-# (DOCKER_TEST_RMI=1 removes them too).
+# volumes it made, its checkout and the untagged images its builds left; keeps the images it tagged
+# (builder-test/*) as the next run's build cache (DOCKER_TEST_RMI=1 removes them too).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -43,10 +43,13 @@ cleanup() {
     compose down -v --remove-orphans >/dev/null 2>&1 || true
   fi
   if [ "${DOCKER_TEST_RMI:-0}" = 1 ]; then "$DOCKER" image rm "$image" "$pg_image" "$redis_image" >/dev/null 2>&1 || true; fi
-  # The builder-test images this run replaced, now untagged: only those (not every dangling image on the host).
-  for id in ${replaced_ids:-}; do
-    [ -z "$("$DOCKER" image inspect -f '{{join .RepoTags ","}}' "$id" 2>/dev/null)" ] && "$DOCKER" image rm "$id" >/dev/null 2>&1 || true
-  done
+  # Untagged images that appeared during this run (its builds' stage images, the builder-test images it
+  # replaced): only those, not every dangling image on the host.
+  if [ -n "${dangling_before+set}" ]; then
+    for id in $("$DOCKER" images -q --no-trunc -f dangling=true); do
+      grep -qx "$id" <<<"$dangling_before" || "$DOCKER" image rm "$id" >/dev/null 2>&1 || true
+    done
+  fi
   rm -rf "$work"
   exit $rc
 }
@@ -62,6 +65,8 @@ for tool in git curl python3; do command -v "$tool" >/dev/null || fail "$tool is
 step "docker engine and the local Debian base (docker/local-base.sh)"
 "$repo/docker/local-base.sh"
 
+dangling_before="$("$DOCKER" images -q --no-trunc -f dangling=true)"
+
 step "clean checkout of HEAD"
 mkdir -p "$work/src"
 git -C "$repo" archive HEAD | tar -x -C "$work/src"
@@ -72,7 +77,6 @@ torch_index=none
 ls "$work/src/docker/wheels/"*.whl >/dev/null 2>&1 || torch_index=https://download.pytorch.org/whl/cpu
 
 step "docker build (CPU variant)"
-replaced_ids="$(for t in "$image" "$pg_image" "$redis_image"; do "$DOCKER" image inspect -f '{{.Id}}' "$t" 2>/dev/null || true; done)"
 DOCKER_BUILDKIT=0 "$DOCKER" build -q --network host --build-arg TORCH_INDEX="$torch_index" -t "$image" "$work/src" >/dev/null
 image_size="$("$DOCKER" image inspect -f '{{.Size}}' "$image" | awk '{printf "%.0f MB", $1/1e6}')"
 echo "   image $image: $image_size"
