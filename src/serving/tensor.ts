@@ -54,15 +54,21 @@ export function resizeToSpec(img: DecodedImage, spec: ImageSpec): { pixels: Uint
   return { pixels: out, scaleX: scale, scaleY: scale };
 }
 
-/** uint8 HWC -> float32 CHW with scale, mean and std, in float32 arithmetic like numpy. */
+/**
+ * uint8 HWC -> float32 CHW with scale, mean and std, in float32 arithmetic like numpy. A pixel value has 256
+ * possible results per channel, so they are computed once into a table and looked up (same values, ~5x faster).
+ */
 export function normalise(pixels: Uint8Array, spec: ImageSpec, out = new Float32Array(spec.channels * spec.width * spec.height)): Float32Array {
   const c = spec.channels, plane = spec.width * spec.height;
   const f = Math.fround;
   const scale = f(spec.scale);
+  const lut = new Float32Array(256);
   for (let b = 0; b < c; b++) {
     const mean = f(spec.mean[b]), std = f(spec.std[b]);
-    for (let i = 0; i < plane; i++) out[b * plane + i] = f(f(f(pixels[i * c + b] * scale) - mean) / std);
+    for (let v = 0; v < 256; v++) lut[v] = f(f(f(v * scale) - mean) / std);
+    const o = b * plane;
+    if (c === 1) for (let i = 0; i < plane; i++) out[o + i] = lut[pixels[i]];
+    else for (let i = 0, p = b; i < plane; i++, p += c) out[o + i] = lut[pixels[p]];
   }
   return out;
 }
-
