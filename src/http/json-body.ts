@@ -8,7 +8,20 @@ import { GradientMap } from "../serving/postprocess.js";
  * is what res.json would send. No ETag: Express hashes every body for one, and API responses here are not
  * conditional GETs of stable documents.
  */
+/**
+ * A body already encoded as JSON, e.g. a prediction serialised on the inference worker thread that computed it:
+ * written as it is. toJSON gives the value back for anything that stringifies it another way.
+ */
+export class JsonBytes {
+  constructor(readonly bytes: Uint8Array) {}
+
+  toJSON(): unknown {
+    return JSON.parse(Buffer.from(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength).toString("utf8"));
+  }
+}
+
 export function encodeJson(value: unknown): Buffer {
+  if (value instanceof JsonBytes) return Buffer.from(value.bytes.buffer, value.bytes.byteOffset, value.bytes.byteLength);
   const parts: Array<string | Buffer> = [];
   write(value, parts);
   return Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p, "utf8") : p)));
@@ -23,6 +36,10 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 function write(value: unknown, parts: Array<string | Buffer>): void {
   if (value instanceof GradientMap) {
     parts.push(value.toJsonBytes());
+    return;
+  }
+  if (value instanceof JsonBytes) {
+    parts.push(encodeJson(value));
     return;
   }
   if (!isPlainObject(value)) {
