@@ -8,8 +8,17 @@ import { RESAMPLE_WASM } from "./wasm/resample.wasm.js";
  * Returns null where WebAssembly SIMD is unavailable; the caller then runs the JavaScript passes.
  */
 
+// The project's TypeScript libraries (no DOM) declare no WebAssembly API; these few members are what is used.
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+const WA = (globalThis as unknown as {
+  WebAssembly: { Module: new (bytes: Uint8Array) => object; Instance: new (m: object) => { exports: unknown } };
+}).WebAssembly;
+
 interface Exports {
-  memory: WebAssembly.Memory;
+  memory: WasmMemory;
   h3(src: number, w: number, h: number, outW: number, bounds: number, kk: number, ksize: number, dst: number): void;
   h1(src: number, w: number, h: number, outW: number, bounds: number, kk: number, ksize: number, dst: number): void;
   v(src: number, stride: number, outH: number, bounds: number, kk: number, ksize: number, dst: number, acc: number): void;
@@ -20,7 +29,7 @@ let exports: Exports | null | undefined;
 function wasm(): Exports | null {
   if (exports === undefined) {
     try {
-      exports = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(RESAMPLE_WASM, "base64"))).exports as unknown as Exports;
+      exports = new WA.Instance(new WA.Module(Buffer.from(RESAMPLE_WASM, "base64"))).exports as Exports;
     } catch {
       exports = null;
     }
