@@ -10,21 +10,54 @@ import { GradientMap } from "../serving/postprocess.js";
  */
 /**
  * A body already encoded as JSON, e.g. a prediction serialised on the inference worker thread that computed it:
- * written as it is. toJSON gives the value back for anything that stringifies it another way.
+ * written as it is. release, when given, is called once the bytes have been handed to the socket, so their
+ * memory can be reused (see session.ts). toJSON gives the value back for anything that stringifies it another way.
  */
 export class JsonBytes {
-  constructor(readonly bytes: Uint8Array) {}
+  constructor(
+    readonly bytes: Uint8Array,
+    readonly release?: () => void,
+  ) {}
 
   toJSON(): unknown {
     return JSON.parse(Buffer.from(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength).toString("utf8"));
   }
 }
 
-export function encodeJson(value: unknown): Buffer {
+/**
+ * Where encodeJson writes: one buffer, doubled when full (into a new buffer). Starting from a reused buffer big
+ * enough for the answer, a prediction allocates nothing per request for it (a Grad-CAM answer is ~700 KB;
+ * allocating that on every request made V8 run a full GC every few hundred milliseconds: see inference-worker.ts).
+ */
+export class JsonOut {
+  buf: Buffer;
+  n = 0;
+
+  constructor(initial?: ArrayBuffer | SharedArrayBuffer) {
+    this.buf = initial ? Buffer.from(initial as ArrayBuffer) : Buffer.allocUnsafeSlow(1024);
+  }
+
+  room(k: number): void {
+    if (this.n + k <= this.buf.length) return;
+    const next = Buffer.allocUnsafeSlow(Math.max(this.buf.length * 2, this.n + k));
+    this.buf.copy(next, 0, 0, this.n);
+    this.buf = next;
+  }
+
+  text(s: string): void {
+    this.room(s.length * 3); // a UTF-16 code unit is at most 3 bytes of UTF-8
+    this.n += this.buf.write(s, this.n, "utf8");
+  }
+
+  bytes(): Buffer {
+    return this.buf.subarray(0, this.n);
+  }
+}
+
+export function encodeJson(value: unknown, out = new JsonOut()): Buffer {
   if (value instanceof JsonBytes) return Buffer.from(value.bytes.buffer, value.bytes.byteOffset, value.bytes.byteLength);
-  const parts: Array<string | Buffer> = [];
-  write(value, parts);
-  return Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p, "utf8") : p)));
+  write(value, out);
+  return out.bytes();
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -33,17 +66,20 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-function write(value: unknown, parts: Array<string | Buffer>): void {
+function write(value: unknown, out: JsonOut): void {
   if (value instanceof GradientMap) {
-    parts.push(value.toJsonBytes());
+    out.room(value.maxJsonBytes());
+    out.n = value.writeJson(out.buf, out.n);
     return;
   }
   if (value instanceof JsonBytes) {
-    parts.push(encodeJson(value));
+    out.room(value.bytes.byteLength);
+    out.buf.set(value.bytes, out.n);
+    out.n += value.bytes.byteLength;
     return;
   }
   if (!isPlainObject(value)) {
-    parts.push(JSON.stringify(value) ?? "null");
+    out.text(JSON.stringify(value) ?? "null");
     return;
   }
   let text = "{";
@@ -52,18 +88,21 @@ function write(value: unknown, parts: Array<string | Buffer>): void {
     if (v === undefined || typeof v === "function" || typeof v === "symbol") continue; // as JSON.stringify skips them
     text += `${first ? "" : ","}${JSON.stringify(k)}:`;
     first = false;
-    if (v instanceof GradientMap || isPlainObject(v)) {
-      parts.push(text);
+    if (v instanceof GradientMap || v instanceof JsonBytes || isPlainObject(v)) {
+      out.text(text);
       text = "";
-      write(v, parts);
+      write(v, out);
     } else text += JSON.stringify(v) ?? "null";
   }
-  parts.push(`${text}}`);
+  out.text(`${text}}`);
 }
 
 export function sendJson(res: Response, body: unknown): void {
   const bytes = encodeJson(body);
   if (!res.get("content-type")) res.set("content-type", "application/json; charset=utf-8");
   res.set("content-length", String(bytes.length));
+  // "close" comes after "finish" (the bytes are with the kernel) or after an aborted connection (the write was
+  // cancelled): either way nothing reads the bytes any more.
+  if (body instanceof JsonBytes && body.release) res.once("close", body.release);
   res.end(bytes);
 }

@@ -54,9 +54,18 @@ export class GradientMap {
 
   /** The JSON text of rows() as UTF-8 bytes, written straight from the byte values through a digit table. */
   toJsonBytes(): Buffer {
+    const out = Buffer.allocUnsafe(this.maxJsonBytes());
+    return out.subarray(0, this.writeJson(out, 0));
+  }
+
+  /** An upper bound of the JSON text's length: 3 digits and a comma per value, 2 brackets per row and 2 outside. */
+  maxJsonBytes(): number {
+    return 2 + this.filas * (2 + 4 * this.columnas);
+  }
+
+  /** Writes the JSON text into out at offset o (maxJsonBytes() of room needed); returns the offset after it. */
+  writeJson(out: Uint8Array, o: number): number {
     const { columnas: w, filas: h, data } = this;
-    const out = Buffer.allocUnsafe(2 + h * (2 + 4 * w));
-    let o = 0;
     out[o++] = 0x5b; // [
     for (let y = 0; y < h; y++) {
       if (y) out[o++] = 0x2c; // ,
@@ -77,7 +86,7 @@ export class GradientMap {
       out[o++] = 0x5d; // ]
     }
     out[o++] = 0x5d;
-    return out.subarray(0, o);
+    return o;
   }
 }
 

@@ -29,7 +29,10 @@ const f32 = (t: Tensor) => t.data as Float32Array;
  * model's thread, and the answer is built here.
  */
 export async function predictImage(model: LoadedModel, bytes: Uint8Array, o: PredictOptions): Promise<JsonBytes> {
-  if (!model.session.batchable) return new JsonBytes(await model.session.predictImage(bytes, o));
+  if (!model.session.batchable) {
+    const r = await model.session.predictImage(bytes, o);
+    return new JsonBytes(r.bytes, r.release);
+  }
   const m = model.manifest;
   const pre = await preprocessImage(bytes, m.input.image!, o.maxPixels);
   const out = await model.session.run(pre.tensor, true); // the tensor is ours to hand over

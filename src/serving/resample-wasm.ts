@@ -54,10 +54,12 @@ function layout(sizes: number[]): { offsets: number[]; total: number } {
 
 /**
  * src (HWC, c = 1 or 3) resized to outW x outH by the given passes: hc horizontal, vc vertical (either may be
- * null when that axis keeps its size), verticalFirst as resample.ts decided.
+ * null when that axis keeps its size), verticalFirst as resample.ts decided. transient: the result is a view of
+ * this thread's WebAssembly memory, valid until the next call (no copy; for a caller that uses it at once).
  */
 export function resizeWasm(
   src: Uint8Array, w: number, h: number, c: number, outW: number, outH: number, hc: Coeffs | null, vc: Coeffs | null, verticalFirst: boolean,
+  transient = false,
 ): Uint8Array | null {
   const x = wasm();
   if (!x || (c !== 1 && c !== 3)) return null;
@@ -100,5 +102,6 @@ export function resizeWasm(
   } else if (hc) horizontal(offsets[0], w, h, offsets[2]);
   else if (vc) vertical(offsets[0], w, offsets[2]);
   else return src;
-  return new Uint8Array(mem.buffer, offsets[2], outW * outH * c).slice();
+  const result = new Uint8Array(mem.buffer, offsets[2], outW * outH * c);
+  return transient ? result : result.slice();
 }

@@ -160,8 +160,8 @@ function nearest(src: Uint8Array, w: number, h: number, c: number, outW: number,
  * passes run in WebAssembly SIMD (resample-wasm.ts) where it is available, else in the JavaScript below; both
  * compute the same integer sums (test/unit/serving-resample-wasm.test.ts compares them).
  */
-export function resizeLikePillow(src: Uint8Array, w: number, h: number, c: number, outW: number, outH: number, mode: Interpolation): Uint8Array {
-  return resize(src, w, h, c, outW, outH, mode, true);
+export function resizeLikePillow(src: Uint8Array, w: number, h: number, c: number, outW: number, outH: number, mode: Interpolation, transient = false): Uint8Array {
+  return resize(src, w, h, c, outW, outH, mode, true, transient);
 }
 
 /** The JavaScript passes only (the reference the WebAssembly ones are tested against). */
@@ -169,7 +169,8 @@ export function resizeLikePillowJs(src: Uint8Array, w: number, h: number, c: num
   return resize(src, w, h, c, outW, outH, mode, false);
 }
 
-function resize(src: Uint8Array, w: number, h: number, c: number, outW: number, outH: number, mode: Interpolation, useWasm: boolean): Uint8Array {
+/** transient: the result may be a view of memory that the next resize on this thread overwrites (see resample-wasm.ts). */
+function resize(src: Uint8Array, w: number, h: number, c: number, outW: number, outH: number, mode: Interpolation, useWasm: boolean, transient = false): Uint8Array {
   if (w === outW && h === outH) return src;
   if (mode === "nearest") return nearest(src, w, h, c, outW, outH);
   const filter = filters[mode];
@@ -179,7 +180,7 @@ function resize(src: Uint8Array, w: number, h: number, c: number, outW: number, 
   // vertical pass first in some shrinking cases; its exact rule is not documented, and this cost model
   // (fitted on random sizes against Pillow 13.0: it agrees on ~97% of them) picks the same order in most.
   const vFirst = !!hc && !!vc && verticalFirst(w, h, outW, outH, hc, vc);
-  const fast = useWasm ? resizeWasm(src, w, h, c, outW, outH, hc, vc, vFirst) : null;
+  const fast = useWasm ? resizeWasm(src, w, h, c, outW, outH, hc, vc, vFirst, transient) : null;
   if (fast) return fast;
   if (!hc) return vertical(src, w, c, outH, vc!);
   if (!vc) return horizontal(src, w, h, c, outW, hc);

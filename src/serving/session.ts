@@ -37,9 +37,11 @@ export const defaultReplicas = () => Math.max(1, Math.min(4, os.availableParalle
 interface Replica {
   worker: Worker;
   busy: number;
+  /** The thread's answer slots (shared memory), as it sent them. */
+  slots: SharedArrayBuffer[];
 }
 type Names = { inputs: string[]; outputs: string[]; inputShapes: Record<string, Array<number | string> | null> };
-type Reply = { id?: number; outputs?: Record<string, { data: Float32Array; dims: number[] }>; body?: Uint8Array; error?: string; status?: number; code?: string; details?: Record<string, unknown>; refusal?: boolean };
+type Reply = { id?: number; outputs?: Record<string, { data: Float32Array; dims: number[] }>; body?: ArrayBuffer; slot?: number; shared?: SharedArrayBuffer; length?: number; error?: string; status?: number; code?: string; details?: Record<string, unknown>; refusal?: boolean };
 
 /** Batch size when none is configured, by the execution provider that actually runs the model. */
 export const DEFAULT_MAX_BATCH = { cuda: 16, cpu: 1 } as const;
@@ -136,7 +138,7 @@ export class ModelSession {
     const workers = [first.worker, ...more.flatMap((r) => (r.status === "fulfilled" ? [r.value.worker] : []))];
     for (const w of workers) w.unref();
     const maxBatch = opts.maxBatch ?? DEFAULT_MAX_BATCH[provider];
-    const session = new ModelSession(workers.map((worker) => ({ worker, busy: 0 })), inputName, sampleShape, provider, maxBatch, first.names);
+    const session = new ModelSession(workers.map((worker) => ({ worker, busy: 0, slots: [] })), inputName, sampleShape, provider, maxBatch, first.names);
     const failed = more.find((r) => r.status === "rejected");
     if (failed) {
       await session.close();
@@ -158,14 +160,14 @@ export class ModelSession {
     return this.replicas.length;
   }
 
-  /** Posts one job to the least busy replica; resolves to its reply. */
-  private post(message: Record<string, unknown>, transfer: ArrayBuffer[]): Promise<Reply> {
+  /** Posts one job to the least busy replica; resolves to its reply (and the replica that gave it). */
+  private post(message: Record<string, unknown>, transfer: ArrayBuffer[]): Promise<{ reply: Reply; replica: Replica }> {
     const replica = this.replicas.reduce((best, r) => (r.busy < best.busy ? r : best));
     if (!Number.isFinite(replica.busy)) return Promise.reject(new Error("the model's worker threads have stopped"));
     const id = this.nextId++;
     replica.busy++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { replica, resolve, reject });
+      this.pending.set(id, { replica, resolve: (reply) => resolve({ reply, replica }), reject });
       replica.worker.postMessage({ ...message, id }, transfer);
     });
   }
@@ -174,19 +176,32 @@ export class ModelSession {
    * A whole image prediction on a worker thread: image bytes in, the 201 body's JSON bytes out. The bytes are
    * moved to the thread when they own their buffer (a decoded data: URI does), copied otherwise.
    * Decoding failures come back as the same 413/415 refusals the event loop would have raised.
+   * release() hands the answer's memory back to its thread for the next answer: call it once the bytes are
+   * written, and do not touch them after. A thread has a few such slots; while none is free it answers in
+   * buffers of its own, so a release never called costs one slot, not correctness.
    */
-  async predictImage(bytes: Uint8Array, opts: { maxPixels: number; gradcamMaxSide: number; noMaps?: boolean }): Promise<Uint8Array> {
+  async predictImage(bytes: Uint8Array, opts: { maxPixels: number; gradcamMaxSide: number; noMaps?: boolean }): Promise<{ bytes: Uint8Array; release: () => void }> {
     if (this.closed) throw new SessionClosed();
     const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
     const image = whole ? bytes : new Uint8Array(bytes);
     this.inFlight++;
     try {
-      const r = await this.post({ image, opts }, [image.buffer as ArrayBuffer]);
+      const { reply: r, replica } = await this.post({ image, opts }, [image.buffer as ArrayBuffer]);
       if (r.error !== undefined) {
         if (r.status === undefined) throw new Error(r.error);
         throw r.refusal ? refuse(r.status, r.code!, r.error, r.details) : new ApiError(r.status, r.code!, r.error, r.details);
       }
-      return r.body!;
+      if (r.slot === undefined) return { bytes: new Uint8Array(r.body!, 0, r.length), release: () => undefined };
+      // The answer sits in one of the thread's shared slots: read in place, freed for the thread's next answer.
+      const slot = r.slot;
+      if (r.shared) replica.slots[slot] = r.shared;
+      let freed = false;
+      const release = () => {
+        if (freed || this.released) return;
+        freed = true;
+        replica.worker.postMessage({ free: slot });
+      };
+      return { bytes: new Uint8Array(replica.slots[slot], 0, r.length), release };
     } finally {
       this.inFlight--;
       if (this.closed && !this.running && this.inFlight === 0) await this.releaseNow();
@@ -234,7 +249,7 @@ export class ModelSession {
     // RGB tensor is 600 KB to copy otherwise). Any other input may be a view the caller still holds: copied.
     const whole = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
     const transfer = (n > 1 || owned) && whole ? [data.buffer as ArrayBuffer] : [];
-    const r = await this.post({ input: this.inputName, data, dims: [n, ...this.sampleShape] }, transfer);
+    const { reply: r } = await this.post({ input: this.inputName, data, dims: [n, ...this.sampleShape] }, transfer);
     if (r.error !== undefined) throw new Error(r.error);
     const out = Object.fromEntries(Object.entries(r.outputs!).map(([k, v]) => [k, new ort.Tensor("float32", v.data, v.dims)]));
     if (n === 1) return [out];

@@ -36,20 +36,24 @@ export function letterboxGeometry(w: number, h: number, inW: number, inH: number
   return { scale, nw: Math.min(inW, Math.max(1, Math.round(w * scale))), nh: Math.min(inH, Math.max(1, Math.round(h * scale))) };
 }
 
-/** uint8 [H,W,C] resized/padded to the spec's size, still uint8 (the part Pillow computes). */
-export function resizeToSpec(img: DecodedImage, spec: ImageSpec): { pixels: Uint8Array; scaleX: number; scaleY: number } {
+/**
+ * uint8 [H,W,C] resized/padded to the spec's size, still uint8 (the part Pillow computes).
+ * scratch (a thread's request path, which normalises at once): the pixels may be a view of memory the next call
+ * overwrites, and `into` (spec-sized) receives a letterboxed result; nothing per call is allocated then.
+ */
+export function resizeToSpec(img: DecodedImage, spec: ImageSpec, scratch?: { into: Uint8Array }): { pixels: Uint8Array; scaleX: number; scaleY: number } {
   const c = spec.channels;
   const px = toChannels(img, c);
   if (spec.resize === "stretch") {
     return {
-      pixels: resizeLikePillow(px, img.width, img.height, c, spec.width, spec.height, spec.interpolation),
+      pixels: resizeLikePillow(px, img.width, img.height, c, spec.width, spec.height, spec.interpolation, !!scratch),
       scaleX: spec.width / img.width,
       scaleY: spec.height / img.height,
     };
   }
   const { scale, nw, nh } = letterboxGeometry(img.width, img.height, spec.width, spec.height);
-  const resized = resizeLikePillow(px, img.width, img.height, c, nw, nh, spec.interpolation);
-  const out = new Uint8Array(spec.width * spec.height * c).fill(Math.round(spec.pad_value ?? 0));
+  const resized = resizeLikePillow(px, img.width, img.height, c, nw, nh, spec.interpolation, !!scratch);
+  const out = (scratch?.into ?? new Uint8Array(spec.width * spec.height * c)).fill(Math.round(spec.pad_value ?? 0));
   for (let y = 0; y < nh; y++) out.set(resized.subarray(y * nw * c, (y + 1) * nw * c), y * spec.width * c);
   return { pixels: out, scaleX: scale, scaleY: scale };
 }
