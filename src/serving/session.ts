@@ -74,6 +74,8 @@ export class ModelSession {
     readonly provider: Provider,
     readonly maxBatch: number,
     private readonly names: Names,
+    /** Loaded with SessionOptions.image: the threads can run whole image predictions. */
+    readonly imagePipeline: boolean,
   ) {
     const first = names.inputShapes[inputName]?.[0];
     this.batchable = maxBatch > 1 && (typeof first === "string" || first === -1 || first === undefined);
@@ -138,7 +140,7 @@ export class ModelSession {
     const workers = [first.worker, ...more.flatMap((r) => (r.status === "fulfilled" ? [r.value.worker] : []))];
     for (const w of workers) w.unref();
     const maxBatch = opts.maxBatch ?? DEFAULT_MAX_BATCH[provider];
-    const session = new ModelSession(workers.map((worker) => ({ worker, busy: 0, slots: [] })), inputName, sampleShape, provider, maxBatch, first.names);
+    const session = new ModelSession(workers.map((worker) => ({ worker, busy: 0, slots: [] })), inputName, sampleShape, provider, maxBatch, first.names, !!opts.image);
     const failed = more.find((r) => r.status === "rejected");
     if (failed) {
       await session.close();
@@ -182,6 +184,7 @@ export class ModelSession {
    */
   async predictImage(bytes: Uint8Array, opts: { maxPixels: number; gradcamMaxSide: number; noMaps?: boolean }): Promise<{ bytes: Uint8Array; release: () => void }> {
     if (this.closed) throw new SessionClosed();
+    if (!this.imagePipeline) throw new Error("this session was loaded without SessionOptions.image: it runs tensors only");
     const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
     const image = whole ? bytes : new Uint8Array(bytes);
     this.inFlight++;
