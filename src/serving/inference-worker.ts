@@ -121,7 +121,9 @@ port.on("message", async (m: TensorJob | ImageJob | { free: number }) => {
         sentSlots.add(slot);
         port.postMessage({ id: m.id, slot, length: json.byteLength, ...(first ? { shared: slots[slot] } : {}) });
       } else {
-        const own = json.byteOffset === 0 && json.byteLength === json.buffer.byteLength ? json : Buffer.from(json);
+        // Moved, not copied, when it is a whole buffer; else copied into one of its own (Buffer.from would use
+        // Node's shared pool for small answers, which must never be moved).
+        const own = json.byteOffset === 0 && json.byteLength === json.buffer.byteLength ? json : new Uint8Array(json);
         port.postMessage({ id: m.id, body: own.buffer, length: own.byteLength }, [own.buffer as ArrayBuffer]);
       }
     } else await runTensor(m);
