@@ -1,4 +1,6 @@
-;; Pillow's convolution resampling passes (libImaging/Resample.c, 8-bit bands) in WebAssembly with SIMD:
+;; Pillow's convolution resampling passes (libImaging/Resample.c, 8-bit bands) in WebAssembly with SIMD, and
+;; the normalisation to float32 that follows them.
+;; The resampling:
 ;; the same fixed-point sums as resample.ts's JavaScript, about 3x faster. Compiled to resample.wasm.ts by
 ;; scripts/build-resample-wasm.mjs; resample-wasm.ts lays out the memory and calls these.
 ;;
@@ -159,4 +161,28 @@
             (br $out)))
         (local.set $yy (i32.add (local.get $yy) (i32.const 1)))
         (br $rows))))
+
+  ;; Normalisation: uint8 HWC (c bands, plane pixels) -> float32 CHW through a table of 256 values per band
+  ;; (lut: c x 256 f32, computed in JavaScript with numpy's float32 arithmetic), so the floats are the table's.
+  (func (export "norm") (param $px i32) (param $c i32) (param $plane i32) (param $lut i32) (param $out i32)
+    (local $b i32) (local $i i32) (local $p i32) (local $o i32) (local $l i32)
+    (local.set $o (local.get $out))
+    (local.set $b (i32.const 0))
+    (block $bands_done
+      (loop $bands
+        (br_if $bands_done (i32.ge_u (local.get $b) (local.get $c)))
+        (local.set $l (i32.add (local.get $lut) (i32.shl (local.get $b) (i32.const 10))))
+        (local.set $p (i32.add (local.get $px) (local.get $b)))
+        (local.set $i (i32.const 0))
+        (block $px_done
+          (loop $pixels
+            (br_if $px_done (i32.ge_u (local.get $i) (local.get $plane)))
+            (f32.store (local.get $o)
+              (f32.load (i32.add (local.get $l) (i32.shl (i32.load8_u (local.get $p)) (i32.const 2)))))
+            (local.set $p (i32.add (local.get $p) (local.get $c)))
+            (local.set $o (i32.add (local.get $o) (i32.const 4)))
+            (local.set $i (i32.add (local.get $i) (i32.const 1)))
+            (br $pixels)))
+        (local.set $b (i32.add (local.get $b) (i32.const 1)))
+        (br $bands))))
 )
