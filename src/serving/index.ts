@@ -7,7 +7,7 @@ import { OutboundGuard } from "../net/outbound-guard.js";
 import { fetchImageBytes } from "../net/image-fetch.js";
 import type { Bucket } from "../storage/bucket.js";
 import { ApiError } from "../errors.js";
-import type { JsonBytes } from "../http/json-body.js";
+import type { JsonBytes } from "./json-encode.js";
 import { ModelCache, ModelNotFound, type LoadedModel } from "./model-cache.js";
 import { ModelCatalog } from "./model-catalog.js";
 import { ModelRepository, type ModelRow } from "./model-repository.js";

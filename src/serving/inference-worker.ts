@@ -1,7 +1,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
 import { ApiError } from "../errors.js";
-import { encodeJson, JsonOut } from "../http/json-body.js";
+import { encodeJson, JsonOut } from "./json-encode.js";
 import { OutboundRefusal } from "../net/outbound-guard.js";
 import { imageAnswer, type ImageAnswerOptions } from "./image-answer.js";
 import type { ServedManifest } from "./manifest.js";

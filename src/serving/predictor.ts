@@ -2,7 +2,7 @@ import type { Tensor } from "onnxruntime-node";
 import { ApiError, type ErrorDetail } from "../errors.js";
 import { classNames, type ServedManifest } from "./manifest.js";
 import type { LoadedModel } from "./model-cache.js";
-import { encodeJson, JsonBytes } from "../http/json-body.js";
+import { encodeJson, JsonBytes } from "./json-encode.js";
 import { imageAnswer } from "./image-answer.js";
 import { applyThresholds } from "./postprocess.js";
 import { preprocessImage } from "./preprocess.js";

@@ -1,4 +1,3 @@
-import type { Coeffs } from "./resample.js";
 import { RESAMPLE_WASM } from "./wasm/resample.wasm.js";
 
 /**
@@ -9,6 +8,13 @@ import { RESAMPLE_WASM } from "./wasm/resample.wasm.js";
  */
 
 // The project's TypeScript libraries (no DOM) declare no WebAssembly API; these few members are what is used.
+/** Precomputed filter taps for one axis (resample.ts precompute): per output position its first tap and count, and ksize fixed-point weights. */
+export interface Coeffs {
+  ksize: number;
+  bounds: Int32Array; // xmin, count per output
+  kk: Int32Array; // fixed point weights, ksize per output
+}
+
 interface WasmMemory {
   readonly buffer: ArrayBuffer;
   grow(pages: number): number;

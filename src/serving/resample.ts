@@ -9,7 +9,9 @@
  * Pixels are interleaved uint8 (HWC) with `channels` bands.
  */
 
-import { resizeWasm } from "./resample-wasm.js";
+import { resizeWasm, type Coeffs } from "./resample-wasm.js";
+
+export type { Coeffs } from "./resample-wasm.js";
 
 export type Interpolation = "bilinear" | "nearest" | "bicubic";
 
@@ -32,11 +34,6 @@ const filters = {
   },
 };
 
-export interface Coeffs {
-  ksize: number;
-  bounds: Int32Array; // xmin, count per output
-  kk: Int32Array; // fixed point weights, ksize per output
-}
 
 function precompute(inSize: number, outSize: number, filter: { support: number; f: (x: number) => number }): Coeffs {
   const scale = inSize / outSize;
