@@ -160,7 +160,7 @@ async function main() {
       const maps = pool_(pairs.map((p) => p.maps));
       console.log(line("in-process c=1 without maps", noMaps));
       console.log(line("in-process c=1 with maps", maps));
-      const r = `${kind}: Grad-CAM maps add ${f((100 * (maps.median - noMaps.median)) / noMaps.median, 0)}% to the median (${f(maps.median - noMaps.median, 2)} ms), ${f((100 * (maps.cpuMs - noMaps.cpuMs)) / noMaps.cpuMs, 0)}% to CPU per request (in-process, maps at ${config.GRADCAM_MAX_SIDE} px, no JSON)`;
+      const r = `${kind}: Grad-CAM maps add ${f((100 * (maps.median - noMaps.median)) / noMaps.median, 0)}% to the median (${f(maps.median - noMaps.median, 2)} ms), ${f((100 * (maps.cpuMs - noMaps.cpuMs)) / noMaps.cpuMs, 0)}% to CPU per request (in-process, maps at ${config.GRADCAM_MAX_SIDE} px, their JSON included: the worker thread encodes the answer)`;
       console.log(`  -> ${r}`);
       summary.push(r);
       // Batching: the same model through a session that never batches, at concurrency 8 (in-process).
