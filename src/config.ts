@@ -76,6 +76,9 @@ export const configSchema = z.object({
   // Concurrent /predict requests for one model run as one batch of at most this many (1 = no batching).
   // Unset: 16 when the CUDA execution provider is available, 1 on CPU, where bench/serve measured no gain.
   SERVING_MAX_BATCH: int(1).max(256).optional(),
+  // Worker threads per image model, each with its own ONNX Runtime session, on which a whole prediction runs
+  // (decode, resize, inference, maps, JSON). Unset: one per core, at most 4. Each holds a copy of the model.
+  SERVING_THREADS_PER_MODEL: int(1).max(64).optional(),
   FETCH_MAX_BYTES: int(1).default(20 * 1024 * 1024),
   FETCH_TIMEOUT_MS: int(100).default(10_000),
   FETCH_MAX_PIXELS: int(1).default(50_000_000),

@@ -1,52 +1,19 @@
 import type { Response } from "express";
-import { GradientMap } from "../serving/postprocess.js";
+import { encodeJson, JsonBytes } from "../serving/json-encode.js";
+
+export { encodeJson, JsonBytes, JsonOut } from "../serving/json-encode.js";
 
 /**
- * JSON response bodies. Plain objects are walked key by key so that Grad-CAM maps (GradientMap, ~200,000
- * integers each) are written straight from their bytes instead of through JSON.stringify of number arrays,
- * which cost ~8 ms per vision prediction, more than the model. Everything else is JSON.stringify, so the text
- * is what res.json would send. No ETag: Express hashes every body for one, and API responses here are not
- * conditional GETs of stable documents.
+ * JSON response bodies, encoded by src/serving/json-encode.ts (maps written from their bytes; otherwise the text
+ * res.json would send). No ETag: Express hashes every body for one, and API responses here are not conditional
+ * GETs of stable documents.
  */
-export function encodeJson(value: unknown): Buffer {
-  const parts: Array<string | Buffer> = [];
-  write(value, parts);
-  return Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p, "utf8") : p)));
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== "object") return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
-
-function write(value: unknown, parts: Array<string | Buffer>): void {
-  if (value instanceof GradientMap) {
-    parts.push(value.toJsonBytes());
-    return;
-  }
-  if (!isPlainObject(value)) {
-    parts.push(JSON.stringify(value) ?? "null");
-    return;
-  }
-  let text = "{";
-  let first = true;
-  for (const [k, v] of Object.entries(value)) {
-    if (v === undefined || typeof v === "function" || typeof v === "symbol") continue; // as JSON.stringify skips them
-    text += `${first ? "" : ","}${JSON.stringify(k)}:`;
-    first = false;
-    if (v instanceof GradientMap || isPlainObject(v)) {
-      parts.push(text);
-      text = "";
-      write(v, parts);
-    } else text += JSON.stringify(v) ?? "null";
-  }
-  parts.push(`${text}}`);
-}
-
 export function sendJson(res: Response, body: unknown): void {
   const bytes = encodeJson(body);
   if (!res.get("content-type")) res.set("content-type", "application/json; charset=utf-8");
   res.set("content-length", String(bytes.length));
+  // "close" comes after "finish" (the bytes are with the kernel) or after an aborted connection (the write was
+  // cancelled): either way nothing reads the bytes any more.
+  if (body instanceof JsonBytes && body.release) res.once("close", body.release);
   res.end(bytes);
 }

@@ -7,6 +7,7 @@ import { OutboundGuard } from "../net/outbound-guard.js";
 import { fetchImageBytes } from "../net/image-fetch.js";
 import type { Bucket } from "../storage/bucket.js";
 import { ApiError } from "../errors.js";
+import type { JsonBytes } from "./json-encode.js";
 import { ModelCache, ModelNotFound, type LoadedModel } from "./model-cache.js";
 import { ModelCatalog } from "./model-catalog.js";
 import { ModelRepository, type ModelRow } from "./model-repository.js";
@@ -20,7 +21,8 @@ export interface Serving {
   /** The model routes' views and the model file download. */
   catalog: ModelCatalog;
   guard: OutboundGuard;
-  predict(userId: string, experimentId: number, message: unknown): Promise<Record<string, unknown>>;
+  /** The 201 body: an object (tabular) or JSON bytes made on a worker thread (images). */
+  predict(userId: string, experimentId: number, message: unknown): Promise<Record<string, unknown> | JsonBytes>;
   model(userId: string, experimentId: number): Promise<LoadedModel>;
   close(): Promise<void>;
 }
@@ -35,6 +37,7 @@ export function createServing(deps: { config: Config; db: Db; bucket: Bucket; ev
     maxBytes: config.MODEL_CACHE_MAX_MB * 1024 * 1024,
     intraOpThreads: config.ORT_INTRA_OP_THREADS,
     maxBatch: config.SERVING_MAX_BATCH,
+    replicas: config.SERVING_THREADS_PER_MODEL,
     logger,
   });
   const guard = new OutboundGuard({

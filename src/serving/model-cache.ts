@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Logger } from "../logger.js";
 import type { Bucket } from "../storage/bucket.js";
-import { checkManifest, type ServedManifest } from "./manifest.js";
+import { checkManifest, classNames, type ServedManifest } from "./manifest.js";
 import type { ModelRepository, ModelRow } from "./model-repository.js";
 import { ModelSession } from "./session.js";
 
@@ -33,6 +33,8 @@ export interface ModelCacheOptions {
   intraOpThreads: number;
   /** Undefined: batch by the execution provider that loaded the model (CUDA 16, CPU 1; see session.ts). */
   maxBatch?: number;
+  /** Worker threads per image model (undefined: session.ts's default, one per core up to 4). Tabular: one. */
+  replicas?: number;
   logger: Logger;
   /** How long the newest-version lookup is trusted without the publish event (other processes may publish). */
   latestTtlMs?: number;
@@ -110,8 +112,11 @@ export class ModelCache {
       intraOpThreads: this.o.intraOpThreads,
       maxBatch: manifest.kind === "detection" ? 1 : this.o.maxBatch,
       cuda: this.tryCuda,
+      // Image predictions run whole on the model's threads; a tabular run is ~0.1 ms and needs one.
+      replicas: im ? this.o.replicas : 1,
+      image: im ? { manifest, classes: classNames(manifest) } : undefined,
     });
-    this.o.logger.info({ model: row.id, provider: session.provider, max_batch: session.maxBatch }, "model session opened");
+    this.o.logger.info({ model: row.id, provider: session.provider, max_batch: session.maxBatch, threads: session.threads }, "model session opened");
     for (const need of [manifest.outputs.scores, manifest.outputs.cam, manifest.outputs.boxes].filter(Boolean) as string[]) {
       if (!session.outputNames.includes(need)) {
         await session.close();

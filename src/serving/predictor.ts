@@ -2,12 +2,15 @@ import type { Tensor } from "onnxruntime-node";
 import { ApiError, type ErrorDetail } from "../errors.js";
 import { classNames, type ServedManifest } from "./manifest.js";
 import type { LoadedModel } from "./model-cache.js";
-import { applyThresholds, camSize, camToGradient, decodeDetections, type GradientMap } from "./postprocess.js";
-import { preprocessImage, type Preprocessed } from "./preprocess.js";
+import { encodeJson, JsonBytes } from "./json-encode.js";
+import { imageAnswer } from "./image-answer.js";
+import { applyThresholds } from "./postprocess.js";
+import { preprocessImage } from "./preprocess.js";
 
 /**
  * One prediction, from the request's `message` to the seed's 201 body. Image bytes are fetched by the caller
  * (route) so that this stays free of HTTP and storage; the in-process benchmark calls the same functions.
+ * The vision and detection bodies are built in image-answer.ts.
  */
 
 export interface PredictOptions {
@@ -19,49 +22,21 @@ export interface PredictOptions {
 
 const f32 = (t: Tensor) => t.data as Float32Array;
 
-export async function predictImage(model: LoadedModel, bytes: Buffer, o: PredictOptions) {
+/**
+ * The 201 body of an image prediction, as JSON bytes. Usually the whole prediction runs on one of the model's
+ * worker threads (session.predictImage). A session that batches concurrent requests (CUDA, or SERVING_MAX_BATCH
+ * set) needs the tensors on this side: preprocessing runs on the preprocessing threads, the batched run on the
+ * model's thread, and the answer is built here.
+ */
+export async function predictImage(model: LoadedModel, bytes: Uint8Array, o: PredictOptions): Promise<JsonBytes> {
+  if (!model.session.batchable) {
+    const r = await model.session.predictImage(bytes, o);
+    return new JsonBytes(r.bytes, r.release);
+  }
   const m = model.manifest;
   const pre = await preprocessImage(bytes, m.input.image!, o.maxPixels);
   const out = await model.session.run(pre.tensor, true); // the tensor is ours to hand over
-  return m.kind === "detection" ? detectionBody(m, out, pre) : visionBody(m, out, pre, o);
-}
-
-function visionBody(m: ServedManifest, out: Record<string, Tensor>, pre: Preprocessed, o: PredictOptions) {
-  const scores = Array.from(f32(out[m.outputs.scores]));
-  const prediccion = applyThresholds(m.problem, scores, m.thresholds);
-  const { columnas, filas } = camSize(pre.origWidth, pre.origHeight, o.gradcamMaxSide);
-  const gradients: Record<string, GradientMap> = {};
-  const cam = m.outputs.cam ? out[m.outputs.cam] : undefined;
-  if (cam && !o.noMaps) {
-    const [, k, h, w] = cam.dims as number[];
-    const data = f32(cam);
-    const im = m.input.image!;
-    // Letterboxed inputs: only the top-left part of the map covers the image.
-    const crop = im.resize === "letterbox" ? { w: Math.round((pre.origWidth * pre.scaleX * w) / im.width), h: Math.round((pre.origHeight * pre.scaleY * h) / im.height) } : undefined;
-    prediccion.forEach((p, i) => {
-      if (p === 1 && i < k) gradients[String(i)] = camToGradient(data.subarray(i * h * w, (i + 1) * h * w), h, w, columnas, filas, crop);
-    });
-  }
-  // Publishing refuses vision models without a CAM output; a model stored before that check says why it has no maps.
-  const why = m.outputs.cam ? {} : { gradients_unavailable: "this model was published without a Grad-CAM output (outputs.cam); re-run the experiment to get maps" };
-  return { prediccion, score: scores, classes: classNames(m), error: 0, columnas, filas, gradients, ...why };
-}
-
-function detectionBody(m: ServedManifest, out: Record<string, Tensor>, pre: Preprocessed) {
-  const d = m.detection!;
-  const scores = out[m.outputs.scores];
-  const k = (scores.dims as number[])[scores.dims.length - 1];
-  const r = decodeDetections(f32(out[m.outputs.boxes!]), f32(scores), k, {
-    scaleX: pre.scaleX,
-    scaleY: pre.scaleY,
-    origW: pre.origWidth,
-    origH: pre.origHeight,
-    scoreThreshold: d.score_threshold,
-    nmsIou: d.nms_iou,
-    maxDetections: d.max_detections,
-    classAgnostic: d.class_agnostic_nms ?? false,
-  });
-  return { boxes: r.boxes, score: r.score, classification: r.classification, error: 0, classes: classNames(m) };
+  return new JsonBytes(encodeJson(imageAnswer(m, classNames(m), out, pre, o)));
 }
 
 /**

@@ -1,4 +1,4 @@
-import sharp, { type Metadata } from "sharp";
+import sharp from "sharp";
 import { refuse } from "../net/outbound-guard.js";
 import type { ImageSpec } from "./manifest.js";
 import { preprocessPool } from "./preprocess-pool.js";
@@ -26,38 +26,45 @@ export interface Preprocessed {
   scaleY: number;
 }
 
-/** Decodes with a pixel cap read from the header before any pixel is decoded (decompression bombs). */
-export async function decodeImage(bytes: Buffer, maxPixels: number): Promise<DecodedImage> {
-  let meta: Metadata;
-  try {
-    meta = await sharp(bytes, { limitInputPixels: false }).metadata();
-  } catch {
-    throw refuse(415, "invalid_image", "the image cannot be decoded");
-  }
-  const w = meta.width ?? 0, h = meta.height ?? 0;
-  if (w * h > maxPixels) throw refuse(413, "image_too_many_pixels", `the image has ${w}x${h} pixels; the limit is ${maxPixels} pixels`);
+/**
+ * Decodes in one pass (no separate header read): sharp refuses more than maxPixels before decoding any pixel
+ * (decompression bombs). Only the rare cases pay a second look: a CMYK image is decoded again converted to sRGB,
+ * and an image over the limit has its header read for the message.
+ */
+export async function decodeImage(bytes: Buffer | Uint8Array, maxPixels: number): Promise<DecodedImage> {
+  let r = await rawPixels(bytes, maxPixels, false);
+  if (r.info.channels === 4) r = await rawPixels(bytes, maxPixels, true); // CMYK (alpha is already removed)
+  const c = r.info.channels;
+  if (c !== 1 && c !== 3) throw refuse(415, "invalid_image", "the image cannot be decoded");
+  return { pixels: new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.length), width: r.info.width, height: r.info.height, channels: c };
+}
+
+async function rawPixels(bytes: Buffer | Uint8Array, maxPixels: number, toSrgb: boolean) {
   try {
     let img = sharp(bytes, { limitInputPixels: maxPixels }).removeAlpha();
-    if (meta.space === "cmyk") img = img.toColourspace("srgb");
-    const { data, info } = await img.raw({ depth: "uchar" }).toBuffer({ resolveWithObject: true });
-    const c = info.channels;
-    if (c === 1 || c === 3) return { pixels: new Uint8Array(data.buffer, data.byteOffset, data.length), width: info.width, height: info.height, channels: c };
-    throw new Error(`unexpected channel count ${c}`);
+    if (toSrgb) img = img.toColourspace("srgb");
+    return await img.raw({ depth: "uchar" }).toBuffer({ resolveWithObject: true });
   } catch (err) {
-    if ((err as Error).message?.includes("pixel limit")) throw refuse(413, "image_too_many_pixels", `the image is larger than ${maxPixels} pixels`);
-    throw refuse(415, "invalid_image", "the image cannot be decoded");
+    if (!(err as Error).message?.includes("pixel limit")) throw refuse(415, "invalid_image", "the image cannot be decoded");
+    const meta = await sharp(bytes, { limitInputPixels: false }).metadata().catch(() => undefined);
+    const size = meta?.width && meta.height ? `has ${meta.width}x${meta.height} pixels` : "is larger than that";
+    throw refuse(413, "image_too_many_pixels", `the image ${size}; the limit is ${maxPixels} pixels`);
   }
 }
 
-/** Images above this many pixels are resized on a worker thread: a 12 MP photo costs ~150 ms of CPU. */
-const OFFLOAD_PIXELS = 1_000_000;
-
-export async function preprocessImage(bytes: Buffer, spec: ImageSpec, maxPixels: number): Promise<Preprocessed> {
+/** Decode, resize and normalise on the calling thread: the inference worker threads' path (image-pipeline.ts). */
+export async function preprocessInline(bytes: Buffer | Uint8Array, spec: ImageSpec, maxPixels: number): Promise<Preprocessed> {
   const img = await decodeImage(bytes, maxPixels);
-  if (img.width * img.height > OFFLOAD_PIXELS) {
-    const r = await preprocessPool().run(img, spec);
-    return { tensor: r.tensor, origWidth: img.width, origHeight: img.height, scaleX: r.scaleX, scaleY: r.scaleY };
-  }
   const { pixels, scaleX, scaleY } = resizeToSpec(img, spec);
   return { tensor: normalise(pixels, spec), origWidth: img.width, origHeight: img.height, scaleX, scaleY };
+}
+
+/**
+ * The same from the event loop (the batched path, predictor.ts): decoding runs inside sharp's own threads, and
+ * resize + normalise of every image, whatever its size, on the preprocessing worker threads.
+ */
+export async function preprocessImage(bytes: Buffer | Uint8Array, spec: ImageSpec, maxPixels: number): Promise<Preprocessed> {
+  const img = await decodeImage(bytes, maxPixels);
+  const r = await preprocessPool().run(img, spec);
+  return { tensor: r.tensor, origWidth: img.width, origHeight: img.height, scaleX: r.scaleX, scaleY: r.scaleY };
 }

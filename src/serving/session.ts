@@ -1,11 +1,17 @@
+import os from "node:os";
 import { Worker } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
+import { ApiError } from "../errors.js";
+import { refuse } from "../net/outbound-guard.js";
+import type { ServedManifest } from "./manifest.js";
 
 /**
  * One loaded ONNX model and the way requests reach it. onnxruntime-node's session.run() looks asynchronous
  * but runs the native inference synchronously inside a setImmediate, blocking the event loop for the whole
- * run; so each model's session lives on its own worker thread (inference-worker.ts) and the event loop only
- * posts tensors to it.
+ * run; so the model's sessions live on worker threads (inference-worker.ts) and the event loop only posts
+ * bytes to them. A model has `replicas` such threads, each with its own session (CPU: one per core, up to 4 by
+ * default): an image prediction goes whole to the least busy one (decode, resize, run, maps, JSON), so requests
+ * run in parallel on all cores and the event loop only routes, authenticates and writes bytes.
  *
  * Opportunistic batching: when a run is already in flight, requests that arrive meanwhile queue up and
  * go together as one run the moment it ends (up to maxBatch). A lone request never waits for company,
@@ -19,7 +25,23 @@ export interface SessionOptions {
   maxBatch?: number;
   /** Try the CUDA execution provider first (falls back to CPU when its libraries or a GPU are missing). */
   cuda?: boolean;
+  /** Worker threads (sessions) on CPU; default min(4, cores). CUDA loads one session (batches instead). */
+  replicas?: number;
+  /** Image models: the image pipeline runs on the worker threads (predictImage). */
+  image?: { manifest: ServedManifest; classes: Record<string, string> };
 }
+
+/** Default CPU replicas: one per core, at most 4 (each holds a copy of the model in memory). */
+export const defaultReplicas = () => Math.max(1, Math.min(4, os.availableParallelism()));
+
+interface Replica {
+  worker: Worker;
+  busy: number;
+  /** The thread's answer slots (shared memory), as it sent them. */
+  slots: SharedArrayBuffer[];
+}
+type Names = { inputs: string[]; outputs: string[]; inputShapes: Record<string, Array<number | string> | null> };
+type Reply = { id?: number; outputs?: Record<string, { data: Float32Array; dims: number[] }>; body?: ArrayBuffer; slot?: number; shared?: SharedArrayBuffer; length?: number; error?: string; status?: number; code?: string; details?: Record<string, unknown>; refusal?: boolean };
 
 /** Batch size when none is configured, by the execution provider that actually runs the model. */
 export const DEFAULT_MAX_BATCH = { cuda: 16, cpu: 1 } as const;
@@ -36,38 +58,45 @@ interface Pending {
 export class ModelSession {
   private queue: Pending[] = [];
   private running = false;
-  private inFlight = 0;
   private closed = false;
   readonly batchable: boolean;
   /** How many samples each run carried (exposed for tests and the benchmark). */
   readonly batchSizes: number[] = [];
 
-  private readonly pending = new Map<number, { resolve: (o: Outputs) => void; reject: (e: Error) => void }>();
+  private readonly pending = new Map<number, { replica: Replica; resolve: (r: Reply) => void; reject: (e: Error) => void }>();
   private nextId = 1;
 
   private constructor(
-    private readonly worker: Worker,
+    private readonly replicas: Replica[],
     readonly inputName: string,
     readonly sampleShape: number[],
     /** The execution provider the model was loaded with. */
     readonly provider: Provider,
     readonly maxBatch: number,
-    private readonly names: { inputs: string[]; outputs: string[]; inputShapes: Record<string, Array<number | string> | null> },
+    private readonly names: Names,
+    /** Loaded with SessionOptions.image: the threads can run whole image predictions. */
+    readonly imagePipeline: boolean,
   ) {
     const first = names.inputShapes[inputName]?.[0];
     this.batchable = maxBatch > 1 && (typeof first === "string" || first === -1 || first === undefined);
-    worker.on("message", (m: { id?: number; outputs?: Record<string, { data: Float32Array; dims: number[] }>; error?: string }) => {
-      if (m.id === undefined) return;
-      const p = this.pending.get(m.id);
-      if (!p) return;
-      this.pending.delete(m.id);
-      if (m.error) p.reject(new Error(m.error));
-      else p.resolve(Object.fromEntries(Object.entries(m.outputs!).map(([k, v]) => [k, new ort.Tensor("float32", v.data, v.dims)])));
-    });
-    worker.on("error", (err) => {
-      for (const p of this.pending.values()) p.reject(err);
-      this.pending.clear();
-    });
+    for (const r of replicas) {
+      r.worker.on("message", (m: Reply) => {
+        if (m.id === undefined) return;
+        const p = this.pending.get(m.id);
+        if (!p) return;
+        this.pending.delete(m.id);
+        r.busy--;
+        p.resolve(m);
+      });
+      r.worker.on("error", (err) => {
+        // A crashed thread fails its own jobs and takes no more.
+        r.busy = Number.POSITIVE_INFINITY;
+        for (const [id, p] of this.pending) if (p.replica === r) {
+          this.pending.delete(id);
+          p.reject(err);
+        }
+      });
+    }
   }
 
   static async load(file: string, inputName: string, sampleShape: number[], opts: SessionOptions): Promise<ModelSession> {
@@ -77,14 +106,15 @@ export class ModelSession {
       ...(opts.intraOpThreads > 0 ? { intraOpNumThreads: opts.intraOpThreads } : {}),
       interOpNumThreads: 1,
       // ORT's pool threads spin-wait after each run by default; in a server they would take the cores the
-      // event loop needs for HTTP, decoding and maps. Off: they sleep between runs.
+      // other requests need for decoding and maps. Off: they sleep between runs.
       extra: { session: { intra_op: { allow_spinning: "0" } } },
     };
+    const workerData = (options: ort.InferenceSession.SessionOptions) => ({ file, options, ...(opts.image ?? {}) });
     const tryLoad = (options: ort.InferenceSession.SessionOptions) =>
-      new Promise<{ worker: Worker; names: { inputs: string[]; outputs: string[]; inputShapes: Record<string, Array<number | string> | null> } }>((resolve, reject) => {
-        const worker = new Worker(new URL("./inference-worker.mjs", import.meta.url), { workerData: { file, options } });
+      new Promise<{ worker: Worker; names: Names }>((resolve, reject) => {
+        const worker = new Worker(new URL("./inference-worker.mjs", import.meta.url), { workerData: workerData(options) });
         worker.once("error", reject);
-        worker.once("message", (m: { type: string; error?: string; inputNames: string[]; outputNames: string[]; inputShapes: Record<string, Array<number | string> | null> }) => {
+        worker.once("message", (m: { type: string; error?: string; inputNames: string[]; outputNames: string[]; inputShapes: Names["inputShapes"] }) => {
           if (m.type === "loaded") resolve({ worker, names: { inputs: m.inputNames, outputs: m.outputNames, inputShapes: m.inputShapes } });
           else {
             void worker.terminate();
@@ -94,22 +124,31 @@ export class ModelSession {
       });
     // onnxruntime-node from npm ships the CPU provider only: asking for CUDA without its provider libraries (or
     // without a GPU) fails the load, and the model is loaded again on CPU. Batching follows what did load.
-    let loaded;
+    let first;
     let provider: Provider = "cpu";
+    const cpu = { ...base, executionProviders: ["cpu"] };
     if (opts.cuda) {
       try {
-        loaded = await tryLoad({ ...base, executionProviders: ["cuda", "cpu"] });
+        first = await tryLoad({ ...base, executionProviders: ["cuda", "cpu"] });
         provider = "cuda";
       } catch {
-        loaded = await tryLoad({ ...base, executionProviders: ["cpu"] });
+        first = await tryLoad(cpu);
       }
-    } else loaded = await tryLoad({ ...base, executionProviders: ["cpu"] });
-    loaded.worker.unref();
+    } else first = await tryLoad(cpu);
+    const count = provider === "cuda" ? 1 : Math.max(1, opts.replicas ?? defaultReplicas());
+    const more = await Promise.allSettled(Array.from({ length: count - 1 }, () => tryLoad(cpu)));
+    const workers = [first.worker, ...more.flatMap((r) => (r.status === "fulfilled" ? [r.value.worker] : []))];
+    for (const w of workers) w.unref();
     const maxBatch = opts.maxBatch ?? DEFAULT_MAX_BATCH[provider];
-    const session = new ModelSession(loaded.worker, inputName, sampleShape, provider, maxBatch, loaded.names);
-    if (!loaded.names.inputs.includes(inputName)) {
+    const session = new ModelSession(workers.map((worker) => ({ worker, busy: 0, slots: [] })), inputName, sampleShape, provider, maxBatch, first.names, !!opts.image);
+    const failed = more.find((r) => r.status === "rejected");
+    if (failed) {
       await session.close();
-      throw new Error(`the model has no input named ${inputName} (it has ${loaded.names.inputs.join(", ")})`);
+      throw (failed as PromiseRejectedResult).reason;
+    }
+    if (!first.names.inputs.includes(inputName)) {
+      await session.close();
+      throw new Error(`the model has no input named ${inputName} (it has ${first.names.inputs.join(", ")})`);
     }
     return session;
   }
@@ -117,6 +156,62 @@ export class ModelSession {
   get outputNames(): readonly string[] {
     return this.names.outputs;
   }
+
+  /** Worker threads (each with its own session) this model runs on. */
+  get threads(): number {
+    return this.replicas.length;
+  }
+
+  /** Posts one job to the least busy replica; resolves to its reply (and the replica that gave it). */
+  private post(message: Record<string, unknown>, transfer: ArrayBuffer[]): Promise<{ reply: Reply; replica: Replica }> {
+    const replica = this.replicas.reduce((best, r) => (r.busy < best.busy ? r : best));
+    if (!Number.isFinite(replica.busy)) return Promise.reject(new Error("the model's worker threads have stopped"));
+    const id = this.nextId++;
+    replica.busy++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { replica, resolve: (reply) => resolve({ reply, replica }), reject });
+      replica.worker.postMessage({ ...message, id }, transfer);
+    });
+  }
+
+  /**
+   * A whole image prediction on a worker thread: image bytes in, the 201 body's JSON bytes out. The bytes are
+   * moved to the thread when they own their buffer (a decoded data: URI does), copied otherwise.
+   * Decoding failures come back as the same 413/415 refusals the event loop would have raised.
+   * release() hands the answer's memory back to its thread for the next answer: call it once the bytes are
+   * written, and do not touch them after. A thread has a few such slots; while none is free it answers in
+   * buffers of its own, so a release never called costs one slot, not correctness.
+   */
+  async predictImage(bytes: Uint8Array, opts: { maxPixels: number; gradcamMaxSide: number; noMaps?: boolean }): Promise<{ bytes: Uint8Array; release: () => void }> {
+    if (this.closed) throw new SessionClosed();
+    if (!this.imagePipeline) throw new Error("this session was loaded without SessionOptions.image: it runs tensors only");
+    const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+    const image = whole ? bytes : new Uint8Array(bytes);
+    this.inFlight++;
+    try {
+      const { reply: r, replica } = await this.post({ image, opts }, [image.buffer as ArrayBuffer]);
+      if (r.error !== undefined) {
+        if (r.status === undefined) throw new Error(r.error);
+        throw r.refusal ? refuse(r.status, r.code!, r.error, r.details) : new ApiError(r.status, r.code!, r.error, r.details);
+      }
+      if (r.slot === undefined) return { bytes: new Uint8Array(r.body!, 0, r.length), release: () => undefined };
+      // The answer sits in one of the thread's shared slots: read in place, freed for the thread's next answer.
+      const slot = r.slot;
+      if (r.shared) replica.slots[slot] = r.shared;
+      let freed = false;
+      const release = () => {
+        if (freed || this.released) return;
+        freed = true;
+        replica.worker.postMessage({ free: slot });
+      };
+      return { bytes: new Uint8Array(replica.slots[slot], 0, r.length), release };
+    } finally {
+      this.inFlight--;
+      if (this.closed && !this.running && this.inFlight === 0) await this.releaseNow();
+    }
+  }
+
+  private inFlight = 0;
 
   /**
    * Runs one sample (the tensor without its batch dimension); resolves to that sample's outputs (batch dim 1).
@@ -135,18 +230,15 @@ export class ModelSession {
     while (this.queue.length) {
       const take = this.batchable ? Math.min(this.queue.length, this.maxBatch) : 1;
       const batch = this.queue.splice(0, take);
-      this.inFlight++;
       try {
         const outs = await this.runBatch(batch.map((p) => p.input), batch.length === 1 && batch[0].owned);
         batch.forEach((p, i) => p.resolve(outs[i]));
       } catch (err) {
         batch.forEach((p) => p.reject(err));
-      } finally {
-        this.inFlight--;
       }
     }
     this.running = false;
-    if (this.closed) await this.releaseNow();
+    if (this.closed && this.inFlight === 0) await this.releaseNow();
   }
 
   private async runBatch(inputs: Float32Array[], owned: boolean): Promise<Outputs[]> {
@@ -156,15 +248,13 @@ export class ModelSession {
     const per = inputs[0].length;
     const data = n === 1 ? inputs[0] : new Float32Array(per * n);
     if (n > 1) inputs.forEach((x, i) => data.set(x, i * per));
-    const id = this.nextId++;
-    const out = await new Promise<Outputs>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      // A batch buffer is ours and a handed-over input is the caller's gift: both move to the worker (a 224x224
-      // RGB tensor is 600 KB to copy otherwise). Any other input may be a view the caller still holds: copied.
-      const whole = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
-      const transfer = (n > 1 || owned) && whole ? [data.buffer as ArrayBuffer] : [];
-      this.worker.postMessage({ id, input: this.inputName, data, dims: [n, ...this.sampleShape] }, transfer);
-    });
+    // A batch buffer is ours and a handed-over input is the caller's gift: both move to the worker (a 224x224
+    // RGB tensor is 600 KB to copy otherwise). Any other input may be a view the caller still holds: copied.
+    const whole = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
+    const transfer = (n > 1 || owned) && whole ? [data.buffer as ArrayBuffer] : [];
+    const { reply: r } = await this.post({ input: this.inputName, data, dims: [n, ...this.sampleShape] }, transfer);
+    if (r.error !== undefined) throw new Error(r.error);
+    const out = Object.fromEntries(Object.entries(r.outputs!).map(([k, v]) => [k, new ort.Tensor("float32", v.data, v.dims)]));
     if (n === 1) return [out];
     // Split every output along its first (batch) dimension.
     const results: Outputs[] = Array.from({ length: n }, () => ({}));
@@ -180,14 +270,15 @@ export class ModelSession {
   /** Releases native memory once queued and running requests have finished. */
   async close(): Promise<void> {
     this.closed = true;
-    if (!this.running) await this.releaseNow();
+    if (!this.running && this.inFlight === 0) await this.releaseNow();
   }
 
   private released = false;
   private async releaseNow(): Promise<void> {
     if (this.released) return;
     this.released = true;
-    await this.worker.terminate().catch(() => undefined); // ends the thread and frees the native session
+    // Ends the threads and frees the native sessions.
+    await Promise.all(this.replicas.map((r) => r.worker.terminate().catch(() => undefined)));
   }
 }
 

@@ -1,5 +1,6 @@
 import type { ImageSpec } from "./manifest.js";
 import { resizeLikePillow } from "./resample.js";
+import { normaliseWasm } from "./resample-wasm.js";
 
 /**
  * The pure-JS part of preprocessing (no sharp, no I/O), shared by the request path and the worker threads
@@ -36,33 +37,51 @@ export function letterboxGeometry(w: number, h: number, inW: number, inH: number
   return { scale, nw: Math.min(inW, Math.max(1, Math.round(w * scale))), nh: Math.min(inH, Math.max(1, Math.round(h * scale))) };
 }
 
-/** uint8 [H,W,C] resized/padded to the spec's size, still uint8 (the part Pillow computes). */
-export function resizeToSpec(img: DecodedImage, spec: ImageSpec): { pixels: Uint8Array; scaleX: number; scaleY: number } {
+/**
+ * uint8 [H,W,C] resized/padded to the spec's size, still uint8 (the part Pillow computes).
+ * scratch (a thread's request path, which normalises at once): the pixels may be a view of memory the next call
+ * overwrites, and `into` (spec-sized) receives a letterboxed result; nothing per call is allocated then.
+ */
+export function resizeToSpec(img: DecodedImage, spec: ImageSpec, scratch?: { into: Uint8Array }): { pixels: Uint8Array; scaleX: number; scaleY: number } {
   const c = spec.channels;
   const px = toChannels(img, c);
   if (spec.resize === "stretch") {
     return {
-      pixels: resizeLikePillow(px, img.width, img.height, c, spec.width, spec.height, spec.interpolation),
+      pixels: resizeLikePillow(px, img.width, img.height, c, spec.width, spec.height, spec.interpolation, !!scratch),
       scaleX: spec.width / img.width,
       scaleY: spec.height / img.height,
     };
   }
   const { scale, nw, nh } = letterboxGeometry(img.width, img.height, spec.width, spec.height);
-  const resized = resizeLikePillow(px, img.width, img.height, c, nw, nh, spec.interpolation);
-  const out = new Uint8Array(spec.width * spec.height * c).fill(Math.round(spec.pad_value ?? 0));
+  const resized = resizeLikePillow(px, img.width, img.height, c, nw, nh, spec.interpolation, !!scratch);
+  const out = (scratch?.into ?? new Uint8Array(spec.width * spec.height * c)).fill(Math.round(spec.pad_value ?? 0));
   for (let y = 0; y < nh; y++) out.set(resized.subarray(y * nw * c, (y + 1) * nw * c), y * spec.width * c);
   return { pixels: out, scaleX: scale, scaleY: scale };
 }
 
-/** uint8 HWC -> float32 CHW with scale, mean and std, in float32 arithmetic like numpy. */
+/**
+ * uint8 HWC -> float32 CHW with scale, mean and std, in float32 arithmetic like numpy. A pixel value has 256
+ * possible results per channel, so they are computed once into a table and looked up, in WebAssembly where
+ * available (normaliseWasm), else here: the same table either way, so the same floats.
+ */
 export function normalise(pixels: Uint8Array, spec: ImageSpec, out = new Float32Array(spec.channels * spec.width * spec.height)): Float32Array {
   const c = spec.channels, plane = spec.width * spec.height;
   const f = Math.fround;
   const scale = f(spec.scale);
+  const lut = new Float32Array(256 * c);
   for (let b = 0; b < c; b++) {
     const mean = f(spec.mean[b]), std = f(spec.std[b]);
-    for (let i = 0; i < plane; i++) out[b * plane + i] = f(f(f(pixels[i * c + b] * scale) - mean) / std);
+    for (let v = 0; v < 256; v++) lut[b * 256 + v] = f(f(f(v * scale) - mean) / std);
+  }
+  if (normaliseWasm(pixels, c, plane, lut, out)) return out;
+  return normaliseJs(pixels, c, plane, lut, out);
+}
+
+/** The JavaScript loop (the fallback, and the reference the WebAssembly one is tested against). */
+export function normaliseJs(pixels: Uint8Array, c: number, plane: number, lut: Float32Array, out: Float32Array): Float32Array {
+  for (let b = 0; b < c; b++) {
+    const o = b * plane, l = b * 256;
+    for (let i = 0, p = b; i < plane; i++, p += c) out[o + i] = lut[l + pixels[p]];
   }
   return out;
 }
-

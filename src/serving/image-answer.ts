@@ -1,0 +1,60 @@
+import type { Tensor } from "onnxruntime-node";
+import type { ServedManifest } from "./manifest.js";
+import { applyThresholds, camSize, camToGradient, decodeDetections, type GradientMap } from "./postprocess.js";
+import type { Preprocessed } from "./preprocess.js";
+
+/**
+ * From a model's raw outputs to the seed's 201 body for an image model. Shared by the image pipeline on the
+ * inference worker threads (image-pipeline.ts, the usual path) and by the batched path on the event loop
+ * (predictor.ts), so both answer alike. Field order is the seed contract's.
+ */
+
+export interface ImageAnswerOptions {
+  gradcamMaxSide: number;
+  /** Skip Grad-CAM maps (the benchmark measures their cost this way). */
+  noMaps?: boolean;
+}
+
+const f32 = (t: Tensor) => t.data as Float32Array;
+
+export function imageAnswer(m: ServedManifest, classes: Record<string, string>, out: Record<string, Tensor>, pre: Preprocessed, o: ImageAnswerOptions) {
+  return m.kind === "detection" ? detectionBody(m, classes, out, pre) : visionBody(m, classes, out, pre, o);
+}
+
+function visionBody(m: ServedManifest, classes: Record<string, string>, out: Record<string, Tensor>, pre: Preprocessed, o: ImageAnswerOptions) {
+  const scores = Array.from(f32(out[m.outputs.scores]));
+  const prediccion = applyThresholds(m.problem, scores, m.thresholds);
+  const { columnas, filas } = camSize(pre.origWidth, pre.origHeight, o.gradcamMaxSide);
+  const gradients: Record<string, GradientMap> = {};
+  const cam = m.outputs.cam ? out[m.outputs.cam] : undefined;
+  if (cam && !o.noMaps) {
+    const [, k, h, w] = cam.dims as number[];
+    const data = f32(cam);
+    const im = m.input.image!;
+    // Letterboxed inputs: only the top-left part of the map covers the image.
+    const crop = im.resize === "letterbox" ? { w: Math.round((pre.origWidth * pre.scaleX * w) / im.width), h: Math.round((pre.origHeight * pre.scaleY * h) / im.height) } : undefined;
+    prediccion.forEach((p, i) => {
+      if (p === 1 && i < k) gradients[String(i)] = camToGradient(data.subarray(i * h * w, (i + 1) * h * w), h, w, columnas, filas, crop);
+    });
+  }
+  // Publishing refuses vision models without a CAM output; a model stored before that check says why it has no maps.
+  const why = m.outputs.cam ? {} : { gradients_unavailable: "this model was published without a Grad-CAM output (outputs.cam); re-run the experiment to get maps" };
+  return { prediccion, score: scores, classes, error: 0, columnas, filas, gradients, ...why };
+}
+
+function detectionBody(m: ServedManifest, classes: Record<string, string>, out: Record<string, Tensor>, pre: Preprocessed) {
+  const d = m.detection!;
+  const scores = out[m.outputs.scores];
+  const k = (scores.dims as number[])[scores.dims.length - 1];
+  const r = decodeDetections(f32(out[m.outputs.boxes!]), f32(scores), k, {
+    scaleX: pre.scaleX,
+    scaleY: pre.scaleY,
+    origW: pre.origWidth,
+    origH: pre.origHeight,
+    scoreThreshold: d.score_threshold,
+    nmsIou: d.nms_iou,
+    maxDetections: d.max_detections,
+    classAgnostic: d.class_agnostic_nms ?? false,
+  });
+  return { boxes: r.boxes, score: r.score, classification: r.classification, error: 0, classes };
+}
