@@ -105,11 +105,8 @@ def _forests(n_rows: int) -> list[dict]:
     """Random forest and extra trees, fully grown and smoothed. The leaf-size floor keeps a 5,000-row forest's
     ONNX graph to tens of megabytes (fully grown trees have a leaf per one or two rows)."""
     floor = 1 + n_rows // 1000
-    out = []
-    for leaf in (1, 5):
-        for family in ("random_forest", "extra_trees"):
-            out.append({"model": family, "params": {"min_samples_leaf": max(leaf, floor), "max_features": "sqrt"}})
-    return out
+    return [{"model": family, "params": {"min_samples_leaf": max(leaf, floor), "max_features": "sqrt"}}
+            for leaf in (1, 5) for family in ("random_forest", "extra_trees")]
 
 
 def _lgb_random(rng: np.random.Generator) -> dict:
@@ -133,9 +130,9 @@ def candidates(problem: str, mode: str, seed: int, n_rows: int = 0) -> list[dict
     rng = np.random.default_rng(seed)
     out = _linear_grid(problem, plan.linear_grid)
     out.append({"model": "lightgbm", "params": {}})  # LightGBM defaults
-    if plan.forests:
-        out += _forests(n_rows)
-    out += [_lgb_random(rng) for _ in range(plan.max_lgb_trials)]
+    forests = _forests(n_rows) if plan.forests else []
+    out += forests[:2]  # fully grown random forest and extra trees always run; the smoother pair leads the search
+    out += forests[2:] + [_lgb_random(rng) for _ in range(plan.max_lgb_trials)]
     return out
 
 
@@ -179,13 +176,13 @@ def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, 
         budget_s = min(budget_s, plan.max_search_s)
     folds = make_folds(problem, y, groups, plan.folds, plan.repeats, seed)
     cands = candidates(problem, mode, seed, len(y))
-    n_essential = next(i for i, c in enumerate(cands) if c["model"] == "lightgbm" and c["params"])  # all but tuned LightGBM
+    n_essential = len(_linear_grid(problem, plan.linear_grid)) + 1 + (2 if plan.forests else 0)
     score_fn = lambda oofs: float(np.mean([selection_score(problem, metric, y, o) for o in oofs]))  # noqa: E731
     start = time.monotonic()
-    lgb_times, pool, trials, stopped = [], [], [], False
+    trial_times, pool, trials, stopped = [], [], [], False
     for i, cfg in enumerate(cands):
         elapsed = time.monotonic() - start
-        expected = float(np.mean(lgb_times)) if lgb_times else 0.0
+        expected = float(np.mean(trial_times)) if trial_times else 0.0
         if i >= n_essential and elapsed + expected > budget_s:
             stopped = True
             break
@@ -197,7 +194,8 @@ def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, 
         cfg = dict(cfg)
         if cfg["model"] == "lightgbm":
             cfg["n_estimators"] = max(1, int(np.median(iters)))
-            lgb_times.append(time.monotonic() - t0)
+        if cfg["model"] != "linear":
+            trial_times.append(time.monotonic() - t0)
         cand = S.Candidate(i, cfg, score_fn(oofs), fold_scores(problem, metric, y, oofs, folds), oofs)
         pool.append(cand)
         record = _record(cand, time.monotonic() - t0)
