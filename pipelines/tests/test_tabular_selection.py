@@ -72,9 +72,36 @@ def test_greedy_weights_mix_complementary_models():
     a = np.where(np.arange(40) < 20, y * 0.8 + noise, 0.5 + noise)  # informative on the first half only
     b = np.where(np.arange(40) >= 20, y * 0.8 + noise, 0.5 - noise)
     pool = [S.Candidate(i, {"model": "linear", "params": {}}, 0.0, np.zeros(1), [np.c_[1 - p, p]]) for i, p in enumerate((a, b))]
-    counts, score = S.greedy_weights(pool, lambda oofs: search.selection_score("binary", "auc", y, oofs[0]))
+    counts, score = S.greedy_weights(pool, lambda oofs, rows: search.selection_score("binary", "auc", y, oofs[0]))
     assert set(counts) == {0, 1}
     assert score > max(search.selection_score("binary", "auc", y, c.oof[0]) for c in pool)
+
+
+def test_cross_fitted_ensemble_score_shows_no_gain_on_noise():
+    """Greedy weights fitted and scored on the same rows make pure noise look predictive; cross-fitted they do not."""
+    rng = np.random.default_rng(3)
+    y = (rng.random(200) < 0.5).astype(int)
+    pool = []
+    for i in range(8):
+        p = rng.random(200)
+        pool.append(S.Candidate(i, {"model": "lightgbm", "params": {"i": i}}, 0.0, np.zeros(1), [np.c_[1 - p, p]]))
+
+    def score(oofs, rows):
+        yy = y if rows is None else y[rows]
+        return float(np.mean([search.selection_score("binary", "auc", yy, o) for o in oofs]))
+
+    _, in_sample = S.greedy_weights(pool, score)
+    halves = (np.arange(0, 200, 2), np.arange(1, 200, 2))
+    honest = score(S.crossfit_oof(pool, score, halves), None)
+    assert in_sample > 0.55 and honest < in_sample - 0.04 and abs(honest - 0.5) < 0.06
+
+
+def test_default_linear_model_is_the_simplest_family():
+    default = _cand(0, "linear", 0.86, [0.84, 0.88, 0.86], params={"C": 1.0})
+    tuned = _cand(1, "linear", 0.87, [0.85, 0.89, 0.87], params={"C": 0.1})
+    assert default.family == "linear_default" and tuned.family == "linear"
+    chosen, best, _ = S.one_se_choice([default, tuned])
+    assert best is tuned and chosen is default
 
 
 def test_best_mode_candidates_include_the_strong_defaults():

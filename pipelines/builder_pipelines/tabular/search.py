@@ -162,6 +162,14 @@ def fold_scores(problem, metric, y, oofs: list[np.ndarray], folds: list[list[tup
     return np.array([selection_score(problem, metric, y[te], oof[te]) for oof, rep in zip(oofs, folds) for _, te in rep])
 
 
+def _halves(folds: list[list[tuple]]) -> tuple[np.ndarray, np.ndarray]:
+    """Two halves of the rows along the first repeat's patient-grouped folds (even folds / odd folds)."""
+    rep = folds[0]
+    a = np.sort(np.concatenate([te for j, (_, te) in enumerate(rep) if j % 2 == 0]))
+    b = np.sort(np.concatenate([te for j, (_, te) in enumerate(rep) if j % 2 == 1]))
+    return a, b
+
+
 def _record(c: S.Candidate, time_s: float) -> dict:
     interval = [round(c.score - 1.96 * c.se, 6), round(c.score + 1.96 * c.se, 6)]
     return {"trial": c.trial, "model": c.config["model"], "family": c.family, "params": c.config["params"],
@@ -177,7 +185,10 @@ def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, 
     folds = make_folds(problem, y, groups, plan.folds, plan.repeats, seed)
     cands = candidates(problem, mode, seed, len(y))
     n_essential = len(_linear_grid(problem, plan.linear_grid)) + 1 + (2 if plan.forests else 0)
-    score_fn = lambda oofs: float(np.mean([selection_score(problem, metric, y, o) for o in oofs]))  # noqa: E731
+    def score_fn(oofs, rows=None):
+        yy = y if rows is None else y[rows]
+        return float(np.mean([selection_score(problem, metric, yy, o) for o in oofs]))
+
     start = time.monotonic()
     trial_times, pool, trials, stopped = [], [], [], False
     for i, cfg in enumerate(cands):
@@ -203,14 +214,16 @@ def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, 
         on_trial(i, len(cands), record, max(c.score for c in pool), time.monotonic() - start)
     chosen, best, reason = S.one_se_choice(pool)
     selection = {"rule": "simplest model family within one standard error of the best cross-validated score "
-                         "(linear < random forest / extra trees < LightGBM defaults < tuned LightGBM); then an ensemble "
-                         "if its fold-by-fold gain over that model exceeds one standard error",
+                         "(default linear < tuned linear < random forest / extra trees < LightGBM defaults < tuned LightGBM); "
+                         "then an ensemble if, with weights cross-fitted on halves of the patients, its fold-by-fold gain "
+                         "over that model exceeds one standard error",
                  "best_by_score": best.trial, "single_choice": chosen.trial, "reason": reason}
     members = S.ensemble_pool(pool, chosen, plan.ensemble_pool)
     if len(members) >= 2:
-        counts, blend_score = S.greedy_weights(members, score_fn)
+        counts, _ = S.greedy_weights(members, score_fn)
         if len(counts) >= 2:
-            blend = S.blend_candidate(members, counts, len(trials), blend_score,
+            honest = S.crossfit_oof(members, score_fn, _halves(folds))
+            blend = S.blend_candidate(members, counts, len(trials), honest, score_fn,
                                       lambda oofs: fold_scores(problem, metric, y, oofs, folds))
             keep, why = S.accept_blend(blend, chosen)
             record = _record(blend, 0.0)
