@@ -202,6 +202,7 @@ def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, 
     folds = make_folds(problem, y, groups, plan.folds, plan.repeats, seed)
     cands = candidates(problem, mode, seed, len(y))
     n_essential = len(_linear_grid(problem, plan.linear_grid)) + 1 + (2 if plan.forests else 0)
+
     def score_fn(oofs, rows=None):
         yy = y if rows is None else y[rows]
         return float(np.mean([selection_score(problem, metric, yy, o) for o in oofs]))
