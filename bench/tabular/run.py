@@ -1,15 +1,17 @@
-"""Benchmark of the tabular pipeline on WDBC and Pima against two baselines on the same split.
+"""Benchmark of the tabular pipeline on four clinical tables against two baselines on the same splits.
 
-Run from the repository root:  nice pipelines/.venv/bin/python bench/tabular/run.py [--modes fast best]
-It drives the real CLI (python -m builder_pipelines train) and prints, per dataset and mode, the test AUC
-with its patient-level bootstrap 95% CI, the wall time, and the test AUC of LogisticRegression
-(standardised) and LGBMClassifier() with default parameters, both fitted on the same train split.
+Run from the repository root:  nice pipelines/.venv/bin/python bench/tabular/run.py [--modes fast best] [--seeds 0 1 2]
+It drives the real CLI (python -m builder_pipelines train) and prints, per dataset, seed and mode, the test AUC
+with its patient-level bootstrap 95% CI, the wall time and peak memory of the CLI process, and the test AUC of
+LogisticRegression (standardised, categorical columns one-hot) and LGBMClassifier() with default parameters,
+both fitted on train+val (every row Builder sees), then the means over seeds.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import importlib.util
 import json
 import subprocess
 import sys
@@ -49,8 +51,60 @@ def load_pima(tmp: Path) -> tuple[Path, list[str], str]:
     return out, PIMA_COLS, "outcome"
 
 
+def _lifelines_file(name: str) -> Path | None:
+    """A data file shipped inside the lifelines wheel (bench/tabular/requirements.txt); None when absent.
+    Only the files are read: lifelines itself is never imported, so its dependencies are not needed."""
+    spec = importlib.util.find_spec("lifelines")
+    if spec is None or spec.origin is None:
+        return None
+    path = Path(spec.origin).parent / "datasets" / name
+    return path if path.is_file() else None
+
+
+GBSG2_COLS = ["horTh", "age", "menostat", "tsize", "tgrade", "pnodes", "progrec", "estrec"]
+
+
+def load_gbsg2(tmp: Path):
+    """German Breast Cancer Study Group 2 (686 patients): recurrence or death (cens) from baseline covariates,
+    three of them categorical (hormone therapy, menopausal status, tumour grade). Follow-up time is dropped."""
+    src = _lifelines_file("gbsg2.csv")
+    if src is None:
+        return None
+    out = tmp / "gbsg2.csv"
+    with open(src, newline="") as fh, open(out, "w", newline="") as w:
+        wr = csv.writer(w)
+        wr.writerow(["id", "cens"] + GBSG2_COLS)
+        for i, r in enumerate(csv.DictReader(fh)):
+            wr.writerow([f"g{i + 1}", r["cens"]] + [r[c] for c in GBSG2_COLS])
+    return out, GBSG2_COLS, "cens"
+
+
+ACTG_COLS = ["age", "wtkg", "hemo", "homo", "drugs", "karnof", "oprior", "z30", "zprior", "preanti", "race", "gender",
+             "str2", "strat", "symptom", "offtrt", "cd40", "cd420", "cd80", "cd820", "arm"]
+
+
+def load_actg175(tmp: Path):
+    """AIDS Clinical Trials Group study 175 (2,139 patients), the UCI task: the event indicator (cens) from the
+    covariates; the treatment arm as a categorical column. Dropped: days (follow-up), cd496 and r (cd496 is
+    missing for 37% of patients), treat (implied by arm)."""
+    src = _lifelines_file("ACTG175.csv")
+    if src is None:
+        return None
+    out = tmp / "actg175.csv"
+    with open(src, newline="") as fh, open(out, "w", newline="") as w:
+        wr = csv.writer(w)
+        wr.writerow(["id", "cens"] + ACTG_COLS)
+        for r in csv.DictReader(fh):
+            r["arm"] = f"arm{r['arms']}"
+            wr.writerow([r["pidnum"], r["cens"]] + [r[c] for c in ACTG_COLS])
+    return out, ACTG_COLS, "cens"
+
+
+LOADERS = {"wdbc": load_wdbc, "pima": load_pima, "gbsg2": load_gbsg2, "actg175": load_actg175}
+
+
 def split(ids: list[str], y: list[str], seed: int) -> dict:
-    """Seeded 70/15/15 patient split, stratified by label (one row per patient in both datasets)."""
+    """Seeded 70/15/15 patient split, stratified by label (one row per patient in every dataset)."""
     from sklearn.model_selection import train_test_split
 
     tr, rest, _, yrest = train_test_split(ids, y, test_size=0.30, stratify=y, random_state=seed)
@@ -58,21 +112,42 @@ def split(ids: list[str], y: list[str], seed: int) -> dict:
     return {"seed": seed, "train": list(tr), "val": list(va), "test": list(te)}
 
 
+def _encode(rows: list[dict], cols: list[str]):
+    """Numeric columns as floats; a column with any non-number becomes integer codes (like the pipeline)."""
+    cat = []
+    for c in cols:
+        try:
+            [float(r[c]) for r in rows]
+        except ValueError:
+            cat.append(c)
+    codes = {c: {v: i for i, v in enumerate(sorted({r[c] for r in rows}))} for c in cat}
+    X = np.array([[codes[c][r[c]] if c in codes else float(r[c]) for c in cols] for r in rows])
+    return X, [cols.index(c) for c in cat]
+
+
 def baselines(table: Path, cols: list[str], label: str, sp: dict, seed: int) -> dict:
+    """The two baselines of the issue, fitted on train+val, scored on test."""
     import lightgbm as lgb
+    from sklearn.compose import ColumnTransformer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
     rows = list(csv.DictReader(open(table, newline="")))
+    Xall, cat = _encode(rows, cols)
     codes = sorted({r[label] for r in rows})
-    by_id = {r["id"]: r for r in rows}
-    X = {p: np.array([[float(by_id[i][c]) for c in cols] for i in sp[p]]) for p in ("train", "test")}
-    y = {p: np.array([codes.index(by_id[i][label]) for i in sp[p]]) for p in ("train", "test")}
+    index = {r["id"]: i for i, r in enumerate(rows)}
+    fit_ids = sp["train"] + sp["val"]
+    X = {"fit": Xall[[index[i] for i in fit_ids]], "test": Xall[[index[i] for i in sp["test"]]]}
+    y = {"fit": np.array([codes.index(rows[index[i]][label]) for i in fit_ids]),
+         "test": np.array([codes.index(rows[index[i]][label]) for i in sp["test"]])}
+    num = [j for j in range(len(cols)) if j not in cat]
+    pre = ColumnTransformer([("num", StandardScaler(), num)] + ([("cat", OneHotEncoder(handle_unknown="ignore"), cat)] if cat else []))
     out = {}
-    for name, est in (("logistic_regression", make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000))),
-                      ("lightgbm_default", lgb.LGBMClassifier(verbose=-1, random_state=seed))):
-        est.fit(X["train"], y["train"])
+    for name, est, kw in (("logistic_regression", make_pipeline(pre, LogisticRegression(max_iter=5000)), {}),
+                          ("lightgbm_default", lgb.LGBMClassifier(verbose=-1, random_state=seed),
+                           {"categorical_feature": cat or "auto"})):
+        est.fit(X["fit"], y["fit"], **({} if not kw else kw))
         p = est.predict_proba(X["test"])
         yo = np.eye(2, dtype=int)[y["test"]]
         m = M.classification_metrics("binary", yo, p, np.eye(2, dtype=int)[p.argmax(1)], np.array(sp["test"]), seed=seed)
@@ -84,17 +159,22 @@ def run_pipeline(table: Path, cols, label, sp, mode, budget, seed, work: Path) -
     out = work / f"out_{mode}"
     spec = {"schema_version": 1, "job_id": f"bench-{mode}", "command": "train", "kind": "tabular", "problem": "binary",
             "data": {"root": str(table.parent), "table": str(table), "id_col": "id", "label_cols": [label], "data_cols": cols},
-            "split": sp, "metric": "auc", "budget": {"mode": mode, "time_budget_s": budget}, "seed": seed,
+            "split": sp, "metric": "auc", "threshold_metric": "auc", "budget": {"mode": mode, "time_budget_s": budget}, "seed": seed,
             "device": "cpu", "out_dir": str(out)}
     spec_path = work / f"spec_{mode}.json"
     spec_path.write_text(json.dumps(spec))
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "builder_pipelines", "train", "--spec", str(spec_path), "--out", str(out)],
+    # /usr/bin/time would need a package; a wrapper reads the child's own peak RSS instead.
+    wrapper = ("import resource, runpy, sys; sys.argv = sys.argv[1:]\n"
+               "try:\n    runpy.run_module('builder_pipelines', run_name='__main__')\n"
+               "finally:\n    sys.stderr.write('PEAK_RSS_KB=%d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    proc = subprocess.run([sys.executable, "-c", wrapper, "builder_pipelines", "train", "--spec", str(spec_path), "--out", str(out)],
                           cwd=PIPELINES, capture_output=True, text=True)
     wall = time.monotonic() - t0
     if proc.returncode != 0:
         raise SystemExit(f"pipeline failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return json.loads((out / "manifest.json").read_text()), wall
+    peak = [int(line.split("=")[1]) for line in proc.stderr.splitlines() if line.startswith("PEAK_RSS_KB=")]
+    return json.loads((out / "manifest.json").read_text()), wall, (peak[-1] / 1024 if peak else float("nan"))
 
 
 def fmt(m: dict) -> str:
@@ -104,8 +184,8 @@ def fmt(m: dict) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--modes", nargs="+", default=["fast", "best"])
-    ap.add_argument("--datasets", nargs="+", default=["wdbc", "pima"])
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--datasets", nargs="+", default=list(LOADERS), choices=list(LOADERS))
+    ap.add_argument("--seeds", nargs="+", type=int, default=[0])
     ap.add_argument("--fast-budget", type=float, default=DEFAULT_BUDGET_S["fast"])
     ap.add_argument("--best-budget", type=float, default=DEFAULT_BUDGET_S["best"])
     ap.add_argument("--json", help="also write the results here")
@@ -117,29 +197,59 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         for ds in args.datasets:
-            table, cols, label = {"wdbc": load_wdbc, "pima": load_pima}[ds](tmp)
+            loaded = LOADERS[ds](tmp)
+            if loaded is None:
+                print(f"\n{ds}: skipped (its data ships in lifelines: pip install --no-deps -r bench/tabular/requirements.txt)")
+                continue
+            table, cols, label = loaded
             rows = list(csv.DictReader(open(table, newline="")))
-            sp = split([r["id"] for r in rows], [r[label] for r in rows], args.seed)
-            base = baselines(table, cols, label, sp, args.seed)
-            print(f"\n{ds}: {len(rows)} rows, split {len(sp['train'])}/{len(sp['val'])}/{len(sp['test'])}")
-            for name, m in base.items():
-                print(f"  baseline {name:20s} test AUC {fmt(m)}")
-            for mode in args.modes:
-                work = tmp / ds
-                work.mkdir(exist_ok=True)
-                budget = args.fast_budget if mode == "fast" else args.best_budget
-                man, wall = run_pipeline(table, cols, label, sp, mode, budget, args.seed, work)
-                auc = man["metrics"]["test"]["auc"]
-                s = man["model_summary"]
-                beats = all(auc["value"] >= b["value"] for b in base.values())
-                print(f"  builder  {mode:4s} (budget {budget:g} s) test AUC {fmt(auc)}  time {wall:.1f} s  "
-                      f"model {s['model']} ({s['trials']} trials, calibration {s['calibration']})  >= both baselines: {beats}")
-                results.append({"dataset": ds, "mode": mode, "budget_s": budget, "wall_s": round(wall, 2), "test_auc": auc,
-                                "test": man["metrics"]["test"], "model_summary": s,
-                                "baselines": base, "at_or_above_baselines": beats})
+            for seed in args.seeds:
+                sp = split([r["id"] for r in rows], [r[label] for r in rows], seed)
+                base = baselines(table, cols, label, sp, seed)
+                print(f"\n{ds} seed {seed}: {len(rows)} rows, split {len(sp['train'])}/{len(sp['val'])}/{len(sp['test'])}")
+                for name, m in base.items():
+                    print(f"  baseline {name:20s} test AUC {fmt(m)}")
+                for mode in args.modes:
+                    work = tmp / f"{ds}_{seed}"
+                    work.mkdir(exist_ok=True)
+                    budget = args.fast_budget if mode == "fast" else args.best_budget
+                    man, wall, peak_mb = run_pipeline(table, cols, label, sp, mode, budget, seed, work)
+                    auc = man["metrics"]["test"]["auc"]
+                    s = man["model_summary"]
+                    better = max(b["value"] for b in base.values())
+                    print(f"  builder  {mode:4s} (budget {budget:g} s) test AUC {fmt(auc)}  time {wall:.1f} s  peak {peak_mb:.0f} MB  "
+                          f"model {s['model']} ({s['trials']} trials, calibration {s['calibration']})  "
+                          f"vs better baseline {auc['value'] - better:+.4f}")
+                    results.append({"dataset": ds, "seed": seed, "mode": mode, "budget_s": budget, "wall_s": round(wall, 2),
+                                    "peak_rss_mb": round(peak_mb, 1), "test_auc": auc, "model_summary": s, "baselines": base})
+    summarise(results)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return 0
+
+
+def summarise(results: list[dict]) -> None:
+    """Means over seeds per dataset and mode, and over datasets."""
+    print("\nmeans over seeds (test AUC; time s; peak MB)")
+    print(f"  {'dataset':8s} {'mode':4s} {'seeds':>5s} {'LR':>7s} {'LGBM':>7s} {'better':>7s} {'Builder':>8s} {'gap':>7s} "
+          f"{'time':>6s} {'max':>6s} {'peak':>6s}")
+    overall: dict[str, list] = {}
+    for ds in dict.fromkeys(r["dataset"] for r in results):
+        for mode in dict.fromkeys(r["mode"] for r in results):
+            rs = [r for r in results if r["dataset"] == ds and r["mode"] == mode]
+            if not rs:
+                continue
+            lr = np.mean([r["baselines"]["logistic_regression"]["value"] for r in rs])
+            gb = np.mean([r["baselines"]["lightgbm_default"]["value"] for r in rs])
+            better = np.mean([max(b["value"] for b in r["baselines"].values()) for r in rs])
+            got = np.mean([r["test_auc"]["value"] for r in rs])
+            wall = [r["wall_s"] for r in rs]
+            overall.setdefault(mode, []).append((lr, gb, better, got))
+            print(f"  {ds:8s} {mode:4s} {len(rs):5d} {lr:7.4f} {gb:7.4f} {better:7.4f} {got:8.4f} {got - better:+7.4f} "
+                  f"{np.mean(wall):6.1f} {max(wall):6.1f} {max(r['peak_rss_mb'] for r in rs):6.0f}")
+    for mode, rows in overall.items():
+        lr, gb, better, got = np.mean(rows, axis=0)
+        print(f"  {'all':8s} {mode:4s} {'':5s} {lr:7.4f} {gb:7.4f} {better:7.4f} {got:8.4f} {got - better:+7.4f}")
 
 
 if __name__ == "__main__":

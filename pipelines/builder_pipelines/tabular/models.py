@@ -1,7 +1,9 @@
-"""The two model families: LightGBM and a regularised linear model (logistic regression / ridge).
+"""The model families: LightGBM, a regularised linear model (logistic regression / ridge), and bagged
+randomised trees (random forest, extra trees), which are strong on small tables and export to ONNX with skl2onnx.
 
-A *config* is ``{"model": "lightgbm" | "linear", "params": {...}}``; ``fit`` turns it into a fitted
-estimator whose scores are [N, K] probabilities (classification) or [N, 1] values (regression).
+A *config* is ``{"model": "lightgbm" | "linear" | "random_forest" | "extra_trees" | "blend", "params": {...}}``;
+``fit`` turns it into a fitted estimator whose scores are [N, K] probabilities (classification) or [N, 1] values
+(regression). Forests see categorical columns as their integer codes (trees split codes like numbers).
 The linear model is a scikit-learn Pipeline (standardise numeric columns, one-hot the integer codes of
 categorical columns, then the linear model), so skl2onnx exports the preprocessing inside the graph.
 """
@@ -13,6 +15,7 @@ import warnings
 import lightgbm as lgb
 import numpy as np
 from sklearn.compose import ColumnTransformer
+from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
@@ -21,6 +24,9 @@ from .table import Column
 
 LGB_MAX_TREES = 2000
 LGB_PATIENCE = 50
+FOREST_TREES = 200  # enough for stable averages; every tree adds fitting time and graph size
+FORESTS = {"random_forest": (RandomForestClassifier, RandomForestRegressor),
+           "extra_trees": (ExtraTreesClassifier, ExtraTreesRegressor)}
 
 
 def _lgb_estimator(problem: str, params: dict, n_estimators: int, seed: int, threads: int):
@@ -55,6 +61,28 @@ def _linear_estimator(problem: str, params: dict, columns: list[Column], seed: i
     return Pipeline([("pre", pre), ("model", head)])
 
 
+def _forest_estimator(family: str, problem: str, params: dict, seed: int, threads: int):
+    classifier, regressor = FORESTS[family]
+    est = regressor if problem == "regression" else classifier
+    return est(n_estimators=FOREST_TREES, random_state=seed, n_jobs=threads, **params)
+
+
+def float32_forest(est) -> None:
+    """Moves every split threshold of a fitted forest down to the largest float32 at or below it.
+
+    scikit-learn compares float32 inputs with float64 thresholds; the ONNX tree ensemble stores float32
+    thresholds, and rounding a threshold to nearest can flip ``x <= t`` for a value next to it. Rounded down,
+    ``x <= t32`` equals ``x <= t`` for every float32 x (as float32_exact does for LightGBM). ``tree_.threshold``
+    is a view of the tree's node array, so the assignment edits the tree itself.
+    """
+    for tree in est.estimators_:
+        t = tree.tree_.threshold
+        leaf = tree.tree_.children_left < 0
+        t32 = t.astype(np.float32)
+        t32 = np.where(t32.astype(np.float64) > t, np.nextafter(t32, np.float32(-np.inf)), t32)
+        t[~leaf] = t32.astype(np.float64)[~leaf]
+
+
 class Blend:
     """Weighted average of fitted models' scores (the linear model and LightGBM)."""
 
@@ -72,6 +100,11 @@ def fit(config: dict, problem: str, columns: list[Column], X, y, seed: int, thre
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # convergence chatter goes nowhere useful
             est.fit(X, y)
+        return est
+    if config["model"] in FORESTS:
+        est = _forest_estimator(config["model"], problem, config["params"], seed, threads)
+        est.fit(X, y)
+        float32_forest(est)
         return est
     cat_idx = [i for i, c in enumerate(columns) if c.type == "categorical"]
     n_trees = LGB_MAX_TREES if X_stop is not None else config.get("n_estimators", 100)
@@ -142,6 +175,9 @@ def importance(est, config: dict, columns: list[Column], X_test) -> dict:
                     acc[n] += w * values[n]
                 weight[key] = weight.get(key, 0.0) + w
         return {key: {n: round(v / weight[key], 6) for n, v in acc.items()} for key, acc in sums.items()}
+    if config["model"] in FORESTS:
+        # Mean decrease in impurity, on the training data (the trees' own measure; sums to 1).
+        return {"impurity_decrease": {n: round(float(v), 6) for n, v in zip(names, est.feature_importances_)}}
     if config["model"] == "lightgbm":
         booster = est.booster_
         gain = booster.feature_importance(importance_type="gain")

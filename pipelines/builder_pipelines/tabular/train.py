@@ -105,7 +105,7 @@ def train(spec: dict, out_dir: str) -> str:
                      _trial_reporter(problem, metric, search_budget))
     best = res.best
     events.log("info", f"chosen: {best['model']} {best['params']} (cv score {res.best_score:.4f}, {len(res.trials)} trials, "
-                       f"search {time.monotonic() - start:.1f} s since start)")
+                       f"search {time.monotonic() - start:.1f} s since start): {res.selection['reason']}")
 
     events.progress("training", 0.8, message="fitting the final model")
     train_only = models.fit(best, problem, columns, Xtr, ytr, seed, threads)
@@ -148,7 +148,9 @@ def train(spec: dict, out_dir: str) -> str:
     summary = {
         "model": best["model"], "params": best["params"], "n_estimators": best.get("n_estimators"),
         "parts": best.get("parts"),
-        "cv_score": round(res.best_score, 6), "cv_folds": PLANS[mode].folds, "cv_repeats": PLANS[mode].repeats,
+        "cv_score": round(res.best_score, 6),
+        "cv_se": next((t["cv_se"] for t in res.trials if t["trial"] == res.selection.get("chosen")), None),
+        "selection_reason": res.selection.get("reason"), "cv_folds": PLANS[mode].folds, "cv_repeats": PLANS[mode].repeats,
         "trials": len(res.trials), "search_stopped_by_time": res.stopped_by_time,
         "calibration": cal_record.get("method") if cal else None,
         "final_fit": ("train+val refit; calibration, thresholds and validation metrics from the train-only fit"
@@ -159,6 +161,7 @@ def train(spec: dict, out_dir: str) -> str:
         "problem": problem, "metric": metric, "classes": classes, "model": summary,
         "test": test_extras, "validation": val_extras, "calibration": cal_record, "thresholds": thresholds,
         "importance": importance, "trials": res.trials,
+        "selection": res.selection,
     })
     events.artifact("report.json", "report")
     manifest = {
