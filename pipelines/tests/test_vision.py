@@ -219,3 +219,22 @@ def test_keep_last_uses_no_validation_choice():
     assert r.val_score == pytest.approx(r.history[-1]["val_metric"], abs=1e-6)
     with pytest.raises(ValueError, match="keep"):
         train_trial(Candidate("resnet", 8, 1, 3e-3), data, 16, 0, torch.device("cpu"), time.monotonic() + 60, epochs=1, keep="median")
+
+
+def test_a_round_is_left_out_only_when_clearly_worse():
+    from builder_pipelines.vision.crossfit import Round, choose_rounds
+    from builder_pipelines.vision.train import Candidate, TrainData
+
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 200)
+    onehot = np.eye(2, dtype=int)[y]
+    data = TrainData(None, None, None, None, onehot, "binary", "auc", 2, None, False)
+    good = np.stack([np.zeros(200), (y * 2 - 1) * 1.0 + rng.normal(0, 1.0, 200)], 1)        # AUC about 0.92
+    close = np.stack([np.zeros(200), (y * 2 - 1) * 1.0 + rng.normal(0, 1.05, 200)], 1)      # about the same
+    noise = np.stack([np.zeros(200), rng.normal(0, 1.0, 200)], 1)                            # AUC about 0.5
+    rounds = [Round(Candidate("resnet", 8, 1, 1e-3), s, [], oof) for s, oof in enumerate([good, close, noise])]
+    choose_rounds(rounds, data, np.array([f"p{i}" for i in range(200)]), seed=0)
+    assert [r.kept for r in rounds] == [True, True, False]
+    assert rounds[0].ci[0] <= rounds[0].score <= rounds[0].ci[1]
+    assert "left out" in rounds[2].why
+    assert sorted(r.why.split(":")[0] for r in rounds[:2]) == ["best out-of-fold score", "kept"]

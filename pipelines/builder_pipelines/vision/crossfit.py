@@ -17,11 +17,10 @@ import dataclasses
 import time
 
 import numpy as np
-import torch
 
 from ..common import events
 from ..common.metrics import _bootstrap
-from .train import Candidate, TrainData, TrialResult, selection_score, train_trial
+from .train import Candidate, TrainData, TrialResult, probabilities, selection_score, train_trial
 
 N_FOLDS = 5
 # Recipes in the order rounds use them: the search's best-performing small ResNet first, then other
@@ -141,8 +140,6 @@ def ensemble_oof(rounds: list[Round]) -> np.ndarray:
 
 def raw_to_scores(problem: str, raw: np.ndarray, y_scale: float, y_shift: float) -> np.ndarray:
     """Raw averaged outputs -> what model.onnx's ``scores`` gives for them (see models.ExportModel)."""
-    from .train import probabilities
-
     return raw * y_scale + y_shift if problem == "regression" else probabilities(problem, raw)
 
 
