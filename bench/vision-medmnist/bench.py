@@ -35,7 +35,8 @@ from PIL import Image
 ROOT = Path(__file__).resolve().parents[2]
 NPZ = ROOT.parent / "shared" / "datasets" / "breastmnist" / "breastmnist_trainval.npz"
 BUDGET_S = {"fast": 150, "best": 720}
-TARGETS = {"fast": {"auc": 0.90, "minutes": 3}, "best": {"auc": 0.919, "accuracy": 0.861, "minutes": 15}}
+# Per run; issue 15 asks the best mode's AUC >= 0.93 as a mean over 3 seeds (printed at the end with --seeds).
+TARGETS = {"fast": {"auc": 0.90, "minutes": 3}, "best": {"auc": 0.93, "accuracy": 0.861, "minutes": 15}}
 
 
 def make_zip(out_path: str, npz_path: str = str(NPZ), seed: int = 0) -> dict[str, list[str]]:
@@ -87,7 +88,8 @@ def run_mode(mode: str, work: Path, ids: dict, seed: int, threads: int) -> dict:
         "data": {"root": str(work / "breastmnist"), "table": str(work / "breastmnist" / "labels.csv"), "id_col": "patient_id",
                  "images_col": "image", "label_cols": ["label"]},
         "split": {"seed": seed, "train": train, "val": val, "test": ids["test"]},
-        "metric": "auc", "budget": {"mode": mode, "time_budget_s": BUDGET_S[mode]}, "seed": seed, "device": "auto",
+        "metric": "auc", "threshold_metric": "auc",  # as the server sends for optimization_metric AUC (Youden's J)
+        "budget": {"mode": mode, "time_budget_s": BUDGET_S[mode]}, "seed": seed, "device": "auto",
         "out_dir": str(out), "options": {"threads": threads} if threads else {},
     }
     spec_path = work / f"spec-{mode}.json"
@@ -129,18 +131,35 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--modes", default="fast,best")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", default="", help="comma-separated seeds, run one after the other, with means at the end (overrides --seed)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads; 0 = the pipeline default (free cores)")
     ap.add_argument("--http", action="store_true", help="run whole experiments through `./builder serve`'s HTTP API")
     args = ap.parse_args()
     if not NPZ.is_file():
         raise SystemExit(f"{NPZ} not found (the shared datasets folder is absent)")
+    seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else [args.seed]
+    rows = []
+    for seed in seeds:
+        rows += run_seed(args, seed)
+    print("== per seed: mode, seed, test AUC, test ACC, wall s, peak RSS MiB")
+    for row in rows:
+        print(f"   {row['mode']:4s} {row['seed']:3d}  {row['auc']:.3f}  {row['accuracy']:.3f}  {row['wall_s']:6.1f}  {row['rss']:6.0f}")
+    for mode in args.modes.split(","):
+        mine = [r for r in rows if r["mode"] == mode]
+        print(f"== {mode}: mean over {len(mine)} seed(s): test AUC {np.mean([r['auc'] for r in mine]):.3f}   "
+              f"ACC {np.mean([r['accuracy'] for r in mine]):.3f}   wall {np.mean([r['wall_s'] for r in mine]):.1f} s   "
+              f"max peak RSS {max(r['rss'] for r in mine):.0f} MiB")
+
+
+def run_seed(args, seed: int) -> list[dict]:
+    rows = []
     with tempfile.TemporaryDirectory(prefix="bench-breastmnist-") as tmp:
         work = Path(tmp)
-        ids = make_zip(str(work / "breastmnist.zip"), seed=args.seed)
+        ids = make_zip(str(work / "breastmnist.zip"), seed=seed)
         with zipfile.ZipFile(work / "breastmnist.zip") as zf:
             zf.extractall(work)
         for mode in args.modes.split(","):
-            r = run_http(mode, str(work / "breastmnist.zip")) if args.http else run_mode(mode, work, ids, args.seed, args.threads)
+            r = run_http(mode, str(work / "breastmnist.zip")) if args.http else run_mode(mode, work, ids, seed, args.threads)
             m = r["manifest"]
             test = m["metrics"]["test"]
             fmt = lambda k: f"{test[k]['value']:.3f} [{test[k]['ci_low']:.3f}, {test[k]['ci_high']:.3f}]"  # noqa: E731
@@ -150,16 +169,23 @@ def main() -> None:
             counts = m["provenance"]["split_counts"]
             where = (f"{'via HTTP API, split_col; ' if args.http else ''}test = official val split, "
                      f"train/val/test patients {counts['train']}/{counts['val']}/{counts['test']}")
-            print(f"== BreastMNIST {mode} mode (budget {BUDGET_S[mode]} s; {where})")
+            print(f"== BreastMNIST {mode} mode, seed {seed} (budget {BUDGET_S[mode]} s; {where})")
             print(f"   test AUC {fmt('auc')}   ACC {fmt('accuracy')}   F-macro {fmt('f_macro')}")
-            print(f"   validation AUC {m['metrics']['validation']['auc']['value']:.3f}   ensemble {m['model_summary']['ensemble_size']} "
+            oof = " (out of fold, train + validation)" if "selection" in m["model_summary"] else ""
+            print(f"   validation AUC{oof} {m['metrics']['validation']['auc']['value']:.3f}   ensemble {m['model_summary']['ensemble_size']} "
                   f"of {len(m['model_summary']['trials'])} trials   input {m['input']['image']['width']} px")
             print(f"   wall {r['wall_s']:.1f} s   peak RSS of the {'server + pipeline tree' if args.http else 'pipeline process'} {r['peak_rss_mib']:.0f} MiB")
             print(f"   target AUC >= {target['auc']}" + (f", ACC >= {target['accuracy']}" if "accuracy" in target else "")
                   + f" within {target['minutes']} min: {'MET' if ok else 'NOT MET'}")
+            for c in m["model_summary"].get("selection", {}).get("candidates", []):  # best mode, cross-fitted
+                print(f"     round {c['round']} {c['architecture']}: out-of-fold AUC {c['oof_auc']:.3f} "
+                      f"[{c['ci_low']:.3f}, {c['ci_high']:.3f}], {c['models']} models, epochs {c['epochs']}; {c['why']}")
             for line in r["logs"]:
                 print(f"     {line}")
             sys.stdout.flush()
+            rows.append({"mode": mode, "seed": seed, "auc": test["auc"]["value"], "accuracy": test["accuracy"]["value"],
+                         "wall_s": r["wall_s"], "rss": r["peak_rss_mib"]})
+    return rows
 
 
 if __name__ == "__main__":

@@ -165,3 +165,76 @@ def test_data_errors(tmp_path):
     table.write_text("\n".join(text) + "\n")
     with pytest.raises(DataError, match="one to one"):
         run(spec, spec["out_dir"])
+
+
+def test_best_mode_publishes_a_cross_fitted_ensemble(tmp_path_factory):
+    spec, out, m = _train(tmp_path_factory, "binary", budget={"mode": "best", "time_budget_s": 25})
+    _check_manifest_files(out, m)
+    sel = m["model_summary"]["selection"]
+    n_train_val = sum(1 for p in spec["split"]["train"] + spec["split"]["val"] for _ in range(2))  # two images per patient
+    assert sel["method"] == "cross-fitted ensemble" and sel["rows"] == n_train_val
+    assert len(sel["candidates"]) >= 2  # at least the planned rounds, each of a different recipe
+    assert len({c["architecture"] for c in sel["candidates"]}) == len(sel["candidates"][:3])
+    for c in sel["candidates"]:
+        assert c["models"] == 5 and c["ci_low"] <= c["oof_auc"] <= c["ci_high"] and c["why"]
+    kept = [c for c in sel["candidates"] if c["kept"]]
+    assert kept and m["model_summary"]["ensemble_size"] == 5 * len(kept)
+    assert len(m["model_summary"]["trials"]) == 5 * len(sel["candidates"])
+    # validation metrics are out of fold over the pooled train + validation images: the bootstrap resamples those patients
+    assert m["metrics"]["validation"]["auc"]["value"] >= 0.7
+    sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    scores, cam = sess.run(["scores", "cam"], {"input": _test_inputs(spec, m)})
+    np.testing.assert_allclose(scores.sum(1), 1.0, atol=1e-5)
+    assert (cam >= 0).all() and cam.shape[1] == 2
+    assert max(m["model_summary"]["onnx_parity"]["max_abs_diff"].values()) <= 1e-4
+
+
+def test_folds_keep_patients_together_and_classes_balanced():
+    from builder_pipelines.vision.crossfit import assign_folds
+
+    rng = np.random.default_rng(0)
+    groups = np.repeat([f"p{i}" for i in range(50)], 2)
+    labels = np.repeat(rng.integers(0, 2, 50), 2)
+    folds = assign_folds(groups, labels, 5, seed=4)
+    assert (folds == assign_folds(groups, labels, 5, seed=4)).all()  # seeded
+    for g in np.unique(groups):
+        assert len(set(folds[groups == g])) == 1
+    per_fold = np.array([[((folds == f) & (labels == c)).sum() // 2 for c in (0, 1)] for f in range(5)])
+    assert (per_fold.max(0) - per_fold.min(0) <= 1).all() and set(folds) == set(range(5))
+
+
+def test_keep_last_uses_no_validation_choice():
+    import time
+
+    import torch
+
+    from builder_pipelines.vision.train import Candidate, TrainData, train_trial
+
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(40, 1, 16, 16, generator=gen)
+    y = torch.randint(0, 2, (40,), generator=gen)  # noise labels: the best epoch and the last one differ
+    data = TrainData(x[:30], y[:30], x[30:], y[30:], np.eye(2, dtype=int)[y[30:].numpy()], "binary", "auc", 2, None, False)
+    r = train_trial(Candidate("resnet", 8, 1, 3e-3), data, 16, 0, torch.device("cpu"), time.monotonic() + 60, epochs=12, keep="last")
+    assert r.epochs_run == 12 and r.stopped == "schedule"
+    assert r.val_score == pytest.approx(r.history[-1]["val_metric"], abs=1e-6)
+    with pytest.raises(ValueError, match="keep"):
+        train_trial(Candidate("resnet", 8, 1, 3e-3), data, 16, 0, torch.device("cpu"), time.monotonic() + 60, epochs=1, keep="median")
+
+
+def test_a_round_is_left_out_only_when_clearly_worse():
+    from builder_pipelines.vision.crossfit import Round, choose_rounds
+    from builder_pipelines.vision.train import Candidate, TrainData
+
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 200)
+    onehot = np.eye(2, dtype=int)[y]
+    data = TrainData(None, None, None, None, onehot, "binary", "auc", 2, None, False)
+    good = np.stack([np.zeros(200), (y * 2 - 1) * 1.0 + rng.normal(0, 1.0, 200)], 1)        # AUC about 0.92
+    close = np.stack([np.zeros(200), (y * 2 - 1) * 1.0 + rng.normal(0, 1.05, 200)], 1)      # about the same
+    noise = np.stack([np.zeros(200), rng.normal(0, 1.0, 200)], 1)                            # AUC about 0.5
+    rounds = [Round(Candidate("resnet", 8, 1, 1e-3), s, [], oof) for s, oof in enumerate([good, close, noise])]
+    choose_rounds(rounds, data, np.array([f"p{i}" for i in range(200)]), seed=0)
+    assert [r.kept for r in rounds] == [True, True, False]
+    assert rounds[0].ci[0] <= rounds[0].score <= rounds[0].ci[1]
+    assert "left out" in rounds[2].why
+    assert sorted(r.why.split(":")[0] for r in rounds[:2]) == ["best out-of-fold score", "kept"]

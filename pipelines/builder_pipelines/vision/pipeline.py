@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 
@@ -13,7 +14,7 @@ from ..common.data import read_table, split_indices
 from ..common.device import pick_device
 from ..common.errors import DataError
 from ..common.manifest import provenance, write_manifest, write_report
-from . import dataset, report
+from . import crossfit, dataset, report
 from .export import check_parity, export_onnx, run_onnx, session
 from .models import ExportModel
 from .preprocess import normalise
@@ -69,6 +70,41 @@ def _load_pretrained(spec: dict) -> dict | None:
     return state
 
 
+def _pooled(data: TrainData, x: dict, targets, parts: dict, problem: str, y_mean: float, y_std: float, device) -> TrainData:
+    """Train + validation images as one set (validation fields = the same rows) for cross-fitting."""
+    rows = parts["train"] + parts["val"]
+    xs = torch.cat([x["train"], x["val"]]).to(device) if device.type == "cuda" else torch.cat([x["train"], x["val"]])
+    y = _train_tensors(targets, rows, y_mean, y_std)
+    truth = (targets.y[rows] - y_mean) / y_std if problem == "regression" else targets.onehot(rows)
+    return dataclasses.replace(data, x_train=xs, y_train=y, x_val=xs, y_val=y, val_onehot=truth,
+                               class_weights=_loss_weights(targets, rows))
+
+
+def _strata(targets, parts: dict) -> np.ndarray:
+    """Fold strata: the class (binary/multiclass), the first label (multi-label), the target's quartile (regression)."""
+    y = targets.y[parts["train"] + parts["val"]]
+    if targets.problem == "multilabel":
+        return y[:, 0]
+    if targets.problem == "regression":
+        return np.searchsorted(np.quantile(y, [0.25, 0.5, 0.75]), y)
+    return y
+
+
+def _crossfit_progress(metric: str, training_deadline: float):
+    t_start = time.monotonic()
+
+    def for_model(model_no: int):
+        def on_epoch(epoch, epochs, row):
+            frac = 0.1 + 0.75 * min(1.0, (time.monotonic() - t_start) / max(training_deadline - t_start, 1e-6))
+            events.metric("train", "loss", row["train_loss"], epoch=epoch, trial=model_no)
+            events.metric("val", "loss", row["val_loss"], epoch=epoch, trial=model_no)
+            events.metric("val", metric, row["val_metric"], epoch=epoch, trial=model_no)
+            events.progress("training", frac, epoch=epoch, epochs=epochs, trial=model_no, trials=max(model_no, crossfit.PLANNED_ROUNDS * crossfit.N_FOLDS),
+                            eta_s=max(0.0, training_deadline - time.monotonic()))
+        return on_epoch
+    return for_model
+
+
 def train(spec: dict, out_dir: str) -> str:
     t0 = time.monotonic()
     budget = float(spec["budget"]["time_budget_s"])
@@ -112,7 +148,22 @@ def train(spec: dict, out_dir: str) -> str:
 
     reserve = min(60.0, max(3.0, 0.08 * budget))  # export, parity check, metrics, figures
     t_prepared = time.monotonic()
-    pool, members = run_search(data, image["width"], spec, device, deadline - reserve, init_state=_load_pretrained(spec))
+    pooled_groups = np.concatenate([groups["train"], groups["val"]])
+    selection = None
+    if crossfit.applies(spec["budget"]["mode"], len(pooled_groups), pooled_groups):
+        # Small data, best quality: train and validation images pooled into cross-fitted folds (see crossfit.py);
+        # the validation metrics and thresholds come from out-of-fold predictions over the pooled images.
+        rounds = crossfit.run_crossfit(_pooled(data, x, targets, parts, problem, y_mean, y_std, device), pooled_groups,
+                                       _strata(targets, parts), image["width"], int(spec["seed"]), device, deadline - reserve,
+                                       on_epoch=_crossfit_progress(data.metric, deadline - reserve), init_state=_load_pretrained(spec))
+        pool = [m for r in rounds for m in r.models]
+        members = [m for r in rounds if r.kept for m in r.models]
+        selection = crossfit.selection_summary(rounds, problem, metric, len(pooled_groups))
+        oof_scores = crossfit.raw_to_scores(problem, crossfit.ensemble_oof(rounds), y_std, y_mean)
+        truth["val"] = np.concatenate([truth["train"], truth["val"]])
+        groups["val"] = pooled_groups
+    else:
+        pool, members = run_search(data, image["width"], spec, device, deadline - reserve, init_state=_load_pretrained(spec))
     events.progress("exporting", 0.86, message=f"exporting an ensemble of {len(members)}" if len(members) > 1 else "exporting")
     model = ExportModel([m.model.float().cpu() for m in members], problem, out_scale=y_std, out_shift=y_mean)
     os.makedirs(out_dir, exist_ok=True)
@@ -125,6 +176,8 @@ def train(spec: dict, out_dir: str) -> str:
     events.progress("evaluating", 0.92, message="test metrics")
     sess = session(model_path)
     scores = {part: run_onnx(sess, x[part].cpu().numpy())[0].astype(np.float64) for part in ("val", "test")}
+    if selection is not None:  # the ensemble trained on the validation images: judge them out of fold
+        scores["val"] = oof_scores
     thr = None if problem == "regression" else thresholds.choose_thresholds(problem, truth["val"], scores["val"], spec["threshold_metric"])
     seed = int(spec["seed"])
     found = {part: report.split_metrics(problem, truth[part], scores[part], thr, groups[part], seed) for part in ("val", "test")}
@@ -140,6 +193,7 @@ def train(spec: dict, out_dir: str) -> str:
         "trials": [{"trial": i + 1, "architecture": t.candidate.name, "seed": t.seed, "epochs": t.epochs_run, "stopped": t.stopped,
                     "seconds": round(t.seconds, 2), "val_selection": round(abs(t.val_score), 6) if np.isfinite(t.val_score) else None} for i, t in enumerate(pool)],
         "parameters": int(sum(p.numel() for p in model.parameters())),
+        **({"selection": selection} if selection is not None else {}),
         "onnx_parity": {"max_abs_diff": parity}, "allow_flips": data.allow_flips,
         "seconds": {"preparing": round(t_prepared - t0, 2), "search": round(sum(t.seconds for t in pool), 2),
                     "export": round(t_exported - t_prepared - sum(t.seconds for t in pool), 2),

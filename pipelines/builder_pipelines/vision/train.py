@@ -159,8 +159,15 @@ class WeightAverage:
 
 
 def train_trial(cand: Candidate, data: TrainData, side: int, seed: int, device: torch.device, deadline: float,
-                on_epoch=None, init_state: dict | None = None, epochs: int | None = None) -> TrialResult:
-    """Trains one candidate until its schedule ends, early stopping fires, or ``deadline`` passes."""
+                on_epoch=None, init_state: dict | None = None, epochs: int | None = None, keep: str = "best") -> TrialResult:
+    """Trains one candidate until its schedule ends, early stopping fires, or ``deadline`` passes.
+
+    ``keep="best"`` keeps the epoch with the best validation score (early stopping on validation);
+    ``keep="last"`` runs the whole (time-fitted) schedule and keeps the final weights, so the validation
+    outputs were not used for any choice and stay an honest out-of-fold estimate (cross-fitting).
+    """
+    if keep not in ("best", "last"):
+        raise ValueError(f"keep must be 'best' or 'last', not {keep!r}")
     t0 = time.monotonic()
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
@@ -225,13 +232,13 @@ def train_trial(cand: Candidate, data: TrainData, side: int, seed: int, device: 
         if on_epoch:
             on_epoch(epoch, epochs, history[-1])
         # Higher score wins; on a tie (small validation sets) the lower validation loss wins.
-        if score > best.val_score or (score == best.val_score and val_loss < best.val_loss):
+        if keep == "last" or score > best.val_score or (score == best.val_score and val_loss < best.val_loss):
             best.val_score, best.val_loss, best.val_out = score, val_loss, val_out
             best_state = copy.deepcopy(judged.state_dict())
             since_best = 0
         else:
             since_best += 1
-        if since_best >= patience:
+        if since_best >= patience and keep == "best":
             stopped = f"early stop (no gain in {patience} epochs)"
             break
         took = time.monotonic() - e0
