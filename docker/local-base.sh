@@ -41,7 +41,12 @@ DOCKER="${DOCKER:-/usr/bin/docker}"
 
 if ! "$DOCKER" info >/dev/null 2>&1; then
   echo "== starting dockerd in the background (log: /var/log/dockerd.log)"
-  nohup dockerd >/var/log/dockerd.log 2>&1 &
+  # The daemon outlives this script: it must not inherit our other open files. Under `flock LOCK make docker-test`
+  # it kept the lock's descriptor, and so the lock, until it was stopped.
+  (
+    for fd in /proc/self/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done 2>/dev/null
+    exec nohup dockerd >/var/log/dockerd.log 2>&1 </dev/null
+  ) &
   for _ in $(seq 1 60); do
     "$DOCKER" info >/dev/null 2>&1 && break
     sleep 1
