@@ -5,7 +5,7 @@ import type { Preprocessed } from "./preprocess.js";
 
 /**
  * From a model's raw outputs to the seed's 201 body for an image model. Shared by the image pipeline on the
- * inference worker threads (image-pipeline.ts, the usual path) and by the batched path on the event loop
+ * inference worker threads (inference-worker.ts, the usual path) and by the batched path on the event loop
  * (predictor.ts), so both answer alike. Field order is the seed contract's.
  */
 

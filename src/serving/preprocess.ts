@@ -52,7 +52,8 @@ async function rawPixels(bytes: Buffer | Uint8Array, maxPixels: number, toSrgb: 
   }
 }
 
-/** Decode, resize and normalise on the calling thread: the inference worker threads' path (image-pipeline.ts). */
+/** Decode, resize and normalise on the calling thread, allocating fresh buffers: the plain reference that the
+ * inference worker's buffer-reusing path (inference-worker.ts) is tested against (serving-image-worker.test.ts). */
 export async function preprocessInline(bytes: Buffer | Uint8Array, spec: ImageSpec, maxPixels: number): Promise<Preprocessed> {
   const img = await decodeImage(bytes, maxPixels);
   const { pixels, scaleX, scaleY } = resizeToSpec(img, spec);
