@@ -232,7 +232,7 @@ def test_a_round_is_left_out_only_when_clearly_worse():
     good = np.stack([np.zeros(200), (y * 2 - 1) * 1.0 + rng.normal(0, 1.0, 200)], 1)        # AUC about 0.92
     close = np.stack([np.zeros(200), (y * 2 - 1) * 1.0 + rng.normal(0, 1.05, 200)], 1)      # about the same
     noise = np.stack([np.zeros(200), rng.normal(0, 1.0, 200)], 1)                            # AUC about 0.5
-    rounds = [Round(Candidate("resnet", 8, 1, 1e-3), s, [], oof) for s, oof in enumerate([good, close, noise])]
+    rounds = [Round(Candidate("resnet", 8, 1, 1e-3), s, [], oof, oof) for s, oof in enumerate([good, close, noise])]
     choose_rounds(rounds, data, np.array([f"p{i}" for i in range(200)]), seed=0)
     assert [r.kept for r in rounds] == [True, True, False]
     assert rounds[0].ci[0] <= rounds[0].score <= rounds[0].ci[1]

@@ -52,6 +52,30 @@ def test_onnx_cam_is_exact_and_matches_pytorch(tmp_path, family, members):
     assert cam.shape == (5, 3, 6, 6)
 
 
+def test_flip_tta_graph_averages_both_views_and_keeps_the_cam_exact(tmp_path):
+    nets = _nets("resnet", 2, in_ch=1, k=2)
+    model = ExportModel(nets, "binary", flip_tta=True).eval()
+    x = torch.randn(5, 1, 24, 24)
+    path = str(tmp_path / "m.onnx")
+    export_onnx(model, x, path)
+    diffs = check_parity(model, path, x)
+    assert diffs["scores"] <= 1e-4 and diffs["cam"] <= 1e-4
+    scores, cam = run_onnx(session(path), x.numpy())
+    flipped = torch.flip(x, dims=[3])
+    with torch.no_grad():
+        logits = sum(n(x) + n(flipped) for n in nets) / 4
+        np.testing.assert_allclose(scores, torch.softmax(logits, 1).numpy(), atol=1e-5)
+        # the flipped view's map is flipped back; GAP of the averaged pre-ReLU map + bias is still the logit
+        pre = sum(torch.einsum("nfhw,cf->nchw", n.features(x), n.head.weight)
+                  + torch.flip(torch.einsum("nfhw,cf->nchw", n.features(flipped), n.head.weight), dims=[3]) for n in nets) / 4
+        np.testing.assert_allclose(cam, torch.relu(pre).numpy(), atol=1e-4)
+        bias = sum(n.head.bias for n in nets) / 2
+        np.testing.assert_allclose(pre.mean((2, 3)) + bias, logits, atol=1e-4)
+        # and it is not the plain graph: the flipped view changes the scores
+        plain, _ = ExportModel(nets, "binary").eval()(x)
+        assert np.abs(plain.numpy() - scores).max() > 1e-4
+
+
 def test_parity_check_rejects_a_wrong_graph(tmp_path):
     nets = _nets("resnet")
     model = ExportModel(nets, "multilabel").eval()

@@ -9,6 +9,11 @@ rounds of different recipes follow while the budget lasts. The published model a
 (more training data per model and a larger ensemble, both lower variance), the out-of-fold predictions give
 the validation metrics and the decision thresholds, and a round is left out only when its out-of-fold score
 is clearly worse than the best round's (paired patient bootstrap, more than two standard errors).
+How many folds and rounds: crossfit_plan.py (fixed for small sets, from a timing probe for larger ones).
+
+Test-time augmentation: every fold model also predicts its held-out fold flipped left-right; the published
+graph averages both views only when that raises the ensemble's out-of-fold score by more than TTA_GAIN_SE paired
+standard errors, because it doubles the network evaluations per prediction.
 """
 
 from __future__ import annotations
@@ -18,19 +23,15 @@ import time
 
 import numpy as np
 
+import torch
+
 from ..common import events
 from ..common.metrics import _bootstrap
-from .train import Candidate, TrainData, TrialResult, probabilities, selection_score, train_trial
+from .crossfit_plan import Plan
+from .train import Candidate, TrainData, TrialResult, predict, probabilities, selection_score, train_trial
 
-N_FOLDS = 5
-# Recipes in the order rounds use them: the search's best-performing small ResNet first, then other
-# families for diversity; later rounds repeat them with new seeds.
-RECIPES = [Candidate("resnet", 16, 1, 3e-3), Candidate("mobile", 16, 1, 3e-3), Candidate("resnet", 24, 1, 2e-3)]
-PLANNED_ROUNDS = 2          # the budget is first shared out between this many rounds ...
-MAX_ROUNDS = 4              # ... and rounds go on while a whole round still fits, up to this many
-MAX_IMAGES = 3000           # above this, K models per round leave too few epochs each: use the search instead
-MIN_IMAGES_PER_FOLD = 4
 DROP_AT_SE = 2.0
+TTA_GAIN_SE = 1.0
 N_BOOT = 200
 
 
@@ -40,14 +41,11 @@ class Round:
     seed: int
     models: list[TrialResult]
     oof: np.ndarray                       # raw outputs on every pooled row, each from the model that did not see it
+    oof_flipped: np.ndarray               # the same models on the left-right flipped images
     score: float = float("nan")           # out-of-fold selection score of this round alone
     ci: tuple[float, float] = (float("nan"), float("nan"))
     kept: bool = True
     why: str = ""
-
-
-def applies(mode: str, n_pooled: int, groups: np.ndarray) -> bool:
-    return mode == "best" and n_pooled <= MAX_IMAGES and len(np.unique(groups)) >= N_FOLDS * MIN_IMAGES_PER_FOLD
 
 
 def assign_folds(groups: np.ndarray, strata: np.ndarray, k: int, seed: int) -> np.ndarray:
@@ -75,39 +73,41 @@ def _score_ci(data: TrainData, out: np.ndarray, groups: np.ndarray, seed: int) -
 
 
 def run_crossfit(pooled: TrainData, groups: np.ndarray, strata: np.ndarray, side: int, seed: int, device,
-                 training_deadline: float, on_epoch=None, init_state: dict | None = None) -> list[Round]:
+                 training_deadline: float, plan: Plan, on_epoch=None, init_state: dict | None = None) -> list[Round]:
     """Trains rounds of K fold models on ``pooled`` (x_val/y_val/val_onehot hold the same rows as x_train)."""
-    folds = assign_folds(groups, strata, N_FOLDS, seed)
+    k = plan.folds
+    folds = assign_folds(groups, strata, k, seed)
     rounds: list[Round] = []
     t_start = time.monotonic()
-    while len(rounds) < MAX_ROUNDS:
+    while len(rounds) < plan.max_rounds:
         remaining = training_deadline - time.monotonic()
         if rounds:
             per_round = (time.monotonic() - t_start) / len(rounds)
-            if len(rounds) >= PLANNED_ROUNDS and remaining < 0.9 * per_round:
+            if len(rounds) >= plan.planned_rounds and remaining < 0.9 * per_round:
                 break
-        cand = RECIPES[len(rounds) % len(RECIPES)]
+        cand = plan.recipes[len(rounds) % len(plan.recipes)]
         round_seed = seed + 7919 * len(rounds)
-        oof = np.zeros((len(folds), pooled.n_out))
+        oof, oof_flipped = np.zeros((len(folds), pooled.n_out)), np.zeros((len(folds), pooled.n_out))
         models = []
-        for f in range(N_FOLDS):
+        for f in range(k):
             now = time.monotonic()
-            left_in_plan = (max(PLANNED_ROUNDS, len(rounds) + 1) - len(rounds)) * N_FOLDS - f
+            left_in_plan = (max(plan.planned_rounds, len(rounds) + 1) - len(rounds)) * k - f
             share = (training_deadline - now) / max(1, left_in_plan)
             fit, held = np.nonzero(folds != f)[0], np.nonzero(folds == f)[0]
             fold_data = dataclasses.replace(
                 pooled, x_train=pooled.x_train[fit], y_train=pooled.y_train[fit],
                 x_val=pooled.x_val[held], y_val=pooled.y_val[held], val_onehot=pooled.val_onehot[held])
             result = train_trial(cand, fold_data, side, round_seed + f, device, min(training_deadline, now + share),
-                                 on_epoch=on_epoch(len(rounds) * N_FOLDS + f + 1) if on_epoch else None,
+                                 on_epoch=on_epoch(len(rounds) * k + f + 1) if on_epoch else None,
                                  init_state=init_state, keep="last")
             if not len(result.val_out):
                 raise RuntimeError("a fold model produced no epoch within the time budget")
             oof[held] = result.val_out
+            oof_flipped[held] = predict(result.model, torch.flip(fold_data.x_val, dims=[3]), device)
             models.append(result)
-            events.log("info", f"round {len(rounds) + 1} {cand.name} fold {f + 1}/{N_FOLDS}: held-out {pooled.metric} "
+            events.log("info", f"round {len(rounds) + 1} {cand.name} fold {f + 1}/{k}: held-out {pooled.metric} "
                                f"{abs(result.val_score):.4f} after {result.epochs_run} epochs ({result.seconds:.1f}s)")
-        rounds.append(Round(cand, round_seed, models, oof))
+        rounds.append(Round(cand, round_seed, models, oof, oof_flipped))
         if time.monotonic() >= training_deadline:
             break
     choose_rounds(rounds, pooled, groups, seed)
@@ -133,9 +133,29 @@ def choose_rounds(rounds: list[Round], pooled: TrainData, groups: np.ndarray, se
                  f"({'within' if r.kept else 'beyond'} {DROP_AT_SE:g} paired-bootstrap standard errors, {se:.4f} each)")
 
 
-def ensemble_oof(rounds: list[Round]) -> np.ndarray:
-    """Out-of-fold raw outputs of the published ensemble: the mean over kept rounds (as the ONNX graph averages)."""
-    return np.mean([r.oof for r in rounds if r.kept], axis=0)
+def ensemble_oof(rounds: list[Round], flip_tta: bool = False) -> np.ndarray:
+    """Out-of-fold raw outputs of the published ensemble: the mean over kept rounds (and over both views with
+    ``flip_tta``), as the ONNX graph averages."""
+    views = [r.oof for r in rounds if r.kept] + ([r.oof_flipped for r in rounds if r.kept] if flip_tta else [])
+    return np.mean(views, axis=0)
+
+
+def choose_flip_tta(rounds: list[Round], pooled: TrainData, groups: np.ndarray, seed: int) -> dict:
+    """Keeps the flip average only when it raises the kept ensemble's out-of-fold score by more than TTA_GAIN_SE
+    paired-bootstrap standard errors: a gain within the noise does not pay for twice the serving cost."""
+    plain, plain_ci, plain_reps = _score_ci(pooled, ensemble_oof(rounds), groups, seed)
+    both, both_ci, both_reps = _score_ci(pooled, ensemble_oof(rounds, True), groups, seed)  # same seed: paired
+    diff = both_reps - plain_reps
+    se = float(np.nanstd(diff[np.isfinite(diff)])) if np.isfinite(diff).any() else 0.0
+    gain = both - plain
+    kept = bool(np.isfinite(gain) and gain > 0 and gain > TTA_GAIN_SE * se)
+    shown = lambda v: None if not np.isfinite(v) else round(abs(v), 6)  # noqa: E731 - regression scores are -RMSE
+    return {"views": ["as is", "flipped left-right"], "kept": kept,
+            "oof_without": shown(plain), "oof_with": shown(both), "gain": round(float(gain), 6) if np.isfinite(gain) else None,
+            "paired_se": round(se, 6),
+            "why": (f"{'kept' if kept else 'not used'}: the flip average changes the ensemble's out-of-fold score by {gain:+.4f} "
+                    f"({'more' if kept else 'not more'} than {TTA_GAIN_SE:g} paired-bootstrap standard error, {se:.4f})"),
+            "serving_cost": "2 network evaluations per member and image" if kept else "none (1 evaluation per member and image)"}
 
 
 def raw_to_scores(problem: str, raw: np.ndarray, y_scale: float, y_shift: float) -> np.ndarray:
@@ -143,15 +163,15 @@ def raw_to_scores(problem: str, raw: np.ndarray, y_scale: float, y_shift: float)
     return raw * y_scale + y_shift if problem == "regression" else probabilities(problem, raw)
 
 
-def selection_summary(rounds: list[Round], problem: str, metric: str, n_rows: int) -> dict:
+def selection_summary(rounds: list[Round], problem: str, metric: str, n_rows: int, plan: Plan, tta: dict) -> dict:
     """The report's account of the candidates tried, their out-of-fold scores and why the published model is what it is."""
     shown = lambda v: None if not np.isfinite(v) else round(abs(v), 6)  # noqa: E731 - regression scores are -RMSE
     name = "rmse" if problem == "regression" else metric
     lo_hi = lambda r: (r.ci[1], r.ci[0]) if problem == "regression" else r.ci  # noqa: E731 - -RMSE's interval, flipped
     return {
         "method": "cross-fitted ensemble",
-        "folds": N_FOLDS, "rows": n_rows,
-        "validation": f"out-of-fold predictions over the train and validation images ({N_FOLDS} patient-grouped, stratified folds); "
+        "folds": plan.folds, "rows": n_rows, "plan": plan.why,
+        "validation": f"out-of-fold predictions over the train and validation images ({plan.folds} patient-grouped, stratified folds); "
                       "each image is scored by the models that did not train on it",
         "rule": "every round's models are averaged unless the round's out-of-fold score is more than "
                 f"{DROP_AT_SE:g} paired-bootstrap standard errors below the best round's; no trial or epoch is picked by a validation maximum",
@@ -159,4 +179,5 @@ def selection_summary(rounds: list[Round], problem: str, metric: str, n_rows: in
                         "epochs": [m.epochs_run for m in r.models], f"oof_{name}": shown(r.score),
                         "ci_low": shown(lo_hi(r)[0]), "ci_high": shown(lo_hi(r)[1]),
                         "kept": r.kept, "why": r.why} for i, r in enumerate(rounds)],
+        "test_time_augmentation": tta,
     }

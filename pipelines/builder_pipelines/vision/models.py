@@ -114,26 +114,34 @@ class ExportModel(nn.Module):
 
     Members' logits are averaged, which equals one GAP + linear head over their concatenated maps,
     so the ensemble CAM (the mean of the members' sum_k w_ck A_k, then ReLU) is still exact.
+    ``flip_tta`` adds test-time augmentation: every member also sees the horizontally flipped image, and its
+    map for that view is flipped back before averaging; a map's mean is unchanged by a flip, so the CAM stays
+    the exact Grad-CAM of the averaged logits (at twice the network evaluations per image).
     ``out_scale``/``out_shift`` undo the target standardisation for regression (folded into the head).
     """
 
-    def __init__(self, members: list[CamNet], problem: str, out_scale: float = 1.0, out_shift: float = 0.0) -> None:
+    def __init__(self, members: list[CamNet], problem: str, out_scale: float = 1.0, out_shift: float = 0.0,
+                 flip_tta: bool = False) -> None:
         super().__init__()
         self.members = nn.ModuleList(members)
         self.problem = problem
         self.out_scale = float(out_scale)
         self.out_shift = float(out_shift)
+        self.flip_tta = bool(flip_tta)
 
     def forward(self, x):
         logits = 0.0
         cam = 0.0
+        views = [x, torch.flip(x, dims=[3])] if self.flip_tta else [x]
         for m in self.members:
-            a = m.features(x)
             w = m.head.weight * self.out_scale
             b = m.head.bias * self.out_scale + self.out_shift
-            logits = logits + F.linear(a.mean(dim=(2, 3)), w, b)
-            cam = cam + F.conv2d(a, w[:, :, None, None])
-        n = float(len(self.members))
+            for v, view in enumerate(views):
+                a = m.features(view)
+                logits = logits + F.linear(a.mean(dim=(2, 3)), w, b)
+                maps = F.conv2d(a, w[:, :, None, None])
+                cam = cam + (torch.flip(maps, dims=[3]) if v else maps)  # the flipped view's map, back in place
+        n = float(len(self.members) * len(views))
         logits = logits / n
         cam = F.relu(cam / n)
         if self.problem == "multilabel":

@@ -14,7 +14,7 @@ from ..common.data import read_table, split_indices
 from ..common.device import pick_device
 from ..common.errors import DataError
 from ..common.manifest import provenance, write_manifest, write_report
-from . import crossfit, dataset, report
+from . import crossfit, crossfit_plan, dataset, report
 from .export import check_parity, export_onnx, run_onnx, session
 from .models import ExportModel
 from .preprocess import normalise
@@ -90,7 +90,7 @@ def _strata(targets, parts: dict) -> np.ndarray:
     return y
 
 
-def _crossfit_progress(metric: str, training_deadline: float):
+def _crossfit_progress(metric: str, training_deadline: float, planned_models: int):
     t_start = time.monotonic()
 
     def for_model(model_no: int):
@@ -99,7 +99,7 @@ def _crossfit_progress(metric: str, training_deadline: float):
             events.metric("train", "loss", row["train_loss"], epoch=epoch, trial=model_no)
             events.metric("val", "loss", row["val_loss"], epoch=epoch, trial=model_no)
             events.metric("val", metric, row["val_metric"], epoch=epoch, trial=model_no)
-            events.progress("training", frac, epoch=epoch, epochs=epochs, trial=model_no, trials=max(model_no, crossfit.PLANNED_ROUNDS * crossfit.N_FOLDS),
+            events.progress("training", frac, epoch=epoch, epochs=epochs, trial=model_no, trials=max(model_no, planned_models),
                             eta_s=max(0.0, training_deadline - time.monotonic()))
         return on_epoch
     return for_model
@@ -149,23 +149,35 @@ def train(spec: dict, out_dir: str) -> str:
     reserve = min(60.0, max(3.0, 0.08 * budget))  # export, parity check, metrics, figures
     t_prepared = time.monotonic()
     pooled_groups = np.concatenate([groups["train"], groups["val"]])
-    selection = None
-    if crossfit.applies(spec["budget"]["mode"], len(pooled_groups), pooled_groups):
-        # Small data, best quality: train and validation images pooled into cross-fitted folds (see crossfit.py);
-        # the validation metrics and thresholds come from out-of-fold predictions over the pooled images.
-        rounds = crossfit.run_crossfit(_pooled(data, x, targets, parts, problem, y_mean, y_std, device), pooled_groups,
-                                       _strata(targets, parts), image["width"], int(spec["seed"]), device, deadline - reserve,
-                                       on_epoch=_crossfit_progress(data.metric, deadline - reserve), init_state=_load_pretrained(spec))
+    selection, plan, flip_tta = None, None, False
+    if crossfit_plan.eligible(spec["budget"]["mode"], pooled_groups, (x["train"][:1].nbytes) * len(pooled_groups)):
+        plan, why = crossfit_plan.choose_plan(data, len(pooled_groups), image["width"], device, int(spec["seed"]),
+                                              deadline - reserve - time.monotonic())
+        events.log("info", f"cross-fitted ensemble plan: {why}")
+    if plan is not None:
+        # Best quality: train and validation images pooled into cross-fitted folds (see crossfit.py); the
+        # validation metrics and thresholds come from out-of-fold predictions over the pooled images.
+        pooled = _pooled(data, x, targets, parts, problem, y_mean, y_std, device)
+        data = x["train"] = None  # the pooled copy holds these images now: keep one copy in memory, not two
+        rounds = crossfit.run_crossfit(pooled, pooled_groups, _strata(targets, parts), image["width"], int(spec["seed"]), device,
+                                       deadline - reserve, plan, init_state=_load_pretrained(spec),
+                                       on_epoch=_crossfit_progress(pooled.metric, deadline - reserve, plan.planned_rounds * plan.folds))
         pool = [m for r in rounds for m in r.models]
         members = [m for r in rounds if r.kept for m in r.models]
-        selection = crossfit.selection_summary(rounds, problem, metric, len(pooled_groups))
-        oof_scores = crossfit.raw_to_scores(problem, crossfit.ensemble_oof(rounds), y_std, y_mean)
+        tta = crossfit.choose_flip_tta(rounds, pooled, pooled_groups, int(spec["seed"]))
+        flip_tta = tta["kept"]
+        events.log("info", f"test-time augmentation: {tta['why']}")
+        selection = crossfit.selection_summary(rounds, problem, metric, len(pooled_groups), plan, tta)
+        oof_scores = crossfit.raw_to_scores(problem, crossfit.ensemble_oof(rounds, flip_tta), y_std, y_mean)
+        allow_flips = pooled.allow_flips
+        del pooled
         truth["val"] = np.concatenate([truth["train"], truth["val"]])
         groups["val"] = pooled_groups
     else:
         pool, members = run_search(data, image["width"], spec, device, deadline - reserve, init_state=_load_pretrained(spec))
+        allow_flips = data.allow_flips
     events.progress("exporting", 0.86, message=f"exporting an ensemble of {len(members)}" if len(members) > 1 else "exporting")
-    model = ExportModel([m.model.float().cpu() for m in members], problem, out_scale=y_std, out_shift=y_mean)
+    model = ExportModel([m.model.float().cpu() for m in members], problem, out_scale=y_std, out_shift=y_mean, flip_tta=flip_tta)
     os.makedirs(out_dir, exist_ok=True)
     model_path = os.path.join(out_dir, "model.onnx")
     export_onnx(model, x["val"].cpu(), model_path)
@@ -194,7 +206,7 @@ def train(spec: dict, out_dir: str) -> str:
                     "seconds": round(t.seconds, 2), "val_selection": round(abs(t.val_score), 6) if np.isfinite(t.val_score) else None} for i, t in enumerate(pool)],
         "parameters": int(sum(p.numel() for p in model.parameters())),
         **({"selection": selection} if selection is not None else {}),
-        "onnx_parity": {"max_abs_diff": parity}, "allow_flips": data.allow_flips,
+        "onnx_parity": {"max_abs_diff": parity}, "allow_flips": allow_flips, "flip_tta": flip_tta,
         "seconds": {"preparing": round(t_prepared - t0, 2), "search": round(sum(t.seconds for t in pool), 2),
                     "export": round(t_exported - t_prepared - sum(t.seconds for t in pool), 2),
                     "evaluation": round(time.monotonic() - t_exported, 2)},

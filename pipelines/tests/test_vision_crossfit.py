@@ -1,0 +1,108 @@
+"""The cross-fitted ensemble's plan for larger image sets, its fallback, and the test-time augmentation rule."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+import torch
+
+from builder_pipelines.common import events
+from builder_pipelines.vision import crossfit_plan, run
+from builder_pipelines.vision.crossfit import Round, choose_flip_tta, ensemble_oof
+from builder_pipelines.vision.export import check_parity
+from builder_pipelines.vision.models import CamNet, ExportModel
+from builder_pipelines.vision.train import Candidate, TrainData
+
+sys.path.insert(0, str(Path(__file__).parent))
+from vision_data import make_dataset  # noqa: E402
+
+CPU = torch.device("cpu")
+
+
+def _train(tmp_path, budget_s: float):
+    spec = make_dataset(tmp_path, "binary")
+    spec["budget"] = {"mode": "best", "time_budget_s": budget_s}
+    saved_stdout, saved_out = sys.stdout, events._out
+    try:
+        name = run(spec, spec["out_dir"])
+    finally:
+        sys.stdout, events._out = saved_stdout, saved_out
+    out = Path(spec["out_dir"])
+    return spec, out, json.loads((out / name).read_text())
+
+
+def test_plan_takes_the_most_folds_that_fit_and_none_when_even_the_fewest_do_not():
+    # 5,000 pooled images at 1 ms per training image: 5 folds x 8 epochs x 4,000 images = 160 s of training
+    plan = crossfit_plan.large_plan(5000, 1e-3, 0.0, 200.0, CPU)
+    assert plan is not None and plan.folds == 5 and plan.planned_rounds == 1 and "5 folds" in plan.why
+    assert {c.family for c in plan.recipes} == {"resnet"}
+    # 4 folds need 4 x 8 x 3,750 = 120 s; the fewest, 3 folds, only 4 epochs each: 3 x 4 x 3,333 = 40 s
+    assert crossfit_plan.large_plan(5000, 1e-3, 0.0, 150.0, CPU).folds == 4
+    assert crossfit_plan.large_plan(5000, 1e-3, 0.0, 100.0, CPU).folds == 3
+    assert crossfit_plan.large_plan(5000, 1e-3, 0.0, 48.0, CPU).folds == 3
+    assert crossfit_plan.large_plan(5000, 1e-3, 0.0, 46.0, CPU) is None
+
+
+def test_larger_set_takes_the_probed_plan_and_publishes_a_checked_graph(tmp_path, monkeypatch):
+    # The tiny set (72 train + validation images) stands in for a set above the small-set limit.
+    monkeypatch.setattr(crossfit_plan, "SMALL_MAX_IMAGES", 40)
+    spec, out, m = _train(tmp_path, 20)
+    sel = m["model_summary"]["selection"]
+    assert sel["method"] == "cross-fitted ensemble" and sel["rows"] == 72
+    assert sel["folds"] in crossfit_plan.LARGE_FOLDS and f"{sel['folds']} folds" in sel["plan"]
+    for c in sel["candidates"]:
+        assert c["architecture"] == "resnet-w16-d1-lr0.003" and c["models"] == sel["folds"]
+    tta = sel["test_time_augmentation"]
+    assert tta["kept"] == m["model_summary"]["flip_tta"] and tta["why"]
+    kept = [c for c in sel["candidates"] if c["kept"]]
+    assert m["model_summary"]["ensemble_size"] == sel["folds"] * len(kept)
+    assert max(m["model_summary"]["onnx_parity"]["max_abs_diff"].values()) <= 1e-4
+    x = np.random.default_rng(0).normal(size=(3, 1, 16, 16)).astype(np.float32)
+    scores, cam = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"]).run(["scores", "cam"], {"input": x})
+    np.testing.assert_allclose(scores.sum(1), 1.0, atol=1e-5)
+    assert (cam >= 0).all() and cam.shape[:2] == (3, 2)
+
+
+def test_no_plan_falls_back_to_the_search(tmp_path, monkeypatch):
+    monkeypatch.setattr(crossfit_plan, "SMALL_MAX_IMAGES", 40)
+    monkeypatch.setattr(crossfit_plan, "PLAN_SAFETY", 1e-9)  # as if even one round of 3 folds took forever
+    _, _, m = _train(tmp_path, 12)
+    assert "selection" not in m["model_summary"] and not m["model_summary"]["flip_tta"]
+    assert m["model_summary"]["ensemble_size"] >= 1
+
+
+def _rounds(oof, flipped):
+    return [Round(Candidate("resnet", 8, 1, 1e-3), 0, [], oof, flipped)]
+
+
+def test_flip_tta_is_kept_only_when_it_clearly_pays():
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 2, 300)
+    data = TrainData(None, None, None, None, np.eye(2, dtype=int)[y], "binary", "auc", 2, None, False)
+    groups = np.array([f"p{i}" for i in range(300)])
+    view = lambda noise: np.stack([np.zeros(300), (y * 2 - 1) + rng.normal(0, noise, 300)], 1)  # noqa: E731
+    helpful = _rounds(view(1.5), view(1.5))  # independent errors: the average is clearly better
+    useless = _rounds(view(1.5), np.stack([np.zeros(300), rng.normal(0, 1.5, 300)], 1))  # flipped view is noise
+    kept = choose_flip_tta(helpful, data, groups, seed=0)
+    assert kept["kept"] and kept["gain"] > kept["paired_se"] > 0 and "2 network evaluations" in kept["serving_cost"]
+    dropped = choose_flip_tta(useless, data, groups, seed=0)
+    assert not dropped["kept"] and "not used" in dropped["why"]
+    np.testing.assert_allclose(ensemble_oof(helpful, True), (helpful[0].oof + helpful[0].oof_flipped) / 2)
+
+
+def test_flip_tta_graph_passes_parity_on_a_regression_head(tmp_path):
+    from builder_pipelines.vision.export import export_onnx
+
+    torch.manual_seed(0)
+    model = ExportModel([CamNet("resnet", 1, 1, 16, width=8).eval()], "regression", 3.0, 1.0, flip_tta=True).eval()
+    x = torch.randn(4, 1, 16, 16)
+    export_onnx(model, x, str(tmp_path / "m.onnx"))
+    assert max(check_parity(model, str(tmp_path / "m.onnx"), x).values()) <= 1e-4
+    with pytest.raises(RuntimeError, match="disagree"):
+        model.flip_tta = False  # a graph that averages two views against a model that does not
+        check_parity(model, str(tmp_path / "m.onnx"), x)
