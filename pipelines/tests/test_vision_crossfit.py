@@ -48,6 +48,16 @@ def test_plan_takes_the_most_folds_that_fit_and_none_when_even_the_fewest_do_not
     assert crossfit_plan.large_plan(5000, 1e-3, 0.0, 46.0, CPU) is None
 
 
+def test_only_larger_sets_are_held_to_the_memory_cap():
+    small, large = np.array([f"p{i}" for i in range(3000)]), np.array([f"p{i}" for i in range(6000)])
+    too_big = crossfit_plan.MAX_POOLED_BYTES + 1
+    assert crossfit_plan.eligible("best", small, too_big)  # the small-set path as before
+    assert crossfit_plan.eligible("best", large, 6000 * 28 * 28 * 4)
+    assert not crossfit_plan.eligible("best", large, too_big)
+    assert not crossfit_plan.eligible("fast", small, 1)
+    assert not crossfit_plan.eligible("best", np.repeat(["a", "b"], 50), 1)  # too few patients for 5 folds
+
+
 def test_larger_set_takes_the_probed_plan_and_publishes_a_checked_graph(tmp_path, monkeypatch):
     # The tiny set (72 train + validation images) stands in for a set above the small-set limit.
     monkeypatch.setattr(crossfit_plan, "SMALL_MAX_IMAGES", 40)

@@ -55,8 +55,9 @@ def small_plan() -> Plan:
 
 
 def eligible(mode: str, groups: np.ndarray, pooled_bytes: int) -> bool:
+    """Best mode, enough patients for 5 folds, and (above the small-set limit) a bounded pooled copy."""
     return (mode == "best" and len(np.unique(groups)) >= max(LARGE_FOLDS) * MIN_IMAGES_PER_FOLD
-            and pooled_bytes <= MAX_POOLED_BYTES)
+            and (len(groups) <= SMALL_MAX_IMAGES or pooled_bytes <= MAX_POOLED_BYTES))
 
 
 @torch.no_grad()
