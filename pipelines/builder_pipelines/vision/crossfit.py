@@ -1,4 +1,4 @@
-"""Best-quality mode on small image sets: a cross-fitted ensemble instead of a search on one validation split.
+"""Best-quality image models: a cross-fitted ensemble instead of a search on one validation split.
 
 Why: with a few hundred images the validation split holds ~80, and picking the trial (or epoch) with the
 best validation score picks noise (BreastMNIST seed 1: the best validation AUC, 0.963, gave the worst test
@@ -22,7 +22,6 @@ import dataclasses
 import time
 
 import numpy as np
-
 import torch
 
 from ..common import events
