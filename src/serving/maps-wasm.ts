@@ -58,9 +58,12 @@ function memory(x: Exports, bytes: number): ArrayBuffer {
 
 /**
  * camToGradient's second pass: output row y blends rows y0[y] and y1[y] of `across` (rows of `columnas` values,
- * already normalised to 0..255) by dy[y], rounds and clamps to bytes. Returns filas x columnas bytes of its own.
+ * already normalised to 0..255) by dy[y], rounds and clamps to bytes. Returns filas x columnas bytes: in `into`
+ * when given, else in a buffer of their own.
  */
-export function blendRowsWasm(across: Float32Array, columnas: number, filas: number, y0: Int32Array, y1: Int32Array, dy: Float64Array): Uint8Array | null {
+export function blendRowsWasm(
+  across: Float32Array, columnas: number, filas: number, y0: Int32Array, y1: Int32Array, dy: Float64Array, into?: Uint8Array,
+): Uint8Array | null {
   const x = wasm();
   if (!x) return null;
   const src = TABLE_BYTES + 16;
@@ -69,7 +72,10 @@ export function blendRowsWasm(across: Float32Array, columnas: number, filas: num
   new Float32Array(mem, src, across.length).set(across);
   const rowBytes = columnas * 4;
   for (let y = 0; y < filas; y++) x.blend(src + y0[y] * rowBytes, src + y1[y] * rowBytes, dy[y], columnas, dst + y * columnas);
-  return new Uint8Array(mem, dst, columnas * filas).slice();
+  const result = new Uint8Array(mem, dst, columnas * filas);
+  if (!into) return result.slice();
+  into.set(result);
+  return into.subarray(0, result.length);
 }
 
 /** GradientMap.writeJson: the JSON text of `data` (filas rows of columnas bytes) into out at o; the offset after it. */

@@ -101,10 +101,11 @@ export class GradientMap {
  * One class's activation map [h, w] -> filas x columnas integers 0..255: min-max normalised on the model's
  * grid (a flat map is all zeros), bilinearly resized (half-pixel centres, edges clamped), rounded.
  * Resizing is linear, so the normalisation is applied to the interpolated values in the same pass.
- * Letterboxed inputs crop the padded part of the grid first.
+ * Letterboxed inputs crop the padded part of the grid first. into (at least filas x columnas bytes): the map's
+ * memory, for a caller that reuses it (the worker thread, see MapMemory in image-answer.ts); a new buffer otherwise.
  */
 export function camToGradient(
-  cam: Float32Array, h: number, w: number, columnas: number, filas: number, crop?: { w: number; h: number },
+  cam: Float32Array, h: number, w: number, columnas: number, filas: number, crop?: { w: number; h: number }, into?: Uint8Array,
 ): GradientMap {
   const mw = crop ? Math.max(1, Math.min(w, crop.w)) : w;
   const mh = crop ? Math.max(1, Math.min(h, crop.h)) : h;
@@ -144,13 +145,15 @@ export function camToGradient(
     y1[y] = Math.min(y0[y] + 1, mh - 1);
     dy[y] = fy - y0[y];
   }
-  const out = blendRowsWasm(across, columnas, filas, y0, y1, dy) ?? blendRowsJs(across, columnas, filas, y0, y1, dy);
+  const out = blendRowsWasm(across, columnas, filas, y0, y1, dy, into) ?? blendRowsJs(across, columnas, filas, y0, y1, dy, into);
   return new GradientMap(columnas, filas, out);
 }
 
 /** camToGradient's second pass in JavaScript (blendRowsWasm's fallback and reference): row y blends rows y0[y], y1[y]. */
-export function blendRowsJs(across: Float32Array, columnas: number, filas: number, y0: Int32Array, y1: Int32Array, dy: Float64Array): Uint8Array {
-  const out = new Uint8Array(columnas * filas);
+export function blendRowsJs(
+  across: Float32Array, columnas: number, filas: number, y0: Int32Array, y1: Int32Array, dy: Float64Array, into?: Uint8Array,
+): Uint8Array {
+  const out = into?.subarray(0, columnas * filas) ?? new Uint8Array(columnas * filas);
   for (let y = 0; y < filas; y++) {
     const r0 = y0[y] * columnas, r1 = y1[y] * columnas, row = y * columnas, d = dy[y];
     for (let x = 0; x < columnas; x++) {
