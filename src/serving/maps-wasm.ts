@@ -83,7 +83,9 @@ export function mapJsonWasm(data: Uint8Array, columnas: number, filas: number, o
   const x = wasm();
   if (!x || columnas < 1 || filas < 1) return -1;
   const src = TABLE_BYTES + 16;
-  const dst = src + align(data.byteLength);
+  // The text starts at the same offset modulo 8 as its place in `out`: copying into shared memory (the worker's
+  // answer slots) goes word by word only when both sides are equally aligned, else byte by byte (twice the time).
+  const dst = src + align(data.byteLength) + ((out.byteOffset + o) & 7);
   const mem = memory(x, dst + align(2 + filas * (2 + 4 * columnas)));
   new Uint8Array(mem, src, data.byteLength).set(data);
   const end = x.json(src, columnas, filas, dst);
