@@ -13,6 +13,22 @@ export interface ImageAnswerOptions {
   gradcamMaxSide: number;
   /** Skip Grad-CAM maps (the benchmark measures their cost this way). */
   noMaps?: boolean;
+  /** Memory for the maps, reused from one answer to the next (a caller that encodes each answer at once). */
+  mapMemory?: MapMemory;
+}
+
+/**
+ * Map buffers that a worker thread reuses: the i-th map of an answer goes into buffer i, so the answer is valid
+ * until the next one is built. A 512x384 map is 196 KB; allocating it per request adds to the external memory
+ * that makes V8 run full collections (the tail latency, see inference-worker.ts).
+ */
+export class MapMemory {
+  private readonly buffers: Uint8Array[] = [];
+
+  buffer(i: number, bytes: number): Uint8Array {
+    if ((this.buffers[i]?.length ?? -1) < bytes) this.buffers[i] = new Uint8Array(bytes);
+    return this.buffers[i];
+  }
 }
 
 const f32 = (t: Tensor) => t.data as Float32Array;
@@ -33,8 +49,11 @@ function visionBody(m: ServedManifest, classes: Record<string, string>, out: Rec
     const im = m.input.image!;
     // Letterboxed inputs: only the top-left part of the map covers the image.
     const crop = im.resize === "letterbox" ? { w: Math.round((pre.origWidth * pre.scaleX * w) / im.width), h: Math.round((pre.origHeight * pre.scaleY * h) / im.height) } : undefined;
+    let n = 0;
     prediccion.forEach((p, i) => {
-      if (p === 1 && i < k) gradients[String(i)] = camToGradient(data.subarray(i * h * w, (i + 1) * h * w), h, w, columnas, filas, crop);
+      if (p !== 1 || i >= k) return;
+      const into = o.mapMemory?.buffer(n++, columnas * filas);
+      gradients[String(i)] = camToGradient(data.subarray(i * h * w, (i + 1) * h * w), h, w, columnas, filas, crop, into);
     });
   }
   // Publishing refuses vision models without a CAM output; a model stored before that check says why it has no maps.

@@ -3,7 +3,7 @@ import * as ort from "onnxruntime-node";
 import { ApiError } from "../errors.js";
 import { encodeJson, JsonOut } from "./json-encode.js";
 import { OutboundRefusal } from "../net/outbound-guard.js";
-import { imageAnswer, type ImageAnswerOptions } from "./image-answer.js";
+import { imageAnswer, MapMemory, type ImageAnswerOptions } from "./image-answer.js";
 import type { ServedManifest } from "./manifest.js";
 import { decodeImage, normalise, resizeToSpec } from "./preprocess.js";
 
@@ -45,7 +45,7 @@ type ImageJob = { id: number; image: Uint8Array; opts: ImageAnswerOptions & { ma
 
 /**
  * Memory reused from one image prediction to the next, so that a request allocates little beyond the decoded
- * pixels: the input tensor and the letterbox canvas (the model's size is fixed), and the answer's JSON, written
+ * pixels: the input tensor and the letterbox canvas (the model's size is fixed), the Grad-CAM maps, and the answer's JSON, written
  * into shared memory slots that the event loop reads in place and frees once the bytes are on the socket
  * ({free: slot}). Allocating ~2 MB per request (tensor, maps' JSON, and the answer moved between threads) made V8
  * run a full GC every few hundred milliseconds on both threads: the c=1 tail latency. Decoding runs concurrently
@@ -54,6 +54,7 @@ type ImageJob = { id: number; image: Uint8Array; opts: ImageAnswerOptions & { ma
  */
 let tensor: Float32Array<ArrayBuffer> | undefined;
 let letterboxed: Uint8Array | undefined;
+const mapMemory = new MapMemory();
 const SLOTS = 4;
 const SLOT_BYTES = 2 * 1024 * 1024;
 const slots: SharedArrayBuffer[] = [];
@@ -84,7 +85,7 @@ async function answerImage(m: ImageJob): Promise<{ json: Buffer; slot: number }>
     const out = await session.run({ [manifest!.input.name]: new ort.Tensor("float32", tensor, [1, spec.channels, spec.height, spec.width]) });
     const pre = { tensor, origWidth: img.width, origHeight: img.height, scaleX, scaleY };
     const slot = takeSlot();
-    const json = encodeJson(imageAnswer(manifest!, classes!, out, pre, m.opts), new JsonOut(slot >= 0 ? slots[slot] : undefined));
+    const json = encodeJson(imageAnswer(manifest!, classes!, out, pre, { ...m.opts, mapMemory }), new JsonOut(slot >= 0 ? slots[slot] : undefined));
     if (slot >= 0 && json.buffer !== slots[slot]) {
       freeSlots.push(slot); // outgrew the slot: it went to a buffer of its own
       return { json, slot: -1 };

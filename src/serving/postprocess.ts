@@ -1,4 +1,5 @@
 import type { ServedManifest } from "./manifest.js";
+import { blendRowsWasm, mapJsonWasm } from "./maps-wasm.js";
 
 /**
  * From raw ONNX outputs to the seed's answer fields. The rules mirror the pipelines
@@ -65,6 +66,12 @@ export class GradientMap {
 
   /** Writes the JSON text into out at offset o (maxJsonBytes() of room needed); returns the offset after it. */
   writeJson(out: Uint8Array, o: number): number {
+    const end = mapJsonWasm(this.data, this.columnas, this.filas, out, o);
+    return end >= 0 ? end : this.writeJsonJs(out, o);
+  }
+
+  /** writeJson's JavaScript loop: the fallback, and the reference the WebAssembly one is tested against. */
+  writeJsonJs(out: Uint8Array, o: number): number {
     const { columnas: w, filas: h, data } = this;
     out[o++] = 0x5b; // [
     for (let y = 0; y < h; y++) {
@@ -94,10 +101,11 @@ export class GradientMap {
  * One class's activation map [h, w] -> filas x columnas integers 0..255: min-max normalised on the model's
  * grid (a flat map is all zeros), bilinearly resized (half-pixel centres, edges clamped), rounded.
  * Resizing is linear, so the normalisation is applied to the interpolated values in the same pass.
- * Letterboxed inputs crop the padded part of the grid first.
+ * Letterboxed inputs crop the padded part of the grid first. into (at least filas x columnas bytes): the map's
+ * memory, for a caller that reuses it (the worker thread, see MapMemory in image-answer.ts); a new buffer otherwise.
  */
 export function camToGradient(
-  cam: Float32Array, h: number, w: number, columnas: number, filas: number, crop?: { w: number; h: number },
+  cam: Float32Array, h: number, w: number, columnas: number, filas: number, crop?: { w: number; h: number }, into?: Uint8Array,
 ): GradientMap {
   const mw = crop ? Math.max(1, Math.min(w, crop.w)) : w;
   const mh = crop ? Math.max(1, Math.min(h, crop.h)) : h;
@@ -130,19 +138,32 @@ export function camToGradient(
       across[o + x] = (a + (cam[r + x1[x]] - a) * dx[x] - min) * scale;
     }
   }
-  const out = new Uint8Array(columnas * filas);
+  const y0 = new Int32Array(filas), y1 = new Int32Array(filas), dy = new Float64Array(filas);
   for (let y = 0; y < filas; y++) {
     const fy = Math.min(Math.max((y + 0.5) * sy - 0.5, 0), mh - 1);
-    const y0 = Math.floor(fy), y1 = Math.min(y0 + 1, mh - 1), dy = fy - y0;
-    const r0 = y0 * columnas, r1 = y1 * columnas, row = y * columnas;
+    y0[y] = Math.floor(fy);
+    y1[y] = Math.min(y0[y] + 1, mh - 1);
+    dy[y] = fy - y0[y];
+  }
+  const out = blendRowsWasm(across, columnas, filas, y0, y1, dy, into) ?? blendRowsJs(across, columnas, filas, y0, y1, dy, into);
+  return new GradientMap(columnas, filas, out);
+}
+
+/** camToGradient's second pass in JavaScript (blendRowsWasm's fallback and reference): row y blends rows y0[y], y1[y]. */
+export function blendRowsJs(
+  across: Float32Array, columnas: number, filas: number, y0: Int32Array, y1: Int32Array, dy: Float64Array, into?: Uint8Array,
+): Uint8Array {
+  const out = into?.subarray(0, columnas * filas) ?? new Uint8Array(columnas * filas);
+  for (let y = 0; y < filas; y++) {
+    const r0 = y0[y] * columnas, r1 = y1[y] * columnas, row = y * columnas, d = dy[y];
     for (let x = 0; x < columnas; x++) {
       const top = across[r0 + x];
       // Math.round for the values that occur (0..255 up to float error), without its call: floor(v + 0.5).
-      const v = (top + (across[r1 + x] - top) * dy + 0.5) | 0;
+      const v = (top + (across[r1 + x] - top) * d + 0.5) | 0;
       out[row + x] = v < 0 ? 0 : v > 255 ? 255 : v;
     }
   }
-  return new GradientMap(columnas, filas, out);
+  return out;
 }
 
 export interface DetectionParams {

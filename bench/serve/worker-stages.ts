@@ -1,0 +1,74 @@
+/**
+ * Where an image prediction's time goes on a serving worker thread, stage by stage: the steps of
+ * src/serving/inference-worker.ts (decode, resize + normalise into reused buffers, session.run, the answer with
+ * its maps, its JSON into a reused buffer), called in one loop on the bench photo, one request at a time.
+ *
+ *   nice npx tsx bench/serve/worker-stages.ts [--kinds vision_resnet,vision,detection] [--n 300]
+ *
+ * Prints per stage the median wall time and the mean wall time per call, and the process CPU per request (all
+ * threads: sharp decodes on libuv's, ONNX Runtime runs on its own). On a busy machine read the CPU figures.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { execFileSync } from "node:child_process";
+import * as ort from "onnxruntime-node";
+import { imageAnswer, MapMemory } from "../../src/serving/image-answer.js";
+import { encodeJson, JsonOut } from "../../src/serving/json-encode.js";
+import { checkManifest, classNames } from "../../src/serving/manifest.js";
+import { decodeImage, normalise, resizeToSpec } from "../../src/serving/preprocess.js";
+import { ROOT } from "./bench-server.js";
+
+const args = process.argv.slice(2);
+const opt = (name: string, dflt: string) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1] : dflt);
+const KINDS = opt("kinds", "vision_resnet,vision,detection").split(",");
+const N = Number(opt("n", "300"));
+const WARMUP = 30;
+
+const fx = fs.mkdtempSync(path.join(os.tmpdir(), "builder-worker-stages-"));
+execFileSync(path.join(ROOT, "pipelines/.venv/bin/python"), [path.join(ROOT, "test/fixtures/serving/make_fixtures.py"), "--bench", fx]);
+const photo = fs.readFileSync(path.join(fx, "photo.jpg"));
+console.log(`# worker stages  ${new Date().toISOString()}  node ${process.version}  load ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}  ${N} calls`);
+
+for (const kind of KINDS) {
+  const manifest = checkManifest(JSON.parse(fs.readFileSync(path.join(fx, kind, "manifest.json"), "utf8")));
+  const spec = manifest.input.image!;
+  // The options of src/serving/session.ts (ORT_INTRA_OP_THREADS=0: ORT's default thread count).
+  const session = await ort.InferenceSession.create(path.join(fx, kind, "model.onnx"), {
+    graphOptimizationLevel: "all", executionMode: "sequential", interOpNumThreads: 1, executionProviders: ["cpu"],
+    extra: { session: { intra_op: { allow_spinning: "0" } } },
+  });
+  const tensor = new Float32Array(spec.channels * spec.height * spec.width);
+  const letterboxed = new Uint8Array(tensor.length);
+  const mapMemory = new MapMemory();
+  const slot = new SharedArrayBuffer(2 * 1024 * 1024);
+  const classes = classNames(manifest);
+  const stages = ["decode", "resize + normalise", "session.run", "answer + maps", "JSON"] as const;
+  const times: Record<string, number[]> = Object.fromEntries(stages.map((s) => [s, []]));
+  let cpu = process.cpuUsage();
+  for (let i = 0; i < WARMUP + N; i++) {
+    if (i === WARMUP) cpu = process.cpuUsage();
+    const t = [performance.now()];
+    const img = await decodeImage(new Uint8Array(photo), 1e8);
+    t.push(performance.now());
+    const { pixels, scaleX, scaleY } = resizeToSpec(img, spec, { into: letterboxed });
+    normalise(pixels, spec, tensor);
+    t.push(performance.now());
+    const out = await session.run({ [manifest.input.name]: new ort.Tensor("float32", tensor, [1, spec.channels, spec.height, spec.width]) });
+    t.push(performance.now());
+    const answer = imageAnswer(manifest, classes, out, { tensor, origWidth: img.width, origHeight: img.height, scaleX, scaleY }, { gradcamMaxSide: 512, mapMemory });
+    t.push(performance.now());
+    encodeJson(answer, new JsonOut(slot));
+    t.push(performance.now());
+    if (i >= WARMUP) stages.forEach((s, k) => times[s].push(t[k + 1] - t[k]));
+  }
+  const used = process.cpuUsage(cpu);
+  console.log(`## ${kind} (${spec.width}x${spec.height} ${spec.resize})   CPU ${((used.user + used.system) / 1000 / N).toFixed(2)} ms/request, all threads`);
+  for (const s of stages) {
+    const v = [...times[s]].sort((a, b) => a - b);
+    const mean = v.reduce((a, b) => a + b, 0) / v.length;
+    console.log(`  ${s.padEnd(20)} median ${v[v.length >> 1].toFixed(3).padStart(7)} ms   mean ${mean.toFixed(3).padStart(7)} ms`);
+  }
+  await session.release();
+}
+fs.rmSync(fx, { recursive: true, force: true });

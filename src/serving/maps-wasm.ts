@@ -1,0 +1,94 @@
+import { MAPS_WASM } from "./wasm/maps.wasm.js";
+
+/**
+ * The per-value loops of Grad-CAM maps (postprocess.ts camToGradient's blend, GradientMap.writeJson) in
+ * WebAssembly SIMD (wasm/maps.wat): same arithmetic, same bytes. A 512x384 map is ~200,000 values; in JavaScript
+ * these two loops cost ~2 ms of a vision prediction, about as much as decoding the image. One instance per
+ * thread; its memory grows to the largest map seen and is reused. Each function returns null / -1 where
+ * WebAssembly SIMD is unavailable, and the caller then runs its JavaScript loop.
+ */
+
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+const WA = (globalThis as unknown as {
+  WebAssembly: { Module: new (bytes: Uint8Array) => object; Instance: new (m: object) => { exports: unknown } };
+}).WebAssembly;
+
+interface Exports {
+  memory: WasmMemory;
+  blend(top: number, bot: number, dy: number, n: number, dst: number): void;
+  json(src: number, w: number, h: number, dst: number): number;
+}
+
+let exports: Exports | null | undefined;
+
+/** The table maps.wat's json reads at address 0: per byte value its text and a comma (i32), then the lengths. */
+const TABLE_BYTES = 1024 + 256;
+
+function wasm(): Exports | null {
+  if (exports === undefined) {
+    try {
+      const x = new WA.Instance(new WA.Module(Buffer.from(MAPS_WASM, "base64"))).exports as Exports;
+      const mem = new Uint8Array(x.memory.buffer);
+      for (let v = 0; v < 256; v++) {
+        const text = Buffer.from(`${v},`, "latin1");
+        mem.set(text, v * 4);
+        mem[1024 + v] = text.length;
+      }
+      exports = x;
+    } catch {
+      exports = null;
+    }
+  }
+  return exports;
+}
+
+/** Vector loads and stores reach up to 16 bytes past a buffer: every region gets this much room after it. */
+const ROOM = 32;
+const align = (n: number) => (n + ROOM + 15) & ~15;
+
+/** This thread's memory, at least `bytes` long (growing detaches earlier views: take them after this). */
+function memory(x: Exports, bytes: number): ArrayBuffer {
+  const short = bytes - x.memory.buffer.byteLength;
+  if (short > 0) x.memory.grow(Math.ceil(short / 65536));
+  return x.memory.buffer;
+}
+
+/**
+ * camToGradient's second pass: output row y blends rows y0[y] and y1[y] of `across` (rows of `columnas` values,
+ * already normalised to 0..255) by dy[y], rounds and clamps to bytes. Returns filas x columnas bytes: in `into`
+ * when given, else in a buffer of their own.
+ */
+export function blendRowsWasm(
+  across: Float32Array, columnas: number, filas: number, y0: Int32Array, y1: Int32Array, dy: Float64Array, into?: Uint8Array,
+): Uint8Array | null {
+  const x = wasm();
+  if (!x) return null;
+  const src = TABLE_BYTES + 16;
+  const dst = src + align(across.byteLength);
+  const mem = memory(x, dst + align(columnas * filas));
+  new Float32Array(mem, src, across.length).set(across);
+  const rowBytes = columnas * 4;
+  for (let y = 0; y < filas; y++) x.blend(src + y0[y] * rowBytes, src + y1[y] * rowBytes, dy[y], columnas, dst + y * columnas);
+  const result = new Uint8Array(mem, dst, columnas * filas);
+  if (!into) return result.slice();
+  into.set(result);
+  return into.subarray(0, result.length);
+}
+
+/** GradientMap.writeJson: the JSON text of `data` (filas rows of columnas bytes) into out at o; the offset after it. */
+export function mapJsonWasm(data: Uint8Array, columnas: number, filas: number, out: Uint8Array, o: number): number {
+  const x = wasm();
+  if (!x || columnas < 1 || filas < 1) return -1;
+  const src = TABLE_BYTES + 16;
+  // The text starts at the same offset modulo 8 as its place in `out`: copying into shared memory (the worker's
+  // answer slots) goes word by word only when both sides are equally aligned, else byte by byte (twice the time).
+  const dst = src + align(data.byteLength) + ((out.byteOffset + o) & 7);
+  const mem = memory(x, dst + align(2 + filas * (2 + 4 * columnas)));
+  new Uint8Array(mem, src, data.byteLength).set(data);
+  const end = x.json(src, columnas, filas, dst);
+  out.set(new Uint8Array(mem, dst, end - dst), o);
+  return o + end - dst;
+}
