@@ -4,7 +4,8 @@ Candidates, in order: a grid over the linear model's regularisation (with scikit
 alpha=1), LightGBM's default settings, then (best mode) random forest and extra trees, then a seeded random
 search over LightGBM settings until the trial cap or the time budget runs out. Every candidate is scored on
 out-of-fold predictions (all folds pooled, averaged over repeats) and on every fold; selection.py turns
-those into the choice (one-standard-error rule, then an ensemble only when it clearly helps).
+those into the choice (one-standard-error rule, then the greedy ensemble: in best mode unless it is clearly
+worse, in fast mode only when it clearly helps).
 
 LightGBM folds early-stop on a fifth of their training patients (never on the fold they are scored on),
 then every fold predicts with the same tree count (the median of the folds' best counts); that count
