@@ -64,6 +64,19 @@ def test_ensemble_kept_only_when_its_fold_gain_exceeds_one_standard_error():
     assert not keep and "not kept" in why
 
 
+def test_best_mode_keeps_the_ensemble_unless_it_is_clearly_worse():
+    base = _cand(0, "linear", 0.850, [0.80, 0.85, 0.90, 0.85, 0.85])
+    erratic = _cand(30, "blend", 0.849, [0.90, 0.80, 0.95, 0.80, 0.80])  # no better on average: still within the noise
+    erratic.config["members"] = [0, 12]
+    keep, why = S.accept_blend(erratic, base, "unless_worse")
+    assert keep and "not clearly worse" in why
+    worse = _cand(30, "blend", 0.830, [0.78, 0.83, 0.88, 0.83, 0.84])  # behind on every fold
+    worse.config["members"] = [0, 12]
+    keep, why = S.accept_blend(worse, base, "unless_worse")
+    assert not keep and "below minus two standard errors" in why
+    assert search.PLANS["best"].ensemble_rule == "unless_worse" and search.PLANS["fast"].ensemble_rule == "gain"
+
+
 def test_greedy_weights_mix_complementary_models():
     """Two models each right on a different half: their average beats both, so both get weight."""
     y = np.array([0, 1] * 20)

@@ -4,7 +4,8 @@ Candidates, in order: a grid over the linear model's regularisation (with scikit
 alpha=1), LightGBM's default settings, then (best mode) random forest and extra trees, then a seeded random
 search over LightGBM settings until the trial cap or the time budget runs out. Every candidate is scored on
 out-of-fold predictions (all folds pooled, averaged over repeats) and on every fold; selection.py turns
-those into the choice (one-standard-error rule, then an ensemble only when it clearly helps).
+those into the choice (one-standard-error rule, then the greedy ensemble: in best mode unless it is clearly
+worse, in fast mode only when it clearly helps).
 
 LightGBM folds early-stop on a fifth of their training patients (never on the fold they are scored on),
 then every fold predicts with the same tree count (the median of the folds' best counts); that count
@@ -36,11 +37,12 @@ class SearchPlan:
     ensemble_pool: int  # best candidates the final greedy ensemble may draw from (plus the best of every family)
     forests: bool = False  # random forest and extra trees candidates
     max_search_s: float | None = None  # ceiling on the search whatever the budget (the whole job stays under 5 min)
+    ensemble_rule: str = "gain"  # selection.accept_blend: "gain" (must beat the single model) or "unless_worse"
 
 
 PLANS = {"fast": SearchPlan(folds=3, repeats=1, max_lgb_trials=10, linear_grid=6, ensemble_pool=3),
          "best": SearchPlan(folds=5, repeats=3, max_lgb_trials=150, linear_grid=12, ensemble_pool=8, forests=True,
-                            max_search_s=200.0)}
+                            max_search_s=200.0, ensemble_rule="unless_worse")}
 
 
 @dataclass
@@ -231,10 +233,14 @@ def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, 
         trials.append(record)
         on_trial(i, len(cands), record, max(c.score for c in pool), time.monotonic() - start)
     chosen, best, reason = S.one_se_choice(pool)
+    ensemble_words = ("then the greedy ensemble of the best candidates unless, with weights cross-fitted on halves of "
+                      "the patients, its fold-by-fold gain over that model is below minus two standard errors"
+                      if plan.ensemble_rule == "unless_worse" else
+                      "then an ensemble if, with weights cross-fitted on halves of the patients, its fold-by-fold gain "
+                      "over that model exceeds one standard error")
     selection = {"rule": "simplest model family within one standard error of the best cross-validated score "
                          "(default linear < tuned linear < random forest / extra trees < LightGBM defaults < tuned LightGBM); "
-                         "then an ensemble if, with weights cross-fitted on halves of the patients, its fold-by-fold gain "
-                         "over that model exceeds one standard error",
+                         + ensemble_words,
                  "best_by_score": best.trial, "single_choice": chosen.trial, "reason": reason}
     members = S.ensemble_pool(pool, chosen, plan.ensemble_pool)
     if len(members) >= 2:
@@ -243,7 +249,7 @@ def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, 
             honest = S.crossfit_oof(members, score_fn, _halves(folds))
             blend = S.blend_candidate(members, counts, len(trials), honest, score_fn,
                                       lambda oofs: fold_scores(problem, metric, y, oofs, folds))
-            keep, why = S.accept_blend(blend, chosen)
+            keep, why = S.accept_blend(blend, chosen, plan.ensemble_rule)
             record = _record(blend, 0.0)
             record["members"] = blend.config["members"]
             trials.append(record)
