@@ -1,0 +1,47 @@
+import fs from "node:fs";
+import * as ort from "onnxruntime-node";
+
+/**
+ * Tiny tabular models run on the event loop, not on a worker thread. A typical tabular run costs the native
+ * engine a few microseconds; handing it to a thread costs the event loop more than that (posting the row,
+ * waking the thread, receiving and rebuilding the outputs), and the thread's CPU besides: at c=8 the hop was the
+ * largest single cost of a tabular request on the main thread. So a tabular model is opened here first and
+ * timed; when its run is short enough to be cheaper than the hop it stays here, otherwise (a large forest) it goes
+ * to a worker thread like every other model, where a long run cannot stall HTTP.
+ */
+
+/** Larger files are not opened on the event loop at all: parsing them would stall requests for milliseconds. */
+export const INLINE_MAX_FILE_BYTES = 1024 * 1024;
+/** The longest run (the fastest of a few, on a zero row) kept on the event loop. */
+export const INLINE_MAX_RUN_MS = 0.1;
+const TIMED_RUNS = 30;
+
+/**
+ * An ONNX Runtime session on this thread for `file` when it is small and fast enough (see above); undefined
+ * otherwise. One intra-op thread: a pool would only add wake-ups to runs this short.
+ */
+export async function openInlineSession(file: string, inputName: string, sampleShape: number[], limits = { maxFileBytes: INLINE_MAX_FILE_BYTES, maxRunMs: INLINE_MAX_RUN_MS }): Promise<ort.InferenceSession | undefined> {
+  if ((await fs.promises.stat(file)).size > limits.maxFileBytes) return undefined;
+  const session = await ort.InferenceSession.create(file, {
+    graphOptimizationLevel: "all",
+    executionMode: "sequential",
+    intraOpNumThreads: 1,
+    interOpNumThreads: 1,
+    executionProviders: ["cpu"],
+  });
+  if (!session.inputNames.includes(inputName)) return keep(session, false);
+  const row = new Float32Array(sampleShape.reduce((a, b) => a * b, 1));
+  let fastest = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < TIMED_RUNS; i++) {
+    const t0 = performance.now();
+    await session.run({ [inputName]: new ort.Tensor("float32", row, [1, ...sampleShape]) });
+    fastest = Math.min(fastest, performance.now() - t0);
+  }
+  return keep(session, fastest <= limits.maxRunMs);
+}
+
+async function keep(session: ort.InferenceSession, yes: boolean): Promise<ort.InferenceSession | undefined> {
+  if (yes) return session;
+  await session.release();
+  return undefined;
+}
