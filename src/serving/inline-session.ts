@@ -15,6 +15,8 @@ export const INLINE_MAX_FILE_BYTES = 1024 * 1024;
 /** The longest run (the fastest of a few, on a zero row) kept on the event loop. */
 export const INLINE_MAX_RUN_MS = 0.1;
 const TIMED_RUNS = 30;
+const TIMING_ATTEMPTS = 5;
+const TIMING_PAUSE_MS = 250;
 
 /**
  * An ONNX Runtime session on this thread for `file` when it is small and fast enough (see above); undefined
@@ -31,13 +33,20 @@ export async function openInlineSession(file: string, inputName: string, sampleS
   });
   if (!session.inputNames.includes(inputName)) return keep(session, false);
   const row = new Float32Array(sampleShape.reduce((a, b) => a * b, 1));
-  let fastest = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < TIMED_RUNS; i++) {
-    const t0 = performance.now();
-    await session.run({ [inputName]: new ort.Tensor("float32", row, [1, ...sampleShape]) });
-    fastest = Math.min(fastest, performance.now() - t0);
+  // Wall time, so the loop's other work and other threads' load inflate it: when several models load at once
+  // (a restart, the benchmark's publish) every one of 30 runs of the benchmark's 0.02 ms model took over 0.1 ms.
+  // A few tries spaced out let that pass; a model that is really slow fails them all.
+  for (let attempt = 0; attempt < TIMING_ATTEMPTS; attempt++) {
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, TIMING_PAUSE_MS));
+    let fastest = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < TIMED_RUNS; i++) {
+      const t0 = performance.now();
+      await session.run({ [inputName]: new ort.Tensor("float32", row, [1, ...sampleShape]) });
+      fastest = Math.min(fastest, performance.now() - t0);
+    }
+    if (fastest <= limits.maxRunMs) return session;
   }
-  return keep(session, fastest <= limits.maxRunMs);
+  return keep(session, false);
 }
 
 async function keep(session: ort.InferenceSession, yes: boolean): Promise<ort.InferenceSession | undefined> {
