@@ -3,9 +3,9 @@ import * as ort from "onnxruntime-node";
 
 /**
  * Tiny tabular models run on the event loop, not on a worker thread. A typical tabular run costs the native
- * engine a few microseconds; handing it to a thread costs the event loop more than that (posting the row,
- * waking the thread, receiving and rebuilding the outputs), and the thread's CPU besides: at c=8 the hop was the
- * largest single cost of a tabular request on the main thread. So a tabular model is opened here first and
+ * engine a few microseconds; handing it to a thread costs the event loop about as much (posting the row, waking
+ * the thread, receiving and rebuilding the outputs: an estimate, as is the ~0.02 ms a run costs here with its
+ * JavaScript), plus the thread's CPU and a wake-up in each request's latency. So a tabular model is opened here first and
  * timed; when its run is short enough to be cheaper than the hop it stays here, otherwise (a large forest) it goes
  * to a worker thread like every other model, where a long run cannot stall HTTP.
  */
