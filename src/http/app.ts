@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import express, { type NextFunction, type Request, type Response } from "express";
+import type { Logger } from "../logger.js";
 import type { Services } from "../services.js";
 import { ApiError } from "../errors.js";
 import { errorBody, NUL_MESSAGE, toApiError } from "./errors.js";
@@ -17,6 +18,7 @@ declare module "express-serve-static-core" {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+const REQUEST_LOG = Symbol("request log");
 
 /**
  * Middleware order matters: request id and logging first (so every later line carries the id),
@@ -28,11 +30,19 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
   app.set("trust proxy", "loopback");
   app.set("query parser", "extended");
 
+  // req.log is made on first use: a pino child logger costs microseconds, and a request whose lines are all
+  // below the level (LOG_LEVEL=warn or silent) never needs one. Defined once on this app's request prototype.
+  Object.defineProperty(app.request, "log", {
+    configurable: true,
+    get(this: Request & { [REQUEST_LOG]?: Logger }) {
+      return (this[REQUEST_LOG] ??= services.logger.child({ request_id: this.id }));
+    },
+  });
+
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const incoming = req.get("x-request-id");
-    req.id = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    req.log = services.logger.child({ request_id: req.id });
-    res.set("x-request-id", req.id);
+    const incoming = req.headers["x-request-id"];
+    req.id = typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.setHeader("x-request-id", req.id);
     // A client that goes away mid-body makes the request emit 'error' (ECONNRESET "aborted"), possibly before any
     // handler listens; with no listener at all that error would end the process. Whoever reads the body sees the
     // close itself; here it is only noted.
@@ -45,7 +55,9 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
       const labels = { method: req.method, route, status: String(res.statusCode) };
       services.metrics.requests.inc(labels);
       services.metrics.latency.observe(labels, seconds);
-      req.log.info({ method: req.method, url: req.originalUrl.split("?")[0], status: res.statusCode, ms: Math.round(seconds * 1000) }, "request");
+      if (services.logger.isLevelEnabled("info")) {
+        req.log.info({ method: req.method, url: req.originalUrl.split("?")[0], status: res.statusCode, ms: Math.round(seconds * 1000) }, "request");
+      }
     });
     requestContext.run({ requestId: req.id }, next);
   });
@@ -61,7 +73,7 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
   app.use(express.json({ limit: "1mb", reviver: refuseNul }));
 
   const router = express.Router();
-  for (const route of routes) mountRoute(router, route, services, services.auth.authenticate);
+  for (const route of [...routes.filter((r) => r.mountFirst), ...routes.filter((r) => !r.mountFirst)]) mountRoute(router, route, services, services.auth.authenticate);
   const openapi = buildOpenApi(routes, version);
   router.get("/openapi.json", (_req, res) => void res.json(openapi));
   router.get("/docs", (_req, res) => void res.type("html").send(docsPage()));

@@ -4,6 +4,7 @@ import type { Logger } from "../logger.js";
 import type { Bucket } from "../storage/bucket.js";
 import { checkManifest, classNames, type ServedManifest } from "./manifest.js";
 import type { ModelRepository, ModelRow } from "./model-repository.js";
+import { openInlineSession } from "./inline-session.js";
 import { ModelSession } from "./session.js";
 
 /**
@@ -108,7 +109,9 @@ export class ModelCache {
     const bytes = (await fs.promises.stat(file)).size;
     const im = manifest.input.image;
     const sampleShape = im ? [im.channels, im.height, im.width] : [manifest.input.columns!.length];
-    const session = await ModelSession.load(file, manifest.input.name, sampleShape, {
+    // A tiny tabular model runs on the event loop (cheaper than a thread hop); the rest on worker threads.
+    const inline = im ? undefined : await openInlineSession(file, manifest.input.name, sampleShape);
+    const session = inline ? ModelSession.onEventLoop(inline, manifest.input.name, sampleShape) : await ModelSession.load(file, manifest.input.name, sampleShape, {
       intraOpThreads: this.o.intraOpThreads,
       maxBatch: manifest.kind === "detection" ? 1 : this.o.maxBatch,
       cuda: this.tryCuda,
@@ -116,7 +119,7 @@ export class ModelCache {
       replicas: im ? this.o.replicas : 1,
       image: im ? { manifest, classes: classNames(manifest) } : undefined,
     });
-    this.o.logger.info({ model: row.id, provider: session.provider, max_batch: session.maxBatch, threads: session.threads }, "model session opened");
+    this.o.logger.info({ model: row.id, provider: session.provider, max_batch: session.maxBatch, threads: session.threads, on_event_loop: !!inline }, "model session opened");
     for (const need of [manifest.outputs.scores, manifest.outputs.cam, manifest.outputs.boxes].filter(Boolean) as string[]) {
       if (!session.outputNames.includes(need)) {
         await session.close();

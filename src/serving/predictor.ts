@@ -39,13 +39,32 @@ export async function predictImage(model: LoadedModel, bytes: Uint8Array, o: Pre
   return new JsonBytes(encodeJson(imageAnswer(m, classNames(m), out, pre, o)));
 }
 
+/** What checking a row needs from the manifest, worked out once per loaded model instead of per request. */
+interface RowSpec {
+  columns: NonNullable<ServedManifest["input"]["columns"]>;
+  expected: string[];
+  /** Per column: the allowed integer codes of a categorical column (undefined for numeric ones). */
+  allowed: Array<number[] | undefined>;
+  classes: Record<string, string>;
+}
+const rowSpecs = new WeakMap<ServedManifest, RowSpec>();
+
+function rowSpec(m: ServedManifest): RowSpec {
+  let spec = rowSpecs.get(m);
+  if (!spec) {
+    const columns = m.input.columns!;
+    spec = { columns, expected: columns.map((c) => c.name), allowed: columns.map((c) => (c.type === "categorical" ? Object.values(c.codes ?? {}) : undefined)), classes: classNames(m) };
+    rowSpecs.set(m, spec);
+  }
+  return spec;
+}
+
 /**
  * Tabular `message`: one number per data column, in manifest order. Categorical columns take the integer
  * code listed in the manifest (the original value as a string is accepted too and mapped to its code).
  */
 export function tabularRow(m: ServedManifest, message: unknown): Float32Array {
-  const cols = m.input.columns!;
-  const expected = cols.map((c) => c.name);
+  const { columns: cols, expected, allowed: allowedCodes } = rowSpec(m);
   const bad = (message: string, details: ErrorDetail[] = []) =>
     new ApiError(400, "invalid_request", `${message}; expected ${cols.length} values in this order: ${expected.join(", ")}`, [
       ...details,
@@ -54,28 +73,31 @@ export function tabularRow(m: ServedManifest, message: unknown): Float32Array {
   if (!Array.isArray(message)) throw bad("message must be an array of numbers");
   if (message.length !== cols.length) throw bad(`message has ${message.length} values, not ${cols.length}`);
   const row = new Float32Array(cols.length);
-  const details: ErrorDetail[] = [];
-  cols.forEach((c, i) => {
+  let details: ErrorDetail[] | undefined;
+  for (let i = 0; i < cols.length; i++) {
+    const c = cols[i];
     const v = message[i];
     if (c.type === "categorical") {
       const codes = c.codes ?? {};
-      const allowed = Object.values(codes);
+      const allowed = allowedCodes[i]!;
       if (typeof v === "string" && v in codes) row[i] = codes[v];
       else if (typeof v === "number" && Number.isInteger(v) && (allowed.length === 0 || allowed.includes(v))) row[i] = v;
       // The known values are training data (possibly identifiers): the answer says how many, never which.
-      else details.push({ field: `message.${i}`, message: `${c.name}: not one of the ${allowed.length} categories seen in training; send the value as written in the training CSV or its integer code (0..${allowed.length - 1})`, column: c.name });
+      else (details ??= []).push({ field: `message.${i}`, message: `${c.name}: not one of the ${allowed.length} categories seen in training; send the value as written in the training CSV or its integer code (0..${allowed.length - 1})`, column: c.name });
     } else if (typeof v !== "number" || !Number.isFinite(v)) {
-      details.push({ field: `message.${i}`, message: `${c.name}: must be a finite number, got ${JSON.stringify(v)}`, column: c.name });
+      (details ??= []).push({ field: `message.${i}`, message: `${c.name}: must be a finite number, got ${JSON.stringify(v)}`, column: c.name });
     } else row[i] = v;
-  });
-  if (details.length) throw bad(`${details.length} bad value${details.length > 1 ? "s" : ""}`, details);
+  }
+  if (details) throw bad(`${details.length} bad value${details.length > 1 ? "s" : ""}`, details);
   return row;
 }
 
 export async function predictTabular(model: LoadedModel, message: unknown) {
   const m = model.manifest;
+  const { classes } = rowSpec(m);
   const out = await model.session.run(tabularRow(m, message), true);
   const scores = Array.from(f32(out[m.outputs.scores]));
-  if (m.problem === "regression") return { prediccion: [scores[0]], score: [scores[0]], classes: classNames(m), error: 0 };
-  return { prediccion: applyThresholds(m.problem, scores, m.thresholds), score: scores, classes: classNames(m), error: 0 };
+  // A fresh copy of the class names per answer: the caller owns the body it is given.
+  if (m.problem === "regression") return { prediccion: [scores[0]], score: [scores[0]], classes: { ...classes }, error: 0 };
+  return { prediccion: applyThresholds(m.problem, scores, m.thresholds), score: scores, classes: { ...classes }, error: 0 };
 }

@@ -76,6 +76,8 @@ export class ModelSession {
     private readonly names: Names,
     /** Loaded with SessionOptions.image: the threads can run whole image predictions. */
     readonly imagePipeline: boolean,
+    /** A tiny tabular model's session on the event loop itself (inline-session.ts); no threads then. */
+    private readonly inline?: ort.InferenceSession,
   ) {
     const first = names.inputShapes[inputName]?.[0];
     this.batchable = maxBatch > 1 && (typeof first === "string" || first === -1 || first === undefined);
@@ -153,6 +155,13 @@ export class ModelSession {
     return session;
   }
 
+  /** A session that runs on this thread (see inline-session.ts): unbatched, no worker threads. */
+  static onEventLoop(session: ort.InferenceSession, inputName: string, sampleShape: number[]): ModelSession {
+    const shapes = Object.fromEntries(session.inputMetadata.map((m) => [m.name, m.isTensor ? [...m.shape] : null]));
+    const names = { inputs: [...session.inputNames], outputs: [...session.outputNames], inputShapes: shapes };
+    return new ModelSession([], inputName, sampleShape, "cpu", 1, names, false, session);
+  }
+
   get outputNames(): readonly string[] {
     return this.names.outputs;
   }
@@ -219,6 +228,7 @@ export class ModelSession {
    */
   run(input: Float32Array, owned = false): Promise<Outputs> {
     if (this.closed) return Promise.reject(new SessionClosed());
+    if (this.inline) return this.runInline(this.inline, input);
     return new Promise((resolve, reject) => {
       this.queue.push({ input, owned, resolve, reject });
       if (!this.running) void this.drain();
@@ -239,6 +249,16 @@ export class ModelSession {
     }
     this.running = false;
     if (this.closed && this.inFlight === 0) await this.releaseNow();
+  }
+
+  private async runInline(session: ort.InferenceSession, input: Float32Array): Promise<Outputs> {
+    this.inFlight++;
+    try {
+      return await session.run({ [this.inputName]: new ort.Tensor("float32", input, [1, ...this.sampleShape]) });
+    } finally {
+      this.inFlight--;
+      if (this.closed && this.inFlight === 0) await this.releaseNow();
+    }
   }
 
   private async runBatch(inputs: Float32Array[], owned: boolean): Promise<Outputs[]> {
@@ -279,6 +299,7 @@ export class ModelSession {
     this.released = true;
     // Ends the threads and frees the native sessions.
     await Promise.all(this.replicas.map((r) => r.worker.terminate().catch(() => undefined)));
+    await this.inline?.release().catch(() => undefined);
   }
 }
 
