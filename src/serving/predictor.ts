@@ -80,7 +80,8 @@ export function tabularRow(m: ServedManifest, message: unknown): Float32Array {
     if (c.type === "categorical") {
       const codes = c.codes ?? {};
       const allowed = allowedCodes[i]!;
-      if (typeof v === "string" && v in codes) row[i] = codes[v];
+      // Own keys only: `in` would also accept inherited names ("toString", "constructor") and send NaN to the model.
+      if (typeof v === "string" && Object.hasOwn(codes, v)) row[i] = codes[v];
       else if (typeof v === "number" && Number.isInteger(v) && (allowed.length === 0 || allowed.includes(v))) row[i] = v;
       // The known values are training data (possibly identifiers): the answer says how many, never which.
       else (details ??= []).push({ field: `message.${i}`, message: `${c.name}: not one of the ${allowed.length} categories seen in training; send the value as written in the training CSV or its integer code (0..${allowed.length - 1})`, column: c.name });

@@ -88,12 +88,16 @@ describe("detection decoding", () => {
 });
 
 describe("tabular rows", () => {
-  const m = { input: { name: "x", columns: [{ name: "age", type: "numeric" }, { name: "sex", type: "categorical", codes: { F: 0, M: 1 } }] } } as unknown as ServedManifest;
+  // classes is required by manifest.schema.json; the row checks are worked out once per manifest with them.
+  const m = {
+    input: { name: "x", columns: [{ name: "age", type: "numeric" }, { name: "sex", type: "categorical", codes: { F: 0, M: 1 } }] },
+    classes: [{ index: 0, name: "no" }, { index: 1, name: "yes" }],
+  } as unknown as ServedManifest;
   it("accepts numbers, codes and labels", () => {
     expect(Array.from(tabularRow(m, [40, 1]))).toEqual([40, 1]);
     expect(Array.from(tabularRow(m, [40, "F"]))).toEqual([40, 0]);
   });
-  it.each([[[40]], [[40, 1, 2]], [[null, 1]], [["40", 1]], [[40, 3]], [[Infinity, 1]], ["40,1"], [{ age: 40 }]])("refuses %j naming the columns", (msg) => {
+  it.each([[[40]], [[40, 1, 2]], [[null, 1]], [["40", 1]], [[40, 3]], [[40, "toString"]], [[40, "constructor"]], [[Infinity, 1]], ["40,1"], [{ age: 40 }]])("refuses %j naming the columns", (msg) => {
     expect(() => tabularRow(m, msg)).toThrow(/age, sex/);
   });
 });
