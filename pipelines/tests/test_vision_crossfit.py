@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -93,7 +94,7 @@ def _rounds(oof, flipped):
 def test_flip_tta_is_kept_only_when_it_clearly_pays():
     rng = np.random.default_rng(2)
     y = rng.integers(0, 2, 300)
-    data = TrainData(None, None, None, None, np.eye(2, dtype=int)[y], "binary", "auc", 2, None, False)
+    data = TrainData(None, None, None, None, np.eye(2, dtype=int)[y], "binary", "auc", 2, None, True)
     groups = np.array([f"p{i}" for i in range(300)])
     view = lambda noise: np.stack([np.zeros(300), (y * 2 - 1) + rng.normal(0, noise, 300)], 1)  # noqa: E731
     helpful = _rounds(view(1.5), view(1.5))  # independent errors: the average is clearly better
@@ -103,6 +104,9 @@ def test_flip_tta_is_kept_only_when_it_clearly_pays():
     dropped = choose_flip_tta(useless, data, groups, seed=0)
     assert not dropped["kept"] and "not used" in dropped["why"]
     np.testing.assert_allclose(ensemble_oof(helpful, True), (helpful[0].oof + helpful[0].oof_flipped) / 2)
+    # Flips off (left/right-sensitive anatomy): not even a clearly helpful flip average is used.
+    off = choose_flip_tta(helpful, dataclasses.replace(data, allow_flips=False), groups, seed=0)
+    assert not off["kept"] and "flips are off" in off["why"]
 
 
 def test_flip_tta_graph_passes_parity_on_a_regression_head(tmp_path):

@@ -141,7 +141,13 @@ def ensemble_oof(rounds: list[Round], flip_tta: bool = False) -> np.ndarray:
 
 def choose_flip_tta(rounds: list[Round], pooled: TrainData, groups: np.ndarray, seed: int) -> dict:
     """Keeps the flip average only when it raises the kept ensemble's out-of-fold score by more than TTA_GAIN_SE
-    paired-bootstrap standard errors: a gain within the noise does not pay for twice the serving cost."""
+    paired-bootstrap standard errors: a gain within the noise does not pay for twice the serving cost.
+    Never with left-right flips off (``allow_flips``, the default for left/right-sensitive anatomy): a flipped
+    view is then an image the models were not meant to see, whatever the out-of-fold score says."""
+    if not pooled.allow_flips:
+        return {"views": ["as is"], "kept": False, "oof_without": None, "oof_with": None, "gain": None, "paired_se": None,
+                "why": "not tried: left-right flips are off for this experiment (options.allow_flips)",
+                "serving_cost": "none (1 evaluation per member and image)"}
     plain, plain_ci, plain_reps = _score_ci(pooled, ensemble_oof(rounds), groups, seed)
     both, both_ci, both_reps = _score_ci(pooled, ensemble_oof(rounds, True), groups, seed)  # same seed: paired
     diff = both_reps - plain_reps
