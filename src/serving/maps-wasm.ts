@@ -1,4 +1,5 @@
 import { MAPS_WASM } from "./wasm/maps.wasm.js";
+import { align, growTo, lazyInstance, type WasmMemory } from "./wasm-runtime.js";
 
 /**
  * The per-value loops of Grad-CAM maps (postprocess.ts camToGradient's blend, GradientMap.writeJson) in
@@ -8,53 +9,23 @@ import { MAPS_WASM } from "./wasm/maps.wasm.js";
  * WebAssembly SIMD is unavailable, and the caller then runs its JavaScript loop.
  */
 
-interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-  grow(pages: number): number;
-}
-const WA = (globalThis as unknown as {
-  WebAssembly: { Module: new (bytes: Uint8Array) => object; Instance: new (m: object) => { exports: unknown } };
-}).WebAssembly;
-
 interface Exports {
   memory: WasmMemory;
   blend(top: number, bot: number, dy: number, n: number, dst: number): void;
   json(src: number, w: number, h: number, dst: number): number;
 }
 
-let exports: Exports | null | undefined;
-
 /** The table maps.wat's json reads at address 0: per byte value its text and a comma (i32), then the lengths. */
 const TABLE_BYTES = 1024 + 256;
 
-function wasm(): Exports | null {
-  if (exports === undefined) {
-    try {
-      const x = new WA.Instance(new WA.Module(Buffer.from(MAPS_WASM, "base64"))).exports as Exports;
-      const mem = new Uint8Array(x.memory.buffer);
-      for (let v = 0; v < 256; v++) {
-        const text = Buffer.from(`${v},`, "latin1");
-        mem.set(text, v * 4);
-        mem[1024 + v] = text.length;
-      }
-      exports = x;
-    } catch {
-      exports = null;
-    }
+const wasm = lazyInstance<Exports>(MAPS_WASM, (x) => {
+  const mem = new Uint8Array(x.memory.buffer);
+  for (let v = 0; v < 256; v++) {
+    const text = Buffer.from(`${v},`, "latin1");
+    mem.set(text, v * 4);
+    mem[1024 + v] = text.length;
   }
-  return exports;
-}
-
-/** Vector loads and stores reach up to 16 bytes past a buffer: every region gets this much room after it. */
-const ROOM = 32;
-const align = (n: number) => (n + ROOM + 15) & ~15;
-
-/** This thread's memory, at least `bytes` long (growing detaches earlier views: take them after this). */
-function memory(x: Exports, bytes: number): ArrayBuffer {
-  const short = bytes - x.memory.buffer.byteLength;
-  if (short > 0) x.memory.grow(Math.ceil(short / 65536));
-  return x.memory.buffer;
-}
+});
 
 /**
  * camToGradient's second pass: output row y blends rows y0[y] and y1[y] of `across` (rows of `columnas` values,
@@ -68,7 +39,7 @@ export function blendRowsWasm(
   if (!x) return null;
   const src = TABLE_BYTES + 16;
   const dst = src + align(across.byteLength);
-  const mem = memory(x, dst + align(columnas * filas));
+  const mem = growTo(x.memory, dst + align(columnas * filas));
   new Float32Array(mem, src, across.length).set(across);
   const rowBytes = columnas * 4;
   for (let y = 0; y < filas; y++) x.blend(src + y0[y] * rowBytes, src + y1[y] * rowBytes, dy[y], columnas, dst + y * columnas);
@@ -86,7 +57,7 @@ export function mapJsonWasm(data: Uint8Array, columnas: number, filas: number, o
   // The text starts at the same offset modulo 8 as its place in `out`: copying into shared memory (the worker's
   // answer slots) goes word by word only when both sides are equally aligned, else byte by byte (twice the time).
   const dst = src + align(data.byteLength) + ((out.byteOffset + o) & 7);
-  const mem = memory(x, dst + align(2 + filas * (2 + 4 * columnas)));
+  const mem = growTo(x.memory, dst + align(2 + filas * (2 + 4 * columnas)));
   new Uint8Array(mem, src, data.byteLength).set(data);
   const end = x.json(src, columnas, filas, dst);
   out.set(new Uint8Array(mem, dst, end - dst), o);

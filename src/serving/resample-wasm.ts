@@ -1,4 +1,5 @@
 import { RESAMPLE_WASM } from "./wasm/resample.wasm.js";
+import { align, growTo, lazyInstance, type WasmMemory } from "./wasm-runtime.js";
 
 /**
  * The two convolution passes of resample.ts run in WebAssembly SIMD (wasm/resample.wat): the same integer
@@ -7,21 +8,12 @@ import { RESAMPLE_WASM } from "./wasm/resample.wasm.js";
  * Returns null where WebAssembly SIMD is unavailable; the caller then runs the JavaScript passes.
  */
 
-// The project's TypeScript libraries (no DOM) declare no WebAssembly API; these few members are what is used.
 /** Precomputed filter taps for one axis (resample.ts precompute): per output position its first tap and count, and ksize fixed-point weights. */
 export interface Coeffs {
   ksize: number;
   bounds: Int32Array; // xmin, count per output
   kk: Int32Array; // fixed point weights, ksize per output
 }
-
-interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-  grow(pages: number): number;
-}
-const WA = (globalThis as unknown as {
-  WebAssembly: { Module: new (bytes: Uint8Array) => object; Instance: new (m: object) => { exports: unknown } };
-}).WebAssembly;
 
 interface Exports {
   memory: WasmMemory;
@@ -31,22 +23,7 @@ interface Exports {
   norm(px: number, c: number, plane: number, lut: number, out: number): void;
 }
 
-let exports: Exports | null | undefined;
-
-function wasm(): Exports | null {
-  if (exports === undefined) {
-    try {
-      exports = new WA.Instance(new WA.Module(Buffer.from(RESAMPLE_WASM, "base64"))).exports as Exports;
-    } catch {
-      exports = null;
-    }
-  }
-  return exports;
-}
-
-/** Vector loads and stores reach up to 16 bytes past a buffer: every region gets this much room after it. */
-const ROOM = 32;
-const align = (n: number) => (n + ROOM + 15) & ~15;
+const wasm = lazyInstance<Exports>(RESAMPLE_WASM);
 
 /** Memory regions, in bytes from 0, for one resize. */
 function layout(sizes: number[]): { offsets: number[]; total: number } {
@@ -83,9 +60,7 @@ export function resizeWasm(
     vc ? vc.kk.byteLength : 0, // 6
     (widest + 8) * 4, // 7 the vertical pass's row of sums
   ]);
-  const mem = x.memory;
-  if (mem.buffer.byteLength < total) mem.grow(Math.ceil((total - mem.buffer.byteLength) / 65536));
-  const bytes = new Uint8Array(mem.buffer);
+  const bytes = new Uint8Array(growTo(x.memory, total));
   bytes.set(src, offsets[0]);
   if (hc) {
     bytes.set(new Uint8Array(hc.bounds.buffer, hc.bounds.byteOffset, hc.bounds.byteLength), offsets[3]);
@@ -109,7 +84,7 @@ export function resizeWasm(
   } else if (hc) horizontal(offsets[0], w, h, offsets[2]);
   else if (vc) vertical(offsets[0], w, offsets[2]);
   else return src;
-  const result = new Uint8Array(mem.buffer, offsets[2], outW * outH * c);
+  const result = new Uint8Array(bytes.buffer, offsets[2], outW * outH * c);
   return transient ? result : result.slice();
 }
 
@@ -131,10 +106,8 @@ export function normaliseWasm(pixels: Uint8Array, c: number, plane: number, lut:
       inside = false;
       base = 0;
     }
-    const short = base + total - x.memory.buffer.byteLength;
-    if (short > 0) x.memory.grow(Math.ceil(short / 65536));
   }
-  const mem = x.memory.buffer;
+  const mem = growTo(x.memory, base + total);
   const px = inside ? pixels.byteOffset : base + offsets[0];
   if (!inside) new Uint8Array(mem).set(pixels, px);
   new Uint8Array(mem).set(new Uint8Array(lut.buffer, lut.byteOffset, lut.byteLength), base + offsets[1]);
