@@ -5,7 +5,7 @@
  *
  *   nice npx tsx bench/serve/worker-stages.ts [--kinds vision_resnet,vision,detection] [--n 300]
  *
- * Prints per stage the median wall time and the mean wall time per call, and the process CPU per request (all
+ * Prints per stage the median, mean and p99 wall time per call (and the whole call's median and p99), and the process CPU per request (all
  * threads: sharp decodes on libuv's, ONNX Runtime runs on its own). On a busy machine read the CPU figures.
  */
 import fs from "node:fs";
@@ -67,8 +67,12 @@ for (const kind of KINDS) {
   for (const s of stages) {
     const v = [...times[s]].sort((a, b) => a - b);
     const mean = v.reduce((a, b) => a + b, 0) / v.length;
-    console.log(`  ${s.padEnd(20)} median ${v[v.length >> 1].toFixed(3).padStart(7)} ms   mean ${mean.toFixed(3).padStart(7)} ms`);
+    const p99 = v[Math.min(v.length - 1, Math.floor(0.99 * v.length))];
+    console.log(`  ${s.padEnd(20)} median ${v[v.length >> 1].toFixed(3).padStart(7)} ms   mean ${mean.toFixed(3).padStart(7)} ms   p99 ${p99.toFixed(3).padStart(7)} ms`);
   }
+  // The whole call's tail: which stage it comes from shows in the p99 column above.
+  const total = times[stages[0]].map((_, i) => stages.reduce((t, s) => t + times[s][i], 0)).sort((a, b) => a - b);
+  console.log(`  ${"whole call".padEnd(20)} median ${total[total.length >> 1].toFixed(3).padStart(7)} ms   p99 ${total[Math.min(total.length - 1, Math.floor(0.99 * total.length))].toFixed(3).padStart(7)} ms`);
   await session.release();
 }
 fs.rmSync(fx, { recursive: true, force: true });

@@ -1,4 +1,5 @@
 import os from "node:os";
+import v8 from "node:v8";
 import { Worker } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
 import { ApiError } from "../errors.js";
@@ -42,6 +43,21 @@ interface Replica {
 }
 type Names = { inputs: string[]; outputs: string[]; inputShapes: Record<string, Array<number | string> | null> };
 type Reply = { id?: number; outputs?: Record<string, { data: Float32Array; dims: number[] }>; body?: ArrayBuffer; slot?: number; shared?: SharedArrayBuffer; length?: number; error?: string; status?: number; code?: string; details?: Record<string, unknown>; refusal?: boolean };
+
+/**
+ * The young generation of every V8 isolate created from now on (the inference threads'; the event loop's already
+ * exists) starts at 8 MB instead of Node's 2 MB. With the small default, an image thread ran a full mark-compact
+ * about every 15 requests on its 12 MB heap (61-89 in 20 s at concurrency 1, "allocation limit" reached; 4 MB
+ * did the same) and each one paused that request by 2-20 ms: the c=1 tail. With 8 MB: one in 20 s. V8 reads the
+ * flag when an isolate is created, so setting it before the threads start is enough; it costs up to ~6 MB of
+ * memory per thread. Measured by bench/serve/worker-gc.ts.
+ */
+let youngGenerationSized = false;
+function sizeThreadYoungGeneration(): void {
+  if (youngGenerationSized) return;
+  v8.setFlagsFromString("--min-semi-space-size=8");
+  youngGenerationSized = true;
+}
 
 /** Batch size when none is configured, by the execution provider that actually runs the model. */
 export const DEFAULT_MAX_BATCH = { cuda: 16, cpu: 1 } as const;
@@ -112,6 +128,7 @@ export class ModelSession {
       extra: { session: { intra_op: { allow_spinning: "0" } } },
     };
     const workerData = (options: ort.InferenceSession.SessionOptions) => ({ file, options, ...(opts.image ?? {}) });
+    sizeThreadYoungGeneration();
     const tryLoad = (options: ort.InferenceSession.SessionOptions) =>
       new Promise<{ worker: Worker; names: Names }>((resolve, reject) => {
         const worker = new Worker(new URL("./inference-worker.mjs", import.meta.url), { workerData: workerData(options) });

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { encodeJson } from "../../src/http/json-body.js";
 import { OutboundRefusal } from "../../src/net/outbound-guard.js";
@@ -71,6 +72,18 @@ describe.skipIf(!haveFixturePython)("image predictions on the model's worker thr
     expect(err).toBeInstanceOf(OutboundRefusal);
     expect([err.status, err.code]).toEqual([415, "invalid_image"]);
     await expect(plain.predictImage(Buffer.from("x"), opts)).rejects.toThrow(/SessionOptions.image/);
+    await Promise.all([threads.close(), plain.close()]);
+  });
+
+  it("starts its threads with an 8 MB young generation (the smaller default made them run a full GC every ~15 images)", async () => {
+    const { threads, plain } = await pair("vision_binary");
+    // A thread started after the model's: V8 sizes an isolate's young generation when it creates it.
+    const newSpace = await new Promise<number>((resolve, reject) => {
+      const w = new Worker(`const v8 = require("node:v8"); require("node:worker_threads").parentPort.postMessage(v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size)`, { eval: true });
+      w.once("message", (n: number) => void w.terminate().then(() => resolve(n)));
+      w.once("error", reject);
+    });
+    expect(newSpace).toBeGreaterThanOrEqual(8 * 2 ** 20);
     await Promise.all([threads.close(), plain.close()]);
   });
 });

@@ -1,0 +1,71 @@
+/**
+ * Tail latency at concurrency 1 and the garbage collections behind it, per thread.
+ *
+ *   flock /tmp/builder-bench.lock npx tsx bench/serve/worker-gc.ts [--kind vision] [--seconds 10]
+ *
+ * Runs itself again under `node --trace-gc` (V8 prints every collection of every isolate, worker threads
+ * included) and prints, for one image model: the latency of in-process predictions (predictImage, one at a time)
+ * and of HTTP /predict from the load client process (c=1), then the mark-compacts and scavenges per isolate. The
+ * c=1 p99 of issue 17 came from an inference thread running a full mark-compact every ~15 requests; see
+ * sizeThreadYoungGeneration in src/serving/session.ts.
+ */
+import { spawnSync } from "node:child_process";
+import { fetchImageBytes } from "../../src/net/image-fetch.js";
+import { predictImage } from "../../src/serving/predictor.js";
+import { startBenchServer } from "./bench-server.js";
+
+const args = process.argv.slice(2);
+const opt = (name: string, dflt: string) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1] : dflt);
+const KIND = opt("kind", "vision");
+const SECONDS = Number(opt("seconds", "10"));
+
+function describe(label: string, lat: number[]): string {
+  const s = [...lat].sort((a, b) => a - b);
+  const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
+  return `${label.padEnd(12)} n ${String(s.length).padStart(5)}  median ${q(0.5).toFixed(2)} ms  p90 ${q(0.9).toFixed(2)} ms  p99 ${q(0.99).toFixed(2)} ms  max ${s[s.length - 1].toFixed(2)} ms  p99/median ${(q(0.99) / q(0.5)).toFixed(2)}`;
+}
+
+async function child() {
+  const bench = await startBenchServer({ [KIND]: 1 });
+  const { services, user, config } = bench;
+  const model = await services.serving.model(user.id, 1);
+  const ctx = { userId: user.id, bucket: services.bucket, guard: services.serving.guard, maxBytes: config.FETCH_MAX_BYTES };
+  const popts = { maxPixels: config.FETCH_MAX_PIXELS, gradcamMaxSide: config.GRADCAM_MAX_SIDE };
+  const inproc: number[] = [];
+  const end = performance.now() + SECONDS * 1000;
+  for (let i = 0; performance.now() < end; i++) {
+    const t = performance.now();
+    (await predictImage(model, (await fetchImageBytes(bench.photo, ctx)).bytes, popts)).release?.();
+    if (i >= 20) inproc.push(performance.now() - t);
+  }
+  console.log(`RESULT ${describe("in-process", inproc)}`);
+  const http = await new Promise<{ latencies: number[] }>((resolve) => {
+    bench.client.on("message", (m: { type: string; latencies: number[] }) => m.type === "done" && resolve(m));
+    bench.client.send({ url: bench.running.url, path: "/v1/experiments/1/predict", key: bench.key, body: JSON.stringify({ message: bench.photo }), concurrency: 1, seconds: SECONDS });
+  });
+  console.log(`RESULT ${describe("HTTP c=1", http.latencies)}`);
+  await bench.close();
+  process.exit(0);
+}
+
+function parent() {
+  const r = spawnSync(process.execPath, ["--trace-gc", "--import", "tsx", new URL(import.meta.url).pathname, "--child", "--kind", KIND, "--seconds", String(SECONDS)], { encoding: "utf8", maxBuffer: 256 * 2 ** 20 });
+  const lines = r.stdout.split("\n");
+  const gcs = new Map<string, { mc: number; scavenge: number; mcMs: number[] }>();
+  for (const l of lines) {
+    const m = /^\[\d+:(0x[0-9a-f]+)\]\s+\d+ ms: (Scavenge|Mark-Compact)[^,]*, ([\d.]+) \//.exec(l);
+    if (!m) continue;
+    const g = gcs.get(m[1]) ?? { mc: 0, scavenge: 0, mcMs: [] };
+    if (m[2] === "Scavenge") g.scavenge++;
+    else (g.mc++, g.mcMs.push(Number(m[3])));
+    gcs.set(m[1], g);
+  }
+  console.log(`# ${KIND}, ${SECONDS} s in-process then ${SECONDS} s HTTP, one request at a time  ${new Date().toISOString()}`);
+  for (const l of lines) if (l.startsWith("RESULT ")) console.log(l.slice(7));
+  console.log("# collections per isolate over the whole run (start-up included; isolates with under 10 left out)");
+  for (const [iso, g] of gcs) if (g.mc + g.scavenge >= 10) console.log(`${iso.padEnd(16)} mark-compact ${String(g.mc).padStart(4)} (pause max ${Math.max(0, ...g.mcMs).toFixed(1)} ms)  scavenge ${String(g.scavenge).padStart(4)}`);
+  if (r.status !== 0) console.log(r.stderr.slice(-2000));
+}
+
+if (args.includes("--child")) await child();
+else parent();
