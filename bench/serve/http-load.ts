@@ -22,6 +22,8 @@ async function run(job: Job) {
   const warmEnd = Date.now() + 500;
   await Promise.all(Array.from({ length: job.concurrency }, async () => { while (Date.now() < warmEnd) await once().catch(() => undefined); }));
   const latencies: number[] = [];
+  /** When each timed request started (epoch ms, comparable across processes), in the order of latencies. */
+  const starts: number[] = [];
   let errors = 0;
   let firstError: string | undefined;
   process.send!({ type: "started" });
@@ -34,6 +36,7 @@ async function run(job: Job) {
         try {
           await once();
           latencies.push(performance.now() - s);
+          starts.push(performance.timeOrigin + s);
         } catch (err) {
           errors++;
           firstError ??= (err as Error).message;
@@ -41,7 +44,7 @@ async function run(job: Job) {
       }
     }),
   );
-  return { latencies, errors, firstError, seconds: (performance.now() - t0) / 1000 };
+  return { latencies, starts, errors, firstError, seconds: (performance.now() - t0) / 1000 };
 }
 
 process.on("message", (job: Job | { type: "exit" }) => {

@@ -10,6 +10,7 @@
  * sizeThreadYoungGeneration in src/serving/session.ts.
  */
 import { spawnSync } from "node:child_process";
+import { PerformanceObserver } from "node:perf_hooks";
 import { fetchImageBytes } from "../../src/net/image-fetch.js";
 import { predictImage } from "../../src/serving/predictor.js";
 import { startBenchServer } from "./bench-server.js";
@@ -39,11 +40,23 @@ async function child() {
     if (i >= 20) inproc.push(performance.now() - t);
   }
   console.log(`RESULT ${describe("in-process", inproc)}`);
-  const http = await new Promise<{ latencies: number[] }>((resolve) => {
-    bench.client.on("message", (m: { type: string; latencies: number[] }) => m.type === "done" && resolve(m));
+  // The event loop's own collections (epoch ms), to see whether the slowest HTTP requests met one.
+  const gcs: Array<{ start: number; end: number }> = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) gcs.push({ start: performance.timeOrigin + e.startTime, end: performance.timeOrigin + e.startTime + e.duration });
+  });
+  observer.observe({ entryTypes: ["gc"] });
+  const http = await new Promise<{ latencies: number[]; starts: number[] }>((resolve) => {
+    bench.client.on("message", (m: { type: string; latencies: number[]; starts: number[] }) => m.type === "done" && resolve(m));
     bench.client.send({ url: bench.running.url, path: "/v1/experiments/1/predict", key: bench.key, body: JSON.stringify({ message: bench.photo }), concurrency: 1, seconds: SECONDS });
   });
+  observer.disconnect();
   console.log(`RESULT ${describe("HTTP c=1", http.latencies)}`);
+  const metGc = (i: number) => gcs.some((g) => g.start < http.starts[i] + http.latencies[i] && g.end > http.starts[i]);
+  const order = http.latencies.map((_, i) => i).sort((a, b) => http.latencies[b] - http.latencies[a]);
+  const slowest = order.slice(0, Math.max(1, Math.ceil(order.length / 100)));
+  const share = (ids: number[]) => `${ids.filter(metGc).length}/${ids.length}`;
+  console.log(`RESULT event-loop GC during the request: slowest 1% ${share(slowest)}, all ${share(order)} (${gcs.length} collections)`);
   await bench.close();
   process.exit(0);
 }
