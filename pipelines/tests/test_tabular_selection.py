@@ -120,12 +120,32 @@ def test_default_linear_model_is_the_simplest_family():
 def test_best_mode_candidates_include_the_strong_defaults():
     cands = search.candidates("binary", "best", seed=0, n_rows=4000)
     n_linear = sum(c["model"] == "linear" for c in cands)
-    essential = cands[:n_linear + 3]
+    essential = cands[:n_linear + 4]
     assert {"model": "linear", "params": {"C": 1.0}} in essential  # scikit-learn's default logistic regression
-    assert {"model": "lightgbm", "params": {}} in essential  # LightGBM's defaults
+    assert {"model": "lightgbm", "params": {}} in essential  # LightGBM's defaults, early-stopped
+    assert {"model": "lightgbm", "params": {}, "n_estimators": 100} in essential  # and exactly as the baseline fits them
     assert {c["model"] for c in essential} == {"linear", "lightgbm", "random_forest", "extra_trees"}
     assert all(c["params"]["min_samples_leaf"] >= 5 for c in cands if c["model"] in models.FORESTS)  # 4,000 rows: floor 5
     assert not any(c["model"] in models.FORESTS for c in search.candidates("binary", "fast", seed=0, n_rows=400))
+
+
+def test_baseline_lightgbm_is_cross_validated_as_the_baseline_fits_it():
+    """The baseline's LightGBM (100 trees, every training row, no early stopping) scores each fold exactly like
+    LGBMClassifier() fitted on that fold's training rows; the early-stopped defaults keep fewer trees here."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] + rng.normal(scale=2.0, size=300) > 0).astype(int)  # noisy: early stopping stops early
+    groups = np.arange(300)
+    cols = [Column(f"x{j}", "numeric") for j in range(4)]
+    folds = search.make_folds("binary", y, groups, 3, 1, seed=0)[0]
+    oof, n_iter = search._cv_predict(dict(search.BASELINE_LGB), "binary", cols, X, y, groups, folds, 2, 0, 1)
+    assert n_iter is None
+    for tr, te in folds:
+        ref = models.lgb.LGBMClassifier(n_estimators=100, random_state=0, verbose=-1).fit(X[tr], y[tr])
+        np.testing.assert_allclose(oof[te], ref.predict_proba(X[te]), atol=1e-9)
+    _, stopped = search._cv_predict({"model": "lightgbm", "params": {}}, "binary", cols, X, y, groups, folds, 2, 0, 1)
+    assert stopped < 100
+    assert search.BASELINE_LGB not in search.candidates("binary", "fast", seed=0, n_rows=300)  # fast mode: unchanged
 
 
 @pytest.mark.parametrize("problem", ["binary", "regression"])

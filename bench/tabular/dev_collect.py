@@ -1,0 +1,110 @@
+"""Development data for choosing best mode's selection rule, on seeds the benchmark does not report.
+
+For a table and a seeded split (same split function as run.py), runs best mode's own candidates through the
+search's cross-validation on the train part (out-of-fold scores, fold scores), refits each candidate on train+val
+(as the published model is) and keeps its test scores, plus the two baselines' test AUC. Writes one pickle per
+table and seed; dev_rules.py then replays selection rules on them, choosing from cross-validated scores only.
+
+  pipelines/.venv/bin/python bench/tabular/dev_collect.py --datasets pima --seeds 10 11 --out /tmp/tables-dev
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import pickle
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import run as B  # noqa: E402  (bench/tabular/run.py: loaders, split, baselines)
+
+from builder_pipelines.tabular import models, search  # noqa: E402
+from builder_pipelines.tabular.train import _load  # noqa: E402
+
+
+def load_synthetic(tmp: Path):
+    """1,200 rows, 10 normal features, interactions and steps in the logit: trees beat logistic regression here,
+    standing for held-out tables where default LightGBM won (so a rule cannot win by always leaning on LR)."""
+    rng = np.random.default_rng(12345)
+    X = rng.normal(size=(1200, 10))
+    logit = (0.8 * X[:, 0] + 1.2 * X[:, 1] * X[:, 2] + 1.5 * (X[:, 3] > 0.5) - 0.7 * X[:, 4] ** 2
+             + 0.5 * X[:, 5] + 1.0 * (X[:, 6] > 0) * (X[:, 7] > 0) - 0.3)
+    y = (rng.random(1200) < 1 / (1 + np.exp(-logit))).astype(int)
+    cols = [f"x{j}" for j in range(10)]
+    out = tmp / "synthetic.csv"
+    with open(out, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["id", "label"] + cols)
+        for i in range(1200):
+            w.writerow([f"s{i}", y[i]] + [f"{v:.5f}" for v in X[i]])
+    return out, cols, "label"
+
+
+B.LOADERS["synthetic"] = load_synthetic
+
+
+def collect(ds: str, seed: int, n_random: int, tmp: Path) -> dict:
+    table, cols, label = B.LOADERS[ds](tmp)
+    rows = list(csv.DictReader(open(table, newline="")))
+    sp = B.split([r["id"] for r in rows], [r[label] for r in rows], seed)
+    base = B.baselines(table, cols, label, sp, seed)
+    spec = {"data": {"table": str(table), "id_col": "id", "label_cols": [label], "data_cols": cols},
+            "problem": "binary", "split": sp}
+    columns, _, data = _load(spec)
+    (Xtr, ytr, gtr), (Xva, yva, _), (Xte, yte, _) = data["train"], data["val"], data["test"]
+    plan = search.PLANS["best"]
+    folds = search.make_folds("binary", ytr, gtr, plan.folds, plan.repeats, seed)
+    # Best mode's candidates, with the baseline's exact LightGBM (search.BASELINE_LGB) moved to the end so that
+    # dev_rules.py can replay the rules with and without it.
+    cands = [c for c in search.candidates("binary", "best", seed, len(ytr)) if c != search.BASELINE_LGB]
+    n_ess = len(search._linear_grid("binary", plan.linear_grid)) + 1 + 4
+    cands = cands[:n_ess + n_random] + [dict(search.BASELINE_LGB)]
+    Xfit, yfit = np.vstack([Xtr, Xva]), np.r_[ytr, yva]
+    out = {"dataset": ds, "seed": seed, "baselines": {k: v["value"] for k, v in base.items()}, "yte": yte, "ytr": ytr,
+           "folds": folds, "cands": []}
+    for i, cfg in enumerate(cands):
+        t0 = time.monotonic()
+        cfg = dict(cfg)
+        oofs, iters = [], []
+        for rep in folds:
+            oof, n_iter = search._cv_predict(cfg, "binary", columns, Xtr, ytr, gtr, rep, 2, seed, 1)
+            oofs.append(oof); iters.append(n_iter)
+        if cfg["model"] == "lightgbm" and "n_estimators" not in cfg:
+            cfg["n_estimators"] = max(1, int(np.median(iters)))
+        final = models.fit(cfg, "binary", columns, Xfit, yfit, seed, 1)
+        test = models.predict(final, "binary", Xte)
+        out["cands"].append({"trial": i, "config": cfg, "oof": oofs, "test": test, "time_s": time.monotonic() - t0})
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--datasets", nargs="+", default=list(B.LOADERS))
+    ap.add_argument("--seeds", nargs="+", type=int, default=[10, 11, 12, 13, 14])
+    ap.add_argument("--random", type=int, default=30, help="random LightGBM settings after the essential candidates")
+    ap.add_argument("--out", default="/tmp/tables-dev")
+    args = ap.parse_args()
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmpdir:
+        for ds in args.datasets:
+            for seed in args.seeds:
+                path = Path(args.out) / f"{ds}_{seed}.pkl"
+                if path.exists():
+                    continue
+                t0 = time.monotonic()
+                res = collect(ds, seed, args.random, Path(tmpdir))
+                path.write_bytes(pickle.dumps(res))
+                print(json.dumps({"dataset": ds, "seed": seed, "s": round(time.monotonic() - t0, 1),
+                                  "n": len(res["cands"]), "baselines": res["baselines"]}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
