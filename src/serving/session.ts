@@ -49,8 +49,9 @@ type Reply = { id?: number; outputs?: Record<string, { data: Float32Array; dims:
  * exists) starts at 8 MB instead of Node's 2 MB. With the small default, an image thread ran a full mark-compact
  * about every 15 requests on its 12 MB heap (61-89 in 20 s at concurrency 1, "allocation limit" reached; 4 MB
  * did the same) and each one paused that request by 2-20 ms: the c=1 tail. With 8 MB: one in 20 s. V8 reads the
- * flag when an isolate is created, so setting it before the threads start is enough; it costs up to ~6 MB of
- * memory per thread. Measured by bench/serve/worker-gc.ts.
+ * flag when an isolate is created, so setting it before the threads start is enough. Each thread's new space
+ * is then 8 MB instead of 2 MB; the process RSS after 600 predictions per model did not differ beyond its
+ * run-to-run spread. Measured by bench/serve/worker-gc.ts.
  */
 let youngGenerationSized = false;
 function sizeThreadYoungGeneration(): void {
