@@ -79,6 +79,9 @@ export const configSchema = z.object({
   // Worker threads per image model, each with its own ONNX Runtime session, on which a whole prediction runs
   // (decode, resize, inference, maps, JSON). Unset: one per core, at most 4. Each holds a copy of the model.
   SERVING_THREADS_PER_MODEL: int(1).max(64).optional(),
+  // JPEG decoding on those threads: auto = libjpeg-turbo's TurboJPEG library when the host has it (Debian:
+  // libturbojpeg0; same pixels as sharp, a third of the CPU), else sharp; sharp = always sharp.
+  JPEG_DECODER: z.enum(["auto", "sharp"]).default("auto"),
   FETCH_MAX_BYTES: int(1).default(20 * 1024 * 1024),
   FETCH_TIMEOUT_MS: int(100).default(10_000),
   FETCH_MAX_PIXELS: int(1).default(50_000_000),

@@ -3,7 +3,9 @@
  * src/serving/inference-worker.ts (decode, resize + normalise into reused buffers, session.run, the answer with
  * its maps, its JSON into a reused buffer), called in one loop on the bench photo, one request at a time.
  *
- *   nice npx tsx bench/serve/worker-stages.ts [--kinds vision_resnet,vision,detection] [--n 300]
+ *   nice npx tsx bench/serve/worker-stages.ts [--kinds vision_resnet,vision,detection] [--n 300] [--decoder auto|sharp]
+ *
+ * --decoder: as JPEG_DECODER (auto: libjpeg-turbo on this thread when the host has it, as the worker does).
  *
  * Prints per stage the median, mean and p99 wall time per call (and the whole call's median and p99), and the process CPU per request (all
  * threads: sharp decodes on libuv's, ONNX Runtime runs on its own). On a busy machine read the CPU figures.
@@ -17,6 +19,7 @@ import { imageAnswer, MapMemory } from "../../src/serving/image-answer.js";
 import { encodeJson, JsonOut } from "../../src/serving/json-encode.js";
 import { checkManifest, classNames } from "../../src/serving/manifest.js";
 import { decodeImage, normalise, resizeToSpec } from "../../src/serving/preprocess.js";
+import { decodeJpegTurbo, openTurboJpeg, PixelMemory, turboJpegLoadError } from "../../src/serving/jpeg-turbo.js";
 import { ROOT } from "./bench-server.js";
 
 const args = process.argv.slice(2);
@@ -24,11 +27,13 @@ const opt = (name: string, dflt: string) => (args.includes(`--${name}`) ? args[a
 const KINDS = opt("kinds", "vision_resnet,vision,detection").split(",");
 const N = Number(opt("n", "300"));
 const WARMUP = 30;
+const turbo = opt("decoder", "auto") === "auto" ? openTurboJpeg() : null;
+const pixelMemory = new PixelMemory();
 
 const fx = fs.mkdtempSync(path.join(os.tmpdir(), "builder-worker-stages-"));
 execFileSync(path.join(ROOT, "pipelines/.venv/bin/python"), [path.join(ROOT, "test/fixtures/serving/make_fixtures.py"), "--bench", fx]);
 const photo = fs.readFileSync(path.join(fx, "photo.jpg"));
-console.log(`# worker stages  ${new Date().toISOString()}  node ${process.version}  load ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}  ${N} calls`);
+console.log(`# worker stages  ${new Date().toISOString()}  node ${process.version}  load ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}  ${N} calls  decoder ${turbo ? `libjpeg-turbo (${turbo.library})` : `sharp ${turboJpegLoadError()}`}`);
 
 for (const kind of KINDS) {
   const manifest = checkManifest(JSON.parse(fs.readFileSync(path.join(fx, kind, "manifest.json"), "utf8")));
@@ -49,7 +54,7 @@ for (const kind of KINDS) {
   for (let i = 0; i < WARMUP + N; i++) {
     if (i === WARMUP) cpu = process.cpuUsage();
     const t = [performance.now()];
-    const img = await decodeImage(new Uint8Array(photo), 1e8);
+    const img = (turbo && decodeJpegTurbo(photo, 1e8, pixelMemory)) || (await decodeImage(new Uint8Array(photo), 1e8));
     t.push(performance.now());
     const { pixels, scaleX, scaleY } = resizeToSpec(img, spec, { into: letterboxed });
     normalise(pixels, spec, tensor);

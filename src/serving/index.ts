@@ -38,6 +38,7 @@ export function createServing(deps: { config: Config; db: Db; bucket: Bucket; ev
     intraOpThreads: config.ORT_INTRA_OP_THREADS,
     maxBatch: config.SERVING_MAX_BATCH,
     replicas: config.SERVING_THREADS_PER_MODEL,
+    jpegDecoder: config.JPEG_DECODER,
     logger,
   });
   const guard = new OutboundGuard({

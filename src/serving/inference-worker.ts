@@ -6,6 +6,7 @@ import { OutboundRefusal } from "../net/outbound-guard.js";
 import { imageAnswer, MapMemory, type ImageAnswerOptions } from "./image-answer.js";
 import type { ServedManifest } from "./manifest.js";
 import { decodeImage, normalise, resizeToSpec } from "./preprocess.js";
+import { decodeJpegTurbo, isJpeg, openTurboJpeg, PixelMemory, turboJpegLoadError } from "./jpeg-turbo.js";
 
 /**
  * One ONNX Runtime session on its own thread (one of a model's replicas, see session.ts). onnxruntime-node's
@@ -23,9 +24,12 @@ interface Setup {
   /** Image models: what the image pipeline needs. */
   manifest?: ServedManifest;
   classes?: Record<string, string>;
+  /** "auto": JPEGs decode on this thread with libjpeg-turbo when the host has it (jpeg-turbo.ts); "sharp": never. */
+  jpegDecoder?: "auto" | "sharp";
 }
-const { file, options, manifest, classes } = workerData as Setup;
+const { file, options, manifest, classes, jpegDecoder = "auto" } = workerData as Setup;
 const port = parentPort!;
+const turbo = manifest && jpegDecoder === "auto" ? openTurboJpeg() : null;
 
 let session: ort.InferenceSession;
 try {
@@ -35,6 +39,7 @@ try {
     inputNames: session.inputNames,
     outputNames: session.outputNames,
     inputShapes: Object.fromEntries((session.inputMetadata ?? []).map((m) => [m.name, (m as { shape?: Array<number | string> }).shape ?? null])),
+    ...(manifest ? { jpegDecoder: turbo ? `libjpeg-turbo (${turbo.library})` : `sharp${jpegDecoder === "auto" ? ` (no libjpeg-turbo: ${turboJpegLoadError()})` : ""}` } : {}),
   });
 } catch (err) {
   port.postMessage({ type: "load_error", error: (err as Error).message });
@@ -55,6 +60,7 @@ type ImageJob = { id: number; image: Uint8Array; opts: ImageAnswerOptions & { ma
 let tensor: Float32Array<ArrayBuffer> | undefined;
 let letterboxed: Uint8Array | undefined;
 const mapMemory = new MapMemory();
+const pixelMemory = new PixelMemory();
 const SLOTS = 4;
 const SLOT_BYTES = 2 * 1024 * 1024;
 const slots: SharedArrayBuffer[] = [];
@@ -76,8 +82,11 @@ function takeSlot(): number {
 /** The answer's JSON: in slot `slot` when it fits there, else in a buffer of its own (slot -1). */
 async function answerImage(m: ImageJob): Promise<{ json: Buffer; slot: number }> {
   const spec = manifest!.input.image!;
-  const img = await decodeImage(m.image, m.opts.maxPixels);
+  // sharp decodes on libuv's threads while this thread runs the previous request; libjpeg-turbo decodes here,
+  // inside `compute`, into reused memory (the pixels are resized before the next decode takes it).
+  const sharpImg = turbo && isJpeg(m.image) ? undefined : await decodeImage(m.image, m.opts.maxPixels);
   return exclusive(async () => {
+    const img = sharpImg ?? decodeJpegTurbo(m.image, m.opts.maxPixels, pixelMemory) ?? (await decodeImage(m.image, m.opts.maxPixels));
     tensor ??= new Float32Array(spec.channels * spec.height * spec.width);
     letterboxed ??= new Uint8Array(spec.channels * spec.height * spec.width);
     const { pixels, scaleX, scaleY } = resizeToSpec(img, spec, { into: letterboxed });

@@ -36,6 +36,8 @@ export interface ModelCacheOptions {
   maxBatch?: number;
   /** Worker threads per image model (undefined: session.ts's default, one per core up to 4). Tabular: one. */
   replicas?: number;
+  /** JPEG decoding on the image threads: libjpeg-turbo where the host has it ("auto"), or always sharp. */
+  jpegDecoder?: "auto" | "sharp";
   logger: Logger;
   /** How long the newest-version lookup is trusted without the publish event (other processes may publish). */
   latestTtlMs?: number;
@@ -117,9 +119,9 @@ export class ModelCache {
       cuda: this.tryCuda,
       // Image predictions run whole on the model's threads; a tabular run is ~0.1 ms and needs one.
       replicas: im ? this.o.replicas : 1,
-      image: im ? { manifest, classes: classNames(manifest) } : undefined,
+      image: im ? { manifest, classes: classNames(manifest), jpegDecoder: this.o.jpegDecoder } : undefined,
     });
-    this.o.logger.info({ model: row.id, provider: session.provider, max_batch: session.maxBatch, threads: session.threads, on_event_loop: !!inline }, "model session opened");
+    this.o.logger.info({ model: row.id, provider: session.provider, max_batch: session.maxBatch, threads: session.threads, on_event_loop: !!inline, jpeg_decoder: session.jpegDecoder }, "model session opened");
     for (const need of [manifest.outputs.scores, manifest.outputs.cam, manifest.outputs.boxes].filter(Boolean) as string[]) {
       if (!session.outputNames.includes(need)) {
         await session.close();

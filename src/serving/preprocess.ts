@@ -41,7 +41,9 @@ export async function decodeImage(bytes: Buffer | Uint8Array, maxPixels: number)
 
 async function rawPixels(bytes: Buffer | Uint8Array, maxPixels: number, toSrgb: boolean) {
   try {
-    let img = sharp(bytes, { limitInputPixels: maxPixels }).removeAlpha();
+    // ignoreIcc unless converting CMYK: Pillow, which the pipelines train with, does not apply an embedded
+    // profile either (a Display P3 photo's pixels would otherwise be converted here and not in training).
+    let img = sharp(bytes, { limitInputPixels: maxPixels, ignoreIcc: !toSrgb }).removeAlpha();
     if (toSrgb) img = img.toColourspace("srgb");
     return await img.raw({ depth: "uchar" }).toBuffer({ resolveWithObject: true });
   } catch (err) {

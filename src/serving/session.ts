@@ -28,8 +28,8 @@ export interface SessionOptions {
   cuda?: boolean;
   /** Worker threads (sessions) on CPU; default min(4, cores). CUDA loads one session (batches instead). */
   replicas?: number;
-  /** Image models: the image pipeline runs on the worker threads (predictImage). */
-  image?: { manifest: ServedManifest; classes: Record<string, string> };
+  /** Image models: the image pipeline runs on the worker threads (predictImage). jpegDecoder: see jpeg-turbo.ts. */
+  image?: { manifest: ServedManifest; classes: Record<string, string>; jpegDecoder?: "auto" | "sharp" };
 }
 
 /** Default CPU replicas: one per core, at most 4 (each holds a copy of the model in memory). */
@@ -41,7 +41,7 @@ interface Replica {
   /** The thread's answer slots (shared memory), as it sent them. */
   slots: SharedArrayBuffer[];
 }
-type Names = { inputs: string[]; outputs: string[]; inputShapes: Record<string, Array<number | string> | null> };
+type Names = { inputs: string[]; outputs: string[]; inputShapes: Record<string, Array<number | string> | null>; jpegDecoder?: string };
 type Reply = { id?: number; outputs?: Record<string, { data: Float32Array; dims: number[] }>; body?: ArrayBuffer; slot?: number; shared?: SharedArrayBuffer; length?: number; error?: string; status?: number; code?: string; details?: Record<string, unknown>; refusal?: boolean };
 
 /**
@@ -134,8 +134,8 @@ export class ModelSession {
       new Promise<{ worker: Worker; names: Names }>((resolve, reject) => {
         const worker = new Worker(new URL("./inference-worker.mjs", import.meta.url), { workerData: workerData(options) });
         worker.once("error", reject);
-        worker.once("message", (m: { type: string; error?: string; inputNames: string[]; outputNames: string[]; inputShapes: Names["inputShapes"] }) => {
-          if (m.type === "loaded") resolve({ worker, names: { inputs: m.inputNames, outputs: m.outputNames, inputShapes: m.inputShapes } });
+        worker.once("message", (m: { type: string; error?: string; inputNames: string[]; outputNames: string[]; inputShapes: Names["inputShapes"]; jpegDecoder?: string }) => {
+          if (m.type === "loaded") resolve({ worker, names: { inputs: m.inputNames, outputs: m.outputNames, inputShapes: m.inputShapes, jpegDecoder: m.jpegDecoder } });
           else {
             void worker.terminate();
             reject(new Error(m.error ?? "the model could not be loaded"));
@@ -182,6 +182,11 @@ export class ModelSession {
 
   get outputNames(): readonly string[] {
     return this.names.outputs;
+  }
+
+  /** Image models: which JPEG decoder the threads use ("libjpeg-turbo (...)" or "sharp (why)"), for the log. */
+  get jpegDecoder(): string | undefined {
+    return this.names.jpegDecoder;
   }
 
   /** Worker threads (each with its own session) this model runs on. */

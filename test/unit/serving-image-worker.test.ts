@@ -7,6 +7,7 @@ import { OutboundRefusal } from "../../src/net/outbound-guard.js";
 import { imageAnswer } from "../../src/serving/image-answer.js";
 import { checkManifest, classNames } from "../../src/serving/manifest.js";
 import { preprocessInline } from "../../src/serving/preprocess.js";
+import { loadTurboJpeg } from "../../src/serving/jpeg-turbo.js";
 import { ModelSession } from "../../src/serving/session.js";
 import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
 
@@ -16,7 +17,7 @@ import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures
 describe.skipIf(!haveFixturePython)("image predictions on the model's worker threads", () => {
   const opts = { maxPixels: 1e8, gradcamMaxSide: 512 };
 
-  async function pair(name: string) {
+  async function pair(name: string, jpegDecoder: "auto" | "sharp" = "auto") {
     const fx = servingFixtures();
     const dir = fx.modelDir(name);
     const manifest = checkManifest(JSON.parse(fs.readFileSync(path.join(dir, "manifest.json"), "utf8")));
@@ -24,7 +25,7 @@ describe.skipIf(!haveFixturePython)("image predictions on the model's worker thr
     const shape = [im.channels, im.height, im.width];
     const file = path.join(dir, "model.onnx");
     // One intra-op thread on both sides: ORT's sums are then the same run to run.
-    const threads = await ModelSession.load(file, manifest.input.name, shape, { intraOpThreads: 1, maxBatch: 1, replicas: 2, image: { manifest, classes: classNames(manifest) } });
+    const threads = await ModelSession.load(file, manifest.input.name, shape, { intraOpThreads: 1, maxBatch: 1, replicas: 2, image: { manifest, classes: classNames(manifest), jpegDecoder } });
     const plain = await ModelSession.load(file, manifest.input.name, shape, { intraOpThreads: 1, maxBatch: 1, replicas: 1 });
     const reference = async (bytes: Buffer) => {
       const pre = await preprocessInline(bytes, im, opts.maxPixels);
@@ -48,6 +49,21 @@ describe.skipIf(!haveFixturePython)("image predictions on the model's worker thr
       });
     }
     await Promise.all([threads.close(), plain.close()]);
+  });
+
+  it.skipIf("error" in loadTurboJpeg())("decodes JPEGs with libjpeg-turbo on its threads (JPEG_DECODER=auto), to the bytes sharp's decode gives", async () => {
+    const turbo = await pair("vision_binary");
+    const viaSharp = await pair("vision_binary", "sharp");
+    expect(turbo.threads.jpegDecoder).toMatch(/^libjpeg-turbo \(/);
+    expect(viaSharp.threads.jpegDecoder).toBe("sharp");
+    const jpegs = turbo.fx.images.filter((n) => n.endsWith(".jpg"));
+    expect(jpegs.length).toBeGreaterThanOrEqual(4);
+    for (const img of jpegs) {
+      const bytes = turbo.fx.image(img);
+      const [a, b] = await Promise.all([turbo.threads.predictImage(new Uint8Array(bytes), opts), viaSharp.threads.predictImage(new Uint8Array(bytes), opts)]);
+      expect(Buffer.from(a.bytes).toString("utf8")).toBe(Buffer.from(b.bytes).toString("utf8"));
+    }
+    await Promise.all([turbo.threads.close(), turbo.plain.close(), viaSharp.threads.close(), viaSharp.plain.close()]);
   });
 
   it("answers correctly after its slots run out (answers in buffers of their own) and after they come back", async () => {
