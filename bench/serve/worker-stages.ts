@@ -3,9 +3,10 @@
  * src/serving/inference-worker.ts (decode, resize + normalise into reused buffers, session.run, the answer with
  * its maps, its JSON into a reused buffer), called in one loop on the bench photo, one request at a time.
  *
- *   nice npx tsx bench/serve/worker-stages.ts [--kinds vision_resnet,vision,detection] [--n 300] [--decoder auto|sharp]
+ *   nice npx tsx bench/serve/worker-stages.ts [--kinds vision_resnet,vision,detection] [--n 300] [--decoder auto|sharp] [--intra N]
  *
- * --decoder: as JPEG_DECODER (auto: libjpeg-turbo on this thread when the host has it, as the worker does).
+ * --decoder: as JPEG_DECODER (auto: libjpeg-turbo on this thread when the host has it, as the worker does);
+ * --intra: as ORT_INTRA_OP_THREADS (0: ONNX Runtime's default, one per core).
  *
  * Prints per stage the median, mean and p99 wall time per call (and the whole call's median and p99), and the process CPU per request (all
  * threads: sharp decodes on libuv's, ONNX Runtime runs on its own). On a busy machine read the CPU figures.
@@ -41,6 +42,7 @@ for (const kind of KINDS) {
   // The options of src/serving/session.ts (ORT_INTRA_OP_THREADS=0: ORT's default thread count).
   const session = await ort.InferenceSession.create(path.join(fx, kind, "model.onnx"), {
     graphOptimizationLevel: "all", executionMode: "sequential", interOpNumThreads: 1, executionProviders: ["cpu"],
+    ...(Number(opt("intra", "0")) > 0 ? { intraOpNumThreads: Number(opt("intra", "0")) } : {}),
     extra: { session: { intra_op: { allow_spinning: "0" } } },
   });
   const tensor = new Float32Array(spec.channels * spec.height * spec.width);
