@@ -3,6 +3,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Config } from "./config.js";
 import { createApp } from "./http/app.js";
+import { createPredictLane } from "./http/predict-lane.js";
 import { ApiError } from "./errors.js";
 import { errorBody } from "./http/errors.js";
 import { allRoutes } from "./http/routes/index.js";
@@ -19,8 +20,13 @@ export interface RunningServer {
 
 export async function startServer(config: Config, opts: { port?: number; host?: string } = {}): Promise<RunningServer> {
   const services = await createServices(config);
-  const app = createApp(services, allRoutes());
-  const server = http.createServer(app);
+  const routes = allRoutes();
+  const app = createApp(services, routes);
+  // The two /predict routes' plain requests skip Express (predict-lane.ts says why); the rest is the app's.
+  const predictLane = createPredictLane(services, routes);
+  const server = http.createServer((req, res) => {
+    if (!predictLane(req, res)) app(req, res);
+  });
   server.keepAliveTimeout = 65_000;
   server.on("checkContinue", (req, res) => answerExpectContinue(config, app, req, res));
   await new Promise<void>((resolve, reject) => {

@@ -1,8 +1,7 @@
-import type { Request, Response } from "express";
 import type { Config } from "../config.js";
 import type { Database, Db } from "../db/client.js";
 import { ApiError } from "../errors.js";
-import type { Authenticate, AuthInfo, AuthMode } from "./types.js";
+import type { Authenticate, AuthInfo, AuthMode, AuthRequest, AuthResponse } from "./types.js";
 import type { Logger } from "../logger.js";
 import { AccountService } from "./account.service.js";
 import { directOps } from "./admin-ops.js";
@@ -60,7 +59,7 @@ export async function createAuth(deps: { config: Config; db: Db; logger: Logger;
     deps.database?.kind === "pglite" ? await startAdminSocket(adminSocketPath(config.dataDir), directOps(users, apiKeys), logger) : async () => {};
 
   /** Counts the request against its limit, sets the three headers, and refuses with 429 when spent. */
-  async function rateLimit(res: Response, scope: string, id: string, limit: number, who: string): Promise<void> {
+  async function rateLimit(res: AuthResponse, scope: string, id: string, limit: number, who: string): Promise<void> {
     const decision = await limiters.consume(scope, id, limit, 60);
     const headers = rateLimitHeaders(decision);
     res.set(headers);
@@ -72,7 +71,7 @@ export async function createAuth(deps: { config: Config; db: Db; logger: Logger;
     }
   }
 
-  async function viaApiKey(req: Request, res: Response): Promise<AuthInfo> {
+  async function viaApiKey(req: AuthRequest, res: AuthResponse): Promise<AuthInfo> {
     const header = req.get("authorization");
     if (!header) throw new ApiError(401, "missing_api_key", "send your API key as Authorization: Bearer <key>");
     const token = BEARER.exec(header)?.[1];
@@ -85,7 +84,7 @@ export async function createAuth(deps: { config: Config; db: Db; logger: Logger;
     return { userId: key.userId, email: key.email, via: "api_key", keyId: key.id };
   }
 
-  async function viaSession(req: Request, res: Response): Promise<AuthInfo> {
+  async function viaSession(req: AuthRequest, res: AuthResponse): Promise<AuthInfo> {
     const token = readCookie(req.get("cookie"), SESSION_COOKIE);
     if (!token) throw new ApiError(401, "session_required", "sign in first: open /signin in a browser (or POST /v1/session)");
     const session = await sessions.lookup(token);

@@ -1,4 +1,14 @@
-import type { Request, Response } from "express";
+/**
+ * What authentication reads of a request and writes to its response: Express's req/res have these, and so do the
+ * plain node:http adapters of the /predict lane (src/http/predict-lane.ts).
+ */
+export interface AuthRequest {
+  method: string;
+  get(name: string): string | undefined;
+}
+export interface AuthResponse {
+  set(headers: Record<string, string>): unknown;
+}
 
 /** Who made the request. Routes see only this, whatever the credential was. */
 export interface AuthInfo {
@@ -16,4 +26,4 @@ export interface AuthInfo {
 export type AuthMode = "none" | "api_key" | "session" | "any";
 
 /** Resolves the caller for a route's auth mode, or throws the ApiError (401/403/429) that refuses it; null for "none". */
-export type Authenticate = (req: Request, res: Response, mode: AuthMode) => Promise<AuthInfo | null>;
+export type Authenticate = (req: AuthRequest, res: AuthResponse, mode: AuthMode) => Promise<AuthInfo | null>;

@@ -40,8 +40,7 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
   });
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const incoming = req.headers["x-request-id"];
-    req.id = typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    req.id = requestId(req.headers["x-request-id"]);
     res.setHeader("x-request-id", req.id);
     // A client that goes away mid-body makes the request emit 'error' (ECONNRESET "aborted"), possibly before any
     // handler listens; with no listener at all that error would end the process. Whoever reads the body sees the
@@ -49,27 +48,20 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
     req.on("error", (err) => req.log.debug({ err: err.message }, "the client went away mid-request"));
     const start = process.hrtime.bigint();
     res.on("finish", () => {
-      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
       // The matched route pattern keeps metric labels bounded; unmatched paths share one label.
       const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : "unmatched";
-      const labels = { method: req.method, route, status: String(res.statusCode) };
-      services.metrics.requests.inc(labels);
-      services.metrics.latency.observe(labels, seconds);
-      if (services.logger.isLevelEnabled("info")) {
-        req.log.info({ method: req.method, url: req.originalUrl.split("?")[0], status: res.statusCode, ms: Math.round(seconds * 1000) }, "request");
-      }
+      observeRequest(services, { method: req.method, url: req.originalUrl, route, status: res.statusCode, start, log: () => req.log });
     });
     requestContext.run({ requestId: req.id }, next);
   });
 
   // /predict carries images as data: URIs: allow base64 of FETCH_MAX_BYTES there (serving checks the decoded size).
   // Every failure on these paths (auth, body, model, image) answers the seed's prediction contract (`error: 1`).
-  const predictLimit = Math.ceil((services.config.FETCH_MAX_BYTES * 4) / 3) + 64 * 1024;
   app.use(PREDICT_PATHS, (_req: Request, res: Response, next: NextFunction) => {
     res.locals.predictContract = true;
     next();
   });
-  app.use(PREDICT_PATHS, express.json({ limit: predictLimit, reviver: refuseNul }));
+  app.use(PREDICT_PATHS, predictJsonParser(services));
   app.use(express.json({ limit: "1mb", reviver: refuseNul }));
 
   const router = express.Router();
@@ -103,6 +95,30 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
   return app;
 }
 
+
+/** The caller's x-request-id when it is a sane token, else a new one. */
+export function requestId(incoming: string | string[] | undefined): string {
+  return typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
+/** A finished request's metrics and its log line (both request paths: this app and predict-lane.ts). */
+export function observeRequest(
+  services: Services,
+  r: { method: string; url: string; route: string; status: number; start: bigint; log: () => import("pino").Logger },
+): void {
+  const seconds = Number(process.hrtime.bigint() - r.start) / 1e9;
+  const labels = { method: r.method, route: r.route, status: String(r.status) };
+  services.metrics.requests.inc(labels);
+  services.metrics.latency.observe(labels, seconds);
+  if (services.logger.isLevelEnabled("info")) {
+    r.log().info({ method: r.method, url: r.url.split("?")[0], status: r.status, ms: Math.round(seconds * 1000) }, "request");
+  }
+}
+
+/** The /predict routes' JSON body parser: base64 of FETCH_MAX_BYTES fits (serving checks the decoded size). */
+export function predictJsonParser(services: Services) {
+  return express.json({ limit: Math.ceil((services.config.FETCH_MAX_BYTES * 4) / 3) + 64 * 1024, reviver: refuseNul });
+}
 
 /**
  * JSON.parse reviver: PostgreSQL text and jsonb cannot hold U+0000, so a NUL anywhere in a body would fail deep in

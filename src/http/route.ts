@@ -73,6 +73,18 @@ function parsePart(schema: Schema | undefined, value: unknown, prefix: string, d
   return undefined;
 }
 
+/** The route's params, query and body parsed by its schemas, or one 400 naming every bad field. */
+export function validateParts(route: AnyRoute, rawParams: unknown, rawQuery: unknown, rawBody: unknown) {
+  const details: ErrorDetail[] = [];
+  const params = parsePart(route.params, rawParams, "", details);
+  const query = route.query ? parsePart(route.query, rawQuery, "", details) : undefined;
+  const body = route.rawBody ? undefined : parsePart(route.body, rawBody, "", details);
+  if (details.length) {
+    throw new ApiError(400, "invalid_request", `${details.length} invalid field${details.length > 1 ? "s" : ""}: ${details.map((d) => d.field || "(body)").join(", ")}`, details);
+  }
+  return { params, query, body };
+}
+
 export function expressPath(openapiPath: string): string {
   return openapiPath.replace(/\{([^}]+)\}/g, ":$1");
 }
@@ -84,14 +96,8 @@ export function expressPath(openapiPath: string): string {
 export function mountRoute(router: Router, route: AnyRoute, services: Services, authenticate: Authenticate): void {
   router[route.method](expressPath(route.path), async (req: Request, res: Response) => {
     const auth = await authenticate(req, res, route.auth);
-    const details: ErrorDetail[] = [];
-    const params = parsePart(route.params, req.params, "", details);
     // Express 5 parses req.query on every read: read only where the route declares a query.
-    const query = route.query ? parsePart(route.query, req.query, "", details) : undefined;
-    const body = route.rawBody ? undefined : parsePart(route.body, req.body, "", details);
-    if (details.length) {
-      throw new ApiError(400, "invalid_request", `${details.length} invalid field${details.length > 1 ? "s" : ""}: ${details.map((d) => d.field || "(body)").join(", ")}`, details);
-    }
+    const { params, query, body } = validateParts(route, req.params, route.query ? req.query : undefined, req.body);
     const result = await route.handler({ req, res, params, query, body, auth: auth as AuthInfo, services } as never);
     if (res.headersSent || !result) return;
     if (result.headers) res.set(result.headers);
