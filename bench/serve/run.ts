@@ -1,7 +1,7 @@
 /**
  * Serving benchmark: HTTP /predict against an in-process loop doing the same work on the same model.
  *
- *   nice npx tsx bench/serve/run.ts [--seconds 5] [--rounds 3] [--soak 60] [--kinds vision,detection,tabular]
+ *   nice npx tsx bench/serve/run.ts [--seconds 5] [--rounds 3] [--soak 60] [--soak-kind vision_resnet] [--kinds vision,detection,tabular]
  *   (env ORT_INTRA_OP_THREADS, SERVING_MAX_BATCH and GRADCAM_MAX_SIDE pass through to the server's config)
  *
  * For each kind and concurrency 1, 8, 32: median and p99 latency and requests/s of
@@ -31,6 +31,8 @@ const opt = (name: string, dflt: string) => {
 };
 const SECONDS = Number(opt("seconds", "5"));
 const SOAK = Number(opt("soak", "60"));
+/** The model the soak run loads (one of --kinds): an image model's answers are large, a tabular model's many. */
+const SOAK_KIND = opt("soak-kind", "vision_resnet");
 const KINDS = opt("kinds", "vision,vision_resnet,detection,tabular").split(",");
 const CONCURRENCY = opt("concurrency", "1,8,32").split(",").map(Number);
 /** In-process and HTTP alternate this many times per point; ratios are the median of the rounds' ratios. */
@@ -184,15 +186,15 @@ async function main() {
   }
 
   if (SOAK > 0) {
-    const id = ids.vision_resnet;
+    const id = ids[SOAK_KIND];
     const rss: number[] = [];
     const sample = () => rss.push(process.memoryUsage().rss / 2 ** 20);
     sample();
     const timer = setInterval(sample, 5_000);
-    const s = await loadHttp(client, { url: running.url, path: `/v1/experiments/${id}/predict`, key, body: JSON.stringify({ message: photo }) }, 32, SOAK);
+    const s = await loadHttp(client, { url: running.url, path: `/v1/experiments/${id}/predict`, key, body: JSON.stringify({ message: SOAK_KIND === "tabular" ? TABULAR_ROW : photo }) }, 32, SOAK);
     clearInterval(timer);
     sample();
-    console.log(`\n## soak: vision_resnet over HTTP, concurrency 32, ${SOAK}s`);
+    console.log(`\n## soak: ${SOAK_KIND} over HTTP, concurrency 32, ${SOAK}s`);
     console.log(line("HTTP c=32 soak", s));
     const r = `soak ${SOAK}s c=32: ${s.n} requests, ${s.errors} errors, RSS start ${f(rss[0], 0)} MB, end ${f(rss[rss.length - 1], 0)} MB, max ${f(Math.max(...rss), 0)} MB (samples ${rss.map((x) => x.toFixed(0)).join(" ")})`;
     console.log(`  -> ${r}`);
