@@ -70,7 +70,7 @@ export function createServing(deps: { config: Config; db: Db; bucket: Bucket; ev
       ]);
     }
     const { bytes } = await fetchImageBytes(message, { userId, bucket, guard, maxBytes: config.FETCH_MAX_BYTES });
-    return predictImage(m, bytes, { maxPixels: config.FETCH_MAX_PIXELS, gradcamMaxSide: config.GRADCAM_MAX_SIDE });
+    return predictImage(m, bytes, { maxPixels: config.FETCH_MAX_PIXELS, gradcamMaxSide: config.GRADCAM_MAX_SIDE, jpegDecoder: config.JPEG_DECODER });
   };
 
   return {

@@ -18,6 +18,8 @@ export interface PredictOptions {
   gradcamMaxSide: number;
   /** Skip Grad-CAM maps (the benchmark measures their cost this way). */
   noMaps?: boolean;
+  /** JPEG_DECODER, for the batched path's preprocessing threads (the model's own threads got it at load). */
+  jpegDecoder?: "auto" | "sharp";
 }
 
 const f32 = (t: Tensor) => t.data as Float32Array;
@@ -34,7 +36,7 @@ export async function predictImage(model: LoadedModel, bytes: Uint8Array, o: Pre
     return new JsonBytes(r.bytes, r.release);
   }
   const m = model.manifest;
-  const pre = await preprocessImage(bytes, m.input.image!, o.maxPixels);
+  const pre = await preprocessImage(bytes, m.input.image!, o.maxPixels, o.jpegDecoder);
   const out = await model.session.run(pre.tensor, true); // the tensor is ours to hand over
   return new JsonBytes(encodeJson(imageAnswer(m, classNames(m), out, pre, o)));
 }

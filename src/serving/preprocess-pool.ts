@@ -5,13 +5,15 @@ import type { DecodedImage } from "./tensor.js";
 
 /**
  * Worker threads for the CPU-heavy part of preprocessing (Pillow-exact resize + normalise of large images), so a
- * 12-megapixel photo does not stall every other request on the event loop. Decoding already runs off the loop
- * inside sharp. The worker is a small JS bootstrap that registers tsx and loads preprocess-worker.ts, which works
+ * 12-megapixel photo does not stall every other request on the event loop. JPEGs are decoded here too, by
+ * libjpeg-turbo (runJpeg); other images are decoded off the loop inside sharp before they come here. The worker is a small JS bootstrap that registers tsx and loads preprocess-worker.ts, which works
  * whether the server runs under tsx, vitest or plain node with tsx installed.
  */
 
+type Result = { tensor: Float32Array; scaleX: number; scaleY: number; width?: number; height?: number };
 interface Job {
-  resolve: (r: { tensor: Float32Array; scaleX: number; scaleY: number }) => void;
+  /** undefined: the thread's libjpeg-turbo declined the JPEG (runJpeg). */
+  resolve: (r: Result | undefined) => void;
   reject: (e: Error) => void;
 }
 
@@ -26,13 +28,14 @@ class PreprocessPool {
     const worker = new Worker(new URL("./preprocess-worker.mjs", import.meta.url));
     worker.unref(); // never keeps the process alive on its own
     const entry = { worker, busy: 0 };
-    worker.on("message", (m: { id: number; tensor?: Float32Array; scaleX?: number; scaleY?: number; error?: string }) => {
+    worker.on("message", (m: { id: number; tensor?: Float32Array; scaleX?: number; scaleY?: number; width?: number; height?: number; declined?: boolean; error?: string }) => {
       const job = this.jobs.get(m.id);
       if (!job) return;
       this.jobs.delete(m.id);
       entry.busy--;
       if (m.error) job.reject(new Error(m.error));
-      else job.resolve({ tensor: m.tensor!, scaleX: m.scaleX!, scaleY: m.scaleY! });
+      else if (m.declined) job.resolve(undefined);
+      else job.resolve({ tensor: m.tensor!, scaleX: m.scaleX!, scaleY: m.scaleY!, width: m.width, height: m.height });
     });
     worker.on("error", (err) => {
       // A crashed worker fails its jobs and is replaced on the next run.
@@ -47,14 +50,26 @@ class PreprocessPool {
   }
 
   run(img: DecodedImage, spec: ImageSpec): Promise<{ tensor: Float32Array; scaleX: number; scaleY: number }> {
+    // The pixel buffer is copied, not transferred: it may be a view on sharp's Buffer pool.
+    return this.post({ img, spec }) as Promise<Result>;
+  }
+
+  /**
+   * A JPEG decoded on the thread by libjpeg-turbo (jpeg-turbo.ts), then resized and normalised there; undefined
+   * when it declines the file (or the host has no libturbojpeg), and the caller decodes with sharp instead.
+   */
+  runJpeg(bytes: Uint8Array, spec: ImageSpec, maxPixels: number): Promise<Result | undefined> {
+    return this.post({ jpeg: bytes, spec, maxPixels });
+  }
+
+  private post(message: Record<string, unknown>): Promise<Result | undefined> {
     let entry = this.workers.reduce<(typeof this.workers)[number] | undefined>((best, w) => (!best || w.busy < best.busy ? w : best), undefined);
     if (!entry || (entry.busy > 0 && this.workers.length < this.size)) entry = this.spawn();
     const id = this.nextId++;
     entry.busy++;
     return new Promise((resolve, reject) => {
       this.jobs.set(id, Object.assign({ resolve, reject }, { worker: entry!.worker }));
-      // The pixel buffer is copied, not transferred: it may be a view on sharp's Buffer pool.
-      entry!.worker.postMessage({ id, img, spec });
+      entry!.worker.postMessage({ id, ...message });
     });
   }
 

@@ -1,6 +1,7 @@
 import sharp from "sharp";
 import { refuse } from "../net/outbound-guard.js";
 import type { ImageSpec } from "./manifest.js";
+import { isJpeg } from "./jpeg-turbo.js";
 import { preprocessPool } from "./preprocess-pool.js";
 import { normalise, resizeToSpec } from "./tensor.js";
 
@@ -63,10 +64,16 @@ export async function preprocessInline(bytes: Buffer | Uint8Array, spec: ImageSp
 }
 
 /**
- * The same from the event loop (the batched path, predictor.ts): decoding runs inside sharp's own threads, and
- * resize + normalise of every image, whatever its size, on the preprocessing worker threads.
+ * The same from the event loop (the batched path, predictor.ts): a JPEG is decoded, resized and normalised on a
+ * preprocessing worker thread (libjpeg-turbo, see jpeg-turbo.ts; jpegDecoder "sharp" = JPEG_DECODER=sharp);
+ * anything else, or a JPEG it declines, is decoded inside sharp's own threads and then resized and normalised
+ * there.
  */
-export async function preprocessImage(bytes: Buffer | Uint8Array, spec: ImageSpec, maxPixels: number): Promise<Preprocessed> {
+export async function preprocessImage(bytes: Buffer | Uint8Array, spec: ImageSpec, maxPixels: number, jpegDecoder: "auto" | "sharp" = "auto"): Promise<Preprocessed> {
+  if (jpegDecoder === "auto" && isJpeg(bytes)) {
+    const r = await preprocessPool().runJpeg(bytes, spec, maxPixels);
+    if (r) return { tensor: r.tensor, origWidth: r.width!, origHeight: r.height!, scaleX: r.scaleX, scaleY: r.scaleY };
+  }
   const img = await decodeImage(bytes, maxPixels);
   const r = await preprocessPool().run(img, spec);
   return { tensor: r.tensor, origWidth: img.width, origHeight: img.height, scaleX: r.scaleX, scaleY: r.scaleY };
