@@ -3,10 +3,10 @@ import type { DecodedImage } from "./tensor.js";
 
 /**
  * JPEG decoding on the calling thread with libjpeg-turbo's TurboJPEG API (the system's libturbojpeg, reached
- * through koffi's FFI), for the inference threads. Why not sharp for every image: sharp spends ~0.6 ms per call
+ * through koffi's FFI), for the inference and preprocessing threads. Why not sharp for every image: sharp spends ~0.6 ms per call
  * before decoding anything (its options crossing into C++, libvips' pipeline set-up, the hop to libuv's pool and
  * back) and took 2.4 ms of CPU for the 512x384 benchmark photo whose decode proper is 0.75 ms
- * (bench/serve/jpeg-decode.ts). Pixels are the same: sharp's libvips decodes with libjpeg-turbo's code (mozjpeg),
+ * (bench/serve/worker-stages.ts --decoder auto|sharp; bench/serve/README.md). Pixels are the same: sharp's libvips decodes with libjpeg-turbo's code (mozjpeg),
  * and so does Pillow in the pipelines, all three with the accurate integer DCT and smooth chroma upsampling that
  * TurboJPEG uses when no flag asks otherwise (test/unit/serving-jpeg-turbo.test.ts compares them byte for byte).
  *
@@ -43,7 +43,8 @@ let turbo: TurboJpeg | null | undefined;
 let loadError = "";
 
 /**
- * This thread's TurboJPEG decompressor, opened on first use (a handle must not be shared between threads). Null
+ * This thread's TurboJPEG decompressor, opened on first use (a handle must not be shared between threads). It
+ * lives as long as the thread and is not destroyed with it: a few KB per serving thread ever started. Null
  * when the library is not installed (Debian: libturbojpeg0) or cannot be loaded; then sharp decodes everything.
  */
 export function openTurboJpeg(): TurboJpeg | null {
