@@ -3,9 +3,9 @@ import type { Request, Response } from "express";
 import type { AuthInfo } from "../auth/types.js";
 import type { Services } from "../services.js";
 import { requestContext } from "../process-guard.js";
-import { encodeJson, JsonBytes } from "../serving/json-encode.js";
 import { observeRequest, predictErrorBody, predictJsonParser, requestId } from "./app.js";
 import { toApiError } from "./errors.js";
+import { sendJson } from "./json-body.js";
 import { expressPath, validateParts, type AnyRoute } from "./route.js";
 
 /**
@@ -16,8 +16,8 @@ import { expressPath, validateParts, type AnyRoute } from "./route.js";
  * (bench/serve/express-overhead.ts). /predict is the one hot path; every other route stays on Express.
  *
  * The lane runs the same pieces in the same order as the Express path: request id, metrics and the log line
- * (app.ts's observeRequest), the same JSON body parser instance options (express.json with the predict limit and
- * the NUL reviver), authentication, the route's own zod schemas and handler, the seed's error body. It takes only
+ * (app.ts's observeRequest), the same JSON body parser (app.ts's predictJsonParser: express.json with the predict
+ * limit and the NUL reviver), authentication, the route's own zod schemas and handler, the seed's error body. It takes only
  * the plain cases, decided from the request line alone, so nothing is read before it decides: POST to
  * /v1/experiments/<id>/predict or /predict, with no query string and an id of letters, digits, '_' or '-'.
  * Anything else (a query, an encoded id, another method, a trailing slash) goes to Express unchanged.
@@ -99,13 +99,8 @@ async function serve(
   });
 }
 
-/** As src/http/json-body.ts's sendJson, on a plain response. */
 function send(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
   if (headers) for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-  const bytes = encodeJson(body);
   res.statusCode = status;
-  if (!res.getHeader("content-type")) res.setHeader("content-type", "application/json; charset=utf-8");
-  res.setHeader("content-length", String(bytes.length));
-  if (body instanceof JsonBytes && body.release) res.once("close", body.release);
-  res.end(bytes);
+  sendJson(res, body);
 }
