@@ -120,13 +120,16 @@ def test_default_linear_model_is_the_simplest_family():
 def test_best_mode_candidates_include_the_strong_defaults():
     cands = search.candidates("binary", "best", seed=0, n_rows=4000)
     n_linear = sum(c["model"] == "linear" for c in cands)
-    essential = cands[:n_linear + 4]
+    essential = cands[:search._n_essential("binary", search.PLANS["best"])]
+    assert len(essential) == n_linear + 6
     assert {"model": "linear", "params": {"C": 1.0}} in essential  # scikit-learn's default logistic regression
     assert {"model": "lightgbm", "params": {}} in essential  # LightGBM's defaults, early-stopped
     assert {"model": "lightgbm", "params": {}, "n_estimators": 100} in essential  # and exactly as the baseline fits them
-    assert {c["model"] for c in essential} == {"linear", "lightgbm", "random_forest", "extra_trees"}
+    assert {"model": "catboost", "params": {}} in essential  # CatBoost's defaults
+    assert {c["model"] for c in essential} == {"linear", "lightgbm", "random_forest", "extra_trees", "catboost"}
     assert all(c["params"]["min_samples_leaf"] >= 5 for c in cands if c["model"] in models.FORESTS)  # 4,000 rows: floor 5
-    assert not any(c["model"] in models.FORESTS for c in search.candidates("binary", "fast", seed=0, n_rows=400))
+    fast = search.candidates("binary", "fast", seed=0, n_rows=400)
+    assert not any(c["model"] in models.FORESTS or c["model"] == "catboost" for c in fast)  # fast stays fast
 
 
 def test_baseline_lightgbm_is_cross_validated_as_the_baseline_fits_it():
@@ -196,3 +199,37 @@ def test_confident_logistic_model_keeps_parity_once_calibrated():
     cal = {"method": "platt", "a": 0.5, "b": 0.5}  # a < 1 lifts tiny probabilities: their error grows ~400-fold
     g = export.build_onnx(est, cfg, "binary", 2, 2, cal)
     export.check_parity(g, Xt, calibration.apply(cal, p), "binary")
+
+
+@pytest.mark.parametrize("problem", ["binary", "multiclass", "regression"])
+def test_catboost_and_its_blend_export_parity(problem, tmp_path, monkeypatch):
+    """CatBoost's own ONNX export (ZipMap dropped, input renamed), alone and averaged with the linear model in one
+    graph, matches Python; with thresholds at float32 data values (CatBoost's borders are float32, compared with >)."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(6)
+    X = np.c_[np.round(rng.normal(size=(400, 2)), 2), rng.integers(0, 3, 400)].astype(np.float32).astype(np.float64)
+    z = X[:, 0] * X[:, 1] + (X[:, 2] == 1) + 0.3 * rng.normal(size=400)
+    y = {"binary": (z > 0.3).astype(int), "multiclass": np.digitize(z, [0.0, 1.0]), "regression": z}[problem]
+    k = {"binary": 2, "multiclass": 3, "regression": 1}[problem]
+    cols = [Column("a", "numeric"), Column("b", "numeric"), Column("c", "categorical", codes={"p": 0, "q": 1, "r": 2})]
+    cb = {"model": "catboost", "params": {"iterations": 150}}
+    lin = {"model": "linear", "params": {"alpha": 1.0} if problem == "regression" else {"C": 1.0}}
+    blend = {"model": "blend", "params": {"weights": [0.4, 0.6]}, "parts": [lin, cb]}
+    cal = {"binary": {"method": "platt", "a": 1.3, "b": -0.2}, "multiclass": {"method": "temperature", "temperature": 0.8},
+           "regression": None}[problem]
+    tol = export.PARITY_TOL * (10 if problem == "regression" else 1)
+    for cfg in (cb, blend):
+        est = models.fit(cfg, problem, cols, X[:300], y[:300], 0, 1)
+        g = export.build_onnx(est, cfg, problem, 3, k, cal)
+        ref = calibration.apply(cal, models.predict(est, problem, X[300:]))
+        got, diff = export.check_parity(g, X[300:], ref, problem)
+        assert got.shape == (100, k) and diff <= tol
+    imp = models.importance(est, blend, cols, X[300:])
+    assert set(imp["prediction_values_change"]) == {"a", "b", "c"} and "abs_coefficient_standardised" in imp
+    assert list(tmp_path.iterdir()) == []  # no catboost_info/ left in the working directory
+
+
+def test_catboost_is_a_default_boosting_family():
+    """As simple as LightGBM's defaults for the one-SE rule: its settings were not searched on the data."""
+    cand = S.Candidate(0, {"model": "catboost", "params": {}}, 0.8, np.array([0.8, 0.8]), [])
+    assert S.COMPLEXITY[cand.family] == S.COMPLEXITY["lightgbm_default"]

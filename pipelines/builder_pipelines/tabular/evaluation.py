@@ -57,7 +57,8 @@ def write_figures(out_dir: str, problem: str, classes: list[dict], extras: dict,
         title = {"mean_abs_contribution": "Mean |SHAP contribution| on the test set",
                  "abs_coefficient_standardised": "|coefficient| on standardised features",
                  "gain": "LightGBM split gain",
-                 "impurity_decrease": "Mean decrease in impurity (forest, training data)"}.get(key, key)
+                 "impurity_decrease": "Mean decrease in impurity (forest, training data)",
+                 "prediction_values_change": "Prediction change per feature (CatBoost, from its trees)"}.get(key, key)
         figures.bars(out / "importance.svg", title, values)
         figs.append({"name": "importance", "file": "importance.svg", "title": f"Feature importance: {title}"})
     return figs

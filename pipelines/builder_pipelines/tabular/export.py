@@ -1,13 +1,15 @@
 """ONNX export: one float32 input [N, F] named ``input``, one output ``scores``.
 
-LightGBM goes through onnxmltools, the linear Pipeline through skl2onnx (standardisation and one-hot
-inside the graph), both without ZipMap. The converter's label output is pruned, the chosen calibration
+LightGBM goes through onnxmltools, the linear Pipeline and the forests through skl2onnx (standardisation and
+one-hot inside the graph), CatBoost through its own exporter, all without ZipMap. The converter's label output is pruned, the chosen calibration
 is appended as plain ONNX ops, and the result must pass onnx.checker and match the Python model on the
 test rows (PARITY_TOL, absolute, on probabilities) before anything is published.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 import warnings
 
 import numpy as np
@@ -30,7 +32,33 @@ class ParityError(RuntimeError):
     """The exported graph does not reproduce the Python model."""
 
 
+def _catboost(est, n_features: int, problem: str) -> tuple[onnx.ModelProto, str]:
+    """CatBoost's own exporter (a tree ensemble with float32 borders and BRANCH_GT, as CatBoost compares), with
+    its input renamed, its ZipMap dropped (the classifier's tensor output kept) and the default domain declared."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "catboost.onnx")
+        est.save_model(path, format="onnx")
+        m = onnx.load(path)
+    src_input = m.graph.input[0].name
+    del m.graph.input[:]
+    m.graph.input.append(helper.make_tensor_value_info(INPUT, TensorProto.FLOAT, [None, n_features]))
+    (tree,) = [n for n in m.graph.node if n.op_type.startswith("TreeEnsemble")]
+    tree.input[:] = [INPUT if i == src_input else i for i in tree.input]
+    source = "variable" if problem == "regression" else "probabilities"
+    # Classifier outputs (label, probability tensor); regressor one output (values, [N, 1]).
+    tree.output[-1] = source
+    del m.graph.node[:]
+    m.graph.node.append(tree)
+    del m.graph.output[:]
+    m.graph.output.append(helper.make_tensor_value_info(source, TensorProto.FLOAT, None))
+    m.opset_import.append(helper.make_opsetid("", OPSET))
+    m.ir_version = 8  # the IR version of opset 17; the exporter writes 3
+    return m, source
+
+
 def _convert(est, config: dict, n_features: int, problem: str) -> tuple[onnx.ModelProto, str]:
+    if config["model"] == "catboost":
+        return _catboost(est, n_features, problem)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if config["model"] == "lightgbm":

@@ -1,9 +1,11 @@
-"""The model families: LightGBM, a regularised linear model (logistic regression / ridge), and bagged
-randomised trees (random forest, extra trees), which are strong on small tables and export to ONNX with skl2onnx.
+"""The model families: LightGBM, CatBoost, a regularised linear model (logistic regression / ridge), and bagged
+randomised trees (random forest, extra trees), which are strong on small tables; all export to ONNX (skl2onnx,
+onnxmltools, CatBoost's own exporter).
 
-A *config* is ``{"model": "lightgbm" | "linear" | "random_forest" | "extra_trees" | "blend", "params": {...}}``;
-``fit`` turns it into a fitted estimator whose scores are [N, K] probabilities (classification) or [N, 1] values
-(regression). Forests see categorical columns as their integer codes (trees split codes like numbers).
+A *config* is ``{"model": "lightgbm" | "catboost" | "linear" | "random_forest" | "extra_trees" | "blend", "params":
+{...}}``; ``fit`` turns it into a fitted estimator whose scores are [N, K] probabilities (classification) or [N, 1]
+values (regression). Forests and CatBoost see categorical columns as their integer codes (trees split codes like
+numbers).
 The linear model is a scikit-learn Pipeline (standardise numeric columns, one-hot the integer codes of
 categorical columns, then the linear model), so skl2onnx exports the preprocessing inside the graph.
 """
@@ -27,6 +29,7 @@ LGB_PATIENCE = 50
 FOREST_TREES = 200  # enough for stable averages; every tree adds fitting time and graph size
 FORESTS = {"random_forest": (RandomForestClassifier, RandomForestRegressor),
            "extra_trees": (ExtraTreesClassifier, ExtraTreesRegressor)}
+CATBOOST_TREES = 1000  # CatBoost's default; its learning rate is then chosen from the table's size
 
 
 def _lgb_estimator(problem: str, params: dict, n_estimators: int, seed: int, threads: int):
@@ -83,6 +86,16 @@ def float32_forest(est) -> None:
         t[~leaf] = t32.astype(np.float64)[~leaf]
 
 
+def _catboost_estimator(problem: str, params: dict, seed: int, threads: int):
+    # Imported here: the package is large and only best mode fits it.
+    from catboost import CatBoostClassifier, CatBoostRegressor
+
+    est = CatBoostRegressor if problem == "regression" else CatBoostClassifier
+    # allow_writing_files=False: CatBoost otherwise writes a catboost_info/ folder into the working directory.
+    return est(iterations=params.get("iterations", CATBOOST_TREES), random_seed=seed, thread_count=threads,
+               verbose=0, allow_writing_files=False, **{k: v for k, v in params.items() if k != "iterations"})
+
+
 class Blend:
     """Weighted average of fitted models' scores (the linear model and LightGBM)."""
 
@@ -105,6 +118,12 @@ def fit(config: dict, problem: str, columns: list[Column], X, y, seed: int, thre
         est = _forest_estimator(config["model"], problem, config["params"], seed, threads)
         est.fit(X, y)
         float32_forest(est)
+        return est
+    if config["model"] == "catboost":
+        # Categorical columns as their integer codes, as for the forests: CatBoost's ONNX export cannot hold its
+        # own categorical features.
+        est = _catboost_estimator(problem, config["params"], seed, threads)
+        est.fit(np.asarray(X, dtype=np.float32), y)
         return est
     cat_idx = [i for i, c in enumerate(columns) if c.type == "categorical"]
     n_trees = LGB_MAX_TREES if X_stop is not None else config.get("n_estimators", 100)
@@ -143,6 +162,8 @@ def predict(est, problem: str, X, n_iter: int | None = None) -> np.ndarray:
     if isinstance(est, Blend):
         return sum(w * predict(e, problem, X) for w, e in zip(est.weights, est.parts))
     kwargs = {}
+    if type(est).__module__.startswith("catboost"):
+        X = np.asarray(X, dtype=np.float32)  # as it was fitted, and as the graph sees it
     if isinstance(est, (lgb.LGBMClassifier, lgb.LGBMRegressor)):
         kwargs["num_iteration"] = n_iter if n_iter else None
     if problem == "regression":
@@ -178,6 +199,10 @@ def importance(est, config: dict, columns: list[Column], X_test) -> dict:
     if config["model"] in FORESTS:
         # Mean decrease in impurity, on the training data (the trees' own measure; sums to 1).
         return {"impurity_decrease": {n: round(float(v), 6) for n, v in zip(names, est.feature_importances_)}}
+    if config["model"] == "catboost":
+        # CatBoost's default measure (PredictionValuesChange): how much the prediction moves, on average, when the
+        # feature's value changes; computed from the trees, sums to 100.
+        return {"prediction_values_change": {n: round(float(v), 6) for n, v in zip(names, est.get_feature_importance())}}
     if config["model"] == "lightgbm":
         booster = est.booster_
         gain = booster.feature_importance(importance_type="gain")

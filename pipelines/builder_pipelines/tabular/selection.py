@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 # The lower, the simpler: fewer choices were fitted to the data that chose it.
-COMPLEXITY = {"linear_default": 0, "linear": 1, "random_forest": 2, "extra_trees": 2, "lightgbm_default": 3, "lightgbm": 4,
-              "blend": 5}
+COMPLEXITY = {"linear_default": 0, "linear": 1, "random_forest": 2, "extra_trees": 2, "lightgbm_default": 3, "catboost": 3,
+              "lightgbm": 4, "blend": 5}
 LINEAR_DEFAULTS = ({"C": 1.0}, {"alpha": 1.0})  # scikit-learn's defaults: the logistic / ridge baseline
 ENSEMBLE_ROUNDS = 25  # greedy additions; weights are multiples of 1/ENSEMBLE_ROUNDS at most
 

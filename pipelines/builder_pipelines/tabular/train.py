@@ -184,10 +184,11 @@ def train(spec: dict, out_dir: str) -> str:
 
 
 def _framework() -> dict[str, str]:
+    import catboost
     import lightgbm
     import onnx
     import onnxruntime
     import sklearn
 
-    return {"lightgbm": lightgbm.__version__, "scikit-learn": sklearn.__version__, "onnx": onnx.__version__,
+    return {"lightgbm": lightgbm.__version__, "catboost": catboost.__version__, "scikit-learn": sklearn.__version__, "onnx": onnx.__version__,
             "onnxruntime": onnxruntime.__version__}
