@@ -50,7 +50,7 @@ def load_synthetic(tmp: Path):
 B.LOADERS["synthetic"] = load_synthetic
 
 
-def collect(ds: str, seed: int, n_random: int, tmp: Path) -> dict:
+def collect(ds: str, seed: int, n_random: int, tmp: Path, extra: list[dict]) -> dict:
     table, cols, label = B.LOADERS[ds](tmp)
     rows = list(csv.DictReader(open(table, newline="")))
     sp = B.split([r["id"] for r in rows], [r[label] for r in rows], seed)
@@ -61,11 +61,12 @@ def collect(ds: str, seed: int, n_random: int, tmp: Path) -> dict:
     (Xtr, ytr, gtr), (Xva, yva, _), (Xte, yte, _) = data["train"], data["val"], data["test"]
     plan = search.PLANS["best"]
     folds = search.make_folds("binary", ytr, gtr, plan.folds, plan.repeats, seed)
-    # Best mode's candidates, with the baseline's exact LightGBM (search.BASELINE_LGB) moved to the end so that
-    # dev_rules.py can replay the rules with and without it.
-    cands = [c for c in search.candidates("binary", "best", seed, len(ytr)) if c != search.BASELINE_LGB]
+    # Best mode's candidates, with the baseline's exact LightGBM (search.BASELINE_LGB) and CatBoost (search.CATBOOST,
+    # with --catboost) moved to the end so that dev_rules.py / dev_catboost.py can replay the rules with and without them.
+    cands = [c for c in search.candidates("binary", "best", seed, len(ytr))
+             if c != search.BASELINE_LGB and c["model"] != "catboost"]
     n_ess = len(search._linear_grid("binary", plan.linear_grid)) + 1 + 4
-    cands = cands[:n_ess + n_random] + [dict(search.BASELINE_LGB)]
+    cands = cands[:n_ess + n_random] + [dict(search.BASELINE_LGB)] + [dict(c) for c in extra]
     Xfit, yfit = np.vstack([Xtr, Xva]), np.r_[ytr, yva]
     out = {"dataset": ds, "seed": seed, "baselines": {k: v["value"] for k, v in base.items()}, "yte": yte, "ytr": ytr,
            "folds": folds, "cands": []}
@@ -89,6 +90,7 @@ def main() -> int:
     ap.add_argument("--datasets", nargs="+", default=list(B.LOADERS))
     ap.add_argument("--seeds", nargs="+", type=int, default=[10, 11, 12, 13, 14])
     ap.add_argument("--random", type=int, default=30, help="random LightGBM settings after the essential candidates")
+    ap.add_argument("--catboost", action="store_true", help="append search.CATBOOST's candidates")
     ap.add_argument("--out", default="/tmp/tables-dev")
     args = ap.parse_args()
     Path(args.out).mkdir(parents=True, exist_ok=True)
@@ -99,7 +101,7 @@ def main() -> int:
                 if path.exists():
                     continue
                 t0 = time.monotonic()
-                res = collect(ds, seed, args.random, Path(tmpdir))
+                res = collect(ds, seed, args.random, Path(tmpdir), search.CATBOOST if args.catboost else [])
                 path.write_bytes(pickle.dumps(res))
                 print(json.dumps({"dataset": ds, "seed": seed, "s": round(time.monotonic() - t0, 1),
                                   "n": len(res["cands"]), "baselines": res["baselines"]}), flush=True)

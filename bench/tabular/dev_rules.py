@@ -105,6 +105,7 @@ def greedy(pool, chosen, size, score_fn, fs, folds, tests, rule="unless_worse"):
 def rules(r, cands, tests, score_fn, fs):
     folds = r["folds"]
     yte = r["yte"]
+    cands = [c for c in cands if c.config["model"] != "catboost"]  # dev_catboost.py replays those
     extra = cands[-1]  # LightGBM defaults with 100 trees (the baseline's fit)
     base = cands[:-1]
     n_ess = 13 + 1 + 4

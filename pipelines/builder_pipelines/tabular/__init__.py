@@ -1,4 +1,4 @@
-"""Tabular pipeline: a linear model, LightGBM and (best mode) random forest / extra trees, chosen with repeated
+"""Tabular pipeline: a linear model, LightGBM and (best mode) random forest / extra trees and CatBoost, chosen with repeated
 patient-grouped CV, optionally averaged into one ensemble, exported to ONNX.
 
 ``run(spec, out_dir)`` handles ``train`` and ``evaluate`` and returns "manifest.json".

@@ -1,0 +1,70 @@
+"""Replays best mode's selection rule with and without CatBoost candidates on dev_collect.py's pickles (collected
+with --catboost, development seeds only); every rule chooses from cross-validated scores, the test AUC of its
+choice is read off.
+
+  pipelines/.venv/bin/python bench/tabular/dev_collect.py --random 10 --catboost --out /tmp/tables-dev-cb
+  pipelines/.venv/bin/python bench/tabular/dev_catboost.py /tmp/tables-dev-cb
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from dev_rules import AUC, greedy, load  # noqa: E402
+
+from builder_pipelines.tabular import selection as S  # noqa: E402
+
+
+def rules(r, cands, tests, score_fn, fs) -> dict[str, float]:
+    yte, folds = r["yte"], r["folds"]
+    base = [c for c in cands if c.config["model"] != "catboost"]
+    cb = [c for c in cands if c.config["model"] == "catboost"]
+    cb_default = next(c for c in cb if not c.config["params"])
+    lr_def = next(c for c in base if c.family == "linear_default")
+    out = {"LR default": AUC(yte, tests[lr_def.trial]), "CatBoost default": AUC(yte, tests[cb_default.trial]),
+           "CatBoost depth 4": AUC(yte, tests[next(c for c in cb if c.config["params"]).trial]),
+           "0.5 LR + 0.5 CatBoost": AUC(yte, 0.5 * tests[lr_def.trial] + 0.5 * tests[cb_default.trial])}
+    for name, pool in (("current", base), ("current + CatBoost default", base + [cb_default]),
+                       ("current + both CatBoost", base + cb)):
+        chosen, _, _ = S.one_se_choice(pool)
+        t, _, _ = greedy(pool, chosen, 8, score_fn, fs, folds, tests)
+        out[name] = AUC(yte, t)
+        out[name + ": one-SE single"] = AUC(yte, tests[chosen.trial])
+    return out
+
+
+def main() -> int:
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/tables-dev-cb")
+    table: dict[str, dict[str, list]] = {}
+    cb_time: dict[str, list] = {}
+    for path in sorted(root.glob("*.pkl")):
+        r, cands, tests, score_fn, fs = load(path)
+        b = r["baselines"]
+        res = {"baseline LR": b["logistic_regression"], "baseline LGBM": b["lightgbm_default"],
+               "better baseline": max(b.values()), **rules(r, cands, tests, score_fn, fs)}
+        for k, v in res.items():
+            table.setdefault(k, {}).setdefault(r["dataset"], []).append(v)
+        cb_time.setdefault(r["dataset"], []).extend(c["time_s"] for c in r["cands"] if c["config"]["model"] == "catboost")
+    datasets = sorted({d for v in table.values() for d in v})
+    print("splits:", {d: len(table["baseline LR"][d]) for d in datasets})
+    print("CatBoost candidate time (15 CV fits + refit), median s:", {d: round(float(np.median(t)), 1) for d, t in cb_time.items()})
+    print(f"{'rule':44s} " + " ".join(f"{d:>9s}" for d in datasets) + f" {'mean':>8s} {'min gap':>8s}  paired vs current")
+    better = {d: np.array(table["better baseline"][d]) for d in datasets}
+    ref = np.concatenate([table["current"][d] for d in datasets])
+    for k, per in table.items():
+        means = [np.mean(per[d]) for d in datasets]
+        gaps = [np.mean(np.array(per[d]) - better[d]) for d in datasets]
+        diff = np.concatenate([per[d] for d in datasets]) - ref
+        print(f"{k:44s} " + " ".join(f"{m:9.4f}" for m in means) + f" {np.mean(means):8.4f} {min(gaps):+8.4f}"
+              + f"  {np.mean(diff):+.4f} (SE {np.std(diff, ddof=1) / np.sqrt(len(diff)):.4f}, "
+                f"{int((diff > 0).sum())}+/{int((diff < 0).sum())}-)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
