@@ -120,13 +120,14 @@ def test_default_linear_model_is_the_simplest_family():
 def test_best_mode_candidates_include_the_strong_defaults():
     cands = search.candidates("binary", "best", seed=0, n_rows=4000)
     n_linear = sum(c["model"] == "linear" for c in cands)
-    essential = cands[:search._n_essential("binary", search.PLANS["best"])]
-    assert len(essential) == n_linear + 6
+    n_essential = search._n_essential("binary", search.PLANS["best"])
+    essential = cands[:n_essential]
+    assert len(essential) == n_linear + 4
     assert {"model": "linear", "params": {"C": 1.0}} in essential  # scikit-learn's default logistic regression
     assert {"model": "lightgbm", "params": {}} in essential  # LightGBM's defaults, early-stopped
     assert {"model": "lightgbm", "params": {}, "n_estimators": 100} in essential  # and exactly as the baseline fits them
-    assert {"model": "catboost", "params": {}} in essential  # CatBoost's defaults
-    assert {c["model"] for c in essential} == {"linear", "lightgbm", "random_forest", "extra_trees", "catboost"}
+    assert {c["model"] for c in essential} == {"linear", "lightgbm", "random_forest", "extra_trees"}
+    assert cands[n_essential:n_essential + 2] == search.CATBOOST  # first when the budget allows
     assert all(c["params"]["min_samples_leaf"] >= 5 for c in cands if c["model"] in models.FORESTS)  # 4,000 rows: floor 5
     fast = search.candidates("binary", "fast", seed=0, n_rows=400)
     assert not any(c["model"] in models.FORESTS or c["model"] == "catboost" for c in fast)  # fast stays fast
@@ -233,3 +234,31 @@ def test_catboost_is_a_default_boosting_family():
     """As simple as LightGBM's defaults for the one-SE rule: its settings were not searched on the data."""
     cand = S.Candidate(0, {"model": "catboost", "params": {}}, 0.8, np.array([0.8, 0.8]), [])
     assert S.COMPLEXITY[cand.family] == S.COMPLEXITY["lightgbm_default"]
+
+
+def test_a_candidate_that_cannot_finish_in_the_budget_is_dropped_and_the_search_goes_on(monkeypatch):
+    """Past the essential candidates, one whose first cross-validation repeat shows the rest would end past the
+    budget is dropped (the report says why), and cheaper candidates still run."""
+    import time as _time
+
+    real = search._cv_predict
+
+    def slow_catboost_defaults(cfg, *args):
+        if cfg["model"] == "catboost":  # scored as a linear model here: only its time matters
+            if not cfg["params"]:
+                _time.sleep(1.5)  # x 3 repeats: past the 4 s search budget below
+            return real({"model": "linear", "params": {"C": 1.0}}, *args)
+        return real(cfg, *args)
+
+    monkeypatch.setattr(search, "_cv_predict", slow_catboost_defaults)
+    monkeypatch.setattr(search, "_forests", lambda n: [])  # keeps the essential part short
+    monkeypatch.setattr(search, "_n_essential", lambda problem, plan: len(search._linear_grid(problem, plan.linear_grid)) + 2)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    y = (X[:, 0] + rng.normal(size=120) > 0).astype(int)
+    cols = [Column(f"x{j}", "numeric") for j in range(3)]
+    res = search.run_search("binary", "auc", cols, X, y, np.arange(120), 2, 0, "best", 4.0, 1, lambda *a: None)
+    assert [(d["model"], d["params"]) for d in res.selection["dropped"]] == [("catboost", {})]
+    assert "first of 3 cross-validation repeats" in res.selection["dropped"][0]["reason"]
+    assert [t["params"] for t in res.trials if t["model"] == "catboost"] == [{"depth": 4}]
+    assert any(t["model"] == "lightgbm" and t["params"] for t in res.trials)  # random settings ran after them

@@ -2,10 +2,10 @@
 
 Candidates, in order: a grid over the linear model's regularisation (with scikit-learn's default C=1 /
 alpha=1), LightGBM's default settings (early-stopped; in best mode also the baseline's fixed 100 trees), then
-(best mode) random forest and extra trees and CatBoost (its defaults, and depth 4), then a seeded random
-search over LightGBM settings until the trial cap or the time budget runs out. Every candidate is scored on
-out-of-fold predictions (all folds pooled, averaged over repeats) and on every fold; selection.py turns
-those into the choice (one-standard-error rule, then the greedy ensemble: in best mode unless it is clearly
+(best mode) random forest and extra trees, then, as the time budget allows, CatBoost (its defaults, and depth 4)
+and a seeded random search over LightGBM settings until the trial cap or the time budget runs out. Every
+candidate is scored on out-of-fold predictions (all folds pooled, averaged over repeats) and on every fold;
+selection.py turns those into the choice (one-standard-error rule, then the greedy ensemble: in best mode unless it is clearly
 worse, in fast mode only when it clearly helps).
 
 LightGBM folds early-stop on a fifth of their training patients (never on the fold they are scored on),
@@ -139,15 +139,15 @@ BASELINE_LGB = {"model": "lightgbm", "params": {}, "n_estimators": 100}
 # CatBoost with its defaults (1,000 symmetric trees of depth 6, learning rate set from the table's size) and with
 # depth 4. On development splits (seeds 10-14, bench/tabular/README.md) adding both to best mode raised the chosen
 # model's test AUC by +0.0036 on average (SE 0.0020, 9 splits up, 5 down), +0.021 on the table where trees win; they
-# cost 4-35 s each on the development tables (15 cross-validation fits).
+# cost 4-35 s each on the development tables (15 cross-validation fits): first after the essential candidates, they run
+# when the budget allows (the default best budget does on tables of up to 5,000 rows).
 CATBOOST = [{"model": "catboost", "params": {}}, {"model": "catboost", "params": {"depth": 4}}]
 
 
 def _n_essential(problem: str, plan: SearchPlan) -> int:
     """Candidates that run whatever the time budget: the linear grid, LightGBM's defaults and, in best mode, the
-    baseline's LightGBM, the fully grown forests and CatBoost."""
-    return len(_linear_grid(problem, plan.linear_grid)) + 1 + (3 if plan.forests else 0) + \
-        (len(CATBOOST) if plan.catboost else 0)
+    baseline's LightGBM and the fully grown forests. CatBoost comes right after them, within the budget."""
+    return len(_linear_grid(problem, plan.linear_grid)) + 1 + (3 if plan.forests else 0)
 
 
 def candidates(problem: str, mode: str, seed: int, n_rows: int = 0) -> list[dict]:
@@ -238,7 +238,7 @@ def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, 
         return float(np.mean([selection_score(problem, metric, yy, o) for o in oofs]))
 
     start = time.monotonic()
-    trial_times, pool, trials, stopped = [], [], [], False
+    trial_times, pool, trials, stopped, dropped = [], [], [], False, []
     for i, cfg in enumerate(cands):
         elapsed = time.monotonic() - start
         expected = float(np.mean(trial_times)) if trial_times else 0.0
@@ -247,9 +247,20 @@ def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, 
             break
         t0 = time.monotonic()
         oofs, iters = [], []
-        for rep in folds:
+        for r, rep in enumerate(folds):
             oof, n_iter = _cv_predict(cfg, problem, columns, X, y, groups, rep, k, seed, threads)
             oofs.append(oof); iters.append(n_iter)
+            # A candidate past the essential ones whose first repeat shows it cannot finish within the budget is
+            # dropped, and cheaper ones may still run: CatBoost costs several LightGBM trials, and on a large table
+            # far more than the budget the time estimate above (forests and LightGBM) allows for.
+            repeat_s = time.monotonic() - t0
+            if i >= n_essential and r == 0 and time.monotonic() - start + repeat_s * (len(folds) - 1) > budget_s:
+                dropped.append({"trial": i, "model": cfg["model"], "params": cfg["params"],
+                                "reason": f"its first of {len(folds)} cross-validation repeats took {repeat_s:.1f} s; "
+                                          f"the rest would end past the search budget of {budget_s:.0f} s"})
+                break
+        if len(oofs) < len(folds):
+            continue
         cfg = dict(cfg)
         if cfg["model"] == "lightgbm" and "n_estimators" not in cfg:
             cfg["n_estimators"] = max(1, int(np.median(iters)))
@@ -270,6 +281,8 @@ def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, 
                          "(default linear < tuned linear < random forest / extra trees < LightGBM defaults, CatBoost < tuned LightGBM); "
                          + ensemble_words,
                  "best_by_score": best.trial, "single_choice": chosen.trial, "reason": reason}
+    if dropped:
+        selection["dropped"] = dropped
     members = S.ensemble_pool(pool, chosen, plan.ensemble_pool)
     if len(members) >= 2:
         counts, _ = S.greedy_weights(members, score_fn)
