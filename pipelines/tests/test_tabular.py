@@ -263,3 +263,22 @@ def test_wrong_class_count_is_a_data_error(tmp_path):
     proc, events = run_cli(spec, tmp_path)
     assert proc.returncode == 3
     assert "exactly 2 classes" in proc.stderr and events[-1]["type"] == "log"
+
+
+def test_best_mode_cross_validates_catboost_and_publishes_with_parity(tmp_path, monkeypatch):
+    """Best mode's plan, shortened (3 linear settings, 2 repeats, 2 random LightGBM settings), with a budget that leaves
+    room for everything: both CatBoost candidates are scored, and the published model passes parity."""
+    import dataclasses
+
+    plan = dataclasses.replace(search.PLANS["best"], repeats=2, max_lgb_trials=2, linear_grid=3)
+    monkeypatch.setitem(search.PLANS, "best", plan)
+    spec = make_spec(tmp_path, "binary", budget=600)
+    spec["budget"]["mode"] = "best"
+    manifest, out = train_in_process(spec)
+    report = json.loads((out / "report.json").read_text())
+    cb = [t for t in report["trials"] if t["model"] == "catboost"]
+    assert [t["params"] for t in cb] == [{}, {"depth": 4}] and all(0.5 < t["cv_score"] <= 1 for t in cb)
+    assert "dropped" not in report["selection"] and not manifest["model_summary"]["search_stopped_by_time"]
+    assert manifest["model_summary"]["onnx_parity"]["max_abs_diff"]["scores"] <= export.PARITY_TOL
+    assert manifest["provenance"]["framework"]["catboost"]
+    assert contract.errors("manifest", manifest) == []
