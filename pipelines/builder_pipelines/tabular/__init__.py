@@ -1,5 +1,5 @@
-"""Tabular pipeline: a linear model, LightGBM and (best mode) random forest / extra trees and CatBoost, chosen with repeated
-patient-grouped CV, optionally averaged into one ensemble, exported to ONNX.
+"""Tabular pipeline: a linear model, LightGBM and (best mode) random forest / extra trees and CatBoost, chosen with
+repeated patient-grouped CV, optionally averaged into one ensemble, exported to ONNX.
 
 ``run(spec, out_dir)`` handles ``train`` and ``evaluate`` and returns "manifest.json".
 The server always sets ``spec.budget.time_budget_s``: the request's own ``time_budget_s``, else its defaults

@@ -1,9 +1,9 @@
 """ONNX export: one float32 input [N, F] named ``input``, one output ``scores``.
 
 LightGBM goes through onnxmltools, the linear Pipeline and the forests through skl2onnx (standardisation and
-one-hot inside the graph), CatBoost through its own exporter, all without ZipMap. The converter's label output is pruned, the chosen calibration
-is appended as plain ONNX ops, and the result must pass onnx.checker and match the Python model on the
-test rows (PARITY_TOL, absolute, on probabilities) before anything is published.
+one-hot inside the graph), CatBoost through its own exporter, all without ZipMap. The converter's label output
+is pruned, the chosen calibration is appended as plain ONNX ops, and the result must pass onnx.checker and match
+the Python model on the test rows (PARITY_TOL, absolute, on probabilities) before anything is published.
 """
 
 from __future__ import annotations

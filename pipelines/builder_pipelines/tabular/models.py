@@ -97,7 +97,7 @@ def _catboost_estimator(problem: str, params: dict, seed: int, threads: int):
 
 
 class Blend:
-    """Weighted average of fitted models' scores (the linear model and LightGBM)."""
+    """Weighted average of fitted models' scores (any of the families above)."""
 
     def __init__(self, parts: list, weights: list[float]):
         self.parts, self.weights = parts, weights

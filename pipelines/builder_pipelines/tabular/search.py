@@ -5,8 +5,8 @@ alpha=1), LightGBM's default settings (early-stopped; in best mode also the base
 (best mode) random forest and extra trees, then, as the time budget allows, CatBoost (its defaults, and depth 4)
 and a seeded random search over LightGBM settings until the trial cap or the time budget runs out. Every
 candidate is scored on out-of-fold predictions (all folds pooled, averaged over repeats) and on every fold;
-selection.py turns those into the choice (one-standard-error rule, then the greedy ensemble: in best mode unless it is clearly
-worse, in fast mode only when it clearly helps).
+selection.py turns those into the choice (one-standard-error rule, then the greedy ensemble: in best mode unless
+it is clearly worse, in fast mode only when it clearly helps).
 
 LightGBM folds early-stop on a fifth of their training patients (never on the fold they are scored on),
 then every fold predicts with the same tree count (the median of the folds' best counts); that count
@@ -158,7 +158,7 @@ def candidates(problem: str, mode: str, seed: int, n_rows: int = 0) -> list[dict
     if plan.forests:
         out.append(dict(BASELINE_LGB))
     forests = _forests(n_rows) if plan.forests else []
-    out += forests[:2]  # fully grown random forest and extra trees always run; the smoother pair leads the search
+    out += forests[:2]  # fully grown random forest and extra trees always run; the smoother pair follows CatBoost
     if plan.catboost:
         out += [dict(c) for c in CATBOOST]
     out += forests[2:] + [_lgb_random(rng) for _ in range(plan.max_lgb_trials)]
@@ -251,8 +251,8 @@ def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, 
             oof, n_iter = _cv_predict(cfg, problem, columns, X, y, groups, rep, k, seed, threads)
             oofs.append(oof); iters.append(n_iter)
             # A candidate past the essential ones whose first repeat shows it cannot finish within the budget is
-            # dropped, and cheaper ones may still run: CatBoost costs several LightGBM trials, and on a large table
-            # far more than the budget the time estimate above (forests and LightGBM) allows for.
+            # dropped, and cheaper ones may still run: CatBoost costs several LightGBM trials, more than the estimate
+            # above (forests and LightGBM) foresees, and on a large table more than the whole budget.
             repeat_s = time.monotonic() - t0
             if i >= n_essential and r == 0 and time.monotonic() - start + repeat_s * (len(folds) - 1) > budget_s:
                 dropped.append({"trial": i, "model": cfg["model"], "params": cfg["params"],
