@@ -15,7 +15,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from dev_rules import AUC, greedy, load  # noqa: E402
+from dev_rules import AUC, greedy, load, print_table, with_baselines  # noqa: E402
 
 from builder_pipelines.tabular import selection as S  # noqa: E402
 
@@ -44,25 +44,12 @@ def main() -> int:
     cb_time: dict[str, list] = {}
     for path in sorted(root.glob("*.pkl")):
         r, cands, tests, score_fn, fs = load(path)
-        b = r["baselines"]
-        res = {"baseline LR": b["logistic_regression"], "baseline LGBM": b["lightgbm_default"],
-               "better baseline": max(b.values()), **rules(r, cands, tests, score_fn, fs)}
-        for k, v in res.items():
+        for k, v in with_baselines(r, rules(r, cands, tests, score_fn, fs)).items():
             table.setdefault(k, {}).setdefault(r["dataset"], []).append(v)
         cb_time.setdefault(r["dataset"], []).extend(c["time_s"] for c in r["cands"] if c["config"]["model"] == "catboost")
-    datasets = sorted({d for v in table.values() for d in v})
-    print("splits:", {d: len(table["baseline LR"][d]) for d in datasets})
+    print("splits:", {d: len(v) for d, v in table["baseline LR"].items()})
     print("CatBoost candidate time (15 CV fits + refit), median s:", {d: round(float(np.median(t)), 1) for d, t in cb_time.items()})
-    print(f"{'rule':44s} " + " ".join(f"{d:>9s}" for d in datasets) + f" {'mean':>8s} {'min gap':>8s}  paired vs current")
-    better = {d: np.array(table["better baseline"][d]) for d in datasets}
-    ref = np.concatenate([table["current"][d] for d in datasets])
-    for k, per in table.items():
-        means = [np.mean(per[d]) for d in datasets]
-        gaps = [np.mean(np.array(per[d]) - better[d]) for d in datasets]
-        diff = np.concatenate([per[d] for d in datasets]) - ref
-        print(f"{k:44s} " + " ".join(f"{m:9.4f}" for m in means) + f" {np.mean(means):8.4f} {min(gaps):+8.4f}"
-              + f"  {np.mean(diff):+.4f} (SE {np.std(diff, ddof=1) / np.sqrt(len(diff)):.4f}, "
-                f"{int((diff > 0).sum())}+/{int((diff < 0).sum())}-)")
+    print_table(table, "current")
     return 0
 
 

@@ -208,6 +208,28 @@ def rules(r, cands, tests, score_fn, fs):
     return out
 
 
+def print_table(table: dict[str, dict[str, list]], reference: str) -> None:
+    """Mean test AUC per rule and table, the smallest per-table gap to the better baseline, and the paired
+    difference from the ``reference`` rule over all splits."""
+    datasets = sorted({d for v in table.values() for d in v})
+    print(f"{'rule':48s} " + " ".join(f"{d:>9s}" for d in datasets) + f" {'mean':>8s} {'min gap':>8s}  vs {reference}")
+    better = {d: np.array(table["better baseline"][d]) for d in datasets}
+    ref = np.concatenate([table[reference][d] for d in datasets])
+    for k, per in table.items():
+        means = [np.mean(per[d]) for d in datasets]
+        gaps = [np.mean(np.array(per[d]) - better[d]) for d in datasets]
+        diff = np.concatenate([per[d] for d in datasets]) - ref
+        print(f"{k:48s} " + " ".join(f"{m:9.4f}" for m in means) + f" {np.mean(means):8.4f} {min(gaps):+8.4f}"
+              + f"  {np.mean(diff):+.4f} (SE {np.std(diff, ddof=1) / np.sqrt(len(diff)):.4f}, "
+                f"{int((diff > 0).sum())}+/{int((diff < 0).sum())}-)")
+
+
+def with_baselines(r: dict, res: dict[str, float]) -> dict[str, float]:
+    b = r["baselines"]
+    return {"baseline LR": b["logistic_regression"], "baseline LGBM": b["lightgbm_default"],
+            "better baseline": max(b.values()), **res}
+
+
 def main() -> int:
     root = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/tables-dev")
     table: dict[str, dict[str, list]] = {}
@@ -216,23 +238,10 @@ def main() -> int:
         r, cands, tests, score_fn, fs = load(path)
         res = rules(r, cands, tests, score_fn, fs)
         lams.append((path.stem, res.pop("_lam", None)))
-        b = r["baselines"]
-        res = {"baseline LR": b["logistic_regression"], "baseline LGBM": b["lightgbm_default"],
-               "better baseline": max(b.values()), **res}
-        for k, v in res.items():
+        for k, v in with_baselines(r, res).items():
             table.setdefault(k, {}).setdefault(r["dataset"], []).append(v)
-    datasets = sorted({d for v in table.values() for d in v})
-    counts = {d: len(table["baseline LR"][d]) for d in datasets}
-    print("splits:", counts, "\nshrink chosen:", lams)
-    print(f"{'rule':48s} " + " ".join(f"{d:>8s}" for d in datasets) + f" {'mean':>8s} {'min gap':>8s}  (paired over splits)")
-    better = {d: np.array(table["better baseline"][d]) for d in datasets}
-    ref = np.concatenate([table["current (60 random)"][d] for d in datasets])
-    for k, per in table.items():
-        means = [np.mean(per[d]) for d in datasets]
-        gaps = [np.mean(np.array(per[d]) - better[d]) for d in datasets]
-        print(f"{k:48s} " + " ".join(f"{m:8.4f}" for m in means) + f" {np.mean(means):8.4f} {min(gaps):+8.4f}"
-              + (f"  vs current {np.mean(diff):+.4f} (SE {np.std(diff, ddof=1) / np.sqrt(len(diff)):.4f}, {int((diff > 0).sum())}+/{int((diff < 0).sum())}-)"
-                 if (diff := np.concatenate([per[d] for d in datasets]) - ref) is not None else ""))
+    print("splits:", {d: len(v) for d, v in table["baseline LR"].items()}, "\nshrink chosen:", lams)
+    print_table(table, "current (60 random)")
     return 0
 
 
