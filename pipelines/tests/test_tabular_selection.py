@@ -238,27 +238,30 @@ def test_catboost_is_a_default_boosting_family():
 
 def test_a_candidate_that_cannot_finish_in_the_budget_is_dropped_and_the_search_goes_on(monkeypatch):
     """Past the essential candidates, one whose first cross-validation repeat shows the rest would end past the
-    budget is dropped (the report says why), and cheaper candidates still run."""
-    import time as _time
+    budget is dropped (the report says why), and cheaper candidates still run. A fake clock: every repeat costs
+    0.01 s, CatBoost's defaults 10 s, against a 20 s budget; the machine's speed does not matter."""
+    import dataclasses
+    import types
 
+    clock = [0.0]
     real = search._cv_predict
 
-    def slow_catboost_defaults(cfg, *args):
+    def timed(cfg, *args):
+        clock[0] += 10.0 if cfg["model"] == "catboost" and not cfg["params"] else 0.01
         if cfg["model"] == "catboost":  # scored as a linear model here: only its time matters
-            if not cfg["params"]:
-                _time.sleep(1.5)  # x 3 repeats: past the 4 s search budget below
             return real({"model": "linear", "params": {"C": 1.0}}, *args)
         return real(cfg, *args)
 
-    monkeypatch.setattr(search, "_cv_predict", slow_catboost_defaults)
-    monkeypatch.setattr(search, "_forests", lambda n: [])  # keeps the essential part short
-    monkeypatch.setattr(search, "_n_essential", lambda problem, plan: len(search._linear_grid(problem, plan.linear_grid)) + 2)
+    monkeypatch.setattr(search, "_cv_predict", timed)
+    monkeypatch.setattr(search, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
+    monkeypatch.setitem(search.PLANS, "best", dataclasses.replace(search.PLANS["best"], linear_grid=3, max_lgb_trials=3))
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 3))
     y = (X[:, 0] + rng.normal(size=120) > 0).astype(int)
     cols = [Column(f"x{j}", "numeric") for j in range(3)]
-    res = search.run_search("binary", "auc", cols, X, y, np.arange(120), 2, 0, "best", 4.0, 1, lambda *a: None)
+    res = search.run_search("binary", "auc", cols, X, y, np.arange(120), 2, 0, "best", 20.0, 1, lambda *a: None)
     assert [(d["model"], d["params"]) for d in res.selection["dropped"]] == [("catboost", {})]
-    assert "first of 3 cross-validation repeats" in res.selection["dropped"][0]["reason"]
+    assert "first of 3 cross-validation repeats took 10.0 s" in res.selection["dropped"][0]["reason"]
     assert [t["params"] for t in res.trials if t["model"] == "catboost"] == [{"depth": 4}]
-    assert any(t["model"] == "lightgbm" and t["params"] for t in res.trials)  # random settings ran after them
+    assert sum(t["model"] == "lightgbm" and bool(t["params"]) for t in res.trials) == 3  # the random settings ran after
+    assert not res.stopped_by_time

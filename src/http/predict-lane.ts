@@ -17,8 +17,8 @@ import { expressPath, validateParts, type AnyRoute } from "./route.js";
  *
  * The lane runs the same pieces in the same order as the Express path: request id, metrics and the log line
  * (app.ts's observeRequest), the same JSON body parser (app.ts's predictJsonParser: express.json with the predict
- * limit and the NUL reviver), authentication, the route's own zod schemas and handler, the seed's error body. It takes only
- * the plain cases, decided from the request line alone, so nothing is read before it decides: POST to
+ * limit and the NUL reviver), authentication, the route's own zod schemas and handler, the seed's error body. It
+ * takes only the plain cases, decided from the request line alone, so nothing is read before it decides: POST to
  * /v1/experiments/<id>/predict or /predict, with no query string and an id of letters, digits, '_' or '-'.
  * Anything else (a query, an encoded id, another method, a trailing slash) goes to Express unchanged.
  * test/integration/predict-lane.test.ts sends the same requests to both paths and compares the answers.

@@ -3,12 +3,13 @@ import type { DecodedImage } from "./tensor.js";
 
 /**
  * JPEG decoding on the calling thread with libjpeg-turbo's TurboJPEG API (the system's libturbojpeg, reached
- * through koffi's FFI), for the inference and preprocessing threads. Why not sharp for every image: sharp spends ~0.6 ms per call
- * before decoding anything (its options crossing into C++, libvips' pipeline set-up, the hop to libuv's pool and
- * back) and took 2.4 ms of CPU for the 512x384 benchmark photo whose decode proper is 0.75 ms
- * (bench/serve/worker-stages.ts --decoder auto|sharp; bench/serve/README.md). Pixels are the same: sharp's libvips decodes with libjpeg-turbo's code (mozjpeg),
- * and so does Pillow in the pipelines, all three with the accurate integer DCT and smooth chroma upsampling that
- * TurboJPEG uses when no flag asks otherwise (test/unit/serving-jpeg-turbo.test.ts compares them byte for byte).
+ * through koffi's FFI), for the inference and preprocessing threads. Why not sharp for every image: sharp spends
+ * ~0.6 ms per call before decoding anything (its options crossing into C++, libvips' pipeline set-up, the hop to
+ * libuv's pool and back) and took 2.4 ms of CPU for the 512x384 benchmark photo whose decode proper is 0.75 ms
+ * (bench/serve/worker-stages.ts --decoder auto|sharp; bench/serve/README.md). Pixels are the same: sharp's libvips
+ * decodes with libjpeg-turbo's code (mozjpeg), and so does Pillow in the pipelines, all three with the accurate
+ * integer DCT and smooth chroma upsampling that TurboJPEG uses when no flag asks otherwise
+ * (test/unit/serving-jpeg-turbo.test.ts compares them byte for byte).
  *
  * Only the plain case is decoded here: a JPEG whose header reads cleanly, in YCbCr, RGB or greyscale, within the
  * pixel limit, decoding without a single warning. Everything else (not a JPEG, CMYK, over the limit, truncated or

@@ -6,8 +6,9 @@ import type { DecodedImage } from "./tensor.js";
 /**
  * Worker threads for the CPU-heavy part of preprocessing (Pillow-exact resize + normalise of large images), so a
  * 12-megapixel photo does not stall every other request on the event loop. JPEGs are decoded here too, by
- * libjpeg-turbo (runJpeg); other images are decoded off the loop inside sharp before they come here. The worker is a small JS bootstrap that registers tsx and loads preprocess-worker.ts, which works
- * whether the server runs under tsx, vitest or plain node with tsx installed.
+ * libjpeg-turbo (runJpeg); other images are decoded off the loop inside sharp before they come here. The worker
+ * is a small JS bootstrap that registers tsx and loads preprocess-worker.ts, which works whether the server runs
+ * under tsx, vitest or plain node with tsx installed.
  */
 
 type Result = { tensor: Float32Array; scaleX: number; scaleY: number; width?: number; height?: number };

@@ -10,7 +10,8 @@ export { letterboxGeometry, normalise, resizeToSpec, toChannels } from "./tensor
 /**
  * Image bytes -> the model's input tensor, exactly as manifest input.image states and as the pipelines
  * compute it with Pillow (builder_pipelines.vision.preprocess, detection.boxes.letterbox):
- * decode (libjpeg-turbo for JPEGs on the serving threads, see jpeg-turbo.ts; sharp), drop alpha, greyscale by ITU-R 601-2 luminance (Pillow's L24 rounding) or RGB,
+ * decode (libjpeg-turbo for JPEGs on the serving threads, see jpeg-turbo.ts; sharp), drop alpha, greyscale by
+ * ITU-R 601-2 luminance (Pillow's L24 rounding) or RGB,
  * resize (Pillow-exact, resample.ts) by stretch or letterbox (top-left, pad bottom/right with pad_value),
  * then float32 x * scale, (x - mean[c]) / std[c], NCHW.
  */

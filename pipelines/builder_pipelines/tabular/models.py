@@ -92,8 +92,8 @@ def _catboost_estimator(problem: str, params: dict, seed: int, threads: int):
 
     est = CatBoostRegressor if problem == "regression" else CatBoostClassifier
     # allow_writing_files=False: CatBoost otherwise writes a catboost_info/ folder into the working directory.
-    return est(iterations=params.get("iterations", CATBOOST_TREES), random_seed=seed, thread_count=threads,
-               verbose=0, allow_writing_files=False, **{k: v for k, v in params.items() if k != "iterations"})
+    return est(**{"iterations": CATBOOST_TREES, **params}, random_seed=seed, thread_count=threads, verbose=0,
+               allow_writing_files=False)
 
 
 class Blend:

@@ -253,12 +253,13 @@ def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, 
             # A candidate past the essential ones whose first repeat shows it cannot finish within the budget is
             # dropped, and cheaper ones may still run: CatBoost costs several LightGBM trials, more than the estimate
             # above (forests and LightGBM) foresees, and on a large table more than the whole budget.
-            repeat_s = time.monotonic() - t0
-            if i >= n_essential and r == 0 and time.monotonic() - start + repeat_s * (len(folds) - 1) > budget_s:
-                dropped.append({"trial": i, "model": cfg["model"], "params": cfg["params"],
-                                "reason": f"its first of {len(folds)} cross-validation repeats took {repeat_s:.1f} s; "
-                                          f"the rest would end past the search budget of {budget_s:.0f} s"})
-                break
+            if i >= n_essential and r == 0:
+                repeat_s = time.monotonic() - t0
+                if time.monotonic() - start + repeat_s * (len(folds) - 1) > budget_s:
+                    dropped.append({"trial": i, "model": cfg["model"], "params": cfg["params"],
+                                    "reason": f"its first of {len(folds)} cross-validation repeats took {repeat_s:.1f} s; "
+                                              f"the rest would end past the search budget of {budget_s:.0f} s"})
+                    break
         if len(oofs) < len(folds):
             continue
         cfg = dict(cfg)

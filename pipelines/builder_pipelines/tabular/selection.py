@@ -5,7 +5,7 @@ repeats) and one score per fold (``fold_scores``, folds x repeats), all on the s
 
 1. One-standard-error rule (Breiman et al. 1984; Hastie et al., ESL 7.10): among the single models whose
    score is within one standard error of the best one, take the simplest family (default logistic/ridge
-   regression < tuned linear < bagged trees < LightGBM defaults < tuned LightGBM), and within it the best
+   regression < tuned linear < bagged trees < LightGBM defaults, CatBoost < tuned LightGBM), and within it the best
    score. On a few hundred rows the top of a random search is mostly luck (on the development tables the
    linear grid's best C did worse on test than C=1); strong defaults win unless the data say otherwise.
 2. Ensemble: a greedy weighted average (Caruana et al. 2004) of the best candidates and the best of every
