@@ -12,6 +12,8 @@ import os
 import numpy as np
 from PIL import Image, ImageDraw
 
+from device_under_test import DEVICE
+
 
 def make_dataset(root, n_images: int = 72, size: int = 64, seed: int = 0) -> dict:
     """Writes images/*.png and boxes.csv under ``root``; returns a train job spec (without out_dir/budget).
@@ -61,7 +63,7 @@ def make_dataset(root, n_images: int = 72, size: int = 64, seed: int = 0) -> dic
         "data": {"root": str(root), "table": table, "id_col": "patient", "images_col": "image", "label_cols": ["label"]},
         "split": {"seed": seed, "train": train, "val": order[n_train - 1: n_train - 1 + n_val],
                   "test": order[n_train - 1 + n_val:]},
-        "metric": "map50", "threshold_metric": "f_macro", "budget": {"mode": "fast", "time_budget_s": 40}, "seed": seed, "device": "cpu",
+        "metric": "map50", "threshold_metric": "f_macro", "budget": {"mode": "fast", "time_budget_s": 40}, "seed": seed, "device": DEVICE,
         "out_dir": "", "options": {"threads": 1},
     }
 

@@ -18,6 +18,7 @@ from builder_pipelines.detection.model import Detector
 
 sys.path.insert(0, os.path.dirname(__file__))
 from detection_synthetic import make_dataset, write_spec  # noqa: E402
+from device_under_test import DEVICE  # noqa: E402
 
 PIPELINES = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -55,7 +56,7 @@ def test_manifest_states_serving(trained):
     assert 0 < det["score_threshold"] < 1 and det["max_detections"] >= 100
     assert manifest["outputs"] == {"scores": "scores", "boxes": "boxes"}
     # The device it trained on, as the spec asked (detection used to write "cpu" whatever it was given).
-    assert manifest["model_summary"]["device"] == manifest["provenance"]["device"] == "cpu"
+    assert manifest["model_summary"]["device"] == manifest["provenance"]["device"] == DEVICE
     for fig in manifest["figures"]:
         assert (out / fig["file"]).is_file()
     graph = onnx.load(str(out / "model.onnx"))

@@ -20,6 +20,7 @@ from builder_pipelines.vision.preprocess import preprocess_file
 
 sys.path.insert(0, str(Path(__file__).parent))
 from vision_data import make_dataset, write_spec  # noqa: E402
+from device_under_test import TORCH_DEVICE  # noqa: E402
 
 PIPELINES = Path(__file__).resolve().parents[1]
 
@@ -214,11 +215,11 @@ def test_keep_last_uses_no_validation_choice():
     x = torch.randn(40, 1, 16, 16, generator=gen)
     y = torch.randint(0, 2, (40,), generator=gen)  # noise labels: the best epoch and the last one differ
     data = TrainData(x[:30], y[:30], x[30:], y[30:], np.eye(2, dtype=int)[y[30:].numpy()], "binary", "auc", 2, None, False)
-    r = train_trial(Candidate("resnet", 8, 1, 3e-3), data, 16, 0, torch.device("cpu"), time.monotonic() + 60, epochs=12, keep="last")
+    r = train_trial(Candidate("resnet", 8, 1, 3e-3), data, 16, 0, TORCH_DEVICE, time.monotonic() + 60, epochs=12, keep="last")
     assert r.epochs_run == 12 and r.stopped == "schedule"
     assert r.val_score == pytest.approx(r.history[-1]["val_metric"], abs=1e-6)
     with pytest.raises(ValueError, match="keep"):
-        train_trial(Candidate("resnet", 8, 1, 3e-3), data, 16, 0, torch.device("cpu"), time.monotonic() + 60, epochs=1, keep="median")
+        train_trial(Candidate("resnet", 8, 1, 3e-3), data, 16, 0, TORCH_DEVICE, time.monotonic() + 60, epochs=1, keep="median")
 
 
 def test_a_round_is_left_out_only_when_clearly_worse():

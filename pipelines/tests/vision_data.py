@@ -8,6 +8,8 @@ import json
 import numpy as np
 from PIL import Image
 
+from device_under_test import DEVICE
+
 
 def _image(rng, side, left: bool | None, right: bool | None, size: float, colour: bool) -> Image.Image:
     img = rng.normal(60, 20, (side, side)).clip(0, 255)
@@ -58,7 +60,7 @@ def make_dataset(tmp_path, task: str, n: int = 90, side: int = 16, seed: int = 0
         "split": {"seed": 1, "train": pids[: int(n_p * 0.6)], "val": pids[int(n_p * 0.6): int(n_p * 0.8)], "test": pids[int(n_p * 0.8):]},
         # 20 s, not 10: on a shared, overloaded 2-core host one epoch can take seconds; idle machines stop early.
         "metric": "rmse" if task == "regression" else "auc",
-        "threshold_metric": None if task == "regression" else "auc", "budget": {"mode": "fast", "time_budget_s": 20}, "seed": 3, "device": "cpu",
+        "threshold_metric": None if task == "regression" else "auc", "budget": {"mode": "fast", "time_budget_s": 20}, "seed": 3, "device": DEVICE,
         "out_dir": str(tmp_path / "out"), "options": {"threads": 1},
     }
 

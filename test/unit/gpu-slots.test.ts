@@ -3,12 +3,15 @@ import { detectGpus, parseNvidiaSmi, planSlots, slotEnv, slotNeedOf, SlotPool, d
 
 // GPUs are faked by configuration: the text nvidia-smi prints for
 // `--query-gpu=index,uuid,name,memory.total --format=csv,noheader,nounits` on a two-GPU host.
-// No GPU on these machines: the CUDA path itself (a job really training on the pinned GPU) is untested here.
+// No GPU on these machines, so the CUDA path itself (a job training on the pinned GPU) is not run by this suite; it
+// was checked by hand on a lent H100 (2026-11-25): torch saw the GPU pinned by its UUID and the pipeline tests passed
+// on it (pipelines/tests/device_under_test.py). REAL_H100 is that host's nvidia-smi output, byte for byte.
 const TWO_GPUS = [
   "0, GPU-6f1a2b3c-0000-1111-2222-333344445555, NVIDIA H100 80GB HBM3, 81559",
   "1, GPU-9e8d7c6b-aaaa-bbbb-cccc-ddddeeeeffff, NVIDIA H100 80GB HBM3, 81559",
   "",
 ].join("\n");
+const REAL_H100 = "0, GPU-48b8482f-b171-88bf-ebad-8285a148e13f, NVIDIA H100 80GB HBM3, 81559\n";
 const smi = (out: string | null) => () => out;
 
 describe("nvidia-smi parsing and visibility", () => {
@@ -17,6 +20,13 @@ describe("nvidia-smi parsing and visibility", () => {
       { index: "0", id: "GPU-6f1a2b3c-0000-1111-2222-333344445555", name: "NVIDIA H100 80GB HBM3", memoryMiB: 81559 },
       { index: "1", id: "GPU-9e8d7c6b-aaaa-bbbb-cccc-ddddeeeeffff", name: "NVIDIA H100 80GB HBM3", memoryMiB: 81559 },
     ]);
+  });
+
+  it("reads a real H100 host's output, and its UUID pins the one slot", () => {
+    const gpus = detectGpus({}, smi(REAL_H100));
+    expect(gpus).toEqual([{ index: "0", id: "GPU-48b8482f-b171-88bf-ebad-8285a148e13f", name: "NVIDIA H100 80GB HBM3", memoryMiB: 81559 }]);
+    const [slot] = planSlots(gpus, { cpus: 16 });
+    expect(slotEnv(slot).CUDA_VISIBLE_DEVICES).toBe("GPU-48b8482f-b171-88bf-ebad-8285a148e13f");
   });
 
   it("skips lines that are not GPUs (a driver error message) and reads [N/A] memory as unknown", () => {
