@@ -12,7 +12,7 @@ import os
 import numpy as np
 from PIL import Image, ImageDraw
 
-from device_under_test import DEVICE
+from device_choice import DEVICE
 
 
 def make_dataset(root, n_images: int = 72, size: int = 64, seed: int = 0) -> dict:

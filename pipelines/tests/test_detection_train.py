@@ -18,7 +18,7 @@ from builder_pipelines.detection.model import Detector
 
 sys.path.insert(0, os.path.dirname(__file__))
 from detection_synthetic import make_dataset, write_spec  # noqa: E402
-from device_under_test import DEVICE  # noqa: E402
+from device_choice import DEVICE  # noqa: E402
 
 PIPELINES = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -20,7 +20,7 @@ from builder_pipelines.vision.preprocess import preprocess_file
 
 sys.path.insert(0, str(Path(__file__).parent))
 from vision_data import make_dataset, write_spec  # noqa: E402
-from device_under_test import TORCH_DEVICE  # noqa: E402
+from device_choice import TORCH_DEVICE  # noqa: E402
 
 PIPELINES = Path(__file__).resolve().parents[1]
 

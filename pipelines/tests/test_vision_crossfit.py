@@ -21,7 +21,7 @@ from builder_pipelines.vision.train import Candidate, TrainData
 
 sys.path.insert(0, str(Path(__file__).parent))
 from vision_data import make_dataset  # noqa: E402
-from device_under_test import TORCH_DEVICE  # noqa: E402
+from device_choice import TORCH_DEVICE  # noqa: E402
 
 CPU = TORCH_DEVICE  # the name is kept: CPU unless BUILDER_TEST_DEVICE says cuda
 

@@ -8,7 +8,7 @@ import json
 import numpy as np
 from PIL import Image
 
-from device_under_test import DEVICE
+from device_choice import DEVICE
 
 
 def _image(rng, side, left: bool | None, right: bool | None, size: float, colour: bool) -> Image.Image:

@@ -5,7 +5,7 @@ import { detectGpus, parseNvidiaSmi, planSlots, slotEnv, slotNeedOf, SlotPool, d
 // `--query-gpu=index,uuid,name,memory.total --format=csv,noheader,nounits` on a two-GPU host.
 // No GPU on these machines, so the CUDA path itself (a job training on the pinned GPU) is not run by this suite; it
 // was checked by hand on a lent H100 (2026-11-25): torch saw the GPU pinned by its UUID and the pipeline tests passed
-// on it (pipelines/tests/device_under_test.py). REAL_H100 is that host's nvidia-smi output, byte for byte.
+// on it (pipelines/tests/device_choice.py). REAL_H100 is that host's nvidia-smi output, byte for byte.
 const TWO_GPUS = [
   "0, GPU-6f1a2b3c-0000-1111-2222-333344445555, NVIDIA H100 80GB HBM3, 81559",
   "1, GPU-9e8d7c6b-aaaa-bbbb-cccc-ddddeeeeffff, NVIDIA H100 80GB HBM3, 81559",
