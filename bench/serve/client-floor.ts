@@ -4,14 +4,18 @@
  * Grad-CAM maps) measured at c=1 by three clients, each in its own process:
  *   - undici, reading each answer with arrayBuffer() (what http-load.ts did until 2026-11-25);
  *   - raw-load.mjs (what http-load.ts and `vs-peer.ts --client raw` use now): nothing allocated per answer;
- *   - Python's http.client (no garbage collector pauses for large byte strings), as a reference.
+ *   - Python's http.client (no garbage collector pauses for large byte strings), as a reference;
+ *   - the shared peer's own load.mjs (http chunks + Buffer.concat), when ../shared/peer-fastapi is there (or PEER_DIR).
  *
  *   flock /tmp/builder-bench.lock npx tsx bench/serve/client-floor.ts [--seconds 4]
  *
  * Whatever the server needs is the same for all three, so the differences are the clients'.
  */
+import fs from "node:fs";
 import http from "node:http";
-import { execFile, fork } from "node:child_process";
+import path from "node:path";
+import readline from "node:readline";
+import { execFile, fork, spawn } from "node:child_process";
 import { Pool } from "undici";
 import { closeAll, runLoad } from "./raw-load.mjs";
 
@@ -51,6 +55,21 @@ function pythonClient(port: number): Promise<number[]> {
   });
 }
 
+const PEER_LOAD = path.join(process.env.PEER_DIR ?? path.resolve(path.dirname(new URL(import.meta.url).pathname), "../../../shared/peer-fastapi"), "load.mjs");
+
+/** The peer's load.mjs through its own stdin/stdout protocol: one job line, then "started" and the "done" line. */
+async function peerLoadClient(url: string): Promise<number[]> {
+  const child = spawn("node", [PEER_LOAD], { stdio: ["pipe", "pipe", "inherit"] });
+  child.stdin.write(`${JSON.stringify({ url, path: "/p", key: "-", body: BODY, concurrency: 1, seconds: SECONDS, warmup: 0.5 })}\n`);
+  for await (const line of readline.createInterface({ input: child.stdout })) {
+    const m = JSON.parse(line);
+    if (m.type !== "done") continue;
+    child.stdin.end(`${JSON.stringify({ exit: true })}\n`);
+    return m.latencies;
+  }
+  throw new Error("load.mjs ended without an answer");
+}
+
 if (process.argv[2] === "--child") {
   // A client process: `--child undici|raw URL`; sends its latencies back over IPC.
   const [kind, url] = [process.argv[3], process.argv[4]];
@@ -72,11 +91,12 @@ if (process.argv[2] === "--child") {
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     const port = (server.address() as { port: number }).port;
-    for (const kind of ["undici", "raw", "python"]) {
+    for (const kind of ["undici", "raw", "python", ...(fs.existsSync(PEER_LOAD) ? ["load.mjs"] : [])]) {
       const lat = kind === "python" ? await pythonClient(port)
+        : kind === "load.mjs" ? await peerLoadClient(`http://127.0.0.1:${port}`)
         : await new Promise<number[]>((resolve) => fork(new URL(import.meta.url).pathname, ["--child", kind, `http://127.0.0.1:${port}`], { execArgv: ["--import", "tsx"] }).once("message", (m) => resolve(m as number[])));
       const med = q(lat, 0.5), p99 = q(lat, 0.99);
-      console.log(`answer ${String(answer.length).padStart(7)} B  ${kind.padEnd(6)}  n ${String(lat.length).padStart(6)}  median ${med.toFixed(3)} ms  p99 ${p99.toFixed(3)} ms  p99/median ${(p99 / med).toFixed(2)}`);
+      console.log(`answer ${String(answer.length).padStart(7)} B  ${kind.padEnd(8)}  n ${String(lat.length).padStart(6)}  median ${med.toFixed(3)} ms  p99 ${p99.toFixed(3)} ms  p99/median ${(p99 / med).toFixed(2)}`);
     }
     server.close();
   }

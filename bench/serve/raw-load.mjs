@@ -1,9 +1,10 @@
 // A load client for /predict that allocates nothing per answer: HTTP/1.1 keep-alive over node:net, each connection
 // reading into one reused buffer (net's `onread`), each answer counted, not kept. Why: a client that allocates every
-// ~600 KB image answer (undici's arrayBuffer(), or http's chunks + Buffer.concat, as ../shared/peer-fastapi/load.mjs
-// does) runs V8 mark-compacts every few dozen requests, and each one lands in some request's measured latency. Against
-// a server that answers 548 KB at once without work, such a client measured p99 8.7-11 ms for a 0.8 ms median; a
-// Python client measured 1.0 ms for 0.5 ms (bench/serve/README.md, "The load client's own tail").
+// ~600 KB image answer runs V8 mark-compacts every few dozen requests, and each one lands in some request's measured
+// latency. Against a server that answers 501 KB at once without work (client-floor.ts), undici's arrayBuffer() client
+// (http-load.ts until 2026-11-25) measured p99 10.9-12.9 ms for a 0.7-0.8 ms median; the peer's load.mjs (http chunks
+// + Buffer.concat) 3.3-4.9 ms for 0.9-1.2 ms; this one 1.4-4.5 ms for 0.6 ms; Python's http.client 1.4-2.3 ms for
+// 0.5-0.6 ms (bench/serve/README.md, "the load client's own tail").
 //
 // Two uses:
 //   - imported by http-load.ts (bench/serve/run.ts's client): `runLoad(job, onStarted)`;

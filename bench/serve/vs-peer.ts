@@ -16,7 +16,8 @@
  *
  * --client raw: the same run, with the load process swapped for raw-load.mjs (same protocol, no allocation per answer)
  * for both servers. The peer folder is copied to a temporary one and its load.mjs replaced there; the shared folder is
- * not touched. The default, shared, is the peer's own load.mjs, whose garbage collections add to every p99 measured.
+ * not touched. The default, shared, is the peer's own load.mjs; its allocations per answer add a tail of their own
+ * (client-floor.ts measures it).
  */
 import fs from "node:fs";
 import os from "node:os";
