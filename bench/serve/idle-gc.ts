@@ -1,0 +1,71 @@
+/**
+ * What an image model's inference thread does after it has been idle: the small CNN is served over HTTP at c=1 for
+ * 3 s, then left alone (--idle S seconds, or --prior: CamNet at c=8 for 12 s meanwhile, as in vs-peer.ts's plan where
+ * each model waits while the others are measured), then measured at c=1 for 12 s. Runs itself under --trace-gc and
+ * prints the latencies and the collections of every isolate during the measured 12 s.
+ *
+ *   flock /tmp/builder-bench.lock npx tsx bench/serve/idle-gc.ts [--idle 12 | --prior] [--v8 "--some-flag ..."]
+ *
+ * --v8 passes V8 flags to the server process (to try a change without editing the code).
+ */
+import { spawnSync } from "node:child_process";
+import { startBenchServer } from "./bench-server.js";
+
+const args = process.argv.slice(2);
+const opt = (name: string, dflt: string) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1] : dflt);
+const PRIOR = args.includes("--prior");
+const IDLE_S = Number(opt("idle", "0"));
+const MEASURED_S = 12;
+type Bench = Awaited<ReturnType<typeof startBenchServer>>;
+
+function load(bench: Bench, id: number, concurrency: number, seconds: number): Promise<{ latencies: number[] }> {
+  return new Promise((resolve) => {
+    const on = (m: { type: string; latencies: number[] }) => {
+      if (m.type !== "done") return;
+      bench.client.off("message", on);
+      resolve(m);
+    };
+    bench.client.on("message", on);
+    bench.client.send({ url: bench.running.url, path: `/v1/experiments/${id}/predict`, key: bench.key, body: JSON.stringify({ message: bench.photo }), concurrency, seconds });
+  });
+}
+
+async function child() {
+  const bench = await startBenchServer({ vision: 1, vision_resnet: 4 });
+  await load(bench, 1, 1, 3);
+  if (PRIOR) await load(bench, 4, 8, 12);
+  if (IDLE_S) await new Promise((r) => setTimeout(r, IDLE_S * 1000));
+  console.log("MARK start");
+  const r = await load(bench, 1, 1, MEASURED_S);
+  console.log("MARK end");
+  const s = [...r.latencies].sort((a, b) => a - b);
+  const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
+  console.log(`RESULT small CNN c=1 over HTTP, n ${s.length}  median ${q(0.5).toFixed(2)} ms  p99 ${q(0.99).toFixed(2)} ms  p99/median ${(q(0.99) / q(0.5)).toFixed(2)}`);
+  await bench.close();
+  process.exit(0);
+}
+
+function parent() {
+  const v8 = opt("v8", "").split(" ").filter(Boolean);
+  const self = new URL(import.meta.url).pathname;
+  const pass = [...(PRIOR ? ["--prior"] : []), "--idle", String(IDLE_S)];
+  const r = spawnSync(process.execPath, [...v8, "--trace-gc", "--import", "tsx", self, "--child", ...pass], { encoding: "utf8", maxBuffer: 256 * 2 ** 20 });
+  const per = new Map<string, { mc: number; mcMs: number; scavenge: number }>();
+  let inside = false;
+  for (const l of r.stdout.split("\n")) {
+    if (l === "MARK start" || l === "MARK end") inside = l === "MARK start";
+    if (l.startsWith("RESULT ")) console.log(l.slice(7));
+    const m = /^\[\d+:(0x[0-9a-f]+)\]\s+\d+ ms: (Scavenge|Mark-Compact)[^,]*, ([\d.]+) \//.exec(l);
+    if (!m || !inside) continue;
+    const g = per.get(m[1]) ?? { mc: 0, mcMs: 0, scavenge: 0 };
+    if (m[2] === "Scavenge") g.scavenge++;
+    else (g.mc++, (g.mcMs += Number(m[3])));
+    per.set(m[1], g);
+  }
+  console.log(`# ${PRIOR ? "after CamNet at c=8 for 12 s" : `after ${IDLE_S} s idle`}${v8.length ? `, V8 flags ${v8.join(" ")}` : ""}: collections per isolate during the measured ${MEASURED_S} s`);
+  for (const [iso, g] of per) console.log(`${iso.padEnd(16)} mark-compact ${String(g.mc).padStart(3)} (${g.mcMs.toFixed(1)} ms)  scavenge ${String(g.scavenge).padStart(3)}`);
+  if (r.status !== 0) console.log(r.stderr.slice(-2000));
+}
+
+if (args.includes("--child")) await child();
+else parent();
