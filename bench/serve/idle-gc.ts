@@ -10,6 +10,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { startBenchServer } from "./bench-server.js";
+import { tallyCollections } from "./gc-trace.js";
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: string) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1] : dflt);
@@ -50,20 +51,13 @@ function parent() {
   const self = new URL(import.meta.url).pathname;
   const pass = [...(PRIOR ? ["--prior"] : []), "--idle", String(IDLE_S)];
   const r = spawnSync(process.execPath, [...v8, "--trace-gc", "--import", "tsx", self, "--child", ...pass], { encoding: "utf8", maxBuffer: 256 * 2 ** 20 });
-  const per = new Map<string, { mc: number; mcMs: number; scavenge: number }>();
-  let inside = false;
-  for (const l of r.stdout.split("\n")) {
-    if (l === "MARK start" || l === "MARK end") inside = l === "MARK start";
-    if (l.startsWith("RESULT ")) console.log(l.slice(7));
-    const m = /^\[\d+:(0x[0-9a-f]+)\]\s+\d+ ms: (Scavenge|Mark-Compact)[^,]*, ([\d.]+) \//.exec(l);
-    if (!m || !inside) continue;
-    const g = per.get(m[1]) ?? { mc: 0, mcMs: 0, scavenge: 0 };
-    if (m[2] === "Scavenge") g.scavenge++;
-    else (g.mc++, (g.mcMs += Number(m[3])));
-    per.set(m[1], g);
-  }
+  const lines = r.stdout.split("\n");
+  for (const l of lines) if (l.startsWith("RESULT ")) console.log(l.slice(7));
+  const [from, to] = [lines.indexOf("MARK start"), lines.indexOf("MARK end")];
+  const measured = from >= 0 && to > from ? lines.slice(from + 1, to) : []; // none when the child failed early
+  const per = tallyCollections(measured);
   console.log(`# ${PRIOR ? "after CamNet at c=8 for 12 s" : `after ${IDLE_S} s idle`}${v8.length ? `, V8 flags ${v8.join(" ")}` : ""}: collections per isolate during the measured ${MEASURED_S} s`);
-  for (const [iso, g] of per) console.log(`${iso.padEnd(16)} mark-compact ${String(g.mc).padStart(3)} (${g.mcMs.toFixed(1)} ms)  scavenge ${String(g.scavenge).padStart(3)}`);
+  for (const [iso, g] of per) console.log(`${iso.padEnd(16)} mark-compact ${String(g.mc).padStart(3)} (${g.mcMs.reduce((a, b) => a + b, 0).toFixed(1)} ms)  scavenge ${String(g.scavenge).padStart(3)}`);
   if (r.status !== 0) console.log(r.stderr.slice(-2000));
 }
 

@@ -14,6 +14,7 @@ import { PerformanceObserver } from "node:perf_hooks";
 import { fetchImageBytes } from "../../src/net/image-fetch.js";
 import { predictImage } from "../../src/serving/predictor.js";
 import { startBenchServer } from "./bench-server.js";
+import { tallyCollections } from "./gc-trace.js";
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: string) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1] : dflt);
@@ -64,15 +65,7 @@ async function child() {
 function parent() {
   const r = spawnSync(process.execPath, ["--trace-gc", "--import", "tsx", new URL(import.meta.url).pathname, "--child", "--kind", KIND, "--seconds", String(SECONDS)], { encoding: "utf8", maxBuffer: 256 * 2 ** 20 });
   const lines = r.stdout.split("\n");
-  const gcs = new Map<string, { mc: number; scavenge: number; mcMs: number[] }>();
-  for (const l of lines) {
-    const m = /^\[\d+:(0x[0-9a-f]+)\]\s+\d+ ms: (Scavenge|Mark-Compact)[^,]*, ([\d.]+) \//.exec(l);
-    if (!m) continue;
-    const g = gcs.get(m[1]) ?? { mc: 0, scavenge: 0, mcMs: [] };
-    if (m[2] === "Scavenge") g.scavenge++;
-    else (g.mc++, g.mcMs.push(Number(m[3])));
-    gcs.set(m[1], g);
-  }
+  const gcs = tallyCollections(lines);
   console.log(`# ${KIND}, ${SECONDS} s in-process then ${SECONDS} s HTTP, one request at a time  ${new Date().toISOString()}`);
   for (const l of lines) if (l.startsWith("RESULT ")) console.log(l.slice(7));
   console.log("# collections per isolate over the whole run (start-up included; isolates with under 10 left out)");

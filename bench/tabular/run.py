@@ -121,6 +121,7 @@ def load_large(tmp: Path):
 
 LOADERS = {"wdbc": load_wdbc, "pima": load_pima, "gbsg2": load_gbsg2, "actg175": load_actg175}
 TIMING_LOADERS = {"large5k": load_large}
+ALL_LOADERS = {**LOADERS, **TIMING_LOADERS}
 
 
 def split(ids: list[str], y: list[str], seed: int) -> dict:
@@ -204,7 +205,7 @@ def fmt(m: dict) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--modes", nargs="+", default=["fast", "best"])
-    ap.add_argument("--datasets", nargs="+", default=list(LOADERS), choices=list(LOADERS) + list(TIMING_LOADERS))
+    ap.add_argument("--datasets", nargs="+", default=list(LOADERS), choices=list(ALL_LOADERS))
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
     ap.add_argument("--fast-budget", type=float, default=DEFAULT_BUDGET_S["fast"])
     ap.add_argument("--best-budget", type=float, default=DEFAULT_BUDGET_S["best"])
@@ -217,7 +218,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         for ds in args.datasets:
-            loaded = {**LOADERS, **TIMING_LOADERS}[ds](tmp)
+            loaded = ALL_LOADERS[ds](tmp)
             if loaded is None:
                 print(f"\n{ds}: skipped (its data ships in lifelines: pip install --no-deps -r bench/tabular/requirements.txt)")
                 continue
