@@ -1,10 +1,10 @@
 /**
  * What an image model's inference thread does after it has been idle: the small CNN is served over HTTP at c=1 for
  * 3 s, then left alone (--idle S seconds, or --prior: CamNet at c=8 for 12 s meanwhile, as in vs-peer.ts's plan where
- * each model waits while the others are measured), then measured at c=1 for 12 s. Runs itself under --trace-gc and
- * prints the latencies and the collections of every isolate during the measured 12 s.
+ * each model waits while the others are measured), then measured at c=1 for 12 s (--measure S). Runs itself under --trace-gc and
+ * prints the latencies and the collections of every isolate during the measured window.
  *
- *   flock /tmp/builder-bench.lock npx tsx bench/serve/idle-gc.ts [--idle 12 | --prior] [--v8 "--some-flag ..."]
+ *   flock /tmp/builder-bench.lock npx tsx bench/serve/idle-gc.ts [--idle 12 | --prior] [--measure 12] [--v8 "--some-flag ..."]
  *
  * --v8 passes V8 flags to the server process (to try a change without editing the code).
  */
@@ -16,7 +16,7 @@ const args = process.argv.slice(2);
 const opt = (name: string, dflt: string) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1] : dflt);
 const PRIOR = args.includes("--prior");
 const IDLE_S = Number(opt("idle", "0"));
-const MEASURED_S = 12;
+const MEASURED_S = Number(opt("measure", "12"));
 type Bench = Awaited<ReturnType<typeof startBenchServer>>;
 
 function load(bench: Bench, id: number, concurrency: number, seconds: number): Promise<{ latencies: number[] }> {
@@ -49,7 +49,7 @@ async function child() {
 function parent() {
   const v8 = opt("v8", "").split(" ").filter(Boolean);
   const self = new URL(import.meta.url).pathname;
-  const pass = [...(PRIOR ? ["--prior"] : []), "--idle", String(IDLE_S)];
+  const pass = [...(PRIOR ? ["--prior"] : []), "--idle", String(IDLE_S), "--measure", String(MEASURED_S)];
   const r = spawnSync(process.execPath, [...v8, "--trace-gc", "--import", "tsx", self, "--child", ...pass], { encoding: "utf8", maxBuffer: 256 * 2 ** 20 });
   const lines = r.stdout.split("\n");
   for (const l of lines) if (l.startsWith("RESULT ")) console.log(l.slice(7));
@@ -57,7 +57,7 @@ function parent() {
   const measured = from >= 0 && to > from ? lines.slice(from + 1, to) : []; // none when the child failed early
   const per = tallyCollections(measured);
   console.log(`# ${PRIOR ? "after CamNet at c=8 for 12 s" : `after ${IDLE_S} s idle`}${v8.length ? `, V8 flags ${v8.join(" ")}` : ""}: collections per isolate during the measured ${MEASURED_S} s`);
-  for (const [iso, g] of per) console.log(`${iso.padEnd(16)} mark-compact ${String(g.mc).padStart(3)} (${g.mcMs.reduce((a, b) => a + b, 0).toFixed(1)} ms)  scavenge ${String(g.scavenge).padStart(3)}`);
+  for (const [iso, g] of per) console.log(`${iso.padEnd(16)} mark-compact ${String(g.mc).padStart(3)} (${g.mcMs.reduce((a, b) => a + b, 0).toFixed(1)} ms)  scavenge ${String(g.scavenge).padStart(3)}  heap after the last ${g.lastHeap} MB`);
   if (r.status !== 0) console.log(r.stderr.slice(-2000));
 }
 

@@ -45,19 +45,25 @@ type Names = { inputs: string[]; outputs: string[]; inputShapes: Record<string, 
 type Reply = { id?: number; outputs?: Record<string, { data: Float32Array; dims: number[] }>; body?: ArrayBuffer; slot?: number; shared?: SharedArrayBuffer; length?: number; error?: string; status?: number; code?: string; details?: Record<string, unknown>; refusal?: boolean };
 
 /**
- * The young generation of every V8 isolate created from now on (the inference threads'; the event loop's already
- * exists) starts at 8 MB instead of Node's 2 MB. With the small default, an image thread ran a full mark-compact
- * about every 15 requests on its 12 MB heap (61-89 in 20 s at concurrency 1, "allocation limit" reached; 4 MB
- * did the same) and each one paused that request by 2-20 ms: the c=1 tail. With 8 MB: one in 20 s. V8 reads the
- * flag when an isolate is created, so setting it before the threads start is enough. Each thread's new space
- * is then 8 MB instead of 2 MB; the process RSS after 600 predictions per model did not differ beyond its
- * run-to-run spread. Measured by bench/serve/worker-gc.ts.
+ * The heap of every V8 isolate created from now on (the inference threads'; the event loop's already exists) is
+ * sized for a thread that allocates a few MB of short-lived buffers per request. V8 reads these flags when an
+ * isolate is created, so setting them before the threads start is enough. Measured by bench/serve/worker-gc.ts and
+ * bench/serve/idle-gc.ts:
+ * - The young generation starts at 8 MB instead of Node's 2 MB. With the small default, an image thread ran a full
+ *   mark-compact about every 15 requests on its 12 MB heap (61-89 in 20 s at concurrency 1, "allocation limit"
+ *   reached; 4 MB did the same) and each one paused that request by 2-20 ms: the c=1 tail. With 8 MB: one in 20 s.
+ * - The old generation's first limit is 64 MB instead of V8's own small one. V8 starts incremental marking once the
+ *   old generation's room left is no larger than the new space, and with 8 MB semi-spaces that room (15-16 MB on a
+ *   12 MB heap) was always short: after a thread had idled 12 s, it ran 139 mark-compacts in the next 60 s at c=1
+ *   (3.5 ms each, in some request's latency; p99/median 2.37). With 64 MB: none in 60 s, p99/median 1.62. 32 and 48
+ *   MB still gave 24 and 16 in 12 s. The limit is room to grow, not memory taken: RSS is measured in the note.
  */
-let youngGenerationSized = false;
-function sizeThreadYoungGeneration(): void {
-  if (youngGenerationSized) return;
+let threadHeapSized = false;
+function sizeThreadHeap(): void {
+  if (threadHeapSized) return;
   v8.setFlagsFromString("--min-semi-space-size=8");
-  youngGenerationSized = true;
+  v8.setFlagsFromString("--initial-old-space-size=64");
+  threadHeapSized = true;
 }
 
 /** Batch size when none is configured, by the execution provider that actually runs the model. */
@@ -129,7 +135,7 @@ export class ModelSession {
       extra: { session: { intra_op: { allow_spinning: "0" } } },
     };
     const workerData = (options: ort.InferenceSession.SessionOptions) => ({ file, options, ...(opts.image ?? {}) });
-    sizeThreadYoungGeneration();
+    sizeThreadHeap();
     const tryLoad = (options: ort.InferenceSession.SessionOptions) =>
       new Promise<{ worker: Worker; names: Names }>((resolve, reject) => {
         const worker = new Worker(new URL("./inference-worker.mjs", import.meta.url), { workerData: workerData(options) });
