@@ -142,7 +142,12 @@ async function main() {
       }
       const a = pool_(rounds.map((x) => x.a));
       const b = pool_(rounds.map((x) => x.b));
-      const med = (xs: number[]) => [...xs].sort((p, q) => p - q)[Math.floor((xs.length - 1) / 2)];
+      // The rounds' median; with an even number of rounds the mean of the middle two (it took the lower one until
+      // 2026-11-25, which with --rounds 2 printed the worse round's throughput ratio and the better round's latency one).
+      const med = (xs: number[]) => {
+        const s = [...xs].sort((p, q) => p - q), m = s.length >> 1;
+        return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+      };
       const ratio = (f: (s: Stats) => number) => med(rounds.map((x) => f(x.b) / f(x.a)));
       console.log(line(`in-process  c=${c}`, a));
       console.log(line(`HTTP        c=${c}`, b));

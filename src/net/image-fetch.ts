@@ -55,10 +55,29 @@ function decodeDataUri(uri: string, maxBytes: number): Buffer {
   const b64 = uri.slice(head[0].length);
   // Base64 is 4/3 of the bytes: refuse before decoding a body that cannot fit.
   if (Math.floor((b64.length * 3) / 4) > maxBytes + 3) throw refuse(413, "image_too_large", `the image is larger than the limit of ${maxBytes} bytes`);
-  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(b64)) throw refuse(400, "invalid_data_uri", "the data URI is not valid base64");
   const bytes = Buffer.from(b64, "base64");
+  if (!reEncodesTo(bytes, b64) && !BASE64.test(b64)) throw refuse(400, "invalid_data_uri", "the data URI is not valid base64");
   if (bytes.length > maxBytes) throw refuse(413, "image_too_large", `the image is larger than the limit of ${maxBytes} bytes`);
   return bytes;
+}
+
+/** What a data URI's payload may hold: the standard or URL-safe alphabet, at most two padding characters. */
+const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
+
+/**
+ * Whether `text` is exactly what Node writes for `bytes` (standard alphabet, padded or not, or base64url): then it
+ * holds only base64 characters and BASE64 need not run. This check runs on the event loop for every image
+ * prediction: the regular expression scans an 82 KB payload character by character in ~0.19 ms, decoding and
+ * re-encoding takes ~0.04 ms (bench/serve/profile.ts put decodeDataUri at 0.26 ms of the main thread's ~2 ms per
+ * request). Anything else (line breaks, mixed alphabets, non-zero trailing bits) goes to the regular expression,
+ * so exactly the same payloads are accepted as before.
+ */
+function reEncodesTo(bytes: Buffer, text: string): boolean {
+  const std = bytes.toString("base64");
+  if (std === text) return true;
+  const pad = std.length - text.length;
+  if ((pad === 1 || pad === 2) && std.endsWith("=".repeat(pad)) && std.startsWith(text)) return true;
+  return bytes.toString("base64url") === text;
 }
 
 /** gs://<bucket>/<user_id>/...: only this deployment's bucket and only under the caller's own prefix. */
