@@ -1,7 +1,9 @@
 /**
  * Tail latency at concurrency 1 and the garbage collections behind it, per thread.
  *
- *   flock /tmp/builder-bench.lock npx tsx bench/serve/worker-gc.ts [--kind vision] [--seconds 10]
+ *   flock /tmp/builder-bench.lock npx tsx bench/serve/worker-gc.ts [--kind vision] [--seconds 10] [--v8 "--some-flag ..."]
+ *
+ * --v8 passes V8 flags to the measured process (to try a change without editing the code).
  *
  * Runs itself again under `node --trace-gc` (V8 prints every collection of every isolate, worker threads
  * included) and prints, for one image model: the latency of in-process predictions (predictImage, one at a time)
@@ -63,10 +65,11 @@ async function child() {
 }
 
 function parent() {
-  const r = spawnSync(process.execPath, ["--trace-gc", "--import", "tsx", new URL(import.meta.url).pathname, "--child", "--kind", KIND, "--seconds", String(SECONDS)], { encoding: "utf8", maxBuffer: 256 * 2 ** 20 });
+  const v8 = opt("v8", "").split(" ").filter(Boolean);
+  const r = spawnSync(process.execPath, [...v8, "--trace-gc", "--import", "tsx", new URL(import.meta.url).pathname, "--child", "--kind", KIND, "--seconds", String(SECONDS)], { encoding: "utf8", maxBuffer: 256 * 2 ** 20 });
   const lines = r.stdout.split("\n");
   const gcs = tallyCollections(lines);
-  console.log(`# ${KIND}, ${SECONDS} s in-process then ${SECONDS} s HTTP, one request at a time  ${new Date().toISOString()}`);
+  console.log(`# ${KIND}, ${SECONDS} s in-process then ${SECONDS} s HTTP, one request at a time${v8.length ? `, V8 flags ${v8.join(" ")}` : ""}  ${new Date().toISOString()}`);
   for (const l of lines) if (l.startsWith("RESULT ")) console.log(l.slice(7));
   console.log("# collections per isolate over the whole run (start-up included; isolates with under 10 left out)");
   for (const [iso, g] of gcs) if (g.mc + g.scavenge >= 10) console.log(`${iso.padEnd(16)} mark-compact ${String(g.mc).padStart(4)} (pause max ${Math.max(0, ...g.mcMs).toFixed(1)} ms)  scavenge ${String(g.scavenge).padStart(4)}`);
