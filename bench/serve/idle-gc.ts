@@ -1,8 +1,8 @@
 /**
  * What an image model's inference thread does after it has been idle: the small CNN is served over HTTP at c=1 for
  * 3 s, then left alone (--idle S seconds, or --prior: CamNet at c=8 for 12 s meanwhile, as in vs-peer.ts's plan where
- * each model waits while the others are measured), then measured at c=1 for 12 s (--measure S). Runs itself under --trace-gc and
- * prints the latencies and the collections of every isolate during the measured window.
+ * each model waits while the others are measured), then measured at c=1 for 12 s (--measure S). Runs itself under
+ * --trace-gc and prints the latencies, and the collections and heap of every isolate during the measured window.
  *
  *   flock /tmp/builder-bench.lock npx tsx bench/serve/idle-gc.ts [--idle 12 | --prior] [--measure 12] [--v8 "--some-flag ..."]
  *

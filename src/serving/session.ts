@@ -56,7 +56,7 @@ type Reply = { id?: number; outputs?: Record<string, { data: Float32Array; dims:
  *   old generation's room left is no larger than the new space, and with 8 MB semi-spaces that room (15-16 MB on a
  *   12 MB heap) was always short: after a thread had idled 12 s, it ran 139 mark-compacts in the next 60 s at c=1
  *   (3.5 ms each, in some request's latency; p99/median 2.37). With 64 MB: none in 60 s, p99/median 1.62. 32 and 48
- *   MB still gave 24 and 16 in 12 s. The limit is room to grow, not memory taken: RSS is measured in the note.
+ *   MB still gave 24 and 16 in 12 s. The limit is room to grow, not memory taken (docs/prediction.md has the RSS).
  */
 let threadHeapSized = false;
 function sizeThreadHeap(): void {
