@@ -1,0 +1,64 @@
+"""Replays best mode's selection rule with and without the smooth additive candidates (dev_collect.ADDITIVE:
+logistic regression on Yeo-Johnson-transformed columns, boosted stumps) on dev_collect.py's pickles, collected
+with --catboost --additive on development seeds only; every rule chooses from cross-validated scores, the test AUC
+of its choice is read off.
+
+  pipelines/.venv/bin/python bench/tabular/dev_collect.py --random 10 --catboost --additive --out /tmp/tables-dev-add
+  pipelines/.venv/bin/python bench/tabular/dev_additive.py /tmp/tables-dev-add
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from dev_collect import ADDITIVE  # noqa: E402
+from dev_rules import AUC, greedy, load, print_table, with_baselines  # noqa: E402
+
+from builder_pipelines.tabular import selection as S  # noqa: E402
+
+
+def _is(cand, cfg: dict) -> bool:
+    return cand.config["model"] == cfg["model"] and cand.config["params"] == cfg["params"]
+
+
+def rules(r, cands, tests, score_fn, fs) -> dict[str, float]:
+    yte, folds = r["yte"], r["folds"]
+    power = next(c for c in cands if _is(c, ADDITIVE[0]))
+    stumps = next(c for c in cands if _is(c, ADDITIVE[1]))
+    current = [c for c in cands if c is not power and c is not stumps]
+    out = {"LR on Yeo-Johnson columns alone": AUC(yte, tests[power.trial]),
+           "boosted stumps alone": AUC(yte, tests[stumps.trial])}
+    for name, pool in (("current", current), ("current + LR Yeo-Johnson", current + [power]),
+                       ("current + stumps", current + [stumps]), ("current + both", current + [power, stumps])):
+        chosen, _, _ = S.one_se_choice(pool)
+        t, _, _ = greedy(pool, chosen, 8, score_fn, fs, folds, tests)
+        out[name] = AUC(yte, t)
+        out[name + ": one-SE single"] = AUC(yte, tests[chosen.trial])
+    return out
+
+
+def main() -> int:
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/tables-dev-add")
+    table: dict[str, dict[str, list]] = {}
+    times: dict[str, list] = {}
+    for path in sorted(root.glob("*.pkl")):
+        r, cands, tests, score_fn, fs = load(path)
+        for k, v in with_baselines(r, rules(r, cands, tests, score_fn, fs)).items():
+            table.setdefault(k, {}).setdefault(r["dataset"], []).append(v)
+        for c in r["cands"]:
+            for cfg, label in zip(ADDITIVE, ("power LR", "stumps")):
+                if c["config"]["model"] == cfg["model"] and c["config"]["params"] == cfg["params"]:
+                    times.setdefault(label, []).append(c["time_s"])
+    print("splits:", {d: len(v) for d, v in table["baseline LR"].items()})
+    print("candidate time (15 CV fits + refit), median s:", {k: round(float(np.median(t)), 1) for k, t in times.items()})
+    print_table(table, "current")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
