@@ -57,12 +57,18 @@ type Reply = { id?: number; outputs?: Record<string, { data: Float32Array; dims:
  *   12 MB heap) was always short: after a thread had idled 12 s, it ran 139 mark-compacts in the next 60 s at c=1
  *   (3.5 ms each, in some request's latency; p99/median 2.37). With 64 MB: none in 60 s, p99/median 1.62. 32 and 48
  *   MB still gave 24 and 16 in 12 s. The limit is room to grow, not memory taken (docs/prediction.md has the RSS).
+ * - No memory reducer. It runs full mark-compacts on a heap that has gone quiet, to give memory back: with four
+ *   models loaded, the threads of the models not being called ran 25 of them (13-47 ms each, 280-340 ms in all) in 15
+ *   s while one model served at c=1, each holding one of the two cores away from the request in hand (CamNet's c=1
+ *   p99/median 2.00-2.10; without it, no collection on those threads and 1.61-1.77). A thread's heap is 6-14 MB, so
+ *   what the reducer would give back is small.
  */
 let threadHeapSized = false;
 function sizeThreadHeap(): void {
   if (threadHeapSized) return;
   v8.setFlagsFromString("--min-semi-space-size=8");
   v8.setFlagsFromString("--initial-old-space-size=64");
+  v8.setFlagsFromString("--no-memory-reducer");
   threadHeapSized = true;
 }
 
