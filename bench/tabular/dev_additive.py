@@ -17,9 +17,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from dev_collect import ADDITIVE  # noqa: E402
-from dev_rules import AUC, greedy, load, print_table, with_baselines  # noqa: E402
+from dev_rules import AUC, print_table, replay_dir, replay_pools  # noqa: E402
 
-from builder_pipelines.tabular import selection as S  # noqa: E402
 
 
 def _is(cand, cfg: dict) -> bool:
@@ -27,29 +26,22 @@ def _is(cand, cfg: dict) -> bool:
 
 
 def rules(r, cands, tests, score_fn, fs) -> dict[str, float]:
-    yte, folds = r["yte"], r["folds"]
+    yte = r["yte"]
     power = next(c for c in cands if _is(c, ADDITIVE[0]))
     stumps = next(c for c in cands if _is(c, ADDITIVE[1]))
     current = [c for c in cands if c is not power and c is not stumps]
     out = {"LR on Yeo-Johnson columns alone": AUC(yte, tests[power.trial]),
            "boosted stumps alone": AUC(yte, tests[stumps.trial])}
-    for name, pool in (("current", current), ("current + LR Yeo-Johnson", current + [power]),
-                       ("current + stumps", current + [stumps]), ("current + both", current + [power, stumps])):
-        chosen, _, _ = S.one_se_choice(pool)
-        t, _, _ = greedy(pool, chosen, 8, score_fn, fs, folds, tests)
-        out[name] = AUC(yte, t)
-        out[name + ": one-SE single"] = AUC(yte, tests[chosen.trial])
-    return out
+    pools = (("current", current), ("current + LR Yeo-Johnson", current + [power]),
+             ("current + stumps", current + [stumps]), ("current + both", current + [power, stumps]))
+    return out | replay_pools(pools, r, tests, score_fn, fs)
 
 
 def main() -> int:
     root = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/tables-dev-add")
-    table: dict[str, dict[str, list]] = {}
+    table, records = replay_dir(root, rules)
     times: dict[str, list] = {}
-    for path in sorted(root.glob("*.pkl")):
-        r, cands, tests, score_fn, fs = load(path)
-        for k, v in with_baselines(r, rules(r, cands, tests, score_fn, fs)).items():
-            table.setdefault(k, {}).setdefault(r["dataset"], []).append(v)
+    for r in records:
         for c in r["cands"]:
             for cfg, label in zip(ADDITIVE, ("power LR", "stumps")):
                 if c["config"]["model"] == cfg["model"] and c["config"]["params"] == cfg["params"]:

@@ -15,13 +15,12 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from dev_rules import AUC, greedy, load, print_table, with_baselines  # noqa: E402
+from dev_rules import AUC, print_table, replay_dir, replay_pools  # noqa: E402
 
-from builder_pipelines.tabular import selection as S  # noqa: E402
 
 
 def rules(r, cands, tests, score_fn, fs) -> dict[str, float]:
-    yte, folds = r["yte"], r["folds"]
+    yte = r["yte"]
     base = [c for c in cands if c.config["model"] != "catboost"]
     cb = [c for c in cands if c.config["model"] == "catboost"]
     cb_default = next(c for c in cb if not c.config["params"])
@@ -29,23 +28,15 @@ def rules(r, cands, tests, score_fn, fs) -> dict[str, float]:
     out = {"LR default": AUC(yte, tests[lr_def.trial]), "CatBoost default": AUC(yte, tests[cb_default.trial]),
            "CatBoost depth 4": AUC(yte, tests[next(c for c in cb if c.config["params"]).trial]),
            "0.5 LR + 0.5 CatBoost": AUC(yte, 0.5 * tests[lr_def.trial] + 0.5 * tests[cb_default.trial])}
-    for name, pool in (("current", base), ("current + CatBoost default", base + [cb_default]),
-                       ("current + both CatBoost", base + cb)):
-        chosen, _, _ = S.one_se_choice(pool)
-        t, _, _ = greedy(pool, chosen, 8, score_fn, fs, folds, tests)
-        out[name] = AUC(yte, t)
-        out[name + ": one-SE single"] = AUC(yte, tests[chosen.trial])
-    return out
+    pools = (("current", base), ("current + CatBoost default", base + [cb_default]), ("current + both CatBoost", base + cb))
+    return out | replay_pools(pools, r, tests, score_fn, fs)
 
 
 def main() -> int:
     root = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/tables-dev-cb")
-    table: dict[str, dict[str, list]] = {}
+    table, records = replay_dir(root, rules)
     cb_time: dict[str, list] = {}
-    for path in sorted(root.glob("*.pkl")):
-        r, cands, tests, score_fn, fs = load(path)
-        for k, v in with_baselines(r, rules(r, cands, tests, score_fn, fs)).items():
-            table.setdefault(k, {}).setdefault(r["dataset"], []).append(v)
+    for r in records:
         cb_time.setdefault(r["dataset"], []).extend(c["time_s"] for c in r["cands"] if c["config"]["model"] == "catboost")
     print("splits:", {d: len(v) for d, v in table["baseline LR"].items()})
     print("CatBoost candidate time (15 CV fits + refit), median s:", {d: round(float(np.median(t)), 1) for d, t in cb_time.items()})

@@ -102,6 +102,30 @@ def greedy(pool, chosen, size, score_fn, fs, folds, tests, rule="unless_worse"):
     return (blend_of(members, counts, tests) if keep else tests[chosen.trial]), (blend, members, counts, honest), keep
 
 
+def replay_pools(named_pools, r, tests, score_fn, fs) -> dict[str, float]:
+    """Best mode's rule (one-SE single model, then the greedy ensemble unless clearly worse) on each named candidate
+    pool: the test AUC of the published model, and of the one-SE single model alone."""
+    out = {}
+    for name, pool in named_pools:
+        chosen, _, _ = S.one_se_choice(pool)
+        t, _, _ = greedy(pool, chosen, 8, score_fn, fs, r["folds"], tests)
+        out[name] = AUC(r["yte"], t)
+        out[name + ": one-SE single"] = AUC(r["yte"], tests[chosen.trial])
+    return out
+
+
+def replay_dir(root: Path, rules_fn) -> tuple[dict[str, dict[str, list]], list]:
+    """{rule: {dataset: [test AUC per split]}} over every pickle in ``root``, and the pickles' records."""
+    table: dict[str, dict[str, list]] = {}
+    records = []
+    for path in sorted(root.glob("*.pkl")):
+        r, cands, tests, score_fn, fs = load(path)
+        for k, v in with_baselines(r, rules_fn(r, cands, tests, score_fn, fs)).items():
+            table.setdefault(k, {}).setdefault(r["dataset"], []).append(v)
+        records.append(r)
+    return table, records
+
+
 def rules(r, cands, tests, score_fn, fs):
     folds = r["folds"]
     yte = r["yte"]
