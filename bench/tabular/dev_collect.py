@@ -103,7 +103,9 @@ def collect(ds: str, seed: int, n_random: int, tmp: Path, extra: list[dict]) -> 
             cfg["n_estimators"] = max(1, int(np.median(iters)))
         final = models.fit(cfg, "binary", columns, Xfit, yfit, seed, 1)
         test = models.predict(final, "binary", Xte)
-        out["cands"].append({"trial": i, "config": cfg, "oof": oofs, "test": test, "time_s": time.monotonic() - t0})
+        trees = getattr(getattr(final, "booster", None), "best_iteration_", None)  # a linboost candidate's refit
+        out["cands"].append({"trial": i, "config": cfg, "oof": oofs, "test": test, "time_s": time.monotonic() - t0,
+                             "trees": trees})
     return out
 
 
@@ -114,8 +116,14 @@ def main() -> int:
     ap.add_argument("--random", type=int, default=30, help="random LightGBM settings after the essential candidates")
     ap.add_argument("--catboost", action="store_true", help="append search.CATBOOST's candidates")
     ap.add_argument("--additive", action="store_true", help="append ADDITIVE's candidates (after CatBoost's)")
+    ap.add_argument("--linboost", action="store_true", help="append dev_linboost.LINBOOST's candidates (last)")
     ap.add_argument("--out", default="/tmp/tables-dev")
     args = ap.parse_args()
+    linboost = []
+    if args.linboost:
+        import dev_linboost  # teaches models.fit / models.predict the "linboost" config
+
+        linboost = dev_linboost.LINBOOST
     Path(args.out).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmpdir:
         for ds in args.datasets:
@@ -124,7 +132,7 @@ def main() -> int:
                 if path.exists():
                     continue
                 t0 = time.monotonic()
-                extra = (search.CATBOOST if args.catboost else []) + (ADDITIVE if args.additive else [])
+                extra = (search.CATBOOST if args.catboost else []) + (ADDITIVE if args.additive else []) + linboost
                 res = collect(ds, seed, args.random, Path(tmpdir), extra)
                 path.write_bytes(pickle.dumps(res))
                 print(json.dumps({"dataset": ds, "seed": seed, "s": round(time.monotonic() - t0, 1),
