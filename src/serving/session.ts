@@ -60,7 +60,7 @@ type Reply = { id?: number; outputs?: Record<string, { data: Float32Array; dims:
  * - No memory reducer. It runs full mark-compacts on a heap that has gone quiet, to give memory back: with four
  *   models loaded, the threads of the models not being called ran 25 of them (13-47 ms each, 280-340 ms in all) in 15
  *   s while one model served at c=1, each holding one of the two cores away from the request in hand (CamNet's c=1
- *   p99/median 2.00-2.10; without it, no collection on those threads and 1.61-1.77). A thread's heap is 6-14 MB, so
+ *   p99/median 2.00-2.10; without it, no collection on those threads and 1.58-1.77). A thread's heap is 6-14 MB, so
  *   what the reducer would give back is small.
  */
 let threadHeapSized = false;
