@@ -73,7 +73,7 @@ models._linear_estimator = _linear_with_power
 
 
 def collect(ds: str, seed: int, n_random: int, tmp: Path, extra: list[dict]) -> dict:
-    table, cols, label = B.LOADERS[ds](tmp)
+    table, cols, label = (B.LOADERS | B.UNSEEN_LOADERS)[ds](tmp)
     rows = list(csv.DictReader(open(table, newline="")))
     sp = B.split([r["id"] for r in rows], [r[label] for r in rows], seed)
     base = B.baselines(table, cols, label, sp, seed)
