@@ -8,7 +8,8 @@ vary least between folds, so pooling favours them: on the unseen actg320 table (
 logistic regression with C = 0.0028 over C = 1 on pooled scores (0.766 against 0.752) and lost 0.06 on test.
 This replays best mode's rule with the candidates' scores (the one-SE choice, the ensemble pool's ranking) taken
 as the mean of the finite fold scores; the ensemble's acceptance already compares fold by fold. Variant
-"everywhere" also fits the greedy weights to the per-fold mean on the rows they see.
+"everywhere" also fits the greedy weights to the per-fold mean on the rows they see. Not adopted: +0.0040
+(SE 0.0027) on 45 development splits, -0.0002 (SE 0.0035) on 20 new ones (bench/tabular/README.md, round 6).
 
   pipelines/.venv/bin/python bench/tabular/dev_collect.py --random 10 --catboost --out /tmp/tables-dev-cb
   pipelines/.venv/bin/python bench/tabular/dev_foldmean.py /tmp/tables-dev-cb

@@ -54,15 +54,20 @@ def _write(tmp: Path, name: str, rows: list[dict], label: str, cols: list[str], 
     return out, cols, label
 
 
-def load_whas500(tmp: Path):
-    """Worcester Heart Attack Study (500 patients after a myocardial infarction): death during follow-up (fstat)
-    from age, sex, vital signs, BMI, complications and the hospital stay. Follow-up length (lenfol) dropped."""
-    got = _arff_rows("whas500")
+def _all_but(tmp: Path, name: str, arff_name: str, label: str, dropped: tuple[str, ...], id_prefix: str):
+    """Every column of the ARFF file but the label and ``dropped`` as features; ids numbered from 1."""
+    got = _arff_rows(arff_name)
     if got is None:
         return None
     rows, names = got
-    cols = [c for c in names if c not in ("fstat", "lenfol")]
-    return _write(tmp, "whas500", rows, "fstat", cols, [f"w{i + 1}" for i in range(len(rows))])
+    cols = [c for c in names if c != label and c not in dropped]
+    return _write(tmp, name, rows, label, cols, [f"{id_prefix}{i + 1}" for i in range(len(rows))])
+
+
+def load_whas500(tmp: Path):
+    """Worcester Heart Attack Study (500 patients after a myocardial infarction): death during follow-up (fstat)
+    from age, sex, vital signs, BMI, complications and the hospital stay. Follow-up length (lenfol) dropped."""
+    return _all_but(tmp, "whas500", "whas500", "fstat", ("lenfol",), "w")
 
 
 def load_actg320(tmp: Path):
@@ -104,12 +109,7 @@ def load_gse7390(tmp: Path):
     """Breast cancer, GEO GSE7390 (198 patients): distant metastasis (e.tdm; 51 events) from age, tumour size,
     grade, oestrogen receptor and 76 gene-expression values: more columns than events. Time to metastasis
     dropped."""
-    got = _arff_rows("breast_cancer_GSE7390-metastasis")
-    if got is None:
-        return None
-    rows, names = got
-    cols = [c for c in names if c not in ("e.tdm", "t.tdm")]
-    return _write(tmp, "gse7390", rows, "e.tdm", cols, [f"b{i + 1}" for i in range(len(rows))])
+    return _all_but(tmp, "gse7390", "breast_cancer_GSE7390-metastasis", "e.tdm", ("t.tdm",), "b")
 
 
 LOADERS = {"whas500": load_whas500, "actg320": load_actg320, "flchain": load_flchain, "gse7390": load_gse7390}
