@@ -30,7 +30,9 @@ from builder_pipelines.common import metrics as M  # noqa: E402
 from builder_pipelines.tabular import DEFAULT_BUDGET_S  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tables_missing  # noqa: E402
 import tables_sksurv  # noqa: E402
+from builder_pipelines.tabular.table import is_missing_marker  # noqa: E402
 
 PIMA_COLS = ["pregnancies", "glucose", "blood_pressure", "skin_thickness", "insulin", "bmi", "diabetes_pedigree", "age"]
 
@@ -127,7 +129,9 @@ LOADERS = {"wdbc": load_wdbc, "pima": load_pima, "gbsg2": load_gbsg2, "actg175":
 # development seeds 10-14 and adopted nothing); asked for by name.
 UNSEEN_LOADERS = tables_sksurv.LOADERS
 TIMING_LOADERS = {"large5k": load_large}
-ALL_LOADERS = {**LOADERS, **UNSEEN_LOADERS, **TIMING_LOADERS}
+# Real missing values written as "NA" / "?" (tables_missing.py); asked for by name.
+MISSING_LOADERS = {"pima_na": lambda tmp: tables_missing.load_pima_na(tmp, load_pima), "flchain_na": tables_missing.load_flchain_na}
+ALL_LOADERS = {**LOADERS, **UNSEEN_LOADERS, **TIMING_LOADERS, **MISSING_LOADERS}
 
 
 def split(ids: list[str], y: list[str], seed: int) -> dict:
@@ -139,16 +143,22 @@ def split(ids: list[str], y: list[str], seed: int) -> dict:
     return {"seed": seed, "train": list(tr), "val": list(va), "test": list(te)}
 
 
+def _number(v: str) -> float:
+    """A float; a missing-value marker ("NA", "?") is NaN, as in the pipeline; anything else raises ValueError."""
+    return float("nan") if is_missing_marker(v) else float(v)
+
+
 def _encode(rows: list[dict], cols: list[str]):
-    """Numeric columns as floats; a column with any non-number becomes integer codes (like the pipeline)."""
+    """Numeric columns as floats (NaN for missing-value markers); a column with any other non-number becomes
+    integer codes (like the pipeline)."""
     cat = []
     for c in cols:
         try:
-            [float(r[c]) for r in rows]
+            [_number(r[c]) for r in rows]
         except ValueError:
             cat.append(c)
     codes = {c: {v: i for i, v in enumerate(sorted({r[c] for r in rows}))} for c in cat}
-    X = np.array([[codes[c][r[c]] if c in codes else float(r[c]) for c in cols] for r in rows])
+    X = np.array([[codes[c][r[c]] if c in codes else _number(r[c]) for c in cols] for r in rows])
     return X, [cols.index(c) for c in cat]
 
 
@@ -156,6 +166,7 @@ def baselines(table: Path, cols: list[str], label: str, sp: dict, seed: int) -> 
     """The two baselines of the issue, fitted on train+val, scored on test."""
     import lightgbm as lgb
     from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
@@ -169,7 +180,9 @@ def baselines(table: Path, cols: list[str], label: str, sp: dict, seed: int) -> 
     y = {"fit": np.array([codes.index(rows[index[i]][label]) for i in fit_ids]),
          "test": np.array([codes.index(rows[index[i]][label]) for i in sp["test"]])}
     num = [j for j in range(len(cols)) if j not in cat]
-    pre = ColumnTransformer([("num", StandardScaler(), num)] + ([("cat", OneHotEncoder(handle_unknown="ignore"), cat)] if cat else []))
+    # With missing values, LR fills in the training median first (what a team would do); LightGBM takes NaN as is.
+    scale = make_pipeline(SimpleImputer(strategy="median"), StandardScaler()) if np.isnan(Xall).any() else StandardScaler()
+    pre = ColumnTransformer([("num", scale, num)] + ([("cat", OneHotEncoder(handle_unknown="ignore"), cat)] if cat else []))
     out = {}
     for name, est, kw in (("logistic_regression", make_pipeline(pre, LogisticRegression(max_iter=5000)), {}),
                           ("lightgbm_default", lgb.LGBMClassifier(verbose=-1, random_state=seed),
@@ -182,7 +195,7 @@ def baselines(table: Path, cols: list[str], label: str, sp: dict, seed: int) -> 
     return out
 
 
-def run_pipeline(table: Path, cols, label, sp, mode, budget, seed, work: Path) -> tuple[dict, float]:
+def run_pipeline(table: Path, cols, label, sp, mode, budget, seed, work: Path, pipelines: Path = PIPELINES) -> tuple[dict, float]:
     out = work / f"out_{mode}"
     spec = {"schema_version": 1, "job_id": f"bench-{mode}", "command": "train", "kind": "tabular", "problem": "binary",
             "data": {"root": str(table.parent), "table": str(table), "id_col": "id", "label_cols": [label], "data_cols": cols},
@@ -196,7 +209,7 @@ def run_pipeline(table: Path, cols, label, sp, mode, budget, seed, work: Path) -
                "try:\n    runpy.run_module('builder_pipelines', run_name='__main__')\n"
                "finally:\n    sys.stderr.write('PEAK_RSS_KB=%d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
     proc = subprocess.run([sys.executable, "-c", wrapper, "builder_pipelines", "train", "--spec", str(spec_path), "--out", str(out)],
-                          cwd=PIPELINES, capture_output=True, text=True)
+                          cwd=pipelines, capture_output=True, text=True)
     wall = time.monotonic() - t0
     if proc.returncode != 0:
         raise SystemExit(f"pipeline failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
@@ -216,6 +229,8 @@ def main() -> int:
     ap.add_argument("--fast-budget", type=float, default=DEFAULT_BUDGET_S["fast"])
     ap.add_argument("--best-budget", type=float, default=DEFAULT_BUDGET_S["best"])
     ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--pipelines", type=Path, default=PIPELINES,
+                    help="the pipelines folder whose CLI trains (another checkout's, to compare two commits on the same splits)")
     args = ap.parse_args()
     if not DATASETS.is_dir():
         print(f"skipped: {DATASETS} is absent")
@@ -226,7 +241,7 @@ def main() -> int:
         for ds in args.datasets:
             loaded = ALL_LOADERS[ds](tmp)
             if loaded is None:
-                wheel = "scikit-survival" if ds in UNSEEN_LOADERS else "lifelines"
+                wheel = "scikit-survival" if ds in UNSEEN_LOADERS or ds == "flchain_na" else "lifelines"
                 print(f"\n{ds}: skipped (its data ships in {wheel}: pip install --no-deps -r bench/tabular/requirements.txt)")
                 continue
             table, cols, label = loaded
@@ -241,7 +256,7 @@ def main() -> int:
                     work = tmp / f"{ds}_{seed}"
                     work.mkdir(exist_ok=True)
                     budget = args.fast_budget if mode == "fast" else args.best_budget
-                    man, wall, peak_mb = run_pipeline(table, cols, label, sp, mode, budget, seed, work)
+                    man, wall, peak_mb = run_pipeline(table, cols, label, sp, mode, budget, seed, work, args.pipelines)
                     auc = man["metrics"]["test"]["auc"]
                     s = man["model_summary"]
                     better = max(b["value"] for b in base.values())

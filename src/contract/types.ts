@@ -65,6 +65,8 @@ export interface ColumnSpec {
   codes?: Record<string, number>;
   min?: number;
   max?: number;
+  /** Numeric: the training table had missing-value markers here; /predict takes null for this column. */
+  missing?: boolean;
 }
 
 /** manifest.json: the one type for it (the orchestrator publishes it, serving reads its view of it). */

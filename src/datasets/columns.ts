@@ -1,5 +1,5 @@
 import yauzl from "yauzl";
-import { parseCsvText, parseNumber } from "./csv.js";
+import { numericOrNot, parseCsvText } from "./csv.js";
 import { isJunk, planEntry, type ExtractLimits } from "./extract.js";
 import { pickCsv } from "./analyse.js";
 import { isImageFile } from "./images.js";
@@ -74,12 +74,15 @@ export async function listColumns(zipFile: string, limits: ExtractLimits): Promi
     const present = values.filter((v) => v !== "");
     const examples = [...new Set(present)].slice(0, 3);
     let type: ColumnInfo["type"] = "empty";
+    let markers = 0;
     if (present.length) {
-      if (present.every((v) => parseNumber(v, table.delimiter) !== null)) type = "numeric";
+      const read = numericOrNot(present, table.delimiter);
+      if (read.numeric) [type, markers] = ["numeric", read.markers];
       else if (present.every((v) => isImageFile(v))) type = "image_path";
       else type = "categorical";
     }
-    return { name, type, examples, missing: values.length - present.length };
+    // Missing: empty entries, and in a numeric column the missing-value markers (NA, ?, ...).
+    return { name, type, examples, missing: values.length - present.length + markers };
   });
   return { csv_path: csv.name, columns, rows: rows.length };
 }

@@ -35,6 +35,30 @@ export function sniffDelimiter(text: string): "," | ";" {
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 const DECIMAL_COMMA = /^[+-]?\d+,\d+$/;
 
+/**
+ * Written for "no value" in clinical exports (R and pandas write NA / NaN, UCI files ?, SPSS-style exports .); compared
+ * case-insensitively. A data column of numbers with some of these is numeric with missing values, not categorical.
+ * Kept in step with MISSING_MARKERS in pipelines/builder_pipelines/tabular/table.py.
+ */
+export const MISSING_MARKERS: ReadonlySet<string> = new Set(["na", "n/a", "nan", "?", "null", "none", "missing", ".", "-"]);
+export const isMissingMarker = (value: string) => MISSING_MARKERS.has(value.trim().toLowerCase());
+
+/**
+ * How a column's non-empty values read: "numeric" when each is a number or a missing-value marker and at least one
+ * is a number (markers counts those), else "categorical".
+ */
+export function numericOrNot(present: string[], delimiter: "," | ";"): { numeric: boolean; numbers: number[]; markers: number } {
+  const numbers: number[] = [];
+  let markers = 0;
+  for (const v of present) {
+    const n = parseNumber(v, delimiter);
+    if (n !== null) numbers.push(n);
+    else if (isMissingMarker(v)) markers++;
+    else return { numeric: false, numbers: [], markers: 0 };
+  }
+  return { numeric: numbers.length > 0, numbers, markers };
+}
+
 /** A number as written in the CSV; with ';' as delimiter a decimal comma (3,5) is accepted too. */
 export function parseNumber(value: string, delimiter: "," | ";"): number | null {
   const v = value.trim();

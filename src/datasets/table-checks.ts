@@ -1,4 +1,4 @@
-import { parseNumber, resolveColumns, sheetRow, type CsvTable } from "./csv.js";
+import { numericOrNot, parseNumber, resolveColumns, sheetRow, type CsvTable } from "./csv.js";
 import { locateImage, pathCharProblem } from "./images.js";
 import type { ReportBuilder } from "./report.js";
 import type { DatasetTask } from "./types.js";
@@ -88,7 +88,7 @@ export function checkTable(t: CsvTable, ctx: TableCheckContext): CheckedTable | 
       return;
     }
     for (const di of dataIdx) {
-      if (values[di] === "") report.error("missing_value", `row ${row} has an empty entry in the data column '${t.header[di]}'; fill it in or remove the row`, { row, column: t.header[di] });
+      if (values[di] === "") report.error("missing_value", `row ${row} has an empty entry in the data column '${t.header[di]}'; fill it in, write NA if the value is unknown, or remove the row`, { row, column: t.header[di] });
     }
     const r: TableRow = { row, values, patient };
     if (imageIdx !== null) {
@@ -129,28 +129,34 @@ export function checkTable(t: CsvTable, ctx: TableCheckContext): CheckedTable | 
   return { idCol, header: t.header, rows, labelIdx, imageIdx, dataIdx, splitIdx, numericData, images };
 }
 
-/** Numeric when every non-empty entry is a number; otherwise categorical. */
+/**
+ * Numeric when every non-empty entry is a number or a missing-value marker (NA, ?, ...), with at least one number;
+ * otherwise categorical. Markers are counted as missing and the models learn with the gaps (the pipeline reads
+ * them as NaN); the report says how many.
+ */
 function checkFeatures(t: CsvTable, dataIdx: number[], rows: TableRow[], report: ReportBuilder): Set<number> {
   const numeric = new Set<number>();
   const features: NonNullable<ReportBuilder["summary"]["features"]> = [];
   for (const di of dataIdx) {
     const present = rows.map((r) => r.values[di]).filter((v) => v !== "");
-    const nums = present.map((v) => parseNumber(v, t.delimiter));
-    const missing = rows.length - present.length;
+    const read = numericOrNot(present, t.delimiter);
     const name = t.header[di];
-    if (present.length && nums.every((n) => n !== null)) {
+    if (read.numeric) {
       numeric.add(di);
       let min = Infinity;
       let max = -Infinity;
-      for (const n of nums as number[]) {
+      for (const n of read.numbers) {
         if (n < min) min = n;
         if (n > max) max = n;
       }
-      features.push({ name, type: "numeric", min, max, missing });
+      features.push({ name, type: "numeric", min, max, missing: rows.length - present.length + read.markers });
+      if (read.markers) {
+        report.warn("missing_values", `the data column '${name}' has no value in ${read.markers} of ${rows.length} rows (written as NA, ? or similar); the models learn with these gaps, and predictions may send null for it`, { column: name });
+      }
       if (min === max) report.warn("constant_column", `the data column '${name}' holds the same value (${min}) in every row; it cannot help the model`, { column: name });
     } else {
       const distinct = new Set(present);
-      features.push({ name, type: "categorical", categories: distinct.size, missing });
+      features.push({ name, type: "categorical", categories: distinct.size, missing: rows.length - present.length });
       if (distinct.size === 1) report.warn("constant_column", `the data column '${name}' holds the same value in every row; it cannot help the model`, { column: name });
       if (present.length && distinct.size > 0.5 * present.length && distinct.size > 50) {
         report.warn("categorical_high_cardinality", `the data column '${name}' is not numeric and has ${distinct.size} distinct values; is it an identifier?`, { column: name });

@@ -123,7 +123,7 @@ export const modelSchema = z.object({
     image: z.looseObject({ width: z.number(), height: z.number(), channels: z.number() }).optional(),
     data_cols: z.array(z.string()).optional(),
     columns: z
-      .array(z.object({ name: z.string(), type: z.enum(["numeric", "categorical"]), categories: z.number().int().optional().describe("categorical: how many values the model knows (never the values: they may identify patients)"), min: z.number().optional(), max: z.number().optional() }))
+      .array(z.object({ name: z.string(), type: z.enum(["numeric", "categorical"]), categories: z.number().int().optional().describe("categorical: how many values the model knows (never the values: they may identify patients)"), min: z.number().optional(), max: z.number().optional(), missing: z.boolean().optional().describe("numeric: the training data had missing values (NA, ?) here; send null for an unknown value") }))
       .optional(),
     message: z.string().optional(),
   }),

@@ -31,7 +31,7 @@ export function modelView(row: ModelRow) {
             data_cols: m.input.columns.map((c) => c.name),
             columns: m.input.columns.map(publicColumn),
             message:
-              "an array in data_cols order: a number for each numeric column; for a categorical column, the value as written in the training CSV (a string) or its integer code",
+              "an array in data_cols order: a number for each numeric column (null where the value is unknown, for a column marked missing: true); for a categorical column, the value as written in the training CSV (a string) or its integer code",
           }
         : {}),
     },

@@ -63,7 +63,9 @@ function rowSpec(m: ServedManifest): RowSpec {
 
 /**
  * Tabular `message`: one number per data column, in manifest order. Categorical columns take the integer
- * code listed in the manifest (the original value as a string is accepted too and mapped to its code).
+ * code listed in the manifest (the original value as a string is accepted too and mapped to its code). A numeric
+ * column that had missing values in training (`missing` in the manifest) takes null for an unknown value: the graph
+ * gets NaN, which the model was trained with (pipelines/builder_pipelines/tabular/models.py).
  */
 export function tabularRow(m: ServedManifest, message: unknown): Float32Array {
   const { columns: cols, expected, allowed: allowedCodes } = rowSpec(m);
@@ -87,8 +89,11 @@ export function tabularRow(m: ServedManifest, message: unknown): Float32Array {
       else if (typeof v === "number" && Number.isInteger(v) && (allowed.length === 0 || allowed.includes(v))) row[i] = v;
       // The known values are training data (possibly identifiers): the answer says how many, never which.
       else (details ??= []).push({ field: `message.${i}`, message: `${c.name}: not one of the ${allowed.length} categories seen in training; send the value as written in the training CSV or its integer code (0..${allowed.length - 1})`, column: c.name });
+    } else if (v === null && c.missing) {
+      row[i] = NaN;
     } else if (typeof v !== "number" || !Number.isFinite(v)) {
-      (details ??= []).push({ field: `message.${i}`, message: `${c.name}: must be a finite number, got ${JSON.stringify(v)}`, column: c.name });
+      const hint = v === null ? " (the model's training data had no missing values in this column)" : c.missing ? " or null when unknown" : "";
+      (details ??= []).push({ field: `message.${i}`, message: `${c.name}: must be a finite number${hint}, got ${JSON.stringify(v)}`, column: c.name });
     } else row[i] = v;
   }
   if (details) throw bad(`${details.length} bad value${details.length > 1 ? "s" : ""}`, details);

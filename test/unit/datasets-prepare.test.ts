@@ -92,6 +92,22 @@ describe("prepareDataset", () => {
     expect(out.imagesCol).toBeNull();
   });
 
+  it("a column of numbers with missing-value markers is numeric with missing values, markers kept for the pipeline", async () => {
+    const rows = ["id,age,note,y"];
+    for (let i = 0; i < 20; i++) rows.push(`${i},${i % 5 === 0 ? (i % 10 ? "?" : "NA") : 40 + i},${i % 5 === 0 ? "NA" : "ok"},${i % 2}`);
+    const zip = makeZip({ "data.csv": rows.join("\n") + "\n" });
+    const { out } = await prepare(zip, { family: "classification", inputs: "table", label_cols: ["y"], data_cols: ["age", "note"], images_col: null, split_col: null });
+    expect(out.report.errors).toEqual([]);
+    expect(out.report.summary.features).toEqual([
+      { name: "age", type: "numeric", min: 41, max: 59, missing: 4 },
+      { name: "note", type: "categorical", categories: 2, missing: 0 }, // text with NA stays text: "NA" is one of its values
+    ]);
+    expect(out.report.warnings.map((w) => [w.code, w.column])).toContainEqual(["missing_values", "age"]);
+    expect(out.report.warnings.find((w) => w.code === "missing_values")!.message).toMatch(/no value in 4 of 20 rows/);
+    const lines = fs.readFileSync(out.table!, "utf8").split("\n");
+    expect(lines[1]).toBe('"0","NA","NA","0"\r');
+  });
+
   it("regression: numeric labels, problem regression", async () => {
     const rows = ["id,x,y"];
     for (let i = 0; i < 30; i++) rows.push(`${i},${i * 2},${i / 10}`);

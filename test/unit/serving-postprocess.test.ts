@@ -100,4 +100,23 @@ describe("tabular rows", () => {
   it.each([[[40]], [[40, 1, 2]], [[null, 1]], [["40", 1]], [[40, 3]], [[40, "toString"]], [[40, "constructor"]], [[Infinity, 1]], ["40,1"], [{ age: 40 }]])("refuses %j naming the columns", (msg) => {
     expect(() => tabularRow(m, msg)).toThrow(/age, sex/);
   });
+  it("takes null (as NaN) only for a numeric column trained with missing values", () => {
+    const gaps = {
+      ...m,
+      input: { name: "x", columns: [{ name: "age", type: "numeric", missing: true }, { name: "bmi", type: "numeric" }] },
+    } as unknown as ServedManifest;
+    const row = tabularRow(gaps, [null, 22.5]);
+    expect(Number.isNaN(row[0]) && row[1] === 22.5).toBe(true);
+    const detail = (msg: unknown[]) => {
+      try {
+        tabularRow(gaps, msg);
+      } catch (err) {
+        return (err as { details: { message: string }[] }).details[0].message;
+      }
+      throw new Error("accepted");
+    };
+    expect(detail([40, null])).toBe("bmi: must be a finite number (the model's training data had no missing values in this column), got null");
+    expect(detail(["NA", 22.5])).toBe('age: must be a finite number or null when unknown, got "NA"');
+    expect(detail([NaN, 22.5])).toMatch(/^age: must be a finite number or null when unknown/);
+  });
 });

@@ -21,6 +21,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 
 from . import calibration as C
+from .models import FOREST_MISSING, FORESTS
 
 INPUT = "input"
 OUTPUT = "scores"
@@ -94,11 +95,22 @@ def _convert(est, config: dict, n_features: int, problem: str) -> tuple[onnx.Mod
                 for out in m.graph.output:
                     if out.name == "raw_scores":
                         out.name = "probabilities"
+        if config["model"] in FORESTS:
+            _forest_missing(m)
     names = [o.name for o in m.graph.output]
     source = "variable" if problem == "regression" else "probabilities"
     if source not in names:
         raise RuntimeError(f"converter outputs {names} lack {source!r}")
     return m, source
+
+
+def _forest_missing(m: onnx.ModelProto) -> None:
+    """Puts an Imputer in front of a forest's graph: NaN -> FOREST_MISSING, as models.forest_input does in Python."""
+    for node in m.graph.node:
+        node.input[:] = ["forest_input" if name == INPUT else name for name in node.input]
+    imputer = helper.make_node("Imputer", [INPUT], ["forest_input"], domain="ai.onnx.ml", name="forest_missing",
+                               imputed_value_floats=[FOREST_MISSING], replaced_value_float=float("nan"))
+    m.graph.node.insert(0, imputer)
 
 
 def _const(name: str, value) -> onnx.TensorProto:

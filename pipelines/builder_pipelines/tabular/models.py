@@ -8,6 +8,12 @@ values (regression). Forests and CatBoost see categorical columns as their integ
 numbers).
 The linear model is a scikit-learn Pipeline (standardise numeric columns, one-hot the integer codes of
 categorical columns, then the linear model), so skl2onnx exports the preprocessing inside the graph.
+
+Missing values (NaN, from a numeric column's missing-value markers; see table.py): LightGBM and CatBoost take NaN
+as it is, in Python and in their ONNX graphs alike. The linear model imputes the column's training median first
+(a SimpleImputer step, which skl2onnx exports). The forests see NaN as FOREST_MISSING, a value below every number,
+so a split can set missing values apart; skl2onnx's tree ensembles ignore scikit-learn's own NaN routing, so the
+graph replaces NaN by the same value first (export.py).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import lightgbm as lgb
 import numpy as np
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
+from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
@@ -29,7 +36,15 @@ LGB_PATIENCE = 50
 FOREST_TREES = 200  # enough for stable averages; every tree adds fitting time and graph size
 FORESTS = {"random_forest": (RandomForestClassifier, RandomForestRegressor),
            "extra_trees": (ExtraTreesClassifier, ExtraTreesRegressor)}
+FOREST_TYPES = tuple(t for pair in FORESTS.values() for t in pair)
 CATBOOST_TREES = 1000  # CatBoost's default; its learning rate is then chosen from the table's size
+FOREST_MISSING = float(-np.finfo(np.float32).max)  # what the forests see for NaN, in Python and in the graph
+
+
+def forest_input(X) -> np.ndarray:
+    """The forests' view of X: NaN replaced by FOREST_MISSING (a copy only when there is a NaN)."""
+    X = np.asarray(X, dtype=np.float64)
+    return np.where(np.isnan(X), FOREST_MISSING, X) if np.isnan(X).any() else X
 
 
 def _lgb_estimator(problem: str, params: dict, n_estimators: int, seed: int, threads: int):
@@ -47,7 +62,10 @@ def _linear_estimator(problem: str, params: dict, columns: list[Column], seed: i
     cat = [i for i, c in enumerate(columns) if c.type == "categorical"]
     parts = []
     if num:
-        parts.append(("num", StandardScaler(), num))
+        # Median imputation only where the training table had missing values: other tables keep the plain graph.
+        scale = (Pipeline([("impute", SimpleImputer(strategy="median", keep_empty_features=True)), ("scale", StandardScaler())])
+                 if any(columns[i].missing for i in num) else StandardScaler())
+        parts.append(("num", scale, num))
     if cat:
         # Every code of the manifest is a known category, so the encoder never meets an unknown one.
         cats = [np.arange(len(columns[i].codes), dtype=np.float64) for i in cat]
@@ -116,7 +134,7 @@ def fit(config: dict, problem: str, columns: list[Column], X, y, seed: int, thre
         return est
     if config["model"] in FORESTS:
         est = _forest_estimator(config["model"], problem, config["params"], seed, threads)
-        est.fit(X, y)
+        est.fit(forest_input(X), y)
         float32_forest(est)
         return est
     if config["model"] == "catboost":
@@ -166,6 +184,8 @@ def predict(est, problem: str, X, n_iter: int | None = None) -> np.ndarray:
         X = np.asarray(X, dtype=np.float32)  # as it was fitted, and as the graph sees it
     if isinstance(est, (lgb.LGBMClassifier, lgb.LGBMRegressor)):
         kwargs["num_iteration"] = n_iter if n_iter else None
+    if isinstance(est, FOREST_TYPES):
+        X = forest_input(X)
     if problem == "regression":
         return np.asarray(est.predict(X, **kwargs), dtype=np.float64).reshape(-1, 1)
     return np.asarray(est.predict_proba(X, **kwargs), dtype=np.float64)

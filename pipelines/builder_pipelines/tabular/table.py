@@ -3,6 +3,12 @@
 Categorical columns (any value that is not a number) get stable integer codes: the sorted distinct
 values of the whole table -> 0..n-1. Serving receives those codes as floats, so the codes, not the
 strings, are what the ONNX model sees; the manifest lists them (input.columns[i].codes).
+
+A column of numbers in which some entries are a missing-value marker ("NA", "?", ...; MISSING_MARKERS) is
+numeric with missing values: the markers become NaN, which every model family and its ONNX graph take
+(LightGBM and CatBoost natively, the linear model after median imputation, the forests as a value below
+all others), and serving accepts null there (manifest input.columns[i].missing). Read as categorical, the
+numbers would become unordered codes and the model would lose what the column says.
 """
 
 from __future__ import annotations
@@ -16,6 +22,15 @@ from ..common.data import Table, require_columns
 from ..common.errors import DataError
 
 
+# Written for "no value" in clinical exports (R and pandas write NA / NaN, UCI files ?, SPSS-style exports .);
+# compared case-insensitively. Kept in step with MISSING_MARKERS in src/datasets/csv.ts.
+MISSING_MARKERS = frozenset({"na", "n/a", "nan", "?", "null", "none", "missing", ".", "-"})
+
+
+def is_missing_marker(value: str) -> bool:
+    return value.strip().lower() in MISSING_MARKERS
+
+
 @dataclass
 class Column:
     name: str
@@ -23,15 +38,18 @@ class Column:
     codes: dict[str, int] = field(default_factory=dict)
     min: float | None = None
     max: float | None = None
+    missing: bool = False  # numeric only: the training table had missing-value markers here (NaN to the model)
 
     def manifest(self) -> dict:
         if self.type == "categorical":
             return {"name": self.name, "type": "categorical", "codes": dict(self.codes)}
-        return {"name": self.name, "type": "numeric", "min": self.min, "max": self.max}
+        out = {"name": self.name, "type": "numeric", "min": self.min, "max": self.max}
+        return {**out, "missing": True} if self.missing else out
 
     @staticmethod
     def from_manifest(entry: dict) -> "Column":
-        return Column(entry["name"], entry["type"], dict(entry.get("codes") or {}), entry.get("min"), entry.get("max"))
+        return Column(entry["name"], entry["type"], dict(entry.get("codes") or {}), entry.get("min"), entry.get("max"),
+                      bool(entry.get("missing")))
 
 
 def _as_float(value: str) -> float | None:
@@ -46,11 +64,13 @@ def _check_not_empty(table: Table, names: list[str]) -> None:
     for i, row in enumerate(table.rows):
         for name in names:
             if (row.get(name) or "").strip() == "":
-                raise DataError(f"data row {i + 1}, column {name!r}: empty value (every used column needs a value)")
+                raise DataError(f"data row {i + 1}, column {name!r}: empty value (every used column needs a value; "
+                                "write NA where a number is missing)")
 
 
 def infer_columns(table: Table, data_cols: list[str]) -> list[Column]:
-    """Numeric when every value parses as a finite number, otherwise categorical."""
+    """Numeric when every value parses as a finite number or is a missing-value marker (with at least one number),
+    otherwise categorical."""
     if not data_cols:
         raise DataError("no feature columns (data_cols is empty)")
     require_columns(table, data_cols)
@@ -59,8 +79,10 @@ def infer_columns(table: Table, data_cols: list[str]) -> list[Column]:
     for name in data_cols:
         values = [r[name].strip() for r in table.rows]
         nums = [_as_float(v) for v in values]
-        if all(n is not None for n in nums):
-            out.append(Column(name, "numeric", min=float(min(nums)), max=float(max(nums))))
+        present = [n for n in nums if n is not None]
+        n_missing = sum(1 for v, n in zip(values, nums) if n is None and is_missing_marker(v))
+        if present and len(present) + n_missing == len(values):
+            out.append(Column(name, "numeric", min=float(min(present)), max=float(max(present)), missing=n_missing > 0))
         else:
             distinct = sorted(set(values))
             out.append(Column(name, "categorical", codes={v: i for i, v in enumerate(distinct)}))
@@ -68,7 +90,8 @@ def infer_columns(table: Table, data_cols: list[str]) -> list[Column]:
 
 
 def encode_features(table: Table, columns: list[Column], rows: list[int] | None = None) -> np.ndarray:
-    """Float matrix [N, F] in column order; an unknown category or a non-number is a DataError."""
+    """Float matrix [N, F] in column order (NaN where a column that allows it has a missing-value marker); an unknown
+    category or a non-number is a DataError."""
     rows = list(range(len(table.rows))) if rows is None else rows
     _check_not_empty(table, [c.name for c in columns])
     X = np.empty((len(rows), len(columns)), dtype=np.float64)
@@ -85,8 +108,12 @@ def encode_features(table: Table, columns: list[Column], rows: list[int] | None 
                 X[i, j] = col.codes[raw]
             else:
                 v = _as_float(raw)
-                if v is None:
-                    raise DataError(f"data row {r + 1}, column {col.name!r}: {raw!r} is not a number")
+                if v is None and col.missing and is_missing_marker(raw):
+                    v = math.nan
+                elif v is None:
+                    hint = ("" if not is_missing_marker(raw) else
+                            "; the model's training data had no missing values in this column, so it cannot take one")
+                    raise DataError(f"data row {r + 1}, column {col.name!r}: {raw!r} is not a number{hint}")
                 X[i, j] = v
     # The ONNX graph takes float32: train and compare on the same float32 values so tree splits agree.
     return X.astype(np.float32).astype(np.float64)

@@ -2801,6 +2801,8 @@ export interface operations {
                                     categories?: number;
                                     max?: number;
                                     min?: number;
+                                    /** @description numeric: the training data had missing values (NA, ?) here; send null for an unknown value */
+                                    missing?: boolean;
                                     name: string;
                                     /** @enum {string} */
                                     type: "numeric" | "categorical";
@@ -2911,6 +2913,8 @@ export interface operations {
                                 categories?: number;
                                 max?: number;
                                 min?: number;
+                                /** @description numeric: the training data had missing values (NA, ?) here; send null for an unknown value */
+                                missing?: boolean;
                                 name: string;
                                 /** @enum {string} */
                                 type: "numeric" | "categorical";

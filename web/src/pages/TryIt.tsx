@@ -89,7 +89,7 @@ function TabularForm({ id, model, onValues }: { id: number; model: Model; onValu
     e.preventDefault();
     setError(null);
     try {
-      setResult(await predict(id, numbers));
+      setResult(await predict(id, numbers.map((n) => (Number.isNaN(n) ? null : n)))); // an empty optional field: null
     } catch (err) {
       setError(err);
     }
@@ -111,10 +111,12 @@ function TabularForm({ id, model, onValues }: { id: number; model: Model; onValu
           ) : (
             <label key={c.name}>
               {c.name}
+              {/* A column trained with missing values (NA in the CSV) may be left empty: the form sends null. */}
+              {"missing" in c && c.missing ? <span className="muted"> (may be left empty if unknown)</span> : null}
               <input
                 type="number"
                 step="any"
-                required
+                required={!("missing" in c && c.missing)}
                 value={raw[i]}
                 onChange={(e) => set(e.target.value)}
                 placeholder={"min" in c && c.min !== undefined && "max" in c && c.max !== undefined ? `${c.min} – ${c.max}` : undefined}
