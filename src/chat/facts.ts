@@ -131,7 +131,8 @@ export function modelFacts(model: ModelRow, publicUrl: string) {
       ? {
           data_cols: columns.map((c) => c.name),
           // A categorical column's values are training data (possibly identifiers): their count only, as GET /v1/models shows.
-          columns: columns.map((c) => ({ name: c.name, type: c.type, ...(c.type === "categorical" ? { categories: Object.keys(c.codes ?? {}).length } : {}) })),
+          // missing: the column had NA-like values in training, and /predict takes null there for an unknown value.
+          columns: columns.map((c) => ({ name: c.name, type: c.type, ...(c.type === "categorical" ? { categories: Object.keys(c.codes ?? {}).length } : {}), ...(c.missing ? { missing: true, unknown_value: "null" } : {}) })),
         }
       : { image: { width: m.input.image!.width, height: m.input.image!.height, channels: m.input.image!.channels }, message: "an image URI: https://, http://, data:image/...;base64, or gs://<bucket>/<your user id>/..." },
     predict_example: `curl -s -X POST ${url} -H "Authorization: Bearer $KEY" -H 'content-type: application/json' -d '${body.replace(/'/g, "'\\''")}'`,

@@ -64,7 +64,9 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
 
   it("a tabular zip: upload with progress, report, build in fastest mode to ready, metrics, figures, a prediction", async () => {
     const file = path.join(tmp, "diagnosis.zip");
-    fs.writeFileSync(file, makeZip({ "data.csv": diagnosisRows(150, 11, { name: "noise", value: (_i, rand) => rand().toFixed(3) }).join("\n") + "\n" }));
+    // noise is unknown (NA) in one row of seven: a numeric column with missing values, which Try it may leave empty.
+    const noise = (i: number, rand: () => number) => (i % 7 === 3 ? "NA" : rand().toFixed(3));
+    fs.writeFileSync(file, makeZip({ "data.csv": diagnosisRows(150, 11, { name: "noise", value: noise }).join("\n") + "\n" }));
     await uploadOnNewExperiment(file);
 
     // The pickers propose: label diagnosis (by name), inputs f1, f2, noise (the patient id column is left out).
@@ -117,6 +119,20 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     expect(curl).toContain('{"message":[9.5,4.5,0.5]}');
     expect(curl).not.toMatch(/bld_/);
     await screenshot(page, "12-try-tabular");
+
+    // noise had NA in training: left empty, it is sent as null (f1 and f2, which had none, stay required).
+    expect(await page.getByLabel("f1").getAttribute("required")).not.toBeNull();
+    await page.getByLabel("noise").fill("");
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith("/v1/experiments/1/predict") && r.request().method() === "POST"),
+      page.getByRole("button", { name: "Predict" }).click(),
+    ]);
+    expect(answer.request().postDataJSON()).toEqual({ message: [9.5, 4.5, null] });
+    expect(answer.status()).toBe(201);
+    expect(await page.getByTestId("snippet-curl").textContent()).toContain('{"message":[9.5,4.5,null]}');
+    await expect.poll(() => page.getByRole("alert").count()).toBe(0);
+    const withGap = await page.getByTestId("prediction").locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent!.trim())));
+    expect(withGap.find((r) => r[3] === "yes")?.[0]).toBe("M");
   }, 240_000);
 
   it("Test on new data: a Retrospective study of experiment 1, its metrics beside the internal ones", async () => {

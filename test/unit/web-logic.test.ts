@@ -60,6 +60,13 @@ describe("predict snippets", () => {
     expect(s.javascript).toContain("JSON.stringify({ message: [63,1] })");
   });
 
+  it("tabular: an unknown value is null in every language (None in Python)", () => {
+    const s = predictSnippets("http://h", 1, tabular, [null, 1]);
+    expect(s.curl).toContain(`{"message":[null,1]}`);
+    expect(s.python).toContain(`json={"message": [None, 1]}`);
+    expect(s.javascript).toContain("JSON.stringify({ message: [null,1] })");
+  });
+
   it("tabular without values: zeros of the right length; vision: an image URI", () => {
     expect(predictSnippets("http://h", 1, tabular).curl).toContain(`{"message":[0,0]}`);
     const v = predictSnippets("http://h", 7, vision);

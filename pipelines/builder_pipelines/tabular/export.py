@@ -21,7 +21,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 
 from . import calibration as C
-from .models import FOREST_MISSING, FORESTS
+from .models import FOREST_MISSING, FORESTS, MissingFlags
 
 INPUT = "input"
 OUTPUT = "scores"
@@ -57,6 +57,33 @@ def _catboost(est, n_features: int, problem: str) -> tuple[onnx.ModelProto, str]
     return m, source
 
 
+def _flags_shape(operator) -> None:
+    from skl2onnx.common.data_types import FloatTensorType
+
+    x = operator.inputs[0]
+    operator.outputs[0].type = FloatTensorType([x.get_first_dimension(), x.get_second_dimension()])
+
+
+def _flags_convert(scope, operator, container) -> None:
+    """models.MissingFlags as IsNaN then Cast to float."""
+    isnan = scope.get_unique_variable_name("isnan")
+    container.add_node("IsNaN", operator.inputs[0].full_name, isnan, name=scope.get_unique_operator_name("IsNaN"))
+    container.add_node("Cast", isnan, operator.outputs[0].full_name, to=TensorProto.FLOAT,
+                       name=scope.get_unique_operator_name("Cast"))
+
+
+_flags_registered = False
+
+
+def _register_flags() -> None:
+    global _flags_registered
+    if not _flags_registered:
+        from skl2onnx import update_registered_converter
+
+        update_registered_converter(MissingFlags, "BuilderMissingFlags", _flags_shape, _flags_convert)
+        _flags_registered = True
+
+
 def _convert(est, config: dict, n_features: int, problem: str) -> tuple[onnx.ModelProto, str]:
     if config["model"] == "catboost":
         return _catboost(est, n_features, problem)
@@ -73,6 +100,8 @@ def _convert(est, config: dict, n_features: int, problem: str) -> tuple[onnx.Mod
         else:
             from skl2onnx import convert_sklearn
             from skl2onnx.common.data_types import FloatTensorType
+
+            _register_flags()
 
             options = {} if problem == "regression" else {id(est): {"zipmap": False}}
             # Binary logistic regression: the converter gives p0 as 1 - p1 in float32, which loses the small

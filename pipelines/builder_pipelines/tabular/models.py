@@ -10,8 +10,10 @@ The linear model is a scikit-learn Pipeline (standardise numeric columns, one-ho
 categorical columns, then the linear model), so skl2onnx exports the preprocessing inside the graph.
 
 Missing values (NaN, from a numeric column's missing-value markers; see table.py): LightGBM and CatBoost take NaN
-as it is, in Python and in their ONNX graphs alike. The linear model imputes the column's training median first
-(a SimpleImputer step, which skl2onnx exports). The forests see NaN as FOREST_MISSING, a value below every number,
+as it is, in Python and in their ONNX graphs alike. The linear model imputes the column's training median (a
+SimpleImputer step, which skl2onnx exports) and gets one more input per such column, 1 where the value was missing
+(MissingFlags; its ONNX converter is in export.py): a gap often says something (a test not ordered), and the median
+alone would hide it. The forests see NaN as FOREST_MISSING, a value below every number,
 so a split can set missing values apart; skl2onnx's tree ensembles ignore scikit-learn's own NaN routing, so the
 graph replaces NaN by the same value first (export.py).
 """
@@ -22,6 +24,7 @@ import warnings
 
 import lightgbm as lgb
 import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
 from sklearn.impute import SimpleImputer
@@ -57,6 +60,16 @@ def _lgb_estimator(problem: str, params: dict, n_estimators: int, seed: int, thr
     return lgb.LGBMClassifier(**common)
 
 
+class MissingFlags(TransformerMixin, BaseEstimator):
+    """1.0 where a value is missing (NaN), else 0.0, per column: the linear model's view of a gap."""
+
+    def fit(self, X, y=None):
+        return self
+
+    def transform(self, X):
+        return np.isnan(np.asarray(X, dtype=np.float64)).astype(np.float64)
+
+
 def _linear_estimator(problem: str, params: dict, columns: list[Column], seed: int) -> Pipeline:
     num = [i for i, c in enumerate(columns) if c.type == "numeric"]
     cat = [i for i, c in enumerate(columns) if c.type == "categorical"]
@@ -70,11 +83,14 @@ def _linear_estimator(problem: str, params: dict, columns: list[Column], seed: i
         # Every code of the manifest is a known category, so the encoder never meets an unknown one.
         cats = [np.arange(len(columns[i].codes), dtype=np.float64) for i in cat]
         parts.append(("cat", OneHotEncoder(categories=cats, handle_unknown="ignore", sparse_output=False), cat))
+    gaps = [i for i in num if columns[i].missing]
+    if gaps:
+        parts.append(("gaps", MissingFlags(), gaps))
     pre = ColumnTransformer(parts, remainder="drop")
     if problem == "regression":
         head = Ridge(alpha=params["alpha"])
     else:
-        width = len(num) + sum(len(columns[i].codes) for i in cat)
+        width = len(num) + sum(len(columns[i].codes) for i in cat) + len(gaps)
         # Newton-Cholesky converges in a few steps on narrow tables (measured 20x faster than lbfgs on WDBC);
         # its cost grows with width cubed, so wide tables keep lbfgs.
         solver = "newton-cholesky" if width <= 300 else "lbfgs"
@@ -238,12 +254,15 @@ def importance(est, config: dict, columns: list[Column], X_test) -> dict:
     coef = np.abs(coef).mean(axis=0)
     pre = est.named_steps["pre"]
     out, pos = {}, 0
-    # ColumnTransformer output order: the numeric block, then the one-hot block.
+    # ColumnTransformer output order: the numeric block, the one-hot block, then the missing-value flags.
     num = [c for c in columns if c.type == "numeric"]
     cat = [c for c in columns if c.type == "categorical"]
     for c in num:
         out[c.name] = float(coef[pos]); pos += 1
     for c in cat:
         out[c.name] = float(coef[pos:pos + len(c.codes)].sum()); pos += len(c.codes)
+    for c in num:
+        if c.missing:  # a column's gap flag counts towards that column
+            out[c.name] += float(coef[pos]); pos += 1
     assert pos == coef.shape[0], (pos, coef.shape, pre)
     return {"abs_coefficient_standardised": {n: round(out[n], 6) for n in names}}

@@ -9,14 +9,17 @@ export interface Snippets {
   javascript: string;
 }
 
-/** A message that shows the shape: an image URI, or one number per data_cols entry (the example values given). */
-export function exampleMessage(model: Pick<Model, "kind" | "inputs">, values?: number[]): string | number[] {
+/**
+ * A message that shows the shape: an image URI, or one number per data_cols entry (the example values given; null
+ * for an unknown value of a column that takes it).
+ */
+export function exampleMessage(model: Pick<Model, "kind" | "inputs">, values?: Array<number | null>): string | Array<number | null> {
   if (model.kind !== "tabular") return "https://example.org/image.png";
   const cols = model.inputs.data_cols ?? [];
-  return cols.map((_, i) => values?.[i] ?? 0);
+  return cols.map((_, i) => (values?.[i] === undefined ? 0 : values[i])); // null stays null
 }
 
-export function predictSnippets(origin: string, experimentId: number, model: Pick<Model, "kind" | "inputs">, values?: number[]): Snippets {
+export function predictSnippets(origin: string, experimentId: number, model: Pick<Model, "kind" | "inputs">, values?: Array<number | null>): Snippets {
   const url = `${origin.replace(/\/+$/, "")}/v1/experiments/${experimentId}/predict`;
   const message = exampleMessage(model, values);
   const body = JSON.stringify({ message });
@@ -60,6 +63,6 @@ export function predictSnippets(origin: string, experimentId: number, model: Pic
   };
 }
 
-function pyLiteral(v: string | number[]): string {
-  return typeof v === "string" ? JSON.stringify(v) : `[${v.join(", ")}]`;
+function pyLiteral(v: string | Array<number | null>): string {
+  return typeof v === "string" ? JSON.stringify(v) : `[${v.map((x) => (x === null ? "None" : x)).join(", ")}]`;
 }

@@ -10,7 +10,7 @@ import { predictSnippets } from "../lib/snippets";
 export function TryItPage({ id }: { id: number }) {
   const [model, setModel] = useState<Model | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const [values, setValues] = useState<number[] | undefined>(undefined);
+  const [values, setValues] = useState<Array<number | null> | undefined>(undefined);
 
   useEffect(() => {
     api<Model>("GET", `/v1/models/${id}`).then(setModel, setError);
@@ -77,19 +77,22 @@ function ScoreTable({ model, result }: { model: Model; result: Prediction }) {
   );
 }
 
-function TabularForm({ id, model, onValues }: { id: number; model: Model; onValues: (v: number[]) => void }) {
+function TabularForm({ id, model, onValues }: { id: number; model: Model; onValues: (v: Array<number | null>) => void }) {
   const cols = model.inputs.columns ?? (model.inputs.data_cols ?? []).map((name) => ({ name, type: "numeric" as const }));
   const [raw, setRaw] = useState<string[]>(() => cols.map((c) => ("categories" in c && c.categories ? "0" : "")));
   const [result, setResult] = useState<Prediction | null>(null);
   const [error, setError] = useState<unknown>(null);
   const numbers = raw.map((v) => (v.trim() === "" ? NaN : Number(v)));
-  useEffect(() => onValues(numbers.map((n) => (Number.isFinite(n) ? n : 0))), [raw]); // eslint-disable-line react-hooks/exhaustive-deps
+  // An empty field of a column trained with missing values (NA in the CSV) is sent as null, the API's "unknown".
+  const takesNull = cols.map((c) => "missing" in c && !!c.missing);
+  const message = numbers.map((n, i) => (Number.isNaN(n) && takesNull[i] ? null : n));
+  useEffect(() => onValues(message.map((n) => (n === null || Number.isFinite(n) ? n : 0))), [raw]); // eslint-disable-line react-hooks/exhaustive-deps
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setError(null);
     try {
-      setResult(await predict(id, numbers.map((n) => (Number.isNaN(n) ? null : n)))); // an empty optional field: null
+      setResult(await predict(id, message));
     } catch (err) {
       setError(err);
     }
@@ -111,12 +114,11 @@ function TabularForm({ id, model, onValues }: { id: number; model: Model; onValu
           ) : (
             <label key={c.name}>
               {c.name}
-              {/* A column trained with missing values (NA in the CSV) may be left empty: the form sends null. */}
-              {"missing" in c && c.missing ? <span className="muted"> (may be left empty if unknown)</span> : null}
+              {takesNull[i] ? <span className="muted"> (may be left empty if unknown)</span> : null}
               <input
                 type="number"
                 step="any"
-                required={!("missing" in c && c.missing)}
+                required={!takesNull[i]}
                 value={raw[i]}
                 onChange={(e) => set(e.target.value)}
                 placeholder={"min" in c && c.min !== undefined && "max" in c && c.max !== undefined ? `${c.min} – ${c.max}` : undefined}
