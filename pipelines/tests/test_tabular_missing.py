@@ -32,6 +32,18 @@ def test_markers_make_a_numeric_column_with_missing_values():
     assert Column.from_manifest(c.manifest()).missing
 
 
+def test_the_markers_are_the_ones_the_dataset_checks_use():
+    """src/datasets/csv.ts decides what the dataset report calls numeric; the two lists must not drift apart."""
+    import re
+    from pathlib import Path
+
+    from builder_pipelines.tabular.table import MISSING_MARKERS
+
+    ts = (Path(__file__).resolve().parents[2] / "src" / "datasets" / "csv.ts").read_text()
+    listed = re.search(r"MISSING_MARKERS[^=]*= new Set\(\[([^\]]*)\]\)", ts).group(1)
+    assert set(re.findall(r'"([^"]*)"', listed)) == MISSING_MARKERS
+
+
 def test_a_marker_where_training_had_none_names_the_row_and_column():
     trained = [Column("a", "numeric", min=0, max=1)]
     with pytest.raises(DataError, match=r"data row 2, column 'a': 'NA' is not a number; the model's training data had no missing"):

@@ -6,8 +6,8 @@ strings, are what the ONNX model sees; the manifest lists them (input.columns[i]
 
 A column of numbers in which some entries are a missing-value marker ("NA", "?", ...; MISSING_MARKERS) is
 numeric with missing values: the markers become NaN, which every model family and its ONNX graph take
-(LightGBM and CatBoost natively, the linear model after median imputation, the forests as a value below
-all others), and serving accepts null there (manifest input.columns[i].missing). Read as categorical, the
+(LightGBM and CatBoost natively, the linear model after median imputation with a gap flag, the forests as
+a value below all others; models.py), and serving accepts null there (manifest input.columns[i].missing). Read as categorical, the
 numbers would become unordered codes and the model would lose what the column says.
 """
 
