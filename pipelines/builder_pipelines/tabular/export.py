@@ -8,6 +8,7 @@ the Python model on the test rows (PARITY_TOL, absolute, on probabilities) befor
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 import warnings
@@ -72,16 +73,12 @@ def _flags_convert(scope, operator, container) -> None:
                        name=scope.get_unique_operator_name("Cast"))
 
 
-_flags_registered = False
-
-
+@functools.cache
 def _register_flags() -> None:
-    global _flags_registered
-    if not _flags_registered:
-        from skl2onnx import update_registered_converter
+    """Once per process, on the first skl2onnx export (skl2onnx is imported only when a graph is built)."""
+    from skl2onnx import update_registered_converter
 
-        update_registered_converter(MissingFlags, "BuilderMissingFlags", _flags_shape, _flags_convert)
-        _flags_registered = True
+    update_registered_converter(MissingFlags, "BuilderMissingFlags", _flags_shape, _flags_convert)
 
 
 def _convert(est, config: dict, n_features: int, problem: str) -> tuple[onnx.ModelProto, str]:

@@ -47,7 +47,8 @@ FOREST_MISSING = float(-np.finfo(np.float32).max)  # what the forests see for Na
 def forest_input(X) -> np.ndarray:
     """The forests' view of X: NaN replaced by FOREST_MISSING (a copy only when there is a NaN)."""
     X = np.asarray(X, dtype=np.float64)
-    return np.where(np.isnan(X), FOREST_MISSING, X) if np.isnan(X).any() else X
+    gaps = np.isnan(X)
+    return np.where(gaps, FOREST_MISSING, X) if gaps.any() else X
 
 
 def _lgb_estimator(problem: str, params: dict, n_estimators: int, seed: int, threads: int):
