@@ -114,7 +114,9 @@ def test_binary_through_cli(tmp_path, monkeypatch):
     m = json.loads((out / "manifest.json").read_text())
     assert contract.errors("manifest", m) == []
     assert [c["code"] for c in m["classes"]] == ["neg", "pos"]
-    assert m["input"]["columns"][2] == {"name": "site", "type": "categorical", "codes": {"east": 0, "north": 1, "south": 2}}
+    site = m["input"]["columns"][2]
+    assert site == {"name": "site", "type": "categorical", "codes": {"east": 0, "north": 1, "south": 2}, "fill": site["fill"]}
+    assert site["fill"] in site["codes"]  # what Retrospective studies use for a category the model never saw
     assert m["input"]["columns"][0]["type"] == "numeric" and m["input"]["columns"][0]["min"] < 0
     assert len(m["thresholds"]) == 2 and abs(sum(m["thresholds"]) - 1) < 1e-6
     assert m["threshold_rule"].startswith("threshold maximising F1")

@@ -49,22 +49,71 @@ def test_evaluate_new_data(tmp_path, trained):
     assert any(e["type"] == "metric" and e["split"] == "test" and e["name"] == "auc" for e in events)
 
 
-def test_unknown_category_names_row_and_column(tmp_path, trained):
-    _, src_out = trained
-    (tmp_path / "new").mkdir()
-    table, _, split = make_data(tmp_path / "new", "binary", n_patients=30, seed=12)
+def _rewrite(table: Path, change) -> list[dict]:
     rows = list(csv.DictReader(open(table, newline="")))
-    rows[4]["site"] = "west"
+    change(rows)
     with open(table, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
+    return rows
+
+
+def test_a_few_unseen_values_take_the_training_fill_and_are_reported(tmp_path, trained):
+    src_manifest, src_out = trained
+    cols = {c["name"]: c for c in src_manifest["input"]["columns"]}
+    assert isinstance(cols["x1"]["fill"], float) and cols["site"]["fill"] in cols["site"]["codes"]
+    (tmp_path / "new").mkdir()
+    table, _, _ = make_data(tmp_path / "new", "binary", n_patients=30, seed=12)
+
+    def change(rows):
+        rows[4]["site"] = "west"  # a category the model never saw
+        rows[7]["x1"] = "NA"      # a gap in a column trained without gaps
+        rows[9]["x1"] = "?"
+    rows = _rewrite(table, change)
+    spec = evaluate_spec(tmp_path, src_out, table, sorted({r["pid"] for r in rows}))
+    proc, events = run_cli(spec, tmp_path, "eval.json")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads((Path(spec["out_dir"]) / "report.json").read_text())
+    assert report["unseen_values"] == [
+        {"column": "x1", "rows": 2, "examples": ["NA", "?"], "filled_with": "training median", "value": cols["x1"]["fill"]},
+        {"column": "site", "rows": 1, "examples": ["west"], "filled_with": "most frequent training category"},
+    ]
+    warns = [e["message"] for e in events if e["type"] == "log" and e["level"] == "warn"]
+    assert any("column 'site': 1 of" in w and "'west'" in w for w in warns)
+    # The training categories stay unnamed (issue 19): not even the one used as the fill.
+    assert not any(v in w for w in warns for v in ("north", "south", "east"))
+
+
+def test_unknown_category_names_row_and_column_for_a_model_without_fills(tmp_path, trained):
+    # Models published before fills existed: an unseen value is still an error naming the row and column.
+    _, src_out = trained
+    manifest = json.loads((src_out / "manifest.json").read_text())
+    for col in manifest["input"]["columns"]:
+        del col["fill"]
+    (src_out / "manifest.json").write_text(json.dumps(manifest))
+    (tmp_path / "new").mkdir()
+    table, _, split = make_data(tmp_path / "new", "binary", n_patients=30, seed=12)
+    rows = _rewrite(table, lambda rows: rows[4].update(site="west"))
     spec = evaluate_spec(tmp_path, src_out, table, sorted({r["pid"] for r in rows}))
     proc, events = run_cli(spec, tmp_path, "eval.json")
     assert proc.returncode == 3
     assert "data row 5, column 'site': unknown category 'west'" in proc.stderr
     line = next(x for x in proc.stderr.splitlines() if "unknown category" in x)
     assert "3 values" in line and not any(v in line for v in ("north", "south", "east"))  # issue 19
+    assert not (Path(spec["out_dir"]) / "manifest.json").exists()
+
+
+def test_a_column_mostly_unseen_is_refused_as_a_coding_mismatch(tmp_path, trained):
+    _, src_out = trained
+    (tmp_path / "new").mkdir()
+    table, _, _ = make_data(tmp_path / "new", "binary", n_patients=30, seed=12)
+    rows = _rewrite(table, lambda rows: [r.update(site=r["site"].upper()) for r in rows])
+    spec = evaluate_spec(tmp_path, src_out, table, sorted({r["pid"] for r in rows}))
+    proc, _ = run_cli(spec, tmp_path, "eval.json")
+    assert proc.returncode == 3
+    assert f"column 'site': {len(rows)} of {len(rows)} rows hold values the model never saw in training" in proc.stderr
+    assert "is the column coded as in the training data?" in proc.stderr
     assert not (Path(spec["out_dir"]) / "manifest.json").exists()
 
 

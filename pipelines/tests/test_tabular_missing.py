@@ -11,7 +11,7 @@ from builder_pipelines.common import contract
 from builder_pipelines.common.data import Table
 from builder_pipelines.common.errors import DataError
 from builder_pipelines.tabular import export, models
-from builder_pipelines.tabular.table import Column, encode_features, infer_columns
+from builder_pipelines.tabular.table import Column, Unseen, encode_features, infer_columns, set_fills
 from test_tabular import make_data, make_spec, onnx_scores, run_cli, small_search, train_in_process  # noqa: F401 (fixture)
 from test_tabular_evaluate import evaluate_spec
 
@@ -50,6 +50,25 @@ def test_a_marker_where_training_had_none_names_the_row_and_column():
         encode_features(_table([{"a": "0.5"}, {"a": "NA"}]), trained)
     with pytest.raises(DataError, match=r"column 'a': empty value .*write NA where a number is missing"):
         infer_columns(_table([{"a": "0.5"}, {"a": " "}]), ["a"])
+
+
+def test_fills_are_the_training_median_and_most_frequent_category_and_only_retrospective_uses_them():
+    train = _table([{"a": "1", "b": "x"}, {"a": "NA", "b": "y"}, {"a": "3", "b": "y"}, {"a": "10", "b": "x"}])
+    a, b = infer_columns(train, ["a", "b"])
+    set_fills([a, b], encode_features(train, [a, b]))
+    assert (a.fill, b.fill) == (3.0, "x")  # median of 1, 3, 10 (NA left out); x and y tie: the lowest code wins
+    assert Column.from_manifest(a.manifest()).fill == 3.0 and b.manifest()["fill"] == "x"
+    c = Column("c", "numeric", min=0, max=5, fill=2.5)  # trained without gaps
+    new = _table([{"a": "?", "b": "z", "c": "NA"}, {"a": "4", "b": "w", "c": "1"}, {"a": "5", "b": "z", "c": "2"}])
+    with pytest.raises(DataError, match="unknown category 'z'"):
+        encode_features(new, [a, b, c])  # /predict's rule: no fills
+    unseen: dict[str, Unseen] = {}
+    X = encode_features(new, [a, b, c], unseen=unseen)
+    assert np.isnan(X[0, 0])  # a had gaps in training: NaN, as the model learnt them, not a fill
+    assert X[:, 1].tolist() == [b.codes["x"]] * 3 and X[0, 2] == 2.5
+    assert unseen == {"b": Unseen(3, ["z", "w"]), "c": Unseen(1, ["NA"])}
+    with pytest.raises(DataError, match=r"'<5' is not a number"):  # text that is no marker stays an error
+        encode_features(_table([{"c": "<5"}]), [c], unseen={})
 
 
 @pytest.mark.parametrize("model", ["linear", "random_forest", "extra_trees", "lightgbm", "catboost", "blend"])

@@ -67,6 +67,8 @@ export interface ColumnSpec {
   max?: number;
   /** Numeric: the training table had missing-value markers here; /predict takes null for this column. */
   missing?: boolean;
+  /** What a Retrospective study uses for a value the model never saw (training median / most frequent category). */
+  fill?: number | string;
 }
 
 /** manifest.json: the one type for it (the orchestrator publishes it, serving reads its view of it). */

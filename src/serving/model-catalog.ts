@@ -10,7 +10,8 @@ import type { ModelRepository, ModelRow } from "./model-repository.js";
  * written in the CSV; the codes are 0..n-1 in the sorted order of the values, which reveals nothing more.
  */
 function publicColumn(c: ColumnSpec) {
-  if (c.type !== "categorical") return c;
+  // Listed field by field: `fill` (what Retrospective studies use for unseen values) is not part of calling /predict.
+  if (c.type !== "categorical") return { name: c.name, type: c.type, min: c.min, max: c.max, ...(c.missing ? { missing: true } : {}) };
   return { name: c.name, type: c.type, categories: Object.keys(c.codes ?? {}).length };
 }
 

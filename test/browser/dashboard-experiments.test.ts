@@ -140,7 +140,10 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     await page.getByRole("link", { name: "Test on new data" }).click();
     await page.getByRole("heading", { name: "Test experiment #1 on new data" }).waitFor();
     const file = path.join(tmp, "new-site.zip");
-    fs.writeFileSync(file, makeZip({ "data.csv": diagnosisRows(80, 23, { name: "noise", value: (_i, rand) => rand().toFixed(3) }).join("\n") + "\n" }));
+    // f2 is unknown (NA) in one row, where the training data had no gaps: scored with the training median, and said so.
+    const rows = diagnosisRows(80, 23, { name: "noise", value: (_i, rand) => rand().toFixed(3) });
+    rows[6] = rows[6].split(",").map((v, j) => (j === 3 ? "NA" : v)).join(",");
+    fs.writeFileSync(file, makeZip({ "data.csv": rows.join("\n") + "\n" }));
     await page.getByTestId("zip-input").setInputFiles(file);
     await page.getByTestId("uploaded").waitFor();
     // The source's columns are kept: only the data is new.
@@ -153,6 +156,9 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     await metrics.waitFor();
     expect(await metrics.locator("thead").textContent()).toContain("Internal test of #1");
     expect(await metrics.textContent()).toMatch(/AUC[01]\.\d{3} \([01]\.\d{3}–[01]\.\d{3}\)[01]\.\d{3}/);
+    const unseen = page.getByTestId("unseen-values");
+    await unseen.waitFor();
+    expect(await unseen.textContent()).toMatch(/f2: 1 of 80 rows held values the model never saw in training \('NA'\); these were scored with the training median \([\d.]+\)\./);
     await screenshot(page, "12b-retrospective-ready");
   }, 180_000);
 

@@ -114,7 +114,7 @@ describe("contract drift", () => {
     for (const f of SERVED_FIELDS) expect(Object.keys(schema.properties)).toContain(f);
     const image: Array<keyof ImageSpec> = ["width", "height", "channels", "resize", "interpolation", "pad_value", "scale", "mean", "std"];
     expect(Object.keys(schema.properties.input.properties.image.properties).sort()).toEqual([...image].sort());
-    const column: Array<keyof ColumnSpec> = ["name", "type", "codes", "min", "max", "missing"];
+    const column: Array<keyof ColumnSpec> = ["name", "type", "codes", "min", "max", "missing", "fill"];
     expect(Object.keys(schema.properties.input.properties.columns.items.properties).sort()).toEqual([...column].sort());
     const served = {
       schema_version: 1, kind: "tabular", problem: "regression", model_file: "model.onnx", input: { name: "x", columns: [{ name: "age", type: "numeric" }] },

@@ -6,6 +6,7 @@ import { formatBytes, proposeExperimentId } from "../../web/src/lib/format";
 import { gradcamPixels, rampColour } from "../../web/src/lib/gradcam";
 import { match } from "../../web/src/lib/router";
 import { predictSnippets } from "../../web/src/lib/snippets";
+import { unseenValueNotes } from "../../web/src/lib/unseen";
 
 // The dashboard's logic outside React: what the column pickers propose, the /predict snippets, small formatters.
 
@@ -111,5 +112,23 @@ describe("small helpers", () => {
     const px = gradcamPixels([[0, 255]]);
     expect([...px.slice(0, 4)]).toEqual([0, 0, 4, 0]);
     expect(px[7]).toBe(255);
+  });
+});
+
+describe("unseen values in a Retrospective report", () => {
+  it("says per column how many rows were filled, with what, and nothing when none were", () => {
+    const report = {
+      rows: 30,
+      unseen_values: [
+        { column: "x1", rows: 2, examples: ["NA", "?"], filled_with: "training median", value: 0.25 },
+        { column: "site", rows: 1, examples: ["west"], filled_with: "most frequent training category" },
+      ],
+    };
+    expect(unseenValueNotes(report, 30)).toEqual([
+      "x1: 2 of 30 rows held values the model never saw in training ('NA', '?'); these were scored with the training median (0.25).",
+      "site: 1 of 30 rows held values the model never saw in training ('west'); these were scored with the most frequent training category.",
+    ]);
+    expect(unseenValueNotes({ rows: 30 })).toEqual([]);
+    expect(unseenValueNotes(null)).toEqual([]);
   });
 });

@@ -1,7 +1,11 @@
 """``evaluate`` (Retrospective): run a published tabular model on new data, every patient in split.test.
 
 The data is encoded exactly as serving would: numeric columns as numbers, categorical columns with the
-source manifest's codes (an unknown category is a DataError naming the row and column). The output
+source manifest's codes. A value the model never saw in training (an unknown category, NA in a column trained
+without gaps) takes the column's training fill (median or most frequent category) so that a few such rows do not
+sink the study; the report and the job log say which columns and how many rows, and a column where more than
+half the rows need it is a DataError (it is likely coded differently from the training data). Models published
+before fills existed keep the old rule: such a value is a DataError naming the row and column. The output
 folder gets a copy of model.onnx and a manifest identical to the source one except metrics.test (new),
 metrics.validation (dropped) and provenance (fresh); report.json and figures describe the new data.
 """
@@ -22,7 +26,7 @@ from ..common.data import read_table, require_columns, split_indices
 from ..common.errors import DataError, SpecError
 from ..common.manifest import provenance, write_manifest, write_report
 from . import evaluation, export
-from .table import Column, encode_features, encode_labels
+from .table import Column, Unseen, encode_features, encode_labels
 
 
 def _source(spec: dict) -> tuple[Path, dict]:
@@ -37,6 +41,33 @@ def _source(spec: dict) -> tuple[Path, dict]:
     if manifest.get("kind") != "tabular":
         raise SpecError(f"the source model is a {manifest.get('kind')!r} model, not tabular")
     return Path(src), manifest
+
+
+# Above this share of rows, filling a column would hide a coding mismatch (M/F against male/female) behind
+# metrics that mean little; below it, a rare new category or a few NA should not sink the whole study.
+MAX_UNSEEN_SHARE = 0.5
+
+
+def _check_unseen(unseen: dict[str, Unseen], columns: list[Column], n_rows: int) -> list[dict]:
+    """The report's ``unseen_values``; a DataError when a column needs the fill in more than half the rows."""
+    out = []
+    for col in columns:
+        seen = unseen.get(col.name)
+        if seen is None:
+            continue
+        examples = ", ".join(repr(v) for v in seen.examples)
+        if seen.rows > MAX_UNSEEN_SHARE * n_rows:
+            raise DataError(f"column {col.name!r}: {seen.rows} of {n_rows} rows hold values the model never saw in "
+                            f"training (e.g. {examples}); is the column coded as in the training data?")
+        # A category is training data (it may identify a patient): named by its role, never by its value.
+        numeric = col.type == "numeric"
+        what = f"the training median ({col.fill:g})" if numeric else "the most frequent training category"
+        events.log("warn", f"column {col.name!r}: {seen.rows} of {n_rows} rows hold values the model never saw "
+                           f"in training (e.g. {examples}); they were evaluated with {what} instead")
+        out.append({"column": col.name, "rows": seen.rows, "examples": seen.examples,
+                    "filled_with": "training median" if numeric else "most frequent training category",
+                    **({"value": col.fill} if numeric else {})})
+    return out
 
 
 def evaluate(spec: dict, out_dir: str) -> str:
@@ -55,7 +86,9 @@ def evaluate(spec: dict, out_dir: str) -> str:
     rows = split_indices(table, d["id_col"], spec["split"])["test"]
     if not rows:
         raise DataError("none of the patients in split.test are in the table")
-    X = encode_features(table, columns, rows)
+    unseen: dict[str, Unseen] = {}
+    X = encode_features(table, columns, rows, unseen)
+    filled = _check_unseen(unseen, columns, len(rows))
     y = encode_labels(table, label_col, src["classes"], problem, rows)
     groups = np.array([table.rows[r][d["id_col"]] for r in rows])
 
@@ -81,6 +114,7 @@ def evaluate(spec: dict, out_dir: str) -> str:
     if src.get("report_file") and (src_dir / src["report_file"]).is_file():
         source_report = json.loads((src_dir / src["report_file"]).read_text())
     write_report(out_dir, {"problem": problem, "evaluation_of": str(src_dir), "rows": len(rows), "test": extras,
+                           "unseen_values": filled,
                            "thresholds": src.get("thresholds"), "importance": source_report.get("importance")})
     manifest = copy.deepcopy(src)
     manifest["metrics"] = {"test": metrics}

@@ -39,17 +39,24 @@ class Column:
     min: float | None = None
     max: float | None = None
     missing: bool = False  # numeric only: the training table had missing-value markers here (NaN to the model)
+    # What a Retrospective study puts where new data holds a value the model never saw (an unknown category, a
+    # marker in a column trained without gaps): the training rows' median, or their most frequent category.
+    fill: float | str | None = None
 
     def manifest(self) -> dict:
+        out = {"name": self.name, "type": self.type}
         if self.type == "categorical":
-            return {"name": self.name, "type": "categorical", "codes": dict(self.codes)}
-        out = {"name": self.name, "type": "numeric", "min": self.min, "max": self.max}
-        return {**out, "missing": True} if self.missing else out
+            out["codes"] = dict(self.codes)
+        else:
+            out.update({"min": self.min, "max": self.max})
+            if self.missing:
+                out["missing"] = True
+        return out if self.fill is None else {**out, "fill": self.fill}
 
     @staticmethod
     def from_manifest(entry: dict) -> "Column":
         return Column(entry["name"], entry["type"], dict(entry.get("codes") or {}), entry.get("min"), entry.get("max"),
-                      bool(entry.get("missing")))
+                      bool(entry.get("missing")), entry.get("fill"))
 
 
 def _as_float(value: str) -> float | None:
@@ -89,9 +96,49 @@ def infer_columns(table: Table, data_cols: list[str]) -> list[Column]:
     return out
 
 
-def encode_features(table: Table, columns: list[Column], rows: list[int] | None = None) -> np.ndarray:
+def set_fills(columns: list[Column], X: np.ndarray) -> None:
+    """Sets each column's ``fill`` from the encoded training rows ``X``: the median of the numbers, or the most
+    frequent category (the lowest code on a tie)."""
+    by_code = [{v: k for k, v in c.codes.items()} for c in columns]
+    for j, col in enumerate(columns):
+        values = X[:, j][~np.isnan(X[:, j])]
+        if not len(values):
+            continue
+        if col.type == "categorical":
+            codes, counts = np.unique(values.astype(np.int64), return_counts=True)
+            col.fill = by_code[j][int(codes[np.argmax(counts)])]
+        else:
+            # The shortest decimal that is the same float32 (2.611, not 2.6110000610351562): the graph takes float32.
+            col.fill = float(np.format_float_positional(np.float32(np.median(values)), unique=True))
+
+
+@dataclass
+class Unseen:
+    """Values a model never saw in its training data, per column: how many rows, a few examples."""
+    rows: int = 0
+    examples: list[str] = field(default_factory=list)
+
+
+def _unseen_value(col: Column, raw: str, unseen: dict[str, Unseen] | None) -> float | None:
+    """The fill for ``raw`` when unseen values may be filled (``unseen`` given, the column has a fill), counted."""
+    if unseen is None or col.fill is None:
+        return None
+    seen = unseen.setdefault(col.name, Unseen())
+    seen.rows += 1
+    if raw not in seen.examples and len(seen.examples) < 5:
+        seen.examples.append(raw)
+    return float(col.codes[col.fill]) if col.type == "categorical" else float(col.fill)
+
+
+def encode_features(table: Table, columns: list[Column], rows: list[int] | None = None,
+                    unseen: dict[str, Unseen] | None = None) -> np.ndarray:
     """Float matrix [N, F] in column order (NaN where a column that allows it has a missing-value marker); an unknown
-    category or a non-number is a DataError."""
+    category or a non-number is a DataError.
+
+    With ``unseen`` (a Retrospective study), an unknown category, and a missing-value marker in a column trained
+    without gaps, take the column's ``fill`` instead and are counted in ``unseen``; text that is neither a number
+    nor a marker in a numeric column stays an error.
+    """
     rows = list(range(len(table.rows))) if rows is None else rows
     _check_not_empty(table, [c.name for c in columns])
     X = np.empty((len(rows), len(columns)), dtype=np.float64)
@@ -99,17 +146,22 @@ def encode_features(table: Table, columns: list[Column], rows: list[int] | None 
         for i, r in enumerate(rows):
             raw = table.rows[r][col.name].strip()
             if col.type == "categorical":
-                if raw not in col.codes:
+                if raw in col.codes:
+                    X[i, j] = col.codes[raw]
+                elif (filled := _unseen_value(col, raw, unseen)) is not None:
+                    X[i, j] = filled
+                else:
                     # The known values are the training table's (possibly identifiers): their count, never which.
                     raise DataError(
                         f"data row {r + 1}, column {col.name!r}: unknown category {raw!r}; "
                         f"the model knows {len(col.codes)} values of this column from its training data"
                     )
-                X[i, j] = col.codes[raw]
             else:
                 v = _as_float(raw)
                 if v is None and col.missing and is_missing_marker(raw):
                     v = math.nan
+                elif v is None and is_missing_marker(raw) and (filled := _unseen_value(col, raw, unseen)) is not None:
+                    v = filled
                 elif v is None:
                     hint = ("" if not is_missing_marker(raw) else
                             "; the model's training data had no missing values in this column, so it cannot take one")

@@ -25,7 +25,7 @@ from ..common.errors import DataError, SpecError
 from ..common.manifest import provenance, write_manifest, write_report
 from . import calibration, evaluation, export, models
 from .search import PLANS, run_search
-from .table import class_list, encode_features, encode_labels, infer_columns, one_hot
+from .table import class_list, encode_features, encode_labels, infer_columns, one_hot, set_fills
 
 REFIT_ON_TRAIN_VAL = True
 SEARCH_SHARE = 0.6  # of the time budget; the rest covers the final fit, export, bootstrap CIs and figures
@@ -94,6 +94,7 @@ def train(spec: dict, out_dir: str) -> str:
     events.progress("preparing", 0.0, message="reading the table")
     columns, classes, data = _load(spec)
     (Xtr, ytr, gtr), (Xva, yva, gva), (Xte, yte, gte) = data["train"], data["val"], data["test"]
+    set_fills(columns, np.vstack([Xtr, Xva]))  # the rows the published model is fitted on, never test
     k = len(classes) if problem != "regression" else 1
     threads = threads_for(spec)
     events.log("info", f"{problem}: {len(ytr)}/{len(yva)}/{len(yte)} rows train/val/test, {len(columns)} features, "

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import { api } from "../api/client";
 import type { Experiment, Model, Report } from "../api/types";
 import { DatasetReportView, DatasetSummaryView } from "../components/DatasetReportView";
+import { unseenValueNotes } from "../lib/unseen";
 import { MetricsTable, PerClassTable } from "../components/MetricsView";
 import { ErrorBox, Link, StatusBadge } from "../components/ui";
 import { formatDate, formatDuration } from "../lib/format";
@@ -144,6 +145,7 @@ export function ExperimentPage({ id }: { id: number }) {
             compareLabel={`Internal test of #${exp.source_experiment_id}`}
             caption={retrospective ? "Metrics on the new data, beside the model's internal test" : "Test metrics"}
           />
+          <UnseenValuesNote report={report?.report} />
           <PerClassTable metrics={exp.metrics} classes={model?.classes} />
           <div className="actions">
             <Link to={`/experiments/${id}/try`} className="button">
@@ -201,6 +203,22 @@ export function ExperimentPage({ id }: { id: number }) {
         </pre>
       </details>
     </section>
+  );
+}
+
+function UnseenValuesNote({ report }: { report: Record<string, unknown> | null | undefined }) {
+  const rows = typeof report?.rows === "number" ? report.rows : undefined;
+  const notes = unseenValueNotes(report, rows);
+  if (!notes.length) return null;
+  return (
+    <div className="note" role="note" data-testid="unseen-values">
+      <strong>Some values were new to the model.</strong>
+      <ul>
+        {notes.map((n) => (
+          <li key={n}>{n}</li>
+        ))}
+      </ul>
+    </div>
   );
 }
 
