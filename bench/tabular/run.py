@@ -130,7 +130,8 @@ LOADERS = {"wdbc": load_wdbc, "pima": load_pima, "gbsg2": load_gbsg2, "actg175":
 UNSEEN_LOADERS = tables_sksurv.LOADERS
 TIMING_LOADERS = {"large5k": load_large}
 # Real missing values written as "NA" / "?" (tables_missing.py); asked for by name.
-MISSING_LOADERS = {"pima_na": lambda tmp: tables_missing.load_pima_na(tmp, load_pima), "flchain_na": tables_missing.load_flchain_na}
+MISSING_LOADERS = {"pima_na": lambda tmp: tables_missing.load_pima_na(tmp, load_pima), "flchain_na": tables_missing.load_flchain_na,
+                   "lung": lambda tmp: tables_missing.load_lung(tmp, _lifelines_file)}
 ALL_LOADERS = {**LOADERS, **UNSEEN_LOADERS, **TIMING_LOADERS, **MISSING_LOADERS}
 
 
