@@ -92,23 +92,27 @@ def run_mode(mode: str, work: Path, ids: dict, seed: int, threads: int) -> dict:
         "budget": {"mode": mode, "time_budget_s": BUDGET_S[mode]}, "seed": seed, "device": "auto",
         "out_dir": str(out), "options": {"threads": threads} if threads else {},
     }
-    spec_path = work / f"spec-{mode}.json"
+    return run_spec(spec, work, mode)
+
+
+def run_spec(spec: dict, work: Path, tag: str) -> dict:
+    """Runs the pipeline's `train` CLI on ``spec``: wall time, the child's peak RSS, its manifest and log lines."""
+    spec_path = work / f"spec-{tag}.json"
     spec_path.write_text(json.dumps(spec))
     env = {**os.environ, "PYTHONPATH": str(ROOT / "pipelines")}
     t0 = time.monotonic()
-    with open(work / f"events-{mode}.jsonl", "w") as out_fh, open(work / f"stderr-{mode}.log", "w") as err_fh:
-        proc = subprocess.Popen([sys.executable, "-m", "builder_pipelines", "train", "--spec", str(spec_path), "--out", str(out)],
+    with open(work / f"events-{tag}.jsonl", "w") as out_fh, open(work / f"stderr-{tag}.log", "w") as err_fh:
+        proc = subprocess.Popen([sys.executable, "-m", "builder_pipelines", "train", "--spec", str(spec_path), "--out", spec["out_dir"]],
                                 stdout=out_fh, stderr=err_fh, env=env)
         _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage: its peak RSS
     wall = time.monotonic() - t0
     code = os.waitstatus_to_exitcode(status)
-    proc.returncode = code
-    stdout = (work / f"events-{mode}.jsonl").read_text()
+    stdout = (work / f"events-{tag}.jsonl").read_text()
     if code != 0:
-        raise SystemExit(f"{mode}: pipeline failed (exit {code}):\n{(work / f'stderr-{mode}.log').read_text()[-3000:]}")
-    manifest = json.loads((out / "manifest.json").read_text())
+        raise SystemExit(f"{tag}: pipeline failed (exit {code}):\n{(work / f'stderr-{tag}.log').read_text()[-3000:]}")
+    manifest = json.loads((Path(spec["out_dir"]) / "manifest.json").read_text())
     logs = [json.loads(line)["message"] for line in stdout.splitlines() if '"type": "log"' in line]
-    return {"mode": mode, "wall_s": wall, "manifest": manifest, "logs": logs, "peak_rss_mib": usage.ru_maxrss / 1024}
+    return {"mode": spec["budget"]["mode"], "wall_s": wall, "manifest": manifest, "logs": logs, "peak_rss_mib": usage.ru_maxrss / 1024}
 
 
 def run_http(mode: str, zip_path: str) -> dict:
