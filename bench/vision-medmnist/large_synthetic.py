@@ -8,7 +8,7 @@ source's label; one anonymous patient per image. Sizes as PneumoniaMNIST's: 5,23
 624 sources, so the test AUC printed here MEANS NOTHING about quality and must not be quoted as such: this script
 measures time and memory only.
 
-Run: pipelines/.venv/bin/python bench/vision-medmnist/large_synthetic.py [--n-train-val 5232] [--n-test 624] [--seed 0] [--mode best|fast] [--budget S]
+Run: pipelines/.venv/bin/python bench/vision-medmnist/large_synthetic.py [--n-train-val 5232] [--n-test 624] [--seed 0] [--mode best|fast] [--colour] [--budget S]
 Timed (the shared lock, not niced): flock /tmp/builder-bench.lock pipelines/.venv/bin/python bench/vision-medmnist/large_synthetic.py
 """
 
@@ -27,8 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench import BUDGET_S, NPZ, run_mode  # noqa: E402
 
 
-def make_synthetic(root: Path, n_train_val: int, n_test: int, seed: int) -> dict[str, list[str]]:
-    """Writes root/breastmnist/labels.csv (patient_id,image,label) + PNGs; returns the patient ids per part."""
+def make_synthetic(root: Path, n_train_val: int, n_test: int, seed: int, colour: bool = False) -> dict[str, list[str]]:
+    """Writes root/breastmnist/labels.csv (patient_id,image,label) + PNGs; returns the patient ids per part.
+    ``colour``: RGB PNGs, each grey image tinted by a random colour (3 input channels, as PathMNIST's)."""
     data = np.load(NPZ)
     images = np.concatenate([data["train_images"], data["val_images"]])
     labels = np.concatenate([data["train_labels"], data["val_labels"]]).ravel()
@@ -46,7 +47,11 @@ def make_synthetic(root: Path, n_train_val: int, n_test: int, seed: int) -> dict
             img = np.clip(img + rng.normal(0, 8, img.shape), 0, 255).astype(np.uint8)
             pid = f"{part[:2]}{i:05d}"
             name = f"images/{pid}.png"
-            Image.fromarray(img, "L").save(folder / name)
+            if colour:
+                tint = rng.uniform(0.6, 1.0, 3)
+                Image.fromarray((img[..., None] * tint).astype(np.uint8), "RGB").save(folder / name)
+            else:
+                Image.fromarray(img, "L").save(folder / name)
             rows.append({"patient_id": pid, "image": name, "label": int(labels[src])})
             ids[part].append(pid)
     with open(folder / "labels.csv", "w", newline="") as fh:
@@ -63,6 +68,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=0, help="torch threads; 0 = the pipeline default (free cores)")
     ap.add_argument("--mode", choices=("best", "fast"), default="best")
+    ap.add_argument("--colour", action="store_true", help="RGB images (a random tint each), as PathMNIST's")
     ap.add_argument("--budget", type=float, help="the pipeline's time budget in seconds (default: the mode's)")
     args = ap.parse_args()
     if args.budget:
@@ -71,12 +77,12 @@ def main() -> None:
         raise SystemExit(f"{NPZ} not found (the shared datasets folder is absent)")
     with tempfile.TemporaryDirectory(prefix="bench-large-synthetic-") as tmp:
         work = Path(tmp)
-        ids = make_synthetic(work, args.n_train_val, args.n_test, args.seed)
+        ids = make_synthetic(work, args.n_train_val, args.n_test, args.seed, args.colour)
         r = run_mode(args.mode, work, ids, args.seed, args.threads)
     m = r["manifest"]
     summary = m["model_summary"]
     sel = summary.get("selection")
-    print(f"== synthetic {args.n_train_val} train + validation images, {args.mode} mode, budget {BUDGET_S[args.mode]} s, seed {args.seed}")
+    print(f"== synthetic {args.n_train_val} {'colour' if args.colour else 'grey'} train + validation images, {args.mode} mode, budget {BUDGET_S[args.mode]} s, seed {args.seed}")
     print(f"   wall {r['wall_s']:.1f} s   peak RSS of the pipeline process {r['peak_rss_mib']:.0f} MiB   "
           f"ensemble {summary['ensemble_size']} models   flip TTA {summary['flip_tta']}   seconds {summary['seconds']}")
     if sel is None:

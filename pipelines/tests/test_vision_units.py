@@ -143,3 +143,21 @@ def test_pretrained_backbone_is_loaded_but_not_the_head():
                     init_state=donor.state_dict(), epochs=1)
     assert torch.equal(r.model.stem[0].weight, donor.stem[0].weight)
     assert r.model.head.weight.shape == (2, donor.head.weight.shape[1])
+
+
+def test_channel_stats_and_normalise_match_the_plain_float_formulas():
+    # Both avoid full-size temporaries (a float64 copy of 76,500 colour images is 1.4 GB); the figures must not move.
+    from builder_pipelines.vision import dataset, preprocess
+
+    u8 = np.random.default_rng(0).integers(0, 256, (200, 3, 12, 10), dtype=np.uint8)
+    u8[:, 2] = 9  # a constant channel: its std is floored
+    x = u8.astype(np.float64) / 255
+    mean, std = dataset.channel_stats(u8, 1 / 255)
+    assert mean == [round(float(v), 6) for v in x.mean(axis=(0, 2, 3))]
+    assert std == [round(float(v), 6) for v in np.maximum(x.std(axis=(0, 2, 3)), 1e-3)]
+    spec = {"mean": mean, "std": std, "scale": 1 / 255}
+    m, s = (np.asarray(v, dtype=np.float32).reshape(3, 1, 1) for v in (mean, std))
+    before = u8.copy()
+    out = preprocess.normalise(u8, spec)
+    assert out.dtype == np.float32 and np.array_equal(out, (u8.astype(np.float32) * np.float32(1 / 255) - m) / s)
+    assert np.array_equal(u8, before)

@@ -41,8 +41,13 @@ def normalise(u8: np.ndarray, image_spec: dict) -> np.ndarray:
     c = u8.shape[-3]
     mean = np.asarray(image_spec["mean"], dtype=np.float32).reshape(c, 1, 1)
     std = np.asarray(image_spec["std"], dtype=np.float32).reshape(c, 1, 1)
-    x = u8.astype(np.float32) * np.float32(image_spec["scale"])
-    return (x - mean) / std
+    # In place, the same float32 operations in the same order as (x * scale - mean) / std: one array of the
+    # set's size instead of three temporaries (2 GB for 76,500 colour images at 28 px).
+    x = u8.astype(np.float32)
+    x *= np.float32(image_spec["scale"])
+    x -= mean
+    x /= std
+    return x
 
 
 def preprocess_file(path: str, image_spec: dict) -> np.ndarray:
