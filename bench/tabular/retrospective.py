@@ -31,10 +31,10 @@ import numpy as np
 from run import ALL_LOADERS, DATASETS, PIPELINES, run_pipeline
 
 
-def _split(ids: list[str], y: list[str], seed: int, test_size: float, stratify: bool = True):
+def _split(ids: list[str], y: list[str], seed: int, test_size: float):
     from sklearn.model_selection import train_test_split
 
-    a, b = train_test_split(ids, test_size=test_size, stratify=y if stratify else None, random_state=seed)
+    a, b = train_test_split(ids, test_size=test_size, stratify=y, random_state=seed)
     return list(a), list(b)
 
 

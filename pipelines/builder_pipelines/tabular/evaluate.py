@@ -61,11 +61,11 @@ def _check_unseen(unseen: dict[str, Unseen], columns: list[Column], n_rows: int)
                             f"training (e.g. {examples}); is the column coded as in the training data?")
         # A category is training data (it may identify a patient): named by its role, never by its value.
         numeric = col.type == "numeric"
-        what = f"the training median ({col.fill:g})" if numeric else "the most frequent training category"
+        filled_with = "training median" if numeric else "most frequent training category"
         events.log("warn", f"column {col.name!r}: {seen.rows} of {n_rows} rows hold values the model never saw "
-                           f"in training (e.g. {examples}); they were evaluated with {what} instead")
-        out.append({"column": col.name, "rows": seen.rows, "examples": seen.examples,
-                    "filled_with": "training median" if numeric else "most frequent training category",
+                           f"in training (e.g. {examples}); they were evaluated with the {filled_with}"
+                           f"{f' ({col.fill:g})' if numeric else ''} instead")
+        out.append({"column": col.name, "rows": seen.rows, "examples": seen.examples, "filled_with": filled_with,
                     **({"value": col.fill} if numeric else {})})
     return out
 
