@@ -150,7 +150,11 @@ def request(method: str, url: str, key: str, body: bytes | None = None, content_
     req = urllib.request.Request(url, data=data, headers=headers, method=method)
     try:
         with urllib.request.urlopen(req, timeout=600) as res:
-            return res.status, json.loads(res.read() or b"{}")
+            raw = res.read() or b"{}"
+            try:
+                return res.status, json.loads(raw)
+            except ValueError:  # /logs answers plain text lines, not JSON
+                return res.status, {"raw": raw.decode("utf-8", "replace")}
     except urllib.error.HTTPError as err:
         text = err.read().decode("utf-8", "replace")
         try:
