@@ -131,7 +131,7 @@ function normalisedRows(checked: CheckedTable, table: CsvTable, numericLabels: n
     if (checked.imageIdx !== null && r.image) v[checked.imageIdx] = r.image;
     for (const di of numeric) {
       const n = parseNumber(v[di], table.delimiter);
-      if (n !== null && table.delimiter === ";") v[di] = String(n);
+      if (n !== null && table.delimiter !== ",") v[di] = String(n);
     }
     return v;
   });

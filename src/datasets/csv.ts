@@ -2,14 +2,17 @@ import fs from "node:fs";
 import { parse } from "csv-parse/sync";
 import { DatasetFault, type ReportBuilder } from "./report.js";
 
-// Reading the user's CSV as spreadsheets write it: UTF-8 with or without BOM, ',' or ';', CRLF or LF,
-// quoted fields. Row numbers are those a spreadsheet shows (header = 1), blank lines included.
+// Reading the user's CSV as spreadsheets and statistics packages write it: UTF-8 with or without BOM, ',', ';' or tab,
+// CRLF or LF, quoted fields. Row numbers are those a spreadsheet shows (header = 1), blank lines included.
+
+/** ';' is Excel's separator where the decimal mark is ','; tab is R's write.table / spreadsheets' "text" export. */
+export type Delimiter = "," | ";" | "\t";
 
 export interface CsvTable {
   header: string[];
   /** Data rows; rows[i] is spreadsheet row i + 2. Blank lines are kept as null so numbering holds. */
   rows: Array<string[] | null>;
-  delimiter: "," | ";";
+  delimiter: Delimiter;
   bom: boolean;
 }
 
@@ -18,18 +21,18 @@ export const MAX_CSV_BYTES = 256 * 1024 * 1024;
 
 export const sheetRow = (index: number) => index + 2;
 
-/** Counts ',' and ';' outside quotes on the first line; the more frequent one is the delimiter. */
-export function sniffDelimiter(text: string): "," | ";" {
-  let commas = 0;
-  let semis = 0;
+/** Counts ',', ';' and tabs outside quotes on the first line; the most frequent one is the delimiter (',' on a tie). */
+export function sniffDelimiter(text: string): Delimiter {
+  const counts = { ",": 0, ";": 0, "\t": 0 };
   let quoted = false;
   for (const ch of text) {
     if (ch === '"') quoted = !quoted;
     else if (!quoted && (ch === "\n" || ch === "\r")) break;
-    else if (!quoted && ch === ",") commas++;
-    else if (!quoted && ch === ";") semis++;
+    else if (!quoted && (ch === "," || ch === ";" || ch === "\t")) counts[ch]++;
   }
-  return semis > commas ? ";" : ",";
+  let best: Delimiter = ",";
+  for (const d of [";", "\t"] as const) if (counts[d] > counts[best]) best = d;
+  return best;
 }
 
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
@@ -47,7 +50,7 @@ export const isMissingMarker = (value: string) => MISSING_MARKERS.has(value.trim
  * How a column's non-empty values read: "numeric" when each is a number or a missing-value marker and at least one
  * is a number (markers counts those), else "categorical".
  */
-export function numericOrNot(present: string[], delimiter: "," | ";"): { numeric: boolean; numbers: number[]; markers: number } {
+export function numericOrNot(present: string[], delimiter: Delimiter): { numeric: boolean; numbers: number[]; markers: number } {
   const numbers: number[] = [];
   let markers = 0;
   for (const v of present) {
@@ -59,11 +62,11 @@ export function numericOrNot(present: string[], delimiter: "," | ";"): { numeric
   return { numeric: numbers.length > 0, numbers, markers };
 }
 
-/** A number as written in the CSV; with ';' as delimiter a decimal comma (3,5) is accepted too. */
-export function parseNumber(value: string, delimiter: "," | ";"): number | null {
+/** A number as written in the CSV; where ',' is not the delimiter a decimal comma (3,5) is accepted too. */
+export function parseNumber(value: string, delimiter: Delimiter): number | null {
   const v = value.trim();
   if (NUMBER.test(v)) return Number(v);
-  if (delimiter === ";" && DECIMAL_COMMA.test(v)) return Number(v.replace(",", "."));
+  if (delimiter !== "," && DECIMAL_COMMA.test(v)) return Number(v.replace(",", "."));
   return null;
 }
 
@@ -85,6 +88,7 @@ export function parseCsvText(buf: Buffer, report: ReportBuilder, csvPath: string
   }
   if (records.length === 0) throw new DatasetFault("csv_empty", `${csvPath} is empty`, { path: csvPath });
   const header = records[0];
+  nameUnnamedIdColumn(header, report, csvPath);
   const seen = new Map<string, number>();
   header.forEach((name, i) => {
     if (name === "") report.error("csv_header_empty", `column ${i + 1} has no name in the header row`, { row: 1, path: csvPath });
@@ -110,6 +114,19 @@ export function parseCsvText(buf: Buffer, report: ReportBuilder, csvPath: string
   while (rows.length && rows[rows.length - 1] === null) rows.pop();
   if (rows.every((r) => r === null)) report.error("csv_no_rows", `${csvPath} has a header but no data rows`, { path: csvPath });
   return { header, rows, delimiter, bom };
+}
+
+/**
+ * R's write.csv and pandas' to_csv (index kept) leave column 1's name empty: it holds their row names. Column 1 is
+ * the patient id by position and never chosen by name, so it gets one ('patient_id', or 'patient_id_2', ... when a
+ * column already has it) and the report says so; an empty name anywhere else is still refused.
+ */
+function nameUnnamedIdColumn(header: string[], report: ReportBuilder, csvPath: string): void {
+  if (header.length < 2 || header[0] !== "") return;
+  let name = "patient_id";
+  for (let n = 2; header.includes(name); n++) name = `patient_id_${n}`;
+  header[0] = name;
+  report.warn("csv_id_unnamed", `column 1 has no name in the header row (R's write.csv and pandas' to_csv write row names there); it is the patient id and is called '${name}' here. If a patient has several rows, put one id per patient in column 1 so that the split keeps their rows together`, { row: 1, column: name, path: csvPath });
 }
 
 export async function readCsvFile(file: string, report: ReportBuilder, csvPath: string): Promise<CsvTable> {

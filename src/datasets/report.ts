@@ -1,6 +1,8 @@
 // The dataset report: every problem found, where it is, and a summary of what the dataset holds.
 // Problems are collected, never thrown, so one upload tells the user everything wrong with it at once.
 
+import type { Delimiter } from "./csv.js";
+
 export type Severity = "error" | "warning";
 
 export interface DatasetProblem {
@@ -17,7 +19,7 @@ export interface DatasetProblem {
 export interface DatasetSummary {
   format?: "csv" | "voc" | "coco";
   csv_path?: string;
-  delimiter?: "," | ";";
+  delimiter?: Delimiter;
   /** Folder around everything in the zip that was removed ("tolerated top-level folder"). */
   top_level_folder?: string | null;
   rows?: number;

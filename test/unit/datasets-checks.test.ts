@@ -25,10 +25,35 @@ describe("CSV reading", () => {
     expect(r2.errors.map((e) => [e.code, e.row])).toEqual([["csv_header_empty", 1], ["csv_header_duplicate", 1]]);
   });
 
-  it("sniffs the delimiter outside quotes and reads decimal commas only with ';'", () => {
+  it("reads a tab-separated file (R's write.table, a spreadsheet's text export) with its spaces and empty fields", () => {
+    const r = new ReportBuilder();
+    const t = parseCsvText(Buffer.from("id\tage at entry\tnote\ty\r\n1\t50,5\t\t0\r\n2\t61\tre-admitted, twice\t1\r\n"), r, "x.csv");
+    expect(r.errors).toEqual([]);
+    expect(t.delimiter).toBe("\t");
+    expect(t.header).toEqual(["id", "age at entry", "note", "y"]);
+    expect(t.rows).toEqual([["1", "50,5", "", "0"], ["2", "61", "re-admitted, twice", "1"]]);
+  });
+
+  it("names an unnamed column 1 (R's write.csv, pandas' to_csv) the patient id instead of refusing it", () => {
+    const r = new ReportBuilder();
+    const t = parseCsvText(Buffer.from('"","age","y"\n"1",50,0\n"2",61,1\n'), r, "x.csv");
+    expect(r.errors).toEqual([]);
+    expect(t.header).toEqual(["patient_id", "age", "y"]);
+    expect(r.warnings.map((w) => [w.code, w.column])).toEqual([["csv_id_unnamed", "patient_id"]]);
+    const taken = new ReportBuilder();
+    expect(parseCsvText(Buffer.from(",patient_id,patient_id_2,y\n1,a,b,0\n"), taken, "x.csv").header[0]).toBe("patient_id_3");
+    expect(taken.errors).toEqual([]);
+    const later = new ReportBuilder();
+    parseCsvText(Buffer.from(",a,,y\n1,2,3,0\n"), later, "x.csv");
+    expect(later.errors.map((e) => e.code)).toEqual(["csv_header_empty"]);
+  });
+
+  it("sniffs the delimiter outside quotes and reads decimal commas only where ',' is not the delimiter", () => {
     expect(sniffDelimiter('"a,b,c";d;e\n')).toBe(";");
     expect(sniffDelimiter("a,b;c,d\n")).toBe(",");
+    expect(sniffDelimiter('"a,b"\tc\td\n')).toBe("\t");
     expect(parseNumber("3,5", ";")).toBe(3.5);
+    expect(parseNumber("3,5", "\t")).toBe(3.5);
     expect(parseNumber("3,5", ",")).toBeNull();
     expect(parseNumber("-1e3", ",")).toBe(-1000);
     expect(parseNumber("12abc", ",")).toBeNull();
