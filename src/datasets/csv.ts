@@ -70,14 +70,45 @@ export function parseNumber(value: string, delimiter: Delimiter): number | null 
   return null;
 }
 
-export function parseCsvText(buf: Buffer, report: ReportBuilder, csvPath: string): CsvTable {
-  const bom = buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf;
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bom ? buf.subarray(3) : buf);
-  } catch {
-    throw new DatasetFault("csv_encoding", `${csvPath} is not UTF-8 text; save it as "CSV UTF-8" from the spreadsheet`, { path: csvPath });
+/**
+ * The file's text: UTF-8 (BOM or not), UTF-16 with its BOM (Excel's "Unicode text"), or else Windows-1252, which is
+ * what Excel's plain "CSV" writes on Western Windows (accented names such as 'Sí' are not UTF-8 there). That last one
+ * is a guess, so the report says it; a file with NUL bytes is binary, not text, and refused.
+ */
+function decodeCsvText(buf: Buffer, report: ReportBuilder, csvPath: string): { text: string; bom: boolean } {
+  if (buf.length >= 2 && ((buf[0] === 0xff && buf[1] === 0xfe) || (buf[0] === 0xfe && buf[1] === 0xff))) {
+    return { text: new TextDecoder(buf[0] === 0xff ? "utf-16le" : "utf-16be").decode(buf.subarray(2)), bom: true };
   }
+  const bom = buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf;
+  try {
+    return { text: new TextDecoder("utf-8", { fatal: true }).decode(bom ? buf.subarray(3) : buf), bom };
+  } catch {
+    if (buf.includes(0)) {
+      throw new DatasetFault("csv_encoding", `${csvPath} is not text (it holds NUL bytes); save it as "CSV UTF-8" from the spreadsheet`, { path: csvPath });
+    }
+    report.warn("csv_encoding_guessed", `${csvPath} is not UTF-8; it was read as Windows-1252 (what Excel's "CSV" writes on Windows). If accented names look wrong in this report, save it as "CSV UTF-8" and upload it again`, { path: csvPath });
+    return { text: new TextDecoder("windows-1252").decode(buf), bom: false };
+  }
+}
+
+/**
+ * Excel writes a formatted but empty cell right of the table as one more column with no name and no values in any
+ * row: such trailing columns are dropped (records are changed in place). A named or filled column is kept.
+ */
+function dropEmptyTrailingColumns(records: string[][]): void {
+  const header = records[0];
+  const empty = (col: number) => {
+    for (let i = 1; i < records.length; i++) if ((records[i][col] ?? "") !== "") return false;
+    return true;
+  };
+  while (header.length > 1 && header[header.length - 1] === "" && empty(header.length - 1)) {
+    header.pop();
+    for (let i = 1; i < records.length; i++) if (records[i].length > header.length) records[i].length = header.length;
+  }
+}
+
+export function parseCsvText(buf: Buffer, report: ReportBuilder, csvPath: string): CsvTable {
+  const { text, bom } = decodeCsvText(buf, report, csvPath);
   const delimiter = sniffDelimiter(text);
   let records: string[][];
   try {
@@ -87,6 +118,7 @@ export function parseCsvText(buf: Buffer, report: ReportBuilder, csvPath: string
     throw new DatasetFault("csv_malformed", `${csvPath} cannot be read as CSV near line ${e.lines ?? "?"}: ${e.message}`, { path: csvPath, row: e.lines });
   }
   if (records.length === 0) throw new DatasetFault("csv_empty", `${csvPath} is empty`, { path: csvPath });
+  dropEmptyTrailingColumns(records);
   const header = records[0];
   nameUnnamedIdColumn(header, report, csvPath);
   const seen = new Map<string, number>();
@@ -101,7 +133,8 @@ export function parseCsvText(buf: Buffer, report: ReportBuilder, csvPath: string
   const rows: Array<string[] | null> = [];
   for (let i = 1; i < records.length; i++) {
     const r = records[i];
-    if (r.length === 1 && r[0] === "") {
+    // A line of delimiters only (",,,") is how spreadsheets write an empty but formatted row: blank, like an empty line.
+    if (r.every((v) => v === "")) {
       rows.push(null);
       continue;
     }

@@ -77,7 +77,7 @@ describe("POST /v1/datasets/validate", () => {
     ["one image with two labels", async () => [editCsv(await visionDataset(), (l) => [...l, "P99,images/p0_0.png,1,name_1"]), VISION], { code: "image_conflicting_labels", row: 26, path: "images/p0_0.png" }],
     ["a row with a missing field", async () => [editCsv(await visionDataset(), (l) => l.map((x, i) => (i === 6 ? x.replace(/,name_0$/, "") : x))), VISION], { code: "csv_row_length", row: 7 }],
     ["no CSV in the zip", async () => { const e = await visionDataset(); delete e["labels.csv"]; return [e, VISION]; }, { code: "csv_missing" }],
-    ["a CSV that is not UTF-8", async () => { const e = await visionDataset(); e["labels.csv"] = Buffer.concat([Buffer.from(String(e["labels.csv"])), Buffer.from([0xe9, 0x0a])]); return [e, VISION]; }, { code: "csv_encoding", path: "labels.csv" }],
+    ["a CSV that is not text (NUL bytes)", async () => { const e = await visionDataset(); e["labels.csv"] = Buffer.concat([Buffer.from(String(e["labels.csv"])), Buffer.from([0xe9, 0x00, 0x0a])]); return [e, VISION]; }, { code: "csv_encoding", path: "labels.csv" }],
     ["an empty entry in a data column", async () => [dataCsv((l) => l.map((x, i) => (i === 5 ? x.replace(/^4,34,/, "4,,") : x))), DATA], { code: "missing_value", row: 6, column: "age" }],
     ["a non-numeric label for regression", async () => [dataCsv((l) => l.map((x, i) => (i === 3 ? x.replace(/,0$/, ",high") : x))), { ...DATA, model_type: 1 }], { code: "label_not_numeric", row: 4, column: "y" }],
     ["a zip-slip entry", async () => [{ ...(await visionDataset()), "../../escape.txt": "x" }, VISION], { code: "zip_unsafe_path", path: "../../escape.txt" }],

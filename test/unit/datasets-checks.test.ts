@@ -34,6 +34,29 @@ describe("CSV reading", () => {
     expect(t.rows).toEqual([["1", "50,5", "", "0"], ["2", "61", "re-admitted, twice", "1"]]);
   });
 
+  it("reads Excel's other encodings: Windows-1252 with a warning, UTF-16 by its BOM; NUL bytes are not text", () => {
+    const cp1252 = new ReportBuilder();
+    const t = parseCsvText(Buffer.concat([Buffer.from("id;fumador;y\n1;S"), Buffer.from([0xed]), Buffer.from(";1\n2;No;0\n")]), cp1252, "x.csv");
+    expect(t.rows[0]).toEqual(["1", "S\u00ed", "1"]);
+    expect(cp1252.errors).toEqual([]);
+    expect(cp1252.warnings.map((w) => w.code)).toEqual(["csv_encoding_guessed"]);
+    const utf16 = new ReportBuilder();
+    const u = parseCsvText(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("id\tfumador\ty\r\n1\tS\u00ed\t1\r\n", "utf16le")]), utf16, "x.csv");
+    expect([u.header, u.rows, u.delimiter, utf16.warnings]).toEqual([["id", "fumador", "y"], [["1", "S\u00ed", "1"]], "\t", []]);
+    expect(() => parseCsvText(Buffer.from([0x69, 0x64, 0xe9, 0x00, 0x0a]), new ReportBuilder(), "x.csv")).toThrow(/NUL bytes/);
+  });
+
+  it("drops what spreadsheets add around a table: empty trailing columns, rows of delimiters only", () => {
+    const r = new ReportBuilder();
+    const t = parseCsvText(Buffer.from("id,age,y,,\n1,50,0,,\n,,,,\n2,61,1,,\n,,,,\n,,,,\n"), r, "x.csv");
+    expect(r.errors).toEqual([]);
+    expect(t.header).toEqual(["id", "age", "y"]);
+    expect(t.rows).toEqual([["1", "50", "0"], null, ["2", "61", "1"]]);
+    const filled = new ReportBuilder();
+    parseCsvText(Buffer.from("id,age,y,\n1,50,0,x\n"), filled, "x.csv");
+    expect(filled.errors.map((e) => e.code)).toEqual(["csv_header_empty"]); // a value without a column name: refused
+  });
+
   it("names an unnamed column 1 (R's write.csv, pandas' to_csv) the patient id instead of refusing it", () => {
     const r = new ReportBuilder();
     const t = parseCsvText(Buffer.from('"","age","y"\n"1",50,0\n"2",61,1\n'), r, "x.csv");
