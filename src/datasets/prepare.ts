@@ -7,7 +7,7 @@ import { meter } from "../storage/local-bucket.js";
 import { analyseDataset, type Analysed } from "./analyse.js";
 import { OpenedZip, type DatasetArchive, type ExtractLimits } from "./extract.js";
 import { DatasetFault, ReportBuilder, type DatasetReport } from "./report.js";
-import { allTest, patientStrata, splitFromColumn, splitPatients } from "./split.js";
+import { allTest, patientStrata, splitFromColumn, splitPatients, warnSmallTestPart } from "./split.js";
 import { writeCsv } from "./table-writer.js";
 import type { DatasetTask, PreparedDataset } from "./types.js";
 
@@ -101,6 +101,8 @@ export async function prepareDataset(deps: { bucket: Bucket; config: Config }, a
       ? allTest(analysed.strataRows.map((r) => r.patient), args.seed)
       : fromColumn ?? splitPatients(patientStrata(analysed.strataRows, { regression: analysed.problem === "regression" }), args.seed);
   report.summary.split = { train: split.train.length, val: split.val.length, test: split.test.length, ...(fromColumn ? { from_column: args.task.split_col! } : {}) };
+  if (analysed.problem === "regression") warnSmallTestPart(split, null, report);
+  else if (analysed.problem === "binary" || analysed.problem === "multiclass") warnSmallTestPart(split, patientStrata(analysed.strataRows), report);
   return {
     report: report.build(),
     sha256,

@@ -213,3 +213,29 @@ function warnMissingClasses(rows: SplitColumnRow[], partOf: Map<string, { part: 
     }
   });
 }
+
+/** Below this many test patients of one class (or in all, for regression) the test figures are a rough guide. */
+export const SMALL_TEST_CLASS = 5;
+export const SMALL_TEST_TOTAL = 20;
+
+/**
+ * Says so when the test part is small. With one to four patients of a class, one patient more or less right moves an
+ * AUC or an F1 a long way (a single positive ranked last gives AUC 0 with the interval [0, 0]), and the bootstrap
+ * interval can show no more than those patients hold. `strata`: each patient's class (patientStrata); null for
+ * regression, where only the total counts. Multi-label and detection are not judged here.
+ */
+export function warnSmallTestPart(split: PatientSplit, strata: Map<string, string> | null, report: Pick<ReportBuilder, "warn">): void {
+  const n = split.test.length;
+  const advice = "the test metrics rest on them alone, so read their intervals, and more patients give figures to rely on";
+  if (!strata) {
+    if (n < SMALL_TEST_TOTAL) report.warn("small_test_part", `the test part holds ${n} patient${n === 1 ? "" : "s"}: ${advice}`);
+    return;
+  }
+  const perClass = new Map<string, number>([...new Set(strata.values())].map((c) => [c, 0]));
+  for (const p of split.test) perClass.set(strata.get(p)!, (perClass.get(strata.get(p)!) ?? 0) + 1);
+  const few = [...perClass].filter(([, k]) => k < SMALL_TEST_CLASS).sort((a, b) => a[1] - b[1] || byString(a[0], b[0]));
+  if (few.length) {
+    const which = few.map(([c, k]) => `${k} of class '${c}'`).join(", ");
+    report.warn("small_test_part", `the test part holds ${n} patients, ${which}: ${advice}`);
+  }
+}

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseCsvText, parseNumber, sniffDelimiter } from "../../src/datasets/csv.js";
 import { locateImage, pathCharProblem } from "../../src/datasets/images.js";
 import { MAX_PER_CODE, ReportBuilder } from "../../src/datasets/report.js";
-import { allTest, assertDisjoint, patientStrata, splitPatients } from "../../src/datasets/split.js";
+import { allTest, assertDisjoint, patientStrata, splitPatients, warnSmallTestPart } from "../../src/datasets/split.js";
 import { problemOf, type DatasetTask } from "../../src/datasets/types.js";
 import { resolveZipPath } from "../../src/datasets/zip-path.js";
 
@@ -151,6 +151,20 @@ describe("patient split", () => {
     expect(new Set(reg.values()).size).toBe(5);
     expect(reg.get("p0")).toBe("0");
     expect(reg.get("p29")).toBe("4");
+  });
+
+  it("says when the test part is small: a class with under 5 test patients, or under 20 in all for regression", () => {
+    const warned = (p: Map<string, string>, regression = false) => {
+      const r = new ReportBuilder();
+      warnSmallTestPart(splitPatients(p, 3), regression ? null : p, r);
+      return r.warnings.map((w) => [w.code, w.message]);
+    };
+    // HSAUR's plasma table: 32 patients, 6 of them positive, so one positive in test.
+    const plasma = warned(patients(32, ["neg", "neg", "neg", "neg", "neg", "pos"]));
+    expect(plasma).toEqual([["small_test_part", "the test part holds 5 patients, 1 of class 'pos', 4 of class 'neg': the test metrics rest on them alone, so read their intervals, and more patients give figures to rely on"]]);
+    expect(warned(patients(200, ["a", "b", "b", "b"]))).toEqual([]); // 7 of 'a' and 23 of 'b' in test
+    expect(warned(patients(60, ["a", "b"]), true)).toEqual([["small_test_part", expect.stringContaining("the test part holds 10 patients:")]]);
+    expect(warned(patients(200, ["a", "b"]), true)).toEqual([]);
   });
 
   it("all_test and the disjointness check", () => {

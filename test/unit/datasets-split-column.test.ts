@@ -98,7 +98,8 @@ describe("prepareDataset with split_col", () => {
     expect(out.report.errors).toEqual([]);
     expect(out.split).toEqual({ seed: 3, train: ["P0", "P1", "P2", "P3"], val: ["P4", "P5"], test: ["P6", "P7"] });
     expect(out.report.summary.split).toEqual({ train: 4, val: 2, test: 2, from_column: "ml_use" });
-    expect(out.report.warnings).toEqual([]); // both classes are in every part
+    // Both classes are in every part (no split_class_missing); one test patient each is a small test part.
+    expect(out.report.warnings.map((w) => w.code)).toEqual(["small_test_part"]);
     // The split column is not mistaken for the class names column.
     expect(out.classNameCol).toBeNull();
   });
