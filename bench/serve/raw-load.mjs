@@ -165,7 +165,8 @@ export async function once(job) {
 
 /**
  * `concurrency` closed loops for `seconds` after `warmup` seconds; onStarted() when timing begins. Returns
- * {latencies, starts (epoch ms of each timed request), errors, firstError, seconds, bytes (mean answer size)}.
+ * {latencies, starts (epoch ms of each timed request), errors, firstError, seconds, bytes (mean answer size),
+ * cpuMs (this client process's CPU over the timed part, user + system: its share of the kernel's loopback work too)}.
  */
 export async function runLoad(job, onStarted = () => {}) {
   const bytes = requestBytes(job);
@@ -179,6 +180,7 @@ export async function runLoad(job, onStarted = () => {}) {
   const warmEnd = performance.now() + (job.warmup ?? 1) * 1000;
   await Promise.all(conns.map(async (c) => { while (performance.now() < warmEnd) await one(c).catch(() => undefined); }));
   onStarted();
+  const cpu0 = process.cpuUsage();
   const latencies = [];
   const starts = [];
   const t0 = performance.now();
@@ -197,7 +199,8 @@ export async function runLoad(job, onStarted = () => {}) {
     }
   }));
   const seconds = (performance.now() - t0) / 1000;
-  return { latencies, starts, errors, firstError, seconds, bytes: latencies.length ? nBytes / latencies.length : 0 };
+  const cpu = process.cpuUsage(cpu0);
+  return { latencies, starts, errors, firstError, seconds, bytes: latencies.length ? nBytes / latencies.length : 0, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
 export function closeAll() {

@@ -39,12 +39,14 @@ const CONCURRENCY = opt("concurrency", "1,8,32").split(",").map(Number);
 const ROUNDS = Number(opt("rounds", "3"));
 
 
-interface Stats { n: number; errors: number; median: number; p99: number; rps: number; cpuMs: number; lat: number[] }
+/** cpuMs: the server process's CPU per request; clientCpuMs: the load client's (HTTP only; NaN in-process). */
+interface Stats { n: number; errors: number; median: number; p99: number; rps: number; cpuMs: number; clientCpuMs: number; lat: number[] }
 
-function summarise(lat: number[], errors: number, seconds: number, cpuMs = NaN): Stats {
+function summarise(lat: number[], errors: number, seconds: number, cpuMs = NaN, clientCpuMs = NaN): Stats {
   const s = [...lat].sort((a, b) => a - b);
   const q = (p: number) => (s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : NaN);
-  return { n: s.length, errors, median: q(0.5), p99: q(0.99), rps: s.length / seconds, cpuMs: cpuMs / Math.max(1, s.length), lat };
+  const perRequest = (ms: number) => ms / Math.max(1, s.length);
+  return { n: s.length, errors, median: q(0.5), p99: q(0.99), rps: s.length / seconds, cpuMs: perRequest(cpuMs), clientCpuMs: perRequest(clientCpuMs), lat };
 }
 
 /** Runs `fn` from `concurrency` loops for `seconds` (after a short warm-up), timing each call. */
@@ -77,8 +79,8 @@ async function load(fn: () => Promise<unknown>, concurrency: number, seconds: nu
 /** The same measurement, with the requests sent from the client process (http-load.ts); CPU is the server's only. */
 async function loadHttp(client: ChildProcess, job: { url: string; path: string; key: string; body: string }, concurrency: number, seconds: number): Promise<Stats> {
   let cpu0 = process.cpuUsage();
-  const result = await new Promise<{ latencies: number[]; errors: number; firstError?: string; seconds: number }>((resolve) => {
-    const onMessage = (m: { type: string; latencies: number[]; errors: number; seconds: number }) => {
+  const result = await new Promise<{ latencies: number[]; errors: number; firstError?: string; seconds: number; cpuMs?: number }>((resolve) => {
+    const onMessage = (m: { type: string; latencies: number[]; errors: number; seconds: number; cpuMs?: number }) => {
       if (m.type === "started") cpu0 = process.cpuUsage(); // after the client's warm-up
       if (m.type === "done") {
         client.off("message", onMessage);
@@ -90,7 +92,7 @@ async function loadHttp(client: ChildProcess, job: { url: string; path: string; 
   });
   const cpu = process.cpuUsage(cpu0);
   if (result.firstError) console.log(`  (first error: ${result.firstError})`);
-  return summarise(result.latencies, result.errors, result.seconds, (cpu.user + cpu.system) / 1000);
+  return summarise(result.latencies, result.errors, result.seconds, (cpu.user + cpu.system) / 1000, result.cpuMs ?? NaN);
 }
 
 /** Several runs' figures as one: latencies pooled, rates and CPU averaged. */
@@ -98,12 +100,14 @@ function pool_(runs: Stats[]): Stats {
   const lat = runs.flatMap((r) => r.lat);
   const seconds = runs.reduce((t, r) => t + r.n / Math.max(r.rps, 1e-9), 0);
   const cpu = runs.reduce((t, r) => t + r.cpuMs * r.n, 0);
-  return summarise(lat, runs.reduce((t, r) => t + r.errors, 0), seconds, cpu);
+  const clientCpu = runs.reduce((t, r) => t + r.clientCpuMs * r.n, 0);
+  return summarise(lat, runs.reduce((t, r) => t + r.errors, 0), seconds, cpu, clientCpu);
 }
 
 const f = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : "-");
 const line = (label: string, s: Stats) =>
-  `${label.padEnd(34)} median ${f(s.median, 2).padStart(8)} ms  p99 ${f(s.p99, 2).padStart(8)} ms  ${f(s.rps).padStart(7)} req/s  cpu ${f(s.cpuMs, 2).padStart(6)} ms/req  errors ${s.errors}`;
+  `${label.padEnd(34)} median ${f(s.median, 2).padStart(8)} ms  p99 ${f(s.p99, 2).padStart(8)} ms  ${f(s.rps).padStart(7)} req/s  cpu ${f(s.cpuMs, 2).padStart(6)} ms/req  errors ${s.errors}` +
+  (Number.isFinite(s.clientCpuMs) ? `  client cpu ${f(s.clientCpuMs, 2)} ms/req (${f((s.clientCpuMs * s.rps) / 1000, 2)} cores)` : "");
 
 async function main() {
   const ids: Record<string, number> = { vision: 1, detection: 2, tabular: 3, vision_resnet: 4 };
@@ -151,7 +155,7 @@ async function main() {
       const ratio = (f: (s: Stats) => number) => med(rounds.map((x) => f(x.b) / f(x.a)));
       console.log(line(`in-process  c=${c}`, a));
       console.log(line(`HTTP        c=${c}`, b));
-      const r = `${kind} c=${c}: median HTTP/in-process ${f(ratio((s) => s.median), 2)}x, throughput HTTP/in-process ${f(100 * ratio((s) => s.rps), 0)}%, CPU per request HTTP/in-process ${f(ratio((s) => s.cpuMs), 2)}x (${f(b.cpuMs, 2)} / ${f(a.cpuMs, 2)} ms; median of ${ROUNDS} alternating rounds: ${rounds.map((x) => f(x.b.median / x.a.median, 2)).join(" ")})`;
+      const r = `${kind} c=${c}: median HTTP/in-process ${f(ratio((s) => s.median), 2)}x, throughput HTTP/in-process ${f(100 * ratio((s) => s.rps), 0)}%, CPU per request HTTP/in-process ${f(ratio((s) => s.cpuMs), 2)}x (${f(b.cpuMs, 2)} / ${f(a.cpuMs, 2)} ms), the client ${f(b.clientCpuMs, 2)} ms per request = ${f((b.clientCpuMs * b.rps) / 1000, 2)} of ${os.cpus().length} cores (median of ${ROUNDS} alternating rounds: ${rounds.map((x) => f(x.b.median / x.a.median, 2)).join(" ")})`;
       console.log(`  -> ${r}`);
       summary.push(r);
     }
