@@ -226,16 +226,21 @@ export const SMALL_TEST_TOTAL = 20;
  */
 export function warnSmallTestPart(split: PatientSplit, strata: Map<string, string> | null, report: Pick<ReportBuilder, "warn">): void {
   const n = split.test.length;
+  const holds = `the test part holds ${n} patient${n === 1 ? "" : "s"}`;
   const advice = "the test metrics rest on them alone, so read their intervals, and more patients give figures to rely on";
   if (!strata) {
-    if (n < SMALL_TEST_TOTAL) report.warn("small_test_part", `the test part holds ${n} patient${n === 1 ? "" : "s"}: ${advice}`);
+    if (n < SMALL_TEST_TOTAL) report.warn("small_test_part", `${holds}: ${advice}`);
     return;
   }
+  // Every class of the table, with 0 for one that has no patient in test.
   const perClass = new Map<string, number>([...new Set(strata.values())].map((c) => [c, 0]));
-  for (const p of split.test) perClass.set(strata.get(p)!, (perClass.get(strata.get(p)!) ?? 0) + 1);
+  for (const p of split.test) {
+    const cls = strata.get(p)!;
+    perClass.set(cls, perClass.get(cls)! + 1);
+  }
   const few = [...perClass].filter(([, k]) => k < SMALL_TEST_CLASS).sort((a, b) => a[1] - b[1] || byString(a[0], b[0]));
   if (few.length) {
     const which = few.map(([c, k]) => `${k} of class '${c}'`).join(", ");
-    report.warn("small_test_part", `the test part holds ${n} patients, ${which}: ${advice}`);
+    report.warn("small_test_part", `${holds}, ${which}: ${advice}`);
   }
 }
