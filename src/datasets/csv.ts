@@ -1,12 +1,9 @@
 import fs from "node:fs";
 import { parse } from "csv-parse/sync";
-import { DatasetFault, type ReportBuilder } from "./report.js";
+import { DatasetFault, type Delimiter, type ReportBuilder } from "./report.js";
 
 // Reading the user's CSV as spreadsheets and statistics packages write it: UTF-8 with or without BOM, ',', ';' or tab,
 // CRLF or LF, quoted fields. Row numbers are those a spreadsheet shows (header = 1), blank lines included.
-
-/** ';' is Excel's separator where the decimal mark is ','; tab is R's write.table / spreadsheets' "text" export. */
-export type Delimiter = "," | ";" | "\t";
 
 export interface CsvTable {
   header: string[];

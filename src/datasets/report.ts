@@ -1,7 +1,8 @@
 // The dataset report: every problem found, where it is, and a summary of what the dataset holds.
 // Problems are collected, never thrown, so one upload tells the user everything wrong with it at once.
 
-import type { Delimiter } from "./csv.js";
+/** ';' is Excel's separator where the decimal mark is ','; tab is R's write.table / spreadsheets' "text" export. */
+export type Delimiter = "," | ";" | "\t";
 
 export type Severity = "error" | "warning";
 
