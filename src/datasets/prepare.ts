@@ -96,13 +96,14 @@ export async function prepareDataset(deps: { bucket: Bucket; config: Config }, a
 
   const table = path.join(workDir, "table.csv");
   await writeCsv(table, analysed.header, analysed.rows);
+  const regression = analysed.problem === "regression";
+  const strata = patientStrata(analysed.strataRows, { regression });
   const split =
-    args.split === "all_test"
-      ? allTest(analysed.strataRows.map((r) => r.patient), args.seed)
-      : fromColumn ?? splitPatients(patientStrata(analysed.strataRows, { regression: analysed.problem === "regression" }), args.seed);
+    args.split === "all_test" ? allTest(analysed.strataRows.map((r) => r.patient), args.seed) : fromColumn ?? splitPatients(strata, args.seed);
   report.summary.split = { train: split.train.length, val: split.val.length, test: split.test.length, ...(fromColumn ? { from_column: args.task.split_col! } : {}) };
-  if (analysed.problem === "regression") warnSmallTestPart(split, null, report);
-  else if (analysed.problem === "binary" || analysed.problem === "multiclass") warnSmallTestPart(split, patientStrata(analysed.strataRows), report);
+  // Counting test patients per class needs one class per patient: binary and multiclass (regression strata are bins).
+  if (regression) warnSmallTestPart(split, null, report);
+  else if (analysed.problem === "binary" || analysed.problem === "multiclass") warnSmallTestPart(split, strata, report);
   return {
     report: report.build(),
     sha256,
