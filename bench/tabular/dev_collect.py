@@ -72,8 +72,8 @@ def _linear_with_power(problem, params, columns, seed):
 models._linear_estimator = _linear_with_power
 
 
-def collect(ds: str, seed: int, n_random: int, tmp: Path, extra: list[dict]) -> dict:
-    table, cols, label = (B.LOADERS | B.UNSEEN_LOADERS)[ds](tmp)
+def collect(ds: str, seed: int, n_random: int, tmp: Path, extra: list[dict], mode: str = "best") -> dict:
+    table, cols, label = {**B.ALL_LOADERS, "synthetic": load_synthetic}[ds](tmp)
     rows = list(csv.DictReader(open(table, newline="")))
     sp = B.split([r["id"] for r in rows], [r[label] for r in rows], seed)
     base = B.baselines(table, cols, label, sp, seed)
@@ -81,7 +81,7 @@ def collect(ds: str, seed: int, n_random: int, tmp: Path, extra: list[dict]) -> 
             "problem": "binary", "split": sp}
     columns, _, data = _load(spec)
     (Xtr, ytr, gtr), (Xva, yva, _), (Xte, yte, _) = data["train"], data["val"], data["test"]
-    plan = search.PLANS["best"]
+    plan = search.PLANS[mode]
     folds = search.make_folds("binary", ytr, gtr, plan.folds, plan.repeats, seed)
     # Best mode's candidates, with the baseline's exact LightGBM (search.BASELINE_LGB) and CatBoost (search.CATBOOST,
     # with --catboost) moved to the end so that dev_rules.py / dev_catboost.py can replay the rules with and without them.
@@ -89,8 +89,10 @@ def collect(ds: str, seed: int, n_random: int, tmp: Path, extra: list[dict]) -> 
              if c != search.BASELINE_LGB and c["model"] != "catboost"]
     n_ess = len(search._linear_grid("binary", plan.linear_grid)) + 1 + 4
     cands = cands[:n_ess + n_random] + [dict(search.BASELINE_LGB)] + [dict(c) for c in extra]
+    if mode == "fast":  # fast mode's own candidates, all of them (its linear grid, LightGBM defaults, random settings)
+        cands = search.candidates("binary", "fast", seed, len(ytr))
     Xfit, yfit = np.vstack([Xtr, Xva]), np.r_[ytr, yva]
-    out = {"dataset": ds, "seed": seed, "baselines": {k: v["value"] for k, v in base.items()}, "yte": yte, "ytr": ytr,
+    out = {"dataset": ds, "seed": seed, "mode": mode, "baselines": {k: v["value"] for k, v in base.items()}, "yte": yte, "ytr": ytr,
            "folds": folds, "cands": []}
     for i, cfg in enumerate(cands):
         t0 = time.monotonic()
@@ -117,6 +119,8 @@ def main() -> int:
     ap.add_argument("--catboost", action="store_true", help="append search.CATBOOST's candidates")
     ap.add_argument("--additive", action="store_true", help="append ADDITIVE's candidates (after CatBoost's)")
     ap.add_argument("--linboost", action="store_true", help="append dev_linboost.LINBOOST's candidates (last)")
+    ap.add_argument("--mode", choices=["best", "fast"], default="best",
+                    help="whose folds and candidates: best mode's (5 x 3 folds) or fast mode's (3 folds, its own candidates)")
     ap.add_argument("--out", default="/tmp/tables-dev")
     args = ap.parse_args()
     linboost = []
@@ -133,7 +137,7 @@ def main() -> int:
                     continue
                 t0 = time.monotonic()
                 extra = (search.CATBOOST if args.catboost else []) + (ADDITIVE if args.additive else []) + linboost
-                res = collect(ds, seed, args.random, Path(tmpdir), extra)
+                res = collect(ds, seed, args.random, Path(tmpdir), extra, args.mode)
                 path.write_bytes(pickle.dumps(res))
                 print(json.dumps({"dataset": ds, "seed": seed, "s": round(time.monotonic() - t0, 1),
                                   "n": len(res["cands"]), "baselines": res["baselines"]}), flush=True)
