@@ -199,11 +199,16 @@ def baselines(table: Path, cols: list[str], label: str, sp: dict, seed: int) -> 
     return out
 
 
-def run_pipeline(table: Path, cols, label, sp, mode, budget, seed, work: Path, pipelines: Path = PIPELINES) -> tuple[dict, float]:
+def run_pipeline(table: Path, cols, label, sp, mode, budget, seed, work: Path, pipelines: Path = PIPELINES,
+                 problem: str = "binary") -> tuple[dict, float, float]:
+    """(manifest, wall time, peak MB) of one CLI run; AUC-selected for classification, RMSE for regression (as the
+    server asks, src/experiments/study.ts)."""
     out = work / f"out_{mode}"
-    spec = {"schema_version": 1, "job_id": f"bench-{mode}", "command": "train", "kind": "tabular", "problem": "binary",
+    metric, threshold_metric = ("rmse", None) if problem == "regression" else ("auc", "auc")
+    spec = {"schema_version": 1, "job_id": f"bench-{mode}", "command": "train", "kind": "tabular", "problem": problem,
             "data": {"root": str(table.parent), "table": str(table), "id_col": "id", "label_cols": [label], "data_cols": cols},
-            "split": sp, "metric": "auc", "threshold_metric": "auc", "budget": {"mode": mode, "time_budget_s": budget}, "seed": seed,
+            "split": sp, "metric": metric, "threshold_metric": threshold_metric,
+            "budget": {"mode": mode, "time_budget_s": budget}, "seed": seed,
             "device": "cpu", "out_dir": str(out)}
     spec_path = work / f"spec_{mode}.json"
     spec_path.write_text(json.dumps(spec))

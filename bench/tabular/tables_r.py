@@ -36,7 +36,7 @@ def r_csv(member: str) -> list[dict] | None:
     return None if data is None else list(csv.DictReader(io.StringIO(data.decode())))
 
 
-def _table(tmp: Path, name: str, member: str, label, cols: list[str], keep=lambda r: True):
+def r_table(tmp: Path, name: str, member: str, label, cols: list[str], keep=lambda r: True):
     """Writes `name`.csv: id (R's row name), the label (`label` a column name or a function of the row), `cols`."""
     rows = r_csv(member)
     if rows is None:
@@ -53,13 +53,13 @@ def _table(tmp: Path, name: str, member: str, label, cols: list[str], keep=lambd
 
 def load_biopsy(tmp: Path):
     """Wisconsin breast biopsies (MASS::biopsy, 699 samples): malignant from nine cytology scores; 16 NA in V6."""
-    return _table(tmp, "biopsy", "MASS/biopsy.csv", "class", [f"V{i}" for i in range(1, 10)])
+    return r_table(tmp, "biopsy", "MASS/biopsy.csv", "class", [f"V{i}" for i in range(1, 10)])
 
 
 def load_birthwt(tmp: Path):
     """Low birth weight (MASS::birthwt, 189 births): low from the mother's age, weight, race, smoking, history.
     The birth weight itself (bwt) defines the label and is dropped."""
-    return _table(tmp, "birthwt", "MASS/birthwt.csv", "low", ["age", "lwt", "race", "smoke", "ptl", "ht", "ui", "ftv"])
+    return r_table(tmp, "birthwt", "MASS/birthwt.csv", "low", ["age", "lwt", "race", "smoke", "ptl", "ht", "ui", "ftv"])
 
 
 def load_pbc(tmp: Path):
@@ -68,26 +68,26 @@ def load_pbc(tmp: Path):
     treatment arm, labs or signs beyond a few). Follow-up time dropped."""
     cols = ["trt", "age", "sex", "ascites", "hepato", "spiders", "edema", "bili", "chol", "albumin", "copper", "alk.phos",
             "ast", "trig", "platelet", "protime", "stage"]
-    return _table(tmp, "pbc", "survival/pbc.csv", lambda r: "death" if r["status"] == "2" else "alive", cols)
+    return r_table(tmp, "pbc", "survival/pbc.csv", lambda r: "death" if r["status"] == "2" else "alive", cols)
 
 
 def load_medpar(tmp: Path):
     """US Medicare Arizona 1991 (COUNT::medpar, 1,495 stays): death in hospital from stay length, HMO, race, age over
     80, admission type and the hospital (provnum: 54 codes such as 030001, read as numbers by Builder and the
     baselines alike). type1-3 repeat type and are left out."""
-    return _table(tmp, "medpar", "COUNT/medpar.csv", "died", ["los", "hmo", "white", "age80", "type", "provnum"])
+    return r_table(tmp, "medpar", "COUNT/medpar.csv", "died", ["los", "hmo", "white", "age80", "type", "provnum"])
 
 
 def load_nwtco(tmp: Path):
     """National Wilms Tumor Study (survival::nwtco, 4,028 children): relapse from the institutional and central
     histology, stage, study and age. Follow-up time (edrel) and the sub-cohort flag dropped."""
-    return _table(tmp, "nwtco", "survival/nwtco.csv", "rel", ["instit", "histol", "stage", "study", "age"])
+    return r_table(tmp, "nwtco", "survival/nwtco.csv", "rel", ["instit", "histol", "stage", "study", "age"])
 
 
 def load_stagec(tmp: Path):
     """Stage C prostate cancer (rpart::stagec, 146 men): progression (pgstat) from age, hormone therapy, the g2
     score, grade, Gleason score and ploidy; NA in eet, g2 and gleason. Time to progression (pgtime) dropped."""
-    return _table(tmp, "stagec", "rpart/stagec.csv", "pgstat", ["age", "eet", "g2", "grade", "gleason", "ploidy"])
+    return r_table(tmp, "stagec", "rpart/stagec.csv", "pgstat", ["age", "eet", "g2", "grade", "gleason", "ploidy"])
 
 
 LOADERS = {"biopsy": load_biopsy, "birthwt": load_birthwt, "pbc": load_pbc, "medpar": load_medpar, "nwtco": load_nwtco,
