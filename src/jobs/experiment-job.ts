@@ -47,11 +47,11 @@ async function stopOrFail(run: JobRun, err: unknown): Promise<JobResult> {
   if (err instanceof JobStop || signal.aborted) {
     const why = err instanceof JobStop ? err.why : (signal.reason as StopReason);
     if (why === "cancel") {
+      // As in JobRun.move: the log's last line is in place before the status a client polls for.
+      await run.writeFinalLog("status cancelled");
       const cancelled = await run.deps.repo.transition(run.uuid, "cancelled", { owner: run.lease.owner });
-      if (cancelled) {
-        run.jobLog("status cancelled");
-        notifyTerminal(run.deps, cancelled);
-      }
+      if (cancelled) notifyTerminal(run.deps, cancelled);
+      else run.jobLog("(cancelled was not recorded: this runner no longer holds the job)");
       return "finished";
     }
     run.jobLog(`stopped (${why}); another runner picks it up`);
@@ -69,7 +69,7 @@ async function close(run: JobRun): Promise<void> {
   const after = await repo.byId(run.uuid).catch(() => undefined);
   if (after && isTerminal(after.status)) {
     await fs.promises.rm(run.work, { recursive: true, force: true });
-    // A copy of the log in the bucket, so GET .../logs works when a worker on another host ran the job.
+    // The copy made before the terminal status (JobRun.writeFinalLog), refreshed with any line written since.
     await bucket.uploadFile(run.logFile, logObjectOf(run.row)).catch((err) => run.log.warn({ err }, "could not copy the job log to the bucket"));
   } else await repo.releaseLease(run.uuid, run.lease.owner).catch(() => undefined);
 }

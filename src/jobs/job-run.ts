@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { JobSpec, Manifest } from "../contract/types.js";
-import { logFileOf } from "../experiments/log.js";
+import { logFileOf, logObjectOf } from "../experiments/log.js";
 import type { ExperimentRepository, ExperimentRow } from "../experiments/repository.js";
 import { isTerminal, STAGE_START, type ExperimentStatus } from "../experiments/state.js";
 import type { Study } from "../experiments/study.js";
@@ -75,12 +75,27 @@ export class JobRun {
 
   async move(to: ExperimentStatus, set: TransitionSet = {}): Promise<ExperimentRow> {
     const { repo } = this.deps;
+    const line = `status ${to}${set.failureReason ? `: ${set.failureReason}` : ""}`;
+    const terminal = isTerminal(to);
+    // A client that sees the terminal status reads the log next: its last line, here and in the bucket's copy,
+    // must already be there. So the terminal line is written (and copied) before the status becomes visible.
+    if (terminal) await this.writeFinalLog(line);
     const progress = { fraction: STAGE_START[to], stage: to, updated_at: new Date().toISOString() };
     const updated = await repo.transition(this.uuid, to, { owner: this.lease.owner, set, attempt: this.row.attempts > 1 ? this.row.attempts : undefined, progress });
-    if (!updated) throw new JobStop("refused");
+    if (!updated) {
+      if (terminal) this.jobLog(`(${to} was not recorded: this runner no longer holds the job)`);
+      throw new JobStop("refused");
+    }
     this.status = to;
-    this.jobLog(`status ${to}${set.failureReason ? `: ${set.failureReason}` : ""}`);
-    if (isTerminal(to)) notifyTerminal(this.deps, updated);
+    if (terminal) notifyTerminal(this.deps, updated);
+    else this.jobLog(line);
     return updated;
+  }
+
+  /** The terminal line, flushed, and the log copied to the bucket (for GET .../logs when another host ran the job). */
+  async writeFinalLog(line: string): Promise<void> {
+    this.jobLog(line);
+    await this.flushLog();
+    await this.deps.bucket.uploadFile(this.logFile, logObjectOf(this.row)).catch((err) => this.log.warn({ err }, "could not copy the job log to the bucket"));
   }
 }

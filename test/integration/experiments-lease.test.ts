@@ -13,6 +13,8 @@ import type { JobDeps } from "../../src/jobs/deps.js";
 import { experimentRequestSchema, withoutToken } from "../../src/experiments/request.js";
 import { studyOf } from "../../src/experiments/study.js";
 import { runExperimentJob } from "../../src/jobs/experiment-job.js";
+import { logFileOf, logObjectOf } from "../../src/experiments/log.js";
+import { isTerminal } from "../../src/experiments/state.js";
 import type { PrepareDataset } from "../../src/jobs/dataset-stage.js";
 
 // The lease in the experiments row is what keeps one job from running twice, whatever the queue does:
@@ -98,6 +100,28 @@ describeEachTarget("experiment lease on %s", (target) => {
     const done = (await repo.byId(row.id))!;
     expect(done.status).toBe("invalid_dataset");
     expect(done.attempts).toBe(1);
+  });
+
+  it("writes the terminal line to the log, and the log's copy to the bucket, before the terminal status is visible", async () => {
+    // A client polls for the terminal status and then reads GET .../logs (from this host, or from the bucket when a
+    // worker elsewhere ran the job): the last line must already be there when the status changes.
+    await services.bucket.write(`${userId}/x/data.zip`, Readable.from(Buffer.from("zip")));
+    const row = (await repo.insert({ userId, experimentId: 6, request: request(6), study: studyFor(6), requestHash: "h6" }))!;
+    const lastLines: string[] = [];
+    const watched = Object.create(repo) as ExperimentRepository;
+    watched.transition = async (id, status, opts) => {
+      if (isTerminal(status)) {
+        const chunks: Buffer[] = [];
+        if (await services.bucket.stat(logObjectOf(row))) for await (const c of await services.bucket.read(logObjectOf(row))) chunks.push(c as Buffer);
+        for (const text of [fs.readFileSync(logFileOf(services.config, id), "utf8"), Buffer.concat(chunks).toString("utf8")]) lastLines.push(text.trim().split("\n").at(-1)!);
+      }
+      return repo.transition(id, status, opts);
+    };
+    const prepare: PrepareDataset = async () => ({ report: { valid: false, errors: [{ severity: "error", code: "test", message: "refused on purpose" }], warnings: [], errors_omitted: 0, warnings_omitted: 0, summary: {} }, sha256: "" });
+    expect(await runExperimentJob({ ...deps("runner-c", prepare), repo: watched }, row.id, new AbortController().signal)).toBe("finished");
+    expect((await repo.byId(row.id))!.status).toBe("invalid_dataset");
+    expect(lastLines).toHaveLength(2);
+    for (const line of lastLines) expect(line).toMatch(/\] status invalid_dataset/);
   });
 
   it("gives up, with the reason, on a job interrupted JOB_MAX_ATTEMPTS times", async () => {
