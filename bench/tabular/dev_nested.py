@@ -30,7 +30,7 @@ from sklearn.model_selection import StratifiedKFold
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from dev_rules import AUC, print_table, replay_dir  # noqa: E402
+from dev_rules import AUC, plan_of, print_table, replay_dir, scorers  # noqa: E402
 
 from builder_pipelines.tabular import search  # noqa: E402
 from builder_pipelines.tabular import selection as S  # noqa: E402
@@ -38,16 +38,10 @@ from builder_pipelines.tabular import selection as S  # noqa: E402
 OUTER_FOLDS, OUTER_REPEATS = 5, 2
 
 
-def plan_of(r) -> tuple[int, str]:
-    """(ensemble pool size, blend acceptance rule) of the mode the pickle was collected for."""
-    return (search.PLANS["fast"].ensemble_pool, "gain") if r.get("mode") == "fast" else (search.PLANS["best"].ensemble_pool, "unless_worse")
-
-
 def recipes(cands: list[S.Candidate], y: np.ndarray, folds, size: int, rule: str) -> dict[str, dict[int, float]]:
-    """What the rule publishes, as {trial: weight}: the whole rule, and its one-SE single model alone."""
-    score_fn = lambda oofs, rows=None: float(np.mean([search.selection_score("binary", "auc", y if rows is None else y[rows], o)  # noqa: E731
-                                                      for o in oofs]))
-    fs = lambda oofs: search.fold_scores("binary", "auc", y, oofs, folds)  # noqa: E731
+    """What the rule publishes, as {trial: weight}: the whole rule, and its one-SE single model alone (the same
+    steps as dev_rules.greedy, which returns test scores where this needs the members and weights)."""
+    score_fn, fs = scorers(y, folds)
     chosen, _, _ = S.one_se_choice(cands)
     single = {chosen.trial: 1.0}
     members = S.ensemble_pool(cands, chosen, size)
@@ -67,11 +61,11 @@ def restrict(r, cands: list[S.Candidate], rows: np.ndarray) -> tuple[list[S.Cand
     pos = np.full(len(r["ytr"]), -1)
     pos[rows] = np.arange(len(rows))
     folds = [[(pos[tr][pos[tr] >= 0], pos[te][pos[te] >= 0]) for tr, te in rep] for rep in r["folds"]]
+    score_fn, fs = scorers(y, folds)
     out = []
     for c in cands:
         oof = [o[rows] for o in c.oof]
-        scores = [search.selection_score("binary", "auc", y, o) for o in oof]
-        out.append(S.Candidate(c.trial, c.config, float(np.mean(scores)), search.fold_scores("binary", "auc", y, oof, folds), oof))
+        out.append(S.Candidate(c.trial, c.config, score_fn(oof), fs(oof), oof))
     return out, y, folds
 
 

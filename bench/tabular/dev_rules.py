@@ -21,9 +21,8 @@ from builder_pipelines.tabular import selection as S  # noqa: E402
 AUC = lambda y, p: search._auc(y == 1, p[:, 1])  # noqa: E731
 
 
-def load(path: Path):
-    r = pickle.loads(path.read_bytes())
-    y, folds = r["ytr"], r["folds"]
+def scorers(y: np.ndarray, folds):
+    """The search's two scores on these labels and CV folds: pooled AUC (mean over repeats) and AUC per fold."""
 
     def score_fn(oofs, rows=None):
         yy = y if rows is None else y[rows]
@@ -32,6 +31,17 @@ def load(path: Path):
     def fs(oofs):
         return search.fold_scores("binary", "auc", y, oofs, folds)
 
+    return score_fn, fs
+
+
+def plan_of(r) -> tuple[int, str]:
+    """(ensemble pool size, blend acceptance rule) of the mode the pickle was collected for."""
+    return (search.PLANS["fast"].ensemble_pool, "gain") if r.get("mode") == "fast" else (search.PLANS["best"].ensemble_pool, "unless_worse")
+
+
+def load(path: Path):
+    r = pickle.loads(path.read_bytes())
+    score_fn, fs = scorers(r["ytr"], r["folds"])
     cands, tests = [], {}
     for c in r["cands"]:
         cand = S.Candidate(c["trial"], c["config"], score_fn(c["oof"]), fs(c["oof"]), c["oof"])

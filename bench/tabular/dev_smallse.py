@@ -28,9 +28,8 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from dev_rules import AUC, greedy, print_table, replay_dir  # noqa: E402
+from dev_rules import AUC, greedy, plan_of, print_table, replay_dir  # noqa: E402
 
-from builder_pipelines.tabular import search  # noqa: E402
 from builder_pipelines.tabular import selection as S  # noqa: E402
 
 
@@ -64,8 +63,7 @@ def windows(r, cands) -> dict[str, float]:
 
 def rules(r, cands, tests, score_fn, fs) -> dict[str, float]:
     yte, folds = r["yte"], r["folds"]
-    fast = r.get("mode") == "fast"
-    size, rule = (search.PLANS["fast"].ensemble_pool, "gain") if fast else (search.PLANS["best"].ensemble_pool, "unless_worse")
+    size, rule = plan_of(r)
     out = {"LR default": AUC(yte, tests[next(c for c in cands if c.family == "linear_default").trial])}
     for name, se in windows(r, cands).items():
         chosen = one_se_with(cands, se)

@@ -1,5 +1,4 @@
 import fs from "node:fs";
-import { logObjectOf } from "../experiments/log.js";
 import { isTerminal } from "../experiments/state.js";
 import type { JobDeps, JobResult, StopReason } from "./deps.js";
 import { JobRun } from "./job-run.js";
@@ -62,14 +61,15 @@ async function stopOrFail(run: JobRun, err: unknown): Promise<JobResult> {
   return "finished";
 }
 
-/** Ended: the work folder goes and the log is copied to the bucket. Not ended: the lease is let go for the next runner. */
+/**
+ * Ended: the work folder goes (the log's bucket copy was made with the terminal line, JobRun.writeFinalLog; copying
+ * it again here could overwrite the copy of the runner that took the job over with this one's stale log).
+ * Not ended: the lease is let go for the next runner.
+ */
 async function close(run: JobRun): Promise<void> {
-  const { repo, bucket } = run.deps;
+  const { repo } = run.deps;
   await run.flushLog();
   const after = await repo.byId(run.uuid).catch(() => undefined);
-  if (after && isTerminal(after.status)) {
-    await fs.promises.rm(run.work, { recursive: true, force: true });
-    // The copy made before the terminal status (JobRun.writeFinalLog), refreshed with any line written since.
-    await bucket.uploadFile(run.logFile, logObjectOf(run.row)).catch((err) => run.log.warn({ err }, "could not copy the job log to the bucket"));
-  } else await repo.releaseLease(run.uuid, run.lease.owner).catch(() => undefined);
+  if (after && isTerminal(after.status)) await fs.promises.rm(run.work, { recursive: true, force: true });
+  else await repo.releaseLease(run.uuid, run.lease.owner).catch(() => undefined);
 }
