@@ -119,15 +119,20 @@ def main() -> int:
     ap.add_argument("--catboost", action="store_true", help="append search.CATBOOST's candidates")
     ap.add_argument("--additive", action="store_true", help="append ADDITIVE's candidates (after CatBoost's)")
     ap.add_argument("--linboost", action="store_true", help="append dev_linboost.LINBOOST's candidates (last)")
+    ap.add_argument("--svm", action="store_true", help="append dev_svm.SVM's candidates (last)")
     ap.add_argument("--mode", choices=["best", "fast"], default="best",
                     help="whose folds and candidates: best mode's (5 x 3 folds) or fast mode's (3 folds, its own candidates)")
     ap.add_argument("--out", default="/tmp/tables-dev")
     args = ap.parse_args()
-    linboost = []
+    appended = []  # candidates of a dev_*.py module, after everything else
     if args.linboost:
         import dev_linboost  # teaches models.fit / models.predict the "linboost" config
 
-        linboost = dev_linboost.LINBOOST
+        appended = dev_linboost.LINBOOST
+    if args.svm:
+        import dev_svm  # teaches models.fit / models.predict the "svm" config
+
+        appended = appended + dev_svm.SVM
     Path(args.out).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmpdir:
         for ds in args.datasets:
@@ -136,7 +141,7 @@ def main() -> int:
                 if path.exists():
                     continue
                 t0 = time.monotonic()
-                extra = (search.CATBOOST if args.catboost else []) + (ADDITIVE if args.additive else []) + linboost
+                extra = (search.CATBOOST if args.catboost else []) + (ADDITIVE if args.additive else []) + appended
                 res = collect(ds, seed, args.random, Path(tmpdir), extra, args.mode)
                 path.write_bytes(pickle.dumps(res))
                 print(json.dumps({"dataset": ds, "seed": seed, "s": round(time.monotonic() - t0, 1),
