@@ -31,7 +31,7 @@ from builder_pipelines.tabular import selection as S  # noqa: E402
 SVM = [{"model": "svm", "params": {"C": 1.0}}, {"model": "svm", "params": {"C": 3.0}}]
 S.COMPLEXITY.setdefault("svm", 2)  # one fitted choice (C), as the forests
 
-_fit, _predict = models.fit, models.predict
+_fit = models.fit
 
 
 def fit_svm(params: dict, columns, X, y, seed: int):
@@ -49,13 +49,7 @@ def _fit_patched(config, problem, columns, X, y, seed, threads, X_stop=None, y_s
     return _fit(config, problem, columns, X, y, seed, threads, X_stop, y_stop)
 
 
-def _predict_patched(est, problem, X, n_iter=None):
-    if hasattr(est, "steps") and isinstance(est.steps[-1][1], CalibratedClassifierCV):
-        return np.asarray(est.predict_proba(X), dtype=np.float64)
-    return _predict(est, problem, X, n_iter)
-
-
-models.fit, models.predict = _fit_patched, _predict_patched
+models.fit = _fit_patched  # models.predict needs no change: the Pipeline's predict_proba gives the [N, 2] scores
 
 
 def rules(r, cands, tests, score_fn, fs) -> dict[str, float]:
@@ -84,9 +78,9 @@ def quick_look(datasets: list[str]) -> None:
     sys.path.insert(0, str(HERE))
     import run as B
 
-    tmp = Path(tempfile.mkdtemp())
+    tmpdir = tempfile.TemporaryDirectory()
     for ds in datasets:
-        table, cols, label = B.ALL_LOADERS[ds](tmp)
+        table, cols, label = B.ALL_LOADERS[ds](Path(tmpdir.name))
         rows = list(csv.DictReader(open(table, newline="")))
         X, cat = B._encode(rows, cols)
         codes = sorted({r[label] for r in rows})
