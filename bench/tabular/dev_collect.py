@@ -130,7 +130,7 @@ def main() -> int:
 
         appended = dev_linboost.LINBOOST
     if args.svm:
-        import dev_svm  # teaches models.fit / models.predict the "svm" config
+        import dev_svm  # teaches models.fit the "svm" config
 
         appended = appended + dev_svm.SVM
     Path(args.out).mkdir(parents=True, exist_ok=True)

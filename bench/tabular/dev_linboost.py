@@ -86,13 +86,11 @@ models.fit, models.predict = _fit_patched, _predict_patched
 
 
 def rules(r, cands, tests, score_fn, fs) -> dict[str, float]:
-    from dev_rules import AUC, replay_pools
+    from dev_rules import replay_added
 
-    lb = [c for c in cands if c.config["model"] == "linboost"]
-    current = [c for c in cands if c.config["model"] != "linboost"]
-    out = {f"linboost {c.config['params']['num_leaves']} leaves alone": AUC(r["yte"], tests[c.trial]) for c in lb}
-    pools = [("current", current), ("current + linboost 4 leaves", current + lb[:1]), ("current + both linboost", current + lb)]
-    return out | replay_pools(pools, r, tests, score_fn, fs)
+    return replay_added(r, cands, tests, score_fn, fs, "linboost",
+                        lambda c: f"linboost {c.config['params']['num_leaves']} leaves alone",
+                        "current + linboost 4 leaves", "current + both linboost")
 
 
 def main() -> int:

@@ -124,6 +124,16 @@ def replay_pools(named_pools, r, tests, score_fn, fs) -> dict[str, float]:
     return out
 
 
+def replay_added(r, cands, tests, score_fn, fs, model: str, alone_name, with_first: str, with_all: str) -> dict[str, float]:
+    """For candidates of a dev-only ``model`` (appended by dev_collect.py): the test AUC of each alone (named by
+    ``alone_name(candidate)``), and best mode's rule without them ("current"), with the first, and with all."""
+    added = [c for c in cands if c.config["model"] == model]
+    current = [c for c in cands if c.config["model"] != model]
+    out = {alone_name(c): AUC(r["yte"], tests[c.trial]) for c in added}
+    pools = [("current", current), (with_first, current + added[:1]), (with_all, current + added)]
+    return out | replay_pools(pools, r, tests, score_fn, fs)
+
+
 def replay_dir(root: Path, rules_fn) -> tuple[dict[str, dict[str, list]], list]:
     """{rule: {dataset: [test AUC per split]}} over every pickle in ``root``, and the pickles' records."""
     table: dict[str, dict[str, list]] = {}

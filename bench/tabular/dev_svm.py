@@ -53,13 +53,10 @@ models.fit = _fit_patched  # models.predict needs no change: the Pipeline's pred
 
 
 def rules(r, cands, tests, score_fn, fs) -> dict[str, float]:
-    from dev_rules import AUC, replay_pools
+    from dev_rules import replay_added
 
-    svm = [c for c in cands if c.config["model"] == "svm"]
-    current = [c for c in cands if c.config["model"] != "svm"]
-    out = {f"SVM C={c.config['params']['C']:g} alone": AUC(r["yte"], tests[c.trial]) for c in svm}
-    pools = [("current", current), ("current + SVM C=1", current + svm[:1]), ("current + both SVM", current + svm)]
-    return out | replay_pools(pools, r, tests, score_fn, fs)
+    return replay_added(r, cands, tests, score_fn, fs, "svm", lambda c: f"SVM C={c.config['params']['C']:g} alone",
+                        "current + SVM C=1", "current + both SVM")
 
 
 def quick_look(datasets: list[str]) -> None:
