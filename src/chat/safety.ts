@@ -7,20 +7,48 @@
 //    like instructions. The builtin backend only quotes them (quote()); the LLM backend receives them inside tool
 //    results, which the system prompt declares to be data.
 
-const DIAGNOSIS_PATTERNS: RegExp[] = [
-  /\bdiagnos(e|is|ing)\b.*\b(patient|him|her|them|this|my|case|lesion|image|scan|x-?ray)\b/i,
-  /\b(patient|this|my|case|lesion|image|scan|x-?ray)\b.*\bdiagnos(e|is|ing)\b/i,
-  /\b(does|has|do) (this|my|the|our) (patient|child|man|woman|baby|case)\b.*\b(have|has|got|suffer)/i,
-  /\bwhat (disease|condition|illness|cancer) does\b/i,
-  /\bis (this|it|the|my) (lesion|mole|nodule|tumou?r|mass|image|scan|x-?ray|patient|spot|finding|cell)\b.*\b(malignant|benign|cancer(ous)?|normal|abnormal|sick|healthy|positive|negative|dangerous|serious)\b/i,
-  /\b(malignant|benign|cancer(ous)?) or (not|malignant|benign)\b/i,
-  /\bshould (i|we) (treat|operate|biopsy|prescribe|discharge|admit|refer)\b/i,
-  /\b(this|my|the|these|his|her|that) (image|scan|x-?rays?|ct|mri|slide|photo|radiograph|ecg|biopsy)\b.*\b(shows?|showing|indicates?|suggests?|reveals?|contains?)\b.*\b(pneumonia|cancer|tumou?r|malignan|fracture|disease|infection|lesion|melanoma|covid|nodule|abnormal)/i,
-  /\b(read|interpret|judge|assess|look at|tell me what you see in) (this|my|the attached|these|that) (image|scan|x-?rays?|ct|mri|slide|photo|radiograph|ecg)\b/i,
+// A request for a diagnosis is a few phrases that appear, in order, on one line: "is this lesion … malignant".
+// Written once as `A.*B.*C`, a backtracking engine retries every `.*` from every start: 8000 characters of
+// "my ct shows " took 2.4 s of the event loop. Here each phrase is a regex with no unbounded repetition, searched
+// once from where the previous one ended, so a message costs a few linear scans whatever it holds. The phrases
+// are the old patterns' pieces unchanged; test/unit/chat-safety.test.ts checks both agree on generated messages.
+const IN_ORDER: ReadonlyArray<readonly RegExp[]> = [
+  [/\bdiagnos(e|is|ing)\b/gi, /\b(patient|him|her|them|this|my|case|lesion|image|scan|x-?ray)\b/gi],
+  [/\b(patient|this|my|case|lesion|image|scan|x-?ray)\b/gi, /\bdiagnos(e|is|ing)\b/gi],
+  [/\b(does|has|do) (this|my|the|our) (patient|child|man|woman|baby|case)\b/gi, /\b(have|has|got|suffer)/gi],
+  [/\bwhat (disease|condition|illness|cancer) does\b/gi],
+  [/\bis (this|it|the|my) (lesion|mole|nodule|tumou?r|mass|image|scan|x-?ray|patient|spot|finding|cell)\b/gi, /\b(malignant|benign|cancer(ous)?|normal|abnormal|sick|healthy|positive|negative|dangerous|serious)\b/gi],
+  [/\b(malignant|benign|cancer(ous)?) or (not|malignant|benign)\b/gi],
+  [/\bshould (i|we) (treat|operate|biopsy|prescribe|discharge|admit|refer)\b/gi],
+  [
+    /\b(this|my|the|these|his|her|that) (image|scan|x-?rays?|ct|mri|slide|photo|radiograph|ecg|biopsy)\b/gi,
+    /\b(shows?|showing|indicates?|suggests?|reveals?|contains?)\b/gi,
+    /\b(pneumonia|cancer|tumou?r|malignan|fracture|disease|infection|lesion|melanoma|covid|nodule|abnormal)/gi,
+  ],
+  [/\b(read|interpret|judge|assess|look at|tell me what you see in) (this|my|the attached|these|that) (image|scan|x-?rays?|ct|mri|slide|photo|radiograph|ecg)\b/gi],
 ];
 
+/** The characters `.` does not match: the old patterns' phrases had to share a line. */
+const LINE_BREAK = /[\n\r\u2028\u2029]/;
+
+/**
+ * Whether `phrases` occur in this order on `line`, each starting at or after the end of the one before.
+ * Taking the first match of each is enough: the phrases are bounded by \b on both sides (the last one only at its
+ * start), so the first match is also the one that ends first.
+ */
+function inOrder(line: string, phrases: readonly RegExp[]): boolean {
+  let from = 0;
+  for (const re of phrases) {
+    re.lastIndex = from;
+    const m = re.exec(line);
+    if (!m) return false;
+    from = m.index + m[0].length;
+  }
+  return true;
+}
+
 export function asksForDiagnosis(message: string): boolean {
-  return DIAGNOSIS_PATTERNS.some((re) => re.test(message));
+  return message.split(LINE_BREAK).some((line) => IN_ORDER.some((phrases) => inOrder(line, phrases)));
 }
 
 /** Text from user data, made safe to quote inside a reply: one line, no markdown breakout, bounded length. */
