@@ -7,12 +7,12 @@
 //    like instructions. The builtin backend only quotes them (quote()); the LLM backend receives them inside tool
 //    results, which the system prompt declares to be data.
 
+import { anyPhrasesInOrder } from "./phrases.js";
+
 // A request for a diagnosis is a few phrases that appear, in order, on one line: "is this lesion … malignant".
-// Written once as `A.*B.*C`, a backtracking engine retries every `.*` from every start: 8000 characters of
-// "my ct shows " took 2.4 s of the event loop. Here each phrase is a regex with no unbounded repetition, searched
-// once from where the previous one ended, so a message costs a few linear scans whatever it holds. The phrases
-// are the old patterns' pieces unchanged; test/unit/chat-safety.test.ts checks both agree on generated messages.
-const IN_ORDER: ReadonlyArray<readonly RegExp[]> = [
+// They were `A.*B` patterns, which cost the cube of the message's length (phrases.ts says why); the phrases are
+// the old patterns' pieces unchanged, and test/unit/chat-safety.test.ts checks both agree on generated messages.
+const DIAGNOSIS_REQUESTS: ReadonlyArray<readonly RegExp[]> = [
   [/\bdiagnos(e|is|ing)\b/gi, /\b(patient|him|her|them|this|my|case|lesion|image|scan|x-?ray)\b/gi],
   [/\b(patient|this|my|case|lesion|image|scan|x-?ray)\b/gi, /\bdiagnos(e|is|ing)\b/gi],
   [/\b(does|has|do) (this|my|the|our) (patient|child|man|woman|baby|case)\b/gi, /\b(have|has|got|suffer)/gi],
@@ -28,27 +28,8 @@ const IN_ORDER: ReadonlyArray<readonly RegExp[]> = [
   [/\b(read|interpret|judge|assess|look at|tell me what you see in) (this|my|the attached|these|that) (image|scan|x-?rays?|ct|mri|slide|photo|radiograph|ecg)\b/gi],
 ];
 
-/** The characters `.` does not match: the old patterns' phrases had to share a line. */
-const LINE_BREAK = /[\n\r\u2028\u2029]/;
-
-/**
- * Whether `phrases` occur in this order on `line`, each starting at or after the end of the one before.
- * Taking the first match of each is enough: the phrases are bounded by \b on both sides (the last one only at its
- * start), so the first match is also the one that ends first.
- */
-function inOrder(line: string, phrases: readonly RegExp[]): boolean {
-  let from = 0;
-  for (const re of phrases) {
-    re.lastIndex = from;
-    const m = re.exec(line);
-    if (!m) return false;
-    from = m.index + m[0].length;
-  }
-  return true;
-}
-
 export function asksForDiagnosis(message: string): boolean {
-  return message.split(LINE_BREAK).some((line) => IN_ORDER.some((phrases) => inOrder(line, phrases)));
+  return anyPhrasesInOrder(message, DIAGNOSIS_REQUESTS);
 }
 
 /** Text from user data, made safe to quote inside a reply: one line, no markdown breakout, bounded length. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { asksForDiagnosis } from "../../src/chat/safety.js";
+import { generatedMessages } from "../helpers/generated-text.js";
 
 // asksForDiagnosis used to be these nine patterns, run on every message. Their unbounded `.*` made a message of
 // 8000 characters cost seconds of the event loop (issue 42, finding 2); the rewrite searches the same phrases
@@ -33,26 +34,10 @@ const WORDS = [
 ];
 const GLUE = [" ", " ", " ", " ", "  ", ", ", ". ", "? ", "\n", "\r\n", "\u2028", "-", "_", "", "\t"];
 
-/** A small deterministic generator (mulberry32), so a failure names a message that can be replayed. */
-function random(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe("chat safety: asking for a diagnosis", () => {
   it("recognises exactly what the old patterns recognised, on 20000 generated messages", () => {
-    const rand = random(42);
-    const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)];
     let recognised = 0;
-    for (let i = 0; i < 20_000; i++) {
-      const n = 1 + Math.floor(rand() * 16);
-      let m = "";
-      for (let k = 0; k < n; k++) m += (rand() < 0.2 ? pick(WORDS).toUpperCase() : pick(WORDS)) + (k < n - 1 ? (rand() < 0.6 ? " " : pick(GLUE)) : "");
+    for (const m of generatedMessages(42, 20_000, WORDS, GLUE)) {
       const expected = oldAsksForDiagnosis(m);
       if (expected) recognised++;
       expect(asksForDiagnosis(m), JSON.stringify(m)).toBe(expected);
