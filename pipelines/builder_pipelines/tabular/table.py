@@ -151,9 +151,10 @@ def encode_features(table: Table, columns: list[Column], rows: list[int] | None 
                 elif (filled := _unseen_value(col, raw, unseen)) is not None:
                     X[i, j] = filled
                 else:
-                    # The known values are the training table's (possibly identifiers): their count, never which.
+                    # Neither the known values (the training table's) nor this one (the new table's) is named: either
+                    # may identify a patient, and this message becomes a failure reason the chat repeats (issue 42).
                     raise DataError(
-                        f"data row {r + 1}, column {col.name!r}: unknown category {raw!r}; "
+                        f"data row {r + 1}, column {col.name!r}: unknown category (a value the model never saw); "
                         f"the model knows {len(col.codes)} values of this column from its training data"
                     )
             else:
