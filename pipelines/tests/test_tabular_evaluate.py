@@ -80,7 +80,9 @@ def test_a_few_unseen_values_take_the_training_fill_and_are_reported(tmp_path, t
         {"column": "site", "rows": 1, "examples": ["west"], "filled_with": "most frequent training category"},
     ]
     warns = [e["message"] for e in events if e["type"] == "log" and e["level"] == "warn"]
-    assert any("column 'site': 1 of" in w and "'west'" in w for w in warns)
+    assert any("column 'site': 1 of" in w for w in warns)
+    # The unseen values stay in the owner's report: the job log names the column and counts the rows (issue 42).
+    assert not any(v in e.get("message", "") for e in events for v in ("west", "'NA'", "'?'"))
     # The training categories stay unnamed (issue 19): not even the one used as the fill.
     assert not any(v in w for w in warns for v in ("north", "south", "east"))
 
@@ -98,9 +100,10 @@ def test_unknown_category_names_row_and_column_for_a_model_without_fills(tmp_pat
     spec = evaluate_spec(tmp_path, src_out, table, sorted({r["pid"] for r in rows}))
     proc, events = run_cli(spec, tmp_path, "eval.json")
     assert proc.returncode == 3
-    assert "data row 5, column 'site': unknown category 'west'" in proc.stderr
+    assert "data row 5, column 'site': unknown category" in proc.stderr
     line = next(x for x in proc.stderr.splitlines() if "unknown category" in x)
     assert "3 values" in line and not any(v in line for v in ("north", "south", "east"))  # issue 19
+    assert "west" not in proc.stderr + proc.stdout  # nor the new value (issue 42)
     assert not (Path(spec["out_dir"]) / "manifest.json").exists()
 
 
@@ -108,12 +111,15 @@ def test_a_column_mostly_unseen_is_refused_as_a_coding_mismatch(tmp_path, traine
     _, src_out = trained
     (tmp_path / "new").mkdir()
     table, _, _ = make_data(tmp_path / "new", "binary", n_patients=30, seed=12)
-    rows = _rewrite(table, lambda rows: [r.update(site=r["site"].upper()) for r in rows])
+    # Issue 42: a column of names where the model expects categories. The failure reason (which the chat repeats,
+    # and may send to a model server outside the hospital) names the column and counts the rows, never a value.
+    rows = _rewrite(table, lambda rows: [r.update(site=f"Richard Roe-{i}") for i, r in enumerate(rows)])
     spec = evaluate_spec(tmp_path, src_out, table, sorted({r["pid"] for r in rows}))
-    proc, _ = run_cli(spec, tmp_path, "eval.json")
+    proc, events = run_cli(spec, tmp_path, "eval.json")
     assert proc.returncode == 3
     assert f"column 'site': {len(rows)} of {len(rows)} rows hold values the model never saw in training" in proc.stderr
     assert "is the column coded as in the training data?" in proc.stderr
+    assert "Richard Roe" not in proc.stderr + proc.stdout
     assert not (Path(spec["out_dir"]) / "manifest.json").exists()
 
 

@@ -123,6 +123,9 @@ export class OpenAIBackend implements ChatBackend {
         if (tc.function?.arguments) slot.arguments += tc.function.arguments;
       }
     }
+    // The client's stream ends its loop quietly when the signal aborts (the caller left, or the time limit): what
+    // arrived so far is a cut-off reply, not an answer, and must not be stored or used as one.
+    if (signal.aborted) throw new APIUserAbortError();
     const toolCalls: FunctionCall[] = calls.filter(Boolean).map((c, i) => ({ id: c.id || `call_${i}`, type: "function", function: { name: c.name, arguments: c.arguments } }));
     return { content, toolCalls };
   }

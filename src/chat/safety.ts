@@ -7,20 +7,29 @@
 //    like instructions. The builtin backend only quotes them (quote()); the LLM backend receives them inside tool
 //    results, which the system prompt declares to be data.
 
-const DIAGNOSIS_PATTERNS: RegExp[] = [
-  /\bdiagnos(e|is|ing)\b.*\b(patient|him|her|them|this|my|case|lesion|image|scan|x-?ray)\b/i,
-  /\b(patient|this|my|case|lesion|image|scan|x-?ray)\b.*\bdiagnos(e|is|ing)\b/i,
-  /\b(does|has|do) (this|my|the|our) (patient|child|man|woman|baby|case)\b.*\b(have|has|got|suffer)/i,
-  /\bwhat (disease|condition|illness|cancer) does\b/i,
-  /\bis (this|it|the|my) (lesion|mole|nodule|tumou?r|mass|image|scan|x-?ray|patient|spot|finding|cell)\b.*\b(malignant|benign|cancer(ous)?|normal|abnormal|sick|healthy|positive|negative|dangerous|serious)\b/i,
-  /\b(malignant|benign|cancer(ous)?) or (not|malignant|benign)\b/i,
-  /\bshould (i|we) (treat|operate|biopsy|prescribe|discharge|admit|refer)\b/i,
-  /\b(this|my|the|these|his|her|that) (image|scan|x-?rays?|ct|mri|slide|photo|radiograph|ecg|biopsy)\b.*\b(shows?|showing|indicates?|suggests?|reveals?|contains?)\b.*\b(pneumonia|cancer|tumou?r|malignan|fracture|disease|infection|lesion|melanoma|covid|nodule|abnormal)/i,
-  /\b(read|interpret|judge|assess|look at|tell me what you see in) (this|my|the attached|these|that) (image|scan|x-?rays?|ct|mri|slide|photo|radiograph|ecg)\b/i,
+import { anyPhrasesInOrder } from "./phrases.js";
+
+// A request for a diagnosis is a few phrases that appear, in order, on one line: "is this lesion … malignant".
+// They were `A.*B` patterns, which cost the cube of the message's length (phrases.ts says why); the phrases are
+// the old patterns' pieces unchanged, and test/unit/chat-safety.test.ts checks both agree on generated messages.
+const DIAGNOSIS_REQUESTS: ReadonlyArray<readonly RegExp[]> = [
+  [/\bdiagnos(e|is|ing)\b/gi, /\b(patient|him|her|them|this|my|case|lesion|image|scan|x-?ray)\b/gi],
+  [/\b(patient|this|my|case|lesion|image|scan|x-?ray)\b/gi, /\bdiagnos(e|is|ing)\b/gi],
+  [/\b(does|has|do) (this|my|the|our) (patient|child|man|woman|baby|case)\b/gi, /\b(have|has|got|suffer)/gi],
+  [/\bwhat (disease|condition|illness|cancer) does\b/gi],
+  [/\bis (this|it|the|my) (lesion|mole|nodule|tumou?r|mass|image|scan|x-?ray|patient|spot|finding|cell)\b/gi, /\b(malignant|benign|cancer(ous)?|normal|abnormal|sick|healthy|positive|negative|dangerous|serious)\b/gi],
+  [/\b(malignant|benign|cancer(ous)?) or (not|malignant|benign)\b/gi],
+  [/\bshould (i|we) (treat|operate|biopsy|prescribe|discharge|admit|refer)\b/gi],
+  [
+    /\b(this|my|the|these|his|her|that) (image|scan|x-?rays?|ct|mri|slide|photo|radiograph|ecg|biopsy)\b/gi,
+    /\b(shows?|showing|indicates?|suggests?|reveals?|contains?)\b/gi,
+    /\b(pneumonia|cancer|tumou?r|malignan|fracture|disease|infection|lesion|melanoma|covid|nodule|abnormal)/gi,
+  ],
+  [/\b(read|interpret|judge|assess|look at|tell me what you see in) (this|my|the attached|these|that) (image|scan|x-?rays?|ct|mri|slide|photo|radiograph|ecg)\b/gi],
 ];
 
 export function asksForDiagnosis(message: string): boolean {
-  return DIAGNOSIS_PATTERNS.some((re) => re.test(message));
+  return anyPhrasesInOrder(message, DIAGNOSIS_REQUESTS);
 }
 
 /** Text from user data, made safe to quote inside a reply: one line, no markdown breakout, bounded length. */

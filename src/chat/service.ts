@@ -79,6 +79,8 @@ export class ChatService {
     } else {
       answer = await this.deps.backend.answer({ message: input.message, history, experimentId: input.experiment_id, tools, onToken: opts.onToken, signal: opts.signal });
     }
+    // A caller who left gets nothing stored: a backend stopped by the abort may have returned a partial reply.
+    if (opts.signal?.aborted) throw new ChatAbortedError();
     const reply = answer.reply.trim() || "I have no answer to that.";
     const conversation = input.conversation_id ? { id: input.conversation_id } : { title: titleOf(input.message) };
     const saved = await repo.saveExchange(userId, conversation, input.message, { content: reply, refs: answer.references, backend });
@@ -111,6 +113,13 @@ export class ChatService {
 
   async deleteConversation(userId: string, id: string): Promise<void> {
     if (!(await this.deps.repo.deleteConversation(userId, id))) throw new ApiError(404, "not_found", "conversation not found");
+  }
+}
+
+/** The caller went away before the answer was complete; nothing was stored. */
+export class ChatAbortedError extends Error {
+  constructor() {
+    super("the chat request was aborted by its caller");
   }
 }
 

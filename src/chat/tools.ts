@@ -59,7 +59,8 @@ export class ChatTools {
 
   /** Validates the arguments (a model may send anything) and runs the tool. Throws ToolArgumentError on bad arguments. */
   async call(name: string, args: unknown): Promise<ToolResult> {
-    if (!(name in toolSchemas)) throw new ToolArgumentError(`no tool named ${JSON.stringify(name).slice(0, 60)}`);
+    // Own keys only: `in` also finds Object.prototype's (constructor, toString, __proto__…), and a model may name any.
+    if (!Object.hasOwn(toolSchemas, name)) throw new ToolArgumentError(`no tool named ${JSON.stringify(name).slice(0, 60)}`);
     const parsed = toolSchemas[name as ToolName].safeParse(args ?? {});
     if (!parsed.success) throw new ToolArgumentError(parsed.error.issues.map((i) => `${i.path.join(".") || "arguments"}: ${i.message}`).join("; "));
     const input = parsed.data as never;

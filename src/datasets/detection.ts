@@ -3,6 +3,7 @@ import path from "node:path";
 import { parseNumber, resolveColumns, sheetRow, type CsvTable } from "./csv.js";
 import { isImageFile, locateImage, pathCharProblem, type ImageInfo } from "./images.js";
 import { DatasetFault, type ReportBuilder } from "./report.js";
+import { objectElements, tag } from "./voc-xml.js";
 
 // Object-detection datasets in three layouts, all normalised to one row per box:
 //  - CSV: patient id (column 1), image path, class, x1, y1, x2, y2 in pixels; an image without objects
@@ -100,8 +101,6 @@ function imageOf(value: string, ctx: Ctx, where: { row?: number; column?: string
   return f.rel;
 }
 
-const tag = (xml: string, name: string) => xml.match(new RegExp(`<${name}>\\s*([^<]*?)\\s*</${name}>`))?.[1];
-
 /** Pascal VOC: a deliberately small reader for the fields VOC defines (no DTDs, no entities, no external refs). */
 export async function boxesFromVoc(xmlFiles: string[], dir: string, ctx: Ctx): Promise<Box[]> {
   const boxes: Box[] = [];
@@ -120,7 +119,7 @@ export async function boxesFromVoc(xmlFiles: string[], dir: string, ctx: Ctx): P
     }
     if (!image) ctx.report.error("image_not_found", `${xmlPath} names the image '${filename}', which is not in the zip`, { path: xmlPath });
     const patient = stem(image ?? (filename || xmlPath));
-    const objects = xml.match(/<object>[\s\S]*?<\/object>/g) ?? [];
+    const objects = objectElements(xml);
     if (objects.length === 0) boxes.push({ patient, image, imageAsWritten: filename, label: "", coords: null, where: { path: xmlPath } });
     for (const obj of objects) {
       const label = tag(obj, "name") ?? "";

@@ -18,12 +18,16 @@ export type Step =
   | { kind: "status"; status: number; body: unknown }
   | { kind: "hang"; ms: number }
   /** Streams these content pieces, then drops the connection mid-answer. */
-  | { kind: "drop"; content: string[] };
+  | { kind: "drop"; content: string[] }
+  /** Streams these content pieces, then waits (the answer unfinished) until the client goes away or `ms` pass. */
+  | { kind: "stall"; content: string[]; ms: number };
 
 export interface FakeChatServer {
   url: string;
   requests: ChatRequest[];
   script(steps: Step[]): void;
+  /** Resolves once the response to request n (of the current script) is closed, by either side. */
+  closed(n: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -48,6 +52,16 @@ async function reply(step: Step, res: http.ServerResponse): Promise<void> {
       await new Promise((r) => setTimeout(r, 50));
       res.socket?.destroy();
       return;
+    case "stall": {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      for (const piece of step.content) res.write(chunk({ content: piece }));
+      await new Promise<void>((r) => {
+        const timer = setTimeout(r, step.ms);
+        res.on("close", () => (clearTimeout(timer), r()));
+      });
+      if (!res.destroyed) res.end(chunk({ content: " (never seen)" }, "stop") + "data: [DONE]\n\n");
+      return;
+    }
     case "message": {
       const tool_calls = step.toolCalls?.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
       const message = { role: "assistant", content: step.content ?? null, ...(tool_calls ? { tool_calls } : {}), refusal: null };
@@ -74,6 +88,7 @@ async function reply(step: Step, res: http.ServerResponse): Promise<void> {
 export async function startFakeChatServer(): Promise<FakeChatServer> {
   let steps: Step[] = [];
   const requests: ChatRequest[] = [];
+  let closes: Array<Promise<void>> = [];
   const server = http.createServer(async (req, res) => {
     let raw = "";
     for await (const c of req) raw += c;
@@ -82,6 +97,7 @@ export async function startFakeChatServer(): Promise<FakeChatServer> {
       return;
     }
     requests.push({ body: JSON.parse(raw), headers: req.headers });
+    closes.push(new Promise((r) => res.on("close", () => r())));
     const step = steps.shift();
     if (!step) {
       res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "fake: no scripted answer left" } }));
@@ -97,6 +113,11 @@ export async function startFakeChatServer(): Promise<FakeChatServer> {
     script: (s) => {
       steps = [...s];
       requests.length = 0;
+      closes = [];
+    },
+    closed: async (n) => {
+      while (!closes[n]) await new Promise((r) => setTimeout(r, 10));
+      await closes[n];
     },
     close: async () => {
       server.closeAllConnections();

@@ -16,8 +16,8 @@ let server: TestServer;
 let a: UserWithKey;
 let b: UserWithKey;
 
-const post = (body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${server.url}/v1/chat`, { method: "POST", headers: bearer(a.key, { "content-type": "application/json", ...headers }), body: JSON.stringify(body) });
+const post = (body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) =>
+  fetch(`${server.url}/v1/chat`, { method: "POST", headers: bearer(a.key, { "content-type": "application/json", ...headers }), body: JSON.stringify(body), signal });
 
 const conversationCount = async () => ((await (await fetch(`${server.url}/v1/chat/conversations`, { headers: bearer(a.key) })).json()) as any).total as number;
 
@@ -158,6 +158,52 @@ describe("openai backend against a fake chat-completions server", () => {
     expect(errors[1]).toEqual(["no_tool", expect.stringContaining("no tool named")]);
     expect(errors[2]).toEqual(["bad_args", expect.stringContaining("experiment_id")]);
     expect(JSON.parse(toolMessages(2).at(-1).content).experiment_id).toBe(42);
+  });
+
+  it("answers tool calls named after Object.prototype's keys with 'no tool named', not a 502 (issue 42, finding 10)", async () => {
+    const names = ["constructor", "toString", "hasOwnProperty", "__proto__"];
+    fake.script([
+      { kind: "message", toolCalls: names.map((name, i) => ({ id: `proto_${i}`, name, arguments: "{}" })) },
+      { kind: "message", content: "Those tools do not exist." },
+    ]);
+    const res = await post({ message: "How is experiment 42 doing?" });
+    expect(res.status).toBe(201);
+    expect(((await res.json()) as any).reply).toBe("Those tools do not exist.");
+    const sent = toolMessages(1).map((m) => [m.tool_call_id, JSON.parse(m.content).error]);
+    expect(sent).toEqual(names.map((name, i) => [`proto_${i}`, `invalid call: no tool named ${JSON.stringify(name)}`]));
+  });
+
+  it("stores nothing when the caller leaves mid-stream: the cut-off reply is not saved as an answer (issue 42, finding 9)", async () => {
+    const before = await conversationCount();
+    fake.script([{ kind: "stall", content: ["Experiment 42 ", "is "], ms: 10_000 }]);
+    // The service as the route calls it, with the route's abort signal; the caller leaves on the first token.
+    const leave = new AbortController();
+    const outcome = await server.services.chat
+      .chat(a.userId, { message: "How is experiment 42 doing?" }, { signal: leave.signal, onToken: () => leave.abort() })
+      .then((answer) => ({ saved: answer.reply }), (err: Error) => ({ refused: err.name }));
+    expect(outcome).not.toHaveProperty("saved");
+    expect(await conversationCount()).toBe(before);
+    const { data } = await server.services.chat.listConversations(a.userId, 200, 0);
+    for (const c of data) {
+      const { messages } = await server.services.chat.conversation(a.userId, c.id);
+      expect(messages.map((m) => m.content)).not.toContain("Experiment 42 is");
+    }
+  });
+
+  it("stops the backend's stream when the HTTP client goes away mid-stream, and stores nothing", async () => {
+    const before = await conversationCount();
+    fake.script([{ kind: "stall", content: ["Experiment 42 ", "is "], ms: 10_000 }]);
+    const leave = new AbortController();
+    const res = await post({ message: "How is experiment 42 doing?" }, { accept: "text/event-stream" }, leave.signal);
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain("event: token");
+    leave.abort();
+    // Builder closes its request to the model server once the client has gone (the stall would last 10 s).
+    await fake.closed(0);
+    // The exchange ends after that close; a later request of the same user runs after it on this one process.
+    fake.script([{ kind: "message", content: "ok" }]);
+    expect((await post({ message: "first question" })).status).toBe(201);
+    expect(await conversationCount()).toBe(before + 1);
   });
 
   it("passes a column name that reads like an instruction only inside a tool result, as data", async () => {

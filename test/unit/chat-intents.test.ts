@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig, ConfigError } from "../../src/config.js";
-import { experimentNumbers, recognise } from "../../src/chat/builtin/intents.js";
+import { asksForExperiments, asksHowToPredict, experimentNumbers, metricIn, recognise, snakeCaseWords } from "../../src/chat/builtin/intents.js";
 import { readDocs } from "../../src/chat/docs.js";
 import { parseGlossary } from "../../src/chat/glossary.js";
 import { asksForDiagnosis, quote } from "../../src/chat/safety.js";
+import { generatedMessages } from "../helpers/generated-text.js";
 
 const glossary = parseGlossary(readDocs());
 
@@ -46,5 +47,40 @@ describe("chat safety", () => {
     expect(() => parseConfig({ CHAT_BACKEND: "openai" })).toThrow(ConfigError);
     expect(parseConfig({ CHAT_BACKEND: "openai", CHAT_BASE_URL: "http://localhost:8000/v1" }).CHAT_TIMEOUT_MS).toBe(60_000);
     expect(parseConfig({}).CHAT_BACKEND).toBe("builtin");
+  });
+});
+
+// Issue 42, finding 2: the intents' `A.*B` patterns and two quadratic ones were rewritten to run in linear time.
+// The old patterns, verbatim, are the reference the rewrite must agree with on generated messages.
+describe("builtin chat: the linear rewrite recognises what the old patterns recognised", () => {
+  const OLD_PREDICT = /\bpredict(ion)?s?\b|\bcall\b.*\b(model|api)\b|\bcurl\b|\b(inputs?|columns?|data_cols)\b.*\bmodel\b|\bmodel\b.*\b(inputs?|expects?|takes?)\b|\b(use|run|query) (the|my|this|that|our) ([\w-]+ ){0,3}model\b|\bsend (an? )?(image|values|data)\b/i;
+  const OLD_LIST = /\b(list|show|which|how many|what|all)\b.*\bexperiments?\b|\bmy (experiments|models)\b|\bexperiments?\b.*\b(do i have|have i)\b/i;
+  const OLD_MAP50_95 = /\bmap\s*@?\s*(0?\.5|50)\s*[:_-]\s*(0?\.95|95)\b/i;
+  const OLD_SNAKE = /[a-z][a-z0-9]*(?:_[a-z0-9]+)+/gi;
+  const WORDS = [
+    "call", "model", "models", "api", "inputs", "input", "columns", "data_cols", "expects", "takes", "use", "run", "query", "the", "my", "this",
+    "list", "show", "which", "how many", "what", "all", "experiment", "experiments", "do i have", "have i", "predict", "why", "it", "x-ray",
+    "map", "@", "0.5", ".5", "50", ":", "_", "-", "0.95", "95", "class_too_small", "image_not_found", "a1", "9", "_x", "abc_", "snake_case_word",
+  ];
+  const GLUE = [" ", "  ", "\t", ", ", "\n", "", "_", "-", "@"];
+  const old = (m: string) => ({
+    predict: OLD_PREDICT.test(m),
+    list: OLD_LIST.test(m),
+    map50_95: OLD_MAP50_95.test(m),
+    snake: [...m.matchAll(OLD_SNAKE)].map((x) => x[0]),
+  });
+  const now = (m: string) => ({ predict: asksHowToPredict(m), list: asksForExperiments(m), map50_95: metricIn(m, glossary) === "map50_95", snake: snakeCaseWords(m) });
+
+  it("on 20000 generated messages", () => {
+    let predicts = 0;
+    let lists = 0;
+    for (const m of generatedMessages(7, 20_000, WORDS, GLUE)) {
+      const o = old(m);
+      expect([m, now(m)]).toEqual([m, o]);
+      if (o.predict) predicts++;
+      if (o.list) lists++;
+    }
+    expect(predicts).toBeGreaterThan(2_000);
+    expect(lists).toBeGreaterThan(1_000);
   });
 });

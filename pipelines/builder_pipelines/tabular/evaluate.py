@@ -49,22 +49,26 @@ MAX_UNSEEN_SHARE = 0.5
 
 
 def _check_unseen(unseen: dict[str, Unseen], columns: list[Column], n_rows: int) -> list[dict]:
-    """The report's ``unseen_values``; a DataError when a column needs the fill in more than half the rows."""
+    """The report's ``unseen_values``; a DataError when a column needs the fill in more than half the rows.
+
+    The messages (the job log, the failure reason) name the column and count the rows, never a value: a category
+    may identify a patient ("Richard Roe"), and a failure reason travels on to the chat, whose backend may be a
+    model server outside the hospital (issue 42). The examples stay in report.json, which only the owner reads.
+    """
     out = []
     for col in columns:
         seen = unseen.get(col.name)
         if seen is None:
             continue
-        examples = ", ".join(repr(v) for v in seen.examples)
         if seen.rows > MAX_UNSEEN_SHARE * n_rows:
             raise DataError(f"column {col.name!r}: {seen.rows} of {n_rows} rows hold values the model never saw in "
-                            f"training (e.g. {examples}); is the column coded as in the training data?")
+                            f"training; is the column coded as in the training data?")
         # A category is training data (it may identify a patient): named by its role, never by its value.
         numeric = col.type == "numeric"
         filled_with = "training median" if numeric else "most frequent training category"
         events.log("warn", f"column {col.name!r}: {seen.rows} of {n_rows} rows hold values the model never saw "
-                           f"in training (e.g. {examples}); they were evaluated with the {filled_with}"
-                           f"{f' ({col.fill:g})' if numeric else ''} instead")
+                           f"in training; they were evaluated with the {filled_with}"
+                           f"{f' ({col.fill:g})' if numeric else ''} instead (report.json lists examples)")
         out.append({"column": col.name, "rows": seen.rows, "examples": seen.examples, "filled_with": filled_with,
                     **({"value": col.fill} if numeric else {})})
     return out

@@ -151,9 +151,10 @@ def encode_features(table: Table, columns: list[Column], rows: list[int] | None 
                 elif (filled := _unseen_value(col, raw, unseen)) is not None:
                     X[i, j] = filled
                 else:
-                    # The known values are the training table's (possibly identifiers): their count, never which.
+                    # Neither the known values (the training table's) nor this one (the new table's) is named: either
+                    # may identify a patient, and this message becomes a failure reason the chat repeats (issue 42).
                     raise DataError(
-                        f"data row {r + 1}, column {col.name!r}: unknown category {raw!r}; "
+                        f"data row {r + 1}, column {col.name!r}: unknown category (a value the model never saw); "
                         f"the model knows {len(col.codes)} values of this column from its training data"
                     )
             else:
@@ -162,10 +163,14 @@ def encode_features(table: Table, columns: list[Column], rows: list[int] | None 
                     v = math.nan
                 elif v is None and is_missing_marker(raw) and (filled := _unseen_value(col, raw, unseen)) is not None:
                     v = filled
+                elif v is None and is_missing_marker(raw):
+                    # A marker is one of a fixed few words (NA, ?), not data: naming it says what to fix.
+                    raise DataError(f"data row {r + 1}, column {col.name!r}: {raw!r} is not a number; the model's "
+                                    "training data had no missing values in this column, so it cannot take one")
                 elif v is None:
-                    hint = ("" if not is_missing_marker(raw) else
-                            "; the model's training data had no missing values in this column, so it cannot take one")
-                    raise DataError(f"data row {r + 1}, column {col.name!r}: {raw!r} is not a number{hint}")
+                    # Other text is data (a name in a shifted column): the row and column find it, the failure
+                    # reason (which the chat repeats, issue 42) does not carry it.
+                    raise DataError(f"data row {r + 1}, column {col.name!r}: the value is not a number")
                 X[i, j] = v
     # The ONNX graph takes float32: train and compare on the same float32 values so tree splits agree.
     return X.astype(np.float32).astype(np.float64)

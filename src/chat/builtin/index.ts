@@ -5,7 +5,7 @@ import type { Glossary } from "../glossary.js";
 import { quote } from "../safety.js";
 import type { ChatTools } from "../tools.js";
 import { experimentNumbers, metricsNamedIn, recognise, type Intent } from "./intents.js";
-import { CAPABILITIES, experimentReport, leadLine, metricLabel, metricLine, modelHowto, refusedReport } from "./templates.js";
+import { CAPABILITIES, experimentReport, leadLine, metricLabel, metricLine, modelHowto, quotedReason, refusedReport } from "./templates.js";
 
 const COMMON = new Set(["the", "and", "for", "model", "models", "data", "zip", "csv", "images", "image", "predict", "call", "how", "use", "exp", "label"]);
 /** Lower-case words of 3+ letters; "X-ray" and "xray" meet as "xray". */
@@ -54,7 +54,7 @@ export class BuiltinBackend implements ChatBackend {
         const rows = ((failed.result as { experiments: Listed[] }).experiments).filter((e) => e.status === "failed" || e.status === "invalid_dataset");
         if (!rows.length) return { reply: "None of your experiments failed or had its dataset refused.", references: [] };
         const lines = [`${rows.length} of your experiments did not finish:`];
-        for (const e of rows.slice(0, 15)) lines.push(`- experiment ${e.experiment_id}: **${e.status}** — ${quote(e.failure_reason ?? "no reason recorded", 200).slice(1, -1)}`);
+        for (const e of rows.slice(0, 15)) lines.push(`- experiment ${e.experiment_id}: **${e.status}** — ${quotedReason(e.failure_reason)}`);
         const refs = failed.references.filter((r) => rows.some((e) => String(e.experiment_id) === r.id));
         // The newest refused dataset is most likely the one asked about: its problems in full.
         const invalid = rows.find((e) => e.status === "invalid_dataset");
@@ -103,7 +103,7 @@ export class BuiltinBackend implements ChatBackend {
         if (!list.length) return { reply: `You have no ${intent.status ? `${intent.status} ` : ""}${intent.task ? `${intent.task} ` : ""}experiments yet.`, references: [] };
         const lines = [`You have ${list.length} ${intent.status ? `${intent.status} ` : ""}${intent.task ? `${intent.task} ` : ""}experiment${list.length === 1 ? "" : "s"}:`];
         for (const e of list.slice(0, 25)) {
-          const detail = e.metric ? `, ${metricLine(e.metric.name, e.metric)}` : e.failure_reason ? ` — ${quote(e.failure_reason, 120).slice(1, -1)}` : "";
+          const detail = e.metric ? `, ${metricLine(e.metric.name, e.metric)}` : e.failure_reason ? ` — ${quote(e.failure_reason, 120)}` : "";
           lines.push(`- experiment ${e.experiment_id}: ${e.task}, **${e.status}**${detail}`);
         }
         if (list.length > 25) lines.push(`…and ${list.length - 25} more.`);

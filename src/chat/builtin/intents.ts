@@ -1,6 +1,7 @@
 import { METRIC_NAMES } from "../../contract/types.js";
 import { findMetric, type Glossary } from "../glossary.js";
 import type { Task } from "../facts.js";
+import { anyPhrasesInOrder } from "../phrases.js";
 
 // What the builtin assistant recognises in a message. Plain patterns over the words a clinician uses; the
 // message is only ever read for these, never executed or obeyed.
@@ -18,6 +19,21 @@ export type Intent =
 
 const has = (text: string, re: RegExp) => re.test(text);
 
+// The `A.*B` alternatives of two intents, as phrases in order on one line (phrases.ts says why).
+const PREDICT_PHRASES = [
+  [/\bcall\b/gi, /\b(model|api)\b/gi],
+  [/\b(inputs?|columns?|data_cols)\b/gi, /\bmodel\b/gi],
+  [/\bmodel\b/gi, /\b(inputs?|expects?|takes?)\b/gi],
+];
+const LIST_PHRASES = [
+  [/\b(list|show|which|how many|what|all)\b/gi, /\bexperiments?\b/gi],
+  [/\bexperiments?\b/gi, /\b(do i have|have i)\b/gi],
+];
+
+export const asksHowToPredict = (text: string) =>
+  has(text, /\bpredict(ion)?s?\b|\bcurl\b|\b(use|run|query) (the|my|this|that|our) ([\w-]+ ){0,3}model\b|\bsend (an? )?(image|values|data)\b/i) || anyPhrasesInOrder(text, PREDICT_PHRASES);
+export const asksForExperiments = (text: string) => has(text, /\bmy (experiments|models)\b/i) || anyPhrasesInOrder(text, LIST_PHRASES);
+
 /** Experiment numbers named in the text: "experiment 42", "exp 7", "#3", "model 12", "experiments 3 and 5". */
 export function experimentNumbers(text: string): number[] {
   const out: number[] = [];
@@ -31,7 +47,7 @@ export function experimentNumbers(text: string): number[] {
 
 /** A metric named in the text, as its contract name. */
 export function metricIn(text: string, glossary: Glossary): string | undefined {
-  if (/\bmap\s*@?\s*(0?\.5|50)\s*[:_-]\s*(0?\.95|95)\b/i.test(text)) return "map50_95";
+  if (/\bmap\s*(?:@\s*)?(0?\.5|50)\s*[:_-]\s*(0?\.95|95)\b/i.test(text)) return "map50_95";
   if (/\bmap\s*@\s*0?\.5\b/i.test(text)) return "map50";
   const words = text.toLowerCase().match(/[a-z][a-z0-9_-]*(?:\s*@\s*0?\.\d+)?/g) ?? [];
   for (const w of words) {
@@ -51,10 +67,16 @@ export function metricsNamedIn(text: string, glossary: Glossary): string[] {
   return [...new Set(words.map((w) => findMetric(glossary, w)?.name).filter((n): n is string => !!n))];
 }
 
+// A snake_case word. Written as /[a-z][a-z0-9]*(?:_[a-z0-9]+)+/ it rescanned a long word from each of its letters
+// (quadratic); every letter of a run of [a-z0-9] gives the same answer, so only the run's start is tried: the
+// same matches, each in group 1 (test/unit/chat-intents.test.ts compares the two).
+const SNAKE_CASE = /(?<![a-z0-9])[0-9]*([a-z][a-z0-9]*(?:_[a-z0-9]+)+)/gi;
+export const snakeCaseWords = (text: string) => [...text.matchAll(SNAKE_CASE)].map((m) => m[1]);
+
 /** A documented error or problem code named in the text (snake_case words only). */
 export function codeIn(text: string, glossary: Glossary): string | undefined {
-  for (const m of text.matchAll(/[a-z][a-z0-9]*(?:_[a-z0-9]+)+/gi)) {
-    const code = m[0].toLowerCase();
+  for (const word of snakeCaseWords(text)) {
+    const code = word.toLowerCase();
     if (glossary.codes.has(code)) return code;
   }
   return undefined;
@@ -88,7 +110,7 @@ export function recognise(message: string, glossary: Glossary, context: { experi
   if (has(text, /\b(why|reason|what went wrong|what('s| is) wrong)\b/i) && has(text, /\b(refus|reject|fail|invalid|not valid|error|wrong|didn'?t work|did not work)/i)) {
     return { kind: "why_refused", experimentId: expId };
   }
-  if (has(text, /\bpredict(ion)?s?\b|\bcall\b.*\b(model|api)\b|\bcurl\b|\b(inputs?|columns?|data_cols)\b.*\bmodel\b|\bmodel\b.*\b(inputs?|expects?|takes?)\b|\b(use|run|query) (the|my|this|that|our) ([\w-]+ ){0,3}model\b|\bsend (an? )?(image|values|data)\b/i)) {
+  if (asksHowToPredict(text)) {
     return { kind: "predict_howto", experimentId: nums[0] ?? context.experimentId, task };
   }
   if (has(text, /\b(best|highest|top|better|strongest|compare|comparison|rank|lowest error|versus|vs\.?)\b/i)) {
@@ -100,7 +122,7 @@ export function recognise(message: string, glossary: Glossary, context: { experi
   if (nums.length || (context.experimentId && has(text, /\b(it|its|this|that|status|metrics?|doing|trust|good|going|progress|results?)\b/i))) {
     if (expId) return { kind: "experiment_status", experimentId: expId, ...(metric ? { metric } : {}), ...(/\bthresholds?\b|\bcut-?offs?\b/i.test(text) ? { thresholds: true as const } : {}), ...(/\bper[- ]class\b|\beach (class|label)\b|\bby class\b|\bon (the |its )?\w+ (class|cases)\b/i.test(text) ? { perClass: true as const } : {}) };
   }
-  if (has(text, /\b(list|show|which|how many|what|all)\b.*\bexperiments?\b|\bmy (experiments|models)\b|\bexperiments?\b.*\b(do i have|have i)\b/i)) {
+  if (asksForExperiments(text)) {
     const status = STATUS_WORDS.find(([re]) => re.test(text))?.[1];
     return { kind: "list_experiments", status, task };
   }

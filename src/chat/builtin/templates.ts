@@ -16,6 +16,11 @@ export const num = (v: number | null | undefined) => (typeof v === "number" && N
 export const interval = (m: MetricValue) => (m.ci_low !== null && m.ci_high !== null ? ` (95% CI ${num(m.ci_low)}–${num(m.ci_high)})` : " (no interval)");
 export const metricLine = (name: string, m: MetricValue) => `${metricLabel(name)} ${num(m.value)}${interval(m)}`;
 
+/** Failure reasons and dataset messages quote user data (column names, file names): shown only inside a code span. */
+export const REASON_MAX = 300;
+export const quotedReason = (reason: string | null) => (reason ? quote(reason, REASON_MAX) : "no reason was recorded");
+const reasonOf = (f: ExperimentFacts) => quotedReason(f.failure_reason);
+
 const TASK_WORDS = { data: "tabular", vision: "image", detection: "object-detection" } as const;
 
 function datasetLine(f: ExperimentFacts): string | undefined {
@@ -72,7 +77,7 @@ export function experimentReport(f: ExperimentFacts): string {
   // Regression requests still carry optimization_metric (the seed's contract requires it) but nothing uses it.
   const optimising = f.optimization_metric && f.model_type !== "regression" ? `, optimising ${f.optimization_metric}` : "";
   const lines = [`Experiment ${f.experiment_id} (${kind}, ${f.study_type} study${optimising}) is **${f.status}**.`];
-  if (f.status === "failed") lines.push(`It failed: ${f.failure_reason ?? "no reason was recorded"}.`);
+  if (f.status === "failed") lines.push(`It failed: ${reasonOf(f)}.`);
   if (f.status === "invalid_dataset") lines.push(refusedSummary(f));
   const p = f.progress as { fraction?: number; stage?: string; eta_s?: number | null } | null;
   if (!["ready", "failed", "invalid_dataset", "cancelled"].includes(f.status) && p) {
@@ -99,11 +104,11 @@ export function experimentReport(f: ExperimentFacts): string {
 export function refusedSummary(f: ExperimentFacts, glossary?: Glossary): string {
   const errs = f.problems.errors;
   const count = new Set(errs.map((e) => e.code)).size;
-  const lines = [`Its dataset was refused: ${errs.length + f.problems.errors_omitted} error${errs.length === 1 ? "" : "s"} of ${count} kind${count === 1 ? "" : "s"}${f.failure_reason ? ` (${f.failure_reason})` : ""}.`];
+  const lines = [`Its dataset was refused: ${errs.length + f.problems.errors_omitted} error${errs.length === 1 ? "" : "s"} of ${count} kind${count === 1 ? "" : "s"}${f.failure_reason ? ` (${quote(f.failure_reason, REASON_MAX)})` : ""}.`];
   for (const e of errs.slice(0, 8)) {
     const where = [e.row ? `row ${e.row}` : "", e.column ? `column ${quote(e.column, 60)}` : "", e.path ? `path ${quote(e.path, 80)}` : ""].filter(Boolean).join(", ");
     const meaning = glossary?.codes.get(e.code)?.meaning;
-    lines.push(`- \`${e.code}\`${where ? ` (${where})` : ""}: ${quote(e.message, 240).slice(1, -1)}${meaning ? ` — ${meaning}` : ""}`);
+    lines.push(`- ${quote(e.code, 60)}${where ? ` (${where})` : ""}: ${quote(e.message, 240)}${meaning ? ` — ${meaning}` : ""}`);
   }
   if (f.problems.errors_omitted) lines.push(`…and ${f.problems.errors_omitted} more.`);
   lines.push("Fix these in the CSV or the zip, upload it again and start a new experiment; `POST /v1/datasets/validate` checks a zip without training.");
@@ -112,7 +117,7 @@ export function refusedSummary(f: ExperimentFacts, glossary?: Glossary): string 
 
 export function refusedReport(f: ExperimentFacts, glossary: Glossary): string {
   if (f.status === "invalid_dataset") return `Experiment ${f.experiment_id} is **invalid_dataset**. ${refusedSummary(f, glossary)}`;
-  if (f.status === "failed") return `Experiment ${f.experiment_id} **failed**: ${f.failure_reason ?? "no reason was recorded"}. Its dataset passed the checks${f.dataset.rows !== null ? ` (${f.dataset.rows} rows)` : ""}; the failure came later, in ${f.history.at(-2)?.status ?? "the job"}.`;
+  if (f.status === "failed") return `Experiment ${f.experiment_id} **failed**: ${reasonOf(f)}. Its dataset passed the checks${f.dataset.rows !== null ? ` (${f.dataset.rows} rows)` : ""}; the failure came later, in ${f.history.at(-2)?.status ?? "the job"}.`;
   return `Experiment ${f.experiment_id} was not refused: it is **${f.status}**.\n${experimentReport(f)}`;
 }
 

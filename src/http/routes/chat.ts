@@ -45,7 +45,12 @@ export const chatRoutes = [
         if (!res.writableFinished) abort.abort();
       });
       if (!wantsStream(req.get("accept"))) {
-        return { status: 201, body: await services.chat.chat(auth.userId, body, { signal: abort.signal }) };
+        try {
+          return { status: 201, body: await services.chat.chat(auth.userId, body, { signal: abort.signal }) };
+        } catch (err) {
+          if (abort.signal.aborted) return void res.end(); // the client left: nothing was stored, nobody to tell, no error to log
+          throw err;
+        }
       }
       // Headers go out with the first token, so errors found before it (404 conversation, 502 backend) are plain JSON errors.
       const start = () => {
