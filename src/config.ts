@@ -21,6 +21,8 @@ export const configSchema = z.object({
   BUILDER_DATA_DIR: z.string().default("./data"),
   DATABASE_URL: z.string().url().optional(),
   REDIS_URL: z.string().url().optional(),
+  /** Bearer token for GET /metrics (the API's and the worker's); unset = /metrics is off (src/auth/metrics-access.ts). */
+  METRICS_TOKEN: z.string().min(16).optional(),
   GCS_BUCKET: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   PUBLIC_URL: z.string().url().optional(),
