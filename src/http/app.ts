@@ -28,7 +28,7 @@ const REQUEST_LOG = Symbol("request log");
 export function createApp(services: Services, routes: AnyRoute[], version = "0.1.0") {
   const app = express();
   app.disable("x-powered-by");
-  app.set("trust proxy", "loopback");
+  app.set("trust proxy", services.config.TRUST_PROXY);
   app.set("query parser", "extended");
 
   // req.log is made on first use: a pino child logger costs microseconds, and a request whose lines are all
