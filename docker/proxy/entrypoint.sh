@@ -13,13 +13,21 @@ case "$https_port" in ''|*[!0-9]*) echo "builder-proxy: BUILDER_HTTPS_PORT must 
 
 if [ -s /tls/cert.pem ] && [ -s /tls/key.pem ]; then
   cert=/tls/cert.pem key=/tls/key.pem
+  # The master runs as root but without CAP_DAC_OVERRIDE (compose drops it): a key readable only by another user
+  # cannot be read. Say so plainly rather than let nginx fail with "Permission denied" further down.
+  if ! [ -r "$key" ]; then
+    echo "builder-proxy: cannot read tls/key.pem: make it root's and private: sudo chown root:root tls/key.pem && sudo chmod 600 tls/key.pem" >&2
+    exit 1
+  fi
   echo "builder-proxy: serving the certificate in ./tls: $(openssl x509 -in "$cert" -noout -subject -enddate | tr '\n' ' ')"
 else
   cert=/var/lib/builder-proxy/self-signed-cert.pem key=/var/lib/builder-proxy/self-signed-key.pem
   if [ ! -s "$cert" ] || [ ! -s "$key" ] || ! openssl x509 -in "$cert" -noout -checkhost "$host" | grep -q 'does match'; then
     # Two years: longer is refused by some browsers even for a certificate accepted by hand.
+    names="DNS:localhost,IP:127.0.0.1"
+    [ "$host" = localhost ] || names="DNS:$host,$names"
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 730 \
-      -subj "/CN=$host" -addext "subjectAltName=DNS:$host,DNS:localhost,IP:127.0.0.1" \
+      -subj "/CN=$host" -addext "subjectAltName=$names" \
       -keyout "$key" -out "$cert" 2>/dev/null
     chmod 600 "$key"
     echo "builder-proxy: made a self-signed certificate for $host (put the hospital's in ./tls: docs/deployment.md)"
