@@ -14,6 +14,10 @@ const DEFAULT_BUDGETS = JSON.parse(fs.readFileSync(new URL("../pipelines/contrac
 // .env.example's placeholders all start with "change-me" (a test keeps it so). A secret still carrying one is
 // the example, copied but not edited: refused at start, so no deployment runs on a password printed in the repo.
 const EXAMPLE_SECRET = /change-?me/i;
+const PLACEHOLDER = "still holds .env.example's placeholder (change-me...): set a long random value in .env, e.g. the output of: openssl rand -hex 24";
+/** A secret (the value itself, or the password inside a URL) refused while it carries the placeholder. */
+const notPlaceholder = <T extends z.ZodType<string>>(schema: T, secretOf: (v: string) => string | undefined = (v) => v) =>
+  schema.refine((v) => !EXAMPLE_SECRET.test(secretOf(v) ?? ""), PLACEHOLDER);
 /** Variables whose values are secrets: never echoed in a configuration error (that goes to the logs). */
 const SECRET_VARS = new Set(["DATABASE_URL", "REDIS_URL", "POSTGRES_PASSWORD", "REDIS_PASSWORD", "METRICS_TOKEN", "CALLBACK_SECRET", "CHAT_API_KEY"]);
 // Express's "trust proxy": a comma-separated list of loopback | linklocal | uniquelocal | IP | IP/prefix.
@@ -35,14 +39,14 @@ export const configSchema = z.object({
   // overwrites X-Forwarded-For with the address it saw, so a client cannot choose its own.
   TRUST_PROXY: trustProxy.default("loopback"),
   BUILDER_DATA_DIR: z.string().default("./data"),
-  DATABASE_URL: z.string().url().optional(),
-  REDIS_URL: z.string().url().optional(),
+  DATABASE_URL: notPlaceholder(z.string().url(), urlPassword).optional(),
+  REDIS_URL: notPlaceholder(z.string().url(), urlPassword).optional(),
   // compose.yaml builds DATABASE_URL and REDIS_URL from these two (.env); Builder reads them only to refuse
   // .env.example's placeholders.
-  POSTGRES_PASSWORD: z.string().optional(),
-  REDIS_PASSWORD: z.string().optional(),
+  POSTGRES_PASSWORD: notPlaceholder(z.string()).optional(),
+  REDIS_PASSWORD: notPlaceholder(z.string()).optional(),
   /** Bearer token for GET /metrics (the API's and the worker's); unset = /metrics is off (src/auth/metrics-access.ts). */
-  METRICS_TOKEN: z.string().min(16).optional(),
+  METRICS_TOKEN: notPlaceholder(z.string().min(16)).optional(),
   GCS_BUCKET: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   PUBLIC_URL: z.string().url().optional(),
@@ -82,7 +86,7 @@ export const configSchema = z.object({
   FAST_BUDGET_S: int(5).default(DEFAULT_BUDGETS.fast),
   BEST_BUDGET_S: int(10).default(DEFAULT_BUDGETS.best),
   JOB_TIMEOUT_FACTOR: z.coerce.number().min(1).default(3),
-  CALLBACK_SECRET: z.string().min(16).optional(),
+  CALLBACK_SECRET: notPlaceholder(z.string().min(16)).optional(),
   CALLBACK_RETRY_BASE_MS: int(1).default(1000),
   // Crash safety: a runner renews its experiment's lease every second; a lease unrenewed for JOB_LEASE_S is
   // taken over. BullMQ's lockDuration and stalledInterval derive from it, so every worker agrees.
@@ -116,18 +120,6 @@ export const configSchema = z.object({
   CHAT_TIMEOUT_MS: int(100).default(60_000),
   CHAT_MAX_RETRIES: int(0).max(10).default(2),
 }).superRefine((c, ctx) => {
-  for (const [name, value] of [
-    ["POSTGRES_PASSWORD", c.POSTGRES_PASSWORD],
-    ["REDIS_PASSWORD", c.REDIS_PASSWORD],
-    ["METRICS_TOKEN", c.METRICS_TOKEN],
-    ["CALLBACK_SECRET", c.CALLBACK_SECRET],
-    ["DATABASE_URL", urlPassword(c.DATABASE_URL)],
-    ["REDIS_URL", urlPassword(c.REDIS_URL)],
-  ] as const) {
-    if (value && EXAMPLE_SECRET.test(value)) {
-      ctx.addIssue({ code: "custom", path: [name], message: `${name} still holds .env.example's placeholder (change-me...): set a long random value in .env, e.g. the output of: openssl rand -hex 24` });
-    }
-  }
   if (c.CHAT_BACKEND === "openai" && !c.CHAT_BASE_URL) {
     ctx.addIssue({ code: "custom", path: ["CHAT_BASE_URL"], message: "CHAT_BACKEND=openai needs CHAT_BASE_URL (e.g. http://localhost:8000/v1 for vLLM)" });
   }

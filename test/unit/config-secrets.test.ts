@@ -43,6 +43,11 @@ describe("configuration: .env.example's placeholders are refused", () => {
     expect(found.join("\n")).not.toContain(pg);
   });
 
+  it("listed with every other bad variable at once, not after them", () => {
+    const found = problems({ PORT: "http", POSTGRES_PASSWORD: exampleValues.get("POSTGRES_PASSWORD")!, REDIS_PASSWORD: exampleValues.get("REDIS_PASSWORD")! });
+    expect(found.map((p) => p.split(":")[0]).sort()).toEqual(["PORT", "POSTGRES_PASSWORD", "REDIS_PASSWORD"]);
+  });
+
   it("real secrets start; a URL without a password is not a placeholder", () => {
     const cfg = parseConfig({
       POSTGRES_PASSWORD: "9f2c4e1a7b3d5f60a8c2e4b6d8f0a1c3",
