@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # make docker-test: the deployment, end to end, with a real Docker engine (slow; not part of make test).
-# Builds the image from a clean checkout of HEAD, starts compose.yaml (postgres, redis, migrate, api, worker),
-# creates a user and a key with the CLI inside the api container, uploads a small tabular zip, builds it to
-# ready, calls /predict, scales the api to 2 replicas (a key's rate limit spent across both is refused on
+# Builds the image from a clean checkout of HEAD, starts compose.yaml (postgres, redis, migrate, api, worker,
+# proxy), checks that every published port is on 127.0.0.1, that the HTTPS proxy answers (self-signed) and
+# redirects http, that /metrics needs METRICS_TOKEN and Redis its password, creates a user and a key with the
+# CLI inside the api container, uploads a small tabular zip, builds it to ready, calls /predict (directly and
+# through the proxy), scales the api to 2 replicas (a key's rate limit spent across both is refused on
 # either; a key revoked through one is refused by the other at once), scales the workers to 2, kills the one running a second build mid-training, and checks
 # that the job is picked up again (BullMQ stalled-job recovery), ends ready with the retry in its history, and
 # that nothing was lost. Prints each step's time and the image size. Removes the containers, networks and
@@ -17,7 +19,10 @@ work="$(mktemp -d /tmp/builder-docker-test.XXXXXX)"
 image="builder-test/builder:latest"
 pg_image="builder-test/postgres:local"
 redis_image="builder-test/redis:local"
-port="${DOCKER_TEST_PORT:-18080}" # and port+1: the api's second replica
+proxy_image="builder-test/proxy:latest"
+port="${DOCKER_TEST_PORT:-18080}" # and port+1: the api's second replica; port+2: the proxy's HTTPS, port+3: its http
+https_port=$((port + 2))
+http_port=$((port + 3))
 DOCKER="${DOCKER:-/usr/bin/docker}"
 [ -x "$DOCKER" ] || DOCKER=docker
 
@@ -33,16 +38,17 @@ fail() { echo "docker-test FAILED: $*" >&2; exit 1; }
 
 compose() {
   (cd "$work/src" && BUILDER_IMAGE="$image" POSTGRES_IMAGE="$pg_image" REDIS_IMAGE="$redis_image" BUILDER_PORT="$port-$((port + 1))" \
+    PROXY_IMAGE="$proxy_image" BUILDER_HTTPS_PORT="$https_port" BUILDER_HTTP_PORT="$http_port" \
     docker-compose -p "$project" "$@")
 }
 cleanup() {
   local rc=$?
   echo "== teardown (project $project)"
   if [ -f "$work/src/compose.yaml" ]; then
-    if [ $rc -ne 0 ]; then compose logs --tail=40 api worker migrate 2>&1 | tail -120 || true; fi
+    if [ $rc -ne 0 ]; then compose logs --tail=40 api worker migrate proxy 2>&1 | tail -120 || true; fi
     compose down -v --remove-orphans >/dev/null 2>&1 || true
   fi
-  if [ "${DOCKER_TEST_RMI:-0}" = 1 ]; then "$DOCKER" image rm "$image" "$pg_image" "$redis_image" >/dev/null 2>&1 || true; fi
+  if [ "${DOCKER_TEST_RMI:-0}" = 1 ]; then "$DOCKER" image rm "$image" "$pg_image" "$redis_image" "$proxy_image" >/dev/null 2>&1 || true; fi
   # Untagged images that appeared during this run (its builds' stage images, the builder-test images it
   # replaced): only those, not every dangling image on the host.
   if [ -n "${dangling_before+set}" ]; then
@@ -60,7 +66,7 @@ if ! command -v docker-compose >/dev/null; then
   echo "== installing docker-compose (Debian package)"
   apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker-compose >/dev/null
 fi
-for tool in git curl python3; do command -v "$tool" >/dev/null || fail "$tool is not installed"; done
+for tool in git curl python3 openssl; do command -v "$tool" >/dev/null || fail "$tool is not installed"; done
 
 step "docker engine and the local Debian base (docker/local-base.sh)"
 "$repo/docker/local-base.sh"
@@ -85,9 +91,16 @@ step "postgres and redis stand-ins from Debian packages (no Docker Hub here)"
 DOCKER_BUILDKIT=0 "$DOCKER" build -q --network host -t "$pg_image" -f "$work/src/docker/local/postgres.Dockerfile" "$work/src/docker/local" >/dev/null
 DOCKER_BUILDKIT=0 "$DOCKER" build -q --network host -t "$redis_image" -f "$work/src/docker/local/redis.Dockerfile" "$work/src/docker/local" >/dev/null
 
-step "docker-compose up -d (postgres, redis, migrate, api, 1 worker)"
+step "the HTTPS proxy image (docker/proxy: nginx from Debian; the one compose.yaml builds, not a stand-in)"
+DOCKER_BUILDKIT=0 "$DOCKER" build -q --network host -t "$proxy_image" "$work/src/docker/proxy" >/dev/null
+
+step "docker-compose up -d (postgres, redis, migrate, api, 1 worker, proxy)"
+secret() { head -c 24 /dev/urandom | base64 | tr -dc A-Za-z0-9; }
+metrics_token="$(secret)"
 cat >"$work/src/.env" <<EOF
-POSTGRES_PASSWORD=$(head -c 18 /dev/urandom | base64 | tr -dc A-Za-z0-9)
+POSTGRES_PASSWORD=$(secret)
+REDIS_PASSWORD=$(secret)
+METRICS_TOKEN=$metrics_token
 LOG_LEVEL=info
 # Short leases so a killed worker's job is handed on within about 20 s.
 JOB_LEASE_S=8
@@ -101,6 +114,36 @@ for _ in $(seq 1 90); do curl -sf "$base/readyz" >/dev/null && break; sleep 2; d
 curl -sf "$base/readyz" >/dev/null || fail "the api did not become ready on $base"
 [ "$(compose ps -q migrate | xargs "$DOCKER" inspect -f '{{.State.ExitCode}}')" = 0 ] || fail "migrate did not exit 0"
 
+step "network defaults: 127.0.0.1 only, HTTPS proxy, /metrics and Redis not anonymous"
+# Every port the project publishes, as Docker reports it: all on 127.0.0.1 (BUILDER_BIND / BUILDER_API_BIND unset).
+published="$(for c in $(compose ps -q); do "$DOCKER" port "$c"; done | sort -u)"
+echo "$published" | sed 's/^/   /'
+echo "$published" | grep -q . || fail "nothing is published"
+if echo "$published" | grep -v -- '-> 127\.0\.0\.1:' | grep -q .; then fail "a port is published beyond 127.0.0.1: $published"; fi
+echo "$published" | grep -q -- "8443/tcp -> 127.0.0.1:$https_port" || fail "the proxy's HTTPS is not on 127.0.0.1:$https_port"
+tls="https://127.0.0.1:$https_port"
+for _ in $(seq 1 60); do curl -skf "$tls/readyz" >/dev/null && break; sleep 1; done
+curl -skf "$tls/healthz" >/dev/null || fail "no /healthz through the HTTPS proxy on $tls"
+subject="$(echo | openssl s_client -connect "127.0.0.1:$https_port" -servername localhost 2>/dev/null | openssl x509 -noout -subject -ext subjectAltName 2>/dev/null | tr '\n' ' ')"
+echo "   certificate: $subject"
+[[ "$subject" == *"CN = localhost"*"IP Address:127.0.0.1"* ]] || fail "the proxy's self-signed certificate is not for localhost and 127.0.0.1: $subject"
+# Plain http:// is refused by curl on the HTTPS port and redirected on the http one.
+location="$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' "http://127.0.0.1:$http_port/healthz?x=1")"
+[ "$location" = "308 https://127.0.0.1:$https_port/healthz?x=1" ] || fail "http:// is not redirected to https://: $location"
+# The api's own headers come back through the proxy.
+[ -n "$(curl -sk -D - -o /dev/null "$tls/healthz" | grep -i '^x-request-id:')" ] || fail "no x-request-id through the proxy"
+for url in "$tls" "$base"; do
+  anon="$(curl -sk -o /dev/null -w '%{http_code}' "$url/metrics")"
+  wrong="$(curl -sk -o /dev/null -w '%{http_code}' -H "Authorization: Bearer not-$metrics_token" "$url/metrics")"
+  right="$(curl -sk -o "$work/metrics.txt" -w '%{http_code}' -H "Authorization: Bearer $metrics_token" "$url/metrics")"
+  echo "   $url/metrics: anonymous $anon, wrong token $wrong, METRICS_TOKEN $right"
+  [ "$anon $wrong $right" = "401 401 200" ] || fail "/metrics on $url answered $anon $wrong $right, not 401 401 200"
+  grep -q '^builder_http_requests_total' "$work/metrics.txt" || fail "no builder_http_requests_total in /metrics on $url"
+done
+noauth="$(compose exec -T redis env -u REDISCLI_AUTH redis-cli ping 2>&1 | tr -d '\r')"
+[[ "$noauth" == *NOAUTH* ]] || fail "Redis answers without its password: $noauth"
+echo "   redis without the password: $noauth"
+
 step "user and API key with the CLI inside the api container"
 email="docker-test@hospital.example"
 user_id="$(compose exec -T api ./builder users create --email "$email" --password 'a long docker-test passphrase' | tail -1)"
@@ -108,6 +151,14 @@ key="$(compose exec -T api ./builder keys create --email "$email" --name docker-
 [[ "$key" == bld_* ]] || fail "no key from ./builder keys create"
 auth=(-H "Authorization: Bearer $key")
 curl -sf "${auth[@]}" "$base/v1/me" | grep -q "$user_id" || fail "/v1/me does not know the new key"
+# The dashboard's sign-in through the proxy: the session cookie is Secure (NODE_ENV=production), so a browser
+# keeps and sends it over https:// only; curl's cookie jar follows the same rule.
+curl -sk -c "$work/jar" -o /dev/null -H 'content-type: application/json' "$tls/v1/session" \
+  -d "{\"email\": \"$email\", \"password\": \"a long docker-test passphrase\"}"
+grep -q 'builder_session' "$work/jar" || fail "no session cookie from sign-in through the HTTPS proxy"
+[ "$(awk '/builder_session/ {print $4}' "$work/jar")" = TRUE ] || fail "the session cookie is not Secure"
+[ "$(curl -sk -b "$work/jar" -o /dev/null -w '%{http_code}' "$tls/v1/session")" = 200 ] || fail "the Secure session cookie does not work over https://"
+echo "   dashboard sign-in over https://: Secure session cookie kept and accepted"
 
 step "upload a small tabular zip"
 python3 - "$work/data.zip" <<'EOF'
@@ -150,6 +201,9 @@ step "POST /predict"
 pred="$(curl -s -w ' %{http_code}' -X POST "${auth[@]}" -H 'content-type: application/json' "$base/predict" -d '{"experiment_id": 1, "message": [70, 2.5, 0.5]}')"
 [[ "$pred" == *'"error":0'*' 201' ]] || fail "predict answered: $pred"
 echo "   $pred"
+pred_tls="$(curl -sk -w ' %{http_code}' -X POST "${auth[@]}" -H 'content-type: application/json' "$tls/predict" -d '{"experiment_id": 1, "message": [70, 2.5, 0.5]}')"
+[[ "$pred_tls" == *'"error":0'*' 201' ]] || fail "predict through the HTTPS proxy answered: $pred_tls"
+echo "   through the HTTPS proxy: $pred_tls"
 
 step "api scaled to 2 replicas: one rate limit (Redis), revocations at once (Postgres notify)"
 compose up -d --no-build --no-recreate --scale api=2 >/dev/null 2>&1

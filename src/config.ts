@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import { isIP } from "node:net";
 import path from "node:path";
 import { z } from "zod";
 
@@ -10,6 +11,21 @@ const bool = z
   .transform((v) => v === "true" || v === "1" || v === "yes");
 const int = (min: number) => z.coerce.number().int().min(min);
 const DEFAULT_BUDGETS = JSON.parse(fs.readFileSync(new URL("../pipelines/contract/budgets.json", import.meta.url), "utf8")) as { fast: number; best: number };
+// .env.example's placeholders all start with "change-me" (a test keeps it so). A secret still carrying one is
+// the example, copied but not edited: refused at start, so no deployment runs on a password printed in the repo.
+const EXAMPLE_SECRET = /change-?me/i;
+const PLACEHOLDER = "still holds .env.example's placeholder (change-me...): set a long random value in .env, e.g. the output of: openssl rand -hex 24";
+/** A secret (the value itself, or the password inside a URL) refused while it carries the placeholder. */
+const notPlaceholder = <T extends z.ZodType<string>>(schema: T, secretOf: (v: string) => string | undefined = (v) => v) =>
+  schema.refine((v) => !EXAMPLE_SECRET.test(secretOf(v) ?? ""), PLACEHOLDER);
+/** Variables whose values are secrets: never echoed in a configuration error (that goes to the logs). */
+const SECRET_VARS = new Set(["DATABASE_URL", "REDIS_URL", "POSTGRES_PASSWORD", "REDIS_PASSWORD", "METRICS_TOKEN", "CALLBACK_SECRET", "CHAT_API_KEY"]);
+// Express's "trust proxy": a comma-separated list of loopback | linklocal | uniquelocal | IP | IP/prefix.
+const PROXY_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
+const trustProxy = z.string().refine(
+  (s) => s.split(",").map((x) => x.trim()).every((x) => PROXY_NAMES.has(x) || isIP(x.split("/")[0]!) !== 0),
+  "a comma-separated list of loopback, linklocal, uniquelocal, IP addresses or IP/prefix ranges",
+);
 const csvList = z
   .string()
   .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean));
@@ -18,9 +34,19 @@ export const configSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   PORT: int(0).max(65535).default(8080),
   HOST: z.string().default("0.0.0.0"),
+  // The proxies whose X-Forwarded-For is believed (client addresses for the sign-in and sign-up limits, and logs).
+  // compose.yaml sets "loopback, uniquelocal": its TLS proxy reaches the API from the compose network, and it
+  // overwrites X-Forwarded-For with the address it saw, so a client cannot choose its own.
+  TRUST_PROXY: trustProxy.default("loopback"),
   BUILDER_DATA_DIR: z.string().default("./data"),
-  DATABASE_URL: z.string().url().optional(),
-  REDIS_URL: z.string().url().optional(),
+  DATABASE_URL: notPlaceholder(z.string().url(), urlPassword).optional(),
+  REDIS_URL: notPlaceholder(z.string().url(), urlPassword).optional(),
+  // compose.yaml builds DATABASE_URL and REDIS_URL from these two (.env); Builder reads them only to refuse
+  // .env.example's placeholders.
+  POSTGRES_PASSWORD: notPlaceholder(z.string()).optional(),
+  REDIS_PASSWORD: notPlaceholder(z.string()).optional(),
+  /** Bearer token for GET /metrics (the API's and the worker's); unset = /metrics is off (src/auth/metrics-access.ts). */
+  METRICS_TOKEN: notPlaceholder(z.string().min(16)).optional(),
   GCS_BUCKET: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   PUBLIC_URL: z.string().url().optional(),
@@ -60,7 +86,7 @@ export const configSchema = z.object({
   FAST_BUDGET_S: int(5).default(DEFAULT_BUDGETS.fast),
   BEST_BUDGET_S: int(10).default(DEFAULT_BUDGETS.best),
   JOB_TIMEOUT_FACTOR: z.coerce.number().min(1).default(3),
-  CALLBACK_SECRET: z.string().min(16).optional(),
+  CALLBACK_SECRET: notPlaceholder(z.string().min(16)).optional(),
   CALLBACK_RETRY_BASE_MS: int(1).default(1000),
   // Crash safety: a runner renews its experiment's lease every second; a lease unrenewed for JOB_LEASE_S is
   // taken over. BullMQ's lockDuration and stalledInterval derive from it, so every worker agrees.
@@ -99,6 +125,16 @@ export const configSchema = z.object({
   }
 });
 
+/** The password in a postgres:// or redis:// URL, decoded; undefined when there is none or the URL is malformed. */
+function urlPassword(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    return decodeURIComponent(new URL(url).password) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export type Config = z.infer<typeof configSchema> & { dataDir: string };
 
 export class ConfigError extends Error {
@@ -113,7 +149,12 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const result = configSchema.safeParse(cleaned);
   if (!result.success) {
     throw new ConfigError(
-      result.error.issues.map((i) => `${i.path.join(".") || "(env)"}: ${i.message} (got ${JSON.stringify(cleaned[String(i.path[0])])})`),
+      result.error.issues.map((i) => {
+        const name = String(i.path[0]);
+        // A secret's value would end up in the logs beside the message: say only that one was given.
+        const got = SECRET_VARS.has(name) ? "a value not shown here: it is a secret" : JSON.stringify(cleaned[name]);
+        return `${i.path.join(".") || "(env)"}: ${i.message} (got ${got})`;
+      }),
     );
   }
   return { ...result.data, dataDir: path.resolve(result.data.BUILDER_DATA_DIR) };

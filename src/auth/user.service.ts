@@ -26,17 +26,23 @@ export function passwordProblem(password: string): string | undefined {
   return undefined;
 }
 
+/** The normalised email, or 400 naming each bad field: a bad email or weak password (the same for every address). */
+function checkedEmail(input: { email: string; password: string }): string {
+  const email = normaliseEmail(input.email);
+  const details = [];
+  if (!emailSchema.safeParse(email).success) details.push({ field: "email", message: "not a valid email address" });
+  const weak = passwordProblem(input.password);
+  if (weak) details.push({ field: "password", message: weak });
+  if (details.length) throw new ApiError(400, "invalid_request", details.map((d) => d.message).join("; "), details);
+  return email;
+}
+
 export class UserService {
   constructor(private readonly db: Db) {}
 
   /** Creates a user; 400 for a bad email or weak password, 409 for an email already taken. */
   async create(input: { email: string; password: string }): Promise<User> {
-    const email = normaliseEmail(input.email);
-    const details = [];
-    if (!emailSchema.safeParse(email).success) details.push({ field: "email", message: "not a valid email address" });
-    const weak = passwordProblem(input.password);
-    if (weak) details.push({ field: "password", message: weak });
-    if (details.length) throw new ApiError(400, "invalid_request", details.map((d) => d.message).join("; "), details);
+    const email = checkedEmail(input);
     if (await this.findByEmail(email)) throw new ApiError(409, "email_taken", `a user with email ${email} already exists`);
     const passwordHash = await hashPassword(input.password);
     try {
@@ -49,6 +55,19 @@ export class UserService {
       }
       throw err;
     }
+  }
+
+  /**
+   * Self-service sign-up (POST /v1/users): creates the user unless the email already has an account, and does the
+   * same work either way (the password is hashed before the insert, which the unique index turns into a no-op
+   * for a taken email), so neither the answer nor its time tells a stranger which addresses have accounts.
+   * Returns whether a user was created, for the log only; the caller must not let it reach the response.
+   */
+  async createIfFree(input: { email: string; password: string }): Promise<boolean> {
+    const email = checkedEmail(input);
+    const passwordHash = await hashPassword(input.password);
+    const rows = await this.db.insert(users).values({ email, passwordHash }).onConflictDoNothing().returning({ id: users.id });
+    return rows.length > 0;
   }
 
   async findByEmail(email: string): Promise<User | undefined> {

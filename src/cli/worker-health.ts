@@ -1,11 +1,13 @@
 import http from "node:http";
 import type { Services } from "../services.js";
 import type { SlotPool } from "../jobs/gpu-slots.js";
+import { metricsRefusal } from "../auth/metrics-access.js";
 
 /**
  * The worker's own small HTTP endpoint (WORKER_PORT): /healthz for the container's HEALTHCHECK, /readyz with
- * the database check and the devices this worker sees, /metrics for Prometheus. Unauthenticated and read-only,
- * like the API's; keep the port on the internal network.
+ * the database check and the devices this worker sees, /metrics for Prometheus with the same METRICS_TOKEN rule as
+ * the API's (src/auth/metrics-access.ts). /healthz and /readyz are unauthenticated and read-only; keep the port on
+ * the internal network (compose does not publish it).
  */
 export function startWorkerHealth(services: Services, slots: SlotPool, port: number): Promise<http.Server> {
   const server = http.createServer((req, res) => {
@@ -24,6 +26,12 @@ export function startWorkerHealth(services: Services, slots: SlotPool, port: num
       return;
     }
     if (url === "/metrics") {
+      const refused = metricsRefusal(services.config, req.headers.authorization);
+      if (refused) {
+        res.writeHead(refused.status, { "content-type": "application/json", ...refused.headers });
+        res.end(JSON.stringify({ error: { code: refused.code, message: refused.message, type: refused.status === 401 ? "authentication_error" : "not_found_error" } }));
+        return;
+      }
       void services.metrics.registry.metrics().then((text) => {
         res.writeHead(200, { "content-type": services.metrics.registry.contentType });
         res.end(text);

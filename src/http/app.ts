@@ -9,6 +9,7 @@ import { mountRoute, type AnyRoute } from "./route.js";
 import { docsPage } from "./docs-page.js";
 import { dashboardRouter } from "./dashboard.js";
 import { requestContext } from "../process-guard.js";
+import { metricsHandler } from "./metrics-endpoint.js";
 
 declare module "express-serve-static-core" {
   interface Request {
@@ -27,7 +28,7 @@ const REQUEST_LOG = Symbol("request log");
 export function createApp(services: Services, routes: AnyRoute[], version = "0.1.0") {
   const app = express();
   app.disable("x-powered-by");
-  app.set("trust proxy", "loopback");
+  app.set("trust proxy", services.config.TRUST_PROXY);
   app.set("query parser", "extended");
 
   // req.log is made on first use: a pino child logger costs microseconds, and a request whose lines are all
@@ -69,9 +70,7 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
   const openapi = buildOpenApi(routes, version);
   router.get("/openapi.json", (_req, res) => void res.json(openapi));
   router.get("/docs", (_req, res) => void res.type("html").send(docsPage()));
-  router.get("/metrics", async (_req, res) => {
-    res.type(services.metrics.registry.contentType).send(await services.metrics.registry.metrics());
-  });
+  router.get("/metrics", metricsHandler(services));
   app.use(router);
   app.use(dashboardRouter());
 

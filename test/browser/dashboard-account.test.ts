@@ -141,3 +141,56 @@ describe.skipIf(!haveChromium)("dashboard: sign-in, API keys, account (Chromium)
     expect(size.gzip).toBeLessThanOrEqual(300_000);
   });
 });
+
+// Self-service sign-up answers the same for a free and a taken address (issue 42, finding 12a): the page signs in
+// right after it, which works only with the password that owns the address, and says so when it does not.
+describe.skipIf(!haveChromium)("dashboard: sign-up with SIGNUP_ENABLED=true (Chromium)", () => {
+  let server: TestServer;
+  let browser: Browser;
+  let page: Page;
+  const NEW_EMAIL = "new.clinician@hospital.example";
+  const NEW_PASSWORD = "a long sign-up passphrase";
+
+  beforeAll(async () => {
+    ensureDashboardBuilt();
+    server = await startTestServer("pglite", { SIGNUP_ENABLED: "true" });
+    await server.services.auth.users.create({ email: EMAIL, password: PASSWORD });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.teardown();
+  });
+
+  const signUp = async (email: string, password: string) => {
+    await page.goto(`${server.url}/signup`);
+    await page.getByRole("heading", { name: "Create your Builder account" }).waitFor();
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password").fill(password);
+    await page.getByRole("button", { name: "Create account" }).click();
+  };
+
+  it("a free address: the account is created and the page is signed in", async () => {
+    await signUp(NEW_EMAIL, NEW_PASSWORD);
+    await page.getByRole("heading", { name: "Experiments" }).waitFor();
+    expect((await server.services.auth.users.findByEmail(NEW_EMAIL))?.email).toBe(NEW_EMAIL);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("button", { name: "Sign in" }).waitFor();
+  });
+
+  it("an address with an account and another password: not signed in, told to sign in with its password", async () => {
+    await signUp(EMAIL, "someone else's long password");
+    const notice = page.getByTestId("signup-notice");
+    await notice.waitFor();
+    expect(await notice.textContent()).toMatch(/already has an account/);
+    await page.getByRole("heading", { name: "Sign in to Builder" }).waitFor();
+    await screenshot(page, "07-signup-address-has-account");
+    // The owner's password still signs in; the other one was never stored.
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Experiments" }).waitFor();
+    expect(await server.services.auth.users.verifyCredentials(EMAIL, "someone else's long password")).toBeUndefined();
+  });
+});

@@ -78,20 +78,42 @@ describe("sign-up when SIGNUP_ENABLED=true", () => {
     await server?.teardown();
   });
 
-  it("creates the user and signs them in; a taken email is 409, a weak password 400", async () => {
-    const post = (body: unknown) => fetch(`${server.url}/v1/users`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const post = (body: unknown) => fetch(`${server.url}/v1/users`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+  it("creates the account and answers 202 without a session; signing in next opens it", async () => {
     expect((await json(await fetch(`${server.url}/v1/setup`))).signup_enabled).toBe(true);
     const res = await post({ email: "New.Doctor@Hospital.example", password: "a long new password" });
-    expect(res.status).toBe(201);
-    const body = await json(res);
-    expect(body.email).toBe("new.doctor@hospital.example");
-    const cookie = (res.headers.get("set-cookie") ?? "").split(";")[0];
-    const session = await fetch(`${server.url}/v1/session`, { headers: { cookie } });
-    expect((await json(session)).csrf_token).toBe(body.csrf_token);
-    expect((await post({ email: "new.doctor@hospital.example", password: "another long one" })).status).toBe(409);
+    expect(res.status).toBe(202);
+    expect(res.headers.get("set-cookie")).toBeNull();
+    expect(await json(res)).toEqual({ status: "accepted", message: expect.stringContaining("sign in") });
+    const signedIn = await signIn(server, "new.doctor@hospital.example", "a long new password");
+    expect(signedIn.status).toBe(200);
+    expect((await json(await fetch(`${server.url}/v1/me`, { headers: { cookie: signedIn.cookie } }))).email).toBe("new.doctor@hospital.example");
+  });
+
+  it("a taken email gets the same answer as a free one (status, headers, body), and its account is untouched", async () => {
+    await server.services.auth.users.create({ email: "taken@hospital.example", password: "the owner's long password" });
+    const free = await post({ email: "free@hospital.example", password: "someone's long password" });
+    const taken = await post({ email: "Taken@Hospital.example", password: "an intruder's long password" });
+    const shape = async (r: Response) => ({
+      status: r.status,
+      body: await r.text(),
+      headers: [...r.headers].filter(([name]) => !["x-request-id", "date", "etag", "content-length"].includes(name)).sort(),
+    });
+    expect(await shape(taken)).toEqual(await shape(free));
+    // The intruder's password opens nothing; the owner's still works; no second account appeared.
+    expect((await signIn(server, "taken@hospital.example", "an intruder's long password")).status).toBe(401);
+    expect((await signIn(server, "taken@hospital.example", "the owner's long password")).status).toBe(200);
+    expect((await server.services.auth.users.findByEmail("TAKEN@hospital.example"))?.email).toBe("taken@hospital.example");
+  });
+
+  it("a bad email or a weak password is still 400 (the same for every address)", async () => {
     const weak = await post({ email: "other@hospital.example", password: "short" });
     expect(weak.status).toBe(400);
     expect((await json(weak)).error.details[0].field).toBe("password");
+    const takenWeak = await post({ email: "taken@hospital.example", password: "short" });
+    expect(takenWeak.status).toBe(400);
+    expect((await json(takenWeak)).error.details[0].field).toBe("password");
   });
 });
 

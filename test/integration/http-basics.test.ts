@@ -2,10 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeEachTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
+const METRICS_TOKEN = "http-basics-metrics-token";
+
 describeEachTarget("HTTP basics on %s", (target) => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer(target);
+    server = await startTestServer(target, { METRICS_TOKEN });
   });
   afterAll(async () => {
     await server?.teardown();
@@ -64,7 +66,7 @@ describeEachTarget("HTTP basics on %s", (target) => {
     const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as any;
     expect(doc.openapi).toBe("3.1.0");
     expect(doc.paths["/readyz"].get.summary).toMatch(/Readiness/);
-    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    const metrics = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
     expect(metrics).toMatch(/builder_http_requests_total\{method="GET",route="\/readyz",status="200"\} \d+/);
   });
 });

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { SESSION_COOKIE } from "../../auth/index.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../route.js";
 
@@ -7,6 +6,8 @@ import { defineRoute } from "../route.js";
 // the optional self-service sign-up, and changing one's password.
 
 const SIGNUPS_PER_HOUR_PER_ADDRESS = 10;
+export const SIGNUP_ACCEPTED =
+  "If this address could be used, its account is ready: sign in with it and the password you chose. If sign-in fails, the address may already have an account: sign in with its password, or ask your administrator.";
 
 export const accountRoutes = [
   defineRoute({
@@ -33,28 +34,32 @@ export const accountRoutes = [
     method: "post",
     path: "/v1/users",
     auth: "none",
-    summary: "Sign up (only when SIGNUP_ENABLED=true): creates the user and signs them in",
+    summary: "Sign up (only when SIGNUP_ENABLED=true): creates the account unless the address has one; the same answer either way, then sign in",
     tags: ["account"],
     body: z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) }),
     responses: {
-      201: { description: "created and signed in; the session cookie is set" },
+      202: {
+        description: "accepted: the same answer whether the address was free (the account now exists) or already had an account; sign in next (POST /v1/session)",
+        schema: z.object({
+          status: z.literal("accepted"),
+          message: z.string().describe("what to do next: sign in with this address and password"),
+        }),
+      },
+      400: { description: "invalid_request: not an email address, or a weak password" },
       403: { description: "signup_disabled: the operator creates users (./builder users create)" },
-      409: { description: "email_taken" },
     },
-    handler: async ({ req, res, body, services }) => {
+    handler: async ({ req, body, services }) => {
       if (!services.config.SIGNUP_ENABLED) {
         throw new ApiError(403, "signup_disabled", "sign-up is off on this server; ask your administrator for an account (./builder users create)");
       }
       const decision = await services.auth.limiters.consume("signup", req.ip ?? "unknown", SIGNUPS_PER_HOUR_PER_ADDRESS, 3600);
       if (!decision.allowed) throw new ApiError(429, "rate_limit_exceeded", `at most ${SIGNUPS_PER_HOUR_PER_ADDRESS} sign-ups per hour from one address`);
-      const user = await services.auth.users.create(body);
-      const session = await services.auth.sessions.create(user);
-      res.cookie(SESSION_COOKIE, session.token, services.auth.cookieOptions());
-      return {
-        status: 201,
-        headers: { "cache-control": "no-store" },
-        body: { user_id: user.id, email: user.email, csrf_token: session.csrfToken, expires_at: session.expiresAt.toISOString() },
-      };
+      // No 409 email_taken and no session here: either would tell whoever asks which addresses have accounts
+      // (issue 42, finding 12a). Builder sends no email, so there is no "check your inbox" step to hide behind:
+      // the caller signs in next, which succeeds only for the password that owns the address.
+      const created = await services.auth.users.createIfFree(body);
+      req.log.info({ created }, created ? "sign-up: account created" : "sign-up for an address that already has an account");
+      return { status: 202, headers: { "cache-control": "no-store" }, body: { status: "accepted" as const, message: SIGNUP_ACCEPTED } };
     },
   }),
   defineRoute({

@@ -475,7 +475,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign up (only when SIGNUP_ENABLED=true): creates the user and signs them in */
+        /** Sign up (only when SIGNUP_ENABLED=true): creates the account unless the address has one; the same answer either way, then sign in */
         post: operations["post_v1_users"];
         delete?: never;
         options?: never;
@@ -3192,15 +3192,22 @@ export interface operations {
             };
         };
         responses: {
-            /** @description created and signed in; the session cookie is set */
-            201: {
+            /** @description accepted: the same answer whether the address was free (the account now exists) or already had an account; sign in next (POST /v1/session) */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** @description what to do next: sign in with this address and password */
+                        message: string;
+                        /** @constant */
+                        status: "accepted";
+                    };
+                };
             };
-            /** @description signup_disabled: the operator creates users (./builder users create) */
-            403: {
+            /** @description invalid_request: not an email address, or a weak password */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3208,8 +3215,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description email_taken */
-            409: {
+            /** @description signup_disabled: the operator creates users (./builder users create) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

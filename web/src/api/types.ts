@@ -9,6 +9,7 @@ export type BodyOf<O extends keyof operations> = operations[O] extends { request
 
 export type Setup = ResponseOf<"get_v1_setup", 200>;
 export type Session = ResponseOf<"get_v1_session", 200>;
+export type SignUpAccepted = ResponseOf<"post_v1_users", 202>;
 export type ApiKey = ResponseOf<"get_v1_api_keys", 200>["data"][number];
 export type NewApiKey = ResponseOf<"post_v1_api_keys", 201>;
 export type UploadResult = ResponseOf<"post_v1_files", 201>;

@@ -1,6 +1,6 @@
 import { useEffect, useState, type FormEvent } from "react";
 import { api } from "../api/client";
-import type { Session, Setup } from "../api/types";
+import type { Session, Setup, SignUpAccepted } from "../api/types";
 import { ErrorBox } from "../components/ui";
 
 /** Sign in; on a fresh install, how to create the first user; sign-up when the operator turned it on. */
@@ -11,6 +11,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
   const [password, setPassword] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  const [notice, setNotice] = useState<string | null>(null);
 
   useEffect(() => {
     api<Setup>("GET", "/v1/setup").then(setSetup, setError);
@@ -20,8 +21,23 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
     e.preventDefault();
     setBusy(true);
     setError(null);
+    setNotice(null);
     try {
-      onSignedIn(await api<Session>("POST", mode === "signin" ? "/v1/session" : "/v1/users", { email, password }));
+      if (mode === "signup" && setup?.signup_enabled) {
+        // The server answers sign-up the same way whether the address was free or already had an account (so it
+        // does not tell strangers who has one); signing in next is what tells this person which it was.
+        await api<SignUpAccepted>("POST", "/v1/users", { email, password });
+        try {
+          onSignedIn(await api<Session>("POST", "/v1/session", { email, password }));
+        } catch {
+          setMode("signin");
+          setNotice(
+            "Your account could not be opened with this address and password. If the address already has an account, sign in with its password; otherwise ask your administrator.",
+          );
+        }
+        return;
+      }
+      onSignedIn(await api<Session>("POST", "/v1/session", { email, password }));
     } catch (err) {
       setError(err);
     } finally {
@@ -60,6 +76,11 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
             onChange={(e) => setPassword(e.target.value)}
           />
         </label>
+        {notice ? (
+          <p className="note" role="status" data-testid="signup-notice">
+            {notice}
+          </p>
+        ) : null}
         <ErrorBox error={error} title={signup ? "Sign-up failed" : "Sign-in failed"} />
         <button type="submit" disabled={busy}>
           {busy ? "…" : signup ? "Create account" : "Sign in"}
