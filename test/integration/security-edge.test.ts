@@ -1,0 +1,144 @@
+import http from "node:http";
+import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_MESSAGE_VALUES } from "../../src/http/json-request-body.js";
+import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { primaryTarget } from "../helpers/db.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+
+// Issue 42. Finding 1: both /predict paths (the node:http lane and Express) and every other JSON route
+// authenticate and count the rate limit from the headers before reading the body, and cap what a body can make
+// JSON.parse build. Finding 8: a body whose Content-Encoding does not decode is a 400, not a 500.
+
+/** The plain /predict requests go to the lane (src/http/predict-lane.ts); these forms go to Express. */
+const PREDICT_PATHS = [
+  ["the lane, canonical path", "/v1/experiments/1/predict"],
+  ["the lane, seed path", "/predict"],
+  ["Express, seed path with a query", "/predict?experiment_id=1"],
+  ["Express, canonical path with a trailing slash", "/v1/experiments/1/predict/"],
+] as const;
+
+const json = { "content-type": "application/json" };
+/** A prediction body for experiment 1 on any of PREDICT_PATHS (the bare seed path names it in the body). */
+const predictBody = (urlPath: string, message: unknown) => JSON.stringify(urlPath === "/predict" ? { message, experiment_id: 1 } : { message });
+
+describe("issue 42: the HTTP edge", () => {
+  let server: TestServer;
+  let user: UserWithKey;
+  let port: number;
+
+  beforeAll(async () => {
+    server = await startTestServer(primaryTarget(), { FETCH_MAX_BYTES: "200000" });
+    user = await createUserWithKey(server);
+    port = Number(new URL(server.url).port);
+  });
+  afterAll(async () => server?.teardown());
+
+  /**
+   * Sends the headers and the start of a body that never completes. Timing-free: the answer can only arrive if
+   * the server decided from the headers; a server that reads the body first never answers (the test times out).
+   */
+  function answerBeforeBody(method: string, urlPath: string, headers: Record<string, string>): Promise<{ status: number; body: any; headers: http.IncomingHttpHeaders }> {
+    return new Promise((resolve, reject) => {
+      const req = http.request({ host: "127.0.0.1", port, method, path: urlPath, headers: { ...json, "content-length": "27000000", ...headers } });
+      req.on("response", (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (c) => (text += c));
+        res.on("end", () => {
+          req.destroy();
+          resolve({ status: res.statusCode!, body: JSON.parse(text), headers: res.headers });
+        });
+      });
+      req.on("error", reject);
+      req.write('{"message":[0,0,0,0,');
+    });
+  }
+
+  describe("finding 1: no body is read before authentication", () => {
+    it.each(PREDICT_PATHS)("%s: no API key is a 401 in the seed's contract while the body is still arriving", { timeout: 10_000 }, async (_name, urlPath) => {
+      const r = await answerBeforeBody("POST", urlPath, {});
+      expect(r.status).toBe(401);
+      expect(r.body).toMatchObject({ error: 1, code: "missing_api_key" });
+    });
+
+    it.each(PREDICT_PATHS)("%s: an invalid key is a 401 while the body is still arriving", { timeout: 10_000 }, async (_name, urlPath) => {
+      const r = await answerBeforeBody("POST", urlPath, bearer("bld_not_a_key"));
+      expect(r.status).toBe(401);
+      expect(r.body).toMatchObject({ error: 1, code: "invalid_api_key" });
+    });
+
+    it.each(PREDICT_PATHS)("%s: a key over its rate limit is a 429 with Retry-After while the body is still arriving", { timeout: 10_000 }, async (_name, urlPath) => {
+      const limited = await createUserWithKey(server, { rateLimitPerMinute: 1 });
+      const first = await fetch(`${server.url}${urlPath}`, { method: "POST", headers: { ...json, ...bearer(limited.key) }, body: predictBody(urlPath, [1]) });
+      expect(first.status).toBe(404); // experiment 1 is not this user's; the request counted all the same
+      const r = await answerBeforeBody("POST", urlPath, bearer(limited.key));
+      expect(r.status).toBe(429);
+      expect(r.body).toMatchObject({ error: 1, code: "rate_limit_exceeded" });
+      expect(r.headers["retry-after"]).toMatch(/^\d+$/);
+      expect(r.headers["x-ratelimit-remaining-requests"]).toBe("0");
+    });
+
+    it.each([
+      ["POST", "/v1/experiments", "missing_api_key"],
+      ["POST", "/v1/api-keys", "session_required"],
+      ["POST", "/v1/datasets/validate", "missing_api_key"],
+    ])("%s %s (another JSON route) is a 401 while the body is still arriving", { timeout: 10_000 }, async (method, urlPath, code) => {
+      const r = await answerBeforeBody(method, urlPath, {});
+      expect(r.status).toBe(401);
+      expect(r.body.error.code).toBe(code);
+    });
+
+    const post = (urlPath: string, body: string) => fetch(`${server.url}${urlPath}`, { method: "POST", headers: { ...json, ...bearer(user.key) }, body });
+    const row = (urlPath: string, n: number) => predictBody(urlPath, new Array(n).fill(0));
+
+    it.each(PREDICT_PATHS)("%s: a body of more values than a message may hold is refused before it is parsed", async (_name, urlPath) => {
+      for (const body of [row(urlPath, MAX_MESSAGE_VALUES + 100), `{"message":${"[".repeat(20_000)}${"]".repeat(20_000)}}`]) {
+        const res = await post(urlPath, body);
+        expect(res.status).toBe(413);
+        expect(await res.json()).toMatchObject({ error: 1, code: "too_many_values" });
+      }
+    });
+
+    it.each(PREDICT_PATHS)(`%s: message holds at most ${MAX_MESSAGE_VALUES} values; that many reach the model`, async (_name, urlPath) => {
+      const over = await post(urlPath, row(urlPath, MAX_MESSAGE_VALUES + 1));
+      expect(over.status).toBe(400);
+      expect(await over.json()).toMatchObject({ error: 1, code: "invalid_request", details: [expect.objectContaining({ field: "message" })] });
+      const most = await post(urlPath, row(urlPath, MAX_MESSAGE_VALUES));
+      expect(most.status).toBe(404); // past validation: the handler looked for experiment 1, which this user lacks
+      expect(await most.json()).toMatchObject({ error: 1, code: "not_found" });
+    });
+  });
+
+  describe("finding 8: a body whose Content-Encoding does not decode is 400 invalid_body_encoding", () => {
+    const payload = JSON.stringify({ message: [1, 2, 3] });
+    const bodies: Array<[string, string, Buffer]> = [
+      ["truncated gzip", "gzip", gzipSync(payload).subarray(0, 12)],
+      ["bad deflate", "deflate", Buffer.from("this is not deflate data")],
+      ["bad br", "br", Buffer.concat([Buffer.from([0xff, 0xff, 0xff]), brotliCompressSync(payload)])],
+    ];
+    const send = (urlPath: string, encoding: string, body: Buffer, headers: Record<string, string>) =>
+      fetch(`${server.url}${urlPath}`, { method: "POST", headers: { ...json, "content-encoding": encoding, ...headers }, body });
+
+    it.each(bodies)("%s on the predict paths, in the seed's contract", async (_name, encoding, body) => {
+      for (const [, urlPath] of PREDICT_PATHS) {
+        const res = await send(urlPath, encoding, body, bearer(user.key));
+        expect(res.status, urlPath).toBe(400);
+        expect(await res.json()).toMatchObject({ error: 1, code: "invalid_body_encoding", type: "invalid_request_error" });
+      }
+    });
+
+    it.each(bodies)("%s on a JSON route, signed in or not", async (_name, encoding, body) => {
+      for (const [urlPath, headers] of [["/v1/experiments", bearer(user.key)], ["/v1/session", {}]] as const) {
+        const res = await send(urlPath, encoding, body, headers);
+        expect(res.status, urlPath).toBe(400);
+        expect(((await res.json()) as any).error).toMatchObject({ code: "invalid_body_encoding", message: expect.stringContaining(encoding) });
+      }
+    });
+
+    it("a body that does decode still works (deflate)", async () => {
+      const res = await send("/v1/session", "deflate", deflateSync(JSON.stringify({ email: user.email, password: user.password })), {});
+      expect(res.status).toBe(200);
+    });
+  });
+});
