@@ -6,7 +6,8 @@ import { ApiError } from "../errors.js";
 import { errorBody, toApiError } from "./errors.js";
 import { buildOpenApi } from "./openapi.js";
 import { mountRoute, type AnyRoute } from "./route.js";
-import { docsPage } from "./docs-page.js";
+import { DOCS_SCRIPT, docsPage } from "./docs-page.js";
+import { pageSecurityHeaders } from "./page-security.js";
 import { dashboardRouter } from "./dashboard.js";
 import { requestContext } from "../process-guard.js";
 
@@ -66,7 +67,8 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
   for (const route of [...routes.filter((r) => r.mountFirst), ...routes.filter((r) => !r.mountFirst)]) mountRoute(router, route, services, services.auth.authenticate);
   const openapi = buildOpenApi(routes, version);
   router.get("/openapi.json", (_req, res) => void res.json(openapi));
-  router.get("/docs", (_req, res) => void res.type("html").send(docsPage()));
+  const docsHeaders = pageSecurityHeaders([DOCS_SCRIPT]);
+  router.get("/docs", (_req, res) => void res.set(docsHeaders).type("html").send(docsPage()));
   router.get("/metrics", async (_req, res) => {
     res.type(services.metrics.registry.contentType).send(await services.metrics.registry.metrics());
   });

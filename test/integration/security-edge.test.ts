@@ -1,14 +1,24 @@
+import { createHash } from "node:crypto";
+import fs from "node:fs";
 import http from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
+import express from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { experiments } from "../../src/db/schema.js";
+import { dashboardRouter } from "../../src/http/dashboard.js";
 import { MAX_MESSAGE_VALUES } from "../../src/http/json-request-body.js";
 import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
+import { fixtureRequest } from "../fixtures/serving/publish.js";
 
 // Issue 42. Finding 1: both /predict paths (the node:http lane and Express) and every other JSON route
 // authenticate and count the rate limit from the headers before reading the body, and cap what a body can make
-// JSON.parse build. Finding 8: a body whose Content-Encoding does not decode is a 400, not a 500.
+// JSON.parse build. Finding 7: the dashboard's static files, /docs and the plain-text log carry the security
+// headers. Finding 8: a body whose Content-Encoding does not decode is a 400, not a 500.
 
 /** The plain /predict requests go to the lane (src/http/predict-lane.ts); these forms go to Express. */
 const PREDICT_PATHS = [
@@ -139,6 +149,59 @@ describe("issue 42: the HTTP edge", () => {
     it("a body that does decode still works (deflate)", async () => {
       const res = await send("/v1/session", "deflate", deflateSync(JSON.stringify({ email: user.email, password: user.password })), {});
       expect(res.status).toBe(200);
+    });
+  });
+
+  describe("finding 7: what a browser renders carries the security headers", () => {
+    function expectPageHeaders(res: Response, what: string) {
+      expect(res.headers.get("content-security-policy"), what).toContain("frame-ancestors 'none'");
+      expect(res.headers.get("content-security-policy"), what).toContain("default-src 'self'");
+      expect(res.headers.get("x-frame-options"), what).toBe("DENY");
+      expect(res.headers.get("x-content-type-options"), what).toBe("nosniff");
+    }
+
+    it("/docs, with its own inline script allowed by hash and no other", async () => {
+      const res = await fetch(`${server.url}/docs`);
+      expect(res.status).toBe(200);
+      expectPageHeaders(res, "/docs");
+      expect(res.headers.get("content-security-policy")).toMatch(/script-src 'self' 'sha256-[A-Za-z0-9+/]+=*';/);
+      const scriptSrc = res.headers.get("content-security-policy")!.split("; ").find((d) => d.startsWith("script-src"));
+      expect(scriptSrc).not.toContain("unsafe-inline");
+      // A browser hashes the script element's whole text: the hash must be of exactly what the page carries.
+      const scripts = [...(await res.text()).matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]);
+      expect(scripts).toHaveLength(1);
+      expect(scriptSrc).toBe(`script-src 'self' 'sha256-${createHash("sha256").update(scripts[0]).digest("base64")}'`);
+    });
+
+    it("the plain-text job log", async () => {
+      await server.services.db.insert(experiments).values({ userId: user.userId, experimentId: 5, request: fixtureRequest(user.userId, 5), requestHash: "fixture-5", status: "queued" });
+      const res = await fetch(`${server.url}/v1/experiments/5/logs`, { headers: bearer(user.key) });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
+      expectPageHeaders(res, "/logs");
+    });
+
+    it("every file of the dashboard's build, index.html by its own name included", async () => {
+      const dist = fs.mkdtempSync(path.join(os.tmpdir(), "builder-dist-"));
+      fs.mkdirSync(path.join(dist, "assets"));
+      fs.writeFileSync(path.join(dist, "index.html"), "<!doctype html><title>app</title>");
+      fs.writeFileSync(path.join(dist, "favicon.svg"), "<svg xmlns='http://www.w3.org/2000/svg'/>");
+      fs.writeFileSync(path.join(dist, "assets", "index-abc.js"), "console.log(1)");
+      const app = express();
+      app.use(dashboardRouter(dist));
+      const listener = app.listen(0, "127.0.0.1");
+      await new Promise((r) => listener.once("listening", r));
+      const base = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+      try {
+        for (const p of ["/index.html", "/favicon.svg", "/assets/index-abc.js", "/", "/settings/api"]) {
+          const res = await fetch(`${base}${p}`);
+          expect(res.status, p).toBe(200);
+          expectPageHeaders(res, p);
+        }
+      } finally {
+        listener.close();
+        fs.rmSync(dist, { recursive: true, force: true });
+      }
     });
   });
 });
