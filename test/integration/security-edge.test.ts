@@ -120,6 +120,15 @@ describe("issue 42: the HTTP edge", () => {
     });
   });
 
+  it("the body reader keeps express.json's charset rules: UTF-16 is decoded, Latin-1 refused with 415", async () => {
+    const signIn = (contentType: string, body: Buffer) => fetch(`${server.url}/v1/session`, { method: "POST", headers: { "content-type": contentType }, body });
+    const credentials = JSON.stringify({ email: user.email, password: user.password });
+    expect((await signIn("application/json; charset=utf-16le", Buffer.from(credentials, "utf16le"))).status).toBe(200);
+    const latin1 = await signIn("application/json; charset=latin1", Buffer.from(credentials, "latin1"));
+    expect(latin1.status).toBe(415);
+    expect(((await latin1.json()) as any).error.code).toBe("unsupported_encoding");
+  });
+
   describe("finding 8: a body whose Content-Encoding does not decode is 400 invalid_body_encoding", () => {
     const payload = JSON.stringify({ message: [1, 2, 3] });
     const bodies: Array<[string, string, Buffer]> = [
