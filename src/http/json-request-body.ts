@@ -10,10 +10,10 @@ import { NUL_MESSAGE } from "./errors.js";
  *
  * The steps, each bounded so that no body can hold the event loop for long:
  * 1. express.text reads the body (inflating gzip/deflate/br) up to `maxBytes`, decoding its charset chunk by chunk
- *    as it arrives (one 27 MB decode at the end stalled the loop ~20 ms more); its limit, abort and charset errors
+ *    as it arrives (decoding 27 MB at once after the last byte is one more ~17 ms stall); its limit, abort and charset errors
  *    keep the shapes toApiError maps. A body whose content-encoding does not decode is 400, not a 500.
- * 2. The text is scanned natively: more than `maxValues` JSON values (counted by their
- *    separators ',' '[' '{', with a stop at the cap) is refused before JSON.parse; a 27 MB array of zeros took
+ * 2. The text is scanned natively: more than `maxValues` JSON values (counted by their separators ',' '[' '{',
+ *    with a stop at the cap) is refused before JSON.parse; a 27 MB array of zeros took
  *    ~350 ms to parse, a 27 MB string ~40 ms (bench/security/README.md).
  * 3. JSON.parse without a reviver. A reviver runs JS for every value (7 s for a 27 MB array of zeros); U+0000 is
  *    found instead by one search of the raw text for the escape "\u0000" after a successful parse (so invalid
@@ -35,15 +35,18 @@ export const DEFAULT_JSON_LIMITS: JsonBodyLimits = { maxBytes: 1024 * 1024 };
  */
 export const MAX_MESSAGE_VALUES = 10_000;
 
+/** The most JSON values in a /predict body: message's, and 64 spare for experiment_id and the braces. */
+export const MAX_PREDICT_BODY_VALUES = MAX_MESSAGE_VALUES + 64;
+
 /**
  * The /predict body. Why the image limit for every body rather than a tabular one when the model is tabular:
  * the seed form names its experiment inside the body, so the model's kind is unknown before reading it, and
  * looking it up first would cost a database or cache lookup per request. The image bound (base64 of
  * FETCH_MAX_BYTES; serving checks the decoded size) is therefore the byte limit, and the value cap bounds what
- * a tabular row (or anything else) can make JSON.parse build; 64 values spare for experiment_id and the braces.
+ * a tabular row (or anything else) can make JSON.parse build.
  */
 export function predictBodyLimits(config: Config): JsonBodyLimits {
-  return { maxBytes: Math.ceil((config.FETCH_MAX_BYTES * 4) / 3) + 64 * 1024, maxValues: MAX_MESSAGE_VALUES + 64 };
+  return { maxBytes: Math.ceil((config.FETCH_MAX_BYTES * 4) / 3) + 64 * 1024, maxValues: MAX_PREDICT_BODY_VALUES };
 }
 
 export type JsonBodyReader = (req: IncomingMessage, res: ServerResponse, log: () => import("pino").Logger) => Promise<unknown>;

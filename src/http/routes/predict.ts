@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ApiError } from "../../errors.js";
 import { experimentId, experimentIdParams } from "../params.js";
 import { defineRoute } from "../route.js";
-import { MAX_MESSAGE_VALUES, predictBodyLimits } from "../json-request-body.js";
+import { MAX_MESSAGE_VALUES, MAX_PREDICT_BODY_VALUES, predictBodyLimits } from "../json-request-body.js";
 import type { Services } from "../../services.js";
 import { predictionSchema } from "../response-schemas.js";
 
@@ -36,7 +36,7 @@ const answer = {
   403: failure("revoked API key; refused image link (private address, host not allowed)"),
   404: failure("no such experiment (or not yours), or an image object that is not yours"),
   409: failure("model_not_ready: the experiment exists but has no published model yet (queued, running, failed or cancelled)"),
-  413: failure("body, image or pixel count over the limits"),
+  413: failure(`body, image or pixel count over the limits; more than ${MAX_PREDICT_BODY_VALUES} JSON values in the body (too_many_values)`),
   429: failure("rate limit exceeded"),
   415: failure("the image cannot be decoded, or its type is not supported"),
   422: failure("the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects)"),
