@@ -6,7 +6,8 @@ import os from "node:os";
 import path from "node:path";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import express from "express";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { experiments } from "../../src/db/schema.js";
 import { dashboardRouter } from "../../src/http/dashboard.js";
 import { MAX_MESSAGE_VALUES } from "../../src/http/json-request-body.js";
@@ -153,6 +154,21 @@ describe("issue 42: the HTTP edge", () => {
         expect(res.status, urlPath).toBe(400);
         expect(((await res.json()) as any).error).toMatchObject({ code: "invalid_body_encoding", message: expect.stringContaining(encoding) });
       }
+    });
+
+    it("is logged at info, never as an error", async () => {
+      // Every request's lines go through services.logger.child (app.ts and the lane): capture them for this test.
+      const lines: Array<{ level: number; msg: string }> = [];
+      const capture = pino({ level: "debug" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+      const child = vi.spyOn(server.services.logger, "child").mockImplementation((bindings) => capture.child(bindings));
+      try {
+        for (const [, urlPath] of PREDICT_PATHS) expect((await send(urlPath, "gzip", bodies[0][2], bearer(user.key))).status).toBe(400);
+        expect((await send("/v1/session", "br", bodies[2][2], {})).status).toBe(400);
+      } finally {
+        child.mockRestore();
+      }
+      expect(lines.filter((l) => l.msg.includes("does not decode"))).toHaveLength(PREDICT_PATHS.length + 1);
+      expect(lines.every((l) => l.level === 30), JSON.stringify(lines)).toBe(true);
     });
 
     it("a body that does decode still works (deflate)", async () => {
