@@ -19,9 +19,9 @@ import { expressPath, jsonBodyReaderFor, validateParts, type AnyRoute } from "./
  * The lane runs the same pieces in the same order as the Express path (route.ts's mountRoute): request id, metrics
  * and the log line (app.ts's observeRequest), authentication and the rate limit from the headers alone, only then
  * the same JSON body reader (json-request-body.ts, with the route's predict limits), the route's own zod schemas
- * and handler, the seed's error body. It
- * takes only the plain cases, decided from the request line alone, so nothing is read before it decides: POST to
- * /v1/experiments/<id>/predict or /predict, with no query string and an id of letters, digits, '_' or '-'.
+ * and handler, the seed's error body. It takes only the plain cases, decided from the request line alone, so
+ * nothing is read before it decides: POST to /v1/experiments/<id>/predict or /predict, with no query string and
+ * an id of letters, digits, '_' or '-'.
  * Anything else (a query, an encoded id, another method, a trailing slash) goes to Express unchanged.
  * test/integration/predict-lane.test.ts sends the same requests to both paths and compares the answers.
  */

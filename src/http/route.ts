@@ -109,9 +109,9 @@ export function mountRoute(router: Router, route: AnyRoute, services: Services, 
   const readBody = jsonBodyReaderFor(route, services.config);
   router[route.method](expressPath(route.path), async (req: Request, res: Response) => {
     const auth = await authenticate(req, res, route.auth);
-    const rawBody = readBody ? await readBody(req, res, () => req.log) : undefined;
+    const parsedBody = readBody ? await readBody(req, res, () => req.log) : undefined;
     // Express 5 parses req.query on every read: read only where the route declares a query.
-    const { params, query, body } = validateParts(route, req.params, route.query ? req.query : undefined, rawBody);
+    const { params, query, body } = validateParts(route, req.params, route.query ? req.query : undefined, parsedBody);
     const result = await route.handler({ req, res, params, query, body, auth: auth as AuthInfo, services } as never);
     if (res.headersSent || !result) return;
     if (result.headers) res.set(result.headers);
