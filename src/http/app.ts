@@ -3,10 +3,11 @@ import express, { type NextFunction, type Request, type Response } from "express
 import type { Logger } from "../logger.js";
 import type { Services } from "../services.js";
 import { ApiError } from "../errors.js";
-import { errorBody, NUL_MESSAGE, toApiError } from "./errors.js";
+import { errorBody, toApiError } from "./errors.js";
 import { buildOpenApi } from "./openapi.js";
 import { mountRoute, type AnyRoute } from "./route.js";
-import { docsPage } from "./docs-page.js";
+import { DOCS_SCRIPT, docsPage } from "./docs-page.js";
+import { pageSecurityHeaders } from "./page-security.js";
 import { dashboardRouter } from "./dashboard.js";
 import { requestContext } from "../process-guard.js";
 import { metricsHandler } from "./metrics-endpoint.js";
@@ -23,7 +24,7 @@ const REQUEST_LOG = Symbol("request log");
 
 /**
  * Middleware order matters: request id and logging first (so every later line carries the id),
- * metrics, body parsing, routes, then the 404 and the one error handler.
+ * metrics, routes (each authenticates, then reads its body), then the 404 and the one error handler.
  */
 export function createApp(services: Services, routes: AnyRoute[], version = "0.1.0") {
   const app = express();
@@ -56,20 +57,19 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
     requestContext.run({ requestId: req.id }, next);
   });
 
-  // /predict carries images as data: URIs: allow base64 of FETCH_MAX_BYTES there (serving checks the decoded size).
-  // Every failure on these paths (auth, body, model, image) answers the seed's prediction contract (`error: 1`).
+  // Every failure on the /predict paths (auth, body, model, image) answers the seed's prediction contract (`error: 1`).
+  // JSON bodies are read by the route builder after authentication (route.ts), never here for every request.
   app.use(PREDICT_PATHS, (_req: Request, res: Response, next: NextFunction) => {
     res.locals.predictContract = true;
     next();
   });
-  app.use(PREDICT_PATHS, predictJsonParser(services));
-  app.use(express.json({ limit: "1mb", reviver: refuseNul }));
 
   const router = express.Router();
   for (const route of [...routes.filter((r) => r.mountFirst), ...routes.filter((r) => !r.mountFirst)]) mountRoute(router, route, services, services.auth.authenticate);
   const openapi = buildOpenApi(routes, version);
   router.get("/openapi.json", (_req, res) => void res.json(openapi));
-  router.get("/docs", (_req, res) => void res.type("html").send(docsPage()));
+  const docsHeaders = pageSecurityHeaders([DOCS_SCRIPT]);
+  router.get("/docs", (_req, res) => void res.set(docsHeaders).type("html").send(docsPage()));
   router.get("/metrics", metricsHandler(services));
   app.use(router);
   app.use(dashboardRouter());
@@ -112,20 +112,6 @@ export function observeRequest(
   if (services.logger.isLevelEnabled("info")) {
     r.log().info({ method: r.method, url: r.url.split("?")[0], status: r.status, ms: Math.round(seconds * 1000) }, "request");
   }
-}
-
-/** The /predict routes' JSON body parser: base64 of FETCH_MAX_BYTES fits (serving checks the decoded size). */
-export function predictJsonParser(services: Services) {
-  return express.json({ limit: Math.ceil((services.config.FETCH_MAX_BYTES * 4) / 3) + 64 * 1024, reviver: refuseNul });
-}
-
-/**
- * JSON.parse reviver: PostgreSQL text and jsonb cannot hold U+0000, so a NUL anywhere in a body would fail deep in
- * an insert as a 500 (the fuzzer found one in an API key's name). Refused at parsing for every route, keys included.
- */
-function refuseNul(key: string, value: unknown): unknown {
-  if (key.includes("\u0000") || (typeof value === "string" && value.includes("\u0000"))) throw new SyntaxError(NUL_MESSAGE);
-  return value;
 }
 
 const PREDICT_PATHS = ["/predict", "/v1/experiments/:experiment_id/predict"];

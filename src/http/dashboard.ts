@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
+import { pageSecurityHeaders } from "./page-security.js";
 
 /** Where `make install` (npm run build:web) writes the built single-page app. */
 export const DASHBOARD_DIST = path.resolve(import.meta.dirname, "../../web/dist");
@@ -8,24 +9,7 @@ export const DASHBOARD_DIST = path.resolve(import.meta.dirname, "../../web/dist"
 // Paths that belong to the API (or to missing built assets): an unknown one is the JSON 404, never index.html.
 const API_PATH = /^\/(v1|assets|predict|openapi\.json|docs|metrics|healthz|readyz)(\/|$)/;
 
-// The app loads only its own files; figures are <img> from the same origin, Grad-CAM maps are data: URIs,
-// a picked image is a blob: URL. No inline script, no framing.
-const CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "connect-src 'self'",
-  "font-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-  "form-action 'self'",
-].join("; ");
-
-function securityHeaders(res: Response) {
-  res.set({ "content-security-policy": CSP, "x-content-type-options": "nosniff", "referrer-policy": "same-origin", "x-frame-options": "DENY" });
-}
+const SECURITY_HEADERS = pageSecurityHeaders();
 
 const NOT_BUILT = `<!doctype html><meta charset="utf-8"><title>Builder</title>
 <p>The dashboard is not built. Run <code>make install</code> (or <code>npm run build:web</code>) and reload.
@@ -38,14 +22,16 @@ The API works without it: see <a href="/docs">/docs</a>.</p>`;
  */
 export function dashboardRouter(distDir = DASHBOARD_DIST): Router {
   const router = express.Router();
-  router.use("/assets", (_req, res, next) => {
-    securityHeaders(res);
+  // First, so that every file of the build gets them (the static mount answers /index.html itself); the API's
+  // own 404s and 405s pass through here too, and keep their headers as they were.
+  router.use((req: Request, res: Response, next: NextFunction) => {
+    if (req.path.startsWith("/assets/") || !API_PATH.test(req.path)) res.set(SECURITY_HEADERS);
     next();
-  }, express.static(path.join(distDir, "assets"), { immutable: true, maxAge: "365d", index: false }));
+  });
+  router.use("/assets", express.static(path.join(distDir, "assets"), { immutable: true, maxAge: "365d", index: false }));
   router.use(express.static(distDir, { index: false, maxAge: "1h" }));
   router.get(/.*/, (req: Request, res: Response, next: NextFunction) => {
     if (API_PATH.test(req.path)) return next();
-    securityHeaders(res);
     res.set("cache-control", "no-cache");
     const index = path.join(distDir, "index.html");
     if (!fs.existsSync(index)) return void res.status(503).type("html").send(NOT_BUILT);

@@ -1,5 +1,21 @@
 // A self-contained API reference page (no CDN: hospital hosts are often offline).
 // It reads /openapi.json in the browser and lists every operation with its schemas.
+
+/** The page's one inline script; the page's CSP allows it by its hash (app.ts). */
+export const DOCS_SCRIPT = `fetch('/openapi.json').then(r=>r.json()).then(doc=>{
+  const main=document.getElementById('ops');main.textContent='';
+  for(const [path,ops] of Object.entries(doc.paths)){for(const [method,op] of Object.entries(ops)){
+    const div=document.createElement('div');div.className='op';
+    const h=document.createElement('div');h.innerHTML='<span class="m '+method+'"></span> <code></code> <span></span>';
+    h.children[0].textContent=method;h.children[1].textContent=path;h.children[2].textContent=op.summary||'';
+    div.appendChild(h);
+    const more={parameters:op.parameters,requestBody:op.requestBody,responses:op.responses,security:op.security};
+    const d=document.createElement('details');const s=document.createElement('summary');s.textContent='schemas';
+    const pre=document.createElement('pre');pre.textContent=JSON.stringify(more,null,2);d.append(s,pre);div.appendChild(d);
+    main.appendChild(div);}}
+});
+`;
+
 export function docsPage(): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Builder API</title>
@@ -14,18 +30,5 @@ code{background:#eef1f4;padding:1px 4px;border-radius:4px}pre{background:#eef1f4
 details summary{cursor:pointer;color:#57606a}
 </style></head><body><header><h1>Builder API</h1><p>Every request carries <code>Authorization: Bearer &lt;key&gt;</code>. Machine-readable: <a style="color:#9cd1ff" href="/openapi.json">/openapi.json</a></p></header>
 <main id="ops">Loading…</main>
-<script>
-fetch('/openapi.json').then(r=>r.json()).then(doc=>{
-  const main=document.getElementById('ops');main.textContent='';
-  for(const [path,ops] of Object.entries(doc.paths)){for(const [method,op] of Object.entries(ops)){
-    const div=document.createElement('div');div.className='op';
-    const h=document.createElement('div');h.innerHTML='<span class="m '+method+'"></span> <code></code> <span></span>';
-    h.children[0].textContent=method;h.children[1].textContent=path;h.children[2].textContent=op.summary||'';
-    div.appendChild(h);
-    const more={parameters:op.parameters,requestBody:op.requestBody,responses:op.responses,security:op.security};
-    const d=document.createElement('details');const s=document.createElement('summary');s.textContent='schemas';
-    const pre=document.createElement('pre');pre.textContent=JSON.stringify(more,null,2);d.append(s,pre);div.appendChild(d);
-    main.appendChild(div);}}
-});
-</script></body></html>`;
+<script>${DOCS_SCRIPT}</script></body></html>`;
 }

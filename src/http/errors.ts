@@ -30,14 +30,13 @@ export function errorBody(error: ApiError) {
   };
 }
 
-/** Why a JSON body is refused when one of its strings holds U+0000 (app.ts's JSON reviver throws it). */
+/** Why a JSON body is refused when one of its strings holds U+0000 (json-request-body.ts finds it). */
 export const NUL_MESSAGE = "a string in the body contains the NUL character (\\u0000), which no field accepts";
 
 /** Anything thrown in a request: our own errors as they are, Express body-parser failures mapped, the rest a 500. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   const e = err as { type?: string; status?: number; message?: string; limit?: number };
-  if (e?.type === "entity.parse.failed" && e.message === NUL_MESSAGE) return new ApiError(400, "invalid_request", NUL_MESSAGE, [{ field: "(body)", message: NUL_MESSAGE }]);
   if (e?.type === "request.aborted") return new ApiError(400, "upload_interrupted", "the request was interrupted before the whole body arrived");
   if (e?.type === "entity.parse.failed") return new ApiError(400, "invalid_json", `the body is not valid JSON: ${e.message}`);
   if (e?.type === "entity.too.large") return new ApiError(413, "payload_too_large", `the JSON body is larger than ${e.limit ?? 1_048_576} bytes`);

@@ -3,10 +3,11 @@ import type { Request, Response } from "express";
 import type { AuthInfo } from "../auth/types.js";
 import type { Services } from "../services.js";
 import { requestContext } from "../process-guard.js";
-import { observeRequest, predictErrorBody, predictJsonParser, requestId } from "./app.js";
+import { observeRequest, predictErrorBody, requestId } from "./app.js";
 import { toApiError } from "./errors.js";
 import { sendJson } from "./json-body.js";
-import { expressPath, validateParts, type AnyRoute } from "./route.js";
+import type { JsonBodyReader } from "./json-request-body.js";
+import { expressPath, jsonBodyReaderFor, validateParts, type AnyRoute } from "./route.js";
 
 /**
  * The two /predict routes served on node:http directly, before Express sees the request. Why: Express gives every
@@ -15,11 +16,12 @@ import { expressPath, validateParts, type AnyRoute } from "./route.js";
  * Express's prototypes set 11k, an Express route 7k, while Builder's whole stack did ~3.5k
  * (bench/serve/express-overhead.ts). /predict is the one hot path; every other route stays on Express.
  *
- * The lane runs the same pieces in the same order as the Express path: request id, metrics and the log line
- * (app.ts's observeRequest), the same JSON body parser (app.ts's predictJsonParser: express.json with the predict
- * limit and the NUL reviver), authentication, the route's own zod schemas and handler, the seed's error body. It
- * takes only the plain cases, decided from the request line alone, so nothing is read before it decides: POST to
- * /v1/experiments/<id>/predict or /predict, with no query string and an id of letters, digits, '_' or '-'.
+ * The lane runs the same pieces in the same order as the Express path (route.ts's mountRoute): request id, metrics
+ * and the log line (app.ts's observeRequest), authentication and the rate limit from the headers alone, only then
+ * the same JSON body reader (json-request-body.ts, with the route's predict limits), the route's own zod schemas
+ * and handler, the seed's error body. It takes only the plain cases, decided from the request line alone, so
+ * nothing is read before it decides: POST to /v1/experiments/<id>/predict or /predict, with no query string and
+ * an id of letters, digits, '_' or '-'.
  * Anything else (a query, an encoded id, another method, a trailing slash) goes to Express unchanged.
  * test/integration/predict-lane.test.ts sends the same requests to both paths and compares the answers.
  */
@@ -32,14 +34,15 @@ export function createPredictLane(services: Services, routes: AnyRoute[]): Lane 
   const canonical = routes.find((r) => r.method === "post" && r.path === "/v1/experiments/{experiment_id}/predict");
   const seed = routes.find((r) => r.method === "post" && r.path === "/predict");
   if (!canonical || !seed) return () => false;
-  const parseJson = predictJsonParser(services);
+  const seedBody = jsonBodyReaderFor(seed, services.config)!;
+  const canonicalBody = jsonBodyReaderFor(canonical, services.config)!;
   return (req, res) => {
     if (req.method !== "POST" || !req.url) return false;
-    if (req.url === "/predict") void serve(services, parseJson, seed, {}, req, res);
+    if (req.url === "/predict") void serve(services, seedBody, seed, {}, req, res);
     else {
       const m = CANONICAL.exec(req.url);
       if (!m) return false;
-      void serve(services, parseJson, canonical, { experiment_id: m[1] }, req, res);
+      void serve(services, canonicalBody, canonical, { experiment_id: m[1] }, req, res);
     }
     return true;
   };
@@ -64,7 +67,7 @@ function header(req: IncomingMessage, name: string): string | undefined {
 
 async function serve(
   services: Services,
-  parseJson: ReturnType<typeof predictJsonParser>,
+  readBody: JsonBodyReader,
   route: AnyRoute,
   params: Record<string, string>,
   req: IncomingMessage,
@@ -82,10 +85,9 @@ async function serve(
   res.on("finish", () => observeRequest(services, { method: "POST", url, route: expressPath(route.path), status: res.statusCode, start, log: logger }));
   await requestContext.run({ requestId: id }, async () => {
     try {
-      await new Promise<void>((resolve, reject) => parseJson(req as Request, res as Response, (err?: unknown) => (err ? reject(err) : resolve())));
       const a = adapters(req, res);
       const auth = await services.auth.authenticate(a.req, a.res, route.auth);
-      const parts = validateParts(route, params, {}, (req as { body?: unknown }).body);
+      const parts = validateParts(route, params, {}, await readBody(req, res, logger));
       // The predict handlers read only req.get (x-experiment-id); the cast stands for Express's req/res there.
       const result = await route.handler({ req: a.req as unknown as Request, res: a.res as unknown as Response, ...parts, auth: auth as AuthInfo, services } as never);
       if (!result) throw new Error(`${route.path} answered nothing`);

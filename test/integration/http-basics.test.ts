@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bearer, createUserWithKey } from "../helpers/auth.js";
 import { describeEachTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
@@ -39,7 +40,8 @@ describeEachTarget("HTTP basics on %s", (target) => {
   });
 
   it("refuses malformed JSON with 400 invalid_json", async () => {
-    const res = await fetch(`${server.url}/healthz`, { method: "POST", headers: { "content-type": "application/json" }, body: "{bad" });
+    // Bodies are read only after authentication, so the malformed one goes to the one route open to all: sign-in.
+    const res = await fetch(`${server.url}/v1/session`, { method: "POST", headers: { "content-type": "application/json" }, body: "{bad" });
     expect(res.status).toBe(400);
     expect(((await res.json()) as any).error.code).toBe("invalid_json");
   });
@@ -53,12 +55,23 @@ describeEachTarget("HTTP basics on %s", (target) => {
   });
 
   it("refuses a NUL character anywhere in a JSON body with 400, not a database 500 (found by the fuzzer)", async () => {
-    for (const body of ['{"name": "a\\u0000b"}', '{"a\\u0000": 1}', '{"x": [{"y": "\\u0000"}]}']) {
-      const res = await fetch(`${server.url}/v1/api-keys`, { method: "POST", headers: { "content-type": "application/json" }, body });
+    // Bodies are read after authentication: a signed-in dashboard session for the key routes, a key for /predict.
+    const user = await createUserWithKey(server);
+    const signIn = await fetch(`${server.url}/v1/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: user.email, password: user.password }) });
+    const session = { cookie: (signIn.headers.get("set-cookie") ?? "").split(";")[0], "x-csrf-token": ((await signIn.json()) as { csrf_token: string }).csrf_token };
+    const post = (body: string) => fetch(`${server.url}/v1/api-keys`, { method: "POST", headers: { "content-type": "application/json", ...session }, body });
+    for (const body of ['{"name": "a\\u0000b"}', '{"a\\u0000": 1}', '{"x": [{"y": "\\u0000"}]}', '{"name": "\\\\\\u0000"}']) {
+      const res = await post(body);
       expect(res.status, body).toBe(400);
       expect(((await res.json()) as any).error).toMatchObject({ code: "invalid_request", message: expect.stringContaining("NUL") });
     }
-    const predict = await fetch(`${server.url}/predict`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"message": "\\u0000"}' });
+    // A literal backslash before "u0000" is no NUL (the search counts the backslashes before each match).
+    const literal = await post('{"name": "a\\\\u0000b"}');
+    expect(literal.status).toBe(201);
+    expect(((await literal.json()) as any).name).toBe("a\\u0000b");
+    // Invalid JSON stays invalid_json even with a NUL in it, as it was.
+    expect(((await (await post('{"name": "\\u0000"')).json()) as any).error.code).toBe("invalid_json");
+    const predict = await fetch(`${server.url}/predict`, { method: "POST", headers: { "content-type": "application/json", ...bearer(user.key) }, body: '{"message": "\\u0000"}' });
     expect(((await predict.json()) as any)).toMatchObject({ error: 1, code: "invalid_request" });
   });
 

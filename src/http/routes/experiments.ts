@@ -3,8 +3,11 @@ import { experimentRequestSchema } from "../../experiments/request.js";
 import { STATUSES } from "../../experiments/state.js";
 import { ApiError } from "../../errors.js";
 import { experimentIdParams } from "../params.js";
+import { pageSecurityHeaders } from "../page-security.js";
 import { defineRoute } from "../route.js";
 import { experimentListSchema, experimentSchema } from "../response-schemas.js";
+
+const LOG_HEADERS = pageSecurityHeaders();
 
 const statusList = z
   .string()
@@ -84,7 +87,8 @@ export const experimentRoutes = [
     responses: { 200: { description: "log text", contentType: "text/plain" } },
     handler: async ({ services, auth, params, query, res }) => {
       const row = await services.experiments.get(auth.userId, params.experiment_id);
-      res.type("text/plain; charset=utf-8").send(await services.experiments.readLog(row, query.tail_bytes));
+      // The same headers as the dashboard's pages: a log opened in a browser tab must not be framed or sniffed.
+      res.set(LOG_HEADERS).type("text/plain; charset=utf-8").send(await services.experiments.readLog(row, query.tail_bytes));
     },
   }),
   defineRoute({

@@ -2,13 +2,14 @@ import { z } from "zod";
 import { ApiError } from "../../errors.js";
 import { experimentId, experimentIdParams } from "../params.js";
 import { defineRoute } from "../route.js";
+import { MAX_MESSAGE_VALUES, MAX_PREDICT_BODY_VALUES, predictBodyLimits } from "../json-request-body.js";
 import type { Services } from "../../services.js";
 import { predictionSchema } from "../response-schemas.js";
 
 // POST /v1/experiments/{experiment_id}/predict (canonical) and POST /predict (the seed's form, where the model
 // is named by experiment_id in the body, the x-experiment-id header or the experiment_id query parameter).
 
-const message = z.union([z.string().min(1, "must not be empty"), z.array(z.unknown())], {
+const message = z.union([z.string().min(1, "must not be empty"), z.array(z.unknown()).max(MAX_MESSAGE_VALUES, `at most ${MAX_MESSAGE_VALUES} values`)], {
   error: "message must be an image URI (string) or, for tabular models, an array of numbers in data_cols order",
 });
 
@@ -35,7 +36,7 @@ const answer = {
   403: failure("revoked API key; refused image link (private address, host not allowed)"),
   404: failure("no such experiment (or not yours), or an image object that is not yours"),
   409: failure("model_not_ready: the experiment exists but has no published model yet (queued, running, failed or cancelled)"),
-  413: failure("body, image or pixel count over the limits"),
+  413: failure(`body, image or pixel count over the limits; more than ${MAX_PREDICT_BODY_VALUES} JSON values in the body (too_many_values)`),
   429: failure("rate limit exceeded"),
   415: failure("the image cannot be decoded, or its type is not supported"),
   422: failure("the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects)"),
@@ -64,6 +65,7 @@ export const predictRoutes = [
     path: "/v1/experiments/{experiment_id}/predict",
     auth: "any",
     mountFirst: true,
+    jsonBody: predictBodyLimits,
     summary: "Predict with the newest published model of an experiment",
     tags: ["prediction"],
     params: experimentIdParams,
@@ -80,6 +82,7 @@ export const predictRoutes = [
     path: "/predict",
     auth: "any",
     mountFirst: true,
+    jsonBody: predictBodyLimits,
     summary: "Predict (seed form): the model is named by experiment_id in the body, the x-experiment-id header or the query",
     tags: ["prediction"],
     query: z.object({ experiment_id: experimentId.optional() }),

@@ -1,0 +1,34 @@
+/**
+ * One Builder server for body-before-auth.ts, in its own process so that its event loop is the only one measured:
+ * the code under `argv[2]` (a checkout's root: this one, or another commit's worktree for the "before" side), PGlite
+ * in a temporary folder, logs off, one user with an API key of an unreachable rate limit. Reports
+ * { url, key } on IPC, then answers "peak" with the largest RSS sampled (every 10 ms) since the last "peak".
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const root = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, "../.."));
+const { parseConfig } = await import(path.join(root, "src/config.ts"));
+const { startServer } = await import(path.join(root, "src/server.ts"));
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-bench-sec-"));
+const config = parseConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", BUILDER_DATA_DIR: dataDir });
+const running = await startServer(config, { port: 0, host: "127.0.0.1" });
+const { auth } = running.services;
+const user = await auth.users.create({ email: `bench-${process.pid}@bench.example`, password: `bench password ${process.pid}` });
+const { key } = await auth.apiKeys.create(user.id, { name: "bench", rateLimitPerMinute: 1_000_000 });
+
+let peak = 0;
+setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10).unref();
+process.on("message", async (m: string) => {
+  if (m === "peak") {
+    process.send!({ peak });
+    peak = process.memoryUsage().rss;
+  } else if (m === "stop") {
+    await running.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    process.exit(0);
+  }
+});
+process.send!({ url: running.url, key, rss: process.memoryUsage().rss });
