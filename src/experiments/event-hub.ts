@@ -106,7 +106,8 @@ export class ExperimentEventHub {
   private schedule(poller: Poller, delayMs: number): void {
     if (this.opts.autoPoll === false || poller.stopped) return;
     clearTimeout(poller.timer);
-    poller.timer = setTimeout(() => void this.pollOnce(poller.experimentUuid), delayMs);
+    // unref: the open streams keep the process alive, a poller alone must not hold up a shutdown.
+    poller.timer = setTimeout(() => void this.pollOnce(poller.experimentUuid), delayMs).unref();
   }
 
   private stop(poller: Poller): void {

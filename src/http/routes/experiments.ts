@@ -105,6 +105,8 @@ export const experimentRoutes = [
       const release = services.experiments.openEventStream(auth.userId);
       const gone = new AbortController();
       res.on("close", () => gone.abort());
+      // A client that left while the experiment was being looked up has already closed: no event will say so.
+      if (!res.socket || res.socket.destroyed) gone.abort();
       try {
         res.status(200).set({ "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" });
         res.flushHeaders();
