@@ -152,6 +152,12 @@ describe("maximum stream lifetime", () => {
     expect(await second.readUntil(() => false)).toBe(false); // ends at the terminal status event
     expect(second.text).not.toMatch(/event: reconnect/);
 
+    for (const bad of ["1e3", "-1", "abc", "99999999999999999999"]) {
+      const res = await fetch(`${server.url}/v1/experiments/${experimentId}/events?after=${bad}`, { headers: bearer(alice.key) });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as any).error.details[0].field).toMatch(/after/);
+    }
+
     const all = (await repo.eventsAfter(row.id, 0)).map((e) => e.seq);
     expect(all).toHaveLength(6);
     expect([...seen, ...ids(second.text)]).toEqual(all); // every event once, in order

@@ -95,7 +95,15 @@ export const experimentRoutes = [
       "Server-Sent Events: every state change (event: status) and progress/metric event, replayed from the start (or after Last-Event-ID or ?after=); at most EVENT_STREAMS_PER_USER open at once (429 too_many_streams), each ends after EVENT_STREAM_MAX_S with event: reconnect",
     tags: ["experiments"],
     params: experimentIdParams,
-    query: z.object({ after: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional() }),
+    // The same form as Last-Event-ID: digits only (z.coerce would take "1e3" or " 7").
+    query: z.object({
+      after: z
+        .string()
+        .regex(/^\d{1,16}$/, "must be the id of an event this stream sent (a non-negative integer)")
+        .transform(Number)
+        .refine(Number.isSafeInteger, "must be the id of an event this stream sent (a non-negative integer)")
+        .optional(),
+    }),
     responses: { 200: { description: "text/event-stream", contentType: "text/event-stream" }, 429: { description: "too_many_streams: EVENT_STREAMS_PER_USER streams already open" } },
     handler: async ({ services, auth, params, query, req, res }) => {
       // The header wins over ?after=: a browser's EventSource sends it on every reconnect, newer than the URL's.

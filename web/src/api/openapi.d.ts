@@ -2224,7 +2224,7 @@ export interface operations {
     get_v1_experiments_experiment_id_events: {
         parameters: {
             query?: {
-                after?: number;
+                after?: string;
             };
             header?: never;
             path: {
