@@ -94,6 +94,11 @@ export const configSchema = z.object({
   JOB_MAX_ATTEMPTS: int(1).default(3),
   /** New experiments are refused (429 too_many_experiments) while a user has this many queued or running. */
   MAX_ACTIVE_EXPERIMENTS_PER_USER: int(1).default(10),
+  // Events streams (GET /v1/experiments/{id}/events): open streams per user in one API process (more is 429
+  // too_many_streams), and how long one stream lives before it ends with a `reconnect` event (the client
+  // resumes with Last-Event-ID and loses nothing), so a forgotten tab does not hold its slot for ever.
+  EVENT_STREAMS_PER_USER: int(1).default(10),
+  EVENT_STREAM_MAX_S: int(1).default(1800),
   BULLMQ_QUEUE: z.string().regex(/^[A-Za-z0-9_-]+$/).default("builder-experiments"),
   // Serving.
   ORT_INTRA_OP_THREADS: int(0).default(0),

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import { parse } from "csv-parse/sync";
+import { headerCharacterProblems } from "./header-characters.js";
 import { DatasetFault, type Delimiter, type ReportBuilder } from "./report.js";
 
 // Reading the user's CSV as spreadsheets and statistics packages write it: UTF-8 with or without BOM, ',', ';' or tab,
@@ -125,6 +126,10 @@ export function parseCsvText(buf: Buffer, report: ReportBuilder, csvPath: string
     if (name === "") report.error("csv_header_empty", `column ${i + 1} has no name in the header row`, { row: 1, path: csvPath });
     else if (seen.has(name)) report.error("csv_header_duplicate", `the column name '${name}' appears twice in the header row`, { row: 1, column: name, path: csvPath });
     seen.set(name, i);
+    const found = headerCharacterProblems(name);
+    if (found) {
+      report.warn("csv_header_control_character", `column ${i + 1}'s name contains ${found}; rename the column without it, since code that lists column names (your scripts, copied snippets) can break on such characters`, { row: 1, column: name, path: csvPath });
+    }
   });
   if (header.length > 1 && header.every((h) => h !== "" && parseNumber(h, delimiter) !== null)) {
     report.error("csv_header_missing", "the first row holds numbers, not column names; add a header row", { row: 1, path: csvPath });

@@ -1,32 +1,106 @@
-import type { EventRow, ExperimentRepository, ExperimentRow } from "./repository.js";
-import { isTerminal } from "./state.js";
+import { EVENT_BATCH, isTerminalEvent, type EventListener, type EventSourceRepo, type ExperimentEventHub } from "./event-hub.js";
+import type { EventRow, ExperimentRow } from "./repository.js";
 
-const POLL_MS = 500;
 const KEEPALIVE_MS = 15_000;
-const BATCH = 500;
-
-export type StreamItem = { event: EventRow } | { keepAlive: true };
 
 /**
- * An experiment's events after `afterSeq`, in order, until its terminal status event (or until the reader is
- * gone: `open()` false). It polls the events table: the writer may be another process (a BullMQ worker), so the
- * database is the bus. After 15 s without an event it yields a keep-alive, so proxies keep the stream open.
+ * An event; a keep-alive comment; or the end of the stream's lifetime: the client reconnects with Last-Event-ID
+ * (or ?after=) set to `lastEventId` and loses nothing.
  */
-export async function* experimentEventStream(repo: ExperimentRepository, row: ExperimentRow, afterSeq: number, open: () => boolean): AsyncGenerator<StreamItem> {
+export type StreamItem = { event: EventRow } | { keepAlive: true } | { lifetimeEnded: { lastEventId: number } };
+
+export interface StreamOptions {
+  /** Aborted when the reader is gone. */
+  signal: AbortSignal;
+  /** The stream ends (with lifetimeEnded) this long after it opened, so no stream holds its slot forever. */
+  maxLifetimeMs: number;
+  keepAliveMs?: number;
+}
+
+/**
+ * An experiment's events after `afterSeq`, in order, until its terminal status event, the reader leaving, or the
+ * stream's maximum lifetime. It reads through the hub's shared poller of the experiment (one database read per
+ * tick however many readers); a reader that joins a poller already past its starting point reads that part once
+ * itself. After 15 s without an event it yields a keep-alive, so proxies keep the stream open.
+ */
+export async function* experimentEventStream(hub: ExperimentEventHub, repo: EventSourceRepo, row: ExperimentRow, afterSeq: number, opts: StreamOptions): AsyncGenerator<StreamItem> {
+  const deadline = Date.now() + opts.maxLifetimeMs;
+  const keepAliveMs = opts.keepAliveMs ?? KEEPALIVE_MS;
+  const inbox = new Inbox();
+  // Joined before the catch-up read, so nothing written between that read and the first tick is missed.
+  const subscription = hub.subscribe(row.id, afterSeq, inbox);
   let after = afterSeq;
-  let lastYield = Date.now();
-  while (open()) {
-    const batch = await repo.eventsAfter(row.id, after, BATCH);
-    for (const event of batch) {
-      yield { event };
-      after = event.seq;
-      lastYield = Date.now();
-      if (event.type === "status" && isTerminal((event.data as { status: string }).status)) return;
+  try {
+    if (subscription.needsCatchUp) {
+      for (;;) {
+        const batch = await repo.eventsAfter(row.id, after, EVENT_BATCH);
+        for (const event of batch) {
+          yield { event };
+          after = event.seq;
+          if (isTerminalEvent(event)) return;
+        }
+        if (batch.length < EVENT_BATCH || opts.signal.aborted) break;
+      }
     }
-    if (Date.now() - lastYield > KEEPALIVE_MS) {
-      yield { keepAlive: true };
-      lastYield = Date.now();
+    let lastYield = Date.now();
+    while (!opts.signal.aborted) {
+      const now = Date.now();
+      if (now >= deadline) {
+        yield { lifetimeEnded: { lastEventId: after } };
+        return;
+      }
+      const events = await inbox.take(Math.min(deadline, lastYield + keepAliveMs) - now, opts.signal);
+      for (const event of events) {
+        if (event.seq <= after) continue; // already read in the catch-up
+        yield { event };
+        after = event.seq;
+        lastYield = Date.now();
+        if (isTerminalEvent(event)) return;
+      }
+      if (events.length === 0 && Date.now() - lastYield >= keepAliveMs && Date.now() < deadline) {
+        yield { keepAlive: true };
+        lastYield = Date.now();
+      }
     }
-    if (batch.length < BATCH) await new Promise((r) => setTimeout(r, POLL_MS));
+  } finally {
+    subscription.unsubscribe();
+  }
+}
+
+/** The poller's batches for one reader, waiting until some arrive, a timeout, or the reader leaves. */
+class Inbox implements EventListener {
+  private queued: EventRow[] = [];
+  private failure: unknown;
+  private wake?: () => void;
+
+  onEvents(events: EventRow[]): void {
+    this.queued.push(...events);
+    this.wake?.();
+  }
+
+  onError(err: unknown): void {
+    this.failure = err ?? new Error("event poller failed");
+    this.wake?.();
+  }
+
+  /** The events queued so far (waiting up to `timeoutMs` for the first); [] on timeout or abort. */
+  async take(timeoutMs: number, signal: AbortSignal): Promise<EventRow[]> {
+    if (this.queued.length === 0 && this.failure === undefined && !signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          signal.removeEventListener("abort", done);
+          this.wake = undefined;
+          resolve();
+        };
+        const timer = setTimeout(done, Math.max(0, timeoutMs));
+        signal.addEventListener("abort", done, { once: true });
+        this.wake = done;
+      });
+    }
+    if (this.queued.length === 0 && this.failure !== undefined) throw this.failure;
+    const out = this.queued;
+    this.queued = [];
+    return out;
   }
 }

@@ -14,6 +14,8 @@ import { isTerminal } from "./state.js";
 import { logFileOf, logObjectOf } from "./log.js";
 import { studyOf } from "./study.js";
 import { experimentEventStream, type StreamItem } from "./event-stream.js";
+import { ExperimentEventHub } from "./event-hub.js";
+import { StreamSlots } from "./stream-slots.js";
 import { experimentSummary, experimentView } from "./view.js";
 import type { ExperimentStatus } from "./state.js";
 import type { z } from "zod";
@@ -30,7 +32,13 @@ function tooManyExperiments(cap: number): ApiError {
 
 export class ExperimentService {
   private guard?: OutboundGuard;
-  constructor(private readonly deps: { repo: ExperimentRepository; runner: () => JobRunner | undefined; config: Config; logger: Logger; bucket: Bucket }) {}
+  /** One database poll per experiment per tick, shared by all its open streams in this process. */
+  readonly eventHub: ExperimentEventHub;
+  private readonly streamSlots: StreamSlots;
+  constructor(private readonly deps: { repo: ExperimentRepository; runner: () => JobRunner | undefined; config: Config; logger: Logger; bucket: Bucket }) {
+    this.eventHub = new ExperimentEventHub(deps.repo, { pollMs: 500 });
+    this.streamSlots = new StreamSlots(deps.config.EVENT_STREAMS_PER_USER);
+  }
 
   get repo() {
     return this.deps.repo;
@@ -103,9 +111,17 @@ export class ExperimentService {
     return { data: rows.map(experimentSummary), total, limit: page.limit, offset: page.offset, has_more: page.offset + rows.length < total };
   }
 
-  /** Its events after `afterSeq` (Last-Event-ID) until the terminal state; see experimentEventStream. */
-  events(row: ExperimentRow, afterSeq: number, open: () => boolean): AsyncGenerator<StreamItem> {
-    return experimentEventStream(this.deps.repo, row, afterSeq, open);
+  /**
+   * Takes one of the user's open-stream slots (429 too_many_streams past EVENT_STREAMS_PER_USER); the caller
+   * gives it back when its stream ends, however it ends.
+   */
+  openEventStream(userId: string): () => void {
+    return this.streamSlots.acquire(userId);
+  }
+
+  /** Its events after `afterSeq` (Last-Event-ID) until the terminal state or EVENT_STREAM_MAX_S; see experimentEventStream. */
+  events(row: ExperimentRow, afterSeq: number, signal: AbortSignal): AsyncGenerator<StreamItem> {
+    return experimentEventStream(this.eventHub, this.deps.repo, row, afterSeq, { signal, maxLifetimeMs: this.deps.config.EVENT_STREAM_MAX_S * 1000 });
   }
 
   /** Another user's experiment is 404, as if it did not exist. */

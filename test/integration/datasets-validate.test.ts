@@ -122,6 +122,19 @@ describe("POST /v1/datasets/validate", () => {
     expect(r.summary).toMatchObject({ boxes: 3, boxes_dropped: 2, boxes_clipped: 1, boxes_swapped: 1, class_counts: { label: { cell: 3 } } });
   });
 
+  it("a column name with a line break is valid but warned about, naming its position and what it holds (issue 42)", async () => {
+    const hostile = "radius\ntouch PWNED #";
+    const entries = dataCsv((l) => [`id,age,"${hostile}",y`, ...l.slice(1).map((x) => x.replace(/,[FM],/, ",1,"))]);
+    const r = await validate(entries, { ...DATA, data_cols: ["age", hostile] });
+    expect(r.errors).toEqual([]);
+    expect(r.valid).toBe(true);
+    const warned = r.warnings.filter((p: any) => p.code === "csv_header_control_character");
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatchObject({ severity: "warning", row: 1, column: hostile });
+    expect(warned[0].message).toMatch(/^column 3's name contains a line break;/);
+    expect(r.summary.problem_counts.csv_header_control_character).toBe(1);
+  });
+
   it("a patient with different labels is a warning, not an error", async () => {
     const r = await validate(editCsv(await visionDataset(), (l) => l.map((x, i) => (i === 2 ? x.replace(/,0,name_0$/, ",1,name_1") : x))), VISION);
     expect(r.valid).toBe(true);

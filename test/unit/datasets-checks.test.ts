@@ -25,6 +25,26 @@ describe("CSV reading", () => {
     expect(r2.errors.map((e) => [e.code, e.row])).toEqual([["csv_header_empty", 1], ["csv_header_duplicate", 1]]);
   });
 
+  it("warns about line breaks, tabs, control and invisible characters in column names, naming the column's position (issue 42)", () => {
+    const r = new ReportBuilder();
+    const t = parseCsvText(Buffer.from('id,age,"radius\ntouch PWNED #","a\tb","x\u2028y",\u202ename,"esc\u001b[2J",zero\u200bwidth,y\n1,2,3,4,5,6,7,8,0\n'), r, "x.csv");
+    expect(r.errors).toEqual([]);
+    expect(t.header[2]).toBe("radius\ntouch PWNED #"); // kept: the model's inputs must match the file
+    const warned = r.warnings.filter((w) => w.code === "csv_header_control_character");
+    expect(warned.map((w) => w.message.split(";")[0])).toEqual([
+      "column 3's name contains a line break",
+      "column 4's name contains a tab",
+      "column 5's name contains a line break",
+      "column 6's name contains a character that changes the text direction (U+202E)",
+      "column 7's name contains a control character (U+001B)",
+      "column 8's name contains an invisible character (U+200B)",
+    ]);
+    expect(warned[0]).toMatchObject({ severity: "warning", row: 1, column: "radius\ntouch PWNED #", path: "x.csv" });
+    const clean = new ReportBuilder();
+    parseCsvText(Buffer.from("id,age at entry,Größe (cm),y\n1,2,3,0\n"), clean, "x.csv");
+    expect(clean.warnings).toEqual([]);
+  });
+
   it("reads a tab-separated file (R's write.table, a spreadsheet's text export) with its spaces and empty fields", () => {
     const r = new ReportBuilder();
     const t = parseCsvText(Buffer.from("id\tage at entry\tnote\ty\r\n1\t50,5\t\t0\r\n2\t61\tre-admitted, twice\t1\r\n"), r, "x.csv");

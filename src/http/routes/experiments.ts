@@ -95,20 +95,40 @@ export const experimentRoutes = [
     method: "get",
     path: "/v1/experiments/{experiment_id}/events",
     auth: "any",
-    summary: "Server-Sent Events: every state change (event: status) and progress/metric event, replayed from the start (or Last-Event-ID)",
+    summary:
+      "Server-Sent Events: every state change (event: status) and progress/metric event, replayed from the start (or after Last-Event-ID or ?after=); at most EVENT_STREAMS_PER_USER open at once (429 too_many_streams), each ends after EVENT_STREAM_MAX_S with event: reconnect",
     tags: ["experiments"],
     params: experimentIdParams,
-    responses: { 200: { description: "text/event-stream", contentType: "text/event-stream" } },
-    handler: async ({ services, auth, params, req, res }) => {
-      const after = lastEventId(req.get("last-event-id"));
+    // The same form as Last-Event-ID: digits only (z.coerce would take "1e3" or " 7").
+    query: z.object({
+      after: z
+        .string()
+        .regex(/^\d{1,16}$/, "must be the id of an event this stream sent (a non-negative integer)")
+        .transform(Number)
+        .refine(Number.isSafeInteger, "must be the id of an event this stream sent (a non-negative integer)")
+        .optional(),
+    }),
+    responses: { 200: { description: "text/event-stream", contentType: "text/event-stream" }, 429: { description: "too_many_streams: EVENT_STREAMS_PER_USER streams already open" } },
+    handler: async ({ services, auth, params, query, req, res }) => {
+      // The header wins over ?after=: a browser's EventSource sends it on every reconnect, newer than the URL's.
+      const header = req.get("last-event-id");
+      const after = header !== undefined && header.trim() !== "" ? lastEventId(header) : (query.after ?? 0);
       const row = await services.experiments.get(auth.userId, params.experiment_id);
-      res.status(200).set({ "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" });
-      res.flushHeaders();
-      let open = true;
-      req.on("close", () => (open = false));
-      for await (const item of services.experiments.events(row, after, () => open)) {
-        if ("keepAlive" in item) res.write(": keep-alive\n\n");
-        else res.write(`id: ${item.event.seq}\nevent: ${item.event.type}\ndata: ${JSON.stringify({ ...(item.event.data as object), at: item.event.at })}\n\n`);
+      const release = services.experiments.openEventStream(auth.userId);
+      const gone = new AbortController();
+      res.on("close", () => gone.abort());
+      // A client that left while the experiment was being looked up has already closed: no event will say so.
+      if (!res.socket || res.socket.destroyed) gone.abort();
+      try {
+        res.status(200).set({ "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" });
+        res.flushHeaders();
+        for await (const item of services.experiments.events(row, after, gone.signal)) {
+          if ("keepAlive" in item) res.write(": keep-alive\n\n");
+          else if ("lifetimeEnded" in item) res.write(`event: reconnect\ndata: ${JSON.stringify({ reason: "max_lifetime", last_event_id: item.lifetimeEnded.lastEventId })}\n\n`);
+          else res.write(`id: ${item.event.seq}\nevent: ${item.event.type}\ndata: ${JSON.stringify({ ...(item.event.data as object), at: item.event.at })}\n\n`);
+        }
+      } finally {
+        release();
       }
       res.end();
     },

@@ -248,7 +248,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Server-Sent Events: every state change (event: status) and progress/metric event, replayed from the start (or Last-Event-ID) */
+        /** Server-Sent Events: every state change (event: status) and progress/metric event, replayed from the start (or after Last-Event-ID or ?after=); at most EVENT_STREAMS_PER_USER open at once (429 too_many_streams), each ends after EVENT_STREAM_MAX_S with event: reconnect */
         get: operations["get_v1_experiments_experiment_id_events"];
         put?: never;
         post?: never;
@@ -2223,7 +2223,9 @@ export interface operations {
     };
     get_v1_experiments_experiment_id_events: {
         parameters: {
-            query?: never;
+            query?: {
+                after?: string;
+            };
             header?: never;
             path: {
                 experiment_id: number;
@@ -2238,6 +2240,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description too_many_streams: EVENT_STREAMS_PER_USER streams already open */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Error */
             default: {

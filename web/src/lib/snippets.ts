@@ -23,18 +23,18 @@ export function predictSnippets(origin: string, experimentId: number, model: Pic
   const url = `${origin.replace(/\/+$/, "")}/v1/experiments/${experimentId}/predict`;
   const message = exampleMessage(model, values);
   const body = JSON.stringify({ message });
-  const shellBody = body.replace(/'/g, `'\\''`);
+  const shellBody = shellQuote(body);
   const comment =
     model.kind === "tabular"
-      ? `message: one number per column, in this order: ${(model.inputs.data_cols ?? []).join(", ")}`
+      ? `message: one number per column, in this order: ${(model.inputs.data_cols ?? []).map(commentSafeName).join(", ")}`
       : "message: an image URI (https://, data:image/...;base64, or gs://<bucket>/<path>)";
   return {
     curl: [
       `# ${comment}`,
-      `curl -sS -X POST '${url}' \\`,
+      `curl -sS -X POST ${shellQuote(url)} \\`,
       `  -H "Authorization: Bearer $BUILDER_API_KEY" \\`,
       `  -H 'Content-Type: application/json' \\`,
-      `  -d '${shellBody}'`,
+      `  -d ${shellBody}`,
     ].join("\n"),
     python: [
       "import os",
@@ -65,4 +65,37 @@ export function predictSnippets(origin: string, experimentId: number, model: Pic
 
 function pyLiteral(v: string | Array<number | null>): string {
   return typeof v === "string" ? JSON.stringify(v) : `[${v.map((x) => (x === null ? "None" : x)).join(", ")}]`;
+}
+
+/** One single-quoted shell word: nothing inside is expanded; a ' closes, adds an escaped quote and reopens. */
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Characters that may not appear as they are in a one-line comment of a snippet someone copies and runs:
+ * control characters (a line feed ends a #/ comment and starts a command; a carriage return does the same when
+ * pasted into a terminal), JavaScript's other line terminators U+2028/U+2029, format characters (the bidi
+ * overrides of "Trojan Source" make code look like comment, and zero-width ones hide text), and the quote and
+ * backslash of the escaped form itself.
+ */
+const UNSAFE_IN_COMMENT = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}"\\]/u;
+const UNSAFE_IN_COMMENT_ALL = new RegExp(UNSAFE_IN_COMMENT.source, "gu");
+
+/**
+ * A column name as a comment shows it: as it is when harmless, else as a double-quoted string whose unsafe
+ * characters are written as escapes (\n, \r, \t, \u2028, ...) as in a JSON string, on one line. A CSV header may
+ * hold any of these: issue 42 found "radius\ntouch PWNED #" breaking out of the comment of the curl snippet.
+ */
+export function commentSafeName(name: string): string {
+  if (!UNSAFE_IN_COMMENT.test(name) && !name.includes(",") && name.trim() === name && name !== "") return name;
+  const named: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "\\": "\\\\" };
+  const escaped = name.replace(UNSAFE_IN_COMMENT_ALL, (c) => named[c] ?? unicodeEscape(c));
+  return `"${escaped}"`;
+}
+
+/** \u2028 as JSON and the snippet languages write it; \u{e0001} beyond the 16-bit range. */
+function unicodeEscape(c: string): string {
+  const code = c.codePointAt(0)!;
+  return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, "0")}`;
 }

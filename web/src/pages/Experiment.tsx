@@ -46,6 +46,9 @@ function useLiveExperiment(id: number) {
           setExp((x) => (x ? { ...x, progress: p } : x));
         });
         source.onerror = () => {
+          // CLOSED: the server refused the stream (e.g. 429 too_many_streams, other tabs hold this user's
+          // streams), and EventSource never retries that by itself: poll instead of showing a frozen page.
+          if (source?.readyState === EventSource.CLOSED && !closed) return void poll(1000);
           if (++failures < 3 || closed) return;
           source?.close();
           poll(1000);
