@@ -674,7 +674,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description body, image or pixel count over the limits */
+            /** @description body, image or pixel count over the limits; more than 10064 JSON values in the body (too_many_values) */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2459,7 +2459,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description body, image or pixel count over the limits */
+            /** @description body, image or pixel count over the limits; more than 10064 JSON values in the body (too_many_values) */
             413: {
                 headers: {
                     [name: string]: unknown;
