@@ -4,7 +4,7 @@ import { experimentRequestSchema, requestHash, withoutToken } from "../../src/ex
 import { studyOf } from "../../src/experiments/study.js";
 import { dataRequest } from "../integration/experiments-fixtures.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { ensureDashboardBuilt, haveChromium, launchChromium } from "./browser.js";
+import { ensureDashboardBuilt, haveChromium, launchChromium, signInThroughPage } from "./browser.js";
 
 // Issue 42, finding 5: a user's open events streams are capped (EVENT_STREAMS_PER_USER). A browser's EventSource
 // never retries a refused (non-200) stream by itself, so an experiment page opened while the user's other tabs
@@ -28,11 +28,7 @@ describe.skipIf(!haveChromium)("dashboard: experiment page when the user's strea
     apiKey = (await server.services.auth.apiKeys.create(userId, { name: "script" })).key;
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    await page.goto(`${server.url}/signin`);
-    await page.getByLabel("Email").fill(EMAIL);
-    await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("heading", { name: "Experiments" }).waitFor();
+    await signInThroughPage(page, server.url, EMAIL, PASSWORD);
   }, 180_000);
 
   afterAll(async () => {

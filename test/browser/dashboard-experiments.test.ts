@@ -8,7 +8,7 @@ import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures
 import { diagnosisRows } from "../integration/experiments-fixtures.js";
 import { makeZip, visionDataset } from "../helpers/zips.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { axeViolations, ensureDashboardBuilt, haveChromium, launchChromium, screenshot, seriousOrCritical } from "./browser.js";
+import { axeViolations, ensureDashboardBuilt, haveChromium, launchChromium, screenshot, seriousOrCritical, signInThroughPage } from "./browser.js";
 
 // Upload → report → build → results → try it, in a real Chromium against a real Builder (PGlite, in-process
 // runner, the real Python pipeline). The training is a tiny table in fastest mode with a 4 s budget.
@@ -30,11 +30,7 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     userId = (await server.services.auth.users.create({ email: EMAIL, password: PASSWORD })).id;
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    await page.goto(`${server.url}/signin`);
-    await page.getByLabel("Email").fill(EMAIL);
-    await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("heading", { name: "Experiments" }).waitFor();
+    await signInThroughPage(page, server.url, EMAIL, PASSWORD);
   }, 180_000);
 
   afterAll(async () => {
