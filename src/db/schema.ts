@@ -55,6 +55,10 @@ export const experiments = pgTable("experiments", {
   userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
   experimentId: integer("experiment_id").notNull(),
   request: jsonb("request").notNull(),
+  // The caller's label for the experiment, editable later (PATCH); kept out of `request` so that editing it never
+  // changes what was trained nor the request hash that makes a re-post idempotent.
+  name: text("name"),
+  description: text("description"),
   /** The request translated once (src/experiments/study.ts); null only on rows from before migration 0003. */
   study: jsonb("study"),
   requestHash: text("request_hash").notNull(),

@@ -1,7 +1,8 @@
-import { and, desc, eq, gt, inArray, isNull, lt, max, or, sql } from "drizzle-orm";
+import { and, desc, eq, gt, ilike, inArray, isNull, lt, max, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { experimentEvents, experiments, models } from "../db/schema.js";
 import { isTerminal, RUNNING_STATUSES, type ExperimentStatus, type HistoryEntry, type Progress, type TerminalStatus } from "./state.js";
+import type { ExperimentLabels } from "./request.js";
 
 export type ExperimentRow = typeof experiments.$inferSelect;
 export type ModelRow = typeof models.$inferSelect;
@@ -10,11 +11,33 @@ export type EventRow = typeof experimentEvents.$inferSelect;
 const nowIso = () => new Date().toISOString();
 const UNFINISHED = ["queued", ...RUNNING_STATUSES] as const;
 
+type NewExperiment = { userId: string; experimentId: number; request: unknown; study: unknown; requestHash: string; name?: string | null; description?: string | null };
+
+/** `text` as an ILIKE pattern matching it anywhere, literally: its own %, _ and \ are escaped (\ is ILIKE's default escape). */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * Rows whose name, description, dataset file name (the zip's last path part) or one of its label columns holds
+ * `q`, ignoring case. The pattern is a bound parameter; the request's fields are read from its jsonb.
+ */
+function matchesSearch(q: string) {
+  const pattern = containsPattern(q);
+  const zipFile = sql`regexp_replace(${experiments.request} ->> 'zip_gcloud', '^.*/', '')`;
+  return or(
+    ilike(experiments.name, pattern),
+    ilike(experiments.description, pattern),
+    sql`${zipFile} ilike ${pattern}`,
+    sql`exists (select 1 from jsonb_array_elements_text(${experiments.request} -> 'label_cols') as label(col) where label.col ilike ${pattern})`,
+  );
+}
+
 /** The only code that touches the experiments, experiment_events and models tables. */
 export class ExperimentRepository {
   constructor(private readonly db: Db) {}
 
-  async insert(values: { userId: string; experimentId: number; request: unknown; study: unknown; requestHash: string }): Promise<ExperimentRow | null> {
+  async insert(values: NewExperiment): Promise<ExperimentRow | null> {
     const history: HistoryEntry[] = [{ status: "queued", at: nowIso() }];
     const rows = await this.db
       .insert(experiments)
@@ -29,7 +52,7 @@ export class ExperimentRepository {
    * Inserts unless the user already has `cap` unfinished (queued or running) experiments: "over_cap" then. The
    * count and the insert run in one transaction under a per-user advisory lock, so parallel posts cannot overshoot.
    */
-  async insertWithinCap(values: { userId: string; experimentId: number; request: unknown; study: unknown; requestHash: string }, cap: number): Promise<ExperimentRow | null | "over_cap"> {
+  async insertWithinCap(values: NewExperiment, cap: number): Promise<ExperimentRow | null | "over_cap"> {
     const history: HistoryEntry[] = [{ status: "queued", at: nowIso() }];
     const row = await this.db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`builder:experiments:${values.userId}`}))`);
@@ -58,8 +81,8 @@ export class ExperimentRepository {
     return (await this.db.select().from(experiments).where(eq(experiments.id, id)))[0];
   }
 
-  async list(userId: string, opts: { status?: string[]; limit: number; offset: number }) {
-    const where = and(eq(experiments.userId, userId), opts.status?.length ? inArray(experiments.status, opts.status) : undefined);
+  async list(userId: string, opts: { status?: string[]; q?: string; limit: number; offset: number }) {
+    const where = and(eq(experiments.userId, userId), opts.status?.length ? inArray(experiments.status, opts.status) : undefined, opts.q ? matchesSearch(opts.q) : undefined);
     const rows = await this.db.select().from(experiments).where(where).orderBy(desc(experiments.createdAt), desc(experiments.experimentId)).limit(opts.limit).offset(opts.offset);
     const [{ total }] = await this.db.select({ total: sql<number>`count(*)::int` }).from(experiments).where(where);
     return { rows, total };
@@ -141,6 +164,15 @@ export class ExperimentRepository {
 
   async update(id: string, owner: string, set: Partial<typeof experiments.$inferInsert>): Promise<void> {
     await this.db.update(experiments).set({ ...set, updatedAt: sql`now()` }).where(and(eq(experiments.id, id), eq(experiments.leaseOwner, owner)));
+  }
+
+  /** Sets the given labels (null clears one); updated_at is left alone: it tracks the run, not its label. */
+  async setLabels(id: string, labels: ExperimentLabels): Promise<ExperimentRow | undefined> {
+    const set: Partial<typeof experiments.$inferInsert> = {};
+    if (labels.name !== undefined) set.name = labels.name;
+    if (labels.description !== undefined) set.description = labels.description;
+    const rows = await this.db.update(experiments).set(set).where(eq(experiments.id, id)).returning();
+    return rows[0];
   }
 
   /** Flags a running experiment for cancellation; its runner sees the flag at the next heartbeat. */

@@ -64,7 +64,43 @@ export function datasetFieldRules(r: DatasetFields, ctx: z.RefinementCtx): void 
   if (r.split_col && r.type_of_experiment === "detection") issue("split_col", "is not supported for detection yet");
 }
 
-export const experimentRequestSchema = experimentRequestFields.strict().superRefine((r, ctx) => {
+// Control characters would break the one-line list and the logs; a description may keep its line breaks and tabs.
+const NAME_CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const DESCRIPTION_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
+export const NAME_MAX = 120;
+export const DESCRIPTION_MAX = 2000;
+export const SEARCH_MAX = 200;
+
+/** Counted in characters as a person counts them (code points), not UTF-16 units. */
+const chars = (s: string) => [...s].length;
+
+/** The experiment's name: trimmed; an empty one means "no name" (null). */
+export const experimentName = z
+  .string({ error: "must be text" })
+  .trim()
+  .refine((s) => chars(s) <= NAME_MAX, `must be at most ${NAME_MAX} characters`)
+  .refine((s) => !NAME_CONTROL.test(s), "must not contain control characters (line breaks, tabs and the like)")
+  .transform((s) => s || null)
+  .describe(`Your label for the experiment, shown in the list: at most ${NAME_MAX} characters, one line. Editable later (PATCH).`);
+
+/** The experiment's description: trimmed; an empty one means "no description" (null). */
+export const experimentDescription = z
+  .string({ error: "must be text" })
+  .trim()
+  .refine((s) => chars(s) <= DESCRIPTION_MAX, `must be at most ${DESCRIPTION_MAX} characters`)
+  .refine((s) => !DESCRIPTION_CONTROL.test(s), "must not contain control characters other than line breaks and tabs")
+  .transform((s) => s || null)
+  .describe(`Free notes on the experiment: at most ${DESCRIPTION_MAX} characters. Editable later (PATCH).`);
+
+/** PATCH /v1/experiments/{experiment_id}: null clears a field, an absent one is left as it is. */
+export const experimentLabelsPatchSchema = z
+  .object({ name: experimentName.nullable().optional(), description: experimentDescription.nullable().optional() })
+  .strict()
+  .refine((p) => p.name !== undefined || p.description !== undefined, "must set name or description (null clears one)");
+
+export type ExperimentLabels = { name?: string | null; description?: string | null };
+
+export const experimentRequestSchema = experimentRequestFields.extend({ name: experimentName.nullish(), description: experimentDescription.nullish() }).strict().superRefine((r, ctx) => {
   datasetFieldRules(r, ctx);
   const issue = (field: string, message: string) => ctx.addIssue({ code: "custom", path: [field], message });
   if (r.study_type === "Retrospective" && r.source_experiment_id === undefined) issue("source_experiment_id", "is required for a Retrospective study");
@@ -74,12 +110,23 @@ export const experimentRequestSchema = experimentRequestFields.strict().superRef
 });
 
 export type ExperimentRequestInput = z.input<typeof experimentRequestSchema>;
-/** The request as stored: never holds user_token. */
-export type ExperimentRequest = Omit<z.output<typeof experimentRequestSchema>, "user_token">;
+/** The request as stored: never holds user_token; name and description live in their own columns. */
+export type ExperimentRequest = Omit<z.output<typeof experimentRequestSchema>, "user_token" | "name" | "description">;
 
+/**
+ * The request to store and hash, and the labels apart. Name and description are left out of the request hash on
+ * purpose: they are labels the owner may edit later (PATCH), not part of what is trained. So a retried identical
+ * POST is still answered with the same experiment (200), and so is a retry whose label was changed in between;
+ * that answer carries the stored labels (a re-post never overwrites them: PATCH does that).
+ */
+export function splitRequest(r: z.output<typeof experimentRequestSchema>): { request: ExperimentRequest; labels: ExperimentLabels } {
+  const { user_token: _dropped, name, description, ...request } = r;
+  return { request, labels: { name: name ?? null, description: description ?? null } };
+}
+
+/** The request as stored (see splitRequest). */
 export function withoutToken(r: z.output<typeof experimentRequestSchema>): ExperimentRequest {
-  const { user_token: _dropped, ...rest } = r;
-  return rest;
+  return splitRequest(r).request;
 }
 
 function canonical(value: unknown): unknown {

@@ -9,7 +9,7 @@ import { notifyTerminal } from "../jobs/notify.js";
 import { OutboundGuard } from "../net/outbound-guard.js";
 import type { Logger } from "../logger.js";
 import type { ExperimentRepository, ExperimentRow } from "./repository.js";
-import { requestHash, withoutToken, type experimentRequestSchema } from "./request.js";
+import { requestHash, splitRequest, type ExperimentLabels, type experimentRequestSchema } from "./request.js";
 import { isTerminal } from "./state.js";
 import { logFileOf, logObjectOf } from "./log.js";
 import { studyOf } from "./study.js";
@@ -50,7 +50,7 @@ export class ExperimentService {
    */
   async create(userId: string, body: z.output<typeof experimentRequestSchema>): Promise<{ created: boolean; row: ExperimentRow }> {
     if (body.user_id !== userId) throw errors.forbidden("user_id must be your own user id", "user_mismatch");
-    const request = withoutToken(body);
+    const { request, labels } = splitRequest(body);
     if (request.callback_url && !this.deps.config.CALLBACK_SECRET) {
       throw errors.invalidRequest("1 invalid field: callback_url", [{ field: "callback_url", message: "this server has no CALLBACK_SECRET to sign callbacks with; ask the operator, or leave callback_url out" }]);
     }
@@ -77,7 +77,7 @@ export class ExperimentService {
     const hash = requestHash(request);
     // A re-post of an existing experiment is answered below whatever the cap; only new ones count against it.
     const before = await this.deps.repo.byUserNumber(userId, request.experiment_id);
-    const values = { userId, experimentId: request.experiment_id, request, study: studyOf(request, this.deps.config), requestHash: hash };
+    const values = { userId, experimentId: request.experiment_id, request, ...labels, study: studyOf(request, this.deps.config), requestHash: hash };
     const inserted = before ? null : await this.deps.repo.insertWithinCap(values, this.deps.config.MAX_ACTIVE_EXPERIMENTS_PER_USER);
     if (inserted === "over_cap") throw tooManyExperiments(this.deps.config.MAX_ACTIVE_EXPERIMENTS_PER_USER);
     if (inserted) {
@@ -105,8 +105,8 @@ export class ExperimentService {
     return experimentView(row, model && model.experimentUuid === row.id ? model : undefined);
   }
 
-  /** The caller's experiments, newest first, one page. */
-  async list(userId: string, page: { status?: ExperimentStatus[]; limit: number; offset: number }) {
+  /** The caller's experiments, newest first, one page; `q` narrows them to those whose name, description, zip or label columns hold it. */
+  async list(userId: string, page: { status?: ExperimentStatus[]; q?: string; limit: number; offset: number }) {
     const { rows, total } = await this.deps.repo.list(userId, page);
     return { data: rows.map(experimentSummary), total, limit: page.limit, offset: page.offset, has_more: page.offset + rows.length < total };
   }
@@ -129,6 +129,12 @@ export class ExperimentService {
     const row = await this.deps.repo.byUserNumber(userId, experimentId);
     if (!row) throw errors.notFound(`experiment ${experimentId}`);
     return row;
+  }
+
+  /** Sets or clears (null) the owner's name and description; absent fields are left as they are. */
+  async editLabels(userId: string, experimentId: number, labels: ExperimentLabels): Promise<ExperimentRow> {
+    const row = await this.get(userId, experimentId);
+    return (await this.deps.repo.setLabels(row.id, labels)) ?? row;
   }
 
   async cancel(userId: string, experimentId: number): Promise<ExperimentRow> {

@@ -6,6 +6,8 @@ export function experimentView(row: ExperimentRow, model?: ModelRow) {
   const retrospective = request.study_type === "Retrospective";
   return {
     experiment_id: row.experimentId,
+    name: row.name,
+    description: row.description,
     user_id: row.userId,
     status: row.status,
     progress: row.progress,
@@ -30,6 +32,8 @@ export function experimentSummary(row: ExperimentRow) {
   const r = row.request as Record<string, unknown>;
   return {
     experiment_id: row.experimentId,
+    name: row.name,
+    description: row.description,
     status: row.status,
     progress: row.progress,
     study_type: r.study_type,

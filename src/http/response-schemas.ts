@@ -70,9 +70,13 @@ const progressSchema = z.object({
 
 const status = z.enum(STATUSES);
 const time = z.union([z.string(), z.date()]).describe("ISO 8601");
+const name = z.string().nullable().describe("your label for the experiment; null when it has none");
+const description = z.string().nullable().describe("your notes on the experiment; null when it has none");
 
 export const experimentSchema = z.object({
   experiment_id: z.number(),
+  name,
+  description,
   user_id: z.string(),
   status,
   progress: progressSchema.nullable(),
@@ -96,6 +100,8 @@ export const experimentListSchema = z.object({
   data: z.array(
     z.object({
       experiment_id: z.number(),
+      name,
+      description,
       status,
       progress: progressSchema.nullable(),
       study_type: z.string(),
@@ -114,6 +120,8 @@ export const experimentListSchema = z.object({
 
 export const modelSchema = z.object({
   experiment_id: z.number(),
+  name: name.describe("the experiment's name (see PATCH /v1/experiments/{experiment_id})"),
+  description: description.describe("the experiment's description"),
   version: z.number(),
   kind: z.enum(["vision_classification", "detection", "tabular"]),
   problem: z.enum(["binary", "multiclass", "multilabel", "regression", "detection"]),

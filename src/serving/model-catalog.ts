@@ -2,7 +2,7 @@ import type { Readable } from "node:stream";
 import { ApiError } from "../errors.js";
 import { BucketNotFoundError, type Bucket } from "../storage/bucket.js";
 import { checkManifest, classNames, type ColumnSpec } from "./manifest.js";
-import type { ModelRepository, ModelRow } from "./model-repository.js";
+import type { ExperimentLabelsRow, ModelRepository, ModelRow } from "./model-repository.js";
 
 /**
  * A categorical column's values are data from the training table, and a clinical table may hold identifiers
@@ -16,10 +16,12 @@ function publicColumn(c: ColumnSpec) {
 }
 
 /** What a caller needs to call /predict: kind, inputs (data_cols or image spec), classes, thresholds, metrics, version. */
-export function modelView(row: ModelRow) {
+export function modelView(row: ModelRow, labels: ExperimentLabelsRow) {
   const m = checkManifest(row.manifest);
   return {
     experiment_id: row.experimentId,
+    name: labels.name,
+    description: labels.description,
     version: row.version,
     kind: m.kind,
     problem: m.problem,
@@ -61,15 +63,16 @@ export class ModelCatalog {
     const rows = await this.deps.repo.listLatest(userId);
     return rows.map((row) => {
       try {
-        return modelView(row);
+        return modelView(row, row.labels);
       } catch (err) {
-        return { experiment_id: row.experimentId, version: row.version, kind: row.kind, created_at: row.createdAt, error: (err as Error).message };
+        return { experiment_id: row.experimentId, ...row.labels, version: row.version, kind: row.kind, created_at: row.createdAt, error: (err as Error).message };
       }
     });
   }
 
   async describe(userId: string, experimentId: number) {
-    return modelView(await this.latest(userId, experimentId));
+    const row = await this.latest(userId, experimentId);
+    return modelView(row, await this.deps.repo.labelsOf(row.experimentUuid));
   }
 
   /** The newest version's model file, opened for streaming, with its size and a download name. */

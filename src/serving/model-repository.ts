@@ -1,8 +1,10 @@
 import { and, desc, eq } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { models } from "../db/schema.js";
+import { experiments, models } from "../db/schema.js";
 
 export type ModelRow = typeof models.$inferSelect;
+/** The experiment's own labels, shown beside its model (src/experiments owns and edits them). */
+export type ExperimentLabelsRow = { name: string | null; description: string | null };
 
 /** Reads published model rows; the experiments area writes them. */
 export class ModelRepository {
@@ -19,10 +21,23 @@ export class ModelRepository {
     return rows[0] ?? null;
   }
 
-  /** The newest version of each of the user's experiments, by experiment number. */
-  async listLatest(userId: string): Promise<ModelRow[]> {
-    const rows = await this.db.select().from(models).where(eq(models.userId, userId)).orderBy(models.experimentId, desc(models.version));
+  /** The newest version of each of the user's experiments, by experiment number, with that experiment's labels. */
+  async listLatest(userId: string): Promise<Array<ModelRow & { labels: ExperimentLabelsRow }>> {
+    const rows = await this.db
+      .select({ model: models, name: experiments.name, description: experiments.description })
+      .from(models)
+      .innerJoin(experiments, eq(experiments.id, models.experimentUuid))
+      .where(eq(models.userId, userId))
+      .orderBy(models.experimentId, desc(models.version));
     const seen = new Set<number>();
-    return rows.filter((r) => (seen.has(r.experimentId) ? false : (seen.add(r.experimentId), true)));
+    return rows
+      .filter((r) => (seen.has(r.model.experimentId) ? false : (seen.add(r.model.experimentId), true)))
+      .map((r) => ({ ...r.model, labels: { name: r.name, description: r.description } }));
+  }
+
+  /** The labels of the experiment a model row came from (kept out of latest(): the prediction path never needs them). */
+  async labelsOf(experimentUuid: string): Promise<ExperimentLabelsRow> {
+    const rows = await this.db.select({ name: experiments.name, description: experiments.description }).from(experiments).where(eq(experiments.id, experimentUuid));
+    return rows[0] ?? { name: null, description: null };
   }
 }

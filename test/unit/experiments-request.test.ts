@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { experimentRequestSchema, requestHash, withoutToken } from "../../src/experiments/request.js";
+import { experimentRequestSchema, requestHash, splitRequest, withoutToken } from "../../src/experiments/request.js";
+import { containsPattern } from "../../src/experiments/repository.js";
 import { pipelineKind } from "../../src/experiments/study.js";
 
 const valid = {
@@ -63,5 +64,22 @@ describe("experiment request", () => {
     expect(requestHash(a)).toBe(requestHash(b));
     const c = withoutToken(experimentRequestSchema.parse({ ...valid, optimization_type: 0 }));
     expect(requestHash(c)).not.toBe(requestHash(a));
+  });
+
+  it("keeps name and description out of the stored request and its hash (labels are edited later, not trained)", () => {
+    const plain = experimentRequestSchema.parse(valid);
+    const named = experimentRequestSchema.parse({ ...valid, name: "  Breast cancer  ", description: "" });
+    const { request, labels } = splitRequest(named);
+    expect(labels).toEqual({ name: "Breast cancer", description: null });
+    expect(request).not.toHaveProperty("name");
+    expect(request).not.toHaveProperty("description");
+    expect(requestHash(request)).toBe(requestHash(withoutToken(plain)));
+  });
+
+  it("escapes ILIKE's own characters so a search takes them literally", () => {
+    expect(containsPattern("100%")).toBe("%100\\%%");
+    expect(containsPattern("a_b")).toBe("%a\\_b%");
+    expect(containsPattern("c:\\x")).toBe("%c:\\\\x%");
+    expect(containsPattern("plain")).toBe("%plain%");
   });
 });

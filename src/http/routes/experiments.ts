@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { experimentRequestSchema } from "../../experiments/request.js";
+import { experimentLabelsPatchSchema, experimentRequestSchema, SEARCH_MAX } from "../../experiments/request.js";
 import { STATUSES } from "../../experiments/state.js";
 import { ApiError } from "../../errors.js";
 import { experimentIdParams } from "../params.js";
@@ -50,6 +50,12 @@ export const experimentRoutes = [
     tags: ["experiments"],
     query: z.object({
       status: statusList.optional(),
+      q: z
+        .string()
+        .trim()
+        .max(SEARCH_MAX, `must be at most ${SEARCH_MAX} characters`)
+        .optional()
+        .describe("text to look for, any case, in the name, description, dataset file name and label columns; combined with status"),
       limit: z.coerce.number().int().min(1).max(200).default(50),
       offset: z.coerce.number().int().min(0).default(0),
     }),
@@ -65,6 +71,17 @@ export const experimentRoutes = [
     params: experimentIdParams,
     responses: { 200: { description: "the experiment", schema: experimentSchema } },
     handler: async ({ services, auth, params }) => ({ body: await services.experiments.view(await services.experiments.get(auth.userId, params.experiment_id)) }),
+  }),
+  defineRoute({
+    method: "patch",
+    path: "/v1/experiments/{experiment_id}",
+    auth: "any",
+    summary: "Name or describe an experiment: set name and/or description; null clears one, an absent one is kept",
+    tags: ["experiments"],
+    params: experimentIdParams,
+    body: experimentLabelsPatchSchema,
+    responses: { 200: { description: "the experiment with its new labels", schema: experimentSchema } },
+    handler: async ({ services, auth, params, body }) => ({ body: await services.experiments.view(await services.experiments.editLabels(auth.userId, params.experiment_id, body)) }),
   }),
   defineRoute({
     method: "post",

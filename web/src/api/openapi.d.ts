@@ -221,7 +221,8 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /** Name or describe an experiment: set name and/or description; null clears one, an absent one is kept */
+        patch: operations["patch_v1_experiments_experiment_id"];
         trace?: never;
     };
     "/v1/experiments/{experiment_id}/cancel": {
@@ -1325,6 +1326,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 offset?: number;
+                q?: string;
                 status?: string;
             };
             header?: never;
@@ -1343,9 +1345,13 @@ export interface operations {
                         data: {
                             /** @description ISO 8601 */
                             created_at: string | unknown;
+                            /** @description your notes on the experiment; null when it has none */
+                            description: string | null;
                             experiment_id: number;
                             failure_reason: string | null;
                             finished_at: (string | unknown) | null;
+                            /** @description your label for the experiment; null when it has none */
+                            name: string | null;
                             progress: {
                                 best_metric?: number | null;
                                 epoch?: number;
@@ -1396,10 +1402,12 @@ export interface operations {
                     /** Format: uri */
                     callback_url?: string;
                     data_cols?: string[] | null;
+                    description?: string | null;
                     experiment_id: number;
                     images_col?: string | null;
                     label_cols: string[];
                     model_type: 0 | 1;
+                    name?: string | null;
                     /**
                      * @description Classification: the metric trials are selected on and decision thresholds are chosen for (AUC: Youden's J). Regression (model_type 1): accepted and not used; models are always selected on validation RMSE (the study's metric is rmse). Detection: models are selected on validation mAP@0.5 (the study's metric is map50); the box score threshold follows Precision or Recall (the best one with the other at least 0.5), while F-macro and AUC (no meaning for boxes) both pick the best F1.
                      * @enum {string}
@@ -1532,6 +1540,8 @@ export interface operations {
                             }[];
                             warnings_omitted: number;
                         } | null;
+                        /** @description your notes on the experiment; null when it has none */
+                        description: string | null;
                         experiment_id: number;
                         failure_reason: string | null;
                         finished_at: (string | unknown) | null;
@@ -1563,6 +1573,8 @@ export interface operations {
                             store_path: string;
                             version: number;
                         } | null;
+                        /** @description your label for the experiment; null when it has none */
+                        name: string | null;
                         /** @description Retrospective: the source model's own test metrics */
                         original_metrics?: {
                             [key: string]: {
@@ -1715,6 +1727,8 @@ export interface operations {
                             }[];
                             warnings_omitted: number;
                         } | null;
+                        /** @description your notes on the experiment; null when it has none */
+                        description: string | null;
                         experiment_id: number;
                         failure_reason: string | null;
                         finished_at: (string | unknown) | null;
@@ -1746,6 +1760,8 @@ export interface operations {
                             store_path: string;
                             version: number;
                         } | null;
+                        /** @description your label for the experiment; null when it has none */
+                        name: string | null;
                         /** @description Retrospective: the source model's own test metrics */
                         original_metrics?: {
                             [key: string]: {
@@ -1929,6 +1945,8 @@ export interface operations {
                             }[];
                             warnings_omitted: number;
                         } | null;
+                        /** @description your notes on the experiment; null when it has none */
+                        description: string | null;
                         experiment_id: number;
                         failure_reason: string | null;
                         finished_at: (string | unknown) | null;
@@ -1960,6 +1978,224 @@ export interface operations {
                             store_path: string;
                             version: number;
                         } | null;
+                        /** @description your label for the experiment; null when it has none */
+                        name: string | null;
+                        /** @description Retrospective: the source model's own test metrics */
+                        original_metrics?: {
+                            [key: string]: {
+                                ci_high: number | null;
+                                ci_low: number | null;
+                                per_class?: {
+                                    [key: string]: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                };
+                                value: number | null;
+                            };
+                        } | null;
+                        progress: {
+                            best_metric?: number | null;
+                            epoch?: number;
+                            epochs?: number;
+                            eta_s?: number | null;
+                            /** @description of the whole experiment, 0..1 */
+                            fraction: number;
+                            message?: string;
+                            stage: string;
+                            trial?: number;
+                            trials?: number;
+                            updated_at: string;
+                        } | null;
+                        /** @description the request as accepted (user_token removed) */
+                        request: {
+                            [key: string]: unknown;
+                        };
+                        source_experiment_id?: number;
+                        /** @enum {string} */
+                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                        /** @description how Builder read the request: kind, family, metric, threshold_metric, budget */
+                        study: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description ISO 8601 */
+                        updated_at: string | unknown;
+                        user_id: string;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    patch_v1_experiments_experiment_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description?: string | null;
+                    name?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the experiment with its new labels */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attempts: number;
+                        cancel_requested: boolean;
+                        /** @description ISO 8601 */
+                        created_at: string | unknown;
+                        dataset_report: {
+                            errors: {
+                                code: string;
+                                column?: string;
+                                message: string;
+                                /** @description path inside the zip */
+                                path?: string;
+                                /** @description spreadsheet row: the header is row 1 */
+                                row?: number;
+                                /** @enum {string} */
+                                severity: "error" | "warning";
+                            }[];
+                            errors_omitted: number;
+                            summary: {
+                                boxes?: number;
+                                /** @description per label column: class value -> rows (boxes for detection) */
+                                class_counts?: {
+                                    [key: string]: {
+                                        [key: string]: number;
+                                    };
+                                };
+                                csv_path?: string;
+                                features?: {
+                                    categories?: number;
+                                    max?: number;
+                                    min?: number;
+                                    missing: number;
+                                    name: string;
+                                    /** @enum {string} */
+                                    type: "numeric" | "categorical";
+                                }[];
+                                /** @enum {string} */
+                                format?: "csv" | "voc" | "coco";
+                                image_sizes?: {
+                                    channels: {
+                                        [key: string]: number;
+                                    };
+                                    height: {
+                                        max: number;
+                                        min: number;
+                                    };
+                                    width: {
+                                        max: number;
+                                        min: number;
+                                    };
+                                };
+                                images?: number;
+                                images_per_patient?: {
+                                    max: number;
+                                    mean: number;
+                                    min: number;
+                                };
+                                images_without_objects?: number;
+                                label_range?: {
+                                    max: number;
+                                    min: number;
+                                };
+                                patients?: number;
+                                problem_counts?: {
+                                    [key: string]: number;
+                                };
+                                rows?: number;
+                                /** @description validate only, vision classification: label column -> class -> up to 3 thumbnails (data: URIs) */
+                                samples?: {
+                                    [key: string]: {
+                                        [key: string]: {
+                                            data: string;
+                                            path: string;
+                                            row: number;
+                                        }[];
+                                    };
+                                };
+                                split?: {
+                                    from_column?: string;
+                                    test: number;
+                                    train: number;
+                                    val: number;
+                                };
+                                unreferenced_images?: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            valid: boolean;
+                            warnings: {
+                                code: string;
+                                column?: string;
+                                message: string;
+                                /** @description path inside the zip */
+                                path?: string;
+                                /** @description spreadsheet row: the header is row 1 */
+                                row?: number;
+                                /** @enum {string} */
+                                severity: "error" | "warning";
+                            }[];
+                            warnings_omitted: number;
+                        } | null;
+                        /** @description your notes on the experiment; null when it has none */
+                        description: string | null;
+                        experiment_id: number;
+                        failure_reason: string | null;
+                        finished_at: (string | unknown) | null;
+                        history: {
+                            at: string;
+                            attempt?: number;
+                            /** @enum {string} */
+                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                        }[];
+                        /** @description test-set metrics once ready */
+                        metrics: {
+                            [key: string]: {
+                                ci_high: number | null;
+                                ci_low: number | null;
+                                per_class?: {
+                                    [key: string]: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                };
+                                value: number | null;
+                            };
+                        } | null;
+                        model: {
+                            kind: string;
+                            /** @description ISO 8601 */
+                            published_at: string | unknown;
+                            store_path: string;
+                            version: number;
+                        } | null;
+                        /** @description your label for the experiment; null when it has none */
+                        name: string | null;
                         /** @description Retrospective: the source model's own test metrics */
                         original_metrics?: {
                             [key: string]: {
@@ -2134,6 +2370,8 @@ export interface operations {
                             }[];
                             warnings_omitted: number;
                         } | null;
+                        /** @description your notes on the experiment; null when it has none */
+                        description: string | null;
                         experiment_id: number;
                         failure_reason: string | null;
                         finished_at: (string | unknown) | null;
@@ -2165,6 +2403,8 @@ export interface operations {
                             store_path: string;
                             version: number;
                         } | null;
+                        /** @description your label for the experiment; null when it has none */
+                        name: string | null;
                         /** @description Retrospective: the source model's own test metrics */
                         original_metrics?: {
                             [key: string]: {
@@ -2798,6 +3038,8 @@ export interface operations {
                             };
                             /** @description ISO 8601 */
                             created_at?: string | unknown;
+                            /** @description the experiment's description */
+                            description?: string | null;
                             detection?: {
                                 class_agnostic_nms?: boolean;
                                 max_detections: number;
@@ -2864,6 +3106,8 @@ export interface operations {
                                     };
                                 };
                             };
+                            /** @description the experiment's name (see PATCH /v1/experiments/{experiment_id}) */
+                            name?: string | null;
                             outputs?: {
                                 [key: string]: string;
                             };
@@ -2911,6 +3155,8 @@ export interface operations {
                         };
                         /** @description ISO 8601 */
                         created_at: string | unknown;
+                        /** @description the experiment's description */
+                        description: string | null;
                         detection?: {
                             class_agnostic_nms?: boolean;
                             max_detections: number;
@@ -2976,6 +3222,8 @@ export interface operations {
                                 };
                             };
                         };
+                        /** @description the experiment's name (see PATCH /v1/experiments/{experiment_id}) */
+                        name: string | null;
                         outputs: {
                             [key: string]: string;
                         };

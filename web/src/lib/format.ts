@@ -29,3 +29,8 @@ export function formatNumber(v: number | null | undefined, digits = 3): string {
 export function proposeExperimentId(existing: number[]): number {
   return existing.length ? Math.max(...existing) + 1 : 1;
 }
+
+/** What the list and the experiment page call an experiment: its name, or its number when it has none. */
+export function experimentTitle(e: { experiment_id: number; name?: string | null }): string {
+  return e.name ?? `Experiment #${e.experiment_id}`;
+}

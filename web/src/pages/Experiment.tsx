@@ -5,7 +5,8 @@ import { DatasetReportView, DatasetSummaryView } from "../components/DatasetRepo
 import { unseenValueNotes } from "../lib/unseen";
 import { MetricsTable, PerClassTable } from "../components/MetricsView";
 import { ErrorBox, Link, StatusBadge } from "../components/ui";
-import { formatDate, formatDuration } from "../lib/format";
+import { ExperimentLabelsEditor } from "../components/ExperimentLabels";
+import { experimentTitle, formatDate, formatDuration } from "../lib/format";
 
 const TERMINAL = new Set(["ready", "invalid_dataset", "failed", "cancelled"]);
 
@@ -101,7 +102,7 @@ export function ExperimentPage({ id }: { id: number }) {
     <section data-testid="experiment" data-status={exp.status}>
       <div className="title-row">
         <h1>
-          Experiment #{exp.experiment_id} <StatusBadge status={exp.status} />
+          {experimentTitle(exp)} {exp.name ? <span className="muted small">#{exp.experiment_id}</span> : null} <StatusBadge status={exp.status} />
         </h1>
         {running ? (
           <button type="button" className="danger" onClick={cancel} disabled={exp.cancel_requested}>
@@ -119,6 +120,7 @@ export function ExperimentPage({ id }: { id: number }) {
           </>
         ) : null}
       </p>
+      <ExperimentLabelsEditor exp={exp} onSaved={() => void refresh()} />
       <ErrorBox error={actionError} />
       {running ? (
         <div className="card" aria-live="polite">

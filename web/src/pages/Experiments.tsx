@@ -1,8 +1,8 @@
-import { useEffect, useState } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 import { api } from "../api/client";
 import type { ExperimentList, ExperimentStatus } from "../api/types";
 import { ErrorBox, Link, StatusBadge } from "../components/ui";
-import { formatDate, formatDuration } from "../lib/format";
+import { experimentTitle, formatDate, formatDuration } from "../lib/format";
 import { navigate } from "../lib/router";
 
 const STATUS_GROUPS: Array<[string, string, ExperimentStatus[] | null]> = [
@@ -13,22 +13,33 @@ const STATUS_GROUPS: Array<[string, string, ExperimentStatus[] | null]> = [
   ["cancelled", "Cancelled", ["cancelled"]],
 ];
 
+/** The server's limit on ?q= (src/experiments/request.ts SEARCH_MAX). */
+const SEARCH_MAX = 200;
+
 const metricName: Record<string, string> = { AUC: "auc", "F-macro": "f_macro", Precision: "precision", Recall: "recall" };
 
 /** The experiments list; the filters live in the URL so a filtered view can be bookmarked or shared. */
 export function ExperimentsPage({ query }: { query: URLSearchParams }) {
   const group = query.get("status") ?? "all";
   const task = query.get("task") ?? "all";
+  const search = query.get("q") ?? "";
+  const [searchText, setSearchText] = useState(search);
   const [list, setList] = useState<ExperimentList | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [details, setDetails] = useState<Record<number, { metric?: string; value?: number | null }>>({});
 
   useEffect(() => {
     const statuses = STATUS_GROUPS.find(([k]) => k === group)?.[2];
-    const q = statuses ? `&status=${statuses.join(",")}` : "";
+    const params = new URLSearchParams({ limit: "200" });
+    if (statuses) params.set("status", statuses.join(","));
+    if (search) params.set("q", search);
     setList(null);
-    api<ExperimentList>("GET", `/v1/experiments?limit=200${q}`).then(setList, setError);
-  }, [group]);
+    setError(null);
+    api<ExperimentList>("GET", `/v1/experiments?${params}`).then(setList, setError);
+  }, [group, search]);
+
+  // Back/forward changes the URL's q: the box follows it.
+  useEffect(() => setSearchText(search), [search]);
 
   // The list route carries no metrics; ready ones are read one by one (the list is capped at 200).
   useEffect(() => {
@@ -51,6 +62,13 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
     else q.set(k, v);
     navigate(`/experiments${q.size ? `?${q}` : ""}`);
   };
+  const submitSearch = (e: FormEvent) => {
+    e.preventDefault();
+    const q = new URLSearchParams(query);
+    if (searchText.trim()) q.set("q", searchText.trim());
+    else q.delete("q");
+    navigate(`/experiments${q.size ? `?${q}` : ""}`);
+  };
 
   const rows = (list?.data ?? []).filter((e) => task === "all" || e.task === task || (task === "detection" && e.type_of_experiment === "detection"));
   return (
@@ -61,6 +79,21 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
           New experiment
         </Link>
       </div>
+      <form role="search" className="row-form" onSubmit={submitSearch}>
+        <label>
+          Search
+          <input
+            type="search"
+            value={searchText}
+            maxLength={SEARCH_MAX}
+            placeholder="name, description, file or label column"
+            onChange={(e) => setSearchText(e.target.value)}
+          />
+        </label>
+        <button type="submit" className="secondary">
+          Search
+        </button>
+      </form>
       <div className="filters" role="group" aria-label="Filters">
         <label>
           Status
@@ -85,9 +118,13 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
       <ErrorBox error={error} />
       {list === null && !error ? <p aria-busy="true">Loading…</p> : null}
       {list && rows.length === 0 ? (
-        <p>
-          No experiments here yet. <Link to="/experiments/new">Upload a dataset and build a model</Link>.
-        </p>
+        search ? (
+          <p>No experiments match “{search}”.</p>
+        ) : (
+          <p>
+            No experiments here yet. <Link to="/experiments/new">Upload a dataset and build a model</Link>.
+          </p>
+        )
       ) : null}
       {rows.length ? (
         <div className="table-wrap" tabIndex={0}>
@@ -95,9 +132,9 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
             <thead>
               <tr>
                 <th scope="col">ID</th>
+                <th scope="col">Name</th>
                 <th scope="col">Status</th>
                 <th scope="col">Study</th>
-                <th scope="col">Task</th>
                 <th scope="col">Metric</th>
                 <th scope="col">Created</th>
                 <th scope="col">Duration</th>
@@ -112,14 +149,17 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
                     <td>
                       <Link to={`/experiments/${e.experiment_id}`}>#{e.experiment_id}</Link>
                     </td>
+                    <td className="experiment-name">
+                      <Link to={`/experiments/${e.experiment_id}`}>{experimentTitle(e)}</Link>
+                      <div className="muted small">
+                        {e.task} · {e.type_of_experiment}
+                      </div>
+                    </td>
                     <td>
                       <StatusBadge status={e.status} />
                       {e.progress && !e.finished_at ? <span className="muted small"> {Math.round(e.progress.fraction * 100)}%</span> : null}
                     </td>
                     <td>{e.study_type}</td>
-                    <td>
-                      {e.task} · {e.type_of_experiment}
-                    </td>
                     <td>{d?.value !== undefined && d.value !== null ? `${d.metric} ${d.value.toFixed(3)}` : "–"}</td>
                     <td>{formatDate(String(e.created_at))}</td>
                     <td>{formatDuration((end - new Date(String(e.created_at)).getTime()) / 1000)}</td>

@@ -4,6 +4,7 @@ import type { Columns, DatasetReport, ExperimentList, ExperimentRequest, UploadR
 import { ColumnChecklist, ColumnSelect } from "../components/ColumnPickers";
 import { DatasetReportView } from "../components/DatasetReportView";
 import { Uploader } from "../components/Uploader";
+import { LabelInputs } from "../components/ExperimentLabels";
 import { ErrorBox } from "../components/ui";
 import { inputCandidates, proposeColumns } from "../lib/columns";
 import { formatBytes, proposeExperimentId } from "../lib/format";
@@ -39,6 +40,8 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
   const [callbackUrl, setCallbackUrl] = useState("");
   const [userToken, setUserToken] = useState("");
   const [experimentId, setExperimentId] = useState<number | null>(null);
+  const [name, setName] = useState("");
+  const [description, setDescription] = useState("");
 
   useEffect(() => {
     api<ExperimentList>("GET", "/v1/experiments?limit=200").then((l) => setExperimentId((id) => id ?? proposeExperimentId(l.data.map((e) => e.experiment_id))), setError);
@@ -100,6 +103,8 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
     ...(budget.trim() ? { time_budget_s: Number(budget) } : {}),
     ...(callbackUrl.trim() ? { callback_url: callbackUrl.trim() } : {}),
     ...(userToken ? { user_token: userToken } : {}),
+    ...(name.trim() ? { name: name.trim() } : {}),
+    ...(description.trim() ? { description: description.trim() } : {}),
   });
 
   const check = async () => {
@@ -206,6 +211,7 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
 
           <h2>3. Settings</h2>
           <div className="grid2">
+            <LabelInputs name={name} description={description} onName={setName} onDescription={setDescription} optional />
             <label>
               Optimisation metric
               <select value={metric} onChange={(e) => setMetric(e.target.value as Metric)}>

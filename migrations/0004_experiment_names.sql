@@ -1,0 +1,2 @@
+ALTER TABLE "experiments" ADD COLUMN "name" text;--> statement-breakpoint
+ALTER TABLE "experiments" ADD COLUMN "description" text;

@@ -1,0 +1,82 @@
+import { useState, type FormEvent } from "react";
+import { api } from "../api/client";
+import type { Experiment } from "../api/types";
+import { ErrorBox } from "./ui";
+
+// The server's limits (src/experiments/request.ts NAME_MAX and DESCRIPTION_MAX); the inputs stop there so a
+// person sees the limit while typing instead of reading it in an error afterwards.
+const NAME_MAX = 120;
+const DESCRIPTION_MAX = 2000;
+
+/** The Name and Description inputs, as the New experiment page and the experiment page's edit form both show them. */
+export function LabelInputs(props: { name: string; description: string; onName: (v: string) => void; onDescription: (v: string) => void; optional?: boolean }) {
+  const suffix = props.optional ? " (optional)" : "";
+  return (
+    <>
+      <label>
+        Name{suffix}
+        <input value={props.name} maxLength={NAME_MAX} onChange={(e) => props.onName(e.target.value)} placeholder="e.g. Breast cancer, WDBC" autoComplete="off" />
+      </label>
+      <label>
+        Description{suffix}
+        <textarea value={props.description} maxLength={DESCRIPTION_MAX} rows={3} onChange={(e) => props.onDescription(e.target.value)} />
+      </label>
+    </>
+  );
+}
+
+/** The experiment's description, and a small inline form for its owner to rename it or change the description. */
+export function ExperimentLabelsEditor({ exp, onSaved }: { exp: Experiment; onSaved: (e: Experiment) => void }) {
+  const [editing, setEditing] = useState(false);
+  const [name, setName] = useState("");
+  const [description, setDescription] = useState("");
+  const [saving, setSaving] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+
+  const open = () => {
+    setName(exp.name ?? "");
+    setDescription(exp.description ?? "");
+    setError(null);
+    setEditing(true);
+  };
+  const save = async (e: FormEvent) => {
+    e.preventDefault();
+    setSaving(true);
+    setError(null);
+    try {
+      // An emptied field clears the label (null), as the API takes it.
+      const updated = await api<Experiment>("PATCH", `/v1/experiments/${exp.experiment_id}`, { name: name.trim() || null, description: description.trim() || null });
+      onSaved(updated);
+      setEditing(false);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  if (!editing) {
+    return (
+      <div data-testid="experiment-labels">
+        {exp.description ? <p className="description">{exp.description}</p> : null}
+        <button type="button" className="link" onClick={open}>
+          {exp.name || exp.description ? "Edit name and description" : "Add a name and description"}
+        </button>
+      </div>
+    );
+  }
+  return (
+    <form className="card narrow" onSubmit={save} aria-label="Name and description">
+      <LabelInputs name={name} description={description} onName={setName} onDescription={setDescription} />
+      <ErrorBox error={error} />
+      <div className="actions">
+        <button type="submit" disabled={saving}>
+          {saving ? "Saving…" : "Save"}
+        </button>
+        <button type="button" className="secondary" onClick={() => setEditing(false)} disabled={saving}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
