@@ -87,6 +87,9 @@ export class ChatTools {
       const main = args.metric ?? (metricOf(r, "auc") ? "auc" : metricOf(r, "map50") ? "map50" : metricOf(r, "r2") ? "r2" : undefined);
       return {
         experiment_id: r.experimentId,
+        // The user's own words for it: an LLM resolves "my breast cancer model" from these (user text, so data).
+        name: r.name ?? null,
+        description: r.description ?? null,
         status: r.status,
         task: taskOf(r),
         study_type: req.study_type,

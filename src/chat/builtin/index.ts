@@ -4,7 +4,9 @@ import type { ExperimentFacts } from "../facts.js";
 import type { Glossary } from "../glossary.js";
 import { quote } from "../safety.js";
 import type { ChatTools } from "../tools.js";
-import { experimentNumbers, metricsNamedIn, recognise, type Intent } from "./intents.js";
+import { experimentNumbers, metricIn, metricsNamedIn, recognise, type Intent } from "./intents.js";
+import { resolveExperiment, type Candidate, type Resolution } from "./resolve.js";
+import { askWhich, asksForHeatMap, heatMapLead, heatMapMismatch, noneFits } from "./resolve-replies.js";
 import { CAPABILITIES, experimentReport, leadLine, metricLabel, metricLine, modelHowto, quotedReason, refusedReport } from "./templates.js";
 
 const COMMON = new Set(["the", "and", "for", "model", "models", "data", "zip", "csv", "images", "image", "predict", "call", "how", "use", "exp", "label"]);
@@ -13,7 +15,7 @@ const wordsOf = (text: string) => text.toLowerCase().replace(/-/g, "").split(/[^
 
 type Facts = ExperimentFacts | { found: false; experiment_id: number };
 type ModelResult = Awaited<ReturnType<ChatTools["modelInputs"]>>["result"];
-type Listed = { dataset?: string; label_cols?: string[]; experiment_id: number; status: string; task: string; failure_reason: string | null; metric?: { name: string; value: number; ci_low: number | null; ci_high: number | null } };
+type Listed = { name?: string | null; description?: string | null; dataset?: string; label_cols?: string[]; experiment_id: number; status: string; task: string; failure_reason: string | null; metric?: { name: string; value: number; ci_low: number | null; ci_high: number | null } };
 
 /**
  * The embedded assistant: no LLM and no network. It recognises the common questions, answers them with the same
@@ -28,10 +30,57 @@ export class BuiltinBackend implements ChatBackend {
     // "and its metrics?" after a question about experiment 7 is about experiment 7.
     const earlier = [...req.history].reverse().filter((m) => m.role === "user").map((m) => experimentNumbers(m.content)[0]).find(Boolean);
     const intent = recognise(req.message, this.glossary, { experimentId: req.experimentId ?? earlier });
-    const out = await this.run(intent, req);
+    const out = await this.answerNamed(intent, req);
     const reply = { reply: out.reply, references: uniqueReferences(out.references) };
     if (req.onToken) for (const piece of reply.reply.match(/\S+\s*|\s+/g) ?? []) req.onToken(piece);
     return reply;
+  }
+
+  /**
+   * A model named in words ("my breast cancer model", "the last one") is resolved among the caller's experiments
+   * first: one fit is answered as if numbered, a tie or no fit is said instead of guessing, and a heat-map
+   * question about a model that has none says so. Comparisons and code explanations are about no single model.
+   */
+  private async answerNamed(intent: Intent, req: BackendRequest): Promise<BackendReply> {
+    if (intent.kind === "best_model" || intent.kind === "explain_code" || experimentNumbers(req.message).length) return this.run(intent, req);
+    const listed = await req.tools.listExperiments({});
+    const all = (listed.result as { experiments: Listed[] }).experiments as Candidate[];
+    const resolution: Resolution = resolveExperiment(req.message, all);
+    const refsOf = (cs: Candidate[]) => listed.references.filter((r) => cs.some((c) => String(c.experiment_id) === r.id));
+    switch (resolution.kind) {
+      case "none_named":
+        return this.run(intent, req);
+      case "ambiguous":
+        return { reply: askWhich(resolution.candidates), references: refsOf(resolution.candidates) };
+      case "no_match":
+        return { reply: noneFits(resolution.words, all), references: [] };
+      case "number":
+        return this.run(this.about(intent, resolution.experimentId, req.message), req);
+      case "one": {
+        const picked = resolution.experiment;
+        if (asksForHeatMap(req.message)) {
+          const mismatch = heatMapMismatch(picked);
+          if (mismatch) return { reply: mismatch, references: refsOf([picked]) };
+          const out = await this.run(this.about(intent, picked.experiment_id, req.message), req);
+          return { reply: `${heatMapLead(picked)}\n\n${out.reply}`, references: out.references };
+        }
+        return this.run(this.about(intent, picked.experiment_id, req.message), req);
+      }
+    }
+  }
+
+  /** The intent, pointed at the experiment the words resolved to; a question with no intent of its own asks for its report. */
+  private about(intent: Intent, experimentId: number, message: string): Intent {
+    switch (intent.kind) {
+      case "predict_howto":
+      case "why_refused":
+      case "experiment_status":
+        return { ...intent, experimentId };
+      default: {
+        const metric = metricIn(message, this.glossary);
+        return { kind: "experiment_status", experimentId, ...(metric ? { metric } : {}) };
+      }
+    }
   }
 
   private async run(intent: Intent, req: BackendRequest): Promise<BackendReply> {
