@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { referenceWords, resolveExperiment, type Candidate } from "../../src/chat/builtin/resolve.js";
+import { findExperiments, referenceWords, resolveExperiment, type Candidate } from "../../src/chat/resolve.js";
 import { asksForHeatMap, askWhich, heatMapMismatch } from "../../src/chat/builtin/resolve-replies.js";
 
 // Newest first, as the repository lists them: the ultrasound model is the newest, so "newest wins" would pick it.
@@ -58,6 +58,20 @@ describe("resolveExperiment", () => {
 
   it("only ever considers the candidates it is given", () => {
     expect(picked("my breast cancer model", [PIMA])).toBe("no_match");
+  });
+});
+
+describe("findExperiments (the find_experiments tool)", () => {
+  const ids = (q: string) => findExperiments(q, ALL).map((c) => c.experiment_id);
+  it("matches free words the same way the builtin resolves a reference", () => {
+    expect(ids("breast cancer")).toEqual([1]);
+    expect(ids("Breast")).toEqual([3, 1]);
+    expect(ids("mama")).toEqual([3, 1]);
+    expect(ids("diabetes model")).toEqual([2]);
+    expect(ids("image")).toEqual([3]);
+    expect(ids("latest tabular")).toEqual([2]);
+    expect(ids("kidney")).toEqual([]);
+    expect(ids("the model")).toEqual([]);
   });
 });
 

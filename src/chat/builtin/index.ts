@@ -5,7 +5,7 @@ import type { Glossary } from "../glossary.js";
 import { quote } from "../safety.js";
 import type { ChatTools } from "../tools.js";
 import { experimentNumbers, metricIn, metricsNamedIn, recognise, type Intent } from "./intents.js";
-import { resolveExperiment, type Candidate, type Resolution } from "./resolve.js";
+import { resolveExperiment, type Candidate, type Resolution } from "../resolve.js";
 import { askWhich, asksForHeatMap, heatMapLead, heatMapMismatch, noneFits } from "./resolve-replies.js";
 import { CAPABILITIES, experimentReport, leadLine, metricLabel, metricLine, modelHowto, quotedReason, refusedReport } from "./templates.js";
 

@@ -1,5 +1,5 @@
 import { quote } from "../safety.js";
-import { plainWords, type Candidate } from "./resolve.js";
+import { plainWords, type Candidate } from "../resolve.js";
 
 // What the builtin says when a model named in words fits several of the caller's experiments, none of them, or one
 // of another kind than the question needs. Names and descriptions are user text: always inside quote().

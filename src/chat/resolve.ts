@@ -1,4 +1,4 @@
-import type { Task } from "../facts.js";
+import type { Task } from "./facts.js";
 
 // Which of the caller's experiments a message means when it names no number: "my breast cancer model", "the
 // ultrasound one", "mi modelo de mama", "the last one". Before this, the builtin answered about the newest model
@@ -105,11 +105,28 @@ export function resolveExperiment(message: string, candidates: Candidate[]): Res
     // Candidates come newest first (the repository's order); "the last one" is the first of them.
     return pool.length ? { kind: "one", experiment: pool[0], by: "newest" } : { kind: "no_match", words };
   }
+  const top = bestFits(words, pool);
+  if (!top.length) return { kind: "no_match", words };
+  return top.length === 1 ? { kind: "one", experiment: top[0], by: "words" } : { kind: "ambiguous", candidates: top };
+}
+
+/** The candidates sharing the most describing words with `words` (all of them when only kind words were given). */
+function bestFits(words: string[], pool: Candidate[]): Candidate[] {
   const describing = words.filter((w) => !TASK_WORDS[w]);
-  if (!describing.length) return pool.length === 1 ? { kind: "one", experiment: pool[0], by: "words" } : pool.length ? { kind: "ambiguous", candidates: pool } : { kind: "no_match", words };
+  if (!describing.length) return pool;
   const scored = pool.map((c) => ({ c, score: describing.filter((w) => meets(w, vocabulary(c))).length }));
   const best = Math.max(0, ...scored.map((s) => s.score));
-  if (best === 0) return { kind: "no_match", words };
-  const top = scored.filter((s) => s.score === best).map((s) => s.c);
-  return top.length === 1 ? { kind: "one", experiment: top[0], by: "words" } : { kind: "ambiguous", candidates: top };
+  return best === 0 ? [] : scored.filter((s) => s.score === best).map((s) => s.c);
+}
+
+/**
+ * The find_experiments tool: free words ("breast cancer", "mama", "image") rather than a reference inside a
+ * sentence, matched the same way the builtin resolves, so both backends agree on which experiment a name means.
+ */
+export function findExperiments(query: string, candidates: Candidate[]): Candidate[] {
+  const words = plainWords(query).filter((w) => !NEUTRAL.has(w) && !HEADS.has(w) && !OPENERS.has(w)).map((w) => SPANISH[w] ?? w);
+  if (!words.length) return [];
+  const task = words.map((w) => TASK_WORDS[w]).find(Boolean);
+  const pool = task ? candidates.filter((c) => c.task === task) : candidates;
+  return words.some((w) => NEWEST.has(w)) ? pool.slice(0, 1) : bestFits(words.filter((w) => !NEWEST.has(w)), pool);
 }
