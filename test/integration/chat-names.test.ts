@@ -93,6 +93,17 @@ describe("builtin chat: experiments named in words", () => {
     expect(reply).toContain("no heat map");
   });
 
+  it("checks the kind however the model was named: by number, and for an image sent to a tabular model", async () => {
+    const byNumber = await ask(a, "show me the Grad-CAM heat map of experiment 1");
+    expect(byNumber).toContain("experiment 1 `Breast cancer (WDBC)` (tabular, ready) is a tabular model");
+    expect(byNumber).not.toContain("0.961");
+    const image = await ask(a, "How do I send an image to my breast cancer model?");
+    expect(image).toContain("is a tabular model, not an image one");
+    expect(image).not.toContain("/v1/experiments/1/predict");
+    // The same question about the image model gets the call.
+    expect(await ask(a, "How do I send an image to the ultrasound model?")).toContain("/v1/experiments/3/predict");
+  });
+
   it("says none fits a model it does not have, and lists the caller's experiments", async () => {
     const reply = await ask(a, "what is the AUC of my kidney model?");
     expect(reply).toContain("None of your experiments matches `kidney`");

@@ -6,7 +6,7 @@ import { quote } from "../safety.js";
 import type { ChatTools } from "../tools.js";
 import { experimentNumbers, metricIn, metricsNamedIn, recognise, type Intent } from "./intents.js";
 import { resolveExperiment, type Candidate, type Resolution } from "../resolve.js";
-import { askWhich, asksForHeatMap, heatMapLead, heatMapMismatch, noneFits } from "./resolve-replies.js";
+import { askWhich, asksForHeatMap, heatMapLead, heatMapMismatch, inputKindMismatch, noneFits } from "./resolve-replies.js";
 import { CAPABILITIES, experimentReport, leadLine, metricLabel, metricLine, modelHowto, quotedReason, refusedReport } from "./templates.js";
 
 const COMMON = new Set(["the", "and", "for", "model", "models", "data", "zip", "csv", "images", "image", "predict", "call", "how", "use", "exp", "label"]);
@@ -38,35 +38,42 @@ export class BuiltinBackend implements ChatBackend {
 
   /**
    * A model named in words ("my breast cancer model", "the last one") is resolved among the caller's experiments
-   * first: one fit is answered as if numbered, a tie or no fit is said instead of guessing, and a heat-map
-   * question about a model that has none says so. Comparisons and code explanations are about no single model.
+   * first: one fit is answered as if numbered, a tie or no fit is said instead of guessing. Then, however the model
+   * was named (words, number or the conversation), a question that needs another kind of model (a heat map of a
+   * tabular one, an image sent to a tabular one) says so instead of answering about the wrong kind.
+   * Comparisons and code explanations are about no single model.
    */
   private async answerNamed(intent: Intent, req: BackendRequest): Promise<BackendReply> {
-    if (intent.kind === "best_model" || intent.kind === "explain_code" || experimentNumbers(req.message).length) return this.run(intent, req);
+    if (intent.kind === "best_model" || intent.kind === "explain_code") return this.run(intent, req);
     const listed = await req.tools.listExperiments({});
     const all = (listed.result as { experiments: Listed[] }).experiments as Candidate[];
-    const resolution: Resolution = resolveExperiment(req.message, all);
     const refsOf = (cs: Candidate[]) => listed.references.filter((r) => cs.some((c) => String(c.experiment_id) === r.id));
+    const resolution: Resolution = experimentNumbers(req.message).length ? { kind: "none_named" } : resolveExperiment(req.message, all);
+    let target: Intent = intent;
     switch (resolution.kind) {
-      case "none_named":
-        return this.run(intent, req);
       case "ambiguous":
         return { reply: askWhich(resolution.candidates), references: refsOf(resolution.candidates) };
       case "no_match":
         return { reply: noneFits(resolution.words, all), references: [] };
       case "number":
-        return this.run(this.about(intent, resolution.experimentId, req.message), req);
-      case "one": {
-        const picked = resolution.experiment;
-        if (asksForHeatMap(req.message)) {
-          const mismatch = heatMapMismatch(picked);
-          if (mismatch) return { reply: mismatch, references: refsOf([picked]) };
-          const out = await this.run(this.about(intent, picked.experiment_id, req.message), req);
-          return { reply: `${heatMapLead(picked)}\n\n${out.reply}`, references: out.references };
-        }
-        return this.run(this.about(intent, picked.experiment_id, req.message), req);
-      }
+        target = this.about(intent, resolution.experimentId, req.message);
+        break;
+      case "one":
+        target = this.about(intent, resolution.experiment.experiment_id, req.message);
+        break;
     }
+    const id = "experimentId" in target ? target.experimentId : undefined;
+    const picked = id ? all.find((c) => c.experiment_id === id) : undefined;
+    if (picked && asksForHeatMap(req.message)) {
+      const mismatch = heatMapMismatch(picked);
+      if (mismatch) return { reply: mismatch, references: refsOf([picked]) };
+      const out = await this.run(target, req);
+      return { reply: `${heatMapLead(picked)}\n\n${out.reply}`, references: out.references };
+    }
+    const implied = target.kind === "predict_howto" ? target.task : undefined;
+    const mismatch = picked && implied ? inputKindMismatch(picked, implied) : undefined;
+    if (mismatch) return { reply: mismatch, references: refsOf([picked!]) };
+    return this.run(target, req);
   }
 
   /** The intent, pointed at the experiment the words resolved to; a question with no intent of its own asks for its report. */
