@@ -29,7 +29,8 @@ export function plainWords(text: string): string[] {
 }
 
 // The words that end a reference ("my breast cancer model") and those that open one ("my", "the", "mi").
-const HEADS = new Set(["model", "one", "experiment", "run", "modelo", "experimento"]);
+// Not "run": "can the model run on a GPU?" names no experiment.
+const HEADS = new Set(["model", "one", "experiment", "modelo", "experimento"]);
 const OPENERS = new Set(["my", "the", "this", "that", "our", "your", "mi", "el", "la", "este", "ese", "nuestro"]);
 // After a head, these introduce the descriptor instead: "the model for diabetes", "el modelo de mama".
 const LINKS = new Set(["of", "for", "on", "de", "del", "para", "sobre"]);
@@ -39,7 +40,7 @@ const NEUTRAL = new Set([
   "best", "top", "good", "trained", "ready", "published", "current", "same", "other", "new", "old", "final", "whole",
   "first", "auc", "recall", "precision", "accuracy", "metric", "metrics", "score", "results", "status",
   "mejor", "entrenado", "that", "this", "which", "what", "how", "is", "its", "it", "tell", "me", "about",
-  "heat", "map", "heatmap", "gradcam", "grad", "cam", "saliency", "predict", "prediction", "call", "use", "please",
+  "user", "users", "other", "someone", "gpu", "cpu", "heat", "map", "heatmap", "gradcam", "grad", "cam", "saliency", "predict", "prediction", "call", "use", "please",
 ]);
 const NEWEST = new Set(["last", "latest", "newest", "recent", "ultimo", "reciente", "nuevo"]);
 const TASK_WORDS: Record<string, Task> = {
@@ -63,7 +64,8 @@ export function referenceWords(message: string): string[] | undefined {
     const opened = i - before.length - 1 >= 0 && OPENERS.has(words[i - before.length - 1]);
     const after: string[] = [];
     if (LINKS.has(words[i + 1] ?? "")) for (let j = i + 2; j < words.length && after.length < 3 && !HEADS.has(words[j]) && !LINKS.has(words[j]); j++) after.push(words[j]);
-    const descriptors = [...(opened ? before : []), ...after].filter((w) => !NEUTRAL.has(w) && !/^\d+$/.test(w));
+    // One letter is a possessive's "s" ("the other user's model"), never a name worth matching.
+    const descriptors = [...(opened ? before : []), ...after].filter((w) => w.length > 1 && !NEUTRAL.has(w) && !HEADS.has(w) && !/^\d+$/.test(w));
     if (descriptors.length) return descriptors.map((w) => SPANISH[w] ?? w);
   }
   return undefined;
@@ -105,6 +107,9 @@ export function resolveExperiment(message: string, candidates: Candidate[]): Res
     // Candidates come newest first (the repository's order); "the last one" is the first of them.
     return pool.length ? { kind: "one", experiment: pool[0], by: "newest" } : { kind: "no_match", words };
   }
+  // "the vision model" with several vision models is as vague as "the model": the caller's default (which lists
+  // the others) serves it better than a question back. Only a kind that fits none is worth saying so.
+  if (words.every((w) => TASK_WORDS[w]) && pool.length > 1) return { kind: "none_named" };
   const top = bestFits(words, pool);
   if (!top.length) return { kind: "no_match", words };
   return top.length === 1 ? { kind: "one", experiment: top[0], by: "words" } : { kind: "ambiguous", candidates: top };

@@ -30,7 +30,7 @@ describe("resolveExperiment", () => {
   });
 
   it("leaves messages that name nothing to the caller's default", () => {
-    for (const m of ["How do I call my model?", "what is the best model by AUC?", "list my experiments", "what does recall mean?", "is this one good?"]) {
+    for (const m of ["Can the model run on a GPU?", "Does the chat see the other user's model?", "my tabular model", "How do I call my model?", "what is the best model by AUC?", "list my experiments", "what does recall mean?", "is this one good?"]) {
       expect(resolveExperiment(m, ALL).kind, m).toBe("none_named");
     }
   });
@@ -46,6 +46,7 @@ describe("resolveExperiment", () => {
     expect(picked("the last one")).toBe(3);
     expect(picked("my latest tabular model")).toBe(2);
     expect(picked("my image model")).toBe(3);
+    expect(picked("my detection model")).toBe("no_match");
     expect(resolveExperiment("what about experiment three?", ALL)).toEqual({ kind: "number", experimentId: 3 });
     expect(picked("the pima model")).toBe(2);
     expect(picked("the model for diabetes")).toBe(2);
