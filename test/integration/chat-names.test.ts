@@ -42,11 +42,13 @@ const seedsOfB = (userId: string): Seed[] => [
   { id: 9, status: "ready", name: "Breast cancer (WDBC)", request: request(userId, 9, { label_cols: ["diagnosis"], zip_gcloud: `${userId}/b_secret_cohort/data.zip` }), metrics: { auc: ci(0.512, 0.401, 0.623) }, manifest: tabularManifest([{ name: "b_secret_col", type: "numeric" }], ["b0", "b1"]) },
 ];
 
-async function ask(user: UserWithKey, message: string): Promise<string> {
-  const res = await fetch(`${server.url}/v1/chat`, { method: "POST", headers: bearer(user.key, { "content-type": "application/json" }), body: JSON.stringify({ message }) });
+async function converse(user: UserWithKey, message: string, conversationId?: string): Promise<{ reply: string; conversation_id: string }> {
+  const body = { message, ...(conversationId ? { conversation_id: conversationId } : {}) };
+  const res = await fetch(`${server.url}/v1/chat`, { method: "POST", headers: bearer(user.key, { "content-type": "application/json" }), body: JSON.stringify(body) });
   expect(res.status, await res.clone().text()).toBe(201);
-  return ((await res.json()) as { reply: string }).reply;
+  return (await res.json()) as { reply: string; conversation_id: string };
 }
+const ask = async (user: UserWithKey, message: string) => (await converse(user, message)).reply;
 
 beforeAll(async () => {
   server = await startTestServer(primaryTarget());
@@ -102,6 +104,13 @@ describe("builtin chat: experiments named in words", () => {
     expect(image).not.toContain("/v1/experiments/1/predict");
     // The same question about the image model gets the call.
     expect(await ask(a, "How do I send an image to the ultrasound model?")).toContain("/v1/experiments/3/predict");
+  });
+
+  it("keeps a model named in words for the follow-up question", async () => {
+    const first = await converse(a, "Tell me about my breast cancer model");
+    const followUp = await converse(a, "and can I trust its metrics?", first.conversation_id);
+    expect(followUp.reply).toContain("0.961");
+    expect(followUp.reply).not.toContain("0.873");
   });
 
   it("says none fits a model it does not have, and lists the caller's experiments", async () => {

@@ -1,5 +1,6 @@
 import type { BackendReply, BackendRequest, ChatBackend } from "../backend.js";
 import { uniqueReferences } from "../backend.js";
+import type { Reference } from "../repository.js";
 import type { ExperimentFacts } from "../facts.js";
 import type { Glossary } from "../glossary.js";
 import { quote } from "../safety.js";
@@ -12,6 +13,14 @@ import { CAPABILITIES, experimentReport, leadLine, metricLabel, metricLine, mode
 const COMMON = new Set(["the", "and", "for", "model", "models", "data", "zip", "csv", "images", "image", "predict", "call", "how", "use", "exp", "label"]);
 /** Lower-case words of 3+ letters; "X-ray" and "xray" meet as "xray". */
 const wordsOf = (text: string) => text.toLowerCase().replace(/-/g, "").split(/[^a-z0-9]+/).filter((w) => w.length >= 3 && !COMMON.has(w) && !/^\d+$/.test(w));
+
+/** The one experiment a message names, by number or unambiguously in words; undefined otherwise. */
+function experimentNamedIn(message: string, all: Candidate[]): number | undefined {
+  const numbered = experimentNumbers(message)[0];
+  if (numbered) return numbered;
+  const r = resolveExperiment(message, all);
+  return r.kind === "one" ? r.experiment.experiment_id : r.kind === "number" ? r.experimentId : undefined;
+}
 
 type Facts = ExperimentFacts | { found: false; experiment_id: number };
 type ModelResult = Awaited<ReturnType<ChatTools["modelInputs"]>>["result"];
@@ -27,10 +36,12 @@ export class BuiltinBackend implements ChatBackend {
   constructor(private readonly glossary: Glossary) {}
 
   async answer(req: BackendRequest): Promise<BackendReply> {
-    // "and its metrics?" after a question about experiment 7 is about experiment 7.
-    const earlier = [...req.history].reverse().filter((m) => m.role === "user").map((m) => experimentNumbers(m.content)[0]).find(Boolean);
+    const listed = await req.tools.listExperiments({});
+    const all = (listed.result as { experiments: Listed[] }).experiments as Candidate[];
+    // "and its metrics?" after a question about experiment 7, or about "my diabetes model", is about that one.
+    const earlier = [...req.history].reverse().filter((m) => m.role === "user").map((m) => experimentNamedIn(m.content, all)).find(Boolean);
     const intent = recognise(req.message, this.glossary, { experimentId: req.experimentId ?? earlier });
-    const out = await this.answerNamed(intent, req);
+    const out = await this.answerNamed(intent, req, { all, references: listed.references });
     const reply = { reply: out.reply, references: uniqueReferences(out.references) };
     if (req.onToken) for (const piece of reply.reply.match(/\S+\s*|\s+/g) ?? []) req.onToken(piece);
     return reply;
@@ -43,10 +54,9 @@ export class BuiltinBackend implements ChatBackend {
    * tabular one, an image sent to a tabular one) says so instead of answering about the wrong kind.
    * Comparisons and code explanations are about no single model.
    */
-  private async answerNamed(intent: Intent, req: BackendRequest): Promise<BackendReply> {
+  private async answerNamed(intent: Intent, req: BackendRequest, listed: { all: Candidate[]; references: Reference[] }): Promise<BackendReply> {
     if (intent.kind === "best_model" || intent.kind === "explain_code") return this.run(intent, req);
-    const listed = await req.tools.listExperiments({});
-    const all = (listed.result as { experiments: Listed[] }).experiments as Candidate[];
+    const all = listed.all;
     const refsOf = (cs: Candidate[]) => listed.references.filter((r) => cs.some((c) => String(c.experiment_id) === r.id));
     const resolution: Resolution = experimentNumbers(req.message).length ? { kind: "none_named" } : resolveExperiment(req.message, all);
     let target: Intent = intent;
