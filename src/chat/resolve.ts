@@ -93,8 +93,21 @@ function vocabulary(c: Candidate): Set<string> {
   return new Set([...words, ...known].filter((w) => w.length >= 2));
 }
 
-/** "ultrasound" meets "ultrasounds" and "diabetic" meets "diabetes": a shared start of five letters is enough. */
-const meets = (word: string, vocab: Set<string>) => vocab.has(word) || (word.length >= 5 && [...vocab].some((v) => v.length >= 5 && v.slice(0, 5) === word.slice(0, 5)));
+/** At most one letter added, dropped or changed ("brest", "breats" is two): a small typo, not another word. */
+function oneEdit(a: string, b: string): boolean {
+  if (Math.abs(a.length - b.length) > 1) return false;
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  const rest = (x: string, skip: number) => x.slice(i + skip);
+  return rest(a, 1) === rest(b, 1) || rest(a, 0) === rest(b, 1) || rest(a, 1) === rest(b, 0);
+}
+
+/**
+ * "ultrasound" meets "ultrasounds" and "diabetic" meets "diabetes" (a shared start of five letters); "brest" meets
+ * "breast" (one typo, only in words of five letters or more, where one letter cannot make another common word).
+ */
+const meets = (word: string, vocab: Set<string>) =>
+  vocab.has(word) || (word.length >= 5 && [...vocab].some((v) => v.length >= 5 && (v.slice(0, 5) === word.slice(0, 5) || oneEdit(v, word))));
 
 export function resolveExperiment(message: string, candidates: Candidate[]): Resolution {
   const numbered = numberWordReference(plainWords(message));

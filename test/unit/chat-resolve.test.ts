@@ -42,6 +42,13 @@ describe("resolveExperiment", () => {
     expect(referenceWords("mi modelo de mama")).toEqual(["breast"]);
   });
 
+  it("forgives one typo in a longer word, not two", () => {
+    expect(picked("my brest cancer model")).toBe(1);
+    expect(picked("the diabtes model")).toBe(2);
+    expect(picked("the ultrasund one")).toBe(3);
+    expect(picked("the dabtes model")).toBe("no_match");
+  });
+
   it("reads the newest, number words, task words and dataset file names", () => {
     expect(picked("the last one")).toBe(3);
     expect(picked("my latest tabular model")).toBe(2);
