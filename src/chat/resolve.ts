@@ -43,13 +43,14 @@ const NEUTRAL = new Set([
   "user", "users", "other", "someone", "gpu", "cpu", "heat", "map", "heatmap", "gradcam", "grad", "cam", "saliency", "predict", "prediction", "call", "use", "please",
 ]);
 const NEWEST = new Set(["last", "latest", "newest", "recent", "ultimo", "reciente", "nuevo"]);
-const TASK_WORDS: Record<string, Task> = {
+// Maps, not object literals: a message word such as "constructor" must not find Object.prototype's.
+const TASK_WORDS = new Map<string, Task>(Object.entries({
   image: "vision", images: "vision", vision: "vision", imagen: "vision", imagenes: "vision",
   table: "data", tabular: "data", data: "data", tabla: "data", datos: "data",
   detection: "detection", detector: "detection", deteccion: "detection",
-};
+} as Record<string, Task>));
 // A few Spanish words clinicians use for what the names say in English.
-const SPANISH: Record<string, string> = { mama: "breast", pecho: "breast", pulmon: "lung", pulmones: "lung", piel: "skin", rinon: "kidney", corazon: "heart", higado: "liver", ecografia: "ultrasound", cerebro: "brain", torax: "chest" };
+const SPANISH = new Map(Object.entries({ mama: "breast", pecho: "breast", pulmon: "lung", pulmones: "lung", piel: "skin", rinon: "kidney", corazon: "heart", higado: "liver", ecografia: "ultrasound", cerebro: "brain", torax: "chest" }));
 const NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
 const NUMEROS = ["cero", "uno", "dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve", "diez", "once", "doce"];
 const numberWord = (w: string) => Math.max(NUMBER_WORDS.indexOf(w), NUMEROS.indexOf(w));
@@ -66,7 +67,7 @@ export function referenceWords(message: string): string[] | undefined {
     if (LINKS.has(words[i + 1] ?? "")) for (let j = i + 2; j < words.length && after.length < 3 && !HEADS.has(words[j]) && !LINKS.has(words[j]); j++) after.push(words[j]);
     // One letter is a possessive's "s" ("the other user's model"), never a name worth matching.
     const descriptors = [...(opened ? before : []), ...after].filter((w) => w.length > 1 && !NEUTRAL.has(w) && !HEADS.has(w) && !/^\d+$/.test(w));
-    if (descriptors.length) return descriptors.map((w) => SPANISH[w] ?? w);
+    if (descriptors.length) return descriptors.map((w) => SPANISH.get(w) ?? w);
   }
   return undefined;
 }
@@ -114,7 +115,7 @@ export function resolveExperiment(message: string, candidates: Candidate[]): Res
   if (numbered) return { kind: "number", experimentId: numbered };
   const words = referenceWords(message);
   if (!words) return { kind: "none_named" };
-  const task = words.map((w) => TASK_WORDS[w]).find(Boolean);
+  const task = words.map((w) => TASK_WORDS.get(w)).find(Boolean);
   const pool = task ? candidates.filter((c) => c.task === task) : candidates;
   if (words.some((w) => NEWEST.has(w))) {
     // Candidates come newest first (the repository's order); "the last one" is the first of them.
@@ -122,7 +123,7 @@ export function resolveExperiment(message: string, candidates: Candidate[]): Res
   }
   // "the vision model" with several vision models is as vague as "the model": the caller's default (which lists
   // the others) serves it better than a question back. Only a kind that fits none is worth saying so.
-  if (words.every((w) => TASK_WORDS[w]) && pool.length > 1) return { kind: "none_named" };
+  if (words.every((w) => TASK_WORDS.get(w)) && pool.length > 1) return { kind: "none_named" };
   const top = bestFits(words, pool);
   if (!top.length) return { kind: "no_match", words };
   return top.length === 1 ? { kind: "one", experiment: top[0], by: "words" } : { kind: "ambiguous", candidates: top };
@@ -130,7 +131,7 @@ export function resolveExperiment(message: string, candidates: Candidate[]): Res
 
 /** The candidates sharing the most describing words with `words` (all of them when only kind words were given). */
 function bestFits(words: string[], pool: Candidate[]): Candidate[] {
-  const describing = words.filter((w) => !TASK_WORDS[w]);
+  const describing = words.filter((w) => !TASK_WORDS.get(w));
   if (!describing.length) return pool;
   const scored = pool.map((c) => ({ c, score: describing.filter((w) => meets(w, vocabulary(c))).length }));
   const best = Math.max(0, ...scored.map((s) => s.score));
@@ -142,9 +143,9 @@ function bestFits(words: string[], pool: Candidate[]): Candidate[] {
  * sentence, matched the same way the builtin resolves, so both backends agree on which experiment a name means.
  */
 export function findExperiments(query: string, candidates: Candidate[]): Candidate[] {
-  const words = plainWords(query).filter((w) => !NEUTRAL.has(w) && !HEADS.has(w) && !OPENERS.has(w)).map((w) => SPANISH[w] ?? w);
+  const words = plainWords(query).filter((w) => !NEUTRAL.has(w) && !HEADS.has(w) && !OPENERS.has(w)).map((w) => SPANISH.get(w) ?? w);
   if (!words.length) return [];
-  const task = words.map((w) => TASK_WORDS[w]).find(Boolean);
+  const task = words.map((w) => TASK_WORDS.get(w)).find(Boolean);
   const pool = task ? candidates.filter((c) => c.task === task) : candidates;
   return words.some((w) => NEWEST.has(w)) ? pool.slice(0, 1) : bestFits(words.filter((w) => !NEWEST.has(w)), pool);
 }

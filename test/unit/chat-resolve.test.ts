@@ -64,6 +64,11 @@ describe("resolveExperiment", () => {
     expect(picked("the breast cancer model", [PIMA, unnamed])).toBe(1);
   });
 
+  it("takes no word for a key of Object.prototype", () => {
+    expect(resolveExperiment("my constructor model", ALL)).toEqual({ kind: "no_match", words: ["constructor"] });
+    expect(findExperiments("constructor", ALL)).toEqual([]);
+  });
+
   it("only ever considers the candidates it is given", () => {
     expect(picked("my breast cancer model", [PIMA])).toBe("no_match");
   });
