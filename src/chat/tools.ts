@@ -143,7 +143,7 @@ export class ChatTools {
       result: {
         metric: args.metric,
         better: LOWER_IS_BETTER.has(args.metric) ? "lower" : "higher",
-        ranking: ranked.map(({ row, m }) => ({ experiment_id: row.experimentId, task: taskOf(row), value: m.value, ci_low: m.ci_low, ci_high: m.ci_high })),
+        ranking: ranked.map(({ row, m }) => ({ experiment_id: row.experimentId, name: row.name ?? null, task: taskOf(row), value: m.value, ci_low: m.ci_low, ci_high: m.ci_high })),
         not_ranked: (args.experiment_ids ?? []).filter((id) => !ranked.some((x) => x.row.experimentId === id)),
       },
       references: ranked.slice(0, 10).map(({ row }) => expRef(row)),

@@ -106,6 +106,11 @@ describe("builtin chat: experiments named in words", () => {
     expect(await ask(a, "How do I send an image to the ultrasound model?")).toContain("/v1/experiments/3/predict");
   });
 
+  it("shows names, quoted, in lists and rankings", async () => {
+    expect(await ask(a, "list my experiments")).toContain("- experiment 2 `Diabetes (Pima)`: data, **failed**");
+    expect(await ask(a, "which is my best model by AUC?")).toContain("- experiment 3 `Breast ultrasound` (vision): AUC 0.873");
+  });
+
   it("keeps a model named in words for the follow-up question", async () => {
     const first = await converse(a, "Tell me about my breast cancer model");
     const followUp = await converse(a, "and can I trust its metrics?", first.conversation_id);

@@ -137,14 +137,14 @@ export class BuiltinBackend implements ChatBackend {
       case "best_model": {
         const metric = intent.metric ?? "auc";
         const { result, references } = await tools.compareExperiments({ metric: metric as never, ...(intent.experimentIds ? { experiment_ids: intent.experimentIds } : {}) });
-        let ranking = (result as { ranking: Array<{ experiment_id: number; task: string; value: number; ci_low: number | null; ci_high: number | null }> }).ranking;
+        let ranking = (result as { ranking: Array<{ experiment_id: number; name?: string | null; task: string; value: number; ci_low: number | null; ci_high: number | null }> }).ranking;
         if (intent.task) ranking = ranking.filter((r) => r.task === intent.task);
         if (!ranking.length) return { reply: `None of your ready experiments${intent.task ? ` of that kind` : ""} has a ${metricLabel(metric)} test metric.${intent.metric ? "" : " Name a metric (AUC, F-macro, Precision, Recall, mAP, MAE…) to compare on it."}`, references: [] };
         const [best] = ranking;
         const lines = [`On ${metricLabel(metric)}${intent.metric ? "" : " (no metric named, so AUC)"}, your best model is experiment ${best.experiment_id}: ${metricLine(metric, best)}.`];
         if (ranking.length > 1) {
           lines.push("Ranking of your ready experiments:");
-          for (const r of ranking.slice(0, 10)) lines.push(`- experiment ${r.experiment_id} (${r.task}): ${metricLine(metric, r)}`);
+          for (const r of ranking.slice(0, 10)) lines.push(`- experiment ${r.experiment_id}${r.name ? ` ${quote(r.name, 60)}` : ""} (${r.task}): ${metricLine(metric, r)}`);
           const second = ranking[1];
           if (best.ci_low !== null && second.ci_high !== null && best.ci_low <= second.ci_high) {
             lines.push(`The intervals of experiments ${best.experiment_id} and ${second.experiment_id} overlap, so the test data do not show a clear difference between them.`);
@@ -170,7 +170,7 @@ export class BuiltinBackend implements ChatBackend {
         const lines = [`You have ${list.length} ${intent.status ? `${intent.status} ` : ""}${intent.task ? `${intent.task} ` : ""}experiment${list.length === 1 ? "" : "s"}:`];
         for (const e of list.slice(0, 25)) {
           const detail = e.metric ? `, ${metricLine(e.metric.name, e.metric)}` : e.failure_reason ? ` — ${quote(e.failure_reason, 120)}` : "";
-          lines.push(`- experiment ${e.experiment_id}: ${e.task}, **${e.status}**${detail}`);
+          lines.push(`- experiment ${e.experiment_id}${e.name ? ` ${quote(e.name, 60)}` : ""}: ${e.task}, **${e.status}**${detail}`);
         }
         if (list.length > 25) lines.push(`…and ${list.length - 25} more.`);
         return { reply: lines.join("\n"), references };
