@@ -42,6 +42,8 @@ const NEUTRAL = new Set([
   "mejor", "entrenado", "that", "this", "which", "what", "how", "is", "its", "it", "tell", "me", "about",
   "user", "users", "other", "someone", "gpu", "cpu", "heat", "map", "heatmap", "gradcam", "grad", "cam", "saliency", "predict", "prediction", "call", "use", "please",
 ]);
+// Bounded alternation, no repetition around it: linear on any message (test/unit/regex-redos.test.ts).
+const ASKS_ABOUT_FAILURE = /\b(fail|refus|reject|invalid|fall[oó])/i;
 const NEWEST = new Set(["last", "latest", "newest", "recent", "ultimo", "reciente", "nuevo"]);
 // Maps, not object literals: a message word such as "constructor" must not find Object.prototype's.
 const TASK_WORDS = new Map<string, Task>(Object.entries({
@@ -80,18 +82,11 @@ function numberWordReference(words: string[]): number | undefined {
   return undefined;
 }
 
-// Public datasets clinicians name by what they hold: an unnamed experiment on `wdbc/data.zip` is the breast cancer one.
-const KNOWN_DATASETS: Record<string, string> = {
-  wdbc: "breast cancer", pima: "diabetes", bccd: "blood cells", ham10000: "skin lesion dermoscopy", isic: "skin lesion dermoscopy melanoma",
-  chexpert: "chest xray", mimic: "intensive care", busi: "breast ultrasound",
-};
-
 /** The words a candidate can be called by: its name, description, dataset path (less the user id), labels. */
 function vocabulary(c: Candidate): Set<string> {
   const path = (c.dataset ?? "").split("/").slice(1).join(" ").replace(/\.[a-z0-9]{1,8}$/i, "");
   const words = plainWords(`${c.name ?? ""} ${c.description ?? ""} ${path} ${(c.label_cols ?? []).join(" ")}`);
-  const known = words.flatMap((w) => (Object.hasOwn(KNOWN_DATASETS, w) ? plainWords(KNOWN_DATASETS[w]) : []));
-  return new Set([...words, ...known].filter((w) => w.length >= 2));
+  return new Set(words.filter((w) => w.length >= 2));
 }
 
 /** At most one letter added, dropped or changed ("brest", "breats" is two): a small typo, not another word. */
@@ -118,8 +113,11 @@ export function resolveExperiment(message: string, candidates: Candidate[]): Res
   const task = words.map((w) => TASK_WORDS.get(w)).find(Boolean);
   const pool = task ? candidates.filter((c) => c.task === task) : candidates;
   if (words.some((w) => NEWEST.has(w))) {
-    // Candidates come newest first (the repository's order); "the last one" is the first of them.
-    return pool.length ? { kind: "one", experiment: pool[0], by: "newest" } : { kind: "no_match", words };
+    // Candidates come newest first (the repository's order); "the last one" is the first of them. "Why did my last
+    // experiment fail?" means the last one that failed (or was refused), not the newest whatever its state.
+    const failedOnes = ASKS_ABOUT_FAILURE.test(message) ? pool.filter((c) => c.status === "failed" || c.status === "invalid_dataset") : [];
+    const newestOf = failedOnes.length ? failedOnes : pool;
+    return newestOf.length ? { kind: "one", experiment: newestOf[0], by: "newest" } : { kind: "no_match", words };
   }
   // "the vision model" with several vision models is as vague as "the model": the caller's default (which lists
   // the others) serves it better than a question back. Only a kind that fits none is worth saying so.

@@ -59,9 +59,17 @@ describe("resolveExperiment", () => {
     expect(picked("the model for diabetes")).toBe(2);
   });
 
-  it("knows a public dataset by what it holds when the experiment has no name", () => {
-    const unnamed = { ...WDBC, name: null, dataset: "u1/wdbc/data.zip" };
-    expect(picked("the breast cancer model", [PIMA, unnamed])).toBe(1);
+  it("does not guess a disease from a dataset's file name: an unnamed wdbc experiment is not 'breast cancer'", () => {
+    const unnamed = { ...WDBC, name: null, description: null, dataset: "u1/wdbc/data.zip" };
+    expect(picked("the breast cancer model", [PIMA, unnamed])).toBe("no_match");
+    expect(picked("the wdbc model", [PIMA, unnamed])).toBe(1);
+  });
+
+  it("'my last experiment' that failed is the newest failed one, not the newest", () => {
+    const failed = { ...PIMA, status: "failed" };
+    const ready = { ...WDBC, experiment_id: 9, status: "ready" };
+    expect(picked("why did my last experiment fail?", [ready, failed])).toBe(PIMA.experiment_id);
+    expect(picked("how good is my last experiment?", [ready, failed])).toBe(9);
   });
 
   it("takes no word for a key of Object.prototype", () => {
