@@ -69,6 +69,8 @@ export function experimentFacts(row: ExperimentRow, model?: ModelRow | null) {
   return {
     found: true as const,
     experiment_id: row.experimentId,
+    name: row.name ?? null,
+    description: row.description ?? null,
     status: row.status,
     task: taskOf(row),
     study_type: req.study_type as string,

@@ -6,6 +6,7 @@ import { METRIC_NAMES } from "../contract/types.js";
 import type { DocsIndex } from "./docs-index.js";
 import { findMetric } from "./glossary.js";
 import type { Reference } from "./repository.js";
+import { findExperiments } from "./resolve.js";
 import { experimentFacts, metricOf, modelFacts, taskOf, type ExperimentFacts } from "./facts.js";
 
 // The assistant's tools: one small typed set, each bound in code to the caller's user id. No argument names a
@@ -28,6 +29,7 @@ export const toolSchemas = {
     task: z.enum(["data", "vision", "detection"]).optional().describe("data = tables, vision = image classification/regression, detection = boxes"),
     metric: metricName.optional().describe("only experiments that have this test metric, best first"),
   }),
+  find_experiments: z.object({ query: z.string().min(1).max(200).describe("the words the user calls the experiment by: its name, disease, dataset, label, or kind (image, tabular, detection); 'latest' for the newest") }),
   get_experiment: z.object({ experiment_id: experimentId }),
   compare_experiments: z.object({
     metric: metricName,
@@ -42,6 +44,7 @@ export type ToolName = keyof typeof toolSchemas;
 
 export const toolDescriptions: Record<ToolName, string> = {
   list_experiments: "List the user's experiments with status, task, metric and failure reason, optionally filtered.",
+  find_experiments: "Which of the user's experiments a name or description means (\"my breast cancer model\" → query \"breast cancer\"): the best-fitting ones with number, name, task and status. Several matches: ask the user which one; none: say so, never pick another.",
   get_experiment: "One experiment of the user: status, history, test metrics with 95% intervals, thresholds, dataset summary, dataset problems, failure reason, model.",
   compare_experiments: "Rank the user's ready experiments on one test metric (value and 95% interval).",
   model_inputs: "What a published model of the user takes (data_cols or image size, classes) and a ready-to-run /predict call.",
@@ -66,6 +69,7 @@ export class ChatTools {
     const input = parsed.data as never;
     switch (name as ToolName) {
       case "list_experiments": return this.listExperiments(input);
+      case "find_experiments": return this.findExperiments(input);
       case "get_experiment": return this.getExperiment(input);
       case "compare_experiments": return this.compareExperiments(input);
       case "model_inputs": return this.modelInputs(input);
@@ -87,6 +91,9 @@ export class ChatTools {
       const main = args.metric ?? (metricOf(r, "auc") ? "auc" : metricOf(r, "map50") ? "map50" : metricOf(r, "r2") ? "r2" : undefined);
       return {
         experiment_id: r.experimentId,
+        // The user's own words for it: an LLM resolves "my breast cancer model" from these (user text, so data).
+        name: r.name ?? null,
+        description: r.description ?? null,
         status: r.status,
         task: taskOf(r),
         study_type: req.study_type,
@@ -99,6 +106,19 @@ export class ChatTools {
       };
     });
     return { result: { total: experiments.length, experiments }, references: picked.slice(0, 20).map(expRef) };
+  }
+
+  async findExperiments(args: { query: string }): Promise<ToolResult> {
+    const { rows } = await this.deps.experiments.list(this.userId, { limit: 200, offset: 0 });
+    const candidates = rows.map((r) => {
+      const req = r.request as { zip_gcloud?: string; label_cols?: string[] };
+      return { experiment_id: r.experimentId, name: r.name ?? null, description: r.description ?? null, task: taskOf(r), status: r.status, dataset: req.zip_gcloud ?? null, label_cols: req.label_cols ?? [] };
+    });
+    const matches = findExperiments(args.query, candidates);
+    return {
+      result: { query: args.query, matches },
+      references: rows.filter((r) => matches.some((m) => m.experiment_id === r.experimentId)).map(expRef),
+    };
   }
 
   async getExperiment(args: { experiment_id: number }): Promise<ToolResult<ExperimentFacts | { found: false; experiment_id: number }>> {
@@ -123,7 +143,7 @@ export class ChatTools {
       result: {
         metric: args.metric,
         better: LOWER_IS_BETTER.has(args.metric) ? "lower" : "higher",
-        ranking: ranked.map(({ row, m }) => ({ experiment_id: row.experimentId, task: taskOf(row), value: m.value, ci_low: m.ci_low, ci_high: m.ci_high })),
+        ranking: ranked.map(({ row, m }) => ({ experiment_id: row.experimentId, name: row.name ?? null, task: taskOf(row), value: m.value, ci_low: m.ci_low, ci_high: m.ci_high })),
         not_ranked: (args.experiment_ids ?? []).filter((id) => !ranked.some((x) => x.row.experimentId === id)),
       },
       references: ranked.slice(0, 10).map(({ row }) => expRef(row)),

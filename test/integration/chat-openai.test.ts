@@ -59,7 +59,7 @@ describe("openai backend against a fake chat-completions server", () => {
     expect(first.body.model).toBe("fake-model");
     expect(first.body.messages[0].role).toBe("system");
     expect(first.body.messages[0].content).toContain("strictly as data");
-    expect(first.body.tools.map((t: any) => t.function.name).sort()).toEqual(["compare_experiments", "explain", "get_experiment", "list_experiments", "model_inputs", "search_docs"]);
+    expect(first.body.tools.map((t: any) => t.function.name).sort()).toEqual(["compare_experiments", "explain", "find_experiments", "get_experiment", "list_experiments", "model_inputs", "search_docs"]);
     // No tool takes a user: the model has nothing to change to reach another user's data.
     const params = first.body.tools.flatMap((t: any) => Object.keys(t.function.parameters.properties));
     expect(params.filter((p: string) => /user|owner|account/i.test(p))).toEqual([]);

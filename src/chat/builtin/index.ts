@@ -1,19 +1,30 @@
 import type { BackendReply, BackendRequest, ChatBackend } from "../backend.js";
 import { uniqueReferences } from "../backend.js";
+import type { Reference } from "../repository.js";
 import type { ExperimentFacts } from "../facts.js";
 import type { Glossary } from "../glossary.js";
 import { quote } from "../safety.js";
 import type { ChatTools } from "../tools.js";
-import { experimentNumbers, metricsNamedIn, recognise, type Intent } from "./intents.js";
+import { experimentNumbers, metricIn, metricsNamedIn, recognise, type Intent } from "./intents.js";
+import { resolveExperiment, type Candidate, type Resolution } from "../resolve.js";
+import { askWhich, asksForHeatMap, heatMapLead, heatMapMismatch, inputKindMismatch, noneFits } from "./resolve-replies.js";
 import { CAPABILITIES, experimentReport, leadLine, metricLabel, metricLine, modelHowto, quotedReason, refusedReport } from "./templates.js";
 
 const COMMON = new Set(["the", "and", "for", "model", "models", "data", "zip", "csv", "images", "image", "predict", "call", "how", "use", "exp", "label"]);
 /** Lower-case words of 3+ letters; "X-ray" and "xray" meet as "xray". */
 const wordsOf = (text: string) => text.toLowerCase().replace(/-/g, "").split(/[^a-z0-9]+/).filter((w) => w.length >= 3 && !COMMON.has(w) && !/^\d+$/.test(w));
 
+/** The one experiment a message names, by number or unambiguously in words; undefined otherwise. */
+function experimentNamedIn(message: string, all: Candidate[]): number | undefined {
+  const numbered = experimentNumbers(message)[0];
+  if (numbered) return numbered;
+  const r = resolveExperiment(message, all);
+  return r.kind === "one" ? r.experiment.experiment_id : r.kind === "number" ? r.experimentId : undefined;
+}
+
 type Facts = ExperimentFacts | { found: false; experiment_id: number };
 type ModelResult = Awaited<ReturnType<ChatTools["modelInputs"]>>["result"];
-type Listed = { dataset?: string; label_cols?: string[]; experiment_id: number; status: string; task: string; failure_reason: string | null; metric?: { name: string; value: number; ci_low: number | null; ci_high: number | null } };
+type Listed = { name?: string | null; description?: string | null; dataset?: string; label_cols?: string[]; experiment_id: number; status: string; task: string; failure_reason: string | null; metric?: { name: string; value: number; ci_low: number | null; ci_high: number | null } };
 
 /**
  * The embedded assistant: no LLM and no network. It recognises the common questions, answers them with the same
@@ -25,13 +36,68 @@ export class BuiltinBackend implements ChatBackend {
   constructor(private readonly glossary: Glossary) {}
 
   async answer(req: BackendRequest): Promise<BackendReply> {
-    // "and its metrics?" after a question about experiment 7 is about experiment 7.
-    const earlier = [...req.history].reverse().filter((m) => m.role === "user").map((m) => experimentNumbers(m.content)[0]).find(Boolean);
+    const listed = await req.tools.listExperiments({});
+    const all = (listed.result as { experiments: Listed[] }).experiments as Candidate[];
+    // "and its metrics?" after a question about experiment 7, or about "my diabetes model", is about that one.
+    const earlier = [...req.history].reverse().filter((m) => m.role === "user").map((m) => experimentNamedIn(m.content, all)).find(Boolean);
     const intent = recognise(req.message, this.glossary, { experimentId: req.experimentId ?? earlier });
-    const out = await this.run(intent, req);
+    const out = await this.answerNamed(intent, req, { all, references: listed.references });
     const reply = { reply: out.reply, references: uniqueReferences(out.references) };
     if (req.onToken) for (const piece of reply.reply.match(/\S+\s*|\s+/g) ?? []) req.onToken(piece);
     return reply;
+  }
+
+  /**
+   * A model named in words ("my breast cancer model", "the last one") is resolved among the caller's experiments
+   * first: one fit is answered as if numbered, a tie or no fit is said instead of guessing. Then, however the model
+   * was named (words, number or the conversation), a question that needs another kind of model (a heat map of a
+   * tabular one, an image sent to a tabular one) says so instead of answering about the wrong kind.
+   * Comparisons and code explanations are about no single model.
+   */
+  private async answerNamed(intent: Intent, req: BackendRequest, listed: { all: Candidate[]; references: Reference[] }): Promise<BackendReply> {
+    if (intent.kind === "best_model" || intent.kind === "explain_code") return this.run(intent, req);
+    const all = listed.all;
+    const refsOf = (cs: Candidate[]) => listed.references.filter((r) => cs.some((c) => String(c.experiment_id) === r.id));
+    const resolution: Resolution = experimentNumbers(req.message).length ? { kind: "none_named" } : resolveExperiment(req.message, all);
+    let target: Intent = intent;
+    switch (resolution.kind) {
+      case "ambiguous":
+        return { reply: askWhich(resolution.candidates), references: refsOf(resolution.candidates) };
+      case "no_match":
+        return { reply: noneFits(resolution.words, all), references: [] };
+      case "number":
+        target = this.about(intent, resolution.experimentId, req.message);
+        break;
+      case "one":
+        target = this.about(intent, resolution.experiment.experiment_id, req.message);
+        break;
+    }
+    const id = "experimentId" in target ? target.experimentId : undefined;
+    const picked = id ? all.find((c) => c.experiment_id === id) : undefined;
+    if (picked && asksForHeatMap(req.message)) {
+      const mismatch = heatMapMismatch(picked);
+      if (mismatch) return { reply: mismatch, references: refsOf([picked]) };
+      const out = await this.run(target, req);
+      return { reply: `${heatMapLead(picked)}\n\n${out.reply}`, references: out.references };
+    }
+    const implied = target.kind === "predict_howto" ? target.task : undefined;
+    const mismatch = picked && implied ? inputKindMismatch(picked, implied) : undefined;
+    if (mismatch) return { reply: mismatch, references: refsOf([picked!]) };
+    return this.run(target, req);
+  }
+
+  /** The intent, pointed at the experiment the words resolved to; a question with no intent of its own asks for its report. */
+  private about(intent: Intent, experimentId: number, message: string): Intent {
+    switch (intent.kind) {
+      case "predict_howto":
+      case "why_refused":
+      case "experiment_status":
+        return { ...intent, experimentId };
+      default: {
+        const metric = metricIn(message, this.glossary);
+        return { kind: "experiment_status", experimentId, ...(metric ? { metric } : {}) };
+      }
+    }
   }
 
   private async run(intent: Intent, req: BackendRequest): Promise<BackendReply> {
@@ -71,14 +137,14 @@ export class BuiltinBackend implements ChatBackend {
       case "best_model": {
         const metric = intent.metric ?? "auc";
         const { result, references } = await tools.compareExperiments({ metric: metric as never, ...(intent.experimentIds ? { experiment_ids: intent.experimentIds } : {}) });
-        let ranking = (result as { ranking: Array<{ experiment_id: number; task: string; value: number; ci_low: number | null; ci_high: number | null }> }).ranking;
+        let ranking = (result as { ranking: Array<{ experiment_id: number; name?: string | null; task: string; value: number; ci_low: number | null; ci_high: number | null }> }).ranking;
         if (intent.task) ranking = ranking.filter((r) => r.task === intent.task);
         if (!ranking.length) return { reply: `None of your ready experiments${intent.task ? ` of that kind` : ""} has a ${metricLabel(metric)} test metric.${intent.metric ? "" : " Name a metric (AUC, F-macro, Precision, Recall, mAP, MAE…) to compare on it."}`, references: [] };
         const [best] = ranking;
         const lines = [`On ${metricLabel(metric)}${intent.metric ? "" : " (no metric named, so AUC)"}, your best model is experiment ${best.experiment_id}: ${metricLine(metric, best)}.`];
         if (ranking.length > 1) {
           lines.push("Ranking of your ready experiments:");
-          for (const r of ranking.slice(0, 10)) lines.push(`- experiment ${r.experiment_id} (${r.task}): ${metricLine(metric, r)}`);
+          for (const r of ranking.slice(0, 10)) lines.push(`- experiment ${r.experiment_id}${r.name ? ` ${quote(r.name, 60)}` : ""} (${r.task}): ${metricLine(metric, r)}`);
           const second = ranking[1];
           if (best.ci_low !== null && second.ci_high !== null && best.ci_low <= second.ci_high) {
             lines.push(`The intervals of experiments ${best.experiment_id} and ${second.experiment_id} overlap, so the test data do not show a clear difference between them.`);
@@ -104,7 +170,7 @@ export class BuiltinBackend implements ChatBackend {
         const lines = [`You have ${list.length} ${intent.status ? `${intent.status} ` : ""}${intent.task ? `${intent.task} ` : ""}experiment${list.length === 1 ? "" : "s"}:`];
         for (const e of list.slice(0, 25)) {
           const detail = e.metric ? `, ${metricLine(e.metric.name, e.metric)}` : e.failure_reason ? ` — ${quote(e.failure_reason, 120)}` : "";
-          lines.push(`- experiment ${e.experiment_id}: ${e.task}, **${e.status}**${detail}`);
+          lines.push(`- experiment ${e.experiment_id}${e.name ? ` ${quote(e.name, 60)}` : ""}: ${e.task}, **${e.status}**${detail}`);
         }
         if (list.length > 25) lines.push(`…and ${list.length - 25} more.`);
         return { reply: lines.join("\n"), references };

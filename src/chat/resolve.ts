@@ -1,0 +1,149 @@
+import type { Task } from "./facts.js";
+
+// Which of the caller's experiments a message means when it names no number: "my breast cancer model", "the
+// ultrasound one", "mi modelo de mama", "the last one". Before this, the builtin answered about the newest model
+// whenever the words did not help, which is right only by luck and wrong in the dangerous way (a confident answer
+// about another disease's model). So: one clear fit is answered; a tie asks back; a named thing that fits none
+// says so. Only the experiments passed in are ever considered, and the caller passes only its user's own.
+
+export interface Candidate {
+  experiment_id: number;
+  task: Task;
+  status: string;
+  name?: string | null;
+  description?: string | null;
+  dataset?: string | null;
+  label_cols?: string[];
+}
+
+export type Resolution =
+  | { kind: "none_named" } // the message names no experiment in words: the caller keeps its own default
+  | { kind: "number"; experimentId: number } // "experiment one"
+  | { kind: "one"; experiment: Candidate; by: "words" | "newest" }
+  | { kind: "ambiguous"; candidates: Candidate[] }
+  | { kind: "no_match"; words: string[] };
+
+/** Lower-case words without accents: "Último" and "ultimo" meet, "X-ray" and "xray" meet. */
+export function plainWords(text: string): string[] {
+  return text.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase().replace(/-/g, "").split(/[^a-z0-9]+/).filter(Boolean);
+}
+
+// The words that end a reference ("my breast cancer model") and those that open one ("my", "the", "mi").
+// Not "run": "can the model run on a GPU?" names no experiment.
+const HEADS = new Set(["model", "one", "experiment", "modelo", "experimento"]);
+const OPENERS = new Set(["my", "the", "this", "that", "our", "your", "mi", "el", "la", "este", "ese", "nuestro"]);
+// After a head, these introduce the descriptor instead: "the model for diabetes", "el modelo de mama".
+const LINKS = new Set(["of", "for", "on", "de", "del", "para", "sobre"]);
+// Words inside a reference that describe no experiment: they must not make "the best model" an unknown name.
+const NEUTRAL = new Set([
+  "a", "an", "and", "or", "of", "de", "del", "y", "o", "la", "el", "los", "las", "un", "una",
+  "best", "top", "good", "trained", "ready", "published", "current", "same", "other", "new", "old", "final", "whole",
+  "first", "auc", "recall", "precision", "accuracy", "metric", "metrics", "score", "results", "status",
+  "mejor", "entrenado", "that", "this", "which", "what", "how", "is", "its", "it", "tell", "me", "about",
+  "user", "users", "other", "someone", "gpu", "cpu", "heat", "map", "heatmap", "gradcam", "grad", "cam", "saliency", "predict", "prediction", "call", "use", "please",
+]);
+// Bounded alternation, no repetition around it: linear on any message (test/unit/regex-redos.test.ts).
+const ASKS_ABOUT_FAILURE = /\b(fail|refus|reject|invalid|fall[oó])/i;
+const NEWEST = new Set(["last", "latest", "newest", "recent", "ultimo", "reciente", "nuevo"]);
+// Maps, not object literals: a message word such as "constructor" must not find Object.prototype's.
+const TASK_WORDS = new Map<string, Task>(Object.entries({
+  image: "vision", images: "vision", vision: "vision", imagen: "vision", imagenes: "vision",
+  table: "data", tabular: "data", data: "data", tabla: "data", datos: "data",
+  detection: "detection", detector: "detection", deteccion: "detection",
+} as Record<string, Task>));
+// A few Spanish words clinicians use for what the names say in English.
+const SPANISH = new Map(Object.entries({ mama: "breast", pecho: "breast", pulmon: "lung", pulmones: "lung", piel: "skin", rinon: "kidney", corazon: "heart", higado: "liver", ecografia: "ultrasound", cerebro: "brain", torax: "chest" }));
+const NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
+const NUMEROS = ["cero", "uno", "dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve", "diez", "once", "doce"];
+const numberWord = (w: string) => Math.max(NUMBER_WORDS.indexOf(w), NUMEROS.indexOf(w));
+
+/** The descriptor words of the first reference in the message, or undefined when it has none. */
+export function referenceWords(message: string): string[] | undefined {
+  const words = plainWords(message);
+  for (let i = 0; i < words.length; i++) {
+    if (!HEADS.has(words[i])) continue;
+    const before: string[] = [];
+    for (let j = i - 1; j >= 0 && i - j <= 4 && !OPENERS.has(words[j]); j--) before.unshift(words[j]);
+    const opened = i - before.length - 1 >= 0 && OPENERS.has(words[i - before.length - 1]);
+    const after: string[] = [];
+    if (LINKS.has(words[i + 1] ?? "")) for (let j = i + 2; j < words.length && after.length < 3 && !HEADS.has(words[j]) && !LINKS.has(words[j]); j++) after.push(words[j]);
+    // One letter is a possessive's "s" ("the other user's model"), never a name worth matching.
+    const descriptors = [...(opened ? before : []), ...after].filter((w) => w.length > 1 && !NEUTRAL.has(w) && !HEADS.has(w) && !/^\d+$/.test(w));
+    if (descriptors.length) return descriptors.map((w) => SPANISH.get(w) ?? w);
+  }
+  return undefined;
+}
+
+/** An experiment named by a number word: "experiment one", "experimento tres". */
+function numberWordReference(words: string[]): number | undefined {
+  for (let i = 0; i + 1 < words.length; i++) {
+    if ((words[i] === "experiment" || words[i] === "experimento") && numberWord(words[i + 1]) > 0) return numberWord(words[i + 1]);
+  }
+  return undefined;
+}
+
+/** The words a candidate can be called by: its name, description, dataset path (less the user id), labels. */
+function vocabulary(c: Candidate): Set<string> {
+  const path = (c.dataset ?? "").split("/").slice(1).join(" ").replace(/\.[a-z0-9]{1,8}$/i, "");
+  const words = plainWords(`${c.name ?? ""} ${c.description ?? ""} ${path} ${(c.label_cols ?? []).join(" ")}`);
+  return new Set(words.filter((w) => w.length >= 2));
+}
+
+/** At most one letter added, dropped or changed ("brest", "breats" is two): a small typo, not another word. */
+function oneEdit(a: string, b: string): boolean {
+  if (Math.abs(a.length - b.length) > 1) return false;
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  const rest = (x: string, skip: number) => x.slice(i + skip);
+  return rest(a, 1) === rest(b, 1) || rest(a, 0) === rest(b, 1) || rest(a, 1) === rest(b, 0);
+}
+
+/**
+ * "ultrasound" meets "ultrasounds" and "diabetic" meets "diabetes" (a shared start of five letters); "brest" meets
+ * "breast" (one typo, only in words of five letters or more, where one letter cannot make another common word).
+ */
+const meets = (word: string, vocab: Set<string>) =>
+  vocab.has(word) || (word.length >= 5 && [...vocab].some((v) => v.length >= 5 && (v.slice(0, 5) === word.slice(0, 5) || oneEdit(v, word))));
+
+export function resolveExperiment(message: string, candidates: Candidate[]): Resolution {
+  const numbered = numberWordReference(plainWords(message));
+  if (numbered) return { kind: "number", experimentId: numbered };
+  const words = referenceWords(message);
+  if (!words) return { kind: "none_named" };
+  const task = words.map((w) => TASK_WORDS.get(w)).find(Boolean);
+  const pool = task ? candidates.filter((c) => c.task === task) : candidates;
+  if (words.some((w) => NEWEST.has(w))) {
+    // Candidates come newest first (the repository's order); "the last one" is the first of them. "Why did my last
+    // experiment fail?" means the last one that failed (or was refused), not the newest whatever its state.
+    const failedOnes = ASKS_ABOUT_FAILURE.test(message) ? pool.filter((c) => c.status === "failed" || c.status === "invalid_dataset") : [];
+    const newestOf = failedOnes.length ? failedOnes : pool;
+    return newestOf.length ? { kind: "one", experiment: newestOf[0], by: "newest" } : { kind: "no_match", words };
+  }
+  // "the vision model" with several vision models is as vague as "the model": the caller's default (which lists
+  // the others) serves it better than a question back. Only a kind that fits none is worth saying so.
+  if (words.every((w) => TASK_WORDS.get(w)) && pool.length > 1) return { kind: "none_named" };
+  const top = bestFits(words, pool);
+  if (!top.length) return { kind: "no_match", words };
+  return top.length === 1 ? { kind: "one", experiment: top[0], by: "words" } : { kind: "ambiguous", candidates: top };
+}
+
+/** The candidates sharing the most describing words with `words` (all of them when only kind words were given). */
+function bestFits(words: string[], pool: Candidate[]): Candidate[] {
+  const describing = words.filter((w) => !TASK_WORDS.get(w));
+  if (!describing.length) return pool;
+  const scored = pool.map((c) => ({ c, score: describing.filter((w) => meets(w, vocabulary(c))).length }));
+  const best = Math.max(0, ...scored.map((s) => s.score));
+  return best === 0 ? [] : scored.filter((s) => s.score === best).map((s) => s.c);
+}
+
+/**
+ * The find_experiments tool: free words ("breast cancer", "mama", "image") rather than a reference inside a
+ * sentence, matched the same way the builtin resolves, so both backends agree on which experiment a name means.
+ */
+export function findExperiments(query: string, candidates: Candidate[]): Candidate[] {
+  const words = plainWords(query).filter((w) => !NEUTRAL.has(w) && !HEADS.has(w) && !OPENERS.has(w)).map((w) => SPANISH.get(w) ?? w);
+  if (!words.length) return [];
+  const task = words.map((w) => TASK_WORDS.get(w)).find(Boolean);
+  const pool = task ? candidates.filter((c) => c.task === task) : candidates;
+  return words.some((w) => NEWEST.has(w)) ? pool.slice(0, 1) : bestFits(words.filter((w) => !NEWEST.has(w)), pool);
+}
