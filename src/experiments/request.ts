@@ -74,23 +74,29 @@ export const SEARCH_MAX = 200;
 /** Counted in characters as a person counts them (code points), not UTF-16 units. */
 const chars = (s: string) => [...s].length;
 
-/** The experiment's name: trimmed; an empty one means "no name" (null). */
-export const experimentName = z
-  .string({ error: "must be text" })
-  .trim()
-  .refine((s) => chars(s) <= NAME_MAX, `must be at most ${NAME_MAX} characters`)
-  .refine((s) => !NAME_CONTROL.test(s), "must not contain control characters (line breaks, tabs and the like)")
-  .transform((s) => s || null)
-  .describe(`Your label for the experiment, shown in the list: at most ${NAME_MAX} characters, one line. Editable later (PATCH).`);
+/** A label the owner writes: trimmed, at most `max` characters, none of `control`; an empty one means "none" (null). */
+const labelText = (max: number, control: RegExp, controlMessage: string, description: string) =>
+  z
+    .string({ error: "must be text" })
+    .trim()
+    .refine((s) => chars(s) <= max, `must be at most ${max} characters`)
+    .refine((s) => !control.test(s), controlMessage)
+    .transform((s) => s || null)
+    .describe(description);
 
-/** The experiment's description: trimmed; an empty one means "no description" (null). */
-export const experimentDescription = z
-  .string({ error: "must be text" })
-  .trim()
-  .refine((s) => chars(s) <= DESCRIPTION_MAX, `must be at most ${DESCRIPTION_MAX} characters`)
-  .refine((s) => !DESCRIPTION_CONTROL.test(s), "must not contain control characters other than line breaks and tabs")
-  .transform((s) => s || null)
-  .describe(`Free notes on the experiment: at most ${DESCRIPTION_MAX} characters. Editable later (PATCH).`);
+export const experimentName = labelText(
+  NAME_MAX,
+  NAME_CONTROL,
+  "must not contain control characters (line breaks, tabs and the like)",
+  `Your label for the experiment, shown in the list: at most ${NAME_MAX} characters, one line. Editable later (PATCH).`,
+);
+
+export const experimentDescription = labelText(
+  DESCRIPTION_MAX,
+  DESCRIPTION_CONTROL,
+  "must not contain control characters other than line breaks and tabs",
+  `Free notes on the experiment: at most ${DESCRIPTION_MAX} characters. Editable later (PATCH).`,
+);
 
 /** PATCH /v1/experiments/{experiment_id}: null clears a field, an absent one is left as it is. */
 export const experimentLabelsPatchSchema = z
