@@ -131,7 +131,11 @@ export function resolveExperiment(message: string, candidates: Candidate[]): Res
 function bestFits(words: string[], pool: Candidate[]): Candidate[] {
   const describing = words.filter((w) => !TASK_WORDS.get(w));
   if (!describing.length) return pool;
-  const scored = pool.map((c) => ({ c, score: describing.filter((w) => meets(w, vocabulary(c))).length }));
+  // Each candidate's vocabulary is built once, not once per word: a description holds up to 2,000 characters.
+  const scored = pool.map((c) => {
+    const vocab = vocabulary(c);
+    return { c, score: describing.filter((w) => meets(w, vocab)).length };
+  });
   const best = Math.max(0, ...scored.map((s) => s.score));
   return best === 0 ? [] : scored.filter((s) => s.score === best).map((s) => s.c);
 }

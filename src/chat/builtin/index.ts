@@ -22,6 +22,16 @@ function experimentNamedIn(message: string, all: Candidate[]): number | undefine
   return r.kind === "one" ? r.experiment.experiment_id : r.kind === "number" ? r.experimentId : undefined;
 }
 
+/** The experiment the newest earlier user message named, searched newest first and no further than that one. */
+function earlierExperiment(history: BackendRequest["history"], all: Candidate[]): number | undefined {
+  for (let i = history.length - 1; i >= 0; i--) {
+    if (history[i].role !== "user") continue;
+    const named = experimentNamedIn(history[i].content, all);
+    if (named) return named;
+  }
+  return undefined;
+}
+
 type Facts = ExperimentFacts | { found: false; experiment_id: number };
 type ModelResult = Awaited<ReturnType<ChatTools["modelInputs"]>>["result"];
 type Listed = { name?: string | null; description?: string | null; dataset?: string; label_cols?: string[]; experiment_id: number; status: string; task: string; failure_reason: string | null; metric?: { name: string; value: number; ci_low: number | null; ci_high: number | null } };
@@ -39,7 +49,7 @@ export class BuiltinBackend implements ChatBackend {
     const listed = await req.tools.listExperiments({});
     const all = (listed.result as { experiments: Listed[] }).experiments as Candidate[];
     // "and its metrics?" after a question about experiment 7, or about "my diabetes model", is about that one.
-    const earlier = [...req.history].reverse().filter((m) => m.role === "user").map((m) => experimentNamedIn(m.content, all)).find(Boolean);
+    const earlier = earlierExperiment(req.history, all);
     const intent = recognise(req.message, this.glossary, { experimentId: req.experimentId ?? earlier });
     const out = await this.answerNamed(intent, req, { all, references: listed.references });
     const reply = { reply: out.reply, references: uniqueReferences(out.references) };
