@@ -191,6 +191,13 @@ describeEachTarget("experiment names on %s", (target) => {
     expect((await alice.client.get(`/v1/experiments?q=${"a".repeat(200)}`)).status).toBe(200);
   });
 
+  it("?q= with a NUL character is a 400 naming q, not a 500 from the database", async () => {
+    const res = await alice.client.get("/v1/experiments?q=bre%00ast");
+    expect(res.status).toBe(400);
+    expect(fieldsOf(res.body)).toEqual(["q"]);
+    expect(JSON.stringify(res.body)).toContain("NUL");
+  });
+
   it.skipIf(!haveFixturePython)("GET /v1/models and /v1/models/{id} carry the experiment's name and description", async () => {
     await publishFixture(server, alice.userId, 50, servingFixtures().modelDir("tabular_binary"));
     expect((await alice.client.patch("/v1/experiments/50", { name: "Published one", description: "served" })).status).toBe(200);

@@ -54,6 +54,8 @@ export const experimentRoutes = [
         .string()
         .trim()
         .max(SEARCH_MAX, `must be at most ${SEARCH_MAX} characters`)
+        // PostgreSQL text cannot hold U+0000: without this the search would fail in the query as a 500.
+        .refine((q) => !q.includes("\u0000"), "must not contain the NUL character (%00)")
         .optional()
         .describe("text to look for, any case, in the name, description, dataset file name and label columns; combined with status"),
       limit: z.coerce.number().int().min(1).max(200).default(50),
