@@ -46,6 +46,9 @@ export interface Services {
   close(): Promise<void>;
 }
 
+/** How often deletions left by a replica that died are looked for (those untouched for as long). */
+const DELETION_SWEEP_S = 60;
+
 /** opts.runner false: no job runner (the `worker` command runs its own BullMQ consumer). */
 export async function createServices(config: Config, opts: { logger?: Logger; runner?: boolean } = {}): Promise<Services> {
   // Everything this process creates (uploads, extracted datasets, job logs, PGlite's files, the pipelines'
@@ -75,8 +78,8 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     auth,
     bucket,
     events,
-    serving: createServing({ config, db: database.db, bucket, events, logger }),
-    experiments: new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket }),
+    serving: await createServing({ config, db: database.db, bucket, events, logger, listen: database.listen }),
+    experiments: new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket, events }),
     datasets: new DatasetService({ bucket, config, db: database.db, logger }),
     chat,
     onClose: (fn) => void closers.push(fn),
@@ -91,6 +94,9 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     if (runner.slots) registerSlotMetrics(services.metrics.registry, runner.slots);
     closers.push(() => runner!.stop());
     await runner.start();
+    // Deletions a kill cut short are finished now, in the background (their steps are idempotent).
+    closers.push(() => services.experiments.deletion.stop());
+    void services.experiments.deletion.startSweep(DELETION_SWEEP_S);
   }
   return services;
 }

@@ -24,6 +24,8 @@ export const users = pgTable("users", {
   email: text("email").notNull(),
   passwordHash: text("password_hash").notNull(),
   createdAt: createdAt(),
+  /** Set when the account's erasure began (DELETE /v1/me, `users erase`); start-up resumes it until the row is gone. */
+  erasingAt: timestamp("erasing_at", { withTimezone: true }),
 }, (t) => [uniqueIndex("users_email_lower").on(sql`lower(${t.email})`)]);
 
 /** Dashboard sessions. The cookie carries a random token; only its SHA-256 is stored. */

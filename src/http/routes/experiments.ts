@@ -5,7 +5,7 @@ import { ApiError } from "../../errors.js";
 import { experimentIdParams } from "../params.js";
 import { pageSecurityHeaders } from "../page-security.js";
 import { defineRoute } from "../route.js";
-import { experimentListSchema, experimentSchema } from "../response-schemas.js";
+import { experimentDeletionSchema, experimentListSchema, experimentSchema } from "../response-schemas.js";
 
 const LOG_HEADERS = pageSecurityHeaders();
 
@@ -84,6 +84,27 @@ export const experimentRoutes = [
     body: experimentLabelsPatchSchema,
     responses: { 200: { description: "the experiment with its new labels", schema: experimentSchema } },
     handler: async ({ services, auth, params, body }) => ({ body: await services.experiments.view(await services.experiments.editLabels(auth.userId, params.experiment_id, body)) }),
+  }),
+  defineRoute({
+    method: "delete",
+    path: "/v1/experiments/{experiment_id}",
+    auth: "any",
+    summary:
+      "Delete an experiment: cancelled if running, its models unpublished on every replica at once (/predict answers 404), then its model versions, reports, figures, logs and work folders removed; the dataset upload is kept (DELETE /v1/files)",
+    tags: ["experiments"],
+    params: experimentIdParams,
+    responses: { 202: { description: "being deleted: GET /v1/experiments/{experiment_id} answers 404 once its files are gone", schema: experimentDeletionSchema } },
+    handler: async ({ services, auth, params }) => {
+      const row = await services.experiments.delete(auth.userId, params.experiment_id);
+      return {
+        status: 202,
+        body: {
+          experiment_id: row.experimentId,
+          status: "deleting" as const,
+          message: `experiment ${row.experimentId} is being deleted: its model no longer answers /predict; its files are removed in the background, and GET /v1/experiments/${row.experimentId} answers 404 once they are gone`,
+        },
+      };
+    },
   }),
   defineRoute({
     method: "post",

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DELETING } from "../../experiments/state.js";
 import { ApiError } from "../../errors.js";
 import { experimentId, experimentIdParams } from "../params.js";
 import { defineRoute } from "../route.js";
@@ -52,6 +53,8 @@ async function predict(services: Services, userId: string, experimentId: number,
   } catch (err) {
     if (!(err instanceof ApiError) || err.code !== "not_found" || !err.message.startsWith(`experiment ${experimentId} has no published model`)) throw err;
     const row = await services.experiments.get(userId, experimentId); // 404 when there is no such experiment
+    // Being deleted: as good as gone (its model was unpublished first).
+    if (row.status === DELETING) throw new ApiError(404, "not_found", `experiment ${experimentId} is being deleted`);
     const why = row.status === "failed" || row.status === "cancelled" ? `it ended ${row.status} without a model` : `it is ${row.status}; try again when it is ready`;
     throw new ApiError(409, "model_not_ready", `experiment ${experimentId} has no published model: ${why}`, [
       { field: "experiment_id", message: `the experiment is ${row.status}`, status: row.status },
