@@ -80,7 +80,13 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     events,
     serving: await createServing({ config, db: database.db, bucket, events, logger, listen: database.listen }),
     experiments: new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket, events }),
-    datasets: new DatasetService({ bucket, config, db: database.db, logger }),
+    datasets: new DatasetService({
+      bucket,
+      config,
+      db: database.db,
+      logger,
+      users: { unfinishedUsing: (userId, objectPath) => experimentRepo.unfinishedUsing(userId, objectPath), cancel: (userId, n) => services.experiments.cancel(userId, n) },
+    }),
     chat,
     onClose: (fn) => void closers.push(fn),
     close: async () => {

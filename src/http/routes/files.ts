@@ -3,16 +3,25 @@ import type { Request } from "express";
 import { z } from "zod";
 import type { UploadResult } from "../../datasets/service.js";
 import { uploadInterrupted, UploadInterruptedError } from "../../datasets/upload-stream.js";
-import { resolveZipPath } from "../../datasets/zip-path.js";
+import { resolveFolderPath, resolveZipPath } from "../../datasets/zip-path.js";
 import type { Services } from "../../services.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../route.js";
+import { fileDeletionSchema } from "../response-schemas.js";
 
 // Uploads of dataset zips to the bucket, streamed: the server never holds the file in memory.
 // PUT sends the raw bytes; POST sends multipart/form-data (field `path`, then field `file`).
 
 const uploadResult = z.object({ zip_gcloud: z.string(), size: z.number(), sha256: z.string() });
 const fileParams = z.object({ user_dir: z.string(), experiment_dir: z.string(), file: z.string() });
+const folderParams = z.object({ user_dir: z.string(), experiment_dir: z.string() });
+const deleteQuery = z.object({
+  force: z
+    .enum(["true", "false"], { error: "must be true or false" })
+    .transform((v) => v === "true")
+    .optional()
+    .describe("true: cancel the queued or running experiments that read it, then delete"),
+});
 
 function contentLength(req: Request): number | undefined {
   const v = req.get("content-length");
@@ -126,13 +135,30 @@ export const fileRoutes = [
     method: "delete",
     path: "/v1/files/{user_dir}/{experiment_dir}/{file}",
     auth: "any",
-    summary: "Delete one of your uploaded files",
+    summary:
+      "Delete one of your uploaded files; 409 dataset_in_use while a queued or running experiment reads it, unless force=true (which cancels those experiments first)",
     tags: ["files"],
     params: fileParams,
-    handler: async ({ params, auth, services }) => {
+    query: deleteQuery,
+    responses: { 204: { description: "deleted" }, 409: { description: "dataset_in_use: the experiments reading it are named" } },
+    handler: async ({ params, query, auth, services }) => {
       const objectPath = resolveZipPath(`${params.user_dir}/${params.experiment_dir}/${params.file}`, auth.userId, "path");
-      await services.datasets.deleteFile(auth.userId, objectPath);
+      await services.datasets.deleteUploads(auth.userId, objectPath, { force: query.force });
       return { status: 204 };
+    },
+  }),
+  defineRoute({
+    method: "delete",
+    path: "/v1/files/{user_dir}/{experiment_dir}",
+    auth: "any",
+    summary: "Delete a whole folder of your uploads; 409 dataset_in_use while a queued or running experiment reads a file in it, unless force=true",
+    tags: ["files"],
+    params: folderParams,
+    query: deleteQuery,
+    responses: { 200: { description: "deleted", schema: fileDeletionSchema }, 409: { description: "dataset_in_use: the experiments reading it are named" } },
+    handler: async ({ params, query, auth, services }) => {
+      const prefix = resolveFolderPath(params.user_dir, params.experiment_dir, auth.userId);
+      return { body: await services.datasets.deleteUploads(auth.userId, prefix, { force: query.force }) };
     },
   }),
 ];
