@@ -13,6 +13,7 @@ import { registerSlotMetrics } from "./jobs/slot-metrics.js";
 import { DatasetService } from "./datasets/service.js";
 import { ChatService } from "./chat/service.js";
 import { ModelRepository } from "./serving/model-repository.js";
+import { AccountErasure } from "./erasure/account-erasure.js";
 
 /**
  * Everything a request handler may use, built once at start-up. Routes stay thin and call into these
@@ -41,6 +42,8 @@ export interface Services {
   datasets: DatasetService;
   /** The chat assistant (src/chat): conversations, tools bound to the caller, builtin or OpenAI-compatible backend. */
   chat: ChatService;
+  /** Account erasure (DELETE /v1/me, `./builder users erase`): every experiment, model, dataset, key, session, conversation and log. */
+  erasure: AccountErasure;
   /** Work to do at shutdown, in reverse order of registration. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -48,6 +51,8 @@ export interface Services {
 
 /** How often deletions left by a replica that died are looked for (those untouched for as long). */
 const DELETION_SWEEP_S = 60;
+/** How often accounts marked for erasure are looked for (`./builder users erase` marks one through a running server). */
+const ERASURE_SWEEP_S = 10;
 
 /** opts.runner false: no job runner (the `worker` command runs its own BullMQ consumer). */
 export async function createServices(config: Config, opts: { logger?: Logger; runner?: boolean } = {}): Promise<Services> {
@@ -88,11 +93,13 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
       users: { unfinishedUsing: (userId, objectPath) => experimentRepo.unfinishedUsing(userId, objectPath), cancel: (userId, n) => services.experiments.cancel(userId, n) },
     }),
     chat,
+    erasure: undefined as unknown as AccountErasure, // set just below: it needs the experiments service
     onClose: (fn) => void closers.push(fn),
     close: async () => {
       for (const fn of closers.reverse()) await fn();
     },
   };
+  services.erasure = new AccountErasure({ users: auth.users, experiments: services.experiments, bucket, logger });
   closers.push(() => services.serving.close());
   if (opts.runner !== false) {
     runner = createRunner({ config, repo: experimentRepo, bucket, logger, events });
@@ -102,7 +109,9 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     await runner.start();
     // Deletions a kill cut short are finished now, in the background (their steps are idempotent).
     closers.push(() => services.experiments.deletion.stop());
+    closers.push(() => services.erasure.stop());
     void services.experiments.deletion.startSweep(DELETION_SWEEP_S);
+    void services.erasure.startSweep(ERASURE_SWEEP_S);
   }
   return services;
 }

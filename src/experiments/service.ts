@@ -148,11 +148,18 @@ export class ExperimentService {
    */
   async delete(userId: string, experimentId: number): Promise<ExperimentRow> {
     const row = await this.get(userId, experimentId);
-    const marked = await this.deps.repo.markDeleting(row.id);
+    const marked = await this.beginDeletion(row.id);
     if (!marked) throw errors.notFound(`experiment ${experimentId}`);
-    for (const model of await this.deps.repo.deleteModels(row.id)) this.deps.events?.emit("model:removed", model);
-    this.deps.runner()?.cancelLocal(row.id);
     void this.deletion.finish(row.id);
+    return marked;
+  }
+
+  /** Marks `deleting`, unpublishes (unloaded here now, elsewhere by notification) and stops a job running here. */
+  async beginDeletion(uuid: string): Promise<ExperimentRow | undefined> {
+    const marked = await this.deps.repo.markDeleting(uuid);
+    if (!marked) return undefined;
+    for (const model of await this.deps.repo.deleteModels(uuid)) this.deps.events?.emit("model:removed", model);
+    this.deps.runner()?.cancelLocal(uuid);
     return marked;
   }
 
