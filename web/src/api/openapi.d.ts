@@ -218,7 +218,8 @@ export interface paths {
         get: operations["get_v1_experiments_experiment_id"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete an experiment: cancelled if running, its models unpublished on every replica at once (/predict answers 404), then its model versions, reports, figures, logs and work folders removed; the dataset upload is kept (DELETE /v1/files) */
+        delete: operations["delete_v1_experiments_experiment_id"];
         options?: never;
         head?: never;
         /** Name or describe an experiment: set name and/or description; null clears one, an absent one is kept */
@@ -345,6 +346,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/files/{user_dir}/{experiment_dir}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a whole folder of your uploads; 409 dataset_in_use while a queued or running experiment reads a file in it, unless force=true */
+        delete: operations["delete_v1_files_user_dir_experiment_dir"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/files/{user_dir}/{experiment_dir}/{file}": {
         parameters: {
             query?: never;
@@ -356,7 +374,7 @@ export interface paths {
         /** Upload a dataset zip (raw body), streamed to the bucket */
         put: operations["put_v1_files_user_dir_experiment_dir_file"];
         post?: never;
-        /** Delete one of your uploaded files */
+        /** Delete one of your uploaded files; 409 dataset_in_use while a queued or running experiment reads it, unless force=true (which cancels those experiments first) */
         delete: operations["delete_v1_files_user_dir_experiment_dir_file"];
         options?: never;
         head?: never;
@@ -374,7 +392,8 @@ export interface paths {
         get: operations["get_v1_me"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Erase your account, with your password re-entered: every experiment, model, report, dataset, API key, session, chat conversation and log, in the database and the bucket; you are signed out at once, the files go in the background */
+        delete: operations["delete_v1_me"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1366,7 +1385,7 @@ export interface operations {
                                 updated_at: string;
                             } | null;
                             /** @enum {string} */
-                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                             study_type: string;
                             task: string;
                             type_of_experiment: string;
@@ -1549,7 +1568,7 @@ export interface operations {
                             at: string;
                             attempt?: number;
                             /** @enum {string} */
-                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         }[];
                         /** @description test-set metrics once ready */
                         metrics: {
@@ -1609,7 +1628,7 @@ export interface operations {
                         };
                         source_experiment_id?: number;
                         /** @enum {string} */
-                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         /** @description how Builder read the request: kind, family, metric, threshold_metric, budget */
                         study: {
                             [key: string]: unknown;
@@ -1736,7 +1755,7 @@ export interface operations {
                             at: string;
                             attempt?: number;
                             /** @enum {string} */
-                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         }[];
                         /** @description test-set metrics once ready */
                         metrics: {
@@ -1796,7 +1815,7 @@ export interface operations {
                         };
                         source_experiment_id?: number;
                         /** @enum {string} */
-                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         /** @description how Builder read the request: kind, family, metric, threshold_metric, budget */
                         study: {
                             [key: string]: unknown;
@@ -1954,7 +1973,7 @@ export interface operations {
                             at: string;
                             attempt?: number;
                             /** @enum {string} */
-                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         }[];
                         /** @description test-set metrics once ready */
                         metrics: {
@@ -2014,7 +2033,7 @@ export interface operations {
                         };
                         source_experiment_id?: number;
                         /** @enum {string} */
-                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         /** @description how Builder read the request: kind, family, metric, threshold_metric, budget */
                         study: {
                             [key: string]: unknown;
@@ -2022,6 +2041,42 @@ export interface operations {
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
                         user_id: string;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_v1_experiments_experiment_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description being deleted: GET /v1/experiments/{experiment_id} answers 404 once its files are gone */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        experiment_id: number;
+                        message: string;
+                        /** @constant */
+                        status: "deleting";
                     };
                 };
             };
@@ -2170,7 +2225,7 @@ export interface operations {
                             at: string;
                             attempt?: number;
                             /** @enum {string} */
-                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         }[];
                         /** @description test-set metrics once ready */
                         metrics: {
@@ -2230,7 +2285,7 @@ export interface operations {
                         };
                         source_experiment_id?: number;
                         /** @enum {string} */
-                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         /** @description how Builder read the request: kind, family, metric, threshold_metric, budget */
                         study: {
                             [key: string]: unknown;
@@ -2379,7 +2434,7 @@ export interface operations {
                             at: string;
                             attempt?: number;
                             /** @enum {string} */
-                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         }[];
                         /** @description test-set metrics once ready */
                         metrics: {
@@ -2439,7 +2494,7 @@ export interface operations {
                         };
                         source_experiment_id?: number;
                         /** @enum {string} */
-                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         /** @description how Builder read the request: kind, family, metric, threshold_metric, budget */
                         study: {
                             [key: string]: unknown;
@@ -2909,6 +2964,54 @@ export interface operations {
             };
         };
     };
+    delete_v1_files_user_dir_experiment_dir: {
+        parameters: {
+            query?: {
+                force?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                experiment_dir: string;
+                user_dir: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description with force=true: the running experiments that used them, cancelled */
+                        cancelled_experiments: number[];
+                        /** @description the object paths removed */
+                        deleted: string[];
+                    };
+                };
+            };
+            /** @description dataset_in_use: the experiments reading it are named */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     put_v1_files_user_dir_experiment_dir_file: {
         parameters: {
             query?: never;
@@ -2953,7 +3056,9 @@ export interface operations {
     };
     delete_v1_files_user_dir_experiment_dir_file: {
         parameters: {
-            query?: never;
+            query?: {
+                force?: "true" | "false";
+            };
             header?: never;
             path: {
                 experiment_dir: string;
@@ -2964,12 +3069,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
-            200: {
+            /** @description deleted */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description dataset_in_use: the experiments reading it are named */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Error */
             default: {
@@ -3002,6 +3116,57 @@ export interface operations {
                         /** Format: uuid */
                         user_id: string;
                     };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_v1_me: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description erasure begun */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description how many experiments are being deleted with it */
+                        experiments: number;
+                        message: string;
+                        /** @constant */
+                        status: "erasing";
+                        user_id: string;
+                    };
+                };
+            };
+            /** @description the password is not correct */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
