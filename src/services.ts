@@ -14,6 +14,7 @@ import { DatasetService } from "./datasets/service.js";
 import { ChatService } from "./chat/service.js";
 import { ModelRepository } from "./serving/model-repository.js";
 import { AccountErasure } from "./erasure/account-erasure.js";
+import { AuditLog } from "./audit/audit-log.js";
 
 /**
  * Everything a request handler may use, built once at start-up. Routes stay thin and call into these
@@ -44,6 +45,8 @@ export interface Services {
   chat: ChatService;
   /** Account erasure (DELETE /v1/me, `./builder users erase`): every experiment, model, dataset, key, session, conversation and log. */
   erasure: AccountErasure;
+  /** Who did what and when (GET /v1/audit): append-only, kept after erasure, no patient data. */
+  audit: AuditLog;
   /** Work to do at shutdown, in reverse order of registration. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -93,13 +96,14 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
       users: { unfinishedUsing: (userId, objectPath) => experimentRepo.unfinishedUsing(userId, objectPath), cancel: (userId, n) => services.experiments.cancel(userId, n) },
     }),
     chat,
+    audit: new AuditLog({ db: database.db, logger }),
     erasure: undefined as unknown as AccountErasure, // set just below: it needs the experiments service
     onClose: (fn) => void closers.push(fn),
     close: async () => {
       for (const fn of closers.reverse()) await fn();
     },
   };
-  services.erasure = new AccountErasure({ users: auth.users, experiments: services.experiments, bucket, logger });
+  services.erasure = new AccountErasure({ users: auth.users, experiments: services.experiments, bucket, logger, audit: services.audit });
   closers.push(() => services.serving.close());
   if (opts.runner !== false) {
     runner = createRunner({ config, repo: experimentRepo, bucket, logger, events });

@@ -43,6 +43,7 @@ export function registerUsers(program: Command): void {
         // Otherwise this process does it, with the same code the server runs (a server on Postgres may join in: every step is idempotent).
         const services = await createServices(config(), { runner: false, logger: createLogger("warn") });
         try {
+          await services.audit.record({ userId: id, via: "cli" }, "account_erasure_requested");
           await services.erasure.finish(id);
           if (await services.auth.users.findById(id)) throw new CliError(`error: the erasure of ${opts.email} is not finished (see the log above); run the command again`, 1);
         } finally {

@@ -1,3 +1,4 @@
+import type { AuditActor, AuditLog } from "../audit/audit-log.js";
 import type { UserService } from "../auth/user.service.js";
 import type { ExperimentService } from "../experiments/service.js";
 import type { Logger } from "../logger.js";
@@ -20,12 +21,14 @@ export class AccountErasure {
   private sweepTimer?: NodeJS.Timeout;
   private stopped = false;
 
-  constructor(private readonly deps: { users: UserService; experiments: ExperimentService; bucket: Bucket; logger: Logger }) {}
+  constructor(private readonly deps: { users: UserService; experiments: ExperimentService; bucket: Bucket; logger: Logger; audit: AuditLog }) {}
 
   /** Step 1 now, and every experiment unpublished; the rest in the background. Returns how many experiments go. */
-  async begin(userId: string): Promise<{ experiments: number }> {
+  async begin(actor: AuditActor): Promise<{ experiments: number }> {
+    const { userId } = actor;
     if (!(await this.deps.users.beginErasure(userId))) return { experiments: 0 };
     const rows = await this.deps.experiments.repo.markAllDeleting(userId);
+    await this.deps.audit.record(actor, "account_erasure_requested", undefined, { experiments: rows.length });
     for (const row of rows) await this.deps.experiments.beginDeletion(row.id);
     void this.finish(userId);
     return { experiments: rows.length };
@@ -53,6 +56,7 @@ export class AccountErasure {
     let objects = 0;
     for (const folder of userObjectFolders(userId)) objects += await deleteUnder(bucket, folder);
     await users.deleteErased(userId);
+    await this.deps.audit.record({ userId, via: "system" }, "account_erased", undefined, { experiments: rows.length, objects });
     logger.info({ user: userId, experiments: rows.length, objects }, "account erased");
   }
 

@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { promisify } from "node:util";
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
@@ -91,6 +92,11 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("account e
     expect(Object.values(left).every((n) => n === 0), JSON.stringify(left)).toBe(true);
     expect(filesUnder(server.dataDir).filter((f) => f.includes(alice.userId) || f.includes(alice.exp.experimentUuid) || f.includes(alice.exp.id))).toEqual([]);
     expect(server.services.serving.cache.stats().ids).not.toContain(alice.exp.id);
+    // Only the audit log keeps the (now unresolvable) id, by design: what happened, without email, names or paths.
+    const { rows: audit } = await server.services.database.db.execute(sql`select action, target, details::text as details from audit_events where actor_id = ${alice.userId}`) as unknown as { rows: object[] };
+    expect(audit.length).toBeGreaterThan(0);
+    expect(JSON.stringify(audit)).not.toContain(alice.email);
+    expect(JSON.stringify(audit)).not.toContain("study");
 
     expect(await rowsOfUser(url, bob.userId)).toEqual(bobRows);
     expect(filesUnder(server.dataDir).filter(ofUser(bob.userId))).toEqual(bobFiles);

@@ -4,6 +4,7 @@ import { STATUSES } from "../../experiments/state.js";
 import { ApiError } from "../../errors.js";
 import { experimentIdParams } from "../params.js";
 import { pageSecurityHeaders } from "../page-security.js";
+import { actorOf } from "../../audit/audit-log.js";
 import { defineRoute } from "../route.js";
 import { experimentDeletionSchema, experimentListSchema, experimentSchema } from "../response-schemas.js";
 
@@ -39,6 +40,7 @@ export const experimentRoutes = [
     responses: { 200: { description: "the same request was posted before: that experiment", schema: experimentSchema }, 202: { description: "accepted and queued", schema: experimentSchema }, 409: { description: "experiment_id already used by a different request" } },
     handler: async ({ services, auth, body }) => {
       const { created, row } = await services.experiments.create(auth.userId, body);
+      if (created) await services.audit.record(actorOf(auth), "experiment_created", `experiment ${row.experimentId}`, { study_type: body.study_type, task: body.task });
       return { status: created ? 202 : 200, headers: { location: `/v1/experiments/${row.experimentId}` }, body: await services.experiments.view(row) };
     },
   }),
@@ -96,6 +98,7 @@ export const experimentRoutes = [
     responses: { 202: { description: "being deleted: GET /v1/experiments/{experiment_id} answers 404 once its files are gone", schema: experimentDeletionSchema } },
     handler: async ({ services, auth, params }) => {
       const row = await services.experiments.delete(auth.userId, params.experiment_id);
+      await services.audit.record(actorOf(auth), "experiment_deleted", `experiment ${row.experimentId}`);
       return {
         status: 202,
         body: {

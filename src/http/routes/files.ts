@@ -6,6 +6,7 @@ import { uploadInterrupted, UploadInterruptedError } from "../../datasets/upload
 import { resolveFolderPath, resolveZipPath } from "../../datasets/zip-path.js";
 import type { Services } from "../../services.js";
 import { ApiError } from "../../errors.js";
+import { actorOf } from "../../audit/audit-log.js";
 import { defineRoute } from "../route.js";
 import { fileDeletionSchema } from "../response-schemas.js";
 
@@ -103,6 +104,7 @@ export const fileRoutes = [
     handler: async ({ req, params, auth, services }) => {
       const objectPath = resolveZipPath(`${params.user_dir}/${params.experiment_dir}/${params.file}`, auth.userId, "path");
       const result = await services.datasets.upload(auth.userId, objectPath, req, contentLength(req));
+      await services.audit.record(actorOf(auth), "file_uploaded", undefined, { size: result.size, sha256: result.sha256 });
       return { status: 201, body: result };
     },
   }),
@@ -120,7 +122,9 @@ export const fileRoutes = [
       if (declared !== undefined && declared > services.config.MAX_UPLOAD_BYTES + 64 * 1024) {
         throw new ApiError(413, "payload_too_large", `the file is larger than the upload limit of ${services.config.MAX_UPLOAD_BYTES} bytes`, undefined, { connection: "close" });
       }
-      return { status: 201, body: await multipartUpload(req, services, auth.userId) };
+      const result = await multipartUpload(req, services, auth.userId);
+      await services.audit.record(actorOf(auth), "file_uploaded", undefined, { size: result.size, sha256: result.sha256 });
+      return { status: 201, body: result };
     },
   }),
   defineRoute({
@@ -143,7 +147,8 @@ export const fileRoutes = [
     responses: { 204: { description: "deleted" }, 409: { description: "dataset_in_use: the experiments reading it are named" } },
     handler: async ({ params, query, auth, services }) => {
       const objectPath = resolveZipPath(`${params.user_dir}/${params.experiment_dir}/${params.file}`, auth.userId, "path");
-      await services.datasets.deleteUploads(auth.userId, objectPath, { force: query.force });
+      const done = await services.datasets.deleteUploads(auth.userId, objectPath, { force: query.force });
+      await services.audit.record(actorOf(auth), "file_deleted", undefined, { files: done.deleted.length, cancelled_experiments: done.cancelled_experiments });
       return { status: 204 };
     },
   }),
@@ -158,7 +163,9 @@ export const fileRoutes = [
     responses: { 200: { description: "deleted", schema: fileDeletionSchema }, 409: { description: "dataset_in_use: the experiments reading it are named" } },
     handler: async ({ params, query, auth, services }) => {
       const prefix = resolveFolderPath(params.user_dir, params.experiment_dir, auth.userId);
-      return { body: await services.datasets.deleteUploads(auth.userId, prefix, { force: query.force }) };
+      const done = await services.datasets.deleteUploads(auth.userId, prefix, { force: query.force });
+      await services.audit.record(actorOf(auth), "folder_deleted", undefined, { files: done.deleted.length, cancelled_experiments: done.cancelled_experiments });
+      return { body: done };
     },
   }),
 ];

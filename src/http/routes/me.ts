@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { SESSION_COOKIE } from "../../auth/index.js";
 import { ApiError } from "../../errors.js";
+import { actorOf } from "../../audit/audit-log.js";
 import { defineRoute } from "../route.js";
 import { accountErasureSchema } from "../response-schemas.js";
 
@@ -27,7 +28,7 @@ export const meRoutes = [
       if (!(await services.auth.users.passwordMatches(auth.userId, body.password))) {
         throw new ApiError(400, "invalid_request", "the password is not correct; nothing was erased", [{ field: "password", message: "not correct" }]);
       }
-      const { experiments } = await services.erasure.begin(auth.userId);
+      const { experiments } = await services.erasure.begin(actorOf(auth));
       const { maxAge: _maxAge, ...cookie } = services.auth.cookieOptions();
       res.clearCookie(SESSION_COOKIE, cookie);
       return {

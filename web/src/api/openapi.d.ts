@@ -103,6 +103,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your audit log, newest first: who did what and when (append-only; no patient data); format=csv downloads all of it as CSV, oldest first */
+        get: operations["get_v1_audit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/chat": {
         parameters: {
             query?: never;
@@ -997,6 +1014,58 @@ export interface operations {
                         /** @description null: the server default (RATE_LIMIT_PER_MINUTE) */
                         rate_limit_per_minute: number | null;
                         revoked_at: string | null;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_audit: {
+        parameters: {
+            query?: {
+                format?: "json" | "csv";
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description your entries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, account_erasure_requested, account_erased */
+                            action: string;
+                            /** @description ISO 8601 */
+                            at: string;
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            seq: number;
+                            /** @description what it acted on: "experiment 3", "key bld_1a2B3c4D" */
+                            target: string | null;
+                            /** @description api_key, session, cli or system */
+                            via: string;
+                        }[];
+                        has_more: boolean;
+                        limit: number;
+                        offset: number;
+                        total: number;
                     };
                 };
             };
