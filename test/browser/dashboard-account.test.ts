@@ -56,6 +56,8 @@ describe.skipIf(!haveChromium)("dashboard: sign-in, API keys, account (Chromium)
   it("Settings → API: a new key is shown once, works against /v1/me, and revoked in the page it is refused with 403", async () => {
     await page.getByRole("link", { name: "Settings → API" }).click();
     await page.getByLabel("Name").fill("browser-test");
+    // The server's default limit is a number on the page, not the word "default".
+    expect(await page.getByLabel("Requests per minute (optional)").getAttribute("placeholder")).toMatch(/^server default: \d+$/);
     await page.getByLabel("Requests per minute (optional)").fill("30");
     await page.getByRole("button", { name: "Generate new key" }).click();
     const key = (await page.getByTestId("new-key-value").textContent())!.trim();
@@ -77,6 +79,9 @@ describe.skipIf(!haveChromium)("dashboard: sign-in, API keys, account (Chromium)
 
     await page.getByRole("button", { name: "Revoke browser-test" }).click();
     await page.getByRole("button", { name: "Yes, revoke" }).click();
+    // A revoked key leaves the list until asked for: the list is of keys that work.
+    await page.getByText("No active keys").waitFor();
+    await page.getByLabel("Show revoked keys (1)").check();
     await table.getByText(/^revoked/).waitFor();
     await screenshot(page, "04-settings-api-revoked");
 

@@ -886,6 +886,8 @@ export interface operations {
                             rate_limit_per_minute: number | null;
                             revoked_at: string | null;
                         }[];
+                        /** @description the limit of a key whose rate_limit_per_minute is null (RATE_LIMIT_PER_MINUTE) */
+                        default_rate_limit_per_minute: number;
                     };
                 };
             };
