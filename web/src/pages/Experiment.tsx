@@ -128,7 +128,7 @@ export function ExperimentPage({ id }: { id: number }) {
           <p>
             <strong>{exp.progress?.stage ?? exp.status}</strong> {exp.progress ? `${Math.round(exp.progress.fraction * 100)}%` : ""}
             {exp.progress?.epoch && exp.progress.epochs ? ` · epoch ${exp.progress.epoch} of ${exp.progress.epochs}` : ""}
-            {exp.progress?.trial && exp.progress.trials ? ` · trial ${exp.progress.trial} of ${exp.progress.trials}` : ""}
+            {exp.progress?.trial && exp.progress.trials ? ` · trial ${exp.progress.trial} of up to ${Math.max(exp.progress.trial, exp.progress.trials)}` : ""}
             {exp.progress?.eta_s ? ` · about ${formatDuration(exp.progress.eta_s)} left` : ""}
           </p>
           {exp.progress?.message ? <p className="muted small">{exp.progress.message}</p> : null}
