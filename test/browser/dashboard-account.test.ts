@@ -28,12 +28,30 @@ describe.skipIf(!haveChromium)("dashboard: sign-in, API keys, account (Chromium)
 
   const me = (key: string) => fetch(`${server.url}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
 
-  it("first run: with no user yet, the sign-in page says how to create one", async () => {
+  it("first run: with no user yet, the page makes the first account with the server's setup code, and not without it", async () => {
     await page.goto(`${server.url}/`);
     const hint = page.getByTestId("first-run");
     await hint.waitFor();
+    expect(await hint.textContent()).toContain("setup code");
     expect(await hint.textContent()).toContain("./builder users create");
+    expect(seriousOrCritical(await axeViolations(page))).toEqual([]);
+    await page.getByLabel("Setup code").fill("AAAA-BBBB-CCCC-DDDD");
+    await page.getByLabel("Email").fill("admin@hospital.example");
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Create the first account" }).click();
+    const alert = page.getByRole("alert");
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain("printed in its log");
+    expect(await server.services.auth.account.anyUser()).toBe(false);
     await screenshot(page, "01-signin-first-run");
+
+    await page.getByLabel("Setup code").fill(server.services.auth.firstRun.setupCode());
+    await page.getByRole("button", { name: "Create the first account" }).click();
+    await page.getByRole("heading", { name: "Experiments" }).waitFor();
+    expect(await server.services.auth.users.findByEmail("admin@hospital.example")).toBeTruthy();
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { name: "Sign in to Builder" }).waitFor();
+    expect(await page.getByTestId("first-run").count()).toBe(0);
   });
 
   it("a wrong password is refused with the API's message and request id; the right one signs in", async () => {
