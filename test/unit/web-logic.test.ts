@@ -68,11 +68,14 @@ describe("predict snippets", () => {
     expect(s.javascript).toContain("JSON.stringify({ message: [null,1] })");
   });
 
-  it("tabular without values: zeros of the right length; vision: an image URI", () => {
+  it("tabular without values: zeros of the right length; vision: a local image file, and a link named", () => {
     expect(predictSnippets("http://h", 1, tabular).curl).toContain(`{"message":[0,0]}`);
     const v = predictSnippets("http://h", 7, vision);
-    expect(v.curl).toContain(`{"message":"https://example.org/image.png"}`);
-    expect(v.python).toContain(`json={"message": "https://example.org/image.png"}`);
+    // an image model's snippets send a local file (run for real in web-snippets-image-file.test.ts); a link is named
+    expect(v.curl).toContain("base64 < scan.png");
+    expect(v.python).toContain(`open("scan.png", "rb")`);
+    expect(v.javascript).toContain(`readFile("scan.png")`);
+    for (const text of Object.values(v)) expect(text).toContain(`{"message": "https://example.org/image.png"}`);
   });
 
   it("every snippet names the experiment's own URL and no other secret", () => {

@@ -496,7 +496,8 @@ export interface paths {
         /** What the sign-in page shows before sign-in: whether any user exists yet (first run) and whether sign-up is open */
         get: operations["get_v1_setup"];
         put?: never;
-        post?: never;
+        /** First run: create the first account with the setup code the server printed in its log; refused once any user exists */
+        post: operations["post_v1_setup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -922,6 +923,8 @@ export interface operations {
                             rate_limit_per_minute: number | null;
                             revoked_at: string | null;
                         }[];
+                        /** @description the limit of a key whose rate_limit_per_minute is null (RATE_LIMIT_PER_MINUTE) */
+                        default_rate_limit_per_minute: number;
                     };
                 };
             };
@@ -3653,9 +3656,87 @@ export interface operations {
                     "application/json": {
                         /** @description SIGNUP_ENABLED: anyone who reaches the dashboard may create an account */
                         signup_enabled: boolean;
-                        /** @description false on a fresh install: create the first user with ./builder users create */
+                        /** @description false on a fresh install: create the first user here with the setup code from the server's log (POST /v1/setup), or with ./builder users create */
                         users_exist: boolean;
                     };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_setup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email: string;
+                    password: string;
+                    /** @description printed by ./builder serve at start-up while no user exists (e.g. 7K2M-XQ4P-9TND-3HBR) */
+                    setup_code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the first account exists; sign in next (POST /v1/session) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        email: string;
+                        /** Format: uuid */
+                        user_id: string;
+                    };
+                };
+            };
+            /** @description invalid_request: not an email address, or a weak password */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_setup_code: not the code in this server's log */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description setup_done: a user exists already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limit_exceeded: too many attempts from this address */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
