@@ -91,6 +91,10 @@ describe("small helpers", () => {
     expect(uploadPath("My scans (v2).ZIP", 0)).toBe("upload-0/My_scans_v2_.zip");
     expect(uploadPath("../../etc/passwd.zip", 36)).toBe("upload-10/etc_passwd.zip");
     expect(uploadPath("été.zip", 1)).toMatch(/^upload-1\/[A-Za-z0-9._-]+\.zip$/);
+    // a bare table keeps its extension: the server zips it (a .csv named .zip would be refused as not a zip)
+    expect(uploadPath("Pima cohort.CSV", 0)).toBe("upload-0/Pima_cohort.csv");
+    expect(uploadPath("datos 2024.xlsx", 0)).toBe("upload-0/datos_2024.xlsx");
+    expect(uploadPath("notes.txt", 0)).toBe("upload-0/notes.txt.zip");
   });
 
   it("experiment ids: one more than the highest, 1 for the first", () => {

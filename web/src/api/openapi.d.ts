@@ -3019,8 +3019,13 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description a bare .csv/.xlsx upload: the file name it was sent as */
+                        converted_from?: string;
+                        /** @description a bare .csv/.xlsx upload: what was stored, in plain words (an .xlsx gives its first sheet) */
+                        note?: string;
                         sha256: string;
                         size: number;
+                        /** @description the stored zip: for a bare .csv/.xlsx, the zip the server made of it (same folder and name, .zip) */
                         zip_gcloud: string;
                     };
                 };
@@ -3109,8 +3114,13 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description a bare .csv/.xlsx upload: the file name it was sent as */
+                        converted_from?: string;
+                        /** @description a bare .csv/.xlsx upload: what was stored, in plain words (an .xlsx gives its first sheet) */
+                        note?: string;
                         sha256: string;
                         size: number;
+                        /** @description the stored zip: for a bare .csv/.xlsx, the zip the server made of it (same folder and name, .zip) */
                         zip_gcloud: string;
                     };
                 };
