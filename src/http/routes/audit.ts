@@ -18,10 +18,9 @@ export const auditRoutes = [
     method: "get",
     path: "/v1/audit",
     auth: "any",
-    summary: "Your audit log, newest first: who did what and when (append-only; no patient data); format=csv downloads all of it as CSV, oldest first",
+    summary: "Your audit log, newest first: who did what and when (append-only; no patient data). /v1/audit.csv downloads all of it",
     tags: ["account"],
     query: z.object({
-      format: z.enum(["json", "csv"], { error: "must be json or csv" }).default("json"),
       limit: z.coerce.number().int().min(1).max(500).default(100),
       offset: z.coerce.number().int().min(0).default(0),
     }),
@@ -31,15 +30,20 @@ export const auditRoutes = [
         schema: z.object({ data: z.array(auditEntry), total: z.number(), limit: z.number(), offset: z.number(), has_more: z.boolean() }),
       },
     },
-    handler: async ({ services, auth, query, res }) => {
-      if (query.format === "csv") {
-        res
-          .set({ ...CSV_HEADERS, "content-disposition": 'attachment; filename="builder-audit.csv"', "cache-control": "no-store" })
-          .type("text/csv; charset=utf-8")
-          .send(await services.audit.csv(auth.userId));
-        return;
-      }
-      return { body: await services.audit.list(auth.userId, query) };
+    handler: async ({ services, auth, query }) => ({ body: await services.audit.list(auth.userId, query) }),
+  }),
+  defineRoute({
+    method: "get",
+    path: "/v1/audit.csv",
+    auth: "any",
+    summary: "Your whole audit log as CSV, oldest first (seq, at, action, via, target, details)",
+    tags: ["account"],
+    responses: { 200: { description: "CSV", contentType: "text/csv" } },
+    handler: async ({ services, auth, res }) => {
+      res
+        .set({ ...CSV_HEADERS, "content-disposition": 'attachment; filename="builder-audit.csv"', "cache-control": "no-store" })
+        .type("text/csv; charset=utf-8")
+        .send(await services.audit.csv(auth.userId));
     },
   }),
 ];

@@ -110,8 +110,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your audit log, newest first: who did what and when (append-only; no patient data); format=csv downloads all of it as CSV, oldest first */
+        /** Your audit log, newest first: who did what and when (append-only; no patient data). /v1/audit.csv downloads all of it */
         get: operations["get_v1_audit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your whole audit log as CSV, oldest first (seq, at, action, via, target, details) */
+        get: operations["get_v1_audit_csv"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1034,7 +1051,6 @@ export interface operations {
     get_v1_audit: {
         parameters: {
             query?: {
-                format?: "json" | "csv";
                 limit?: number;
                 offset?: number;
             };
@@ -1071,6 +1087,33 @@ export interface operations {
                         total: number;
                     };
                 };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_audit_csv: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description CSV */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Error */
             default: {
