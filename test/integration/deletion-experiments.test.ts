@@ -11,7 +11,9 @@ import { startTestServer, type TestServer } from "../helpers/server.js";
 import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
 import { publishFixture } from "../fixtures/serving/publish.js";
 import { filesUnder, plant } from "./deletion-fixtures.js";
-import { api, waitFor } from "./experiments-fixtures.js";
+import { execFileSync } from "node:child_process";
+import { Readable } from "node:stream";
+import { api, dataRequest, startExperimentServer, tabularZip, waitFor, waitForStatus } from "./experiments-fixtures.js";
 
 // DELETE /v1/experiments/{id} on two API replicas sharing one Postgres and one data folder (the bucket is a local
 // folder here, shared as a GCS bucket would be). Replica B has the model loaded; the deletion goes through A.
@@ -118,4 +120,44 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("DELETE /v
     expect((await client.del("/v1/experiments/9")).status).toBe(404);
     expect((await client.del(`/v1/experiments/${randomBytes(2).readUInt16BE() + 100000}`)).status).toBe(404);
   });
+});
+
+// A running job: the deletion cancels it through the cancel path (the flag its lease heartbeat carries), waits for
+// it to let go, and only then removes its files; the job's own "cancelled" is refused (nothing leaves `deleting`).
+describe("DELETE /v1/experiments/{id} of a running experiment", () => {
+  const pythonOf = (uuid: string) => {
+    try {
+      return execFileSync("pgrep", ["-f", `work/${uuid}/spec.json`]).toString().trim().split("\n").filter(Boolean);
+    } catch {
+      return [];
+    }
+  };
+
+  it("stops the training process, removes its work folder and log, and the row; nothing is published", async () => {
+    const { server, user, client } = await startExperimentServer();
+    try {
+      const data = tabularZip();
+      const zipPath = `${user.userId}/running/data.zip`;
+      await server.services.datasets.upload(user.userId, zipPath, Readable.from(data.zip));
+      expect((await client.post("/v1/experiments", dataRequest(user.userId, 1, zipPath, data.dataCols, { time_budget_s: 60 }))).status).toBe(202);
+      await waitForStatus(client, 1, ["training"], 120_000);
+      const row = (await server.services.experiments.repo.byUserNumber(user.userId, 1))!;
+      await waitFor("the pipeline process", async () => pythonOf(row.id).length > 0, 60_000, 100);
+      expect(filesUnder(server.dataDir).some((f) => f.startsWith(`work/${row.id}/`))).toBe(true);
+
+      const t0 = Date.now();
+      expect((await client.del("/v1/experiments/1")).status).toBe(202);
+      expect((await client.get("/v1/experiments/1")).body.status).toBe("deleting");
+      await waitFor("the experiment to be gone", async () => (await client.get("/v1/experiments/1")).status === 404, 30_000, 100);
+      expect(Date.now() - t0).toBeLessThan(15_000);
+      expect(pythonOf(row.id)).toEqual([]);
+      const left = filesUnder(server.dataDir).filter((f) => f.includes(row.id) || f.startsWith(`bucket/models/${user.userId}/`) || f.startsWith(`bucket/logs/${user.userId}/`));
+      expect(left).toEqual([]);
+      expect(await server.services.experiments.repo.modelsOf(row.id)).toEqual([]);
+      // The dataset upload is the user's own and stays.
+      expect(filesUnder(server.dataDir)).toContain(`bucket/${zipPath}`);
+    } finally {
+      await server.teardown();
+    }
+  }, 240_000);
 });
