@@ -37,7 +37,7 @@ export function registerUsers(program: Command): void {
           return ops.markForErasure({ email: opts.email });
         });
         if (remote) {
-          process.stdout.write(`erasing ${opts.email}: signed out and API keys deleted; the running server removes the rest within a minute\n${id}\n`);
+          process.stdout.write(`erasing ${opts.email}: signed out and API keys deleted; the running server removes the rest within about 10 seconds\n${id}\n`);
           return;
         }
         // Otherwise this process does it, with the same code the server runs (a server on Postgres may join in: every step is idempotent).
