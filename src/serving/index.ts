@@ -6,7 +6,8 @@ import type { Logger } from "../logger.js";
 import { OutboundGuard } from "../net/outbound-guard.js";
 import { fetchImageBytes } from "../net/image-fetch.js";
 import type { Bucket } from "../storage/bucket.js";
-import { ApiError } from "../errors.js";
+import { ApiError, errors } from "../errors.js";
+import { ModelNotPublished } from "./errors.js";
 import type { JsonBytes } from "./json-encode.js";
 import { ModelCache, ModelNotFound, type LoadedModel } from "./model-cache.js";
 import { ModelCatalog } from "./model-catalog.js";
@@ -56,8 +57,11 @@ export function createServing(deps: { config: Config; db: Db; bucket: Bucket; ev
     try {
       return await cache.get(userId, experimentId);
     } catch (err) {
-      if (err instanceof ModelNotFound) throw new ApiError(404, "not_found", `experiment ${experimentId} has no published model`);
-      throw err;
+      if (!(err instanceof ModelNotFound)) throw err;
+      // The experiment's state makes the answer: "wait" or "it failed" (409 at the edge) apart from "wrong id" (404).
+      const status = await repo.experimentStatus(userId, experimentId);
+      if (status === null) throw errors.notFound(`experiment ${experimentId}`);
+      throw new ModelNotPublished(experimentId, status);
     }
   };
 
