@@ -31,6 +31,15 @@ export function errorBody(error: ApiError) {
   };
 }
 
+/**
+ * A failed prediction in the seed's contract: `error` is the number 1 (a success says 0), so a client that tests
+ * `error == 1` sees every failure; code, message, type (and details) sit beside it at the top level.
+ */
+export function predictErrorBody(e: ApiError) {
+  const { error } = errorBody(e);
+  return { error: 1, ...error };
+}
+
 /** Why a JSON body is refused when one of its strings holds U+0000 (json-request-body.ts finds it). */
 export const NUL_MESSAGE = "a string in the body contains the NUL character (\\u0000), which no field accepts";
 

@@ -47,6 +47,7 @@ export const predictRoutes = [
     path: "/v1/experiments/{experiment_id}/predict",
     auth: "any",
     mountFirst: true,
+    plain: true, // served by the /predict lane too (predict-lane.ts): the handler reads only the method and headers
     jsonBody: predictBodyLimits,
     summary: "Predict with the newest published model of an experiment",
     tags: ["prediction"],
@@ -64,6 +65,7 @@ export const predictRoutes = [
     path: "/predict",
     auth: "any",
     mountFirst: true,
+    plain: true,
     jsonBody: predictBodyLimits,
     summary: "Predict (seed form): the model is named by experiment_id in the body, the x-experiment-id header or the query",
     tags: ["prediction"],
