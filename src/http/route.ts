@@ -146,7 +146,8 @@ export interface RouteIo<Req extends RouteRequest, Res extends AuthResponse> {
   log: () => Logger;
 }
 
-export type RunRoute = <Req extends RouteRequest, Res extends AuthResponse>(io: RouteIo<Req, Res>) => Promise<void>;
+/** A route's runRoute: any request view for a plain route, Express's own req and res for the others. */
+export type RunRoute<Req extends RouteRequest = RouteRequest, Res extends AuthResponse = AuthResponse> = (io: RouteIo<Req, Res>) => Promise<void>;
 
 /**
  * The request pipeline of one route, framework-free: authenticate (and count the rate limit) from the headers
@@ -155,7 +156,9 @@ export type RunRoute = <Req extends RouteRequest, Res extends AuthResponse>(io: 
  * the lane's own). Reading the body after authentication means an unauthenticated request costs no body parsing
  * at all (issue 42: a 27 MB body held the event loop for 7 s before its 401). The body reader is made once here.
  */
-export function routeRunner(route: AnyRoute, services: Services, authenticate: Authenticate = services.auth.authenticate): RunRoute {
+export function routeRunner(route: AnyPlainRoute, services: Services, authenticate?: Authenticate): RunRoute;
+export function routeRunner(route: AnyRoute, services: Services, authenticate?: Authenticate): RunRoute<Request, Response>;
+export function routeRunner(route: AnyRoute, services: Services, authenticate: Authenticate = services.auth.authenticate): RunRoute<Request, Response> {
   const readBody = jsonBodyReaderFor(route, services.config);
   return async function runRoute(io) {
     const auth = await authenticate(io.req, io.res, route.auth);
