@@ -22,7 +22,10 @@ export interface Serving {
   /** The model routes' views and the model file download. */
   catalog: ModelCatalog;
   guard: OutboundGuard;
-  /** The 201 body: an object (tabular) or JSON bytes made on a worker thread (images). */
+  /**
+   * The 201 body: an object (tabular) or JSON bytes made on a worker thread (images). An experiment of the user's
+   * without a published model throws ModelNotPublished with its state; one the user does not have, a 404.
+   */
   predict(userId: string, experimentId: number, message: unknown): Promise<Record<string, unknown> | JsonBytes>;
   model(userId: string, experimentId: number): Promise<LoadedModel>;
   close(): Promise<void>;
