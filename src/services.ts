@@ -11,10 +11,12 @@ import { ExperimentService } from "./experiments/service.js";
 import { createRunner, type JobRunner } from "./jobs/create-runner.js";
 import { registerSlotMetrics } from "./jobs/slot-metrics.js";
 import { DatasetService } from "./datasets/service.js";
+import { BatchRepository } from "./batches/repository.js";
 import { ChatService } from "./chat/service.js";
 import { ModelRepository } from "./serving/model-repository.js";
 import { AccountErasure } from "./erasure/account-erasure.js";
 import { AuditLog } from "./audit/audit-log.js";
+import { BatchService, batchResultsFolder } from "./batches/service.js";
 
 /**
  * Everything a request handler may use, built once at start-up. Routes stay thin and call into these
@@ -41,6 +43,8 @@ export interface Services {
   runner?: JobRunner;
   /** Dataset uploads, validation reports and column listings. */
   datasets: DatasetService;
+  /** Batch scoring of a published model: a table of rows or a zip of images, results.csv in the bucket. */
+  batches: BatchService;
   /** The chat assistant (src/chat): conversations, tools bound to the caller, builtin or OpenAI-compatible backend. */
   chat: ChatService;
   /** Account erasure (DELETE /v1/me, `./builder users erase`): every experiment, model, dataset, key, session, conversation and log. */
@@ -76,6 +80,13 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   const events = new EventEmitter();
   const experimentRepo = new ExperimentRepository(database.db);
   let runner: JobRunner | undefined;
+  const serving = await createServing({ config, db: database.db, bucket, events, logger, listen: database.listen });
+  const experiments = new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket, events });
+  const batchRepo = new BatchRepository(database.db);
+  const batches = new BatchService({ repo: batchRepo, bucket, config, logger, serving, experiments });
+  // A deleted experiment's batch results go with it (their rows go by cascade).
+  experiments.deletion.derivedFolders = async (row) => (await batchRepo.idsOfExperiment(row.id)).map((id) => batchResultsFolder({ userId: row.userId, id }));
+  await batches.recover();
   const chat = await ChatService.create({ config, db: database.db, experiments: experimentRepo, models: new ModelRepository(database.db), logger });
   const services: Services = {
     config,
@@ -86,15 +97,16 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     auth,
     bucket,
     events,
-    serving: await createServing({ config, db: database.db, bucket, events, logger, listen: database.listen }),
-    experiments: new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket, events }),
+    serving,
+    experiments,
     datasets: new DatasetService({
       bucket,
       config,
       db: database.db,
       logger,
-      users: { unfinishedUsing: (userId, objectPath) => experimentRepo.unfinishedUsing(userId, objectPath), cancel: (userId, n) => services.experiments.cancel(userId, n) },
+      users: { unfinishedUsing: (userId, objectPath) => experimentRepo.unfinishedUsing(userId, objectPath), cancel: (userId, n) => experiments.cancel(userId, n) },
     }),
+    batches,
     chat,
     audit: new AuditLog({ db: database.db, logger }),
     erasure: undefined as unknown as AccountErasure, // set just below: it needs the experiments service

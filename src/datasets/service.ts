@@ -15,6 +15,7 @@ import { listColumns, type ColumnsResult } from "./columns.js";
 import { prepareDataset } from "./prepare.js";
 import { DatasetFault, type DatasetReport } from "./report.js";
 import type { DatasetTask } from "./types.js";
+import { SAMPLES, writeSampleCsv } from "./sample-datasets.js";
 import { checkCsvText, csvNameFor, MAX_XLSX_BYTES, spoolUpload, tableKindOf, xlsxFirstSheetToCsv, zipOneFile, zipPathFor } from "./table-upload.js";
 import { feedUpload, isClientAbort, notAZip, NotAZipError, uploadInterrupted, UploadInterruptedError, zipSignatureCheck } from "./upload-stream.js";
 import { resolveZipPath } from "./zip-path.js";
@@ -84,6 +85,25 @@ export class DatasetService {
       .onConflictDoUpdate({ target: files.path, set: { size: result.size, sha256: result.sha256, createdAt: sql`now()` } });
   }
 
+  /** A sample table into the caller's folder `samples/`, as an upload of it would be stored. */
+  async loadSample(userId: string, sampleId: string): Promise<UploadResult & { licence: string }> {
+    const sample = SAMPLES.find((s) => s.id === sampleId);
+    if (!sample) throw new ApiError(404, "not_found", `no sample dataset '${sampleId}'; GET /v1/datasets/samples lists them`);
+    const work = this.tmpDir("sample");
+    await fs.promises.mkdir(work, { recursive: true });
+    try {
+      const csv = path.join(work, `${sample.id}.csv`);
+      const rows = await writeSampleCsv(sample, csv, this.deps.config.PYTHON_BIN);
+      const zipPath = `${userId}/samples/${sample.id}.zip`;
+      const result = await this.deps.bucket.write(zipPath, zipOneFile(csv, `${sample.id}.csv`), { maxBytes: this.deps.config.MAX_UPLOAD_BYTES, contentType: "application/zip" });
+      await this.recordFile(userId, zipPath, result);
+      const note = `${sample.title}: ${rows} patients, label column “${sample.label_col}”, stored in your folder as samples/${sample.id}.zip`;
+      return { zip_gcloud: zipPath, ...result, note, licence: sample.licence };
+    } finally {
+      await fs.promises.rm(work, { recursive: true, force: true });
+    }
+  }
+
   /**
    * A bare .csv or .xlsx (a data task's table): stored as a zip holding one CSV beside where it was sent
    * (`folder/pima.xlsx` becomes `folder/pima.zip` with `pima.csv`), which every later stage reads as any zip.
@@ -111,7 +131,7 @@ export class DatasetService {
       const zipPath = zipPathFor(tablePath);
       const result = await this.deps.bucket.write(zipPath, zipOneFile(csv, csvName), { maxBytes: this.deps.config.MAX_UPLOAD_BYTES, contentType: "application/zip" });
       await this.recordFile(userId, zipPath, result);
-      return { zip_gcloud: zipPath, ...result, converted_from: name, note: `${note}, zipped as ${path.posix.basename(zipPath)}: use that as zip_gcloud` };
+      return { zip_gcloud: zipPath, ...result, converted_from: name, note: `${note}, zipped as ${path.posix.basename(zipPath)}` };
     } finally {
       await fs.promises.rm(work, { recursive: true, force: true });
     }

@@ -34,6 +34,12 @@ export class ExperimentDeletion {
   private sweepTimer?: NodeJS.Timeout;
   private stopped = false;
 
+  /**
+   * derivedFolders: bucket folders other areas keep for the experiment (batch scoring's results), removed with it;
+   * set once at start-up (services.ts) so that experiments need not import those areas.
+   */
+  derivedFolders: (row: ExperimentRow) => Promise<string[]> = async () => [];
+
   constructor(private readonly deps: { repo: ExperimentRepository; bucket: Bucket; config: Config; logger: Logger; runner: () => JobRunner | undefined }) {}
 
   /** Runs (or joins) the deletion of one `deleting` experiment to its end; failures are logged and left to the sweep. */
@@ -57,7 +63,7 @@ export class ExperimentDeletion {
     await this.jobStopped(row);
     await repo.deleteModels(uuid);
     let objects = 0;
-    for (const folder of experimentObjectFolders(row)) objects += await deleteUnder(bucket, folder);
+    for (const folder of [...experimentObjectFolders(row), ...(await this.derivedFolders(row))]) objects += await deleteUnder(bucket, folder);
     await fs.promises.rm(workDirOf(config, uuid), { recursive: true, force: true });
     await fs.promises.rm(logFileOf(config, uuid), { force: true });
     await repo.deleteRow(uuid);

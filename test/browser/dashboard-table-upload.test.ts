@@ -8,7 +8,8 @@ import { startTestServer, type TestServer } from "../helpers/server.js";
 import { ensureDashboardBuilt, haveChromium, launchChromium, screenshot, signInThroughPage } from "./browser.js";
 
 // A clinician's first try: the spreadsheet itself on the New experiment page, not a zip of it (issue 38 item 4).
-// The page says what was stored, proposes the columns and the dataset passes its checks, as a zip's would.
+// The page says what was stored, proposes the columns and the dataset passes its checks, as a zip's would. And for a
+// team without data at hand: a template CSV per layout, and a public sample table put in the user's folder.
 
 const EMAIL = "table-upload@hospital.example";
 const PASSWORD = "a long enough password";
@@ -47,5 +48,22 @@ describe.skipIf(!haveChromium)("dashboard: a bare CSV upload (Chromium)", () => 
     await page.getByTestId("dataset-report").waitFor({ timeout: 60_000 });
     expect(await page.getByTestId("dataset-report").textContent()).toContain("The dataset passed its checks.");
     await screenshot(page, "42-new-experiment-bare-csv");
+  });
+
+  it("a template downloads as a CSV in the data-task layout; the sample loads with its licence and the pickers propose", async () => {
+    await page.getByRole("link", { name: "New experiment", exact: true }).first().click();
+    await page.getByText("No dataset at hand?").click();
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Table of clinical variables" }).click()]);
+    expect(download.suggestedFilename()).toBe("builder-template-table.csv");
+    const template = fs.readFileSync((await download.path())!, "utf8").split("\n");
+    expect(template[0]).toBe("patient_id,diagnosis,age,glucose,bmi");
+
+    await page.getByRole("button", { name: "Try with Breast Cancer Wisconsin (Diagnostic)" }).click();
+    await page.getByTestId("sample-licence").waitFor({ timeout: 60_000 });
+    expect(await page.getByTestId("sample-licence").textContent()).toContain("CC BY 4.0");
+    expect(await page.getByTestId("uploaded").textContent()).toContain("/samples/breast-cancer-wisconsin.zip");
+    expect(await page.getByTestId("label-cols").getByLabel(/^diagnosis/).isChecked()).toBe(true);
+    expect(await page.getByTestId("data-cols").getByRole("checkbox", { checked: true }).count()).toBe(30);
+    await screenshot(page, "43-new-experiment-sample");
   });
 });

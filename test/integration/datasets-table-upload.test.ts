@@ -46,7 +46,7 @@ describe(`bare .csv and .xlsx uploads on ${primaryTarget()}`, () => {
     expect(res.status).toBe(201);
     const body = (await res.json()) as { zip_gcloud: string; converted_from: string; note: string };
     expect(body).toMatchObject({ zip_gcloud: `${user.userId}/tables/cohort.zip`, converted_from: "cohort.csv" });
-    expect(body.note).toContain("use that as zip_gcloud");
+    expect(body.note).toBe("cohort.csv was stored as the dataset's table, zipped as cohort.zip");
 
     expect((await client.post("/v1/experiments", dataRequest(user.userId, 1, body.zip_gcloud, ["f1", "f2", "age"]))).status).toBe(202);
     const done = await waitForStatus(client, 1, ["ready", "failed", "invalid_dataset"], 120_000);

@@ -137,6 +137,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/batches/{batch_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A batch's status and progress */
+        get: operations["get_v1_batches_batch_id"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{batch_id}/results.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The results of a finished batch: one line per input (id, prediction, each class's score, out_of_range, error) */
+        get: operations["get_v1_batches_batch_id_results_csv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/chat": {
         parameters: {
             query?: never;
@@ -200,6 +234,40 @@ export interface paths {
         get: operations["get_v1_datasets_columns"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/datasets/samples": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Public sample datasets Builder can put in your folder to try a build (shipped inside a package; nothing is downloaded) */
+        get: operations["get_v1_datasets_samples"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/datasets/samples/{sample_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Put a sample dataset in your folder (samples/<sample_id>.zip) and answer as an upload does, with the data's licence */
+        post: operations["post_v1_datasets_samples_sample_id"];
         delete?: never;
         options?: never;
         head?: never;
@@ -459,6 +527,40 @@ export interface paths {
         };
         /** One model: kind, inputs, classes, thresholds, metrics, version */
         get: operations["get_v1_models_experiment_id"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{experiment_id}/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Score a whole file with the newest published model: rows (text/csv or .xlsx) for a table model, a zip of images for an image model */
+        post: operations["post_v1_models_experiment_id_batch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{experiment_id}/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The experiment's batches, newest first (the last 20) */
+        get: operations["get_v1_models_experiment_id_batches"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1126,6 +1228,96 @@ export interface operations {
             };
         };
     };
+    get_v1_batches_batch_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the batch */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        batch_id: string;
+                        created_at: string;
+                        done: number;
+                        experiment_id: number;
+                        /** @description inputs with no score: the error column of results.csv says why */
+                        failed: number;
+                        failure_reason: string | null;
+                        finished_at: string | null;
+                        /** @description rows with a value outside the training data's range (out_of_range in results.csv) */
+                        flagged: number;
+                        /** @enum {string} */
+                        input: "table" | "xlsx" | "images";
+                        /** @description the model version that scores it (the newest when the batch was sent) */
+                        model_version: number;
+                        results_url: string | null;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "done" | "failed";
+                        /** @description inputs to score, once known */
+                        total: number | null;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_batches_batch_id_results_csv: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description results.csv */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description batch_not_done */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     post_v1_chat: {
         parameters: {
             query?: never;
@@ -1298,6 +1490,94 @@ export interface operations {
                         csv_path: string | null;
                         rows: number;
                     };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_datasets_samples: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the samples */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            description: string;
+                            id: string;
+                            label_col: string;
+                            /** @description the data's licence and citation */
+                            licence: string;
+                            rows: number;
+                            source: string;
+                            /** @constant */
+                            task: "data";
+                            title: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_datasets_samples_sample_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sample_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description stored; build from zip_gcloud */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        licence: string;
+                        note?: string;
+                        sha256: string;
+                        size: number;
+                        zip_gcloud: string;
+                    };
+                };
+            };
+            /** @description not_found: no such sample */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -3522,6 +3802,135 @@ export interface operations {
                         threshold_rule: string | null;
                         thresholds: number[] | null;
                         version: number;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_models_experiment_id_batch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        /** @description text/csv, application/vnd.openxmlformats-officedocument.spreadsheetml.sheet (first sheet) or application/zip (images) */
+        requestBody: {
+            content: {
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description queued: follow GET /v1/batches/{batch_id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        batch_id: string;
+                        created_at: string;
+                        done: number;
+                        experiment_id: number;
+                        /** @description inputs with no score: the error column of results.csv says why */
+                        failed: number;
+                        failure_reason: string | null;
+                        finished_at: string | null;
+                        /** @description rows with a value outside the training data's range (out_of_range in results.csv) */
+                        flagged: number;
+                        /** @enum {string} */
+                        input: "table" | "xlsx" | "images";
+                        /** @description the model version that scores it (the newest when the batch was sent) */
+                        model_version: number;
+                        results_url: string | null;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "done" | "failed";
+                        /** @description inputs to score, once known */
+                        total: number | null;
+                    };
+                };
+            };
+            /** @description model_not_ready: no published model yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: not CSV, .xlsx or zip, or not the kind of input this model takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_models_experiment_id_batches: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description batches */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            batch_id: string;
+                            created_at: string;
+                            done: number;
+                            experiment_id: number;
+                            /** @description inputs with no score: the error column of results.csv says why */
+                            failed: number;
+                            failure_reason: string | null;
+                            finished_at: string | null;
+                            /** @description rows with a value outside the training data's range (out_of_range in results.csv) */
+                            flagged: number;
+                            /** @enum {string} */
+                            input: "table" | "xlsx" | "images";
+                            /** @description the model version that scores it (the newest when the batch was sent) */
+                            model_version: number;
+                            results_url: string | null;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "done" | "failed";
+                            /** @description inputs to score, once known */
+                            total: number | null;
+                        }[];
                     };
                 };
             };
