@@ -87,6 +87,8 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   // A deleted experiment's batch results go with it (their rows go by cascade).
   experiments.deletion.derivedFolders = async (row) => (await batchRepo.idsOfExperiment(row.id)).map((id) => batchResultsFolder({ userId: row.userId, id }));
   await batches.recover();
+  const audit = new AuditLog({ db: database.db, logger });
+  const erasure = new AccountErasure({ users: auth.users, experiments, bucket, logger, audit });
   const chat = await ChatService.create({ config, db: database.db, experiments: experimentRepo, models: new ModelRepository(database.db), logger });
   const services: Services = {
     config,
@@ -108,14 +110,13 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     }),
     batches,
     chat,
-    audit: new AuditLog({ db: database.db, logger }),
-    erasure: undefined as unknown as AccountErasure, // set just below: it needs the experiments service
+    audit,
+    erasure,
     onClose: (fn) => void closers.push(fn),
     close: async () => {
       for (const fn of closers.reverse()) await fn();
     },
   };
-  services.erasure = new AccountErasure({ users: auth.users, experiments: services.experiments, bucket, logger, audit: services.audit });
   closers.push(() => services.serving.close());
   if (opts.runner !== false) {
     runner = createRunner({ config, repo: experimentRepo, bucket, logger, events });
