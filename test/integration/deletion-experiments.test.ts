@@ -4,7 +4,7 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { experimentEvents, experiments, models } from "../../src/db/schema.js";
+import { batches, experimentEvents, experiments, models } from "../../src/db/schema.js";
 import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 import { createThrowawayDatabase } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
@@ -56,7 +56,11 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("DELETE /v
     const model = fx.modelDir("tabular_binary");
     const v1 = await publishFixture(a, alice.userId, 7, model, 1);
     const v2 = await publishFixture(a, alice.userId, 7, model, 2);
-    await publishFixture(a, alice.userId, 8, model); // alice's other experiment
+    const other = await publishFixture(a, alice.userId, 8, model); // alice's other experiment
+    // A batch scored with each: experiment 7's results go with it, experiment 8's stay.
+    const batch = (row: typeof v1) => ({ userId: alice.userId, experimentUuid: row.experimentUuid, experimentId: row.experimentId, modelVersion: 1, inputKind: "table", status: "done" });
+    const [batch7] = await a.services.db.insert(batches).values(batch(v1)).returning();
+    const [batch8] = await a.services.db.insert(batches).values(batch(other)).returning();
     await publishFixture(a, bob.userId, 7, model); // bob's experiment with the same number
     const [exp] = await a.services.db.select().from(experiments).where(eq(experiments.id, v1.experimentUuid));
     await a.services.experiments.repo.addEvent(exp.id, "status", { status: "ready", at: new Date().toISOString() });
@@ -66,7 +70,9 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("DELETE /v
       plant(dataDir, `bucket/logs/${alice.userId}/7/${exp.id}.log`, "log"),
       plant(dataDir, `logs/${exp.id}.log`, "log"),
       plant(dataDir, `work/${exp.id}/dataset/table.csv`, "a,b"),
+      plant(dataDir, `bucket/${alice.userId}/batches/${batch7.id}/results.csv`, "id,score"),
     ];
+    plant(dataDir, `bucket/${alice.userId}/batches/${batch8.id}/results.csv`, "id,score");
     plant(dataDir, `bucket/logs/${bob.userId}/7/other.log`, "bob's log");
 
     // Both replicas serve it, so both have v2 loaded.
@@ -95,11 +101,11 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("DELETE /v
     const removed = before.filter((f) => !after.includes(f));
     // Everything that was the experiment's is gone, and only that.
     const isAlice7 = (f: string) =>
-      f.includes(exp.id) || f.startsWith(`bucket/models/${alice.userId}/7/`) || f.includes(v1.id) || f.includes(v2.id);
+      f.includes(exp.id) || f.startsWith(`bucket/models/${alice.userId}/7/`) || f.includes(v1.id) || f.includes(v2.id) || f.includes(batch7.id);
     expect(removed.sort()).toEqual(before.filter(isAlice7).sort());
     expect(after.filter(isAlice7)).toEqual([]);
     expect(removed).toEqual(expect.arrayContaining(own));
-    expect(after).toEqual(expect.arrayContaining([`bucket/models/${alice.userId}/8/v1/model.onnx`, `bucket/models/${bob.userId}/7/v1/model.onnx`, `bucket/logs/${bob.userId}/7/other.log`]));
+    expect(after).toEqual(expect.arrayContaining([`bucket/models/${alice.userId}/8/v1/model.onnx`, `bucket/models/${bob.userId}/7/v1/model.onnx`, `bucket/logs/${bob.userId}/7/other.log`, `bucket/${alice.userId}/batches/${batch8.id}/results.csv`]));
     // No empty folder keeps its number either.
     expect(fs.existsSync(path.join(dataDir, "bucket/models", alice.userId, "7"))).toBe(false);
 
