@@ -188,6 +188,12 @@ export class BatchService {
       }
       await new Promise<void>((resolve, reject) => writer.end((err?: Error | null) => (err ? reject(err) : resolve())));
       await bucket.uploadFile(out, resultsPath(row));
+      // Its experiment was deleted while it ran (the row went by cascade): its results must not stay behind.
+      if (!(await repo.get(row.userId, row.id))) {
+        await bucket.delete(resultsPath(row));
+        await bucket.removeEmptyFolders?.(batchResultsFolder(row));
+        return;
+      }
       await repo.update(row.id, { status: "done", total: done, done, failed, flagged, finishedAt: new Date() });
     } catch (err) {
       const reason = err instanceof ApiError ? err.message : "scoring stopped on an internal error; the request id in the server's log has the details";

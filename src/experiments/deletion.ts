@@ -63,10 +63,14 @@ export class ExperimentDeletion {
     await this.jobStopped(row);
     await repo.deleteModels(uuid);
     let objects = 0;
-    for (const folder of [...experimentObjectFolders(row), ...(await this.derivedFolders(row))]) objects += await deleteUnder(bucket, folder);
+    const derived = await this.derivedFolders(row);
+    for (const folder of [...experimentObjectFolders(row), ...derived]) objects += await deleteUnder(bucket, folder);
     await fs.promises.rm(workDirOf(config, uuid), { recursive: true, force: true });
     await fs.promises.rm(logFileOf(config, uuid), { force: true });
     await repo.deleteRow(uuid);
+    // Once more for what another area was still writing (a batch finishing as its model was unpublished): such a
+    // writer checks for its row after writing, so whatever it wrote before the row went is caught here.
+    for (const folder of derived) objects += await deleteUnder(bucket, folder);
     logger.info({ experiment: uuid, experiment_id: row.experimentId, objects }, "experiment deleted");
   }
 
