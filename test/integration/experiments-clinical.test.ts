@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { primaryTarget } from "../helpers/db.js";
 import type { TestServer } from "../helpers/server.js";
 import { makeZip } from "../helpers/zips.js";
-import { dataRequest, startExperimentServer, waitForStatus, type Api } from "./experiments-fixtures.js";
+import { dataRequest, havePima, randomLabelCsv, startExperimentServer, waitForStatus, type Api } from "./experiments-fixtures.js";
 
 // Issue 37 items 1, 2 and 4 through the real Python pipeline: the positive class and its sensitivity, specificity,
 // PPV and NPV (checked against a confusion matrix this test rebuilds from /predict on the test patients), the
@@ -13,18 +13,7 @@ import { dataRequest, startExperimentServer, waitForStatus, type Api } from "./e
 vi.setConfig({ testTimeout: 240_000 });
 
 const WDBC = new URL("../../../shared/datasets/wdbc/data.csv", import.meta.url);
-const PIMA = new URL("../../../shared/datasets/pima/pima-indians-diabetes.data.csv", import.meta.url);
-const haveData = fs.existsSync(WDBC) && fs.existsSync(PIMA);
-
-/** Pima's eight measurements with the diagnosis replaced by a seeded coin toss: nothing to learn. */
-function randomLabelZip(): { zip: Buffer; dataCols: string[] } {
-  const dataCols = ["pregnancies", "glucose", "pressure", "skin", "insulin", "bmi", "pedigree", "age"];
-  let seed = 20260537;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-  const lines = fs.readFileSync(PIMA, "utf8").trim().split(/\r?\n/);
-  const rows = lines.map((line, i) => `${i + 1},${rand() < 0.5 ? "M" : "B"},${line.split(",").slice(0, 8).join(",")}`);
-  return { zip: makeZip({ "data.csv": [`id,diagnosis,${dataCols.join(",")}`, ...rows].join("\n") + "\n" }), dataCols };
-}
+const haveData = fs.existsSync(WDBC) && havePima;
 
 describe.skipIf(!haveData)(`clinical figures and warnings on ${primaryTarget()}`, () => {
   let server: TestServer;
@@ -93,7 +82,8 @@ describe.skipIf(!haveData)(`clinical figures and warnings on ${primaryTarget()}`
   });
 
   it("random labels end ready, flagged no_better_than_chance (severe)", async () => {
-    const { zip, dataCols } = randomLabelZip();
+    const { csv, dataCols } = randomLabelCsv();
+    const zip = makeZip({ "data.csv": csv });
     const zipPath = `${user.userId}/random/data.zip`;
     await server.services.bucket.write(zipPath, Readable.from(zip));
     expect((await client.post("/v1/experiments", dataRequest(user.userId, 3, zipPath, dataCols))).status).toBe(202);

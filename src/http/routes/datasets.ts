@@ -38,7 +38,7 @@ export const datasetRoutes = [
         description: "columns",
         schema: z.object({
           csv_path: z.string().nullable(),
-          columns: z.array(z.object({ name: z.string(), type: z.string(), examples: z.array(z.string()), missing: z.number() })),
+          columns: z.array(z.object({ name: z.string(), type: z.string(), examples: z.array(z.string()), missing: z.number(), value_counts: z.record(z.string(), z.number()).optional().describe("rows per value, for a column with at most 20 distinct values") })),
           rows: z.number(),
         }),
       },
