@@ -14,7 +14,7 @@ export interface ColumnInfo {
   type: "numeric" | "categorical" | "image_path" | "empty";
   examples: string[];
   missing: number;
-  /** Up to MAX_COUNTED distinct values: each value's row count (a form offers a binary label's positive class from it). */
+  /** At most MAX_COUNTED distinct values, each on two rows or more on average: each value's row count (a form offers a binary label's positive class from it). */
   value_counts?: Record<string, number>;
 }
 
@@ -91,8 +91,10 @@ export async function listColumns(zipFile: string, limits: ExtractLimits): Promi
       counts.set(key, (counts.get(key) ?? 0) + 1);
       if (counts.size > MAX_COUNTED) break;
     }
+    // Counted only where values repeat (a label-like column), never for an id or a measurement with few rows.
+    const counted = counts.size <= MAX_COUNTED && counts.size * 2 <= present.length;
     // Missing: empty entries, and in a numeric column the missing-value markers (NA, ?, ...).
-    return { name, type, examples, missing: values.length - present.length + markers, ...(counts.size <= MAX_COUNTED ? { value_counts: Object.fromEntries(counts) } : {}) };
+    return { name, type, examples, missing: values.length - present.length + markers, ...(counted ? { value_counts: Object.fromEntries(counts) } : {}) };
   });
   return { csv_path: csv.name, columns, rows: rows.length };
 }

@@ -37,6 +37,20 @@ def positive_class(problem: str, classes: list[dict], class_index_of_rows, reque
     return int(np.argmin(counts)), RULE_RARER
 
 
+RULE_SOURCE = "the evaluated model's positive class"
+
+
+def positive_for_evaluation(problem: str, classes: list[dict], class_index_of_rows, requested: str | None,
+                            source_manifest: dict) -> tuple[int, str] | None:
+    """A Retrospective study: the class the request names, else the evaluated model's, else the rule on the new data."""
+    if requested:
+        return positive_class(problem, classes, class_index_of_rows, requested)
+    inherited = (source_manifest.get("clinical") or {}).get("positive_class")
+    if problem == "binary" and inherited:
+        return positive_class(problem, classes, class_index_of_rows, inherited["code"])[0], RULE_SOURCE
+    return positive_class(problem, classes, class_index_of_rows, None)
+
+
 def section(problem: str, classes: list[dict], truth_onehot, decisions, groups, positive: tuple[int, str] | None) -> dict:
     """{positive_class?, confusion_matrix, test_patients_per_class} for a classification task's test split."""
     y = np.asarray(truth_onehot).astype(int)

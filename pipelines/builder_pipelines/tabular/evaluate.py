@@ -102,8 +102,8 @@ def evaluate(spec: dict, out_dir: str) -> str:
     shutil.copyfile(model_path, Path(out_dir) / src["model_file"])
     events.artifact(src["model_file"], "model")
     # The source model's positive class unless this study names another; an older model without one: the rule.
-    requested = spec.get("positive_class") or (src.get("clinical") or {}).get("positive_class", {}).get("code")
-    positive = clinical.positive_class(problem, src["classes"], y, requested) if problem != "regression" else None
+    positive = clinical.positive_for_evaluation(problem, src["classes"], y, spec.get("positive_class"), src) \
+        if problem != "regression" else None
     metrics, extras = evaluation.score_split(problem, y, scores, src.get("thresholds"), groups, int(spec["seed"]), positive)
     clinical_facts = evaluation.clinical_section(problem, src["classes"], y, scores, src.get("thresholds"), groups, positive)
     evaluation.emit_metrics(events, "test", metrics)

@@ -55,8 +55,7 @@ def evaluate(spec: dict, out_dir: str) -> str:
     groups = np.array([table.rows[i][spec["data"]["id_col"]] for i in rows])
     thr = source.get("thresholds")
     # The source model's positive class unless this study names another; an older model without one: the rule.
-    requested = spec.get("positive_class") or (source.get("clinical") or {}).get("positive_class", {}).get("code")
-    positive = clinical.positive_class(problem, source["classes"], targets.y[rows], requested)
+    positive = clinical.positive_for_evaluation(problem, source["classes"], targets.y[rows], spec.get("positive_class"), source)
     found = report.split_metrics(problem, truth, scores, thr, groups, int(spec["seed"]), positive)
     for name, entry in found.items():
         events.metric("test", name, entry["value"])
