@@ -109,4 +109,24 @@ describe.skipIf(!haveChromium || !havePima)("dashboard: clinical result page (Ch
     await page.screenshot({ path: path.join(SCREENSHOTS, "37-phone-confusion.png") });
     await page.setViewportSize({ width: 1280, height: 800 });
   }, 240_000);
+
+  it("WDBC: M proposed as positive, its sensitivity and specificity named, the confusion table, and what the verdict says", async () => {
+    const wdbc = new URL("../../../shared/datasets/wdbc/data.csv", import.meta.url);
+    if (!fs.existsSync(wdbc)) return;
+    const file = path.join(tmp, "wdbc.zip");
+    fs.writeFileSync(file, makeZip({ "data.csv": fs.readFileSync(wdbc, "utf8") }));
+    await page.getByRole("link", { name: "New experiment", exact: true }).first().click();
+    await page.getByTestId("zip-input").setInputFiles(file);
+    await page.getByTestId("uploaded").waitFor({ timeout: 30_000 });
+    const positive = page.getByTestId("positive-class");
+    await positive.waitFor();
+    expect(await positive.inputValue()).toBe("M"); // 212 malignant of 569: the less frequent
+    await page.getByTestId("budget").fill("4");
+    await page.getByRole("button", { name: "Build model" }).click();
+    await page.locator('[data-testid="experiment"][data-status="ready"]').waitFor({ timeout: 150_000 });
+    await page.getByTestId("verdict").waitFor();
+    expect(await page.getByTestId("metrics").textContent()).toMatch(/Sensitivity for M0\.\d{3} \(0\.\d{3}–[01]\.\d{3}\)Specificity for M/);
+    expect(await page.getByTestId("confusion-matrix").locator("tbody th").allTextContents()).toEqual(["B", "M"]);
+    await screenshot(page, "37-result-wdbc-1280");
+  }, 240_000);
 });
