@@ -1160,7 +1160,7 @@ export interface operations {
                             missing: number;
                             name: string;
                             type: string;
-                            /** @description rows per value, for a column with at most 20 distinct values */
+                            /** @description rows per value (trimmed), for a column with at most 20 distinct values that repeat (at least twice as many rows as values) */
                             value_counts?: {
                                 [key: string]: number;
                             };

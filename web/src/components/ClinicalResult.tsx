@@ -29,7 +29,13 @@ export function VerdictBox({ warnings }: { warnings: Warning[] }) {
   return (
     <section className={`verdict verdict-${worst ?? "none"}`} aria-labelledby="verdict-title" data-testid="verdict">
       <h2 id="verdict-title">
-        {worst === "severe" ? "Verdict: not ready for decisions" : worst ? "Verdict: usable with care" : "Verdict: no warning raised"}
+        {worst === "severe"
+          ? sorted[0].code === "no_better_than_chance"
+            ? "Verdict: not ready for decisions"
+            : "Verdict: check before relying on it"
+          : worst
+            ? "Verdict: usable with care"
+            : "Verdict: no warning raised"}
       </h2>
       {sorted.length ? (
         <ul>
