@@ -19,7 +19,7 @@ export function ResultBadge({ exp }: { exp: Pick<Experiment, "status" | "warning
   );
 }
 
-const SEVERITY_WORDS: Record<Warning["severity"], string> = { severe: "Do not rely on it", caution: "Caution", info: "Note" };
+const SEVERITY_WORDS: Record<Warning["severity"], string> = { severe: "Serious", caution: "Caution", info: "Note" };
 
 /** Every warning, most severe first; when there is none, a sentence saying what was checked. */
 export function VerdictBox({ warnings }: { warnings: Warning[] }) {
