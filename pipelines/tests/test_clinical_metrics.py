@@ -111,3 +111,18 @@ def test_manifest_schema_accepts_the_clinical_section():
     section["strongest_feature"] = {"name": "x", "auc": 0.7}
     errs = contract.errors("manifest", {"clinical": section, "metrics": {"test": metrics.classification_metrics("binary", y, s, p, g, n_boot=30)}})
     assert not [e for e in errs if e.startswith("clinical") or e.startswith("metrics")]
+
+
+def test_section_multiclass_and_multilabel_tables():
+    classes = [{"index": i, "code": c, "name": c} for i, c in enumerate(["none", "left", "right"])]
+    truth = np.eye(3, dtype=int)[[0, 0, 1, 1, 2, 2]]
+    called = np.eye(3, dtype=int)[[0, 1, 1, 1, 2, 0]]
+    out = clinical.section("multiclass", classes, truth, called, np.arange(6).astype(str), None)
+    assert "positive_class" not in out
+    assert out["confusion_matrix"] == {"labels": ["none", "left", "right"], "counts": [[1, 1, 0], [0, 2, 0], [1, 0, 1]]}
+    y = np.array([[1, 0], [1, 1], [0, 1], [0, 0]])
+    p = np.array([[1, 1], [0, 1], [0, 1], [0, 0]])
+    out = clinical.section("multilabel", classes[:2], y, p, np.arange(4).astype(str), None)
+    # per label [[tn, fp], [fn, tp]]
+    assert out["confusion_matrix"] == {"labels": ["none", "left"], "per_label": {"none": [[2, 0], [1, 1]], "left": [[1, 1], [0, 2]]}}
+    assert not [e for e in contract.errors("manifest", {"clinical": out}) if e.startswith("clinical")]

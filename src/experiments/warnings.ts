@@ -52,7 +52,7 @@ export interface WarningInputs {
 const f = (v: number | null | undefined, digits = 2) => (typeof v === "number" ? v.toFixed(digits) : "?");
 const METRIC_WORDS: Record<string, string> = {
   auc: "AUC", f_macro: "F1 (macro average)", precision: "precision (macro average)", recall: "recall (macro average)", rmse: "RMSE", r2: "R²",
-  sensitivity: "sensitivity", specificity: "specificity", ppv: "PPV", npv: "NPV",
+  sensitivity: "sensitivity", specificity: "specificity", ppv: "PPV", npv: "NPV", map50: "mAP@0.5",
 };
 
 export function resultWarnings(x: WarningInputs): ResultWarning[] {
