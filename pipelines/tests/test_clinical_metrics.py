@@ -110,7 +110,7 @@ def test_manifest_schema_accepts_the_clinical_section():
     section = clinical.section("binary", CLASSES, y, p, g, (1, clinical.RULE_RARER))
     section["strongest_feature"] = {"name": "x", "auc": 0.7}
     errs = contract.errors("manifest", {"clinical": section, "metrics": {"test": metrics.classification_metrics("binary", y, s, p, g, n_boot=30)}})
-    assert not [e for e in errs if e.startswith("clinical") or e.startswith("metrics")]
+    assert not [e for e in errs if e.startswith(("clinical", "metrics"))]
 
 
 def test_section_multiclass_and_multilabel_tables():

@@ -69,7 +69,7 @@ def section(problem: str, classes: list[dict], truth_onehot, decisions, groups, 
         m = np.zeros((len(names), len(names)), dtype=int)
         np.add.at(m, (y.argmax(1), p.argmax(1)), 1)
         out["confusion_matrix"] = {"labels": names, "counts": m.tolist()}
-    out["test_patients_per_class"] = {names[k]: int(len(np.unique(groups[y[:, k] == 1]))) for k in range(y.shape[1])}
+    out["test_patients_per_class"] = {names[k]: len(np.unique(groups[y[:, k] == 1])) for k in range(y.shape[1])}
     return out
 
 
