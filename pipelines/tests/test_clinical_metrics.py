@@ -1,5 +1,7 @@
 """Sensitivity, specificity, PPV, NPV, prevalence, the positive class and the confusion matrix, on known tables."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -126,3 +128,19 @@ def test_section_multiclass_and_multilabel_tables():
     # per label [[tn, fp], [fn, tp]]
     assert out["confusion_matrix"] == {"labels": ["none", "left"], "per_label": {"none": [[2, 0], [1, 1]], "left": [[1, 1], [0, 2]]}}
     assert not [e for e in contract.errors("manifest", {"clinical": out}) if e.startswith("clinical")]
+
+
+def test_an_undefined_metric_is_sent_as_null_within_the_event_contract(capsys):
+    from builder_pipelines.common import events
+
+    saved = events._out
+    events._out = __import__("sys").stdout
+    try:
+        events.metric("val", "ppv", None)
+        events.metric("test", "npv", float("nan"))
+    finally:
+        events._out = saved
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert lines == [{"type": "metric", "split": "val", "name": "ppv", "value": None},
+                     {"type": "metric", "split": "test", "name": "npv", "value": None}]
+    assert all(contract.errors("event", e) == [] for e in lines)

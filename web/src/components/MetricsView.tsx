@@ -31,7 +31,8 @@ function label(name: string, positiveName: string | null | undefined): string {
 export function MetricsTable({ metrics, compare, compareLabel, caption, positiveName }: { metrics: Metrics; compare?: Metrics | null; compareLabel?: string; caption: string; positiveName?: string | null }) {
   const rank = (k: string) => (ORDER.includes(k) ? ORDER.indexOf(k) : ORDER.length);
   const names = Object.keys(metrics)
-    .filter((k) => metrics[k]?.value !== null || compare?.[k])
+    // An undefined clinical figure (PPV when no patient was called positive) stays as a row showing "–": its absence is a finding.
+    .filter((k) => metrics[k]?.value !== null || compare?.[k] || k in CLINICAL)
     .sort((a, b) => rank(a) - rank(b));
   return (
     <div className="table-wrap" tabIndex={0}>
