@@ -1355,6 +1355,10 @@ export interface operations {
                             missing: number;
                             name: string;
                             type: string;
+                            /** @description rows per value (trimmed), for a column with at most 20 distinct values that repeat (at least twice as many rows as values) */
+                            value_counts?: {
+                                [key: string]: number;
+                            };
                         }[];
                         csv_path: string | null;
                         rows: number;
@@ -1697,6 +1701,8 @@ export interface operations {
                      */
                     optimization_metric: "AUC" | "F-macro" | "Precision" | "Recall";
                     optimization_type: 0 | 1;
+                    /** @description Binary classification only: the label value, as written in the CSV, that counts as positive (the disease, the finding): sensitivity, specificity, PPV and NPV are reported for it. Unset: the less frequent class (on a tie, the second in sort order). A value the label column does not hold ends the experiment as invalid_dataset. */
+                    positive_class?: string | null;
                     source_experiment_id?: number;
                     /** @description Optional CSV column saying which part each row belongs to: train, validation (or val) or test, any case (like Google AutoML's ML_USE). All rows of a patient must name the same part, and each part needs a patient. Unset: Builder makes its own seeded, patient-grouped 70/15/15 split. Classification and regression only (not detection), Builder studies only. */
                     split_col?: string | null;
@@ -1725,6 +1731,16 @@ export interface operations {
                     "application/json": {
                         attempts: number;
                         cancel_requested: boolean;
+                        confusion_matrix?: {
+                            /** @description test rows: counts[true class][predicted class] */
+                            counts?: number[][];
+                            /** @description class names, in the order of the rows and columns */
+                            labels: string[];
+                            /** @description multilabel: per label [[true negative, false positive], [false negative, true positive]] */
+                            per_label?: {
+                                [key: string]: number[][];
+                            };
+                        } | null;
                         /** @description ISO 8601 */
                         created_at: string | unknown;
                         dataset_report: {
@@ -1873,6 +1889,14 @@ export interface operations {
                                 value: number | null;
                             };
                         } | null;
+                        positive_class?: {
+                            /** @description the label value as written in the CSV */
+                            code: string;
+                            index: number;
+                            name: string;
+                            /** @description requested, or the rule that chose it */
+                            rule: string;
+                        } | null;
                         progress: {
                             best_metric?: number | null;
                             epoch?: number;
@@ -1900,6 +1924,20 @@ export interface operations {
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
                         user_id: string;
+                        /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
+                        warnings?: {
+                            /** @enum {string} */
+                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage";
+                            /** @description what was seen and what it means, in plain words */
+                            message: string;
+                            /**
+                             * @description severe: do not rely on the model as it is
+                             * @enum {string}
+                             */
+                            severity: "severe" | "caution" | "info";
+                            /** @description a few words, for a badge */
+                            title: string;
+                        }[];
                     };
                 };
             };
@@ -1912,6 +1950,16 @@ export interface operations {
                     "application/json": {
                         attempts: number;
                         cancel_requested: boolean;
+                        confusion_matrix?: {
+                            /** @description test rows: counts[true class][predicted class] */
+                            counts?: number[][];
+                            /** @description class names, in the order of the rows and columns */
+                            labels: string[];
+                            /** @description multilabel: per label [[true negative, false positive], [false negative, true positive]] */
+                            per_label?: {
+                                [key: string]: number[][];
+                            };
+                        } | null;
                         /** @description ISO 8601 */
                         created_at: string | unknown;
                         dataset_report: {
@@ -2060,6 +2108,14 @@ export interface operations {
                                 value: number | null;
                             };
                         } | null;
+                        positive_class?: {
+                            /** @description the label value as written in the CSV */
+                            code: string;
+                            index: number;
+                            name: string;
+                            /** @description requested, or the rule that chose it */
+                            rule: string;
+                        } | null;
                         progress: {
                             best_metric?: number | null;
                             epoch?: number;
@@ -2087,6 +2143,20 @@ export interface operations {
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
                         user_id: string;
+                        /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
+                        warnings?: {
+                            /** @enum {string} */
+                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage";
+                            /** @description what was seen and what it means, in plain words */
+                            message: string;
+                            /**
+                             * @description severe: do not rely on the model as it is
+                             * @enum {string}
+                             */
+                            severity: "severe" | "caution" | "info";
+                            /** @description a few words, for a badge */
+                            title: string;
+                        }[];
                     };
                 };
             };
@@ -2130,6 +2200,16 @@ export interface operations {
                     "application/json": {
                         attempts: number;
                         cancel_requested: boolean;
+                        confusion_matrix?: {
+                            /** @description test rows: counts[true class][predicted class] */
+                            counts?: number[][];
+                            /** @description class names, in the order of the rows and columns */
+                            labels: string[];
+                            /** @description multilabel: per label [[true negative, false positive], [false negative, true positive]] */
+                            per_label?: {
+                                [key: string]: number[][];
+                            };
+                        } | null;
                         /** @description ISO 8601 */
                         created_at: string | unknown;
                         dataset_report: {
@@ -2278,6 +2358,14 @@ export interface operations {
                                 value: number | null;
                             };
                         } | null;
+                        positive_class?: {
+                            /** @description the label value as written in the CSV */
+                            code: string;
+                            index: number;
+                            name: string;
+                            /** @description requested, or the rule that chose it */
+                            rule: string;
+                        } | null;
                         progress: {
                             best_metric?: number | null;
                             epoch?: number;
@@ -2305,6 +2393,20 @@ export interface operations {
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
                         user_id: string;
+                        /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
+                        warnings?: {
+                            /** @enum {string} */
+                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage";
+                            /** @description what was seen and what it means, in plain words */
+                            message: string;
+                            /**
+                             * @description severe: do not rely on the model as it is
+                             * @enum {string}
+                             */
+                            severity: "severe" | "caution" | "info";
+                            /** @description a few words, for a badge */
+                            title: string;
+                        }[];
                     };
                 };
             };
@@ -2346,6 +2448,16 @@ export interface operations {
                     "application/json": {
                         attempts: number;
                         cancel_requested: boolean;
+                        confusion_matrix?: {
+                            /** @description test rows: counts[true class][predicted class] */
+                            counts?: number[][];
+                            /** @description class names, in the order of the rows and columns */
+                            labels: string[];
+                            /** @description multilabel: per label [[true negative, false positive], [false negative, true positive]] */
+                            per_label?: {
+                                [key: string]: number[][];
+                            };
+                        } | null;
                         /** @description ISO 8601 */
                         created_at: string | unknown;
                         dataset_report: {
@@ -2494,6 +2606,14 @@ export interface operations {
                                 value: number | null;
                             };
                         } | null;
+                        positive_class?: {
+                            /** @description the label value as written in the CSV */
+                            code: string;
+                            index: number;
+                            name: string;
+                            /** @description requested, or the rule that chose it */
+                            rule: string;
+                        } | null;
                         progress: {
                             best_metric?: number | null;
                             epoch?: number;
@@ -2521,6 +2641,20 @@ export interface operations {
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
                         user_id: string;
+                        /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
+                        warnings?: {
+                            /** @enum {string} */
+                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage";
+                            /** @description what was seen and what it means, in plain words */
+                            message: string;
+                            /**
+                             * @description severe: do not rely on the model as it is
+                             * @enum {string}
+                             */
+                            severity: "severe" | "caution" | "info";
+                            /** @description a few words, for a badge */
+                            title: string;
+                        }[];
                     };
                 };
             };
@@ -2555,6 +2689,16 @@ export interface operations {
                     "application/json": {
                         attempts: number;
                         cancel_requested: boolean;
+                        confusion_matrix?: {
+                            /** @description test rows: counts[true class][predicted class] */
+                            counts?: number[][];
+                            /** @description class names, in the order of the rows and columns */
+                            labels: string[];
+                            /** @description multilabel: per label [[true negative, false positive], [false negative, true positive]] */
+                            per_label?: {
+                                [key: string]: number[][];
+                            };
+                        } | null;
                         /** @description ISO 8601 */
                         created_at: string | unknown;
                         dataset_report: {
@@ -2703,6 +2847,14 @@ export interface operations {
                                 value: number | null;
                             };
                         } | null;
+                        positive_class?: {
+                            /** @description the label value as written in the CSV */
+                            code: string;
+                            index: number;
+                            name: string;
+                            /** @description requested, or the rule that chose it */
+                            rule: string;
+                        } | null;
                         progress: {
                             best_metric?: number | null;
                             epoch?: number;
@@ -2730,6 +2882,20 @@ export interface operations {
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
                         user_id: string;
+                        /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
+                        warnings?: {
+                            /** @enum {string} */
+                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage";
+                            /** @description what was seen and what it means, in plain words */
+                            message: string;
+                            /**
+                             * @description severe: do not rely on the model as it is
+                             * @enum {string}
+                             */
+                            severity: "severe" | "caution" | "info";
+                            /** @description a few words, for a badge */
+                            title: string;
+                        }[];
                     };
                 };
             };
@@ -3368,7 +3534,7 @@ export interface operations {
                             kind?: "vision_classification" | "detection" | "tabular";
                             metric?: string | null;
                             metrics?: {
-                                /** @description by metric name (auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95): value with its 95% interval */
+                                /** @description by metric name (auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95, sensitivity, specificity, ppv, npv, prevalence): value with its 95% interval. f_macro, precision and recall are macro averages over classes. sensitivity, specificity, ppv, npv and prevalence: binary, the positive class's (positive_class); multiclass and multilabel, a macro average of one-vs-rest values, each class's under per_class (keyed by class index). */
                                 test: {
                                     [key: string]: {
                                         ci_high: number | null;
@@ -3383,7 +3549,7 @@ export interface operations {
                                         value: number | null;
                                     };
                                 };
-                                /** @description by metric name (auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95): value with its 95% interval */
+                                /** @description by metric name (auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95, sensitivity, specificity, ppv, npv, prevalence): value with its 95% interval. f_macro, precision and recall are macro averages over classes. sensitivity, specificity, ppv, npv and prevalence: binary, the positive class's (positive_class); multiclass and multilabel, a macro average of one-vs-rest values, each class's under per_class (keyed by class index). */
                                 validation?: {
                                     [key: string]: {
                                         ci_high: number | null;
@@ -3484,7 +3650,7 @@ export interface operations {
                         kind: "vision_classification" | "detection" | "tabular";
                         metric: string | null;
                         metrics: {
-                            /** @description by metric name (auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95): value with its 95% interval */
+                            /** @description by metric name (auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95, sensitivity, specificity, ppv, npv, prevalence): value with its 95% interval. f_macro, precision and recall are macro averages over classes. sensitivity, specificity, ppv, npv and prevalence: binary, the positive class's (positive_class); multiclass and multilabel, a macro average of one-vs-rest values, each class's under per_class (keyed by class index). */
                             test: {
                                 [key: string]: {
                                     ci_high: number | null;
@@ -3499,7 +3665,7 @@ export interface operations {
                                     value: number | null;
                                 };
                             };
-                            /** @description by metric name (auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95): value with its 95% interval */
+                            /** @description by metric name (auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95, sensitivity, specificity, ppv, npv, prevalence): value with its 95% interval. f_macro, precision and recall are macro averages over classes. sensitivity, specificity, ppv, npv and prevalence: binary, the positive class's (positive_class); multiclass and multilabel, a macro average of one-vs-rest values, each class's under per_class (keyed by class index). */
                             validation?: {
                                 [key: string]: {
                                     ci_high: number | null;
