@@ -51,7 +51,7 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
     const start = process.hrtime.bigint();
     res.on("finish", () => {
       // The matched route pattern keeps metric labels bounded; unmatched paths share one label.
-      const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : "unmatched";
+      const route = (req.route as { path?: string } | undefined)?.path ? `${req.baseUrl}${(req.route as { path: string }).path}` : "unmatched";
       observeRequest(services, { method: req.method, url: req.originalUrl, route, status: res.statusCode, start, log: () => req.log });
     });
     requestContext.run({ requestId: req.id }, next);

@@ -89,7 +89,7 @@ async function serve(
       const auth = await services.auth.authenticate(a.req, a.res, route.auth);
       const parts = validateParts(route, params, {}, await readBody(req, res, logger));
       // The predict handlers read only req.get (x-experiment-id); the cast stands for Express's req/res there.
-      const result = await route.handler({ req: a.req as unknown as Request, res: a.res as unknown as Response, ...parts, auth: auth as AuthInfo, services } as never);
+      const result = await route.handler({ req: a.req as unknown as Request, res: a.res as unknown as Response, ...parts, auth: auth as AuthInfo, services });
       if (!result) throw new Error(`${route.path} answered nothing`);
       send(res, result.status ?? 200, result.body, result.headers);
     } catch (err) {

@@ -57,7 +57,7 @@ export type AnyRoute = RouteDef<Schema | undefined, Schema | undefined, Schema |
 export function defineRoute<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(
   def: RouteDef<P, Q, B>,
 ): AnyRoute {
-  return def as unknown as AnyRoute;
+  return def;
 }
 
 /** Turns zod issues into one `details` entry per bad field. */
@@ -112,7 +112,7 @@ export function mountRoute(router: Router, route: AnyRoute, services: Services, 
     const parsedBody = readBody ? await readBody(req, res, () => req.log) : undefined;
     // Express 5 parses req.query on every read: read only where the route declares a query.
     const { params, query, body } = validateParts(route, req.params, route.query ? req.query : undefined, parsedBody);
-    const result = await route.handler({ req, res, params, query, body, auth: auth as AuthInfo, services } as never);
+    const result = await route.handler({ req, res, params, query, body, auth: auth as AuthInfo, services });
     if (res.headersSent || !result) return;
     if (result.headers) res.set(result.headers);
     res.status(result.status ?? 200);

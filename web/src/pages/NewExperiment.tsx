@@ -82,7 +82,7 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
     }
   };
 
-  const cols = columns?.columns ?? [];
+  const cols = useMemo(() => columns?.columns ?? [], [columns]);
   const candidates = useMemo(() => inputCandidates(cols, { label_cols: labelCols, images_col: imagesCol, split_col: splitCol }), [cols, labelCols, imagesCol, splitCol]);
 
   const request = (): ExperimentRequest => ({
