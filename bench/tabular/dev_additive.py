@@ -20,7 +20,6 @@ from dev_collect import ADDITIVE  # noqa: E402
 from dev_rules import AUC, print_table, replay_dir, replay_pools  # noqa: E402
 
 
-
 def _is(cand, cfg: dict) -> bool:
     return cand.config["model"] == cfg["model"] and cand.config["params"] == cfg["params"]
 

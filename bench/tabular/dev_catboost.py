@@ -18,7 +18,6 @@ sys.path.insert(0, str(HERE))
 from dev_rules import AUC, print_table, replay_dir, replay_pools  # noqa: E402
 
 
-
 def rules(r, cands, tests, score_fn, fs) -> dict[str, float]:
     yte = r["yte"]
     base = [c for c in cands if c.config["model"] != "catboost"]

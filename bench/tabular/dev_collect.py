@@ -100,7 +100,8 @@ def collect(ds: str, seed: int, n_random: int, tmp: Path, extra: list[dict], mod
         oofs, iters = [], []
         for rep in folds:
             oof, n_iter = search._cv_predict(cfg, "binary", columns, Xtr, ytr, gtr, rep, 2, seed, 1)
-            oofs.append(oof); iters.append(n_iter)
+            oofs.append(oof)
+            iters.append(n_iter)
         if cfg["model"] == "lightgbm" and "n_estimators" not in cfg:
             cfg["n_estimators"] = max(1, int(np.median(iters)))
         final = models.fit(cfg, "binary", columns, Xfit, yfit, seed, 1)

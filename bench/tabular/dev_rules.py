@@ -175,7 +175,7 @@ def rules(r, cands, tests, score_fn, fs):
                 blend, members, counts, honest = info
                 # lambda chosen by the cross-fitted (honest) out-of-fold score of the mix
                 lams = (0.0, 0.25, 0.5, 0.75, 1.0)
-                sc = [score_fn([(1 - l) * h + l * o for h, o in zip(honest, lr_def.oof)]) for l in lams]
+                sc = [score_fn([(1 - lam) * h + lam * o for h, o in zip(honest, lr_def.oof)]) for lam in lams]
                 lam = lams[int(np.argmax(sc))]
                 out["CV-chosen shrink to LR default"] = AUC(yte, (1 - lam) * blend_t + lam * tests[lr_def.trial])
                 out["_lam"] = lam

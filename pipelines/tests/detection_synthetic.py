@@ -10,9 +10,8 @@ import json
 import os
 
 import numpy as np
-from PIL import Image, ImageDraw
-
 from device_choice import DEVICE
+from PIL import Image, ImageDraw
 
 
 def make_dataset(root, n_images: int = 72, size: int = 64, seed: int = 0) -> dict:

@@ -12,7 +12,8 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from builder_pipelines.common import contract, events as _events
+from builder_pipelines.common import contract
+from builder_pipelines.common import events as _events
 from builder_pipelines.tabular import export, models, search
 
 PIPELINES = Path(__file__).resolve().parents[1]

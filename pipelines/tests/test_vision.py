@@ -19,8 +19,8 @@ from builder_pipelines.vision import run
 from builder_pipelines.vision.preprocess import preprocess_file
 
 sys.path.insert(0, str(Path(__file__).parent))
-from vision_data import make_dataset, write_spec  # noqa: E402
 from device_choice import TORCH_DEVICE  # noqa: E402
+from vision_data import make_dataset, write_spec  # noqa: E402
 
 PIPELINES = Path(__file__).resolve().parents[1]
 

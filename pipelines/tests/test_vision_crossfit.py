@@ -20,8 +20,8 @@ from builder_pipelines.vision.models import CamNet, ExportModel
 from builder_pipelines.vision.train import Candidate, TrainData
 
 sys.path.insert(0, str(Path(__file__).parent))
-from vision_data import make_dataset  # noqa: E402
 from device_choice import TORCH_DEVICE  # noqa: E402
+from vision_data import make_dataset  # noqa: E402
 
 CPU = TORCH_DEVICE  # the name is kept: CPU unless BUILDER_TEST_DEVICE says cuda
 

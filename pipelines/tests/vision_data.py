@@ -6,9 +6,8 @@ import csv
 import json
 
 import numpy as np
-from PIL import Image
-
 from device_choice import DEVICE
+from PIL import Image
 
 
 def _image(rng, side, left: bool | None, right: bool | None, size: float, colour: bool) -> Image.Image:

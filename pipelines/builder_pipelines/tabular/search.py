@@ -184,7 +184,7 @@ def _cv_predict(cfg, problem, columns, X, y, groups, folds, k, seed, threads) ->
     width = 1 if problem == "regression" else k
     oof = np.zeros((len(y), width))
     fitted = []
-    for j, (tr, te) in enumerate(folds):
+    for j, (tr, _te) in enumerate(folds):
         if cfg["model"] == "lightgbm" and "n_estimators" not in cfg:  # a fixed tree count (BASELINE_LGB) fits all rows
             fit_rows, stop_rows = _stop_split(tr, groups, seed + j)
             est = models.fit(cfg, problem, columns, X[fit_rows], y[fit_rows], seed, threads,
@@ -194,7 +194,7 @@ def _cv_predict(cfg, problem, columns, X, y, groups, folds, k, seed, threads) ->
         fitted.append(est)
     n_iter = int(np.median([models.trees_used(e) for e in fitted])) \
         if cfg["model"] == "lightgbm" and "n_estimators" not in cfg else None
-    for (tr, te), est in zip(folds, fitted):
+    for (_tr, te), est in zip(folds, fitted):
         pred = models.predict(est, problem, X[te], n_iter)
         if problem != "regression" and pred.shape[1] != k:  # a fold without some class
             full = np.zeros((len(te), k))
@@ -249,7 +249,8 @@ def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, 
         oofs, iters = [], []
         for r, rep in enumerate(folds):
             oof, n_iter = _cv_predict(cfg, problem, columns, X, y, groups, rep, k, seed, threads)
-            oofs.append(oof); iters.append(n_iter)
+            oofs.append(oof)
+            iters.append(n_iter)
             # A candidate past the essential ones whose first repeat shows it cannot finish within the budget is
             # dropped, and cheaper ones may still run: CatBoost costs several LightGBM trials, more than the estimate
             # above (forests and LightGBM) foresees, and on a large table more than the whole budget.
