@@ -10,8 +10,9 @@ import json
 import os
 
 import numpy as np
-from device_choice import DEVICE
 from PIL import Image, ImageDraw
+
+from device_choice import DEVICE
 
 
 def make_dataset(root, n_images: int = 72, size: int = 64, seed: int = 0) -> dict:

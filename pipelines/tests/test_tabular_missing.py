@@ -6,14 +6,14 @@ import json
 
 import numpy as np
 import pytest
-from test_tabular import make_data, make_spec, onnx_scores, run_cli, small_search, train_in_process  # noqa: F401 (fixture)
-from test_tabular_evaluate import evaluate_spec
 
 from builder_pipelines.common import contract
 from builder_pipelines.common.data import Table
 from builder_pipelines.common.errors import DataError
 from builder_pipelines.tabular import export, models
 from builder_pipelines.tabular.table import Column, Unseen, encode_features, infer_columns, set_fills
+from test_tabular import make_data, make_spec, onnx_scores, run_cli, small_search, train_in_process  # noqa: F401 (fixture)
+from test_tabular_evaluate import evaluate_spec
 
 
 def _table(rows: list[dict]) -> Table:
@@ -132,6 +132,7 @@ def _with_markers(table_path, every: int = 4):
         w.writerows(rows)
 
 
+@pytest.mark.train
 def test_training_and_retrospective_with_markers(tmp_path):
     spec = make_spec(tmp_path, "binary")
     _with_markers(spec["data"]["table"])

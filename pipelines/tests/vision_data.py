@@ -6,8 +6,9 @@ import csv
 import json
 
 import numpy as np
-from device_choice import DEVICE
 from PIL import Image
+
+from device_choice import DEVICE
 
 
 def _image(rng, side, left: bool | None, right: bool | None, size: float, colour: bool) -> Image.Image:
