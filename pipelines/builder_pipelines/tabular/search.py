@@ -131,13 +131,13 @@ def _lgb_random(rng: np.random.Generator) -> dict:
 
 # LightGBM's defaults exactly as the benchmark's baseline fits them: 100 trees, no early stopping. The early-stopped
 # defaults above stop on a fifth of each fold's patients and can keep far fewer trees; this one puts the baseline
-# itself in the ensemble library. On development splits (seeds 10-14, bench/tabular/README.md) it changed the chosen
+# itself in the ensemble library. On development splits (seeds 10-14, bench/tabular/notebook/README.md) it changed the chosen
 # model's test AUC by +0.0002 on average (SE 0.0001; +0.0013 on the table where trees win), never by more than 0.003.
 BASELINE_LGB = {"model": "lightgbm", "params": {}, "n_estimators": 100}
 
 
 # CatBoost with its defaults (1,000 symmetric trees of depth 6, learning rate set from the table's size) and with
-# depth 4. On development splits (seeds 10-14, bench/tabular/README.md) adding both to best mode raised the chosen
+# depth 4. On development splits (seeds 10-14, bench/tabular/notebook/README.md) adding both to best mode raised the chosen
 # model's test AUC by +0.0036 on average (SE 0.0020, 9 splits up, 5 down), +0.021 on the table where trees win; they
 # cost 4-35 s each on the development tables (15 cross-validation fits): first after the essential candidates, they run
 # when the budget allows (the default best budget does on tables of up to 5,000 rows).
