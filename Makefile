@@ -23,7 +23,7 @@ DEV_STAMP := $(DEV_VENV)/.builder-installed
 TORCH_INDEX ?=
 export ONNXRUNTIME_NODE_INSTALL := skip
 
-.PHONY: install start test test-unit test-ts test-py typecheck lint lint-code format web bench-help clean-data docker-test
+.PHONY: install start test test-unit test-unit-ts test-unit-py test-ts test-py typecheck lint lint-code format web bench-help clean-data docker-test
 
 install: $(NPM_STAMP) $(VENV_STAMP) $(WEB_DIST)
 
@@ -63,10 +63,16 @@ typecheck: $(NPM_STAMP)
 test: install typecheck lint-code test-py test-ts
 	@node scripts/test-summary.mjs
 
-# The fast tier for the edit-test loop: TypeScript unit tests (test/unit: no database, server, training or browser;
-# two files at a time) and the pipeline tests not marked `train` (pipelines/tests/conftest.py). Under two minutes.
+# The fast tier for the edit-test loop: the TypeScript unit tests (test/unit: no shared database, no training, no
+# browser; two files at a time) and, beside them, the pipeline tests not marked `train` (pipelines/tests/conftest.py).
+# Many unit tests wait on child processes and threads, so the two runners overlap well on two cores.
 test-unit: $(NPM_STAMP) $(VENV_STAMP)
+	@$(MAKE) --no-print-directory -j2 -O test-unit-ts test-unit-py
+
+test-unit-ts:
 	npx vitest run --project unit --maxWorkers=2 --fileParallelism
+
+test-unit-py:
 	cd pipelines && .venv/bin/python -m pytest -q -p no:cacheprovider -m "not train" tests
 
 # What Prettier formats: our TypeScript and JavaScript, the dashboard's CSS and the root configs (not Markdown, JSON

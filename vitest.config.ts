@@ -16,7 +16,7 @@ export default defineConfig({
     // Three tiers, each file in exactly one, run in this order: `vitest run` (make test-ts) runs all three and
     // `vitest run --project unit` the fast one.
     projects: [
-      // No database, no server, no training, no browser: the edit-test loop (make test-unit).
+      // No shared database, no training, no browser: the edit-test loop (make test-unit).
       { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"], sequence: { groupOrder: 0 } } },
       // Real Postgres, Redis, HTTP servers and the Python pipelines.
       { extends: true, test: { name: "integration", include: ["test/integration/**/*.test.ts"], sequence: { groupOrder: 1 } } },
