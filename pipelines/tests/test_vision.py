@@ -156,6 +156,9 @@ def test_cli_events_and_exit_code(tmp_path):
     assert evs[-1] == {"type": "result", "manifest": "manifest.json"}
     assert any(e["type"] == "metric" and e["split"] == "test" and e["name"] == "auc" for e in evs)
     assert any(e["type"] == "progress" and e["stage"] == "training" for e in evs)
+    # one denominator for the whole build ("trial 1 of up to N" ... "trial k of up to N"), never below the trial number
+    training = [e for e in evs if e["type"] == "progress" and "trials" in e]
+    assert len({e["trials"] for e in training}) == 1 and all(e["trial"] <= e["trials"] for e in training)
     m = json.loads((Path(spec["out_dir"]) / "manifest.json").read_text())
     assert m["problem"] == "binary" and len(m["thresholds"]) == 2
 

@@ -5,6 +5,7 @@ import type { Authenticate, AuthInfo, AuthRequest, AuthResponse } from "./types.
 import type { Logger } from "../logger.js";
 import { AccountService } from "./account.service.js";
 import { directOps } from "./admin-ops.js";
+import { FirstRunSetup } from "./first-run.js";
 import { adminSocketPath, startAdminSocket } from "./admin-socket.js";
 import { ApiKeyService } from "./api-key.service.js";
 import { createLimiters, rateLimitHeaders, retryAfterSeconds, type Limiters } from "./rate-limit.js";
@@ -24,6 +25,8 @@ export interface Auth {
   sessions: SessionService;
   /** First-run detection and password changes (the dashboard's Settings → Account). */
   account: AccountService;
+  /** The first account of a fresh install, made in the browser with the setup code this process prints. */
+  firstRun: FirstRunSetup;
   limiters: Limiters;
   /** Resolves the caller for a route's auth mode, or throws the ApiError (401/403/429) that refuses it. */
   authenticate: Authenticate;
@@ -103,6 +106,7 @@ export async function createAuth(deps: { config: Config; db: Db; logger: Logger;
     apiKeys,
     sessions,
     account: new AccountService(db),
+    firstRun: new FirstRunSetup(db),
     limiters,
     async authenticate(req, res, mode) {
       switch (mode) {

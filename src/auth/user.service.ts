@@ -27,7 +27,7 @@ export function passwordProblem(password: string): string | undefined {
 }
 
 /** The normalised email, or 400 naming each bad field: a bad email or weak password (the same for every address). */
-function checkedEmail(input: { email: string; password: string }): string {
+export function checkedEmail(input: { email: string; password: string }): string {
   const email = normaliseEmail(input.email);
   const details = [];
   if (!emailSchema.safeParse(email).success) details.push({ field: "email", message: "not a valid email address" });

@@ -20,11 +20,14 @@ export function registerServe(program: Command): void {
       const [{ n }] = await running.services.db.select({ n: count() }).from(users);
       if (n === 0) {
         // Printed plainly (not only as JSON) because this is the first thing a new operator reads.
+        // The setup code goes to the terminal only, not the JSON log: it is a one-time credential, and log files
+        // are often shipped elsewhere. It stops working once any user exists.
         process.stderr.write(
-          `\nBuilder is running on http://localhost:${running.port} with no users yet. Create one:\n` +
-            `  ./builder users create --email you@hospital.org --password '<a long password>'\n` +
-            `then sign in to the dashboard at http://localhost:${running.port}/ and make an API key in Settings → API\n` +
-            `(or on the command line: ./builder keys create --email you@hospital.org --name first-key).\n\n`,
+          `\nBuilder is running on http://localhost:${running.port} with no users yet.\n` +
+            `Open http://localhost:${running.port}/ and create the first account with this setup code:\n\n` +
+            `    ${running.services.auth.firstRun.setupCode()}\n\n` +
+            `(or on the command line: ./builder users create --email you@hospital.org --password '<a long password>').\n` +
+            `Then make an API key in Settings → API (or: ./builder keys create --email you@hospital.org --name first-key).\n\n`,
         );
       }
       const shutdown = (signal: string) => {

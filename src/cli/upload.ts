@@ -25,6 +25,8 @@ export interface UploadOutcome {
   zip_gcloud: string;
   size: number;
   sha256: string;
+  converted_from?: string;
+  note?: string;
 }
 
 export class UploadError extends Error {}
@@ -63,7 +65,7 @@ export async function uploadFile(opts: UploadOptions): Promise<UploadOutcome> {
   const st = await fs.promises.stat(opts.file).catch(() => null);
   if (!st?.isFile()) throw new UploadError(`no file at ${opts.file}`);
   const name = opts.name ?? path.basename(opts.file);
-  if (!/\.zip$/i.test(name)) throw new UploadError(`${name} is not a .zip file`);
+  if (!/\.(zip|csv|xlsx)$/i.test(name)) throw new UploadError(`${name} is not a .zip file (or a data task's table: .csv or .xlsx)`);
   const userId = await whoAmI(opts.url, opts.key);
   const target = new URL(`/v1/files/${encodeURIComponent(userId)}/${encodeURIComponent(opts.to)}/${encodeURIComponent(name)}`, opts.url);
   const hash = createHash("sha256");
@@ -80,7 +82,7 @@ export async function uploadFile(opts: UploadOptions): Promise<UploadOutcome> {
   // the socket under a half-sent file. A server or proxy that never answers 100 gets the body after a second.
   const req = request(target, {
     method: "PUT",
-    headers: { authorization: `Bearer ${opts.key}`, "content-type": "application/zip", "content-length": String(st.size), expect: "100-continue" },
+    headers: { authorization: `Bearer ${opts.key}`, "content-type": contentTypeOf(name), "content-length": String(st.size), expect: "100-continue" },
   });
   let sending: Promise<unknown> | undefined;
   const send = () => {
@@ -97,10 +99,17 @@ export async function uploadFile(opts: UploadOptions): Promise<UploadOutcome> {
   if (res.statusCode !== 201) throw new UploadError(`upload refused: ${errorText(res.statusCode ?? 0, body)}`);
   const out = JSON.parse(body) as UploadOutcome;
   const local = hash.digest("hex");
-  if (out.sha256 !== local || out.size !== st.size) {
+  // A bare table comes back as the zip the server made of it: its hash is that zip's, not the sent file's.
+  if (!out.converted_from && (out.sha256 !== local || out.size !== st.size)) {
     throw new UploadError(`the stored file differs from the local one (sha256 ${out.sha256} vs ${local}); upload it again`);
   }
   return out;
+}
+
+function contentTypeOf(name: string): string {
+  if (/\.csv$/i.test(name)) return "text/csv";
+  if (/\.xlsx$/i.test(name)) return "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+  return "application/zip";
 }
 
 function human(bytes: number): string {
@@ -138,8 +147,8 @@ export function progressBar(stream: NodeJS.WriteStream = process.stderr, width =
 export function registerUpload(program: Command): void {
   program
     .command("upload")
-    .description("upload a dataset zip to your folder in the bucket; prints {zip_gcloud, size, sha256}")
-    .argument("<file>", "the .zip file")
+    .description("upload a dataset zip (or a data task's .csv/.xlsx table, stored as a zip of it) to your folder in the bucket; prints {zip_gcloud, size, sha256}")
+    .argument("<file>", "the .zip file, or a .csv/.xlsx table")
     .requiredOption("--to <experiment_dir>", "folder for this experiment's data, e.g. exp1")
     .option("--key <key>", "your API key (or BUILDER_API_KEY)")
     .option("--url <url>", "Builder's address (or BUILDER_URL)", process.env.BUILDER_URL ?? `http://localhost:${process.env.PORT ?? 8080}`)

@@ -15,6 +15,8 @@ import { listColumns, type ColumnsResult } from "./columns.js";
 import { prepareDataset } from "./prepare.js";
 import { DatasetFault, type DatasetReport } from "./report.js";
 import type { DatasetTask } from "./types.js";
+import { SAMPLES, writeSampleCsv } from "./sample-datasets.js";
+import { checkCsvText, csvNameFor, MAX_XLSX_BYTES, spoolUpload, tableKindOf, xlsxFirstSheetToCsv, zipOneFile, zipPathFor } from "./table-upload.js";
 import { feedUpload, isClientAbort, notAZip, NotAZipError, uploadInterrupted, UploadInterruptedError, zipSignatureCheck } from "./upload-stream.js";
 import { resolveZipPath } from "./zip-path.js";
 
@@ -22,6 +24,9 @@ export interface UploadResult {
   zip_gcloud: string;
   size: number;
   sha256: string;
+  /** A bare .csv/.xlsx upload: the name it was sent as, and what was stored in its place (in plain words). */
+  converted_from?: string;
+  note?: string;
 }
 
 /**
@@ -44,6 +49,7 @@ export class DatasetService {
   async upload(userId: string, objectPath: string, body: Readable, declaredLength?: number): Promise<UploadResult> {
     const max = this.deps.config.MAX_UPLOAD_BYTES;
     if (declaredLength !== undefined && declaredLength > max) throw tooLarge(max);
+    if (tableKindOf(objectPath)) return this.uploadTable(userId, objectPath, body);
     // The body goes through the signature check, so a failed write never destroys the request itself (the route
     // can still answer 413/415), and a client that goes away mid-upload fails the write: no object is left.
     const checked = zipSignatureCheck();
@@ -60,11 +66,67 @@ export class DatasetService {
       throw err;
     }
     detach();
+    await this.recordFile(userId, objectPath, result);
+    return { zip_gcloud: objectPath, ...result };
+  }
+
+  private async recordFile(userId: string, objectPath: string, result: { size: number; sha256: string }): Promise<void> {
     await this.deps.db
       .insert(files)
       .values({ userId, path: objectPath, size: result.size, sha256: result.sha256 })
       .onConflictDoUpdate({ target: files.path, set: { size: result.size, sha256: result.sha256, createdAt: sql`now()` } });
-    return { zip_gcloud: objectPath, ...result };
+  }
+
+  /** A sample table into the caller's folder `samples/`, as an upload of it would be stored. */
+  async loadSample(userId: string, sampleId: string): Promise<UploadResult & { licence: string }> {
+    const sample = SAMPLES.find((s) => s.id === sampleId);
+    if (!sample) throw new ApiError(404, "not_found", `no sample dataset '${sampleId}'; GET /v1/datasets/samples lists them`);
+    const work = this.tmpDir("sample");
+    await fs.promises.mkdir(work, { recursive: true });
+    try {
+      const csv = path.join(work, `${sample.id}.csv`);
+      const rows = await writeSampleCsv(sample, csv, this.deps.config.PYTHON_BIN);
+      const zipPath = `${userId}/samples/${sample.id}.zip`;
+      const result = await this.deps.bucket.write(zipPath, zipOneFile(csv, `${sample.id}.csv`), { maxBytes: this.deps.config.MAX_UPLOAD_BYTES, contentType: "application/zip" });
+      await this.recordFile(userId, zipPath, result);
+      const note = `${sample.title}: ${rows} patients, label column “${sample.label_col}”, stored in your folder as samples/${sample.id}.zip`;
+      return { zip_gcloud: zipPath, ...result, note, licence: sample.licence };
+    } finally {
+      await fs.promises.rm(work, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * A bare .csv or .xlsx (a data task's table): stored as a zip holding one CSV beside where it was sent
+   * (`folder/pima.xlsx` becomes `folder/pima.zip` with `pima.csv`), which every later stage reads as any zip.
+   */
+  private async uploadTable(userId: string, tablePath: string, body: Readable): Promise<UploadResult> {
+    const kind = tableKindOf(tablePath)!;
+    const name = path.posix.basename(tablePath);
+    const work = this.tmpDir("table");
+    await fs.promises.mkdir(work, { recursive: true });
+    try {
+      const raw = path.join(work, `upload.${kind}`);
+      await spoolUpload(body, raw, kind === "xlsx" ? Math.min(MAX_XLSX_BYTES, this.deps.config.MAX_UPLOAD_BYTES) : this.deps.config.MAX_UPLOAD_BYTES);
+      const csvName = csvNameFor(tablePath);
+      let csv = raw;
+      let note: string;
+      if (kind === "xlsx") {
+        csv = path.join(work, "table.csv");
+        const sheet = await xlsxFirstSheetToCsv(raw, csv, name);
+        const others = sheet.otherSheets.length ? `; the other sheets (${sheet.otherSheets.map((s) => `“${s}”`).join(", ")}) were not read` : "";
+        note = `${name}: its first sheet, “${sheet.sheet}” (${sheet.rows - 1} rows below its header), was stored as ${csvName}${others}`;
+      } else {
+        await checkCsvText(raw, name);
+        note = `${name} was stored as the dataset's table`;
+      }
+      const zipPath = zipPathFor(tablePath);
+      const result = await this.deps.bucket.write(zipPath, zipOneFile(csv, csvName), { maxBytes: this.deps.config.MAX_UPLOAD_BYTES, contentType: "application/zip" });
+      await this.recordFile(userId, zipPath, result);
+      return { zip_gcloud: zipPath, ...result, converted_from: name, note: `${note}, zipped as ${path.posix.basename(zipPath)}` };
+    } finally {
+      await fs.promises.rm(work, { recursive: true, force: true });
+    }
   }
 
   async listFiles(userId: string) {

@@ -20,7 +20,13 @@ export class UploadInterruptedError extends Error {
 }
 
 export const notAZip = () =>
-  new ApiError(415, "not_a_zip", "the file is not a zip archive (it does not start with the zip signature 'PK\\x03\\x04'); zip the CSV and images and upload the .zip", undefined, { connection: "close" });
+  new ApiError(
+    415,
+    "not_a_zip",
+    "the file is not a zip archive: put the CSV and its images in a .zip and upload that; a data task's table alone may be uploaded as it is, named .csv or .xlsx",
+    undefined,
+    { connection: "close" },
+  );
 
 export const uploadInterrupted = () => new ApiError(400, "upload_interrupted", "the upload was interrupted before the whole body arrived; nothing was stored");
 

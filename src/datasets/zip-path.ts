@@ -14,6 +14,15 @@ export const MAX_SEGMENT_LENGTH = 200;
 
 /** Checks a zip_gcloud for the caller; returns the bare object path or throws the ApiError to answer. */
 export function resolveZipPath(zipGcloud: string, userId: string, field = "zip_gcloud"): string {
+  return resolveObjectPath(zipGcloud, userId, field, /\.zip$/i, "must name a .zip file");
+}
+
+/** Where an upload may go: a zip, or a bare table for a data task (.csv, .xlsx) that the server zips. */
+export function resolveUploadPath(objectPath: string, userId: string, field = "path"): string {
+  return resolveObjectPath(objectPath, userId, field, /\.(zip|csv|xlsx)$/i, "must name a .zip file (or a data task's .csv or .xlsx table)");
+}
+
+function resolveObjectPath(zipGcloud: string, userId: string, field: string, extension: RegExp, extensionMessage: string): string {
   const objectPath = zipGcloud.replace(/^gs:\/\/[^/]+\//, "");
   const bad = (message: string) => new ApiError(400, "invalid_request", `${field}: ${message}`, [{ field, message }]);
   let segments: string[];
@@ -27,7 +36,7 @@ export function resolveZipPath(zipGcloud: string, userId: string, field = "zip_g
   if (odd !== undefined) throw bad(`'${odd}' may hold only letters, digits, '.', '-' and '_'`);
   const long = segments.find((s) => s.length > MAX_SEGMENT_LENGTH);
   if (long !== undefined) throw bad(`each folder and file name may be at most ${MAX_SEGMENT_LENGTH} characters ('${long.slice(0, 20)}...' has ${long.length})`);
-  if (!/\.zip$/i.test(segments[2])) throw bad("must name a .zip file");
+  if (!extension.test(segments[2])) throw bad(extensionMessage);
   if (segments[0] !== userId) throw new ApiError(404, "not_found", `no file at ${objectPath}`);
   return objectPath;
 }

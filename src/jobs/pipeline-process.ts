@@ -1,18 +1,11 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
-import path from "node:path";
 import readline from "node:readline";
-import { fileURLToPath } from "node:url";
 import { contractErrors } from "../contract/validate.js";
 import type { PipelineEvent } from "../contract/types.js";
+import { defaultPython, PIPELINES_DIR } from "../pipelines-python.js";
 
-export const PIPELINES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../pipelines");
-
-export function defaultPython(configured?: string): string {
-  if (configured) return configured;
-  const venv = path.join(PIPELINES_DIR, ".venv/bin/python");
-  return fs.existsSync(venv) ? venv : "python3";
-}
+export { defaultPython, PIPELINES_DIR };
 
 // Linux: ask the kernel to SIGKILL the pipeline when its parent (this Node process) dies, so a kill -9 of
 // `serve` or of a worker never leaves an orphan training on after the job was handed to another runner.

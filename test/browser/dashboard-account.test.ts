@@ -28,12 +28,30 @@ describe.skipIf(!haveChromium)("dashboard: sign-in, API keys, account (Chromium)
 
   const me = (key: string) => fetch(`${server.url}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
 
-  it("first run: with no user yet, the sign-in page says how to create one", async () => {
+  it("first run: with no user yet, the page makes the first account with the server's setup code, and not without it", async () => {
     await page.goto(`${server.url}/`);
     const hint = page.getByTestId("first-run");
     await hint.waitFor();
+    expect(await hint.textContent()).toContain("setup code");
     expect(await hint.textContent()).toContain("./builder users create");
+    expect(seriousOrCritical(await axeViolations(page))).toEqual([]);
+    await page.getByLabel("Setup code").fill("AAAA-BBBB-CCCC-DDDD");
+    await page.getByLabel("Email").fill("admin@hospital.example");
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Create the first account" }).click();
+    const alert = page.getByRole("alert");
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain("printed in its log");
+    expect(await server.services.auth.account.anyUser()).toBe(false);
     await screenshot(page, "01-signin-first-run");
+
+    await page.getByLabel("Setup code").fill(server.services.auth.firstRun.setupCode());
+    await page.getByRole("button", { name: "Create the first account" }).click();
+    await page.getByRole("heading", { name: "Experiments" }).waitFor();
+    expect(await server.services.auth.users.findByEmail("admin@hospital.example")).toBeTruthy();
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { name: "Sign in to Builder" }).waitFor();
+    expect(await page.getByTestId("first-run").count()).toBe(0);
   });
 
   it("a wrong password is refused with the API's message and request id; the right one signs in", async () => {
@@ -56,6 +74,8 @@ describe.skipIf(!haveChromium)("dashboard: sign-in, API keys, account (Chromium)
   it("Settings → API: a new key is shown once, works against /v1/me, and revoked in the page it is refused with 403", async () => {
     await page.getByRole("link", { name: "Settings → API" }).click();
     await page.getByLabel("Name").fill("browser-test");
+    // The server's default limit is a number on the page, not the word "default".
+    expect(await page.getByLabel("Requests per minute (optional)").getAttribute("placeholder")).toMatch(/^server default: \d+$/);
     await page.getByLabel("Requests per minute (optional)").fill("30");
     await page.getByRole("button", { name: "Generate new key" }).click();
     const key = (await page.getByTestId("new-key-value").textContent())!.trim();
@@ -77,6 +97,9 @@ describe.skipIf(!haveChromium)("dashboard: sign-in, API keys, account (Chromium)
 
     await page.getByRole("button", { name: "Revoke browser-test" }).click();
     await page.getByRole("button", { name: "Yes, revoke" }).click();
+    // A revoked key leaves the list until asked for: the list is of keys that work.
+    await page.getByText("No active keys").waitFor();
+    await page.getByLabel("Show revoked keys (1)").check();
     await table.getByText(/^revoked/).waitFor();
     await screenshot(page, "04-settings-api-revoked");
 

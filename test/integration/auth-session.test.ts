@@ -31,7 +31,7 @@ describeEachTarget("dashboard sessions on %s", (target) => {
   let server: TestServer;
   let user: UserWithKey;
   beforeAll(async () => {
-    server = await startTestServer(target, { SIGNIN_ATTEMPTS_PER_15_MIN: String(ATTEMPTS), SIGNIN_ATTEMPTS_PER_ADDRESS_PER_15_MIN: String(ADDRESS_ATTEMPTS), ...limiterEnv(target) });
+    server = await startTestServer(target, { SIGNIN_ATTEMPTS_PER_15_MIN: String(ATTEMPTS), SIGNIN_ATTEMPTS_PER_ADDRESS_PER_15_MIN: String(ADDRESS_ATTEMPTS), RATE_LIMIT_PER_MINUTE: "777", ...limiterEnv(target) });
     user = await createUserWithKey(server);
   });
   afterAll(async () => {
@@ -91,6 +91,7 @@ describeEachTarget("dashboard sessions on %s", (target) => {
     const list = (await (await fetch(`${server.url}/v1/api-keys`, { headers: { cookie } })).json()) as any;
     expect(list.data.map((k: any) => k.id)).toContain(key.id);
     expect(JSON.stringify(list)).not.toContain(key.key);
+    expect(list.default_rate_limit_per_minute).toBe(777); // what a key without its own limit gets
 
     const del = await fetch(`${server.url}/v1/api-keys/${key.id}`, { method: "DELETE", headers: { cookie, "x-csrf-token": s.csrf_token } });
     expect(del.status).toBe(200);

@@ -78,6 +78,15 @@ describe("outbound guard", () => {
     expect(err.status).toBeLessThan(500);
   });
 
+  it("tells that a private address (a hospital's PACS) can be allowed by the operator, and never offers it for metadata", async () => {
+    const pacs = await guard.fetch("http://10.1.2.3/studies/1").then(() => null, (e) => e);
+    expect(pacs?.code).toBe("blocked_address");
+    expect(pacs.message).toContain("FETCH_ALLOW_HOSTS");
+    const metadata = await guard.fetch("http://169.254.169.254/latest/meta-data/").then(() => null, (e) => e);
+    expect(metadata?.code).toBe("blocked_address");
+    expect(metadata.message).not.toContain("FETCH_ALLOW_HOSTS");
+  });
+
   it("has at least 20 hostile forms", () => expect(HOSTILE.length).toBeGreaterThanOrEqual(20));
 
   it("classifies addresses", () => {

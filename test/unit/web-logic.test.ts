@@ -68,11 +68,14 @@ describe("predict snippets", () => {
     expect(s.javascript).toContain("JSON.stringify({ message: [null,1] })");
   });
 
-  it("tabular without values: zeros of the right length; vision: an image URI", () => {
+  it("tabular without values: zeros of the right length; vision: a local image file, and a link named", () => {
     expect(predictSnippets("http://h", 1, tabular).curl).toContain(`{"message":[0,0]}`);
     const v = predictSnippets("http://h", 7, vision);
-    expect(v.curl).toContain(`{"message":"https://example.org/image.png"}`);
-    expect(v.python).toContain(`json={"message": "https://example.org/image.png"}`);
+    // an image model's snippets send a local file (run for real in web-snippets-image-file.test.ts); a link is named
+    expect(v.curl).toContain("base64 < scan.png");
+    expect(v.python).toContain(`open("scan.png", "rb")`);
+    expect(v.javascript).toContain(`readFile("scan.png")`);
+    for (const text of Object.values(v)) expect(text).toContain(`{"message": "https://example.org/image.png"}`);
   });
 
   it("every snippet names the experiment's own URL and no other secret", () => {
@@ -88,6 +91,10 @@ describe("small helpers", () => {
     expect(uploadPath("My scans (v2).ZIP", 0)).toBe("upload-0/My_scans_v2_.zip");
     expect(uploadPath("../../etc/passwd.zip", 36)).toBe("upload-10/etc_passwd.zip");
     expect(uploadPath("été.zip", 1)).toMatch(/^upload-1\/[A-Za-z0-9._-]+\.zip$/);
+    // a bare table keeps its extension: the server zips it (a .csv named .zip would be refused as not a zip)
+    expect(uploadPath("Pima cohort.CSV", 0)).toBe("upload-0/Pima_cohort.csv");
+    expect(uploadPath("datos 2024.xlsx", 0)).toBe("upload-0/datos_2024.xlsx");
+    expect(uploadPath("notes.txt", 0)).toBe("upload-0/notes.txt.zip");
   });
 
   it("experiment ids: one more than the highest, 1 for the first", () => {

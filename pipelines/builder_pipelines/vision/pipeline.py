@@ -91,6 +91,8 @@ def _strata(targets, parts: dict) -> np.ndarray:
 
 
 def _crossfit_progress(metric: str, training_deadline: float, planned_models: int):
+    # planned_models is the plan's ceiling (max rounds x folds), fixed for the whole build so the page's "of up to N"
+    # never changes mid-build.
     t_start = time.monotonic()
 
     def for_model(model_no: int):
@@ -99,7 +101,7 @@ def _crossfit_progress(metric: str, training_deadline: float, planned_models: in
             events.metric("train", "loss", row["train_loss"], epoch=epoch, trial=model_no)
             events.metric("val", "loss", row["val_loss"], epoch=epoch, trial=model_no)
             events.metric("val", metric, row["val_metric"], epoch=epoch, trial=model_no)
-            events.progress("training", frac, epoch=epoch, epochs=epochs, trial=model_no, trials=max(model_no, planned_models),
+            events.progress("training", frac, epoch=epoch, epochs=epochs, trial=model_no, trials=planned_models,
                             eta_s=max(0.0, training_deadline - time.monotonic()))
         return on_epoch
     return for_model
@@ -161,7 +163,7 @@ def train(spec: dict, out_dir: str) -> str:
         data = x["train"] = None  # the pooled copy holds these images now: keep one copy in memory, not two
         rounds = crossfit.run_crossfit(pooled, pooled_groups, _strata(targets, parts), image["width"], int(spec["seed"]), device,
                                        deadline - reserve, plan, init_state=_load_pretrained(spec),
-                                       on_epoch=_crossfit_progress(pooled.metric, deadline - reserve, plan.planned_rounds * plan.folds))
+                                       on_epoch=_crossfit_progress(pooled.metric, deadline - reserve, plan.max_rounds * plan.folds))
         pool = [m for r in rounds for m in r.models]
         members = [m for r in rounds if r.kept for m in r.models]
         tta = crossfit.choose_flip_tta(rounds, pooled, pooled_groups, int(spec["seed"]))

@@ -42,6 +42,8 @@ def run_search(data: TrainData, side: int, spec: dict, device, training_deadline
     t_start = time.monotonic()
     lo, hi = progress_span
 
+    # `trials` is the search's ceiling, not its current guess: a denominator that grew mid-build ("1 of 2" became
+    # "4 of 4") read as the build starting over. The page says "of up to".
     def report(trial_no: int):
         def on_epoch(epoch, epochs, row):
             span = max(training_deadline - t_start, 1e-6)
@@ -50,7 +52,7 @@ def run_search(data: TrainData, side: int, spec: dict, device, training_deadline
             events.metric("train", "loss", row["train_loss"], epoch=epoch, trial=trial_no)
             events.metric("val", "loss", row["val_loss"], epoch=epoch, trial=trial_no)
             events.metric("val", data.metric, row["val_metric"], epoch=epoch, trial=trial_no)
-            events.progress("training", frac, epoch=epoch, epochs=epochs, trial=trial_no, trials=max(TRIALS_IN_BUDGET[mode], trial_no),
+            events.progress("training", frac, epoch=epoch, epochs=epochs, trial=trial_no, trials=planned,
                             best_metric=None if best is None or not np.isfinite(best) else abs(best),
                             eta_s=max(0.0, training_deadline - time.monotonic()))
         return on_epoch

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SETUP_ATTEMPTS_PER_15_MIN } from "../../auth/first-run.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../route.js";
 
@@ -20,7 +21,7 @@ export const accountRoutes = [
       200: {
         description: "setup state",
         schema: z.object({
-          users_exist: z.boolean().describe("false on a fresh install: create the first user with ./builder users create"),
+          users_exist: z.boolean().describe("false on a fresh install: create the first user here with the setup code from the server's log (POST /v1/setup), or with ./builder users create"),
           signup_enabled: z.boolean().describe("SIGNUP_ENABLED: anyone who reaches the dashboard may create an account"),
         }),
       },
@@ -29,6 +30,32 @@ export const accountRoutes = [
       headers: { "cache-control": "no-store" },
       body: { users_exist: await services.auth.account.anyUser(), signup_enabled: services.config.SIGNUP_ENABLED },
     }),
+  }),
+  defineRoute({
+    method: "post",
+    path: "/v1/setup",
+    auth: "none",
+    summary: "First run: create the first account with the setup code the server printed in its log; refused once any user exists",
+    tags: ["account"],
+    body: z.object({
+      setup_code: z.string().min(1).max(64).describe("printed by ./builder serve at start-up while no user exists (e.g. 7K2M-XQ4P-9TND-3HBR)"),
+      email: z.string().min(1).max(320),
+      password: z.string().min(1).max(1024),
+    }),
+    responses: {
+      201: { description: "the first account exists; sign in next (POST /v1/session)", schema: z.object({ user_id: z.string().uuid(), email: z.string() }) },
+      400: { description: "invalid_request: not an email address, or a weak password" },
+      403: { description: "invalid_setup_code: not the code in this server's log" },
+      409: { description: "setup_done: a user exists already" },
+      429: { description: "rate_limit_exceeded: too many attempts from this address" },
+    },
+    handler: async ({ req, body, services }) => {
+      const decision = await services.auth.limiters.consume("setup", req.ip ?? "unknown", SETUP_ATTEMPTS_PER_15_MIN, 900);
+      if (!decision.allowed) throw new ApiError(429, "rate_limit_exceeded", `at most ${SETUP_ATTEMPTS_PER_15_MIN} setup attempts per 15 minutes from one address`);
+      const user = await services.auth.firstRun.createFirstUser({ setupCode: body.setup_code, email: body.email, password: body.password });
+      req.log.info({ user_id: user.id }, "first run: the first account was created from the setup page");
+      return { status: 201, headers: { "cache-control": "no-store" }, body: { user_id: user.id, email: user.email } };
+    },
   }),
   defineRoute({
     method: "post",

@@ -50,8 +50,18 @@ export const apiKeyRoutes = [
     auth: "session",
     summary: "List your API keys (never the secrets), newest first, revoked ones included",
     tags: ["account"],
-    responses: { 200: { description: "your keys", schema: z.object({ data: z.array(apiKeySchema) }) } },
-    handler: async ({ auth, services }) => ({ body: { data: (await services.auth.apiKeys.list(auth.userId)).map(toJson) } }),
+    responses: {
+      200: {
+        description: "your keys",
+        schema: z.object({
+          data: z.array(apiKeySchema),
+          default_rate_limit_per_minute: z.number().int().describe("the limit of a key whose rate_limit_per_minute is null (RATE_LIMIT_PER_MINUTE)"),
+        }),
+      },
+    },
+    handler: async ({ auth, services }) => ({
+      body: { data: (await services.auth.apiKeys.list(auth.userId)).map(toJson), default_rate_limit_per_minute: services.config.RATE_LIMIT_PER_MINUTE },
+    }),
   }),
   defineRoute({
     method: "delete",

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { datasetFieldRules, experimentRequestFields } from "../../experiments/request.js";
+import { SAMPLES } from "../../datasets/sample-datasets.js";
 import { datasetTask } from "../../experiments/study.js";
 import { defineRoute } from "../route.js";
 import { datasetReportSchema } from "../response-schemas.js";
@@ -12,6 +13,17 @@ const validateBody = experimentRequestFields
   .pick({ zip_gcloud: true, task: true, label_cols: true, images_col: true, data_cols: true, split_col: true, type_of_experiment: true, model_type: true })
   .extend({ model_type: experimentRequestFields.shape.model_type.default(0) })
   .superRefine(datasetFieldRules);
+
+const sampleSchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  description: z.string(),
+  task: z.literal("data"),
+  label_col: z.string(),
+  rows: z.number(),
+  licence: z.string().describe("the data's licence and citation"),
+  source: z.string(),
+});
 
 export const datasetRoutes = [
   defineRoute({
@@ -44,5 +56,30 @@ export const datasetRoutes = [
       },
     },
     handler: async ({ query, auth, services }) => ({ body: await services.datasets.columns(auth.userId, query.zip_gcloud) }),
+  }),
+  defineRoute({
+    method: "get",
+    path: "/v1/datasets/samples",
+    auth: "any",
+    summary: "Public sample datasets Builder can put in your folder to try a build (shipped inside a package; nothing is downloaded)",
+    tags: ["datasets"],
+    responses: { 200: { description: "the samples", schema: z.object({ data: z.array(sampleSchema) }) } },
+    handler: async () => ({ body: { data: SAMPLES } }),
+  }),
+  defineRoute({
+    method: "post",
+    path: "/v1/datasets/samples/{sample_id}",
+    auth: "any",
+    summary: "Put a sample dataset in your folder (samples/<sample_id>.zip) and answer as an upload does, with the data's licence",
+    tags: ["datasets"],
+    params: z.object({ sample_id: z.string().max(100) }),
+    responses: {
+      201: {
+        description: "stored; build from zip_gcloud",
+        schema: z.object({ zip_gcloud: z.string(), size: z.number(), sha256: z.string(), note: z.string().optional(), licence: z.string() }),
+      },
+      404: { description: "not_found: no such sample" },
+    },
+    handler: async ({ params, auth, services }) => ({ status: 201, body: await services.datasets.loadSample(auth.userId, params.sample_id) }),
   }),
 ];

@@ -3,7 +3,7 @@ import type { Request } from "express";
 import { z } from "zod";
 import type { UploadResult } from "../../datasets/service.js";
 import { uploadInterrupted, UploadInterruptedError } from "../../datasets/upload-stream.js";
-import { resolveZipPath } from "../../datasets/zip-path.js";
+import { resolveUploadPath, resolveZipPath } from "../../datasets/zip-path.js";
 import type { Services } from "../../services.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../route.js";
@@ -11,7 +11,13 @@ import { defineRoute } from "../route.js";
 // Uploads of dataset zips to the bucket, streamed: the server never holds the file in memory.
 // PUT sends the raw bytes; POST sends multipart/form-data (field `path`, then field `file`).
 
-const uploadResult = z.object({ zip_gcloud: z.string(), size: z.number(), sha256: z.string() });
+const uploadResult = z.object({
+  zip_gcloud: z.string().describe("the stored zip: for a bare .csv/.xlsx, the zip the server made of it (same folder and name, .zip)"),
+  size: z.number(),
+  sha256: z.string(),
+  converted_from: z.string().optional().describe("a bare .csv/.xlsx upload: the file name it was sent as"),
+  note: z.string().optional().describe("a bare .csv/.xlsx upload: what was stored, in plain words (an .xlsx gives its first sheet)"),
+});
 const fileParams = z.object({ user_dir: z.string(), experiment_dir: z.string(), file: z.string() });
 
 function contentLength(req: Request): number | undefined {
@@ -22,7 +28,7 @@ function contentLength(req: Request): number | undefined {
 /** `path` in a multipart upload: the full zip_gcloud, or `<experiment_dir>/<file>.zip` inside the caller's folder. */
 function multipartPath(value: string, userId: string): string {
   const full = value.replace(/^gs:\/\/[^/]+\//, "").split("/").length === 2 ? `${userId}/${value}` : value;
-  return resolveZipPath(full, userId, "path");
+  return resolveUploadPath(full, userId, "path");
 }
 
 function multipartUpload(req: Request, services: Services, userId: string): Promise<UploadResult> {
@@ -93,7 +99,7 @@ export const fileRoutes = [
     rawBody: { contentType: "application/zip", description: "the zip file's bytes" },
     responses: { 201: { description: "stored", schema: uploadResult } },
     handler: async ({ req, params, auth, services }) => {
-      const objectPath = resolveZipPath(`${params.user_dir}/${params.experiment_dir}/${params.file}`, auth.userId, "path");
+      const objectPath = resolveUploadPath(`${params.user_dir}/${params.experiment_dir}/${params.file}`, auth.userId, "path");
       const result = await services.datasets.upload(auth.userId, objectPath, req, contentLength(req));
       return { status: 201, body: result };
     },

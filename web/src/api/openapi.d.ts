@@ -172,6 +172,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/datasets/samples": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Public sample datasets Builder can put in your folder to try a build (shipped inside a package; nothing is downloaded) */
+        get: operations["get_v1_datasets_samples"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/datasets/samples/{sample_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Put a sample dataset in your folder (samples/<sample_id>.zip) and answer as an upload does, with the data's licence */
+        post: operations["post_v1_datasets_samples_sample_id"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/datasets/validate": {
         parameters: {
             query?: never;
@@ -460,7 +494,8 @@ export interface paths {
         /** What the sign-in page shows before sign-in: whether any user exists yet (first run) and whether sign-up is open */
         get: operations["get_v1_setup"];
         put?: never;
-        post?: never;
+        /** First run: create the first account with the setup code the server printed in its log; refused once any user exists */
+        post: operations["post_v1_setup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -886,6 +921,8 @@ export interface operations {
                             rate_limit_per_minute: number | null;
                             revoked_at: string | null;
                         }[];
+                        /** @description the limit of a key whose rate_limit_per_minute is null (RATE_LIMIT_PER_MINUTE) */
+                        default_rate_limit_per_minute: number;
                     };
                 };
             };
@@ -1164,6 +1201,94 @@ export interface operations {
                         csv_path: string | null;
                         rows: number;
                     };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_datasets_samples: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the samples */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            description: string;
+                            id: string;
+                            label_col: string;
+                            /** @description the data's licence and citation */
+                            licence: string;
+                            rows: number;
+                            source: string;
+                            /** @constant */
+                            task: "data";
+                            title: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_datasets_samples_sample_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sample_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description stored; build from zip_gcloud */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        licence: string;
+                        note?: string;
+                        sha256: string;
+                        size: number;
+                        zip_gcloud: string;
+                    };
+                };
+            };
+            /** @description not_found: no such sample */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -2892,8 +3017,13 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description a bare .csv/.xlsx upload: the file name it was sent as */
+                        converted_from?: string;
+                        /** @description a bare .csv/.xlsx upload: what was stored, in plain words (an .xlsx gives its first sheet) */
+                        note?: string;
                         sha256: string;
                         size: number;
+                        /** @description the stored zip: for a bare .csv/.xlsx, the zip the server made of it (same folder and name, .zip) */
                         zip_gcloud: string;
                     };
                 };
@@ -2934,8 +3064,13 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description a bare .csv/.xlsx upload: the file name it was sent as */
+                        converted_from?: string;
+                        /** @description a bare .csv/.xlsx upload: what was stored, in plain words (an .xlsx gives its first sheet) */
+                        note?: string;
                         sha256: string;
                         size: number;
+                        /** @description the stored zip: for a bare .csv/.xlsx, the zip the server made of it (same folder and name, .zip) */
                         zip_gcloud: string;
                     };
                 };
@@ -3419,9 +3554,87 @@ export interface operations {
                     "application/json": {
                         /** @description SIGNUP_ENABLED: anyone who reaches the dashboard may create an account */
                         signup_enabled: boolean;
-                        /** @description false on a fresh install: create the first user with ./builder users create */
+                        /** @description false on a fresh install: create the first user here with the setup code from the server's log (POST /v1/setup), or with ./builder users create */
                         users_exist: boolean;
                     };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_setup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email: string;
+                    password: string;
+                    /** @description printed by ./builder serve at start-up while no user exists (e.g. 7K2M-XQ4P-9TND-3HBR) */
+                    setup_code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the first account exists; sign in next (POST /v1/session) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        email: string;
+                        /** Format: uuid */
+                        user_id: string;
+                    };
+                };
+            };
+            /** @description invalid_request: not an email address, or a weak password */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_setup_code: not the code in this server's log */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description setup_done: a user exists already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limit_exceeded: too many attempts from this address */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */

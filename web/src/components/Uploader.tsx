@@ -4,10 +4,14 @@ import type { UploadResult } from "../api/types";
 import { formatBytes } from "../lib/format";
 import { ErrorBox } from "./ui";
 
-/** A bucket path for the zip inside the caller's folder: letters, digits, '.', '-' and '_' only. */
+/**
+ * A bucket path for the upload inside the caller's folder: letters, digits, '.', '-' and '_' only. A .csv or .xlsx
+ * keeps its extension (the server stores a zip of it); anything else is sent as a .zip (the server checks it is one).
+ */
 export function uploadPath(fileName: string, now = Date.now()): string {
-  const base = fileName.replace(/\.zip$/i, "").replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[._]+/, "").slice(0, 80) || "dataset";
-  return `upload-${now.toString(36)}/${base}.zip`;
+  const extension = /\.(csv|xlsx)$/i.exec(fileName)?.[1]?.toLowerCase() ?? "zip";
+  const base = fileName.replace(/\.(zip|csv|xlsx)$/i, "").replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[._]+/, "").slice(0, 80) || "dataset";
+  return `upload-${now.toString(36)}/${base}.${extension}`;
 }
 
 /** Pick or drop a zip; upload with a real progress bar (bytes, speed), cancel, and retry after a failure. */
@@ -18,12 +22,14 @@ export function Uploader({ onUploaded, onStart }: { onUploaded: (r: UploadResult
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const [dragging, setDragging] = useState(false);
+  const [note, setNote] = useState<string | null>(null);
   const abort = useRef<() => void>(() => {});
 
   const start = async (f: File) => {
     onStart?.();
     setFile(f);
     setError(null);
+    setNote(null);
     setBusy(true);
     setProgress({ loaded: 0, total: f.size, speed: 0 });
     const u = uploadZip(f, uploadPath(f.name), setProgress);
@@ -32,6 +38,7 @@ export function Uploader({ onUploaded, onStart }: { onUploaded: (r: UploadResult
       const stored = await u.done;
       // A small file may finish before the browser reports any progress: the bar ends full either way.
       setProgress((p) => ({ loaded: stored.size, total: stored.size, speed: p?.speed ?? 0 }));
+      setNote(stored.note ?? null);
       onUploaded(stored, f);
     } catch (err) {
       setError(err);
@@ -57,8 +64,11 @@ export function Uploader({ onUploaded, onStart }: { onUploaded: (r: UploadResult
       }}
     >
       <label>
-        Dataset zip (a CSV, plus the images for an image task)
-        <input type="file" accept=".zip,application/zip" disabled={busy} data-testid="zip-input" onChange={(e) => e.target.files?.[0] && start(e.target.files[0])} />
+        Dataset: a zip (the CSV, plus the images for an image task), or a table alone as .csv or .xlsx
+        <input
+          type="file"
+          accept=".zip,.csv,.xlsx,application/zip,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+          disabled={busy} data-testid="zip-input" onChange={(e) => e.target.files?.[0] && start(e.target.files[0])} />
       </label>
       <p className="muted small">or drop the file here. The first CSV column is the patient id.</p>
       {progress ? (
@@ -75,6 +85,11 @@ export function Uploader({ onUploaded, onStart }: { onUploaded: (r: UploadResult
             </button>
           ) : null}
         </div>
+      ) : null}
+      {note ? (
+        <p className="muted small" role="status" data-testid="upload-note">
+          {note}
+        </p>
       ) : null}
       <ErrorBox error={error} title="Upload failed" />
       {error && file && !busy ? (

@@ -21,6 +21,7 @@ export function exampleMessage(model: Pick<Model, "kind" | "inputs">, values?: A
 
 export function predictSnippets(origin: string, experimentId: number, model: Pick<Model, "kind" | "inputs">, values?: Array<number | null>): Snippets {
   const url = `${origin.replace(/\/+$/, "")}/v1/experiments/${experimentId}/predict`;
+  if (model.kind !== "tabular") return imageFileSnippets(url);
   const message = exampleMessage(model, values);
   const body = JSON.stringify({ message });
   const shellBody = shellQuote(body);
@@ -56,6 +57,58 @@ export function predictSnippets(origin: string, experimentId: number, model: Pic
       '  method: "POST",',
       '  headers: { Authorization: `Bearer ${process.env.BUILDER_API_KEY}`, "Content-Type": "application/json" },',
       `  body: JSON.stringify({ message: ${JSON.stringify(message)} }),`,
+      "});",
+      "if (!response.ok) throw new Error(`${response.status}: ${await response.text()}`);",
+      "console.log(await response.json());",
+    ].join("\n"),
+  };
+}
+
+/** The file name the image snippets read; the comment says to change it. */
+export const SNIPPET_IMAGE_FILE = "scan.png";
+
+/**
+ * An image model's calls send a local file, what a clinician has at hand, as a data: URI. curl reads the body from
+ * stdin: a base64 image as a command-line argument would pass the kernel's 128 KiB limit on one argument.
+ */
+function imageFileSnippets(url: string): Snippets {
+  const file = SNIPPET_IMAGE_FILE;
+  const comment = `message: an image URI. Here the local file ${file} (change the name; PNG or JPEG) as a data: URI; a link works too: {"message": "https://example.org/image.png"}`;
+  return {
+    curl: [
+      `# ${comment}`,
+      `printf '{"message":"data:image/png;base64,%s"}' "$(base64 < ${file} | tr -d '\\n')" |`,
+      `  curl -sS -X POST ${shellQuote(url)} \\`,
+      `  -H "Authorization: Bearer $BUILDER_API_KEY" \\`,
+      `  -H 'Content-Type: application/json' \\`,
+      `  --data-binary @-`,
+    ].join("\n"),
+    python: [
+      "import base64",
+      "import os",
+      "import requests",
+      "",
+      `# ${comment}`,
+      `with open(${JSON.stringify(file)}, "rb") as f:`,
+      '    image = "data:image/png;base64," + base64.b64encode(f.read()).decode("ascii")',
+      "response = requests.post(",
+      `    ${JSON.stringify(url)},`,
+      '    headers={"Authorization": f"Bearer {os.environ[\'BUILDER_API_KEY\']}"},',
+      '    json={"message": image},',
+      "    timeout=60,",
+      ")",
+      "response.raise_for_status()",
+      "print(response.json())",
+    ].join("\n"),
+    javascript: [
+      'import { readFile } from "node:fs/promises";',
+      "",
+      `// ${comment}`,
+      `const image = "data:image/png;base64," + (await readFile(${JSON.stringify(file)})).toString("base64");`,
+      `const response = await fetch(${JSON.stringify(url)}, {`,
+      '  method: "POST",',
+      '  headers: { Authorization: `Bearer ${process.env.BUILDER_API_KEY}`, "Content-Type": "application/json" },',
+      "  body: JSON.stringify({ message: image }),",
       "});",
       "if (!response.ok) throw new Error(`${response.status}: ${await response.text()}`);",
       "console.log(await response.json());",

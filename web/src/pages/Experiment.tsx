@@ -6,6 +6,7 @@ import { unseenValueNotes } from "../lib/unseen";
 import { MetricsTable, PerClassTable } from "../components/MetricsView";
 import { ErrorBox, Link, StatusBadge } from "../components/ui";
 import { ExperimentLabelsEditor } from "../components/ExperimentLabels";
+import { formatEta, useSteadyEta } from "../lib/eta";
 import { experimentTitle, formatDate, formatDuration } from "../lib/format";
 
 const TERMINAL = new Set(["ready", "invalid_dataset", "failed", "cancelled"]);
@@ -73,6 +74,7 @@ export function ExperimentPage({ id }: { id: number }) {
   const [model, setModel] = useState<Model | null>(null);
   const [actionError, setActionError] = useState<unknown>(null);
   const loadedFor = useRef<string | null>(null);
+  const eta = useSteadyEta(exp?.progress?.eta_s);
 
   useEffect(() => {
     if (exp?.status !== "ready" || loadedFor.current === `${id}`) return;
@@ -129,8 +131,8 @@ export function ExperimentPage({ id }: { id: number }) {
           <p>
             <strong>{exp.progress?.stage ?? exp.status}</strong> {exp.progress ? `${Math.round(exp.progress.fraction * 100)}%` : ""}
             {exp.progress?.epoch && exp.progress.epochs ? ` · epoch ${exp.progress.epoch} of ${exp.progress.epochs}` : ""}
-            {exp.progress?.trial && exp.progress.trials ? ` · trial ${exp.progress.trial} of ${exp.progress.trials}` : ""}
-            {exp.progress?.eta_s ? ` · about ${formatDuration(exp.progress.eta_s)} left` : ""}
+            {exp.progress?.trial && exp.progress.trials ? ` · trial ${exp.progress.trial} of up to ${Math.max(exp.progress.trial, exp.progress.trials)}` : ""}
+            {eta ? ` · about ${formatEta(eta.seconds)} left` : ""}
           </p>
           {exp.progress?.message ? <p className="muted small">{exp.progress.message}</p> : null}
         </div>

@@ -3,6 +3,7 @@ import { api } from "../api/client";
 import type { Columns, DatasetReport, ExperimentList, ExperimentRequest, UploadResult } from "../api/types";
 import { ColumnChecklist, ColumnSelect } from "../components/ColumnPickers";
 import { DatasetReportView } from "../components/DatasetReportView";
+import { DatasetStarters } from "../components/DatasetStarters";
 import { Uploader } from "../components/Uploader";
 import { LabelInputs } from "../components/ExperimentLabels";
 import { ErrorBox } from "../components/ui";
@@ -42,6 +43,9 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
   const [experimentId, setExperimentId] = useState<number | null>(null);
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
+  const [licence, setLicence] = useState<string | null>(null);
+  // A sample loaded after an upload replaces it: the uploader is made anew so its bar and file name go too.
+  const [uploaderKey, setUploaderKey] = useState(0);
 
   useEffect(() => {
     api<ExperimentList>("GET", "/v1/experiments?limit=200").then((l) => setExperimentId((id) => id ?? proposeExperimentId(l.data.map((e) => e.experiment_id))), setError);
@@ -150,16 +154,33 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
       {source ? <p>A Retrospective study: the model of experiment #{source} is evaluated on the zip you upload, and its metrics are shown beside the internal ones.</p> : null}
       <h2>1. Upload the dataset</h2>
       <Uploader
+        key={uploaderKey}
         onUploaded={onUploaded}
         onStart={() => {
+          setLicence(null);
           setUpload(null);
           setColumns(null);
           setReport(null);
         }}
       />
+      {source ? null : (
+        <DatasetStarters
+          onLoaded={(r, licence) => {
+            setLicence(licence);
+            setUploaderKey((k) => k + 1);
+            void onUploaded(r);
+          }}
+        />
+      )}
       {upload ? (
         <p className="muted small" data-testid="uploaded">
           Stored as <code>{upload.zip_gcloud}</code> ({formatBytes(upload.size)}, sha256 {upload.sha256.slice(0, 12)}…)
+          {licence ? (
+            <>
+              <br />
+              <span data-testid="sample-licence">Sample data: {licence}</span>
+            </>
+          ) : null}
         </p>
       ) : null}
       <ErrorBox error={error} />

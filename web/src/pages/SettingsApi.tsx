@@ -7,13 +7,25 @@ import { formatDate } from "../lib/format";
 /** Settings → API: the seed's path for keys. List, generate (shown once), revoke (with a confirmation). */
 export function ApiKeysPage() {
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
+  const [defaultLimit, setDefaultLimit] = useState<number | null>(null);
+  const [showRevoked, setShowRevoked] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [created, setCreated] = useState<NewApiKey | null>(null);
   const [name, setName] = useState("");
   const [limit, setLimit] = useState("");
   const [confirming, setConfirming] = useState<ApiKey | null>(null);
 
-  const load = useCallback(() => api<{ data: ApiKey[] }>("GET", "/v1/api-keys").then((r) => setKeys(r.data), setError), []);
+  const load = useCallback(
+    () =>
+      api<{ data: ApiKey[]; default_rate_limit_per_minute: number }>("GET", "/v1/api-keys").then((r) => {
+        setKeys(r.data);
+        setDefaultLimit(r.default_rate_limit_per_minute);
+      }, setError),
+    [],
+  );
+  // Revoked keys stay listed by the API (they explain a program's sudden 403); the page hides them unless asked.
+  const revokedCount = keys?.filter((k) => k.revoked_at).length ?? 0;
+  const shown = keys?.filter((k) => showRevoked || !k.revoked_at) ?? null;
   useEffect(() => void load(), [load]);
 
   const generate = async (e: FormEvent) => {
@@ -80,15 +92,22 @@ export function ApiKeysPage() {
         </label>
         <label>
           Requests per minute (optional)
-          <input type="number" min={1} max={1000000} inputMode="numeric" value={limit} onChange={(e) => setLimit(e.target.value)} placeholder="server default" />
+          <input type="number" min={1} max={1000000} inputMode="numeric" value={limit} onChange={(e) => setLimit(e.target.value)} placeholder={defaultLimit === null ? "server default" : `server default: ${defaultLimit}`} />
         </label>
         <button type="submit">Generate new key</button>
       </form>
       <h2>Your keys</h2>
-      {keys === null ? (
+      {revokedCount > 0 ? (
+        <label className="check">
+          <input type="checkbox" checked={showRevoked} onChange={(e) => setShowRevoked(e.target.checked)} /> Show revoked keys ({revokedCount})
+        </label>
+      ) : null}
+      {keys === null || shown === null ? (
         <p aria-busy="true">Loading…</p>
       ) : keys.length === 0 ? (
         <p>No keys yet.</p>
+      ) : shown.length === 0 ? (
+        <p>No active keys: every key is revoked. Generate a new one above.</p>
       ) : (
         <div className="table-wrap" tabIndex={0}>
           <table aria-label="API keys" data-testid="keys">
@@ -103,7 +122,7 @@ export function ApiKeysPage() {
               </tr>
             </thead>
             <tbody>
-              {keys.map((k) => (
+              {shown.map((k) => (
                 <tr key={k.id} className={k.revoked_at ? "revoked" : undefined}>
                   <td>{k.name}</td>
                   <td>
@@ -111,7 +130,7 @@ export function ApiKeysPage() {
                   </td>
                   <td>{formatDate(k.created_at)}</td>
                   <td>{k.last_used_at ? formatDate(k.last_used_at) : "never"}</td>
-                  <td>{k.rate_limit_per_minute ?? "default"}</td>
+                  <td>{k.rate_limit_per_minute ?? (defaultLimit === null ? "server default" : `${defaultLimit} (server default)`)}</td>
                   <td>
                     {k.revoked_at ? (
                       <span className="badge status-cancelled">revoked {formatDate(k.revoked_at)}</span>

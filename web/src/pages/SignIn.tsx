@@ -6,7 +6,8 @@ import { ErrorBox } from "../components/ui";
 /** Sign in; on a fresh install, how to create the first user; sign-up when the operator turned it on. */
 export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
   const [setup, setSetup] = useState<Setup | null>(null);
-  const [mode, setMode] = useState<"signin" | "signup">(location.pathname === "/signup" ? "signup" : "signin");
+  const [mode, setMode] = useState<"signin" | "signup" | "firstrun">(location.pathname === "/signup" ? "signup" : "signin");
+  const [setupCode, setSetupCode] = useState("");
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [busy, setBusy] = useState(false);
@@ -14,7 +15,10 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
   const [notice, setNotice] = useState<string | null>(null);
 
   useEffect(() => {
-    api<Setup>("GET", "/v1/setup").then(setSetup, setError);
+    api<Setup>("GET", "/v1/setup").then((s) => {
+      setSetup(s);
+      if (!s.users_exist) setMode("firstrun");
+    }, setError);
   }, []);
 
   const submit = async (e: FormEvent) => {
@@ -23,6 +27,11 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
     setError(null);
     setNotice(null);
     try {
+      if (mode === "firstrun") {
+        await api("POST", "/v1/setup", { setup_code: setupCode, email, password });
+        onSignedIn(await api<Session>("POST", "/v1/session", { email, password }));
+        return;
+      }
       if (mode === "signup" && setup?.signup_enabled) {
         // The server answers sign-up the same way whether the address was free or already had an account (so it
         // does not tell strangers who has one); signing in next is what tells this person which it was.
@@ -45,22 +54,47 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
     }
   };
   const signup = mode === "signup" && setup?.signup_enabled;
+  const firstRun = mode === "firstrun";
+  const creating = signup || firstRun;
 
   return (
     <section className="signin">
-      <h1>{signup ? "Create your Builder account" : "Sign in to Builder"}</h1>
-      {setup && !setup.users_exist ? (
+      <h1>{firstRun ? "Welcome to Builder: create the first account" : signup ? "Create your Builder account" : "Sign in to Builder"}</h1>
+      {firstRun ? (
         <div className="note" data-testid="first-run">
-          <h2>First run: no user exists yet</h2>
-          <p>Create the first user on the server, in the folder where Builder runs:</p>
-          <pre>
-            <code>./builder users create --email you@hospital.org --password '&lt;at least 12 characters&gt;'</code>
-          </pre>
-          <p>Then sign in here with that email and password.</p>
-          {setup.signup_enabled ? <p>Sign-up is also open on this server: choose “Create an account” below.</p> : null}
+          <p>No account exists yet on this server. The first one is made here, with the setup code Builder printed when it started:</p>
+          <ul>
+            <li>
+              in the terminal where <code>make start</code> or <code>./builder serve</code> runs, or
+            </li>
+            <li>
+              with Docker, in <code>docker compose logs api</code>.
+            </li>
+          </ul>
+          <p className="muted small">
+            The code keeps a stranger who reaches this page from taking the server; it stops working once an account exists. From the server's terminal instead:{" "}
+            <code>./builder users create --email you@hospital.org --password '…'</code>
+          </p>
         </div>
       ) : null}
       <form onSubmit={submit} className="card narrow">
+        {firstRun ? (
+          <label>
+            Setup code
+            <input
+              required
+              autoComplete="off"
+              spellCheck={false}
+              placeholder="XXXX-XXXX-XXXX-XXXX"
+              value={setupCode}
+              onChange={(e) => setSetupCode(e.target.value)}
+              aria-describedby="setup-code-help"
+            />
+            <span id="setup-code-help" className="muted small">
+              16 letters and digits, as printed in the server's log
+            </span>
+          </label>
+        ) : null}
         <label>
           Email
           <input type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />
@@ -69,9 +103,9 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
           Password
           <input
             type="password"
-            autoComplete={signup ? "new-password" : "current-password"}
+            autoComplete={creating ? "new-password" : "current-password"}
             required
-            minLength={signup ? 12 : undefined}
+            minLength={creating ? 12 : undefined}
             value={password}
             onChange={(e) => setPassword(e.target.value)}
           />
@@ -81,11 +115,16 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
             {notice}
           </p>
         ) : null}
-        <ErrorBox error={error} title={signup ? "Sign-up failed" : "Sign-in failed"} />
+        <ErrorBox error={error} title={firstRun ? "The account was not created" : signup ? "Sign-up failed" : "Sign-in failed"} />
         <button type="submit" disabled={busy}>
-          {busy ? "…" : signup ? "Create account" : "Sign in"}
+          {busy ? "…" : firstRun ? "Create the first account" : signup ? "Create account" : "Sign in"}
         </button>
-        {setup?.signup_enabled ? (
+        {firstRun ? (
+          <button type="button" className="link" onClick={() => setMode("signin")}>
+            An account was made on the command line: sign in
+          </button>
+        ) : null}
+        {!firstRun && setup?.signup_enabled ? (
           <button type="button" className="link" onClick={() => setMode(signup ? "signin" : "signup")}>
             {signup ? "I have an account: sign in" : "Create an account"}
           </button>

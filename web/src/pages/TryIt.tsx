@@ -4,6 +4,7 @@ import type { Model, Prediction } from "../api/types";
 import { SnippetTabs } from "../components/SnippetTabs";
 import { ErrorBox, Link } from "../components/ui";
 import { gradcamPixels } from "../lib/gradcam";
+import { outOfRange, parsePastedRow } from "../lib/row-input";
 import { predictSnippets } from "../lib/snippets";
 
 /** Try a ready model with the same call a program makes (POST /v1/experiments/{id}/predict). */
@@ -11,6 +12,7 @@ export function TryItPage({ id }: { id: number }) {
   const [model, setModel] = useState<Model | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [values, setValues] = useState<Array<number | null> | undefined>(undefined);
+  const [incomplete, setIncomplete] = useState(false);
 
   useEffect(() => {
     api<Model>("GET", `/v1/models/${id}`).then(setModel, setError);
@@ -27,9 +29,17 @@ export function TryItPage({ id }: { id: number }) {
         {model.kind.replace("_", " ")} · {model.problem} · model version {model.version}
       </p>
       <div className="try-grid">
-        <div>{model.kind === "tabular" ? <TabularForm id={id} model={model} onValues={setValues} /> : <ImageTry id={id} model={model} />}</div>
+        <div>{model.kind === "tabular" ? <TabularForm
+              id={id}
+              model={model}
+              onValues={(v, missing) => {
+                setValues(v);
+                setIncomplete(missing);
+              }}
+            /> : <ImageTry id={id} model={model} />}</div>
         <div>
           <h2>The same call from a program</h2>
+          {incomplete ? <p className="muted small">Empty fields are written as null below: fill them in, or the API answers which value is missing.</p> : null}
           <SnippetTabs snippets={predictSnippets(location.origin, id, model, values)} />
         </div>
       </div>
@@ -77,16 +87,35 @@ function ScoreTable({ model, result }: { model: Model; result: Prediction }) {
   );
 }
 
-function TabularForm({ id, model, onValues }: { id: number; model: Model; onValues: (v: Array<number | null>) => void }) {
+function TabularForm({ id, model, onValues }: { id: number; model: Model; onValues: (v: Array<number | null>, incomplete: boolean) => void }) {
   const cols = model.inputs.columns ?? (model.inputs.data_cols ?? []).map((name) => ({ name, type: "numeric" as const }));
   const [raw, setRaw] = useState<string[]>(() => cols.map((c) => ("categories" in c && c.categories ? "0" : "")));
   const [result, setResult] = useState<Prediction | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const [pasteProblem, setPasteProblem] = useState<string | null>(null);
   const numbers = raw.map((v) => (v.trim() === "" ? NaN : Number(v)));
   // An empty field of a column trained with missing values (NA in the CSV) is sent as null, the API's "unknown".
   const takesNull = cols.map((c) => "missing" in c && !!c.missing);
   const message = numbers.map((n, i) => (Number.isNaN(n) && takesNull[i] ? null : n));
-  useEffect(() => onValues(message.map((n) => (n === null || Number.isFinite(n) ? n : 0))), [raw]); // eslint-disable-line react-hooks/exhaustive-deps
+  // The snippets show what the form would send: an empty required field is null there, never an invented 0.
+  useEffect(() => onValues(message.map((n) => (n === null || Number.isFinite(n) ? n : null)), message.some((n) => n !== null && !Number.isFinite(n))), [raw]); // eslint-disable-line react-hooks/exhaustive-deps
+  const warnings = cols.map((c, i) => outOfRange(c, raw[i]));
+  const flagged = cols.map((c, i) => (warnings[i] ? `${c.name} ${raw[i]}` : null)).filter((w): w is string => w !== null);
+
+  // Any change makes the shown result stale: it goes at once rather than sit beside inputs it was not computed from.
+  const change = (next: string[]) => {
+    setRaw(next);
+    setResult(null);
+    setError(null);
+  };
+  const paste = (e: React.ClipboardEvent<HTMLInputElement>) => {
+    const parsed = parsePastedRow(e.clipboardData.getData("text"), cols);
+    if (parsed === null) return; // one value: the browser pastes it into the field
+    e.preventDefault();
+    if (!parsed.ok) return setPasteProblem(`The pasted row was not used: ${parsed.message}.`);
+    setPasteProblem(null);
+    change(parsed.values);
+  };
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -100,16 +129,28 @@ function TabularForm({ id, model, onValues }: { id: number; model: Model; onValu
   return (
     <form onSubmit={submit} aria-label="Prediction inputs">
       <h2>Inputs</h2>
+      <p className="muted small">Paste a whole CSV row into any field to fill them all: the values in this order, or the header line and the row (from the training CSV, say).</p>
+      {pasteProblem ? (
+        <p className="field-warning" role="alert">
+          {pasteProblem}
+        </p>
+      ) : null}
       <div className="grid2">
         {cols.map((c, i) => {
-          const set = (v: string) => setRaw((r) => r.map((x, j) => (j === i ? v : x)));
+          const set = (v: string) => change(raw.map((x, j) => (j === i ? v : x)));
+          const warning = warnings[i] ? (
+            <span className="field-warning" data-testid={`range-warning-${i}`}>
+              ⚠ {warnings[i]}
+            </span>
+          ) : null;
           // A model never shows a categorical column's values (they may identify patients): the form takes the
           // value's code, 0..n-1 in the sorted order of the values as written in the training CSV.
           const categories = "categories" in c ? c.categories : undefined;
           return categories ? (
             <label key={c.name}>
               {c.name} <span className="muted">(code 0–{categories - 1}: the value's place in the sorted list of the CSV's values)</span>
-              <input type="number" min={0} max={categories - 1} step={1} required value={raw[i]} onChange={(e) => set(e.target.value)} />
+              <input type="number" min={0} max={categories - 1} step={1} required value={raw[i]} onChange={(e) => set(e.target.value)} onPaste={paste} />
+              {warning}
             </label>
           ) : (
             <label key={c.name}>
@@ -121,14 +162,21 @@ function TabularForm({ id, model, onValues }: { id: number; model: Model; onValu
                 required={!takesNull[i]}
                 value={raw[i]}
                 onChange={(e) => set(e.target.value)}
+                onPaste={paste}
                 placeholder={"min" in c && c.min !== undefined && "max" in c && c.max !== undefined ? `${c.min} – ${c.max}` : undefined}
               />
+              {warning}
             </label>
           );
         })}
       </div>
       <button type="submit">Predict</button>
       <ErrorBox error={error} title="Prediction failed" />
+      {result && flagged.length ? (
+        <p className="note warn" role="note" data-testid="range-note">
+          Scored with {flagged.length === 1 ? "a value" : "values"} outside the training data: {flagged.join(", ")}. The model has not learned from such values; do not rely on this score. Check the value (a typing error?) and its unit.
+        </p>
+      ) : null}
       {result ? <ScoreTable model={model} result={result} /> : null}
     </form>
   );

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { outOfRange, parsePastedRow, type InputColumn } from "../../web/src/lib/row-input";
+
+// The Try-it form of a table model filled from a pasted CSV row, and the flag on values outside the training data
+// (issue 38 item 5: a pasted row became one long number; glucose 999 and age -40 were scored without a word).
+
+const cols: InputColumn[] = [
+  { name: "Glucose", type: "numeric", min: 44, max: 199 },
+  { name: "Age", type: "numeric", min: 21, max: 81 },
+  { name: "sex", type: "categorical", categories: 2 },
+];
+
+describe("a pasted row", () => {
+  it("one value is an ordinary paste (null), left to the browser", () => {
+    expect(parsePastedRow("120", cols)).toBeNull();
+    expect(parsePastedRow("  ", cols)).toBeNull();
+  });
+
+  it("comma, tab and semicolon rows fill the fields in order; a Spanish Excel's decimal comma is read", () => {
+    expect(parsePastedRow("120,33,1", cols)).toEqual({ ok: true, values: ["120", "33", "1"] });
+    expect(parsePastedRow("120\t33\t1\n", cols)).toEqual({ ok: true, values: ["120", "33", "1"] });
+    expect(parsePastedRow("120,5;33;1", cols)).toEqual({ ok: true, values: ["120.5", "33", "1"] });
+  });
+
+  it("a header line and a row from the training CSV fill by name, whatever the order and extra columns", () => {
+    const csv = 'patient_id,Outcome,age,Glucose,sex\n"P-17",1,45,"148",0';
+    expect(parsePastedRow(csv, cols)).toEqual({ ok: true, values: ["148", "45", "0"] });
+  });
+
+  it("NA, ? and empty cells become empty fields (unknown)", () => {
+    expect(parsePastedRow("NA,33,", cols)).toEqual({ ok: true, values: ["", "33", ""] });
+    expect(parsePastedRow("?;33;1", cols)).toEqual({ ok: true, values: ["", "33", "1"] });
+  });
+
+  it("says in words why a row cannot be used", () => {
+    expect(parsePastedRow("1,2,3,4", cols)).toEqual({ ok: false, message: expect.stringContaining("the row has 4 values; this model takes 3 (Glucose, Age, sex)") });
+    expect(parsePastedRow("a,b\n1,2", cols)).toEqual({ ok: false, message: "the header line has no column “Glucose”, “Age”, “sex”" });
+    expect(parsePastedRow("Glucose,Age,sex\n1,2", cols)).toEqual({ ok: false, message: "the header line has 3 values and the row 2: they must match" });
+    expect(parsePastedRow("120,33,F", cols)).toEqual({ ok: false, message: "sex: “F” is not a number (this form takes a category's code, a whole number)" });
+    expect(parsePastedRow("a,b\n1,2\n3,4", cols)).toMatchObject({ ok: false, message: "paste one row (or a header line and one row), not 3 lines" });
+  });
+});
+
+describe("values outside the training data", () => {
+  it("flags numbers outside [min, max] and codes the model does not have; the edges and empty fields pass", () => {
+    expect(outOfRange(cols[0], "999")).toMatch(/outside the training range \(44 – 199\)/);
+    expect(outOfRange(cols[1], "-40")).toMatch(/outside the training range \(21 – 81\)/);
+    expect(outOfRange(cols[0], "44")).toBeNull();
+    expect(outOfRange(cols[0], "199")).toBeNull();
+    expect(outOfRange(cols[0], "")).toBeNull();
+    expect(outOfRange(cols[2], "2")).toBe("not a code this model knows (0–1)");
+    expect(outOfRange(cols[2], "0.5")).toBe("not a code this model knows (0–1)");
+    expect(outOfRange(cols[2], "1")).toBeNull();
+    expect(outOfRange({ name: "x", type: "numeric" }, "1e9")).toBeNull(); // no range known: nothing claimed
+  });
+});

@@ -1,0 +1,92 @@
+import { useEffect, useState } from "react";
+import { api } from "../api/client";
+import type { UploadResult } from "../api/types";
+import { ErrorBox } from "./ui";
+
+// For a team without its data at hand yet (issue 38 item 4): a template CSV per layout to fill in, and a public
+// sample table Builder puts in the user's folder, with its licence, to try a whole build.
+
+interface Sample {
+  id: string;
+  title: string;
+  description: string;
+  rows: number;
+  licence: string;
+}
+
+/** Two or three made-up rows per layout: the column order and kinds of value, nothing that looks like real data. */
+export const TEMPLATES: Array<{ file: string; label: string; text: string }> = [
+  {
+    file: "builder-template-table.csv",
+    label: "Table of clinical variables",
+    text: "patient_id,diagnosis,age,glucose,bmi\nP0001,yes,54,140,31.2\nP0002,no,38,92,24.8\nP0003,no,61,,27.5\n",
+  },
+  {
+    file: "builder-template-images.csv",
+    label: "Images (classification)",
+    text: "patient_id,image,label\nP0001,images/P0001_left.png,malignant\nP0001,images/P0001_right.png,malignant\nP0002,images/P0002_left.png,benign\n",
+  },
+  {
+    file: "builder-template-boxes.csv",
+    label: "Images with boxes (detection)",
+    text: "patient_id,image,cell,x1,y1,x2,y2\nP0001,images/P0001.jpg,WBC,120,80,210,170\nP0001,images/P0001.jpg,RBC,300,40,360,98\nP0002,images/P0002.jpg,Platelets,52,310,80,338\n",
+  },
+];
+
+function download(file: string, text: string) {
+  const url = URL.createObjectURL(new Blob([text], { type: "text/csv" }));
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = file;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+export function DatasetStarters({ onLoaded }: { onLoaded: (r: UploadResult, licence: string) => void }) {
+  const [samples, setSamples] = useState<Sample[]>([]);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  useEffect(() => {
+    api<{ data: Sample[] }>("GET", "/v1/datasets/samples").then((r) => setSamples(r.data), setError);
+  }, []);
+
+  const load = async (s: Sample) => {
+    setBusy(s.id);
+    setError(null);
+    try {
+      const r = await api<UploadResult & { licence: string }>("POST", `/v1/datasets/samples/${encodeURIComponent(s.id)}`);
+      onLoaded(r, r.licence);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  return (
+    <details className="starters" data-testid="dataset-starters">
+      <summary>No dataset at hand? A template to fill in, or a sample to try</summary>
+      <p className="small">
+        Templates (the first column is an anonymous patient id; a patient may have several images):{" "}
+        {TEMPLATES.map((t, i) => (
+          <span key={t.file}>
+            {i ? " · " : ""}
+            <button type="button" className="link" onClick={() => download(t.file, t.text)}>
+              {t.label}
+            </button>
+          </span>
+        ))}
+      </p>
+      {samples.map((s) => (
+        <div key={s.id} className="small">
+          <button type="button" className="secondary" disabled={busy !== null} onClick={() => void load(s)}>
+            {busy === s.id ? "Loading…" : `Try with ${s.title}`}
+          </button>{" "}
+          <span className="muted">{s.description}</span>
+        </div>
+      ))}
+      <ErrorBox error={error} title="The sample could not be loaded" />
+    </details>
+  );
+}
