@@ -48,7 +48,7 @@ export default tseslint.config(
       // `async` marks a method that an interface declares as returning a promise (a route handler, a queue's
       // start/close); a body that has nothing to await yet is fine.
       "@typescript-eslint/require-await": "off",
-      // React ignores what an event handler returns; our async handlers catch their own errors and show them.
+      // React ignores what an event handler returns: async onClick/onSubmit handlers are the dashboard's style.
       "@typescript-eslint/no-misused-promises": ["error", { checksVoidReturn: { attributes: false } }],
       // Re-throwing (or rejecting with) a caught error of unknown type passes it on unchanged, which is the intent.
       "@typescript-eslint/only-throw-error": ["error", { allowThrowingAny: true, allowThrowingUnknown: true }],
