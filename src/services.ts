@@ -11,6 +11,8 @@ import { ExperimentService } from "./experiments/service.js";
 import { createRunner, type JobRunner } from "./jobs/create-runner.js";
 import { registerSlotMetrics } from "./jobs/slot-metrics.js";
 import { DatasetService } from "./datasets/service.js";
+import { BatchRepository } from "./batches/repository.js";
+import { BatchService } from "./batches/service.js";
 import { ChatService } from "./chat/service.js";
 import { ModelRepository } from "./serving/model-repository.js";
 
@@ -39,6 +41,8 @@ export interface Services {
   runner?: JobRunner;
   /** Dataset uploads, validation reports and column listings. */
   datasets: DatasetService;
+  /** Batch scoring of a published model: a table of rows or a zip of images, results.csv in the bucket. */
+  batches: BatchService;
   /** The chat assistant (src/chat): conversations, tools bound to the caller, builtin or OpenAI-compatible backend. */
   chat: ChatService;
   /** Work to do at shutdown, in reverse order of registration. */
@@ -65,6 +69,10 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   const events = new EventEmitter();
   const experimentRepo = new ExperimentRepository(database.db);
   let runner: JobRunner | undefined;
+  const serving = createServing({ config, db: database.db, bucket, events, logger });
+  const experiments = new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket });
+  const batches = new BatchService({ repo: new BatchRepository(database.db), bucket, config, logger, serving, experiments });
+  await batches.recover();
   const chat = await ChatService.create({ config, db: database.db, experiments: experimentRepo, models: new ModelRepository(database.db), logger });
   const services: Services = {
     config,
@@ -75,9 +83,10 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     auth,
     bucket,
     events,
-    serving: createServing({ config, db: database.db, bucket, events, logger }),
-    experiments: new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket }),
+    serving,
+    experiments,
     datasets: new DatasetService({ bucket, config, db: database.db, logger }),
+    batches,
     chat,
     onClose: (fn) => void closers.push(fn),
     close: async () => {

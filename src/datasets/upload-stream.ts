@@ -80,6 +80,7 @@ export function feedUpload(body: Readable, into: Transform): () => void {
 }
 
 export function isClientAbort(err: unknown): boolean {
-  const e = err as { code?: string; message?: string } | undefined;
-  return e?.code === "ECONNRESET" || e?.code === "ERR_STREAM_PREMATURE_CLOSE" || e?.message === "aborted";
+  // Told by the code, not the message: Node's own "aborted" error on a request cut mid-body carries ECONNRESET.
+  const e = err as { code?: string } | undefined;
+  return e?.code === "ECONNRESET" || e?.code === "ERR_STREAM_PREMATURE_CLOSE";
 }

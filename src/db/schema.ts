@@ -108,6 +108,29 @@ export const models = pgTable("models", {
   index("models_user_experiment").on(t.userId, t.experimentId),
 ]);
 
+/**
+ * Batch scoring of a published model (POST /v1/models/{id}/batch): a table of rows or a zip of images, scored by the
+ * same code as /predict; the input and results.csv live in the bucket under `<user>/batches/<id>/`. `experimentUuid`
+ * ties it to the experiment, so deleting the experiment deletes its batches.
+ */
+export const batches = pgTable("batches", {
+  id: id(),
+  userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  experimentUuid: uuid("experiment_uuid").notNull().references(() => experiments.id, { onDelete: "cascade" }),
+  experimentId: integer("experiment_id").notNull(),
+  modelVersion: integer("model_version").notNull(),
+  inputKind: text("input_kind").notNull(),
+  status: text("status").notNull(),
+  total: integer("total"),
+  done: integer("done").notNull().default(0),
+  failed: integer("failed").notNull().default(0),
+  flagged: integer("flagged").notNull().default(0),
+  failureReason: text("failure_reason"),
+  createdAt: createdAt(),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  finishedAt: timestamp("finished_at", { withTimezone: true }),
+}, (t) => [index("batches_user_created").on(t.userId, t.createdAt)]);
+
 /** Uploaded objects, so the dashboard can list a user's files with their checksums. */
 export const files = pgTable("files", {
   id: id(),

@@ -1,9 +1,9 @@
-import { randomUUID } from "node:crypto";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "../logger.js";
 import type { Services } from "../services.js";
 import { ApiError } from "../errors.js";
-import { errorBody, toApiError } from "./errors.js";
+import { errorBody, predictErrorBody } from "./errors.js";
+import { failureOf, requestId, startRequest } from "./request-lifecycle.js";
 import { buildOpenApi } from "./openapi.js";
 import { mountRoute, type AnyRoute } from "./route.js";
 import { DOCS_SCRIPT, docsPage } from "./docs-page.js";
@@ -19,7 +19,6 @@ declare module "express-serve-static-core" {
   }
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 const REQUEST_LOG = Symbol("request log");
 
 /**
@@ -43,17 +42,8 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
 
   app.use((req: Request, res: Response, next: NextFunction) => {
     req.id = requestId(req.headers["x-request-id"]);
-    res.setHeader("x-request-id", req.id);
-    // A client that goes away mid-body makes the request emit 'error' (ECONNRESET "aborted"), possibly before any
-    // handler listens; with no listener at all that error would end the process. Whoever reads the body sees the
-    // close itself; here it is only noted.
-    req.on("error", (err) => req.log.debug({ err: err.message }, "the client went away mid-request"));
-    const start = process.hrtime.bigint();
-    res.on("finish", () => {
-      // The matched route pattern keeps metric labels bounded; unmatched paths share one label.
-      const route = (req.route as { path?: string } | undefined)?.path ? `${req.baseUrl}${(req.route as { path: string }).path}` : "unmatched";
-      observeRequest(services, { method: req.method, url: req.originalUrl, route, status: res.statusCode, start, log: () => req.log });
-    });
+    // The matched route pattern keeps metric labels bounded; unmatched paths share one label.
+    startRequest(services, req, res, req.id, () => req.log, () => (req.route?.path ? `${req.baseUrl}${req.route.path}` : "unmatched"));
     requestContext.run({ requestId: req.id }, next);
   });
 
@@ -85,33 +75,12 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
   });
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const apiError = toApiError(err);
-    if (apiError.status >= 500) req.log?.error({ err }, "request failed");
+    const apiError = failureOf(err, () => req.log);
     if (res.headersSent) return void res.end();
     if (apiError.headers) res.set(apiError.headers);
     res.status(apiError.status).json(res.locals.predictContract ? predictErrorBody(apiError) : errorBody(apiError));
   });
   return app;
-}
-
-
-/** The caller's x-request-id when it is a sane token, else a new one. */
-export function requestId(incoming: string | string[] | undefined): string {
-  return typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-}
-
-/** A finished request's metrics and its log line (both request paths: this app and predict-lane.ts). */
-export function observeRequest(
-  services: Services,
-  r: { method: string; url: string; route: string; status: number; start: bigint; log: () => import("pino").Logger },
-): void {
-  const seconds = Number(process.hrtime.bigint() - r.start) / 1e9;
-  const labels = { method: r.method, route: r.route, status: String(r.status) };
-  services.metrics.requests.inc(labels);
-  services.metrics.latency.observe(labels, seconds);
-  if (services.logger.isLevelEnabled("info")) {
-    r.log().info({ method: r.method, url: r.url.split("?")[0], status: r.status, ms: Math.round(seconds * 1000) }, "request");
-  }
 }
 
 const PREDICT_PATHS = ["/predict", "/v1/experiments/:experiment_id/predict"];
@@ -129,11 +98,3 @@ function allowedMethods(routes: AnyRoute[]): (path: string) => string[] {
   return (path) => [...new Set([...byPattern.values()].filter((e) => e.re.test(path)).flatMap((e) => [...e.methods]))].sort();
 }
 
-/**
- * A failed prediction in the seed's contract: `error` is the number 1 (a success says 0), so a client that tests
- * `error == 1` sees every failure; code, message, type (and details) sit beside it at the top level.
- */
-export function predictErrorBody(e: ApiError) {
-  const { error } = errorBody(e);
-  return { error: 1, ...error };
-}

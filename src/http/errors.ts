@@ -1,5 +1,6 @@
 // The HTTP edge of src/errors.ts: every failure leaves as {"error": {"code", "message", "type", "details"?}}.
 import { ApiError, errors } from "../errors.js";
+import { ModelNotPublished } from "../serving/errors.js";
 
 const TYPE_BY_STATUS: Record<number, string> = {
   400: "invalid_request_error",
@@ -30,12 +31,36 @@ export function errorBody(error: ApiError) {
   };
 }
 
+/**
+ * A failed prediction in the seed's contract: `error` is the number 1 (a success says 0), so a client that tests
+ * `error == 1` sees every failure; code, message, type (and details) sit beside it at the top level.
+ */
+export function predictErrorBody(e: ApiError) {
+  const { error } = errorBody(e);
+  return { error: 1, ...error };
+}
+
 /** Why a JSON body is refused when one of its strings holds U+0000 (json-request-body.ts finds it). */
 export const NUL_MESSAGE = "a string in the body contains the NUL character (\\u0000), which no field accepts";
 
-/** Anything thrown in a request: our own errors as they are, Express body-parser failures mapped, the rest a 500. */
+/**
+ * An experiment without a published model. With its state (/predict): 409 model_not_ready, saying whether to wait
+ * or that it ended without one; without (the model routes): 404, the model asked for is not there.
+ */
+function modelNotPublished(e: ModelNotPublished): ApiError {
+  const status = e.experimentStatus;
+  if (status === undefined) return new ApiError(404, "not_found", e.message);
+  const why = status === "failed" || status === "cancelled" ? `it ended ${status} without a model` : `it is ${status}; try again when it is ready`;
+  return new ApiError(409, "model_not_ready", `${e.message}: ${why}`, [{ field: "experiment_id", message: `the experiment is ${status}`, status }]);
+}
+
+/**
+ * Anything thrown in a request: our own errors as they are, the domain's typed errors mapped (here and nowhere
+ * else), Express body-parser failures mapped, the rest a 500.
+ */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  if (err instanceof ModelNotPublished) return modelNotPublished(err);
   const e = err as { type?: string; status?: number; message?: string; limit?: number };
   if (e?.type === "request.aborted") return new ApiError(400, "upload_interrupted", "the request was interrupted before the whole body arrived");
   if (e?.type === "entity.parse.failed") return new ApiError(400, "invalid_json", `the body is not valid JSON: ${e.message}`);

@@ -1,11 +1,20 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Request, Response, Router } from "express";
 import { z } from "zod";
-import type { AuthInfo, AuthMode, Authenticate } from "../auth/types.js";
+import type { AuthInfo, AuthMode, AuthRequest, AuthResponse, Authenticate } from "../auth/types.js";
 import type { Config } from "../config.js";
+import type { Logger } from "../logger.js";
 import type { Services } from "../services.js";
 import { ApiError, type ErrorDetail } from "../errors.js";
 import { sendJson } from "./json-body.js";
 import { createJsonBodyReader, DEFAULT_JSON_LIMITS, type JsonBodyLimits, type JsonBodyReader } from "./json-request-body.js";
+
+/**
+ * What a plain route's handler may read of its request: the method and the headers. Express's req has these, and so
+ * has the /predict lane's header view (predict-lane.ts); a handler that wanted more (req.ip, req.query) would not
+ * compile, rather than work on Express and break on the lane.
+ */
+export type RouteRequest = AuthRequest;
 
 export interface HandlerContext<P, Q, B> {
   req: Request;
@@ -17,6 +26,11 @@ export interface HandlerContext<P, Q, B> {
   services: Services;
 }
 
+/** A plain route's handler context: no response to write to (it answers with its result) and the request's headers only. */
+export interface PlainHandlerContext<P, Q, B> extends Omit<HandlerContext<P, Q, B>, "req" | "res"> {
+  req: RouteRequest;
+}
+
 export interface HandlerResult {
   status?: number;
   body?: unknown;
@@ -26,7 +40,8 @@ export interface HandlerResult {
 type Schema = z.ZodType;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
-export interface RouteDef<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> {
+/** What every route declares besides its handler. */
+interface RouteSpec<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> {
   method: "get" | "post" | "put" | "patch" | "delete";
   /** OpenAPI-style path: /v1/experiments/{experiment_id}. */
   path: string;
@@ -49,15 +64,32 @@ export interface RouteDef<P extends Schema | undefined, Q extends Schema | undef
    * method and path no other route can match.
    */
   mountFirst?: boolean;
+}
+
+/** A route served by Express only: its handler gets Express's req and res (streams, SSE, req.ip, req.log). */
+export interface ExpressRouteDef<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> extends RouteSpec<P, Q, B> {
+  plain?: false;
   handler: (ctx: HandlerContext<Out<P>, Out<Q>, Out<B>>) => Promise<HandlerResult | void>;
 }
 
+/**
+ * A plain route: its handler reads only RouteRequest and answers with its result, so it runs the same on Express
+ * and off it (the /predict lane, predict-lane.ts, serves only plain routes).
+ */
+export interface PlainRouteDef<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> extends RouteSpec<P, Q, B> {
+  plain: true;
+  handler: (ctx: PlainHandlerContext<Out<P>, Out<Q>, Out<B>>) => Promise<HandlerResult>;
+}
+
+export type RouteDef<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> = ExpressRouteDef<P, Q, B> | PlainRouteDef<P, Q, B>;
+
 export type AnyRoute = RouteDef<Schema | undefined, Schema | undefined, Schema | undefined>;
+export type AnyPlainRoute = Extract<AnyRoute, { plain: true }>;
 
 export function defineRoute<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(
   def: RouteDef<P, Q, B>,
 ): AnyRoute {
-  return def;
+  return def as unknown as AnyRoute;
 }
 
 /** Turns zod issues into one `details` entry per bad field. */
@@ -98,25 +130,57 @@ export function jsonBodyReaderFor(route: AnyRoute, config: Config): JsonBodyRead
   return route.rawBody ? undefined : createJsonBodyReader(route.jsonBody?.(config) ?? DEFAULT_JSON_LIMITS);
 }
 
+/** One request as runRoute takes it, whoever received it (Express's mount below, or the /predict lane). */
+export interface RouteIo<Req extends RouteRequest, Res extends AuthResponse> {
+  /** The request as authentication and the handler read it: Express's req, or the lane's header view. */
+  req: Req;
+  /** Where authentication sets the rate-limit headers. */
+  res: Res;
+  /** node's request and response underneath (Express's extend them): the body is read from one, the answer written to the other. */
+  incoming: IncomingMessage;
+  outgoing: ServerResponse;
+  /** The path's parameters as matched, before the route's schema parses them. */
+  params: unknown;
+  /** The query, only for a route that declares one (undefined otherwise: Express parses req.query on every read). */
+  query: unknown;
+  log: () => Logger;
+}
+
+/** A route's runRoute: any request view for a plain route, Express's own req and res for the others. */
+export type RunRoute<Req extends RouteRequest = RouteRequest, Res extends AuthResponse = AuthResponse> = (io: RouteIo<Req, Res>) => Promise<void>;
+
 /**
- * The route builder: authenticate (and count the rate limit) from the headers alone, only then read the JSON
- * body, then validate params/query/body (every bad field in one 400), then call the handler and send what it
- * returns. Errors go to the global error handler. Reading the body after authentication means an
- * unauthenticated request costs no body parsing at all (issue 42: a 27 MB body held the event loop for 7 s
- * before its 401).
+ * The request pipeline of one route, framework-free: authenticate (and count the rate limit) from the headers
+ * alone, only then read the JSON body, then validate params/query/body (every bad field in one 400), then call the
+ * handler and send what it returns. Failures are thrown to the caller, which answers them (app.ts's error handler,
+ * the lane's own). Reading the body after authentication means an unauthenticated request costs no body parsing
+ * at all (issue 42: a 27 MB body held the event loop for 7 s before its 401). The body reader is made once here.
  */
-export function mountRoute(router: Router, route: AnyRoute, services: Services, authenticate: Authenticate): void {
+export function routeRunner(route: AnyPlainRoute, services: Services, authenticate?: Authenticate): RunRoute;
+export function routeRunner(route: AnyRoute, services: Services, authenticate?: Authenticate): RunRoute<Request, Response>;
+export function routeRunner(route: AnyRoute, services: Services, authenticate: Authenticate = services.auth.authenticate): RunRoute<Request, Response> {
   const readBody = jsonBodyReaderFor(route, services.config);
-  router[route.method](expressPath(route.path), async (req: Request, res: Response) => {
-    const auth = await authenticate(req, res, route.auth);
-    const parsedBody = readBody ? await readBody(req, res, () => req.log) : undefined;
-    // Express 5 parses req.query on every read: read only where the route declares a query.
-    const { params, query, body } = validateParts(route, req.params, route.query ? req.query : undefined, parsedBody);
-    const result = await route.handler({ req, res, params, query, body, auth: auth as AuthInfo, services });
-    if (res.headersSent || !result) return;
-    if (result.headers) res.set(result.headers);
-    res.status(result.status ?? 200);
-    if (result.body === undefined) res.end();
-    else sendJson(res, result.body);
-  });
+  return async function runRoute(io) {
+    const auth = await authenticate(io.req, io.res, route.auth);
+    const parsedBody = readBody ? await readBody(io.incoming, io.outgoing, io.log) : undefined;
+    const { params, query, body } = validateParts(route, io.params, io.query, parsedBody);
+    const result = await route.handler({ req: io.req, res: io.res, params, query, body, auth: auth as AuthInfo, services } as never);
+    if (io.outgoing.headersSent || !result) return;
+    sendResult(io.outgoing, result);
+  };
+}
+
+function sendResult(res: ServerResponse, result: HandlerResult): void {
+  if (result.headers) for (const [name, value] of Object.entries(result.headers)) res.setHeader(name, value);
+  res.statusCode = result.status ?? 200;
+  if (result.body === undefined) res.end();
+  else sendJson(res, result.body);
+}
+
+/** The route on Express: its pattern, and runRoute with Express's req and res; errors go to the global error handler. */
+export function mountRoute(router: Router, route: AnyRoute, services: Services, authenticate: Authenticate): void {
+  const runRoute = routeRunner(route, services, authenticate);
+  router[route.method](expressPath(route.path), (req: Request, res: Response) =>
+    runRoute({ req, res, incoming: req, outgoing: res, params: req.params, query: route.query ? req.query : undefined, log: () => req.log }),
+  );
 }

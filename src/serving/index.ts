@@ -6,7 +6,8 @@ import type { Logger } from "../logger.js";
 import { OutboundGuard } from "../net/outbound-guard.js";
 import { fetchImageBytes } from "../net/image-fetch.js";
 import type { Bucket } from "../storage/bucket.js";
-import { ApiError } from "../errors.js";
+import { ApiError, errors } from "../errors.js";
+import { ModelNotPublished } from "./errors.js";
 import type { JsonBytes } from "./json-encode.js";
 import { ModelCache, ModelNotFound, type LoadedModel } from "./model-cache.js";
 import { ModelCatalog } from "./model-catalog.js";
@@ -21,7 +22,10 @@ export interface Serving {
   /** The model routes' views and the model file download. */
   catalog: ModelCatalog;
   guard: OutboundGuard;
-  /** The 201 body: an object (tabular) or JSON bytes made on a worker thread (images). */
+  /**
+   * The 201 body: an object (tabular) or JSON bytes made on a worker thread (images). An experiment of the user's
+   * without a published model throws ModelNotPublished with its state; one the user does not have, a 404.
+   */
   predict(userId: string, experimentId: number, message: unknown): Promise<Record<string, unknown> | JsonBytes>;
   model(userId: string, experimentId: number): Promise<LoadedModel>;
   close(): Promise<void>;
@@ -56,8 +60,11 @@ export function createServing(deps: { config: Config; db: Db; bucket: Bucket; ev
     try {
       return await cache.get(userId, experimentId);
     } catch (err) {
-      if (err instanceof ModelNotFound) throw new ApiError(404, "not_found", `experiment ${experimentId} has no published model`);
-      throw err;
+      if (!(err instanceof ModelNotFound)) throw err;
+      // The experiment's state makes the answer: "wait" or "it failed" (409 at the edge) apart from "wrong id" (404).
+      const status = await repo.experimentStatus(userId, experimentId);
+      if (status === null) throw errors.notFound(`experiment ${experimentId}`);
+      throw new ModelNotPublished(experimentId, status);
     }
   };
 

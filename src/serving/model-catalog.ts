@@ -1,6 +1,7 @@
 import type { Readable } from "node:stream";
 import { ApiError } from "../errors.js";
 import { BucketNotFoundError, type Bucket } from "../storage/bucket.js";
+import { ModelNotPublished } from "./errors.js";
 import { checkManifest, classNames, type ColumnSpec } from "./manifest.js";
 import type { ExperimentLabelsRow, ModelRepository, ModelRow } from "./model-repository.js";
 
@@ -54,7 +55,7 @@ export class ModelCatalog {
 
   private async latest(userId: string, experimentId: number): Promise<ModelRow> {
     const row = await this.deps.repo.latest(userId, experimentId);
-    if (!row) throw new ApiError(404, "not_found", `experiment ${experimentId} has no published model`);
+    if (!row) throw new ModelNotPublished(experimentId);
     return row;
   }
 

@@ -35,6 +35,15 @@ export class ModelRepository {
       .map((r) => ({ ...r.model, labels: { name: r.name, description: r.description } }));
   }
 
+  /** The state of one of the user's experiments (queued, running, failed, ...), or null when the user has no such experiment. */
+  async experimentStatus(userId: string, experimentId: number): Promise<string | null> {
+    const rows = await this.db
+      .select({ status: experiments.status })
+      .from(experiments)
+      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)));
+    return rows[0]?.status ?? null;
+  }
+
   /** The labels of the experiment a model row came from (kept out of latest(): the prediction path never needs them). */
   async labelsOf(experimentUuid: string): Promise<ExperimentLabelsRow> {
     const rows = await this.db.select({ name: experiments.name, description: experiments.description }).from(experiments).where(eq(experiments.id, experimentUuid));

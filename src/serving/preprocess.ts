@@ -31,7 +31,7 @@ export interface Preprocessed {
 /**
  * Decodes in one pass (no separate header read): sharp refuses more than maxPixels before decoding any pixel
  * (decompression bombs). Only the rare cases pay a second look: a CMYK image is decoded again converted to sRGB,
- * and an image over the limit has its header read for the message.
+ * and an image sharp refuses has its header read to tell why (over the limit, with its size, or undecodable).
  */
 export async function decodeImage(bytes: Buffer | Uint8Array, maxPixels: number): Promise<DecodedImage> {
   let r = await rawPixels(bytes, maxPixels, false);
@@ -48,11 +48,12 @@ async function rawPixels(bytes: Buffer | Uint8Array, maxPixels: number, toSrgb: 
     let img = sharp(bytes, { limitInputPixels: maxPixels, ignoreIcc: !toSrgb }).removeAlpha();
     if (toSrgb) img = img.toColourspace("srgb");
     return await img.raw({ depth: "uchar" }).toBuffer({ resolveWithObject: true });
-  } catch (err) {
-    if (!(err as Error).message?.includes("pixel limit")) throw refuse(415, "invalid_image", "the image cannot be decoded");
+  } catch {
+    // Which failure it was is read from the image's header, not from the words of sharp's message: over the pixel
+    // limit (413, saying how many it has) or not decodable (415).
     const meta = await sharp(bytes, { limitInputPixels: false }).metadata().catch(() => undefined);
-    const size = meta?.width && meta.height ? `has ${meta.width}x${meta.height} pixels` : "is larger than that";
-    throw refuse(413, "image_too_many_pixels", `the image ${size}; the limit is ${maxPixels} pixels`);
+    if (!meta?.width || !meta.height || meta.width * meta.height <= maxPixels) throw refuse(415, "invalid_image", "the image cannot be decoded");
+    throw refuse(413, "image_too_many_pixels", `the image has ${meta.width}x${meta.height} pixels; the limit is ${maxPixels} pixels`);
   }
 }
 

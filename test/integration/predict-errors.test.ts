@@ -104,6 +104,27 @@ describe.skipIf(!haveFixturePython)("failed /predict answers carry error: 1", ()
     expect(queued.body.details[0]).toMatchObject({ field: "experiment_id", status: "queued" });
   });
 
+  it("says the same words for a missing model on every path (serving's typed error, mapped once at the edge)", async () => {
+    const queued = { status: 409, code: "model_not_ready", message: `experiment ${QUEUED} has no published model: it is queued; try again when it is ready` };
+    const failed = { status: 409, code: "model_not_ready", message: `experiment ${FAILED} has no published model: it ended failed without a model` };
+    const unknown = { status: 404, code: "not_found", message: "experiment 99 not found" };
+    const seen = async (r: Promise<{ status: number; body: any }>) => {
+      const { status, body } = await r;
+      return { status, code: body.code, message: body.message };
+    };
+    for (const [id, want] of [[QUEUED, queued], [FAILED, failed], [99, unknown]] as const) {
+      const body = JSON.stringify({ message: [1, 2, 3, 4] });
+      // The plain URLs take the predict lane; a query string sends the same request through Express.
+      expect(await seen(post(`/v1/experiments/${id}/predict`, body))).toEqual(want);
+      expect(await seen(post(`/v1/experiments/${id}/predict?via=express`, body))).toEqual(want);
+      expect(await seen(post("/predict", JSON.stringify({ message: [1, 2, 3, 4], experiment_id: id })))).toEqual(want);
+      expect(await seen(post(`/predict?experiment_id=${id}`, body))).toEqual(want);
+    }
+    // The model routes ask for the model itself: no model is 404 there, whatever the experiment's state.
+    const res = await fetch(`${server.url}/v1/models/${QUEUED}`, { headers: bearer(user.key) });
+    expect([res.status, ((await res.json()) as any).error]).toEqual([404, { code: "not_found", message: `experiment ${QUEUED} has no published model`, type: "not_found_error" }]);
+  });
+
   it("other routes keep the nested error body", async () => {
     const res = await fetch(`${server.url}/v1/experiments/99`, { headers: bearer(user.key) });
     const body = (await res.json()) as any;

@@ -3,7 +3,6 @@ import { ApiError } from "../../errors.js";
 import { experimentId, experimentIdParams } from "../params.js";
 import { defineRoute } from "../route.js";
 import { MAX_MESSAGE_VALUES, MAX_PREDICT_BODY_VALUES, predictBodyLimits } from "../json-request-body.js";
-import type { Services } from "../../services.js";
 import { predictionSchema } from "../response-schemas.js";
 
 // POST /v1/experiments/{experiment_id}/predict (canonical) and POST /predict (the seed's form, where the model
@@ -42,29 +41,13 @@ const answer = {
   422: failure("the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects)"),
 };
 
-/**
- * The newest model's answer. An experiment that exists but has no published model is 409 model_not_ready with
- * its state, so a client can tell "wait" from "wrong id"; an unknown (or another user's) experiment stays 404.
- */
-async function predict(services: Services, userId: string, experimentId: number, message: unknown) {
-  try {
-    return await services.serving.predict(userId, experimentId, message);
-  } catch (err) {
-    if (!(err instanceof ApiError) || err.code !== "not_found" || !err.message.startsWith(`experiment ${experimentId} has no published model`)) throw err;
-    const row = await services.experiments.get(userId, experimentId); // 404 when there is no such experiment
-    const why = row.status === "failed" || row.status === "cancelled" ? `it ended ${row.status} without a model` : `it is ${row.status}; try again when it is ready`;
-    throw new ApiError(409, "model_not_ready", `experiment ${experimentId} has no published model: ${why}`, [
-      { field: "experiment_id", message: `the experiment is ${row.status}`, status: row.status },
-    ]);
-  }
-}
-
 export const predictRoutes = [
   defineRoute({
     method: "post",
     path: "/v1/experiments/{experiment_id}/predict",
     auth: "any",
     mountFirst: true,
+    plain: true, // served by the /predict lane too (predict-lane.ts): the handler reads only the method and headers
     jsonBody: predictBodyLimits,
     summary: "Predict with the newest published model of an experiment",
     tags: ["prediction"],
@@ -74,7 +57,7 @@ export const predictRoutes = [
     errorSchema: predictErrorSchema,
     handler: async ({ services, auth, params, body }) => ({
       status: 201,
-      body: await predict(services, auth.userId, params.experiment_id, body.message),
+      body: await services.serving.predict(auth.userId, params.experiment_id, body.message),
     }),
   }),
   defineRoute({
@@ -82,6 +65,7 @@ export const predictRoutes = [
     path: "/predict",
     auth: "any",
     mountFirst: true,
+    plain: true,
     jsonBody: predictBodyLimits,
     summary: "Predict (seed form): the model is named by experiment_id in the body, the x-experiment-id header or the query",
     tags: ["prediction"],
@@ -104,7 +88,7 @@ export const predictRoutes = [
           { field: "experiment_id", message: "required" },
         ]);
       }
-      return { status: 201, body: await predict(services, auth.userId, id, body.message) };
+      return { status: 201, body: await services.serving.predict(auth.userId, id, body.message) };
     },
   }),
 ];

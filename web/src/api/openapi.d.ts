@@ -103,6 +103,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/batches/{batch_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A batch's status and progress */
+        get: operations["get_v1_batches_batch_id"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{batch_id}/results.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The results of a finished batch: one line per input (id, prediction, each class's score, out_of_range, error) */
+        get: operations["get_v1_batches_batch_id_results_csv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/chat": {
         parameters: {
             query?: never;
@@ -440,6 +474,40 @@ export interface paths {
         };
         /** One model: kind, inputs, classes, thresholds, metrics, version */
         get: operations["get_v1_models_experiment_id"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{experiment_id}/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Score a whole file with the newest published model: rows (text/csv or .xlsx) for a table model, a zip of images for an image model */
+        post: operations["post_v1_models_experiment_id_batch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{experiment_id}/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The experiment's batches, newest first (the last 20) */
+        get: operations["get_v1_models_experiment_id_batches"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1016,6 +1084,96 @@ export interface operations {
                         rate_limit_per_minute: number | null;
                         revoked_at: string | null;
                     };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_batches_batch_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the batch */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        batch_id: string;
+                        created_at: string;
+                        done: number;
+                        experiment_id: number;
+                        /** @description inputs with no score: the error column of results.csv says why */
+                        failed: number;
+                        failure_reason: string | null;
+                        finished_at: string | null;
+                        /** @description rows with a value outside the training data's range (out_of_range in results.csv) */
+                        flagged: number;
+                        /** @enum {string} */
+                        input: "table" | "xlsx" | "images";
+                        /** @description the model version that scores it (the newest when the batch was sent) */
+                        model_version: number;
+                        results_url: string | null;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "done" | "failed";
+                        /** @description inputs to score, once known */
+                        total: number | null;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_batches_batch_id_results_csv: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description results.csv */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description batch_not_done */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -3367,6 +3525,135 @@ export interface operations {
                         threshold_rule: string | null;
                         thresholds: number[] | null;
                         version: number;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_models_experiment_id_batch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        /** @description text/csv, application/vnd.openxmlformats-officedocument.spreadsheetml.sheet (first sheet) or application/zip (images) */
+        requestBody: {
+            content: {
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description queued: follow GET /v1/batches/{batch_id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        batch_id: string;
+                        created_at: string;
+                        done: number;
+                        experiment_id: number;
+                        /** @description inputs with no score: the error column of results.csv says why */
+                        failed: number;
+                        failure_reason: string | null;
+                        finished_at: string | null;
+                        /** @description rows with a value outside the training data's range (out_of_range in results.csv) */
+                        flagged: number;
+                        /** @enum {string} */
+                        input: "table" | "xlsx" | "images";
+                        /** @description the model version that scores it (the newest when the batch was sent) */
+                        model_version: number;
+                        results_url: string | null;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "done" | "failed";
+                        /** @description inputs to score, once known */
+                        total: number | null;
+                    };
+                };
+            };
+            /** @description model_not_ready: no published model yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: not CSV, .xlsx or zip, or not the kind of input this model takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_models_experiment_id_batches: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description batches */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            batch_id: string;
+                            created_at: string;
+                            done: number;
+                            experiment_id: number;
+                            /** @description inputs with no score: the error column of results.csv says why */
+                            failed: number;
+                            failure_reason: string | null;
+                            finished_at: string | null;
+                            /** @description rows with a value outside the training data's range (out_of_range in results.csv) */
+                            flagged: number;
+                            /** @enum {string} */
+                            input: "table" | "xlsx" | "images";
+                            /** @description the model version that scores it (the newest when the batch was sent) */
+                            model_version: number;
+                            results_url: string | null;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "done" | "failed";
+                            /** @description inputs to score, once known */
+                            total: number | null;
+                        }[];
                     };
                 };
             };

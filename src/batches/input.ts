@@ -1,0 +1,89 @@
+import fs from "node:fs";
+import path from "node:path";
+import { parse } from "csv-parse";
+import type { ServedManifest } from "../serving/manifest.js";
+import { ApiError } from "../errors.js";
+
+// What a batch reads: the rows of a table (CSV; an .xlsx is converted to one first) turned into /predict messages
+// by column name, or the images of a zip. A row's values are checked here only as far as /predict cannot: raw
+// category values are mapped to the model's codes (a hospital's spreadsheet says "F", the API takes 0), and values
+// outside the training range are flagged. Everything else (missing values, NaN, counts) is /predict's own check.
+
+type Column = NonNullable<ServedManifest["input"]["columns"]>[number];
+
+export interface RowItem {
+  id: string;
+  /** The /predict message, or why the row cannot be sent (the row still gets a line in the results). */
+  message?: Array<number | null>;
+  error?: string;
+  /** Columns whose value lies outside the training data's range. */
+  outOfRange: string[];
+}
+
+const MISSING = new Set(["", "na", "nan", "?", "null", "none"]);
+const ID_NAMES = new Set(["patient_id", "id", "patient", "paciente", "id_paciente"]);
+
+/**
+ * The table's rows as messages, in the file's order. The model's inputs are found by name (any case), so extra
+ * columns (the label, notes) are ignored; the id is a column named like an id, else the first column that is not an
+ * input, else the row number.
+ */
+export async function* tableRows(csvFile: string, manifest: ServedManifest): AsyncGenerator<RowItem> {
+  const columns = manifest.input.columns ?? [];
+  const parser = fs.createReadStream(csvFile).pipe(parse({ bom: true, relax_column_count: true, skip_empty_lines: true, trim: true }));
+  let at: number[] | undefined;
+  let idAt = -1;
+  let line = 1;
+  for await (const record of parser as AsyncIterable<string[]>) {
+    if (!at) {
+      const header = record.map((h) => h.toLowerCase());
+      at = columns.map((c) => header.indexOf(c.name.toLowerCase()));
+      const absent = columns.filter((_, i) => at![i] === -1).map((c) => c.name);
+      if (absent.length) {
+        throw new ApiError(400, "invalid_table", `the table has no column ${absent.map((n) => `“${n}”`).join(", ")}; this model reads ${columns.map((c) => c.name).join(", ")} (by name, in any order)`);
+      }
+      idAt = header.findIndex((h) => ID_NAMES.has(h));
+      if (idAt === -1) idAt = header.findIndex((_, i) => !at!.includes(i));
+      continue;
+    }
+    line++;
+    yield rowItem(record, at, columns, idAt >= 0 ? record[idAt] || `row ${line}` : `row ${line}`);
+  }
+  if (!at) throw new ApiError(400, "invalid_table", "the table is empty: it needs a header line naming the model's inputs, then one row per patient");
+}
+
+function rowItem(record: string[], at: number[], columns: Column[], id: string): RowItem {
+  const message: Array<number | null> = [];
+  const outOfRange: string[] = [];
+  for (const [i, c] of columns.entries()) {
+    const raw = record[at[i]] ?? "";
+    if (MISSING.has(raw.toLowerCase())) {
+      message.push(null);
+      continue;
+    }
+    if (c.type === "categorical") {
+      const code = c.codes?.[raw];
+      // The value itself stays out of the message: a category can identify a patient (as in the dataset report).
+      if (code === undefined) return { id, error: `${c.name}: a value the model did not see in training`, outOfRange };
+      message.push(code);
+      continue;
+    }
+    const v = Number(raw);
+    if (!Number.isFinite(v)) return { id, error: `${c.name}: not a number`, outOfRange };
+    if ((c.min !== undefined && v < c.min) || (c.max !== undefined && v > c.max)) outOfRange.push(c.name);
+    message.push(v);
+  }
+  return { id, message, outOfRange };
+}
+
+export const IMAGE_EXTENSIONS = new Set([".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp"]);
+
+/** The images of an extracted zip, in archive order; other files (a CSV of ids, notes) are skipped. */
+export function imageFiles(files: string[]): string[] {
+  return files.filter((f) => IMAGE_EXTENSIONS.has(path.extname(f).toLowerCase()));
+}
+
+/** A data: URI for an image's bytes, as a program sends one to /predict (the type is read from the bytes there). */
+export function dataUri(bytes: Buffer): string {
+  return `data:image/png;base64,${bytes.toString("base64")}`;
+}

@@ -1,0 +1,42 @@
+import { and, desc, eq, inArray, lt, sql } from "drizzle-orm";
+import type { Db } from "../db/client.js";
+import { batches } from "../db/schema.js";
+
+export type BatchRow = typeof batches.$inferSelect;
+export type BatchStatus = "queued" | "running" | "done" | "failed";
+
+/** The batches table: always read through the owner's user id. */
+export class BatchRepository {
+  constructor(private readonly db: Db) {}
+
+  async insert(values: typeof batches.$inferInsert): Promise<BatchRow> {
+    const [row] = await this.db.insert(batches).values(values).returning();
+    return row;
+  }
+
+  async get(userId: string, id: string): Promise<BatchRow | undefined> {
+    const [row] = await this.db.select().from(batches).where(and(eq(batches.userId, userId), eq(batches.id, id)));
+    return row;
+  }
+
+  async listForExperiment(userId: string, experimentId: number, limit = 20): Promise<BatchRow[]> {
+    return this.db.select().from(batches).where(and(eq(batches.userId, userId), eq(batches.experimentId, experimentId))).orderBy(desc(batches.createdAt)).limit(limit);
+  }
+
+  async update(id: string, values: Partial<Pick<BatchRow, "status" | "total" | "done" | "failed" | "flagged" | "failureReason" | "finishedAt">>): Promise<void> {
+    await this.db.update(batches).set({ ...values, updatedAt: sql`now()` }).where(eq(batches.id, id));
+  }
+
+  /**
+   * Batches whose runner stopped (its process died): not updated for `staleSeconds` while queued or running. A
+   * running batch is touched at least every few seconds, so another replica's live batch is never taken for dead.
+   */
+  async failStale(staleSeconds: number, reason: string): Promise<number> {
+    const rows = await this.db
+      .update(batches)
+      .set({ status: "failed", failureReason: reason, finishedAt: sql`now()`, updatedAt: sql`now()` })
+      .where(and(inArray(batches.status, ["queued", "running"]), lt(batches.updatedAt, sql`now() - make_interval(secs => ${staleSeconds})`)))
+      .returning({ id: batches.id });
+    return rows.length;
+  }
+}

@@ -1,0 +1,209 @@
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import type { Readable } from "node:stream";
+import PQueue from "p-queue";
+import type { Config } from "../config.js";
+import { spoolUpload, xlsxFirstSheetToCsv } from "../datasets/table-upload.js";
+import { extractZip } from "../datasets/extract.js";
+import { ApiError } from "../errors.js";
+import type { ExperimentService } from "../experiments/service.js";
+import type { Logger } from "../logger.js";
+import type { Serving } from "../serving/index.js";
+import type { ServedManifest } from "../serving/manifest.js";
+import type { Bucket } from "../storage/bucket.js";
+import { dataUri, imageFiles, tableRows, type RowItem } from "./input.js";
+import { resultHeader, resultLine } from "./results.js";
+import type { BatchRepository, BatchRow } from "./repository.js";
+
+// Batch scoring (issue 38 item 3): a table of patients or a zip of images scored by a published model, one results
+// line per input, a bad row failing alone. Every input goes through serving.predict, the very call /predict makes,
+// so a batch's scores are /predict's. Batches run one at a time per process, after the upload is stored: the
+// request answers 202 at once and the client follows GET /v1/batches/{id}.
+
+export type BatchInputKind = "table" | "xlsx" | "images";
+
+export const BATCH_CONTENT_TYPES: Record<string, BatchInputKind> = {
+  "text/csv": "table",
+  "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+  "application/zip": "images",
+};
+
+/** A runner that has not touched its batch for this long is gone (its process died): the batch is failed. */
+const STALE_S = 120;
+const PROGRESS_EVERY_MS = 1000;
+
+export interface BatchView {
+  batch_id: string;
+  experiment_id: number;
+  model_version: number;
+  input: BatchInputKind;
+  status: string;
+  total: number | null;
+  done: number;
+  failed: number;
+  flagged: number;
+  failure_reason: string | null;
+  created_at: string;
+  finished_at: string | null;
+  results_url: string | null;
+}
+
+export class BatchService {
+  private readonly queue = new PQueue({ concurrency: 1 });
+
+  constructor(private readonly deps: { repo: BatchRepository; bucket: Bucket; config: Config; logger: Logger; serving: Serving; experiments: ExperimentService }) {}
+
+  /** At start-up: batches whose process died while scoring are failed with the reason, not left running. */
+  async recover(): Promise<void> {
+    const n = await this.deps.repo.failStale(STALE_S, "the server stopped while this batch was being scored; send the file again");
+    if (n) this.deps.logger.warn({ batches: n }, "batches left running by a stopped process were failed");
+  }
+
+  view(row: BatchRow): BatchView {
+    return {
+      batch_id: row.id,
+      experiment_id: row.experimentId,
+      model_version: row.modelVersion,
+      input: row.inputKind as BatchInputKind,
+      status: row.status,
+      total: row.total,
+      done: row.done,
+      failed: row.failed,
+      flagged: row.flagged,
+      failure_reason: row.failureReason,
+      created_at: row.createdAt.toISOString(),
+      finished_at: row.finishedAt?.toISOString() ?? null,
+      results_url: row.status === "done" ? `/v1/batches/${row.id}/results.csv` : null,
+    };
+  }
+
+  async get(userId: string, batchId: string): Promise<BatchRow> {
+    const row = /^[0-9a-f-]{36}$/i.test(batchId) ? await this.deps.repo.get(userId, batchId) : undefined;
+    if (!row) throw new ApiError(404, "not_found", `no batch ${batchId}`);
+    return row;
+  }
+
+  list(userId: string, experimentId: number): Promise<BatchRow[]> {
+    return this.deps.repo.listForExperiment(userId, experimentId);
+  }
+
+  /** The results CSV of a finished batch, from the bucket. */
+  async results(userId: string, batchId: string): Promise<Readable> {
+    const row = await this.get(userId, batchId);
+    if (row.status !== "done") throw new ApiError(409, "batch_not_done", `the batch is ${row.status}; its results are ready when it is done`);
+    return this.deps.bucket.read(resultsPath(row));
+  }
+
+  /**
+   * Stores the body as the batch's input and queues it. The model must be published (409 model_not_ready
+   * otherwise, as /predict says); a table goes to a table model and a zip of images to an image model.
+   */
+  async create(userId: string, experimentId: number, kind: BatchInputKind, body: Readable): Promise<BatchRow> {
+    const experiment = await this.deps.experiments.get(userId, experimentId);
+    const model = await this.deps.serving.model(userId, experimentId);
+    const tableModel = model.manifest.kind === "tabular";
+    if (tableModel !== (kind !== "images")) {
+      body.resume();
+      throw new ApiError(
+        415,
+        "unsupported_media_type",
+        tableModel ? "this is a table model: send the rows as text/csv or an .xlsx" : "this is an image model: send a zip of images as application/zip",
+      );
+    }
+    const work = path.join(this.deps.config.dataDir, "tmp", `batch-${Date.now()}-${randomBytes(4).toString("hex")}`);
+    await fs.promises.mkdir(work, { recursive: true });
+    const input = path.join(work, `input.${kind === "table" ? "csv" : kind === "xlsx" ? "xlsx" : "zip"}`);
+    try {
+      await spoolUpload(body, input, this.deps.config.MAX_UPLOAD_BYTES);
+    } catch (err) {
+      await fs.promises.rm(work, { recursive: true, force: true });
+      throw err;
+    }
+    const row = await this.deps.repo.insert({
+      userId,
+      experimentUuid: experiment.id,
+      experimentId,
+      modelVersion: model.row.version,
+      inputKind: kind,
+      status: "queued",
+    });
+    void this.queue.add(() => this.run(row, input, work, model.manifest));
+    return row;
+  }
+
+  private async run(row: BatchRow, input: string, work: string, manifest: ServedManifest): Promise<void> {
+    const { repo, bucket, logger } = this.deps;
+    const out = path.join(work, "results.csv");
+    let done = 0;
+    let failed = 0;
+    let flagged = 0;
+    let lastProgress = 0;
+    try {
+      await repo.update(row.id, { status: "running" });
+      const writer = fs.createWriteStream(out);
+      const write = async (line: string) => {
+        if (!writer.write(line)) await new Promise<void>((r) => writer.once("drain", () => r()));
+      };
+      await write(resultHeader(manifest, row.inputKind === "images"));
+      const score = async (item: RowItem | { id: string; message: string; outOfRange: string[]; error?: string }) => {
+        let answer: Record<string, unknown> | undefined;
+        let error = item.error;
+        if (!error) {
+          try {
+            const r = await this.deps.serving.predict(row.userId, row.experimentId, item.message);
+            answer = (typeof (r as { toJSON?: unknown }).toJSON === "function" ? (r as { toJSON(): unknown }).toJSON() : r) as Record<string, unknown>;
+          } catch (err) {
+            if (!(err instanceof ApiError) || err.status >= 500) throw err;
+            error = err.message;
+          }
+        }
+        if (error) failed++;
+        if (item.outOfRange.length) flagged++;
+        done++;
+        await write(resultLine(manifest, item.id, answer, item.outOfRange, error));
+        if (Date.now() - lastProgress > PROGRESS_EVERY_MS) {
+          lastProgress = Date.now();
+          await repo.update(row.id, { done, failed, flagged });
+        }
+      };
+
+      if (row.inputKind === "images") {
+        const limits = { maxEntries: this.deps.config.ZIP_MAX_ENTRIES, maxUncompressedBytes: this.deps.config.ZIP_MAX_UNCOMPRESSED_BYTES, maxCompressionRatio: this.deps.config.ZIP_MAX_COMPRESSION_RATIO };
+        const zip = await extractZip(input, path.join(work, "images"), limits);
+        const images = imageFiles(zip.files);
+        if (!images.length) throw new ApiError(400, "invalid_batch", "the zip holds no images (.png, .jpg, .jpeg, .bmp, .tif, .gif, .webp)");
+        await repo.update(row.id, { total: images.length });
+        for (const name of images) {
+          const bytes = await fs.promises.readFile(path.join(zip.dir, name));
+          await score({ id: zip.topLevelFolder ? name.slice(zip.topLevelFolder.length + 1) : name, message: dataUri(bytes), outOfRange: [] });
+        }
+      } else {
+        let csv = input;
+        if (row.inputKind === "xlsx") {
+          csv = path.join(work, "input.csv");
+          await xlsxFirstSheetToCsv(input, csv, "the workbook");
+        }
+        for await (const item of tableRows(csv, manifest)) await score(item);
+      }
+      await new Promise<void>((resolve, reject) => writer.end((err?: Error | null) => (err ? reject(err) : resolve())));
+      await bucket.uploadFile(out, resultsPath(row));
+      await repo.update(row.id, { status: "done", total: done, done, failed, flagged, finishedAt: new Date() });
+    } catch (err) {
+      const reason = err instanceof ApiError ? err.message : "scoring stopped on an internal error; the request id in the server's log has the details";
+      if (!(err instanceof ApiError)) logger.error({ err, batch_id: row.id }, "batch failed");
+      await repo.update(row.id, { status: "failed", done, failed, flagged, failureReason: reason, finishedAt: new Date() }).catch(() => undefined);
+    } finally {
+      await fs.promises.rm(work, { recursive: true, force: true });
+    }
+  }
+
+  /** Waits for the batches queued in this process (tests, shutdown). */
+  idle(): Promise<void> {
+    return this.queue.onIdle();
+  }
+}
+
+export function resultsPath(row: Pick<BatchRow, "userId" | "id">): string {
+  return `${row.userId}/batches/${row.id}/results.csv`;
+}
