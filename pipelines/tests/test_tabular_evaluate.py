@@ -9,6 +9,9 @@ import pytest
 from builder_pipelines.common import contract
 from test_tabular import make_data, make_spec, run_cli, small_search, train_in_process  # noqa: F401 (fixture)
 
+# Every test here evaluates a model it trains first.
+pytestmark = pytest.mark.train
+
 
 @pytest.fixture
 def trained(tmp_path):

@@ -1,4 +1,5 @@
 import type { ExperimentRow } from "../experiments/repository.js";
+import type { Progress } from "../experiments/state.js";
 import type { ModelRow } from "../serving/model-repository.js";
 import { checkManifest, classNames, type ColumnSpec, type ServedManifest } from "../serving/manifest.js";
 import type { DatasetProblem, DatasetReport } from "../datasets/report.js";
@@ -79,7 +80,7 @@ export function experimentFacts(row: ExperimentRow, model?: ModelRow | null) {
     optimization_metric: (req.optimization_metric as string) ?? null,
     label_cols: (req.label_cols as string[]) ?? [],
     history: (row.history as Array<{ status: string; at: string }>) ?? [],
-    progress: row.progress ?? null,
+    progress: (row.progress as Progress | null) ?? null,
     failure_reason: row.status === "failed" || row.status === "invalid_dataset" ? row.failureReason : null,
     metrics: metricsOf(row),
     per_class: perClassOf(row, classes),

@@ -46,7 +46,7 @@ async function readCsvEntry(zipFile: string, limits: ExtractLimits): Promise<{ n
         zip.readEntry();
       });
       zip.on("end", resolve);
-      zip.on("error", (err) => reject(new DatasetFault("zip_unsafe_path", `the zip cannot be listed safely: ${err.message}`)));
+      zip.on("error", (err: Error) => reject(new DatasetFault("zip_unsafe_path", `the zip cannot be listed safely: ${err.message}`)));
       zip.readEntry();
     });
     const files = entries.filter((e) => !e.fileName.endsWith("/") && !isJunk(e.fileName)).map((e) => e.fileName);

@@ -51,7 +51,6 @@ describe("POST /v1/datasets/validate", () => {
       body: JSON.stringify({ zip_gcloud, ...request }),
     });
     expect(res.status).toBe(200);
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     return (await res.json()) as any;
   }
 

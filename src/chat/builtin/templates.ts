@@ -51,11 +51,11 @@ function trustNote(f: ExperimentFacts): string | undefined {
   const m = name ? f.metrics[name] : undefined;
   if (!m || m.ci_low === null || m.ci_high === null) return undefined;
   const width = m.ci_high - m.ci_low;
-  const reliable = LOWER_IS_BETTER.has(name!) ? `read ${num(m.ci_high)} as the error it reliably stays under` : `read ${num(m.ci_low)} as what it reliably reaches`;
+  const reliable = LOWER_IS_BETTER.has(name) ? `read ${num(m.ci_high)} as the error it reliably stays under` : `read ${num(m.ci_low)} as what it reliably reaches`;
   const tests = f.dataset.split?.test;
   const size = tests ? ` on ${tests} held-out test patients` : " on the held-out test patients";
   const verdict = width > 0.2 ? "The interval is wide, so the estimate is uncertain: more patients would narrow it." : width > 0.1 ? "The interval is moderately wide." : "The interval is narrow.";
-  return `Can you trust it? ${metricLabel(name!)} was measured${size}; with 95% confidence it lies between ${num(m.ci_low)} and ${num(m.ci_high)}, so ${reliable}. ${verdict} This is an internal validation on your own data, not a clinical validation.`;
+  return `Can you trust it? ${metricLabel(name)} was measured${size}; with 95% confidence it lies between ${num(m.ci_low)} and ${num(m.ci_high)}, so ${reliable}. ${verdict} This is an internal validation on your own data, not a clinical validation.`;
 }
 
 /** The direct answer first when the question named a metric or the thresholds; the full report follows. */
@@ -85,7 +85,7 @@ export function experimentReport(f: ExperimentFacts): string {
   const lines = [`Experiment ${f.experiment_id} (${kind}, ${f.study_type} study${optimising}) is **${f.status}**.`];
   if (f.status === "failed") lines.push(`It failed: ${reasonOf(f)}.`);
   if (f.status === "invalid_dataset") lines.push(refusedSummary(f));
-  const p = f.progress as { fraction?: number; stage?: string; eta_s?: number | null } | null;
+  const p = f.progress;
   if (!["ready", "failed", "invalid_dataset", "cancelled"].includes(f.status) && p) {
     lines.push(`Progress: ${Math.round((p.fraction ?? 0) * 100)}% (stage ${p.stage ?? f.status}${p.eta_s ? `, about ${Math.round(p.eta_s)} s left` : ""}).`);
   }

@@ -29,7 +29,7 @@ function failure(status: number, text: string, requestId: string | null): ApiFai
   try {
     const body = JSON.parse(text) as ErrorBody;
     const e = body.error;
-    return new ApiFailure(status, e.code, e.message, requestId, (e.details ?? []) as ApiFailure["details"]);
+    return new ApiFailure(status, e.code, e.message, requestId, (e.details ?? []));
   } catch {
     return new ApiFailure(status, "http_error", `HTTP ${status}: ${text.slice(0, 200) || "no body"}`, requestId);
   }

@@ -26,11 +26,12 @@ function useLiveExperiment(id: number) {
     let source: EventSource | null = null;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const poll = (delay: number) => {
-      timer = setTimeout(async () => {
+      // refresh's failure is caught and shown: the timer has no promise to watch.
+      timer = setTimeout(() => void (async () => {
         if (closed) return;
         const e = await refresh().catch((err) => (setError(err), null));
         if (!e || !TERMINAL.has(e.status)) poll(Math.min(delay * 2, 15_000));
-      }, delay);
+      })(), delay);
     };
     refresh().then(
       (e) => {
@@ -39,13 +40,13 @@ function useLiveExperiment(id: number) {
         source = new EventSource(`/v1/experiments/${id}/events`);
         source.addEventListener("status", (m) => {
           failures = 0;
-          const s = JSON.parse((m as MessageEvent).data).status as string;
+          const s = (JSON.parse(m.data as string) as { status: string }).status;
           void refresh();
           if (TERMINAL.has(s)) source?.close();
         });
         source.addEventListener("progress", (m) => {
           failures = 0;
-          const p = JSON.parse((m as MessageEvent).data);
+          const p = JSON.parse(m.data as string) as Experiment["progress"];
           setExp((x) => (x ? { ...x, progress: p } : x));
         });
         source.onerror = () => {
@@ -89,7 +90,7 @@ export function ExperimentPage({ id }: { id: number }) {
   const running = !TERMINAL.has(exp.status);
   const retrospective = req.study_type === "Retrospective";
   const started = new Date(String(exp.created_at)).getTime();
-  const ended = exp.finished_at ? new Date(String(exp.finished_at)).getTime() : Date.now();
+  const ended = exp.finished_at ? new Date(exp.finished_at as string).getTime() : Date.now();
 
   const cancel = async () => {
     setActionError(null);

@@ -88,7 +88,7 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
     }
   };
 
-  const cols = columns?.columns ?? [];
+  const cols = useMemo(() => columns?.columns ?? [], [columns]);
   // A binary classification's two label values, the rarer first proposed as positive (the server's rule, same tie-break).
   const binary = !source && kind === "classification" && modelType === 0 && labelCols.length === 1 ? binaryLabelValues(cols.find((c) => c.name === labelCols[0])) : null;
   const positiveClass = binary ? (positiveChoice && binary.values.includes(positiveChoice) ? positiveChoice : binary.proposed) : null;

@@ -187,8 +187,9 @@ function TabularForm({ id, model, onValues }: { id: number; model: Model; onValu
 function readDataUrl(file: File): Promise<string> {
   return new Promise((resolve, reject) => {
     const r = new FileReader();
-    r.onload = () => resolve(String(r.result));
-    r.onerror = () => reject(r.error);
+    // readAsDataURL always yields a string.
+    r.onload = () => resolve(r.result as string);
+    r.onerror = () => reject(r.error ?? new Error(`could not read ${file.name}`));
     r.readAsDataURL(file);
   });
 }
