@@ -17,6 +17,9 @@ export default tseslint.config(
       "bench/**/out/**",
       "bench/**/.work/**",
       "pipelines/**",
+      // The test-only Python environment (make test creates it before the lint runs): other projects' JavaScript.
+      ".venv-dev/**",
+      ".test-results/**",
       // Generated from the routes by scripts/web-api-types.ts.
       "web/src/api/openapi.d.ts",
     ],

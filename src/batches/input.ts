@@ -91,7 +91,7 @@ const JUNK = /(^|\/)(__MACOSX\/|\._|\.DS_Store$|Thumbs\.db$)/;
  */
 export async function* zipImages(zipFile: string, limits: { maxImageBytes: number; maxEntries: number }): AsyncGenerator<{ name: string; bytes: Buffer }> {
   const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
-    yauzl.open(zipFile, { lazyEntries: true, autoClose: false }, (err, z) => (err ? reject(new ApiError(400, "invalid_batch", "the file is not a readable zip archive")) : resolve(z!))),
+    yauzl.open(zipFile, { lazyEntries: true, autoClose: false }, (err, z) => (err ? reject(new ApiError(400, "invalid_batch", "the file is not a readable zip archive")) : resolve(z))),
   );
   try {
     if (zip.entryCount > limits.maxEntries) throw new ApiError(400, "invalid_batch", `the zip has ${zip.entryCount} entries; the limit is ${limits.maxEntries}`);
@@ -109,7 +109,7 @@ export async function* zipImages(zipFile: string, limits: { maxImageBytes: numbe
       if (entry.uncompressedSize > limits.maxImageBytes) {
         throw new ApiError(400, "invalid_batch", `${name} is ${entry.uncompressedSize} bytes; one image may be at most ${limits.maxImageBytes} (FETCH_MAX_BYTES)`);
       }
-      const stream = await new Promise<Readable>((resolve, reject) => zip.openReadStream(entry, (err, s) => (err ? reject(err) : resolve(s!))));
+      const stream = await new Promise<Readable>((resolve, reject) => zip.openReadStream(entry, (err, s) => (err ? reject(err) : resolve(s))));
       const chunks: Buffer[] = [];
       for await (const chunk of stream) chunks.push(chunk as Buffer);
       yield { name, bytes: Buffer.concat(chunks) };

@@ -40,7 +40,7 @@ interface Scored {
   answer?: Record<string, unknown>;
   error?: string;
   /** A server-side failure (5xx): it stops the batch. */
-  fatal?: unknown;
+  fatal?: Error;
 }
 const PROGRESS_EVERY_MS = 1000;
 
@@ -167,7 +167,7 @@ export class BatchService {
           return { item, answer: (r instanceof JsonBytes ? r.toJSON() : r) as Record<string, unknown> };
         } catch (err) {
           if (err instanceof ApiError && err.status < 500) return { item, error: err.message };
-          return { item, fatal: err };
+          return { item, fatal: err instanceof Error ? err : new Error(String(err)) };
         }
       };
       const record = async ({ item, answer, error, fatal }: Scored) => {
