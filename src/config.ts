@@ -23,7 +23,7 @@ const SECRET_VARS = new Set(["DATABASE_URL", "REDIS_URL", "POSTGRES_PASSWORD", "
 // Express's "trust proxy": a comma-separated list of loopback | linklocal | uniquelocal | IP | IP/prefix.
 const PROXY_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
 const trustProxy = z.string().refine(
-  (s) => s.split(",").map((x) => x.trim()).every((x) => PROXY_NAMES.has(x) || isIP(x.split("/")[0]!) !== 0),
+  (s) => s.split(",").map((x) => x.trim()).every((x) => PROXY_NAMES.has(x) || isIP(x.split("/")[0]) !== 0),
   "a comma-separated list of loopback, linklocal, uniquelocal, IP addresses or IP/prefix ranges",
 );
 const csvList = z

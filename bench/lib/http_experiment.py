@@ -95,7 +95,7 @@ class BuilderServer:
         self.log_path = os.path.join(self.data_dir, "serve.log")
         self.proc: subprocess.Popen | None = None
 
-    def __enter__(self) -> "BuilderServer":
+    def __enter__(self) -> BuilderServer:
         self._log = open(self.log_path, "w")
         self.proc = subprocess.Popen([str(ROOT / "builder"), "serve", "--port", str(self.port)], cwd=ROOT, env=self.env,
                                      stdout=self._log, stderr=subprocess.STDOUT)

@@ -16,7 +16,10 @@ export function tallyCollections(lines: Iterable<string>): Map<string, IsolateCo
     const g = per.get(m[1]) ?? { mc: 0, scavenge: 0, mcMs: [], lastHeap: "" };
     g.lastHeap = /-> ([\d.]+ \([\d.]+\)) MB/.exec(l)?.[1] ?? g.lastHeap;
     if (m[2] === "Scavenge") g.scavenge++;
-    else (g.mc++, g.mcMs.push(Number(m[3])));
+    else {
+      g.mc++;
+      g.mcMs.push(Number(m[3]));
+    }
     per.set(m[1], g);
   }
   return per;

@@ -4,7 +4,7 @@
 // latency. Against a server that answers 501 KB at once without work (client-floor.ts), undici's arrayBuffer() client
 // (http-load.ts until 2026-11-25) measured p99 10.9-12.9 ms for a 0.7-0.8 ms median; the peer's load.mjs (http chunks
 // + Buffer.concat) 3.3-4.9 ms for 0.9-1.2 ms; this one 1.4-4.5 ms for 0.6 ms; Python's http.client 1.4-2.3 ms for
-// 0.5-0.6 ms (bench/serve/README.md, "the load client's own tail").
+// 0.5-0.6 ms (bench/serve/notebook/README.md, "the load client's own tail").
 //
 // Two uses:
 //   - imported by http-load.ts (bench/serve/run.ts's client): `runLoad(job, onStarted)`;

@@ -24,8 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from http_experiment import fmt_metric, run_experiment  # noqa: E402
 from tables_r import r_csv_bytes  # noqa: E402
+
+from http_experiment import fmt_metric, run_experiment  # noqa: E402
 
 # name: (CSV inside the archive, label column, feature columns, model_type)
 TABLES: dict[str, tuple[str, str, list[str], int]] = {

@@ -27,7 +27,6 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-
 from run import ALL_LOADERS, DATASETS, PIPELINES, run_pipeline
 
 

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tables_missing  # noqa: E402
 import tables_r  # noqa: E402
 import tables_sksurv  # noqa: E402
+
 from builder_pipelines.tabular.table import is_missing_marker  # noqa: E402
 
 PIMA_COLS = ["pregnancies", "glucose", "blood_pressure", "skin_thickness", "insulin", "bmi", "diabetes_pedigree", "age"]

@@ -19,7 +19,6 @@ import argparse
 import csv
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -113,7 +112,6 @@ def main() -> int:
                     work = tmp / f"{ds}_{seed}"
                     work.mkdir(exist_ok=True)
                     budget = args.fast_budget if mode == "fast" else args.best_budget
-                    t0 = time.monotonic()
                     man, wall, peak = B.run_pipeline(table, cols, label, sp, mode, budget, seed, work, problem=problem)
                     test = man["metrics"]["test"]
                     s = man["model_summary"]

@@ -23,9 +23,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
-
 from bench import BUDGET_S, ROOT, patient_split, run_spec
+from PIL import Image
 
 BCCD = ROOT.parent / "shared" / "datasets" / "bccd"
 SIDE = 28
@@ -48,7 +47,7 @@ def make_folder(root: Path) -> dict[str, list[str]]:
     ids = {part: (BCCD / "ImageSets" / "Main" / f"{part}.txt").read_text().split() for part in ("train", "val")}
     (root / "images").mkdir(parents=True)
     rows = []
-    for part, slides in ids.items():
+    for slides in ids.values():
         for slide in slides:
             img = Image.open(BCCD / "JPEGImages" / f"{slide}.jpg").convert("RGB")
             for k, (name, x1, y1, x2, y2) in enumerate(_boxes(slide)):

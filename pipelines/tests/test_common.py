@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from builder_pipelines.common import contract, metrics, thresholds
-from builder_pipelines.common.spec import load_spec
 from builder_pipelines.common.errors import SpecError
+from builder_pipelines.common.spec import load_spec
 
 
 def _spec(tmp_path, **over):

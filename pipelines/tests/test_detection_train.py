@@ -36,6 +36,7 @@ def trained(tmp_path_factory):
         return spec, out, json.load(fh)
 
 
+@pytest.mark.train
 def test_trains_well_above_chance(trained):
     _, _, manifest = trained
     test = manifest["metrics"]["test"]
@@ -47,6 +48,7 @@ def test_trains_well_above_chance(trained):
     assert "validation" in manifest["metrics"]
 
 
+@pytest.mark.train
 def test_manifest_states_serving(trained):
     _, out, manifest = trained
     assert contract.errors("manifest", manifest) == []
@@ -93,6 +95,7 @@ def test_export_leaves_nothing_when_the_check_fails(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []  # neither model.onnx nor the temp file
 
 
+@pytest.mark.train
 def test_evaluate_through_the_cli(trained, tmp_path):
     spec, out, manifest = trained
     ev = dict(spec, command="evaluate", source_model={"dir": str(out)}, out_dir=str(tmp_path / "ev"))

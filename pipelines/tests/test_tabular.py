@@ -12,7 +12,8 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from builder_pipelines.common import contract, events as _events
+from builder_pipelines.common import contract
+from builder_pipelines.common import events as _events
 from builder_pipelines.tabular import export, models, search
 
 PIPELINES = Path(__file__).resolve().parents[1]
@@ -101,6 +102,7 @@ def onnx_scores(out: Path, X: np.ndarray) -> np.ndarray:
     return sess.run(["scores"], {"input": X.astype(np.float32)})[0]
 
 
+@pytest.mark.train
 def test_binary_through_cli(tmp_path, monkeypatch):
     monkeypatch.undo()  # the real fast plan, bounded by the 8 s budget
     spec = make_spec(tmp_path, "binary", metric="f_macro", budget=8)
@@ -133,6 +135,7 @@ def test_binary_through_cli(tmp_path, monkeypatch):
     assert s.shape == (2, 2) and np.allclose(s.sum(1), 1, atol=1e-6) and s[0, 1] > s[1, 1]
 
 
+@pytest.mark.train
 def test_multiclass(tmp_path):
     m, out = train_in_process(make_spec(tmp_path, "multiclass"))
     assert [c["code"] for c in m["classes"]] == ["1", "2", "3"]
@@ -145,6 +148,7 @@ def test_multiclass(tmp_path):
     assert np.array(report["test"]["confusion_matrix"]).shape == (3, 3)
 
 
+@pytest.mark.train
 def test_regression(tmp_path):
     m, out = train_in_process(make_spec(tmp_path, "regression"))
     assert m["classes"] == [{"index": 0, "code": "outcome", "name": "outcome"}]
@@ -155,6 +159,7 @@ def test_regression(tmp_path):
     assert {f["name"] for f in m["figures"]} == {"pred_vs_actual", "importance"}
 
 
+@pytest.mark.train
 def test_categorical_codes_carry_the_signal(tmp_path):
     """The label depends on the category strongly; the graph must see the code, not a string."""
     m, out = train_in_process(make_spec(tmp_path, "binary", n_patients=200))
@@ -240,6 +245,7 @@ def test_blend_export_parity(problem):
     assert set(imp) == {"abs_coefficient_standardised", "gain", "mean_abs_contribution"}
 
 
+@pytest.mark.train
 def test_parity_failure_fails_the_job(tmp_path, monkeypatch):
     monkeypatch.setattr(export, "PARITY_TOL", -1.0)  # nothing can pass
     spec = make_spec(tmp_path, "binary")
@@ -248,6 +254,7 @@ def test_parity_failure_fails_the_job(tmp_path, monkeypatch):
     assert not (Path(spec["out_dir"]) / "manifest.json").exists()
 
 
+@pytest.mark.train
 def test_reproducible_with_the_same_seed(tmp_path):
     a = make_spec(tmp_path / "a", "binary", seed=3) if (tmp_path / "a").mkdir() is None else None
     b = make_spec(tmp_path / "b", "binary", seed=3) if (tmp_path / "b").mkdir() is None else None
@@ -259,6 +266,7 @@ def test_reproducible_with_the_same_seed(tmp_path):
     assert np.array_equal(onnx_scores(oa, X), onnx_scores(ob, X))
 
 
+@pytest.mark.train
 def test_wrong_class_count_is_a_data_error(tmp_path):
     spec = make_spec(tmp_path, "multiclass")
     spec["problem"] = "binary"
@@ -267,6 +275,7 @@ def test_wrong_class_count_is_a_data_error(tmp_path):
     assert "exactly 2 classes" in proc.stderr and events[-1]["type"] == "log"
 
 
+@pytest.mark.train
 def test_best_mode_cross_validates_catboost_and_publishes_with_parity(tmp_path, monkeypatch):
     """Best mode's plan, shortened (3 linear settings, 2 repeats, 2 random LightGBM settings), with a budget that leaves
     room for everything: both CatBoost candidates are scored, and the published model passes parity."""

@@ -132,6 +132,7 @@ def _with_markers(table_path, every: int = 4):
         w.writerows(rows)
 
 
+@pytest.mark.train
 def test_training_and_retrospective_with_markers(tmp_path):
     spec = make_spec(tmp_path, "binary")
     _with_markers(spec["data"]["table"])

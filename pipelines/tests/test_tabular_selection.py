@@ -236,6 +236,7 @@ def test_catboost_is_a_default_boosting_family():
     assert S.COMPLEXITY[cand.family] == S.COMPLEXITY["lightgbm_default"]
 
 
+@pytest.mark.train
 def test_a_candidate_that_cannot_finish_in_the_budget_is_dropped_and_the_search_goes_on(monkeypatch):
     """Past the essential candidates, one whose first cross-validation repeat shows the rest would end past the
     budget is dropped (the report says why), and cheaper candidates still run. A fake clock: every repeat costs

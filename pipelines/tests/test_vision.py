@@ -19,8 +19,8 @@ from builder_pipelines.vision import run
 from builder_pipelines.vision.preprocess import preprocess_file
 
 sys.path.insert(0, str(Path(__file__).parent))
-from vision_data import make_dataset, write_spec  # noqa: E402
 from device_choice import TORCH_DEVICE  # noqa: E402
+from vision_data import make_dataset, write_spec  # noqa: E402
 
 PIPELINES = Path(__file__).resolve().parents[1]
 
@@ -69,6 +69,7 @@ def _check_manifest_files(out: Path, manifest: dict):
     assert "test" in report and "metrics" in report
 
 
+@pytest.mark.train
 def test_multiclass_model_manifest_and_onnx(multiclass):
     spec, out, m = multiclass
     _check_manifest_files(out, m)
@@ -94,6 +95,7 @@ def test_multiclass_model_manifest_and_onnx(multiclass):
         assert (cam >= 0).all()
 
 
+@pytest.mark.train
 def test_multilabel(tmp_path_factory):
     spec, out, m = _train(tmp_path_factory, "multilabel")
     _check_manifest_files(out, m)
@@ -107,6 +109,7 @@ def test_multilabel(tmp_path_factory):
     assert m["metrics"]["test"]["auc"]["value"] >= 0.75
 
 
+@pytest.mark.train
 def test_regression(tmp_path_factory):
     spec, out, m = _train(tmp_path_factory, "regression")
     _check_manifest_files(out, m)
@@ -118,6 +121,7 @@ def test_regression(tmp_path_factory):
     assert m["metrics"]["test"]["r2"]["value"] > 0.3
 
 
+@pytest.mark.train
 def test_evaluate_on_new_images(multiclass, tmp_path):
     _, src, source = multiclass
     spec = make_dataset(tmp_path, "multiclass", n=40, seed=7)
@@ -134,10 +138,15 @@ def test_evaluate_on_new_images(multiclass, tmp_path):
     assert (out / "model.onnx").read_bytes() == (src / "model.onnx").read_bytes()
     assert set(m["metrics"]) == {"test"} and m["metrics"]["test"] != source["metrics"]["test"]
     assert m["provenance"]["split_counts"]["test"] == 20 and m["provenance"] != source["provenance"]
-    same = {k: v for k, v in source.items() if k not in ("metrics", "provenance")}
-    assert {k: v for k, v in m.items() if k not in ("metrics", "provenance")} == same
+    # clinical describes the new images (their confusion matrix), like metrics.
+    same = {k: v for k, v in source.items() if k not in ("metrics", "provenance", "clinical")}
+    assert {k: v for k, v in m.items() if k not in ("metrics", "provenance", "clinical")} == same
+    assert m["clinical"]["confusion_matrix"]["labels"] == source["clinical"]["confusion_matrix"]["labels"]
+    images = json.loads((out / "report.json").read_text())["test"]["n"]  # 20 patients, several images each
+    assert sum(map(sum, m["clinical"]["confusion_matrix"]["counts"])) == images
 
 
+@pytest.mark.train
 def test_cli_events_and_exit_code(tmp_path):
     spec = make_dataset(tmp_path, "binary", n=60)
     spec["budget"]["time_budget_s"] = 6
@@ -158,6 +167,7 @@ def test_cli_events_and_exit_code(tmp_path):
     assert m["problem"] == "binary" and len(m["thresholds"]) == 2
 
 
+@pytest.mark.train
 def test_data_errors(tmp_path):
     spec = make_dataset(tmp_path, "multiclass", n=20)
     bad = dict(spec, problem="binary")  # three classes in a binary task
@@ -171,6 +181,7 @@ def test_data_errors(tmp_path):
         run(spec, spec["out_dir"])
 
 
+@pytest.mark.train
 def test_best_mode_publishes_a_cross_fitted_ensemble(tmp_path_factory):
     spec, out, m = _train(tmp_path_factory, "binary", budget={"mode": "best", "time_budget_s": 25})
     _check_manifest_files(out, m)
@@ -207,6 +218,7 @@ def test_folds_keep_patients_together_and_classes_balanced():
     assert (per_fold.max(0) - per_fold.min(0) <= 1).all() and set(folds) == set(range(5))
 
 
+@pytest.mark.train
 def test_keep_last_uses_no_validation_choice():
     import time
 

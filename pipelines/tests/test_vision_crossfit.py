@@ -20,8 +20,8 @@ from builder_pipelines.vision.models import CamNet, ExportModel
 from builder_pipelines.vision.train import Candidate, TrainData
 
 sys.path.insert(0, str(Path(__file__).parent))
-from vision_data import make_dataset  # noqa: E402
 from device_choice import TORCH_DEVICE  # noqa: E402
+from vision_data import make_dataset  # noqa: E402
 
 CPU = TORCH_DEVICE  # the name is kept: CPU unless BUILDER_TEST_DEVICE says cuda
 
@@ -60,6 +60,7 @@ def test_only_larger_sets_are_held_to_the_memory_cap():
     assert not crossfit_plan.eligible("best", np.repeat(["a", "b"], 50), 1)  # too few patients for 5 folds
 
 
+@pytest.mark.train
 def test_larger_set_takes_the_probed_plan_and_publishes_a_checked_graph(tmp_path, monkeypatch):
     # The tiny set (72 train + validation images) stands in for a set above the small-set limit.
     monkeypatch.setattr(crossfit_plan, "SMALL_MAX_IMAGES", 40)
@@ -80,6 +81,7 @@ def test_larger_set_takes_the_probed_plan_and_publishes_a_checked_graph(tmp_path
     assert (cam >= 0).all() and cam.shape[:2] == (3, 2)
 
 
+@pytest.mark.train
 def test_no_plan_falls_back_to_the_search(tmp_path, monkeypatch):
     monkeypatch.setattr(crossfit_plan, "SMALL_MAX_IMAGES", 40)
     monkeypatch.setattr(crossfit_plan, "PLAN_SAFETY", 1e-9)  # as if even one round of 3 folds took forever

@@ -118,6 +118,7 @@ def test_preprocess_imports_without_torch():
     subprocess.run([sys.executable, "-c", code], cwd=PIPELINES, check=True, timeout=60)
 
 
+@pytest.mark.train
 def test_trial_is_reproducible_on_cpu():
     gen = torch.Generator().manual_seed(0)
     x = torch.randn(48, 1, 12, 12, generator=gen)
@@ -131,6 +132,7 @@ def test_trial_is_reproducible_on_cpu():
     assert runs[0].epochs_run >= 2
 
 
+@pytest.mark.train
 def test_pretrained_backbone_is_loaded_but_not_the_head():
     torch.manual_seed(1)
     donor = CamNet("resnet", 1, 5, 12, width=8, depth=1)  # another task (5 classes): the head cannot fit

@@ -34,7 +34,8 @@ export async function startAdminSocket(socketPath: string, ops: AdminOps, logger
     let raw = "";
     req.setEncoding("utf8");
     req.on("data", (chunk: string) => (raw += chunk));
-    req.on("end", async () => {
+    // The async body answers every error itself; the listener has nothing to await.
+    req.on("end", () => void (async () => {
       const op = (req.url ?? "").slice(1) as OpName;
       try {
         if (req.method !== "POST" || !OPS.includes(op)) throw new ApiError(404, "not_found", `no admin operation ${req.url}`);
@@ -45,7 +46,7 @@ export async function startAdminSocket(socketPath: string, ops: AdminOps, logger
         if (!(err instanceof ApiError)) logger.error({ err }, "admin socket operation failed");
         res.writeHead(e.status, { "content-type": "application/json" }).end(JSON.stringify({ error: { status: e.status, code: e.code, message: e.message } }));
       }
-    });
+    })());
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -78,7 +79,7 @@ function call<T>(socketPath: string, op: OpName, input: unknown): Promise<T> {
       res.on("data", (c: string) => (raw += c));
       res.on("end", () => {
         try {
-          const body = JSON.parse(raw);
+          const body = JSON.parse(raw) as { ok?: T; error?: { status: number; code: string; message: string } };
           if (body.error) reject(new ApiError(body.error.status, body.error.code, body.error.message));
           else resolve(body.ok as T);
         } catch (err) {

@@ -1,7 +1,7 @@
 import type { Config } from "../config.js";
 import type { Database, Db } from "../db/client.js";
 import { ApiError } from "../errors.js";
-import type { Authenticate, AuthInfo, AuthMode, AuthRequest, AuthResponse } from "./types.js";
+import type { Authenticate, AuthInfo, AuthRequest, AuthResponse } from "./types.js";
 import type { Logger } from "../logger.js";
 import { AccountService } from "./account.service.js";
 import { directOps } from "./admin-ops.js";

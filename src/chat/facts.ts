@@ -1,8 +1,10 @@
 import type { ExperimentRow } from "../experiments/repository.js";
+import type { Progress } from "../experiments/state.js";
 import type { ModelRow } from "../serving/model-repository.js";
 import { checkManifest, classNames, type ColumnSpec, type ServedManifest } from "../serving/manifest.js";
 import type { DatasetProblem, DatasetReport } from "../datasets/report.js";
 import { METRIC_NAMES } from "../contract/types.js";
+import { warningsOf } from "../experiments/warnings.js";
 
 // Plain facts about one experiment or model, read from its rows: what the tools return and the builtin
 // templates quote. Nothing here is invented; a missing value stays null.
@@ -78,13 +80,15 @@ export function experimentFacts(row: ExperimentRow, model?: ModelRow | null) {
     optimization_metric: (req.optimization_metric as string) ?? null,
     label_cols: (req.label_cols as string[]) ?? [],
     history: (row.history as Array<{ status: string; at: string }>) ?? [],
-    progress: row.progress ?? null,
+    progress: (row.progress as Progress | null) ?? null,
     failure_reason: row.status === "failed" || row.status === "invalid_dataset" ? row.failureReason : null,
     metrics: metricsOf(row),
     per_class: perClassOf(row, classes),
     original_metrics: req.study_type === "Retrospective" ? (row.originalMetrics ?? null) : undefined,
     thresholds: manifest?.thresholds ?? null,
     threshold_rule: manifest?.threshold_rule ?? null,
+    /** What limits trust in the result (the same list as GET /v1/experiments/{id}); codes and titles carry no user data. */
+    warnings: model ? warningsOf(model.manifest, row.datasetReport) : [],
     classes,
     model: model ? { version: model.version, kind: model.kind, published_at: model.createdAt } : null,
     dataset: {

@@ -28,7 +28,7 @@ const HISTORY_MESSAGES = 12;
 
 export const openAITools: ChatCompletionTool[] = (Object.keys(toolSchemas) as ToolName[]).map((name) => ({
   type: "function",
-  function: { name, description: toolDescriptions[name], parameters: z.toJSONSchema(toolSchemas[name]) as Record<string, unknown> },
+  function: { name, description: toolDescriptions[name], parameters: z.toJSONSchema(toolSchemas[name]) },
 }));
 
 type FunctionCall = Extract<ChatCompletionMessageToolCall, { type: "function" }>;
@@ -59,7 +59,7 @@ export class OpenAIBackend implements ChatBackend {
     const focus = req.experimentId ? `\nThe user has experiment ${req.experimentId} open; "it" or "this experiment" means experiment ${req.experimentId}.` : "";
     const messages: ChatCompletionMessageParam[] = [
       { role: "system", content: SYSTEM_PROMPT + focus },
-      ...req.history.slice(-HISTORY_MESSAGES).map((m) => ({ role: m.role, content: m.content }) as ChatCompletionMessageParam),
+      ...req.history.slice(-HISTORY_MESSAGES).map((m) => ({ role: m.role, content: m.content })),
       { role: "user", content: req.message },
     ];
     const references: Reference[] = [];

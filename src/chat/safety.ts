@@ -33,7 +33,7 @@ export function asksForDiagnosis(message: string): boolean {
 }
 
 /** Text from user data, made safe to quote inside a reply: one line, no markdown breakout, bounded length. */
-export function quote(value: unknown, max = 80): string {
+export function quote(value: string | number | boolean | null | undefined, max = 80): string {
   const s = String(value ?? "").replace(/[\r\n\t]+/g, " ").replace(/`/g, "'");
   return `\`${s.length > max ? `${s.slice(0, max)}…` : s}\``;
 }

@@ -46,7 +46,7 @@ function readBody(res: http.IncomingMessage): Promise<string> {
 
 function errorText(status: number, body: string): string {
   try {
-    const e = JSON.parse(body).error;
+    const e = (JSON.parse(body) as { error: { code: string; message: string } }).error;
     return `${status} ${e.code}: ${e.message}`;
   } catch {
     return `${status}: ${body.slice(0, 200)}`;
@@ -58,7 +58,7 @@ async function whoAmI(base: string, key: string): Promise<string> {
   const res = await new Promise<http.IncomingMessage>((resolve, reject) => req.on("response", resolve).on("error", reject).end());
   const body = await readBody(res);
   if (res.statusCode !== 200) throw new UploadError(`cannot identify the key's user: ${errorText(res.statusCode ?? 0, body)}`);
-  return JSON.parse(body).user_id;
+  return (JSON.parse(body) as { user_id: string }).user_id;
 }
 
 export async function uploadFile(opts: UploadOptions): Promise<UploadOutcome> {

@@ -19,7 +19,7 @@ const compiled = new Map<ContractName, ValidateFunction>();
 const views = new Map<string, ValidateFunction>();
 
 export function loadSchema(name: ContractName): Record<string, unknown> {
-  return JSON.parse(fs.readFileSync(path.join(CONTRACT_DIR, `${name}.schema.json`), "utf8"));
+  return JSON.parse(fs.readFileSync(path.join(CONTRACT_DIR, `${name}.schema.json`), "utf8")) as Record<string, unknown>;
 }
 
 function validator(name: ContractName): ValidateFunction {

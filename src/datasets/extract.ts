@@ -249,6 +249,7 @@ export class OpenedZip {
     } finally {
       await Promise.allSettled([...running]);
     }
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- passes the caught error on unchanged (truthiness narrows `unknown` to `{}`)
     if (failure) throw failure;
   }
 

@@ -110,7 +110,7 @@ function cellText(v: ExcelJS.CellValue | undefined): string {
     return iso.endsWith("T00:00:00.000Z") ? iso.slice(0, 10) : iso;
   }
   if (typeof v === "number" || typeof v === "boolean" || typeof v === "string") return String(v);
-  if ("result" in v) return cellText(v.result as ExcelJS.CellValue); // a formula: its cached value
+  if ("result" in v) return cellText(v.result); // a formula: its cached value
   if ("richText" in v) return v.richText.map((t) => t.text).join("");
   if ("text" in v) return String(v.text); // a hyperlink
   if ("error" in v) return ""; // #N/A, #DIV/0!: no value

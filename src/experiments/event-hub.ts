@@ -88,7 +88,7 @@ export class ExperimentEventHub {
       const batch = await this.repo.eventsAfter(experimentUuid, poller.cursor, this.opts.batch ?? EVENT_BATCH);
       full = batch.length === (this.opts.batch ?? EVENT_BATCH);
       if (batch.length > 0) {
-        poller.cursor = batch[batch.length - 1]!.seq;
+        poller.cursor = batch[batch.length - 1].seq;
         for (const listener of [...poller.listeners]) listener.onEvents(batch);
       }
       // After the terminal status event nothing more is written: every reader ends there, so the poller does too.

@@ -98,6 +98,7 @@ class Inbox implements EventListener {
         this.wake = done;
       });
     }
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- passes the caught error on unchanged (truthiness narrows `unknown` to `{}`)
     if (this.queued.length === 0 && this.failure !== undefined) throw this.failure;
     const out = this.queued;
     this.queued = [];

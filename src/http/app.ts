@@ -43,7 +43,7 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
   app.use((req: Request, res: Response, next: NextFunction) => {
     req.id = requestId(req.headers["x-request-id"]);
     // The matched route pattern keeps metric labels bounded; unmatched paths share one label.
-    startRequest(services, req, res, req.id, () => req.log, () => (req.route?.path ? `${req.baseUrl}${req.route.path}` : "unmatched"));
+    startRequest(services, req, res, req.id, () => req.log, () => matchedRoute(req));
     requestContext.run({ requestId: req.id }, next);
   });
 
@@ -98,3 +98,9 @@ function allowedMethods(routes: AnyRoute[]): (path: string) => string[] {
   return (path) => [...new Set([...byPattern.values()].filter((e) => e.re.test(path)).flatMap((e) => [...e.methods]))].sort();
 }
 
+
+/** The matched route's pattern, which keeps metric labels bounded (Express types req.route as any). */
+function matchedRoute(req: Request): string {
+  const route = req.route as { path?: string } | undefined;
+  return route?.path ? `${req.baseUrl}${route.path}` : "unmatched";
+}

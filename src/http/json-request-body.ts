@@ -58,7 +58,8 @@ export function createJsonBodyReader(limits: JsonBodyLimits): JsonBodyReader {
     const holder = req as IncomingMessage & { body?: unknown };
     refuseNonUnicodeCharset(req);
     try {
-      await new Promise<void>((resolve, reject) => readText(req as express.Request, res as express.Response, (err?: unknown) => (err ? reject(err) : resolve())));
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes the caught error on unchanged (truthiness narrows `unknown` to `{}`)
+      await new Promise<void>((resolve, reject) => readText(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
     } catch (err) {
       throw undecodableBody(req, err, log) ?? err;
     }

@@ -89,7 +89,7 @@ export type AnyPlainRoute = Extract<AnyRoute, { plain: true }>;
 export function defineRoute<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(
   def: RouteDef<P, Q, B>,
 ): AnyRoute {
-  return def as unknown as AnyRoute;
+  return def;
 }
 
 /** Turns zod issues into one `details` entry per bad field. */
@@ -164,7 +164,7 @@ export function routeRunner(route: AnyRoute, services: Services, authenticate: A
     const auth = await authenticate(io.req, io.res, route.auth);
     const parsedBody = readBody ? await readBody(io.incoming, io.outgoing, io.log) : undefined;
     const { params, query, body } = validateParts(route, io.params, io.query, parsedBody);
-    const result = await route.handler({ req: io.req, res: io.res, params, query, body, auth: auth as AuthInfo, services } as never);
+    const result = await route.handler({ req: io.req, res: io.res, params, query, body, auth: auth as AuthInfo, services });
     if (io.outgoing.headersSent || !result) return;
     sendResult(io.outgoing, result);
   };

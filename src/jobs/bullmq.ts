@@ -1,4 +1,4 @@
-import { DelayedError, Queue, Worker, type ConnectionOptions } from "bullmq";
+import { DelayedError, Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import type { Config } from "../config.js";
 import type { JobDeps } from "./deps.js";
@@ -38,7 +38,7 @@ export class BullmqDispatcher implements JobRunner {
   constructor(private readonly deps: Pick<JobDeps, "config" | "repo" | "logger">) {
     if (!deps.config.REDIS_URL) throw new Error("BUILDER_RUNNER=bullmq needs REDIS_URL");
     this.connection = redisConnection(deps.config.REDIS_URL);
-    this.queue = new Queue<ExperimentJobData>(deps.config.BULLMQ_QUEUE, { connection: this.connection as ConnectionOptions });
+    this.queue = new Queue<ExperimentJobData>(deps.config.BULLMQ_QUEUE, { connection: this.connection });
   }
 
   async start(): Promise<void> {
@@ -103,7 +103,7 @@ export function startBullmqWorker(
         running.delete(uuid);
       }
     },
-    { connection: connection as ConnectionOptions, concurrency: slots.size, ...bullmqSettings(deps.config) },
+    { connection, concurrency: slots.size, ...bullmqSettings(deps.config) },
   );
   worker.on("error", (err) => deps.logger.warn({ err }, "bullmq worker error"));
   return {

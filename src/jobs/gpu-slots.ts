@@ -24,7 +24,7 @@ export function parseNvidiaSmi(csv: string): Gpu[] {
   const gpus: Gpu[] = [];
   for (const line of csv.split("\n")) {
     const cells = line.split(",").map((c) => c.trim());
-    if (cells.length < 4 || !/^\d+$/.test(cells[0]!)) continue;
+    if (cells.length < 4 || !/^\d+$/.test(cells[0])) continue;
     const [index, uuid, name, memory] = cells as [string, string, string, string];
     const mib = Number(memory);
     gpus.push({ index, id: uuid || index, name, memoryMiB: Number.isFinite(mib) ? mib : null });
@@ -74,7 +74,7 @@ export function planSlots(gpus: Gpu[], opts: { slots?: number; cpus?: number; cp
   const cpuOnly = gpus.length ? (opts.cpuSlots ?? 0) : 0;
   const threads = Math.max(1, Math.floor((opts.cpus ?? os.availableParallelism()) / (count + cpuOnly)));
   return Array.from({ length: count + cpuOnly }, (_, slot) => {
-    const gpu = gpus.length && slot < count ? gpus[slot % gpus.length]! : null;
+    const gpu = gpus.length && slot < count ? gpus[slot % gpus.length] : null;
     return { slot, device: gpu ? "cuda" : "cpu", gpu, threads };
   });
 }
@@ -133,7 +133,7 @@ export class SlotPool {
 
   tryAcquire(need: SlotNeed): DeviceSlot | null {
     const i = this.free.findIndex((s) => this.fits(s, need));
-    return i < 0 ? null : this.free.splice(i, 1)[0]!;
+    return i < 0 ? null : this.free.splice(i, 1)[0];
   }
 
   /** Resolves with a slot that fits `need` once one is free (first come, first served); rejects when `signal` aborts. */

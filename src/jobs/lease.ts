@@ -43,7 +43,8 @@ export class JobLease {
     if (outer.aborted) this.onOuterStop();
     else outer.addEventListener("abort", this.onOuterStop, { once: true });
     const leaseS = deps.config.JOB_LEASE_S;
-    this.beat = setInterval(async () => {
+    // The beat catches its own errors, so the timer has no promise to watch.
+    this.beat = setInterval(() => void (async () => {
       try {
         const r = await deps.repo.renewLease(uuid, deps.runnerId, leaseS);
         if (!r) this.local.abort("lease_lost");
@@ -51,7 +52,7 @@ export class JobLease {
       } catch (err) {
         log.warn({ err }, "lease heartbeat failed");
       }
-    }, HEARTBEAT_MS(leaseS));
+    })(), HEARTBEAT_MS(leaseS));
   }
 
   get owner(): string {

@@ -37,7 +37,8 @@ export function startSweep(repo: ExperimentRepository, intervalMs: number, enque
     } catch (err) {
       onError(err);
     }
-    if (!stopped) timer = setTimeout(sweep, intervalMs);
+    // sweep catches its own errors: the timer has no promise to watch.
+    if (!stopped) timer = setTimeout(() => void sweep(), intervalMs);
   };
   return {
     first: sweep(),

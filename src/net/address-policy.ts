@@ -70,7 +70,7 @@ export function compileAllowList(entries: readonly string[]): AllowList {
       if (!ipaddr.isValid(raw)) return false;
       let a = ipaddr.parse(raw);
       if (a.kind() === "ipv6" && (a as ipaddr.IPv6).isIPv4MappedAddress()) a = (a as ipaddr.IPv6).toIPv4Address();
-      return cidrs.some(([net, bits]) => net.kind() === a.kind() && a.match(net as never, bits));
+      return cidrs.some(([net, bits]) => net.kind() === a.kind() && a.match(net, bits));
     },
   };
 }

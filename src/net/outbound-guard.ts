@@ -161,13 +161,13 @@ export class OutboundGuard {
       const chunks: Buffer[] = [];
       let size = 0;
       try {
-        for await (const chunk of res.body) {
+        for await (const chunk of res.body as AsyncIterable<Buffer>) {
           size += chunk.length;
           if (size > maxBytes) {
             res.body.destroy();
             throw refuse(413, "image_too_large", `the response is larger than the limit of ${maxBytes} bytes`);
           }
-          chunks.push(chunk as Buffer);
+          chunks.push(chunk);
         }
       } catch (err) {
         throw this.mapError(err, signal, timeoutMs);

@@ -117,6 +117,7 @@ async function runTensor(m: TensorJob) {
 
 const sentSlots = new Set<number>();
 
+// eslint-disable-next-line @typescript-eslint/no-misused-promises -- the listener catches every error and answers it
 port.on("message", async (m: TensorJob | ImageJob | { free: number }) => {
   if ("free" in m) {
     freeSlots.push(m.free);

@@ -61,7 +61,7 @@ export function openTurboJpeg(): TurboJpeg | null {
 export function loadTurboJpeg(names: string[] = LIBRARY_NAMES): TurboJpeg | { error: string } {
   let koffi: typeof import("koffi");
   try {
-    koffi = createRequire(import.meta.url)("koffi");
+    koffi = createRequire(import.meta.url)("koffi") as typeof import("koffi");
   } catch (err) {
     return { error: `koffi: ${(err as Error).message}` };
   }
@@ -69,7 +69,7 @@ export function loadTurboJpeg(names: string[] = LIBRARY_NAMES): TurboJpeg | { er
   for (const name of names) {
     try {
       const lib = koffi.load(name);
-      const handle = lib.func("void *tjInitDecompress()")();
+      const handle: unknown = lib.func("void *tjInitDecompress()")();
       if (!handle) throw new Error("tjInitDecompress failed");
       return {
         handle,

@@ -115,7 +115,7 @@ export class ModelCache {
 
   private async loadFromBucket(row: ModelRow): Promise<LoadedModel> {
     const prefix = row.storePath.replace(/\/+$/, "");
-    const manifest = checkManifest(row.manifest && Object.keys(row.manifest as object).length ? row.manifest : await this.readManifest(prefix));
+    const manifest = checkManifest(row.manifest && Object.keys(row.manifest).length ? row.manifest : await this.readManifest(prefix));
     const dir = path.join(this.o.cacheDir, row.id);
     const file = path.join(dir, "model.onnx");
     if (!fs.existsSync(file)) {

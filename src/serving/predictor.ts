@@ -80,7 +80,7 @@ export function tabularRow(m: ServedManifest, message: unknown): Float32Array {
   let details: ErrorDetail[] | undefined;
   for (let i = 0; i < cols.length; i++) {
     const c = cols[i];
-    const v = message[i];
+    const v: unknown = message[i];
     if (c.type === "categorical") {
       const codes = c.codes ?? {};
       const allowed = allowedCodes[i]!;

@@ -69,8 +69,8 @@ class PreprocessPool {
     const id = this.nextId++;
     entry.busy++;
     return new Promise((resolve, reject) => {
-      this.jobs.set(id, Object.assign({ resolve, reject }, { worker: entry!.worker }));
-      entry!.worker.postMessage({ id, ...message });
+      this.jobs.set(id, Object.assign({ resolve, reject }, { worker: entry.worker }));
+      entry.worker.postMessage({ id, ...message });
     });
   }
 

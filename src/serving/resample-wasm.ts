@@ -17,8 +17,8 @@ export interface Coeffs {
 
 interface Exports {
   memory: WasmMemory;
-  h3(src: number, w: number, h: number, outW: number, bounds: number, kk: number, ksize: number, dst: number): void;
-  h1(src: number, w: number, h: number, outW: number, bounds: number, kk: number, ksize: number, dst: number): void;
+  h3: (src: number, w: number, h: number, outW: number, bounds: number, kk: number, ksize: number, dst: number) => void;
+  h1: (src: number, w: number, h: number, outW: number, bounds: number, kk: number, ksize: number, dst: number) => void;
   v(src: number, stride: number, outH: number, bounds: number, kk: number, ksize: number, dst: number, acc: number): void;
   norm(px: number, c: number, plane: number, lut: number, out: number): void;
 }

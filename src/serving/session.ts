@@ -176,7 +176,7 @@ export class ModelSession {
     const failed = more.find((r) => r.status === "rejected");
     if (failed) {
       await session.close();
-      throw (failed as PromiseRejectedResult).reason;
+      throw (failed).reason;
     }
     if (!first.names.inputs.includes(inputName)) {
       await session.close();
@@ -314,9 +314,9 @@ export class ModelSession {
     // Split every output along its first (batch) dimension.
     const results: Outputs[] = Array.from({ length: n }, () => ({}));
     for (const [name, t] of Object.entries(out)) {
-      const dims = t.dims as readonly number[];
+      const dims = t.dims;
       const size = dims.slice(1).reduce((a, b) => a * b, 1);
-      const src = t.data as Float32Array;
+      const src = t.data;
       for (let i = 0; i < n; i++) results[i][name] = new ort.Tensor("float32", src.slice(i * size, (i + 1) * size), [1, ...dims.slice(1)]);
     }
     return results;

@@ -43,7 +43,6 @@ describe("first run: the setup code", () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the answers are read as the API documents them
   const json = async (r: Response): Promise<any> => r.json();
   const setup = (body: unknown) => fetch(`${url}/v1/setup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 

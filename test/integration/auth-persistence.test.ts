@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, expect, it } from "vitest";
 import { sha256Hex } from "../../src/auth/secrets.js";
 import { parseConfig } from "../../src/config.js";
 import { apiKeys, sessions, users } from "../../src/db/schema.js";

@@ -16,7 +16,6 @@ import sharp from "sharp";
 // The server side of the dashboard: first-run state, sign-up by config, change password, the report and figure
 // routes (owner only), and the SPA served beside the API.
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const json = (res: Response): Promise<any> => res.json();
 
 async function signIn(server: TestServer, email: string, password: string) {

@@ -9,7 +9,6 @@ import { startTestServer, type TestServer } from "../helpers/server.js";
 
 // Uploads through HTTP: raw PUT and multipart POST, the size limit, other users' folders, bad paths.
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const json = async (res: Response): Promise<any> => res.json();
 const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 /** n bytes that start with a zip's local-file-header signature (the upload checks only the signature). */

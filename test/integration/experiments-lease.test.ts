@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { parseConfig } from "../../src/config.js";
 import { createServices, type Services } from "../../src/services.js";
 import { ExperimentRepository } from "../../src/experiments/repository.js";

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from jsonschema import Draft202012Validator
@@ -11,7 +11,7 @@ from jsonschema import Draft202012Validator
 CONTRACT_DIR = Path(__file__).resolve().parents[2] / "contract"
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator(name: str) -> Draft202012Validator:
     """``name`` is job-spec, manifest or event."""
     schema = json.loads((CONTRACT_DIR / f"{name}.schema.json").read_text())
@@ -28,7 +28,7 @@ def errors(name: str, document: object) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def default_budgets() -> dict[str, float]:
     """{"fast": s, "best": s}: the training budgets the server sends when a request names none (contract/budgets.json)."""
     raw = json.loads((CONTRACT_DIR / "budgets.json").read_text())

@@ -26,7 +26,7 @@ def provenance(spec: dict, time_taken_s: float, device: str, framework: dict[str
         "split_counts": {k: len(split[k]) for k in ("train", "val", "test")},
         "code_version": f"builder_pipelines {__version__}",
         "time_taken_s": round(float(time_taken_s), 3),
-        "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+        "created_at": _dt.datetime.now(_dt.UTC).isoformat(),
         "device": device,
         "framework": {"python": platform.python_version(), **framework},
     }

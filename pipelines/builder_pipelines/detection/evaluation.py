@@ -147,7 +147,10 @@ def pr_curves(m: Matched) -> dict:
     return out
 
 
-def choose_score_threshold(m: Matched, metric: str, grid=np.round(np.arange(0.05, 0.96, 0.01), 2)):
+SCORE_GRID = np.round(np.arange(0.05, 0.96, 0.01), 2)
+
+
+def choose_score_threshold(m: Matched, metric: str, grid=SCORE_GRID):
     """-> (threshold, objective value) by the rule RULES[metric], on boxes matched at IoU 0.5."""
     n_gt = m.n_gt.sum(0)
     has = n_gt > 0

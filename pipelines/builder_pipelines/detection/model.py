@@ -65,7 +65,7 @@ class FPN(nn.Module):
         self.smooth = nn.ModuleList(conv_bn(width, width) for _ in in_channels)
 
     def forward(self, feats):
-        lat = [l(f) for l, f in zip(self.lateral, feats)]
+        lat = [conv(f) for conv, f in zip(self.lateral, feats)]
         for i in range(len(lat) - 1, 0, -1):  # top-down: coarse to fine
             lat[i - 1] = lat[i - 1] + F.interpolate(lat[i], size=lat[i - 1].shape[-2:], mode="nearest")
         return [s(x) for s, x in zip(self.smooth, lat)]
@@ -128,7 +128,7 @@ def decode(points: torch.Tensor, ltrb: torch.Tensor) -> torch.Tensor:
 def feature_sizes(in_w: int, in_h: int):
     """Sizes of the s8/s16/s32 maps produced by the stride-2 convs (pad 1, kernel 3)."""
     out, w, h = [], in_w, in_h
-    for s in (2, 2, 2, 2, 2):
+    for _stride in (2, 2, 2, 2, 2):
         w, h = (w + 1) // 2, (h + 1) // 2
         out.append((w, h))
     return out[2:]

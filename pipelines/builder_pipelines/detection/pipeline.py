@@ -25,9 +25,9 @@ from .evaluation import RULES, Matched, choose_score_threshold, detection_metric
 from .export import export_onnx, session
 from .figures import draw_examples
 from .infer import EVAL_SCORE_FLOOR, detections, onnx_forward, prepare, raw_outputs, torch_forward
-from .model import SIZES, Detector
 from .loss import class_weights
-from .train import fit, quick_map50
+from .model import SIZES, Detector
+from .train import fit
 
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 PAD_VALUE = 114  # grey, in 0..255 pixel units before scaling

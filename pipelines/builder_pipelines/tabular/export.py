@@ -17,7 +17,6 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, compose, helper, numpy_helper, version_converter  # noqa: F401 (onnx.compose)
-
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 

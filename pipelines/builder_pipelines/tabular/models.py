@@ -259,11 +259,14 @@ def importance(est, config: dict, columns: list[Column], X_test) -> dict:
     num = [c for c in columns if c.type == "numeric"]
     cat = [c for c in columns if c.type == "categorical"]
     for c in num:
-        out[c.name] = float(coef[pos]); pos += 1
+        out[c.name] = float(coef[pos])
+        pos += 1
     for c in cat:
-        out[c.name] = float(coef[pos:pos + len(c.codes)].sum()); pos += len(c.codes)
+        out[c.name] = float(coef[pos:pos + len(c.codes)].sum())
+        pos += len(c.codes)
     for c in num:
         if c.missing:  # a column's gap flag counts towards that column
-            out[c.name] += float(coef[pos]); pos += 1
+            out[c.name] += float(coef[pos])
+            pos += 1
     assert pos == coef.shape[0], (pos, coef.shape, pre)
     return {"abs_coefficient_standardised": {n: round(out[n], 6) for n in names}}

@@ -131,13 +131,13 @@ def _lgb_random(rng: np.random.Generator) -> dict:
 
 # LightGBM's defaults exactly as the benchmark's baseline fits them: 100 trees, no early stopping. The early-stopped
 # defaults above stop on a fifth of each fold's patients and can keep far fewer trees; this one puts the baseline
-# itself in the ensemble library. On development splits (seeds 10-14, bench/tabular/README.md) it changed the chosen
+# itself in the ensemble library. On development splits (seeds 10-14, bench/tabular/notebook/README.md) it changed the chosen
 # model's test AUC by +0.0002 on average (SE 0.0001; +0.0013 on the table where trees win), never by more than 0.003.
 BASELINE_LGB = {"model": "lightgbm", "params": {}, "n_estimators": 100}
 
 
 # CatBoost with its defaults (1,000 symmetric trees of depth 6, learning rate set from the table's size) and with
-# depth 4. On development splits (seeds 10-14, bench/tabular/README.md) adding both to best mode raised the chosen
+# depth 4. On development splits (seeds 10-14, bench/tabular/notebook/README.md) adding both to best mode raised the chosen
 # model's test AUC by +0.0036 on average (SE 0.0020, 9 splits up, 5 down), +0.021 on the table where trees win; they
 # cost 4-35 s each on the development tables (15 cross-validation fits): first after the essential candidates, they run
 # when the budget allows (the default best budget does on tables of up to 5,000 rows).
@@ -184,7 +184,7 @@ def _cv_predict(cfg, problem, columns, X, y, groups, folds, k, seed, threads) ->
     width = 1 if problem == "regression" else k
     oof = np.zeros((len(y), width))
     fitted = []
-    for j, (tr, te) in enumerate(folds):
+    for j, (tr, _te) in enumerate(folds):
         if cfg["model"] == "lightgbm" and "n_estimators" not in cfg:  # a fixed tree count (BASELINE_LGB) fits all rows
             fit_rows, stop_rows = _stop_split(tr, groups, seed + j)
             est = models.fit(cfg, problem, columns, X[fit_rows], y[fit_rows], seed, threads,
@@ -194,7 +194,7 @@ def _cv_predict(cfg, problem, columns, X, y, groups, folds, k, seed, threads) ->
         fitted.append(est)
     n_iter = int(np.median([models.trees_used(e) for e in fitted])) \
         if cfg["model"] == "lightgbm" and "n_estimators" not in cfg else None
-    for (tr, te), est in zip(folds, fitted):
+    for (_tr, te), est in zip(folds, fitted):
         pred = models.predict(est, problem, X[te], n_iter)
         if problem != "regression" and pred.shape[1] != k:  # a fold without some class
             full = np.zeros((len(te), k))
@@ -249,7 +249,8 @@ def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, 
         oofs, iters = [], []
         for r, rep in enumerate(folds):
             oof, n_iter = _cv_predict(cfg, problem, columns, X, y, groups, rep, k, seed, threads)
-            oofs.append(oof); iters.append(n_iter)
+            oofs.append(oof)
+            iters.append(n_iter)
             # A candidate past the essential ones whose first repeat shows it cannot finish within the budget is
             # dropped, and cheaper ones may still run: CatBoost costs several LightGBM trials, more than the estimate
             # above (forests and LightGBM) foresees, and on a large table more than the whole budget.

@@ -17,7 +17,7 @@ repeats) and one score per fold (``fold_scores``, folds x repeats), all on the s
    - ``"unless_worse"`` (best mode): the ensemble is published unless it is clearly worse, its fold-by-fold
      gain below minus two standard errors. Averages of diverse models rarely lose to their best member, and
      on development splits (seeds 10-14, not the benchmark's) the "gain" rule gave up more test AUC by
-     keeping noisy single models than it saved (bench/tabular/README.md).
+     keeping noisy single models than it saved (bench/tabular/notebook/README.md).
 """
 
 from __future__ import annotations

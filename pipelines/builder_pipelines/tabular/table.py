@@ -21,7 +21,6 @@ import numpy as np
 from ..common.data import Table, require_columns
 from ..common.errors import DataError
 
-
 # Written for "no value" in clinical exports (R and pandas write NA / NaN, UCI files ?, SPSS-style exports .);
 # compared case-insensitively. Kept in step with MISSING_MARKERS in src/datasets/csv.ts.
 MISSING_MARKERS = frozenset({"na", "n/a", "nan", "?", "null", "none", "missing", ".", "-"})
@@ -54,7 +53,7 @@ class Column:
         return out if self.fill is None else {**out, "fill": self.fill}
 
     @staticmethod
-    def from_manifest(entry: dict) -> "Column":
+    def from_manifest(entry: dict) -> Column:
         return Column(entry["name"], entry["type"], dict(entry.get("codes") or {}), entry.get("min"), entry.get("max"),
                       bool(entry.get("missing")), entry.get("fill"))
 

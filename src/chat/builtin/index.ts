@@ -215,7 +215,7 @@ export class BuiltinBackend implements ChatBackend {
     const tools = req.tools;
     if (experimentId) {
       const { result, references } = await tools.modelInputs({ experiment_id: experimentId });
-      const r = result as ModelResult & { found: boolean; experiment_status?: string | null };
+      const r = result as { found: boolean; experiment_status?: string | null };
       if (r.found) return { reply: modelHowto(r as Extract<ModelResult, { found: true }>), references };
       return { reply: r.experiment_status ? `Experiment ${experimentId} has no published model yet (it is **${r.experiment_status}**); /predict works once it is ready.` : this.notFound(experimentId), references };
     }

@@ -39,7 +39,7 @@ export const batchRoutes = [
       415: { description: "unsupported_media_type: not CSV, .xlsx or zip, or not the kind of input this model takes" },
     },
     handler: async ({ req, params, auth, services }) => {
-      const type = (req.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+      const type = (req.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
       const kind = BATCH_CONTENT_TYPES[type];
       if (!kind) {
         req.resume();

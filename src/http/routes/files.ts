@@ -50,6 +50,7 @@ function multipartUpload(req: Request, services: Services, userId: string): Prom
       if (err) {
         req.unpipe();
         req.resume(); // drain; the error answer closes the connection
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes the caught error on unchanged (truthiness narrows `unknown` to `{}`)
         reject(err);
       } else resolve(value!);
     };

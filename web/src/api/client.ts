@@ -29,7 +29,7 @@ function failure(status: number, text: string, requestId: string | null): ApiFai
   try {
     const body = JSON.parse(text) as ErrorBody;
     const e = body.error;
-    return new ApiFailure(status, e.code, e.message, requestId, (e.details ?? []) as ApiFailure["details"]);
+    return new ApiFailure(status, e.code, e.message, requestId, (e.details ?? []));
   } catch {
     return new ApiFailure(status, "http_error", `HTTP ${status}: ${text.slice(0, 200) || "no body"}`, requestId);
   }
@@ -53,6 +53,21 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     throw f;
   }
   return (text ? JSON.parse(text) : undefined) as T;
+}
+
+/** A file as the raw body of a POST (batch scoring): the same cookie, CSRF header and errors as api(). */
+export async function postFile<T>(path: string, file: File, contentType: string): Promise<T> {
+  const headers: Record<string, string> = { accept: "application/json", "content-type": contentType };
+  if (csrfToken) headers["x-csrf-token"] = csrfToken;
+  let res: Response;
+  try {
+    res = await fetch(path, { method: "POST", headers, body: file, credentials: "same-origin" });
+  } catch (err) {
+    throw new ApiFailure(0, "network_error", `the server could not be reached (${(err as Error).message})`, null);
+  }
+  const text = await res.text();
+  if (!res.ok) throw failure(res.status, text, res.headers.get("x-request-id"));
+  return JSON.parse(text) as T;
 }
 
 export interface UploadProgress {

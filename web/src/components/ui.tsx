@@ -5,7 +5,9 @@ import { navigate } from "../lib/router";
 /** Every API error as the page shows it: the message, its code, the fields, and the request id to quote. */
 export function ErrorBox({ error, title }: { error: unknown; title?: string }) {
   if (!error) return null;
-  const f = error instanceof ApiFailure ? error : new ApiFailure(0, "client_error", (error as Error)?.message ?? String(error), null);
+  const message = (error as { message?: unknown }).message;
+  const text = typeof message === "string" ? message : typeof error === "string" ? error : JSON.stringify(error);
+  const f = error instanceof ApiFailure ? error : new ApiFailure(0, "client_error", text, null);
   return (
     <div className="error" role="alert">
       <strong>{title ?? "Error"}:</strong> {f.message}

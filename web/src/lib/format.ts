@@ -3,7 +3,10 @@ export function formatBytes(n: number): string {
   if (!Number.isFinite(n) || n < 0) return "–";
   const units = ["B", "KB", "MB", "GB", "TB"];
   let i = 0;
-  while (n >= 1000 && i < units.length - 1) (n /= 1000), i++;
+  while (n >= 1000 && i < units.length - 1) {
+    n /= 1000;
+    i++;
+  }
   return `${i === 0 ? n : n.toFixed(n < 10 ? 1 : 0)} ${units[i]}`;
 }
 

@@ -4,6 +4,7 @@ import type { Experiment, Model, Report } from "../api/types";
 import { DatasetReportView, DatasetSummaryView } from "../components/DatasetReportView";
 import { unseenValueNotes } from "../lib/unseen";
 import { MetricsTable, PerClassTable } from "../components/MetricsView";
+import { ConfusionTable, ResultBadge, VerdictBox } from "../components/ClinicalResult";
 import { ErrorBox, Link, StatusBadge } from "../components/ui";
 import { ExperimentLabelsEditor } from "../components/ExperimentLabels";
 import { formatEta, useSteadyEta } from "../lib/eta";
@@ -26,11 +27,12 @@ function useLiveExperiment(id: number) {
     let source: EventSource | null = null;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const poll = (delay: number) => {
-      timer = setTimeout(async () => {
+      // refresh's failure is caught and shown: the timer has no promise to watch.
+      timer = setTimeout(() => void (async () => {
         if (closed) return;
         const e = await refresh().catch((err) => (setError(err), null));
         if (!e || !TERMINAL.has(e.status)) poll(Math.min(delay * 2, 15_000));
-      }, delay);
+      })(), delay);
     };
     refresh().then(
       (e) => {
@@ -39,13 +41,13 @@ function useLiveExperiment(id: number) {
         source = new EventSource(`/v1/experiments/${id}/events`);
         source.addEventListener("status", (m) => {
           failures = 0;
-          const s = JSON.parse((m as MessageEvent).data).status as string;
+          const s = (JSON.parse(m.data as string) as { status: string }).status;
           void refresh();
           if (TERMINAL.has(s)) source?.close();
         });
         source.addEventListener("progress", (m) => {
           failures = 0;
-          const p = JSON.parse((m as MessageEvent).data);
+          const p = JSON.parse(m.data as string) as Experiment["progress"];
           setExp((x) => (x ? { ...x, progress: p } : x));
         });
         source.onerror = () => {
@@ -90,7 +92,7 @@ export function ExperimentPage({ id }: { id: number }) {
   const running = !TERMINAL.has(exp.status) && !deleting;
   const retrospective = req.study_type === "Retrospective";
   const started = new Date(String(exp.created_at)).getTime();
-  const ended = exp.finished_at ? new Date(String(exp.finished_at)).getTime() : Date.now();
+  const ended = exp.finished_at ? new Date(exp.finished_at as string).getTime() : Date.now();
 
   const cancel = async () => {
     setActionError(null);
@@ -119,7 +121,7 @@ export function ExperimentPage({ id }: { id: number }) {
     <section data-testid="experiment" data-status={exp.status}>
       <div className="title-row">
         <h1>
-          {experimentTitle(exp)} {exp.name ? <span className="muted small">#{exp.experiment_id}</span> : null} <StatusBadge status={exp.status} />
+          {experimentTitle(exp)} {exp.name ? <span className="muted small">#{exp.experiment_id}</span> : null} <ResultBadge exp={exp} />
         </h1>
         {running ? (
           <button type="button" className="danger" onClick={cancel} disabled={exp.cancel_requested}>
@@ -166,13 +168,27 @@ export function ExperimentPage({ id }: { id: number }) {
 
       {exp.status === "ready" && exp.metrics ? (
         <>
+          <VerdictBox warnings={exp.warnings ?? []} />
           <h2>{retrospective ? "Results on the new data" : "Results on the test set"}</h2>
+          {exp.positive_class ? (
+            <p data-testid="positive-class">
+              Positive class: <strong>{exp.positive_class.name}</strong>
+              {exp.positive_class.name !== exp.positive_class.code ? ` (${exp.positive_class.code} in the CSV)` : ""}
+              <span className="muted">
+                {" "}
+                · {exp.positive_class.rule === "requested" ? "chosen in the request" : `chosen by Builder: the ${exp.positive_class.rule}`}. Sensitivity, specificity, PPV and
+                NPV below are for this class.
+              </span>
+            </p>
+          ) : null}
           <MetricsTable
             metrics={exp.metrics}
             compare={retrospective ? exp.original_metrics : undefined}
             compareLabel={`Internal test of #${exp.source_experiment_id}`}
             caption={retrospective ? "Metrics on the new data, beside the model's internal test" : "Test metrics"}
+            positiveName={exp.positive_class?.name}
           />
+          {exp.confusion_matrix ? <ConfusionTable cm={exp.confusion_matrix} /> : null}
           <UnseenValuesNote report={report?.report} />
           <PerClassTable metrics={exp.metrics} classes={model?.classes} />
           <div className="actions">

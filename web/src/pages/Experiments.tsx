@@ -47,7 +47,8 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
     for (const e of list.data.filter((x) => x.status === "ready" && !(x.experiment_id in details)).slice(0, 50)) {
       api<{ request: Record<string, unknown>; metrics: Record<string, { value: number | null }> | null }>("GET", `/v1/experiments/${e.experiment_id}`).then(
         (full) => {
-          const m = String(full.request.optimization_metric ?? "AUC");
+          const metric = full.request.optimization_metric;
+          const m = typeof metric === "string" ? metric : "AUC";
           setDetails((d) => ({ ...d, [e.experiment_id]: { metric: m, value: full.metrics?.[metricName[m] ?? "auc"]?.value ?? null } }));
         },
         () => undefined,
@@ -143,7 +144,7 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
             <tbody>
               {rows.map((e) => {
                 const d = details[e.experiment_id];
-                const end = e.finished_at ? new Date(String(e.finished_at)).getTime() : Date.now();
+                const end = e.finished_at ? new Date(e.finished_at as string).getTime() : Date.now();
                 return (
                   <tr key={e.experiment_id}>
                     <td>

@@ -9,10 +9,10 @@ logistic regression with C = 0.0028 over C = 1 on pooled scores (0.766 against 0
 This replays best mode's rule with the candidates' scores (the one-SE choice, the ensemble pool's ranking) taken
 as the mean of the finite fold scores; the ensemble's acceptance already compares fold by fold. Variant
 "everywhere" also fits the greedy weights to the per-fold mean on the rows they see. Not adopted: +0.0040
-(SE 0.0027) on 45 development splits, -0.0002 (SE 0.0035) on 20 new ones (bench/tabular/README.md, round 6).
+(SE 0.0027) on 45 development splits, -0.0002 (SE 0.0035) on 20 new ones (bench/tabular/notebook/README.md, round 6).
 
-  pipelines/.venv/bin/python bench/tabular/dev_collect.py --random 10 --catboost --out /tmp/tables-dev-cb
-  pipelines/.venv/bin/python bench/tabular/dev_foldmean.py /tmp/tables-dev-cb
+  pipelines/.venv/bin/python bench/tabular/notebook/dev_collect.py --random 10 --catboost --out /tmp/tables-dev-cb
+  pipelines/.venv/bin/python bench/tabular/notebook/dev_foldmean.py /tmp/tables-dev-cb
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent  # bench/tabular/notebook
+sys.path.insert(0, str(HERE.parent))  # bench/tabular: run.py and the table loaders
 sys.path.insert(0, str(HERE))
 from dev_rules import AUC, print_table, replay_dir, replay_pools  # noqa: E402
 

@@ -9,8 +9,8 @@ stays close to LR; where trees win, the trees add the interactions. Binary probl
 Importing this module teaches models.fit / models.predict the "linboost" config (dev_collect.py --linboost does);
 running it replays best mode's rule with and without the linboost candidates on dev_collect.py's pickles:
 
-  pipelines/.venv/bin/python bench/tabular/dev_collect.py --random 10 --catboost --linboost --out /tmp/tables-dev-lb
-  pipelines/.venv/bin/python bench/tabular/dev_linboost.py /tmp/tables-dev-lb
+  pipelines/.venv/bin/python bench/tabular/notebook/dev_collect.py --random 10 --catboost --linboost --out /tmp/tables-dev-lb
+  pipelines/.venv/bin/python bench/tabular/notebook/dev_linboost.py /tmp/tables-dev-lb
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from pathlib import Path
 import lightgbm as lgb
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1] / "pipelines"))
+HERE = Path(__file__).resolve().parent  # bench/tabular/notebook
+sys.path.insert(0, str(HERE.parent))  # bench/tabular: run.py and the table loaders
+sys.path.insert(0, str(HERE.parents[2] / "pipelines"))
 
 from builder_pipelines.tabular import models  # noqa: E402
 from builder_pipelines.tabular import selection as S  # noqa: E402

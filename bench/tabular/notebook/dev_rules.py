@@ -1,7 +1,7 @@
 """Replays best mode's selection rule and variants on dev_collect.py's pickles (development seeds, not the
 benchmark's): every rule chooses from cross-validated scores only; the test AUC of its choice is read off.
 
-  pipelines/.venv/bin/python bench/tabular/dev_rules.py /tmp/tables-dev
+  pipelines/.venv/bin/python bench/tabular/notebook/dev_rules.py /tmp/tables-dev
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1] / "pipelines"))
+HERE = Path(__file__).resolve().parent  # bench/tabular/notebook
+sys.path.insert(0, str(HERE.parent))  # bench/tabular: run.py and the table loaders
+sys.path.insert(0, str(HERE.parents[2] / "pipelines"))
 
 from builder_pipelines.tabular import search  # noqa: E402
 from builder_pipelines.tabular import selection as S  # noqa: E402
@@ -175,7 +176,7 @@ def rules(r, cands, tests, score_fn, fs):
                 blend, members, counts, honest = info
                 # lambda chosen by the cross-fitted (honest) out-of-fold score of the mix
                 lams = (0.0, 0.25, 0.5, 0.75, 1.0)
-                sc = [score_fn([(1 - l) * h + l * o for h, o in zip(honest, lr_def.oof)]) for l in lams]
+                sc = [score_fn([(1 - lam) * h + lam * o for h, o in zip(honest, lr_def.oof)]) for lam in lams]
                 lam = lams[int(np.argmax(sc))]
                 out["CV-chosen shrink to LR default"] = AUC(yte, (1 - lam) * blend_t + lam * tests[lr_def.trial])
                 out["_lam"] = lam

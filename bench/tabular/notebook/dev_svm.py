@@ -6,9 +6,9 @@ train+val, 30 development splits) put the SVM 0.0012 above LR on WDBC, where bes
 and far below it on ACTG175: a candidate for the ensemble, not a replacement. Replayed as one, it changed the published
 model's test AUC by -0.0002 to -0.0006 over 75 development splits and was not adopted (README.md, round 9).
 
-  pipelines/.venv/bin/python bench/tabular/dev_svm.py --quick wdbc actg175 pima gbsg2
-  pipelines/.venv/bin/python bench/tabular/dev_collect.py --random 10 --catboost --svm --out /tmp/tables-dev-svm
-  pipelines/.venv/bin/python bench/tabular/dev_svm.py /tmp/tables-dev-svm
+  pipelines/.venv/bin/python bench/tabular/notebook/dev_svm.py --quick wdbc actg175 pima gbsg2
+  pipelines/.venv/bin/python bench/tabular/notebook/dev_collect.py --random 10 --catboost --svm --out /tmp/tables-dev-svm
+  pipelines/.venv/bin/python bench/tabular/notebook/dev_svm.py /tmp/tables-dev-svm
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ import numpy as np
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.svm import SVC
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1] / "pipelines"))
+HERE = Path(__file__).resolve().parent  # bench/tabular/notebook
+sys.path.insert(0, str(HERE.parent))  # bench/tabular: run.py and the table loaders
+sys.path.insert(0, str(HERE.parents[2] / "pipelines"))
 from builder_pipelines.tabular import models  # noqa: E402
 from builder_pipelines.tabular import selection as S  # noqa: E402
 

@@ -3,8 +3,8 @@ logistic regression on Yeo-Johnson-transformed columns, boosted stumps) on dev_c
 with --catboost --additive on development seeds only; every rule chooses from cross-validated scores, the test AUC
 of its choice is read off.
 
-  pipelines/.venv/bin/python bench/tabular/dev_collect.py --random 10 --catboost --additive --out /tmp/tables-dev-add
-  pipelines/.venv/bin/python bench/tabular/dev_additive.py /tmp/tables-dev-add
+  pipelines/.venv/bin/python bench/tabular/notebook/dev_collect.py --random 10 --catboost --additive --out /tmp/tables-dev-add
+  pipelines/.venv/bin/python bench/tabular/notebook/dev_additive.py /tmp/tables-dev-add
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent  # bench/tabular/notebook
+sys.path.insert(0, str(HERE.parent))  # bench/tabular: run.py and the table loaders
 sys.path.insert(0, str(HERE))
 from dev_collect import ADDITIVE  # noqa: E402
 from dev_rules import AUC, print_table, replay_dir, replay_pools  # noqa: E402
-
 
 
 def _is(cand, cfg: dict) -> bool:

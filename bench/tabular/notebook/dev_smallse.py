@@ -13,10 +13,10 @@ is too small as well. Variants replayed here, each choosing from cross-validated
   (Hanley & McNeil 1982), what the pooled out-of-fold AUC cannot be more precise than;
 - "repeat-aware SE" (best mode): std over the 15 fold scores / sqrt(5 folds), for the window and the ensemble's guard.
 
-  pipelines/.venv/bin/python bench/tabular/dev_collect.py --mode fast --datasets ... --out /tmp/dev/fast
-  pipelines/.venv/bin/python bench/tabular/dev_smallse.py /tmp/dev/fast
-  pipelines/.venv/bin/python bench/tabular/dev_collect.py --random 10 --catboost --datasets ... --out /tmp/dev/best
-  pipelines/.venv/bin/python bench/tabular/dev_smallse.py /tmp/dev/best
+  pipelines/.venv/bin/python bench/tabular/notebook/dev_collect.py --mode fast --datasets ... --out /tmp/dev/fast
+  pipelines/.venv/bin/python bench/tabular/notebook/dev_smallse.py /tmp/dev/fast
+  pipelines/.venv/bin/python bench/tabular/notebook/dev_collect.py --random 10 --catboost --datasets ... --out /tmp/dev/best
+  pipelines/.venv/bin/python bench/tabular/notebook/dev_smallse.py /tmp/dev/best
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent  # bench/tabular/notebook
+sys.path.insert(0, str(HERE.parent))  # bench/tabular: run.py and the table loaders
 sys.path.insert(0, str(HERE))
 from dev_rules import AUC, greedy, plan_of, print_table, replay_dir  # noqa: E402
 

@@ -5,7 +5,7 @@ search's cross-validation on the train part (out-of-fold scores, fold scores), r
 (as the published model is) and keeps its test scores, plus the two baselines' test AUC. Writes one pickle per
 table and seed; dev_rules.py then replays selection rules on them, choosing from cross-validated scores only.
 
-  pipelines/.venv/bin/python bench/tabular/dev_collect.py --datasets pima --seeds 10 11 --out /tmp/tables-dev
+  pipelines/.venv/bin/python bench/tabular/notebook/dev_collect.py --datasets pima --seeds 10 11 --out /tmp/tables-dev
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.preprocessing import PowerTransformer
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent  # bench/tabular/notebook
+sys.path.insert(0, str(HERE.parent))  # bench/tabular: run.py and the table loaders
 sys.path.insert(0, str(HERE))
 import run as B  # noqa: E402  (bench/tabular/run.py: loaders, split, baselines)
 
@@ -52,7 +53,7 @@ B.LOADERS["synthetic"] = load_synthetic
 
 # Smooth additive candidates measured for ACTG175's and WDBC's gap to logistic regression (dev_additive.py):
 # logistic regression on Yeo-Johnson-transformed numeric columns, and boosted stumps (a GAM fitted by LightGBM).
-# Neither was adopted (bench/tabular/README.md, round 4), so the Yeo-Johnson option lives here, not in models.py.
+# Neither was adopted (bench/tabular/notebook/README.md, round 4), so the Yeo-Johnson option lives here, not in models.py.
 ADDITIVE = [{"model": "linear", "params": {"C": 1.0, "power": True}},
             {"model": "lightgbm", "params": {"num_leaves": 2, "learning_rate": 0.05}}]
 _linear_estimator = models._linear_estimator
@@ -100,7 +101,8 @@ def collect(ds: str, seed: int, n_random: int, tmp: Path, extra: list[dict], mod
         oofs, iters = [], []
         for rep in folds:
             oof, n_iter = search._cv_predict(cfg, "binary", columns, Xtr, ytr, gtr, rep, 2, seed, 1)
-            oofs.append(oof); iters.append(n_iter)
+            oofs.append(oof)
+            iters.append(n_iter)
         if cfg["model"] == "lightgbm" and "n_estimators" not in cfg:
             cfg["n_estimators"] = max(1, int(np.median(iters)))
         final = models.fit(cfg, "binary", columns, Xfit, yfit, seed, 1)

@@ -16,8 +16,8 @@ which chose nothing. Variants, each choosing from training data only:
 - "nested: rule or LR, 1 SE": LR unless the rule's nested score beats it by more than one standard error of the
   paired difference over the outer folds.
 
-  pipelines/.venv/bin/python bench/tabular/dev_collect.py --random 10 --catboost --out /tmp/dev/best
-  pipelines/.venv/bin/python bench/tabular/dev_nested.py /tmp/dev/best
+  pipelines/.venv/bin/python bench/tabular/notebook/dev_collect.py --random 10 --catboost --out /tmp/dev/best
+  pipelines/.venv/bin/python bench/tabular/notebook/dev_nested.py /tmp/dev/best
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent  # bench/tabular/notebook
+sys.path.insert(0, str(HERE.parent))  # bench/tabular: run.py and the table loaders
 sys.path.insert(0, str(HERE))
 from dev_rules import AUC, plan_of, print_table, replay_dir, scorers  # noqa: E402
 

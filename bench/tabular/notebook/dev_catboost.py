@@ -2,8 +2,8 @@
 with --catboost, development seeds only); every rule chooses from cross-validated scores, the test AUC of its
 choice is read off.
 
-  pipelines/.venv/bin/python bench/tabular/dev_collect.py --random 10 --catboost --out /tmp/tables-dev-cb
-  pipelines/.venv/bin/python bench/tabular/dev_catboost.py /tmp/tables-dev-cb
+  pipelines/.venv/bin/python bench/tabular/notebook/dev_collect.py --random 10 --catboost --out /tmp/tables-dev-cb
+  pipelines/.venv/bin/python bench/tabular/notebook/dev_catboost.py /tmp/tables-dev-cb
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent  # bench/tabular/notebook
+sys.path.insert(0, str(HERE.parent))  # bench/tabular: run.py and the table loaders
 sys.path.insert(0, str(HERE))
 from dev_rules import AUC, print_table, replay_dir, replay_pools  # noqa: E402
-
 
 
 def rules(r, cands, tests, score_fn, fs) -> dict[str, float]:
