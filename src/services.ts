@@ -80,7 +80,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   const events = new EventEmitter();
   const experimentRepo = new ExperimentRepository(database.db);
   let runner: JobRunner | undefined;
-  const serving = await createServing({ config, db: database.db, bucket, events, logger, listen: database.listen });
+  const serving = await createServing({ config, db: database.db, bucket, events, logger, listen: (channel, onNotify, onState) => database.listen(channel, onNotify, onState) });
   const experiments = new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket, events });
   const batchRepo = new BatchRepository(database.db);
   const batches = new BatchService({ repo: batchRepo, bucket, config, logger, serving, experiments });
