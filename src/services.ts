@@ -12,9 +12,11 @@ import { createRunner, type JobRunner } from "./jobs/create-runner.js";
 import { registerSlotMetrics } from "./jobs/slot-metrics.js";
 import { DatasetService } from "./datasets/service.js";
 import { BatchRepository } from "./batches/repository.js";
-import { BatchService } from "./batches/service.js";
 import { ChatService } from "./chat/service.js";
 import { ModelRepository } from "./serving/model-repository.js";
+import { AccountErasure } from "./erasure/account-erasure.js";
+import { AuditLog } from "./audit/audit-log.js";
+import { BatchService, batchResultsFolder } from "./batches/service.js";
 
 /**
  * Everything a request handler may use, built once at start-up. Routes stay thin and call into these
@@ -45,10 +47,19 @@ export interface Services {
   batches: BatchService;
   /** The chat assistant (src/chat): conversations, tools bound to the caller, builtin or OpenAI-compatible backend. */
   chat: ChatService;
+  /** Account erasure (DELETE /v1/me, `./builder users erase`): every experiment, model, dataset, key, session, conversation and log. */
+  erasure: AccountErasure;
+  /** Who did what and when (GET /v1/audit): append-only, kept after erasure, no patient data. */
+  audit: AuditLog;
   /** Work to do at shutdown, in reverse order of registration. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
 }
+
+/** How often deletions left by a replica that died are looked for (those untouched for as long). */
+const DELETION_SWEEP_S = 60;
+/** How often accounts marked for erasure are looked for (`./builder users erase` marks one through a running server). */
+const ERASURE_SWEEP_S = 10;
 
 /** opts.runner false: no job runner (the `worker` command runs its own BullMQ consumer). */
 export async function createServices(config: Config, opts: { logger?: Logger; runner?: boolean } = {}): Promise<Services> {
@@ -69,10 +80,15 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   const events = new EventEmitter();
   const experimentRepo = new ExperimentRepository(database.db);
   let runner: JobRunner | undefined;
-  const serving = createServing({ config, db: database.db, bucket, events, logger });
-  const experiments = new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket });
-  const batches = new BatchService({ repo: new BatchRepository(database.db), bucket, config, logger, serving, experiments });
+  const serving = await createServing({ config, db: database.db, bucket, events, logger, listen: (channel, onNotify, onState) => database.listen(channel, onNotify, onState) });
+  const experiments = new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket, events });
+  const batchRepo = new BatchRepository(database.db);
+  const batches = new BatchService({ repo: batchRepo, bucket, config, logger, serving, experiments });
+  // A deleted experiment's batch results go with it (their rows go by cascade).
+  experiments.deletion.derivedFolders = async (row) => (await batchRepo.idsOfExperiment(row.id)).map((id) => batchResultsFolder({ userId: row.userId, id }));
   await batches.recover();
+  const audit = new AuditLog({ db: database.db, logger });
+  const erasure = new AccountErasure({ users: auth.users, experiments, bucket, logger, audit });
   const chat = await ChatService.create({ config, db: database.db, experiments: experimentRepo, models: new ModelRepository(database.db), logger });
   const services: Services = {
     config,
@@ -85,9 +101,17 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     events,
     serving,
     experiments,
-    datasets: new DatasetService({ bucket, config, db: database.db, logger }),
+    datasets: new DatasetService({
+      bucket,
+      config,
+      db: database.db,
+      logger,
+      users: { unfinishedUsing: (userId, objectPath) => experimentRepo.unfinishedUsing(userId, objectPath), cancel: (userId, n) => experiments.cancel(userId, n) },
+    }),
     batches,
     chat,
+    audit,
+    erasure,
     onClose: (fn) => void closers.push(fn),
     close: async () => {
       for (const fn of closers.reverse()) await fn();
@@ -100,6 +124,11 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     if (runner.slots) registerSlotMetrics(services.metrics.registry, runner.slots);
     closers.push(() => runner!.stop());
     await runner.start();
+    // Deletions a kill cut short are finished now, in the background (their steps are idempotent).
+    closers.push(() => services.experiments.deletion.stop());
+    closers.push(() => services.erasure.stop());
+    void services.experiments.deletion.startSweep(DELETION_SWEEP_S);
+    void services.erasure.startSweep(ERASURE_SWEEP_S);
   }
   return services;
 }

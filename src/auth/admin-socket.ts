@@ -12,7 +12,7 @@ import type { ApiKeyInfo } from "./api-key.service.js";
 // talks to Postgres directly and no socket is opened.
 
 export const ADMIN_SOCKET_NAME = "admin.sock";
-const OPS = ["createUser", "createKey", "listKeys", "revokeKey"] as const;
+const OPS = ["createUser", "createKey", "listKeys", "revokeKey", "markForErasure"] as const;
 type OpName = (typeof OPS)[number];
 
 export function adminSocketPath(dataDir: string): string {
@@ -101,6 +101,7 @@ function revive(k: ApiKeyInfo): ApiKeyInfo {
 export async function remoteOps(socketPath: string): Promise<AdminOps | undefined> {
   if (!fs.existsSync(socketPath) || !(await isLive(socketPath))) return undefined;
   return {
+    remote: true,
     createUser: async (input) => {
       const u = await call<{ id: string; email: string; createdAt: string }>(socketPath, "createUser", input);
       return { ...u, createdAt: new Date(u.createdAt) };
@@ -111,5 +112,6 @@ export async function remoteOps(socketPath: string): Promise<AdminOps | undefine
     },
     listKeys: async (input) => (await call<ApiKeyInfo[]>(socketPath, "listKeys", input)).map(revive),
     revokeKey: async (input) => revive(await call<ApiKeyInfo>(socketPath, "revokeKey", input)),
+    markForErasure: (input) => call<{ id: string }>(socketPath, "markForErasure", input),
   };
 }

@@ -1,7 +1,7 @@
-import { eq, sql } from "drizzle-orm";
+import { and, eq, isNotNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "../db/client.js";
-import { users } from "../db/schema.js";
+import { apiKeys, sessions, users } from "../db/schema.js";
 import { ApiError } from "../errors.js";
 import { dummyPasswordHash, hashPassword, verifyPassword } from "./secrets.js";
 
@@ -91,7 +91,36 @@ export class UserService {
       return undefined;
     }
     if (!(await verifyPassword(password, row.passwordHash))) return undefined;
+    // An account being erased cannot be signed into again.
+    if (row.erasingAt) return undefined;
     return { id: row.id, email: row.email, createdAt: row.createdAt };
+  }
+
+  /** True when `password` is the user's own (account erasure asks for it again). */
+  async passwordMatches(userId: string, password: string): Promise<boolean> {
+    const [row] = await this.db.select().from(users).where(eq(users.id, userId));
+    return !!row && (await verifyPassword(password, row.passwordHash));
+  }
+
+  /**
+   * The first step of erasing an account: it is marked (so start-up resumes the erasure), signed out everywhere
+   * and its API keys deleted (the table's trigger drops them from every replica's cache at once). Idempotent.
+   */
+  async beginErasure(userId: string): Promise<boolean> {
+    const rows = await this.db.update(users).set({ erasingAt: sql`coalesce(${users.erasingAt}, now())` }).where(eq(users.id, userId)).returning({ id: users.id });
+    await this.db.delete(sessions).where(eq(sessions.userId, userId));
+    await this.db.delete(apiKeys).where(eq(apiKeys.userId, userId));
+    return rows.length > 0;
+  }
+
+  /** Accounts whose erasure began and is not finished. */
+  async erasing(): Promise<Array<{ id: string }>> {
+    return this.db.select({ id: users.id }).from(users).where(isNotNull(users.erasingAt));
+  }
+
+  /** The last step of an erasure: the row, and by cascade every row that still names the user. Only a marked one. */
+  async deleteErased(userId: string): Promise<void> {
+    await this.db.delete(users).where(and(eq(users.id, userId), isNotNull(users.erasingAt)));
   }
 
   /** Users with that email, in the CLI's terms: an unknown email is a clear error. */

@@ -23,6 +23,11 @@ export class BatchRepository {
     return this.db.select().from(batches).where(and(eq(batches.userId, userId), eq(batches.experimentId, experimentId))).orderBy(desc(batches.createdAt)).limit(limit);
   }
 
+  /** Every batch scored with the experiment's models (its deletion removes their results too). */
+  async idsOfExperiment(experimentUuid: string): Promise<string[]> {
+    return (await this.db.select({ id: batches.id }).from(batches).where(eq(batches.experimentUuid, experimentUuid))).map((r) => r.id);
+  }
+
   async update(id: string, values: Partial<Pick<BatchRow, "status" | "total" | "done" | "failed" | "flagged" | "failureReason" | "finishedAt">>): Promise<void> {
     await this.db.update(batches).set({ ...values, updatedAt: sql`now()` }).where(eq(batches.id, id));
   }

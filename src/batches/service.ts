@@ -203,6 +203,12 @@ export class BatchService {
       while (window.length) await record(await window.shift()!);
       await new Promise<void>((resolve, reject) => writer.end((err?: Error | null) => (err ? reject(err) : resolve())));
       await bucket.uploadFile(out, resultsPath(row));
+      // Its experiment was deleted while it ran (the row went by cascade): its results must not stay behind.
+      if (!(await repo.get(row.userId, row.id))) {
+        await bucket.delete(resultsPath(row));
+        await bucket.removeEmptyFolders?.(batchResultsFolder(row));
+        return;
+      }
       await repo.update(row.id, { status: "done", total: done, done, failed, flagged, finishedAt: new Date() });
     } catch (err) {
       const reason = err instanceof ApiError ? err.message : "scoring stopped on an internal error; the request id in the server's log has the details";
@@ -220,5 +226,10 @@ export class BatchService {
 }
 
 export function resultsPath(row: Pick<BatchRow, "userId" | "id">): string {
-  return `${row.userId}/batches/${row.id}/results.csv`;
+  return `${batchResultsFolder(row)}results.csv`;
+}
+
+/** Everything stored for one batch lives under this folder (deleted with its experiment). */
+export function batchResultsFolder(row: Pick<BatchRow, "userId" | "id">): string {
+  return `${row.userId}/batches/${row.id}/`;
 }

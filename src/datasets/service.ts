@@ -20,6 +20,14 @@ import { checkCsvText, csvNameFor, MAX_XLSX_BYTES, spoolUpload, tableKindOf, xls
 import { feedUpload, isClientAbort, notAZip, NotAZipError, uploadInterrupted, UploadInterruptedError, zipSignatureCheck } from "./upload-stream.js";
 import { resolveZipPath } from "./zip-path.js";
 
+/** The experiments area, as deleting a dataset needs it (wired in services.ts; datasets do not import experiments). */
+export interface DatasetUsers {
+  /** The user's unfinished (queued or running) experiments reading `objectPath`, or a file under it when it ends in /. */
+  unfinishedUsing(userId: string, objectPath: string): Promise<Array<{ experimentId: number; name: string | null; status: string }>>;
+  /** POST /v1/experiments/{id}/cancel. */
+  cancel(userId: string, experimentId: number): Promise<unknown>;
+}
+
 export interface UploadResult {
   zip_gcloud: string;
   size: number;
@@ -36,7 +44,7 @@ export interface UploadResult {
 export class DatasetService {
   private readonly queue = new PQueue({ concurrency: 2 });
 
-  constructor(private readonly deps: { bucket: Bucket; config: Config; db: Db; logger: Logger }) {}
+  constructor(private readonly deps: { bucket: Bucket; config: Config; db: Db; logger: Logger; users?: DatasetUsers }) {}
 
   private tmpDir(kind: string): string {
     return path.join(this.deps.config.dataDir, "tmp", `${kind}-${Date.now()}-${randomBytes(4).toString("hex")}`);
@@ -134,11 +142,31 @@ export class DatasetService {
     return rows.map((r) => ({ zip_gcloud: r.path, size: r.size, sha256: r.sha256, created_at: r.createdAt }));
   }
 
-  async deleteFile(userId: string, objectPath: string): Promise<void> {
-    const [row] = await this.deps.db.select().from(files).where(and(eq(files.userId, userId), eq(files.path, objectPath)));
-    if (!row && !(await this.deps.bucket.stat(objectPath))) throw new ApiError(404, "not_found", `no file at ${objectPath}`);
-    await this.deps.bucket.delete(objectPath);
-    await this.deps.db.delete(files).where(eq(files.path, objectPath));
+  /**
+   * Deletes one uploaded file, or (objectPath ending in /) a whole folder of them. While an unfinished experiment
+   * reads one of them it is refused with 409 naming the experiments, unless `force`: they are cancelled first, and
+   * their extracted copies (in their work folders, the only copies derived from an upload) go with their jobs.
+   * The experiments that finished keep their reports and models: DELETE /v1/experiments/{id} removes those.
+   */
+  async deleteUploads(userId: string, objectPath: string, opts: { force?: boolean } = {}): Promise<{ deleted: string[]; cancelled_experiments: number[] }> {
+    const folder = objectPath.endsWith("/");
+    const rows = await this.deps.db
+      .select()
+      .from(files)
+      .where(and(eq(files.userId, userId), folder ? sql`starts_with(${files.path}, ${objectPath})` : eq(files.path, objectPath)));
+    const objects = folder ? await this.deps.bucket.list(objectPath) : (await this.deps.bucket.stat(objectPath)) ? [objectPath] : [];
+    const paths = [...new Set([...rows.map((r) => r.path), ...objects])].sort();
+    if (paths.length === 0) throw new ApiError(404, "not_found", folder ? `no folder ${objectPath.slice(0, -1)}` : `no file at ${objectPath}`);
+    const using = (await this.deps.users?.unfinishedUsing(userId, objectPath)) ?? [];
+    if (using.length && !opts.force) throw datasetInUse(objectPath, using);
+    for (const e of using) await this.deps.users!.cancel(userId, e.experimentId).catch(() => undefined); // one that just ended is fine
+    for (const p of paths) {
+      await this.deps.bucket.delete(p);
+      await this.deps.db.delete(files).where(and(eq(files.userId, userId), eq(files.path, p)));
+    }
+    if (folder) await this.deps.bucket.removeEmptyFolders?.(objectPath);
+    else await this.deps.bucket.removeEmptyFolders?.(objectPath.slice(0, objectPath.lastIndexOf("/") + 1));
+    return { deleted: paths, cancelled_experiments: using.map((e) => e.experimentId) };
   }
 
   /** Runs every check on the zip (no training) and returns the report; nothing is kept. */
@@ -173,6 +201,17 @@ export class DatasetService {
       await fs.promises.rm(dir, { recursive: true, force: true });
     }
   }
+}
+
+function datasetInUse(objectPath: string, using: Array<{ experimentId: number; name: string | null; status: string }>): ApiError {
+  const what = objectPath.endsWith("/") ? `the folder ${objectPath.slice(0, -1)}` : objectPath;
+  const named = using.map((e) => `experiment ${e.experimentId}${e.name ? ` ("${e.name}")` : ""}, ${e.status}`);
+  return new ApiError(
+    409,
+    "dataset_in_use",
+    `${what} is in use by ${named.join("; ")}: wait for ${using.length > 1 ? "them" : "it"} to finish or cancel ${using.length > 1 ? "them" : "it"}, or delete with ?force=true to cancel ${using.length > 1 ? "them" : "it"} and delete anyway`,
+    using.map((e) => ({ field: "experiment_id", message: `experiment ${e.experimentId} is ${e.status} and reads this dataset`, experiment_id: e.experimentId, status: e.status })),
+  );
 }
 
 function tooLarge(max: number): ApiError {

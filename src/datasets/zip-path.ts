@@ -40,3 +40,12 @@ function resolveObjectPath(zipGcloud: string, userId: string, field: string, ext
   if (segments[0] !== userId) throw new ApiError(404, "not_found", `no file at ${objectPath}`);
   return objectPath;
 }
+
+/** A folder of the caller's uploads, `<user_dir>/<experiment_dir>`: returns its object prefix (ending in /) or throws. */
+export function resolveFolderPath(userDir: string, experimentDir: string, userId: string): string {
+  const bad = (message: string) => new ApiError(400, "invalid_request", `experiment_dir: ${message}`, [{ field: "experiment_dir", message }]);
+  if (!SEGMENT.test(experimentDir) || experimentDir === "." || experimentDir === "..") throw bad("may hold only letters, digits, '.', '-' and '_'");
+  if (experimentDir.length > MAX_SEGMENT_LENGTH) throw bad(`must be at most ${MAX_SEGMENT_LENGTH} characters`);
+  if (userDir !== userId) throw new ApiError(404, "not_found", `no folder ${userDir}/${experimentDir}`);
+  return `${userDir}/${experimentDir}/`;
+}

@@ -24,6 +24,8 @@ export const users = pgTable("users", {
   email: text("email").notNull(),
   passwordHash: text("password_hash").notNull(),
   createdAt: createdAt(),
+  /** Set when the account's erasure began (DELETE /v1/me, `users erase`); start-up resumes it until the row is gone. */
+  erasingAt: timestamp("erasing_at", { withTimezone: true }),
 }, (t) => [uniqueIndex("users_email_lower").on(sql`lower(${t.email})`)]);
 
 /** Dashboard sessions. The cookie carries a random token; only its SHA-256 is stored. */
@@ -161,6 +163,23 @@ export const chatMessages = pgTable("chat_messages", {
   backend: text("backend"),
   createdAt: createdAt(),
 }, (t) => [index("chat_messages_user").on(t.userId, t.createdAt), index("chat_messages_conversation").on(t.conversationId, t.createdAt)]);
+
+/**
+ * Who did what and when (GET /v1/audit): append-only (migration 0007's trigger refuses UPDATE and DELETE), and
+ * kept after the data it mentions is erased, so actor_id is deliberately no foreign key. It holds no patient
+ * data: ids, numbers, key prefixes, sizes and hashes; never file names, column names, labels or request bodies.
+ */
+export const auditEvents = pgTable("audit_events", {
+  seq: bigserial("seq", { mode: "number" }).primaryKey(),
+  at: createdAt(),
+  actorId: uuid("actor_id").notNull(),
+  /** api_key, session or cli. */
+  via: text("via").notNull(),
+  action: text("action").notNull(),
+  /** What it acted on, in words without patient data: "experiment 3", "key bld_1a2B3c4D". */
+  target: text("target"),
+  details: jsonb("details").notNull().default(sql`'{}'::jsonb`),
+}, (t) => [index("audit_events_actor").on(t.actorId, t.seq)]);
 
 const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
 

@@ -1,7 +1,7 @@
-import { and, desc, eq, gt, ilike, inArray, isNull, lt, max, or, sql } from "drizzle-orm";
+import { and, desc, eq, gt, ilike, inArray, isNull, lt, max, ne, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { experimentEvents, experiments, models } from "../db/schema.js";
-import { isTerminal, RUNNING_STATUSES, type ExperimentStatus, type HistoryEntry, type Progress, type TerminalStatus } from "./state.js";
+import { DELETING, isTerminal, RUNNING_STATUSES, type ExperimentStatus, type HistoryEntry, type Progress, type TerminalStatus } from "./state.js";
 import type { ExperimentLabels } from "./request.js";
 
 export type ExperimentRow = typeof experiments.$inferSelect;
@@ -138,7 +138,8 @@ export class ExperimentRepository {
     const at = nowIso();
     const entry: HistoryEntry = { status, at, ...(opts.attempt ? { attempt: opts.attempt } : {}) };
     const terminal = isTerminal(status);
-    const conditions = [eq(experiments.id, id)];
+    // Nothing moves an experiment out of `deleting`: a job stopping, failing or finishing meanwhile is refused.
+    const conditions = [eq(experiments.id, id), ne(experiments.status, DELETING)];
     if (opts.owner) conditions.push(eq(experiments.leaseOwner, opts.owner));
     if (opts.fromStatus) conditions.push(inArray(experiments.status, opts.fromStatus));
     const rows = await this.db
@@ -178,6 +179,61 @@ export class ExperimentRepository {
   /** Flags a running experiment for cancellation; its runner sees the flag at the next heartbeat. */
   async requestCancel(id: string): Promise<void> {
     await this.db.update(experiments).set({ cancelRequested: true, updatedAt: sql`now()` }).where(eq(experiments.id, id));
+  }
+
+  /**
+   * Marks the experiment `deleting` and asks its job to stop (the cancel flag the lease heartbeat carries). Also
+   * when it already is `deleting` (a repeated DELETE): the row is returned either way; undefined when it is gone.
+   */
+  async markDeleting(id: string): Promise<ExperimentRow | undefined> {
+    const entry: HistoryEntry = { status: DELETING, at: nowIso() };
+    const rows = await this.db
+      .update(experiments)
+      .set({ status: DELETING, cancelRequested: true, history: sql`${experiments.history} || ${JSON.stringify([entry])}::jsonb`, progress: { fraction: 1, stage: DELETING, updated_at: entry.at } satisfies Progress, updatedAt: sql`now()` })
+      .where(and(eq(experiments.id, id), ne(experiments.status, DELETING)))
+      .returning();
+    if (rows[0]) await this.addEvent(id, "status", { status: DELETING, at: entry.at });
+    return rows[0] ?? (await this.byId(id));
+  }
+
+  /** Every experiment of the user, marked `deleting` (account erasure); returns all of them. */
+  async markAllDeleting(userId: string): Promise<ExperimentRow[]> {
+    const entry: HistoryEntry = { status: DELETING, at: nowIso() };
+    await this.db
+      .update(experiments)
+      .set({ status: DELETING, cancelRequested: true, history: sql`${experiments.history} || ${JSON.stringify([entry])}::jsonb`, updatedAt: sql`now()` })
+      .where(and(eq(experiments.userId, userId), ne(experiments.status, DELETING)));
+    return this.db.select().from(experiments).where(eq(experiments.userId, userId));
+  }
+
+  /** Deletions to resume: rows in `deleting` (optionally only those untouched for `idleS` seconds). */
+  async deleting(idleS = 0): Promise<ExperimentRow[]> {
+    const where = idleS > 0 ? and(eq(experiments.status, DELETING), lt(experiments.updatedAt, sql`now() - make_interval(secs => ${idleS})`)) : eq(experiments.status, DELETING);
+    return this.db.select().from(experiments).where(where).orderBy(experiments.createdAt);
+  }
+
+  /** Unpublishes every version (the table's trigger tells every serving replica); returns the removed rows. */
+  async deleteModels(experimentUuid: string): Promise<ModelRow[]> {
+    return this.db.delete(models).where(eq(models.experimentUuid, experimentUuid)).returning();
+  }
+
+  /** The last step of a deletion: the row, and with it (cascade) its events. Only a row already `deleting`. */
+  async deleteRow(id: string): Promise<void> {
+    await this.db.delete(experiments).where(and(eq(experiments.id, id), eq(experiments.status, DELETING)));
+  }
+
+  /**
+   * The user's unfinished (queued or running) experiments whose dataset is `objectPath`, or lies under it when it
+   * ends with a slash (a folder). zip_gcloud may carry a gs://<bucket>/ prefix, which is ignored.
+   */
+  async unfinishedUsing(userId: string, objectPath: string): Promise<ExperimentRow[]> {
+    const zip = sql`regexp_replace(${experiments.request} ->> 'zip_gcloud', '^gs://[^/]+/', '')`;
+    const match = objectPath.endsWith("/") ? sql`starts_with(${zip}, ${objectPath})` : sql`${zip} = ${objectPath}`;
+    return this.db
+      .select()
+      .from(experiments)
+      .where(and(eq(experiments.userId, userId), inArray(experiments.status, [...UNFINISHED]), match))
+      .orderBy(experiments.experimentId);
   }
 
   async addEvent(experimentUuid: string, type: string, data: unknown): Promise<void> {

@@ -10,7 +10,9 @@ import { OutboundGuard } from "../net/outbound-guard.js";
 import type { Logger } from "../logger.js";
 import type { ExperimentRepository, ExperimentRow } from "./repository.js";
 import { requestHash, splitRequest, type ExperimentLabels, type experimentRequestSchema } from "./request.js";
-import { isTerminal } from "./state.js";
+import { DELETING, isTerminal } from "./state.js";
+import { ExperimentDeletion } from "./deletion.js";
+import type { EventEmitter } from "node:events";
 import { logFileOf, logObjectOf } from "./log.js";
 import { studyOf } from "./study.js";
 import { experimentEventStream, type StreamItem } from "./event-stream.js";
@@ -35,9 +37,12 @@ export class ExperimentService {
   /** One database poll per experiment per tick, shared by all its open streams in this process. */
   readonly eventHub: ExperimentEventHub;
   private readonly streamSlots: StreamSlots;
-  constructor(private readonly deps: { repo: ExperimentRepository; runner: () => JobRunner | undefined; config: Config; logger: Logger; bucket: Bucket }) {
+  /** DELETE /v1/experiments/{id} and account erasure: the crash-safe steps (deletion.ts). */
+  readonly deletion: ExperimentDeletion;
+  constructor(private readonly deps: { repo: ExperimentRepository; runner: () => JobRunner | undefined; config: Config; logger: Logger; bucket: Bucket; events?: EventEmitter }) {
     this.eventHub = new ExperimentEventHub(deps.repo, { pollMs: 500 });
     this.streamSlots = new StreamSlots(deps.config.EVENT_STREAMS_PER_USER);
+    this.deletion = new ExperimentDeletion(deps);
   }
 
   get repo() {
@@ -137,8 +142,30 @@ export class ExperimentService {
     return (await this.deps.repo.setLabels(row.id, labels)) ?? row;
   }
 
+  /**
+   * Deletes the experiment: marked `deleting` and unpublished before this returns (no replica serves its model
+   * from here on: /predict answers 404), its job cancelled; the files go in the background (deletion.ts).
+   */
+  async delete(userId: string, experimentId: number): Promise<ExperimentRow> {
+    const row = await this.get(userId, experimentId);
+    const marked = await this.beginDeletion(row.id);
+    if (!marked) throw errors.notFound(`experiment ${experimentId}`);
+    void this.deletion.finish(row.id);
+    return marked;
+  }
+
+  /** Marks `deleting`, unpublishes (unloaded here now, elsewhere by notification) and stops a job running here. */
+  async beginDeletion(uuid: string): Promise<ExperimentRow | undefined> {
+    const marked = await this.deps.repo.markDeleting(uuid);
+    if (!marked) return undefined;
+    for (const model of await this.deps.repo.deleteModels(uuid)) this.deps.events?.emit("model:removed", model);
+    this.deps.runner()?.cancelLocal(uuid);
+    return marked;
+  }
+
   async cancel(userId: string, experimentId: number): Promise<ExperimentRow> {
     const row = await this.get(userId, experimentId);
+    if (row.status === DELETING) throw new ApiError(409, "experiment_deleting", `experiment ${experimentId} is being deleted`);
     if (isTerminal(row.status)) throw new ApiError(409, "experiment_finished", `experiment ${experimentId} is already ${row.status}`);
     // Still queued: cancelled at once (the runner's lease acquisition then finds a terminal row and skips it).
     const direct = await this.deps.repo.transition(row.id, "cancelled", { fromStatus: ["queued"], set: { cancelRequested: true } });

@@ -2,7 +2,12 @@
 
 export const RUNNING_STATUSES = ["fetching", "validating", "training", "evaluating", "publishing"] as const;
 export const TERMINAL_STATUSES = ["ready", "invalid_dataset", "failed", "cancelled"] as const;
-export const STATUSES = ["queued", ...RUNNING_STATUSES, ...TERMINAL_STATUSES] as const;
+/**
+ * DELETE /v1/experiments/{id} moves an experiment to `deleting` first; no job runs it and no transition leaves it;
+ * its row is removed once its files and models are gone (src/experiments/deletion.ts).
+ */
+export const DELETING = "deleting" as const;
+export const STATUSES = ["queued", ...RUNNING_STATUSES, ...TERMINAL_STATUSES, DELETING] as const;
 
 export type RunningStatus = (typeof RUNNING_STATUSES)[number];
 export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
@@ -43,6 +48,7 @@ export const STAGE_START: Record<ExperimentStatus, number> = {
   invalid_dataset: 1,
   failed: 1,
   cancelled: 1,
+  deleting: 1,
 };
 
 /** The pipeline reports its own fraction of the job; map it into [training start, publishing start). */

@@ -50,6 +50,8 @@ export const NUL_MESSAGE = "a string in the body contains the NUL character (\\u
 function modelNotPublished(e: ModelNotPublished): ApiError {
   const status = e.experimentStatus;
   if (status === undefined) return new ApiError(404, "not_found", e.message);
+  // Being deleted (DELETE /v1/experiments/{id} unpublished it first): as good as gone.
+  if (status === "deleting") return new ApiError(404, "not_found", `experiment ${e.experimentId} is being deleted`);
   const why = status === "failed" || status === "cancelled" ? `it ended ${status} without a model` : `it is ${status}; try again when it is ready`;
   return new ApiError(409, "model_not_ready", `${e.message}: ${why}`, [{ field: "experiment_id", message: `the experiment is ${status}`, status }]);
 }

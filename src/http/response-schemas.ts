@@ -180,3 +180,23 @@ export const predictionSchema = z.object({
   boxes: z.array(z.array(z.number())).optional().describe("detection: [x1, y1, x2, y2] in the image's pixels"),
   classification: z.array(z.number()).optional().describe("detection: class index of each box"),
 });
+
+export const experimentDeletionSchema = z.object({
+  experiment_id: z.number(),
+  status: z.literal("deleting"),
+  message: z.string(),
+});
+
+/** DELETE /v1/me: the account's erasure has begun (it goes on in the background, and after a restart). */
+export const accountErasureSchema = z.object({
+  user_id: z.string(),
+  status: z.literal("erasing"),
+  experiments: z.number().describe("how many experiments are being deleted with it"),
+  message: z.string(),
+});
+
+/** DELETE of an uploaded file or folder. */
+export const fileDeletionSchema = z.object({
+  deleted: z.array(z.string()).describe("the object paths removed"),
+  cancelled_experiments: z.array(z.number()).describe("with force=true: the running experiments that used them, cancelled"),
+});

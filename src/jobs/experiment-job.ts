@@ -1,5 +1,5 @@
 import fs from "node:fs";
-import { isTerminal } from "../experiments/state.js";
+import { DELETING, isTerminal } from "../experiments/state.js";
 import type { JobDeps, JobResult, StopReason } from "./deps.js";
 import { JobRun } from "./job-run.js";
 import type { DeviceSlot } from "./gpu-slots.js";
@@ -70,6 +70,11 @@ async function close(run: JobRun): Promise<void> {
   const { repo } = run.deps;
   await run.flushLog();
   const after = await repo.byId(run.uuid).catch(() => undefined);
-  if (after && isTerminal(after.status)) await fs.promises.rm(run.work, { recursive: true, force: true });
+  // Being deleted: its files go too, also on a worker host the deletion cannot reach.
+  if (after?.status === DELETING) {
+    await fs.promises.rm(run.work, { recursive: true, force: true });
+    await fs.promises.rm(run.logFile, { force: true });
+    await repo.releaseLease(run.uuid, run.lease.owner).catch(() => undefined);
+  } else if (after && isTerminal(after.status)) await fs.promises.rm(run.work, { recursive: true, force: true });
   else await repo.releaseLease(run.uuid, run.lease.owner).catch(() => undefined);
 }

@@ -32,7 +32,12 @@ export interface Serving {
   close(): Promise<void>;
 }
 
-export function createServing(deps: { config: Config; db: Db; bucket: Bucket; events: EventEmitter; logger: Logger }): Serving {
+/** The channel migration 0006's trigger announces removed model versions on: "<user_id>:<experiment_id>:<model id>". */
+export const MODEL_REMOVED_CHANNEL = "builder_model_removed";
+
+type Listen = (channel: string, onNotify: (payload: string) => void, onState: (listening: boolean) => void) => Promise<() => Promise<void>>;
+
+export async function createServing(deps: { config: Config; db: Db; bucket: Bucket; events: EventEmitter; logger: Logger; listen?: Listen }): Promise<Serving> {
   const { config, bucket, logger } = deps;
   const repo = new ModelRepository(deps.db);
   const cache = new ModelCache({
@@ -56,6 +61,18 @@ export function createServing(deps: { config: Config; db: Db; bucket: Bucket; ev
     cache.warm(row).catch((err) => logger.error({ err, experiment_id: row.experimentId, version: row.version }, "model warm-up failed"));
   };
   deps.events.on("model:published", onPublished);
+  // An unpublished version is unloaded here at once ("model:removed", from this process's own deletion) and on
+  // every other replica through the database's notification (as API-key revocations travel, migration 0001).
+  const onRemoved = (row: Pick<ModelRow, "userId" | "experimentId" | "id">) => cache.forget(row.userId, row.experimentId, row.id);
+  deps.events.on("model:removed", onRemoved);
+  const stopListening = deps.listen
+    ? await deps.listen(MODEL_REMOVED_CHANNEL, (payload) => {
+        const [userId, experimentId, id] = payload.split(":");
+        if (userId && id && /^\d+$/.test(experimentId ?? "")) cache.forget(userId, Number(experimentId), id);
+      }, (listening) => {
+        if (!listening) logger.warn("model removal notifications lost; a deleted model may serve on this replica until its row lookup expires (2 s)");
+      })
+    : async () => {};
 
   const model = async (userId: string, experimentId: number) => {
     try {
@@ -98,6 +115,8 @@ export function createServing(deps: { config: Config; db: Db; bucket: Bucket; ev
     },
     async close() {
       deps.events.off("model:published", onPublished);
+      deps.events.off("model:removed", onRemoved);
+      await stopListening();
       await cache.close();
       await guard.close();
     },

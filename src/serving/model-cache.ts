@@ -49,6 +49,8 @@ export class ModelCache {
   private readonly loaded = new Map<string, LoadedModel>();
   private readonly loading = new Map<string, Promise<LoadedModel>>();
   private readonly latest = new Map<string, { row: ModelRow; at: number }>();
+  /** Versions unpublished (deleted) while this process runs: never loaded or served again. */
+  private readonly removed = new Set<string>();
   /** A GPU device is there: CUDA is tried first (whether it runs is the session's `provider`). */
   private readonly tryCuda = fs.existsSync("/dev/nvidia0");
   /** LRU clock: a counter, not Date.now(), so two uses in the same millisecond still have an order. */
@@ -84,7 +86,20 @@ export class ModelCache {
     this.o.logger.info({ experiment_id: row.experimentId, version: row.version, bytes: loaded.bytes }, "model warmed");
   }
 
+  /**
+   * A version was unpublished (its experiment or its user is being deleted; the models table's trigger announced
+   * it): it is unloaded now, its local copy removed, and it is never loaded again here.
+   */
+  forget(userId: string, experimentId: number, modelId: string): void {
+    this.removed.add(modelId);
+    const key = `${userId}:${experimentId}`;
+    if (this.latest.get(key)?.row.id === modelId) this.latest.delete(key);
+    this.evict(modelId);
+    fs.promises.rm(path.join(this.o.cacheDir, modelId), { recursive: true, force: true }).catch(() => undefined);
+  }
+
   load(row: ModelRow): Promise<LoadedModel> {
+    if (this.removed.has(row.id)) return Promise.reject(new ModelNotFound(`experiment ${row.experimentId}'s model was deleted`));
     const have = this.loaded.get(row.id);
     if (have) {
       have.lastUsed = ++this.tick;
@@ -127,6 +142,12 @@ export class ModelCache {
         await session.close();
         throw new Error(`the model has no output named ${need}`);
       }
+    }
+    if (this.removed.has(row.id)) {
+      // Unpublished while it was loading: it must not serve.
+      await session.close();
+      await fs.promises.rm(dir, { recursive: true, force: true });
+      throw new ModelNotFound(`experiment ${row.experimentId}'s model was deleted`);
     }
     const entry: LoadedModel = { row, manifest, session, bytes, lastUsed: ++this.tick };
     this.loaded.set(row.id, entry);

@@ -27,6 +27,19 @@ export interface Bucket {
   list(prefix: string): Promise<string[]>;
   /** Removes one object; absent is fine. */
   delete(path: string): Promise<void>;
+  /**
+   * Removes the folder `prefix` and the folders above it that are left empty (a local folder only: GCS has no
+   * folders), so that an erased user's or experiment's id does not stay behind as an empty folder's name.
+   */
+  removeEmptyFolders?(prefix: string): Promise<void>;
+}
+
+/** Removes every object under the folder `prefix` (idempotent: nothing there is fine); returns how many went. */
+export async function deleteUnder(bucket: Bucket, prefix: string): Promise<number> {
+  const objects = await bucket.list(prefix);
+  for (const object of objects) await bucket.delete(object);
+  await bucket.removeEmptyFolders?.(prefix);
+  return objects.length;
 }
 
 export class BucketNotFoundError extends Error {

@@ -106,4 +106,24 @@ export class LocalBucket implements Bucket {
   async delete(objectPath: string) {
     await fs.promises.rm(this.file(objectPath), { force: true });
   }
+
+  async removeEmptyFolders(prefix: string) {
+    const base = prefix.replace(/\/+$/, "");
+    if (!base) return;
+    // rmdir removes only an empty folder: a folder that still holds anything (another upload) is kept, and so
+    // are the folders above it. First the empty folders below the prefix, deepest first, then up to the root.
+    const below = async (dir: string): Promise<void> => {
+      const entries = await fs.promises.readdir(dir, { withFileTypes: true }).catch(() => []);
+      for (const e of entries) if (e.isDirectory()) await below(path.join(dir, e.name));
+      await fs.promises.rmdir(dir).catch(() => undefined);
+    };
+    await below(this.file(base));
+    for (let dir = path.dirname(this.file(base)); dir.startsWith(this.root + path.sep); dir = path.dirname(dir)) {
+      try {
+        await fs.promises.rmdir(dir);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") return;
+      }
+    }
+  }
 }

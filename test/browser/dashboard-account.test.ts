@@ -1,7 +1,7 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { axeViolations, ensureDashboardBuilt, firstLoadJsBytes, haveChromium, launchChromium, screenshot, seriousOrCritical } from "./browser.js";
+import { axeViolations, ensureDashboardBuilt, firstLoadJsBytes, haveChromium, launchChromium, screenshot, seriousOrCritical, signInThroughPage } from "./browser.js";
 
 // The dashboard's account pages in a real Chromium against a real Builder on its embedded defaults (PGlite in a
 // temp data folder): first run, sign-in, Settings → API (generate, read once, use, revoke), Settings → Account.
@@ -215,5 +215,30 @@ describe.skipIf(!haveChromium)("dashboard: sign-up with SIGNUP_ENABLED=true (Chr
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("heading", { name: "Experiments" }).waitFor();
     expect(await server.services.auth.users.verifyCredentials(EMAIL, "someone else's long password")).toBeUndefined();
+  });
+
+  it("Settings → Account → Erase account: a wrong password erases nothing; the right one, confirmed, signs out and erases", async () => {
+    const email = "leaving@hospital.example";
+    const user = await server.services.auth.users.create({ email, password: NEW_PASSWORD });
+    await page.context().clearCookies();
+    await signInThroughPage(page, server.url, email, NEW_PASSWORD);
+    await page.goto(`${server.url}/settings/account`);
+    await page.getByTestId("erase-password").fill("not the password at all");
+    page.once("dialog", (d) => void d.accept());
+    await page.getByRole("button", { name: "Erase my account" }).click();
+    const alert = page.getByRole("alert");
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain("nothing was erased");
+    expect(await server.services.auth.users.findById(user.id)).toBeTruthy();
+    expect(seriousOrCritical(await axeViolations(page))).toEqual([]);
+
+    await page.getByTestId("erase-password").fill(NEW_PASSWORD);
+    let asked = "";
+    page.once("dialog", (d) => ((asked = d.message()), void d.accept()));
+    await page.getByRole("button", { name: "Erase my account" }).click();
+    await page.getByRole("heading", { name: "Sign in to Builder" }).waitFor();
+    expect(asked).toContain("cannot be undone");
+    for (let i = 0; i < 100 && (await server.services.auth.users.findById(user.id)); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await server.services.auth.users.findById(user.id)).toBeUndefined();
   });
 });

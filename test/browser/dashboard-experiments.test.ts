@@ -281,6 +281,23 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
       expect(await cam.evaluate((c) => (c as HTMLElement).style.opacity)).toBe("0.25");
     });
 
+    it("Delete experiment asks first, then the experiment is gone and its model no longer answers", async () => {
+      await publishFixture(server, userId, 9003, servingFixtures().modelDir("tabular_binary"));
+      await page.goto(`${server.url}/experiments/9003`);
+      const button = page.getByTestId("delete-experiment");
+      page.once("dialog", (d) => void d.dismiss()); // "Cancel" in the confirm: nothing happens
+      await button.click();
+      expect(await server.services.experiments.repo.byUserNumber(userId, 9003)).toBeDefined();
+      let asked = "";
+      page.once("dialog", (d) => ((asked = d.message()), void d.accept()));
+      await button.click();
+      await page.waitForURL(`${server.url}/experiments`);
+      expect(asked).toContain("Delete experiment #9003?");
+      for (let i = 0; i < 100 && (await server.services.experiments.repo.byUserNumber(userId, 9003)); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await server.services.experiments.repo.byUserNumber(userId, 9003)).toBeUndefined();
+      expect(await server.services.serving.repo.latest(userId, 9003)).toBeNull();
+    });
+
     it("detection: boxes are drawn on the image, and the score slider hides the weaker ones", async () => {
       const fx = servingFixtures();
       await publishFixture(server, userId, 9002, fx.modelDir("detection"));

@@ -95,6 +95,7 @@ export interface Api {
   post(path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>;
   get(path: string): Promise<{ status: number; body: any; headers: Headers }>;
   patch(path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>;
+  del(path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>;
 }
 
 export function api(baseUrl: string, key: string): Api {
@@ -113,7 +114,7 @@ export function api(baseUrl: string, key: string): Api {
     }
     return { status: res.status, body: parsed as any, headers: res.headers };
   };
-  return { post: (p, b) => call("POST", p, b), get: (p) => call("GET", p), patch: (p, b) => call("PATCH", p, b) };
+  return { post: (p, b) => call("POST", p, b), get: (p) => call("GET", p), patch: (p, b) => call("PATCH", p, b), del: (p, b) => call("DELETE", p, b) };
 }
 
 export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 90_000, everyMs = 250): Promise<T> {

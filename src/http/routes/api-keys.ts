@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { ApiKeyInfo } from "../../auth/api-key.service.js";
+import { actorOf } from "../../audit/audit-log.js";
 import { defineRoute } from "../route.js";
 
 // Key management for the dashboard (cookie session + CSRF). API keys cannot mint or revoke keys:
@@ -41,6 +42,7 @@ export const apiKeyRoutes = [
     responses: { 201: { description: "created; store `key` now, it is never shown again", schema: apiKeySchema.extend({ key: z.string() }) } },
     handler: async ({ auth, body, services }) => {
       const { key, info } = await services.auth.apiKeys.create(auth.userId, { name: body.name, rateLimitPerMinute: body.rate_limit_per_minute });
+      await services.audit.record(actorOf(auth), "api_key_created", `key ${info.prefix}`, { api_key_id: info.id });
       return { status: 201, headers: { "cache-control": "no-store" }, body: { ...toJson(info), key } };
     },
   }),
@@ -71,6 +73,10 @@ export const apiKeyRoutes = [
     tags: ["account"],
     params: z.object({ id: z.string().min(1).max(200) }),
     responses: { 200: { description: "the revoked key", schema: apiKeySchema } },
-    handler: async ({ auth, params, services }) => ({ body: toJson(await services.auth.apiKeys.revoke(params.id, auth.userId)) }),
+    handler: async ({ auth, params, services }) => {
+      const revoked = await services.auth.apiKeys.revoke(params.id, auth.userId);
+      await services.audit.record(actorOf(auth), "api_key_revoked", `key ${revoked.prefix}`, { api_key_id: revoked.id });
+      return { body: toJson(revoked) };
+    },
   }),
 ];

@@ -4,8 +4,9 @@ import { STATUSES } from "../../experiments/state.js";
 import { ApiError } from "../../errors.js";
 import { experimentIdParams } from "../params.js";
 import { pageSecurityHeaders } from "../page-security.js";
+import { actorOf } from "../../audit/audit-log.js";
 import { defineRoute } from "../route.js";
-import { experimentListSchema, experimentSchema } from "../response-schemas.js";
+import { experimentDeletionSchema, experimentListSchema, experimentSchema } from "../response-schemas.js";
 
 const LOG_HEADERS = pageSecurityHeaders();
 
@@ -39,6 +40,7 @@ export const experimentRoutes = [
     responses: { 200: { description: "the same request was posted before: that experiment", schema: experimentSchema }, 202: { description: "accepted and queued", schema: experimentSchema }, 409: { description: "experiment_id already used by a different request" } },
     handler: async ({ services, auth, body }) => {
       const { created, row } = await services.experiments.create(auth.userId, body);
+      if (created) await services.audit.record(actorOf(auth), "experiment_created", `experiment ${row.experimentId}`, { study_type: body.study_type, task: body.task });
       return { status: created ? 202 : 200, headers: { location: `/v1/experiments/${row.experimentId}` }, body: await services.experiments.view(row) };
     },
   }),
@@ -84,6 +86,28 @@ export const experimentRoutes = [
     body: experimentLabelsPatchSchema,
     responses: { 200: { description: "the experiment with its new labels", schema: experimentSchema } },
     handler: async ({ services, auth, params, body }) => ({ body: await services.experiments.view(await services.experiments.editLabels(auth.userId, params.experiment_id, body)) }),
+  }),
+  defineRoute({
+    method: "delete",
+    path: "/v1/experiments/{experiment_id}",
+    auth: "any",
+    summary:
+      "Delete an experiment: cancelled if running, its models unpublished on every replica at once (/predict answers 404), then its model versions, reports, figures, logs and work folders removed; the dataset upload is kept (DELETE /v1/files)",
+    tags: ["experiments"],
+    params: experimentIdParams,
+    responses: { 202: { description: "being deleted: GET /v1/experiments/{experiment_id} answers 404 once its files are gone", schema: experimentDeletionSchema } },
+    handler: async ({ services, auth, params }) => {
+      const row = await services.experiments.delete(auth.userId, params.experiment_id);
+      await services.audit.record(actorOf(auth), "experiment_deleted", `experiment ${row.experimentId}`);
+      return {
+        status: 202,
+        body: {
+          experiment_id: row.experimentId,
+          status: "deleting" as const,
+          message: `experiment ${row.experimentId} is being deleted: its model no longer answers /predict; its files are removed in the background, and GET /v1/experiments/${row.experimentId} answers 404 once they are gone`,
+        },
+      };
+    },
   }),
   defineRoute({
     method: "post",

@@ -3,10 +3,12 @@ import type { Request } from "express";
 import { z } from "zod";
 import type { UploadResult } from "../../datasets/service.js";
 import { uploadInterrupted, UploadInterruptedError } from "../../datasets/upload-stream.js";
-import { resolveUploadPath, resolveZipPath } from "../../datasets/zip-path.js";
+import { resolveFolderPath, resolveUploadPath, resolveZipPath } from "../../datasets/zip-path.js";
 import type { Services } from "../../services.js";
 import { ApiError } from "../../errors.js";
+import { actorOf } from "../../audit/audit-log.js";
 import { defineRoute } from "../route.js";
+import { fileDeletionSchema } from "../response-schemas.js";
 
 // Uploads of dataset zips to the bucket, streamed: the server never holds the file in memory.
 // PUT sends the raw bytes; POST sends multipart/form-data (field `path`, then field `file`).
@@ -19,6 +21,14 @@ const uploadResult = z.object({
   note: z.string().optional().describe("a bare .csv/.xlsx upload: what was stored, in plain words (an .xlsx gives its first sheet)"),
 });
 const fileParams = z.object({ user_dir: z.string(), experiment_dir: z.string(), file: z.string() });
+const folderParams = z.object({ user_dir: z.string(), experiment_dir: z.string() });
+const deleteQuery = z.object({
+  force: z
+    .enum(["true", "false"], { error: "must be true or false" })
+    .transform((v) => v === "true")
+    .optional()
+    .describe("true: cancel the queued or running experiments that read it, then delete"),
+});
 
 function contentLength(req: Request): number | undefined {
   const v = req.get("content-length");
@@ -101,6 +111,7 @@ export const fileRoutes = [
     handler: async ({ req, params, auth, services }) => {
       const objectPath = resolveUploadPath(`${params.user_dir}/${params.experiment_dir}/${params.file}`, auth.userId, "path");
       const result = await services.datasets.upload(auth.userId, objectPath, req, contentLength(req));
+      await services.audit.record(actorOf(auth), "file_uploaded", undefined, { size: result.size, sha256: result.sha256 });
       return { status: 201, body: result };
     },
   }),
@@ -118,7 +129,9 @@ export const fileRoutes = [
       if (declared !== undefined && declared > services.config.MAX_UPLOAD_BYTES + 64 * 1024) {
         throw new ApiError(413, "payload_too_large", `the file is larger than the upload limit of ${services.config.MAX_UPLOAD_BYTES} bytes`, undefined, { connection: "close" });
       }
-      return { status: 201, body: await multipartUpload(req, services, auth.userId) };
+      const result = await multipartUpload(req, services, auth.userId);
+      await services.audit.record(actorOf(auth), "file_uploaded", undefined, { size: result.size, sha256: result.sha256 });
+      return { status: 201, body: result };
     },
   }),
   defineRoute({
@@ -133,13 +146,33 @@ export const fileRoutes = [
     method: "delete",
     path: "/v1/files/{user_dir}/{experiment_dir}/{file}",
     auth: "any",
-    summary: "Delete one of your uploaded files",
+    summary:
+      "Delete one of your uploaded files; 409 dataset_in_use while a queued or running experiment reads it, unless force=true (which cancels those experiments first)",
     tags: ["files"],
     params: fileParams,
-    handler: async ({ params, auth, services }) => {
+    query: deleteQuery,
+    responses: { 204: { description: "deleted" }, 409: { description: "dataset_in_use: the experiments reading it are named" } },
+    handler: async ({ params, query, auth, services }) => {
       const objectPath = resolveZipPath(`${params.user_dir}/${params.experiment_dir}/${params.file}`, auth.userId, "path");
-      await services.datasets.deleteFile(auth.userId, objectPath);
+      const done = await services.datasets.deleteUploads(auth.userId, objectPath, { force: query.force });
+      await services.audit.record(actorOf(auth), "file_deleted", undefined, { files: done.deleted.length, cancelled_experiments: done.cancelled_experiments });
       return { status: 204 };
+    },
+  }),
+  defineRoute({
+    method: "delete",
+    path: "/v1/files/{user_dir}/{experiment_dir}",
+    auth: "any",
+    summary: "Delete a whole folder of your uploads; 409 dataset_in_use while a queued or running experiment reads a file in it, unless force=true",
+    tags: ["files"],
+    params: folderParams,
+    query: deleteQuery,
+    responses: { 200: { description: "deleted", schema: fileDeletionSchema }, 409: { description: "dataset_in_use: the experiments reading it are named" } },
+    handler: async ({ params, query, auth, services }) => {
+      const prefix = resolveFolderPath(params.user_dir, params.experiment_dir, auth.userId);
+      const done = await services.datasets.deleteUploads(auth.userId, prefix, { force: query.force });
+      await services.audit.record(actorOf(auth), "folder_deleted", undefined, { files: done.deleted.length, cancelled_experiments: done.cancelled_experiments });
+      return { body: done };
     },
   }),
 ];

@@ -12,8 +12,9 @@ import { chatRoutes } from "./chat.js";
 import { accountRoutes } from "./account.js";
 import { reportRoutes } from "./reports.js";
 import { batchRoutes } from "./batches.js";
+import { auditRoutes } from "./audit.js";
 
 // Every HTTP route of Builder. Each area exports its list; OpenAPI is generated from this one array.
 export function allRoutes(): AnyRoute[] {
-  return [...healthRoutes, ...meRoutes, ...sessionRoutes, ...accountRoutes, ...apiKeyRoutes, ...experimentRoutes, ...reportRoutes, ...fileRoutes, ...datasetRoutes, ...predictRoutes, ...modelRoutes, ...batchRoutes, ...chatRoutes];
+  return [...healthRoutes, ...meRoutes, ...sessionRoutes, ...accountRoutes, ...apiKeyRoutes, ...experimentRoutes, ...reportRoutes, ...fileRoutes, ...datasetRoutes, ...predictRoutes, ...modelRoutes, ...batchRoutes, ...chatRoutes, ...auditRoutes];
 }

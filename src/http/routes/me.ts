@@ -1,5 +1,9 @@
 import { z } from "zod";
+import { SESSION_COOKIE } from "../../auth/index.js";
+import { ApiError } from "../../errors.js";
+import { actorOf } from "../../audit/audit-log.js";
 import { defineRoute } from "../route.js";
+import { accountErasureSchema } from "../response-schemas.js";
 
 export const meRoutes = [
   defineRoute({
@@ -10,5 +14,32 @@ export const meRoutes = [
     tags: ["account"],
     responses: { 200: { description: "the caller", schema: z.object({ user_id: z.string().uuid(), email: z.string() }) } },
     handler: async ({ auth }) => ({ body: { user_id: auth.userId, email: auth.email } }),
+  }),
+  defineRoute({
+    method: "delete",
+    path: "/v1/me",
+    auth: "any",
+    summary:
+      "Erase your account, with your password re-entered: every experiment, model, report, dataset, API key, session, chat conversation and log, in the database and the bucket; you are signed out at once, the files go in the background",
+    tags: ["account"],
+    body: z.object({ password: z.string().min(1, "enter your password to confirm").max(1024) }),
+    responses: { 202: { description: "erasure begun", schema: accountErasureSchema }, 400: { description: "the password is not correct" } },
+    handler: async ({ services, auth, body, res }) => {
+      if (!(await services.auth.users.passwordMatches(auth.userId, body.password))) {
+        throw new ApiError(400, "invalid_request", "the password is not correct; nothing was erased", [{ field: "password", message: "not correct" }]);
+      }
+      const { experiments } = await services.erasure.begin(actorOf(auth));
+      const { maxAge: _maxAge, ...cookie } = services.auth.cookieOptions();
+      res.clearCookie(SESSION_COOKIE, cookie);
+      return {
+        status: 202,
+        body: {
+          user_id: auth.userId,
+          status: "erasing" as const,
+          experiments,
+          message: `your account is being erased: you are signed out and your API keys no longer work; ${experiments} experiment(s), their models and your uploads are being removed`,
+        },
+      };
+    },
   }),
 ];

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { experimentIdParams as params } from "../params.js";
+import { actorOf } from "../../audit/audit-log.js";
 import { defineRoute } from "../route.js";
 import { modelSchema } from "../response-schemas.js";
 
@@ -33,6 +34,7 @@ export const modelRoutes = [
     responses: { 200: { description: "the ONNX model", contentType: "application/octet-stream" } },
     handler: async ({ services, auth, params, res }) => {
       const { stream, size, filename } = await services.serving.catalog.openModelFile(auth.userId, params.experiment_id);
+      await services.audit.record(actorOf(auth), "model_downloaded", `experiment ${params.experiment_id}`, { file: filename });
       res.status(200).set({
         "content-type": "application/octet-stream",
         "content-length": String(size),

@@ -34,6 +34,7 @@ export const sessionRoutes = [
     handler: async ({ req, res, body, services }) => {
       const session = await services.auth.signIn({ email: body.email, password: body.password, ip: req.ip ?? "unknown" });
       res.cookie(SESSION_COOKIE, session.token, services.auth.cookieOptions());
+      await services.audit.record({ userId: session.userId, via: "session" }, "sign_in");
       return sessionResponse(session);
     },
   }),

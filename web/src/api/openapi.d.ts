@@ -103,6 +103,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your audit log, newest first: who did what and when (append-only; no patient data). /v1/audit.csv downloads all of it */
+        get: operations["get_v1_audit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your whole audit log as CSV, oldest first (seq, at, action, via, target, details) */
+        get: operations["get_v1_audit_csv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/batches/{batch_id}": {
         parameters: {
             query?: never;
@@ -286,7 +320,8 @@ export interface paths {
         get: operations["get_v1_experiments_experiment_id"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete an experiment: cancelled if running, its models unpublished on every replica at once (/predict answers 404), then its model versions, reports, figures, logs and work folders removed; the dataset upload is kept (DELETE /v1/files) */
+        delete: operations["delete_v1_experiments_experiment_id"];
         options?: never;
         head?: never;
         /** Name or describe an experiment: set name and/or description; null clears one, an absent one is kept */
@@ -413,6 +448,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/files/{user_dir}/{experiment_dir}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a whole folder of your uploads; 409 dataset_in_use while a queued or running experiment reads a file in it, unless force=true */
+        delete: operations["delete_v1_files_user_dir_experiment_dir"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/files/{user_dir}/{experiment_dir}/{file}": {
         parameters: {
             query?: never;
@@ -424,7 +476,7 @@ export interface paths {
         /** Upload a dataset zip (raw body), streamed to the bucket */
         put: operations["put_v1_files_user_dir_experiment_dir_file"];
         post?: never;
-        /** Delete one of your uploaded files */
+        /** Delete one of your uploaded files; 409 dataset_in_use while a queued or running experiment reads it, unless force=true (which cancels those experiments first) */
         delete: operations["delete_v1_files_user_dir_experiment_dir_file"];
         options?: never;
         head?: never;
@@ -442,7 +494,8 @@ export interface paths {
         get: operations["get_v1_me"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Erase your account, with your password re-entered: every experiment, model, report, dataset, API key, session, chat conversation and log, in the database and the bucket; you are signed out at once, the files go in the background */
+        delete: operations["delete_v1_me"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1097,6 +1150,84 @@ export interface operations {
             };
         };
     };
+    get_v1_audit: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description your entries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, account_erasure_requested, account_erased */
+                            action: string;
+                            /** @description ISO 8601 */
+                            at: string;
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            seq: number;
+                            /** @description what it acted on: "experiment 3", "key bld_1a2B3c4D" */
+                            target: string | null;
+                            /** @description api_key, session, cli or system */
+                            via: string;
+                        }[];
+                        has_more: boolean;
+                        limit: number;
+                        offset: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_audit_csv: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description CSV */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     get_v1_batches_batch_id: {
         parameters: {
             query?: never;
@@ -1653,7 +1784,7 @@ export interface operations {
                                 updated_at: string;
                             } | null;
                             /** @enum {string} */
-                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                             study_type: string;
                             task: string;
                             type_of_experiment: string;
@@ -1848,7 +1979,7 @@ export interface operations {
                             at: string;
                             attempt?: number;
                             /** @enum {string} */
-                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         }[];
                         /** @description test-set metrics once ready */
                         metrics: {
@@ -1916,7 +2047,7 @@ export interface operations {
                         };
                         source_experiment_id?: number;
                         /** @enum {string} */
-                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         /** @description how Builder read the request: kind, family, metric, threshold_metric, budget */
                         study: {
                             [key: string]: unknown;
@@ -2067,7 +2198,7 @@ export interface operations {
                             at: string;
                             attempt?: number;
                             /** @enum {string} */
-                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         }[];
                         /** @description test-set metrics once ready */
                         metrics: {
@@ -2135,7 +2266,7 @@ export interface operations {
                         };
                         source_experiment_id?: number;
                         /** @enum {string} */
-                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         /** @description how Builder read the request: kind, family, metric, threshold_metric, budget */
                         study: {
                             [key: string]: unknown;
@@ -2317,7 +2448,7 @@ export interface operations {
                             at: string;
                             attempt?: number;
                             /** @enum {string} */
-                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         }[];
                         /** @description test-set metrics once ready */
                         metrics: {
@@ -2385,7 +2516,7 @@ export interface operations {
                         };
                         source_experiment_id?: number;
                         /** @enum {string} */
-                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         /** @description how Builder read the request: kind, family, metric, threshold_metric, budget */
                         study: {
                             [key: string]: unknown;
@@ -2407,6 +2538,42 @@ export interface operations {
                             /** @description a few words, for a badge */
                             title: string;
                         }[];
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_v1_experiments_experiment_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description being deleted: GET /v1/experiments/{experiment_id} answers 404 once its files are gone */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        experiment_id: number;
+                        message: string;
+                        /** @constant */
+                        status: "deleting";
                     };
                 };
             };
@@ -2565,7 +2732,7 @@ export interface operations {
                             at: string;
                             attempt?: number;
                             /** @enum {string} */
-                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         }[];
                         /** @description test-set metrics once ready */
                         metrics: {
@@ -2633,7 +2800,7 @@ export interface operations {
                         };
                         source_experiment_id?: number;
                         /** @enum {string} */
-                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         /** @description how Builder read the request: kind, family, metric, threshold_metric, budget */
                         study: {
                             [key: string]: unknown;
@@ -2806,7 +2973,7 @@ export interface operations {
                             at: string;
                             attempt?: number;
                             /** @enum {string} */
-                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                            status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         }[];
                         /** @description test-set metrics once ready */
                         metrics: {
@@ -2874,7 +3041,7 @@ export interface operations {
                         };
                         source_experiment_id?: number;
                         /** @enum {string} */
-                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled";
+                        status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         /** @description how Builder read the request: kind, family, metric, threshold_metric, budget */
                         study: {
                             [key: string]: unknown;
@@ -3363,6 +3530,54 @@ export interface operations {
             };
         };
     };
+    delete_v1_files_user_dir_experiment_dir: {
+        parameters: {
+            query?: {
+                force?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                experiment_dir: string;
+                user_dir: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description with force=true: the running experiments that used them, cancelled */
+                        cancelled_experiments: number[];
+                        /** @description the object paths removed */
+                        deleted: string[];
+                    };
+                };
+            };
+            /** @description dataset_in_use: the experiments reading it are named */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     put_v1_files_user_dir_experiment_dir_file: {
         parameters: {
             query?: never;
@@ -3412,7 +3627,9 @@ export interface operations {
     };
     delete_v1_files_user_dir_experiment_dir_file: {
         parameters: {
-            query?: never;
+            query?: {
+                force?: "true" | "false";
+            };
             header?: never;
             path: {
                 experiment_dir: string;
@@ -3423,12 +3640,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
-            200: {
+            /** @description deleted */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description dataset_in_use: the experiments reading it are named */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Error */
             default: {
@@ -3461,6 +3687,57 @@ export interface operations {
                         /** Format: uuid */
                         user_id: string;
                     };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_v1_me: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description erasure begun */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description how many experiments are being deleted with it */
+                        experiments: number;
+                        message: string;
+                        /** @constant */
+                        status: "erasing";
+                        user_id: string;
+                    };
+                };
+            };
+            /** @description the password is not correct */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */

@@ -9,6 +9,7 @@ import { ErrorBox, Link, StatusBadge } from "../components/ui";
 import { ExperimentLabelsEditor } from "../components/ExperimentLabels";
 import { formatEta, useSteadyEta } from "../lib/eta";
 import { experimentTitle, formatDate, formatDuration } from "../lib/format";
+import { navigate } from "../lib/router";
 
 const TERMINAL = new Set(["ready", "invalid_dataset", "failed", "cancelled"]);
 
@@ -87,7 +88,8 @@ export function ExperimentPage({ id }: { id: number }) {
   if (error && !exp) return <ErrorBox error={error} />;
   if (!exp) return <p aria-busy="true">Loading…</p>;
   const req = exp.request as Record<string, unknown>;
-  const running = !TERMINAL.has(exp.status);
+  const deleting = exp.status === "deleting";
+  const running = !TERMINAL.has(exp.status) && !deleting;
   const retrospective = req.study_type === "Retrospective";
   const started = new Date(String(exp.created_at)).getTime();
   const ended = exp.finished_at ? new Date(exp.finished_at as string).getTime() : Date.now();
@@ -97,6 +99,19 @@ export function ExperimentPage({ id }: { id: number }) {
     try {
       await api("POST", `/v1/experiments/${id}/cancel`);
       await refresh();
+    } catch (err) {
+      setActionError(err);
+    }
+  };
+
+  // DELETE /v1/experiments/{id}: the model stops serving before it answers; the files go in the background.
+  const remove = async () => {
+    const label = exp.name ? `"${exp.name}" (#${id})` : `#${id}`;
+    if (!window.confirm(`Delete experiment ${label}? Its model stops answering at once, and its models, reports, figures and logs are removed for good. The uploaded dataset is kept.`)) return;
+    setActionError(null);
+    try {
+      await api("DELETE", `/v1/experiments/${id}`);
+      navigate("/experiments");
     } catch (err) {
       setActionError(err);
     }
@@ -113,6 +128,11 @@ export function ExperimentPage({ id }: { id: number }) {
             {exp.cancel_requested ? "Cancelling…" : "Cancel"}
           </button>
         ) : null}
+        {deleting ? null : (
+          <button type="button" className="danger" onClick={remove} data-testid="delete-experiment">
+            Delete experiment
+          </button>
+        )}
       </div>
       <p className="muted">
         {String(req.study_type)} · {String(req.task)} · {String(req.type_of_experiment)} · optimising {String(req.optimization_metric)} · {req.optimization_type === 0 ? "best quality" : "fastest"} · created {formatDate(String(exp.created_at))} ·{" "}
@@ -126,6 +146,7 @@ export function ExperimentPage({ id }: { id: number }) {
       </p>
       <ExperimentLabelsEditor exp={exp} onSaved={() => void refresh()} />
       <ErrorBox error={actionError} />
+      {deleting ? <p className="card">This experiment is being deleted: its model no longer answers, and its files are being removed.</p> : null}
       {running ? (
         <div className="card" aria-live="polite">
           <progress max={1} value={exp.progress?.fraction ?? 0} aria-label="Experiment progress" />

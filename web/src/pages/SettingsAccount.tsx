@@ -55,6 +55,43 @@ export function AccountPage() {
         ) : null}
         <button type="submit">Change password</button>
       </form>
+      <EraseAccountForm />
     </section>
+  );
+}
+
+/** DELETE /v1/me: the password again, then a last confirmation; the server signs out and erases in the background. */
+function EraseAccountForm() {
+  const [password, setPassword] = useState("");
+  const [error, setError] = useState<unknown>(null);
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(null);
+    if (!window.confirm("Erase your account? Every experiment, model, report, dataset, API key and chat of yours is deleted for good. This cannot be undone.")) return;
+    try {
+      await api("DELETE", "/v1/me", { password });
+      window.location.assign("/signin");
+    } catch (err) {
+      setError(err);
+    }
+  };
+
+  return (
+    <form onSubmit={submit} className="card narrow" aria-label="Erase account">
+      <h2>Erase account</h2>
+      <p className="muted">
+        Deletes everything of yours, in the database and in storage: experiments, models, reports, uploaded datasets, API keys, sessions, chat
+        conversations and logs. Only the audit log keeps a record of what was done, without names.
+      </p>
+      <label>
+        Your password
+        <input type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} data-testid="erase-password" />
+      </label>
+      <ErrorBox error={error} />
+      <button type="submit" className="danger">
+        Erase my account
+      </button>
+    </form>
   );
 }

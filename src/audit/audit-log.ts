@@ -1,0 +1,74 @@
+import { desc, eq, sql } from "drizzle-orm";
+import type { Db } from "../db/client.js";
+import { auditEvents } from "../db/schema.js";
+import type { Logger } from "../logger.js";
+
+/** What is recorded. Names are part of the API (GET /v1/audit): add new ones, never rename. */
+export const AUDIT_ACTIONS = [
+  "sign_in",
+  "api_key_created",
+  "api_key_revoked",
+  "file_uploaded",
+  "file_deleted",
+  "folder_deleted",
+  "experiment_created",
+  "experiment_deleted",
+  "model_downloaded",
+  "account_erasure_requested",
+  "account_erased",
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+export interface AuditActor {
+  userId: string;
+  /** system: the server itself (an erasure finished in the background). */
+  via: "api_key" | "session" | "cli" | "system";
+  keyId?: string;
+}
+
+/** The actor of a request. */
+export const actorOf = (auth: { userId: string; via: "api_key" | "session"; keyId?: string }): AuditActor => ({ userId: auth.userId, via: auth.via, keyId: auth.keyId });
+
+export type AuditRow = typeof auditEvents.$inferSelect;
+
+/**
+ * The append-only audit log. Entries hold ids, numbers, key prefixes, sizes and hashes only (no file, column or
+ * experiment names: they may hold patients' names), so they are kept when the data they mention is erased.
+ * A failed write is logged, not thrown: the action it records has already happened and must still be answered.
+ */
+export class AuditLog {
+  constructor(private readonly deps: { db: Db; logger: Logger }) {}
+
+  async record(actor: AuditActor, action: AuditAction, target?: string, details: Record<string, unknown> = {}): Promise<void> {
+    try {
+      await this.deps.db.insert(auditEvents).values({ actorId: actor.userId, via: actor.via, action, target: target ?? null, details: { ...details, ...(actor.keyId ? { key_id: actor.keyId } : {}) } });
+    } catch (err) {
+      this.deps.logger.error({ err, action, user: actor.userId }, "could not write the audit log entry");
+    }
+  }
+
+  /** The user's own entries, newest first. */
+  async list(userId: string, page: { limit: number; offset: number }) {
+    const rows = await this.deps.db.select().from(auditEvents).where(eq(auditEvents.actorId, userId)).orderBy(desc(auditEvents.seq)).limit(page.limit).offset(page.offset);
+    const [{ total }] = await this.deps.db.select({ total: sql<number>`count(*)::int` }).from(auditEvents).where(eq(auditEvents.actorId, userId));
+    return { data: rows.map(auditView), total, limit: page.limit, offset: page.offset, has_more: page.offset + rows.length < total };
+  }
+
+  /** Every entry of the user, oldest first, as CSV (RFC 4180 quoting; a cell starting with = + - @ is prefixed with ' against spreadsheet formulas). */
+  async csv(userId: string): Promise<string> {
+    const rows = await this.deps.db.select().from(auditEvents).where(eq(auditEvents.actorId, userId)).orderBy(auditEvents.seq);
+    const lines = [["seq", "at", "action", "via", "target", "details"].join(",")];
+    for (const r of rows.map(auditView)) lines.push([r.seq, r.at, r.action, r.via, r.target ?? "", JSON.stringify(r.details)].map(csvCell).join(","));
+    return `${lines.join("\r\n")}\r\n`;
+  }
+}
+
+export function auditView(r: AuditRow) {
+  return { seq: r.seq, at: r.at.toISOString(), action: r.action, via: r.via, target: r.target, details: r.details as Record<string, unknown> };
+}
+
+function csvCell(value: unknown): string {
+  let s = String(value);
+  if (/^[=+\-@]/.test(s)) s = `'${s}`;
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}

@@ -1,0 +1,81 @@
+import type { AuditActor, AuditLog } from "../audit/audit-log.js";
+import type { UserService } from "../auth/user.service.js";
+import type { ExperimentService } from "../experiments/service.js";
+import type { Logger } from "../logger.js";
+import { deleteUnder, type Bucket } from "../storage/bucket.js";
+
+/** The bucket folders that hold only this user's objects (uploads, every model version and report, job logs). */
+export const userObjectFolders = (userId: string) => [`${userId}/`, `models/${userId}/`, `logs/${userId}/`];
+
+/**
+ * Erasing an account (DELETE /v1/me, `./builder users erase`), crash-safe like an experiment's deletion:
+ *  1. the user is marked (users.erasing_at), signed out everywhere and their API keys deleted: from here on
+ *     nothing can act as them, and start-up (or the sweep) resumes an erasure a kill cut short;
+ *  2. every experiment is deleted (ExperimentDeletion: unpublished first, jobs stopped, files removed);
+ *  3. the bucket folders that are theirs alone: uploads, models, logs;
+ *  4. the users row, and by cascade every row left that names them (files, chat conversations and messages).
+ * Each step is idempotent; every path and query is keyed by this user's id, so no one else's data is touched.
+ */
+export class AccountErasure {
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private sweepTimer?: NodeJS.Timeout;
+  private stopped = false;
+
+  constructor(private readonly deps: { users: UserService; experiments: ExperimentService; bucket: Bucket; logger: Logger; audit: AuditLog }) {}
+
+  /** Step 1 now, and every experiment unpublished; the rest in the background. Returns how many experiments go. */
+  async begin(actor: AuditActor): Promise<{ experiments: number }> {
+    const { userId } = actor;
+    if (!(await this.deps.users.beginErasure(userId))) return { experiments: 0 };
+    const rows = await this.deps.experiments.repo.markAllDeleting(userId);
+    await this.deps.audit.record(actor, "account_erasure_requested", undefined, { experiments: rows.length });
+    for (const row of rows) await this.deps.experiments.beginDeletion(row.id);
+    void this.finish(userId);
+    return { experiments: rows.length };
+  }
+
+  /** Runs (or joins) the erasure to its end; a failure is logged and left to the sweep. */
+  finish(userId: string): Promise<void> {
+    let running = this.inFlight.get(userId);
+    if (!running) {
+      running = this.run(userId)
+        .catch((err) => this.deps.logger.error({ err, user: userId }, "account erasure failed; it is retried by the next sweep"))
+        .finally(() => this.inFlight.delete(userId));
+      this.inFlight.set(userId, running);
+    }
+    return running;
+  }
+
+  private async run(userId: string): Promise<void> {
+    const { users, experiments, bucket, logger } = this.deps;
+    if (!(await users.erasing()).some((u) => u.id === userId)) return;
+    await users.beginErasure(userId); // again: a key or session made in between (a restart mid-way) goes too
+    const rows = await experiments.repo.markAllDeleting(userId);
+    for (const row of rows) await experiments.beginDeletion(row.id);
+    await experiments.deletion.finishAll(rows);
+    let objects = 0;
+    for (const folder of userObjectFolders(userId)) objects += await deleteUnder(bucket, folder);
+    await users.deleteErased(userId);
+    await this.deps.audit.record({ userId, via: "system" }, "account_erased", undefined, { experiments: rows.length, objects });
+    logger.info({ user: userId, experiments: rows.length, objects }, "account erased");
+  }
+
+  /** Resumes unfinished erasures now, then every `intervalS` (an erasure begun by the CLI on another process). */
+  startSweep(intervalS: number): Promise<void> {
+    const sweep = async () => {
+      try {
+        for (const { id } of await this.deps.users.erasing()) await this.finish(id);
+      } catch (err) {
+        this.deps.logger.warn({ err }, "erasure sweep failed");
+      }
+      if (!this.stopped) this.sweepTimer = setTimeout(() => void sweep(), intervalS * 1000).unref();
+    };
+    return sweep();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.sweepTimer);
+    await Promise.all([...this.inFlight.values()]);
+  }
+}
