@@ -14,6 +14,8 @@ export const AUDIT_ACTIONS = [
   "experiment_created",
   "experiment_deleted",
   "model_downloaded",
+  "batch_scored",
+  "first_account_created",
   "account_erasure_requested",
   "account_erased",
 ] as const;

@@ -78,6 +78,9 @@ describe("first run: the setup code", () => {
     const made = (await json([a, b].find((r) => r.status === 201)!)) as { email: string };
     const signIn = await fetch(`${url}/v1/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: made.email, password: PASSWORD }) });
     expect(signIn.status).toBe(200);
+    const cookie = signIn.headers.get("set-cookie")!.split(";")[0]!;
+    const audit = await json(await fetch(`${url}/v1/audit`, { headers: { cookie } }));
+    expect(audit.data.map((e: { action: string }) => e.action)).toEqual(expect.arrayContaining(["first_account_created", "sign_in"]));
     expect((await json(await fetch(`${url}/v1/setup`))).users_exist).toBe(true);
 
     const again = await setup({ setup_code: typed, email: "third@hospital.example", password: PASSWORD });

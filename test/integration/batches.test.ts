@@ -83,6 +83,8 @@ describe.skipIf(!haveFixturePython)("batch scoring", () => {
     expect(created).toMatchObject({ status: "queued", model_version: 1 });
     const done = await finished(created.batch_id);
     expect(done).toMatchObject({ status: "done", total: 100, done: 100, failed: 1, flagged: 1, failure_reason: null });
+    const audit = (await (await fetch(`${server.url}/v1/audit`, { headers: bearer(user.key) })).json()) as { data: Array<{ action: string; target: string | null }> };
+    expect(audit.data.find((e) => e.action === "batch_scored")).toMatchObject({ target: "experiment 1" });
 
     const [header, ...lines] = await results(created.batch_id);
     expect(header).toEqual(["id", "prediction", "score_risk-0", "score_risk-1", "out_of_range", "error"]);

@@ -54,6 +54,7 @@ export const accountRoutes = [
       if (!decision.allowed) throw new ApiError(429, "rate_limit_exceeded", `at most ${SETUP_ATTEMPTS_PER_15_MIN} setup attempts per 15 minutes from one address`);
       const user = await services.auth.firstRun.createFirstUser({ setupCode: body.setup_code, email: body.email, password: body.password });
       req.log.info({ user_id: user.id }, "first run: the first account was created from the setup page");
+      await services.audit.record({ userId: user.id, via: "session" }, "first_account_created");
       return { status: 201, headers: { "cache-control": "no-store" }, body: { user_id: user.id, email: user.email } };
     },
   }),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { actorOf } from "../../audit/audit-log.js";
 import { BATCH_CONTENT_TYPES } from "../../batches/service.js";
 import { ApiError } from "../../errors.js";
 import { experimentIdParams } from "../params.js";
@@ -46,6 +47,7 @@ export const batchRoutes = [
         throw new ApiError(415, "unsupported_media_type", `send the file with Content-Type ${Object.keys(BATCH_CONTENT_TYPES).join(", ")} (got ${type || "none"})`);
       }
       const row = await services.batches.create(auth.userId, params.experiment_id, kind, req);
+      await services.audit.record(actorOf(auth), "batch_scored", `experiment ${params.experiment_id}`, { batch_id: row.id, input: kind });
       return { status: 202, headers: { location: `/v1/batches/${row.id}` }, body: services.batches.view(row) };
     },
   }),
