@@ -42,8 +42,12 @@ def test_evaluate_new_data(tmp_path, trained):
     assert set(m["metrics"]) == {"test"}
     assert m["metrics"]["test"] != src_manifest["metrics"]["test"] and m["metrics"]["test"]["auc"]["value"] > 0.8
     assert m["provenance"]["split_counts"] == {"train": 0, "val": 0, "test": 80}
-    for key in set(src_manifest) - {"metrics", "provenance"}:
+    for key in set(src_manifest) - {"metrics", "provenance", "clinical"}:
         assert m[key] == src_manifest[key], key
+    # clinical describes the new data (its confusion matrix), for the source model's positive class.
+    assert m["clinical"]["positive_class"] == {**src_manifest["clinical"]["positive_class"], "rule": "the evaluated model's positive class"}
+    rows = json.loads((out / "report.json").read_text())["rows"]  # 80 patients, some with several rows
+    assert sum(map(sum, m["clinical"]["confusion_matrix"]["counts"])) == rows
     for fig in m["figures"]:
         assert (out / fig["file"]).is_file()
     assert any(e["type"] == "metric" and e["split"] == "test" and e["name"] == "auc" for e in events)

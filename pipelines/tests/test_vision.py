@@ -134,8 +134,12 @@ def test_evaluate_on_new_images(multiclass, tmp_path):
     assert (out / "model.onnx").read_bytes() == (src / "model.onnx").read_bytes()
     assert set(m["metrics"]) == {"test"} and m["metrics"]["test"] != source["metrics"]["test"]
     assert m["provenance"]["split_counts"]["test"] == 20 and m["provenance"] != source["provenance"]
-    same = {k: v for k, v in source.items() if k not in ("metrics", "provenance")}
-    assert {k: v for k, v in m.items() if k not in ("metrics", "provenance")} == same
+    # clinical describes the new images (their confusion matrix), like metrics.
+    same = {k: v for k, v in source.items() if k not in ("metrics", "provenance", "clinical")}
+    assert {k: v for k, v in m.items() if k not in ("metrics", "provenance", "clinical")} == same
+    assert m["clinical"]["confusion_matrix"]["labels"] == source["clinical"]["confusion_matrix"]["labels"]
+    images = json.loads((out / "report.json").read_text())["test"]["n"]  # 20 patients, several images each
+    assert sum(map(sum, m["clinical"]["confusion_matrix"]["counts"])) == images
 
 
 def test_cli_events_and_exit_code(tmp_path):

@@ -1,6 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
+import type { Readable } from "node:stream";
 import { parse } from "csv-parse";
+import yauzl from "yauzl";
 import type { ServedManifest } from "../serving/manifest.js";
 import { ApiError } from "../errors.js";
 
@@ -78,9 +80,43 @@ function rowItem(record: string[], at: number[], columns: Column[], id: string):
 
 export const IMAGE_EXTENSIONS = new Set([".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp"]);
 
-/** The images of an extracted zip, in archive order; other files (a CSV of ids, notes) are skipped. */
-export function imageFiles(files: string[]): string[] {
-  return files.filter((f) => IMAGE_EXTENSIONS.has(path.extname(f).toLowerCase()));
+/** Operating-system clutter in zips made on a Mac or Windows: never images to score. */
+const JUNK = /(^|\/)(__MACOSX\/|\._|\.DS_Store$|Thumbs\.db$)/;
+
+/**
+ * The images of a zip, in archive order, read straight from the archive one at a time (extracting them to disk
+ * first cost more than scoring them). Other files (a CSV of ids, notes) are skipped. Each image is held to the
+ * size /predict allows for one image, and the entry count to the dataset limit: a zip bomb fails on its first
+ * oversized entry instead of filling memory.
+ */
+export async function* zipImages(zipFile: string, limits: { maxImageBytes: number; maxEntries: number }): AsyncGenerator<{ name: string; bytes: Buffer }> {
+  const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
+    yauzl.open(zipFile, { lazyEntries: true, autoClose: false }, (err, z) => (err ? reject(new ApiError(400, "invalid_batch", "the file is not a readable zip archive")) : resolve(z!))),
+  );
+  try {
+    if (zip.entryCount > limits.maxEntries) throw new ApiError(400, "invalid_batch", `the zip has ${zip.entryCount} entries; the limit is ${limits.maxEntries}`);
+    for (;;) {
+      const entry = await new Promise<yauzl.Entry | null>((resolve, reject) => {
+        zip.once("entry", resolve);
+        zip.once("end", () => resolve(null));
+        zip.once("error", reject);
+        zip.readEntry();
+      });
+      zip.removeAllListeners("entry").removeAllListeners("end").removeAllListeners("error");
+      if (!entry) return;
+      const name = entry.fileName;
+      if (name.endsWith("/") || JUNK.test(name) || !IMAGE_EXTENSIONS.has(path.extname(name).toLowerCase())) continue;
+      if (entry.uncompressedSize > limits.maxImageBytes) {
+        throw new ApiError(400, "invalid_batch", `${name} is ${entry.uncompressedSize} bytes; one image may be at most ${limits.maxImageBytes} (FETCH_MAX_BYTES)`);
+      }
+      const stream = await new Promise<Readable>((resolve, reject) => zip.openReadStream(entry, (err, s) => (err ? reject(err) : resolve(s!))));
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream) chunks.push(chunk as Buffer);
+      yield { name, bytes: Buffer.concat(chunks) };
+    }
+  } finally {
+    zip.close();
+  }
 }
 
 /** A data: URI for an image's bytes, as a program sends one to /predict (the type is read from the bytes there). */

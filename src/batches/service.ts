@@ -5,14 +5,14 @@ import type { Readable } from "node:stream";
 import PQueue from "p-queue";
 import type { Config } from "../config.js";
 import { spoolUpload, xlsxFirstSheetToCsv } from "../datasets/table-upload.js";
-import { extractZip } from "../datasets/extract.js";
 import { ApiError } from "../errors.js";
 import type { ExperimentService } from "../experiments/service.js";
 import type { Logger } from "../logger.js";
 import type { Serving } from "../serving/index.js";
+import { JsonBytes } from "../serving/json-encode.js";
 import type { ServedManifest } from "../serving/manifest.js";
 import type { Bucket } from "../storage/bucket.js";
-import { dataUri, imageFiles, tableRows, type RowItem } from "./input.js";
+import { dataUri, tableRows, zipImages, type RowItem } from "./input.js";
 import { resultHeader, resultLine } from "./results.js";
 import type { BatchRepository, BatchRow } from "./repository.js";
 
@@ -31,6 +31,17 @@ export const BATCH_CONTENT_TYPES: Record<string, BatchInputKind> = {
 
 /** A runner that has not touched its batch for this long is gone (its process died): the batch is failed. */
 const STALE_S = 120;
+/** Inputs scored at once by one batch (in order of the input). */
+const IN_FLIGHT = 4;
+
+type Item = RowItem | { id: string; message: string; outOfRange: string[]; error?: string };
+interface Scored {
+  item: Item;
+  answer?: Record<string, unknown>;
+  error?: string;
+  /** A server-side failure (5xx): it stops the batch. */
+  fatal?: unknown;
+}
 const PROGRESS_EVERY_MS = 1000;
 
 export interface BatchView {
@@ -146,18 +157,21 @@ export class BatchService {
         if (!writer.write(line)) await new Promise<void>((r) => writer.once("drain", () => r()));
       };
       await write(resultHeader(manifest, row.inputKind === "images"));
-      const score = async (item: RowItem | { id: string; message: string; outOfRange: string[]; error?: string }) => {
-        let answer: Record<string, unknown> | undefined;
-        let error = item.error;
-        if (!error) {
-          try {
-            const r = await this.deps.serving.predict(row.userId, row.experimentId, item.message);
-            answer = (typeof (r as { toJSON?: unknown }).toJSON === "function" ? (r as { toJSON(): unknown }).toJSON() : r) as Record<string, unknown>;
-          } catch (err) {
-            if (!(err instanceof ApiError) || err.status >= 500) throw err;
-            error = err.message;
-          }
+      // A few inputs in flight, written in input order: an image model's threads and the image decoding overlap
+      // (one at a time left them idle between images), while the results stay line for line with the input.
+      const window: Array<Promise<Scored>> = [];
+      const predictOne = async (item: Item): Promise<Scored> => {
+        if (item.error) return { item, error: item.error };
+        try {
+          const r = await this.deps.serving.predict(row.userId, row.experimentId, item.message, { noMaps: true });
+          return { item, answer: (r instanceof JsonBytes ? r.toJSON() : r) as Record<string, unknown> };
+        } catch (err) {
+          if (err instanceof ApiError && err.status < 500) return { item, error: err.message };
+          return { item, fatal: err };
         }
+      };
+      const record = async ({ item, answer, error, fatal }: Scored) => {
+        if (fatal) throw fatal;
         if (error) failed++;
         if (item.outOfRange.length) flagged++;
         done++;
@@ -167,17 +181,17 @@ export class BatchService {
           await repo.update(row.id, { done, failed, flagged });
         }
       };
+      const score = async (item: Item) => {
+        window.push(predictOne(item));
+        if (window.length >= IN_FLIGHT) await record(await window.shift()!);
+      };
 
       if (row.inputKind === "images") {
-        const limits = { maxEntries: this.deps.config.ZIP_MAX_ENTRIES, maxUncompressedBytes: this.deps.config.ZIP_MAX_UNCOMPRESSED_BYTES, maxCompressionRatio: this.deps.config.ZIP_MAX_COMPRESSION_RATIO };
-        const zip = await extractZip(input, path.join(work, "images"), limits);
-        const images = imageFiles(zip.files);
-        if (!images.length) throw new ApiError(400, "invalid_batch", "the zip holds no images (.png, .jpg, .jpeg, .bmp, .tif, .gif, .webp)");
-        await repo.update(row.id, { total: images.length });
-        for (const name of images) {
-          const bytes = await fs.promises.readFile(path.join(zip.dir, name));
-          await score({ id: zip.topLevelFolder ? name.slice(zip.topLevelFolder.length + 1) : name, message: dataUri(bytes), outOfRange: [] });
+        // The count is known only at the end: progress shows done / null until then.
+        for await (const { name, bytes } of zipImages(input, { maxImageBytes: this.deps.config.FETCH_MAX_BYTES, maxEntries: this.deps.config.ZIP_MAX_ENTRIES })) {
+          await score({ id: name, message: dataUri(bytes), outOfRange: [] });
         }
+        if (done + window.length === 0) throw new ApiError(400, "invalid_batch", "the zip holds no images (.png, .jpg, .jpeg, .bmp, .tif, .gif, .webp)");
       } else {
         let csv = input;
         if (row.inputKind === "xlsx") {
@@ -186,6 +200,7 @@ export class BatchService {
         }
         for await (const item of tableRows(csv, manifest)) await score(item);
       }
+      while (window.length) await record(await window.shift()!);
       await new Promise<void>((resolve, reject) => writer.end((err?: Error | null) => (err ? reject(err) : resolve())));
       await bucket.uploadFile(out, resultsPath(row));
       await repo.update(row.id, { status: "done", total: done, done, failed, flagged, finishedAt: new Date() });

@@ -3,6 +3,7 @@ import type { ModelRow } from "../serving/model-repository.js";
 import { checkManifest, classNames, type ColumnSpec, type ServedManifest } from "../serving/manifest.js";
 import type { DatasetProblem, DatasetReport } from "../datasets/report.js";
 import { METRIC_NAMES } from "../contract/types.js";
+import { warningsOf } from "../experiments/warnings.js";
 
 // Plain facts about one experiment or model, read from its rows: what the tools return and the builtin
 // templates quote. Nothing here is invented; a missing value stays null.
@@ -85,6 +86,8 @@ export function experimentFacts(row: ExperimentRow, model?: ModelRow | null) {
     original_metrics: req.study_type === "Retrospective" ? (row.originalMetrics ?? null) : undefined,
     thresholds: manifest?.thresholds ?? null,
     threshold_rule: manifest?.threshold_rule ?? null,
+    /** What limits trust in the result (the same list as GET /v1/experiments/{id}); codes and titles carry no user data. */
+    warnings: model ? warningsOf(model.manifest, row.datasetReport) : [],
     classes,
     model: model ? { version: model.version, kind: model.kind, published_at: model.createdAt } : null,
     dataset: {

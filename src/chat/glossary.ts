@@ -107,7 +107,7 @@ export function findMetric(glossary: Glossary, term: string): MetricEntry | unde
   const norm = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, "");
   const t = norm(term);
   for (const m of glossary.metrics.values()) if (norm(m.name) === t || (m.requestName && norm(m.requestName) === t)) return m;
-  const aliases: Record<string, string> = { f1: "f_macro", fscore: "f_macro", macrof1: "f_macro", sensitivity: "recall", ppv: "precision", rocauc: "auc", auroc: "auc", map: "map50", calibration: "ece" };
+  const aliases: Record<string, string> = { f1: "f_macro", fscore: "f_macro", macrof1: "f_macro", tpr: "sensitivity", tnr: "specificity", rocauc: "auc", auroc: "auc", map: "map50", calibration: "ece" };
   const alias = aliases[t];
   return alias ? glossary.metrics.get(alias) : undefined;
 }

@@ -7,7 +7,7 @@ export type Problem = "binary" | "multiclass" | "multilabel" | "regression" | "d
 export type ThresholdMetric = "auc" | "f_macro" | "precision" | "recall";
 /** What models are selected on (job spec and manifest metric): rmse for regression, map50 for detection. */
 export type SelectionMetric = ThresholdMetric | "rmse" | "map50";
-export const METRIC_NAMES = ["auc", "f_macro", "precision", "recall", "accuracy", "ece", "mae", "rmse", "r2", "map50", "map50_95"] as const;
+export const METRIC_NAMES = ["auc", "f_macro", "precision", "recall", "accuracy", "ece", "mae", "rmse", "r2", "map50", "map50_95", "sensitivity", "specificity", "ppv", "npv", "prevalence"] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 
 export interface JobSpec {
@@ -34,6 +34,8 @@ export interface JobSpec {
   device: "auto" | "cpu" | "cuda";
   out_dir: string;
   source_model?: { dir: string } | null;
+  /** Binary classification: the label value whose sensitivity, specificity, PPV and NPV are reported (null: the rarer class). */
+  positive_class?: string | null;
   options?: { allow_flips?: boolean; pretrained_weights?: string | null; max_image_side?: number; threads?: number };
 }
 
@@ -71,6 +73,15 @@ export interface ColumnSpec {
   fill?: number | string;
 }
 
+/** manifest.clinical: the test split's positive class, confusion matrix and the facts warnings are computed from. */
+export interface ClinicalSection {
+  positive_class?: { index: number; code: string; name: string; rule: string };
+  /** Rows the true class, columns the predicted class; multilabel: per_label 2x2 tables [[tn, fp], [fn, tp]]. */
+  confusion_matrix: { labels: string[]; counts?: number[][]; per_label?: Record<string, number[][]> };
+  test_patients_per_class: Record<string, number>;
+  strongest_feature?: { name: string; auc: number };
+}
+
 /** manifest.json: the one type for it (the orchestrator publishes it, serving reads its view of it). */
 export interface Manifest {
   schema_version: 1;
@@ -86,6 +97,7 @@ export interface Manifest {
   metric: SelectionMetric;
   metrics: { test: Metrics; validation?: Metrics };
   figures: Array<{ name: string; file: string; title: string }>;
+  clinical?: ClinicalSection;
   report_file?: string;
   model_summary?: { onnx_parity?: { max_abs_diff: Record<string, number> }; [other: string]: unknown };
   provenance: {

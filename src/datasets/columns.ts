@@ -14,7 +14,11 @@ export interface ColumnInfo {
   type: "numeric" | "categorical" | "image_path" | "empty";
   examples: string[];
   missing: number;
+  /** At most MAX_COUNTED distinct values, each on two rows or more on average: each value's row count (a form offers a binary label's positive class from it). */
+  value_counts?: Record<string, number>;
 }
+
+const MAX_COUNTED = 20;
 
 export interface ColumnsResult {
   csv_path: string | null;
@@ -81,8 +85,16 @@ export async function listColumns(zipFile: string, limits: ExtractLimits): Promi
       else if (present.every((v) => isImageFile(v))) type = "image_path";
       else type = "categorical";
     }
+    const counts = new Map<string, number>();
+    for (const v of present) {
+      const key = v.trim();
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+      if (counts.size > MAX_COUNTED) break;
+    }
+    // Counted only where values repeat (a label-like column), never for an id or a measurement with few rows.
+    const counted = counts.size <= MAX_COUNTED && counts.size * 2 <= present.length;
     // Missing: empty entries, and in a numeric column the missing-value markers (NA, ?, ...).
-    return { name, type, examples, missing: values.length - present.length + markers };
+    return { name, type, examples, missing: values.length - present.length + markers, ...(counted ? { value_counts: Object.fromEntries(counts) } : {}) };
   });
   return { csv_path: csv.name, columns, rows: rows.length };
 }

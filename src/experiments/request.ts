@@ -20,6 +20,11 @@ export const OPTIMIZATION_METRIC_DOC =
   "Detection: models are selected on validation mAP@0.5 (the study's metric is map50); the box score threshold follows " +
   "Precision or Recall (the best one with the other at least 0.5), while F-macro and AUC (no meaning for boxes) both pick the best F1.";
 
+export const POSITIVE_CLASS_DOC =
+  "Binary classification only: the label value, as written in the CSV, that counts as positive (the disease, the " +
+  "finding): sensitivity, specificity, PPV and NPV are reported for it. Unset: the less frequent class (on a tie, the " +
+  "second in sort order). A value the label column does not hold ends the experiment as invalid_dataset.";
+
 /** The seed's fields, one rule each; `pick` from here for any route that takes some of them (datasets/validate). */
 export const experimentRequestFields = z.object({
   zip_gcloud: z.string().min(1, "must be the bucket path of the uploaded zip").superRefine((value, ctx) => {
@@ -49,6 +54,7 @@ export const experimentRequestFields = z.object({
   time_budget_s: z.number().positive("must be a positive number of seconds").max(7 * 24 * 3600).optional(),
   callback_url: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
   source_experiment_id: z.number().int().positive("must be a positive integer").optional(),
+  positive_class: z.string({ error: "must be a label value (text)" }).trim().min(1, "must be a label value, as written in the CSV").max(200, "must be at most 200 characters").nullish().describe(POSITIVE_CLASS_DOC),
 });
 
 type DatasetFields = Pick<z.output<typeof experimentRequestFields>, "task" | "type_of_experiment" | "model_type" | "label_cols" | "images_col" | "data_cols" | "split_col">;
@@ -113,6 +119,11 @@ export const experimentRequestSchema = experimentRequestFields.extend({ name: ex
   if (r.study_type === "Retrospective" && r.source_experiment_id === r.experiment_id) issue("source_experiment_id", "must name another experiment");
   if (r.study_type === "Builder" && r.source_experiment_id !== undefined) issue("source_experiment_id", "is only for Retrospective studies");
   if (r.split_col && r.study_type === "Retrospective") issue("split_col", "is only for Builder studies (a Retrospective study tests every row)");
+  if (r.positive_class != null) {
+    if (r.type_of_experiment === "detection") issue("positive_class", "is for binary classification, not detection");
+    else if (r.model_type === 1) issue("positive_class", "is for binary classification, not regression (model_type 1)");
+    else if (r.label_cols.length > 1) issue("positive_class", "is for one label column with two values; several label_cols make a multilabel task");
+  }
 });
 
 export type ExperimentRequestInput = z.input<typeof experimentRequestSchema>;

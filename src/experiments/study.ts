@@ -34,6 +34,8 @@ export const studySchema = z
       split_col: z.string().nullable(),
     }),
     source_experiment_id: z.number().int().positive().nullable(),
+    /** Binary classification: the label value reported as positive; null: the pipeline's rule (the rarer class). */
+    positive_class: z.string().nullable().default(null),
   })
   .strict();
 
@@ -84,6 +86,7 @@ export function studyOf(request: ExperimentRequest, config: Pick<Config, "BEST_B
     zip_path: zipObjectPath(request.zip_gcloud),
     dataset: datasetTask(request),
     source_experiment_id: request.source_experiment_id ?? null,
+    positive_class: request.positive_class ?? null,
   };
 }
 

@@ -1,9 +1,13 @@
+import type { ClinicalSection } from "../contract/types.js";
 import type { ExperimentRow, ModelRow } from "./repository.js";
+import { warningsOf } from "./warnings.js";
 
 /** The API shape of an experiment. Metric names are the contract's (auc, f_macro, ...), each {value, ci_low, ci_high}. */
 export function experimentView(row: ExperimentRow, model?: ModelRow) {
   const request = row.request as Record<string, unknown>;
   const retrospective = request.study_type === "Retrospective";
+  // The published model's test facts: which class is positive, the confusion matrix, and the warnings read from them.
+  const clinical = (model?.manifest as { clinical?: ClinicalSection } | undefined)?.clinical;
   return {
     experiment_id: row.experimentId,
     name: row.name,
@@ -17,6 +21,9 @@ export function experimentView(row: ExperimentRow, model?: ModelRow) {
     study: row.study ?? null,
     dataset_report: row.datasetReport ?? null,
     metrics: row.metrics ?? null,
+    positive_class: clinical?.positive_class ?? null,
+    confusion_matrix: clinical?.confusion_matrix ?? null,
+    warnings: model ? warningsOf(model.manifest, row.datasetReport) : [],
     ...(retrospective ? { original_metrics: row.originalMetrics ?? null, source_experiment_id: request.source_experiment_id } : {}),
     failure_reason: row.status === "failed" || row.status === "invalid_dataset" ? row.failureReason : null,
     cancel_requested: row.cancelRequested,

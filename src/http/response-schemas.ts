@@ -10,7 +10,29 @@ const interval = z.object({ value: num, ci_low: num, ci_high: num });
 export const metricValueSchema = interval.extend({ per_class: z.record(z.string(), interval).optional() });
 export const metricsSchema = z
   .record(z.string(), metricValueSchema)
-  .describe("by metric name (auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95): value with its 95% interval");
+  .describe(
+    "by metric name (auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95, sensitivity, specificity, ppv, npv, prevalence): value with its 95% interval. " +
+      "f_macro, precision and recall are macro averages over classes. sensitivity, specificity, ppv, npv and prevalence: binary, the positive class's (positive_class); multiclass and multilabel, a macro average of one-vs-rest values, each class's under per_class (keyed by class index).",
+  );
+
+export const positiveClassSchema = z
+  .object({ index: z.number(), code: z.string().describe("the label value as written in the CSV"), name: z.string(), rule: z.string().describe("requested, or the rule that chose it") })
+  .describe("binary classification: the class whose sensitivity, specificity, PPV and NPV are reported");
+
+export const confusionMatrixSchema = z
+  .object({
+    labels: z.array(z.string()).describe("class names, in the order of the rows and columns"),
+    counts: z.array(z.array(z.number())).optional().describe("test rows: counts[true class][predicted class]"),
+    per_label: z.record(z.string(), z.array(z.array(z.number()))).optional().describe("multilabel: per label [[true negative, false positive], [false negative, true positive]]"),
+  })
+  .describe("the test set's confusion matrix at the model's thresholds");
+
+export const resultWarningSchema = z.object({
+  code: z.enum(["no_better_than_chance", "test_set_too_small", "overfitting", "poor_calibration", "class_imbalance", "perfect_score_check_leakage"]),
+  severity: z.enum(["severe", "caution", "info"]).describe("severe: do not rely on the model as it is"),
+  title: z.string().describe("a few words, for a badge"),
+  message: z.string().describe("what was seen and what it means, in plain words"),
+});
 
 export const problemSchema = z.object({
   severity: z.enum(["error", "warning"]),
@@ -85,6 +107,9 @@ export const experimentSchema = z.object({
   study: z.record(z.string(), z.unknown()).nullable().describe("how Builder read the request: kind, family, metric, threshold_metric, budget"),
   dataset_report: datasetReportSchema.nullable(),
   metrics: metricsSchema.nullable().describe("test-set metrics once ready"),
+  positive_class: positiveClassSchema.nullable().optional(),
+  confusion_matrix: confusionMatrixSchema.nullable().optional(),
+  warnings: z.array(resultWarningSchema).optional().describe("what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists"),
   original_metrics: metricsSchema.nullable().optional().describe("Retrospective: the source model's own test metrics"),
   source_experiment_id: z.number().optional(),
   failure_reason: z.string().nullable(),

@@ -37,6 +37,7 @@ export function buildSpec(config: Config, row: Pick<ExperimentRow, "id">, study:
     device: slot?.device ?? "auto",
     out_dir: outDir,
     source_model: sourceDir ? { dir: sourceDir } : null,
+    positive_class: study.positive_class ?? null,
     options: { threads: slot?.threads ?? Math.max(1, Math.floor(os.availableParallelism() / (config.BUILDER_GPU_SLOTS ?? 1))) },
   };
 }

@@ -9,6 +9,7 @@ import { loadPrepareDataset } from "./dataset-stage.js";
 import { createEventSink } from "./event-sink.js";
 import type { JobRun, TransitionSet } from "./job-run.js";
 import { defaultPython, runPipeline } from "./pipeline-process.js";
+import { positiveClassProblem } from "./positive-class.js";
 import { publishModel } from "./publish.js";
 import { slotEnv } from "./gpu-slots.js";
 import { buildSpec, SEED } from "./spec.js";
@@ -79,6 +80,11 @@ export const validate: Stage = async (run) => {
   );
   run.lease.throwIfStopped();
   if (!prepared.report.valid) return { end: "invalid_dataset", set: { datasetReport: prepared.report, failureReason: "the dataset did not pass its checks; see dataset_report.errors" } };
+  const positive = positiveClassProblem(study.positive_class, prepared);
+  if (positive) {
+    const report = { ...prepared.report, valid: false, errors: [...prepared.report.errors, positive] };
+    return { end: "invalid_dataset", set: { datasetReport: report, failureReason: positive.message } };
+  }
   await deps.repo.update(run.uuid, run.lease.owner, { datasetReport: prepared.report, split: prepared.split });
   run.state.prepared = prepared;
   return NEXT;

@@ -26,7 +26,8 @@ export interface Serving {
    * The 201 body: an object (tabular) or JSON bytes made on a worker thread (images). An experiment of the user's
    * without a published model throws ModelNotPublished with its state; one the user does not have, a 404.
    */
-  predict(userId: string, experimentId: number, message: unknown): Promise<Record<string, unknown> | JsonBytes>;
+  /** opts.noMaps: no Grad-CAM maps (batch scoring writes scores only; the maps are most of an image answer's cost). */
+  predict(userId: string, experimentId: number, message: unknown, opts?: { noMaps?: boolean }): Promise<Record<string, unknown> | JsonBytes>;
   model(userId: string, experimentId: number): Promise<LoadedModel>;
   close(): Promise<void>;
 }
@@ -85,7 +86,7 @@ export async function createServing(deps: { config: Config; db: Db; bucket: Buck
     }
   };
 
-  const once = async (userId: string, experimentId: number, message: unknown) => {
+  const once = async (userId: string, experimentId: number, message: unknown, noMaps = false) => {
     const m = await model(userId, experimentId);
     if (m.manifest.kind === "tabular") return predictTabular(m, message);
     if (typeof message !== "string") {
@@ -94,7 +95,7 @@ export async function createServing(deps: { config: Config; db: Db; bucket: Buck
       ]);
     }
     const { bytes } = await fetchImageBytes(message, { userId, bucket, guard, maxBytes: config.FETCH_MAX_BYTES });
-    return predictImage(m, bytes, { maxPixels: config.FETCH_MAX_PIXELS, gradcamMaxSide: config.GRADCAM_MAX_SIDE, jpegDecoder: config.JPEG_DECODER });
+    return predictImage(m, bytes, { maxPixels: config.FETCH_MAX_PIXELS, gradcamMaxSide: config.GRADCAM_MAX_SIDE, jpegDecoder: config.JPEG_DECODER, noMaps });
   };
 
   return {
@@ -103,12 +104,12 @@ export async function createServing(deps: { config: Config; db: Db; bucket: Buck
     catalog: new ModelCatalog({ repo, bucket }),
     guard,
     model,
-    async predict(userId, experimentId, message) {
+    async predict(userId, experimentId, message, opts = {}) {
       try {
-        return await once(userId, experimentId, message);
+        return await once(userId, experimentId, message, opts.noMaps);
       } catch (err) {
         // A new version was swapped in between lookup and run: the next lookup finds it.
-        if (err instanceof SessionClosed) return once(userId, experimentId, message);
+        if (err instanceof SessionClosed) return once(userId, experimentId, message, opts.noMaps);
         throw err;
       }
     },

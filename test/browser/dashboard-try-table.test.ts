@@ -78,4 +78,19 @@ describe.skipIf(!haveChromium || !haveFixturePython)("dashboard: Try it on a tab
     await page.getByText("Empty fields are written as null").waitFor();
     await screenshot(page, "41-try-table-empty-field");
   });
+
+  it("a whole CSV is scored as a batch: progress in a table, then results.csv to download", async () => {
+    const rows = ["patient_id,age,sex,bmi,site", "P1,54,F,31.5,north", "P2,230,M,22.0,east", "P3,40,X,25.0,south"];
+    await page.getByTestId("batch-input").setInputFiles({ name: "clinic-export.csv", mimeType: "text/csv", buffer: Buffer.from(rows.join("\n") + "\n") });
+    const link = page.getByTestId("batches").getByRole("link", { name: "results.csv" });
+    await link.waitFor({ timeout: 30_000 });
+    const cells = await page.getByTestId("batches").locator("tbody tr").first().locator("td").allTextContents();
+    expect(cells.slice(1)).toEqual(["done", "3 of 3", "1", "1", "results.csv"]);
+    const csv = await (await page.request.get(`${server.url}${await link.getAttribute("href")}`)).text();
+    const lines = csv.trim().split("\n");
+    expect(lines[0]).toBe("id,prediction,score_risk-0,score_risk-1,out_of_range,error");
+    expect(lines[2]).toMatch(/^P2,risk-\d,[\d.e-]+,[\d.e-]+,age,$/);
+    expect(lines[3]).toBe("P3,,,,,sex: a value the model did not see in training");
+    await screenshot(page, "44-try-table-batch");
+  });
 });

@@ -161,8 +161,9 @@ describe("POST /v1/datasets/validate", () => {
     expect(body.columns).toEqual([
       { name: "id", type: "numeric", examples: ["0", "1", "2"], missing: 0 },
       { name: "age", type: "numeric", examples: ["30", "31", "32"], missing: 0 },
-      { name: "sex", type: "categorical", examples: ["M", "F"], missing: 1 },
-      { name: "y", type: "numeric", examples: ["0", "1"], missing: 0 },
+      // value_counts: only where values repeat (the form offers a binary label's positive class from it).
+      { name: "sex", type: "categorical", examples: ["M", "F"], missing: 1, value_counts: { M: 10, F: 9 } },
+      { name: "y", type: "numeric", examples: ["0", "1"], missing: 0, value_counts: { "0": 10, "1": 10 } },
     ]);
   });
 });

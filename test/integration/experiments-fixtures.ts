@@ -36,6 +36,19 @@ export function diagnosisRows(n: number, seed: number, extra: { name: string; va
   return rows;
 }
 
+const PIMA = new URL("../../../shared/datasets/pima/pima-indians-diabetes.data.csv", import.meta.url);
+export const havePima = fs.existsSync(PIMA);
+
+/** Pima's eight measurements with the diagnosis replaced by a seeded coin toss (M/B): nothing to learn. */
+export function randomLabelCsv(): { csv: string; dataCols: string[] } {
+  const dataCols = ["pregnancies", "glucose", "pressure", "skin", "insulin", "bmi", "pedigree", "age"];
+  let seed = 20260537;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const lines = fs.readFileSync(PIMA, "utf8").trim().split(/\r?\n/);
+  const rows = lines.map((line, i) => `${i + 1},${rand() < 0.5 ? "M" : "B"},${line.split(",").slice(0, 8).join(",")}`);
+  return { csv: [`id,diagnosis,${dataCols.join(",")}`, ...rows].join("\n") + "\n", dataCols };
+}
+
 export function dataRequest(userId: string, experimentId: number, zipPath: string, dataCols: string[], extra: Record<string, unknown> = {}) {
   return {
     zip_gcloud: zipPath,

@@ -37,7 +37,9 @@ describe("chat glossary parsed from the docs", () => {
   it("explains every contract metric, finds it by request name or a common alias, and splits grouped table rows", () => {
     expect(METRIC_NAMES.filter((m) => !glossary.metrics.has(m))).toEqual([]);
     expect(findMetric(glossary, "F-macro")?.name).toBe("f_macro");
-    expect(findMetric(glossary, "sensitivity")?.name).toBe("recall");
+    // Sensitivity is its own metric now (the positive class's, issue 37), no longer an alias of the macro recall.
+    expect(findMetric(glossary, "sensitivity")?.name).toBe("sensitivity");
+    expect(findMetric(glossary, "TPR")?.name).toBe("sensitivity");
     expect(findMetric(glossary, "AUROC")?.name).toBe("auc");
     expect(glossary.codes.get("csv_no_rows")?.meaning).toBe("header only");
     expect(glossary.codes.get("class_too_small")?.meaning).toMatch(/^a class with fewer than 3 patients/);

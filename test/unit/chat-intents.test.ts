@@ -19,7 +19,8 @@ describe("builtin chat: what it recognises", () => {
     const r = (m: string, experimentId?: number) => recognise(m, glossary, { experimentId });
     expect(r("why was experiment 11 refused?")).toEqual({ kind: "why_refused", experimentId: 11 });
     expect(r("what does class_too_small mean")).toEqual({ kind: "explain_code", code: "class_too_small" });
-    expect(r("which model is best for sensitivity?")).toMatchObject({ kind: "best_model", metric: "recall" });
+    expect(r("which model is best for sensitivity?")).toMatchObject({ kind: "best_model", metric: "sensitivity" }); // its own metric since issue 37
+    expect(r("which model is best for recall?")).toMatchObject({ kind: "best_model", metric: "recall" });
     expect(r("what does F-macro mean?")).toEqual({ kind: "explain_metric", metric: "f_macro" });
     expect(r("how do I call predict for it?", 7)).toMatchObject({ kind: "predict_howto", experimentId: 7 });
     expect(r("and its metrics?", 7)).toEqual({ kind: "experiment_status", experimentId: 7 });

@@ -28,7 +28,9 @@ def _clean(value):
 
 
 def emit(event: dict) -> None:
-    line = json.dumps({k: _clean(v) for k, v in event.items() if v is not None}, allow_nan=False)
+    # Optional fields left None are dropped; a metric's value is required and stays, as null (an undefined
+    # figure such as PPV when no patient was called positive).
+    line = json.dumps({k: _clean(v) for k, v in event.items() if v is not None or k == "value"}, allow_nan=False)
     _out.write(line + "\n")
     _out.flush()
 

@@ -1,7 +1,9 @@
 """Test metrics in contract names, each with a patient-level bootstrap 95% confidence interval.
 
 Classification works on indicator matrices: y (N, K) 0/1 truth, s (N, K) scores, p (N, K) 0/1 decisions.
-Values are macro over classes, with per-class values under ``per_class``. The bootstrap resamples
+Values are macro over classes, with per-class values under ``per_class``; the clinical figures (sensitivity,
+specificity, ppv, npv, prevalence) are one-vs-rest per class, and for a binary task their value is the positive
+class's (``positive``), not a macro average. The bootstrap resamples
 patients (groups) with replacement, so rows of one patient move together; a replicate where a metric
 is undefined (e.g. one class only, for AUC) is skipped.
 """
@@ -45,6 +47,25 @@ def _per_class_prf(y, p):
     return precision, recall, f1, present
 
 
+def _per_class_rates(y, p):
+    """One-vs-rest sensitivity, specificity, PPV, NPV and prevalence per class (NaN where undefined)."""
+    tp = (y * p).sum(0).astype(float)
+    fp = ((1 - y) * p).sum(0).astype(float)
+    fn = (y * (1 - p)).sum(0).astype(float)
+    tn = ((1 - y) * (1 - p)).sum(0).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return {
+            "sensitivity": np.where(tp + fn > 0, tp / (tp + fn), np.nan),
+            "specificity": np.where(tn + fp > 0, tn / (tn + fp), np.nan),
+            "ppv": np.where(tp + fp > 0, tp / (tp + fp), np.nan),
+            "npv": np.where(tn + fn > 0, tn / (tn + fn), np.nan),
+            "prevalence": (tp + fn) / len(y) if len(y) else np.full(y.shape[1], np.nan),
+        }
+
+
+CLINICAL = ("sensitivity", "specificity", "ppv", "npv", "prevalence")
+
+
 def ece(y_onehot, s, bins: int = 10) -> float:
     """Expected calibration error of the top-class confidence (multilabel: over every class score)."""
     conf = s.max(1)
@@ -58,9 +79,10 @@ def ece(y_onehot, s, bins: int = 10) -> float:
     return float(total)
 
 
-def _classification_point(problem, y, s, p):
+def _classification_point(problem, y, s, p, positive=1):
     auc_c = _per_class_auc(y, s)
     prec_c, rec_c, f1_c, present = _per_class_prf(y, p)
+    rates = _per_class_rates(y, p)
     if problem == "multilabel":
         accuracy = float((y == p).all(1).mean())  # exact match
         ece_v = float(np.mean([ece(np.stack([1 - y[:, c], y[:, c]], 1), np.stack([1 - s[:, c], s[:, c]], 1)) for c in range(y.shape[1])]))
@@ -82,6 +104,13 @@ def _classification_point(problem, y, s, p):
         "ece": ece_v,
     }
     per_class = {"auc": auc_c, "f_macro": f1_c, "precision": prec_c, "recall": rec_c}
+    for name in CLINICAL:
+        v = rates[name]
+        if problem == "binary":  # the positive class's figure, never an average of both classes
+            point[name] = float(v[positive])
+        else:  # macro average over the classes where the figure is defined
+            point[name] = float(np.nanmean(v)) if np.isfinite(v).any() else np.nan
+        per_class[name] = v
     return point, per_class
 
 
@@ -128,12 +157,14 @@ def _with_intervals(point, per_class, replicates, class_keys):
     return out
 
 
-def classification_metrics(problem: str, y_onehot, scores, decisions, groups, n_boot: int = N_BOOT, seed: int = 0) -> dict:
+def classification_metrics(problem: str, y_onehot, scores, decisions, groups, n_boot: int = N_BOOT, seed: int = 0,
+                           positive: int = 1) -> dict:
+    """``positive``: binary only, the index of the positive class (sensitivity, specificity, ppv, npv, prevalence)."""
     y = np.asarray(y_onehot).astype(int)
     s = np.asarray(scores, dtype=float)
     p = np.asarray(decisions).astype(int)
-    point, per_class = _classification_point(problem, y, s, p)
-    reps = [_classification_point(problem, y[i], s[i], p[i]) for i in _bootstrap(groups, n_boot, seed)]
+    point, per_class = _classification_point(problem, y, s, p, positive)
+    reps = [_classification_point(problem, y[i], s[i], p[i], positive) for i in _bootstrap(groups, n_boot, seed)]
     return _with_intervals(point, per_class, reps, [str(c) for c in range(y.shape[1])])
 
 

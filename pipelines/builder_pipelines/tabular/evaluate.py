@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..common import events
+from ..common import clinical, events
 from ..common.data import read_table, require_columns, split_indices
 from ..common.errors import DataError, SpecError
 from ..common.manifest import provenance, write_manifest, write_report
@@ -101,7 +101,11 @@ def evaluate(spec: dict, out_dir: str) -> str:
     scores = export.run_onnx(model_path.read_bytes(), X)
     shutil.copyfile(model_path, Path(out_dir) / src["model_file"])
     events.artifact(src["model_file"], "model")
-    metrics, extras = evaluation.score_split(problem, y, scores, src.get("thresholds"), groups, int(spec["seed"]))
+    # The source model's positive class unless this study names another; an older model without one: the rule.
+    positive = clinical.positive_for_evaluation(problem, src["classes"], y, spec.get("positive_class"), src) \
+        if problem != "regression" else None
+    metrics, extras = evaluation.score_split(problem, y, scores, src.get("thresholds"), groups, int(spec["seed"]), positive)
+    clinical_facts = evaluation.clinical_section(problem, src["classes"], y, scores, src.get("thresholds"), groups, positive)
     evaluation.emit_metrics(events, "test", metrics)
 
     # Figures: curves are redrawn on the new data; importance comes from training and is copied.
@@ -122,6 +126,9 @@ def evaluate(spec: dict, out_dir: str) -> str:
                            "thresholds": src.get("thresholds"), "importance": source_report.get("importance")})
     manifest = copy.deepcopy(src)
     manifest["metrics"] = {"test": metrics}
+    manifest.pop("clinical", None)
+    if clinical_facts is not None:
+        manifest["clinical"] = clinical_facts
     # Regression models published before `metric` was required carry none; they were selected on rmse, as the spec says.
     manifest.setdefault("metric", spec["metric"])
     manifest["figures"] = figs

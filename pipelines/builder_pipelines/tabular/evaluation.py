@@ -6,21 +6,32 @@ from pathlib import Path
 
 import numpy as np
 
+from ..common import clinical
 from ..common import metrics as M
 from ..common import thresholds as T
 from . import figures
 from .table import one_hot
 
 
-def score_split(problem: str, y: np.ndarray, scores: np.ndarray, thresholds: list[float] | None, groups, seed: int) -> tuple[dict, dict]:
+def score_split(problem: str, y: np.ndarray, scores: np.ndarray, thresholds: list[float] | None, groups, seed: int,
+                positive: tuple[int, str] | None = None) -> tuple[dict, dict]:
     """(contract metrics with patient-level CIs, report extras: curves, confusion matrix)."""
     if problem == "regression":
         m = M.regression_metrics(y, scores[:, 0], groups, seed=seed)
         return m, {"pred_vs_actual": {"actual": np.round(y, 6).tolist(), "predicted": np.round(scores[:, 0], 6).tolist()}}
     yo = one_hot(y, scores.shape[1])
     dec = T.apply_thresholds(problem, scores, thresholds)
-    m = M.classification_metrics(problem, yo, scores, dec, groups, seed=seed)
+    m = M.classification_metrics(problem, yo, scores, dec, groups, seed=seed, positive=positive[0] if positive else 1)
     return m, {"curves": M.curves(yo, scores), "confusion_matrix": M.confusion_matrix(yo, dec)}
+
+
+def clinical_section(problem: str, classes: list[dict], y: np.ndarray, scores: np.ndarray, thresholds, groups,
+                     positive: tuple[int, str] | None) -> dict | None:
+    """The manifest's ``clinical`` section for the test split (None for regression)."""
+    if problem == "regression":
+        return None
+    return clinical.section(problem, classes, one_hot(y, scores.shape[1]), T.apply_thresholds(problem, scores, thresholds),
+                            groups, positive)
 
 
 def emit_metrics(events, split: str, metrics: dict) -> None:

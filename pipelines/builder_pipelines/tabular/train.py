@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from ..common import events
+from ..common import clinical, events
 from ..common import thresholds as T
 from ..common.data import read_table, require_columns, split_indices
 from ..common.errors import DataError, SpecError
@@ -94,6 +94,8 @@ def train(spec: dict, out_dir: str) -> str:
     events.progress("preparing", 0.0, message="reading the table")
     columns, classes, data = _load(spec)
     (Xtr, ytr, gtr), (Xva, yva, gva), (Xte, yte, gte) = data["train"], data["val"], data["test"]
+    # Resolved before any training, so a positive_class the label does not have fails at once.
+    positive = clinical.positive_class(problem, classes, np.r_[ytr, yva, yte], spec.get("positive_class"))
     set_fills(columns, np.vstack([Xtr, Xva]))  # the rows the published model is fitted on, never test
     k = len(classes) if problem != "regression" else 1
     threads = threads_for(spec)
@@ -137,8 +139,14 @@ def train(spec: dict, out_dir: str) -> str:
 
     events.log("info", f"export and parity done at {time.monotonic() - start:.1f} s")
     events.progress("evaluating", 0.9, message="test metrics with patient-level bootstrap intervals")
-    val_metrics, val_extras = evaluation.score_split(problem, yva, val_scores, thresholds, gva, seed)
-    test_metrics, test_extras = evaluation.score_split(problem, yte, test_scores, thresholds, gte, seed)
+    val_metrics, val_extras = evaluation.score_split(problem, yva, val_scores, thresholds, gva, seed, positive)
+    test_metrics, test_extras = evaluation.score_split(problem, yte, test_scores, thresholds, gte, seed, positive)
+    clinical_facts = evaluation.clinical_section(problem, classes, yte, test_scores, thresholds, gte, positive)
+    if clinical_facts is not None and problem == "binary":
+        numeric = [j for j, c in enumerate(columns) if c.type == "numeric"]
+        strongest = clinical.strongest_feature(Xtr[:, numeric], ytr, [columns[j].name for j in numeric]) if numeric else None
+        if strongest:
+            clinical_facts["strongest_feature"] = strongest
     evaluation.emit_metrics(events, "val", val_metrics)
     evaluation.emit_metrics(events, "test", test_metrics)
     importance = models.importance(final, best, columns, Xte)
@@ -175,6 +183,8 @@ def train(spec: dict, out_dir: str) -> str:
         "provenance": provenance(spec, time.monotonic() - start, "cpu", _framework()),
     }
     manifest["metric"] = metric
+    if clinical_facts is not None:
+        manifest["clinical"] = clinical_facts
     if problem != "regression":
         manifest["thresholds"] = thresholds
         manifest["threshold_rule"] = T.RULES[threshold_metric] if problem == "binary" else \

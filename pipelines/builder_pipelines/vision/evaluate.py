@@ -16,7 +16,7 @@ import time
 import numpy as np
 import onnxruntime
 
-from ..common import events
+from ..common import clinical, events
 from ..common.data import read_table, split_indices
 from ..common.errors import DataError
 from ..common.manifest import provenance, write_manifest, write_report
@@ -54,7 +54,9 @@ def evaluate(spec: dict, out_dir: str) -> str:
     truth = targets.y[rows] if problem == "regression" else targets.onehot(rows)
     groups = np.array([table.rows[i][spec["data"]["id_col"]] for i in rows])
     thr = source.get("thresholds")
-    found = report.split_metrics(problem, truth, scores, thr, groups, int(spec["seed"]))
+    # The source model's positive class unless this study names another; an older model without one: the rule.
+    positive = clinical.positive_for_evaluation(problem, source["classes"], targets.y[rows], spec.get("positive_class"), source)
+    found = report.split_metrics(problem, truth, scores, thr, groups, int(spec["seed"]), positive)
     for name, entry in found.items():
         events.metric("test", name, entry["value"])
 
@@ -67,6 +69,9 @@ def evaluate(spec: dict, out_dir: str) -> str:
             shutil.copyfile(os.path.join(src_dir, fig["file"]), os.path.join(out_dir, fig["file"]))
     manifest = copy.deepcopy(source)
     manifest["metrics"] = {"test": found}
+    manifest.pop("clinical", None)
+    if problem != "regression":
+        manifest["clinical"] = report.clinical_section(problem, source["classes"], truth, scores, thr, groups, positive)
     # Regression models published before `metric` was required carry none; they were selected on rmse, as the spec says.
     manifest.setdefault("metric", spec["metric"])
     manifest["figures"] = [f for f in source.get("figures", []) if os.path.isfile(os.path.join(out_dir, f["file"]))]

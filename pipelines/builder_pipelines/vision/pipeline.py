@@ -9,7 +9,7 @@ import time
 import numpy as np
 import torch
 
-from ..common import events, thresholds
+from ..common import clinical, events, thresholds
 from ..common.data import read_table, split_indices
 from ..common.device import pick_device
 from ..common.errors import DataError
@@ -122,6 +122,9 @@ def train(spec: dict, out_dir: str) -> str:
     table = read_table(spec["data"]["table"])
     targets = dataset.build_targets(table, spec)
     parts = split_indices(table, spec["data"]["id_col"], spec["split"])
+    # Resolved before any training, so a positive_class the label does not have fails at once.
+    positive = clinical.positive_class(problem, targets.classes, targets.y[parts["train"] + parts["val"] + parts["test"]],
+                                       spec.get("positive_class"))
     for part in ("train", "val", "test"):
         if not parts[part]:
             raise DataError(f"the {part} split has no images")
@@ -194,7 +197,7 @@ def train(spec: dict, out_dir: str) -> str:
         scores["val"] = oof_scores
     thr = None if problem == "regression" else thresholds.choose_thresholds(problem, truth["val"], scores["val"], spec["threshold_metric"])
     seed = int(spec["seed"])
-    found = {part: report.split_metrics(problem, truth[part], scores[part], thr, groups[part], seed) for part in ("val", "test")}
+    found = {part: report.split_metrics(problem, truth[part], scores[part], thr, groups[part], seed, positive) for part in ("val", "test")}
     for name, entry in found["test"].items():
         events.metric("test", name, entry["value"])
     test_section = report.test_report(problem, targets.classes, truth["test"], scores["test"], thr)
@@ -223,6 +226,8 @@ def train(spec: dict, out_dir: str) -> str:
         "provenance": provenance(spec, time.monotonic() - t0, device.type, {"torch": torch.__version__, "onnx_opset": "17"}),
     }
     if problem != "regression":
-        manifest.update(thresholds=[float(t) for t in thr], threshold_rule=thresholds.RULES[spec["threshold_metric"]])
+        manifest.update(thresholds=[float(t) for t in thr], threshold_rule=thresholds.RULES[spec["threshold_metric"]],
+                        clinical=report.clinical_section(problem, targets.classes, truth["test"], scores["test"], thr,
+                                                         groups["test"], positive))
     events.progress("evaluating", 1.0, message="done")
     return write_manifest(out_dir, manifest)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..common import clinical
 from ..common import metrics as M
 from ..common import thresholds as T
 from .figures import confusion_chart, line_chart
@@ -14,12 +15,21 @@ from .figures import confusion_chart, line_chart
 TEST_FIGURES = {"roc", "pr", "calibration", "confusion", "predicted_vs_true"}
 
 
-def split_metrics(problem: str, truth: np.ndarray, scores: np.ndarray, thr: list[float] | None, groups, seed: int) -> dict:
+def split_metrics(problem: str, truth: np.ndarray, scores: np.ndarray, thr: list[float] | None, groups, seed: int,
+                  positive: tuple[int, str] | None = None) -> dict:
     """Contract metrics with patient-level bootstrap intervals; ``truth`` is one-hot (classification) or values."""
     if problem == "regression":
         return M.regression_metrics(truth, scores[:, 0], groups, seed=seed)
     decisions = T.apply_thresholds(problem, scores, thr)
-    return M.classification_metrics(problem, truth, scores, decisions, groups, seed=seed)
+    return M.classification_metrics(problem, truth, scores, decisions, groups, seed=seed, positive=positive[0] if positive else 1)
+
+
+def clinical_section(problem: str, classes: list[dict], truth: np.ndarray, scores: np.ndarray, thr, groups,
+                     positive: tuple[int, str] | None) -> dict | None:
+    """The manifest's ``clinical`` section for the test split (None for regression)."""
+    if problem == "regression":
+        return None
+    return clinical.section(problem, classes, truth, T.apply_thresholds(problem, scores, thr), groups, positive)
 
 
 def test_report(problem: str, classes: list[dict], truth: np.ndarray, scores: np.ndarray, thr: list[float] | None) -> dict:

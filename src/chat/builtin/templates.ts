@@ -10,6 +10,7 @@ import { LOWER_IS_BETTER } from "../tools.js";
 const LABELS: Record<string, string> = {
   auc: "AUC", f_macro: "F-macro", precision: "Precision", recall: "Recall", accuracy: "Accuracy", ece: "ECE",
   mae: "MAE", rmse: "RMSE", r2: "R²", map50: "mAP@0.5", map50_95: "mAP@0.5:0.95",
+  sensitivity: "Sensitivity", specificity: "Specificity", ppv: "PPV", npv: "NPV", prevalence: "Prevalence",
 };
 export const metricLabel = (name: string) => LABELS[name] ?? name;
 export const num = (v: number | null | undefined) => (typeof v === "number" && Number.isFinite(v) ? v.toFixed(3) : "n/a");
@@ -40,6 +41,11 @@ function datasetLine(f: ExperimentFacts): string | undefined {
 }
 
 function trustNote(f: ExperimentFacts): string | undefined {
+  // The warnings (src/experiments/warnings.ts) come first: a severe one means no interval should be read as reassurance.
+  const severe = f.warnings.filter((w) => w.severity === "severe");
+  if (severe.length) {
+    return `Can you trust it? Not as it is: ${severe.map((w) => `${w.title} (${w.code})`).join("; ")}. The result page's verdict box explains why and what to check. This is an internal validation on your own data, not a clinical validation.`;
+  }
   const main = f.model_type === "regression" ? "r2" : f.task === "detection" ? "map50" : f.optimization_metric ? ({ AUC: "auc", "F-macro": "f_macro", Precision: "precision", Recall: "recall" } as Record<string, string>)[f.optimization_metric] : undefined;
   const name = main && f.metrics[main] ? main : Object.keys(f.metrics)[0];
   const m = name ? f.metrics[name] : undefined;
@@ -95,6 +101,8 @@ export function experimentReport(f: ExperimentFacts): string {
   if (f.status === "ready") {
     const t = trustNote(f);
     if (t) lines.push(t);
+    const others = f.warnings.filter((w) => w.severity !== "severe");
+    if (others.length) lines.push(`Warnings: ${others.map((w) => `${w.title} (${w.code})`).join("; ")}; the result page explains each.`);
   }
   if (f.model) lines.push(`Model version ${f.model.version} is published: ask me "how do I call predict for experiment ${f.experiment_id}".`);
   if (f.history.length) lines.push(`History: ${f.history.map((h) => h.status).join(" → ")}${f.finished_at ? `, finished ${new Date(f.finished_at).toISOString()}` : ""}.`);

@@ -50,7 +50,7 @@ export const datasetRoutes = [
         description: "columns",
         schema: z.object({
           csv_path: z.string().nullable(),
-          columns: z.array(z.object({ name: z.string(), type: z.string(), examples: z.array(z.string()), missing: z.number() })),
+          columns: z.array(z.object({ name: z.string(), type: z.string(), examples: z.array(z.string()), missing: z.number(), value_counts: z.record(z.string(), z.number()).optional().describe("rows per value (trimmed), for a column with at most 20 distinct values that repeat (at least twice as many rows as values)") })),
           rows: z.number(),
         }),
       },

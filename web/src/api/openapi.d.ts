@@ -1486,6 +1486,10 @@ export interface operations {
                             missing: number;
                             name: string;
                             type: string;
+                            /** @description rows per value (trimmed), for a column with at most 20 distinct values that repeat (at least twice as many rows as values) */
+                            value_counts?: {
+                                [key: string]: number;
+                            };
                         }[];
                         csv_path: string | null;
                         rows: number;
@@ -1828,6 +1832,8 @@ export interface operations {
                      */
                     optimization_metric: "AUC" | "F-macro" | "Precision" | "Recall";
                     optimization_type: 0 | 1;
+                    /** @description Binary classification only: the label value, as written in the CSV, that counts as positive (the disease, the finding): sensitivity, specificity, PPV and NPV are reported for it. Unset: the less frequent class (on a tie, the second in sort order). A value the label column does not hold ends the experiment as invalid_dataset. */
+                    positive_class?: string | null;
                     source_experiment_id?: number;
                     /** @description Optional CSV column saying which part each row belongs to: train, validation (or val) or test, any case (like Google AutoML's ML_USE). All rows of a patient must name the same part, and each part needs a patient. Unset: Builder makes its own seeded, patient-grouped 70/15/15 split. Classification and regression only (not detection), Builder studies only. */
                     split_col?: string | null;
@@ -1856,6 +1862,16 @@ export interface operations {
                     "application/json": {
                         attempts: number;
                         cancel_requested: boolean;
+                        confusion_matrix?: {
+                            /** @description test rows: counts[true class][predicted class] */
+                            counts?: number[][];
+                            /** @description class names, in the order of the rows and columns */
+                            labels: string[];
+                            /** @description multilabel: per label [[true negative, false positive], [false negative, true positive]] */
+                            per_label?: {
+                                [key: string]: number[][];
+                            };
+                        } | null;
                         /** @description ISO 8601 */
                         created_at: string | unknown;
                         dataset_report: {
@@ -2004,6 +2020,14 @@ export interface operations {
                                 value: number | null;
                             };
                         } | null;
+                        positive_class?: {
+                            /** @description the label value as written in the CSV */
+                            code: string;
+                            index: number;
+                            name: string;
+                            /** @description requested, or the rule that chose it */
+                            rule: string;
+                        } | null;
                         progress: {
                             best_metric?: number | null;
                             epoch?: number;
@@ -2031,6 +2055,20 @@ export interface operations {
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
                         user_id: string;
+                        /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
+                        warnings?: {
+                            /** @enum {string} */
+                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage";
+                            /** @description what was seen and what it means, in plain words */
+                            message: string;
+                            /**
+                             * @description severe: do not rely on the model as it is
+                             * @enum {string}
+                             */
+                            severity: "severe" | "caution" | "info";
+                            /** @description a few words, for a badge */
+                            title: string;
+                        }[];
                     };
                 };
             };
@@ -2043,6 +2081,16 @@ export interface operations {
                     "application/json": {
                         attempts: number;
                         cancel_requested: boolean;
+                        confusion_matrix?: {
+                            /** @description test rows: counts[true class][predicted class] */
+                            counts?: number[][];
+                            /** @description class names, in the order of the rows and columns */
+                            labels: string[];
+                            /** @description multilabel: per label [[true negative, false positive], [false negative, true positive]] */
+                            per_label?: {
+                                [key: string]: number[][];
+                            };
+                        } | null;
                         /** @description ISO 8601 */
                         created_at: string | unknown;
                         dataset_report: {
@@ -2191,6 +2239,14 @@ export interface operations {
                                 value: number | null;
                             };
                         } | null;
+                        positive_class?: {
+                            /** @description the label value as written in the CSV */
+                            code: string;
+                            index: number;
+                            name: string;
+                            /** @description requested, or the rule that chose it */
+                            rule: string;
+                        } | null;
                         progress: {
                             best_metric?: number | null;
                             epoch?: number;
@@ -2218,6 +2274,20 @@ export interface operations {
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
                         user_id: string;
+                        /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
+                        warnings?: {
+                            /** @enum {string} */
+                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage";
+                            /** @description what was seen and what it means, in plain words */
+                            message: string;
+                            /**
+                             * @description severe: do not rely on the model as it is
+                             * @enum {string}
+                             */
+                            severity: "severe" | "caution" | "info";
+                            /** @description a few words, for a badge */
+                            title: string;
+                        }[];
                     };
                 };
             };
@@ -2261,6 +2331,16 @@ export interface operations {
                     "application/json": {
                         attempts: number;
                         cancel_requested: boolean;
+                        confusion_matrix?: {
+                            /** @description test rows: counts[true class][predicted class] */
+                            counts?: number[][];
+                            /** @description class names, in the order of the rows and columns */
+                            labels: string[];
+                            /** @description multilabel: per label [[true negative, false positive], [false negative, true positive]] */
+                            per_label?: {
+                                [key: string]: number[][];
+                            };
+                        } | null;
                         /** @description ISO 8601 */
                         created_at: string | unknown;
                         dataset_report: {
@@ -2409,6 +2489,14 @@ export interface operations {
                                 value: number | null;
                             };
                         } | null;
+                        positive_class?: {
+                            /** @description the label value as written in the CSV */
+                            code: string;
+                            index: number;
+                            name: string;
+                            /** @description requested, or the rule that chose it */
+                            rule: string;
+                        } | null;
                         progress: {
                             best_metric?: number | null;
                             epoch?: number;
@@ -2436,6 +2524,20 @@ export interface operations {
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
                         user_id: string;
+                        /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
+                        warnings?: {
+                            /** @enum {string} */
+                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage";
+                            /** @description what was seen and what it means, in plain words */
+                            message: string;
+                            /**
+                             * @description severe: do not rely on the model as it is
+                             * @enum {string}
+                             */
+                            severity: "severe" | "caution" | "info";
+                            /** @description a few words, for a badge */
+                            title: string;
+                        }[];
                     };
                 };
             };
@@ -2513,6 +2615,16 @@ export interface operations {
                     "application/json": {
                         attempts: number;
                         cancel_requested: boolean;
+                        confusion_matrix?: {
+                            /** @description test rows: counts[true class][predicted class] */
+                            counts?: number[][];
+                            /** @description class names, in the order of the rows and columns */
+                            labels: string[];
+                            /** @description multilabel: per label [[true negative, false positive], [false negative, true positive]] */
+                            per_label?: {
+                                [key: string]: number[][];
+                            };
+                        } | null;
                         /** @description ISO 8601 */
                         created_at: string | unknown;
                         dataset_report: {
@@ -2661,6 +2773,14 @@ export interface operations {
                                 value: number | null;
                             };
                         } | null;
+                        positive_class?: {
+                            /** @description the label value as written in the CSV */
+                            code: string;
+                            index: number;
+                            name: string;
+                            /** @description requested, or the rule that chose it */
+                            rule: string;
+                        } | null;
                         progress: {
                             best_metric?: number | null;
                             epoch?: number;
@@ -2688,6 +2808,20 @@ export interface operations {
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
                         user_id: string;
+                        /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
+                        warnings?: {
+                            /** @enum {string} */
+                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage";
+                            /** @description what was seen and what it means, in plain words */
+                            message: string;
+                            /**
+                             * @description severe: do not rely on the model as it is
+                             * @enum {string}
+                             */
+                            severity: "severe" | "caution" | "info";
+                            /** @description a few words, for a badge */
+                            title: string;
+                        }[];
                     };
                 };
             };
@@ -2722,6 +2856,16 @@ export interface operations {
                     "application/json": {
                         attempts: number;
                         cancel_requested: boolean;
+                        confusion_matrix?: {
+                            /** @description test rows: counts[true class][predicted class] */
+                            counts?: number[][];
+                            /** @description class names, in the order of the rows and columns */
+                            labels: string[];
+                            /** @description multilabel: per label [[true negative, false positive], [false negative, true positive]] */
+                            per_label?: {
+                                [key: string]: number[][];
+                            };
+                        } | null;
                         /** @description ISO 8601 */
                         created_at: string | unknown;
                         dataset_report: {
@@ -2870,6 +3014,14 @@ export interface operations {
                                 value: number | null;
                             };
                         } | null;
+                        positive_class?: {
+                            /** @description the label value as written in the CSV */
+                            code: string;
+                            index: number;
+                            name: string;
+                            /** @description requested, or the rule that chose it */
+                            rule: string;
+                        } | null;
                         progress: {
                             best_metric?: number | null;
                             epoch?: number;
@@ -2897,6 +3049,20 @@ export interface operations {
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
                         user_id: string;
+                        /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
+                        warnings?: {
+                            /** @enum {string} */
+                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage";
+                            /** @description what was seen and what it means, in plain words */
+                            message: string;
+                            /**
+                             * @description severe: do not rely on the model as it is
+                             * @enum {string}
+                             */
+                            severity: "severe" | "caution" | "info";
+                            /** @description a few words, for a badge */
+                            title: string;
+                        }[];
                     };
                 };
             };
@@ -3645,7 +3811,7 @@ export interface operations {
                             kind?: "vision_classification" | "detection" | "tabular";
                             metric?: string | null;
                             metrics?: {
-                                /** @description by metric name (auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95): value with its 95% interval */
+                                /** @description by metric name (auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95, sensitivity, specificity, ppv, npv, prevalence): value with its 95% interval. f_macro, precision and recall are macro averages over classes. sensitivity, specificity, ppv, npv and prevalence: binary, the positive class's (positive_class); multiclass and multilabel, a macro average of one-vs-rest values, each class's under per_class (keyed by class index). */
                                 test: {
                                     [key: string]: {
                                         ci_high: number | null;
@@ -3660,7 +3826,7 @@ export interface operations {
                                         value: number | null;
                                     };
                                 };
-                                /** @description by metric name (auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95): value with its 95% interval */
+                                /** @description by metric name (auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95, sensitivity, specificity, ppv, npv, prevalence): value with its 95% interval. f_macro, precision and recall are macro averages over classes. sensitivity, specificity, ppv, npv and prevalence: binary, the positive class's (positive_class); multiclass and multilabel, a macro average of one-vs-rest values, each class's under per_class (keyed by class index). */
                                 validation?: {
                                     [key: string]: {
                                         ci_high: number | null;
@@ -3761,7 +3927,7 @@ export interface operations {
                         kind: "vision_classification" | "detection" | "tabular";
                         metric: string | null;
                         metrics: {
-                            /** @description by metric name (auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95): value with its 95% interval */
+                            /** @description by metric name (auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95, sensitivity, specificity, ppv, npv, prevalence): value with its 95% interval. f_macro, precision and recall are macro averages over classes. sensitivity, specificity, ppv, npv and prevalence: binary, the positive class's (positive_class); multiclass and multilabel, a macro average of one-vs-rest values, each class's under per_class (keyed by class index). */
                             test: {
                                 [key: string]: {
                                     ci_high: number | null;
@@ -3776,7 +3942,7 @@ export interface operations {
                                     value: number | null;
                                 };
                             };
-                            /** @description by metric name (auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95): value with its 95% interval */
+                            /** @description by metric name (auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95, sensitivity, specificity, ppv, npv, prevalence): value with its 95% interval. f_macro, precision and recall are macro averages over classes. sensitivity, specificity, ppv, npv and prevalence: binary, the positive class's (positive_class); multiclass and multilabel, a macro average of one-vs-rest values, each class's under per_class (keyed by class index). */
                             validation?: {
                                 [key: string]: {
                                     ci_high: number | null;

@@ -3,9 +3,9 @@ import { Interval } from "./ui";
 
 const LABELS: Record<string, string> = {
   auc: "AUC",
-  f_macro: "F1 (macro)",
-  precision: "Precision",
-  recall: "Recall (sensitivity)",
+  f_macro: "F1 (macro average over classes)",
+  precision: "Precision (macro average over classes)",
+  recall: "Recall (macro average over classes)",
   accuracy: "Accuracy",
   ece: "Calibration error (ECE, lower is better)",
   mae: "Mean absolute error",
@@ -15,9 +15,25 @@ const LABELS: Record<string, string> = {
   map50_95: "mAP@0.5:0.95",
 };
 
+const CLINICAL: Record<string, string> = { sensitivity: "Sensitivity", specificity: "Specificity", ppv: "PPV (positive predictive value)", npv: "NPV (negative predictive value)", prevalence: "Prevalence" };
+/** The clinical figures first, in the order a diagnostic accuracy table reads; then the rest as the pipeline wrote them. */
+const ORDER = ["auc", "sensitivity", "specificity", "ppv", "npv", "prevalence"];
+const SHORT: Record<string, string> = { sensitivity: "Sensitivity", specificity: "Specificity", ppv: "PPV", npv: "NPV", prevalence: "Prevalence", f_macro: "F1" };
+const PER_CLASS_ORDER = [...ORDER, "f_macro", "precision", "recall"];
+
+/** A metric's row label: binary clinical figures name the positive class; otherwise they are macro averages, and say so. */
+function label(name: string, positiveName: string | null | undefined): string {
+  if (CLINICAL[name]) return positiveName ? `${CLINICAL[name]} for ${positiveName}` : `${CLINICAL[name]} (macro average, one class against the rest)`;
+  return LABELS[name] ?? name;
+}
+
 /** Test metrics with 95% intervals, optionally beside a second set (a Retrospective study's source model). */
-export function MetricsTable({ metrics, compare, compareLabel, caption }: { metrics: Metrics; compare?: Metrics | null; compareLabel?: string; caption: string }) {
-  const names = Object.keys(metrics).filter((k) => metrics[k]?.value !== null || compare?.[k]);
+export function MetricsTable({ metrics, compare, compareLabel, caption, positiveName }: { metrics: Metrics; compare?: Metrics | null; compareLabel?: string; caption: string; positiveName?: string | null }) {
+  const rank = (k: string) => (ORDER.includes(k) ? ORDER.indexOf(k) : ORDER.length);
+  const names = Object.keys(metrics)
+    // An undefined clinical figure (PPV when no patient was called positive) stays as a row showing "–": its absence is a finding.
+    .filter((k) => metrics[k]?.value !== null || compare?.[k] || k in CLINICAL)
+    .sort((a, b) => rank(a) - rank(b));
   return (
     <div className="table-wrap" tabIndex={0}>
       <table aria-label={caption} data-testid="metrics">
@@ -32,7 +48,7 @@ export function MetricsTable({ metrics, compare, compareLabel, caption }: { metr
         <tbody>
           {names.map((k) => (
             <tr key={k}>
-              <th scope="row">{LABELS[k] ?? k}</th>
+              <th scope="row">{label(k, positiveName)}</th>
               <td>
                 <Interval v={metrics[k]} />
               </td>
@@ -51,20 +67,25 @@ export function MetricsTable({ metrics, compare, compareLabel, caption }: { metr
 
 /** One row per class, one column per metric that has per-class values. */
 export function PerClassTable({ metrics, classes }: { metrics: Metrics; classes?: Model["classes"] }) {
-  const withPer = Object.entries(metrics).filter(([, v]) => v?.per_class && Object.keys(v.per_class).length);
+  // Per class, recall is that class's sensitivity and precision its PPV: shown once, under the clinical names.
+  const same: Record<string, string> = { recall: "sensitivity", precision: "ppv" };
+  const rank = (k: string) => (PER_CLASS_ORDER.includes(k) ? PER_CLASS_ORDER.indexOf(k) : PER_CLASS_ORDER.length);
+  const withPer = Object.entries(metrics)
+    .filter(([k, v]) => v?.per_class && Object.keys(v.per_class).length && !(same[k] && metrics[same[k]]?.per_class))
+    .sort(([a], [b]) => rank(a) - rank(b));
   if (!withPer.length) return null;
   const classKeys = [...new Set(withPer.flatMap(([, v]) => Object.keys(v.per_class!)))];
   const name = (k: string) => classes?.[k] ?? k;
   return (
     <div className="table-wrap" tabIndex={0}>
       <table aria-label="Per-class metrics" data-testid="per-class">
-        <caption>Per class (95% interval)</caption>
+        <caption>Per class, one against the rest (95% interval)</caption>
         <thead>
           <tr>
             <th scope="col">Class</th>
             {withPer.map(([m]) => (
               <th scope="col" key={m}>
-                {LABELS[m] ?? m}
+                {SHORT[m] ?? (LABELS[m] ?? m).replace(" (macro average over classes)", "")}
               </th>
             ))}
           </tr>

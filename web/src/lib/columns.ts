@@ -42,3 +42,18 @@ export function proposeColumns(columns: ColumnInfo[]): ColumnChoice {
   const data_cols = task === "data" ? inputCandidates(columns, choice).map((c) => c.name) : [];
   return { ...choice, data_cols };
 }
+
+/**
+ * A label column with exactly two values: both, in the pipeline's class order (numeric when both are numbers), their
+ * row counts, and the proposed positive class: the less frequent one; on a tie the second in that order (the rule
+ * of pipelines/builder_pipelines/common/clinical.py, so the form shows what the server would choose).
+ */
+export function binaryLabelValues(c: ColumnInfo | undefined): { values: string[]; counts: Record<string, number>; proposed: string } | null {
+  const counts = c?.value_counts;
+  if (!counts) return null;
+  const values = Object.keys(counts).sort();
+  if (values.length !== 2) return null;
+  if (values.every((v) => v.trim() !== "" && Number.isFinite(Number(v)))) values.sort((a, b) => Number(a) - Number(b));
+  const [a, b] = values;
+  return { values, counts, proposed: counts[a] < counts[b] ? a : b };
+}

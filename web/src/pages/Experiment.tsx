@@ -4,6 +4,7 @@ import type { Experiment, Model, Report } from "../api/types";
 import { DatasetReportView, DatasetSummaryView } from "../components/DatasetReportView";
 import { unseenValueNotes } from "../lib/unseen";
 import { MetricsTable, PerClassTable } from "../components/MetricsView";
+import { ConfusionTable, ResultBadge, VerdictBox } from "../components/ClinicalResult";
 import { ErrorBox, Link, StatusBadge } from "../components/ui";
 import { ExperimentLabelsEditor } from "../components/ExperimentLabels";
 import { formatEta, useSteadyEta } from "../lib/eta";
@@ -119,7 +120,7 @@ export function ExperimentPage({ id }: { id: number }) {
     <section data-testid="experiment" data-status={exp.status}>
       <div className="title-row">
         <h1>
-          {experimentTitle(exp)} {exp.name ? <span className="muted small">#{exp.experiment_id}</span> : null} <StatusBadge status={exp.status} />
+          {experimentTitle(exp)} {exp.name ? <span className="muted small">#{exp.experiment_id}</span> : null} <ResultBadge exp={exp} />
         </h1>
         {running ? (
           <button type="button" className="danger" onClick={cancel} disabled={exp.cancel_requested}>
@@ -166,13 +167,27 @@ export function ExperimentPage({ id }: { id: number }) {
 
       {exp.status === "ready" && exp.metrics ? (
         <>
+          <VerdictBox warnings={exp.warnings ?? []} />
           <h2>{retrospective ? "Results on the new data" : "Results on the test set"}</h2>
+          {exp.positive_class ? (
+            <p data-testid="positive-class">
+              Positive class: <strong>{exp.positive_class.name}</strong>
+              {exp.positive_class.name !== exp.positive_class.code ? ` (${exp.positive_class.code} in the CSV)` : ""}
+              <span className="muted">
+                {" "}
+                · {exp.positive_class.rule === "requested" ? "chosen in the request" : `chosen by Builder: the ${exp.positive_class.rule}`}. Sensitivity, specificity, PPV and
+                NPV below are for this class.
+              </span>
+            </p>
+          ) : null}
           <MetricsTable
             metrics={exp.metrics}
             compare={retrospective ? exp.original_metrics : undefined}
             compareLabel={`Internal test of #${exp.source_experiment_id}`}
             caption={retrospective ? "Metrics on the new data, beside the model's internal test" : "Test metrics"}
+            positiveName={exp.positive_class?.name}
           />
+          {exp.confusion_matrix ? <ConfusionTable cm={exp.confusion_matrix} /> : null}
           <UnseenValuesNote report={report?.report} />
           <PerClassTable metrics={exp.metrics} classes={model?.classes} />
           <div className="actions">

@@ -7,7 +7,7 @@ import { DatasetStarters } from "../components/DatasetStarters";
 import { Uploader } from "../components/Uploader";
 import { LabelInputs } from "../components/ExperimentLabels";
 import { ErrorBox } from "../components/ui";
-import { inputCandidates, proposeColumns } from "../lib/columns";
+import { binaryLabelValues, inputCandidates, proposeColumns } from "../lib/columns";
 import { formatBytes, proposeExperimentId } from "../lib/format";
 import { navigate } from "../lib/router";
 import { useSession } from "../session";
@@ -35,6 +35,8 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
   const [imagesCol, setImagesCol] = useState<string | null>(null);
   const [dataCols, setDataCols] = useState<string[]>([]);
   const [splitCol, setSplitCol] = useState<string | null>(null);
+  /** The user's choice of positive class; null: the proposal (the rarer class). */
+  const [positiveChoice, setPositiveChoice] = useState<string | null>(null);
   const [metric, setMetric] = useState<Metric>("AUC");
   const [optimization, setOptimization] = useState<0 | 1>(1);
   const [budget, setBudget] = useState("");
@@ -87,6 +89,9 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
   };
 
   const cols = columns?.columns ?? [];
+  // A binary classification's two label values, the rarer first proposed as positive (the server's rule, same tie-break).
+  const binary = !source && kind === "classification" && modelType === 0 && labelCols.length === 1 ? binaryLabelValues(cols.find((c) => c.name === labelCols[0])) : null;
+  const positiveClass = binary ? (positiveChoice && binary.values.includes(positiveChoice) ? positiveChoice : binary.proposed) : null;
   const candidates = useMemo(() => inputCandidates(cols, { label_cols: labelCols, images_col: imagesCol, split_col: splitCol }), [cols, labelCols, imagesCol, splitCol]);
 
   const request = (): ExperimentRequest => ({
@@ -102,6 +107,7 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
     images_col: task === "vision" ? imagesCol : null,
     data_cols: task === "data" ? dataCols : null,
     split_col: !source && splitCol ? splitCol : null,
+    ...(positiveClass ? { positive_class: positiveClass } : {}),
     optimization_metric: metric,
     optimization_type: optimization,
     ...(budget.trim() ? { time_budget_s: Number(budget) } : {}),
@@ -227,6 +233,21 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
               />
             ) : null}
           </div>
+          {binary ? (
+            <label htmlFor="positive-class">
+              Positive class (the disease or finding)
+              <select id="positive-class" value={positiveClass ?? ""} onChange={(e) => setPositiveChoice(e.target.value)} aria-describedby="positive-class-help" data-testid="positive-class">
+                {binary.values.map((v) => (
+                  <option key={v} value={v}>
+                    {v} ({binary.counts[v]} rows{v === binary.proposed ? ", the less frequent" : ""})
+                  </option>
+                ))}
+              </select>
+              <span id="positive-class-help" className="muted small">
+                sensitivity, specificity, PPV and NPV are reported for this class; proposed: the less frequent one
+              </span>
+            </label>
+          ) : null}
           <ColumnChecklist legend="Label column(s): what the model predicts" columns={cols.slice(1).filter((c) => c.name !== imagesCol && c.name !== splitCol)} value={labelCols} onChange={setLabelCols} testId="label-cols" />
           {task === "data" ? <ColumnChecklist legend="Input columns (data_cols)" columns={candidates} value={dataCols} onChange={setDataCols} testId="data-cols" /> : null}
 

@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState, type FormEvent } from "react";
 import { api } from "../api/client";
 import type { Model, Prediction } from "../api/types";
+import { BatchScoring } from "../components/BatchScoring";
 import { SnippetTabs } from "../components/SnippetTabs";
 import { ErrorBox, Link } from "../components/ui";
 import { gradcamPixels } from "../lib/gradcam";
@@ -43,6 +44,7 @@ export function TryItPage({ id }: { id: number }) {
           <SnippetTabs snippets={predictSnippets(location.origin, id, model, values)} />
         </div>
       </div>
+      <BatchScoring id={id} model={model} />
     </section>
   );
 }

@@ -1,0 +1,160 @@
+import type { ClinicalSection, Manifest, MetricValue } from "../contract/types.js";
+
+// Warnings that stop a reader trusting a result more than its test set allows. Computed here and only here, from what
+// the pipeline stored (the manifest's metrics and its `clinical` facts) and the dataset report: GET /v1/experiments/{id},
+// the dashboard's badge and verdict box, and the chat all read this list. docs/metrics.md ("Warnings") states each rule;
+// change both together.
+
+export type WarningSeverity = "severe" | "caution" | "info";
+export type WarningCode = "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage";
+export interface ResultWarning {
+  code: WarningCode;
+  severity: WarningSeverity;
+  /** A few words for a badge ("not better than chance"). */
+  title: string;
+  /** Plain words for a clinician: what was seen, what it means, what to do. */
+  message: string;
+}
+
+/** The thresholds of the rules below (docs/metrics.md repeats them). */
+export const RULES = {
+  /** Fewer test patients than this in a class: its figures rest on too few people. */
+  minTestPatientsPerClass: 10,
+  /** Regression: fewer test patients than this in all. */
+  minTestPatientsRegression: 20,
+  /** Validation figure above the test figure by more than this (AUC, F1, precision, recall). */
+  overfitGap: 0.1,
+  /** Regression: test RMSE above validation RMSE times this. */
+  overfitRmseRatio: 1.5,
+  /** Expected calibration error above this. */
+  maxEce: 0.1,
+  /** The rarest class below this share of the labelled rows. */
+  minClassShare: 0.1,
+  /** Test AUC at or above this counts as perfect. */
+  perfectAuc: 0.999,
+  /** One feature alone separating the classes this well (training rows). */
+  leakingFeatureAuc: 0.99,
+};
+
+export interface WarningInputs {
+  problem: Manifest["problem"];
+  /** The selection metric (the manifest's metric). */
+  metric?: string;
+  test: Partial<Record<string, MetricValue>>;
+  validation?: Partial<Record<string, MetricValue>>;
+  clinical?: ClinicalSection;
+  /** The dataset report's class counts of the label column (every row). */
+  classCounts?: Record<string, number>;
+  /** Test patients in all (the dataset report's split). */
+  testPatients?: number;
+}
+
+const f = (v: number | null | undefined, digits = 2) => (typeof v === "number" ? v.toFixed(digits) : "?");
+const METRIC_WORDS: Record<string, string> = {
+  auc: "AUC", f_macro: "F1 (macro average)", precision: "precision (macro average)", recall: "recall (macro average)", rmse: "RMSE", r2: "R²",
+  sensitivity: "sensitivity", specificity: "specificity", ppv: "PPV", npv: "NPV", map50: "mAP@0.5",
+};
+
+export function resultWarnings(x: WarningInputs): ResultWarning[] {
+  const out: ResultWarning[] = [];
+  const classification = x.problem === "binary" || x.problem === "multiclass" || x.problem === "multilabel";
+  const auc = x.test.auc;
+  if (classification && auc && typeof auc.value === "number") {
+    const low = auc.ci_low ?? auc.value;
+    const high = auc.ci_high ?? auc.value;
+    if (low <= 0.5) {
+      out.push({
+        code: "no_better_than_chance",
+        severity: "severe",
+        title: "not better than chance",
+        message: `On the test patients the AUC is ${f(auc.value)}, and its 95% interval (${f(low)} to ${f(high)}) includes 0.5, the score of a coin toss: this model is not shown to tell the classes apart better than chance. Do not use it for decisions; more patients, better labels or other inputs are needed.`,
+      });
+    }
+    const leak = x.clinical?.strongest_feature;
+    if (auc.value >= RULES.perfectAuc || (leak && leak.auc >= RULES.leakingFeatureAuc)) {
+      const why = auc.value >= RULES.perfectAuc ? `The test AUC is ${f(auc.value, 3)}: a perfect separation, which is rare in medicine.` : "";
+      const col = leak && leak.auc >= RULES.leakingFeatureAuc ? ` The column '${leak.name}' alone separates the classes (AUC ${f(leak.auc, 3)} on the training rows).` : "";
+      out.push({
+        code: "perfect_score_check_leakage",
+        severity: "severe",
+        title: "check for leakage",
+        message: `${why}${col} Before trusting it, check that no column gives the answer away (a diagnosis or treatment code, a result known only after the diagnosis, an identifier that encodes the group) and that images of one patient are not in both training and test. If the task really is this easy, confirm it on patients from another site or period.`.trim(),
+      });
+    }
+  }
+  const small = smallTest(x, classification);
+  if (small) out.push({ code: "test_set_too_small", severity: "caution", title: "small test set", message: small });
+  const overfit = overfitting(x);
+  if (overfit) out.push({ code: "overfitting", severity: "caution", title: "overfitting", message: overfit });
+  const ece = x.test.ece?.value;
+  if (classification && typeof ece === "number" && ece > RULES.maxEce) {
+    out.push({
+      code: "poor_calibration",
+      severity: "caution",
+      title: "poorly calibrated",
+      message: `The model's probabilities are off by about ${Math.round(ece * 100)} percentage points on average (expected calibration error ${f(ece)}): a score of 0.8 does not mean an 80% chance. Read the scores as a ranking, not as a patient's risk.`,
+    });
+  }
+  const imbalance = classImbalance(x, classification);
+  if (imbalance) out.push({ code: "class_imbalance", severity: "info", title: "rare class", message: imbalance });
+  return out;
+}
+
+function smallTest(x: WarningInputs, classification: boolean): string | undefined {
+  const parts: string[] = [];
+  if (classification && x.clinical) {
+    const few = Object.entries(x.clinical.test_patients_per_class).filter(([, n]) => n < RULES.minTestPatientsPerClass);
+    if (few.length) parts.push(`The test set holds only ${few.map(([c, n]) => `${n} patient${n === 1 ? "" : "s"} with '${c}'`).join(" and ")}; one patient more or less judged right moves the figures a long way.`);
+  } else if (!classification && typeof x.testPatients === "number" && x.testPatients < RULES.minTestPatientsRegression) {
+    parts.push(`The test set holds only ${x.testPatients} patients; its figures could move a long way with a few patients more.`);
+  }
+  const flat = (["auc", "sensitivity", "specificity", "ppv", "npv", "rmse", "r2"] as const).filter((n) => {
+    const m = x.test[n];
+    return m && typeof m.ci_low === "number" && m.ci_low === m.ci_high;
+  });
+  if (flat.length) {
+    const m = x.test[flat[0]]!;
+    parts.push(`The 95% interval of ${flat.map((n) => METRIC_WORDS[n] ?? n).join(", ")} has no width (${f(m.ci_low, 3)} to ${f(m.ci_high, 3)}): every resample of the test patients gave the same figure. That does not mean certainty; it means the test set is too small or too easy to show the uncertainty, which is larger than shown.`);
+  }
+  return parts.length ? parts.join(" ") : undefined;
+}
+
+function overfitting(x: WarningInputs): string | undefined {
+  const name = x.metric;
+  if (!name || !x.validation) return undefined;
+  const val = x.validation[name]?.value;
+  const test = x.test[name]?.value;
+  if (typeof val !== "number" || typeof test !== "number") return undefined;
+  const words = METRIC_WORDS[name] ?? name;
+  if (name === "rmse" ? test > val * RULES.overfitRmseRatio : val - test > RULES.overfitGap) {
+    return `The validation ${words} (${f(val)}) is much ${name === "rmse" ? "better" : "higher"} than on the test patients (${f(test)}): the model was tuned to the patients it was chosen on and does worse on new ones. Expect figures near the test ones, or below, in practice.`;
+  }
+  return undefined;
+}
+
+function classImbalance(x: WarningInputs, classification: boolean): string | undefined {
+  if (!classification || x.problem === "multilabel" || !x.classCounts) return undefined;
+  const entries = Object.entries(x.classCounts);
+  const total = entries.reduce((s, [, n]) => s + n, 0);
+  if (entries.length < 2 || total === 0) return undefined;
+  const [rare, n] = entries.reduce((a, b) => (b[1] < a[1] ? b : a));
+  if (n / total >= RULES.minClassShare) return undefined;
+  return `Only ${Math.round((n / total) * 1000) / 10}% of the rows (${n} of ${total}) have '${rare}'. Accuracy can look high by rarely predicting it: judge the model on sensitivity and PPV for '${rare}', and on their intervals.`;
+}
+
+/** The warnings of a stored experiment: its model's manifest (metrics, clinical facts) and its dataset report. */
+export function warningsOf(manifest: unknown, datasetReport: unknown): ResultWarning[] {
+  const m = manifest as Partial<Manifest> | undefined;
+  if (!m?.metrics?.test || !m.problem) return [];
+  const summary = (datasetReport as { summary?: { class_counts?: Record<string, Record<string, number>>; split?: { test?: number } } } | null)?.summary;
+  const counts = summary?.class_counts ? Object.values(summary.class_counts)[0] : undefined;
+  return resultWarnings({
+    problem: m.problem,
+    metric: m.metric,
+    test: m.metrics.test,
+    validation: m.metrics.validation,
+    clinical: m.clinical,
+    classCounts: counts,
+    testPatients: summary?.split?.test,
+  });
+}
