@@ -40,6 +40,8 @@ function classCounts(counts: Record<string, Record<string, number>> | null): str
     .join("");
 }
 
+const CALIBRATION_WORDS: Record<string, string> = { platt: "Platt scaling, a logistic fit of the scores", isotonic: "isotonic regression", temperature: "temperature scaling" };
+
 const CSS = `
 body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a;max-width:52rem;margin:2rem auto;padding:0 1.25rem}
 h1{font-size:1.6rem;margin:0 0 .25rem}h2{font-size:1.15rem;border-bottom:2px solid #d0d7de;padding-bottom:.2rem;margin:1.8rem 0 .6rem}
@@ -48,10 +50,25 @@ table{border-collapse:collapse;width:100%;margin:.4rem 0 .8rem}th,td{border:1px 
 thead th{background:#f3f4f6}tbody th{font-weight:600;width:38%}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 caption{text-align:left;color:#57606a;font-size:.9rem;padding-bottom:.25rem}.cm td.diag{background:#eef6ee}.pct{color:#57606a;font-size:.85em}
 .warn{border-left:5px solid #bf8700;background:#fff8e5;padding:.5rem .8rem;margin:.5rem 0}.warn.severe{border-color:#cf222e;background:#ffebe9}
-.warn b{display:block}.intended{white-space:normal;background:#f6f8fa;border:1px solid #d0d7de;padding:.6rem .8rem}
+.warn b{display:block}code{word-break:break-all}.glance{border:1px solid #d0d7de;border-radius:6px;padding:.6rem .9rem;margin:1rem 0}.glance p{margin:.2rem 0}.intended{white-space:normal;background:#f6f8fa;border:1px solid #d0d7de;padding:.6rem .8rem}
 ul{padding-left:1.3rem}footer{margin-top:2rem;color:#57606a;font-size:.85rem}
 @media print{body{margin:0;max-width:none;font-size:11pt}h2{break-after:avoid}table,.warn{break-inside:avoid}a{color:inherit;text-decoration:none}}
 `;
+
+/** Three lines a reviewer reads first: the headline figures for the positive class and the serious warnings. */
+function atAGlance(card: ModelCard): string {
+  const pick = (name: string) => card.performance.test.find((f) => f.name === name);
+  const pos = card.performance.positive_class?.name;
+  const shown = ["auc", "sensitivity", "specificity", "rmse", "map50"]
+    .map(pick)
+    .filter((f): f is CardFigure => Boolean(f))
+    .map((f) => `${esc(f.name === "sensitivity" || f.name === "specificity" ? `${f.name[0].toUpperCase()}${f.name.slice(1)} for ${pos ?? "the positive class"}` : f.label.replace(/ \(.*$/, ""))} ${num(f.value)} (${num(f.ci_low)} – ${num(f.ci_high)})`);
+  const severe = card.warnings.filter((w) => w.severity === "severe").map((w) => esc(w.title));
+  const others = card.warnings.length - severe.length;
+  return `<section class="glance" aria-label="At a glance"><p><b>At a glance (test patients, 95% intervals):</b> ${shown.join("; ") || "–"}.</p><p><b>Warnings:</b> ${
+    card.warnings.length ? [severe.length ? `serious: ${severe.join(", ")}` : "", others ? `${others} more (section 8)` : ""].filter(Boolean).join("; ") : "none raised"
+  }.${card.retrospective.length ? ` <b>Retrospective studies:</b> ${card.retrospective.length} (section 9).` : ""}</p></section>`;
+}
 
 export function modelCardHtml(card: ModelCard): string {
   const p = card.performance;
@@ -98,21 +115,23 @@ ${classCounts(d.class_counts)}
 ${m.selection_rule ? `<tr><th scope="row">Selection rule</th><td>${esc(m.selection_rule)}</td></tr>` : ""}
 ${m.validation ? `<tr><th scope="row">Validation during selection</th><td>${esc(m.validation)}</td></tr>` : ""}
 <tr><th scope="row">Selected on</th><td>${esc(m.selection_metric)}</td></tr>
-<tr><th scope="row">Built</th><td>${date(m.built_at)}, version ${card.model_version}, ${num(m.training_time_s, 0)} s</td></tr>
+<tr><th scope="row">Built</th><td>${date(m.built_at)} (model version ${card.model_version}; training took ${num(m.training_time_s, 0)} s)</td></tr>
 </tbody></table>`);
 
-  const opWords = op
-    ? `Operating point: threshold ${op.thresholds.map((t) => num(t)).join(", ")}${op.rule ? ` (${esc(op.rule)})` : ""}, chosen on ${esc(op.chosen_on)}.`
-    : "";
+  const opWords = !op
+    ? ""
+    : op.decision
+      ? `Operating point: a patient is called <b>${esc(op.decision.class)}</b> when the model's score for ${esc(op.decision.class)} is at least ${num(op.decision.score_at_least)}, a threshold chosen on ${esc(op.chosen_on)}.${op.rule ? ` Rule: ${esc(op.rule)}.` : ""}`
+      : `Operating point: thresholds ${op.thresholds.map((t) => num(t)).join(", ")} (one per class), chosen on ${esc(op.chosen_on)}.${op.rule ? ` Rule: ${esc(op.rule)}.` : ""}`;
   sections.push(`<h2>6. Performance on the test patients</h2>
-<p>${pos ? `Positive class: <b>${esc(pos.name)}</b>. ` : ""}${opWords} ${esc(p.intervals)}.</p>
+<p>${pos ? `Positive class: <b>${esc(pos.name)}</b>. ` : ""}${opWords}</p><p>${esc(p.intervals)}.</p>
 ${figureRows(p.test)}${confusion(p.confusion_matrix)}
 ${p.validation.length ? `<details open><summary>Validation figures (for comparison: a large gap to the test figures means overfitting)</summary>${figureRows(p.validation)}</details>` : ""}`);
 
   const c = card.calibration;
   sections.push(`<h2>7. Calibration</h2><p>${
     c.ece ? `Expected calibration error (ECE) on the test patients: ${num(c.ece.value)} (95% interval ${num(c.ece.ci_low)} – ${num(c.ece.ci_high)}); 0 means the scores can be read as probabilities.` : "No calibration figure for this kind of model."
-  }${c.method ? ` Scores were calibrated with ${esc(c.method)}.` : ""}${c.figure ? " The calibration plot is on the experiment's page." : ""}</p><p class="muted">Not yet computed: ${esc(c.not_yet.replace(/ are not computed yet$/, ""))}; subgroup figures.</p>`);
+  }${c.method ? ` Scores were calibrated on the validation patients (${esc(CALIBRATION_WORDS[c.method] ?? c.method)}).` : ""}${c.figure ? " The calibration plot is on the experiment's page." : ""}</p><p class="muted">Not computed yet by Builder: ${c.not_yet.map(esc).join("; ")}.</p>`);
 
   sections.push(`<h2>8. Warnings and limitations</h2>${
     card.warnings.length
@@ -131,7 +150,7 @@ ${p.validation.length ? `<details open><summary>Validation figures (for comparis
 <title>Model card: ${esc(card.title)}</title><style>${CSS}</style></head>
 <body><header><h1>Model card: ${esc(card.title)}</h1>
 <p class="meta">Experiment #${card.experiment_id}, model version ${card.model_version}. Generated ${date(card.generated_at)} by Builder, organised after ${esc(card.guideline)}.</p></header>
-<main>${sections.join("\n")}</main>
+${atAGlance(card)}<main>${sections.join("\n")}</main>
 <footer>Figures are from the data described above. No patient identifier or individual value appears in this report.</footer>
 </body></html>`;
 }

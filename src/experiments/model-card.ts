@@ -27,7 +27,7 @@ const FIGURE_LABELS: Array<[keyof Metrics, string]> = [
   ["specificity", "Specificity (positive class)"],
   ["ppv", "PPV (positive predictive value)"],
   ["npv", "NPV (negative predictive value)"],
-  ["prevalence", "Prevalence in the test patients"],
+  ["prevalence", "Prevalence (share of patients in the positive class)"],
   ["accuracy", "Accuracy"],
   ["f_macro", "F1 (macro average over classes)"],
   ["precision", "Precision (macro average over classes)"],
@@ -145,6 +145,7 @@ function dataSection(row: ExperimentRow, manifest: Manifest) {
 }
 
 function splitSection(row: ExperimentRow, manifest: Manifest) {
+  const whole = (row.request as Record<string, unknown>).task === "vision" ? "all images of a patient" : "all rows of a patient";
   const split = ((row.datasetReport as { summary?: DatasetSummary } | null)?.summary?.split ?? null) as DatasetSummary["split"] | null;
   const from = split?.from_column;
   return {
@@ -152,7 +153,7 @@ function splitSection(row: ExperimentRow, manifest: Manifest) {
     rows: { train: manifest.provenance.split_counts.train, validation: manifest.provenance.split_counts.val, test: manifest.provenance.split_counts.test },
     method: from
       ? `as the team's column '${from}' assigned each patient`
-      : `by patient (all rows and images of a patient in the same part; about 70 % train, 15 % validation, 15 % test, stratified by class), random seed ${manifest.provenance.seed}`,
+      : `by patient (${whole} in the same part; about 70 % train, 15 % validation, 15 % test, stratified by class), random seed ${manifest.provenance.seed}`,
     internal: true,
   };
 }
@@ -199,7 +200,15 @@ export function buildModelCard({ row, model, retrospectives, generatedAt }: Mode
     performance: {
       set: "test" as const,
       positive_class: clinical?.positive_class ?? null,
-      operating_point: manifest.thresholds ? { thresholds: manifest.thresholds, rule: manifest.threshold_rule ?? null, chosen_on: "validation (never the test set)" } : null,
+      operating_point: manifest.thresholds
+        ? {
+            thresholds: manifest.thresholds,
+            // Binary: serving calls class 1 when its score reaches thresholds[1] (src/serving/postprocess.ts).
+            decision: manifest.problem === "binary" && manifest.classes[1] ? { class: manifest.classes[1].name, score_at_least: manifest.thresholds[1] } : null,
+            rule: manifest.threshold_rule ?? null,
+            chosen_on: "validation (never the test set)",
+          }
+        : null,
       test: figures(manifest.metrics.test),
       validation: figures(manifest.metrics.validation),
       confusion_matrix: clinical?.confusion_matrix ?? null,
@@ -210,7 +219,7 @@ export function buildModelCard({ row, model, retrospectives, generatedAt }: Mode
       ece: ece ? { value: ece.value, ci_low: ece.ci_low, ci_high: ece.ci_high } : null,
       method: typeof calibrationMethod === "string" ? calibrationMethod : null,
       figure: manifest.figures.find((f) => /calibration/i.test(f.name))?.name ?? null,
-      not_yet: "calibration slope and intercept, and a decision curve, are not computed yet",
+      not_yet: ["calibration slope and intercept", "a decision curve", "figures by subgroup"],
     },
     subgroups: null,
     warnings: warnings.map(({ code, severity, title, message }) => ({ code, severity, title, message })),

@@ -127,13 +127,13 @@ describe(`model card on ${primaryTarget()}`, () => {
     for (const [name, value] of Object.entries(pageSecurityHeaders())) expect(res.headers.get(name), name).toBe(value);
     const html = await res.text();
     // No script of any kind, no element a hostile value could have opened, nothing fetched: every tag is one the
-    // page itself writes, and no tag carries an attribute other than class, scope, lang, charset, name, content or open.
+    // page itself writes, and no tag carries an attribute other than class, scope, lang, charset, name, content, open or aria-label.
     expect(html).not.toMatch(/<script/i);
     const tags = new Set([...html.matchAll(/<\/?([a-zA-Z][a-zA-Z0-9]*)/g)].map((m) => m[1].toLowerCase()));
-    const allowed = ["html", "head", "meta", "title", "style", "body", "header", "main", "footer", "h1", "h2", "h3", "p", "b", "br", "code", "span", "div", "ul", "li", "table", "caption", "thead", "tbody", "tr", "th", "td", "details", "summary"];
+    const allowed = ["html", "head", "meta", "title", "style", "body", "header", "section", "main", "footer", "h1", "h2", "h3", "p", "b", "br", "code", "span", "div", "ul", "li", "table", "caption", "thead", "tbody", "tr", "th", "td", "details", "summary"];
     expect([...tags].filter((t) => !allowed.includes(t))).toEqual([]);
     const attributes = new Set([...html.matchAll(/<[a-zA-Z][a-zA-Z0-9]*((?:\s+[a-zA-Z-]+(?:="[^"]*")?)*)\s*>/g)].flatMap((m) => [...m[1].matchAll(/\s+([a-zA-Z-]+)(?:="[^"]*")?/g)].map((a) => a[1])));
-    expect([...attributes].filter((a) => !["class", "scope", "lang", "charset", "name", "content", "open"].includes(a))).toEqual([]);
+    expect([...attributes].filter((a) => !["class", "scope", "lang", "charset", "name", "content", "open", "aria-label"].includes(a))).toEqual([]);
     expect(html).toContain("Model card: &lt;script&gt;alert(&quot;name&quot;)&lt;/script&gt;");
     expect(html).toContain("&quot;&gt;&lt;svg onload=alert(1)&gt;");
     expect(html).toContain("Second reader for breast masses in adults.<br>&lt;/div&gt;&lt;script&gt;alert(&#39;use&#39;)&lt;/script&gt; &amp; &quot;quoted&quot;");
