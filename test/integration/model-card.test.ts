@@ -5,6 +5,8 @@ import { primaryTarget } from "../helpers/db.js";
 import type { TestServer } from "../helpers/server.js";
 import { makeZip } from "../helpers/zips.js";
 import { pageSecurityHeaders } from "../../src/http/page-security.js";
+import { publishFixture } from "../fixtures/serving/publish.js";
+import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
 import { api, dataRequest, diagnosisRows, startExperimentServer, waitForStatus, type Api } from "./experiments-fixtures.js";
 
 // Issue 37 item 8: the model card of a model built by the real Python pipeline, as JSON and as report.html. The
@@ -161,5 +163,17 @@ describe(`model card on ${primaryTarget()}`, () => {
     const html = (await client.get("/v1/experiments/1/report.html")).body as string;
     expect(html).toContain("<h2>9. Retrospective results on other data</h2>");
     expect(html).toContain("Experiment #2");
+  });
+
+  it.skipIf(!haveFixturePython)("an image model's card describes its preprocessing and its selection from the manifest", async () => {
+    await publishFixture(server, user.userId, 50, servingFixtures().modelDir("vision_binary"));
+    const res = await client.get("/v1/experiments/50/model-card");
+    expect(res.status).toBe(200);
+    const manifest = (await server.services.experiments.repo.latestModel(user.userId, 50))!.manifest as { input: { image: Record<string, unknown> } };
+    expect(res.body.preprocessing.images).toMatchObject({ width: manifest.input.image.width, height: manifest.input.image.height, channels: manifest.input.image.channels });
+    expect(res.body.preprocessing.description).toMatch(/^Each image is resized to \d+×\d+/);
+    expect(res.body.data.inputs).toBe("images");
+    const html = (await client.get("/v1/experiments/50/report.html")).body as string;
+    expect(html).toContain(`Each image is resized to ${manifest.input.image.width}×${manifest.input.image.height}`);
   });
 });
