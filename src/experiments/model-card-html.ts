@@ -98,7 +98,7 @@ ${classCounts(d.class_counts)}
 <tr><th scope="row">Dataset fingerprint (SHA-256)</th><td><code>${esc(d.dataset_sha256 ?? "–")}</code></td></tr>
 </tbody></table>`);
 
-  sections.push(`<h2>3. The split</h2><p>Split ${esc(s.method)}. Thresholds and the model were chosen without looking at the test patients.</p>
+  sections.push(`<h2>3. The split</h2><p>${s.internal ? `Split ${esc(s.method)}. Thresholds and the model were chosen without looking at the test patients.` : `Not split: ${esc(s.method)}.`}</p>
 <table><thead><tr><th scope="col">Part</th><th scope="col" class="n">Patients</th><th scope="col" class="n">Rows</th></tr></thead><tbody>
 <tr><th scope="row">Training</th><td class="n">${count(s.patients?.train)}</td><td class="n">${count(s.rows.train)}</td></tr>
 <tr><th scope="row">Validation</th><td class="n">${count(s.patients?.validation)}</td><td class="n">${count(s.rows.validation)}</td></tr>

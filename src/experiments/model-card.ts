@@ -68,6 +68,8 @@ const LIMITATION_RETROSPECTIVE =
   "Before any clinical use, test the model on patients from another period or another site (a Retrospective study in Builder: Test on new data) and compare those figures with these.";
 const LIMITATION_RETROSPECTIVE_DONE =
   "Retrospective studies of this model on other data are listed at the end of this card: their figures, not the internal ones, are the better guide to performance on new patients.";
+const LIMITATION_THIS_RETROSPECTIVE =
+  "These figures are the model's performance on the data of this Retrospective study only; they hold for patients like these (same period, site and way of recording), and say more about new patients the more this data differs from the training data.";
 const LIMITATION_ASSOCIATION = "The model learns associations in these data; it has not been tested prospectively and does not replace clinical judgement.";
 
 const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString() : null);
@@ -148,6 +150,15 @@ function splitSection(row: ExperimentRow, manifest: Manifest) {
   const whole = (row.request as Record<string, unknown>).task === "vision" ? "all images of a patient" : "all rows of a patient";
   const split = ((row.datasetReport as { summary?: DatasetSummary } | null)?.summary?.split ?? null) as DatasetSummary["split"] | null;
   const from = split?.from_column;
+  const request = row.request as Record<string, unknown>;
+  if (request.study_type === "Retrospective") {
+    return {
+      patients: split ? { train: split.train, validation: split.val, test: split.test } : null,
+      rows: { train: 0, validation: 0, test: manifest.provenance.split_counts.test },
+      method: `a Retrospective study, where every patient is a test patient of the model built in experiment #${String(request.source_experiment_id)}`,
+      internal: false,
+    };
+  }
   return {
     patients: split ? { train: split.train, validation: split.val, test: split.test } : null,
     rows: { train: manifest.provenance.split_counts.train, validation: manifest.provenance.split_counts.val, test: manifest.provenance.split_counts.test },
@@ -174,6 +185,10 @@ export function buildModelCard({ row, model, retrospectives, generatedAt }: Mode
     confusion_matrix: m?.clinical?.confusion_matrix ?? null,
   }));
   const ece = manifest.metrics.test.ece;
+  const split = splitSection(row, manifest);
+  const limitations = split.internal
+    ? [LIMITATION_INTERNAL_SPLIT, retroRows.length ? LIMITATION_RETROSPECTIVE_DONE : LIMITATION_RETROSPECTIVE, LIMITATION_ASSOCIATION]
+    : [LIMITATION_THIS_RETROSPECTIVE, LIMITATION_ASSOCIATION];
   const calibrationMethod = ((manifest.model_summary ?? {}) as { calibration?: unknown }).calibration;
   return {
     card_version: MODEL_CARD_VERSION,
@@ -185,7 +200,7 @@ export function buildModelCard({ row, model, retrospectives, generatedAt }: Mode
     guideline: "TRIPOD+AI (2024): items on intended use, data, participants, outcome, model, performance and limitations",
     intended_use: { text: row.intendedUse ?? null, written_by: "the team (PATCH /v1/experiments/{id} intended_use)" },
     data: dataSection(row, manifest),
-    split: splitSection(row, manifest),
+    split,
     preprocessing: preprocessing(manifest),
     model: {
       kind: manifest.kind,
@@ -223,7 +238,7 @@ export function buildModelCard({ row, model, retrospectives, generatedAt }: Mode
     },
     subgroups: null,
     warnings: warnings.map(({ code, severity, title, message }) => ({ code, severity, title, message })),
-    limitations: [LIMITATION_INTERNAL_SPLIT, retroRows.length ? LIMITATION_RETROSPECTIVE_DONE : LIMITATION_RETROSPECTIVE, LIMITATION_ASSOCIATION],
+    limitations,
     retrospective: retroRows,
   };
 }

@@ -163,6 +163,12 @@ describe(`model card on ${primaryTarget()}`, () => {
     const html = (await client.get("/v1/experiments/1/report.html")).body as string;
     expect(html).toContain("<h2>9. Retrospective results on other data</h2>");
     expect(html).toContain("Experiment #2");
+    // The study's own card says it was not split: every patient was a test patient of experiment #1's model.
+    const own = await client.get("/v1/experiments/2/model-card");
+    expect(own.status).toBe(200);
+    expect(own.body.split).toMatchObject({ internal: false, method: expect.stringMatching(/Retrospective study.*experiment #1/) });
+    expect(own.body.limitations.join(" ")).not.toMatch(/internal split/);
+    expect((await client.get("/v1/experiments/2/report.html")).body).toContain("Not split: a Retrospective study");
   });
 
   it.skipIf(!haveFixturePython)("an image model's card describes its preprocessing and its selection from the manifest", async () => {
