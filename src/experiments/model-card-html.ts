@@ -55,6 +55,9 @@ ul{padding-left:1.3rem}footer{margin-top:2rem;color:#57606a;font-size:.85rem}
 @media print{body{margin:0;max-width:none;font-size:11pt}h2{break-after:avoid}table,.warn{break-inside:avoid}a{color:inherit;text-decoration:none}}
 `;
 
+/** "AUC (area under the ROC curve)" -> "AUC": the part before its explanation. */
+const shortLabel = (label: string) => (label.includes(" (") ? label.slice(0, label.indexOf(" (")) : label);
+
 /** Three lines a reviewer reads first: the headline figures for the positive class and the serious warnings. */
 function atAGlance(card: ModelCard): string {
   const pick = (name: string) => card.performance.test.find((f) => f.name === name);
@@ -62,7 +65,7 @@ function atAGlance(card: ModelCard): string {
   const shown = ["auc", "sensitivity", "specificity", "rmse", "map50"]
     .map(pick)
     .filter((f): f is CardFigure => Boolean(f))
-    .map((f) => `${esc(f.name === "sensitivity" || f.name === "specificity" ? `${f.name[0].toUpperCase()}${f.name.slice(1)} for ${pos ?? "the positive class"}` : f.label.replace(/ \(.*$/, ""))} ${num(f.value)} (${num(f.ci_low)} – ${num(f.ci_high)})`);
+    .map((f) => `${esc(f.name === "sensitivity" || f.name === "specificity" ? `${f.name[0].toUpperCase()}${f.name.slice(1)} for ${pos ?? "the positive class"}` : shortLabel(f.label))} ${num(f.value)} (${num(f.ci_low)} – ${num(f.ci_high)})`);
   const severe = card.warnings.filter((w) => w.severity === "severe").map((w) => esc(w.title));
   const others = card.warnings.length - severe.length;
   return `<section class="glance" aria-label="At a glance"><p><b>At a glance (test patients, 95% intervals):</b> ${shown.join("; ") || "–"}.</p><p><b>Warnings:</b> ${
