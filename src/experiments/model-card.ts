@@ -101,6 +101,9 @@ function modelFamily(manifest: Manifest) {
   };
 }
 
+/** 0.00392156862745098 reads as 1/255 (8-bit pixels to 0-1). */
+const scaleWords = (scale: number) => (Math.abs(scale * 255 - 1) < 1e-9 ? "1/255" : Math.abs(scale * 65535 - 1) < 1e-12 ? "1/65535" : String(scale));
+
 function preprocessing(manifest: Manifest) {
   const image = manifest.input.image;
   if (image) {
@@ -115,7 +118,7 @@ function preprocessing(manifest: Manifest) {
         mean: image.mean,
         std: image.std,
       },
-      description: `Each image is resized to ${image.width}×${image.height} (${image.resize === "letterbox" ? "aspect ratio kept, padded" : "stretched"}, ${image.interpolation}), read as ${image.channels === 1 ? "grey levels" : "RGB"}, scaled by ${image.scale} and normalised by the mean and standard deviation below; the same steps run at prediction time (they travel in the model's manifest).`,
+      description: `Each image is resized to ${image.width}×${image.height} (${image.resize === "letterbox" ? "aspect ratio kept, padded" : "stretched"}, ${image.interpolation}), read as ${image.channels === 1 ? "grey levels" : "RGB"}, its pixel values scaled by ${scaleWords(image.scale)} and normalised per channel (mean ${image.mean.join(", ")}; standard deviation ${image.std.join(", ")}); the same steps run at prediction time (they travel in the model's manifest).`,
     };
   }
   const columns = manifest.input.columns ?? [];

@@ -179,6 +179,8 @@ describe(`model card on ${primaryTarget()}`, () => {
     expect(res.body.preprocessing.images).toMatchObject({ width: manifest.input.image.width, height: manifest.input.image.height, channels: manifest.input.image.channels });
     expect(res.body.preprocessing.description).toMatch(/^Each image is resized to \d+×\d+/);
     expect(res.body.data.inputs).toBe("images");
+    expect(res.body.preprocessing.description).toContain(`normalised per channel (mean ${(manifest.input.image.mean as number[]).join(", ")}; standard deviation ${(manifest.input.image.std as number[]).join(", ")})`);
+    if (manifest.input.image.scale === 1 / 255) expect(res.body.preprocessing.description).toContain("scaled by 1/255");
     const html = (await client.get("/v1/experiments/50/report.html")).body as string;
     expect(html).toContain(`Each image is resized to ${manifest.input.image.width}×${manifest.input.image.height}`);
   });
