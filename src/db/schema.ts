@@ -61,6 +61,8 @@ export const experiments = pgTable("experiments", {
   // changes what was trained nor the request hash that makes a re-post idempotent.
   name: text("name"),
   description: text("description"),
+  /** The team's own words on the model's intended use (the model card's first item); PATCH only, like the labels. */
+  intendedUse: text("intended_use"),
   /** The request translated once (src/experiments/study.ts); null only on rows from before migration 0003. */
   study: jsonb("study"),
   requestHash: text("request_hash").notNull(),

@@ -172,6 +172,7 @@ export class ExperimentRepository {
     const set: Partial<typeof experiments.$inferInsert> = {};
     if (labels.name !== undefined) set.name = labels.name;
     if (labels.description !== undefined) set.description = labels.description;
+    if (labels.intended_use !== undefined) set.intendedUse = labels.intended_use;
     const rows = await this.db.update(experiments).set(set).where(eq(experiments.id, id)).returning();
     return rows[0];
   }
@@ -247,6 +248,23 @@ export class ExperimentRepository {
   async latestModel(userId: string, experimentId: number): Promise<ModelRow | undefined> {
     const rows = await this.db.select().from(models).where(and(eq(models.userId, userId), eq(models.experimentId, experimentId))).orderBy(desc(models.version)).limit(1);
     return rows[0];
+  }
+
+  /** The owner's ready Retrospective studies of this experiment's model, oldest first (the model card lists them). */
+  async readyRetrospectivesOf(userId: string, experimentId: number): Promise<ExperimentRow[]> {
+    return this.db
+      .select()
+      .from(experiments)
+      .where(
+        and(
+          eq(experiments.userId, userId),
+          eq(experiments.status, "ready"),
+          sql`${experiments.request} ->> 'study_type' = 'Retrospective'`,
+          sql`${experiments.request} ->> 'source_experiment_id' = ${String(experimentId)}`,
+        ),
+      )
+      .orderBy(experiments.experimentId)
+      .limit(20);
   }
 
   async nextModelVersion(experimentUuid: string): Promise<number> {

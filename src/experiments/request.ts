@@ -104,13 +104,21 @@ export const experimentDescription = labelText(
   `Free notes on the experiment: at most ${DESCRIPTION_MAX} characters. Editable later (PATCH).`,
 );
 
+export const INTENDED_USE_MAX = 2000;
+export const experimentIntendedUse = labelText(
+  INTENDED_USE_MAX,
+  DESCRIPTION_CONTROL,
+  "must not contain control characters other than line breaks and tabs",
+  `What the model is for, in the team's words (the model card's "intended use": setting, patients, the decision it supports): at most ${INTENDED_USE_MAX} characters.`,
+);
+
 /** PATCH /v1/experiments/{experiment_id}: null clears a field, an absent one is left as it is. */
 export const experimentLabelsPatchSchema = z
-  .object({ name: experimentName.nullable().optional(), description: experimentDescription.nullable().optional() })
+  .object({ name: experimentName.nullable().optional(), description: experimentDescription.nullable().optional(), intended_use: experimentIntendedUse.nullable().optional() })
   .strict()
-  .refine((p) => p.name !== undefined || p.description !== undefined, "must set name or description (null clears one)");
+  .refine((p) => p.name !== undefined || p.description !== undefined || p.intended_use !== undefined, "must set name, description or intended_use (null clears one)");
 
-export type ExperimentLabels = { name?: string | null; description?: string | null };
+export type ExperimentLabels = { name?: string | null; description?: string | null; intended_use?: string | null };
 
 export const experimentRequestSchema = experimentRequestFields.extend({ name: experimentName.nullish(), description: experimentDescription.nullish() }).strict().superRefine((r, ctx) => {
   datasetFieldRules(r, ctx);

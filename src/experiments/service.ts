@@ -19,6 +19,8 @@ import { experimentEventStream, type StreamItem } from "./event-stream.js";
 import { ExperimentEventHub } from "./event-hub.js";
 import { StreamSlots } from "./stream-slots.js";
 import { experimentSummary, experimentView } from "./view.js";
+import { buildModelCard, type ModelCard } from "./model-card.js";
+import type { Manifest } from "../contract/types.js";
 import type { ExperimentStatus } from "./state.js";
 import type { z } from "zod";
 
@@ -108,6 +110,24 @@ export class ExperimentService {
   async view(row: ExperimentRow) {
     const model = await this.deps.repo.latestModel(row.userId, row.experimentId);
     return experimentView(row, model && model.experimentUuid === row.id ? model : undefined);
+  }
+
+  /**
+   * The model card of a ready experiment (model-card.ts), with its Retrospective studies beside it. 404 when the
+   * experiment is another user's, or has no model of its own yet (the same rule as its report).
+   */
+  async modelCard(userId: string, experimentId: number): Promise<ModelCard> {
+    const row = await this.get(userId, experimentId);
+    const model = await this.deps.repo.latestModel(userId, experimentId);
+    if (!model || model.experimentUuid !== row.id) {
+      throw new ApiError(404, "not_found", `experiment ${experimentId} has no model card yet (status ${row.status}); it exists once the experiment is ready`);
+    }
+    const retrospectives = [];
+    for (const r of await this.deps.repo.readyRetrospectivesOf(userId, experimentId)) {
+      const m = await this.deps.repo.latestModel(userId, r.experimentId);
+      retrospectives.push({ row: r, manifest: m && m.experimentUuid === r.id ? (m.manifest as Manifest) : undefined });
+    }
+    return buildModelCard({ row, model, retrospectives, generatedAt: new Date() });
   }
 
   /** The caller's experiments, newest first, one page; `q` narrows them to those whose name, description, zip or label columns hold it. */

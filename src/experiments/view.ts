@@ -12,6 +12,7 @@ export function experimentView(row: ExperimentRow, model?: ModelRow) {
     experiment_id: row.experimentId,
     name: row.name,
     description: row.description,
+    intended_use: row.intendedUse ?? null,
     user_id: row.userId,
     status: row.status,
     progress: row.progress,

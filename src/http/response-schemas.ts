@@ -99,6 +99,7 @@ export const experimentSchema = z.object({
   experiment_id: z.number(),
   name,
   description,
+  intended_use: z.string().nullable().optional().describe("the team's words on what the model is for (PATCH intended_use); shown first on the model card"),
   user_id: z.string(),
   status,
   progress: progressSchema.nullable(),

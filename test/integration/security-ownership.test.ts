@@ -128,9 +128,12 @@ describe.skipIf(!haveFixturePython)("another user's resources are 404 on every r
   });
 
   it("experiments, models, downloads, logs, events, cancel and predict of Alice's are 404 for Bob", async () => {
-    for (const p of [`/v1/experiments/${ALICE_EXP}`, `/v1/experiments/${ALICE_EXP}/logs`, `/v1/experiments/${ALICE_EXP}/events`, `/v1/models/${ALICE_EXP}`, `/v1/models/${ALICE_EXP}/download`]) {
+    for (const p of [`/v1/experiments/${ALICE_EXP}`, `/v1/experiments/${ALICE_EXP}/logs`, `/v1/experiments/${ALICE_EXP}/events`, `/v1/models/${ALICE_EXP}`, `/v1/models/${ALICE_EXP}/download`, `/v1/experiments/${ALICE_EXP}/model-card`, `/v1/experiments/${ALICE_EXP}/report.html`]) {
       expectNotFound(await bob.client.get(p));
     }
+    // The model card exists for Alice (a published fixture model with no dataset report still has one).
+    expect((await alice.client.get(`/v1/experiments/${ALICE_EXP}/model-card`)).status).toBe(200);
+    expect((await alice.client.get(`/v1/experiments/${ALICE_EXP}/report.html`)).status).toBe(200);
     expectNotFound(await bob.client.post(`/v1/experiments/801/cancel`));
     expectPredictNotFound(await bob.client.post(`/v1/experiments/${ALICE_EXP}/predict`, { message: [1, 2, 3] }));
     expectPredictNotFound(await bob.client.post(`/predict`, { experiment_id: ALICE_EXP, message: [1, 2, 3] }));

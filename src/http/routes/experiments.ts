@@ -80,7 +80,7 @@ export const experimentRoutes = [
     method: "patch",
     path: "/v1/experiments/{experiment_id}",
     auth: "any",
-    summary: "Name or describe an experiment: set name and/or description; null clears one, an absent one is kept",
+    summary: "Name or describe an experiment: set name, description and/or intended_use (the model card's intended use); null clears one, an absent one is kept",
     tags: ["experiments"],
     params: experimentIdParams,
     body: experimentLabelsPatchSchema,

@@ -5,6 +5,8 @@ import type { Services } from "../../services.js";
 import { BucketNotFoundError } from "../../storage/bucket.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../route.js";
+import { pageSecurityHeaders } from "../page-security.js";
+import { modelCardHtml } from "../../experiments/model-card-html.js";
 
 // The evaluation report a pipeline publishes beside its model (report.json and its figures), served to the
 // experiment's owner. Another user's experiment is 404, like every other route (services.experiments.get).
@@ -41,6 +43,28 @@ async function readObject(services: Services, objectPath: string, what: string):
   }
 }
 
+// report.html is a page a browser renders: the dashboard's headers (no framing, no sniffing, no script at all).
+const CARD_PAGE_HEADERS = { ...pageSecurityHeaders(), "cache-control": "private, no-cache" };
+const section = z.record(z.string(), z.unknown());
+const modelCardSchema = z.looseObject({
+  card_version: z.number(),
+  experiment_id: z.number(),
+  title: z.string(),
+  model_version: z.number(),
+  generated_at: z.string(),
+  intended_use: z.object({ text: z.string().nullable(), written_by: z.string() }),
+  data: section.describe("data source and dates: file, submitted, rows, patients, images, class counts"),
+  split: section.describe("patients and rows per part, and how they were split"),
+  preprocessing: section,
+  model: section.describe("model family and why it was chosen (the pipeline's selection reason)"),
+  performance: section.describe("test figures with 95% intervals at the operating point, validation figures, the confusion matrix"),
+  calibration: section,
+  subgroups: z.null().describe("not computed yet"),
+  warnings: z.array(z.object({ code: z.string(), severity: z.string(), title: z.string(), message: z.string() })),
+  limitations: z.array(z.string()),
+  retrospective: z.array(section).describe("ready Retrospective studies of this model, beside the internal figures"),
+});
+
 const figureSchema = z.object({ name: z.string(), title: z.string(), url: z.string().describe("GET it with the same credentials") });
 
 export const reportRoutes = [
@@ -72,6 +96,29 @@ export const reportRoutes = [
         ? (JSON.parse((await readObject(services, besideModel(model, manifest.report_file), "report")).toString("utf8")) as Record<string, unknown>)
         : null;
       return { headers: { "cache-control": "private, no-cache" }, body: { experiment_id: params.experiment_id, model_version: model.version, figures, report } };
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/v1/experiments/{experiment_id}/model-card",
+    auth: "any",
+    summary: "The model card of a ready experiment, organised after TRIPOD+AI: intended use, data, split, preprocessing, model, performance with intervals, calibration, warnings and limitations, Retrospective results",
+    tags: ["experiments"],
+    params,
+    responses: { 200: { description: "the model card", schema: modelCardSchema }, 404: { description: "not your experiment, or not ready yet" } },
+    handler: async ({ services, auth, params }) => ({ headers: { "cache-control": "private, no-cache" }, body: await services.experiments.modelCard(auth.userId, params.experiment_id) }),
+  }),
+  defineRoute({
+    method: "get",
+    path: "/v1/experiments/{experiment_id}/report.html",
+    auth: "any",
+    summary: "The model card as a printable, self-contained HTML page (inline CSS, no script)",
+    tags: ["experiments"],
+    params,
+    responses: { 200: { description: "the page", contentType: "text/html" }, 404: { description: "not your experiment, or not ready yet" } },
+    handler: async ({ services, auth, params, res }) => {
+      const card = await services.experiments.modelCard(auth.userId, params.experiment_id);
+      res.status(200).set(CARD_PAGE_HEADERS).type("text/html; charset=utf-8").send(modelCardHtml(card));
     },
   }),
   defineRoute({

@@ -324,7 +324,7 @@ export interface paths {
         delete: operations["delete_v1_experiments_experiment_id"];
         options?: never;
         head?: never;
-        /** Name or describe an experiment: set name and/or description; null clears one, an absent one is kept */
+        /** Name or describe an experiment: set name, description and/or intended_use (the model card's intended use); null clears one, an absent one is kept */
         patch: operations["patch_v1_experiments_experiment_id"];
         trace?: never;
     };
@@ -396,6 +396,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/experiments/{experiment_id}/model-card": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The model card of a ready experiment, organised after TRIPOD+AI: intended use, data, split, preprocessing, model, performance with intervals, calibration, warnings and limitations, Retrospective results */
+        get: operations["get_v1_experiments_experiment_id_model_card"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/experiments/{experiment_id}/predict": {
         parameters: {
             query?: never;
@@ -422,6 +439,23 @@ export interface paths {
         };
         /** The evaluation report of a ready experiment: report.json (curves, confusion matrix, calibration, training curves) and its figures */
         get: operations["get_v1_experiments_experiment_id_report"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/experiments/{experiment_id}/report.html": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The model card as a printable, self-contained HTML page (inline CSS, no script) */
+        get: operations["get_v1_experiments_experiment_id_report_html"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1981,6 +2015,8 @@ export interface operations {
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         }[];
+                        /** @description the team's words on what the model is for (PATCH intended_use); shown first on the model card */
+                        intended_use?: string | null;
                         /** @description test-set metrics once ready */
                         metrics: {
                             [key: string]: {
@@ -2200,6 +2236,8 @@ export interface operations {
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         }[];
+                        /** @description the team's words on what the model is for (PATCH intended_use); shown first on the model card */
+                        intended_use?: string | null;
                         /** @description test-set metrics once ready */
                         metrics: {
                             [key: string]: {
@@ -2450,6 +2488,8 @@ export interface operations {
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         }[];
+                        /** @description the team's words on what the model is for (PATCH intended_use); shown first on the model card */
+                        intended_use?: string | null;
                         /** @description test-set metrics once ready */
                         metrics: {
                             [key: string]: {
@@ -2601,6 +2641,7 @@ export interface operations {
             content: {
                 "application/json": {
                     description?: string | null;
+                    intended_use?: string | null;
                     name?: string | null;
                 };
             };
@@ -2734,6 +2775,8 @@ export interface operations {
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         }[];
+                        /** @description the team's words on what the model is for (PATCH intended_use); shown first on the model card */
+                        intended_use?: string | null;
                         /** @description test-set metrics once ready */
                         metrics: {
                             [key: string]: {
@@ -2975,6 +3018,8 @@ export interface operations {
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                         }[];
+                        /** @description the team's words on what the model is for (PATCH intended_use); shown first on the model card */
+                        intended_use?: string | null;
                         /** @description test-set metrics once ready */
                         metrics: {
                             [key: string]: {
@@ -3166,6 +3211,93 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_experiments_experiment_id_model_card: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the model card */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        calibration: {
+                            [key: string]: unknown;
+                        };
+                        card_version: number;
+                        /** @description data source and dates: file, submitted, rows, patients, images, class counts */
+                        data: {
+                            [key: string]: unknown;
+                        };
+                        experiment_id: number;
+                        generated_at: string;
+                        intended_use: {
+                            text: string | null;
+                            written_by: string;
+                        };
+                        limitations: string[];
+                        /** @description model family and why it was chosen (the pipeline's selection reason) */
+                        model: {
+                            [key: string]: unknown;
+                        };
+                        model_version: number;
+                        /** @description test figures with 95% intervals at the operating point, validation figures, the confusion matrix */
+                        performance: {
+                            [key: string]: unknown;
+                        };
+                        preprocessing: {
+                            [key: string]: unknown;
+                        };
+                        /** @description ready Retrospective studies of this model, beside the internal figures */
+                        retrospective: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @description patients and rows per part, and how they were split */
+                        split: {
+                            [key: string]: unknown;
+                        };
+                        /** @description not computed yet */
+                        subgroups: null;
+                        title: string;
+                        warnings: {
+                            code: string;
+                            message: string;
+                            severity: string;
+                            title: string;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description not your experiment, or not ready yet */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Error */
             default: {
@@ -3439,6 +3571,44 @@ export interface operations {
                         } | null;
                     };
                 };
+            };
+            /** @description not your experiment, or not ready yet */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_experiments_experiment_id_report_html: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description not your experiment, or not ready yet */
             404: {

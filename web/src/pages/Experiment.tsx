@@ -7,6 +7,7 @@ import { MetricsTable, PerClassTable } from "../components/MetricsView";
 import { ConfusionTable, ResultBadge, VerdictBox } from "../components/ClinicalResult";
 import { ErrorBox, Link, StatusBadge } from "../components/ui";
 import { ExperimentLabelsEditor } from "../components/ExperimentLabels";
+import { IntendedUseEditor } from "../components/IntendedUse";
 import { formatEta, useSteadyEta } from "../lib/eta";
 import { experimentTitle, formatDate, formatDuration } from "../lib/format";
 import { navigate } from "../lib/router";
@@ -206,7 +207,12 @@ export function ExperimentPage({ id }: { id: number }) {
             <a className="button secondary" href={`/v1/experiments/${id}/logs`} target="_blank" rel="noreferrer">
               Training log
             </a>
+            {/* The model card as one self-contained page: open it, print it to PDF or attach it to a submission. */}
+            <a className="button secondary" href={`/v1/experiments/${id}/report.html`} download={`model-card-experiment-${id}.html`} data-testid="download-report">
+              Download report
+            </a>
           </div>
+          <IntendedUseEditor exp={exp} onSaved={() => void refresh()} />
           {report ? (
             <>
               <h2>Figures</h2>

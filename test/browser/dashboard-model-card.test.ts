@@ -1,0 +1,111 @@
+import fs from "node:fs";
+import { Readable } from "node:stream";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createUserWithKey } from "../helpers/auth.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+import { makeZip } from "../helpers/zips.js";
+import { api, dataRequest, waitForStatus } from "../integration/experiments-fixtures.js";
+import { axeViolations, ensureDashboardBuilt, haveChromium, launchChromium, screenshot, seriousOrCritical, signInThroughPage } from "./browser.js";
+
+// Issue 37 item 8 in a real Chromium: the team writes the intended use on the result page (saved with PATCH),
+// "Download report" saves the model card, and report.html opened in the browser reads as a printable page
+// (screenshots .test-results/screenshots/37-model-card*.png, looked at by a person, see the notebook).
+
+const WDBC = new URL("../../../shared/datasets/wdbc/data.csv", import.meta.url);
+const EMAIL = "reviewer@hospital.example";
+const PASSWORD = "a long enough password";
+const INTENDED_USE =
+  "Second reader for fine-needle aspirates of breast masses in adult women referred to our breast clinic.\nIt flags aspirates for a pathologist's review; it is not for screening and does not replace the pathologist.";
+
+describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: model card (Chromium)", () => {
+  let server: TestServer;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    ensureDashboardBuilt();
+    server = await startTestServer("pglite");
+    const user = await createUserWithKey(server, { email: EMAIL, password: PASSWORD });
+    const csv = fs.readFileSync(WDBC, "utf8");
+    const zipPath = `${user.userId}/wdbc/data.zip`;
+    await server.services.bucket.write(zipPath, Readable.from(makeZip({ "data.csv": csv })));
+    const client = api(server.url, user.key);
+    const body = dataRequest(user.userId, 1, zipPath, csv.split(/\r?\n/, 1)[0].split(",").slice(2), { positive_class: "M", name: "Breast cancer, WDBC", description: "Diagnosis from 30 nuclear features." });
+    expect((await client.post("/v1/experiments", body)).status).toBe(202);
+    expect((await waitForStatus(client, 1, ["ready", "failed", "invalid_dataset"], 200_000)).status).toBe("ready");
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    await signInThroughPage(page, server.url, EMAIL, PASSWORD);
+  }, 240_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.teardown();
+  });
+
+  it("the intended use is written and saved on the result page; Download report saves the card with it", async () => {
+    await page.goto(`${server.url}/experiments/1`);
+    const form = page.getByTestId("intended-use");
+    await form.waitFor();
+    const save = form.getByRole("button", { name: "Save intended use" });
+    expect(await save.isDisabled()).toBe(true); // nothing to save yet
+    await form.getByLabel(/Intended use/).fill(INTENDED_USE);
+    await save.click();
+    await form.getByRole("status").waitFor();
+    expect(await form.getByRole("status").textContent()).toBe("Saved");
+    await screenshot(page, "37-model-card-result-page");
+
+    // Stored: a reload shows it again.
+    await page.reload();
+    await page.getByTestId("intended-use").waitFor();
+    expect(await page.getByTestId("intended-use").getByLabel(/Intended use/).inputValue()).toBe(INTENDED_USE);
+
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByTestId("download-report").click()]);
+    expect(download.suggestedFilename()).toBe("model-card-experiment-1.html");
+    const saved = fs.readFileSync(await download.path(), "utf8");
+    expect(saved).toContain("Second reader for fine-needle aspirates");
+    expect(saved).toContain("<h1>Model card: Breast cancer, WDBC</h1>");
+  });
+
+  it("report.html reads as a printable page: every section, figures for M with intervals, axis of text at least 12 px", async () => {
+    const errors: string[] = [];
+    page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+    const res = await page.goto(`${server.url}/v1/experiments/1/report.html`);
+    expect(res?.status()).toBe(200);
+    await page.getByRole("heading", { level: 1 }).waitFor();
+    expect(await page.title()).toBe("Model card: Breast cancer, WDBC");
+    const headings = await page.getByRole("heading", { level: 2 }).allTextContents();
+    expect(headings).toEqual([
+      "1. Intended use",
+      "2. Data source and participants",
+      "3. The split",
+      "4. Preprocessing",
+      "5. Model",
+      "6. Performance on the test patients",
+      "7. Calibration",
+      "8. Warnings and limitations",
+    ]);
+    const body = (await page.locator("body").textContent()) ?? "";
+    expect(body).toContain("Positive class: M.");
+    expect(body).toMatch(/a patient is called M when the model's score for M is at least [01]\.\d{3}/);
+    expect(body).toMatch(/At a glance \(test patients, 95% intervals\): AUC [01]\.\d{3} \([01]\.\d{3} – [01]\.\d{3}\); Sensitivity for M/);
+    expect(body).toMatch(/Sensitivity \(positive class\)\s*[01]\.\d{3}\s*[01]\.\d{3} – [01]\.\d{3}/);
+    expect(body).toContain("569"); // rows and patients of WDBC
+    expect(body).toMatch(/internal split/);
+    // Text a reviewer reads on screen: nothing smaller than 12 px.
+    const smallest = await page.evaluate(() => Math.min(...[...document.querySelectorAll("body *")].filter((e) => e.textContent?.trim()).map((e) => parseFloat(getComputedStyle(e).fontSize))));
+    expect(smallest).toBeGreaterThanOrEqual(12);
+    expect(seriousOrCritical(await axeViolations(page))).toEqual([]);
+    expect(errors).toEqual([]);
+    await screenshot(page, "37-model-card");
+    await page.setViewportSize({ width: 390, height: 844 });
+    // On a phone the page fits its width: nothing to scroll sideways (a long fingerprint used to push it to 727 px).
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await screenshot(page, "37-model-card-phone");
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.emulateMedia({ media: "print" });
+    await screenshot(page, "37-model-card-print");
+    await page.emulateMedia({ media: "screen" });
+  });
+});

@@ -1,0 +1,65 @@
+import { useState, type FormEvent } from "react";
+import { api } from "../api/client";
+import type { Experiment } from "../api/types";
+import { ErrorBox } from "./ui";
+
+// The server's limit (src/experiments/request.ts INTENDED_USE_MAX).
+const INTENDED_USE_MAX = 2000;
+
+/**
+ * The team's statement of what the model is for: the model card's first item (TRIPOD+AI asks for it), which only
+ * the team can write. Saved with PATCH /v1/experiments/{id} { intended_use }; an emptied box clears it.
+ */
+export function IntendedUseEditor({ exp, onSaved }: { exp: Experiment; onSaved: (e: Experiment) => void }) {
+  const [text, setText] = useState(exp.intended_use ?? "");
+  const [saving, setSaving] = useState(false);
+  const [saved, setSaved] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const changed = text.trim() !== (exp.intended_use ?? "");
+
+  const save = async (e: FormEvent) => {
+    e.preventDefault();
+    setSaving(true);
+    setSaved(false);
+    setError(null);
+    try {
+      const updated = await api<Experiment>("PATCH", `/v1/experiments/${exp.experiment_id}`, { intended_use: text.trim() || null });
+      onSaved(updated);
+      setText(updated.intended_use ?? "");
+      setSaved(true);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  return (
+    <form className="card" onSubmit={save} aria-label="Intended use" data-testid="intended-use">
+      <label>
+        Intended use <span className="muted small">(for the model card: the setting, the patients, the decision it supports, who acts on it)</span>
+        <textarea
+          value={text}
+          maxLength={INTENDED_USE_MAX}
+          rows={4}
+          onChange={(e) => (setText(e.target.value), setSaved(false))}
+          placeholder="e.g. Second reader for fine-needle aspirates of breast masses in adult women referred to our clinic; flags samples for review by a pathologist. Not for screening."
+        />
+      </label>
+      <ErrorBox error={error} />
+      <div className="actions">
+        <button type="submit" disabled={saving || !changed}>
+          {saving ? "Saving…" : "Save intended use"}
+        </button>
+        {saved && !changed ? (
+          <span className="muted small" role="status">
+            Saved
+          </span>
+        ) : null}
+        <span className="muted small">
+          {[...text].length} / {INTENDED_USE_MAX}
+        </span>
+      </div>
+    </form>
+  );
+}
