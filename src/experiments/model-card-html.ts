@@ -5,7 +5,7 @@ import type { CardFigure, ModelCard } from "./model-card.js";
 // (name, description, intended use, file, column and class names) goes through esc(); numbers are formatted here.
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-export const esc = (v: unknown): string => String(v ?? "").replace(/[&<>"']/g, (c) => ESCAPES[c]);
+export const esc = (v: string | number | null | undefined): string => String(v ?? "").replace(/[&<>"']/g, (c) => ESCAPES[c]);
 
 const num = (v: number | null | undefined, digits = 3) => (typeof v === "number" && Number.isFinite(v) ? v.toFixed(digits) : "–");
 const count = (v: number | null | undefined) => (typeof v === "number" ? v.toLocaleString("en-US") : "–");

@@ -1,5 +1,5 @@
 import type { DatasetSummary } from "../datasets/report.js";
-import type { Manifest, MetricValue, Metrics } from "../contract/types.js";
+import type { Manifest, Metrics } from "../contract/types.js";
 import type { ExperimentRow, ModelRow } from "./repository.js";
 import { warningsOf, type ResultWarning } from "./warnings.js";
 
@@ -43,7 +43,7 @@ function figures(metrics: Metrics | undefined): CardFigure[] {
   if (!metrics) return [];
   const out: CardFigure[] = [];
   for (const [name, label] of FIGURE_LABELS) {
-    const m = metrics[name] as MetricValue | undefined;
+    const m = metrics[name];
     if (m) out.push({ name, label, value: m.value, ci_low: m.ci_low, ci_high: m.ci_high });
   }
   return out;
@@ -135,7 +135,7 @@ function preprocessing(manifest: Manifest) {
 
 function dataSection(row: ExperimentRow, manifest: Manifest) {
   const request = row.request as Record<string, unknown>;
-  const summary = ((row.datasetReport as { summary?: DatasetSummary } | null)?.summary ?? {}) as DatasetSummary;
+  const summary = ((row.datasetReport as { summary?: DatasetSummary } | null)?.summary ?? {});
   return {
     file_name: fileName(request.zip_gcloud),
     submitted_at: iso(row.createdAt),
@@ -183,8 +183,8 @@ export function buildModelCard({ row, model, retrospectives, generatedAt }: Mode
     name: r.name,
     file_name: fileName((r.request as Record<string, unknown>).zip_gcloud),
     finished_at: iso(r.finishedAt),
-    patients: ((r.datasetReport as { summary?: DatasetSummary } | null)?.summary?.patients ?? null) as number | null,
-    test: figures((r.metrics ?? m?.metrics.test) as Metrics | undefined),
+    patients: ((r.datasetReport as { summary?: DatasetSummary } | null)?.summary?.patients ?? null),
+    test: figures((r.metrics ?? m?.metrics.test)),
     confusion_matrix: m?.clinical?.confusion_matrix ?? null,
   }));
   const ece = manifest.metrics.test.ece;
