@@ -13,6 +13,8 @@ const LABELS: Record<string, string> = {
   r2: "R²",
   map50: "mAP@0.5",
   map50_95: "mAP@0.5:0.95",
+  calibration_slope: "Calibration slope (1 is ideal; below 1: risks too extreme)",
+  calibration_intercept: "Calibration intercept (0 is ideal; below 0: risks too high)",
 };
 
 const CLINICAL: Record<string, string> = { sensitivity: "Sensitivity", specificity: "Specificity", ppv: "PPV (positive predictive value)", npv: "NPV (negative predictive value)", prevalence: "Prevalence" };
