@@ -1,16 +1,21 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { Readable } from "node:stream";
 import type { Browser, Page } from "playwright-core";
+import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeZip } from "../helpers/zips.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
+import { createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { api, visionRequest, waitForStatus } from "../integration/experiments-fixtures.js";
 import { SCREENSHOTS, axeViolations, ensureDashboardBuilt, haveChromium, launchChromium, screenshot, seriousOrCritical, signInThroughPage } from "./browser.js";
 
 // Issue 37 items 6 and 7 in a real Chromium against a real Builder and the real Python pipeline, on WDBC: the
 // result page shows the decision curve and the calibration plot, every figure's axis text displays at 12 px or
 // more at 1280 px (measured from the SVG's own font sizes and the width the page gives the image), a click or the
-// keyboard opens a figure large in a dialog, and each figure's numbers sit in a <details> table.
+// keyboard opens a figure large in a dialog, and each figure's numbers sit in a <details> table. Then a tiny image
+// model: its figures (line charts, confusion matrix) measured the same way, and Try it's Grad-CAM colour legend.
 
 const EMAIL = "reader@hospital.example";
 const PASSWORD = "a long enough password";
@@ -40,12 +45,13 @@ describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: readable figu
   let browser: Browser;
   let page: Page;
   let tmp: string;
+  let user: UserWithKey;
 
   beforeAll(async () => {
     ensureDashboardBuilt();
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "builder-figures-"));
     server = await startTestServer("pglite");
-    await server.services.auth.users.create({ email: EMAIL, password: PASSWORD });
+    user = await createUserWithKey(server, { email: EMAIL, password: PASSWORD });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     await signInThroughPage(page, server.url, EMAIL, PASSWORD);
@@ -131,5 +137,55 @@ describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: readable figu
     expect(calRows.every((n) => n > 0)).toBe(true);
     await calibration.scrollIntoViewIfNeeded();
     await page.screenshot({ path: path.join(SCREENSHOTS, "37-figures-tables-open.png") });
+  }, 300_000);
+
+  it("an image model: its figures' text at 12 px or more, and Try it's Grad-CAM overlay has a colour legend", async () => {
+    // 60 tiny images: class 1 has a bright square in the middle (as test/integration/experiments-vision.test.ts).
+    const files: Record<string, Buffer | string> = {};
+    const rows = ["patient,label,image"];
+    for (let i = 0; i < 60; i++) {
+      const label = i % 2;
+      const px = Buffer.alloc(24 * 24);
+      for (let j = 0; j < px.length; j++) px[j] = ((j * 37 + i * 11) % 40) + (label && j % 24 > 6 && j % 24 < 18 && j / 24 > 6 && j / 24 < 18 ? 180 : 0);
+      files[`images/${i}.png`] = await sharp(px, { raw: { width: 24, height: 24, channels: 1 } }).png().toBuffer();
+      rows.push(`p${i},${label},images/${i}.png`);
+    }
+    files["labels.csv"] = rows.join("\n") + "\n";
+    const zipPath = `${user.userId}/vision/data.zip`;
+    await server.services.bucket.write(zipPath, Readable.from(makeZip(files)));
+    const client = api(server.url, user.key);
+    const post = await client.post("/v1/experiments", visionRequest(user.userId, 2, zipPath, { time_budget_s: 5 }));
+    expect(post.status).toBe(202);
+    const done = await waitForStatus(client, 2, ["ready", "failed", "invalid_dataset"], 200_000);
+    expect(done.status).toBe("ready");
+
+    await page.goto(`${server.url}/experiments/2`);
+    const figures = page.getByTestId("figures");
+    await figures.locator("figure").first().waitFor();
+    const names = await figures.locator("figure").evaluateAll((fs) => fs.map((f) => f.getAttribute("data-testid")!.replace(/^figure-/, "")));
+    expect(names).toEqual(expect.arrayContaining(["roc", "calibration", "confusion", "decision_curve", "training_loss"]));
+    for (const name of names) {
+      const measured = await smallestDisplayedFont(page, name);
+      expect(measured.smallest, `${name}: smallest text ${measured.smallest.toFixed(1)} px`).toBeGreaterThanOrEqual(12);
+    }
+    await page.getByTestId("figure-confusion").scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(SCREENSHOTS, "37-figures-image-model-1280.png") });
+    await page.getByTestId("figure-confusion").locator("details summary").click();
+    expect(await page.getByTestId("figure-confusion").locator("details thead th").allTextContents()).toEqual(["true \\ predicted", "0", "1"]);
+
+    await page.goto(`${server.url}/experiments/2/try`);
+    const input = page.getByTestId("image-input");
+    await input.waitFor();
+    const sample = path.join(tmp, "square.png");
+    fs.writeFileSync(sample, files["images/1.png"] as Buffer);
+    await input.setInputFiles(sample);
+    await page.getByTestId("overlay").waitFor({ timeout: 30_000 });
+    const legend = page.getByTestId("gradcam-legend");
+    await legend.waitFor({ timeout: 10_000 });
+    expect(await legend.textContent()).toBe("Less influenceMore influence on the prediction");
+    // The legend's ramp is the canvas's ramp: dark purple through red and orange to pale yellow.
+    const ramp = await legend.locator(".ramp").evaluate((el) => getComputedStyle(el).backgroundImage);
+    expect(ramp).toMatch(/^linear-gradient\(to right, rgb\(0, 0, 4\) 0%.*rgb\(252, 255, 164\) 100%\)$/);
+    await screenshot(page, "37-try-gradcam-legend");
   }, 300_000);
 });
