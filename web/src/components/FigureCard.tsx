@@ -1,4 +1,4 @@
-import { useRef } from "react";
+import { useRef, useState } from "react";
 
 /** The numbers behind a figure (report.json figure_tables), for screen readers and for anyone who wants the values. */
 export interface FigureTable {
@@ -31,9 +31,15 @@ export function figureTables(report: Record<string, unknown> | null | undefined)
  */
 export function FigureCard({ figure, table }: { figure: FigureRef; table?: FigureTable }) {
   const dialog = useRef<HTMLDialogElement>(null);
+  // The large image is in the page only while the dialog is open: no second download of every figure up front.
+  const [open, setOpen] = useState(false);
+  const show = () => {
+    setOpen(true);
+    dialog.current?.showModal();
+  };
   return (
     <figure data-testid={`figure-${figure.name}`}>
-      <button type="button" className="figure-open" onClick={() => dialog.current?.showModal()} aria-label={`Enlarge: ${figure.title}`}>
+      <button type="button" className="figure-open" onClick={show} aria-label={`Enlarge: ${figure.title}`}>
         <img src={figure.url} alt={figure.title} loading="lazy" />
       </button>
       <figcaption>{figure.title}</figcaption>
@@ -70,6 +76,7 @@ export function FigureCard({ figure, table }: { figure: FigureRef; table?: Figur
         className="figure-dialog"
         aria-label={figure.title}
         data-testid="figure-dialog"
+        onClose={() => setOpen(false)}
         // A click on the backdrop (the dialog element itself, outside its content) closes it.
         onClick={(e) => e.target === dialog.current && dialog.current?.close()}
       >
@@ -80,7 +87,7 @@ export function FigureCard({ figure, table }: { figure: FigureRef; table?: Figur
               Close
             </button>
           </div>
-          <img src={figure.url} alt={figure.title} />
+          {open ? <img src={figure.url} alt={figure.title} /> : null}
         </div>
       </dialog>
     </figure>
