@@ -75,3 +75,50 @@ def test_binary_metrics_carry_slope_and_intercept_with_patient_intervals():
     multi = M.classification_metrics("multiclass", np.eye(3)[rng.integers(0, 3, 60)], rng.dirichlet([1, 1, 1], 60),
                                      np.eye(3)[rng.integers(0, 3, 60)], np.arange(60).astype(str), n_boot=20)
     assert "calibration_slope" not in multi
+
+
+def _font_sizes(svg: str) -> list[float]:
+    import re
+    return [float(v) for v in re.findall(r'font-size="([\d.]+)"', svg)]
+
+
+def test_every_chart_writes_axis_text_of_at_least_14_units(tmp_path):
+    """14 units on a 480-unit figure shown >= 480 px wide (the page's columns) display at >= 12 px; the browser
+    test measures the displayed size, this catches a chart module drifting back to small text."""
+    from builder_pipelines.common import clinical_figures
+    from builder_pipelines.tabular import figures as tab
+    from builder_pipelines.vision import figures as vis
+
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 200)
+    p = np.clip(y * 0.6 + rng.uniform(0, 0.4, 200), 0, 1)
+    curves = M.curves(np.stack([1 - y, y], 1), np.stack([1 - p, p], 1))
+    svgs = [clinical_figures.decision_curve_svg(decision.decision_curve(y, p), "malignant")[0],
+            clinical_figures.calibration_svg(curves["calibration"]["1"], "malignant", "Calibration")[0],
+            vis.line_chart([{"label": "a", "x": [0, 1], "y": [0, 1]}], "t", "x", "y"),
+            vis.confusion_chart([[5, 1], [2, 7]], ["benign", "malignant"], "Confusion")]
+    tab.lines(tmp_path / "l.svg", "t", "x", "y", [("a", [0, 1], [0, 1])], diagonal="up")
+    tab.bars(tmp_path / "b.svg", "t", {"radius": 1.0, "texture": 0.5})
+    tab.scatter(tmp_path / "s.svg", "t", "x", "y", [0, 1], [0, 1])
+    svgs += [(tmp_path / f).read_text() for f in ("l.svg", "b.svg", "s.svg")]
+    for svg in svgs:
+        assert 'viewBox="0 0 480 ' in svg
+        assert min(_font_sizes(svg)) >= 14
+
+
+def test_calibration_figure_counts_every_case_once():
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, 86)
+    p = np.where(y == 1, rng.uniform(0.9, 1, 86), rng.uniform(0, 0.1, 86))  # WDBC-like: near 0 and 1
+    p[:3] = [0.35, 0.55, 0.75]
+    curves = M.curves(np.stack([1 - y, y], 1), np.stack([1 - p, p], 1))
+    svg, table = clinical_figures_calibration(curves)
+    assert sum(row[2] for row in table["rows"]) == 86
+    assert all(row[2] > 0 for row in table["rows"])
+    assert "<polyline" not in svg  # no line joining thin middle bins into a zig-zag
+    assert svg.count("<circle") == len(table["rows"])
+
+
+def clinical_figures_calibration(curves):
+    from builder_pipelines.common import clinical_figures
+    return clinical_figures.calibration_svg(curves["calibration"]["1"], "M", "Calibration")

@@ -89,6 +89,7 @@ describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: readable figu
       await page.getByTestId(`figure-${name}`).locator("img").first().scrollIntoViewIfNeeded();
       const measured = await smallestDisplayedFont(page, name);
       expect(measured.texts, name).toBeGreaterThan(3);
+      console.info(`figure ${name}: smallest text ${measured.smallest.toFixed(1)} px as displayed (scale ${measured.scale.toFixed(2)})`);
       expect(measured.smallest, `${name}: smallest text ${measured.smallest.toFixed(1)} px at scale ${measured.scale.toFixed(2)}`).toBeGreaterThanOrEqual(12);
     }
 
