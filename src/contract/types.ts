@@ -7,7 +7,7 @@ export type Problem = "binary" | "multiclass" | "multilabel" | "regression" | "d
 export type ThresholdMetric = "auc" | "f_macro" | "precision" | "recall";
 /** What models are selected on (job spec and manifest metric): rmse for regression, map50 for detection. */
 export type SelectionMetric = ThresholdMetric | "rmse" | "map50";
-export const METRIC_NAMES = ["auc", "f_macro", "precision", "recall", "accuracy", "ece", "mae", "rmse", "r2", "map50", "map50_95", "sensitivity", "specificity", "ppv", "npv", "prevalence"] as const;
+export const METRIC_NAMES = ["auc", "f_macro", "precision", "recall", "accuracy", "ece", "mae", "rmse", "r2", "map50", "map50_95", "sensitivity", "specificity", "ppv", "npv", "prevalence", "calibration_slope", "calibration_intercept"] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 
 export interface JobSpec {
@@ -80,6 +80,8 @@ export interface ClinicalSection {
   confusion_matrix: { labels: string[]; counts?: number[][]; per_label?: Record<string, number[][]> };
   test_patients_per_class: Record<string, number>;
   strongest_feature?: { name: string; auc: number };
+  /** Binary: net benefit at threshold probabilities 0.01..0.99 for the model and for treating everyone (treat none is 0). */
+  decision_curve?: { thresholds: number[]; model: Array<number | null>; treat_all: Array<number | null> };
 }
 
 /** manifest.json: the one type for it (the orchestrator publishes it, serving reads its view of it). */

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .decision import decision_curve
 from .errors import DataError
 from .metrics import _auc
 
@@ -51,8 +52,10 @@ def positive_for_evaluation(problem: str, classes: list[dict], class_index_of_ro
     return positive_class(problem, classes, class_index_of_rows, None)
 
 
-def section(problem: str, classes: list[dict], truth_onehot, decisions, groups, positive: tuple[int, str] | None) -> dict:
-    """{positive_class?, confusion_matrix, test_patients_per_class} for a classification task's test split."""
+def section(problem: str, classes: list[dict], truth_onehot, decisions, groups, positive: tuple[int, str] | None,
+            scores=None) -> dict:
+    """{positive_class?, confusion_matrix, test_patients_per_class, decision_curve?} for a classification task's test
+    split; the decision curve (binary, with ``scores``) is for the positive class's probability."""
     y = np.asarray(truth_onehot).astype(int)
     p = np.asarray(decisions).astype(int)
     names = [str(c["name"]) for c in classes]
@@ -70,6 +73,9 @@ def section(problem: str, classes: list[dict], truth_onehot, decisions, groups, 
         np.add.at(m, (y.argmax(1), p.argmax(1)), 1)
         out["confusion_matrix"] = {"labels": names, "counts": m.tolist()}
     out["test_patients_per_class"] = {names[k]: len(np.unique(groups[y[:, k] == 1])) for k in range(y.shape[1])}
+    if positive is not None and scores is not None:
+        k = positive[0]
+        out["decision_curve"] = decision_curve(y[:, k], np.asarray(scores, dtype=float)[:, k])
     return out
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import rankdata
 
+from .decision import calibration_slope_intercept
+
 N_BOOT = 500
 
 
@@ -111,6 +113,8 @@ def _classification_point(problem, y, s, p, positive=1):
         else:  # macro average over the classes where the figure is defined
             point[name] = float(np.nanmean(v)) if np.isfinite(v).any() else np.nan
         per_class[name] = v
+    if problem == "binary":  # logistic recalibration of the positive class's probability (common/decision.py)
+        point["calibration_slope"], point["calibration_intercept"] = calibration_slope_intercept(y[:, positive], s[:, positive])
     return point, per_class
 
 

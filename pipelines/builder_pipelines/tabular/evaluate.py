@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..common import clinical, events
+from ..common import figure_tables as FT
 from ..common.data import read_table, require_columns, split_indices
 from ..common.errors import DataError, SpecError
 from ..common.manifest import provenance, write_manifest, write_report
@@ -109,9 +110,12 @@ def evaluate(spec: dict, out_dir: str) -> str:
     evaluation.emit_metrics(events, "test", metrics)
 
     # Figures: curves are redrawn on the new data; importance comes from training and is copied.
-    drawn = {f["file"] for f in evaluation.write_figures(out_dir, problem, src["classes"], extras, None)}
+    # Figures first drawn after the source was trained (the decision curve) join the list; tables of copied figures
+    # (importance) come from the source's report.
+    redrawn, figure_tables = FT.split_tables(evaluation.write_figures(out_dir, problem, src["classes"], extras, None))
+    drawn = {f["file"] for f in redrawn}
     figs = []
-    for fig in src.get("figures", []):
+    for fig in src.get("figures", []) + [f for f in redrawn if f["name"] not in {g["name"] for g in src.get("figures", [])}]:
         if fig["file"] not in drawn and (src_dir / fig["file"]).is_file():
             shutil.copyfile(src_dir / fig["file"], Path(out_dir) / fig["file"])
         if (Path(out_dir) / fig["file"]).is_file():
@@ -123,7 +127,9 @@ def evaluate(spec: dict, out_dir: str) -> str:
         source_report = json.loads((src_dir / src["report_file"]).read_text())
     write_report(out_dir, {"problem": problem, "evaluation_of": str(src_dir), "rows": len(rows), "test": extras,
                            "unseen_values": filled,
-                           "thresholds": src.get("thresholds"), "importance": source_report.get("importance")})
+                           "thresholds": src.get("thresholds"), "importance": source_report.get("importance"),
+                           "figure_tables": {**{k: v for k, v in (source_report.get("figure_tables") or {}).items()
+                                                if k not in figure_tables}, **figure_tables}})
     manifest = copy.deepcopy(src)
     manifest["metrics"] = {"test": metrics}
     manifest.pop("clinical", None)

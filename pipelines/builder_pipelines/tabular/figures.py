@@ -1,4 +1,7 @@
-"""Small hand-written SVG charts (no plotting library): line charts, scatter and horizontal bars."""
+"""Small hand-written SVG charts (no plotting library): line charts, scatter and horizontal bars.
+
+Sized for the result page: 480 user units shown at least 480 px wide (web/src/styles.css), so the 14-unit axis
+text displays at 12 px or more (test/browser/dashboard-figures.test.ts measures it)."""
 
 from __future__ import annotations
 
@@ -6,23 +9,24 @@ from html import escape
 from pathlib import Path
 
 W, H = 480, 360
-L, R, TOP, B = 60, 20, 40, 50  # margins
+L, R, TOP, B = 72, 16, 40, 62  # margins
+TICK, LABEL, TITLE = 14, 15, 16  # font sizes
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
 
 
 def _frame(title: str, xlabel: str, ylabel: str, x0=0.0, x1=1.0, y0=0.0, y1=1.0) -> list[str]:
     pw, ph = W - L - R, H - TOP - B
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="11">',
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="{TICK}">',
            f'<rect width="{W}" height="{H}" fill="white"/>',
-           f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="14">{escape(title)}</text>',
+           f'<text x="{W / 2}" y="22" text-anchor="middle" font-size="{TITLE}">{escape(title)}</text>',
            f'<rect x="{L}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#333"/>',
-           f'<text x="{L + pw / 2}" y="{H - 12}" text-anchor="middle">{escape(xlabel)}</text>',
-           f'<text x="15" y="{TOP + ph / 2}" text-anchor="middle" transform="rotate(-90 15 {TOP + ph / 2})">{escape(ylabel)}</text>']
+           f'<text x="{L + pw / 2}" y="{H - 14}" text-anchor="middle" font-size="{LABEL}">{escape(xlabel)}</text>',
+           f'<text x="18" y="{TOP + ph / 2}" text-anchor="middle" font-size="{LABEL}" transform="rotate(-90 18 {TOP + ph / 2})">{escape(ylabel)}</text>']
     for i in range(6):
         fx, fy = x0 + (x1 - x0) * i / 5, y0 + (y1 - y0) * i / 5
         px, py = L + pw * i / 5, TOP + ph - ph * i / 5
-        out.append(f'<text x="{px:.1f}" y="{TOP + ph + 15}" text-anchor="middle">{fx:.3g}</text>')
-        out.append(f'<text x="{L - 5}" y="{py + 4:.1f}" text-anchor="end">{fy:.3g}</text>')
+        out.append(f'<text x="{px:.1f}" y="{TOP + ph + 18}" text-anchor="middle">{fx:.3g}</text>')
+        out.append(f'<text x="{L - 6}" y="{py + 5:.1f}" text-anchor="end">{fy:.3g}</text>')
         out.append(f'<line x1="{L}" y1="{py:.1f}" x2="{L + pw}" y2="{py:.1f}" stroke="#eee"/>')
     return out
 
@@ -37,9 +41,9 @@ def _mapper(x0, x1, y0, y1):
 def _legend(out: list[str], labels: list[str], corner: str = "top") -> None:
     """Top-right, or bottom-right (``corner="bottom"``) where a rising curve leaves room."""
     for i, lab in enumerate(labels):
-        y = TOP + 14 + 14 * i if corner == "top" else H - B - 10 - 14 * (len(labels) - 1 - i)
-        out.append(f'<rect x="{W - R - 130}" y="{y - 8}" width="10" height="10" fill="{COLORS[i % len(COLORS)]}"/>')
-        out.append(f'<text x="{W - R - 115}" y="{y + 1}">{escape(lab[:20])}</text>')
+        y = TOP + 18 + 18 * i if corner == "top" else H - B - 10 - 18 * (len(labels) - 1 - i)
+        out.append(f'<rect x="{W - R - 150}" y="{y - 11}" width="12" height="12" fill="{COLORS[i % len(COLORS)]}"/>')
+        out.append(f'<text x="{W - R - 133}" y="{y + 1}">{escape(lab[:16])}</text>')
 
 
 def lines(path: Path, title: str, xlabel: str, ylabel: str, series: list[tuple[str, list, list]],
@@ -73,15 +77,15 @@ def scatter(path: Path, title: str, xlabel: str, ylabel: str, xs, ys) -> None:
 
 def bars(path: Path, title: str, values: dict[str, float], top: int = 20) -> None:
     items = sorted(values.items(), key=lambda kv: -kv[1])[:top]
-    h = TOP + 20 * len(items) + 20
+    h = TOP + 24 * len(items) + 20
     vmax = max([v for _, v in items] + [1e-12])
-    lw, pw = 160, W - 160 - R - 50
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" font-family="sans-serif" font-size="11">',
+    lw, pw = 180, W - 180 - R - 60
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" font-family="sans-serif" font-size="{TICK}">',
            f'<rect width="{W}" height="{h}" fill="white"/>',
-           f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="14">{escape(title)}</text>']
+           f'<text x="{W / 2}" y="22" text-anchor="middle" font-size="{TITLE}">{escape(title)}</text>']
     for i, (name, v) in enumerate(items):
-        y = TOP + 20 * i
-        out.append(f'<text x="{lw - 5}" y="{y + 12}" text-anchor="end">{escape(name[:28])}</text>')
-        out.append(f'<rect x="{lw}" y="{y + 2}" width="{pw * v / vmax:.1f}" height="14" fill="{COLORS[0]}"/>')
-        out.append(f'<text x="{lw + pw * v / vmax + 4:.1f}" y="{y + 12}">{v:.3g}</text>')
+        y = TOP + 24 * i
+        out.append(f'<text x="{lw - 6}" y="{y + 14}" text-anchor="end">{escape(name[:20])}</text>')
+        out.append(f'<rect x="{lw}" y="{y + 2}" width="{pw * v / vmax:.1f}" height="17" fill="{COLORS[0]}"/>')
+        out.append(f'<text x="{lw + pw * v / vmax + 4:.1f}" y="{y + 14}">{v:.3g}</text>')
     path.write_text("\n".join(out + ["</svg>"]))

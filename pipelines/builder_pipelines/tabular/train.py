@@ -19,6 +19,7 @@ import time
 import numpy as np
 
 from ..common import clinical, events
+from ..common import figure_tables as FT
 from ..common import thresholds as T
 from ..common.data import read_table, require_columns, split_indices
 from ..common.errors import DataError, SpecError
@@ -150,7 +151,7 @@ def train(spec: dict, out_dir: str) -> str:
     evaluation.emit_metrics(events, "val", val_metrics)
     evaluation.emit_metrics(events, "test", test_metrics)
     importance = models.importance(final, best, columns, Xte)
-    figs = evaluation.write_figures(out_dir, problem, classes, test_extras, importance)
+    figs, figure_tables = FT.split_tables(evaluation.write_figures(out_dir, problem, classes, test_extras, importance))
     for f in figs:
         events.artifact(f["file"], "figure")
 
@@ -170,7 +171,7 @@ def train(spec: dict, out_dir: str) -> str:
         "problem": problem, "metric": metric, "classes": classes, "model": summary,
         "test": test_extras, "validation": val_extras, "calibration": cal_record, "thresholds": thresholds,
         "importance": importance, "trials": res.trials,
-        "selection": res.selection,
+        "selection": res.selection, "figure_tables": figure_tables,
     })
     events.artifact("report.json", "report")
     manifest = {

@@ -19,6 +19,7 @@ import onnxruntime
 from ..common import clinical, events
 from ..common.data import read_table, split_indices
 from ..common.errors import DataError
+from ..common.figure_tables import split_tables
 from ..common.manifest import provenance, write_manifest, write_report
 from . import dataset, report
 from .export import run_onnx, session
@@ -62,8 +63,9 @@ def evaluate(spec: dict, out_dir: str) -> str:
 
     os.makedirs(out_dir, exist_ok=True)
     shutil.copyfile(os.path.join(src_dir, source["model_file"]), os.path.join(out_dir, source["model_file"]))
-    section = report.test_report(problem, source["classes"], truth, scores, thr)
-    redrawn = {f["name"] for f in report.write_test_figures(out_dir, problem, source["classes"], section)}
+    section = report.test_report(problem, source["classes"], truth, scores, thr, positive)
+    drawn, figure_tables = split_tables(report.write_test_figures(out_dir, problem, source["classes"], section))
+    redrawn = {f["name"] for f in drawn}
     for fig in source.get("figures", []):
         if fig["name"] not in redrawn and os.path.isfile(os.path.join(src_dir, fig["file"])):
             shutil.copyfile(os.path.join(src_dir, fig["file"]), os.path.join(out_dir, fig["file"]))
@@ -74,11 +76,23 @@ def evaluate(spec: dict, out_dir: str) -> str:
         manifest["clinical"] = report.clinical_section(problem, source["classes"], truth, scores, thr, groups, positive)
     # Regression models published before `metric` was required carry none; they were selected on rmse, as the spec says.
     manifest.setdefault("metric", spec["metric"])
-    manifest["figures"] = [f for f in source.get("figures", []) if os.path.isfile(os.path.join(out_dir, f["file"]))]
+    # Figures first drawn after the source was trained (the decision curve) join the source's list.
+    listed = source.get("figures", []) + [f for f in drawn if f["name"] not in {g["name"] for g in source.get("figures", [])}]
+    manifest["figures"] = [f for f in listed if os.path.isfile(os.path.join(out_dir, f["file"]))]
     manifest["provenance"] = provenance(spec, time.monotonic() - t0, "cpu", {"onnxruntime": onnxruntime.__version__})
     if source.get("report_file"):
         write_report(out_dir, {"kind": source["kind"], "problem": problem, "classes": source["classes"], "thresholds": thr,
-                               "evaluated_model": source.get("provenance", {}), "metrics": {"test": found}, "test": section})
+                               "evaluated_model": source.get("provenance", {}), "metrics": {"test": found}, "test": section,
+                               "figure_tables": {**_source_tables(src_dir, source), **figure_tables}})
         manifest["report_file"] = "report.json"
     events.progress("evaluating", 1.0, message="done")
     return write_manifest(out_dir, manifest)
+
+
+def _source_tables(src_dir: str, source: dict) -> dict:
+    """The figure tables of the copied training figures (loss curves), from the source's report.json."""
+    path = os.path.join(src_dir, source.get("report_file") or "report.json")
+    if not os.path.isfile(path):
+        return {}
+    with open(path) as fh:
+        return json.load(fh).get("figure_tables") or {}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape
 
-W, H, PAD = 440, 340, 52
+# 480 user units shown at least 480 px wide on the result page: 14-unit axis text displays at 12 px or more.
+W, H, PAD = 480, 360, 64
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 
 
@@ -26,8 +27,8 @@ def line_chart(series: list[dict], title: str, xlabel: str, ylabel: str,
            f'<rect x="{PAD}" y="{PAD}" width="{W - 2 * PAD}" height="{H - 2 * PAD}" fill="none" stroke="#999"/>']
     for i in range(5):  # axis ticks
         fx, fy = x0 + (x1 - x0) * i / 4, y0 + (y1 - y0) * i / 4
-        out.append(f'<text x="{_num(sx(fx))}" y="{H - PAD + 14}" font-size="10" text-anchor="middle">{fx:.3g}</text>')
-        out.append(f'<text x="{PAD - 4}" y="{_num(sy(fy) + 3)}" font-size="10" text-anchor="end">{fy:.3g}</text>')
+        out.append(f'<text x="{_num(sx(fx))}" y="{H - PAD + 18}" font-size="14" text-anchor="middle">{fx:.3g}</text>')
+        out.append(f'<text x="{PAD - 6}" y="{_num(sy(fy) + 5)}" font-size="14" text-anchor="end">{fy:.3g}</text>')
     if diagonal:
         out.append(f'<line x1="{_num(sx(x0))}" y1="{_num(sy(y0))}" x2="{_num(sx(x1))}" y2="{_num(sy(y1))}" stroke="#bbb" stroke-dasharray="4 3"/>')
     for i, s in enumerate(series):
@@ -40,31 +41,31 @@ def line_chart(series: list[dict], title: str, xlabel: str, ylabel: str,
         else:
             path = " ".join(f"{_num(sx(x))},{_num(sy(y))}" for x, y in p)
             out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.6"/>')
-        out.append(f'<text x="{W - PAD + 4 - 120}" y="{PAD + 14 + 13 * i}" font-size="10" fill="{colour}">{escape(str(s["label"]))[:28]}</text>')
-    out.append(f'<text x="{W / 2}" y="{H - 12}" font-size="11" text-anchor="middle">{escape(xlabel)}</text>')
-    out.append(f'<text x="14" y="{H / 2}" font-size="11" text-anchor="middle" transform="rotate(-90 14 {H / 2})">{escape(ylabel)}</text>')
+        out.append(f'<text x="{W - PAD + 4 - 150}" y="{PAD + 18 + 17 * i}" font-size="14" fill="{colour}">{escape(str(s["label"]))[:18]}</text>')
+    out.append(f'<text x="{W / 2}" y="{H - 14}" font-size="15" text-anchor="middle">{escape(xlabel)}</text>')
+    out.append(f'<text x="18" y="{H / 2}" font-size="15" text-anchor="middle" transform="rotate(-90 18 {H / 2})">{escape(ylabel)}</text>')
     return "\n".join(out + ["</svg>"])
 
 
 def confusion_chart(matrix: list[list[int]], labels: list[str], title: str) -> str:
     k = len(matrix)
-    size = min(40, (W - 2 * PAD) // max(k, 1))
+    size = min(80, (W - 2 * PAD - 40) // max(k, 1))
     peak = max((max(r) for r in matrix), default=1) or 1
     out = [_open(title)]
     for i, row in enumerate(matrix):
-        out.append(f'<text x="{PAD - 4}" y="{PAD + size * i + size / 2 + 3}" font-size="10" text-anchor="end">{escape(labels[i])[:12]}</text>')
+        out.append(f'<text x="{PAD + 30}" y="{PAD + size * i + size / 2 + 5}" font-size="14" text-anchor="end">{escape(labels[i])[:10]}</text>')
         for j, v in enumerate(row):
             shade = int(255 - 200 * v / peak)
-            out.append(f'<rect x="{PAD + size * j}" y="{PAD + size * i}" width="{size}" height="{size}" fill="rgb({shade},{shade},255)" stroke="#fff"/>')
-            out.append(f'<text x="{PAD + size * j + size / 2}" y="{PAD + size * i + size / 2 + 3}" font-size="10" text-anchor="middle">{v}</text>')
+            out.append(f'<rect x="{PAD + 36 + size * j}" y="{PAD + size * i}" width="{size}" height="{size}" fill="rgb({shade},{shade},255)" stroke="#fff"/>')
+            out.append(f'<text x="{PAD + 36 + size * j + size / 2}" y="{PAD + size * i + size / 2 + 5}" font-size="14" text-anchor="middle">{v}</text>')
     for j in range(k):
-        out.append(f'<text x="{PAD + size * j + size / 2}" y="{PAD + size * k + 12}" font-size="10" text-anchor="middle">{escape(labels[j])[:8]}</text>')
-    out.append(f'<text x="{PAD + size * k / 2}" y="{PAD + size * k + 28}" font-size="11" text-anchor="middle">predicted</text>')
-    out.append(f'<text x="12" y="{PAD + size * k / 2}" font-size="11" text-anchor="middle" transform="rotate(-90 12 {PAD + size * k / 2})">true</text>')
+        out.append(f'<text x="{PAD + 36 + size * j + size / 2}" y="{PAD + size * k + 18}" font-size="14" text-anchor="middle">{escape(labels[j])[:10]}</text>')
+    out.append(f'<text x="{PAD + 36 + size * k / 2}" y="{PAD + size * k + 38}" font-size="15" text-anchor="middle">predicted</text>')
+    out.append(f'<text x="16" y="{PAD + size * k / 2}" font-size="15" text-anchor="middle" transform="rotate(-90 16 {PAD + size * k / 2})">true</text>')
     return "\n".join(out + ["</svg>"])
 
 
 def _open(title: str) -> str:
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif">\n'
             f'<rect width="{W}" height="{H}" fill="#fff"/>\n'
-            f'<text x="{W / 2}" y="22" font-size="13" text-anchor="middle">{escape(title)}</text>')
+            f'<text x="{W / 2}" y="24" font-size="16" text-anchor="middle">{escape(title)}</text>')

@@ -13,6 +13,7 @@ from ..common import clinical, events, thresholds
 from ..common.data import read_table, split_indices
 from ..common.device import pick_device
 from ..common.errors import DataError
+from ..common.figure_tables import split_tables
 from ..common.manifest import provenance, write_manifest, write_report
 from . import crossfit, crossfit_plan, dataset, report
 from .export import check_parity, export_onnx, run_onnx, session
@@ -200,10 +201,10 @@ def train(spec: dict, out_dir: str) -> str:
     found = {part: report.split_metrics(problem, truth[part], scores[part], thr, groups[part], seed, positive) for part in ("val", "test")}
     for name, entry in found["test"].items():
         events.metric("test", name, entry["value"])
-    test_section = report.test_report(problem, targets.classes, truth["test"], scores["test"], thr)
+    test_section = report.test_report(problem, targets.classes, truth["test"], scores["test"], thr, positive)
     histories = [t.history for t in pool]
-    figures = report.write_test_figures(out_dir, problem, targets.classes, test_section)
-    figures += report.write_training_figures(out_dir, histories, metric)
+    figures, figure_tables = split_tables(report.write_test_figures(out_dir, problem, targets.classes, test_section)
+                                          + report.write_training_figures(out_dir, histories, metric))
     summary = {
         "input_side": image["width"], "device": device.type, "ensemble_size": len(members),
         "members": [{"architecture": m.candidate.name, "seed": m.seed, "epochs": m.epochs_run, "val_selection": round(abs(m.val_score), 6)} for m in members],
@@ -217,7 +218,8 @@ def train(spec: dict, out_dir: str) -> str:
                     "evaluation": round(time.monotonic() - t_exported, 2)},
     }
     write_report(out_dir, {"kind": spec["kind"], "problem": problem, "classes": targets.classes, "thresholds": thr,
-                           "metrics": found, "test": test_section, "training": {"trials": histories}, "model_summary": summary})
+                           "metrics": found, "test": test_section, "training": {"trials": histories}, "model_summary": summary,
+                           "figure_tables": figure_tables})
     manifest = {
         "schema_version": 1, "kind": "vision_classification", "problem": problem, "model_file": "model.onnx",
         "input": {"name": "input", "image": image}, "outputs": {"scores": "scores", "cam": "cam"},

@@ -11,6 +11,7 @@ const LABELS: Record<string, string> = {
   auc: "AUC", f_macro: "F-macro", precision: "Precision", recall: "Recall", accuracy: "Accuracy", ece: "ECE",
   mae: "MAE", rmse: "RMSE", r2: "R²", map50: "mAP@0.5", map50_95: "mAP@0.5:0.95",
   sensitivity: "Sensitivity", specificity: "Specificity", ppv: "PPV", npv: "NPV", prevalence: "Prevalence",
+  calibration_slope: "Calibration slope", calibration_intercept: "Calibration intercept",
 };
 export const metricLabel = (name: string) => LABELS[name] ?? name;
 export const num = (v: number | null | undefined) => (typeof v === "number" && Number.isFinite(v) ? v.toFixed(3) : "n/a");

@@ -13,6 +13,8 @@ const LABELS: Record<string, string> = {
   r2: "R²",
   map50: "mAP@0.5",
   map50_95: "mAP@0.5:0.95",
+  calibration_slope: "Calibration slope (1 is ideal; below 1: risks too extreme)",
+  calibration_intercept: "Calibration intercept (0 is ideal; below 0: risks too high)",
 };
 
 const CLINICAL: Record<string, string> = { sensitivity: "Sensitivity", specificity: "Specificity", ppv: "PPV (positive predictive value)", npv: "NPV (negative predictive value)", prevalence: "Prevalence" };
@@ -32,7 +34,8 @@ export function MetricsTable({ metrics, compare, compareLabel, caption, positive
   const rank = (k: string) => (ORDER.includes(k) ? ORDER.indexOf(k) : ORDER.length);
   const names = Object.keys(metrics)
     // An undefined clinical figure (PPV when no patient was called positive) stays as a row showing "–": its absence is a finding.
-    .filter((k) => metrics[k]?.value !== null || compare?.[k] || k in CLINICAL)
+    // So does an undefined calibration slope: the scores separate the test classes perfectly (the fit runs to infinity).
+    .filter((k) => metrics[k]?.value !== null || compare?.[k] || k in CLINICAL || k === "calibration_slope")
     .sort((a, b) => rank(a) - rank(b));
   return (
     <div className="table-wrap" tabIndex={0}>
@@ -48,7 +51,10 @@ export function MetricsTable({ metrics, compare, compareLabel, caption, positive
         <tbody>
           {names.map((k) => (
             <tr key={k}>
-              <th scope="row">{label(k, positiveName)}</th>
+              <th scope="row">
+                {label(k, positiveName)}
+                {k === "calibration_slope" && metrics[k]?.value === null ? " — undefined: the scores separate the test classes perfectly" : null}
+              </th>
               <td>
                 <Interval v={metrics[k]} />
               </td>

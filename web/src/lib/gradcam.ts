@@ -22,6 +22,11 @@ export function rampColour(t: number): [number, number, number] {
   return STOPS[STOPS.length - 1][1];
 }
 
+/** The ramp as a CSS linear-gradient, for the overlay's legend (transparent low values are shown in full colour). */
+export function rampGradient(): string {
+  return `linear-gradient(to right, ${STOPS.map(([t, [r, g, b]]) => `rgb(${r} ${g} ${b}) ${t * 100}%`).join(", ")})`;
+}
+
 /** RGBA pixels for a map: colour from the ramp, alpha rising with the value. */
 export function gradcamPixels(map: number[][]): Uint8ClampedArray {
   const h = map.length, w = map[0]?.length ?? 0;

@@ -6,6 +6,7 @@ import { unseenValueNotes } from "../lib/unseen";
 import { MetricsTable, PerClassTable } from "../components/MetricsView";
 import { ConfusionTable, ResultBadge, VerdictBox } from "../components/ClinicalResult";
 import { ErrorBox, Link, StatusBadge } from "../components/ui";
+import { FigureCard, figureTables } from "../components/FigureCard";
 import { ExperimentLabelsEditor } from "../components/ExperimentLabels";
 import { IntendedUseEditor } from "../components/IntendedUse";
 import { formatEta, useSteadyEta } from "../lib/eta";
@@ -94,6 +95,7 @@ export function ExperimentPage({ id }: { id: number }) {
   const retrospective = req.study_type === "Retrospective";
   const started = new Date(String(exp.created_at)).getTime();
   const ended = exp.finished_at ? new Date(exp.finished_at as string).getTime() : Date.now();
+  const tables = figureTables(report?.report);
 
   const cancel = async () => {
     setActionError(null);
@@ -219,10 +221,7 @@ export function ExperimentPage({ id }: { id: number }) {
               {report.figures.length === 0 ? <p className="muted">The pipeline wrote no figures for this model.</p> : null}
               <div className="figures" data-testid="figures">
                 {report.figures.map((f) => (
-                  <figure key={f.name}>
-                    <img src={f.url} alt={f.title} loading="lazy" />
-                    <figcaption>{f.title}</figcaption>
-                  </figure>
+                  <FigureCard key={f.name} figure={f} table={tables[f.name]} />
                 ))}
               </div>
             </>

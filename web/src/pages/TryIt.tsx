@@ -4,7 +4,7 @@ import type { Model, Prediction } from "../api/types";
 import { BatchScoring } from "../components/BatchScoring";
 import { SnippetTabs } from "../components/SnippetTabs";
 import { ErrorBox, Link } from "../components/ui";
-import { gradcamPixels } from "../lib/gradcam";
+import { gradcamPixels, rampGradient } from "../lib/gradcam";
 import { outOfRange, parsePastedRow } from "../lib/row-input";
 import { predictSnippets } from "../lib/snippets";
 
@@ -245,6 +245,7 @@ function ImageTry({ id, model }: { id: number; model: Model }) {
             {result.gradients && camClass && result.gradients[camClass] ? <GradCam map={result.gradients[camClass]} opacity={opacity} /> : null}
             {result.boxes && size ? <Boxes result={result} size={size} minScore={minScore} /> : null}
           </div>
+          {result.gradients && camClass && result.gradients[camClass] ? <GradCamLegend /> : null}
           {result.gradients && Object.keys(result.gradients).length ? (
             <div className="grid2">
               <label>
@@ -274,6 +275,17 @@ function ImageTry({ id, model }: { id: number; model: Model }) {
           {result.boxes ? <BoxList result={result} minScore={minScore} /> : <ScoreTable model={model} result={result} />}
         </>
       ) : null}
+    </div>
+  );
+}
+
+/** What the overlay's colours mean: the same ramp as the canvas (lib/gradcam.ts), low to high. */
+function GradCamLegend() {
+  return (
+    <div className="cam-legend" data-testid="gradcam-legend">
+      <span>Less influence</span>
+      <span className="ramp" style={{ background: rampGradient() }} role="img" aria-label="Colour scale from dark purple (little influence) through red and orange to pale yellow (most influence)" />
+      <span>More influence on the prediction</span>
     </div>
   );
 }
