@@ -98,7 +98,10 @@ def write_training_figures(out_dir: str, history: list[list[dict]], metric_name:
         loss.append({"label": f"trial {i} train", "x": ep, "y": [r["train_loss"] for r in rows]})
         loss.append({"label": f"trial {i} val", "x": ep, "y": [r["val_loss"] for r in rows]})
         metric.append({"label": f"trial {i}", "x": ep, "y": [r["val_metric"] for r in rows]})
-    as_rows = lambda series: [(x["label"], x["x"], x["y"]) for x in series[:10]]
+
+    def as_rows(series):
+        return [(x["label"], x["x"], x["y"]) for x in series[:10]]
+
     return _write(out_dir, [
         ("training_loss", "Training and validation loss", line_chart(loss[:10], "Training and validation loss", "epoch", "loss"),
          FT.series_table("epoch", "loss", as_rows(loss))),
