@@ -10,7 +10,9 @@ import { createRequire } from "node:module";
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const dir = process.env.WABT_DIR;
 if (!dir) {
-  console.error("WABT_DIR is not set: install wabt@1.0.39 somewhere (npm install --prefix /tmp/wabt wabt@1.0.39) and set WABT_DIR=/tmp/wabt/node_modules/wabt");
+  console.error(
+    "WABT_DIR is not set: install wabt@1.0.39 somewhere (npm install --prefix /tmp/wabt wabt@1.0.39) and set WABT_DIR=/tmp/wabt/node_modules/wabt",
+  );
   process.exit(2);
 }
 const wabt = await createRequire(path.join(dir, "package.json"))(dir)();

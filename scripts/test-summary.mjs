@@ -2,7 +2,9 @@
 // from the result files that `make test-py` (pytest JUnit XML) and `make test-ts` (vitest JSON) write.
 import fs from "node:fs";
 
-let passed = 0, failed = 0, skipped = 0;
+let passed = 0,
+  failed = 0,
+  skipped = 0;
 const py = ".test-results/pytest.xml";
 if (fs.existsSync(py)) {
   const m = fs.readFileSync(py, "utf8").match(/<testsuite\b[^>]*>/);

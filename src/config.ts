@@ -6,129 +6,155 @@ import { z } from "zod";
 // Every environment variable Builder reads, in one schema, parsed once at boot.
 // A bad value fails start-up with every problem listed, not the first one only.
 
-const bool = z
-  .enum(["true", "false", "1", "0", "yes", "no"])
-  .transform((v) => v === "true" || v === "1" || v === "yes");
+const bool = z.enum(["true", "false", "1", "0", "yes", "no"]).transform((v) => v === "true" || v === "1" || v === "yes");
 const int = (min: number) => z.coerce.number().int().min(min);
-const DEFAULT_BUDGETS = JSON.parse(fs.readFileSync(new URL("../pipelines/contract/budgets.json", import.meta.url), "utf8")) as { fast: number; best: number };
+const DEFAULT_BUDGETS = JSON.parse(fs.readFileSync(new URL("../pipelines/contract/budgets.json", import.meta.url), "utf8")) as {
+  fast: number;
+  best: number;
+};
 // .env.example's placeholders all start with "change-me" (a test keeps it so). A secret still carrying one is
 // the example, copied but not edited: refused at start, so no deployment runs on a password printed in the repo.
 const EXAMPLE_SECRET = /change-?me/i;
-const PLACEHOLDER = "still holds .env.example's placeholder (change-me...): set a long random value in .env, e.g. the output of: openssl rand -hex 24";
+const PLACEHOLDER =
+  "still holds .env.example's placeholder (change-me...): set a long random value in .env, e.g. the output of: openssl rand -hex 24";
 /** A secret (the value itself, or the password inside a URL) refused while it carries the placeholder. */
 const notPlaceholder = <T extends z.ZodType<string>>(schema: T, secretOf: (v: string) => string | undefined = (v) => v) =>
   schema.refine((v) => !EXAMPLE_SECRET.test(secretOf(v) ?? ""), PLACEHOLDER);
 /** Variables whose values are secrets: never echoed in a configuration error (that goes to the logs). */
-const SECRET_VARS = new Set(["DATABASE_URL", "REDIS_URL", "POSTGRES_PASSWORD", "REDIS_PASSWORD", "METRICS_TOKEN", "CALLBACK_SECRET", "CHAT_API_KEY"]);
+const SECRET_VARS = new Set([
+  "DATABASE_URL",
+  "REDIS_URL",
+  "POSTGRES_PASSWORD",
+  "REDIS_PASSWORD",
+  "METRICS_TOKEN",
+  "CALLBACK_SECRET",
+  "CHAT_API_KEY",
+]);
 // Express's "trust proxy": a comma-separated list of loopback | linklocal | uniquelocal | IP | IP/prefix.
 const PROXY_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
 const trustProxy = z.string().refine(
-  (s) => s.split(",").map((x) => x.trim()).every((x) => PROXY_NAMES.has(x) || isIP(x.split("/")[0]) !== 0),
+  (s) =>
+    s
+      .split(",")
+      .map((x) => x.trim())
+      .every((x) => PROXY_NAMES.has(x) || isIP(x.split("/")[0]) !== 0),
   "a comma-separated list of loopback, linklocal, uniquelocal, IP addresses or IP/prefix ranges",
 );
-const csvList = z
-  .string()
-  .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean));
+const csvList = z.string().transform((s) =>
+  s
+    .split(",")
+    .map((x) => x.trim())
+    .filter(Boolean),
+);
 
-export const configSchema = z.object({
-  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
-  PORT: int(0).max(65535).default(8080),
-  HOST: z.string().default("0.0.0.0"),
-  // The proxies whose X-Forwarded-For is believed (client addresses for the sign-in and sign-up limits, and logs).
-  // compose.yaml sets "loopback, uniquelocal": its TLS proxy reaches the API from the compose network, and it
-  // overwrites X-Forwarded-For with the address it saw, so a client cannot choose its own.
-  TRUST_PROXY: trustProxy.default("loopback"),
-  BUILDER_DATA_DIR: z.string().default("./data"),
-  DATABASE_URL: notPlaceholder(z.string().url(), urlPassword).optional(),
-  REDIS_URL: notPlaceholder(z.string().url(), urlPassword).optional(),
-  // compose.yaml builds DATABASE_URL and REDIS_URL from these two (.env); Builder reads them only to refuse
-  // .env.example's placeholders.
-  POSTGRES_PASSWORD: notPlaceholder(z.string()).optional(),
-  REDIS_PASSWORD: notPlaceholder(z.string()).optional(),
-  /** Bearer token for GET /metrics (the API's and the worker's); unset = /metrics is off (src/auth/metrics-access.ts). */
-  METRICS_TOKEN: notPlaceholder(z.string().min(16)).optional(),
-  GCS_BUCKET: z.string().min(1).optional(),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  PUBLIC_URL: z.string().url().optional(),
-  // Rate limits (requests per minute per API key unless the key sets its own).
-  RATE_LIMIT_PER_MINUTE: int(1).default(600),
-  /** How long an API-key lookup is remembered (revocations reach every process at once by LISTEN/NOTIFY); 0 = off. */
-  API_KEY_CACHE_TTL_S: int(0).default(60),
-  // Redis key prefix of the rate-limit counters (tests use a unique one per run so runs never collide).
-  RATE_LIMIT_KEY_PREFIX: z.string().min(1).default("builder:rl"),
-  // Sign-in: attempts per address+email pair before a doubling backoff, and per address over all emails.
-  SIGNIN_ATTEMPTS_PER_15_MIN: int(1).default(10),
-  SIGNIN_ATTEMPTS_PER_ADDRESS_PER_15_MIN: int(1).default(100),
-  SESSION_TTL_HOURS: int(1).default(12),
-  COOKIE_SECURE: bool.optional(),
-  /** Lets anyone who can reach the dashboard create an account at /signup (off: users come from ./builder users create). */
-  SIGNUP_ENABLED: bool.default(false),
-  // Uploads and zip extraction limits.
-  MAX_UPLOAD_BYTES: int(1).default(5 * 1024 ** 3),
-  ZIP_MAX_ENTRIES: int(1).default(200_000),
-  ZIP_MAX_UNCOMPRESSED_BYTES: int(1).default(20 * 1024 ** 3),
-  ZIP_MAX_COMPRESSION_RATIO: int(1).default(200),
-  /** A dataset check (POST /v1/datasets/validate, an experiment's validating stage) stops with validation_timeout past this. */
-  VALIDATION_TIMEOUT_S: z.coerce.number().positive().default(600),
-  // Jobs.
-  // Training jobs a runner (serve's in-process runner, or one worker) runs at once. Unset: one per GPU it sees
-  // (nvidia-smi, narrowed by CUDA_VISIBLE_DEVICES), or 1 without a GPU. Jobs are pinned to a GPU each.
-  BUILDER_GPU_SLOTS: int(1).optional(),
-  // On a host with GPUs: CPU-only slots beside them for tabular (LightGBM) jobs, which need no GPU and so never
-  // hold or wait for one. 0 = tabular jobs take a free GPU slot. No effect without a GPU (every slot is a CPU slot).
-  BUILDER_CPU_SLOTS: int(0).default(1),
-  // The port the worker's /healthz, /readyz (devices) and /metrics listen on; 0 = none.
-  // Off by default: several workers on one host would fight over one port; the image sets 8081 for its HEALTHCHECK.
-  WORKER_PORT: int(0).max(65535).default(0),
-  BUILDER_RUNNER: z.enum(["inprocess", "bullmq"]).default("inprocess"),
-  PYTHON_BIN: z.string().optional(),
-  // One set of default budgets for the server, the pipelines and the benchmarks: pipelines/contract/budgets.json.
-  FAST_BUDGET_S: int(5).default(DEFAULT_BUDGETS.fast),
-  BEST_BUDGET_S: int(10).default(DEFAULT_BUDGETS.best),
-  JOB_TIMEOUT_FACTOR: z.coerce.number().min(1).default(3),
-  CALLBACK_SECRET: notPlaceholder(z.string().min(16)).optional(),
-  CALLBACK_RETRY_BASE_MS: int(1).default(1000),
-  // Crash safety: a runner renews its experiment's lease every second; a lease unrenewed for JOB_LEASE_S is
-  // taken over. BullMQ's lockDuration and stalledInterval derive from it, so every worker agrees.
-  JOB_LEASE_S: int(1).default(30),
-  JOB_MAX_ATTEMPTS: int(1).default(3),
-  /** New experiments are refused (429 too_many_experiments) while a user has this many queued or running. */
-  MAX_ACTIVE_EXPERIMENTS_PER_USER: int(1).default(10),
-  // Events streams (GET /v1/experiments/{id}/events): open streams per user in one API process (more is 429
-  // too_many_streams), and how long one stream lives before it ends with a `reconnect` event (the client
-  // resumes with Last-Event-ID and loses nothing), so a forgotten tab does not hold its slot for ever.
-  EVENT_STREAMS_PER_USER: int(1).default(10),
-  EVENT_STREAM_MAX_S: int(1).default(1800),
-  BULLMQ_QUEUE: z.string().regex(/^[A-Za-z0-9_-]+$/).default("builder-experiments"),
-  // Serving.
-  ORT_INTRA_OP_THREADS: int(0).default(0),
-  MODEL_CACHE_MAX_MB: int(16).default(2048),
-  GRADCAM_MAX_SIDE: int(16).default(512),
-  // Concurrent /predict requests for one model run as one batch of at most this many (1 = no batching).
-  // Unset: 16 when the CUDA execution provider is available, 1 on CPU, where bench/serve measured no gain.
-  SERVING_MAX_BATCH: int(1).max(256).optional(),
-  // Worker threads per image model, each with its own ONNX Runtime session, on which a whole prediction runs
-  // (decode, resize, inference, maps, JSON). Unset: one per core, at most 4. Each holds a copy of the model.
-  SERVING_THREADS_PER_MODEL: int(1).max(64).optional(),
-  // JPEG decoding on those threads: auto = libjpeg-turbo's TurboJPEG library when the host has it (Debian:
-  // libturbojpeg0; same pixels as sharp, a third of the CPU), else sharp; sharp = always sharp.
-  JPEG_DECODER: z.enum(["auto", "sharp"]).default("auto"),
-  FETCH_MAX_BYTES: int(1).default(20 * 1024 * 1024),
-  FETCH_TIMEOUT_MS: int(100).default(10_000),
-  FETCH_MAX_PIXELS: int(1).default(50_000_000),
-  FETCH_ALLOW_HOSTS: csvList.default([]),
-  // Chat assistant: builtin (templates over the caller's data, no network) or any OpenAI-compatible server.
-  CHAT_BACKEND: z.enum(["builtin", "openai"]).default("builtin"),
-  CHAT_BASE_URL: z.string().url().optional(),
-  CHAT_API_KEY: z.string().optional(),
-  CHAT_MODEL: z.string().min(1).default("gpt-4o-mini"),
-  CHAT_TIMEOUT_MS: int(100).default(60_000),
-  CHAT_MAX_RETRIES: int(0).max(10).default(2),
-}).superRefine((c, ctx) => {
-  if (c.CHAT_BACKEND === "openai" && !c.CHAT_BASE_URL) {
-    ctx.addIssue({ code: "custom", path: ["CHAT_BASE_URL"], message: "CHAT_BACKEND=openai needs CHAT_BASE_URL (e.g. http://localhost:8000/v1 for vLLM)" });
-  }
-});
+export const configSchema = z
+  .object({
+    NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+    PORT: int(0).max(65535).default(8080),
+    HOST: z.string().default("0.0.0.0"),
+    // The proxies whose X-Forwarded-For is believed (client addresses for the sign-in and sign-up limits, and logs).
+    // compose.yaml sets "loopback, uniquelocal": its TLS proxy reaches the API from the compose network, and it
+    // overwrites X-Forwarded-For with the address it saw, so a client cannot choose its own.
+    TRUST_PROXY: trustProxy.default("loopback"),
+    BUILDER_DATA_DIR: z.string().default("./data"),
+    DATABASE_URL: notPlaceholder(z.string().url(), urlPassword).optional(),
+    REDIS_URL: notPlaceholder(z.string().url(), urlPassword).optional(),
+    // compose.yaml builds DATABASE_URL and REDIS_URL from these two (.env); Builder reads them only to refuse
+    // .env.example's placeholders.
+    POSTGRES_PASSWORD: notPlaceholder(z.string()).optional(),
+    REDIS_PASSWORD: notPlaceholder(z.string()).optional(),
+    /** Bearer token for GET /metrics (the API's and the worker's); unset = /metrics is off (src/auth/metrics-access.ts). */
+    METRICS_TOKEN: notPlaceholder(z.string().min(16)).optional(),
+    GCS_BUCKET: z.string().min(1).optional(),
+    LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    PUBLIC_URL: z.string().url().optional(),
+    // Rate limits (requests per minute per API key unless the key sets its own).
+    RATE_LIMIT_PER_MINUTE: int(1).default(600),
+    /** How long an API-key lookup is remembered (revocations reach every process at once by LISTEN/NOTIFY); 0 = off. */
+    API_KEY_CACHE_TTL_S: int(0).default(60),
+    // Redis key prefix of the rate-limit counters (tests use a unique one per run so runs never collide).
+    RATE_LIMIT_KEY_PREFIX: z.string().min(1).default("builder:rl"),
+    // Sign-in: attempts per address+email pair before a doubling backoff, and per address over all emails.
+    SIGNIN_ATTEMPTS_PER_15_MIN: int(1).default(10),
+    SIGNIN_ATTEMPTS_PER_ADDRESS_PER_15_MIN: int(1).default(100),
+    SESSION_TTL_HOURS: int(1).default(12),
+    COOKIE_SECURE: bool.optional(),
+    /** Lets anyone who can reach the dashboard create an account at /signup (off: users come from ./builder users create). */
+    SIGNUP_ENABLED: bool.default(false),
+    // Uploads and zip extraction limits.
+    MAX_UPLOAD_BYTES: int(1).default(5 * 1024 ** 3),
+    ZIP_MAX_ENTRIES: int(1).default(200_000),
+    ZIP_MAX_UNCOMPRESSED_BYTES: int(1).default(20 * 1024 ** 3),
+    ZIP_MAX_COMPRESSION_RATIO: int(1).default(200),
+    /** A dataset check (POST /v1/datasets/validate, an experiment's validating stage) stops with validation_timeout past this. */
+    VALIDATION_TIMEOUT_S: z.coerce.number().positive().default(600),
+    // Jobs.
+    // Training jobs a runner (serve's in-process runner, or one worker) runs at once. Unset: one per GPU it sees
+    // (nvidia-smi, narrowed by CUDA_VISIBLE_DEVICES), or 1 without a GPU. Jobs are pinned to a GPU each.
+    BUILDER_GPU_SLOTS: int(1).optional(),
+    // On a host with GPUs: CPU-only slots beside them for tabular (LightGBM) jobs, which need no GPU and so never
+    // hold or wait for one. 0 = tabular jobs take a free GPU slot. No effect without a GPU (every slot is a CPU slot).
+    BUILDER_CPU_SLOTS: int(0).default(1),
+    // The port the worker's /healthz, /readyz (devices) and /metrics listen on; 0 = none.
+    // Off by default: several workers on one host would fight over one port; the image sets 8081 for its HEALTHCHECK.
+    WORKER_PORT: int(0).max(65535).default(0),
+    BUILDER_RUNNER: z.enum(["inprocess", "bullmq"]).default("inprocess"),
+    PYTHON_BIN: z.string().optional(),
+    // One set of default budgets for the server, the pipelines and the benchmarks: pipelines/contract/budgets.json.
+    FAST_BUDGET_S: int(5).default(DEFAULT_BUDGETS.fast),
+    BEST_BUDGET_S: int(10).default(DEFAULT_BUDGETS.best),
+    JOB_TIMEOUT_FACTOR: z.coerce.number().min(1).default(3),
+    CALLBACK_SECRET: notPlaceholder(z.string().min(16)).optional(),
+    CALLBACK_RETRY_BASE_MS: int(1).default(1000),
+    // Crash safety: a runner renews its experiment's lease every second; a lease unrenewed for JOB_LEASE_S is
+    // taken over. BullMQ's lockDuration and stalledInterval derive from it, so every worker agrees.
+    JOB_LEASE_S: int(1).default(30),
+    JOB_MAX_ATTEMPTS: int(1).default(3),
+    /** New experiments are refused (429 too_many_experiments) while a user has this many queued or running. */
+    MAX_ACTIVE_EXPERIMENTS_PER_USER: int(1).default(10),
+    // Events streams (GET /v1/experiments/{id}/events): open streams per user in one API process (more is 429
+    // too_many_streams), and how long one stream lives before it ends with a `reconnect` event (the client
+    // resumes with Last-Event-ID and loses nothing), so a forgotten tab does not hold its slot for ever.
+    EVENT_STREAMS_PER_USER: int(1).default(10),
+    EVENT_STREAM_MAX_S: int(1).default(1800),
+    BULLMQ_QUEUE: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/)
+      .default("builder-experiments"),
+    // Serving.
+    ORT_INTRA_OP_THREADS: int(0).default(0),
+    MODEL_CACHE_MAX_MB: int(16).default(2048),
+    GRADCAM_MAX_SIDE: int(16).default(512),
+    // Concurrent /predict requests for one model run as one batch of at most this many (1 = no batching).
+    // Unset: 16 when the CUDA execution provider is available, 1 on CPU, where bench/serve measured no gain.
+    SERVING_MAX_BATCH: int(1).max(256).optional(),
+    // Worker threads per image model, each with its own ONNX Runtime session, on which a whole prediction runs
+    // (decode, resize, inference, maps, JSON). Unset: one per core, at most 4. Each holds a copy of the model.
+    SERVING_THREADS_PER_MODEL: int(1).max(64).optional(),
+    // JPEG decoding on those threads: auto = libjpeg-turbo's TurboJPEG library when the host has it (Debian:
+    // libturbojpeg0; same pixels as sharp, a third of the CPU), else sharp; sharp = always sharp.
+    JPEG_DECODER: z.enum(["auto", "sharp"]).default("auto"),
+    FETCH_MAX_BYTES: int(1).default(20 * 1024 * 1024),
+    FETCH_TIMEOUT_MS: int(100).default(10_000),
+    FETCH_MAX_PIXELS: int(1).default(50_000_000),
+    FETCH_ALLOW_HOSTS: csvList.default([]),
+    // Chat assistant: builtin (templates over the caller's data, no network) or any OpenAI-compatible server.
+    CHAT_BACKEND: z.enum(["builtin", "openai"]).default("builtin"),
+    CHAT_BASE_URL: z.string().url().optional(),
+    CHAT_API_KEY: z.string().optional(),
+    CHAT_MODEL: z.string().min(1).default("gpt-4o-mini"),
+    CHAT_TIMEOUT_MS: int(100).default(60_000),
+    CHAT_MAX_RETRIES: int(0).max(10).default(2),
+  })
+  .superRefine((c, ctx) => {
+    if (c.CHAT_BACKEND === "openai" && !c.CHAT_BASE_URL) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["CHAT_BASE_URL"],
+        message: "CHAT_BACKEND=openai needs CHAT_BASE_URL (e.g. http://localhost:8000/v1 for vLLM)",
+      });
+    }
+  });
 
 /** The password in a postgres:// or redis:// URL, decoded; undefined when there is none or the URL is malformed. */
 function urlPassword(url: string | undefined): string | undefined {

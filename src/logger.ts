@@ -8,14 +8,7 @@ export function createLogger(level: string): Logger {
     level,
     base: { service: "builder" },
     redact: {
-      paths: [
-        "req.headers.authorization",
-        "req.headers.cookie",
-        "req.headers['x-csrf-token']",
-        "*.user_token",
-        "*.password",
-        "*.key",
-      ],
+      paths: ["req.headers.authorization", "req.headers.cookie", "req.headers['x-csrf-token']", "*.user_token", "*.password", "*.key"],
       censor: "[redacted]",
     },
   });

@@ -80,16 +80,30 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   const events = new EventEmitter();
   const experimentRepo = new ExperimentRepository(database.db);
   let runner: JobRunner | undefined;
-  const serving = await createServing({ config, db: database.db, bucket, events, logger, listen: (channel, onNotify, onState) => database.listen(channel, onNotify, onState) });
+  const serving = await createServing({
+    config,
+    db: database.db,
+    bucket,
+    events,
+    logger,
+    listen: (channel, onNotify, onState) => database.listen(channel, onNotify, onState),
+  });
   const experiments = new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket, events });
   const batchRepo = new BatchRepository(database.db);
   const batches = new BatchService({ repo: batchRepo, bucket, config, logger, serving, experiments });
   // A deleted experiment's batch results go with it (their rows go by cascade).
-  experiments.deletion.derivedFolders = async (row) => (await batchRepo.idsOfExperiment(row.id)).map((id) => batchResultsFolder({ userId: row.userId, id }));
+  experiments.deletion.derivedFolders = async (row) =>
+    (await batchRepo.idsOfExperiment(row.id)).map((id) => batchResultsFolder({ userId: row.userId, id }));
   await batches.recover();
   const audit = new AuditLog({ db: database.db, logger });
   const erasure = new AccountErasure({ users: auth.users, experiments, bucket, logger, audit });
-  const chat = await ChatService.create({ config, db: database.db, experiments: experimentRepo, models: new ModelRepository(database.db), logger });
+  const chat = await ChatService.create({
+    config,
+    db: database.db,
+    experiments: experimentRepo,
+    models: new ModelRepository(database.db),
+    logger,
+  });
   const services: Services = {
     config,
     logger,
@@ -106,7 +120,10 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
       config,
       db: database.db,
       logger,
-      users: { unfinishedUsing: (userId, objectPath) => experimentRepo.unfinishedUsing(userId, objectPath), cancel: (userId, n) => experiments.cancel(userId, n) },
+      users: {
+        unfinishedUsing: (userId, objectPath) => experimentRepo.unfinishedUsing(userId, objectPath),
+        cancel: (userId, n) => experiments.cancel(userId, n),
+      },
     }),
     batches,
     chat,

@@ -26,15 +26,25 @@ const auth = { authorization: `Bearer ${bench.key}` };
 
 const SEXES = ["F", "M"];
 const SITES = ["north", "south", "east"];
-const rows = Array.from({ length: ROWS }, (_, i) => ({ age: 20 + ((i * 7) % 70), sex: i % 2, bmi: 18 + ((i * 13) % 300) / 10, site: i % 3 }));
-const csv = ["patient_id,age,sex,bmi,site", ...rows.map((r, i) => `P${i},${r.age},${SEXES[r.sex]},${r.bmi},${SITES[r.site]}`)].join("\n") + "\n";
+const rows = Array.from({ length: ROWS }, (_, i) => ({
+  age: 20 + ((i * 7) % 70),
+  sex: i % 2,
+  bmi: 18 + ((i * 13) % 300) / 10,
+  site: i % 3,
+}));
+const csv =
+  ["patient_id,age,sex,bmi,site", ...rows.map((r, i) => `P${i},${r.age},${SEXES[r.sex]},${r.bmi},${SITES[r.site]}`)].join("\n") + "\n";
 const photo = fs.readFileSync(path.join(bench.fxDir, "photo.jpg"));
 const zip = makeZip(Object.fromEntries(Array.from({ length: IMAGES }, (_, i) => [`scans/img${i}.jpg`, photo])));
 
 async function loop(experimentId: number, messages: unknown[]): Promise<number> {
   const t0 = performance.now();
   for (const message of messages) {
-    const res = await fetch(`${url}/v1/experiments/${experimentId}/predict`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ message }) });
+    const res = await fetch(`${url}/v1/experiments/${experimentId}/predict`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ message }),
+    });
     if (res.status !== 201) throw new Error(`predict ${res.status}`);
     await res.arrayBuffer();
   }
@@ -43,10 +53,17 @@ async function loop(experimentId: number, messages: unknown[]): Promise<number> 
 
 async function batch(experimentId: number, contentType: string, body: Buffer | string): Promise<number> {
   const t0 = performance.now();
-  const res = await fetch(`${url}/v1/models/${experimentId}/batch`, { method: "POST", headers: { ...auth, "content-type": contentType }, body });
+  const res = await fetch(`${url}/v1/models/${experimentId}/batch`, {
+    method: "POST",
+    headers: { ...auth, "content-type": contentType },
+    body,
+  });
   const { batch_id } = (await res.json()) as { batch_id: string };
   for (;;) {
-    const b = (await (await fetch(`${url}/v1/batches/${batch_id}`, { headers: auth })).json()) as { status: string; failure_reason: string | null };
+    const b = (await (await fetch(`${url}/v1/batches/${batch_id}`, { headers: auth })).json()) as {
+      status: string;
+      failure_reason: string | null;
+    };
     if (b.status === "failed") throw new Error(`batch failed: ${b.failure_reason}`);
     if (b.status === "done") break;
     await new Promise((r) => setTimeout(r, 20));
@@ -68,7 +85,9 @@ for (let round = 0; round < ROUNDS; round++) {
   t.imgBatch.push(IMAGES / (await batch(2, "application/zip", zip)));
 }
 const fmt = (xs: number[]) => `${median(xs).toFixed(1)}/s (rounds: ${xs.map((x) => x.toFixed(1)).join(", ")})`;
-console.log(`${new Date().toISOString()} · ${ROWS} rows, ${IMAGES} images (224x224 CNN + Grad-CAM, a 512x384 JPEG), ${ROUNDS} rounds alternated`);
+console.log(
+  `${new Date().toISOString()} · ${ROWS} rows, ${IMAGES} images (224x224 CNN + Grad-CAM, a 512x384 JPEG), ${ROUNDS} rounds alternated`,
+);
 console.log(`rows   loop of /predict: ${fmt(t.rowsLoop)}`);
 console.log(`rows   batch:            ${fmt(t.rowsBatch)}   ratio ${(median(t.rowsBatch) / median(t.rowsLoop)).toFixed(2)}x`);
 console.log(`images loop of /predict: ${fmt(t.imgLoop)}`);

@@ -35,8 +35,17 @@ def voc_rows(voc_dir: str, ids: list[str]) -> tuple[list[dict], int]:
             if x2 <= x1 or y2 <= y1:
                 skipped += 1
                 continue
-            rows.append({"patient": image_id, "image": image, "label": obj.find("name").text.strip(),
-                         "x1": x1, "y1": y1, "x2": x2, "y2": y2})
+            rows.append(
+                {
+                    "patient": image_id,
+                    "image": image,
+                    "label": obj.find("name").text.strip(),
+                    "x1": x1,
+                    "y1": y1,
+                    "x2": x2,
+                    "y2": y2,
+                }
+            )
             n += 1
         if n == 0:
             rows.append({"patient": image_id, "image": image, "label": "", "x1": "", "y1": "", "x2": "", "y2": ""})
@@ -61,8 +70,11 @@ def write_user_zip(voc_dir: str, ids: list[str], path: str, folder: str = "bccd"
     n = 0
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         for image_id in ids:
-            zf.write(os.path.join(voc_dir, "JPEGImages", f"{image_id}.jpg"), f"{folder}/JPEGImages/{image_id}.jpg",
-                     compress_type=zipfile.ZIP_STORED)  # JPEG does not compress further
+            zf.write(
+                os.path.join(voc_dir, "JPEGImages", f"{image_id}.jpg"),
+                f"{folder}/JPEGImages/{image_id}.jpg",
+                compress_type=zipfile.ZIP_STORED,
+            )  # JPEG does not compress further
             zf.write(os.path.join(voc_dir, "Annotations", f"{image_id}.xml"), f"{folder}/Annotations/{image_id}.xml")
             n += 2
         sets = os.path.join(voc_dir, "ImageSets", "Main")

@@ -89,16 +89,38 @@ async function main() {
   await cli(["users", "create", "--email", "bench@example.org", "--password", "bench-password-123"]);
   const key = (await cli(["keys", "create", "--email", "bench@example.org"])).trim().split("\n").pop()!;
   const port = await freePort();
-  const server = spawn(builder, ["serve"], { env: { ...env, PORT: String(port), HOST: "127.0.0.1" }, cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
+  const server = spawn(builder, ["serve"], {
+    env: { ...env, PORT: String(port), HOST: "127.0.0.1" },
+    cwd: ROOT,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
   const streams: Array<{ close: () => void }> = [];
   try {
-    for (let t = 0; !(await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)); t++) {
+    for (
+      let t = 0;
+      !(await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      ));
+      t++
+    ) {
       if (t > 300) throw new Error("the server did not start");
       await new Promise((r) => setTimeout(r, 200));
     }
     const auth = { authorization: `Bearer ${key}`, "content-type": "application/json" };
     const me = (await (await fetch(`http://127.0.0.1:${port}/v1/me`, { headers: auth })).json()) as { user_id: string };
-    const body = { zip_gcloud: `${me.user_id}/none/d.zip`, label_cols: ["y"], data_cols: ["x"], model_type: 0, optimization_type: 1, experiment_id: 1, user_id: me.user_id, study_type: "Builder", task: "data", optimization_metric: "AUC" };
+    const body = {
+      zip_gcloud: `${me.user_id}/none/d.zip`,
+      label_cols: ["y"],
+      data_cols: ["x"],
+      model_type: 0,
+      optimization_type: 1,
+      experiment_id: 1,
+      user_id: me.user_id,
+      study_type: "Builder",
+      task: "data",
+      optimization_metric: "AUC",
+    };
     const posted = await fetch(`http://127.0.0.1:${port}/v1/experiments`, { method: "POST", headers: auth, body: JSON.stringify(body) });
     if (posted.status !== 202) throw new Error(`POST /v1/experiments: ${posted.status} ${await posted.text()}`);
 
@@ -116,12 +138,16 @@ async function main() {
     const stats = new pg.Client({ connectionString: dbUrl.toString() });
     await stats.connect();
     const scans = async () => {
-      const r = await stats.query(`select coalesce(seq_scan, 0) + coalesce(idx_scan, 0) as n from pg_stat_user_tables where relname = 'experiment_events'`);
+      const r = await stats.query(
+        `select coalesce(seq_scan, 0) + coalesce(idx_scan, 0) as n from pg_stat_user_tables where relname = 'experiment_events'`,
+      );
       return Number(r.rows[0]?.n ?? 0);
     };
     const pid = server.pid!;
     // The database's side of the polling: the CPU of the Postgres backends serving this database (same host).
-    const backends = (await stats.query(`select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`, [dbName])).rows.map((r) => Number(r.pid));
+    const backends = (
+      await stats.query(`select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`, [dbName])
+    ).rows.map((r) => Number(r.pid));
     const dbCpu = () => backends.reduce((sum, p) => sum + (fs.existsSync(`/proc/${p}/stat`) ? cpuSeconds(p) : 0), 0);
     const db0 = dbCpu();
     const cpu0 = cpuSeconds(pid);
@@ -152,7 +178,12 @@ async function main() {
         postgres_backends: backends.length,
         postgres_cpu_cores: Number(pgCpu.toFixed(3)),
         event_table_scans_per_s: Number(scanRate.toFixed(1)),
-        healthz_ms: { n: latencies.length, p50: ms(quantile(latencies, 0.5)), p99: ms(quantile(latencies, 0.99)), max: ms(Math.max(...latencies)) },
+        healthz_ms: {
+          n: latencies.length,
+          p50: ms(quantile(latencies, 0.5)),
+          p99: ms(quantile(latencies, 0.99)),
+          max: ms(Math.max(...latencies)),
+        },
         loadavg_1m: Number(os.loadavg()[0]!.toFixed(2)),
         cpus: os.cpus().length,
       }),

@@ -10,7 +10,11 @@ import { LocalBucket } from "../../src/storage/local-bucket.js";
 
 const [mode, zipFile, workDir] = process.argv.slice(2);
 const config = parseConfig({ BUILDER_DATA_DIR: workDir });
-const limits = { maxEntries: config.ZIP_MAX_ENTRIES, maxUncompressedBytes: config.ZIP_MAX_UNCOMPRESSED_BYTES, maxCompressionRatio: config.ZIP_MAX_COMPRESSION_RATIO };
+const limits = {
+  maxEntries: config.ZIP_MAX_ENTRIES,
+  maxUncompressedBytes: config.ZIP_MAX_UNCOMPRESSED_BYTES,
+  maxCompressionRatio: config.ZIP_MAX_COMPRESSION_RATIO,
+};
 const t0 = process.hrtime.bigint();
 let extra: Record<string, unknown> = {};
 if (mode === "admzip") {
@@ -38,7 +42,20 @@ if (mode === "admzip") {
       split: "train_val_test",
     },
   );
-  extra = { valid: out.report.valid, errors: out.report.errors.length, rows: out.report.summary.rows, patients: out.report.summary.patients, split: out.report.summary.split };
+  extra = {
+    valid: out.report.valid,
+    errors: out.report.errors.length,
+    rows: out.report.summary.rows,
+    patients: out.report.summary.patients,
+    split: out.report.summary.split,
+  };
 }
 const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-console.log(JSON.stringify({ mode, seconds: Math.round(seconds * 100) / 100, max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024), ...extra }));
+console.log(
+  JSON.stringify({
+    mode,
+    seconds: Math.round(seconds * 100) / 100,
+    max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
+    ...extra,
+  }),
+);

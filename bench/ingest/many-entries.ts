@@ -40,7 +40,14 @@ for (const n of counts.length ? counts : [100_000, 190_000]) {
     {
       zipPath: "u/bench/d.zip",
       workDir: path.join(workDir, "prepare"),
-      task: { family: "classification", inputs: "table", label_cols: ["label"], images_col: null, data_cols: ["f1", "f2"], split_col: null },
+      task: {
+        family: "classification",
+        inputs: "table",
+        label_cols: ["label"],
+        images_col: null,
+        data_cols: ["f1", "f2"],
+        split_col: null,
+      },
       seed: 0,
       split: "train_val_test",
     },
@@ -50,6 +57,16 @@ for (const n of counts.length ? counts : [100_000, 190_000]) {
   await fs.promises.rm(path.join(workDir, "prepare"), { recursive: true, force: true });
   const rmSeconds = (performance.now() - t1) / 1000;
   delay.disable();
-  console.log(JSON.stringify({ entries: n + 1, zip_mb: +(fs.statSync(zipFile).size / 1e6).toFixed(1), valid: out.report.valid, errors: out.report.errors.map((e) => e.code), seconds: +seconds.toFixed(2), max_event_loop_delay_ms: Math.round(delay.max / 1e6), rm_seconds: +rmSeconds.toFixed(2) }));
+  console.log(
+    JSON.stringify({
+      entries: n + 1,
+      zip_mb: +(fs.statSync(zipFile).size / 1e6).toFixed(1),
+      valid: out.report.valid,
+      errors: out.report.errors.map((e) => e.code),
+      seconds: +seconds.toFixed(2),
+      max_event_loop_delay_ms: Math.round(delay.max / 1e6),
+      rm_seconds: +rmSeconds.toFixed(2),
+    }),
+  );
   fs.rmSync(workDir, { recursive: true, force: true });
 }

@@ -37,7 +37,10 @@ async function generate() {
   for (let i = 0; i < IMAGES; i++) {
     // A cheap textured grey image that differs per index, so PNG/deflate do real work.
     for (let p = 0; p < base.length; p++) base[p] = (p * 31 + i * 17 + ((p * i) % 251)) & 0xff;
-    const png = await sharp(base, { raw: { width: SIDE, height: SIDE, channels: 1 } }).toColourspace("b-w").png({ compressionLevel: 3 }).toBuffer();
+    const png = await sharp(base, { raw: { width: SIDE, height: SIDE, channels: 1 } })
+      .toColourspace("b-w")
+      .png({ compressionLevel: 3 })
+      .toBuffer();
     const name = `images/${String(Math.floor(i / 1000)).padStart(2, "0")}/img_${String(i).padStart(6, "0")}.png`;
     w.add(`study/${name}`, png);
     lines.push(`P${Math.floor(i / 4)},${name},${(i >> 2) % 3}`);
@@ -62,12 +65,21 @@ function timeUnzipExtract() {
   const r = spawnSync("/usr/bin/time", ["-f", "%M", "unzip", "-qq", "-o", zipFile, "-d", dir], { encoding: "utf8" });
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   fs.rmSync(dir, { recursive: true, force: true });
-  return { mode: "unzip (extract)", seconds: Math.round(seconds * 100) / 100, max_rss_mb: Math.round(Number(r.stderr.trim().split("\n").pop()) / 1024), rc: r.status };
+  return {
+    mode: "unzip (extract)",
+    seconds: Math.round(seconds * 100) / 100,
+    max_rss_mb: Math.round(Number(r.stderr.trim().split("\n").pop()) / 1024),
+    rc: r.status,
+  };
 }
 
 function child(mode: "extract" | "admzip" | "prepare", file = zipFile) {
   const dir = fs.mkdtempSync(path.join(work, `${mode}-`));
-  const out = execFileSync(process.execPath, ["--import", "tsx", path.join(here, "child.ts"), mode, file, dir], { cwd: root, encoding: "utf8", maxBuffer: 1 << 20 });
+  const out = execFileSync(process.execPath, ["--import", "tsx", path.join(here, "child.ts"), mode, file, dir], {
+    cwd: root,
+    encoding: "utf8",
+    maxBuffer: 1 << 20,
+  });
   fs.rmSync(dir, { recursive: true, force: true });
   return JSON.parse(out.trim().split("\n").pop()!);
 }
@@ -75,7 +87,9 @@ function child(mode: "extract" | "admzip" | "prepare", file = zipFile) {
 if (IMAGES > 0) {
   const genSeconds = await generate();
   const size = fs.statSync(zipFile).size;
-  console.log(`archive: ${IMAGES} PNG images ${SIDE}x${SIDE} + labels.csv, ${(size / 1e6).toFixed(1)} MB, generated in ${genSeconds.toFixed(1)} s (${work})`);
+  console.log(
+    `archive: ${IMAGES} PNG images ${SIDE}x${SIDE} + labels.csv, ${(size / 1e6).toFixed(1)} MB, generated in ${genSeconds.toFixed(1)} s (${work})`,
+  );
   console.log(`machine: ${os.cpus().length} CPU, node ${process.version}; other work may share the CPU`);
   const results = [best(timeUnzip), best(timeUnzipExtract), best(() => child("extract")), best(() => child("prepare"))];
   for (const r of results) console.log(JSON.stringify(r));

@@ -30,13 +30,26 @@ const rssMb = (pid: number, field = "VmRSS") => {
   return m ? Math.round(Number(m[1]) / 1024) : NaN;
 };
 
-function send(port: number, key: string, method: string, urlPath: string, headers: Record<string, string>, parts: { head?: Buffer; tail?: Buffer }) {
+function send(
+  port: number,
+  key: string,
+  method: string,
+  urlPath: string,
+  headers: Record<string, string>,
+  parts: { head?: Buffer; tail?: Buffer },
+) {
   return new Promise<{ status: number; body: string; sha256: string; seconds: number }>((resolve, reject) => {
     const chunk = randomBytes(1024 * 1024);
     const hash = createHash("sha256");
     const bodyLen = MB * chunk.length + (parts.head?.length ?? 0) + (parts.tail?.length ?? 0);
     const t0 = Date.now();
-    const req = http.request({ host: "127.0.0.1", port, method, path: urlPath, headers: { authorization: `Bearer ${key}`, "content-length": String(bodyLen), ...headers } });
+    const req = http.request({
+      host: "127.0.0.1",
+      port,
+      method,
+      path: urlPath,
+      headers: { authorization: `Bearer ${key}`, "content-length": String(bodyLen), ...headers },
+    });
     req.on("response", (res) => {
       let body = "";
       res.on("data", (c) => (body += c));
@@ -62,22 +75,42 @@ function send(port: number, key: string, method: string, urlPath: string, header
 
 async function main() {
   const builder = path.join(root, "builder");
-  execFileSync(builder, ["users", "create", "--email", "bench@example.org", "--password", "bench-password-123"], { env, cwd: root, stdio: "ignore" });
-  const key = execFileSync(builder, ["keys", "create", "--email", "bench@example.org"], { env, cwd: root, encoding: "utf8" }).trim().split("\n").pop()!;
+  execFileSync(builder, ["users", "create", "--email", "bench@example.org", "--password", "bench-password-123"], {
+    env,
+    cwd: root,
+    stdio: "ignore",
+  });
+  const key = execFileSync(builder, ["keys", "create", "--email", "bench@example.org"], { env, cwd: root, encoding: "utf8" })
+    .trim()
+    .split("\n")
+    .pop()!;
   const port = await freePort();
-  const server = spawn(builder, ["serve"], { env: { ...env, PORT: String(port), HOST: "127.0.0.1" }, cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+  const server = spawn(builder, ["serve"], {
+    env: { ...env, PORT: String(port), HOST: "127.0.0.1" },
+    cwd: root,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
   try {
     for (let t = 0; ; t++) {
-      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       if (t > 300) throw new Error("the server did not start");
       await new Promise((r) => setTimeout(r, 200));
     }
-    const me = (await (await fetch(`http://127.0.0.1:${port}/v1/me`, { headers: { authorization: `Bearer ${key}` } })).json()) as { user_id: string };
+    const me = (await (await fetch(`http://127.0.0.1:${port}/v1/me`, { headers: { authorization: `Bearer ${key}` } })).json()) as {
+      user_id: string;
+    };
     const pid = server.pid!;
     console.log(`server pid ${pid}; body ${MB} MiB; ${os.cpus().length} CPU; other work may share the machine`);
     for (const kind of ["put", "multipart"] as const) {
-      await fetch(`http://127.0.0.1:${port}/v1/files/${me.user_id}/warm/w.zip`, { method: "PUT", headers: { authorization: `Bearer ${key}` }, body: "warm-up" });
+      await fetch(`http://127.0.0.1:${port}/v1/files/${me.user_id}/warm/w.zip`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${key}` },
+        body: "warm-up",
+      });
       const before = rssMb(pid);
       let peak = before;
       const timer = setInterval(() => (peak = Math.max(peak, rssMb(pid))), 100);
@@ -85,10 +118,19 @@ async function main() {
       const r =
         kind === "put"
           ? await send(port, key, "PUT", `/v1/files/${me.user_id}/bench/big.zip`, { "content-type": "application/zip" }, {})
-          : await send(port, key, "POST", "/v1/files", { "content-type": `multipart/form-data; boundary=${boundary}` }, {
-              head: Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="path"\r\n\r\nbench/big-multipart.zip\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.zip"\r\nContent-Type: application/zip\r\n\r\n`),
-              tail: Buffer.from(`\r\n--${boundary}--\r\n`),
-            });
+          : await send(
+              port,
+              key,
+              "POST",
+              "/v1/files",
+              { "content-type": `multipart/form-data; boundary=${boundary}` },
+              {
+                head: Buffer.from(
+                  `--${boundary}\r\nContent-Disposition: form-data; name="path"\r\n\r\nbench/big-multipart.zip\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.zip"\r\nContent-Type: application/zip\r\n\r\n`,
+                ),
+                tail: Buffer.from(`\r\n--${boundary}--\r\n`),
+              },
+            );
       clearInterval(timer);
       const answer = JSON.parse(r.body);
       const stored = path.join(dataDir, "bucket", answer.zip_gcloud);

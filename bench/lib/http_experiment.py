@@ -90,19 +90,30 @@ class BuilderServer:
         self.data_dir = tempfile.mkdtemp(prefix="builder-bench-")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "GCS_BUCKET", "BUILDER_RUNNER")}
+        self.env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("DATABASE_URL", "REDIS_URL", "GCS_BUCKET", "BUILDER_RUNNER")
+        }
         self.env.update({"BUILDER_DATA_DIR": self.data_dir, "PORT": str(self.port), "HOST": "127.0.0.1", **(env or {})})
         self.log_path = os.path.join(self.data_dir, "serve.log")
         self.proc: subprocess.Popen | None = None
 
     def __enter__(self) -> BuilderServer:
         self._log = open(self.log_path, "w")
-        self.proc = subprocess.Popen([str(ROOT / "builder"), "serve", "--port", str(self.port)], cwd=ROOT, env=self.env,
-                                     stdout=self._log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            [str(ROOT / "builder"), "serve", "--port", str(self.port)],
+            cwd=ROOT,
+            env=self.env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise SystemExit(f"builder serve exited {self.proc.returncode}:\n{Path(self.log_path).read_text()[-3000:]}")
+                raise SystemExit(
+                    f"builder serve exited {self.proc.returncode}:\n{Path(self.log_path).read_text()[-3000:]}"
+                )
             try:
                 urllib.request.urlopen(f"{self.url}/v1/me", timeout=2)
             except urllib.error.HTTPError:
@@ -138,8 +149,14 @@ class BuilderServer:
         return user_id, key
 
 
-def request(method: str, url: str, key: str, body: bytes | None = None, content_type: str | None = None,
-            stream_path: str | None = None) -> tuple[int, dict]:
+def request(
+    method: str,
+    url: str,
+    key: str,
+    body: bytes | None = None,
+    content_type: str | None = None,
+    stream_path: str | None = None,
+) -> tuple[int, dict]:
     headers = {"Authorization": f"Bearer {key}"}
     if content_type:
         headers["Content-Type"] = content_type
@@ -166,8 +183,9 @@ def request(method: str, url: str, key: str, body: bytes | None = None, content_
             data.close()
 
 
-def run_experiment(zip_path: str, body: dict, label: str = "bench", poll_s: float = 2.0,
-                   server_env: dict[str, str] | None = None) -> dict:
+def run_experiment(
+    zip_path: str, body: dict, label: str = "bench", poll_s: float = 2.0, server_env: dict[str, str] | None = None
+) -> dict:
     """Uploads zip_path and runs one Builder experiment with `body` (zip_gcloud, user_id, experiment_id are filled
     in). -> {experiment, manifest, wall_s, upload_s, peak_rss_mib}; exits on a non-ready terminal state."""
     with BuilderServer(server_env) as server:
@@ -176,14 +194,17 @@ def run_experiment(zip_path: str, body: dict, label: str = "bench", poll_s: floa
         user_id, key = server.create_user()
         zip_gcloud = f"{user_id}/{label}/{Path(zip_path).name}"
         t0 = time.monotonic()
-        status, up = request("PUT", f"{server.url}/v1/files/{zip_gcloud}", key, stream_path=zip_path,
-                             content_type="application/zip")
+        status, up = request(
+            "PUT", f"{server.url}/v1/files/{zip_gcloud}", key, stream_path=zip_path, content_type="application/zip"
+        )
         if status != 201:
             raise SystemExit(f"upload failed: {status} {up}")
         upload_s = time.monotonic() - t0
         full = {**body, "zip_gcloud": zip_gcloud, "user_id": user_id, "experiment_id": body.get("experiment_id", 1)}
         t0 = time.monotonic()
-        status, exp = request("POST", f"{server.url}/v1/experiments", key, json.dumps(full).encode(), "application/json")
+        status, exp = request(
+            "POST", f"{server.url}/v1/experiments", key, json.dumps(full).encode(), "application/json"
+        )
         if status not in (200, 202):
             raise SystemExit(f"POST /v1/experiments: {status} {exp}")
         url, last = f"{server.url}/v1/experiments/{full['experiment_id']}", None
@@ -192,15 +213,26 @@ def run_experiment(zip_path: str, body: dict, label: str = "bench", poll_s: floa
                 status, exp = request("GET", url, key)
             except urllib.error.URLError as err:
                 code = server.proc.poll()
-                raise SystemExit(f"lost the server ({err}); builder serve exit status {code}; its log:\n"
-                                 f"{Path(server.log_path).read_text()[-3000:]}") from None
+                raise SystemExit(
+                    f"lost the server ({err}); builder serve exit status {code}; its log:\n"
+                    f"{Path(server.log_path).read_text()[-3000:]}"
+                ) from None
             p = exp.get("progress") or {}
-            line = (exp.get("status"), p.get("stage"), round(p.get("fraction") or 0, 2), p.get("epoch") or p.get("trial"))
+            line = (
+                exp.get("status"),
+                p.get("stage"),
+                round(p.get("fraction") or 0, 2),
+                p.get("epoch") or p.get("trial"),
+            )
             if line != last:
                 best = p.get("best_metric")
-                print(f"  [{time.monotonic() - t0:6.0f}s] {exp.get('status')}  {p.get('stage') or ''} "
-                      f"{100 * (p.get('fraction') or 0):.0f}%" + (f"  best {best:.3f}" if isinstance(best, (int, float)) else "")
-                      + f"  tree RSS {tree_rss_mib(server.proc.pid):.0f} MiB", flush=True)
+                print(
+                    f"  [{time.monotonic() - t0:6.0f}s] {exp.get('status')}  {p.get('stage') or ''} "
+                    f"{100 * (p.get('fraction') or 0):.0f}%"
+                    + (f"  best {best:.3f}" if isinstance(best, (int, float)) else "")
+                    + f"  tree RSS {tree_rss_mib(server.proc.pid):.0f} MiB",
+                    flush=True,
+                )
                 last = line
             if exp.get("status") in TERMINAL:
                 break
@@ -209,8 +241,10 @@ def run_experiment(zip_path: str, body: dict, label: str = "bench", poll_s: floa
         peak = sampler.stop()
         if exp["status"] != "ready":
             _, logs = request("GET", f"{url}/logs", key)
-            raise SystemExit(f"experiment ended {exp['status']}: {exp.get('failure_reason')}\n"
-                             f"{json.dumps(exp.get('dataset_report'))[:2000]}\n{str(logs)[-3000:]}")
+            raise SystemExit(
+                f"experiment ended {exp['status']}: {exp.get('failure_reason')}\n"
+                f"{json.dumps(exp.get('dataset_report'))[:2000]}\n{str(logs)[-3000:]}"
+            )
         store = (exp.get("model") or {}).get("path") or (exp.get("model") or {}).get("store_path")
         manifest = None
         candidates = [Path(server.data_dir) / "bucket" / "models" / user_id / str(full["experiment_id"])]
@@ -218,8 +252,14 @@ def run_experiment(zip_path: str, body: dict, label: str = "bench", poll_s: floa
             found = sorted(folder.glob("v*/manifest.json")) if folder.is_dir() else []
             if found:
                 manifest = json.loads(found[-1].read_text())
-        return {"experiment": exp, "manifest": manifest, "wall_s": wall, "upload_s": upload_s, "peak_rss_mib": peak,
-                "store": store}
+        return {
+            "experiment": exp,
+            "manifest": manifest,
+            "wall_s": wall,
+            "upload_s": upload_s,
+            "peak_rss_mib": peak,
+            "store": store,
+        }
 
 
 def fmt_metric(m: dict | None) -> str:

@@ -5,8 +5,20 @@
  */
 import { Pool } from "undici";
 
-export interface BenchRequest { name: string; method: string; path: string; headers: Record<string, string>; body?: string }
-interface Job { url: string; requests: BenchRequest[]; concurrency: number; count?: number; seconds?: number }
+export interface BenchRequest {
+  name: string;
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+interface Job {
+  url: string;
+  requests: BenchRequest[];
+  concurrency: number;
+  count?: number;
+  seconds?: number;
+}
 
 let pool: Pool | undefined;
 
@@ -24,7 +36,12 @@ async function run(job: Job) {
         const r = job.requests[job.count !== undefined ? i : Math.floor(Math.random() * job.requests.length)];
         let status = 0;
         try {
-          const res = await pool!.request({ method: r.method as "GET", path: r.path, headers: r.headers, body: bodies[job.requests.indexOf(r)] });
+          const res = await pool!.request({
+            method: r.method as "GET",
+            path: r.path,
+            headers: r.headers,
+            body: bodies[job.requests.indexOf(r)],
+          });
           await res.body.arrayBuffer();
           status = res.statusCode;
         } catch {

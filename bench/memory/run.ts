@@ -27,7 +27,9 @@ const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
 
 /** A PNG whose header claims 40000 x 40000 pixels (a decompression bomb for a decoder that trusts it). */
 async function pixelBomb(): Promise<Buffer> {
-  const png = await sharp({ create: { width: 1, height: 1, channels: 3, background: "#000" } }).png().toBuffer();
+  const png = await sharp({ create: { width: 1, height: 1, channels: 3, background: "#000" } })
+    .png()
+    .toBuffer();
   const ihdr = png.subarray(12, 12 + 4 + 13); // type + data
   ihdr.writeUInt32BE(40_000, 4);
   ihdr.writeUInt32BE(40_000, 8);
@@ -38,21 +40,27 @@ async function pixelBomb(): Promise<Buffer> {
 /** Files built in a Python child process, so the 512 MB of zeros never pass through this process's memory. */
 function buildZips(dir: string): { dataset: string; bomb: string; datasetKind: string } {
   const bomb = path.join(dir, "bomb.zip");
-  execFileSync("python3", ["-c", `
+  execFileSync("python3", [
+    "-c",
+    `
 import zipfile
 with zipfile.ZipFile(${JSON.stringify(bomb)}, "w", zipfile.ZIP_DEFLATED) as z:
     z.writestr("labels.csv", "patient_id,image,label\\n")
     with z.open("zeros.bin", "w", force_zip64=True) as f:
         for _ in range(512): f.write(bytes(1 << 20))
-`]);
+`,
+  ]);
   const dataset = path.join(dir, "dataset.zip");
   const bccd = path.join(ROOT, "../shared/datasets/bccd");
   if (fs.existsSync(path.join(bccd, "Annotations"))) {
-    execFileSync("python3", ["-c", `
+    execFileSync("python3", [
+      "-c",
+      `
 import sys; sys.path.insert(0, ${JSON.stringify(path.join(ROOT, "bench/detection-bccd"))})
 import bccd
 bccd.write_user_zip(${JSON.stringify(bccd)}, bccd.image_ids(${JSON.stringify(bccd)}, "trainval"), ${JSON.stringify(dataset)})
-`]);
+`,
+    ]);
     return { dataset, bomb, datasetKind: "bccd" };
   }
   return { dataset, bomb, datasetKind: "generated" };
@@ -62,7 +70,11 @@ async function main() {
   // The server's environment as ./builder sets it (glibc malloc arenas, see the launcher); it must be set before
   // the process starts, so the benchmark starts itself again with it. MALLOC_ARENA_MAX=0 measures glibc's default.
   if (process.env.MALLOC_ARENA_MAX === undefined) {
-    const child = fork(process.argv[1], process.argv.slice(2), { env: { ...process.env, MALLOC_ARENA_MAX: "2" }, execArgv: process.execArgv, stdio: "inherit" });
+    const child = fork(process.argv[1], process.argv.slice(2), {
+      env: { ...process.env, MALLOC_ARENA_MAX: "2" },
+      execArgv: process.execArgv,
+      stdio: "inherit",
+    });
     child.on("exit", (code) => process.exit(code ?? 1));
     return;
   }
@@ -74,20 +86,35 @@ async function main() {
   const bench = await startBenchServer(ids, { publish: false });
   const { key, user, photo } = bench;
   const url = `http://127.0.0.1:${bench.running.port}`;
-  const client = fork(path.join(ROOT, "bench/memory/client.ts"), [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const client = fork(path.join(ROOT, "bench/memory/client.ts"), [], {
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
 
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 100);
   const auth = { authorization: `Bearer ${key}` };
   const json = (name: string, p: string, body: unknown, method = "POST"): BenchRequest => ({
-    name, method, path: p, headers: { ...auth, "content-type": "application/json" }, body: Buffer.from(typeof body === "string" ? body : JSON.stringify(body)).toString("base64"),
+    name,
+    method,
+    path: p,
+    headers: { ...auth, "content-type": "application/json" },
+    body: Buffer.from(typeof body === "string" ? body : JSON.stringify(body)).toString("base64"),
   });
   const predict = (name: string, id: number, message: unknown) => json(name, `/v1/experiments/${id}/predict`, { message });
-  const zipPut = (name: string, file: string, at: string): BenchRequest => ({ name, method: "PUT", path: `/v1/files/${user.id}/${at}`, headers: { ...auth, "content-type": "application/zip" }, body: fs.readFileSync(file).toString("base64") });
-  const validate = (name: string, at: string, body: object) => json(name, "/v1/datasets/validate", { zip_gcloud: `${user.id}/${at}`, ...body });
-  const datasetRequest = files.datasetKind === "bccd"
-    ? { task: "vision", type_of_experiment: "detection", label_cols: ["cell"], images_col: "image" }
-    : { task: "vision", label_cols: ["label"], images_col: "image" };
+  const zipPut = (name: string, file: string, at: string): BenchRequest => ({
+    name,
+    method: "PUT",
+    path: `/v1/files/${user.id}/${at}`,
+    headers: { ...auth, "content-type": "application/zip" },
+    body: fs.readFileSync(file).toString("base64"),
+  });
+  const validate = (name: string, at: string, body: object) =>
+    json(name, "/v1/datasets/validate", { zip_gcloud: `${user.id}/${at}`, ...body });
+  const datasetRequest =
+    files.datasetKind === "bccd"
+      ? { task: "vision", type_of_experiment: "detection", label_cols: ["cell"], images_col: "image" }
+      : { task: "vision", label_cols: ["label"], images_col: "image" };
   const bomb = await pixelBomb();
 
   const kinds: Array<[string, BenchRequest[], number]> = [
@@ -98,14 +125,25 @@ async function main() {
     ["predict detection (loads it)", [predict("detection", ids.detection, photo)], 200],
     [`upload ${mb(fs.statSync(files.dataset).size)} MB zip (${files.datasetKind})`, [zipPut("upload", files.dataset, "mem/data.zip")], 10],
     ["validate that zip", [validate("validate", "mem/data.zip", datasetRequest)], 5],
-    ["hostile: bad JSON, 2 MB JSON, NUL, pixel bomb, bad link", [
-      json("bad-json", "/v1/experiments", "{not json"),
-      json("big-json", "/v1/experiments", { pad: "x".repeat(2 * 1024 * 1024) }),
-      predict("nul", ids.tabular, "a\u0000b"),
-      predict("pixel-bomb", ids.vision, `data:image/png;base64,${bomb.toString("base64")}`),
-      predict("private-link", ids.vision, "http://10.0.0.1/x.png"),
-    ], 500],
-    ["hostile: 512 MB zip bomb, upload + validate", [zipPut("bomb-upload", files.bomb, "mem/bomb.zip"), validate("bomb-validate", "mem/bomb.zip", { task: "vision", label_cols: ["label"], images_col: "image" })], 4],
+    [
+      "hostile: bad JSON, 2 MB JSON, NUL, pixel bomb, bad link",
+      [
+        json("bad-json", "/v1/experiments", "{not json"),
+        json("big-json", "/v1/experiments", { pad: "x".repeat(2 * 1024 * 1024) }),
+        predict("nul", ids.tabular, "a\u0000b"),
+        predict("pixel-bomb", ids.vision, `data:image/png;base64,${bomb.toString("base64")}`),
+        predict("private-link", ids.vision, "http://10.0.0.1/x.png"),
+      ],
+      500,
+    ],
+    [
+      "hostile: 512 MB zip bomb, upload + validate",
+      [
+        zipPut("bomb-upload", files.bomb, "mem/bomb.zip"),
+        validate("bomb-validate", "mem/bomb.zip", { task: "vision", label_cols: ["label"], images_col: "image" }),
+      ],
+      4,
+    ],
   ];
 
   const send = (requests: BenchRequest[], job: { count?: number; seconds?: number }, concurrency = 4) =>
@@ -119,7 +157,16 @@ async function main() {
   const rows: string[] = [];
   const line = (what: string, statuses?: Record<string, Record<number, number>>) => {
     const now = mb(process.memoryUsage.rss());
-    const s = statuses ? Object.entries(statuses).map(([n, c]) => `${n} ${Object.entries(c).map(([k, v]) => `${k}x${v}`).join("/")}`).join(", ") : "";
+    const s = statuses
+      ? Object.entries(statuses)
+          .map(
+            ([n, c]) =>
+              `${n} ${Object.entries(c)
+                .map(([k, v]) => `${k}x${v}`)
+                .join("/")}`,
+          )
+          .join(", ")
+      : "";
     rows.push(`| ${what} | ${now} | ${mb(peak)} | ${s} |`);
     console.log(rows.at(-1));
   };
@@ -133,7 +180,12 @@ async function main() {
   }
   const mix = kinds.flatMap(([, requests]) => requests).filter((r) => !r.name.startsWith("bomb-upload"));
   // Cheap requests repeated so the mix is mostly predictions, with uploads, validations and bombs among them.
-  const weighted = [...mix, ...Array(6).fill(mix.filter((r) => ["me", "tabular", "vision", "vision_resnet", "detection"].includes(r.name))).flat()];
+  const weighted = [
+    ...mix,
+    ...Array(6)
+      .fill(mix.filter((r) => ["me", "tabular", "vision", "vision_resnet", "detection"].includes(r.name)))
+      .flat(),
+  ];
   const samples: number[] = [];
   const every5 = setInterval(() => samples.push(mb(process.memoryUsage.rss())), 5000);
   const r = await send(weighted, { seconds: SECONDS }, CONCURRENCY);

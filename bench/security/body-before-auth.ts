@@ -27,10 +27,18 @@ const after = opt("after", path.resolve(import.meta.dirname, "../.."))!;
 const rounds = Number(opt("rounds", "5"));
 const only = opt("scenarios")?.split(",");
 
-interface Side { name: string; child: ChildProcess; url: string; key: string }
+interface Side {
+  name: string;
+  child: ChildProcess;
+  url: string;
+  key: string;
+}
 
 async function startSide(name: string, root: string): Promise<Side> {
-  const child = fork(path.join(import.meta.dirname, "server-child.ts"), [root], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const child = fork(path.join(import.meta.dirname, "server-child.ts"), [root], {
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
   const ready = await new Promise<{ url: string; key: string }>((resolve, reject) => {
     child.once("message", (m) => resolve(m as { url: string; key: string }));
     child.once("exit", (code) => reject(new Error(`${name} server exited (${code})`)));
@@ -38,16 +46,21 @@ async function startSide(name: string, root: string): Promise<Side> {
   return { name, child, ...ready };
 }
 
-const ask = <T>(side: Side, m: string) => new Promise<T>((resolve) => {
-  side.child.once("message", (r) => resolve(r as T));
-  side.child.send(m);
-});
+const ask = <T>(side: Side, m: string) =>
+  new Promise<T>((resolve) => {
+    side.child.once("message", (r) => resolve(r as T));
+    side.child.send(m);
+  });
 
 /** POSTs the body; resolves with the status and milliseconds once the whole answer is in (or the socket closes). */
 function post(url: string, body: Buffer, headers: Record<string, string>): Promise<{ status: number; ms: number }> {
   const start = performance.now();
   return new Promise((resolve) => {
-    const req = http.request(`${url}/v1/experiments/1/predict`, { method: "POST", agent: false, headers: { "content-type": "application/json", "content-length": String(body.length), connection: "close", ...headers } });
+    const req = http.request(`${url}/v1/experiments/1/predict`, {
+      method: "POST",
+      agent: false,
+      headers: { "content-type": "application/json", "content-length": String(body.length), connection: "close", ...headers },
+    });
     req.on("response", (res) => {
       res.resume();
       res.on("end", () => resolve({ status: res.statusCode!, ms: performance.now() - start }));
@@ -61,10 +74,12 @@ function post(url: string, body: Buffer, headers: Record<string, string>): Promi
 function healthz(url: string): Promise<number> {
   const start = performance.now();
   return new Promise((resolve) => {
-    http.get(`${url}/healthz`, { agent: false }, (res) => {
-      res.resume();
-      res.on("end", () => resolve(performance.now() - start));
-    }).on("error", () => resolve(Number.NaN));
+    http
+      .get(`${url}/healthz`, { agent: false }, (res) => {
+        res.resume();
+        res.on("end", () => resolve(performance.now() - start));
+      })
+      .on("error", () => resolve(Number.NaN));
   });
 }
 
@@ -77,7 +92,12 @@ async function round(side: Side, body: Buffer, authed: boolean, parallel: number
   while (!done) worst = Math.max(worst, await healthz(side.url));
   const answers = await big;
   const { peak } = await ask<{ peak: number }>(side, "peak");
-  return { healthzMs: worst, bigMs: Math.max(...answers.map((a) => a.ms)), statuses: [...new Set(answers.map((a) => a.status))].join("/"), peakMb: peak / 2 ** 20 };
+  return {
+    healthzMs: worst,
+    bigMs: Math.max(...answers.map((a) => a.ms)),
+    statuses: [...new Set(answers.map((a) => a.status))].join("/"),
+    peakMb: peak / 2 ** 20,
+  };
 }
 
 const limit = Math.ceil((20 * 1024 * 1024 * 4) / 3) + 64 * 1024 - 1024; // the predict body limit at the default FETCH_MAX_BYTES, less room
@@ -102,8 +122,14 @@ for (const s of scenarios) {
     const rs = results.get(side.name)!;
     const h = rs.map((x) => x.healthzMs);
     console.log(
-      `${s.name.padEnd(13)} ${side.name.padEnd(7)} ${rs[0].statuses.padEnd(8)} ${median(h).toFixed(1).padStart(8)} ms (${Math.min(...h).toFixed(1)}-${Math.max(...h).toFixed(1)})`.padEnd(72) +
-        `${median(rs.map((x) => x.bigMs)).toFixed(0).padStart(7)} ms   ${median(rs.map((x) => x.peakMb)).toFixed(0).padStart(8)} MB`,
+      `${s.name.padEnd(13)} ${side.name.padEnd(7)} ${rs[0].statuses.padEnd(8)} ${median(h).toFixed(1).padStart(8)} ms (${Math.min(...h).toFixed(1)}-${Math.max(...h).toFixed(1)})`.padEnd(
+        72,
+      ) +
+        `${median(rs.map((x) => x.bigMs))
+          .toFixed(0)
+          .padStart(7)} ms   ${median(rs.map((x) => x.peakMb))
+          .toFixed(0)
+          .padStart(8)} MB`,
     );
   }
 }

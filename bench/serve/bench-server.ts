@@ -21,10 +21,18 @@ const PASS_THROUGH = ["ORT_INTRA_OP_THREADS", "SERVING_MAX_BATCH", "SERVING_THRE
 /** publish false: the models are published (without warming them) only when the caller calls publish(). */
 export async function startBenchServer(ids: Record<string, number>, opts: { publish?: boolean } = {}) {
   const fxDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-bench-serve-fx-"));
-  execFileSync(path.join(ROOT, "pipelines/.venv/bin/python"), [path.join(ROOT, "test/fixtures/serving/make_fixtures.py"), "--bench", fxDir]);
+  execFileSync(path.join(ROOT, "pipelines/.venv/bin/python"), [
+    path.join(ROOT, "test/fixtures/serving/make_fixtures.py"),
+    "--bench",
+    fxDir,
+  ]);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-bench-serve-"));
   const config = parseConfig({
-    NODE_ENV: "production", LOG_LEVEL: "silent", BUILDER_DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: "100000000", ORT_INTRA_OP_THREADS: "0",
+    NODE_ENV: "production",
+    LOG_LEVEL: "silent",
+    BUILDER_DATA_DIR: dataDir,
+    RATE_LIMIT_PER_MINUTE: "100000000",
+    ORT_INTRA_OP_THREADS: "0",
     ...Object.fromEntries(PASS_THROUGH.filter((k) => process.env[k]).map((k) => [k, process.env[k]!])),
   });
   const running = await startServer(config, { port: 0, host: "127.0.0.1" });
@@ -36,9 +44,20 @@ export async function startBenchServer(ids: Record<string, number>, opts: { publ
   };
   if (opts.publish !== false) await publish();
   const photo = `data:image/jpeg;base64,${fs.readFileSync(path.join(fxDir, "photo.jpg")).toString("base64")}`;
-  const client = fork(path.join(ROOT, "bench/serve/http-load.ts"), [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const client = fork(path.join(ROOT, "bench/serve/http-load.ts"), [], {
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
   return {
-    config, running, services, user, key, fxDir, photo, client, publish,
+    config,
+    running,
+    services,
+    user,
+    key,
+    fxDir,
+    photo,
+    client,
+    publish,
     async close() {
       client.send({ type: "exit" });
       await running.stop();

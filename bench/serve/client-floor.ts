@@ -50,12 +50,17 @@ print(json.dumps(lat))`;
 
 function pythonClient(port: number): Promise<number[]> {
   return new Promise((resolve, reject) => {
-    const child = execFile("python3", ["-c", PY, String(port), String(SECONDS)], { maxBuffer: 64 * 1024 * 1024 }, (err, out) => (err ? reject(err) : resolve(JSON.parse(out))));
+    const child = execFile("python3", ["-c", PY, String(port), String(SECONDS)], { maxBuffer: 64 * 1024 * 1024 }, (err, out) =>
+      err ? reject(err) : resolve(JSON.parse(out)),
+    );
     child.stdin!.end(BODY);
   });
 }
 
-const PEER_LOAD = path.join(process.env.PEER_DIR ?? path.resolve(path.dirname(new URL(import.meta.url).pathname), "../../../shared/peer-fastapi"), "load.mjs");
+const PEER_LOAD = path.join(
+  process.env.PEER_DIR ?? path.resolve(path.dirname(new URL(import.meta.url).pathname), "../../../shared/peer-fastapi"),
+  "load.mjs",
+);
 
 /** The peer's load.mjs through its own stdin/stdout protocol: one job line, then "started" and the "done" line. */
 async function peerLoadClient(url: string): Promise<number[]> {
@@ -73,8 +78,10 @@ async function peerLoadClient(url: string): Promise<number[]> {
 if (process.argv[2] === "--child") {
   // A client process: `--child undici|raw URL`; sends its latencies back over IPC.
   const [kind, url] = [process.argv[3], process.argv[4]];
-  const lat = kind === "undici" ? await undiciClient(url)
-    : (await runLoad({ url, path: "/p", key: "-", body: BODY, concurrency: 1, seconds: SECONDS, warmup: 0.5 })).latencies;
+  const lat =
+    kind === "undici"
+      ? await undiciClient(url)
+      : (await runLoad({ url, path: "/p", key: "-", body: BODY, concurrency: 1, seconds: SECONDS, warmup: 0.5 })).latencies;
   closeAll();
   process.send!(lat, () => process.exit(0));
 } else {
@@ -92,11 +99,21 @@ if (process.argv[2] === "--child") {
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     const port = (server.address() as { port: number }).port;
     for (const kind of ["undici", "raw", "python", ...(fs.existsSync(PEER_LOAD) ? ["load.mjs"] : [])]) {
-      const lat = kind === "python" ? await pythonClient(port)
-        : kind === "load.mjs" ? await peerLoadClient(`http://127.0.0.1:${port}`)
-        : await new Promise<number[]>((resolve) => fork(new URL(import.meta.url).pathname, ["--child", kind, `http://127.0.0.1:${port}`], { execArgv: ["--import", "tsx"] }).once("message", (m) => resolve(m as number[])));
-      const med = q(lat, 0.5), p99 = q(lat, 0.99);
-      console.log(`answer ${String(answer.length).padStart(7)} B  ${kind.padEnd(8)}  n ${String(lat.length).padStart(6)}  median ${med.toFixed(3)} ms  p99 ${p99.toFixed(3)} ms  p99/median ${(p99 / med).toFixed(2)}`);
+      const lat =
+        kind === "python"
+          ? await pythonClient(port)
+          : kind === "load.mjs"
+            ? await peerLoadClient(`http://127.0.0.1:${port}`)
+            : await new Promise<number[]>((resolve) =>
+                fork(new URL(import.meta.url).pathname, ["--child", kind, `http://127.0.0.1:${port}`], {
+                  execArgv: ["--import", "tsx"],
+                }).once("message", (m) => resolve(m as number[])),
+              );
+      const med = q(lat, 0.5),
+        p99 = q(lat, 0.99);
+      console.log(
+        `answer ${String(answer.length).padStart(7)} B  ${kind.padEnd(8)}  n ${String(lat.length).padStart(6)}  median ${med.toFixed(3)} ms  p99 ${p99.toFixed(3)} ms  p99/median ${(p99 / med).toFixed(2)}`,
+      );
     }
     server.close();
   }

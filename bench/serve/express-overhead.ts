@@ -18,7 +18,9 @@ import express from "express";
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: string) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1] : dflt);
 const VARIANTS = ["raw", "raw+bodyparser", "raw+prototypes", "express-use", "express-route"] as const;
-const ANSWER = Buffer.from('{"prediccion":[0,1],"score":[0.03816601634025574,0.9618339538574219],"classes":{"0":"no","1":"yes"},"error":0}');
+const ANSWER = Buffer.from(
+  '{"prediccion":[0,1],"score":[0.03816601634025574,0.9618339538574219],"classes":{"0":"no","1":"yes"},"error":0}',
+);
 
 function handlerFor(variant: string): http.RequestListener {
   const app = express();
@@ -38,7 +40,8 @@ function handlerFor(variant: string): http.RequestListener {
       send(res);
     });
   };
-  const viaBodyParser = (req: http.IncomingMessage, res: http.ServerResponse) => json(req as express.Request, res as express.Response, () => send(res));
+  const viaBodyParser = (req: http.IncomingMessage, res: http.ServerResponse) =>
+    json(req as express.Request, res as express.Response, () => send(res));
   switch (variant) {
     case "raw":
       return byHand;
@@ -61,13 +64,18 @@ function handlerFor(variant: string): http.RequestListener {
 }
 
 if (args[0] === "--serve") {
-  const server = http.createServer(handlerFor(args[1])).listen(0, "127.0.0.1", () => process.send!({ port: (server.address() as { port: number }).port }));
+  const server = http
+    .createServer(handlerFor(args[1]))
+    .listen(0, "127.0.0.1", () => process.send!({ port: (server.address() as { port: number }).port }));
 } else {
   const concurrency = Number(opt("concurrency", "8"));
   const seconds = Number(opt("seconds", "4"));
   const rounds = Number(opt("rounds", "2"));
   const self = new URL(import.meta.url).pathname;
-  const client = fork(path.join(path.dirname(self), "http-load.ts"), [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const client = fork(path.join(path.dirname(self), "http-load.ts"), [], {
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
   const load = (url: string) =>
     new Promise<{ latencies: number[]; errors: number; seconds: number }>((resolve) => {
       const onMessage = (m: { type: string; latencies: number[]; errors: number; seconds: number }) => {
@@ -76,7 +84,14 @@ if (args[0] === "--serve") {
         resolve(m);
       };
       client.on("message", onMessage);
-      client.send({ url, path: "/v1/experiments/1/predict", key: "unused", body: JSON.stringify({ message: [63, 1, 27.5, 2] }), concurrency, seconds });
+      client.send({
+        url,
+        path: "/v1/experiments/1/predict",
+        key: "unused",
+        body: JSON.stringify({ message: [63, 1, 27.5, 2] }),
+        concurrency,
+        seconds,
+      });
     });
   console.log(`# Express overhead, c=${concurrency}, ${rounds} rounds x ${seconds} s (variants alternated)`);
   for (let r = 1; r <= rounds; r++) {
@@ -86,7 +101,9 @@ if (args[0] === "--serve") {
       const res = await load(`http://127.0.0.1:${port}`);
       server.kill();
       const sorted = [...res.latencies].sort((a, b) => a - b);
-      console.log(`round ${r}  ${v.padEnd(16)} ${(res.latencies.length / res.seconds).toFixed(0).padStart(6)} req/s  median ${sorted[sorted.length >> 1].toFixed(3)} ms  errors ${res.errors}`);
+      console.log(
+        `round ${r}  ${v.padEnd(16)} ${(res.latencies.length / res.seconds).toFixed(0).padStart(6)} req/s  median ${sorted[sorted.length >> 1].toFixed(3)} ms  errors ${res.errors}`,
+      );
     }
   }
   client.send({ type: "exit" });

@@ -7,7 +7,14 @@
  */
 import { closeAll, runLoad } from "./raw-load.mjs";
 
-interface Job { url: string; path: string; key: string; body: string; concurrency: number; seconds: number }
+interface Job {
+  url: string;
+  path: string;
+  key: string;
+  body: string;
+  concurrency: number;
+  seconds: number;
+}
 
 process.on("message", (job: Job | { type: "exit" }) => {
   if ("type" in job) {

@@ -28,7 +28,13 @@ async function main() {
 
   // At c=1 one request is in flight, so the stage marks of the current request are plain variables.
   const t = { request: 0, predictEnd: 0 };
-  const stages = { bodyEnd: [] as number[], predictStart: [] as number[], predict: [] as number[], toFinish: [] as number[], server: [] as number[] };
+  const stages = {
+    bodyEnd: [] as number[],
+    predictStart: [] as number[],
+    predict: [] as number[],
+    toFinish: [] as number[],
+    server: [] as number[],
+  };
   b.running.server.prependListener("request", (req, res) => {
     t.request = performance.now();
     req.on("end", () => stages.bodyEnd.push(performance.now() - t.request));

@@ -25,7 +25,13 @@ const OTHERS = args.includes("--others");
 const KINDS = ["vision", "vision_resnet", "detection", "tabular"];
 type Bench = Awaited<ReturnType<typeof startBenchServer>>;
 
-function load(bench: Bench, id: number, concurrency: number, seconds: number, message: unknown = bench.photo): Promise<{ latencies: number[] }> {
+function load(
+  bench: Bench,
+  id: number,
+  concurrency: number,
+  seconds: number,
+  message: unknown = bench.photo,
+): Promise<{ latencies: number[] }> {
   return new Promise((resolve) => {
     const on = (m: { type: string; latencies: number[] }) => {
       if (m.type !== "done") return;
@@ -33,7 +39,14 @@ function load(bench: Bench, id: number, concurrency: number, seconds: number, me
       resolve(m);
     };
     bench.client.on("message", on);
-    bench.client.send({ url: bench.running.url, path: `/v1/experiments/${id}/predict`, key: bench.key, body: JSON.stringify({ message }), concurrency, seconds });
+    bench.client.send({
+      url: bench.running.url,
+      path: `/v1/experiments/${id}/predict`,
+      key: bench.key,
+      body: JSON.stringify({ message }),
+      concurrency,
+      seconds,
+    });
   });
 }
 
@@ -46,13 +59,16 @@ async function child() {
   await load(bench, 1, 1, 3);
   if (PRIOR) await load(bench, ids.vision_resnet, 8, 12);
   if (IDLE_S) await new Promise((r) => setTimeout(r, IDLE_S * 1000));
-  if (OTHERS) for (const [k, id] of Object.entries(ids)) if (id !== 1) await load(bench, id, 1, 0.2, k === "tabular" ? TABULAR_ROW : undefined);
+  if (OTHERS)
+    for (const [k, id] of Object.entries(ids)) if (id !== 1) await load(bench, id, 1, 0.2, k === "tabular" ? TABULAR_ROW : undefined);
   console.log("MARK start");
   const r = await load(bench, 1, 1, MEASURED_S);
   console.log("MARK end");
   const s = [...r.latencies].sort((a, b) => a - b);
   const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
-  console.log(`RESULT ${KIND} c=1 over HTTP, n ${s.length}  median ${q(0.5).toFixed(2)} ms  p99 ${q(0.99).toFixed(2)} ms  p99/median ${(q(0.99) / q(0.5)).toFixed(2)}`);
+  console.log(
+    `RESULT ${KIND} c=1 over HTTP, n ${s.length}  median ${q(0.5).toFixed(2)} ms  p99 ${q(0.99).toFixed(2)} ms  p99/median ${(q(0.99) / q(0.5)).toFixed(2)}`,
+  );
   await bench.close();
   process.exit(0);
 }
@@ -60,15 +76,32 @@ async function child() {
 function parent() {
   const v8 = opt("v8", "").split(" ").filter(Boolean);
   const self = new URL(import.meta.url).pathname;
-  const pass = [...(PRIOR ? ["--prior"] : []), ...(OTHERS ? ["--others"] : []), "--idle", String(IDLE_S), "--measure", String(MEASURED_S), "--kind", KIND];
-  const r = spawnSync(process.execPath, [...v8, "--trace-gc", "--import", "tsx", self, "--child", ...pass], { encoding: "utf8", maxBuffer: 256 * 2 ** 20 });
+  const pass = [
+    ...(PRIOR ? ["--prior"] : []),
+    ...(OTHERS ? ["--others"] : []),
+    "--idle",
+    String(IDLE_S),
+    "--measure",
+    String(MEASURED_S),
+    "--kind",
+    KIND,
+  ];
+  const r = spawnSync(process.execPath, [...v8, "--trace-gc", "--import", "tsx", self, "--child", ...pass], {
+    encoding: "utf8",
+    maxBuffer: 256 * 2 ** 20,
+  });
   const lines = r.stdout.split("\n");
   for (const l of lines) if (l.startsWith("RESULT ")) console.log(l.slice(7));
   const [from, to] = [lines.indexOf("MARK start"), lines.indexOf("MARK end")];
   const measured = from >= 0 && to > from ? lines.slice(from + 1, to) : []; // none when the child failed early
   const per = tallyCollections(measured);
-  console.log(`# ${KIND}${OTHERS ? ", the other models warmed just before" : ""}, ${PRIOR ? "after CamNet at c=8 for 12 s" : `after ${IDLE_S} s idle`}${v8.length ? `, V8 flags ${v8.join(" ")}` : ""}: collections per isolate during the measured ${MEASURED_S} s`);
-  for (const [iso, g] of per) console.log(`${iso.padEnd(16)} mark-compact ${String(g.mc).padStart(3)} (${g.mcMs.reduce((a, b) => a + b, 0).toFixed(1)} ms)  scavenge ${String(g.scavenge).padStart(3)}  heap after the last ${g.lastHeap} MB`);
+  console.log(
+    `# ${KIND}${OTHERS ? ", the other models warmed just before" : ""}, ${PRIOR ? "after CamNet at c=8 for 12 s" : `after ${IDLE_S} s idle`}${v8.length ? `, V8 flags ${v8.join(" ")}` : ""}: collections per isolate during the measured ${MEASURED_S} s`,
+  );
+  for (const [iso, g] of per)
+    console.log(
+      `${iso.padEnd(16)} mark-compact ${String(g.mc).padStart(3)} (${g.mcMs.reduce((a, b) => a + b, 0).toFixed(1)} ms)  scavenge ${String(g.scavenge).padStart(3)}  heap after the last ${g.lastHeap} MB`,
+    );
   if (r.status !== 0) console.log(r.stderr.slice(-2000));
 }
 

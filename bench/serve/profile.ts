@@ -16,7 +16,12 @@ const KIND = opt("kind", "vision");
 const SECONDS = Number(opt("seconds", "10"));
 const CONCURRENCY = Number(opt("concurrency", "1"));
 
-interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount: number; children?: number[] }
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount: number;
+  children?: number[];
+}
 
 async function main() {
   const bench = await startBenchServer({ [KIND]: 1 });
@@ -34,7 +39,14 @@ async function main() {
       }
       if (m.type === "done") resolve(m);
     });
-    client.send({ url: running.url, path: "/v1/experiments/1/predict", key, body: JSON.stringify({ message }), concurrency: CONCURRENCY, seconds: SECONDS });
+    client.send({
+      url: running.url,
+      path: "/v1/experiments/1/predict",
+      key,
+      body: JSON.stringify({ message }),
+      concurrency: CONCURRENCY,
+      seconds: SECONDS,
+    });
   });
   const { profile } = (await inspector.post("Profiler.stop")) as { profile: { nodes: Node[]; samples: number[]; timeDeltas: number[] } };
   const self = new Map<string, number>();
@@ -47,7 +59,9 @@ async function main() {
   const n = result.latencies.length;
   const sorted = [...self.entries()].sort((a, b) => b[1] - a[1]);
   const total = sorted.reduce((s, [, v]) => s + v, 0);
-  console.log(`# ${KIND}: ${n} requests in ${SECONDS}s at c=${CONCURRENCY}; main-thread samples ${total.toFixed(0)} ms = ${(total / n).toFixed(2)} ms/request (incl. idle)`);
+  console.log(
+    `# ${KIND}: ${n} requests in ${SECONDS}s at c=${CONCURRENCY}; main-thread samples ${total.toFixed(0)} ms = ${(total / n).toFixed(2)} ms/request (incl. idle)`,
+  );
   for (const [k, v] of sorted.slice(0, 40)) console.log(`${(v / n).toFixed(3).padStart(8)} ms/req  ${k}`);
   if (process.env.PROFILE_OUT) fs.writeFileSync(process.env.PROFILE_OUT, JSON.stringify(profile));
   await bench.close();

@@ -24,7 +24,8 @@ const CRLF2 = Buffer.from("\r\n\r\n");
 export function requestBytes(job) {
   const u = new URL(job.url);
   const body = Buffer.from(job.body);
-  const head = `POST ${job.path} HTTP/1.1\r\nhost: ${u.host}\r\nauthorization: Bearer ${job.key}\r\n` +
+  const head =
+    `POST ${job.path} HTTP/1.1\r\nhost: ${u.host}\r\nauthorization: Bearer ${job.key}\r\n` +
     `content-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: keep-alive\r\n\r\n`;
   return Buffer.concat([Buffer.from(head, "latin1"), body]);
 }
@@ -44,11 +45,21 @@ class Connection {
 
   connect() {
     this.socket = net.connect({
-      host: this.host, port: this.port, noDelay: true,
-      onread: { buffer: this.recv, callback: (n, buf) => { this.onBytes(buf, n); } },
+      host: this.host,
+      port: this.port,
+      noDelay: true,
+      onread: {
+        buffer: this.recv,
+        callback: (n, buf) => {
+          this.onBytes(buf, n);
+        },
+      },
     });
     this.socket.on("error", (err) => this.fail(err));
-    this.socket.on("close", () => { this.socket = null; this.fail(new Error("connection closed")); });
+    this.socket.on("close", () => {
+      this.socket = null;
+      this.fail(new Error("connection closed"));
+    });
   }
 
   send(bytes, keepAll = false) {
@@ -80,7 +91,10 @@ class Connection {
 
   readHead(buf, i, n) {
     const take = Math.min(n - i, HEAD_BYTES - this.headLen);
-    if (take === 0) { this.fail(new Error("answer headers over 64 KB")); return n; }
+    if (take === 0) {
+      this.fail(new Error("answer headers over 64 KB"));
+      return n;
+    }
     buf.copy(this.head, this.headLen, i, i + take);
     const from = Math.max(0, this.headLen - 3);
     this.headLen += take;
@@ -91,9 +105,17 @@ class Connection {
     const length = /\r\ncontent-length:\s*(\d+)/i.exec(text);
     this.chunked = /\r\ntransfer-encoding:\s*chunked/i.test(text);
     const used = end + 4 - (this.headLen - take); // bytes of this read that were headers
-    if (this.chunked) { this.state = "size"; this.line = ""; }
-    else if (length) { this.state = "length"; this.left = Number(length[1]); if (this.left === 0) this.done(); }
-    else { this.fail(new Error("answer with neither content-length nor chunked encoding")); return n; }
+    if (this.chunked) {
+      this.state = "size";
+      this.line = "";
+    } else if (length) {
+      this.state = "length";
+      this.left = Number(length[1]);
+      if (this.left === 0) this.done();
+    } else {
+      this.fail(new Error("answer with neither content-length nor chunked encoding"));
+      return n;
+    }
     return i + used;
   }
 
@@ -109,11 +131,23 @@ class Connection {
     if (this.state === "size" || this.state === "crlf" || this.state === "trailer") {
       while (i < n) {
         const c = buf[i++];
-        if (c !== 10) { if (c !== 13) this.line += String.fromCharCode(c); continue; }
+        if (c !== 10) {
+          if (c !== 13) this.line += String.fromCharCode(c);
+          continue;
+        }
         const line = this.line;
         this.line = "";
-        if (this.state === "crlf") { this.state = "size"; continue; }
-        if (this.state === "trailer") { if (line === "") { this.done(); return i; } continue; }
+        if (this.state === "crlf") {
+          this.state = "size";
+          continue;
+        }
+        if (this.state === "trailer") {
+          if (line === "") {
+            this.done();
+            return i;
+          }
+          continue;
+        }
         this.left = parseInt(line, 16);
         this.state = this.left === 0 ? "trailer" : "data";
         return i;
@@ -144,7 +178,9 @@ class Connection {
     p.resolve({ status: this.status, bytes: this.bytes, text });
   }
 
-  close() { this.socket?.destroy(); }
+  close() {
+    this.socket?.destroy();
+  }
 }
 
 const pools = new Map();
@@ -171,36 +207,52 @@ export async function once(job) {
 export async function runLoad(job, onStarted = () => {}) {
   const bytes = requestBytes(job);
   const conns = connections(job.url, job.concurrency);
-  let errors = 0, firstError, nBytes = 0;
+  let errors = 0,
+    firstError,
+    nBytes = 0;
   const one = async (conn) => {
     const r = await conn.send(bytes);
     if (r.status !== 201) throw new Error(`HTTP ${r.status}: ${r.text.slice(0, 200)}`);
     return r.bytes;
   };
   const warmEnd = performance.now() + (job.warmup ?? 1) * 1000;
-  await Promise.all(conns.map(async (c) => { while (performance.now() < warmEnd) await one(c).catch(() => undefined); }));
+  await Promise.all(
+    conns.map(async (c) => {
+      while (performance.now() < warmEnd) await one(c).catch(() => undefined);
+    }),
+  );
   onStarted();
   const cpu0 = process.cpuUsage();
   const latencies = [];
   const starts = [];
   const t0 = performance.now();
   const end = t0 + job.seconds * 1000;
-  await Promise.all(conns.map(async (c) => {
-    while (performance.now() < end) {
-      const s = performance.now();
-      try {
-        nBytes += await one(c);
-        latencies.push(performance.now() - s);
-        starts.push(performance.timeOrigin + s);
-      } catch (err) {
-        errors++;
-        firstError ??= err.message;
+  await Promise.all(
+    conns.map(async (c) => {
+      while (performance.now() < end) {
+        const s = performance.now();
+        try {
+          nBytes += await one(c);
+          latencies.push(performance.now() - s);
+          starts.push(performance.timeOrigin + s);
+        } catch (err) {
+          errors++;
+          firstError ??= err.message;
+        }
       }
-    }
-  }));
+    }),
+  );
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
-  return { latencies, starts, errors, firstError, seconds, bytes: latencies.length ? nBytes / latencies.length : 0, cpuMs: (cpu.user + cpu.system) / 1000 };
+  return {
+    latencies,
+    starts,
+    errors,
+    firstError,
+    seconds,
+    bytes: latencies.length ? nBytes / latencies.length : 0,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+  };
 }
 
 export function closeAll() {

@@ -38,21 +38,42 @@ const CONCURRENCY = opt("concurrency", "1,8,32").split(",").map(Number);
 /** In-process and HTTP alternate this many times per point; ratios are the median of the rounds' ratios. */
 const ROUNDS = Number(opt("rounds", "3"));
 
-
 /** cpuMs: the server process's CPU per request; clientCpuMs: the load client's (HTTP only; NaN in-process). */
-interface Stats { n: number; errors: number; median: number; p99: number; rps: number; cpuMs: number; clientCpuMs: number; lat: number[] }
+interface Stats {
+  n: number;
+  errors: number;
+  median: number;
+  p99: number;
+  rps: number;
+  cpuMs: number;
+  clientCpuMs: number;
+  lat: number[];
+}
 
 function summarise(lat: number[], errors: number, seconds: number, cpuMs = NaN, clientCpuMs = NaN): Stats {
   const s = [...lat].sort((a, b) => a - b);
   const q = (p: number) => (s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : NaN);
   const perRequest = (ms: number) => ms / Math.max(1, s.length);
-  return { n: s.length, errors, median: q(0.5), p99: q(0.99), rps: s.length / seconds, cpuMs: perRequest(cpuMs), clientCpuMs: perRequest(clientCpuMs), lat };
+  return {
+    n: s.length,
+    errors,
+    median: q(0.5),
+    p99: q(0.99),
+    rps: s.length / seconds,
+    cpuMs: perRequest(cpuMs),
+    clientCpuMs: perRequest(clientCpuMs),
+    lat,
+  };
 }
 
 /** Runs `fn` from `concurrency` loops for `seconds` (after a short warm-up), timing each call. */
 async function load(fn: () => Promise<unknown>, concurrency: number, seconds: number): Promise<Stats> {
   const warmEnd = Date.now() + 500;
-  await Promise.all(Array.from({ length: concurrency }, async () => { while (Date.now() < warmEnd) await fn().catch(() => undefined); }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < warmEnd) await fn().catch(() => undefined);
+    }),
+  );
   const lat: number[] = [];
   let errors = 0;
   const cpu0 = process.cpuUsage();
@@ -77,19 +98,26 @@ async function load(fn: () => Promise<unknown>, concurrency: number, seconds: nu
 }
 
 /** The same measurement, with the requests sent from the client process (http-load.ts); CPU is the server's only. */
-async function loadHttp(client: ChildProcess, job: { url: string; path: string; key: string; body: string }, concurrency: number, seconds: number): Promise<Stats> {
+async function loadHttp(
+  client: ChildProcess,
+  job: { url: string; path: string; key: string; body: string },
+  concurrency: number,
+  seconds: number,
+): Promise<Stats> {
   let cpu0 = process.cpuUsage();
-  const result = await new Promise<{ latencies: number[]; errors: number; firstError?: string; seconds: number; cpuMs?: number }>((resolve) => {
-    const onMessage = (m: { type: string; latencies: number[]; errors: number; seconds: number; cpuMs?: number }) => {
-      if (m.type === "started") cpu0 = process.cpuUsage(); // after the client's warm-up
-      if (m.type === "done") {
-        client.off("message", onMessage);
-        resolve(m);
-      }
-    };
-    client.on("message", onMessage);
-    client.send({ ...job, concurrency, seconds });
-  });
+  const result = await new Promise<{ latencies: number[]; errors: number; firstError?: string; seconds: number; cpuMs?: number }>(
+    (resolve) => {
+      const onMessage = (m: { type: string; latencies: number[]; errors: number; seconds: number; cpuMs?: number }) => {
+        if (m.type === "started") cpu0 = process.cpuUsage(); // after the client's warm-up
+        if (m.type === "done") {
+          client.off("message", onMessage);
+          resolve(m);
+        }
+      };
+      client.on("message", onMessage);
+      client.send({ ...job, concurrency, seconds });
+    },
+  );
   const cpu = process.cpuUsage(cpu0);
   if (result.firstError) console.log(`  (first error: ${result.firstError})`);
   return summarise(result.latencies, result.errors, result.seconds, (cpu.user + cpu.system) / 1000, result.cpuMs ?? NaN);
@@ -101,7 +129,13 @@ function pool_(runs: Stats[]): Stats {
   const seconds = runs.reduce((t, r) => t + r.n / Math.max(r.rps, 1e-9), 0);
   const cpu = runs.reduce((t, r) => t + r.cpuMs * r.n, 0);
   const clientCpu = runs.reduce((t, r) => t + r.clientCpuMs * r.n, 0);
-  return summarise(lat, runs.reduce((t, r) => t + r.errors, 0), seconds, cpu, clientCpu);
+  return summarise(
+    lat,
+    runs.reduce((t, r) => t + r.errors, 0),
+    seconds,
+    cpu,
+    clientCpu,
+  );
 }
 
 const f = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : "-");
@@ -118,11 +152,23 @@ async function main() {
   const ctx = { userId: user.id, bucket: services.bucket, guard: services.serving.guard, maxBytes: config.FETCH_MAX_BYTES };
   const popts = { maxPixels: config.FETCH_MAX_PIXELS, gradcamMaxSide: config.GRADCAM_MAX_SIDE };
 
-  console.log(`# serve benchmark  ${new Date().toISOString()}  node ${process.version}  cpus ${os.cpus().length}  load ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}`);
-  console.log(`# image: 512x384 JPEG (${Math.round(photo.length / 1024)} KB as data: URI); ${SECONDS}s per point; ORT_INTRA_OP_THREADS=${config.ORT_INTRA_OP_THREADS} SERVING_MAX_BATCH=${config.SERVING_MAX_BATCH ?? "auto"}`);
+  console.log(
+    `# serve benchmark  ${new Date().toISOString()}  node ${process.version}  cpus ${os.cpus().length}  load ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")}`,
+  );
+  console.log(
+    `# image: 512x384 JPEG (${Math.round(photo.length / 1024)} KB as data: URI); ${SECONDS}s per point; ORT_INTRA_OP_THREADS=${config.ORT_INTRA_OP_THREADS} SERVING_MAX_BATCH=${config.SERVING_MAX_BATCH ?? "auto"}`,
+  );
 
   const http = async (id: number, message: unknown) => {
-    const res = await pool.request({ method: "POST", path: `/v1/experiments/${id}/predict`, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ message }) });
+    const res = await pool.request({
+      method: "POST",
+      path: `/v1/experiments/${id}/predict`,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ message }),
+    });
     const text = await res.body.text();
     if (res.statusCode !== 201) throw new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
     return text;
@@ -134,14 +180,24 @@ async function main() {
     const model = await services.serving.model(user.id, id);
     const message = kind === "tabular" ? row : photo;
     // An image answer's memory goes back to its thread once used, as the HTTP route does after writing it.
-    const inproc = kind === "tabular" ? () => predictTabular(model, row) : async () => (await predictImage(model, (await fetchImageBytes(photo, ctx)).bytes, popts)).release?.();
+    const inproc =
+      kind === "tabular"
+        ? () => predictTabular(model, row)
+        : async () => (await predictImage(model, (await fetchImageBytes(photo, ctx)).bytes, popts)).release?.();
     await http(id, message); // load and check once
-    console.log(`\n## ${kind} (${model.manifest.input.image ? `${model.manifest.input.image.width}x${model.manifest.input.image.height} input` : `${model.manifest.input.columns!.length} columns`})`);
+    console.log(
+      `\n## ${kind} (${model.manifest.input.image ? `${model.manifest.input.image.width}x${model.manifest.input.image.height} input` : `${model.manifest.input.columns!.length} columns`})`,
+    );
     for (const c of CONCURRENCY) {
       const rounds: Array<{ a: Stats; b: Stats }> = [];
       for (let r = 0; r < ROUNDS; r++) {
         const a = await load(inproc, c, SECONDS);
-        const b = await loadHttp(client, { url: running.url, path: `/v1/experiments/${id}/predict`, key, body: JSON.stringify({ message }) }, c, SECONDS);
+        const b = await loadHttp(
+          client,
+          { url: running.url, path: `/v1/experiments/${id}/predict`, key, body: JSON.stringify({ message }) },
+          c,
+          SECONDS,
+        );
         rounds.push({ a, b });
       }
       const a = pool_(rounds.map((x) => x.a));
@@ -149,13 +205,20 @@ async function main() {
       // The rounds' median; with an even number of rounds the mean of the middle two (it took the lower one until
       // 2026-11-25, which with --rounds 2 printed the worse round's throughput ratio and the better round's latency one).
       const med = (xs: number[]) => {
-        const s = [...xs].sort((p, q) => p - q), m = s.length >> 1;
+        const s = [...xs].sort((p, q) => p - q),
+          m = s.length >> 1;
         return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
       };
       const ratio = (f: (s: Stats) => number) => med(rounds.map((x) => f(x.b) / f(x.a)));
       console.log(line(`in-process  c=${c}`, a));
       console.log(line(`HTTP        c=${c}`, b));
-      const r = `${kind} c=${c}: median HTTP/in-process ${f(ratio((s) => s.median), 2)}x, throughput HTTP/in-process ${f(100 * ratio((s) => s.rps), 0)}%, CPU per request HTTP/in-process ${f(ratio((s) => s.cpuMs), 2)}x (${f(b.cpuMs, 2)} / ${f(a.cpuMs, 2)} ms), the client ${f(b.clientCpuMs, 2)} ms per request = ${f((b.clientCpuMs * b.rps) / 1000, 2)} of ${os.cpus().length} cores (median of ${ROUNDS} alternating rounds: ${rounds.map((x) => f(x.b.median / x.a.median, 2)).join(" ")})`;
+      const r = `${kind} c=${c}: median HTTP/in-process ${f(
+        ratio((s) => s.median),
+        2,
+      )}x, throughput HTTP/in-process ${f(100 * ratio((s) => s.rps), 0)}%, CPU per request HTTP/in-process ${f(
+        ratio((s) => s.cpuMs),
+        2,
+      )}x (${f(b.cpuMs, 2)} / ${f(a.cpuMs, 2)} ms), the client ${f(b.clientCpuMs, 2)} ms per request = ${f((b.clientCpuMs * b.rps) / 1000, 2)} of ${os.cpus().length} cores (median of ${ROUNDS} alternating rounds: ${rounds.map((x) => f(x.b.median / x.a.median, 2)).join(" ")})`;
       console.log(`  -> ${r}`);
       summary.push(r);
     }
@@ -163,7 +226,11 @@ async function main() {
       const pairs: Array<{ noMaps: Stats; maps: Stats }> = [];
       for (let r = 0; r < ROUNDS; r++) {
         pairs.push({
-          noMaps: await load(async () => (await predictImage(model, (await fetchImageBytes(photo, ctx)).bytes, { ...popts, noMaps: true })).release?.(), 1, SECONDS),
+          noMaps: await load(
+            async () => (await predictImage(model, (await fetchImageBytes(photo, ctx)).bytes, { ...popts, noMaps: true })).release?.(),
+            1,
+            SECONDS,
+          ),
           maps: await load(inproc, 1, SECONDS),
         });
       }
@@ -177,12 +244,22 @@ async function main() {
       // Batching: the same model through a session that never batches, at concurrency 8 (in-process).
       const load1 = (maxBatch: number) =>
         ModelSession.load(path.join(fxDir, kind, "model.onnx"), model.manifest.input.name, [3, 224, 224], {
-          intraOpThreads: config.ORT_INTRA_OP_THREADS, maxBatch, image: { manifest: model.manifest, classes: classNames(model.manifest) },
+          intraOpThreads: config.ORT_INTRA_OP_THREADS,
+          maxBatch,
+          image: { manifest: model.manifest, classes: classNames(model.manifest) },
         });
       const unbatched = await load1(1);
       const batched = await load1(16);
-      const off = await load(async () => (await predictImage({ ...model, session: unbatched }, (await fetchImageBytes(photo, ctx)).bytes, popts)).release?.(), 8, SECONDS);
-      const on = await load(async () => (await predictImage({ ...model, session: batched }, (await fetchImageBytes(photo, ctx)).bytes, popts)).release?.(), 8, SECONDS);
+      const off = await load(
+        async () => (await predictImage({ ...model, session: unbatched }, (await fetchImageBytes(photo, ctx)).bytes, popts)).release?.(),
+        8,
+        SECONDS,
+      );
+      const on = await load(
+        async () => (await predictImage({ ...model, session: batched }, (await fetchImageBytes(photo, ctx)).bytes, popts)).release?.(),
+        8,
+        SECONDS,
+      );
       const sizes = batched.batchSizes;
       await batched.close();
       console.log(line("in-process c=8 batching off", off));
@@ -200,7 +277,17 @@ async function main() {
     const sample = () => rss.push(process.memoryUsage().rss / 2 ** 20);
     sample();
     const timer = setInterval(sample, 5_000);
-    const s = await loadHttp(client, { url: running.url, path: `/v1/experiments/${id}/predict`, key, body: JSON.stringify({ message: SOAK_KIND === "tabular" ? TABULAR_ROW : photo }) }, 32, SOAK);
+    const s = await loadHttp(
+      client,
+      {
+        url: running.url,
+        path: `/v1/experiments/${id}/predict`,
+        key,
+        body: JSON.stringify({ message: SOAK_KIND === "tabular" ? TABULAR_ROW : photo }),
+      },
+      32,
+      SOAK,
+    );
     clearInterval(timer);
     sample();
     console.log(`\n## soak: ${SOAK_KIND} over HTTP, concurrency 32, ${SOAK}s`);

@@ -39,7 +39,8 @@ const skip = (why: string) => {
   console.log(`SKIPPED bench/serve/vs-peer: ${why}`);
   process.exit(0);
 };
-if (!fs.existsSync(path.join(sharedPeerDir, "bench.py"))) skip(`no peer at ${sharedPeerDir} (bench.py missing); pass --peer DIR or set PEER_DIR`);
+if (!fs.existsSync(path.join(sharedPeerDir, "bench.py")))
+  skip(`no peer at ${sharedPeerDir} (bench.py missing); pass --peer DIR or set PEER_DIR`);
 if (!venv) skip(`no peer Python environment: pass --peer-venv DIR or set PEER_VENV (see ${path.join(sharedPeerDir, "README.md")})`);
 const python = path.join(path.resolve(venv!), "bin/python");
 if (!fs.existsSync(python)) skip(`${python} does not exist: make the peer's venv as ${path.join(sharedPeerDir, "README.md")} says`);
@@ -51,16 +52,34 @@ if (client === "raw") {
   fs.copyFileSync(path.join(ROOT, "bench/serve/raw-load.mjs"), path.join(peerDir, "load.mjs"));
 }
 
-interface Pooled { n: number; errors: number; median: number; p99: number; rps: number; cpu_ms: number }
-interface Entry { kind: string; c: number; servers: Record<string, { pooled: Pooled }>; [ratio: string]: unknown }
+interface Pooled {
+  n: number;
+  errors: number;
+  median: number;
+  p99: number;
+  rps: number;
+  cpu_ms: number;
+}
+interface Entry {
+  kind: string;
+  c: number;
+  servers: Record<string, { pooled: Pooled }>;
+  [ratio: string]: unknown;
+}
 
 const fx = fs.mkdtempSync(path.join(os.tmpdir(), "builder-vs-peer-fx-"));
 const out = opt("out", path.join(os.tmpdir(), `builder-vs-peer-${Date.now()}.json`))!;
 try {
-  execFileSync(path.join(ROOT, "pipelines/.venv/bin/python"), [path.join(ROOT, "test/fixtures/serving/make_fixtures.py"), "--bench", fx], { stdio: "inherit" });
+  execFileSync(path.join(ROOT, "pipelines/.venv/bin/python"), [path.join(ROOT, "test/fixtures/serving/make_fixtures.py"), "--bench", fx], {
+    stdio: "inherit",
+  });
   const pass = ["rounds", "seconds", "warmup", "plan"].flatMap((k) => (opt(k) !== undefined ? [`--${k}`, opt(k)!] : []));
   const peers = opt("peers", "2")!;
-  const r = spawnSync(python, [path.join(peerDir, "bench.py"), "--builder", ROOT, "--fixtures", fx, "--peers", peers, "--out", out, ...pass], { stdio: "inherit" });
+  const r = spawnSync(
+    python,
+    [path.join(peerDir, "bench.py"), "--builder", ROOT, "--fixtures", fx, "--peers", peers, "--out", out, ...pass],
+    { stdio: "inherit" },
+  );
   if (r.status !== 0) {
     console.error(`the peer's bench.py failed (exit ${r.status})`);
     process.exit(1);
@@ -68,13 +87,20 @@ try {
   const { meta, results } = JSON.parse(fs.readFileSync(out, "utf8")) as { meta: Record<string, unknown>; results: Entry[] };
   const peer = `peer-w${peers.split(",").at(-1)}`;
   const f = (x: number, d = 1) => x.toFixed(d);
-  console.log(`\n# Builder vs ${peer} (${meta.rounds} rounds x ${meta.seconds} s, alternated; load client: ${client === "raw" ? "raw-load.mjs" : "the peer's load.mjs"}; load ${(meta.loadavg_start as string[]).join(" ")} -> ${(meta.loadavg_end as string[]).join(" ")}; raw: ${out})`);
-  console.log("| model | c | Builder req/s | peer req/s | Builder / peer (rounds' median) | median ms Builder vs peer | p99 ms Builder vs peer | CPU ms/req Builder vs peer |");
+  console.log(
+    `\n# Builder vs ${peer} (${meta.rounds} rounds x ${meta.seconds} s, alternated; load client: ${client === "raw" ? "raw-load.mjs" : "the peer's load.mjs"}; load ${(meta.loadavg_start as string[]).join(" ")} -> ${(meta.loadavg_end as string[]).join(" ")}; raw: ${out})`,
+  );
+  console.log(
+    "| model | c | Builder req/s | peer req/s | Builder / peer (rounds' median) | median ms Builder vs peer | p99 ms Builder vs peer | CPU ms/req Builder vs peer |",
+  );
   console.log("|---|---|---|---|---|---|---|---|");
   for (const e of results) {
-    const b = e.servers.builder.pooled, p = e.servers[peer].pooled;
+    const b = e.servers.builder.pooled,
+      p = e.servers[peer].pooled;
     const ratio = e[`builder/${peer}`] as { rps: number };
-    console.log(`| ${e.kind} | ${e.c} | ${f(b.rps)} | ${f(p.rps)} | **${f(ratio.rps, 2)}x** | ${f(b.median, 1)} vs ${f(p.median, 1)} | ${f(b.p99, 1)} vs ${f(p.p99, 1)} | ${f(b.cpu_ms, 2)} vs ${f(p.cpu_ms, 2)} |`);
+    console.log(
+      `| ${e.kind} | ${e.c} | ${f(b.rps)} | ${f(p.rps)} | **${f(ratio.rps, 2)}x** | ${f(b.median, 1)} vs ${f(p.median, 1)} | ${f(b.p99, 1)} vs ${f(p.p99, 1)} | ${f(b.cpu_ms, 2)} vs ${f(p.cpu_ms, 2)} |`,
+    );
   }
 } finally {
   fs.rmSync(fx, { recursive: true, force: true });

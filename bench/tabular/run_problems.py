@@ -61,13 +61,22 @@ def baselines(table: Path, cols: list[str], label: str, sp: dict, seed: int, pro
         yf = np.array([codes.index(rows[index[i]][label]) for i in fit_ids])
         yt = np.array([codes.index(rows[index[i]][label]) for i in sp["test"]])
     num = [j for j in range(len(cols)) if j not in cat]
-    scale = make_pipeline(SimpleImputer(strategy="median"), StandardScaler()) if np.isnan(Xall).any() else StandardScaler()
-    pre = ColumnTransformer([("num", scale, num)] + ([("cat", OneHotEncoder(handle_unknown="ignore"), cat)] if cat else []))
+    scale = (
+        make_pipeline(SimpleImputer(strategy="median"), StandardScaler()) if np.isnan(Xall).any() else StandardScaler()
+    )
+    pre = ColumnTransformer(
+        [("num", scale, num)] + ([("cat", OneHotEncoder(handle_unknown="ignore"), cat)] if cat else [])
+    )
     if problem == "regression":
-        models = {"linear": make_pipeline(pre, Ridge()), "lightgbm_default": lgb.LGBMRegressor(verbose=-1, random_state=seed)}
+        models = {
+            "linear": make_pipeline(pre, Ridge()),
+            "lightgbm_default": lgb.LGBMRegressor(verbose=-1, random_state=seed),
+        }
     else:
-        models = {"linear": make_pipeline(pre, LogisticRegression(max_iter=5000)),
-                  "lightgbm_default": lgb.LGBMClassifier(verbose=-1, random_state=seed)}
+        models = {
+            "linear": make_pipeline(pre, LogisticRegression(max_iter=5000)),
+            "lightgbm_default": lgb.LGBMClassifier(verbose=-1, random_state=seed),
+        }
     out = {}
     for name, est in models.items():
         kw = {"categorical_feature": cat or "auto"} if name == "lightgbm_default" else {}
@@ -77,8 +86,14 @@ def baselines(table: Path, cols: list[str], label: str, sp: dict, seed: int, pro
         else:
             p = est.predict_proba(Xt)
             k = p.shape[1]
-            m = M.classification_metrics("multiclass", np.eye(k, dtype=int)[yt], p, np.eye(k, dtype=int)[p.argmax(1)],
-                                         np.array(sp["test"]), n_boot=0)
+            m = M.classification_metrics(
+                "multiclass",
+                np.eye(k, dtype=int)[yt],
+                p,
+                np.eye(k, dtype=int)[p.argmax(1)],
+                np.array(sp["test"]),
+                n_boot=0,
+            )
             out[name] = m["auc"]["value"]
     return out
 
@@ -86,7 +101,9 @@ def baselines(table: Path, cols: list[str], label: str, sp: dict, seed: int, pro
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--modes", nargs="+", default=["fast", "best"])
-    ap.add_argument("--datasets", nargs="+", default=list(tables_problems.LOADERS), choices=list(tables_problems.LOADERS))
+    ap.add_argument(
+        "--datasets", nargs="+", default=list(tables_problems.LOADERS), choices=list(tables_problems.LOADERS)
+    )
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
     ap.add_argument("--fast-budget", type=float, default=B.DEFAULT_BUDGET_S["fast"])
     ap.add_argument("--best-budget", type=float, default=B.DEFAULT_BUDGET_S["best"])
@@ -105,9 +122,12 @@ def main() -> int:
             for seed in args.seeds:
                 sp = split([r["id"] for r in rows], [r[label] for r in rows], seed, problem)
                 base = baselines(table, cols, label, sp, seed, problem)
-                print(f"\n{ds} ({problem}) seed {seed}: {len(rows)} rows, split {len(sp['train'])}/{len(sp['val'])}/"
-                      f"{len(sp['test'])}; baselines test {metric}: "
-                      + ", ".join(f"{k} {v:.4f}" for k, v in base.items()), flush=True)
+                print(
+                    f"\n{ds} ({problem}) seed {seed}: {len(rows)} rows, split {len(sp['train'])}/{len(sp['val'])}/"
+                    f"{len(sp['test'])}; baselines test {metric}: "
+                    + ", ".join(f"{k} {v:.4f}" for k, v in base.items()),
+                    flush=True,
+                )
                 for mode in args.modes:
                     work = tmp / f"{ds}_{seed}"
                     work.mkdir(exist_ok=True)
@@ -116,10 +136,22 @@ def main() -> int:
                     test = man["metrics"]["test"]
                     s = man["model_summary"]
                     extra = f", R² {test['r2']['value']:.4f}" if problem == "regression" else ""
-                    print(f"  builder {mode:4s} test {metric} {test[metric]['value']:.4f}{extra}  time {wall:.1f} s  "
-                          f"peak {peak:.0f} MB  model {s['model']} ({s['trials']} trials)", flush=True)
-                    results.append({"dataset": ds, "problem": problem, "seed": seed, "mode": mode, "wall_s": wall,
-                                    "value": test[metric]["value"], "baselines": base})
+                    print(
+                        f"  builder {mode:4s} test {metric} {test[metric]['value']:.4f}{extra}  time {wall:.1f} s  "
+                        f"peak {peak:.0f} MB  model {s['model']} ({s['trials']} trials)",
+                        flush=True,
+                    )
+                    results.append(
+                        {
+                            "dataset": ds,
+                            "problem": problem,
+                            "seed": seed,
+                            "mode": mode,
+                            "wall_s": wall,
+                            "value": test[metric]["value"],
+                            "baselines": base,
+                        }
+                    )
     summarise(results)
     return 0
 
@@ -128,8 +160,10 @@ def summarise(results: list[dict]) -> None:
     """Means over seeds; "gain" is Builder against the better baseline per split, positive when Builder is better
     (higher AUC, lower RMSE), with its standard error over the splits."""
     print("\nmeans over seeds (classification: macro AUC; regression: RMSE, lower is better)")
-    print(f"  {'dataset':22s} {'mode':4s} {'n':>2s} {'linear':>9s} {'LGBM':>9s} {'better':>9s} {'Builder':>9s} "
-          f"{'gain (SE)':>18s} {'time':>6s}")
+    print(
+        f"  {'dataset':22s} {'mode':4s} {'n':>2s} {'linear':>9s} {'LGBM':>9s} {'better':>9s} {'Builder':>9s} "
+        f"{'gain (SE)':>18s} {'time':>6s}"
+    )
     for ds in dict.fromkeys(r["dataset"] for r in results):
         for mode in dict.fromkeys(r["mode"] for r in results):
             rs = [r for r in results if r["dataset"] == ds and r["mode"] == mode]
@@ -142,8 +176,10 @@ def summarise(results: list[dict]) -> None:
             se = np.std(gain, ddof=1) / np.sqrt(len(gain)) if len(gain) > 1 else float("nan")
             lin = np.mean([r["baselines"]["linear"] for r in rs])
             gb = np.mean([r["baselines"]["lightgbm_default"] for r in rs])
-            print(f"  {ds:22s} {mode:4s} {len(rs):2d} {lin:9.4f} {gb:9.4f} {better.mean():9.4f} {got.mean():9.4f} "
-                  f"{gain.mean():+9.4f} ({se:.4f}) {np.mean([r['wall_s'] for r in rs]):6.1f}")
+            print(
+                f"  {ds:22s} {mode:4s} {len(rs):2d} {lin:9.4f} {gb:9.4f} {better.mean():9.4f} {got.mean():9.4f} "
+                f"{gain.mean():+9.4f} ({se:.4f}) {np.mean([r['wall_s'] for r in rs]):6.1f}"
+            )
 
 
 if __name__ == "__main__":

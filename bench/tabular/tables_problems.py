@@ -14,8 +14,24 @@ from pathlib import Path
 
 from tables_r import r_table
 
-PBC_COLS = ["trt", "age", "sex", "ascites", "hepato", "spiders", "edema", "bili", "chol", "albumin", "copper", "alk.phos",
-            "ast", "trig", "platelet", "protime"]
+PBC_COLS = [
+    "trt",
+    "age",
+    "sex",
+    "ascites",
+    "hepato",
+    "spiders",
+    "edema",
+    "bili",
+    "chol",
+    "albumin",
+    "copper",
+    "alk.phos",
+    "ast",
+    "trig",
+    "platelet",
+    "protime",
+]
 
 
 def _with(problem: str, loaded):
@@ -25,7 +41,10 @@ def _with(problem: str, loaded):
 def load_pbc_stage(tmp: Path):
     """Mayo PBC (survival::pbc): histologic stage 1-4 from the baseline labs and signs (412 patients with a stage;
     4 classes, 21 / 92 / 155 / 144), the biopsy's answer from blood tests. Outcome and follow-up dropped."""
-    return _with("multiclass", r_table(tmp, "pbc_stage", "survival/pbc.csv", "stage", PBC_COLS, keep=lambda r: r["stage"] != "NA"))
+    return _with(
+        "multiclass",
+        r_table(tmp, "pbc_stage", "survival/pbc.csv", "stage", PBC_COLS, keep=lambda r: r["stage"] != "NA"),
+    )
 
 
 def load_pbc_status(tmp: Path):
@@ -37,22 +56,36 @@ def load_pbc_status(tmp: Path):
 def load_melanoma_status(tmp: Path):
     """Malignant melanoma after surgery (MASS::Melanoma, 205 patients): died of melanoma / alive / died of other
     causes (57 / 134 / 14) from sex, age, year of operation, tumour thickness and ulceration. Time dropped."""
-    return _with("multiclass", r_table(tmp, "melanoma_status", "MASS/Melanoma.csv", "status",
-                                      ["sex", "age", "year", "thickness", "ulcer"]))
+    return _with(
+        "multiclass",
+        r_table(tmp, "melanoma_status", "MASS/Melanoma.csv", "status", ["sex", "age", "year", "thickness", "ulcer"]),
+    )
 
 
 def load_birthwt_grams(tmp: Path):
     """MASS::birthwt (189 births): birth weight in grams from the mother's age, weight, race, smoking and history
     (the binary `low` is derived from it and dropped)."""
-    return _with("regression", r_table(tmp, "birthwt_grams", "MASS/birthwt.csv", "bwt",
-                                      ["age", "lwt", "race", "smoke", "ptl", "ht", "ui", "ftv"]))
+    return _with(
+        "regression",
+        r_table(
+            tmp, "birthwt_grams", "MASS/birthwt.csv", "bwt", ["age", "lwt", "race", "smoke", "ptl", "ht", "ui", "ftv"]
+        ),
+    )
 
 
 def load_liver_alt(tmp: Path):
     """Drug-induced liver injury trial (texmex::liver, 606 patients, 4 doses): log ALT after treatment from the
     four baseline liver tests and the dose. ALT is skewed, so its log is the target, as an analyst would fit it."""
-    return _with("regression", r_table(tmp, "liver_alt", "texmex/liver.csv", lambda r: f"{math.log(float(r['ALT.M'])):.6f}",
-                                      ["ALP.B", "ALT.B", "AST.B", "TBL.B", "dose"]))
+    return _with(
+        "regression",
+        r_table(
+            tmp,
+            "liver_alt",
+            "texmex/liver.csv",
+            lambda r: f"{math.log(float(r['ALT.M'])):.6f}",
+            ["ALP.B", "ALT.B", "AST.B", "TBL.B", "dose"],
+        ),
+    )
 
 
 def load_diabetes_progression(tmp: Path):
@@ -71,5 +104,11 @@ def load_diabetes_progression(tmp: Path):
     return out, cols, "outcome", "regression"
 
 
-LOADERS = {"pbc_stage": load_pbc_stage, "pbc_status": load_pbc_status, "melanoma_status": load_melanoma_status,
-           "birthwt_grams": load_birthwt_grams, "liver_alt": load_liver_alt, "diabetes_progression": load_diabetes_progression}
+LOADERS = {
+    "pbc_stage": load_pbc_stage,
+    "pbc_status": load_pbc_status,
+    "melanoma_status": load_melanoma_status,
+    "birthwt_grams": load_birthwt_grams,
+    "liver_alt": load_liver_alt,
+    "diabetes_progression": load_diabetes_progression,
+}

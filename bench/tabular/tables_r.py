@@ -66,8 +66,25 @@ def load_pbc(tmp: Path):
     """Mayo primary biliary cirrhosis (survival::pbc, 418 patients): death during follow-up (status 2) against
     alive or transplanted, from the baseline labs and signs; many NA (the 106 patients outside the trial have no
     treatment arm, labs or signs beyond a few). Follow-up time dropped."""
-    cols = ["trt", "age", "sex", "ascites", "hepato", "spiders", "edema", "bili", "chol", "albumin", "copper", "alk.phos",
-            "ast", "trig", "platelet", "protime", "stage"]
+    cols = [
+        "trt",
+        "age",
+        "sex",
+        "ascites",
+        "hepato",
+        "spiders",
+        "edema",
+        "bili",
+        "chol",
+        "albumin",
+        "copper",
+        "alk.phos",
+        "ast",
+        "trig",
+        "platelet",
+        "protime",
+        "stage",
+    ]
     return r_table(tmp, "pbc", "survival/pbc.csv", lambda r: "death" if r["status"] == "2" else "alive", cols)
 
 
@@ -90,5 +107,11 @@ def load_stagec(tmp: Path):
     return r_table(tmp, "stagec", "rpart/stagec.csv", "pgstat", ["age", "eet", "g2", "grade", "gleason", "ploidy"])
 
 
-LOADERS = {"biopsy": load_biopsy, "birthwt": load_birthwt, "pbc": load_pbc, "medpar": load_medpar, "nwtco": load_nwtco,
-           "stagec": load_stagec}
+LOADERS = {
+    "biopsy": load_biopsy,
+    "birthwt": load_birthwt,
+    "pbc": load_pbc,
+    "medpar": load_medpar,
+    "nwtco": load_nwtco,
+    "stagec": load_stagec,
+}

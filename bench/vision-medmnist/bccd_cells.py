@@ -69,13 +69,25 @@ def run_mode(mode: str, work: Path, ids: dict, seed: int) -> dict:
     train, val = patient_split(ids["train"], seed)
     out = work / f"out-{mode}-{seed}"
     spec = {
-        "schema_version": 1, "job_id": f"bench-bccd-cells-{mode}", "command": "train", "kind": "vision_classification",
+        "schema_version": 1,
+        "job_id": f"bench-bccd-cells-{mode}",
+        "command": "train",
+        "kind": "vision_classification",
         "problem": "multiclass",
-        "data": {"root": str(work / "cells"), "table": str(work / "cells" / "labels.csv"), "id_col": "slide",
-                 "images_col": "image", "label_cols": ["cell"]},
+        "data": {
+            "root": str(work / "cells"),
+            "table": str(work / "cells" / "labels.csv"),
+            "id_col": "slide",
+            "images_col": "image",
+            "label_cols": ["cell"],
+        },
         "split": {"seed": seed, "train": train, "val": val, "test": ids["test"]},
-        "metric": "auc", "threshold_metric": "auc",
-        "budget": {"mode": mode, "time_budget_s": BUDGET_S[mode]}, "seed": seed, "device": "auto", "out_dir": str(out),
+        "metric": "auc",
+        "threshold_metric": "auc",
+        "budget": {"mode": mode, "time_budget_s": BUDGET_S[mode]},
+        "seed": seed,
+        "device": "auto",
+        "out_dir": str(out),
     }
     return {**run_spec(spec, work, f"{mode}-{seed}"), "seed": seed}
 
@@ -101,20 +113,34 @@ def main() -> None:
                 r = run_mode(mode, work, ids, seed)
                 t = r["manifest"]["metrics"]["test"]
                 names = {str(c["index"]): c["name"] for c in r["manifest"]["classes"]}
-                per = ", ".join(f"{names.get(c, c)} {v['value']:.3f}" for c, v in (t["auc"].get("per_class") or {}).items()
-                                if v and v["value"] is not None)
+                per = ", ".join(
+                    f"{names.get(c, c)} {v['value']:.3f}"
+                    for c, v in (t["auc"].get("per_class") or {}).items()
+                    if v and v["value"] is not None
+                )
                 summary = r["manifest"].get("model_summary") or {}
-                rounds = [f"{c['architecture']} x{c['models']} ({c['why']})" for c in (summary.get("selection") or {}).get("candidates", [])]
-                how = "; ".join(rounds) if rounds else f"ensemble of {summary.get('ensemble_size')} of {len(summary.get('trials', []))} trials"
-                print(f"seed {seed} {mode}: macro AUC {_fmt(t['auc'])} (per class: {per}); accuracy {_fmt(t['accuracy'])}; "
-                      f"F-macro {_fmt(t['f_macro'])}; {r['wall_s']:.1f} s (budget {BUDGET_S[mode]} s), peak RSS "
-                      f"{r['peak_rss_mib']:.0f} MiB; {how}")
+                rounds = [
+                    f"{c['architecture']} x{c['models']} ({c['why']})"
+                    for c in (summary.get("selection") or {}).get("candidates", [])
+                ]
+                how = (
+                    "; ".join(rounds)
+                    if rounds
+                    else f"ensemble of {summary.get('ensemble_size')} of {len(summary.get('trials', []))} trials"
+                )
+                print(
+                    f"seed {seed} {mode}: macro AUC {_fmt(t['auc'])} (per class: {per}); accuracy {_fmt(t['accuracy'])}; "
+                    f"F-macro {_fmt(t['f_macro'])}; {r['wall_s']:.1f} s (budget {BUDGET_S[mode]} s), peak RSS "
+                    f"{r['peak_rss_mib']:.0f} MiB; {how}"
+                )
                 results.append(r)
     for mode in args.modes.split(","):
         rs = [r for r in results if r["mode"] == mode]
         mean = lambda k: np.mean([r["manifest"]["metrics"]["test"][k]["value"] for r in rs])  # noqa: E731
-        print(f"{mode}, mean of {len(rs)}: macro AUC {mean('auc'):.3f}, accuracy {mean('accuracy'):.3f}, F-macro {mean('f_macro'):.3f}, "
-              f"wall {np.mean([r['wall_s'] for r in rs]):.1f} s, peak RSS max {max(r['peak_rss_mib'] for r in rs):.0f} MiB")
+        print(
+            f"{mode}, mean of {len(rs)}: macro AUC {mean('auc'):.3f}, accuracy {mean('accuracy'):.3f}, F-macro {mean('f_macro'):.3f}, "
+            f"wall {np.mean([r['wall_s'] for r in rs]):.1f} s, peak RSS max {max(r['peak_rss_mib'] for r in rs):.0f} MiB"
+        )
 
 
 if __name__ == "__main__":

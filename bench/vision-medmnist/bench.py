@@ -83,14 +83,26 @@ def run_mode(mode: str, work: Path, ids: dict, seed: int, threads: int) -> dict:
     train, val = patient_split(ids["train"], seed)
     out = work / f"out-{mode}"
     spec = {
-        "schema_version": 1, "job_id": f"bench-breastmnist-{mode}", "command": "train", "kind": "vision_classification",
+        "schema_version": 1,
+        "job_id": f"bench-breastmnist-{mode}",
+        "command": "train",
+        "kind": "vision_classification",
         "problem": "binary",
-        "data": {"root": str(work / "breastmnist"), "table": str(work / "breastmnist" / "labels.csv"), "id_col": "patient_id",
-                 "images_col": "image", "label_cols": ["label"]},
+        "data": {
+            "root": str(work / "breastmnist"),
+            "table": str(work / "breastmnist" / "labels.csv"),
+            "id_col": "patient_id",
+            "images_col": "image",
+            "label_cols": ["label"],
+        },
         "split": {"seed": seed, "train": train, "val": val, "test": ids["test"]},
-        "metric": "auc", "threshold_metric": "auc",  # as the server sends for optimization_metric AUC (Youden's J)
-        "budget": {"mode": mode, "time_budget_s": BUDGET_S[mode]}, "seed": seed, "device": "auto",
-        "out_dir": str(out), "options": {"threads": threads} if threads else {},
+        "metric": "auc",
+        "threshold_metric": "auc",  # as the server sends for optimization_metric AUC (Youden's J)
+        "budget": {"mode": mode, "time_budget_s": BUDGET_S[mode]},
+        "seed": seed,
+        "device": "auto",
+        "out_dir": str(out),
+        "options": {"threads": threads} if threads else {},
     }
     return run_spec(spec, work, mode)
 
@@ -102,8 +114,12 @@ def run_spec(spec: dict, work: Path, tag: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "pipelines")}
     t0 = time.monotonic()
     with open(work / f"events-{tag}.jsonl", "w") as out_fh, open(work / f"stderr-{tag}.log", "w") as err_fh:
-        proc = subprocess.Popen([sys.executable, "-m", "builder_pipelines", "train", "--spec", str(spec_path), "--out", spec["out_dir"]],
-                                stdout=out_fh, stderr=err_fh, env=env)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "builder_pipelines", "train", "--spec", str(spec_path), "--out", spec["out_dir"]],
+            stdout=out_fh,
+            stderr=err_fh,
+            env=env,
+        )
         _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage: its peak RSS
     wall = time.monotonic() - t0
     code = os.waitstatus_to_exitcode(status)
@@ -112,30 +128,55 @@ def run_spec(spec: dict, work: Path, tag: str) -> dict:
         raise SystemExit(f"{tag}: pipeline failed (exit {code}):\n{(work / f'stderr-{tag}.log').read_text()[-3000:]}")
     manifest = json.loads((Path(spec["out_dir"]) / "manifest.json").read_text())
     logs = [json.loads(line)["message"] for line in stdout.splitlines() if '"type": "log"' in line]
-    return {"mode": spec["budget"]["mode"], "wall_s": wall, "manifest": manifest, "logs": logs, "peak_rss_mib": usage.ru_maxrss / 1024}
+    return {
+        "mode": spec["budget"]["mode"],
+        "wall_s": wall,
+        "manifest": manifest,
+        "logs": logs,
+        "peak_rss_mib": usage.ru_maxrss / 1024,
+    }
 
 
 def run_http(mode: str, zip_path: str) -> dict:
     sys.path.insert(0, str(ROOT / "bench" / "lib"))
     from http_experiment import run_experiment  # noqa: PLC0415
 
-    body = {"label_cols": ["label"], "images_col": "image", "model_type": 0, "optimization_type": 1 if mode == "fast" else 0,
-            "experiment_id": 1, "study_type": "Builder", "task": "vision", "optimization_metric": "AUC",
-            "time_budget_s": BUDGET_S[mode], "split_col": "split"}
+    body = {
+        "label_cols": ["label"],
+        "images_col": "image",
+        "model_type": 0,
+        "optimization_type": 1 if mode == "fast" else 0,
+        "experiment_id": 1,
+        "study_type": "Builder",
+        "task": "vision",
+        "optimization_metric": "AUC",
+        "time_budget_s": BUDGET_S[mode],
+        "split_col": "split",
+    }
     r = run_experiment(zip_path, body, label=f"breastmnist-{mode}")
     if r["manifest"] is None:
         raise SystemExit("ready, but the published manifest was not found in the bucket folder")
     made = r["experiment"]["dataset_report"]["summary"].get("split") or {}
     if made.get("from_column") != "split":  # the figures would be on another test set than the direct mode's
         raise SystemExit(f"Builder did not use the CSV's split column: {made}")
-    return {"mode": mode, "wall_s": r["wall_s"], "manifest": r["manifest"], "logs": [], "peak_rss_mib": r["peak_rss_mib"]}
+    return {
+        "mode": mode,
+        "wall_s": r["wall_s"],
+        "manifest": r["manifest"],
+        "logs": [],
+        "peak_rss_mib": r["peak_rss_mib"],
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--modes", default="fast,best")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--seeds", default="", help="comma-separated seeds, run one after the other, with means at the end (overrides --seed)")
+    ap.add_argument(
+        "--seeds",
+        default="",
+        help="comma-separated seeds, run one after the other, with means at the end (overrides --seed)",
+    )
     ap.add_argument("--threads", type=int, default=0, help="torch threads; 0 = the pipeline default (free cores)")
     ap.add_argument("--http", action="store_true", help="run whole experiments through `./builder serve`'s HTTP API")
     args = ap.parse_args()
@@ -147,12 +188,16 @@ def main() -> None:
         rows += run_seed(args, seed)
     print("== per seed: mode, seed, test AUC, test ACC, wall s, peak RSS MiB")
     for row in rows:
-        print(f"   {row['mode']:4s} {row['seed']:3d}  {row['auc']:.3f}  {row['accuracy']:.3f}  {row['wall_s']:6.1f}  {row['rss']:6.0f}")
+        print(
+            f"   {row['mode']:4s} {row['seed']:3d}  {row['auc']:.3f}  {row['accuracy']:.3f}  {row['wall_s']:6.1f}  {row['rss']:6.0f}"
+        )
     for mode in args.modes.split(","):
         mine = [r for r in rows if r["mode"] == mode]
-        print(f"== {mode}: mean over {len(mine)} seed(s): test AUC {np.mean([r['auc'] for r in mine]):.3f}   "
-              f"ACC {np.mean([r['accuracy'] for r in mine]):.3f}   wall {np.mean([r['wall_s'] for r in mine]):.1f} s   "
-              f"max peak RSS {max(r['rss'] for r in mine):.0f} MiB")
+        print(
+            f"== {mode}: mean over {len(mine)} seed(s): test AUC {np.mean([r['auc'] for r in mine]):.3f}   "
+            f"ACC {np.mean([r['accuracy'] for r in mine]):.3f}   wall {np.mean([r['wall_s'] for r in mine]):.1f} s   "
+            f"max peak RSS {max(r['rss'] for r in mine):.0f} MiB"
+        )
 
 
 def run_seed(args, seed: int) -> list[dict]:
@@ -163,32 +208,58 @@ def run_seed(args, seed: int) -> list[dict]:
         with zipfile.ZipFile(work / "breastmnist.zip") as zf:
             zf.extractall(work)
         for mode in args.modes.split(","):
-            r = run_http(mode, str(work / "breastmnist.zip")) if args.http else run_mode(mode, work, ids, seed, args.threads)
+            r = (
+                run_http(mode, str(work / "breastmnist.zip"))
+                if args.http
+                else run_mode(mode, work, ids, seed, args.threads)
+            )
             m = r["manifest"]
             test = m["metrics"]["test"]
             fmt = lambda k: f"{test[k]['value']:.3f} [{test[k]['ci_low']:.3f}, {test[k]['ci_high']:.3f}]"  # noqa: E731
             target = TARGETS[mode]
-            ok = (test["auc"]["value"] >= target["auc"] and test["accuracy"]["value"] >= target.get("accuracy", 0)
-                  and r["wall_s"] <= target["minutes"] * 60)
+            ok = (
+                test["auc"]["value"] >= target["auc"]
+                and test["accuracy"]["value"] >= target.get("accuracy", 0)
+                and r["wall_s"] <= target["minutes"] * 60
+            )
             counts = m["provenance"]["split_counts"]
-            where = (f"{'via HTTP API, split_col; ' if args.http else ''}test = official val split, "
-                     f"train/val/test patients {counts['train']}/{counts['val']}/{counts['test']}")
+            where = (
+                f"{'via HTTP API, split_col; ' if args.http else ''}test = official val split, "
+                f"train/val/test patients {counts['train']}/{counts['val']}/{counts['test']}"
+            )
             print(f"== BreastMNIST {mode} mode, seed {seed} (budget {BUDGET_S[mode]} s; {where})")
             print(f"   test AUC {fmt('auc')}   ACC {fmt('accuracy')}   F-macro {fmt('f_macro')}")
             oof = " (out of fold, train + validation)" if "selection" in m["model_summary"] else ""
-            print(f"   validation AUC{oof} {m['metrics']['validation']['auc']['value']:.3f}   ensemble {m['model_summary']['ensemble_size']} "
-                  f"of {len(m['model_summary']['trials'])} trials   input {m['input']['image']['width']} px")
-            print(f"   wall {r['wall_s']:.1f} s   peak RSS of the {'server + pipeline tree' if args.http else 'pipeline process'} {r['peak_rss_mib']:.0f} MiB")
-            print(f"   target AUC >= {target['auc']}" + (f", ACC >= {target['accuracy']}" if "accuracy" in target else "")
-                  + f" within {target['minutes']} min: {'MET' if ok else 'NOT MET'}")
+            print(
+                f"   validation AUC{oof} {m['metrics']['validation']['auc']['value']:.3f}   ensemble {m['model_summary']['ensemble_size']} "
+                f"of {len(m['model_summary']['trials'])} trials   input {m['input']['image']['width']} px"
+            )
+            print(
+                f"   wall {r['wall_s']:.1f} s   peak RSS of the {'server + pipeline tree' if args.http else 'pipeline process'} {r['peak_rss_mib']:.0f} MiB"
+            )
+            print(
+                f"   target AUC >= {target['auc']}"
+                + (f", ACC >= {target['accuracy']}" if "accuracy" in target else "")
+                + f" within {target['minutes']} min: {'MET' if ok else 'NOT MET'}"
+            )
             for c in m["model_summary"].get("selection", {}).get("candidates", []):  # best mode, cross-fitted
-                print(f"     round {c['round']} {c['architecture']}: out-of-fold AUC {c['oof_auc']:.3f} "
-                      f"[{c['ci_low']:.3f}, {c['ci_high']:.3f}], {c['models']} models, epochs {c['epochs']}; {c['why']}")
+                print(
+                    f"     round {c['round']} {c['architecture']}: out-of-fold AUC {c['oof_auc']:.3f} "
+                    f"[{c['ci_low']:.3f}, {c['ci_high']:.3f}], {c['models']} models, epochs {c['epochs']}; {c['why']}"
+                )
             for line in r["logs"]:
                 print(f"     {line}")
             sys.stdout.flush()
-            rows.append({"mode": mode, "seed": seed, "auc": test["auc"]["value"], "accuracy": test["accuracy"]["value"],
-                         "wall_s": r["wall_s"], "rss": r["peak_rss_mib"]})
+            rows.append(
+                {
+                    "mode": mode,
+                    "seed": seed,
+                    "auc": test["auc"]["value"],
+                    "accuracy": test["accuracy"]["value"],
+                    "wall_s": r["wall_s"],
+                    "rss": r["peak_rss_mib"],
+                }
+            )
     return rows
 
 

@@ -63,7 +63,9 @@ def make_synthetic(root: Path, n_train_val: int, n_test: int, seed: int, colour:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--n-train-val", type=int, default=5232, help="train + validation images (PneumoniaMNIST: 4708 + 524)")
+    ap.add_argument(
+        "--n-train-val", type=int, default=5232, help="train + validation images (PneumoniaMNIST: 4708 + 524)"
+    )
     ap.add_argument("--n-test", type=int, default=624)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=0, help="torch threads; 0 = the pipeline default (free cores)")
@@ -82,17 +84,25 @@ def main() -> None:
     m = r["manifest"]
     summary = m["model_summary"]
     sel = summary.get("selection")
-    print(f"== synthetic {args.n_train_val} {'colour' if args.colour else 'grey'} train + validation images, {args.mode} mode, budget {BUDGET_S[args.mode]} s, seed {args.seed}")
-    print(f"   wall {r['wall_s']:.1f} s   peak RSS of the pipeline process {r['peak_rss_mib']:.0f} MiB   "
-          f"ensemble {summary['ensemble_size']} models   flip TTA {summary['flip_tta']}   seconds {summary['seconds']}")
+    print(
+        f"== synthetic {args.n_train_val} {'colour' if args.colour else 'grey'} train + validation images, {args.mode} mode, budget {BUDGET_S[args.mode]} s, seed {args.seed}"
+    )
+    print(
+        f"   wall {r['wall_s']:.1f} s   peak RSS of the pipeline process {r['peak_rss_mib']:.0f} MiB   "
+        f"ensemble {summary['ensemble_size']} models   flip TTA {summary['flip_tta']}   seconds {summary['seconds']}"
+    )
     if sel is None:
         print("   no cross-fitted plan: the search on the validation split was used")
     else:
         print(f"   plan: {sel['plan']}")
         for c in sel["candidates"]:
-            print(f"     round {c['round']} {c['architecture']}: {c['models']} models, epochs {c['epochs']}; {c['why']}")
+            print(
+                f"     round {c['round']} {c['architecture']}: {c['models']} models, epochs {c['epochs']}; {c['why']}"
+            )
         print(f"   test-time augmentation: {sel['test_time_augmentation']['why']}")
-    print("   (the AUCs of this synthetic set measure nothing: its test images come from the same sources as its training images)")
+    print(
+        "   (the AUCs of this synthetic set measure nothing: its test images come from the same sources as its training images)"
+    )
     for line in r["logs"]:
         print(f"     {line}")
 

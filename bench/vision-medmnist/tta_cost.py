@@ -50,15 +50,25 @@ def main() -> None:
         results = {}
         for tta in (False, True):
             path = str(Path(tmp) / f"m{int(tta)}.onnx")
-            export_onnx(ExportModel(members, "binary", flip_tta=tta).eval(), torch.randn(2, 1, args.side, args.side), path)
+            export_onnx(
+                ExportModel(members, "binary", flip_tta=tta).eval(), torch.randn(2, 1, args.side, args.side), path
+            )
             sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
-            results[tta] = [median_ms(sess, rng.normal(size=(n, 1, args.side, args.side)).astype(np.float32), reps)
-                            for n, reps in ((1, args.repeats), (64, max(10, args.repeats // 10)))]
-    print(f"== 10-member ensemble graph (5 ResNet-w16 + 5 MobileNet-w16), {args.side} px, onnxruntime CPU, {args.threads} thread(s)")
+            results[tta] = [
+                median_ms(sess, rng.normal(size=(n, 1, args.side, args.side)).astype(np.float32), reps)
+                for n, reps in ((1, args.repeats), (64, max(10, args.repeats // 10)))
+            ]
+    print(
+        f"== 10-member ensemble graph (5 ResNet-w16 + 5 MobileNet-w16), {args.side} px, onnxruntime CPU, {args.threads} thread(s)"
+    )
     for tta, (one, batch) in results.items():
-        print(f"   flip TTA {'on ' if tta else 'off'}: {one:.2f} ms per single image   {batch:.1f} ms per batch of 64 "
-              f"({batch / 64:.2f} ms per image)")
-    print(f"   ratio on/off: single {results[True][0] / results[False][0]:.2f}x   batch {results[True][1] / results[False][1]:.2f}x")
+        print(
+            f"   flip TTA {'on ' if tta else 'off'}: {one:.2f} ms per single image   {batch:.1f} ms per batch of 64 "
+            f"({batch / 64:.2f} ms per image)"
+        )
+    print(
+        f"   ratio on/off: single {results[True][0] / results[False][0]:.2f}x   batch {results[True][1] / results[False][1]:.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -44,8 +44,17 @@ def make_dataset(root, n_images: int = 72, size: int = 64, seed: int = 0) -> dic
             else:
                 draw.ellipse([box[0], box[1], box[2] - 1, box[3] - 1], fill=(90, 220, 230))
                 cls = "circle"
-            rows.append({"patient": f"p{i}", "image": name, "label": cls,
-                         "x1": box[0], "y1": box[1], "x2": box[2], "y2": box[3]})
+            rows.append(
+                {
+                    "patient": f"p{i}",
+                    "image": name,
+                    "label": cls,
+                    "x1": box[0],
+                    "y1": box[1],
+                    "x2": box[2],
+                    "y2": box[3],
+                }
+            )
         if not placed:
             rows.append({"patient": f"p{i}", "image": name, "label": "", "x1": "", "y1": "", "x2": "", "y2": ""})
         img.save(os.path.join(root, name))
@@ -59,12 +68,31 @@ def make_dataset(root, n_images: int = 72, size: int = 64, seed: int = 0) -> dic
     n_train, n_val = int(0.6 * n_images), int(0.2 * n_images)
     train = ["p0"] + order[: n_train - 1]  # the empty image trains
     return {
-        "schema_version": 1, "job_id": "det-test", "command": "train", "kind": "detection", "problem": "detection",
-        "data": {"root": str(root), "table": table, "id_col": "patient", "images_col": "image", "label_cols": ["label"]},
-        "split": {"seed": seed, "train": train, "val": order[n_train - 1: n_train - 1 + n_val],
-                  "test": order[n_train - 1 + n_val:]},
-        "metric": "map50", "threshold_metric": "f_macro", "budget": {"mode": "fast", "time_budget_s": 40}, "seed": seed, "device": DEVICE,
-        "out_dir": "", "options": {"threads": 1},
+        "schema_version": 1,
+        "job_id": "det-test",
+        "command": "train",
+        "kind": "detection",
+        "problem": "detection",
+        "data": {
+            "root": str(root),
+            "table": table,
+            "id_col": "patient",
+            "images_col": "image",
+            "label_cols": ["label"],
+        },
+        "split": {
+            "seed": seed,
+            "train": train,
+            "val": order[n_train - 1 : n_train - 1 + n_val],
+            "test": order[n_train - 1 + n_val :],
+        },
+        "metric": "map50",
+        "threshold_metric": "f_macro",
+        "budget": {"mode": "fast", "time_budget_s": 40},
+        "seed": seed,
+        "device": DEVICE,
+        "out_dir": "",
+        "options": {"threads": 1},
     }
 
 

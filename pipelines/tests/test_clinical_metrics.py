@@ -56,7 +56,10 @@ def test_multiclass_is_one_vs_rest_with_a_macro_value():
     s = p * 0.7 + 0.1
     m = metrics.classification_metrics("multiclass", y, s, p, np.arange(len(truth)).astype(str), n_boot=50)
     sens = [table[c, c] / table[c].sum() for c in range(3)]
-    spec = [(table.sum() - table[c].sum() - table[:, c].sum() + table[c, c]) / (table.sum() - table[c].sum()) for c in range(3)]
+    spec = [
+        (table.sum() - table[c].sum() - table[:, c].sum() + table[c, c]) / (table.sum() - table[c].sum())
+        for c in range(3)
+    ]
     for c in range(3):
         assert m["sensitivity"]["per_class"][str(c)]["value"] == pytest.approx(sens[c])
         assert m["specificity"]["per_class"][str(c)]["value"] == pytest.approx(spec[c])
@@ -111,7 +114,10 @@ def test_manifest_schema_accepts_the_clinical_section():
     y, s, p, g = _binary(tp=3, fn=1, fp=2, tn=4)
     section = clinical.section("binary", CLASSES, y, p, g, (1, clinical.RULE_RARER))
     section["strongest_feature"] = {"name": "x", "auc": 0.7}
-    errs = contract.errors("manifest", {"clinical": section, "metrics": {"test": metrics.classification_metrics("binary", y, s, p, g, n_boot=30)}})
+    errs = contract.errors(
+        "manifest",
+        {"clinical": section, "metrics": {"test": metrics.classification_metrics("binary", y, s, p, g, n_boot=30)}},
+    )
     assert not [e for e in errs if e.startswith(("clinical", "metrics"))]
 
 
@@ -126,7 +132,10 @@ def test_section_multiclass_and_multilabel_tables():
     p = np.array([[1, 1], [0, 1], [0, 1], [0, 0]])
     out = clinical.section("multilabel", classes[:2], y, p, np.arange(4).astype(str), None)
     # per label [[tn, fp], [fn, tp]]
-    assert out["confusion_matrix"] == {"labels": ["none", "left"], "per_label": {"none": [[2, 0], [1, 1]], "left": [[1, 1], [0, 2]]}}
+    assert out["confusion_matrix"] == {
+        "labels": ["none", "left"],
+        "per_label": {"none": [[2, 0], [1, 1]], "left": [[1, 1], [0, 2]]},
+    }
     assert not [e for e in contract.errors("manifest", {"clinical": out}) if e.startswith("clinical")]
 
 
@@ -141,6 +150,8 @@ def test_an_undefined_metric_is_sent_as_null_within_the_event_contract(capsys):
     finally:
         events._out = saved
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert lines == [{"type": "metric", "split": "val", "name": "ppv", "value": None},
-                     {"type": "metric", "split": "test", "name": "npv", "value": None}]
+    assert lines == [
+        {"type": "metric", "split": "val", "name": "ppv", "value": None},
+        {"type": "metric", "split": "test", "name": "npv", "value": None},
+    ]
     assert all(contract.errors("event", e) == [] for e in lines)

@@ -10,10 +10,24 @@ from builder_pipelines.common.spec import load_spec
 
 def _spec(tmp_path, **over):
     spec = {
-        "schema_version": 1, "job_id": "j1", "command": "train", "kind": "tabular", "problem": "binary",
-        "data": {"root": str(tmp_path), "table": str(tmp_path / "t.csv"), "id_col": "id", "label_cols": ["y"], "data_cols": ["a"]},
+        "schema_version": 1,
+        "job_id": "j1",
+        "command": "train",
+        "kind": "tabular",
+        "problem": "binary",
+        "data": {
+            "root": str(tmp_path),
+            "table": str(tmp_path / "t.csv"),
+            "id_col": "id",
+            "label_cols": ["y"],
+            "data_cols": ["a"],
+        },
         "split": {"seed": 1, "train": ["1"], "val": ["2"], "test": ["3"]},
-        "metric": "auc", "threshold_metric": "auc", "budget": {"mode": "fast", "time_budget_s": 10}, "seed": 1, "device": "cpu",
+        "metric": "auc",
+        "threshold_metric": "auc",
+        "budget": {"mode": "fast", "time_budget_s": 10},
+        "seed": 1,
+        "device": "cpu",
         "out_dir": str(tmp_path / "out"),
     }
     spec.update(over)
@@ -71,8 +85,18 @@ def test_bootstrap_keeps_patients_together():
 
 def test_spec_metric_follows_the_problem(tmp_path):
     # The same rules TypeScript's contract-drift test checks: regression is selected on rmse, detection on map50.
-    assert contract.errors("job-spec", _spec(tmp_path, problem="regression", metric="rmse", threshold_metric=None)) == []
+    assert (
+        contract.errors("job-spec", _spec(tmp_path, problem="regression", metric="rmse", threshold_metric=None)) == []
+    )
     assert contract.errors("job-spec", _spec(tmp_path, problem="regression", metric="auc", threshold_metric=None))
-    assert contract.errors("job-spec", _spec(tmp_path, problem="detection", kind="detection", metric="map50", threshold_metric="recall")) == []
-    assert contract.errors("job-spec", _spec(tmp_path, problem="detection", kind="detection", metric="map50", threshold_metric="auc"))
+    assert (
+        contract.errors(
+            "job-spec",
+            _spec(tmp_path, problem="detection", kind="detection", metric="map50", threshold_metric="recall"),
+        )
+        == []
+    )
+    assert contract.errors(
+        "job-spec", _spec(tmp_path, problem="detection", kind="detection", metric="map50", threshold_metric="auc")
+    )
     assert contract.errors("job-spec", _spec(tmp_path, metric="rmse"))

@@ -72,13 +72,20 @@ def test_binary_metrics_carry_slope_and_intercept_with_patient_intervals():
     # The positive class is the other one: the same probabilities read for class 0 are just as well calibrated.
     m0 = M.classification_metrics("binary", yo, s, dec, np.arange(n).astype(str), n_boot=50, positive=0)
     assert m0["calibration_slope"]["value"] == pytest.approx(m["calibration_slope"]["value"], abs=1e-6)
-    multi = M.classification_metrics("multiclass", np.eye(3)[rng.integers(0, 3, 60)], rng.dirichlet([1, 1, 1], 60),
-                                     np.eye(3)[rng.integers(0, 3, 60)], np.arange(60).astype(str), n_boot=20)
+    multi = M.classification_metrics(
+        "multiclass",
+        np.eye(3)[rng.integers(0, 3, 60)],
+        rng.dirichlet([1, 1, 1], 60),
+        np.eye(3)[rng.integers(0, 3, 60)],
+        np.arange(60).astype(str),
+        n_boot=20,
+    )
     assert "calibration_slope" not in multi
 
 
 def _font_sizes(svg: str) -> list[float]:
     import re
+
     return [float(v) for v in re.findall(r'font-size="([\d.]+)"', svg)]
 
 
@@ -93,10 +100,12 @@ def test_every_chart_writes_axis_text_of_at_least_14_units(tmp_path):
     y = rng.integers(0, 2, 200)
     p = np.clip(y * 0.6 + rng.uniform(0, 0.4, 200), 0, 1)
     curves = M.curves(np.stack([1 - y, y], 1), np.stack([1 - p, p], 1))
-    svgs = [clinical_figures.decision_curve_svg(decision.decision_curve(y, p), "malignant")[0],
-            clinical_figures.calibration_svg(curves["calibration"]["1"], "malignant", "Calibration")[0],
-            vis.line_chart([{"label": "a", "x": [0, 1], "y": [0, 1]}], "t", "x", "y"),
-            vis.confusion_chart([[5, 1], [2, 7]], ["benign", "malignant"], "Confusion")]
+    svgs = [
+        clinical_figures.decision_curve_svg(decision.decision_curve(y, p), "malignant")[0],
+        clinical_figures.calibration_svg(curves["calibration"]["1"], "malignant", "Calibration")[0],
+        vis.line_chart([{"label": "a", "x": [0, 1], "y": [0, 1]}], "t", "x", "y"),
+        vis.confusion_chart([[5, 1], [2, 7]], ["benign", "malignant"], "Confusion"),
+    ]
     tab.lines(tmp_path / "l.svg", "t", "x", "y", [("a", [0, 1], [0, 1])], diagonal="up")
     tab.bars(tmp_path / "b.svg", "t", {"radius": 1.0, "texture": 0.5})
     tab.scatter(tmp_path / "s.svg", "t", "x", "y", [0, 1], [0, 1])
@@ -121,4 +130,5 @@ def test_calibration_figure_counts_every_case_once():
 
 def clinical_figures_calibration(curves):
     from builder_pipelines.common import clinical_figures
+
     return clinical_figures.calibration_svg(curves["calibration"]["1"], "M", "Calibration")

@@ -16,17 +16,28 @@ def _spec(tmp_path, rows):
         w = csv.writer(fh)
         w.writerow(["pid", "img", "cls", "x1", "y1", "x2", "y2"])
         w.writerows(rows)
-    return {"data": {"root": str(tmp_path), "table": str(tmp_path / "t.csv"), "id_col": "pid", "images_col": "img",
-                     "label_cols": ["cls"]},
-            "split": {"seed": 0, "train": ["a", "b"], "val": [], "test": ["c"]}}
+    return {
+        "data": {
+            "root": str(tmp_path),
+            "table": str(tmp_path / "t.csv"),
+            "id_col": "pid",
+            "images_col": "img",
+            "label_cols": ["cls"],
+        },
+        "split": {"seed": 0, "train": ["a", "b"], "val": [], "test": ["c"]},
+    }
 
 
 def test_table_to_records(tmp_path):
-    spec = _spec(tmp_path, [
-        ["a", "1.png", "wbc", 1, 2, 10, 12], ["a", "1.png", "rbc", 5, 5, 50, 9],  # the second spills past x=40
-        ["b", "2.png", "", "", "", "", ""],                                        # no objects
-        ["c", "3.png", "rbc", 3, 3, 3, 8],                                         # no area: dropped
-    ])
+    spec = _spec(
+        tmp_path,
+        [
+            ["a", "1.png", "wbc", 1, 2, 10, 12],
+            ["a", "1.png", "rbc", 5, 5, 50, 9],  # the second spills past x=40
+            ["b", "2.png", "", "", "", "", ""],  # no objects
+            ["c", "3.png", "rbc", 3, 3, 3, 8],  # no area: dropped
+        ],
+    )
     splits, classes = read_detection_table(spec)
     assert classes == ["rbc", "wbc"]
     one, two = splits["train"]

@@ -12,8 +12,12 @@ def test_postprocess_maps_letterboxed_boxes_to_original_pixels():
     # A 200x100 image letterboxed into 64x64: scale 0.32, resized to 64x32 at the top-left.
     scale, nw, nh = letterbox_geometry(200, 100, 64, 64)
     assert scale == pytest.approx(0.32) and (nw, nh) == (64, 32)
-    boxes = np.array([[16.0, 8.0, 32.0, 24.0],     # -> (50, 25, 100, 75)
-                      [48.0, 16.0, 70.0, 40.0]])   # spills past the image: clipped to (150, 50, 200, 100)
+    boxes = np.array(
+        [
+            [16.0, 8.0, 32.0, 24.0],  # -> (50, 25, 100, 75)
+            [48.0, 16.0, 70.0, 40.0],
+        ]
+    )  # spills past the image: clipped to (150, 50, 200, 100)
     scores = np.array([[0.9, 0.1], [0.2, 0.7]])
     b, s, k = postprocess(boxes, scores, scale, scale, 200, 100, score_threshold=0.5, nms_iou=0.5, max_detections=10)
     np.testing.assert_allclose(b, [[50, 25, 100, 75], [150, 50, 200, 100]])
@@ -54,11 +58,18 @@ def test_average_precision_101_point_by_hand():
 
 
 def _split(perfect: bool):
-    gts = [(np.array([[10, 10, 50, 50], [60, 60, 90, 90]], float), np.array([0, 1])),
-           (np.zeros((0, 4)), np.zeros(0, int))]
-    dets = [(np.array([[10, 10, 50, 50], [60, 60, 90, 90], [0, 0, 5, 5]], float), np.array([0.9, 0.8, 0.3]),
-             np.array([0, 1 if perfect else 0, 0])),
-            (np.array([[1, 1, 9, 9]], float), np.array([0.2]), np.array([1]))]
+    gts = [
+        (np.array([[10, 10, 50, 50], [60, 60, 90, 90]], float), np.array([0, 1])),
+        (np.zeros((0, 4)), np.zeros(0, int)),
+    ]
+    dets = [
+        (
+            np.array([[10, 10, 50, 50], [60, 60, 90, 90], [0, 0, 5, 5]], float),
+            np.array([0.9, 0.8, 0.3]),
+            np.array([0, 1 if perfect else 0, 0]),
+        ),
+        (np.array([[1, 1, 9, 9]], float), np.array([0.2]), np.array([1])),
+    ]
     return dets, gts
 
 
@@ -69,7 +80,9 @@ def test_map_perfect_and_imperfect():
     assert m["precision"]["value"] == pytest.approx(1.0) and m["recall"]["value"] == pytest.approx(1.0)
     dets, gts = _split(False)
     m = detection_metrics(Matched(dets, gts, 2), np.arange(2), 0.5, n_boot=50)
-    assert m["map50"]["per_class"]["1"]["value"] == pytest.approx(0.0)  # class 1 only found at score 0.2 in the wrong place
+    assert m["map50"]["per_class"]["1"]["value"] == pytest.approx(
+        0.0
+    )  # class 1 only found at score 0.2 in the wrong place
     assert m["map50"]["per_class"]["0"]["value"] == pytest.approx(1.0)
     assert m["map50"]["value"] == pytest.approx(0.5)
     assert m["recall"]["per_class"]["1"]["value"] == 0.0
@@ -91,7 +104,9 @@ def test_threshold_rules_follow_the_metric():
     # One class, 10 truths; detections scored 0.95..0.05, true positives at the high end.
     scores = np.linspace(0.95, 0.05, 19)
     truth_boxes = np.array([[i * 10, 0, i * 10 + 8, 8] for i in range(10)], float)
-    det_boxes = np.array([[i * 10, 0, i * 10 + 8, 8] if i < 10 else [i * 10, 50, i * 10 + 8, 58] for i in range(19)], float)
+    det_boxes = np.array(
+        [[i * 10, 0, i * 10 + 8, 8] if i < 10 else [i * 10, 50, i * 10 + 8, 58] for i in range(19)], float
+    )
     order = np.r_[0:6, 10:12, 6:10, 12:19]  # 6 TP, 2 FP, 4 TP, 7 FP
     m = Matched([(det_boxes[order], scores, np.zeros(19, int))], [(truth_boxes, np.zeros(10, int))], 1)
     t_prec, p = choose_score_threshold(m, "precision")

@@ -87,6 +87,7 @@ def test_onnx_parity_with_pytorch(tmp_path):
 
 def test_export_leaves_nothing_when_the_check_fails(tmp_path, monkeypatch):
     from builder_pipelines.detection import export as det_export
+
     model = Detector(3, 64, 64, "fast").eval()
     x = np.zeros((3, 64, 64), np.float32)
     monkeypatch.setattr(det_export, "PARITY_TOL", -1.0)  # any difference, even 0, now fails the parity check
@@ -101,8 +102,13 @@ def test_evaluate_through_the_cli(trained, tmp_path):
     ev = dict(spec, command="evaluate", source_model={"dir": str(out)}, out_dir=str(tmp_path / "ev"))
     ev["split"] = dict(spec["split"], train=[], val=[], test=spec["split"]["test"] + spec["split"]["val"])
     path = write_spec(ev, tmp_path / "spec.json")
-    proc = subprocess.run([sys.executable, "-m", "builder_pipelines", "evaluate", "--spec", path, "--out", ev["out_dir"]],
-                          cwd=PIPELINES, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "builder_pipelines", "evaluate", "--spec", path, "--out", ev["out_dir"]],
+        cwd=PIPELINES,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
     for event in lines:
@@ -132,6 +138,7 @@ def test_pretrained_backbone_loads_from_a_local_path(tmp_path):
 def test_cuda_job_on_a_host_without_cuda_is_refused_not_run_on_cpu(tmp_path):
     # The runner asks for "cuda" on a GPU slot; detection used to ignore the device and train on the CPU.
     from builder_pipelines.common.errors import DataError
+
     spec = make_dataset(tmp_path / "data")
     spec["device"] = "cuda"
     with pytest.raises(DataError, match="no CUDA device"):

@@ -23,7 +23,9 @@ _guard = _events.install_stdout_guard
 @pytest.fixture(autouse=True)
 def small_search(monkeypatch):
     """A short, time-independent search so runs are fast and reproducible (the CLI test uses the real plan)."""
-    monkeypatch.setitem(search.PLANS, "fast", search.SearchPlan(folds=3, repeats=1, max_lgb_trials=2, linear_grid=3, ensemble_pool=3))
+    monkeypatch.setitem(
+        search.PLANS, "fast", search.SearchPlan(folds=3, repeats=1, max_lgb_trials=2, linear_grid=3, ensemble_pool=3)
+    )
 
 
 def make_data(tmp_path: Path, problem: str, n_patients: int = 160, seed: int = 0, categorical: bool = True):
@@ -54,25 +56,49 @@ def make_data(tmp_path: Path, problem: str, n_patients: int = 160, seed: int = 0
     ids = [f"P{p:03d}" for p in range(n_patients)]
     rng.shuffle(ids)
     a, b = int(0.6 * n_patients), int(0.8 * n_patients)
-    return table, [c for c in rows[0] if c not in ("pid", "outcome")], {"seed": seed, "train": ids[:a], "val": ids[a:b], "test": ids[b:]}
+    return (
+        table,
+        [c for c in rows[0] if c not in ("pid", "outcome")],
+        {"seed": seed, "train": ids[:a], "val": ids[a:b], "test": ids[b:]},
+    )
 
 
 def make_spec(tmp_path: Path, problem: str, metric: str = "auc", seed: int = 7, budget: float = 10, **data_kw) -> dict:
     table, cols, split = make_data(tmp_path, problem, **data_kw)
-    return {"schema_version": 1, "job_id": "t", "command": "train", "kind": "tabular", "problem": problem,
-            "data": {"root": str(tmp_path), "table": str(table), "id_col": "pid", "label_cols": ["outcome"], "data_cols": cols},
-            "split": split,
-            # As src/experiments/study.ts translates optimization_metric: regression is selected on rmse, no thresholds.
-            "metric": "rmse" if problem == "regression" else metric,
-            "threshold_metric": None if problem == "regression" else metric, "budget": {"mode": "fast", "time_budget_s": budget}, "seed": seed,
-            "device": "cpu", "out_dir": str(tmp_path / "out")}
+    return {
+        "schema_version": 1,
+        "job_id": "t",
+        "command": "train",
+        "kind": "tabular",
+        "problem": problem,
+        "data": {
+            "root": str(tmp_path),
+            "table": str(table),
+            "id_col": "pid",
+            "label_cols": ["outcome"],
+            "data_cols": cols,
+        },
+        "split": split,
+        # As src/experiments/study.ts translates optimization_metric: regression is selected on rmse, no thresholds.
+        "metric": "rmse" if problem == "regression" else metric,
+        "threshold_metric": None if problem == "regression" else metric,
+        "budget": {"mode": "fast", "time_budget_s": budget},
+        "seed": seed,
+        "device": "cpu",
+        "out_dir": str(tmp_path / "out"),
+    }
 
 
 def run_cli(spec: dict, tmp_path: Path, name: str = "spec.json"):
     path = tmp_path / name
     path.write_text(json.dumps(spec))
-    proc = subprocess.run([sys.executable, "-m", "builder_pipelines", spec["command"], "--spec", str(path), "--out", spec["out_dir"]],
-                          cwd=PIPELINES, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "builder_pipelines", spec["command"], "--spec", str(path), "--out", spec["out_dir"]],
+        cwd=PIPELINES,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     events = [json.loads(line) for line in proc.stdout.splitlines()]  # every stdout line must be an event
     for ev in events:
         assert contract.errors("event", ev) == [], ev
@@ -117,13 +143,22 @@ def test_binary_through_cli(tmp_path, monkeypatch):
     assert contract.errors("manifest", m) == []
     assert [c["code"] for c in m["classes"]] == ["neg", "pos"]
     site = m["input"]["columns"][2]
-    assert site == {"name": "site", "type": "categorical", "codes": {"east": 0, "north": 1, "south": 2}, "fill": site["fill"]}
+    assert site == {
+        "name": "site",
+        "type": "categorical",
+        "codes": {"east": 0, "north": 1, "south": 2},
+        "fill": site["fill"],
+    }
     assert site["fill"] in site["codes"]  # what Retrospective studies use for a category the model never saw
     assert m["input"]["columns"][0]["type"] == "numeric" and m["input"]["columns"][0]["min"] < 0
     assert len(m["thresholds"]) == 2 and abs(sum(m["thresholds"]) - 1) < 1e-6
     assert m["threshold_rule"].startswith("threshold maximising F1")
     assert m["metrics"]["test"]["auc"]["value"] > 0.85
-    assert m["metrics"]["test"]["auc"]["ci_low"] <= m["metrics"]["test"]["auc"]["value"] <= m["metrics"]["test"]["auc"]["ci_high"]
+    assert (
+        m["metrics"]["test"]["auc"]["ci_low"]
+        <= m["metrics"]["test"]["auc"]["value"]
+        <= m["metrics"]["test"]["auc"]["ci_high"]
+    )
     assert "validation" in m["metrics"]
     assert m["model_summary"]["onnx_parity"]["max_abs_diff"]["scores"] <= export.PARITY_TOL
     for fig in m["figures"]:
@@ -140,7 +175,11 @@ def test_multiclass(tmp_path):
     m, out = train_in_process(make_spec(tmp_path, "multiclass"))
     assert [c["code"] for c in m["classes"]] == ["1", "2", "3"]
     assert m["threshold_rule"].startswith("multiclass")
-    assert m["metrics"]["test"]["auc"]["value"] > 0.8 and set(m["metrics"]["test"]["auc"]["per_class"]) == {"0", "1", "2"}
+    assert m["metrics"]["test"]["auc"]["value"] > 0.8 and set(m["metrics"]["test"]["auc"]["per_class"]) == {
+        "0",
+        "1",
+        "2",
+    }
     s = onnx_scores(out, np.array([[2.0, -1.0, 1.0], [-2.0, 1.0, 0.0]]))
     assert s.shape == (2, 3) and np.allclose(s.sum(1), 1, atol=1e-5)
     assert s[0].argmax() == 2 and s[1].argmax() == 0  # high z -> class "3", low z -> class "1"

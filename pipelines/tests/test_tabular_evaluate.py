@@ -21,12 +21,28 @@ def trained(tmp_path):
 
 
 def evaluate_spec(tmp_path: Path, source: Path, table: Path, ids: list[str]) -> dict:
-    return {"schema_version": 1, "job_id": "e", "command": "evaluate", "kind": "tabular", "problem": "binary",
-            "data": {"root": str(tmp_path), "table": str(table), "id_col": "pid", "label_cols": ["outcome"],
-                     "data_cols": ["x1", "x2", "site"]},
-            "split": {"seed": 0, "train": [], "val": [], "test": ids}, "metric": "auc", "threshold_metric": "auc",
-            "budget": {"mode": "fast", "time_budget_s": 10}, "seed": 1, "device": "cpu",
-            "out_dir": str(tmp_path / "eval"), "source_model": {"dir": str(source)}}
+    return {
+        "schema_version": 1,
+        "job_id": "e",
+        "command": "evaluate",
+        "kind": "tabular",
+        "problem": "binary",
+        "data": {
+            "root": str(tmp_path),
+            "table": str(table),
+            "id_col": "pid",
+            "label_cols": ["outcome"],
+            "data_cols": ["x1", "x2", "site"],
+        },
+        "split": {"seed": 0, "train": [], "val": [], "test": ids},
+        "metric": "auc",
+        "threshold_metric": "auc",
+        "budget": {"mode": "fast", "time_budget_s": 10},
+        "seed": 1,
+        "device": "cpu",
+        "out_dir": str(tmp_path / "eval"),
+        "source_model": {"dir": str(source)},
+    }
 
 
 def test_evaluate_new_data(tmp_path, trained):
@@ -48,7 +64,10 @@ def test_evaluate_new_data(tmp_path, trained):
     for key in set(src_manifest) - {"metrics", "provenance", "clinical"}:
         assert m[key] == src_manifest[key], key
     # clinical describes the new data (its confusion matrix), for the source model's positive class.
-    assert m["clinical"]["positive_class"] == {**src_manifest["clinical"]["positive_class"], "rule": "the evaluated model's positive class"}
+    assert m["clinical"]["positive_class"] == {
+        **src_manifest["clinical"]["positive_class"],
+        "rule": "the evaluated model's positive class",
+    }
     rows = json.loads((out / "report.json").read_text())["rows"]  # 80 patients, some with several rows
     assert sum(map(sum, m["clinical"]["confusion_matrix"]["counts"])) == rows
     for fig in m["figures"]:
@@ -75,15 +94,22 @@ def test_a_few_unseen_values_take_the_training_fill_and_are_reported(tmp_path, t
 
     def change(rows):
         rows[4]["site"] = "west"  # a category the model never saw
-        rows[7]["x1"] = "NA"      # a gap in a column trained without gaps
+        rows[7]["x1"] = "NA"  # a gap in a column trained without gaps
         rows[9]["x1"] = "?"
+
     rows = _rewrite(table, change)
     spec = evaluate_spec(tmp_path, src_out, table, sorted({r["pid"] for r in rows}))
     proc, events = run_cli(spec, tmp_path, "eval.json")
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads((Path(spec["out_dir"]) / "report.json").read_text())
     assert report["unseen_values"] == [
-        {"column": "x1", "rows": 2, "examples": ["NA", "?"], "filled_with": "training median", "value": cols["x1"]["fill"]},
+        {
+            "column": "x1",
+            "rows": 2,
+            "examples": ["NA", "?"],
+            "filled_with": "training median",
+            "value": cols["x1"]["fill"],
+        },
         {"column": "site", "rows": 1, "examples": ["west"], "filled_with": "most frequent training category"},
     ]
     warns = [e["message"] for e in events if e["type"] == "log" and e["level"] == "warn"]
@@ -140,8 +166,12 @@ def test_evaluate_a_regression_model_published_before_metric_was_required(tmp_pa
     (src_out / "manifest.json").write_text(json.dumps(legacy))
     (tmp_path / "new").mkdir()
     table, _, split = make_data(tmp_path / "new", "regression", n_patients=40, seed=5)
-    spec = dict(evaluate_spec(tmp_path, src_out, table, split["train"] + split["val"] + split["test"]),
-                problem="regression", metric="rmse", threshold_metric=None)
+    spec = dict(
+        evaluate_spec(tmp_path, src_out, table, split["train"] + split["val"] + split["test"]),
+        problem="regression",
+        metric="rmse",
+        threshold_metric=None,
+    )
     proc, _ = run_cli(spec, tmp_path, "eval.json")
     assert proc.returncode == 0, proc.stderr[-2000:]
     m = json.loads((Path(spec["out_dir"]) / "manifest.json").read_text())

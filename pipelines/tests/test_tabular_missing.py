@@ -21,8 +21,14 @@ def _table(rows: list[dict]) -> Table:
 
 
 def test_markers_make_a_numeric_column_with_missing_values():
-    t = _table([{"a": "1.5", "b": "x", "c": "2"}, {"a": "NA", "b": "y", "c": "3"}, {"a": "?", "b": "NA", "c": "n/a"},
-                {"a": "10", "b": "x", "c": "4"}])
+    t = _table(
+        [
+            {"a": "1.5", "b": "x", "c": "2"},
+            {"a": "NA", "b": "y", "c": "3"},
+            {"a": "?", "b": "NA", "c": "n/a"},
+            {"a": "10", "b": "x", "c": "4"},
+        ]
+    )
     a, b, c = infer_columns(t, ["a", "b", "c"])
     assert (a.type, a.min, a.max, a.missing) == ("numeric", 1.5, 10.0, True)
     assert b.type == "categorical" and b.codes == {"NA": 0, "x": 1, "y": 2}  # text with "NA" stays a category
@@ -46,7 +52,9 @@ def test_the_markers_are_the_ones_the_dataset_checks_use():
 
 def test_a_marker_where_training_had_none_names_the_row_and_column():
     trained = [Column("a", "numeric", min=0, max=1)]
-    with pytest.raises(DataError, match=r"data row 2, column 'a': 'NA' is not a number; the model's training data had no missing"):
+    with pytest.raises(
+        DataError, match=r"data row 2, column 'a': 'NA' is not a number; the model's training data had no missing"
+    ):
         encode_features(_table([{"a": "0.5"}, {"a": "NA"}]), trained)
     with pytest.raises(DataError, match=r"column 'a': empty value .*write NA where a number is missing"):
         infer_columns(_table([{"a": "0.5"}, {"a": " "}]), ["a"])
@@ -60,7 +68,9 @@ def test_fills_are_the_training_median_and_most_frequent_category_and_only_retro
     assert Column.from_manifest(a.manifest()).fill == 3.0 and b.manifest()["fill"] == "x"
     c = Column("c", "numeric", min=0, max=5, fill=2.5)  # trained without gaps
     new = _table([{"a": "?", "b": "z", "c": "NA"}, {"a": "4", "b": "w", "c": "1"}, {"a": "5", "b": "z", "c": "2"}])
-    with pytest.raises(DataError, match=r"data row 1, column 'b': unknown category \(a value the model never saw\)") as err:
+    with pytest.raises(
+        DataError, match=r"data row 1, column 'b': unknown category \(a value the model never saw\)"
+    ) as err:
         encode_features(new, [a, b, c])  # /predict's rule: no fills
     assert "'z'" not in str(err.value)  # the value may identify a patient (issue 42)
     unseen: dict[str, Unseen] = {}
@@ -84,9 +94,13 @@ def test_every_family_takes_missing_values_with_parity(model, problem):
     y = z if problem == "regression" else (z > 0.5).astype(int)
     cols = [Column("a", "numeric", missing=True), Column("b", "numeric"), Column("c", "numeric")]
     linear = {"model": "linear", "params": {"alpha" if problem == "regression" else "C": 1.0}}
-    cfg = ({"model": "blend", "params": {"weights": [0.5, 0.5]}, "parts": [linear, {"model": "lightgbm", "params": {}}]}
-           if model == "blend" else linear if model == "linear" else
-           {"model": model, "params": {"depth": 4} if model == "catboost" else {}})
+    cfg = (
+        {"model": "blend", "params": {"weights": [0.5, 0.5]}, "parts": [linear, {"model": "lightgbm", "params": {}}]}
+        if model == "blend"
+        else linear
+        if model == "linear"
+        else {"model": model, "params": {"depth": 4} if model == "catboost" else {}}
+    )
     est = models.fit(cfg, problem, cols, X, y, seed=0, threads=1)
     ref = models.predict(est, problem, X)
     assert np.isfinite(ref).all()

@@ -11,8 +11,9 @@ from builder_pipelines.tabular.table import Column
 
 def _cand(trial, model, score, folds, params=None):
     folds = np.asarray(folds, dtype=float)
-    return S.Candidate(trial, {"model": model, "params": params if params is not None else {"x": 1}}, score, folds,
-                       [np.zeros((4, 2))])
+    return S.Candidate(
+        trial, {"model": model, "params": params if params is not None else {"x": 1}}, score, folds, [np.zeros((4, 2))]
+    )
 
 
 def test_folds_keep_every_patient_on_one_side_and_both_classes_in_each():
@@ -84,7 +85,10 @@ def test_greedy_weights_mix_complementary_models():
     noise = rng.random(40) * 0.1
     a = np.where(np.arange(40) < 20, y * 0.8 + noise, 0.5 + noise)  # informative on the first half only
     b = np.where(np.arange(40) >= 20, y * 0.8 + noise, 0.5 - noise)
-    pool = [S.Candidate(i, {"model": "linear", "params": {}}, 0.0, np.zeros(1), [np.c_[1 - p, p]]) for i, p in enumerate((a, b))]
+    pool = [
+        S.Candidate(i, {"model": "linear", "params": {}}, 0.0, np.zeros(1), [np.c_[1 - p, p]])
+        for i, p in enumerate((a, b))
+    ]
     counts, score = S.greedy_weights(pool, lambda oofs, rows: search.selection_score("binary", "auc", y, oofs[0]))
     assert set(counts) == {0, 1}
     assert score > max(search.selection_score("binary", "auc", y, c.oof[0]) for c in pool)
@@ -125,10 +129,16 @@ def test_best_mode_candidates_include_the_strong_defaults():
     assert len(essential) == n_linear + 4
     assert {"model": "linear", "params": {"C": 1.0}} in essential  # scikit-learn's default logistic regression
     assert {"model": "lightgbm", "params": {}} in essential  # LightGBM's defaults, early-stopped
-    assert {"model": "lightgbm", "params": {}, "n_estimators": 100} in essential  # and exactly as the baseline fits them
+    assert {
+        "model": "lightgbm",
+        "params": {},
+        "n_estimators": 100,
+    } in essential  # and exactly as the baseline fits them
     assert {c["model"] for c in essential} == {"linear", "lightgbm", "random_forest", "extra_trees"}
-    assert cands[n_essential:n_essential + 2] == search.CATBOOST  # first when the budget allows
-    assert all(c["params"]["min_samples_leaf"] >= 5 for c in cands if c["model"] in models.FORESTS)  # 4,000 rows: floor 5
+    assert cands[n_essential : n_essential + 2] == search.CATBOOST  # first when the budget allows
+    assert all(
+        c["params"]["min_samples_leaf"] >= 5 for c in cands if c["model"] in models.FORESTS
+    )  # 4,000 rows: floor 5
     fast = search.candidates("binary", "fast", seed=0, n_rows=400)
     assert not any(c["model"] in models.FORESTS or c["model"] == "catboost" for c in fast)  # fast stays fast
 
@@ -161,9 +171,12 @@ def test_forest_blend_export_parity(problem):
     y = (z > 0.3).astype(int) if problem == "binary" else z
     cols = [Column("a", "numeric"), Column("b", "numeric"), Column("c", "categorical", codes={"p": 0, "q": 1, "r": 2})]
     lin = {"model": "linear", "params": {"C": 1.0} if problem == "binary" else {"alpha": 1.0}}
-    parts = [lin, {"model": "random_forest", "params": {"min_samples_leaf": 1, "max_features": "sqrt"}},
-             {"model": "extra_trees", "params": {"min_samples_leaf": 2, "max_features": "sqrt"}},
-             {"model": "lightgbm", "params": {}, "n_estimators": 40}]
+    parts = [
+        lin,
+        {"model": "random_forest", "params": {"min_samples_leaf": 1, "max_features": "sqrt"}},
+        {"model": "extra_trees", "params": {"min_samples_leaf": 2, "max_features": "sqrt"}},
+        {"model": "lightgbm", "params": {}, "n_estimators": 40},
+    ]
     cfg = {"model": "blend", "params": {"weights": [0.25, 0.25, 0.25, 0.25]}, "parts": parts}
     est = models.fit(cfg, problem, cols, X[:300], y[:300], 0, 1)
     models.float32_exact(est.parts[3])
@@ -216,8 +229,11 @@ def test_catboost_and_its_blend_export_parity(problem, tmp_path, monkeypatch):
     cb = {"model": "catboost", "params": {"iterations": 150}}
     lin = {"model": "linear", "params": {"alpha": 1.0} if problem == "regression" else {"C": 1.0}}
     blend = {"model": "blend", "params": {"weights": [0.4, 0.6]}, "parts": [lin, cb]}
-    cal = {"binary": {"method": "platt", "a": 1.3, "b": -0.2}, "multiclass": {"method": "temperature", "temperature": 0.8},
-           "regression": None}[problem]
+    cal = {
+        "binary": {"method": "platt", "a": 1.3, "b": -0.2},
+        "multiclass": {"method": "temperature", "temperature": 0.8},
+        "regression": None,
+    }[problem]
     tol = export.PARITY_TOL * (10 if problem == "regression" else 1)
     for cfg in (cb, blend):
         est = models.fit(cfg, problem, cols, X[:300], y[:300], 0, 1)
@@ -255,7 +271,9 @@ def test_a_candidate_that_cannot_finish_in_the_budget_is_dropped_and_the_search_
 
     monkeypatch.setattr(search, "_cv_predict", timed)
     monkeypatch.setattr(search, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
-    monkeypatch.setitem(search.PLANS, "best", dataclasses.replace(search.PLANS["best"], linear_grid=3, max_lgb_trials=3))
+    monkeypatch.setitem(
+        search.PLANS, "best", dataclasses.replace(search.PLANS["best"], linear_grid=3, max_lgb_trials=3)
+    )
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 3))
     y = (X[:, 0] + rng.normal(size=120) > 0).astype(int)

@@ -57,7 +57,9 @@ def _test_inputs(spec, manifest, limit=8):
     test = set(spec["split"]["test"])
     with open(spec["data"]["table"], encoding="utf-8") as fh:
         rows = [r for r in csv.DictReader(fh) if r["patient"] in test][:limit]
-    return np.stack([preprocess_file(os.path.join(spec["data"]["root"], r["path"]), manifest["input"]["image"]) for r in rows])
+    return np.stack(
+        [preprocess_file(os.path.join(spec["data"]["root"], r["path"]), manifest["input"]["image"]) for r in rows]
+    )
 
 
 def _check_manifest_files(out: Path, manifest: dict):
@@ -80,7 +82,14 @@ def test_multiclass_model_manifest_and_onnx(multiclass):
         entry = m["metrics"]["test"][name]
         assert entry["ci_low"] is None or entry["ci_low"] <= entry["value"] <= entry["ci_high"]
     assert m["metrics"]["test"]["accuracy"]["value"] >= 0.7  # blobs left/right/none are easy to tell apart
-    assert {f["name"] for f in m["figures"]} >= {"roc", "pr", "calibration", "confusion", "training_loss", "training_metric"}
+    assert {f["name"] for f in m["figures"]} >= {
+        "roc",
+        "pr",
+        "calibration",
+        "confusion",
+        "training_loss",
+        "training_metric",
+    }
 
     model = onnx.load(out / "model.onnx")
     assert model.opset_import[0].version >= 17
@@ -126,7 +135,9 @@ def test_evaluate_on_new_images(multiclass, tmp_path):
     _, src, source = multiclass
     spec = make_dataset(tmp_path, "multiclass", n=40, seed=7)
     pids = spec["split"]["train"] + spec["split"]["val"] + spec["split"]["test"]
-    spec.update(command="evaluate", source_model={"dir": str(src)}, split={"seed": 1, "train": [], "val": [], "test": pids})
+    spec.update(
+        command="evaluate", source_model={"dir": str(src)}, split={"seed": 1, "train": [], "val": [], "test": pids}
+    )
     saved = sys.stdout, events._out
     try:
         name = run(spec, spec["out_dir"])
@@ -151,8 +162,13 @@ def test_cli_events_and_exit_code(tmp_path):
     spec = make_dataset(tmp_path, "binary", n=60)
     spec["budget"]["time_budget_s"] = 6
     path = write_spec(tmp_path, spec)
-    proc = subprocess.run([sys.executable, "-m", "builder_pipelines", "train", "--spec", path, "--out", spec["out_dir"]],
-                          cwd=PIPELINES, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "builder_pipelines", "train", "--spec", path, "--out", spec["out_dir"]],
+        cwd=PIPELINES,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     evs = [json.loads(line) for line in proc.stdout.splitlines()]
     for e in evs:
@@ -186,7 +202,9 @@ def test_best_mode_publishes_a_cross_fitted_ensemble(tmp_path_factory):
     spec, out, m = _train(tmp_path_factory, "binary", budget={"mode": "best", "time_budget_s": 25})
     _check_manifest_files(out, m)
     sel = m["model_summary"]["selection"]
-    n_train_val = sum(1 for p in spec["split"]["train"] + spec["split"]["val"] for _ in range(2))  # two images per patient
+    n_train_val = sum(
+        1 for p in spec["split"]["train"] + spec["split"]["val"] for _ in range(2)
+    )  # two images per patient
     assert sel["method"] == "cross-fitted ensemble" and sel["rows"] == n_train_val
     assert len(sel["candidates"]) >= 2  # at least the planned rounds, each of a different recipe
     assert len({c["architecture"] for c in sel["candidates"]}) == len(sel["candidates"][:3])
@@ -229,12 +247,18 @@ def test_keep_last_uses_no_validation_choice():
     gen = torch.Generator().manual_seed(0)
     x = torch.randn(40, 1, 16, 16, generator=gen)
     y = torch.randint(0, 2, (40,), generator=gen)  # noise labels: the best epoch and the last one differ
-    data = TrainData(x[:30], y[:30], x[30:], y[30:], np.eye(2, dtype=int)[y[30:].numpy()], "binary", "auc", 2, None, False)
-    r = train_trial(Candidate("resnet", 8, 1, 3e-3), data, 16, 0, TORCH_DEVICE, time.monotonic() + 60, epochs=12, keep="last")
+    data = TrainData(
+        x[:30], y[:30], x[30:], y[30:], np.eye(2, dtype=int)[y[30:].numpy()], "binary", "auc", 2, None, False
+    )
+    r = train_trial(
+        Candidate("resnet", 8, 1, 3e-3), data, 16, 0, TORCH_DEVICE, time.monotonic() + 60, epochs=12, keep="last"
+    )
     assert r.epochs_run == 12 and r.stopped == "schedule"
     assert r.val_score == pytest.approx(r.history[-1]["val_metric"], abs=1e-6)
     with pytest.raises(ValueError, match="keep"):
-        train_trial(Candidate("resnet", 8, 1, 3e-3), data, 16, 0, TORCH_DEVICE, time.monotonic() + 60, epochs=1, keep="median")
+        train_trial(
+            Candidate("resnet", 8, 1, 3e-3), data, 16, 0, TORCH_DEVICE, time.monotonic() + 60, epochs=1, keep="median"
+        )
 
 
 def test_a_round_is_left_out_only_when_clearly_worse():
@@ -245,9 +269,9 @@ def test_a_round_is_left_out_only_when_clearly_worse():
     y = rng.integers(0, 2, 200)
     onehot = np.eye(2, dtype=int)[y]
     data = TrainData(None, None, None, None, onehot, "binary", "auc", 2, None, False)
-    good = np.stack([np.zeros(200), (y * 2 - 1) * 1.0 + rng.normal(0, 1.0, 200)], 1)        # AUC about 0.92
-    close = np.stack([np.zeros(200), (y * 2 - 1) * 1.0 + rng.normal(0, 1.05, 200)], 1)      # about the same
-    noise = np.stack([np.zeros(200), rng.normal(0, 1.0, 200)], 1)                            # AUC about 0.5
+    good = np.stack([np.zeros(200), (y * 2 - 1) * 1.0 + rng.normal(0, 1.0, 200)], 1)  # AUC about 0.92
+    close = np.stack([np.zeros(200), (y * 2 - 1) * 1.0 + rng.normal(0, 1.05, 200)], 1)  # about the same
+    noise = np.stack([np.zeros(200), rng.normal(0, 1.0, 200)], 1)  # AUC about 0.5
     rounds = [Round(Candidate("resnet", 8, 1, 1e-3), s, [], oof, oof) for s, oof in enumerate([good, close, noise])]
     choose_rounds(rounds, data, np.array([f"p{i}" for i in range(200)]), seed=0)
     assert [r.kept for r in rounds] == [True, True, False]

@@ -76,7 +76,9 @@ def test_larger_set_takes_the_probed_plan_and_publishes_a_checked_graph(tmp_path
     assert m["model_summary"]["ensemble_size"] == sel["folds"] * len(kept)
     assert max(m["model_summary"]["onnx_parity"]["max_abs_diff"].values()) <= 1e-4
     x = np.random.default_rng(0).normal(size=(3, 1, 16, 16)).astype(np.float32)
-    scores, cam = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"]).run(["scores", "cam"], {"input": x})
+    scores, cam = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"]).run(
+        ["scores", "cam"], {"input": x}
+    )
     np.testing.assert_allclose(scores.sum(1), 1.0, atol=1e-5)
     assert (cam >= 0).all() and cam.shape[:2] == (3, 2)
 

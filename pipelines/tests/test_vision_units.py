@@ -66,8 +66,14 @@ def test_flip_tta_graph_averages_both_views_and_keeps_the_cam_exact(tmp_path):
         logits = sum(n(x) + n(flipped) for n in nets) / 4
         np.testing.assert_allclose(scores, torch.softmax(logits, 1).numpy(), atol=1e-5)
         # the flipped view's map is flipped back; GAP of the averaged pre-ReLU map + bias is still the logit
-        pre = sum(torch.einsum("nfhw,cf->nchw", n.features(x), n.head.weight)
-                  + torch.flip(torch.einsum("nfhw,cf->nchw", n.features(flipped), n.head.weight), dims=[3]) for n in nets) / 4
+        pre = (
+            sum(
+                torch.einsum("nfhw,cf->nchw", n.features(x), n.head.weight)
+                + torch.flip(torch.einsum("nfhw,cf->nchw", n.features(flipped), n.head.weight), dims=[3])
+                for n in nets
+            )
+            / 4
+        )
         np.testing.assert_allclose(cam, torch.relu(pre).numpy(), atol=1e-4)
         bias = sum(n.head.bias for n in nets) / 2
         np.testing.assert_allclose(pre.mean((2, 3)) + bias, logits, atol=1e-4)
@@ -101,15 +107,26 @@ def test_preprocess_file_follows_the_manifest_definition(tmp_path):
     rng = np.random.default_rng(0)
     rgb = rng.integers(0, 256, (30, 40, 3), dtype=np.uint8)
     Image.fromarray(rgb, "RGB").save(tmp_path / "c.png")
-    spec = {"width": 20, "height": 10, "channels": 3, "resize": "stretch", "interpolation": "bilinear",
-            "scale": 1 / 255, "mean": [0.5, 0.4, 0.3], "std": [0.2, 0.25, 0.3]}
+    spec = {
+        "width": 20,
+        "height": 10,
+        "channels": 3,
+        "resize": "stretch",
+        "interpolation": "bilinear",
+        "scale": 1 / 255,
+        "mean": [0.5, 0.4, 0.3],
+        "std": [0.2, 0.25, 0.3],
+    }
     x = preprocess_file(str(tmp_path / "c.png"), spec)
     ref = np.asarray(Image.fromarray(rgb).resize((20, 10), Image.Resampling.BILINEAR), dtype=np.float32) / 255
     ref = (ref - np.array(spec["mean"], dtype=np.float32)) / np.array(spec["std"], dtype=np.float32)
     assert x.shape == (3, 10, 20) and x.dtype == np.float32
     np.testing.assert_allclose(x, ref.transpose(2, 0, 1), atol=1e-6)
     grey = preprocess_file(str(tmp_path / "c.png"), dict(spec, channels=1, mean=[0.5], std=[0.25]))
-    lum = np.asarray(Image.fromarray(rgb).convert("L").resize((20, 10), Image.Resampling.BILINEAR), dtype=np.float32) / 255
+    lum = (
+        np.asarray(Image.fromarray(rgb).convert("L").resize((20, 10), Image.Resampling.BILINEAR), dtype=np.float32)
+        / 255
+    )
     np.testing.assert_allclose(grey[0], (lum - 0.5) / 0.25, atol=1e-6)
 
 
@@ -123,10 +140,23 @@ def test_trial_is_reproducible_on_cpu():
     gen = torch.Generator().manual_seed(0)
     x = torch.randn(48, 1, 12, 12, generator=gen)
     y = (x[:, 0, :, :6].mean((1, 2)) > x[:, 0, :, 6:].mean((1, 2))).long()
-    data = TrainData(x_train=x[:32], y_train=y[:32], x_val=x[32:], y_val=y[32:], val_onehot=np.eye(2, dtype=int)[y[32:].numpy()],
-                     problem="binary", metric="auc", n_out=2, class_weights=None, allow_flips=False)
+    data = TrainData(
+        x_train=x[:32],
+        y_train=y[:32],
+        x_val=x[32:],
+        y_val=y[32:],
+        val_onehot=np.eye(2, dtype=int)[y[32:].numpy()],
+        problem="binary",
+        metric="auc",
+        n_out=2,
+        class_weights=None,
+        allow_flips=False,
+    )
     cand = Candidate("resnet", 8, 1, 2e-3)
-    runs = [train_trial(cand, data, 12, seed=5, device=torch.device("cpu"), deadline=float("inf"), epochs=6) for _ in range(2)]
+    runs = [
+        train_trial(cand, data, 12, seed=5, device=torch.device("cpu"), deadline=float("inf"), epochs=6)
+        for _ in range(2)
+    ]
     assert runs[0].history == runs[1].history
     np.testing.assert_array_equal(runs[0].val_out, runs[1].val_out)
     assert runs[0].epochs_run >= 2
@@ -138,11 +168,29 @@ def test_pretrained_backbone_is_loaded_but_not_the_head():
     donor = CamNet("resnet", 1, 5, 12, width=8, depth=1)  # another task (5 classes): the head cannot fit
     x = torch.randn(16, 1, 12, 12)
     y = torch.arange(16) % 2
-    data = TrainData(x_train=x, y_train=y, x_val=x, y_val=y, val_onehot=np.eye(2, dtype=int)[y.numpy()],
-                     problem="binary", metric="auc", n_out=2, class_weights=None, allow_flips=False)
+    data = TrainData(
+        x_train=x,
+        y_train=y,
+        x_val=x,
+        y_val=y,
+        val_onehot=np.eye(2, dtype=int)[y.numpy()],
+        problem="binary",
+        metric="auc",
+        n_out=2,
+        class_weights=None,
+        allow_flips=False,
+    )
     frozen = Candidate("resnet", 8, 1, lr=0.0, ema=False)  # lr 0: weights stay as loaded
-    r = train_trial(frozen, data, 12, seed=0, device=torch.device("cpu"), deadline=float("inf"),
-                    init_state=donor.state_dict(), epochs=1)
+    r = train_trial(
+        frozen,
+        data,
+        12,
+        seed=0,
+        device=torch.device("cpu"),
+        deadline=float("inf"),
+        init_state=donor.state_dict(),
+        epochs=1,
+    )
     assert torch.equal(r.model.stem[0].weight, donor.stem[0].weight)
     assert r.model.head.weight.shape == (2, donor.head.weight.shape[1])
 

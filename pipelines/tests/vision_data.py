@@ -17,7 +17,7 @@ def _image(rng, side, left: bool | None, right: bool | None, size: float, colour
     for on, cx in ((left, side * 0.28), (right, side * 0.72)):
         if on:
             cy = side / 2 + rng.uniform(-2, 2)
-            img[(yy - cy) ** 2 + (xx - cx) ** 2 <= size ** 2] = 220
+            img[(yy - cy) ** 2 + (xx - cx) ** 2 <= size**2] = 220
     arr = img.astype(np.uint8)
     if colour:
         return Image.fromarray(np.stack([arr, arr // 2, 255 - arr], -1), "RGB")
@@ -54,14 +54,33 @@ def make_dataset(tmp_path, task: str, n: int = 90, side: int = 16, seed: int = 0
     n_p = len(pids)
     label_cols = {"multilabel": ["left", "right"], "regression": ["size"]}.get(task, ["label"])
     return {
-        "schema_version": 1, "job_id": f"t-{task}", "command": "train", "kind": "vision_classification", "problem": task,
-        "data": {"root": str(root), "table": str(table), "id_col": "patient", "images_col": "path", "label_cols": label_cols,
-                 "class_name_col": "label_name" if task in ("binary", "multiclass") else None},
-        "split": {"seed": 1, "train": pids[: int(n_p * 0.6)], "val": pids[int(n_p * 0.6): int(n_p * 0.8)], "test": pids[int(n_p * 0.8):]},
+        "schema_version": 1,
+        "job_id": f"t-{task}",
+        "command": "train",
+        "kind": "vision_classification",
+        "problem": task,
+        "data": {
+            "root": str(root),
+            "table": str(table),
+            "id_col": "patient",
+            "images_col": "path",
+            "label_cols": label_cols,
+            "class_name_col": "label_name" if task in ("binary", "multiclass") else None,
+        },
+        "split": {
+            "seed": 1,
+            "train": pids[: int(n_p * 0.6)],
+            "val": pids[int(n_p * 0.6) : int(n_p * 0.8)],
+            "test": pids[int(n_p * 0.8) :],
+        },
         # 20 s, not 10: on a shared, overloaded 2-core host one epoch can take seconds; idle machines stop early.
         "metric": "rmse" if task == "regression" else "auc",
-        "threshold_metric": None if task == "regression" else "auc", "budget": {"mode": "fast", "time_budget_s": 20}, "seed": 3, "device": DEVICE,
-        "out_dir": str(tmp_path / "out"), "options": {"threads": 1},
+        "threshold_metric": None if task == "regression" else "auc",
+        "budget": {"mode": "fast", "time_budget_s": 20},
+        "seed": 3,
+        "device": DEVICE,
+        "out_dir": str(tmp_path / "out"),
+        "options": {"threads": 1},
     }
 
 

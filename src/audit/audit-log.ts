@@ -29,7 +29,11 @@ export interface AuditActor {
 }
 
 /** The actor of a request. */
-export const actorOf = (auth: { userId: string; via: "api_key" | "session"; keyId?: string }): AuditActor => ({ userId: auth.userId, via: auth.via, keyId: auth.keyId });
+export const actorOf = (auth: { userId: string; via: "api_key" | "session"; keyId?: string }): AuditActor => ({
+  userId: auth.userId,
+  via: auth.via,
+  keyId: auth.keyId,
+});
 
 export type AuditRow = typeof auditEvents.$inferSelect;
 
@@ -43,7 +47,13 @@ export class AuditLog {
 
   async record(actor: AuditActor, action: AuditAction, target?: string, details: Record<string, unknown> = {}): Promise<void> {
     try {
-      await this.deps.db.insert(auditEvents).values({ actorId: actor.userId, via: actor.via, action, target: target ?? null, details: { ...details, ...(actor.keyId ? { key_id: actor.keyId } : {}) } });
+      await this.deps.db.insert(auditEvents).values({
+        actorId: actor.userId,
+        via: actor.via,
+        action,
+        target: target ?? null,
+        details: { ...details, ...(actor.keyId ? { key_id: actor.keyId } : {}) },
+      });
     } catch (err) {
       this.deps.logger.error({ err, action, user: actor.userId }, "could not write the audit log entry");
     }
@@ -51,8 +61,17 @@ export class AuditLog {
 
   /** The user's own entries, newest first. */
   async list(userId: string, page: { limit: number; offset: number }) {
-    const rows = await this.deps.db.select().from(auditEvents).where(eq(auditEvents.actorId, userId)).orderBy(desc(auditEvents.seq)).limit(page.limit).offset(page.offset);
-    const [{ total }] = await this.deps.db.select({ total: sql<number>`count(*)::int` }).from(auditEvents).where(eq(auditEvents.actorId, userId));
+    const rows = await this.deps.db
+      .select()
+      .from(auditEvents)
+      .where(eq(auditEvents.actorId, userId))
+      .orderBy(desc(auditEvents.seq))
+      .limit(page.limit)
+      .offset(page.offset);
+    const [{ total }] = await this.deps.db
+      .select({ total: sql<number>`count(*)::int` })
+      .from(auditEvents)
+      .where(eq(auditEvents.actorId, userId));
     return { data: rows.map(auditView), total, limit: page.limit, offset: page.offset, has_more: page.offset + rows.length < total };
   }
 
@@ -60,13 +79,21 @@ export class AuditLog {
   async csv(userId: string): Promise<string> {
     const rows = await this.deps.db.select().from(auditEvents).where(eq(auditEvents.actorId, userId)).orderBy(auditEvents.seq);
     const lines = [["seq", "at", "action", "via", "target", "details"].join(",")];
-    for (const r of rows.map(auditView)) lines.push([r.seq, r.at, r.action, r.via, r.target ?? "", JSON.stringify(r.details)].map(csvCell).join(","));
+    for (const r of rows.map(auditView))
+      lines.push([r.seq, r.at, r.action, r.via, r.target ?? "", JSON.stringify(r.details)].map(csvCell).join(","));
     return `${lines.join("\r\n")}\r\n`;
   }
 }
 
 export function auditView(r: AuditRow) {
-  return { seq: r.seq, at: r.at.toISOString(), action: r.action, via: r.via, target: r.target, details: r.details as Record<string, unknown> };
+  return {
+    seq: r.seq,
+    at: r.at.toISOString(),
+    action: r.action,
+    via: r.via,
+    target: r.target,
+    details: r.details as Record<string, unknown>,
+  };
 }
 
 function csvCell(value: unknown): string {

@@ -11,7 +11,10 @@ export class AccountService {
 
   /** True once any user exists; the sign-in page shows the first-run hint until then. */
   async anyUser(): Promise<boolean> {
-    const [row] = await this.db.select({ n: sql<number>`count(*)::int` }).from(users).limit(1);
+    const [row] = await this.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(users)
+      .limit(1);
     return Number(row?.n ?? 0) > 0;
   }
 
@@ -23,12 +26,19 @@ export class AccountService {
     const [row] = await this.db.select().from(users).where(eq(users.id, input.userId));
     if (!row) throw new ApiError(404, "not_found", "the user no longer exists");
     if (!(await verifyPassword(input.current, row.passwordHash))) {
-      throw new ApiError(400, "invalid_request", "the current password is not correct", [{ field: "current_password", message: "not correct" }]);
+      throw new ApiError(400, "invalid_request", "the current password is not correct", [
+        { field: "current_password", message: "not correct" },
+      ]);
     }
     const weak = passwordProblem(input.next);
     if (weak) throw new ApiError(400, "invalid_request", weak, [{ field: "new_password", message: weak }]);
-    await this.db.update(users).set({ passwordHash: await hashPassword(input.next) }).where(eq(users.id, input.userId));
-    const others = input.sessionId ? and(eq(sessions.userId, input.userId), ne(sessions.id, input.sessionId)) : eq(sessions.userId, input.userId);
+    await this.db
+      .update(users)
+      .set({ passwordHash: await hashPassword(input.next) })
+      .where(eq(users.id, input.userId));
+    const others = input.sessionId
+      ? and(eq(sessions.userId, input.userId), ne(sessions.id, input.sessionId))
+      : eq(sessions.userId, input.userId);
     await this.db.delete(sessions).where(others);
   }
 }

@@ -19,7 +19,8 @@ export interface AdminOps {
 export function directOps(users: UserService, apiKeys: ApiKeyService): AdminOps {
   return {
     createUser: (input) => users.create(input),
-    createKey: async ({ email, name, rateLimitPerMinute }) => apiKeys.create((await users.requireByEmail(email)).id, { name, rateLimitPerMinute }),
+    createKey: async ({ email, name, rateLimitPerMinute }) =>
+      apiKeys.create((await users.requireByEmail(email)).id, { name, rateLimitPerMinute }),
     listKeys: async ({ email }) => apiKeys.list((await users.requireByEmail(email)).id),
     revokeKey: ({ idOrKey }) => apiKeys.revoke(idOrKey),
     markForErasure: async ({ email }) => {

@@ -35,18 +35,24 @@ export async function startAdminSocket(socketPath: string, ops: AdminOps, logger
     req.setEncoding("utf8");
     req.on("data", (chunk: string) => (raw += chunk));
     // The async body answers every error itself; the listener has nothing to await.
-    req.on("end", () => void (async () => {
-      const op = (req.url ?? "").slice(1) as OpName;
-      try {
-        if (req.method !== "POST" || !OPS.includes(op)) throw new ApiError(404, "not_found", `no admin operation ${req.url}`);
-        const result = await (ops[op] as (input: unknown) => Promise<unknown>)(JSON.parse(raw || "{}"));
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: result }));
-      } catch (err) {
-        const e = err instanceof ApiError ? err : new ApiError(500, "internal_error", "the server failed; see its logs");
-        if (!(err instanceof ApiError)) logger.error({ err }, "admin socket operation failed");
-        res.writeHead(e.status, { "content-type": "application/json" }).end(JSON.stringify({ error: { status: e.status, code: e.code, message: e.message } }));
-      }
-    })());
+    req.on(
+      "end",
+      () =>
+        void (async () => {
+          const op = (req.url ?? "").slice(1) as OpName;
+          try {
+            if (req.method !== "POST" || !OPS.includes(op)) throw new ApiError(404, "not_found", `no admin operation ${req.url}`);
+            const result = await (ops[op] as (input: unknown) => Promise<unknown>)(JSON.parse(raw || "{}"));
+            res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: result }));
+          } catch (err) {
+            const e = err instanceof ApiError ? err : new ApiError(500, "internal_error", "the server failed; see its logs");
+            if (!(err instanceof ApiError)) logger.error({ err }, "admin socket operation failed");
+            res
+              .writeHead(e.status, { "content-type": "application/json" })
+              .end(JSON.stringify({ error: { status: e.status, code: e.code, message: e.message } }));
+          }
+        })(),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -73,20 +79,23 @@ function isLive(socketPath: string): Promise<boolean> {
 
 function call<T>(socketPath: string, op: OpName, input: unknown): Promise<T> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ socketPath, method: "POST", path: `/${op}`, agent: false, headers: { "content-type": "application/json" } }, (res) => {
-      let raw = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (raw += c));
-      res.on("end", () => {
-        try {
-          const body = JSON.parse(raw) as { ok?: T; error?: { status: number; code: string; message: string } };
-          if (body.error) reject(new ApiError(body.error.status, body.error.code, body.error.message));
-          else resolve(body.ok as T);
-        } catch (err) {
-          reject(err);
-        }
-      });
-    });
+    const req = http.request(
+      { socketPath, method: "POST", path: `/${op}`, agent: false, headers: { "content-type": "application/json" } },
+      (res) => {
+        let raw = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => (raw += c));
+        res.on("end", () => {
+          try {
+            const body = JSON.parse(raw) as { ok?: T; error?: { status: number; code: string; message: string } };
+            if (body.error) reject(new ApiError(body.error.status, body.error.code, body.error.message));
+            else resolve(body.ok as T);
+          } catch (err) {
+            reject(err);
+          }
+        });
+      },
+    );
     req.on("error", reject);
     req.end(JSON.stringify(input));
   });

@@ -51,7 +51,10 @@ export class ApiKeyService {
   }
 
   /** Creates a key; the secret is returned here and never again (only its SHA-256 is stored). */
-  async create(userId: string, opts: { name?: string; rateLimitPerMinute?: number | null } = {}): Promise<{ key: string; info: ApiKeyInfo }> {
+  async create(
+    userId: string,
+    opts: { name?: string; rateLimitPerMinute?: number | null } = {},
+  ): Promise<{ key: string; info: ApiKeyInfo }> {
     const limit = opts.rateLimitPerMinute ?? null;
     if (limit !== null && (!Number.isInteger(limit) || limit < 1)) {
       throw new ApiError(400, "invalid_request", "the rate limit must be a whole number of requests per minute, at least 1", [
@@ -61,7 +64,13 @@ export class ApiKeyService {
     const key = generateApiKey();
     const [row] = await this.db
       .insert(apiKeys)
-      .values({ userId, name: opts.name?.trim() || "default", prefix: key.slice(0, DISPLAY_PREFIX_LENGTH), keyHash: sha256Hex(key), rateLimitPerMinute: limit })
+      .values({
+        userId,
+        name: opts.name?.trim() || "default",
+        prefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
+        keyHash: sha256Hex(key),
+        rateLimitPerMinute: limit,
+      })
       .returning(publicColumns);
     return { key, info: row };
   }

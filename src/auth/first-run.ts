@@ -46,9 +46,12 @@ export class FirstRunSetup {
    */
   async createFirstUser(input: { setupCode: string; email: string; password: string }): Promise<{ id: string; email: string }> {
     if (!safeEqual(normaliseCode(input.setupCode), normaliseCode(this.code))) {
-      throw new ApiError(403, "invalid_setup_code", "the setup code is not the one this server printed in its log when it started; copy it from there", [
-        { field: "setup_code", message: "not this server's setup code" },
-      ]);
+      throw new ApiError(
+        403,
+        "invalid_setup_code",
+        "the setup code is not the one this server printed in its log when it started; copy it from there",
+        [{ field: "setup_code", message: "not this server's setup code" }],
+      );
     }
     const email = checkedEmail(input);
     const passwordHash = await hashPassword(input.password);
@@ -59,7 +62,12 @@ export class FirstRunSetup {
       const [row] = await tx.insert(users).values({ email, passwordHash }).returning({ id: users.id, email: users.email });
       return row;
     });
-    if (!created) throw new ApiError(409, "setup_done", "this server already has a user: sign in, or ask that user (or the server's operator) for an account");
+    if (!created)
+      throw new ApiError(
+        409,
+        "setup_done",
+        "this server already has a user: sign in, or ask that user (or the server's operator) for an account",
+      );
     return created;
   }
 }

@@ -42,24 +42,35 @@ export const API_KEY_CHANNEL = "builder_api_key_changed";
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
-export async function createAuth(deps: { config: Config; db: Db; logger: Logger; database?: Pick<Database, "kind" | "listen"> }): Promise<Auth> {
+export async function createAuth(deps: {
+  config: Config;
+  db: Db;
+  logger: Logger;
+  database?: Pick<Database, "kind" | "listen">;
+}): Promise<Auth> {
   const { config, db, logger } = deps;
   const users = new UserService(db);
   const apiKeys = new ApiKeyService(db, config.API_KEY_CACHE_TTL_S * 1000);
   // The key cache is enabled only while the database's change notifications arrive (see ApiKeyCache).
   const stopListening =
     deps.database && config.API_KEY_CACHE_TTL_S > 0
-      ? await deps.database.listen(API_KEY_CHANNEL, (hash) => apiKeys.cache.invalidate(hash), (listening) => {
-          apiKeys.cache.setListening(listening);
-          if (!listening) logger.warn("API-key change notifications lost; keys are looked up on every request until they are back");
-        })
+      ? await deps.database.listen(
+          API_KEY_CHANNEL,
+          (hash) => apiKeys.cache.invalidate(hash),
+          (listening) => {
+            apiKeys.cache.setListening(listening);
+            if (!listening) logger.warn("API-key change notifications lost; keys are looked up on every request until they are back");
+          },
+        )
       : async () => {};
   const sessions = new SessionService(db, config.SESSION_TTL_HOURS);
   const limiters = createLimiters({ redisUrl: config.REDIS_URL, keyPrefix: config.RATE_LIMIT_KEY_PREFIX, logger });
   await limiters.ready();
   // On PGlite this process owns the database folder: the users/keys CLI reaches it through this socket.
   const closeAdminSocket =
-    deps.database?.kind === "pglite" ? await startAdminSocket(adminSocketPath(config.dataDir), directOps(users, apiKeys), logger) : async () => {};
+    deps.database?.kind === "pglite"
+      ? await startAdminSocket(adminSocketPath(config.dataDir), directOps(users, apiKeys), logger)
+      : async () => {};
 
   /** Counts the request against its limit, sets the three headers, and refuses with 429 when spent. */
   async function rateLimit(res: AuthResponse, scope: string, id: string, limit: number, who: string): Promise<void> {
@@ -80,7 +91,12 @@ export async function createAuth(deps: { config: Config; db: Db; logger: Logger;
     const token = BEARER.exec(header)?.[1];
     // Cached lookups are dropped by the revocation itself in this process and by its notification in the others.
     const key = token ? await apiKeys.lookup(token) : undefined;
-    if (!key) throw new ApiError(401, "invalid_api_key", "the API key is not valid; create one at /settings/api in the dashboard or with ./builder keys create");
+    if (!key)
+      throw new ApiError(
+        401,
+        "invalid_api_key",
+        "the API key is not valid; create one at /settings/api in the dashboard or with ./builder keys create",
+      );
     if (key.revokedAt) throw new ApiError(403, "api_key_revoked", "this API key was revoked; create a new one at /settings/api");
     await rateLimit(res, "key", key.id, key.rateLimitPerMinute ?? config.RATE_LIMIT_PER_MINUTE, "this API key");
     apiKeys.touch(key.id);
@@ -123,7 +139,15 @@ export async function createAuth(deps: { config: Config; db: Db; logger: Logger;
       }
     },
     signIn: (input) =>
-      signIn({ users, sessions, limiters, limits: { perPair: config.SIGNIN_ATTEMPTS_PER_15_MIN, perAddress: config.SIGNIN_ATTEMPTS_PER_ADDRESS_PER_15_MIN } }, input),
+      signIn(
+        {
+          users,
+          sessions,
+          limiters,
+          limits: { perPair: config.SIGNIN_ATTEMPTS_PER_15_MIN, perAddress: config.SIGNIN_ATTEMPTS_PER_ADDRESS_PER_15_MIN },
+        },
+        input,
+      ),
     cookieOptions: () => ({
       httpOnly: true,
       secure: config.COOKIE_SECURE ?? config.NODE_ENV === "production",

@@ -18,8 +18,10 @@ export function metricsRefusal(config: Pick<Config, "METRICS_TOKEN">, authorizat
     return new ApiError(404, "not_found", "/metrics is off on this server; the operator turns it on by setting METRICS_TOKEN");
   }
   const presented = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? "")?.[1];
-  if (!presented) return new ApiError(401, "missing_metrics_token", "/metrics needs Authorization: Bearer <METRICS_TOKEN>", undefined, CHALLENGE);
-  if (!sameSecret(presented, config.METRICS_TOKEN)) return new ApiError(401, "invalid_metrics_token", "the metrics token is not correct", undefined, CHALLENGE);
+  if (!presented)
+    return new ApiError(401, "missing_metrics_token", "/metrics needs Authorization: Bearer <METRICS_TOKEN>", undefined, CHALLENGE);
+  if (!sameSecret(presented, config.METRICS_TOKEN))
+    return new ApiError(401, "invalid_metrics_token", "the metrics token is not correct", undefined, CHALLENGE);
   return undefined;
 }
 

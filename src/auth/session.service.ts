@@ -18,7 +18,10 @@ export interface SessionInfo {
  * so a database dump does not let anyone sign in. Each session has its own CSRF token.
  */
 export class SessionService {
-  constructor(private readonly db: Db, private readonly ttlHours: number) {}
+  constructor(
+    private readonly db: Db,
+    private readonly ttlHours: number,
+  ) {}
 
   async create(user: { id: string; email: string }): Promise<SessionInfo & { token: string }> {
     const token = randomToken(32);
@@ -26,7 +29,10 @@ export class SessionService {
     const expiresAt = new Date(Date.now() + this.ttlHours * 3600_000);
     // Housekeeping that costs nothing extra: a user's expired sessions go when they sign in again.
     await this.db.delete(sessions).where(and(eq(sessions.userId, user.id), lt(sessions.expiresAt, new Date())));
-    const [row] = await this.db.insert(sessions).values({ userId: user.id, tokenHash: sha256Hex(token), csrfToken, expiresAt }).returning();
+    const [row] = await this.db
+      .insert(sessions)
+      .values({ userId: user.id, tokenHash: sha256Hex(token), csrfToken, expiresAt })
+      .returning();
     return { token, sessionId: row.id, userId: user.id, email: user.email, csrfToken, expiresAt };
   }
 
@@ -34,7 +40,13 @@ export class SessionService {
   async lookup(token: string): Promise<SessionInfo | undefined> {
     if (!token || token.length > 100) return undefined;
     const [row] = await this.db
-      .select({ sessionId: sessions.id, userId: sessions.userId, email: users.email, csrfToken: sessions.csrfToken, expiresAt: sessions.expiresAt })
+      .select({
+        sessionId: sessions.id,
+        userId: sessions.userId,
+        email: users.email,
+        csrfToken: sessions.csrfToken,
+        expiresAt: sessions.expiresAt,
+      })
       .from(sessions)
       .innerJoin(users, eq(users.id, sessions.userId))
       .where(and(eq(sessions.tokenHash, sha256Hex(token)), gt(sessions.expiresAt, new Date())));
@@ -43,7 +55,13 @@ export class SessionService {
 
   async byId(sessionId: string): Promise<SessionInfo | undefined> {
     const [row] = await this.db
-      .select({ sessionId: sessions.id, userId: sessions.userId, email: users.email, csrfToken: sessions.csrfToken, expiresAt: sessions.expiresAt })
+      .select({
+        sessionId: sessions.id,
+        userId: sessions.userId,
+        email: users.email,
+        csrfToken: sessions.csrfToken,
+        expiresAt: sessions.expiresAt,
+      })
       .from(sessions)
       .innerJoin(users, eq(users.id, sessions.userId))
       .where(and(eq(sessions.id, sessionId), gt(sessions.expiresAt, new Date())));

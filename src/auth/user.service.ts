@@ -50,7 +50,9 @@ export class UserService {
       return { id: row.id, email: row.email, createdAt: row.createdAt };
     } catch (err) {
       // Two creations racing for one email: the unique index decides.
-      if (String((err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code) === "23505") {
+      if (
+        String((err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code) === "23505"
+      ) {
         throw new ApiError(409, "email_taken", `a user with email ${email} already exists`);
       }
       throw err;
@@ -79,13 +81,19 @@ export class UserService {
   }
 
   async findById(id: string): Promise<User | undefined> {
-    const [row] = await this.db.select({ id: users.id, email: users.email, createdAt: users.createdAt }).from(users).where(eq(users.id, id));
+    const [row] = await this.db
+      .select({ id: users.id, email: users.email, createdAt: users.createdAt })
+      .from(users)
+      .where(eq(users.id, id));
     return row;
   }
 
   /** The user when email and password match, else undefined; takes about as long either way. */
   async verifyCredentials(email: string, password: string): Promise<User | undefined> {
-    const [row] = await this.db.select().from(users).where(sql`lower(${users.email}) = ${normaliseEmail(email)}`);
+    const [row] = await this.db
+      .select()
+      .from(users)
+      .where(sql`lower(${users.email}) = ${normaliseEmail(email)}`);
     if (!row) {
       await verifyPassword(password, await dummyPasswordHash());
       return undefined;
@@ -107,7 +115,11 @@ export class UserService {
    * and its API keys deleted (the table's trigger drops them from every replica's cache at once). Idempotent.
    */
   async beginErasure(userId: string): Promise<boolean> {
-    const rows = await this.db.update(users).set({ erasingAt: sql`coalesce(${users.erasingAt}, now())` }).where(eq(users.id, userId)).returning({ id: users.id });
+    const rows = await this.db
+      .update(users)
+      .set({ erasingAt: sql`coalesce(${users.erasingAt}, now())` })
+      .where(eq(users.id, userId))
+      .returning({ id: users.id });
     await this.db.delete(sessions).where(eq(sessions.userId, userId));
     await this.db.delete(apiKeys).where(eq(apiKeys.userId, userId));
     return rows.length > 0;

@@ -42,7 +42,11 @@ export async function* tableRows(csvFile: string, manifest: ServedManifest): Asy
       at = columns.map((c) => header.indexOf(c.name.toLowerCase()));
       const absent = columns.filter((_, i) => at![i] === -1).map((c) => c.name);
       if (absent.length) {
-        throw new ApiError(400, "invalid_table", `the table has no column ${absent.map((n) => `“${n}”`).join(", ")}; this model reads ${columns.map((c) => c.name).join(", ")} (by name, in any order)`);
+        throw new ApiError(
+          400,
+          "invalid_table",
+          `the table has no column ${absent.map((n) => `“${n}”`).join(", ")}; this model reads ${columns.map((c) => c.name).join(", ")} (by name, in any order)`,
+        );
       }
       idAt = header.findIndex((h) => ID_NAMES.has(h));
       if (idAt === -1) idAt = header.findIndex((_, i) => !at!.includes(i));
@@ -51,7 +55,12 @@ export async function* tableRows(csvFile: string, manifest: ServedManifest): Asy
     line++;
     yield rowItem(record, at, columns, idAt >= 0 ? record[idAt] || `row ${line}` : `row ${line}`);
   }
-  if (!at) throw new ApiError(400, "invalid_table", "the table is empty: it needs a header line naming the model's inputs, then one row per patient");
+  if (!at)
+    throw new ApiError(
+      400,
+      "invalid_table",
+      "the table is empty: it needs a header line naming the model's inputs, then one row per patient",
+    );
 }
 
 function rowItem(record: string[], at: number[], columns: Column[], id: string): RowItem {
@@ -89,12 +98,18 @@ const JUNK = /(^|\/)(__MACOSX\/|\._|\.DS_Store$|Thumbs\.db$)/;
  * size /predict allows for one image, and the entry count to the dataset limit: a zip bomb fails on its first
  * oversized entry instead of filling memory.
  */
-export async function* zipImages(zipFile: string, limits: { maxImageBytes: number; maxEntries: number }): AsyncGenerator<{ name: string; bytes: Buffer }> {
+export async function* zipImages(
+  zipFile: string,
+  limits: { maxImageBytes: number; maxEntries: number },
+): AsyncGenerator<{ name: string; bytes: Buffer }> {
   const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
-    yauzl.open(zipFile, { lazyEntries: true, autoClose: false }, (err, z) => (err ? reject(new ApiError(400, "invalid_batch", "the file is not a readable zip archive")) : resolve(z))),
+    yauzl.open(zipFile, { lazyEntries: true, autoClose: false }, (err, z) =>
+      err ? reject(new ApiError(400, "invalid_batch", "the file is not a readable zip archive")) : resolve(z),
+    ),
   );
   try {
-    if (zip.entryCount > limits.maxEntries) throw new ApiError(400, "invalid_batch", `the zip has ${zip.entryCount} entries; the limit is ${limits.maxEntries}`);
+    if (zip.entryCount > limits.maxEntries)
+      throw new ApiError(400, "invalid_batch", `the zip has ${zip.entryCount} entries; the limit is ${limits.maxEntries}`);
     for (;;) {
       const entry = await new Promise<yauzl.Entry | null>((resolve, reject) => {
         zip.once("entry", resolve);
@@ -107,9 +122,15 @@ export async function* zipImages(zipFile: string, limits: { maxImageBytes: numbe
       const name = entry.fileName;
       if (name.endsWith("/") || JUNK.test(name) || !IMAGE_EXTENSIONS.has(path.extname(name).toLowerCase())) continue;
       if (entry.uncompressedSize > limits.maxImageBytes) {
-        throw new ApiError(400, "invalid_batch", `${name} is ${entry.uncompressedSize} bytes; one image may be at most ${limits.maxImageBytes} (FETCH_MAX_BYTES)`);
+        throw new ApiError(
+          400,
+          "invalid_batch",
+          `${name} is ${entry.uncompressedSize} bytes; one image may be at most ${limits.maxImageBytes} (FETCH_MAX_BYTES)`,
+        );
       }
-      const stream = await new Promise<Readable>((resolve, reject) => zip.openReadStream(entry, (err, s) => (err ? reject(err) : resolve(s))));
+      const stream = await new Promise<Readable>((resolve, reject) =>
+        zip.openReadStream(entry, (err, s) => (err ? reject(err) : resolve(s))),
+      );
       const chunks: Buffer[] = [];
       for await (const chunk of stream) chunks.push(chunk as Buffer);
       yield { name, bytes: Buffer.concat(chunks) };

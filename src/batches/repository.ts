@@ -15,12 +15,20 @@ export class BatchRepository {
   }
 
   async get(userId: string, id: string): Promise<BatchRow | undefined> {
-    const [row] = await this.db.select().from(batches).where(and(eq(batches.userId, userId), eq(batches.id, id)));
+    const [row] = await this.db
+      .select()
+      .from(batches)
+      .where(and(eq(batches.userId, userId), eq(batches.id, id)));
     return row;
   }
 
   async listForExperiment(userId: string, experimentId: number, limit = 20): Promise<BatchRow[]> {
-    return this.db.select().from(batches).where(and(eq(batches.userId, userId), eq(batches.experimentId, experimentId))).orderBy(desc(batches.createdAt)).limit(limit);
+    return this.db
+      .select()
+      .from(batches)
+      .where(and(eq(batches.userId, userId), eq(batches.experimentId, experimentId)))
+      .orderBy(desc(batches.createdAt))
+      .limit(limit);
   }
 
   /** Every batch scored with the experiment's models (its deletion removes their results too). */
@@ -28,8 +36,14 @@ export class BatchRepository {
     return (await this.db.select({ id: batches.id }).from(batches).where(eq(batches.experimentUuid, experimentUuid))).map((r) => r.id);
   }
 
-  async update(id: string, values: Partial<Pick<BatchRow, "status" | "total" | "done" | "failed" | "flagged" | "failureReason" | "finishedAt">>): Promise<void> {
-    await this.db.update(batches).set({ ...values, updatedAt: sql`now()` }).where(eq(batches.id, id));
+  async update(
+    id: string,
+    values: Partial<Pick<BatchRow, "status" | "total" | "done" | "failed" | "flagged" | "failureReason" | "finishedAt">>,
+  ): Promise<void> {
+    await this.db
+      .update(batches)
+      .set({ ...values, updatedAt: sql`now()` })
+      .where(eq(batches.id, id));
   }
 
   /**
@@ -40,7 +54,9 @@ export class BatchRepository {
     const rows = await this.db
       .update(batches)
       .set({ status: "failed", failureReason: reason, finishedAt: sql`now()`, updatedAt: sql`now()` })
-      .where(and(inArray(batches.status, ["queued", "running"]), lt(batches.updatedAt, sql`now() - make_interval(secs => ${staleSeconds})`)))
+      .where(
+        and(inArray(batches.status, ["queued", "running"]), lt(batches.updatedAt, sql`now() - make_interval(secs => ${staleSeconds})`)),
+      )
       .returning({ id: batches.id });
     return rows.length;
   }

@@ -20,10 +20,20 @@ export function resultHeader(m: ServedManifest, images: boolean): string {
   const id = images ? "image" : "id";
   if (m.kind === "detection") return [id, "boxes", "error"].join(",") + "\n";
   if (m.problem === "regression") return [id, "prediction", "out_of_range", "error"].map(cell).join(",") + "\n";
-  return [id, "prediction", ...names.map((n) => `score_${n}`), ...(images ? [] : ["out_of_range"]), "error"].map((h) => cell(safeText(h))).join(",") + "\n";
+  return (
+    [id, "prediction", ...names.map((n) => `score_${n}`), ...(images ? [] : ["out_of_range"]), "error"]
+      .map((h) => cell(safeText(h)))
+      .join(",") + "\n"
+  );
 }
 
-export function resultLine(m: ServedManifest, id: string, answer: Record<string, unknown> | undefined, outOfRange: string[], error: string | undefined): string {
+export function resultLine(
+  m: ServedManifest,
+  id: string,
+  answer: Record<string, unknown> | undefined,
+  outOfRange: string[],
+  error: string | undefined,
+): string {
   const names = classNames(m);
   const classCount = Object.keys(names).length;
   const images = m.kind !== "tabular";
@@ -38,7 +48,15 @@ export function resultLine(m: ServedManifest, id: string, answer: Record<string,
   } else {
     const predicted = (answer?.prediccion as number[] | undefined) ?? [];
     const score = (answer?.score as number[] | undefined) ?? [];
-    cells.push(answer ? predicted.map((p, i) => (p ? names[String(i)] : null)).filter((n): n is string => n !== null).map(safeText).join(";") : "");
+    cells.push(
+      answer
+        ? predicted
+            .map((p, i) => (p ? names[String(i)] : null))
+            .filter((n): n is string => n !== null)
+            .map(safeText)
+            .join(";")
+        : "",
+    );
     for (let i = 0; i < classCount; i++) cells.push(answer ? String(score[i]) : "");
     if (!images) cells.push(outOfRange.join(";"));
   }

@@ -63,7 +63,16 @@ export interface BatchView {
 export class BatchService {
   private readonly queue = new PQueue({ concurrency: 1 });
 
-  constructor(private readonly deps: { repo: BatchRepository; bucket: Bucket; config: Config; logger: Logger; serving: Serving; experiments: ExperimentService }) {}
+  constructor(
+    private readonly deps: {
+      repo: BatchRepository;
+      bucket: Bucket;
+      config: Config;
+      logger: Logger;
+      serving: Serving;
+      experiments: ExperimentService;
+    },
+  ) {}
 
   /** At start-up: batches whose process died while scoring are failed with the reason, not left running. */
   async recover(): Promise<void> {
@@ -102,7 +111,8 @@ export class BatchService {
   /** The results CSV of a finished batch, from the bucket. */
   async results(userId: string, batchId: string): Promise<Readable> {
     const row = await this.get(userId, batchId);
-    if (row.status !== "done") throw new ApiError(409, "batch_not_done", `the batch is ${row.status}; its results are ready when it is done`);
+    if (row.status !== "done")
+      throw new ApiError(409, "batch_not_done", `the batch is ${row.status}; its results are ready when it is done`);
     return this.deps.bucket.read(resultsPath(row));
   }
 
@@ -119,7 +129,9 @@ export class BatchService {
       throw new ApiError(
         415,
         "unsupported_media_type",
-        tableModel ? "this is a table model: send the rows as text/csv or an .xlsx" : "this is an image model: send a zip of images as application/zip",
+        tableModel
+          ? "this is a table model: send the rows as text/csv or an .xlsx"
+          : "this is an image model: send a zip of images as application/zip",
       );
     }
     const work = path.join(this.deps.config.dataDir, "tmp", `batch-${Date.now()}-${randomBytes(4).toString("hex")}`);
@@ -188,10 +200,14 @@ export class BatchService {
 
       if (row.inputKind === "images") {
         // The count is known only at the end: progress shows done / null until then.
-        for await (const { name, bytes } of zipImages(input, { maxImageBytes: this.deps.config.FETCH_MAX_BYTES, maxEntries: this.deps.config.ZIP_MAX_ENTRIES })) {
+        for await (const { name, bytes } of zipImages(input, {
+          maxImageBytes: this.deps.config.FETCH_MAX_BYTES,
+          maxEntries: this.deps.config.ZIP_MAX_ENTRIES,
+        })) {
           await score({ id: name, message: dataUri(bytes), outOfRange: [] });
         }
-        if (done + window.length === 0) throw new ApiError(400, "invalid_batch", "the zip holds no images (.png, .jpg, .jpeg, .bmp, .tif, .gif, .webp)");
+        if (done + window.length === 0)
+          throw new ApiError(400, "invalid_batch", "the zip holds no images (.png, .jpg, .jpeg, .bmp, .tif, .gif, .webp)");
       } else {
         let csv = input;
         if (row.inputKind === "xlsx") {
@@ -211,9 +227,12 @@ export class BatchService {
       }
       await repo.update(row.id, { status: "done", total: done, done, failed, flagged, finishedAt: new Date() });
     } catch (err) {
-      const reason = err instanceof ApiError ? err.message : "scoring stopped on an internal error; the request id in the server's log has the details";
+      const reason =
+        err instanceof ApiError ? err.message : "scoring stopped on an internal error; the request id in the server's log has the details";
       if (!(err instanceof ApiError)) logger.error({ err, batch_id: row.id }, "batch failed");
-      await repo.update(row.id, { status: "failed", done, failed, flagged, failureReason: reason, finishedAt: new Date() }).catch(() => undefined);
+      await repo
+        .update(row.id, { status: "failed", done, failed, flagged, failureReason: reason, finishedAt: new Date() })
+        .catch(() => undefined);
     } finally {
       await fs.promises.rm(work, { recursive: true, force: true });
     }

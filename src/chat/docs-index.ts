@@ -22,7 +22,12 @@ export class DocsIndex {
   }
 
   async search(query: string, limit = 3): Promise<DocHit[]> {
-    const cleaned = query.replace(/[^\p{L}\p{N}_\s-]/gu, " ").replace(/(^|\s)-+/g, "$1").replace(/\s+/g, " ").trim().slice(0, 500);
+    const cleaned = query
+      .replace(/[^\p{L}\p{N}_\s-]/gu, " ")
+      .replace(/(^|\s)-+/g, "$1")
+      .replace(/\s+/g, " ")
+      .trim()
+      .slice(0, 500);
     if (!cleaned) return [];
     const all = await this.repo.searchDocs(this.version, cleaned, limit);
     if (all.length >= limit) return all;

@@ -33,8 +33,15 @@ export function readDocs(root = REPO_ROOT): DocFile[] {
   if (fs.existsSync(readme)) files.push({ source: "README.md", text: fs.readFileSync(readme, "utf8") });
   const docsDir = path.join(root, "docs");
   if (fs.existsSync(docsDir)) {
-    const found = fs.readdirSync(docsDir, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".md")).sort();
-    for (const rel of found) files.push({ source: path.posix.join("docs", rel.split(path.sep).join("/")), text: fs.readFileSync(path.join(docsDir, rel), "utf8") });
+    const found = fs
+      .readdirSync(docsDir, { recursive: true, encoding: "utf8" })
+      .filter((f) => f.endsWith(".md"))
+      .sort();
+    for (const rel of found)
+      files.push({
+        source: path.posix.join("docs", rel.split(path.sep).join("/")),
+        text: fs.readFileSync(path.join(docsDir, rel), "utf8"),
+      });
   }
   return files;
 }
@@ -47,7 +54,11 @@ export function docsVersion(files: DocFile[]): string {
 }
 
 export function slug(heading: string): string {
-  return heading.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").trim().replace(/\s/g, "-");
+  return heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+    .trim()
+    .replace(/\s/g, "-");
 }
 
 /** Splits a markdown file at its headings (outside code fences); long sections are split again at blank lines. */
@@ -57,7 +68,10 @@ export function chunkMarkdown(file: DocFile, firstSeq = 0): DocChunk[] {
   let lines: string[] = [];
   let inFence = false;
   const flush = () => {
-    const body = lines.join("\n").replace(/<!--[\s\S]*?-->/g, "").trim();
+    const body = lines
+      .join("\n")
+      .replace(/<!--[\s\S]*?-->/g, "")
+      .trim();
     lines = [];
     if (!body && !trail.length) return;
     const heading = trail.filter(Boolean).join(" › ") || file.source;

@@ -26,14 +26,18 @@ export function taskOf(row: ExperimentRow): Task {
 export function metricOf(row: ExperimentRow, name: string): MetricValue | undefined {
   const m = (row.metrics as Record<string, { value?: unknown; ci_low?: unknown; ci_high?: unknown }> | null)?.[name];
   if (!m || typeof m.value !== "number") return undefined;
-  return { value: m.value, ci_low: typeof m.ci_low === "number" ? m.ci_low : null, ci_high: typeof m.ci_high === "number" ? m.ci_high : null };
+  return {
+    value: m.value,
+    ci_low: typeof m.ci_low === "number" ? m.ci_low : null,
+    ci_high: typeof m.ci_high === "number" ? m.ci_high : null,
+  };
 }
 
 /** Every test metric of the row, in the contract's order (jsonb keeps no order of its own). */
 export function metricsOf(row: ExperimentRow): Record<string, MetricValue> {
   const out: Record<string, MetricValue> = {};
   const names = Object.keys((row.metrics as object | null) ?? {});
-  const rank = (n: string) => ((METRIC_NAMES as readonly string[]).indexOf(n) + 1 || 99);
+  const rank = (n: string) => (METRIC_NAMES as readonly string[]).indexOf(n) + 1 || 99;
   for (const name of names.sort((a, b) => rank(a) - rank(b))) {
     const m = metricOf(row, name);
     if (m) out[name] = m;
@@ -44,18 +48,29 @@ export function metricsOf(row: ExperimentRow): Record<string, MetricValue> {
 /** Per-class test metrics by class name (the pipelines key them by class index), for the metrics that have them. */
 export function perClassOf(row: ExperimentRow, classes: Record<string, string> | null): Record<string, Record<string, MetricValue>> {
   const out: Record<string, Record<string, MetricValue>> = {};
-  const metrics = (row.metrics as Record<string, { per_class?: Record<string, { value?: unknown; ci_low?: unknown; ci_high?: unknown }> }> | null) ?? {};
+  const metrics =
+    (row.metrics as Record<string, { per_class?: Record<string, { value?: unknown; ci_low?: unknown; ci_high?: unknown }> }> | null) ?? {};
   for (const [name, m] of Object.entries(metrics)) {
     if (!m?.per_class) continue;
     for (const [index, v] of Object.entries(m.per_class)) {
       if (typeof v?.value !== "number") continue;
-      (out[name] ??= {})[classes?.[index] ?? index] = { value: v.value, ci_low: typeof v.ci_low === "number" ? v.ci_low : null, ci_high: typeof v.ci_high === "number" ? v.ci_high : null };
+      (out[name] ??= {})[classes?.[index] ?? index] = {
+        value: v.value,
+        ci_low: typeof v.ci_low === "number" ? v.ci_low : null,
+        ci_high: typeof v.ci_high === "number" ? v.ci_high : null,
+      };
     }
   }
   return out;
 }
 
-const problem = (p: DatasetProblem) => ({ code: p.code, message: p.message, ...(p.row ? { row: p.row } : {}), ...(p.column ? { column: p.column } : {}), ...(p.path ? { path: p.path } : {}) });
+const problem = (p: DatasetProblem) => ({
+  code: p.code,
+  message: p.message,
+  ...(p.row ? { row: p.row } : {}),
+  ...(p.column ? { column: p.column } : {}),
+  ...(p.path ? { path: p.path } : {}),
+});
 
 export function experimentFacts(row: ExperimentRow, model?: ModelRow | null) {
   const req = row.request as Record<string, unknown>;
@@ -138,10 +153,21 @@ export function modelFacts(model: ModelRow, publicUrl: string) {
           data_cols: columns.map((c) => c.name),
           // A categorical column's values are training data (possibly identifiers): their count only, as GET /v1/models shows.
           // missing: the column had NA-like values in training, and /predict takes null there for an unknown value.
-          columns: columns.map((c) => ({ name: c.name, type: c.type, ...(c.type === "categorical" ? { categories: Object.keys(c.codes ?? {}).length } : {}), ...(c.missing ? { missing: true, unknown_value: "null" } : {}) })),
+          columns: columns.map((c) => ({
+            name: c.name,
+            type: c.type,
+            ...(c.type === "categorical" ? { categories: Object.keys(c.codes ?? {}).length } : {}),
+            ...(c.missing ? { missing: true, unknown_value: "null" } : {}),
+          })),
         }
-      : { image: { width: m.input.image!.width, height: m.input.image!.height, channels: m.input.image!.channels }, message: "an image URI: https://, http://, data:image/...;base64, or gs://<bucket>/<your user id>/..." },
+      : {
+          image: { width: m.input.image!.width, height: m.input.image!.height, channels: m.input.image!.channels },
+          message: "an image URI: https://, http://, data:image/...;base64, or gs://<bucket>/<your user id>/...",
+        },
     predict_example: `curl -s -X POST ${url} -H "Authorization: Bearer $KEY" -H 'content-type: application/json' -d '${body.replace(/'/g, "'\\''")}'`,
-    answer_fields: m.kind === "detection" ? ["boxes", "score", "classification", "classes", "error"] : ["prediccion", "score", "classes", "error", ...(m.kind === "vision_classification" ? ["gradients", "columnas", "filas"] : [])],
+    answer_fields:
+      m.kind === "detection"
+        ? ["boxes", "score", "classification", "classes", "error"]
+        : ["prediccion", "score", "classes", "error", ...(m.kind === "vision_classification" ? ["gradients", "columnas", "filas"] : [])],
   };
 }

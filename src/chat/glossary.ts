@@ -32,7 +32,13 @@ export interface Glossary {
 
 const CODE = /`([a-z][a-z0-9_]*)`/g;
 const codesIn = (cell: string) => [...cell.matchAll(CODE)].map((m) => m[1]);
-const cells = (line: string) => line.trim().replace(/^\|/, "").replace(/\|$/, "").split("|").map((c) => c.trim());
+const cells = (line: string) =>
+  line
+    .trim()
+    .replace(/^\|/, "")
+    .replace(/\|$/, "")
+    .split("|")
+    .map((c) => c.trim());
 const isTableLine = (line: string) => line.trim().startsWith("|");
 const isSeparator = (line: string) => /^\|?\s*:?-{2,}/.test(line.trim());
 
@@ -80,7 +86,10 @@ export function parseGlossary(files: DocFile[]): Glossary {
           const textCols = t.header.map((_, i) => i).filter((i) => i !== codeCol && i !== statusCol && i !== verdictCol);
           for (const row of t.rows) {
             const codes = codesIn(row[codeCol] ?? "");
-            const meaning = textCols.map((i) => row[i]).filter(Boolean).join(" — ");
+            const meaning = textCols
+              .map((i) => row[i])
+              .filter(Boolean)
+              .join(" — ");
             const status = statusCol >= 0 ? Number(row[statusCol]) || undefined : undefined;
             const warns = verdictCol >= 0 && /warn/i.test(row[verdictCol] ?? "");
             const kind = problemSection ? (warns ? "dataset_warning" : "dataset_error") : "api_error";
@@ -107,7 +116,17 @@ export function findMetric(glossary: Glossary, term: string): MetricEntry | unde
   const norm = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, "");
   const t = norm(term);
   for (const m of glossary.metrics.values()) if (norm(m.name) === t || (m.requestName && norm(m.requestName) === t)) return m;
-  const aliases: Record<string, string> = { f1: "f_macro", fscore: "f_macro", macrof1: "f_macro", tpr: "sensitivity", tnr: "specificity", rocauc: "auc", auroc: "auc", map: "map50", calibration: "ece" };
+  const aliases: Record<string, string> = {
+    f1: "f_macro",
+    fscore: "f_macro",
+    macrof1: "f_macro",
+    tpr: "sensitivity",
+    tnr: "specificity",
+    rocauc: "auc",
+    auroc: "auc",
+    map: "map50",
+    calibration: "ece",
+  };
   const alias = aliases[t];
   return alias ? glossary.metrics.get(alias) : undefined;
 }

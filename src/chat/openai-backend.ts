@@ -39,7 +39,12 @@ export class OpenAIBackend implements ChatBackend {
 
   constructor(private readonly opts: OpenAIBackendOptions) {
     // Local servers take any key; the client insists on one.
-    this.client = new OpenAI({ baseURL: opts.baseURL, apiKey: opts.apiKey || "not-needed", timeout: opts.timeoutMs, maxRetries: opts.maxRetries });
+    this.client = new OpenAI({
+      baseURL: opts.baseURL,
+      apiKey: opts.apiKey || "not-needed",
+      timeout: opts.timeoutMs,
+      maxRetries: opts.maxRetries,
+    });
   }
 
   async answer(req: BackendRequest): Promise<BackendReply> {
@@ -56,7 +61,9 @@ export class OpenAIBackend implements ChatBackend {
   }
 
   private async converse(req: BackendRequest, signal: AbortSignal): Promise<BackendReply> {
-    const focus = req.experimentId ? `\nThe user has experiment ${req.experimentId} open; "it" or "this experiment" means experiment ${req.experimentId}.` : "";
+    const focus = req.experimentId
+      ? `\nThe user has experiment ${req.experimentId} open; "it" or "this experiment" means experiment ${req.experimentId}.`
+      : "";
     const messages: ChatCompletionMessageParam[] = [
       { role: "system", content: SYSTEM_PROMPT + focus },
       ...req.history.slice(-HISTORY_MESSAGES).map((m) => ({ role: m.role, content: m.content })),
@@ -65,10 +72,13 @@ export class OpenAIBackend implements ChatBackend {
     const references: Reference[] = [];
     for (let round = 0; round <= MAX_TOOL_ROUNDS; round++) {
       const last = round === MAX_TOOL_ROUNDS;
-      const { content, toolCalls } = req.onToken ? await this.streamed(messages, last, signal, req.onToken) : await this.whole(messages, last, signal);
+      const { content, toolCalls } = req.onToken
+        ? await this.streamed(messages, last, signal, req.onToken)
+        : await this.whole(messages, last, signal);
       if (!toolCalls.length) return { reply: content, references: uniqueReferences(references) };
       messages.push({ role: "assistant", content: content || null, tool_calls: toolCalls });
-      for (const call of toolCalls) messages.push({ role: "tool", tool_call_id: call.id, content: await this.runTool(req, call, references) });
+      for (const call of toolCalls)
+        messages.push({ role: "tool", tool_call_id: call.id, content: await this.runTool(req, call, references) });
     }
     throw new Error("the model kept calling tools");
   }
@@ -126,7 +136,9 @@ export class OpenAIBackend implements ChatBackend {
     // The client's stream ends its loop quietly when the signal aborts (the caller left, or the time limit): what
     // arrived so far is a cut-off reply, not an answer, and must not be stored or used as one.
     if (signal.aborted) throw new APIUserAbortError();
-    const toolCalls: FunctionCall[] = calls.filter(Boolean).map((c, i) => ({ id: c.id || `call_${i}`, type: "function", function: { name: c.name, arguments: c.arguments } }));
+    const toolCalls: FunctionCall[] = calls
+      .filter(Boolean)
+      .map((c, i) => ({ id: c.id || `call_${i}`, type: "function", function: { name: c.name, arguments: c.arguments } }));
     return { content, toolCalls };
   }
 
@@ -134,11 +146,19 @@ export class OpenAIBackend implements ChatBackend {
     if (err instanceof ApiError) return err;
     if (timedOut || err instanceof APIConnectionTimeoutError) {
       this.opts.logger.warn({ err: describe(err) }, "chat backend timed out");
-      return new ApiError(504, "chat_backend_timeout", `the chat backend did not answer within ${Math.round(this.opts.timeoutMs / 1000)} s; try again, or ask a shorter question`);
+      return new ApiError(
+        504,
+        "chat_backend_timeout",
+        `the chat backend did not answer within ${Math.round(this.opts.timeoutMs / 1000)} s; try again, or ask a shorter question`,
+      );
     }
     if (err instanceof APIUserAbortError) return err; // the caller went away
     this.opts.logger.warn({ err: describe(err) }, "chat backend failed");
-    return new ApiError(502, "chat_backend_unavailable", "the chat backend is unavailable or gave an unusable answer; try again later, or ask the operator (quote the x-request-id)");
+    return new ApiError(
+      502,
+      "chat_backend_unavailable",
+      "the chat backend is unavailable or gave an unusable answer; try again later, or ask the operator (quote the x-request-id)",
+    );
   }
 }
 

@@ -21,7 +21,10 @@ export class ChatRepository {
   constructor(private readonly db: Db) {}
 
   async conversation(userId: string, id: string): Promise<ConversationRow | undefined> {
-    const rows = await this.db.select().from(chatConversations).where(and(eq(chatConversations.userId, userId), eq(chatConversations.id, id)));
+    const rows = await this.db
+      .select()
+      .from(chatConversations)
+      .where(and(eq(chatConversations.userId, userId), eq(chatConversations.id, id)));
     return rows[0];
   }
 
@@ -40,12 +43,18 @@ export class ChatRepository {
       .orderBy(desc(chatConversations.updatedAt), desc(chatConversations.id))
       .limit(limit)
       .offset(offset);
-    const [{ total }] = await this.db.select({ total: sql<number>`count(*)::int` }).from(chatConversations).where(eq(chatConversations.userId, userId));
+    const [{ total }] = await this.db
+      .select({ total: sql<number>`count(*)::int` })
+      .from(chatConversations)
+      .where(eq(chatConversations.userId, userId));
     return { rows, total };
   }
 
   async deleteConversation(userId: string, id: string): Promise<boolean> {
-    const rows = await this.db.delete(chatConversations).where(and(eq(chatConversations.userId, userId), eq(chatConversations.id, id))).returning({ id: chatConversations.id });
+    const rows = await this.db
+      .delete(chatConversations)
+      .where(and(eq(chatConversations.userId, userId), eq(chatConversations.id, id)))
+      .returning({ id: chatConversations.id });
     return rows.length > 0;
   }
 
@@ -80,24 +89,43 @@ export class ChatRepository {
     reply: { content: string; refs: Reference[]; backend: string },
   ): Promise<{ conversationId: string; reply: MessageRow }> {
     return this.db.transaction(async (tx) => {
-      const conversationId = "id" in conversation ? conversation.id : (await tx.insert(chatConversations).values({ userId, title: conversation.title }).returning())[0].id;
+      const conversationId =
+        "id" in conversation
+          ? conversation.id
+          : (await tx.insert(chatConversations).values({ userId, title: conversation.title }).returning())[0].id;
       await tx.insert(chatMessages).values({ userId, conversationId, role: "user", content: question });
       // clock_timestamp(), not now() (fixed for the transaction): created_at must order the question before the reply.
       const a = await tx
         .insert(chatMessages)
-        .values({ userId, conversationId, role: "assistant", content: reply.content, refs: reply.refs, backend: reply.backend, createdAt: sql`clock_timestamp()` })
+        .values({
+          userId,
+          conversationId,
+          role: "assistant",
+          content: reply.content,
+          refs: reply.refs,
+          backend: reply.backend,
+          createdAt: sql`clock_timestamp()`,
+        })
         .returning();
-      await tx.update(chatConversations).set({ updatedAt: sql`now()` }).where(and(eq(chatConversations.id, conversationId), eq(chatConversations.userId, userId)));
+      await tx
+        .update(chatConversations)
+        .set({ updatedAt: sql`now()` })
+        .where(and(eq(chatConversations.id, conversationId), eq(chatConversations.userId, userId)));
       return { conversationId, reply: a[0] };
     });
   }
 
   /** Stores this version of the docs once (several processes may race: the primary key keeps one copy). */
   async indexDocs(version: string, chunks: DocChunk[]): Promise<void> {
-    const [{ n }] = await this.db.select({ n: sql<number>`count(*)::int` }).from(docChunks).where(eq(docChunks.version, version));
+    const [{ n }] = await this.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(docChunks)
+      .where(eq(docChunks.version, version));
     if (n < chunks.length) {
       for (let i = 0; i < chunks.length; i += 200) {
-        const batch = chunks.slice(i, i + 200).map((c) => ({ version, seq: c.seq, source: c.source, heading: c.heading, anchor: c.anchor, body: c.body }));
+        const batch = chunks
+          .slice(i, i + 200)
+          .map((c) => ({ version, seq: c.seq, source: c.source, heading: c.heading, anchor: c.anchor, body: c.body }));
         await this.db.insert(docChunks).values(batch).onConflictDoNothing();
       }
     }
@@ -110,7 +138,14 @@ export class ChatRepository {
     const q = sql`websearch_to_tsquery('english', ${query})`;
     const rank = sql<number>`ts_rank(${docChunks.tsv}, ${q})`;
     const rows = await this.db
-      .select({ seq: docChunks.seq, source: docChunks.source, heading: docChunks.heading, anchor: docChunks.anchor, body: docChunks.body, rank })
+      .select({
+        seq: docChunks.seq,
+        source: docChunks.source,
+        heading: docChunks.heading,
+        anchor: docChunks.anchor,
+        body: docChunks.body,
+        rank,
+      })
       .from(docChunks)
       .where(and(eq(docChunks.version, version), sql`${docChunks.tsv} @@ ${q}`))
       .orderBy(desc(rank), asc(docChunks.seq))

@@ -25,7 +25,13 @@ export type Resolution =
 
 /** Lower-case words without accents: "Último" and "ultimo" meet, "X-ray" and "xray" meet. */
 export function plainWords(text: string): string[] {
-  return text.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase().replace(/-/g, "").split(/[^a-z0-9]+/).filter(Boolean);
+  return text
+    .normalize("NFD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/-/g, "")
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
 }
 
 // The words that end a reference ("my breast cancer model") and those that open one ("my", "the", "mi").
@@ -36,23 +42,113 @@ const OPENERS = new Set(["my", "the", "this", "that", "our", "your", "mi", "el",
 const LINKS = new Set(["of", "for", "on", "de", "del", "para", "sobre"]);
 // Words inside a reference that describe no experiment: they must not make "the best model" an unknown name.
 const NEUTRAL = new Set([
-  "a", "an", "and", "or", "of", "de", "del", "y", "o", "la", "el", "los", "las", "un", "una",
-  "best", "top", "good", "trained", "ready", "published", "current", "same", "other", "new", "old", "final", "whole",
-  "first", "auc", "recall", "precision", "accuracy", "metric", "metrics", "score", "results", "status",
-  "mejor", "entrenado", "that", "this", "which", "what", "how", "is", "its", "it", "tell", "me", "about",
-  "user", "users", "other", "someone", "gpu", "cpu", "heat", "map", "heatmap", "gradcam", "grad", "cam", "saliency", "predict", "prediction", "call", "use", "please",
+  "a",
+  "an",
+  "and",
+  "or",
+  "of",
+  "de",
+  "del",
+  "y",
+  "o",
+  "la",
+  "el",
+  "los",
+  "las",
+  "un",
+  "una",
+  "best",
+  "top",
+  "good",
+  "trained",
+  "ready",
+  "published",
+  "current",
+  "same",
+  "other",
+  "new",
+  "old",
+  "final",
+  "whole",
+  "first",
+  "auc",
+  "recall",
+  "precision",
+  "accuracy",
+  "metric",
+  "metrics",
+  "score",
+  "results",
+  "status",
+  "mejor",
+  "entrenado",
+  "that",
+  "this",
+  "which",
+  "what",
+  "how",
+  "is",
+  "its",
+  "it",
+  "tell",
+  "me",
+  "about",
+  "user",
+  "users",
+  "other",
+  "someone",
+  "gpu",
+  "cpu",
+  "heat",
+  "map",
+  "heatmap",
+  "gradcam",
+  "grad",
+  "cam",
+  "saliency",
+  "predict",
+  "prediction",
+  "call",
+  "use",
+  "please",
 ]);
 // Bounded alternation, no repetition around it: linear on any message (test/unit/regex-redos.test.ts).
 const ASKS_ABOUT_FAILURE = /\b(fail|refus|reject|invalid|fall[oó])/i;
 const NEWEST = new Set(["last", "latest", "newest", "recent", "ultimo", "reciente", "nuevo"]);
 // Maps, not object literals: a message word such as "constructor" must not find Object.prototype's.
-const TASK_WORDS = new Map<string, Task>(Object.entries({
-  image: "vision", images: "vision", vision: "vision", imagen: "vision", imagenes: "vision",
-  table: "data", tabular: "data", data: "data", tabla: "data", datos: "data",
-  detection: "detection", detector: "detection", deteccion: "detection",
-} as Record<string, Task>));
+const TASK_WORDS = new Map<string, Task>(
+  Object.entries({
+    image: "vision",
+    images: "vision",
+    vision: "vision",
+    imagen: "vision",
+    imagenes: "vision",
+    table: "data",
+    tabular: "data",
+    data: "data",
+    tabla: "data",
+    datos: "data",
+    detection: "detection",
+    detector: "detection",
+    deteccion: "detection",
+  } as Record<string, Task>),
+);
 // A few Spanish words clinicians use for what the names say in English.
-const SPANISH = new Map(Object.entries({ mama: "breast", pecho: "breast", pulmon: "lung", pulmones: "lung", piel: "skin", rinon: "kidney", corazon: "heart", higado: "liver", ecografia: "ultrasound", cerebro: "brain", torax: "chest" }));
+const SPANISH = new Map(
+  Object.entries({
+    mama: "breast",
+    pecho: "breast",
+    pulmon: "lung",
+    pulmones: "lung",
+    piel: "skin",
+    rinon: "kidney",
+    corazon: "heart",
+    higado: "liver",
+    ecografia: "ultrasound",
+    cerebro: "brain",
+    torax: "chest",
+  }),
+);
 const NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
 const NUMEROS = ["cero", "uno", "dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve", "diez", "once", "doce"];
 const numberWord = (w: string) => Math.max(NUMBER_WORDS.indexOf(w), NUMEROS.indexOf(w));
@@ -66,9 +162,12 @@ export function referenceWords(message: string): string[] | undefined {
     for (let j = i - 1; j >= 0 && i - j <= 4 && !OPENERS.has(words[j]); j--) before.unshift(words[j]);
     const opened = i - before.length - 1 >= 0 && OPENERS.has(words[i - before.length - 1]);
     const after: string[] = [];
-    if (LINKS.has(words[i + 1] ?? "")) for (let j = i + 2; j < words.length && after.length < 3 && !HEADS.has(words[j]) && !LINKS.has(words[j]); j++) after.push(words[j]);
+    if (LINKS.has(words[i + 1] ?? ""))
+      for (let j = i + 2; j < words.length && after.length < 3 && !HEADS.has(words[j]) && !LINKS.has(words[j]); j++) after.push(words[j]);
     // One letter is a possessive's "s" ("the other user's model"), never a name worth matching.
-    const descriptors = [...(opened ? before : []), ...after].filter((w) => w.length > 1 && !NEUTRAL.has(w) && !HEADS.has(w) && !/^\d+$/.test(w));
+    const descriptors = [...(opened ? before : []), ...after].filter(
+      (w) => w.length > 1 && !NEUTRAL.has(w) && !HEADS.has(w) && !/^\d+$/.test(w),
+    );
     if (descriptors.length) return descriptors.map((w) => SPANISH.get(w) ?? w);
   }
   return undefined;
@@ -84,7 +183,11 @@ function numberWordReference(words: string[]): number | undefined {
 
 /** The words a candidate can be called by: its name, description, dataset path (less the user id), labels. */
 function vocabulary(c: Candidate): Set<string> {
-  const path = (c.dataset ?? "").split("/").slice(1).join(" ").replace(/\.[a-z0-9]{1,8}$/i, "");
+  const path = (c.dataset ?? "")
+    .split("/")
+    .slice(1)
+    .join(" ")
+    .replace(/\.[a-z0-9]{1,8}$/i, "");
   const words = plainWords(`${c.name ?? ""} ${c.description ?? ""} ${path} ${(c.label_cols ?? []).join(" ")}`);
   return new Set(words.filter((w) => w.length >= 2));
 }
@@ -103,7 +206,8 @@ function oneEdit(a: string, b: string): boolean {
  * "breast" (one typo, only in words of five letters or more, where one letter cannot make another common word).
  */
 const meets = (word: string, vocab: Set<string>) =>
-  vocab.has(word) || (word.length >= 5 && [...vocab].some((v) => v.length >= 5 && (v.slice(0, 5) === word.slice(0, 5) || oneEdit(v, word))));
+  vocab.has(word) ||
+  (word.length >= 5 && [...vocab].some((v) => v.length >= 5 && (v.slice(0, 5) === word.slice(0, 5) || oneEdit(v, word))));
 
 export function resolveExperiment(message: string, candidates: Candidate[]): Resolution {
   const numbered = numberWordReference(plainWords(message));
@@ -145,9 +249,16 @@ function bestFits(words: string[], pool: Candidate[]): Candidate[] {
  * sentence, matched the same way the builtin resolves, so both backends agree on which experiment a name means.
  */
 export function findExperiments(query: string, candidates: Candidate[]): Candidate[] {
-  const words = plainWords(query).filter((w) => !NEUTRAL.has(w) && !HEADS.has(w) && !OPENERS.has(w)).map((w) => SPANISH.get(w) ?? w);
+  const words = plainWords(query)
+    .filter((w) => !NEUTRAL.has(w) && !HEADS.has(w) && !OPENERS.has(w))
+    .map((w) => SPANISH.get(w) ?? w);
   if (!words.length) return [];
   const task = words.map((w) => TASK_WORDS.get(w)).find(Boolean);
   const pool = task ? candidates.filter((c) => c.task === task) : candidates;
-  return words.some((w) => NEWEST.has(w)) ? pool.slice(0, 1) : bestFits(words.filter((w) => !NEWEST.has(w)), pool);
+  return words.some((w) => NEWEST.has(w))
+    ? pool.slice(0, 1)
+    : bestFits(
+        words.filter((w) => !NEWEST.has(w)),
+        pool,
+      );
 }

@@ -17,7 +17,10 @@ const DIAGNOSIS_REQUESTS: ReadonlyArray<readonly RegExp[]> = [
   [/\b(patient|this|my|case|lesion|image|scan|x-?ray)\b/gi, /\bdiagnos(e|is|ing)\b/gi],
   [/\b(does|has|do) (this|my|the|our) (patient|child|man|woman|baby|case)\b/gi, /\b(have|has|got|suffer)/gi],
   [/\bwhat (disease|condition|illness|cancer) does\b/gi],
-  [/\bis (this|it|the|my) (lesion|mole|nodule|tumou?r|mass|image|scan|x-?ray|patient|spot|finding|cell)\b/gi, /\b(malignant|benign|cancer(ous)?|normal|abnormal|sick|healthy|positive|negative|dangerous|serious)\b/gi],
+  [
+    /\bis (this|it|the|my) (lesion|mole|nodule|tumou?r|mass|image|scan|x-?ray|patient|spot|finding|cell)\b/gi,
+    /\b(malignant|benign|cancer(ous)?|normal|abnormal|sick|healthy|positive|negative|dangerous|serious)\b/gi,
+  ],
   [/\b(malignant|benign|cancer(ous)?) or (not|malignant|benign)\b/gi],
   [/\bshould (i|we) (treat|operate|biopsy|prescribe|discharge|admit|refer)\b/gi],
   [
@@ -25,7 +28,9 @@ const DIAGNOSIS_REQUESTS: ReadonlyArray<readonly RegExp[]> = [
     /\b(shows?|showing|indicates?|suggests?|reveals?|contains?)\b/gi,
     /\b(pneumonia|cancer|tumou?r|malignan|fracture|disease|infection|lesion|melanoma|covid|nodule|abnormal)/gi,
   ],
-  [/\b(read|interpret|judge|assess|look at|tell me what you see in) (this|my|the attached|these|that) (image|scan|x-?rays?|ct|mri|slide|photo|radiograph|ecg)\b/gi],
+  [
+    /\b(read|interpret|judge|assess|look at|tell me what you see in) (this|my|the attached|these|that) (image|scan|x-?rays?|ct|mri|slide|photo|radiograph|ecg)\b/gi,
+  ],
 ];
 
 export function asksForDiagnosis(message: string): boolean {
@@ -34,7 +39,9 @@ export function asksForDiagnosis(message: string): boolean {
 
 /** Text from user data, made safe to quote inside a reply: one line, no markdown breakout, bounded length. */
 export function quote(value: string | number | boolean | null | undefined, max = 80): string {
-  const s = String(value ?? "").replace(/[\r\n\t]+/g, " ").replace(/`/g, "'");
+  const s = String(value ?? "")
+    .replace(/[\r\n\t]+/g, " ")
+    .replace(/`/g, "'");
   return `\`${s.length > max ? `${s.slice(0, max)}…` : s}\``;
 }
 

@@ -33,16 +33,36 @@ const HISTORY = 12;
 /** The chat assistant: checks what the caller may see, picks the answer's source, and stores the exchange. */
 export class ChatService {
   private constructor(
-    private readonly deps: { repo: ChatRepository; experiments: ExperimentRepository; models: ModelRepository; docs: DocsIndex; backend: ChatBackend; publicUrl: string },
+    private readonly deps: {
+      repo: ChatRepository;
+      experiments: ExperimentRepository;
+      models: ModelRepository;
+      docs: DocsIndex;
+      backend: ChatBackend;
+      publicUrl: string;
+    },
   ) {}
 
-  static async create(opts: { config: Config; db: Db; experiments: ExperimentRepository; models: ModelRepository; logger: Logger }): Promise<ChatService> {
+  static async create(opts: {
+    config: Config;
+    db: Db;
+    experiments: ExperimentRepository;
+    models: ModelRepository;
+    logger: Logger;
+  }): Promise<ChatService> {
     const repo = new ChatRepository(opts.db);
     const docs = await DocsIndex.build(repo);
     const c = opts.config;
     const backend: ChatBackend =
       c.CHAT_BACKEND === "openai"
-        ? new OpenAIBackend({ baseURL: c.CHAT_BASE_URL!, apiKey: c.CHAT_API_KEY, model: c.CHAT_MODEL, timeoutMs: c.CHAT_TIMEOUT_MS, maxRetries: c.CHAT_MAX_RETRIES, logger: opts.logger })
+        ? new OpenAIBackend({
+            baseURL: c.CHAT_BASE_URL!,
+            apiKey: c.CHAT_API_KEY,
+            model: c.CHAT_MODEL,
+            timeoutMs: c.CHAT_TIMEOUT_MS,
+            maxRetries: c.CHAT_MAX_RETRIES,
+            logger: opts.logger,
+          })
         : new BuiltinBackend(docs.glossary);
     opts.logger.debug({ backend: backend.name, docChunks: docs.chunkCount, docsVersion: docs.version }, "chat ready");
     const publicUrl = c.PUBLIC_URL ?? `http://localhost:${c.PORT}`;
@@ -55,7 +75,12 @@ export class ChatService {
 
   /** Tools bound to one user: the only way any backend reaches data. */
   toolsFor(userId: string): ChatTools {
-    return new ChatTools(userId, { experiments: this.deps.experiments, models: this.deps.models, docs: this.deps.docs, publicUrl: this.deps.publicUrl });
+    return new ChatTools(userId, {
+      experiments: this.deps.experiments,
+      models: this.deps.models,
+      docs: this.deps.docs,
+      publicUrl: this.deps.publicUrl,
+    });
   }
 
   async chat(userId: string, input: ChatInput, opts: { onToken?: (t: string) => void; signal?: AbortSignal } = {}): Promise<ChatAnswer> {
@@ -63,7 +88,10 @@ export class ChatService {
     let history: PastMessage[] = [];
     if (input.conversation_id) {
       if (!(await repo.conversation(userId, input.conversation_id))) throw new ApiError(404, "not_found", "conversation not found");
-      history = (await repo.recentMessages(userId, input.conversation_id, HISTORY)).map((m) => ({ role: m.role as PastMessage["role"], content: m.content }));
+      history = (await repo.recentMessages(userId, input.conversation_id, HISTORY)).map((m) => ({
+        role: m.role as PastMessage["role"],
+        content: m.content,
+      }));
     }
     if (input.experiment_id !== undefined && !(await this.deps.experiments.byUserNumber(userId, input.experiment_id))) {
       throw new ApiError(404, "not_found", `experiment ${input.experiment_id} not found`);
@@ -77,7 +105,14 @@ export class ChatService {
       backend = "builtin";
       if (opts.onToken) for (const piece of answer.reply.match(/\S+\s*|\s+/g) ?? []) opts.onToken(piece);
     } else {
-      answer = await this.deps.backend.answer({ message: input.message, history, experimentId: input.experiment_id, tools, onToken: opts.onToken, signal: opts.signal });
+      answer = await this.deps.backend.answer({
+        message: input.message,
+        history,
+        experimentId: input.experiment_id,
+        tools,
+        onToken: opts.onToken,
+        signal: opts.signal,
+      });
     }
     // A caller who left gets nothing stored: a backend stopped by the abort may have returned a partial reply.
     if (opts.signal?.aborted) throw new ChatAbortedError();
@@ -107,7 +142,14 @@ export class ChatService {
       title: conv.title,
       created_at: conv.createdAt,
       updated_at: conv.updatedAt,
-      messages: messages.map((m) => ({ id: m.id, role: m.role, content: m.content, references: m.refs, backend: m.backend, created_at: m.createdAt })),
+      messages: messages.map((m) => ({
+        id: m.id,
+        role: m.role,
+        content: m.content,
+        references: m.refs,
+        backend: m.backend,
+        created_at: m.createdAt,
+      })),
     };
   }
 

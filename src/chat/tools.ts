@@ -21,15 +21,28 @@ export interface ToolResult<T = unknown> {
 export const LOWER_IS_BETTER = new Set(["ece", "mae", "rmse"]);
 
 const experimentId = z.number().int().positive().max(2_147_483_647).describe("the experiment number, as the user names it");
-const metricName = z.enum(METRIC_NAMES).describe("contract metric name: auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95");
+const metricName = z
+  .enum(METRIC_NAMES)
+  .describe("contract metric name: auc, f_macro, precision, recall, accuracy, ece, mae, rmse, r2, map50, map50_95");
 
 export const toolSchemas = {
   list_experiments: z.object({
     status: z.enum(STATUSES).optional().describe("only experiments in this state"),
-    task: z.enum(["data", "vision", "detection"]).optional().describe("data = tables, vision = image classification/regression, detection = boxes"),
+    task: z
+      .enum(["data", "vision", "detection"])
+      .optional()
+      .describe("data = tables, vision = image classification/regression, detection = boxes"),
     metric: metricName.optional().describe("only experiments that have this test metric, best first"),
   }),
-  find_experiments: z.object({ query: z.string().min(1).max(200).describe("the words the user calls the experiment by: its name, disease, dataset, label, or kind (image, tabular, detection); 'latest' for the newest") }),
+  find_experiments: z.object({
+    query: z
+      .string()
+      .min(1)
+      .max(200)
+      .describe(
+        "the words the user calls the experiment by: its name, disease, dataset, label, or kind (image, tabular, detection); 'latest' for the newest",
+      ),
+  }),
   get_experiment: z.object({ experiment_id: experimentId }),
   compare_experiments: z.object({
     metric: metricName,
@@ -37,22 +50,30 @@ export const toolSchemas = {
   }),
   model_inputs: z.object({ experiment_id: experimentId }),
   search_docs: z.object({ query: z.string().min(1).max(500).describe("words to look for in Builder's documentation") }),
-  explain: z.object({ term: z.string().min(1).max(100).describe("a metric (auc, F-macro, recall, ...) or an error/problem code (class_too_small, ...)") }),
+  explain: z.object({
+    term: z.string().min(1).max(100).describe("a metric (auc, F-macro, recall, ...) or an error/problem code (class_too_small, ...)"),
+  }),
 } as const;
 
 export type ToolName = keyof typeof toolSchemas;
 
 export const toolDescriptions: Record<ToolName, string> = {
   list_experiments: "List the user's experiments with status, task, metric and failure reason, optionally filtered.",
-  find_experiments: "Which of the user's experiments a name or description means (\"my breast cancer model\" → query \"breast cancer\"): the best-fitting ones with number, name, task and status. Several matches: ask the user which one; none: say so, never pick another.",
-  get_experiment: "One experiment of the user: status, history, test metrics with 95% intervals, thresholds, dataset summary, dataset problems, failure reason, model.",
+  find_experiments:
+    'Which of the user\'s experiments a name or description means ("my breast cancer model" → query "breast cancer"): the best-fitting ones with number, name, task and status. Several matches: ask the user which one; none: say so, never pick another.',
+  get_experiment:
+    "One experiment of the user: status, history, test metrics with 95% intervals, thresholds, dataset summary, dataset problems, failure reason, model.",
   compare_experiments: "Rank the user's ready experiments on one test metric (value and 95% interval).",
   model_inputs: "What a published model of the user takes (data_cols or image size, classes) and a ready-to-run /predict call.",
   search_docs: "Full-text search of Builder's documentation; returns the best passages with their section.",
   explain: "What a metric or an error/problem code means, from the documentation's tables.",
 };
 
-const expRef = (row: ExperimentRow): Reference => ({ type: "experiment", id: String(row.experimentId), title: `experiment ${row.experimentId} (${taskOf(row)}, ${row.status})` });
+const expRef = (row: ExperimentRow): Reference => ({
+  type: "experiment",
+  id: String(row.experimentId),
+  title: `experiment ${row.experimentId} (${taskOf(row)}, ${row.status})`,
+});
 
 export class ChatTools {
   constructor(
@@ -65,21 +86,33 @@ export class ChatTools {
     // Own keys only: `in` also finds Object.prototype's (constructor, toString, __proto__…), and a model may name any.
     if (!Object.hasOwn(toolSchemas, name)) throw new ToolArgumentError(`no tool named ${JSON.stringify(name).slice(0, 60)}`);
     const parsed = toolSchemas[name as ToolName].safeParse(args ?? {});
-    if (!parsed.success) throw new ToolArgumentError(parsed.error.issues.map((i) => `${i.path.join(".") || "arguments"}: ${i.message}`).join("; "));
+    if (!parsed.success)
+      throw new ToolArgumentError(parsed.error.issues.map((i) => `${i.path.join(".") || "arguments"}: ${i.message}`).join("; "));
     const input = parsed.data as never;
     switch (name as ToolName) {
-      case "list_experiments": return this.listExperiments(input);
-      case "find_experiments": return this.findExperiments(input);
-      case "get_experiment": return this.getExperiment(input);
-      case "compare_experiments": return this.compareExperiments(input);
-      case "model_inputs": return this.modelInputs(input);
-      case "search_docs": return this.searchDocs(input);
-      case "explain": return this.explain(input);
+      case "list_experiments":
+        return this.listExperiments(input);
+      case "find_experiments":
+        return this.findExperiments(input);
+      case "get_experiment":
+        return this.getExperiment(input);
+      case "compare_experiments":
+        return this.compareExperiments(input);
+      case "model_inputs":
+        return this.modelInputs(input);
+      case "search_docs":
+        return this.searchDocs(input);
+      case "explain":
+        return this.explain(input);
     }
   }
 
   async listExperiments(args: z.infer<typeof toolSchemas.list_experiments>): Promise<ToolResult> {
-    const { rows } = await this.deps.experiments.list(this.userId, { status: args.status ? [args.status] : undefined, limit: 200, offset: 0 });
+    const { rows } = await this.deps.experiments.list(this.userId, {
+      status: args.status ? [args.status] : undefined,
+      limit: 200,
+      offset: 0,
+    });
     let picked = rows.filter((r) => !args.task || taskOf(r) === args.task);
     if (args.metric) {
       const m = args.metric;
@@ -112,7 +145,15 @@ export class ChatTools {
     const { rows } = await this.deps.experiments.list(this.userId, { limit: 200, offset: 0 });
     const candidates = rows.map((r) => {
       const req = r.request as { zip_gcloud?: string; label_cols?: string[] };
-      return { experiment_id: r.experimentId, name: r.name ?? null, description: r.description ?? null, task: taskOf(r), status: r.status, dataset: req.zip_gcloud ?? null, label_cols: req.label_cols ?? [] };
+      return {
+        experiment_id: r.experimentId,
+        name: r.name ?? null,
+        description: r.description ?? null,
+        task: taskOf(r),
+        status: r.status,
+        dataset: req.zip_gcloud ?? null,
+        label_cols: req.label_cols ?? [],
+      };
     });
     const matches = findExperiments(args.query, candidates);
     return {
@@ -127,8 +168,14 @@ export class ChatTools {
     const model = await this.deps.models.latest(this.userId, args.experiment_id);
     const facts = experimentFacts(row, model);
     const refs: Reference[] = [expRef(row)];
-    if (facts.dataset.zip_gcloud) refs.push({ type: "dataset", id: facts.dataset.zip_gcloud, title: `dataset of experiment ${row.experimentId}` });
-    if (model) refs.push({ type: "model", id: String(row.experimentId), title: `model of experiment ${row.experimentId}, version ${model.version}` });
+    if (facts.dataset.zip_gcloud)
+      refs.push({ type: "dataset", id: facts.dataset.zip_gcloud, title: `dataset of experiment ${row.experimentId}` });
+    if (model)
+      refs.push({
+        type: "model",
+        id: String(row.experimentId),
+        title: `model of experiment ${row.experimentId}, version ${model.version}`,
+      });
     return { result: facts, references: refs };
   }
 
@@ -143,7 +190,14 @@ export class ChatTools {
       result: {
         metric: args.metric,
         better: LOWER_IS_BETTER.has(args.metric) ? "lower" : "higher",
-        ranking: ranked.map(({ row, m }) => ({ experiment_id: row.experimentId, name: row.name ?? null, task: taskOf(row), value: m.value, ci_low: m.ci_low, ci_high: m.ci_high })),
+        ranking: ranked.map(({ row, m }) => ({
+          experiment_id: row.experimentId,
+          name: row.name ?? null,
+          task: taskOf(row),
+          value: m.value,
+          ci_low: m.ci_low,
+          ci_high: m.ci_high,
+        })),
         not_ranked: (args.experiment_ids ?? []).filter((id) => !ranked.some((x) => x.row.experimentId === id)),
       },
       references: ranked.slice(0, 10).map(({ row }) => expRef(row)),
@@ -154,16 +208,30 @@ export class ChatTools {
     const model = await this.deps.models.latest(this.userId, args.experiment_id);
     if (!model) {
       const row = await this.deps.experiments.byUserNumber(this.userId, args.experiment_id);
-      return { result: { found: false, experiment_id: args.experiment_id, experiment_status: row?.status ?? null }, references: row ? [expRef(row)] : [] };
+      return {
+        result: { found: false, experiment_id: args.experiment_id, experiment_status: row?.status ?? null },
+        references: row ? [expRef(row)] : [],
+      };
     }
     const facts = modelFacts(model, this.deps.publicUrl);
-    return { result: facts, references: [{ type: "model", id: String(model.experimentId), title: `model of experiment ${model.experimentId}, version ${model.version}` }] };
+    return {
+      result: facts,
+      references: [
+        { type: "model", id: String(model.experimentId), title: `model of experiment ${model.experimentId}, version ${model.version}` },
+      ],
+    };
   }
 
   async searchDocs(args: { query: string }, limit = 3): Promise<ToolResult> {
     const hits = await this.deps.docs.search(args.query, limit);
     return {
-      result: { passages: hits.map((h) => ({ section: h.heading, source: `${h.source}#${h.anchor}`, text: h.body.length > 900 ? `${h.body.slice(0, 900)}…` : h.body })) },
+      result: {
+        passages: hits.map((h) => ({
+          section: h.heading,
+          source: `${h.source}#${h.anchor}`,
+          text: h.body.length > 900 ? `${h.body.slice(0, 900)}…` : h.body,
+        })),
+      },
       references: hits.map((h) => ({ type: "doc" as const, id: `${h.source}#${h.anchor}`, title: h.heading })),
     };
   }
@@ -174,7 +242,13 @@ export class ChatTools {
     const metric = findMetric(g, term);
     if (metric) {
       return {
-        result: { kind: "metric", name: metric.name, request_name: metric.requestName ?? null, meaning: metric.meaning, lower_is_better: LOWER_IS_BETTER.has(metric.name) },
+        result: {
+          kind: "metric",
+          name: metric.name,
+          request_name: metric.requestName ?? null,
+          meaning: metric.meaning,
+          lower_is_better: LOWER_IS_BETTER.has(metric.name),
+        },
         references: [{ type: "doc", id: `${metric.source}#${metric.anchor}`, title: metric.heading }],
       };
     }
@@ -186,7 +260,10 @@ export class ChatTools {
       };
     }
     const found = await this.searchDocs({ query: term }, 2);
-    return { result: { kind: "unknown", term, closest_passages: (found.result as { passages: unknown[] }).passages }, references: found.references };
+    return {
+      result: { kind: "unknown", term, closest_passages: (found.result as { passages: unknown[] }).passages },
+      references: found.references,
+    };
   }
 }
 

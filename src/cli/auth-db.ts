@@ -8,7 +8,10 @@ import { ApiError } from "../errors.js";
 
 /** A CLI failure: the message is printed on stderr and the process exits with `exitCode`. */
 export class CliError extends Error {
-  constructor(message: string, public readonly exitCode = 1) {
+  constructor(
+    message: string,
+    public readonly exitCode = 1,
+  ) {
     super(message);
   }
 }

@@ -18,7 +18,8 @@ export function registerKeys(program: Command): void {
         let rateLimitPerMinute: number | undefined;
         if (opts.rateLimit !== undefined) {
           rateLimitPerMinute = Number(opts.rateLimit);
-          if (!/^\d+$/.test(opts.rateLimit) || rateLimitPerMinute < 1) throw new CliError("error: --rate-limit must be a whole number of requests per minute, at least 1", 2);
+          if (!/^\d+$/.test(opts.rateLimit) || rateLimitPerMinute < 1)
+            throw new CliError("error: --rate-limit must be a whole number of requests per minute, at least 1", 2);
         }
         const { key, info } = await withAdminOps((ops) => ops.createKey({ email: opts.email, name: opts.name, rateLimitPerMinute }));
         // Only the last line is secret; the note goes to stderr so `| tail -1` and `$(...)` capture just the key.
@@ -43,10 +44,24 @@ export function registerKeys(program: Command): void {
         }
         const table = [["ID", "NAME", "PREFIX", "RATE/MIN", "CREATED", "LAST USED", "REVOKED"]];
         for (const r of rows) {
-          table.push([r.id, r.name, r.prefix, r.rateLimitPerMinute ? String(r.rateLimitPerMinute) : "default", iso(r.createdAt), iso(r.lastUsedAt), iso(r.revokedAt)]);
+          table.push([
+            r.id,
+            r.name,
+            r.prefix,
+            r.rateLimitPerMinute ? String(r.rateLimitPerMinute) : "default",
+            iso(r.createdAt),
+            iso(r.lastUsedAt),
+            iso(r.revokedAt),
+          ]);
         }
         const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)));
-        for (const row of table) process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd()}\n`);
+        for (const row of table)
+          process.stdout.write(
+            `${row
+              .map((c, i) => c.padEnd(widths[i]))
+              .join("  ")
+              .trimEnd()}\n`,
+          );
       } catch (err) {
         fail(err);
       }

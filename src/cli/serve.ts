@@ -16,7 +16,10 @@ export function registerServe(program: Command): void {
       const log = running.services.logger;
       // Only now: a failure before this point is a start-up failure and must still end the process.
       installProcessGuard(log);
-      log.info({ url: `http://localhost:${running.port}`, database: running.services.database.kind, data_dir: cfg.dataDir }, "Builder is up");
+      log.info(
+        { url: `http://localhost:${running.port}`, database: running.services.database.kind, data_dir: cfg.dataDir },
+        "Builder is up",
+      );
       const [{ n }] = await running.services.db.select({ n: count() }).from(users);
       if (n === 0) {
         // Printed plainly (not only as JSON) because this is the first thing a new operator reads.

@@ -82,7 +82,12 @@ export async function uploadFile(opts: UploadOptions): Promise<UploadOutcome> {
   // the socket under a half-sent file. A server or proxy that never answers 100 gets the body after a second.
   const req = request(target, {
     method: "PUT",
-    headers: { authorization: `Bearer ${opts.key}`, "content-type": contentTypeOf(name), "content-length": String(st.size), expect: "100-continue" },
+    headers: {
+      authorization: `Bearer ${opts.key}`,
+      "content-type": contentTypeOf(name),
+      "content-length": String(st.size),
+      expect: "100-continue",
+    },
   });
   let sending: Promise<unknown> | undefined;
   const send = () => {
@@ -147,7 +152,9 @@ export function progressBar(stream: NodeJS.WriteStream = process.stderr, width =
 export function registerUpload(program: Command): void {
   program
     .command("upload")
-    .description("upload a dataset zip (or a data task's .csv/.xlsx table, stored as a zip of it) to your folder in the bucket; prints {zip_gcloud, size, sha256}")
+    .description(
+      "upload a dataset zip (or a data task's .csv/.xlsx table, stored as a zip of it) to your folder in the bucket; prints {zip_gcloud, size, sha256}",
+    )
     .argument("<file>", "the .zip file, or a .csv/.xlsx table")
     .requiredOption("--to <experiment_dir>", "folder for this experiment's data, e.g. exp1")
     .option("--key <key>", "your API key (or BUILDER_API_KEY)")

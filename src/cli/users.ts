@@ -22,7 +22,8 @@ export function registerUsers(program: Command): void {
       } catch (err) {
         fail(err);
       }
-    });  users
+    });
+  users
     .command("erase")
     .description(
       "erase an account and everything of it: experiments, models, reports, datasets, API keys, sessions, chat conversations and logs, in the database and the bucket",
@@ -37,7 +38,9 @@ export function registerUsers(program: Command): void {
           return ops.markForErasure({ email: opts.email });
         });
         if (remote) {
-          process.stdout.write(`erasing ${opts.email}: signed out and API keys deleted; the running server removes the rest within about 10 seconds\n${id}\n`);
+          process.stdout.write(
+            `erasing ${opts.email}: signed out and API keys deleted; the running server removes the rest within about 10 seconds\n${id}\n`,
+          );
           return;
         }
         // Otherwise this process does it, with the same code the server runs (a server on Postgres may join in: every step is idempotent).
@@ -45,7 +48,8 @@ export function registerUsers(program: Command): void {
         try {
           await services.audit.record({ userId: id, via: "cli" }, "account_erasure_requested");
           await services.erasure.finish(id);
-          if (await services.auth.users.findById(id)) throw new CliError(`error: the erasure of ${opts.email} is not finished (see the log above); run the command again`, 1);
+          if (await services.auth.users.findById(id))
+            throw new CliError(`error: the erasure of ${opts.email} is not finished (see the log above); run the command again`, 1);
         } finally {
           await services.close();
         }

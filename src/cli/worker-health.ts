@@ -16,11 +16,15 @@ export function startWorkerHealth(services: Services, slots: SlotPool, port: num
       res.end(JSON.stringify(body));
     };
     const url = (req.url ?? "/").split("?")[0];
-    if (req.method !== "GET") return send(405, { error: { code: "method_not_allowed", message: "only GET", type: "invalid_request_error" } });
+    if (req.method !== "GET")
+      return send(405, { error: { code: "method_not_allowed", message: "only GET", type: "invalid_request_error" } });
     if (url === "/healthz") return send(200, { status: "ok" });
     if (url === "/readyz") {
       void services.database.ping().then(
-        (up) => (up ? send(200, { status: "ready", database: services.database.kind, devices: slots.describe() }) : send(503, { error: { code: "not_ready", message: "the database does not answer", type: "server_error" } })),
+        (up) =>
+          up
+            ? send(200, { status: "ready", database: services.database.kind, devices: slots.describe() })
+            : send(503, { error: { code: "not_ready", message: "the database does not answer", type: "server_error" } }),
         () => send(503, { error: { code: "not_ready", message: "the database does not answer", type: "server_error" } }),
       );
       return;
@@ -29,7 +33,15 @@ export function startWorkerHealth(services: Services, slots: SlotPool, port: num
       const refused = metricsRefusal(services.config, req.headers.authorization);
       if (refused) {
         res.writeHead(refused.status, { "content-type": "application/json", ...refused.headers });
-        res.end(JSON.stringify({ error: { code: refused.code, message: refused.message, type: refused.status === 401 ? "authentication_error" : "not_found_error" } }));
+        res.end(
+          JSON.stringify({
+            error: {
+              code: refused.code,
+              message: refused.message,
+              type: refused.status === 401 ? "authentication_error" : "not_found_error",
+            },
+          }),
+        );
         return;
       }
       void services.metrics.registry.metrics().then((text) => {

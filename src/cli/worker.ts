@@ -20,11 +20,27 @@ export function registerWorker(program: Command): void {
       }
       const services = await createServices(cfg, { runner: false });
       const runnerId = newRunnerId();
-      const { stop, slots } = startBullmqWorker({ config: cfg, repo: new ExperimentRepository(services.db), bucket: services.bucket, logger: services.logger, events: services.events, runnerId });
+      const { stop, slots } = startBullmqWorker({
+        config: cfg,
+        repo: new ExperimentRepository(services.db),
+        bucket: services.bucket,
+        logger: services.logger,
+        events: services.events,
+        runnerId,
+      });
       registerSlotMetrics(services.metrics.registry, slots);
       const health = cfg.WORKER_PORT ? await startWorkerHealth(services, slots, cfg.WORKER_PORT) : undefined;
       installProcessGuard(services.logger); // after start-up: see src/process-guard.ts
-      services.logger.info({ runner: runnerId, queue: cfg.BULLMQ_QUEUE, devices: slots.describe(), health_port: cfg.WORKER_PORT || null, ...bullmqSettings(cfg) }, "worker is up");
+      services.logger.info(
+        {
+          runner: runnerId,
+          queue: cfg.BULLMQ_QUEUE,
+          devices: slots.describe(),
+          health_port: cfg.WORKER_PORT || null,
+          ...bullmqSettings(cfg),
+        },
+        "worker is up",
+      );
       const shutdown = (signal: string) => {
         services.logger.info({ signal }, "worker shutting down: stopping running jobs (they are re-queued)");
         health?.close();

@@ -7,7 +7,26 @@ export type Problem = "binary" | "multiclass" | "multilabel" | "regression" | "d
 export type ThresholdMetric = "auc" | "f_macro" | "precision" | "recall";
 /** What models are selected on (job spec and manifest metric): rmse for regression, map50 for detection. */
 export type SelectionMetric = ThresholdMetric | "rmse" | "map50";
-export const METRIC_NAMES = ["auc", "f_macro", "precision", "recall", "accuracy", "ece", "mae", "rmse", "r2", "map50", "map50_95", "sensitivity", "specificity", "ppv", "npv", "prevalence", "calibration_slope", "calibration_intercept"] as const;
+export const METRIC_NAMES = [
+  "auc",
+  "f_macro",
+  "precision",
+  "recall",
+  "accuracy",
+  "ece",
+  "mae",
+  "rmse",
+  "r2",
+  "map50",
+  "map50_95",
+  "sensitivity",
+  "specificity",
+  "ppv",
+  "npv",
+  "prevalence",
+  "calibration_slope",
+  "calibration_intercept",
+] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 
 export interface JobSpec {
@@ -115,7 +134,18 @@ export interface Manifest {
 }
 
 export type PipelineEvent =
-  | { type: "progress"; stage: "preparing" | "training" | "evaluating" | "exporting"; progress: number; message?: string; epoch?: number; epochs?: number; trial?: number; trials?: number; best_metric?: number | null; eta_s?: number | null }
+  | {
+      type: "progress";
+      stage: "preparing" | "training" | "evaluating" | "exporting";
+      progress: number;
+      message?: string;
+      epoch?: number;
+      epochs?: number;
+      trial?: number;
+      trials?: number;
+      best_metric?: number | null;
+      eta_s?: number | null;
+    }
   | { type: "metric"; split: "train" | "val" | "test"; name: string; value: number | null; epoch?: number; trial?: number }
   | { type: "log"; level: "debug" | "info" | "warn" | "error"; message: string }
   | { type: "artifact"; path: string; kind?: string }

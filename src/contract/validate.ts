@@ -32,7 +32,10 @@ function validator(name: ContractName): ValidateFunction {
 }
 
 function describe(errors: ErrorObject[] | null | undefined): string[] {
-  return (errors ?? []).map((e) => `${e.instancePath || "(root)"}: ${e.message ?? "invalid"}${e.params && "additionalProperty" in e.params ? ` (${String(e.params.additionalProperty)})` : ""}`);
+  return (errors ?? []).map(
+    (e) =>
+      `${e.instancePath || "(root)"}: ${e.message ?? "invalid"}${e.params && "additionalProperty" in e.params ? ` (${String(e.params.additionalProperty)})` : ""}`,
+  );
 }
 
 /** Every violation as `path: message`; empty when the document satisfies the schema. */
@@ -42,8 +45,13 @@ export function contractErrors(name: ContractName, document: unknown): string[] 
 }
 
 export class ContractError extends Error {
-  constructor(public readonly contract: ContractName, public readonly problems: string[]) {
-    super(`${contract} does not satisfy pipelines/contract/${contract}.schema.json: ${problems.slice(0, 5).join("; ")}${problems.length > 5 ? ` (+${problems.length - 5} more)` : ""}`);
+  constructor(
+    public readonly contract: ContractName,
+    public readonly problems: string[],
+  ) {
+    super(
+      `${contract} does not satisfy pipelines/contract/${contract}.schema.json: ${problems.slice(0, 5).join("; ")}${problems.length > 5 ? ` (+${problems.length - 5} more)` : ""}`,
+    );
   }
 }
 

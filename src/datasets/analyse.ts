@@ -1,6 +1,16 @@
 import path from "node:path";
 import { parseNumber, readCsvFile, type CsvTable } from "./csv.js";
-import { boxesFromCoco, boxesFromCsv, boxesFromVoc, checkBoxes, looksLikeCoco, readCoco, BOX_COLUMNS, type Box, type Ctx } from "./detection.js";
+import {
+  boxesFromCoco,
+  boxesFromCsv,
+  boxesFromVoc,
+  checkBoxes,
+  looksLikeCoco,
+  readCoco,
+  BOX_COLUMNS,
+  type Box,
+  type Ctx,
+} from "./detection.js";
 import type { DatasetArchive } from "./extract.js";
 import { inspectImages, isImageFile, type ImageInfo } from "./images.js";
 import { DatasetFault, type ReportBuilder } from "./report.js";
@@ -52,7 +62,11 @@ export async function analyseDataset(
   const csvPath = pickCsv(ex.files, ex.topLevelFolder);
   if (task.family === "detection") {
     // The request schema refuses split_col for detection; a direct caller gets the same answer here.
-    if (task.split_col) throw new DatasetFault("split_col_unsupported", "split_col is not supported for detection yet; leave it out and Builder splits by patient");
+    if (task.split_col)
+      throw new DatasetFault(
+        "split_col_unsupported",
+        "split_col is not supported for detection yet; leave it out and Builder splits by patient",
+      );
     return analyseDetection(ex, root, files, csvPath, task, report, opts);
   }
   if (!csvPath) throw new DatasetFault("csv_missing", "the zip holds no .csv file; put the CSV at the top level of the zip");
@@ -67,12 +81,17 @@ export async function analyseDataset(
     await ex.extract([...checked.images].map((i) => archivePath(i, ex.topLevelFolder)));
     const sizes = await inspectImages(root, [...checked.images], { signal: opts.signal });
     reportImages(sizes, report, checked);
-    if (opts.samples && task.family === "classification") report.summary.samples = { [task.label_cols[0]]: await sampleThumbnails(root, checked, sizes) };
+    if (opts.samples && task.family === "classification")
+      report.summary.samples = { [task.label_cols[0]]: await sampleThumbnails(root, checked, sizes) };
     const referenced = new Set([...checked.images]);
     const unreferenced = ex.files.filter((f) => isImageFile(f) && !referenced.has(rel(f, ex.topLevelFolder)));
     report.summary.unreferenced_images = unreferenced.length;
     if (unreferenced.length) {
-      report.warn("image_unreferenced", `${unreferenced.length} image(s) in the zip are not in the CSV and will not be used, e.g. ${unreferenced.slice(0, 3).join(", ")}`, { path: unreferenced[0] });
+      report.warn(
+        "image_unreferenced",
+        `${unreferenced.length} image(s) in the zip are not in the CSV and will not be used, e.g. ${unreferenced.slice(0, 3).join(", ")}`,
+        { path: unreferenced[0] },
+      );
     }
   }
   const labelCols = task.label_cols;
@@ -90,7 +109,10 @@ export async function analyseDataset(
     // Regression stratifies on the first label's value (quantile bins); classification on the label combination.
     strataRows: checked.rows.map((r) => ({
       patient: r.patient,
-      label: task.family === "regression" ? String(parseNumber(r.values[checked.labelIdx[0]], table.delimiter) ?? 0) : checked.labelIdx.map((i) => r.values[i]).join("|"),
+      label:
+        task.family === "regression"
+          ? String(parseNumber(r.values[checked.labelIdx[0]], table.delimiter) ?? 0)
+          : checked.labelIdx.map((i) => r.values[i]).join("|"),
     })),
     splitRows:
       checked.splitIdx === null
@@ -107,7 +129,10 @@ export async function analyseDataset(
 function reportImages(sizes: Map<string, ImageInfo>, report: ReportBuilder, checked?: CheckedTable): void {
   const firstRow = new Map<string, number>();
   for (const r of checked?.rows ?? []) if (r.image && !firstRow.has(r.image)) firstRow.set(r.image, r.row);
-  let wMin = Infinity, wMax = 0, hMin = Infinity, hMax = 0;
+  let wMin = Infinity,
+    wMax = 0,
+    hMin = Infinity,
+    hMax = 0;
   const channels: Record<string, number> = {};
   for (const [img, info] of sizes) {
     if ("error" in info) {
@@ -202,7 +227,11 @@ async function analyseDetection(
           break;
         }
       }
-      if (!coco) throw new DatasetFault("annotations_missing", "a detection zip needs a CSV (one row per box), Pascal VOC XML files or a COCO JSON; none was found");
+      if (!coco)
+        throw new DatasetFault(
+          "annotations_missing",
+          "a detection zip needs a CSV (one row per box), Pascal VOC XML files or a COCO JSON; none was found",
+        );
       report.summary.format = "coco";
       boxes = boxesFromCoco(coco[1] as Parameters<typeof boxesFromCoco>[0], coco[0], ctx);
     }

@@ -41,7 +41,8 @@ async function readCsvEntry(zipFile: string, limits: ExtractLimits): Promise<{ n
     const entries: yauzl.Entry[] = [];
     await new Promise<void>((resolve, reject) => {
       zip.on("entry", (e: yauzl.Entry) => {
-        if (entries.length >= limits.maxEntries) return reject(new DatasetFault("zip_too_many_entries", `the zip has more than ${limits.maxEntries} entries`));
+        if (entries.length >= limits.maxEntries)
+          return reject(new DatasetFault("zip_too_many_entries", `the zip has more than ${limits.maxEntries} entries`));
         entries.push(e);
         zip.readEntry();
       });
@@ -56,9 +57,12 @@ async function readCsvEntry(zipFile: string, limits: ExtractLimits): Promise<{ n
     if (!name) return null;
     const entry = entries.find((e) => e.fileName === name)!;
     planEntry(name, entry, limits);
-    if (entry.uncompressedSize > MAX_CSV_BYTES) throw new DatasetFault("csv_too_large", `${name} is larger than ${MAX_CSV_BYTES} bytes`, { path: name });
+    if (entry.uncompressedSize > MAX_CSV_BYTES)
+      throw new DatasetFault("csv_too_large", `${name} is larger than ${MAX_CSV_BYTES} bytes`, { path: name });
     const stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) =>
-      zip.openReadStream(entry, (err, s) => (err || !s ? reject(new DatasetFault("zip_corrupt", `cannot read ${name}: ${err?.message}`)) : resolve(s))),
+      zip.openReadStream(entry, (err, s) =>
+        err || !s ? reject(new DatasetFault("zip_corrupt", `cannot read ${name}: ${err?.message}`)) : resolve(s),
+      ),
     );
     const chunks: Buffer[] = [];
     for await (const c of stream) chunks.push(c as Buffer);
@@ -94,7 +98,13 @@ export async function listColumns(zipFile: string, limits: ExtractLimits): Promi
     // Counted only where values repeat (a label-like column), never for an id or a measurement with few rows.
     const counted = counts.size <= MAX_COUNTED && counts.size * 2 <= present.length;
     // Missing: empty entries, and in a numeric column the missing-value markers (NA, ?, ...).
-    return { name, type, examples, missing: values.length - present.length + markers, ...(counted ? { value_counts: Object.fromEntries(counts) } : {}) };
+    return {
+      name,
+      type,
+      examples,
+      missing: values.length - present.length + markers,
+      ...(counted ? { value_counts: Object.fromEntries(counts) } : {}),
+    };
   });
   return { csv_path: csv.name, columns, rows: rows.length };
 }

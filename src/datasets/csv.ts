@@ -84,9 +84,15 @@ function decodeCsvText(buf: Buffer, report: ReportBuilder, csvPath: string): { t
     return { text: new TextDecoder("utf-8", { fatal: true }).decode(bom ? buf.subarray(3) : buf), bom };
   } catch {
     if (buf.includes(0)) {
-      throw new DatasetFault("csv_encoding", `${csvPath} is not text (it holds NUL bytes); save it as "CSV UTF-8" from the spreadsheet`, { path: csvPath });
+      throw new DatasetFault("csv_encoding", `${csvPath} is not text (it holds NUL bytes); save it as "CSV UTF-8" from the spreadsheet`, {
+        path: csvPath,
+      });
     }
-    report.warn("csv_encoding_guessed", `${csvPath} is not UTF-8; it was read as Windows-1252 (what Excel's "CSV" writes on Windows). If accented names look wrong in this report, save it as "CSV UTF-8" and upload it again`, { path: csvPath });
+    report.warn(
+      "csv_encoding_guessed",
+      `${csvPath} is not UTF-8; it was read as Windows-1252 (what Excel's "CSV" writes on Windows). If accented names look wrong in this report, save it as "CSV UTF-8" and upload it again`,
+      { path: csvPath },
+    );
     return { text: new TextDecoder("windows-1252").decode(buf), bom: false };
   }
 }
@@ -115,7 +121,10 @@ export function parseCsvText(buf: Buffer, report: ReportBuilder, csvPath: string
     records = parse(text, { delimiter, relax_quotes: true, relax_column_count: true, skip_empty_lines: false, trim: true });
   } catch (err) {
     const e = err as { message: string; lines?: number };
-    throw new DatasetFault("csv_malformed", `${csvPath} cannot be read as CSV near line ${e.lines ?? "?"}: ${e.message}`, { path: csvPath, row: e.lines });
+    throw new DatasetFault("csv_malformed", `${csvPath} cannot be read as CSV near line ${e.lines ?? "?"}: ${e.message}`, {
+      path: csvPath,
+      row: e.lines,
+    });
   }
   if (records.length === 0) throw new DatasetFault("csv_empty", `${csvPath} is empty`, { path: csvPath });
   dropEmptyTrailingColumns(records);
@@ -124,11 +133,20 @@ export function parseCsvText(buf: Buffer, report: ReportBuilder, csvPath: string
   const seen = new Map<string, number>();
   header.forEach((name, i) => {
     if (name === "") report.error("csv_header_empty", `column ${i + 1} has no name in the header row`, { row: 1, path: csvPath });
-    else if (seen.has(name)) report.error("csv_header_duplicate", `the column name '${name}' appears twice in the header row`, { row: 1, column: name, path: csvPath });
+    else if (seen.has(name))
+      report.error("csv_header_duplicate", `the column name '${name}' appears twice in the header row`, {
+        row: 1,
+        column: name,
+        path: csvPath,
+      });
     seen.set(name, i);
     const found = headerCharacterProblems(name);
     if (found) {
-      report.warn("csv_header_control_character", `column ${i + 1}'s name contains ${found}; rename the column without it, since code that lists column names (your scripts, copied snippets) can break on such characters`, { row: 1, column: name, path: csvPath });
+      report.warn(
+        "csv_header_control_character",
+        `column ${i + 1}'s name contains ${found}; rename the column without it, since code that lists column names (your scripts, copied snippets) can break on such characters`,
+        { row: 1, column: name, path: csvPath },
+      );
     }
   });
   if (header.length > 1 && header.every((h) => h !== "" && parseNumber(h, delimiter) !== null)) {
@@ -163,17 +181,28 @@ function nameUnnamedIdColumn(header: string[], report: ReportBuilder, csvPath: s
   let name = "patient_id";
   for (let n = 2; header.includes(name); n++) name = `patient_id_${n}`;
   header[0] = name;
-  report.warn("csv_id_unnamed", `column 1 has no name in the header row (R's write.csv and pandas' to_csv write row names there); it is the patient id and is called '${name}' here. If a patient has several rows, put one id per patient in column 1 so that the split keeps their rows together`, { row: 1, column: name, path: csvPath });
+  report.warn(
+    "csv_id_unnamed",
+    `column 1 has no name in the header row (R's write.csv and pandas' to_csv write row names there); it is the patient id and is called '${name}' here. If a patient has several rows, put one id per patient in column 1 so that the split keeps their rows together`,
+    { row: 1, column: name, path: csvPath },
+  );
 }
 
 export async function readCsvFile(file: string, report: ReportBuilder, csvPath: string): Promise<CsvTable> {
   const st = await fs.promises.stat(file);
-  if (st.size > MAX_CSV_BYTES) throw new DatasetFault("csv_too_large", `${csvPath} is larger than ${MAX_CSV_BYTES} bytes`, { path: csvPath });
+  if (st.size > MAX_CSV_BYTES)
+    throw new DatasetFault("csv_too_large", `${csvPath} is larger than ${MAX_CSV_BYTES} bytes`, { path: csvPath });
   return parseCsvText(await fs.promises.readFile(file), report, csvPath);
 }
 
 /** Index of each requested column; reports the missing ones (suggesting a near match). */
-export function resolveColumns(table: CsvTable, wanted: string[], role: string, report: ReportBuilder, csvPath: string): Map<string, number> {
+export function resolveColumns(
+  table: CsvTable,
+  wanted: string[],
+  role: string,
+  report: ReportBuilder,
+  csvPath: string,
+): Map<string, number> {
   const out = new Map<string, number>();
   for (const name of wanted) {
     const i = table.header.indexOf(name);

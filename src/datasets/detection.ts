@@ -74,13 +74,23 @@ export function boxesFromCsv(t: CsvTable, imagesCol: string, labelCol: string, c
     const label = values[li];
     const raw = BOX_COLUMNS.map((c) => values[cols.get(c)!]);
     let coords: Box["coords"] = null;
-    if (values[0] === "") ctx.report.error("patient_id_missing", `row ${row} has no patient id in column 1 ('${t.header[0]}')`, { row, column: t.header[0] });
+    if (values[0] === "")
+      ctx.report.error("patient_id_missing", `row ${row} has no patient id in column 1 ('${t.header[0]}')`, { row, column: t.header[0] });
     if (label === "") {
-      if (raw.some((v) => v !== "")) ctx.report.error("box_class_missing", `row ${row} has box coordinates but no class; an image without objects has an empty class and empty coordinates`, { row, column: labelCol });
+      if (raw.some((v) => v !== ""))
+        ctx.report.error(
+          "box_class_missing",
+          `row ${row} has box coordinates but no class; an image without objects has an empty class and empty coordinates`,
+          { row, column: labelCol },
+        );
     } else {
       const nums = raw.map((v) => parseNumber(v, t.delimiter));
       const bad = nums.findIndex((n) => n === null);
-      if (bad >= 0) ctx.report.error("box_not_numeric", `row ${row}: '${BOX_COLUMNS[bad]}' must be a number of pixels, got '${raw[bad]}'`, { row, column: BOX_COLUMNS[bad] });
+      if (bad >= 0)
+        ctx.report.error("box_not_numeric", `row ${row}: '${BOX_COLUMNS[bad]}' must be a number of pixels, got '${raw[bad]}'`, {
+          row,
+          column: BOX_COLUMNS[bad],
+        });
       else coords = nums as [number, number, number, number];
     }
     const value = values[ii];
@@ -94,7 +104,11 @@ export function boxesFromCsv(t: CsvTable, imagesCol: string, labelCol: string, c
 function imageOf(value: string, ctx: Ctx, where: { row?: number; column?: string; path?: string }): string | null {
   const bad = pathCharProblem(value);
   if (bad) {
-    ctx.report.error("image_path_character", `the image path '${value}' contains ${bad.name} at position ${bad.position}; rename it, e.g. to '${bad.suggestion}'`, { ...where, path: value });
+    ctx.report.error(
+      "image_path_character",
+      `the image path '${value}' contains ${bad.name} at position ${bad.position}; rename it, e.g. to '${bad.suggestion}'`,
+      { ...where, path: value },
+    );
   }
   const f = locateImage(value, ctx.files, ctx.top);
   if (!f.rel) ctx.report.error("image_not_found", `the image '${value}' is not in the zip`, { ...where, path: value });
@@ -126,10 +140,19 @@ export async function boxesFromVoc(xmlFiles: string[], dir: string, ctx: Ctx): P
       const raw = ["xmin", "ymin", "xmax", "ymax"].map((k) => tag(obj, k));
       const nums = raw.map((v) => (v === undefined ? null : parseNumber(v, ",")));
       if (!label || nums.some((n) => n === null)) {
-        ctx.report.error("voc_malformed", `${xmlPath}: an <object> lacks <name> or a numeric <bndbox> (xmin, ymin, xmax, ymax)`, { path: xmlPath });
+        ctx.report.error("voc_malformed", `${xmlPath}: an <object> lacks <name> or a numeric <bndbox> (xmin, ymin, xmax, ymax)`, {
+          path: xmlPath,
+        });
         continue;
       }
-      boxes.push({ patient, image, imageAsWritten: filename, label, coords: nums as [number, number, number, number], where: { path: xmlPath } });
+      boxes.push({
+        patient,
+        image,
+        imageAsWritten: filename,
+        label,
+        coords: nums as [number, number, number, number],
+        where: { path: xmlPath },
+      });
     }
   }
   return boxes;
@@ -152,7 +175,8 @@ export function boxesFromCoco(coco: CocoFile, jsonPath: string, ctx: Ctx): Box[]
   const images = new Map<string, { rel: string | null; name: string; boxes: number }>();
   for (const img of coco.images ?? []) {
     const rel = findByName(img.file_name, ctx, jsonDir === "." ? undefined : jsonDir) ?? findByName(`images/${img.file_name}`, ctx);
-    if (!rel) ctx.report.error("image_not_found", `${jsonPath} lists the image '${img.file_name}', which is not in the zip`, { path: jsonPath });
+    if (!rel)
+      ctx.report.error("image_not_found", `${jsonPath} lists the image '${img.file_name}', which is not in the zip`, { path: jsonPath });
     images.set(String(img.id), { rel, name: img.file_name, boxes: 0 });
   }
   const boxes: Box[] = [];
@@ -162,14 +186,26 @@ export function boxesFromCoco(coco: CocoFile, jsonPath: string, ctx: Ctx): Box[]
     const b = a.bbox;
     const where = { path: `${jsonPath}#annotations[${i}]` };
     if (!img || label === undefined || !Array.isArray(b) || b.length !== 4 || b.some((n) => typeof n !== "number")) {
-      ctx.report.error("coco_malformed", `annotation ${i} in ${jsonPath} names an unknown image or category, or has no bbox [x, y, width, height]`, where);
+      ctx.report.error(
+        "coco_malformed",
+        `annotation ${i} in ${jsonPath} names an unknown image or category, or has no bbox [x, y, width, height]`,
+        where,
+      );
       return;
     }
     img.boxes++;
-    boxes.push({ patient: stem(img.name), image: img.rel, imageAsWritten: img.name, label, coords: [b[0], b[1], b[0] + b[2], b[1] + b[3]], where });
+    boxes.push({
+      patient: stem(img.name),
+      image: img.rel,
+      imageAsWritten: img.name,
+      label,
+      coords: [b[0], b[1], b[0] + b[2], b[1] + b[3]],
+      where,
+    });
   });
   for (const img of images.values()) {
-    if (img.boxes === 0) boxes.push({ patient: stem(img.name), image: img.rel, imageAsWritten: img.name, label: "", coords: null, where: { path: jsonPath } });
+    if (img.boxes === 0)
+      boxes.push({ patient: stem(img.name), image: img.rel, imageAsWritten: img.name, label: "", coords: null, where: { path: jsonPath } });
   }
   return boxes;
 }
@@ -203,7 +239,9 @@ export function checkBoxes(boxes: Box[], sizes: Map<string, ImageInfo>, report: 
   const empty = new Set<string>();
   const withBoxes = new Set<string>();
   const kept: Box[] = [];
-  let dropped = 0, clipped = 0, swapped = 0;
+  let dropped = 0,
+    clipped = 0,
+    swapped = 0;
   for (const b of boxes) {
     const img = b.image ?? b.imageAsWritten;
     if (!b.coords) {
@@ -217,18 +255,30 @@ export function checkBoxes(boxes: Box[], sizes: Map<string, ImageInfo>, report: 
     let [x1, y1, x2, y2] = b.coords;
     if (x1 > x2 || y1 > y2) {
       [x1, x2, y1, y2] = [Math.min(x1, x2), Math.max(x1, x2), Math.min(y1, y2), Math.max(y1, y2)];
-      report.warn("box_corners_swapped", `the box ${text} gives its corners in the wrong order; used as (${x1}, ${y1}, ${x2}, ${y2})`, where);
+      report.warn(
+        "box_corners_swapped",
+        `the box ${text} gives its corners in the wrong order; used as (${x1}, ${y1}, ${x2}, ${y2})`,
+        where,
+      );
       swapped++;
     }
     const info = b.image ? sizes.get(b.image) : undefined;
     if (info && "width" in info && (x1 < 0 || y1 < 0 || x2 > info.width || y2 > info.height)) {
       const over = Math.max(-x1, -y1, x2 - info.width, y2 - info.height);
       if (over > clipTolerance(Math.max(info.width, info.height)) || x1 >= info.width || y1 >= info.height || x2 <= 0 || y2 <= 0) {
-        report.error("box_outside_image", `the box ${text} lies outside the image (${info.width}x${info.height} pixels) by ${over} pixels; are the coordinates for another size of the image?`, where);
+        report.error(
+          "box_outside_image",
+          `the box ${text} lies outside the image (${info.width}x${info.height} pixels) by ${over} pixels; are the coordinates for another size of the image?`,
+          where,
+        );
         continue;
       }
       [x1, y1, x2, y2] = [Math.max(0, x1), Math.max(0, y1), Math.min(info.width, x2), Math.min(info.height, y2)];
-      report.warn("box_clipped", `the box ${text} overhangs the image (${info.width}x${info.height} pixels) by ${over} pixels; clipped to (${x1}, ${y1}, ${x2}, ${y2})`, where);
+      report.warn(
+        "box_clipped",
+        `the box ${text} overhangs the image (${info.width}x${info.height} pixels) by ${over} pixels; clipped to (${x1}, ${y1}, ${x2}, ${y2})`,
+        where,
+      );
       clipped++;
     }
     if (x2 - x1 < MIN_BOX_SIDE || y2 - y1 < MIN_BOX_SIDE) {
@@ -244,10 +294,17 @@ export function checkBoxes(boxes: Box[], sizes: Map<string, ImageInfo>, report: 
     kept.push({ ...b, coords: [x1, y1, x2, y2] });
   }
   for (const [label, n] of Object.entries(given)) {
-    if (!classCounts[label]) report.error("class_no_boxes", `every one of the ${n} '${label}' box(es) was left out or refused; the class has nothing left to learn from`);
+    if (!classCounts[label])
+      report.error(
+        "class_no_boxes",
+        `every one of the ${n} '${label}' box(es) was left out or refused; the class has nothing left to learn from`,
+      );
   }
   for (const img of empty) {
-    if (withBoxes.has(img)) report.warn("image_empty_and_boxes", `'${img}' has a row with an empty class (no objects) and also boxes; the empty row is ignored`, { path: img });
+    if (withBoxes.has(img))
+      report.warn("image_empty_and_boxes", `'${img}' has a row with an empty class (no objects) and also boxes; the empty row is ignored`, {
+        path: img,
+      });
   }
   if (Object.keys(given).length === 0) report.error("no_boxes", "the dataset holds no boxes at all; a detector needs labelled objects");
   const images = new Set(boxes.map((b) => b.image ?? b.imageAsWritten));

@@ -68,7 +68,11 @@ function eachEntry(zip: yauzl.ZipFile, visit: (entry: yauzl.Entry) => Promise<vo
     const fail = (err: unknown) => {
       if (failed) return;
       failed = true;
-      reject(err instanceof DatasetFault || (err as Error)?.name === "AbortError" ? err : new DatasetFault("zip_corrupt", `the zip archive is damaged: ${(err as Error).message}`));
+      reject(
+        err instanceof DatasetFault || (err as Error)?.name === "AbortError"
+          ? err
+          : new DatasetFault("zip_corrupt", `the zip archive is damaged: ${(err as Error).message}`),
+      );
     };
     zip.on("error", fail);
     zip.on("end", () => !failed && resolve());
@@ -83,12 +87,17 @@ function eachEntry(zip: yauzl.ZipFile, visit: (entry: yauzl.Entry) => Promise<vo
 function decodeName(entry: yauzl.Entry): string {
   const raw = entry.fileName as unknown as Buffer;
   // yauzl's own decoder: UTF-8 flag, Info-ZIP Unicode path field, else CP437; backslashes become slashes.
-  const getName = (yauzl as unknown as { getFileNameLowLevel: (f: number, b: Buffer, e: unknown, strict: boolean) => string }).getFileNameLowLevel;
+  const getName = (yauzl as unknown as { getFileNameLowLevel: (f: number, b: Buffer, e: unknown, strict: boolean) => string })
+    .getFileNameLowLevel;
   return getName(entry.generalPurposeBitFlag, raw, entry.extraFields, false);
 }
 
 /** Checks one entry's name and attributes; throws a DatasetFault naming the entry when unsafe. */
-export function planEntry(name: string, entry: Pick<yauzl.Entry, "externalFileAttributes" | "generalPurposeBitFlag" | "uncompressedSize" | "compressedSize">, limits: ExtractLimits): Planned {
+export function planEntry(
+  name: string,
+  entry: Pick<yauzl.Entry, "externalFileAttributes" | "generalPurposeBitFlag" | "uncompressedSize" | "compressedSize">,
+  limits: ExtractLimits,
+): Planned {
   if (/^[a-zA-Z]:/.test(name) || name.startsWith("/")) {
     throw new DatasetFault("zip_unsafe_path", `the zip entry '${name}' has an absolute path; zip entries must be relative`, { path: name });
   }
@@ -102,7 +111,9 @@ export function planEntry(name: string, entry: Pick<yauzl.Entry, "externalFileAt
   }
   const mode = (entry.externalFileAttributes >>> 16) & S_IFMT;
   if (mode === S_IFLNK) {
-    throw new DatasetFault("zip_symlink", `the zip entry '${name}' is a symbolic link; links are refused (add the file itself)`, { path: name });
+    throw new DatasetFault("zip_symlink", `the zip entry '${name}' is a symbolic link; links are refused (add the file itself)`, {
+      path: name,
+    });
   }
   if (entry.generalPurposeBitFlag & 0x1) {
     throw new DatasetFault("zip_encrypted", `the zip entry '${name}' is encrypted; upload a zip without a password`, { path: name });
@@ -119,7 +130,9 @@ export function planEntry(name: string, entry: Pick<yauzl.Entry, "externalFileAt
 
 function abortError(signal: AbortSignal): Error {
   // A new Error: the reason may be a DOMException (AbortSignal.timeout), whose name cannot be reassigned.
-  const err = new Error(signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? "aborted"), { cause: signal.reason });
+  const err = new Error(signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? "aborted"), {
+    cause: signal.reason,
+  });
   err.name = "AbortError";
   return err;
 }
@@ -130,7 +143,8 @@ function byteGuard(limit: number, name: string) {
   return new Transform({
     transform(chunk: Buffer, _enc, cb) {
       seen += chunk.length;
-      if (seen > limit) return cb(new DatasetFault("zip_corrupt", `the zip entry '${name}' holds more data than it declares`, { path: name }));
+      if (seen > limit)
+        return cb(new DatasetFault("zip_corrupt", `the zip entry '${name}' holds more data than it declares`, { path: name }));
       cb(null, chunk);
     },
   });
@@ -139,7 +153,9 @@ function byteGuard(limit: number, name: string) {
 async function writeEntry(stream: NodeJS.ReadableStream, target: string, plan: Planned, signal?: AbortSignal): Promise<void> {
   try {
     // 'wx': never follow or overwrite something already there.
-    await pipeline(stream, byteGuard(plan.uncompressedSize, plan.name), fs.createWriteStream(target, { flags: "wx", mode: 0o600 }), { signal });
+    await pipeline(stream, byteGuard(plan.uncompressedSize, plan.name), fs.createWriteStream(target, { flags: "wx", mode: 0o600 }), {
+      signal,
+    });
   } catch (err) {
     if ((err as Error).name === "AbortError" || err instanceof DatasetFault) throw err;
     throw new DatasetFault("zip_corrupt", `cannot extract '${plan.name}': ${(err as Error).message}`, { path: plan.name });
@@ -164,7 +180,11 @@ export class OpenedZip {
   ) {}
 
   /** Pass 1: checks every entry; keeps the yauzl entries of the files `keep` says may be extracted later. */
-  static async open(zipFile: string, limits: ExtractLimits, opts: { keep?: (name: string) => boolean; signal?: AbortSignal } = {}): Promise<OpenedZip> {
+  static async open(
+    zipFile: string,
+    limits: ExtractLimits,
+    opts: { keep?: (name: string) => boolean; signal?: AbortSignal } = {},
+  ): Promise<OpenedZip> {
     const zip = await openZip(zipFile);
     try {
       if (zip.entryCount > limits.maxEntries) {
@@ -200,10 +220,20 @@ export class OpenedZip {
       );
       const zipSize = (await fs.promises.stat(zipFile)).size;
       if (total > 16 * RATIO_MIN_BYTES && total / Math.max(zipSize, 1) > limits.maxCompressionRatio) {
-        throw new DatasetFault("zip_bomb", `the zip expands ${Math.round(total / zipSize)} times its size (limit ${limits.maxCompressionRatio}); it looks like a zip bomb`);
+        throw new DatasetFault(
+          "zip_bomb",
+          `the zip expands ${Math.round(total / zipSize)} times its size (limit ${limits.maxCompressionRatio}); it looks like a zip bomb`,
+        );
       }
       const topLevelFolder = tops.size === 1 && files.length > 0 && files.every((f) => f.segments.length > 1) ? [...tops][0] : null;
-      return new OpenedZip(zip, kept, files.map((f) => f.name), topLevelFolder, total, skipped);
+      return new OpenedZip(
+        zip,
+        kept,
+        files.map((f) => f.name),
+        topLevelFolder,
+        total,
+        skipped,
+      );
     } catch (err) {
       zip.close();
       throw err;
@@ -231,14 +261,17 @@ export class OpenedZip {
         this.done.add(name);
         const target = path.resolve(root, ...item.plan.segments);
         // Zip-slip, checked on the resolved path whatever the name looked like.
-        if (!target.startsWith(root + path.sep)) throw new DatasetFault("zip_unsafe_path", `the zip entry '${name}' points outside the archive`, { path: name });
+        if (!target.startsWith(root + path.sep))
+          throw new DatasetFault("zip_unsafe_path", `the zip entry '${name}' points outside the archive`, { path: name });
         const parent = path.dirname(target);
         if (!this.made.has(parent)) {
           await fs.promises.mkdir(parent, { recursive: true, mode: 0o700 });
           this.made.add(parent);
         }
         const stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) =>
-          this.zip.openReadStream(item.entry, (err, s) => (err || !s ? reject(new DatasetFault("zip_corrupt", `cannot read '${name}': ${err?.message}`, { path: name })) : resolve(s))),
+          this.zip.openReadStream(item.entry, (err, s) =>
+            err || !s ? reject(new DatasetFault("zip_corrupt", `cannot read '${name}': ${err?.message}`, { path: name })) : resolve(s),
+          ),
         );
         const job: Promise<void> = writeEntry(stream, target, item.plan, signal)
           .catch((err) => void (failure ??= err))
@@ -266,7 +299,13 @@ export async function extractZip(zipFile: string, destDir: string, limits: Extra
   const opened = await OpenedZip.open(zipFile, limits, { signal });
   try {
     await opened.extract(destDir, opened.files, signal);
-    return { dir: path.resolve(destDir), files: opened.files, topLevelFolder: opened.topLevelFolder, totalBytes: opened.totalBytes, skipped: opened.skipped };
+    return {
+      dir: path.resolve(destDir),
+      files: opened.files,
+      topLevelFolder: opened.topLevelFolder,
+      totalBytes: opened.totalBytes,
+      skipped: opened.skipped,
+    };
   } finally {
     opened.close();
   }

@@ -43,7 +43,12 @@ export function pathCharProblem(p: string): CharProblem | null {
  * one folder around everything is tolerated (whether or not the CSV path repeats it).
  * Returns the path relative to the dataset root, or null when absent (with a case-only near match if any).
  */
-export function locateImage(value: string, files: Set<string>, top: string | null, lowerIndex?: Map<string, string>): { rel: string | null; near?: string } {
+export function locateImage(
+  value: string,
+  files: Set<string>,
+  top: string | null,
+  lowerIndex?: Map<string, string>,
+): { rel: string | null; near?: string } {
   const v = value.replace(/\\/g, "/").replace(/^\.\//, "");
   const candidates = top ? [`${top}/${v}`, v] : [v];
   for (const c of candidates) {
@@ -87,7 +92,11 @@ export async function inspectImage(file: string): Promise<ImageInfo> {
 }
 
 /** Inspects many images with a few in flight (sharp decodes on libuv's thread pool). */
-export async function inspectImages(root: string, rels: string[], opts: { concurrency?: number; signal?: AbortSignal } = {}): Promise<Map<string, ImageInfo>> {
+export async function inspectImages(
+  root: string,
+  rels: string[],
+  opts: { concurrency?: number; signal?: AbortSignal } = {},
+): Promise<Map<string, ImageInfo>> {
   const out = new Map<string, ImageInfo>();
   let next = 0;
   const worker = async () => {

@@ -78,7 +78,10 @@ export async function prepareDataset(deps: { bucket: Bucket; config: Config }, a
     analysed = await analyseDataset(ex, args.task, report, { willSplit: args.split === "train_val_test", signal, samples: args.samples });
   } catch (err) {
     if (timeout.aborted && !args.signal?.aborted) {
-      report.error("validation_timeout", `checking the dataset took longer than ${deps.config.VALIDATION_TIMEOUT_S} s (VALIDATION_TIMEOUT_S) and was stopped; make the zip smaller (fewer files) or ask the operator to raise the limit`);
+      report.error(
+        "validation_timeout",
+        `checking the dataset took longer than ${deps.config.VALIDATION_TIMEOUT_S} s (VALIDATION_TIMEOUT_S) and was stopped; make the zip smaller (fewer files) or ask the operator to raise the limit`,
+      );
     } else if (err instanceof DatasetFault) report.error(err.code, err.message, err.where);
     else throw err;
     // A refused archive leaves nothing extracted behind.
@@ -90,7 +93,11 @@ export async function prepareDataset(deps: { bucket: Bucket; config: Config }, a
   // The user's split column is checked with the rest, so its problems land in the same report.
   const fromColumn =
     analysed?.splitRows && args.split === "train_val_test"
-      ? splitFromColumn(analysed.splitRows, args.seed, { column: args.task.split_col!, labelCols: args.task.family === "classification" ? analysed.labelCols : [], report })
+      ? splitFromColumn(analysed.splitRows, args.seed, {
+          column: args.task.split_col!,
+          labelCols: args.task.family === "classification" ? analysed.labelCols : [],
+          report,
+        })
       : null;
   if (!analysed || report.hasErrors) return { report: report.build(), sha256 };
 
@@ -99,8 +106,18 @@ export async function prepareDataset(deps: { bucket: Bucket; config: Config }, a
   const regression = analysed.problem === "regression";
   const strata = patientStrata(analysed.strataRows, { regression });
   const split =
-    args.split === "all_test" ? allTest(analysed.strataRows.map((r) => r.patient), args.seed) : fromColumn ?? splitPatients(strata, args.seed);
-  report.summary.split = { train: split.train.length, val: split.val.length, test: split.test.length, ...(fromColumn ? { from_column: args.task.split_col! } : {}) };
+    args.split === "all_test"
+      ? allTest(
+          analysed.strataRows.map((r) => r.patient),
+          args.seed,
+        )
+      : (fromColumn ?? splitPatients(strata, args.seed));
+  report.summary.split = {
+    train: split.train.length,
+    val: split.val.length,
+    test: split.test.length,
+    ...(fromColumn ? { from_column: args.task.split_col! } : {}),
+  };
   // Counting test patients per class needs one class per patient: binary and multiclass (regression strata are bins).
   if (regression) warnSmallTestPart(split, null, report);
   else if (analysed.problem === "binary" || analysed.problem === "multiclass") warnSmallTestPart(split, strata, report);

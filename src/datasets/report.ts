@@ -109,7 +109,11 @@ export class ReportBuilder {
 
 /** A fatal problem that stops the checks early (unreadable zip, unsafe entry, no CSV): reported, not thrown to the caller. */
 export class DatasetFault extends Error {
-  constructor(public readonly code: string, message: string, public readonly where: Omit<DatasetProblem, "severity" | "code" | "message"> = {}) {
+  constructor(
+    public readonly code: string,
+    message: string,
+    public readonly where: Omit<DatasetProblem, "severity" | "code" | "message"> = {},
+  ) {
     super(message);
   }
 }

@@ -36,6 +36,9 @@ const run = promisify(execFile);
 
 /** Writes the sample's CSV (Builder's data-task layout) to `out`; returns its row count. */
 export async function writeSampleCsv(sample: SampleDataset, out: string, pythonBin?: string): Promise<number> {
-  const { stdout } = await run(defaultPython(pythonBin), ["-m", "builder_pipelines.samples", sample.id, out], { cwd: PIPELINES_DIR, timeout: 60_000 });
+  const { stdout } = await run(defaultPython(pythonBin), ["-m", "builder_pipelines.samples", sample.id, out], {
+    cwd: PIPELINES_DIR,
+    timeout: 60_000,
+  });
   return Number(stdout.trim());
 }

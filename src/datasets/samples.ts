@@ -20,7 +20,11 @@ export interface Sample {
 }
 
 /** Per class of the first label column: the first SAMPLES_PER_CLASS decodable images, in CSV order. */
-export async function sampleThumbnails(root: string, checked: CheckedTable, sizes: Map<string, ImageInfo>): Promise<Record<string, Sample[]>> {
+export async function sampleThumbnails(
+  root: string,
+  checked: CheckedTable,
+  sizes: Map<string, ImageInfo>,
+): Promise<Record<string, Sample[]>> {
   const labelIdx = checked.labelIdx[0];
   const picked = new Map<string, Array<{ path: string; row: number }>>();
   for (const r of checked.rows) {

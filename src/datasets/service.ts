@@ -16,8 +16,25 @@ import { prepareDataset } from "./prepare.js";
 import { DatasetFault, type DatasetReport } from "./report.js";
 import type { DatasetTask } from "./types.js";
 import { SAMPLES, writeSampleCsv } from "./sample-datasets.js";
-import { checkCsvText, csvNameFor, MAX_XLSX_BYTES, spoolUpload, tableKindOf, xlsxFirstSheetToCsv, zipOneFile, zipPathFor } from "./table-upload.js";
-import { feedUpload, isClientAbort, notAZip, NotAZipError, uploadInterrupted, UploadInterruptedError, zipSignatureCheck } from "./upload-stream.js";
+import {
+  checkCsvText,
+  csvNameFor,
+  MAX_XLSX_BYTES,
+  spoolUpload,
+  tableKindOf,
+  xlsxFirstSheetToCsv,
+  zipOneFile,
+  zipPathFor,
+} from "./table-upload.js";
+import {
+  feedUpload,
+  isClientAbort,
+  notAZip,
+  NotAZipError,
+  uploadInterrupted,
+  UploadInterruptedError,
+  zipSignatureCheck,
+} from "./upload-stream.js";
 import { resolveZipPath } from "./zip-path.js";
 
 /** The experiments area, as deleting a dataset needs it (wired in services.ts; datasets do not import experiments). */
@@ -95,7 +112,10 @@ export class DatasetService {
       const csv = path.join(work, `${sample.id}.csv`);
       const rows = await writeSampleCsv(sample, csv, this.deps.config.PYTHON_BIN);
       const zipPath = `${userId}/samples/${sample.id}.zip`;
-      const result = await this.deps.bucket.write(zipPath, zipOneFile(csv, `${sample.id}.csv`), { maxBytes: this.deps.config.MAX_UPLOAD_BYTES, contentType: "application/zip" });
+      const result = await this.deps.bucket.write(zipPath, zipOneFile(csv, `${sample.id}.csv`), {
+        maxBytes: this.deps.config.MAX_UPLOAD_BYTES,
+        contentType: "application/zip",
+      });
       await this.recordFile(userId, zipPath, result);
       const note = `${sample.title}: ${rows} patients, label column “${sample.label_col}”, stored in your folder as samples/${sample.id}.zip`;
       return { zip_gcloud: zipPath, ...result, note, licence: sample.licence };
@@ -115,21 +135,30 @@ export class DatasetService {
     await fs.promises.mkdir(work, { recursive: true });
     try {
       const raw = path.join(work, `upload.${kind}`);
-      await spoolUpload(body, raw, kind === "xlsx" ? Math.min(MAX_XLSX_BYTES, this.deps.config.MAX_UPLOAD_BYTES) : this.deps.config.MAX_UPLOAD_BYTES);
+      await spoolUpload(
+        body,
+        raw,
+        kind === "xlsx" ? Math.min(MAX_XLSX_BYTES, this.deps.config.MAX_UPLOAD_BYTES) : this.deps.config.MAX_UPLOAD_BYTES,
+      );
       const csvName = csvNameFor(tablePath);
       let csv = raw;
       let note: string;
       if (kind === "xlsx") {
         csv = path.join(work, "table.csv");
         const sheet = await xlsxFirstSheetToCsv(raw, csv, name);
-        const others = sheet.otherSheets.length ? `; the other sheets (${sheet.otherSheets.map((s) => `“${s}”`).join(", ")}) were not read` : "";
+        const others = sheet.otherSheets.length
+          ? `; the other sheets (${sheet.otherSheets.map((s) => `“${s}”`).join(", ")}) were not read`
+          : "";
         note = `${name}: its first sheet, “${sheet.sheet}” (${sheet.rows - 1} rows below its header), was stored as ${csvName}${others}`;
       } else {
         await checkCsvText(raw, name);
         note = `${name} was stored as the dataset's table`;
       }
       const zipPath = zipPathFor(tablePath);
-      const result = await this.deps.bucket.write(zipPath, zipOneFile(csv, csvName), { maxBytes: this.deps.config.MAX_UPLOAD_BYTES, contentType: "application/zip" });
+      const result = await this.deps.bucket.write(zipPath, zipOneFile(csv, csvName), {
+        maxBytes: this.deps.config.MAX_UPLOAD_BYTES,
+        contentType: "application/zip",
+      });
       await this.recordFile(userId, zipPath, result);
       return { zip_gcloud: zipPath, ...result, converted_from: name, note: `${note}, zipped as ${path.posix.basename(zipPath)}` };
     } finally {
@@ -148,7 +177,11 @@ export class DatasetService {
    * their extracted copies (in their work folders, the only copies derived from an upload) go with their jobs.
    * The experiments that finished keep their reports and models: DELETE /v1/experiments/{id} removes those.
    */
-  async deleteUploads(userId: string, objectPath: string, opts: { force?: boolean } = {}): Promise<{ deleted: string[]; cancelled_experiments: number[] }> {
+  async deleteUploads(
+    userId: string,
+    objectPath: string,
+    opts: { force?: boolean } = {},
+  ): Promise<{ deleted: string[]; cancelled_experiments: number[] }> {
     const folder = objectPath.endsWith("/");
     const rows = await this.deps.db
       .select()
@@ -156,7 +189,8 @@ export class DatasetService {
       .where(and(eq(files.userId, userId), folder ? sql`starts_with(${files.path}, ${objectPath})` : eq(files.path, objectPath)));
     const objects = folder ? await this.deps.bucket.list(objectPath) : (await this.deps.bucket.stat(objectPath)) ? [objectPath] : [];
     const paths = [...new Set([...rows.map((r) => r.path), ...objects])].sort();
-    if (paths.length === 0) throw new ApiError(404, "not_found", folder ? `no folder ${objectPath.slice(0, -1)}` : `no file at ${objectPath}`);
+    if (paths.length === 0)
+      throw new ApiError(404, "not_found", folder ? `no folder ${objectPath.slice(0, -1)}` : `no file at ${objectPath}`);
     const using = (await this.deps.users?.unfinishedUsing(userId, objectPath)) ?? [];
     if (using.length && !opts.force) throw datasetInUse(objectPath, using);
     for (const e of using) await this.deps.users!.cancel(userId, e.experimentId).catch(() => undefined); // one that just ended is fine
@@ -172,7 +206,8 @@ export class DatasetService {
   /** Runs every check on the zip (no training) and returns the report; nothing is kept. */
   async validate(userId: string, zipGcloud: string, task: DatasetTask): Promise<DatasetReport> {
     const zipPath = resolveZipPath(zipGcloud, userId);
-    if (!(await this.deps.bucket.stat(zipPath))) throw new ApiError(404, "not_found", `no file at ${zipPath}; upload it first (PUT /v1/files/${zipPath})`);
+    if (!(await this.deps.bucket.stat(zipPath)))
+      throw new ApiError(404, "not_found", `no file at ${zipPath}; upload it first (PUT /v1/files/${zipPath})`);
     return this.queue.add(async () => {
       const workDir = this.tmpDir("validate");
       try {
@@ -193,7 +228,11 @@ export class DatasetService {
       await fs.promises.mkdir(dir, { recursive: true });
       await pipeline(await this.deps.bucket.read(zipPath), fs.createWriteStream(local));
       const { ZIP_MAX_ENTRIES, ZIP_MAX_UNCOMPRESSED_BYTES, ZIP_MAX_COMPRESSION_RATIO } = this.deps.config;
-      return await listColumns(local, { maxEntries: ZIP_MAX_ENTRIES, maxUncompressedBytes: ZIP_MAX_UNCOMPRESSED_BYTES, maxCompressionRatio: ZIP_MAX_COMPRESSION_RATIO });
+      return await listColumns(local, {
+        maxEntries: ZIP_MAX_ENTRIES,
+        maxUncompressedBytes: ZIP_MAX_UNCOMPRESSED_BYTES,
+        maxCompressionRatio: ZIP_MAX_COMPRESSION_RATIO,
+      });
     } catch (err) {
       if (err instanceof DatasetFault) throw new ApiError(422, err.code, err.message);
       throw err;
@@ -210,10 +249,17 @@ function datasetInUse(objectPath: string, using: Array<{ experimentId: number; n
     409,
     "dataset_in_use",
     `${what} is in use by ${named.join("; ")}: wait for ${using.length > 1 ? "them" : "it"} to finish or cancel ${using.length > 1 ? "them" : "it"}, or delete with ?force=true to cancel ${using.length > 1 ? "them" : "it"} and delete anyway`,
-    using.map((e) => ({ field: "experiment_id", message: `experiment ${e.experimentId} is ${e.status} and reads this dataset`, experiment_id: e.experimentId, status: e.status })),
+    using.map((e) => ({
+      field: "experiment_id",
+      message: `experiment ${e.experimentId} is ${e.status} and reads this dataset`,
+      experiment_id: e.experimentId,
+      status: e.status,
+    })),
   );
 }
 
 function tooLarge(max: number): ApiError {
-  return new ApiError(413, "payload_too_large", `the file is larger than the upload limit of ${max} bytes (MAX_UPLOAD_BYTES)`, undefined, { connection: "close" });
+  return new ApiError(413, "payload_too_large", `the file is larger than the upload limit of ${max} bytes (MAX_UPLOAD_BYTES)`, undefined, {
+    connection: "close",
+  });
 }

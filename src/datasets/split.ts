@@ -88,7 +88,10 @@ export function assertDisjoint(split: PatientSplit): void {
 }
 
 /** The stratum of each patient: its most frequent label (ties: the smallest), or a regression quantile bin. */
-export function patientStrata(rows: Array<{ patient: string; label: string }>, opts: { regression?: boolean; bins?: number } = {}): Map<string, string> {
+export function patientStrata(
+  rows: Array<{ patient: string; label: string }>,
+  opts: { regression?: boolean; bins?: number } = {},
+): Map<string, string> {
   const perPatient = new Map<string, Map<string, number>>();
   for (const r of rows) {
     if (!perPatient.has(r.patient)) perPatient.set(r.patient, new Map());
@@ -162,7 +165,11 @@ export function splitFromColumn(rows: SplitColumnRow[], seed: number, ctx: Split
     if (!part) {
       bad = true;
       const what = r.value.trim() === "" ? "no value" : `'${r.value}'`;
-      report.error("split_value_invalid", `row ${r.row} has ${what} in the split column '${column}'; use train, validation (or val) or test`, { row: r.row, column });
+      report.error(
+        "split_value_invalid",
+        `row ${r.row} has ${what} in the split column '${column}'; use train, validation (or val) or test`,
+        { row: r.row, column },
+      );
       continue;
     }
     const seen = first.get(r.patient);
@@ -181,7 +188,11 @@ export function splitFromColumn(rows: SplitColumnRow[], seed: number, ctx: Split
   if (bad || mixed.size) return null;
   for (const part of ["train", "val", "test"] as const) {
     if (out[part].length === 0) {
-      report.error("split_part_empty", `the split column '${column}' puts no patient in ${PART_NAME[part]}; training needs patients in train, validation and test`, { column });
+      report.error(
+        "split_part_empty",
+        `the split column '${column}' puts no patient in ${PART_NAME[part]}; training needs patients in train, validation and test`,
+        { column },
+      );
     }
   }
   if (!out.train.length || !out.val.length || !out.test.length) return null;

@@ -57,18 +57,29 @@ export function checkTable(t: CsvTable, ctx: TableCheckContext): CheckedTable | 
   }
   let splitIdx: number | null = null;
   if (task.split_col) splitIdx = resolveColumns(t, [task.split_col], "split", report, csvPath).get(task.split_col) ?? null;
-  if (task.inputs === "table" && dataCols.length === 0) report.error("data_cols_missing", "task 'data' needs data_cols: the feature columns to learn from");
+  if (task.inputs === "table" && dataCols.length === 0)
+    report.error("data_cols_missing", "task 'data' needs data_cols: the feature columns to learn from");
   for (const name of [...task.label_cols, ...dataCols, ...(task.images_col ? [task.images_col] : [])]) {
-    if (name === idCol) report.error("column_role_conflict", `'${name}' is column 1, the patient id; it cannot also be a label, image or data column`, { column: name, row: 1 });
+    if (name === idCol)
+      report.error("column_role_conflict", `'${name}' is column 1, the patient id; it cannot also be a label, image or data column`, {
+        column: name,
+        row: 1,
+      });
   }
   for (const name of dataCols) {
-    if (task.label_cols.includes(name)) report.error("column_role_conflict", `'${name}' is both a label and a data column`, { column: name, row: 1 });
+    if (task.label_cols.includes(name))
+      report.error("column_role_conflict", `'${name}' is both a label and a data column`, { column: name, row: 1 });
   }
   const split = task.split_col;
   if (split && [idCol, ...task.label_cols, ...dataCols, task.images_col].includes(split)) {
-    report.error("column_role_conflict", `'${split}' is the split column; it cannot also be the patient id, a label, image or data column`, { column: split, row: 1 });
+    report.error(
+      "column_role_conflict",
+      `'${split}' is the split column; it cannot also be the patient id, a label, image or data column`,
+      { column: split, row: 1 },
+    );
   }
-  if (labels.size !== task.label_cols.length || data.size !== dataCols.length || (task.inputs === "images" && imageIdx === null)) return null;
+  if (labels.size !== task.label_cols.length || data.size !== dataCols.length || (task.inputs === "images" && imageIdx === null))
+    return null;
   if (split && splitIdx === null) return null;
 
   const labelIdx = task.label_cols.map((c) => labels.get(c)!);
@@ -84,11 +95,19 @@ export function checkTable(t: CsvTable, ctx: TableCheckContext): CheckedTable | 
     // An unlabelled case cannot teach or test a supervised model, but it does not make the others wrong: it is left out.
     const unlabelled = labelIdx.find((li) => values[li] === "");
     if (unlabelled !== undefined) {
-      report.warn("label_missing", `row ${row} has no value in the label column '${t.header[unlabelled]}'; the row is left out`, { row, column: t.header[unlabelled] });
+      report.warn("label_missing", `row ${row} has no value in the label column '${t.header[unlabelled]}'; the row is left out`, {
+        row,
+        column: t.header[unlabelled],
+      });
       return;
     }
     for (const di of dataIdx) {
-      if (values[di] === "") report.error("missing_value", `row ${row} has an empty entry in the data column '${t.header[di]}'; fill it in, write NA if the value is unknown, or remove the row`, { row, column: t.header[di] });
+      if (values[di] === "")
+        report.error(
+          "missing_value",
+          `row ${row} has an empty entry in the data column '${t.header[di]}'; fill it in, write NA if the value is unknown, or remove the row`,
+          { row, column: t.header[di] },
+        );
     }
     const r: TableRow = { row, values, patient };
     if (imageIdx !== null) {
@@ -151,15 +170,29 @@ function checkFeatures(t: CsvTable, dataIdx: number[], rows: TableRow[], report:
       }
       features.push({ name, type: "numeric", min, max, missing: rows.length - present.length + read.markers });
       if (read.markers) {
-        report.warn("missing_values", `the data column '${name}' has no value in ${read.markers} of ${rows.length} rows (written as NA, ? or similar); the models learn with these gaps, and predictions may send null for it`, { column: name });
+        report.warn(
+          "missing_values",
+          `the data column '${name}' has no value in ${read.markers} of ${rows.length} rows (written as NA, ? or similar); the models learn with these gaps, and predictions may send null for it`,
+          { column: name },
+        );
       }
-      if (min === max) report.warn("constant_column", `the data column '${name}' holds the same value (${min}) in every row; it cannot help the model`, { column: name });
+      if (min === max)
+        report.warn("constant_column", `the data column '${name}' holds the same value (${min}) in every row; it cannot help the model`, {
+          column: name,
+        });
     } else {
       const distinct = new Set(present);
       features.push({ name, type: "categorical", categories: distinct.size, missing: rows.length - present.length });
-      if (distinct.size === 1) report.warn("constant_column", `the data column '${name}' holds the same value in every row; it cannot help the model`, { column: name });
+      if (distinct.size === 1)
+        report.warn("constant_column", `the data column '${name}' holds the same value in every row; it cannot help the model`, {
+          column: name,
+        });
       if (present.length && distinct.size > 0.5 * present.length && distinct.size > 50) {
-        report.warn("categorical_high_cardinality", `the data column '${name}' is not numeric and has ${distinct.size} distinct values; is it an identifier?`, { column: name });
+        report.warn(
+          "categorical_high_cardinality",
+          `the data column '${name}' is not numeric and has ${distinct.size} distinct values; is it an identifier?`,
+          { column: name },
+        );
       }
     }
   }
@@ -189,22 +222,37 @@ function checkLabels(t: CsvTable, labelIdx: number[], rows: TableRow[], ctx: Tab
         if (r.values[li] === "") continue;
         const n = parseNumber(r.values[li], t.delimiter);
         if (n === null) {
-          report.error("label_not_numeric", `regression (model_type 1) needs numbers in '${col}'; row ${r.row} has '${r.values[li]}'`, { row: r.row, column: col });
+          report.error("label_not_numeric", `regression (model_type 1) needs numbers in '${col}'; row ${r.row} has '${r.values[li]}'`, {
+            row: r.row,
+            column: col,
+          });
         } else {
           min = Math.min(min, n);
           max = Math.max(max, n);
         }
       }
       if (min <= max) report.summary.label_range = { min, max };
-      if (new Set(rows.map((r) => r.values[li])).size < 2) report.error("too_few_classes", `the label column '${col}' holds one value only; there is nothing to learn`, { column: col });
+      if (new Set(rows.map((r) => r.values[li])).size < 2)
+        report.error("too_few_classes", `the label column '${col}' holds one value only; there is nothing to learn`, { column: col });
       continue;
     }
     const classes = Object.keys(perClass);
     if (classes.length < 2) {
-      report.error("too_few_classes", `classification needs at least 2 classes; '${col}' has ${classes.length}${classes.length ? ` ('${classes[0]}')` : ""}`, { column: col });
+      report.error(
+        "too_few_classes",
+        `classification needs at least 2 classes; '${col}' has ${classes.length}${classes.length ? ` ('${classes[0]}')` : ""}`,
+        { column: col },
+      );
     }
     if (labelIdx.length > 1 && classes.some((c) => parseNumber(c, t.delimiter) !== 0 && parseNumber(c, t.delimiter) !== 1)) {
-      report.error("multilabel_not_binary", `with several label columns each must hold 0 or 1 (present or absent); '${col}' holds ${classes.slice(0, 5).map((c) => `'${c}'`).join(", ")}`, { column: col });
+      report.error(
+        "multilabel_not_binary",
+        `with several label columns each must hold 0 or 1 (present or absent); '${col}' holds ${classes
+          .slice(0, 5)
+          .map((c) => `'${c}'`)
+          .join(", ")}`,
+        { column: col },
+      );
     }
     if (ctx.willSplit) {
       for (const [cls, set] of patients) {
@@ -218,7 +266,11 @@ function checkLabels(t: CsvTable, labelIdx: number[], rows: TableRow[], ctx: Tab
       }
     }
     if (classes.length > 50 && classes.every((c) => parseNumber(c, t.delimiter) !== null)) {
-      report.warn("many_classes", `'${col}' has ${classes.length} distinct numeric values; if it is a measurement, use regression (model_type 1)`, { column: col });
+      report.warn(
+        "many_classes",
+        `'${col}' has ${classes.length} distinct numeric values; if it is a measurement, use regression (model_type 1)`,
+        { column: col },
+      );
     }
     // A patient's rows should agree (one diagnosis per patient): different labels are allowed but suspicious.
     const byPatient = new Map<string, { label: string; row: number }>();
@@ -227,7 +279,11 @@ function checkLabels(t: CsvTable, labelIdx: number[], rows: TableRow[], ctx: Tab
       const first = byPatient.get(r.patient);
       if (!first) byPatient.set(r.patient, { label: v, row: r.row });
       else if (first.label !== v) {
-        report.warn("patient_mixed_labels", `patient '${r.patient}' is labelled '${first.label}' on row ${first.row} and '${v}' on row ${r.row} in '${col}'`, { row: r.row, column: col });
+        report.warn(
+          "patient_mixed_labels",
+          `patient '${r.patient}' is labelled '${first.label}' on row ${first.row} and '${v}' on row ${r.row} in '${col}'`,
+          { row: r.row, column: col },
+        );
       }
     }
   }
@@ -259,13 +315,21 @@ function checkDuplicates(t: CsvTable, rows: TableRow[], labelIdx: number[], imag
     const prev = seenImage.get(r.image);
     if (!prev) seenImage.set(r.image, { labels, row: r.row });
     else if (prev.labels !== labels) {
-      report.error("image_conflicting_labels", `the image '${r.values[imageIdx]}' is labelled '${prev.labels}' on row ${prev.row} and '${labels}' on row ${r.row}`, {
+      report.error(
+        "image_conflicting_labels",
+        `the image '${r.values[imageIdx]}' is labelled '${prev.labels}' on row ${prev.row} and '${labels}' on row ${r.row}`,
+        {
+          row: r.row,
+          column: t.header[imageIdx],
+          path: r.values[imageIdx],
+        },
+      );
+    } else {
+      report.warn("image_repeated", `the image '${r.values[imageIdx]}' is listed on rows ${prev.row} and ${r.row}`, {
         row: r.row,
         column: t.header[imageIdx],
         path: r.values[imageIdx],
       });
-    } else {
-      report.warn("image_repeated", `the image '${r.values[imageIdx]}' is listed on rows ${prev.row} and ${r.row}`, { row: r.row, column: t.header[imageIdx], path: r.values[imageIdx] });
     }
   }
 }
@@ -283,7 +347,11 @@ function summarise(t: CsvTable, rows: TableRow[], _labelIdx: number[], imageIdx:
     report.summary.images = new Set(rows.map((r) => r.image).filter(Boolean)).size;
     // reduce, not Math.min(...n): spreading 100,000+ arguments overflows the stack.
     report.summary.images_per_patient = n.length
-      ? { min: n.reduce((a, b) => Math.min(a, b)), max: n.reduce((a, b) => Math.max(a, b)), mean: Math.round((n.reduce((a, b) => a + b, 0) / n.length) * 100) / 100 }
+      ? {
+          min: n.reduce((a, b) => Math.min(a, b)),
+          max: n.reduce((a, b) => Math.max(a, b)),
+          mean: Math.round((n.reduce((a, b) => a + b, 0) / n.length) * 100) / 100,
+        }
       : { min: 0, max: 0, mean: 0 };
   }
   void t;

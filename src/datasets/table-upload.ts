@@ -39,7 +39,14 @@ export async function spoolUpload(body: Readable, file: string, maxBytes: number
   } catch (err) {
     body.resume();
     await fs.promises.rm(file, { force: true });
-    if (err instanceof TooLargeError) throw new ApiError(413, "payload_too_large", `the table is larger than ${maxBytes} bytes; zip it (a zip of a CSV compresses well) and upload the .zip`, undefined, { connection: "close" });
+    if (err instanceof TooLargeError)
+      throw new ApiError(
+        413,
+        "payload_too_large",
+        `the table is larger than ${maxBytes} bytes; zip it (a zip of a CSV compresses well) and upload the .zip`,
+        undefined,
+        { connection: "close" },
+      );
     if (err instanceof UploadInterruptedError || isClientAbort(err)) throw uploadInterrupted();
     throw err;
   } finally {
@@ -56,7 +63,11 @@ export async function checkCsvText(file: string, name: string): Promise<void> {
     const { bytesRead } = await handle.read(head, 0, head.length, 0);
     if (bytesRead === 0) throw new ApiError(400, "invalid_table", `${name} is empty`);
     if (head.subarray(0, bytesRead).includes(0)) {
-      throw new ApiError(400, "invalid_table", `${name} is not a text CSV (it holds NUL bytes; a UTF-16 file or another format renamed?): save it as "CSV UTF-8" from the spreadsheet`);
+      throw new ApiError(
+        400,
+        "invalid_table",
+        `${name} is not a text CSV (it holds NUL bytes; a UTF-16 file or another format renamed?): save it as "CSV UTF-8" from the spreadsheet`,
+      );
     }
   } finally {
     await handle.close();
@@ -74,7 +85,13 @@ export interface SheetConversion {
  * result, rich text as its text. Streamed row by row, so the event loop is given back between chunks.
  */
 export async function xlsxFirstSheetToCsv(xlsxFile: string, csvFile: string, name: string): Promise<SheetConversion> {
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(xlsxFile, { worksheets: "emit", sharedStrings: "cache", styles: "cache", hyperlinks: "ignore", entries: "ignore" });
+  const reader = new ExcelJS.stream.xlsx.WorkbookReader(xlsxFile, {
+    worksheets: "emit",
+    sharedStrings: "cache",
+    styles: "cache",
+    hyperlinks: "ignore",
+    entries: "ignore",
+  });
   const out = fs.createWriteStream(csvFile);
   const sheets: string[] = [];
   let rows = 0;
@@ -96,7 +113,11 @@ export async function xlsxFirstSheetToCsv(xlsxFile: string, csvFile: string, nam
     out.destroy();
     if (err instanceof ApiError) throw err;
     // The reader's own message speaks of zip records and XML: not words for the person who sent a spreadsheet.
-    throw new ApiError(400, "invalid_table", `${name} cannot be read as an Excel workbook (.xlsx): it is damaged, or another format renamed (an old .xls?). Save it again from the spreadsheet as .xlsx, or as "CSV UTF-8"`);
+    throw new ApiError(
+      400,
+      "invalid_table",
+      `${name} cannot be read as an Excel workbook (.xlsx): it is damaged, or another format renamed (an old .xls?). Save it again from the spreadsheet as .xlsx, or as "CSV UTF-8"`,
+    );
   }
   await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
   if (sheets.length === 0 || rows === 0) throw new ApiError(400, "invalid_table", `${name} has no rows in its first sheet`);

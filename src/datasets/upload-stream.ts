@@ -28,7 +28,8 @@ export const notAZip = () =>
     { connection: "close" },
   );
 
-export const uploadInterrupted = () => new ApiError(400, "upload_interrupted", "the upload was interrupted before the whole body arrived; nothing was stored");
+export const uploadInterrupted = () =>
+  new ApiError(400, "upload_interrupted", "the upload was interrupted before the whole body arrived; nothing was stored");
 
 /** Passes bytes through once the first four are a zip signature; fails the stream at once otherwise. */
 export function zipSignatureCheck(): Transform {

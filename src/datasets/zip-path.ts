@@ -35,7 +35,8 @@ function resolveObjectPath(zipGcloud: string, userId: string, field: string, ext
   const odd = segments.find((s) => !SEGMENT.test(s));
   if (odd !== undefined) throw bad(`'${odd}' may hold only letters, digits, '.', '-' and '_'`);
   const long = segments.find((s) => s.length > MAX_SEGMENT_LENGTH);
-  if (long !== undefined) throw bad(`each folder and file name may be at most ${MAX_SEGMENT_LENGTH} characters ('${long.slice(0, 20)}...' has ${long.length})`);
+  if (long !== undefined)
+    throw bad(`each folder and file name may be at most ${MAX_SEGMENT_LENGTH} characters ('${long.slice(0, 20)}...' has ${long.length})`);
   if (!extension.test(segments[2])) throw bad(extensionMessage);
   if (segments[0] !== userId) throw new ApiError(404, "not_found", `no file at ${objectPath}`);
   return objectPath;
@@ -43,8 +44,10 @@ function resolveObjectPath(zipGcloud: string, userId: string, field: string, ext
 
 /** A folder of the caller's uploads, `<user_dir>/<experiment_dir>`: returns its object prefix (ending in /) or throws. */
 export function resolveFolderPath(userDir: string, experimentDir: string, userId: string): string {
-  const bad = (message: string) => new ApiError(400, "invalid_request", `experiment_dir: ${message}`, [{ field: "experiment_dir", message }]);
-  if (!SEGMENT.test(experimentDir) || experimentDir === "." || experimentDir === "..") throw bad("may hold only letters, digits, '.', '-' and '_'");
+  const bad = (message: string) =>
+    new ApiError(400, "invalid_request", `experiment_dir: ${message}`, [{ field: "experiment_dir", message }]);
+  if (!SEGMENT.test(experimentDir) || experimentDir === "." || experimentDir === "..")
+    throw bad("may hold only letters, digits, '.', '-' and '_'");
   if (experimentDir.length > MAX_SEGMENT_LENGTH) throw bad(`must be at most ${MAX_SEGMENT_LENGTH} characters`);
   if (userDir !== userId) throw new ApiError(404, "not_found", `no folder ${userDir}/${experimentDir}`);
   return `${userDir}/${experimentDir}/`;

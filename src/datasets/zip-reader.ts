@@ -21,7 +21,13 @@ class SequentialChunkReader extends yauzl.RandomAccessReader {
     super();
   }
 
-  override read(buffer: Buffer, offset: number, length: number, position: number, callback: (err: Error | null, bytesRead?: number) => void): void {
+  override read(
+    buffer: Buffer,
+    offset: number,
+    length: number,
+    position: number,
+    callback: (err: Error | null, bytesRead?: number) => void,
+  ): void {
     // A walk is several reads in a row, each starting where the last ended; an entry's local header is two such
     // reads and no more, and must not pull in a whole chunk for its few bytes.
     this.streak = position === this.lastEnd ? this.streak + 1 : 0;

@@ -75,7 +75,11 @@ export async function openDatabase(opts: { url?: string; dataDir: string; onErro
  * backoff; while it is down the listener is told so (onState(false)) and must not trust what it cached.
  */
 async function listenPg(
-  url: string, channel: string, onNotify: (payload: string) => void, onState: (listening: boolean) => void, onError?: (err: Error) => void,
+  url: string,
+  channel: string,
+  onNotify: (payload: string) => void,
+  onState: (listening: boolean) => void,
+  onError?: (err: Error) => void,
 ): Promise<() => Promise<void>> {
   const { Client } = await import("pg");
   let stopped = false;

@@ -16,172 +16,246 @@ import {
 } from "drizzle-orm/pg-core";
 
 // gen_random_uuid() works on Postgres 13+ and PGlite alike (uuidv7() needs 18; production may run 15).
-const id = () => uuid("id").primaryKey().default(sql`gen_random_uuid()`);
+const id = () =>
+  uuid("id")
+    .primaryKey()
+    .default(sql`gen_random_uuid()`);
 const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
 
-export const users = pgTable("users", {
-  id: id(),
-  email: text("email").notNull(),
-  passwordHash: text("password_hash").notNull(),
-  createdAt: createdAt(),
-  /** Set when the account's erasure began (DELETE /v1/me, `users erase`); start-up resumes it until the row is gone. */
-  erasingAt: timestamp("erasing_at", { withTimezone: true }),
-}, (t) => [uniqueIndex("users_email_lower").on(sql`lower(${t.email})`)]);
+export const users = pgTable(
+  "users",
+  {
+    id: id(),
+    email: text("email").notNull(),
+    passwordHash: text("password_hash").notNull(),
+    createdAt: createdAt(),
+    /** Set when the account's erasure began (DELETE /v1/me, `users erase`); start-up resumes it until the row is gone. */
+    erasingAt: timestamp("erasing_at", { withTimezone: true }),
+  },
+  (t) => [uniqueIndex("users_email_lower").on(sql`lower(${t.email})`)],
+);
 
 /** Dashboard sessions. The cookie carries a random token; only its SHA-256 is stored. */
-export const sessions = pgTable("sessions", {
-  id: id(),
-  userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-  tokenHash: text("token_hash").notNull().unique(),
-  csrfToken: text("csrf_token").notNull(),
-  createdAt: createdAt(),
-  expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
-}, (t) => [index("sessions_user").on(t.userId)]);
+export const sessions = pgTable(
+  "sessions",
+  {
+    id: id(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    tokenHash: text("token_hash").notNull().unique(),
+    csrfToken: text("csrf_token").notNull(),
+    createdAt: createdAt(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [index("sessions_user").on(t.userId)],
+);
 
 /** API keys: shown once, stored only as SHA-256 of the whole key. */
-export const apiKeys = pgTable("api_keys", {
-  id: id(),
-  userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-  name: text("name").notNull(),
-  prefix: text("prefix").notNull(),
-  keyHash: text("key_hash").notNull().unique(),
-  rateLimitPerMinute: integer("rate_limit_per_minute"),
-  createdAt: createdAt(),
-  lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
-  revokedAt: timestamp("revoked_at", { withTimezone: true }),
-}, (t) => [index("api_keys_user").on(t.userId)]);
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    id: id(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    prefix: text("prefix").notNull(),
+    keyHash: text("key_hash").notNull().unique(),
+    rateLimitPerMinute: integer("rate_limit_per_minute"),
+    createdAt: createdAt(),
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [index("api_keys_user").on(t.userId)],
+);
 
 /** One row per experiment; experiment_id is the caller's own number, unique per user. */
-export const experiments = pgTable("experiments", {
-  id: id(),
-  userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-  experimentId: integer("experiment_id").notNull(),
-  request: jsonb("request").notNull(),
-  // The caller's label for the experiment, editable later (PATCH); kept out of `request` so that editing it never
-  // changes what was trained nor the request hash that makes a re-post idempotent.
-  name: text("name"),
-  description: text("description"),
-  /** The team's own words on the model's intended use (the model card's first item); PATCH only, like the labels. */
-  intendedUse: text("intended_use"),
-  /** The request translated once (src/experiments/study.ts); null only on rows from before migration 0003. */
-  study: jsonb("study"),
-  requestHash: text("request_hash").notNull(),
-  status: text("status").notNull(),
-  progress: jsonb("progress"),
-  history: jsonb("history").notNull().default(sql`'[]'::jsonb`),
-  datasetReport: jsonb("dataset_report"),
-  split: jsonb("split"),
-  metrics: jsonb("metrics"),
-  originalMetrics: jsonb("original_metrics"),
-  failureReason: text("failure_reason"),
-  attempts: integer("attempts").notNull().default(0),
-  cancelRequested: boolean("cancel_requested").notNull().default(false),
-  // Lease: which runner holds the job and until when; a job is run only by the holder of a live lease.
-  leaseOwner: text("lease_owner"),
-  leaseExpiresAt: timestamp("lease_expires_at", { withTimezone: true }),
-  createdAt: createdAt(),
-  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
-  finishedAt: timestamp("finished_at", { withTimezone: true }),
-}, (t) => [
-  uniqueIndex("experiments_user_number").on(t.userId, t.experimentId),
-  index("experiments_status").on(t.status),
-]);
+export const experiments = pgTable(
+  "experiments",
+  {
+    id: id(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    experimentId: integer("experiment_id").notNull(),
+    request: jsonb("request").notNull(),
+    // The caller's label for the experiment, editable later (PATCH); kept out of `request` so that editing it never
+    // changes what was trained nor the request hash that makes a re-post idempotent.
+    name: text("name"),
+    description: text("description"),
+    /** The team's own words on the model's intended use (the model card's first item); PATCH only, like the labels. */
+    intendedUse: text("intended_use"),
+    /** The request translated once (src/experiments/study.ts); null only on rows from before migration 0003. */
+    study: jsonb("study"),
+    requestHash: text("request_hash").notNull(),
+    status: text("status").notNull(),
+    progress: jsonb("progress"),
+    history: jsonb("history")
+      .notNull()
+      .default(sql`'[]'::jsonb`),
+    datasetReport: jsonb("dataset_report"),
+    split: jsonb("split"),
+    metrics: jsonb("metrics"),
+    originalMetrics: jsonb("original_metrics"),
+    failureReason: text("failure_reason"),
+    attempts: integer("attempts").notNull().default(0),
+    cancelRequested: boolean("cancel_requested").notNull().default(false),
+    // Lease: which runner holds the job and until when; a job is run only by the holder of a live lease.
+    leaseOwner: text("lease_owner"),
+    leaseExpiresAt: timestamp("lease_expires_at", { withTimezone: true }),
+    createdAt: createdAt(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    finishedAt: timestamp("finished_at", { withTimezone: true }),
+  },
+  (t) => [uniqueIndex("experiments_user_number").on(t.userId, t.experimentId), index("experiments_status").on(t.status)],
+);
 
 /** Every state change and progress event, in order: the SSE stream and its replay. */
-export const experimentEvents = pgTable("experiment_events", {
-  seq: bigserial("seq", { mode: "number" }).primaryKey(),
-  experimentUuid: uuid("experiment_uuid").notNull().references(() => experiments.id, { onDelete: "cascade" }),
-  at: createdAt(),
-  type: text("type").notNull(),
-  data: jsonb("data").notNull(),
-}, (t) => [index("experiment_events_exp").on(t.experimentUuid, t.seq)]);
+export const experimentEvents = pgTable(
+  "experiment_events",
+  {
+    seq: bigserial("seq", { mode: "number" }).primaryKey(),
+    experimentUuid: uuid("experiment_uuid")
+      .notNull()
+      .references(() => experiments.id, { onDelete: "cascade" }),
+    at: createdAt(),
+    type: text("type").notNull(),
+    data: jsonb("data").notNull(),
+  },
+  (t) => [index("experiment_events_exp").on(t.experimentUuid, t.seq)],
+);
 
 /** Published model versions; the newest version of an experiment is the one served. */
-export const models = pgTable("models", {
-  id: id(),
-  userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-  experimentUuid: uuid("experiment_uuid").notNull().references(() => experiments.id, { onDelete: "cascade" }),
-  experimentId: integer("experiment_id").notNull(),
-  version: integer("version").notNull(),
-  kind: text("kind").notNull(),
-  storePath: text("store_path").notNull(),
-  manifest: jsonb("manifest").notNull(),
-  createdAt: createdAt(),
-}, (t) => [
-  uniqueIndex("models_experiment_version").on(t.experimentUuid, t.version),
-  index("models_user_experiment").on(t.userId, t.experimentId),
-]);
+export const models = pgTable(
+  "models",
+  {
+    id: id(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    experimentUuid: uuid("experiment_uuid")
+      .notNull()
+      .references(() => experiments.id, { onDelete: "cascade" }),
+    experimentId: integer("experiment_id").notNull(),
+    version: integer("version").notNull(),
+    kind: text("kind").notNull(),
+    storePath: text("store_path").notNull(),
+    manifest: jsonb("manifest").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("models_experiment_version").on(t.experimentUuid, t.version),
+    index("models_user_experiment").on(t.userId, t.experimentId),
+  ],
+);
 
 /**
  * Batch scoring of a published model (POST /v1/models/{id}/batch): a table of rows or a zip of images, scored by the
  * same code as /predict; the input and results.csv live in the bucket under `<user>/batches/<id>/`. `experimentUuid`
  * ties it to the experiment, so deleting the experiment deletes its batches.
  */
-export const batches = pgTable("batches", {
-  id: id(),
-  userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-  experimentUuid: uuid("experiment_uuid").notNull().references(() => experiments.id, { onDelete: "cascade" }),
-  experimentId: integer("experiment_id").notNull(),
-  modelVersion: integer("model_version").notNull(),
-  inputKind: text("input_kind").notNull(),
-  status: text("status").notNull(),
-  total: integer("total"),
-  done: integer("done").notNull().default(0),
-  failed: integer("failed").notNull().default(0),
-  flagged: integer("flagged").notNull().default(0),
-  failureReason: text("failure_reason"),
-  createdAt: createdAt(),
-  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
-  finishedAt: timestamp("finished_at", { withTimezone: true }),
-}, (t) => [index("batches_user_created").on(t.userId, t.createdAt)]);
+export const batches = pgTable(
+  "batches",
+  {
+    id: id(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    experimentUuid: uuid("experiment_uuid")
+      .notNull()
+      .references(() => experiments.id, { onDelete: "cascade" }),
+    experimentId: integer("experiment_id").notNull(),
+    modelVersion: integer("model_version").notNull(),
+    inputKind: text("input_kind").notNull(),
+    status: text("status").notNull(),
+    total: integer("total"),
+    done: integer("done").notNull().default(0),
+    failed: integer("failed").notNull().default(0),
+    flagged: integer("flagged").notNull().default(0),
+    failureReason: text("failure_reason"),
+    createdAt: createdAt(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    finishedAt: timestamp("finished_at", { withTimezone: true }),
+  },
+  (t) => [index("batches_user_created").on(t.userId, t.createdAt)],
+);
 
 /** Uploaded objects, so the dashboard can list a user's files with their checksums. */
-export const files = pgTable("files", {
-  id: id(),
-  userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-  path: text("path").notNull(),
-  size: bigint("size", { mode: "number" }).notNull(),
-  sha256: text("sha256").notNull(),
-  createdAt: createdAt(),
-}, (t) => [uniqueIndex("files_path").on(t.path)]);
+export const files = pgTable(
+  "files",
+  {
+    id: id(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    path: text("path").notNull(),
+    size: bigint("size", { mode: "number" }).notNull(),
+    sha256: text("sha256").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("files_path").on(t.path)],
+);
 
 /** A chat conversation; its messages are chat_messages. Always read through the owner's user id. */
-export const chatConversations = pgTable("chat_conversations", {
-  id: id(),
-  userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-  title: text("title").notNull(),
-  createdAt: createdAt(),
-  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
-}, (t) => [index("chat_conversations_user").on(t.userId, t.updatedAt)]);
+export const chatConversations = pgTable(
+  "chat_conversations",
+  {
+    id: id(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    title: text("title").notNull(),
+    createdAt: createdAt(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("chat_conversations_user").on(t.userId, t.updatedAt)],
+);
 
 /** Chat history per user, so the assistant keeps the conversation. `refs` are what a reply cited. */
-export const chatMessages = pgTable("chat_messages", {
-  id: id(),
-  userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
-  conversationId: uuid("conversation_id").notNull().references(() => chatConversations.id, { onDelete: "cascade" }),
-  role: text("role").notNull(),
-  content: text("content").notNull(),
-  refs: jsonb("refs").notNull().default(sql`'[]'::jsonb`),
-  backend: text("backend"),
-  createdAt: createdAt(),
-}, (t) => [index("chat_messages_user").on(t.userId, t.createdAt), index("chat_messages_conversation").on(t.conversationId, t.createdAt)]);
+export const chatMessages = pgTable(
+  "chat_messages",
+  {
+    id: id(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    conversationId: uuid("conversation_id")
+      .notNull()
+      .references(() => chatConversations.id, { onDelete: "cascade" }),
+    role: text("role").notNull(),
+    content: text("content").notNull(),
+    refs: jsonb("refs")
+      .notNull()
+      .default(sql`'[]'::jsonb`),
+    backend: text("backend"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("chat_messages_user").on(t.userId, t.createdAt), index("chat_messages_conversation").on(t.conversationId, t.createdAt)],
+);
 
 /**
  * Who did what and when (GET /v1/audit): append-only (migration 0007's trigger refuses UPDATE and DELETE), and
  * kept after the data it mentions is erased, so actor_id is deliberately no foreign key. It holds no patient
  * data: ids, numbers, key prefixes, sizes and hashes; never file names, column names, labels or request bodies.
  */
-export const auditEvents = pgTable("audit_events", {
-  seq: bigserial("seq", { mode: "number" }).primaryKey(),
-  at: createdAt(),
-  actorId: uuid("actor_id").notNull(),
-  /** api_key, session or cli. */
-  via: text("via").notNull(),
-  action: text("action").notNull(),
-  /** What it acted on, in words without patient data: "experiment 3", "key bld_1a2B3c4D". */
-  target: text("target"),
-  details: jsonb("details").notNull().default(sql`'{}'::jsonb`),
-}, (t) => [index("audit_events_actor").on(t.actorId, t.seq)]);
+export const auditEvents = pgTable(
+  "audit_events",
+  {
+    seq: bigserial("seq", { mode: "number" }).primaryKey(),
+    at: createdAt(),
+    actorId: uuid("actor_id").notNull(),
+    /** api_key, session or cli. */
+    via: text("via").notNull(),
+    action: text("action").notNull(),
+    /** What it acted on, in words without patient data: "experiment 3", "key bld_1a2B3c4D". */
+    target: text("target"),
+    details: jsonb("details")
+      .notNull()
+      .default(sql`'{}'::jsonb`),
+  },
+  (t) => [index("audit_events_actor").on(t.actorId, t.seq)],
+);
 
 const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
 
@@ -189,13 +263,19 @@ const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
  * The documentation (README.md, docs/**\/*.md) cut into sections for the assistant's full-text search.
  * Rows are keyed by a hash of the docs (`version`), so processes running different docs never disturb each other.
  */
-export const docChunks = pgTable("doc_chunks", {
-  version: text("version").notNull(),
-  seq: integer("seq").notNull(),
-  source: text("source").notNull(),
-  heading: text("heading").notNull(),
-  anchor: text("anchor").notNull(),
-  body: text("body").notNull(),
-  tsv: tsvector("tsv").notNull().generatedAlwaysAs(sql`setweight(to_tsvector('english', heading), 'A') || to_tsvector('english', body)`),
-  createdAt: createdAt(),
-}, (t) => [primaryKey({ columns: [t.version, t.seq] }), index("doc_chunks_tsv").using("gin", t.tsv)]);
+export const docChunks = pgTable(
+  "doc_chunks",
+  {
+    version: text("version").notNull(),
+    seq: integer("seq").notNull(),
+    source: text("source").notNull(),
+    heading: text("heading").notNull(),
+    anchor: text("anchor").notNull(),
+    body: text("body").notNull(),
+    tsv: tsvector("tsv")
+      .notNull()
+      .generatedAlwaysAs(sql`setweight(to_tsvector('english', heading), 'A') || to_tsvector('english', body)`),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.version, t.seq] }), index("doc_chunks_tsv").using("gin", t.tsv)],
+);

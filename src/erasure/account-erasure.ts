@@ -21,7 +21,9 @@ export class AccountErasure {
   private sweepTimer?: NodeJS.Timeout;
   private stopped = false;
 
-  constructor(private readonly deps: { users: UserService; experiments: ExperimentService; bucket: Bucket; logger: Logger; audit: AuditLog }) {}
+  constructor(
+    private readonly deps: { users: UserService; experiments: ExperimentService; bucket: Bucket; logger: Logger; audit: AuditLog },
+  ) {}
 
   /** Step 1 now, and every experiment unpublished; the rest in the background. Returns how many experiments go. */
   async begin(actor: AuditActor): Promise<{ experiments: number }> {

@@ -40,7 +40,15 @@ export class ExperimentDeletion {
    */
   derivedFolders: (row: ExperimentRow) => Promise<string[]> = async () => [];
 
-  constructor(private readonly deps: { repo: ExperimentRepository; bucket: Bucket; config: Config; logger: Logger; runner: () => JobRunner | undefined }) {}
+  constructor(
+    private readonly deps: {
+      repo: ExperimentRepository;
+      bucket: Bucket;
+      config: Config;
+      logger: Logger;
+      runner: () => JobRunner | undefined;
+    },
+  ) {}
 
   /** Runs (or joins) the deletion of one `deleting` experiment to its end; failures are logged and left to the sweep. */
   finish(uuid: string): Promise<void> {

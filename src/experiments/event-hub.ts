@@ -43,7 +43,9 @@ export class ExperimentEventHub {
 
   constructor(
     private readonly repo: EventSourceRepo,
-    private readonly opts: { pollMs: number; batch?: number; /** false: ticks only through pollOnce (tests) */ autoPoll?: boolean } = { pollMs: 500 },
+    private readonly opts: { pollMs: number; batch?: number; /** false: ticks only through pollOnce (tests) */ autoPoll?: boolean } = {
+      pollMs: 500,
+    },
   ) {}
 
   /** Joins (or starts) the experiment's poller; it delivers every event with seq > afterSeq from now on. */

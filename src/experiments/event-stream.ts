@@ -23,7 +23,13 @@ export interface StreamOptions {
  * tick however many readers); a reader that joins a poller already past its starting point reads that part once
  * itself. After 15 s without an event it yields a keep-alive, so proxies keep the stream open.
  */
-export async function* experimentEventStream(hub: ExperimentEventHub, repo: EventSourceRepo, row: ExperimentRow, afterSeq: number, opts: StreamOptions): AsyncGenerator<StreamItem> {
+export async function* experimentEventStream(
+  hub: ExperimentEventHub,
+  repo: EventSourceRepo,
+  row: ExperimentRow,
+  afterSeq: number,
+  opts: StreamOptions,
+): AsyncGenerator<StreamItem> {
   const deadline = Date.now() + opts.maxLifetimeMs;
   const keepAliveMs = opts.keepAliveMs ?? KEEPALIVE_MS;
   const inbox = new Inbox();

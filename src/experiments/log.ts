@@ -6,4 +6,5 @@ import type { ExperimentRow } from "./repository.js";
 // experiment ends (so GET .../logs works when a worker on another host ran it), read by ExperimentService.
 
 export const logFileOf = (config: Config, uuid: string) => path.join(config.dataDir, "logs", `${uuid}.log`);
-export const logObjectOf = (row: Pick<ExperimentRow, "id" | "userId" | "experimentId">) => `logs/${row.userId}/${row.experimentId}/${row.id}.log`;
+export const logObjectOf = (row: Pick<ExperimentRow, "id" | "userId" | "experimentId">) =>
+  `logs/${row.userId}/${row.experimentId}/${row.id}.log`;

@@ -15,7 +15,10 @@ const para = (text: string) => esc(text).replace(/\r?\n/g, "<br>");
 function figureRows(rows: CardFigure[]): string {
   if (!rows.length) return `<p class="muted">No figures were stored for this set.</p>`;
   const body = rows
-    .map((f) => `<tr><th scope="row">${esc(f.label)}</th><td class="n">${num(f.value)}</td><td class="n">${f.ci_low === null && f.ci_high === null ? "–" : `${num(f.ci_low)} – ${num(f.ci_high)}`}</td></tr>`)
+    .map(
+      (f) =>
+        `<tr><th scope="row">${esc(f.label)}</th><td class="n">${num(f.value)}</td><td class="n">${f.ci_low === null && f.ci_high === null ? "–" : `${num(f.ci_low)} – ${num(f.ci_high)}`}</td></tr>`,
+    )
     .join("");
   return `<table><thead><tr><th scope="col">Figure</th><th scope="col" class="n">Value</th><th scope="col" class="n">95% interval</th></tr></thead><tbody>${body}</tbody></table>`;
 }
@@ -26,7 +29,12 @@ function confusion(cm: ModelCard["performance"]["confusion_matrix"]): string {
   const body = cm.counts
     .map((row, i) => {
       const total = row.reduce((a, b) => a + b, 0);
-      const cells = row.map((c, j) => `<td class="n${i === j ? " diag" : ""}">${count(c)} <span class="pct">(${total ? Math.round((100 * c) / total) : 0}%)</span></td>`).join("");
+      const cells = row
+        .map(
+          (c, j) =>
+            `<td class="n${i === j ? " diag" : ""}">${count(c)} <span class="pct">(${total ? Math.round((100 * c) / total) : 0}%)</span></td>`,
+        )
+        .join("");
       return `<tr><th scope="row">${esc(cm.labels[i])}</th>${cells}<td class="n">${count(total)}</td></tr>`;
     })
     .join("");
@@ -36,11 +44,20 @@ function confusion(cm: ModelCard["performance"]["confusion_matrix"]): string {
 function classCounts(counts: Record<string, Record<string, number>> | null): string {
   if (!counts) return "";
   return Object.entries(counts)
-    .map(([col, values]) => `<tr><th scope="row">Classes in '${esc(col)}'</th><td>${Object.entries(values).map(([k, n]) => `${esc(k)}: ${count(n)}`).join("; ")}</td></tr>`)
+    .map(
+      ([col, values]) =>
+        `<tr><th scope="row">Classes in '${esc(col)}'</th><td>${Object.entries(values)
+          .map(([k, n]) => `${esc(k)}: ${count(n)}`)
+          .join("; ")}</td></tr>`,
+    )
     .join("");
 }
 
-const CALIBRATION_WORDS: Record<string, string> = { platt: "Platt scaling, a logistic fit of the scores", isotonic: "isotonic regression", temperature: "temperature scaling" };
+const CALIBRATION_WORDS: Record<string, string> = {
+  platt: "Platt scaling, a logistic fit of the scores",
+  isotonic: "isotonic regression",
+  temperature: "temperature scaling",
+};
 
 const CSS = `
 body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a;max-width:52rem;margin:2rem auto;padding:0 1.25rem}
@@ -65,11 +82,16 @@ function atAGlance(card: ModelCard): string {
   const shown = ["auc", "sensitivity", "specificity", "rmse", "map50"]
     .map(pick)
     .filter((f): f is CardFigure => Boolean(f))
-    .map((f) => `${esc(f.name === "sensitivity" || f.name === "specificity" ? `${f.name[0].toUpperCase()}${f.name.slice(1)} for ${pos ?? "the positive class"}` : shortLabel(f.label))} ${num(f.value)} (${num(f.ci_low)} – ${num(f.ci_high)})`);
+    .map(
+      (f) =>
+        `${esc(f.name === "sensitivity" || f.name === "specificity" ? `${f.name[0].toUpperCase()}${f.name.slice(1)} for ${pos ?? "the positive class"}` : shortLabel(f.label))} ${num(f.value)} (${num(f.ci_low)} – ${num(f.ci_high)})`,
+    );
   const severe = card.warnings.filter((w) => w.severity === "severe").map((w) => esc(w.title));
   const others = card.warnings.length - severe.length;
   return `<section class="glance" aria-label="At a glance"><p><b>At a glance (test patients, 95% intervals):</b> ${shown.join("; ") || "–"}.</p><p><b>Warnings:</b> ${
-    card.warnings.length ? [severe.length ? `serious: ${severe.join(", ")}` : "", others ? `${others} more (section 8)` : ""].filter(Boolean).join("; ") : "none raised"
+    card.warnings.length
+      ? [severe.length ? `serious: ${severe.join(", ")}` : "", others ? `${others} more (section 8)` : ""].filter(Boolean).join("; ")
+      : "none raised"
   }.${card.retrospective.length ? ` <b>Retrospective studies:</b> ${card.retrospective.length} (section 9).` : ""}</p></section>`;
 }
 
@@ -83,11 +105,13 @@ export function modelCardHtml(card: ModelCard): string {
   const pre = card.preprocessing as { description: string; columns?: Array<{ name: string; type: string }> };
   const sections: string[] = [];
 
-  sections.push(`<h2>1. Intended use</h2>${
-    card.intended_use.text
-      ? `<div class="intended">${para(card.intended_use.text)}</div>`
-      : `<p class="muted">Not written yet. The team states here the setting, the patients and the clinical decision this model is meant to support (the experiment's page: Intended use).</p>`
-  }${card.description ? `<p><b>Notes:</b> ${para(card.description)}</p>` : ""}`);
+  sections.push(
+    `<h2>1. Intended use</h2>${
+      card.intended_use.text
+        ? `<div class="intended">${para(card.intended_use.text)}</div>`
+        : `<p class="muted">Not written yet. The team states here the setting, the patients and the clinical decision this model is meant to support (the experiment's page: Intended use).</p>`
+    }${card.description ? `<p><b>Notes:</b> ${para(card.description)}</p>` : ""}`,
+  );
 
   sections.push(`<h2>2. Data source and participants</h2><table><tbody>
 <tr><th scope="row">Data file</th><td>${esc(d.file_name)}</td></tr>
@@ -107,9 +131,13 @@ ${classCounts(d.class_counts)}
 <tr><th scope="row">Validation</th><td class="n">${count(s.patients?.validation)}</td><td class="n">${count(s.rows.validation)}</td></tr>
 <tr><th scope="row">Test</th><td class="n">${count(s.patients?.test)}</td><td class="n">${count(s.rows.test)}</td></tr></tbody></table>`);
 
-  sections.push(`<h2>4. Preprocessing</h2><p>${esc(pre.description)}</p>${
-    pre.columns?.length ? `<p><b>Input columns:</b> ${pre.columns.map((c) => `${esc(c.name)} <span class="muted">(${esc(c.type)})</span>`).join(", ")}</p>` : ""
-  }`);
+  sections.push(
+    `<h2>4. Preprocessing</h2><p>${esc(pre.description)}</p>${
+      pre.columns?.length
+        ? `<p><b>Input columns:</b> ${pre.columns.map((c) => `${esc(c.name)} <span class="muted">(${esc(c.type)})</span>`).join(", ")}</p>`
+        : ""
+    }`,
+  );
 
   sections.push(`<h2>5. Model</h2><table><tbody>
 <tr><th scope="row">Model</th><td>${esc(m.family ?? m.kind)}</td></tr>
@@ -132,20 +160,36 @@ ${figureRows(p.test)}${confusion(p.confusion_matrix)}
 ${p.validation.length ? `<details open><summary>Validation figures (for comparison: a large gap to the test figures means overfitting)</summary>${figureRows(p.validation)}</details>` : ""}`);
 
   const c = card.calibration;
-  sections.push(`<h2>7. Calibration</h2><p>${
-    c.ece ? `Expected calibration error (ECE) on the test patients: ${num(c.ece.value)} (95% interval ${num(c.ece.ci_low)} – ${num(c.ece.ci_high)}); 0 means the scores can be read as probabilities.` : "No calibration figure for this kind of model."
-  }${c.method ? ` Scores were calibrated on the validation patients (${esc(CALIBRATION_WORDS[c.method] ?? c.method)}).` : ""}${c.figure ? " The calibration plot is on the experiment's page." : ""}</p><p class="muted">Not computed yet by Builder: ${c.not_yet.map(esc).join("; ")}.</p>`);
+  sections.push(
+    `<h2>7. Calibration</h2><p>${
+      c.ece
+        ? `Expected calibration error (ECE) on the test patients: ${num(c.ece.value)} (95% interval ${num(c.ece.ci_low)} – ${num(c.ece.ci_high)}); 0 means the scores can be read as probabilities.`
+        : "No calibration figure for this kind of model."
+    }${c.method ? ` Scores were calibrated on the validation patients (${esc(CALIBRATION_WORDS[c.method] ?? c.method)}).` : ""}${c.figure ? " The calibration plot is on the experiment's page." : ""}</p><p class="muted">Not computed yet by Builder: ${c.not_yet.map(esc).join("; ")}.</p>`,
+  );
 
-  sections.push(`<h2>8. Warnings and limitations</h2>${
-    card.warnings.length
-      ? card.warnings.map((w) => `<div class="warn ${w.severity === "severe" ? "severe" : ""}"><b>${w.severity === "severe" ? "Serious" : w.severity === "caution" ? "Caution" : "Note"}: ${esc(w.title)}</b>${esc(w.message)}</div>`).join("")
-      : `<p>No warning was raised by Builder's checks (docs: metrics, Warnings).</p>`
-  }<ul>${card.limitations.map((l) => `<li>${esc(l)}</li>`).join("")}</ul>`);
+  sections.push(
+    `<h2>8. Warnings and limitations</h2>${
+      card.warnings.length
+        ? card.warnings
+            .map(
+              (w) =>
+                `<div class="warn ${w.severity === "severe" ? "severe" : ""}"><b>${w.severity === "severe" ? "Serious" : w.severity === "caution" ? "Caution" : "Note"}: ${esc(w.title)}</b>${esc(w.message)}</div>`,
+            )
+            .join("")
+        : `<p>No warning was raised by Builder's checks (docs: metrics, Warnings).</p>`
+    }<ul>${card.limitations.map((l) => `<li>${esc(l)}</li>`).join("")}</ul>`,
+  );
 
   if (card.retrospective.length) {
-    sections.push(`<h2>9. Retrospective results on other data</h2>${card.retrospective
-      .map((r) => `<h3>Experiment #${r.experiment_id}${r.name ? `: ${esc(r.name)}` : ""}</h3><p class="muted">${esc(r.file_name)}, finished ${date(r.finished_at)}, ${count(r.patients)} patients</p>${figureRows(r.test)}${confusion(r.confusion_matrix)}`)
-      .join("")}`);
+    sections.push(
+      `<h2>9. Retrospective results on other data</h2>${card.retrospective
+        .map(
+          (r) =>
+            `<h3>Experiment #${r.experiment_id}${r.name ? `: ${esc(r.name)}` : ""}</h3><p class="muted">${esc(r.file_name)}, finished ${date(r.finished_at)}, ${count(r.patients)} patients</p>${figureRows(r.test)}${confusion(r.confusion_matrix)}`,
+        )
+        .join("")}`,
+    );
   }
 
   return `<!doctype html>

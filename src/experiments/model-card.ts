@@ -70,7 +70,8 @@ const LIMITATION_RETROSPECTIVE_DONE =
   "Retrospective studies of this model on other data are listed at the end of this card: their figures, not the internal ones, are the better guide to performance on new patients.";
 const LIMITATION_THIS_RETROSPECTIVE =
   "These figures are the model's performance on the data of this Retrospective study only; they hold for patients like these (same period, site and way of recording), and say more about new patients the more this data differs from the training data.";
-const LIMITATION_ASSOCIATION = "The model learns associations in these data; it has not been tested prospectively and does not replace clinical judgement.";
+const LIMITATION_ASSOCIATION =
+  "The model learns associations in these data; it has not been tested prospectively and does not replace clinical judgement.";
 
 const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString() : null);
 const fileName = (zip: unknown) => (typeof zip === "string" ? zip.replace(/^.*\//, "") : null);
@@ -84,17 +85,28 @@ function modelFamily(manifest: Manifest) {
       family: typeof s.model === "string" ? s.model : null,
       selection_reason: typeof s.selection_reason === "string" ? s.selection_reason : null,
       selection_rule: selection?.rule ?? null,
-      validation: typeof s.cv_folds === "number" ? `${s.cv_folds}-fold patient-grouped cross-validation${typeof s.cv_repeats === "number" && s.cv_repeats > 1 ? `, repeated ${s.cv_repeats} times` : ""}` : null,
+      validation:
+        typeof s.cv_folds === "number"
+          ? `${s.cv_folds}-fold patient-grouped cross-validation${typeof s.cv_repeats === "number" && s.cv_repeats > 1 ? `, repeated ${s.cv_repeats} times` : ""}`
+          : null,
       candidates_tried: typeof s.trials === "number" ? s.trials : null,
     };
   }
   const members = Array.isArray(s.members) ? (s.members as Array<{ architecture?: string }>) : [];
   const architectures = [...new Set(members.map((m) => m.architecture).filter((a): a is string => typeof a === "string"))];
   const selection = s.selection as { method?: string; rule?: string; validation?: string; plan?: string } | undefined;
-  const family = architectures.length ? `${members.length > 1 ? `ensemble of ${members.length}: ` : ""}${architectures.join(", ")}` : typeof s.model === "string" ? s.model : null;
+  const family = architectures.length
+    ? `${members.length > 1 ? `ensemble of ${members.length}: ` : ""}${architectures.join(", ")}`
+    : typeof s.model === "string"
+      ? s.model
+      : null;
   return {
     family,
-    selection_reason: selection ? [selection.method, selection.rule].filter(Boolean).join(": ") : typeof s.selection_reason === "string" ? s.selection_reason : null,
+    selection_reason: selection
+      ? [selection.method, selection.rule].filter(Boolean).join(": ")
+      : typeof s.selection_reason === "string"
+        ? s.selection_reason
+        : null,
     selection_rule: selection?.plan ?? null,
     validation: selection?.validation ?? null,
     candidates_tried: Array.isArray(s.trials) ? s.trials.length : null,
@@ -102,7 +114,8 @@ function modelFamily(manifest: Manifest) {
 }
 
 /** 0.00392156862745098 reads as 1/255 (8-bit pixels to 0-1). */
-const scaleWords = (scale: number) => (Math.abs(scale * 255 - 1) < 1e-9 ? "1/255" : Math.abs(scale * 65535 - 1) < 1e-12 ? "1/65535" : String(scale));
+const scaleWords = (scale: number) =>
+  Math.abs(scale * 255 - 1) < 1e-9 ? "1/255" : Math.abs(scale * 65535 - 1) < 1e-12 ? "1/65535" : String(scale);
 
 function preprocessing(manifest: Manifest) {
   const image = manifest.input.image;
@@ -129,13 +142,15 @@ function preprocessing(manifest: Manifest) {
     columns: columns.map((c) => ({ name: c.name, type: c.type, missing_allowed: c.type === "numeric" ? Boolean(c.missing) : undefined })),
     description:
       `${columns.length} input columns (${numeric.length} numeric, ${categorical.length} categorical). Categorical values are coded as the training data wrote them; ` +
-      (withMissing.length ? `${withMissing.length} numeric column(s) had missing values, which the model takes as missing (not imputed with a made-up number).` : "no numeric column had missing values in the training data."),
+      (withMissing.length
+        ? `${withMissing.length} numeric column(s) had missing values, which the model takes as missing (not imputed with a made-up number).`
+        : "no numeric column had missing values in the training data."),
   };
 }
 
 function dataSection(row: ExperimentRow, manifest: Manifest) {
   const request = row.request as Record<string, unknown>;
-  const summary = ((row.datasetReport as { summary?: DatasetSummary } | null)?.summary ?? {});
+  const summary = (row.datasetReport as { summary?: DatasetSummary } | null)?.summary ?? {};
   return {
     file_name: fileName(request.zip_gcloud),
     submitted_at: iso(row.createdAt),
@@ -164,7 +179,11 @@ function splitSection(row: ExperimentRow, manifest: Manifest) {
   }
   return {
     patients: split ? { train: split.train, validation: split.val, test: split.test } : null,
-    rows: { train: manifest.provenance.split_counts.train, validation: manifest.provenance.split_counts.val, test: manifest.provenance.split_counts.test },
+    rows: {
+      train: manifest.provenance.split_counts.train,
+      validation: manifest.provenance.split_counts.val,
+      test: manifest.provenance.split_counts.test,
+    },
     method: from
       ? `as the team's column '${from}' assigned each patient`
       : `by patient (${whole} in the same part; about 70 % train, 15 % validation, 15 % test, stratified by class), random seed ${manifest.provenance.seed}`,
@@ -183,8 +202,8 @@ export function buildModelCard({ row, model, retrospectives, generatedAt }: Mode
     name: r.name,
     file_name: fileName((r.request as Record<string, unknown>).zip_gcloud),
     finished_at: iso(r.finishedAt),
-    patients: ((r.datasetReport as { summary?: DatasetSummary } | null)?.summary?.patients ?? null),
-    test: figures((r.metrics ?? m?.metrics.test)),
+    patients: (r.datasetReport as { summary?: DatasetSummary } | null)?.summary?.patients ?? null,
+    test: figures(r.metrics ?? m?.metrics.test),
     confusion_matrix: m?.clinical?.confusion_matrix ?? null,
   }));
   const ece = manifest.metrics.test.ece;
@@ -222,7 +241,10 @@ export function buildModelCard({ row, model, retrospectives, generatedAt }: Mode
         ? {
             thresholds: manifest.thresholds,
             // Binary: serving calls class 1 when its score reaches thresholds[1] (src/serving/postprocess.ts).
-            decision: manifest.problem === "binary" && manifest.classes[1] ? { class: manifest.classes[1].name, score_at_least: manifest.thresholds[1] } : null,
+            decision:
+              manifest.problem === "binary" && manifest.classes[1]
+                ? { class: manifest.classes[1].name, score_at_least: manifest.thresholds[1] }
+                : null,
             rule: manifest.threshold_rule ?? null,
             chosen_on: "validation (never the test set)",
           }

@@ -1,7 +1,15 @@
 import { and, desc, eq, gt, ilike, inArray, isNull, lt, max, ne, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { experimentEvents, experiments, models } from "../db/schema.js";
-import { DELETING, isTerminal, RUNNING_STATUSES, type ExperimentStatus, type HistoryEntry, type Progress, type TerminalStatus } from "./state.js";
+import {
+  DELETING,
+  isTerminal,
+  RUNNING_STATUSES,
+  type ExperimentStatus,
+  type HistoryEntry,
+  type Progress,
+  type TerminalStatus,
+} from "./state.js";
 import type { ExperimentLabels } from "./request.js";
 
 export type ExperimentRow = typeof experiments.$inferSelect;
@@ -11,7 +19,15 @@ export type EventRow = typeof experimentEvents.$inferSelect;
 const nowIso = () => new Date().toISOString();
 const UNFINISHED = ["queued", ...RUNNING_STATUSES] as const;
 
-type NewExperiment = { userId: string; experimentId: number; request: unknown; study: unknown; requestHash: string; name?: string | null; description?: string | null };
+type NewExperiment = {
+  userId: string;
+  experimentId: number;
+  request: unknown;
+  study: unknown;
+  requestHash: string;
+  name?: string | null;
+  description?: string | null;
+};
 
 /** `text` as an ILIKE pattern matching it anywhere, literally: its own %, _ and \ are escaped (\ is ILIKE's default escape). */
 export function containsPattern(text: string): string {
@@ -63,7 +79,12 @@ export class ExperimentRepository {
       if (n >= cap) return "over_cap" as const;
       const rows = await tx
         .insert(experiments)
-        .values({ ...values, status: "queued", history, progress: { fraction: 0, stage: "queued", updated_at: nowIso() } satisfies Progress })
+        .values({
+          ...values,
+          status: "queued",
+          history,
+          progress: { fraction: 0, stage: "queued", updated_at: nowIso() } satisfies Progress,
+        })
         .onConflictDoNothing()
         .returning();
       return rows[0] ?? null;
@@ -73,7 +94,10 @@ export class ExperimentRepository {
   }
 
   async byUserNumber(userId: string, experimentId: number): Promise<ExperimentRow | undefined> {
-    const rows = await this.db.select().from(experiments).where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)));
+    const rows = await this.db
+      .select()
+      .from(experiments)
+      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)));
     return rows[0];
   }
 
@@ -82,15 +106,32 @@ export class ExperimentRepository {
   }
 
   async list(userId: string, opts: { status?: string[]; q?: string; limit: number; offset: number }) {
-    const where = and(eq(experiments.userId, userId), opts.status?.length ? inArray(experiments.status, opts.status) : undefined, opts.q ? matchesSearch(opts.q) : undefined);
-    const rows = await this.db.select().from(experiments).where(where).orderBy(desc(experiments.createdAt), desc(experiments.experimentId)).limit(opts.limit).offset(opts.offset);
-    const [{ total }] = await this.db.select({ total: sql<number>`count(*)::int` }).from(experiments).where(where);
+    const where = and(
+      eq(experiments.userId, userId),
+      opts.status?.length ? inArray(experiments.status, opts.status) : undefined,
+      opts.q ? matchesSearch(opts.q) : undefined,
+    );
+    const rows = await this.db
+      .select()
+      .from(experiments)
+      .where(where)
+      .orderBy(desc(experiments.createdAt), desc(experiments.experimentId))
+      .limit(opts.limit)
+      .offset(opts.offset);
+    const [{ total }] = await this.db
+      .select({ total: sql<number>`count(*)::int` })
+      .from(experiments)
+      .where(where);
     return { rows, total };
   }
 
   /** Experiments a runner should (re)start: queued ones, and running ones whose lease has lapsed or was released. */
   async unfinished(): Promise<ExperimentRow[]> {
-    return this.db.select().from(experiments).where(inArray(experiments.status, [...UNFINISHED])).orderBy(experiments.createdAt);
+    return this.db
+      .select()
+      .from(experiments)
+      .where(inArray(experiments.status, [...UNFINISHED]))
+      .orderBy(experiments.createdAt);
   }
 
   /**
@@ -100,7 +141,12 @@ export class ExperimentRepository {
   async acquireLease(id: string, owner: string, ttlS: number): Promise<ExperimentRow | null> {
     const rows = await this.db
       .update(experiments)
-      .set({ leaseOwner: owner, leaseExpiresAt: sql`now() + make_interval(secs => ${ttlS})`, attempts: sql`${experiments.attempts} + 1`, updatedAt: sql`now()` })
+      .set({
+        leaseOwner: owner,
+        leaseExpiresAt: sql`now() + make_interval(secs => ${ttlS})`,
+        attempts: sql`${experiments.attempts} + 1`,
+        updatedAt: sql`now()`,
+      })
       .where(
         and(
           eq(experiments.id, id),
@@ -123,7 +169,10 @@ export class ExperimentRepository {
   }
 
   async releaseLease(id: string, owner: string): Promise<void> {
-    await this.db.update(experiments).set({ leaseOwner: null, leaseExpiresAt: null }).where(and(eq(experiments.id, id), eq(experiments.leaseOwner, owner)));
+    await this.db
+      .update(experiments)
+      .set({ leaseOwner: null, leaseExpiresAt: null })
+      .where(and(eq(experiments.id, id), eq(experiments.leaseOwner, owner)));
   }
 
   /**
@@ -133,7 +182,13 @@ export class ExperimentRepository {
   async transition(
     id: string,
     status: ExperimentStatus,
-    opts: { owner?: string | null; fromStatus?: ExperimentStatus[]; attempt?: number; set?: Partial<typeof experiments.$inferInsert>; progress?: Progress } = {},
+    opts: {
+      owner?: string | null;
+      fromStatus?: ExperimentStatus[];
+      attempt?: number;
+      set?: Partial<typeof experiments.$inferInsert>;
+      progress?: Progress;
+    } = {},
   ): Promise<ExperimentRow | null> {
     const at = nowIso();
     const entry: HistoryEntry = { status, at, ...(opts.attempt ? { attempt: opts.attempt } : {}) };
@@ -155,16 +210,26 @@ export class ExperimentRepository {
       .where(and(...conditions))
       .returning();
     if (!rows[0]) return null;
-    await this.addEvent(id, "status", { status, at, ...(rows[0].failureReason && status === "failed" ? { reason: rows[0].failureReason } : {}) });
+    await this.addEvent(id, "status", {
+      status,
+      at,
+      ...(rows[0].failureReason && status === "failed" ? { reason: rows[0].failureReason } : {}),
+    });
     return rows[0];
   }
 
   async setProgress(id: string, owner: string, progress: Progress): Promise<void> {
-    await this.db.update(experiments).set({ progress, updatedAt: sql`now()` }).where(and(eq(experiments.id, id), eq(experiments.leaseOwner, owner)));
+    await this.db
+      .update(experiments)
+      .set({ progress, updatedAt: sql`now()` })
+      .where(and(eq(experiments.id, id), eq(experiments.leaseOwner, owner)));
   }
 
   async update(id: string, owner: string, set: Partial<typeof experiments.$inferInsert>): Promise<void> {
-    await this.db.update(experiments).set({ ...set, updatedAt: sql`now()` }).where(and(eq(experiments.id, id), eq(experiments.leaseOwner, owner)));
+    await this.db
+      .update(experiments)
+      .set({ ...set, updatedAt: sql`now()` })
+      .where(and(eq(experiments.id, id), eq(experiments.leaseOwner, owner)));
   }
 
   /** Sets the given labels (null clears one); updated_at is left alone: it tracks the run, not its label. */
@@ -179,7 +244,10 @@ export class ExperimentRepository {
 
   /** Flags a running experiment for cancellation; its runner sees the flag at the next heartbeat. */
   async requestCancel(id: string): Promise<void> {
-    await this.db.update(experiments).set({ cancelRequested: true, updatedAt: sql`now()` }).where(eq(experiments.id, id));
+    await this.db
+      .update(experiments)
+      .set({ cancelRequested: true, updatedAt: sql`now()` })
+      .where(eq(experiments.id, id));
   }
 
   /**
@@ -190,7 +258,13 @@ export class ExperimentRepository {
     const entry: HistoryEntry = { status: DELETING, at: nowIso() };
     const rows = await this.db
       .update(experiments)
-      .set({ status: DELETING, cancelRequested: true, history: sql`${experiments.history} || ${JSON.stringify([entry])}::jsonb`, progress: { fraction: 1, stage: DELETING, updated_at: entry.at } satisfies Progress, updatedAt: sql`now()` })
+      .set({
+        status: DELETING,
+        cancelRequested: true,
+        history: sql`${experiments.history} || ${JSON.stringify([entry])}::jsonb`,
+        progress: { fraction: 1, stage: DELETING, updated_at: entry.at } satisfies Progress,
+        updatedAt: sql`now()`,
+      })
       .where(and(eq(experiments.id, id), ne(experiments.status, DELETING)))
       .returning();
     if (rows[0]) await this.addEvent(id, "status", { status: DELETING, at: entry.at });
@@ -202,14 +276,22 @@ export class ExperimentRepository {
     const entry: HistoryEntry = { status: DELETING, at: nowIso() };
     await this.db
       .update(experiments)
-      .set({ status: DELETING, cancelRequested: true, history: sql`${experiments.history} || ${JSON.stringify([entry])}::jsonb`, updatedAt: sql`now()` })
+      .set({
+        status: DELETING,
+        cancelRequested: true,
+        history: sql`${experiments.history} || ${JSON.stringify([entry])}::jsonb`,
+        updatedAt: sql`now()`,
+      })
       .where(and(eq(experiments.userId, userId), ne(experiments.status, DELETING)));
     return this.db.select().from(experiments).where(eq(experiments.userId, userId));
   }
 
   /** Deletions to resume: rows in `deleting` (optionally only those untouched for `idleS` seconds). */
   async deleting(idleS = 0): Promise<ExperimentRow[]> {
-    const where = idleS > 0 ? and(eq(experiments.status, DELETING), lt(experiments.updatedAt, sql`now() - make_interval(secs => ${idleS})`)) : eq(experiments.status, DELETING);
+    const where =
+      idleS > 0
+        ? and(eq(experiments.status, DELETING), lt(experiments.updatedAt, sql`now() - make_interval(secs => ${idleS})`))
+        : eq(experiments.status, DELETING);
     return this.db.select().from(experiments).where(where).orderBy(experiments.createdAt);
   }
 
@@ -242,11 +324,21 @@ export class ExperimentRepository {
   }
 
   async eventsAfter(experimentUuid: string, afterSeq: number, limit = 500): Promise<EventRow[]> {
-    return this.db.select().from(experimentEvents).where(and(eq(experimentEvents.experimentUuid, experimentUuid), gt(experimentEvents.seq, afterSeq))).orderBy(experimentEvents.seq).limit(limit);
+    return this.db
+      .select()
+      .from(experimentEvents)
+      .where(and(eq(experimentEvents.experimentUuid, experimentUuid), gt(experimentEvents.seq, afterSeq)))
+      .orderBy(experimentEvents.seq)
+      .limit(limit);
   }
 
   async latestModel(userId: string, experimentId: number): Promise<ModelRow | undefined> {
-    const rows = await this.db.select().from(models).where(and(eq(models.userId, userId), eq(models.experimentId, experimentId))).orderBy(desc(models.version)).limit(1);
+    const rows = await this.db
+      .select()
+      .from(models)
+      .where(and(eq(models.userId, userId), eq(models.experimentId, experimentId)))
+      .orderBy(desc(models.version))
+      .limit(1);
     return rows[0];
   }
 
@@ -268,7 +360,10 @@ export class ExperimentRepository {
   }
 
   async nextModelVersion(experimentUuid: string): Promise<number> {
-    const [{ v }] = await this.db.select({ v: max(models.version) }).from(models).where(eq(models.experimentUuid, experimentUuid));
+    const [{ v }] = await this.db
+      .select({ v: max(models.version) })
+      .from(models)
+      .where(eq(models.experimentUuid, experimentUuid));
     return (v ?? 0) + 1;
   }
 

@@ -27,21 +27,28 @@ export const POSITIVE_CLASS_DOC =
 
 /** The seed's fields, one rule each; `pick` from here for any route that takes some of them (datasets/validate). */
 export const experimentRequestFields = z.object({
-  zip_gcloud: z.string().min(1, "must be the bucket path of the uploaded zip").superRefine((value, ctx) => {
-    try {
-      objectPathSegments(zipObjectPath(value));
-    } catch (err) {
-      ctx.addIssue({ code: "custom", message: `not a bucket path: ${(err as Error).message}` });
-    }
-    if (!/\.zip$/i.test(value)) ctx.addIssue({ code: "custom", message: "must name a .zip file" });
-  }),
+  zip_gcloud: z
+    .string()
+    .min(1, "must be the bucket path of the uploaded zip")
+    .superRefine((value, ctx) => {
+      try {
+        objectPathSegments(zipObjectPath(value));
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: `not a bucket path: ${(err as Error).message}` });
+      }
+      if (!/\.zip$/i.test(value)) ctx.addIssue({ code: "custom", message: "must name a .zip file" });
+    }),
   label_cols: z.array(nonEmptyName).min(1, "must list at least one label column"),
   images_col: nonEmptyName.nullish(),
   data_cols: z.array(nonEmptyName).nullish(),
   split_col: nonEmptyName.nullish().describe(SPLIT_COL_DOC),
   model_type: z.union([z.literal(0), z.literal(1)], { error: "must be 0 (classification) or 1 (regression)" }),
   optimization_type: z.union([z.literal(0), z.literal(1)], { error: "must be 0 (best quality) or 1 (fastest)" }),
-  experiment_id: z.number({ error: "must be a positive integer" }).int("must be a positive integer").positive("must be a positive integer").max(2_147_483_647),
+  experiment_id: z
+    .number({ error: "must be a positive integer" })
+    .int("must be a positive integer")
+    .positive("must be a positive integer")
+    .max(2_147_483_647),
   user_token: z.string().optional(),
   user_id: z.string().min(1, "must be your user id"),
   study_type: z
@@ -50,20 +57,36 @@ export const experimentRequestFields = z.object({
     .pipe(z.enum(["Builder", "Retrospective"], { error: "must be Builder or Retrospective" })),
   type_of_experiment: z.enum(["classification", "detection"], { error: "must be classification or detection" }).default("classification"),
   task: z.enum(["vision", "data"], { error: "must be vision or data" }),
-  optimization_metric: z.enum(["AUC", "F-macro", "Precision", "Recall"], { error: "must be AUC, F-macro, Precision or Recall" }).describe(OPTIMIZATION_METRIC_DOC),
-  time_budget_s: z.number().positive("must be a positive number of seconds").max(7 * 24 * 3600).optional(),
+  optimization_metric: z
+    .enum(["AUC", "F-macro", "Precision", "Recall"], { error: "must be AUC, F-macro, Precision or Recall" })
+    .describe(OPTIMIZATION_METRIC_DOC),
+  time_budget_s: z
+    .number()
+    .positive("must be a positive number of seconds")
+    .max(7 * 24 * 3600)
+    .optional(),
   callback_url: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
   source_experiment_id: z.number().int().positive("must be a positive integer").optional(),
-  positive_class: z.string({ error: "must be a label value (text)" }).trim().min(1, "must be a label value, as written in the CSV").max(200, "must be at most 200 characters").nullish().describe(POSITIVE_CLASS_DOC),
+  positive_class: z
+    .string({ error: "must be a label value (text)" })
+    .trim()
+    .min(1, "must be a label value, as written in the CSV")
+    .max(200, "must be at most 200 characters")
+    .nullish()
+    .describe(POSITIVE_CLASS_DOC),
 });
 
-type DatasetFields = Pick<z.output<typeof experimentRequestFields>, "task" | "type_of_experiment" | "model_type" | "label_cols" | "images_col" | "data_cols" | "split_col">;
+type DatasetFields = Pick<
+  z.output<typeof experimentRequestFields>,
+  "task" | "type_of_experiment" | "model_type" | "label_cols" | "images_col" | "data_cols" | "split_col"
+>;
 
 /** The cross-field rules on the dataset's columns; shared by the experiment request and datasets/validate. */
 export function datasetFieldRules(r: DatasetFields, ctx: z.RefinementCtx): void {
   const issue = (field: string, message: string) => ctx.addIssue({ code: "custom", path: [field], message });
   if (r.task === "vision" && !r.images_col) issue("images_col", "is required when task is vision");
-  if (r.task === "data" && (!r.data_cols || r.data_cols.length === 0)) issue("data_cols", "is required (a non-empty list) when task is data");
+  if (r.task === "data" && (!r.data_cols || r.data_cols.length === 0))
+    issue("data_cols", "is required (a non-empty list) when task is data");
   if (r.task === "data" && r.type_of_experiment === "detection") issue("type_of_experiment", "detection needs task vision");
   if (r.type_of_experiment === "detection" && r.model_type === 1) issue("model_type", "detection is not a regression");
   if (r.type_of_experiment === "detection" && r.label_cols.length !== 1) issue("label_cols", "detection takes one class column");
@@ -114,25 +137,40 @@ export const experimentIntendedUse = labelText(
 
 /** PATCH /v1/experiments/{experiment_id}: null clears a field, an absent one is left as it is. */
 export const experimentLabelsPatchSchema = z
-  .object({ name: experimentName.nullable().optional(), description: experimentDescription.nullable().optional(), intended_use: experimentIntendedUse.nullable().optional() })
+  .object({
+    name: experimentName.nullable().optional(),
+    description: experimentDescription.nullable().optional(),
+    intended_use: experimentIntendedUse.nullable().optional(),
+  })
   .strict()
-  .refine((p) => p.name !== undefined || p.description !== undefined || p.intended_use !== undefined, "must set name, description or intended_use (null clears one)");
+  .refine(
+    (p) => p.name !== undefined || p.description !== undefined || p.intended_use !== undefined,
+    "must set name, description or intended_use (null clears one)",
+  );
 
 export type ExperimentLabels = { name?: string | null; description?: string | null; intended_use?: string | null };
 
-export const experimentRequestSchema = experimentRequestFields.extend({ name: experimentName.nullish(), description: experimentDescription.nullish() }).strict().superRefine((r, ctx) => {
-  datasetFieldRules(r, ctx);
-  const issue = (field: string, message: string) => ctx.addIssue({ code: "custom", path: [field], message });
-  if (r.study_type === "Retrospective" && r.source_experiment_id === undefined) issue("source_experiment_id", "is required for a Retrospective study");
-  if (r.study_type === "Retrospective" && r.source_experiment_id === r.experiment_id) issue("source_experiment_id", "must name another experiment");
-  if (r.study_type === "Builder" && r.source_experiment_id !== undefined) issue("source_experiment_id", "is only for Retrospective studies");
-  if (r.split_col && r.study_type === "Retrospective") issue("split_col", "is only for Builder studies (a Retrospective study tests every row)");
-  if (r.positive_class != null) {
-    if (r.type_of_experiment === "detection") issue("positive_class", "is for binary classification, not detection");
-    else if (r.model_type === 1) issue("positive_class", "is for binary classification, not regression (model_type 1)");
-    else if (r.label_cols.length > 1) issue("positive_class", "is for one label column with two values; several label_cols make a multilabel task");
-  }
-});
+export const experimentRequestSchema = experimentRequestFields
+  .extend({ name: experimentName.nullish(), description: experimentDescription.nullish() })
+  .strict()
+  .superRefine((r, ctx) => {
+    datasetFieldRules(r, ctx);
+    const issue = (field: string, message: string) => ctx.addIssue({ code: "custom", path: [field], message });
+    if (r.study_type === "Retrospective" && r.source_experiment_id === undefined)
+      issue("source_experiment_id", "is required for a Retrospective study");
+    if (r.study_type === "Retrospective" && r.source_experiment_id === r.experiment_id)
+      issue("source_experiment_id", "must name another experiment");
+    if (r.study_type === "Builder" && r.source_experiment_id !== undefined)
+      issue("source_experiment_id", "is only for Retrospective studies");
+    if (r.split_col && r.study_type === "Retrospective")
+      issue("split_col", "is only for Builder studies (a Retrospective study tests every row)");
+    if (r.positive_class != null) {
+      if (r.type_of_experiment === "detection") issue("positive_class", "is for binary classification, not detection");
+      else if (r.model_type === 1) issue("positive_class", "is for binary classification, not regression (model_type 1)");
+      else if (r.label_cols.length > 1)
+        issue("positive_class", "is for one label column with two values; several label_cols make a multilabel task");
+    }
+  });
 
 export type ExperimentRequestInput = z.input<typeof experimentRequestSchema>;
 /** The request as stored: never holds user_token; name and description live in their own columns. */
@@ -169,7 +207,9 @@ function canonical(value: unknown): unknown {
 
 /** Same normalised request (key order, nulls, defaults, study_type case) => same hash: the idempotency key. */
 export function requestHash(r: ExperimentRequest): string {
-  return createHash("sha256").update(JSON.stringify(canonical(r))).digest("hex");
+  return createHash("sha256")
+    .update(JSON.stringify(canonical(r)))
+    .digest("hex");
 }
 
 /** zip_gcloud may be `gs://<bucket>/<path>` or the bare object path. */

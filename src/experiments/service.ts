@@ -41,7 +41,16 @@ export class ExperimentService {
   private readonly streamSlots: StreamSlots;
   /** DELETE /v1/experiments/{id} and account erasure: the crash-safe steps (deletion.ts). */
   readonly deletion: ExperimentDeletion;
-  constructor(private readonly deps: { repo: ExperimentRepository; runner: () => JobRunner | undefined; config: Config; logger: Logger; bucket: Bucket; events?: EventEmitter }) {
+  constructor(
+    private readonly deps: {
+      repo: ExperimentRepository;
+      runner: () => JobRunner | undefined;
+      config: Config;
+      logger: Logger;
+      bucket: Bucket;
+      events?: EventEmitter;
+    },
+  ) {
     this.eventHub = new ExperimentEventHub(deps.repo, { pollMs: 500 });
     this.streamSlots = new StreamSlots(deps.config.EVENT_STREAMS_PER_USER);
     this.deletion = new ExperimentDeletion(deps);
@@ -59,7 +68,12 @@ export class ExperimentService {
     if (body.user_id !== userId) throw errors.forbidden("user_id must be your own user id", "user_mismatch");
     const { request, labels } = splitRequest(body);
     if (request.callback_url && !this.deps.config.CALLBACK_SECRET) {
-      throw errors.invalidRequest("1 invalid field: callback_url", [{ field: "callback_url", message: "this server has no CALLBACK_SECRET to sign callbacks with; ask the operator, or leave callback_url out" }]);
+      throw errors.invalidRequest("1 invalid field: callback_url", [
+        {
+          field: "callback_url",
+          message: "this server has no CALLBACK_SECRET to sign callbacks with; ask the operator, or leave callback_url out",
+        },
+      ]);
     }
     if (request.callback_url) {
       // The form is checked now (scheme, credentials, metadata/localhost names) so a bad URL is a 400, not a
@@ -84,7 +98,14 @@ export class ExperimentService {
     const hash = requestHash(request);
     // A re-post of an existing experiment is answered below whatever the cap; only new ones count against it.
     const before = await this.deps.repo.byUserNumber(userId, request.experiment_id);
-    const values = { userId, experimentId: request.experiment_id, request, ...labels, study: studyOf(request, this.deps.config), requestHash: hash };
+    const values = {
+      userId,
+      experimentId: request.experiment_id,
+      request,
+      ...labels,
+      study: studyOf(request, this.deps.config),
+      requestHash: hash,
+    };
     const inserted = before ? null : await this.deps.repo.insertWithinCap(values, this.deps.config.MAX_ACTIVE_EXPERIMENTS_PER_USER);
     if (inserted === "over_cap") throw tooManyExperiments(this.deps.config.MAX_ACTIVE_EXPERIMENTS_PER_USER);
     if (inserted) {
@@ -92,16 +113,21 @@ export class ExperimentService {
       // the runner's sweep enqueues unfinished experiments again every JOB_LEASE_S.
       const enqueued = this.deps.runner()?.enqueue(inserted.id);
       if (enqueued) {
-        await Promise.race([enqueued, new Promise((_, reject) => setTimeout(() => reject(new Error("enqueue timed out")), 5000).unref())]).catch((err) =>
-          this.deps.logger.warn({ err, experiment: inserted.id }, "could not enqueue now; the sweep will retry"),
-        );
+        await Promise.race([
+          enqueued,
+          new Promise((_, reject) => setTimeout(() => reject(new Error("enqueue timed out")), 5000).unref()),
+        ]).catch((err) => this.deps.logger.warn({ err, experiment: inserted.id }, "could not enqueue now; the sweep will retry"));
       }
       return { created: true, row: inserted };
     }
     const existing = await this.deps.repo.byUserNumber(userId, request.experiment_id);
     if (!existing) throw errors.internal();
     if (existing.requestHash !== hash) {
-      throw new ApiError(409, "experiment_id_in_use", `experiment_id ${request.experiment_id} is already used by a different request; choose a new experiment_id`);
+      throw new ApiError(
+        409,
+        "experiment_id_in_use",
+        `experiment_id ${request.experiment_id} is already used by a different request; choose a new experiment_id`,
+      );
     }
     return { created: false, row: existing };
   }
@@ -120,7 +146,11 @@ export class ExperimentService {
     const row = await this.get(userId, experimentId);
     const model = await this.deps.repo.latestModel(userId, experimentId);
     if (!model || model.experimentUuid !== row.id) {
-      throw new ApiError(404, "not_found", `experiment ${experimentId} has no model card yet (status ${row.status}); it exists once the experiment is ready`);
+      throw new ApiError(
+        404,
+        "not_found",
+        `experiment ${experimentId} has no model card yet (status ${row.status}); it exists once the experiment is ready`,
+      );
     }
     const retrospectives = [];
     for (const r of await this.deps.repo.readyRetrospectivesOf(userId, experimentId)) {
@@ -133,7 +163,13 @@ export class ExperimentService {
   /** The caller's experiments, newest first, one page; `q` narrows them to those whose name, description, zip or label columns hold it. */
   async list(userId: string, page: { status?: ExperimentStatus[]; q?: string; limit: number; offset: number }) {
     const { rows, total } = await this.deps.repo.list(userId, page);
-    return { data: rows.map(experimentSummary), total, limit: page.limit, offset: page.offset, has_more: page.offset + rows.length < total };
+    return {
+      data: rows.map(experimentSummary),
+      total,
+      limit: page.limit,
+      offset: page.offset,
+      has_more: page.offset + rows.length < total,
+    };
   }
 
   /**
@@ -146,7 +182,10 @@ export class ExperimentService {
 
   /** Its events after `afterSeq` (Last-Event-ID) until the terminal state or EVENT_STREAM_MAX_S; see experimentEventStream. */
   events(row: ExperimentRow, afterSeq: number, signal: AbortSignal): AsyncGenerator<StreamItem> {
-    return experimentEventStream(this.eventHub, this.deps.repo, row, afterSeq, { signal, maxLifetimeMs: this.deps.config.EVENT_STREAM_MAX_S * 1000 });
+    return experimentEventStream(this.eventHub, this.deps.repo, row, afterSeq, {
+      signal,
+      maxLifetimeMs: this.deps.config.EVENT_STREAM_MAX_S * 1000,
+    });
   }
 
   /** Another user's experiment is 404, as if it did not exist. */

@@ -10,7 +10,12 @@ import { zipObjectPath, type ExperimentRequest } from "./request.js";
 // read only this, never the raw request.
 
 const THRESHOLD_METRICS = ["auc", "f_macro", "precision", "recall"] as const;
-const METRIC_BY_NAME: Record<ExperimentRequest["optimization_metric"], ThresholdMetric> = { AUC: "auc", "F-macro": "f_macro", Precision: "precision", Recall: "recall" };
+const METRIC_BY_NAME: Record<ExperimentRequest["optimization_metric"], ThresholdMetric> = {
+  AUC: "auc",
+  "F-macro": "f_macro",
+  Precision: "precision",
+  Recall: "recall",
+};
 
 export const studySchema = z
   .object({
@@ -41,7 +46,10 @@ export const studySchema = z
 
 export type Study = z.output<typeof studySchema>;
 
-type DatasetFields = Pick<ExperimentRequest, "task" | "type_of_experiment" | "model_type" | "label_cols" | "images_col" | "data_cols" | "split_col">;
+type DatasetFields = Pick<
+  ExperimentRequest,
+  "task" | "type_of_experiment" | "model_type" | "label_cols" | "images_col" | "data_cols" | "split_col"
+>;
 
 export function problemFamily(r: Pick<ExperimentRequest, "type_of_experiment" | "model_type">): ProblemFamily {
   if (r.type_of_experiment === "detection") return "detection";
@@ -93,6 +101,7 @@ export function studyOf(request: ExperimentRequest, config: Pick<Config, "BEST_B
 /** The stored study, parsed (not cast): a row written by other code, or by hand, fails here with the field named. */
 export function parseStudy(stored: unknown): Study {
   const result = studySchema.safeParse(stored);
-  if (!result.success) throw new Error(`the stored study is not valid: ${result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  if (!result.success)
+    throw new Error(`the stored study is not valid: ${result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   return result.data;
 }

@@ -6,7 +6,8 @@ import type { ClinicalSection, Manifest, MetricValue } from "../contract/types.j
 // change both together.
 
 export type WarningSeverity = "severe" | "caution" | "info";
-export type WarningCode = "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage";
+export type WarningCode =
+  "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage";
 export interface ResultWarning {
   code: WarningCode;
   severity: WarningSeverity;
@@ -51,8 +52,17 @@ export interface WarningInputs {
 
 const f = (v: number | null | undefined, digits = 2) => (typeof v === "number" ? v.toFixed(digits) : "?");
 const METRIC_WORDS: Record<string, string> = {
-  auc: "AUC", f_macro: "F1 (macro average)", precision: "precision (macro average)", recall: "recall (macro average)", rmse: "RMSE", r2: "R²",
-  sensitivity: "sensitivity", specificity: "specificity", ppv: "PPV", npv: "NPV", map50: "mAP@0.5",
+  auc: "AUC",
+  f_macro: "F1 (macro average)",
+  precision: "precision (macro average)",
+  recall: "recall (macro average)",
+  rmse: "RMSE",
+  r2: "R²",
+  sensitivity: "sensitivity",
+  specificity: "specificity",
+  ppv: "PPV",
+  npv: "NPV",
+  map50: "mAP@0.5",
 };
 
 export function resultWarnings(x: WarningInputs): ResultWarning[] {
@@ -72,13 +82,18 @@ export function resultWarnings(x: WarningInputs): ResultWarning[] {
     }
     const leak = x.clinical?.strongest_feature;
     if (auc.value >= RULES.perfectAuc || (leak && leak.auc >= RULES.leakingFeatureAuc)) {
-      const why = auc.value >= RULES.perfectAuc ? `The test AUC is ${f(auc.value, 3)}: a perfect separation, which is rare in medicine.` : "";
-      const col = leak && leak.auc >= RULES.leakingFeatureAuc ? ` The column '${leak.name}' alone separates the classes (AUC ${f(leak.auc, 3)} on the training rows).` : "";
+      const why =
+        auc.value >= RULES.perfectAuc ? `The test AUC is ${f(auc.value, 3)}: a perfect separation, which is rare in medicine.` : "";
+      const col =
+        leak && leak.auc >= RULES.leakingFeatureAuc
+          ? ` The column '${leak.name}' alone separates the classes (AUC ${f(leak.auc, 3)} on the training rows).`
+          : "";
       out.push({
         code: "perfect_score_check_leakage",
         severity: "severe",
         title: "check for leakage",
-        message: `${why}${col} Before trusting it, check that no column gives the answer away (a diagnosis or treatment code, a result known only after the diagnosis, an identifier that encodes the group) and that images of one patient are not in both training and test. If the task really is this easy, confirm it on patients from another site or period.`.trim(),
+        message:
+          `${why}${col} Before trusting it, check that no column gives the answer away (a diagnosis or treatment code, a result known only after the diagnosis, an identifier that encodes the group) and that images of one patient are not in both training and test. If the task really is this easy, confirm it on patients from another site or period.`.trim(),
       });
     }
   }
@@ -104,7 +119,10 @@ function smallTest(x: WarningInputs, classification: boolean): string | undefine
   const parts: string[] = [];
   if (classification && x.clinical) {
     const few = Object.entries(x.clinical.test_patients_per_class).filter(([, n]) => n < RULES.minTestPatientsPerClass);
-    if (few.length) parts.push(`The test set holds only ${few.map(([c, n]) => `${n} patient${n === 1 ? "" : "s"} with '${c}'`).join(" and ")}; one patient more or less judged right moves the figures a long way.`);
+    if (few.length)
+      parts.push(
+        `The test set holds only ${few.map(([c, n]) => `${n} patient${n === 1 ? "" : "s"} with '${c}'`).join(" and ")}; one patient more or less judged right moves the figures a long way.`,
+      );
   } else if (!classification && typeof x.testPatients === "number" && x.testPatients < RULES.minTestPatientsRegression) {
     parts.push(`The test set holds only ${x.testPatients} patients; its figures could move a long way with a few patients more.`);
   }
@@ -114,7 +132,9 @@ function smallTest(x: WarningInputs, classification: boolean): string | undefine
   });
   if (flat.length) {
     const m = x.test[flat[0]]!;
-    parts.push(`The 95% interval of ${flat.map((n) => METRIC_WORDS[n] ?? n).join(", ")} has no width (${f(m.ci_low, 3)} to ${f(m.ci_high, 3)}): every resample of the test patients gave the same figure. That does not mean certainty; it means the test set is too small or too easy to show the uncertainty, which is larger than shown.`);
+    parts.push(
+      `The 95% interval of ${flat.map((n) => METRIC_WORDS[n] ?? n).join(", ")} has no width (${f(m.ci_low, 3)} to ${f(m.ci_high, 3)}): every resample of the test patients gave the same figure. That does not mean certainty; it means the test set is too small or too easy to show the uncertainty, which is larger than shown.`,
+    );
   }
   return parts.length ? parts.join(" ") : undefined;
 }
@@ -146,7 +166,9 @@ function classImbalance(x: WarningInputs, classification: boolean): string | und
 export function warningsOf(manifest: unknown, datasetReport: unknown): ResultWarning[] {
   const m = manifest as Partial<Manifest> | undefined;
   if (!m?.metrics?.test || !m.problem) return [];
-  const summary = (datasetReport as { summary?: { class_counts?: Record<string, Record<string, number>>; split?: { test?: number } } } | null)?.summary;
+  const summary = (
+    datasetReport as { summary?: { class_counts?: Record<string, Record<string, number>>; split?: { test?: number } } } | null
+  )?.summary;
   const counts = summary?.class_counts ? Object.values(summary.class_counts)[0] : undefined;
   return resultWarnings({
     problem: m.problem,

@@ -43,7 +43,14 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
   app.use((req: Request, res: Response, next: NextFunction) => {
     req.id = requestId(req.headers["x-request-id"]);
     // The matched route pattern keeps metric labels bounded; unmatched paths share one label.
-    startRequest(services, req, res, req.id, () => req.log, () => matchedRoute(req));
+    startRequest(
+      services,
+      req,
+      res,
+      req.id,
+      () => req.log,
+      () => matchedRoute(req),
+    );
     requestContext.run({ requestId: req.id }, next);
   });
 
@@ -55,7 +62,8 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
   });
 
   const router = express.Router();
-  for (const route of [...routes.filter((r) => r.mountFirst), ...routes.filter((r) => !r.mountFirst)]) mountRoute(router, route, services, services.auth.authenticate);
+  for (const route of [...routes.filter((r) => r.mountFirst), ...routes.filter((r) => !r.mountFirst)])
+    mountRoute(router, route, services, services.auth.authenticate);
   const openapi = buildOpenApi(routes, version);
   router.get("/openapi.json", (_req, res) => void res.json(openapi));
   const docsHeaders = pageSecurityHeaders([DOCS_SCRIPT]);
@@ -69,7 +77,9 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
     // A known path with another method is 405 with Allow (RFC 9110), not 404: the resource exists.
     const methods = allowed(req.path);
     if (methods.length) {
-      throw new ApiError(405, "method_not_allowed", `${req.method} is not allowed on ${req.path}; use ${methods.join(", ")}`, undefined, { allow: methods.join(", ") });
+      throw new ApiError(405, "method_not_allowed", `${req.method} is not allowed on ${req.path}; use ${methods.join(", ")}`, undefined, {
+        allow: methods.join(", "),
+      });
     }
     throw new ApiError(404, "not_found", `no route for ${req.method} ${req.path}`);
   });
@@ -89,7 +99,12 @@ const PREDICT_PATHS = ["/predict", "/v1/experiments/:experiment_id/predict"];
 function allowedMethods(routes: AnyRoute[]): (path: string) => string[] {
   const byPattern = new Map<string, { re: RegExp; methods: Set<string> }>();
   for (const r of routes) {
-    const re = new RegExp(`^${r.path.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, "\\$&")).join("[^/]+")}/?$`);
+    const re = new RegExp(
+      `^${r.path
+        .split(/\{[^}]+\}/)
+        .map((part) => part.replace(/[.*+?^$()|[\]\\]/g, "\\$&"))
+        .join("[^/]+")}/?$`,
+    );
     const entry = byPattern.get(r.path) ?? { re, methods: new Set<string>() };
     entry.methods.add(r.method.toUpperCase());
     if (r.method === "get") entry.methods.add("HEAD");
@@ -97,7 +112,6 @@ function allowedMethods(routes: AnyRoute[]): (path: string) => string[] {
   }
   return (path) => [...new Set([...byPattern.values()].filter((e) => e.re.test(path)).flatMap((e) => [...e.methods]))].sort();
 }
-
 
 /** The matched route's pattern, which keeps metric labels bounded (Express types req.route as any). */
 function matchedRoute(req: Request): string {

@@ -52,8 +52,11 @@ function modelNotPublished(e: ModelNotPublished): ApiError {
   if (status === undefined) return new ApiError(404, "not_found", e.message);
   // Being deleted (DELETE /v1/experiments/{id} unpublished it first): as good as gone.
   if (status === "deleting") return new ApiError(404, "not_found", `experiment ${e.experimentId} is being deleted`);
-  const why = status === "failed" || status === "cancelled" ? `it ended ${status} without a model` : `it is ${status}; try again when it is ready`;
-  return new ApiError(409, "model_not_ready", `${e.message}: ${why}`, [{ field: "experiment_id", message: `the experiment is ${status}`, status }]);
+  const why =
+    status === "failed" || status === "cancelled" ? `it ended ${status} without a model` : `it is ${status}; try again when it is ready`;
+  return new ApiError(409, "model_not_ready", `${e.message}: ${why}`, [
+    { field: "experiment_id", message: `the experiment is ${status}`, status },
+  ]);
 }
 
 /**
@@ -64,9 +67,12 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof ModelNotPublished) return modelNotPublished(err);
   const e = err as { type?: string; status?: number; message?: string; limit?: number };
-  if (e?.type === "request.aborted") return new ApiError(400, "upload_interrupted", "the request was interrupted before the whole body arrived");
+  if (e?.type === "request.aborted")
+    return new ApiError(400, "upload_interrupted", "the request was interrupted before the whole body arrived");
   if (e?.type === "entity.parse.failed") return new ApiError(400, "invalid_json", `the body is not valid JSON: ${e.message}`);
-  if (e?.type === "entity.too.large") return new ApiError(413, "payload_too_large", `the JSON body is larger than ${e.limit ?? 1_048_576} bytes`);
-  if (e?.type === "encoding.unsupported" || e?.type === "charset.unsupported") return new ApiError(415, "unsupported_encoding", e.message ?? "unsupported encoding");
+  if (e?.type === "entity.too.large")
+    return new ApiError(413, "payload_too_large", `the JSON body is larger than ${e.limit ?? 1_048_576} bytes`);
+  if (e?.type === "encoding.unsupported" || e?.type === "charset.unsupported")
+    return new ApiError(415, "unsupported_encoding", e.message ?? "unsupported encoding");
   return errors.internal();
 }

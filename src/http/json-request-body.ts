@@ -94,11 +94,16 @@ function refuseNonUnicodeCharset(req: IncomingMessage): void {
 
 function parseJson(text: string, maxValues: number | undefined): unknown {
   if (maxValues !== undefined && countSeparatorsBeyond(text, maxValues)) {
-    throw new ApiError(413, "too_many_values", `the body holds more than ${maxValues} JSON values; a prediction's message is one image or one row of at most ${MAX_MESSAGE_VALUES} values`);
+    throw new ApiError(
+      413,
+      "too_many_values",
+      `the body holds more than ${maxValues} JSON values; a prediction's message is one image or one row of at most ${MAX_MESSAGE_VALUES} values`,
+    );
   }
   const first = /\S|$/.exec(text)![0];
   if (first === "") return {}; // an empty body, as body-parser answered it
-  if (first !== "{" && first !== "[") throw new ApiError(400, "invalid_json", "the body is not valid JSON: it must be an object or an array");
+  if (first !== "{" && first !== "[")
+    throw new ApiError(400, "invalid_json", "the body is not valid JSON: it must be an object or an array");
   let value: unknown;
   try {
     value = JSON.parse(text);

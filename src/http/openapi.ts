@@ -26,7 +26,10 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output" = "input"): Record
 
 function parameters(route: AnyRoute) {
   const out: unknown[] = [];
-  for (const [where, schema] of [["path", route.params], ["query", route.query]] as const) {
+  for (const [where, schema] of [
+    ["path", route.params],
+    ["query", route.query],
+  ] as const) {
     if (!schema) continue;
     const js = jsonSchema(schema) as { properties?: Record<string, unknown>; required?: string[] };
     for (const [name, s] of Object.entries(js.properties ?? {})) {
@@ -64,7 +67,11 @@ export function buildOpenApi(routes: AnyRoute[], version: string) {
     else op.security = [];
     if (route.body) op.requestBody = { required: true, content: { "application/json": { schema: jsonSchema(route.body) } } };
     if (route.rawBody) {
-      op.requestBody = { required: true, description: route.rawBody.description, content: { [route.rawBody.contentType]: { schema: { type: "string", format: "binary" } } } };
+      op.requestBody = {
+        required: true,
+        description: route.rawBody.description,
+        content: { [route.rawBody.contentType]: { schema: { type: "string", format: "binary" } } },
+      };
     }
     (paths[route.path] ??= {})[route.method] = op;
   }
@@ -73,13 +80,23 @@ export function buildOpenApi(routes: AnyRoute[], version: string) {
     info: {
       title: "Builder API",
       version,
-      description: "Builder turns a zipped CSV and its images (or a table of clinical variables) into an evaluated, explained model behind a prediction API.",
+      description:
+        "Builder turns a zipped CSV and its images (or a table of clinical variables) into an evaluated, explained model behind a prediction API.",
     },
     servers: [{ url: "/" }],
     components: {
       securitySchemes: {
-        bearer: { type: "http", scheme: "bearer", description: "An API key from the dashboard (Settings → API) or `./builder keys create`." },
-        session: { type: "apiKey", in: "cookie", name: "builder_session", description: "Dashboard session; unsafe methods also need the x-csrf-token header." },
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          description: "An API key from the dashboard (Settings → API) or `./builder keys create`.",
+        },
+        session: {
+          type: "apiKey",
+          in: "cookie",
+          name: "builder_session",
+          description: "Dashboard session; unsafe methods also need the x-csrf-token header.",
+        },
       },
       schemas: { Error: errorBody },
     },

@@ -23,5 +23,10 @@ const DIRECTIVES = [
 export function pageSecurityHeaders(inlineScripts: string[] = []): Record<string, string> {
   const hashes = inlineScripts.map((s) => ` 'sha256-${createHash("sha256").update(s).digest("base64")}'`).join("");
   const csp = DIRECTIVES.map((d) => (d === "script-src 'self'" ? `${d}${hashes}` : d)).join("; ");
-  return { "content-security-policy": csp, "x-content-type-options": "nosniff", "referrer-policy": "same-origin", "x-frame-options": "DENY" };
+  return {
+    "content-security-policy": csp,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "same-origin",
+    "x-frame-options": "DENY",
+  };
 }

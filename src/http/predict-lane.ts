@@ -86,14 +86,28 @@ function headerSetter(res: ServerResponse) {
   };
 }
 
-async function serve(services: Services, route: LaneRoute, params: Record<string, string>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serve(
+  services: Services,
+  route: LaneRoute,
+  params: Record<string, string>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const id = requestId(req.headers["x-request-id"]);
   let log: Logger | undefined;
   const logger = () => (log ??= services.logger.child({ request_id: id }));
   startRequest(services, req, res, id, logger, () => route.label);
   await requestContext.run({ requestId: id }, async () => {
     try {
-      await route.run({ req: requestView(req), res: headerSetter(res), incoming: req, outgoing: res, params, query: route.query, log: logger });
+      await route.run({
+        req: requestView(req),
+        res: headerSetter(res),
+        incoming: req,
+        outgoing: res,
+        params,
+        query: route.query,
+        log: logger,
+      });
     } catch (err) {
       const apiError = failureOf(err, logger);
       if (res.headersSent) return void res.end();

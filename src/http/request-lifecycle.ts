@@ -20,7 +20,14 @@ export function requestId(incoming: string | string[] | undefined): string {
  * answer is sent, its metrics and log line. `route` is the matched route pattern (metric labels stay bounded),
  * asked for when the request ends: Express knows it only then.
  */
-export function startRequest(services: Services, req: IncomingMessage, res: ServerResponse, id: string, log: () => Logger, route: () => string): void {
+export function startRequest(
+  services: Services,
+  req: IncomingMessage,
+  res: ServerResponse,
+  id: string,
+  log: () => Logger,
+  route: () => string,
+): void {
   res.setHeader("x-request-id", id);
   // A client that goes away mid-body makes the request emit 'error' (ECONNRESET "aborted"), possibly before any
   // handler listens; with no listener at all that error would end the process. Whoever reads the body sees the
@@ -32,7 +39,15 @@ export function startRequest(services: Services, req: IncomingMessage, res: Serv
   res.on("finish", () => observeRequest(services, method, url, route(), res.statusCode, start, log));
 }
 
-function observeRequest(services: Services, method: string, url: string, route: string, status: number, start: bigint, log: () => Logger): void {
+function observeRequest(
+  services: Services,
+  method: string,
+  url: string,
+  route: string,
+  status: number,
+  start: bigint,
+  log: () => Logger,
+): void {
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   const labels = { method, route, status: String(status) };
   services.metrics.requests.inc(labels);

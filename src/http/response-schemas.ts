@@ -16,19 +16,34 @@ export const metricsSchema = z
   );
 
 export const positiveClassSchema = z
-  .object({ index: z.number(), code: z.string().describe("the label value as written in the CSV"), name: z.string(), rule: z.string().describe("requested, or the rule that chose it") })
+  .object({
+    index: z.number(),
+    code: z.string().describe("the label value as written in the CSV"),
+    name: z.string(),
+    rule: z.string().describe("requested, or the rule that chose it"),
+  })
   .describe("binary classification: the class whose sensitivity, specificity, PPV and NPV are reported");
 
 export const confusionMatrixSchema = z
   .object({
     labels: z.array(z.string()).describe("class names, in the order of the rows and columns"),
     counts: z.array(z.array(z.number())).optional().describe("test rows: counts[true class][predicted class]"),
-    per_label: z.record(z.string(), z.array(z.array(z.number()))).optional().describe("multilabel: per label [[true negative, false positive], [false negative, true positive]]"),
+    per_label: z
+      .record(z.string(), z.array(z.array(z.number())))
+      .optional()
+      .describe("multilabel: per label [[true negative, false positive], [false negative, true positive]]"),
   })
   .describe("the test set's confusion matrix at the model's thresholds");
 
 export const resultWarningSchema = z.object({
-  code: z.enum(["no_better_than_chance", "test_set_too_small", "overfitting", "poor_calibration", "class_imbalance", "perfect_score_check_leakage"]),
+  code: z.enum([
+    "no_better_than_chance",
+    "test_set_too_small",
+    "overfitting",
+    "poor_calibration",
+    "class_imbalance",
+    "perfect_score_check_leakage",
+  ]),
   severity: z.enum(["severe", "caution", "info"]).describe("severe: do not rely on the model as it is"),
   title: z.string().describe("a few words, for a badge"),
   message: z.string().describe("what was seen and what it means, in plain words"),
@@ -51,10 +66,22 @@ export const datasetSummarySchema = z.looseObject({
   patients: z.number().optional(),
   images: z.number().optional(),
   images_per_patient: range.extend({ mean: z.number() }).optional(),
-  class_counts: z.record(z.string(), z.record(z.string(), z.number())).optional().describe("per label column: class value -> rows (boxes for detection)"),
+  class_counts: z
+    .record(z.string(), z.record(z.string(), z.number()))
+    .optional()
+    .describe("per label column: class value -> rows (boxes for detection)"),
   image_sizes: z.object({ width: range, height: range, channels: z.record(z.string(), z.number()) }).optional(),
   features: z
-    .array(z.object({ name: z.string(), type: z.enum(["numeric", "categorical"]), min: z.number().optional(), max: z.number().optional(), categories: z.number().optional(), missing: z.number() }))
+    .array(
+      z.object({
+        name: z.string(),
+        type: z.enum(["numeric", "categorical"]),
+        min: z.number().optional(),
+        max: z.number().optional(),
+        categories: z.number().optional(),
+        missing: z.number(),
+      }),
+    )
     .optional(),
   label_range: range.optional(),
   boxes: z.number().optional(),
@@ -99,18 +126,28 @@ export const experimentSchema = z.object({
   experiment_id: z.number(),
   name,
   description,
-  intended_use: z.string().nullable().optional().describe("the team's words on what the model is for (PATCH intended_use); shown first on the model card"),
+  intended_use: z
+    .string()
+    .nullable()
+    .optional()
+    .describe("the team's words on what the model is for (PATCH intended_use); shown first on the model card"),
   user_id: z.string(),
   status,
   progress: progressSchema.nullable(),
   history: z.array(z.object({ status, at: z.string(), attempt: z.number().optional() })),
   request: z.record(z.string(), z.unknown()).describe("the request as accepted (user_token removed)"),
-  study: z.record(z.string(), z.unknown()).nullable().describe("how Builder read the request: kind, family, metric, threshold_metric, budget"),
+  study: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe("how Builder read the request: kind, family, metric, threshold_metric, budget"),
   dataset_report: datasetReportSchema.nullable(),
   metrics: metricsSchema.nullable().describe("test-set metrics once ready"),
   positive_class: positiveClassSchema.nullable().optional(),
   confusion_matrix: confusionMatrixSchema.nullable().optional(),
-  warnings: z.array(resultWarningSchema).optional().describe("what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists"),
+  warnings: z
+    .array(resultWarningSchema)
+    .optional()
+    .describe("what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists"),
   original_metrics: metricsSchema.nullable().optional().describe("Retrospective: the source model's own test metrics"),
   source_experiment_id: z.number().optional(),
   failure_reason: z.string().nullable(),
@@ -157,7 +194,23 @@ export const modelSchema = z.object({
     image: z.looseObject({ width: z.number(), height: z.number(), channels: z.number() }).optional(),
     data_cols: z.array(z.string()).optional(),
     columns: z
-      .array(z.object({ name: z.string(), type: z.enum(["numeric", "categorical"]), categories: z.number().int().optional().describe("categorical: how many values the model knows (never the values: they may identify patients)"), min: z.number().optional(), max: z.number().optional(), missing: z.boolean().optional().describe("numeric: the training data had missing values (NA, ?) here; send null for an unknown value") }))
+      .array(
+        z.object({
+          name: z.string(),
+          type: z.enum(["numeric", "categorical"]),
+          categories: z
+            .number()
+            .int()
+            .optional()
+            .describe("categorical: how many values the model knows (never the values: they may identify patients)"),
+          min: z.number().optional(),
+          max: z.number().optional(),
+          missing: z
+            .boolean()
+            .optional()
+            .describe("numeric: the training data had missing values (NA, ?) here; send null for an unknown value"),
+        }),
+      )
       .optional(),
     message: z.string().optional(),
   }),
@@ -166,7 +219,9 @@ export const modelSchema = z.object({
   threshold_rule: z.string().nullable(),
   metric: z.string().nullable(),
   metrics: z.object({ test: metricsSchema, validation: metricsSchema.optional() }),
-  detection: z.object({ score_threshold: z.number(), nms_iou: z.number(), max_detections: z.number(), class_agnostic_nms: z.boolean().optional() }).optional(),
+  detection: z
+    .object({ score_threshold: z.number(), nms_iou: z.number(), max_detections: z.number(), class_agnostic_nms: z.boolean().optional() })
+    .optional(),
   outputs: z.record(z.string(), z.string()),
 });
 
@@ -177,7 +232,10 @@ export const predictionSchema = z.object({
   prediccion: z.array(z.number()).optional().describe("classification: 0/1 per class; regression: [value]"),
   columnas: z.number().optional().describe("vision: Grad-CAM map width"),
   filas: z.number().optional().describe("vision: Grad-CAM map height"),
-  gradients: z.record(z.string(), z.array(z.array(z.number()))).optional().describe("vision: class index -> filas x columnas values 0..255, for each predicted class"),
+  gradients: z
+    .record(z.string(), z.array(z.array(z.number())))
+    .optional()
+    .describe("vision: class index -> filas x columnas values 0..255, for each predicted class"),
   boxes: z.array(z.array(z.number())).optional().describe("detection: [x1, y1, x2, y2] in the image's pixels"),
   classification: z.array(z.number()).optional().describe("detection: class index of each box"),
 });

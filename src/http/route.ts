@@ -67,7 +67,11 @@ interface RouteSpec<P extends Schema | undefined, Q extends Schema | undefined, 
 }
 
 /** A route served by Express only: its handler gets Express's req and res (streams, SSE, req.ip, req.log). */
-export interface ExpressRouteDef<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> extends RouteSpec<P, Q, B> {
+export interface ExpressRouteDef<
+  P extends Schema | undefined,
+  Q extends Schema | undefined,
+  B extends Schema | undefined,
+> extends RouteSpec<P, Q, B> {
   plain?: false;
   handler: (ctx: HandlerContext<Out<P>, Out<Q>, Out<B>>) => Promise<HandlerResult | void>;
 }
@@ -76,19 +80,26 @@ export interface ExpressRouteDef<P extends Schema | undefined, Q extends Schema 
  * A plain route: its handler reads only RouteRequest and answers with its result, so it runs the same on Express
  * and off it (the /predict lane, predict-lane.ts, serves only plain routes).
  */
-export interface PlainRouteDef<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> extends RouteSpec<P, Q, B> {
+export interface PlainRouteDef<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> extends RouteSpec<
+  P,
+  Q,
+  B
+> {
   plain: true;
   handler: (ctx: PlainHandlerContext<Out<P>, Out<Q>, Out<B>>) => Promise<HandlerResult>;
 }
 
-export type RouteDef<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> = ExpressRouteDef<P, Q, B> | PlainRouteDef<P, Q, B>;
+export type RouteDef<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> =
+  ExpressRouteDef<P, Q, B> | PlainRouteDef<P, Q, B>;
 
 export type AnyRoute = RouteDef<Schema | undefined, Schema | undefined, Schema | undefined>;
 export type AnyPlainRoute = Extract<AnyRoute, { plain: true }>;
 
-export function defineRoute<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(
-  def: RouteDef<P, Q, B>,
-): AnyRoute {
+export function defineRoute<
+  P extends Schema | undefined = undefined,
+  Q extends Schema | undefined = undefined,
+  B extends Schema | undefined = undefined,
+>(def: RouteDef<P, Q, B>): AnyRoute {
   return def;
 }
 
@@ -116,7 +127,12 @@ export function validateParts(route: AnyRoute, rawParams: unknown, rawQuery: unk
   const query = route.query ? parsePart(route.query, rawQuery, "", details) : undefined;
   const body = route.rawBody ? undefined : parsePart(route.body, rawBody, "", details);
   if (details.length) {
-    throw new ApiError(400, "invalid_request", `${details.length} invalid field${details.length > 1 ? "s" : ""}: ${details.map((d) => d.field || "(body)").join(", ")}`, details);
+    throw new ApiError(
+      400,
+      "invalid_request",
+      `${details.length} invalid field${details.length > 1 ? "s" : ""}: ${details.map((d) => d.field || "(body)").join(", ")}`,
+      details,
+    );
   }
   return { params, query, body };
 }
@@ -147,7 +163,9 @@ export interface RouteIo<Req extends RouteRequest, Res extends AuthResponse> {
 }
 
 /** A route's runRoute: any request view for a plain route, Express's own req and res for the others. */
-export type RunRoute<Req extends RouteRequest = RouteRequest, Res extends AuthResponse = AuthResponse> = (io: RouteIo<Req, Res>) => Promise<void>;
+export type RunRoute<Req extends RouteRequest = RouteRequest, Res extends AuthResponse = AuthResponse> = (
+  io: RouteIo<Req, Res>,
+) => Promise<void>;
 
 /**
  * The request pipeline of one route, framework-free: authenticate (and count the rate limit) from the headers
@@ -158,7 +176,11 @@ export type RunRoute<Req extends RouteRequest = RouteRequest, Res extends AuthRe
  */
 export function routeRunner(route: AnyPlainRoute, services: Services, authenticate?: Authenticate): RunRoute;
 export function routeRunner(route: AnyRoute, services: Services, authenticate?: Authenticate): RunRoute<Request, Response>;
-export function routeRunner(route: AnyRoute, services: Services, authenticate: Authenticate = services.auth.authenticate): RunRoute<Request, Response> {
+export function routeRunner(
+  route: AnyRoute,
+  services: Services,
+  authenticate: Authenticate = services.auth.authenticate,
+): RunRoute<Request, Response> {
   const readBody = jsonBodyReaderFor(route, services.config);
   return async function runRoute(io) {
     const auth = await authenticate(io.req, io.res, route.auth);
@@ -181,6 +203,14 @@ function sendResult(res: ServerResponse, result: HandlerResult): void {
 export function mountRoute(router: Router, route: AnyRoute, services: Services, authenticate: Authenticate): void {
   const runRoute = routeRunner(route, services, authenticate);
   router[route.method](expressPath(route.path), (req: Request, res: Response) =>
-    runRoute({ req, res, incoming: req, outgoing: res, params: req.params, query: route.query ? req.query : undefined, log: () => req.log }),
+    runRoute({
+      req,
+      res,
+      incoming: req,
+      outgoing: res,
+      params: req.params,
+      query: route.query ? req.query : undefined,
+      log: () => req.log,
+    }),
   );
 }

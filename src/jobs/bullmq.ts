@@ -43,7 +43,12 @@ export class BullmqDispatcher implements JobRunner {
 
   async start(): Promise<void> {
     // Not awaited: serve must come up even while Redis is down; the sweep keeps trying every JOB_LEASE_S.
-    this.sweep = startSweep(this.deps.repo, this.deps.config.JOB_LEASE_S * 1000, (id) => this.enqueue(id), (err) => this.deps.logger.warn({ err }, "sweep failed"));
+    this.sweep = startSweep(
+      this.deps.repo,
+      this.deps.config.JOB_LEASE_S * 1000,
+      (id) => this.enqueue(id),
+      (err) => this.deps.logger.warn({ err }, "sweep failed"),
+    );
   }
 
   async enqueue(uuid: string): Promise<void> {

@@ -12,13 +12,25 @@ export interface CallbackPayload {
 }
 
 /** What actually sends the POST; the outbound guard in production, a plain function in unit tests. */
-export type CallbackSender = (url: string, init: { headers: Record<string, string>; body: string; timeoutMs: number }) => Promise<{ status: number }>;
+export type CallbackSender = (
+  url: string,
+  init: { headers: Record<string, string>; body: string; timeoutMs: number },
+) => Promise<{ status: number }>;
 
-export const guardedSender = (config: Config): CallbackSender => async (url, init) => {
-  const { guardedFetch } = await import("../net/outbound-guard.js");
-  const res = await guardedFetch(url, { method: "POST", headers: init.headers, body: init.body, timeoutMs: init.timeoutMs, maxBytes: 64 * 1024, allowHosts: config.FETCH_ALLOW_HOSTS });
-  return { status: res.status };
-};
+export const guardedSender =
+  (config: Config): CallbackSender =>
+  async (url, init) => {
+    const { guardedFetch } = await import("../net/outbound-guard.js");
+    const res = await guardedFetch(url, {
+      method: "POST",
+      headers: init.headers,
+      body: init.body,
+      timeoutMs: init.timeoutMs,
+      maxBytes: 64 * 1024,
+      allowHosts: config.FETCH_ALLOW_HOSTS,
+    });
+    return { status: res.status };
+  };
 
 /**
  * `X-Builder-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">` with CALLBACK_SECRET.
@@ -48,7 +60,11 @@ export async function deliverCallback(
       const res = await opts.send(url, {
         body,
         timeoutMs: 10_000,
-        headers: { "content-type": "application/json", "x-builder-signature": signCallback(opts.secret, body), "x-builder-event": `experiment.${payload.status}` },
+        headers: {
+          "content-type": "application/json",
+          "x-builder-signature": signCallback(opts.secret, body),
+          "x-builder-event": `experiment.${payload.status}`,
+        },
       });
       lastStatus = res.status;
       if (res.status >= 200 && res.status < 300) return { delivered: true, attempts: i, lastStatus };

@@ -52,7 +52,10 @@ export function detectGpus(env: NodeJS.ProcessEnv = process.env, smi: () => stri
   const output = smi();
   const all = output === null ? [] : parseNvidiaSmi(output);
   if (visible === undefined) return all;
-  const wanted = visible.split(",").map((v) => v.trim()).filter(Boolean);
+  const wanted = visible
+    .split(",")
+    .map((v) => v.trim())
+    .filter(Boolean);
   return wanted.flatMap((w) => all.filter((g) => g.index === w || g.id === w || g.id.startsWith(w)).slice(0, 1));
 }
 
@@ -127,7 +130,10 @@ export class SlotPool {
   /** Any free slot (need unset), or one that fits `need`; throws when there is none. */
   acquire(need?: SlotNeed): DeviceSlot {
     const slot = need ? this.tryAcquire(need) : (this.free.shift() ?? null);
-    if (!slot) throw new Error(`all ${this.slots.length} device slots ${need ? `for ${need} jobs ` : ""}are busy: the runner's concurrency must equal the slot count`);
+    if (!slot)
+      throw new Error(
+        `all ${this.slots.length} device slots ${need ? `for ${need} jobs ` : ""}are busy: the runner's concurrency must equal the slot count`,
+      );
     return slot;
   }
 
@@ -173,7 +179,13 @@ export class SlotPool {
 
   /** What /readyz and the worker's /readyz report: the devices a runner sees and how jobs are placed on them. */
   describe() {
-    return this.slots.map((s) => ({ slot: s.slot, device: s.device, gpu: s.gpu ? { index: s.gpu.index, id: s.gpu.id, name: s.gpu.name, memory_mib: s.gpu.memoryMiB } : null, threads: s.threads, busy: !this.free.includes(s) }));
+    return this.slots.map((s) => ({
+      slot: s.slot,
+      device: s.device,
+      gpu: s.gpu ? { index: s.gpu.index, id: s.gpu.id, name: s.gpu.name, memory_mib: s.gpu.memoryMiB } : null,
+      threads: s.threads,
+      busy: !this.free.includes(s),
+    }));
   }
 }
 
@@ -181,7 +193,12 @@ export class SlotPool {
  * The slot pool of this process, from the environment and nvidia-smi. `cpuSlots` (BUILDER_CPU_SLOTS, whose
  * default in the configuration is 1) adds CPU-only slots for tabular jobs on a host with GPUs.
  */
-export function deviceSlotPool(slots: number | undefined, env: NodeJS.ProcessEnv = process.env, smi?: () => string | null, cpuSlots = 0): SlotPool {
+export function deviceSlotPool(
+  slots: number | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  smi?: () => string | null,
+  cpuSlots = 0,
+): SlotPool {
   return new SlotPool(planSlots(detectGpus(env, smi), { slots, cpuSlots }));
 }
 

@@ -42,7 +42,13 @@ export class JobRun {
   status: ExperimentStatus;
 
   /** slot: the device this run's pipeline is pinned to (the runner's GPU or CPU slot); none = "auto". */
-  constructor(readonly deps: JobDeps, readonly row: ExperimentRow, readonly lease: JobLease, readonly log: Logger, readonly slot?: DeviceSlot) {
+  constructor(
+    readonly deps: JobDeps,
+    readonly row: ExperimentRow,
+    readonly lease: JobLease,
+    readonly log: Logger,
+    readonly slot?: DeviceSlot,
+  ) {
     this.uuid = row.id;
     this.status = row.status as ExperimentStatus;
     this.work = workDirOf(deps.config, row.id);
@@ -50,7 +56,10 @@ export class JobRun {
     this.specPath = path.join(this.work, "spec.json");
     this.logFile = logFileOf(deps.config, row.id);
     const folder = path.dirname(this.logFile);
-    this.logWrites = fs.promises.mkdir(folder, { recursive: true }).then(() => undefined, (err) => log.warn({ err }, "could not create the log folder"));
+    this.logWrites = fs.promises.mkdir(folder, { recursive: true }).then(
+      () => undefined,
+      (err) => log.warn({ err }, "could not create the log folder"),
+    );
   }
 
   /** Appends are chained (in order) and never block the event loop the API serves from. */
@@ -70,7 +79,9 @@ export class JobRun {
   /** A line in the job log (GET .../logs), beside the pipeline's stderr. */
   jobLog(line: string): void {
     const text = `[builder ${new Date().toISOString()}] ${line}\n`;
-    this.logWrites = this.logWrites.then(() => fs.promises.appendFile(this.logFile, text)).catch((err) => this.log.warn({ err }, "could not write the job log"));
+    this.logWrites = this.logWrites
+      .then(() => fs.promises.appendFile(this.logFile, text))
+      .catch((err) => this.log.warn({ err }, "could not write the job log"));
   }
 
   async move(to: ExperimentStatus, set: TransitionSet = {}): Promise<ExperimentRow> {
@@ -81,7 +92,12 @@ export class JobRun {
     // must already be there. So the terminal line is written (and copied) before the status becomes visible.
     if (terminal) await this.writeFinalLog(line);
     const progress = { fraction: STAGE_START[to], stage: to, updated_at: new Date().toISOString() };
-    const updated = await repo.transition(this.uuid, to, { owner: this.lease.owner, set, attempt: this.row.attempts > 1 ? this.row.attempts : undefined, progress });
+    const updated = await repo.transition(this.uuid, to, {
+      owner: this.lease.owner,
+      set,
+      attempt: this.row.attempts > 1 ? this.row.attempts : undefined,
+      progress,
+    });
     if (!updated) {
       if (terminal) this.jobLog(`(${to} was not recorded: this runner no longer holds the job)`);
       throw new JobStop("refused");
@@ -96,6 +112,8 @@ export class JobRun {
   async writeFinalLog(line: string): Promise<void> {
     this.jobLog(line);
     await this.flushLog();
-    await this.deps.bucket.uploadFile(this.logFile, logObjectOf(this.row)).catch((err) => this.log.warn({ err }, "could not copy the job log to the bucket"));
+    await this.deps.bucket
+      .uploadFile(this.logFile, logObjectOf(this.row))
+      .catch((err) => this.log.warn({ err }, "could not copy the job log to the bucket"));
   }
 }

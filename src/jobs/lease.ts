@@ -39,20 +39,29 @@ export class JobLease {
   private readonly beat: NodeJS.Timeout;
   private readonly onOuterStop = () => this.local.abort(this.outer.reason ?? "shutdown");
 
-  constructor(private readonly deps: JobDeps, readonly uuid: string, private readonly outer: AbortSignal, log: Logger) {
+  constructor(
+    private readonly deps: JobDeps,
+    readonly uuid: string,
+    private readonly outer: AbortSignal,
+    log: Logger,
+  ) {
     if (outer.aborted) this.onOuterStop();
     else outer.addEventListener("abort", this.onOuterStop, { once: true });
     const leaseS = deps.config.JOB_LEASE_S;
     // The beat catches its own errors, so the timer has no promise to watch.
-    this.beat = setInterval(() => void (async () => {
-      try {
-        const r = await deps.repo.renewLease(uuid, deps.runnerId, leaseS);
-        if (!r) this.local.abort("lease_lost");
-        else if (r.cancelRequested) this.local.abort("cancel");
-      } catch (err) {
-        log.warn({ err }, "lease heartbeat failed");
-      }
-    })(), HEARTBEAT_MS(leaseS));
+    this.beat = setInterval(
+      () =>
+        void (async () => {
+          try {
+            const r = await deps.repo.renewLease(uuid, deps.runnerId, leaseS);
+            if (!r) this.local.abort("lease_lost");
+            else if (r.cancelRequested) this.local.abort("cancel");
+          } catch (err) {
+            log.warn({ err }, "lease heartbeat failed");
+          }
+        })(),
+      HEARTBEAT_MS(leaseS),
+    );
   }
 
   get owner(): string {

@@ -14,7 +14,19 @@ export function notifyTerminal(deps: Pick<JobDeps, "config" | "logger">, row: Ex
   if (!url || !deps.config.CALLBACK_SECRET) return;
   void deliverCallback(
     url,
-    { experiment_id: row.experimentId, user_id: row.userId, status: row.status, reason: row.failureReason, metrics: row.metrics ?? undefined, at: new Date().toISOString() },
-    { secret: deps.config.CALLBACK_SECRET, send: sender ?? guardedSender(deps.config), logger: deps.logger, baseDelayMs: deps.config.CALLBACK_RETRY_BASE_MS },
+    {
+      experiment_id: row.experimentId,
+      user_id: row.userId,
+      status: row.status,
+      reason: row.failureReason,
+      metrics: row.metrics ?? undefined,
+      at: new Date().toISOString(),
+    },
+    {
+      secret: deps.config.CALLBACK_SECRET,
+      send: sender ?? guardedSender(deps.config),
+      logger: deps.logger,
+      baseDelayMs: deps.config.CALLBACK_RETRY_BASE_MS,
+    },
   );
 }

@@ -86,7 +86,11 @@ export function runPipeline(run: PipelineRun): Promise<PipelineOutcome> {
     if (run.signal.aborted) onAbort();
     else run.signal.addEventListener("abort", onAbort, { once: true });
     const timeout = setTimeout(
-      () => killGroup({ kind: "timeout", message: `the training ran past its time limit of ${Math.round(run.timeoutMs / 1000)} s and was stopped; give it a larger time_budget_s or use optimization_type 1 (fastest)` }),
+      () =>
+        killGroup({
+          kind: "timeout",
+          message: `the training ran past its time limit of ${Math.round(run.timeoutMs / 1000)} s and was stopped; give it a larger time_budget_s or use optimization_type 1 (fastest)`,
+        }),
       run.timeoutMs,
     );
 
@@ -125,14 +129,25 @@ function parseEventLine(line: string): PipelineEvent | Extract<PipelineOutcome, 
   }
   const problems = contractErrors("event", event);
   if (problems.length) {
-    return { kind: "contract_error", message: `the pipeline wrote an event that breaks event.schema.json (${problems.slice(0, 3).join("; ")}): ${line.slice(0, 200)}` };
+    return {
+      kind: "contract_error",
+      message: `the pipeline wrote an event that breaks event.schema.json (${problems.slice(0, 3).join("; ")}): ${line.slice(0, 200)}`,
+    };
   }
   return event as PipelineEvent;
 }
 
 /** The exit code's meaning (0 with a result, 2 spec refused, 3 unusable data), with the pipeline's last error line. */
-function exitOutcome(code: number | null, signal: NodeJS.Signals | null, lastError: string | undefined, resultManifest: string | undefined): PipelineOutcome {
-  if (code === 0) return resultManifest ? { kind: "ok", manifest: resultManifest } : { kind: "contract_error", message: "the pipeline exited 0 without a result event" };
+function exitOutcome(
+  code: number | null,
+  signal: NodeJS.Signals | null,
+  lastError: string | undefined,
+  resultManifest: string | undefined,
+): PipelineOutcome {
+  if (code === 0)
+    return resultManifest
+      ? { kind: "ok", manifest: resultManifest }
+      : { kind: "contract_error", message: "the pipeline exited 0 without a result event" };
   if (code === 2) return { kind: "spec_error", message: lastError ?? "the pipeline refused the job spec" };
   if (code === 3) return { kind: "data_error", message: lastError ?? "the pipeline could not use the data" };
   return { kind: "error", message: lastError ?? `the pipeline failed (exit ${code ?? signal}); see the job log` };

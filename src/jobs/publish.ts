@@ -15,7 +15,13 @@ async function filesUnder(dir: string): Promise<string[]> {
  * row. Serving finds models through the rows, so a half-copied version is never visible; a crash mid-copy leaves
  * an orphan folder that the re-run overwrites (the version number is only taken by the row).
  */
-export async function publishModel(deps: JobDeps, row: ExperimentRow, manifest: Manifest, outDir: string, owner: string): Promise<ModelRow> {
+export async function publishModel(
+  deps: JobDeps,
+  row: ExperimentRow,
+  manifest: Manifest,
+  outDir: string,
+  owner: string,
+): Promise<ModelRow> {
   checkPublishable(manifest);
   const version = await deps.repo.nextModelVersion(row.id);
   const storePath = `models/${row.userId}/${row.experimentId}/v${version}`;
@@ -42,6 +48,8 @@ export async function publishModel(deps: JobDeps, row: ExperimentRow, manifest: 
  */
 export function checkPublishable(manifest: { kind?: string; outputs?: { cam?: string } }): void {
   if (manifest.kind === "vision_classification" && !manifest.outputs?.cam) {
-    throw new Error("the vision model has no Grad-CAM output (manifest outputs.cam), so predictions could not carry gradients; it was not published");
+    throw new Error(
+      "the vision model has no Grad-CAM output (manifest outputs.cam), so predictions could not carry gradients; it was not published",
+    );
   }
 }

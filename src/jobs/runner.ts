@@ -24,7 +24,12 @@ export const newRunnerId = () => `${hostname()}:${process.pid}:${randomBytes(4).
  * Re-finds work a crash left behind: every unfinished experiment not already known here is enqueued; the lease
  * decides whether it really runs (a live holder elsewhere keeps it). Runs at start and every JOB_LEASE_S.
  */
-export function startSweep(repo: ExperimentRepository, intervalMs: number, enqueue: (uuid: string) => Promise<void>, onError: (err: unknown) => void) {
+export function startSweep(
+  repo: ExperimentRepository,
+  intervalMs: number,
+  enqueue: (uuid: string) => Promise<void>,
+  onError: (err: unknown) => void,
+) {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const sweep = async () => {
@@ -61,12 +66,20 @@ export class InProcessRunner implements JobRunner {
   private sweep?: ReturnType<typeof startSweep>;
   readonly slots: SlotPool;
 
-  constructor(private readonly deps: JobDeps, slots?: SlotPool) {
+  constructor(
+    private readonly deps: JobDeps,
+    slots?: SlotPool,
+  ) {
     this.slots = slots ?? deviceSlotPool(deps.config.BUILDER_GPU_SLOTS, process.env, undefined, deps.config.BUILDER_CPU_SLOTS);
   }
 
   async start(): Promise<void> {
-    this.sweep = startSweep(this.deps.repo, this.deps.config.JOB_LEASE_S * 1000, (id) => this.enqueue(id), (err) => this.deps.logger.warn({ err }, "sweep failed"));
+    this.sweep = startSweep(
+      this.deps.repo,
+      this.deps.config.JOB_LEASE_S * 1000,
+      (id) => this.enqueue(id),
+      (err) => this.deps.logger.warn({ err }, "sweep failed"),
+    );
     await this.sweep.first;
   }
 

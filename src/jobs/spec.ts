@@ -11,7 +11,15 @@ import type { DeviceSlot } from "./gpu-slots.js";
 export const SEED = 42;
 
 /** The job spec, from the study and the prepared dataset only. */
-export function buildSpec(config: Config, row: Pick<ExperimentRow, "id">, study: Study, prepared: PreparedDataset, outDir: string, sourceDir?: string, slot?: DeviceSlot): JobSpec {
+export function buildSpec(
+  config: Config,
+  row: Pick<ExperimentRow, "id">,
+  study: Study,
+  prepared: PreparedDataset,
+  outDir: string,
+  sourceDir?: string,
+  slot?: DeviceSlot,
+): JobSpec {
   return {
     schema_version: 1,
     job_id: row.id,

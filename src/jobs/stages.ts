@@ -36,12 +36,16 @@ export const admit: Stage = async (run) => {
   const { row, deps } = run;
   if (row.cancelRequested) return { end: "cancelled" };
   if (row.attempts > deps.config.JOB_MAX_ATTEMPTS) {
-    return failed(`the job was interrupted ${row.attempts - 1} times (its runner stopped or crashed) and was given up; post it again with a new experiment_id`);
+    return failed(
+      `the job was interrupted ${row.attempts - 1} times (its runner stopped or crashed) and was given up; post it again with a new experiment_id`,
+    );
   }
   await fs.promises.rm(run.work, { recursive: true, force: true }); // a re-run starts clean
   await fs.promises.mkdir(run.work, { recursive: true });
   const { slot } = run;
-  run.jobLog(`attempt ${row.attempts} on runner ${run.lease.owner}${slot ? `, slot ${slot.slot}: ${slot.gpu ? `GPU ${slot.gpu.index} (${slot.gpu.name})` : "CPU"}, ${slot.threads} threads` : ""}`);
+  run.jobLog(
+    `attempt ${row.attempts} on runner ${run.lease.owner}${slot ? `, slot ${slot.slot}: ${slot.gpu ? `GPU ${slot.gpu.index} (${slot.gpu.name})` : "CPU"}, ${slot.threads} threads` : ""}`,
+  );
   return NEXT;
 };
 
@@ -51,7 +55,8 @@ export const fetch: Stage = async (run) => {
   const zipPath = run.study.zip_path;
   // The owner is checked again here, not only at submission: a row may predate that check or come from elsewhere,
   // and another user's zip must never be read. It fails exactly as a missing file does.
-  if (!ownsZip(zipPath, run.row.userId) || !(await run.deps.bucket.stat(zipPath))) return failed(`no file at zip_gcloud ${zipPath}: upload it first (PUT /v1/files/${zipPath})`);
+  if (!ownsZip(zipPath, run.row.userId) || !(await run.deps.bucket.stat(zipPath)))
+    return failed(`no file at zip_gcloud ${zipPath}: upload it first (PUT /v1/files/${zipPath})`);
   if (run.study.command === "evaluate") {
     const fetched = await fetchSourceModel(run, path.join(run.work, "source_model"));
     if (typeof fetched === "string") return failed(fetched);
@@ -76,10 +81,21 @@ export const validate: Stage = async (run) => {
   const prepare = deps.prepareDataset ?? (await loadPrepareDataset());
   const prepared = await prepare(
     { bucket: deps.bucket, config: deps.config },
-    { zipPath: study.zip_path, workDir: path.join(run.work, "dataset"), task: study.dataset, seed: SEED, split: run.state.source ? "all_test" : "train_val_test", signal: run.lease.signal },
+    {
+      zipPath: study.zip_path,
+      workDir: path.join(run.work, "dataset"),
+      task: study.dataset,
+      seed: SEED,
+      split: run.state.source ? "all_test" : "train_val_test",
+      signal: run.lease.signal,
+    },
   );
   run.lease.throwIfStopped();
-  if (!prepared.report.valid) return { end: "invalid_dataset", set: { datasetReport: prepared.report, failureReason: "the dataset did not pass its checks; see dataset_report.errors" } };
+  if (!prepared.report.valid)
+    return {
+      end: "invalid_dataset",
+      set: { datasetReport: prepared.report, failureReason: "the dataset did not pass its checks; see dataset_report.errors" },
+    };
   const positive = positiveClassProblem(study.positive_class, prepared);
   if (positive) {
     const report = { ...prepared.report, valid: false, errors: [...prepared.report.errors, positive] };
@@ -118,7 +134,11 @@ export const train: Stage = async (run) => {
   await sink.flush();
   if (outcome.kind === "cancelled") run.lease.throwIfStopped();
   if (outcome.kind === "data_error") {
-    const report = { ...state.prepared!.report, valid: false, errors: [...state.prepared!.report.errors, { code: "pipeline_data_error", severity: "error" as const, message: outcome.message }] };
+    const report = {
+      ...state.prepared!.report,
+      valid: false,
+      errors: [...state.prepared!.report.errors, { code: "pipeline_data_error", severity: "error" as const, message: outcome.message }],
+    };
     return { end: "invalid_dataset", set: { datasetReport: report, failureReason: outcome.message } };
   }
   if (outcome.kind !== "ok") {
@@ -135,7 +155,13 @@ export const check: Stage = async (run) => {
   if (run.status === "training") await run.move("evaluating");
   try {
     const manifest = assertManifest(JSON.parse(await fs.promises.readFile(path.resolve(run.outDir, run.state.manifestFile!), "utf8")));
-    if (!(await fs.promises.access(path.join(run.outDir, manifest.model_file)).then(() => true, () => false))) throw new Error(`the manifest names ${manifest.model_file}, which the pipeline did not write`);
+    if (
+      !(await fs.promises.access(path.join(run.outDir, manifest.model_file)).then(
+        () => true,
+        () => false,
+      ))
+    )
+      throw new Error(`the manifest names ${manifest.model_file}, which the pipeline did not write`);
     run.state.manifest = manifest;
   } catch (err) {
     return failed(`internal error (pipeline contract): the result manifest is not valid: ${(err as Error).message}`);

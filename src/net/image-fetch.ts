@@ -37,10 +37,15 @@ export async function fetchImageBytes(uri: string, ctx: ImageFetchContext): Prom
   else if (scheme === "gs:") bytes = await readOwnObject(uri, ctx);
   else if (scheme === "http:" || scheme === "https:") {
     const res = await ctx.guard.fetch(uri, { maxBytes: ctx.maxBytes, headers: { accept: "image/*" } });
-    if (res.status < 200 || res.status >= 300) throw refuse(422, "fetch_failed", `the URL answered HTTP ${res.status}`, { status: res.status });
+    if (res.status < 200 || res.status >= 300)
+      throw refuse(422, "fetch_failed", `the URL answered HTTP ${res.status}`, { status: res.status });
     bytes = res.body;
   } else {
-    throw refuse(400, "unsupported_uri_scheme", `the scheme ${scheme || "(none)"} is not allowed; use https://, http://, data:image/...;base64, or gs://`);
+    throw refuse(
+      400,
+      "unsupported_uri_scheme",
+      `the scheme ${scheme || "(none)"} is not allowed; use https://, http://, data:image/...;base64, or gs://`,
+    );
   }
   const format = sniffImage(bytes);
   if (!format) throw refuse(415, "unsupported_image_type", "the bytes are not a PNG, JPEG, WebP, GIF, TIFF or AVIF image");
@@ -54,7 +59,8 @@ function decodeDataUri(uri: string, maxBytes: number): Buffer {
   if (!head) throw refuse(400, "invalid_data_uri", "data URIs must look like data:image/<type>;base64,<data>");
   const b64 = uri.slice(head[0].length);
   // Base64 is 4/3 of the bytes: refuse before decoding a body that cannot fit.
-  if (Math.floor((b64.length * 3) / 4) > maxBytes + 3) throw refuse(413, "image_too_large", `the image is larger than the limit of ${maxBytes} bytes`);
+  if (Math.floor((b64.length * 3) / 4) > maxBytes + 3)
+    throw refuse(413, "image_too_large", `the image is larger than the limit of ${maxBytes} bytes`);
   const bytes = Buffer.from(b64, "base64");
   if (!reEncodesTo(bytes, b64) && !BASE64.test(b64)) throw refuse(400, "invalid_data_uri", "the data URI is not valid base64");
   if (bytes.length > maxBytes) throw refuse(413, "image_too_large", `the image is larger than the limit of ${maxBytes} bytes`);

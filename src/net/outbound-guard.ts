@@ -120,12 +120,20 @@ export class OutboundGuard {
       if (!allowed) {
         // A clinician whose PACS link is refused needs to know the refusal is a setting, and whose: only ranges an
         // operator can allow get that hint (cloud metadata and invalid addresses are never fetched).
-        const hint = verdict.range === "cloud metadata" || verdict.range === "invalid" ? "" : "; if it is your hospital's own server (a PACS, for instance), the server's operator can allow it with FETCH_ALLOW_HOSTS";
-        throw refuse(403, "blocked_address", `${host} resolves to ${verdict.address} (${verdict.range}); only public addresses are fetched${hint}`, {
-          host,
-          address: verdict.address,
-          range: verdict.range,
-        });
+        const hint =
+          verdict.range === "cloud metadata" || verdict.range === "invalid"
+            ? ""
+            : "; if it is your hospital's own server (a PACS, for instance), the server's operator can allow it with FETCH_ALLOW_HOSTS";
+        throw refuse(
+          403,
+          "blocked_address",
+          `${host} resolves to ${verdict.address} (${verdict.range}); only public addresses are fetched${hint}`,
+          {
+            host,
+            address: verdict.address,
+            range: verdict.range,
+          },
+        );
       }
     }
     return normaliseHost(addresses[0].address);

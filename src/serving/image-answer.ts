@@ -33,11 +33,23 @@ export class MapMemory {
 
 const f32 = (t: Tensor) => t.data as Float32Array;
 
-export function imageAnswer(m: ServedManifest, classes: Record<string, string>, out: Record<string, Tensor>, pre: Preprocessed, o: ImageAnswerOptions) {
+export function imageAnswer(
+  m: ServedManifest,
+  classes: Record<string, string>,
+  out: Record<string, Tensor>,
+  pre: Preprocessed,
+  o: ImageAnswerOptions,
+) {
   return m.kind === "detection" ? detectionBody(m, classes, out, pre) : visionBody(m, classes, out, pre, o);
 }
 
-function visionBody(m: ServedManifest, classes: Record<string, string>, out: Record<string, Tensor>, pre: Preprocessed, o: ImageAnswerOptions) {
+function visionBody(
+  m: ServedManifest,
+  classes: Record<string, string>,
+  out: Record<string, Tensor>,
+  pre: Preprocessed,
+  o: ImageAnswerOptions,
+) {
   const scores = Array.from(f32(out[m.outputs.scores]));
   const prediccion = applyThresholds(m.problem, scores, m.thresholds);
   const { columnas, filas } = camSize(pre.origWidth, pre.origHeight, o.gradcamMaxSide);
@@ -48,7 +60,10 @@ function visionBody(m: ServedManifest, classes: Record<string, string>, out: Rec
     const data = f32(cam);
     const im = m.input.image!;
     // Letterboxed inputs: only the top-left part of the map covers the image.
-    const crop = im.resize === "letterbox" ? { w: Math.round((pre.origWidth * pre.scaleX * w) / im.width), h: Math.round((pre.origHeight * pre.scaleY * h) / im.height) } : undefined;
+    const crop =
+      im.resize === "letterbox"
+        ? { w: Math.round((pre.origWidth * pre.scaleX * w) / im.width), h: Math.round((pre.origHeight * pre.scaleY * h) / im.height) }
+        : undefined;
     let n = 0;
     prediccion.forEach((p, i) => {
       if (p !== 1 || i >= k) return;
@@ -57,7 +72,9 @@ function visionBody(m: ServedManifest, classes: Record<string, string>, out: Rec
     });
   }
   // Publishing refuses vision models without a CAM output; a model stored before that check says why it has no maps.
-  const why = m.outputs.cam ? {} : { gradients_unavailable: "this model was published without a Grad-CAM output (outputs.cam); re-run the experiment to get maps" };
+  const why = m.outputs.cam
+    ? {}
+    : { gradients_unavailable: "this model was published without a Grad-CAM output (outputs.cam); re-run the experiment to get maps" };
   return { prediccion, score: scores, classes, error: 0, columnas, filas, gradients, ...why };
 }
 

@@ -27,7 +27,12 @@ export interface Serving {
    * without a published model throws ModelNotPublished with its state; one the user does not have, a 404.
    */
   /** opts.noMaps: no Grad-CAM maps (batch scoring writes scores only; the maps are most of an image answer's cost). */
-  predict(userId: string, experimentId: number, message: unknown, opts?: { noMaps?: boolean }): Promise<Record<string, unknown> | JsonBytes>;
+  predict(
+    userId: string,
+    experimentId: number,
+    message: unknown,
+    opts?: { noMaps?: boolean },
+  ): Promise<Record<string, unknown> | JsonBytes>;
   model(userId: string, experimentId: number): Promise<LoadedModel>;
   close(): Promise<void>;
 }
@@ -37,7 +42,14 @@ export const MODEL_REMOVED_CHANNEL = "builder_model_removed";
 
 type Listen = (channel: string, onNotify: (payload: string) => void, onState: (listening: boolean) => void) => Promise<() => Promise<void>>;
 
-export async function createServing(deps: { config: Config; db: Db; bucket: Bucket; events: EventEmitter; logger: Logger; listen?: Listen }): Promise<Serving> {
+export async function createServing(deps: {
+  config: Config;
+  db: Db;
+  bucket: Bucket;
+  events: EventEmitter;
+  logger: Logger;
+  listen?: Listen;
+}): Promise<Serving> {
   const { config, bucket, logger } = deps;
   const repo = new ModelRepository(deps.db);
   const cache = new ModelCache({
@@ -66,12 +78,17 @@ export async function createServing(deps: { config: Config; db: Db; bucket: Buck
   const onRemoved = (row: Pick<ModelRow, "userId" | "experimentId" | "id">) => cache.forget(row.userId, row.experimentId, row.id);
   deps.events.on("model:removed", onRemoved);
   const stopListening = deps.listen
-    ? await deps.listen(MODEL_REMOVED_CHANNEL, (payload) => {
-        const [userId, experimentId, id] = payload.split(":");
-        if (userId && id && /^\d+$/.test(experimentId ?? "")) cache.forget(userId, Number(experimentId), id);
-      }, (listening) => {
-        if (!listening) logger.warn("model removal notifications lost; a deleted model may serve on this replica until its row lookup expires (2 s)");
-      })
+    ? await deps.listen(
+        MODEL_REMOVED_CHANNEL,
+        (payload) => {
+          const [userId, experimentId, id] = payload.split(":");
+          if (userId && id && /^\d+$/.test(experimentId ?? "")) cache.forget(userId, Number(experimentId), id);
+        },
+        (listening) => {
+          if (!listening)
+            logger.warn("model removal notifications lost; a deleted model may serve on this replica until its row lookup expires (2 s)");
+        },
+      )
     : async () => {};
 
   const model = async (userId: string, experimentId: number) => {
@@ -95,7 +112,12 @@ export async function createServing(deps: { config: Config; db: Db; bucket: Buck
       ]);
     }
     const { bytes } = await fetchImageBytes(message, { userId, bucket, guard, maxBytes: config.FETCH_MAX_BYTES });
-    return predictImage(m, bytes, { maxPixels: config.FETCH_MAX_PIXELS, gradcamMaxSide: config.GRADCAM_MAX_SIDE, jpegDecoder: config.JPEG_DECODER, noMaps });
+    return predictImage(m, bytes, {
+      maxPixels: config.FETCH_MAX_PIXELS,
+      gradcamMaxSide: config.GRADCAM_MAX_SIDE,
+      jpegDecoder: config.JPEG_DECODER,
+      noMaps,
+    });
   };
 
   return {

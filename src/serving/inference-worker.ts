@@ -38,8 +38,16 @@ try {
     type: "loaded",
     inputNames: session.inputNames,
     outputNames: session.outputNames,
-    inputShapes: Object.fromEntries((session.inputMetadata ?? []).map((m) => [m.name, (m as { shape?: Array<number | string> }).shape ?? null])),
-    ...(manifest ? { jpegDecoder: turbo ? `libjpeg-turbo (${turbo.library})` : `sharp${jpegDecoder === "auto" ? ` (no libjpeg-turbo: ${turboJpegLoadError()})` : ""}` } : {}),
+    inputShapes: Object.fromEntries(
+      (session.inputMetadata ?? []).map((m) => [m.name, (m as { shape?: Array<number | string> }).shape ?? null]),
+    ),
+    ...(manifest
+      ? {
+          jpegDecoder: turbo
+            ? `libjpeg-turbo (${turbo.library})`
+            : `sharp${jpegDecoder === "auto" ? ` (no libjpeg-turbo: ${turboJpegLoadError()})` : ""}`,
+        }
+      : {}),
   });
 } catch (err) {
   port.postMessage({ type: "load_error", error: (err as Error).message });
@@ -91,10 +99,15 @@ async function answerImage(m: ImageJob): Promise<{ json: Buffer; slot: number }>
     letterboxed ??= new Uint8Array(spec.channels * spec.height * spec.width);
     const { pixels, scaleX, scaleY } = resizeToSpec(img, spec, { into: letterboxed });
     normalise(pixels, spec, tensor);
-    const out = await session.run({ [manifest!.input.name]: new ort.Tensor("float32", tensor, [1, spec.channels, spec.height, spec.width]) });
+    const out = await session.run({
+      [manifest!.input.name]: new ort.Tensor("float32", tensor, [1, spec.channels, spec.height, spec.width]),
+    });
     const pre = { tensor, origWidth: img.width, origHeight: img.height, scaleX, scaleY };
     const slot = takeSlot();
-    const json = encodeJson(imageAnswer(manifest!, classes!, out, pre, { ...m.opts, mapMemory }), new JsonOut(slot >= 0 ? slots[slot] : undefined));
+    const json = encodeJson(
+      imageAnswer(manifest!, classes!, out, pre, { ...m.opts, mapMemory }),
+      new JsonOut(slot >= 0 ? slots[slot] : undefined),
+    );
     if (slot >= 0 && json.buffer !== slots[slot]) {
       freeSlots.push(slot); // outgrew the slot: it went to a buffer of its own
       return { json, slot: -1 };
@@ -140,7 +153,8 @@ port.on("message", async (m: TensorJob | ImageJob | { free: number }) => {
     } else await runTensor(m);
   } catch (err) {
     const e = err as Error;
-    const api = err instanceof ApiError ? { status: err.status, code: err.code, details: err.details, refusal: err instanceof OutboundRefusal } : {};
+    const api =
+      err instanceof ApiError ? { status: err.status, code: err.code, details: err.details, refusal: err instanceof OutboundRefusal } : {};
     port.postMessage({ id: m.id, error: e.message, ...api });
   }
 });

@@ -22,7 +22,12 @@ const TIMING_PAUSE_MS = 250;
  * An ONNX Runtime session on this thread for `file` when it is small and fast enough (see above); undefined
  * otherwise. One intra-op thread: a pool would only add wake-ups to runs this short.
  */
-export async function openInlineSession(file: string, inputName: string, sampleShape: number[], limits = { maxFileBytes: INLINE_MAX_FILE_BYTES, maxRunMs: INLINE_MAX_RUN_MS }): Promise<ort.InferenceSession | undefined> {
+export async function openInlineSession(
+  file: string,
+  inputName: string,
+  sampleShape: number[],
+  limits = { maxFileBytes: INLINE_MAX_FILE_BYTES, maxRunMs: INLINE_MAX_RUN_MS },
+): Promise<ort.InferenceSession | undefined> {
   if ((await fs.promises.stat(file)).size > limits.maxFileBytes) return undefined;
   const session = await ort.InferenceSession.create(file, {
     graphOptimizationLevel: "all",

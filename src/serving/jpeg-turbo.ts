@@ -36,7 +36,17 @@ type Handle = unknown;
 interface TurboJpeg {
   handle: Handle;
   header: (h: Handle, buf: Uint8Array, size: number, w: number[], ht: number[], subsamp: number[], cs: number[]) => number;
-  decompress: (h: Handle, buf: Uint8Array, size: number, dst: Uint8Array, w: number, pitch: number, ht: number, pf: number, flags: number) => number;
+  decompress: (
+    h: Handle,
+    buf: Uint8Array,
+    size: number,
+    dst: Uint8Array,
+    w: number,
+    pitch: number,
+    ht: number,
+    pf: number,
+    flags: number,
+  ) => number;
   library: string;
 }
 
@@ -73,8 +83,12 @@ export function loadTurboJpeg(names: string[] = LIBRARY_NAMES): TurboJpeg | { er
       if (!handle) throw new Error("tjInitDecompress failed");
       return {
         handle,
-        header: lib.func("int tjDecompressHeader3(void *h, const uint8_t *buf, unsigned long size, _Out_ int *w, _Out_ int *ht, _Out_ int *subsamp, _Out_ int *cs)"),
-        decompress: lib.func("int tjDecompress2(void *h, const uint8_t *buf, unsigned long size, uint8_t *dst, int w, int pitch, int ht, int pf, int flags)"),
+        header: lib.func(
+          "int tjDecompressHeader3(void *h, const uint8_t *buf, unsigned long size, _Out_ int *w, _Out_ int *ht, _Out_ int *subsamp, _Out_ int *cs)",
+        ),
+        decompress: lib.func(
+          "int tjDecompress2(void *h, const uint8_t *buf, unsigned long size, uint8_t *dst, int w, int pitch, int ht, int pf, int flags)",
+        ),
         library: name,
       };
     } catch (err) {
@@ -115,12 +129,15 @@ export function decodeJpegTurbo(bytes: Uint8Array, maxPixels: number, memory?: P
   const tj = openTurboJpeg();
   if (!tj) return undefined;
   if (tj.header(tj.handle, bytes, bytes.length, out.w, out.h, out.subsamp, out.cs) !== 0) return undefined;
-  const width = out.w[0], height = out.h[0], cs = out.cs[0];
+  const width = out.w[0],
+    height = out.h[0],
+    cs = out.cs[0];
   if (!(width > 0 && height > 0) || width * height > maxPixels) return undefined;
   const channels = cs === TJCS_GRAY ? 1 : cs === TJCS_YCbCr || cs === TJCS_RGB ? 3 : 0;
   if (!channels) return undefined; // CMYK / YCCK: sharp converts those to sRGB
   const size = width * height * channels;
   const pixels = memory ? memory.take(size) : new Uint8Array(size);
-  if (tj.decompress(tj.handle, bytes, bytes.length, pixels, width, 0, height, channels === 1 ? TJPF_GRAY : TJPF_RGB, FLAGS) !== 0) return undefined;
+  if (tj.decompress(tj.handle, bytes, bytes.length, pixels, width, 0, height, channels === 1 ? TJPF_GRAY : TJPF_RGB, FLAGS) !== 0)
+    return undefined;
   return { pixels, width, height, channels };
 }

@@ -96,4 +96,3 @@ function write(value: unknown, out: JsonOut): void {
   }
   out.text(`${text}}`);
 }
-

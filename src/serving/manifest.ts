@@ -8,11 +8,25 @@ import { viewErrors } from "../contract/validate.js";
  * between problem and metric are not read here, so a model published before a later rule about them keeps serving. A broken manifest fails at
  * load, not mid-request.
  */
-export const SERVED_FIELDS = ["schema_version", "kind", "problem", "model_file", "input", "outputs", "classes", "thresholds", "threshold_rule", "detection", "metrics", "metric"] as const;
+export const SERVED_FIELDS = [
+  "schema_version",
+  "kind",
+  "problem",
+  "model_file",
+  "input",
+  "outputs",
+  "classes",
+  "thresholds",
+  "threshold_rule",
+  "detection",
+  "metrics",
+  "metric",
+] as const;
 /** Models published before every manifest named its metric (regression had none) still serve. */
 const OPTIONAL_HERE = ["metric"] as const;
 
-export type ServedManifest = Pick<Manifest, Exclude<(typeof SERVED_FIELDS)[number], (typeof OPTIONAL_HERE)[number]>> & Partial<Pick<Manifest, "metric">>;
+export type ServedManifest = Pick<Manifest, Exclude<(typeof SERVED_FIELDS)[number], (typeof OPTIONAL_HERE)[number]>> &
+  Partial<Pick<Manifest, "metric">>;
 export type { ColumnSpec, ImageSpec } from "../contract/types.js";
 
 function servingProblems(m: ServedManifest): string[] {
@@ -24,7 +38,8 @@ function servingProblems(m: ServedManifest): string[] {
   else if (m.input.image.mean.length !== m.input.image.channels || m.input.image.std.length !== m.input.image.channels) {
     problems.push("input.image.mean/std: need one entry per channel");
   }
-  if (m.kind === "detection" && (!m.detection || !m.outputs.boxes)) problems.push("detection / outputs.boxes: a detection model needs both");
+  if (m.kind === "detection" && (!m.detection || !m.outputs.boxes))
+    problems.push("detection / outputs.boxes: a detection model needs both");
   if ((m.problem === "binary" || m.problem === "multilabel") && m.thresholds && m.thresholds.length !== m.classes.length) {
     problems.push("thresholds: need one per class");
   }

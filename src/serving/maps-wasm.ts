@@ -33,7 +33,13 @@ const wasm = lazyInstance<Exports>(MAPS_WASM, (x) => {
  * when given, else in a buffer of their own.
  */
 export function blendRowsWasm(
-  across: Float32Array, columnas: number, filas: number, y0: Int32Array, y1: Int32Array, dy: Float64Array, into?: Uint8Array,
+  across: Float32Array,
+  columnas: number,
+  filas: number,
+  y0: Int32Array,
+  y1: Int32Array,
+  dy: Float64Array,
+  into?: Uint8Array,
 ): Uint8Array | null {
   const x = wasm();
   if (!x) return null;

@@ -128,15 +128,27 @@ export class ModelCache {
     const sampleShape = im ? [im.channels, im.height, im.width] : [manifest.input.columns!.length];
     // A tiny tabular model runs on the event loop (cheaper than a thread hop); the rest on worker threads.
     const inline = im ? undefined : await openInlineSession(file, manifest.input.name, sampleShape);
-    const session = inline ? ModelSession.onEventLoop(inline, manifest.input.name, sampleShape) : await ModelSession.load(file, manifest.input.name, sampleShape, {
-      intraOpThreads: this.o.intraOpThreads,
-      maxBatch: manifest.kind === "detection" ? 1 : this.o.maxBatch,
-      cuda: this.tryCuda,
-      // Image predictions run whole on the model's threads; a tabular run is ~0.1 ms and needs one.
-      replicas: im ? this.o.replicas : 1,
-      image: im ? { manifest, classes: classNames(manifest), jpegDecoder: this.o.jpegDecoder } : undefined,
-    });
-    this.o.logger.info({ model: row.id, provider: session.provider, max_batch: session.maxBatch, threads: session.threads, on_event_loop: !!inline, jpeg_decoder: session.jpegDecoder }, "model session opened");
+    const session = inline
+      ? ModelSession.onEventLoop(inline, manifest.input.name, sampleShape)
+      : await ModelSession.load(file, manifest.input.name, sampleShape, {
+          intraOpThreads: this.o.intraOpThreads,
+          maxBatch: manifest.kind === "detection" ? 1 : this.o.maxBatch,
+          cuda: this.tryCuda,
+          // Image predictions run whole on the model's threads; a tabular run is ~0.1 ms and needs one.
+          replicas: im ? this.o.replicas : 1,
+          image: im ? { manifest, classes: classNames(manifest), jpegDecoder: this.o.jpegDecoder } : undefined,
+        });
+    this.o.logger.info(
+      {
+        model: row.id,
+        provider: session.provider,
+        max_batch: session.maxBatch,
+        threads: session.threads,
+        on_event_loop: !!inline,
+        jpeg_decoder: session.jpegDecoder,
+      },
+      "model session opened",
+    );
     for (const need of [manifest.outputs.scores, manifest.outputs.cam, manifest.outputs.boxes].filter(Boolean) as string[]) {
       if (!session.outputNames.includes(need)) {
         await session.close();

@@ -29,7 +29,9 @@ export function modelView(row: ModelRow, labels: ExperimentLabelsRow) {
     created_at: row.createdAt,
     inputs: {
       name: m.input.name,
-      ...(m.input.image ? { image: m.input.image, message: "an image URI: https://, http://, data:image/...;base64, or gs://<bucket>/<your path>" } : {}),
+      ...(m.input.image
+        ? { image: m.input.image, message: "an image URI: https://, http://, data:image/...;base64, or gs://<bucket>/<your path>" }
+        : {}),
       ...(m.input.columns
         ? {
             data_cols: m.input.columns.map((c) => c.name),
@@ -66,7 +68,14 @@ export class ModelCatalog {
       try {
         return modelView(row, row.labels);
       } catch (err) {
-        return { experiment_id: row.experimentId, ...row.labels, version: row.version, kind: row.kind, created_at: row.createdAt, error: (err as Error).message };
+        return {
+          experiment_id: row.experimentId,
+          ...row.labels,
+          version: row.version,
+          kind: row.kind,
+          created_at: row.createdAt,
+          error: (err as Error).message,
+        };
       }
     });
   }

@@ -46,7 +46,10 @@ export class ModelRepository {
 
   /** The labels of the experiment a model row came from (kept out of latest(): the prediction path never needs them). */
   async labelsOf(experimentUuid: string): Promise<ExperimentLabelsRow> {
-    const rows = await this.db.select({ name: experiments.name, description: experiments.description }).from(experiments).where(eq(experiments.id, experimentUuid));
+    const rows = await this.db
+      .select({ name: experiments.name, description: experiments.description })
+      .from(experiments)
+      .where(eq(experiments.id, experimentUuid));
     return rows[0] ?? { name: null, description: null };
   }
 }

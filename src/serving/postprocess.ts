@@ -105,11 +105,18 @@ export class GradientMap {
  * memory, for a caller that reuses it (the worker thread, see MapMemory in image-answer.ts); a new buffer otherwise.
  */
 export function camToGradient(
-  cam: Float32Array, h: number, w: number, columnas: number, filas: number, crop?: { w: number; h: number }, into?: Uint8Array,
+  cam: Float32Array,
+  h: number,
+  w: number,
+  columnas: number,
+  filas: number,
+  crop?: { w: number; h: number },
+  into?: Uint8Array,
 ): GradientMap {
   const mw = crop ? Math.max(1, Math.min(w, crop.w)) : w;
   const mh = crop ? Math.max(1, Math.min(h, crop.h)) : h;
-  let min = Infinity, max = -Infinity;
+  let min = Infinity,
+    max = -Infinity;
   for (let y = 0; y < mh; y++) {
     for (let x = 0; x < mw; x++) {
       const v = cam[y * w + x];
@@ -120,8 +127,11 @@ export function camToGradient(
   const range = max - min;
   const scale = range > 0 && Number.isFinite(range) ? 255 / range : 0;
   // Column sampling positions, once for all rows.
-  const x0 = new Int32Array(columnas), x1 = new Int32Array(columnas), dx = new Float32Array(columnas);
-  const sx = mw / columnas, sy = mh / filas;
+  const x0 = new Int32Array(columnas),
+    x1 = new Int32Array(columnas),
+    dx = new Float32Array(columnas);
+  const sx = mw / columnas,
+    sy = mh / filas;
   for (let x = 0; x < columnas; x++) {
     const fx = Math.min(Math.max((x + 0.5) * sx - 0.5, 0), mw - 1);
     x0[x] = Math.floor(fx);
@@ -132,13 +142,16 @@ export function camToGradient(
   // row is a blend of two of those. ~4x fewer operations per output value than the direct 2-D formula.
   const across = new Float32Array(mh * columnas);
   for (let gy = 0; gy < mh; gy++) {
-    const r = gy * w, o = gy * columnas;
+    const r = gy * w,
+      o = gy * columnas;
     for (let x = 0; x < columnas; x++) {
       const a = cam[r + x0[x]];
       across[o + x] = (a + (cam[r + x1[x]] - a) * dx[x] - min) * scale;
     }
   }
-  const y0 = new Int32Array(filas), y1 = new Int32Array(filas), dy = new Float64Array(filas);
+  const y0 = new Int32Array(filas),
+    y1 = new Int32Array(filas),
+    dy = new Float64Array(filas);
   for (let y = 0; y < filas; y++) {
     const fy = Math.min(Math.max((y + 0.5) * sy - 0.5, 0), mh - 1);
     y0[y] = Math.floor(fy);
@@ -151,11 +164,20 @@ export function camToGradient(
 
 /** camToGradient's second pass in JavaScript (blendRowsWasm's fallback and reference): row y blends rows y0[y], y1[y]. */
 export function blendRowsJs(
-  across: Float32Array, columnas: number, filas: number, y0: Int32Array, y1: Int32Array, dy: Float64Array, into?: Uint8Array,
+  across: Float32Array,
+  columnas: number,
+  filas: number,
+  y0: Int32Array,
+  y1: Int32Array,
+  dy: Float64Array,
+  into?: Uint8Array,
 ): Uint8Array {
   const out = into?.subarray(0, columnas * filas) ?? new Uint8Array(columnas * filas);
   for (let y = 0; y < filas; y++) {
-    const r0 = y0[y] * columnas, r1 = y1[y] * columnas, row = y * columnas, d = dy[y];
+    const r0 = y0[y] * columnas,
+      r1 = y1[y] * columnas,
+      row = y * columnas,
+      d = dy[y];
     for (let x = 0; x < columnas; x++) {
       const top = across[r0 + x];
       // Math.round for the values that occur (0..255 up to float error), without its call: floor(v + 0.5).
@@ -184,8 +206,10 @@ function boxArea(b: Float64Array, k: number): number {
 }
 
 function iou(b: Float64Array, i: number, j: number): number {
-  const x1 = Math.max(b[i * 4], b[j * 4]), y1 = Math.max(b[i * 4 + 1], b[j * 4 + 1]);
-  const x2 = Math.min(b[i * 4 + 2], b[j * 4 + 2]), y2 = Math.min(b[i * 4 + 3], b[j * 4 + 3]);
+  const x1 = Math.max(b[i * 4], b[j * 4]),
+    y1 = Math.max(b[i * 4 + 1], b[j * 4 + 1]);
+  const x2 = Math.min(b[i * 4 + 2], b[j * 4 + 2]),
+    y2 = Math.min(b[i * 4 + 3], b[j * 4 + 3]);
   const inter = Math.max(0, x2 - x1) * Math.max(0, y2 - y1);
   const union = boxArea(b, i) + boxArea(b, j) - inter;
   return union > 0 ? inter / Math.max(union, 1e-12) : 0;
@@ -208,7 +232,9 @@ function nms(boxes: Float64Array, scores: number[], idx: number[], iouThr: numbe
 /** boxes [M*4] and scores [M*K] of one image -> boxes in original pixels, scores, class indices. */
 export function decodeDetections(rawBoxes: Float32Array, rawScores: Float32Array, k: number, p: DetectionParams) {
   const m = rawBoxes.length / 4;
-  const candBoxes: number[] = [], candScores: number[] = [], candClass: number[] = [];
+  const candBoxes: number[] = [],
+    candScores: number[] = [],
+    candClass: number[] = [];
   const b = new Float64Array(m * 4);
   for (let i = 0; i < m; i++) {
     b[i * 4] = Math.min(Math.max(rawBoxes[i * 4] / p.scaleX, 0), p.origW);
@@ -234,7 +260,15 @@ export function decodeDetections(rawBoxes: Float32Array, rawScores: Float32Array
   if (p.classAgnostic) keep = nms(cb, candScores, all, p.nmsIou);
   else {
     keep = [];
-    for (const c of [...new Set(candClass)].sort((x, y) => x - y)) keep.push(...nms(cb, candScores, all.filter((i) => candClass[i] === c), p.nmsIou));
+    for (const c of [...new Set(candClass)].sort((x, y) => x - y))
+      keep.push(
+        ...nms(
+          cb,
+          candScores,
+          all.filter((i) => candClass[i] === c),
+          p.nmsIou,
+        ),
+      );
   }
   keep.sort((x, y) => candScores[y] - candScores[x] || x - y);
   keep = keep.slice(0, p.maxDetections);

@@ -55,7 +55,12 @@ function rowSpec(m: ServedManifest): RowSpec {
   let spec = rowSpecs.get(m);
   if (!spec) {
     const columns = m.input.columns!;
-    spec = { columns, expected: columns.map((c) => c.name), allowed: columns.map((c) => (c.type === "categorical" ? Object.values(c.codes ?? {}) : undefined)), classes: classNames(m) };
+    spec = {
+      columns,
+      expected: columns.map((c) => c.name),
+      allowed: columns.map((c) => (c.type === "categorical" ? Object.values(c.codes ?? {}) : undefined)),
+      classes: classNames(m),
+    };
     rowSpecs.set(m, spec);
   }
   return spec;
@@ -88,12 +93,22 @@ export function tabularRow(m: ServedManifest, message: unknown): Float32Array {
       if (typeof v === "string" && Object.hasOwn(codes, v)) row[i] = codes[v];
       else if (typeof v === "number" && Number.isInteger(v) && (allowed.length === 0 || allowed.includes(v))) row[i] = v;
       // The known values are training data (possibly identifiers): the answer says how many, never which.
-      else (details ??= []).push({ field: `message.${i}`, message: `${c.name}: not one of the ${allowed.length} categories seen in training; send the value as written in the training CSV or its integer code (0..${allowed.length - 1})`, column: c.name });
+      else
+        (details ??= []).push({
+          field: `message.${i}`,
+          message: `${c.name}: not one of the ${allowed.length} categories seen in training; send the value as written in the training CSV or its integer code (0..${allowed.length - 1})`,
+          column: c.name,
+        });
     } else if (v === null && c.missing) {
       row[i] = NaN;
     } else if (typeof v !== "number" || !Number.isFinite(v)) {
-      const hint = v === null ? " (the model's training data had no missing values in this column)" : c.missing ? " or null when unknown" : "";
-      (details ??= []).push({ field: `message.${i}`, message: `${c.name}: must be a finite number${hint}, got ${JSON.stringify(v)}`, column: c.name });
+      const hint =
+        v === null ? " (the model's training data had no missing values in this column)" : c.missing ? " or null when unknown" : "";
+      (details ??= []).push({
+        field: `message.${i}`,
+        message: `${c.name}: must be a finite number${hint}, got ${JSON.stringify(v)}`,
+        column: c.name,
+      });
     } else row[i] = v;
   }
   if (details) throw bad(`${details.length} bad value${details.length > 1 ? "s" : ""}`, details);

@@ -29,22 +29,35 @@ class PreprocessPool {
     const worker = new Worker(new URL("./preprocess-worker.mjs", import.meta.url));
     worker.unref(); // never keeps the process alive on its own
     const entry = { worker, busy: 0 };
-    worker.on("message", (m: { id: number; tensor?: Float32Array; scaleX?: number; scaleY?: number; width?: number; height?: number; declined?: boolean; error?: string }) => {
-      const job = this.jobs.get(m.id);
-      if (!job) return;
-      this.jobs.delete(m.id);
-      entry.busy--;
-      if (m.error) job.reject(new Error(m.error));
-      else if (m.declined) job.resolve(undefined);
-      else job.resolve({ tensor: m.tensor!, scaleX: m.scaleX!, scaleY: m.scaleY!, width: m.width, height: m.height });
-    });
+    worker.on(
+      "message",
+      (m: {
+        id: number;
+        tensor?: Float32Array;
+        scaleX?: number;
+        scaleY?: number;
+        width?: number;
+        height?: number;
+        declined?: boolean;
+        error?: string;
+      }) => {
+        const job = this.jobs.get(m.id);
+        if (!job) return;
+        this.jobs.delete(m.id);
+        entry.busy--;
+        if (m.error) job.reject(new Error(m.error));
+        else if (m.declined) job.resolve(undefined);
+        else job.resolve({ tensor: m.tensor!, scaleX: m.scaleX!, scaleY: m.scaleY!, width: m.width, height: m.height });
+      },
+    );
     worker.on("error", (err) => {
       // A crashed worker fails its jobs and is replaced on the next run.
       this.workers.splice(this.workers.indexOf(entry), 1);
-      for (const [id, job] of this.jobs) if ((job as Job & { worker?: Worker }).worker === worker) {
-        this.jobs.delete(id);
-        job.reject(err);
-      }
+      for (const [id, job] of this.jobs)
+        if ((job as Job & { worker?: Worker }).worker === worker) {
+          this.jobs.delete(id);
+          job.reject(err);
+        }
     });
     this.workers.push(entry);
     return entry;
@@ -64,7 +77,10 @@ class PreprocessPool {
   }
 
   private post(message: Record<string, unknown>): Promise<Result | undefined> {
-    let entry = this.workers.reduce<(typeof this.workers)[number] | undefined>((best, w) => (!best || w.busy < best.busy ? w : best), undefined);
+    let entry = this.workers.reduce<(typeof this.workers)[number] | undefined>(
+      (best, w) => (!best || w.busy < best.busy ? w : best),
+      undefined,
+    );
     if (!entry || (entry.busy > 0 && this.workers.length < this.size)) entry = this.spawn();
     const id = this.nextId++;
     entry.busy++;

@@ -38,7 +38,12 @@ export async function decodeImage(bytes: Buffer | Uint8Array, maxPixels: number)
   if (r.info.channels === 4) r = await rawPixels(bytes, maxPixels, true); // CMYK (alpha is already removed)
   const c = r.info.channels;
   if (c !== 1 && c !== 3) throw refuse(415, "invalid_image", "the image cannot be decoded");
-  return { pixels: new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.length), width: r.info.width, height: r.info.height, channels: c };
+  return {
+    pixels: new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.length),
+    width: r.info.width,
+    height: r.info.height,
+    channels: c,
+  };
 }
 
 async function rawPixels(bytes: Buffer | Uint8Array, maxPixels: number, toSrgb: boolean) {
@@ -51,8 +56,11 @@ async function rawPixels(bytes: Buffer | Uint8Array, maxPixels: number, toSrgb: 
   } catch {
     // Which failure it was is read from the image's header, not from the words of sharp's message: over the pixel
     // limit (413, saying how many it has) or not decodable (415).
-    const meta = await sharp(bytes, { limitInputPixels: false }).metadata().catch(() => undefined);
-    if (!meta?.width || !meta.height || meta.width * meta.height <= maxPixels) throw refuse(415, "invalid_image", "the image cannot be decoded");
+    const meta = await sharp(bytes, { limitInputPixels: false })
+      .metadata()
+      .catch(() => undefined);
+    if (!meta?.width || !meta.height || meta.width * meta.height <= maxPixels)
+      throw refuse(415, "invalid_image", "the image cannot be decoded");
     throw refuse(413, "image_too_many_pixels", `the image has ${meta.width}x${meta.height} pixels; the limit is ${maxPixels} pixels`);
   }
 }
@@ -71,7 +79,12 @@ export async function preprocessInline(bytes: Buffer | Uint8Array, spec: ImageSp
  * anything else, or a JPEG it declines, is decoded inside sharp's own threads and then resized and normalised
  * there.
  */
-export async function preprocessImage(bytes: Buffer | Uint8Array, spec: ImageSpec, maxPixels: number, jpegDecoder: "auto" | "sharp" = "auto"): Promise<Preprocessed> {
+export async function preprocessImage(
+  bytes: Buffer | Uint8Array,
+  spec: ImageSpec,
+  maxPixels: number,
+  jpegDecoder: "auto" | "sharp" = "auto",
+): Promise<Preprocessed> {
   if (jpegDecoder === "auto" && isJpeg(bytes)) {
     const r = await preprocessPool().runJpeg(bytes, spec, maxPixels);
     if (r) return { tensor: r.tensor, origWidth: r.width!, origHeight: r.height!, scaleX: r.scaleX, scaleY: r.scaleY };

@@ -42,7 +42,15 @@ function layout(sizes: number[]): { offsets: number[]; total: number } {
  * this thread's WebAssembly memory, valid until the next call (no copy; for a caller that uses it at once).
  */
 export function resizeWasm(
-  src: Uint8Array, w: number, h: number, c: number, outW: number, outH: number, hc: Coeffs | null, vc: Coeffs | null, verticalFirst: boolean,
+  src: Uint8Array,
+  w: number,
+  h: number,
+  c: number,
+  outW: number,
+  outH: number,
+  hc: Coeffs | null,
+  vc: Coeffs | null,
+  verticalFirst: boolean,
   transient = false,
 ): Uint8Array | null {
   const x = wasm();

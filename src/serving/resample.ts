@@ -34,7 +34,6 @@ const filters = {
   },
 };
 
-
 function precompute(inSize: number, outSize: number, filter: { support: number; f: (x: number) => number }): Coeffs {
   const scale = inSize / outSize;
   const filterscale = Math.max(scale, 1);
@@ -78,7 +77,8 @@ function horizontal(src: Uint8Array, w: number, h: number, c: number, outW: numb
     const row = y * w * c;
     let o = y * outW * c;
     for (let xx = 0; xx < outW; xx++) {
-      const n = bounds[xx * 2 + 1], k0 = xx * ksize;
+      const n = bounds[xx * 2 + 1],
+        k0 = xx * ksize;
       const base = row + bounds[xx * 2] * c;
       for (let b = 0; b < c; b++) {
         let ss = HALF;
@@ -98,8 +98,11 @@ function horizontalRgb(src: Uint8Array, w: number, h: number, outW: number, co: 
     const row = y * w * 3;
     let o = y * outW * 3;
     for (let xx = 0; xx < outW; xx++) {
-      const n = bounds[xx * 2 + 1], k0 = xx * ksize;
-      let s0 = HALF, s1 = HALF, s2 = HALF;
+      const n = bounds[xx * 2 + 1],
+        k0 = xx * ksize;
+      let s0 = HALF,
+        s1 = HALF,
+        s2 = HALF;
       for (let x = 0, p = row + bounds[xx * 2] * 3; x < n; x++, p += 3) {
         const k = kk[k0 + x];
         s0 += src[p] * k;
@@ -126,7 +129,9 @@ function vertical(src: Uint8Array, w: number, c: number, outH: number, co: Coeff
   const stride = w * c;
   const acc = new Int32Array(stride);
   for (let yy = 0; yy < outH; yy++) {
-    const ymin = bounds[yy * 2], n = bounds[yy * 2 + 1], k0 = yy * ksize;
+    const ymin = bounds[yy * 2],
+      n = bounds[yy * 2 + 1],
+      k0 = yy * ksize;
     acc.fill(HALF);
     for (let y = 0; y < n; y++) {
       const k = kk[k0 + y];
@@ -141,7 +146,8 @@ function vertical(src: Uint8Array, w: number, c: number, outH: number, co: Coeff
 
 function nearest(src: Uint8Array, w: number, h: number, c: number, outW: number, outH: number): Uint8Array {
   const out = new Uint8Array(outW * outH * c);
-  const sx = w / outW, sy = h / outH;
+  const sx = w / outW,
+    sy = h / outH;
   for (let y = 0; y < outH; y++) {
     const iy = Math.min(h - 1, Math.trunc((y + 0.5) * sy));
     for (let x = 0; x < outW; x++) {
@@ -157,17 +163,44 @@ function nearest(src: Uint8Array, w: number, h: number, c: number, outW: number,
  * passes run in WebAssembly SIMD (resample-wasm.ts) where it is available, else in the JavaScript below; both
  * compute the same integer sums (test/unit/serving-resample-wasm.test.ts compares them).
  */
-export function resizeLikePillow(src: Uint8Array, w: number, h: number, c: number, outW: number, outH: number, mode: Interpolation, transient = false): Uint8Array {
+export function resizeLikePillow(
+  src: Uint8Array,
+  w: number,
+  h: number,
+  c: number,
+  outW: number,
+  outH: number,
+  mode: Interpolation,
+  transient = false,
+): Uint8Array {
   return resize(src, w, h, c, outW, outH, mode, true, transient);
 }
 
 /** The JavaScript passes only (the reference the WebAssembly ones are tested against). */
-export function resizeLikePillowJs(src: Uint8Array, w: number, h: number, c: number, outW: number, outH: number, mode: Interpolation): Uint8Array {
+export function resizeLikePillowJs(
+  src: Uint8Array,
+  w: number,
+  h: number,
+  c: number,
+  outW: number,
+  outH: number,
+  mode: Interpolation,
+): Uint8Array {
   return resize(src, w, h, c, outW, outH, mode, false);
 }
 
 /** transient: the result may be a view of memory that the next resize on this thread overwrites (see resample-wasm.ts). */
-function resize(src: Uint8Array, w: number, h: number, c: number, outW: number, outH: number, mode: Interpolation, useWasm: boolean, transient = false): Uint8Array {
+function resize(
+  src: Uint8Array,
+  w: number,
+  h: number,
+  c: number,
+  outW: number,
+  outH: number,
+  mode: Interpolation,
+  useWasm: boolean,
+  transient = false,
+): Uint8Array {
   if (w === outW && h === outH) return src;
   if (mode === "nearest") return nearest(src, w, h, c, outW, outH);
   const filter = filters[mode];
@@ -193,20 +226,26 @@ function taps(co: Coeffs): number {
 
 function verticalFirst(w: number, h: number, outW: number, outH: number, hc: Coeffs, vc: Coeffs): boolean {
   if (outH >= h) return false;
-  const tx = taps(hc), ty = taps(vc);
+  const tx = taps(hc),
+    ty = taps(vc);
   return 0.5 * tx * h + ty * outW > ty * w + 0.5 * tx * outH;
 }
 
 /** Bilinear resize of one float map (Grad-CAM upsampling); align-corners=false, edge clamped. */
 export function resizeFloatBilinear(src: Float32Array, w: number, h: number, outW: number, outH: number): Float32Array {
   const out = new Float32Array(outW * outH);
-  const sx = w / outW, sy = h / outH;
+  const sx = w / outW,
+    sy = h / outH;
   for (let y = 0; y < outH; y++) {
     const fy = Math.min(Math.max((y + 0.5) * sy - 0.5, 0), h - 1);
-    const y0 = Math.floor(fy), y1 = Math.min(y0 + 1, h - 1), dy = fy - y0;
+    const y0 = Math.floor(fy),
+      y1 = Math.min(y0 + 1, h - 1),
+      dy = fy - y0;
     for (let x = 0; x < outW; x++) {
       const fx = Math.min(Math.max((x + 0.5) * sx - 0.5, 0), w - 1);
-      const x0 = Math.floor(fx), x1 = Math.min(x0 + 1, w - 1), dx = fx - x0;
+      const x0 = Math.floor(fx),
+        x1 = Math.min(x0 + 1, w - 1),
+        dx = fx - x0;
       const top = src[y0 * w + x0] * (1 - dx) + src[y0 * w + x1] * dx;
       const bottom = src[y1 * w + x0] * (1 - dx) + src[y1 * w + x1] * dx;
       out[y * outW + x] = top * (1 - dy) + bottom * dy;

@@ -42,7 +42,19 @@ interface Replica {
   slots: SharedArrayBuffer[];
 }
 type Names = { inputs: string[]; outputs: string[]; inputShapes: Record<string, Array<number | string> | null>; jpegDecoder?: string };
-type Reply = { id?: number; outputs?: Record<string, { data: Float32Array; dims: number[] }>; body?: ArrayBuffer; slot?: number; shared?: SharedArrayBuffer; length?: number; error?: string; status?: number; code?: string; details?: Record<string, unknown>; refusal?: boolean };
+type Reply = {
+  id?: number;
+  outputs?: Record<string, { data: Float32Array; dims: number[] }>;
+  body?: ArrayBuffer;
+  slot?: number;
+  shared?: SharedArrayBuffer;
+  length?: number;
+  error?: string;
+  status?: number;
+  code?: string;
+  details?: Record<string, unknown>;
+  refusal?: boolean;
+};
 
 /**
  * The heap of every V8 isolate created from now on (the inference threads'; the event loop's already exists) is
@@ -122,10 +134,11 @@ export class ModelSession {
       r.worker.on("error", (err) => {
         // A crashed thread fails its own jobs and takes no more.
         r.busy = Number.POSITIVE_INFINITY;
-        for (const [id, p] of this.pending) if (p.replica === r) {
-          this.pending.delete(id);
-          p.reject(err);
-        }
+        for (const [id, p] of this.pending)
+          if (p.replica === r) {
+            this.pending.delete(id);
+            p.reject(err);
+          }
       });
     }
   }
@@ -146,13 +159,27 @@ export class ModelSession {
       new Promise<{ worker: Worker; names: Names }>((resolve, reject) => {
         const worker = new Worker(new URL("./inference-worker.mjs", import.meta.url), { workerData: workerData(options) });
         worker.once("error", reject);
-        worker.once("message", (m: { type: string; error?: string; inputNames: string[]; outputNames: string[]; inputShapes: Names["inputShapes"]; jpegDecoder?: string }) => {
-          if (m.type === "loaded") resolve({ worker, names: { inputs: m.inputNames, outputs: m.outputNames, inputShapes: m.inputShapes, jpegDecoder: m.jpegDecoder } });
-          else {
-            void worker.terminate();
-            reject(new Error(m.error ?? "the model could not be loaded"));
-          }
-        });
+        worker.once(
+          "message",
+          (m: {
+            type: string;
+            error?: string;
+            inputNames: string[];
+            outputNames: string[];
+            inputShapes: Names["inputShapes"];
+            jpegDecoder?: string;
+          }) => {
+            if (m.type === "loaded")
+              resolve({
+                worker,
+                names: { inputs: m.inputNames, outputs: m.outputNames, inputShapes: m.inputShapes, jpegDecoder: m.jpegDecoder },
+              });
+            else {
+              void worker.terminate();
+              reject(new Error(m.error ?? "the model could not be loaded"));
+            }
+          },
+        );
       });
     // onnxruntime-node from npm ships the CPU provider only: asking for CUDA without its provider libraries (or
     // without a GPU) fails the load, and the model is loaded again on CPU. Batching follows what did load.
@@ -172,11 +199,19 @@ export class ModelSession {
     const workers = [first.worker, ...more.flatMap((r) => (r.status === "fulfilled" ? [r.value.worker] : []))];
     for (const w of workers) w.unref();
     const maxBatch = opts.maxBatch ?? DEFAULT_MAX_BATCH[provider];
-    const session = new ModelSession(workers.map((worker) => ({ worker, busy: 0, slots: [] })), inputName, sampleShape, provider, maxBatch, first.names, !!opts.image);
+    const session = new ModelSession(
+      workers.map((worker) => ({ worker, busy: 0, slots: [] })),
+      inputName,
+      sampleShape,
+      provider,
+      maxBatch,
+      first.names,
+      !!opts.image,
+    );
     const failed = more.find((r) => r.status === "rejected");
     if (failed) {
       await session.close();
-      throw (failed).reason;
+      throw failed.reason;
     }
     if (!first.names.inputs.includes(inputName)) {
       await session.close();
@@ -226,7 +261,10 @@ export class ModelSession {
    * written, and do not touch them after. A thread has a few such slots; while none is free it answers in
    * buffers of its own, so a release never called costs one slot, not correctness.
    */
-  async predictImage(bytes: Uint8Array, opts: { maxPixels: number; gradcamMaxSide: number; noMaps?: boolean }): Promise<{ bytes: Uint8Array; release: () => void }> {
+  async predictImage(
+    bytes: Uint8Array,
+    opts: { maxPixels: number; gradcamMaxSide: number; noMaps?: boolean },
+  ): Promise<{ bytes: Uint8Array; release: () => void }> {
     if (this.closed) throw new SessionClosed();
     if (!this.imagePipeline) throw new Error("this session was loaded without SessionOptions.image: it runs tensors only");
     const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
@@ -276,7 +314,10 @@ export class ModelSession {
       const take = this.batchable ? Math.min(this.queue.length, this.maxBatch) : 1;
       const batch = this.queue.splice(0, take);
       try {
-        const outs = await this.runBatch(batch.map((p) => p.input), batch.length === 1 && batch[0].owned);
+        const outs = await this.runBatch(
+          batch.map((p) => p.input),
+          batch.length === 1 && batch[0].owned,
+        );
         batch.forEach((p, i) => p.resolve(outs[i]));
       } catch (err) {
         batch.forEach((p) => p.reject(err));

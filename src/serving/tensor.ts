@@ -42,7 +42,11 @@ export function letterboxGeometry(w: number, h: number, inW: number, inH: number
  * scratch (a thread's request path, which normalises at once): the pixels may be a view of memory the next call
  * overwrites, and `into` (spec-sized) receives a letterboxed result; nothing per call is allocated then.
  */
-export function resizeToSpec(img: DecodedImage, spec: ImageSpec, scratch?: { into: Uint8Array }): { pixels: Uint8Array; scaleX: number; scaleY: number } {
+export function resizeToSpec(
+  img: DecodedImage,
+  spec: ImageSpec,
+  scratch?: { into: Uint8Array },
+): { pixels: Uint8Array; scaleX: number; scaleY: number } {
   const c = spec.channels;
   const px = toChannels(img, c);
   if (spec.resize === "stretch") {
@@ -64,13 +68,19 @@ export function resizeToSpec(img: DecodedImage, spec: ImageSpec, scratch?: { int
  * possible results per channel, so they are computed once into a table and looked up, in WebAssembly where
  * available (normaliseWasm), else here: the same table either way, so the same floats.
  */
-export function normalise(pixels: Uint8Array, spec: ImageSpec, out = new Float32Array(spec.channels * spec.width * spec.height)): Float32Array {
-  const c = spec.channels, plane = spec.width * spec.height;
+export function normalise(
+  pixels: Uint8Array,
+  spec: ImageSpec,
+  out = new Float32Array(spec.channels * spec.width * spec.height),
+): Float32Array {
+  const c = spec.channels,
+    plane = spec.width * spec.height;
   const f = Math.fround;
   const scale = f(spec.scale);
   const lut = new Float32Array(256 * c);
   for (let b = 0; b < c; b++) {
-    const mean = f(spec.mean[b]), std = f(spec.std[b]);
+    const mean = f(spec.mean[b]),
+      std = f(spec.std[b]);
     for (let v = 0; v < 256; v++) lut[b * 256 + v] = f(f(f(v * scale) - mean) / std);
   }
   if (normaliseWasm(pixels, c, plane, lut, out)) return out;
@@ -80,7 +90,8 @@ export function normalise(pixels: Uint8Array, spec: ImageSpec, out = new Float32
 /** The JavaScript loop (the fallback, and the reference the WebAssembly one is tested against). */
 export function normaliseJs(pixels: Uint8Array, c: number, plane: number, lut: Float32Array, out: Float32Array): Float32Array {
   for (let b = 0; b < c; b++) {
-    const o = b * plane, l = b * 256;
+    const o = b * plane,
+      l = b * 256;
     for (let i = 0, p = b; i < plane; i++, p += c) out[o + i] = lut[l + pixels[p]];
   }
   return out;

@@ -8,9 +8,11 @@ export interface WasmMemory {
   readonly buffer: ArrayBuffer;
   grow(pages: number): number;
 }
-const WA = (globalThis as unknown as {
-  WebAssembly: { Module: new (bytes: Uint8Array) => object; Instance: new (m: object) => { exports: unknown } };
-}).WebAssembly;
+const WA = (
+  globalThis as unknown as {
+    WebAssembly: { Module: new (bytes: Uint8Array) => object; Instance: new (m: object) => { exports: unknown } };
+  }
+).WebAssembly;
 
 /**
  * A getter for this thread's instance of the module in `base64`, made on first use (then `init` runs on it);

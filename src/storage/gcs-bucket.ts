@@ -17,7 +17,10 @@ export class GcsBucket implements Bucket {
   readonly kind = "gcs" as const;
   private readonly storage: Storage;
 
-  constructor(readonly name: string, options: StorageOptions = {}) {
+  constructor(
+    readonly name: string,
+    options: StorageOptions = {},
+  ) {
     this.storage = new Storage(options);
   }
 
@@ -29,7 +32,11 @@ export class GcsBucket implements Bucket {
   async write(objectPath: string, body: Readable, opts: { maxBytes?: number; contentType?: string } = {}) {
     const m = meter(opts.maxBytes);
     // resumable: false = one multipart request; md5 validation compares what GCS stored with what we sent.
-    const out = this.file(objectPath).createWriteStream({ resumable: false, validation: "md5", contentType: opts.contentType ?? "application/octet-stream" });
+    const out = this.file(objectPath).createWriteStream({
+      resumable: false,
+      validation: "md5",
+      contentType: opts.contentType ?? "application/octet-stream",
+    });
     await pipeline(body, m.stream, out);
     return m.result();
   }

@@ -23,7 +23,10 @@ export function meter(maxBytes = Infinity) {
 /** A folder as a bucket. Objects are written to a temp file in the same folder, then renamed. */
 export class LocalBucket implements Bucket {
   readonly kind = "local" as const;
-  constructor(private readonly root: string, readonly name = "local") {
+  constructor(
+    private readonly root: string,
+    readonly name = "local",
+  ) {
     fs.mkdirSync(root, { recursive: true, mode: 0o700 });
   }
 

@@ -14,7 +14,8 @@ export const DIST = path.join(ROOT, "web/dist");
 export const SCREENSHOTS = path.join(ROOT, ".test-results/screenshots");
 
 function newestMtime(dir: string): number {
-  return fs.readdirSync(dir, { recursive: true, withFileTypes: true })
+  return fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile())
     .reduce((t, e) => Math.max(t, fs.statSync(path.join(e.parentPath, e.name)).mtimeMs), 0);
 }
@@ -31,7 +32,15 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
   });
 }
 
@@ -56,7 +65,16 @@ export async function axeViolations(page: Page): Promise<Array<{ id: string; imp
   const source = fs.readFileSync(path.join(ROOT, "node_modules/axe-core/axe.min.js"), "utf8");
   await page.evaluate(source);
   return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: unknown) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: unknown[] }> }> } }).axe;
+    const axe = (
+      window as unknown as {
+        axe: {
+          run: (
+            ctx: Document,
+            opts: unknown,
+          ) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: unknown[] }> }>;
+        };
+      }
+    ).axe;
     const r = await axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] } });
     return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length }));
   });
@@ -70,7 +88,8 @@ export function seriousOrCritical(v: Array<{ impact: string }>) {
 export function firstLoadJsBytes(): { raw: number; gzip: number; files: string[] } {
   const html = fs.readFileSync(path.join(DIST, "index.html"), "utf8");
   const files = [...html.matchAll(/(?:src|href)="\/(assets\/[^"]+\.js)"/g)].map((m) => m[1]);
-  let raw = 0, gzip = 0;
+  let raw = 0,
+    gzip = 0;
   for (const f of files) {
     const bytes = fs.readFileSync(path.join(DIST, f));
     raw += bytes.length;
@@ -78,4 +97,3 @@ export function firstLoadJsBytes(): { raw: number; gzip: number; files: string[]
   }
   return { raw, gzip, files };
 }
-

@@ -1,7 +1,16 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { axeViolations, ensureDashboardBuilt, firstLoadJsBytes, haveChromium, launchChromium, screenshot, seriousOrCritical, signInThroughPage } from "./browser.js";
+import {
+  axeViolations,
+  ensureDashboardBuilt,
+  firstLoadJsBytes,
+  haveChromium,
+  launchChromium,
+  screenshot,
+  seriousOrCritical,
+  signInThroughPage,
+} from "./browser.js";
 
 // The dashboard's account pages in a real Chromium against a real Builder on its embedded defaults (PGlite in a
 // temp data folder): first run, sign-in, Settings → API (generate, read once, use, revoke), Settings → Account.
@@ -159,7 +168,9 @@ describe.skipIf(!haveChromium)("dashboard: sign-in, API keys, account (Chromium)
 
   it("the first load's JavaScript is at most 300 KB gzipped", () => {
     const size = firstLoadJsBytes();
-    console.log(`dashboard first-load JS: ${size.files.join(", ")}: ${(size.raw / 1000).toFixed(1)} KB raw, ${(size.gzip / 1000).toFixed(1)} KB gzipped`);
+    console.log(
+      `dashboard first-load JS: ${size.files.join(", ")}: ${(size.raw / 1000).toFixed(1)} KB raw, ${(size.gzip / 1000).toFixed(1)} KB gzipped`,
+    );
     expect(size.files.length).toBeGreaterThan(0);
     expect(size.gzip).toBeLessThanOrEqual(300_000);
   });

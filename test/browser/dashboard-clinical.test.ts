@@ -6,7 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { havePima, randomLabelCsv } from "../integration/experiments-fixtures.js";
 import { makeZip } from "../helpers/zips.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { SCREENSHOTS, axeViolations, ensureDashboardBuilt, haveChromium, launchChromium, screenshot, seriousOrCritical, signInThroughPage } from "./browser.js";
+import {
+  SCREENSHOTS,
+  axeViolations,
+  ensureDashboardBuilt,
+  haveChromium,
+  launchChromium,
+  screenshot,
+  seriousOrCritical,
+  signInThroughPage,
+} from "./browser.js";
 
 // Issue 37 on the result page, in a real Chromium against a real Builder and the real Python pipeline: the form
 // proposes the positive class; random labels end ready with the amber "not better than chance" badge and the
@@ -51,12 +60,17 @@ describe.skipIf(!haveChromium || !havePima)("dashboard: clinical result page (Ch
     const positive = page.getByTestId("positive-class");
     await positive.waitFor();
     expect(await positive.inputValue()).toBe(rarer);
-    expect(await positive.locator("option").allTextContents()).toEqual([`B (${counts.B} rows${rarer === "B" ? ", the less frequent" : ""})`, `M (${counts.M} rows${rarer === "M" ? ", the less frequent" : ""})`]);
+    expect(await positive.locator("option").allTextContents()).toEqual([
+      `B (${counts.B} rows${rarer === "B" ? ", the less frequent" : ""})`,
+      `M (${counts.M} rows${rarer === "M" ? ", the less frequent" : ""})`,
+    ]);
     await screenshot(page, "37-new-experiment-positive-class");
     await positive.selectOption("M"); // changeable: the clinician names the class of interest
     await page.getByTestId("budget").fill("4");
     await page.getByRole("button", { name: "Build model" }).click();
-    const ended = page.locator('[data-testid="experiment"]:is([data-status="ready"], [data-status="failed"], [data-status="invalid_dataset"])');
+    const ended = page.locator(
+      '[data-testid="experiment"]:is([data-status="ready"], [data-status="failed"], [data-status="invalid_dataset"])',
+    );
     await ended.waitFor({ timeout: 150_000 });
     if ((await ended.getAttribute("data-status")) !== "ready") {
       await screenshot(page, "37-result-not-ready");
@@ -126,7 +140,9 @@ describe.skipIf(!haveChromium || !havePima)("dashboard: clinical result page (Ch
     await page.locator('[data-testid="experiment"][data-status="ready"]').waitFor({ timeout: 150_000 });
     await page.getByTestId("verdict").waitFor();
     await screenshot(page, "37-result-wdbc-1280");
-    expect(await page.getByTestId("metrics").textContent()).toMatch(/Sensitivity for M[01]\.\d{3} \([01]\.\d{3}–[01]\.\d{3}\)Specificity for M/);
+    expect(await page.getByTestId("metrics").textContent()).toMatch(
+      /Sensitivity for M[01]\.\d{3} \([01]\.\d{3}–[01]\.\d{3}\)Specificity for M/,
+    );
     expect(await page.getByTestId("confusion-matrix").locator("tbody th").allTextContents()).toEqual(["B", "M"]);
   }, 240_000);
 });

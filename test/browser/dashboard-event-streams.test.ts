@@ -38,11 +38,20 @@ describe.skipIf(!haveChromium)("dashboard: experiment page when the user's strea
 
   it("a refused stream (429 too_many_streams) falls back to polling: the page still reaches the final status", async () => {
     const request = withoutToken(experimentRequestSchema.parse(dataRequest(userId, 1, `${userId}/x/d.zip`, ["f1"])));
-    const row = (await server.services.experiments.repo.insert({ userId, experimentId: 1, request, study: studyOf(request, server.services.config), requestHash: requestHash(request) }))!;
+    const row = (await server.services.experiments.repo.insert({
+      userId,
+      experimentId: 1,
+      request,
+      study: studyOf(request, server.services.config),
+      requestHash: requestHash(request),
+    }))!;
 
     // A program of the same user holds the one slot.
     const held = new AbortController();
-    const program = await fetch(`${server.url}/v1/experiments/1/events`, { headers: { authorization: `Bearer ${apiKey}` }, signal: held.signal });
+    const program = await fetch(`${server.url}/v1/experiments/1/events`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+      signal: held.signal,
+    });
     expect(program.status).toBe(200);
     try {
       const refused = page.waitForResponse((r) => r.url().endsWith("/v1/experiments/1/events"));

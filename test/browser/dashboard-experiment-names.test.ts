@@ -6,7 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dataRequest, diagnosisRows } from "../integration/experiments-fixtures.js";
 import { makeZip } from "../helpers/zips.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { axeViolations, ensureDashboardBuilt, haveChromium, launchChromium, screenshot, seriousOrCritical, signInThroughPage } from "./browser.js";
+import {
+  axeViolations,
+  ensureDashboardBuilt,
+  haveChromium,
+  launchChromium,
+  screenshot,
+  seriousOrCritical,
+  signInThroughPage,
+} from "./browser.js";
 
 // Experiment names in the dashboard (issue 38, item 1): a named experiment made through the API shows by name in
 // the list, is renamed on its own page and found by the list's search box; the New experiment form sends a name.
@@ -24,7 +32,11 @@ describe.skipIf(!haveChromium)("dashboard: experiment names (Chromium)", () => {
   let tmp: string;
 
   const post = (body: unknown) =>
-    fetch(`${server.url}/v1/experiments`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    fetch(`${server.url}/v1/experiments`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
   const rowTitles = () => page.getByTestId("experiments").locator("tbody td.experiment-name a").allTextContents();
 
   beforeAll(async () => {
@@ -33,7 +45,16 @@ describe.skipIf(!haveChromium)("dashboard: experiment names (Chromium)", () => {
     server = await startTestServer("pglite");
     userId = (await server.services.auth.users.create({ email: EMAIL, password: PASSWORD })).id;
     key = (await server.services.auth.apiKeys.create(userId, { name: "api" })).key;
-    expect((await post(dataRequest(userId, 1, `${userId}/wdbc/data.zip`, ["f1"], { name: "Breast cancer (WDBC)", description: "Fine-needle aspirates\nfrom 569 patients" }))).status).toBe(202);
+    expect(
+      (
+        await post(
+          dataRequest(userId, 1, `${userId}/wdbc/data.zip`, ["f1"], {
+            name: "Breast cancer (WDBC)",
+            description: "Fine-needle aspirates\nfrom 569 patients",
+          }),
+        )
+      ).status,
+    ).toBe(202);
     expect((await post(dataRequest(userId, 2, `${userId}/pima/pima_diabetes.zip`, ["f1"]))).status).toBe(202);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -68,7 +89,10 @@ describe.skipIf(!haveChromium)("dashboard: experiment names (Chromium)", () => {
     await form.getByRole("button", { name: "Save" }).click();
     await page.getByRole("heading", { name: /^Breast cancer, WDBC cohort #1/ }).waitFor();
     expect(await page.locator("p.description").textContent()).toBe("Renamed from the dashboard");
-    const stored = (await (await fetch(`${server.url}/v1/experiments/1`, { headers: { authorization: `Bearer ${key}` } })).json()) as { name: string; description: string };
+    const stored = (await (await fetch(`${server.url}/v1/experiments/1`, { headers: { authorization: `Bearer ${key}` } })).json()) as {
+      name: string;
+      description: string;
+    };
     expect(stored).toMatchObject({ name: "Breast cancer, WDBC cohort", description: "Renamed from the dashboard" });
 
     // A name over the limit cannot be typed; emptying the name clears it and the page falls back to the number.
@@ -113,7 +137,10 @@ describe.skipIf(!haveChromium)("dashboard: experiment names (Chromium)", () => {
 
   it("the New experiment form sends the optional name and description", async () => {
     const file = path.join(tmp, "diabetes.zip");
-    fs.writeFileSync(file, makeZip({ "data.csv": diagnosisRows(60, 3, { name: "noise", value: (_i, rand) => rand().toFixed(3) }).join("\n") + "\n" }));
+    fs.writeFileSync(
+      file,
+      makeZip({ "data.csv": diagnosisRows(60, 3, { name: "noise", value: (_i, rand) => rand().toFixed(3) }).join("\n") + "\n" }),
+    );
     await page.goto(`${server.url}/experiments/new`);
     await page.getByTestId("zip-input").setInputFiles(file);
     await page.getByTestId("uploaded").waitFor({ timeout: 30_000 });

@@ -8,7 +8,15 @@ import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures
 import { diagnosisRows } from "../integration/experiments-fixtures.js";
 import { makeZip, visionDataset } from "../helpers/zips.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { axeViolations, ensureDashboardBuilt, haveChromium, launchChromium, screenshot, seriousOrCritical, signInThroughPage } from "./browser.js";
+import {
+  axeViolations,
+  ensureDashboardBuilt,
+  haveChromium,
+  launchChromium,
+  screenshot,
+  seriousOrCritical,
+  signInThroughPage,
+} from "./browser.js";
 
 // Upload → report → build → results → try it, in a real Chromium against a real Builder (PGlite, in-process
 // runner, the real Python pipeline). The training is a tiny table in fastest mode with a 4 s budget.
@@ -54,7 +62,10 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     await page.getByRole("link", { name: "New experiment", exact: true }).first().click();
     await page.getByTestId("zip-input").setInputFiles(file);
     // Wait for this upload's own status: an earlier upload's marker may still be on the page until it starts.
-    await page.getByTestId("upload-status").filter({ hasText: /^100% · .* · uploaded$/ }).waitFor({ timeout: 30_000 });
+    await page
+      .getByTestId("upload-status")
+      .filter({ hasText: /^100% · .* · uploaded$/ })
+      .waitFor({ timeout: 30_000 });
     await page.getByTestId("uploaded").waitFor();
   }
 
@@ -66,8 +77,19 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     await uploadOnNewExperiment(file);
 
     // The pickers propose: label diagnosis (by name), inputs f1, f2, noise (the patient id column is left out).
-    expect(await page.getByTestId("label-cols").getByLabel(/^diagnosis/).isChecked()).toBe(true);
-    for (const c of ["f1", "f2", "noise"]) expect(await page.getByTestId("data-cols").getByLabel(new RegExp(`^${c} `)).isChecked()).toBe(true);
+    expect(
+      await page
+        .getByTestId("label-cols")
+        .getByLabel(/^diagnosis/)
+        .isChecked(),
+    ).toBe(true);
+    for (const c of ["f1", "f2", "noise"])
+      expect(
+        await page
+          .getByTestId("data-cols")
+          .getByLabel(new RegExp(`^${c} `))
+          .isChecked(),
+      ).toBe(true);
     expect(await page.getByTestId("data-cols").getByLabel(/^id /).count()).toBe(0);
     expect(Number(await page.getByTestId("experiment-id").inputValue())).toBe(1);
 
@@ -83,7 +105,10 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     await waitOrAlert(page.getByTestId("experiment"));
     expect(page.url()).toBe(`${server.url}/experiments/1`);
     // The page follows the run without a reload: it reaches ready by itself (server-sent events).
-    await page.getByRole("progressbar", { name: "Experiment progress" }).waitFor().catch(() => undefined);
+    await page
+      .getByRole("progressbar", { name: "Experiment progress" })
+      .waitFor()
+      .catch(() => undefined);
     await screenshot(page, "11a-experiment-running");
     await page.locator('[data-testid="experiment"][data-status="ready"]').waitFor({ timeout: 150_000 });
 
@@ -91,9 +116,19 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     await metrics.waitFor();
     expect(await metrics.textContent()).toMatch(/AUC[01]\.\d{3} \([01]\.\d{3}–[01]\.\d{3}\)/);
     await page.getByTestId("figures").locator("img").first().waitFor();
-    const figures = await page.getByTestId("figures").locator("img").evaluateAll((imgs) =>
-      Promise.all((imgs as HTMLImageElement[]).map((i) => i.decode().then(() => i.naturalWidth, () => 0))),
-    );
+    const figures = await page
+      .getByTestId("figures")
+      .locator("img")
+      .evaluateAll((imgs) =>
+        Promise.all(
+          (imgs as HTMLImageElement[]).map((i) =>
+            i.decode().then(
+              () => i.naturalWidth,
+              () => 0,
+            ),
+          ),
+        ),
+      );
     expect(figures.length).toBeGreaterThanOrEqual(3);
     expect(figures.every((w) => w > 0)).toBe(true);
     await screenshot(page, "11-experiment-ready");
@@ -106,7 +141,9 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     const prediction = page.getByTestId("prediction");
     await prediction.waitFor();
     // f1 + 2·f2 = 18.5, far past the rule's 10: the model says M.
-    const predicted = await prediction.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent!.trim())));
+    const predicted = await prediction
+      .locator("tbody tr")
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent!.trim())));
     expect(predicted.map((r) => r[0]).sort()).toEqual(["B", "M"]);
     expect(predicted.find((r) => r[3] === "yes")?.[0]).toBe("M");
     const curl = (await page.getByTestId("snippet-curl").textContent())!;
@@ -127,7 +164,10 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     expect(answer.status()).toBe(201);
     expect(await page.getByTestId("snippet-curl").textContent()).toContain('{"message":[9.5,4.5,null]}');
     await expect.poll(() => page.getByRole("alert").count()).toBe(0);
-    const withGap = await page.getByTestId("prediction").locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent!.trim())));
+    const withGap = await page
+      .getByTestId("prediction")
+      .locator("tbody tr")
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent!.trim())));
     expect(withGap.find((r) => r[3] === "yes")?.[0]).toBe("M");
   }, 240_000);
 
@@ -138,13 +178,26 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     const file = path.join(tmp, "new-site.zip");
     // f2 is unknown (NA) in one row, where the training data had no gaps: scored with the training median, and said so.
     const rows = diagnosisRows(80, 23, { name: "noise", value: (_i, rand) => rand().toFixed(3) });
-    rows[6] = rows[6].split(",").map((v, j) => (j === 3 ? "NA" : v)).join(",");
+    rows[6] = rows[6]
+      .split(",")
+      .map((v, j) => (j === 3 ? "NA" : v))
+      .join(",");
     fs.writeFileSync(file, makeZip({ "data.csv": rows.join("\n") + "\n" }));
     await page.getByTestId("zip-input").setInputFiles(file);
     await page.getByTestId("uploaded").waitFor();
     // The source's columns are kept: only the data is new.
-    expect(await page.getByTestId("label-cols").getByLabel(/^diagnosis/).isChecked()).toBe(true);
-    expect(await page.getByTestId("data-cols").getByLabel(/^noise /).isChecked()).toBe(true);
+    expect(
+      await page
+        .getByTestId("label-cols")
+        .getByLabel(/^diagnosis/)
+        .isChecked(),
+    ).toBe(true);
+    expect(
+      await page
+        .getByTestId("data-cols")
+        .getByLabel(/^noise /)
+        .isChecked(),
+    ).toBe(true);
     await page.getByRole("button", { name: "Start the test" }).click();
     await waitOrAlert(page.getByTestId("experiment"));
     await page.locator('[data-testid="experiment"][data-status="ready"]').waitFor({ timeout: 120_000 });
@@ -154,13 +207,18 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     expect(await metrics.textContent()).toMatch(/AUC[01]\.\d{3} \([01]\.\d{3}–[01]\.\d{3}\)[01]\.\d{3}/);
     const unseen = page.getByTestId("unseen-values");
     await unseen.waitFor();
-    expect(await unseen.textContent()).toMatch(/f2: 1 of 80 rows held values the model never saw in training \('NA'\); these were scored with the training median \([\d.]+\)\./);
+    expect(await unseen.textContent()).toMatch(
+      /f2: 1 of 80 rows held values the model never saw in training \('NA'\); these were scored with the training median \([\d.]+\)\./,
+    );
     await screenshot(page, "12b-retrospective-ready");
   }, 180_000);
 
   it("Cancel stops a running build", async () => {
     const file = path.join(tmp, "slow.zip");
-    fs.writeFileSync(file, makeZip({ "data.csv": diagnosisRows(150, 13, { name: "noise", value: (_i, rand) => rand().toFixed(3) }).join("\n") + "\n" }));
+    fs.writeFileSync(
+      file,
+      makeZip({ "data.csv": diagnosisRows(150, 13, { name: "noise", value: (_i, rand) => rand().toFixed(3) }).join("\n") + "\n" }),
+    );
     await uploadOnNewExperiment(file);
     await page.getByTestId("budget").fill("300");
     await page.getByRole("button", { name: "Build model" }).click();
@@ -181,9 +239,10 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     const report = page.getByTestId("dataset-report");
     await report.waitFor();
     expect(await report.textContent()).toContain("The dataset has errors to fix");
-    const cells = await page.getByRole("table", { name: "Dataset problems" }).locator("tbody tr").evaluateAll((trs) =>
-      trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent ?? "")),
-    );
+    const cells = await page
+      .getByRole("table", { name: "Dataset problems" })
+      .locator("tbody tr")
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent ?? "")));
     const has = (severity: string, row: string, column: string) => cells.some((c) => c[0] === severity && c[1] === row && c[2] === column);
     // An unlabelled row is left out with a warning; a row without a patient id cannot be split: an error.
     expect(has("warning", "4", "diagnosis"), JSON.stringify(cells)).toBe(true);
@@ -198,7 +257,18 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     const res = await fetch(`${server.url}/v1/experiments`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ zip_gcloud: zipPath, label_cols: ["diagnosis"], data_cols: ["f1", "f2"], model_type: 0, optimization_type: 1, experiment_id: 50, user_id: userId, study_type: "Builder", task: "data", optimization_metric: "AUC" }),
+      body: JSON.stringify({
+        zip_gcloud: zipPath,
+        label_cols: ["diagnosis"],
+        data_cols: ["f1", "f2"],
+        model_type: 0,
+        optimization_type: 1,
+        experiment_id: 50,
+        user_id: userId,
+        study_type: "Builder",
+        task: "data",
+        optimization_metric: "AUC",
+      }),
     });
     expect(res.status).toBe(202);
     await page.goto(`${server.url}/experiments/50`);
@@ -214,12 +284,25 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     await uploadOnNewExperiment(file);
     expect(await page.getByRole("combobox", { name: /^Task/ }).inputValue()).toBe("vision");
     expect(await page.getByRole("combobox", { name: /^Images column/ }).inputValue()).toBe("image");
-    expect(await page.getByTestId("label-cols").getByLabel(/^label /).isChecked()).toBe(true);
-    expect(await page.getByTestId("label-cols").getByLabel(/^diagnosis /).isChecked()).toBe(false);
+    expect(
+      await page
+        .getByTestId("label-cols")
+        .getByLabel(/^label /)
+        .isChecked(),
+    ).toBe(true);
+    expect(
+      await page
+        .getByTestId("label-cols")
+        .getByLabel(/^diagnosis /)
+        .isChecked(),
+    ).toBe(false);
     await page.getByRole("button", { name: "Check dataset" }).click();
     await waitOrAlert(page.getByTestId("samples"));
     expect(await page.getByTestId("dataset-report").textContent()).toContain("The dataset passed its checks.");
-    const shown = await page.getByTestId("samples").locator("img").evaluateAll((imgs) => (imgs as HTMLImageElement[]).map((i) => [i.alt, i.naturalWidth]));
+    const shown = await page
+      .getByTestId("samples")
+      .locator("img")
+      .evaluateAll((imgs) => (imgs as HTMLImageElement[]).map((i) => [i.alt, i.naturalWidth]));
     expect(shown.length).toBe(6);
     expect(shown[0]).toEqual(["0: images/p0_0.png (row 2)", 8]);
     await screenshot(page, "13d-vision-report-samples");
@@ -293,7 +376,8 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
       await button.click();
       await page.waitForURL(`${server.url}/experiments`);
       expect(asked).toContain("Delete experiment #9003?");
-      for (let i = 0; i < 100 && (await server.services.experiments.repo.byUserNumber(userId, 9003)); i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 100 && (await server.services.experiments.repo.byUserNumber(userId, 9003)); i++)
+        await new Promise((r) => setTimeout(r, 100));
       expect(await server.services.experiments.repo.byUserNumber(userId, 9003)).toBeUndefined();
       expect(await server.services.serving.repo.latest(userId, 9003)).toBeNull();
     });

@@ -9,7 +9,16 @@ import { makeZip } from "../helpers/zips.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 import { api, visionRequest, waitForStatus } from "../integration/experiments-fixtures.js";
-import { SCREENSHOTS, axeViolations, ensureDashboardBuilt, haveChromium, launchChromium, screenshot, seriousOrCritical, signInThroughPage } from "./browser.js";
+import {
+  SCREENSHOTS,
+  axeViolations,
+  ensureDashboardBuilt,
+  haveChromium,
+  launchChromium,
+  screenshot,
+  seriousOrCritical,
+  signInThroughPage,
+} from "./browser.js";
 
 // Issue 37 items 6 and 7 in a real Chromium against a real Builder and the real Python pipeline, on WDBC: the
 // result page shows the decision curve and the calibration plot, every figure's axis text displays at 12 px or
@@ -23,21 +32,25 @@ const WDBC = new URL("../../../shared/datasets/wdbc/data.csv", import.meta.url);
 
 /** The smallest font size of any <text> in the SVG, in CSS px as displayed: its own or inherited size x scale. */
 async function smallestDisplayedFont(page: Page, name: string): Promise<{ smallest: number; scale: number; texts: number }> {
-  return page.getByTestId(`figure-${name}`).locator("img").first().evaluate(async (img: HTMLImageElement) => {
-    const svgText = await (await fetch(img.src)).text();
-    const svg = new DOMParser().parseFromString(svgText, "image/svg+xml").documentElement;
-    const viewBoxWidth = Number((svg.getAttribute("viewBox") ?? "").split(/\s+/)[2] ?? svg.getAttribute("width"));
-    const scale = img.getBoundingClientRect().width / viewBoxWidth;
-    const sizeOf = (el: Element | null): number => {
-      for (let e = el; e; e = e.parentElement) {
-        const v = e.getAttribute("font-size");
-        if (v) return Number.parseFloat(v);
-      }
-      return 16; // the SVG default
-    };
-    const sizes = [...svg.querySelectorAll("text")].map((t) => sizeOf(t));
-    return { smallest: Math.min(...sizes) * scale, scale, texts: sizes.length };
-  });
+  return page
+    .getByTestId(`figure-${name}`)
+    .locator("img")
+    .first()
+    .evaluate(async (img: HTMLImageElement) => {
+      const svgText = await (await fetch(img.src)).text();
+      const svg = new DOMParser().parseFromString(svgText, "image/svg+xml").documentElement;
+      const viewBoxWidth = Number((svg.getAttribute("viewBox") ?? "").split(/\s+/)[2] ?? svg.getAttribute("width"));
+      const scale = img.getBoundingClientRect().width / viewBoxWidth;
+      const sizeOf = (el: Element | null): number => {
+        for (let e = el; e; e = e.parentElement) {
+          const v = e.getAttribute("font-size");
+          if (v) return Number.parseFloat(v);
+        }
+        return 16; // the SVG default
+      };
+      const sizes = [...svg.querySelectorAll("text")].map((t) => sizeOf(t));
+      return { smallest: Math.min(...sizes) * scale, scale, texts: sizes.length };
+    });
 }
 
 describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: readable figures, decision curve and calibration (Chromium)", () => {
@@ -76,7 +89,9 @@ describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: readable figu
     const figures = page.getByTestId("figures");
     await figures.locator("figure").first().waitFor();
 
-    const names = await figures.locator("figure").evaluateAll((fs) => fs.map((f) => f.getAttribute("data-testid")!.replace(/^figure-/, "")));
+    const names = await figures
+      .locator("figure")
+      .evaluateAll((fs) => fs.map((f) => f.getAttribute("data-testid")!.replace(/^figure-/, "")));
     expect(names).toEqual(expect.arrayContaining(["roc", "pr", "calibration", "decision_curve", "importance"]));
     // WDBC's test scores often separate the classes perfectly: the slope is then undefined and the row says why.
     expect(await page.getByTestId("metrics").textContent()).toMatch(
@@ -90,7 +105,10 @@ describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: readable figu
       const measured = await smallestDisplayedFont(page, name);
       expect(measured.texts, name).toBeGreaterThan(3);
       console.info(`figure ${name}: smallest text ${measured.smallest.toFixed(1)} px as displayed (scale ${measured.scale.toFixed(2)})`);
-      expect(measured.smallest, `${name}: smallest text ${measured.smallest.toFixed(1)} px at scale ${measured.scale.toFixed(2)}`).toBeGreaterThanOrEqual(12);
+      expect(
+        measured.smallest,
+        `${name}: smallest text ${measured.smallest.toFixed(1)} px at scale ${measured.scale.toFixed(2)}`,
+      ).toBeGreaterThanOrEqual(12);
     }
 
     // The decision curve: a click opens it large in a modal dialog; Escape closes it.
@@ -121,11 +139,24 @@ describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: readable figu
     // The decision curve's numbers: the <details> table matches report.json's decision curve at 0.05, 0.10, ...
     await card.locator("details summary").click();
     const table = card.locator("details table");
-    expect(await table.locator("thead th").allTextContents()).toEqual(["threshold probability", "net benefit: model", "net benefit: treat all", "net benefit: treat none"]);
+    expect(await table.locator("thead th").allTextContents()).toEqual([
+      "threshold probability",
+      "net benefit: model",
+      "net benefit: treat all",
+      "net benefit: treat none",
+    ]);
     const rows = await table.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => Number(c.textContent))));
     expect(rows.map((r) => r[0])).toEqual(Array.from({ length: 19 }, (_, i) => Math.round((i + 1) * 5) / 100));
     const id = Number(page.url().split("/").pop());
-    const report = await page.evaluate(async (n) => (await (await fetch(`/v1/experiments/${n}/report`)).json()) as { report: { test: { decision_curve: { thresholds: number[]; model: number[]; treat_all: number[] }; confusion_matrix: number[][] } } }, id);
+    const report = await page.evaluate(
+      async (n) =>
+        (await (await fetch(`/v1/experiments/${n}/report`)).json()) as {
+          report: {
+            test: { decision_curve: { thresholds: number[]; model: number[]; treat_all: number[] }; confusion_matrix: number[][] };
+          };
+        },
+      id,
+    );
     const curve = report.report.test.decision_curve;
     const at = curve.thresholds.indexOf(0.1);
     expect(rows[1][1]).toBeCloseTo(curve.model[at], 3);
@@ -147,8 +178,11 @@ describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: readable figu
     for (let i = 0; i < 60; i++) {
       const label = i % 2;
       const px = Buffer.alloc(24 * 24);
-      for (let j = 0; j < px.length; j++) px[j] = ((j * 37 + i * 11) % 40) + (label && j % 24 > 6 && j % 24 < 18 && j / 24 > 6 && j / 24 < 18 ? 180 : 0);
-      files[`images/${i}.png`] = await sharp(px, { raw: { width: 24, height: 24, channels: 1 } }).png().toBuffer();
+      for (let j = 0; j < px.length; j++)
+        px[j] = ((j * 37 + i * 11) % 40) + (label && j % 24 > 6 && j % 24 < 18 && j / 24 > 6 && j / 24 < 18 ? 180 : 0);
+      files[`images/${i}.png`] = await sharp(px, { raw: { width: 24, height: 24, channels: 1 } })
+        .png()
+        .toBuffer();
       rows.push(`p${i},${label},images/${i}.png`);
     }
     files["labels.csv"] = rows.join("\n") + "\n";
@@ -163,7 +197,9 @@ describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: readable figu
     await page.goto(`${server.url}/experiments/2`);
     const figures = page.getByTestId("figures");
     await figures.locator("figure").first().waitFor();
-    const names = await figures.locator("figure").evaluateAll((fs) => fs.map((f) => f.getAttribute("data-testid")!.replace(/^figure-/, "")));
+    const names = await figures
+      .locator("figure")
+      .evaluateAll((fs) => fs.map((f) => f.getAttribute("data-testid")!.replace(/^figure-/, "")));
     expect(names).toEqual(expect.arrayContaining(["roc", "calibration", "confusion", "decision_curve", "training_loss"]));
     for (const name of names) {
       const measured = await smallestDisplayedFont(page, name);
@@ -172,7 +208,11 @@ describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: readable figu
     await page.getByTestId("figure-confusion").scrollIntoViewIfNeeded();
     await page.screenshot({ path: path.join(SCREENSHOTS, "37-figures-image-model-1280.png") });
     await page.getByTestId("figure-confusion").locator("details summary").click();
-    expect(await page.getByTestId("figure-confusion").locator("details thead th").allTextContents()).toEqual(["true \\ predicted", "0", "1"]);
+    expect(await page.getByTestId("figure-confusion").locator("details thead th").allTextContents()).toEqual([
+      "true \\ predicted",
+      "0",
+      "1",
+    ]);
 
     await page.goto(`${server.url}/experiments/2/try`);
     const input = page.getByTestId("image-input");

@@ -6,7 +6,15 @@ import { createUserWithKey } from "../helpers/auth.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { makeZip } from "../helpers/zips.js";
 import { api, dataRequest, waitForStatus } from "../integration/experiments-fixtures.js";
-import { axeViolations, ensureDashboardBuilt, haveChromium, launchChromium, screenshot, seriousOrCritical, signInThroughPage } from "./browser.js";
+import {
+  axeViolations,
+  ensureDashboardBuilt,
+  haveChromium,
+  launchChromium,
+  screenshot,
+  seriousOrCritical,
+  signInThroughPage,
+} from "./browser.js";
 
 // Issue 37 item 8 in a real Chromium: the team writes the intended use on the result page (saved with PATCH),
 // "Download report" saves the model card, and report.html opened in the browser reads as a printable page
@@ -31,7 +39,11 @@ describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: model card (C
     const zipPath = `${user.userId}/wdbc/data.zip`;
     await server.services.bucket.write(zipPath, Readable.from(makeZip({ "data.csv": csv })));
     const client = api(server.url, user.key);
-    const body = dataRequest(user.userId, 1, zipPath, csv.split(/\r?\n/, 1)[0].split(",").slice(2), { positive_class: "M", name: "Breast cancer, WDBC", description: "Diagnosis from 30 nuclear features." });
+    const body = dataRequest(user.userId, 1, zipPath, csv.split(/\r?\n/, 1)[0].split(",").slice(2), {
+      positive_class: "M",
+      name: "Breast cancer, WDBC",
+      description: "Diagnosis from 30 nuclear features.",
+    });
     expect((await client.post("/v1/experiments", body)).status).toBe(202);
     expect((await waitForStatus(client, 1, ["ready", "failed", "invalid_dataset"], 200_000)).status).toBe("ready");
     browser = await launchChromium();
@@ -59,7 +71,12 @@ describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: model card (C
     // Stored: a reload shows it again.
     await page.reload();
     await page.getByTestId("intended-use").waitFor();
-    expect(await page.getByTestId("intended-use").getByLabel(/Intended use/).inputValue()).toBe(INTENDED_USE);
+    expect(
+      await page
+        .getByTestId("intended-use")
+        .getByLabel(/Intended use/)
+        .inputValue(),
+    ).toBe(INTENDED_USE);
 
     const [download] = await Promise.all([page.waitForEvent("download"), page.getByTestId("download-report").click()]);
     expect(download.suggestedFilename()).toBe("model-card-experiment-1.html");
@@ -94,7 +111,13 @@ describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: model card (C
     expect(body).toContain("569"); // rows and patients of WDBC
     expect(body).toMatch(/internal split/);
     // Text a reviewer reads on screen: nothing smaller than 12 px.
-    const smallest = await page.evaluate(() => Math.min(...[...document.querySelectorAll("body *")].filter((e) => e.textContent?.trim()).map((e) => parseFloat(getComputedStyle(e).fontSize))));
+    const smallest = await page.evaluate(() =>
+      Math.min(
+        ...[...document.querySelectorAll("body *")]
+          .filter((e) => e.textContent?.trim())
+          .map((e) => parseFloat(getComputedStyle(e).fontSize)),
+      ),
+    );
     expect(smallest).toBeGreaterThanOrEqual(12);
     expect(seriousOrCritical(await axeViolations(page))).toEqual([]);
     expect(errors).toEqual([]);

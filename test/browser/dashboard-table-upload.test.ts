@@ -43,7 +43,12 @@ describe.skipIf(!haveChromium)("dashboard: a bare CSV upload (Chromium)", () => 
     await page.getByTestId("zip-input").setInputFiles(file);
     await page.getByTestId("uploaded").waitFor({ timeout: 30_000 });
     expect(await page.getByTestId("upload-note").textContent()).toContain("Breast_cohort.csv was stored as the dataset's table");
-    expect(await page.getByTestId("label-cols").getByLabel(/^diagnosis/).isChecked()).toBe(true);
+    expect(
+      await page
+        .getByTestId("label-cols")
+        .getByLabel(/^diagnosis/)
+        .isChecked(),
+    ).toBe(true);
     await page.getByRole("button", { name: "Check dataset" }).click();
     await page.getByTestId("dataset-report").waitFor({ timeout: 60_000 });
     expect(await page.getByTestId("dataset-report").textContent()).toContain("The dataset passed its checks.");
@@ -53,7 +58,10 @@ describe.skipIf(!haveChromium)("dashboard: a bare CSV upload (Chromium)", () => 
   it("a template downloads as a CSV in the data-task layout; the sample loads with its licence and the pickers propose", async () => {
     await page.getByRole("link", { name: "New experiment", exact: true }).first().click();
     await page.getByText("No dataset at hand?").click();
-    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Table of clinical variables" }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Table of clinical variables" }).click(),
+    ]);
     expect(download.suggestedFilename()).toBe("builder-template-table.csv");
     const template = fs.readFileSync((await download.path())!, "utf8").split("\n");
     expect(template[0]).toBe("patient_id,diagnosis,age,glucose,bmi");
@@ -62,7 +70,12 @@ describe.skipIf(!haveChromium)("dashboard: a bare CSV upload (Chromium)", () => 
     await page.getByTestId("sample-licence").waitFor({ timeout: 60_000 });
     expect(await page.getByTestId("sample-licence").textContent()).toContain("CC BY 4.0");
     expect(await page.getByTestId("uploaded").textContent()).toContain("/samples/breast-cancer-wisconsin.zip");
-    expect(await page.getByTestId("label-cols").getByLabel(/^diagnosis/).isChecked()).toBe(true);
+    expect(
+      await page
+        .getByTestId("label-cols")
+        .getByLabel(/^diagnosis/)
+        .isChecked(),
+    ).toBe(true);
     expect(await page.getByTestId("data-cols").getByRole("checkbox", { checked: true }).count()).toBe(30);
     await screenshot(page, "43-new-experiment-sample");
   });

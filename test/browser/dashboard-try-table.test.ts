@@ -3,7 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { publishFixture } from "../fixtures/serving/publish.js";
 import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { axeViolations, ensureDashboardBuilt, haveChromium, launchChromium, screenshot, seriousOrCritical, signInThroughPage } from "./browser.js";
+import {
+  axeViolations,
+  ensureDashboardBuilt,
+  haveChromium,
+  launchChromium,
+  screenshot,
+  seriousOrCritical,
+  signInThroughPage,
+} from "./browser.js";
 
 // Using a table model by hand, safely (issue 38 item 5): a whole CSV row pasted into the form fills every field; a
 // result goes as soon as an input changes; a value outside the training range is flagged before and after scoring;
@@ -81,7 +89,9 @@ describe.skipIf(!haveChromium || !haveFixturePython)("dashboard: Try it on a tab
 
   it("a whole CSV is scored as a batch: progress in a table, then results.csv to download", async () => {
     const rows = ["patient_id,age,sex,bmi,site", "P1,54,F,31.5,north", "P2,230,M,22.0,east", "P3,40,X,25.0,south"];
-    await page.getByTestId("batch-input").setInputFiles({ name: "clinic-export.csv", mimeType: "text/csv", buffer: Buffer.from(rows.join("\n") + "\n") });
+    await page
+      .getByTestId("batch-input")
+      .setInputFiles({ name: "clinic-export.csv", mimeType: "text/csv", buffer: Buffer.from(rows.join("\n") + "\n") });
     const link = page.getByTestId("batches").getByRole("link", { name: "results.csv" });
     await link.waitFor({ timeout: 30_000 });
     const cells = await page.getByTestId("batches").locator("tbody tr").first().locator("td").allTextContents();

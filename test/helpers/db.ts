@@ -16,7 +16,9 @@ export function dbTargets(): DbTarget[] {
 export function describeEachTarget(name: string, body: (target: DbTarget) => void): void {
   for (const target of ["pglite", "postgres"] as const) {
     const missing = !dbTargets().includes(target);
-    describe.skipIf(missing)(`${name.replace("%s", target)}${missing ? " (skipped: TEST_DATABASE_URL is not set)" : ""}`, () => body(target));
+    describe.skipIf(missing)(`${name.replace("%s", target)}${missing ? " (skipped: TEST_DATABASE_URL is not set)" : ""}`, () =>
+      body(target),
+    );
   }
 }
 

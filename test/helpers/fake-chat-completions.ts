@@ -66,7 +66,12 @@ async function reply(step: Step, res: http.ServerResponse): Promise<void> {
       const tool_calls = step.toolCalls?.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
       const message = { role: "assistant", content: step.content ?? null, ...(tool_calls ? { tool_calls } : {}), refusal: null };
       res.writeHead(200, { "content-type": "application/json" }).end(
-        JSON.stringify({ ...base, object: "chat.completion", choices: [{ index: 0, message, finish_reason: tool_calls ? "tool_calls" : "stop", logprobs: null }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }),
+        JSON.stringify({
+          ...base,
+          object: "chat.completion",
+          choices: [{ index: 0, message, finish_reason: tool_calls ? "tool_calls" : "stop", logprobs: null }],
+          usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+        }),
       );
       return;
     }
@@ -100,7 +105,9 @@ export async function startFakeChatServer(): Promise<FakeChatServer> {
     closes.push(new Promise((r) => res.on("close", () => r())));
     const step = steps.shift();
     if (!step) {
-      res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "fake: no scripted answer left" } }));
+      res
+        .writeHead(500, { "content-type": "application/json" })
+        .end(JSON.stringify({ error: { message: "fake: no scripted answer left" } }));
       return;
     }
     await reply(step, res);

@@ -19,7 +19,8 @@ export function generatedMessages(seed: number, count: number, words: string[], 
   for (let i = 0; i < count; i++) {
     const n = 1 + Math.floor(rand() * maxWords);
     let m = "";
-    for (let k = 0; k < n; k++) m += (rand() < 0.2 ? pick(words).toUpperCase() : pick(words)) + (k < n - 1 ? (rand() < 0.6 ? " " : pick(glue)) : "");
+    for (let k = 0; k < n; k++)
+      m += (rand() < 0.2 ? pick(words).toUpperCase() : pick(words)) + (k < n - 1 ? (rand() < 0.6 ? " " : pick(glue)) : "");
     out.push(m);
   }
   return out;

@@ -140,7 +140,9 @@ export async function png(width = 8, height = 8, channels: 1 | 3 = 3, seed = 0):
  * A valid vision classification dataset: `patients` patients with `perPatient` images each, labels
  * alternating over `classes`. Returns the entries so a test can break exactly one thing.
  */
-export async function visionDataset(opts: { patients?: number; perPatient?: number; classes?: string[]; top?: string } = {}): Promise<Record<string, Buffer | string>> {
+export async function visionDataset(
+  opts: { patients?: number; perPatient?: number; classes?: string[]; top?: string } = {},
+): Promise<Record<string, Buffer | string>> {
   const { patients = 12, perPatient = 2, classes = ["0", "1"], top = "" } = opts;
   const entries: Record<string, Buffer | string> = {};
   const lines = ["patient_id,image,label,diagnosis"];

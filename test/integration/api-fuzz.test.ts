@@ -19,7 +19,13 @@ import { publishFixture } from "../fixtures/serving/publish.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const ST = path.join(ROOT, ".venv-dev/bin/st");
-const CHECKS = ["not_a_server_error", "status_code_conformance", "content_type_conformance", "response_schema_conformance", "unsupported_method"];
+const CHECKS = [
+  "not_a_server_error",
+  "status_code_conformance",
+  "content_type_conformance",
+  "response_schema_conformance",
+  "unsupported_method",
+];
 
 describe.skipIf(!fs.existsSync(ST))("OpenAPI fuzzing (Schemathesis) against a real server", () => {
   let server: TestServer;
@@ -35,7 +41,11 @@ describe.skipIf(!fs.existsSync(ST))("OpenAPI fuzzing (Schemathesis) against a re
     // The dashboard session belongs to another user, so the key-management routes it reaches (list, create, revoke
     // keys) can never revoke the API key the rest of the run uses.
     const dashboard = await createUserWithKey(server);
-    const res = await fetch(`${server.url}/v1/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: dashboard.email, password: dashboard.password }) });
+    const res = await fetch(`${server.url}/v1/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: dashboard.email, password: dashboard.password }),
+    });
     expect(res.status).toBe(200);
     cookie = (res.headers.get("set-cookie") ?? "").split(";")[0];
     csrf = ((await res.json()) as { csrf_token: string }).csrf_token;
@@ -46,25 +56,51 @@ describe.skipIf(!fs.existsSync(ST))("OpenAPI fuzzing (Schemathesis) against a re
     const maxTime = Number(process.env.FUZZ_MAX_TIME ?? 90);
     const report = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "fuzz-")), "junit.xml");
     const args = [
-      "run", `${server.url}/openapi.json`,
-      "-H", `Authorization: Bearer ${user.key}`, "-H", `Cookie: ${cookie}`, "-H", `x-csrf-token: ${csrf}`,
-      "--checks", CHECKS.join(","),
-      "--max-examples", process.env.FUZZ_MAX_EXAMPLES ?? "15",
-      "--max-time", String(maxTime),
-      "--seed", process.env.FUZZ_SEED ?? "16",
-      "--workers", "1",
-      "--request-timeout", "15",
-      "--suppress-health-check", "all",
-      "--max-failures", "50",
+      "run",
+      `${server.url}/openapi.json`,
+      "-H",
+      `Authorization: Bearer ${user.key}`,
+      "-H",
+      `Cookie: ${cookie}`,
+      "-H",
+      `x-csrf-token: ${csrf}`,
+      "--checks",
+      CHECKS.join(","),
+      "--max-examples",
+      process.env.FUZZ_MAX_EXAMPLES ?? "15",
+      "--max-time",
+      String(maxTime),
+      "--seed",
+      process.env.FUZZ_SEED ?? "16",
+      "--workers",
+      "1",
+      "--request-timeout",
+      "15",
+      "--suppress-health-check",
+      "all",
+      "--max-failures",
+      "50",
       // Signing out would end the session the other session-only operations run with.
-      "--exclude-operation-id", "delete_v1_session",
-      "--report", "junit", "--report-junit-path", report,
+      "--exclude-operation-id",
+      "delete_v1_session",
+      "--report",
+      "junit",
+      "--report-junit-path",
+      report,
     ];
     const started = Date.now();
     const { code, out } = await new Promise<{ code: number | null; out: string }>((resolve) => {
       const child = spawn(ST, args, {
         cwd: os.tmpdir(),
-        env: { ...process.env, SCHEMATHESIS_HOOKS: "hooks", PYTHONPATH: path.join(ROOT, "test/fuzz"), FUZZ_EXPERIMENT_ID: String(EXPERIMENT), FUZZ_USER_ID: user.userId, NO_COLOR: "1", COLUMNS: "160" },
+        env: {
+          ...process.env,
+          SCHEMATHESIS_HOOKS: "hooks",
+          PYTHONPATH: path.join(ROOT, "test/fuzz"),
+          FUZZ_EXPERIMENT_ID: String(EXPERIMENT),
+          FUZZ_USER_ID: user.userId,
+          NO_COLOR: "1",
+          COLUMNS: "160",
+        },
         stdio: ["ignore", "pipe", "pipe"],
       });
       let text = "";

@@ -25,15 +25,29 @@ describe.skipIf(!haveFixturePython)("the audit log", () => {
   });
 
   it("records what the user did, shows only their own entries, exports CSV, refuses changes, and outlives erasure", async () => {
-    const signIn = await fetch(`${server.url}/v1/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: alice.email, password: alice.password }) });
+    const signIn = await fetch(`${server.url}/v1/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: alice.email, password: alice.password }),
+    });
     const cookie = signIn.headers.get("set-cookie")!.split(";")[0]!;
     const { csrf_token } = (await signIn.json()) as { csrf_token: string };
     const dash = { cookie, "x-csrf-token": csrf_token, "content-type": "application/json" };
-    const key = (await (await fetch(`${server.url}/v1/api-keys`, { method: "POST", headers: dash, body: JSON.stringify({ name: "temp" }) })).json()) as { id: string; prefix: string };
+    const key = (await (
+      await fetch(`${server.url}/v1/api-keys`, { method: "POST", headers: dash, body: JSON.stringify({ name: "temp" }) })
+    ).json()) as { id: string; prefix: string };
     expect((await fetch(`${server.url}/v1/api-keys/${key.id}`, { method: "DELETE", headers: dash })).status).toBe(200);
     const zipPath = `${alice.userId}/juan-perez-scan/data.zip`; // a name that is patient data
     const zip = tabularZip().zip;
-    expect((await fetch(`${server.url}/v1/files/${zipPath}`, { method: "PUT", headers: bearer(alice.key, { "content-type": "application/zip" }), body: zip })).status).toBe(201);
+    expect(
+      (
+        await fetch(`${server.url}/v1/files/${zipPath}`, {
+          method: "PUT",
+          headers: bearer(alice.key, { "content-type": "application/zip" }),
+          body: zip,
+        })
+      ).status,
+    ).toBe(201);
     expect((await fetch(`${server.url}/v1/files/${zipPath}`, { method: "DELETE", headers: bearer(alice.key) })).status).toBe(204);
     await publishFixture(server, alice.userId, 5, servingFixtures().modelDir("tabular_binary"));
     expect((await fetch(`${server.url}/v1/models/5/download`, { headers: bearer(alice.key) })).status).toBe(200);
@@ -64,16 +78,30 @@ describe.skipIf(!haveFixturePython)("the audit log", () => {
     expect(csv.headers.get("content-type")).toContain("text/csv");
     const lines = (await csv.text()).trimEnd().split("\r\n");
     expect(lines[0]).toBe("seq,at,action,via,target,details");
-    expect(lines.slice(1).map((l) => l.split(",")[2])).toEqual(["sign_in", "api_key_created", "api_key_revoked", "file_uploaded", "file_deleted", "model_downloaded", "experiment_deleted"]);
+    expect(lines.slice(1).map((l) => l.split(",")[2])).toEqual([
+      "sign_in",
+      "api_key_created",
+      "api_key_revoked",
+      "file_uploaded",
+      "file_deleted",
+      "model_downloaded",
+      "experiment_deleted",
+    ]);
 
     // Append-only, whoever writes: the database refuses.
     await expect(server.services.db.execute(sql`update audit_events set action = 'x'`)).rejects.toThrow();
     await expect(server.services.db.execute(sql`delete from audit_events`)).rejects.toThrow();
 
-    const erase = await fetch(`${server.url}/v1/me`, { method: "DELETE", headers: bearer(alice.key, { "content-type": "application/json" }), body: JSON.stringify({ password: alice.password }) });
+    const erase = await fetch(`${server.url}/v1/me`, {
+      method: "DELETE",
+      headers: bearer(alice.key, { "content-type": "application/json" }),
+      body: JSON.stringify({ password: alice.password }),
+    });
     expect(erase.status).toBe(202);
     await waitFor("the erasure", async () => !(await server.services.auth.users.findById(alice.userId)), 30_000, 100);
-    const kept = (await server.services.db.execute(sql`select action, target, details::text as details from audit_events where actor_id = ${alice.userId} order by seq`)) as unknown as
+    const kept = (await server.services.db.execute(
+      sql`select action, target, details::text as details from audit_events where actor_id = ${alice.userId} order by seq`,
+    )) as unknown as
       | { rows: Array<{ action: string; target: string | null; details: string }> }
       | Array<{ action: string; target: string | null; details: string }>;
     const rows = Array.isArray(kept) ? kept : kept.rows;

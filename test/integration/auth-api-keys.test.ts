@@ -98,7 +98,10 @@ describeEachTarget("API-key authentication on %s", (target) => {
 
 /** 200 requests at once against a key with limit N: exactly N get through, in memory and on Redis. */
 // Both stores are always registered; Redis is reported as skipped (not dropped) where TEST_REDIS_URL is unset.
-const limiterStores = [["memory", {}], ["redis", { REDIS_URL: process.env.TEST_REDIS_URL ?? "" }]] as const;
+const limiterStores = [
+  ["memory", {}],
+  ["redis", { REDIS_URL: process.env.TEST_REDIS_URL ?? "" }],
+] as const;
 
 describe.for(limiterStores)("rate limit under 200 concurrent requests (%s)", ([store, env]) => {
   if (store === "redis" && !process.env.TEST_REDIS_URL) {
@@ -120,7 +123,9 @@ describe.for(limiterStores)("rate limit under 200 concurrent requests (%s)", ([s
     const limit = 37;
     const { key, keyId } = await createUserWithKey(server, { rateLimitPerMinute: limit });
     const statuses = await Promise.all(
-      Array.from({ length: 200 }, () => fetch(`${server.url}/v1/me`, { headers: bearer(key) }).then(async (r) => (await r.arrayBuffer(), r.status))),
+      Array.from({ length: 200 }, () =>
+        fetch(`${server.url}/v1/me`, { headers: bearer(key) }).then(async (r) => (await r.arrayBuffer(), r.status)),
+      ),
     );
     expect(statuses.filter((s) => s === 200)).toHaveLength(limit);
     expect(statuses.filter((s) => s === 429)).toHaveLength(200 - limit);

@@ -8,14 +8,16 @@ import { parseConfig } from "../../src/config.js";
 import { startServer } from "../../src/server.js";
 import { bearer } from "../helpers/auth.js";
 
-
 const run = promisify(execFile);
 const BUILDER = path.resolve(import.meta.dirname, "../../builder");
 
 /** Runs the real ./builder launcher; never throws, so tests can look at failures. */
 async function builder(env: Record<string, string>, ...args: string[]) {
   try {
-    const { stdout, stderr } = await run(BUILDER, args, { env: { PATH: process.env.PATH!, HOME: os.tmpdir(), LOG_LEVEL: "silent", ...env }, timeout: 240_000 });
+    const { stdout, stderr } = await run(BUILDER, args, {
+      env: { PATH: process.env.PATH!, HOME: os.tmpdir(), LOG_LEVEL: "silent", ...env },
+      timeout: 240_000,
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };

@@ -44,7 +44,8 @@ describe("first run: the setup code", () => {
   });
 
   const json = async (r: Response): Promise<any> => r.json();
-  const setup = (body: unknown) => fetch(`${url}/v1/setup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const setup = (body: unknown) =>
+    fetch(`${url}/v1/setup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
   it("serve prints a 16-character code in the terminal, and the page's state says no user exists", async () => {
     expect(printed).toMatch(/with no users yet/);
@@ -76,7 +77,11 @@ describe("first run: the setup code", () => {
     const refused = [a, b].find((r) => r.status === 409)!;
     expect((await json(refused)).error.code).toBe("setup_done");
     const made = (await json([a, b].find((r) => r.status === 201)!)) as { email: string };
-    const signIn = await fetch(`${url}/v1/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: made.email, password: PASSWORD }) });
+    const signIn = await fetch(`${url}/v1/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: made.email, password: PASSWORD }),
+    });
     expect(signIn.status).toBe(200);
     const cookie = signIn.headers.get("set-cookie")!.split(";")[0]!;
     const audit = await json(await fetch(`${url}/v1/audit`, { headers: { cookie } }));

@@ -71,7 +71,10 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("API-key cache across replicas o
     expect(await me(b, erin.key)).toBe(200);
     const cache = b.services.auth.apiKeys.cache;
     const dbName = new URL(db.url).pathname.slice(1);
-    await sql.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and query = $2`, [dbName, `LISTEN "${API_KEY_CHANNEL}"`]);
+    await sql.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and query = $2`, [
+      dbName,
+      `LISTEN "${API_KEY_CHANNEL}"`,
+    ]);
     await until(() => !cache.enabled);
     expect(cache.get(sha256Hex(erin.key))).toBeUndefined();
     // A revocation while B cannot hear it: B asks the database, so it still refuses at once.

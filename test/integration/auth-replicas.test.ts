@@ -22,7 +22,12 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !process.env.TEST_REDIS_URL)("
   let b: TestServer;
   beforeAll(async () => {
     db = await createThrowawayDatabase();
-    const env = { DATABASE_URL: db.url, REDIS_URL: process.env.TEST_REDIS_URL!, RATE_LIMIT_KEY_PREFIX: `builder-test:${randomBytes(6).toString("hex")}`, API_KEY_CACHE_TTL_S: "60" };
+    const env = {
+      DATABASE_URL: db.url,
+      REDIS_URL: process.env.TEST_REDIS_URL!,
+      RATE_LIMIT_KEY_PREFIX: `builder-test:${randomBytes(6).toString("hex")}`,
+      API_KEY_CACHE_TTL_S: "60",
+    };
     a = await startTestServer("pglite", env); // "pglite": no throwaway of its own; DATABASE_URL wins
     b = await startTestServer("pglite", env);
   });
@@ -44,12 +49,18 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !process.env.TEST_REDIS_URL)("
 
   it("a key revoked through replica A's HTTP API is refused by replica B, which had it cached, at once", async () => {
     const owner = await createUserWithKey(a);
-    const signIn = await fetch(`${a.url}/v1/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: owner.email, password: owner.password }) });
+    const signIn = await fetch(`${a.url}/v1/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: owner.email, password: owner.password }),
+    });
     expect(signIn.status).toBe(200);
     const cookie = signIn.headers.get("set-cookie")!.split(";")[0]!;
     const { csrf_token } = (await signIn.json()) as { csrf_token: string };
     const dash = { cookie, "x-csrf-token": csrf_token, "content-type": "application/json" };
-    const created = (await (await fetch(`${a.url}/v1/api-keys`, { method: "POST", headers: dash, body: JSON.stringify({ name: "to-revoke" }) })).json()) as { id: string; key: string };
+    const created = (await (
+      await fetch(`${a.url}/v1/api-keys`, { method: "POST", headers: dash, body: JSON.stringify({ name: "to-revoke" }) })
+    ).json()) as { id: string; key: string };
     expect((await me(b, created.key)).status).toBe(200);
     expect(b.services.auth.apiKeys.cache.get(sha256Hex(created.key))?.id).toBe(created.id); // B serves it from its cache
     expect((await fetch(`${a.url}/v1/api-keys/${created.id}`, { method: "DELETE", headers: dash })).status).toBe(200);

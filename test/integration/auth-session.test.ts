@@ -31,7 +31,12 @@ describeEachTarget("dashboard sessions on %s", (target) => {
   let server: TestServer;
   let user: UserWithKey;
   beforeAll(async () => {
-    server = await startTestServer(target, { SIGNIN_ATTEMPTS_PER_15_MIN: String(ATTEMPTS), SIGNIN_ATTEMPTS_PER_ADDRESS_PER_15_MIN: String(ADDRESS_ATTEMPTS), RATE_LIMIT_PER_MINUTE: "777", ...limiterEnv(target) });
+    server = await startTestServer(target, {
+      SIGNIN_ATTEMPTS_PER_15_MIN: String(ATTEMPTS),
+      SIGNIN_ATTEMPTS_PER_ADDRESS_PER_15_MIN: String(ADDRESS_ATTEMPTS),
+      RATE_LIMIT_PER_MINUTE: "777",
+      ...limiterEnv(target),
+    });
     user = await createUserWithKey(server);
   });
   afterAll(async () => {
@@ -72,7 +77,11 @@ describeEachTarget("dashboard sessions on %s", (target) => {
   it("manages API keys over the session, with CSRF on unsafe methods", async () => {
     const { body: s, cookie } = await signIn(server, user.email, user.password, freshIp());
     const post = (headers: Record<string, string>) =>
-      fetch(`${server.url}/v1/api-keys`, { method: "POST", headers: { "content-type": "application/json", cookie, ...headers }, body: JSON.stringify({ name: "ci", rate_limit_per_minute: 50 }) });
+      fetch(`${server.url}/v1/api-keys`, {
+        method: "POST",
+        headers: { "content-type": "application/json", cookie, ...headers },
+        body: JSON.stringify({ name: "ci", rate_limit_per_minute: 50 }),
+      });
     const noCsrf = await post({});
     expect(noCsrf.status).toBe(403);
     expect(((await noCsrf.json()) as any).error.code).toBe("invalid_csrf_token");
@@ -102,11 +111,17 @@ describeEachTarget("dashboard sessions on %s", (target) => {
   it("answers 404 for another user's key, and API keys cannot manage keys", async () => {
     const other = await createUserWithKey(server);
     const { body: s, cookie } = await signIn(server, user.email, user.password, freshIp());
-    const del = await fetch(`${server.url}/v1/api-keys/${other.keyId}`, { method: "DELETE", headers: { cookie, "x-csrf-token": s.csrf_token } });
+    const del = await fetch(`${server.url}/v1/api-keys/${other.keyId}`, {
+      method: "DELETE",
+      headers: { cookie, "x-csrf-token": s.csrf_token },
+    });
     expect(del.status).toBe(404);
     expect(((await del.json()) as any).error.code).toBe("not_found");
     expect((await fetch(`${server.url}/v1/me`, { headers: bearer(other.key) })).status).toBe(200);
-    const junk = await fetch(`${server.url}/v1/api-keys/not-a-uuid`, { method: "DELETE", headers: { cookie, "x-csrf-token": s.csrf_token } });
+    const junk = await fetch(`${server.url}/v1/api-keys/not-a-uuid`, {
+      method: "DELETE",
+      headers: { cookie, "x-csrf-token": s.csrf_token },
+    });
     expect(junk.status).toBe(404);
     const viaKey = await fetch(`${server.url}/v1/api-keys`, { headers: bearer(user.key) });
     expect(viaKey.status).toBe(401);
@@ -143,7 +158,10 @@ describeEachTarget("dashboard sessions on %s", (target) => {
     const { res, cookie } = await signIn(server, user.email, user.password, freshIp());
     expect(res.status).toBe(200);
     const token = cookie.split("=")[1];
-    await server.services.db.update(sessions).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(sessions.tokenHash, sha256Hex(token)));
+    await server.services.db
+      .update(sessions)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(sessions.tokenHash, sha256Hex(token)));
     const after = await fetch(`${server.url}/v1/session`, { headers: { cookie } });
     expect(after.status).toBe(401);
     expect(((await after.json()) as any).error.code).toBe("invalid_session");

@@ -35,7 +35,7 @@ function parseCsv(text: string): string[][] {
   for (const line of text.trimEnd().split("\n")) {
     const cells: string[] = [];
     const re = /"((?:[^"]|"")*)"|([^,]*)/gy;
-    for (let at = 0; at <= line.length; ) {
+    for (let at = 0; at <= line.length;) {
       re.lastIndex = at;
       const m = re.exec(line)!;
       cells.push(m[1] !== undefined ? m[1].replace(/""/g, '"') : m[2]!);
@@ -60,20 +60,32 @@ describe.skipIf(!haveFixturePython)("batch scoring", () => {
   afterAll(() => server?.teardown());
 
   const send = (experimentId: number, contentType: string, body: Buffer | string) =>
-    fetch(`${server.url}/v1/models/${experimentId}/batch`, { method: "POST", headers: bearer(user.key, { "content-type": contentType }), body });
+    fetch(`${server.url}/v1/models/${experimentId}/batch`, {
+      method: "POST",
+      headers: bearer(user.key, { "content-type": contentType }),
+      body,
+    });
   const predict = async (experimentId: number, message: unknown) => {
-    const res = await fetch(`${server.url}/v1/experiments/${experimentId}/predict`, { method: "POST", headers: bearer(user.key, { "content-type": "application/json" }), body: JSON.stringify({ message }) });
+    const res = await fetch(`${server.url}/v1/experiments/${experimentId}/predict`, {
+      method: "POST",
+      headers: bearer(user.key, { "content-type": "application/json" }),
+      body: JSON.stringify({ message }),
+    });
     return { status: res.status, body: (await res.json()) as { score: number[]; prediccion: number[]; message?: string } };
   };
   async function finished(batchId: string) {
     for (let i = 0; i < 300; i++) {
-      const b = (await (await fetch(`${server.url}/v1/batches/${batchId}`, { headers: bearer(user.key) })).json()) as { status: string; failure_reason: string | null };
+      const b = (await (await fetch(`${server.url}/v1/batches/${batchId}`, { headers: bearer(user.key) })).json()) as {
+        status: string;
+        failure_reason: string | null;
+      };
       if (b.status === "done" || b.status === "failed") return b as Record<string, unknown>;
       await new Promise((r) => setTimeout(r, 200));
     }
     throw new Error("the batch did not finish");
   }
-  const results = async (batchId: string) => parseCsv(await (await fetch(`${server.url}/v1/batches/${batchId}/results.csv`, { headers: bearer(user.key) })).text());
+  const results = async (batchId: string) =>
+    parseCsv(await (await fetch(`${server.url}/v1/batches/${batchId}/results.csv`, { headers: bearer(user.key) })).text());
 
   it("100 rows of a CSV: each line's scores are /predict's for the same patient; a bad row fails alone, a far value is flagged", async () => {
     const rows = patients();
@@ -83,7 +95,9 @@ describe.skipIf(!haveFixturePython)("batch scoring", () => {
     expect(created).toMatchObject({ status: "queued", model_version: 1 });
     const done = await finished(created.batch_id);
     expect(done).toMatchObject({ status: "done", total: 100, done: 100, failed: 1, flagged: 1, failure_reason: null });
-    const audit = (await (await fetch(`${server.url}/v1/audit`, { headers: bearer(user.key) })).json()) as { data: Array<{ action: string; target: string | null }> };
+    const audit = (await (await fetch(`${server.url}/v1/audit`, { headers: bearer(user.key) })).json()) as {
+      data: Array<{ action: string; target: string | null }>;
+    };
     expect(audit.data.find((e) => e.action === "batch_scored")).toMatchObject({ target: "experiment 1" });
 
     const [header, ...lines] = await results(created.batch_id);
@@ -101,7 +115,12 @@ describe.skipIf(!haveFixturePython)("batch scoring", () => {
       const sent = await predict(1, [Number(r[4]), SEXES.indexOf(r[5]!), Number(r[2]), SITES.indexOf(r[3]!)]);
       expect(sent.status).toBe(201);
       expect([Number(line[2]), Number(line[3])]).toEqual(sent.body.score);
-      expect(line[1]).toBe(sent.body.prediccion.map((p, k) => (p ? `risk-${k}` : null)).filter(Boolean).join(";"));
+      expect(line[1]).toBe(
+        sent.body.prediccion
+          .map((p, k) => (p ? `risk-${k}` : null))
+          .filter(Boolean)
+          .join(";"),
+      );
       expect(line[4]).toBe(i === 12 ? "age" : "");
       expect(line[5]).toBe("");
     }
@@ -110,8 +129,13 @@ describe.skipIf(!haveFixturePython)("batch scoring", () => {
   it("an .xlsx scores its first sheet the same way", async () => {
     const wb = new ExcelJS.Workbook();
     const sheet = wb.addWorksheet("Export");
-    for (const [i, r] of patients().slice(0, 6).entries()) sheet.addRow(i === 0 ? r : [r[0], Number(r[1]), Number(r[2]), r[3], Number(r[4]), r[5]]);
-    const res = await send(1, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", Buffer.from(await wb.xlsx.writeBuffer()));
+    for (const [i, r] of patients().slice(0, 6).entries())
+      sheet.addRow(i === 0 ? r : [r[0], Number(r[1]), Number(r[2]), r[3], Number(r[4]), r[5]]);
+    const res = await send(
+      1,
+      "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+      Buffer.from(await wb.xlsx.writeBuffer()),
+    );
     expect(res.status).toBe(202);
     const { batch_id } = (await res.json()) as { batch_id: string };
     expect(await finished(batch_id)).toMatchObject({ status: "done", total: 5, failed: 0 });
@@ -123,7 +147,10 @@ describe.skipIf(!haveFixturePython)("batch scoring", () => {
   it("a zip of images: each image's scores are /predict's for the same image sent as a data: URI", async () => {
     const dir = path.join(servingFixtures().dir, "images");
     const names = ["rgb.png", "grey.jpg", "rgba.png"];
-    const zip = makeZip({ "readme.txt": "not an image", ...Object.fromEntries(names.map((n) => [`scans/${n}`, fs.readFileSync(path.join(dir, n))])) });
+    const zip = makeZip({
+      "readme.txt": "not an image",
+      ...Object.fromEntries(names.map((n) => [`scans/${n}`, fs.readFileSync(path.join(dir, n))])),
+    });
     const res = await send(2, "application/zip", zip);
     expect(res.status).toBe(202);
     const { batch_id } = (await res.json()) as { batch_id: string };
@@ -139,16 +166,27 @@ describe.skipIf(!haveFixturePython)("batch scoring", () => {
 
   it("detection: each image's boxes, classes and scores are /predict's", async () => {
     const dir = path.join(servingFixtures().dir, "images");
-    const res = await send(3, "application/zip", makeZip({ "a.png": fs.readFileSync(path.join(dir, "rgb.png")), "b.jpg": fs.readFileSync(path.join(dir, "rgb.jpg")) }));
+    const res = await send(
+      3,
+      "application/zip",
+      makeZip({ "a.png": fs.readFileSync(path.join(dir, "rgb.png")), "b.jpg": fs.readFileSync(path.join(dir, "rgb.jpg")) }),
+    );
     const { batch_id } = (await res.json()) as { batch_id: string };
     expect(await finished(batch_id)).toMatchObject({ status: "done", total: 2, failed: 0 });
     const [header, ...lines] = await results(batch_id);
     expect(header).toEqual(["image", "boxes", "error"]);
     for (const [i, n] of ["rgb.png", "rgb.jpg"].entries()) {
-      const sent = (await predict(3, `data:image/png;base64,${fs.readFileSync(path.join(dir, n)).toString("base64")}`)).body as unknown as { boxes: number[][]; score: number[]; classification: number[]; classes: Record<string, string> };
+      const sent = (await predict(3, `data:image/png;base64,${fs.readFileSync(path.join(dir, n)).toString("base64")}`)).body as unknown as {
+        boxes: number[][];
+        score: number[];
+        classification: number[];
+        classes: Record<string, string>;
+      };
       const boxes = JSON.parse(lines[i]![1]!) as Array<{ class: string; score: number; box: number[] }>;
       expect(boxes.length).toBeGreaterThan(0);
-      expect(boxes).toEqual(sent.boxes.map((b, k) => ({ class: sent.classes[String(sent.classification[k])], score: sent.score[k], box: b })));
+      expect(boxes).toEqual(
+        sent.boxes.map((b, k) => ({ class: sent.classes[String(sent.classification[k])], score: sent.score[k], box: b })),
+      );
     }
   });
 
@@ -162,11 +200,21 @@ describe.skipIf(!haveFixturePython)("batch scoring", () => {
     const { batch_id } = (await res.json()) as { batch_id: string };
     const failed = await finished(batch_id);
     expect(failed.status).toBe("failed");
-    expect(failed.failure_reason).toBe("the table has no column “sex”, “bmi”, “site”; this model reads age, sex, bmi, site (by name, in any order)");
+    expect(failed.failure_reason).toBe(
+      "the table has no column “sex”, “bmi”, “site”; this model reads age, sex, bmi, site (by name, in any order)",
+    );
     expect((await fetch(`${server.url}/v1/batches/${batch_id}/results.csv`, { headers: bearer(user.key) })).status).toBe(409);
 
     const other = await createUserWithKey(server, { email: "other@hospital.example" });
     expect((await fetch(`${server.url}/v1/batches/${batch_id}`, { headers: bearer(other.key) })).status).toBe(404);
-    expect((await fetch(`${server.url}/v1/models/1/batch`, { method: "POST", headers: bearer(other.key, { "content-type": "text/csv" }), body: "x\n" })).status).toBe(404);
+    expect(
+      (
+        await fetch(`${server.url}/v1/models/1/batch`, {
+          method: "POST",
+          headers: bearer(other.key, { "content-type": "text/csv" }),
+          body: "x\n",
+        })
+      ).status,
+    ).toBe(404);
   });
 });

@@ -22,7 +22,11 @@ function parseSse(text: string): Array<{ event: string; data: any }> {
     .filter((block) => block.trim())
     .map((block) => {
       const event = /^event: (.*)$/m.exec(block)?.[1] ?? "message";
-      const data = block.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+      const data = block
+        .split("\n")
+        .filter((l) => l.startsWith("data: "))
+        .map((l) => l.slice(6))
+        .join("\n");
       return { event, data: JSON.parse(data) };
     });
 }
@@ -32,7 +36,11 @@ describeEachTarget("chat over HTTP on %s", (target) => {
   let a: UserWithKey;
   let b: UserWithKey;
   const post = (user: UserWithKey, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${server.url}/v1/chat`, { method: "POST", headers: bearer(user.key, { "content-type": "application/json", ...headers }), body: JSON.stringify(body) });
+    fetch(`${server.url}/v1/chat`, {
+      method: "POST",
+      headers: bearer(user.key, { "content-type": "application/json", ...headers }),
+      body: JSON.stringify(body),
+    });
   const get = (user: UserWithKey, path: string) => fetch(`${server.url}${path}`, { headers: bearer(user.key) });
 
   beforeAll(async () => {
@@ -55,7 +63,9 @@ describeEachTarget("chat over HTTP on %s", (target) => {
         { type: "model", id: "42", title: expect.any(String) },
       ]),
     );
-    const next = (await (await post(a, { message: "and how do I call predict for it?", conversation_id: body.conversation_id })).json()) as Answer;
+    const next = (await (
+      await post(a, { message: "and how do I call predict for it?", conversation_id: body.conversation_id })
+    ).json()) as Answer;
     expect(next.conversation_id).toBe(body.conversation_id);
     expect(next.reply).toContain("/v1/experiments/42/predict");
 
@@ -77,7 +87,11 @@ describeEachTarget("chat over HTTP on %s", (target) => {
     expect(((await long.json()) as any).error.details[0]).toMatchObject({ field: "message", message: "must be at most 8000 characters" });
     expect((await post(a, { message: "   " })).status).toBe(400);
     expect((await post(a, { message: "x".repeat(8000) })).status).toBe(201);
-    const anon = await fetch(`${server.url}/v1/chat`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ message: "hi" }) });
+    const anon = await fetch(`${server.url}/v1/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ message: "hi" }),
+    });
     expect(anon.status).toBe(401);
     expect(((await anon.json()) as any).error.code).toBe("missing_api_key");
   });
@@ -91,11 +105,20 @@ describeEachTarget("chat over HTTP on %s", (target) => {
     expect(tokens.length).toBeGreaterThan(10);
     const done = events.at(-1)!;
     expect(done.event).toBe("done");
-    expect(tokens.map((t) => t.data.text).join("").trim()).toBe(done.data.reply);
+    expect(
+      tokens
+        .map((t) => t.data.text)
+        .join("")
+        .trim(),
+    ).toBe(done.data.reply);
     expect(done.data.reply).toContain("image_not_found");
     expect(done.data.references[0]).toMatchObject({ type: "experiment", id: "11" });
     // An error found before the first token is an ordinary JSON error.
-    const missing = await post(a, { message: "hi", conversation_id: "00000000-0000-4000-8000-000000000000" }, { accept: "text/event-stream" });
+    const missing = await post(
+      a,
+      { message: "hi", conversation_id: "00000000-0000-4000-8000-000000000000" },
+      { accept: "text/event-stream" },
+    );
     expect(missing.status).toBe(404);
     expect(((await missing.json()) as any).error.code).toBe("not_found");
   });
@@ -138,14 +161,24 @@ describeEachTarget("chat over HTTP on %s", (target) => {
   });
 
   it("works with a dashboard session (cookie + CSRF) and is documented in OpenAPI", async () => {
-    const signIn = await fetch(`${server.url}/v1/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: a.email, password: a.password }) });
+    const signIn = await fetch(`${server.url}/v1/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: a.email, password: a.password }),
+    });
     const { csrf_token } = (await signIn.json()) as any;
     const cookie = (signIn.headers.get("set-cookie") ?? "").split(";")[0];
-    const res = await fetch(`${server.url}/v1/chat`, { method: "POST", headers: { "content-type": "application/json", cookie, "x-csrf-token": csrf_token }, body: JSON.stringify({ message: "what does F-macro mean?" }) });
+    const res = await fetch(`${server.url}/v1/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json", cookie, "x-csrf-token": csrf_token },
+      body: JSON.stringify({ message: "what does F-macro mean?" }),
+    });
     expect(res.status).toBe(201);
     expect(((await res.json()) as Answer).reply).toContain("harmonic mean");
     const openapi = (await (await fetch(`${server.url}/openapi.json`)).json()) as any;
-    expect(Object.keys(openapi.paths)).toEqual(expect.arrayContaining(["/v1/chat", "/v1/chat/conversations", "/v1/chat/conversations/{conversation_id}"]));
+    expect(Object.keys(openapi.paths)).toEqual(
+      expect.arrayContaining(["/v1/chat", "/v1/chat/conversations", "/v1/chat/conversations/{conversation_id}"]),
+    );
     expect(openapi.paths["/v1/chat"].post.responses["201"]).toBeTruthy();
   });
 });

@@ -20,7 +20,11 @@ interface Answer {
 }
 
 async function ask(user: UserWithKey, body: Record<string, unknown>): Promise<Answer> {
-  const res = await fetch(`${server.url}/v1/chat`, { method: "POST", headers: bearer(user.key, { "content-type": "application/json" }), body: JSON.stringify(body) });
+  const res = await fetch(`${server.url}/v1/chat`, {
+    method: "POST",
+    headers: bearer(user.key, { "content-type": "application/json" }),
+    body: JSON.stringify(body),
+  });
   expect(res.status, await res.clone().text()).toBe(201);
   return (await res.json()) as Answer;
 }
@@ -35,7 +39,8 @@ function judge(q: Question, answer: Answer, otherUserId: string): { wrong: strin
   for (const m of [...B_SECRETS, otherUserId]) if (text.includes(m.toLowerCase())) leaks.push(`contains the other user's "${m}"`);
   const refs = JSON.stringify(answer.references);
   for (const m of [...B_SECRETS, otherUserId]) if (refs.includes(m)) leaks.push(`a reference contains the other user's "${m}"`);
-  const cited = (r: Answer["references"][number]) => (q.cites!.startsWith("doc:#") ? r.type === "doc" && r.id.endsWith(q.cites!.slice(4)) : `${r.type}:${r.id}`.startsWith(q.cites!));
+  const cited = (r: Answer["references"][number]) =>
+    q.cites!.startsWith("doc:#") ? r.type === "doc" && r.id.endsWith(q.cites!.slice(4)) : `${r.type}:${r.id}`.startsWith(q.cites!);
   if (q.cites && !answer.references.some(cited)) wrong.push(`does not cite ${q.cites}`);
   if (answer.backend !== "builtin") wrong.push(`backend ${answer.backend}`);
   return { wrong, leaks };
@@ -57,11 +62,16 @@ async function runSet(questions: Question[]): Promise<{ failures: string[]; leak
   for (const q of questions) {
     let conversation: string | undefined;
     if (q.followUp) conversation = (await ask(a, { message: q.followUp })).conversation_id;
-    const answer = await ask(a, { message: q.q, ...(conversation ? { conversation_id: conversation } : {}), ...(q.experiment_id ? { experiment_id: q.experiment_id } : {}) });
+    const answer = await ask(a, {
+      message: q.q,
+      ...(conversation ? { conversation_id: conversation } : {}),
+      ...(q.experiment_id ? { experiment_id: q.experiment_id } : {}),
+    });
     const judged = judge(q, answer, b.userId);
     const problems = [...judged.wrong, ...judged.leaks];
     leaks.push(...judged.leaks.map((l) => `${q.q}: ${l}`));
-    if (problems.length) failures.push(`✗ ${q.q}\n    ${problems.join("; ")}\n    reply: ${answer.reply.replace(/\n/g, "\n           ").slice(0, 1500)}`);
+    if (problems.length)
+      failures.push(`✗ ${q.q}\n    ${problems.join("; ")}\n    reply: ${answer.reply.replace(/\n/g, "\n           ").slice(0, 1500)}`);
   }
   return { failures, leaks };
 }
@@ -69,7 +79,9 @@ async function runSet(questions: Question[]): Promise<{ failures: string[]; leak
 function report(name: string, questions: Question[], failures: string[]): number {
   const passed = questions.length - failures.length;
   const rate = passed / questions.length;
-  console.log(`builtin chat ${name}: ${passed}/${questions.length} passed (${(rate * 100).toFixed(1)} %)${failures.length ? `\n${failures.join("\n")}` : ""}`);
+  console.log(
+    `builtin chat ${name}: ${passed}/${questions.length} passed (${(rate * 100).toFixed(1)} %)${failures.length ? `\n${failures.join("\n")}` : ""}`,
+  );
   return rate;
 }
 

@@ -15,20 +15,38 @@ let b: UserWithKey;
 function seeds(userId: string): Seed[] {
   return [
     {
-      id: 1, status: "ready", name: "Breast cancer (WDBC)", description: "fine-needle aspirates, malignant vs benign",
-      request: request(userId, 1, { label_cols: ["diagnosis"], data_cols: ["radius_mean", "area_mean"], zip_gcloud: `${userId}/exp1/data.zip` }),
+      id: 1,
+      status: "ready",
+      name: "Breast cancer (WDBC)",
+      description: "fine-needle aspirates, malignant vs benign",
+      request: request(userId, 1, {
+        label_cols: ["diagnosis"],
+        data_cols: ["radius_mean", "area_mean"],
+        zip_gcloud: `${userId}/exp1/data.zip`,
+      }),
       metrics: { auc: ci(0.961, 0.932, 0.984) },
       report: validReport({ rows: 569, patients: 569, split: { train: 398, val: 85, test: 86 } }),
-      manifest: tabularManifest([{ name: "radius_mean", type: "numeric", min: 6.98, max: 28.1 }, { name: "area_mean", type: "numeric", min: 143.5, max: 2501 }], ["benign", "malignant"], [0.5, 0.5]),
+      manifest: tabularManifest(
+        [
+          { name: "radius_mean", type: "numeric", min: 6.98, max: 28.1 },
+          { name: "area_mean", type: "numeric", min: 143.5, max: 2501 },
+        ],
+        ["benign", "malignant"],
+        [0.5, 0.5],
+      ),
     },
     {
-      id: 2, status: "failed", name: "Diabetes (Pima)",
+      id: 2,
+      status: "failed",
+      name: "Diabetes (Pima)",
       request: request(userId, 2, { label_cols: ["outcome"], data_cols: ["glucose", "bmi"], zip_gcloud: `${userId}/exp2/pima.zip` }),
       failureReason: "the training process was killed: out of memory (exit code 137)",
       report: validReport({ rows: 768, patients: 768 }),
     },
     {
-      id: 3, status: "ready", name: "Breast ultrasound",
+      id: 3,
+      status: "ready",
+      name: "Breast ultrasound",
       request: request(userId, 3, { task: "vision", images_col: "image", zip_gcloud: `${userId}/exp3/scans.zip` }),
       metrics: { auc: ci(0.873, 0.821, 0.917) },
       report: validReport({ rows: 780, patients: 600, images: 780, split: { train: 420, val: 90, test: 90 } }),
@@ -39,12 +57,23 @@ function seeds(userId: string): Seed[] {
 
 /** B: one experiment named exactly like A's WDBC model, with numbers of its own that must never reach A. */
 const seedsOfB = (userId: string): Seed[] => [
-  { id: 9, status: "ready", name: "Breast cancer (WDBC)", request: request(userId, 9, { label_cols: ["diagnosis"], zip_gcloud: `${userId}/b_secret_cohort/data.zip` }), metrics: { auc: ci(0.512, 0.401, 0.623) }, manifest: tabularManifest([{ name: "b_secret_col", type: "numeric" }], ["b0", "b1"]) },
+  {
+    id: 9,
+    status: "ready",
+    name: "Breast cancer (WDBC)",
+    request: request(userId, 9, { label_cols: ["diagnosis"], zip_gcloud: `${userId}/b_secret_cohort/data.zip` }),
+    metrics: { auc: ci(0.512, 0.401, 0.623) },
+    manifest: tabularManifest([{ name: "b_secret_col", type: "numeric" }], ["b0", "b1"]),
+  },
 ];
 
 async function converse(user: UserWithKey, message: string, conversationId?: string): Promise<{ reply: string; conversation_id: string }> {
   const body = { message, ...(conversationId ? { conversation_id: conversationId } : {}) };
-  const res = await fetch(`${server.url}/v1/chat`, { method: "POST", headers: bearer(user.key, { "content-type": "application/json" }), body: JSON.stringify(body) });
+  const res = await fetch(`${server.url}/v1/chat`, {
+    method: "POST",
+    headers: bearer(user.key, { "content-type": "application/json" }),
+    body: JSON.stringify(body),
+  });
   expect(res.status, await res.clone().text()).toBe(201);
   return (await res.json()) as { reply: string; conversation_id: string };
 }
@@ -149,13 +178,20 @@ describe("builtin chat: experiments named in words", () => {
     const toolsA = server.services.chat.toolsFor(a.userId);
     const listed = JSON.stringify((await toolsA.call("list_experiments", {})).result);
     expect(listed).toContain('"name":"Breast ultrasound"');
-    expect(JSON.stringify((await toolsA.call("get_experiment", { experiment_id: 1 })).result)).toContain('"description":"fine-needle aspirates, malignant vs benign"');
-    const found = (await toolsA.call("find_experiments", { query: "breast cancer" })) as { result: { matches: Array<{ experiment_id: number }> }; references: Array<{ id: string }> };
+    expect(JSON.stringify((await toolsA.call("get_experiment", { experiment_id: 1 })).result)).toContain(
+      '"description":"fine-needle aspirates, malignant vs benign"',
+    );
+    const found = (await toolsA.call("find_experiments", { query: "breast cancer" })) as {
+      result: { matches: Array<{ experiment_id: number }> };
+      references: Array<{ id: string }>;
+    };
     expect(found.result.matches.map((m) => m.experiment_id)).toEqual([1]);
     expect(found.references.map((r) => r.id)).toEqual(["1"]);
     const ofB = JSON.stringify(await server.services.chat.toolsFor(b.userId).call("find_experiments", { query: "breast cancer" }));
     expect(ofB).toContain('"experiment_id":9');
     expect(ofB).not.toContain('"experiment_id":1');
-    expect(JSON.stringify(await server.services.chat.toolsFor(b.userId).call("find_experiments", { query: "ultrasound" }))).toContain('"matches":[]');
+    expect(JSON.stringify(await server.services.chat.toolsFor(b.userId).call("find_experiments", { query: "ultrasound" }))).toContain(
+      '"matches":[]',
+    );
   });
 });

@@ -17,9 +17,15 @@ let a: UserWithKey;
 let b: UserWithKey;
 
 const post = (body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) =>
-  fetch(`${server.url}/v1/chat`, { method: "POST", headers: bearer(a.key, { "content-type": "application/json", ...headers }), body: JSON.stringify(body), signal });
+  fetch(`${server.url}/v1/chat`, {
+    method: "POST",
+    headers: bearer(a.key, { "content-type": "application/json", ...headers }),
+    body: JSON.stringify(body),
+    signal,
+  });
 
-const conversationCount = async () => ((await (await fetch(`${server.url}/v1/chat/conversations`, { headers: bearer(a.key) })).json()) as any).total as number;
+const conversationCount = async () =>
+  ((await (await fetch(`${server.url}/v1/chat/conversations`, { headers: bearer(a.key) })).json()) as any).total as number;
 
 /** The tool messages Builder sent back to the model in request n. */
 const toolMessages = (n: number) => (fake.requests[n].body.messages as any[]).filter((m) => m.role === "tool");
@@ -45,21 +51,36 @@ afterAll(async () => {
 describe("openai backend against a fake chat-completions server", () => {
   it("runs a tool round trip: the model calls get_experiment, gets the caller's data, answers; references follow the tools", async () => {
     fake.script([
-      { kind: "message", toolCalls: [{ id: "call_1", name: "get_experiment", arguments: JSON.stringify({ experiment_id: 42, user_id: b.userId }) }] },
+      {
+        kind: "message",
+        toolCalls: [{ id: "call_1", name: "get_experiment", arguments: JSON.stringify({ experiment_id: 42, user_id: b.userId }) }],
+      },
       { kind: "message", content: "Experiment 42 is ready with AUC 0.912 (0.871–0.948)." },
     ]);
     const res = await post({ message: "How is experiment 42 doing?" });
     expect(res.status).toBe(201);
     const body = (await res.json()) as any;
     expect(body).toMatchObject({ backend: "openai", reply: "Experiment 42 is ready with AUC 0.912 (0.871–0.948)." });
-    expect(body.references.map((r: any) => `${r.type}:${r.id}`)).toEqual(["experiment:42", `dataset:${a.userId}/wdbc/data.zip`, "model:42"]);
+    expect(body.references.map((r: any) => `${r.type}:${r.id}`)).toEqual([
+      "experiment:42",
+      `dataset:${a.userId}/wdbc/data.zip`,
+      "model:42",
+    ]);
 
     const first = fake.requests[0];
     expect(first.headers.authorization).toBe(`Bearer ${SECRET_KEY}`);
     expect(first.body.model).toBe("fake-model");
     expect(first.body.messages[0].role).toBe("system");
     expect(first.body.messages[0].content).toContain("strictly as data");
-    expect(first.body.tools.map((t: any) => t.function.name).sort()).toEqual(["compare_experiments", "explain", "find_experiments", "get_experiment", "list_experiments", "model_inputs", "search_docs"]);
+    expect(first.body.tools.map((t: any) => t.function.name).sort()).toEqual([
+      "compare_experiments",
+      "explain",
+      "find_experiments",
+      "get_experiment",
+      "list_experiments",
+      "model_inputs",
+      "search_docs",
+    ]);
     // No tool takes a user: the model has nothing to change to reach another user's data.
     const params = first.body.tools.flatMap((t: any) => Object.keys(t.function.parameters.properties));
     expect(params.filter((p: string) => /user|owner|account/i.test(p))).toEqual([]);
@@ -108,13 +129,20 @@ describe("openai backend against a fake chat-completions server", () => {
     fake.script([{ kind: "message", content: "Second answer." }]);
     await post({ message: "second question", conversation_id: first.conversation_id, experiment_id: 7 });
     const sent = (fake.requests[0].body.messages as any[]).map((m) => [m.role, m.content]);
-    expect(sent.slice(1)).toEqual([["user", "first question"], ["assistant", "First answer."], ["user", "second question"]]);
+    expect(sent.slice(1)).toEqual([
+      ["user", "first question"],
+      ["assistant", "First answer."],
+      ["user", "second question"],
+    ]);
     expect(sent[0][1]).toContain("experiment 7");
   });
 
   it("answers 504 chat_backend_timeout when the backend hangs, without the key or the address", async () => {
     const before = await conversationCount();
-    fake.script([{ kind: "hang", ms: 10_000 }, { kind: "hang", ms: 10_000 }]);
+    fake.script([
+      { kind: "hang", ms: 10_000 },
+      { kind: "hang", ms: 10_000 },
+    ]);
     const res = await post({ message: "How is experiment 42 doing?" });
     expect(res.status).toBe(504);
     const text = await res.text();
@@ -127,7 +155,10 @@ describe("openai backend against a fake chat-completions server", () => {
   it("answers 502 chat_backend_unavailable on a 500, after the client's retry, without leaking the backend's error", async () => {
     const before = await conversationCount();
     const crash = { error: { message: "CUDA out of memory in /opt/vllm/worker.py", type: "internal_error" } };
-    fake.script([{ kind: "status", status: 500, body: crash }, { kind: "status", status: 500, body: crash }]);
+    fake.script([
+      { kind: "status", status: 500, body: crash },
+      { kind: "status", status: 500, body: crash },
+    ]);
     const res = await post({ message: "list my experiments" });
     expect(res.status).toBe(502);
     const text = await res.text();
@@ -180,7 +211,10 @@ describe("openai backend against a fake chat-completions server", () => {
     const leave = new AbortController();
     const outcome = await server.services.chat
       .chat(a.userId, { message: "How is experiment 42 doing?" }, { signal: leave.signal, onToken: () => leave.abort() })
-      .then((answer) => ({ saved: answer.reply }), (err: Error) => ({ refused: err.name }));
+      .then(
+        (answer) => ({ saved: answer.reply }),
+        (err: Error) => ({ refused: err.name }),
+      );
     expect(outcome).not.toHaveProperty("saved");
     expect(await conversationCount()).toBe(before);
     const { data } = await server.services.chat.listConversations(a.userId, 200, 0);

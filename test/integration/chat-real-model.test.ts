@@ -15,7 +15,8 @@ describe(`chat about a really trained model on ${primaryTarget()}`, () => {
   let server: TestServer;
   let client: Api;
   let userId: string;
-  const chat = async (message: string) => (await client.post("/v1/chat", { message })).body as { reply: string; references: Array<{ type: string; id: string }> };
+  const chat = async (message: string) =>
+    (await client.post("/v1/chat", { message })).body as { reply: string; references: Array<{ type: string; id: string }> };
 
   beforeAll(async () => {
     server = await startTestServer(primaryTarget());
@@ -37,7 +38,11 @@ describe(`chat about a really trained model on ${primaryTarget()}`, () => {
     expect(exp.status).toBe("ready");
     const { reply, references } = await chat("how is experiment 42 doing?");
     expect(reply).toContain("is **ready**");
-    for (const [name, label] of [["auc", "AUC"], ["f_macro", "F-macro"], ["recall", "Recall"]] as const) {
+    for (const [name, label] of [
+      ["auc", "AUC"],
+      ["f_macro", "F-macro"],
+      ["recall", "Recall"],
+    ] as const) {
       const m = exp.metrics[name];
       expect(reply).toContain(`${label} ${m.value.toFixed(3)} (95% CI ${m.ci_low.toFixed(3)}–${m.ci_high.toFixed(3)})`);
     }

@@ -19,7 +19,11 @@ import sharp from "sharp";
 const json = (res: Response): Promise<any> => res.json();
 
 async function signIn(server: TestServer, email: string, password: string) {
-  const res = await fetch(`${server.url}/v1/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }) });
+  const res = await fetch(`${server.url}/v1/session`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email, password }),
+  });
   const body = (await json(res)) as { csrf_token: string };
   return { status: res.status, cookie: (res.headers.get("set-cookie") ?? "").split(";")[0], csrf: body.csrf_token };
 }
@@ -38,7 +42,11 @@ describe("dashboard account routes", () => {
     expect(before).toEqual({ users_exist: false, signup_enabled: false });
     await server.services.auth.users.create({ email: "first@hospital.example", password: "first user password" });
     expect(await json(await fetch(`${server.url}/v1/setup`))).toEqual({ users_exist: true, signup_enabled: false });
-    const refused = await fetch(`${server.url}/v1/users`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "x@y.org", password: "long enough password" }) });
+    const refused = await fetch(`${server.url}/v1/users`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "x@y.org", password: "long enough password" }),
+    });
     expect(refused.status).toBe(403);
     expect((await json(refused)).error.code).toBe("signup_disabled");
     expect(await server.services.auth.users.findByEmail("x@y.org")).toBeUndefined();
@@ -50,7 +58,11 @@ describe("dashboard account routes", () => {
     const a = await signIn(server, email, "old password 123");
     const b = await signIn(server, email, "old password 123");
     const put = (s: typeof a, body: unknown, csrf = s.csrf) =>
-      fetch(`${server.url}/v1/account/password`, { method: "PUT", headers: { "content-type": "application/json", cookie: s.cookie, "x-csrf-token": csrf }, body: JSON.stringify(body) });
+      fetch(`${server.url}/v1/account/password`, {
+        method: "PUT",
+        headers: { "content-type": "application/json", cookie: s.cookie, "x-csrf-token": csrf },
+        body: JSON.stringify(body),
+      });
 
     expect((await put(a, { current_password: "old password 123", new_password: "new password 456" }, "wrong")).status).toBe(403);
     const wrong = await put(a, { current_password: "not it", new_password: "new password 456" });
@@ -77,7 +89,8 @@ describe("sign-up when SIGNUP_ENABLED=true", () => {
     await server?.teardown();
   });
 
-  const post = (body: unknown) => fetch(`${server.url}/v1/users`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const post = (body: unknown) =>
+    fetch(`${server.url}/v1/users`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
   it("creates the account and answers 202 without a session; signing in next opens it", async () => {
     expect((await json(await fetch(`${server.url}/v1/setup`))).signup_enabled).toBe(true);
@@ -87,7 +100,9 @@ describe("sign-up when SIGNUP_ENABLED=true", () => {
     expect(await json(res)).toEqual({ status: "accepted", message: expect.stringContaining("sign in") });
     const signedIn = await signIn(server, "new.doctor@hospital.example", "a long new password");
     expect(signedIn.status).toBe(200);
-    expect((await json(await fetch(`${server.url}/v1/me`, { headers: { cookie: signedIn.cookie } }))).email).toBe("new.doctor@hospital.example");
+    expect((await json(await fetch(`${server.url}/v1/me`, { headers: { cookie: signedIn.cookie } }))).email).toBe(
+      "new.doctor@hospital.example",
+    );
   });
 
   it("a taken email gets the same answer as a free one (status, headers, body), and its account is untouched", async () => {
@@ -135,8 +150,20 @@ describe.skipIf(!haveFixturePython)("report and figure routes", () => {
     manifest.figures = [{ name: "roc", file: "figures/roc.svg", title: "ROC curve on the test set" }];
     fs.writeFileSync(path.join(modelDir, "manifest.json"), JSON.stringify(manifest));
     const row = await publishFixture(server, owner.userId, 5, modelDir);
-    fs.writeFileSync(path.join(modelDir, "report.json"), JSON.stringify({ roc: { fpr: [0, 1], tpr: [0, 1] }, confusion_matrix: [[3, 1], [0, 4]] }));
-    fs.writeFileSync(path.join(modelDir, "roc.svg"), '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>');
+    fs.writeFileSync(
+      path.join(modelDir, "report.json"),
+      JSON.stringify({
+        roc: { fpr: [0, 1], tpr: [0, 1] },
+        confusion_matrix: [
+          [3, 1],
+          [0, 4],
+        ],
+      }),
+    );
+    fs.writeFileSync(
+      path.join(modelDir, "roc.svg"),
+      '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>',
+    );
     await server.services.bucket.uploadFile(path.join(modelDir, "report.json"), `${row.storePath}report.json`);
     await server.services.bucket.uploadFile(path.join(modelDir, "roc.svg"), `${row.storePath}figures/roc.svg`);
   });
@@ -153,7 +180,13 @@ describe.skipIf(!haveFixturePython)("report and figure routes", () => {
       experiment_id: 5,
       model_version: 1,
       figures: [{ name: "roc", title: "ROC curve on the test set", url: "/v1/experiments/5/figures/roc" }],
-      report: { roc: { fpr: [0, 1], tpr: [0, 1] }, confusion_matrix: [[3, 1], [0, 4]] },
+      report: {
+        roc: { fpr: [0, 1], tpr: [0, 1] },
+        confusion_matrix: [
+          [3, 1],
+          [0, 4],
+        ],
+      },
     });
     const fig = await fetch(`${server.url}${body.figures[0].url}`, { headers: bearer(owner.key) });
     expect(fig.status).toBe(200);
@@ -176,7 +209,9 @@ describe.skipIf(!haveFixturePython)("report and figure routes", () => {
 
   it("both routes are in the OpenAPI document", async () => {
     const doc = await json(await fetch(`${server.url}/openapi.json`));
-    expect(doc.paths["/v1/experiments/{experiment_id}/report"].get.responses["200"].content["application/json"].schema.properties.figures).toBeDefined();
+    expect(
+      doc.paths["/v1/experiments/{experiment_id}/report"].get.responses["200"].content["application/json"].schema.properties.figures,
+    ).toBeDefined();
     expect(doc.paths["/v1/experiments/{experiment_id}/figures/{name}"].get).toBeDefined();
     expect(doc.paths["/v1/setup"].get.security).toEqual([]);
   });
@@ -195,7 +230,11 @@ describe("sample thumbnails in the validate report", () => {
 
   it("vision classification: up to 3 small JPEGs per class, in CSV order, with their path and row", async () => {
     const zipPath = `${user.userId}/samples/scans.zip`;
-    const up = await fetch(`${server.url}/v1/files/${zipPath}`, { method: "PUT", headers: bearer(user.key), body: makeZip(await visionDataset({ patients: 8, perPatient: 2 })) });
+    const up = await fetch(`${server.url}/v1/files/${zipPath}`, {
+      method: "PUT",
+      headers: bearer(user.key),
+      body: makeZip(await visionDataset({ patients: 8, perPatient: 2 })),
+    });
     expect(up.status).toBe(201);
     const res = await fetch(`${server.url}/v1/datasets/validate`, {
       method: "POST",
@@ -207,7 +246,11 @@ describe("sample thumbnails in the validate report", () => {
     const samples = report.summary.samples.label;
     expect(Object.keys(samples)).toEqual(["0", "1"]);
     // visionDataset: patient p has label p % 2 and images images/p<p>_<i>.png on rows 2, 3, 4, ...
-    expect(samples["0"].map((s: { path: string; row: number }) => [s.path, s.row])).toEqual([["images/p0_0.png", 2], ["images/p0_1.png", 3], ["images/p2_0.png", 6]]);
+    expect(samples["0"].map((s: { path: string; row: number }) => [s.path, s.row])).toEqual([
+      ["images/p0_0.png", 2],
+      ["images/p0_1.png", 3],
+      ["images/p2_0.png", 6],
+    ]);
     expect(samples["1"][0].path).toBe("images/p1_0.png");
     const jpeg = Buffer.from(samples["0"][0].data.replace(/^data:image\/jpeg;base64,/, ""), "base64");
     const meta = await sharp(jpeg).metadata();

@@ -27,9 +27,15 @@ describe("./builder upload", () => {
   afterAll(async () => server?.teardown());
 
   it("streams the file, draws progress on stderr and prints the stored object", async () => {
-    const { stdout, stderr } = await run("./builder", ["upload", file, "--to", "exp7", "--key", user.key, "--url", server.url], { env: { ...process.env, LOG_LEVEL: "silent" } });
+    const { stdout, stderr } = await run("./builder", ["upload", file, "--to", "exp7", "--key", user.key, "--url", server.url], {
+      env: { ...process.env, LOG_LEVEL: "silent" },
+    });
     const out = JSON.parse(stdout.trim().split("\n").pop()!);
-    expect(out).toEqual({ zip_gcloud: `${user.userId}/exp7/scans.zip`, size: 2_000_000, sha256: createHash("sha256").update(fs.readFileSync(file)).digest("hex") });
+    expect(out).toEqual({
+      zip_gcloud: `${user.userId}/exp7/scans.zip`,
+      size: 2_000_000,
+      sha256: createHash("sha256").update(fs.readFileSync(file)).digest("hex"),
+    });
     expect(stderr).toContain("100%");
     expect(stderr).toMatch(/\[#+\]/);
     expect(fs.existsSync(path.join(server.dataDir, "bucket", user.userId, "exp7", "scans.zip"))).toBe(true);

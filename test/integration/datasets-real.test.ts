@@ -38,7 +38,12 @@ async function readNpz(file: string): Promise<Record<string, { shape: number[]; 
         const headerLen = buf.readUInt16LE(8);
         const header = buf.subarray(10, 10 + headerLen).toString("latin1");
         if (!header.includes("'|u1'")) return reject(new Error(`${entry.fileName}: not uint8`));
-        const shape = header.match(/'shape': \(([^)]*)\)/)![1].split(",").map((x) => x.trim()).filter(Boolean).map(Number);
+        const shape = header
+          .match(/'shape': \(([^)]*)\)/)![1]
+          .split(",")
+          .map((x) => x.trim())
+          .filter(Boolean)
+          .map(Number);
         out[entry.fileName.replace(/\.npy$/, "")] = { shape, data: buf.subarray(10 + headerLen) };
         zip.readEntry();
       });
@@ -56,7 +61,14 @@ describe.skipIf(!has("wdbc/data.csv"))("WDBC (data task, real CSV)", () => {
     new ZipWriter(zipFile).add("wdbc/data.csv", fs.readFileSync(path.join(shared, "wdbc/data.csv"))).finish();
     const header = fs.readFileSync(path.join(shared, "wdbc/data.csv"), "utf8").split(/\r?\n/)[0].split(",");
     const dataCols = header.slice(2).filter((c) => c.trim() !== "");
-    const out = await prepare(zipFile, { family: "classification", inputs: "table", label_cols: ["diagnosis"], data_cols: dataCols, images_col: null, split_col: null });
+    const out = await prepare(zipFile, {
+      family: "classification",
+      inputs: "table",
+      label_cols: ["diagnosis"],
+      data_cols: dataCols,
+      images_col: null,
+      split_col: null,
+    });
     expect(out.report.errors).toEqual([]);
     expect(out.report.valid).toBe(true);
     expect(out.report.summary.rows).toBe(569);
@@ -81,16 +93,31 @@ describe.skipIf(!has("breastmnist/breastmnist_trainval.npz"))("BreastMNIST (visi
       const labels = npz[`${part}_labels`];
       const [n, h, wd] = imgs.shape;
       for (let i = 0; i < n; i++) {
-        const png = await sharp(imgs.data.subarray(i * h * wd, (i + 1) * h * wd), { raw: { width: wd, height: h, channels: 1 } }).toColourspace("b-w").png().toBuffer();
+        const png = await sharp(imgs.data.subarray(i * h * wd, (i + 1) * h * wd), { raw: { width: wd, height: h, channels: 1 } })
+          .toColourspace("b-w")
+          .png()
+          .toBuffer();
         const name = `images/${part}_${String(i).padStart(4, "0")}.png`;
         w.add(`breastmnist/${name}`, png, { method: "store" });
         lines.push(`${part}_${i},${name},${labels.data[i]}`);
       }
     }
     w.add("breastmnist/labels.csv", lines.join("\n") + "\n").finish();
-    const out = await prepare(zipFile, { family: "classification", inputs: "images", label_cols: ["label"], images_col: "image", data_cols: [], split_col: null });
+    const out = await prepare(zipFile, {
+      family: "classification",
+      inputs: "images",
+      label_cols: ["label"],
+      images_col: "image",
+      data_cols: [],
+      split_col: null,
+    });
     expect(out.report.errors).toEqual([]);
-    expect(out.report.summary).toMatchObject({ rows: 624, patients: 624, images: 624, image_sizes: { width: { min: 28, max: 28 }, height: { min: 28, max: 28 }, channels: { "1": 624 } } });
+    expect(out.report.summary).toMatchObject({
+      rows: 624,
+      patients: 624,
+      images: 624,
+      image_sizes: { width: { min: 28, max: 28 }, height: { min: 28, max: 28 }, channels: { "1": 624 } },
+    });
     const counts = out.report.summary.class_counts!.label;
     expect(Object.keys(counts).sort()).toEqual(["0", "1"]);
     expect(counts["0"] + counts["1"]).toBe(624);
@@ -104,12 +131,21 @@ describe.skipIf(!has("bccd/Annotations"))("BCCD (detection, real Pascal VOC, exa
     const zipFile = path.join(tmp(), "bccd.zip");
     const w = new ZipWriter(zipFile);
     const walk = (rel: string): string[] =>
-      fs.readdirSync(path.join(shared, "bccd", rel), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.posix.join(rel, e.name)) : [path.posix.join(rel, e.name)]));
+      fs
+        .readdirSync(path.join(shared, "bccd", rel), { withFileTypes: true })
+        .flatMap((e) => (e.isDirectory() ? walk(path.posix.join(rel, e.name)) : [path.posix.join(rel, e.name)]));
     for (const f of ["Annotations", "JPEGImages", "ImageSets"].flatMap(walk).sort()) {
       w.add(`BCCD/${f}`, fs.readFileSync(path.join(shared, "bccd", f)), { method: f.endsWith(".jpg") ? "store" : "deflate" });
     }
     w.finish();
-    const out = await prepare(zipFile, { family: "detection", inputs: "images", label_cols: ["cell"], images_col: "image", data_cols: [], split_col: null });
+    const out = await prepare(zipFile, {
+      family: "detection",
+      inputs: "images",
+      label_cols: ["cell"],
+      images_col: "image",
+      data_cols: [],
+      split_col: null,
+    });
     expect(out.report.errors).toEqual([]);
     expect(out.report.valid).toBe(true);
     expect(out.report.summary.format).toBe("voc");
@@ -118,9 +154,19 @@ describe.skipIf(!has("bccd/Annotations"))("BCCD (detection, real Pascal VOC, exa
     const degenerate = out.report.warnings.filter((p) => p.code === "box_degenerate");
     expect(degenerate.map((p) => p.path)).toEqual(["BCCD/Annotations/BloodImage_00338.xml", "BCCD/Annotations/BloodImage_00343.xml"]);
     expect(degenerate[0].message).toContain("(504, 337, 504, 337)");
-    expect(out.report.summary).toMatchObject({ boxes: 3941, boxes_dropped: 2, images: 292, image_sizes: { width: { min: 640, max: 640 }, height: { min: 480, max: 480 } } });
+    expect(out.report.summary).toMatchObject({
+      boxes: 3941,
+      boxes_dropped: 2,
+      images: 292,
+      image_sizes: { width: { min: 640, max: 640 }, height: { min: 480, max: 480 } },
+    });
     // The table handed to the pipeline holds the 3,941 boxes kept, none of them without area.
-    const lines = fs.readFileSync(out.table!, "utf8").trim().split("\r\n").slice(1).map((l) => JSON.parse(`[${l}]`) as string[]);
+    const lines = fs
+      .readFileSync(out.table!, "utf8")
+      .trim()
+      .split("\r\n")
+      .slice(1)
+      .map((l) => JSON.parse(`[${l}]`) as string[]);
     expect(lines).toHaveLength(3941);
     for (const [, , , x1, y1, x2, y2] of lines) expect(Number(x2) > Number(x1) && Number(y2) > Number(y1)).toBe(true);
     expect(lines.some((l) => l[1].endsWith("BloodImage_00338.jpg"))).toBe(true);

@@ -22,7 +22,11 @@ async function workbook(): Promise<Buffer> {
   for (const [i, line] of ROWS.entries()) sheet.addRow(line.split(",").map((v, j) => (i > 0 && j !== 1 ? Number(v) : v)));
   // a formula's cached result is what the CSV gets; a second sheet is listed, not read
   sheet.getCell("F1").value = "f_sum";
-  for (let r = 2; r <= ROWS.length; r++) sheet.getCell(`F${r}`).value = { formula: `C${r}+D${r}`, result: Number(sheet.getCell(`C${r}`).value) + Number(sheet.getCell(`D${r}`).value) };
+  for (let r = 2; r <= ROWS.length; r++)
+    sheet.getCell(`F${r}`).value = {
+      formula: `C${r}+D${r}`,
+      result: Number(sheet.getCell(`C${r}`).value) + Number(sheet.getCell(`D${r}`).value),
+    };
   wb.addWorksheet("Notes").addRow(["collected 2019-2021"]);
   return Buffer.from(await wb.xlsx.writeBuffer());
 }
@@ -66,7 +70,9 @@ describe(`bare .csv and .xlsx uploads on ${primaryTarget()}`, () => {
     expect(columns.columns.map((c: { name: string }) => c.name)).toEqual(["id", "diagnosis", "f1", "f2", "age", "f_sum"]);
     expect(columns.columns.find((c: { name: string }) => c.name === "f_sum").type).toBe("numeric");
 
-    expect((await client.post("/v1/experiments", dataRequest(user.userId, 2, body.zip_gcloud, ["f1", "f2", "age", "f_sum"]))).status).toBe(202);
+    expect((await client.post("/v1/experiments", dataRequest(user.userId, 2, body.zip_gcloud, ["f1", "f2", "age", "f_sum"]))).status).toBe(
+      202,
+    );
     const done = await waitForStatus(client, 2, ["ready", "failed", "invalid_dataset"], 120_000);
     expect(done.failure_reason).toBeNull();
     expect(done.status).toBe("ready");

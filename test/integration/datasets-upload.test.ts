@@ -25,17 +25,24 @@ describeEachTarget("file uploads (%s)", (target) => {
   });
   afterAll(async () => server?.teardown());
 
-  const bucketFiles = () => (fs.readdirSync(path.join(server.dataDir, "bucket"), { recursive: true }) as string[]).filter((f) => f.includes(".")).sort();
+  const bucketFiles = () =>
+    (fs.readdirSync(path.join(server.dataDir, "bucket"), { recursive: true }) as string[]).filter((f) => f.includes(".")).sort();
 
   it("PUT streams the body to the bucket and answers 201 with size and sha256", async () => {
     const body = zipLike(150_000, 3);
-    const res = await fetch(`${server.url}/v1/files/${user.userId}/exp1/data.zip`, { method: "PUT", headers: bearer(user.key, { "content-type": "application/zip" }), body });
+    const res = await fetch(`${server.url}/v1/files/${user.userId}/exp1/data.zip`, {
+      method: "PUT",
+      headers: bearer(user.key, { "content-type": "application/zip" }),
+      body,
+    });
     expect(res.status).toBe(201);
     expect(await json(res)).toEqual({ zip_gcloud: `${user.userId}/exp1/data.zip`, size: body.length, sha256: sha(body) });
     const stored = fs.readFileSync(path.join(server.dataDir, "bucket", user.userId, "exp1", "data.zip"));
     expect(sha(stored)).toBe(sha(body));
     const list = await json(await fetch(`${server.url}/v1/files`, { headers: bearer(user.key) }));
-    expect(list.files).toEqual([expect.objectContaining({ zip_gcloud: `${user.userId}/exp1/data.zip`, size: body.length, sha256: sha(body) })]);
+    expect(list.files).toEqual([
+      expect.objectContaining({ zip_gcloud: `${user.userId}/exp1/data.zip`, size: body.length, sha256: sha(body) }),
+    ]);
   });
 
   it("POST multipart stores the file under the caller's folder", async () => {
@@ -51,7 +58,11 @@ describeEachTarget("file uploads (%s)", (target) => {
   it("refuses a body over the limit with 413 and leaves nothing behind (declared and streamed)", async () => {
     const before = bucketFiles();
     const big = zipLike(LIMIT + 1, 1);
-    const declared = await fetch(`${server.url}/v1/files/${user.userId}/exp3/big.zip`, { method: "PUT", headers: bearer(user.key), body: big });
+    const declared = await fetch(`${server.url}/v1/files/${user.userId}/exp3/big.zip`, {
+      method: "PUT",
+      headers: bearer(user.key),
+      body: big,
+    });
     expect(declared.status).toBe(413);
     expect((await json(declared)).error.code).toBe("payload_too_large");
     // Chunked, no Content-Length: the limit stops the stream itself.
@@ -62,7 +73,12 @@ describeEachTarget("file uploads (%s)", (target) => {
         c.close();
       },
     });
-    const streamed = await fetch(`${server.url}/v1/files/${user.userId}/exp3/big.zip`, { method: "PUT", headers: bearer(user.key), body: stream, duplex: "half" } as RequestInit);
+    const streamed = await fetch(`${server.url}/v1/files/${user.userId}/exp3/big.zip`, {
+      method: "PUT",
+      headers: bearer(user.key),
+      body: stream,
+      duplex: "half",
+    } as RequestInit);
     expect(streamed.status).toBe(413);
     const form = new FormData();
     form.append("path", "exp3/big.zip");
@@ -133,7 +149,11 @@ describe("uploads that are not zips", () => {
     const multi = await fetch(`${server.url}/v1/files`, { method: "POST", headers: bearer(user.key), body: form });
     expect(multi.status).toBe(415);
     expect((await json(multi)).error.code).toBe("not_a_zip");
-    expect(fs.existsSync(path.join(server.dataDir, "bucket", user.userId, "nz")) ? fs.readdirSync(path.join(server.dataDir, "bucket", user.userId, "nz")) : []).toEqual([]);
+    expect(
+      fs.existsSync(path.join(server.dataDir, "bucket", user.userId, "nz"))
+        ? fs.readdirSync(path.join(server.dataDir, "bucket", user.userId, "nz"))
+        : [],
+    ).toEqual([]);
     expect((await json(await fetch(`${server.url}/v1/files`, { headers: bearer(user.key) }))).files).toEqual([]);
   });
 
@@ -141,7 +161,9 @@ describe("uploads that are not zips", () => {
     // 50 MB declared, only the first 64 kB sent: the answer comes before the rest would have been needed.
     const url = new URL(`${server.url}/v1/files/${user.userId}/nz/big.zip`);
     const status = await new Promise<number>((resolve, reject) => {
-      const req = http.request(url, { method: "PUT", headers: bearer(user.key, { "content-length": String(50 * 1024 * 1024) }) }, (res) => resolve(res.statusCode ?? 0));
+      const req = http.request(url, { method: "PUT", headers: bearer(user.key, { "content-length": String(50 * 1024 * 1024) }) }, (res) =>
+        resolve(res.statusCode ?? 0),
+      );
       req.on("error", reject);
       req.write(Buffer.alloc(64 * 1024, 0x41));
     });

@@ -20,7 +20,10 @@ describe.runIf(process.env.TEST_DATABASE_URL)("Postgres connections closed by th
       const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
       await admin.connect();
       const name = new URL(throwaway.url).pathname.slice(1);
-      const killed = await admin.query("select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()", [name]);
+      const killed = await admin.query(
+        "select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()",
+        [name],
+      );
       await admin.end();
       expect(killed.rowCount).toBeGreaterThan(0);
       await new Promise((r) => setTimeout(r, 200));

@@ -37,11 +37,23 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("account e
     plant(server.dataDir, `bucket/logs/${u.userId}/1/${exp.experimentUuid}.log`, "log");
     plant(server.dataDir, `logs/${exp.experimentUuid}.log`, "log");
     plant(server.dataDir, `work/${exp.experimentUuid}/dataset/table.csv`, "a,b");
-    const chat = await fetch(`${server.url}/v1/chat`, { method: "POST", headers: bearer(u.key, { "content-type": "application/json" }), body: JSON.stringify({ message: `how is model ${n} doing?` }) });
+    const chat = await fetch(`${server.url}/v1/chat`, {
+      method: "POST",
+      headers: bearer(u.key, { "content-type": "application/json" }),
+      body: JSON.stringify({ message: `how is model ${n} doing?` }),
+    });
     expect(chat.status).toBe(201);
-    const predicted = await fetch(`${server.url}/v1/experiments/1/predict`, { method: "POST", headers: bearer(u.key, { "content-type": "application/json" }), body: JSON.stringify({ message: fx.expected["tabular_binary/row0"].row }) });
+    const predicted = await fetch(`${server.url}/v1/experiments/1/predict`, {
+      method: "POST",
+      headers: bearer(u.key, { "content-type": "application/json" }),
+      body: JSON.stringify({ message: fx.expected["tabular_binary/row0"].row }),
+    });
     expect(predicted.status).toBe(201); // loaded in the model cache
-    const signIn = await fetch(`${server.url}/v1/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: u.email, password: u.password }) });
+    const signIn = await fetch(`${server.url}/v1/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: u.email, password: u.password }),
+    });
     expect(signIn.status).toBe(200);
     const cookie = signIn.headers.get("set-cookie")!.split(";")[0]!;
     const { csrf_token } = (await signIn.json()) as { csrf_token: string };
@@ -65,15 +77,25 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("account e
     const aliceRows = await rowsOfUser(url, alice.userId);
     expect(aliceRows).toMatchObject({ users: 1, experiments: 2, models: 2, api_keys: 2, sessions: 1, files: 1, chat_conversations: 1 });
     expect(aliceRows.chat_messages).toBeGreaterThan(0);
-    const aliceFiles = filesUnder(server.dataDir).filter((f) => f.includes(alice.userId) || f.includes(alice.exp.experimentUuid) || f.includes(alice.exp.id));
+    const aliceFiles = filesUnder(server.dataDir).filter(
+      (f) => f.includes(alice.userId) || f.includes(alice.exp.experimentUuid) || f.includes(alice.exp.id),
+    );
     expect(aliceFiles.length).toBeGreaterThanOrEqual(8);
 
     const dash = { cookie: alice.cookie, "x-csrf-token": alice.csrf, "content-type": "application/json" };
-    const wrong = await fetch(`${server.url}/v1/me`, { method: "DELETE", headers: dash, body: JSON.stringify({ password: "not my password" }) });
+    const wrong = await fetch(`${server.url}/v1/me`, {
+      method: "DELETE",
+      headers: dash,
+      body: JSON.stringify({ password: "not my password" }),
+    });
     expect(wrong.status).toBe(400);
     expect(((await wrong.json()) as any).error.message).toContain("nothing was erased");
     expect(await rowsOfUser(url, alice.userId)).toEqual(aliceRows);
-    const noCsrf = await fetch(`${server.url}/v1/me`, { method: "DELETE", headers: { cookie: alice.cookie, "content-type": "application/json" }, body: JSON.stringify({ password: alice.password }) });
+    const noCsrf = await fetch(`${server.url}/v1/me`, {
+      method: "DELETE",
+      headers: { cookie: alice.cookie, "content-type": "application/json" },
+      body: JSON.stringify({ password: alice.password }),
+    });
     expect(noCsrf.status).toBe(403);
 
     const res = await fetch(`${server.url}/v1/me`, { method: "DELETE", headers: dash, body: JSON.stringify({ password: alice.password }) });
@@ -84,23 +106,38 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("account e
     expect((await fetch(`${server.url}/v1/me`, { headers: bearer(alice.key) })).status).toBe(401);
     expect((await fetch(`${server.url}/v1/me`, { headers: bearer(alice.second) })).status).toBe(401);
     expect((await fetch(`${server.url}/v1/me`, { headers: { cookie: alice.cookie } })).status).toBe(401);
-    const again = await fetch(`${server.url}/v1/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: alice.email, password: alice.password }) });
+    const again = await fetch(`${server.url}/v1/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: alice.email, password: alice.password }),
+    });
     expect(again.status).toBe(401);
 
     await waitFor("the erasure to finish", async () => (await rowsOfUser(url, alice.userId)).users === 0, 30_000, 200);
     const left = await rowsOfUser(url, alice.userId);
-    expect(Object.values(left).every((n) => n === 0), JSON.stringify(left)).toBe(true);
-    expect(filesUnder(server.dataDir).filter((f) => f.includes(alice.userId) || f.includes(alice.exp.experimentUuid) || f.includes(alice.exp.id))).toEqual([]);
+    expect(
+      Object.values(left).every((n) => n === 0),
+      JSON.stringify(left),
+    ).toBe(true);
+    expect(
+      filesUnder(server.dataDir).filter(
+        (f) => f.includes(alice.userId) || f.includes(alice.exp.experimentUuid) || f.includes(alice.exp.id),
+      ),
+    ).toEqual([]);
     expect(server.services.serving.cache.stats().ids).not.toContain(alice.exp.id);
     // Only the audit log keeps the (now unresolvable) id, by design: what happened, without email, names or paths.
-    const { rows: audit } = await server.services.database.db.execute(sql`select action, target, details::text as details from audit_events where actor_id = ${alice.userId}`) as unknown as { rows: object[] };
+    const { rows: audit } = (await server.services.database.db.execute(
+      sql`select action, target, details::text as details from audit_events where actor_id = ${alice.userId}`,
+    )) as unknown as { rows: object[] };
     expect(audit.length).toBeGreaterThan(0);
     expect(JSON.stringify(audit)).not.toContain(alice.email);
     expect(JSON.stringify(audit)).not.toContain("study");
 
     expect(await rowsOfUser(url, bob.userId)).toEqual(bobRows);
     expect(filesUnder(server.dataDir).filter(ofUser(bob.userId))).toEqual(bobFiles);
-    expect((await api(server.url, bob.key).post("/v1/experiments/1/predict", { message: fx.expected["tabular_binary/row0"].row })).status).toBe(201);
+    expect(
+      (await api(server.url, bob.key).post("/v1/experiments/1/predict", { message: fx.expected["tabular_binary/row0"].row })).status,
+    ).toBe(201);
   });
 
   it("./builder users erase --email: the same, from the command line, on the server's Postgres and data folder", async () => {
@@ -108,16 +145,30 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("account e
     const bobRows = await rowsOfUser(url, bob.userId);
     const run = promisify(execFile);
     const env = { PATH: process.env.PATH!, HOME: os.tmpdir(), LOG_LEVEL: "silent", DATABASE_URL: url, BUILDER_DATA_DIR: server.dataDir };
-    const missing = await run(BUILDER, ["users", "erase", "--email", "nobody@test.example"], { env }).catch((e) => e as { code: number; stderr: string });
+    const missing = await run(BUILDER, ["users", "erase", "--email", "nobody@test.example"], { env }).catch(
+      (e) => e as { code: number; stderr: string },
+    );
     expect((missing as { code: number }).code).toBe(2);
     expect((missing as { stderr: string }).stderr).toContain("no user with email nobody@test.example");
     const { stdout } = await run(BUILDER, ["users", "erase", "--email", carol.email], { env, timeout: 120_000 });
     expect(stdout).toContain(`erased ${carol.email}`);
     const left = await rowsOfUser(url, carol.userId);
-    expect(Object.values(left).every((n) => n === 0), JSON.stringify(left)).toBe(true);
+    expect(
+      Object.values(left).every((n) => n === 0),
+      JSON.stringify(left),
+    ).toBe(true);
     // The server's local copy of the model is unloaded by the notification; the files in the shared folder are gone.
-    await waitFor("the server to unload carol's model", async () => !server.services.serving.cache.stats().ids.includes(carol.exp.id), 5_000, 20);
-    expect(filesUnder(server.dataDir).filter((f) => f.includes(carol.userId) || f.includes(carol.exp.experimentUuid) || f.includes(carol.exp.id))).toEqual([]);
+    await waitFor(
+      "the server to unload carol's model",
+      async () => !server.services.serving.cache.stats().ids.includes(carol.exp.id),
+      5_000,
+      20,
+    );
+    expect(
+      filesUnder(server.dataDir).filter(
+        (f) => f.includes(carol.userId) || f.includes(carol.exp.experimentUuid) || f.includes(carol.exp.id),
+      ),
+    ).toEqual([]);
     expect(await rowsOfUser(url, bob.userId)).toEqual(bobRows);
   });
 });

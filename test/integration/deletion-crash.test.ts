@@ -79,7 +79,9 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("kill -9 o
     const port = await freePort();
     const first = await serve(port);
     const client = api(first.url, alice.key);
-    expect((await client.post("/v1/experiments/3/predict", { message: servingFixtures().expected["tabular_binary/row0"].row })).status).toBe(201);
+    expect(
+      (await client.post("/v1/experiments/3/predict", { message: servingFixtures().expected["tabular_binary/row0"].row })).status,
+    ).toBe(201);
     expect((await client.del("/v1/experiments/3")).status).toBe(202);
     first.child.kill("SIGKILL");
     await new Promise((r) => first.child.once("exit", r));
@@ -94,7 +96,9 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("kill -9 o
     const second = await serve(port);
     const again = api(second.url, alice.key);
     // While the restarted server finishes it, /predict for it is 404, never an answer.
-    expect((await again.post("/v1/experiments/3/predict", { message: servingFixtures().expected["tabular_binary/row0"].row })).status).toBe(404);
+    expect((await again.post("/v1/experiments/3/predict", { message: servingFixtures().expected["tabular_binary/row0"].row })).status).toBe(
+      404,
+    );
     await waitFor("the deletion to finish", async () => !(await services.experiments.repo.byId(model.experimentUuid)), 120_000, 200);
     expect(filesUnder(dataDir).filter(mine)).toEqual([]);
     expect((await again.get("/v1/experiments/3")).status).toBe(404);

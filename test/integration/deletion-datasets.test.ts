@@ -25,7 +25,16 @@ describe("DELETE /v1/files: one file, a folder, and a dataset in use", () => {
     const request = { ...fixtureRequest(u.userId, experimentId), zip_gcloud: zipPath };
     const [row] = await server.services.db
       .insert(experiments)
-      .values({ userId: u.userId, experimentId, request, name, requestHash: `h${experimentId}`, status: "training", leaseOwner: "elsewhere", leaseExpiresAt: new Date(Date.now() + 3600_000) })
+      .values({
+        userId: u.userId,
+        experimentId,
+        request,
+        name,
+        requestHash: `h${experimentId}`,
+        status: "training",
+        leaseOwner: "elsewhere",
+        leaseExpiresAt: new Date(Date.now() + 3600_000),
+      })
       .returning();
     return row;
   };
@@ -65,7 +74,13 @@ describe("DELETE /v1/files: one file, a folder, and a dataset in use", () => {
     for (const p of mine) await upload(alice, p);
     await upload(alice, `${alice.userId}/other/c.zip`);
     await upload(bob, `${bob.userId}/cohort/a.zip`);
-    await server.services.db.insert(experiments).values({ userId: alice.userId, experimentId: 2, request: { ...fixtureRequest(alice.userId, 2), zip_gcloud: mine[0] }, requestHash: "h2", status: "ready" });
+    await server.services.db.insert(experiments).values({
+      userId: alice.userId,
+      experimentId: 2,
+      request: { ...fixtureRequest(alice.userId, 2), zip_gcloud: mine[0] },
+      requestHash: "h2",
+      status: "ready",
+    });
     const client = api(server.url, alice.key);
 
     expect((await api(server.url, bob.key).del(`/v1/files/${alice.userId}/cohort`)).status).toBe(404);

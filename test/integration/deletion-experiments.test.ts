@@ -58,7 +58,14 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("DELETE /v
     const v2 = await publishFixture(a, alice.userId, 7, model, 2);
     const other = await publishFixture(a, alice.userId, 8, model); // alice's other experiment
     // A batch scored with each: experiment 7's results go with it, experiment 8's stay.
-    const batch = (row: typeof v1) => ({ userId: alice.userId, experimentUuid: row.experimentUuid, experimentId: row.experimentId, modelVersion: 1, inputKind: "table", status: "done" });
+    const batch = (row: typeof v1) => ({
+      userId: alice.userId,
+      experimentUuid: row.experimentUuid,
+      experimentId: row.experimentId,
+      modelVersion: 1,
+      inputKind: "table",
+      status: "done",
+    });
     const [batch7] = await a.services.db.insert(batches).values(batch(v1)).returning();
     const [batch8] = await a.services.db.insert(batches).values(batch(other)).returning();
     await publishFixture(a, bob.userId, 7, model); // bob's experiment with the same number
@@ -80,7 +87,9 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("DELETE /v
     expect((await predict(b, alice.key, 7)).status).toBe(201);
     expect(b.services.serving.cache.stats().ids).toContain(v2.id);
     const before = filesUnder(dataDir);
-    expect(before).toEqual(expect.arrayContaining([...own, `bucket/models/${alice.userId}/7/v1/model.onnx`, `model-cache/${v2.id}/model.onnx`]));
+    expect(before).toEqual(
+      expect.arrayContaining([...own, `bucket/models/${alice.userId}/7/v1/model.onnx`, `model-cache/${v2.id}/model.onnx`]),
+    );
 
     // Bob cannot delete it: 404, as if it did not exist.
     expect((await api(a.url, bob.key).del("/v1/experiments/8")).status).toBe(404);
@@ -96,16 +105,32 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("DELETE /v
     expect(Date.now() - t0).toBeLessThan(2_000);
     expect((await predict(b, alice.key, 7)).status).toBe(404);
 
-    await waitFor("the experiment to be gone", async () => (await api(a.url, alice.key).get("/v1/experiments/7")).status === 404, 20_000, 100);
+    await waitFor(
+      "the experiment to be gone",
+      async () => (await api(a.url, alice.key).get("/v1/experiments/7")).status === 404,
+      20_000,
+      100,
+    );
     const after = filesUnder(dataDir);
     const removed = before.filter((f) => !after.includes(f));
     // Everything that was the experiment's is gone, and only that.
     const isAlice7 = (f: string) =>
-      f.includes(exp.id) || f.startsWith(`bucket/models/${alice.userId}/7/`) || f.includes(v1.id) || f.includes(v2.id) || f.includes(batch7.id);
+      f.includes(exp.id) ||
+      f.startsWith(`bucket/models/${alice.userId}/7/`) ||
+      f.includes(v1.id) ||
+      f.includes(v2.id) ||
+      f.includes(batch7.id);
     expect(removed.sort()).toEqual(before.filter(isAlice7).sort());
     expect(after.filter(isAlice7)).toEqual([]);
     expect(removed).toEqual(expect.arrayContaining(own));
-    expect(after).toEqual(expect.arrayContaining([`bucket/models/${alice.userId}/8/v1/model.onnx`, `bucket/models/${bob.userId}/7/v1/model.onnx`, `bucket/logs/${bob.userId}/7/other.log`, `bucket/${alice.userId}/batches/${batch8.id}/results.csv`]));
+    expect(after).toEqual(
+      expect.arrayContaining([
+        `bucket/models/${alice.userId}/8/v1/model.onnx`,
+        `bucket/models/${bob.userId}/7/v1/model.onnx`,
+        `bucket/logs/${bob.userId}/7/other.log`,
+        `bucket/${alice.userId}/batches/${batch8.id}/results.csv`,
+      ]),
+    );
     // No empty folder keeps its number either.
     expect(fs.existsSync(path.join(dataDir, "bucket/models", alice.userId, "7"))).toBe(false);
 
@@ -133,7 +158,11 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("DELETE /v
 describe("DELETE /v1/experiments/{id} of a running experiment", () => {
   const pythonOf = (uuid: string) => {
     try {
-      return execFileSync("pgrep", ["-f", `work/${uuid}/spec.json`]).toString().trim().split("\n").filter(Boolean);
+      return execFileSync("pgrep", ["-f", `work/${uuid}/spec.json`])
+        .toString()
+        .trim()
+        .split("\n")
+        .filter(Boolean);
     } catch {
       return [];
     }
@@ -145,7 +174,9 @@ describe("DELETE /v1/experiments/{id} of a running experiment", () => {
       const data = tabularZip();
       const zipPath = `${user.userId}/running/data.zip`;
       await server.services.datasets.upload(user.userId, zipPath, Readable.from(data.zip));
-      expect((await client.post("/v1/experiments", dataRequest(user.userId, 1, zipPath, data.dataCols, { time_budget_s: 60 }))).status).toBe(202);
+      expect(
+        (await client.post("/v1/experiments", dataRequest(user.userId, 1, zipPath, data.dataCols, { time_budget_s: 60 }))).status,
+      ).toBe(202);
       await waitForStatus(client, 1, ["training"], 120_000);
       const row = (await server.services.experiments.repo.byUserNumber(user.userId, 1))!;
       await waitFor("the pipeline process", async () => pythonOf(row.id).length > 0, 60_000, 100);
@@ -157,7 +188,9 @@ describe("DELETE /v1/experiments/{id} of a running experiment", () => {
       await waitFor("the experiment to be gone", async () => (await client.get("/v1/experiments/1")).status === 404, 30_000, 100);
       expect(Date.now() - t0).toBeLessThan(15_000);
       expect(pythonOf(row.id)).toEqual([]);
-      const left = filesUnder(server.dataDir).filter((f) => f.includes(row.id) || f.startsWith(`bucket/models/${user.userId}/`) || f.startsWith(`bucket/logs/${user.userId}/`));
+      const left = filesUnder(server.dataDir).filter(
+        (f) => f.includes(row.id) || f.startsWith(`bucket/models/${user.userId}/`) || f.startsWith(`bucket/logs/${user.userId}/`),
+      );
       expect(left).toEqual([]);
       expect(await server.services.experiments.repo.modelsOf(row.id)).toEqual([]);
       // The dataset upload is the user's own and stays.

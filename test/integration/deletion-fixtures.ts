@@ -33,11 +33,15 @@ export async function rowsOfUser(databaseUrl: string, userId: string): Promise<R
     );
     const counts: Record<string, number> = {};
     for (const { table_name } of tables) {
-      counts[table_name] = Number((await client.query(`select count(*)::int as n from "${table_name}" where user_id = $1`, [userId])).rows[0].n);
+      counts[table_name] = Number(
+        (await client.query(`select count(*)::int as n from "${table_name}" where user_id = $1`, [userId])).rows[0].n,
+      );
     }
     counts.users = Number((await client.query("select count(*)::int as n from users where id = $1", [userId])).rows[0].n);
     // Text anywhere in the other tables that names the user (a path, a log line): events' data, for one.
-    counts.experiment_events_naming_user = Number((await client.query("select count(*)::int as n from experiment_events where data::text like $1", [`%${userId}%`])).rows[0].n);
+    counts.experiment_events_naming_user = Number(
+      (await client.query("select count(*)::int as n from experiment_events where data::text like $1", [`%${userId}%`])).rows[0].n,
+    );
     return counts;
   } finally {
     await client.end();

@@ -24,7 +24,11 @@ describeEachTarget("experiments API on %s", (target) => {
   });
 
   it("needs a credential", async () => {
-    const res = await fetch(`${server.url}/v1/experiments`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    const res = await fetch(`${server.url}/v1/experiments`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     expect(res.status).toBe(401);
   });
 
@@ -44,7 +48,16 @@ describeEachTarget("experiments API on %s", (target) => {
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe("invalid_request");
     const fields = res.body.error.details.map((d: { field: string }) => d.field);
-    for (const f of ["zip_gcloud", "label_cols", "model_type", "optimization_type", "experiment_id", "study_type", "optimization_metric", "type_of_experiment"]) {
+    for (const f of [
+      "zip_gcloud",
+      "label_cols",
+      "model_type",
+      "optimization_type",
+      "experiment_id",
+      "study_type",
+      "optimization_metric",
+      "type_of_experiment",
+    ]) {
       expect(fields).toContain(f);
     }
   });
@@ -62,7 +75,13 @@ describeEachTarget("experiments API on %s", (target) => {
     expect(first.body.request).not.toHaveProperty("user_token");
     expect(first.body.request.study_type).toBe("Builder");
     // How Builder read it, stored beside the request: fast mode with the request's own budget, AUC for a data classification.
-    expect(first.body.study).toMatchObject({ kind: "tabular", family: "classification", metric: "auc", threshold_metric: "auc", budget: { mode: "fast" } });
+    expect(first.body.study).toMatchObject({
+      kind: "tabular",
+      family: "classification",
+      metric: "auc",
+      threshold_metric: "auc",
+      budget: { mode: "fast" },
+    });
     const again = await alice.client.post("/v1/experiments", { ...body, study_type: "BUILDER", user_token: "another-token" });
     expect(again.status).toBe(200);
     expect(again.body.experiment_id).toBe(11);
@@ -71,7 +90,9 @@ describeEachTarget("experiments API on %s", (target) => {
     expect(conflict.status).toBe(409);
     expect(conflict.body.error.code).toBe("experiment_id_in_use");
     // The same number is free for another user.
-    expect((await bob.client.post("/v1/experiments", dataRequest(bob.userId, 11, `${bob.userId}/missing/data.zip`, ["a"]))).status).toBe(202);
+    expect((await bob.client.post("/v1/experiments", dataRequest(bob.userId, 11, `${bob.userId}/missing/data.zip`, ["a"]))).status).toBe(
+      202,
+    );
     const stored = JSON.stringify(await server.services.db.select({ request: experiments.request }).from(experiments));
     expect(stored).toContain(`${alice.userId}/missing/data.zip`);
     expect(stored).not.toContain("seed-token-never-stored");
@@ -87,7 +108,8 @@ describeEachTarget("experiments API on %s", (target) => {
 
   it("answers 404 for another user's experiment (read, logs, events, cancel), never 403", async () => {
     await alice.client.post("/v1/experiments", dataRequest(alice.userId, 12, `${alice.userId}/missing/data.zip`, ["a"]));
-    for (const path of ["/v1/experiments/12", "/v1/experiments/12/logs", "/v1/experiments/12/events"]) expect((await bob.client.get(path)).status).toBe(404);
+    for (const path of ["/v1/experiments/12", "/v1/experiments/12/logs", "/v1/experiments/12/events"])
+      expect((await bob.client.get(path)).status).toBe(404);
     expect((await bob.client.post("/v1/experiments/12/cancel")).status).toBe(404);
     expect((await alice.client.get("/v1/experiments/999")).status).toBe(404);
   });
@@ -108,14 +130,20 @@ describeEachTarget("experiments API on %s", (target) => {
 
   it("refuses a callback_url the outbound guard would never call (metadata service, credentials)", async () => {
     for (const url of ["http://169.254.169.254/latest/meta-data", "https://user:pw@example.org/hook"]) {
-      const res = await alice.client.post("/v1/experiments", dataRequest(alice.userId, 14, `${alice.userId}/x/data.zip`, ["a"], { callback_url: url }));
+      const res = await alice.client.post(
+        "/v1/experiments",
+        dataRequest(alice.userId, 14, `${alice.userId}/x/data.zip`, ["a"], { callback_url: url }),
+      );
       expect(res.status).toBe(400);
       expect(res.body.error.details[0].field).toBe("callback_url");
     }
   });
 
   it("refuses a Retrospective study of an experiment the caller does not have", async () => {
-    const res = await alice.client.post("/v1/experiments", dataRequest(alice.userId, 13, `${alice.userId}/x/data.zip`, ["a"], { study_type: "Retrospective", source_experiment_id: 404 }));
+    const res = await alice.client.post(
+      "/v1/experiments",
+      dataRequest(alice.userId, 13, `${alice.userId}/x/data.zip`, ["a"], { study_type: "Retrospective", source_experiment_id: 404 }),
+    );
     expect(res.status).toBe(404);
     expect(res.body.error.details[0].field).toBe("source_experiment_id");
   });

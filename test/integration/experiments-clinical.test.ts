@@ -33,7 +33,9 @@ describe.skipIf(!haveData)(`clinical figures and warnings on ${primaryTarget()}`
   });
 
   it("WDBC with positive_class M reports sensitivity, specificity, PPV and NPV for M, matching the test patients' predictions", async () => {
-    expect((await client.post("/v1/experiments", dataRequest(user.userId, 1, wdbc.path, wdbc.cols, { positive_class: "M" }))).status).toBe(202);
+    expect((await client.post("/v1/experiments", dataRequest(user.userId, 1, wdbc.path, wdbc.cols, { positive_class: "M" }))).status).toBe(
+      202,
+    );
     const done = await waitForStatus(client, 1, ["ready", "failed", "invalid_dataset"], 200_000);
     expect(done.failure_reason).toBeNull();
     expect(done.status).toBe("ready");
@@ -50,7 +52,12 @@ describe.skipIf(!haveData)(`clinical figures and warnings on ${primaryTarget()}`
     // Rebuild the confusion matrix from /predict on every test patient (the split travels with the model as spec.json).
     const spec = JSON.parse(await text(await server.services.bucket.read(`${done.model.store_path}/spec.json`)));
     const test = new Set<string>(spec.split.test);
-    const rows = fs.readFileSync(WDBC, "utf8").trim().split(/\r?\n/).slice(1).map((l) => l.split(","));
+    const rows = fs
+      .readFileSync(WDBC, "utf8")
+      .trim()
+      .split(/\r?\n/)
+      .slice(1)
+      .map((l) => l.split(","));
     const counts = { tp: 0, fn: 0, fp: 0, tn: 0 };
     for (const row of rows.filter((r) => test.has(r[0]))) {
       const res = await client.post("/v1/experiments/1/predict", { message: row.slice(2).map(Number) });
@@ -61,7 +68,13 @@ describe.skipIf(!haveData)(`clinical figures and warnings on ${primaryTarget()}`
     }
     const { tp, fn, fp, tn } = counts;
     expect(tp + fn + fp + tn).toBe(test.size);
-    expect(done.confusion_matrix).toEqual({ labels: ["B", "M"], counts: [[tn, fp], [fn, tp]] });
+    expect(done.confusion_matrix).toEqual({
+      labels: ["B", "M"],
+      counts: [
+        [tn, fp],
+        [fn, tp],
+      ],
+    });
     expect(done.metrics.sensitivity.value).toBeCloseTo(tp / (tp + fn), 5);
     expect(done.metrics.specificity.value).toBeCloseTo(tn / (tn + fp), 5);
     expect(done.metrics.ppv.value).toBeCloseTo(tp / (tp + fp), 5);
@@ -70,7 +83,12 @@ describe.skipIf(!haveData)(`clinical figures and warnings on ${primaryTarget()}`
     // Taking B as positive instead is per_class["0"]: its sensitivity is M's specificity.
     expect(done.metrics.sensitivity.per_class["0"].value).toBeCloseTo(tn / (tn + fp), 5);
     // Every warning is well formed; a strong model is not "no better than chance".
-    for (const w of done.warnings) expect(w).toMatchObject({ code: expect.any(String), severity: expect.stringMatching(/^(severe|caution|info)$/), message: expect.any(String) });
+    for (const w of done.warnings)
+      expect(w).toMatchObject({
+        code: expect.any(String),
+        severity: expect.stringMatching(/^(severe|caution|info)$/),
+        message: expect.any(String),
+      });
     expect(done.warnings.map((w: { code: string }) => w.code)).not.toContain("no_better_than_chance");
   });
 
@@ -97,17 +115,26 @@ describe.skipIf(!haveData)(`clinical figures and warnings on ${primaryTarget()}`
   });
 
   it("a positive_class the label does not hold ends invalid_dataset naming the column and its values", async () => {
-    expect((await client.post("/v1/experiments", dataRequest(user.userId, 4, wdbc.path, wdbc.cols, { positive_class: "malignant" }))).status).toBe(202);
+    expect(
+      (await client.post("/v1/experiments", dataRequest(user.userId, 4, wdbc.path, wdbc.cols, { positive_class: "malignant" }))).status,
+    ).toBe(202);
     const done = await waitForStatus(client, 4, ["ready", "failed", "invalid_dataset"], 60_000);
     expect(done.status).toBe("invalid_dataset");
-    expect(done.failure_reason).toBe("positive_class 'malignant' is not a value of the label column 'diagnosis'; its values are B, M (write one exactly as in the CSV)");
+    expect(done.failure_reason).toBe(
+      "positive_class 'malignant' is not a value of the label column 'diagnosis'; its values are B, M (write one exactly as in the CSV)",
+    );
     expect(done.dataset_report.errors).toContainEqual(expect.objectContaining({ code: "positive_class_not_found", column: "diagnosis" }));
   });
 
   it("positive_class on a regression request is a 400 naming the field", async () => {
-    const res = await client.post("/v1/experiments", dataRequest(user.userId, 5, wdbc.path, wdbc.cols, { positive_class: "M", model_type: 1 }));
+    const res = await client.post(
+      "/v1/experiments",
+      dataRequest(user.userId, 5, wdbc.path, wdbc.cols, { positive_class: "M", model_type: 1 }),
+    );
     expect(res.status).toBe(400);
-    expect(res.body.error.details).toContainEqual(expect.objectContaining({ field: "positive_class", message: expect.stringMatching(/binary classification, not regression/) }));
+    expect(res.body.error.details).toContainEqual(
+      expect.objectContaining({ field: "positive_class", message: expect.stringMatching(/binary classification, not regression/) }),
+    );
   });
 });
 

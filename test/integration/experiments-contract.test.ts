@@ -66,14 +66,24 @@ describe(`pipeline contract failures on ${primaryTarget()}`, () => {
     const done = await run(2, 2);
     expect(done.status).toBe("failed");
     expect(done.failure_reason).toMatch(/manifest is not valid/);
-    expect(done.history.map((h: { status: string }) => h.status)).toEqual(["queued", "fetching", "validating", "training", "evaluating", "failed"]);
+    expect(done.history.map((h: { status: string }) => h.status)).toEqual([
+      "queued",
+      "fetching",
+      "validating",
+      "training",
+      "evaluating",
+      "failed",
+    ]);
     expect(await server.services.bucket.list(`models/${userId}/2/`)).toEqual([]);
   });
 
   it("exit 3 (data the pipeline cannot use) is invalid_dataset with the message in the report", async () => {
     const done = await run(3, 3);
     expect(done.status).toBe("invalid_dataset");
-    expect(done.dataset_report.errors.at(-1)).toMatchObject({ code: "pipeline_data_error", message: expect.stringMatching(/single class/) });
+    expect(done.dataset_report.errors.at(-1)).toMatchObject({
+      code: "pipeline_data_error",
+      message: expect.stringMatching(/single class/),
+    });
   });
 
   it("a crash is failed with the pipeline's last error, and the job log keeps its stderr", async () => {

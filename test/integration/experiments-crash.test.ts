@@ -26,7 +26,11 @@ const hasRedis = Boolean(process.env.TEST_REDIS_URL);
 
 const pythonOf = (uuid: string) => {
   try {
-    return execFileSync("pgrep", ["-f", `work/${uuid}/spec.json`]).toString().trim().split("\n").filter(Boolean);
+    return execFileSync("pgrep", ["-f", `work/${uuid}/spec.json`])
+      .toString()
+      .trim()
+      .split("\n")
+      .filter(Boolean);
   } catch {
     return [];
   }
@@ -57,7 +61,13 @@ interface Cluster {
 async function cluster(env: Record<string, string>): Promise<Cluster> {
   const db = await createThrowawayDatabase();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-crash-"));
-  const base: Record<string, string> = { DATABASE_URL: db.url, BUILDER_DATA_DIR: dataDir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn", JOB_LEASE_S: "3", ...env };
+  const base: Record<string, string> = {
+    DATABASE_URL: db.url,
+    BUILDER_DATA_DIR: dataDir,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
+    JOB_LEASE_S: "3",
+    ...env,
+  };
   const services = await createServices(parseConfig({ ...base, LOG_LEVEL: "silent" }), { runner: false });
   const user = await createUserWithKey({ services } as TestServer);
   const data = tabularZip();
@@ -198,7 +208,9 @@ describe.skipIf(!hasPg || !hasRedis)("BullMQ workers on the real Redis", () => {
 
   it("cancel posted to serve reaches the worker running the job: its pipeline is gone within 5 s", async () => {
     const client = c.client!;
-    expect((await client.post("/v1/experiments", dataRequest(c.userId, 2, c.zipPath, c.dataCols, { time_budget_s: 120 }))).status).toBe(202);
+    expect((await client.post("/v1/experiments", dataRequest(c.userId, 2, c.zipPath, c.dataCols, { time_budget_s: 120 }))).status).toBe(
+      202,
+    );
     await waitForStatus(client, 2, ["training"], 90_000);
     const row = (await c.services.experiments.repo.byUserNumber(c.userId, 2))!;
     await waitFor("the pipeline process", async () => pythonOf(row.id).length > 0, 30_000, 100);

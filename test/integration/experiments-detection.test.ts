@@ -26,7 +26,7 @@ type Box = { cls: (typeof CLASSES)[number]; x1: number; y1: number; x2: number; 
 
 function rng(seed: number) {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 /** RGB noise (mean 60) with filled shapes drawn inside `boxes` (half-open pixel boxes). */
@@ -34,7 +34,10 @@ async function drawScene(width: number, height: number, boxes: Box[], rand: () =
   const px = Buffer.alloc(width * height * 3);
   for (let i = 0; i < px.length; i++) px[i] = Math.max(0, Math.min(255, Math.round(60 + (rand() + rand() + rand() - 1.5) * 40)));
   for (const b of boxes) {
-    const cx = (b.x1 + b.x2 - 1) / 2, cy = (b.y1 + b.y2 - 1) / 2, rx = (b.x2 - b.x1) / 2, ry = (b.y2 - b.y1) / 2;
+    const cx = (b.x1 + b.x2 - 1) / 2,
+      cy = (b.y1 + b.y2 - 1) / 2,
+      rx = (b.x2 - b.x1) / 2,
+      ry = (b.y2 - b.y1) / 2;
     for (let y = b.y1; y < b.y2; y++) {
       for (let x = b.x1; x < b.x2; x++) {
         if (b.cls === "circle" && ((x - cx) / rx) ** 2 + ((y - cy) / ry) ** 2 > 1) continue;
@@ -42,10 +45,16 @@ async function drawScene(width: number, height: number, boxes: Box[], rand: () =
       }
     }
   }
-  return sharp(px, { raw: { width, height, channels: 3 } }).png().toBuffer();
+  return sharp(px, { raw: { width, height, channels: 3 } })
+    .png()
+    .toBuffer();
 }
 
-interface Scene { name: string; png: Buffer; boxes: Box[] }
+interface Scene {
+  name: string;
+  png: Buffer;
+  boxes: Box[];
+}
 
 /** 72 images of 64x64, 0-3 non-overlapping objects each (image 0 has none), seeded. */
 async function scenes(n = 72, seed = 1): Promise<Scene[]> {
@@ -57,8 +66,10 @@ async function scenes(n = 72, seed = 1): Promise<Scene[]> {
     const want = i === 0 ? 0 : int(1, 4);
     for (let k = 0; k < want; k++) {
       for (let attempt = 0; attempt < 20; attempt++) {
-        const w = int(SIZE / 6, SIZE / 2.6), h = int(SIZE / 6, SIZE / 2.6);
-        const x1 = int(0, SIZE - w), y1 = int(0, SIZE - h);
+        const w = int(SIZE / 6, SIZE / 2.6),
+          h = int(SIZE / 6, SIZE / 2.6);
+        const x1 = int(0, SIZE - w),
+          y1 = int(0, SIZE - h);
         const b: Box = { cls: rand() < 0.5 ? "rect" : "circle", x1, y1, x2: x1 + w, y2: y1 + h };
         if (boxes.every((p) => b.x2 <= p.x1 || p.x2 <= b.x1 || b.y2 <= p.y1 || p.y2 <= b.y1)) {
           boxes.push(b);
@@ -87,7 +98,10 @@ function vocZip(data: Scene[]): Buffer {
   const files: Record<string, Buffer | string> = {};
   for (const s of data) {
     files[`VOC/JPEGImages/${s.name}.png`] = s.png;
-    const objects = s.boxes.map((b) => `<object><name>${b.cls}</name><bndbox><xmin>${b.x1}</xmin><ymin>${b.y1}</ymin><xmax>${b.x2}</xmax><ymax>${b.y2}</ymax></bndbox></object>`);
+    const objects = s.boxes.map(
+      (b) =>
+        `<object><name>${b.cls}</name><bndbox><xmin>${b.x1}</xmin><ymin>${b.y1}</ymin><xmax>${b.x2}</xmax><ymax>${b.y2}</ymax></bndbox></object>`,
+    );
     files[`VOC/Annotations/${s.name}.xml`] =
       `<annotation><filename>${s.name}.png</filename><size><width>${SIZE}</width><height>${SIZE}</height><depth>3</depth></size>${objects.join("")}</annotation>\n`;
   }
@@ -101,7 +115,12 @@ function cocoZip(data: Scene[]): Buffer {
     files[`images/${s.name}.png`] = s.png;
     coco.images.push({ id: i + 1, file_name: `${s.name}.png`, width: SIZE, height: SIZE });
     for (const b of s.boxes) {
-      coco.annotations.push({ id: coco.annotations.length + 1, image_id: i + 1, category_id: CLASSES.indexOf(b.cls) + 1, bbox: [b.x1, b.y1, b.x2 - b.x1, b.y2 - b.y1] });
+      coco.annotations.push({
+        id: coco.annotations.length + 1,
+        image_id: i + 1,
+        category_id: CLASSES.indexOf(b.cls) + 1,
+        bbox: [b.x1, b.y1, b.x2 - b.x1, b.y2 - b.y1],
+      });
     }
   });
   files["annotations/instances.json"] = JSON.stringify(coco);
@@ -109,7 +128,8 @@ function cocoZip(data: Scene[]): Buffer {
 }
 
 const iou = (a: number[], b: number[]) => {
-  const iw = Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0])), ih = Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
+  const iw = Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0])),
+    ih = Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
   const inter = iw * ih;
   return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter);
 };
@@ -166,7 +186,10 @@ describe(`detection experiments through the API on ${primaryTarget()}`, () => {
     expect(map50.ci_low).toBeLessThanOrEqual(map50.value);
     expect(map50.ci_high).toBeGreaterThanOrEqual(map50.value);
     // On failure, the pipeline's own lines (epochs planned from the first epoch's time, validation mAP) say why.
-    const log = String((await client.get(`/v1/experiments/${id}/logs`)).body).split("\n").filter((l) => l.includes("pipeline")).join("\n");
+    const log = String((await client.get(`/v1/experiments/${id}/logs`)).body)
+      .split("\n")
+      .filter((l) => l.includes("pipeline"))
+      .join("\n");
     expect(map50.value, `test mAP@0.5 of the ${layout} run; pipeline log:\n${log.slice(-2500)}`).toBeGreaterThanOrEqual(0.5);
     expect(done.metrics.map50_95.value).toBeGreaterThan(0);
     const manifest = (await server.services.serving.repo.latest(user.userId, id))!.manifest;
@@ -196,7 +219,10 @@ describe(`detection experiments through the API on ${primaryTarget()}`, () => {
       expect(b[2]).toBeLessThanOrEqual(128);
       expect(b[3]).toBeLessThanOrEqual(96);
     }
-    const best = body.boxes.map((b: number[], i: number) => ({ iou: iou(b, [truth.x1, truth.y1, truth.x2, truth.y2]), cls: body.classification[i] }));
+    const best = body.boxes.map((b: number[], i: number) => ({
+      iou: iou(b, [truth.x1, truth.y1, truth.x2, truth.y2]),
+      cls: body.classification[i],
+    }));
     expect(best.some((m: { iou: number; cls: number }) => m.iou >= 0.5 && m.cls === CLASSES.indexOf("rect"))).toBe(true);
   });
 });

@@ -48,7 +48,12 @@ describe(`experiment end to end on ${primaryTarget()}`, () => {
     });
     await new Promise<void>((r) => hooks.listen(0, "127.0.0.1", r));
     hookUrl = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hook`;
-    server = await startTestServer(primaryTarget(), { CALLBACK_SECRET: SECRET, CALLBACK_RETRY_BASE_MS: "100", FETCH_ALLOW_HOSTS: "127.0.0.1", JOB_LEASE_S: "4" });
+    server = await startTestServer(primaryTarget(), {
+      CALLBACK_SECRET: SECRET,
+      CALLBACK_RETRY_BASE_MS: "100",
+      FETCH_ALLOW_HOSTS: "127.0.0.1",
+      JOB_LEASE_S: "4",
+    });
     server.services.events.on("model:published", (row) => published.push(row));
     user = await createUserWithKey(server);
     client = api(server.url, user.key);
@@ -68,7 +73,15 @@ describe(`experiment end to end on ${primaryTarget()}`, () => {
     const done = await waitForStatus(client, 1, ["ready", "failed", "invalid_dataset"], 120_000);
     expect(done.failure_reason).toBeNull();
     expect(done.status).toBe("ready");
-    expect(done.history.map((h: { status: string }) => h.status)).toEqual(["queued", "fetching", "validating", "training", "evaluating", "publishing", "ready"]);
+    expect(done.history.map((h: { status: string }) => h.status)).toEqual([
+      "queued",
+      "fetching",
+      "validating",
+      "training",
+      "evaluating",
+      "publishing",
+      "ready",
+    ]);
     const times = done.history.map((h: { at: string }) => Date.parse(h.at));
     expect([...times].sort((a, b) => a - b)).toEqual(times);
     expect(done.progress).toMatchObject({ fraction: 1, stage: "ready" });
@@ -81,12 +94,24 @@ describe(`experiment end to end on ${primaryTarget()}`, () => {
     expect(done.model).toMatchObject({ version: 1, kind: "tabular", store_path: `models/${user.userId}/1/v1` });
     expect(published).toEqual([expect.objectContaining({ experimentId: 1, version: 1, storePath: `models/${user.userId}/1/v1` })]);
     const stored = await server.services.bucket.list(`models/${user.userId}/1/v1/`);
-    expect(stored).toEqual(expect.arrayContaining([`models/${user.userId}/1/v1/model.onnx`, `models/${user.userId}/1/v1/manifest.json`, `models/${user.userId}/1/v1/spec.json`]));
+    expect(stored).toEqual(
+      expect.arrayContaining([
+        `models/${user.userId}/1/v1/model.onnx`,
+        `models/${user.userId}/1/v1/manifest.json`,
+        `models/${user.userId}/1/v1/spec.json`,
+      ]),
+    );
     // The resolved spec the model was trained from stays with it (the work folder that held it is removed).
     const chunks: Buffer[] = [];
     for await (const c of await server.services.bucket.read(`models/${user.userId}/1/v1/spec.json`)) chunks.push(c as Buffer);
     const spec = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-    expect(spec).toMatchObject({ kind: "tabular", command: "train", metric: "auc", threshold_metric: "auc", budget: { mode: "fast", time_budget_s: 4 } });
+    expect(spec).toMatchObject({
+      kind: "tabular",
+      command: "train",
+      metric: "auc",
+      threshold_metric: "auc",
+      budget: { mode: "fast", time_budget_s: 4 },
+    });
     expect(spec.split.test.length).toBeGreaterThan(0);
     // The work folder goes right after the terminal state is written (removal is asynchronous); the log stays.
     const uuid = (await server.services.experiments.repo.byUserNumber(user.userId, 1))!.id;
@@ -112,8 +137,14 @@ describe(`experiment end to end on ${primaryTarget()}`, () => {
     expect(statuses).toEqual(["queued", "fetching", "validating", "training", "evaluating", "publishing", "ready"]);
     expect(text).toMatch(/event: progress\n/);
     // Resuming with Last-Event-ID replays only what came after it.
-    const publishingId = [...text.matchAll(/id: (\d+)\nevent: status\ndata: (.*)\n/g)].find((m) => JSON.parse(m[2]).status === "publishing")![1];
-    const resumed = await (await fetch(`${server.url}/v1/experiments/1/events`, { headers: { authorization: `Bearer ${user.key}`, "last-event-id": publishingId } })).text();
+    const publishingId = [...text.matchAll(/id: (\d+)\nevent: status\ndata: (.*)\n/g)].find(
+      (m) => JSON.parse(m[2]).status === "publishing",
+    )![1];
+    const resumed = await (
+      await fetch(`${server.url}/v1/experiments/1/events`, {
+        headers: { authorization: `Bearer ${user.key}`, "last-event-id": publishingId },
+      })
+    ).text();
     expect([...resumed.matchAll(/event: status\ndata: (.*)\n/g)].map((m) => JSON.parse(m[1]).status)).toEqual(["ready"]);
   });
 
@@ -127,11 +158,21 @@ describe(`experiment end to end on ${primaryTarget()}`, () => {
   });
 
   it("a Retrospective study tests the published model on new data: new metrics beside the original ones", async () => {
-    const post = await client.post("/v1/experiments", dataRequest(user.userId, 2, zipPath, dataCols, { study_type: "Retrospective", source_experiment_id: 1 }));
+    const post = await client.post(
+      "/v1/experiments",
+      dataRequest(user.userId, 2, zipPath, dataCols, { study_type: "Retrospective", source_experiment_id: 1 }),
+    );
     expect(post.status).toBe(202);
     const done = await waitForStatus(client, 2, ["ready", "failed", "invalid_dataset"], 120_000);
     expect(done.failure_reason).toBeNull();
-    expect(done.history.map((h: { status: string }) => h.status)).toEqual(["queued", "fetching", "validating", "evaluating", "publishing", "ready"]);
+    expect(done.history.map((h: { status: string }) => h.status)).toEqual([
+      "queued",
+      "fetching",
+      "validating",
+      "evaluating",
+      "publishing",
+      "ready",
+    ]);
     expect(done.metrics.auc.value).toBeGreaterThan(0.8);
     const original = (await client.get("/v1/experiments/1")).body.metrics;
     expect(done.original_metrics).toEqual(original);

@@ -15,7 +15,12 @@ vi.setConfig({ testTimeout: 180_000 });
 function rWriteCsv(): string {
   const [header, ...rows] = diagnosisRows(200, 5, { name: "stage", value: (i) => (i % 7 === 3 ? "NA" : i % 2 ? "early" : "late") });
   const quote = (v: string) => (/^[\d.]+$/.test(v) || v === "NA" ? v : `"${v}"`);
-  const lines = [`"",${header.split(",").map((h) => `"${h}"`).join(",")}`];
+  const lines = [
+    `"",${header
+      .split(",")
+      .map((h) => `"${h}"`)
+      .join(",")}`,
+  ];
   rows.forEach((line, i) => lines.push(`"${i + 1}",${line.split(",").map(quote).join(",")}`));
   return lines.join("\n") + "\n";
 }
@@ -23,7 +28,16 @@ function rWriteCsv(): string {
 /** diagnosisRows' table tab-separated, with decimal commas (a spreadsheet's export where ',' is the decimal mark). */
 function tabSeparated(): string {
   const rows = diagnosisRows(200, 9, { name: "lab", value: (_i, rand) => (rand() * 3).toFixed(2) });
-  return rows.map((line) => line.split(",").map((v) => v.replace(".", ",")).join("\t")).join("\r\n") + "\r\n";
+  return (
+    rows
+      .map((line) =>
+        line
+          .split(",")
+          .map((v) => v.replace(".", ","))
+          .join("\t"),
+      )
+      .join("\r\n") + "\r\n"
+  );
 }
 
 describe("tables from R and from spreadsheets' text exports, end to end", () => {
@@ -65,7 +79,11 @@ describe("tables from R and from spreadsheets' text exports, end to end", () => 
     expect(done.status).toBe("ready");
     expect(done.dataset_report.summary.delimiter).toBe("\t");
     const features = done.dataset_report.summary.features.map((f: { name: string; type: string }) => [f.name, f.type]);
-    expect(features).toEqual([["f1", "numeric"], ["f2", "numeric"], ["lab", "numeric"]]);
+    expect(features).toEqual([
+      ["f1", "numeric"],
+      ["f2", "numeric"],
+      ["lab", "numeric"],
+    ]);
     expect(done.metrics.auc.value).toBeGreaterThan(0.75);
     const model = await client.get("/v1/models/42");
     expect(model.body.inputs.columns.map((c: { type: string }) => c.type)).toEqual(["numeric", "numeric", "numeric"]);

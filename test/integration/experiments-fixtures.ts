@@ -24,8 +24,12 @@ export function tabularZip(): { zip: Buffer; dataCols: string[]; label: string; 
  * CSV lines (header first) of n patients with a real signal: features f1, f2 and a label `diagnosis` (M/B) from a
  * noisy linear rule, seeded; `extra` appends one more column computed per row after the label.
  */
-export function diagnosisRows(n: number, seed: number, extra: { name: string; value: (i: number, rand: () => number) => string }): string[] {
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+export function diagnosisRows(
+  n: number,
+  seed: number,
+  extra: { name: string; value: (i: number, rand: () => number) => string },
+): string[] {
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const rows = [`id,diagnosis,f1,f2,${extra.name}`];
   for (let i = 0; i < n; i++) {
     const f1 = rand() * 10;
@@ -43,13 +47,19 @@ export const havePima = fs.existsSync(PIMA);
 export function randomLabelCsv(): { csv: string; dataCols: string[] } {
   const dataCols = ["pregnancies", "glucose", "pressure", "skin", "insulin", "bmi", "pedigree", "age"];
   let seed = 20260537;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const lines = fs.readFileSync(PIMA, "utf8").trim().split(/\r?\n/);
   const rows = lines.map((line, i) => `${i + 1},${rand() < 0.5 ? "M" : "B"},${line.split(",").slice(0, 8).join(",")}`);
   return { csv: [`id,diagnosis,${dataCols.join(",")}`, ...rows].join("\n") + "\n", dataCols };
 }
 
-export function dataRequest(userId: string, experimentId: number, zipPath: string, dataCols: string[], extra: Record<string, unknown> = {}) {
+export function dataRequest(
+  userId: string,
+  experimentId: number,
+  zipPath: string,
+  dataCols: string[],
+  extra: Record<string, unknown> = {},
+) {
   return {
     zip_gcloud: zipPath,
     label_cols: ["diagnosis"],
@@ -114,10 +124,20 @@ export function api(baseUrl: string, key: string): Api {
     }
     return { status: res.status, body: parsed as any, headers: res.headers };
   };
-  return { post: (p, b) => call("POST", p, b), get: (p) => call("GET", p), patch: (p, b) => call("PATCH", p, b), del: (p, b) => call("DELETE", p, b) };
+  return {
+    post: (p, b) => call("POST", p, b),
+    get: (p) => call("GET", p),
+    patch: (p, b) => call("PATCH", p, b),
+    del: (p, b) => call("DELETE", p, b),
+  };
 }
 
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 90_000, everyMs = 250): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined | null | false>,
+  timeoutMs = 90_000,
+  everyMs = 250,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await fn();

@@ -29,7 +29,10 @@ describeEachTarget("experiment lease on %s", (target) => {
   beforeAll(async () => {
     const db = target === "postgres" ? await createThrowawayDatabase() : undefined;
     drop = db?.drop;
-    services = await createServices(parseConfig({ LOG_LEVEL: "silent", BUILDER_DATA_DIR: dataDir, ...(db ? { DATABASE_URL: db.url } : {}) }), { runner: false });
+    services = await createServices(
+      parseConfig({ LOG_LEVEL: "silent", BUILDER_DATA_DIR: dataDir, ...(db ? { DATABASE_URL: db.url } : {}) }),
+      { runner: false },
+    );
     repo = new ExperimentRepository(services.db);
     userId = (await createUserWithKey({ services } as TestServer)).userId;
   });
@@ -73,9 +76,29 @@ describeEachTarget("experiment lease on %s", (target) => {
     expect(after?.history).toEqual([expect.objectContaining({ status: "queued" }), expect.objectContaining({ status: "cancelled" })]);
   });
 
-  const request = (n: number) => ({ zip_gcloud: `${userId}/x/data.zip`, label_cols: ["y"], data_cols: ["a"], model_type: 0, optimization_type: 1, experiment_id: n, user_id: userId, study_type: "Builder", task: "data", optimization_metric: "AUC", type_of_experiment: "classification" });
+  const request = (n: number) => ({
+    zip_gcloud: `${userId}/x/data.zip`,
+    label_cols: ["y"],
+    data_cols: ["a"],
+    model_type: 0,
+    optimization_type: 1,
+    experiment_id: n,
+    user_id: userId,
+    study_type: "Builder",
+    task: "data",
+    optimization_metric: "AUC",
+    type_of_experiment: "classification",
+  });
   const studyFor = (n: number) => studyOf(withoutToken(experimentRequestSchema.parse(request(n))), services.config);
-  const deps = (runnerId: string, prepareDataset: PrepareDataset): JobDeps => ({ config: services.config, repo, bucket: services.bucket, logger: services.logger, events: services.events, runnerId, prepareDataset });
+  const deps = (runnerId: string, prepareDataset: PrepareDataset): JobDeps => ({
+    config: services.config,
+    repo,
+    bucket: services.bucket,
+    logger: services.logger,
+    events: services.events,
+    runnerId,
+    prepareDataset,
+  });
 
   it("two runners handed the same job: one runs it, the other waits on the lease and then skips it", async () => {
     await services.bucket.write(`${userId}/x/data.zip`, Readable.from(Buffer.from("zip")));
@@ -88,7 +111,17 @@ describeEachTarget("experiment lease on %s", (target) => {
       most = Math.max(most, ++running);
       await new Promise((r) => setTimeout(r, 1500));
       running--;
-      return { report: { valid: false, errors: [{ severity: "error", code: "test", message: "refused on purpose" }], warnings: [], errors_omitted: 0, warnings_omitted: 0, summary: {} }, sha256: "" };
+      return {
+        report: {
+          valid: false,
+          errors: [{ severity: "error", code: "test", message: "refused on purpose" }],
+          warnings: [],
+          errors_omitted: 0,
+          warnings_omitted: 0,
+          summary: {},
+        },
+        sha256: "",
+      };
     };
     const stop = new AbortController().signal;
     const a = runExperimentJob(deps("runner-a", prepare), row.id, stop);
@@ -112,12 +145,24 @@ describeEachTarget("experiment lease on %s", (target) => {
     watched.transition = async (id, status, opts) => {
       if (isTerminal(status)) {
         const chunks: Buffer[] = [];
-        if (await services.bucket.stat(logObjectOf(row))) for await (const c of await services.bucket.read(logObjectOf(row))) chunks.push(c as Buffer);
-        for (const text of [fs.readFileSync(logFileOf(services.config, id), "utf8"), Buffer.concat(chunks).toString("utf8")]) lastLines.push(text.trim().split("\n").at(-1)!);
+        if (await services.bucket.stat(logObjectOf(row)))
+          for await (const c of await services.bucket.read(logObjectOf(row))) chunks.push(c as Buffer);
+        for (const text of [fs.readFileSync(logFileOf(services.config, id), "utf8"), Buffer.concat(chunks).toString("utf8")])
+          lastLines.push(text.trim().split("\n").at(-1)!);
       }
       return repo.transition(id, status, opts);
     };
-    const prepare: PrepareDataset = async () => ({ report: { valid: false, errors: [{ severity: "error", code: "test", message: "refused on purpose" }], warnings: [], errors_omitted: 0, warnings_omitted: 0, summary: {} }, sha256: "" });
+    const prepare: PrepareDataset = async () => ({
+      report: {
+        valid: false,
+        errors: [{ severity: "error", code: "test", message: "refused on purpose" }],
+        warnings: [],
+        errors_omitted: 0,
+        warnings_omitted: 0,
+        summary: {},
+      },
+      sha256: "",
+    });
     expect(await runExperimentJob({ ...deps("runner-c", prepare), repo: watched }, row.id, new AbortController().signal)).toBe("finished");
     expect((await repo.byId(row.id))!.status).toBe("invalid_dataset");
     expect(lastLines).toHaveLength(2);
@@ -130,7 +175,13 @@ describeEachTarget("experiment lease on %s", (target) => {
       await repo.acquireLease(row.id, `crashed-${i}`, 1);
       await repo.releaseLease(row.id, `crashed-${i}`);
     }
-    const result = await runExperimentJob(deps("survivor", async () => { throw new Error("must not be called"); }), row.id, new AbortController().signal);
+    const result = await runExperimentJob(
+      deps("survivor", async () => {
+        throw new Error("must not be called");
+      }),
+      row.id,
+      new AbortController().signal,
+    );
     expect(result).toBe("finished");
     const done = (await repo.byId(row.id))!;
     expect(done.status).toBe("failed");

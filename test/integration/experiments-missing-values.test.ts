@@ -69,14 +69,19 @@ describe(`missing-value markers end to end on ${primaryTarget()}`, () => {
 
     const refused = await client.post("/v1/experiments/1/predict", { message: [9.5, null, 1] });
     expect(refused.status).toBe(400);
-    expect(JSON.stringify(refused.body)).toContain("f2: must be a finite number (the model's training data had no missing values in this column)");
+    expect(JSON.stringify(refused.body)).toContain(
+      "f2: must be a finite number (the model's training data had no missing values in this column)",
+    );
   });
 
   it("a Retrospective study with NA where training had none completes, and its report says which rows were filled", async () => {
     const rows = diagnosisRows(60, 23, { name: "lab", value: (i, rand) => (i === 3 || i === 7 ? "NA" : (rand() * 3).toFixed(2)) });
     const zipPath = `${userId}/gaps/new.zip`;
     await server.services.bucket.write(zipPath, Readable.from(makeZip({ "data.csv": rows.join("\n") + "\n" })));
-    const post = await client.post("/v1/experiments", dataRequest(userId, 2, zipPath, ["f1", "f2", "lab"], { study_type: "Retrospective", source_experiment_id: 1 }));
+    const post = await client.post(
+      "/v1/experiments",
+      dataRequest(userId, 2, zipPath, ["f1", "f2", "lab"], { study_type: "Retrospective", source_experiment_id: 1 }),
+    );
     expect(post.status).toBe(202);
     const done = await waitForStatus(client, 2, ["ready", "failed", "invalid_dataset"], 120_000);
     expect(done.failure_reason).toBeNull();

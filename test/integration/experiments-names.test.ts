@@ -24,13 +24,23 @@ describeEachTarget("experiment names on %s", (target) => {
     alice = { ...a, client: api(server.url, a.key) };
     bob = { ...b, client: api(server.url, b.key) };
     const posts = [
-      dataRequest(a.userId, 1, `${a.userId}/wdbc/wdbc_data.zip`, ["f1"], { name: "  Breast cancer (WDBC)  ", description: "Fine-needle aspirates, 569 patients" }),
+      dataRequest(a.userId, 1, `${a.userId}/wdbc/wdbc_data.zip`, ["f1"], {
+        name: "  Breast cancer (WDBC)  ",
+        description: "Fine-needle aspirates, 569 patients",
+      }),
       dataRequest(a.userId, 2, `${a.userId}/archive2024/pima.zip`, ["f1"], { name: "Diabetes 100% sure", label_cols: ["outcome"] }),
       dataRequest(a.userId, 3, `${a.userId}/us/nodules.zip`, ["f1"], { description: "Thyroid ULTRASOUND nodules", label_cols: ["tirads"] }),
     ];
     for (const body of posts) expect((await alice.client.post("/v1/experiments", body)).status).toBe(202);
     // Bob's experiment matches the searches below by name: it must never show in Alice's results.
-    expect((await bob.client.post("/v1/experiments", dataRequest(b.userId, 1, `${b.userId}/x/breast.zip`, ["f1"], { name: "Breast cancer too" }))).status).toBe(202);
+    expect(
+      (
+        await bob.client.post(
+          "/v1/experiments",
+          dataRequest(b.userId, 1, `${b.userId}/x/breast.zip`, ["f1"], { name: "Breast cancer too" }),
+        )
+      ).status,
+    ).toBe(202);
   });
   afterAll(async () => {
     await server?.teardown();
@@ -92,7 +102,13 @@ describeEachTarget("experiment names on %s", (target) => {
     const both = await alice.client.patch("/v1/experiments/3", { name: null, description: "Thyroid ULTRASOUND nodules" });
     expect(both.body).toMatchObject({ name: null, description: "Thyroid ULTRASOUND nodules" });
     // The retry of the original POST is still the same experiment after an edit.
-    const retry = await alice.client.post("/v1/experiments", dataRequest(alice.userId, 3, `${alice.userId}/us/nodules.zip`, ["f1"], { description: "Thyroid ULTRASOUND nodules", label_cols: ["tirads"] }));
+    const retry = await alice.client.post(
+      "/v1/experiments",
+      dataRequest(alice.userId, 3, `${alice.userId}/us/nodules.zip`, ["f1"], {
+        description: "Thyroid ULTRASOUND nodules",
+        label_cols: ["tirads"],
+      }),
+    );
     expect(retry.status).toBe(200);
   });
 
@@ -137,7 +153,11 @@ describeEachTarget("experiment names on %s", (target) => {
     const { csrf_token } = (await signIn.json()) as { csrf_token: string };
     const cookie = (signIn.headers.get("set-cookie") ?? "").split(";")[0];
     const patch = (headers: Record<string, string>) =>
-      fetch(`${server.url}/v1/experiments/1`, { method: "PATCH", headers: { "content-type": "application/json", cookie, ...headers }, body: JSON.stringify({ description: "from the dashboard" }) });
+      fetch(`${server.url}/v1/experiments/1`, {
+        method: "PATCH",
+        headers: { "content-type": "application/json", cookie, ...headers },
+        body: JSON.stringify({ description: "from the dashboard" }),
+      });
     const without = await patch({});
     expect(without.status).toBe(403);
     expect(((await without.json()) as any).error.code).toBe("invalid_csrf_token");
@@ -202,7 +222,14 @@ describeEachTarget("experiment names on %s", (target) => {
     await publishFixture(server, alice.userId, 50, servingFixtures().modelDir("tabular_binary"));
     expect((await alice.client.patch("/v1/experiments/50", { name: "Published one", description: "served" })).status).toBe(200);
     const list = await alice.client.get("/v1/models");
-    expect(list.body.data.find((m: { experiment_id: number }) => m.experiment_id === 50)).toMatchObject({ name: "Published one", description: "served" });
-    expect((await alice.client.get("/v1/models/50")).body).toMatchObject({ experiment_id: 50, name: "Published one", description: "served" });
+    expect(list.body.data.find((m: { experiment_id: number }) => m.experiment_id === 50)).toMatchObject({
+      name: "Published one",
+      description: "served",
+    });
+    expect((await alice.client.get("/v1/models/50")).body).toMatchObject({
+      experiment_id: 50,
+      name: "Published one",
+      description: "served",
+    });
   });
 });

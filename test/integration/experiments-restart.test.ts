@@ -15,7 +15,11 @@ vi.setConfig({ testTimeout: 240_000 });
 
 const pythonOf = (uuid: string) => {
   try {
-    return execFileSync("pgrep", ["-f", `work/${uuid}/spec.json`]).toString().trim().split("\n").filter(Boolean);
+    return execFileSync("pgrep", ["-f", `work/${uuid}/spec.json`])
+      .toString()
+      .trim()
+      .split("\n")
+      .filter(Boolean);
   } catch {
     return [];
   }
@@ -36,7 +40,9 @@ describe(`graceful restart of serve on ${primaryTarget()}`, () => {
     const zipPath = `${user.userId}/tabular/data.zip`;
     await server.services.bucket.write(zipPath, Readable.from(data.zip));
     const first = api(server.url, user.key);
-    expect((await first.post("/v1/experiments", dataRequest(user.userId, 1, zipPath, data.dataCols, { time_budget_s: 6 }))).status).toBe(202);
+    expect((await first.post("/v1/experiments", dataRequest(user.userId, 1, zipPath, data.dataCols, { time_budget_s: 6 }))).status).toBe(
+      202,
+    );
     await waitForStatus(first, 1, ["training"], 90_000);
     const row = (await server.services.experiments.repo.byUserNumber(user.userId, 1))!;
     await waitFor("the pipeline process", async () => pythonOf(row.id).length > 0, 30_000, 100);

@@ -47,7 +47,10 @@ describe(`split_col through the API on ${primaryTarget()}`, () => {
     expect(done.request.split_col).toBe("ml_use");
     expect(done.dataset_report.summary.split).toEqual({ train: 120, val: 40, test: 40, from_column: "ml_use" });
 
-    const ids = (pick: (i: number) => boolean) => Array.from({ length: 200 }, (_, i) => i).filter(pick).map((i) => String(1000 + i));
+    const ids = (pick: (i: number) => boolean) =>
+      Array.from({ length: 200 }, (_, i) => i)
+        .filter(pick)
+        .map((i) => String(1000 + i));
     const row = await server.services.experiments.get(user.userId, 1);
     expect(row.split).toEqual({
       seed: expect.any(Number),

@@ -14,7 +14,7 @@ vi.setConfig({ testTimeout: 240_000 });
 
 /** A deterministic generator, so the data (and its signal) is the same on every run. */
 function rng(seed: number) {
-  return () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 function multiclassCsv(): string {
@@ -115,7 +115,11 @@ describe(`tabular experiments through the API on ${primaryTarget()}`, () => {
     expect(done.metrics.rmse.ci_low).toBeLessThanOrEqual(done.metrics.rmse.value);
 
     const model = await client.get("/v1/models/32");
-    expect(model.body.inputs.columns.find((c: { name: string }) => c.name === "ward")).toEqual({ name: "ward", type: "categorical", categories: expect.any(Number) });
+    expect(model.body.inputs.columns.find((c: { name: string }) => c.name === "ward")).toEqual({
+      name: "ward",
+      type: "categorical",
+      categories: expect.any(Number),
+    });
     const pred = await client.post("/v1/experiments/32/predict", { message: [60, 4, "icu"] });
     expect(pred.status).toBe(201);
     expect(pred.body.error).toBe(0);

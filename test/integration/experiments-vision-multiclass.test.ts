@@ -21,7 +21,7 @@ const NAMES = ["clear", "mass", "band"];
 
 function rng(seed: number) {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 /** Class 0: dark noise; 1: a bright 10 px square in the middle; 2: a bright horizontal band 6 rows high. */
@@ -33,7 +33,9 @@ async function image(rand: () => number, cls: number): Promise<Buffer> {
       px[y * SIDE + x] = Math.round(20 + rand() * 40 + (mark ? 170 : 0));
     }
   }
-  return sharp(px, { raw: { width: SIDE, height: SIDE, channels: 1 } }).png().toBuffer();
+  return sharp(px, { raw: { width: SIDE, height: SIDE, channels: 1 } })
+    .png()
+    .toBuffer();
 }
 
 /** One image per patient; `finding` names the code in `label` one-to-one. */
@@ -64,7 +66,10 @@ describe(`vision multiclass experiment through the API on ${primaryTarget()}`, (
       body: await multiclassZip(),
     });
     expect(put.status).toBe(201);
-    const post = await client.post("/v1/experiments", visionRequest(user.userId, 1, `${user.userId}/multiclass/data.zip`, { time_budget_s: 20 }));
+    const post = await client.post(
+      "/v1/experiments",
+      visionRequest(user.userId, 1, `${user.userId}/multiclass/data.zip`, { time_budget_s: 20 }),
+    );
     expect(post.status).toBe(202);
     const done = await waitForStatus(client, 1, ["ready", "failed", "invalid_dataset"], 220_000);
     expect(done.failure_reason).toBeNull();

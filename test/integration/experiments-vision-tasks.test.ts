@@ -20,7 +20,7 @@ const N = 72;
 
 function rng(seed: number) {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 /** A dark noisy grey image with an optional bright square (side `square`, centred) and an optional bright bar
@@ -35,7 +35,9 @@ async function image(rand: () => number, square: number, bar: boolean): Promise<
       px[y * SIDE + x] = Math.round(20 + rand() * 40 + (inSquare || inBar ? 170 : 0));
     }
   }
-  return sharp(px, { raw: { width: SIDE, height: SIDE, channels: 1 } }).png().toBuffer();
+  return sharp(px, { raw: { width: SIDE, height: SIDE, channels: 1 } })
+    .png()
+    .toBuffer();
 }
 
 /** Two independent binary labels: has_square, has_bar. */
@@ -44,7 +46,8 @@ async function multilabelZip(): Promise<Buffer> {
   const files: Record<string, Buffer | string> = {};
   const rows = ["patient,image,has_square,has_bar"];
   for (let i = 0; i < N; i++) {
-    const sq = i % 2, bar = Math.floor(i / 2) % 2;
+    const sq = i % 2,
+      bar = Math.floor(i / 2) % 2;
     files[`img/${i}.png`] = await image(rand, sq ? 10 : 0, bar === 1);
     rows.push(`p${i},img/${i}.png,${sq},${bar}`);
   }

@@ -20,8 +20,11 @@ async function imageZip(): Promise<Buffer> {
     const label = i % 2;
     // Class 1: a bright square in the middle; class 0: plain dark noise.
     const px = Buffer.alloc(24 * 24);
-    for (let j = 0; j < px.length; j++) px[j] = ((j * 37 + i * 11) % 40) + (label && j % 24 > 6 && j % 24 < 18 && j / 24 > 6 && j / 24 < 18 ? 180 : 0);
-    files[`images/${i}.png`] = await sharp(px, { raw: { width: 24, height: 24, channels: 1 } }).png().toBuffer();
+    for (let j = 0; j < px.length; j++)
+      px[j] = ((j * 37 + i * 11) % 40) + (label && j % 24 > 6 && j % 24 < 18 && j / 24 > 6 && j / 24 < 18 ? 180 : 0);
+    files[`images/${i}.png`] = await sharp(px, { raw: { width: 24, height: 24, channels: 1 } })
+      .png()
+      .toBuffer();
     rows.push(`p${i},${label},images/${i}.png`);
   }
   files["labels.csv"] = rows.join("\n") + "\n";
@@ -48,6 +51,8 @@ describe(`vision experiment on ${primaryTarget()}`, () => {
     expect(done.failure_reason).toBeNull();
     expect(done.status).toBe("ready");
     expect(done.model.kind).toBe("vision_classification");
-    expect(done.metrics.auc).toEqual(expect.objectContaining({ value: expect.any(Number), ci_low: expect.any(Number), ci_high: expect.any(Number) }));
+    expect(done.metrics.auc).toEqual(
+      expect.objectContaining({ value: expect.any(Number), ci_low: expect.any(Number), ci_high: expect.any(Number) }),
+    );
   });
 });

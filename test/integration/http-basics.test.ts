@@ -18,11 +18,17 @@ describeEachTarget("HTTP basics on %s", (target) => {
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${server.url}/readyz`);
     expect(ready.status).toBe(200);
-    const body = (await ready.json()) as { status: string; database: string; runner: string; devices: Array<{ device: string; gpu: unknown; threads: number; busy: boolean }> };
+    const body = (await ready.json()) as {
+      status: string;
+      database: string;
+      runner: string;
+      devices: Array<{ device: string; gpu: unknown; threads: number; busy: boolean }>;
+    };
     expect([body.status, body.database, body.runner]).toEqual(["ready", target, "inprocess"]);
     // The in-process runner's slots: one per GPU, or one CPU slot on a host without (this one, unless it has a GPU).
     expect(body.devices.length).toBeGreaterThanOrEqual(1);
-    for (const d of body.devices) expect([d.device, d.gpu === null, d.threads >= 1, d.busy]).toEqual([d.gpu === null ? "cpu" : "cuda", d.gpu === null, true, false]);
+    for (const d of body.devices)
+      expect([d.device, d.gpu === null, d.threads >= 1, d.busy]).toEqual([d.gpu === null ? "cpu" : "cuda", d.gpu === null, true, false]);
   });
 
   it("gives every response a request id, echoing a sane incoming one", async () => {
@@ -57,9 +63,17 @@ describeEachTarget("HTTP basics on %s", (target) => {
   it("refuses a NUL character anywhere in a JSON body with 400, not a database 500 (found by the fuzzer)", async () => {
     // Bodies are read after authentication: a signed-in dashboard session for the key routes, a key for /predict.
     const user = await createUserWithKey(server);
-    const signIn = await fetch(`${server.url}/v1/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: user.email, password: user.password }) });
-    const session = { cookie: (signIn.headers.get("set-cookie") ?? "").split(";")[0], "x-csrf-token": ((await signIn.json()) as { csrf_token: string }).csrf_token };
-    const post = (body: string) => fetch(`${server.url}/v1/api-keys`, { method: "POST", headers: { "content-type": "application/json", ...session }, body });
+    const signIn = await fetch(`${server.url}/v1/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: user.email, password: user.password }),
+    });
+    const session = {
+      cookie: (signIn.headers.get("set-cookie") ?? "").split(";")[0],
+      "x-csrf-token": ((await signIn.json()) as { csrf_token: string }).csrf_token,
+    };
+    const post = (body: string) =>
+      fetch(`${server.url}/v1/api-keys`, { method: "POST", headers: { "content-type": "application/json", ...session }, body });
     for (const body of ['{"name": "a\\u0000b"}', '{"a\\u0000": 1}', '{"x": [{"y": "\\u0000"}]}', '{"name": "\\\\\\u0000"}']) {
       const res = await post(body);
       expect(res.status, body).toBe(400);
@@ -71,8 +85,12 @@ describeEachTarget("HTTP basics on %s", (target) => {
     expect(((await literal.json()) as any).name).toBe("a\\u0000b");
     // Invalid JSON stays invalid_json even with a NUL in it, as it was.
     expect(((await (await post('{"name": "\\u0000"')).json()) as any).error.code).toBe("invalid_json");
-    const predict = await fetch(`${server.url}/predict`, { method: "POST", headers: { "content-type": "application/json", ...bearer(user.key) }, body: '{"message": "\\u0000"}' });
-    expect(((await predict.json()) as any)).toMatchObject({ error: 1, code: "invalid_request" });
+    const predict = await fetch(`${server.url}/predict`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...bearer(user.key) },
+      body: '{"message": "\\u0000"}',
+    });
+    expect((await predict.json()) as any).toMatchObject({ error: 1, code: "invalid_request" });
   });
 
   it("serves OpenAPI 3.1 and Prometheus metrics with per-route counts", async () => {

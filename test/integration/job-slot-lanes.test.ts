@@ -26,8 +26,17 @@ vi.mock("../../src/jobs/experiment-job.js", () => ({
 }));
 
 const TWO_GPUS = "0, GPU-aaaa, NVIDIA H100, 81559\n1, GPU-bbbb, NVIDIA H100, 81559\n";
-const KINDS: Record<string, string> = { v1: "vision_classification", v2: "detection", v3: "vision_classification", t1: "tabular", t2: "tabular" };
-const repo = { byId: async (id: string) => ({ id, study: { kind: KINDS[id] } }), unfinished: async () => [] } as unknown as ExperimentRepository;
+const KINDS: Record<string, string> = {
+  v1: "vision_classification",
+  v2: "detection",
+  v3: "vision_classification",
+  t1: "tabular",
+  t2: "tabular",
+};
+const repo = {
+  byId: async (id: string) => ({ id, study: { kind: KINDS[id] } }),
+  unfinished: async () => [],
+} as unknown as ExperimentRepository;
 const pool = () => new SlotPool(planSlots(parseNvidiaSmi(TWO_GPUS), { cpus: 6, cpuSlots: 1 }));
 const placed = () => Object.fromEntries(started.map((s) => [s.uuid, s.slot.gpu ? `gpu${s.slot.gpu.index}` : "cpu"]));
 
@@ -40,7 +49,14 @@ async function until(check: () => boolean, ms = 10_000): Promise<void> {
 }
 
 function deps(env: Record<string, string> = {}): JobDeps {
-  return { config: parseConfig({ ...env }), repo, bucket: {} as JobDeps["bucket"], logger: pino({ level: "silent" }), events: new EventEmitter(), runnerId: "test" };
+  return {
+    config: parseConfig({ ...env }),
+    repo,
+    bucket: {} as JobDeps["bucket"],
+    logger: pino({ level: "silent" }),
+    events: new EventEmitter(),
+    runnerId: "test",
+  };
 }
 
 afterEach(() => {
@@ -72,7 +88,8 @@ describe("device slots for GPU and tabular jobs", () => {
       const queue = new Queue(queueName, { connection: connection as ConnectionOptions });
       const w = startBullmqWorker(d, pool());
       try {
-        for (const id of ["v1", "v2", "v3", "t1"]) await queue.add("experiment", { experimentUuid: id }, { jobId: id, attempts: 5, removeOnComplete: true });
+        for (const id of ["v1", "v2", "v3", "t1"])
+          await queue.add("experiment", { experimentUuid: id }, { jobId: id, attempts: 5, removeOnComplete: true });
         await until(() => started.length === 3);
         expect(placed()).toEqual({ v1: "gpu0", v2: "gpu1", t1: "cpu" });
         expect(await queue.getJobState("v3")).toMatch(/delayed|waiting/); // handed back, not held by this worker

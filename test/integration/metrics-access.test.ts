@@ -38,12 +38,19 @@ describe("GET /metrics with METRICS_TOKEN set", () => {
     });
 
     it(`${where}: a wrong token, an API key-like token or a token in another scheme is 401`, async () => {
-      for (const headers of [bearer("not-the-token-at-all-0123456789"), bearer(`${TOKEN}x`), bearer(TOKEN.slice(0, -1)), { authorization: `Basic ${TOKEN}` }]) {
+      for (const headers of [
+        bearer("not-the-token-at-all-0123456789"),
+        bearer(`${TOKEN}x`),
+        bearer(TOKEN.slice(0, -1)),
+        { authorization: `Basic ${TOKEN}` },
+      ]) {
         const res = await fetch(url(), { headers });
         expect(res.status, JSON.stringify(headers)).toBe(401);
         expect(((await res.json()) as any).error.code, JSON.stringify(headers)).toMatch(/^(invalid|missing)_metrics_token$/);
       }
-      expect(((await (await fetch(url(), { headers: bearer("not-the-token-at-all-0123456789") })).json()) as any).error.code).toBe("invalid_metrics_token");
+      expect(((await (await fetch(url(), { headers: bearer("not-the-token-at-all-0123456789") })).json()) as any).error.code).toBe(
+        "invalid_metrics_token",
+      );
     });
 
     it(`${where}: the right token reads the Prometheus text`, async () => {

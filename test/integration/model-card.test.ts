@@ -67,7 +67,9 @@ describe(`model card on ${primaryTarget()}`, () => {
     expect((await client.get("/v1/experiments/99/model-card")).status).toBe(404);
     const long = await client.patch("/v1/experiments/1", { intended_use: "x".repeat(2001) });
     expect(long.status).toBe(400);
-    expect(long.body.error.details).toContainEqual(expect.objectContaining({ field: "intended_use", message: "must be at most 2000 characters" }));
+    expect(long.body.error.details).toContainEqual(
+      expect.objectContaining({ field: "intended_use", message: "must be at most 2000 characters" }),
+    );
   });
 
   it("PATCH intended_use is stored beside name and description and comes back on the experiment", async () => {
@@ -75,7 +77,10 @@ describe(`model card on ${primaryTarget()}`, () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ name: NAME, description: DESCRIPTION, intended_use: INTENDED_USE });
     // An absent field is kept; null clears only the one named.
-    expect((await client.patch("/v1/experiments/1", { description: null })).body).toMatchObject({ intended_use: INTENDED_USE, description: null });
+    expect((await client.patch("/v1/experiments/1", { description: null })).body).toMatchObject({
+      intended_use: INTENDED_USE,
+      description: null,
+    });
     expect((await client.patch("/v1/experiments/1", { description: DESCRIPTION })).status).toBe(200);
   });
 
@@ -84,9 +89,22 @@ describe(`model card on ${primaryTarget()}`, () => {
     expect(res.status).toBe(200);
     const card = res.body;
     const exp = (await client.get("/v1/experiments/1")).body;
-    expect(card).toMatchObject({ experiment_id: 1, title: NAME, description: DESCRIPTION, model_version: exp.model.version, intended_use: { text: INTENDED_USE } });
+    expect(card).toMatchObject({
+      experiment_id: 1,
+      title: NAME,
+      description: DESCRIPTION,
+      model_version: exp.model.version,
+      intended_use: { text: INTENDED_USE },
+    });
     // Data source: the file, when it was submitted, rows, patients and class counts from the dataset report.
-    expect(card.data).toMatchObject({ file_name: "data.zip", inputs: "table", label_columns: ["diagnosis"], rows: 240, patients: 240, images: null });
+    expect(card.data).toMatchObject({
+      file_name: "data.zip",
+      inputs: "table",
+      label_columns: ["diagnosis"],
+      rows: 240,
+      patients: 240,
+      images: null,
+    });
     expect(card.data.submitted_at).toBe(new Date(exp.created_at).toISOString());
     expect(card.data.dataset_sha256).toMatch(/^[0-9a-f]{64}$/);
     const counts = card.data.class_counts.diagnosis;
@@ -104,7 +122,13 @@ describe(`model card on ${primaryTarget()}`, () => {
     // Performance at the operating point: the experiment's figures with intervals, and its confusion matrix.
     const byName = Object.fromEntries(card.performance.test.map((f: { name: string }) => [f.name, f]));
     for (const name of ["auc", "sensitivity", "specificity", "ppv", "npv"]) {
-      expect(byName[name], name).toEqual({ name, label: expect.any(String), value: exp.metrics[name].value, ci_low: exp.metrics[name].ci_low, ci_high: exp.metrics[name].ci_high });
+      expect(byName[name], name).toEqual({
+        name,
+        label: expect.any(String),
+        value: exp.metrics[name].value,
+        ci_low: exp.metrics[name].ci_low,
+        ci_high: exp.metrics[name].ci_high,
+      });
     }
     expect(byName.recall.label).toBe("Recall (macro average over classes)");
     expect(card.performance.positive_class).toEqual(exp.positive_class);
@@ -113,7 +137,9 @@ describe(`model card on ${primaryTarget()}`, () => {
     expect(card.performance.operating_point.chosen_on).toMatch(/validation/);
     expect(card.calibration.ece.value).toBe(exp.metrics.ece.value);
     // Warnings are the experiment's; the limitations name the internal split and recommend a Retrospective study.
-    expect(card.warnings).toEqual(exp.warnings.map(({ code, severity, title, message }: Record<string, string>) => ({ code, severity, title, message })));
+    expect(card.warnings).toEqual(
+      exp.warnings.map(({ code, severity, title, message }: Record<string, string>) => ({ code, severity, title, message })),
+    );
     expect(card.limitations.join(" ")).toMatch(/same source.*internal split/);
     expect(card.limitations.join(" ")).toMatch(/another period or another site \(a Retrospective study/);
     expect(card.retrospective).toEqual([]);
@@ -132,17 +158,65 @@ describe(`model card on ${primaryTarget()}`, () => {
     // page itself writes, and no tag carries an attribute other than class, scope, lang, charset, name, content, open or aria-label.
     expect(html).not.toMatch(/<script/i);
     const tags = new Set([...html.matchAll(/<\/?([a-zA-Z][a-zA-Z0-9]*)/g)].map((m) => m[1].toLowerCase()));
-    const allowed = ["html", "head", "meta", "title", "style", "body", "header", "section", "main", "footer", "h1", "h2", "h3", "p", "b", "br", "code", "span", "div", "ul", "li", "table", "caption", "thead", "tbody", "tr", "th", "td", "details", "summary"];
+    const allowed = [
+      "html",
+      "head",
+      "meta",
+      "title",
+      "style",
+      "body",
+      "header",
+      "section",
+      "main",
+      "footer",
+      "h1",
+      "h2",
+      "h3",
+      "p",
+      "b",
+      "br",
+      "code",
+      "span",
+      "div",
+      "ul",
+      "li",
+      "table",
+      "caption",
+      "thead",
+      "tbody",
+      "tr",
+      "th",
+      "td",
+      "details",
+      "summary",
+    ];
     expect([...tags].filter((t) => !allowed.includes(t))).toEqual([]);
-    const attributes = new Set([...html.matchAll(/<[a-zA-Z][a-zA-Z0-9]*((?:\s+[a-zA-Z-]+(?:="[^"]*")?)*)\s*>/g)].flatMap((m) => [...m[1].matchAll(/\s+([a-zA-Z-]+)(?:="[^"]*")?/g)].map((a) => a[1])));
-    expect([...attributes].filter((a) => !["class", "scope", "lang", "charset", "name", "content", "open", "aria-label"].includes(a))).toEqual([]);
+    const attributes = new Set(
+      [...html.matchAll(/<[a-zA-Z][a-zA-Z0-9]*((?:\s+[a-zA-Z-]+(?:="[^"]*")?)*)\s*>/g)].flatMap((m) =>
+        [...m[1].matchAll(/\s+([a-zA-Z-]+)(?:="[^"]*")?/g)].map((a) => a[1]),
+      ),
+    );
+    expect(
+      [...attributes].filter((a) => !["class", "scope", "lang", "charset", "name", "content", "open", "aria-label"].includes(a)),
+    ).toEqual([]);
     expect(html).toContain("Model card: &lt;script&gt;alert(&quot;name&quot;)&lt;/script&gt;");
     expect(html).toContain("&quot;&gt;&lt;svg onload=alert(1)&gt;");
-    expect(html).toContain("Second reader for breast masses in adults.<br>&lt;/div&gt;&lt;script&gt;alert(&#39;use&#39;)&lt;/script&gt; &amp; &quot;quoted&quot;");
+    expect(html).toContain(
+      "Second reader for breast masses in adults.<br>&lt;/div&gt;&lt;script&gt;alert(&#39;use&#39;)&lt;/script&gt; &amp; &quot;quoted&quot;",
+    );
     expect(html).toContain("&lt;script&gt;alert(&#39;col&#39;)&lt;/script&gt;");
     expect(html).toContain("&lt;img src=x onerror=alert(1)&gt;");
     expect(html).toContain("B&amp;&#39;benign&#39;");
-    for (const heading of ["Intended use", "Data source and participants", "The split", "Preprocessing", "Model", "Performance on the test patients", "Calibration", "Warnings and limitations"]) {
+    for (const heading of [
+      "Intended use",
+      "Data source and participants",
+      "The split",
+      "Preprocessing",
+      "Model",
+      "Performance on the test patients",
+      "Calibration",
+      "Warnings and limitations",
+    ]) {
       expect(html, heading).toMatch(new RegExp(`<h2>\\d\\. ${heading}</h2>`));
     }
     expect(html).not.toContain("PT-");
@@ -175,11 +249,19 @@ describe(`model card on ${primaryTarget()}`, () => {
     await publishFixture(server, user.userId, 50, servingFixtures().modelDir("vision_binary"));
     const res = await client.get("/v1/experiments/50/model-card");
     expect(res.status).toBe(200);
-    const manifest = (await server.services.experiments.repo.latestModel(user.userId, 50))!.manifest as { input: { image: Record<string, unknown> } };
-    expect(res.body.preprocessing.images).toMatchObject({ width: manifest.input.image.width, height: manifest.input.image.height, channels: manifest.input.image.channels });
+    const manifest = (await server.services.experiments.repo.latestModel(user.userId, 50))!.manifest as {
+      input: { image: Record<string, unknown> };
+    };
+    expect(res.body.preprocessing.images).toMatchObject({
+      width: manifest.input.image.width,
+      height: manifest.input.image.height,
+      channels: manifest.input.image.channels,
+    });
     expect(res.body.preprocessing.description).toMatch(/^Each image is resized to \d+×\d+/);
     expect(res.body.data.inputs).toBe("images");
-    expect(res.body.preprocessing.description).toContain(`normalised per channel (mean ${(manifest.input.image.mean as number[]).join(", ")}; standard deviation ${(manifest.input.image.std as number[]).join(", ")})`);
+    expect(res.body.preprocessing.description).toContain(
+      `normalised per channel (mean ${(manifest.input.image.mean as number[]).join(", ")}; standard deviation ${(manifest.input.image.std as number[]).join(", ")})`,
+    );
     if (manifest.input.image.scale === 1 / 255) expect(res.body.preprocessing.description).toContain("scaled by 1/255");
     const html = (await client.get("/v1/experiments/50/report.html")).body as string;
     expect(html).toContain(`Each image is resized to ${manifest.input.image.width}×${manifest.input.image.height}`);

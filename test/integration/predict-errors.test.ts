@@ -15,7 +15,11 @@ import { fixtureRequest, publishFixture } from "../fixtures/serving/publish.js";
 // `error: 1` at the top level with code, message and type beside it, whatever failed (auth, body, model,
 // link, image, values); other routes keep {"error": {code, message, type}}.
 
-const TABULAR = 1, VISION = 2, NO_CAM = 3, QUEUED = 10, FAILED = 11;
+const TABULAR = 1,
+  VISION = 2,
+  NO_CAM = 3,
+  QUEUED = 10,
+  FAILED = 11;
 
 describe.skipIf(!haveFixturePython)("failed /predict answers carry error: 1", () => {
   let server: TestServer;
@@ -41,8 +45,17 @@ describe.skipIf(!haveFixturePython)("failed /predict answers carry error: 1", ()
     fs.writeFileSync(path.join(noCam, "manifest.json"), JSON.stringify(manifest));
     await publishFixture(server, user.userId, NO_CAM, noCam);
     const { db } = server.services;
-    for (const [experimentId, status] of [[QUEUED, "queued"], [FAILED, "failed"]] as const) {
-      await db.insert(experiments).values({ userId: user.userId, experimentId, request: fixtureRequest(user.userId, experimentId), requestHash: `fixture-${experimentId}`, status });
+    for (const [experimentId, status] of [
+      [QUEUED, "queued"],
+      [FAILED, "failed"],
+    ] as const) {
+      await db.insert(experiments).values({
+        userId: user.userId,
+        experimentId,
+        request: fixtureRequest(user.userId, experimentId),
+        requestHash: `fixture-${experimentId}`,
+        status,
+      });
     }
   });
   afterAll(async () => {
@@ -67,21 +80,41 @@ describe.skipIf(!haveFixturePython)("failed /predict answers carry error: 1", ()
   it.each([
     ["a body that is not JSON", () => post("/predict", "{not json"), 400, "invalid_json"],
     ["a body without message", () => post("/predict", JSON.stringify({ experiment_id: TABULAR })), 400, "invalid_request"],
-    ["a body larger than the limit", () => post("/predict", JSON.stringify({ message: "x".repeat(400_000), experiment_id: TABULAR })), 413, "payload_too_large"],
+    [
+      "a body larger than the limit",
+      () => post("/predict", JSON.stringify({ message: "x".repeat(400_000), experiment_id: TABULAR })),
+      413,
+      "payload_too_large",
+    ],
     ["no experiment named", () => post("/predict", JSON.stringify({ message: [1] })), 400, "missing_experiment_id"],
-    ["a bad x-experiment-id", () => post("/predict", JSON.stringify({ message: [1] }), bearer(user.key, { "x-experiment-id": "abc" })), 400, "invalid_request"],
+    [
+      "a bad x-experiment-id",
+      () => post("/predict", JSON.stringify({ message: [1] }), bearer(user.key, { "x-experiment-id": "abc" })),
+      400,
+      "invalid_request",
+    ],
     ["an unknown experiment", () => predict(99, [1, 2, 3, 4]), 404, "not_found"],
     ["an experiment still queued", () => predict(QUEUED, [1, 2, 3, 4]), 409, "model_not_ready"],
     ["an experiment that failed", () => predict(FAILED, [1, 2, 3, 4]), 409, "model_not_ready"],
     ["wrong tabular values", () => predict(TABULAR, [63, 1, "x", 2]), 400, "invalid_request"],
     ["a tabular message of the wrong length", () => predict(TABULAR, [63, 1]), 400, "invalid_request"],
-    ["an undecodable image", () => predict(VISION, `data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB${"A".repeat(40)}`), 415, "invalid_image"],
+    [
+      "an undecodable image",
+      () => predict(VISION, `data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB${"A".repeat(40)}`),
+      415,
+      "invalid_image",
+    ],
     ["bytes that are no image", () => predict(VISION, png("<html></html>")), 415, "unsupported_image_type"],
     ["an unreachable link", () => predict(VISION, `http://127.0.0.1:${closedPort}/x.png`), 422, "fetch_failed"],
     ["a refused link (private address)", () => predict(VISION, "http://10.1.2.3/x.png"), 403, "blocked_address"],
     ["an unsupported scheme", () => predict(VISION, "file:///etc/passwd"), 400, "unsupported_uri_scheme"],
     ["no API key", () => post("/predict", JSON.stringify({ message: [1], experiment_id: TABULAR }), {}), 401, "missing_api_key"],
-    ["a wrong API key", () => post("/predict", JSON.stringify({ message: [1], experiment_id: TABULAR }), bearer("bk_wrong")), 401, "invalid_api_key"],
+    [
+      "a wrong API key",
+      () => post("/predict", JSON.stringify({ message: [1], experiment_id: TABULAR }), bearer("bk_wrong")),
+      401,
+      "invalid_api_key",
+    ],
   ])("%s", async (_name, send, status, code) => {
     expectFailure(await send(), status, code);
   });
@@ -105,14 +138,26 @@ describe.skipIf(!haveFixturePython)("failed /predict answers carry error: 1", ()
   });
 
   it("says the same words for a missing model on every path (serving's typed error, mapped once at the edge)", async () => {
-    const queued = { status: 409, code: "model_not_ready", message: `experiment ${QUEUED} has no published model: it is queued; try again when it is ready` };
-    const failed = { status: 409, code: "model_not_ready", message: `experiment ${FAILED} has no published model: it ended failed without a model` };
+    const queued = {
+      status: 409,
+      code: "model_not_ready",
+      message: `experiment ${QUEUED} has no published model: it is queued; try again when it is ready`,
+    };
+    const failed = {
+      status: 409,
+      code: "model_not_ready",
+      message: `experiment ${FAILED} has no published model: it ended failed without a model`,
+    };
     const unknown = { status: 404, code: "not_found", message: "experiment 99 not found" };
     const seen = async (r: Promise<{ status: number; body: any }>) => {
       const { status, body } = await r;
       return { status, code: body.code, message: body.message };
     };
-    for (const [id, want] of [[QUEUED, queued], [FAILED, failed], [99, unknown]] as const) {
+    for (const [id, want] of [
+      [QUEUED, queued],
+      [FAILED, failed],
+      [99, unknown],
+    ] as const) {
       const body = JSON.stringify({ message: [1, 2, 3, 4] });
       // The plain URLs take the predict lane; a query string sends the same request through Express.
       expect(await seen(post(`/v1/experiments/${id}/predict`, body))).toEqual(want);
@@ -122,7 +167,10 @@ describe.skipIf(!haveFixturePython)("failed /predict answers carry error: 1", ()
     }
     // The model routes ask for the model itself: no model is 404 there, whatever the experiment's state.
     const res = await fetch(`${server.url}/v1/models/${QUEUED}`, { headers: bearer(user.key) });
-    expect([res.status, ((await res.json()) as any).error]).toEqual([404, { code: "not_found", message: `experiment ${QUEUED} has no published model`, type: "not_found_error" }]);
+    expect([res.status, ((await res.json()) as any).error]).toEqual([
+      404,
+      { code: "not_found", message: `experiment ${QUEUED} has no published model`, type: "not_found_error" },
+    ]);
   });
 
   it("other routes keep the nested error body", async () => {
@@ -147,7 +195,11 @@ describe.skipIf(!haveFixturePython)("failed /predict answers carry error: 1", ()
     const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as any;
     const op = doc.paths["/predict"].post;
     expect(op.responses.default.content["application/json"].schema.properties.error).toEqual({ type: "number", const: 1 });
-    expect(op.responses["409"].content["application/json"].schema.required).toEqual(expect.arrayContaining(["error", "code", "message", "type"]));
-    expect(doc.paths["/v1/experiments/{experiment_id}"].get.responses.default.content["application/json"].schema.$ref).toBe("#/components/schemas/Error");
+    expect(op.responses["409"].content["application/json"].schema.required).toEqual(
+      expect.arrayContaining(["error", "code", "message", "type"]),
+    );
+    expect(doc.paths["/v1/experiments/{experiment_id}"].get.responses.default.content["application/json"].schema.$ref).toBe(
+      "#/components/schemas/Error",
+    );
   });
 });

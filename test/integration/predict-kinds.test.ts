@@ -9,7 +9,15 @@ import { camSize } from "../../src/serving/postprocess.js";
 // Real ONNX models of each kind (test/fixtures/serving/make_fixtures.py) published into a real server,
 // exercised over HTTP; scores and decisions compared with what Python/ONNX Runtime computed for the same inputs.
 
-const EXP = { vision_binary: 1, vision_multilabel: 2, vision_multiclass: 3, detection: 4, tabular_binary: 5, tabular_multiclass: 6, tabular_regression: 7 } as const;
+const EXP = {
+  vision_binary: 1,
+  vision_multilabel: 2,
+  vision_multiclass: 3,
+  detection: 4,
+  tabular_binary: 5,
+  tabular_multiclass: 6,
+  tabular_regression: 7,
+} as const;
 
 describe.skipIf(!haveFixturePython)("POST /predict for every model kind", () => {
   const fx = haveFixturePython ? servingFixtures() : (undefined as never);
@@ -49,7 +57,14 @@ describe.skipIf(!haveFixturePython)("POST /predict for every model kind", () => 
       const k = want.score.length;
       expect(body.classes).toEqual(Object.fromEntries(Array.from({ length: k }, (_, i) => [String(i), `${name}-class-${i}`])));
       // Grad-CAM: one map per positive class, at the image's size scaled to GRADCAM_MAX_SIDE=64, integers 0..255.
-      const size = img === "tall.png" ? camSize(31, 130, 64) : img === "grey.png" ? camSize(30, 60, 64) : img === "rgba.png" ? camSize(60, 50, 64) : camSize(103, 77, 64);
+      const size =
+        img === "tall.png"
+          ? camSize(31, 130, 64)
+          : img === "grey.png"
+            ? camSize(30, 60, 64)
+            : img === "rgba.png"
+              ? camSize(60, 50, 64)
+              : camSize(103, 77, 64);
       expect([body.columnas, body.filas]).toEqual([size.columnas, size.filas]);
       expect(Math.max(body.columnas, body.filas)).toBeLessThanOrEqual(64);
       const positives = want.prediccion.flatMap((p: number, i: number) => (p === 1 ? [String(i)] : []));
@@ -106,7 +121,15 @@ describe.skipIf(!haveFixturePython)("POST /predict for every model kind", () => 
   });
 
   it("refuses bad tabular messages with 400 naming the expected columns", async () => {
-    const cases: unknown[] = [[63, 1, 27.5], [63, 1, 27.5, 2, 9], [63, 1, null, 2], [63, 1, "27.5", 2], "63,1,27.5,2", [63, 7, 27.5, 2], [63, 1, 27.5, 0.5]];
+    const cases: unknown[] = [
+      [63, 1, 27.5],
+      [63, 1, 27.5, 2, 9],
+      [63, 1, null, 2],
+      [63, 1, "27.5", 2],
+      "63,1,27.5,2",
+      [63, 7, 27.5, 2],
+      [63, 1, 27.5, 0.5],
+    ];
     for (const message of cases) {
       const { status, body } = await predict(alice.key, EXP.tabular_binary, message);
       expect(status, JSON.stringify(message)).toBe(400);
@@ -119,7 +142,11 @@ describe.skipIf(!haveFixturePython)("POST /predict for every model kind", () => 
   it("names the model by body, header or query on /predict, and 400s without one", async () => {
     const row = fx.expected["tabular_multiclass/row0"].row;
     const post = (path: string, body: object, headers: Record<string, string> = {}) =>
-      fetch(`${server.url}${path}`, { method: "POST", headers: bearer(alice.key, { "content-type": "application/json", ...headers }), body: JSON.stringify(body) });
+      fetch(`${server.url}${path}`, {
+        method: "POST",
+        headers: bearer(alice.key, { "content-type": "application/json", ...headers }),
+        body: JSON.stringify(body),
+      });
     const viaBody = await post("/predict", { message: row, experiment_id: EXP.tabular_multiclass });
     const viaHeader = await post("/predict", { message: row }, { "x-experiment-id": String(EXP.tabular_multiclass) });
     const viaQuery = await post(`/predict?experiment_id=${EXP.tabular_multiclass}`, { message: row });
@@ -147,7 +174,14 @@ describe.skipIf(!haveFixturePython)("POST /predict for every model kind", () => 
     const list = (await (await fetch(`${server.url}/v1/models`, { headers: bearer(alice.key) })).json()) as any;
     expect(list.data.map((m: any) => m.experiment_id)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     const one = (await (await fetch(`${server.url}/v1/models/${EXP.tabular_binary}`, { headers: bearer(alice.key) })).json()) as any;
-    expect(one).toMatchObject({ experiment_id: 5, version: 1, kind: "tabular", problem: "binary", classes: { "0": "risk-0", "1": "risk-1" }, thresholds: [0.6, 0.4] });
+    expect(one).toMatchObject({
+      experiment_id: 5,
+      version: 1,
+      kind: "tabular",
+      problem: "binary",
+      classes: { "0": "risk-0", "1": "risk-1" },
+      thresholds: [0.6, 0.4],
+    });
     expect(one.inputs.data_cols).toEqual(["age", "sex", "bmi", "site"]);
     expect(one.metrics.test.accuracy.value).toBe(0.9);
     const dl = await fetch(`${server.url}/v1/models/${EXP.detection}/download`, { headers: bearer(alice.key) });
@@ -198,7 +232,11 @@ describe.skipIf(!haveFixturePython)("POST /predict for every model kind", () => 
 
   it("accepts a multi-megabyte data: URI (past the 1 MB JSON limit of other routes)", async () => {
     const sharp = (await import("sharp")).default;
-    const png = await sharp({ create: { width: 1200, height: 1000, channels: 3, background: "#000", noise: { type: "gaussian", mean: 128, sigma: 50 } } }).png().toBuffer();
+    const png = await sharp({
+      create: { width: 1200, height: 1000, channels: 3, background: "#000", noise: { type: "gaussian", mean: 128, sigma: 50 } },
+    })
+      .png()
+      .toBuffer();
     expect(png.length).toBeGreaterThan(1024 * 1024);
     const { status, body } = await predict(alice.key, EXP.vision_binary, `data:image/png;base64,${png.toString("base64")}`);
     expect(status).toBe(201);

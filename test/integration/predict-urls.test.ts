@@ -18,8 +18,12 @@ describe.skipIf(!haveFixturePython)("/predict with image links", () => {
   let small: Buffer, large: Buffer;
 
   beforeAll(async () => {
-    small = await sharp({ create: { width: 30, height: 20, channels: 3, background: "#884422" } }).png().toBuffer();
-    large = await sharp({ create: { width: 100, height: 100, channels: 3, background: "#224488" } }).png().toBuffer();
+    small = await sharp({ create: { width: 30, height: 20, channels: 3, background: "#884422" } })
+      .png()
+      .toBuffer();
+    large = await sharp({ create: { width: 100, height: 100, channels: 3, background: "#224488" } })
+      .png()
+      .toBuffer();
     images = http.createServer((req, res) => {
       if (req.url === "/small.png") return void res.writeHead(200, { "content-type": "text/plain" }).end(small); // wrong type on purpose
       if (req.url === "/large.png") return void res.writeHead(200).end(large);

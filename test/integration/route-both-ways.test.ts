@@ -21,15 +21,49 @@ const VOLATILE = new Set(["date", "etag", "x-ratelimit-remaining-requests", "x-r
 
 const echoBody = z.object({ n: z.number() });
 
-async function echo(ctx: { req: { method: string; get(name: string): string | undefined }; params: unknown; query: unknown; body: { n: number }; auth: { userId: string } }) {
-  if (ctx.body.n < 0) throw new ApiError(422, "negative", "n must not be negative", [{ field: "n", message: "at least 0" }], { "x-refused-because": "negative" });
-  const seen = { method: ctx.req.method, header: ctx.req.get("x-thing") ?? null, params: ctx.params, query: ctx.query ?? null, n: ctx.body.n, user: ctx.auth.userId };
+async function echo(ctx: {
+  req: { method: string; get(name: string): string | undefined };
+  params: unknown;
+  query: unknown;
+  body: { n: number };
+  auth: { userId: string };
+}) {
+  if (ctx.body.n < 0)
+    throw new ApiError(422, "negative", "n must not be negative", [{ field: "n", message: "at least 0" }], {
+      "x-refused-because": "negative",
+    });
+  const seen = {
+    method: ctx.req.method,
+    header: ctx.req.get("x-thing") ?? null,
+    params: ctx.params,
+    query: ctx.query ?? null,
+    n: ctx.body.n,
+    user: ctx.auth.userId,
+  };
   return { status: 201, headers: { "x-handler": "echo" }, body: seen };
 }
 
 const routes: AnyRoute[] = [
-  defineRoute({ method: "post", path: "/v1/experiments/{experiment_id}/predict", auth: "api_key", plain: true, summary: "echo", params: experimentIdParams, body: echoBody, handler: echo }),
-  defineRoute({ method: "post", path: "/predict", auth: "api_key", plain: true, summary: "echo", query: z.object({ experiment_id: z.coerce.number().optional() }), body: echoBody, handler: echo }),
+  defineRoute({
+    method: "post",
+    path: "/v1/experiments/{experiment_id}/predict",
+    auth: "api_key",
+    plain: true,
+    summary: "echo",
+    params: experimentIdParams,
+    body: echoBody,
+    handler: echo,
+  }),
+  defineRoute({
+    method: "post",
+    path: "/predict",
+    auth: "api_key",
+    plain: true,
+    summary: "echo",
+    query: z.object({ experiment_id: z.coerce.number().optional() }),
+    body: echoBody,
+    handler: echo,
+  }),
 ];
 
 describe("a plain route runs the same on Express and on the /predict lane", () => {

@@ -27,7 +27,9 @@ async function cutRequest(port: number, head: string, body: Buffer, afterMs: num
 
 function walk(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
-  return (fs.readdirSync(dir, { recursive: true, withFileTypes: true }) as fs.Dirent[]).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  return (fs.readdirSync(dir, { recursive: true, withFileTypes: true }) as fs.Dirent[])
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name));
 }
 
 describe("aborted request bodies never end the process nor leave anything behind", () => {
@@ -39,7 +41,11 @@ describe("aborted request bodies never end the process nor leave anything behind
   beforeAll(async () => {
     server = await startTestServer(primaryTarget());
     user = await createUserWithKey(server);
-    const res = await fetch(`${server.url}/v1/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: user.email, password: user.password }) });
+    const res = await fetch(`${server.url}/v1/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: user.email, password: user.password }),
+    });
     expect(res.status).toBe(200);
     cookie = (res.headers.get("set-cookie") ?? "").split(";")[0];
     csrf = ((await res.json()) as { csrf_token: string }).csrf_token;
@@ -58,12 +64,20 @@ describe("aborted request bodies never end the process nor leave anything behind
     const jsonHeaders = { ...auth, "content-type": "application/json" };
     const boundary = "----cut";
     const multipart = Buffer.concat([
-      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="path"\r\n\r\ncut/multi.zip\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="multi.zip"\r\nContent-Type: application/zip\r\n\r\n`),
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="path"\r\n\r\ncut/multi.zip\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="multi.zip"\r\nContent-Type: application/zip\r\n\r\n`,
+      ),
       zipBytes(),
     ]);
     return [
       ["PUT /v1/files", "PUT", `/v1/files/${user.userId}/cut/raw.zip`, { ...auth, "content-type": "application/zip" }, zipBytes()],
-      ["POST /v1/files (multipart)", "POST", "/v1/files", { ...auth, "content-type": `multipart/form-data; boundary=${boundary}` }, multipart],
+      [
+        "POST /v1/files (multipart)",
+        "POST",
+        "/v1/files",
+        { ...auth, "content-type": `multipart/form-data; boundary=${boundary}` },
+        multipart,
+      ],
       ["POST /v1/experiments", "POST", "/v1/experiments", jsonHeaders, json(SENT)],
       ["POST /v1/datasets/validate", "POST", "/v1/datasets/validate", jsonHeaders, json(SENT)],
       ["POST /v1/experiments/{id}/predict", "POST", "/v1/experiments/1/predict", jsonHeaders, json(SENT)],

@@ -31,7 +31,8 @@ const PREDICT_PATHS = [
 
 const json = { "content-type": "application/json" };
 /** A prediction body for experiment 1 on any of PREDICT_PATHS (the bare seed path names it in the body). */
-const predictBody = (urlPath: string, message: unknown) => JSON.stringify(urlPath === "/predict" ? { message, experiment_id: 1 } : { message });
+const predictBody = (urlPath: string, message: unknown) =>
+  JSON.stringify(urlPath === "/predict" ? { message, experiment_id: 1 } : { message });
 
 describe("issue 42: the HTTP edge", () => {
   let server: TestServer;
@@ -50,9 +51,19 @@ describe("issue 42: the HTTP edge", () => {
    * the server decided from the headers; a server that reads the body first never answers (the test times out).
    * The announced length is within every route's body limit, so that only reading the body can make it wait.
    */
-  function answerBeforeBody(method: string, urlPath: string, headers: Record<string, string>): Promise<{ status: number; body: any; headers: http.IncomingHttpHeaders }> {
+  function answerBeforeBody(
+    method: string,
+    urlPath: string,
+    headers: Record<string, string>,
+  ): Promise<{ status: number; body: any; headers: http.IncomingHttpHeaders }> {
     return new Promise((resolve, reject) => {
-      const req = http.request({ host: "127.0.0.1", port, method, path: urlPath, headers: { ...json, "content-length": "100000", ...headers } });
+      const req = http.request({
+        host: "127.0.0.1",
+        port,
+        method,
+        path: urlPath,
+        headers: { ...json, "content-length": "100000", ...headers },
+      });
       req.on("response", (res) => {
         let text = "";
         res.setEncoding("utf8");
@@ -68,11 +79,15 @@ describe("issue 42: the HTTP edge", () => {
   }
 
   describe("finding 1: no body is read before authentication", () => {
-    it.each(PREDICT_PATHS)("%s: no API key is a 401 in the seed's contract while the body is still arriving", { timeout: 10_000 }, async (_name, urlPath) => {
-      const r = await answerBeforeBody("POST", urlPath, {});
-      expect(r.status).toBe(401);
-      expect(r.body).toMatchObject({ error: 1, code: "missing_api_key" });
-    });
+    it.each(PREDICT_PATHS)(
+      "%s: no API key is a 401 in the seed's contract while the body is still arriving",
+      { timeout: 10_000 },
+      async (_name, urlPath) => {
+        const r = await answerBeforeBody("POST", urlPath, {});
+        expect(r.status).toBe(401);
+        expect(r.body).toMatchObject({ error: 1, code: "missing_api_key" });
+      },
+    );
 
     it.each(PREDICT_PATHS)("%s: an invalid key is a 401 while the body is still arriving", { timeout: 10_000 }, async (_name, urlPath) => {
       const r = await answerBeforeBody("POST", urlPath, bearer("bld_not_a_key"));
@@ -80,16 +95,24 @@ describe("issue 42: the HTTP edge", () => {
       expect(r.body).toMatchObject({ error: 1, code: "invalid_api_key" });
     });
 
-    it.each(PREDICT_PATHS)("%s: a key over its rate limit is a 429 with Retry-After while the body is still arriving", { timeout: 10_000 }, async (_name, urlPath) => {
-      const limited = await createUserWithKey(server, { rateLimitPerMinute: 1 });
-      const first = await fetch(`${server.url}${urlPath}`, { method: "POST", headers: { ...json, ...bearer(limited.key) }, body: predictBody(urlPath, [1]) });
-      expect(first.status).toBe(404); // experiment 1 is not this user's; the request counted all the same
-      const r = await answerBeforeBody("POST", urlPath, bearer(limited.key));
-      expect(r.status).toBe(429);
-      expect(r.body).toMatchObject({ error: 1, code: "rate_limit_exceeded" });
-      expect(r.headers["retry-after"]).toMatch(/^\d+$/);
-      expect(r.headers["x-ratelimit-remaining-requests"]).toBe("0");
-    });
+    it.each(PREDICT_PATHS)(
+      "%s: a key over its rate limit is a 429 with Retry-After while the body is still arriving",
+      { timeout: 10_000 },
+      async (_name, urlPath) => {
+        const limited = await createUserWithKey(server, { rateLimitPerMinute: 1 });
+        const first = await fetch(`${server.url}${urlPath}`, {
+          method: "POST",
+          headers: { ...json, ...bearer(limited.key) },
+          body: predictBody(urlPath, [1]),
+        });
+        expect(first.status).toBe(404); // experiment 1 is not this user's; the request counted all the same
+        const r = await answerBeforeBody("POST", urlPath, bearer(limited.key));
+        expect(r.status).toBe(429);
+        expect(r.body).toMatchObject({ error: 1, code: "rate_limit_exceeded" });
+        expect(r.headers["retry-after"]).toMatch(/^\d+$/);
+        expect(r.headers["x-ratelimit-remaining-requests"]).toBe("0");
+      },
+    );
 
     it.each([
       ["POST", "/v1/experiments", "missing_api_key"],
@@ -101,7 +124,8 @@ describe("issue 42: the HTTP edge", () => {
       expect(r.body.error.code).toBe(code);
     });
 
-    const post = (urlPath: string, body: string) => fetch(`${server.url}${urlPath}`, { method: "POST", headers: { ...json, ...bearer(user.key) }, body });
+    const post = (urlPath: string, body: string) =>
+      fetch(`${server.url}${urlPath}`, { method: "POST", headers: { ...json, ...bearer(user.key) }, body });
     const row = (urlPath: string, n: number) => predictBody(urlPath, new Array(n).fill(0));
 
     it.each(PREDICT_PATHS)("%s: a body of more values than a message may hold is refused before it is parsed", async (_name, urlPath) => {
@@ -115,7 +139,11 @@ describe("issue 42: the HTTP edge", () => {
     it.each(PREDICT_PATHS)(`%s: message holds at most ${MAX_MESSAGE_VALUES} values; that many reach the model`, async (_name, urlPath) => {
       const over = await post(urlPath, row(urlPath, MAX_MESSAGE_VALUES + 1));
       expect(over.status).toBe(400);
-      expect(await over.json()).toMatchObject({ error: 1, code: "invalid_request", details: [expect.objectContaining({ field: "message" })] });
+      expect(await over.json()).toMatchObject({
+        error: 1,
+        code: "invalid_request",
+        details: [expect.objectContaining({ field: "message" })],
+      });
       const most = await post(urlPath, row(urlPath, MAX_MESSAGE_VALUES));
       expect(most.status).toBe(404); // past validation: the handler looked for experiment 1, which this user lacks
       expect(await most.json()).toMatchObject({ error: 1, code: "not_found" });
@@ -123,7 +151,8 @@ describe("issue 42: the HTTP edge", () => {
   });
 
   it("the body reader keeps express.json's charset rules: UTF-16 is decoded, Latin-1 refused with 415", async () => {
-    const signIn = (contentType: string, body: Buffer) => fetch(`${server.url}/v1/session`, { method: "POST", headers: { "content-type": contentType }, body });
+    const signIn = (contentType: string, body: Buffer) =>
+      fetch(`${server.url}/v1/session`, { method: "POST", headers: { "content-type": contentType }, body });
     const credentials = JSON.stringify({ email: user.email, password: user.password });
     expect((await signIn("application/json; charset=utf-16le", Buffer.from(credentials, "utf16le"))).status).toBe(200);
     const latin1 = await signIn("application/json; charset=latin1", Buffer.from(credentials, "latin1"));
@@ -150,10 +179,16 @@ describe("issue 42: the HTTP edge", () => {
     });
 
     it.each(bodies)("%s on a JSON route, signed in or not", async (_name, encoding, body) => {
-      for (const [urlPath, headers] of [["/v1/experiments", bearer(user.key)], ["/v1/session", {}]] as const) {
+      for (const [urlPath, headers] of [
+        ["/v1/experiments", bearer(user.key)],
+        ["/v1/session", {}],
+      ] as const) {
         const res = await send(urlPath, encoding, body, headers);
         expect(res.status, urlPath).toBe(400);
-        expect(((await res.json()) as any).error).toMatchObject({ code: "invalid_body_encoding", message: expect.stringContaining(encoding) });
+        expect(((await res.json()) as any).error).toMatchObject({
+          code: "invalid_body_encoding",
+          message: expect.stringContaining(encoding),
+        });
       }
     });
 
@@ -169,7 +204,10 @@ describe("issue 42: the HTTP edge", () => {
         child.mockRestore();
       }
       expect(lines.filter((l) => l.msg.includes("does not decode"))).toHaveLength(PREDICT_PATHS.length + 1);
-      expect(lines.every((l) => l.level === 30), JSON.stringify(lines)).toBe(true);
+      expect(
+        lines.every((l) => l.level === 30),
+        JSON.stringify(lines),
+      ).toBe(true);
     });
 
     it("a body that does decode still works (deflate)", async () => {
@@ -191,7 +229,10 @@ describe("issue 42: the HTTP edge", () => {
       expect(res.status).toBe(200);
       expectPageHeaders(res, "/docs");
       expect(res.headers.get("content-security-policy")).toMatch(/script-src 'self' 'sha256-[A-Za-z0-9+/]+=*';/);
-      const scriptSrc = res.headers.get("content-security-policy")!.split("; ").find((d) => d.startsWith("script-src"));
+      const scriptSrc = res.headers
+        .get("content-security-policy")!
+        .split("; ")
+        .find((d) => d.startsWith("script-src"));
       expect(scriptSrc).not.toContain("unsafe-inline");
       // A browser hashes the script element's whole text: the hash must be of exactly what the page carries.
       const scripts = [...(await res.text()).matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]);
@@ -200,7 +241,13 @@ describe("issue 42: the HTTP edge", () => {
     });
 
     it("the plain-text job log", async () => {
-      await server.services.db.insert(experiments).values({ userId: user.userId, experimentId: 5, request: fixtureRequest(user.userId, 5), requestHash: "fixture-5", status: "queued" });
+      await server.services.db.insert(experiments).values({
+        userId: user.userId,
+        experimentId: 5,
+        request: fixtureRequest(user.userId, 5),
+        requestHash: "fixture-5",
+        status: "queued",
+      });
       const res = await fetch(`${server.url}/v1/experiments/5/logs`, { headers: bearer(user.key) });
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toMatch(/^text\/plain/);

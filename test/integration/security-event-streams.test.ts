@@ -49,7 +49,13 @@ const ids = (text: string) => [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Num
 
 async function queuedExperiment(server: TestServer, userId: string, experimentId: number): Promise<ExperimentRow> {
   const request = withoutToken(experimentRequestSchema.parse(dataRequest(userId, experimentId, `${userId}/x/d.zip`, ["f1"])));
-  const row = await server.services.experiments.repo.insert({ userId, experimentId, request, study: studyOf(request, server.services.config), requestHash: requestHash(request) });
+  const row = await server.services.experiments.repo.insert({
+    userId,
+    experimentId,
+    request,
+    study: studyOf(request, server.services.config),
+    requestHash: requestHash(request),
+  });
   return row!;
 }
 
@@ -91,12 +97,17 @@ describe("open events streams per user", () => {
 
     open.shift()!.close();
     // The server hears the close asynchronously: retry until the freed slot is taken (each 429 holds nothing).
-    const reopened = await waitFor("a freed stream slot", async () => {
-      const s = await openStream(server, alice.key, "/v1/experiments/1/events");
-      if (s.res.status === 200) return s;
-      await s.res.body?.cancel();
-      return undefined;
-    }, 10_000, 20);
+    const reopened = await waitFor(
+      "a freed stream slot",
+      async () => {
+        const s = await openStream(server, alice.key, "/v1/experiments/1/events");
+        if (s.res.status === 200) return s;
+        await s.res.body?.cancel();
+        return undefined;
+      },
+      10_000,
+      20,
+    );
     open.push(reopened);
     expect((await fetch(`${server.url}/v1/experiments/1/events`, { headers: bearer(alice.key) })).status).toBe(429);
     for (const s of open) s.close();

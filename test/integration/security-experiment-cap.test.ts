@@ -31,7 +31,13 @@ describe("per-user cap on queued and running experiments", () => {
   const queued = async (userId: string, ids: number[]) => {
     for (const id of ids) {
       const request = withoutToken(experimentRequestSchema.parse(dataRequest(userId, id, `${userId}/x/d.zip`, ["f1"])));
-      await server.services.experiments.repo.insert({ userId, experimentId: id, request, study: studyOf(request, server.services.config), requestHash: requestHash(request) });
+      await server.services.experiments.repo.insert({
+        userId,
+        experimentId: id,
+        request,
+        study: studyOf(request, server.services.config),
+        requestHash: requestHash(request),
+      });
     }
   };
 
@@ -54,22 +60,29 @@ describe("per-user cap on queued and running experiments", () => {
     expect((await alice.client.post("/v1/experiments", dataRequest(alice.userId, 4, `${alice.userId}/x/d.zip`, ["f1"]))).status).toBe(202);
   });
 
-  it.skipIf(!process.env.TEST_REDIS_URL)("parallel posts cannot overshoot the cap (BullMQ runner with no worker: everything stays queued)", async () => {
-    const queuedServer = await startTestServer(primaryTarget(), {
-      MAX_ACTIVE_EXPERIMENTS_PER_USER: String(CAP),
-      BUILDER_RUNNER: "bullmq",
-      REDIS_URL: process.env.TEST_REDIS_URL!,
-      BULLMQ_QUEUE: `cap-test-${randomBytes(4).toString("hex")}`,
-    });
-    try {
-      const u = await createUserWithKey(queuedServer);
-      const client = api(queuedServer.url, u.key);
-      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => client.post("/v1/experiments", dataRequest(u.userId, 100 + i, `${u.userId}/x/d.zip`, ["f1"]))));
-      const statuses = results.map((r) => r.status).sort();
-      expect(statuses).toEqual([202, 202, 202, 429, 429, 429, 429, 429]);
-      expect((await client.get("/v1/experiments")).body.total).toBe(CAP);
-    } finally {
-      await queuedServer.teardown();
-    }
-  });
+  it.skipIf(!process.env.TEST_REDIS_URL)(
+    "parallel posts cannot overshoot the cap (BullMQ runner with no worker: everything stays queued)",
+    async () => {
+      const queuedServer = await startTestServer(primaryTarget(), {
+        MAX_ACTIVE_EXPERIMENTS_PER_USER: String(CAP),
+        BUILDER_RUNNER: "bullmq",
+        REDIS_URL: process.env.TEST_REDIS_URL!,
+        BULLMQ_QUEUE: `cap-test-${randomBytes(4).toString("hex")}`,
+      });
+      try {
+        const u = await createUserWithKey(queuedServer);
+        const client = api(queuedServer.url, u.key);
+        const results = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            client.post("/v1/experiments", dataRequest(u.userId, 100 + i, `${u.userId}/x/d.zip`, ["f1"])),
+          ),
+        );
+        const statuses = results.map((r) => r.status).sort();
+        expect(statuses).toEqual([202, 202, 202, 429, 429, 429, 429, 429]);
+        expect((await client.get("/v1/experiments")).body.total).toBe(CAP);
+      } finally {
+        await queuedServer.teardown();
+      }
+    },
+  );
 });

@@ -39,36 +39,51 @@ describe("over-long names, bad Last-Event-ID, file modes", () => {
     form.append("file", new Blob([zip]), "data.zip");
     expect((await fetch(`${server.url}/v1/files`, { method: "POST", headers: bearer(user.key), body: form })).status).toBe(400);
     expect((await fetch(`${server.url}/v1/files/${p}`, { method: "DELETE", headers: bearer(user.key) })).status).toBe(400);
-    expect((await user.client.post("/v1/datasets/validate", { zip_gcloud: p, task: "data", label_cols: ["label"], data_cols: ["id"] })).status).toBe(400);
+    expect(
+      (await user.client.post("/v1/datasets/validate", { zip_gcloud: p, task: "data", label_cols: ["label"], data_cols: ["id"] })).status,
+    ).toBe(400);
     expect((await user.client.get(`/v1/datasets/columns?zip_gcloud=${encodeURIComponent(p)}`)).status).toBe(400);
     expect((await user.client.post("/v1/experiments", dataRequest(user.userId, 1, p, ["id"]))).status).toBe(400);
   });
 
   it("a name of exactly 200 characters is accepted", async () => {
-    const res = await fetch(`${server.url}/v1/files/${user.userId}/${"e".repeat(200)}/${"f".repeat(196)}.zip`, { method: "PUT", headers: bearer(user.key), body: zip });
+    const res = await fetch(`${server.url}/v1/files/${user.userId}/${"e".repeat(200)}/${"f".repeat(196)}.zip`, {
+      method: "PUT",
+      headers: bearer(user.key),
+      body: zip,
+    });
     expect(res.status).toBe(201);
   });
 
-  it.each(["99999999999999999999999", "-1", "abc", "1.5", "1e3"])("Last-Event-ID %s is a 400 invalid_request, not an empty stream", async (value) => {
-    expect((await user.client.post("/v1/experiments", dataRequest(user.userId, 7, `${user.userId}/none/d.zip`, ["id"]))).status).toBeLessThan(300);
-    const res = await fetch(`${server.url}/v1/experiments/7/events`, { headers: bearer(user.key, { "last-event-id": value }) });
-    expect(res.status).toBe(400);
-    const body = (await res.json()) as any;
-    expect(body.error.code).toBe("invalid_request");
-    expect(body.error.details[0].field).toBe("last-event-id");
-  });
+  it.each(["99999999999999999999999", "-1", "abc", "1.5", "1e3"])(
+    "Last-Event-ID %s is a 400 invalid_request, not an empty stream",
+    async (value) => {
+      expect(
+        (await user.client.post("/v1/experiments", dataRequest(user.userId, 7, `${user.userId}/none/d.zip`, ["id"]))).status,
+      ).toBeLessThan(300);
+      const res = await fetch(`${server.url}/v1/experiments/7/events`, { headers: bearer(user.key, { "last-event-id": value }) });
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as any;
+      expect(body.error.code).toBe("invalid_request");
+      expect(body.error.details[0].field).toBe("last-event-id");
+    },
+  );
 
   it("a valid Last-Event-ID replays only the later events", async () => {
     const all = await (await fetch(`${server.url}/v1/experiments/7/events`, { headers: bearer(user.key) })).text();
     const ids = [...all.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
     expect(ids.length).toBeGreaterThan(1);
-    const later = await (await fetch(`${server.url}/v1/experiments/7/events`, { headers: bearer(user.key, { "last-event-id": String(ids[0]) }) })).text();
+    const later = await (
+      await fetch(`${server.url}/v1/experiments/7/events`, { headers: bearer(user.key, { "last-event-id": String(ids[0]) }) })
+    ).text();
     expect([...later.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual(ids.slice(1));
   });
 
   it("an upload is 0600 in 0700 folders, and a job's log is 0600", async () => {
     const zip = makeZip({ "data.csv": "id,label\n1,a\n" });
-    expect((await fetch(`${server.url}/v1/files/${user.userId}/modes/data.zip`, { method: "PUT", headers: bearer(user.key), body: zip })).status).toBe(201);
+    expect(
+      (await fetch(`${server.url}/v1/files/${user.userId}/modes/data.zip`, { method: "PUT", headers: bearer(user.key), body: zip })).status,
+    ).toBe(201);
     const mode = (p: string) => fs.statSync(path.join(server.dataDir, p)).mode & 0o777;
     expect(mode(`bucket/${user.userId}/modes/data.zip`)).toBe(0o600);
     expect(mode(`bucket/${user.userId}/modes`)).toBe(0o700);

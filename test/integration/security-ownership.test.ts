@@ -66,16 +66,24 @@ describe.skipIf(!haveFixturePython)("another user's resources are 404 on every r
     const listed = await bob.client.get("/v1/experiments");
     expect(listed.body.data.map((e: { experiment_id: number }) => e.experiment_id)).toEqual([1]);
     // Alice herself is accepted with the same zip.
-    expect((await alice.client.post("/v1/experiments", dataRequest(alice.userId, 801, aliceZip, ["f1", "f2"], { time_budget_s: 4 }))).status).toBe(202);
+    expect(
+      (await alice.client.post("/v1/experiments", dataRequest(alice.userId, 801, aliceZip, ["f1", "f2"], { time_budget_s: 4 }))).status,
+    ).toBe(202);
     expect((await alice.client.post("/v1/experiments/801/cancel")).status).toBe(202); // no training needed here
   });
 
   it("POST /v1/experiments refuses a source_experiment_id of Alice's (404, as for one that does not exist)", async () => {
     const bobZip = `${bob.userId}/own/data.zip`;
-    const theirs = await bob.client.post("/v1/experiments", dataRequest(bob.userId, 810, bobZip, ["f1"], { study_type: "Retrospective", source_experiment_id: ALICE_EXP }));
+    const theirs = await bob.client.post(
+      "/v1/experiments",
+      dataRequest(bob.userId, 810, bobZip, ["f1"], { study_type: "Retrospective", source_experiment_id: ALICE_EXP }),
+    );
     expectNotFound(theirs);
     expect(theirs.body.error.details[0].field).toBe("source_experiment_id");
-    const none = await bob.client.post("/v1/experiments", dataRequest(bob.userId, 811, bobZip, ["f1"], { study_type: "Retrospective", source_experiment_id: 999 }));
+    const none = await bob.client.post(
+      "/v1/experiments",
+      dataRequest(bob.userId, 811, bobZip, ["f1"], { study_type: "Retrospective", source_experiment_id: 999 }),
+    );
     expect(none.status).toBe(404);
     expect(none.body.error.message).toBe(theirs.body.error.message.replace(String(ALICE_EXP), "999"));
   });
@@ -89,7 +97,13 @@ describe.skipIf(!haveFixturePython)("another user's resources are 404 on every r
     ];
     for (const body of rows) {
       const request = withoutToken(experimentRequestSchema.parse(body));
-      const row = await repo.insert({ userId: bob.userId, experimentId: body.experiment_id, request, study: studyOf(request, server.services.config), requestHash: requestHash(request) });
+      const row = await repo.insert({
+        userId: bob.userId,
+        experimentId: body.experiment_id,
+        request,
+        study: studyOf(request, server.services.config),
+        requestHash: requestHash(request),
+      });
       await server.services.runner!.enqueue(row!.id);
     }
     for (const id of [820, 821]) {
@@ -128,7 +142,15 @@ describe.skipIf(!haveFixturePython)("another user's resources are 404 on every r
   });
 
   it("experiments, models, downloads, logs, events, cancel and predict of Alice's are 404 for Bob", async () => {
-    for (const p of [`/v1/experiments/${ALICE_EXP}`, `/v1/experiments/${ALICE_EXP}/logs`, `/v1/experiments/${ALICE_EXP}/events`, `/v1/models/${ALICE_EXP}`, `/v1/models/${ALICE_EXP}/download`, `/v1/experiments/${ALICE_EXP}/model-card`, `/v1/experiments/${ALICE_EXP}/report.html`]) {
+    for (const p of [
+      `/v1/experiments/${ALICE_EXP}`,
+      `/v1/experiments/${ALICE_EXP}/logs`,
+      `/v1/experiments/${ALICE_EXP}/events`,
+      `/v1/models/${ALICE_EXP}`,
+      `/v1/models/${ALICE_EXP}/download`,
+      `/v1/experiments/${ALICE_EXP}/model-card`,
+      `/v1/experiments/${ALICE_EXP}/report.html`,
+    ]) {
       expectNotFound(await bob.client.get(p));
     }
     // The model card exists for Alice (a published fixture model with no dataset report still has one).
@@ -148,8 +170,12 @@ describe.skipIf(!haveFixturePython)("another user's resources are 404 on every r
     await server.services.bucket.write(`${alice.userId}/imgs/theirs.zip`, (await import("node:stream")).Readable.from([png]));
     const bucket = server.services.bucket.name;
     expect((await bob.client.post("/v1/experiments/7/predict", { message: `gs://${bucket}/${own}` })).status).toBe(201);
-    expectPredictNotFound(await bob.client.post("/v1/experiments/7/predict", { message: `gs://${bucket}/${alice.userId}/imgs/theirs.zip` }));
-    expectPredictNotFound(await bob.client.post("/v1/experiments/7/predict", { message: `gs://${bucket}/models/${alice.userId}/${ALICE_EXP}/v1/model.onnx` }));
+    expectPredictNotFound(
+      await bob.client.post("/v1/experiments/7/predict", { message: `gs://${bucket}/${alice.userId}/imgs/theirs.zip` }),
+    );
+    expectPredictNotFound(
+      await bob.client.post("/v1/experiments/7/predict", { message: `gs://${bucket}/models/${alice.userId}/${ALICE_EXP}/v1/model.onnx` }),
+    );
     expectPredictNotFound(await bob.client.post("/v1/experiments/7/predict", { message: `gs://another-bucket/${own}` }));
   });
 
@@ -162,10 +188,14 @@ describe.skipIf(!haveFixturePython)("another user's resources are 404 on every r
     for (const value of ["north", "south", "east"]) expect(text).not.toContain(value);
     // The value as written in the CSV still predicts; a wrong one is refused without listing the right ones.
     const n = model.body.inputs.data_cols.length;
-    const row = model.body.inputs.columns.map((c: { type: string; name: string }) => (c.name === "site" ? "south" : c.name === "sex" ? "F" : 1));
+    const row = model.body.inputs.columns.map((c: { type: string; name: string }) =>
+      c.name === "site" ? "south" : c.name === "sex" ? "F" : 1,
+    );
     expect(row).toHaveLength(n);
     expect((await alice.client.post(`/v1/experiments/${ALICE_EXP}/predict`, { message: row })).status).toBe(201);
-    const wrong = await alice.client.post(`/v1/experiments/${ALICE_EXP}/predict`, { message: row.map((v: unknown) => (v === "south" ? "nowhere" : v)) });
+    const wrong = await alice.client.post(`/v1/experiments/${ALICE_EXP}/predict`, {
+      message: row.map((v: unknown) => (v === "south" ? "nowhere" : v)),
+    });
     expect(wrong.status).toBe(400);
     for (const value of ["north", "south", "east"]) expect(JSON.stringify(wrong.body)).not.toContain(value);
     expect(JSON.stringify(wrong.body)).toMatch(/not one of the 3 categories/);

@@ -100,8 +100,11 @@ export function longFunctions(file: string, maxLines: number): string[] {
   const found: string[] = [];
   const visit = (node: ts.Node): void => {
     if (ts.isFunctionLike(node) && "body" in node && node.body) {
-      const lines = source.getLineAndCharacterOfPosition(node.end).line - source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
-      const name = (node as ts.FunctionDeclaration).name?.getText(source) ?? (ts.isVariableDeclaration(node.parent) ? node.parent.name.getText(source) : "(anonymous)");
+      const lines =
+        source.getLineAndCharacterOfPosition(node.end).line - source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+      const name =
+        (node as ts.FunctionDeclaration).name?.getText(source) ??
+        (ts.isVariableDeclaration(node.parent) ? node.parent.name.getText(source) : "(anonymous)");
       if (lines > maxLines) found.push(`${name} (${lines} lines)`);
     }
     ts.forEachChild(node, visit);

@@ -20,10 +20,14 @@ describe("default training budgets", () => {
   });
 
   it.skipIf(!fs.existsSync(PYTHON))("the tabular package (and bench/tabular through it) has the same", () => {
-    const out = execFileSync(PYTHON, ["-c", "import json; from builder_pipelines.tabular import DEFAULT_BUDGET_S as d; print(json.dumps(d))"], {
-      cwd: path.join(ROOT, "pipelines"),
-      encoding: "utf8",
-    });
+    const out = execFileSync(
+      PYTHON,
+      ["-c", "import json; from builder_pipelines.tabular import DEFAULT_BUDGET_S as d; print(json.dumps(d))"],
+      {
+        cwd: path.join(ROOT, "pipelines"),
+        encoding: "utf8",
+      },
+    );
     expect(JSON.parse(out)).toEqual({ fast: budgets.fast, best: budgets.best });
   });
 });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig, ConfigError } from "../../src/config.js";
-import { asksForExperiments, asksHowToPredict, experimentNumbers, metricIn, recognise, snakeCaseWords } from "../../src/chat/builtin/intents.js";
+import {
+  asksForExperiments,
+  asksHowToPredict,
+  experimentNumbers,
+  metricIn,
+  recognise,
+  snakeCaseWords,
+} from "../../src/chat/builtin/intents.js";
 import { readDocs } from "../../src/chat/docs.js";
 import { parseGlossary } from "../../src/chat/glossary.js";
 import { asksForDiagnosis, quote } from "../../src/chat/safety.js";
@@ -31,10 +38,21 @@ describe("builtin chat: what it recognises", () => {
 
 describe("chat safety", () => {
   it("recognises requests for a diagnosis and leaves ordinary questions alone", () => {
-    for (const m of ["Does this patient have pneumonia?", "Is this lesion malignant?", "please diagnose my patient", "should I operate?", "read this x-ray for me"]) {
+    for (const m of [
+      "Does this patient have pneumonia?",
+      "Is this lesion malignant?",
+      "please diagnose my patient",
+      "should I operate?",
+      "read this x-ray for me",
+    ]) {
       expect(asksForDiagnosis(m), m).toBe(true);
     }
-    for (const m of ["why was my dataset refused?", "what does the diagnosis column need to hold?", "how good is experiment 42?", "how do I call predict on an image?"]) {
+    for (const m of [
+      "why was my dataset refused?",
+      "what does the diagnosis column need to hold?",
+      "how good is experiment 42?",
+      "how do I call predict on an image?",
+    ]) {
       expect(asksForDiagnosis(m), m).toBe(false);
     }
   });
@@ -54,14 +72,60 @@ describe("chat safety", () => {
 // Issue 42, finding 2: the intents' `A.*B` patterns and two quadratic ones were rewritten to run in linear time.
 // The old patterns, verbatim, are the reference the rewrite must agree with on generated messages.
 describe("builtin chat: the linear rewrite recognises what the old patterns recognised", () => {
-  const OLD_PREDICT = /\bpredict(ion)?s?\b|\bcall\b.*\b(model|api)\b|\bcurl\b|\b(inputs?|columns?|data_cols)\b.*\bmodel\b|\bmodel\b.*\b(inputs?|expects?|takes?)\b|\b(use|run|query) (the|my|this|that|our) ([\w-]+ ){0,3}model\b|\bsend (an? )?(image|values|data)\b/i;
-  const OLD_LIST = /\b(list|show|which|how many|what|all)\b.*\bexperiments?\b|\bmy (experiments|models)\b|\bexperiments?\b.*\b(do i have|have i)\b/i;
+  const OLD_PREDICT =
+    /\bpredict(ion)?s?\b|\bcall\b.*\b(model|api)\b|\bcurl\b|\b(inputs?|columns?|data_cols)\b.*\bmodel\b|\bmodel\b.*\b(inputs?|expects?|takes?)\b|\b(use|run|query) (the|my|this|that|our) ([\w-]+ ){0,3}model\b|\bsend (an? )?(image|values|data)\b/i;
+  const OLD_LIST =
+    /\b(list|show|which|how many|what|all)\b.*\bexperiments?\b|\bmy (experiments|models)\b|\bexperiments?\b.*\b(do i have|have i)\b/i;
   const OLD_MAP50_95 = /\bmap\s*@?\s*(0?\.5|50)\s*[:_-]\s*(0?\.95|95)\b/i;
   const OLD_SNAKE = /[a-z][a-z0-9]*(?:_[a-z0-9]+)+/gi;
   const WORDS = [
-    "call", "model", "models", "api", "inputs", "input", "columns", "data_cols", "expects", "takes", "use", "run", "query", "the", "my", "this",
-    "list", "show", "which", "how many", "what", "all", "experiment", "experiments", "do i have", "have i", "predict", "why", "it", "x-ray",
-    "map", "@", "0.5", ".5", "50", ":", "_", "-", "0.95", "95", "class_too_small", "image_not_found", "a1", "9", "_x", "abc_", "snake_case_word",
+    "call",
+    "model",
+    "models",
+    "api",
+    "inputs",
+    "input",
+    "columns",
+    "data_cols",
+    "expects",
+    "takes",
+    "use",
+    "run",
+    "query",
+    "the",
+    "my",
+    "this",
+    "list",
+    "show",
+    "which",
+    "how many",
+    "what",
+    "all",
+    "experiment",
+    "experiments",
+    "do i have",
+    "have i",
+    "predict",
+    "why",
+    "it",
+    "x-ray",
+    "map",
+    "@",
+    "0.5",
+    ".5",
+    "50",
+    ":",
+    "_",
+    "-",
+    "0.95",
+    "95",
+    "class_too_small",
+    "image_not_found",
+    "a1",
+    "9",
+    "_x",
+    "abc_",
+    "snake_case_word",
   ];
   const GLUE = [" ", "  ", "\t", ", ", "\n", "", "_", "-", "@"];
   const old = (m: string) => ({
@@ -70,7 +134,12 @@ describe("builtin chat: the linear rewrite recognises what the old patterns reco
     map50_95: OLD_MAP50_95.test(m),
     snake: [...m.matchAll(OLD_SNAKE)].map((x) => x[0]),
   });
-  const now = (m: string) => ({ predict: asksHowToPredict(m), list: asksForExperiments(m), map50_95: metricIn(m, glossary) === "map50_95", snake: snakeCaseWords(m) });
+  const now = (m: string) => ({
+    predict: asksHowToPredict(m),
+    list: asksForExperiments(m),
+    map50_95: metricIn(m, glossary) === "map50_95",
+    snake: snakeCaseWords(m),
+  });
 
   it("on 20000 generated messages", () => {
     let predicts = 0;

@@ -3,9 +3,33 @@ import { findExperiments, referenceWords, resolveExperiment, type Candidate } fr
 import { asksForHeatMap, askWhich, heatMapMismatch } from "../../src/chat/builtin/resolve-replies.js";
 
 // Newest first, as the repository lists them: the ultrasound model is the newest, so "newest wins" would pick it.
-const ULTRASOUND: Candidate = { experiment_id: 3, task: "vision", status: "ready", name: "Breast ultrasound", description: null, dataset: "u1/busi_scans/images.zip", label_cols: ["finding"] };
-const PIMA: Candidate = { experiment_id: 2, task: "data", status: "ready", name: "Diabetes (Pima)", description: "onset within five years", dataset: "u1/exp2/pima.zip", label_cols: ["outcome"] };
-const WDBC: Candidate = { experiment_id: 1, task: "data", status: "failed", name: "Breast cancer (WDBC)", description: null, dataset: "u1/exp1/data.zip", label_cols: ["diagnosis"] };
+const ULTRASOUND: Candidate = {
+  experiment_id: 3,
+  task: "vision",
+  status: "ready",
+  name: "Breast ultrasound",
+  description: null,
+  dataset: "u1/busi_scans/images.zip",
+  label_cols: ["finding"],
+};
+const PIMA: Candidate = {
+  experiment_id: 2,
+  task: "data",
+  status: "ready",
+  name: "Diabetes (Pima)",
+  description: "onset within five years",
+  dataset: "u1/exp2/pima.zip",
+  label_cols: ["outcome"],
+};
+const WDBC: Candidate = {
+  experiment_id: 1,
+  task: "data",
+  status: "failed",
+  name: "Breast cancer (WDBC)",
+  description: null,
+  dataset: "u1/exp1/data.zip",
+  label_cols: ["diagnosis"],
+};
 const ALL = [ULTRASOUND, PIMA, WDBC];
 const picked = (message: string, cs = ALL) => {
   const r = resolveExperiment(message, cs);
@@ -30,7 +54,16 @@ describe("resolveExperiment", () => {
   });
 
   it("leaves messages that name nothing to the caller's default", () => {
-    for (const m of ["Can the model run on a GPU?", "Does the chat see the other user's model?", "my tabular model", "How do I call my model?", "what is the best model by AUC?", "list my experiments", "what does recall mean?", "is this one good?"]) {
+    for (const m of [
+      "Can the model run on a GPU?",
+      "Does the chat see the other user's model?",
+      "my tabular model",
+      "How do I call my model?",
+      "what is the best model by AUC?",
+      "list my experiments",
+      "what does recall mean?",
+      "is this one good?",
+    ]) {
       expect(resolveExperiment(m, ALL).kind, m).toBe("none_named");
     }
   });

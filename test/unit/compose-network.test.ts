@@ -29,7 +29,11 @@ function listOf(block: string[], key: string): string[] {
   const at = block.findIndex((l) => l.trim().startsWith(`${key}:`));
   if (at < 0) return [];
   const inline = /:\s*\[(.*)\]\s*$/.exec(block[at]!)?.[1];
-  if (inline !== undefined) return inline.split(",").map((x) => x.trim().replace(/^["']|["']$/g, "")).filter(Boolean);
+  if (inline !== undefined)
+    return inline
+      .split(",")
+      .map((x) => x.trim().replace(/^["']|["']$/g, ""))
+      .filter(Boolean);
   const indent = block[at]!.search(/\S/);
   const items: string[] = [];
   for (const line of block.slice(at + 1)) {
@@ -61,7 +65,10 @@ describe("compose.yaml: what is published, and where", () => {
 
   it("only the proxy is meant for the network: it publishes HTTPS and the http redirect, the api only for this host", () => {
     const proxyPorts = listOf(all.get("proxy")!, "ports");
-    expect(proxyPorts).toEqual(["${BUILDER_BIND:-127.0.0.1}:${BUILDER_HTTPS_PORT:-443}:8443", "${BUILDER_BIND:-127.0.0.1}:${BUILDER_HTTP_PORT:-80}:8080"]);
+    expect(proxyPorts).toEqual([
+      "${BUILDER_BIND:-127.0.0.1}:${BUILDER_HTTPS_PORT:-443}:8443",
+      "${BUILDER_BIND:-127.0.0.1}:${BUILDER_HTTP_PORT:-80}:8080",
+    ]);
     expect(listOf(all.get("api")!, "ports")).toEqual(["${BUILDER_API_BIND:-127.0.0.1}:${BUILDER_PORT:-8080}:8080"]);
     for (const name of ["postgres", "redis", "migrate", "worker", "llm"]) expect(listOf(all.get(name)!, "ports"), name).toEqual([]);
   });

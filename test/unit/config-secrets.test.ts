@@ -44,7 +44,11 @@ describe("configuration: .env.example's placeholders are refused", () => {
   });
 
   it("listed with every other bad variable at once, not after them", () => {
-    const found = problems({ PORT: "http", POSTGRES_PASSWORD: exampleValues.get("POSTGRES_PASSWORD")!, REDIS_PASSWORD: exampleValues.get("REDIS_PASSWORD")! });
+    const found = problems({
+      PORT: "http",
+      POSTGRES_PASSWORD: exampleValues.get("POSTGRES_PASSWORD")!,
+      REDIS_PASSWORD: exampleValues.get("REDIS_PASSWORD")!,
+    });
     expect(found.map((p) => p.split(":")[0]).sort()).toEqual(["PORT", "POSTGRES_PASSWORD", "REDIS_PASSWORD"]);
   });
 
@@ -76,6 +80,7 @@ describe("configuration: TRUST_PROXY", () => {
   });
 
   it("refuses what Express would throw on at start-up, or read as 'trust everyone'", () => {
-    for (const bad of ["true", "everyone", "10.0.0.0/8, proxy.example"]) expect(problems({ TRUST_PROXY: bad })[0], bad).toMatch(/^TRUST_PROXY: /);
+    for (const bad of ["true", "everyone", "10.0.0.0/8, proxy.example"])
+      expect(problems({ TRUST_PROXY: bad })[0], bad).toMatch(/^TRUST_PROXY: /);
   });
 });

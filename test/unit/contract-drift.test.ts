@@ -54,10 +54,20 @@ function specFor(kind: PipelineKind, command: "train" | "evaluate", slot?: Devic
     problem: kind === "detection" ? ("detection" as const) : ("binary" as const),
     split: { seed: 42, train: command === "train" ? ["1"] : [], val: command === "train" ? ["2"] : [], test: ["3"] },
   };
-  return buildSpec(config, { id: "00000000-0000-0000-0000-000000000001" }, studyOf(request, config), prepared, "/work/out", command === "evaluate" ? "/work/source" : undefined, slot);
+  return buildSpec(
+    config,
+    { id: "00000000-0000-0000-0000-000000000001" },
+    studyOf(request, config),
+    prepared,
+    "/work/out",
+    command === "evaluate" ? "/work/source" : undefined,
+    slot,
+  );
 }
 
-const cases = (["tabular", "vision_classification", "detection"] as const).flatMap((k) => (["train", "evaluate"] as const).map((c) => [k, c] as const));
+const cases = (["tabular", "vision_classification", "detection"] as const).flatMap((k) =>
+  (["train", "evaluate"] as const).map((c) => [k, c] as const),
+);
 
 describe("contract drift", () => {
   it.each(cases)("the %s %s spec TypeScript builds satisfies job-spec.schema.json", (kind, command) => {
@@ -103,7 +113,14 @@ describe("contract drift", () => {
     expect(schema.properties.metrics.required).toEqual(["test"]);
     expect(Object.keys(schema.$defs.metrics.properties).sort()).toEqual([...METRIC_NAMES].sort());
     expect(schema.$defs.metric.required).toEqual(["value", "ci_low", "ci_high"]);
-    const provenance: Array<keyof Manifest["provenance"]> = ["dataset_sha256", "seed", "split_counts", "code_version", "time_taken_s", "created_at"];
+    const provenance: Array<keyof Manifest["provenance"]> = [
+      "dataset_sha256",
+      "seed",
+      "split_counts",
+      "code_version",
+      "time_taken_s",
+      "created_at",
+    ];
     expect(schema.properties.provenance.required.sort()).toEqual([...provenance].sort());
     const kinds: PipelineKind[] = ["vision_classification", "detection", "tabular"];
     expect(schema.properties.kind.enum.sort()).toEqual([...kinds].sort());
@@ -117,12 +134,26 @@ describe("contract drift", () => {
     const column: Array<keyof ColumnSpec> = ["name", "type", "codes", "min", "max", "missing", "fill"];
     expect(Object.keys(schema.properties.input.properties.columns.items.properties).sort()).toEqual([...column].sort());
     const served = {
-      schema_version: 1, kind: "tabular", problem: "regression", model_file: "model.onnx", input: { name: "x", columns: [{ name: "age", type: "numeric" }] },
-      outputs: { scores: "scores" }, classes: [{ index: 0, code: "y", name: "y" }], metric: "rmse", metrics: { test: {} },
+      schema_version: 1,
+      kind: "tabular",
+      problem: "regression",
+      model_file: "model.onnx",
+      input: { name: "x", columns: [{ name: "age", type: "numeric" }] },
+      outputs: { scores: "scores" },
+      classes: [{ index: 0, code: "y", name: "y" }],
+      metric: "rmse",
+      metrics: { test: {} },
     };
     expect(checkManifest(served)).toBe(served);
     // A schema rule (enum) and a serving-only rule (one mean per channel) are both enforced at load.
-    const bad = { ...served, kind: "vision_classification", input: { name: "x", image: { width: 8, height: 8, channels: 3, resize: "crop", interpolation: "bilinear", scale: 1, mean: [0], std: [1] } } };
+    const bad = {
+      ...served,
+      kind: "vision_classification",
+      input: {
+        name: "x",
+        image: { width: 8, height: 8, channels: 3, resize: "crop", interpolation: "bilinear", scale: 1, mean: [0], std: [1] },
+      },
+    };
     expect(() => checkManifest(bad)).toThrow(/resize/);
     expect(() => checkManifest({ ...bad, input: { name: "x", image: { ...bad.input.image, resize: "stretch" } } })).toThrow(/mean\/std/);
     // A regression model published before `metric` was required still serves; publishing now requires it.
@@ -147,8 +178,12 @@ describe("contract drift", () => {
     const specs = cases.map(([k, c]) => specFor(k, c));
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "drift-")), "specs.json");
     fs.writeFileSync(file, JSON.stringify(specs));
-    const script = "import json,sys\nfrom builder_pipelines.common.contract import errors\nprint(json.dumps([errors('job-spec', s) for s in json.load(open(sys.argv[1]))]))";
-    const out = execFileSync(python, ["-c", script, file], { cwd: PIPELINES_DIR, env: { ...process.env, PYTHONPATH: PIPELINES_DIR } }).toString();
+    const script =
+      "import json,sys\nfrom builder_pipelines.common.contract import errors\nprint(json.dumps([errors('job-spec', s) for s in json.load(open(sys.argv[1]))]))";
+    const out = execFileSync(python, ["-c", script, file], {
+      cwd: PIPELINES_DIR,
+      env: { ...process.env, PYTHONPATH: PIPELINES_DIR },
+    }).toString();
     expect(JSON.parse(out)).toEqual(specs.map(() => []));
   });
 });

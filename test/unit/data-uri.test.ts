@@ -30,7 +30,12 @@ describe("data: URI payloads (the fast re-encoding check accepts what the full c
     for (const bytes of [png13, png14]) {
       const std = bytes.toString("base64");
       expect(std).toMatch(/[+/]/); // the bytes were chosen so that both alphabets differ
-      for (const payload of [std, std.replace(/=+$/, ""), bytes.toString("base64url"), `${bytes.toString("base64url")}==`.slice(0, std.length)]) {
+      for (const payload of [
+        std,
+        std.replace(/=+$/, ""),
+        bytes.toString("base64url"),
+        `${bytes.toString("base64url")}==`.slice(0, std.length),
+      ]) {
         const r = await fetchImageBytes(uri(payload), ctx);
         expect([payload, r.format, r.bytes.equals(bytes)]).toEqual([payload, "png", true]);
       }
@@ -50,7 +55,14 @@ describe("data: URI payloads (the fast re-encoding check accepts what the full c
 
   it("refuses characters outside base64, wherever they are, and too much padding", async () => {
     const std = png14.toString("base64");
-    for (const bad of [`*${std}`, `${std.slice(0, 8)} ${std.slice(8)}`, `${std.slice(0, 8)}\n${std.slice(8)}`, `${std}*`, `${std}==`, `${std.slice(0, 4)}=${std.slice(4)}`]) {
+    for (const bad of [
+      `*${std}`,
+      `${std.slice(0, 8)} ${std.slice(8)}`,
+      `${std.slice(0, 8)}\n${std.slice(8)}`,
+      `${std}*`,
+      `${std}==`,
+      `${std.slice(0, 4)}=${std.slice(4)}`,
+    ]) {
       expect([bad, await code(fetchImageBytes(uri(bad), ctx))]).toEqual([bad, "invalid_data_uri"]);
     }
   });

@@ -22,12 +22,19 @@ describe("CSV reading", () => {
     expect(r.errors.map((e) => e.code)).toEqual(["csv_header_missing"]);
     const r2 = new ReportBuilder();
     parseCsvText(Buffer.from("a,,a\n1,2,3\n"), r2, "x.csv");
-    expect(r2.errors.map((e) => [e.code, e.row])).toEqual([["csv_header_empty", 1], ["csv_header_duplicate", 1]]);
+    expect(r2.errors.map((e) => [e.code, e.row])).toEqual([
+      ["csv_header_empty", 1],
+      ["csv_header_duplicate", 1],
+    ]);
   });
 
   it("warns about line breaks, tabs, control and invisible characters in column names, naming the column's position (issue 42)", () => {
     const r = new ReportBuilder();
-    const t = parseCsvText(Buffer.from('id,age,"radius\ntouch PWNED #","a\tb","x\u2028y",\u202ename,"esc\u001b[2J",zero\u200bwidth,y\n1,2,3,4,5,6,7,8,0\n'), r, "x.csv");
+    const t = parseCsvText(
+      Buffer.from('id,age,"radius\ntouch PWNED #","a\tb","x\u2028y",\u202ename,"esc\u001b[2J",zero\u200bwidth,y\n1,2,3,4,5,6,7,8,0\n'),
+      r,
+      "x.csv",
+    );
     expect(r.errors).toEqual([]);
     expect(t.header[2]).toBe("radius\ntouch PWNED #"); // kept: the model's inputs must match the file
     const warned = r.warnings.filter((w) => w.code === "csv_header_control_character");
@@ -51,17 +58,28 @@ describe("CSV reading", () => {
     expect(r.errors).toEqual([]);
     expect(t.delimiter).toBe("\t");
     expect(t.header).toEqual(["id", "age at entry", "note", "y"]);
-    expect(t.rows).toEqual([["1", "50,5", "", "0"], ["2", "61", "re-admitted, twice", "1"]]);
+    expect(t.rows).toEqual([
+      ["1", "50,5", "", "0"],
+      ["2", "61", "re-admitted, twice", "1"],
+    ]);
   });
 
   it("reads Excel's other encodings: Windows-1252 with a warning, UTF-16 by its BOM; NUL bytes are not text", () => {
     const cp1252 = new ReportBuilder();
-    const t = parseCsvText(Buffer.concat([Buffer.from("id;fumador;y\n1;S"), Buffer.from([0xed]), Buffer.from(";1\n2;No;0\n")]), cp1252, "x.csv");
+    const t = parseCsvText(
+      Buffer.concat([Buffer.from("id;fumador;y\n1;S"), Buffer.from([0xed]), Buffer.from(";1\n2;No;0\n")]),
+      cp1252,
+      "x.csv",
+    );
     expect(t.rows[0]).toEqual(["1", "S\u00ed", "1"]);
     expect(cp1252.errors).toEqual([]);
     expect(cp1252.warnings.map((w) => w.code)).toEqual(["csv_encoding_guessed"]);
     const utf16 = new ReportBuilder();
-    const u = parseCsvText(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("id\tfumador\ty\r\n1\tS\u00ed\t1\r\n", "utf16le")]), utf16, "x.csv");
+    const u = parseCsvText(
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("id\tfumador\ty\r\n1\tS\u00ed\t1\r\n", "utf16le")]),
+      utf16,
+      "x.csv",
+    );
     expect([u.header, u.rows, u.delimiter, utf16.warnings]).toEqual([["id", "fumador", "y"], [["1", "S\u00ed", "1"]], "\t", []]);
     expect(() => parseCsvText(Buffer.from([0x69, 0x64, 0xe9, 0x00, 0x0a]), new ReportBuilder(), "x.csv")).toThrow(/NUL bytes/);
   });
@@ -166,8 +184,16 @@ describe("patient split", () => {
       { patient: "A", label: "1" },
       { patient: "B", label: "0" },
     ]);
-    expect(strata).toEqual(new Map([["A", "1"], ["B", "0"]]));
-    const reg = patientStrata(Array.from({ length: 30 }, (_, i) => ({ patient: `p${i}`, label: String(i) })), { regression: true });
+    expect(strata).toEqual(
+      new Map([
+        ["A", "1"],
+        ["B", "0"],
+      ]),
+    );
+    const reg = patientStrata(
+      Array.from({ length: 30 }, (_, i) => ({ patient: `p${i}`, label: String(i) })),
+      { regression: true },
+    );
     expect(new Set(reg.values()).size).toBe(5);
     expect(reg.get("p0")).toBe("0");
     expect(reg.get("p29")).toBe("4");
@@ -181,9 +207,16 @@ describe("patient split", () => {
     };
     // HSAUR's plasma table: 32 patients, 6 of them positive, so one positive in test.
     const plasma = warned(patients(32, ["neg", "neg", "neg", "neg", "neg", "pos"]));
-    expect(plasma).toEqual([["small_test_part", "the test part holds 5 patients, 1 of class 'pos', 4 of class 'neg': the test metrics rest on them alone, so read their intervals, and more patients give figures to rely on"]]);
+    expect(plasma).toEqual([
+      [
+        "small_test_part",
+        "the test part holds 5 patients, 1 of class 'pos', 4 of class 'neg': the test metrics rest on them alone, so read their intervals, and more patients give figures to rely on",
+      ],
+    ]);
     expect(warned(patients(200, ["a", "b", "b", "b"]))).toEqual([]); // 7 of 'a' and 23 of 'b' in test
-    expect(warned(patients(60, ["a", "b"]), true)).toEqual([["small_test_part", expect.stringContaining("the test part holds 10 patients:")]]);
+    expect(warned(patients(60, ["a", "b"]), true)).toEqual([
+      ["small_test_part", expect.stringContaining("the test part holds 10 patients:")],
+    ]);
     expect(warned(patients(200, ["a", "b"]), true)).toEqual([]);
   });
 
@@ -204,7 +237,14 @@ describe("zip_gcloud and problem kind", () => {
   });
 
   it("maps the request to the pipeline problem", () => {
-    const base: DatasetTask = { family: "classification", inputs: "images", label_cols: ["y"], images_col: null, data_cols: [], split_col: null };
+    const base: DatasetTask = {
+      family: "classification",
+      inputs: "images",
+      label_cols: ["y"],
+      images_col: null,
+      data_cols: [],
+      split_col: null,
+    };
     expect(problemOf(base, 2)).toBe("binary");
     expect(problemOf(base, 3)).toBe("multiclass");
     expect(problemOf({ ...base, label_cols: ["a", "b"] }, 2)).toBe("multilabel");

@@ -28,7 +28,12 @@ async function attempt(entries: Record<string, Buffer | string>, opts: Record<st
 
 describe("extractZip", () => {
   it("extracts files, skips OS clutter, and finds the one top-level folder", async () => {
-    const { result, error } = await attempt({ "ds/a.csv": "x", "ds/img/b.png": "y", "__MACOSX/ds/._a.csv": "junk", "ds/.DS_Store": "junk" });
+    const { result, error } = await attempt({
+      "ds/a.csv": "x",
+      "ds/img/b.png": "y",
+      "__MACOSX/ds/._a.csv": "junk",
+      "ds/.DS_Store": "junk",
+    });
     expect(error).toBeNull();
     expect(result!.files).toEqual(["ds/a.csv", "ds/img/b.png"]);
     expect(result!.topLevelFolder).toBe("ds");
@@ -41,7 +46,7 @@ describe("extractZip", () => {
     ["absolute path", { "/tmp/evil.txt": "owned" }, {}, "zip_unsafe_path"],
     ["windows drive path", { "C:/evil.txt": "owned" }, {}, "zip_unsafe_path"],
     ["backslash traversal", { "..\\evil.txt": "owned" }, {}, "zip_unsafe_path"],
-    ["symlink", { "link": "/etc/passwd" }, { link: { unixMode: 0o120777 } }, "zip_symlink"],
+    ["symlink", { link: "/etc/passwd" }, { link: { unixMode: 0o120777 } }, "zip_symlink"],
     ["encrypted entry", { "secret.csv": "a,b" }, { "secret.csv": { encryptedFlag: true } }, "zip_encrypted"],
   ] as const)("refuses a %s without writing anything", async (_name, entries, opts, code) => {
     const { error, written } = await attempt(entries as Record<string, string>, opts as Record<string, ZipEntryOptions>);
@@ -56,7 +61,11 @@ describe("extractZip", () => {
   });
 
   it("refuses a zip whose total uncompressed size is over the limit", async () => {
-    const { error, written } = await attempt({ "a.bin": Buffer.alloc(600_000, 1), "b.bin": Buffer.alloc(600_000, 2) }, {}, { ...limits, maxUncompressedBytes: 1_000_000 });
+    const { error, written } = await attempt(
+      { "a.bin": Buffer.alloc(600_000, 1), "b.bin": Buffer.alloc(600_000, 2) },
+      {},
+      { ...limits, maxUncompressedBytes: 1_000_000 },
+    );
     expect(error?.code).toBe("zip_too_large");
     expect(written).toEqual([]);
   });

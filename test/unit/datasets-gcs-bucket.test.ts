@@ -39,7 +39,10 @@ function fakeGcs() {
     req.on("data", (c: Buffer) => chunks.push(c));
     let aborted = false;
     req.on("aborted", () => (aborted = true));
-    await new Promise<void>((r) => { req.on("end", () => r()); req.on("close", () => r()); });
+    await new Promise<void>((r) => {
+      req.on("end", () => r());
+      req.on("close", () => r());
+    });
     const json = (status: number, body: unknown) => {
       res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify(body));
@@ -76,7 +79,9 @@ function fakeGcs() {
     }
     if (req.method === "GET" && (m = p.match(/^\/b\/([^/]+)\/o$/))) {
       const prefix = url.searchParams.get("prefix") ?? "";
-      const items = [...objects].filter(([k]) => k.startsWith(`${m![1]}/${prefix}`)).map(([k, o]) => meta(m![1], k.slice(m![1].length + 1), o));
+      const items = [...objects]
+        .filter(([k]) => k.startsWith(`${m![1]}/${prefix}`))
+        .map(([k, o]) => meta(m![1], k.slice(m![1].length + 1), o));
       return json(200, { kind: "storage#objects", items });
     }
     json(400, { error: { code: 400, message: `fake GCS does not speak ${req.method} ${url.pathname}` } });
@@ -142,7 +147,11 @@ describe("GcsBucket (real @google-cloud/storage client against a local fake of t
   });
 
   it("stores nothing when the size limit stops a write", async () => {
-    const body = Readable.from((function* () { for (let i = 0; i < 100; i++) yield Buffer.alloc(10_000, i); })());
+    const body = Readable.from(
+      (function* () {
+        for (let i = 0; i < 100; i++) yield Buffer.alloc(10_000, i);
+      })(),
+    );
     await expect(bucket.write("u1/exp/big.zip", body, { maxBytes: 50_000 })).rejects.toBeInstanceOf(BucketLimitError);
     await new Promise((r) => setTimeout(r, 100));
     expect(fake.objects.has("builder-test/u1/exp/big.zip")).toBe(false);

@@ -20,7 +20,14 @@ async function prepare(zip: Buffer, request: DatasetTask, split: "train_val_test
   return { out, workDir };
 }
 
-const vision: DatasetTask = { family: "classification", inputs: "images", label_cols: ["label"], images_col: "image", data_cols: [], split_col: null };
+const vision: DatasetTask = {
+  family: "classification",
+  inputs: "images",
+  label_cols: ["label"],
+  images_col: "image",
+  data_cols: [],
+  split_col: null,
+};
 
 describe("prepareDataset", () => {
   it("prepares a good vision zip: table, root without the wrapper folder, patient split", async () => {
@@ -63,14 +70,22 @@ describe("prepareDataset", () => {
     await bucket.write("u/e/d.zip", Readable.from([makeZip(await visionDataset())]));
     const ac = new AbortController();
     ac.abort();
-    await expect(prepareDataset({ bucket, config }, { zipPath: "u/e/d.zip", workDir: tmp(), task: vision, seed: 1, split: "train_val_test", signal: ac.signal })).rejects.toMatchObject({
+    await expect(
+      prepareDataset(
+        { bucket, config },
+        { zipPath: "u/e/d.zip", workDir: tmp(), task: vision, seed: 1, split: "train_val_test", signal: ac.signal },
+      ),
+    ).rejects.toMatchObject({
       name: "AbortError",
     });
   });
 
   it("reports a missing zip with a code instead of throwing", async () => {
     const bucket = new LocalBucket(tmp());
-    const out = await prepareDataset({ bucket, config }, { zipPath: "u/e/none.zip", workDir: tmp(), task: vision, seed: 1, split: "train_val_test" });
+    const out = await prepareDataset(
+      { bucket, config },
+      { zipPath: "u/e/none.zip", workDir: tmp(), task: vision, seed: 1, split: "train_val_test" },
+    );
     expect(out.report.valid).toBe(false);
     expect(out.report.errors[0].code).toBe("zip_not_found");
   });
@@ -79,7 +94,14 @@ describe("prepareDataset", () => {
     const rows = ["\ufeffid;age;sex;y"];
     for (let i = 0; i < 20; i++) rows.push(`${i};${40 + i},5;${i % 2 ? "F" : "M"};${i % 2}`);
     const zip = makeZip({ "data.csv": rows.join("\r\n") + "\r\n" });
-    const { out } = await prepare(zip, { family: "classification", inputs: "table", label_cols: ["y"], data_cols: ["age", "sex"], images_col: null, split_col: null });
+    const { out } = await prepare(zip, {
+      family: "classification",
+      inputs: "table",
+      label_cols: ["y"],
+      data_cols: ["age", "sex"],
+      images_col: null,
+      split_col: null,
+    });
     expect(out.report.errors).toEqual([]);
     expect(out.report.summary.features).toEqual([
       { name: "age", type: "numeric", min: 40.5, max: 59.5, missing: 0 },
@@ -96,7 +118,14 @@ describe("prepareDataset", () => {
     const rows = ["id,age,note,y"];
     for (let i = 0; i < 20; i++) rows.push(`${i},${i % 5 === 0 ? (i % 10 ? "?" : "NA") : 40 + i},${i % 5 === 0 ? "NA" : "ok"},${i % 2}`);
     const zip = makeZip({ "data.csv": rows.join("\n") + "\n" });
-    const { out } = await prepare(zip, { family: "classification", inputs: "table", label_cols: ["y"], data_cols: ["age", "note"], images_col: null, split_col: null });
+    const { out } = await prepare(zip, {
+      family: "classification",
+      inputs: "table",
+      label_cols: ["y"],
+      data_cols: ["age", "note"],
+      images_col: null,
+      split_col: null,
+    });
     expect(out.report.errors).toEqual([]);
     expect(out.report.summary.features).toEqual([
       { name: "age", type: "numeric", min: 41, max: 59, missing: 4 },
@@ -111,21 +140,44 @@ describe("prepareDataset", () => {
   it("regression: numeric labels, problem regression", async () => {
     const rows = ["id,x,y"];
     for (let i = 0; i < 30; i++) rows.push(`${i},${i * 2},${i / 10}`);
-    const { out } = await prepare(makeZip({ "d.csv": rows.join("\n") }), { family: "regression", inputs: "table", label_cols: ["y"], data_cols: ["x"], images_col: null, split_col: null });
+    const { out } = await prepare(makeZip({ "d.csv": rows.join("\n") }), {
+      family: "regression",
+      inputs: "table",
+      label_cols: ["y"],
+      data_cols: ["x"],
+      images_col: null,
+      split_col: null,
+    });
     expect(out.report.valid).toBe(true);
     expect(out.problem).toBe("regression");
     expect(out.report.summary.label_range).toEqual({ min: 0, max: 2.9 });
     expect(out.split!.train.length + out.split!.val.length + out.split!.test.length).toBe(30);
     // With ';' a decimal-comma label is written with a point, so the pipeline reads a number.
     const semi = ["id;x;y", ...Array.from({ length: 12 }, (_, i) => `${i};${i};${i},5`)].join("\n");
-    const s2 = (await prepare(makeZip({ "d.csv": semi }), { family: "regression", inputs: "table", label_cols: ["y"], data_cols: ["x"], images_col: null, split_col: null })).out;
+    const s2 = (
+      await prepare(makeZip({ "d.csv": semi }), {
+        family: "regression",
+        inputs: "table",
+        label_cols: ["y"],
+        data_cols: ["x"],
+        images_col: null,
+        split_col: null,
+      })
+    ).out;
     expect(s2.report.errors).toEqual([]);
     expect(fs.readFileSync(s2.table!, "utf8").split("\r\n")[2]).toBe('"1","1","1.5"');
   });
 
   it("hands the pipeline the cleaned boxes: zero-area left out, overhang clipped, corners ordered", async () => {
     const img = await png(20, 10);
-    const det: DatasetTask = { family: "detection", inputs: "images", label_cols: ["cls"], images_col: "img", data_cols: [], split_col: null };
+    const det: DatasetTask = {
+      family: "detection",
+      inputs: "images",
+      label_cols: ["cls"],
+      images_col: "img",
+      data_cols: [],
+      split_col: null,
+    };
     const rows = ["A,a.png,cell,1,1,5,5", "A,a.png,cell,4,4,4,4", "B,b.png,cell,-2,1,21,9", "B,b.png,cell,9,1,5,5", "C,c.png,cell,3,3,3,7"];
     const zip = makeZip({ "boxes.csv": ["pid,img,cls,x1,y1,x2,y2", ...rows].join("\n"), "a.png": img, "b.png": img, "c.png": img });
     const { out } = await prepare(zip, det);
@@ -142,7 +194,14 @@ describe("prepareDataset", () => {
 
   it("normalises a detection CSV, a VOC and a COCO dataset to one row per box", async () => {
     const img = await png(20, 10);
-    const det: DatasetTask = { family: "detection", inputs: "images", label_cols: ["cls"], images_col: "img", data_cols: [], split_col: null };
+    const det: DatasetTask = {
+      family: "detection",
+      inputs: "images",
+      label_cols: ["cls"],
+      images_col: "img",
+      data_cols: [],
+      split_col: null,
+    };
     const csv = makeZip({
       "boxes.csv": "pid,img,cls,x1,y1,x2,y2\nA,a.png,cell,1,1,5,5\nA,a.png,cell,2,2,8,9\nB,b.png,,,,,\n",
       "a.png": img,
@@ -158,7 +217,8 @@ describe("prepareDataset", () => {
       '"B","b.png","","","","",""',
     ]);
     const voc = makeZip({
-      "Annotations/a.xml": "<annotation><filename>a.png</filename><object><name>wbc</name><bndbox><xmin>1</xmin><ymin>2</ymin><xmax>10</xmax><ymax>9</ymax></bndbox></object></annotation>",
+      "Annotations/a.xml":
+        "<annotation><filename>a.png</filename><object><name>wbc</name><bndbox><xmin>1</xmin><ymin>2</ymin><xmax>10</xmax><ymax>9</ymax></bndbox></object></annotation>",
       "JPEGImages/a.png": img,
     });
     const v = (await prepare(voc, det)).out;
@@ -166,12 +226,22 @@ describe("prepareDataset", () => {
     expect(v.report.summary.format).toBe("voc");
     expect(fs.readFileSync(v.table!, "utf8").split("\r\n")[1]).toBe('"a","JPEGImages/a.png","wbc","1","2","10","9"');
     const coco = makeZip({
-      "ann.json": JSON.stringify({ images: [{ id: 1, file_name: "a.png" }, { id: 2, file_name: "b.png" }], annotations: [{ image_id: 1, category_id: 3, bbox: [1, 1, 4, 5] }], categories: [{ id: 3, name: "rbc" }] }),
+      "ann.json": JSON.stringify({
+        images: [
+          { id: 1, file_name: "a.png" },
+          { id: 2, file_name: "b.png" },
+        ],
+        annotations: [{ image_id: 1, category_id: 3, bbox: [1, 1, 4, 5] }],
+        categories: [{ id: 3, name: "rbc" }],
+      }),
       "images/a.png": img,
       "images/b.png": img,
     });
     const k = (await prepare(coco, det)).out;
     expect(k.report.errors).toEqual([]);
-    expect(fs.readFileSync(k.table!, "utf8").split("\r\n").slice(1, 3)).toEqual(['"a","images/a.png","rbc","1","1","5","6"', '"b","images/b.png","","","","",""']);
+    expect(fs.readFileSync(k.table!, "utf8").split("\r\n").slice(1, 3)).toEqual([
+      '"a","images/a.png","rbc","1","1","5","6"',
+      '"b","images/b.png","","","","",""',
+    ]);
   });
 });

@@ -14,18 +14,34 @@ import { makeZip, visionDataset } from "../helpers/zips.js";
 // (Speed figures: bench/ingest/many-entries.ts.)
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "selective-"));
-const files = (dir: string) => (fs.readdirSync(dir, { recursive: true, withFileTypes: true }) as fs.Dirent[]).filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep).join("/")).sort();
+const files = (dir: string) =>
+  (fs.readdirSync(dir, { recursive: true, withFileTypes: true }) as fs.Dirent[])
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep).join("/"))
+    .sort();
 
 async function prepare(zip: Buffer, task: DatasetTask, env: Record<string, string> = {}) {
   const bucket = new LocalBucket(tmp());
   await bucket.write("u/e/d.zip", Readable.from([zip]));
   const workDir = tmp();
-  const out = await prepareDataset({ bucket, config: parseConfig({ BUILDER_DATA_DIR: os.tmpdir(), ...env }) }, { zipPath: "u/e/d.zip", workDir, task, seed: 7, split: "train_val_test" });
+  const out = await prepareDataset(
+    { bucket, config: parseConfig({ BUILDER_DATA_DIR: os.tmpdir(), ...env }) },
+    { zipPath: "u/e/d.zip", workDir, task, seed: 7, split: "train_val_test" },
+  );
   return { out, extracted: fs.existsSync(path.join(workDir, "dataset")) ? files(path.join(workDir, "dataset")) : [] };
 }
 
-const csv = ["id,label,f1,f2", ...Array.from({ length: 60 }, (_, i) => `${i},${i % 2 ? "M" : "B"},${(i * 7) % 13},${(i * 3) % 11}`)].join("\n") + "\n";
-const data: DatasetTask = { family: "classification", inputs: "table", label_cols: ["label"], images_col: null, data_cols: ["f1", "f2"], split_col: null };
+const csv =
+  ["id,label,f1,f2", ...Array.from({ length: 60 }, (_, i) => `${i},${i % 2 ? "M" : "B"},${(i * 7) % 13},${(i * 3) % 11}`)].join("\n") +
+  "\n";
+const data: DatasetTask = {
+  family: "classification",
+  inputs: "table",
+  label_cols: ["label"],
+  images_col: null,
+  data_cols: ["f1", "f2"],
+  split_col: null,
+};
 const noise = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`notes/n${i}.txt`, "x"]));
 
 describe("selective extraction", () => {
@@ -46,7 +62,14 @@ describe("selective extraction", () => {
   it("a vision task writes the CSV and the images it names, not the unreferenced ones", async () => {
     const entries = await visionDataset({ top: "study/" });
     const zip = makeZip({ ...entries, "study/extra/unused_1.png": entries["study/images/p0_0.png"], "study/notes.txt": "x" });
-    const { out, extracted } = await prepare(zip, { family: "classification", inputs: "images", label_cols: ["label"], images_col: "image", data_cols: [], split_col: null });
+    const { out, extracted } = await prepare(zip, {
+      family: "classification",
+      inputs: "images",
+      label_cols: ["label"],
+      images_col: "image",
+      data_cols: [],
+      split_col: null,
+    });
     expect(out.report.valid).toBe(true);
     expect(out.report.summary.unreferenced_images).toBe(1);
     const named = Object.keys(entries).filter((n) => n.endsWith(".png"));

@@ -24,15 +24,38 @@ function run(r: SplitColumnRow[], labelCols: string[] = []) {
 
 describe("splitFromColumn", () => {
   it("reads train / validation / val / test in any case and with spaces, one part per patient", () => {
-    expect(["train", "TRAIN", " Validation ", "val", "VAL", "Test"].map(splitPartOf)).toEqual(["train", "train", "val", "val", "val", "test"]);
+    expect(["train", "TRAIN", " Validation ", "val", "VAL", "Test"].map(splitPartOf)).toEqual([
+      "train",
+      "train",
+      "val",
+      "val",
+      "val",
+      "test",
+    ]);
     expect(["", "unassigned", "training", "valid", "tests"].map(splitPartOf)).toEqual([null, null, null, null, null]);
-    const { split, report } = run(rows([["b", "TRAIN"], ["a", "train"], ["a", "Train"], ["c", "VALIDATION"], ["d", "val"], ["e", "test"]]));
+    const { split, report } = run(
+      rows([
+        ["b", "TRAIN"],
+        ["a", "train"],
+        ["a", "Train"],
+        ["c", "VALIDATION"],
+        ["d", "val"],
+        ["e", "test"],
+      ]),
+    );
     expect(report.errors).toEqual([]);
     expect(split).toEqual({ seed: 5, train: ["a", "b"], val: ["c", "d"], test: ["e"] });
   });
 
   it("refuses a value that is not a part, naming the row and the column", () => {
-    const { split, report } = run(rows([["a", "train"], ["b", "holdout"], ["c", ""], ["d", "test"]]));
+    const { split, report } = run(
+      rows([
+        ["a", "train"],
+        ["b", "holdout"],
+        ["c", ""],
+        ["d", "test"],
+      ]),
+    );
     expect(split).toBeNull();
     expect(report.errors).toHaveLength(2);
     expect(report.errors[0]).toMatchObject({ code: "split_value_invalid", row: 3, column: "ml_use" });
@@ -42,7 +65,16 @@ describe("splitFromColumn", () => {
   });
 
   it("refuses a patient whose rows name different parts, once per patient, naming the patient, both rows and the column", () => {
-    const { split, report } = run(rows([["a", "train"], ["p7", "train"], ["b", "val"], ["p7", "test"], ["p7", "val"], ["c", "test"]]));
+    const { split, report } = run(
+      rows([
+        ["a", "train"],
+        ["p7", "train"],
+        ["b", "val"],
+        ["p7", "test"],
+        ["p7", "val"],
+        ["c", "test"],
+      ]),
+    );
     expect(split).toBeNull();
     expect(report.errors).toHaveLength(1);
     expect(report.errors[0]).toMatchObject({ code: "split_patient_mixed", row: 5, column: "ml_use" });
@@ -50,14 +82,29 @@ describe("splitFromColumn", () => {
   });
 
   it("needs a patient in each of train, validation and test", () => {
-    const { split, report } = run(rows([["a", "train"], ["b", "train"], ["c", "test"]]));
+    const { split, report } = run(
+      rows([
+        ["a", "train"],
+        ["b", "train"],
+        ["c", "test"],
+      ]),
+    );
     expect(split).toBeNull();
     expect(report.errors).toEqual([expect.objectContaining({ code: "split_part_empty", column: "ml_use" })]);
     expect(report.errors[0].message).toContain("no patient in validation");
   });
 
   it("warns when a class has no patient in a part", () => {
-    const { split, report } = run(rows([["a", "train", "x"], ["b", "train", "y"], ["c", "val", "x"], ["d", "val", "y"], ["e", "test", "x"]]), ["label"]);
+    const { split, report } = run(
+      rows([
+        ["a", "train", "x"],
+        ["b", "train", "y"],
+        ["c", "val", "x"],
+        ["d", "val", "y"],
+        ["e", "test", "x"],
+      ]),
+      ["label"],
+    );
     expect(split).not.toBeNull();
     expect(report.warnings).toEqual([expect.objectContaining({ code: "split_class_missing", column: "ml_use" })]);
     expect(report.warnings[0].message).toBe("class 'y' of 'label' has no patient in test of the split column 'ml_use'");
@@ -70,11 +117,22 @@ const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "split-col-"));
 /** A zip with the CSV and a small image for each path it names (column 2). */
 async function prepare(csv: string, request: Partial<DatasetTask>) {
   const entries: Record<string, Buffer | string> = { "labels.csv": csv };
-  const names = csv.split("\n").slice(1).map((line) => line.split(",")[1]);
+  const names = csv
+    .split("\n")
+    .slice(1)
+    .map((line) => line.split(",")[1]);
   for (const [i, name] of names.entries()) entries[name] = await png(8, 8, 1, i);
   const bucket = new LocalBucket(tmp());
   await bucket.write("u/e/d.zip", Readable.from([makeZip(entries)]));
-  const full: DatasetTask = { family: "classification", inputs: "images", label_cols: ["label"], images_col: "image", data_cols: [], split_col: null, ...request };
+  const full: DatasetTask = {
+    family: "classification",
+    inputs: "images",
+    label_cols: ["label"],
+    images_col: "image",
+    data_cols: [],
+    split_col: null,
+    ...request,
+  };
   return prepareDataset({ bucket, config }, { zipPath: "u/e/d.zip", workDir: tmp(), task: full, seed: 3, split: "train_val_test" });
 }
 
@@ -130,14 +188,27 @@ describe("prepareDataset with split_col", () => {
     expect((await prepare(small, {})).report.errors.map((e) => e.code)).toContain("class_too_small");
     const own = await prepare(small, { split_col: "ml_use" });
     expect(own.report.errors).toEqual([]);
-    expect(own.report.warnings).toContainEqual(expect.objectContaining({ code: "split_class_missing", message: expect.stringContaining("class '2' of 'label' has no patient in validation") }));
+    expect(own.report.warnings).toContainEqual(
+      expect.objectContaining({
+        code: "split_class_missing",
+        message: expect.stringContaining("class '2' of 'label' has no patient in validation"),
+      }),
+    );
   });
 });
 
 describe("split_col in the experiment request", () => {
   const base = {
-    zip_gcloud: "u/e/d.zip", label_cols: ["label"], images_col: "image", model_type: 0, optimization_type: 1, experiment_id: 1,
-    user_id: "u", study_type: "Builder", task: "vision", optimization_metric: "AUC",
+    zip_gcloud: "u/e/d.zip",
+    label_cols: ["label"],
+    images_col: "image",
+    model_type: 0,
+    optimization_type: 1,
+    experiment_id: 1,
+    user_id: "u",
+    study_type: "Builder",
+    task: "vision",
+    optimization_metric: "AUC",
   };
   it("is optional, a non-empty column name, and refused for detection and Retrospective studies", () => {
     expect(experimentRequestSchema.parse({ ...base, split_col: "ml_use" }).split_col).toBe("ml_use");

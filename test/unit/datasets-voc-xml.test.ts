@@ -7,7 +7,25 @@ import { generatedMessages } from "../helpers/generated-text.js";
 const oldTag = (xml: string, name: string) => xml.match(new RegExp(`<${name}>\\s*([^<]*?)\\s*</${name}>`))?.[1];
 const oldObjects = (xml: string) => xml.match(/<object>[\s\S]*?<\/object>/g) ?? [];
 
-const PIECES = ["<object>", "</object>", "<name>", "</name>", "<xmin>", "</xmin>", "RBC", "12", " ", "  ", "\n", "\t", "<", ">", "/", "name", "x y"];
+const PIECES = [
+  "<object>",
+  "</object>",
+  "<name>",
+  "</name>",
+  "<xmin>",
+  "</xmin>",
+  "RBC",
+  "12",
+  " ",
+  "  ",
+  "\n",
+  "\t",
+  "<",
+  ">",
+  "/",
+  "name",
+  "x y",
+];
 
 describe("VOC XML lookups", () => {
   it("find what the old regexes found, on 20000 generated documents", () => {
@@ -23,7 +41,8 @@ describe("VOC XML lookups", () => {
   });
 
   it("read a real annotation", () => {
-    const xml = "<annotation><filename> a.jpg </filename><object>\n <name>WBC</name><bndbox><xmin> 3 </xmin></bndbox></object><object><name>RBC</name></object></annotation>";
+    const xml =
+      "<annotation><filename> a.jpg </filename><object>\n <name>WBC</name><bndbox><xmin> 3 </xmin></bndbox></object><object><name>RBC</name></object></annotation>";
     expect(tag(xml, "filename")).toBe("a.jpg");
     expect(objectElements(xml).map((o) => tag(o, "name"))).toEqual(["WBC", "RBC"]);
     expect(tag(objectElements(xml)[0], "xmin")).toBe("3");

@@ -30,7 +30,8 @@ function countingRepo() {
 function reader(stream: AsyncGenerator<unknown>) {
   const seqs: number[] = [];
   const done = (async () => {
-    for await (const item of stream) if (item && typeof item === "object" && "event" in item) seqs.push((item as { event: EventRow }).event.seq);
+    for await (const item of stream)
+      if (item && typeof item === "object" && "event" in item) seqs.push((item as { event: EventRow }).event.seq);
   })();
   return { seqs, done };
 }
@@ -49,7 +50,9 @@ describe("one shared poller per experiment", () => {
     const hub = new ExperimentEventHub(repo, { pollMs: 500, autoPoll: false });
     const gone = new AbortController();
     setMaxListeners(200, gone.signal); // one signal for all 100 readers here; a server gives each stream its own
-    const readers = Array.from({ length: 100 }, () => reader(experimentEventStream(hub, repo, row, 0, { signal: gone.signal, ...forever })));
+    const readers = Array.from({ length: 100 }, () =>
+      reader(experimentEventStream(hub, repo, row, 0, { signal: gone.signal, ...forever })),
+    );
     await settle();
     expect(hub.activePollers).toBe(1);
     expect(repo.reads).toBe(0); // joining reads nothing: the poller's reads are everyone's
@@ -106,7 +109,9 @@ describe("one shared poller per experiment", () => {
     const hub = new ExperimentEventHub(repo, { pollMs: 500, autoPoll: false });
     const gone = new AbortController();
     const other = { id: "00000000-0000-0000-0000-000000000002" } as ExperimentRow;
-    const readers = [row, row, other, other, other].map((r) => reader(experimentEventStream(hub, repo, r, 0, { signal: gone.signal, ...forever })));
+    const readers = [row, row, other, other, other].map((r) =>
+      reader(experimentEventStream(hub, repo, r, 0, { signal: gone.signal, ...forever })),
+    );
     await settle();
     expect(hub.activePollers).toBe(2);
     await hub.pollOnce(row.id);

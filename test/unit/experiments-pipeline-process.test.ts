@@ -41,7 +41,9 @@ const alive = (marker: string) => {
 describe("pipeline process boundary", () => {
   it("passes schema-valid events and reads the result, keeping stderr in the log", async () => {
     const events: unknown[] = [];
-    const py = fakePython(`echo '{"type":"progress","stage":"training","progress":0.5,"epoch":1}'\necho 'a log line' >&2\necho '{"type":"result","manifest":"manifest.json"}'`);
+    const py = fakePython(
+      `echo '{"type":"progress","stage":"training","progress":0.5,"epoch":1}'\necho 'a log line' >&2\necho '{"type":"result","manifest":"manifest.json"}'`,
+    );
     const out = await runPipeline(base(py, { onEvent: (e) => events.push(e) }));
     expect(out).toEqual({ kind: "ok", manifest: "manifest.json" });
     expect(events).toHaveLength(2);
@@ -50,7 +52,9 @@ describe("pipeline process boundary", () => {
 
   it("runs the process in its device slot: CUDA_VISIBLE_DEVICES and thread counts from the slot reach it", async () => {
     const [slot] = planSlots([{ index: "3", id: "GPU-abc", name: "fake GPU", memoryMiB: null }], { slots: 2, cpus: 6 });
-    const py = fakePython(`echo "visible=[$CUDA_VISIBLE_DEVICES] omp=$OMP_NUM_THREADS" >&2\necho '{"type":"result","manifest":"manifest.json"}'`);
+    const py = fakePython(
+      `echo "visible=[$CUDA_VISIBLE_DEVICES] omp=$OMP_NUM_THREADS" >&2\necho '{"type":"result","manifest":"manifest.json"}'`,
+    );
     const logFile = path.join(dir, "slot.log");
     expect((await runPipeline(base(py, { logFile, env: slotEnv(slot!) }))).kind).toBe("ok");
     expect(fs.readFileSync(logFile, "utf8")).toContain("visible=[GPU-abc] omp=3");
@@ -75,7 +79,9 @@ describe("pipeline process boundary", () => {
   });
 
   it("maps exit codes: 3 = data error with the pipeline's message, 1 = failure", async () => {
-    const data = await runPipeline(base(fakePython(`echo '{"type":"log","level":"error","message":"label column has one class"}'\nexit 3`)));
+    const data = await runPipeline(
+      base(fakePython(`echo '{"type":"log","level":"error","message":"label column has one class"}'\nexit 3`)),
+    );
     expect(data).toEqual({ kind: "data_error", message: "label column has one class" });
     expect((await runPipeline(base(fakePython("exit 1")))).kind).toBe("error");
     expect((await runPipeline(base(fakePython("exit 0")))).kind).toBe("contract_error");
@@ -84,7 +90,9 @@ describe("pipeline process boundary", () => {
   it("cancel: a process that ignores SIGTERM is SIGKILLed with its whole group within the grace", async () => {
     const marker = `stubborn-${Date.now()}`;
     // The grandchild carries the marker on its command line, so pgrep can see whether the group kill reached it.
-    const py = fakePython(`trap '' TERM\nbash -c "trap '' TERM; sleep 60; echo ${marker}" &\necho '{"type":"progress","stage":"training","progress":0.1}'\nwhile true; do sleep 0.1; done`);
+    const py = fakePython(
+      `trap '' TERM\nbash -c "trap '' TERM; sleep 60; echo ${marker}" &\necho '{"type":"progress","stage":"training","progress":0.1}'\nwhile true; do sleep 0.1; done`,
+    );
     const controller = new AbortController();
     let started!: () => void;
     const running = new Promise<void>((r) => (started = r));
@@ -114,7 +122,12 @@ describe("callback", () => {
     const result = await deliverCallback(
       "https://example.test/hook",
       { experiment_id: 1, user_id: "u", status: "ready", at: "now" },
-      { secret: "0123456789abcdef", logger: createLogger("silent"), baseDelayMs: 5, send: async (_url, init) => (seen.push(init), { status: statuses[seen.length - 1] }) },
+      {
+        secret: "0123456789abcdef",
+        logger: createLogger("silent"),
+        baseDelayMs: 5,
+        send: async (_url, init) => (seen.push(init), { status: statuses[seen.length - 1] }),
+      },
     );
     expect(result).toMatchObject({ delivered: true, attempts: 3 });
     const sig = seen[2].headers["x-builder-signature"];
@@ -125,7 +138,11 @@ describe("callback", () => {
 
   it("does not retry a 4xx answer", async () => {
     let calls = 0;
-    const result = await deliverCallback("https://example.test/hook", { experiment_id: 1, user_id: "u", status: "failed", at: "now" }, { secret: "0123456789abcdef", logger: createLogger("silent"), baseDelayMs: 5, send: async () => (calls++, { status: 410 }) });
+    const result = await deliverCallback(
+      "https://example.test/hook",
+      { experiment_id: 1, user_id: "u", status: "failed", at: "now" },
+      { secret: "0123456789abcdef", logger: createLogger("silent"), baseDelayMs: 5, send: async () => (calls++, { status: 410 }) },
+    );
     expect(result.delivered).toBe(false);
     expect(calls).toBe(1);
   });

@@ -42,7 +42,19 @@ describe("experiment request", () => {
     });
     expect(res.success).toBe(false);
     const fields = new Set(res.error!.issues.map((i) => i.path.join(".") || (i as { keys?: string[] }).keys?.join(",")));
-    for (const f of ["zip_gcloud", "label_cols", "model_type", "optimization_type", "experiment_id", "user_id", "study_type", "task", "optimization_metric", "type_of_experiment", "surprise"]) {
+    for (const f of [
+      "zip_gcloud",
+      "label_cols",
+      "model_type",
+      "optimization_type",
+      "experiment_id",
+      "user_id",
+      "study_type",
+      "task",
+      "optimization_metric",
+      "type_of_experiment",
+      "surprise",
+    ]) {
       expect(fields).toContain(f);
     }
   });
@@ -60,7 +72,15 @@ describe("experiment request", () => {
 
   it("hashes the normalised request: key order, case of study_type, token and nulls do not matter", () => {
     const a = withoutToken(experimentRequestSchema.parse(valid));
-    const b = withoutToken(experimentRequestSchema.parse({ ...Object.fromEntries(Object.entries(valid).reverse()), study_type: "builder", user_token: "other", images_col: null, type_of_experiment: "classification" }));
+    const b = withoutToken(
+      experimentRequestSchema.parse({
+        ...Object.fromEntries(Object.entries(valid).reverse()),
+        study_type: "builder",
+        user_token: "other",
+        images_col: null,
+        type_of_experiment: "classification",
+      }),
+    );
     expect(requestHash(a)).toBe(requestHash(b));
     const c = withoutToken(experimentRequestSchema.parse({ ...valid, optimization_type: 0 }));
     expect(requestHash(c)).not.toBe(requestHash(a));

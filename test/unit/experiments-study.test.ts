@@ -25,20 +25,42 @@ const request = (over: Record<string, unknown> = {}) => withoutToken(experimentR
 describe("study: the request translated once", () => {
   it("classification: selected on the requested metric, thresholds for the same metric", () => {
     const study = studyOf(request(), config);
-    expect(study).toMatchObject({ command: "train", kind: "tabular", family: "classification", metric: "precision", threshold_metric: "precision" });
+    expect(study).toMatchObject({
+      command: "train",
+      kind: "tabular",
+      family: "classification",
+      metric: "precision",
+      threshold_metric: "precision",
+    });
     expect(study.zip_path).toBe("u/e/data.zip");
-    expect(study.dataset).toEqual({ family: "classification", inputs: "table", label_cols: ["y"], images_col: null, data_cols: ["a", "b"], split_col: null });
+    expect(study.dataset).toEqual({
+      family: "classification",
+      inputs: "table",
+      label_cols: ["y"],
+      images_col: null,
+      data_cols: ["a", "b"],
+      split_col: null,
+    });
   });
 
   it("regression: optimization_metric is accepted and not used; selected on rmse with no thresholds", () => {
     for (const m of ["AUC", "F-macro", "Precision", "Recall"]) {
       const study = studyOf(request({ model_type: 1, optimization_metric: m }), config);
-      expect([study.family, study.metric, study.threshold_metric, study.dataset.family]).toEqual(["regression", "rmse", null, "regression"]);
+      expect([study.family, study.metric, study.threshold_metric, study.dataset.family]).toEqual([
+        "regression",
+        "rmse",
+        null,
+        "regression",
+      ]);
     }
   });
 
   it("detection: selected on map50; the score threshold follows Precision/Recall, and F1 for F-macro and AUC", () => {
-    const det = (m: string) => studyOf(request({ task: "vision", images_col: "img", data_cols: undefined, type_of_experiment: "detection", optimization_metric: m }), config);
+    const det = (m: string) =>
+      studyOf(
+        request({ task: "vision", images_col: "img", data_cols: undefined, type_of_experiment: "detection", optimization_metric: m }),
+        config,
+      );
     expect([det("Recall").metric, det("Recall").threshold_metric]).toEqual(["map50", "recall"]);
     expect(det("AUC").threshold_metric).toBe("f_macro");
     expect(det("F-macro").threshold_metric).toBe("f_macro");

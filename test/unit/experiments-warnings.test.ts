@@ -9,7 +9,17 @@ const healthy: WarningInputs = {
   metric: "auc",
   test: { auc: iv(0.85), ece: iv(0.05), sensitivity: iv(0.8), specificity: iv(0.82) },
   validation: { auc: iv(0.88) },
-  clinical: { confusion_matrix: { labels: ["B", "M"], counts: [[40, 8], [6, 30]] }, test_patients_per_class: { B: 48, M: 36 }, strongest_feature: { name: "radius", auc: 0.9 } },
+  clinical: {
+    confusion_matrix: {
+      labels: ["B", "M"],
+      counts: [
+        [40, 8],
+        [6, 30],
+      ],
+    },
+    test_patients_per_class: { B: 48, M: 36 },
+    strongest_feature: { name: "radius", auc: 0.9 },
+  },
   classCounts: { B: 357, M: 212 },
   testPatients: 84,
 };
@@ -35,16 +45,33 @@ describe("result warnings", () => {
     // WDBC's 1.000 (1.000-1.000) on 86 patients: leakage check and a zero-width interval.
     expect(codes(perfect)).toEqual(["perfect_score_check_leakage", "test_set_too_small"]);
     expect(resultWarnings(perfect)[1].message).toMatch(/The 95% interval of AUC has no width \(1\.000 to 1\.000\)/);
-    const leak = { ...healthy, clinical: { ...healthy.clinical!, strongest_feature: { name: "biopsy_code", auc: RULES.leakingFeatureAuc } } };
+    const leak = {
+      ...healthy,
+      clinical: { ...healthy.clinical!, strongest_feature: { name: "biopsy_code", auc: RULES.leakingFeatureAuc } },
+    };
     expect(codes(leak)).toEqual(["perfect_score_check_leakage"]);
-    expect(resultWarnings(leak)[0].message).toContain("The column 'biopsy_code' alone separates the classes (AUC 0.990 on the training rows)");
+    expect(resultWarnings(leak)[0].message).toContain(
+      "The column 'biopsy_code' alone separates the classes (AUC 0.990 on the training rows)",
+    );
   });
 
   it("test_set_too_small: fewer than 10 test patients of a class; regression under 20 test patients", () => {
     const few = { ...healthy, clinical: { ...healthy.clinical!, test_patients_per_class: { B: 30, M: 9 } } };
-    expect(resultWarnings(few)).toEqual([expect.objectContaining({ code: "test_set_too_small", severity: "caution", message: expect.stringContaining("only 9 patients with 'M'") })]);
+    expect(resultWarnings(few)).toEqual([
+      expect.objectContaining({
+        code: "test_set_too_small",
+        severity: "caution",
+        message: expect.stringContaining("only 9 patients with 'M'"),
+      }),
+    ]);
     expect(codes({ ...healthy, clinical: { ...healthy.clinical!, test_patients_per_class: { B: 30, M: 10 } } })).toEqual([]);
-    const regression: WarningInputs = { problem: "regression", metric: "rmse", test: { rmse: iv(2), r2: iv(0.6) }, validation: { rmse: iv(1.9) }, testPatients: 19 };
+    const regression: WarningInputs = {
+      problem: "regression",
+      metric: "rmse",
+      test: { rmse: iv(2), r2: iv(0.6) },
+      validation: { rmse: iv(1.9) },
+      testPatients: 19,
+    };
     expect(codes(regression)).toEqual(["test_set_too_small"]);
     expect(codes({ ...regression, testPatients: 20 })).toEqual([]);
   });
@@ -52,7 +79,13 @@ describe("result warnings", () => {
   it("overfitting: validation above test by more than 0.10 (regression: test RMSE over 1.5 x validation)", () => {
     expect(codes({ ...healthy, validation: { auc: iv(0.96) } })).toEqual(["overfitting"]);
     expect(codes({ ...healthy, validation: { auc: iv(0.95) } })).toEqual([]);
-    const regression: WarningInputs = { problem: "regression", metric: "rmse", test: { rmse: iv(3.1) }, validation: { rmse: iv(2) }, testPatients: 50 };
+    const regression: WarningInputs = {
+      problem: "regression",
+      metric: "rmse",
+      test: { rmse: iv(3.1) },
+      validation: { rmse: iv(2) },
+      testPatients: 50,
+    };
     expect(codes(regression)).toEqual(["overfitting"]);
     expect(codes({ ...regression, test: { rmse: iv(3) } })).toEqual([]);
   });
@@ -60,13 +93,21 @@ describe("result warnings", () => {
   it("poor_calibration above an ECE of 0.10; class_imbalance under 10% of rows", () => {
     expect(codes({ ...healthy, test: { ...healthy.test, ece: iv(0.11) } })).toEqual(["poor_calibration"]);
     expect(codes({ ...healthy, test: { ...healthy.test, ece: iv(0.1) } })).toEqual([]);
-    expect(resultWarnings({ ...healthy, classCounts: { B: 950, M: 99 } })).toEqual([expect.objectContaining({ code: "class_imbalance", severity: "info", message: expect.stringContaining("Only 9.4% of the rows (99 of 1049) have 'M'") })]);
+    expect(resultWarnings({ ...healthy, classCounts: { B: 950, M: 99 } })).toEqual([
+      expect.objectContaining({
+        code: "class_imbalance",
+        severity: "info",
+        message: expect.stringContaining("Only 9.4% of the rows (99 of 1049) have 'M'"),
+      }),
+    ]);
     expect(codes({ ...healthy, classCounts: { B: 900, M: 100 } })).toEqual([]);
   });
 
   it("reads a stored manifest and dataset report; a model published before issue 37 gets the rules it can", () => {
     const manifest = { problem: "binary", metric: "auc", metrics: { test: { auc: iv(0.6, 0.45, 0.75) }, validation: { auc: iv(0.9) } } };
-    expect(warningsOf(manifest, { summary: { class_counts: { diagnosis: { B: 100, M: 90 } }, split: { test: 30 } } }).map((w) => w.code)).toEqual(["no_better_than_chance", "overfitting"]);
+    expect(
+      warningsOf(manifest, { summary: { class_counts: { diagnosis: { B: 100, M: 90 } }, split: { test: 30 } } }).map((w) => w.code),
+    ).toEqual(["no_better_than_chance", "overfitting"]);
     expect(warningsOf(undefined, null)).toEqual([]);
   });
 });

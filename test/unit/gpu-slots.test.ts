@@ -57,7 +57,12 @@ describe("slot assignment", () => {
       ["cuda", "0", 8],
       ["cuda", "1", 8],
     ]);
-    expect(slotEnv(slots[1]!)).toEqual({ CUDA_VISIBLE_DEVICES: gpus[1]!.id, OMP_NUM_THREADS: "8", MKL_NUM_THREADS: "8", OPENBLAS_NUM_THREADS: "8" });
+    expect(slotEnv(slots[1]!)).toEqual({
+      CUDA_VISIBLE_DEVICES: gpus[1]!.id,
+      OMP_NUM_THREADS: "8",
+      MKL_NUM_THREADS: "8",
+      OPENBLAS_NUM_THREADS: "8",
+    });
   });
 
   it("BUILDER_GPU_SLOTS beyond the GPU count shares the GPUs round-robin", () => {
@@ -79,7 +84,11 @@ describe("slot assignment", () => {
   it("deviceSlotPool reads the environment and nvidia-smi", () => {
     const pool = deviceSlotPool(undefined, { CUDA_VISIBLE_DEVICES: "1" }, smi(TWO_GPUS));
     expect(pool.size).toBe(1);
-    expect(pool.describe()[0]).toMatchObject({ device: "cuda", gpu: { index: "1", name: "NVIDIA H100 80GB HBM3", memory_mib: 81559 }, busy: false });
+    expect(pool.describe()[0]).toMatchObject({
+      device: "cuda",
+      gpu: { index: "1", name: "NVIDIA H100 80GB HBM3", memory_mib: 81559 },
+      busy: false,
+    });
   });
 });
 

@@ -5,7 +5,14 @@ import type { PreparedDataset } from "../../src/datasets/types.js";
 // The request's positive_class against the checked dataset, before any training (the experiment ends invalid_dataset).
 
 const prepared = (problem: PreparedDataset["problem"], counts: Record<string, number>): PreparedDataset => ({
-  report: { valid: true, errors: [], warnings: [], errors_omitted: 0, warnings_omitted: 0, summary: { class_counts: { diagnosis: counts } } },
+  report: {
+    valid: true,
+    errors: [],
+    warnings: [],
+    errors_omitted: 0,
+    warnings_omitted: 0,
+    summary: { class_counts: { diagnosis: counts } },
+  },
   sha256: "00",
   labelCols: ["diagnosis"],
   problem,
@@ -31,7 +38,8 @@ describe("positive_class against the dataset", () => {
   it("refuses a label with more than two values: each class is reported one against the rest", () => {
     expect(positiveClassProblem("a", prepared("multiclass", { a: 1, b: 2, c: 3 }))).toMatchObject({
       code: "positive_class_not_binary",
-      message: "positive_class is for a label with two values; the label column 'diagnosis' holds 3 (a, b, c), so every class is reported one against the rest",
+      message:
+        "positive_class is for a label with two values; the label column 'diagnosis' holds 3 (a, b, c), so every class is reported one against the rest",
     });
   });
 });

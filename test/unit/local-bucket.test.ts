@@ -34,7 +34,9 @@ describe("LocalBucket", () => {
   it("leaves nothing behind when a write exceeds the limit", async () => {
     const root = tmp();
     const bucket = new LocalBucket(root);
-    await expect(bucket.write("u/e/big.zip", Readable.from([Buffer.alloc(1000)]), { maxBytes: 10 })).rejects.toBeInstanceOf(BucketLimitError);
+    await expect(bucket.write("u/e/big.zip", Readable.from([Buffer.alloc(1000)]), { maxBytes: 10 })).rejects.toBeInstanceOf(
+      BucketLimitError,
+    );
     expect(await bucket.stat("u/e/big.zip")).toBeNull();
     expect(fs.readdirSync(path.join(root, "u", "e"))).toEqual([]);
   });

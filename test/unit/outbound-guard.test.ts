@@ -72,17 +72,26 @@ describe("outbound guard", () => {
   afterAll(() => guard.close());
 
   it.each(HOSTILE)("refuses %s with %s", async (url, code) => {
-    const err = await guard.fetch(url).then(() => null, (e) => e);
+    const err = await guard.fetch(url).then(
+      () => null,
+      (e) => e,
+    );
     expect(err?.code).toBe(code);
     expect(err.status).toBeGreaterThanOrEqual(400);
     expect(err.status).toBeLessThan(500);
   });
 
   it("tells that a private address (a hospital's PACS) can be allowed by the operator, and never offers it for metadata", async () => {
-    const pacs = await guard.fetch("http://10.1.2.3/studies/1").then(() => null, (e) => e);
+    const pacs = await guard.fetch("http://10.1.2.3/studies/1").then(
+      () => null,
+      (e) => e,
+    );
     expect(pacs?.code).toBe("blocked_address");
     expect(pacs.message).toContain("FETCH_ALLOW_HOSTS");
-    const metadata = await guard.fetch("http://169.254.169.254/latest/meta-data/").then(() => null, (e) => e);
+    const metadata = await guard.fetch("http://169.254.169.254/latest/meta-data/").then(
+      () => null,
+      (e) => e,
+    );
     expect(metadata?.code).toBe("blocked_address");
     expect(metadata.message).not.toContain("FETCH_ALLOW_HOSTS");
   });
@@ -115,7 +124,9 @@ describe("outbound guard against a live local server", () => {
   let png: Buffer;
 
   beforeAll(async () => {
-    png = await sharp({ create: { width: 8, height: 6, channels: 3, background: "#336699" } }).png().toBuffer();
+    png = await sharp({ create: { width: 8, height: 6, channels: 3, background: "#336699" } })
+      .png()
+      .toBuffer();
     server = http.createServer((req, res) => {
       const url = new URL(req.url!, "http://x");
       const p = url.pathname;
@@ -144,7 +155,9 @@ describe("outbound guard against a live local server", () => {
       if (p === "/echo") {
         let body = "";
         req.on("data", (c) => (body += c));
-        return void req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ method: req.method, body })));
+        return void req.on("end", () =>
+          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ method: req.method, body })),
+        );
       }
       res.writeHead(404).end();
     });
@@ -159,7 +172,11 @@ describe("outbound guard against a live local server", () => {
   });
 
   const u = (p: string, host = "img.test") => `http://${host}:${port}${p}`;
-  const code = (p: Promise<unknown>) => p.then(() => "ok", (e) => e.code);
+  const code = (p: Promise<unknown>) =>
+    p.then(
+      () => "ok",
+      (e) => e.code,
+    );
 
   it("fetches an allow-listed host by connecting to the address it checked (the name has no real DNS)", async () => {
     const before = resolverCalls;
@@ -201,7 +218,12 @@ describe("outbound guard against a live local server", () => {
   });
 
   it("guardedFetch serves other callers (callback POSTs) with the same rules", async () => {
-    const r = await guardedFetch(`http://127.0.0.1:${port}/echo`, { method: "POST", body: '{"a":1}', headers: { "content-type": "application/json" }, allowHosts: ["127.0.0.1"] });
+    const r = await guardedFetch(`http://127.0.0.1:${port}/echo`, {
+      method: "POST",
+      body: '{"a":1}',
+      headers: { "content-type": "application/json" },
+      allowHosts: ["127.0.0.1"],
+    });
     expect(JSON.parse(r.body.toString())).toEqual({ method: "POST", body: '{"a":1}' });
     expect(await code(guardedFetch(`http://127.0.0.1:${port}/echo`, { method: "POST", body: "x" }))).toBe("blocked_address");
   });

@@ -27,7 +27,10 @@ describe("process guard", () => {
     const r = await child("guard");
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("still alive");
-    const lines = r.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+    const lines = r.stdout
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l));
     const exception = lines.find((l) => l.kind === "uncaught exception");
     expect(exception).toMatchObject({ level: 50, request_id: "req-guard-test" });
     expect(exception.err.message).toBe("boom from a stray callback");
@@ -46,7 +49,14 @@ describe("process guard", () => {
     const port = (blocker.address() as net.AddressInfo).port;
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-guard-"));
     try {
-      const env = { PATH: process.env.PATH!, HOME: os.tmpdir(), LOG_LEVEL: "silent", BUILDER_DATA_DIR: dataDir, HOST: "127.0.0.1", PORT: String(port) };
+      const env = {
+        PATH: process.env.PATH!,
+        HOME: os.tmpdir(),
+        LOG_LEVEL: "silent",
+        BUILDER_DATA_DIR: dataDir,
+        HOST: "127.0.0.1",
+        PORT: String(port),
+      };
       const r = await run(path.join(ROOT, "builder"), ["serve"], { env, timeout: 120_000 }).then(
         (x) => ({ code: 0, stderr: x.stderr }),
         (e: { code?: number; stderr?: string }) => ({ code: e.code ?? -1, stderr: e.stderr ?? "" }),

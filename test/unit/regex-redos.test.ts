@@ -80,12 +80,22 @@ const checked = literals.filter((l) => !(l.key in EXEMPT));
 const deterministic = { randomSeed: 42, timeout: null, attackTimeout: null, incubationTimeout: null, seedingTimeout: null };
 const verdict = (l: Literal): Diagnostics => checkSync(l.source, l.flags, deterministic);
 const summary = (d: Diagnostics) =>
-  d.status === "vulnerable" ? `vulnerable: ${d.complexity.summary}, attack ${d.attack.pattern}` : d.status === "unknown" ? `unknown: ${d.error.kind}` : "safe";
+  d.status === "vulnerable"
+    ? `vulnerable: ${d.complexity.summary}, attack ${d.attack.pattern}`
+    : d.status === "unknown"
+      ? `unknown: ${d.error.kind}`
+      : "safe";
 
 describe("every regex in src/ that sees user text runs in linear time", () => {
   it("finds the regexes (the scan itself works)", () => {
     expect(checked.length).toBeGreaterThan(80);
-    expect(checked.map((l) => l.where)).toEqual(expect.arrayContaining([expect.stringMatching(/^src\/chat\/safety\.ts:/), expect.stringMatching(/^src\/datasets\/csv\.ts:/), expect.stringMatching(/^src\/http\/app\.ts:/)]));
+    expect(checked.map((l) => l.where)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^src\/chat\/safety\.ts:/),
+        expect.stringMatching(/^src\/datasets\/csv\.ts:/),
+        expect.stringMatching(/^src\/http\/app\.ts:/),
+      ]),
+    );
   });
 
   it("lists exactly the exemptions that still exist, and every file that builds a RegExp at run time", () => {
@@ -102,7 +112,12 @@ describe("every regex in src/ that sees user text runs in linear time", () => {
 
 describe("the recheck verdict is a real one", () => {
   it("calls the issue's pattern vulnerable, with an attack string, and a plain one safe", () => {
-    const old = verdict({ key: "", where: "", flags: "i", source: String.raw`\b(this|my|the|these|his|her|that) (image|scan|x-?rays?|ct|mri|slide|photo|radiograph|ecg|biopsy)\b.*\b(shows?|showing|indicates?|suggests?|reveals?|contains?)\b.*\b(pneumonia|cancer|tumou?r|malignan|fracture|disease|infection|lesion|melanoma|covid|nodule|abnormal)` });
+    const old = verdict({
+      key: "",
+      where: "",
+      flags: "i",
+      source: String.raw`\b(this|my|the|these|his|her|that) (image|scan|x-?rays?|ct|mri|slide|photo|radiograph|ecg|biopsy)\b.*\b(shows?|showing|indicates?|suggests?|reveals?|contains?)\b.*\b(pneumonia|cancer|tumou?r|malignan|fracture|disease|infection|lesion|melanoma|covid|nodule|abnormal)`,
+    });
     expect(old.status).toBe("vulnerable");
     expect(verdict({ key: "", where: "", flags: "", source: "^[A-Za-z0-9._-]{1,128}$" }).status).toBe("safe");
   });

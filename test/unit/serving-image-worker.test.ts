@@ -25,7 +25,12 @@ describe.skipIf(!haveFixturePython)("image predictions on the model's worker thr
     const shape = [im.channels, im.height, im.width];
     const file = path.join(dir, "model.onnx");
     // One intra-op thread on both sides: ORT's sums are then the same run to run.
-    const threads = await ModelSession.load(file, manifest.input.name, shape, { intraOpThreads: 1, maxBatch: 1, replicas: 2, image: { manifest, classes: classNames(manifest), jpegDecoder } });
+    const threads = await ModelSession.load(file, manifest.input.name, shape, {
+      intraOpThreads: 1,
+      maxBatch: 1,
+      replicas: 2,
+      image: { manifest, classes: classNames(manifest), jpegDecoder },
+    });
     const plain = await ModelSession.load(file, manifest.input.name, shape, { intraOpThreads: 1, maxBatch: 1, replicas: 1 });
     const reference = async (bytes: Buffer) => {
       const pre = await preprocessInline(bytes, im, opts.maxPixels);
@@ -35,36 +40,45 @@ describe.skipIf(!haveFixturePython)("image predictions on the model's worker thr
     return { fx, threads, plain, reference };
   }
 
-  it.each(["vision_binary", "vision_multilabel", "detection"])("%s: the same bytes as on the calling thread, for every fixture image", async (name) => {
-    const { fx, threads, plain, reference } = await pair(name);
-    expect(threads.threads).toBe(2);
-    for (const img of fx.images) {
-      const bytes = fx.image(img);
-      const expected = await reference(bytes);
-      // Concurrent calls spread over both threads; half hand their slot back, half never do.
-      const got = await Promise.all(Array.from({ length: 6 }, () => threads.predictImage(new Uint8Array(bytes), opts)));
-      got.forEach((r, i) => {
-        expect(Buffer.from(r.bytes).toString("utf8")).toBe(expected);
-        if (i % 2) r.release();
-      });
-    }
-    await Promise.all([threads.close(), plain.close()]);
-  });
+  it.each(["vision_binary", "vision_multilabel", "detection"])(
+    "%s: the same bytes as on the calling thread, for every fixture image",
+    async (name) => {
+      const { fx, threads, plain, reference } = await pair(name);
+      expect(threads.threads).toBe(2);
+      for (const img of fx.images) {
+        const bytes = fx.image(img);
+        const expected = await reference(bytes);
+        // Concurrent calls spread over both threads; half hand their slot back, half never do.
+        const got = await Promise.all(Array.from({ length: 6 }, () => threads.predictImage(new Uint8Array(bytes), opts)));
+        got.forEach((r, i) => {
+          expect(Buffer.from(r.bytes).toString("utf8")).toBe(expected);
+          if (i % 2) r.release();
+        });
+      }
+      await Promise.all([threads.close(), plain.close()]);
+    },
+  );
 
-  it.skipIf("error" in loadTurboJpeg())("decodes JPEGs with libjpeg-turbo on its threads (JPEG_DECODER=auto), to the bytes sharp's decode gives", async () => {
-    const turbo = await pair("vision_binary");
-    const viaSharp = await pair("vision_binary", "sharp");
-    expect(turbo.threads.jpegDecoder).toMatch(/^libjpeg-turbo \(/);
-    expect(viaSharp.threads.jpegDecoder).toBe("sharp");
-    const jpegs = turbo.fx.images.filter((n) => n.endsWith(".jpg"));
-    expect(jpegs.length).toBeGreaterThanOrEqual(4);
-    for (const img of jpegs) {
-      const bytes = turbo.fx.image(img);
-      const [a, b] = await Promise.all([turbo.threads.predictImage(new Uint8Array(bytes), opts), viaSharp.threads.predictImage(new Uint8Array(bytes), opts)]);
-      expect(Buffer.from(a.bytes).toString("utf8")).toBe(Buffer.from(b.bytes).toString("utf8"));
-    }
-    await Promise.all([turbo.threads.close(), turbo.plain.close(), viaSharp.threads.close(), viaSharp.plain.close()]);
-  });
+  it.skipIf("error" in loadTurboJpeg())(
+    "decodes JPEGs with libjpeg-turbo on its threads (JPEG_DECODER=auto), to the bytes sharp's decode gives",
+    async () => {
+      const turbo = await pair("vision_binary");
+      const viaSharp = await pair("vision_binary", "sharp");
+      expect(turbo.threads.jpegDecoder).toMatch(/^libjpeg-turbo \(/);
+      expect(viaSharp.threads.jpegDecoder).toBe("sharp");
+      const jpegs = turbo.fx.images.filter((n) => n.endsWith(".jpg"));
+      expect(jpegs.length).toBeGreaterThanOrEqual(4);
+      for (const img of jpegs) {
+        const bytes = turbo.fx.image(img);
+        const [a, b] = await Promise.all([
+          turbo.threads.predictImage(new Uint8Array(bytes), opts),
+          viaSharp.threads.predictImage(new Uint8Array(bytes), opts),
+        ]);
+        expect(Buffer.from(a.bytes).toString("utf8")).toBe(Buffer.from(b.bytes).toString("utf8"));
+      }
+      await Promise.all([turbo.threads.close(), turbo.plain.close(), viaSharp.threads.close(), viaSharp.plain.close()]);
+    },
+  );
 
   it("answers correctly after its slots run out (answers in buffers of their own) and after they come back", async () => {
     const { fx, threads, plain, reference } = await pair("vision_binary");
@@ -95,7 +109,10 @@ describe.skipIf(!haveFixturePython)("image predictions on the model's worker thr
     const { threads, plain } = await pair("vision_binary");
     // A thread started after the model's: V8 sizes an isolate's young generation when it creates it.
     const newSpace = await new Promise<number>((resolve, reject) => {
-      const w = new Worker(`const v8 = require("node:v8"); require("node:worker_threads").parentPort.postMessage(v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size)`, { eval: true });
+      const w = new Worker(
+        `const v8 = require("node:v8"); require("node:worker_threads").parentPort.postMessage(v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size)`,
+        { eval: true },
+      );
       w.once("message", (n: number) => void w.terminate().then(() => resolve(n)));
       w.once("error", reject);
     });

@@ -15,7 +15,11 @@ describe.skipIf(!haveFixturePython)("tabular models on the event loop", () => {
     const onThread = await ModelSession.load(file, "x", [4], { intraOpThreads: 1, replicas: 1 });
     expect([onLoop.threads, onThread.threads]).toEqual([0, 1]);
     expect(onLoop.outputNames).toEqual(onThread.outputNames);
-    for (const row of [[63, 1, 27.5, 2], [18, 0, 14, 0], [90, 1, 60, 1]]) {
+    for (const row of [
+      [63, 1, 27.5, 2],
+      [18, 0, 14, 0],
+      [90, 1, 60, 1],
+    ]) {
       const [a, b] = await Promise.all([onLoop.run(Float32Array.from(row)), onThread.run(Float32Array.from(row))]);
       expect(a.scores.dims).toEqual(b.scores.dims);
       expect(Array.from(a.scores.data as Float32Array)).toEqual(Array.from(b.scores.data as Float32Array));

@@ -7,7 +7,7 @@ import { blendRowsJs, camToGradient, GradientMap } from "../../src/serving/postp
 // widths that are not a multiple of the vector width, one row, one column), on values outside 0..255 and near
 // the rounding edges, and on maps of every digit count.
 let seed = 4242;
-const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
 const int = (n: number) => 1 + Math.floor(rnd() * n);
 
 describe("Grad-CAM maps in WebAssembly", () => {
@@ -19,7 +19,9 @@ describe("Grad-CAM maps in WebAssembly", () => {
   it("blends rows to the JavaScript's bytes on 300 random shapes", () => {
     let differing = 0;
     for (let t = 0; t < 300; t++) {
-      const mh = int(30), columnas = int(600), filas = int(500);
+      const mh = int(30),
+        columnas = int(600),
+        filas = int(500);
       // Mostly 0..255 with float error, some far outside (clamped), some at .5 boundaries and NaN.
       const across = new Float32Array(mh * columnas).map(() => {
         const r = rnd();
@@ -28,7 +30,9 @@ describe("Grad-CAM maps in WebAssembly", () => {
         if (r < 0.11) return Number.NaN;
         return rnd() * 256 - 0.3;
       });
-      const y0 = new Int32Array(filas), y1 = new Int32Array(filas), dy = new Float64Array(filas);
+      const y0 = new Int32Array(filas),
+        y1 = new Int32Array(filas),
+        dy = new Float64Array(filas);
       for (let y = 0; y < filas; y++) {
         y0[y] = Math.floor(rnd() * mh);
         y1[y] = Math.min(y0[y] + 1, mh - 1);
@@ -42,14 +46,18 @@ describe("Grad-CAM maps in WebAssembly", () => {
 
   it("writes the JavaScript's JSON text, at an offset, for maps of every size and digit count", () => {
     for (let t = 0; t < 200; t++) {
-      const columnas = t === 0 ? 1 : int(520), filas = t === 1 ? 1 : int(400);
+      const columnas = t === 0 ? 1 : int(520),
+        filas = t === 1 ? 1 : int(400);
       const digits = t % 4; // 0: any value; 1, 2, 3: values of that many digits only
-      const lo = [0, 0, 10, 100][digits], hi = [256, 10, 100, 256][digits];
+      const lo = [0, 0, 10, 100][digits],
+        hi = [256, 10, 100, 256][digits];
       const data = new Uint8Array(columnas * filas).map(() => lo + Math.floor(rnd() * (hi - lo)));
       const map = new GradientMap(columnas, filas, data);
       const at = int(9);
-      const a = Buffer.alloc(at + map.maxJsonBytes()), b = Buffer.alloc(at + map.maxJsonBytes());
-      const endFast = map.writeJson(a, at), endJs = map.writeJsonJs(b, at);
+      const a = Buffer.alloc(at + map.maxJsonBytes()),
+        b = Buffer.alloc(at + map.maxJsonBytes());
+      const endFast = map.writeJson(a, at),
+        endJs = map.writeJsonJs(b, at);
       expect(endFast).toBe(endJs);
       expect(a.subarray(0, endFast).equals(b.subarray(0, endJs))).toBe(true);
       if (t < 4) expect(JSON.parse(a.subarray(at, endFast).toString())).toEqual(map.rows());
@@ -57,7 +65,13 @@ describe("Grad-CAM maps in WebAssembly", () => {
   });
 
   it("camToGradient's maps read back as their rows, small maps after large ones (the memory is reused)", () => {
-    for (const [h, w, cols, rows] of [[28, 28, 512, 384], [7, 7, 512, 384], [3, 5, 17, 9], [28, 28, 1, 1], [1, 1, 40, 30]]) {
+    for (const [h, w, cols, rows] of [
+      [28, 28, 512, 384],
+      [7, 7, 512, 384],
+      [3, 5, 17, 9],
+      [28, 28, 1, 1],
+      [1, 1, 40, 30],
+    ]) {
       const cam = new Float32Array(h * w).map(() => rnd() * 8 - 2);
       const map = camToGradient(cam, h, w, cols, rows);
       expect(map.data.length).toBe(cols * rows);

@@ -27,8 +27,15 @@ describe.skipIf(!haveFixturePython)("ModelCache", () => {
     const storePath = `models/u1/${experimentId}/v${version}/`;
     for (const f of ["model.onnx", "manifest.json"]) await bucket.uploadFile(path.join(fx.modelDir(name), f), storePath + f);
     const row = {
-      id: `${experimentId}-${version}`, userId: "u1", experimentUuid: "e", experimentId, version, kind: "x", storePath,
-      manifest: JSON.parse(fs.readFileSync(path.join(fx.modelDir(name), "manifest.json"), "utf8")), createdAt: new Date(),
+      id: `${experimentId}-${version}`,
+      userId: "u1",
+      experimentUuid: "e",
+      experimentId,
+      version,
+      kind: "x",
+      storePath,
+      manifest: JSON.parse(fs.readFileSync(path.join(fx.modelDir(name), "manifest.json"), "utf8")),
+      createdAt: new Date(),
     } as ModelRow;
     rows.push(row);
     return row;
@@ -41,8 +48,13 @@ describe.skipIf(!haveFixturePython)("ModelCache", () => {
     await publish(3, "tabular_binary");
     // Room for the two vision models but not a third model.
     const cache = new ModelCache({
-      bucket, repo, cacheDir: path.join(tmp, "cache"), maxBytes: sizeOf("vision_binary") + sizeOf("vision_multilabel") + 10,
-      intraOpThreads: 1, logger: pino({ level: "silent" }), latestTtlMs: 60_000,
+      bucket,
+      repo,
+      cacheDir: path.join(tmp, "cache"),
+      maxBytes: sizeOf("vision_binary") + sizeOf("vision_multilabel") + 10,
+      intraOpThreads: 1,
+      logger: pino({ level: "silent" }),
+      latestTtlMs: 60_000,
     });
     const [a, b] = await Promise.all([cache.get("u1", 1), cache.get("u1", 1)]);
     expect(a).toBe(b); // concurrent first requests share one load

@@ -50,7 +50,12 @@ describe("Grad-CAM maps as JSON", () => {
   it("writes the same text as JSON.stringify of the rows, for every byte value and odd shapes", () => {
     const data = new Uint8Array(256 * 3);
     data.forEach((_, i) => (data[i] = (i * 7) % 256));
-    for (const [w, h] of [[256, 3], [1, 1], [3, 256], [768, 1]] as const) {
+    for (const [w, h] of [
+      [256, 3],
+      [1, 1],
+      [3, 256],
+      [768, 1],
+    ] as const) {
       const map = new GradientMap(w, h, data.subarray(0, w * h));
       expect(map.toJsonBytes().toString("utf8")).toBe(JSON.stringify(map.rows()));
       expect(JSON.stringify(map)).toBe(JSON.stringify(map.rows()));
@@ -58,17 +63,37 @@ describe("Grad-CAM maps as JSON", () => {
   });
   it("a response body with maps encodes exactly as JSON.stringify would", () => {
     const map = camToGradient(new Float32Array([0, 1, 2, 3]), 2, 2, 5, 4);
-    const body = { prediccion: [0, 1], score: [0.25, 0.75], classes: { "0": "no", "1": "sí \"x\"" }, error: 0, columnas: 5, filas: 4, gradients: { "1": map }, skipped: undefined };
+    const body = {
+      prediccion: [0, 1],
+      score: [0.25, 0.75],
+      classes: { "0": "no", "1": 'sí "x"' },
+      error: 0,
+      columnas: 5,
+      filas: 4,
+      gradients: { "1": map },
+      skipped: undefined,
+    };
     const text = encodeJson(body).toString("utf8");
     expect(text).toBe(JSON.stringify(body));
     expect(JSON.parse(text).gradients["1"]).toEqual(map.rows());
-    expect(encodeJson({ nested: { a: [1, { b: null }], d: new Date(0) }, n: null }).toString()).toBe(JSON.stringify({ nested: { a: [1, { b: null }], d: new Date(0) }, n: null }));
-    expect(encodeJson([1, "x"]).toString()).toBe("[1,\"x\"]");
+    expect(encodeJson({ nested: { a: [1, { b: null }], d: new Date(0) }, n: null }).toString()).toBe(
+      JSON.stringify({ nested: { a: [1, { b: null }], d: new Date(0) }, n: null }),
+    );
+    expect(encodeJson([1, "x"]).toString()).toBe('[1,"x"]');
   });
 });
 
 describe("detection decoding", () => {
-  const params = { scaleX: 0.5, scaleY: 0.5, origW: 100, origH: 80, scoreThreshold: 0.3, nmsIou: 0.5, maxDetections: 10, classAgnostic: false };
+  const params = {
+    scaleX: 0.5,
+    scaleY: 0.5,
+    origW: 100,
+    origH: 80,
+    scoreThreshold: 0.3,
+    nmsIou: 0.5,
+    maxDetections: 10,
+    classAgnostic: false,
+  };
   // 3 boxes (input-tensor pixels), 2 classes.
   const boxes = new Float32Array([0, 0, 20, 20, 1, 1, 21, 21, 30, 30, 60, 50]);
   const scores = new Float32Array([0.9, 0.1, 0.8, 0.7, 0.2, 0.95]);
@@ -90,20 +115,46 @@ describe("detection decoding", () => {
 describe("tabular rows", () => {
   // classes is required by manifest.schema.json; the row checks are worked out once per manifest with them.
   const m = {
-    input: { name: "x", columns: [{ name: "age", type: "numeric" }, { name: "sex", type: "categorical", codes: { F: 0, M: 1 } }] },
-    classes: [{ index: 0, name: "no" }, { index: 1, name: "yes" }],
+    input: {
+      name: "x",
+      columns: [
+        { name: "age", type: "numeric" },
+        { name: "sex", type: "categorical", codes: { F: 0, M: 1 } },
+      ],
+    },
+    classes: [
+      { index: 0, name: "no" },
+      { index: 1, name: "yes" },
+    ],
   } as unknown as ServedManifest;
   it("accepts numbers, codes and labels", () => {
     expect(Array.from(tabularRow(m, [40, 1]))).toEqual([40, 1]);
     expect(Array.from(tabularRow(m, [40, "F"]))).toEqual([40, 0]);
   });
-  it.each([[[40]], [[40, 1, 2]], [[null, 1]], [["40", 1]], [[40, 3]], [[40, "toString"]], [[40, "constructor"]], [[Infinity, 1]], ["40,1"], [{ age: 40 }]])("refuses %j naming the columns", (msg) => {
+  it.each([
+    [[40]],
+    [[40, 1, 2]],
+    [[null, 1]],
+    [["40", 1]],
+    [[40, 3]],
+    [[40, "toString"]],
+    [[40, "constructor"]],
+    [[Infinity, 1]],
+    ["40,1"],
+    [{ age: 40 }],
+  ])("refuses %j naming the columns", (msg) => {
     expect(() => tabularRow(m, msg)).toThrow(/age, sex/);
   });
   it("takes null (as NaN) only for a numeric column trained with missing values", () => {
     const gaps = {
       ...m,
-      input: { name: "x", columns: [{ name: "age", type: "numeric", missing: true }, { name: "bmi", type: "numeric" }] },
+      input: {
+        name: "x",
+        columns: [
+          { name: "age", type: "numeric", missing: true },
+          { name: "bmi", type: "numeric" },
+        ],
+      },
     } as unknown as ServedManifest;
     const row = tabularRow(gaps, [null, 22.5]);
     expect(Number.isNaN(row[0]) && row[1] === 22.5).toBe(true);
@@ -115,7 +166,9 @@ describe("tabular rows", () => {
       }
       throw new Error("accepted");
     };
-    expect(detail([40, null])).toBe("bmi: must be a finite number (the model's training data had no missing values in this column), got null");
+    expect(detail([40, null])).toBe(
+      "bmi: must be a finite number (the model's training data had no missing values in this column), got null",
+    );
     expect(detail(["NA", 22.5])).toBe('age: must be a finite number or null when unknown, got "NA"');
     expect(detail([NaN, 22.5])).toMatch(/^age: must be a finite number or null when unknown/);
   });

@@ -16,9 +16,11 @@ describe.skipIf(!haveFixturePython)("serving preprocessing matches the Python/Pi
     const { pixels } = resizeToSpec(decoded, spec);
     const ref = fs.readFileSync(path.join(fx.dir, "parity", `${model}__${img}.u8`));
     // ref is CHW; ours is HWC.
-    const c = spec.channels, plane = spec.width * spec.height;
+    const c = spec.channels,
+      plane = spec.width * spec.height;
     let maxDiff = 0;
-    for (let b = 0; b < c; b++) for (let i = 0; i < plane; i++) maxDiff = Math.max(maxDiff, Math.abs(ref[b * plane + i] - pixels[i * c + b]));
+    for (let b = 0; b < c; b++)
+      for (let i = 0; i < plane; i++) maxDiff = Math.max(maxDiff, Math.abs(ref[b * plane + i] - pixels[i * c + b]));
     // Exact except where Pillow 13's choice of pass order (undocumented; see resample.ts) differs from ours
     // or two JPEG decoders (libjpeg-turbo vs mozjpeg) round differently: one grey level at most there.
     expect(maxDiff).toBeLessThanOrEqual(1);
@@ -49,7 +51,16 @@ describe.skipIf(!haveFixturePython)("serving preprocessing matches the Python/Pi
   });
 
   it("normalise computes in float32 like numpy", () => {
-    const spec = { width: 1, height: 1, channels: 1 as const, resize: "stretch" as const, interpolation: "bilinear" as const, scale: 1 / 255, mean: [0.5], std: [0.25] };
+    const spec = {
+      width: 1,
+      height: 1,
+      channels: 1 as const,
+      resize: "stretch" as const,
+      interpolation: "bilinear" as const,
+      scale: 1 / 255,
+      mean: [0.5],
+      std: [0.25],
+    };
     const out = normalise(new Uint8Array([255]), spec);
     expect(out[0]).toBeCloseTo(2, 6);
   });

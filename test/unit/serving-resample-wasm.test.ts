@@ -14,13 +14,16 @@ describe("resampling in WebAssembly", () => {
 
   it("gives the JavaScript passes' bytes on 500 random shapes", () => {
     let seed = 12345;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
     const int = (n: number) => 1 + Math.floor(rnd() * n);
     let differing = 0;
     for (let t = 0; t < 500; t++) {
-      const w = int(300), h = int(240), c = rnd() < 0.3 ? 1 : 3;
+      const w = int(300),
+        h = int(240),
+        c = rnd() < 0.3 ? 1 : 3;
       // A third keep one axis (one pass only), the rest resize both.
-      const outW = rnd() < 0.15 ? w : int(260), outH = rnd() < 0.15 ? h : int(260);
+      const outW = rnd() < 0.15 ? w : int(260),
+        outH = rnd() < 0.15 ? h : int(260);
       const mode = rnd() < 0.5 ? "bilinear" : "bicubic";
       const src = new Uint8Array(w * h * c);
       for (let i = 0; i < src.length; i++) src[i] = rnd() < 0.15 ? (rnd() < 0.5 ? 0 : 255) : Math.floor(rnd() * 256);
@@ -34,20 +37,39 @@ describe("resampling in WebAssembly", () => {
 
   it("handles a large photo after small ones (its memory grows) and small ones after it", () => {
     const big = new Uint8Array(2000 * 1500 * 3).map((_, i) => (i * 7919) % 256);
-    for (const [w, h, src] of [[20, 10, big.subarray(0, 600)], [2000, 1500, big], [31, 17, big.subarray(0, 31 * 17 * 3)]] as const) {
-      expect(Buffer.from(resizeLikePillow(src, w, h, 3, 224, 200, "bilinear")).equals(Buffer.from(resizeLikePillowJs(src, w, h, 3, 224, 200, "bilinear")))).toBe(true);
+    for (const [w, h, src] of [
+      [20, 10, big.subarray(0, 600)],
+      [2000, 1500, big],
+      [31, 17, big.subarray(0, 31 * 17 * 3)],
+    ] as const) {
+      expect(
+        Buffer.from(resizeLikePillow(src, w, h, 3, 224, 200, "bilinear")).equals(
+          Buffer.from(resizeLikePillowJs(src, w, h, 3, 224, 200, "bilinear")),
+        ),
+      ).toBe(true);
     }
   });
 
   it("normalises to the JavaScript loop's floats, from its own memory (a transient resize) or from anywhere", () => {
     for (const c of [1, 3] as const) {
-      const spec = { width: 97, height: 61, channels: c, resize: "stretch" as const, interpolation: "bilinear" as const, scale: 1 / 255, mean: [0.485, 0.456, 0.406].slice(0, c), std: [0.229, 0.224, 0.225].slice(0, c) };
+      const spec = {
+        width: 97,
+        height: 61,
+        channels: c,
+        resize: "stretch" as const,
+        interpolation: "bilinear" as const,
+        scale: 1 / 255,
+        mean: [0.485, 0.456, 0.406].slice(0, c),
+        std: [0.229, 0.224, 0.225].slice(0, c),
+      };
       const img = { pixels: new Uint8Array(300 * 200 * c).map((_, i) => (i * 2654435761) % 256), width: 300, height: 200, channels: c };
       const transient = resizeToSpec(img, spec, { into: new Uint8Array(97 * 61 * c) }).pixels; // a view of the WebAssembly memory
       const copied = transient.slice();
       const got = [normalise(transient, spec), normalise(copied, spec)];
-      const f = Math.fround, lut = new Float32Array(256 * c);
-      for (let b = 0; b < c; b++) for (let v = 0; v < 256; v++) lut[b * 256 + v] = f(f(f(v * f(spec.scale)) - f(spec.mean[b])) / f(spec.std[b]));
+      const f = Math.fround,
+        lut = new Float32Array(256 * c);
+      for (let b = 0; b < c; b++)
+        for (let v = 0; v < 256; v++) lut[b * 256 + v] = f(f(f(v * f(spec.scale)) - f(spec.mean[b])) / f(spec.std[b]));
       const want = normaliseJs(copied, c, 97 * 61, lut, new Float32Array(97 * 61 * c));
       for (const g of got) expect(Buffer.from(g.buffer).equals(Buffer.from(want.buffer))).toBe(true);
     }

@@ -22,7 +22,8 @@ describe.skipIf(!haveFixturePython)("ModelSession batching", () => {
     got.forEach((out, i) => {
       for (const name of ["scores", "cam"]) {
         expect(out[name].dims).toEqual(expected[i][name].dims);
-        const a = out[name].data as Float32Array, b = expected[i][name].data as Float32Array;
+        const a = out[name].data as Float32Array,
+          b = expected[i][name].data as Float32Array;
         a.forEach((v, j) => expect(v).toBeCloseTo(b[j], 5));
       }
     });

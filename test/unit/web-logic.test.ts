@@ -14,12 +14,22 @@ const col = (name: string, type: ColumnInfo["type"], examples: string[] = []): C
 
 describe("column pickers: proposals", () => {
   it("a clinical table: the label by name, every other column but the patient id as input", () => {
-    const p = proposeColumns([col("patient_id", "categorical", ["P1"]), col("age", "numeric"), col("sex", "categorical", ["F", "M"]), col("diagnosis", "categorical", ["M", "B"]), col("bmi", "numeric")]);
+    const p = proposeColumns([
+      col("patient_id", "categorical", ["P1"]),
+      col("age", "numeric"),
+      col("sex", "categorical", ["F", "M"]),
+      col("diagnosis", "categorical", ["M", "B"]),
+      col("bmi", "numeric"),
+    ]);
     expect(p).toEqual({ task: "data", label_cols: ["diagnosis"], images_col: null, data_cols: ["age", "sex", "bmi"], split_col: null });
   });
 
   it("an image table: task vision, the image_path column, and no data_cols", () => {
-    const p = proposeColumns([col("patient_id", "categorical"), col("image", "image_path", ["a.png"]), col("label", "categorical", ["0", "1"])]);
+    const p = proposeColumns([
+      col("patient_id", "categorical"),
+      col("image", "image_path", ["a.png"]),
+      col("label", "categorical", ["0", "1"]),
+    ]);
     expect(p).toMatchObject({ task: "vision", images_col: "image", label_cols: ["label"], data_cols: [] });
   });
 
@@ -27,19 +37,38 @@ describe("column pickers: proposals", () => {
     expect(isSplitColumn(col("ML_USE", "categorical", ["x"]))).toBe(true);
     expect(isSplitColumn(col("part", "categorical", ["train", "Validation", "TEST"]))).toBe(true);
     expect(isSplitColumn(col("part", "categorical", ["train", "other"]))).toBe(false);
-    const p = proposeColumns([col("id", "numeric"), col("f1", "numeric"), col("outcome", "categorical", ["0", "1"]), col("part", "categorical", ["train", "test"])]);
+    const p = proposeColumns([
+      col("id", "numeric"),
+      col("f1", "numeric"),
+      col("outcome", "categorical", ["0", "1"]),
+      col("part", "categorical", ["train", "test"]),
+    ]);
     expect(p).toMatchObject({ split_col: "part", label_cols: ["outcome"], data_cols: ["f1"] });
   });
 
   it("with no label-like name, the last usable column is the label; of several label-like names, the first", () => {
-    expect(proposeColumns([col("id", "numeric"), col("a", "numeric"), col("b", "numeric"), col("empty", "empty")]).label_cols).toEqual(["b"]);
-    const p = proposeColumns([col("id", "numeric"), col("x", "numeric"), col("label", "numeric", ["0", "1"]), col("diagnosis", "categorical", ["benign"])]);
+    expect(proposeColumns([col("id", "numeric"), col("a", "numeric"), col("b", "numeric"), col("empty", "empty")]).label_cols).toEqual([
+      "b",
+    ]);
+    const p = proposeColumns([
+      col("id", "numeric"),
+      col("x", "numeric"),
+      col("label", "numeric", ["0", "1"]),
+      col("diagnosis", "categorical", ["benign"]),
+    ]);
     expect(p.label_cols).toEqual(["label"]);
     expect(p.data_cols).toEqual(["x", "diagnosis"]);
   });
 
   it("input candidates follow the chosen label, images and split, and never offer image paths or empty columns", () => {
-    const cols = [col("id", "numeric"), col("img", "image_path"), col("a", "numeric"), col("b", "categorical"), col("e", "empty"), col("y", "categorical")];
+    const cols = [
+      col("id", "numeric"),
+      col("img", "image_path"),
+      col("a", "numeric"),
+      col("b", "categorical"),
+      col("e", "empty"),
+      col("y", "categorical"),
+    ];
     expect(inputCandidates(cols, { label_cols: ["y"], images_col: "img", split_col: null }).map((c) => c.name)).toEqual(["a", "b"]);
     expect(inputCandidates(cols, { label_cols: ["a"], images_col: null, split_col: "b" }).map((c) => c.name)).toEqual(["y"]);
   });

@@ -12,13 +12,26 @@ const report: DatasetReport = {
   valid: false,
   errors: [
     { severity: "error", code: "label_missing", message: "row 9 has no value in the label column 'dx'", row: 9, column: "dx" },
-    { severity: "error", code: "image_missing", message: "images/p3.png is not in the zip", row: 4, column: "image", path: "images/p3.png" },
+    {
+      severity: "error",
+      code: "image_missing",
+      message: "images/p3.png is not in the zip",
+      row: 4,
+      column: "image",
+      path: "images/p3.png",
+    },
     { severity: "error", code: "label_missing", message: "row 3 has no value in the label column 'dx'", row: 3, column: "dx" },
   ],
   warnings: [{ severity: "warning", code: "few_patients", message: "class 1 has 2 patients" }],
   errors_omitted: 40,
   warnings_omitted: 0,
-  summary: { rows: 50, patients: 20, class_counts: { dx: { "0": 30, "1": 20 } }, image_sizes: { width: { min: 64, max: 512 }, height: { min: 64, max: 400 }, channels: { "3": 50 } }, problem_counts: { label_missing: 42 } },
+  summary: {
+    rows: 50,
+    patients: 20,
+    class_counts: { dx: { "0": 30, "1": 20 } },
+    image_sizes: { width: { min: 64, max: 512 }, height: { min: 64, max: 400 }, channels: { "3": 50 } },
+    problem_counts: { label_missing: 42 },
+  },
 };
 
 describe("dataset report table", () => {
@@ -39,7 +52,10 @@ describe("dataset report table", () => {
 
   it("renders one table row per problem with row, column, path and message in their own cells", () => {
     const html = renderToStaticMarkup(createElement(ProblemTable, { report }));
-    const rows = [...html.matchAll(/<tr class="sev-(\w+)">(.*?)<\/tr>/g)].map((m) => [m[1], [...m[2].matchAll(/<td[^>]*>(.*?)<\/td>/g)].map((c) => c[1].replace(/<[^>]+>/g, ""))]);
+    const rows = [...html.matchAll(/<tr class="sev-(\w+)">(.*?)<\/tr>/g)].map((m) => [
+      m[1],
+      [...m[2].matchAll(/<td[^>]*>(.*?)<\/td>/g)].map((c) => c[1].replace(/<[^>]+>/g, "")),
+    ]);
     expect(rows[0]).toEqual(["error", ["error", "4", "image", "images/p3.png", "images/p3.png is not in the zip", "image_missing"]]);
     expect(rows[1][1].slice(0, 3)).toEqual(["error", "3", "dx"]);
     expect(rows[1][1][5]).toBe("label_missing ×42");
@@ -52,6 +68,8 @@ describe("dataset report table", () => {
     expect(html).toContain("Class counts: dx");
     expect(html).toMatch(/<dt>Patients<\/dt><dd>20<\/dd>/);
     expect(html).toMatch(/<dt>Image widths<\/dt><dd>64–512 px<\/dd>/);
-    expect(renderToStaticMarkup(createElement(ProblemTable, { report: { ...report, errors: [], warnings: [] } }))).toContain("No problems found.");
+    expect(renderToStaticMarkup(createElement(ProblemTable, { report: { ...report, errors: [], warnings: [] } }))).toContain(
+      "No problems found.",
+    );
   });
 });

@@ -33,11 +33,23 @@ describe("a pasted row", () => {
   });
 
   it("says in words why a row cannot be used", () => {
-    expect(parsePastedRow("1,2,3,4", cols)).toEqual({ ok: false, message: expect.stringContaining("the row has 4 values; this model takes 3 (Glucose, Age, sex)") });
+    expect(parsePastedRow("1,2,3,4", cols)).toEqual({
+      ok: false,
+      message: expect.stringContaining("the row has 4 values; this model takes 3 (Glucose, Age, sex)"),
+    });
     expect(parsePastedRow("a,b\n1,2", cols)).toEqual({ ok: false, message: "the header line has no column “Glucose”, “Age”, “sex”" });
-    expect(parsePastedRow("Glucose,Age,sex\n1,2", cols)).toEqual({ ok: false, message: "the header line has 3 values and the row 2: they must match" });
-    expect(parsePastedRow("120,33,F", cols)).toEqual({ ok: false, message: "sex: “F” is not a number (this form takes a category's code, a whole number)" });
-    expect(parsePastedRow("a,b\n1,2\n3,4", cols)).toMatchObject({ ok: false, message: "paste one row (or a header line and one row), not 3 lines" });
+    expect(parsePastedRow("Glucose,Age,sex\n1,2", cols)).toEqual({
+      ok: false,
+      message: "the header line has 3 values and the row 2: they must match",
+    });
+    expect(parsePastedRow("120,33,F", cols)).toEqual({
+      ok: false,
+      message: "sex: “F” is not a number (this form takes a category's code, a whole number)",
+    });
+    expect(parsePastedRow("a,b\n1,2\n3,4", cols)).toMatchObject({
+      ok: false,
+      message: "paste one row (or a header line and one row), not 3 lines",
+    });
   });
 });
 

@@ -19,7 +19,9 @@ let expected: string;
 beforeAll(async () => {
   // 300x300 of noise: about 270 KB, a base64 over the 128 KiB a single command-line argument may hold
   const raw = crypto.randomBytes(300 * 300 * 3); // noise does not compress
-  png = await sharp(raw, { raw: { width: 300, height: 300, channels: 3 } }).png().toBuffer();
+  png = await sharp(raw, { raw: { width: 300, height: 300, channels: 3 } })
+    .png()
+    .toBuffer();
   expect(Math.ceil(png.length / 3) * 4).toBeGreaterThan(128 * 1024);
   expected = `data:image/png;base64,${png.toString("base64")}`;
 });
@@ -35,7 +37,12 @@ function folderWithScan(): string {
   return dir;
 }
 function run(cwd: string, cmd: string, args: string[], env: Record<string, string> = {}) {
-  return spawnSync(cmd, args, { cwd, env: { PATH: process.env.PATH!, HOME: cwd, BUILDER_API_KEY: "k-test", ...env }, encoding: "utf8", timeout: 30_000 });
+  return spawnSync(cmd, args, {
+    cwd,
+    env: { PATH: process.env.PATH!, HOME: cwd, BUILDER_API_KEY: "k-test", ...env },
+    encoding: "utf8",
+    timeout: 30_000,
+  });
 }
 
 describe("Try-it snippets of an image model send a local file", () => {
@@ -43,7 +50,11 @@ describe("Try-it snippets of an image model send a local file", () => {
     const cwd = folderWithScan();
     fs.writeFileSync(path.join(cwd, "snippet.sh"), snippets.curl);
     fs.mkdirSync(path.join(cwd, "bin"));
-    fs.writeFileSync(path.join(cwd, "bin/curl"), '#!/bin/bash\nprintf "%s\\n" "$@" > "$(dirname "$0")/../args.txt"\ncat > "$(dirname "$0")/../body.json"\n', { mode: 0o755 });
+    fs.writeFileSync(
+      path.join(cwd, "bin/curl"),
+      '#!/bin/bash\nprintf "%s\\n" "$@" > "$(dirname "$0")/../args.txt"\ncat > "$(dirname "$0")/../body.json"\n',
+      { mode: 0o755 },
+    );
     const r = run(cwd, "bash", ["snippet.sh"], { PATH: `${path.join(cwd, "bin")}:${process.env.PATH}` });
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);

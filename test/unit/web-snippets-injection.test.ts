@@ -54,7 +54,12 @@ function sandbox(): string {
 
 /** Runs a program in the folder; returns what it left there besides `keep`. */
 function run(cwd: string, cmd: string, args: string[], env: Record<string, string>, keep: string[]) {
-  const r = spawnSync(cmd, args, { cwd, env: { PATH: process.env.PATH!, HOME: cwd, BUILDER_API_KEY: "k-test", ...env }, encoding: "utf8", timeout: 30_000 });
+  const r = spawnSync(cmd, args, {
+    cwd,
+    env: { PATH: process.env.PATH!, HOME: cwd, BUILDER_API_KEY: "k-test", ...env },
+    encoding: "utf8",
+    timeout: 30_000,
+  });
   const left = fs.readdirSync(cwd).filter((f) => !keep.includes(f));
   return { status: r.status, stderr: r.stderr, stdout: r.stdout, left };
 }
@@ -64,23 +69,28 @@ function namesInComment(line: string): string[] {
   const list = line.slice(line.indexOf("in this order: ") + "in this order: ".length);
   const out: string[] = [];
   const token = /"((?:[^"\\]|\\.)*)"|([^,]+)/gy;
-  for (let at = 0; at < list.length; ) {
+  for (let at = 0; at < list.length;) {
     token.lastIndex = at;
     const m = token.exec(list)!;
-    out.push(m[1] !== undefined ? JSON.parse(`"${m[1].replace(/\\u\{([0-9a-f]+)\}/g, (_, h) => String.fromCodePoint(parseInt(h, 16)))}"`) : m[2]!);
+    out.push(
+      m[1] !== undefined ? JSON.parse(`"${m[1].replace(/\\u\{([0-9a-f]+)\}/g, (_, h) => String.fromCodePoint(parseInt(h, 16)))}"`) : m[2]!,
+    );
     at = token.lastIndex + (list.startsWith(", ", token.lastIndex) ? 2 : 0);
   }
   return out;
 }
 
 describe("Try-it snippets with hostile column names", () => {
-  it.each(Object.entries(snippets) as Array<[string, string]>)("%s: one comment line that holds every name, and no line break inside it", (_lang, text) => {
-    const comment = text.split("\n").find((l) => l.includes("in this order:"))!;
-    expect(comment).toMatch(/^(# |\/\/ )/);
-    expect(LINE_BREAK.test(comment)).toBe(false);
-    expect(/[\u202a-\u202e\u2066-\u2069\u200b\u001b]/.test(comment)).toBe(false);
-    expect(namesInComment(comment)).toEqual(HOSTILE);
-  });
+  it.each(Object.entries(snippets) as Array<[string, string]>)(
+    "%s: one comment line that holds every name, and no line break inside it",
+    (_lang, text) => {
+      const comment = text.split("\n").find((l) => l.includes("in this order:"))!;
+      expect(comment).toMatch(/^(# |\/\/ )/);
+      expect(LINE_BREAK.test(comment)).toBe(false);
+      expect(/[\u202a-\u202e\u2066-\u2069\u200b\u001b]/.test(comment)).toBe(false);
+      expect(namesInComment(comment)).toEqual(HOSTILE);
+    },
+  );
 
   it("curl: bash -n accepts it, and run against a stand-in curl it sends the body and creates no file", () => {
     const cwd = sandbox();
@@ -118,7 +128,11 @@ describe("Try-it snippets with hostile column names", () => {
       "import json\nclass _R:\n    def raise_for_status(self): pass\n    def json(self): return {}\n" +
         "def post(url, headers, json, timeout):\n    import json as j\n    open('sent.json', 'w').write(j.dumps({'url': url, 'headers': headers, 'json': json}))\n    return _R()\n",
     );
-    const r = run(cwd, "python3", ["snippet.py"], { PYTHONPATH: cwd, PYTHONDONTWRITEBYTECODE: "1" }, ["snippet.py", "requests.py", "sent.json"]);
+    const r = run(cwd, "python3", ["snippet.py"], { PYTHONPATH: cwd, PYTHONDONTWRITEBYTECODE: "1" }, [
+      "snippet.py",
+      "requests.py",
+      "sent.json",
+    ]);
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
     expect(r.left).toEqual([]);
@@ -147,13 +161,27 @@ describe("Try-it snippets with hostile column names", () => {
   it.each([
     ["curl", "radius\ntouch PWNED #", "snippet.sh", "bash", "PWNED"],
     ["python", "radius\nopen('PWNED', 'w') #", "snippet.py", "python3", "PWNED"],
-    ["javascript", "radius\u2028await import('node:fs').then((f) => f.writeFileSync('PWNED', '')) //", "snippet.mjs", process.execPath, "PWNED"],
+    [
+      "javascript",
+      "radius\u2028await import('node:fs').then((f) => f.writeFileSync('PWNED', '')) //",
+      "snippet.mjs",
+      process.execPath,
+      "PWNED",
+    ],
   ] as const)("%s: the header %j creates no file when the snippet runs", (lang, name, file, program, marker) => {
     const cwd = sandbox();
-    const one = predictSnippets("http://127.0.0.1:9", 5, { kind: "tabular", inputs: { data_cols: [name] } } as unknown as Pick<Model, "kind" | "inputs">, [1]);
+    const one = predictSnippets(
+      "http://127.0.0.1:9",
+      5,
+      { kind: "tabular", inputs: { data_cols: [name] } } as unknown as Pick<Model, "kind" | "inputs">,
+      [1],
+    );
     fs.mkdirSync(path.join(cwd, "bin"));
     fs.writeFileSync(path.join(cwd, "bin/curl"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
-    fs.writeFileSync(path.join(cwd, "requests.py"), "class _R:\n    def raise_for_status(self): pass\n    def json(self): return {}\ndef post(*a, **k): return _R()\n");
+    fs.writeFileSync(
+      path.join(cwd, "requests.py"),
+      "class _R:\n    def raise_for_status(self): pass\n    def json(self): return {}\ndef post(*a, **k): return _R()\n",
+    );
     const standIn = "globalThis.fetch = async () => ({ ok: true, json: async () => ({}) });\n";
     fs.writeFileSync(path.join(cwd, file), (lang === "javascript" ? standIn : "") + one[lang]);
     run(cwd, program, [file], { PATH: `${path.join(cwd, "bin")}:${process.env.PATH}`, PYTHONPATH: cwd, PYTHONDONTWRITEBYTECODE: "1" }, []);

@@ -78,7 +78,9 @@ export function App() {
   };
 
   if (session === undefined) {
-    return <main id="main">{error ? <ErrorBox error={error} title="Builder could not be reached" /> : <p aria-busy="true">Loading…</p>}</main>;
+    return (
+      <main id="main">{error ? <ErrorBox error={error} title="Builder could not be reached" /> : <p aria-busy="true">Loading…</p>}</main>
+    );
   }
   if (session === null) {
     return (

@@ -30,10 +30,16 @@ def rules(r, cands, tests, score_fn, fs) -> dict[str, float]:
     power = next(c for c in cands if _is(c, ADDITIVE[0]))
     stumps = next(c for c in cands if _is(c, ADDITIVE[1]))
     current = [c for c in cands if c is not power and c is not stumps]
-    out = {"LR on Yeo-Johnson columns alone": AUC(yte, tests[power.trial]),
-           "boosted stumps alone": AUC(yte, tests[stumps.trial])}
-    pools = (("current", current), ("current + LR Yeo-Johnson", current + [power]),
-             ("current + stumps", current + [stumps]), ("current + both", current + [power, stumps]))
+    out = {
+        "LR on Yeo-Johnson columns alone": AUC(yte, tests[power.trial]),
+        "boosted stumps alone": AUC(yte, tests[stumps.trial]),
+    }
+    pools = (
+        ("current", current),
+        ("current + LR Yeo-Johnson", current + [power]),
+        ("current + stumps", current + [stumps]),
+        ("current + both", current + [power, stumps]),
+    )
     return out | replay_pools(pools, r, tests, score_fn, fs)
 
 
@@ -47,7 +53,9 @@ def main() -> int:
                 if c["config"]["model"] == cfg["model"] and c["config"]["params"] == cfg["params"]:
                     times.setdefault(label, []).append(c["time_s"])
     print("splits:", {d: len(v) for d, v in table["baseline LR"].items()})
-    print("candidate time (15 CV fits + refit), median s:", {k: round(float(np.median(t)), 1) for k, t in times.items()})
+    print(
+        "candidate time (15 CV fits + refit), median s:", {k: round(float(np.median(t)), 1) for k, t in times.items()}
+    )
     print_table(table, "current")
     return 0
 

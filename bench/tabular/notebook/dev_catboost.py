@@ -25,10 +25,17 @@ def rules(r, cands, tests, score_fn, fs) -> dict[str, float]:
     cb = [c for c in cands if c.config["model"] == "catboost"]
     cb_default = next(c for c in cb if not c.config["params"])
     lr_def = next(c for c in base if c.family == "linear_default")
-    out = {"LR default": AUC(yte, tests[lr_def.trial]), "CatBoost default": AUC(yte, tests[cb_default.trial]),
-           "CatBoost depth 4": AUC(yte, tests[next(c for c in cb if c.config["params"]).trial]),
-           "0.5 LR + 0.5 CatBoost": AUC(yte, 0.5 * tests[lr_def.trial] + 0.5 * tests[cb_default.trial])}
-    pools = (("current", base), ("current + CatBoost default", base + [cb_default]), ("current + both CatBoost", base + cb))
+    out = {
+        "LR default": AUC(yte, tests[lr_def.trial]),
+        "CatBoost default": AUC(yte, tests[cb_default.trial]),
+        "CatBoost depth 4": AUC(yte, tests[next(c for c in cb if c.config["params"]).trial]),
+        "0.5 LR + 0.5 CatBoost": AUC(yte, 0.5 * tests[lr_def.trial] + 0.5 * tests[cb_default.trial]),
+    }
+    pools = (
+        ("current", base),
+        ("current + CatBoost default", base + [cb_default]),
+        ("current + both CatBoost", base + cb),
+    )
     return out | replay_pools(pools, r, tests, score_fn, fs)
 
 
@@ -37,9 +44,14 @@ def main() -> int:
     table, records = replay_dir(root, rules)
     cb_time: dict[str, list] = {}
     for r in records:
-        cb_time.setdefault(r["dataset"], []).extend(c["time_s"] for c in r["cands"] if c["config"]["model"] == "catboost")
+        cb_time.setdefault(r["dataset"], []).extend(
+            c["time_s"] for c in r["cands"] if c["config"]["model"] == "catboost"
+        )
     print("splits:", {d: len(v) for d, v in table["baseline LR"].items()})
-    print("CatBoost candidate time (15 CV fits + refit), median s:", {d: round(float(np.median(t)), 1) for d, t in cb_time.items()})
+    print(
+        "CatBoost candidate time (15 CV fits + refit), median s:",
+        {d: round(float(np.median(t)), 1) for d, t in cb_time.items()},
+    )
     print_table(table, "current")
     return 0
 

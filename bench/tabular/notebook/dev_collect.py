@@ -36,8 +36,15 @@ def load_synthetic(tmp: Path):
     standing for held-out tables where default LightGBM won (so a rule cannot win by always leaning on LR)."""
     rng = np.random.default_rng(12345)
     X = rng.normal(size=(1200, 10))
-    logit = (0.8 * X[:, 0] + 1.2 * X[:, 1] * X[:, 2] + 1.5 * (X[:, 3] > 0.5) - 0.7 * X[:, 4] ** 2
-             + 0.5 * X[:, 5] + 1.0 * (X[:, 6] > 0) * (X[:, 7] > 0) - 0.3)
+    logit = (
+        0.8 * X[:, 0]
+        + 1.2 * X[:, 1] * X[:, 2]
+        + 1.5 * (X[:, 3] > 0.5)
+        - 0.7 * X[:, 4] ** 2
+        + 0.5 * X[:, 5]
+        + 1.0 * (X[:, 6] > 0) * (X[:, 7] > 0)
+        - 0.3
+    )
     y = (rng.random(1200) < 1 / (1 + np.exp(-logit))).astype(int)
     cols = [f"x{j}" for j in range(10)]
     out = tmp / "synthetic.csv"
@@ -54,8 +61,10 @@ B.LOADERS["synthetic"] = load_synthetic
 # Smooth additive candidates measured for ACTG175's and WDBC's gap to logistic regression (dev_additive.py):
 # logistic regression on Yeo-Johnson-transformed numeric columns, and boosted stumps (a GAM fitted by LightGBM).
 # Neither was adopted (bench/tabular/notebook/README.md, round 4), so the Yeo-Johnson option lives here, not in models.py.
-ADDITIVE = [{"model": "linear", "params": {"C": 1.0, "power": True}},
-            {"model": "lightgbm", "params": {"num_leaves": 2, "learning_rate": 0.05}}]
+ADDITIVE = [
+    {"model": "linear", "params": {"C": 1.0, "power": True}},
+    {"model": "lightgbm", "params": {"num_leaves": 2, "learning_rate": 0.05}},
+]
 _linear_estimator = models._linear_estimator
 
 
@@ -65,8 +74,9 @@ def _linear_with_power(problem, params, columns, seed):
     est = _linear_estimator(problem, {k: v for k, v in params.items() if k != "power"}, columns, seed)
     if params.get("power"):
         pre = est.named_steps["pre"]
-        pre.transformers = [(n, PowerTransformer(method="yeo-johnson") if n == "num" else t, c)
-                            for n, t, c in pre.transformers]
+        pre.transformers = [
+            (n, PowerTransformer(method="yeo-johnson") if n == "num" else t, c) for n, t, c in pre.transformers
+        ]
     return est
 
 
@@ -78,23 +88,37 @@ def collect(ds: str, seed: int, n_random: int, tmp: Path, extra: list[dict], mod
     rows = list(csv.DictReader(open(table, newline="")))
     sp = B.split([r["id"] for r in rows], [r[label] for r in rows], seed)
     base = B.baselines(table, cols, label, sp, seed)
-    spec = {"data": {"table": str(table), "id_col": "id", "label_cols": [label], "data_cols": cols},
-            "problem": "binary", "split": sp}
+    spec = {
+        "data": {"table": str(table), "id_col": "id", "label_cols": [label], "data_cols": cols},
+        "problem": "binary",
+        "split": sp,
+    }
     columns, _, data = _load(spec)
     (Xtr, ytr, gtr), (Xva, yva, _), (Xte, yte, _) = data["train"], data["val"], data["test"]
     plan = search.PLANS[mode]
     folds = search.make_folds("binary", ytr, gtr, plan.folds, plan.repeats, seed)
     # Best mode's candidates, with the baseline's exact LightGBM (search.BASELINE_LGB) and CatBoost (search.CATBOOST,
     # with --catboost) moved to the end so that dev_rules.py / dev_catboost.py can replay the rules with and without them.
-    cands = [c for c in search.candidates("binary", "best", seed, len(ytr))
-             if c != search.BASELINE_LGB and c["model"] != "catboost"]
+    cands = [
+        c
+        for c in search.candidates("binary", "best", seed, len(ytr))
+        if c != search.BASELINE_LGB and c["model"] != "catboost"
+    ]
     n_ess = len(search._linear_grid("binary", plan.linear_grid)) + 1 + 4
-    cands = cands[:n_ess + n_random] + [dict(search.BASELINE_LGB)] + [dict(c) for c in extra]
+    cands = cands[: n_ess + n_random] + [dict(search.BASELINE_LGB)] + [dict(c) for c in extra]
     if mode == "fast":  # fast mode's own candidates, all of them (its linear grid, LightGBM defaults, random settings)
         cands = search.candidates("binary", "fast", seed, len(ytr))
     Xfit, yfit = np.vstack([Xtr, Xva]), np.r_[ytr, yva]
-    out = {"dataset": ds, "seed": seed, "mode": mode, "baselines": {k: v["value"] for k, v in base.items()}, "yte": yte, "ytr": ytr,
-           "folds": folds, "cands": []}
+    out = {
+        "dataset": ds,
+        "seed": seed,
+        "mode": mode,
+        "baselines": {k: v["value"] for k, v in base.items()},
+        "yte": yte,
+        "ytr": ytr,
+        "folds": folds,
+        "cands": [],
+    }
     for i, cfg in enumerate(cands):
         t0 = time.monotonic()
         cfg = dict(cfg)
@@ -108,8 +132,9 @@ def collect(ds: str, seed: int, n_random: int, tmp: Path, extra: list[dict], mod
         final = models.fit(cfg, "binary", columns, Xfit, yfit, seed, 1)
         test = models.predict(final, "binary", Xte)
         trees = getattr(getattr(final, "booster", None), "best_iteration_", None)  # a linboost candidate's refit
-        out["cands"].append({"trial": i, "config": cfg, "oof": oofs, "test": test, "time_s": time.monotonic() - t0,
-                             "trees": trees})
+        out["cands"].append(
+            {"trial": i, "config": cfg, "oof": oofs, "test": test, "time_s": time.monotonic() - t0, "trees": trees}
+        )
     return out
 
 
@@ -122,8 +147,12 @@ def main() -> int:
     ap.add_argument("--additive", action="store_true", help="append ADDITIVE's candidates (after CatBoost's)")
     ap.add_argument("--linboost", action="store_true", help="append dev_linboost.LINBOOST's candidates (last)")
     ap.add_argument("--svm", action="store_true", help="append dev_svm.SVM's candidates (last)")
-    ap.add_argument("--mode", choices=["best", "fast"], default="best",
-                    help="whose folds and candidates: best mode's (5 x 3 folds) or fast mode's (3 folds, its own candidates)")
+    ap.add_argument(
+        "--mode",
+        choices=["best", "fast"],
+        default="best",
+        help="whose folds and candidates: best mode's (5 x 3 folds) or fast mode's (3 folds, its own candidates)",
+    )
     ap.add_argument("--out", default="/tmp/tables-dev")
     args = ap.parse_args()
     appended = []  # candidates of a dev_*.py module, after everything else
@@ -146,8 +175,18 @@ def main() -> int:
                 extra = (search.CATBOOST if args.catboost else []) + (ADDITIVE if args.additive else []) + appended
                 res = collect(ds, seed, args.random, Path(tmpdir), extra, args.mode)
                 path.write_bytes(pickle.dumps(res))
-                print(json.dumps({"dataset": ds, "seed": seed, "s": round(time.monotonic() - t0, 1),
-                                  "n": len(res["cands"]), "baselines": res["baselines"]}), flush=True)
+                print(
+                    json.dumps(
+                        {
+                            "dataset": ds,
+                            "seed": seed,
+                            "s": round(time.monotonic() - t0, 1),
+                            "n": len(res["cands"]),
+                            "baselines": res["baselines"],
+                        }
+                    ),
+                    flush=True,
+                )
     return 0
 
 

@@ -29,8 +29,10 @@ sys.path.insert(0, str(HERE.parents[2] / "pipelines"))
 from builder_pipelines.tabular import models  # noqa: E402
 from builder_pipelines.tabular import selection as S  # noqa: E402
 
-LINBOOST = [{"model": "linboost", "params": {"num_leaves": 4, "learning_rate": 0.03, "min_child_samples": 20}},
-            {"model": "linboost", "params": {"num_leaves": 8, "learning_rate": 0.05, "min_child_samples": 20}}]
+LINBOOST = [
+    {"model": "linboost", "params": {"num_leaves": 4, "learning_rate": 0.03, "min_child_samples": 20}},
+    {"model": "linboost", "params": {"num_leaves": 8, "learning_rate": 0.05, "min_child_samples": 20}},
+]
 S.COMPLEXITY.setdefault("linboost", 3)  # between the linear model and tuned LightGBM, as CatBoost
 
 
@@ -57,14 +59,27 @@ def fit_linboost(params: dict, columns, X, y, seed: int, threads: int) -> LinBoo
         idx = np.flatnonzero(y == cls)
         stop[rng.choice(idx, size=max(1, len(idx) // 5), replace=False)] = True
     cat_idx = [i for i, c in enumerate(columns) if c.type == "categorical"]
-    booster = lgb.LGBMClassifier(n_estimators=models.LGB_MAX_TREES, random_state=seed, n_jobs=threads, verbose=-1,
-                                 deterministic=True, force_row_wise=True, **params)
+    booster = lgb.LGBMClassifier(
+        n_estimators=models.LGB_MAX_TREES,
+        random_state=seed,
+        n_jobs=threads,
+        verbose=-1,
+        deterministic=True,
+        force_row_wise=True,
+        **params,
+    )
     base = linear.decision_function(X)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        booster.fit(X[~stop], y[~stop], init_score=base[~stop], eval_set=[(X[stop], y[stop])],
-                    eval_init_score=[base[stop]], categorical_feature=cat_idx or "auto",
-                    callbacks=[lgb.early_stopping(models.LGB_PATIENCE, verbose=False)])
+        booster.fit(
+            X[~stop],
+            y[~stop],
+            init_score=base[~stop],
+            eval_set=[(X[stop], y[stop])],
+            eval_init_score=[base[stop]],
+            categorical_feature=cat_idx or "auto",
+            callbacks=[lgb.early_stopping(models.LGB_PATIENCE, verbose=False)],
+        )
     return LinBoost(linear, booster)
 
 
@@ -89,9 +104,17 @@ models.fit, models.predict = _fit_patched, _predict_patched
 def rules(r, cands, tests, score_fn, fs) -> dict[str, float]:
     from dev_rules import replay_added
 
-    return replay_added(r, cands, tests, score_fn, fs, "linboost",
-                        lambda c: f"linboost {c.config['params']['num_leaves']} leaves alone",
-                        "current + linboost 4 leaves", "current + both linboost")
+    return replay_added(
+        r,
+        cands,
+        tests,
+        score_fn,
+        fs,
+        "linboost",
+        lambda c: f"linboost {c.config['params']['num_leaves']} leaves alone",
+        "current + linboost 4 leaves",
+        "current + both linboost",
+    )
 
 
 def main() -> int:

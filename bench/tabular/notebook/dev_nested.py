@@ -99,12 +99,22 @@ def rules(r, cands, tests, score_fn, fs) -> dict[str, float]:
     lr = next(c for c in cands if c.family == "linear_default")
     test_of = lambda recipe: AUC(yte, sum(w * tests[t] for t, w in recipe.items()))  # noqa: E731
     est = nested(r, cands)
-    out = {"current": test_of(full["rule"]), "one-SE single": test_of(full["one-SE"]), "LR default": AUC(yte, tests[lr.trial])}
+    out = {
+        "current": test_of(full["rule"]),
+        "one-SE single": test_of(full["one-SE"]),
+        "LR default": AUC(yte, tests[lr.trial]),
+    }
     out["nested: rule or LR"] = out["current"] if est["rule"][0] >= est["LR"][0] else out["LR default"]
     best3 = max(("rule", "one-SE", "LR"), key=lambda k: est[k][0])
-    out["nested: rule, one-SE or LR"] = {"rule": out["current"], "one-SE": out["one-SE single"], "LR": out["LR default"]}[best3]
+    out["nested: rule, one-SE or LR"] = {
+        "rule": out["current"],
+        "one-SE": out["one-SE single"],
+        "LR": out["LR default"],
+    }[best3]
     d = est["rule"][1] - est["LR"][1]
-    out["nested: rule or LR, 1 SE"] = out["current"] if d.mean() > np.std(d, ddof=1) / np.sqrt(len(d)) else out["LR default"]
+    out["nested: rule or LR, 1 SE"] = (
+        out["current"] if d.mean() > np.std(d, ddof=1) / np.sqrt(len(d)) else out["LR default"]
+    )
     out["_nested rule - LR"] = est["rule"][0] - est["LR"][0]
     out["_best CV score - nested rule"] = max(c.score for c in cands) - est["rule"][0]
     return out

@@ -37,7 +37,11 @@ def scorers(y: np.ndarray, folds):
 
 def plan_of(r) -> tuple[int, str]:
     """(ensemble pool size, blend acceptance rule) of the mode the pickle was collected for."""
-    return (search.PLANS["fast"].ensemble_pool, "gain") if r.get("mode") == "fast" else (search.PLANS["best"].ensemble_pool, "unless_worse")
+    return (
+        (search.PLANS["fast"].ensemble_pool, "gain")
+        if r.get("mode") == "fast"
+        else (search.PLANS["best"].ensemble_pool, "unless_worse")
+    )
 
 
 def load(path: Path):
@@ -82,6 +86,7 @@ def crossfit_init(pool, score_fn, halves, init):
 def logloss_weights(pool, y, rows=None):
     """Convex weights minimising the log-loss of the averaged probabilities on the out-of-fold rows."""
     from scipy.optimize import minimize
+
     P = np.stack([np.concatenate([(o if rows is None else o[rows])[:, 1] for o in c.oof]) for c in pool], axis=1)
     yy = np.tile(y if rows is None else y[rows], len(pool[0].oof))
     k = P.shape[1]
@@ -90,8 +95,13 @@ def logloss_weights(pool, y, rows=None):
         p = np.clip(P @ w, 1e-6, 1 - 1e-6)
         return -np.mean(yy * np.log(p) + (1 - yy) * np.log(1 - p))
 
-    res = minimize(f, np.full(k, 1 / k), method="SLSQP", bounds=[(0, 1)] * k,
-                   constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1}])
+    res = minimize(
+        f,
+        np.full(k, 1 / k),
+        method="SLSQP",
+        bounds=[(0, 1)] * k,
+        constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1}],
+    )
     w = np.clip(res.x, 0, None)
     return w / w.sum()
 
@@ -125,7 +135,9 @@ def replay_pools(named_pools, r, tests, score_fn, fs) -> dict[str, float]:
     return out
 
 
-def replay_added(r, cands, tests, score_fn, fs, model: str, alone_name, with_first: str, with_all: str) -> dict[str, float]:
+def replay_added(
+    r, cands, tests, score_fn, fs, model: str, alone_name, with_first: str, with_all: str
+) -> dict[str, float]:
     """For candidates of a dev-only ``model`` (appended by dev_collect.py): the test AUC of each alone (named by
     ``alone_name(candidate)``), and best mode's rule without them ("current"), with the first, and with all."""
     added = [c for c in cands if c.config["model"] == model]
@@ -157,8 +169,11 @@ def rules(r, cands, tests, score_fn, fs):
     out = {}
     lr_def = next(c for c in base if c.family == "linear_default")
     linear = [c for c in base if c.config["model"] == "linear"]
-    for name, pool in (("current (10 random)", base[:n_ess + 10]), ("current (60 random)", base),
-                       ("current + LGBM-100 (60)", base + [extra])):
+    for name, pool in (
+        ("current (10 random)", base[: n_ess + 10]),
+        ("current (60 random)", base),
+        ("current + LGBM-100 (60)", base + [extra]),
+    ):
         chosen, best, _ = S.one_se_choice(pool)
         t, info, keep = greedy(pool, chosen, 8, score_fn, fs, folds, tests)
         out[name] = AUC(yte, t)
@@ -171,7 +186,9 @@ def rules(r, cands, tests, score_fn, fs):
             blend_t = blend_of(info[1], info[2], tests) if info else t
             out["greedy always"] = AUC(yte, blend_t)
             for lam in (0.25, 0.5):
-                out[f"always: (1-{lam}) greedy + {lam} LR default"] = AUC(yte, (1 - lam) * blend_t + lam * tests[lr_def.trial])
+                out[f"always: (1-{lam}) greedy + {lam} LR default"] = AUC(
+                    yte, (1 - lam) * blend_t + lam * tests[lr_def.trial]
+                )
             if info:
                 blend, members, counts, honest = info
                 # lambda chosen by the cross-fitted (honest) out-of-fold score of the mix
@@ -181,18 +198,30 @@ def rules(r, cands, tests, score_fn, fs):
                 out["CV-chosen shrink to LR default"] = AUC(yte, (1 - lam) * blend_t + lam * tests[lr_def.trial])
                 out["_lam"] = lam
                 # choose by honest score among blend, one-SE single, LR default
-                opts = [(blend.score, blend_t), (chosen.score, tests[chosen.trial]), (lr_def.score, tests[lr_def.trial])]
+                opts = [
+                    (blend.score, blend_t),
+                    (chosen.score, tests[chosen.trial]),
+                    (lr_def.score, tests[lr_def.trial]),
+                ]
                 out["max honest score of {blend, one-SE, LR}"] = AUC(yte, max(opts, key=lambda o: o[0])[1])
                 # published unless LR default beats it fold by fold by 1 / 2 SE... (guard against LR, not one-SE)
                 for k in (1, 2):
                     g, se = S.paired_gain(blend, lr_def)
-                    out[f"blend unless < -{k} SE vs LR default"] = AUC(yte, blend_t if g >= -k * se else tests[lr_def.trial])
+                    out[f"blend unless < -{k} SE vs LR default"] = AUC(
+                        yte, blend_t if g >= -k * se else tests[lr_def.trial]
+                    )
                 # blend unless its honest score is below LR default's score
-                out["blend unless honest < LR default"] = AUC(yte, blend_t if blend.score >= lr_def.score else tests[lr_def.trial])
+                out["blend unless honest < LR default"] = AUC(
+                    yte, blend_t if blend.score >= lr_def.score else tests[lr_def.trial]
+                )
             else:
-                for k in ("CV-chosen shrink to LR default", "max honest score of {blend, one-SE, LR}",
-                          "blend unless < -1 SE vs LR default", "blend unless < -2 SE vs LR default",
-                          "blend unless honest < LR default"):
+                for k in (
+                    "CV-chosen shrink to LR default",
+                    "max honest score of {blend, one-SE, LR}",
+                    "blend unless < -1 SE vs LR default",
+                    "blend unless < -2 SE vs LR default",
+                    "blend unless honest < LR default",
+                ):
                     out[k] = out["current (60 random)"]
             members = S.ensemble_pool(pool, chosen, 8)
             y = r["ytr"]
@@ -205,7 +234,9 @@ def rules(r, cands, tests, score_fn, fs):
                     honest[rr][score_rows] = sum(wh[i] * members[i].oof[rr] for i in range(len(members)))[score_rows]
             t_ll = sum(w[i] * tests[members[i].trial] for i in range(len(members)))
             out["log-loss convex blend always"] = AUC(yte, t_ll)
-            cand = S.Candidate(999, {"model": "blend", "params": {}, "members": []}, score_fn(honest), fs(honest), honest)
+            cand = S.Candidate(
+                999, {"model": "blend", "params": {}, "members": []}, score_fn(honest), fs(honest), honest
+            )
             keep, _ = S.accept_blend(cand, chosen, "unless_worse")
             out["log-loss convex blend, -2SE guard"] = AUC(yte, t_ll if keep else tests[chosen.trial])
             out["mean(greedy, log-loss blend)"] = AUC(yte, 0.5 * t_ll + 0.5 * blend_t)
@@ -237,7 +268,9 @@ def rules(r, cands, tests, score_fn, fs):
                 honest = crossfit_init(members2, score_fn, search._halves(folds), init)
                 cand = S.blend_candidate(members2, counts, 999, honest, score_fn, fs)
                 keep, _ = S.accept_blend(cand, chosen2, "unless_worse")
-                out[f"LGBM-100 + greedy init one-SE x{n0}"] = AUC(yte, blend_of(members2, counts, tests) if keep else tests[chosen2.trial])
+                out[f"LGBM-100 + greedy init one-SE x{n0}"] = AUC(
+                    yte, blend_of(members2, counts, tests) if keep else tests[chosen2.trial]
+                )
             out["always: 0.5 greedy + 0.5 one-SE single"] = AUC(yte, 0.5 * blend_t + 0.5 * tests[chosen.trial])
             # greedy weights seeded with the one-SE choice / LR default (Caruana's initialisation), then the -2 SE guard
             members = S.ensemble_pool(pool, chosen, 8)
@@ -264,15 +297,23 @@ def print_table(table: dict[str, dict[str, list]], reference: str) -> None:
         means = [np.mean(per[d]) for d in datasets]
         gaps = [np.mean(np.array(per[d]) - better[d]) for d in datasets]
         diff = np.concatenate([per[d] for d in datasets]) - ref
-        print(f"{k:48s} " + " ".join(f"{m:9.4f}" for m in means) + f" {np.mean(means):8.4f} {min(gaps):+8.4f}"
-              + f"  {np.mean(diff):+.4f} (SE {np.std(diff, ddof=1) / np.sqrt(len(diff)):.4f}, "
-                f"{int((diff > 0).sum())}+/{int((diff < 0).sum())}-)")
+        print(
+            f"{k:48s} "
+            + " ".join(f"{m:9.4f}" for m in means)
+            + f" {np.mean(means):8.4f} {min(gaps):+8.4f}"
+            + f"  {np.mean(diff):+.4f} (SE {np.std(diff, ddof=1) / np.sqrt(len(diff)):.4f}, "
+            f"{int((diff > 0).sum())}+/{int((diff < 0).sum())}-)"
+        )
 
 
 def with_baselines(r: dict, res: dict[str, float]) -> dict[str, float]:
     b = r["baselines"]
-    return {"baseline LR": b["logistic_regression"], "baseline LGBM": b["lightgbm_default"],
-            "better baseline": max(b.values()), **res}
+    return {
+        "baseline LR": b["logistic_regression"],
+        "baseline LGBM": b["lightgbm_default"],
+        "better baseline": max(b.values()),
+        **res,
+    }
 
 
 def main() -> int:

@@ -79,8 +79,10 @@ def main() -> int:
     root = Path(sys.argv[1])
     table, _ = replay_dir(root, rules)
     print("splits:", {d: len(v) for d, v in table["baseline LR"].items()})
-    print("mean window per table:", {k: {d: round(float(np.mean(v)), 4) for d, v in per.items()}
-                                      for k, per in table.items() if k.startswith("_")})
+    print(
+        "mean window per table:",
+        {k: {d: round(float(np.mean(v)), 4) for d, v in per.items()} for k, per in table.items() if k.startswith("_")},
+    )
     print_table({k: v for k, v in table.items() if not k.startswith("_")}, "current")
     return 0
 

@@ -56,8 +56,17 @@ models.fit = _fit_patched  # models.predict needs no change: the Pipeline's pred
 def rules(r, cands, tests, score_fn, fs) -> dict[str, float]:
     from dev_rules import replay_added
 
-    return replay_added(r, cands, tests, score_fn, fs, "svm", lambda c: f"SVM C={c.config['params']['C']:g} alone",
-                        "current + SVM C=1", "current + both SVM")
+    return replay_added(
+        r,
+        cands,
+        tests,
+        score_fn,
+        fs,
+        "svm",
+        lambda c: f"SVM C={c.config['params']['C']:g} alone",
+        "current + SVM C=1",
+        "current + both SVM",
+    )
 
 
 def quick_look(datasets: list[str]) -> None:
@@ -91,16 +100,20 @@ def quick_look(datasets: list[str]) -> None:
             fit, te = [index[i] for i in sp["train"] + sp["val"]], [index[i] for i in sp["test"]]
 
             def scores(model):
-                pre = ColumnTransformer([("num", StandardScaler(), num)]
-                                        + ([("cat", OneHotEncoder(handle_unknown="ignore"), cat)] if cat else []))
+                pre = ColumnTransformer(
+                    [("num", StandardScaler(), num)]
+                    + ([("cat", OneHotEncoder(handle_unknown="ignore"), cat)] if cat else [])
+                )
                 return make_pipeline(pre, model).fit(X[fit], y[fit]).decision_function(X[te])
 
             lr, svm, soft = scores(LogisticRegression(max_iter=5000)), scores(SVC(C=1.0)), scores(SVC(C=0.1))
             res.append([roc_auc_score(y[te], s) for s in (lr, svm, soft, rankdata(lr) + rankdata(svm))])
         res = np.array(res)
         d = res[:, 1:] - res[:, :1]
-        print(f"{ds}: mean test AUC LR, SVM C=1, SVM C=0.1, rank average LR+SVM {res.mean(0).round(4).tolist()}; "
-              f"minus LR {d.mean(0).round(4).tolist()} (SE {(d.std(0, ddof=1) / np.sqrt(len(d))).round(4).tolist()})")
+        print(
+            f"{ds}: mean test AUC LR, SVM C=1, SVM C=0.1, rank average LR+SVM {res.mean(0).round(4).tolist()}; "
+            f"minus LR {d.mean(0).round(4).tolist()} (SE {(d.std(0, ddof=1) / np.sqrt(len(d))).round(4).tolist()})"
+        )
 
 
 def main() -> int:

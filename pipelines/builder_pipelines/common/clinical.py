@@ -19,7 +19,9 @@ RULE_RARER = "less frequent class"
 RULE_TIE = "classes equally frequent: the second in sort order"
 
 
-def positive_class(problem: str, classes: list[dict], class_index_of_rows, requested: str | None) -> tuple[int, str] | None:
+def positive_class(
+    problem: str, classes: list[dict], class_index_of_rows, requested: str | None
+) -> tuple[int, str] | None:
     """(index, rule) of the positive class; None unless binary. ``class_index_of_rows``: every labelled row's index."""
     if problem != "binary":
         if requested:
@@ -41,8 +43,9 @@ def positive_class(problem: str, classes: list[dict], class_index_of_rows, reque
 RULE_SOURCE = "the evaluated model's positive class"
 
 
-def positive_for_evaluation(problem: str, classes: list[dict], class_index_of_rows, requested: str | None,
-                            source_manifest: dict) -> tuple[int, str] | None:
+def positive_for_evaluation(
+    problem: str, classes: list[dict], class_index_of_rows, requested: str | None, source_manifest: dict
+) -> tuple[int, str] | None:
     """A Retrospective study: the class the request names, else the evaluated model's, else the rule on the new data."""
     if requested:
         return positive_class(problem, classes, class_index_of_rows, requested)
@@ -52,8 +55,9 @@ def positive_for_evaluation(problem: str, classes: list[dict], class_index_of_ro
     return positive_class(problem, classes, class_index_of_rows, None)
 
 
-def section(problem: str, classes: list[dict], truth_onehot, decisions, groups, positive: tuple[int, str] | None,
-            scores=None) -> dict:
+def section(
+    problem: str, classes: list[dict], truth_onehot, decisions, groups, positive: tuple[int, str] | None, scores=None
+) -> dict:
     """{positive_class?, confusion_matrix, test_patients_per_class, decision_curve?} for a classification task's test
     split; the decision curve (binary, with ``scores``) is for the positive class's probability."""
     y = np.asarray(truth_onehot).astype(int)
@@ -65,8 +69,10 @@ def section(problem: str, classes: list[dict], truth_onehot, decisions, groups, 
         c = classes[positive[0]]
         out["positive_class"] = {"index": int(c["index"]), "code": c["code"], "name": c["name"], "rule": positive[1]}
     if problem == "multilabel":  # one 2x2 table per label: rows truth (absent, present), columns prediction
-        per_label = {names[k]: [[int(((y[:, k] == a) & (p[:, k] == b)).sum()) for b in (0, 1)] for a in (0, 1)]
-                     for k in range(y.shape[1])}
+        per_label = {
+            names[k]: [[int(((y[:, k] == a) & (p[:, k] == b)).sum()) for b in (0, 1)] for a in (0, 1)]
+            for k in range(y.shape[1])
+        }
         out["confusion_matrix"] = {"labels": names, "per_label": per_label}
     else:
         m = np.zeros((len(names), len(names)), dtype=int)

@@ -45,7 +45,11 @@ def treat_all_benefit(y, thresholds=THRESHOLDS) -> np.ndarray:
 def decision_curve(y, p, thresholds=THRESHOLDS) -> dict:
     """{thresholds, model, treat_all} (treat none is 0 everywhere), rounded for report.json."""
     r = lambda v: [round(float(x), 6) for x in v]  # noqa: E731
-    return {"thresholds": r(thresholds), "model": r(net_benefit(y, p, thresholds)), "treat_all": r(treat_all_benefit(y, thresholds))}
+    return {
+        "thresholds": r(thresholds),
+        "model": r(net_benefit(y, p, thresholds)),
+        "treat_all": r(treat_all_benefit(y, thresholds)),
+    }
 
 
 def _logit(p):

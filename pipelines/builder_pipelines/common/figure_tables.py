@@ -29,8 +29,10 @@ def series_table(xlabel: str, ylabel: str, series: list[tuple[str, list, list]])
 
 def matrix_table(matrix: list[list[int]], labels: list[str]) -> dict:
     """A confusion matrix: rows the true class, one column per predicted class."""
-    return {"columns": ["true \\ predicted"] + [str(x) for x in labels],
-            "rows": [[str(labels[i])] + [int(v) for v in row] for i, row in enumerate(matrix)]}
+    return {
+        "columns": ["true \\ predicted"] + [str(x) for x in labels],
+        "rows": [[str(labels[i])] + [int(v) for v in row] for i, row in enumerate(matrix)],
+    }
 
 
 def bars_table(label: str, values: dict[str, float], top: int = 20) -> dict:

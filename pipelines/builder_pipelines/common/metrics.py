@@ -87,7 +87,14 @@ def _classification_point(problem, y, s, p, positive=1):
     rates = _per_class_rates(y, p)
     if problem == "multilabel":
         accuracy = float((y == p).all(1).mean())  # exact match
-        ece_v = float(np.mean([ece(np.stack([1 - y[:, c], y[:, c]], 1), np.stack([1 - s[:, c], s[:, c]], 1)) for c in range(y.shape[1])]))
+        ece_v = float(
+            np.mean(
+                [
+                    ece(np.stack([1 - y[:, c], y[:, c]], 1), np.stack([1 - s[:, c], s[:, c]], 1))
+                    for c in range(y.shape[1])
+                ]
+            )
+        )
     else:
         accuracy = float((y.argmax(1) == p.argmax(1)).mean())
         ece_v = ece(y, s)
@@ -114,7 +121,9 @@ def _classification_point(problem, y, s, p, positive=1):
             point[name] = float(np.nanmean(v)) if np.isfinite(v).any() else np.nan
         per_class[name] = v
     if problem == "binary":  # logistic recalibration of the positive class's probability (common/decision.py)
-        point["calibration_slope"], point["calibration_intercept"] = calibration_slope_intercept(y[:, positive], s[:, positive])
+        point["calibration_slope"], point["calibration_intercept"] = calibration_slope_intercept(
+            y[:, positive], s[:, positive]
+        )
     return point, per_class
 
 
@@ -123,8 +132,8 @@ def _regression_point(y, yhat):
     ss_tot = float(((y - y.mean()) ** 2).sum())
     return {
         "mae": float(np.abs(err).mean()),
-        "rmse": float(np.sqrt((err ** 2).mean())),
-        "r2": float(1 - (err ** 2).sum() / ss_tot) if ss_tot > 0 else np.nan,
+        "rmse": float(np.sqrt((err**2).mean())),
+        "r2": float(1 - (err**2).sum() / ss_tot) if ss_tot > 0 else np.nan,
     }, {}
 
 
@@ -147,22 +156,23 @@ def _with_intervals(point, per_class, replicates, class_keys):
     for name, value in point.items():
         samples = np.array([r[0][name] for r in replicates], dtype=float)
         samples = samples[np.isfinite(samples)]
-        lo, hi = (np.percentile(samples, [2.5, 97.5]) if len(samples) >= 20 else (np.nan, np.nan))
+        lo, hi = np.percentile(samples, [2.5, 97.5]) if len(samples) >= 20 else (np.nan, np.nan)
         entry = {"value": _num(value), "ci_low": _num(lo), "ci_high": _num(hi)}
         if name in per_class:
             pc = {}
             for c, key in enumerate(class_keys):
                 cs = np.array([r[1][name][c] for r in replicates], dtype=float)
                 cs = cs[np.isfinite(cs)]
-                clo, chi = (np.percentile(cs, [2.5, 97.5]) if len(cs) >= 20 else (np.nan, np.nan))
+                clo, chi = np.percentile(cs, [2.5, 97.5]) if len(cs) >= 20 else (np.nan, np.nan)
                 pc[key] = {"value": _num(per_class[name][c]), "ci_low": _num(clo), "ci_high": _num(chi)}
             entry["per_class"] = pc
         out[name] = entry
     return out
 
 
-def classification_metrics(problem: str, y_onehot, scores, decisions, groups, n_boot: int = N_BOOT, seed: int = 0,
-                           positive: int = 1) -> dict:
+def classification_metrics(
+    problem: str, y_onehot, scores, decisions, groups, n_boot: int = N_BOOT, seed: int = 0, positive: int = 1
+) -> dict:
     """``positive``: binary only, the index of the positive class (sensitivity, specificity, ppv, npv, prevalence)."""
     y = np.asarray(y_onehot).astype(int)
     s = np.asarray(scores, dtype=float)

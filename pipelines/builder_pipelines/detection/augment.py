@@ -39,8 +39,7 @@ class TrainStore:
         return len(self.items)
 
 
-def sample(store: TrainStore, i: int, in_w: int, in_h: int, pad_value: float, rng: np.random.Generator,
-           flips: bool):
+def sample(store: TrainStore, i: int, in_w: int, in_h: int, pad_value: float, rng: np.random.Generator, flips: bool):
     """-> float image (3, in_h, in_w) in 0..255, boxes (n, 4) float32 tensor, labels (n,) long tensor."""
     img, boxes, labels, base = store.items[i]
     s = base * rng.uniform(*SCALE_JITTER)
@@ -60,9 +59,9 @@ def sample(store: TrainStore, i: int, in_w: int, in_h: int, pad_value: float, rn
     cy = int(rng.integers(0, nh - in_h + 1)) if nh > in_h else 0
     px = int(rng.integers(0, in_w - nw + 1)) if nw < in_w and rng.random() < 0.5 else 0
     py = int(rng.integers(0, in_h - nh + 1)) if nh < in_h and rng.random() < 0.5 else 0
-    crop = x[:, cy:cy + in_h, cx:cx + in_w]
+    crop = x[:, cy : cy + in_h, cx : cx + in_w]
     canvas = torch.full((3, in_h, in_w), float(pad_value))
-    canvas[:, py:py + crop.shape[1], px:px + crop.shape[2]] = crop
+    canvas[:, py : py + crop.shape[1], px : px + crop.shape[2]] = crop
     b = b.reshape(-1, 4) + np.array([px - cx, py - cy, px - cx, py - cy], np.float32)
     full = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
     b[:, [0, 2]] = np.clip(b[:, [0, 2]], px, px + crop.shape[2])
@@ -76,10 +75,10 @@ def sample(store: TrainStore, i: int, in_w: int, in_h: int, pad_value: float, rn
 def colour_jitter(x: torch.Tensor, rng: np.random.Generator, pad_value: float, region) -> torch.Tensor:
     """Brightness, contrast and per-channel gain of about +-12% on the image region only."""
     py, px, h, w = region
-    r = x[:, py:py + h, px:px + w]
+    r = x[:, py : py + h, px : px + w]
     gain = torch.tensor(rng.uniform(0.9, 1.1, 3), dtype=torch.float32)[:, None, None]
     contrast = float(rng.uniform(0.88, 1.12))
     bright = float(rng.uniform(-15, 15))
     mean = r.mean()
-    x[:, py:py + h, px:px + w] = ((r - mean) * contrast + mean + bright).mul(gain).clamp(0, 255)
+    x[:, py : py + h, px : px + w] = ((r - mean) * contrast + mean + bright).mul(gain).clamp(0, 255)
     return x

@@ -82,8 +82,14 @@ def read_detection_table(spec: dict, classes: list[str] | None = None):
         recs = []
         for rel, e in sorted(by_image.items()):
             path = os.path.join(d["root"], rel)
-            recs.append(ImageRecord(path, e["patient"], np.asarray(e["boxes"], np.float32).reshape(-1, 4),
-                                    np.asarray(e["labels"], np.int64)))
+            recs.append(
+                ImageRecord(
+                    path,
+                    e["patient"],
+                    np.asarray(e["boxes"], np.float32).reshape(-1, 4),
+                    np.asarray(e["labels"], np.int64),
+                )
+            )
         out[part] = recs
     if dropped:
         events.log("warn", f"{len(dropped)} boxes without area (x2 <= x1 or y2 <= y1) ignored, e.g. {dropped[0]}")

@@ -20,9 +20,18 @@ import numpy as np
 from .boxes import nms
 
 
-def postprocess(boxes, scores, scale_x: float, scale_y: float, orig_w: float, orig_h: float,
-                score_threshold: float, nms_iou: float, max_detections: int,
-                class_agnostic: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def postprocess(
+    boxes,
+    scores,
+    scale_x: float,
+    scale_y: float,
+    orig_w: float,
+    orig_h: float,
+    score_threshold: float,
+    nms_iou: float,
+    max_detections: int,
+    class_agnostic: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One image: boxes (M,4) or (1,M,4), scores (M,K) or (1,M,K) ->
     (boxes (n,4) in original pixels, scores (n,), class indices (n,)), sorted by score descending."""
     b = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)

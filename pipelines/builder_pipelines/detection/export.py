@@ -33,8 +33,16 @@ def _export_checked(model: torch.nn.Module, path: str, sample_inputs: list[np.nd
     m = copy.deepcopy(model).cpu().eval().float()  # exported and checked on the CPU, wherever it trained
     dummy = torch.zeros(1, 3, m.in_h, m.in_w)
     with torch.no_grad():
-        torch.onnx.export(m, (dummy,), path, input_names=["input"], output_names=["boxes", "scores"],
-                          opset_version=OPSET, dynamo=False, do_constant_folding=True)
+        torch.onnx.export(
+            m,
+            (dummy,),
+            path,
+            input_names=["input"],
+            output_names=["boxes", "scores"],
+            opset_version=OPSET,
+            dynamo=False,
+            do_constant_folding=True,
+        )
     onnx.checker.check_model(onnx.load(path), full_check=True)
     sess = session(path)
     worst = {"boxes": 0.0, "scores": 0.0}
@@ -47,8 +55,13 @@ def _export_checked(model: torch.nn.Module, path: str, sample_inputs: list[np.nd
             worst["scores"] = max(worst["scores"], float(np.abs(os_ - ts.numpy()).max()))
     if max(worst.values()) > PARITY_TOL:
         raise RuntimeError(f"ONNX output differs from PyTorch: {worst}")
-    return {"max_abs_diff_scores": worst["scores"], "max_abs_diff_boxes_over_input_side": worst["boxes"],
-            "tolerance": PARITY_TOL, "images_compared": len(sample_inputs), "opset": OPSET}
+    return {
+        "max_abs_diff_scores": worst["scores"],
+        "max_abs_diff_boxes_over_input_side": worst["boxes"],
+        "tolerance": PARITY_TOL,
+        "images_compared": len(sample_inputs),
+        "opset": OPSET,
+    }
 
 
 def session(path: str, threads: int = 2) -> ort.InferenceSession:

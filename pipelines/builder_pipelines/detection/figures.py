@@ -6,8 +6,18 @@ import os
 
 from PIL import Image, ImageDraw
 
-PALETTE = [(230, 25, 75), (0, 130, 200), (245, 130, 48), (145, 30, 180), (70, 240, 240), (240, 50, 230),
-           (210, 245, 60), (250, 190, 190), (0, 128, 128), (170, 110, 40)]
+PALETTE = [
+    (230, 25, 75),
+    (0, 130, 200),
+    (245, 130, 48),
+    (145, 30, 180),
+    (70, 240, 240),
+    (240, 50, 230),
+    (210, 245, 60),
+    (250, 190, 190),
+    (0, 128, 128),
+    (170, 110, 40),
+]
 TRUTH = (60, 180, 75)
 
 
@@ -29,6 +39,11 @@ def draw_examples(out_dir: str, records, dets, classes: list[str], n: int = 4) -
             draw.text((float(b[0]) + 2, float(b[1]) + 1), f"{classes[int(c)]} {s:.2f}", fill=colour)
         name = f"detections_{rank + 1}.png"
         img.save(os.path.join(out_dir, name))
-        figures.append({"name": f"detections_{rank + 1}", "file": name,
-                        "title": f"Test image {os.path.basename(rec.path)}: truth in green, predictions coloured by class"})
+        figures.append(
+            {
+                "name": f"detections_{rank + 1}",
+                "file": name,
+                "title": f"Test image {os.path.basename(rec.path)}: truth in green, predictions coloured by class",
+            }
+        )
     return figures

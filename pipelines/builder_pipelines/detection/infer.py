@@ -17,6 +17,7 @@ EVAL_SCORE_FLOOR = 0.05  # mAP ranks every detection down to this score (the ser
 @dataclass
 class Prepared:
     """A split letterboxed once: normalised inputs, scales, original sizes and ground truth."""
+
     records: list[ImageRecord]
     inputs: list[np.ndarray]  # (3, H, W) float32 each
     scales: list[float]
@@ -42,9 +43,10 @@ def torch_forward(model: torch.nn.Module, batch_size: int = 16):
         out = []
         with torch.no_grad():
             for i in range(0, len(inputs), batch_size):
-                b, s = model(torch.from_numpy(np.stack(inputs[i:i + batch_size])).to(device))
+                b, s = model(torch.from_numpy(np.stack(inputs[i : i + batch_size])).to(device))
                 out.extend(zip(b.cpu().numpy(), s.cpu().numpy()))
         return out
+
     return run
 
 
@@ -57,6 +59,7 @@ def onnx_forward(session):
             b, s = session.run(["boxes", "scores"], {name: x[None]})
             out.append((b[0], s[0]))
         return out
+
     return run
 
 
@@ -70,6 +73,18 @@ def detections(raw, prep: Prepared, det_cfg: dict, score_floor: float | None = N
     thr = det_cfg["score_threshold"] if score_floor is None else score_floor
     out = []
     for (b, s), rec, scale in zip(raw, prep.records, prep.scales):
-        out.append(postprocess(b, s, scale, scale, rec.width, rec.height, thr, det_cfg["nms_iou"],
-                               det_cfg["max_detections"], det_cfg.get("class_agnostic_nms", False)))
+        out.append(
+            postprocess(
+                b,
+                s,
+                scale,
+                scale,
+                rec.width,
+                rec.height,
+                thr,
+                det_cfg["nms_iou"],
+                det_cfg["max_detections"],
+                det_cfg.get("class_agnostic_nms", False),
+            )
+        )
     return out

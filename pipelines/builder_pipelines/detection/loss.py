@@ -88,7 +88,9 @@ def detection_loss(model, outputs, batch_boxes, batch_labels, pos_weight=None):
     focal_loss. -> (total, parts)."""
     cls, reg, ctr = outputs
     k = cls.shape[-1]
-    labels, targets = zip(*(assign(model.points, model.point_strides, b, lab) for b, lab in zip(batch_boxes, batch_labels)))
+    labels, targets = zip(
+        *(assign(model.points, model.point_strides, b, lab) for b, lab in zip(batch_boxes, batch_labels))
+    )
     labels, targets = torch.stack(labels), torch.stack(targets)
     pos = labels >= 0
     n_pos = max(1.0, float(pos.sum()))

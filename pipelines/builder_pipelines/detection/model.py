@@ -138,7 +138,9 @@ def make_points(in_w: int, in_h: int):
     """Centres of the feature-map cells, in input pixels, in the order ``raw`` flattens them."""
     pts, strides = [], []
     for (w, h), s in zip(feature_sizes(in_w, in_h), STRIDES):
-        ys, xs = torch.meshgrid(torch.arange(h, dtype=torch.float32), torch.arange(w, dtype=torch.float32), indexing="ij")
+        ys, xs = torch.meshgrid(
+            torch.arange(h, dtype=torch.float32), torch.arange(w, dtype=torch.float32), indexing="ij"
+        )
         pts.append(torch.stack([(xs.reshape(-1) + 0.5) * s, (ys.reshape(-1) + 0.5) * s], 1))
         strides.append(torch.full((h * w,), float(s)))
     return torch.cat(pts), torch.cat(strides)

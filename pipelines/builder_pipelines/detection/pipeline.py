@@ -52,8 +52,17 @@ def _input_size(records, side: int) -> tuple[int, int]:
 
 
 def _image_cfg(in_w, in_h) -> dict:
-    return {"width": in_w, "height": in_h, "channels": 3, "resize": "letterbox", "interpolation": "bilinear",
-            "pad_value": PAD_VALUE, "scale": 1 / 255, "mean": MEAN, "std": STD}
+    return {
+        "width": in_w,
+        "height": in_h,
+        "channels": 3,
+        "resize": "letterbox",
+        "interpolation": "bilinear",
+        "pad_value": PAD_VALUE,
+        "scale": 1 / 255,
+        "mean": MEAN,
+        "std": STD,
+    }
 
 
 def _load_pretrained(model: Detector, path: str) -> None:
@@ -62,7 +71,9 @@ def _load_pretrained(model: Detector, path: str) -> None:
     usable = {k.removeprefix("backbone."): v for k, v in state.items()}
     usable = {k: v for k, v in usable.items() if k in own and own[k].shape == v.shape}
     model.backbone.load_state_dict(usable, strict=False)
-    events.log("info" if usable else "warn", f"pretrained backbone: {len(usable)} of {len(own)} tensors loaded from {path}")
+    events.log(
+        "info" if usable else "warn", f"pretrained backbone: {len(usable)} of {len(own)} tensors loaded from {path}"
+    )
 
 
 def _choose_serving(model, val, metric, max_det):
@@ -70,20 +81,32 @@ def _choose_serving(model, val, metric, max_det):
     raw = raw_outputs(torch_forward(model), val)
     tried = []
     for iou, agnostic in NMS_CANDIDATES:
-        cfg = {"score_threshold": EVAL_SCORE_FLOOR, "nms_iou": iou, "max_detections": max_det, "class_agnostic_nms": agnostic}
+        cfg = {
+            "score_threshold": EVAL_SCORE_FLOOR,
+            "nms_iou": iou,
+            "max_detections": max_det,
+            "class_agnostic_nms": agnostic,
+        }
         m = Matched(detections(raw, val, cfg), val.gts, model.num_classes)
         map50 = detection_metrics(m, np.arange(len(val.records)), EVAL_SCORE_FLOOR, n_boot=0)["map50"]["value"] or 0.0
         tried.append((map50, -len(tried), cfg, m))
     map50, _, cfg, m = max(tried, key=lambda t: (round(t[0], 4), t[1]))
     thr, objective = choose_score_threshold(m, metric)
     cfg = {**cfg, "score_threshold": thr}
-    return cfg, {"nms_trials": [{"nms_iou": c["nms_iou"], "class_agnostic_nms": c["class_agnostic_nms"], "val_map50": v}
-                                for v, _, c, _ in tried], "objective": objective}
+    return cfg, {
+        "nms_trials": [
+            {"nms_iou": c["nms_iou"], "class_agnostic_nms": c["class_agnostic_nms"], "val_map50": v}
+            for v, _, c, _ in tried
+        ],
+        "objective": objective,
+    }
 
 
 def _evaluate_split(forward, prep, det_cfg, k, seed):
     raw = raw_outputs(forward, prep)
-    m = Matched(detections(raw, prep, det_cfg, score_floor=min(EVAL_SCORE_FLOOR, det_cfg["score_threshold"])), prep.gts, k)
+    m = Matched(
+        detections(raw, prep, det_cfg, score_floor=min(EVAL_SCORE_FLOOR, det_cfg["score_threshold"])), prep.gts, k
+    )
     groups = np.array([r.patient for r in prep.records])
     metrics = detection_metrics(m, groups, det_cfg["score_threshold"], seed=seed)
     served = detections(raw, prep, det_cfg)  # exactly what serving returns, for the figures
@@ -123,17 +146,34 @@ def train(spec: dict, out_dir: str) -> str:
     model = model.to(device)
     flips = opts.get("allow_flips") is not False
     counts = np.bincount(np.concatenate([r.labels for r in splits["train"]]).astype(np.int64), minlength=len(classes))
-    cfg = {**mode, "weight_decay": 5e-4, "pad_value": PAD_VALUE, "flips": flips, "class_weights": class_weights(counts),
-           "mean_t": torch.tensor(MEAN)[:, None, None] * 1.0, "std_t": torch.tensor(STD)[:, None, None],
-           "val_det": {"score_threshold": EVAL_SCORE_FLOOR, "nms_iou": 0.5, "max_detections": max_det}}
+    cfg = {
+        **mode,
+        "weight_decay": 5e-4,
+        "pad_value": PAD_VALUE,
+        "flips": flips,
+        "class_weights": class_weights(counts),
+        "mean_t": torch.tensor(MEAN)[:, None, None] * 1.0,
+        "std_t": torch.tensor(STD)[:, None, None],
+        "val_det": {"score_threshold": EVAL_SCORE_FLOOR, "nms_iou": 0.5, "max_detections": max_det},
+    }
     budget = spec["budget"]["time_budget_s"]
     cfg["post_images"] = len(NMS_CANDIDATES) * len(val.records) + 2 * (len(val.records) + len(test.records))
     train_budget = max(1.0, budget - (time.monotonic() - t0))
-    events.log("info", f"{len(store)} training images, {len(val.records)} validation, {len(test.records)} test; "
-                       f"input {in_w}x{in_h}; classes {classes}; device {device.type}; "
-                       f"{train_budget:.0f}s left for training and evaluation")
-    summary = fit(model, store, val, cfg, train_budget, spec["seed"],
-                  lambda f, **kw: events.progress("training", 0.05 + 0.8 * f, **kw))
+    events.log(
+        "info",
+        f"{len(store)} training images, {len(val.records)} validation, {len(test.records)} test; "
+        f"input {in_w}x{in_h}; classes {classes}; device {device.type}; "
+        f"{train_budget:.0f}s left for training and evaluation",
+    )
+    summary = fit(
+        model,
+        store,
+        val,
+        cfg,
+        train_budget,
+        spec["seed"],
+        lambda f, **kw: events.progress("training", 0.05 + 0.8 * f, **kw),
+    )
 
     events.progress("evaluating", 0.86, message="choosing the score threshold and NMS on validation")
     det_cfg, choice = _choose_serving(model, val, spec["threshold_metric"], max_det)
@@ -148,30 +188,48 @@ def train(spec: dict, out_dir: str) -> str:
     for name, m in test_metrics.items():
         events.metric("test", name, m["value"])
     figures = draw_examples(out_dir, test.records, served, classes)
-    report = {"pr_curves": {"test": test_pr, "validation": val_pr}, "training": summary, "serving_choice": choice,
-              "onnx_parity": parity, "note": "validation precision/recall are optimistic: the threshold was chosen there"}
+    report = {
+        "pr_curves": {"test": test_pr, "validation": val_pr},
+        "training": summary,
+        "serving_choice": choice,
+        "onnx_parity": parity,
+        "note": "validation precision/recall are optimistic: the threshold was chosen there",
+    }
     write_report(out_dir, report)
     manifest = {
-        "schema_version": 1, "kind": "detection", "problem": "detection", "model_file": "model.onnx",
+        "schema_version": 1,
+        "kind": "detection",
+        "problem": "detection",
+        "model_file": "model.onnx",
         "input": {"name": "input", "image": image_cfg},
         "outputs": {"scores": "scores", "boxes": "boxes"},
         "classes": [{"index": i, "code": c, "name": c} for i, c in enumerate(classes)],
         "threshold_rule": f"{RULES[spec['threshold_metric']]}; NMS IoU and class-agnostic NMS chosen by validation mAP@0.5 "
-                          f"among {NMS_CANDIDATES}",
-        "detection": det_cfg, "metric": spec["metric"],
+        f"among {NMS_CANDIDATES}",
+        "detection": det_cfg,
+        "metric": spec["metric"],
         "metrics": {"validation": val_metrics, "test": test_metrics},
-        "figures": figures, "report_file": "report.json",
+        "figures": figures,
+        "report_file": "report.json",
         "model_summary": {
             "architecture": "FCOS-style anchor-free detector, residual CNN backbone, FPN strides 8/16/32, shared head",
-            "size": mode["size"], "channels": SIZES[mode["size"]][0], "parameters": sum(p.numel() for p in model.parameters()),
+            "size": mode["size"],
+            "channels": SIZES[mode["size"]][0],
+            "parameters": sum(p.numel() for p in model.parameters()),
             "scores": "sqrt(sigmoid(class logit) * sigmoid(centerness logit)) per location and class",
             "letterbox": "scale = min(W/w, H/h); resized to (round(w*scale), round(h*scale)) with round half up; "
-                         "placed at the top-left; pad_value in 0..255 pixel units before scale/mean/std",
-            "flips": flips, "pretrained_weights": bool(opts.get("pretrained_weights")),
-            "epochs": summary["epochs_run"], "best_val_map50_during_training": summary["best_val_map50"],
+            "placed at the top-left; pad_value in 0..255 pixel units before scale/mean/std",
+            "flips": flips,
+            "pretrained_weights": bool(opts.get("pretrained_weights")),
+            "epochs": summary["epochs_run"],
+            "best_val_map50_during_training": summary["best_val_map50"],
             "device": device.type,
-            "onnx_parity": {"max_abs_diff": {"scores": parity["max_abs_diff_scores"],
-                                             "boxes_over_input_side": parity["max_abs_diff_boxes_over_input_side"]}},
+            "onnx_parity": {
+                "max_abs_diff": {
+                    "scores": parity["max_abs_diff_scores"],
+                    "boxes_over_input_side": parity["max_abs_diff_boxes_over_input_side"],
+                }
+            },
         },
         "provenance": provenance(spec, time.monotonic() - t0, device.type, _framework()),
     }
@@ -205,9 +263,15 @@ def evaluate(spec: dict, out_dir: str) -> str:
     manifest = {k: v for k, v in source.items() if k not in ("metrics", "provenance")}
     # Detection has always been selected on mAP@0.5; models published before `metric` said so named the threshold rule's metric.
     manifest["metric"] = spec["metric"]
-    manifest.update({"model_file": "model.onnx", "metrics": {"test": metrics}, "figures": figures,
-                     "report_file": "report.json",
-                     "provenance": provenance(spec, time.monotonic() - t0, "cpu", _framework())})
+    manifest.update(
+        {
+            "model_file": "model.onnx",
+            "metrics": {"test": metrics},
+            "figures": figures,
+            "report_file": "report.json",
+            "provenance": provenance(spec, time.monotonic() - t0, "cpu", _framework()),
+        }
+    )
     path = write_manifest(out_dir, manifest)
     events.progress("evaluating", 1.0, message="done")
     return path

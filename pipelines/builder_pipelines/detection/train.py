@@ -52,8 +52,9 @@ def quick_map50(model, val: Prepared, det_cfg: dict) -> float:
     """Validation mAP@0.5 alone (no bootstrap), for choosing the snapshot."""
     dets = detections(raw_outputs(torch_forward(model), val), val, det_cfg, score_floor=EVAL_SCORE_FLOOR)
     m = Matched(dets, val.gts, model.num_classes)
-    aps = [average_precision(m.score[m.label == c], m.tp[m.label == c], int(m.n_gt[:, c].sum()))[0][0]
-           for c in range(m.k)]
+    aps = [
+        average_precision(m.score[m.label == c], m.tp[m.label == c], int(m.n_gt[:, c].sum()))[0][0] for c in range(m.k)
+    ]
     aps = np.asarray(aps, float)
     return float(np.nanmean(aps)) if np.isfinite(aps).any() else 0.0
 
@@ -88,8 +89,10 @@ def fit(model, store: TrainStore, val: Prepared, cfg: dict, budget_s: float, see
     decay, no_decay = [], []
     for p in model.parameters():
         (no_decay if p.ndim <= 1 else decay).append(p)
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg["weight_decay"]},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=cfg["lr"])
+    opt = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": cfg["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=cfg["lr"],
+    )
     ema = Ema(model)
     bs = min(cfg["batch_size"], len(store))
     steps_per_epoch = max(1, len(store) // bs)
@@ -105,15 +108,20 @@ def fit(model, store: TrainStore, val: Prepared, cfg: dict, budget_s: float, see
         order = rng.permutation(len(store))
         losses = []
         for it in range(steps_per_epoch):
-            idx = order[it * bs:(it + 1) * bs]
+            idx = order[it * bs : (it + 1) * bs]
             batch = [sample(store, int(i), model.in_w, model.in_h, cfg["pad_value"], rng, cfg["flips"]) for i in idx]
             # Augmentation runs on the CPU; the batch goes to the device as uint8-range floats, normalised there.
             x = torch.stack([b[0] for b in batch]).to(device, non_blocking=True)
             x = (x / 255.0 - mean_t) / std_t
             for g in opt.param_groups:
                 g["lr"] = cfg["lr"] * lr_factor(step, warmup, frac())
-            loss, _ = detection_loss(model, model.raw(x.contiguous(memory_format=torch.channels_last)),
-                                     [b[1].to(device) for b in batch], [b[2].to(device) for b in batch], weights)
+            loss, _ = detection_loss(
+                model,
+                model.raw(x.contiguous(memory_format=torch.channels_last)),
+                [b[1].to(device) for b in batch],
+                [b[2].to(device) for b in batch],
+                weights,
+            )
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 10.0)
@@ -135,11 +143,18 @@ def fit(model, store: TrainStore, val: Prepared, cfg: dict, budget_s: float, see
             checks = MAX_VAL_CHECKS * per_val_image * len(val.records)
             clock.train_s = max(1.0, budget_s - reserve - checks)
             planned = True
-            events.log("info", f"first epoch took {clock.trained():.1f}s; {clock.train_s:.0f}s of training "
-                               f"({reserve:.0f}s kept for evaluation and export)")
+            events.log(
+                "info",
+                f"first epoch took {clock.trained():.1f}s; {clock.train_s:.0f}s of training "
+                f"({reserve:.0f}s kept for evaluation and export)",
+            )
         done = frac() >= 1.0 and epoch >= cfg["min_epochs"]
-        entry = {"epoch": epoch, "loss": float(np.mean(losses)), "time_s": round(time.monotonic() - clock.start, 1),
-                 "lr": round(cfg["lr"] * lr_factor(step, warmup, frac()), 6)}
+        entry = {
+            "epoch": epoch,
+            "loss": float(np.mean(losses)),
+            "time_s": round(time.monotonic() - clock.start, 1),
+            "lr": round(cfg["lr"] * lr_factor(step, warmup, frac()), 6),
+        }
         if frac() >= next_check or done:
             while next_check <= frac():
                 next_check += (1.0 - CHECK_FROM) / (MAX_VAL_CHECKS - 1)
@@ -158,5 +173,10 @@ def fit(model, store: TrainStore, val: Prepared, cfg: dict, budget_s: float, see
         if done:
             break
     model.load_state_dict(best_state if best_state is not None else ema.model.state_dict())
-    return {"epochs_run": epoch, "steps": step, "best_val_map50": best, "history": history,
-            "train_time_s": round(time.monotonic() - clock.start, 1)}
+    return {
+        "epochs_run": epoch,
+        "steps": step,
+        "best_val_map50": best,
+        "history": history,
+        "train_time_s": round(time.monotonic() - clock.start, 1),
+    }

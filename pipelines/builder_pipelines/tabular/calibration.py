@@ -47,8 +47,11 @@ def fit(problem: str, y: np.ndarray, p: np.ndarray) -> dict:
 
         a, b = minimize(nll, np.array([1.0, 0.0]), method="L-BFGS-B").x
         return {"method": "platt", "a": float(a), "b": float(b)}
-    res = minimize_scalar(lambda lt: log_loss(y, apply({"method": "temperature", "temperature": float(np.exp(lt))}, p)),
-                          bounds=(np.log(0.05), np.log(20)), method="bounded")
+    res = minimize_scalar(
+        lambda lt: log_loss(y, apply({"method": "temperature", "temperature": float(np.exp(lt))}, p)),
+        bounds=(np.log(0.05), np.log(20)),
+        method="bounded",
+    )
     return {"method": "temperature", "temperature": float(np.exp(res.x))}
 
 
@@ -61,6 +64,11 @@ def choose(problem: str, y_fit, p_fit, y_val, p_val) -> tuple[dict | None, dict]
     applied = after < before - 1e-4
     if problem == "binary" and cal["a"] <= 0:  # a reversed ranking is never a calibration
         applied = False
-    record = {"applied": bool(applied), **cal, "val_logloss_before": round(before, 6), "val_logloss_after": round(after, 6),
-              "fitted_on": "out-of-fold predictions of the search on the train split"}
+    record = {
+        "applied": bool(applied),
+        **cal,
+        "val_logloss_before": round(before, 6),
+        "val_logloss_after": round(after, 6),
+        "fitted_on": "out-of-fold predictions of the search on the train split",
+    }
     return (cal if applied else None), record

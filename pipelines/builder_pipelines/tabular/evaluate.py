@@ -62,16 +62,28 @@ def _check_unseen(unseen: dict[str, Unseen], columns: list[Column], n_rows: int)
         if seen is None:
             continue
         if seen.rows > MAX_UNSEEN_SHARE * n_rows:
-            raise DataError(f"column {col.name!r}: {seen.rows} of {n_rows} rows hold values the model never saw in "
-                            f"training; is the column coded as in the training data?")
+            raise DataError(
+                f"column {col.name!r}: {seen.rows} of {n_rows} rows hold values the model never saw in "
+                f"training; is the column coded as in the training data?"
+            )
         # A category is training data (it may identify a patient): named by its role, never by its value.
         numeric = col.type == "numeric"
         filled_with = "training median" if numeric else "most frequent training category"
-        events.log("warn", f"column {col.name!r}: {seen.rows} of {n_rows} rows hold values the model never saw "
-                           f"in training; they were evaluated with the {filled_with}"
-                           f"{f' ({col.fill:g})' if numeric else ''} instead (report.json lists examples)")
-        out.append({"column": col.name, "rows": seen.rows, "examples": seen.examples, "filled_with": filled_with,
-                    **({"value": col.fill} if numeric else {})})
+        events.log(
+            "warn",
+            f"column {col.name!r}: {seen.rows} of {n_rows} rows hold values the model never saw "
+            f"in training; they were evaluated with the {filled_with}"
+            f"{f' ({col.fill:g})' if numeric else ''} instead (report.json lists examples)",
+        )
+        out.append(
+            {
+                "column": col.name,
+                "rows": seen.rows,
+                "examples": seen.examples,
+                "filled_with": filled_with,
+                **({"value": col.fill} if numeric else {}),
+            }
+        )
     return out
 
 
@@ -103,10 +115,17 @@ def evaluate(spec: dict, out_dir: str) -> str:
     shutil.copyfile(model_path, Path(out_dir) / src["model_file"])
     events.artifact(src["model_file"], "model")
     # The source model's positive class unless this study names another; an older model without one: the rule.
-    positive = clinical.positive_for_evaluation(problem, src["classes"], y, spec.get("positive_class"), src) \
-        if problem != "regression" else None
-    metrics, extras = evaluation.score_split(problem, y, scores, src.get("thresholds"), groups, int(spec["seed"]), positive)
-    clinical_facts = evaluation.clinical_section(problem, src["classes"], y, scores, src.get("thresholds"), groups, positive)
+    positive = (
+        clinical.positive_for_evaluation(problem, src["classes"], y, spec.get("positive_class"), src)
+        if problem != "regression"
+        else None
+    )
+    metrics, extras = evaluation.score_split(
+        problem, y, scores, src.get("thresholds"), groups, int(spec["seed"]), positive
+    )
+    clinical_facts = evaluation.clinical_section(
+        problem, src["classes"], y, scores, src.get("thresholds"), groups, positive
+    )
     evaluation.emit_metrics(events, "test", metrics)
 
     # Figures: curves are redrawn on the new data; importance comes from training and is copied.
@@ -115,7 +134,9 @@ def evaluate(spec: dict, out_dir: str) -> str:
     redrawn, figure_tables = FT.split_tables(evaluation.write_figures(out_dir, problem, src["classes"], extras, None))
     drawn = {f["file"] for f in redrawn}
     figs = []
-    for fig in src.get("figures", []) + [f for f in redrawn if f["name"] not in {g["name"] for g in src.get("figures", [])}]:
+    for fig in src.get("figures", []) + [
+        f for f in redrawn if f["name"] not in {g["name"] for g in src.get("figures", [])}
+    ]:
         if fig["file"] not in drawn and (src_dir / fig["file"]).is_file():
             shutil.copyfile(src_dir / fig["file"], Path(out_dir) / fig["file"])
         if (Path(out_dir) / fig["file"]).is_file():
@@ -125,11 +146,22 @@ def evaluate(spec: dict, out_dir: str) -> str:
     source_report = {}
     if src.get("report_file") and (src_dir / src["report_file"]).is_file():
         source_report = json.loads((src_dir / src["report_file"]).read_text())
-    write_report(out_dir, {"problem": problem, "evaluation_of": str(src_dir), "rows": len(rows), "test": extras,
-                           "unseen_values": filled,
-                           "thresholds": src.get("thresholds"), "importance": source_report.get("importance"),
-                           "figure_tables": {**{k: v for k, v in (source_report.get("figure_tables") or {}).items()
-                                                if k not in figure_tables}, **figure_tables}})
+    write_report(
+        out_dir,
+        {
+            "problem": problem,
+            "evaluation_of": str(src_dir),
+            "rows": len(rows),
+            "test": extras,
+            "unseen_values": filled,
+            "thresholds": src.get("thresholds"),
+            "importance": source_report.get("importance"),
+            "figure_tables": {
+                **{k: v for k, v in (source_report.get("figure_tables") or {}).items() if k not in figure_tables},
+                **figure_tables,
+            },
+        },
+    )
     manifest = copy.deepcopy(src)
     manifest["metrics"] = {"test": metrics}
     manifest.pop("clinical", None)
@@ -139,7 +171,9 @@ def evaluate(spec: dict, out_dir: str) -> str:
     manifest.setdefault("metric", spec["metric"])
     manifest["figures"] = figs
     manifest["report_file"] = "report.json"
-    manifest["provenance"] = provenance(spec, time.monotonic() - start, "cpu", src.get("provenance", {}).get("framework", {}))
+    manifest["provenance"] = provenance(
+        spec, time.monotonic() - start, "cpu", src.get("provenance", {}).get("framework", {})
+    )
     path = write_manifest(out_dir, manifest)
     events.progress("evaluating", 1.0, message="done")
     return path

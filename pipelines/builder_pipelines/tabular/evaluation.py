@@ -14,12 +14,21 @@ from . import figures
 from .table import one_hot
 
 
-def score_split(problem: str, y: np.ndarray, scores: np.ndarray, thresholds: list[float] | None, groups, seed: int,
-                positive: tuple[int, str] | None = None) -> tuple[dict, dict]:
+def score_split(
+    problem: str,
+    y: np.ndarray,
+    scores: np.ndarray,
+    thresholds: list[float] | None,
+    groups,
+    seed: int,
+    positive: tuple[int, str] | None = None,
+) -> tuple[dict, dict]:
     """(contract metrics with patient-level CIs, report extras: curves, confusion matrix)."""
     if problem == "regression":
         m = M.regression_metrics(y, scores[:, 0], groups, seed=seed)
-        return m, {"pred_vs_actual": {"actual": np.round(y, 6).tolist(), "predicted": np.round(scores[:, 0], 6).tolist()}}
+        return m, {
+            "pred_vs_actual": {"actual": np.round(y, 6).tolist(), "predicted": np.round(scores[:, 0], 6).tolist()}
+        }
     yo = one_hot(y, scores.shape[1])
     dec = T.apply_thresholds(problem, scores, thresholds)
     m = M.classification_metrics(problem, yo, scores, dec, groups, seed=seed, positive=positive[0] if positive else 1)
@@ -31,13 +40,27 @@ def score_split(problem: str, y: np.ndarray, scores: np.ndarray, thresholds: lis
     return m, extras
 
 
-def clinical_section(problem: str, classes: list[dict], y: np.ndarray, scores: np.ndarray, thresholds, groups,
-                     positive: tuple[int, str] | None) -> dict | None:
+def clinical_section(
+    problem: str,
+    classes: list[dict],
+    y: np.ndarray,
+    scores: np.ndarray,
+    thresholds,
+    groups,
+    positive: tuple[int, str] | None,
+) -> dict | None:
     """The manifest's ``clinical`` section for the test split (None for regression)."""
     if problem == "regression":
         return None
-    return clinical.section(problem, classes, one_hot(y, scores.shape[1]), T.apply_thresholds(problem, scores, thresholds),
-                            groups, positive, scores)
+    return clinical.section(
+        problem,
+        classes,
+        one_hot(y, scores.shape[1]),
+        T.apply_thresholds(problem, scores, thresholds),
+        groups,
+        positive,
+        scores,
+    )
 
 
 def emit_metrics(events, split: str, metrics: dict) -> None:
@@ -52,9 +75,22 @@ def write_figures(out_dir: str, problem: str, classes: list[dict], extras: dict,
     figs = []
     if problem == "regression":
         pva = extras["pred_vs_actual"]
-        figures.scatter(out / "pred_vs_actual.svg", "Test: predicted vs actual", "actual", "predicted", pva["actual"], pva["predicted"])
-        figs.append({"name": "pred_vs_actual", "file": "pred_vs_actual.svg", "title": "Test set: predicted against actual values",
-                     "table": FT.series_table("actual", "predicted", [("test rows", pva["actual"], pva["predicted"])])})
+        figures.scatter(
+            out / "pred_vs_actual.svg",
+            "Test: predicted vs actual",
+            "actual",
+            "predicted",
+            pva["actual"],
+            pva["predicted"],
+        )
+        figs.append(
+            {
+                "name": "pred_vs_actual",
+                "file": "pred_vs_actual.svg",
+                "title": "Test set: predicted against actual values",
+                "table": FT.series_table("actual", "predicted", [("test rows", pva["actual"], pva["predicted"])]),
+            }
+        )
     else:
         curves = extras["curves"]
         # Binary: one curve, for the positive class (index 1); multiclass: one-vs-rest per class.
@@ -62,36 +98,92 @@ def write_figures(out_dir: str, problem: str, classes: list[dict], extras: dict,
         label = {str(c["index"]): str(c["name"]) for c in classes}
         roc = [(label[k], curves["roc"][k]["fpr"], curves["roc"][k]["tpr"]) for k in keys if k in curves["roc"]]
         pr = [(label[k], curves["pr"][k]["recall"], curves["pr"][k]["precision"]) for k in keys if k in curves["pr"]]
-        cal = [(label[k], curves["calibration"][k]["mean_predicted"], curves["calibration"][k]["fraction_positive"]) for k in keys]
-        figures.lines(out / "roc.svg", "Test ROC curve", "false positive rate", "true positive rate", roc, diagonal="up")
+        cal = [
+            (label[k], curves["calibration"][k]["mean_predicted"], curves["calibration"][k]["fraction_positive"])
+            for k in keys
+        ]
+        figures.lines(
+            out / "roc.svg", "Test ROC curve", "false positive rate", "true positive rate", roc, diagonal="up"
+        )
         figures.lines(out / "pr.svg", "Test precision-recall curve", "recall", "precision", pr)
-        figs += [{"name": "roc", "file": "roc.svg", "title": "ROC curve on the test set",
-                  "table": FT.series_table("false positive rate", "true positive rate", roc)},
-                 {"name": "pr", "file": "pr.svg", "title": "Precision-recall curve on the test set",
-                  "table": FT.series_table("recall", "precision", pr)}]
-        if "decision_curve" in extras:  # binary: calibration of the positive class with bin counts, and the decision curve
+        figs += [
+            {
+                "name": "roc",
+                "file": "roc.svg",
+                "title": "ROC curve on the test set",
+                "table": FT.series_table("false positive rate", "true positive rate", roc),
+            },
+            {
+                "name": "pr",
+                "file": "pr.svg",
+                "title": "Precision-recall curve on the test set",
+                "table": FT.series_table("recall", "precision", pr),
+            },
+        ]
+        if (
+            "decision_curve" in extras
+        ):  # binary: calibration of the positive class with bin counts, and the decision curve
             k = str(extras["positive_index"])
-            svg, table = clinical_figures.calibration_svg(curves["calibration"][k], label[k], "Test calibration (reliability)")
+            svg, table = clinical_figures.calibration_svg(
+                curves["calibration"][k], label[k], "Test calibration (reliability)"
+            )
             (out / "calibration.svg").write_text(svg)
-            figs.append({"name": "calibration", "file": "calibration.svg", "title": "Calibration (reliability) on the test set", "table": table})
+            figs.append(
+                {
+                    "name": "calibration",
+                    "file": "calibration.svg",
+                    "title": "Calibration (reliability) on the test set",
+                    "table": table,
+                }
+            )
             svg, table = clinical_figures.decision_curve_svg(extras["decision_curve"], label[k])
             (out / "decision_curve.svg").write_text(svg)
-            figs.append({"name": "decision_curve", "file": "decision_curve.svg", "table": table,
-                         "title": f"Decision curve on the test set: net benefit of acting on {label[k]}"})
+            figs.append(
+                {
+                    "name": "decision_curve",
+                    "file": "decision_curve.svg",
+                    "table": table,
+                    "title": f"Decision curve on the test set: net benefit of acting on {label[k]}",
+                }
+            )
         else:
-            figures.lines(out / "calibration.svg", "Test calibration (reliability)", "mean predicted probability",
-                          "observed fraction positive", cal, diagonal="up", markers=True)
-            figs.append({"name": "calibration", "file": "calibration.svg", "title": "Calibration (reliability) on the test set",
-                         "table": FT.series_table("mean predicted probability", "observed fraction positive", cal)})
+            figures.lines(
+                out / "calibration.svg",
+                "Test calibration (reliability)",
+                "mean predicted probability",
+                "observed fraction positive",
+                cal,
+                diagonal="up",
+                markers=True,
+            )
+            figs.append(
+                {
+                    "name": "calibration",
+                    "file": "calibration.svg",
+                    "title": "Calibration (reliability) on the test set",
+                    "table": FT.series_table("mean predicted probability", "observed fraction positive", cal),
+                }
+            )
     if importance:
-        key, values = next(iter(importance.items())) if "mean_abs_contribution" not in importance else \
-            ("mean_abs_contribution", importance["mean_abs_contribution"])
-        title = {"mean_abs_contribution": "Mean |SHAP contribution| on the test set",
-                 "abs_coefficient_standardised": "|coefficient| on standardised features",
-                 "gain": "LightGBM split gain",
-                 "impurity_decrease": "Mean decrease in impurity (forest, training data)",
-                 "prediction_values_change": "Prediction change per feature (CatBoost, from its trees)"}.get(key, key)
+        key, values = (
+            next(iter(importance.items()))
+            if "mean_abs_contribution" not in importance
+            else ("mean_abs_contribution", importance["mean_abs_contribution"])
+        )
+        title = {
+            "mean_abs_contribution": "Mean |SHAP contribution| on the test set",
+            "abs_coefficient_standardised": "|coefficient| on standardised features",
+            "gain": "LightGBM split gain",
+            "impurity_decrease": "Mean decrease in impurity (forest, training data)",
+            "prediction_values_change": "Prediction change per feature (CatBoost, from its trees)",
+        }.get(key, key)
         figures.bars(out / "importance.svg", title, values)
-        figs.append({"name": "importance", "file": "importance.svg", "title": f"Feature importance: {title}",
-                     "table": FT.bars_table(key.replace("_", " "), values)})
+        figs.append(
+            {
+                "name": "importance",
+                "file": "importance.svg",
+                "title": f"Feature importance: {title}",
+                "table": FT.bars_table(key.replace("_", " "), values),
+            }
+        )
     return figs

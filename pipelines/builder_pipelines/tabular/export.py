@@ -68,8 +68,9 @@ def _flags_convert(scope, operator, container) -> None:
     """models.MissingFlags as IsNaN then Cast to float."""
     isnan = scope.get_unique_variable_name("isnan")
     container.add_node("IsNaN", operator.inputs[0].full_name, isnan, name=scope.get_unique_operator_name("IsNaN"))
-    container.add_node("Cast", isnan, operator.outputs[0].full_name, to=TensorProto.FLOAT,
-                       name=scope.get_unique_operator_name("Cast"))
+    container.add_node(
+        "Cast", isnan, operator.outputs[0].full_name, to=TensorProto.FLOAT, name=scope.get_unique_operator_name("Cast")
+    )
 
 
 @functools.cache
@@ -91,7 +92,9 @@ def _convert(est, config: dict, n_features: int, problem: str) -> tuple[onnx.Mod
 
             kwargs = {} if problem == "regression" else {"zipmap": False}
             # onnxmltools writes opset 15 at most; the version converter lifts the default domain to OPSET.
-            m = convert_lightgbm(est, initial_types=[(INPUT, FloatTensorType([None, n_features]))], target_opset=15, **kwargs)
+            m = convert_lightgbm(
+                est, initial_types=[(INPUT, FloatTensorType([None, n_features]))], target_opset=15, **kwargs
+            )
             m = version_converter.convert_version(m, OPSET)
         else:
             from skl2onnx import convert_sklearn
@@ -103,11 +106,17 @@ def _convert(est, config: dict, n_features: int, problem: str) -> tuple[onnx.Mod
             # Binary logistic regression: the converter gives p0 as 1 - p1 in float32, which loses the small
             # probabilities of confident rows (relative error of percents below 1e-6, enough to break parity
             # once calibrated). Its raw scores [-z, z] through one sigmoid give both columns at full precision.
-            raw_linear = problem == "binary" and isinstance(est, Pipeline) and isinstance(est.steps[-1][1], LogisticRegression)
+            raw_linear = (
+                problem == "binary" and isinstance(est, Pipeline) and isinstance(est.steps[-1][1], LogisticRegression)
+            )
             if raw_linear:
                 options[id(est.steps[-1][1])] = {"raw_scores": True}
-            m = convert_sklearn(est, initial_types=[(INPUT, FloatTensorType([None, n_features]))], options=options,
-                                target_opset={"": OPSET, "ai.onnx.ml": 3})
+            m = convert_sklearn(
+                est,
+                initial_types=[(INPUT, FloatTensorType([None, n_features]))],
+                options=options,
+                target_opset={"": OPSET, "ai.onnx.ml": 3},
+            )
             if raw_linear:
                 for out in m.graph.output:
                     if out.name == "probabilities":
@@ -133,8 +142,15 @@ def _forest_missing(m: onnx.ModelProto) -> None:
     """Puts an Imputer in front of a forest's graph: NaN -> FOREST_MISSING, as models.forest_input does in Python."""
     for node in m.graph.node:
         node.input[:] = ["forest_input" if name == INPUT else name for name in node.input]
-    imputer = helper.make_node("Imputer", [INPUT], ["forest_input"], domain="ai.onnx.ml", name="forest_missing",
-                               imputed_value_floats=[FOREST_MISSING], replaced_value_float=float("nan"))
+    imputer = helper.make_node(
+        "Imputer",
+        [INPUT],
+        ["forest_input"],
+        domain="ai.onnx.ml",
+        name="forest_missing",
+        imputed_value_floats=[FOREST_MISSING],
+        replaced_value_float=float("nan"),
+    )
     m.graph.node.insert(0, imputer)
 
 
@@ -145,10 +161,12 @@ def _const(name: str, value) -> onnx.TensorProto:
 def _sigmoid(src: str, dst: str, prefix: str) -> tuple[list, list]:
     """1 / (1 + exp(-x)) from plain ops. onnxruntime's Sigmoid kernel is an approximation whose relative error
     reaches percents in the tails (measured 3.6% at x = -13.3), which calibrated small probabilities inherit."""
-    nodes = [helper.make_node("Neg", [src], [f"{prefix}_neg"]),
-             helper.make_node("Exp", [f"{prefix}_neg"], [f"{prefix}_exp"]),
-             helper.make_node("Add", [f"{prefix}_exp", f"{prefix}_one"], [f"{prefix}_den"]),
-             helper.make_node("Reciprocal", [f"{prefix}_den"], [dst])]
+    nodes = [
+        helper.make_node("Neg", [src], [f"{prefix}_neg"]),
+        helper.make_node("Exp", [f"{prefix}_neg"], [f"{prefix}_exp"]),
+        helper.make_node("Add", [f"{prefix}_exp", f"{prefix}_one"], [f"{prefix}_den"]),
+        helper.make_node("Reciprocal", [f"{prefix}_den"], [dst]),
+    ]
     return nodes, [_const(f"{prefix}_one", 1.0)]
 
 
@@ -159,10 +177,18 @@ def _calibration_nodes(cal: dict | None, src: str) -> tuple[list, list]:
     if cal["method"] == "platt":
         sig_nodes, sig_inits = _sigmoid("cal_z", "cal_s1", "cal_sig")
         # logit(p1) as log(p1) - log(p0), each column clipped: 1 - p1 in float32 would lose p0 when it is tiny.
-        inits = [_const("cal_one", 1.0), _const("cal_lo", C.EPS), _const("cal_hi", 1 - C.EPS), _const("cal_a", cal["a"]),
-                 _const("cal_b", cal["b"]), numpy_helper.from_array(np.array([1], np.int64), "cal_start"),
-                 numpy_helper.from_array(np.array([2], np.int64), "cal_end"), numpy_helper.from_array(np.array([1], np.int64), "cal_axis"),
-                 numpy_helper.from_array(np.array([0], np.int64), "cal_start0"), *sig_inits]
+        inits = [
+            _const("cal_one", 1.0),
+            _const("cal_lo", C.EPS),
+            _const("cal_hi", 1 - C.EPS),
+            _const("cal_a", cal["a"]),
+            _const("cal_b", cal["b"]),
+            numpy_helper.from_array(np.array([1], np.int64), "cal_start"),
+            numpy_helper.from_array(np.array([2], np.int64), "cal_end"),
+            numpy_helper.from_array(np.array([1], np.int64), "cal_axis"),
+            numpy_helper.from_array(np.array([0], np.int64), "cal_start0"),
+            *sig_inits,
+        ]
         nodes = [
             helper.make_node("Slice", [src, "cal_start", "cal_end", "cal_axis"], ["cal_p1"]),
             helper.make_node("Slice", [src, "cal_start0", "cal_start", "cal_axis"], ["cal_p0"]),
@@ -225,10 +251,12 @@ def _blend(est, config: dict, n_features: int, problem: str) -> tuple[onnx.Model
             opsets[op.domain] = max(opsets.get(op.domain, 0), op.version)
         merged = merged or m
     nodes.append(helper.make_node("Sum", [f"blend_t{i}" for i in range(len(est.parts))], ["blend_scores"]))
-    graph = helper.make_graph(nodes, "blend", [helper.make_tensor_value_info(INPUT, TensorProto.FLOAT, [None, n_features])],
-                              [], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets.items()],
-                              producer_name="builder_pipelines")
+    graph = helper.make_graph(
+        nodes, "blend", [helper.make_tensor_value_info(INPUT, TensorProto.FLOAT, [None, n_features])], [], inits
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets.items()], producer_name="builder_pipelines"
+    )
     model.ir_version = merged.ir_version
     return model, "blend_scores"
 
@@ -258,7 +286,9 @@ def run_onnx(model_bytes: bytes, X: np.ndarray) -> np.ndarray:
     return np.asarray(out, dtype=np.float64)
 
 
-def check_parity(model: onnx.ModelProto, X: np.ndarray, reference: np.ndarray, problem: str) -> tuple[np.ndarray, float]:
+def check_parity(
+    model: onnx.ModelProto, X: np.ndarray, reference: np.ndarray, problem: str
+) -> tuple[np.ndarray, float]:
     """Runs the graph on X; raises ParityError past the tolerance. Returns (onnx scores, max abs diff)."""
     got = run_onnx(model.SerializeToString(), X)
     if got.shape != reference.shape:

@@ -16,12 +16,14 @@ COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e3
 
 def _frame(title: str, xlabel: str, ylabel: str, x0=0.0, x1=1.0, y0=0.0, y1=1.0) -> list[str]:
     pw, ph = W - L - R, H - TOP - B
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="{TICK}">',
-           f'<rect width="{W}" height="{H}" fill="white"/>',
-           f'<text x="{W / 2}" y="22" text-anchor="middle" font-size="{TITLE}">{escape(title)}</text>',
-           f'<rect x="{L}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#333"/>',
-           f'<text x="{L + pw / 2}" y="{H - 14}" text-anchor="middle" font-size="{LABEL}">{escape(xlabel)}</text>',
-           f'<text x="18" y="{TOP + ph / 2}" text-anchor="middle" font-size="{LABEL}" transform="rotate(-90 18 {TOP + ph / 2})">{escape(ylabel)}</text>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="{TICK}">',
+        f'<rect width="{W}" height="{H}" fill="white"/>',
+        f'<text x="{W / 2}" y="22" text-anchor="middle" font-size="{TITLE}">{escape(title)}</text>',
+        f'<rect x="{L}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#333"/>',
+        f'<text x="{L + pw / 2}" y="{H - 14}" text-anchor="middle" font-size="{LABEL}">{escape(xlabel)}</text>',
+        f'<text x="18" y="{TOP + ph / 2}" text-anchor="middle" font-size="{LABEL}" transform="rotate(-90 18 {TOP + ph / 2})">{escape(ylabel)}</text>',
+    ]
     for i in range(6):
         fx, fy = x0 + (x1 - x0) * i / 5, y0 + (y1 - y0) * i / 5
         px, py = L + pw * i / 5, TOP + ph - ph * i / 5
@@ -46,8 +48,15 @@ def _legend(out: list[str], labels: list[str], corner: str = "top") -> None:
         out.append(f'<text x="{W - R - 133}" y="{y + 1}">{escape(lab[:16])}</text>')
 
 
-def lines(path: Path, title: str, xlabel: str, ylabel: str, series: list[tuple[str, list, list]],
-          diagonal: str | None = None, markers: bool = False) -> None:
+def lines(
+    path: Path,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    series: list[tuple[str, list, list]],
+    diagonal: str | None = None,
+    markers: bool = False,
+) -> None:
     """``diagonal``: None, "up" (y = x) or "down" — a reference line."""
     out = _frame(title, xlabel, ylabel)
     sx, sy = _mapper(0, 1, 0, 1)
@@ -71,7 +80,10 @@ def scatter(path: Path, title: str, xlabel: str, ylabel: str, xs, ys) -> None:
     out = _frame(title, xlabel, ylabel, lo, hi, lo, hi)
     sx, sy = _mapper(lo, hi, lo, hi)
     out.append(f'<line x1="{sx(lo)}" y1="{sy(lo)}" x2="{sx(hi)}" y2="{sy(hi)}" stroke="#999" stroke-dasharray="4 3"/>')
-    out += [f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="2.5" fill="{COLORS[0]}" fill-opacity="0.6"/>' for x, y in zip(xs, ys)]
+    out += [
+        f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="2.5" fill="{COLORS[0]}" fill-opacity="0.6"/>'
+        for x, y in zip(xs, ys)
+    ]
     path.write_text("\n".join(out + ["</svg>"]))
 
 
@@ -80,9 +92,11 @@ def bars(path: Path, title: str, values: dict[str, float], top: int = 20) -> Non
     h = TOP + 24 * len(items) + 20
     vmax = max([v for _, v in items] + [1e-12])
     lw, pw = 180, W - 180 - R - 60
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" font-family="sans-serif" font-size="{TICK}">',
-           f'<rect width="{W}" height="{h}" fill="white"/>',
-           f'<text x="{W / 2}" y="22" text-anchor="middle" font-size="{TITLE}">{escape(title)}</text>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" font-family="sans-serif" font-size="{TICK}">',
+        f'<rect width="{W}" height="{h}" fill="white"/>',
+        f'<text x="{W / 2}" y="22" text-anchor="middle" font-size="{TITLE}">{escape(title)}</text>',
+    ]
     for i, (name, v) in enumerate(items):
         y = TOP + 24 * i
         out.append(f'<text x="{lw - 6}" y="{y + 14}" text-anchor="end">{escape(name[:20])}</text>')

@@ -37,8 +37,10 @@ from .table import Column
 LGB_MAX_TREES = 2000
 LGB_PATIENCE = 50
 FOREST_TREES = 200  # enough for stable averages; every tree adds fitting time and graph size
-FORESTS = {"random_forest": (RandomForestClassifier, RandomForestRegressor),
-           "extra_trees": (ExtraTreesClassifier, ExtraTreesRegressor)}
+FORESTS = {
+    "random_forest": (RandomForestClassifier, RandomForestRegressor),
+    "extra_trees": (ExtraTreesClassifier, ExtraTreesRegressor),
+}
 FOREST_TYPES = tuple(t for pair in FORESTS.values() for t in pair)
 CATBOOST_TREES = 1000  # CatBoost's default; its learning rate is then chosen from the table's size
 FOREST_MISSING = float(-np.finfo(np.float32).max)  # what the forests see for NaN, in Python and in the graph
@@ -53,8 +55,13 @@ def forest_input(X) -> np.ndarray:
 
 def _lgb_estimator(problem: str, params: dict, n_estimators: int, seed: int, threads: int):
     common = dict(
-        n_estimators=n_estimators, random_state=seed, n_jobs=threads, verbose=-1,
-        deterministic=True, force_row_wise=True, **params,
+        n_estimators=n_estimators,
+        random_state=seed,
+        n_jobs=threads,
+        verbose=-1,
+        deterministic=True,
+        force_row_wise=True,
+        **params,
     )
     if problem == "regression":
         return lgb.LGBMRegressor(**common)
@@ -77,8 +84,13 @@ def _linear_estimator(problem: str, params: dict, columns: list[Column], seed: i
     parts = []
     if num:
         # Median imputation only where the training table had missing values: other tables keep the plain graph.
-        scale = (Pipeline([("impute", SimpleImputer(strategy="median", keep_empty_features=True)), ("scale", StandardScaler())])
-                 if any(columns[i].missing for i in num) else StandardScaler())
+        scale = (
+            Pipeline(
+                [("impute", SimpleImputer(strategy="median", keep_empty_features=True)), ("scale", StandardScaler())]
+            )
+            if any(columns[i].missing for i in num)
+            else StandardScaler()
+        )
         parts.append(("num", scale, num))
     if cat:
         # Every code of the manifest is a known category, so the encoder never meets an unknown one.
@@ -127,8 +139,13 @@ def _catboost_estimator(problem: str, params: dict, seed: int, threads: int):
 
     est = CatBoostRegressor if problem == "regression" else CatBoostClassifier
     # allow_writing_files=False: CatBoost otherwise writes a catboost_info/ folder into the working directory.
-    return est(**{"iterations": CATBOOST_TREES, **params}, random_seed=seed, thread_count=threads, verbose=0,
-               allow_writing_files=False)
+    return est(
+        **{"iterations": CATBOOST_TREES, **params},
+        random_seed=seed,
+        thread_count=threads,
+        verbose=0,
+        allow_writing_files=False,
+    )
 
 
 class Blend:
@@ -138,11 +155,12 @@ class Blend:
         self.parts, self.weights = parts, weights
 
 
-def fit(config: dict, problem: str, columns: list[Column], X, y, seed: int, threads: int,
-        X_stop=None, y_stop=None):
+def fit(config: dict, problem: str, columns: list[Column], X, y, seed: int, threads: int, X_stop=None, y_stop=None):
     """Fits one config. LightGBM with (X_stop, y_stop) early-stops on them, up to LGB_MAX_TREES."""
     if config["model"] == "blend":
-        return Blend([fit(c, problem, columns, X, y, seed, threads) for c in config["parts"]], config["params"]["weights"])
+        return Blend(
+            [fit(c, problem, columns, X, y, seed, threads) for c in config["parts"]], config["params"]["weights"]
+        )
     if config["model"] == "linear":
         est = _linear_estimator(problem, config["params"], columns, seed)
         with warnings.catch_warnings():
@@ -183,7 +201,7 @@ def float32_exact(est) -> None:
     lines = est.booster_.model_to_string().split("\n")
     for i, line in enumerate(lines):
         if line.startswith("threshold="):
-            t = np.array([float(v) for v in line[len("threshold="):].split()], dtype=np.float64)
+            t = np.array([float(v) for v in line[len("threshold=") :].split()], dtype=np.float64)
             t32 = t.astype(np.float32)
             t32 = np.where(t32.astype(np.float64) > t, np.nextafter(t32, np.float32(-np.inf)), t32)
             lines[i] = "threshold=" + " ".join(repr(float(v)) for v in t32)
@@ -239,7 +257,9 @@ def importance(est, config: dict, columns: list[Column], X_test) -> dict:
     if config["model"] == "catboost":
         # CatBoost's default measure (PredictionValuesChange): how much the prediction moves, on average, when the
         # feature's value changes; computed from the trees, sums to 100.
-        return {"prediction_values_change": {n: round(float(v), 6) for n, v in zip(names, est.get_feature_importance())}}
+        return {
+            "prediction_values_change": {n: round(float(v), 6) for n, v in zip(names, est.get_feature_importance())}
+        }
     if config["model"] == "lightgbm":
         booster = est.booster_
         gain = booster.feature_importance(importance_type="gain")
@@ -262,7 +282,7 @@ def importance(est, config: dict, columns: list[Column], X_test) -> dict:
         out[c.name] = float(coef[pos])
         pos += 1
     for c in cat:
-        out[c.name] = float(coef[pos:pos + len(c.codes)].sum())
+        out[c.name] = float(coef[pos : pos + len(c.codes)].sum())
         pos += len(c.codes)
     for c in num:
         if c.missing:  # a column's gap flag counts towards that column

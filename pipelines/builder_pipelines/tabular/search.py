@@ -42,9 +42,20 @@ class SearchPlan:
     ensemble_rule: str = "gain"  # selection.accept_blend: "gain" (must beat the single model) or "unless_worse"
 
 
-PLANS = {"fast": SearchPlan(folds=3, repeats=1, max_lgb_trials=10, linear_grid=6, ensemble_pool=3),
-         "best": SearchPlan(folds=5, repeats=3, max_lgb_trials=150, linear_grid=12, ensemble_pool=8, forests=True,
-                            catboost=True, max_search_s=200.0, ensemble_rule="unless_worse")}
+PLANS = {
+    "fast": SearchPlan(folds=3, repeats=1, max_lgb_trials=10, linear_grid=6, ensemble_pool=3),
+    "best": SearchPlan(
+        folds=5,
+        repeats=3,
+        max_lgb_trials=150,
+        linear_grid=12,
+        ensemble_pool=8,
+        forests=True,
+        catboost=True,
+        max_search_s=200.0,
+        ensemble_rule="unless_worse",
+    ),
+}
 
 
 @dataclass
@@ -109,24 +120,30 @@ def _forests(n_rows: int) -> list[dict]:
     """Random forest and extra trees, fully grown and smoothed. The leaf-size floor keeps a 5,000-row forest's
     ONNX graph to tens of megabytes (fully grown trees have a leaf per one or two rows)."""
     floor = 1 + n_rows // 1000
-    return [{"model": family, "params": {"min_samples_leaf": max(leaf, floor), "max_features": "sqrt"}}
-            for leaf in (1, 5) for family in ("random_forest", "extra_trees")]
+    return [
+        {"model": family, "params": {"min_samples_leaf": max(leaf, floor), "max_features": "sqrt"}}
+        for leaf in (1, 5)
+        for family in ("random_forest", "extra_trees")
+    ]
 
 
 def _lgb_random(rng: np.random.Generator) -> dict:
     loguni = lambda lo, hi: float(np.exp(rng.uniform(np.log(lo), np.log(hi))))  # noqa: E731
-    return {"model": "lightgbm", "params": {
-        "learning_rate": round(loguni(0.01, 0.2), 5),
-        "num_leaves": int(round(loguni(4, 64))),
-        "max_depth": int(rng.choice([-1, -1, 3, 4, 6])),
-        "min_child_samples": int(round(loguni(3, 60))),
-        "colsample_bytree": round(float(rng.uniform(0.4, 1.0)), 3),
-        "subsample": round(float(rng.uniform(0.5, 1.0)), 3),
-        "subsample_freq": 1,
-        "reg_lambda": round(loguni(1e-3, 30), 5),
-        "reg_alpha": round(loguni(1e-3, 1), 5) if rng.random() < 0.5 else 0.0,
-        "extra_trees": bool(rng.random() < 0.3),
-    }}
+    return {
+        "model": "lightgbm",
+        "params": {
+            "learning_rate": round(loguni(0.01, 0.2), 5),
+            "num_leaves": int(round(loguni(4, 64))),
+            "max_depth": int(rng.choice([-1, -1, 3, 4, 6])),
+            "min_child_samples": int(round(loguni(3, 60))),
+            "colsample_bytree": round(float(rng.uniform(0.4, 1.0)), 3),
+            "subsample": round(float(rng.uniform(0.5, 1.0)), 3),
+            "subsample_freq": 1,
+            "reg_lambda": round(loguni(1e-3, 30), 5),
+            "reg_alpha": round(loguni(1e-3, 1), 5) if rng.random() < 0.5 else 0.0,
+            "extra_trees": bool(rng.random() < 0.3),
+        },
+    }
 
 
 # LightGBM's defaults exactly as the benchmark's baseline fits them: 100 trees, no early stopping. The early-stopped
@@ -187,13 +204,17 @@ def _cv_predict(cfg, problem, columns, X, y, groups, folds, k, seed, threads) ->
     for j, (tr, _te) in enumerate(folds):
         if cfg["model"] == "lightgbm" and "n_estimators" not in cfg:  # a fixed tree count (BASELINE_LGB) fits all rows
             fit_rows, stop_rows = _stop_split(tr, groups, seed + j)
-            est = models.fit(cfg, problem, columns, X[fit_rows], y[fit_rows], seed, threads,
-                             X_stop=X[stop_rows], y_stop=y[stop_rows])
+            est = models.fit(
+                cfg, problem, columns, X[fit_rows], y[fit_rows], seed, threads, X_stop=X[stop_rows], y_stop=y[stop_rows]
+            )
         else:
             est = models.fit(cfg, problem, columns, X[tr], y[tr], seed, threads)
         fitted.append(est)
-    n_iter = int(np.median([models.trees_used(e) for e in fitted])) \
-        if cfg["model"] == "lightgbm" and "n_estimators" not in cfg else None
+    n_iter = (
+        int(np.median([models.trees_used(e) for e in fitted]))
+        if cfg["model"] == "lightgbm" and "n_estimators" not in cfg
+        else None
+    )
     for (_tr, te), est in zip(folds, fitted):
         pred = models.predict(est, problem, X[te], n_iter)
         if problem != "regression" and pred.shape[1] != k:  # a fold without some class
@@ -206,7 +227,9 @@ def _cv_predict(cfg, problem, columns, X, y, groups, folds, k, seed, threads) ->
 
 def fold_scores(problem, metric, y, oofs: list[np.ndarray], folds: list[list[tuple]]) -> np.ndarray:
     """The metric on every held-out fold of every repeat (-inf where a fold cannot be scored)."""
-    return np.array([selection_score(problem, metric, y[te], oof[te]) for oof, rep in zip(oofs, folds) for _, te in rep])
+    return np.array(
+        [selection_score(problem, metric, y[te], oof[te]) for oof, rep in zip(oofs, folds) for _, te in rep]
+    )
 
 
 def _halves(folds: list[list[tuple]]) -> tuple[np.ndarray, np.ndarray]:
@@ -219,9 +242,17 @@ def _halves(folds: list[list[tuple]]) -> tuple[np.ndarray, np.ndarray]:
 
 def _record(c: S.Candidate, time_s: float) -> dict:
     interval = [round(c.score - 1.96 * c.se, 6), round(c.score + 1.96 * c.se, 6)]
-    return {"trial": c.trial, "model": c.config["model"], "family": c.family, "params": c.config["params"],
-            "n_estimators": c.config.get("n_estimators"), "cv_score": round(c.score, 6), "cv_se": round(c.se, 6),
-            "cv_interval_95": interval, "time_s": round(time_s, 3)}
+    return {
+        "trial": c.trial,
+        "model": c.config["model"],
+        "family": c.family,
+        "params": c.config["params"],
+        "n_estimators": c.config.get("n_estimators"),
+        "cv_score": round(c.score, 6),
+        "cv_se": round(c.se, 6),
+        "cv_interval_95": interval,
+        "time_s": round(time_s, 3),
+    }
 
 
 def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, threads, on_trial) -> SearchResult:
@@ -257,9 +288,15 @@ def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, 
             if i >= n_essential and r == 0:
                 repeat_s = time.monotonic() - t0
                 if time.monotonic() - start + repeat_s * (len(folds) - 1) > budget_s:
-                    dropped.append({"trial": i, "model": cfg["model"], "params": cfg["params"],
-                                    "reason": f"its first of {len(folds)} cross-validation repeats took {repeat_s:.1f} s; "
-                                              f"the rest would end past the search budget of {budget_s:.0f} s"})
+                    dropped.append(
+                        {
+                            "trial": i,
+                            "model": cfg["model"],
+                            "params": cfg["params"],
+                            "reason": f"its first of {len(folds)} cross-validation repeats took {repeat_s:.1f} s; "
+                            f"the rest would end past the search budget of {budget_s:.0f} s",
+                        }
+                    )
                     break
         if len(oofs) < len(folds):
             continue
@@ -274,15 +311,21 @@ def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, 
         trials.append(record)
         on_trial(i, len(cands), record, max(c.score for c in pool), time.monotonic() - start)
     chosen, best, reason = S.one_se_choice(pool)
-    ensemble_words = ("then the greedy ensemble of the best candidates unless, with weights cross-fitted on halves of "
-                      "the patients, its fold-by-fold gain over that model is below minus two standard errors"
-                      if plan.ensemble_rule == "unless_worse" else
-                      "then an ensemble if, with weights cross-fitted on halves of the patients, its fold-by-fold gain "
-                      "over that model exceeds one standard error")
-    selection = {"rule": "simplest model family within one standard error of the best cross-validated score "
-                         "(default linear < tuned linear < random forest / extra trees < LightGBM defaults, CatBoost < tuned LightGBM); "
-                         + ensemble_words,
-                 "best_by_score": best.trial, "single_choice": chosen.trial, "reason": reason}
+    ensemble_words = (
+        "then the greedy ensemble of the best candidates unless, with weights cross-fitted on halves of "
+        "the patients, its fold-by-fold gain over that model is below minus two standard errors"
+        if plan.ensemble_rule == "unless_worse"
+        else "then an ensemble if, with weights cross-fitted on halves of the patients, its fold-by-fold gain "
+        "over that model exceeds one standard error"
+    )
+    selection = {
+        "rule": "simplest model family within one standard error of the best cross-validated score "
+        "(default linear < tuned linear < random forest / extra trees < LightGBM defaults, CatBoost < tuned LightGBM); "
+        + ensemble_words,
+        "best_by_score": best.trial,
+        "single_choice": chosen.trial,
+        "reason": reason,
+    }
     if dropped:
         selection["dropped"] = dropped
     members = S.ensemble_pool(pool, chosen, plan.ensemble_pool)
@@ -290,8 +333,14 @@ def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, 
         counts, _ = S.greedy_weights(members, score_fn)
         if len(counts) >= 2:
             honest = S.crossfit_oof(members, score_fn, _halves(folds))
-            blend = S.blend_candidate(members, counts, len(trials), honest, score_fn,
-                                      lambda oofs: fold_scores(problem, metric, y, oofs, folds))
+            blend = S.blend_candidate(
+                members,
+                counts,
+                len(trials),
+                honest,
+                score_fn,
+                lambda oofs: fold_scores(problem, metric, y, oofs, folds),
+            )
             keep, why = S.accept_blend(blend, chosen, plan.ensemble_rule)
             record = _record(blend, 0.0)
             record["members"] = blend.config["members"]
@@ -301,5 +350,11 @@ def run_search(problem, metric, columns, X, y, groups, k, seed, mode, budget_s, 
                 chosen = blend
                 selection["reason"] += "; then " + why
     selection["chosen"] = chosen.trial
-    return SearchResult(best=chosen.config, best_score=chosen.score, oof=chosen.oof, trials=trials,
-                        stopped_by_time=stopped, selection=selection)
+    return SearchResult(
+        best=chosen.config,
+        best_score=chosen.score,
+        oof=chosen.oof,
+        trials=trials,
+        stopped_by_time=stopped,
+        selection=selection,
+    )

@@ -27,8 +27,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 # The lower, the simpler: fewer choices were fitted to the data that chose it.
-COMPLEXITY = {"linear_default": 0, "linear": 1, "random_forest": 2, "extra_trees": 2, "lightgbm_default": 3, "catboost": 3,
-              "lightgbm": 4, "blend": 5}
+COMPLEXITY = {
+    "linear_default": 0,
+    "linear": 1,
+    "random_forest": 2,
+    "extra_trees": 2,
+    "lightgbm_default": 3,
+    "catboost": 3,
+    "lightgbm": 4,
+    "blend": 5,
+}
 LINEAR_DEFAULTS = ({"C": 1.0}, {"alpha": 1.0})  # scikit-learn's defaults: the logistic / ridge baseline
 ENSEMBLE_ROUNDS = 25  # greedy additions; weights are multiples of 1/ENSEMBLE_ROUNDS at most
 
@@ -72,12 +80,16 @@ def one_se_choice(cands: list[Candidate]) -> tuple[Candidate, Candidate, str]:
     simplest = min(COMPLEXITY[c.family] for c in eligible)
     chosen = max((c for c in eligible if COMPLEXITY[c.family] == simplest), key=lambda c: (c.score, -c.trial))
     if chosen is best:
-        reason = (f"trial {best.trial} ({best.family}) has the best cross-validated score {best.score:.4f} "
-                  f"(standard error {best.se:.4f}) and no simpler model is within one standard error of it")
+        reason = (
+            f"trial {best.trial} ({best.family}) has the best cross-validated score {best.score:.4f} "
+            f"(standard error {best.se:.4f}) and no simpler model is within one standard error of it"
+        )
     else:
-        reason = (f"trial {chosen.trial} ({chosen.family}, {chosen.score:.4f}) is the simplest model within one standard "
-                  f"error of the best score (trial {best.trial}, {best.family}, {best.score:.4f} - {best.se:.4f} = "
-                  f"{floor:.4f}); the difference is within the noise of the folds")
+        reason = (
+            f"trial {chosen.trial} ({chosen.family}, {chosen.score:.4f}) is the simplest model within one standard "
+            f"error of the best score (trial {best.trial}, {best.family}, {best.score:.4f} - {best.se:.4f} = "
+            f"{floor:.4f}); the difference is within the noise of the folds"
+        )
     return chosen, best, reason
 
 
@@ -128,13 +140,18 @@ def crossfit_oof(pool: list[Candidate], score_fn, halves: tuple[np.ndarray, np.n
     return out
 
 
-def blend_candidate(pool: list[Candidate], counts: dict[int, int], trial: int, honest_oof: list[np.ndarray],
-                    score_fn, fold_score_fn) -> Candidate:
+def blend_candidate(
+    pool: list[Candidate], counts: dict[int, int], trial: int, honest_oof: list[np.ndarray], score_fn, fold_score_fn
+) -> Candidate:
     """The ensemble with weights ``counts`` (fitted on all rows); its scores are the cross-fitted ones."""
     picked = sorted(counts)
     n = sum(counts.values())
-    cfg = {"model": "blend", "params": {"weights": [round(counts[i] / n, 6) for i in picked]},
-           "parts": [pool[i].config for i in picked], "members": [pool[i].trial for i in picked]}
+    cfg = {
+        "model": "blend",
+        "params": {"weights": [round(counts[i] / n, 6) for i in picked]},
+        "parts": [pool[i].config for i in picked],
+        "members": [pool[i].trial for i in picked],
+    }
     return Candidate(trial, cfg, score_fn(honest_oof, None), fold_score_fn(honest_oof), _weighted(pool, counts))
 
 
@@ -143,13 +160,21 @@ def accept_blend(blend: Candidate, chosen: Candidate, rule: str = "gain") -> tup
     members = blend.config["members"]
     if rule == "unless_worse":
         if gain >= -2 * se:
-            return True, (f"the ensemble of trials {members} was published: its cross-fitted score {blend.score:.4f} against "
-                          f"{chosen.score:.4f}, a fold-by-fold gain of {gain:.4f} (standard error {se:.4f}), is not clearly "
-                          f"worse (above minus two standard errors)")
-        return False, (f"the ensemble of trials {members} ({blend.score:.4f}, cross-fitted) was not kept: its fold-by-fold "
-                       f"gain {gain:.4f} over the chosen model is below minus two standard errors ({se:.4f})")
+            return True, (
+                f"the ensemble of trials {members} was published: its cross-fitted score {blend.score:.4f} against "
+                f"{chosen.score:.4f}, a fold-by-fold gain of {gain:.4f} (standard error {se:.4f}), is not clearly "
+                f"worse (above minus two standard errors)"
+            )
+        return False, (
+            f"the ensemble of trials {members} ({blend.score:.4f}, cross-fitted) was not kept: its fold-by-fold "
+            f"gain {gain:.4f} over the chosen model is below minus two standard errors ({se:.4f})"
+        )
     if blend.score > chosen.score and gain > se:
-        return True, (f"the ensemble of trials {members} scores {blend.score:.4f} (cross-fitted weights) against {chosen.score:.4f}; "
-                      f"its fold-by-fold gain {gain:.4f} exceeds one standard error ({se:.4f})")
-    return False, (f"the ensemble of trials {members} ({blend.score:.4f}) was not kept: fold-by-fold gain "
-                   f"{gain:.4f} over the chosen model, standard error {se:.4f}")
+        return True, (
+            f"the ensemble of trials {members} scores {blend.score:.4f} (cross-fitted weights) against {chosen.score:.4f}; "
+            f"its fold-by-fold gain {gain:.4f} exceeds one standard error ({se:.4f})"
+        )
+    return False, (
+        f"the ensemble of trials {members} ({blend.score:.4f}) was not kept: fold-by-fold gain "
+        f"{gain:.4f} over the chosen model, standard error {se:.4f}"
+    )

@@ -54,8 +54,15 @@ class Column:
 
     @staticmethod
     def from_manifest(entry: dict) -> Column:
-        return Column(entry["name"], entry["type"], dict(entry.get("codes") or {}), entry.get("min"), entry.get("max"),
-                      bool(entry.get("missing")), entry.get("fill"))
+        return Column(
+            entry["name"],
+            entry["type"],
+            dict(entry.get("codes") or {}),
+            entry.get("min"),
+            entry.get("max"),
+            bool(entry.get("missing")),
+            entry.get("fill"),
+        )
 
 
 def _as_float(value: str) -> float | None:
@@ -70,8 +77,10 @@ def _check_not_empty(table: Table, names: list[str]) -> None:
     for i, row in enumerate(table.rows):
         for name in names:
             if (row.get(name) or "").strip() == "":
-                raise DataError(f"data row {i + 1}, column {name!r}: empty value (every used column needs a value; "
-                                "write NA where a number is missing)")
+                raise DataError(
+                    f"data row {i + 1}, column {name!r}: empty value (every used column needs a value; "
+                    "write NA where a number is missing)"
+                )
 
 
 def infer_columns(table: Table, data_cols: list[str]) -> list[Column]:
@@ -114,6 +123,7 @@ def set_fills(columns: list[Column], X: np.ndarray) -> None:
 @dataclass
 class Unseen:
     """Values a model never saw in its training data, per column: how many rows, a few examples."""
+
     rows: int = 0
     examples: list[str] = field(default_factory=list)
 
@@ -129,8 +139,9 @@ def _unseen_value(col: Column, raw: str, unseen: dict[str, Unseen] | None) -> fl
     return float(col.codes[col.fill]) if col.type == "categorical" else float(col.fill)
 
 
-def encode_features(table: Table, columns: list[Column], rows: list[int] | None = None,
-                    unseen: dict[str, Unseen] | None = None) -> np.ndarray:
+def encode_features(
+    table: Table, columns: list[Column], rows: list[int] | None = None, unseen: dict[str, Unseen] | None = None
+) -> np.ndarray:
     """Float matrix [N, F] in column order (NaN where a column that allows it has a missing-value marker); an unknown
     category or a non-number is a DataError.
 
@@ -164,8 +175,10 @@ def encode_features(table: Table, columns: list[Column], rows: list[int] | None 
                     v = filled
                 elif v is None and is_missing_marker(raw):
                     # A marker is one of a fixed few words (NA, ?), not data: naming it says what to fix.
-                    raise DataError(f"data row {r + 1}, column {col.name!r}: {raw!r} is not a number; the model's "
-                                    "training data had no missing values in this column, so it cannot take one")
+                    raise DataError(
+                        f"data row {r + 1}, column {col.name!r}: {raw!r} is not a number; the model's "
+                        "training data had no missing values in this column, so it cannot take one"
+                    )
                 elif v is None:
                     # Other text is data (a name in a shifted column): the row and column find it, the failure
                     # reason (which the chat repeats, issue 42) does not carry it.
@@ -185,7 +198,9 @@ def class_list(table: Table, label_col: str, class_name_col: str | None, problem
     if all(_as_float(c) is not None for c in codes):
         codes.sort(key=float)
     if problem == "binary" and len(codes) != 2:
-        raise DataError(f"binary problem needs exactly 2 classes in {label_col!r}, found {len(codes)}: {', '.join(codes[:10])}")
+        raise DataError(
+            f"binary problem needs exactly 2 classes in {label_col!r}, found {len(codes)}: {', '.join(codes[:10])}"
+        )
     if problem == "multiclass" and len(codes) < 2:
         raise DataError(f"multiclass problem needs at least 2 classes in {label_col!r}, found {len(codes)}")
     names = {}
@@ -202,7 +217,9 @@ def encode_labels(table: Table, label_col: str, classes: list[dict], problem: st
         for r in rows:
             v = _as_float(table.rows[r][label_col].strip())
             if v is None:
-                raise DataError(f"data row {r + 1}, column {label_col!r}: regression target {table.rows[r][label_col]!r} is not a number")
+                raise DataError(
+                    f"data row {r + 1}, column {label_col!r}: regression target {table.rows[r][label_col]!r} is not a number"
+                )
             out.append(v)
         return np.asarray(out, dtype=np.float64)
     index = {c["code"]: c["index"] for c in classes}
@@ -210,7 +227,9 @@ def encode_labels(table: Table, label_col: str, classes: list[dict], problem: st
     for r in rows:
         code = table.rows[r][label_col].strip()
         if code not in index:
-            raise DataError(f"data row {r + 1}, column {label_col!r}: label {code!r} is not one of the model's classes ({', '.join(index)})")
+            raise DataError(
+                f"data row {r + 1}, column {label_col!r}: label {code!r} is not one of the model's classes ({', '.join(index)})"
+            )
         out.append(index[code])
     return np.asarray(out, dtype=np.int64)
 

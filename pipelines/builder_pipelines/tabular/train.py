@@ -59,8 +59,11 @@ def _load(spec: dict):
             raise DataError(f"the {part} split has no rows: none of its patients are in the table")
     data = {}
     for part, rows in parts.items():
-        data[part] = (encode_features(table, columns, rows), encode_labels(table, d["label_cols"][0], classes, problem, rows),
-                      np.array([table.rows[r][d["id_col"]] for r in rows]))
+        data[part] = (
+            encode_features(table, columns, rows),
+            encode_labels(table, d["label_cols"][0], classes, problem, rows),
+            np.array([table.rows[r][d["id_col"]] for r in rows]),
+        )
     if problem != "regression":
         seen = set(np.unique(data["train"][1]).tolist())
         missing = [c["code"] for c in classes if c["index"] not in seen]
@@ -78,9 +81,16 @@ def _trial_reporter(problem: str, metric: str, budget_s: float):
         frac = max(done, min(1.0, elapsed / budget_s))
         rate_eta = elapsed / (i + 1) * (n - i - 1)
         events.metric("val", f"cv_{name}", sign * record["cv_score"], trial=i + 1)
-        events.progress("training", 0.05 + 0.75 * frac, trial=i + 1, trials=n, best_metric=sign * best,
-                        eta_s=round(min(rate_eta, max(0.0, budget_s - elapsed)) + 2.0, 1),
-                        message=f"trial {i + 1}: {record['model']} cv {name} {sign * record['cv_score']:.4f}")
+        events.progress(
+            "training",
+            0.05 + 0.75 * frac,
+            trial=i + 1,
+            trials=n,
+            best_metric=sign * best,
+            eta_s=round(min(rate_eta, max(0.0, budget_s - elapsed)) + 2.0, 1),
+            message=f"trial {i + 1}: {record['model']} cv {name} {sign * record['cv_score']:.4f}",
+        )
+
     return on_trial
 
 
@@ -100,30 +110,54 @@ def train(spec: dict, out_dir: str) -> str:
     set_fills(columns, np.vstack([Xtr, Xva]))  # the rows the published model is fitted on, never test
     k = len(classes) if problem != "regression" else 1
     threads = threads_for(spec)
-    events.log("info", f"{problem}: {len(ytr)}/{len(yva)}/{len(yte)} rows train/val/test, {len(columns)} features, "
-                       f"mode {mode}, budget {budget_s:g} s, {threads} threads")
+    events.log(
+        "info",
+        f"{problem}: {len(ytr)}/{len(yva)}/{len(yte)} rows train/val/test, {len(columns)} features, "
+        f"mode {mode}, budget {budget_s:g} s, {threads} threads",
+    )
     events.progress("preparing", 0.05, message="searching")
 
     search_budget = max(0.5, SEARCH_SHARE * budget_s - (time.monotonic() - start))
-    res = run_search(problem, metric, columns, Xtr, ytr, gtr, k, seed, mode, search_budget, threads,
-                     _trial_reporter(problem, metric, search_budget))
+    res = run_search(
+        problem,
+        metric,
+        columns,
+        Xtr,
+        ytr,
+        gtr,
+        k,
+        seed,
+        mode,
+        search_budget,
+        threads,
+        _trial_reporter(problem, metric, search_budget),
+    )
     best = res.best
-    events.log("info", f"chosen: {best['model']} {best['params']} (cv score {res.best_score:.4f}, {len(res.trials)} trials, "
-                       f"search {time.monotonic() - start:.1f} s since start): {res.selection['reason']}")
+    events.log(
+        "info",
+        f"chosen: {best['model']} {best['params']} (cv score {res.best_score:.4f}, {len(res.trials)} trials, "
+        f"search {time.monotonic() - start:.1f} s since start): {res.selection['reason']}",
+    )
 
     events.progress("training", 0.8, message="fitting the final model")
     train_only = models.fit(best, problem, columns, Xtr, ytr, seed, threads)
     val_raw = models.predict(train_only, problem, Xva)
-    cal, cal_record = calibration.choose(problem, np.tile(ytr, len(res.oof)), np.vstack(res.oof), yva, val_raw) \
-        if problem != "regression" else (None, {"applied": False, "reason": "regression"})
+    cal, cal_record = (
+        calibration.choose(problem, np.tile(ytr, len(res.oof)), np.vstack(res.oof), yva, val_raw)
+        if problem != "regression"
+        else (None, {"applied": False, "reason": "regression"})
+    )
     val_scores = calibration.apply(cal, val_raw)
     thresholds = None
     if problem != "regression":
         thresholds = [round(t, 7) for t in T.choose_thresholds(problem, one_hot(yva, k), val_scores, threshold_metric)]
 
-    final = models.fit(best, problem, columns, np.vstack([Xtr, Xva]), np.r_[ytr, yva], seed, threads) \
-        if REFIT_ON_TRAIN_VAL else train_only
-    for part in (final.parts if best["model"] == "blend" else [final]):
+    final = (
+        models.fit(best, problem, columns, np.vstack([Xtr, Xva]), np.r_[ytr, yva], seed, threads)
+        if REFIT_ON_TRAIN_VAL
+        else train_only
+    )
+    for part in final.parts if best["model"] == "blend" else [final]:
         if isinstance(part, (models.lgb.LGBMClassifier, models.lgb.LGBMRegressor)):
             models.float32_exact(part)
 
@@ -145,7 +179,9 @@ def train(spec: dict, out_dir: str) -> str:
     clinical_facts = evaluation.clinical_section(problem, classes, yte, test_scores, thresholds, gte, positive)
     if clinical_facts is not None and problem == "binary":
         numeric = [j for j, c in enumerate(columns) if c.type == "numeric"]
-        strongest = clinical.strongest_feature(Xtr[:, numeric], ytr, [columns[j].name for j in numeric]) if numeric else None
+        strongest = (
+            clinical.strongest_feature(Xtr[:, numeric], ytr, [columns[j].name for j in numeric]) if numeric else None
+        )
         if strongest:
             clinical_facts["strongest_feature"] = strongest
     evaluation.emit_metrics(events, "val", val_metrics)
@@ -156,31 +192,56 @@ def train(spec: dict, out_dir: str) -> str:
         events.artifact(f["file"], "figure")
 
     summary = {
-        "model": best["model"], "params": best["params"], "n_estimators": best.get("n_estimators"),
+        "model": best["model"],
+        "params": best["params"],
+        "n_estimators": best.get("n_estimators"),
         "parts": best.get("parts"),
         "cv_score": round(res.best_score, 6),
         "cv_se": next((t["cv_se"] for t in res.trials if t["trial"] == res.selection.get("chosen")), None),
-        "selection_reason": res.selection.get("reason"), "cv_folds": PLANS[mode].folds, "cv_repeats": PLANS[mode].repeats,
-        "trials": len(res.trials), "search_stopped_by_time": res.stopped_by_time,
+        "selection_reason": res.selection.get("reason"),
+        "cv_folds": PLANS[mode].folds,
+        "cv_repeats": PLANS[mode].repeats,
+        "trials": len(res.trials),
+        "search_stopped_by_time": res.stopped_by_time,
         "calibration": cal_record.get("method") if cal else None,
-        "final_fit": ("train+val refit; calibration, thresholds and validation metrics from the train-only fit"
-                      if REFIT_ON_TRAIN_VAL else "train split only (val: calibration choice, thresholds, validation metrics)"),
-        "onnx_parity": {"max_abs_diff": {"scores": parity}}, "threads": threads,
+        "final_fit": (
+            "train+val refit; calibration, thresholds and validation metrics from the train-only fit"
+            if REFIT_ON_TRAIN_VAL
+            else "train split only (val: calibration choice, thresholds, validation metrics)"
+        ),
+        "onnx_parity": {"max_abs_diff": {"scores": parity}},
+        "threads": threads,
     }
-    write_report(out_dir, {
-        "problem": problem, "metric": metric, "classes": classes, "model": summary,
-        "test": test_extras, "validation": val_extras, "calibration": cal_record, "thresholds": thresholds,
-        "importance": importance, "trials": res.trials,
-        "selection": res.selection, "figure_tables": figure_tables,
-    })
+    write_report(
+        out_dir,
+        {
+            "problem": problem,
+            "metric": metric,
+            "classes": classes,
+            "model": summary,
+            "test": test_extras,
+            "validation": val_extras,
+            "calibration": cal_record,
+            "thresholds": thresholds,
+            "importance": importance,
+            "trials": res.trials,
+            "selection": res.selection,
+            "figure_tables": figure_tables,
+        },
+    )
     events.artifact("report.json", "report")
     manifest = {
-        "schema_version": 1, "kind": "tabular", "problem": problem, "model_file": "model.onnx",
+        "schema_version": 1,
+        "kind": "tabular",
+        "problem": problem,
+        "model_file": "model.onnx",
         "input": {"name": export.INPUT, "columns": [c.manifest() for c in columns]},
         "outputs": {"scores": export.OUTPUT},
         "classes": classes,
         "metrics": {"validation": val_metrics, "test": test_metrics},
-        "figures": figs, "report_file": "report.json", "model_summary": summary,
+        "figures": figs,
+        "report_file": "report.json",
+        "model_summary": summary,
         "provenance": provenance(spec, time.monotonic() - start, "cpu", _framework()),
     }
     manifest["metric"] = metric
@@ -188,8 +249,11 @@ def train(spec: dict, out_dir: str) -> str:
         manifest["clinical"] = clinical_facts
     if problem != "regression":
         manifest["thresholds"] = thresholds
-        manifest["threshold_rule"] = T.RULES[threshold_metric] if problem == "binary" else \
-            "multiclass: prediccion is the argmax of scores; thresholds are informational"
+        manifest["threshold_rule"] = (
+            T.RULES[threshold_metric]
+            if problem == "binary"
+            else "multiclass: prediccion is the argmax of scores; thresholds are informational"
+        )
     path = write_manifest(out_dir, manifest)
     events.progress("evaluating", 1.0, message="done")
     return path
@@ -202,5 +266,10 @@ def _framework() -> dict[str, str]:
     import onnxruntime
     import sklearn
 
-    return {"lightgbm": lightgbm.__version__, "catboost": catboost.__version__, "scikit-learn": sklearn.__version__, "onnx": onnx.__version__,
-            "onnxruntime": onnxruntime.__version__}
+    return {
+        "lightgbm": lightgbm.__version__,
+        "catboost": catboost.__version__,
+        "scikit-learn": sklearn.__version__,
+        "onnx": onnx.__version__,
+        "onnxruntime": onnxruntime.__version__,
+    }

@@ -39,9 +39,9 @@ class Round:
     candidate: Candidate
     seed: int
     models: list[TrialResult]
-    oof: np.ndarray                       # raw outputs on every pooled row, each from the model that did not see it
-    oof_flipped: np.ndarray               # the same models on the left-right flipped images
-    score: float = float("nan")           # out-of-fold selection score of this round alone
+    oof: np.ndarray  # raw outputs on every pooled row, each from the model that did not see it
+    oof_flipped: np.ndarray  # the same models on the left-right flipped images
+    score: float = float("nan")  # out-of-fold selection score of this round alone
     ci: tuple[float, float] = (float("nan"), float("nan"))
     kept: bool = True
     why: str = ""
@@ -62,17 +62,33 @@ def assign_folds(groups: np.ndarray, strata: np.ndarray, k: int, seed: int) -> n
     return np.array([fold_of[g] for g in groups.astype(str)])
 
 
-def _score_ci(data: TrainData, out: np.ndarray, groups: np.ndarray, seed: int) -> tuple[float, tuple[float, float], np.ndarray]:
+def _score_ci(
+    data: TrainData, out: np.ndarray, groups: np.ndarray, seed: int
+) -> tuple[float, tuple[float, float], np.ndarray]:
     point = selection_score(data.problem, data.metric, data.val_onehot, out, data.y_scale)
-    reps = np.array([selection_score(data.problem, data.metric, data.val_onehot[i], out[i], data.y_scale)
-                     for i in _bootstrap(groups, N_BOOT, seed)])
+    reps = np.array(
+        [
+            selection_score(data.problem, data.metric, data.val_onehot[i], out[i], data.y_scale)
+            for i in _bootstrap(groups, N_BOOT, seed)
+        ]
+    )
     finite = reps[np.isfinite(reps)]
     ci = (float(np.quantile(finite, 0.025)), float(np.quantile(finite, 0.975))) if len(finite) else (float("nan"),) * 2
     return point, ci, reps
 
 
-def run_crossfit(pooled: TrainData, groups: np.ndarray, strata: np.ndarray, side: int, seed: int, device,
-                 training_deadline: float, plan: Plan, on_epoch=None, init_state: dict | None = None) -> list[Round]:
+def run_crossfit(
+    pooled: TrainData,
+    groups: np.ndarray,
+    strata: np.ndarray,
+    side: int,
+    seed: int,
+    device,
+    training_deadline: float,
+    plan: Plan,
+    on_epoch=None,
+    init_state: dict | None = None,
+) -> list[Round]:
     """Trains rounds of K fold models on ``pooled`` (x_val/y_val/val_onehot hold the same rows as x_train)."""
     k = plan.folds
     folds = assign_folds(groups, strata, k, seed)
@@ -94,18 +110,34 @@ def run_crossfit(pooled: TrainData, groups: np.ndarray, strata: np.ndarray, side
             share = (training_deadline - now) / max(1, left_in_plan)
             fit, held = np.nonzero(folds != f)[0], np.nonzero(folds == f)[0]
             fold_data = dataclasses.replace(
-                pooled, x_train=pooled.x_train[fit], y_train=pooled.y_train[fit],
-                x_val=pooled.x_val[held], y_val=pooled.y_val[held], val_onehot=pooled.val_onehot[held])
-            result = train_trial(cand, fold_data, side, round_seed + f, device, min(training_deadline, now + share),
-                                 on_epoch=on_epoch(len(rounds) * k + f + 1) if on_epoch else None,
-                                 init_state=init_state, keep="last")
+                pooled,
+                x_train=pooled.x_train[fit],
+                y_train=pooled.y_train[fit],
+                x_val=pooled.x_val[held],
+                y_val=pooled.y_val[held],
+                val_onehot=pooled.val_onehot[held],
+            )
+            result = train_trial(
+                cand,
+                fold_data,
+                side,
+                round_seed + f,
+                device,
+                min(training_deadline, now + share),
+                on_epoch=on_epoch(len(rounds) * k + f + 1) if on_epoch else None,
+                init_state=init_state,
+                keep="last",
+            )
             if not len(result.val_out):
                 raise RuntimeError("a fold model produced no epoch within the time budget")
             oof[held] = result.val_out
             oof_flipped[held] = predict(result.model, torch.flip(fold_data.x_val, dims=[3]), device)
             models.append(result)
-            events.log("info", f"round {len(rounds) + 1} {cand.name} fold {f + 1}/{k}: held-out {pooled.metric} "
-                               f"{abs(result.val_score):.4f} after {result.epochs_run} epochs ({result.seconds:.1f}s)")
+            events.log(
+                "info",
+                f"round {len(rounds) + 1} {cand.name} fold {f + 1}/{k}: held-out {pooled.metric} "
+                f"{abs(result.val_score):.4f} after {result.epochs_run} epochs ({result.seconds:.1f}s)",
+            )
         rounds.append(Round(cand, round_seed, models, oof, oof_flipped))
         if time.monotonic() >= training_deadline:
             break
@@ -128,8 +160,10 @@ def choose_rounds(rounds: list[Round], pooled: TrainData, groups: np.ndarray, se
         se = float(np.nanstd(diff[np.isfinite(diff)])) if np.isfinite(diff).any() else 0.0
         gap = rounds[best].score - r.score
         r.kept = not (gap > DROP_AT_SE * se and gap > 0)
-        r.why = (f"{'kept' if r.kept else 'left out'}: {gap:.4f} below the best round "
-                 f"({'within' if r.kept else 'beyond'} {DROP_AT_SE:g} paired-bootstrap standard errors, {se:.4f} each)")
+        r.why = (
+            f"{'kept' if r.kept else 'left out'}: {gap:.4f} below the best round "
+            f"({'within' if r.kept else 'beyond'} {DROP_AT_SE:g} paired-bootstrap standard errors, {se:.4f} each)"
+        )
 
 
 def ensemble_oof(rounds: list[Round], flip_tta: bool = False) -> np.ndarray:
@@ -145,9 +179,16 @@ def choose_flip_tta(rounds: list[Round], pooled: TrainData, groups: np.ndarray, 
     Never with left-right flips off (``allow_flips``, the default for left/right-sensitive anatomy): a flipped
     view is then an image the models were not meant to see, whatever the out-of-fold score says."""
     if not pooled.allow_flips:
-        return {"views": ["as is"], "kept": False, "oof_without": None, "oof_with": None, "gain": None, "paired_se": None,
-                "why": "not tried: left-right flips are off for this experiment (options.allow_flips)",
-                "serving_cost": "none (1 evaluation per member and image)"}
+        return {
+            "views": ["as is"],
+            "kept": False,
+            "oof_without": None,
+            "oof_with": None,
+            "gain": None,
+            "paired_se": None,
+            "why": "not tried: left-right flips are off for this experiment (options.allow_flips)",
+            "serving_cost": "none (1 evaluation per member and image)",
+        }
     plain, plain_ci, plain_reps = _score_ci(pooled, ensemble_oof(rounds), groups, seed)
     both, both_ci, both_reps = _score_ci(pooled, ensemble_oof(rounds, True), groups, seed)  # same seed: paired
     diff = both_reps - plain_reps
@@ -155,12 +196,21 @@ def choose_flip_tta(rounds: list[Round], pooled: TrainData, groups: np.ndarray, 
     gain = both - plain
     kept = bool(np.isfinite(gain) and gain > 0 and gain > TTA_GAIN_SE * se)
     shown = lambda v: None if not np.isfinite(v) else round(abs(v), 6)  # noqa: E731 - regression scores are -RMSE
-    return {"views": ["as is", "flipped left-right"], "kept": kept,
-            "oof_without": shown(plain), "oof_with": shown(both), "gain": round(float(gain), 6) if np.isfinite(gain) else None,
-            "paired_se": round(se, 6),
-            "why": (f"{'kept' if kept else 'not used'}: the flip average changes the ensemble's out-of-fold score by {gain:+.4f} "
-                    f"({'more' if kept else 'not more'} than {TTA_GAIN_SE:g} paired-bootstrap standard error, {se:.4f})"),
-            "serving_cost": "2 network evaluations per member and image" if kept else "none (1 evaluation per member and image)"}
+    return {
+        "views": ["as is", "flipped left-right"],
+        "kept": kept,
+        "oof_without": shown(plain),
+        "oof_with": shown(both),
+        "gain": round(float(gain), 6) if np.isfinite(gain) else None,
+        "paired_se": round(se, 6),
+        "why": (
+            f"{'kept' if kept else 'not used'}: the flip average changes the ensemble's out-of-fold score by {gain:+.4f} "
+            f"({'more' if kept else 'not more'} than {TTA_GAIN_SE:g} paired-bootstrap standard error, {se:.4f})"
+        ),
+        "serving_cost": "2 network evaluations per member and image"
+        if kept
+        else "none (1 evaluation per member and image)",
+    }
 
 
 def raw_to_scores(problem: str, raw: np.ndarray, y_scale: float, y_shift: float) -> np.ndarray:
@@ -175,14 +225,27 @@ def selection_summary(rounds: list[Round], problem: str, metric: str, n_rows: in
     lo_hi = lambda r: (r.ci[1], r.ci[0]) if problem == "regression" else r.ci  # noqa: E731 - -RMSE's interval, flipped
     return {
         "method": "cross-fitted ensemble",
-        "folds": plan.folds, "rows": n_rows, "plan": plan.why,
+        "folds": plan.folds,
+        "rows": n_rows,
+        "plan": plan.why,
         "validation": f"out-of-fold predictions over the train and validation images ({plan.folds} patient-grouped, stratified folds); "
-                      "each image is scored by the models that did not train on it",
+        "each image is scored by the models that did not train on it",
         "rule": "every round's models are averaged unless the round's out-of-fold score is more than "
-                f"{DROP_AT_SE:g} paired-bootstrap standard errors below the best round's; no trial or epoch is picked by a validation maximum",
-        "candidates": [{"round": i + 1, "architecture": r.candidate.name, "seed": r.seed, "models": len(r.models),
-                        "epochs": [m.epochs_run for m in r.models], f"oof_{name}": shown(r.score),
-                        "ci_low": shown(lo_hi(r)[0]), "ci_high": shown(lo_hi(r)[1]),
-                        "kept": r.kept, "why": r.why} for i, r in enumerate(rounds)],
+        f"{DROP_AT_SE:g} paired-bootstrap standard errors below the best round's; no trial or epoch is picked by a validation maximum",
+        "candidates": [
+            {
+                "round": i + 1,
+                "architecture": r.candidate.name,
+                "seed": r.seed,
+                "models": len(r.models),
+                "epochs": [m.epochs_run for m in r.models],
+                f"oof_{name}": shown(r.score),
+                "ci_low": shown(lo_hi(r)[0]),
+                "ci_high": shown(lo_hi(r)[1]),
+                "kept": r.kept,
+                "why": r.why,
+            }
+            for i, r in enumerate(rounds)
+        ],
         "test_time_augmentation": tta,
     }

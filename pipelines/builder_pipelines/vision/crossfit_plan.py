@@ -36,7 +36,7 @@ MIN_EPOCHS = 8
 MIN_EPOCHS_FEWEST = 4
 # The pooled float32 images; every fold model copies most of them once more while it trains.
 MAX_POOLED_BYTES = 512 * 1024**2
-PLAN_SAFETY = 0.85          # the probe misses per-epoch overheads and load changes: plan on this share of the time
+PLAN_SAFETY = 0.85  # the probe misses per-epoch overheads and load changes: plan on this share of the time
 PROBE_STEPS = 6
 MIN_IMAGES_PER_FOLD = 4
 
@@ -44,8 +44,8 @@ MIN_IMAGES_PER_FOLD = 4
 @dataclasses.dataclass(frozen=True)
 class Plan:
     folds: int
-    planned_rounds: int     # the budget is first shared out between this many rounds ...
-    max_rounds: int         # ... and rounds go on while a whole round still fits, up to this many
+    planned_rounds: int  # the budget is first shared out between this many rounds ...
+    max_rounds: int  # ... and rounds go on while a whole round still fits, up to this many
     recipes: list[Candidate]
     why: str
 
@@ -56,8 +56,11 @@ def small_plan() -> Plan:
 
 def eligible(mode: str, groups: np.ndarray, pooled_bytes: int) -> bool:
     """Best mode, enough patients for 5 folds, and (above the small-set limit) a bounded pooled copy."""
-    return (mode == "best" and len(np.unique(groups)) >= max(LARGE_FOLDS) * MIN_IMAGES_PER_FOLD
-            and (len(groups) <= SMALL_MAX_IMAGES or pooled_bytes <= MAX_POOLED_BYTES))
+    return (
+        mode == "best"
+        and len(np.unique(groups)) >= max(LARGE_FOLDS) * MIN_IMAGES_PER_FOLD
+        and (len(groups) <= SMALL_MAX_IMAGES or pooled_bytes <= MAX_POOLED_BYTES)
+    )
 
 
 @torch.no_grad()
@@ -73,7 +76,9 @@ def probe_seconds_per_image(data: TrainData, side: int, device, seed: int) -> tu
     cand = RECIPES[0]
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
-    model = CamNet(cand.family, data.x_train.shape[1], data.n_out, side, cand.width, cand.depth, cand.dropout).to(device)
+    model = CamNet(cand.family, data.x_train.shape[1], data.n_out, side, cand.width, cand.depth, cand.dropout).to(
+        device
+    )
     opt = torch.optim.AdamW(model.parameters(), lr=cand.lr)
     bs = min(batch_size(len(data.x_train), device), len(data.x_train))
     weights = data.class_weights.to(device) if data.class_weights is not None else None
@@ -105,14 +110,21 @@ def large_plan(n_pooled: int, train_s: float, predict_s: float, seconds: float, 
         # an epoch: training on the other folds, then predicting the held-out fold
         round_s = k * epochs * (n_fit * train_s + n_held * predict_s)
         if round_s <= PLAN_SAFETY * seconds:
-            return Plan(k, 1, 4, LARGE_RECIPES,
-                        f"{n_pooled} images: {k} folds, one planned round (at least {epochs} epochs per model need "
-                        f"~{math.ceil(round_s)} s of the {seconds:.0f} s training time at the probed "
-                        f"{train_s * 1e3:.2f} ms per training image)")
+            return Plan(
+                k,
+                1,
+                4,
+                LARGE_RECIPES,
+                f"{n_pooled} images: {k} folds, one planned round (at least {epochs} epochs per model need "
+                f"~{math.ceil(round_s)} s of the {seconds:.0f} s training time at the probed "
+                f"{train_s * 1e3:.2f} ms per training image)",
+            )
     return None
 
 
-def choose_plan(data: TrainData, n_pooled: int, side: int, device, seed: int, seconds: float) -> tuple[Plan | None, str]:
+def choose_plan(
+    data: TrainData, n_pooled: int, side: int, device, seed: int, seconds: float
+) -> tuple[Plan | None, str]:
     """The plan, or None with the reason the search is used instead."""
     if n_pooled <= SMALL_MAX_IMAGES:
         plan = small_plan()
@@ -121,5 +133,7 @@ def choose_plan(data: TrainData, n_pooled: int, side: int, device, seed: int, se
     plan = large_plan(n_pooled, train_s, predict_s, seconds, device)
     if plan is not None:
         return plan, plan.why
-    return None, (f"{n_pooled} images: even {LARGE_FOLDS[-1]} folds at {MIN_EPOCHS_FEWEST} epochs per model do not fit "
-                  f"{seconds:.0f} s at the probed {train_s * 1e3:.2f} ms per training image; using the search on the validation split")
+    return None, (
+        f"{n_pooled} images: even {LARGE_FOLDS[-1]} folds at {MIN_EPOCHS_FEWEST} epochs per model do not fit "
+        f"{seconds:.0f} s at the probed {train_s * 1e3:.2f} ms per training image; using the search on the validation split"
+    )

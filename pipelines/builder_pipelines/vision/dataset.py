@@ -19,8 +19,8 @@ DEFAULT_MAX_SIDE = {"fast": 128, "best": 224}
 @dataclass
 class Targets:
     problem: str
-    classes: list[dict]          # manifest ``classes`` entries
-    y: np.ndarray                # int class index (binary/multiclass), 0/1 matrix (multilabel), float (regression)
+    classes: list[dict]  # manifest ``classes`` entries
+    y: np.ndarray  # int class index (binary/multiclass), 0/1 matrix (multilabel), float (regression)
 
     def onehot(self, rows) -> np.ndarray:
         y = self.y[rows]
@@ -47,8 +47,9 @@ def _class_names(table: Table, codes: list[str], label_col: str, name_col: str |
     for r in table.rows:
         code, name = r[label_col].strip(), r[name_col].strip()
         if name_of.setdefault(code, name) != name or code_of.setdefault(name, code) != code:
-            raise DataError(f"column {name_col} does not name the codes of {label_col} one to one "
-                            f"(code {code!r} / name {name!r})")
+            raise DataError(
+                f"column {name_col} does not name the codes of {label_col} one to one (code {code!r} / name {name!r})"
+            )
     return [name_of[c] for c in codes]
 
 
@@ -133,12 +134,19 @@ def choose_input(paths: list[str], spec: dict) -> dict:
     side = max(8, min(side, int(cap)))
     while side > 16 and len(paths) * channels * side * side > MEMORY_CAP_BYTES:
         side = int(side * 0.9)
-    return {"width": side, "height": side, "channels": channels, "resize": "stretch", "interpolation": "bilinear",
-            "scale": 1 / 255}
+    return {
+        "width": side,
+        "height": side,
+        "channels": channels,
+        "resize": "stretch",
+        "interpolation": "bilinear",
+        "scale": 1 / 255,
+    }
 
 
 def load_images(paths: list[str], image: dict, threads: int) -> np.ndarray:
     """All images decoded once into uint8 [N, C, H, W]."""
+
     def one(p):
         try:
             return load_uint8(p, image["width"], image["height"], image["channels"], image["interpolation"])

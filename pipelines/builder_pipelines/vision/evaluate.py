@@ -56,7 +56,9 @@ def evaluate(spec: dict, out_dir: str) -> str:
     groups = np.array([table.rows[i][spec["data"]["id_col"]] for i in rows])
     thr = source.get("thresholds")
     # The source model's positive class unless this study names another; an older model without one: the rule.
-    positive = clinical.positive_for_evaluation(problem, source["classes"], targets.y[rows], spec.get("positive_class"), source)
+    positive = clinical.positive_for_evaluation(
+        problem, source["classes"], targets.y[rows], spec.get("positive_class"), source
+    )
     found = report.split_metrics(problem, truth, scores, thr, groups, int(spec["seed"]), positive)
     for name, entry in found.items():
         events.metric("test", name, entry["value"])
@@ -77,13 +79,25 @@ def evaluate(spec: dict, out_dir: str) -> str:
     # Regression models published before `metric` was required carry none; they were selected on rmse, as the spec says.
     manifest.setdefault("metric", spec["metric"])
     # Figures first drawn after the source was trained (the decision curve) join the source's list.
-    listed = source.get("figures", []) + [f for f in drawn if f["name"] not in {g["name"] for g in source.get("figures", [])}]
+    listed = source.get("figures", []) + [
+        f for f in drawn if f["name"] not in {g["name"] for g in source.get("figures", [])}
+    ]
     manifest["figures"] = [f for f in listed if os.path.isfile(os.path.join(out_dir, f["file"]))]
     manifest["provenance"] = provenance(spec, time.monotonic() - t0, "cpu", {"onnxruntime": onnxruntime.__version__})
     if source.get("report_file"):
-        write_report(out_dir, {"kind": source["kind"], "problem": problem, "classes": source["classes"], "thresholds": thr,
-                               "evaluated_model": source.get("provenance", {}), "metrics": {"test": found}, "test": section,
-                               "figure_tables": {**_source_tables(src_dir, source), **figure_tables}})
+        write_report(
+            out_dir,
+            {
+                "kind": source["kind"],
+                "problem": problem,
+                "classes": source["classes"],
+                "thresholds": thr,
+                "evaluated_model": source.get("provenance", {}),
+                "metrics": {"test": found},
+                "test": section,
+                "figure_tables": {**_source_tables(src_dir, source), **figure_tables},
+            },
+        )
         manifest["report_file"] = "report.json"
     events.progress("evaluating", 1.0, message="done")
     return write_manifest(out_dir, manifest)

@@ -23,9 +23,15 @@ def export_onnx(model: ExportModel, sample: torch.Tensor, path: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation notice
         torch.onnx.export(
-            model, (sample[:2].cpu(),), tmp, input_names=["input"], output_names=["scores", "cam"],
+            model,
+            (sample[:2].cpu(),),
+            tmp,
+            input_names=["input"],
+            output_names=["scores", "cam"],
             dynamic_axes={"input": {0: "N"}, "scores": {0: "N"}, "cam": {0: "N"}},
-            opset_version=OPSET, dynamo=False, do_constant_folding=True,
+            opset_version=OPSET,
+            dynamo=False,
+            do_constant_folding=True,
         )
     onnx.checker.check_model(onnx.load(tmp), full_check=True)
     os.replace(tmp, path)
@@ -38,7 +44,7 @@ def session(path: str) -> ort.InferenceSession:
 def run_onnx(sess: ort.InferenceSession, x: np.ndarray, batch: int = 256) -> tuple[np.ndarray, np.ndarray]:
     scores, cams = [], []
     for i in range(0, len(x), batch):
-        s, c = sess.run(["scores", "cam"], {"input": np.ascontiguousarray(x[i:i + batch], dtype=np.float32)})
+        s, c = sess.run(["scores", "cam"], {"input": np.ascontiguousarray(x[i : i + batch], dtype=np.float32)})
         scores.append(s)
         cams.append(c)
     return np.concatenate(scores), np.concatenate(cams)
@@ -57,7 +63,9 @@ def check_parity(model: ExportModel, path: str, x: torch.Tensor) -> dict:
             ref_s, ref_c = (t.numpy() for t in model(batch.cpu()))
         got_s, got_c = run_onnx(sess, batch.numpy())
         if got_s.shape != ref_s.shape or got_c.shape != ref_c.shape:
-            raise RuntimeError(f"ONNX output shapes {got_s.shape}/{got_c.shape} differ from PyTorch {ref_s.shape}/{ref_c.shape}")
+            raise RuntimeError(
+                f"ONNX output shapes {got_s.shape}/{got_c.shape} differ from PyTorch {ref_s.shape}/{ref_c.shape}"
+            )
         diffs["scores"] = max(diffs["scores"], float(np.abs(got_s - ref_s).max()))
         diffs["cam"] = max(diffs["cam"], float(np.abs(got_c - ref_c).max()))
     if max(diffs.values()) > PARITY_TOL:

@@ -28,8 +28,11 @@ def downsampling_plan(side: int) -> tuple[int, int]:
 
 
 def _stem(in_ch: int, width: int, stride: int) -> nn.Sequential:
-    layers: list[nn.Module] = [nn.Conv2d(in_ch, width, 3, stride=min(stride, 2), padding=1, bias=False),
-                               nn.BatchNorm2d(width), nn.ReLU(inplace=True)]
+    layers: list[nn.Module] = [
+        nn.Conv2d(in_ch, width, 3, stride=min(stride, 2), padding=1, bias=False),
+        nn.BatchNorm2d(width),
+        nn.ReLU(inplace=True),
+    ]
     if stride == 4:
         layers.append(nn.MaxPool2d(3, stride=2, padding=1))
     return nn.Sequential(*layers)
@@ -60,9 +63,14 @@ class InvertedResidual(nn.Module):
         mid = cin * expand
         self.use_res = stride == 1 and cin == cout
         self.body = nn.Sequential(
-            nn.Conv2d(cin, mid, 1, bias=False), nn.BatchNorm2d(mid), nn.ReLU6(inplace=True),
-            nn.Conv2d(mid, mid, 3, stride=stride, padding=1, groups=mid, bias=False), nn.BatchNorm2d(mid), nn.ReLU6(inplace=True),
-            nn.Conv2d(mid, cout, 1, bias=False), nn.BatchNorm2d(cout),
+            nn.Conv2d(cin, mid, 1, bias=False),
+            nn.BatchNorm2d(mid),
+            nn.ReLU6(inplace=True),
+            nn.Conv2d(mid, mid, 3, stride=stride, padding=1, groups=mid, bias=False),
+            nn.BatchNorm2d(mid),
+            nn.ReLU6(inplace=True),
+            nn.Conv2d(mid, cout, 1, bias=False),
+            nn.BatchNorm2d(cout),
         )
 
     def forward(self, x):
@@ -73,10 +81,12 @@ class InvertedResidual(nn.Module):
 class CamNet(nn.Module):
     """Backbone + GAP + dropout + linear head; ``features`` gives the maps the CAM is computed on."""
 
-    def __init__(self, family: str, in_ch: int, n_out: int, side: int, width: int = 32, depth: int = 1, dropout: float = 0.2) -> None:
+    def __init__(
+        self, family: str, in_ch: int, n_out: int, side: int, width: int = 32, depth: int = 1, dropout: float = 0.2
+    ) -> None:
         super().__init__()
         stem_stride, n_down = downsampling_plan(side)
-        widths = [width * (2 ** i) for i in range(n_down + 1)]
+        widths = [width * (2**i) for i in range(n_down + 1)]
         self.stem = _stem(in_ch, widths[0], stem_stride)
         blocks: list[nn.Module] = []
         cin = widths[0]
@@ -120,8 +130,14 @@ class ExportModel(nn.Module):
     ``out_scale``/``out_shift`` undo the target standardisation for regression (folded into the head).
     """
 
-    def __init__(self, members: list[CamNet], problem: str, out_scale: float = 1.0, out_shift: float = 0.0,
-                 flip_tta: bool = False) -> None:
+    def __init__(
+        self,
+        members: list[CamNet],
+        problem: str,
+        out_scale: float = 1.0,
+        out_shift: float = 0.0,
+        flip_tta: bool = False,
+    ) -> None:
         super().__init__()
         self.members = nn.ModuleList(members)
         self.problem = problem

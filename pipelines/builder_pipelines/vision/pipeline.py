@@ -67,18 +67,24 @@ def _load_pretrained(spec: dict) -> dict | None:
         raise DataError(f"pretrained weights not found: {path}")
     state = torch.load(path, map_location="cpu", weights_only=True)
     state = state.get("state_dict", state) if isinstance(state, dict) else state
-    events.log("info", f"pretrained weights: {len(state)} tensors from {os.path.basename(path)} (matching names/shapes are used)")
+    events.log(
+        "info",
+        f"pretrained weights: {len(state)} tensors from {os.path.basename(path)} (matching names/shapes are used)",
+    )
     return state
 
 
-def _pooled(data: TrainData, x: dict, targets, parts: dict, problem: str, y_mean: float, y_std: float, device) -> TrainData:
+def _pooled(
+    data: TrainData, x: dict, targets, parts: dict, problem: str, y_mean: float, y_std: float, device
+) -> TrainData:
     """Train + validation images as one set (validation fields = the same rows) for cross-fitting."""
     rows = parts["train"] + parts["val"]
     xs = torch.cat([x["train"], x["val"]]).to(device) if device.type == "cuda" else torch.cat([x["train"], x["val"]])
     y = _train_tensors(targets, rows, y_mean, y_std)
     truth = (targets.y[rows] - y_mean) / y_std if problem == "regression" else targets.onehot(rows)
-    return dataclasses.replace(data, x_train=xs, y_train=y, x_val=xs, y_val=y, val_onehot=truth,
-                               class_weights=_loss_weights(targets, rows))
+    return dataclasses.replace(
+        data, x_train=xs, y_train=y, x_val=xs, y_val=y, val_onehot=truth, class_weights=_loss_weights(targets, rows)
+    )
 
 
 def _strata(targets, parts: dict) -> np.ndarray:
@@ -102,9 +108,18 @@ def _crossfit_progress(metric: str, training_deadline: float, planned_models: in
             events.metric("train", "loss", row["train_loss"], epoch=epoch, trial=model_no)
             events.metric("val", "loss", row["val_loss"], epoch=epoch, trial=model_no)
             events.metric("val", metric, row["val_metric"], epoch=epoch, trial=model_no)
-            events.progress("training", frac, epoch=epoch, epochs=epochs, trial=model_no, trials=planned_models,
-                            eta_s=max(0.0, training_deadline - time.monotonic()))
+            events.progress(
+                "training",
+                frac,
+                epoch=epoch,
+                epochs=epochs,
+                trial=model_no,
+                trials=planned_models,
+                eta_s=max(0.0, training_deadline - time.monotonic()),
+            )
+
         return on_epoch
+
     return for_model
 
 
@@ -124,50 +139,76 @@ def train(spec: dict, out_dir: str) -> str:
     targets = dataset.build_targets(table, spec)
     parts = split_indices(table, spec["data"]["id_col"], spec["split"])
     # Resolved before any training, so a positive_class the label does not have fails at once.
-    positive = clinical.positive_class(problem, targets.classes, targets.y[parts["train"] + parts["val"] + parts["test"]],
-                                       spec.get("positive_class"))
+    positive = clinical.positive_class(
+        problem, targets.classes, targets.y[parts["train"] + parts["val"] + parts["test"]], spec.get("positive_class")
+    )
     for part in ("train", "val", "test"):
         if not parts[part]:
             raise DataError(f"the {part} split has no images")
     paths = dataset.image_paths(table, spec)
     used = parts["train"] + parts["val"] + parts["test"]
     image = dataset.choose_input([paths[i] for i in used], spec)
-    events.progress("preparing", 0.03, message=f"decoding {len(used)} images at {image['width']}x{image['height']}x{image['channels']}")
+    events.progress(
+        "preparing",
+        0.03,
+        message=f"decoding {len(used)} images at {image['width']}x{image['height']}x{image['channels']}",
+    )
     u8 = {part: dataset.load_images([paths[i] for i in rows], image, threads) for part, rows in parts.items()}
     image["mean"], image["std"] = dataset.channel_stats(u8["train"], image["scale"])
     x = {part: torch.from_numpy(normalise(v, image)) for part, v in u8.items()}
     groups = {part: np.array([table.rows[i][spec["data"]["id_col"]] for i in rows]) for part, rows in parts.items()}
-    truth = {part: (targets.y[rows] if problem == "regression" else targets.onehot(rows)) for part, rows in parts.items()}
+    truth = {
+        part: (targets.y[rows] if problem == "regression" else targets.onehot(rows)) for part, rows in parts.items()
+    }
     y_mean = float(targets.y[parts["train"]].mean()) if problem == "regression" else 0.0
     y_std = (float(targets.y[parts["train"]].std()) or 1.0) if problem == "regression" else 1.0
     if device.type == "cuda":
         x["train"], x["val"] = x["train"].to(device), x["val"].to(device)
     data = TrainData(
-        x_train=x["train"], y_train=_train_tensors(targets, parts["train"], y_mean, y_std),
-        x_val=x["val"], y_val=_train_tensors(targets, parts["val"], y_mean, y_std),
+        x_train=x["train"],
+        y_train=_train_tensors(targets, parts["train"], y_mean, y_std),
+        x_val=x["val"],
+        y_val=_train_tensors(targets, parts["val"], y_mean, y_std),
         val_onehot=(targets.y[parts["val"]] - y_mean) / y_std if problem == "regression" else truth["val"],
-        problem=problem, metric=metric, n_out=len(targets.classes), class_weights=_loss_weights(targets, parts["train"]),
-        allow_flips=bool(opts.get("allow_flips", False)), y_scale=y_std,
+        problem=problem,
+        metric=metric,
+        n_out=len(targets.classes),
+        class_weights=_loss_weights(targets, parts["train"]),
+        allow_flips=bool(opts.get("allow_flips", False)),
+        y_scale=y_std,
     )
-    events.log("info", f"{len(parts['train'])}/{len(parts['val'])}/{len(parts['test'])} train/val/test images, "
-                       f"input {image['width']}x{image['height']}x{image['channels']}, device {device.type}, {threads} threads")
+    events.log(
+        "info",
+        f"{len(parts['train'])}/{len(parts['val'])}/{len(parts['test'])} train/val/test images, "
+        f"input {image['width']}x{image['height']}x{image['channels']}, device {device.type}, {threads} threads",
+    )
 
     reserve = min(60.0, max(3.0, 0.08 * budget))  # export, parity check, metrics, figures
     t_prepared = time.monotonic()
     pooled_groups = np.concatenate([groups["train"], groups["val"]])
     selection, plan, flip_tta = None, None, False
     if crossfit_plan.eligible(spec["budget"]["mode"], pooled_groups, (x["train"][:1].nbytes) * len(pooled_groups)):
-        plan, why = crossfit_plan.choose_plan(data, len(pooled_groups), image["width"], device, int(spec["seed"]),
-                                              deadline - reserve - time.monotonic())
+        plan, why = crossfit_plan.choose_plan(
+            data, len(pooled_groups), image["width"], device, int(spec["seed"]), deadline - reserve - time.monotonic()
+        )
         events.log("info", f"cross-fitted ensemble plan: {why}")
     if plan is not None:
         # Best quality: train and validation images pooled into cross-fitted folds (see crossfit.py); the
         # validation metrics and thresholds come from out-of-fold predictions over the pooled images.
         pooled = _pooled(data, x, targets, parts, problem, y_mean, y_std, device)
         data = x["train"] = None  # the pooled copy holds these images now: keep one copy in memory, not two
-        rounds = crossfit.run_crossfit(pooled, pooled_groups, _strata(targets, parts), image["width"], int(spec["seed"]), device,
-                                       deadline - reserve, plan, init_state=_load_pretrained(spec),
-                                       on_epoch=_crossfit_progress(pooled.metric, deadline - reserve, plan.max_rounds * plan.folds))
+        rounds = crossfit.run_crossfit(
+            pooled,
+            pooled_groups,
+            _strata(targets, parts),
+            image["width"],
+            int(spec["seed"]),
+            device,
+            deadline - reserve,
+            plan,
+            init_state=_load_pretrained(spec),
+            on_epoch=_crossfit_progress(pooled.metric, deadline - reserve, plan.max_rounds * plan.folds),
+        )
         pool = [m for r in rounds for m in r.models]
         members = [m for r in rounds if r.kept for m in r.models]
         tta = crossfit.choose_flip_tta(rounds, pooled, pooled_groups, int(spec["seed"]))
@@ -180,10 +221,16 @@ def train(spec: dict, out_dir: str) -> str:
         truth["val"] = np.concatenate([truth["train"], truth["val"]])
         groups["val"] = pooled_groups
     else:
-        pool, members = run_search(data, image["width"], spec, device, deadline - reserve, init_state=_load_pretrained(spec))
+        pool, members = run_search(
+            data, image["width"], spec, device, deadline - reserve, init_state=_load_pretrained(spec)
+        )
         allow_flips = data.allow_flips
-    events.progress("exporting", 0.86, message=f"exporting an ensemble of {len(members)}" if len(members) > 1 else "exporting")
-    model = ExportModel([m.model.float().cpu() for m in members], problem, out_scale=y_std, out_shift=y_mean, flip_tta=flip_tta)
+    events.progress(
+        "exporting", 0.86, message=f"exporting an ensemble of {len(members)}" if len(members) > 1 else "exporting"
+    )
+    model = ExportModel(
+        [m.model.float().cpu() for m in members], problem, out_scale=y_std, out_shift=y_mean, flip_tta=flip_tta
+    )
     os.makedirs(out_dir, exist_ok=True)
     model_path = os.path.join(out_dir, "model.onnx")
     export_onnx(model, x["val"].cpu(), model_path)
@@ -196,40 +243,99 @@ def train(spec: dict, out_dir: str) -> str:
     scores = {part: run_onnx(sess, x[part].cpu().numpy())[0].astype(np.float64) for part in ("val", "test")}
     if selection is not None:  # the ensemble trained on the validation images: judge them out of fold
         scores["val"] = oof_scores
-    thr = None if problem == "regression" else thresholds.choose_thresholds(problem, truth["val"], scores["val"], spec["threshold_metric"])
+    thr = (
+        None
+        if problem == "regression"
+        else thresholds.choose_thresholds(problem, truth["val"], scores["val"], spec["threshold_metric"])
+    )
     seed = int(spec["seed"])
-    found = {part: report.split_metrics(problem, truth[part], scores[part], thr, groups[part], seed, positive) for part in ("val", "test")}
+    found = {
+        part: report.split_metrics(problem, truth[part], scores[part], thr, groups[part], seed, positive)
+        for part in ("val", "test")
+    }
     for name, entry in found["test"].items():
         events.metric("test", name, entry["value"])
     test_section = report.test_report(problem, targets.classes, truth["test"], scores["test"], thr, positive)
     histories = [t.history for t in pool]
-    figures, figure_tables = split_tables(report.write_test_figures(out_dir, problem, targets.classes, test_section)
-                                          + report.write_training_figures(out_dir, histories, metric))
+    figures, figure_tables = split_tables(
+        report.write_test_figures(out_dir, problem, targets.classes, test_section)
+        + report.write_training_figures(out_dir, histories, metric)
+    )
     summary = {
-        "input_side": image["width"], "device": device.type, "ensemble_size": len(members),
-        "members": [{"architecture": m.candidate.name, "seed": m.seed, "epochs": m.epochs_run, "val_selection": round(abs(m.val_score), 6)} for m in members],
-        "trials": [{"trial": i + 1, "architecture": t.candidate.name, "seed": t.seed, "epochs": t.epochs_run, "stopped": t.stopped,
-                    "seconds": round(t.seconds, 2), "val_selection": round(abs(t.val_score), 6) if np.isfinite(t.val_score) else None} for i, t in enumerate(pool)],
+        "input_side": image["width"],
+        "device": device.type,
+        "ensemble_size": len(members),
+        "members": [
+            {
+                "architecture": m.candidate.name,
+                "seed": m.seed,
+                "epochs": m.epochs_run,
+                "val_selection": round(abs(m.val_score), 6),
+            }
+            for m in members
+        ],
+        "trials": [
+            {
+                "trial": i + 1,
+                "architecture": t.candidate.name,
+                "seed": t.seed,
+                "epochs": t.epochs_run,
+                "stopped": t.stopped,
+                "seconds": round(t.seconds, 2),
+                "val_selection": round(abs(t.val_score), 6) if np.isfinite(t.val_score) else None,
+            }
+            for i, t in enumerate(pool)
+        ],
         "parameters": int(sum(p.numel() for p in model.parameters())),
         **({"selection": selection} if selection is not None else {}),
-        "onnx_parity": {"max_abs_diff": parity}, "allow_flips": allow_flips, "flip_tta": flip_tta,
-        "seconds": {"preparing": round(t_prepared - t0, 2), "search": round(sum(t.seconds for t in pool), 2),
-                    "export": round(t_exported - t_prepared - sum(t.seconds for t in pool), 2),
-                    "evaluation": round(time.monotonic() - t_exported, 2)},
+        "onnx_parity": {"max_abs_diff": parity},
+        "allow_flips": allow_flips,
+        "flip_tta": flip_tta,
+        "seconds": {
+            "preparing": round(t_prepared - t0, 2),
+            "search": round(sum(t.seconds for t in pool), 2),
+            "export": round(t_exported - t_prepared - sum(t.seconds for t in pool), 2),
+            "evaluation": round(time.monotonic() - t_exported, 2),
+        },
     }
-    write_report(out_dir, {"kind": spec["kind"], "problem": problem, "classes": targets.classes, "thresholds": thr,
-                           "metrics": found, "test": test_section, "training": {"trials": histories}, "model_summary": summary,
-                           "figure_tables": figure_tables})
+    write_report(
+        out_dir,
+        {
+            "kind": spec["kind"],
+            "problem": problem,
+            "classes": targets.classes,
+            "thresholds": thr,
+            "metrics": found,
+            "test": test_section,
+            "training": {"trials": histories},
+            "model_summary": summary,
+            "figure_tables": figure_tables,
+        },
+    )
     manifest = {
-        "schema_version": 1, "kind": "vision_classification", "problem": problem, "model_file": "model.onnx",
-        "input": {"name": "input", "image": image}, "outputs": {"scores": "scores", "cam": "cam"},
-        "classes": targets.classes, "metrics": {"validation": found["val"], "test": found["test"]},
-        "figures": figures, "report_file": "report.json", "model_summary": summary, "metric": metric,
-        "provenance": provenance(spec, time.monotonic() - t0, device.type, {"torch": torch.__version__, "onnx_opset": "17"}),
+        "schema_version": 1,
+        "kind": "vision_classification",
+        "problem": problem,
+        "model_file": "model.onnx",
+        "input": {"name": "input", "image": image},
+        "outputs": {"scores": "scores", "cam": "cam"},
+        "classes": targets.classes,
+        "metrics": {"validation": found["val"], "test": found["test"]},
+        "figures": figures,
+        "report_file": "report.json",
+        "model_summary": summary,
+        "metric": metric,
+        "provenance": provenance(
+            spec, time.monotonic() - t0, device.type, {"torch": torch.__version__, "onnx_opset": "17"}
+        ),
     }
     if problem != "regression":
-        manifest.update(thresholds=[float(t) for t in thr], threshold_rule=thresholds.RULES[spec["threshold_metric"]],
-                        clinical=report.clinical_section(problem, targets.classes, truth["test"], scores["test"], thr,
-                                                         groups["test"], positive))
+        manifest.update(
+            thresholds=[float(t) for t in thr],
+            threshold_rule=thresholds.RULES[spec["threshold_metric"]],
+            clinical=report.clinical_section(
+                problem, targets.classes, truth["test"], scores["test"], thr, groups["test"], positive
+            ),
+        )
     events.progress("evaluating", 1.0, message="done")
     return write_manifest(out_dir, manifest)

@@ -11,7 +11,11 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image, ImageOps
 
-_RESAMPLE = {"bilinear": Image.Resampling.BILINEAR, "nearest": Image.Resampling.NEAREST, "bicubic": Image.Resampling.BICUBIC}
+_RESAMPLE = {
+    "bilinear": Image.Resampling.BILINEAR,
+    "nearest": Image.Resampling.NEAREST,
+    "bicubic": Image.Resampling.BICUBIC,
+}
 
 
 def _to_mode(img: Image.Image, channels: int) -> Image.Image:
@@ -54,8 +58,13 @@ def preprocess_file(path: str, image_spec: dict) -> np.ndarray:
     """float32 [C, H, W] exactly as the model expects it; ``image_spec`` is the manifest's input.image."""
     if image_spec.get("resize", "stretch") != "stretch":
         raise ValueError("only resize 'stretch' is implemented by the vision pipeline")
-    u8 = load_uint8(path, int(image_spec["width"]), int(image_spec["height"]), int(image_spec["channels"]),
-                    image_spec.get("interpolation", "bilinear"))
+    u8 = load_uint8(
+        path,
+        int(image_spec["width"]),
+        int(image_spec["height"]),
+        int(image_spec["channels"]),
+        image_spec.get("interpolation", "bilinear"),
+    )
     return normalise(u8, image_spec)
 
 

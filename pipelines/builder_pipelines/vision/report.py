@@ -16,29 +16,55 @@ from .figures import confusion_chart, line_chart
 TEST_FIGURES = {"roc", "pr", "calibration", "confusion", "predicted_vs_true", "decision_curve"}
 
 
-def split_metrics(problem: str, truth: np.ndarray, scores: np.ndarray, thr: list[float] | None, groups, seed: int,
-                  positive: tuple[int, str] | None = None) -> dict:
+def split_metrics(
+    problem: str,
+    truth: np.ndarray,
+    scores: np.ndarray,
+    thr: list[float] | None,
+    groups,
+    seed: int,
+    positive: tuple[int, str] | None = None,
+) -> dict:
     """Contract metrics with patient-level bootstrap intervals; ``truth`` is one-hot (classification) or values."""
     if problem == "regression":
         return M.regression_metrics(truth, scores[:, 0], groups, seed=seed)
     decisions = T.apply_thresholds(problem, scores, thr)
-    return M.classification_metrics(problem, truth, scores, decisions, groups, seed=seed, positive=positive[0] if positive else 1)
+    return M.classification_metrics(
+        problem, truth, scores, decisions, groups, seed=seed, positive=positive[0] if positive else 1
+    )
 
 
-def clinical_section(problem: str, classes: list[dict], truth: np.ndarray, scores: np.ndarray, thr, groups,
-                     positive: tuple[int, str] | None) -> dict | None:
+def clinical_section(
+    problem: str,
+    classes: list[dict],
+    truth: np.ndarray,
+    scores: np.ndarray,
+    thr,
+    groups,
+    positive: tuple[int, str] | None,
+) -> dict | None:
     """The manifest's ``clinical`` section for the test split (None for regression)."""
     if problem == "regression":
         return None
     return clinical.section(problem, classes, truth, T.apply_thresholds(problem, scores, thr), groups, positive, scores)
 
 
-def test_report(problem: str, classes: list[dict], truth: np.ndarray, scores: np.ndarray, thr: list[float] | None,
-                positive: tuple[int, str] | None = None) -> dict:
+def test_report(
+    problem: str,
+    classes: list[dict],
+    truth: np.ndarray,
+    scores: np.ndarray,
+    thr: list[float] | None,
+    positive: tuple[int, str] | None = None,
+) -> dict:
     """Curves, confusion matrix, per-row counts, and for a binary task the positive class's decision curve: the
     report.json ``test`` section."""
     if problem == "regression":
-        return {"n": int(len(truth)), "y_true": np.round(truth, 5).tolist(), "y_pred": np.round(scores[:, 0], 5).tolist()}
+        return {
+            "n": int(len(truth)),
+            "y_true": np.round(truth, 5).tolist(),
+            "y_pred": np.round(scores[:, 0], 5).tolist(),
+        }
     out = {"n": int(len(truth)), "curves": M.curves(truth, scores)}
     if problem == "binary":
         k = positive[0] if positive else 1
@@ -46,8 +72,10 @@ def test_report(problem: str, classes: list[dict], truth: np.ndarray, scores: np
         out["decision_curve"] = clinical.decision_curve(truth[:, k], scores[:, k])
     if problem == "multilabel":  # one 2x2 matrix per label: [[tn, fp], [fn, tp]]
         dec = T.apply_thresholds(problem, scores, thr)
-        out["confusion_per_class"] = {str(c): [[int(((truth[:, c] == a) & (dec[:, c] == b)).sum()) for b in (0, 1)] for a in (0, 1)]
-                                      for c in range(truth.shape[1])}
+        out["confusion_per_class"] = {
+            str(c): [[int(((truth[:, c] == a) & (dec[:, c] == b)).sum()) for b in (0, 1)] for a in (0, 1)]
+            for c in range(truth.shape[1])
+        }
     else:
         out["confusion_matrix"] = M.confusion_matrix(truth, T.apply_thresholds(problem, scores, thr))
     return out
@@ -61,32 +89,101 @@ def write_test_figures(out_dir: str, problem: str, classes: list[dict], section:
     if problem == "regression":
         y, p = section["y_true"], section["y_pred"]
         lo, hi = (min(y + p), max(y + p)) if y else (0, 1)
-        figs.append(("predicted_vs_true", "Predicted vs true (test)", line_chart(
-            [{"label": "test rows", "x": y, "y": p, "markers": True}], "Predicted vs true (test)", "true", "predicted",
-            (lo, hi), (lo, hi), diagonal=True), FT.series_table("true", "predicted", [("test rows", y, p)])))
+        figs.append(
+            (
+                "predicted_vs_true",
+                "Predicted vs true (test)",
+                line_chart(
+                    [{"label": "test rows", "x": y, "y": p, "markers": True}],
+                    "Predicted vs true (test)",
+                    "true",
+                    "predicted",
+                    (lo, hi),
+                    (lo, hi),
+                    diagonal=True,
+                ),
+                FT.series_table("true", "predicted", [("test rows", y, p)]),
+            )
+        )
     else:
         curves = section["curves"]
         shown = [c for c in range(len(classes)) if not (problem == "binary" and c == 0)]  # binary: the positive class
-        roc = [(names[c], curves["roc"][str(c)]["fpr"], curves["roc"][str(c)]["tpr"]) for c in shown if str(c) in curves["roc"]]
-        pr = [(names[c], curves["pr"][str(c)]["recall"], curves["pr"][str(c)]["precision"]) for c in shown if str(c) in curves["pr"]]
-        figs.append(("roc", "ROC curve (test)", line_chart(_series(roc), "ROC curve (test)", "false positive rate", "true positive rate",
-                                                           (0, 1), (0, 1), diagonal=True), FT.series_table("false positive rate", "true positive rate", roc)))
-        figs.append(("pr", "Precision-recall curve (test)", line_chart(_series(pr), "Precision-recall curve (test)", "recall", "precision",
-                                                                       (0, 1), (0, 1)), FT.series_table("recall", "precision", pr)))
-        if "decision_curve" in section:  # binary: the positive class's calibration with bin counts, and the decision curve
+        roc = [
+            (names[c], curves["roc"][str(c)]["fpr"], curves["roc"][str(c)]["tpr"])
+            for c in shown
+            if str(c) in curves["roc"]
+        ]
+        pr = [
+            (names[c], curves["pr"][str(c)]["recall"], curves["pr"][str(c)]["precision"])
+            for c in shown
+            if str(c) in curves["pr"]
+        ]
+        figs.append(
+            (
+                "roc",
+                "ROC curve (test)",
+                line_chart(
+                    _series(roc),
+                    "ROC curve (test)",
+                    "false positive rate",
+                    "true positive rate",
+                    (0, 1),
+                    (0, 1),
+                    diagonal=True,
+                ),
+                FT.series_table("false positive rate", "true positive rate", roc),
+            )
+        )
+        figs.append(
+            (
+                "pr",
+                "Precision-recall curve (test)",
+                line_chart(_series(pr), "Precision-recall curve (test)", "recall", "precision", (0, 1), (0, 1)),
+                FT.series_table("recall", "precision", pr),
+            )
+        )
+        if (
+            "decision_curve" in section
+        ):  # binary: the positive class's calibration with bin counts, and the decision curve
             k = section["positive_index"]
             svg, table = clinical_figures.calibration_svg(curves["calibration"][str(k)], names[k], "Calibration (test)")
             figs.append(("calibration", "Calibration (test)", svg, table))
             svg, table = clinical_figures.decision_curve_svg(section["decision_curve"], names[k])
             figs.append(("decision_curve", f"Decision curve (test): net benefit of acting on {names[k]}", svg, table))
         else:
-            cal = [(names[c], curves["calibration"][str(c)]["mean_predicted"], curves["calibration"][str(c)]["fraction_positive"]) for c in shown]
-            figs.append(("calibration", "Calibration (test)", line_chart(_series(cal), "Calibration (test)", "mean predicted probability",
-                                                                         "fraction positive", (0, 1), (0, 1), diagonal=True),
-                         FT.series_table("mean predicted probability", "fraction positive", cal)))
+            cal = [
+                (
+                    names[c],
+                    curves["calibration"][str(c)]["mean_predicted"],
+                    curves["calibration"][str(c)]["fraction_positive"],
+                )
+                for c in shown
+            ]
+            figs.append(
+                (
+                    "calibration",
+                    "Calibration (test)",
+                    line_chart(
+                        _series(cal),
+                        "Calibration (test)",
+                        "mean predicted probability",
+                        "fraction positive",
+                        (0, 1),
+                        (0, 1),
+                        diagonal=True,
+                    ),
+                    FT.series_table("mean predicted probability", "fraction positive", cal),
+                )
+            )
         if "confusion_matrix" in section:
-            figs.append(("confusion", "Confusion matrix (test)", confusion_chart(section["confusion_matrix"], names, "Confusion matrix (test)"),
-                         FT.matrix_table(section["confusion_matrix"], names)))
+            figs.append(
+                (
+                    "confusion",
+                    "Confusion matrix (test)",
+                    confusion_chart(section["confusion_matrix"], names, "Confusion matrix (test)"),
+                    FT.matrix_table(section["confusion_matrix"], names),
+                )
+            )
     return _write(out_dir, figs)
 
 
@@ -102,12 +199,23 @@ def write_training_figures(out_dir: str, history: list[list[dict]], metric_name:
     def as_rows(series):
         return [(x["label"], x["x"], x["y"]) for x in series[:10]]
 
-    return _write(out_dir, [
-        ("training_loss", "Training and validation loss", line_chart(loss[:10], "Training and validation loss", "epoch", "loss"),
-         FT.series_table("epoch", "loss", as_rows(loss))),
-        ("training_metric", f"Validation {metric_name} per epoch", line_chart(metric[:10], f"Validation {metric_name} per epoch", "epoch", metric_name),
-         FT.series_table("epoch", metric_name, as_rows(metric))),
-    ])
+    return _write(
+        out_dir,
+        [
+            (
+                "training_loss",
+                "Training and validation loss",
+                line_chart(loss[:10], "Training and validation loss", "epoch", "loss"),
+                FT.series_table("epoch", "loss", as_rows(loss)),
+            ),
+            (
+                "training_metric",
+                f"Validation {metric_name} per epoch",
+                line_chart(metric[:10], f"Validation {metric_name} per epoch", "epoch", metric_name),
+                FT.series_table("epoch", metric_name, as_rows(metric)),
+            ),
+        ],
+    )
 
 
 def _series(rows: list[tuple[str, list, list]]) -> list[dict]:

@@ -25,15 +25,22 @@ CANDIDATES = {
     ],
 }
 TRIALS_IN_BUDGET = {"fast": 2, "best": 6}  # the budget is shared out between this many trials
-MAX_POOL = {"fast": 4, "best": 10}         # early-stopped trials leave time for more, up to this
+MAX_POOL = {"fast": 4, "best": 10}  # early-stopped trials leave time for more, up to this
 MAX_ENSEMBLE = 5
 # Validation sets are small, so differences of a few thousandths are noise; within this tolerance the
 # larger ensemble wins because averaging independently trained models lowers variance.
 ENSEMBLE_TOLERANCE = 0.005
 
 
-def run_search(data: TrainData, side: int, spec: dict, device, training_deadline: float,
-               init_state: dict | None = None, progress_span=(0.1, 0.85)) -> tuple[list[TrialResult], list[TrialResult]]:
+def run_search(
+    data: TrainData,
+    side: int,
+    spec: dict,
+    device,
+    training_deadline: float,
+    init_state: dict | None = None,
+    progress_span=(0.1, 0.85),
+) -> tuple[list[TrialResult], list[TrialResult]]:
     """Returns (all trials, the chosen ensemble members, best first)."""
     mode, seed = spec["budget"]["mode"], int(spec["seed"])
     cands = CANDIDATES[mode]
@@ -52,9 +59,17 @@ def run_search(data: TrainData, side: int, spec: dict, device, training_deadline
             events.metric("train", "loss", row["train_loss"], epoch=epoch, trial=trial_no)
             events.metric("val", "loss", row["val_loss"], epoch=epoch, trial=trial_no)
             events.metric("val", data.metric, row["val_metric"], epoch=epoch, trial=trial_no)
-            events.progress("training", frac, epoch=epoch, epochs=epochs, trial=trial_no, trials=planned,
-                            best_metric=None if best is None or not np.isfinite(best) else abs(best),
-                            eta_s=max(0.0, training_deadline - time.monotonic()))
+            events.progress(
+                "training",
+                frac,
+                epoch=epoch,
+                epochs=epochs,
+                trial=trial_no,
+                trials=planned,
+                best_metric=None if best is None or not np.isfinite(best) else abs(best),
+                eta_s=max(0.0, training_deadline - time.monotonic()),
+            )
+
         return on_epoch
 
     trial_no = 0
@@ -72,10 +87,21 @@ def run_search(data: TrainData, side: int, spec: dict, device, training_deadline
         # Equal shares of what is left; trials beyond the plan (early stops freed time) take the rest.
         share = remaining / max(1, TRIALS_IN_BUDGET[mode] - trial_no)
         trial_no += 1
-        result = train_trial(cand, data, side, trial_seed, device, min(training_deadline, now + share),
-                             on_epoch=report(trial_no), init_state=init_state)
-        events.log("info", f"trial {trial_no} {cand.name} seed {trial_seed}: val {data.metric} "
-                           f"{abs(result.val_score):.4f} after {result.epochs_run} epochs ({result.stopped}, {result.seconds:.1f}s)")
+        result = train_trial(
+            cand,
+            data,
+            side,
+            trial_seed,
+            device,
+            min(training_deadline, now + share),
+            on_epoch=report(trial_no),
+            init_state=init_state,
+        )
+        events.log(
+            "info",
+            f"trial {trial_no} {cand.name} seed {trial_seed}: val {data.metric} "
+            f"{abs(result.val_score):.4f} after {result.epochs_run} epochs ({result.stopped}, {result.seconds:.1f}s)",
+        )
         pool.append(result)
         if time.monotonic() >= training_deadline:
             break

@@ -28,7 +28,7 @@ class Candidate:
     lr: float
     weight_decay: float = 5e-4
     dropout: float = 0.2
-    ema: bool = True            # evaluate/keep an exponential moving average of the weights
+    ema: bool = True  # evaluate/keep an exponential moving average of the weights
 
     @property
     def name(self) -> str:
@@ -40,9 +40,9 @@ class TrialResult:
     candidate: Candidate
     seed: int
     model: CamNet
-    val_score: float            # selection score, higher is better
+    val_score: float  # selection score, higher is better
     val_loss: float
-    val_out: np.ndarray         # raw outputs (logits or standardised values) on validation
+    val_out: np.ndarray  # raw outputs (logits or standardised values) on validation
     history: list[dict] = field(default_factory=list)
     epochs_run: int = 0
     stopped: str = ""
@@ -51,17 +51,17 @@ class TrialResult:
 
 @dataclass
 class TrainData:
-    x_train: torch.Tensor       # float32 normalised [N, C, H, W] (on the training device)
+    x_train: torch.Tensor  # float32 normalised [N, C, H, W] (on the training device)
     y_train: torch.Tensor
     x_val: torch.Tensor
     y_val: torch.Tensor
-    val_onehot: np.ndarray      # classification truth for the selection metric; regression: values
+    val_onehot: np.ndarray  # classification truth for the selection metric; regression: values
     problem: str
     metric: str
     n_out: int
     class_weights: torch.Tensor | None  # CE weights or BCE pos_weight
     allow_flips: bool
-    y_scale: float = 1.0        # regression: standard deviation of the target (outputs are standardised)
+    y_scale: float = 1.0  # regression: standard deviation of the target (outputs are standardised)
 
 
 def selection_score(problem: str, metric: str, truth: np.ndarray, out: np.ndarray, y_scale: float = 1.0) -> float:
@@ -70,10 +70,14 @@ def selection_score(problem: str, metric: str, truth: np.ndarray, out: np.ndarra
         return -float(np.sqrt(np.mean((out[:, 0] - truth) ** 2))) * y_scale
     scores = probabilities(problem, out)
     if metric == "auc":
-        point, _ = metrics._classification_point(problem, truth, scores, thresholds.apply_thresholds(problem, scores, None))
+        point, _ = metrics._classification_point(
+            problem, truth, scores, thresholds.apply_thresholds(problem, scores, None)
+        )
     else:
         thr = thresholds.choose_thresholds(problem, truth, scores, metric)
-        point, _ = metrics._classification_point(problem, truth, scores, thresholds.apply_thresholds(problem, scores, thr))
+        point, _ = metrics._classification_point(
+            problem, truth, scores, thresholds.apply_thresholds(problem, scores, thr)
+        )
     value = point[metric]
     return float(value) if value is not None and np.isfinite(value) else -math.inf
 
@@ -89,7 +93,7 @@ def probabilities(problem: str, logits: np.ndarray) -> np.ndarray:
 def augment(x: torch.Tensor, gen: torch.Generator, allow_flips: bool) -> torch.Tensor:
     """Small rotations (±10°), scale (±10%), shifts (±8%), brightness/contrast jitter; flips only if allowed."""
     n = x.shape[0]
-    r = lambda: (torch.rand(n, generator=gen) * 2 - 1)  # noqa: E731 - uniform [-1, 1], seeded, on CPU
+    r = lambda: torch.rand(n, generator=gen) * 2 - 1  # noqa: E731 - uniform [-1, 1], seeded, on CPU
     angle, scale, tx, ty = r() * math.radians(10), 1 + r() * 0.1, r() * 0.08, r() * 0.08
     contrast, brightness = 1 + r() * 0.15, r() * 0.15
     flip = (torch.rand(n, generator=gen) < 0.5) if allow_flips else torch.zeros(n, dtype=torch.bool)
@@ -116,7 +120,7 @@ def predict(model: torch.nn.Module, x: torch.Tensor, device: torch.device, batch
     model.eval()
     outs = []
     for i in range(0, len(x), batch):
-        xb = x[i:i + batch].to(device, non_blocking=True)
+        xb = x[i : i + batch].to(device, non_blocking=True)
         if device.type == "cuda":
             xb = xb.contiguous(memory_format=torch.channels_last)
             with torch.autocast("cuda", dtype=torch.bfloat16):
@@ -158,8 +162,18 @@ class WeightAverage:
                 mine.copy_(theirs)
 
 
-def train_trial(cand: Candidate, data: TrainData, side: int, seed: int, device: torch.device, deadline: float,
-                on_epoch=None, init_state: dict | None = None, epochs: int | None = None, keep: str = "best") -> TrialResult:
+def train_trial(
+    cand: Candidate,
+    data: TrainData,
+    side: int,
+    seed: int,
+    device: torch.device,
+    deadline: float,
+    on_epoch=None,
+    init_state: dict | None = None,
+    epochs: int | None = None,
+    keep: str = "best",
+) -> TrialResult:
     """Trains one candidate until its schedule ends, early stopping fires, or ``deadline`` passes.
 
     ``keep="best"`` keeps the epoch with the best validation score (early stopping on validation);
@@ -175,7 +189,9 @@ def train_trial(cand: Candidate, data: TrainData, side: int, seed: int, device: 
     model = CamNet(cand.family, in_ch, data.n_out, side, cand.width, cand.depth, cand.dropout)
     if init_state:  # pretrained backbone: every tensor whose name and shape match, never the head
         own = model.state_dict()
-        usable = {k: v for k, v in init_state.items() if k in own and not k.startswith("head.") and own[k].shape == v.shape}
+        usable = {
+            k: v for k, v in init_state.items() if k in own and not k.startswith("head.") and own[k].shape == v.shape
+        }
         model.load_state_dict(usable, strict=False)
     model = model.to(device)
     if device.type == "cuda":
@@ -200,7 +216,7 @@ def train_trial(cand: Candidate, data: TrainData, side: int, seed: int, device: 
         for b in range(steps_per_epoch):
             if b > 0 and time.monotonic() > deadline:
                 break  # a huge epoch must not overrun the budget: evaluate what was learnt so far
-            idx = order[b * bs:(b + 1) * bs]
+            idx = order[b * bs : (b + 1) * bs]
             xb = augment(data.x_train[idx].to(device, non_blocking=True), gen, data.allow_flips)
             yb = data.y_train[idx].to(device, non_blocking=True)
             frac = step / (epochs * steps_per_epoch)  # linear warm-up (3%), then cosine decay
@@ -224,11 +240,25 @@ def train_trial(cand: Candidate, data: TrainData, side: int, seed: int, device: 
         judged = ema.model if ema is not None else model
         val_out = predict(judged, data.x_val, device)
         with torch.no_grad():
-            val_loss = float(loss_fn(data.problem, torch.from_numpy(val_out).float(), data.y_val.cpu(),
-                                     weights.cpu() if weights is not None else None))
+            val_loss = float(
+                loss_fn(
+                    data.problem,
+                    torch.from_numpy(val_out).float(),
+                    data.y_val.cpu(),
+                    weights.cpu() if weights is not None else None,
+                )
+            )
         score = selection_score(data.problem, data.metric, data.val_onehot, val_out, data.y_scale)
-        history.append({"epoch": epoch, "train_loss": round(total / max(seen, 1), 6), "val_loss": round(val_loss, 6),
-                        "val_metric": None if not np.isfinite(score) else round(abs(score) if data.problem == "regression" else score, 6)})
+        history.append(
+            {
+                "epoch": epoch,
+                "train_loss": round(total / max(seen, 1), 6),
+                "val_loss": round(val_loss, 6),
+                "val_metric": None
+                if not np.isfinite(score)
+                else round(abs(score) if data.problem == "regression" else score, 6),
+            }
+        )
         if on_epoch:
             on_epoch(epoch, epochs, history[-1])
         # Higher score wins; on a tie (small validation sets) the lower validation loss wins.

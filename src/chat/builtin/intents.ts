@@ -31,13 +31,18 @@ const LIST_PHRASES = [
 ];
 
 export const asksHowToPredict = (text: string) =>
-  has(text, /\bpredict(ion)?s?\b|\bcurl\b|\b(use|run|query) (the|my|this|that|our) ([\w-]+ ){0,3}model\b|\bsend (an? )?(image|values|data)\b/i) || anyPhrasesInOrder(text, PREDICT_PHRASES);
+  has(
+    text,
+    /\bpredict(ion)?s?\b|\bcurl\b|\b(use|run|query) (the|my|this|that|our) ([\w-]+ ){0,3}model\b|\bsend (an? )?(image|values|data)\b/i,
+  ) || anyPhrasesInOrder(text, PREDICT_PHRASES);
 export const asksForExperiments = (text: string) => has(text, /\bmy (experiments|models)\b/i) || anyPhrasesInOrder(text, LIST_PHRASES);
 
 /** Experiment numbers named in the text: "experiment 42", "exp 7", "#3", "model 12", "experiments 3 and 5". */
 export function experimentNumbers(text: string): number[] {
   const out: number[] = [];
-  for (const m of text.matchAll(/\b(?:experiments?|exp\.?|models?|runs?|study|#)\s*(?:no\.?|number|n[º°o]\.?)?\s*#?(\d{1,10})((?:\s*(?:,|and|&|vs\.?|versus|or)\s*#?\d{1,10})*)/gi)) {
+  for (const m of text.matchAll(
+    /\b(?:experiments?|exp\.?|models?|runs?|study|#)\s*(?:no\.?|number|n[º°o]\.?)?\s*#?(\d{1,10})((?:\s*(?:,|and|&|vs\.?|versus|or)\s*#?\d{1,10})*)/gi,
+  )) {
     out.push(Number(m[1]));
     for (const n of (m[2] ?? "").matchAll(/\d{1,10}/g)) out.push(Number(n[0]));
   }
@@ -84,7 +89,8 @@ export function codeIn(text: string, glossary: Glossary): string | undefined {
 
 export function taskIn(text: string): Task | undefined {
   if (has(text, /\bdetect(ion|or)?\b|\bbox(es)?\b|\bbounding\b/i)) return "detection";
-  if (has(text, /\bx-?rays?\b|\bimages?\b|\bscans?\b|\bvision\b|\bphoto|\bslides?\b|\bmri\b|\bct\b|dermoscop|radiograph|fundus/i)) return "vision";
+  if (has(text, /\bx-?rays?\b|\bimages?\b|\bscans?\b|\bvision\b|\bphoto|\bslides?\b|\bmri\b|\bct\b|dermoscop|radiograph|fundus/i))
+    return "vision";
   if (has(text, /\btabular\b|\btables?\b|\bclinical (data|variables)\b|\bcsv\b|\bdata model\b/i)) return "data";
   return undefined;
 }
@@ -107,7 +113,10 @@ export function recognise(message: string, glossary: Glossary, context: { experi
   const task = taskIn(text);
 
   if (code) return { kind: "explain_code", code };
-  if (has(text, /\b(why|reason|what went wrong|what('s| is) wrong)\b/i) && has(text, /\b(refus|reject|fail|invalid|not valid|error|wrong|didn'?t work|did not work)/i)) {
+  if (
+    has(text, /\b(why|reason|what went wrong|what('s| is) wrong)\b/i) &&
+    has(text, /\b(refus|reject|fail|invalid|not valid|error|wrong|didn'?t work|did not work)/i)
+  ) {
     return { kind: "why_refused", experimentId: expId };
   }
   if (asksHowToPredict(text)) {
@@ -119,8 +128,20 @@ export function recognise(message: string, glossary: Glossary, context: { experi
   if (metric && has(text, /\b(mean|means|meaning|what('s| is| are)|explain|definition|define|interpret|understand)\b/i) && !nums.length) {
     return { kind: "explain_metric", metric };
   }
-  if (nums.length || (context.experimentId && has(text, /\b(it|its|this|that|status|metrics?|doing|trust|good|going|progress|results?)\b/i))) {
-    if (expId) return { kind: "experiment_status", experimentId: expId, ...(metric ? { metric } : {}), ...(/\bthresholds?\b|\bcut-?offs?\b/i.test(text) ? { thresholds: true as const } : {}), ...(/\bper[- ]class\b|\beach (class|label)\b|\bby class\b|\bon (the |its )?\w+ (class|cases)\b/i.test(text) ? { perClass: true as const } : {}) };
+  if (
+    nums.length ||
+    (context.experimentId && has(text, /\b(it|its|this|that|status|metrics?|doing|trust|good|going|progress|results?)\b/i))
+  ) {
+    if (expId)
+      return {
+        kind: "experiment_status",
+        experimentId: expId,
+        ...(metric ? { metric } : {}),
+        ...(/\bthresholds?\b|\bcut-?offs?\b/i.test(text) ? { thresholds: true as const } : {}),
+        ...(/\bper[- ]class\b|\beach (class|label)\b|\bby class\b|\bon (the |its )?\w+ (class|cases)\b/i.test(text)
+          ? { perClass: true as const }
+          : {}),
+      };
   }
   if (asksForExperiments(text)) {
     const status = STATUS_WORDS.find(([re]) => re.test(text))?.[1];

@@ -9,7 +9,8 @@ const KIND = { data: "tabular", vision: "image", detection: "object-detection" }
 const article = (word: string) => `${/^[aeiou]/.test(word) ? "an" : "a"} ${word}`;
 
 /** "experiment 3 `Breast cancer (WDBC)` (tabular, ready)". */
-export const candidateLine = (c: Candidate) => `experiment ${c.experiment_id}${c.name ? ` ${quote(c.name, 60)}` : ""} (${KIND[c.task]}, ${c.status})`;
+export const candidateLine = (c: Candidate) =>
+  `experiment ${c.experiment_id}${c.name ? ` ${quote(c.name, 60)}` : ""} (${KIND[c.task]}, ${c.status})`;
 
 export function askWhich(candidates: Candidate[]): string {
   const lines = ["More than one of your experiments fits that description, so I will not guess. Which one do you mean?"];
@@ -19,7 +20,9 @@ export function askWhich(candidates: Candidate[]): string {
 }
 
 export function noneFits(words: string[], all: Candidate[]): string {
-  const lines = [`None of your experiments matches ${quote(words.join(" "), 60)} by name, description, dataset, labels or kind, so I will not answer about a different one.`];
+  const lines = [
+    `None of your experiments matches ${quote(words.join(" "), 60)} by name, description, dataset, labels or kind, so I will not answer about a different one.`,
+  ];
   if (!all.length) lines.push("You have no experiments yet.");
   else {
     lines.push("Your experiments:");
@@ -33,13 +36,21 @@ export function noneFits(words: string[], all: Candidate[]): string {
 export function asksForHeatMap(message: string): boolean {
   const words = plainWords(message);
   const has = (w: string) => words.includes(w);
-  return has("heatmap") || has("gradcam") || has("saliency") || (has("heat") && has("map")) || (has("grad") && has("cam")) || (has("mapa") && has("calor"));
+  return (
+    has("heatmap") ||
+    has("gradcam") ||
+    has("saliency") ||
+    (has("heat") && has("map")) ||
+    (has("grad") && has("cam")) ||
+    (has("mapa") && has("calor"))
+  );
 }
 
 /** Why the model resolved cannot answer a heat-map question, or undefined when it can (an image model). */
 export function heatMapMismatch(c: Candidate): string | undefined {
   if (c.task === "vision") return undefined;
-  const what = c.task === "detection" ? "it returns boxes with scores, not a heat map" : "it takes table values, not an image, so it has no heat map";
+  const what =
+    c.task === "detection" ? "it returns boxes with scores, not a heat map" : "it takes table values, not an image, so it has no heat map";
   return `${candidateLine(c)} is ${article(KIND[c.task])} model: ${what}. Heat maps (Grad-CAM, in \`gradients\` with \`columnas\` × \`filas\`) come only from image classification models.`;
 }
 

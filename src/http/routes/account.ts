@@ -21,7 +21,11 @@ export const accountRoutes = [
       200: {
         description: "setup state",
         schema: z.object({
-          users_exist: z.boolean().describe("false on a fresh install: create the first user here with the setup code from the server's log (POST /v1/setup), or with ./builder users create"),
+          users_exist: z
+            .boolean()
+            .describe(
+              "false on a fresh install: create the first user here with the setup code from the server's log (POST /v1/setup), or with ./builder users create",
+            ),
           signup_enabled: z.boolean().describe("SIGNUP_ENABLED: anyone who reaches the dashboard may create an account"),
         }),
       },
@@ -38,12 +42,19 @@ export const accountRoutes = [
     summary: "First run: create the first account with the setup code the server printed in its log; refused once any user exists",
     tags: ["account"],
     body: z.object({
-      setup_code: z.string().min(1).max(64).describe("printed by ./builder serve at start-up while no user exists (e.g. 7K2M-XQ4P-9TND-3HBR)"),
+      setup_code: z
+        .string()
+        .min(1)
+        .max(64)
+        .describe("printed by ./builder serve at start-up while no user exists (e.g. 7K2M-XQ4P-9TND-3HBR)"),
       email: z.string().min(1).max(320),
       password: z.string().min(1).max(1024),
     }),
     responses: {
-      201: { description: "the first account exists; sign in next (POST /v1/session)", schema: z.object({ user_id: z.string().uuid(), email: z.string() }) },
+      201: {
+        description: "the first account exists; sign in next (POST /v1/session)",
+        schema: z.object({ user_id: z.string().uuid(), email: z.string() }),
+      },
       400: { description: "invalid_request: not an email address, or a weak password" },
       403: { description: "invalid_setup_code: not the code in this server's log" },
       409: { description: "setup_done: a user exists already" },
@@ -51,7 +62,12 @@ export const accountRoutes = [
     },
     handler: async ({ req, body, services }) => {
       const decision = await services.auth.limiters.consume("setup", req.ip ?? "unknown", SETUP_ATTEMPTS_PER_15_MIN, 900);
-      if (!decision.allowed) throw new ApiError(429, "rate_limit_exceeded", `at most ${SETUP_ATTEMPTS_PER_15_MIN} setup attempts per 15 minutes from one address`);
+      if (!decision.allowed)
+        throw new ApiError(
+          429,
+          "rate_limit_exceeded",
+          `at most ${SETUP_ATTEMPTS_PER_15_MIN} setup attempts per 15 minutes from one address`,
+        );
       const user = await services.auth.firstRun.createFirstUser({ setupCode: body.setup_code, email: body.email, password: body.password });
       req.log.info({ user_id: user.id }, "first run: the first account was created from the setup page");
       await services.audit.record({ userId: user.id, via: "session" }, "first_account_created");
@@ -62,12 +78,14 @@ export const accountRoutes = [
     method: "post",
     path: "/v1/users",
     auth: "none",
-    summary: "Sign up (only when SIGNUP_ENABLED=true): creates the account unless the address has one; the same answer either way, then sign in",
+    summary:
+      "Sign up (only when SIGNUP_ENABLED=true): creates the account unless the address has one; the same answer either way, then sign in",
     tags: ["account"],
     body: z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) }),
     responses: {
       202: {
-        description: "accepted: the same answer whether the address was free (the account now exists) or already had an account; sign in next (POST /v1/session)",
+        description:
+          "accepted: the same answer whether the address was free (the account now exists) or already had an account; sign in next (POST /v1/session)",
         schema: z.object({
           status: z.literal("accepted"),
           message: z.string().describe("what to do next: sign in with this address and password"),
@@ -78,10 +96,15 @@ export const accountRoutes = [
     },
     handler: async ({ req, body, services }) => {
       if (!services.config.SIGNUP_ENABLED) {
-        throw new ApiError(403, "signup_disabled", "sign-up is off on this server; ask your administrator for an account (./builder users create)");
+        throw new ApiError(
+          403,
+          "signup_disabled",
+          "sign-up is off on this server; ask your administrator for an account (./builder users create)",
+        );
       }
       const decision = await services.auth.limiters.consume("signup", req.ip ?? "unknown", SIGNUPS_PER_HOUR_PER_ADDRESS, 3600);
-      if (!decision.allowed) throw new ApiError(429, "rate_limit_exceeded", `at most ${SIGNUPS_PER_HOUR_PER_ADDRESS} sign-ups per hour from one address`);
+      if (!decision.allowed)
+        throw new ApiError(429, "rate_limit_exceeded", `at most ${SIGNUPS_PER_HOUR_PER_ADDRESS} sign-ups per hour from one address`);
       // No 409 email_taken and no session here: either would tell whoever asks which addresses have accounts
       // (issue 42, finding 12a). Builder sends no email, so there is no "check your inbox" step to hide behind:
       // the caller signs in next, which succeeds only for the password that owns the address.
@@ -99,7 +122,12 @@ export const accountRoutes = [
     body: z.object({ current_password: z.string().min(1).max(1024), new_password: z.string().min(1).max(1024) }),
     responses: { 204: { description: "changed" }, 400: { description: "invalid_request: wrong current password or a weak new one" } },
     handler: async ({ auth, body, services }) => {
-      await services.auth.account.changePassword({ userId: auth.userId, sessionId: auth.sessionId, current: body.current_password, next: body.new_password });
+      await services.auth.account.changePassword({
+        userId: auth.userId,
+        sessionId: auth.sessionId,
+        current: body.current_password,
+        next: body.new_password,
+      });
       return { status: 204 };
     },
   }),

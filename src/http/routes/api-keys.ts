@@ -39,9 +39,14 @@ export const apiKeyRoutes = [
       name: z.string().trim().min(1).max(100),
       rate_limit_per_minute: z.number().int().min(1).max(1_000_000).optional(),
     }),
-    responses: { 201: { description: "created; store `key` now, it is never shown again", schema: apiKeySchema.extend({ key: z.string() }) } },
+    responses: {
+      201: { description: "created; store `key` now, it is never shown again", schema: apiKeySchema.extend({ key: z.string() }) },
+    },
     handler: async ({ auth, body, services }) => {
-      const { key, info } = await services.auth.apiKeys.create(auth.userId, { name: body.name, rateLimitPerMinute: body.rate_limit_per_minute });
+      const { key, info } = await services.auth.apiKeys.create(auth.userId, {
+        name: body.name,
+        rateLimitPerMinute: body.rate_limit_per_minute,
+      });
       await services.audit.record(actorOf(auth), "api_key_created", `key ${info.prefix}`, { api_key_id: info.id });
       return { status: 201, headers: { "cache-control": "no-store" }, body: { ...toJson(info), key } };
     },
@@ -57,12 +62,18 @@ export const apiKeyRoutes = [
         description: "your keys",
         schema: z.object({
           data: z.array(apiKeySchema),
-          default_rate_limit_per_minute: z.number().int().describe("the limit of a key whose rate_limit_per_minute is null (RATE_LIMIT_PER_MINUTE)"),
+          default_rate_limit_per_minute: z
+            .number()
+            .int()
+            .describe("the limit of a key whose rate_limit_per_minute is null (RATE_LIMIT_PER_MINUTE)"),
         }),
       },
     },
     handler: async ({ auth, services }) => ({
-      body: { data: (await services.auth.apiKeys.list(auth.userId)).map(toJson), default_rate_limit_per_minute: services.config.RATE_LIMIT_PER_MINUTE },
+      body: {
+        data: (await services.auth.apiKeys.list(auth.userId)).map(toJson),
+        default_rate_limit_per_minute: services.config.RATE_LIMIT_PER_MINUTE,
+      },
     }),
   }),
   defineRoute({

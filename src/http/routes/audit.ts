@@ -7,7 +7,11 @@ const CSV_HEADERS = pageSecurityHeaders();
 const auditEntry = z.object({
   seq: z.number(),
   at: z.string().describe("ISO 8601"),
-  action: z.string().describe("sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, account_erasure_requested, account_erased"),
+  action: z
+    .string()
+    .describe(
+      "sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, account_erasure_requested, account_erased",
+    ),
   via: z.string().describe("api_key, session, cli or system"),
   target: z.string().nullable().describe('what it acted on: "experiment 3", "key bld_1a2B3c4D"'),
   details: z.record(z.string(), z.unknown()),

@@ -30,10 +30,14 @@ export const batchRoutes = [
     method: "post",
     path: "/v1/models/{experiment_id}/batch",
     auth: "any",
-    summary: "Score a whole file with the newest published model: rows (text/csv or .xlsx) for a table model, a zip of images for an image model",
+    summary:
+      "Score a whole file with the newest published model: rows (text/csv or .xlsx) for a table model, a zip of images for an image model",
     tags: ["models"],
     params: experimentIdParams,
-    rawBody: { contentType: "text/csv", description: "text/csv, application/vnd.openxmlformats-officedocument.spreadsheetml.sheet (first sheet) or application/zip (images)" },
+    rawBody: {
+      contentType: "text/csv",
+      description: "text/csv, application/vnd.openxmlformats-officedocument.spreadsheetml.sheet (first sheet) or application/zip (images)",
+    },
     responses: {
       202: { description: "queued: follow GET /v1/batches/{batch_id}", schema: batchSchema },
       409: { description: "model_not_ready: no published model yet" },
@@ -44,7 +48,11 @@ export const batchRoutes = [
       const kind = BATCH_CONTENT_TYPES[type];
       if (!kind) {
         req.resume();
-        throw new ApiError(415, "unsupported_media_type", `send the file with Content-Type ${Object.keys(BATCH_CONTENT_TYPES).join(", ")} (got ${type || "none"})`);
+        throw new ApiError(
+          415,
+          "unsupported_media_type",
+          `send the file with Content-Type ${Object.keys(BATCH_CONTENT_TYPES).join(", ")} (got ${type || "none"})`,
+        );
       }
       const row = await services.batches.create(auth.userId, params.experiment_id, kind, req);
       await services.audit.record(actorOf(auth), "batch_scored", `experiment ${params.experiment_id}`, { batch_id: row.id, input: kind });
@@ -59,7 +67,9 @@ export const batchRoutes = [
     tags: ["models"],
     params: experimentIdParams,
     responses: { 200: { description: "batches", schema: z.object({ data: z.array(batchSchema) }) } },
-    handler: async ({ params, auth, services }) => ({ body: { data: (await services.batches.list(auth.userId, params.experiment_id)).map((r) => services.batches.view(r)) } }),
+    handler: async ({ params, auth, services }) => ({
+      body: { data: (await services.batches.list(auth.userId, params.experiment_id)).map((r) => services.batches.view(r)) },
+    }),
   }),
   defineRoute({
     method: "get",
@@ -69,7 +79,10 @@ export const batchRoutes = [
     tags: ["models"],
     params: batchParams,
     responses: { 200: { description: "the batch", schema: batchSchema } },
-    handler: async ({ params, auth, services }) => ({ headers: { "cache-control": "no-store" }, body: services.batches.view(await services.batches.get(auth.userId, params.batch_id)) }),
+    handler: async ({ params, auth, services }) => ({
+      headers: { "cache-control": "no-store" },
+      body: services.batches.view(await services.batches.get(auth.userId, params.batch_id)),
+    }),
   }),
   defineRoute({
     method: "get",
@@ -81,7 +94,11 @@ export const batchRoutes = [
     responses: { 200: { description: "results.csv", contentType: "text/csv" }, 409: { description: "batch_not_done" } },
     handler: async ({ params, auth, services, res }) => {
       const stream = await services.batches.results(auth.userId, params.batch_id);
-      res.status(200).set({ "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="batch-${params.batch_id}-results.csv"`, "cache-control": "no-store" });
+      res.status(200).set({
+        "content-type": "text/csv; charset=utf-8",
+        "content-disposition": `attachment; filename="batch-${params.batch_id}-results.csv"`,
+        "cache-control": "no-store",
+      });
       await new Promise<void>((resolve, reject) => {
         stream.on("error", reject);
         res.on("finish", resolve);

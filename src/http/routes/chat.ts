@@ -4,11 +4,21 @@ import { ApiError } from "../../errors.js";
 import { errorBody, toApiError } from "../errors.js";
 import { defineRoute } from "../route.js";
 
-const chatBody = z.object({
-  message: z.string({ error: "must be a string" }).max(8000, "must be at most 8000 characters").refine((s) => s.trim().length > 0, "must not be empty or only spaces"),
-  conversation_id: z.string().uuid("must be a conversation id from an earlier reply").optional(),
-  experiment_id: z.number({ error: "must be a positive integer" }).int("must be a positive integer").positive("must be a positive integer").max(2_147_483_647).optional(),
-}).strict();
+const chatBody = z
+  .object({
+    message: z
+      .string({ error: "must be a string" })
+      .max(8000, "must be at most 8000 characters")
+      .refine((s) => s.trim().length > 0, "must not be empty or only spaces"),
+    conversation_id: z.string().uuid("must be a conversation id from an earlier reply").optional(),
+    experiment_id: z
+      .number({ error: "must be a positive integer" })
+      .int("must be a positive integer")
+      .positive("must be a positive integer")
+      .max(2_147_483_647)
+      .optional(),
+  })
+  .strict();
 
 const reference = z.object({ type: z.enum(["experiment", "dataset", "model", "doc"]), id: z.string(), title: z.string() });
 const chatReply = z.object({
@@ -35,7 +45,8 @@ export const chatRoutes = [
     responses: {
       201: { description: "the reply, the conversation it belongs to and what it cited", schema: chatReply },
       200: {
-        description: "with Accept: text/event-stream: `event: token` ({text}) pieces of the reply, then `event: done` with the 201 body; a failure after the first token is `event: error` with the error body",
+        description:
+          "with Accept: text/event-stream: `event: token` ({text}) pieces of the reply, then `event: done` with the 201 body; a failure after the first token is `event: error` with the error body",
         contentType: "text/event-stream",
       },
     },
@@ -55,11 +66,16 @@ export const chatRoutes = [
       // Headers go out with the first token, so errors found before it (404 conversation, 502 backend) are plain JSON errors.
       const start = () => {
         if (res.headersSent) return;
-        res.status(200).set({ "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" });
+        res
+          .status(200)
+          .set({ "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" });
         res.flushHeaders();
       };
       try {
-        const answer = await services.chat.chat(auth.userId, body, { signal: abort.signal, onToken: (text) => (start(), sse(res, "token", { text })) });
+        const answer = await services.chat.chat(auth.userId, body, {
+          signal: abort.signal,
+          onToken: (text) => (start(), sse(res, "token", { text })),
+        });
         start();
         sse(res, "done", answer);
       } catch (err) {

@@ -10,7 +10,16 @@ import { datasetReportSchema } from "../response-schemas.js";
 // The experiment request's own fields and rules (a `pick`, not a second copy): what validates here is what
 // POST /v1/experiments accepts. model_type may be left out here (classification), since no model is built.
 const validateBody = experimentRequestFields
-  .pick({ zip_gcloud: true, task: true, label_cols: true, images_col: true, data_cols: true, split_col: true, type_of_experiment: true, model_type: true })
+  .pick({
+    zip_gcloud: true,
+    task: true,
+    label_cols: true,
+    images_col: true,
+    data_cols: true,
+    split_col: true,
+    type_of_experiment: true,
+    model_type: true,
+  })
   .extend({ model_type: experimentRequestFields.shape.model_type.default(0) })
   .superRefine(datasetFieldRules);
 
@@ -50,7 +59,20 @@ export const datasetRoutes = [
         description: "columns",
         schema: z.object({
           csv_path: z.string().nullable(),
-          columns: z.array(z.object({ name: z.string(), type: z.string(), examples: z.array(z.string()), missing: z.number(), value_counts: z.record(z.string(), z.number()).optional().describe("rows per value (trimmed), for a column with at most 20 distinct values that repeat (at least twice as many rows as values)") })),
+          columns: z.array(
+            z.object({
+              name: z.string(),
+              type: z.string(),
+              examples: z.array(z.string()),
+              missing: z.number(),
+              value_counts: z
+                .record(z.string(), z.number())
+                .optional()
+                .describe(
+                  "rows per value (trimmed), for a column with at most 20 distinct values that repeat (at least twice as many rows as values)",
+                ),
+            }),
+          ),
           rows: z.number(),
         }),
       },
@@ -76,10 +98,19 @@ export const datasetRoutes = [
     responses: {
       201: {
         description: "stored; build from zip_gcloud",
-        schema: z.object({ zip_gcloud: z.string(), size: z.number(), sha256: z.string(), note: z.string().optional(), licence: z.string() }),
+        schema: z.object({
+          zip_gcloud: z.string(),
+          size: z.number(),
+          sha256: z.string(),
+          note: z.string().optional(),
+          licence: z.string(),
+        }),
       },
       404: { description: "not_found: no such sample" },
     },
-    handler: async ({ params, auth, services }) => ({ status: 201, body: await services.datasets.loadSample(auth.userId, params.sample_id) }),
+    handler: async ({ params, auth, services }) => ({
+      status: 201,
+      body: await services.datasets.loadSample(auth.userId, params.sample_id),
+    }),
   }),
 ];

@@ -12,7 +12,12 @@ const LOG_HEADERS = pageSecurityHeaders();
 
 const statusList = z
   .string()
-  .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
+  .transform((s) =>
+    s
+      .split(",")
+      .map((x) => x.trim())
+      .filter(Boolean),
+  )
   .pipe(z.array(z.enum(STATUSES, { error: `each status must be one of ${STATUSES.join(", ")}` })));
 
 /**
@@ -37,11 +42,23 @@ export const experimentRoutes = [
     summary: "Start an experiment: train (Builder) or test a published model on new data (Retrospective)",
     tags: ["experiments"],
     body: experimentRequestSchema,
-    responses: { 200: { description: "the same request was posted before: that experiment", schema: experimentSchema }, 202: { description: "accepted and queued", schema: experimentSchema }, 409: { description: "experiment_id already used by a different request" } },
+    responses: {
+      200: { description: "the same request was posted before: that experiment", schema: experimentSchema },
+      202: { description: "accepted and queued", schema: experimentSchema },
+      409: { description: "experiment_id already used by a different request" },
+    },
     handler: async ({ services, auth, body }) => {
       const { created, row } = await services.experiments.create(auth.userId, body);
-      if (created) await services.audit.record(actorOf(auth), "experiment_created", `experiment ${row.experimentId}`, { study_type: body.study_type, task: body.task });
-      return { status: created ? 202 : 200, headers: { location: `/v1/experiments/${row.experimentId}` }, body: await services.experiments.view(row) };
+      if (created)
+        await services.audit.record(actorOf(auth), "experiment_created", `experiment ${row.experimentId}`, {
+          study_type: body.study_type,
+          task: body.task,
+        });
+      return {
+        status: created ? 202 : 200,
+        headers: { location: `/v1/experiments/${row.experimentId}` },
+        body: await services.experiments.view(row),
+      };
     },
   }),
   defineRoute({
@@ -74,18 +91,23 @@ export const experimentRoutes = [
     tags: ["experiments"],
     params: experimentIdParams,
     responses: { 200: { description: "the experiment", schema: experimentSchema } },
-    handler: async ({ services, auth, params }) => ({ body: await services.experiments.view(await services.experiments.get(auth.userId, params.experiment_id)) }),
+    handler: async ({ services, auth, params }) => ({
+      body: await services.experiments.view(await services.experiments.get(auth.userId, params.experiment_id)),
+    }),
   }),
   defineRoute({
     method: "patch",
     path: "/v1/experiments/{experiment_id}",
     auth: "any",
-    summary: "Name or describe an experiment: set name, description and/or intended_use (the model card's intended use); null clears one, an absent one is kept",
+    summary:
+      "Name or describe an experiment: set name, description and/or intended_use (the model card's intended use); null clears one, an absent one is kept",
     tags: ["experiments"],
     params: experimentIdParams,
     body: experimentLabelsPatchSchema,
     responses: { 200: { description: "the experiment with its new labels", schema: experimentSchema } },
-    handler: async ({ services, auth, params, body }) => ({ body: await services.experiments.view(await services.experiments.editLabels(auth.userId, params.experiment_id, body)) }),
+    handler: async ({ services, auth, params, body }) => ({
+      body: await services.experiments.view(await services.experiments.editLabels(auth.userId, params.experiment_id, body)),
+    }),
   }),
   defineRoute({
     method: "delete",
@@ -95,7 +117,12 @@ export const experimentRoutes = [
       "Delete an experiment: cancelled if running, its models unpublished on every replica at once (/predict answers 404), then its model versions, reports, figures, logs and work folders removed; the dataset upload is kept (DELETE /v1/files)",
     tags: ["experiments"],
     params: experimentIdParams,
-    responses: { 202: { description: "being deleted: GET /v1/experiments/{experiment_id} answers 404 once its files are gone", schema: experimentDeletionSchema } },
+    responses: {
+      202: {
+        description: "being deleted: GET /v1/experiments/{experiment_id} answers 404 once its files are gone",
+        schema: experimentDeletionSchema,
+      },
+    },
     handler: async ({ services, auth, params }) => {
       const row = await services.experiments.delete(auth.userId, params.experiment_id);
       await services.audit.record(actorOf(auth), "experiment_deleted", `experiment ${row.experimentId}`);
@@ -117,7 +144,10 @@ export const experimentRoutes = [
     tags: ["experiments"],
     params: experimentIdParams,
     responses: { 202: { description: "cancelled or cancelling", schema: experimentSchema } },
-    handler: async ({ services, auth, params }) => ({ status: 202, body: await services.experiments.view(await services.experiments.cancel(auth.userId, params.experiment_id)) }),
+    handler: async ({ services, auth, params }) => ({
+      status: 202,
+      body: await services.experiments.view(await services.experiments.cancel(auth.userId, params.experiment_id)),
+    }),
   }),
   defineRoute({
     method: "get",
@@ -126,12 +156,22 @@ export const experimentRoutes = [
     summary: "The job log (orchestrator lines and the pipeline's stderr), plain text",
     tags: ["experiments"],
     params: experimentIdParams,
-    query: z.object({ tail_bytes: z.coerce.number().int().min(1).max(50 * 1024 * 1024).default(1024 * 1024) }),
+    query: z.object({
+      tail_bytes: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(50 * 1024 * 1024)
+        .default(1024 * 1024),
+    }),
     responses: { 200: { description: "log text", contentType: "text/plain" } },
     handler: async ({ services, auth, params, query, res }) => {
       const row = await services.experiments.get(auth.userId, params.experiment_id);
       // The same headers as the dashboard's pages: a log opened in a browser tab must not be framed or sniffed.
-      res.set(LOG_HEADERS).type("text/plain; charset=utf-8").send(await services.experiments.readLog(row, query.tail_bytes));
+      res
+        .set(LOG_HEADERS)
+        .type("text/plain; charset=utf-8")
+        .send(await services.experiments.readLog(row, query.tail_bytes));
     },
   }),
   defineRoute({
@@ -151,7 +191,10 @@ export const experimentRoutes = [
         .refine(Number.isSafeInteger, "must be the id of an event this stream sent (a non-negative integer)")
         .optional(),
     }),
-    responses: { 200: { description: "text/event-stream", contentType: "text/event-stream" }, 429: { description: "too_many_streams: EVENT_STREAMS_PER_USER streams already open" } },
+    responses: {
+      200: { description: "text/event-stream", contentType: "text/event-stream" },
+      429: { description: "too_many_streams: EVENT_STREAMS_PER_USER streams already open" },
+    },
     handler: async ({ services, auth, params, query, req, res }) => {
       // The header wins over ?after=: a browser's EventSource sends it on every reconnect, newer than the URL's.
       const header = req.get("last-event-id");
@@ -163,12 +206,20 @@ export const experimentRoutes = [
       // A client that left while the experiment was being looked up has already closed: no event will say so.
       if (!res.socket || res.socket.destroyed) gone.abort();
       try {
-        res.status(200).set({ "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" });
+        res
+          .status(200)
+          .set({ "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" });
         res.flushHeaders();
         for await (const item of services.experiments.events(row, after, gone.signal)) {
           if ("keepAlive" in item) res.write(": keep-alive\n\n");
-          else if ("lifetimeEnded" in item) res.write(`event: reconnect\ndata: ${JSON.stringify({ reason: "max_lifetime", last_event_id: item.lifetimeEnded.lastEventId })}\n\n`);
-          else res.write(`id: ${item.event.seq}\nevent: ${item.event.type}\ndata: ${JSON.stringify({ ...(item.event.data as object), at: item.event.at })}\n\n`);
+          else if ("lifetimeEnded" in item)
+            res.write(
+              `event: reconnect\ndata: ${JSON.stringify({ reason: "max_lifetime", last_event_id: item.lifetimeEnded.lastEventId })}\n\n`,
+            );
+          else
+            res.write(
+              `id: ${item.event.seq}\nevent: ${item.event.type}\ndata: ${JSON.stringify({ ...(item.event.data as object), at: item.event.at })}\n\n`,
+            );
         }
       } finally {
         release();

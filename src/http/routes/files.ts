@@ -58,11 +58,13 @@ function multipartUpload(req: Request, services: Services, userId: string): Prom
     try {
       bb = busboy({ headers: req.headers, limits: { files: 1, fields: 10, fieldSize: 4096, parts: 20 } });
     } catch (err) {
-      return settle(new ApiError(415, "unsupported_media_type", `send multipart/form-data with fields 'path' and 'file' (${(err as Error).message})`));
+      return settle(
+        new ApiError(415, "unsupported_media_type", `send multipart/form-data with fields 'path' and 'file' (${(err as Error).message})`),
+      );
     }
     let objectPath: string | undefined;
     let started = false;
-    let fileStream: NodeJS.ReadableStream & { destroy(err?: Error): void } | undefined;
+    let fileStream: (NodeJS.ReadableStream & { destroy(err?: Error): void }) | undefined;
     // A client that goes away mid-form: busboy never sees the end, so the file part is failed here (the write
     // then removes its temp file) and the request settles instead of waiting for ever.
     req.on("close", () => {
@@ -79,7 +81,11 @@ function multipartUpload(req: Request, services: Services, userId: string): Prom
       fileStream = file;
       if (objectPath === undefined) {
         file.resume();
-        return settle(new ApiError(400, "invalid_request", "send the 'path' field before the 'file' field", [{ field: "path", message: "required, before file" }]));
+        return settle(
+          new ApiError(400, "invalid_request", "send the 'path' field before the 'file' field", [
+            { field: "path", message: "required, before file" },
+          ]),
+        );
       }
       let target: string;
       try {
@@ -119,7 +125,8 @@ export const fileRoutes = [
     method: "post",
     path: "/v1/files",
     auth: "any",
-    summary: "Upload a dataset zip as multipart/form-data: field `path` (<experiment_dir>/<file>.zip or the full zip_gcloud), then field `file`",
+    summary:
+      "Upload a dataset zip as multipart/form-data: field `path` (<experiment_dir>/<file>.zip or the full zip_gcloud), then field `file`",
     tags: ["files"],
     rawBody: { contentType: "multipart/form-data", description: "fields path, then file" },
     responses: { 201: { description: "stored", schema: uploadResult } },
@@ -127,7 +134,13 @@ export const fileRoutes = [
       const declared = contentLength(req);
       // The multipart envelope adds a few hundred bytes; the exact limit is enforced on the file's bytes.
       if (declared !== undefined && declared > services.config.MAX_UPLOAD_BYTES + 64 * 1024) {
-        throw new ApiError(413, "payload_too_large", `the file is larger than the upload limit of ${services.config.MAX_UPLOAD_BYTES} bytes`, undefined, { connection: "close" });
+        throw new ApiError(
+          413,
+          "payload_too_large",
+          `the file is larger than the upload limit of ${services.config.MAX_UPLOAD_BYTES} bytes`,
+          undefined,
+          { connection: "close" },
+        );
       }
       const result = await multipartUpload(req, services, auth.userId);
       await services.audit.record(actorOf(auth), "file_uploaded", undefined, { size: result.size, sha256: result.sha256 });
@@ -155,7 +168,10 @@ export const fileRoutes = [
     handler: async ({ params, query, auth, services }) => {
       const objectPath = resolveZipPath(`${params.user_dir}/${params.experiment_dir}/${params.file}`, auth.userId, "path");
       const done = await services.datasets.deleteUploads(auth.userId, objectPath, { force: query.force });
-      await services.audit.record(actorOf(auth), "file_deleted", undefined, { files: done.deleted.length, cancelled_experiments: done.cancelled_experiments });
+      await services.audit.record(actorOf(auth), "file_deleted", undefined, {
+        files: done.deleted.length,
+        cancelled_experiments: done.cancelled_experiments,
+      });
       return { status: 204 };
     },
   }),
@@ -163,15 +179,22 @@ export const fileRoutes = [
     method: "delete",
     path: "/v1/files/{user_dir}/{experiment_dir}",
     auth: "any",
-    summary: "Delete a whole folder of your uploads; 409 dataset_in_use while a queued or running experiment reads a file in it, unless force=true",
+    summary:
+      "Delete a whole folder of your uploads; 409 dataset_in_use while a queued or running experiment reads a file in it, unless force=true",
     tags: ["files"],
     params: folderParams,
     query: deleteQuery,
-    responses: { 200: { description: "deleted", schema: fileDeletionSchema }, 409: { description: "dataset_in_use: the experiments reading it are named" } },
+    responses: {
+      200: { description: "deleted", schema: fileDeletionSchema },
+      409: { description: "dataset_in_use: the experiments reading it are named" },
+    },
     handler: async ({ params, query, auth, services }) => {
       const prefix = resolveFolderPath(params.user_dir, params.experiment_dir, auth.userId);
       const done = await services.datasets.deleteUploads(auth.userId, prefix, { force: query.force });
-      await services.audit.record(actorOf(auth), "folder_deleted", undefined, { files: done.deleted.length, cancelled_experiments: done.cancelled_experiments });
+      await services.audit.record(actorOf(auth), "folder_deleted", undefined, {
+        files: done.deleted.length,
+        cancelled_experiments: done.cancelled_experiments,
+      });
       return { body: done };
     },
   }),

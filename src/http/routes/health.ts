@@ -26,7 +26,17 @@ export const healthRoutes = [
     auth: "none",
     summary: "Readiness: the database answers; with the in-process runner, the devices its jobs run on",
     tags: ["operations"],
-    responses: { 200: { description: "ready", schema: z.object({ status: z.literal("ready"), database: z.string(), runner: z.string().optional(), devices: z.array(deviceSlotSchema).optional() }) } },
+    responses: {
+      200: {
+        description: "ready",
+        schema: z.object({
+          status: z.literal("ready"),
+          database: z.string(),
+          runner: z.string().optional(),
+          devices: z.array(deviceSlotSchema).optional(),
+        }),
+      },
+    },
     handler: async ({ services }) => {
       if (!(await services.database.ping())) throw new ApiError(503, "not_ready", "the database does not answer");
       const runner = services.runner;

@@ -16,5 +16,20 @@ import { auditRoutes } from "./audit.js";
 
 // Every HTTP route of Builder. Each area exports its list; OpenAPI is generated from this one array.
 export function allRoutes(): AnyRoute[] {
-  return [...healthRoutes, ...meRoutes, ...sessionRoutes, ...accountRoutes, ...apiKeyRoutes, ...experimentRoutes, ...reportRoutes, ...fileRoutes, ...datasetRoutes, ...predictRoutes, ...modelRoutes, ...batchRoutes, ...chatRoutes, ...auditRoutes];
+  return [
+    ...healthRoutes,
+    ...meRoutes,
+    ...sessionRoutes,
+    ...accountRoutes,
+    ...apiKeyRoutes,
+    ...experimentRoutes,
+    ...reportRoutes,
+    ...fileRoutes,
+    ...datasetRoutes,
+    ...predictRoutes,
+    ...modelRoutes,
+    ...batchRoutes,
+    ...chatRoutes,
+    ...auditRoutes,
+  ];
 }

@@ -26,7 +26,9 @@ export const meRoutes = [
     responses: { 202: { description: "erasure begun", schema: accountErasureSchema }, 400: { description: "the password is not correct" } },
     handler: async ({ services, auth, body, res }) => {
       if (!(await services.auth.users.passwordMatches(auth.userId, body.password))) {
-        throw new ApiError(400, "invalid_request", "the password is not correct; nothing was erased", [{ field: "password", message: "not correct" }]);
+        throw new ApiError(400, "invalid_request", "the password is not correct; nothing was erased", [
+          { field: "password", message: "not correct" },
+        ]);
       }
       const { experiments } = await services.erasure.begin(actorOf(auth));
       const { maxAge: _maxAge, ...cookie } = services.auth.cookieOptions();

@@ -11,7 +11,12 @@ export const modelRoutes = [
     auth: "any",
     summary: "Your published models (the newest version of each experiment)",
     tags: ["models"],
-    responses: { 200: { description: "models; one whose manifest cannot be read carries `error` instead", schema: z.object({ data: z.array(modelSchema.partial().extend({ error: z.string().optional() })) }) } },
+    responses: {
+      200: {
+        description: "models; one whose manifest cannot be read carries `error` instead",
+        schema: z.object({ data: z.array(modelSchema.partial().extend({ error: z.string().optional() })) }),
+      },
+    },
     handler: async ({ services, auth }) => ({ body: { data: await services.serving.catalog.list(auth.userId) } }),
   }),
   defineRoute({

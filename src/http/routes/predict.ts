@@ -8,9 +8,12 @@ import { predictionSchema } from "../response-schemas.js";
 // POST /v1/experiments/{experiment_id}/predict (canonical) and POST /predict (the seed's form, where the model
 // is named by experiment_id in the body, the x-experiment-id header or the experiment_id query parameter).
 
-const message = z.union([z.string().min(1, "must not be empty"), z.array(z.unknown()).max(MAX_MESSAGE_VALUES, `at most ${MAX_MESSAGE_VALUES} values`)], {
-  error: "message must be an image URI (string) or, for tabular models, an array of numbers in data_cols order",
-});
+const message = z.union(
+  [z.string().min(1, "must not be empty"), z.array(z.unknown()).max(MAX_MESSAGE_VALUES, `at most ${MAX_MESSAGE_VALUES} values`)],
+  {
+    error: "message must be an image URI (string) or, for tabular models, an array of numbers in data_cols order",
+  },
+);
 
 /** The seed's failed-prediction body: `error` is 1 and code, message, type sit beside it (details for bad fields). */
 export const predictErrorSchema = z.object({
@@ -35,7 +38,9 @@ const answer = {
   403: failure("revoked API key; refused image link (private address, host not allowed)"),
   404: failure("no such experiment (or not yours), or an image object that is not yours"),
   409: failure("model_not_ready: the experiment exists but has no published model yet (queued, running, failed or cancelled)"),
-  413: failure(`body, image or pixel count over the limits; more than ${MAX_PREDICT_BODY_VALUES} JSON values in the body (too_many_values)`),
+  413: failure(
+    `body, image or pixel count over the limits; more than ${MAX_PREDICT_BODY_VALUES} JSON values in the body (too_many_values)`,
+  ),
   429: failure("rate limit exceeded"),
   415: failure("the image cannot be decoded, or its type is not supported"),
   422: failure("the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects)"),
@@ -79,14 +84,19 @@ export const predictRoutes = [
       if (id === undefined && header !== undefined) {
         const parsed = experimentId.safeParse(header);
         if (!parsed.success) {
-          throw new ApiError(400, "invalid_request", "x-experiment-id must be a positive integer", [{ field: "x-experiment-id", message: "must be a positive integer" }]);
+          throw new ApiError(400, "invalid_request", "x-experiment-id must be a positive integer", [
+            { field: "x-experiment-id", message: "must be a positive integer" },
+          ]);
         }
         id = parsed.data;
       }
       if (id === undefined) {
-        throw new ApiError(400, "missing_experiment_id", "name the model: experiment_id in the body, the x-experiment-id header or the experiment_id query parameter", [
-          { field: "experiment_id", message: "required" },
-        ]);
+        throw new ApiError(
+          400,
+          "missing_experiment_id",
+          "name the model: experiment_id in the body, the x-experiment-id header or the experiment_id query parameter",
+          [{ field: "experiment_id", message: "required" }],
+        );
       }
       return { status: 201, body: await services.serving.predict(auth.userId, id, body.message) };
     },

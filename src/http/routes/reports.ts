@@ -12,7 +12,9 @@ import { modelCardHtml } from "../../experiments/model-card-html.js";
 // experiment's owner. Another user's experiment is 404, like every other route (services.experiments.get).
 
 const params = z.object({ experiment_id: z.coerce.number().int().positive("must be a positive integer").max(2_147_483_647) });
-const figureParams = params.extend({ name: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, "must be a figure name from the report's figures list") });
+const figureParams = params.extend({
+  name: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, "must be a figure name from the report's figures list"),
+});
 const REPORT_MAX_BYTES = 32 * 1024 * 1024;
 const FIGURE_TYPES: Record<string, string> = { svg: "image/svg+xml", png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg" };
 
@@ -21,7 +23,11 @@ async function ownModel(services: Services, userId: string, experimentId: number
   const row = await services.experiments.get(userId, experimentId);
   const model = await services.experiments.repo.latestModel(userId, experimentId);
   if (!model || model.experimentUuid !== row.id) {
-    throw new ApiError(404, "not_found", `experiment ${experimentId} has no report yet (status ${row.status}); reports exist once it is ready`);
+    throw new ApiError(
+      404,
+      "not_found",
+      `experiment ${experimentId} has no report yet (status ${row.status}); reports exist once it is ready`,
+    );
   }
   return model;
 }
@@ -72,7 +78,8 @@ export const reportRoutes = [
     method: "get",
     path: "/v1/experiments/{experiment_id}/report",
     auth: "any",
-    summary: "The evaluation report of a ready experiment: report.json (curves, confusion matrix, calibration, training curves) and its figures",
+    summary:
+      "The evaluation report of a ready experiment: report.json (curves, confusion matrix, calibration, training curves) and its figures",
     tags: ["experiments"],
     params,
     responses: {
@@ -82,7 +89,10 @@ export const reportRoutes = [
           experiment_id: z.number(),
           model_version: z.number(),
           figures: z.array(figureSchema),
-          report: z.record(z.string(), z.unknown()).nullable().describe("report.json as the pipeline wrote it; null when the pipeline wrote none"),
+          report: z
+            .record(z.string(), z.unknown())
+            .nullable()
+            .describe("report.json as the pipeline wrote it; null when the pipeline wrote none"),
         }),
       },
       404: { description: "not your experiment, or not ready yet" },
@@ -93,20 +103,33 @@ export const reportRoutes = [
       const base = `/v1/experiments/${params.experiment_id}/figures`;
       const figures = (manifest.figures ?? []).map((f) => ({ name: f.name, title: f.title, url: `${base}/${encodeURIComponent(f.name)}` }));
       const report = manifest.report_file
-        ? (JSON.parse((await readObject(services, besideModel(model, manifest.report_file), "report")).toString("utf8")) as Record<string, unknown>)
+        ? (JSON.parse((await readObject(services, besideModel(model, manifest.report_file), "report")).toString("utf8")) as Record<
+            string,
+            unknown
+          >)
         : null;
-      return { headers: { "cache-control": "private, no-cache" }, body: { experiment_id: params.experiment_id, model_version: model.version, figures, report } };
+      return {
+        headers: { "cache-control": "private, no-cache" },
+        body: { experiment_id: params.experiment_id, model_version: model.version, figures, report },
+      };
     },
   }),
   defineRoute({
     method: "get",
     path: "/v1/experiments/{experiment_id}/model-card",
     auth: "any",
-    summary: "The model card of a ready experiment, organised after TRIPOD+AI: intended use, data, split, preprocessing, model, performance with intervals, calibration, warnings and limitations, Retrospective results",
+    summary:
+      "The model card of a ready experiment, organised after TRIPOD+AI: intended use, data, split, preprocessing, model, performance with intervals, calibration, warnings and limitations, Retrospective results",
     tags: ["experiments"],
     params,
-    responses: { 200: { description: "the model card", schema: modelCardSchema }, 404: { description: "not your experiment, or not ready yet" } },
-    handler: async ({ services, auth, params }) => ({ headers: { "cache-control": "private, no-cache" }, body: await services.experiments.modelCard(auth.userId, params.experiment_id) }),
+    responses: {
+      200: { description: "the model card", schema: modelCardSchema },
+      404: { description: "not your experiment, or not ready yet" },
+    },
+    handler: async ({ services, auth, params }) => ({
+      headers: { "cache-control": "private, no-cache" },
+      body: await services.experiments.modelCard(auth.userId, params.experiment_id),
+    }),
   }),
   defineRoute({
     method: "get",
@@ -115,7 +138,10 @@ export const reportRoutes = [
     summary: "The model card as a printable, self-contained HTML page (inline CSS, no script)",
     tags: ["experiments"],
     params,
-    responses: { 200: { description: "the page", contentType: "text/html" }, 404: { description: "not your experiment, or not ready yet" } },
+    responses: {
+      200: { description: "the page", contentType: "text/html" },
+      404: { description: "not your experiment, or not ready yet" },
+    },
     handler: async ({ services, auth, params, res }) => {
       const card = await services.experiments.modelCard(auth.userId, params.experiment_id);
       res.status(200).set(CARD_PAGE_HEADERS).type("text/html; charset=utf-8").send(modelCardHtml(card));
@@ -136,7 +162,12 @@ export const reportRoutes = [
       const type = FIGURE_TYPES[figure.file.split(".").pop()?.toLowerCase() ?? ""] ?? "application/octet-stream";
       const bytes = await readObject(services, besideModel(model, figure.file), "figure");
       // An SVG opened on its own must not run script on our origin: the sandbox CSP makes it inert.
-      res.status(200).set({ "content-type": type, "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; sandbox", "x-content-type-options": "nosniff", "cache-control": "private, max-age=3600" });
+      res.status(200).set({
+        "content-type": type,
+        "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+        "x-content-type-options": "nosniff",
+        "cache-control": "private, max-age=3600",
+      });
       res.end(bytes);
     },
   }),

@@ -29,7 +29,7 @@ function failure(status: number, text: string, requestId: string | null): ApiFai
   try {
     const body = JSON.parse(text) as ErrorBody;
     const e = body.error;
-    return new ApiFailure(status, e.code, e.message, requestId, (e.details ?? []));
+    return new ApiFailure(status, e.code, e.message, requestId, e.details ?? []);
   } catch {
     return new ApiFailure(status, "http_error", `HTTP ${status}: ${text.slice(0, 200) || "no body"}`, requestId);
   }
@@ -81,7 +81,11 @@ export interface UploadProgress {
  * Uploads a zip as multipart/form-data with XMLHttpRequest, because fetch reports no upload progress.
  * Resolves with the stored object; rejects with ApiFailure. `abort` cancels it.
  */
-export function uploadZip(file: File, objectPath: string, onProgress: (p: UploadProgress) => void): { done: Promise<UploadResult>; abort: () => void } {
+export function uploadZip(
+  file: File,
+  objectPath: string,
+  onProgress: (p: UploadProgress) => void,
+): { done: Promise<UploadResult>; abort: () => void } {
   const xhr = new XMLHttpRequest();
   const samples: Array<{ t: number; loaded: number }> = [];
   const done = new Promise<UploadResult>((resolve, reject) => {

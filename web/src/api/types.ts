@@ -3,9 +3,15 @@ import type { operations } from "./openapi";
 
 type Responses<O extends keyof operations> = operations[O]["responses"];
 /** The JSON body of operation O's response S. */
-export type ResponseOf<O extends keyof operations, S extends keyof Responses<O>> = Responses<O>[S] extends { content: { "application/json": infer B } } ? B : never;
+export type ResponseOf<O extends keyof operations, S extends keyof Responses<O>> = Responses<O>[S] extends {
+  content: { "application/json": infer B };
+}
+  ? B
+  : never;
 /** The JSON request body of operation O. */
-export type BodyOf<O extends keyof operations> = operations[O] extends { requestBody: { content: { "application/json": infer B } } } ? B : never;
+export type BodyOf<O extends keyof operations> = operations[O] extends { requestBody: { content: { "application/json": infer B } } }
+  ? B
+  : never;
 
 export type Setup = ResponseOf<"get_v1_setup", 200>;
 export type Session = ResponseOf<"get_v1_session", 200>;

@@ -61,7 +61,13 @@ export function BatchScoring({ id, model }: { id: number; model: Model }) {
       </p>
       <label>
         File to score
-        <input type="file" accept={table ? ".csv,.xlsx" : ".zip"} disabled={sending} data-testid="batch-input" onChange={(e) => e.target.files?.[0] && void send(e.target.files[0])} />
+        <input
+          type="file"
+          accept={table ? ".csv,.xlsx" : ".zip"}
+          disabled={sending}
+          data-testid="batch-input"
+          onChange={(e) => e.target.files?.[0] && void send(e.target.files[0])}
+        />
       </label>
       <ErrorBox error={error} title="The file was not scored" />
       {batches.length ? (

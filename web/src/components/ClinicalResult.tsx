@@ -51,7 +51,8 @@ export function VerdictBox({ warnings }: { warnings: Warning[] }) {
       ) : (
         <p>
           Builder checked the test figures for chance-level results, too few test patients, overfitting, poor calibration, rare classes and
-          suspiciously perfect scores, and found none. These are still figures from your own data (internal validation), not a clinical validation.
+          suspiciously perfect scores, and found none. These are still figures from your own data (internal validation), not a clinical
+          validation.
         </p>
       )}
     </section>
@@ -101,8 +102,8 @@ function Matrix({ labels, counts, caption, testid }: { labels: string[]; counts:
 export function ConfusionTable({ cm }: { cm: Confusion }) {
   const intro = (
     <p className="muted small">
-      Test patients by their true class (rows) and the model's prediction at its decision threshold (columns). The percentage is the share of that row:
-      the highlighted diagonal is each class's sensitivity.
+      Test patients by their true class (rows) and the model's prediction at its decision threshold (columns). The percentage is the share
+      of that row: the highlighted diagonal is each class's sensitivity.
     </p>
   );
   if (cm.counts) {
@@ -119,7 +120,13 @@ export function ConfusionTable({ cm }: { cm: Confusion }) {
       <h2>Confusion matrices</h2>
       {intro}
       {Object.entries(cm.per_label ?? {}).map(([label, counts]) => (
-        <Matrix key={label} labels={["absent", "present"]} counts={counts} caption={`${label}: test set (counts and row %)`} testid="confusion-matrix" />
+        <Matrix
+          key={label}
+          labels={["absent", "present"]}
+          counts={counts}
+          caption={`${label}: test set (counts and row %)`}
+          testid="confusion-matrix"
+        />
       ))}
     </>
   );

@@ -6,11 +6,24 @@ function describe(c: ColumnInfo): string {
 }
 
 /** One column (or none, when optional) from the CSV's columns. */
-export function ColumnSelect(props: { label: string; columns: ColumnInfo[]; value: string | null; onChange: (v: string | null) => void; optional?: string; help?: string; id: string }) {
+export function ColumnSelect(props: {
+  label: string;
+  columns: ColumnInfo[];
+  value: string | null;
+  onChange: (v: string | null) => void;
+  optional?: string;
+  help?: string;
+  id: string;
+}) {
   return (
     <label htmlFor={props.id}>
       {props.label}
-      <select id={props.id} value={props.value ?? ""} onChange={(e) => props.onChange(e.target.value || null)} aria-describedby={props.help ? `${props.id}-help` : undefined}>
+      <select
+        id={props.id}
+        value={props.value ?? ""}
+        onChange={(e) => props.onChange(e.target.value || null)}
+        aria-describedby={props.help ? `${props.id}-help` : undefined}
+      >
         {props.optional !== undefined ? <option value="">{props.optional}</option> : null}
         {props.columns.map((c) => (
           <option key={c.name} value={c.name}>
@@ -28,7 +41,13 @@ export function ColumnSelect(props: { label: string; columns: ColumnInfo[]; valu
 }
 
 /** Several columns, as a group of checkboxes in the CSV's order. */
-export function ColumnChecklist(props: { legend: string; columns: ColumnInfo[]; value: string[]; onChange: (v: string[]) => void; testId?: string }) {
+export function ColumnChecklist(props: {
+  legend: string;
+  columns: ColumnInfo[];
+  value: string[];
+  onChange: (v: string[]) => void;
+  testId?: string;
+}) {
   const chosen = new Set(props.value);
   return (
     <fieldset className="checklist" data-testid={props.testId}>

@@ -46,12 +46,29 @@ export function DatasetSummaryView({ summary }: { summary: DatasetReport["summar
     ["Patients", summary.patients],
     ["Images", summary.images],
     ["Boxes", summary.boxes],
-    ["Images per patient", summary.images_per_patient ? `${summary.images_per_patient.min}–${summary.images_per_patient.max} (mean ${summary.images_per_patient.mean.toFixed(1)})` : undefined],
+    [
+      "Images per patient",
+      summary.images_per_patient
+        ? `${summary.images_per_patient.min}–${summary.images_per_patient.max} (mean ${summary.images_per_patient.mean.toFixed(1)})`
+        : undefined,
+    ],
     ["Image widths", summary.image_sizes ? `${summary.image_sizes.width.min}–${summary.image_sizes.width.max} px` : undefined],
     ["Image heights", summary.image_sizes ? `${summary.image_sizes.height.min}–${summary.image_sizes.height.max} px` : undefined],
-    ["Channels", summary.image_sizes ? Object.entries(summary.image_sizes.channels).map(([c, n]) => `${c}: ${n}`).join(", ") : undefined],
+    [
+      "Channels",
+      summary.image_sizes
+        ? Object.entries(summary.image_sizes.channels)
+            .map(([c, n]) => `${c}: ${n}`)
+            .join(", ")
+        : undefined,
+    ],
     ["Label range", summary.label_range ? `${summary.label_range.min} – ${summary.label_range.max}` : undefined],
-    ["Split (patients)", summary.split ? `train ${summary.split.train}, validation ${summary.split.val}, test ${summary.split.test}${summary.split.from_column ? ` (from ${summary.split.from_column})` : ""}` : undefined],
+    [
+      "Split (patients)",
+      summary.split
+        ? `train ${summary.split.train}, validation ${summary.split.val}, test ${summary.split.test}${summary.split.from_column ? ` (from ${summary.split.from_column})` : ""}`
+        : undefined,
+    ],
     ["Images no row refers to", summary.unreferenced_images],
   ];
   return (
@@ -133,7 +150,8 @@ export function DatasetReportView({ report }: { report: DatasetReport }) {
   return (
     <section aria-label="Dataset report" data-testid="dataset-report">
       <p className={report.valid ? "ok" : "bad"}>
-        <strong>{report.valid ? "The dataset passed its checks." : "The dataset has errors to fix before it can train."}</strong> {problemHeadline(report)}
+        <strong>{report.valid ? "The dataset passed its checks." : "The dataset has errors to fix before it can train."}</strong>{" "}
+        {problemHeadline(report)}
       </p>
       <ProblemTable report={report} />
       <h3>Summary</h3>

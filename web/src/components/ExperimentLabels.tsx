@@ -9,13 +9,25 @@ const NAME_MAX = 120;
 const DESCRIPTION_MAX = 2000;
 
 /** The Name and Description inputs, as the New experiment page and the experiment page's edit form both show them. */
-export function LabelInputs(props: { name: string; description: string; onName: (v: string) => void; onDescription: (v: string) => void; optional?: boolean }) {
+export function LabelInputs(props: {
+  name: string;
+  description: string;
+  onName: (v: string) => void;
+  onDescription: (v: string) => void;
+  optional?: boolean;
+}) {
   const suffix = props.optional ? " (optional)" : "";
   return (
     <>
       <label>
         Name{suffix}
-        <input value={props.name} maxLength={NAME_MAX} onChange={(e) => props.onName(e.target.value)} placeholder="e.g. Breast cancer, WDBC" autoComplete="off" />
+        <input
+          value={props.name}
+          maxLength={NAME_MAX}
+          onChange={(e) => props.onName(e.target.value)}
+          placeholder="e.g. Breast cancer, WDBC"
+          autoComplete="off"
+        />
       </label>
       <label>
         Description{suffix}
@@ -45,7 +57,10 @@ export function ExperimentLabelsEditor({ exp, onSaved }: { exp: Experiment; onSa
     setError(null);
     try {
       // An emptied field clears the label (null), as the API takes it.
-      const updated = await api<Experiment>("PATCH", `/v1/experiments/${exp.experiment_id}`, { name: name.trim() || null, description: description.trim() || null });
+      const updated = await api<Experiment>("PATCH", `/v1/experiments/${exp.experiment_id}`, {
+        name: name.trim() || null,
+        description: description.trim() || null,
+      });
       onSaved(updated);
       setEditing(false);
     } catch (err) {

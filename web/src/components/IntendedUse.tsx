@@ -37,7 +37,8 @@ export function IntendedUseEditor({ exp, onSaved }: { exp: Experiment; onSaved: 
   return (
     <form className="card" onSubmit={save} aria-label="Intended use" data-testid="intended-use">
       <label>
-        Intended use <span className="muted small">(for the model card: the setting, the patients, the decision it supports, who acts on it)</span>
+        Intended use{" "}
+        <span className="muted small">(for the model card: the setting, the patients, the decision it supports, who acts on it)</span>
         <textarea
           value={text}
           maxLength={INTENDED_USE_MAX}

@@ -17,20 +17,46 @@ const LABELS: Record<string, string> = {
   calibration_intercept: "Calibration intercept (0 is ideal; below 0: risks too high)",
 };
 
-const CLINICAL: Record<string, string> = { sensitivity: "Sensitivity", specificity: "Specificity", ppv: "PPV (positive predictive value)", npv: "NPV (negative predictive value)", prevalence: "Prevalence" };
+const CLINICAL: Record<string, string> = {
+  sensitivity: "Sensitivity",
+  specificity: "Specificity",
+  ppv: "PPV (positive predictive value)",
+  npv: "NPV (negative predictive value)",
+  prevalence: "Prevalence",
+};
 /** The clinical figures first, in the order a diagnostic accuracy table reads; then the rest as the pipeline wrote them. */
 const ORDER = ["auc", "sensitivity", "specificity", "ppv", "npv", "prevalence"];
-const SHORT: Record<string, string> = { sensitivity: "Sensitivity", specificity: "Specificity", ppv: "PPV", npv: "NPV", prevalence: "Prevalence", f_macro: "F1" };
+const SHORT: Record<string, string> = {
+  sensitivity: "Sensitivity",
+  specificity: "Specificity",
+  ppv: "PPV",
+  npv: "NPV",
+  prevalence: "Prevalence",
+  f_macro: "F1",
+};
 const PER_CLASS_ORDER = [...ORDER, "f_macro", "precision", "recall"];
 
 /** A metric's row label: binary clinical figures name the positive class; otherwise they are macro averages, and say so. */
 function label(name: string, positiveName: string | null | undefined): string {
-  if (CLINICAL[name]) return positiveName ? `${CLINICAL[name]} for ${positiveName}` : `${CLINICAL[name]} (macro average, one class against the rest)`;
+  if (CLINICAL[name])
+    return positiveName ? `${CLINICAL[name]} for ${positiveName}` : `${CLINICAL[name]} (macro average, one class against the rest)`;
   return LABELS[name] ?? name;
 }
 
 /** Test metrics with 95% intervals, optionally beside a second set (a Retrospective study's source model). */
-export function MetricsTable({ metrics, compare, compareLabel, caption, positiveName }: { metrics: Metrics; compare?: Metrics | null; compareLabel?: string; caption: string; positiveName?: string | null }) {
+export function MetricsTable({
+  metrics,
+  compare,
+  compareLabel,
+  caption,
+  positiveName,
+}: {
+  metrics: Metrics;
+  compare?: Metrics | null;
+  compareLabel?: string;
+  caption: string;
+  positiveName?: string | null;
+}) {
   const rank = (k: string) => (ORDER.includes(k) ? ORDER.indexOf(k) : ORDER.length);
   const names = Object.keys(metrics)
     // An undefined clinical figure (PPV when no patient was called positive) stays as a row showing "–": its absence is a finding.
@@ -53,7 +79,9 @@ export function MetricsTable({ metrics, compare, compareLabel, caption, positive
             <tr key={k}>
               <th scope="row">
                 {label(k, positiveName)}
-                {k === "calibration_slope" && metrics[k]?.value === null ? " — undefined: the scores separate the test classes perfectly" : null}
+                {k === "calibration_slope" && metrics[k]?.value === null
+                  ? " — undefined: the scores separate the test classes perfectly"
+                  : null}
               </th>
               <td>
                 <Interval v={metrics[k]} />

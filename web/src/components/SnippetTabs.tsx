@@ -2,7 +2,11 @@ import { useState } from "react";
 import type { Snippets } from "../lib/snippets";
 import { CopyButton } from "./ui";
 
-const LANGS: Array<[keyof Snippets, string]> = [["curl", "curl"], ["python", "Python"], ["javascript", "JavaScript"]];
+const LANGS: Array<[keyof Snippets, string]> = [
+  ["curl", "curl"],
+  ["python", "Python"],
+  ["javascript", "JavaScript"],
+];
 
 /** The three /predict snippets as tabs (arrow keys move between them, per the ARIA tabs pattern). */
 export function SnippetTabs({ snippets }: { snippets: Snippets }) {

@@ -10,7 +10,12 @@ import { ErrorBox } from "./ui";
  */
 export function uploadPath(fileName: string, now = Date.now()): string {
   const extension = /\.(csv|xlsx)$/i.exec(fileName)?.[1]?.toLowerCase() ?? "zip";
-  const base = fileName.replace(/\.(zip|csv|xlsx)$/i, "").replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[._]+/, "").slice(0, 80) || "dataset";
+  const base =
+    fileName
+      .replace(/\.(zip|csv|xlsx)$/i, "")
+      .replace(/[^A-Za-z0-9._-]+/g, "_")
+      .replace(/^[._]+/, "")
+      .slice(0, 80) || "dataset";
   return `upload-${now.toString(36)}/${base}.${extension}`;
 }
 
@@ -68,7 +73,10 @@ export function Uploader({ onUploaded, onStart }: { onUploaded: (r: UploadResult
         <input
           type="file"
           accept=".zip,.csv,.xlsx,application/zip,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
-          disabled={busy} data-testid="zip-input" onChange={(e) => e.target.files?.[0] && start(e.target.files[0])} />
+          disabled={busy}
+          data-testid="zip-input"
+          onChange={(e) => e.target.files?.[0] && start(e.target.files[0])}
+        />
       </label>
       <p className="muted small">or drop the file here. The first CSV column is the patient id.</p>
       {progress ? (

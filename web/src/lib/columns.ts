@@ -21,7 +21,10 @@ export function isSplitColumn(c: ColumnInfo): boolean {
 }
 
 /** Columns that can be model inputs: not the patient id, the images, the labels or the split. */
-export function inputCandidates(columns: ColumnInfo[], taken: { label_cols: string[]; images_col: string | null; split_col: string | null }): ColumnInfo[] {
+export function inputCandidates(
+  columns: ColumnInfo[],
+  taken: { label_cols: string[]; images_col: string | null; split_col: string | null },
+): ColumnInfo[] {
   const skip = new Set([columns[0]?.name, ...taken.label_cols, taken.images_col, taken.split_col].filter(Boolean));
   return columns.filter((c) => !skip.has(c.name) && c.type !== "image_path" && c.type !== "empty");
 }
@@ -48,7 +51,9 @@ export function proposeColumns(columns: ColumnInfo[]): ColumnChoice {
  * row counts, and the proposed positive class: the less frequent one; on a tie the second in that order (the rule
  * of pipelines/builder_pipelines/common/clinical.py, so the form shows what the server would choose).
  */
-export function binaryLabelValues(c: ColumnInfo | undefined): { values: string[]; counts: Record<string, number>; proposed: string } | null {
+export function binaryLabelValues(
+  c: ColumnInfo | undefined,
+): { values: string[]; counts: Record<string, number>; proposed: string } | null {
   const counts = c?.value_counts;
   if (!counts) return null;
   const values = Object.keys(counts).sort();

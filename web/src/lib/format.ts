@@ -13,7 +13,8 @@ export function formatBytes(n: number): string {
 export function formatDuration(seconds: number): string {
   if (!Number.isFinite(seconds) || seconds < 0) return "–";
   if (seconds < 60) return `${Math.round(seconds)} s`;
-  const m = Math.floor(seconds / 60), s = Math.round(seconds % 60);
+  const m = Math.floor(seconds / 60),
+    s = Math.round(seconds % 60);
   if (m < 60) return `${m} min ${s} s`;
   return `${Math.floor(m / 60)} h ${m % 60} min`;
 }

@@ -29,7 +29,8 @@ export function rampGradient(): string {
 
 /** RGBA pixels for a map: colour from the ramp, alpha rising with the value. */
 export function gradcamPixels(map: number[][]): Uint8ClampedArray {
-  const h = map.length, w = map[0]?.length ?? 0;
+  const h = map.length,
+    w = map[0]?.length ?? 0;
   const out = new Uint8ClampedArray(w * h * 4);
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {

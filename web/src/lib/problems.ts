@@ -10,11 +10,13 @@ export interface ProblemRow extends DatasetProblem {
 
 export function problemRows(report: Pick<DatasetReport, "errors" | "warnings" | "summary">): ProblemRow[] {
   const counts = (report.summary.problem_counts ?? {}) as Record<string, number>;
-  const order = (p: DatasetProblem) => [p.severity === "error" ? 0 : 1, p.code, p.row ?? Number.MAX_SAFE_INTEGER, p.column ?? "", p.path ?? ""] as const;
+  const order = (p: DatasetProblem) =>
+    [p.severity === "error" ? 0 : 1, p.code, p.row ?? Number.MAX_SAFE_INTEGER, p.column ?? "", p.path ?? ""] as const;
   return [...report.errors, ...report.warnings]
     .map((p) => ({ ...p, total: counts[p.code] ?? 1 }))
     .sort((a, b) => {
-      const x = order(a), y = order(b);
+      const x = order(a),
+        y = order(b);
       for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i] < y[i] ? -1 : 1;
       return 0;
     });

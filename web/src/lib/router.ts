@@ -22,7 +22,8 @@ export function useLocation(): { path: string; query: URLSearchParams } {
 
 /** Matches "/experiments/:id" style patterns; returns the params or null. */
 export function match(pattern: string, path: string): Record<string, string> | null {
-  const p = pattern.split("/").filter(Boolean), s = path.split("/").filter(Boolean);
+  const p = pattern.split("/").filter(Boolean),
+    s = path.split("/").filter(Boolean);
   if (p.length !== s.length) return null;
   const out: Record<string, string> = {};
   for (let i = 0; i < p.length; i++) {

@@ -29,7 +29,8 @@ export function parsePastedRow(text: string, columns: InputColumn[]): PastedRow 
   if (lines.length === 2) {
     const header = split(lines[0]);
     const row = split(lines[1]);
-    if (row.length !== header.length) return { ok: false, message: `the header line has ${header.length} values and the row ${row.length}: they must match` };
+    if (row.length !== header.length)
+      return { ok: false, message: `the header line has ${header.length} values and the row ${row.length}: they must match` };
     const at = names.map((name) => header.findIndex((h) => h === name || h.toLowerCase() === name.toLowerCase()));
     const absent = names.filter((_, i) => at[i] === -1);
     if (absent.length) return { ok: false, message: `the header line has no column ${absent.map((n) => `“${n}”`).join(", ")}` };

@@ -19,7 +19,12 @@ export function exampleMessage(model: Pick<Model, "kind" | "inputs">, values?: A
   return cols.map((_, i) => (values?.[i] === undefined ? 0 : values[i])); // null stays null
 }
 
-export function predictSnippets(origin: string, experimentId: number, model: Pick<Model, "kind" | "inputs">, values?: Array<number | null>): Snippets {
+export function predictSnippets(
+  origin: string,
+  experimentId: number,
+  model: Pick<Model, "kind" | "inputs">,
+  values?: Array<number | null>,
+): Snippets {
   const url = `${origin.replace(/\/+$/, "")}/v1/experiments/${experimentId}/predict`;
   if (model.kind !== "tabular") return imageFileSnippets(url);
   const message = exampleMessage(model, values);

@@ -30,11 +30,15 @@ function useLiveExperiment(id: number) {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const poll = (delay: number) => {
       // refresh's failure is caught and shown: the timer has no promise to watch.
-      timer = setTimeout(() => void (async () => {
-        if (closed) return;
-        const e = await refresh().catch((err) => (setError(err), null));
-        if (!e || !TERMINAL.has(e.status)) poll(Math.min(delay * 2, 15_000));
-      })(), delay);
+      timer = setTimeout(
+        () =>
+          void (async () => {
+            if (closed) return;
+            const e = await refresh().catch((err) => (setError(err), null));
+            if (!e || !TERMINAL.has(e.status)) poll(Math.min(delay * 2, 15_000));
+          })(),
+        delay,
+      );
     };
     refresh().then(
       (e) => {
@@ -110,7 +114,12 @@ export function ExperimentPage({ id }: { id: number }) {
   // DELETE /v1/experiments/{id}: the model stops serving before it answers; the files go in the background.
   const remove = async () => {
     const label = exp.name ? `"${exp.name}" (#${id})` : `#${id}`;
-    if (!window.confirm(`Delete experiment ${label}? Its model stops answering at once, and its models, reports, figures and logs are removed for good. The uploaded dataset is kept.`)) return;
+    if (
+      !window.confirm(
+        `Delete experiment ${label}? Its model stops answering at once, and its models, reports, figures and logs are removed for good. The uploaded dataset is kept.`,
+      )
+    )
+      return;
     setActionError(null);
     try {
       await api("DELETE", `/v1/experiments/${id}`);
@@ -138,7 +147,8 @@ export function ExperimentPage({ id }: { id: number }) {
         )}
       </div>
       <p className="muted">
-        {String(req.study_type)} · {String(req.task)} · {String(req.type_of_experiment)} · optimising {String(req.optimization_metric)} · {req.optimization_type === 0 ? "best quality" : "fastest"} · created {formatDate(String(exp.created_at))} ·{" "}
+        {String(req.study_type)} · {String(req.task)} · {String(req.type_of_experiment)} · optimising {String(req.optimization_metric)} ·{" "}
+        {req.optimization_type === 0 ? "best quality" : "fastest"} · created {formatDate(String(exp.created_at))} ·{" "}
         {formatDuration((ended - started) / 1000)}
         {retrospective && exp.source_experiment_id ? (
           <>
@@ -149,14 +159,18 @@ export function ExperimentPage({ id }: { id: number }) {
       </p>
       <ExperimentLabelsEditor exp={exp} onSaved={() => void refresh()} />
       <ErrorBox error={actionError} />
-      {deleting ? <p className="card">This experiment is being deleted: its model no longer answers, and its files are being removed.</p> : null}
+      {deleting ? (
+        <p className="card">This experiment is being deleted: its model no longer answers, and its files are being removed.</p>
+      ) : null}
       {running ? (
         <div className="card" aria-live="polite">
           <progress max={1} value={exp.progress?.fraction ?? 0} aria-label="Experiment progress" />
           <p>
             <strong>{exp.progress?.stage ?? exp.status}</strong> {exp.progress ? `${Math.round(exp.progress.fraction * 100)}%` : ""}
             {exp.progress?.epoch && exp.progress.epochs ? ` · epoch ${exp.progress.epoch} of ${exp.progress.epochs}` : ""}
-            {exp.progress?.trial && exp.progress.trials ? ` · trial ${exp.progress.trial} of up to ${Math.max(exp.progress.trial, exp.progress.trials)}` : ""}
+            {exp.progress?.trial && exp.progress.trials
+              ? ` · trial ${exp.progress.trial} of up to ${Math.max(exp.progress.trial, exp.progress.trials)}`
+              : ""}
             {eta ? ` · about ${formatEta(eta.seconds)} left` : ""}
           </p>
           {exp.progress?.message ? <p className="muted small">{exp.progress.message}</p> : null}
@@ -164,7 +178,8 @@ export function ExperimentPage({ id }: { id: number }) {
       ) : null}
       {exp.failure_reason ? (
         <div className="error" role="alert">
-          <strong>{exp.status === "invalid_dataset" ? "The dataset did not pass its checks" : "The experiment failed"}:</strong> {exp.failure_reason}
+          <strong>{exp.status === "invalid_dataset" ? "The dataset did not pass its checks" : "The experiment failed"}:</strong>{" "}
+          {exp.failure_reason}
         </div>
       ) : null}
       {exp.status === "invalid_dataset" && exp.dataset_report ? <DatasetReportView report={exp.dataset_report} /> : null}
@@ -179,8 +194,8 @@ export function ExperimentPage({ id }: { id: number }) {
               {exp.positive_class.name !== exp.positive_class.code ? ` (${exp.positive_class.code} in the CSV)` : ""}
               <span className="muted">
                 {" "}
-                · {exp.positive_class.rule === "requested" ? "chosen in the request" : `chosen by Builder: the ${exp.positive_class.rule}`}. Sensitivity, specificity, PPV and
-                NPV below are for this class.
+                · {exp.positive_class.rule === "requested" ? "chosen in the request" : `chosen by Builder: the ${exp.positive_class.rule}`}.
+                Sensitivity, specificity, PPV and NPV below are for this class.
               </span>
             </p>
           ) : null}
@@ -210,7 +225,12 @@ export function ExperimentPage({ id }: { id: number }) {
               Training log
             </a>
             {/* The model card as one self-contained page: open it, print it to PDF or attach it to a submission. */}
-            <a className="button secondary" href={`/v1/experiments/${id}/report.html`} download={`model-card-experiment-${id}.html`} data-testid="download-report">
+            <a
+              className="button secondary"
+              href={`/v1/experiments/${id}/report.html`}
+              download={`model-card-experiment-${id}.html`}
+              data-testid="download-report"
+            >
               Download report
             </a>
           </div>

@@ -45,7 +45,10 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
   useEffect(() => {
     if (!list) return;
     for (const e of list.data.filter((x) => x.status === "ready" && !(x.experiment_id in details)).slice(0, 50)) {
-      api<{ request: Record<string, unknown>; metrics: Record<string, { value: number | null }> | null }>("GET", `/v1/experiments/${e.experiment_id}`).then(
+      api<{ request: Record<string, unknown>; metrics: Record<string, { value: number | null }> | null }>(
+        "GET",
+        `/v1/experiments/${e.experiment_id}`,
+      ).then(
         (full) => {
           const metric = full.request.optimization_metric;
           const m = typeof metric === "string" ? metric : "AUC";
@@ -71,7 +74,9 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
     navigate(`/experiments${q.size ? `?${q}` : ""}`);
   };
 
-  const rows = (list?.data ?? []).filter((e) => task === "all" || e.task === task || (task === "detection" && e.type_of_experiment === "detection"));
+  const rows = (list?.data ?? []).filter(
+    (e) => task === "all" || e.task === task || (task === "detection" && e.type_of_experiment === "detection"),
+  );
   return (
     <section>
       <div className="title-row">

@@ -50,7 +50,10 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
   const [uploaderKey, setUploaderKey] = useState(0);
 
   useEffect(() => {
-    api<ExperimentList>("GET", "/v1/experiments?limit=200").then((l) => setExperimentId((id) => id ?? proposeExperimentId(l.data.map((e) => e.experiment_id))), setError);
+    api<ExperimentList>("GET", "/v1/experiments?limit=200").then(
+      (l) => setExperimentId((id) => id ?? proposeExperimentId(l.data.map((e) => e.experiment_id))),
+      setError,
+    );
   }, []);
 
   // A Retrospective study takes its settings from the source experiment; only the data is new.
@@ -90,9 +93,15 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
 
   const cols = useMemo(() => columns?.columns ?? [], [columns]);
   // A binary classification's two label values, the rarer first proposed as positive (the server's rule, same tie-break).
-  const binary = !source && kind === "classification" && modelType === 0 && labelCols.length === 1 ? binaryLabelValues(cols.find((c) => c.name === labelCols[0])) : null;
+  const binary =
+    !source && kind === "classification" && modelType === 0 && labelCols.length === 1
+      ? binaryLabelValues(cols.find((c) => c.name === labelCols[0]))
+      : null;
   const positiveClass = binary ? (positiveChoice && binary.values.includes(positiveChoice) ? positiveChoice : binary.proposed) : null;
-  const candidates = useMemo(() => inputCandidates(cols, { label_cols: labelCols, images_col: imagesCol, split_col: splitCol }), [cols, labelCols, imagesCol, splitCol]);
+  const candidates = useMemo(
+    () => inputCandidates(cols, { label_cols: labelCols, images_col: imagesCol, split_col: splitCol }),
+    [cols, labelCols, imagesCol, splitCol],
+  );
 
   const request = (): ExperimentRequest => ({
     zip_gcloud: upload!.zip_gcloud,
@@ -157,7 +166,12 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
   return (
     <section>
       <h1>{source ? `Test experiment #${source} on new data` : "New experiment"}</h1>
-      {source ? <p>A Retrospective study: the model of experiment #{source} is evaluated on the zip you upload, and its metrics are shown beside the internal ones.</p> : null}
+      {source ? (
+        <p>
+          A Retrospective study: the model of experiment #{source} is evaluated on the zip you upload, and its metrics are shown beside the
+          internal ones.
+        </p>
+      ) : null}
       <h2>1. Upload the dataset</h2>
       <Uploader
         key={uploaderKey}
@@ -194,7 +208,8 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
         <form onSubmit={submit} aria-label="Experiment settings">
           <h2>2. Choose the columns</h2>
           <p className="muted small">
-            {columns.csv_path ?? "CSV"}: {columns.rows} rows, {columns.columns.length} columns. The first column ({cols[0]?.name}) is the patient id.
+            {columns.csv_path ?? "CSV"}: {columns.rows} rows, {columns.columns.length} columns. The first column ({cols[0]?.name}) is the
+            patient id.
           </p>
           <div className="grid2">
             <label>
@@ -219,7 +234,14 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
               </select>
             </label>
             {task === "vision" ? (
-              <ColumnSelect id="images-col" label="Images column" columns={cols.slice(1)} value={imagesCol} onChange={setImagesCol} help="the column with each row's image path in the zip" />
+              <ColumnSelect
+                id="images-col"
+                label="Images column"
+                columns={cols.slice(1)}
+                value={imagesCol}
+                onChange={setImagesCol}
+                help="the column with each row's image path in the zip"
+              />
             ) : null}
             {!source && kind !== "detection" ? (
               <ColumnSelect
@@ -236,7 +258,13 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
           {binary ? (
             <label htmlFor="positive-class">
               Positive class (the disease or finding)
-              <select id="positive-class" value={positiveClass ?? ""} onChange={(e) => setPositiveChoice(e.target.value)} aria-describedby="positive-class-help" data-testid="positive-class">
+              <select
+                id="positive-class"
+                value={positiveClass ?? ""}
+                onChange={(e) => setPositiveChoice(e.target.value)}
+                aria-describedby="positive-class-help"
+                data-testid="positive-class"
+              >
                 {binary.values.map((v) => (
                   <option key={v} value={v}>
                     {v} ({binary.counts[v]} rows{v === binary.proposed ? ", the less frequent" : ""})
@@ -248,8 +276,22 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
               </span>
             </label>
           ) : null}
-          <ColumnChecklist legend="Label column(s): what the model predicts" columns={cols.slice(1).filter((c) => c.name !== imagesCol && c.name !== splitCol)} value={labelCols} onChange={setLabelCols} testId="label-cols" />
-          {task === "data" ? <ColumnChecklist legend="Input columns (data_cols)" columns={candidates} value={dataCols} onChange={setDataCols} testId="data-cols" /> : null}
+          <ColumnChecklist
+            legend="Label column(s): what the model predicts"
+            columns={cols.slice(1).filter((c) => c.name !== imagesCol && c.name !== splitCol)}
+            value={labelCols}
+            onChange={setLabelCols}
+            testId="label-cols"
+          />
+          {task === "data" ? (
+            <ColumnChecklist
+              legend="Input columns (data_cols)"
+              columns={candidates}
+              value={dataCols}
+              onChange={setDataCols}
+              testId="data-cols"
+            />
+          ) : null}
 
           <h2>3. Settings</h2>
           <div className="grid2">
@@ -274,11 +316,27 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
             </fieldset>
             <label>
               Time budget in seconds (optional)
-              <input type="number" min={1} step="any" inputMode="numeric" value={budget} onChange={(e) => setBudget(e.target.value)} placeholder="server default" data-testid="budget" />
+              <input
+                type="number"
+                min={1}
+                step="any"
+                inputMode="numeric"
+                value={budget}
+                onChange={(e) => setBudget(e.target.value)}
+                placeholder="server default"
+                data-testid="budget"
+              />
             </label>
             <label>
               Experiment ID
-              <input type="number" min={1} required value={experimentId ?? ""} onChange={(e) => setExperimentId(e.target.value ? Number(e.target.value) : null)} data-testid="experiment-id" />
+              <input
+                type="number"
+                min={1}
+                required
+                value={experimentId ?? ""}
+                onChange={(e) => setExperimentId(e.target.value ? Number(e.target.value) : null)}
+                data-testid="experiment-id"
+              />
               <span className="muted small">proposed: one more than your highest</span>
             </label>
           </div>

@@ -41,11 +41,25 @@ export function AccountPage() {
         </label>
         <label>
           New password (at least 12 characters)
-          <input type="password" autoComplete="new-password" required minLength={12} value={next} onChange={(e) => setNext(e.target.value)} />
+          <input
+            type="password"
+            autoComplete="new-password"
+            required
+            minLength={12}
+            value={next}
+            onChange={(e) => setNext(e.target.value)}
+          />
         </label>
         <label>
           New password again
-          <input type="password" autoComplete="new-password" required minLength={12} value={again} onChange={(e) => setAgain(e.target.value)} />
+          <input
+            type="password"
+            autoComplete="new-password"
+            required
+            minLength={12}
+            value={again}
+            onChange={(e) => setAgain(e.target.value)}
+          />
         </label>
         <ErrorBox error={error} />
         {done ? (
@@ -68,7 +82,12 @@ function EraseAccountForm() {
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setError(null);
-    if (!window.confirm("Erase your account? Every experiment, model, report, dataset, API key and chat of yours is deleted for good. This cannot be undone.")) return;
+    if (
+      !window.confirm(
+        "Erase your account? Every experiment, model, report, dataset, API key and chat of yours is deleted for good. This cannot be undone.",
+      )
+    )
+      return;
     try {
       await api("DELETE", "/v1/me", { password });
       window.location.assign("/signin");
@@ -81,12 +100,19 @@ function EraseAccountForm() {
     <form onSubmit={submit} className="card narrow" aria-label="Erase account">
       <h2>Erase account</h2>
       <p className="muted">
-        Deletes everything of yours, in the database and in storage: experiments, models, reports, uploaded datasets, API keys, sessions, chat
-        conversations and logs. Only the audit log keeps a record of what was done, without names.
+        Deletes everything of yours, in the database and in storage: experiments, models, reports, uploaded datasets, API keys, sessions,
+        chat conversations and logs. Only the audit log keeps a record of what was done, without names.
       </p>
       <label>
         Your password
-        <input type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} data-testid="erase-password" />
+        <input
+          type="password"
+          autoComplete="current-password"
+          required
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+          data-testid="erase-password"
+        />
       </label>
       <ErrorBox error={error} />
       <button type="submit" className="danger">

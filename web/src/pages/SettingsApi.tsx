@@ -57,7 +57,9 @@ export function ApiKeysPage() {
   return (
     <section>
       <h1>Settings → API</h1>
-      <p>API keys let your programs call Builder (<code>Authorization: Bearer &lt;key&gt;</code>). Each key is shown once, when it is made.</p>
+      <p>
+        API keys let your programs call Builder (<code>Authorization: Bearer &lt;key&gt;</code>). Each key is shown once, when it is made.
+      </p>
       <ErrorBox error={error} />
       {created ? (
         <div className="note key-once" role="status" data-testid="new-key">
@@ -92,14 +94,23 @@ export function ApiKeysPage() {
         </label>
         <label>
           Requests per minute (optional)
-          <input type="number" min={1} max={1000000} inputMode="numeric" value={limit} onChange={(e) => setLimit(e.target.value)} placeholder={defaultLimit === null ? "server default" : `server default: ${defaultLimit}`} />
+          <input
+            type="number"
+            min={1}
+            max={1000000}
+            inputMode="numeric"
+            value={limit}
+            onChange={(e) => setLimit(e.target.value)}
+            placeholder={defaultLimit === null ? "server default" : `server default: ${defaultLimit}`}
+          />
         </label>
         <button type="submit">Generate new key</button>
       </form>
       <h2>Your keys</h2>
       {revokedCount > 0 ? (
         <label className="check">
-          <input type="checkbox" checked={showRevoked} onChange={(e) => setShowRevoked(e.target.checked)} /> Show revoked keys ({revokedCount})
+          <input type="checkbox" checked={showRevoked} onChange={(e) => setShowRevoked(e.target.checked)} /> Show revoked keys (
+          {revokedCount})
         </label>
       ) : null}
       {keys === null || shown === null ? (

@@ -72,8 +72,8 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
             </li>
           </ul>
           <p className="muted small">
-            The code keeps a stranger who reaches this page from taking the server; it stops working once an account exists. From the server's terminal instead:{" "}
-            <code>./builder users create --email you@hospital.org --password '…'</code>
+            The code keeps a stranger who reaches this page from taking the server; it stops working once an account exists. From the
+            server's terminal instead: <code>./builder users create --email you@hospital.org --password '…'</code>
           </p>
         </div>
       ) : null}

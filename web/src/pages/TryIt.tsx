@@ -30,17 +30,25 @@ export function TryItPage({ id }: { id: number }) {
         {model.kind.replace("_", " ")} · {model.problem} · model version {model.version}
       </p>
       <div className="try-grid">
-        <div>{model.kind === "tabular" ? <TabularForm
+        <div>
+          {model.kind === "tabular" ? (
+            <TabularForm
               id={id}
               model={model}
               onValues={(v, missing) => {
                 setValues(v);
                 setIncomplete(missing);
               }}
-            /> : <ImageTry id={id} model={model} />}</div>
+            />
+          ) : (
+            <ImageTry id={id} model={model} />
+          )}
+        </div>
         <div>
           <h2>The same call from a program</h2>
-          {incomplete ? <p className="muted small">Empty fields are written as null below: fill them in, or the API answers which value is missing.</p> : null}
+          {incomplete ? (
+            <p className="muted small">Empty fields are written as null below: fill them in, or the API answers which value is missing.</p>
+          ) : null}
           <SnippetTabs snippets={predictSnippets(location.origin, id, model, values)} />
         </div>
       </div>
@@ -89,7 +97,15 @@ function ScoreTable({ model, result }: { model: Model; result: Prediction }) {
   );
 }
 
-function TabularForm({ id, model, onValues }: { id: number; model: Model; onValues: (v: Array<number | null>, incomplete: boolean) => void }) {
+function TabularForm({
+  id,
+  model,
+  onValues,
+}: {
+  id: number;
+  model: Model;
+  onValues: (v: Array<number | null>, incomplete: boolean) => void;
+}) {
   const cols = model.inputs.columns ?? (model.inputs.data_cols ?? []).map((name) => ({ name, type: "numeric" as const }));
   const [raw, setRaw] = useState<string[]>(() => cols.map((c) => ("categories" in c && c.categories ? "0" : "")));
   const [result, setResult] = useState<Prediction | null>(null);
@@ -100,7 +116,17 @@ function TabularForm({ id, model, onValues }: { id: number; model: Model; onValu
   const takesNull = cols.map((c) => "missing" in c && !!c.missing);
   const message = numbers.map((n, i) => (Number.isNaN(n) && takesNull[i] ? null : n));
   // The snippets show what the form would send: an empty required field is null there, never an invented 0.
-  useEffect(() => onValues(message.map((n) => (n === null || Number.isFinite(n) ? n : null)), message.some((n) => n !== null && !Number.isFinite(n))), [raw]); // eslint-disable-line react-hooks/exhaustive-deps
+  // Only the fields' text decides: `message` is derived from it on every render, and the parent's callback is new each time.
+  /* eslint-disable react-hooks/exhaustive-deps */
+  useEffect(
+    () =>
+      onValues(
+        message.map((n) => (n === null || Number.isFinite(n) ? n : null)),
+        message.some((n) => n !== null && !Number.isFinite(n)),
+      ),
+    [raw],
+  );
+  /* eslint-enable react-hooks/exhaustive-deps */
   const warnings = cols.map((c, i) => outOfRange(c, raw[i]));
   const flagged = cols.map((c, i) => (warnings[i] ? `${c.name} ${raw[i]}` : null)).filter((w): w is string => w !== null);
 
@@ -131,7 +157,10 @@ function TabularForm({ id, model, onValues }: { id: number; model: Model; onValu
   return (
     <form onSubmit={submit} aria-label="Prediction inputs">
       <h2>Inputs</h2>
-      <p className="muted small">Paste a whole CSV row into any field to fill them all: the values in this order, or the header line and the row (from the training CSV, say).</p>
+      <p className="muted small">
+        Paste a whole CSV row into any field to fill them all: the values in this order, or the header line and the row (from the training
+        CSV, say).
+      </p>
       {pasteProblem ? (
         <p className="field-warning" role="alert">
           {pasteProblem}
@@ -151,7 +180,16 @@ function TabularForm({ id, model, onValues }: { id: number; model: Model; onValu
           return categories ? (
             <label key={c.name}>
               {c.name} <span className="muted">(code 0–{categories - 1}: the value's place in the sorted list of the CSV's values)</span>
-              <input type="number" min={0} max={categories - 1} step={1} required value={raw[i]} onChange={(e) => set(e.target.value)} onPaste={paste} />
+              <input
+                type="number"
+                min={0}
+                max={categories - 1}
+                step={1}
+                required
+                value={raw[i]}
+                onChange={(e) => set(e.target.value)}
+                onPaste={paste}
+              />
               {warning}
             </label>
           ) : (
@@ -176,7 +214,8 @@ function TabularForm({ id, model, onValues }: { id: number; model: Model; onValu
       <ErrorBox error={error} title="Prediction failed" />
       {result && flagged.length ? (
         <p className="note warn" role="note" data-testid="range-note">
-          Scored with {flagged.length === 1 ? "a value" : "values"} outside the training data: {flagged.join(", ")}. The model has not learned from such values; do not rely on this score. Check the value (a typing error?) and its unit.
+          Scored with {flagged.length === 1 ? "a value" : "values"} outside the training data: {flagged.join(", ")}. The model has not
+          learned from such values; do not rely on this score. Check the value (a typing error?) and its unit.
         </p>
       ) : null}
       {result ? <ScoreTable model={model} result={result} /> : null}
@@ -241,8 +280,14 @@ function ImageTry({ id, model }: { id: number; model: Model }) {
       {image && result ? (
         <>
           <div className="overlay-wrap" data-testid="overlay">
-            <img src={image} alt="The image sent to the model" onLoad={(e) => setSize({ w: e.currentTarget.naturalWidth, h: e.currentTarget.naturalHeight })} />
-            {result.gradients && camClass && result.gradients[camClass] ? <GradCam map={result.gradients[camClass]} opacity={opacity} /> : null}
+            <img
+              src={image}
+              alt="The image sent to the model"
+              onLoad={(e) => setSize({ w: e.currentTarget.naturalWidth, h: e.currentTarget.naturalHeight })}
+            />
+            {result.gradients && camClass && result.gradients[camClass] ? (
+              <GradCam map={result.gradients[camClass]} opacity={opacity} />
+            ) : null}
             {result.boxes && size ? <Boxes result={result} size={size} minScore={minScore} /> : null}
           </div>
           {result.gradients && camClass && result.gradients[camClass] ? <GradCamLegend /> : null}
@@ -250,7 +295,15 @@ function ImageTry({ id, model }: { id: number; model: Model }) {
             <div className="grid2">
               <label>
                 Grad-CAM opacity
-                <input type="range" min={0} max={1} step={0.05} value={opacity} onChange={(e) => setOpacity(Number(e.target.value))} data-testid="opacity" />
+                <input
+                  type="range"
+                  min={0}
+                  max={1}
+                  step={0.05}
+                  value={opacity}
+                  onChange={(e) => setOpacity(Number(e.target.value))}
+                  data-testid="opacity"
+                />
               </label>
               <label>
                 Map of class
@@ -269,7 +322,15 @@ function ImageTry({ id, model }: { id: number; model: Model }) {
           {result.boxes ? (
             <label>
               Minimum score: {minScore.toFixed(2)}
-              <input type="range" min={model.detection?.score_threshold ?? 0} max={1} step={0.01} value={minScore} onChange={(e) => setMinScore(Number(e.target.value))} data-testid="score-slider" />
+              <input
+                type="range"
+                min={model.detection?.score_threshold ?? 0}
+                max={1}
+                step={0.01}
+                value={minScore}
+                onChange={(e) => setMinScore(Number(e.target.value))}
+                data-testid="score-slider"
+              />
             </label>
           ) : null}
           {result.boxes ? <BoxList result={result} minScore={minScore} /> : <ScoreTable model={model} result={result} />}
@@ -284,7 +345,12 @@ function GradCamLegend() {
   return (
     <div className="cam-legend" data-testid="gradcam-legend">
       <span>Less influence</span>
-      <span className="ramp" style={{ background: rampGradient() }} role="img" aria-label="Colour scale from dark purple (little influence) through red and orange to pale yellow (most influence)" />
+      <span
+        className="ramp"
+        style={{ background: rampGradient() }}
+        role="img"
+        aria-label="Colour scale from dark purple (little influence) through red and orange to pale yellow (most influence)"
+      />
       <span>More influence on the prediction</span>
     </div>
   );
@@ -305,7 +371,14 @@ function GradCam({ map, opacity }: { map: number[][]; opacity: number }) {
 
 function Boxes({ result, size, minScore }: { result: Prediction; size: { w: number; h: number }; minScore: number }) {
   return (
-    <svg className="boxes" viewBox={`0 0 ${size.w} ${size.h}`} preserveAspectRatio="none" role="img" aria-label="Detected boxes" data-testid="boxes">
+    <svg
+      className="boxes"
+      viewBox={`0 0 ${size.w} ${size.h}`}
+      preserveAspectRatio="none"
+      role="img"
+      aria-label="Detected boxes"
+      data-testid="boxes"
+    >
       {result.boxes!.map((b, i) =>
         result.score[i] >= minScore ? (
           <g key={i}>
