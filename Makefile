@@ -58,9 +58,8 @@ typecheck: $(NPM_STAMP)
 	npx tsx scripts/web-api-types.ts
 	npx tsc -p web/tsconfig.json
 
-# `make test` lints the code (ESLint, Ruff) before the tests. The format checks (prettier --check, ruff format --check)
-# are in `make lint` and join `make test` once `make format` has been applied to the whole tree.
-test: install typecheck lint-code test-py test-ts
+# `make test` lints (ESLint, Ruff, and the Prettier / ruff format checks: `make format` fixes those) before the tests.
+test: install typecheck lint test-py test-ts
 	@node scripts/test-summary.mjs
 
 # The fast tier for the edit-test loop: the TypeScript unit tests (test/unit: no shared database, no training, no
