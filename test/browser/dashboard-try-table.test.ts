@@ -81,8 +81,8 @@ describe.skipIf(!haveChromium || !haveFixturePython)("dashboard: Try it on a tab
 
   it("an emptied field is null in the snippet, with a word to fill it in", async () => {
     await field("bmi").fill("");
-    const curl = (await page.getByTestId("snippet-curl").textContent())!;
-    expect(curl).toContain('{"message":[67,1,null,2]}');
+    // The snippet follows the field after React's next render: wait for it rather than read it at once.
+    await expect.poll(() => page.getByTestId("snippet-curl").textContent()).toContain('{"message":[67,1,null,2]}');
     await page.getByText("Empty fields are written as null").waitFor();
     await screenshot(page, "41-try-table-empty-field");
   });
