@@ -165,7 +165,15 @@ ${p.validation.length ? `<details open><summary>Validation figures (for comparis
       c.ece
         ? `Expected calibration error (ECE) on the test patients: ${num(c.ece.value)} (95% interval ${num(c.ece.ci_low)} – ${num(c.ece.ci_high)}); 0 means the scores can be read as probabilities.`
         : "No calibration figure for this kind of model."
-    }${c.method ? ` Scores were calibrated on the validation patients (${esc(CALIBRATION_WORDS[c.method] ?? c.method)}).` : ""}${c.figure ? " The calibration plot is on the experiment's page." : ""}</p><p class="muted">Not computed yet by Builder: ${c.not_yet.map(esc).join("; ")}.</p>`,
+    }${c.method ? ` Scores were calibrated on the validation patients (${esc(CALIBRATION_WORDS[c.method] ?? c.method)}).` : ""}${
+      c.slope && c.intercept
+        ? ` Calibration slope ${num(c.slope.value)} (95% interval ${num(c.slope.ci_low)} – ${num(c.slope.ci_high)}; 1 is ideal, below 1 the risks are too extreme) and intercept ${num(c.intercept.value)} (${num(c.intercept.ci_low)} – ${num(c.intercept.ci_high)}; 0 is ideal, below 0 the risks are too high).`
+        : ""
+    }${c.figure ? " The calibration plot is on the experiment's page." : ""}${
+      c.decision_curve
+        ? " A decision curve (net benefit of acting on the model against acting on everyone or no one) is on the experiment's page."
+        : ""
+    }</p><p class="muted">Not computed by Builder for this model: ${c.not_yet.map(esc).join("; ")}.</p>`,
   );
 
   sections.push(

@@ -193,6 +193,11 @@ function splitSection(row: ExperimentRow, manifest: Manifest) {
 
 export type ModelCard = ReturnType<typeof buildModelCard>;
 
+/** A metric's value and interval as the card prints it, or null where the model has none (or an empty value). */
+function interval(m: { value: number | null; ci_low?: number | null; ci_high?: number | null } | undefined) {
+  return m && typeof m.value === "number" ? { value: m.value, ci_low: m.ci_low ?? null, ci_high: m.ci_high ?? null } : null;
+}
+
 export function buildModelCard({ row, model, retrospectives, generatedAt }: ModelCardInput) {
   const manifest = model.manifest as Manifest;
   const warnings: ResultWarning[] = warningsOf(manifest, row.datasetReport);
@@ -259,7 +264,17 @@ export function buildModelCard({ row, model, retrospectives, generatedAt }: Mode
       ece: ece ? { value: ece.value, ci_low: ece.ci_low, ci_high: ece.ci_high } : null,
       method: typeof calibrationMethod === "string" ? calibrationMethod : null,
       figure: manifest.figures.find((f) => /calibration/i.test(f.name))?.name ?? null,
-      not_yet: ["calibration slope and intercept", "a decision curve", "figures by subgroup"],
+      slope: interval(manifest.metrics.test.calibration_slope),
+      intercept: interval(manifest.metrics.test.calibration_intercept),
+      decision_curve: clinical?.decision_curve
+        ? (manifest.figures.find((f) => f.name === "decision_curve")?.name ?? "decision_curve")
+        : null,
+      // What Builder does not compute for this model: said, not left for the reader to wonder about.
+      not_yet: [
+        ...(manifest.metrics.test.calibration_slope ? [] : ["calibration slope and intercept"]),
+        ...(clinical?.decision_curve ? [] : ["a decision curve"]),
+        "figures by subgroup",
+      ],
     },
     subgroups: null,
     warnings: warnings.map(({ code, severity, title, message }) => ({ code, severity, title, message })),

@@ -136,6 +136,10 @@ describe(`model card on ${primaryTarget()}`, () => {
     expect(card.performance.confusion_matrix.counts.flat().reduce((a: number, b: number) => a + b, 0)).toBe(test);
     expect(card.performance.operating_point.chosen_on).toMatch(/validation/);
     expect(card.calibration.ece.value).toBe(exp.metrics.ece.value);
+    // a binary model has a decision curve, and its slope is the experiment's (or empty where the scores separate)
+    expect(card.calibration.decision_curve).toBe("decision_curve");
+    expect(card.calibration.not_yet).not.toContain("a decision curve");
+    expect(card.calibration.slope?.value ?? null).toBe(exp.metrics.calibration_slope?.value ?? null);
     // Warnings are the experiment's; the limitations name the internal split and recommend a Retrospective study.
     expect(card.warnings).toEqual(
       exp.warnings.map(({ code, severity, title, message }: Record<string, string>) => ({ code, severity, title, message })),
