@@ -135,6 +135,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     },
   };
   closers.push(() => services.serving.close());
+  closers.push(() => batches.close());
   if (opts.runner !== false) {
     runner = createRunner({ config, repo: experimentRepo, bucket, logger, events });
     services.runner = runner;

@@ -46,9 +46,18 @@ export class BatchRepository {
       .where(eq(batches.id, id));
   }
 
+  /** Marks batches as alive (queued behind another in a live process). */
+  async touch(ids: string[]): Promise<void> {
+    await this.db
+      .update(batches)
+      .set({ updatedAt: sql`now()` })
+      .where(inArray(batches.id, ids));
+  }
+
   /**
    * Batches whose runner stopped (its process died): not updated for `staleSeconds` while queued or running. A
-   * running batch is touched at least every few seconds, so another replica's live batch is never taken for dead.
+   * running batch is touched every second it makes progress and a queued one every 30 s (BatchService.keepAlive), so
+   * another replica's live batch is never taken for dead.
    */
   async failStale(staleSeconds: number, reason: string): Promise<number> {
     const rows = await this.db

@@ -62,6 +62,14 @@ export interface BatchView {
 
 export class BatchService {
   private readonly queue = new PQueue({ concurrency: 1 });
+  /**
+   * Batches of this process, queued or running: touched every 30 s, so no replica's recover() takes one for dead while
+   * it waits behind another or converts a large workbook before its first line.
+   */
+  private readonly alive = new Set<string>();
+  private readonly keepAlive = setInterval(() => {
+    if (this.alive.size) this.deps.repo.touch([...this.alive]).catch(() => undefined);
+  }, 30_000).unref();
 
   constructor(
     private readonly deps: {
@@ -151,7 +159,8 @@ export class BatchService {
       inputKind: kind,
       status: "queued",
     });
-    void this.queue.add(() => this.run(row, input, work, model.manifest));
+    this.alive.add(row.id);
+    void this.queue.add(() => this.run(row, input, work, model.manifest).finally(() => this.alive.delete(row.id)));
     return row;
   }
 
@@ -241,6 +250,10 @@ export class BatchService {
   /** Waits for the batches queued in this process (tests, shutdown). */
   idle(): Promise<void> {
     return this.queue.onIdle();
+  }
+
+  close(): void {
+    clearInterval(this.keepAlive);
   }
 }
 

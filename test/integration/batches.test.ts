@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { sql } from "drizzle-orm";
 import ExcelJS from "exceljs";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
@@ -216,5 +217,31 @@ describe.skipIf(!haveFixturePython)("batch scoring", () => {
         })
       ).status,
     ).toBe(404);
+  });
+
+  it("at start-up a batch left queued or running by a dead process is failed with the reason; a live one is left alone", async () => {
+    const res = await send(1, "text/csv", "patient_id,age,sex,bmi,site\nP1,40,F,25,north\n");
+    const { batch_id: live } = (await res.json()) as { batch_id: string };
+    await finished(live);
+    const db = server.services.db;
+    // two batches as a killed server leaves them: not touched for 10 minutes
+    const dead = await db.execute(
+      sql`insert into batches (user_id, experiment_uuid, experiment_id, model_version, input_kind, status, updated_at)
+          select user_id, experiment_uuid, experiment_id, model_version, input_kind, s, now() - interval '10 minutes'
+          from batches, (values ('queued'), ('running')) as v(s) where id = ${live} returning id`,
+    );
+    await server.services.batches.recover();
+    const deadRows = (dead as unknown as { rows: Array<{ id: string }> }).rows;
+    expect(deadRows).toHaveLength(2);
+    for (const { id } of deadRows) {
+      const b = (await (await fetch(`${server.url}/v1/batches/${id}`, { headers: bearer(user.key) })).json()) as Record<string, unknown>;
+      expect(b).toMatchObject({
+        status: "failed",
+        failure_reason: "the server stopped while this batch was being scored; send the file again",
+      });
+    }
+    expect(
+      ((await (await fetch(`${server.url}/v1/batches/${live}`, { headers: bearer(user.key) })).json()) as { status: string }).status,
+    ).toBe("done");
   });
 });
