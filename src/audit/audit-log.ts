@@ -1,6 +1,7 @@
 import { desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { auditEvents } from "../db/schema.js";
+import { spreadsheetCell } from "../datasets/table-writer.js";
 import type { Logger } from "../logger.js";
 
 /** What is recorded. Names are part of the API (GET /v1/audit): add new ones, never rename. */
@@ -97,7 +98,5 @@ export function auditView(r: AuditRow) {
 }
 
 function csvCell(value: unknown): string {
-  let s = String(value);
-  if (/^[=+\-@]/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  return typeof value === "number" ? String(value) : spreadsheetCell(String(value));
 }

@@ -5,6 +5,7 @@ import { pipeline } from "node:stream/promises";
 import ExcelJS from "exceljs";
 import yazl from "yazl";
 import { ApiError } from "../errors.js";
+import { csvLine } from "./table-writer.js";
 import { feedUpload, isClientAbort, uploadInterrupted, UploadInterruptedError } from "./upload-stream.js";
 
 // A bare table uploaded for a data task: what a clinician tries first is the spreadsheet itself, not a zip of it
@@ -104,8 +105,8 @@ export async function xlsxFirstSheetToCsv(xlsxFile: string, csvFile: string, nam
       for await (const row of sheet) {
         const values = (row.values as ExcelJS.CellValue[]).slice(1); // ExcelJS rows are 1-based
         if (rows === 0) width = values.length;
-        const cells = Array.from({ length: Math.max(width, values.length) }, (_, i) => csvCell(cellText(values[i])));
-        if (!out.write(`${cells.join(",")}\n`)) await new Promise<void>((r) => out.once("drain", () => r()));
+        const cells = Array.from({ length: Math.max(width, values.length) }, (_, i) => cellText(values[i]));
+        if (!out.write(csvLine(cells))) await new Promise<void>((r) => out.once("drain", () => r()));
         rows++;
       }
     }
@@ -136,10 +137,6 @@ function cellText(v: ExcelJS.CellValue | undefined): string {
   if ("text" in v) return String(v.text); // a hyperlink
   if ("error" in v) return ""; // #N/A, #DIV/0!: no value
   return "";
-}
-
-function csvCell(text: string): string {
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 /** A zip holding one file, as a stream for the bucket. */
