@@ -46,7 +46,14 @@ describe(`chat about a really trained model on ${primaryTarget()}`, () => {
       const m = exp.metrics[name];
       expect(reply).toContain(`${label} ${m.value.toFixed(3)} (95% CI ${m.ci_low.toFixed(3)}–${m.ci_high.toFixed(3)})`);
     }
-    expect(reply).toContain(`${exp.dataset_report.summary.split.test} held-out test patients`);
+    const split = exp.dataset_report.summary.split;
+    expect(reply).toContain(`${split.train} train / ${split.val} validation / ${split.test} test`);
+    // A perfect test score (this small, easy set can give AUC 1.000) raises the severe leakage warning, and the trust
+    // line then says so instead of reading the interval as reassurance; otherwise it reads the interval.
+    const severe = (exp.warnings as Array<{ code: string; severity: string }>).filter((w) => w.severity === "severe");
+    if (severe.length) expect(reply).toContain(`Can you trust it? Not as it is: `);
+    else expect(reply).toContain(`was measured on ${split.test} held-out test patients`);
+    for (const w of severe) expect(reply).toContain(`(${w.code})`);
     expect(references.map((r) => `${r.type}:${r.id}`)).toEqual(["experiment:42", `dataset:${userId}/tabular/data.zip`, "model:42"]);
   });
 
