@@ -93,8 +93,9 @@ def write_figures(out_dir: str, problem: str, classes: list[dict], extras: dict,
         )
     else:
         curves = extras["curves"]
-        # Binary: one curve, for the positive class (index 1); multiclass: one-vs-rest per class.
-        keys = ["1"] if problem == "binary" else [str(c["index"]) for c in classes]
+        # Binary: one curve, for the positive class (the request's positive_class, else index 1); multiclass:
+        # one-vs-rest per class.
+        keys = [str(extras.get("positive_index", 1))] if problem == "binary" else [str(c["index"]) for c in classes]
         label = {str(c["index"]): str(c["name"]) for c in classes}
         roc = [(label[k], curves["roc"][k]["fpr"], curves["roc"][k]["tpr"]) for k in keys if k in curves["roc"]]
         pr = [(label[k], curves["pr"][k]["recall"], curves["pr"][k]["precision"]) for k in keys if k in curves["pr"]]

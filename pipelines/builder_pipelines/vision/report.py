@@ -107,7 +107,8 @@ def write_test_figures(out_dir: str, problem: str, classes: list[dict], section:
         )
     else:
         curves = section["curves"]
-        shown = [c for c in range(len(classes)) if not (problem == "binary" and c == 0)]  # binary: the positive class
+        # Binary: one curve, for the positive class (the request's positive_class, else index 1).
+        shown = [section.get("positive_index", 1)] if problem == "binary" else list(range(len(classes)))
         roc = [
             (names[c], curves["roc"][str(c)]["fpr"], curves["roc"][str(c)]["tpr"])
             for c in shown
