@@ -13,12 +13,14 @@ const NewExperimentPage = lazy(() => import("./pages/NewExperiment").then((m) =>
 const TryItPage = lazy(() => import("./pages/TryIt").then((m) => ({ default: m.TryItPage })));
 const ApiKeysPage = lazy(() => import("./pages/SettingsApi").then((m) => ({ default: m.ApiKeysPage })));
 const AccountPage = lazy(() => import("./pages/SettingsAccount").then((m) => ({ default: m.AccountPage })));
+const ActivityPage = lazy(() => import("./pages/SettingsActivity").then((m) => ({ default: m.ActivityPage })));
 
 const NAV: Array<[string, string]> = [
   ["/experiments", "Experiments"],
   ["/experiments/new", "New experiment"],
   ["/settings/api", "Settings → API"],
   ["/settings/account", "Account"],
+  ["/settings/activity", "Activity"],
 ];
 
 function Page({ path, query }: { path: string; query: URLSearchParams }) {
@@ -30,6 +32,7 @@ function Page({ path, query }: { path: string; query: URLSearchParams }) {
   if (m) return <ExperimentPage id={Number(m.id)} />;
   if (path === "/settings" || path === "/settings/api") return <ApiKeysPage />;
   if (path === "/settings/account") return <AccountPage />;
+  if (path === "/settings/activity") return <ActivityPage />;
   return (
     <section>
       <h1>Not found</h1>

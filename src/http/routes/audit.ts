@@ -1,17 +1,14 @@
 import { z } from "zod";
 import { pageSecurityHeaders } from "../page-security.js";
 import { defineRoute } from "../route.js";
+import { AUDIT_ACTIONS } from "../../audit/audit-log.js";
 
 const CSV_HEADERS = pageSecurityHeaders();
 
 const auditEntry = z.object({
   seq: z.number(),
   at: z.string().describe("ISO 8601"),
-  action: z
-    .string()
-    .describe(
-      "sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, account_erasure_requested, account_erased",
-    ),
+  action: z.string().describe(`one of ${AUDIT_ACTIONS.join(", ")}; new actions may be added, none is renamed`),
   via: z.string().describe("api_key, session, cli or system"),
   target: z.string().nullable().describe('what it acted on: "experiment 3", "key bld_1a2B3c4D"'),
   details: z.record(z.string(), z.unknown()),

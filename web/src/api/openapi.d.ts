@@ -1204,7 +1204,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, account_erasure_requested, account_erased */
+                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased; new actions may be added, none is renamed */
                             action: string;
                             /** @description ISO 8601 */
                             at: string;

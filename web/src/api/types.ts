@@ -17,6 +17,7 @@ export type Setup = ResponseOf<"get_v1_setup", 200>;
 export type Session = ResponseOf<"get_v1_session", 200>;
 export type SignUpAccepted = ResponseOf<"post_v1_users", 202>;
 export type ApiKey = ResponseOf<"get_v1_api_keys", 200>["data"][number];
+export type AuditPage = ResponseOf<"get_v1_audit", 200>;
 export type NewApiKey = ResponseOf<"post_v1_api_keys", 201>;
 export type UploadResult = ResponseOf<"post_v1_files", 201>;
 export type DatasetReport = ResponseOf<"post_v1_datasets_validate", 200>;
