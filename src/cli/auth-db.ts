@@ -1,4 +1,5 @@
 import { directOps, type AdminOps } from "../auth/admin-ops.js";
+import { AdminRepository } from "../auth/admin.repository.js";
 import { adminSocketPath, remoteOps } from "../auth/admin-socket.js";
 import { ApiKeyService } from "../auth/api-key.service.js";
 import { UserService } from "../auth/user.service.js";
@@ -29,7 +30,7 @@ export async function withAdminOps<T>(fn: (ops: AdminOps) => Promise<T>): Promis
     const database = await openDatabase({ url: cfg.DATABASE_URL, dataDir: cfg.dataDir });
     try {
       await database.migrate();
-      return await fn(directOps(new UserService(database.db), new ApiKeyService(database.db)));
+      return await fn(directOps(new UserService(database.db), new ApiKeyService(database.db), new AdminRepository(database.db)));
     } finally {
       await database.close();
     }
