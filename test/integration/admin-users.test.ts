@@ -126,7 +126,12 @@ describeEachTarget("administrators manage users (%s)", (target) => {
     const taken = await call("POST", "/v1/admin/invitations", asAdmin(), { role: "admin" });
     const clash = await call("POST", "/v1/invitations/accept", {}, { token: taken.body.token, email: member.email, password });
     expect(clash).toMatchObject({ status: 409, body: { error: { code: "email_taken" } } });
-    const ok = await call("POST", "/v1/invitations/accept", {}, { token: taken.body.token, email: "second.admin@hospital.example", password });
+    const ok = await call(
+      "POST",
+      "/v1/invitations/accept",
+      {},
+      { token: taken.body.token, email: "second.admin@hospital.example", password },
+    );
     expect(ok).toMatchObject({ status: 201, body: { role: "admin" } });
 
     const actions = (await audit(admin)).map((e) => e.action);
@@ -232,7 +237,11 @@ describeEachTarget("administrators manage users (%s)", (target) => {
       "POST",
       "/v1/invitations/accept",
       {},
-      { token: invitation.body.token, email: `after-${randomBytes(4).toString("hex")}@hospital.example`, password: "a long enough password" },
+      {
+        token: invitation.body.token,
+        email: `after-${randomBytes(4).toString("hex")}@hospital.example`,
+        password: "a long enough password",
+      },
     );
     expect(accepted.status).toBe(201);
   });
