@@ -162,7 +162,9 @@ export class AdminRepository {
         .where(and(eq(users.id, link.userId!), isNull(users.erasingAt)))
         .returning({ id: users.id, email: users.email });
       if (row) await tx.delete(sessions).where(eq(sessions.userId, row.id));
-      return { result: row as { id: string; email: string } | undefined };
+      // Undefined when the account is being erased (no row updated): the link is spent all the same.
+      const result: { id: string; email: string } | undefined = row;
+      return { result };
     });
   }
 
@@ -192,7 +194,7 @@ export class AdminRepository {
         )
         .returning();
       if (!claimed) return undefined;
-      const { result, usedBy } = await act(tx as unknown as Db, claimed);
+      const { result, usedBy } = await act(tx, claimed);
       if (usedBy) await tx.update(accountLinks).set({ usedBy }).where(eq(accountLinks.id, claimed.id));
       return { ok: result };
     });

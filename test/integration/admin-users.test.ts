@@ -10,7 +10,7 @@ import { startTestServer, type TestServer } from "../helpers/server.js";
 // disabled account loses its sign-in, its sessions and its API keys at once; the last administrator stays one; a
 // reset link sets a password once and ends the sessions; and every one of these leaves its audit entry.
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = any;
 
 describeEachTarget("administrators manage users (%s)", (target) => {
   let server: TestServer;

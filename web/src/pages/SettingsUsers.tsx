@@ -100,9 +100,11 @@ export function UsersPage() {
             </code>
             <CopyButton text={shown.link} label="Copy link" />
           </div>
-          <button type="button" className="secondary" onClick={() => setShown(null)}>
-            Done
-          </button>
+          <div className="actions">
+            <button type="button" className="secondary" onClick={() => setShown(null)}>
+              I have passed it on
+            </button>
+          </div>
         </div>
       ) : null}
 
@@ -173,7 +175,7 @@ export function UsersPage() {
                           </button>
                         </span>
                       ) : (
-                        <span className="actions">
+                        <span className="row-actions">
                           <button
                             type="button"
                             className="secondary"
@@ -196,16 +198,19 @@ export function UsersPage() {
                               Disable
                             </button>
                           )}
-                          <button
-                            type="button"
-                            className="secondary"
-                            onClick={() =>
-                              act(() => api("PUT", `/v1/admin/users/${u.id}/role`, { role: u.role === "admin" ? "member" : "admin" }))
-                            }
-                            aria-label={`${u.role === "admin" ? "Make member" : "Make administrator"}: ${u.email}`}
-                          >
-                            {u.role === "admin" ? "Make member" : "Make administrator"}
-                          </button>
+                          {/* One's own role is changed by another administrator: no locking oneself out by a click. */}
+                          {self ? null : (
+                            <button
+                              type="button"
+                              className="secondary"
+                              onClick={() =>
+                                act(() => api("PUT", `/v1/admin/users/${u.id}/role`, { role: u.role === "admin" ? "member" : "admin" }))
+                              }
+                              aria-label={`${u.role === "admin" ? "Make member" : "Make administrator"}: ${u.email}`}
+                            >
+                              {u.role === "admin" ? "Make member" : "Make administrator"}
+                            </button>
+                          )}
                         </span>
                       )}
                     </td>
