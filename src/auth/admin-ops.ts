@@ -1,5 +1,6 @@
 import type { ApiKeyInfo, ApiKeyService } from "./api-key.service.js";
 import type { AdminRepository } from "./admin.repository.js";
+import type { AuditLog } from "../audit/audit-log.js";
 import { ApiError } from "../errors.js";
 import type { Role, User, UserService } from "./user.service.js";
 
@@ -21,7 +22,7 @@ export interface AdminOps {
   markForErasure(input: { email: string }): Promise<{ id: string }>;
 }
 
-export function directOps(users: UserService, apiKeys: ApiKeyService, admins: AdminRepository): AdminOps {
+export function directOps(users: UserService, apiKeys: ApiKeyService, admins: AdminRepository, audit: AuditLog): AdminOps {
   return {
     createUser: async ({ email, password, admin }) => {
       const noAdminYet = !(await admins.listUsers()).some((u) => u.role === "admin" && !u.erasingAt);
@@ -33,6 +34,9 @@ export function directOps(users: UserService, apiKeys: ApiKeyService, admins: Ad
       if (changed === "last_admin")
         throw new ApiError(409, "last_admin", `${user.email} is the last active administrator: make another user one first`);
       await apiKeys.forgetCachedKeysOf(user.id);
+      // The terminal has no signed-in actor: the entry goes under the account whose role changed, as `users erase` does.
+      if (user.role !== role)
+        await audit.record({ userId: user.id, via: "cli" }, "role_changed", `user ${user.id}`, { from: user.role, to: role });
       return { ...user, role };
     },
     createKey: async ({ email, name, rateLimitPerMinute }) =>

@@ -9,6 +9,7 @@ import { FirstRunSetup } from "./first-run.js";
 import { adminSocketPath, startAdminSocket } from "./admin-socket.js";
 import { ApiKeyService } from "./api-key.service.js";
 import { AdminRepository } from "./admin.repository.js";
+import { AuditLog } from "../audit/audit-log.js";
 import { createLimiters, rateLimitHeaders, retryAfterSeconds, type Limiters } from "./rate-limit.js";
 import { safeEqual } from "./secrets.js";
 import { readCookie, SESSION_COOKIE, SessionService, type SessionInfo } from "./session.service.js";
@@ -74,7 +75,7 @@ export async function createAuth(deps: {
   // On PGlite this process owns the database folder: the users/keys CLI reaches it through this socket.
   const closeAdminSocket =
     deps.database?.kind === "pglite"
-      ? await startAdminSocket(adminSocketPath(config.dataDir), directOps(users, apiKeys, admins), logger)
+      ? await startAdminSocket(adminSocketPath(config.dataDir), directOps(users, apiKeys, admins, new AuditLog({ db, logger })), logger)
       : async () => {};
 
   /** Counts the request against its limit, sets the three headers, and refuses with 429 when spent. */

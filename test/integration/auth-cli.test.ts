@@ -90,7 +90,10 @@ describe("./builder users and keys (PGlite in BUILDER_DATA_DIR)", () => {
       const promoted = await builder(env, "users", "set-role", "--email", "member@test.example", "--role", "admin");
       expect(promoted.code, promoted.stderr).toBe(0);
       expect(promoted.stdout).toMatch(/member@test.example is now an administrator/);
-      expect((await server.services.auth.users.findByEmail("member@test.example"))?.role).toBe("admin");
+      const promotedUser = await server.services.auth.users.findByEmail("member@test.example");
+      expect(promotedUser?.role).toBe("admin");
+      const entries = await server.services.audit.list(promotedUser!.id, { limit: 10, offset: 0 });
+      expect(entries.data[0]).toMatchObject({ action: "role_changed", via: "cli", details: { from: "member", to: "admin" } });
 
       const revoke = await builder(env, "keys", "revoke", keyId!);
       expect(revoke.code, revoke.stderr).toBe(0);
