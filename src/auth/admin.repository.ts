@@ -45,7 +45,7 @@ export class AdminRepository {
   /**
    * Applies `change` to one user unless, afterwards, no active administrator would be left (that guard is checked
    * and the change made under one lock, so two administrators disabling each other at once cannot both succeed).
-   * Disabling also ends the user's sessions. Returns the user after the change, "last_admin" when refused, undefined when there is no such user.
+   * Disabling also ends the user's sessions and withdraws the links they made. Returns the user after the change, "last_admin" when refused, undefined when there is no such user.
    */
   async changeAccess(userId: string, change: { disabledAt?: Date | null; role?: Role }): Promise<ManagedUser | "last_admin" | undefined> {
     return this.db.transaction(async (tx) => {
@@ -64,8 +64,16 @@ export class AdminRepository {
         if (Number(n) === 0) return "last_admin" as const;
       }
       const [after] = await tx.update(users).set(change).where(eq(users.id, userId)).returning(managedColumns);
-      // A disabled account is signed out everywhere in the same step.
-      if (change.disabledAt) await tx.delete(sessions).where(eq(sessions.userId, userId));
+      if (change.disabledAt) {
+        // A disabled account is signed out everywhere in the same step, and the links it handed out as an
+        // administrator are withdrawn: an account disabled because it was misused must not leave a way back in
+        // (an administrator's invitation). The other administrators see what is pending and can invite again.
+        await tx.delete(sessions).where(eq(sessions.userId, userId));
+        await tx
+          .update(accountLinks)
+          .set({ revokedAt: new Date() })
+          .where(and(eq(accountLinks.createdBy, userId), isNull(accountLinks.usedAt), isNull(accountLinks.revokedAt)));
+      }
       return after;
     });
   }

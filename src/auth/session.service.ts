@@ -73,11 +73,6 @@ export class SessionService {
     return row;
   }
 
-  /** Signs the user out everywhere (a disabled account, a password set from a reset link). */
-  async deleteAllOf(userId: string): Promise<void> {
-    await this.db.delete(sessions).where(eq(sessions.userId, userId));
-  }
-
   async delete(sessionId: string): Promise<void> {
     await this.db.delete(sessions).where(eq(sessions.id, sessionId));
   }

@@ -163,6 +163,14 @@ describeEachTarget("administrators manage users (%s)", (target) => {
 
     const actions = (await audit(admin)).map((e) => `${e.action} ${e.target}`);
     expect(actions).toEqual(expect.arrayContaining([`user_disabled user ${user.userId}`, `user_enabled user ${user.userId}`]));
+
+    // A disabled administrator's pending links are withdrawn with the account.
+    const otherAdmin = await createUserWithKey(server);
+    await call("PUT", `/v1/admin/users/${otherAdmin.userId}/role`, asAdmin(), { role: "admin" });
+    const theirs = await call("POST", "/v1/admin/invitations", bearer(otherAdmin.key), { role: "admin" });
+    expect((await call("POST", `/v1/admin/users/${otherAdmin.userId}/disable`, asAdmin())).status).toBe(200);
+    const check = await call("POST", "/v1/invitations/check", {}, { token: theirs.body.token });
+    expect(check).toMatchObject({ status: 410, body: { error: { code: "invitation_revoked" } } });
   });
 
   it("an administrator cannot disable themselves, nor demote or disable the last active administrator", async () => {
