@@ -39,7 +39,11 @@ describeEachTarget("administrators manage users (%s)", (target) => {
   };
 
   beforeAll(async () => {
-    server = await startTestServer(target, { API_KEY_CACHE_TTL_S: "60", ...limiterEnv(target) });
+    server = await startTestServer(target, {
+      API_KEY_CACHE_TTL_S: "60",
+      PUBLIC_URL: "https://builder.hospital.example/",
+      ...limiterEnv(target),
+    });
     admin = await createUserWithKey(server);
     await server.services.auth.admins.changeAccess(admin.userId, { role: "admin" });
     member = await createUserWithKey(server);
@@ -76,6 +80,7 @@ describeEachTarget("administrators manage users (%s)", (target) => {
     expect(made.status).toBe(201);
     expect(made.headers.get("cache-control")).toBe("no-store");
     expect(made.body.path).toBe(`/invite#${made.body.token}`);
+    expect(made.body.url).toBe(`https://builder.hospital.example/invite#${made.body.token}`);
     const hours = (Date.parse(made.body.expires_at) - Date.now()) / 3600_000;
     expect(hours).toBeGreaterThan(71.9);
     expect(hours).toBeLessThanOrEqual(72);

@@ -36,10 +36,11 @@ function invitationJson(l: AccountLink): z.infer<typeof invitationSchema> {
 }
 
 function linkJson(issued: IssuedLink, config: Config): z.infer<typeof issuedLinkSchema> {
+  const base = config.PUBLIC_URL?.endsWith("/") ? config.PUBLIC_URL.slice(0, -1) : config.PUBLIC_URL;
   return {
     token: issued.token,
     path: issued.path,
-    url: config.PUBLIC_URL ? `${config.PUBLIC_URL.replace(/\/+$/, "")}${issued.path}` : null,
+    url: base ? `${base}${issued.path}` : null,
     expires_at: issued.link.expiresAt.toISOString(),
   };
 }
