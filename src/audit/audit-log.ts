@@ -19,6 +19,14 @@ export const AUDIT_ACTIONS = [
   "first_account_created",
   "account_erasure_requested",
   "account_erased",
+  "invitation_created",
+  "invitation_used",
+  "invitation_revoked",
+  "user_disabled",
+  "user_enabled",
+  "password_reset_issued",
+  "password_reset_used",
+  "role_changed",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

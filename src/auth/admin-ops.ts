@@ -1,11 +1,17 @@
 import type { ApiKeyInfo, ApiKeyService } from "./api-key.service.js";
-import type { User, UserService } from "./user.service.js";
+import type { AdminRepository } from "./admin.repository.js";
+import type { AuditLog } from "../audit/audit-log.js";
+import { ApiError } from "../errors.js";
+import type { Role, User, UserService } from "./user.service.js";
 
 /** What the `users` and `keys` CLI commands do, whether on the database directly or through a running server. */
 export interface AdminOps {
   /** True when a running server does them (PGlite, through its admin socket). */
   remote?: boolean;
-  createUser(input: { email: string; password: string }): Promise<User>;
+  /** An administrator when `admin`, and also when no administrator exists yet (the operator's first account). */
+  createUser(input: { email: string; password: string; admin?: boolean }): Promise<User>;
+  /** Makes a user an administrator or a member; the last active administrator cannot be made a member. */
+  setRole(input: { email: string; role: Role }): Promise<User>;
   createKey(input: { email: string; name?: string; rateLimitPerMinute?: number }): Promise<{ key: string; info: ApiKeyInfo }>;
   listKeys(input: { email: string }): Promise<ApiKeyInfo[]>;
   revokeKey(input: { idOrKey: string }): Promise<ApiKeyInfo>;
@@ -16,9 +22,23 @@ export interface AdminOps {
   markForErasure(input: { email: string }): Promise<{ id: string }>;
 }
 
-export function directOps(users: UserService, apiKeys: ApiKeyService): AdminOps {
+export function directOps(users: UserService, apiKeys: ApiKeyService, admins: AdminRepository, audit: AuditLog): AdminOps {
   return {
-    createUser: (input) => users.create(input),
+    createUser: async ({ email, password, admin }) => {
+      const noAdminYet = !(await admins.listUsers()).some((u) => u.role === "admin" && !u.erasingAt);
+      return users.create({ email, password, role: admin || noAdminYet ? "admin" : "member" });
+    },
+    setRole: async ({ email, role }) => {
+      const user = await users.requireByEmail(email);
+      const changed = await admins.changeAccess(user.id, { role });
+      if (changed === "last_admin")
+        throw new ApiError(409, "last_admin", `${user.email} is the last active administrator: make another user one first`);
+      await apiKeys.forgetCachedKeysOf(user.id);
+      // The terminal has no signed-in actor: the entry goes under the account whose role changed, as `users erase` does.
+      if (user.role !== role)
+        await audit.record({ userId: user.id, via: "cli" }, "role_changed", `user ${user.id}`, { from: user.role, to: role });
+      return { ...user, role };
+    },
     createKey: async ({ email, name, rateLimitPerMinute }) =>
       apiKeys.create((await users.requireByEmail(email)).id, { name, rateLimitPerMinute }),
     listKeys: async ({ email }) => apiKeys.list((await users.requireByEmail(email)).id),

@@ -5,6 +5,7 @@ import type { Logger } from "../logger.js";
 import { ApiError } from "../errors.js";
 import type { AdminOps } from "./admin-ops.js";
 import type { ApiKeyInfo } from "./api-key.service.js";
+import type { User } from "./user.service.js";
 
 // PGlite is an embedded database: only one process may open its folder. While `builder serve` runs on PGlite,
 // the `users` and `keys` commands therefore ask the server to do the work, over a Unix socket inside the data
@@ -12,7 +13,7 @@ import type { ApiKeyInfo } from "./api-key.service.js";
 // talks to Postgres directly and no socket is opened.
 
 export const ADMIN_SOCKET_NAME = "admin.sock";
-const OPS = ["createUser", "createKey", "listKeys", "revokeKey", "markForErasure"] as const;
+const OPS = ["createUser", "setRole", "createKey", "listKeys", "revokeKey", "markForErasure"] as const;
 type OpName = (typeof OPS)[number];
 
 export function adminSocketPath(dataDir: string): string {
@@ -112,7 +113,11 @@ export async function remoteOps(socketPath: string): Promise<AdminOps | undefine
   return {
     remote: true,
     createUser: async (input) => {
-      const u = await call<{ id: string; email: string; createdAt: string }>(socketPath, "createUser", input);
+      const u = await call<User & { createdAt: string }>(socketPath, "createUser", input);
+      return { ...u, createdAt: new Date(u.createdAt) };
+    },
+    setRole: async (input) => {
+      const u = await call<User & { createdAt: string }>(socketPath, "setRole", input);
       return { ...u, createdAt: new Date(u.createdAt) };
     },
     createKey: async (input) => {

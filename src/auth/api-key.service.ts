@@ -1,8 +1,9 @@
-import { and, desc, eq, isNull } from "drizzle-orm";
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { apiKeys, users } from "../db/schema.js";
 import { ApiError } from "../errors.js";
 import { ApiKeyCache } from "./api-key-cache.js";
+import type { Role } from "./user.service.js";
 import { DISPLAY_PREFIX_LENGTH, generateApiKey, looksLikeApiKey, sha256Hex } from "./secrets.js";
 
 export interface ApiKeyInfo {
@@ -19,6 +20,9 @@ export interface ApiKeyInfo {
 /** What authentication needs about a presented key: the key and its owner, in one query. */
 export interface KeyLookup extends ApiKeyInfo {
   email: string;
+  role: Role;
+  /** The owner's account is disabled: the key is refused (users' trigger in migration 0009 drops cached copies). */
+  userDisabled: boolean;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -88,7 +92,12 @@ export class ApiKeyService {
     if (cached) return cached;
     const generation = this.cache.begin();
     const [row] = await this.db
-      .select({ ...publicColumns, email: users.email })
+      .select({
+        ...publicColumns,
+        email: users.email,
+        role: sql<Role>`${users.role}`,
+        userDisabled: sql<boolean>`${users.disabledAt} is not null`,
+      })
       .from(apiKeys)
       .innerJoin(users, eq(users.id, apiKeys.userId))
       .where(eq(apiKeys.keyHash, hash));
@@ -120,6 +129,12 @@ export class ApiKeyService {
     const [existing] = await this.db.select(publicColumns).from(apiKeys).where(where);
     if (!existing) throw new ApiError(404, "not_found", "API key not found");
     return existing;
+  }
+
+  /** Drops a user's keys from this process's cache now (the others hear it from the users table's trigger). */
+  async forgetCachedKeysOf(userId: string): Promise<void> {
+    const rows = await this.db.select({ keyHash: apiKeys.keyHash }).from(apiKeys).where(eq(apiKeys.userId, userId));
+    for (const { keyHash } of rows) this.cache.invalidate(keyHash);
   }
 
   /** Records use without slowing the request: at most once a minute per key, not awaited. */

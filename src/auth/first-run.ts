@@ -59,7 +59,8 @@ export class FirstRunSetup {
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext('builder:first-user'))`);
       const [{ n }] = await tx.select({ n: sql<number>`count(*)::int` }).from(users);
       if (Number(n) > 0) return undefined;
-      const [row] = await tx.insert(users).values({ email, passwordHash }).returning({ id: users.id, email: users.email });
+      // The first account administers the others (Settings → Users).
+      const [row] = await tx.insert(users).values({ email, passwordHash, role: "admin" }).returning({ id: users.id, email: users.email });
       return row;
     });
     if (!created)

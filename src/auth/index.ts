@@ -8,6 +8,8 @@ import { directOps } from "./admin-ops.js";
 import { FirstRunSetup } from "./first-run.js";
 import { adminSocketPath, startAdminSocket } from "./admin-socket.js";
 import { ApiKeyService } from "./api-key.service.js";
+import { AdminRepository } from "./admin.repository.js";
+import { AuditLog } from "../audit/audit-log.js";
 import { createLimiters, rateLimitHeaders, retryAfterSeconds, type Limiters } from "./rate-limit.js";
 import { safeEqual } from "./secrets.js";
 import { readCookie, SESSION_COOKIE, SessionService, type SessionInfo } from "./session.service.js";
@@ -21,6 +23,8 @@ export type { Authenticate, AuthInfo, AuthMode } from "./types.js";
 
 export interface Auth {
   users: UserService;
+  /** Users' roles and states, invitations and reset links, as the administrators' service reads and writes them. */
+  admins: AdminRepository;
   apiKeys: ApiKeyService;
   sessions: SessionService;
   /** First-run detection and password changes (the dashboard's Settings → Account). */
@@ -39,6 +43,7 @@ export interface Auth {
 
 /** The channel migration 0001's trigger announces API-key changes on. */
 export const API_KEY_CHANNEL = "builder_api_key_changed";
+const ACCOUNT_DISABLED = "the account this API key belongs to has been disabled by an administrator";
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -50,6 +55,7 @@ export async function createAuth(deps: {
 }): Promise<Auth> {
   const { config, db, logger } = deps;
   const users = new UserService(db);
+  const admins = new AdminRepository(db);
   const apiKeys = new ApiKeyService(db, config.API_KEY_CACHE_TTL_S * 1000);
   // The key cache is enabled only while the database's change notifications arrive (see ApiKeyCache).
   const stopListening =
@@ -69,7 +75,7 @@ export async function createAuth(deps: {
   // On PGlite this process owns the database folder: the users/keys CLI reaches it through this socket.
   const closeAdminSocket =
     deps.database?.kind === "pglite"
-      ? await startAdminSocket(adminSocketPath(config.dataDir), directOps(users, apiKeys), logger)
+      ? await startAdminSocket(adminSocketPath(config.dataDir), directOps(users, apiKeys, admins, new AuditLog({ db, logger })), logger)
       : async () => {};
 
   /** Counts the request against its limit, sets the three headers, and refuses with 429 when spent. */
@@ -98,9 +104,10 @@ export async function createAuth(deps: {
         "the API key is not valid; create one at /settings/api in the dashboard or with ./builder keys create",
       );
     if (key.revokedAt) throw new ApiError(403, "api_key_revoked", "this API key was revoked; create a new one at /settings/api");
+    if (key.userDisabled) throw new ApiError(403, "account_disabled", ACCOUNT_DISABLED);
     await rateLimit(res, "key", key.id, key.rateLimitPerMinute ?? config.RATE_LIMIT_PER_MINUTE, "this API key");
     apiKeys.touch(key.id);
-    return { userId: key.userId, email: key.email, via: "api_key", keyId: key.id };
+    return { userId: key.userId, email: key.email, role: key.role, via: "api_key", keyId: key.id };
   }
 
   async function viaSession(req: AuthRequest, res: AuthResponse): Promise<AuthInfo> {
@@ -114,11 +121,12 @@ export async function createAuth(deps: {
     }
     // Dashboard traffic is limited per user at the default rate, and gets the same headers.
     await rateLimit(res, "user", session.userId, config.RATE_LIMIT_PER_MINUTE, "the dashboard");
-    return { userId: session.userId, email: session.email, via: "session", sessionId: session.sessionId };
+    return { userId: session.userId, email: session.email, role: session.role, via: "session", sessionId: session.sessionId };
   }
 
   return {
     users,
+    admins,
     apiKeys,
     sessions,
     account: new AccountService(db),

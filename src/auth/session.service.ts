@@ -1,7 +1,8 @@
-import { and, eq, gt, lt } from "drizzle-orm";
+import { and, eq, gt, isNull, lt, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { sessions, users } from "../db/schema.js";
 import { randomToken, sha256Hex } from "./secrets.js";
+import type { Role } from "./user.service.js";
 
 export const SESSION_COOKIE = "builder_session";
 
@@ -9,6 +10,7 @@ export interface SessionInfo {
   sessionId: string;
   userId: string;
   email: string;
+  role: Role;
   csrfToken: string;
   expiresAt: Date;
 }
@@ -23,7 +25,7 @@ export class SessionService {
     private readonly ttlHours: number,
   ) {}
 
-  async create(user: { id: string; email: string }): Promise<SessionInfo & { token: string }> {
+  async create(user: { id: string; email: string; role: Role }): Promise<SessionInfo & { token: string }> {
     const token = randomToken(32);
     const csrfToken = randomToken(24);
     const expiresAt = new Date(Date.now() + this.ttlHours * 3600_000);
@@ -33,7 +35,7 @@ export class SessionService {
       .insert(sessions)
       .values({ userId: user.id, tokenHash: sha256Hex(token), csrfToken, expiresAt })
       .returning();
-    return { token, sessionId: row.id, userId: user.id, email: user.email, csrfToken, expiresAt };
+    return { token, sessionId: row.id, userId: user.id, email: user.email, role: user.role, csrfToken, expiresAt };
   }
 
   /** The live session for a cookie token, or undefined (unknown or expired). */
@@ -44,12 +46,14 @@ export class SessionService {
         sessionId: sessions.id,
         userId: sessions.userId,
         email: users.email,
+        role: sql<Role>`${users.role}`,
         csrfToken: sessions.csrfToken,
         expiresAt: sessions.expiresAt,
       })
       .from(sessions)
       .innerJoin(users, eq(users.id, sessions.userId))
-      .where(and(eq(sessions.tokenHash, sha256Hex(token)), gt(sessions.expiresAt, new Date())));
+      // Disabling deletes the account's sessions; this also refuses one that a sign-in racing with it created.
+      .where(and(eq(sessions.tokenHash, sha256Hex(token)), gt(sessions.expiresAt, new Date()), isNull(users.disabledAt)));
     return row;
   }
 
@@ -59,12 +63,13 @@ export class SessionService {
         sessionId: sessions.id,
         userId: sessions.userId,
         email: users.email,
+        role: sql<Role>`${users.role}`,
         csrfToken: sessions.csrfToken,
         expiresAt: sessions.expiresAt,
       })
       .from(sessions)
       .innerJoin(users, eq(users.id, sessions.userId))
-      .where(and(eq(sessions.id, sessionId), gt(sessions.expiresAt, new Date())));
+      .where(and(eq(sessions.id, sessionId), gt(sessions.expiresAt, new Date()), isNull(users.disabledAt)));
     return row;
   }
 

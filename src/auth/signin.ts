@@ -42,6 +42,9 @@ export async function signIn(
   }
   const user = await users.verifyCredentials(email, input.password);
   if (!user) throw new ApiError(401, "invalid_credentials", "the email or the password is wrong");
+  // Said only to whoever knows the password: the owner learns why, a guesser learns nothing new.
+  if (user.disabled)
+    throw new ApiError(403, "account_disabled", "this account has been disabled by an administrator; ask them to enable it again");
   await limiters.reset("signin-pair", pair, COUNT_ONLY, WINDOW_S);
   await limiters.reset("signin-backoff", pair, 1, WINDOW_S);
   await limiters.reward("signin-ip", input.ip, limits.perAddress, WINDOW_S);

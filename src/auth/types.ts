@@ -14,6 +14,8 @@ export interface AuthResponse {
 export interface AuthInfo {
   userId: string;
   email: string;
+  /** admin may use /v1/admin (users, invitations, password resets). */
+  role: "admin" | "member";
   via: "api_key" | "session";
   keyId?: string;
   sessionId?: string;

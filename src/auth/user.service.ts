@@ -1,16 +1,20 @@
 import { and, eq, isNotNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "../db/client.js";
-import { apiKeys, sessions, users } from "../db/schema.js";
+import { accountLinks, apiKeys, sessions, users } from "../db/schema.js";
 import { ApiError } from "../errors.js";
 import { dummyPasswordHash, hashPassword, verifyPassword } from "./secrets.js";
 
 export const MIN_PASSWORD_LENGTH = 12;
 
+export const ROLES = ["admin", "member"] as const;
+export type Role = (typeof ROLES)[number];
+
 export interface User {
   id: string;
   email: string;
   createdAt: Date;
+  role: Role;
 }
 
 const emailSchema = z.email({ message: "not a valid email address" });
@@ -37,17 +41,27 @@ export function checkedEmail(input: { email: string; password: string }): string
   return email;
 }
 
+const userColumns = {
+  id: users.id,
+  email: users.email,
+  createdAt: users.createdAt,
+  role: sql<Role>`${users.role}`,
+};
+
 export class UserService {
   constructor(private readonly db: Db) {}
 
-  /** Creates a user; 400 for a bad email or weak password, 409 for an email already taken. */
-  async create(input: { email: string; password: string }): Promise<User> {
+  /** Creates a user (a member unless `role` says otherwise); 400 for a bad email or weak password, 409 for an email already taken. */
+  async create(input: { email: string; password: string; role?: Role }): Promise<User> {
     const email = checkedEmail(input);
     if (await this.findByEmail(email)) throw new ApiError(409, "email_taken", `a user with email ${email} already exists`);
     const passwordHash = await hashPassword(input.password);
     try {
-      const [row] = await this.db.insert(users).values({ email, passwordHash }).returning();
-      return { id: row.id, email: row.email, createdAt: row.createdAt };
+      const [row] = await this.db
+        .insert(users)
+        .values({ email, passwordHash, role: input.role ?? "member" })
+        .returning();
+      return { id: row.id, email: row.email, createdAt: row.createdAt, role: row.role as Role };
     } catch (err) {
       // Two creations racing for one email: the unique index decides.
       if (
@@ -74,22 +88,22 @@ export class UserService {
 
   async findByEmail(email: string): Promise<User | undefined> {
     const [row] = await this.db
-      .select({ id: users.id, email: users.email, createdAt: users.createdAt })
+      .select(userColumns)
       .from(users)
       .where(sql`lower(${users.email}) = ${normaliseEmail(email)}`);
     return row;
   }
 
   async findById(id: string): Promise<User | undefined> {
-    const [row] = await this.db
-      .select({ id: users.id, email: users.email, createdAt: users.createdAt })
-      .from(users)
-      .where(eq(users.id, id));
+    const [row] = await this.db.select(userColumns).from(users).where(eq(users.id, id));
     return row;
   }
 
-  /** The user when email and password match, else undefined; takes about as long either way. */
-  async verifyCredentials(email: string, password: string): Promise<User | undefined> {
+  /**
+   * The user when email and password match, else undefined; takes about as long either way. A disabled account is
+   * returned with `disabled` set (only to the one who knows its password) so sign-in can say why it is refused.
+   */
+  async verifyCredentials(email: string, password: string): Promise<(User & { disabled: boolean }) | undefined> {
     const [row] = await this.db
       .select()
       .from(users)
@@ -101,7 +115,7 @@ export class UserService {
     if (!(await verifyPassword(password, row.passwordHash))) return undefined;
     // An account being erased cannot be signed into again.
     if (row.erasingAt) return undefined;
-    return { id: row.id, email: row.email, createdAt: row.createdAt };
+    return { id: row.id, email: row.email, createdAt: row.createdAt, role: row.role as Role, disabled: row.disabledAt !== null };
   }
 
   /** True when `password` is the user's own (account erasure asks for it again). */
@@ -122,6 +136,8 @@ export class UserService {
       .returning({ id: users.id });
     await this.db.delete(sessions).where(eq(sessions.userId, userId));
     await this.db.delete(apiKeys).where(eq(apiKeys.userId, userId));
+    // A password-reset link for the account must not let anyone back in while it is being erased.
+    await this.db.delete(accountLinks).where(eq(accountLinks.userId, userId));
     return rows.length > 0;
   }
 

@@ -1,4 +1,7 @@
 import { directOps, type AdminOps } from "../auth/admin-ops.js";
+import { AdminRepository } from "../auth/admin.repository.js";
+import { AuditLog } from "../audit/audit-log.js";
+import { createLogger } from "../logger.js";
 import { adminSocketPath, remoteOps } from "../auth/admin-socket.js";
 import { ApiKeyService } from "../auth/api-key.service.js";
 import { UserService } from "../auth/user.service.js";
@@ -29,7 +32,8 @@ export async function withAdminOps<T>(fn: (ops: AdminOps) => Promise<T>): Promis
     const database = await openDatabase({ url: cfg.DATABASE_URL, dataDir: cfg.dataDir });
     try {
       await database.migrate();
-      return await fn(directOps(new UserService(database.db), new ApiKeyService(database.db)));
+      const audit = new AuditLog({ db: database.db, logger: createLogger("warn") });
+      return await fn(directOps(new UserService(database.db), new ApiKeyService(database.db), new AdminRepository(database.db), audit));
     } finally {
       await database.close();
     }

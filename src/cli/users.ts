@@ -12,13 +12,29 @@ export function registerUsers(program: Command): void {
     .description("create a user; prints the new user's id as the last line of stdout")
     .requiredOption("--email <email>", "the user's email (their sign-in name)")
     .requiredOption("--password <password>", "at least 12 characters")
-    .action(async (opts: { email: string; password: string }) => {
+    .option("--admin", "make the user an administrator (Settings → Users); the first user of a server always is one")
+    .action(async (opts: { email: string; password: string; admin?: boolean }) => {
       try {
         // Checked before the database opens, so a typo fails fast.
         const weak = passwordProblem(opts.password);
         if (weak) throw new CliError(`error: ${weak}`, 2);
-        const user = await withAdminOps((ops) => ops.createUser({ email: opts.email, password: opts.password }));
-        process.stdout.write(`created user ${user.email}\n${user.id}\n`);
+        const user = await withAdminOps((ops) => ops.createUser({ email: opts.email, password: opts.password, admin: opts.admin }));
+        process.stdout.write(`created ${user.role === "admin" ? "administrator" : "user"} ${user.email}\n${user.id}\n`);
+      } catch (err) {
+        fail(err);
+      }
+    });
+  users
+    .command("set-role")
+    .description("make a user an administrator (who manages users in the dashboard) or a member")
+    .requiredOption("--email <email>", "the user's email")
+    .requiredOption("--role <role>", "admin or member")
+    .action(async (opts: { email: string; role: string }) => {
+      try {
+        if (opts.role !== "admin" && opts.role !== "member") throw new CliError("error: --role must be admin or member", 2);
+        const role = opts.role;
+        const user = await withAdminOps((ops) => ops.setRole({ email: opts.email, role }));
+        process.stdout.write(`${user.email} is now ${role === "admin" ? "an administrator" : "a member"}\n${user.id}\n`);
       } catch (err) {
         fail(err);
       }

@@ -31,8 +31,45 @@ export const users = pgTable(
     createdAt: createdAt(),
     /** Set when the account's erasure began (DELETE /v1/me, `users erase`); start-up resumes it until the row is gone. */
     erasingAt: timestamp("erasing_at", { withTimezone: true }),
+    /** admin (manages users: Settings → Users, /v1/admin) or member. */
+    role: text("role").notNull().default("member"),
+    /** Set while an administrator has disabled the account: no sign-in, no session, no API key works. */
+    disabledAt: timestamp("disabled_at", { withTimezone: true }),
   },
   (t) => [uniqueIndex("users_email_lower").on(sql`lower(${t.email})`)],
+);
+
+/**
+ * One-time links an administrator hands over by hand (Builder sends no email): an invitation to create an account,
+ * or a password reset for an existing one. Only the token's SHA-256 is stored, as for sessions and API keys; a link
+ * is used at most once (used_at is set in the same transaction that creates the account or sets the password).
+ */
+export const accountLinks = pgTable(
+  "account_links",
+  {
+    id: id(),
+    /** invitation or password_reset. */
+    kind: text("kind").notNull(),
+    tokenHash: text("token_hash").notNull().unique(),
+    /** Invitation: the role the new account gets. */
+    role: text("role").notNull().default("member"),
+    /** Invitation: the administrator's note of whom it is for (pre-fills the form); not binding. */
+    email: text("email"),
+    /** Password reset: whose password it sets. Goes with the account when it is erased. */
+    userId: uuid("user_id").references(() => users.id, { onDelete: "cascade" }),
+    /**
+     * The administrator who made it. An erased administrator's pending invitations stay valid (set null): they were
+     * made for the team, not for that person, and the other administrators still see and can revoke them.
+     */
+    createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
+    createdAt: createdAt(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    usedAt: timestamp("used_at", { withTimezone: true }),
+    /** Invitation: the account it created (no foreign key: the record outlives that account's erasure). */
+    usedBy: uuid("used_by"),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [index("account_links_kind_created").on(t.kind, t.createdAt), index("account_links_user").on(t.userId)],
 );
 
 /** Dashboard sessions. The cookie carries a random token; only its SHA-256 is stored. */

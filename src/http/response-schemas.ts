@@ -259,3 +259,31 @@ export const fileDeletionSchema = z.object({
   deleted: z.array(z.string()).describe("the object paths removed"),
   cancelled_experiments: z.array(z.number()).describe("with force=true: the running experiments that used them, cancelled"),
 });
+
+/** An account as the administrators' Settings → Users lists it (GET /v1/admin/users). */
+export const managedUserSchema = z.object({
+  id: z.string().uuid(),
+  email: z.string(),
+  role: z.enum(["admin", "member"]),
+  status: z.enum(["active", "disabled", "erasing"]).describe("disabled: no sign-in, no session, no API key works"),
+  created_at: z.string(),
+  disabled_at: z.string().nullable(),
+});
+
+/** A pending invitation (never its token: that is shown once, when it is made). */
+export const invitationSchema = z.object({
+  id: z.string().uuid(),
+  email: z.string().nullable().describe("the administrator's note of whom it is for; the form is pre-filled with it"),
+  role: z.enum(["admin", "member"]),
+  created_at: z.string(),
+  expires_at: z.string(),
+  created_by: z.string().uuid().nullable().describe("the administrator who made it; null once that account is erased"),
+});
+
+/** A one-time link, shown in this response only; the administrator passes it on (Builder sends no email). */
+export const issuedLinkSchema = z.object({
+  token: z.string().describe("the secret; only its SHA-256 is stored"),
+  path: z.string().describe("the dashboard page that uses it, e.g. /invite#<token>: put the server's address before it"),
+  url: z.string().nullable().describe("the whole link when PUBLIC_URL is set, else null"),
+  expires_at: z.string(),
+});

@@ -6,6 +6,7 @@ import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { Services } from "../services.js";
 import { ApiError, type ErrorDetail } from "../errors.js";
+import { requireAdmin } from "../auth/admin.service.js";
 import { sendJson } from "./json-body.js";
 import { createJsonBodyReader, DEFAULT_JSON_LIMITS, type JsonBodyLimits, type JsonBodyReader } from "./json-request-body.js";
 
@@ -46,6 +47,8 @@ interface RouteSpec<P extends Schema | undefined, Q extends Schema | undefined, 
   /** OpenAPI-style path: /v1/experiments/{experiment_id}. */
   path: string;
   auth: AuthMode;
+  /** Administrators only (/v1/admin): anyone else gets 403 admin_only, before the body is read. */
+  adminOnly?: boolean;
   summary: string;
   tags?: string[];
   params?: P;
@@ -184,6 +187,7 @@ export function routeRunner(
   const readBody = jsonBodyReaderFor(route, services.config);
   return async function runRoute(io) {
     const auth = await authenticate(io.req, io.res, route.auth);
+    if (route.adminOnly) requireAdmin(auth);
     const parsedBody = readBody ? await readBody(io.incoming, io.outgoing, io.log) : undefined;
     const { params, query, body } = validateParts(route, io.params, io.query, parsedBody);
     const result = await route.handler({ req: io.req, res: io.res, params, query, body, auth: auth as AuthInfo, services });

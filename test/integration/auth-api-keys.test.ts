@@ -25,7 +25,7 @@ describeEachTarget("API-key authentication on %s", (target) => {
   it("answers GET /v1/me with the key's owner and the rate-limit headers", async () => {
     const { res, body } = await getMe(server, bearer(alice.key));
     expect(res.status).toBe(200);
-    expect(body).toEqual({ user_id: alice.userId, email: alice.email });
+    expect(body).toEqual({ user_id: alice.userId, email: alice.email, role: "member" });
     expect(res.headers.get("x-ratelimit-limit-requests")).toBe("1000");
     expect(Number(res.headers.get("x-ratelimit-remaining-requests"))).toBeLessThan(1000);
     expect(res.headers.get("x-ratelimit-reset-requests")).toMatch(/^\d+s$/);

@@ -69,7 +69,7 @@ describe("./builder users and keys (PGlite in BUILDER_DATA_DIR)", () => {
 
       const me = await fetch(`${server.url}/v1/me`, { headers: bearer(secret) });
       expect(me.status).toBe(200);
-      expect(await me.json()).toEqual({ user_id: userId, email: "cli@test.example" });
+      expect(await me.json()).toEqual({ user_id: userId, email: "cli@test.example", role: "admin" }); // the first user of a server is its administrator
       expect(me.headers.get("x-ratelimit-limit-requests")).toBe("5");
       await server.services.auth.apiKeys.flush();
 
@@ -80,6 +80,20 @@ describe("./builder users and keys (PGlite in BUILDER_DATA_DIR)", () => {
       expect(list.stdout).not.toContain(secret);
       keyId = /^([0-9a-f-]{36})\s+ci\s/m.exec(list.stdout)?.[1];
       expect(keyId).toBeTruthy();
+
+      // Roles through the socket: a later user is a member; the last administrator cannot be made one.
+      const member = await builder(env, "users", "create", "--email", "member@test.example", "--password", "twelve chars ok");
+      expect(member.stdout).toMatch(/^created user member@test.example$/m);
+      const lastAdmin = await builder(env, "users", "set-role", "--email", "cli@test.example", "--role", "member");
+      expect(lastAdmin.code).not.toBe(0);
+      expect(lastAdmin.stderr).toMatch(/last active administrator/);
+      const promoted = await builder(env, "users", "set-role", "--email", "member@test.example", "--role", "admin");
+      expect(promoted.code, promoted.stderr).toBe(0);
+      expect(promoted.stdout).toMatch(/member@test.example is now an administrator/);
+      const promotedUser = await server.services.auth.users.findByEmail("member@test.example");
+      expect(promotedUser?.role).toBe("admin");
+      const entries = await server.services.audit.list(promotedUser!.id, { limit: 10, offset: 0 });
+      expect(entries.data[0]).toMatchObject({ action: "role_changed", via: "cli", details: { from: "member", to: "admin" } });
 
       const revoke = await builder(env, "keys", "revoke", keyId!);
       expect(revoke.code, revoke.stderr).toBe(0);

@@ -83,6 +83,7 @@ describe("first run: the setup code", () => {
       body: JSON.stringify({ email: made.email, password: PASSWORD }),
     });
     expect(signIn.status).toBe(200);
+    expect((await json(signIn)).role).toBe("admin"); // the first account administers the others
     const cookie = signIn.headers.get("set-cookie")!.split(";")[0]!;
     const audit = await json(await fetch(`${url}/v1/audit`, { headers: { cookie } }));
     expect(audit.data.map((e: { action: string }) => e.action)).toEqual(expect.arrayContaining(["first_account_created", "sign_in"]));

@@ -74,7 +74,7 @@ describeEachTarget("users and keys across a restart on %s", (target) => {
     server = await startServer(config, { port: 0, host: "127.0.0.1" });
     const me = await fetch(`${server.url}/v1/me`, { headers: bearer(kept.key) });
     expect(me.status).toBe(200);
-    expect(await me.json()).toEqual({ user_id: user.id, email: "restart@test.example" });
+    expect(await me.json()).toEqual({ user_id: user.id, email: "restart@test.example", role: "member" });
     expect(me.headers.get("x-ratelimit-limit-requests")).toBe("7");
     expect((await fetch(`${server.url}/v1/me`, { headers: bearer(revoked.key) })).status).toBe(403);
     const session = await fetch(`${server.url}/v1/session`, { headers: { cookie: `builder_session=${sessionToken}` } });

@@ -74,4 +74,23 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !process.env.TEST_REDIS_URL)("
     expect(Date.now() - t0).toBeLessThan(5_000); // the cache TTL is 60 s: only the notification explains this
     expect(await me(a, created.key)).toMatchObject({ status: 403, code: "api_key_revoked" });
   });
+
+  it("a user disabled through replica A is refused by replica B at once, though B had the user's key cached", async () => {
+    const adminUser = await createUserWithKey(a);
+    await a.services.auth.admins.changeAccess(adminUser.userId, { role: "admin" });
+    const user = await createUserWithKey(a);
+    expect((await me(b, user.key)).status).toBe(200);
+    expect(b.services.auth.apiKeys.cache.get(sha256Hex(user.key))?.id).toBe(user.keyId); // B serves it from its cache
+    const off = await fetch(`${a.url}/v1/admin/users/${user.userId}/disable`, { method: "POST", headers: bearer(adminUser.key) });
+    expect(off.status).toBe(200);
+    const t0 = Date.now();
+    let answer = await me(b, user.key);
+    while (answer.status === 200 && Date.now() - t0 < 5_000) {
+      await new Promise((r) => setTimeout(r, 5));
+      answer = await me(b, user.key);
+    }
+    // The users table's trigger (migration 0009) announced the user's keys on the revocation channel.
+    expect(answer).toMatchObject({ status: 403, code: "account_disabled" });
+    expect(Date.now() - t0).toBeLessThan(5_000); // the cache TTL is 60 s: only the notification explains this
+  });
 });

@@ -56,7 +56,13 @@ describeEachTarget("dashboard sessions on %s", (target) => {
   it("signs in with a httpOnly SameSite=Lax cookie and answers GET /v1/session, /v1/me", async () => {
     const { res, body, setCookie, cookie } = await signIn(server, user.email.toUpperCase(), user.password, freshIp());
     expect(res.status).toBe(200);
-    expect(body).toEqual({ user_id: user.userId, email: user.email, csrf_token: expect.any(String), expires_at: expect.any(String) });
+    expect(body).toEqual({
+      user_id: user.userId,
+      email: user.email,
+      role: "member",
+      csrf_token: expect.any(String),
+      expires_at: expect.any(String),
+    });
     expect(setCookie).toMatch(/^builder_session=[A-Za-z0-9_-]{43};/);
     expect(setCookie).toMatch(/HttpOnly/i);
     expect(setCookie).toMatch(/SameSite=Lax/i);
@@ -66,7 +72,7 @@ describeEachTarget("dashboard sessions on %s", (target) => {
     expect(((await session.json()) as any).csrf_token).toBe(body.csrf_token);
     expect(session.headers.get("x-ratelimit-limit-requests")).toBeTruthy();
     const me = await fetch(`${server.url}/v1/me`, { headers: { cookie } });
-    expect(await me.json()).toEqual({ user_id: user.userId, email: user.email });
+    expect(await me.json()).toEqual({ user_id: user.userId, email: user.email, role: "member" });
     // Only the token's SHA-256 is stored.
     const token = cookie.split("=")[1];
     const dump = JSON.stringify(await server.services.db.select().from(sessions));

@@ -3,6 +3,7 @@ import { api, setCsrfToken, setUnauthorizedHandler } from "./api/client";
 import type { Session } from "./api/types";
 import { ErrorBox, Link } from "./components/ui";
 import { match, navigate, useLocation } from "./lib/router";
+import { AccountLinkPage, isAccountLinkPath } from "./pages/AccountLink";
 import { SignInPage } from "./pages/SignIn";
 import { SessionContext } from "./session";
 
@@ -14,6 +15,7 @@ const TryItPage = lazy(() => import("./pages/TryIt").then((m) => ({ default: m.T
 const ApiKeysPage = lazy(() => import("./pages/SettingsApi").then((m) => ({ default: m.ApiKeysPage })));
 const AccountPage = lazy(() => import("./pages/SettingsAccount").then((m) => ({ default: m.AccountPage })));
 const ActivityPage = lazy(() => import("./pages/SettingsActivity").then((m) => ({ default: m.ActivityPage })));
+const UsersPage = lazy(() => import("./pages/SettingsUsers").then((m) => ({ default: m.UsersPage })));
 
 const NAV: Array<[string, string]> = [
   ["/experiments", "Experiments"],
@@ -22,6 +24,8 @@ const NAV: Array<[string, string]> = [
   ["/settings/account", "Account"],
   ["/settings/activity", "Activity"],
 ];
+/** Only administrators see (and may use) Settings → Users. */
+const ADMIN_NAV: Array<[string, string]> = [["/settings/users", "Users"]];
 
 function Page({ path, query }: { path: string; query: URLSearchParams }) {
   if (path === "/" || path === "/experiments") return <ExperimentsPage query={query} />;
@@ -33,6 +37,7 @@ function Page({ path, query }: { path: string; query: URLSearchParams }) {
   if (path === "/settings" || path === "/settings/api") return <ApiKeysPage />;
   if (path === "/settings/account") return <AccountPage />;
   if (path === "/settings/activity") return <ActivityPage />;
+  if (path === "/settings/users") return <UsersPage />;
   return (
     <section>
       <h1>Not found</h1>
@@ -69,7 +74,7 @@ export function App() {
   }, [load]);
 
   useEffect(() => {
-    document.title = `${NAV.find(([to]) => to === path)?.[1] ?? "Builder"} · Builder`;
+    document.title = `${[...NAV, ...ADMIN_NAV].find(([to]) => to === path)?.[1] ?? "Builder"} · Builder`;
     document.getElementById("main")?.focus({ preventScroll: true });
   }, [path]);
 
@@ -80,6 +85,27 @@ export function App() {
     navigate("/signin");
   };
 
+  const signedIn = (s: Session) => {
+    setCsrfToken(s.csrf_token);
+    setSession(s);
+  };
+  // An invitation or password-reset link opens its own page, signed in or not (the link decides whose account).
+  const linkKind = isAccountLinkPath(path);
+  if (linkKind) {
+    return (
+      <main id="main" tabIndex={-1}>
+        <AccountLinkPage
+          kind={linkKind}
+          onSignedIn={(s) => {
+            signedIn(s);
+            // Replaced, not pushed: Back must not return to the spent link.
+            history.replaceState(null, "", "/experiments");
+            window.dispatchEvent(new PopStateEvent("popstate"));
+          }}
+        />
+      </main>
+    );
+  }
   if (session === undefined) {
     return (
       <main id="main">{error ? <ErrorBox error={error} title="Builder could not be reached" /> : <p aria-busy="true">Loading…</p>}</main>
@@ -90,8 +116,7 @@ export function App() {
       <main id="main" tabIndex={-1}>
         <SignInPage
           onSignedIn={(s) => {
-            setCsrfToken(s.csrf_token);
-            setSession(s);
+            signedIn(s);
             if (path === "/signin" || path === "/signup") navigate("/experiments");
           }}
         />
@@ -109,7 +134,7 @@ export function App() {
           Builder
         </Link>
         <nav aria-label="Main">
-          {NAV.map(([to, label]) => (
+          {[...NAV, ...(session.role === "admin" ? ADMIN_NAV : [])].map(([to, label]) => (
             <Link key={to} to={to} className={current === to ? "active" : undefined}>
               {label}
             </Link>

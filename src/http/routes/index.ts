@@ -13,6 +13,8 @@ import { accountRoutes } from "./account.js";
 import { reportRoutes } from "./reports.js";
 import { batchRoutes } from "./batches.js";
 import { auditRoutes } from "./audit.js";
+import { adminRoutes } from "./admin.js";
+import { accountLinkRoutes } from "./account-links.js";
 
 // Every HTTP route of Builder. Each area exports its list; OpenAPI is generated from this one array.
 export function allRoutes(): AnyRoute[] {
@@ -21,6 +23,8 @@ export function allRoutes(): AnyRoute[] {
     ...meRoutes,
     ...sessionRoutes,
     ...accountRoutes,
+    ...accountLinkRoutes,
+    ...adminRoutes,
     ...apiKeyRoutes,
     ...experimentRoutes,
     ...reportRoutes,

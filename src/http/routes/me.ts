@@ -12,8 +12,13 @@ export const meRoutes = [
     auth: "any",
     summary: "Who am I: the user behind the API key (or dashboard session)",
     tags: ["account"],
-    responses: { 200: { description: "the caller", schema: z.object({ user_id: z.string().uuid(), email: z.string() }) } },
-    handler: async ({ auth }) => ({ body: { user_id: auth.userId, email: auth.email } }),
+    responses: {
+      200: {
+        description: "the caller",
+        schema: z.object({ user_id: z.string().uuid(), email: z.string(), role: z.enum(["admin", "member"]) }),
+      },
+    },
+    handler: async ({ auth }) => ({ body: { user_id: auth.userId, email: auth.email, role: auth.role } }),
   }),
   defineRoute({
     method: "delete",
@@ -23,12 +28,24 @@ export const meRoutes = [
       "Erase your account, with your password re-entered: every experiment, model, report, dataset, API key, session, chat conversation and log, in the database and the bucket; you are signed out at once, the files go in the background",
     tags: ["account"],
     body: z.object({ password: z.string().min(1, "enter your password to confirm").max(1024) }),
-    responses: { 202: { description: "erasure begun", schema: accountErasureSchema }, 400: { description: "the password is not correct" } },
+    responses: {
+      202: { description: "erasure begun", schema: accountErasureSchema },
+      400: { description: "the password is not correct" },
+      409: { description: "last_admin: the last administrator of a server with other users" },
+    },
     handler: async ({ services, auth, body, res }) => {
       if (!(await services.auth.users.passwordMatches(auth.userId, body.password))) {
         throw new ApiError(400, "invalid_request", "the password is not correct; nothing was erased", [
           { field: "password", message: "not correct" },
         ]);
+      }
+      // Erasing the last administrator would leave the others with no one to manage their accounts.
+      if (await services.admin.isLastAdmin(auth.userId, auth.role)) {
+        throw new ApiError(
+          409,
+          "last_admin",
+          "you are the last administrator: make another user an administrator (Settings → Users) before erasing your account; nothing was erased",
+        );
       }
       const { experiments } = await services.erasure.begin(actorOf(auth));
       const { maxAge: _maxAge, ...cookie } = services.auth.cookieOptions();

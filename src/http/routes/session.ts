@@ -6,15 +6,22 @@ import { defineRoute } from "../route.js";
 const sessionBody = z.object({
   user_id: z.string().uuid(),
   email: z.string(),
+  role: z.enum(["admin", "member"]).describe("admin: may manage users (Settings → Users, /v1/admin)"),
   csrf_token: z.string().describe("send it back in the x-csrf-token header on POST/PUT/PATCH/DELETE"),
   expires_at: z.string().describe("ISO 8601"),
 });
 
 /** The body of both session routes; never cached, since it carries the CSRF token. */
-function sessionResponse(session: { userId: string; email: string; csrfToken: string; expiresAt: Date }) {
+function sessionResponse(session: { userId: string; email: string; role: "admin" | "member"; csrfToken: string; expiresAt: Date }) {
   return {
     headers: { "cache-control": "no-store" },
-    body: { user_id: session.userId, email: session.email, csrf_token: session.csrfToken, expires_at: session.expiresAt.toISOString() },
+    body: {
+      user_id: session.userId,
+      email: session.email,
+      role: session.role,
+      csrf_token: session.csrfToken,
+      expires_at: session.expiresAt.toISOString(),
+    },
   };
 }
 

@@ -21,6 +21,14 @@ const ACTION_WORDS: Record<string, string> = {
   first_account_created: "Created the first account of this server",
   account_erasure_requested: "Asked for this account to be erased",
   account_erased: "Account erased",
+  invitation_created: "Invited someone (link made)",
+  invitation_used: "Joined with an invitation",
+  invitation_revoked: "Withdrew an invitation",
+  user_disabled: "Disabled a user",
+  user_enabled: "Enabled a user",
+  password_reset_issued: "Made a password-reset link",
+  password_reset_used: "Set a new password with a reset link",
+  role_changed: "Changed a user's role",
 };
 
 const VIA_WORDS: Record<string, string> = {
