@@ -41,6 +41,27 @@ function confusion(cm: ModelCard["performance"]["confusion_matrix"]): string {
   return `<table class="cm"><caption>Confusion matrix on the test set: rows are the true class, columns the predicted class; percentages are of the row</caption><thead><tr><th scope="col">True \\ Predicted</th>${head}<th scope="col" class="n">Total</th></tr></thead><tbody>${body}</tbody></table>`;
 }
 
+const SUBGROUP_FLAG_WORDS = { worse: "clearly worse than the rest", too_small: "too few patients for figures" } as const;
+
+/** One table per subgroup column: counts, figures with intervals and the flag in words (docs/metrics.md, Subgroups). */
+function subgroupTables(columns: NonNullable<ModelCard["subgroups"]>): string {
+  const cell = (m: { value: number | null; ci_low: number | null; ci_high: number | null } | null) =>
+    m ? `${num(m.value, 2)} <span class="pct">(${num(m.ci_low, 2)} – ${num(m.ci_high, 2)})</span>` : "–";
+  return `<p>Figures on the test patients of each group, at the operating point above, with 95% intervals. A group is clearly worse when its whole AUC interval lies below the AUC of the other test patients; groups with under 20 patients (or under 5 of a class) get no figures.</p>${columns
+    .map((c) => {
+      if (c.skipped) return `<p><b>${esc(c.column)}</b>: not grouped (${esc(c.skipped)}).</p>`;
+      const how = c.kind === "quartiles" ? "quartiles of the test patients" : c.kind === "bins" ? "the requested cut points" : "categories";
+      const rows = c.groups
+        .map(
+          (g) =>
+            `<tr><th scope="row">${esc(g.label)}</th><td class="n">${count(g.patients)}</td><td class="n">${g.prevalence === null ? "–" : `${Math.round(g.prevalence * 100)}%`}</td><td class="n">${cell(g.auc)}</td><td class="n">${cell(g.sensitivity)}</td><td class="n">${cell(g.specificity)}</td><td>${g.flag ? esc(SUBGROUP_FLAG_WORDS[g.flag]) : ""}</td></tr>`,
+        )
+        .join("");
+      return `<table><caption>${esc(c.column)} (${how})</caption><thead><tr><th scope="col">Group</th><th scope="col" class="n">Patients</th><th scope="col" class="n">Prevalence</th><th scope="col" class="n">AUC</th><th scope="col" class="n">Sensitivity</th><th scope="col" class="n">Specificity</th><th scope="col">Flag</th></tr></thead><tbody>${rows}</tbody></table>`;
+    })
+    .join("")}`;
+}
+
 function classCounts(counts: Record<string, Record<string, number>> | null): string {
   if (!counts) return "";
   return Object.entries(counts)
@@ -158,6 +179,8 @@ ${m.validation ? `<tr><th scope="row">Validation during selection</th><td>${esc(
 <p>${pos ? `Positive class: <b>${esc(pos.name)}</b>. ` : ""}${opWords}</p><p>${esc(p.intervals)}.</p>
 ${figureRows(p.test)}${confusion(p.confusion_matrix)}
 ${p.validation.length ? `<details open><summary>Validation figures (for comparison: a large gap to the test figures means overfitting)</summary>${figureRows(p.validation)}</details>` : ""}`);
+
+  if (card.subgroups) sections.push(`<h2>6b. Performance by subgroup</h2>${subgroupTables(card.subgroups)}`);
 
   const c = card.calibration;
   sections.push(
