@@ -38,9 +38,13 @@ def test_few_distinct_numbers_are_categories_and_bins_cut_where_asked():
 
 
 def test_rare_values_are_pooled_as_other_and_groups_are_capped():
-    values = ["A"] * 50 + ["B"] * 30 + ["C"] * 4 + ["D"] * 3 + ["NA"] * 25
+    values = ["A"] * 50 + ["B"] * 30 + ["C"] * 4 + ["D"] * 3 + [""] * 25
     a = S.assign(values, [f"p{i}" for i in range(len(values))])
     assert a["order"] == ["A", "B", "other", "missing"]
+    # In a category column a marker is a value ("none" may be a real answer); in a numeric one it is missing.
+    assert S.assign(["none", "some"] * 30, [f"p{i}" for i in range(60)])["order"] == ["none", "some"]
+    ages = S.assign([str(20 + i % 40) for i in range(100)] + ["NA"] * 5, [f"p{i}" for i in range(105)])
+    assert ages["kind"] == "quartiles" and ages["order"][-1] == "missing"
     many = [f"site{i % 20}" for i in range(20 * 25)]
     m = S.assign(many, [f"p{i}" for i in range(len(many))])
     assert len(m["order"]) == S.MAX_GROUPS and m["order"][-1] == "other"

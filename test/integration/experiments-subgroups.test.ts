@@ -74,6 +74,25 @@ describe(`subgroup performance on ${primaryTarget()}`, () => {
     expect(html.body).toContain("clearly worse than the rest");
   });
 
+  it("a Retrospective study with subgroup_cols reports the groups on the new patients (the way to compare sites)", async () => {
+    const body = dataRequest(user.userId, 5, zipPath, ["f1", "f2"], {
+      study_type: "Retrospective",
+      source_experiment_id: 1,
+      subgroup_cols: ["site"],
+    });
+    expect((await client.post("/v1/experiments", body)).status).toBe(202);
+    const done = await waitForStatus(client, 5, ["ready", "failed", "invalid_dataset"], 120_000);
+    expect(done.failure_reason).toBeNull();
+    const [site] = done.subgroups;
+    // Every patient is tested here: 300 per site.
+    expect(site.groups.map((g: { label: string; patients: number }) => [g.label, g.patients])).toEqual([
+      ["A", 300],
+      ["B", 300],
+      ["C", 300],
+    ]);
+    expect(site.groups.map((g: { flag: string | null }) => g.flag)).toEqual([null, null, "worse"]);
+  });
+
   it("a subgroup column the CSV lacks refuses the dataset, naming the column", async () => {
     const body = dataRequest(user.userId, 2, zipPath, ["f1", "f2"], { subgroup_cols: ["scanner"] });
     expect((await client.post("/v1/experiments", body)).status).toBe(202);

@@ -8,7 +8,8 @@ For each column the request names in ``subgroup_cols`` (job spec ``data.subgroup
 - categorical (anything else): one group per value held by at least MIN_PATIENTS test patients, at most MAX_GROUPS
   groups; rarer values are pooled as "other". A column with more than FREE_TEXT_DISTINCT distinct values looks like
   free text or an identifier: it is skipped, with the reason, and no value of it is printed;
-- an empty entry or a missing-value marker (NA, ?, ...) makes a "missing" group.
+- an empty entry makes a "missing" group, and so does a missing-value marker (NA, ?, ...) in a numeric column (in a
+  category column a marker is a value like any other, as for the features: "none" may be a real answer).
 
 Per group: distinct patients, patients with the positive class (binary), prevalence, AUC (binary; multiclass: the
 macro one-vs-rest AUC), and sensitivity and specificity at the model's thresholds (multiclass: macro over classes),
@@ -105,6 +106,10 @@ def assign(values: list[str], groups, bins: list[float] | None = None) -> dict:
         if MISSING in labels:
             order.append(MISSING)
         return {"kind": kind, "labels": labels, "order": order}
+    # A category column keeps its markers as values ("none" may be a real answer, as for the features); only an empty
+    # entry is missing there.
+    labels = [MISSING if v.strip() == "" else None for v in values]
+    present = [v for v in values if v.strip() != ""]
     distinct = sorted(set(v.strip() for v in present))
     if len(distinct) > FREE_TEXT_DISTINCT:
         return {
