@@ -78,5 +78,14 @@ describe.skipIf(!haveChromium)("dashboard: subgroups on the result page (Chromiu
     await section.screenshot({ path: (await screenshot(page, "37-subgroups-390")).replace(/\.png$/, "-section.png") });
     expect(seriousOrCritical(await axeViolations(page))).toEqual([]);
     await page.setViewportSize({ width: 1280, height: 800 });
+
+    // The model card (report.html) carries the same tables, the flag in words.
+    await page.goto(`${server.url}/v1/experiments/1/report.html`);
+    const heading = page.getByRole("heading", { name: "6b. Performance by subgroup" });
+    await heading.waitFor();
+    expect(await page.locator("table caption", { hasText: "site" }).count()).toBe(1);
+    expect(await page.locator("body").textContent()).toContain("clearly worse than the rest");
+    await heading.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: (await screenshot(page, "37-subgroups-model-card")).replace(/\.png$/, "-view.png") });
   }, 120_000);
 });
