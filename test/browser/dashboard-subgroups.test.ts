@@ -1,3 +1,6 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { Readable } from "node:stream";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -88,4 +91,30 @@ describe.skipIf(!haveChromium)("dashboard: subgroups on the result page (Chromiu
     await heading.scrollIntoViewIfNeeded();
     await page.screenshot({ path: (await screenshot(page, "37-subgroups-model-card")).replace(/\.png$/, "-view.png") });
   }, 120_000);
+
+  it("the new-experiment form offers subgroup columns, and the ticked one comes back on the result page", async () => {
+    const file = path.join(os.tmpdir(), `builder-subgroups-${process.pid}.zip`);
+    fs.writeFileSync(file, makeZip({ "data.csv": plantedSites() }));
+    try {
+      await page.goto(`${server.url}/experiments`);
+      await page.getByRole("link", { name: "New experiment", exact: true }).first().click();
+      await page.getByTestId("zip-input").setInputFiles(file);
+      await page.getByTestId("uploaded").waitFor({ timeout: 30_000 });
+      const picker = page.getByTestId("subgroups-picker");
+      await picker.locator("summary").click();
+      const boxes = picker.getByTestId("subgroup-cols");
+      const offered = (await boxes.locator("label").allTextContents()).map((t) => t.split(" ")[0]);
+      expect(offered).toEqual(expect.arrayContaining(["site", "age"])); // the label column is not offered
+      expect(offered).not.toContain("diagnosis");
+      await boxes.getByLabel(/^site /).check();
+      await screenshot(page, "37-subgroups-new-experiment");
+      await page.getByTestId("budget").fill("4");
+      await page.getByRole("button", { name: "Build model" }).click();
+      await page.locator('[data-testid="experiment"][data-status="ready"]').waitFor({ timeout: 150_000 });
+      const tables = page.getByTestId("subgroups").getByTestId("subgroup-table");
+      expect(await tables.evaluateAll((ts) => ts.map((t) => t.getAttribute("data-column")))).toEqual(["site"]);
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
+  }, 200_000);
 });
