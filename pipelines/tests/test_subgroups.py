@@ -57,6 +57,19 @@ def test_free_text_columns_are_skipped_without_printing_values():
     assert "patient" not in a["skipped"]
 
 
+def test_inputs_count_distinct_values_over_the_whole_table():
+    from builder_pipelines.common.data import Table
+
+    rows = [{"id": f"p{i}", "note": f"n{i}", "sex": "FM"[i % 2]} for i in range(100)]
+    spec = {"data": {"subgroup_cols": ["note", "sex"]}}
+    sub = S.inputs(spec, Table(["id", "note", "sex"], rows), list(range(10)))
+    assert sub["distinct"] == {"note": 100, "sex": 2}
+    # Only 10 test rows hold 10 notes, but the column has 100 values: skipped, as the dataset check warned.
+    a = S.assign(sub["columns"][0][1], [f"p{i}" for i in range(10)], distinct_all=sub["distinct"]["note"])
+    assert "skipped" in a
+    assert S.inputs({"data": {}}, Table(["id"], rows), [0]) is None
+
+
 def test_a_planted_worse_group_is_flagged_and_small_groups_are_too_small():
     rng = np.random.default_rng(0)
     n = 900

@@ -48,6 +48,8 @@ def inputs(spec: dict, table: Table, rows: list[int]) -> dict | None:
     return {
         "columns": [(n, [table.rows[r][n] for r in rows]) for n in names],
         "bins": dict(spec["data"].get("subgroup_bins") or {}),
+        # Over every row, as the dataset check counts them, so its free-text warning and this skip agree.
+        "distinct": {n: len({row[n].strip() for row in table.rows} - {""}) for n in names},
     }
 
 
@@ -67,8 +69,9 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
-def assign(values: list[str], groups, bins: list[float] | None = None) -> dict:
-    """{kind, labels (per row, None = no group), order, skipped?}: which group each row is in."""
+def assign(values: list[str], groups, bins: list[float] | None = None, distinct_all: int | None = None) -> dict:
+    """{kind, labels (per row, None = no group), order, skipped?}: which group each row is in. ``distinct_all``: the
+    column's distinct values over the whole table (the free-text rule); unset, those of ``values``."""
     present = [v for v in values if not _is_missing(v)]
     numbers = [_as_float(v) for v in present]
     numeric = bool(present) and all(x is not None for x in numbers)
@@ -111,13 +114,14 @@ def assign(values: list[str], groups, bins: list[float] | None = None) -> dict:
     labels = [MISSING if v.strip() == "" else None for v in values]
     present = [v for v in values if v.strip() != ""]
     distinct = sorted(set(v.strip() for v in present))
-    if len(distinct) > FREE_TEXT_DISTINCT:
+    many = distinct_all if distinct_all is not None else len(distinct)
+    if many > FREE_TEXT_DISTINCT:
         return {
             "kind": "categorical",
             "labels": [None] * len(values),
             "order": [],
-            "skipped": f"{len(distinct)} distinct values on the test rows: this looks like free text or an identifier, "
-            f"not a grouping (at most {FREE_TEXT_DISTINCT}); no value of it is shown",
+            "skipped": f"{many} distinct values: this looks like free text or an identifier, not a grouping "
+            f"(at most {FREE_TEXT_DISTINCT}); no value of it is shown",
         }
     g = np.asarray(groups).astype(str)
     patients = {d: len(set(g[[i for i, v in enumerate(values) if v.strip() == d]])) for d in distinct}
@@ -185,7 +189,7 @@ def compute(
     k = 1 if positive is None else int(positive)
     out = []
     for name, values in sub["columns"]:
-        a = assign(values, g, sub.get("bins", {}).get(name))
+        a = assign(values, g, sub.get("bins", {}).get(name), sub.get("distinct", {}).get(name))
         labels = np.array([lab if lab is not None else "" for lab in a["labels"]], dtype=object)
         entry: dict = {"column": name, "kind": a["kind"], "groups": []}
         if "skipped" in a:
