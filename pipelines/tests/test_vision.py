@@ -33,10 +33,11 @@ def _restore_stdout():
     sys.stdout, events._out = saved_stdout, saved_out
 
 
-def _train(tmp_path_factory, task: str, **spec_over):
+def _train(tmp_path_factory, task: str, data_over: dict | None = None, **spec_over):
     tmp = tmp_path_factory.mktemp(task)
     spec = make_dataset(tmp, task)
     spec.update(spec_over)
+    spec["data"].update(data_over or {})
     saved_stdout, saved_out = sys.stdout, events._out
     try:
         name = run(spec, spec["out_dir"])
@@ -48,7 +49,8 @@ def _train(tmp_path_factory, task: str, **spec_over):
 
 @pytest.fixture(scope="module")
 def multiclass(tmp_path_factory):
-    return _train(tmp_path_factory, "multiclass")
+    # A subgroup column beside the image path (issue 37 item 5): here the class name, so every group is small.
+    return _train(tmp_path_factory, "multiclass", data_over={"subgroup_cols": ["label_name"]})
 
 
 def _test_inputs(spec, manifest, limit=8):
@@ -82,6 +84,12 @@ def test_multiclass_model_manifest_and_onnx(multiclass):
         entry = m["metrics"]["test"][name]
         assert entry["ci_low"] is None or entry["ci_low"] <= entry["value"] <= entry["ci_high"]
     assert m["metrics"]["test"]["accuracy"]["value"] >= 0.7  # blobs left/right/none are easy to tell apart
+    # 9 test patients: each class name is held by fewer than 20, so they pool as "other", too small for figures.
+    (sub,) = m["clinical"]["subgroups"]
+    assert (sub["column"], sub["kind"]) == ("label_name", "categorical")
+    assert [(g["label"], g["patients"], g["flag"], g["auc"]) for g in sub["groups"]] == [
+        ("other", len(spec["split"]["test"]), "too_small", None)
+    ]
     assert {f["name"] for f in m["figures"]} >= {
         "roc",
         "pr",

@@ -4,7 +4,8 @@ import type { ModelRow } from "../serving/model-repository.js";
 import { checkManifest, classNames, type ColumnSpec, type ServedManifest } from "../serving/manifest.js";
 import type { DatasetProblem, DatasetReport } from "../datasets/report.js";
 import { METRIC_NAMES } from "../contract/types.js";
-import { warningsOf } from "../experiments/warnings.js";
+import { warningsOf, worseSubgroups } from "../experiments/warnings.js";
+import type { Manifest } from "../contract/types.js";
 
 // Plain facts about one experiment or model, read from its rows: what the tools return and the builtin
 // templates quote. Nothing here is invented; a missing value stays null.
@@ -104,6 +105,13 @@ export function experimentFacts(row: ExperimentRow, model?: ModelRow | null) {
     threshold_rule: manifest?.threshold_rule ?? null,
     /** What limits trust in the result (the same list as GET /v1/experiments/{id}); codes and titles carry no user data. */
     warnings: model ? warningsOf(model.manifest, row.datasetReport) : [],
+    /** Subgroups the pipeline flagged clearly worse than the rest of the test set (column and label are user data). */
+    worse_subgroups: worseSubgroups((model?.manifest as Partial<Manifest> | undefined)?.clinical).map((g) => ({
+      column: g.column,
+      label: g.label,
+      auc: g.auc,
+      rest_auc: g.rest_auc ?? null,
+    })),
     classes,
     model: model ? { version: model.version, kind: model.kind, published_at: model.createdAt } : null,
     dataset: {

@@ -42,6 +42,10 @@ export interface JobSpec {
     images_col?: string | null;
     label_cols: string[];
     data_cols?: string[];
+    /** Columns the test performance is reported by (manifest clinical.subgroups). */
+    subgroup_cols?: string[];
+    /** Per subgroup column, cut points instead of quartiles. */
+    subgroup_bins?: Record<string, number[]>;
     class_name_col?: string | null;
     sha256?: string;
   };
@@ -99,8 +103,35 @@ export interface ClinicalSection {
   confusion_matrix: { labels: string[]; counts?: number[][]; per_label?: Record<string, number[][]> };
   test_patients_per_class: Record<string, number>;
   strongest_feature?: { name: string; auc: number };
+  /** Per subgroup column: each group's counts and figures with intervals, and its flag (docs/metrics.md, Subgroups). */
+  subgroups?: SubgroupColumn[];
   /** Binary: net benefit at threshold probabilities 0.01..0.99 for the model and for treating everyone (treat none is 0). */
   decision_curve?: { thresholds: number[]; model: Array<number | null>; treat_all: Array<number | null> };
+}
+
+export interface SubgroupInterval {
+  value: number | null;
+  ci_low: number | null;
+  ci_high: number | null;
+}
+
+/** manifest.clinical.subgroups[]: one subgroup column of the request. */
+export interface SubgroupColumn {
+  column: string;
+  kind: "categorical" | "quartiles" | "bins";
+  /** Why the column was not grouped (free text or an identifier). */
+  skipped?: string;
+  groups: Array<{
+    label: string;
+    patients: number;
+    positives: number | null;
+    prevalence: number | null;
+    auc: SubgroupInterval | null;
+    sensitivity: SubgroupInterval | null;
+    specificity: SubgroupInterval | null;
+    rest_auc?: number | null;
+    flag: "worse" | "too_small" | null;
+  }>;
 }
 
 /** manifest.json: the one type for it (the orchestrator publishes it, serving reads its view of it). */

@@ -57,6 +57,16 @@ export function checkTable(t: CsvTable, ctx: TableCheckContext): CheckedTable | 
   }
   let splitIdx: number | null = null;
   if (task.split_col) splitIdx = resolveColumns(t, [task.split_col], "split", report, csvPath).get(task.split_col) ?? null;
+  // Subgroup columns (the test performance is reported by them): any other column, a feature or not.
+  const subgroupCols = task.subgroup_cols ?? [];
+  const subgroups = resolveColumns(t, subgroupCols, "subgroup", report, csvPath);
+  for (const name of subgroupCols) {
+    if (name === idCol)
+      report.error("column_role_conflict", `'${name}' is column 1, the patient id; it cannot be a subgroup column`, {
+        column: name,
+        row: 1,
+      });
+  }
   if (task.inputs === "table" && dataCols.length === 0)
     report.error("data_cols_missing", "task 'data' needs data_cols: the feature columns to learn from");
   for (const name of [...task.label_cols, ...dataCols, ...(task.images_col ? [task.images_col] : [])]) {
@@ -81,6 +91,7 @@ export function checkTable(t: CsvTable, ctx: TableCheckContext): CheckedTable | 
   if (labels.size !== task.label_cols.length || data.size !== dataCols.length || (task.inputs === "images" && imageIdx === null))
     return null;
   if (split && splitIdx === null) return null;
+  if (subgroups.size !== subgroupCols.length) return null;
 
   const labelIdx = task.label_cols.map((c) => labels.get(c)!);
   const dataIdx = dataCols.map((c) => data.get(c)!);
@@ -142,6 +153,7 @@ export function checkTable(t: CsvTable, ctx: TableCheckContext): CheckedTable | 
   dropRepeatedRows(rows, report);
 
   const numericData = checkFeatures(t, dataIdx, rows, report);
+  for (const name of subgroupCols) checkSubgroupColumn(t, subgroups.get(name)!, rows, report, numericData);
   checkLabels(t, labelIdx, rows, ctx);
   checkDuplicates(t, rows, labelIdx, imageIdx, report);
   summarise(t, rows, labelIdx, imageIdx, report);
@@ -198,6 +210,29 @@ function checkFeatures(t: CsvTable, dataIdx: number[], rows: TableRow[], report:
   }
   if (dataIdx.length) report.summary.features = features;
   return numeric;
+}
+
+/** The most distinct values a non-numeric subgroup column may hold before it reads as free text (pipelines: the same). */
+export const SUBGROUP_FREE_TEXT_DISTINCT = 30;
+
+/**
+ * A subgroup column: numbers are normalised like features (decimal commas), and a non-numeric column with many distinct
+ * values (free text, an identifier) is warned about: the pipeline skips it rather than print its values.
+ */
+function checkSubgroupColumn(t: CsvTable, idx: number, rows: TableRow[], report: ReportBuilder, numeric: Set<number>): void {
+  const present = rows.map((r) => r.values[idx]).filter((v) => v !== "");
+  if (numericOrNot(present, t.delimiter).numeric) {
+    numeric.add(idx);
+    return;
+  }
+  const distinct = new Set(present.map((v) => v.trim())).size;
+  if (distinct > SUBGROUP_FREE_TEXT_DISTINCT) {
+    report.warn(
+      "subgroup_col_free_text",
+      `the subgroup column '${t.header[idx]}' has ${distinct} distinct values; it looks like free text or an identifier, not a grouping, and will be left out of the subgroup results (at most ${SUBGROUP_FREE_TEXT_DISTINCT} categories; numbers are cut in quartiles)`,
+      { column: t.header[idx] },
+    );
+  }
 }
 
 function checkLabels(t: CsvTable, labelIdx: number[], rows: TableRow[], ctx: TableCheckContext): void {

@@ -15,6 +15,8 @@ export interface DatasetTask {
   data_cols: string[];
   /** A column saying which part each row belongs to (train, validation/val, test); null: Builder's seeded split. */
   split_col: string | null;
+  /** Columns the test performance is reported by (classification); each must be in the CSV. */
+  subgroup_cols?: string[];
 }
 
 export type Problem = "binary" | "multiclass" | "multilabel" | "regression" | "detection";

@@ -41,6 +41,27 @@ function confusion(cm: ModelCard["performance"]["confusion_matrix"]): string {
   return `<table class="cm"><caption>Confusion matrix on the test set: rows are the true class, columns the predicted class; percentages are of the row</caption><thead><tr><th scope="col">True \\ Predicted</th>${head}<th scope="col" class="n">Total</th></tr></thead><tbody>${body}</tbody></table>`;
 }
 
+const SUBGROUP_FLAG_WORDS = { worse: "clearly worse than the rest", too_small: "too few patients for figures" } as const;
+
+/** One table per subgroup column: counts, figures with intervals and the flag in words (docs/metrics.md, Subgroups). */
+function subgroupTables(columns: NonNullable<ModelCard["subgroups"]>): string {
+  const cell = (m: { value: number | null; ci_low: number | null; ci_high: number | null } | null) =>
+    m ? `${num(m.value, 2)} <span class="pct">(${num(m.ci_low, 2)} – ${num(m.ci_high, 2)})</span>` : "–";
+  return `<p>Figures on the test patients of each group, at the operating point above, with 95% intervals. A group is clearly worse when its whole AUC interval lies below the AUC of the other test patients; groups with under 20 patients (or under 5 of a class) get no figures.</p>${columns
+    .map((c) => {
+      if (c.skipped) return `<p><b>${esc(c.column)}</b>: not grouped (${esc(c.skipped)}).</p>`;
+      const how = c.kind === "quartiles" ? "quartiles of the test patients" : c.kind === "bins" ? "the requested cut points" : "categories";
+      const rows = c.groups
+        .map(
+          (g) =>
+            `<tr${g.flag === "worse" ? ' class="worse"' : ""}><th scope="row">${esc(g.label)}</th><td class="n">${count(g.patients)}</td><td class="n">${g.prevalence === null ? "–" : `${Math.round(g.prevalence * 100)}%`}</td><td class="n">${cell(g.auc)}</td><td class="n">${cell(g.sensitivity)}</td><td class="n">${cell(g.specificity)}</td><td>${g.flag ? esc(SUBGROUP_FLAG_WORDS[g.flag]) : ""}</td></tr>`,
+        )
+        .join("");
+      return `<table class="sg"><caption>${esc(c.column)} (${how})</caption><thead><tr><th scope="col">Group</th><th scope="col" class="n">Patients</th><th scope="col" class="n">Prevalence</th><th scope="col" class="n">AUC</th><th scope="col" class="n">Sensitivity</th><th scope="col" class="n">Specificity</th><th scope="col">Flag</th></tr></thead><tbody>${rows}</tbody></table>`;
+    })
+    .join("")}`;
+}
+
 function classCounts(counts: Record<string, Record<string, number>> | null): string {
   if (!counts) return "";
   return Object.entries(counts)
@@ -65,7 +86,7 @@ h1{font-size:1.6rem;margin:0 0 .25rem}h2{font-size:1.15rem;border-bottom:2px sol
 .meta,.muted{color:#57606a}.meta{margin:0 0 1rem}
 table{border-collapse:collapse;width:100%;margin:.4rem 0 .8rem}th,td{border:1px solid #d0d7de;padding:.3rem .55rem;text-align:left;vertical-align:top}
 thead th{background:#f3f4f6}tbody th{font-weight:600;width:38%}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
-caption{text-align:left;color:#57606a;font-size:.9rem;padding-bottom:.25rem}.cm td.diag{background:#eef6ee}.pct{color:#57606a;font-size:.85em}
+caption{text-align:left;color:#57606a;font-size:.9rem;padding-bottom:.25rem}table.sg tbody th{width:auto}table.sg td.n{white-space:nowrap}table.sg tr.worse>*{background:#fff8e5}.cm td.diag{background:#eef6ee}.pct{color:#57606a;font-size:.85em}
 .warn{border-left:5px solid #bf8700;background:#fff8e5;padding:.5rem .8rem;margin:.5rem 0}.warn.severe{border-color:#cf222e;background:#ffebe9}
 .warn b{display:block}code{word-break:break-all}.glance{border:1px solid #d0d7de;border-radius:6px;padding:.6rem .9rem;margin:1rem 0}.glance p{margin:.2rem 0}.intended{white-space:normal;background:#f6f8fa;border:1px solid #d0d7de;padding:.6rem .8rem}
 ul{padding-left:1.3rem}footer{margin-top:2rem;color:#57606a;font-size:.85rem}
@@ -158,6 +179,8 @@ ${m.validation ? `<tr><th scope="row">Validation during selection</th><td>${esc(
 <p>${pos ? `Positive class: <b>${esc(pos.name)}</b>. ` : ""}${opWords}</p><p>${esc(p.intervals)}.</p>
 ${figureRows(p.test)}${confusion(p.confusion_matrix)}
 ${p.validation.length ? `<details open><summary>Validation figures (for comparison: a large gap to the test figures means overfitting)</summary>${figureRows(p.validation)}</details>` : ""}`);
+
+  if (card.subgroups) sections.push(`<h2>6b. Performance by subgroup</h2>${subgroupTables(card.subgroups)}`);
 
   const c = card.calibration;
   sections.push(

@@ -273,10 +273,10 @@ export function buildModelCard({ row, model, retrospectives, generatedAt }: Mode
       not_yet: [
         ...(manifest.metrics.test.calibration_slope ? [] : ["calibration slope and intercept"]),
         ...(clinical?.decision_curve ? [] : ["a decision curve"]),
-        "figures by subgroup",
+        ...(clinical?.subgroups?.length ? [] : ["figures by subgroup (name the columns in the request's subgroup_cols)"]),
       ],
     },
-    subgroups: null,
+    subgroups: clinical?.subgroups?.length ? clinical.subgroups : null,
     warnings: warnings.map(({ code, severity, title, message }) => ({ code, severity, title, message })),
     limitations,
     retrospective: retroRows,

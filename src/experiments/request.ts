@@ -25,6 +25,18 @@ export const POSITIVE_CLASS_DOC =
   "finding): sensitivity, specificity, PPV and NPV are reported for it. Unset: the less frequent class (on a tie, the " +
   "second in sort order). A value the label column does not hold ends the experiment as invalid_dataset.";
 
+export const SUBGROUP_COLS_DOC =
+  "Optional CSV columns to report test performance by, e.g. sex, age, site, scanner (for images: columns beside the image " +
+  "path). Per group: patients, prevalence, AUC and sensitivity/specificity at the model's thresholds with 95% intervals, and " +
+  "a flag where a group is clearly worse than the rest (docs/metrics.md, Subgroups). A column may be a feature (data_cols) " +
+  "or not. Numbers with more than 10 distinct values are cut in quartiles of the test patients (or at subgroup_bins); " +
+  "anything else is a category: at most 12 groups, values held by fewer than 20 test patients pooled as 'other'. " +
+  "Binary and multiclass classification only (not regression, detection or several label columns). At most 10 columns.";
+
+export const SUBGROUP_BINS_DOC =
+  'Optional, per subgroup column: cut points for a numeric column instead of its quartiles, e.g. {"Age": [40, 60]} ' +
+  "gives <40, 40–<60 and ≥60 (a value equal to a cut point is in the upper group). Each key must be in subgroup_cols.";
+
 /** The seed's fields, one rule each; `pick` from here for any route that takes some of them (datasets/validate). */
 export const experimentRequestFields = z.object({
   zip_gcloud: z
@@ -42,6 +54,22 @@ export const experimentRequestFields = z.object({
   images_col: nonEmptyName.nullish(),
   data_cols: z.array(nonEmptyName).nullish(),
   split_col: nonEmptyName.nullish().describe(SPLIT_COL_DOC),
+  subgroup_cols: z
+    .array(nonEmptyName)
+    .max(10, "must list at most 10 subgroup columns")
+    .refine((cols) => new Set(cols).size === cols.length, "must not name a column twice")
+    .nullish()
+    .describe(SUBGROUP_COLS_DOC),
+  subgroup_bins: z
+    .record(
+      z.string(),
+      z
+        .array(z.number({ error: "must be numbers (cut points)" }).finite(), { error: "must be a list of cut points" })
+        .min(1, "must list at least one cut point")
+        .max(20, "must list at most 20 cut points"),
+    )
+    .nullish()
+    .describe(SUBGROUP_BINS_DOC),
   model_type: z.union([z.literal(0), z.literal(1)], { error: "must be 0 (classification) or 1 (regression)" }),
   optimization_type: z.union([z.literal(0), z.literal(1)], { error: "must be 0 (best quality) or 1 (fastest)" }),
   experiment_id: z
@@ -79,7 +107,7 @@ export const experimentRequestFields = z.object({
 type DatasetFields = Pick<
   z.output<typeof experimentRequestFields>,
   "task" | "type_of_experiment" | "model_type" | "label_cols" | "images_col" | "data_cols" | "split_col"
->;
+> & { subgroup_cols?: string[] | null };
 
 /** The cross-field rules on the dataset's columns; shared by the experiment request and datasets/validate. */
 export function datasetFieldRules(r: DatasetFields, ctx: z.RefinementCtx): void {
@@ -91,6 +119,17 @@ export function datasetFieldRules(r: DatasetFields, ctx: z.RefinementCtx): void 
   if (r.type_of_experiment === "detection" && r.model_type === 1) issue("model_type", "detection is not a regression");
   if (r.type_of_experiment === "detection" && r.label_cols.length !== 1) issue("label_cols", "detection takes one class column");
   if (r.split_col && r.type_of_experiment === "detection") issue("split_col", "is not supported for detection yet");
+  if (r.subgroup_cols?.length) {
+    // Subgroup figures are AUC, sensitivity and specificity per group: a classification with one label column.
+    if (r.type_of_experiment === "detection") issue("subgroup_cols", "are for classification, not detection");
+    else if (r.model_type === 1) issue("subgroup_cols", "are for classification, not regression (model_type 1)");
+    else if (r.label_cols.length > 1) issue("subgroup_cols", "are for one label column; several label_cols make a multilabel task");
+    for (const c of r.subgroup_cols) {
+      if (r.label_cols.includes(c)) issue("subgroup_cols", `'${c}' is a label column; a subgroup column describes the patients`);
+      if (c === r.images_col) issue("subgroup_cols", `'${c}' is the image column`);
+      if (c === r.split_col) issue("subgroup_cols", `'${c}' is the split column`);
+    }
+  }
 }
 
 // Control characters would break the one-line list and the logs; a description may keep its line breaks and tabs.
@@ -164,6 +203,9 @@ export const experimentRequestSchema = experimentRequestFields
       issue("source_experiment_id", "is only for Retrospective studies");
     if (r.split_col && r.study_type === "Retrospective")
       issue("split_col", "is only for Builder studies (a Retrospective study tests every row)");
+    for (const col of Object.keys(r.subgroup_bins ?? {})) {
+      if (!r.subgroup_cols?.includes(col)) issue("subgroup_bins", `'${col}' is not in subgroup_cols`);
+    }
     if (r.positive_class != null) {
       if (r.type_of_experiment === "detection") issue("positive_class", "is for binary classification, not detection");
       else if (r.model_type === 1) issue("positive_class", "is for binary classification, not regression (model_type 1)");

@@ -37,7 +37,11 @@ export const studySchema = z
       images_col: z.string().nullable(),
       data_cols: z.array(z.string()),
       split_col: z.string().nullable(),
+      /** Columns the test performance is reported by (classification); absent in studies stored before it existed. */
+      subgroup_cols: z.array(z.string()).default([]),
     }),
+    /** Per subgroup column, cut points instead of quartiles. */
+    subgroup_bins: z.record(z.string(), z.array(z.number())).default({}),
     source_experiment_id: z.number().int().positive().nullable(),
     /** Binary classification: the label value reported as positive; null: the pipeline's rule (the rarer class). */
     positive_class: z.string().nullable().default(null),
@@ -49,7 +53,7 @@ export type Study = z.output<typeof studySchema>;
 type DatasetFields = Pick<
   ExperimentRequest,
   "task" | "type_of_experiment" | "model_type" | "label_cols" | "images_col" | "data_cols" | "split_col"
->;
+> & { subgroup_cols?: string[] | null };
 
 export function problemFamily(r: Pick<ExperimentRequest, "type_of_experiment" | "model_type">): ProblemFamily {
   if (r.type_of_experiment === "detection") return "detection";
@@ -62,7 +66,7 @@ export function pipelineKind(r: Pick<ExperimentRequest, "task" | "type_of_experi
 }
 
 /** What the datasets area checks: also used alone by POST /v1/datasets/validate. */
-export function datasetTask(r: DatasetFields): DatasetTask {
+export function datasetTask(r: DatasetFields): DatasetTask & { subgroup_cols: string[] } {
   return {
     family: problemFamily(r),
     inputs: r.task === "vision" ? "images" : "table",
@@ -70,6 +74,7 @@ export function datasetTask(r: DatasetFields): DatasetTask {
     images_col: r.task === "vision" ? (r.images_col ?? null) : null,
     data_cols: r.task === "data" ? (r.data_cols ?? []) : [],
     split_col: r.split_col ?? null,
+    subgroup_cols: r.subgroup_cols ?? [],
   };
 }
 
@@ -95,6 +100,7 @@ export function studyOf(request: ExperimentRequest, config: Pick<Config, "BEST_B
     dataset: datasetTask(request),
     source_experiment_id: request.source_experiment_id ?? null,
     positive_class: request.positive_class ?? null,
+    subgroup_bins: request.subgroup_bins ?? {},
   };
 }
 

@@ -24,6 +24,7 @@ export function experimentView(row: ExperimentRow, model?: ModelRow) {
     metrics: row.metrics ?? null,
     positive_class: clinical?.positive_class ?? null,
     confusion_matrix: clinical?.confusion_matrix ?? null,
+    subgroups: clinical?.subgroups ?? null,
     warnings: model ? warningsOf(model.manifest, row.datasetReport) : [],
     ...(retrospective ? { original_metrics: row.originalMetrics ?? null, source_experiment_id: request.source_experiment_id } : {}),
     failure_reason: row.status === "failed" || row.status === "invalid_dataset" ? row.failureReason : null,

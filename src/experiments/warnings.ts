@@ -7,7 +7,13 @@ import type { ClinicalSection, Manifest, MetricValue } from "../contract/types.j
 
 export type WarningSeverity = "severe" | "caution" | "info";
 export type WarningCode =
-  "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage";
+  | "no_better_than_chance"
+  | "test_set_too_small"
+  | "overfitting"
+  | "poor_calibration"
+  | "class_imbalance"
+  | "perfect_score_check_leakage"
+  | "subgroup_worse";
 export interface ResultWarning {
   code: WarningCode;
   severity: WarningSeverity;
@@ -110,6 +116,8 @@ export function resultWarnings(x: WarningInputs): ResultWarning[] {
       message: `The model's probabilities are off by about ${Math.round(ece * 100)} percentage points on average (expected calibration error ${f(ece)}): a score of 0.8 does not mean an 80% chance. Read the scores as a ranking, not as a patient's risk.`,
     });
   }
+  const worse = subgroupWorse(x);
+  if (worse) out.push({ code: "subgroup_worse", severity: "caution", title: "worse in a subgroup", message: worse });
   const imbalance = classImbalance(x, classification);
   if (imbalance) out.push({ code: "class_imbalance", severity: "info", title: "rare class", message: imbalance });
   return out;
@@ -150,6 +158,23 @@ function overfitting(x: WarningInputs): string | undefined {
     return `The validation ${words} (${f(val)}) is much ${name === "rmse" ? "better" : "higher"} than on the test patients (${f(test)}): the model was tuned to the patients it was chosen on and does worse on new ones. Expect figures near the test ones, or below, in practice.`;
   }
   return undefined;
+}
+
+/** The groups the pipeline flagged worse: their AUC interval lies wholly below the rest of the test set's AUC. */
+export function worseSubgroups(clinical: ClinicalSection | undefined) {
+  return (clinical?.subgroups ?? []).flatMap((c) => c.groups.filter((g) => g.flag === "worse").map((g) => ({ column: c.column, ...g })));
+}
+
+function subgroupWorse(x: WarningInputs): string | undefined {
+  const worse = worseSubgroups(x.clinical);
+  if (!worse.length) return undefined;
+  const each = worse
+    .map(
+      (g) =>
+        `${g.column} ${g.label} (AUC ${f(g.auc?.value)}, 95% interval ${f(g.auc?.ci_low)} to ${f(g.auc?.ci_high)}, against ${f(g.rest_auc)} for the other test patients)`,
+    )
+    .join("; ");
+  return `The model does clearly worse for ${worse.length === 1 ? "one group" : `${worse.length} groups`} of test patients: ${each}. The whole interval lies below the rest, so this is unlikely to be chance alone. Check these patients (their data, labels, scanner or site) before relying on the model for them, and say so in the model card.`;
 }
 
 function classImbalance(x: WarningInputs, classification: boolean): string | undefined {

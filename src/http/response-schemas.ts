@@ -35,6 +35,36 @@ export const confusionMatrixSchema = z
   })
   .describe("the test set's confusion matrix at the model's thresholds");
 
+export const subgroupsSchema = z
+  .array(
+    z.object({
+      column: z.string().describe("a column of subgroup_cols"),
+      kind: z
+        .enum(["categorical", "quartiles", "bins"])
+        .describe("categories; quartiles of the test patients; the request's subgroup_bins"),
+      skipped: z.string().optional().describe("why the column was not grouped (it looks like free text or an identifier)"),
+      groups: z.array(
+        z.object({
+          label: z.string().describe("the category, 'other' (rare values pooled), 'missing', or a numeric range such as 21–24"),
+          patients: z.number().describe("distinct test patients in the group"),
+          positives: z.number().nullable().describe("binary: of them, patients with the positive class; null for multiclass"),
+          prevalence: z.number().nullable(),
+          auc: interval.nullable().describe("binary AUC; multiclass macro one-vs-rest; null when too_small"),
+          sensitivity: interval.nullable().describe("at the model's thresholds (multiclass: macro); null when too_small"),
+          specificity: interval.nullable().describe("at the model's thresholds (multiclass: macro); null when too_small"),
+          rest_auc: z.number().nullable().optional().describe("the AUC of every other test patient, what the flag compares with"),
+          flag: z
+            .enum(["worse", "too_small"])
+            .nullable()
+            .describe(
+              "worse: the group's AUC interval lies wholly below rest_auc; too_small: under 20 patients or under 5 of a class, no figures",
+            ),
+        }),
+      ),
+    }),
+  )
+  .describe("test performance per group of each column in the request's subgroup_cols (docs/metrics.md, Subgroups)");
+
 export const resultWarningSchema = z.object({
   code: z.enum([
     "no_better_than_chance",
@@ -43,6 +73,7 @@ export const resultWarningSchema = z.object({
     "poor_calibration",
     "class_imbalance",
     "perfect_score_check_leakage",
+    "subgroup_worse",
   ]),
   severity: z.enum(["severe", "caution", "info"]).describe("severe: do not rely on the model as it is"),
   title: z.string().describe("a few words, for a badge"),
@@ -144,6 +175,12 @@ export const experimentSchema = z.object({
   metrics: metricsSchema.nullable().describe("test-set metrics once ready"),
   positive_class: positiveClassSchema.nullable().optional(),
   confusion_matrix: confusionMatrixSchema.nullable().optional(),
+  subgroups: subgroupsSchema
+    .nullable()
+    .optional()
+    .describe(
+      "test performance per group of each column in the request's subgroup_cols (docs/metrics.md, Subgroups); null when none was asked for, or for regression and detection",
+    ),
   warnings: z
     .array(resultWarningSchema)
     .optional()

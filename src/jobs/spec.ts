@@ -33,6 +33,8 @@ export function buildSpec(
       images_col: prepared.imagesCol ?? null,
       label_cols: prepared.labelCols ?? study.dataset.label_cols,
       ...(prepared.dataCols?.length ? { data_cols: prepared.dataCols } : {}),
+      ...(study.dataset.subgroup_cols.length ? { subgroup_cols: study.dataset.subgroup_cols } : {}),
+      ...(Object.keys(study.subgroup_bins).length ? { subgroup_bins: study.subgroup_bins } : {}),
       class_name_col: prepared.classNameCol ?? null,
       sha256: prepared.sha256,
     },

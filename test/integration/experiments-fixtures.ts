@@ -53,6 +53,22 @@ export function randomLabelCsv(): { csv: string; dataCols: string[] } {
   return { csv: [`id,diagnosis,${dataCols.join(",")}`, ...rows].join("\n") + "\n", dataCols };
 }
 
+/** 900 patients at three sites; at site C the label is a coin toss (the model cannot be right there), elsewhere a rule. */
+export function plantedSites(): string {
+  let seed = 20261127;
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const rows = ["id,diagnosis,f1,f2,site,age"];
+  for (let i = 0; i < 900; i++) {
+    const site = ["A", "B", "C"][i % 3];
+    const f1 = rand() * 10;
+    const f2 = rand() * 5;
+    const age = 20 + Math.floor(rand() * 60);
+    const y = site === "C" ? (rand() < 0.5 ? "M" : "B") : f1 + 2 * f2 + (rand() - 0.5) * 6 > 10 ? "M" : "B";
+    rows.push(`${5000 + i},${y},${f1.toFixed(3)},${f2.toFixed(3)},${site},${age}`);
+  }
+  return rows.join("\n") + "\n";
+}
+
 export function dataRequest(
   userId: string,
   experimentId: number,

@@ -20,8 +20,14 @@ import { studyOf } from "../../src/experiments/study.js";
 const config = parseConfig({ BUILDER_DATA_DIR: os.tmpdir() });
 
 const requests = {
-  tabular: { task: "data", data_cols: ["a", "b"], type_of_experiment: "classification" },
-  vision_classification: { task: "vision", images_col: "image", type_of_experiment: "classification" },
+  tabular: {
+    task: "data",
+    data_cols: ["a", "b"],
+    type_of_experiment: "classification",
+    subgroup_cols: ["a", "site"],
+    subgroup_bins: { a: [1.5] },
+  },
+  vision_classification: { task: "vision", images_col: "image", type_of_experiment: "classification", subgroup_cols: ["scanner"] },
   detection: { task: "vision", images_col: "image", type_of_experiment: "detection" },
 } as const;
 
@@ -74,6 +80,11 @@ describe("contract drift", () => {
     const spec = specFor(kind, command);
     expect(contractErrors("job-spec", spec)).toEqual([]);
     expect(spec.kind).toBe(kind);
+    // Subgroup columns reach the pipeline (classification only: the request refuses them for detection).
+    expect(spec.data.subgroup_cols).toEqual(
+      kind === "tabular" ? ["a", "site"] : kind === "vision_classification" ? ["scanner"] : undefined,
+    );
+    expect(spec.data.subgroup_bins).toEqual(kind === "tabular" ? { a: [1.5] } : undefined);
     // F-macro was asked for: classification is selected on it; detection is selected on map50 and sets its score threshold for it.
     expect([spec.metric, spec.threshold_metric]).toEqual(kind === "detection" ? ["map50", "f_macro"] : ["f_macro", "f_macro"]);
   });

@@ -70,6 +70,29 @@ describe("experiment request", () => {
     expect(pipelineKind({ task: "vision", type_of_experiment: "classification" })).toBe("vision_classification");
   });
 
+  it("subgroup_cols: any column but a label, image or split column; classification with one label only; bins for listed columns", () => {
+    const ok = experimentRequestSchema.parse({ ...valid, subgroup_cols: ["radius_mean", "sex"], subgroup_bins: { radius_mean: [10, 20] } });
+    expect(ok.subgroup_cols).toEqual(["radius_mean", "sex"]); // a feature may also be a subgroup column
+    const issues = (over: Record<string, unknown>) =>
+      (experimentRequestSchema.safeParse({ ...valid, ...over }).error?.issues ?? []).map((i) => `${i.path.join(".")}: ${i.message}`);
+    expect(issues({ subgroup_cols: ["diagnosis"] })).toEqual([
+      "subgroup_cols: 'diagnosis' is a label column; a subgroup column describes the patients",
+    ]);
+    expect(issues({ subgroup_cols: ["sex", "sex"] })).toEqual(["subgroup_cols: must not name a column twice"]);
+    expect(issues({ subgroup_cols: ["sex"], model_type: 1 })).toEqual([
+      "subgroup_cols: are for classification, not regression (model_type 1)",
+    ]);
+    expect(issues({ subgroup_cols: ["sex"], label_cols: ["a", "b"] })[0]).toMatch(/one label column/);
+    expect(
+      issues({ subgroup_cols: ["sex"], task: "vision", images_col: "img", data_cols: undefined, type_of_experiment: "detection" }),
+    ).toEqual(["subgroup_cols: are for classification, not detection"]);
+    expect(issues({ subgroup_cols: ["sex"], subgroup_bins: { age: [40] } })).toEqual(["subgroup_bins: 'age' is not in subgroup_cols"]);
+    expect(issues({ subgroup_cols: ["age"], subgroup_bins: { age: [] } })[0]).toMatch(
+      /^subgroup_bins\.age: must list at least one cut point/,
+    );
+    expect(issues({ subgroup_cols: ["age"], subgroup_bins: { age: ["forty"] } })[0]).toMatch(/^subgroup_bins\.age\.0: must be numbers/);
+  });
+
   it("hashes the normalised request: key order, case of study_type, token and nulls do not matter", () => {
     const a = withoutToken(experimentRequestSchema.parse(valid));
     const b = withoutToken(

@@ -40,7 +40,19 @@ describe("study: the request translated once", () => {
       images_col: null,
       data_cols: ["a", "b"],
       split_col: null,
+      subgroup_cols: [],
     });
+    expect(study.subgroup_bins).toEqual({});
+  });
+
+  it("subgroup columns and bins travel to the study; a study stored before them parses with none", () => {
+    const study = studyOf(request({ subgroup_cols: ["age", "site"], subgroup_bins: { age: [40, 60] } }), config);
+    expect(study.dataset.subgroup_cols).toEqual(["age", "site"]);
+    expect(study.subgroup_bins).toEqual({ age: [40, 60] });
+    const { subgroup_bins: _bins, ...old } = studyOf(request(), config);
+    const { subgroup_cols: _cols, ...oldDataset } = old.dataset;
+    const parsed = parseStudy({ ...old, dataset: oldDataset });
+    expect([parsed.dataset.subgroup_cols, parsed.subgroup_bins]).toEqual([[], {}]);
   });
 
   it("regression: optimization_metric is accepted and not used; selected on rmse with no thresholds", () => {

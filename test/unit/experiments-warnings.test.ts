@@ -103,6 +103,28 @@ describe("result warnings", () => {
     expect(codes({ ...healthy, classCounts: { B: 900, M: 100 } })).toEqual([]);
   });
 
+  it("subgroup_worse: a group flagged worse by the pipeline (its AUC interval wholly below the rest), not a too_small one", () => {
+    const group = (label: string, flag: "worse" | "too_small" | null, auc = iv(0.6, 0.45, 0.72)) => ({
+      label,
+      patients: 40,
+      positives: 15,
+      prevalence: 0.375,
+      auc: flag === "too_small" ? null : auc,
+      sensitivity: null,
+      specificity: null,
+      rest_auc: 0.88,
+      flag,
+    });
+    const withGroups = (...groups: ReturnType<typeof group>[]) => ({
+      ...healthy,
+      clinical: { ...healthy.clinical!, subgroups: [{ column: "site", kind: "categorical" as const, groups }] },
+    });
+    expect(codes(withGroups(group("A", null), group("B", "too_small")))).toEqual([]);
+    const [w] = resultWarnings(withGroups(group("A", null), group("C", "worse")));
+    expect(w).toMatchObject({ code: "subgroup_worse", severity: "caution", title: "worse in a subgroup" });
+    expect(w.message).toContain("site C (AUC 0.60, 95% interval 0.45 to 0.72, against 0.88 for the other test patients)");
+  });
+
   it("reads a stored manifest and dataset report; a model published before issue 37 gets the rules it can", () => {
     const manifest = { problem: "binary", metric: "auc", metrics: { test: { auc: iv(0.6, 0.45, 0.75) }, validation: { auc: iv(0.9) } } };
     expect(

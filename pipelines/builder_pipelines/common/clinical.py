@@ -13,6 +13,7 @@ import numpy as np
 from .decision import decision_curve
 from .errors import DataError
 from .metrics import _auc
+from .subgroups import compute as subgroup_figures
 
 RULE_REQUESTED = "requested"
 RULE_RARER = "less frequent class"
@@ -56,10 +57,19 @@ def positive_for_evaluation(
 
 
 def section(
-    problem: str, classes: list[dict], truth_onehot, decisions, groups, positive: tuple[int, str] | None, scores=None
+    problem: str,
+    classes: list[dict],
+    truth_onehot,
+    decisions,
+    groups,
+    positive: tuple[int, str] | None,
+    scores=None,
+    subgroups: dict | None = None,
+    seed: int = 0,
 ) -> dict:
-    """{positive_class?, confusion_matrix, test_patients_per_class, decision_curve?} for a classification task's test
-    split; the decision curve (binary, with ``scores``) is for the positive class's probability."""
+    """{positive_class?, confusion_matrix, test_patients_per_class, decision_curve?, subgroups?} for a classification
+    task's test split; the decision curve (binary, with ``scores``) is for the positive class's probability.
+    ``subgroups``: the request's subgroup columns on the test rows (common/subgroups.inputs); binary and multiclass."""
     y = np.asarray(truth_onehot).astype(int)
     p = np.asarray(decisions).astype(int)
     names = [str(c["name"]) for c in classes]
@@ -82,6 +92,10 @@ def section(
     if positive is not None and scores is not None:
         k = positive[0]
         out["decision_curve"] = decision_curve(y[:, k], np.asarray(scores, dtype=float)[:, k])
+    if subgroups and scores is not None and problem in ("binary", "multiclass"):
+        out["subgroups"] = subgroup_figures(
+            problem, y, scores, p, groups, positive[0] if positive else None, subgroups, seed=seed
+        )
     return out
 
 

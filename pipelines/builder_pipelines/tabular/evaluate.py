@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..common import clinical, events
+from ..common import clinical, events, subgroups
 from ..common import figure_tables as FT
 from ..common.data import read_table, require_columns, split_indices
 from ..common.errors import DataError, SpecError
@@ -124,7 +124,15 @@ def evaluate(spec: dict, out_dir: str) -> str:
         problem, y, scores, src.get("thresholds"), groups, int(spec["seed"]), positive
     )
     clinical_facts = evaluation.clinical_section(
-        problem, src["classes"], y, scores, src.get("thresholds"), groups, positive
+        problem,
+        src["classes"],
+        y,
+        scores,
+        src.get("thresholds"),
+        groups,
+        positive,
+        subgroups.inputs(spec, table, rows),
+        int(spec["seed"]),
     )
     evaluation.emit_metrics(events, "test", metrics)
 

@@ -48,8 +48,11 @@ def clinical_section(
     thresholds,
     groups,
     positive: tuple[int, str] | None,
+    subgroups: dict | None = None,
+    seed: int = 0,
 ) -> dict | None:
-    """The manifest's ``clinical`` section for the test split (None for regression)."""
+    """The manifest's ``clinical`` section for the test split (None for regression); ``subgroups``: the request's
+    subgroup columns on the test rows (common/subgroups.inputs)."""
     if problem == "regression":
         return None
     return clinical.section(
@@ -60,6 +63,8 @@ def clinical_section(
         groups,
         positive,
         scores,
+        subgroups,
+        seed,
     )
 
 

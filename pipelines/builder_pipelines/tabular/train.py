@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from ..common import clinical, events
+from ..common import clinical, events, subgroups
 from ..common import figure_tables as FT
 from ..common import thresholds as T
 from ..common.data import read_table, require_columns, split_indices
@@ -69,7 +69,8 @@ def _load(spec: dict):
         missing = [c["code"] for c in classes if c["index"] not in seen]
         if missing:
             raise DataError(f"classes with no training rows: {', '.join(missing)}")
-    return columns, classes, data
+    # The request's subgroup columns on the test rows (common/subgroups.py), or None.
+    return columns, classes, data, subgroups.inputs(spec, table, parts["test"])
 
 
 def _trial_reporter(problem: str, metric: str, budget_s: float):
@@ -103,7 +104,7 @@ def train(spec: dict, out_dir: str) -> str:
     mode, budget_s = spec["budget"]["mode"], float(spec["budget"]["time_budget_s"])
     os.makedirs(out_dir, exist_ok=True)
     events.progress("preparing", 0.0, message="reading the table")
-    columns, classes, data = _load(spec)
+    columns, classes, data, subgroup_inputs = _load(spec)
     (Xtr, ytr, gtr), (Xva, yva, gva), (Xte, yte, gte) = data["train"], data["val"], data["test"]
     # Resolved before any training, so a positive_class the label does not have fails at once.
     positive = clinical.positive_class(problem, classes, np.r_[ytr, yva, yte], spec.get("positive_class"))
@@ -176,7 +177,9 @@ def train(spec: dict, out_dir: str) -> str:
     events.progress("evaluating", 0.9, message="test metrics with patient-level bootstrap intervals")
     val_metrics, val_extras = evaluation.score_split(problem, yva, val_scores, thresholds, gva, seed, positive)
     test_metrics, test_extras = evaluation.score_split(problem, yte, test_scores, thresholds, gte, seed, positive)
-    clinical_facts = evaluation.clinical_section(problem, classes, yte, test_scores, thresholds, gte, positive)
+    clinical_facts = evaluation.clinical_section(
+        problem, classes, yte, test_scores, thresholds, gte, positive, subgroup_inputs, seed
+    )
     if clinical_facts is not None and problem == "binary":
         numeric = [j for j, c in enumerate(columns) if c.type == "numeric"]
         strongest = (

@@ -16,7 +16,7 @@ import time
 import numpy as np
 import onnxruntime
 
-from ..common import clinical, events
+from ..common import clinical, events, subgroups
 from ..common.data import read_table, split_indices
 from ..common.errors import DataError
 from ..common.figure_tables import split_tables
@@ -75,7 +75,17 @@ def evaluate(spec: dict, out_dir: str) -> str:
     manifest["metrics"] = {"test": found}
     manifest.pop("clinical", None)
     if problem != "regression":
-        manifest["clinical"] = report.clinical_section(problem, source["classes"], truth, scores, thr, groups, positive)
+        manifest["clinical"] = report.clinical_section(
+            problem,
+            source["classes"],
+            truth,
+            scores,
+            thr,
+            groups,
+            positive,
+            subgroups.inputs(spec, table, rows),
+            int(spec["seed"]),
+        )
     # Regression models published before `metric` was required carry none; they were selected on rmse, as the spec says.
     manifest.setdefault("metric", spec["metric"])
     # Figures first drawn after the source was trained (the decision curve) join the source's list.

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import torch
 
-from ..common import clinical, events, thresholds
+from ..common import clinical, events, subgroups, thresholds
 from ..common.data import read_table, split_indices
 from ..common.device import pick_device
 from ..common.errors import DataError
@@ -334,7 +334,15 @@ def train(spec: dict, out_dir: str) -> str:
             thresholds=[float(t) for t in thr],
             threshold_rule=thresholds.RULES[spec["threshold_metric"]],
             clinical=report.clinical_section(
-                problem, targets.classes, truth["test"], scores["test"], thr, groups["test"], positive
+                problem,
+                targets.classes,
+                truth["test"],
+                scores["test"],
+                thr,
+                groups["test"],
+                positive,
+                subgroups.inputs(spec, table, parts["test"]),
+                int(spec["seed"]),
             ),
         )
     events.progress("evaluating", 1.0, message="done")

@@ -42,11 +42,15 @@ def clinical_section(
     thr,
     groups,
     positive: tuple[int, str] | None,
+    subgroups: dict | None = None,
+    seed: int = 0,
 ) -> dict | None:
-    """The manifest's ``clinical`` section for the test split (None for regression)."""
+    """The manifest's ``clinical`` section for the test split (None for regression); ``subgroups``: the request's
+    subgroup columns on the test rows (common/subgroups.inputs)."""
     if problem == "regression":
         return None
-    return clinical.section(problem, classes, truth, T.apply_thresholds(problem, scores, thr), groups, positive, scores)
+    decisions = T.apply_thresholds(problem, scores, thr)
+    return clinical.section(problem, classes, truth, decisions, groups, positive, scores, subgroups, seed)
 
 
 def test_report(

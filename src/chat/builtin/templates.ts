@@ -165,6 +165,17 @@ export function experimentReport(f: ExperimentFacts): string {
     if (t) lines.push(t);
     const others = f.warnings.filter((w) => w.severity !== "severe");
     if (others.length) lines.push(`Warnings: ${others.map((w) => `${w.title} (${w.code})`).join("; ")}; the result page explains each.`);
+    const worse = f.worse_subgroups ?? [];
+    if (worse.length)
+      lines.push(
+        `Subgroups: the model does clearly worse for ${worse
+          .slice(0, 3)
+          .map(
+            (g) =>
+              `${quote(g.column, 40)} ${quote(g.label, 40)} (AUC ${num(g.auc?.value)}, 95% CI ${num(g.auc?.ci_low)}–${num(g.auc?.ci_high)}, against ${num(g.rest_auc)} for the other test patients)`,
+          )
+          .join("; ")}${worse.length > 3 ? ` and ${worse.length - 3} more` : ""}; see Subgroups on the result page.`,
+      );
   }
   if (f.model)
     lines.push(`Model version ${f.model.version} is published: ask me "how do I call predict for experiment ${f.experiment_id}".`);

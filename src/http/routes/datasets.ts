@@ -17,6 +17,7 @@ const validateBody = experimentRequestFields
     images_col: true,
     data_cols: true,
     split_col: true,
+    subgroup_cols: true,
     type_of_experiment: true,
     model_type: true,
   })

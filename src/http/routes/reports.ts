@@ -5,6 +5,7 @@ import type { Services } from "../../services.js";
 import { BucketNotFoundError } from "../../storage/bucket.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../route.js";
+import { subgroupsSchema } from "../response-schemas.js";
 import { pageSecurityHeaders } from "../page-security.js";
 import { modelCardHtml } from "../../experiments/model-card-html.js";
 
@@ -65,7 +66,11 @@ const modelCardSchema = z.looseObject({
   model: section.describe("model family and why it was chosen (the pipeline's selection reason)"),
   performance: section.describe("test figures with 95% intervals at the operating point, validation figures, the confusion matrix"),
   calibration: section,
-  subgroups: z.null().describe("not computed yet"),
+  subgroups: subgroupsSchema
+    .nullable()
+    .describe(
+      "test performance per group of each subgroup column the request named; null when it named none (then listed under calibration.not_yet)",
+    ),
   warnings: z.array(z.object({ code: z.string(), severity: z.string(), title: z.string(), message: z.string() })),
   limitations: z.array(z.string()),
   retrospective: z.array(section).describe("ready Retrospective studies of this model, beside the internal figures"),

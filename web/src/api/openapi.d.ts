@@ -2334,6 +2334,8 @@ export interface operations {
                     model_type?: 0 | 1;
                     /** @description Optional CSV column saying which part each row belongs to: train, validation (or val) or test, any case (like Google AutoML's ML_USE). All rows of a patient must name the same part, and each part needs a patient. Unset: Builder makes its own seeded, patient-grouped 70/15/15 split. Classification and regression only (not detection), Builder studies only. */
                     split_col?: string | null;
+                    /** @description Optional CSV columns to report test performance by, e.g. sex, age, site, scanner (for images: columns beside the image path). Per group: patients, prevalence, AUC and sensitivity/specificity at the model's thresholds with 95% intervals, and a flag where a group is clearly worse than the rest (docs/metrics.md, Subgroups). A column may be a feature (data_cols) or not. Numbers with more than 10 distinct values are cut in quartiles of the test patients (or at subgroup_bins); anything else is a category: at most 12 groups, values held by fewer than 20 test patients pooled as 'other'. Binary and multiclass classification only (not regression, detection or several label columns). At most 10 columns. */
+                    subgroup_cols?: string[] | null;
                     /** @enum {string} */
                     task: "vision" | "data";
                     /**
@@ -2560,6 +2562,12 @@ export interface operations {
                     /** @description Optional CSV column saying which part each row belongs to: train, validation (or val) or test, any case (like Google AutoML's ML_USE). All rows of a patient must name the same part, and each part needs a patient. Unset: Builder makes its own seeded, patient-grouped 70/15/15 split. Classification and regression only (not detection), Builder studies only. */
                     split_col?: string | null;
                     study_type: string;
+                    /** @description Optional, per subgroup column: cut points for a numeric column instead of its quartiles, e.g. {"Age": [40, 60]} gives <40, 40–<60 and ≥60 (a value equal to a cut point is in the upper group). Each key must be in subgroup_cols. */
+                    subgroup_bins?: {
+                        [key: string]: number[];
+                    } | null;
+                    /** @description Optional CSV columns to report test performance by, e.g. sex, age, site, scanner (for images: columns beside the image path). Per group: patients, prevalence, AUC and sensitivity/specificity at the model's thresholds with 95% intervals, and a flag where a group is clearly worse than the rest (docs/metrics.md, Subgroups). A column may be a feature (data_cols) or not. Numbers with more than 10 distinct values are cut in quartiles of the test patients (or at subgroup_bins); anything else is a category: at most 12 groups, values held by fewer than 20 test patients pooled as 'other'. Binary and multiclass classification only (not regression, detection or several label columns). At most 10 columns. */
+                    subgroup_cols?: string[] | null;
                     /** @enum {string} */
                     task: "vision" | "data";
                     time_budget_s?: number;
@@ -2776,13 +2784,56 @@ export interface operations {
                         study: {
                             [key: string]: unknown;
                         } | null;
+                        /** @description test performance per group of each column in the request's subgroup_cols (docs/metrics.md, Subgroups); null when none was asked for, or for regression and detection */
+                        subgroups?: {
+                            /** @description a column of subgroup_cols */
+                            column: string;
+                            groups: {
+                                /** @description binary AUC; multiclass macro one-vs-rest; null when too_small */
+                                auc: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                /** @description worse: the group's AUC interval lies wholly below rest_auc; too_small: under 20 patients or under 5 of a class, no figures */
+                                flag: ("worse" | "too_small") | null;
+                                /** @description the category, 'other' (rare values pooled), 'missing', or a numeric range such as 21–24 */
+                                label: string;
+                                /** @description distinct test patients in the group */
+                                patients: number;
+                                /** @description binary: of them, patients with the positive class; null for multiclass */
+                                positives: number | null;
+                                prevalence: number | null;
+                                /** @description the AUC of every other test patient, what the flag compares with */
+                                rest_auc?: number | null;
+                                /** @description at the model's thresholds (multiclass: macro); null when too_small */
+                                sensitivity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                /** @description at the model's thresholds (multiclass: macro); null when too_small */
+                                specificity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                            }[];
+                            /**
+                             * @description categories; quartiles of the test patients; the request's subgroup_bins
+                             * @enum {string}
+                             */
+                            kind: "categorical" | "quartiles" | "bins";
+                            /** @description why the column was not grouped (it looks like free text or an identifier) */
+                            skipped?: string;
+                        }[] | null;
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
                         user_id: string;
                         /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
                         warnings?: {
                             /** @enum {string} */
-                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage";
+                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage" | "subgroup_worse";
                             /** @description what was seen and what it means, in plain words */
                             message: string;
                             /**
@@ -2997,13 +3048,56 @@ export interface operations {
                         study: {
                             [key: string]: unknown;
                         } | null;
+                        /** @description test performance per group of each column in the request's subgroup_cols (docs/metrics.md, Subgroups); null when none was asked for, or for regression and detection */
+                        subgroups?: {
+                            /** @description a column of subgroup_cols */
+                            column: string;
+                            groups: {
+                                /** @description binary AUC; multiclass macro one-vs-rest; null when too_small */
+                                auc: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                /** @description worse: the group's AUC interval lies wholly below rest_auc; too_small: under 20 patients or under 5 of a class, no figures */
+                                flag: ("worse" | "too_small") | null;
+                                /** @description the category, 'other' (rare values pooled), 'missing', or a numeric range such as 21–24 */
+                                label: string;
+                                /** @description distinct test patients in the group */
+                                patients: number;
+                                /** @description binary: of them, patients with the positive class; null for multiclass */
+                                positives: number | null;
+                                prevalence: number | null;
+                                /** @description the AUC of every other test patient, what the flag compares with */
+                                rest_auc?: number | null;
+                                /** @description at the model's thresholds (multiclass: macro); null when too_small */
+                                sensitivity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                /** @description at the model's thresholds (multiclass: macro); null when too_small */
+                                specificity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                            }[];
+                            /**
+                             * @description categories; quartiles of the test patients; the request's subgroup_bins
+                             * @enum {string}
+                             */
+                            kind: "categorical" | "quartiles" | "bins";
+                            /** @description why the column was not grouped (it looks like free text or an identifier) */
+                            skipped?: string;
+                        }[] | null;
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
                         user_id: string;
                         /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
                         warnings?: {
                             /** @enum {string} */
-                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage";
+                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage" | "subgroup_worse";
                             /** @description what was seen and what it means, in plain words */
                             message: string;
                             /**
@@ -3249,13 +3343,56 @@ export interface operations {
                         study: {
                             [key: string]: unknown;
                         } | null;
+                        /** @description test performance per group of each column in the request's subgroup_cols (docs/metrics.md, Subgroups); null when none was asked for, or for regression and detection */
+                        subgroups?: {
+                            /** @description a column of subgroup_cols */
+                            column: string;
+                            groups: {
+                                /** @description binary AUC; multiclass macro one-vs-rest; null when too_small */
+                                auc: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                /** @description worse: the group's AUC interval lies wholly below rest_auc; too_small: under 20 patients or under 5 of a class, no figures */
+                                flag: ("worse" | "too_small") | null;
+                                /** @description the category, 'other' (rare values pooled), 'missing', or a numeric range such as 21–24 */
+                                label: string;
+                                /** @description distinct test patients in the group */
+                                patients: number;
+                                /** @description binary: of them, patients with the positive class; null for multiclass */
+                                positives: number | null;
+                                prevalence: number | null;
+                                /** @description the AUC of every other test patient, what the flag compares with */
+                                rest_auc?: number | null;
+                                /** @description at the model's thresholds (multiclass: macro); null when too_small */
+                                sensitivity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                /** @description at the model's thresholds (multiclass: macro); null when too_small */
+                                specificity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                            }[];
+                            /**
+                             * @description categories; quartiles of the test patients; the request's subgroup_bins
+                             * @enum {string}
+                             */
+                            kind: "categorical" | "quartiles" | "bins";
+                            /** @description why the column was not grouped (it looks like free text or an identifier) */
+                            skipped?: string;
+                        }[] | null;
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
                         user_id: string;
                         /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
                         warnings?: {
                             /** @enum {string} */
-                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage";
+                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage" | "subgroup_worse";
                             /** @description what was seen and what it means, in plain words */
                             message: string;
                             /**
@@ -3536,13 +3673,56 @@ export interface operations {
                         study: {
                             [key: string]: unknown;
                         } | null;
+                        /** @description test performance per group of each column in the request's subgroup_cols (docs/metrics.md, Subgroups); null when none was asked for, or for regression and detection */
+                        subgroups?: {
+                            /** @description a column of subgroup_cols */
+                            column: string;
+                            groups: {
+                                /** @description binary AUC; multiclass macro one-vs-rest; null when too_small */
+                                auc: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                /** @description worse: the group's AUC interval lies wholly below rest_auc; too_small: under 20 patients or under 5 of a class, no figures */
+                                flag: ("worse" | "too_small") | null;
+                                /** @description the category, 'other' (rare values pooled), 'missing', or a numeric range such as 21–24 */
+                                label: string;
+                                /** @description distinct test patients in the group */
+                                patients: number;
+                                /** @description binary: of them, patients with the positive class; null for multiclass */
+                                positives: number | null;
+                                prevalence: number | null;
+                                /** @description the AUC of every other test patient, what the flag compares with */
+                                rest_auc?: number | null;
+                                /** @description at the model's thresholds (multiclass: macro); null when too_small */
+                                sensitivity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                /** @description at the model's thresholds (multiclass: macro); null when too_small */
+                                specificity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                            }[];
+                            /**
+                             * @description categories; quartiles of the test patients; the request's subgroup_bins
+                             * @enum {string}
+                             */
+                            kind: "categorical" | "quartiles" | "bins";
+                            /** @description why the column was not grouped (it looks like free text or an identifier) */
+                            skipped?: string;
+                        }[] | null;
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
                         user_id: string;
                         /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
                         warnings?: {
                             /** @enum {string} */
-                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage";
+                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage" | "subgroup_worse";
                             /** @description what was seen and what it means, in plain words */
                             message: string;
                             /**
@@ -3779,13 +3959,56 @@ export interface operations {
                         study: {
                             [key: string]: unknown;
                         } | null;
+                        /** @description test performance per group of each column in the request's subgroup_cols (docs/metrics.md, Subgroups); null when none was asked for, or for regression and detection */
+                        subgroups?: {
+                            /** @description a column of subgroup_cols */
+                            column: string;
+                            groups: {
+                                /** @description binary AUC; multiclass macro one-vs-rest; null when too_small */
+                                auc: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                /** @description worse: the group's AUC interval lies wholly below rest_auc; too_small: under 20 patients or under 5 of a class, no figures */
+                                flag: ("worse" | "too_small") | null;
+                                /** @description the category, 'other' (rare values pooled), 'missing', or a numeric range such as 21–24 */
+                                label: string;
+                                /** @description distinct test patients in the group */
+                                patients: number;
+                                /** @description binary: of them, patients with the positive class; null for multiclass */
+                                positives: number | null;
+                                prevalence: number | null;
+                                /** @description the AUC of every other test patient, what the flag compares with */
+                                rest_auc?: number | null;
+                                /** @description at the model's thresholds (multiclass: macro); null when too_small */
+                                sensitivity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                /** @description at the model's thresholds (multiclass: macro); null when too_small */
+                                specificity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                            }[];
+                            /**
+                             * @description categories; quartiles of the test patients; the request's subgroup_bins
+                             * @enum {string}
+                             */
+                            kind: "categorical" | "quartiles" | "bins";
+                            /** @description why the column was not grouped (it looks like free text or an identifier) */
+                            skipped?: string;
+                        }[] | null;
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
                         user_id: string;
                         /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
                         warnings?: {
                             /** @enum {string} */
-                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage";
+                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage" | "subgroup_worse";
                             /** @description what was seen and what it means, in plain words */
                             message: string;
                             /**
@@ -3964,8 +4187,49 @@ export interface operations {
                         split: {
                             [key: string]: unknown;
                         };
-                        /** @description not computed yet */
-                        subgroups: null;
+                        /** @description test performance per group of each subgroup column the request named; null when it named none (then listed under calibration.not_yet) */
+                        subgroups: {
+                            /** @description a column of subgroup_cols */
+                            column: string;
+                            groups: {
+                                /** @description binary AUC; multiclass macro one-vs-rest; null when too_small */
+                                auc: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                /** @description worse: the group's AUC interval lies wholly below rest_auc; too_small: under 20 patients or under 5 of a class, no figures */
+                                flag: ("worse" | "too_small") | null;
+                                /** @description the category, 'other' (rare values pooled), 'missing', or a numeric range such as 21–24 */
+                                label: string;
+                                /** @description distinct test patients in the group */
+                                patients: number;
+                                /** @description binary: of them, patients with the positive class; null for multiclass */
+                                positives: number | null;
+                                prevalence: number | null;
+                                /** @description the AUC of every other test patient, what the flag compares with */
+                                rest_auc?: number | null;
+                                /** @description at the model's thresholds (multiclass: macro); null when too_small */
+                                sensitivity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                /** @description at the model's thresholds (multiclass: macro); null when too_small */
+                                specificity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                            }[];
+                            /**
+                             * @description categories; quartiles of the test patients; the request's subgroup_bins
+                             * @enum {string}
+                             */
+                            kind: "categorical" | "quartiles" | "bins";
+                            /** @description why the column was not grouped (it looks like free text or an identifier) */
+                            skipped?: string;
+                        }[] | null;
                         title: string;
                         warnings: {
                             code: string;

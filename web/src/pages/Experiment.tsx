@@ -5,6 +5,7 @@ import { DatasetReportView, DatasetSummaryView } from "../components/DatasetRepo
 import { unseenValueNotes } from "../lib/unseen";
 import { MetricsTable, PerClassTable } from "../components/MetricsView";
 import { ConfusionTable, ResultBadge, VerdictBox } from "../components/ClinicalResult";
+import { SubgroupsSection } from "../components/Subgroups";
 import { ErrorBox, Link, StatusBadge } from "../components/ui";
 import { FigureCard, figureTables } from "../components/FigureCard";
 import { ExperimentLabelsEditor } from "../components/ExperimentLabels";
@@ -209,6 +210,7 @@ export function ExperimentPage({ id }: { id: number }) {
           {exp.confusion_matrix ? <ConfusionTable cm={exp.confusion_matrix} /> : null}
           <UnseenValuesNote report={report?.report} />
           <PerClassTable metrics={exp.metrics} classes={model?.classes} />
+          <SubgroupsSection exp={exp} />
           <div className="actions">
             <Link to={`/experiments/${id}/try`} className="button">
               Try it

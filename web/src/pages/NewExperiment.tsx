@@ -35,6 +35,8 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
   const [imagesCol, setImagesCol] = useState<string | null>(null);
   const [dataCols, setDataCols] = useState<string[]>([]);
   const [splitCol, setSplitCol] = useState<string | null>(null);
+  /** Columns the test figures are reported by (docs/metrics.md, Subgroups); classification with one label only. */
+  const [subgroupCols, setSubgroupCols] = useState<string[]>([]);
   /** The user's choice of positive class; null: the proposal (the rarer class). */
   const [positiveChoice, setPositiveChoice] = useState<string | null>(null);
   const [metric, setMetric] = useState<Metric>("AUC");
@@ -103,6 +105,13 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
     [cols, labelCols, imagesCol, splitCol],
   );
 
+  // Any column but the id, labels, image path and split may describe the patients (a feature or not).
+  const subgroupCandidates =
+    kind === "classification" && modelType === 0 && labelCols.length <= 1
+      ? cols.slice(1).filter((c) => !labelCols.includes(c.name) && c.name !== imagesCol && c.name !== splitCol)
+      : [];
+  const chosenSubgroups = subgroupCols.filter((c) => subgroupCandidates.some((x) => x.name === c));
+
   const request = (): ExperimentRequest => ({
     zip_gcloud: upload!.zip_gcloud,
     experiment_id: experimentId!,
@@ -116,6 +125,7 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
     images_col: task === "vision" ? imagesCol : null,
     data_cols: task === "data" ? dataCols : null,
     split_col: !source && splitCol ? splitCol : null,
+    ...(chosenSubgroups.length ? { subgroup_cols: chosenSubgroups } : {}),
     ...(positiveClass ? { positive_class: positiveClass } : {}),
     optimization_metric: metric,
     optimization_type: optimization,
@@ -139,6 +149,7 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
           images_col: r.images_col,
           data_cols: r.data_cols,
           split_col: r.split_col,
+          subgroup_cols: r.subgroup_cols,
           type_of_experiment: r.type_of_experiment,
           model_type: r.model_type,
         }),
@@ -291,6 +302,18 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
               onChange={setDataCols}
               testId="data-cols"
             />
+          ) : null}
+          {subgroupCandidates.length ? (
+            <details className="starters" data-testid="subgroups-picker" open={chosenSubgroups.length > 0}>
+              <summary>Subgroups (optional): test figures per group of patients, e.g. by sex, age or site</summary>
+              <ColumnChecklist
+                legend="Subgroup columns: a column meant for grouping (category labels are shown as written; numbers are cut in quartiles)"
+                columns={subgroupCandidates}
+                value={chosenSubgroups}
+                onChange={setSubgroupCols}
+                testId="subgroup-cols"
+              />
+            </details>
           ) : null}
 
           <h2>3. Settings</h2>
