@@ -16,6 +16,7 @@ import { ChatService } from "./chat/service.js";
 import { ModelRepository } from "./serving/model-repository.js";
 import { AccountErasure } from "./erasure/account-erasure.js";
 import { AuditLog } from "./audit/audit-log.js";
+import { OperatingPointService } from "./experiments/operating-point.js";
 import { BatchService, batchResultsFolder } from "./batches/service.js";
 
 /**
@@ -51,6 +52,8 @@ export interface Services {
   erasure: AccountErasure;
   /** Who did what and when (GET /v1/audit): append-only, kept after erasure, no patient data. */
   audit: AuditLog;
+  /** Operating points of binary models: new model versions with other thresholds, and rollback. */
+  operatingPoints: OperatingPointService;
   /** Work to do at shutdown, in reverse order of registration. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -128,6 +131,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     batches,
     chat,
     audit,
+    operatingPoints: new OperatingPointService({ repo: experimentRepo, bucket, audit, warm: (row) => serving.cache.warm(row) }),
     erasure,
     onClose: (fn) => void closers.push(fn),
     close: async () => {

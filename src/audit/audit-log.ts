@@ -19,6 +19,8 @@ export const AUDIT_ACTIONS = [
   "first_account_created",
   "account_erasure_requested",
   "account_erased",
+  "operating_point_saved",
+  "model_version_restored",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -143,6 +143,11 @@ export const models = pgTable(
     storePath: text("store_path").notNull(),
     manifest: jsonb("manifest").notNull(),
     createdAt: createdAt(),
+    /**
+     * When this version was made the one served: at publication, or later by rollback (POST
+     * /v1/models/{id}/versions/{version}/current). The served version is the one made current last (migration 0010).
+     */
+    madeCurrentAt: timestamp("made_current_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
     uniqueIndex("models_experiment_version").on(t.experimentUuid, t.version),

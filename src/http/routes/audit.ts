@@ -10,7 +10,7 @@ const auditEntry = z.object({
   action: z
     .string()
     .describe(
-      "sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, account_erasure_requested, account_erased",
+      "sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, account_erasure_requested, account_erased, operating_point_saved, model_version_restored",
     ),
   via: z.string().describe("api_key, session, cli or system"),
   target: z.string().nullable().describe('what it acted on: "experiment 3", "key bld_1a2B3c4D"'),
