@@ -620,6 +620,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models/{experiment_id}/operating-point": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The operating point explorer's data (binary models): the validation (or out-of-fold) counts at every threshold, never the test set's, and the current threshold */
+        get: operations["get_v1_models_experiment_id_operating_point"];
+        put?: never;
+        /** Save an operating point (binary models): a threshold chosen on the validation data by a rule; publishes a new model version (no retraining) that /predict uses at once on every replica, with its test figures */
+        post: operations["post_v1_models_experiment_id_operating_point"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{experiment_id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every version of the experiment's model, newest first, with its thresholds and saved operating point; `current` is the one /predict uses */
+        get: operations["get_v1_models_experiment_id_versions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{experiment_id}/versions/{version}/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make a version current again (rollback): /predict answers with it at once, on every replica */
+        post: operations["post_v1_models_experiment_id_versions_version_current"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/session": {
         parameters: {
             query?: never;
@@ -1204,7 +1256,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, account_erasure_requested, account_erased */
+                            /** @description sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, account_erasure_requested, account_erased, operating_point_saved, model_version_restored */
                             action: string;
                             /** @description ISO 8601 */
                             at: string;
@@ -2012,8 +2064,15 @@ export interface operations {
                         history: {
                             at: string;
                             attempt?: number;
+                            /**
+                             * @description a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again
+                             * @enum {string}
+                             */
+                            event?: "operating_point_saved" | "model_version_restored";
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
+                            /** @description with event: the model version it made current */
+                            version?: number;
                         }[];
                         /** @description the team's words on what the model is for (PATCH intended_use); shown first on the model card */
                         intended_use?: string | null;
@@ -2034,9 +2093,90 @@ export interface operations {
                         } | null;
                         model: {
                             kind: string;
+                            operating_point?: {
+                                created_at: string;
+                                created_by: string;
+                                from_version: number;
+                                positive_class: string;
+                                /** @enum {string} */
+                                rule: "sensitivity" | "specificity" | "youden" | "f1" | "threshold";
+                                target: number | null;
+                                /** @description the test set at that threshold, with 95% intervals from 1000 resamples of patients */
+                                test: {
+                                    accuracy: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    n: number;
+                                    npv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    ppv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    precision: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    recall: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    sensitivity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    specificity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                };
+                                /** @description on the positive class's probability: a patient at or above it is flagged */
+                                threshold: number;
+                                /** @description where the threshold was chosen: the validation split, or out-of-fold predictions */
+                                validation: {
+                                    accuracy: number | null;
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: number | null;
+                                    n: number;
+                                    npv: number | null;
+                                    ppv: number | null;
+                                    precision: number | null;
+                                    recall: number | null;
+                                    sensitivity: number | null;
+                                    source: string;
+                                    specificity: number | null;
+                                };
+                            } | null;
                             /** @description ISO 8601 */
                             published_at: string | unknown;
                             store_path: string;
+                            /** @description the version /predict uses (the one made current last) */
                             version: number;
                         } | null;
                         /** @description your label for the experiment; null when it has none */
@@ -2233,8 +2373,15 @@ export interface operations {
                         history: {
                             at: string;
                             attempt?: number;
+                            /**
+                             * @description a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again
+                             * @enum {string}
+                             */
+                            event?: "operating_point_saved" | "model_version_restored";
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
+                            /** @description with event: the model version it made current */
+                            version?: number;
                         }[];
                         /** @description the team's words on what the model is for (PATCH intended_use); shown first on the model card */
                         intended_use?: string | null;
@@ -2255,9 +2402,90 @@ export interface operations {
                         } | null;
                         model: {
                             kind: string;
+                            operating_point?: {
+                                created_at: string;
+                                created_by: string;
+                                from_version: number;
+                                positive_class: string;
+                                /** @enum {string} */
+                                rule: "sensitivity" | "specificity" | "youden" | "f1" | "threshold";
+                                target: number | null;
+                                /** @description the test set at that threshold, with 95% intervals from 1000 resamples of patients */
+                                test: {
+                                    accuracy: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    n: number;
+                                    npv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    ppv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    precision: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    recall: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    sensitivity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    specificity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                };
+                                /** @description on the positive class's probability: a patient at or above it is flagged */
+                                threshold: number;
+                                /** @description where the threshold was chosen: the validation split, or out-of-fold predictions */
+                                validation: {
+                                    accuracy: number | null;
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: number | null;
+                                    n: number;
+                                    npv: number | null;
+                                    ppv: number | null;
+                                    precision: number | null;
+                                    recall: number | null;
+                                    sensitivity: number | null;
+                                    source: string;
+                                    specificity: number | null;
+                                };
+                            } | null;
                             /** @description ISO 8601 */
                             published_at: string | unknown;
                             store_path: string;
+                            /** @description the version /predict uses (the one made current last) */
                             version: number;
                         } | null;
                         /** @description your label for the experiment; null when it has none */
@@ -2485,8 +2713,15 @@ export interface operations {
                         history: {
                             at: string;
                             attempt?: number;
+                            /**
+                             * @description a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again
+                             * @enum {string}
+                             */
+                            event?: "operating_point_saved" | "model_version_restored";
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
+                            /** @description with event: the model version it made current */
+                            version?: number;
                         }[];
                         /** @description the team's words on what the model is for (PATCH intended_use); shown first on the model card */
                         intended_use?: string | null;
@@ -2507,9 +2742,90 @@ export interface operations {
                         } | null;
                         model: {
                             kind: string;
+                            operating_point?: {
+                                created_at: string;
+                                created_by: string;
+                                from_version: number;
+                                positive_class: string;
+                                /** @enum {string} */
+                                rule: "sensitivity" | "specificity" | "youden" | "f1" | "threshold";
+                                target: number | null;
+                                /** @description the test set at that threshold, with 95% intervals from 1000 resamples of patients */
+                                test: {
+                                    accuracy: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    n: number;
+                                    npv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    ppv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    precision: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    recall: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    sensitivity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    specificity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                };
+                                /** @description on the positive class's probability: a patient at or above it is flagged */
+                                threshold: number;
+                                /** @description where the threshold was chosen: the validation split, or out-of-fold predictions */
+                                validation: {
+                                    accuracy: number | null;
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: number | null;
+                                    n: number;
+                                    npv: number | null;
+                                    ppv: number | null;
+                                    precision: number | null;
+                                    recall: number | null;
+                                    sensitivity: number | null;
+                                    source: string;
+                                    specificity: number | null;
+                                };
+                            } | null;
                             /** @description ISO 8601 */
                             published_at: string | unknown;
                             store_path: string;
+                            /** @description the version /predict uses (the one made current last) */
                             version: number;
                         } | null;
                         /** @description your label for the experiment; null when it has none */
@@ -2772,8 +3088,15 @@ export interface operations {
                         history: {
                             at: string;
                             attempt?: number;
+                            /**
+                             * @description a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again
+                             * @enum {string}
+                             */
+                            event?: "operating_point_saved" | "model_version_restored";
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
+                            /** @description with event: the model version it made current */
+                            version?: number;
                         }[];
                         /** @description the team's words on what the model is for (PATCH intended_use); shown first on the model card */
                         intended_use?: string | null;
@@ -2794,9 +3117,90 @@ export interface operations {
                         } | null;
                         model: {
                             kind: string;
+                            operating_point?: {
+                                created_at: string;
+                                created_by: string;
+                                from_version: number;
+                                positive_class: string;
+                                /** @enum {string} */
+                                rule: "sensitivity" | "specificity" | "youden" | "f1" | "threshold";
+                                target: number | null;
+                                /** @description the test set at that threshold, with 95% intervals from 1000 resamples of patients */
+                                test: {
+                                    accuracy: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    n: number;
+                                    npv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    ppv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    precision: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    recall: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    sensitivity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    specificity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                };
+                                /** @description on the positive class's probability: a patient at or above it is flagged */
+                                threshold: number;
+                                /** @description where the threshold was chosen: the validation split, or out-of-fold predictions */
+                                validation: {
+                                    accuracy: number | null;
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: number | null;
+                                    n: number;
+                                    npv: number | null;
+                                    ppv: number | null;
+                                    precision: number | null;
+                                    recall: number | null;
+                                    sensitivity: number | null;
+                                    source: string;
+                                    specificity: number | null;
+                                };
+                            } | null;
                             /** @description ISO 8601 */
                             published_at: string | unknown;
                             store_path: string;
+                            /** @description the version /predict uses (the one made current last) */
                             version: number;
                         } | null;
                         /** @description your label for the experiment; null when it has none */
@@ -3015,8 +3419,15 @@ export interface operations {
                         history: {
                             at: string;
                             attempt?: number;
+                            /**
+                             * @description a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again
+                             * @enum {string}
+                             */
+                            event?: "operating_point_saved" | "model_version_restored";
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
+                            /** @description with event: the model version it made current */
+                            version?: number;
                         }[];
                         /** @description the team's words on what the model is for (PATCH intended_use); shown first on the model card */
                         intended_use?: string | null;
@@ -3037,9 +3448,90 @@ export interface operations {
                         } | null;
                         model: {
                             kind: string;
+                            operating_point?: {
+                                created_at: string;
+                                created_by: string;
+                                from_version: number;
+                                positive_class: string;
+                                /** @enum {string} */
+                                rule: "sensitivity" | "specificity" | "youden" | "f1" | "threshold";
+                                target: number | null;
+                                /** @description the test set at that threshold, with 95% intervals from 1000 resamples of patients */
+                                test: {
+                                    accuracy: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    n: number;
+                                    npv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    ppv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    precision: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    recall: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    sensitivity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    specificity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                };
+                                /** @description on the positive class's probability: a patient at or above it is flagged */
+                                threshold: number;
+                                /** @description where the threshold was chosen: the validation split, or out-of-fold predictions */
+                                validation: {
+                                    accuracy: number | null;
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: number | null;
+                                    n: number;
+                                    npv: number | null;
+                                    ppv: number | null;
+                                    precision: number | null;
+                                    recall: number | null;
+                                    sensitivity: number | null;
+                                    source: string;
+                                    specificity: number | null;
+                                };
+                            } | null;
                             /** @description ISO 8601 */
                             published_at: string | unknown;
                             store_path: string;
+                            /** @description the version /predict uses (the one made current last) */
                             version: number;
                         } | null;
                         /** @description your label for the experiment; null when it has none */
@@ -4298,6 +4790,504 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_models_experiment_id_operating_point: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description available: false (with a message) when the model has no operating point to move */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description false: no operating point to move (not binary, or built before operating points: rebuild) */
+                        available: boolean;
+                        current?: {
+                            rule: string | null;
+                            target: number | null;
+                            threshold: number | null;
+                            threshold_rule: string | null;
+                            validation: {
+                                accuracy: number | null;
+                                counts: {
+                                    fn: number;
+                                    fp: number;
+                                    tn: number;
+                                    tp: number;
+                                };
+                                f_macro: number | null;
+                                n: number;
+                                npv: number | null;
+                                ppv: number | null;
+                                precision: number | null;
+                                recall: number | null;
+                                sensitivity: number | null;
+                                specificity: number | null;
+                            } | null;
+                        };
+                        /** @description validation counts at every cut, highest threshold first (never the test set's) */
+                        curve?: {
+                            fn: number;
+                            fp: number;
+                            threshold: number;
+                            tn: number;
+                            tp: number;
+                        }[];
+                        experiment_id: number;
+                        kind: string;
+                        message?: string;
+                        positive_class?: {
+                            index: number;
+                            name: string;
+                        } | null;
+                        problem: string;
+                        validation_counts?: {
+                            negative: number;
+                            positive: number;
+                        };
+                        validation_source?: string;
+                        version: number;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_models_experiment_id_operating_point: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description sensitivity / specificity: the highest (lowest) validation threshold whose sensitivity (specificity) is at least target; youden: the highest sensitivity + specificity - 1; f1: the highest F1 of the positive class; threshold: the given threshold
+                     * @enum {string}
+                     */
+                    rule: "sensitivity" | "specificity" | "youden" | "f1" | "threshold";
+                    /** @description sensitivity and specificity: the figure to reach on the validation data, 0 to 1 */
+                    target?: number;
+                    /** @description rule threshold: a patient whose probability of the positive class is at least this is flagged */
+                    threshold?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description the new version, current, with its validation and test figures */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description ISO 8601 */
+                        created_at: string | unknown;
+                        /** @description the version /predict answers with */
+                        current: boolean;
+                        /** @description ISO 8601 */
+                        made_current_at: string | unknown;
+                        operating_point: {
+                            created_at: string;
+                            created_by: string;
+                            from_version: number;
+                            positive_class: string;
+                            /** @enum {string} */
+                            rule: "sensitivity" | "specificity" | "youden" | "f1" | "threshold";
+                            target: number | null;
+                            /** @description the test set at that threshold, with 95% intervals from 1000 resamples of patients */
+                            test: {
+                                accuracy: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                counts: {
+                                    fn: number;
+                                    fp: number;
+                                    tn: number;
+                                    tp: number;
+                                };
+                                f_macro: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                n: number;
+                                npv: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                ppv: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                precision: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                recall: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                sensitivity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                specificity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                            };
+                            /** @description on the positive class's probability: a patient at or above it is flagged */
+                            threshold: number;
+                            /** @description where the threshold was chosen: the validation split, or out-of-fold predictions */
+                            validation: {
+                                accuracy: number | null;
+                                counts: {
+                                    fn: number;
+                                    fp: number;
+                                    tn: number;
+                                    tp: number;
+                                };
+                                f_macro: number | null;
+                                n: number;
+                                npv: number | null;
+                                ppv: number | null;
+                                precision: number | null;
+                                recall: number | null;
+                                sensitivity: number | null;
+                                source: string;
+                                specificity: number | null;
+                            };
+                        } | null;
+                        test: {
+                            npv: unknown;
+                            ppv: unknown;
+                            sensitivity: unknown;
+                            specificity: unknown;
+                        };
+                        threshold_rule: string | null;
+                        thresholds: number[] | null;
+                        version: number;
+                    };
+                };
+            };
+            /** @description no published model, or one built before operating points (rebuild it) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not a binary classification model, or no threshold reaches the target */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_models_experiment_id_versions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the versions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        current_version: number;
+                        /** @description newest first */
+                        data: {
+                            /** @description ISO 8601 */
+                            created_at: string | unknown;
+                            /** @description the version /predict answers with */
+                            current: boolean;
+                            /** @description ISO 8601 */
+                            made_current_at: string | unknown;
+                            operating_point: {
+                                created_at: string;
+                                created_by: string;
+                                from_version: number;
+                                positive_class: string;
+                                /** @enum {string} */
+                                rule: "sensitivity" | "specificity" | "youden" | "f1" | "threshold";
+                                target: number | null;
+                                /** @description the test set at that threshold, with 95% intervals from 1000 resamples of patients */
+                                test: {
+                                    accuracy: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    n: number;
+                                    npv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    ppv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    precision: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    recall: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    sensitivity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    specificity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                };
+                                /** @description on the positive class's probability: a patient at or above it is flagged */
+                                threshold: number;
+                                /** @description where the threshold was chosen: the validation split, or out-of-fold predictions */
+                                validation: {
+                                    accuracy: number | null;
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: number | null;
+                                    n: number;
+                                    npv: number | null;
+                                    ppv: number | null;
+                                    precision: number | null;
+                                    recall: number | null;
+                                    sensitivity: number | null;
+                                    source: string;
+                                    specificity: number | null;
+                                };
+                            } | null;
+                            test: {
+                                npv: unknown;
+                                ppv: unknown;
+                                sensitivity: unknown;
+                                specificity: unknown;
+                            };
+                            threshold_rule: string | null;
+                            thresholds: number[] | null;
+                            version: number;
+                        }[];
+                        experiment_id: number;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_models_experiment_id_versions_version_current: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the version, now current */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description ISO 8601 */
+                        created_at: string | unknown;
+                        /** @description the version /predict answers with */
+                        current: boolean;
+                        /** @description ISO 8601 */
+                        made_current_at: string | unknown;
+                        operating_point: {
+                            created_at: string;
+                            created_by: string;
+                            from_version: number;
+                            positive_class: string;
+                            /** @enum {string} */
+                            rule: "sensitivity" | "specificity" | "youden" | "f1" | "threshold";
+                            target: number | null;
+                            /** @description the test set at that threshold, with 95% intervals from 1000 resamples of patients */
+                            test: {
+                                accuracy: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                counts: {
+                                    fn: number;
+                                    fp: number;
+                                    tn: number;
+                                    tp: number;
+                                };
+                                f_macro: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                n: number;
+                                npv: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                ppv: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                precision: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                recall: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                sensitivity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                specificity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                            };
+                            /** @description on the positive class's probability: a patient at or above it is flagged */
+                            threshold: number;
+                            /** @description where the threshold was chosen: the validation split, or out-of-fold predictions */
+                            validation: {
+                                accuracy: number | null;
+                                counts: {
+                                    fn: number;
+                                    fp: number;
+                                    tn: number;
+                                    tp: number;
+                                };
+                                f_macro: number | null;
+                                n: number;
+                                npv: number | null;
+                                ppv: number | null;
+                                precision: number | null;
+                                recall: number | null;
+                                sensitivity: number | null;
+                                source: string;
+                                specificity: number | null;
+                            };
+                        } | null;
+                        test: {
+                            npv: unknown;
+                            ppv: unknown;
+                            sensitivity: unknown;
+                            specificity: unknown;
+                        };
+                        threshold_rule: string | null;
+                        thresholds: number[] | null;
+                        version: number;
+                    };
+                };
             };
             /** @description Error */
             default: {

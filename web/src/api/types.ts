@@ -34,3 +34,7 @@ export type Model = ResponseOf<"get_v1_models_experiment_id", 200>;
 export type Prediction = ResponseOf<"post_v1_experiments_experiment_id_predict", 201>;
 export type Report = ResponseOf<"get_v1_experiments_experiment_id_report", 200>;
 export type ErrorBody = ResponseOf<"get_v1_me", "default">;
+export type OperatingPointExplorer = ResponseOf<"get_v1_models_experiment_id_operating_point", 200>;
+export type OperatingPointBody = BodyOf<"post_v1_models_experiment_id_operating_point">;
+export type ModelVersion = ResponseOf<"post_v1_models_experiment_id_operating_point", 201>;
+export type ModelVersions = ResponseOf<"get_v1_models_experiment_id_versions", 200>;
