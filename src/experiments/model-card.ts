@@ -287,7 +287,12 @@ export function buildModelCard({ row, model, retrospectives, generatedAt }: Mode
 
 /** The saved operating point this version carries (rule, target, threshold, when), or null for a pipeline's own. */
 function savedOperatingPoint(manifest: Manifest, version: number) {
-  const op = (manifest as Manifest & { operating_point?: { rule: string; target: number | null; threshold: number; from_version: number; created_at: string } })
-    .operating_point;
-  return op ? { version, rule: op.rule, target: op.target, threshold: op.threshold, from_version: op.from_version, saved_at: op.created_at } : null;
+  const op = (
+    manifest as Manifest & {
+      operating_point?: { rule: string; target: number | null; threshold: number; from_version: number; created_at: string };
+    }
+  ).operating_point;
+  return op
+    ? { version, rule: op.rule, target: op.target, threshold: op.threshold, from_version: op.from_version, saved_at: op.created_at }
+    : null;
 }

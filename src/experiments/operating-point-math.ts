@@ -64,8 +64,11 @@ export function countsAt(score: ArrayLike<number>, label: ArrayLike<number>, thr
   const c = { tp: 0, fp: 0, tn: 0, fn: 0 };
   for (let i = 0; i < score.length; i++) {
     const flagged = score[i] >= threshold;
-    if (label[i] === 1) flagged ? c.tp++ : c.fn++;
-    else flagged ? c.fp++ : c.tn++;
+    if (label[i] === 1) {
+      if (flagged) c.tp++;
+      else c.fn++;
+    } else if (flagged) c.fp++;
+    else c.tn++;
   }
   return c;
 }
@@ -234,14 +237,14 @@ export async function figuresWithIntervals(
       fn += counts[j + 3];
     }
     const f = figuresOf({ tp, fp, tn, fn });
-    for (const k of FIGURES) if (f[k] !== null) samples[k].push(f[k]!);
+    for (const k of FIGURES) if (f[k] !== null) samples[k].push(f[k]);
   }
   const out = { counts: total, n } as FiguresWithIntervals;
   for (const k of FIGURES) {
     const s = samples[k].sort((a, b) => a - b);
     const ok = s.length >= 20;
     out[k] = {
-      value: point[k] === null ? null : round(point[k]!),
+      value: point[k] === null ? null : round(point[k]),
       ci_low: ok ? round(percentile(s, 2.5)) : null,
       ci_high: ok ? round(percentile(s, 97.5)) : null,
     };
@@ -251,6 +254,6 @@ export async function figuresWithIntervals(
 
 export function roundedFigures(c: Counts): Figures & { counts: Counts; n: number } {
   const f = figuresOf(c);
-  const r = Object.fromEntries(FIGURES.map((k) => [k, f[k] === null ? null : round(f[k]!)])) as unknown as Figures;
+  const r = Object.fromEntries(FIGURES.map((k) => [k, f[k] === null ? null : round(f[k])])) as unknown as Figures;
   return { ...r, counts: c, n: c.tp + c.fp + c.tn + c.fn };
 }

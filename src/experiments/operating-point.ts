@@ -35,8 +35,6 @@ export interface OperatingScores {
 
 export type OperatingPointRequest = { rule: Rule; target?: number; threshold?: number };
 
-type OperatingPointRecord = NonNullable<ReturnType<typeof recordOf>>;
-
 const RULE_WORDS: Record<Rule, (target?: number) => string> = {
   sensitivity: (t) => `saved operating point: the highest validation threshold with sensitivity >= ${t}`,
   specificity: (t) => `saved operating point: the lowest validation threshold with specificity >= ${t}`,
@@ -84,7 +82,8 @@ export class OperatingPointService {
       return {
         status: 409,
         code: "no_operating_scores",
-        message: "this model was built before operating points existed: rebuild it (a new experiment with the same request) to choose an operating point",
+        message:
+          "this model was built before operating points existed: rebuild it (a new experiment with the same request) to choose an operating point",
       };
     }
     return null;
@@ -119,7 +118,10 @@ export class OperatingPointService {
       available: true as const,
       positive_class: positive ? { index: positive.index, name: positive.name } : null,
       validation_source: s.validation.source,
-      validation_counts: { positive: s.validation.label.filter((y) => y === 1).length, negative: s.validation.label.filter((y) => y !== 1).length },
+      validation_counts: {
+        positive: s.validation.label.filter((y) => y === 1).length,
+        negative: s.validation.label.filter((y) => y !== 1).length,
+      },
       current: {
         threshold,
         rule: (recordOf(manifest)?.rule as string | undefined) ?? null,
@@ -237,7 +239,7 @@ function positiveThreshold(thresholds: number[] | undefined, k: number): number 
 
 export function versionView(row: ModelRow, current: ModelRow) {
   const m = row.manifest as Manifest;
-  const op = recordOf(m) as OperatingPointRecord | null;
+  const op = recordOf(m);
   const pick = (name: string) => (m.metrics.test as Record<string, unknown>)[name] ?? null;
   return {
     version: row.version,

@@ -378,15 +378,14 @@ export class ExperimentRepository {
    * A new version of `from`'s experiment on the same files (store_path) with another manifest (a saved operating
    * point), made current by its insertion; the experiment's metrics become its test metrics and its history says so.
    */
-  async publishVersion(
-    from: ModelRow,
-    manifest: unknown,
-    change: { event: ModelVersionEvent; metrics: unknown },
-  ): Promise<ModelRow> {
+  async publishVersion(from: ModelRow, manifest: unknown, change: { event: ModelVersionEvent; metrics: unknown }): Promise<ModelRow> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.db.transaction(async (tx) => {
-          const [{ v }] = await tx.select({ v: max(models.version) }).from(models).where(eq(models.experimentUuid, from.experimentUuid));
+          const [{ v }] = await tx
+            .select({ v: max(models.version) })
+            .from(models)
+            .where(eq(models.experimentUuid, from.experimentUuid));
           const [row] = await tx
             .insert(models)
             .values({
@@ -400,7 +399,7 @@ export class ExperimentRepository {
               madeCurrentAt: sql`clock_timestamp()`,
             })
             .returning();
-          await this.recordVersionChange(tx as unknown as Db, row, change);
+          await this.recordVersionChange(tx, row, change);
           return row;
         });
       } catch (err) {
@@ -414,8 +413,12 @@ export class ExperimentRepository {
   /** Makes a version the one served again (rollback); the experiment's metrics and history follow. */
   async makeModelCurrent(row: ModelRow, change: { event: ModelVersionEvent; metrics: unknown }): Promise<ModelRow> {
     return this.db.transaction(async (tx) => {
-      const [updated] = await tx.update(models).set({ madeCurrentAt: sql`clock_timestamp()` }).where(eq(models.id, row.id)).returning();
-      await this.recordVersionChange(tx as unknown as Db, updated, change);
+      const [updated] = await tx
+        .update(models)
+        .set({ madeCurrentAt: sql`clock_timestamp()` })
+        .where(eq(models.id, row.id))
+        .returning();
+      await this.recordVersionChange(tx, updated, change);
       return updated;
     });
   }
@@ -425,13 +428,16 @@ export class ExperimentRepository {
     const [exp] = await db
       .update(experiments)
       .set({
-        metrics: change.metrics as never,
+        metrics: change.metrics,
         history: sql`${experiments.history} || jsonb_build_array(jsonb_build_object('status', ${experiments.status}::text, 'at', ${at}::text, 'event', ${change.event}::text, 'version', ${row.version}::int))`,
         updatedAt: sql`now()`,
       })
       .where(eq(experiments.id, row.experimentUuid))
       .returning({ id: experiments.id });
-    if (exp) await db.insert(experimentEvents).values({ experimentUuid: exp.id, type: "model_version", data: { event: change.event, version: row.version, at } });
+    if (exp)
+      await db
+        .insert(experimentEvents)
+        .values({ experimentUuid: exp.id, type: "model_version", data: { event: change.event, version: row.version, at } });
   }
 
   async modelsOf(experimentUuid: string): Promise<ModelRow[]> {

@@ -225,7 +225,9 @@ export const experimentSchema = z.object({
       event: z
         .enum(["operating_point_saved", "model_version_restored"])
         .optional()
-        .describe("a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again"),
+        .describe(
+          "a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again",
+        ),
       version: z.number().optional().describe("with event: the model version it made current"),
     }),
   ),

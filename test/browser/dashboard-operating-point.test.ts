@@ -1,4 +1,3 @@
-import fs from "node:fs";
 import { Readable } from "node:stream";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -6,7 +5,15 @@ import { createUserWithKey } from "../helpers/auth.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { makeZip } from "../helpers/zips.js";
 import { api, dataRequest, diagnosisRows, waitForStatus, type Api } from "../integration/experiments-fixtures.js";
-import { axeViolations, ensureDashboardBuilt, haveChromium, launchChromium, screenshot, seriousOrCritical, signInThroughPage } from "./browser.js";
+import {
+  axeViolations,
+  ensureDashboardBuilt,
+  haveChromium,
+  launchChromium,
+  screenshot,
+  seriousOrCritical,
+  signInThroughPage,
+} from "./browser.js";
 
 // Issue 37 item 3 in a real Chromium: the result page of a binary table model has an "Operating point" panel. The
 // slider and the presets move sensitivity, specificity, PPV and NPV live (validation data, computed in the

@@ -88,7 +88,10 @@ describe(`operating points${twoReplicas ? " on two replicas (Postgres)" : " (PGl
     ] as const) {
       const bad = await clientA.post("/v1/models/1/operating-point", body);
       expect(bad.status, JSON.stringify(body)).toBe(400);
-      expect(bad.body.error.details.map((d: { field: string }) => d.field), JSON.stringify(body)).toContain(field);
+      expect(
+        bad.body.error.details.map((d: { field: string }) => d.field),
+        JSON.stringify(body),
+      ).toContain(field);
     }
     // Another user's experiment does not exist for them.
     const other = await createUserWithKey(a);
@@ -131,7 +134,12 @@ describe(`operating points${twoReplicas ? " on two replicas (Postgres)" : " (PGl
     expect(now.prediccion[positiveIndex]).toBe(t2 < t1 ? 1 : 0);
     // Replica B switches at once (well within its stretched lookup cache).
     const t0 = Date.now();
-    await waitFor("replica B to answer with version 2", async () => (await predict(clientB, borderline!.row)).prediccion[positiveIndex] === now.prediccion[positiveIndex], 5_000, 20);
+    await waitFor(
+      "replica B to answer with version 2",
+      async () => (await predict(clientB, borderline!.row)).prediccion[positiveIndex] === now.prediccion[positiveIndex],
+      5_000,
+      20,
+    );
     expect(Date.now() - t0).toBeLessThan(2_000);
 
     // The experiment, its versions and its history say so.
@@ -155,10 +163,15 @@ describe(`operating points${twoReplicas ? " on two replicas (Postgres)" : " (PGl
     expect(back.status).toBe(200);
     expect(back.body).toMatchObject({ version: 1, current: true, operating_point: null });
     expect((await predict(clientB, borderline!.row)).prediccion).toEqual(borderline!.prediccion);
-    await waitFor("replica A to answer with version 1 again", async () => {
-      const r = await predict(clientA, borderline!.row);
-      return r.prediccion[positiveIndex] === borderline!.prediccion[positiveIndex];
-    }, 5_000, 20);
+    await waitFor(
+      "replica A to answer with version 1 again",
+      async () => {
+        const r = await predict(clientA, borderline!.row);
+        return r.prediccion[positiveIndex] === borderline!.prediccion[positiveIndex];
+      },
+      5_000,
+      20,
+    );
     for (const g of grid.filter((_g, i) => i % 10 === 0)) expect((await predict(clientA, g.row)).prediccion).toEqual(g.prediccion);
     const after = (await clientA.get("/v1/experiments/1")).body;
     expect(after.model.version).toBe(1);

@@ -87,7 +87,9 @@ describe("operating point arithmetic", () => {
     // Measured on the 2-core development machine under a load average of 15: 1.4-2.7 s in all, the event loop
     // served every few ms, the longest stall 70-150 ms (scheduling; about 10 ms on an idle core). Timing
     // bounds would be flaky on a loaded machine: what is checked is that other work runs in between, often.
-    console.log(`50,000 patients x 1000 resamples: ${total.toFixed(0)} ms in all, ${ticks} timer ticks, longest stall ${longest.toFixed(1)} ms`);
+    console.log(
+      `50,000 patients x 1000 resamples: ${total.toFixed(0)} ms in all, ${ticks} timer ticks, longest stall ${longest.toFixed(1)} ms`,
+    );
     expect(ticks).toBeGreaterThan(50);
   }, 30_000);
 });

@@ -15,7 +15,9 @@ export const operatingPointBodySchema = z
         "sensitivity / specificity: the highest (lowest) validation threshold whose sensitivity (specificity) is at least target; youden: the highest sensitivity + specificity - 1; f1: the highest F1 of the positive class; threshold: the given threshold",
       ),
     target: fraction.optional().describe("sensitivity and specificity: the figure to reach on the validation data, 0 to 1"),
-    threshold: fraction.optional().describe("rule threshold: a patient whose probability of the positive class is at least this is flagged"),
+    threshold: fraction
+      .optional()
+      .describe("rule threshold: a patient whose probability of the positive class is at least this is flagged"),
   })
   .strict()
   .superRefine((b, ctx) => {
@@ -25,7 +27,10 @@ export const operatingPointBodySchema = z
       ctx.addIssue({ code: "custom", path: ["threshold"], message: "required with rule threshold: a number between 0 and 1" });
   });
 
-const versionParams = z.object({ experiment_id: experimentId, version: z.coerce.number().int("must be a positive integer").positive("must be a positive integer") });
+const versionParams = z.object({
+  experiment_id: experimentId,
+  version: z.coerce.number().int("must be a positive integer").positive("must be a positive integer"),
+});
 
 export const modelRoutes = [
   defineRoute({
@@ -60,7 +65,12 @@ export const modelRoutes = [
       "The operating point explorer's data (binary models): the validation (or out-of-fold) counts at every threshold, never the test set's, and the current threshold",
     tags: ["models"],
     params,
-    responses: { 200: { description: "available: false (with a message) when the model has no operating point to move", schema: operatingPointExplorerSchema } },
+    responses: {
+      200: {
+        description: "available: false (with a message) when the model has no operating point to move",
+        schema: operatingPointExplorerSchema,
+      },
+    },
     handler: async ({ services, auth, params }) => ({ body: await services.operatingPoints.explorer(auth.userId, params.experiment_id) }),
   }),
   defineRoute({
@@ -77,13 +87,15 @@ export const modelRoutes = [
       409: { description: "no published model, or one built before operating points (rebuild it)" },
       422: { description: "not a binary classification model, or no threshold reaches the target" },
     },
-    handler: async ({ services, auth, params, body }) => services.operatingPoints.save(auth.userId, params.experiment_id, body, actorOf(auth)),
+    handler: async ({ services, auth, params, body }) =>
+      services.operatingPoints.save(auth.userId, params.experiment_id, body, actorOf(auth)),
   }),
   defineRoute({
     method: "get",
     path: "/v1/models/{experiment_id}/versions",
     auth: "any",
-    summary: "Every version of the experiment's model, newest first, with its thresholds and saved operating point; `current` is the one /predict uses",
+    summary:
+      "Every version of the experiment's model, newest first, with its thresholds and saved operating point; `current` is the one /predict uses",
     tags: ["models"],
     params,
     responses: { 200: { description: "the versions", schema: modelVersionsSchema } },

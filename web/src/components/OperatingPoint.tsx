@@ -68,7 +68,9 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
     setError(null);
     setSaved(null);
     const body: OperatingPointBody =
-      rule.rule === "threshold" ? { rule: "threshold", threshold: point.threshold } : { rule: rule.rule, ...(rule.target !== undefined ? { target: rule.target } : {}) };
+      rule.rule === "threshold"
+        ? { rule: "threshold", threshold: point.threshold }
+        : { rule: rule.rule, ...(rule.target !== undefined ? { target: rule.target } : {}) };
     try {
       const v = await api<ModelVersion>("POST", `/v1/models/${experimentId}/operating-point`, body);
       setSaved(v);
@@ -112,13 +114,13 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
       <h2>Operating point</h2>
       <p className="muted small">
         Where the model draws the line between flagging a patient as <strong>{positive}</strong> or not. Chosen on the{" "}
-        {data.validation_source} ({data.validation_counts?.positive} with {positive}, {data.validation_counts?.negative} without),
-        never on the test set. Saving publishes a new model version that predictions use at once; its test-set figures are
-        computed then.
+        {data.validation_source} ({data.validation_counts?.positive} with {positive}, {data.validation_counts?.negative} without), never on
+        the test set. Saving publishes a new model version that predictions use at once; its test-set figures are computed then.
       </p>
       <label className="op-slider">
         <span>
-          Flag a patient when the probability of {positive} is at least <strong data-testid="op-threshold">{point?.threshold.toFixed(3)}</strong>
+          Flag a patient when the probability of {positive} is at least{" "}
+          <strong data-testid="op-threshold">{point?.threshold.toFixed(3)}</strong>
           {index === currentIndex ? <span className="muted small"> (the current version's)</span> : null}
         </span>
         <input
@@ -181,13 +183,29 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
           <button type="button" className="secondary" onClick={() => preset("sensitivity", Number(sensTarget))}>
             Sensitivity ≥
           </button>
-          <input aria-label="Sensitivity target" type="number" min={0} max={1} step={0.01} value={sensTarget} onChange={(e) => setSensTarget(e.target.value)} />
+          <input
+            aria-label="Sensitivity target"
+            type="number"
+            min={0}
+            max={1}
+            step={0.01}
+            value={sensTarget}
+            onChange={(e) => setSensTarget(e.target.value)}
+          />
         </span>
         <span className="op-preset">
           <button type="button" className="secondary" onClick={() => preset("specificity", Number(specTarget))}>
             Specificity ≥
           </button>
-          <input aria-label="Specificity target" type="number" min={0} max={1} step={0.01} value={specTarget} onChange={(e) => setSpecTarget(e.target.value)} />
+          <input
+            aria-label="Specificity target"
+            type="number"
+            min={0}
+            max={1}
+            step={0.01}
+            value={specTarget}
+            onChange={(e) => setSpecTarget(e.target.value)}
+          />
         </span>
         <button type="button" className="secondary" onClick={() => preset("youden")}>
           Youden
@@ -207,8 +225,9 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
       {saved ? (
         <p className="note" role="status" data-testid="op-saved">
           Saved as version {saved.version}, now used by predictions. On the test set at this threshold: sensitivity{" "}
-          <Interval v={saved.operating_point?.test.sensitivity} />, specificity <Interval v={saved.operating_point?.test.specificity} />, PPV{" "}
-          <Interval v={saved.operating_point?.test.ppv} />, NPV <Interval v={saved.operating_point?.test.npv} /> (95% intervals over patients).
+          <Interval v={saved.operating_point?.test.sensitivity} />, specificity <Interval v={saved.operating_point?.test.specificity} />,
+          PPV <Interval v={saved.operating_point?.test.ppv} />, NPV <Interval v={saved.operating_point?.test.npv} /> (95% intervals over
+          patients).
         </p>
       ) : null}
       {versions ? (
@@ -229,7 +248,9 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
             {versions.data.map((v) => (
               <tr key={v.version} className={v.current ? "current" : undefined}>
                 <td>{v.version}</td>
-                <td>{v.operating_point ? v.operating_point.threshold.toFixed(3) : positiveThreshold(v.thresholds, data.positive_class?.index)}</td>
+                <td>
+                  {v.operating_point ? v.operating_point.threshold.toFixed(3) : positiveThreshold(v.thresholds, data.positive_class?.index)}
+                </td>
                 <td>{v.operating_point ? ruleText(v.operating_point.rule, v.operating_point.target) : "built by the pipeline"}</td>
                 <td>
                   <Interval v={v.test.sensitivity as IntervalValue} />

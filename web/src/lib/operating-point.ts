@@ -57,7 +57,8 @@ export function nearestIndex(curve: CurvePoint[], threshold: number | null | und
   if (!curve.length) return -1;
   if (threshold === null || threshold === undefined) return 0;
   let best = 0;
-  for (let i = 1; i < curve.length; i++) if (Math.abs(curve[i].threshold - threshold) < Math.abs(curve[best].threshold - threshold)) best = i;
+  for (let i = 1; i < curve.length; i++)
+    if (Math.abs(curve[i].threshold - threshold) < Math.abs(curve[best].threshold - threshold)) best = i;
   return best;
 }
 

@@ -267,7 +267,9 @@ export function ExperimentPage({ id }: { id: number }) {
             {h.event ? (
               <span className="small">
                 {" "}
-                {h.event === "operating_point_saved" ? `operating point saved as model version ${h.version}` : `model version ${h.version} made current again`}
+                {h.event === "operating_point_saved"
+                  ? `operating point saved as model version ${h.version}`
+                  : `model version ${h.version} made current again`}
               </span>
             ) : null}
           </li>
