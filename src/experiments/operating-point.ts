@@ -43,8 +43,18 @@ const RULE_WORDS: Record<Rule, (target?: number) => string> = {
   threshold: (t) => `saved operating point: a threshold of ${t} on the positive class's probability, chosen by hand`,
 };
 
-function recordOf(m: Manifest) {
-  return (m as Manifest & { operating_point?: Record<string, unknown> }).operating_point ?? null;
+/** The whole record the server writes (the contract's Manifest type lists only rule, target and threshold). */
+type OperatingPointRecord = {
+  rule: Rule;
+  target: number | null;
+  threshold: number;
+  from_version: number;
+  created_at: string;
+  [more: string]: unknown;
+};
+
+function recordOf(m: Manifest): OperatingPointRecord | null {
+  return (m.operating_point as OperatingPointRecord | undefined) ?? null;
 }
 
 export class OperatingPointService {
@@ -78,7 +88,7 @@ export class OperatingPointService {
         message: `operating points are for binary classification (a label with two values); this model is ${manifest.kind} ${manifest.problem}`,
       };
     }
-    if (!(manifest as Manifest & { operating_scores_file?: string }).operating_scores_file) {
+    if (!manifest.operating_scores_file) {
       return {
         status: 409,
         code: "no_operating_scores",
@@ -90,9 +100,11 @@ export class OperatingPointService {
   }
 
   private async scores(model: ModelRow, manifest: Manifest): Promise<OperatingScores> {
-    const file = (manifest as Manifest & { operating_scores_file: string }).operating_scores_file;
+    const file = manifest.operating_scores_file!;
     const chunks: Buffer[] = [];
-    for await (const c of await this.deps.bucket.read(`${model.storePath.replace(/\/+$/, "")}/${file}`)) chunks.push(c as Buffer);
+    let folder = model.storePath;
+    while (folder.endsWith("/")) folder = folder.slice(0, -1);
+    for await (const c of await this.deps.bucket.read(`${folder}/${file}`)) chunks.push(c as Buffer);
     return JSON.parse(Buffer.concat(chunks).toString("utf8")) as OperatingScores;
   }
 
@@ -124,8 +136,8 @@ export class OperatingPointService {
       },
       current: {
         threshold,
-        rule: (recordOf(manifest)?.rule as string | undefined) ?? null,
-        target: (recordOf(manifest)?.target as number | null | undefined) ?? null,
+        rule: recordOf(manifest)?.rule ?? null,
+        target: recordOf(manifest)?.target ?? null,
         threshold_rule: manifest.threshold_rule ?? null,
         validation: threshold === null ? null : roundedFigures(countsAt(s.validation.score, s.validation.label, threshold)),
       },
@@ -154,7 +166,7 @@ export class OperatingPointService {
     const validation = { source: s.validation.source, ...roundedFigures(point) };
     const test = await figuresWithIntervals(s.test, t, undefined, seed);
     const k = s.positive_index;
-    const next = structuredClone(manifest) as Manifest & { operating_point?: unknown };
+    const next = structuredClone(manifest);
     next.thresholds = k === 1 ? [round9(1 - t), t] : [t, round9(1 - t)];
     next.threshold_rule = RULE_WORDS[req.rule](req.rule === "threshold" ? t : req.target);
     for (const f of FIGURES) {
