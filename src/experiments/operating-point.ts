@@ -69,23 +69,32 @@ export class OperatingPointService {
   ) {}
 
   /** The experiment's current model version, or 404 / 409 (none published). */
-  private async current(userId: string, experimentId: number): Promise<{ model: ModelRow; manifest: Manifest }> {
+  private async current(userId: string, experimentId: number): Promise<{ model: ModelRow; manifest: Manifest; retrospective: boolean }> {
     const row = await this.deps.repo.byUserNumber(userId, experimentId);
     if (!row) throw errors.notFound(`experiment ${experimentId}`);
     const model = await this.deps.repo.latestModel(userId, experimentId);
     if (!model || model.experimentUuid !== row.id) {
       throw new ApiError(409, "model_not_published", `experiment ${experimentId} has no published model (status ${row.status})`);
     }
-    return { model, manifest: model.manifest as Manifest };
+    const retrospective = (row.request as { study_type?: string }).study_type === "Retrospective";
+    return { model, manifest: model.manifest as Manifest, retrospective };
   }
 
   /** Why this model has no operating point to move, or null when it has one. */
-  private unavailable(manifest: Manifest): { status: 409 | 422; code: string; message: string } | null {
+  private unavailable(manifest: Manifest, retrospective: boolean): { status: 409 | 422; code: string; message: string } | null {
     if (manifest.problem !== "binary" || (manifest.kind !== "tabular" && manifest.kind !== "vision_classification")) {
       return {
         status: 422,
         code: "not_binary",
         message: `operating points are for binary classification (a label with two values); this model is ${manifest.kind} ${manifest.problem}`,
+      };
+    }
+    if (retrospective) {
+      return {
+        status: 409,
+        code: "retrospective_study",
+        message:
+          "a Retrospective study evaluates its source model at the source's current threshold; choose the operating point on the source experiment (its validation data), then run the study again",
       };
     }
     if (!manifest.operating_scores_file) {
@@ -113,8 +122,8 @@ export class OperatingPointService {
    * browser's explorer, and the current version's threshold on the positive class's probability.
    */
   async explorer(userId: string, experimentId: number) {
-    const { model, manifest } = await this.current(userId, experimentId);
-    const why = this.unavailable(manifest);
+    const { model, manifest, retrospective } = await this.current(userId, experimentId);
+    const why = this.unavailable(manifest, retrospective);
     const base = {
       experiment_id: experimentId,
       version: model.version,
@@ -147,8 +156,8 @@ export class OperatingPointService {
 
   /** POST /v1/models/{id}/operating-point: a new version with the chosen threshold, made current at once. */
   async save(userId: string, experimentId: number, req: OperatingPointRequest, actor: AuditActor) {
-    const { model, manifest } = await this.current(userId, experimentId);
-    const why = this.unavailable(manifest);
+    const { model, manifest, retrospective } = await this.current(userId, experimentId);
+    const why = this.unavailable(manifest, retrospective);
     if (why) throw new ApiError(why.status, why.code, why.message);
     const s = await this.scores(model, manifest);
     let point: CurvePoint;

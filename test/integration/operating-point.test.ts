@@ -7,6 +7,8 @@ import { createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 import { createThrowawayDatabase } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { makeZip } from "../helpers/zips.js";
+import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
+import { publishFixture } from "../fixtures/serving/publish.js";
 import { api, dataRequest, diagnosisRows, waitFor, waitForStatus, type Api } from "./experiments-fixtures.js";
 
 // Issue 37 item 3: operating points, model versions and rollback, on a small binary table model trained by the
@@ -187,6 +189,50 @@ describe(`operating points${twoReplicas ? " on two replicas (Postgres)" : " (PGl
     expect((await clientA.post("/v1/models/1/versions/9/current")).status).toBe(404);
   });
 
+  it("a Retrospective study of the model uses its current version's threshold; a study has no operating point of its own", async () => {
+    const v = await clientA.post("/v1/models/1/operating-point", { rule: "specificity", target: 0.95 });
+    expect(v.status).toBe(201);
+    const rows = diagnosisRows(80, 99, { name: "noise", value: (_i, rand) => rand().toFixed(3) });
+    const zipPath = `${user.userId}/opoint/new.zip`;
+    await a.services.bucket.write(zipPath, Readable.from(makeZip({ "data.csv": rows.join("\n") + "\n" })));
+    const retro = dataRequest(user.userId, 2, zipPath, ["f1", "f2", "noise"], { study_type: "Retrospective", source_experiment_id: 1 });
+    expect((await clientA.post("/v1/experiments", retro)).status).toBe(202);
+    const done = await waitForStatus(clientA, 2, ["ready", "failed", "invalid_dataset"], 150_000);
+    expect(done.failure_reason).toBeNull();
+    expect((await clientA.get("/v1/models/2")).body.thresholds).toEqual(v.body.thresholds);
+    const explorer = await clientA.get("/v1/models/2/operating-point");
+    expect(explorer.body).toMatchObject({ available: false });
+    const refused = await clientA.post("/v1/models/2/operating-point", { rule: "youden" });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.message).toContain("source experiment");
+  });
+
+  it.skipIf(!haveFixturePython)(
+    "a model built before operating points says to rebuild; a multiclass or regression model is refused with 422",
+    async () => {
+      const fx = servingFixtures();
+      await publishFixture(a, user.userId, 30, fx.modelDir("tabular_binary")); // no operating_scores.json: an older build
+      await publishFixture(a, user.userId, 31, fx.modelDir("tabular_multiclass"));
+      await publishFixture(a, user.userId, 32, fx.modelDir("tabular_regression"));
+      const old = await clientA.get("/v1/models/30/operating-point");
+      expect(old.body).toMatchObject({ available: false });
+      expect(old.body.message).toContain("rebuild");
+      const refused = await clientA.post("/v1/models/30/operating-point", { rule: "youden" });
+      expect(refused.status).toBe(409);
+      expect(refused.body.error.code).toBe("no_operating_scores");
+      for (const id of [31, 32]) {
+        const res = await clientA.post(`/v1/models/${id}/operating-point`, { rule: "sensitivity", target: 0.9 });
+        expect(res.status).toBe(422);
+        expect(res.body.error.message).toContain("binary classification");
+        expect((await clientA.get(`/v1/models/${id}/operating-point`)).body).toMatchObject({ available: false });
+        // Versions and rollback still work for any model.
+        expect((await clientA.get(`/v1/models/${id}/versions`)).body.data).toHaveLength(1);
+      }
+      // No such experiment: 404.
+      expect((await clientA.get("/v1/models/77/versions")).status).toBe(404);
+    },
+  );
+
   it("other rules publish further versions; deleting the experiment removes every version's files", async () => {
     for (const body of [{ rule: "youden" }, { rule: "f1" }, { rule: "specificity", target: 0.9 }, { rule: "threshold", threshold: 0.5 }]) {
       const res = await clientA.post("/v1/models/1/operating-point", body);
@@ -195,7 +241,7 @@ describe(`operating points${twoReplicas ? " on two replicas (Postgres)" : " (PGl
       if (body.rule === "specificity") expect(res.body.operating_point.validation.specificity).toBeGreaterThanOrEqual(0.9);
       if (body.rule === "threshold") expect(res.body.operating_point.threshold).toBe(0.5);
     }
-    expect((await clientA.get("/v1/models/1/versions")).body.data).toHaveLength(6);
+    expect((await clientA.get("/v1/models/1/versions")).body.data).toHaveLength(7);
     expect((await clientA.del("/v1/experiments/1")).status).toBe(202);
     expect((await clientA.post("/v1/experiments/1/predict", { message: grid[0].row })).status).toBe(404);
     await waitFor("the experiment to be gone", async () => (await clientA.get("/v1/experiments/1")).status === 404, 20_000, 100);
