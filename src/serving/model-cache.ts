@@ -106,19 +106,25 @@ export class ModelCache {
   }
 
   /**
-   * Another process made a version current (builder_model_current): lookups stop trusting what they remember at
-   * once, and the version is loaded and switched to (warm).
+   * A process (this one or another) made a version current (builder_model_current): lookups stop trusting what they
+   * remember at once, and where this replica serves the experiment, the version is loaded and switched to (warm).
    */
   async madeCurrent(userId: string, experimentId: number, modelId: string): Promise<void> {
     const key = `${userId}:${experimentId}`;
     this.generation.set(key, (this.generation.get(key) ?? 0) + 1);
+    // Never served here: nothing to switch (the first request looks the current version up), and no replica
+    // loads every model published anywhere.
+    if (!this.latest.has(key)) return;
     const row = await this.o.repo.byId(modelId);
     if (!row || row.userId !== userId) return;
     const previous = this.latest.get(key);
     if (previous?.row.id === row.id && previous.row.madeCurrentAt.getTime() === row.madeCurrentAt.getTime()) return;
     if (previous && madeLater(previous.row, row)) return;
+    // From here a request looks the current version up (and loads it, sharing warm's load) instead of serving the
+    // version it remembers; the version replaced is unloaded once the new one serves.
     this.latest.delete(key);
     await this.warm(row);
+    if (previous && previous.row.id !== this.latest.get(key)?.row.id) this.evict(previous.row.id);
   }
 
   /**
