@@ -126,7 +126,7 @@ export const experimentEvents = pgTable(
   (t) => [index("experiment_events_exp").on(t.experimentUuid, t.seq)],
 );
 
-/** Published model versions; the newest version of an experiment is the one served. */
+/** Published model versions; the one made current last (made_current_at: the newest, unless rolled back) is served. */
 export const models = pgTable(
   "models",
   {

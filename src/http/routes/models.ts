@@ -37,7 +37,7 @@ export const modelRoutes = [
     method: "get",
     path: "/v1/models",
     auth: "any",
-    summary: "Your published models (the newest version of each experiment)",
+    summary: "Your published models (the current version of each experiment: the newest, unless an earlier one was made current again)",
     tags: ["models"],
     responses: {
       200: {
@@ -117,7 +117,7 @@ export const modelRoutes = [
     method: "get",
     path: "/v1/models/{experiment_id}/download",
     auth: "any",
-    summary: "Download the ONNX file of the newest published model",
+    summary: "Download the ONNX file of the current model version",
     tags: ["models"],
     params,
     responses: { 200: { description: "the ONNX model", contentType: "application/octet-stream" } },

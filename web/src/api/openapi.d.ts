@@ -422,7 +422,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Predict with the newest published model of an experiment */
+        /** Predict with the current model version of an experiment (the newest published, unless an earlier one was made current again) */
         post: operations["post_v1_experiments_experiment_id_predict"];
         delete?: never;
         options?: never;
@@ -542,7 +542,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your published models (the newest version of each experiment) */
+        /** Your published models (the current version of each experiment: the newest, unless an earlier one was made current again) */
         get: operations["get_v1_models"];
         put?: never;
         post?: never;
@@ -578,7 +578,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Score a whole file with the newest published model: rows (text/csv or .xlsx) for a table model, a zip of images for an image model */
+        /** Score a whole file with the current model version: rows (text/csv or .xlsx) for a table model, a zip of images for an image model */
         post: operations["post_v1_models_experiment_id_batch"];
         delete?: never;
         options?: never;
@@ -610,7 +610,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Download the ONNX file of the newest published model */
+        /** Download the ONNX file of the current model version */
         get: operations["get_v1_models_experiment_id_download"];
         put?: never;
         post?: never;
