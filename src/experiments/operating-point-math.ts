@@ -257,3 +257,20 @@ export function roundedFigures(c: Counts): Figures & { counts: Counts; n: number
   const r = Object.fromEntries(FIGURES.map((k) => [k, f[k] === null ? null : round(f[k])])) as unknown as Figures;
   return { ...r, counts: c, n: c.tp + c.fp + c.tn + c.fn };
 }
+
+const round9 = (v: number) => Math.round(v * 1e9) / 1e9;
+
+/**
+ * The manifest's binary `thresholds` for a threshold `t` on the positive class's probability. Serving calls class 1
+ * when scores[1] >= thresholds[1] (manifest schema); with class 0 positive, a patient is flagged when class 1's
+ * probability is below 1 - t, i.e. class 0's above t (thresholds sit between validation scores, so the edge is not met).
+ */
+export function binaryThresholds(positiveIndex: number, t: number): number[] {
+  return positiveIndex === 1 ? [round9(1 - t), t] : [t, round9(1 - t)];
+}
+
+/** The threshold on the positive class's probability that binary `thresholds` mean (binaryThresholds' inverse). */
+export function positiveThreshold(thresholds: number[] | undefined | null, positiveIndex: number): number | null {
+  if (!thresholds || thresholds.length !== 2) return null;
+  return positiveIndex === 1 ? thresholds[1] : round9(1 - thresholds[1]);
+}

@@ -3,7 +3,9 @@ import type { ClinicalSection, Manifest } from "../contract/types.js";
 import { ApiError, errors } from "../errors.js";
 import type { Bucket } from "../storage/bucket.js";
 import {
+  binaryThresholds,
   FIGURES,
+  positiveThreshold,
   choose,
   countsAt,
   figuresWithIntervals,
@@ -176,7 +178,7 @@ export class OperatingPointService {
     const test = await figuresWithIntervals(s.test, t, undefined, seed);
     const k = s.positive_index;
     const next = structuredClone(manifest);
-    next.thresholds = k === 1 ? [round9(1 - t), t] : [t, round9(1 - t)];
+    next.thresholds = binaryThresholds(k, t);
     next.threshold_rule = RULE_WORDS[req.rule](req.rule === "threshold" ? t : req.target);
     for (const f of FIGURES) {
       if (next.metrics.test[f]) next.metrics.test[f] = { ...test[f] };
@@ -246,16 +248,6 @@ export class OperatingPointService {
     });
     return versionView(row, row);
   }
-}
-
-function round9(v: number) {
-  return Math.round(v * 1e9) / 1e9;
-}
-
-/** The threshold on the positive class's probability that the manifest's binary thresholds mean. */
-function positiveThreshold(thresholds: number[] | undefined, k: number): number | null {
-  if (!thresholds || thresholds.length !== 2) return null;
-  return k === 1 ? thresholds[1] : round9(1 - thresholds[1]);
 }
 
 export function versionView(row: ModelRow, current: ModelRow) {

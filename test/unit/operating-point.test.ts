@@ -1,10 +1,13 @@
 import { describe, expect, it } from "vitest";
+import { applyThresholds } from "../../src/serving/postprocess.js";
 import {
+  binaryThresholds,
   choose,
   countsAt,
   figuresOf,
   figuresWithIntervals,
   NoThreshold,
+  positiveThreshold,
   validationCurve,
 } from "../../src/experiments/operating-point-math.js";
 
@@ -92,4 +95,17 @@ describe("operating point arithmetic", () => {
     );
     expect(ticks).toBeGreaterThan(50);
   }, 30_000);
+
+  it("the saved thresholds flag in serving exactly the patients at or above the threshold, whichever class is positive", () => {
+    for (const k of [0, 1]) {
+      const t = 0.3125;
+      const thresholds = binaryThresholds(k, t);
+      expect(positiveThreshold(thresholds, k)).toBe(t);
+      for (const p of [0.05, 0.3, 0.33, 0.5, 0.9]) {
+        const scores = k === 1 ? [1 - p, p] : [p, 1 - p]; // p: the positive class's probability
+        const prediccion = applyThresholds("binary", scores, thresholds);
+        expect(prediccion[k], `positive class ${k}, probability ${p}`).toBe(p >= t ? 1 : 0);
+      }
+    }
+  });
 });
