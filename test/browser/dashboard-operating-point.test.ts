@@ -99,8 +99,20 @@ describe.skipIf(!haveChromium)("dashboard: operating point (Chromium)", () => {
     await versions.getByRole("row", { name: /^1 / }).getByText("current").waitFor();
     expect((await client.get("/v1/models/1")).body.version).toBe(1);
     await page.getByText("model version 1 made current again").waitFor();
+    // The slider is back at version 1's threshold, and Save would publish that point (not the earlier preset).
+    expect(Number(await panel.getByTestId("op-threshold").textContent())).toBeCloseTo(
+      (await client.get("/v1/models/1/operating-point")).body.current.threshold,
+      2,
+    );
+    expect(await panel.getByText("(set by hand)").count()).toBe(1);
     await versions.scrollIntoViewIfNeeded();
     await screenshot(page, "37-operating-point-rollback");
+
+    // A phone: 390 px wide. The panel fits; the versions table scrolls inside its own box, never the page.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await panel.scrollIntoViewIfNeeded();
+    await screenshot(page, "37-operating-point-390");
     expect(errors).toEqual([]);
   });
 });

@@ -27,7 +27,11 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
     try {
       const d = await api<OperatingPointExplorer>("GET", `/v1/models/${experimentId}/operating-point`);
       setData(d);
-      if (d.available && d.curve) setIndex(nearestIndex(d.curve, d.current?.threshold));
+      if (d.available && d.curve) {
+        // The slider starts at the current version's threshold; Save then sends that point, not an earlier preset.
+        setIndex(nearestIndex(d.curve, d.current?.threshold));
+        setRule({ rule: "threshold" });
+      }
       if (d.available) setVersions(await api<ModelVersions>("GET", `/v1/models/${experimentId}/versions`));
     } catch (err) {
       setError(err);
@@ -231,47 +235,51 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
         </p>
       ) : null}
       {versions ? (
-        <table className="op-versions" data-testid="op-versions">
-          <caption>Model versions</caption>
-          <thead>
-            <tr>
-              <th>Version</th>
-              <th>Threshold</th>
-              <th>How it was chosen</th>
-              <th>Test sensitivity</th>
-              <th>Test specificity</th>
-              <th>Published</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {versions.data.map((v) => (
-              <tr key={v.version} className={v.current ? "current" : undefined}>
-                <td>{v.version}</td>
-                <td>
-                  {v.operating_point ? v.operating_point.threshold.toFixed(3) : positiveThreshold(v.thresholds, data.positive_class?.index)}
-                </td>
-                <td>{v.operating_point ? ruleText(v.operating_point.rule, v.operating_point.target) : "built by the pipeline"}</td>
-                <td>
-                  <Interval v={v.test.sensitivity as IntervalValue} />
-                </td>
-                <td>
-                  <Interval v={v.test.specificity as IntervalValue} />
-                </td>
-                <td>{formatDate(String(v.created_at))}</td>
-                <td>
-                  {v.current ? (
-                    <strong>current</strong>
-                  ) : (
-                    <button type="button" className="secondary" disabled={busy} onClick={() => void makeCurrent(v.version)}>
-                      Make current
-                    </button>
-                  )}
-                </td>
+        <div className="table-wrap" tabIndex={0} role="region" aria-label="Model versions">
+          <table className="op-versions" data-testid="op-versions">
+            <caption>Model versions</caption>
+            <thead>
+              <tr>
+                <th>Version</th>
+                <th>Threshold</th>
+                <th>How it was chosen</th>
+                <th>Test sensitivity</th>
+                <th>Test specificity</th>
+                <th>Published</th>
+                <th />
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {versions.data.map((v) => (
+                <tr key={v.version} className={v.current ? "current" : undefined}>
+                  <td>{v.version}</td>
+                  <td>
+                    {v.operating_point
+                      ? v.operating_point.threshold.toFixed(3)
+                      : positiveThreshold(v.thresholds, data.positive_class?.index)}
+                  </td>
+                  <td>{v.operating_point ? ruleText(v.operating_point.rule, v.operating_point.target) : "built by the pipeline"}</td>
+                  <td>
+                    <Interval v={v.test.sensitivity as IntervalValue} />
+                  </td>
+                  <td>
+                    <Interval v={v.test.specificity as IntervalValue} />
+                  </td>
+                  <td>{formatDate(String(v.created_at))}</td>
+                  <td>
+                    {v.current ? (
+                      <strong>current</strong>
+                    ) : (
+                      <button type="button" className="secondary" disabled={busy} onClick={() => void makeCurrent(v.version)}>
+                        Make current
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       ) : null}
     </section>
   );
