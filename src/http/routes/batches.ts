@@ -31,7 +31,7 @@ export const batchRoutes = [
     path: "/v1/models/{experiment_id}/batch",
     auth: "any",
     summary:
-      "Score a whole file with the newest published model: rows (text/csv or .xlsx) for a table model, a zip of images for an image model",
+      "Score a whole file with the current model version: rows (text/csv or .xlsx) for a table model, a zip of images for an image model",
     tags: ["models"],
     params: experimentIdParams,
     rawBody: {
