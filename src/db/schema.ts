@@ -168,6 +168,8 @@ export const batches = pgTable(
     experimentId: integer("experiment_id").notNull(),
     modelVersion: integer("model_version").notNull(),
     inputKind: text("input_kind").notNull(),
+    /** An image batch asked for Grad-CAM overlays (?overlays=true): overlays.zip sits beside results.csv once done. */
+    overlays: boolean("overlays").notNull().default(false),
     status: text("status").notNull(),
     total: integer("total"),
     done: integer("done").notNull().default(0),

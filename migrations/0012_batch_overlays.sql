@@ -1,0 +1,1 @@
+ALTER TABLE "batches" ADD COLUMN "overlays" boolean DEFAULT false NOT NULL;
