@@ -177,7 +177,8 @@ export function BatchScoring({ id, model }: { id: number; model: Model }) {
       setSending(false);
     }
   };
-  const current = batches.find((b) => b.batch_id === sent) ?? null;
+  // The file sent from this page, or (after a reload) the newest batch still being scored.
+  const current = batches.find((b) => b.batch_id === sent) ?? batches.find((b) => UNFINISHED.has(b.status)) ?? null;
 
   return (
     <section className="card" aria-label="Score a whole file" data-testid="batch-scoring">
@@ -220,7 +221,7 @@ export function BatchScoring({ id, model }: { id: number; model: Model }) {
               <tr>
                 <th scope="col">Sent</th>
                 <th scope="col">Status</th>
-                <th scope="col">Scored</th>
+                <th scope="col">{table ? "Rows" : "Images"}</th>
                 <th scope="col">Without a score</th>
                 {table ? <th scope="col">Flagged</th> : null}
                 <th scope="col">Downloads</th>
