@@ -55,16 +55,16 @@ describe.skipIf(!haveChromium || !haveFixturePython)("dashboard: scoring a zip o
   });
 
   /** The progress panel's texts as they change, until it says Done (or failed). */
-  async function follow(): Promise<string[]> {
+  async function follow(shotName?: string): Promise<string[]> {
     const seen: string[] = [];
     const panel = page.getByTestId("batch-progress");
     let shot = false;
     for (let i = 0; i < 1200; i++) {
       const text = (await panel.count()) ? ((await panel.textContent()) ?? "") : "";
       if (text && text !== seen.at(-1)) seen.push(text);
-      if (!shot && text.startsWith("Scoring:")) {
+      if (shotName && !shot && text.startsWith("Scoring:")) {
         shot = true;
-        await screenshot(page, "45-try-images-batch-progress");
+        await screenshot(page, shotName);
       }
       if (/^Done:|not scored/.test(text)) return seen;
       await new Promise((r) => setTimeout(r, 50));
@@ -75,14 +75,22 @@ describe.skipIf(!haveChromium || !haveFixturePython)("dashboard: scoring a zip o
   it("progress over the events stream (waiting, then n of N images), then results.csv and overlays.zip to download", async () => {
     await page.goto(`${server.url}/experiments/${ID}/try`);
     await page.getByTestId("batch-overlays").check();
-    await program(600);
+    // Held long enough (1,500 images, several seconds) that the page's file waits behind it.
+    const held = await program(1500);
+    for (let i = 0; i < 200; i++) {
+      const b = (await (await fetch(`${server.url}/v1/batches/${held}`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as {
+        status: string;
+      };
+      if (b.status === "running") break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
     const stream = page.waitForResponse((r) => /\/v1\/batches\/[0-9a-f-]+\/events$/.test(r.url()));
     await page
       .getByTestId("batch-input")
       .setInputFiles({ name: "clinic-scans.zip", mimeType: "application/zip", buffer: zipOf(300, "scans/p") });
     expect((await stream).status()).toBe(200);
-    const seen = await follow();
-    expect(seen[0]).toBe("Waiting: another file is being scored first.");
+    const seen = await follow("45-try-images-batch-progress");
+    expect(seen[0]).toBe("Waiting to start: files are scored one at a time, in the order they were sent.");
     expect(seen.some((t) => /^Scoring: [\d,]+ of 300 images \(\d+%\) · with Grad-CAM overlays$/.test(t))).toBe(true);
     expect(seen.at(-1)).toMatch(/^Done: 300 images, 300 scored\./);
     await screenshot(page, "46-try-images-batch-overlays");

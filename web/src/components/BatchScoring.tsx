@@ -105,7 +105,7 @@ function Current({ b, unit, streaming }: { b: Batch; unit: string; streaming: bo
   if (b.status === "queued")
     return (
       <p className="batch-current" aria-live="polite" data-testid="batch-progress">
-        Waiting: another file is being scored first.
+        Waiting to start: files are scored one at a time, in the order they were sent.
       </p>
     );
   if (b.status === "running") {
@@ -232,7 +232,7 @@ export function BatchScoring({ id, model }: { id: number; model: Model }) {
                 <tr key={b.batch_id}>
                   <td>{formatDate(b.created_at)}</td>
                   <td>{b.status === "failed" ? `failed: ${b.failure_reason ?? ""}` : b.status}</td>
-                  <td>{b.total !== null ? `${count(b.done)} of ${count(b.total)}` : count(b.done)}</td>
+                  <td>{b.status === "queued" ? "–" : b.total !== null ? `${count(b.done)} of ${count(b.total)}` : count(b.done)}</td>
                   <td>{count(b.failed)}</td>
                   {table ? <td>{count(b.flagged)}</td> : null}
                   <td>
