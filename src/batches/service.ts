@@ -51,6 +51,7 @@ const PROGRESS_EVERY_MS = 1000;
 
 export interface BatchView {
   batch_id: string;
+  file_name: string | null;
   experiment_id: number;
   model_version: number;
   input: BatchInputKind;
@@ -113,6 +114,7 @@ export class BatchService {
   view(row: BatchRow): BatchView {
     return {
       batch_id: row.id,
+      file_name: row.fileName,
       experiment_id: row.experimentId,
       model_version: row.modelVersion,
       input: row.inputKind as BatchInputKind,
@@ -203,7 +205,7 @@ export class BatchService {
     experimentId: number,
     kind: BatchInputKind,
     body: Readable,
-    opts: { overlays?: boolean } = {},
+    opts: { overlays?: boolean; fileName?: string } = {},
   ): Promise<BatchRow> {
     const experiment = await this.deps.experiments.get(userId, experimentId);
     const model = await this.deps.serving.model(userId, experimentId);
@@ -265,6 +267,7 @@ export class BatchService {
       modelVersion: model.row.version,
       inputKind: kind,
       overlays: opts.overlays ?? false,
+      fileName: opts.fileName ?? null,
       status: "queued",
     });
     this.alive.add(row.id);

@@ -96,7 +96,14 @@ describe.skipIf(!haveChromium || !haveFixturePython)("dashboard: scoring a zip o
     await screenshot(page, "46-try-images-batch-overlays");
 
     const row = page.getByTestId("batches").locator("tbody tr").first();
-    expect(await row.locator("td").allTextContents()).toEqual([expect.any(String), "done", "300 of 300", "0", "results.csvoverlays.zip"]);
+    expect(await row.locator("td").allTextContents()).toEqual([
+      "clinic-scans.zip",
+      expect.any(String),
+      "done",
+      "300 of 300",
+      "0",
+      "results.csvoverlays.zip",
+    ]);
     const [download] = await Promise.all([page.waitForEvent("download"), page.getByTestId("overlays-download").click()]);
     expect(download.suggestedFilename()).toMatch(/overlays\.zip$/);
     const bytes = fs.readFileSync((await download.path())!);

@@ -218,9 +218,9 @@ describe.skipIf(!haveFixturePython)("batch scoring: events stream, Grad-CAM over
       "rgb.png": "rgb.png",
     };
     const zip = makeZip({ "notes.txt": "not an image", ...Object.fromEntries(names.map((n) => [n, image(files[n]!)])) });
-    const sent = await send(2, "application/zip", zip, "?overlays=true");
+    const sent = await send(2, "application/zip", zip, `?overlays=true&file_name=${encodeURIComponent("scans (ward 3).zip")}`);
     expect(sent.status).toBe(202);
-    expect(sent.body).toMatchObject({ overlays: true, overlays_url: null });
+    expect(sent.body).toMatchObject({ overlays: true, overlays_url: null, file_name: "scans (ward 3).zip" });
     const events = await readEvents(await get(`/v1/batches/${sent.body.batch_id}/events`));
     const done = events.at(-1)!;
     expect(done).toMatchObject({ event: "done", data: { status: "done", total: 5, done: 5, failed: 0, overlays: true } });
@@ -293,7 +293,8 @@ describe.skipIf(!haveFixturePython)("batch scoring: events stream, Grad-CAM over
     expect(many.body.error.message).toMatch(/6 images; a batch with overlays takes at most 5/);
 
     const plain = await send(2, "application/zip", makeZip({ "a.png": image("rgb.png") }));
-    expect(plain.body.overlays).toBe(false);
+    expect(plain.body).toMatchObject({ overlays: false, file_name: null });
+    expect((await send(2, "application/zip", makeZip({ "a.png": image("rgb.png") }), "?file_name=a%0Ab.zip")).status).toBe(400);
     await readEvents(await get(`/v1/batches/${plain.body.batch_id}/events`));
     expect((await get(`/v1/batches/${plain.body.batch_id}/overlays.zip`)).status).toBe(404);
     const [header] = parseCsv(await (await get(`/v1/batches/${plain.body.batch_id}/results.csv`)).text());

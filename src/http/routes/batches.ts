@@ -11,6 +11,7 @@ import { defineRoute } from "../route.js";
 
 const batchSchema = z.object({
   batch_id: z.string().uuid(),
+  file_name: z.string().nullable().describe("the sent file's name, as given in ?file_name="),
   experiment_id: z.number().int(),
   model_version: z.number().int().describe("the model version that scores it (the newest when the batch was sent)"),
   input: z.enum(["table", "xlsx", "images"]),
@@ -60,6 +61,12 @@ export const batchRoutes = [
     tags: ["models"],
     params: experimentIdParams,
     query: z.object({
+      file_name: z
+        .string()
+        .max(255)
+        .regex(/^[^\u0000-\u001f\u007f]+$/, "a file name, without control characters")
+        .optional()
+        .describe("the file's name (clinic-export.csv), shown in the list of batches so a team knows which file each was"),
       overlays: z
         .enum(["true", "false"])
         .optional()
@@ -90,7 +97,7 @@ export const batchRoutes = [
         );
       }
       const overlays = query.overlays === "true";
-      const row = await services.batches.create(auth.userId, params.experiment_id, kind, req, { overlays });
+      const row = await services.batches.create(auth.userId, params.experiment_id, kind, req, { overlays, fileName: query.file_name });
       await services.audit.record(actorOf(auth), "batch_scored", `experiment ${params.experiment_id}`, {
         batch_id: row.id,
         input: kind,

@@ -1322,6 +1322,8 @@ export interface operations {
                         /** @description inputs with no score: the error column of results.csv says why */
                         failed: number;
                         failure_reason: string | null;
+                        /** @description the sent file's name, as given in ?file_name= */
+                        file_name: string | null;
                         finished_at: string | null;
                         /** @description rows with a value outside the training data's range (out_of_range in results.csv) */
                         flagged: number;
@@ -4278,6 +4280,7 @@ export interface operations {
     post_v1_models_experiment_id_batch: {
         parameters: {
             query?: {
+                file_name?: string;
                 overlays?: "true" | "false";
             };
             header?: never;
@@ -4308,6 +4311,8 @@ export interface operations {
                         /** @description inputs with no score: the error column of results.csv says why */
                         failed: number;
                         failure_reason: string | null;
+                        /** @description the sent file's name, as given in ?file_name= */
+                        file_name: string | null;
                         finished_at: string | null;
                         /** @description rows with a value outside the training data's range (out_of_range in results.csv) */
                         flagged: number;
@@ -4401,6 +4406,8 @@ export interface operations {
                             /** @description inputs with no score: the error column of results.csv says why */
                             failed: number;
                             failure_reason: string | null;
+                            /** @description the sent file's name, as given in ?file_name= */
+                            file_name: string | null;
                             finished_at: string | null;
                             /** @description rows with a value outside the training data's range (out_of_range in results.csv) */
                             flagged: number;

@@ -168,7 +168,9 @@ export function BatchScoring({ id, model }: { id: number; model: Model }) {
     }
     setSending(true);
     try {
-      const b = await postFile<Batch>(`/v1/models/${id}/batch${canOverlay && overlays ? "?overlays=true" : ""}`, file, type);
+      const query = new URLSearchParams({ file_name: file.name.slice(0, 255) });
+      if (canOverlay && overlays) query.set("overlays", "true");
+      const b = await postFile<Batch>(`/v1/models/${id}/batch?${query}`, file, type);
       setSent(b.batch_id);
       await load();
     } catch (err) {
@@ -219,6 +221,7 @@ export function BatchScoring({ id, model }: { id: number; model: Model }) {
             <caption>Files scored with this model (the last 20)</caption>
             <thead>
               <tr>
+                <th scope="col">File</th>
                 <th scope="col">Sent</th>
                 <th scope="col">Status</th>
                 <th scope="col">{table ? "Rows" : "Images"}</th>
@@ -230,6 +233,7 @@ export function BatchScoring({ id, model }: { id: number; model: Model }) {
             <tbody>
               {batches.map((b) => (
                 <tr key={b.batch_id}>
+                  <td className="file-name">{b.file_name ?? "(sent by a program)"}</td>
                   <td>{formatDate(b.created_at)}</td>
                   <td>{b.status === "failed" ? `failed: ${b.failure_reason ?? ""}` : b.status}</td>
                   <td>{b.status === "queued" ? "–" : b.total !== null ? `${count(b.done)} of ${count(b.total)}` : count(b.done)}</td>
