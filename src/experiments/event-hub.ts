@@ -52,8 +52,9 @@ export interface EventHubOptions {
 }
 
 /**
- * One database poll per key (an experiment, a batch) per tick, whatever the number of readers. Every open events stream used to
- * poll the events table on its own twice a second, so 500 streams of one experiment were 1,000 queries a second;
+ * One database poll per key (an experiment, a batch) per tick, whatever the number of readers. Every open events
+ * stream used to poll the events table on its own twice a second, so 500 streams of one experiment were 1,000
+ * queries a second;
  * now the first reader of an experiment starts its poller, later readers join it, and the last one to leave (or
  * the experiment's terminal status event) stops it. The database stays the bus: the writer may be a BullMQ
  * worker on another host. `isTerminal` says which event is a key's last: its poller stops after it.
