@@ -274,6 +274,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/batches/{batch_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Server-Sent Events: the batch's state now and at each change (event: progress, the batch as GET /v1/batches/{id} gives it: done of total, status), then event: done or event: failed with the same, and the stream ends; at most EVENT_STREAMS_PER_USER streams open at once, experiments' and batches' together (429 too_many_streams); one open after EVENT_STREAM_MAX_S ends with event: reconnect */
+        get: operations["get_v1_batches_batch_id_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{batch_id}/overlays.zip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The Grad-CAM overlays of a finished batch sent with ?overlays=true: one PNG per image, named as the image with .png (scans/p01.jpg -> scans/p01.png), the map of its predicted class over the image; results.csv's overlay column names each */
+        get: operations["get_v1_batches_batch_id_overlays_zip"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/batches/{batch_id}/results.csv": {
         parameters: {
             query?: never;
@@ -281,7 +315,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The results of a finished batch: one line per input (id, prediction, each class's score, out_of_range, error) */
+        /** The results of a finished batch: one line per input (id, prediction, each class's score, out_of_range, error; with overlays, overlay and overlay_class); detection: one line per box (image, box, class, score, x_min, y_min, x_max, y_max, error) */
         get: operations["get_v1_batches_batch_id_results_csv"];
         put?: never;
         post?: never;
@@ -2028,6 +2062,8 @@ export interface operations {
                         /** @description inputs with no score: the error column of results.csv says why */
                         failed: number;
                         failure_reason: string | null;
+                        /** @description the sent file's name, as given in ?file_name= */
+                        file_name: string | null;
                         finished_at: string | null;
                         /** @description rows with a value outside the training data's range (out_of_range in results.csv) */
                         flagged: number;
@@ -2035,12 +2071,101 @@ export interface operations {
                         input: "table" | "xlsx" | "images";
                         /** @description the model version that scores it (the newest when the batch was sent) */
                         model_version: number;
+                        /** @description sent with ?overlays=true: overlays.zip is made beside results.csv */
+                        overlays: boolean;
+                        /** @description overlays.zip, once done (a batch sent with ?overlays=true) */
+                        overlays_url: string | null;
                         results_url: string | null;
                         /** @enum {string} */
                         status: "queued" | "running" | "done" | "failed";
                         /** @description inputs to score, once known */
                         total: number | null;
                     };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_batches_batch_id_events: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/event-stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description too_many_streams: EVENT_STREAMS_PER_USER streams already open */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_batches_batch_id_overlays_zip: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description overlays.zip */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description not_found: no such batch, or one sent without overlays */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description batch_not_done */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -5746,7 +5871,10 @@ export interface operations {
     };
     post_v1_models_experiment_id_batch: {
         parameters: {
-            query?: never;
+            query?: {
+                file_name?: string;
+                overlays?: "true" | "false";
+            };
             header?: never;
             path: {
                 experiment_id: number;
@@ -5775,6 +5903,8 @@ export interface operations {
                         /** @description inputs with no score: the error column of results.csv says why */
                         failed: number;
                         failure_reason: string | null;
+                        /** @description the sent file's name, as given in ?file_name= */
+                        file_name: string | null;
                         finished_at: string | null;
                         /** @description rows with a value outside the training data's range (out_of_range in results.csv) */
                         flagged: number;
@@ -5782,6 +5912,10 @@ export interface operations {
                         input: "table" | "xlsx" | "images";
                         /** @description the model version that scores it (the newest when the batch was sent) */
                         model_version: number;
+                        /** @description sent with ?overlays=true: overlays.zip is made beside results.csv */
+                        overlays: boolean;
+                        /** @description overlays.zip, once done (a batch sent with ?overlays=true) */
+                        overlays_url: string | null;
                         results_url: string | null;
                         /** @enum {string} */
                         status: "queued" | "running" | "done" | "failed";
@@ -5790,8 +5924,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description invalid_request: overlays=true for a model without Grad-CAM maps (a table, detection or regression model) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description model_not_ready: no published model yet */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too_many_images: more images than BATCH_OVERLAYS_MAX_IMAGES in a batch with overlays */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5846,6 +5998,8 @@ export interface operations {
                             /** @description inputs with no score: the error column of results.csv says why */
                             failed: number;
                             failure_reason: string | null;
+                            /** @description the sent file's name, as given in ?file_name= */
+                            file_name: string | null;
                             finished_at: string | null;
                             /** @description rows with a value outside the training data's range (out_of_range in results.csv) */
                             flagged: number;
@@ -5853,6 +6007,10 @@ export interface operations {
                             input: "table" | "xlsx" | "images";
                             /** @description the model version that scores it (the newest when the batch was sent) */
                             model_version: number;
+                            /** @description sent with ?overlays=true: overlays.zip is made beside results.csv */
+                            overlays: boolean;
+                            /** @description overlays.zip, once done (a batch sent with ?overlays=true) */
+                            overlays_url: string | null;
                             results_url: string | null;
                             /** @enum {string} */
                             status: "queued" | "running" | "done" | "failed";
