@@ -107,11 +107,17 @@ function atAGlance(card: ModelCard): string {
       (f) =>
         `${esc(f.name === "sensitivity" || f.name === "specificity" ? `${f.name[0].toUpperCase()}${f.name.slice(1)} for ${pos ?? "the positive class"}` : shortLabel(f.label))} ${num(f.value)} (${num(f.ci_low)} – ${num(f.ci_high)})`,
     );
+  // Every warning by its title (a count alone, "2 more", told the reader nothing); the serious ones first.
   const severe = card.warnings.filter((w) => w.severity === "severe").map((w) => esc(w.title));
-  const others = card.warnings.length - severe.length;
+  const others = card.warnings.filter((w) => w.severity !== "severe").map((w) => esc(w.title));
   return `<section class="glance" aria-label="At a glance"><p><b>At a glance (test patients, 95% intervals):</b> ${shown.join("; ") || "–"}.</p><p><b>Warnings:</b> ${
     card.warnings.length
-      ? [severe.length ? `serious: ${severe.join(", ")}` : "", others ? `${others} more (section 8)` : ""].filter(Boolean).join("; ")
+      ? `${[
+          severe.length ? `serious: ${severe.join(", ")}` : "",
+          others.length ? `${severe.length ? "also " : ""}${others.join(", ")}` : "",
+        ]
+          .filter(Boolean)
+          .join("; ")} (section 8)`
       : "none raised"
   }.${card.retrospective.length ? ` <b>Retrospective studies:</b> ${card.retrospective.length} (section 9).` : ""}</p></section>`;
 }

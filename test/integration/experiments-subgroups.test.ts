@@ -72,6 +72,8 @@ describe(`subgroup performance on ${primaryTarget()}`, () => {
     const html = await client.get("/v1/experiments/1/report.html");
     expect(html.body).toContain("Performance by subgroup");
     expect(html.body).toContain("clearly worse than the rest");
+    // The summary at the top names the warning, not just a count of them.
+    expect(/<b>Warnings:<\/b>([^<]*)/.exec(html.body)?.[1]).toContain("worse in a subgroup");
   });
 
   it("a Retrospective study with subgroup_cols reports the groups on the new patients (the way to compare sites)", async () => {
