@@ -115,6 +115,8 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
     const metrics = page.getByTestId("metrics");
     await metrics.waitFor();
     expect(await metrics.textContent()).toMatch(/AUC[01]\.\d{3} \([01]\.\d{3}–[01]\.\d{3}\)/);
+    // The figures load lazily and sit below the fold (the operating-point panel is above them): scroll to them first.
+    await page.getByTestId("figures").scrollIntoViewIfNeeded();
     await page.getByTestId("figures").locator("img").first().waitFor();
     const figures = await page
       .getByTestId("figures")
@@ -122,10 +124,12 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
       .evaluateAll((imgs) =>
         Promise.all(
           (imgs as HTMLImageElement[]).map((i) =>
-            i.decode().then(
-              () => i.naturalWidth,
-              () => 0,
-            ),
+            Object.assign(i, { loading: "eager" })
+              .decode()
+              .then(
+                () => i.naturalWidth,
+                () => 0,
+              ),
           ),
         ),
       );
