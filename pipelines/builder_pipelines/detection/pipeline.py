@@ -18,11 +18,12 @@ from PIL import Image
 from ..common import events
 from ..common.device import pick_device
 from ..common.errors import DataError
+from ..common.evaluation import emit_metrics
 from ..common.manifest import provenance, write_manifest, write_report
 from ..common.spec import JobSpec
 from .augment import TrainStore
 from .data import read_detection_table
-from .evaluation import RULES, Matched, choose_score_threshold, detection_metrics, pr_curves
+from .evaluation import RULES, Matched, choose_score_threshold, detection_metrics, evaluate_split
 from .export import export_onnx, session
 from .figures import draw_examples
 from .infer import EVAL_SCORE_FLOOR, detections, onnx_forward, prepare, raw_outputs, torch_forward
@@ -103,17 +104,6 @@ def _choose_serving(model, val, metric, max_det):
     }
 
 
-def _evaluate_split(forward, prep, det_cfg, k, seed):
-    raw = raw_outputs(forward, prep)
-    m = Matched(
-        detections(raw, prep, det_cfg, score_floor=min(EVAL_SCORE_FLOOR, det_cfg["score_threshold"])), prep.gts, k
-    )
-    groups = np.array([r.patient for r in prep.records])
-    metrics = detection_metrics(m, groups, det_cfg["score_threshold"], seed=seed)
-    served = detections(raw, prep, det_cfg)  # exactly what serving returns, for the figures
-    return metrics, pr_curves(m), served
-
-
 def _framework():
     return {"torch": torch.__version__, "onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__}
 
@@ -185,10 +175,9 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
     events.artifact("model.onnx", "model")
     sess = session(os.path.join(out_dir, "model.onnx"), int(opts.threads or 2))
     events.progress("evaluating", 0.93, message="test metrics with the exported model")
-    val_metrics, val_pr, _ = _evaluate_split(onnx_forward(sess), val, det_cfg, len(classes), spec.seed)
-    test_metrics, test_pr, served = _evaluate_split(onnx_forward(sess), test, det_cfg, len(classes), spec.seed)
-    for name, m in test_metrics.items():
-        events.metric("test", name, m["value"])
+    val_metrics, val_pr, _ = evaluate_split(onnx_forward(sess), val, det_cfg, len(classes), spec.seed)
+    test_metrics, test_pr, served = evaluate_split(onnx_forward(sess), test, det_cfg, len(classes), spec.seed)
+    emit_metrics(events, "test", test_metrics)
     figures = draw_examples(out_dir, test.records, served, classes)
     report = {
         "pr_curves": {"test": test_pr, "validation": val_pr},
@@ -258,9 +247,8 @@ def evaluate(spec: JobSpec | dict, out_dir: str) -> str:
     os.makedirs(out_dir, exist_ok=True)
     shutil.copyfile(os.path.join(src, source["model_file"]), os.path.join(out_dir, "model.onnx"))
     sess = session(os.path.join(out_dir, "model.onnx"), int(spec.options.threads or 2))
-    metrics, pr, served = _evaluate_split(onnx_forward(sess), test, source["detection"], len(classes), spec.seed)
-    for name, m in metrics.items():
-        events.metric("test", name, m["value"])
+    metrics, pr, served = evaluate_split(onnx_forward(sess), test, source["detection"], len(classes), spec.seed)
+    emit_metrics(events, "test", metrics)
     figures = draw_examples(out_dir, test.records, served, classes)
     write_report(out_dir, {"pr_curves": {"test": pr}, "source_model": src})
     manifest = {k: v for k, v in source.items() if k not in ("metrics", "provenance")}
