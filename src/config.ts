@@ -112,7 +112,8 @@ export const configSchema = z
     JOB_MAX_ATTEMPTS: int(1).default(3),
     /** New experiments are refused (429 too_many_experiments) while a user has this many queued or running. */
     MAX_ACTIVE_EXPERIMENTS_PER_USER: int(1).default(10),
-    // Events streams (GET /v1/experiments/{id}/events): open streams per user in one API process (more is 429
+    // Events streams (GET /v1/experiments/{id}/events and GET /v1/batches/{id}/events, counted together): open streams
+    // per user in one API process (more is 429
     // too_many_streams), and how long one stream lives before it ends with a `reconnect` event (the client
     // resumes with Last-Event-ID and loses nothing), so a forgotten tab does not hold its slot for ever.
     EVENT_STREAMS_PER_USER: int(1).default(10),
@@ -125,6 +126,9 @@ export const configSchema = z
     ORT_INTRA_OP_THREADS: int(0).default(0),
     MODEL_CACHE_MAX_MB: int(16).default(2048),
     GRADCAM_MAX_SIDE: int(16).default(512),
+    // A batch with Grad-CAM overlays (POST /v1/models/{id}/batch?overlays=true) takes at most this many images (more is
+    // a 413 too_many_images at once): each overlay costs its map and a PNG (bench/batch/README.md has the figure).
+    BATCH_OVERLAYS_MAX_IMAGES: int(1).default(2000),
     // Concurrent /predict requests for one model run as one batch of at most this many (1 = no batching).
     // Unset: 16 when the CUDA execution provider is available, 1 on CPU, where bench/serve measured no gain.
     SERVING_MAX_BATCH: int(1).max(256).optional(),

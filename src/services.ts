@@ -17,6 +17,7 @@ import { ModelRepository } from "./serving/model-repository.js";
 import { AccountErasure } from "./erasure/account-erasure.js";
 import { AuditLog } from "./audit/audit-log.js";
 import { AdminService } from "./auth/admin.service.js";
+import { OperatingPointService } from "./experiments/operating-point.js";
 import { BatchService, batchResultsFolder } from "./batches/service.js";
 
 /**
@@ -54,6 +55,8 @@ export interface Services {
   audit: AuditLog;
   /** Administrators' work (/v1/admin): invitations, disabling accounts, password-reset links, roles. */
   admin: AdminService;
+  /** Operating points of binary models: new model versions with other thresholds, and rollback. */
+  operatingPoints: OperatingPointService;
   /** Work to do at shutdown, in reverse order of registration. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -132,6 +135,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     chat,
     audit,
     admin: new AdminService({ repo: auth.admins, apiKeys: auth.apiKeys, audit }),
+    operatingPoints: new OperatingPointService({ repo: experimentRepo, bucket, audit, warm: (row) => serving.cache.warm(row) }),
     erasure,
     onClose: (fn) => void closers.push(fn),
     close: async () => {

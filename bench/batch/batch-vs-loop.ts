@@ -2,7 +2,8 @@
  * Batch scoring against a client's loop of /predict calls, on the same server in one run, alternated
  * (loop, batch, loop, batch, ...), medians over rounds: rows/s for the 4-column tabular benchmark model and images/s
  * for the 224x224 CNN with Grad-CAM (bench/serve's models). The loop is the best a simple script does: one
- * keep-alive connection, one request at a time, as in the issue ("a loop over /predict").
+ * keep-alive connection, one request at a time, as in the issue ("a loop over /predict"). The image batch is also
+ * timed with Grad-CAM overlays (?overlays=true, overlays.zip downloaded too): what the overlays cost.
  *
  *   npx tsx bench/batch/batch-vs-loop.ts [--rows 2000] [--images 100] [--rounds 3]
  */
@@ -51,9 +52,9 @@ async function loop(experimentId: number, messages: unknown[]): Promise<number> 
   return (performance.now() - t0) / 1000;
 }
 
-async function batch(experimentId: number, contentType: string, body: Buffer | string): Promise<number> {
+async function batch(experimentId: number, contentType: string, body: Buffer | string, overlays = false): Promise<number> {
   const t0 = performance.now();
-  const res = await fetch(`${url}/v1/models/${experimentId}/batch`, {
+  const res = await fetch(`${url}/v1/models/${experimentId}/batch${overlays ? "?overlays=true" : ""}`, {
     method: "POST",
     headers: { ...auth, "content-type": contentType },
     body,
@@ -69,6 +70,7 @@ async function batch(experimentId: number, contentType: string, body: Buffer | s
     await new Promise((r) => setTimeout(r, 20));
   }
   await (await fetch(`${url}/v1/batches/${batch_id}/results.csv`, { headers: auth })).arrayBuffer();
+  if (overlays) await (await fetch(`${url}/v1/batches/${batch_id}/overlays.zip`, { headers: auth })).arrayBuffer();
   return (performance.now() - t0) / 1000;
 }
 
@@ -77,12 +79,19 @@ const dataUri = `data:image/jpeg;base64,${photo.toString("base64")}`;
 const images = Array.from({ length: IMAGES }, () => dataUri);
 await loop(1, messages.slice(0, 50));
 await loop(2, images.slice(0, 5)); // warm-up
-const t = { rowsLoop: [] as number[], rowsBatch: [] as number[], imgLoop: [] as number[], imgBatch: [] as number[] };
+const t = {
+  rowsLoop: [] as number[],
+  rowsBatch: [] as number[],
+  imgLoop: [] as number[],
+  imgBatch: [] as number[],
+  imgOverlays: [] as number[],
+};
 for (let round = 0; round < ROUNDS; round++) {
   t.rowsLoop.push(ROWS / (await loop(1, messages)));
   t.rowsBatch.push(ROWS / (await batch(1, "text/csv", csv)));
   t.imgLoop.push(IMAGES / (await loop(2, images)));
   t.imgBatch.push(IMAGES / (await batch(2, "application/zip", zip)));
+  t.imgOverlays.push(IMAGES / (await batch(2, "application/zip", zip, true)));
 }
 const fmt = (xs: number[]) => `${median(xs).toFixed(1)}/s (rounds: ${xs.map((x) => x.toFixed(1)).join(", ")})`;
 console.log(
@@ -92,5 +101,8 @@ console.log(`rows   loop of /predict: ${fmt(t.rowsLoop)}`);
 console.log(`rows   batch:            ${fmt(t.rowsBatch)}   ratio ${(median(t.rowsBatch) / median(t.rowsLoop)).toFixed(2)}x`);
 console.log(`images loop of /predict: ${fmt(t.imgLoop)}`);
 console.log(`images batch:            ${fmt(t.imgBatch)}   ratio ${(median(t.imgBatch) / median(t.imgLoop)).toFixed(2)}x`);
+console.log(
+  `images batch, overlays: ${fmt(t.imgOverlays)}   ${(median(t.imgBatch) / median(t.imgOverlays)).toFixed(2)}x the time of the batch without them`,
+);
 await bench.close();
 process.exit(0);

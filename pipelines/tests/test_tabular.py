@@ -166,6 +166,13 @@ def test_binary_through_cli(tmp_path, monkeypatch):
     assert {f["name"] for f in m["figures"]} >= {"roc", "pr", "calibration", "importance"}
     report = json.loads((out / "report.json").read_text())
     assert report["trials"] and report["test"]["confusion_matrix"] and "calibration" in report
+    # The operating point's material: the positive class's validation and test scores, patients numbered, no ids.
+    op = json.loads((out / m["operating_scores_file"]).read_text())
+    counts = m["provenance"]["split_counts"]
+    assert op["positive_index"] == m["clinical"]["positive_class"]["index"]
+    assert len(op["validation"]["score"]) == len(op["validation"]["label"]) > 0
+    assert len(op["test"]["score"]) == len(op["test"]["label"]) == len(op["test"]["patient"])
+    assert max(op["test"]["patient"]) + 1 == counts["test"] and set(op["test"]["label"]) == {0, 1}
     s = onnx_scores(out, np.array([[0.5, -0.2, 2.0], [-1.0, 1.0, 0.0]]))
     assert s.shape == (2, 2) and np.allclose(s.sum(1), 1, atol=1e-6) and s[0, 1] > s[1, 1]
 

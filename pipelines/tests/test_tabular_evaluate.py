@@ -61,7 +61,9 @@ def test_evaluate_new_data(tmp_path, trained):
     assert set(m["metrics"]) == {"test"}
     assert m["metrics"]["test"] != src_manifest["metrics"]["test"] and m["metrics"]["test"]["auc"]["value"] > 0.8
     assert m["provenance"]["split_counts"] == {"train": 0, "val": 0, "test": 80}
-    for key in set(src_manifest) - {"metrics", "provenance", "clinical"}:
+    # operating_scores_file: the source's validation scores are not a study's (an operating point is chosen on the source).
+    assert "operating_scores_file" in src_manifest and "operating_scores_file" not in m
+    for key in set(src_manifest) - {"metrics", "provenance", "clinical", "operating_scores_file"}:
         assert m[key] == src_manifest[key], key
     # clinical describes the new data (its confusion matrix), for the source model's positive class.
     assert m["clinical"]["positive_class"] == {

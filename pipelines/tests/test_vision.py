@@ -189,6 +189,13 @@ def test_cli_events_and_exit_code(tmp_path):
     assert len({e["trials"] for e in training}) == 1 and all(e["trial"] <= e["trials"] for e in training)
     m = json.loads((Path(spec["out_dir"]) / "manifest.json").read_text())
     assert m["problem"] == "binary" and len(m["thresholds"]) == 2
+    # The operating point's material: validation and test scores of the positive class, patients numbered.
+    op = json.loads((Path(spec["out_dir"]) / m["operating_scores_file"]).read_text())
+    assert op["validation"]["source"] == "validation split" and len(op["validation"]["score"]) == len(
+        op["validation"]["label"]
+    )
+    assert len(op["test"]["score"]) == len(op["test"]["patient"]) == len(op["test"]["label"])
+    assert max(op["test"]["patient"]) + 1 == len(spec["split"]["test"])
 
 
 @pytest.mark.train
@@ -223,6 +230,9 @@ def test_best_mode_publishes_a_cross_fitted_ensemble(tmp_path_factory):
     assert len(m["model_summary"]["trials"]) == 5 * len(sel["candidates"])
     # validation metrics are out of fold over the pooled train + validation images: the bootstrap resamples those patients
     assert m["metrics"]["validation"]["auc"]["value"] >= 0.7
+    # The operating point is chosen on the same out-of-fold scores as the thresholds.
+    op = json.loads((out / m["operating_scores_file"]).read_text())
+    assert op["validation"]["source"] == "out-of-fold (cross-fitted)" and len(op["validation"]["score"]) == n_train_val
     sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
     scores, cam = sess.run(["scores", "cam"], {"input": _test_inputs(spec, m)})
     np.testing.assert_allclose(scores.sum(1), 1.0, atol=1e-5)

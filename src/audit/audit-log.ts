@@ -27,6 +27,8 @@ export const AUDIT_ACTIONS = [
   "password_reset_issued",
   "password_reset_used",
   "role_changed",
+  "operating_point_saved",
+  "model_version_restored",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

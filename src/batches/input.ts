@@ -120,7 +120,7 @@ export async function* zipImages(
       zip.removeAllListeners("entry").removeAllListeners("end").removeAllListeners("error");
       if (!entry) return;
       const name = entry.fileName;
-      if (name.endsWith("/") || JUNK.test(name) || !IMAGE_EXTENSIONS.has(path.extname(name).toLowerCase())) continue;
+      if (!isImageEntry(name)) continue;
       if (entry.uncompressedSize > limits.maxImageBytes) {
         throw new ApiError(
           400,
@@ -138,6 +138,53 @@ export async function* zipImages(
   } finally {
     zip.close();
   }
+}
+
+const isImageEntry = (name: string) => !name.endsWith("/") && !JUNK.test(name) && IMAGE_EXTENSIONS.has(path.extname(name).toLowerCase());
+
+/**
+ * How many images zipImages will yield, from the zip's central directory alone (no image is read): a batch knows its
+ * total before the first image, and a batch with overlays is refused at once past its limit. An unreadable zip
+ * counts as 0; zipImages then says why.
+ */
+export async function countZipImages(zipFile: string): Promise<number> {
+  let zip: yauzl.ZipFile;
+  try {
+    zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
+      yauzl.open(zipFile, { lazyEntries: true, autoClose: false }, (err, z) => (err ? reject(err) : resolve(z))),
+    );
+  } catch {
+    return 0;
+  }
+  let n = 0;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      zip.on("entry", (entry: yauzl.Entry) => {
+        if (isImageEntry(entry.fileName)) n++;
+        zip.readEntry();
+      });
+      zip.once("end", resolve);
+      zip.once("error", reject);
+      zip.readEntry();
+    });
+  } catch {
+    return n;
+  } finally {
+    zip.close();
+  }
+  return n;
+}
+
+/** The rows tableRows will yield (records after the header), counted in a first pass so progress has a total; null for a table tableRows will refuse. */
+export async function countTableRows(csvFile: string): Promise<number | null> {
+  const parser = fs.createReadStream(csvFile).pipe(parse({ bom: true, relax_column_count: true, skip_empty_lines: true, trim: true }));
+  let n = 0;
+  try {
+    for await (const record of parser as AsyncIterable<string[]>) if (record) n++;
+  } catch {
+    return null; // tableRows says what is wrong with it
+  }
+  return Math.max(0, n - 1);
 }
 
 /** A data: URI for an image's bytes, as a program sends one to /predict (the type is read from the bytes there). */

@@ -5,6 +5,16 @@ import { batches } from "../db/schema.js";
 export type BatchRow = typeof batches.$inferSelect;
 export type BatchStatus = "queued" | "running" | "done" | "failed";
 
+/**
+ * A batch's state as its events stream sends it: the row at one moment, numbered by the row's updated_at in
+ * microseconds since the epoch (every write to the row moves it on, so the number only grows).
+ */
+export interface BatchSnapshot {
+  seq: number;
+  /** null: the batch is gone (its experiment was deleted): the stream's last event. */
+  row: BatchRow | null;
+}
+
 /** The batches table: always read through the owner's user id. */
 export class BatchRepository {
   constructor(private readonly db: Db) {}
@@ -20,6 +30,20 @@ export class BatchRepository {
       .from(batches)
       .where(and(eq(batches.userId, userId), eq(batches.id, id)));
     return row;
+  }
+
+  /**
+   * The batch's events source for the shared poller (event-hub.ts): its row, when written since `afterSeq`. The
+   * caller checked the owner before it opened the stream.
+   */
+  async eventsAfter(id: string, afterSeq: number): Promise<BatchSnapshot[]> {
+    const [found] = await this.db
+      .select({ row: batches, seq: sql<string>`floor(extract(epoch from ${batches.updatedAt}) * 1000000)::bigint` })
+      .from(batches)
+      .where(eq(batches.id, id));
+    if (!found) return [{ seq: afterSeq + 1, row: null }];
+    const seq = Number(found.seq);
+    return seq > afterSeq ? [{ seq, row: found.row }] : [];
   }
 
   async listForExperiment(userId: string, experimentId: number, limit = 20): Promise<BatchRow[]> {
@@ -38,7 +62,7 @@ export class BatchRepository {
 
   async update(
     id: string,
-    values: Partial<Pick<BatchRow, "status" | "total" | "done" | "failed" | "flagged" | "failureReason" | "finishedAt">>,
+    values: Partial<Pick<BatchRow, "status" | "overlays" | "total" | "done" | "failed" | "flagged" | "failureReason" | "finishedAt">>,
   ): Promise<void> {
     await this.db
       .update(batches)

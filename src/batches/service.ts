@@ -7,14 +7,17 @@ import type { Config } from "../config.js";
 import { spoolUpload, xlsxFirstSheetToCsv } from "../datasets/table-upload.js";
 import { ApiError } from "../errors.js";
 import type { ExperimentService } from "../experiments/service.js";
+import { EventHub } from "../experiments/event-hub.js";
+import { eventStream, type StreamItem } from "../experiments/event-stream.js";
 import type { Logger } from "../logger.js";
 import type { Serving } from "../serving/index.js";
 import { JsonBytes } from "../serving/json-encode.js";
-import type { ServedManifest } from "../serving/manifest.js";
+import { classNames, type ServedManifest } from "../serving/manifest.js";
 import type { Bucket } from "../storage/bucket.js";
-import { dataUri, tableRows, zipImages, type RowItem } from "./input.js";
-import { resultHeader, resultLine } from "./results.js";
-import type { BatchRepository, BatchRow } from "./repository.js";
+import { countTableRows, countZipImages, dataUri, tableRows, zipImages, type RowItem } from "./input.js";
+import { overlayClass, overlayPng, OverlayWriter } from "./overlays.js";
+import { resultHeader, resultLines, type OverlayCells } from "./results.js";
+import type { BatchRepository, BatchRow, BatchSnapshot } from "./repository.js";
 
 // Batch scoring (issue 38 item 3): a table of patients or a zip of images scored by a published model, one results
 // line per input, a bad row failing alone. Every input goes through serving.predict, the very call /predict makes,
@@ -34,10 +37,12 @@ const STALE_S = 120;
 /** Inputs scored at once by one batch (in order of the input). */
 const IN_FLIGHT = 4;
 
-type Item = RowItem | { id: string; message: string; outOfRange: string[]; error?: string };
+type Item = RowItem | { id: string; message: string; outOfRange: string[]; error?: string; bytes?: Buffer };
 interface Scored {
   item: Item;
   answer?: Record<string, unknown>;
+  /** The image's Grad-CAM overlay (a batch with overlays), and the class whose map it shows. */
+  overlay?: { png: Buffer; classIndex?: string } | { failed: string };
   error?: string;
   /** A server-side failure (5xx): it stops the batch. */
   fatal?: Error;
@@ -46,6 +51,7 @@ const PROGRESS_EVERY_MS = 1000;
 
 export interface BatchView {
   batch_id: string;
+  file_name: string | null;
   experiment_id: number;
   model_version: number;
   input: BatchInputKind;
@@ -58,7 +64,18 @@ export interface BatchView {
   created_at: string;
   finished_at: string | null;
   results_url: string | null;
+  overlays: boolean;
+  overlays_url: string | null;
 }
+
+/** A batch's stream: its view at each change (`progress`), then `done` or `failed` (or `deleted`), then the end. */
+export type BatchStreamItem =
+  | { event: "progress" | "done" | "failed"; id: number; view: BatchView }
+  | { event: "deleted"; id: number; batchId: string }
+  | { keepAlive: true }
+  | { lifetimeEnded: true };
+
+const TERMINAL = new Set(["done", "failed"]);
 
 export class BatchService {
   private readonly queue = new PQueue({ concurrency: 1 });
@@ -71,6 +88,9 @@ export class BatchService {
     if (this.alive.size) this.deps.repo.touch([...this.alive]).catch(() => undefined);
   }, 30_000).unref();
 
+  /** One database read per batch per tick, shared by all its open streams in this process (event-hub.ts). */
+  readonly eventHub: EventHub<BatchSnapshot>;
+
   constructor(
     private readonly deps: {
       repo: BatchRepository;
@@ -80,7 +100,10 @@ export class BatchService {
       serving: Serving;
       experiments: ExperimentService;
     },
-  ) {}
+  ) {
+    // A batch gone from the table (its experiment deleted) ends its streams as a finished one does.
+    this.eventHub = new EventHub<BatchSnapshot>(deps.repo, (e) => !e.row || TERMINAL.has(e.row.status), { pollMs: 500 });
+  }
 
   /** At start-up: batches whose process died while scoring are failed with the reason, not left running. */
   async recover(): Promise<void> {
@@ -91,6 +114,7 @@ export class BatchService {
   view(row: BatchRow): BatchView {
     return {
       batch_id: row.id,
+      file_name: row.fileName,
       experiment_id: row.experimentId,
       model_version: row.modelVersion,
       input: row.inputKind as BatchInputKind,
@@ -103,7 +127,45 @@ export class BatchService {
       created_at: row.createdAt.toISOString(),
       finished_at: row.finishedAt?.toISOString() ?? null,
       results_url: row.status === "done" ? `/v1/batches/${row.id}/results.csv` : null,
+      overlays: row.overlays,
+      overlays_url: row.status === "done" && row.overlays ? `/v1/batches/${row.id}/overlays.zip` : null,
     };
+  }
+
+  /**
+   * Takes one of the user's open-stream slots, the same slots as experiments' streams (429 too_many_streams past
+   * EVENT_STREAMS_PER_USER); the caller gives it back when its stream ends, however it ends.
+   */
+  openEventStream(userId: string): () => void {
+    return this.deps.experiments.openEventStream(userId);
+  }
+
+  /**
+   * The batch's progress as it changes: its view now, then at each change (the runner writes progress once a
+   * second), until it is done or failed, the reader leaves, or EVENT_STREAM_MAX_S passes (then lifetimeEnded: the
+   * client opens a new stream, which starts again from the batch's state then). Read through the shared poller of
+   * the batch (eventStream); a write that changes nothing a reader sees (the 30 s keep-alive of a queued batch) is
+   * not sent.
+   */
+  async *events(row: BatchRow, signal: AbortSignal): AsyncGenerator<BatchStreamItem> {
+    let last = "";
+    const items: AsyncGenerator<StreamItem<BatchSnapshot>> = eventStream(this.eventHub, this.deps.repo, row.id, 0, {
+      signal,
+      maxLifetimeMs: this.deps.config.EVENT_STREAM_MAX_S * 1000,
+    });
+    for await (const item of items) {
+      if ("keepAlive" in item) yield item;
+      else if ("lifetimeEnded" in item) yield { lifetimeEnded: true };
+      else if (!item.event.row) yield { event: "deleted", id: item.event.seq, batchId: row.id };
+      else {
+        const view = this.view(item.event.row);
+        const seen = JSON.stringify(view);
+        if (seen === last) continue;
+        last = seen;
+        const event = view.status === "done" ? "done" : view.status === "failed" ? "failed" : "progress";
+        yield { event, id: item.event.seq, view };
+      }
+    }
   }
 
   async get(userId: string, batchId: string): Promise<BatchRow> {
@@ -124,14 +186,48 @@ export class BatchService {
     return this.deps.bucket.read(resultsPath(row));
   }
 
+  /** overlays.zip of a finished batch that asked for overlays, from the bucket, with its size. */
+  async overlays(userId: string, batchId: string): Promise<{ stream: Readable; size: number | null }> {
+    const row = await this.get(userId, batchId);
+    if (!row.overlays) throw new ApiError(404, "not_found", "this batch was sent without ?overlays=true: it has results.csv only");
+    if (row.status !== "done")
+      throw new ApiError(409, "batch_not_done", `the batch is ${row.status}; its overlays are ready when it is done`);
+    const stat = await this.deps.bucket.stat(overlaysPath(row));
+    return { stream: await this.deps.bucket.read(overlaysPath(row)), size: stat?.size ?? null };
+  }
+
   /**
    * Stores the body as the batch's input and queues it. The model must be published (409 model_not_ready
    * otherwise, as /predict says); a table goes to a table model and a zip of images to an image model.
    */
-  async create(userId: string, experimentId: number, kind: BatchInputKind, body: Readable): Promise<BatchRow> {
+  async create(
+    userId: string,
+    experimentId: number,
+    kind: BatchInputKind,
+    body: Readable,
+    opts: { overlays?: boolean; fileName?: string } = {},
+  ): Promise<BatchRow> {
     const experiment = await this.deps.experiments.get(userId, experimentId);
     const model = await this.deps.serving.model(userId, experimentId);
     const tableModel = model.manifest.kind === "tabular";
+    if (
+      opts.overlays &&
+      (model.manifest.kind !== "vision_classification" || model.manifest.problem === "regression" || !model.manifest.outputs.cam)
+    ) {
+      body.resume();
+      throw new ApiError(
+        400,
+        "invalid_request",
+        model.manifest.kind === "detection"
+          ? "overlays are Grad-CAM maps of an image classification model; a detection model's boxes are in results.csv, one line per box"
+          : model.manifest.kind === "vision_classification" && model.manifest.outputs.cam && model.manifest.problem === "regression"
+            ? "overlays are Grad-CAM maps of a class; this image model predicts a value: send the zip without overlays=true"
+            : model.manifest.kind === "vision_classification"
+              ? "this model was published without a Grad-CAM output (outputs.cam), so it has no maps to overlay; re-run the experiment to get them"
+              : "overlays are Grad-CAM maps of an image classification model; this is a table model",
+        [{ field: "overlays", message: "only for an image classification model" }],
+      );
+    }
     if (tableModel !== (kind !== "images")) {
       body.resume();
       throw new ApiError(
@@ -151,12 +247,27 @@ export class BatchService {
       await fs.promises.rm(work, { recursive: true, force: true });
       throw err;
     }
+    const cap = this.deps.config.BATCH_OVERLAYS_MAX_IMAGES;
+    if (opts.overlays) {
+      const images = await countZipImages(input);
+      if (images > cap) {
+        await fs.promises.rm(work, { recursive: true, force: true });
+        throw new ApiError(
+          413,
+          "too_many_images",
+          `the zip has ${images} images; a batch with overlays takes at most ${cap} (BATCH_OVERLAYS_MAX_IMAGES): split the zip, or send it without overlays=true for the scores alone`,
+          { limit: cap, images },
+        );
+      }
+    }
     const row = await this.deps.repo.insert({
       userId,
       experimentUuid: experiment.id,
       experimentId,
       modelVersion: model.row.version,
       inputKind: kind,
+      overlays: opts.overlays ?? false,
+      fileName: opts.fileName ?? null,
       status: "queued",
     });
     this.alive.add(row.id);
@@ -167,36 +278,73 @@ export class BatchService {
   private async run(row: BatchRow, input: string, work: string, manifest: ServedManifest): Promise<void> {
     const { repo, bucket, logger } = this.deps;
     const out = path.join(work, "results.csv");
+    const overlays = row.overlays ? new OverlayWriter(path.join(work, "overlays")) : undefined;
     let done = 0;
     let failed = 0;
     let flagged = 0;
     let lastProgress = 0;
     try {
-      await repo.update(row.id, { status: "running" });
+      // The total first (a zip's central directory, a table's first pass), so progress reads "done of total".
+      let csv = input;
+      if (row.inputKind === "xlsx") {
+        csv = path.join(work, "input.csv");
+        await xlsxFirstSheetToCsv(input, csv, "the workbook");
+      }
+      const total = row.inputKind === "images" ? await countZipImages(input) : await countTableRows(csv);
+      await repo.update(row.id, { status: "running", total });
       const writer = fs.createWriteStream(out);
       const write = async (line: string) => {
         if (!writer.write(line)) await new Promise<void>((r) => writer.once("drain", () => r()));
       };
-      await write(resultHeader(manifest, row.inputKind === "images"));
+      await write(resultHeader(manifest, { images: row.inputKind === "images", overlays: row.overlays }));
       // A few inputs in flight, written in input order: an image model's threads and the image decoding overlap
       // (one at a time left them idle between images), while the results stay line for line with the input.
       const window: Array<Promise<Scored>> = [];
       const predictOne = async (item: Item): Promise<Scored> => {
         if (item.error) return { item, error: item.error };
         try {
-          const r = await this.deps.serving.predict(row.userId, row.experimentId, item.message, { noMaps: true });
-          return { item, answer: (r instanceof JsonBytes ? r.toJSON() : r) as Record<string, unknown> };
+          const r = await this.deps.serving.predict(row.userId, row.experimentId, item.message, { noMaps: !overlays });
+          const answer = (r instanceof JsonBytes ? r.toJSON() : r) as Record<string, unknown>;
+          // Parsed into our own objects: the thread's answer memory goes back to it for the next answer (session.ts).
+          if (r instanceof JsonBytes) r.release?.();
+          if (!overlays || !("bytes" in item) || !item.bytes) return { item, answer };
+          const classIndex = overlayClass(answer);
+          const maps = answer.gradients as Record<string, number[][]> | undefined;
+          delete answer.gradients; // the map goes into the picture; results.csv never carried it
+          try {
+            const png = await overlayPng(
+              item.bytes,
+              { columnas: answer.columnas as number, filas: answer.filas as number },
+              classIndex !== undefined ? maps?.[classIndex] : undefined,
+              this.deps.config.FETCH_MAX_PIXELS,
+            );
+            return { item, answer, overlay: { png, classIndex } };
+          } catch (err) {
+            // The image was scored; only its picture failed (an image sharp cannot draw): its line says so, the batch goes on.
+            this.deps.logger.warn({ err, batch_id: row.id }, "a batch overlay could not be drawn");
+            return { item, answer, overlay: { failed: "(none: the image could not be drawn)" } };
+          }
         } catch (err) {
           if (err instanceof ApiError && err.status < 500) return { item, error: err.message };
           return { item, fatal: err instanceof Error ? err : new Error(String(err)) };
         }
       };
-      const record = async ({ item, answer, error, fatal }: Scored) => {
+      const names = classNames(manifest);
+      const record = async ({ item, answer, error, fatal, overlay }: Scored) => {
         if (fatal) throw fatal;
         if (error) failed++;
         if (item.outOfRange.length) flagged++;
         done++;
-        await write(resultLine(manifest, item.id, answer, item.outOfRange, error));
+        let cells: OverlayCells | undefined;
+        if (overlays) {
+          cells = { file: "", className: "" };
+          if (overlay && "failed" in overlay) cells.file = overlay.failed;
+          else if (overlay) {
+            cells.file = await overlays.add(item.id, overlay.png);
+            cells.className = overlay.classIndex !== undefined ? (names[overlay.classIndex] ?? overlay.classIndex) : "";
+          }
+        }
+        await write(resultLines(manifest, item.id, answer, item.outOfRange, error, cells));
         if (Date.now() - lastProgress > PROGRESS_EVERY_MS) {
           lastProgress = Date.now();
           await repo.update(row.id, { done, failed, flagged });
@@ -213,24 +361,26 @@ export class BatchService {
           maxImageBytes: this.deps.config.FETCH_MAX_BYTES,
           maxEntries: this.deps.config.ZIP_MAX_ENTRIES,
         })) {
-          await score({ id: name, message: dataUri(bytes), outOfRange: [] });
+          await score({ id: name, message: dataUri(bytes), outOfRange: [], bytes: overlays ? bytes : undefined });
         }
         if (done + window.length === 0)
           throw new ApiError(400, "invalid_batch", "the zip holds no images (.png, .jpg, .jpeg, .bmp, .tif, .gif, .webp)");
       } else {
-        let csv = input;
-        if (row.inputKind === "xlsx") {
-          csv = path.join(work, "input.csv");
-          await xlsxFirstSheetToCsv(input, csv, "the workbook");
-        }
         for await (const item of tableRows(csv, manifest)) await score(item);
       }
       while (window.length) await record(await window.shift()!);
       await new Promise<void>((resolve, reject) => writer.end((err?: Error | null) => (err ? reject(err) : resolve())));
+      if (overlays) {
+        // Uploaded before results.csv, so a batch whose results are there has its overlays too.
+        const zipFile = path.join(work, "overlays.zip");
+        await overlays.zip(zipFile);
+        await bucket.uploadFile(zipFile, overlaysPath(row));
+      }
       await bucket.uploadFile(out, resultsPath(row));
       // Its experiment was deleted while it ran (the row went by cascade): its results must not stay behind.
       if (!(await repo.get(row.userId, row.id))) {
         await bucket.delete(resultsPath(row));
+        if (overlays) await bucket.delete(overlaysPath(row));
         await bucket.removeEmptyFolders?.(batchResultsFolder(row));
         return;
       }
@@ -259,6 +409,10 @@ export class BatchService {
 
 export function resultsPath(row: Pick<BatchRow, "userId" | "id">): string {
   return `${batchResultsFolder(row)}results.csv`;
+}
+
+export function overlaysPath(row: Pick<BatchRow, "userId" | "id">): string {
+  return `${batchResultsFolder(row)}overlays.zip`;
 }
 
 /** Everything stored for one batch lives under this folder (deleted with its experiment). */

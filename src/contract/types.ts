@@ -145,6 +145,10 @@ export interface Manifest {
   classes: Array<{ index: number; code: string; name: string }>;
   thresholds?: number[];
   threshold_rule?: string;
+  /** Binary: the positive class's validation (or out-of-fold) and test scores with their truth (operating points). */
+  operating_scores_file?: string;
+  /** Set on a version published by saving an operating point (src/experiments/operating-point.ts writes the rest). */
+  operating_point?: { rule: "sensitivity" | "specificity" | "youden" | "f1" | "threshold"; target?: number | null; threshold: number };
   detection?: { score_threshold: number; nms_iou: number; max_detections: number; class_agnostic_nms?: boolean };
   metric: SelectionMetric;
   metrics: { test: Metrics; validation?: Metrics };

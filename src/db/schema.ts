@@ -163,7 +163,7 @@ export const experimentEvents = pgTable(
   (t) => [index("experiment_events_exp").on(t.experimentUuid, t.seq)],
 );
 
-/** Published model versions; the newest version of an experiment is the one served. */
+/** Published model versions; the one made current last (made_current_at: the newest, unless rolled back) is served. */
 export const models = pgTable(
   "models",
   {
@@ -180,6 +180,11 @@ export const models = pgTable(
     storePath: text("store_path").notNull(),
     manifest: jsonb("manifest").notNull(),
     createdAt: createdAt(),
+    /**
+     * When this version was made the one served: at publication, or later by rollback (POST
+     * /v1/models/{id}/versions/{version}/current). The served version is the one made current last (migration 0010).
+     */
+    madeCurrentAt: timestamp("made_current_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
     uniqueIndex("models_experiment_version").on(t.experimentUuid, t.version),
@@ -205,6 +210,10 @@ export const batches = pgTable(
     experimentId: integer("experiment_id").notNull(),
     modelVersion: integer("model_version").notNull(),
     inputKind: text("input_kind").notNull(),
+    /** An image batch asked for Grad-CAM overlays (?overlays=true): overlays.zip sits beside results.csv once done. */
+    overlays: boolean("overlays").notNull().default(false),
+    /** The sent file's name as the client gave it (?file_name=), so a list of batches says which file each was. */
+    fileName: text("file_name"),
     status: text("status").notNull(),
     total: integer("total"),
     done: integer("done").notNull().default(0),

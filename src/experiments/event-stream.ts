@@ -1,4 +1,4 @@
-import { EVENT_BATCH, isTerminalEvent, type EventListener, type EventSourceRepo, type ExperimentEventHub } from "./event-hub.js";
+import { EVENT_BATCH, type EventHub, type EventListener, type EventSource, type EventSourceRepo, type SeqEvent } from "./event-hub.js";
 import type { EventRow, ExperimentRow } from "./repository.js";
 
 const KEEPALIVE_MS = 15_000;
@@ -7,7 +7,7 @@ const KEEPALIVE_MS = 15_000;
  * An event; a keep-alive comment; or the end of the stream's lifetime: the client reconnects with Last-Event-ID
  * (or ?after=) set to `lastEventId` and loses nothing.
  */
-export type StreamItem = { event: EventRow } | { keepAlive: true } | { lifetimeEnded: { lastEventId: number } };
+export type StreamItem<E extends SeqEvent = EventRow> = { event: E } | { keepAlive: true } | { lifetimeEnded: { lastEventId: number } };
 
 export interface StreamOptions {
   /** Aborted when the reader is gone. */
@@ -17,29 +17,42 @@ export interface StreamOptions {
   keepAliveMs?: number;
 }
 
-/**
- * An experiment's events after `afterSeq`, in order, until its terminal status event, the reader leaving, or the
- * stream's maximum lifetime. It reads through the hub's shared poller of the experiment (one database read per
- * tick however many readers); a reader that joins a poller already past its starting point reads that part once
- * itself. After 15 s without an event it yields a keep-alive, so proxies keep the stream open.
- */
-export async function* experimentEventStream(
-  hub: ExperimentEventHub,
+/** An experiment's events after `afterSeq` until its terminal status event: eventStream over its events table. */
+export function experimentEventStream(
+  hub: EventHub<EventRow>,
   repo: EventSourceRepo,
   row: ExperimentRow,
   afterSeq: number,
   opts: StreamOptions,
 ): AsyncGenerator<StreamItem> {
+  return eventStream(hub, repo, row.id, afterSeq, opts);
+}
+
+/**
+ * A key's events after `afterSeq`, in order, until its terminal event (the hub's isTerminal), the reader leaving,
+ * or the stream's maximum lifetime. It reads through the hub's shared poller of the key (one database read per
+ * tick however many readers); a reader that joins a poller already past its starting point reads that part once
+ * itself. After 15 s without an event it yields a keep-alive, so proxies keep the stream open. Experiments' and
+ * batches' streams both run here.
+ */
+export async function* eventStream<E extends SeqEvent>(
+  hub: EventHub<E>,
+  repo: EventSource<E>,
+  key: string,
+  afterSeq: number,
+  opts: StreamOptions,
+): AsyncGenerator<StreamItem<E>> {
+  const isTerminalEvent = hub.isTerminal;
   const deadline = Date.now() + opts.maxLifetimeMs;
   const keepAliveMs = opts.keepAliveMs ?? KEEPALIVE_MS;
-  const inbox = new Inbox();
+  const inbox = new Inbox<E>();
   // Joined before the catch-up read, so nothing written between that read and the first tick is missed.
-  const subscription = hub.subscribe(row.id, afterSeq, inbox);
+  const subscription = hub.subscribe(key, afterSeq, inbox);
   let after = afterSeq;
   try {
     if (subscription.needsCatchUp) {
       for (;;) {
-        const batch = await repo.eventsAfter(row.id, after, EVENT_BATCH);
+        const batch = await repo.eventsAfter(key, after, EVENT_BATCH);
         for (const event of batch) {
           yield { event };
           after = event.seq;
@@ -74,12 +87,12 @@ export async function* experimentEventStream(
 }
 
 /** The poller's batches for one reader, waiting until some arrive, a timeout, or the reader leaves. */
-class Inbox implements EventListener {
-  private queued: EventRow[] = [];
+class Inbox<E extends SeqEvent> implements EventListener<E> {
+  private queued: E[] = [];
   private failure: unknown;
   private wake?: () => void;
 
-  onEvents(events: EventRow[]): void {
+  onEvents(events: E[]): void {
     this.queued.push(...events);
     this.wake?.();
   }
@@ -90,7 +103,7 @@ class Inbox implements EventListener {
   }
 
   /** The events queued so far (waiting up to `timeoutMs` for the first); [] on timeout or abort. */
-  async take(timeoutMs: number, signal: AbortSignal): Promise<EventRow[]> {
+  async take(timeoutMs: number, signal: AbortSignal): Promise<E[]> {
     if (this.queued.length === 0 && this.failure === undefined && !signal.aborted) {
       await new Promise<void>((resolve) => {
         const done = () => {

@@ -173,7 +173,11 @@ ${m.validation ? `<tr><th scope="row">Validation during selection</th><td>${esc(
   const opWords = !op
     ? ""
     : op.decision
-      ? `Operating point: a patient is called <b>${esc(op.decision.class)}</b> when the model's score for ${esc(op.decision.class)} is at least ${num(op.decision.score_at_least)}, a threshold chosen on ${esc(op.chosen_on)}.${op.rule ? ` Rule: ${esc(op.rule)}.` : ""}`
+      ? `Operating point: a patient is called <b>${esc(op.decision.class)}</b> when the model's score for ${esc(op.decision.class)} is at least ${num(op.decision.score_at_least)}, a threshold chosen on ${esc(op.chosen_on)}.${op.rule ? ` Rule: ${esc(op.rule)}.` : ""}${
+          op.saved
+            ? ` Saved as model version ${op.saved.version} on ${esc(op.saved.saved_at.slice(0, 10))} (from version ${op.saved.from_version}).`
+            : ""
+        }`
       : `Operating point: thresholds ${op.thresholds.map((t) => num(t)).join(", ")} (one per class), chosen on ${esc(op.chosen_on)}.${op.rule ? ` Rule: ${esc(op.rule)}.` : ""}`;
   sections.push(`<h2>6. Performance on the test patients</h2>
 <p>${pos ? `Positive class: <b>${esc(pos.name)}</b>. ` : ""}${opWords}</p><p>${esc(p.intervals)}.</p>

@@ -252,6 +252,8 @@ export function buildModelCard({ row, model, retrospectives, generatedAt }: Mode
                 : null,
             rule: manifest.threshold_rule ?? null,
             chosen_on: "validation (never the test set)",
+            // Set when this version was published by saving an operating point (POST /v1/models/{id}/operating-point).
+            saved: savedOperatingPoint(manifest, model.version),
           }
         : null,
       test: figures(manifest.metrics.test),
@@ -281,4 +283,16 @@ export function buildModelCard({ row, model, retrospectives, generatedAt }: Mode
     limitations,
     retrospective: retroRows,
   };
+}
+
+/** The saved operating point this version carries (rule, target, threshold, when), or null for a pipeline's own. */
+function savedOperatingPoint(manifest: Manifest, version: number) {
+  const op = (
+    manifest as Manifest & {
+      operating_point?: { rule: string; target: number | null; threshold: number; from_version: number; created_at: string };
+    }
+  ).operating_point;
+  return op
+    ? { version, rule: op.rule, target: op.target, threshold: op.threshold, from_version: op.from_version, saved_at: op.created_at }
+    : null;
 }

@@ -7,6 +7,7 @@ import {
   RUNNING_STATUSES,
   type ExperimentStatus,
   type HistoryEntry,
+  type ModelVersionEvent,
   type Progress,
   type TerminalStatus,
 } from "./state.js";
@@ -332,12 +333,13 @@ export class ExperimentRepository {
       .limit(limit);
   }
 
+  /** The version served: the one made current last (the newest published, unless another was made current again). */
   async latestModel(userId: string, experimentId: number): Promise<ModelRow | undefined> {
     const rows = await this.db
       .select()
       .from(models)
       .where(and(eq(models.userId, userId), eq(models.experimentId, experimentId)))
-      .orderBy(desc(models.version))
+      .orderBy(desc(models.madeCurrentAt), desc(models.version))
       .limit(1);
     return rows[0];
   }
@@ -370,6 +372,72 @@ export class ExperimentRepository {
   async insertModel(values: typeof models.$inferInsert): Promise<ModelRow> {
     const rows = await this.db.insert(models).values(values).returning();
     return rows[0];
+  }
+
+  /**
+   * A new version of `from`'s experiment on the same files (store_path) with another manifest (a saved operating
+   * point), made current by its insertion; the experiment's metrics become its test metrics and its history says so.
+   */
+  async publishVersion(from: ModelRow, manifest: unknown, change: { event: ModelVersionEvent; metrics: unknown }): Promise<ModelRow> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.db.transaction(async (tx) => {
+          const [{ v }] = await tx
+            .select({ v: max(models.version) })
+            .from(models)
+            .where(eq(models.experimentUuid, from.experimentUuid));
+          const [row] = await tx
+            .insert(models)
+            .values({
+              userId: from.userId,
+              experimentUuid: from.experimentUuid,
+              experimentId: from.experimentId,
+              version: (v ?? 0) + 1,
+              kind: from.kind,
+              storePath: from.storePath,
+              manifest,
+              madeCurrentAt: sql`clock_timestamp()`,
+            })
+            .returning();
+          await this.recordVersionChange(tx, row, change);
+          return row;
+        });
+      } catch (err) {
+        // Two saves at once took the same number: the unique index refused one; it takes the next.
+        if (attempt < 3 && /models_experiment_version|unique/i.test(String((err as Error & { cause?: Error }).cause ?? err))) continue;
+        throw err;
+      }
+    }
+  }
+
+  /** Makes a version the one served again (rollback); the experiment's metrics and history follow. */
+  async makeModelCurrent(row: ModelRow, change: { event: ModelVersionEvent; metrics: unknown }): Promise<ModelRow> {
+    return this.db.transaction(async (tx) => {
+      const [updated] = await tx
+        .update(models)
+        .set({ madeCurrentAt: sql`clock_timestamp()` })
+        .where(eq(models.id, row.id))
+        .returning();
+      await this.recordVersionChange(tx, updated, change);
+      return updated;
+    });
+  }
+
+  private async recordVersionChange(db: Db, row: ModelRow, change: { event: ModelVersionEvent; metrics: unknown }): Promise<void> {
+    const at = nowIso();
+    const [exp] = await db
+      .update(experiments)
+      .set({
+        metrics: change.metrics,
+        history: sql`${experiments.history} || jsonb_build_array(jsonb_build_object('status', ${experiments.status}::text, 'at', ${at}::text, 'event', ${change.event}::text, 'version', ${row.version}::int))`,
+        updatedAt: sql`now()`,
+      })
+      .where(eq(experiments.id, row.experimentUuid))
+      .returning({ id: experiments.id });
+    if (exp)
+      await db
+        .insert(experimentEvents)
+        .values({ experimentUuid: exp.id, type: "model_version", data: { event: change.event, version: row.version, at } });
   }
 
   async modelsOf(experimentUuid: string): Promise<ModelRow[]> {

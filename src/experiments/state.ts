@@ -18,7 +18,13 @@ export interface HistoryEntry {
   at: string;
   /** Set when a job was picked up again after its runner died (attempt number). */
   attempt?: number;
+  /** Set on entries that record a model version change (the status is unchanged): which, and to what version. */
+  event?: ModelVersionEvent;
+  version?: number;
 }
+
+/** A saved operating point (a new model version) or a rollback (an older version made current again). */
+export type ModelVersionEvent = "operating_point_saved" | "model_version_restored";
 
 export interface Progress {
   /** Fraction of the whole experiment, 0..1. */

@@ -4,7 +4,7 @@ import { ApiError } from "../errors.js";
 export const STREAM_RETRY_AFTER_S = 30;
 
 /**
- * Open events streams per user, in this process. The request rate limit counts only the opening request, so
+ * Open events streams per user, in this process: experiments' and batches' streams together (one instance is shared). The request rate limit counts only the opening request, so
  * one key could hold hundreds of streams open (issue 42, finding 5). Per process, not per cluster: with N API
  * replicas behind a balancer a user may hold up to N times the cap (docs/experiments.md says so). A stream is
  * cheap to count here and would need a lease with expiry in Redis to survive a crashed replica.
@@ -21,7 +21,7 @@ export class StreamSlots {
       throw new ApiError(
         429,
         "too_many_streams",
-        `you already have ${this.perUser} event streams open (EVENT_STREAMS_PER_USER); close one (or wait for its experiment to finish), then open this one again`,
+        `you already have ${this.perUser} event streams open (EVENT_STREAMS_PER_USER); close one (or wait for its experiment or batch to finish), then open this one again`,
         { limit: this.perUser },
         { "retry-after": String(STREAM_RETRY_AFTER_S) },
       );

@@ -30,7 +30,16 @@ export function experimentView(row: ExperimentRow, model?: ModelRow) {
     failure_reason: row.status === "failed" || row.status === "invalid_dataset" ? row.failureReason : null,
     cancel_requested: row.cancelRequested,
     attempts: row.attempts,
-    model: model ? { version: model.version, kind: model.kind, store_path: model.storePath, published_at: model.createdAt } : null,
+    model: model
+      ? {
+          version: model.version,
+          kind: model.kind,
+          store_path: model.storePath,
+          published_at: model.createdAt,
+          // The saved operating point this (current) version serves with; null for the pipeline's own thresholds.
+          operating_point: (model.manifest as { operating_point?: unknown }).operating_point ?? null,
+        }
+      : null,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
     finished_at: row.finishedAt,

@@ -153,6 +153,89 @@ const time = z.union([z.string(), z.date()]).describe("ISO 8601");
 const name = z.string().nullable().describe("your label for the experiment; null when it has none");
 const description = z.string().nullable().describe("your notes on the experiment; null when it has none");
 
+const figure = z.number().nullable();
+const counts = z.object({ tp: z.number(), fp: z.number(), tn: z.number(), fn: z.number() });
+const opFigures = {
+  sensitivity: figure,
+  specificity: figure,
+  ppv: figure,
+  npv: figure,
+  accuracy: figure,
+  f_macro: figure,
+  precision: figure,
+  recall: figure,
+};
+export const operatingPointRecordSchema = z
+  .object({
+    rule: z.enum(["sensitivity", "specificity", "youden", "f1", "threshold"]),
+    target: z.number().nullable(),
+    threshold: z.number().describe("on the positive class's probability: a patient at or above it is flagged"),
+    positive_class: z.string(),
+    validation: z
+      .object({ source: z.string(), ...opFigures, counts, n: z.number() })
+      .describe("where the threshold was chosen: the validation split, or out-of-fold predictions"),
+    test: z
+      .object({
+        sensitivity: interval,
+        specificity: interval,
+        ppv: interval,
+        npv: interval,
+        accuracy: interval,
+        f_macro: interval,
+        precision: interval,
+        recall: interval,
+        counts,
+        n: z.number(),
+      })
+      .describe("the test set at that threshold, with 95% intervals from 1000 resamples of patients"),
+    from_version: z.number(),
+    created_at: z.string(),
+    created_by: z.string(),
+  })
+  .describe("how this version's threshold was chosen (saved operating point); null for a version the pipeline made");
+
+export const modelVersionSchema = z.object({
+  version: z.number(),
+  current: z.boolean().describe("the version /predict answers with"),
+  created_at: time,
+  made_current_at: time,
+  thresholds: z.array(z.number()).nullable(),
+  threshold_rule: z.string().nullable(),
+  operating_point: operatingPointRecordSchema.nullable(),
+  test: z.object({ sensitivity: z.unknown(), specificity: z.unknown(), ppv: z.unknown(), npv: z.unknown() }),
+});
+
+export const modelVersionsSchema = z.object({
+  experiment_id: z.number(),
+  current_version: z.number(),
+  data: z.array(modelVersionSchema).describe("newest first"),
+});
+
+export const operatingPointExplorerSchema = z.object({
+  experiment_id: z.number(),
+  version: z.number(),
+  kind: z.string(),
+  problem: z.string(),
+  available: z.boolean().describe("false: no operating point to move (not binary, or built before operating points: rebuild)"),
+  message: z.string().optional(),
+  positive_class: z.object({ index: z.number(), name: z.string() }).nullable().optional(),
+  validation_source: z.string().optional(),
+  validation_counts: z.object({ positive: z.number(), negative: z.number() }).optional(),
+  current: z
+    .object({
+      threshold: z.number().nullable(),
+      rule: z.string().nullable(),
+      target: z.number().nullable(),
+      threshold_rule: z.string().nullable(),
+      validation: z.object({ ...opFigures, counts, n: z.number() }).nullable(),
+    })
+    .optional(),
+  curve: z
+    .array(z.object({ threshold: z.number(), tp: z.number(), fp: z.number(), tn: z.number(), fn: z.number() }))
+    .optional()
+    .describe("validation counts at every cut, highest threshold first (never the test set's)"),
+});
+
 export const experimentSchema = z.object({
   experiment_id: z.number(),
   name,
@@ -165,7 +248,20 @@ export const experimentSchema = z.object({
   user_id: z.string(),
   status,
   progress: progressSchema.nullable(),
-  history: z.array(z.object({ status, at: z.string(), attempt: z.number().optional() })),
+  history: z.array(
+    z.object({
+      status,
+      at: z.string(),
+      attempt: z.number().optional(),
+      event: z
+        .enum(["operating_point_saved", "model_version_restored"])
+        .optional()
+        .describe(
+          "a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again",
+        ),
+      version: z.number().optional().describe("with event: the model version it made current"),
+    }),
+  ),
   request: z.record(z.string(), z.unknown()).describe("the request as accepted (user_token removed)"),
   study: z
     .record(z.string(), z.unknown())
@@ -190,7 +286,15 @@ export const experimentSchema = z.object({
   failure_reason: z.string().nullable(),
   cancel_requested: z.boolean(),
   attempts: z.number(),
-  model: z.object({ version: z.number(), kind: z.string(), store_path: z.string(), published_at: time }).nullable(),
+  model: z
+    .object({
+      version: z.number().describe("the version /predict uses (the one made current last)"),
+      kind: z.string(),
+      store_path: z.string(),
+      published_at: time,
+      operating_point: operatingPointRecordSchema.nullable().optional(),
+    })
+    .nullable(),
   created_at: time,
   updated_at: time,
   finished_at: time.nullable(),

@@ -195,5 +195,8 @@ async function fetchSourceModel(run: JobRun, dir: string): Promise<{ dir: string
     await fs.promises.mkdir(path.dirname(target), { recursive: true });
     await deps.bucket.downloadTo(object, target);
   }
+  // A version published by saving an operating point shares its files with the version it came from; its own
+  // manifest (new thresholds) is the row's.
+  await fs.promises.writeFile(path.join(dir, "manifest.json"), JSON.stringify(model.manifest));
   return { dir, manifest: model.manifest as Manifest };
 }

@@ -39,6 +39,8 @@ export interface Serving {
 
 /** The channel migration 0006's trigger announces removed model versions on: "<user_id>:<experiment_id>:<model id>". */
 export const MODEL_REMOVED_CHANNEL = "builder_model_removed";
+/** The channel migration 0010's trigger announces a version made current on: "<user_id>:<experiment_id>:<model id>". */
+export const MODEL_CURRENT_CHANNEL = "builder_model_current";
 
 type Listen = (channel: string, onNotify: (payload: string) => void, onState: (listening: boolean) => void) => Promise<() => Promise<void>>;
 
@@ -91,6 +93,24 @@ export async function createServing(deps: {
       )
     : async () => {};
 
+  // A version made current (published, an operating point saved, a rollback) on any replica: switch at once.
+  const stopListeningCurrent = deps.listen
+    ? await deps.listen(
+        MODEL_CURRENT_CHANNEL,
+        (payload) => {
+          const [userId, experimentId, id] = payload.split(":");
+          if (userId && id && /^\d+$/.test(experimentId ?? ""))
+            cache
+              .madeCurrent(userId, Number(experimentId), id)
+              .catch((err) => logger.error({ err, experiment_id: Number(experimentId) }, "switching to the current model version failed"));
+        },
+        (listening) => {
+          if (!listening)
+            logger.warn("model version notifications lost; a new current version reaches this replica when its row lookup expires (2 s)");
+        },
+      )
+    : async () => {};
+
   const model = async (userId: string, experimentId: number) => {
     try {
       return await cache.get(userId, experimentId);
@@ -139,6 +159,7 @@ export async function createServing(deps: {
       deps.events.off("model:published", onPublished);
       deps.events.off("model:removed", onRemoved);
       await stopListening();
+      await stopListeningCurrent();
       await cache.close();
       await guard.close();
     },

@@ -13,9 +13,10 @@ import { ModelSession } from "./session.js";
  *   cache folder and opens a session; concurrent first requests share that one load;
  * - bounded: an LRU over the ONNX file sizes, at most MODEL_CACHE_MAX_MB; an evicted session is released
  *   after the requests already using it finish;
- * - fresh: which version is newest is looked up in the database, remembered for a short while, and replaced
- *   at once when "model:published" says so; the new version is loaded before the mapping switches, so a
- *   request never meets a half-loaded model.
+ * - fresh: which version is current (the one made current last: the newest published, or one made current
+ *   again by rollback) is looked up in the database, remembered for a short while, and replaced at once when
+ *   "model:published" or the models table's notification (builder_model_current) says so; the new version is
+ *   loaded before the mapping switches, so a request never meets a half-loaded model.
  */
 
 export interface LoadedModel {
@@ -45,10 +46,19 @@ export interface ModelCacheOptions {
 
 export class ModelNotFound extends Error {}
 
+/** a was made current after b (the version served is the one made current last; version breaks a tie). */
+function madeLater(a: ModelRow, b: ModelRow): boolean {
+  const ta = new Date(a.madeCurrentAt).getTime();
+  const tb = new Date(b.madeCurrentAt).getTime();
+  return ta !== tb ? ta > tb : a.version > b.version;
+}
+
 export class ModelCache {
   private readonly loaded = new Map<string, LoadedModel>();
   private readonly loading = new Map<string, Promise<LoadedModel>>();
   private readonly latest = new Map<string, { row: ModelRow; at: number }>();
+  /** Bumped per experiment when its current version changes: a lookup that started before is not remembered. */
+  private readonly generation = new Map<string, number>();
   /** Versions unpublished (deleted) while this process runs: never loaded or served again. */
   private readonly removed = new Set<string>();
   /** A GPU device is there: CUDA is tried first (whether it runs is the session's `provider`). */
@@ -60,30 +70,61 @@ export class ModelCache {
     fs.mkdirSync(o.cacheDir, { recursive: true });
   }
 
-  /** The newest version of (user, experiment), loaded. Throws ModelNotFound when there is none. */
+  /** The current version of (user, experiment), loaded. Throws ModelNotFound when there is none. */
   async get(userId: string, experimentId: number): Promise<LoadedModel> {
     const key = `${userId}:${experimentId}`;
     const hit = this.latest.get(key);
     let row = hit && Date.now() - hit.at < (this.o.latestTtlMs ?? 2_000) ? hit.row : null;
     if (!row) {
+      const gen = this.generation.get(key) ?? 0;
       row = await this.o.repo.latest(userId, experimentId);
       if (!row) throw new ModelNotFound(`no published model for experiment ${experimentId}`);
       const current = this.latest.get(key);
-      // Never step back to an older version than one already announced.
-      if (!current || current.row.version <= row.version) this.latest.set(key, { row, at: Date.now() });
+      if ((this.generation.get(key) ?? 0) !== gen) {
+        // The current version changed while this lookup ran: ask again rather than remember what may be stale.
+        row = (await this.o.repo.latest(userId, experimentId)) ?? row;
+      } else if (!current || !madeLater(current.row, row)) this.latest.set(key, { row, at: Date.now() });
+      // Never step back to a version made current before one already announced.
       else row = current.row;
     }
     return this.load(row);
   }
 
-  /** Called on "model:published": load the new version, then point the experiment at it and drop the old one. */
+  /**
+   * Called on "model:published" and on the models table's notification (a version made current: published, an
+   * operating point saved, a rollback): load that version, then point the experiment at it and drop the old one.
+   */
   async warm(row: ModelRow): Promise<void> {
     const key = `${row.userId}:${row.experimentId}`;
+    this.generation.set(key, (this.generation.get(key) ?? 0) + 1);
     const loaded = await this.load(row);
     const previous = this.latest.get(key);
+    if (previous && madeLater(previous.row, row)) return; // a later change arrived first
     this.latest.set(key, { row, at: Date.now() });
     if (previous && previous.row.id !== row.id) this.evict(previous.row.id);
     this.o.logger.info({ experiment_id: row.experimentId, version: row.version, bytes: loaded.bytes }, "model warmed");
+  }
+
+  /**
+   * A process (this one or another) made a version current (builder_model_current): lookups stop trusting what they
+   * remember at once, and where this replica serves the experiment, the version is loaded and switched to (warm).
+   */
+  async madeCurrent(userId: string, experimentId: number, modelId: string): Promise<void> {
+    const key = `${userId}:${experimentId}`;
+    this.generation.set(key, (this.generation.get(key) ?? 0) + 1);
+    // Never served here: nothing to switch (the first request looks the current version up), and no replica
+    // loads every model published anywhere.
+    if (!this.latest.has(key)) return;
+    const row = await this.o.repo.byId(modelId);
+    if (!row || row.userId !== userId) return;
+    const previous = this.latest.get(key);
+    if (previous?.row.id === row.id && previous.row.madeCurrentAt.getTime() === row.madeCurrentAt.getTime()) return;
+    if (previous && madeLater(previous.row, row)) return;
+    // From here a request looks the current version up (and loads it, sharing warm's load) instead of serving the
+    // version it remembers; the version replaced is unloaded once the new one serves.
+    this.latest.delete(key);
+    await this.warm(row);
+    if (previous && previous.row.id !== this.latest.get(key)?.row.id) this.evict(previous.row.id);
   }
 
   /**

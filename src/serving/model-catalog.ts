@@ -61,7 +61,7 @@ export class ModelCatalog {
     return row;
   }
 
-  /** The newest version of each experiment. One unreadable manifest must not hide the others: it is listed with what the row knows. */
+  /** The current version of each experiment. One unreadable manifest must not hide the others: it is listed with what the row knows. */
   async list(userId: string) {
     const rows = await this.deps.repo.listLatest(userId);
     return rows.map((row) => {
@@ -85,7 +85,7 @@ export class ModelCatalog {
     return modelView(row, await this.deps.repo.labelsOf(row.experimentUuid));
   }
 
-  /** The newest version's model file, opened for streaming, with its size and a download name. */
+  /** The current version's model file, opened for streaming, with its size and a download name. */
   async openModelFile(userId: string, experimentId: number): Promise<{ stream: Readable; size: number; filename: string }> {
     const row = await this.latest(userId, experimentId);
     const objectPath = `${row.storePath.replace(/\/+$/, "")}/${checkManifest(row.manifest).model_file}`;

@@ -10,25 +10,33 @@ export type ExperimentLabelsRow = { name: string | null; description: string | n
 export class ModelRepository {
   constructor(private readonly db: Db) {}
 
-  /** The newest version of one of the user's experiments, or null. */
+  /**
+   * The current version of one of the user's experiments, or null: the one made current last (the newest
+   * published unless an older one was made current again; migration 0010).
+   */
   async latest(userId: string, experimentId: number): Promise<ModelRow | null> {
     const rows = await this.db
       .select()
       .from(models)
       .where(and(eq(models.userId, userId), eq(models.experimentId, experimentId)))
-      .orderBy(desc(models.version))
+      .orderBy(desc(models.madeCurrentAt), desc(models.version))
       .limit(1);
     return rows[0] ?? null;
   }
 
-  /** The newest version of each of the user's experiments, by experiment number, with that experiment's labels. */
+  async byId(id: string): Promise<ModelRow | null> {
+    const rows = await this.db.select().from(models).where(eq(models.id, id));
+    return rows[0] ?? null;
+  }
+
+  /** The current version of each of the user's experiments, by experiment number, with that experiment's labels. */
   async listLatest(userId: string): Promise<Array<ModelRow & { labels: ExperimentLabelsRow }>> {
     const rows = await this.db
       .select({ model: models, name: experiments.name, description: experiments.description })
       .from(models)
       .innerJoin(experiments, eq(experiments.id, models.experimentUuid))
       .where(eq(models.userId, userId))
-      .orderBy(models.experimentId, desc(models.version));
+      .orderBy(models.experimentId, desc(models.madeCurrentAt), desc(models.version));
     const seen = new Set<number>();
     return rows
       .filter((r) => (seen.has(r.model.experimentId) ? false : (seen.add(r.model.experimentId), true)))

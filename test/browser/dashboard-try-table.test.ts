@@ -95,7 +95,8 @@ describe.skipIf(!haveChromium || !haveFixturePython)("dashboard: Try it on a tab
     const link = page.getByTestId("batches").getByRole("link", { name: "results.csv" });
     await link.waitFor({ timeout: 30_000 });
     const cells = await page.getByTestId("batches").locator("tbody tr").first().locator("td").allTextContents();
-    expect(cells.slice(1)).toEqual(["done", "3 of 3", "1", "1", "results.csv"]);
+    expect(cells[0]).toBe("clinic-export.csv");
+    expect(cells.slice(2)).toEqual(["done", "3 of 3", "1", "1", "results.csv"]);
     const csv = await (await page.request.get(`${server.url}${await link.getAttribute("href")}`)).text();
     const lines = csv.trim().split("\n");
     expect(lines[0]).toBe("id,prediction,score_risk-0,score_risk-1,out_of_range,error");

@@ -31,7 +31,7 @@ function patients(): string[][] {
 }
 
 function parseCsv(text: string): string[][] {
-  // results.csv quotes only cells holding a comma, quote or line break (the JSON of detection boxes, messages)
+  // results.csv quotes only cells holding a comma, quote or line break (messages)
   const out: string[][] = [];
   for (const line of text.trimEnd().split("\n")) {
     const cells: string[] = [];
@@ -56,7 +56,6 @@ describe.skipIf(!haveFixturePython)("batch scoring", () => {
     const fx = servingFixtures();
     await publishFixture(server, user.userId, 1, fx.modelDir("tabular_binary"));
     await publishFixture(server, user.userId, 2, fx.modelDir("vision_binary"));
-    await publishFixture(server, user.userId, 3, fx.modelDir("detection"));
   }, 180_000);
   afterAll(() => server?.teardown());
 
@@ -162,32 +161,6 @@ describe.skipIf(!haveFixturePython)("batch scoring", () => {
     for (const [i, n] of names.entries()) {
       const sent = await predict(2, `data:image/png;base64,${fs.readFileSync(path.join(dir, n)).toString("base64")}`);
       expect(lines[i]!.slice(2, 4).map(Number)).toEqual(sent.body.score);
-    }
-  });
-
-  it("detection: each image's boxes, classes and scores are /predict's", async () => {
-    const dir = path.join(servingFixtures().dir, "images");
-    const res = await send(
-      3,
-      "application/zip",
-      makeZip({ "a.png": fs.readFileSync(path.join(dir, "rgb.png")), "b.jpg": fs.readFileSync(path.join(dir, "rgb.jpg")) }),
-    );
-    const { batch_id } = (await res.json()) as { batch_id: string };
-    expect(await finished(batch_id)).toMatchObject({ status: "done", total: 2, failed: 0 });
-    const [header, ...lines] = await results(batch_id);
-    expect(header).toEqual(["image", "boxes", "error"]);
-    for (const [i, n] of ["rgb.png", "rgb.jpg"].entries()) {
-      const sent = (await predict(3, `data:image/png;base64,${fs.readFileSync(path.join(dir, n)).toString("base64")}`)).body as unknown as {
-        boxes: number[][];
-        score: number[];
-        classification: number[];
-        classes: Record<string, string>;
-      };
-      const boxes = JSON.parse(lines[i]![1]!) as Array<{ class: string; score: number; box: number[] }>;
-      expect(boxes.length).toBeGreaterThan(0);
-      expect(boxes).toEqual(
-        sent.boxes.map((b, k) => ({ class: sent.classes[String(sent.classification[k])], score: sent.score[k], box: b })),
-      );
     }
   });
 

@@ -116,6 +116,17 @@ describe("open events streams per user", () => {
   it("a stream that ends by itself (terminal status) gives its slot back", async () => {
     const row = await queuedExperiment(server, alice.userId, 2);
     await server.services.experiments.repo.addEvent(row.id, "status", { status: "cancelled" });
+    // The previous test's streams were closed by the client just now; the server hears that asynchronously.
+    await waitFor(
+      "the previous test's slots back",
+      async () => {
+        const res = await fetch(`${server.url}/v1/experiments/2/events`, { headers: bearer(alice.key) });
+        await res.text();
+        return res.status === 200 || undefined;
+      },
+      10_000,
+      20,
+    );
     for (let i = 0; i < CAP + 2; i++) {
       const res = await fetch(`${server.url}/v1/experiments/2/events`, { headers: bearer(alice.key) });
       expect(res.status).toBe(200);

@@ -121,6 +121,11 @@ describe("contract drift", () => {
     // Keys of the Manifest interface that are not optional: a compile error here means the type changed.
     const read: Array<keyof Manifest & string> = ["schema_version", "kind", "problem", "model_file", "metrics", "figures", "provenance"];
     for (const key of read) expect(schema.required).toContain(key);
+    // Optional fields the server reads or writes (operating points): in the schema, with the same names and rules.
+    const optional: Array<keyof Manifest & string> = ["operating_scores_file", "operating_point"];
+    for (const key of optional) expect(Object.keys(schema.properties)).toContain(key);
+    const rules: Array<NonNullable<Manifest["operating_point"]>["rule"]> = ["sensitivity", "specificity", "youden", "f1", "threshold"];
+    expect(schema.properties.operating_point.properties.rule.enum).toEqual(rules);
     expect(schema.properties.metrics.required).toEqual(["test"]);
     expect(Object.keys(schema.$defs.metrics.properties).sort()).toEqual([...METRIC_NAMES].sort());
     expect(schema.$defs.metric.required).toEqual(["value", "ci_low", "ci_high"]);

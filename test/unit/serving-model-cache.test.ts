@@ -19,8 +19,15 @@ describe.skipIf(!haveFixturePython)("ModelCache", () => {
   const repo = {
     latest: async (userId: string, experimentId: number) => {
       lookups++;
-      return rows.filter((r) => r.userId === userId && r.experimentId === experimentId).sort((a, b) => b.version - a.version)[0] ?? null;
+      // The one made current last (migration 0010), the newest version on a tie.
+      const at = (r: ModelRow) => (r.madeCurrentAt ? r.madeCurrentAt.getTime() : 0);
+      return (
+        rows
+          .filter((r) => r.userId === userId && r.experimentId === experimentId)
+          .sort((a, b) => at(b) - at(a) || b.version - a.version)[0] ?? null
+      );
     },
+    byId: async (id: string) => rows.find((r) => r.id === id) ?? null,
   } as unknown as ModelRepository;
 
   async function publish(experimentId: number, name: string, version = 1): Promise<ModelRow> {
@@ -74,6 +81,36 @@ describe.skipIf(!haveFixturePython)("ModelCache", () => {
     expect(lookups).toBe(before);
     expect(cache.stats().ids).not.toContain("1-1");
     await expect(cache.get("u1", 42)).rejects.toBeInstanceOf(ModelNotFound);
+    await cache.close();
+  });
+
+  it("switches to a version made current elsewhere, an older one too (rollback); a replica that never served it loads nothing", async () => {
+    const cache = new ModelCache({
+      bucket,
+      repo,
+      cacheDir: path.join(tmp, "cache-current"),
+      maxBytes: 1e9,
+      intraOpThreads: 1,
+      logger: pino({ level: "silent" }),
+      latestTtlMs: 600_000, // only the notification can move it
+    });
+    const v1 = await publish(5, "tabular_binary", 1);
+    v1.madeCurrentAt = new Date(1000);
+    const v2 = await publish(5, "tabular_binary", 2);
+    v2.madeCurrentAt = new Date(2000);
+    // Never served here: the notification loads nothing.
+    await cache.madeCurrent("u1", 5, v2.id);
+    expect(cache.stats().ids).not.toContain(v2.id);
+    expect((await cache.get("u1", 5)).row.version).toBe(2);
+    // Rollback elsewhere: v1 made current after v2.
+    v1.madeCurrentAt = new Date(3000);
+    await cache.madeCurrent("u1", 5, v1.id);
+    expect((await cache.get("u1", 5)).row.version).toBe(1);
+    expect(cache.stats().ids).toContain(v1.id);
+    expect(cache.stats().ids).not.toContain(v2.id);
+    // A late notification of the earlier change does not step back.
+    await cache.madeCurrent("u1", 5, v2.id);
+    expect((await cache.get("u1", 5)).row.version).toBe(1);
     await cache.close();
   });
 });

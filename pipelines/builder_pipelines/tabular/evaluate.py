@@ -173,6 +173,10 @@ def evaluate(spec: JobSpec | dict, out_dir: str) -> str:
     )
     manifest = copy.deepcopy(src)
     manifest["metrics"] = {"test": metrics}
+    # The source's validation/test scores (operating_scores.json) are not copied: an operating point is chosen on
+    # the model's own validation data, never on a study's. Its thresholds (saved operating point or not) are kept.
+    manifest.pop("operating_scores_file", None)
+    manifest.pop("operating_point", None)
     manifest.pop("clinical", None)
     if clinical_facts is not None:
         manifest["clinical"] = clinical_facts

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from ..common import clinical, events, subgroups
+from ..common import clinical, events, operating_scores, subgroups
 from ..common import figure_tables as FT
 from ..common import thresholds as T
 from ..common.data import read_table, require_columns, split_indices
@@ -261,6 +261,12 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
             if problem == "binary"
             else "multiclass: prediccion is the argmax of scores; thresholds are informational"
         )
+    if problem == "binary" and positive is not None:
+        # The validation scores come from the train-only fit, as the thresholds above do.
+        manifest["operating_scores_file"] = operating_scores.write(
+            out_dir, positive[0], one_hot(yva, k), val_scores, "validation split", one_hot(yte, k), test_scores, gte
+        )
+        events.artifact(manifest["operating_scores_file"], "report")
     path = write_manifest(out_dir, manifest)
     events.progress("evaluating", 1.0, message="done")
     return path

@@ -75,6 +75,10 @@ def evaluate(spec: JobSpec | dict, out_dir: str) -> str:
             shutil.copyfile(os.path.join(src_dir, fig["file"]), os.path.join(out_dir, fig["file"]))
     manifest = copy.deepcopy(source)
     manifest["metrics"] = {"test": found}
+    # The source's validation/test scores (operating_scores.json) are not copied: an operating point is chosen on
+    # the model's own validation data, never on a study's. Its thresholds (saved operating point or not) are kept.
+    manifest.pop("operating_scores_file", None)
+    manifest.pop("operating_point", None)
     manifest.pop("clinical", None)
     if problem != "regression":
         manifest["clinical"] = report.clinical_section(

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import torch
 
-from ..common import clinical, events, subgroups, thresholds
+from ..common import clinical, events, operating_scores, subgroups, thresholds
 from ..common.data import read_table, split_indices
 from ..common.device import pick_device
 from ..common.errors import DataError
@@ -348,5 +348,17 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
                 spec.seed,
             ),
         )
+    if problem == "binary" and positive is not None:
+        manifest["operating_scores_file"] = operating_scores.write(
+            out_dir,
+            positive[0],
+            truth["val"],
+            scores["val"],
+            "out-of-fold (cross-fitted)" if selection is not None else "validation split",
+            truth["test"],
+            scores["test"],
+            groups["test"],
+        )
+        events.artifact(manifest["operating_scores_file"], "report")
     events.progress("evaluating", 1.0, message="done")
     return write_manifest(out_dir, manifest)

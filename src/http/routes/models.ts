@@ -1,15 +1,43 @@
 import { z } from "zod";
-import { experimentIdParams as params } from "../params.js";
+import { experimentId, experimentIdParams as params } from "../params.js";
 import { actorOf } from "../../audit/audit-log.js";
 import { defineRoute } from "../route.js";
-import { modelSchema } from "../response-schemas.js";
+import { modelSchema, modelVersionSchema, modelVersionsSchema, operatingPointExplorerSchema } from "../response-schemas.js";
+
+const fraction = z.number("must be a number between 0 and 1").min(0, "must be between 0 and 1").max(1, "must be between 0 and 1");
+
+/** POST /v1/models/{experiment_id}/operating-point: the rule, and its target or threshold where it needs one. */
+export const operatingPointBodySchema = z
+  .object({
+    rule: z
+      .enum(["sensitivity", "specificity", "youden", "f1", "threshold"], "must be one of sensitivity, specificity, youden, f1, threshold")
+      .describe(
+        "sensitivity / specificity: the highest (lowest) validation threshold whose sensitivity (specificity) is at least target; youden: the highest sensitivity + specificity - 1; f1: the highest F1 of the positive class; threshold: the given threshold",
+      ),
+    target: fraction.optional().describe("sensitivity and specificity: the figure to reach on the validation data, 0 to 1"),
+    threshold: fraction
+      .optional()
+      .describe("rule threshold: a patient whose probability of the positive class is at least this is flagged"),
+  })
+  .strict()
+  .superRefine((b, ctx) => {
+    if ((b.rule === "sensitivity" || b.rule === "specificity") && b.target === undefined)
+      ctx.addIssue({ code: "custom", path: ["target"], message: `required with rule ${b.rule}: a number between 0 and 1` });
+    if (b.rule === "threshold" && b.threshold === undefined)
+      ctx.addIssue({ code: "custom", path: ["threshold"], message: "required with rule threshold: a number between 0 and 1" });
+  });
+
+const versionParams = z.object({
+  experiment_id: experimentId,
+  version: z.coerce.number().int("must be a positive integer").positive("must be a positive integer"),
+});
 
 export const modelRoutes = [
   defineRoute({
     method: "get",
     path: "/v1/models",
     auth: "any",
-    summary: "Your published models (the newest version of each experiment)",
+    summary: "Your published models (the current version of each experiment: the newest, unless an earlier one was made current again)",
     tags: ["models"],
     responses: {
       200: {
@@ -31,9 +59,65 @@ export const modelRoutes = [
   }),
   defineRoute({
     method: "get",
+    path: "/v1/models/{experiment_id}/operating-point",
+    auth: "any",
+    summary:
+      "The operating point explorer's data (binary models): the validation (or out-of-fold) counts at every threshold, never the test set's, and the current threshold",
+    tags: ["models"],
+    params,
+    responses: {
+      200: {
+        description: "available: false (with a message) when the model has no operating point to move",
+        schema: operatingPointExplorerSchema,
+      },
+    },
+    handler: async ({ services, auth, params }) => ({ body: await services.operatingPoints.explorer(auth.userId, params.experiment_id) }),
+  }),
+  defineRoute({
+    method: "post",
+    path: "/v1/models/{experiment_id}/operating-point",
+    auth: "any",
+    summary:
+      "Save an operating point (binary models): a threshold chosen on the validation data by a rule; publishes a new model version (no retraining) that /predict uses at once on every replica, with its test figures",
+    tags: ["models"],
+    params,
+    body: operatingPointBodySchema,
+    responses: {
+      201: { description: "the new version, current, with its validation and test figures", schema: modelVersionSchema },
+      409: { description: "no published model, or one built before operating points (rebuild it)" },
+      422: { description: "not a binary classification model, or no threshold reaches the target" },
+    },
+    handler: async ({ services, auth, params, body }) =>
+      services.operatingPoints.save(auth.userId, params.experiment_id, body, actorOf(auth)),
+  }),
+  defineRoute({
+    method: "get",
+    path: "/v1/models/{experiment_id}/versions",
+    auth: "any",
+    summary:
+      "Every version of the experiment's model, newest first, with its thresholds and saved operating point; `current` is the one /predict uses",
+    tags: ["models"],
+    params,
+    responses: { 200: { description: "the versions", schema: modelVersionsSchema } },
+    handler: async ({ services, auth, params }) => ({ body: await services.operatingPoints.versions(auth.userId, params.experiment_id) }),
+  }),
+  defineRoute({
+    method: "post",
+    path: "/v1/models/{experiment_id}/versions/{version}/current",
+    auth: "any",
+    summary: "Make a version current again (rollback): /predict answers with it at once, on every replica",
+    tags: ["models"],
+    params: versionParams,
+    responses: { 200: { description: "the version, now current", schema: modelVersionSchema } },
+    handler: async ({ services, auth, params }) => ({
+      body: await services.operatingPoints.makeCurrent(auth.userId, params.experiment_id, params.version, actorOf(auth)),
+    }),
+  }),
+  defineRoute({
+    method: "get",
     path: "/v1/models/{experiment_id}/download",
     auth: "any",
-    summary: "Download the ONNX file of the newest published model",
+    summary: "Download the ONNX file of the current model version",
     tags: ["models"],
     params,
     responses: { 200: { description: "the ONNX model", contentType: "application/octet-stream" } },

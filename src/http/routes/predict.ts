@@ -54,7 +54,7 @@ export const predictRoutes = [
     mountFirst: true,
     plain: true, // served by the /predict lane too (predict-lane.ts): the handler reads only the method and headers
     jsonBody: predictBodyLimits,
-    summary: "Predict with the newest published model of an experiment",
+    summary: "Predict with the current model version of an experiment (the newest published, unless an earlier one was made current again)",
     tags: ["prediction"],
     params: experimentIdParams,
     body: z.object({ message }),

@@ -274,6 +274,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/batches/{batch_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Server-Sent Events: the batch's state now and at each change (event: progress, the batch as GET /v1/batches/{id} gives it: done of total, status), then event: done or event: failed with the same, and the stream ends; at most EVENT_STREAMS_PER_USER streams open at once, experiments' and batches' together (429 too_many_streams); one open after EVENT_STREAM_MAX_S ends with event: reconnect */
+        get: operations["get_v1_batches_batch_id_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{batch_id}/overlays.zip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The Grad-CAM overlays of a finished batch sent with ?overlays=true: one PNG per image, named as the image with .png (scans/p01.jpg -> scans/p01.png), the map of its predicted class over the image; results.csv's overlay column names each */
+        get: operations["get_v1_batches_batch_id_overlays_zip"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/batches/{batch_id}/results.csv": {
         parameters: {
             query?: never;
@@ -281,7 +315,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The results of a finished batch: one line per input (id, prediction, each class's score, out_of_range, error) */
+        /** The results of a finished batch: one line per input (id, prediction, each class's score, out_of_range, error; with overlays, overlay and overlay_class); detection: one line per box (image, box, class, score, x_min, y_min, x_max, y_max, error) */
         get: operations["get_v1_batches_batch_id_results_csv"];
         put?: never;
         post?: never;
@@ -542,7 +576,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Predict with the newest published model of an experiment */
+        /** Predict with the current model version of an experiment (the newest published, unless an earlier one was made current again) */
         post: operations["post_v1_experiments_experiment_id_predict"];
         delete?: never;
         options?: never;
@@ -696,7 +730,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Your published models (the newest version of each experiment) */
+        /** Your published models (the current version of each experiment: the newest, unless an earlier one was made current again) */
         get: operations["get_v1_models"];
         put?: never;
         post?: never;
@@ -732,7 +766,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Score a whole file with the newest published model: rows (text/csv or .xlsx) for a table model, a zip of images for an image model */
+        /** Score a whole file with the current model version: rows (text/csv or .xlsx) for a table model, a zip of images for an image model */
         post: operations["post_v1_models_experiment_id_batch"];
         delete?: never;
         options?: never;
@@ -764,10 +798,62 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Download the ONNX file of the newest published model */
+        /** Download the ONNX file of the current model version */
         get: operations["get_v1_models_experiment_id_download"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{experiment_id}/operating-point": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The operating point explorer's data (binary models): the validation (or out-of-fold) counts at every threshold, never the test set's, and the current threshold */
+        get: operations["get_v1_models_experiment_id_operating_point"];
+        put?: never;
+        /** Save an operating point (binary models): a threshold chosen on the validation data by a rule; publishes a new model version (no retraining) that /predict uses at once on every replica, with its test figures */
+        post: operations["post_v1_models_experiment_id_operating_point"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{experiment_id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every version of the experiment's model, newest first, with its thresholds and saved operating point; `current` is the one /predict uses */
+        get: operations["get_v1_models_experiment_id_versions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{experiment_id}/versions/{version}/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make a version current again (rollback): /predict answers with it at once, on every replica */
+        post: operations["post_v1_models_experiment_id_versions_version_current"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1892,7 +1978,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, role_changed; new actions may be added, none is renamed */
+                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, role_changed, operating_point_saved, model_version_restored; new actions may be added, none is renamed */
                             action: string;
                             /** @description ISO 8601 */
                             at: string;
@@ -1976,6 +2062,8 @@ export interface operations {
                         /** @description inputs with no score: the error column of results.csv says why */
                         failed: number;
                         failure_reason: string | null;
+                        /** @description the sent file's name, as given in ?file_name= */
+                        file_name: string | null;
                         finished_at: string | null;
                         /** @description rows with a value outside the training data's range (out_of_range in results.csv) */
                         flagged: number;
@@ -1983,12 +2071,101 @@ export interface operations {
                         input: "table" | "xlsx" | "images";
                         /** @description the model version that scores it (the newest when the batch was sent) */
                         model_version: number;
+                        /** @description sent with ?overlays=true: overlays.zip is made beside results.csv */
+                        overlays: boolean;
+                        /** @description overlays.zip, once done (a batch sent with ?overlays=true) */
+                        overlays_url: string | null;
                         results_url: string | null;
                         /** @enum {string} */
                         status: "queued" | "running" | "done" | "failed";
                         /** @description inputs to score, once known */
                         total: number | null;
                     };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_batches_batch_id_events: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/event-stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description too_many_streams: EVENT_STREAMS_PER_USER streams already open */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_batches_batch_id_overlays_zip: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description overlays.zip */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description not_found: no such batch, or one sent without overlays */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description batch_not_done */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -2708,8 +2885,15 @@ export interface operations {
                         history: {
                             at: string;
                             attempt?: number;
+                            /**
+                             * @description a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again
+                             * @enum {string}
+                             */
+                            event?: "operating_point_saved" | "model_version_restored";
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
+                            /** @description with event: the model version it made current */
+                            version?: number;
                         }[];
                         /** @description the team's words on what the model is for (PATCH intended_use); shown first on the model card */
                         intended_use?: string | null;
@@ -2730,9 +2914,90 @@ export interface operations {
                         } | null;
                         model: {
                             kind: string;
+                            operating_point?: {
+                                created_at: string;
+                                created_by: string;
+                                from_version: number;
+                                positive_class: string;
+                                /** @enum {string} */
+                                rule: "sensitivity" | "specificity" | "youden" | "f1" | "threshold";
+                                target: number | null;
+                                /** @description the test set at that threshold, with 95% intervals from 1000 resamples of patients */
+                                test: {
+                                    accuracy: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    n: number;
+                                    npv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    ppv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    precision: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    recall: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    sensitivity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    specificity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                };
+                                /** @description on the positive class's probability: a patient at or above it is flagged */
+                                threshold: number;
+                                /** @description where the threshold was chosen: the validation split, or out-of-fold predictions */
+                                validation: {
+                                    accuracy: number | null;
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: number | null;
+                                    n: number;
+                                    npv: number | null;
+                                    ppv: number | null;
+                                    precision: number | null;
+                                    recall: number | null;
+                                    sensitivity: number | null;
+                                    source: string;
+                                    specificity: number | null;
+                                };
+                            } | null;
                             /** @description ISO 8601 */
                             published_at: string | unknown;
                             store_path: string;
+                            /** @description the version /predict uses (the one made current last) */
                             version: number;
                         } | null;
                         /** @description your label for the experiment; null when it has none */
@@ -2972,8 +3237,15 @@ export interface operations {
                         history: {
                             at: string;
                             attempt?: number;
+                            /**
+                             * @description a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again
+                             * @enum {string}
+                             */
+                            event?: "operating_point_saved" | "model_version_restored";
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
+                            /** @description with event: the model version it made current */
+                            version?: number;
                         }[];
                         /** @description the team's words on what the model is for (PATCH intended_use); shown first on the model card */
                         intended_use?: string | null;
@@ -2994,9 +3266,90 @@ export interface operations {
                         } | null;
                         model: {
                             kind: string;
+                            operating_point?: {
+                                created_at: string;
+                                created_by: string;
+                                from_version: number;
+                                positive_class: string;
+                                /** @enum {string} */
+                                rule: "sensitivity" | "specificity" | "youden" | "f1" | "threshold";
+                                target: number | null;
+                                /** @description the test set at that threshold, with 95% intervals from 1000 resamples of patients */
+                                test: {
+                                    accuracy: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    n: number;
+                                    npv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    ppv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    precision: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    recall: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    sensitivity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    specificity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                };
+                                /** @description on the positive class's probability: a patient at or above it is flagged */
+                                threshold: number;
+                                /** @description where the threshold was chosen: the validation split, or out-of-fold predictions */
+                                validation: {
+                                    accuracy: number | null;
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: number | null;
+                                    n: number;
+                                    npv: number | null;
+                                    ppv: number | null;
+                                    precision: number | null;
+                                    recall: number | null;
+                                    sensitivity: number | null;
+                                    source: string;
+                                    specificity: number | null;
+                                };
+                            } | null;
                             /** @description ISO 8601 */
                             published_at: string | unknown;
                             store_path: string;
+                            /** @description the version /predict uses (the one made current last) */
                             version: number;
                         } | null;
                         /** @description your label for the experiment; null when it has none */
@@ -3267,8 +3620,15 @@ export interface operations {
                         history: {
                             at: string;
                             attempt?: number;
+                            /**
+                             * @description a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again
+                             * @enum {string}
+                             */
+                            event?: "operating_point_saved" | "model_version_restored";
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
+                            /** @description with event: the model version it made current */
+                            version?: number;
                         }[];
                         /** @description the team's words on what the model is for (PATCH intended_use); shown first on the model card */
                         intended_use?: string | null;
@@ -3289,9 +3649,90 @@ export interface operations {
                         } | null;
                         model: {
                             kind: string;
+                            operating_point?: {
+                                created_at: string;
+                                created_by: string;
+                                from_version: number;
+                                positive_class: string;
+                                /** @enum {string} */
+                                rule: "sensitivity" | "specificity" | "youden" | "f1" | "threshold";
+                                target: number | null;
+                                /** @description the test set at that threshold, with 95% intervals from 1000 resamples of patients */
+                                test: {
+                                    accuracy: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    n: number;
+                                    npv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    ppv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    precision: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    recall: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    sensitivity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    specificity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                };
+                                /** @description on the positive class's probability: a patient at or above it is flagged */
+                                threshold: number;
+                                /** @description where the threshold was chosen: the validation split, or out-of-fold predictions */
+                                validation: {
+                                    accuracy: number | null;
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: number | null;
+                                    n: number;
+                                    npv: number | null;
+                                    ppv: number | null;
+                                    precision: number | null;
+                                    recall: number | null;
+                                    sensitivity: number | null;
+                                    source: string;
+                                    specificity: number | null;
+                                };
+                            } | null;
                             /** @description ISO 8601 */
                             published_at: string | unknown;
                             store_path: string;
+                            /** @description the version /predict uses (the one made current last) */
                             version: number;
                         } | null;
                         /** @description your label for the experiment; null when it has none */
@@ -3597,8 +4038,15 @@ export interface operations {
                         history: {
                             at: string;
                             attempt?: number;
+                            /**
+                             * @description a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again
+                             * @enum {string}
+                             */
+                            event?: "operating_point_saved" | "model_version_restored";
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
+                            /** @description with event: the model version it made current */
+                            version?: number;
                         }[];
                         /** @description the team's words on what the model is for (PATCH intended_use); shown first on the model card */
                         intended_use?: string | null;
@@ -3619,9 +4067,90 @@ export interface operations {
                         } | null;
                         model: {
                             kind: string;
+                            operating_point?: {
+                                created_at: string;
+                                created_by: string;
+                                from_version: number;
+                                positive_class: string;
+                                /** @enum {string} */
+                                rule: "sensitivity" | "specificity" | "youden" | "f1" | "threshold";
+                                target: number | null;
+                                /** @description the test set at that threshold, with 95% intervals from 1000 resamples of patients */
+                                test: {
+                                    accuracy: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    n: number;
+                                    npv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    ppv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    precision: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    recall: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    sensitivity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    specificity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                };
+                                /** @description on the positive class's probability: a patient at or above it is flagged */
+                                threshold: number;
+                                /** @description where the threshold was chosen: the validation split, or out-of-fold predictions */
+                                validation: {
+                                    accuracy: number | null;
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: number | null;
+                                    n: number;
+                                    npv: number | null;
+                                    ppv: number | null;
+                                    precision: number | null;
+                                    recall: number | null;
+                                    sensitivity: number | null;
+                                    source: string;
+                                    specificity: number | null;
+                                };
+                            } | null;
                             /** @description ISO 8601 */
                             published_at: string | unknown;
                             store_path: string;
+                            /** @description the version /predict uses (the one made current last) */
                             version: number;
                         } | null;
                         /** @description your label for the experiment; null when it has none */
@@ -3883,8 +4412,15 @@ export interface operations {
                         history: {
                             at: string;
                             attempt?: number;
+                            /**
+                             * @description a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again
+                             * @enum {string}
+                             */
+                            event?: "operating_point_saved" | "model_version_restored";
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
+                            /** @description with event: the model version it made current */
+                            version?: number;
                         }[];
                         /** @description the team's words on what the model is for (PATCH intended_use); shown first on the model card */
                         intended_use?: string | null;
@@ -3905,9 +4441,90 @@ export interface operations {
                         } | null;
                         model: {
                             kind: string;
+                            operating_point?: {
+                                created_at: string;
+                                created_by: string;
+                                from_version: number;
+                                positive_class: string;
+                                /** @enum {string} */
+                                rule: "sensitivity" | "specificity" | "youden" | "f1" | "threshold";
+                                target: number | null;
+                                /** @description the test set at that threshold, with 95% intervals from 1000 resamples of patients */
+                                test: {
+                                    accuracy: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    n: number;
+                                    npv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    ppv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    precision: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    recall: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    sensitivity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    specificity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                };
+                                /** @description on the positive class's probability: a patient at or above it is flagged */
+                                threshold: number;
+                                /** @description where the threshold was chosen: the validation split, or out-of-fold predictions */
+                                validation: {
+                                    accuracy: number | null;
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: number | null;
+                                    n: number;
+                                    npv: number | null;
+                                    ppv: number | null;
+                                    precision: number | null;
+                                    recall: number | null;
+                                    sensitivity: number | null;
+                                    source: string;
+                                    specificity: number | null;
+                                };
+                            } | null;
                             /** @description ISO 8601 */
                             published_at: string | unknown;
                             store_path: string;
+                            /** @description the version /predict uses (the one made current last) */
                             version: number;
                         } | null;
                         /** @description your label for the experiment; null when it has none */
@@ -5254,7 +5871,10 @@ export interface operations {
     };
     post_v1_models_experiment_id_batch: {
         parameters: {
-            query?: never;
+            query?: {
+                file_name?: string;
+                overlays?: "true" | "false";
+            };
             header?: never;
             path: {
                 experiment_id: number;
@@ -5283,6 +5903,8 @@ export interface operations {
                         /** @description inputs with no score: the error column of results.csv says why */
                         failed: number;
                         failure_reason: string | null;
+                        /** @description the sent file's name, as given in ?file_name= */
+                        file_name: string | null;
                         finished_at: string | null;
                         /** @description rows with a value outside the training data's range (out_of_range in results.csv) */
                         flagged: number;
@@ -5290,6 +5912,10 @@ export interface operations {
                         input: "table" | "xlsx" | "images";
                         /** @description the model version that scores it (the newest when the batch was sent) */
                         model_version: number;
+                        /** @description sent with ?overlays=true: overlays.zip is made beside results.csv */
+                        overlays: boolean;
+                        /** @description overlays.zip, once done (a batch sent with ?overlays=true) */
+                        overlays_url: string | null;
                         results_url: string | null;
                         /** @enum {string} */
                         status: "queued" | "running" | "done" | "failed";
@@ -5298,8 +5924,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description invalid_request: overlays=true for a model without Grad-CAM maps (a table, detection or regression model) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description model_not_ready: no published model yet */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description too_many_images: more images than BATCH_OVERLAYS_MAX_IMAGES in a batch with overlays */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5354,6 +5998,8 @@ export interface operations {
                             /** @description inputs with no score: the error column of results.csv says why */
                             failed: number;
                             failure_reason: string | null;
+                            /** @description the sent file's name, as given in ?file_name= */
+                            file_name: string | null;
                             finished_at: string | null;
                             /** @description rows with a value outside the training data's range (out_of_range in results.csv) */
                             flagged: number;
@@ -5361,6 +6007,10 @@ export interface operations {
                             input: "table" | "xlsx" | "images";
                             /** @description the model version that scores it (the newest when the batch was sent) */
                             model_version: number;
+                            /** @description sent with ?overlays=true: overlays.zip is made beside results.csv */
+                            overlays: boolean;
+                            /** @description overlays.zip, once done (a batch sent with ?overlays=true) */
+                            overlays_url: string | null;
                             results_url: string | null;
                             /** @enum {string} */
                             status: "queued" | "running" | "done" | "failed";
@@ -5398,6 +6048,504 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_models_experiment_id_operating_point: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description available: false (with a message) when the model has no operating point to move */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description false: no operating point to move (not binary, or built before operating points: rebuild) */
+                        available: boolean;
+                        current?: {
+                            rule: string | null;
+                            target: number | null;
+                            threshold: number | null;
+                            threshold_rule: string | null;
+                            validation: {
+                                accuracy: number | null;
+                                counts: {
+                                    fn: number;
+                                    fp: number;
+                                    tn: number;
+                                    tp: number;
+                                };
+                                f_macro: number | null;
+                                n: number;
+                                npv: number | null;
+                                ppv: number | null;
+                                precision: number | null;
+                                recall: number | null;
+                                sensitivity: number | null;
+                                specificity: number | null;
+                            } | null;
+                        };
+                        /** @description validation counts at every cut, highest threshold first (never the test set's) */
+                        curve?: {
+                            fn: number;
+                            fp: number;
+                            threshold: number;
+                            tn: number;
+                            tp: number;
+                        }[];
+                        experiment_id: number;
+                        kind: string;
+                        message?: string;
+                        positive_class?: {
+                            index: number;
+                            name: string;
+                        } | null;
+                        problem: string;
+                        validation_counts?: {
+                            negative: number;
+                            positive: number;
+                        };
+                        validation_source?: string;
+                        version: number;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_models_experiment_id_operating_point: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description sensitivity / specificity: the highest (lowest) validation threshold whose sensitivity (specificity) is at least target; youden: the highest sensitivity + specificity - 1; f1: the highest F1 of the positive class; threshold: the given threshold
+                     * @enum {string}
+                     */
+                    rule: "sensitivity" | "specificity" | "youden" | "f1" | "threshold";
+                    /** @description sensitivity and specificity: the figure to reach on the validation data, 0 to 1 */
+                    target?: number;
+                    /** @description rule threshold: a patient whose probability of the positive class is at least this is flagged */
+                    threshold?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description the new version, current, with its validation and test figures */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description ISO 8601 */
+                        created_at: string | unknown;
+                        /** @description the version /predict answers with */
+                        current: boolean;
+                        /** @description ISO 8601 */
+                        made_current_at: string | unknown;
+                        operating_point: {
+                            created_at: string;
+                            created_by: string;
+                            from_version: number;
+                            positive_class: string;
+                            /** @enum {string} */
+                            rule: "sensitivity" | "specificity" | "youden" | "f1" | "threshold";
+                            target: number | null;
+                            /** @description the test set at that threshold, with 95% intervals from 1000 resamples of patients */
+                            test: {
+                                accuracy: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                counts: {
+                                    fn: number;
+                                    fp: number;
+                                    tn: number;
+                                    tp: number;
+                                };
+                                f_macro: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                n: number;
+                                npv: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                ppv: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                precision: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                recall: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                sensitivity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                specificity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                            };
+                            /** @description on the positive class's probability: a patient at or above it is flagged */
+                            threshold: number;
+                            /** @description where the threshold was chosen: the validation split, or out-of-fold predictions */
+                            validation: {
+                                accuracy: number | null;
+                                counts: {
+                                    fn: number;
+                                    fp: number;
+                                    tn: number;
+                                    tp: number;
+                                };
+                                f_macro: number | null;
+                                n: number;
+                                npv: number | null;
+                                ppv: number | null;
+                                precision: number | null;
+                                recall: number | null;
+                                sensitivity: number | null;
+                                source: string;
+                                specificity: number | null;
+                            };
+                        } | null;
+                        test: {
+                            npv: unknown;
+                            ppv: unknown;
+                            sensitivity: unknown;
+                            specificity: unknown;
+                        };
+                        threshold_rule: string | null;
+                        thresholds: number[] | null;
+                        version: number;
+                    };
+                };
+            };
+            /** @description no published model, or one built before operating points (rebuild it) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not a binary classification model, or no threshold reaches the target */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_models_experiment_id_versions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the versions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        current_version: number;
+                        /** @description newest first */
+                        data: {
+                            /** @description ISO 8601 */
+                            created_at: string | unknown;
+                            /** @description the version /predict answers with */
+                            current: boolean;
+                            /** @description ISO 8601 */
+                            made_current_at: string | unknown;
+                            operating_point: {
+                                created_at: string;
+                                created_by: string;
+                                from_version: number;
+                                positive_class: string;
+                                /** @enum {string} */
+                                rule: "sensitivity" | "specificity" | "youden" | "f1" | "threshold";
+                                target: number | null;
+                                /** @description the test set at that threshold, with 95% intervals from 1000 resamples of patients */
+                                test: {
+                                    accuracy: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    n: number;
+                                    npv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    ppv: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    precision: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    recall: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    sensitivity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                    specificity: {
+                                        ci_high: number | null;
+                                        ci_low: number | null;
+                                        value: number | null;
+                                    };
+                                };
+                                /** @description on the positive class's probability: a patient at or above it is flagged */
+                                threshold: number;
+                                /** @description where the threshold was chosen: the validation split, or out-of-fold predictions */
+                                validation: {
+                                    accuracy: number | null;
+                                    counts: {
+                                        fn: number;
+                                        fp: number;
+                                        tn: number;
+                                        tp: number;
+                                    };
+                                    f_macro: number | null;
+                                    n: number;
+                                    npv: number | null;
+                                    ppv: number | null;
+                                    precision: number | null;
+                                    recall: number | null;
+                                    sensitivity: number | null;
+                                    source: string;
+                                    specificity: number | null;
+                                };
+                            } | null;
+                            test: {
+                                npv: unknown;
+                                ppv: unknown;
+                                sensitivity: unknown;
+                                specificity: unknown;
+                            };
+                            threshold_rule: string | null;
+                            thresholds: number[] | null;
+                            version: number;
+                        }[];
+                        experiment_id: number;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_models_experiment_id_versions_version_current: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the version, now current */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description ISO 8601 */
+                        created_at: string | unknown;
+                        /** @description the version /predict answers with */
+                        current: boolean;
+                        /** @description ISO 8601 */
+                        made_current_at: string | unknown;
+                        operating_point: {
+                            created_at: string;
+                            created_by: string;
+                            from_version: number;
+                            positive_class: string;
+                            /** @enum {string} */
+                            rule: "sensitivity" | "specificity" | "youden" | "f1" | "threshold";
+                            target: number | null;
+                            /** @description the test set at that threshold, with 95% intervals from 1000 resamples of patients */
+                            test: {
+                                accuracy: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                counts: {
+                                    fn: number;
+                                    fp: number;
+                                    tn: number;
+                                    tp: number;
+                                };
+                                f_macro: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                n: number;
+                                npv: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                ppv: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                precision: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                recall: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                sensitivity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                specificity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                            };
+                            /** @description on the positive class's probability: a patient at or above it is flagged */
+                            threshold: number;
+                            /** @description where the threshold was chosen: the validation split, or out-of-fold predictions */
+                            validation: {
+                                accuracy: number | null;
+                                counts: {
+                                    fn: number;
+                                    fp: number;
+                                    tn: number;
+                                    tp: number;
+                                };
+                                f_macro: number | null;
+                                n: number;
+                                npv: number | null;
+                                ppv: number | null;
+                                precision: number | null;
+                                recall: number | null;
+                                sensitivity: number | null;
+                                source: string;
+                                specificity: number | null;
+                            };
+                        } | null;
+                        test: {
+                            npv: unknown;
+                            ppv: unknown;
+                            sensitivity: unknown;
+                            specificity: unknown;
+                        };
+                        threshold_rule: string | null;
+                        thresholds: number[] | null;
+                        version: number;
+                    };
+                };
             };
             /** @description Error */
             default: {

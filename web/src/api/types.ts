@@ -41,3 +41,7 @@ export type NewInvitation = ResponseOf<"post_v1_admin_invitations", 201>;
 export type NewResetLink = ResponseOf<"post_v1_admin_users_id_password_reset", 201>;
 export type InvitationCheck = ResponseOf<"post_v1_invitations_check", 200>;
 export type ResetCheck = ResponseOf<"post_v1_password_resets_check", 200>;
+export type OperatingPointExplorer = ResponseOf<"get_v1_models_experiment_id_operating_point", 200>;
+export type OperatingPointBody = BodyOf<"post_v1_models_experiment_id_operating_point">;
+export type ModelVersion = ResponseOf<"post_v1_models_experiment_id_operating_point", 201>;
+export type ModelVersions = ResponseOf<"get_v1_models_experiment_id_versions", 200>;

@@ -5,11 +5,15 @@ import { formatDate } from "../lib/format";
 import { ErrorBox } from "./ui";
 
 // Score a whole file with the model (POST /v1/models/{id}/batch): a table of patients for a table model, a zip of
-// images for an image model. The page follows the batch until it is done and offers results.csv.
+// images for an image model, optionally with Grad-CAM overlays for an image classifier. The newest unfinished batch
+// is followed live over its events stream (GET /v1/batches/{id}/events: progress, then done or failed); if the
+// stream is refused (429 too_many_streams: the user's other tabs hold every slot) or keeps failing, the list is
+// polled instead, as the experiment page does. Every batch of the model is listed with its downloads.
 
 type Batch = ResponseOf<"get_v1_batches_batch_id", 200>;
 
 const XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+const UNFINISHED = new Set(["queued", "running"]);
 
 function contentTypeOf(file: File, table: boolean): string | null {
   const name = file.name.toLowerCase();
@@ -17,21 +21,143 @@ function contentTypeOf(file: File, table: boolean): string | null {
   return name.endsWith(".zip") ? "application/zip" : null;
 }
 
-export function BatchScoring({ id, model }: { id: number; model: Model }) {
-  const table = model.kind === "tabular";
+const count = (n: number) => n.toLocaleString("en");
+
+/**
+ * The model's batches, the newest unfinished one followed over its events stream. Polls (every second) only while
+ * a batch is unfinished and no stream carries it.
+ */
+function useBatches(id: number) {
   const [batches, setBatches] = useState<Batch[]>([]);
   const [error, setError] = useState<unknown>(null);
-  const [sending, setSending] = useState(false);
-
+  const [streamed, setStreamed] = useState<string | null>(null);
   const load = useCallback(() => api<{ data: Batch[] }>("GET", `/v1/models/${id}/batches`).then((r) => setBatches(r.data), setError), [id]);
   useEffect(() => void load(), [load]);
-  // Follow unfinished batches: a poll every second while any is queued or running.
-  const running = batches.some((b) => b.status === "queued" || b.status === "running");
+
+  const live = batches.find((b) => UNFINISHED.has(b.status))?.batch_id ?? null;
   useEffect(() => {
-    if (!running) return;
+    if (!live) return;
+    let closed = false;
+    let failures = 0;
+    const source = new EventSource(`/v1/batches/${live}/events`);
+    const update = (m: MessageEvent) => {
+      failures = 0;
+      setStreamed(live);
+      const b = JSON.parse(m.data as string) as Batch;
+      setBatches((list) => list.map((x) => (x.batch_id === b.batch_id ? b : x)));
+    };
+    source.addEventListener("progress", update);
+    const end = (m: MessageEvent) => {
+      update(m);
+      source.close();
+      setStreamed(null);
+      void load(); // the next unfinished batch, if any, is followed next
+    };
+    source.addEventListener("done", end);
+    source.addEventListener("failed", end);
+    source.addEventListener("deleted", () => (source.close(), setStreamed(null), void load()));
+    source.onerror = () => {
+      if (closed) return;
+      // CLOSED: refused (e.g. 429 too_many_streams); EventSource never retries that by itself. Three failures in a
+      // row: give up on the stream. Either way the poll below takes over.
+      if (source.readyState === EventSource.CLOSED || ++failures >= 3) {
+        source.close();
+        setStreamed(null);
+      }
+    };
+    return () => {
+      closed = true;
+      source.close();
+    };
+  }, [live, load]);
+
+  // The fallback: a poll every second while a batch is unfinished and no stream carries it (or another is unfinished).
+  const unfinished = batches.filter((b) => UNFINISHED.has(b.status));
+  const needsPoll = unfinished.some((b) => b.batch_id !== streamed);
+  useEffect(() => {
+    if (!needsPoll) return;
     const t = setTimeout(() => void load(), 1000);
     return () => clearTimeout(t);
-  }, [running, batches, load]);
+  }, [needsPoll, batches, load]);
+
+  return { batches, error, load, setError, streaming: streamed !== null };
+}
+
+function Downloads({ b }: { b: Batch }) {
+  if (!b.results_url) return <>–</>;
+  return (
+    <span className="downloads">
+      <a href={b.results_url} download>
+        results.csv
+      </a>
+      {b.overlays_url ? (
+        <a href={b.overlays_url} download data-testid="overlays-link">
+          overlays.zip
+        </a>
+      ) : null}
+    </span>
+  );
+}
+
+/** The batch just sent (or the newest), in words: a progress bar while it runs, its outcome and downloads after. */
+function Current({ b, unit, streaming }: { b: Batch; unit: string; streaming: boolean }) {
+  const units = (n: number) => `${count(n)} ${unit}${n === 1 ? "" : "s"}`;
+  if (b.status === "queued")
+    return (
+      <p className="batch-current" aria-live="polite" data-testid="batch-progress">
+        Waiting to start: files are scored one at a time, in the order they were sent.
+      </p>
+    );
+  if (b.status === "running") {
+    const pct = b.total ? Math.floor((100 * b.done) / b.total) : null;
+    return (
+      <div className="batch-current upload-progress" aria-live="polite" data-testid="batch-progress">
+        <progress max={b.total ?? undefined} value={b.total ? b.done : undefined} aria-label="Scoring progress" />
+        <span>
+          Scoring: {b.total !== null ? `${count(b.done)} of ${units(b.total)}` : `${units(b.done)} so far`}
+          {pct !== null ? ` (${pct}%)` : ""}
+          {b.failed ? ` · ${count(b.failed)} without a score so far` : ""}
+          {b.overlays ? " · with Grad-CAM overlays" : ""}
+          {streaming ? "" : " · updated every second"}
+        </span>
+      </div>
+    );
+  }
+  if (b.status === "failed")
+    return (
+      <p className="batch-current" role="alert" data-testid="batch-progress">
+        The file was not scored: {b.failure_reason ?? "no reason was given"}
+      </p>
+    );
+  return (
+    <div className="batch-current" aria-live="polite" data-testid="batch-progress">
+      <p>
+        <strong>Done:</strong> {units(b.done)}, {count(b.done - b.failed)} scored
+        {b.failed ? `, ${count(b.failed)} without a score (the error column of results.csv says why)` : ""}
+        {b.flagged ? `, ${count(b.flagged)} with a value outside the training range (out_of_range)` : ""}.
+      </p>
+      <p className="actions">
+        <a className="button" href={b.results_url ?? undefined} download data-testid="results-download">
+          Download results.csv
+        </a>
+        {b.overlays_url ? (
+          <a className="button secondary" href={b.overlays_url} download data-testid="overlays-download">
+            Download overlays.zip (one picture per image)
+          </a>
+        ) : null}
+      </p>
+    </div>
+  );
+}
+
+export function BatchScoring({ id, model }: { id: number; model: Model }) {
+  const table = model.kind === "tabular";
+  const canOverlay = model.kind === "vision_classification" && model.problem !== "regression";
+  const unit = table ? "row" : "image";
+  const { batches, error, load, setError, streaming } = useBatches(id);
+  const [sending, setSending] = useState(false);
+  const [overlays, setOverlays] = useState(false);
+  const [sent, setSent] = useState<string | null>(null);
 
   const send = async (file: File) => {
     setError(null);
@@ -42,7 +168,10 @@ export function BatchScoring({ id, model }: { id: number; model: Model }) {
     }
     setSending(true);
     try {
-      await postFile(`/v1/models/${id}/batch`, file, type);
+      const query = new URLSearchParams({ file_name: file.name.slice(0, 255) });
+      if (canOverlay && overlays) query.set("overlays", "true");
+      const b = await postFile<Batch>(`/v1/models/${id}/batch?${query}`, file, type);
+      setSent(b.batch_id);
       await load();
     } catch (err) {
       setError(err);
@@ -50,6 +179,8 @@ export function BatchScoring({ id, model }: { id: number; model: Model }) {
       setSending(false);
     }
   };
+  // The file sent from this page, or (after a reload) the newest batch still being scored.
+  const current = batches.find((b) => b.batch_id === sent) ?? batches.find((b) => UNFINISHED.has(b.status)) ?? null;
 
   return (
     <section className="card" aria-label="Score a whole file" data-testid="batch-scoring">
@@ -57,8 +188,16 @@ export function BatchScoring({ id, model }: { id: number; model: Model }) {
       <p className="small">
         {table
           ? "A table with one row per patient (.csv, or an .xlsx's first sheet): the columns are found by name, category values as written in the training CSV; extra columns are ignored. Each row gets its scores in results.csv; a row with a problem gets the reason, and values outside the training range are flagged."
-          : "A zip of images (.png, .jpg, .tif, ...): each image gets its scores in results.csv (no Grad-CAM maps: use the form above for one image's map)."}
+          : model.kind === "detection"
+            ? "A zip of images (.png, .jpg, .tif, ...): results.csv has one line per box found (class, score and corners in the image's pixels), and one line for an image with none."
+            : "A zip of images (.png, .jpg, .tif, ...): each image gets its scores in results.csv."}
       </p>
+      {canOverlay ? (
+        <label className="check">
+          <input type="checkbox" checked={overlays} onChange={(e) => setOverlays(e.target.checked)} data-testid="batch-overlays" />
+          Also make Grad-CAM overlays: each image with the map of its predicted class over it, as a PNG in overlays.zip (slower)
+        </label>
+      ) : null}
       <label>
         File to score
         <input
@@ -66,32 +205,43 @@ export function BatchScoring({ id, model }: { id: number; model: Model }) {
           accept={table ? ".csv,.xlsx" : ".zip"}
           disabled={sending}
           data-testid="batch-input"
-          onChange={(e) => e.target.files?.[0] && void send(e.target.files[0])}
+          onChange={(e) => {
+            const f = e.target.files?.[0];
+            e.target.value = ""; // the same file can be sent again
+            if (f) void send(f);
+          }}
         />
       </label>
+      {sending ? <p aria-busy="true">Sending the file…</p> : null}
       <ErrorBox error={error} title="The file was not scored" />
+      {current ? <Current b={current} unit={unit} streaming={streaming} /> : null}
       {batches.length ? (
         <div className="table-wrap" tabIndex={0}>
-          <table aria-label="Batches" data-testid="batches">
+          <table aria-label="Files scored with this model" data-testid="batches">
+            <caption>Files scored with this model (the last 20)</caption>
             <thead>
               <tr>
+                <th scope="col">File</th>
                 <th scope="col">Sent</th>
                 <th scope="col">Status</th>
-                <th scope="col">Scored</th>
+                <th scope="col">{table ? "Rows" : "Images"}</th>
                 <th scope="col">Without a score</th>
-                <th scope="col">Flagged</th>
-                <th scope="col">Results</th>
+                {table ? <th scope="col">Flagged</th> : null}
+                <th scope="col">Downloads</th>
               </tr>
             </thead>
             <tbody>
               {batches.map((b) => (
                 <tr key={b.batch_id}>
+                  <td className="file-name">{b.file_name ?? "(sent by a program)"}</td>
                   <td>{formatDate(b.created_at)}</td>
                   <td>{b.status === "failed" ? `failed: ${b.failure_reason ?? ""}` : b.status}</td>
-                  <td>{b.total !== null ? `${b.done} of ${b.total}` : b.done}</td>
-                  <td>{b.failed}</td>
-                  <td>{b.flagged}</td>
-                  <td>{b.results_url ? <a href={b.results_url}>results.csv</a> : "–"}</td>
+                  <td>{b.status === "queued" ? "–" : b.total !== null ? `${count(b.done)} of ${count(b.total)}` : count(b.done)}</td>
+                  <td>{count(b.failed)}</td>
+                  {table ? <td>{count(b.flagged)}</td> : null}
+                  <td>
+                    <Downloads b={b} />
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -1,26 +1,10 @@
 // Grad-CAM maps arrive as filas x columnas values 0..255. They are painted with a perceptual colour ramp
 // (dark blue -> red -> yellow, like "inferno"), and low values are transparent so the anatomy stays visible.
 
-const STOPS: Array<[number, [number, number, number]]> = [
-  [0, [0, 0, 4]],
-  [0.25, [87, 16, 110]],
-  [0.5, [188, 55, 84]],
-  [0.75, [249, 142, 9]],
-  [1, [252, 255, 164]],
-];
+import { GRADCAM_STOPS as STOPS, rampAlpha, rampColour } from "../../../src/serving/gradcam-ramp";
 
-export function rampColour(t: number): [number, number, number] {
-  const x = Math.max(0, Math.min(1, t));
-  for (let i = 1; i < STOPS.length; i++) {
-    const [t1, c1] = STOPS[i];
-    if (x <= t1) {
-      const [t0, c0] = STOPS[i - 1];
-      const f = (x - t0) / (t1 - t0);
-      return [0, 1, 2].map((k) => Math.round(c0[k] + (c1[k] - c0[k]) * f)) as [number, number, number];
-    }
-  }
-  return STOPS[STOPS.length - 1][1];
-}
+// One ramp for the dashboard and a batch's overlays.zip (src/serving/gradcam-ramp.ts).
+export { rampColour };
 
 /** The ramp as a CSS linear-gradient, for the overlay's legend (transparent low values are shown in full colour). */
 export function rampGradient(): string {
@@ -40,7 +24,7 @@ export function gradcamPixels(map: number[][]): Uint8ClampedArray {
       out[o] = r;
       out[o + 1] = g;
       out[o + 2] = b;
-      out[o + 3] = Math.round(255 * Math.min(1, v * 1.4));
+      out[o + 3] = Math.round(255 * rampAlpha(v));
     }
   }
   return out;

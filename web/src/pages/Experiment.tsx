@@ -10,6 +10,7 @@ import { ErrorBox, Link, StatusBadge } from "../components/ui";
 import { FigureCard, figureTables } from "../components/FigureCard";
 import { ExperimentLabelsEditor } from "../components/ExperimentLabels";
 import { IntendedUseEditor } from "../components/IntendedUse";
+import { OperatingPointPanel } from "../components/OperatingPoint";
 import { formatEta, useSteadyEta } from "../lib/eta";
 import { experimentTitle, formatDate, formatDuration } from "../lib/format";
 import { navigate } from "../lib/router";
@@ -237,6 +238,7 @@ export function ExperimentPage({ id }: { id: number }) {
             </a>
           </div>
           <IntendedUseEditor exp={exp} onSaved={() => void refresh()} />
+          {!retrospective && exp.positive_class ? <OperatingPointPanel experimentId={id} onChanged={() => void refresh()} /> : null}
           {report ? (
             <>
               <h2>Figures</h2>
@@ -264,6 +266,14 @@ export function ExperimentPage({ id }: { id: number }) {
           <li key={i}>
             <StatusBadge status={h.status} /> {formatDate(h.at)}
             {h.attempt ? <span className="muted small"> (attempt {h.attempt})</span> : null}
+            {h.event ? (
+              <span className="small">
+                {" "}
+                {h.event === "operating_point_saved"
+                  ? `operating point saved as model version ${h.version}`
+                  : `model version ${h.version} made current again`}
+              </span>
+            ) : null}
           </li>
         ))}
       </ol>

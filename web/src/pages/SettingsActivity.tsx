@@ -29,6 +29,8 @@ const ACTION_WORDS: Record<string, string> = {
   password_reset_issued: "Made a password-reset link",
   password_reset_used: "Set a new password with a reset link",
   role_changed: "Changed a user's role",
+  operating_point_saved: "Saved an operating point (new model version)",
+  model_version_restored: "Made an earlier model version current again",
 };
 
 const VIA_WORDS: Record<string, string> = {
