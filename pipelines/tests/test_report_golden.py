@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from builder_pipelines.tabular import evaluation
-from builder_pipelines.vision import report
+from builder_pipelines.vision import evaluation as report
 
 GOLDEN = Path(__file__).parent / "golden" / "report_outputs.json"
 

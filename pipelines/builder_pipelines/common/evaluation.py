@@ -1,7 +1,7 @@
 """Split-level scoring shared by every classification and regression pipeline (tabular, vision): contract metrics
 with patient-level intervals, the report's curves and confusion matrices, the manifest's ``clinical`` section, and
 the test figures drawn from them (report_figures, clinical_figures). Task adapters (tabular/evaluation.py,
-vision/report.py) keep their own report.json layout and figure titles; detection's box metrics are in
+vision/evaluation.py) keep their own report.json layout and figure titles; detection's box metrics are in
 detection/evaluation.py.
 
 ``truth`` is one-hot (classification, one column per class) or the values (regression)."""

@@ -42,7 +42,7 @@ def score_split(
     if problem == "regression":
         m = E.split_metrics(problem, y, scores, None, groups, seed)
         return m, {
-            "pred_vs_actual": {"actual": np.round(y, 6).tolist(), "predicted": np.round(scores[:, 0], 6).tolist()}
+            "predicted_vs_true": {"actual": np.round(y, 6).tolist(), "predicted": np.round(scores[:, 0], 6).tolist()}
         }
     yo = one_hot(y, scores.shape[1])
     m = E.split_metrics(problem, yo, scores, thresholds, groups, seed, positive)
@@ -74,12 +74,12 @@ def write_figures(out_dir: str, problem: str, classes: list[dict], extras: dict,
     """SVG files beside the manifest; returns manifest ``figures`` entries, each with its data ``table``
     (figure_tables.split_tables moves those to report.json)."""
     if problem == "regression":
-        pva = extras["pred_vs_actual"]
+        pva = extras["predicted_vs_true"]
         svg = RF.scatter_chart(
             pva["actual"], pva["predicted"], "Test: predicted vs actual", "actual", "predicted", look="tabular"
         )
         table = FT.series_table("actual", "predicted", [("test rows", pva["actual"], pva["predicted"])])
-        figs = [("pred_vs_actual", "Test set: predicted against actual values", svg, table)]
+        figs = [("predicted_vs_true", "Test set: predicted against actual values", svg, table)]
     else:
         figs = E.curve_figures(
             problem,

@@ -22,7 +22,8 @@ from ..common.errors import DataError
 from ..common.figure_tables import split_tables
 from ..common.manifest import provenance, write_manifest, write_report
 from ..common.spec import JobSpec
-from . import dataset, report
+from . import dataset
+from . import evaluation as report
 from .export import run_onnx, session
 from .preprocess import preprocess_file
 

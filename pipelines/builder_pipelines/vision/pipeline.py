@@ -16,7 +16,8 @@ from ..common.errors import DataError
 from ..common.figure_tables import split_tables
 from ..common.manifest import provenance, write_manifest, write_report
 from ..common.spec import JobSpec
-from . import crossfit, crossfit_plan, dataset, report
+from . import crossfit, crossfit_plan, dataset
+from . import evaluation as report
 from .export import check_parity, export_onnx, run_onnx, session
 from .models import ExportModel
 from .preprocess import normalise
