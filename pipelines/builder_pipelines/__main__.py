@@ -12,11 +12,12 @@ import traceback
 
 from .common import events
 from .common.errors import DataError, SpecError
-from .common.spec import load_spec
+from .common.spec import JobSpec, load_spec
 
 
-def _dispatch(spec: dict, out_dir: str) -> str:
-    kind = spec["kind"]
+def _dispatch(spec: JobSpec | dict, out_dir: str) -> str:
+    spec = JobSpec.of(spec)
+    kind = spec.kind
     if kind == "tabular":
         from .tabular import run
     elif kind == "vision_classification":
@@ -35,9 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     try:
-        spec = load_spec(args.spec)
-        if spec["command"] != args.command:
-            raise SpecError(f"spec.command is {spec['command']!r} but the command line says {args.command!r}")
+        spec = JobSpec.from_dict(load_spec(args.spec))
+        if spec.command != args.command:
+            raise SpecError(f"spec.command is {spec.command!r} but the command line says {args.command!r}")
         manifest_path = _dispatch(spec, args.out)
         events.result(manifest_path)
         return 0

@@ -93,8 +93,7 @@ def test_every_chart_writes_axis_text_of_at_least_14_units(tmp_path):
     """14 units on a 480-unit figure shown >= 480 px wide (the page's columns) display at >= 12 px; the browser
     test measures the displayed size, this catches a chart module drifting back to small text."""
     from builder_pipelines.common import clinical_figures
-    from builder_pipelines.tabular import figures as tab
-    from builder_pipelines.vision import figures as vis
+    from builder_pipelines.common import report_figures as RF
 
     rng = np.random.default_rng(3)
     y = rng.integers(0, 2, 200)
@@ -103,13 +102,12 @@ def test_every_chart_writes_axis_text_of_at_least_14_units(tmp_path):
     svgs = [
         clinical_figures.decision_curve_svg(decision.decision_curve(y, p), "malignant")[0],
         clinical_figures.calibration_svg(curves["calibration"]["1"], "malignant", "Calibration")[0],
-        vis.line_chart([{"label": "a", "x": [0, 1], "y": [0, 1]}], "t", "x", "y"),
-        vis.confusion_chart([[5, 1], [2, 7]], ["benign", "malignant"], "Confusion"),
+        RF.confusion_chart([[5, 1], [2, 7]], ["benign", "malignant"], "Confusion"),
+        RF.bar_chart({"radius": 1.0, "texture": 0.5}, "t"),
     ]
-    tab.lines(tmp_path / "l.svg", "t", "x", "y", [("a", [0, 1], [0, 1])], diagonal="up")
-    tab.bars(tmp_path / "b.svg", "t", {"radius": 1.0, "texture": 0.5})
-    tab.scatter(tmp_path / "s.svg", "t", "x", "y", [0, 1], [0, 1])
-    svgs += [(tmp_path / f).read_text() for f in ("l.svg", "b.svg", "s.svg")]
+    for look in ("tabular", "vision"):
+        svgs.append(RF.line_chart([("a", [0, 1], [0, 1])], "t", "x", "y", look=look, diagonal=True, markers=True))
+        svgs.append(RF.scatter_chart([0, 1], [0, 1], "t", "x", "y", look=look))
     for svg in svgs:
         assert 'viewBox="0 0 480 ' in svg
         assert min(_font_sizes(svg)) >= 14

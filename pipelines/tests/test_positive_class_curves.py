@@ -4,7 +4,7 @@ class index 1 (issue 37: BreastMNIST's curves were drawn for normal_or_benign)."
 import numpy as np
 
 from builder_pipelines.tabular import evaluation
-from builder_pipelines.vision import report
+from builder_pipelines.vision import evaluation as report
 
 
 def _figures(tmp_path, positive):

@@ -202,7 +202,7 @@ def test_regression(tmp_path):
     assert m["metrics"]["test"]["r2"]["value"] > 0.7 and m["metrics"]["test"]["rmse"]["value"] > 0
     s = onnx_scores(out, np.array([[1.0, 0.0, 2.0], [-1.0, 0.0, 2.0]]))
     assert s.shape == (2, 1) and s[0, 0] > s[1, 0]
-    assert {f["name"] for f in m["figures"]} == {"pred_vs_actual", "importance"}
+    assert {f["name"] for f in m["figures"]} == {"predicted_vs_true", "importance"}
 
 
 @pytest.mark.train

@@ -6,10 +6,12 @@ from __future__ import annotations
 import torch
 
 from .errors import DataError
+from .spec import JobSpec
 
 
-def pick_device(spec: dict) -> torch.device:
-    want = spec.get("device", "auto")
+def pick_device(spec: JobSpec | dict) -> torch.device:
+    spec = JobSpec.of(spec)
+    want = spec.device
     if want == "cuda" and not torch.cuda.is_available():
         raise DataError("device 'cuda' was asked for but no CUDA device is available")
     return torch.device("cuda" if want in ("auto", "cuda") and torch.cuda.is_available() else "cpu")

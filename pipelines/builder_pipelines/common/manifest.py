@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .. import __version__
 from .contract import errors
+from .spec import JobSpec
 
 
 def _write_json_atomic(path: Path, document: object) -> None:
@@ -18,11 +19,12 @@ def _write_json_atomic(path: Path, document: object) -> None:
     os.replace(tmp, path)
 
 
-def provenance(spec: dict, time_taken_s: float, device: str, framework: dict[str, str]) -> dict:
-    split = spec["split"]
+def provenance(spec: JobSpec | dict, time_taken_s: float, device: str, framework: dict[str, str]) -> dict:
+    spec = JobSpec.of(spec)
+    split = spec.split.parts()
     return {
-        "dataset_sha256": spec["data"].get("sha256"),
-        "seed": spec["seed"],
+        "dataset_sha256": spec.data.sha256,
+        "seed": spec.seed,
         "split_counts": {k: len(split[k]) for k in ("train", "val", "test")},
         "code_version": f"builder_pipelines {__version__}",
         "time_taken_s": round(float(time_taken_s), 3),

@@ -27,6 +27,7 @@ import numpy as np
 
 from . import metrics as M
 from .data import Table, require_columns
+from .spec import JobSpec
 
 MIN_PATIENTS = 20
 MIN_PER_CLASS = 5
@@ -39,15 +40,18 @@ MISSING = "missing"
 MISSING_MARKERS = frozenset({"na", "n/a", "nan", "?", "null", "none", "missing", ".", "-"})
 
 
-def inputs(spec: dict, table: Table, rows: list[int]) -> dict | None:
+def inputs(spec: JobSpec | dict, table: Table, rows: list[int]) -> dict | None:
     """The subgroup columns' values on ``rows`` (aligned with the scores), or None when the request names none."""
-    names = list(spec["data"].get("subgroup_cols") or [])
+    if isinstance(spec, JobSpec):
+        names, bins = list(spec.data.subgroup_cols), spec.data.subgroup_bins
+    else:  # a bare {"data": {...}}, as the unit tests write it
+        names, bins = list(spec["data"].get("subgroup_cols") or []), spec["data"].get("subgroup_bins") or {}
     if not names:
         return None
     require_columns(table, names)
     return {
         "columns": [(n, [table.rows[r][n] for r in rows]) for n in names],
-        "bins": dict(spec["data"].get("subgroup_bins") or {}),
+        "bins": {k: list(v) for k, v in bins.items()},
         # Over every row, as the dataset check counts them, so its free-text warning and this skip agree.
         "distinct": {n: len({row[n].strip() for row in table.rows} - {""}) for n in names},
     }

@@ -16,6 +16,7 @@ from PIL import Image
 from ..common import events
 from ..common.data import read_table, require_columns, split_indices
 from ..common.errors import DataError
+from ..common.spec import JobSpec, data_and_split
 
 BOX_COLS = ("x1", "y1", "x2", "y2")
 
@@ -40,14 +41,14 @@ def _float(row: dict, col: str, where: str) -> float:
     return v
 
 
-def read_detection_table(spec: dict, classes: list[str] | None = None):
+def read_detection_table(spec: JobSpec | dict, classes: list[str] | None = None):
     """-> (records by split {train, val, test}, class names). ``classes`` fixes the class list
     (evaluate uses the source model's); otherwise it is derived from the rows of every split."""
-    d = spec["data"]
-    img_col, lab_col, id_col = d.get("images_col"), d["label_cols"][0], d["id_col"]
+    d, split = data_and_split(spec)
+    img_col, lab_col, id_col = d.images_col, d.label_cols[0], d.id_col
     if not img_col:
         raise DataError("detection needs data.images_col (the image path column)")
-    table = read_table(d["table"])
+    table = read_table(d.table)
     require_columns(table, [id_col, img_col, lab_col, *BOX_COLS])
     names = sorted({(r[lab_col] or "").strip() for r in table.rows} - {""})
     if classes is None:
@@ -58,7 +59,7 @@ def read_detection_table(spec: dict, classes: list[str] | None = None):
     if unknown:
         raise DataError(f"classes the model does not know: {', '.join(unknown)} (model: {', '.join(classes)})")
     index = {c: i for i, c in enumerate(classes)}
-    parts = split_indices(table, id_col, spec["split"])
+    parts = split_indices(table, id_col, split.parts())
     out: dict[str, list[ImageRecord]] = {}
     dropped: list[str] = []
     for part, rows in parts.items():
@@ -81,7 +82,7 @@ def read_detection_table(spec: dict, classes: list[str] | None = None):
             entry["labels"].append(index[name])
         recs = []
         for rel, e in sorted(by_image.items()):
-            path = os.path.join(d["root"], rel)
+            path = os.path.join(d.root, rel)
             recs.append(
                 ImageRecord(
                     path,

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..common.metrics import _bootstrap
 from .boxes import iou_matrix
+from .infer import EVAL_SCORE_FLOOR, detections, raw_outputs
 
 IOU_THRESHOLDS = np.round(np.linspace(0.5, 0.95, 10), 2)
 RECALL_POINTS = np.linspace(0, 1, 101)
@@ -174,3 +175,16 @@ def choose_score_threshold(m: Matched, metric: str, grid=SCORE_GRID):
         return float(grid[i]), float(r[i])
     i = int(np.argmax(f1))
     return float(grid[i]), float(f1[i])
+
+
+def evaluate_split(forward, prep, det_cfg: dict, k: int, seed: int):
+    """One split scored with ``forward`` (the exported ONNX model for reported metrics) and the serving
+    post-processing ``det_cfg``: (metrics with patient-level intervals, PR curves, served detections per image)."""
+    raw = raw_outputs(forward, prep)
+    m = Matched(
+        detections(raw, prep, det_cfg, score_floor=min(EVAL_SCORE_FLOOR, det_cfg["score_threshold"])), prep.gts, k
+    )
+    groups = np.array([r.patient for r in prep.records])
+    metrics = detection_metrics(m, groups, det_cfg["score_threshold"], seed=seed)
+    served = detections(raw, prep, det_cfg)  # exactly what serving returns, for the figures
+    return metrics, pr_curves(m), served

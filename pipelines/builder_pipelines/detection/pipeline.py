@@ -18,10 +18,12 @@ from PIL import Image
 from ..common import events
 from ..common.device import pick_device
 from ..common.errors import DataError
+from ..common.evaluation import emit_metrics
 from ..common.manifest import provenance, write_manifest, write_report
+from ..common.spec import JobSpec
 from .augment import TrainStore
 from .data import read_detection_table
-from .evaluation import RULES, Matched, choose_score_threshold, detection_metrics, pr_curves
+from .evaluation import RULES, Matched, choose_score_threshold, detection_metrics, evaluate_split
 from .export import export_onnx, session
 from .figures import draw_examples
 from .infer import EVAL_SCORE_FLOOR, detections, onnx_forward, prepare, raw_outputs, torch_forward
@@ -102,28 +104,18 @@ def _choose_serving(model, val, metric, max_det):
     }
 
 
-def _evaluate_split(forward, prep, det_cfg, k, seed):
-    raw = raw_outputs(forward, prep)
-    m = Matched(
-        detections(raw, prep, det_cfg, score_floor=min(EVAL_SCORE_FLOOR, det_cfg["score_threshold"])), prep.gts, k
-    )
-    groups = np.array([r.patient for r in prep.records])
-    metrics = detection_metrics(m, groups, det_cfg["score_threshold"], seed=seed)
-    served = detections(raw, prep, det_cfg)  # exactly what serving returns, for the figures
-    return metrics, pr_curves(m), served
-
-
 def _framework():
     return {"torch": torch.__version__, "onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__}
 
 
-def train(spec: dict, out_dir: str) -> str:
+def train(spec: JobSpec | dict, out_dir: str) -> str:
+    spec = JobSpec.of(spec)
     t0 = time.monotonic()
-    opts = spec.get("options") or {}
-    torch.set_num_threads(int(opts.get("threads") or 2))
-    torch.manual_seed(spec["seed"])
+    opts = spec.options
+    torch.set_num_threads(int(opts.threads or 2))
+    torch.manual_seed(spec.seed)
     device = pick_device(spec)
-    mode = MODES[spec["budget"]["mode"]]
+    mode = MODES[spec.budget.mode]
     events.progress("preparing", 0.0, message="reading the box table")
     splits, classes = read_detection_table(spec)
     if not splits["train"]:
@@ -134,17 +126,17 @@ def train(spec: dict, out_dir: str) -> str:
     if not val_records:
         events.log("warn", "no validation images: thresholds are chosen on the training images")
         val_records = splits["train"]
-    side = min(mode["side"], int(opts.get("max_image_side") or mode["side"]))
+    side = min(mode["side"], int(opts.max_image_side or mode["side"]))
     in_w, in_h = _input_size(splits["train"], side)
     image_cfg = _image_cfg(in_w, in_h)
     store = TrainStore(splits["train"], in_w, in_h)
     val, test = prepare(val_records, image_cfg), prepare(splits["test"], image_cfg)
     max_det = int(max(100, 2 * max(len(r.boxes) for r in splits["train"] + val_records)))
     model = Detector(len(classes), in_w, in_h, mode["size"]).to(memory_format=torch.channels_last)
-    if opts.get("pretrained_weights"):
+    if opts.pretrained_weights:
         _load_pretrained(model, opts["pretrained_weights"])
     model = model.to(device)
-    flips = opts.get("allow_flips") is not False
+    flips = opts.allow_flips is not False
     counts = np.bincount(np.concatenate([r.labels for r in splits["train"]]).astype(np.int64), minlength=len(classes))
     cfg = {
         **mode,
@@ -156,7 +148,7 @@ def train(spec: dict, out_dir: str) -> str:
         "std_t": torch.tensor(STD)[:, None, None],
         "val_det": {"score_threshold": EVAL_SCORE_FLOOR, "nms_iou": 0.5, "max_detections": max_det},
     }
-    budget = spec["budget"]["time_budget_s"]
+    budget = spec.budget.time_budget_s
     cfg["post_images"] = len(NMS_CANDIDATES) * len(val.records) + 2 * (len(val.records) + len(test.records))
     train_budget = max(1.0, budget - (time.monotonic() - t0))
     events.log(
@@ -171,22 +163,21 @@ def train(spec: dict, out_dir: str) -> str:
         val,
         cfg,
         train_budget,
-        spec["seed"],
+        spec.seed,
         lambda f, **kw: events.progress("training", 0.05 + 0.8 * f, **kw),
     )
 
     events.progress("evaluating", 0.86, message="choosing the score threshold and NMS on validation")
-    det_cfg, choice = _choose_serving(model, val, spec["threshold_metric"], max_det)
+    det_cfg, choice = _choose_serving(model, val, spec.threshold_metric, max_det)
     os.makedirs(out_dir, exist_ok=True)
     events.progress("exporting", 0.9, message="exporting ONNX and checking it against PyTorch")
     parity = export_onnx(model, os.path.join(out_dir, "model.onnx"), test.inputs[:3])
     events.artifact("model.onnx", "model")
-    sess = session(os.path.join(out_dir, "model.onnx"), int(opts.get("threads") or 2))
+    sess = session(os.path.join(out_dir, "model.onnx"), int(opts.threads or 2))
     events.progress("evaluating", 0.93, message="test metrics with the exported model")
-    val_metrics, val_pr, _ = _evaluate_split(onnx_forward(sess), val, det_cfg, len(classes), spec["seed"])
-    test_metrics, test_pr, served = _evaluate_split(onnx_forward(sess), test, det_cfg, len(classes), spec["seed"])
-    for name, m in test_metrics.items():
-        events.metric("test", name, m["value"])
+    val_metrics, val_pr, _ = evaluate_split(onnx_forward(sess), val, det_cfg, len(classes), spec.seed)
+    test_metrics, test_pr, served = evaluate_split(onnx_forward(sess), test, det_cfg, len(classes), spec.seed)
+    emit_metrics(events, "test", test_metrics)
     figures = draw_examples(out_dir, test.records, served, classes)
     report = {
         "pr_curves": {"test": test_pr, "validation": val_pr},
@@ -204,10 +195,10 @@ def train(spec: dict, out_dir: str) -> str:
         "input": {"name": "input", "image": image_cfg},
         "outputs": {"scores": "scores", "boxes": "boxes"},
         "classes": [{"index": i, "code": c, "name": c} for i, c in enumerate(classes)],
-        "threshold_rule": f"{RULES[spec['threshold_metric']]}; NMS IoU and class-agnostic NMS chosen by validation mAP@0.5 "
+        "threshold_rule": f"{RULES[spec.threshold_metric]}; NMS IoU and class-agnostic NMS chosen by validation mAP@0.5 "
         f"among {NMS_CANDIDATES}",
         "detection": det_cfg,
-        "metric": spec["metric"],
+        "metric": spec.metric,
         "metrics": {"validation": val_metrics, "test": test_metrics},
         "figures": figures,
         "report_file": "report.json",
@@ -220,7 +211,7 @@ def train(spec: dict, out_dir: str) -> str:
             "letterbox": "scale = min(W/w, H/h); resized to (round(w*scale), round(h*scale)) with round half up; "
             "placed at the top-left; pad_value in 0..255 pixel units before scale/mean/std",
             "flips": flips,
-            "pretrained_weights": bool(opts.get("pretrained_weights")),
+            "pretrained_weights": bool(opts.pretrained_weights),
             "epochs": summary["epochs_run"],
             "best_val_map50_during_training": summary["best_val_map50"],
             "device": device.type,
@@ -238,10 +229,11 @@ def train(spec: dict, out_dir: str) -> str:
     return path
 
 
-def evaluate(spec: dict, out_dir: str) -> str:
+def evaluate(spec: JobSpec | dict, out_dir: str) -> str:
     """Retrospective: the source model.onnx on new images; same post-processing, new test metrics."""
+    spec = JobSpec.of(spec)
     t0 = time.monotonic()
-    src = (spec.get("source_model") or {}).get("dir")
+    src = spec.source_model.dir if spec.source_model else None
     if not src:
         raise DataError("evaluate needs source_model.dir")
     with open(os.path.join(src, "manifest.json"), encoding="utf-8") as fh:
@@ -254,15 +246,14 @@ def evaluate(spec: dict, out_dir: str) -> str:
     test = prepare(splits["test"], source["input"]["image"])
     os.makedirs(out_dir, exist_ok=True)
     shutil.copyfile(os.path.join(src, source["model_file"]), os.path.join(out_dir, "model.onnx"))
-    sess = session(os.path.join(out_dir, "model.onnx"), int((spec.get("options") or {}).get("threads") or 2))
-    metrics, pr, served = _evaluate_split(onnx_forward(sess), test, source["detection"], len(classes), spec["seed"])
-    for name, m in metrics.items():
-        events.metric("test", name, m["value"])
+    sess = session(os.path.join(out_dir, "model.onnx"), int(spec.options.threads or 2))
+    metrics, pr, served = evaluate_split(onnx_forward(sess), test, source["detection"], len(classes), spec.seed)
+    emit_metrics(events, "test", metrics)
     figures = draw_examples(out_dir, test.records, served, classes)
     write_report(out_dir, {"pr_curves": {"test": pr}, "source_model": src})
     manifest = {k: v for k, v in source.items() if k not in ("metrics", "provenance")}
     # Detection has always been selected on mAP@0.5; models published before `metric` said so named the threshold rule's metric.
-    manifest["metric"] = spec["metric"]
+    manifest["metric"] = spec.metric
     manifest.update(
         {
             "model_file": "model.onnx",

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 from ..common import events
 from ..common.contract import default_budgets
+from ..common.spec import JobSpec
 
 DEFAULT_BUDGET_S = default_budgets()
 FAST_BUDGET_S = DEFAULT_BUDGET_S["fast"]
 BEST_BUDGET_S = DEFAULT_BUDGET_S["best"]
 
 
-def run(spec: dict, out_dir: str) -> str:
+def run(spec: JobSpec | dict, out_dir: str) -> str:
+    spec = JobSpec.of(spec)
     events.install_stdout_guard()
-    if spec["command"] == "evaluate":
+    if spec.command == "evaluate":
         from .evaluate import evaluate
 
         return evaluate(spec, out_dir)

@@ -26,12 +26,14 @@ from ..common import figure_tables as FT
 from ..common.data import read_table, require_columns, split_indices
 from ..common.errors import DataError, SpecError
 from ..common.manifest import provenance, write_manifest, write_report
+from ..common.spec import JobSpec
 from . import evaluation, export
 from .table import Column, Unseen, encode_features, encode_labels
 
 
-def _source(spec: dict) -> tuple[Path, dict]:
-    src = (spec.get("source_model") or {}).get("dir")
+def _source(spec: JobSpec | dict) -> tuple[Path, dict]:
+    spec = JobSpec.of(spec)
+    src = spec.source_model.dir if spec.source_model else None
     if not src:
         raise SpecError("evaluate needs source_model.dir")
     path = Path(src) / "manifest.json"
@@ -87,27 +89,28 @@ def _check_unseen(unseen: dict[str, Unseen], columns: list[Column], n_rows: int)
     return out
 
 
-def evaluate(spec: dict, out_dir: str) -> str:
+def evaluate(spec: JobSpec | dict, out_dir: str) -> str:
+    spec = JobSpec.of(spec)
     start = time.monotonic()
     src_dir, src = _source(spec)
     problem = src["problem"]
-    if spec["problem"] != problem:
-        events.log("warn", f"spec.problem is {spec['problem']!r} but the model is {problem!r}; using the model's")
+    if spec.problem != problem:
+        events.log("warn", f"spec.problem is {spec.problem!r} but the model is {problem!r}; using the model's")
     os.makedirs(out_dir, exist_ok=True)
     events.progress("preparing", 0.0, message="reading the table")
-    d = spec["data"]
-    table = read_table(d["table"])
+    d = spec.data
+    table = read_table(d.table)
     columns = [Column.from_manifest(c) for c in src["input"]["columns"]]
-    label_col = d["label_cols"][0]
-    require_columns(table, [d["id_col"], label_col] + [c.name for c in columns])
-    rows = split_indices(table, d["id_col"], spec["split"])["test"]
+    label_col = d.label_cols[0]
+    require_columns(table, [d.id_col, label_col] + [c.name for c in columns])
+    rows = split_indices(table, d.id_col, spec.split.parts())["test"]
     if not rows:
         raise DataError("none of the patients in split.test are in the table")
     unseen: dict[str, Unseen] = {}
     X = encode_features(table, columns, rows, unseen)
     filled = _check_unseen(unseen, columns, len(rows))
     y = encode_labels(table, label_col, src["classes"], problem, rows)
-    groups = np.array([table.rows[r][d["id_col"]] for r in rows])
+    groups = np.array([table.rows[r][d.id_col] for r in rows])
 
     events.progress("evaluating", 0.3, message="running the ONNX model")
     model_path = src_dir / src["model_file"]
@@ -116,13 +119,11 @@ def evaluate(spec: dict, out_dir: str) -> str:
     events.artifact(src["model_file"], "model")
     # The source model's positive class unless this study names another; an older model without one: the rule.
     positive = (
-        clinical.positive_for_evaluation(problem, src["classes"], y, spec.get("positive_class"), src)
+        clinical.positive_for_evaluation(problem, src["classes"], y, spec.positive_class, src)
         if problem != "regression"
         else None
     )
-    metrics, extras = evaluation.score_split(
-        problem, y, scores, src.get("thresholds"), groups, int(spec["seed"]), positive
-    )
+    metrics, extras = evaluation.score_split(problem, y, scores, src.get("thresholds"), groups, spec.seed, positive)
     clinical_facts = evaluation.clinical_section(
         problem,
         src["classes"],
@@ -132,7 +133,7 @@ def evaluate(spec: dict, out_dir: str) -> str:
         groups,
         positive,
         subgroups.inputs(spec, table, rows),
-        int(spec["seed"]),
+        spec.seed,
     )
     evaluation.emit_metrics(events, "test", metrics)
 
@@ -180,7 +181,7 @@ def evaluate(spec: dict, out_dir: str) -> str:
     if clinical_facts is not None:
         manifest["clinical"] = clinical_facts
     # Regression models published before `metric` was required carry none; they were selected on rmse, as the spec says.
-    manifest.setdefault("metric", spec["metric"])
+    manifest.setdefault("metric", spec.metric)
     manifest["figures"] = figs
     manifest["report_file"] = "report.json"
     manifest["provenance"] = provenance(

@@ -1,17 +1,31 @@
-"""Metrics, curves and figures for one split's scores; shared by train and evaluate."""
+"""The tabular report of one split: common/evaluation.py's metrics, curves and figures, with tabular's report.json
+layout (``extras``), figure titles and chart look, and the feature-importance figure; shared by train and evaluate."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
-from ..common import clinical, clinical_figures
+from ..common import evaluation as E
 from ..common import figure_tables as FT
 from ..common import metrics as M
-from ..common import thresholds as T
-from . import figures
+from ..common import report_figures as RF
 from .table import one_hot
+
+emit_metrics = E.emit_metrics
+
+TITLES = {  # (manifest title, title drawn on the chart)
+    "roc": ("ROC curve on the test set", "Test ROC curve"),
+    "pr": ("Precision-recall curve on the test set", "Test precision-recall curve"),
+    "calibration": ("Calibration (reliability) on the test set", "Test calibration (reliability)"),
+    "decision_curve": ("Decision curve on the test set: net benefit of acting on {name}", ""),
+}
+IMPORTANCE_TITLES = {
+    "mean_abs_contribution": "Mean |SHAP contribution| on the test set",
+    "abs_coefficient_standardised": "|coefficient| on standardised features",
+    "gain": "LightGBM split gain",
+    "impurity_decrease": "Mean decrease in impurity (forest, training data)",
+    "prediction_values_change": "Prediction change per feature (CatBoost, from its trees)",
+}
 
 
 def score_split(
@@ -23,20 +37,18 @@ def score_split(
     seed: int,
     positive: tuple[int, str] | None = None,
 ) -> tuple[dict, dict]:
-    """(contract metrics with patient-level CIs, report extras: curves, confusion matrix)."""
+    """(contract metrics with patient-level CIs, report extras: curves, confusion matrix); ``y``: class indices
+    or values."""
     if problem == "regression":
-        m = M.regression_metrics(y, scores[:, 0], groups, seed=seed)
+        m = E.split_metrics(problem, y, scores, None, groups, seed)
         return m, {
-            "pred_vs_actual": {"actual": np.round(y, 6).tolist(), "predicted": np.round(scores[:, 0], 6).tolist()}
+            "predicted_vs_true": {"actual": np.round(y, 6).tolist(), "predicted": np.round(scores[:, 0], 6).tolist()}
         }
     yo = one_hot(y, scores.shape[1])
-    dec = T.apply_thresholds(problem, scores, thresholds)
-    m = M.classification_metrics(problem, yo, scores, dec, groups, seed=seed, positive=positive[0] if positive else 1)
-    extras = {"curves": M.curves(yo, scores), "confusion_matrix": M.confusion_matrix(yo, dec)}
+    m = E.split_metrics(problem, yo, scores, thresholds, groups, seed, positive)
+    extras = {"curves": M.curves(yo, scores), "confusion_matrix": E.confusion_matrix(problem, yo, scores, thresholds)}
     if problem == "binary":  # the positive class's net benefit (common/decision.py); figures read it from here
-        k = positive[0] if positive else 1
-        extras["positive_index"] = k
-        extras["decision_curve"] = clinical.decision_curve(yo[:, k], scores[:, k])
+        extras["positive_index"], extras["decision_curve"] = E.decision_curve(yo, scores, positive)
     return m, extras
 
 
@@ -51,145 +63,47 @@ def clinical_section(
     subgroups: dict | None = None,
     seed: int = 0,
 ) -> dict | None:
-    """The manifest's ``clinical`` section for the test split (None for regression); ``subgroups``: the request's
-    subgroup columns on the test rows (common/subgroups.inputs)."""
+    """The manifest's ``clinical`` section for the test split (None for regression)."""
     if problem == "regression":
         return None
-    return clinical.section(
-        problem,
-        classes,
-        one_hot(y, scores.shape[1]),
-        T.apply_thresholds(problem, scores, thresholds),
-        groups,
-        positive,
-        scores,
-        subgroups,
-        seed,
-    )
-
-
-def emit_metrics(events, split: str, metrics: dict) -> None:
-    for name, entry in metrics.items():
-        events.metric(split, name, entry["value"])
+    yo = one_hot(y, scores.shape[1])
+    return E.clinical_section(problem, classes, yo, scores, thresholds, groups, positive, subgroups, seed)
 
 
 def write_figures(out_dir: str, problem: str, classes: list[dict], extras: dict, importance: dict | None) -> list[dict]:
     """SVG files beside the manifest; returns manifest ``figures`` entries, each with its data ``table``
     (figure_tables.split_tables moves those to report.json)."""
-    out = Path(out_dir)
-    figs = []
     if problem == "regression":
-        pva = extras["pred_vs_actual"]
-        figures.scatter(
-            out / "pred_vs_actual.svg",
-            "Test: predicted vs actual",
-            "actual",
-            "predicted",
-            pva["actual"],
-            pva["predicted"],
+        pva = extras["predicted_vs_true"]
+        svg = RF.scatter_chart(
+            pva["actual"], pva["predicted"], "Test: predicted vs actual", "actual", "predicted", look="tabular"
         )
-        figs.append(
-            {
-                "name": "pred_vs_actual",
-                "file": "pred_vs_actual.svg",
-                "title": "Test set: predicted against actual values",
-                "table": FT.series_table("actual", "predicted", [("test rows", pva["actual"], pva["predicted"])]),
-            }
-        )
+        table = FT.series_table("actual", "predicted", [("test rows", pva["actual"], pva["predicted"])])
+        figs = [("predicted_vs_true", "Test set: predicted against actual values", svg, table)]
     else:
-        curves = extras["curves"]
-        # Binary: one curve, for the positive class (the request's positive_class, else index 1); multiclass:
-        # one-vs-rest per class.
-        keys = [str(extras.get("positive_index", 1))] if problem == "binary" else [str(c["index"]) for c in classes]
-        label = {str(c["index"]): str(c["name"]) for c in classes}
-        roc = [(label[k], curves["roc"][k]["fpr"], curves["roc"][k]["tpr"]) for k in keys if k in curves["roc"]]
-        pr = [(label[k], curves["pr"][k]["recall"], curves["pr"][k]["precision"]) for k in keys if k in curves["pr"]]
-        cal = [
-            (label[k], curves["calibration"][k]["mean_predicted"], curves["calibration"][k]["fraction_positive"])
-            for k in keys
-        ]
-        figures.lines(
-            out / "roc.svg", "Test ROC curve", "false positive rate", "true positive rate", roc, diagonal="up"
+        figs = E.curve_figures(
+            problem,
+            classes,
+            extras["curves"],
+            int(extras.get("positive_index", 1)),
+            extras.get("decision_curve"),
+            TITLES,
+            "tabular",
+            "observed fraction positive",
         )
-        figures.lines(out / "pr.svg", "Test precision-recall curve", "recall", "precision", pr)
-        figs += [
-            {
-                "name": "roc",
-                "file": "roc.svg",
-                "title": "ROC curve on the test set",
-                "table": FT.series_table("false positive rate", "true positive rate", roc),
-            },
-            {
-                "name": "pr",
-                "file": "pr.svg",
-                "title": "Precision-recall curve on the test set",
-                "table": FT.series_table("recall", "precision", pr),
-            },
-        ]
-        if (
-            "decision_curve" in extras
-        ):  # binary: calibration of the positive class with bin counts, and the decision curve
-            k = str(extras["positive_index"])
-            svg, table = clinical_figures.calibration_svg(
-                curves["calibration"][k], label[k], "Test calibration (reliability)"
-            )
-            (out / "calibration.svg").write_text(svg)
-            figs.append(
-                {
-                    "name": "calibration",
-                    "file": "calibration.svg",
-                    "title": "Calibration (reliability) on the test set",
-                    "table": table,
-                }
-            )
-            svg, table = clinical_figures.decision_curve_svg(extras["decision_curve"], label[k])
-            (out / "decision_curve.svg").write_text(svg)
-            figs.append(
-                {
-                    "name": "decision_curve",
-                    "file": "decision_curve.svg",
-                    "table": table,
-                    "title": f"Decision curve on the test set: net benefit of acting on {label[k]}",
-                }
-            )
-        else:
-            figures.lines(
-                out / "calibration.svg",
-                "Test calibration (reliability)",
-                "mean predicted probability",
-                "observed fraction positive",
-                cal,
-                diagonal="up",
-                markers=True,
-            )
-            figs.append(
-                {
-                    "name": "calibration",
-                    "file": "calibration.svg",
-                    "title": "Calibration (reliability) on the test set",
-                    "table": FT.series_table("mean predicted probability", "observed fraction positive", cal),
-                }
-            )
     if importance:
         key, values = (
             next(iter(importance.items()))
             if "mean_abs_contribution" not in importance
             else ("mean_abs_contribution", importance["mean_abs_contribution"])
         )
-        title = {
-            "mean_abs_contribution": "Mean |SHAP contribution| on the test set",
-            "abs_coefficient_standardised": "|coefficient| on standardised features",
-            "gain": "LightGBM split gain",
-            "impurity_decrease": "Mean decrease in impurity (forest, training data)",
-            "prediction_values_change": "Prediction change per feature (CatBoost, from its trees)",
-        }.get(key, key)
-        figures.bars(out / "importance.svg", title, values)
+        title = IMPORTANCE_TITLES.get(key, key)
         figs.append(
-            {
-                "name": "importance",
-                "file": "importance.svg",
-                "title": f"Feature importance: {title}",
-                "table": FT.bars_table(key.replace("_", " "), values),
-            }
+            (
+                "importance",
+                f"Feature importance: {title}",
+                RF.bar_chart(values, title),
+                FT.bars_table(key.replace("_", " "), values),
+            )
         )
-    return figs
+    return RF.write_figures(out_dir, figs)

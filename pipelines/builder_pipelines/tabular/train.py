@@ -24,6 +24,7 @@ from ..common import thresholds as T
 from ..common.data import read_table, require_columns, split_indices
 from ..common.errors import DataError, SpecError
 from ..common.manifest import provenance, write_manifest, write_report
+from ..common.spec import JobSpec
 from . import calibration, evaluation, export, models
 from .search import PLANS, run_search
 from .table import class_list, encode_features, encode_labels, infer_columns, one_hot, set_fills
@@ -33,27 +34,29 @@ SEARCH_SHARE = 0.6  # of the time budget; the rest covers the final fit, export,
 PROBLEMS = ("binary", "multiclass", "regression")
 
 
-def threads_for(spec: dict) -> int:
+def threads_for(spec: JobSpec | dict) -> int:
     """spec.options.threads when set. Otherwise one thread for small tables: LightGBM's OpenMP threads
     spin-wait, and on a busy host two threads fitting 400 rows were measured 27x slower than one."""
-    given = (spec.get("options") or {}).get("threads")
+    spec = JobSpec.of(spec)
+    given = spec.options.threads
     if given:
         return int(given)
     try:
-        size = os.path.getsize(spec["data"]["table"])
+        size = os.path.getsize(spec.data.table)
     except OSError:
         size = 0
     return 1 if size < 50_000_000 else min(4, os.cpu_count() or 1)
 
 
-def _load(spec: dict):
-    d = spec["data"]
-    table = read_table(d["table"])
-    require_columns(table, [d["id_col"]])
-    columns = infer_columns(table, list(d.get("data_cols") or []))
-    problem = spec["problem"]
-    classes = class_list(table, d["label_cols"][0], d.get("class_name_col"), problem)
-    parts = split_indices(table, d["id_col"], spec["split"])
+def _load(spec: JobSpec | dict):
+    spec = JobSpec.of(spec)
+    d = spec.data
+    table = read_table(d.table)
+    require_columns(table, [d.id_col])
+    columns = infer_columns(table, list(d.data_cols or []))
+    problem = spec.problem
+    classes = class_list(table, d.label_cols[0], d.class_name_col, problem)
+    parts = split_indices(table, d.id_col, spec.split.parts())
     for part in ("train", "val", "test"):
         if not parts[part]:
             raise DataError(f"the {part} split has no rows: none of its patients are in the table")
@@ -61,8 +64,8 @@ def _load(spec: dict):
     for part, rows in parts.items():
         data[part] = (
             encode_features(table, columns, rows),
-            encode_labels(table, d["label_cols"][0], classes, problem, rows),
-            np.array([table.rows[r][d["id_col"]] for r in rows]),
+            encode_labels(table, d.label_cols[0], classes, problem, rows),
+            np.array([table.rows[r][d.id_col] for r in rows]),
         )
     if problem != "regression":
         seen = set(np.unique(data["train"][1]).tolist())
@@ -95,19 +98,20 @@ def _trial_reporter(problem: str, metric: str, budget_s: float):
     return on_trial
 
 
-def train(spec: dict, out_dir: str) -> str:
+def train(spec: JobSpec | dict, out_dir: str) -> str:
+    spec = JobSpec.of(spec)
     start = time.monotonic()
-    problem, metric, seed = spec["problem"], spec["metric"], int(spec["seed"])
-    threshold_metric = spec["threshold_metric"]
+    problem, metric, seed = spec.problem, spec.metric, spec.seed
+    threshold_metric = spec.threshold_metric
     if problem not in PROBLEMS:
         raise SpecError(f"the tabular pipeline handles {', '.join(PROBLEMS)}, not {problem!r}")
-    mode, budget_s = spec["budget"]["mode"], float(spec["budget"]["time_budget_s"])
+    mode, budget_s = spec.budget.mode, spec.budget.time_budget_s
     os.makedirs(out_dir, exist_ok=True)
     events.progress("preparing", 0.0, message="reading the table")
     columns, classes, data, subgroup_inputs = _load(spec)
     (Xtr, ytr, gtr), (Xva, yva, gva), (Xte, yte, gte) = data["train"], data["val"], data["test"]
     # Resolved before any training, so a positive_class the label does not have fails at once.
-    positive = clinical.positive_class(problem, classes, np.r_[ytr, yva, yte], spec.get("positive_class"))
+    positive = clinical.positive_class(problem, classes, np.r_[ytr, yva, yte], spec.positive_class)
     set_fills(columns, np.vstack([Xtr, Xva]))  # the rows the published model is fitted on, never test
     k = len(classes) if problem != "regression" else 1
     threads = threads_for(spec)

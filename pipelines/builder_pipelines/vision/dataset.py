@@ -10,6 +10,7 @@ import numpy as np
 
 from ..common.data import Table, require_columns
 from ..common.errors import DataError
+from ..common.spec import JobSpec
 from .preprocess import load_uint8, probe
 
 MEMORY_CAP_BYTES = 768 * 1024**2  # decoded uint8 images (x4 as float32) must fit, else the side shrinks
@@ -64,8 +65,9 @@ def _parse_01(value: str, col: str) -> int:
 
 def build_targets(table: Table, spec: dict, classes: list[dict] | None = None) -> Targets:
     """Targets for every row. ``classes`` (from a published manifest) fixes the class order for evaluate."""
-    problem, data = spec["problem"], spec["data"]
-    label_cols = data["label_cols"]
+    spec = JobSpec.of(spec)
+    problem, data = spec.problem, spec.data
+    label_cols = list(data.label_cols)
     require_columns(table, label_cols)
     if problem == "multilabel":
         if len(label_cols) < 2:
@@ -90,7 +92,7 @@ def build_targets(table: Table, spec: dict, classes: list[dict] | None = None) -
             raise DataError(f"a binary task needs exactly 2 classes in {col}, found {len(codes)}: {codes[:10]}")
         if len(codes) < 2:
             raise DataError(f"label column {col} has a single class")
-        names = _class_names(table, codes, col, data.get("class_name_col"))
+        names = _class_names(table, codes, col, data.class_name_col)
         classes = [{"index": i, "code": c, "name": n} for i, (c, n) in enumerate(zip(codes, names))]
     index = {c["code"]: c["index"] for c in classes}
     unknown = sorted(set(raw) - set(index))
@@ -100,12 +102,13 @@ def build_targets(table: Table, spec: dict, classes: list[dict] | None = None) -
 
 
 def image_paths(table: Table, spec: dict) -> list[str]:
-    data = spec["data"]
-    col = data.get("images_col")
+    spec = JobSpec.of(spec)
+    data = spec.data
+    col = data.images_col
     if not col:
         raise DataError("an image task needs data.images_col (the column holding image paths)")
     require_columns(table, [col])
-    root = os.path.realpath(data["root"])
+    root = os.path.realpath(data.root)
     out = []
     for r in table.rows:
         rel = r[col].strip()
@@ -123,6 +126,7 @@ def choose_input(paths: list[str], spec: dict) -> dict:
 
     Square inputs (stretch) keep the model simple; small images keep their size.
     """
+    spec = JobSpec.of(spec)
     sample = paths if len(paths) <= 200 else [paths[i] for i in np.linspace(0, len(paths) - 1, 200).astype(int)]
     try:
         probes = [probe(p) for p in sample]
@@ -130,7 +134,7 @@ def choose_input(paths: list[str], spec: dict) -> dict:
         raise DataError(f"cannot read an image: {exc}") from exc
     side = int(np.median([max(w, h) for w, h, _ in probes]))
     channels = 3 if any(c for _, _, c in probes) else 1
-    cap = (spec.get("options") or {}).get("max_image_side") or DEFAULT_MAX_SIDE[spec["budget"]["mode"]]
+    cap = spec.options.max_image_side or DEFAULT_MAX_SIDE[spec.budget.mode]
     side = max(8, min(side, int(cap)))
     while side > 16 and len(paths) * channels * side * side > MEMORY_CAP_BYTES:
         side = int(side * 0.9)

@@ -21,14 +21,17 @@ from ..common.data import read_table, split_indices
 from ..common.errors import DataError
 from ..common.figure_tables import split_tables
 from ..common.manifest import provenance, write_manifest, write_report
-from . import dataset, report
+from ..common.spec import JobSpec
+from . import dataset
+from . import evaluation as report
 from .export import run_onnx, session
 from .preprocess import preprocess_file
 
 
-def evaluate(spec: dict, out_dir: str) -> str:
+def evaluate(spec: JobSpec | dict, out_dir: str) -> str:
+    spec = JobSpec.of(spec)
     t0 = time.monotonic()
-    src_dir = (spec.get("source_model") or {}).get("dir")
+    src_dir = spec.source_model.dir if spec.source_model else None
     if not src_dir or not os.path.isfile(os.path.join(src_dir, "manifest.json")):
         raise DataError("evaluate needs source_model.dir holding a published manifest.json")
     with open(os.path.join(src_dir, "manifest.json"), encoding="utf-8") as fh:
@@ -36,12 +39,12 @@ def evaluate(spec: dict, out_dir: str) -> str:
     if source.get("kind") != "vision_classification":
         raise DataError(f"the source model is a {source.get('kind')} model, not an image classifier/regressor")
     problem, image = source["problem"], source["input"]["image"]
-    if spec["problem"] != problem:
-        raise DataError(f"the source model solves a {problem} task, the job asks for {spec['problem']}")
+    if spec.problem != problem:
+        raise DataError(f"the source model solves a {problem} task, the job asks for {spec.problem}")
     events.progress("preparing", 0.0, message="reading the table")
-    table = read_table(spec["data"]["table"])
+    table = read_table(spec.data.table)
     targets = dataset.build_targets(table, spec, classes=source["classes"])
-    rows = split_indices(table, spec["data"]["id_col"], spec["split"])["test"]
+    rows = split_indices(table, spec.data.id_col, spec.split.parts())["test"]
     if not rows:
         raise DataError("no image belongs to a patient of the evaluation split")
     paths = dataset.image_paths(table, spec)
@@ -53,13 +56,13 @@ def evaluate(spec: dict, out_dir: str) -> str:
     events.progress("evaluating", 0.5, message=f"running the model on {len(rows)} images")
     scores = run_onnx(session(os.path.join(src_dir, source["model_file"])), x)[0].astype(np.float64)
     truth = targets.y[rows] if problem == "regression" else targets.onehot(rows)
-    groups = np.array([table.rows[i][spec["data"]["id_col"]] for i in rows])
+    groups = np.array([table.rows[i][spec.data.id_col] for i in rows])
     thr = source.get("thresholds")
     # The source model's positive class unless this study names another; an older model without one: the rule.
     positive = clinical.positive_for_evaluation(
-        problem, source["classes"], targets.y[rows], spec.get("positive_class"), source
+        problem, source["classes"], targets.y[rows], spec.positive_class, source
     )
-    found = report.split_metrics(problem, truth, scores, thr, groups, int(spec["seed"]), positive)
+    found = report.split_metrics(problem, truth, scores, thr, groups, spec.seed, positive)
     for name, entry in found.items():
         events.metric("test", name, entry["value"])
 
@@ -88,10 +91,10 @@ def evaluate(spec: dict, out_dir: str) -> str:
             groups,
             positive,
             subgroups.inputs(spec, table, rows),
-            int(spec["seed"]),
+            spec.seed,
         )
     # Regression models published before `metric` was required carry none; they were selected on rmse, as the spec says.
-    manifest.setdefault("metric", spec["metric"])
+    manifest.setdefault("metric", spec.metric)
     # Figures first drawn after the source was trained (the decision curve) join the source's list.
     listed = source.get("figures", []) + [
         f for f in drawn if f["name"] not in {g["name"] for g in source.get("figures", [])}

@@ -15,7 +15,9 @@ from ..common.device import pick_device
 from ..common.errors import DataError
 from ..common.figure_tables import split_tables
 from ..common.manifest import provenance, write_manifest, write_report
-from . import crossfit, crossfit_plan, dataset, report
+from ..common.spec import JobSpec
+from . import crossfit, crossfit_plan, dataset
+from . import evaluation as report
 from .export import check_parity, export_onnx, run_onnx, session
 from .models import ExportModel
 from .preprocess import normalise
@@ -59,8 +61,9 @@ def _loss_weights(targets, rows) -> torch.Tensor | None:
     return torch.tensor(w / w.mean(), dtype=torch.float32)
 
 
-def _load_pretrained(spec: dict) -> dict | None:
-    path = (spec.get("options") or {}).get("pretrained_weights")
+def _load_pretrained(spec: JobSpec | dict) -> dict | None:
+    spec = JobSpec.of(spec)
+    path = spec.options.pretrained_weights
     if not path:
         return None
     if not os.path.isfile(path):
@@ -123,24 +126,25 @@ def _crossfit_progress(metric: str, training_deadline: float, planned_models: in
     return for_model
 
 
-def train(spec: dict, out_dir: str) -> str:
+def train(spec: JobSpec | dict, out_dir: str) -> str:
+    spec = JobSpec.of(spec)
     t0 = time.monotonic()
-    budget = float(spec["budget"]["time_budget_s"])
+    budget = spec.budget.time_budget_s
     deadline = t0 + budget
-    opts = spec.get("options") or {}
-    threads = int(opts.get("threads") or default_threads())
+    opts = spec.options
+    threads = int(opts.threads or default_threads())
     torch.set_num_threads(threads)
-    torch.manual_seed(int(spec["seed"]))
+    torch.manual_seed(spec.seed)
     device = pick_device(spec)
-    problem, metric = spec["problem"], spec["metric"]
+    problem, metric = spec.problem, spec.metric
     events.progress("preparing", 0.0, message="reading the table")
 
-    table = read_table(spec["data"]["table"])
+    table = read_table(spec.data.table)
     targets = dataset.build_targets(table, spec)
-    parts = split_indices(table, spec["data"]["id_col"], spec["split"])
+    parts = split_indices(table, spec.data.id_col, spec.split.parts())
     # Resolved before any training, so a positive_class the label does not have fails at once.
     positive = clinical.positive_class(
-        problem, targets.classes, targets.y[parts["train"] + parts["val"] + parts["test"]], spec.get("positive_class")
+        problem, targets.classes, targets.y[parts["train"] + parts["val"] + parts["test"]], spec.positive_class
     )
     for part in ("train", "val", "test"):
         if not parts[part]:
@@ -156,7 +160,7 @@ def train(spec: dict, out_dir: str) -> str:
     u8 = {part: dataset.load_images([paths[i] for i in rows], image, threads) for part, rows in parts.items()}
     image["mean"], image["std"] = dataset.channel_stats(u8["train"], image["scale"])
     x = {part: torch.from_numpy(normalise(v, image)) for part, v in u8.items()}
-    groups = {part: np.array([table.rows[i][spec["data"]["id_col"]] for i in rows]) for part, rows in parts.items()}
+    groups = {part: np.array([table.rows[i][spec.data.id_col] for i in rows]) for part, rows in parts.items()}
     truth = {
         part: (targets.y[rows] if problem == "regression" else targets.onehot(rows)) for part, rows in parts.items()
     }
@@ -174,7 +178,7 @@ def train(spec: dict, out_dir: str) -> str:
         metric=metric,
         n_out=len(targets.classes),
         class_weights=_loss_weights(targets, parts["train"]),
-        allow_flips=bool(opts.get("allow_flips", False)),
+        allow_flips=bool(opts.allow_flips),
         y_scale=y_std,
     )
     events.log(
@@ -187,9 +191,9 @@ def train(spec: dict, out_dir: str) -> str:
     t_prepared = time.monotonic()
     pooled_groups = np.concatenate([groups["train"], groups["val"]])
     selection, plan, flip_tta = None, None, False
-    if crossfit_plan.eligible(spec["budget"]["mode"], pooled_groups, (x["train"][:1].nbytes) * len(pooled_groups)):
+    if crossfit_plan.eligible(spec.budget.mode, pooled_groups, (x["train"][:1].nbytes) * len(pooled_groups)):
         plan, why = crossfit_plan.choose_plan(
-            data, len(pooled_groups), image["width"], device, int(spec["seed"]), deadline - reserve - time.monotonic()
+            data, len(pooled_groups), image["width"], device, spec.seed, deadline - reserve - time.monotonic()
         )
         events.log("info", f"cross-fitted ensemble plan: {why}")
     if plan is not None:
@@ -202,7 +206,7 @@ def train(spec: dict, out_dir: str) -> str:
             pooled_groups,
             _strata(targets, parts),
             image["width"],
-            int(spec["seed"]),
+            spec.seed,
             device,
             deadline - reserve,
             plan,
@@ -211,7 +215,7 @@ def train(spec: dict, out_dir: str) -> str:
         )
         pool = [m for r in rounds for m in r.models]
         members = [m for r in rounds if r.kept for m in r.models]
-        tta = crossfit.choose_flip_tta(rounds, pooled, pooled_groups, int(spec["seed"]))
+        tta = crossfit.choose_flip_tta(rounds, pooled, pooled_groups, spec.seed)
         flip_tta = tta["kept"]
         events.log("info", f"test-time augmentation: {tta['why']}")
         selection = crossfit.selection_summary(rounds, problem, metric, len(pooled_groups), plan, tta)
@@ -246,9 +250,9 @@ def train(spec: dict, out_dir: str) -> str:
     thr = (
         None
         if problem == "regression"
-        else thresholds.choose_thresholds(problem, truth["val"], scores["val"], spec["threshold_metric"])
+        else thresholds.choose_thresholds(problem, truth["val"], scores["val"], spec.threshold_metric)
     )
-    seed = int(spec["seed"])
+    seed = spec.seed
     found = {
         part: report.split_metrics(problem, truth[part], scores[part], thr, groups[part], seed, positive)
         for part in ("val", "test")
@@ -301,7 +305,7 @@ def train(spec: dict, out_dir: str) -> str:
     write_report(
         out_dir,
         {
-            "kind": spec["kind"],
+            "kind": spec.kind,
             "problem": problem,
             "classes": targets.classes,
             "thresholds": thr,
@@ -332,7 +336,7 @@ def train(spec: dict, out_dir: str) -> str:
     if problem != "regression":
         manifest.update(
             thresholds=[float(t) for t in thr],
-            threshold_rule=thresholds.RULES[spec["threshold_metric"]],
+            threshold_rule=thresholds.RULES[spec.threshold_metric],
             clinical=report.clinical_section(
                 problem,
                 targets.classes,
@@ -342,7 +346,7 @@ def train(spec: dict, out_dir: str) -> str:
                 groups["test"],
                 positive,
                 subgroups.inputs(spec, table, parts["test"]),
-                int(spec["seed"]),
+                spec.seed,
             ),
         )
     if problem == "binary" and positive is not None:

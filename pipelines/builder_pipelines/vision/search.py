@@ -10,6 +10,7 @@ import time
 import numpy as np
 
 from ..common import events
+from ..common.spec import JobSpec
 from .train import Candidate, TrainData, TrialResult, selection_score, train_trial
 
 # Small widths on purpose: MedMNIST-size data gains little from wider nets and CPU time buys epochs and seeds.
@@ -35,14 +36,15 @@ ENSEMBLE_TOLERANCE = 0.005
 def run_search(
     data: TrainData,
     side: int,
-    spec: dict,
+    spec: JobSpec | dict,
     device,
     training_deadline: float,
     init_state: dict | None = None,
     progress_span=(0.1, 0.85),
 ) -> tuple[list[TrialResult], list[TrialResult]]:
     """Returns (all trials, the chosen ensemble members, best first)."""
-    mode, seed = spec["budget"]["mode"], int(spec["seed"])
+    spec = JobSpec.of(spec)
+    mode, seed = spec.budget.mode, spec.seed
     cands = CANDIDATES[mode]
     pool: list[TrialResult] = []
     planned = MAX_POOL[mode]
