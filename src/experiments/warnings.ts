@@ -139,9 +139,10 @@ function smallTest(x: WarningInputs, classification: boolean): string | undefine
     return m && typeof m.ci_low === "number" && m.ci_low === m.ci_high;
   });
   if (flat.length) {
-    const m = x.test[flat[0]]!;
+    // Each flat figure with its own value: "sensitivity 1.000, specificity 0.000", not the first one's for all.
+    const named = flat.map((n) => `${METRIC_WORDS[n] ?? n} (${f(x.test[n]!.ci_low, 3)})`);
     parts.push(
-      `The 95% interval of ${flat.map((n) => METRIC_WORDS[n] ?? n).join(", ")} has no width (${f(m.ci_low, 3)} to ${f(m.ci_high, 3)}): every resample of the test patients gave the same figure. That does not mean certainty; it means the test set is too small or too easy to show the uncertainty, which is larger than shown.`,
+      `The 95% ${flat.length === 1 ? "interval" : "intervals"} of ${named.join(", ")} ${flat.length === 1 ? "has" : "have"} no width: every resample of the test patients gave the same figure. That does not mean certainty; it means the test set is too small or too easy to show the uncertainty, which is larger than shown.`,
     );
   }
   return parts.length ? parts.join(" ") : undefined;

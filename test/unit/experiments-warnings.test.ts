@@ -44,7 +44,12 @@ describe("result warnings", () => {
     const perfect = { ...healthy, test: { ...healthy.test, auc: iv(1, 1, 1) } };
     // WDBC's 1.000 (1.000-1.000) on 86 patients: leakage check and a zero-width interval.
     expect(codes(perfect)).toEqual(["perfect_score_check_leakage", "test_set_too_small"]);
-    expect(resultWarnings(perfect)[1].message).toMatch(/The 95% interval of AUC has no width \(1\.000 to 1\.000\)/);
+    expect(resultWarnings(perfect)[1].message).toMatch(/The 95% interval of AUC \(1\.000\) has no width/);
+    // Several flat intervals: each with its own value (a model that flags everyone: sensitivity 1, specificity 0).
+    const flagsAll = { ...healthy, test: { ...healthy.test, sensitivity: iv(1, 1, 1), specificity: iv(0, 0, 0) } };
+    expect(resultWarnings(flagsAll).find((w) => w.code === "test_set_too_small")?.message).toMatch(
+      /The 95% intervals of sensitivity \(1\.000\), specificity \(0\.000\) have no width/,
+    );
     const leak = {
       ...healthy,
       clinical: { ...healthy.clinical!, strongest_feature: { name: "biopsy_code", auc: RULES.leakingFeatureAuc } },
