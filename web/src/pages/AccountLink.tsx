@@ -1,6 +1,7 @@
 import { useEffect, useState, type FormEvent } from "react";
 import { api } from "../api/client";
 import type { InvitationCheck, ResetCheck, Session } from "../api/types";
+import { NewPasswordFields } from "../components/NewPasswordFields";
 import { ErrorBox } from "../components/ui";
 import { formatDate } from "../lib/format";
 
@@ -87,28 +88,13 @@ export function AccountLinkPage({ kind, onSignedIn }: { kind: Kind; onSignedIn: 
             <input type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />
           </label>
         ) : null}
-        <label>
-          {invitation ? "Password" : "New password"} (at least 12 characters)
-          <input
-            type="password"
-            autoComplete="new-password"
-            required
-            minLength={12}
-            value={password}
-            onChange={(e) => setPassword(e.target.value)}
-          />
-        </label>
-        <label>
-          {invitation ? "Password again" : "New password again"}
-          <input
-            type="password"
-            autoComplete="new-password"
-            required
-            minLength={12}
-            value={again}
-            onChange={(e) => setAgain(e.target.value)}
-          />
-        </label>
+        <NewPasswordFields
+          label={invitation ? "Password" : "New password"}
+          value={password}
+          again={again}
+          onValue={setPassword}
+          onAgain={setAgain}
+        />
         <ErrorBox error={error} title={invitation ? "The account was not created" : "The password was not set"} />
         <button type="submit" disabled={busy}>
           {busy ? "…" : invitation ? "Create my account" : "Set the new password"}

@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { api } from "../api/client";
+import { NewPasswordFields } from "../components/NewPasswordFields";
 import { ErrorBox } from "../components/ui";
 import { useSession } from "../session";
 
@@ -39,28 +40,7 @@ export function AccountPage() {
           Current password
           <input type="password" autoComplete="current-password" required value={current} onChange={(e) => setCurrent(e.target.value)} />
         </label>
-        <label>
-          New password (at least 12 characters)
-          <input
-            type="password"
-            autoComplete="new-password"
-            required
-            minLength={12}
-            value={next}
-            onChange={(e) => setNext(e.target.value)}
-          />
-        </label>
-        <label>
-          New password again
-          <input
-            type="password"
-            autoComplete="new-password"
-            required
-            minLength={12}
-            value={again}
-            onChange={(e) => setAgain(e.target.value)}
-          />
-        </label>
+        <NewPasswordFields label="New password" value={next} again={again} onValue={setNext} onAgain={setAgain} />
         <ErrorBox error={error} />
         {done ? (
           <p className="ok" role="status">
