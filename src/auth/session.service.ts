@@ -19,6 +19,16 @@ export interface SessionInfo {
  * Dashboard sessions. The cookie carries a 256-bit random token; the table keeps only its SHA-256,
  * so a database dump does not let anyone sign in. Each session has its own CSRF token.
  */
+/** What a live session carries: its row and its user's email and role. */
+const SESSION_INFO = {
+  sessionId: sessions.id,
+  userId: sessions.userId,
+  email: users.email,
+  role: sql<Role>`${users.role}`,
+  csrfToken: sessions.csrfToken,
+  expiresAt: sessions.expiresAt,
+};
+
 export class SessionService {
   constructor(
     private readonly db: Db,
@@ -42,14 +52,7 @@ export class SessionService {
   async lookup(token: string): Promise<SessionInfo | undefined> {
     if (!token || token.length > 100) return undefined;
     const [row] = await this.db
-      .select({
-        sessionId: sessions.id,
-        userId: sessions.userId,
-        email: users.email,
-        role: sql<Role>`${users.role}`,
-        csrfToken: sessions.csrfToken,
-        expiresAt: sessions.expiresAt,
-      })
+      .select(SESSION_INFO)
       .from(sessions)
       .innerJoin(users, eq(users.id, sessions.userId))
       // Disabling deletes the account's sessions; this also refuses one that a sign-in racing with it created.
@@ -59,14 +62,7 @@ export class SessionService {
 
   async byId(sessionId: string): Promise<SessionInfo | undefined> {
     const [row] = await this.db
-      .select({
-        sessionId: sessions.id,
-        userId: sessions.userId,
-        email: users.email,
-        role: sql<Role>`${users.role}`,
-        csrfToken: sessions.csrfToken,
-        expiresAt: sessions.expiresAt,
-      })
+      .select(SESSION_INFO)
       .from(sessions)
       .innerJoin(users, eq(users.id, sessions.userId))
       .where(and(eq(sessions.id, sessionId), gt(sessions.expiresAt, new Date()), isNull(users.disabledAt)));

@@ -7,6 +7,8 @@
  * (common/metrics.py: percentiles 2.5 and 97.5 of the replicates where a figure is defined, at least 20 of them).
  */
 
+import { prng } from "../datasets/split.js";
+
 export const RULES = ["sensitivity", "specificity", "youden", "f1", "threshold"] as const;
 export type Rule = (typeof RULES)[number];
 
@@ -133,18 +135,6 @@ export function choose(curve: CurvePoint[], rule: Exclude<Rule, "threshold">, ta
   }
 }
 
-/** A small seeded generator (mulberry32): the same intervals for the same pairs on every replica. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function renumber(patient: ArrayLike<number>): (p: number) => number {
   const slot = new Map<number, number>();
   for (let i = 0; i < patient.length; i++) if (!slot.has(patient[i])) slot.set(patient[i], slot.size);
@@ -218,7 +208,7 @@ export async function figuresWithIntervals(
   }
   const point = figuresOf(total);
   const samples: Record<string, number[]> = Object.fromEntries(FIGURES.map((k) => [k, [] as number[]]));
-  const next = rng(seed);
+  const next = prng(seed); // mulberry32: the same intervals for the same pairs on every replica
   let drawn = 0;
   for (let b = 0; b < nBoot; b++) {
     if ((drawn += m) > DRAWS_PER_SLICE) {
