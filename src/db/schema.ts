@@ -39,6 +39,12 @@ export const users = pgTable(
   (t) => [uniqueIndex("users_email_lower").on(sql`lower(${t.email})`)],
 );
 
+/** The owning user: deleting the user row deletes what they own (account erasure relies on it). */
+const ownerId = () =>
+  uuid("user_id")
+    .notNull()
+    .references(() => users.id, { onDelete: "cascade" });
+
 /**
  * One-time links an administrator hands over by hand (Builder sends no email): an invitation to create an account,
  * or a password reset for an existing one. Only the token's SHA-256 is stored, as for sessions and API keys; a link
@@ -77,9 +83,7 @@ export const sessions = pgTable(
   "sessions",
   {
     id: id(),
-    userId: uuid("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerId(),
     tokenHash: text("token_hash").notNull().unique(),
     csrfToken: text("csrf_token").notNull(),
     createdAt: createdAt(),
@@ -93,9 +97,7 @@ export const apiKeys = pgTable(
   "api_keys",
   {
     id: id(),
-    userId: uuid("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerId(),
     name: text("name").notNull(),
     prefix: text("prefix").notNull(),
     keyHash: text("key_hash").notNull().unique(),
@@ -112,9 +114,7 @@ export const experiments = pgTable(
   "experiments",
   {
     id: id(),
-    userId: uuid("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerId(),
     experimentId: integer("experiment_id").notNull(),
     request: jsonb("request").notNull(),
     // The caller's label for the experiment, editable later (PATCH); kept out of `request` so that editing it never
@@ -168,9 +168,7 @@ export const models = pgTable(
   "models",
   {
     id: id(),
-    userId: uuid("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerId(),
     experimentUuid: uuid("experiment_uuid")
       .notNull()
       .references(() => experiments.id, { onDelete: "cascade" }),
@@ -201,9 +199,7 @@ export const batches = pgTable(
   "batches",
   {
     id: id(),
-    userId: uuid("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerId(),
     experimentUuid: uuid("experiment_uuid")
       .notNull()
       .references(() => experiments.id, { onDelete: "cascade" }),
@@ -232,9 +228,7 @@ export const files = pgTable(
   "files",
   {
     id: id(),
-    userId: uuid("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerId(),
     path: text("path").notNull(),
     size: bigint("size", { mode: "number" }).notNull(),
     sha256: text("sha256").notNull(),
@@ -248,9 +242,7 @@ export const chatConversations = pgTable(
   "chat_conversations",
   {
     id: id(),
-    userId: uuid("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerId(),
     title: text("title").notNull(),
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
@@ -263,9 +255,7 @@ export const chatMessages = pgTable(
   "chat_messages",
   {
     id: id(),
-    userId: uuid("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerId(),
     conversationId: uuid("conversation_id")
       .notNull()
       .references(() => chatConversations.id, { onDelete: "cascade" }),
