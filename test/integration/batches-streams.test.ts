@@ -131,9 +131,12 @@ describe.skipIf(!haveFixturePython)("batch scoring: events stream, Grad-CAM over
   const dataUri = (bytes: Buffer) => `data:image/png;base64,${bytes.toString("base64")}`;
 
   it("the events stream sends progress (done of total, status) as the batch runs, then done, then ends", async () => {
-    // The first batch holds the queue (batches run one at a time), so the second is seen queued, then running.
-    const first = await send(1, "text/csv", patientsCsv(3000));
-    const second = await send(1, "text/csv", patientsCsv(3000));
+    // The first batch holds the queue (batches run one at a time), so the second is seen queued, then running. Both
+    // last several of the hub's 500 ms polls even on a quiet machine (about 9,000 rows/s): with 3,000 rows each,
+    // a fresh-clone run saw the second one finish between two polls, never "running".
+    const ROWS = 20_000;
+    const first = await send(1, "text/csv", patientsCsv(30_000));
+    const second = await send(1, "text/csv", patientsCsv(ROWS));
     expect([first.status, second.status]).toEqual([202, 202]);
     const res = await get(`/v1/batches/${second.body.batch_id}/events`);
     expect(res.status).toBe(200);
@@ -146,7 +149,7 @@ describe.skipIf(!haveFixturePython)("batch scoring: events stream, Grad-CAM over
     const running = progress.filter((e) => e.data.status === "running");
     expect(running.length).toBeGreaterThanOrEqual(1);
     // the total is known from the start of the run, and done only grows
-    for (const e of running) expect(e.data.total).toBe(3000);
+    for (const e of running) expect(e.data.total).toBe(ROWS);
     const dones = progress.map((e) => e.data.done as number);
     expect([...dones].sort((a, b) => a - b)).toEqual(dones);
     // ids grow, so a browser's EventSource reconnect is harmless
@@ -155,7 +158,7 @@ describe.skipIf(!haveFixturePython)("batch scoring: events stream, Grad-CAM over
 
     const last = events.at(-1)!;
     expect(last.event).toBe("done");
-    expect(last.data).toMatchObject({ status: "done", total: 3000, done: 3000, failed: 0 });
+    expect(last.data).toMatchObject({ status: "done", total: ROWS, done: ROWS, failed: 0 });
     expect(last.data.results_url).toBe(`/v1/batches/${second.body.batch_id}/results.csv`);
     expect(events.filter((e) => e.event === "done")).toHaveLength(1);
 
