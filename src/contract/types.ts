@@ -59,7 +59,31 @@ export interface JobSpec {
   source_model?: { dir: string } | null;
   /** Binary classification: the label value whose sensitivity, specificity, PPV and NPV are reported (null: the rarer class). */
   positive_class?: string | null;
-  options?: { allow_flips?: boolean; pretrained_weights?: string | null; max_image_side?: number; threads?: number };
+  options?: {
+    allow_flips?: boolean;
+    pretrained_weights?: string | null;
+    max_image_side?: number;
+    threads?: number;
+    dicom?: { window?: DicomWindow; frames?: DicomFrames };
+  };
+}
+
+/** Which VOI window renders a DICOM's modality values as grey levels (the manifest schema states the formula). */
+export interface DicomWindow {
+  source: "file" | "preset" | "explicit";
+  /** preset: its name (lung, mediastinum, bone, brain, soft_tissue, abdomen, liver). */
+  name?: string;
+  center?: number;
+  width?: number;
+}
+export type DicomFrames = "first" | "all";
+
+/** manifest.input.image.dicom: how a DICOM becomes the 8-bit image the rest of ImageSpec then resizes. */
+export interface DicomRendering {
+  modality_lut: boolean;
+  window: DicomWindow;
+  invert_monochrome1: boolean;
+  frames: DicomFrames;
 }
 
 export interface MetricValue {
@@ -81,6 +105,8 @@ export interface ImageSpec {
   scale: number;
   mean: number[];
   std: number[];
+  /** Present when the model was trained on DICOM files. */
+  dicom?: DicomRendering;
 }
 
 /** manifest.input.columns[]: a tabular model's features, in the order the graph takes them. */

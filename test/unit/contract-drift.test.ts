@@ -145,7 +145,18 @@ describe("contract drift", () => {
   it("serving's view is the contract's manifest cut to what it reads, checked by the same schema", () => {
     const schema = loadSchema("manifest") as { properties: Record<string, any> };
     for (const f of SERVED_FIELDS) expect(Object.keys(schema.properties)).toContain(f);
-    const image: Array<keyof ImageSpec> = ["width", "height", "channels", "resize", "interpolation", "pad_value", "scale", "mean", "std"];
+    const image: Array<keyof ImageSpec> = [
+      "width",
+      "height",
+      "channels",
+      "resize",
+      "interpolation",
+      "pad_value",
+      "scale",
+      "mean",
+      "std",
+      "dicom",
+    ];
     expect(Object.keys(schema.properties.input.properties.image.properties).sort()).toEqual([...image].sort());
     const column: Array<keyof ColumnSpec> = ["name", "type", "codes", "min", "max", "missing", "fill"];
     expect(Object.keys(schema.properties.input.properties.columns.items.properties).sort()).toEqual([...column].sort());
