@@ -150,6 +150,21 @@ def _jpeg_baseline(values: np.ndarray, photometric: str) -> tuple[list[bytes], s
     return out, ("YBR_FULL" if values.ndim == 4 else photometric)
 
 
+def _j2k_small(values: np.ndarray, bits_stored: int, signed: bool) -> list[bytes]:
+    """JPEG 2000 lossless codestreams by Pillow, for images under 32 px: openjpeg through pydicom always asks for
+    6 resolution levels, which needs 32 px a side (BreastMNIST is 28). The codestream's precision is 8 or 16 bits."""
+    if signed:
+        raise ValueError("JPEG 2000 for images under 32 px: unsigned pixels only")
+    out = []
+    for frame in values:
+        levels = max(1, min(6, int(np.log2(min(frame.shape[:2])))))
+        img = Image.fromarray(frame.astype(np.uint8 if bits_stored <= 8 else np.uint16))
+        buf = io.BytesIO()
+        img.save(buf, format="JPEG2000", no_jp2=True, num_resolutions=levels, irreversible=False)
+        out.append(buf.getvalue())
+    return out
+
+
 def write_dicom(
     path: str, px: Pixels, transfer_syntax: str, *, phi: bool = False, burned_in: bool = False, source: str = ""
 ) -> dict:
@@ -171,6 +186,11 @@ def write_dicom(
         ds["PixelData"].VR = "OB"
         ds["PixelData"].is_undefined_length = True
         ds.LossyImageCompression = "01"
+        ds.file_meta.TransferSyntaxUID = ts
+    elif ts == JPEG2000Lossless and min(values.shape[1:3]) < 32:
+        ds.PixelData = encapsulate(_j2k_small(values, px.bits_stored, px.signed))
+        ds["PixelData"].VR = "OB"
+        ds["PixelData"].is_undefined_length = True
         ds.file_meta.TransferSyntaxUID = ts
     elif ts in COMPRESSED:
         arr = values.astype(np.uint8) if colour else values.astype(_dtype(ds.BitsAllocated, px.signed))
