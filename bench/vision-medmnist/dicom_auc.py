@@ -1,0 +1,103 @@
+"""BreastMNIST from PNGs against the same images as DICOMs (issue 41): the test AUC of both builds, same seed.
+
+The DICOMs are written by test/helpers/make_dicoms.py from the benchmark's PNGs: 12-bit (stored = 16 g + 8,
+intercept -1024) with a window (c 1024.5, w 4081) that renders them back to the PNG's grey levels, the transfer
+syntax cycling through the lossless ones (explicit/implicit VR little endian, explicit big endian, deflated, RLE,
+JPEG-LS, JPEG 2000). Before training, every image's tensor is computed both ways with the pipeline's own
+preprocessing and compared: equal tensors mean any AUC difference comes from training, not from the DICOM path.
+
+Run: nice -n 10 pipelines/.venv/bin/python bench/vision-medmnist/dicom_auc.py --threads 1 [--seeds 0,1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import shutil
+import sys
+import tempfile
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "test" / "helpers"))
+sys.path.insert(0, str(ROOT / "pipelines"))
+import make_dicoms  # noqa: E402
+from bench import NPZ, make_zip, run_mode  # noqa: E402
+
+from builder_pipelines.vision.preprocess import load_uint8  # noqa: E402
+
+
+def dicom_copy(work: Path) -> Counter:
+    """work/breastmnist (PNGs + labels.csv) -> work/breastmnist-dcm (DICOMs + the same table naming them)."""
+    src, dst = work / "breastmnist", work / "breastmnist-dcm"
+    entries = make_dicoms.from_pngs(str(src / "images"), str(dst / "images"))
+    with open(src / "labels.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    for r in rows:
+        r["image"] = r["image"].removesuffix(".png") + ".dcm"
+    with open(dst / "labels.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return Counter(e["transfer_syntax_name"] for e in entries)
+
+
+def same_pixels(work: Path, side: int) -> int:
+    """Images whose decoded, resized uint8 differs between the PNG and the DICOM (expected: 0)."""
+    record = {"modality_lut": True, "window": {"source": "file"}, "invert_monochrome1": True, "frames": "first"}
+    differ = 0
+    for png in sorted((work / "breastmnist" / "images").glob("*.png")):
+        dcm = work / "breastmnist-dcm" / "images" / (png.stem + ".dcm")
+        a = load_uint8(str(png), side, side, 1)
+        b = load_uint8(str(dcm), side, side, 1, "bilinear", record)
+        differ += int(not np.array_equal(a, b))
+    return differ
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seeds", default="0")
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args()
+    if not NPZ.is_file():
+        raise SystemExit(f"{NPZ} not found (the shared datasets folder is absent)")
+    diffs = []
+    for seed in (int(s) for s in args.seeds.split(",")):
+        with tempfile.TemporaryDirectory(prefix="bench-dicom-auc-") as tmp:
+            work = Path(tmp)
+            ids = make_zip(str(work / "breastmnist.zip"), seed=seed)
+            with zipfile.ZipFile(work / "breastmnist.zip") as zf:
+                zf.extractall(work)
+            syntaxes = dicom_copy(work)
+            print(
+                f"== seed {seed}: {sum(syntaxes.values())} DICOMs, "
+                + ", ".join(f"{k} {n}" for k, n in syntaxes.items())
+            )
+            print(f"   images whose 28 px tensor differs PNG vs DICOM: {same_pixels(work, 28)}")
+            png = run_mode("fast", work, ids, seed, args.threads)
+            # the same spec on the DICOM folder: run_mode reads work/breastmnist, so swap the folders
+            shutil.move(work / "breastmnist", work / "breastmnist-png")
+            shutil.move(work / "breastmnist-dcm", work / "breastmnist")
+            dcm = run_mode("fast", work, ids, seed, args.threads)
+            auc = [r["manifest"]["metrics"]["test"]["auc"]["value"] for r in (png, dcm)]
+            dicom = dcm["manifest"]["input"]["image"].get("dicom")
+            diffs.append(auc[1] - auc[0])
+            print(f"   PNG build:   test AUC {auc[0]:.4f}  wall {png['wall_s']:.1f} s  trials {_trials(png)}")
+            print(f"   DICOM build: test AUC {auc[1]:.4f}  wall {dcm['wall_s']:.1f} s  trials {_trials(dcm)}")
+            print(f"   difference (DICOM - PNG): {auc[1] - auc[0]:+.4f}   manifest input.image.dicom: {dicom}")
+            sys.stdout.flush()
+    print(f"== mean difference over {len(diffs)} seed(s): {np.mean(diffs):+.4f} (target: within 0.005)")
+
+
+def _trials(r: dict) -> str:
+    return ", ".join(f"{t['architecture']} {t['epochs']} ep" for t in r["manifest"]["model_summary"]["trials"])
+
+
+if __name__ == "__main__":
+    main()
