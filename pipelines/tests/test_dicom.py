@@ -267,3 +267,28 @@ def test_build_from_dicoms_of_mixed_syntaxes_records_the_rendering_and_leaks_no_
     )
     for value in (*mk.PHI.values(), "Zzyzx", "Quentavious"):
         assert value not in everything
+
+
+def test_detection_reads_dicoms_through_the_same_renderer(tmp_path):
+    """Detection opens its images (training, input size, figures) through common/dicom.py too: colour DICOMs made
+    from the synthetic PNGs give the PNGs' pixels, and each record carries the rendering for the manifest."""
+    from builder_pipelines.detection.data import open_image, read_detection_table
+    from builder_pipelines.detection.pipeline import _input_size
+    from detection_synthetic import make_dataset as make_detection
+
+    spec = make_detection(tmp_path, n_images=10, size=40)
+    mk.from_pngs(str(tmp_path / "images"), str(tmp_path / "dcm"))
+    table = Path(spec["data"]["table"])
+    table.write_text(table.read_text().replace("images/", "dcm/").replace(".png", ".dcm"))
+    spec["options"]["dicom"] = {"window": {"source": "preset", "name": "brain"}, "frames": "all"}
+    splits, _ = read_detection_table(spec)
+    records = splits["train"] + splits["val"] + splits["test"]
+    assert len(records) == 10
+    want = dicom.rendering({"window": {"source": "preset", "name": "brain"}, "frames": "first"})
+    assert all(r.dicom == want for r in records)  # detection renders the first frame whatever was asked
+    from PIL import Image
+
+    for rec in records[:4]:
+        png = np.asarray(Image.open(rec.path.replace("/dcm/", "/images/").replace(".dcm", ".png")).convert("RGB"))
+        assert np.array_equal(np.asarray(open_image(rec)), png)
+    assert _input_size(records, 320) == (64, 64)

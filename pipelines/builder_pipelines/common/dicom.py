@@ -205,6 +205,16 @@ def open_image(ref: str, record: dict):
     return Image.fromarray(arr, "RGB" if arr.ndim == 3 else "L")
 
 
+def open_path(path: str, record: dict | None = None):
+    """Any training image as a PIL image: a DICOM rendered by ``record`` (default: the contract's defaults), any
+    other file opened by Pillow. The vision and detection pipelines open images only through this."""
+    from PIL import Image
+
+    if is_dicom(path):
+        return open_image(path, record or rendering(None))
+    return Image.open(path)
+
+
 def expand_frames(refs: list[str], record: dict) -> list[list[str]]:
     """Per input path, the images it gives: itself, or (frames: all) one reference per frame of a DICOM."""
     if record.get("frames") != "all":
