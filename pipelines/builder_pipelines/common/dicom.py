@@ -94,6 +94,9 @@ def _read(path: str, pixels: bool = True):
     import pydicom
     from pydicom.errors import InvalidDicomError
 
+    # pydicom's value checks can warn about a header value (its length, its form), and warnings reach stderr and
+    # from there the job's logs: the renderer needs none of them, so nothing is checked while reading.
+    pydicom.config.settings.reading_validation_mode = pydicom.config.IGNORE
     try:
         return pydicom.dcmread(path, stop_before_pixels=not pixels)
     except (InvalidDicomError, OSError, ValueError, EOFError) as exc:
