@@ -7,6 +7,9 @@ JPEG-LS, JPEG 2000). Before training, every image's tensor is computed both ways
 preprocessing and compared: equal tensors mean any AUC difference comes from training, not from the DICOM path.
 
 Run: nice -n 10 pipelines/.venv/bin/python bench/vision-medmnist/dicom_auc.py --threads 1 [--seeds 0,1]
+
+On a shared CPU the fast mode's 150 s budget ends the search, so the two builds train different numbers of epochs
+and their AUCs differ by that alone; on a GPU the search ends by itself (early stopping), which is the fair test.
 """
 
 from __future__ import annotations
@@ -63,15 +66,16 @@ def same_pixels(work: Path, side: int) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", default="0")
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=1, help="torch threads; 0 = the pipeline's default")
+    ap.add_argument("--npz", default=str(NPZ), help="breastmnist_trainval.npz (default: ../shared/datasets)")
     args = ap.parse_args()
-    if not NPZ.is_file():
-        raise SystemExit(f"{NPZ} not found (the shared datasets folder is absent)")
+    if not Path(args.npz).is_file():
+        raise SystemExit(f"{args.npz} not found (the shared datasets folder is absent)")
     diffs = []
     for seed in (int(s) for s in args.seeds.split(",")):
         with tempfile.TemporaryDirectory(prefix="bench-dicom-auc-") as tmp:
             work = Path(tmp)
-            ids = make_zip(str(work / "breastmnist.zip"), seed=seed)
+            ids = make_zip(str(work / "breastmnist.zip"), args.npz, seed=seed)
             with zipfile.ZipFile(work / "breastmnist.zip") as zf:
                 zf.extractall(work)
             syntaxes = dicom_copy(work)
