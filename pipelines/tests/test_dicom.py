@@ -152,9 +152,25 @@ def test_files_without_extension_and_per_file_errors(fixtures, tmp_path):
         dicom.render(str(fixtures / "corrupt_j2k.dcm"), FILE)
     with pytest.raises(DataError, match=r"unsupported_mpeg2\.dcm: transfer syntax MPEG2 Main Profile"):
         dicom.render(str(fixtures / "unsupported_mpeg2.dcm"), FILE)
-    (tmp_path / "notreally.dcm").write_bytes(b"hello")
-    with pytest.raises(DataError, match=r"notreally\.dcm: not a readable DICOM"):
+    (tmp_path / "notreally.dcm").write_bytes(b"hello world" * 20)
+    with pytest.raises(DataError, match=r"notreally\.dcm: not a DICOM file \(no 'DICM' at byte 128"):
         dicom.render(str(tmp_path / "notreally.dcm"), FILE)
+
+
+def test_bare_datasets_without_preamble_or_file_meta_are_read(fixtures, tmp_path):
+    """Older exports write the dataset alone: read as uncompressed little endian, implicit or explicit VR."""
+    import pydicom
+
+    for name in ("evrle_mono2_u12_window", "ivrle_mono2_u12_3frames"):
+        ds = pydicom.dcmread(fixtures / f"{name}.dcm")
+        implicit = ds.file_meta.TransferSyntaxUID.is_implicit_VR
+        del ds.file_meta
+        ds.preamble = None
+        ds.save_as(tmp_path / f"{name}.dcm", implicit_vr=implicit, little_endian=True)
+        assert (tmp_path / f"{name}.dcm").read_bytes()[128:132] != b"DICM"
+        for frame in range(dicom.frame_count(str(tmp_path / f"{name}.dcm"))):
+            got = dicom.render(dicom.frame_ref(str(tmp_path / f"{name}.dcm"), frame), FILE)
+            assert np.array_equal(got, dicom.render(dicom.frame_ref(str(fixtures / f"{name}.dcm"), frame), FILE))
 
 
 def test_errors_never_quote_identifying_values(fixtures, tmp_path):

@@ -93,16 +93,33 @@ def _syntax(ds) -> str:
 def _read(path: str, pixels: bool = True):
     import pydicom
     from pydicom.errors import InvalidDicomError
+    from pydicom.uid import ExplicitVRLittleEndian, ImplicitVRLittleEndian
 
     # pydicom's value checks can warn about a header value (its length, its form), and warnings reach stderr and
     # from there the job's logs: the renderer needs none of them, so nothing is checked while reading.
     pydicom.config.settings.reading_validation_mode = pydicom.config.IGNORE
+    name = os.path.basename(path)
     try:
         return pydicom.dcmread(path, stop_before_pixels=not pixels)
-    except (InvalidDicomError, OSError, ValueError, EOFError) as exc:
-        raise DataError(
-            f"cannot read DICOM {os.path.basename(path)}: not a readable DICOM file ({_first_line(exc)})"
-        ) from exc
+    except InvalidDicomError as exc:
+        # Older exports write a bare dataset: no 128-byte preamble, no file meta. Read it as what it must be,
+        # uncompressed little endian (implicit or explicit VR, which pydicom tells from the first element).
+        try:
+            ds = pydicom.dcmread(path, stop_before_pixels=not pixels, force=True)
+        except Exception:  # any failure here: the first error stands
+            ds = None
+        if ds is None or "Rows" not in ds or getattr(ds, "original_encoding", (None, None))[1] is False:
+            raise DataError(
+                f"cannot read DICOM {name}: not a DICOM file (no 'DICM' at byte 128, and not a bare DICOM dataset)"
+            ) from exc
+        ds.file_meta = getattr(ds, "file_meta", None) or pydicom.dataset.FileMetaDataset()
+        if "TransferSyntaxUID" not in ds.file_meta:
+            implicit = ds.original_encoding[0]
+            ds.file_meta.TransferSyntaxUID = ImplicitVRLittleEndian if implicit else ExplicitVRLittleEndian
+        ds.preamble_missing = True
+        return ds
+    except (OSError, ValueError, EOFError) as exc:
+        raise DataError(f"cannot read DICOM {name}: not a readable DICOM file ({_first_line(exc)})") from exc
 
 
 def _first_line(exc: Exception) -> str:
@@ -188,10 +205,11 @@ def render(ref: str, record: dict) -> np.ndarray:
     if frame >= frames:
         raise DataError(f"DICOM {name} has {frames} frame(s), not a frame {frame}")
     try:
-        if frames > 1 and ds.file_meta.TransferSyntaxUID != DeflatedExplicitVRLittleEndian:
+        whole = ds.file_meta.TransferSyntaxUID == DeflatedExplicitVRLittleEndian or getattr(ds, "preamble_missing", 0)
+        if frames > 1 and not whole:
             # Only the wanted frame is decoded (a multi-frame ultrasound can hold hundreds).
             stored = pixel_array(path, index=frame)
-        else:  # pydicom's frame-by-frame reader does not inflate a deflated dataset
+        else:  # pydicom's frame-by-frame reader neither inflates a deflated dataset nor reads one without file meta
             stored = ds.pixel_array[frame] if frames > 1 else ds.pixel_array
         return render_frame(stored, ds, record)
     except DataError:
