@@ -39,7 +39,7 @@ def _train(tmp_path, budget_s: float):
 
 
 def _probe(train_s: float = 1e-3, export_s: float = 0.0, metrics_s: float = 0.0) -> crossfit_plan.Probe:
-    return crossfit_plan.Probe(train_s, 0.0, export_s, metrics_s, metrics_s, 0.0)
+    return crossfit_plan.Probe(train_s, 0.0, export_s, metrics_s, metrics_s, 0.0, 5000, 600)
 
 
 def test_plan_takes_the_most_folds_that_fit_and_none_when_even_the_fewest_do_not():
@@ -67,10 +67,14 @@ def test_plan_fills_the_budget_with_whole_rounds_and_stretched_schedules():
 
 def test_the_finish_is_measured_and_kept_out_of_the_training_time():
     probe = _probe(export_s=2.0, metrics_s=10.0)
-    # 5 graphs to export at 2 s, metrics 10 s (pooled) + 2 x 10 s (test and its clinical section), 15 % margin, 5 s fixed
-    assert probe.finish_seconds(5, 0) == pytest.approx(1.15 * (10 + 10 + 20) + 5)
-    plan = crossfit_plan.large_plan(5000, probe, 205.0, CPU, 0)
-    assert plan.folds == 4 and plan.finish_s == pytest.approx(1.15 * (8 + 30) + 5)  # 5 folds no longer fit
+    # 5 graphs to export at 2 s, metrics 10 s on the out-of-fold rows + 10 s on the test rows, 15 % margin, 5 s fixed
+    assert probe.finish_seconds(5, 0) == pytest.approx(1.15 * (10 + 10 + 10) + 5)
+    plan = crossfit_plan.large_plan(5000, probe, 195.0, CPU, 0)
+    assert plan.folds == 4 and plan.finish_s == pytest.approx(1.15 * (8 + 20) + 5)  # 5 folds no longer fit
+    # The metrics' cost at other sizes lies on the line through the two measured ones.
+    two = crossfit_plan.Probe(1e-3, 0.0, 0.0, 30.0, 10.0, 0.0, 5000, 1000)
+    assert two.metrics_seconds(3000) == pytest.approx(20.0)
+    assert two.finish_seconds(1, 0, 3000) == pytest.approx(1.15 * (20 + 10) + 5)
 
 
 def test_only_larger_sets_are_held_to_the_memory_cap():

@@ -117,23 +117,35 @@ def _probe_training(data: TrainData, side: int, device, seed: int) -> tuple[floa
     if device.type == "cuda":
         torch.cuda.synchronize()
     train_s = (time.monotonic() - t) / (PROBE_STEPS * bs)
+    _predict_seconds(model, data.x_train[:bs], device)  # warm-up: the first pass carries one-off costs
     return train_s, _predict_seconds(model, data.x_train[: 4 * bs], device), model
 
 
 @dataclasses.dataclass(frozen=True)
 class Probe:
     train_s: float  # seconds per training image (optimiser step with augmentation)
-    predict_s: float  # seconds per predicted image
+    predict_s: float  # seconds per predicted image (a warm pass)
     export_s: float  # seconds to export and check one model's ONNX graph
-    metrics_pooled_s: float  # bootstrap metrics over the pooled (out-of-fold) rows
-    metrics_test_s: float  # ... over the test rows
+    metrics_pooled_s: float  # bootstrap metrics over n_pooled rows
+    metrics_test_s: float  # ... over n_test rows
     seconds: float  # what the probe itself took
+    n_pooled: int = 0
+    n_test: int = 0
 
-    def finish_seconds(self, members: int, n_scored: int) -> float:
-        """Export (members graphs, the parity check, ONNX scores of ``n_scored`` images with their CAMs) and
-        evaluation (bootstrap metrics on the out-of-fold and test rows, the test's clinical section)."""
-        onnx_s = members * (self.export_s + 2 * (n_scored + 17) * self.predict_s)
-        return FINISH_MARGIN * (onnx_s + self.metrics_pooled_s + 2 * self.metrics_test_s) + FINISH_FIXED_S
+    def metrics_seconds(self, n: int) -> float:
+        """The bootstrap metrics' seconds at ``n`` rows, on the line through the two measured sizes (their cost is
+        mostly per replicate, with a part that grows with the rows)."""
+        if self.n_pooled <= self.n_test:
+            return self.metrics_pooled_s
+        slope = max(0.0, (self.metrics_pooled_s - self.metrics_test_s) / (self.n_pooled - self.n_test))
+        return self.metrics_test_s + slope * (n - self.n_test)
+
+    def finish_seconds(self, members: int, n_scored: int, n_validation: int | None = None) -> float:
+        """Export (``members`` graphs, the parity check, ONNX scores of ``n_scored`` images with their CAMs) and
+        evaluation (bootstrap metrics on the ``n_validation`` rows, the pooled ones by default, and on the test)."""
+        onnx_s = members * (self.export_s + (n_scored + 17) * self.predict_s)
+        metrics_s = self.metrics_seconds(self.n_pooled if n_validation is None else n_validation) + self.metrics_test_s
+        return FINISH_MARGIN * (onnx_s + metrics_s) + FINISH_FIXED_S
 
 
 def _metrics_seconds(problem: str, n_out: int, n: int, reps: int = 4) -> float:
@@ -169,6 +181,8 @@ def probe_finish(data: TrainData, side: int, device, seed: int, n_pooled: int, n
         _metrics_seconds(data.problem, data.n_out, n_pooled),
         _metrics_seconds(data.problem, data.n_out, max(n_test, 1)),
         time.monotonic() - t,
+        n_pooled,
+        max(n_test, 1),
     )
 
 
@@ -227,7 +241,7 @@ def choose_plan(
     plan = large_plan(n_pooled, probe, seconds - probe.seconds, device, n_scored)
     if plan is not None:
         return plan, plan.why, plan.finish_s
-    finish = probe.finish_seconds(SEARCH_MEMBERS, n_scored)
+    finish = probe.finish_seconds(SEARCH_MEMBERS, n_scored, n_scored - n_test)  # the search scores its validation split
     return (
         None,
         f"{n_pooled} images: even {LARGE_FOLDS[-1]} folds at {MIN_EPOCHS_FEWEST} epochs per model do not fit "
