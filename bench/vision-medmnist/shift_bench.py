@@ -235,7 +235,22 @@ def _no_ema():
     crossfit_plan.LARGE_RECIPES[:] = crossfit_plan.RECIPES[:1]
 
 
-VARIANTS = {"today": lambda: None, "acq": _acquisition_augment, "noema": _no_ema}
+def _input_standardisation():
+    """Idea 2: every image standardised to its own mean and spread as the network's first step (inside the graph,
+    so serving needs no change): a brightness or contrast change of the acquisition no longer reaches the features."""
+    from builder_pipelines.vision import models  # noqa: PLC0415
+
+    base = models.CamNet.features
+
+    def features(self, x):
+        m = x.mean(dim=(1, 2, 3), keepdim=True)
+        s = ((x - m) ** 2).mean(dim=(1, 2, 3), keepdim=True).add(1e-4).sqrt()
+        return base(self, (x - m) / s)
+
+    models.CamNet.features = features  # forward and the exported ensemble both go through features
+
+
+VARIANTS = {"today": lambda: None, "acq": _acquisition_augment, "noema": _no_ema, "inorm": _input_standardisation}
 
 
 def worker(variant: str, spec_path: str) -> None:

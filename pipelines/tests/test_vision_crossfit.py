@@ -91,7 +91,11 @@ def test_only_larger_sets_are_held_to_the_memory_cap():
 def test_larger_set_takes_the_probed_plan_and_publishes_a_checked_graph(tmp_path, monkeypatch):
     # The tiny set (72 train + validation images) stands in for a set above the small-set limit.
     monkeypatch.setattr(crossfit_plan, "SMALL_MAX_IMAGES", 40)
-    # 40 s: the plan now keeps what its finish measurably needs (about 15 s of bootstrap metrics here) out of training
+    # The finish estimate has its own test above; here its measured parts (export, bootstrap metrics: tens of seconds
+    # on a loaded 2-core host) are left out so that the tiny budget still admits a plan whatever the load.
+    monkeypatch.setattr(crossfit_plan, "_metrics_seconds", lambda *a, **k: 0.0)
+    monkeypatch.setattr(crossfit_plan, "_export_seconds", lambda *a, **k: 0.0)
+    monkeypatch.setattr(crossfit_plan, "FINISH_FIXED_S", 0.0)
     spec, out, m = _train(tmp_path, 40)
     sel = m["model_summary"]["selection"]
     spent = m["model_summary"]["seconds"]  # how the budget was spent, as the report says it
