@@ -11,7 +11,9 @@ so the test images are never copies of training sources; 28 px grey), runs the v
   - the test AUC (internal: the official validation images as they are) and the shifted AUC (the same images
     under four acquisition shifts, shift_bench.SHIFTS), and the wall time against the budget.
 
-The whole script ends in about budget + 40 s (300 s budget: under 6 minutes on the H100 of 2026-11-25).
+The whole script should end in about the budget + 40-60 s (writing the set, starting Python and CUDA, scoring the
+shifted images): about 6 minutes with the default 300 s budget. Not yet run on a GPU when written (2026-11-27); on
+this 2-core CPU only as a check of the script.
 
   python3 bench/vision-medmnist/gpu_best.py --data /path/to/breastmnist            # on the GPU host
   pipelines/.venv/bin/python bench/vision-medmnist/gpu_best.py --device cpu --budget 60 --n-train 3200 --n-test 200
