@@ -38,16 +38,43 @@ def _train(tmp_path, budget_s: float):
     return spec, out, json.loads((out / name).read_text())
 
 
+def _probe(train_s: float = 1e-3, export_s: float = 0.0, metrics_s: float = 0.0) -> crossfit_plan.Probe:
+    return crossfit_plan.Probe(train_s, 0.0, export_s, metrics_s, metrics_s, 0.0, 5000, 600)
+
+
 def test_plan_takes_the_most_folds_that_fit_and_none_when_even_the_fewest_do_not():
-    # 5,000 pooled images at 1 ms per training image: 5 folds x 8 epochs x 4,000 images = 160 s of training
-    plan = crossfit_plan.large_plan(5000, 1e-3, 0.0, 200.0, CPU)
+    # 5,000 pooled images at 1 ms per training image: 5 folds x 8 epochs x 4,000 images = 160 s of training; the
+    # finish (nothing to export or score in this probe) keeps its fixed 5 s
+    plan = crossfit_plan.large_plan(5000, _probe(), 205.0, CPU, 600)
     assert plan is not None and plan.folds == 5 and plan.planned_rounds == 1 and "5 folds" in plan.why
     assert {c.family for c in plan.recipes} == {"resnet"}
     # 4 folds need 4 x 8 x 3,750 = 120 s; the fewest, 3 folds, only 4 epochs each: 3 x 4 x 3,333 = 40 s
-    assert crossfit_plan.large_plan(5000, 1e-3, 0.0, 150.0, CPU).folds == 4
-    assert crossfit_plan.large_plan(5000, 1e-3, 0.0, 100.0, CPU).folds == 3
-    assert crossfit_plan.large_plan(5000, 1e-3, 0.0, 48.0, CPU).folds == 3
-    assert crossfit_plan.large_plan(5000, 1e-3, 0.0, 46.0, CPU) is None
+    assert crossfit_plan.large_plan(5000, _probe(), 155.0, CPU, 600).folds == 4
+    assert crossfit_plan.large_plan(5000, _probe(), 105.0, CPU, 600).folds == 3
+    assert crossfit_plan.large_plan(5000, _probe(), 53.0, CPU, 600).folds == 3
+    assert crossfit_plan.large_plan(5000, _probe(), 51.0, CPU, 600) is None
+
+
+def test_plan_fills_the_budget_with_whole_rounds_and_stretched_schedules():
+    # Issue 43: a fast machine used to end each model at its ~1,500-step schedule (13 epochs of 3,600 images here,
+    # a 234 s round at 5 folds) and start no round that did not wholly fit, leaving much of the budget unused.
+    plan = crossfit_plan.large_plan(4500, _probe(), 1005.0, CPU, 600)
+    assert plan.folds == 5 and plan.planned_rounds == 3  # 3 x 234 s fit 85 % of 1,000 s; 4 do not
+    # Every model's schedule may stretch to fill its share: 15 models x cap epochs x 3.6 s cover the 1,000 s.
+    assert plan.epoch_cap > 13 and 15 * plan.epoch_cap * 3.6 >= 1000.0
+    assert "3 planned rounds" in plan.why
+
+
+def test_the_finish_is_measured_and_kept_out_of_the_training_time():
+    probe = _probe(export_s=2.0, metrics_s=10.0)
+    # 5 graphs to export at 2 s, metrics 10 s on the out-of-fold rows + 10 s on the test rows, 15 % margin, 5 s fixed
+    assert probe.finish_seconds(5, 0) == pytest.approx(1.15 * (10 + 10 + 10) + 5)
+    plan = crossfit_plan.large_plan(5000, probe, 195.0, CPU, 0)
+    assert plan.folds == 4 and plan.finish_s == pytest.approx(1.15 * (8 + 20) + 5)  # 5 folds no longer fit
+    # The metrics' cost at other sizes lies on the line through the two measured ones.
+    two = crossfit_plan.Probe(1e-3, 0.0, 0.0, 30.0, 10.0, 0.0, 5000, 1000)
+    assert two.metrics_seconds(3000) == pytest.approx(20.0)
+    assert two.finish_seconds(1, 0, 3000) == pytest.approx(1.15 * (20 + 10) + 5)
 
 
 def test_only_larger_sets_are_held_to_the_memory_cap():
@@ -64,8 +91,16 @@ def test_only_larger_sets_are_held_to_the_memory_cap():
 def test_larger_set_takes_the_probed_plan_and_publishes_a_checked_graph(tmp_path, monkeypatch):
     # The tiny set (72 train + validation images) stands in for a set above the small-set limit.
     monkeypatch.setattr(crossfit_plan, "SMALL_MAX_IMAGES", 40)
-    spec, out, m = _train(tmp_path, 20)
+    # The finish estimate has its own test above; here its measured parts (export, bootstrap metrics: tens of seconds
+    # on a loaded 2-core host) are left out so that the tiny budget still admits a plan whatever the load.
+    monkeypatch.setattr(crossfit_plan, "_metrics_seconds", lambda *a, **k: 0.0)
+    monkeypatch.setattr(crossfit_plan, "_export_seconds", lambda *a, **k: 0.0)
+    monkeypatch.setattr(crossfit_plan, "FINISH_FIXED_S", 0.0)
+    spec, out, m = _train(tmp_path, 40)
     sel = m["model_summary"]["selection"]
+    spent = m["model_summary"]["seconds"]  # how the budget was spent, as the report says it
+    assert {"budget", "plan_probe", "search", "export", "evaluation", "kept_for_export_and_evaluation"} <= set(spent)
+    assert spent["budget"] == 40 and len(sel["round_seconds"]) == len(sel["candidates"])
     assert sel["method"] == "cross-fitted ensemble" and sel["rows"] == 72
     assert sel["folds"] in crossfit_plan.LARGE_FOLDS and f"{sel['folds']} folds" in sel["plan"]
     for c in sel["candidates"]:

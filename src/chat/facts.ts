@@ -4,7 +4,7 @@ import type { ModelRow } from "../serving/model-repository.js";
 import { checkManifest, classNames, type ColumnSpec, type ServedManifest } from "../serving/manifest.js";
 import type { DatasetProblem, DatasetReport } from "../datasets/report.js";
 import { METRIC_NAMES } from "../contract/types.js";
-import { warningsOf, worseSubgroups } from "../experiments/warnings.js";
+import { isInternalSplit, warningsOf, worseSubgroups } from "../experiments/warnings.js";
 import type { Manifest } from "../contract/types.js";
 
 // Plain facts about one experiment or model, read from its rows: what the tools return and the builtin
@@ -104,7 +104,7 @@ export function experimentFacts(row: ExperimentRow, model?: ModelRow | null) {
     thresholds: manifest?.thresholds ?? null,
     threshold_rule: manifest?.threshold_rule ?? null,
     /** What limits trust in the result (the same list as GET /v1/experiments/{id}); codes and titles carry no user data. */
-    warnings: model ? warningsOf(model.manifest, row.datasetReport) : [],
+    warnings: model ? warningsOf(model.manifest, row.datasetReport, isInternalSplit(row.request) ? {} : undefined) : [],
     /** Subgroups the pipeline flagged clearly worse than the rest of the test set (column and label are user data). */
     worse_subgroups: worseSubgroups((model?.manifest as Partial<Manifest> | undefined)?.clinical).map((g) => ({
       column: g.column,

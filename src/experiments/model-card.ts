@@ -1,7 +1,7 @@
 import type { DatasetSummary } from "../datasets/report.js";
 import type { Manifest, Metrics } from "../contract/types.js";
 import type { ExperimentRow, ModelRow } from "./repository.js";
-import { warningsOf, type ResultWarning } from "./warnings.js";
+import { isInternalSplit, warningsOf, type ResultWarning } from "./warnings.js";
 
 // The model card (issue 37 item 8): what a reviewer, an ethics board or a paper's methods section asks of a
 // diagnostic model, organised after the TRIPOD+AI (2024) items. Built only from what is already stored (the request,
@@ -200,7 +200,11 @@ function interval(m: { value: number | null; ci_low?: number | null; ci_high?: n
 
 export function buildModelCard({ row, model, retrospectives, generatedAt }: ModelCardInput) {
   const manifest = model.manifest as Manifest;
-  const warnings: ResultWarning[] = warningsOf(manifest, row.datasetReport);
+  const warnings: ResultWarning[] = warningsOf(
+    manifest,
+    row.datasetReport,
+    isInternalSplit(row.request) ? { retrospectiveStudies: retrospectives.length } : undefined,
+  );
   const clinical = manifest.clinical;
   const retroRows = retrospectives.map(({ row: r, manifest: m }) => ({
     experiment_id: r.experimentId,

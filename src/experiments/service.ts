@@ -19,6 +19,7 @@ import { experimentEventStream, type StreamItem } from "./event-stream.js";
 import { ExperimentEventHub } from "./event-hub.js";
 import { StreamSlots } from "./stream-slots.js";
 import { experimentSummary, experimentView } from "./view.js";
+import { isInternalSplit } from "./warnings.js";
 import { buildModelCard, type ModelCard } from "./model-card.js";
 import type { Manifest } from "../contract/types.js";
 import type { ExperimentStatus } from "./state.js";
@@ -134,8 +135,12 @@ export class ExperimentService {
 
   /** The API view of one experiment, with its published model when this run of it made one. */
   async view(row: ExperimentRow) {
-    const model = await this.deps.repo.latestModel(row.userId, row.experimentId);
-    return experimentView(row, model && model.experimentUuid === row.id ? model : undefined);
+    const latest = await this.deps.repo.latestModel(row.userId, row.experimentId);
+    const model = latest && latest.experimentUuid === row.id ? latest : undefined;
+    // A Builder study's model beside the Retrospective studies run on it (their figures are the better guide to new patients).
+    const retrospectives =
+      model && isInternalSplit(row.request) ? await this.deps.repo.readyRetrospectivesOf(row.userId, row.experimentId) : [];
+    return experimentView(row, model, retrospectives);
   }
 
   /**

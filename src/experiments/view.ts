@@ -1,11 +1,37 @@
 import type { ClinicalSection } from "../contract/types.js";
 import type { ExperimentRow, ModelRow } from "./repository.js";
-import { warningsOf } from "./warnings.js";
+import { isInternalSplit, warningsOf } from "./warnings.js";
 
-/** The API shape of an experiment. Metric names are the contract's (auc, f_macro, ...), each {value, ci_low, ci_high}. */
-export function experimentView(row: ExperimentRow, model?: ModelRow) {
+/** The headline figure of a study, in this order of preference: AUC, mAP@0.5, RMSE, F1 (macro). */
+const HEADLINE = ["auc", "map50", "rmse", "f_macro"] as const;
+
+/**
+ * A ready Retrospective study of this experiment's model, as the result page lists it beside the internal figures:
+ * its headline figure with the 95% interval, how many patients it tested, and when it finished.
+ */
+export function retrospectiveStudyView(r: ExperimentRow) {
+  const metrics = (r.metrics ?? {}) as Record<string, { value?: unknown; ci_low?: unknown; ci_high?: unknown } | undefined>;
+  const name = HEADLINE.find((n) => typeof metrics[n]?.value === "number");
+  const m = name ? metrics[name]! : undefined;
+  const num = (v: unknown) => (typeof v === "number" ? v : null);
+  const summary = (r.datasetReport as { summary?: { patients?: number; rows?: number; images?: number } } | null)?.summary;
+  return {
+    experiment_id: r.experimentId,
+    name: r.name,
+    finished_at: r.finishedAt,
+    patients: summary?.patients ?? null,
+    figure: name && m ? { name, value: num(m.value), ci_low: num(m.ci_low), ci_high: num(m.ci_high) } : null,
+  };
+}
+
+/**
+ * The API shape of an experiment. Metric names are the contract's (auc, f_macro, ...), each {value, ci_low, ci_high}.
+ * `retrospectives`: the ready Retrospective studies of this (Builder) experiment's model.
+ */
+export function experimentView(row: ExperimentRow, model?: ModelRow, retrospectives: ExperimentRow[] = []) {
   const request = row.request as Record<string, unknown>;
   const retrospective = request.study_type === "Retrospective";
+  const internalSplit = isInternalSplit(request) ? { retrospectiveStudies: retrospectives.length } : undefined;
   // The published model's test facts: which class is positive, the confusion matrix, and the warnings read from them.
   const clinical = (model?.manifest as { clinical?: ClinicalSection } | undefined)?.clinical;
   return {
@@ -25,8 +51,10 @@ export function experimentView(row: ExperimentRow, model?: ModelRow) {
     positive_class: clinical?.positive_class ?? null,
     confusion_matrix: clinical?.confusion_matrix ?? null,
     subgroups: clinical?.subgroups ?? null,
-    warnings: model ? warningsOf(model.manifest, row.datasetReport) : [],
-    ...(retrospective ? { original_metrics: row.originalMetrics ?? null, source_experiment_id: request.source_experiment_id } : {}),
+    warnings: model ? warningsOf(model.manifest, row.datasetReport, internalSplit) : [],
+    ...(retrospective
+      ? { original_metrics: row.originalMetrics ?? null, source_experiment_id: request.source_experiment_id }
+      : { retrospective_studies: retrospectives.map(retrospectiveStudyView) }),
     failure_reason: row.status === "failed" || row.status === "invalid_dataset" ? row.failureReason : null,
     cancel_requested: row.cancelRequested,
     attempts: row.attempts,

@@ -13,7 +13,8 @@ export type WarningCode =
   | "poor_calibration"
   | "class_imbalance"
   | "perfect_score_check_leakage"
-  | "subgroup_worse";
+  | "subgroup_worse"
+  | "internal_test_only";
 export interface ResultWarning {
   code: WarningCode;
   severity: WarningSeverity;
@@ -54,6 +55,11 @@ export interface WarningInputs {
   classCounts?: Record<string, number>;
   /** Test patients in all (the dataset report's split). */
   testPatients?: number;
+  /**
+   * Set for a Builder study, whose test patients are an internal split of the training data (absent for a Retrospective
+   * study, whose data is new to the model): with the count of ready Retrospective studies of its model, when known.
+   */
+  internalSplit?: { retrospectiveStudies?: number };
 }
 
 const f = (v: number | null | undefined, digits = 2) => (typeof v === "number" ? v.toFixed(digits) : "?");
@@ -120,7 +126,18 @@ export function resultWarnings(x: WarningInputs): ResultWarning[] {
   if (worse) out.push({ code: "subgroup_worse", severity: "caution", title: "worse in a subgroup", message: worse });
   const imbalance = classImbalance(x, classification);
   if (imbalance) out.push({ code: "class_imbalance", severity: "info", title: "rare class", message: imbalance });
+  if (x.internalSplit)
+    out.push({ code: "internal_test_only", severity: "info", title: "internal test only", message: internalTestOnly(x.internalSplit) });
   return out;
+}
+
+/** Every internal split overstates performance on new patients; a clinician must hear it where the figures are. */
+function internalTestOnly({ retrospectiveStudies }: { retrospectiveStudies?: number }): string {
+  const what =
+    "These figures come from test patients of the same source, period and site as the training patients (an internal split). On the next patients, from another period, another scanner or setting, another site or another mix of cases, models usually do worse than this, sometimes much worse.";
+  if (retrospectiveStudies)
+    return `${what} ${retrospectiveStudies === 1 ? "One Retrospective study" : `${retrospectiveStudies} Retrospective studies`} of this model on other data ${retrospectiveStudies === 1 ? "is" : "are"} shown beside these figures: ${retrospectiveStudies === 1 ? "its figures are" : "their figures are"} the better guide to how it will do on new patients.`;
+  return `${what} Before relying on the model for patients, test it on data from another period or site with a Retrospective study (Test on new data) and compare those figures with these.`;
 }
 
 function smallTest(x: WarningInputs, classification: boolean): string | undefined {
@@ -188,8 +205,16 @@ function classImbalance(x: WarningInputs, classification: boolean): string | und
   return `Only ${Math.round((n / total) * 1000) / 10}% of the rows (${n} of ${total}) have '${rare}'. Accuracy can look high by rarely predicting it: judge the model on sensitivity and PPV for '${rare}', and on their intervals.`;
 }
 
-/** The warnings of a stored experiment: its model's manifest (metrics, clinical facts) and its dataset report. */
-export function warningsOf(manifest: unknown, datasetReport: unknown): ResultWarning[] {
+/** Whether an experiment's test patients are an internal split of its own data (a Builder study, not a Retrospective one). */
+export function isInternalSplit(request: unknown): boolean {
+  return (request as { study_type?: unknown } | null)?.study_type !== "Retrospective";
+}
+
+/**
+ * The warnings of a stored experiment: its model's manifest (metrics, clinical facts) and its dataset report; `internalSplit`
+ * for a Builder study (isInternalSplit), with the count of its model's ready Retrospective studies when the caller has it.
+ */
+export function warningsOf(manifest: unknown, datasetReport: unknown, internalSplit?: WarningInputs["internalSplit"]): ResultWarning[] {
   const m = manifest as Partial<Manifest> | undefined;
   if (!m?.metrics?.test || !m.problem) return [];
   const summary = (
@@ -204,5 +229,6 @@ export function warningsOf(manifest: unknown, datasetReport: unknown): ResultWar
     clinical: m.clinical,
     classCounts: counts,
     testPatients: summary?.split?.test,
+    internalSplit,
   });
 }

@@ -74,6 +74,7 @@ export const resultWarningSchema = z.object({
     "class_imbalance",
     "perfect_score_check_leakage",
     "subgroup_worse",
+    "internal_test_only",
   ]),
   severity: z.enum(["severe", "caution", "info"]).describe("severe: do not rely on the model as it is"),
   title: z.string().describe("a few words, for a badge"),
@@ -283,6 +284,23 @@ export const experimentSchema = z.object({
     .describe("what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists"),
   original_metrics: metricsSchema.nullable().optional().describe("Retrospective: the source model's own test metrics"),
   source_experiment_id: z.number().optional(),
+  retrospective_studies: z
+    .array(
+      z.object({
+        experiment_id: z.number(),
+        name: z.string().nullable(),
+        finished_at: time.nullable(),
+        patients: z.number().nullable().describe("patients tested (every patient of a Retrospective study is a test patient)"),
+        figure: z
+          .object({ name: z.string(), value: z.number().nullable(), ci_low: z.number().nullable(), ci_high: z.number().nullable() })
+          .nullable()
+          .describe("the study's headline test figure: AUC where it has one (else mAP@0.5, RMSE or macro F1), with its 95% interval"),
+      }),
+    )
+    .optional()
+    .describe(
+      "Builder studies: the ready Retrospective studies of this model on other data (oldest first, at most 20), shown beside the internal test figures",
+    ),
   failure_reason: z.string().nullable(),
   cancel_requested: z.boolean(),
   attempts: z.number(),

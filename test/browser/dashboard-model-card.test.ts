@@ -30,15 +30,19 @@ describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: model card (C
   let server: TestServer;
   let browser: Browser;
   let page: Page;
+  let client: ReturnType<typeof api>;
+  let userId = "";
+  let zipPath = "";
 
   beforeAll(async () => {
     ensureDashboardBuilt();
     server = await startTestServer("pglite");
     const user = await createUserWithKey(server, { email: EMAIL, password: PASSWORD });
     const csv = fs.readFileSync(WDBC, "utf8");
-    const zipPath = `${user.userId}/wdbc/data.zip`;
+    userId = user.userId;
+    zipPath = `${user.userId}/wdbc/data.zip`;
     await server.services.bucket.write(zipPath, Readable.from(makeZip({ "data.csv": csv })));
-    const client = api(server.url, user.key);
+    client = api(server.url, user.key);
     const body = dataRequest(user.userId, 1, zipPath, csv.split(/\r?\n/, 1)[0].split(",").slice(2), {
       positive_class: "M",
       name: "Breast cancer, WDBC",
@@ -130,5 +134,46 @@ describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: model card (C
     await page.emulateMedia({ media: "print" });
     await screenshot(page, "37-model-card-print");
     await page.emulateMedia({ media: "screen" });
+  });
+
+  it("issue 43: the internal figures say they come from an internal split, and a Retrospective study sits beside them", async () => {
+    await page.goto(`${server.url}/experiments/1`);
+    const note = page.getByTestId("verdict").locator('li[data-code="internal_test_only"]');
+    await note.waitFor();
+    expect(await note.textContent()).toMatch(/Note: internal test only\..*test it on data from another period or site/);
+    const section = page.getByTestId("retrospective-studies");
+    expect(await section.getByTestId("retro-none").textContent()).toMatch(/No Retrospective study of this model yet/);
+    expect(await section.getByTestId("retro-internal").textContent()).toMatch(/AUC [01]\.\d{3} \(95% interval [01]\.\d{3}–[01]\.\d{3}\)/);
+
+    // A Retrospective study of the model on (here, the same) other data, run as a user would through the API.
+    const body = dataRequest(userId, 2, zipPath, fs.readFileSync(WDBC, "utf8").split(/\r?\n/, 1)[0].split(",").slice(2), {
+      study_type: "Retrospective",
+      source_experiment_id: 1,
+      name: "Second site, 2025",
+    });
+    expect((await client.post("/v1/experiments", body)).status).toBe(202);
+    const retro = await waitForStatus(client, 2, ["ready", "failed", "invalid_dataset"], 120_000);
+    expect(retro.status).toBe("ready");
+
+    await page.reload();
+    const row = page.getByTestId("retrospective-studies").getByTestId("retro-study");
+    await row.waitFor();
+    const auc = retro.metrics.auc;
+    const text = (await row.textContent()) ?? "";
+    expect(text).toContain("Retrospective #2: Second site, 2025");
+    expect(text).toContain(`AUC ${auc.value.toFixed(3)} (95% interval ${auc.ci_low.toFixed(3)}–${auc.ci_high.toFixed(3)})`);
+    expect(text).toContain("569");
+    expect(await page.getByTestId("retro-none").count()).toBe(0);
+    expect(await page.getByTestId("verdict").locator('li[data-code="internal_test_only"]').textContent()).toMatch(
+      /One Retrospective study of this model on other data is shown beside these figures/,
+    );
+    expect(seriousOrCritical(await axeViolations(page))).toEqual([]);
+    await row.scrollIntoViewIfNeeded();
+    await screenshot(page, "43-retrospective-beside-internal");
+    // The study's own page links back and carries no internal-split note.
+    await row.getByRole("link").click();
+    await page.getByTestId("verdict").waitFor();
+    expect(await page.locator('li[data-code="internal_test_only"]').count()).toBe(0);
+    expect(await page.getByTestId("retrospective-studies").count()).toBe(0);
   });
 });

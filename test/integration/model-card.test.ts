@@ -228,16 +228,45 @@ describe(`model card on ${primaryTarget()}`, () => {
   });
 
   it("a ready Retrospective study of the model is listed beside the internal figures", async () => {
+    // Before any Retrospective study: the experiment says its figures come from an internal split and recommends one.
+    const before = (await client.get("/v1/experiments/1")).body;
+    expect(before.retrospective_studies).toEqual([]);
+    const internal = before.warnings.find((w: { code: string }) => w.code === "internal_test_only");
+    expect(internal).toMatchObject({ severity: "info", title: "internal test only" });
+    expect(internal.message).toMatch(/test it on data from another period or site with a Retrospective study/);
+
     const body = dataRequest(user.userId, 2, zipPath, dataCols, { study_type: "Retrospective", source_experiment_id: 1 });
     expect((await client.post("/v1/experiments", body)).status).toBe(202);
     const retro = await waitForStatus(client, 2, ["ready", "failed", "invalid_dataset"], 120_000);
     expect(retro.failure_reason).toBeNull();
+    // The study's own figures are on new data: no internal-split warning, and no list of studies of its own.
+    expect(retro.warnings.map((w: { code: string }) => w.code)).not.toContain("internal_test_only");
+    expect(retro.retrospective_studies).toBeUndefined();
+
+    // The source experiment lists it beside its internal figures: AUC with its interval, patients tested, date.
+    const after = (await client.get("/v1/experiments/1")).body;
+    expect(after.retrospective_studies).toEqual([
+      {
+        experiment_id: 2,
+        name: null,
+        finished_at: retro.finished_at,
+        patients: 240,
+        figure: { name: "auc", value: retro.metrics.auc.value, ci_low: retro.metrics.auc.ci_low, ci_high: retro.metrics.auc.ci_high },
+      },
+    ]);
+    expect(after.warnings.find((w: { code: string }) => w.code === "internal_test_only").message).toMatch(
+      /One Retrospective study of this model on other data is shown beside these figures/,
+    );
+    // Another user sees neither the experiment nor its studies.
+    const stranger = api(server.url, (await createUserWithKey(server)).key);
+    expect((await stranger.get("/v1/experiments/1")).status).toBe(404);
     const card = (await client.get("/v1/experiments/1/model-card")).body;
     expect(card.retrospective).toHaveLength(1);
     expect(card.retrospective[0]).toMatchObject({ experiment_id: 2, file_name: "data.zip", patients: 240 });
     const auc = card.retrospective[0].test.find((f: { name: string }) => f.name === "auc");
     expect(auc).toMatchObject({ value: retro.metrics.auc.value, ci_low: retro.metrics.auc.ci_low });
     expect(card.limitations.join(" ")).toMatch(/Retrospective studies of this model on other data are listed/);
+    expect(card.warnings.map((w: { code: string }) => w.code)).toContain("internal_test_only");
     const html = (await client.get("/v1/experiments/1/report.html")).body as string;
     expect(html).toContain("<h2>9. Retrospective results on other data</h2>");
     expect(html).toContain("Experiment #2");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RULES, resultWarnings, warningsOf, type WarningInputs } from "../../src/experiments/warnings.js";
+import { RULES, isInternalSplit, resultWarnings, warningsOf, type WarningInputs } from "../../src/experiments/warnings.js";
 
 // Each rule of docs/metrics.md ("Warnings") on figures just inside and just outside its threshold.
 
@@ -128,6 +128,22 @@ describe("result warnings", () => {
     const [w] = resultWarnings(withGroups(group("A", null), group("C", "worse")));
     expect(w).toMatchObject({ code: "subgroup_worse", severity: "caution", title: "worse in a subgroup" });
     expect(w.message).toContain("site C (AUC 0.60, 95% interval 0.45 to 0.72, against 0.88 for the other test patients)");
+  });
+
+  it("internal_test_only: a Builder study's internal split is named as optimistic, with a Retrospective study recommended or pointed to", () => {
+    expect(codes({ ...healthy, internalSplit: {} })).toEqual(["internal_test_only"]);
+    const [none] = resultWarnings({ ...healthy, internalSplit: { retrospectiveStudies: 0 } });
+    expect(none).toMatchObject({ severity: "info", title: "internal test only" });
+    expect(none.message).toMatch(/same source, period and site as the training patients/);
+    expect(none.message).toMatch(/test it on data from another period or site with a Retrospective study/);
+    const [two] = resultWarnings({ ...healthy, internalSplit: { retrospectiveStudies: 2 } });
+    expect(two.message).toMatch(/2 Retrospective studies of this model on other data are shown beside these figures/);
+    // A Retrospective study's own figures are on new data: no such warning.
+    const manifest = { problem: "binary", metric: "auc", metrics: { test: { auc: iv(0.85) }, validation: { auc: iv(0.86) } } };
+    expect(warningsOf(manifest, null, isInternalSplit({ study_type: "Retrospective" }) ? {} : undefined)).toEqual([]);
+    expect(warningsOf(manifest, null, isInternalSplit({ study_type: "Builder" }) ? {} : undefined).map((w) => w.code)).toEqual([
+      "internal_test_only",
+    ]);
   });
 
   it("reads a stored manifest and dataset report; a model published before issue 37 gets the rules it can", () => {

@@ -145,10 +145,16 @@ def _bootstrap(groups, n_boot, seed):
     """Yields row-index arrays, one per replicate, resampling whole patients."""
     rng = np.random.default_rng(seed)
     uniq, inverse = np.unique(np.asarray(groups).astype(str), return_inverse=True)
-    rows_of = [np.nonzero(inverse == g)[0] for g in range(len(uniq))]
+    # Each patient's rows (ascending) as one slice of ``order``; a replicate gathers the picked slices in pick order
+    # with array arithmetic (a Python loop over patients cost ~20 s per split at 3,000 patients).
+    order = np.argsort(inverse, kind="stable")
+    counts = np.bincount(inverse, minlength=len(uniq))
+    starts = np.cumsum(counts) - counts
     for _ in range(n_boot):
         pick = rng.integers(0, len(uniq), len(uniq))
-        yield np.concatenate([rows_of[g] for g in pick])
+        c = counts[pick]
+        ends = np.cumsum(c)
+        yield order[np.repeat(starts[pick] - (ends - c), c) + np.arange(ends[-1] if len(ends) else 0)]
 
 
 def _with_intervals(point, per_class, replicates, class_keys):

@@ -45,6 +45,7 @@ class Round:
     ci: tuple[float, float] = (float("nan"), float("nan"))
     kept: bool = True
     why: str = ""
+    seconds: float = 0.0  # wall time of the round's training (its models and their held-out predictions)
 
 
 def assign_folds(groups: np.ndarray, strata: np.ndarray, k: int, seed: int) -> np.ndarray:
@@ -101,6 +102,7 @@ def run_crossfit(
             if len(rounds) >= plan.planned_rounds and remaining < 0.9 * per_round:
                 break
         cand = plan.recipes[len(rounds) % len(plan.recipes)]
+        t_round = time.monotonic()
         round_seed = seed + 7919 * len(rounds)
         oof, oof_flipped = np.zeros((len(folds), pooled.n_out)), np.zeros((len(folds), pooled.n_out))
         models = []
@@ -126,6 +128,7 @@ def run_crossfit(
                 min(training_deadline, now + share),
                 on_epoch=on_epoch(len(rounds) * k + f + 1) if on_epoch else None,
                 init_state=init_state,
+                epochs=plan.epoch_cap,
                 keep="last",
             )
             if not len(result.val_out):
@@ -138,7 +141,7 @@ def run_crossfit(
                 f"round {len(rounds) + 1} {cand.name} fold {f + 1}/{k}: held-out {pooled.metric} "
                 f"{abs(result.val_score):.4f} after {result.epochs_run} epochs ({result.seconds:.1f}s)",
             )
-        rounds.append(Round(cand, round_seed, models, oof, oof_flipped))
+        rounds.append(Round(cand, round_seed, models, oof, oof_flipped, seconds=time.monotonic() - t_round))
         if time.monotonic() >= training_deadline:
             break
     choose_rounds(rounds, pooled, groups, seed)
@@ -248,4 +251,5 @@ def selection_summary(rounds: list[Round], problem: str, metric: str, n_rows: in
             for i, r in enumerate(rounds)
         ],
         "test_time_augmentation": tta,
+        "round_seconds": [round(r.seconds, 1) for r in rounds],
     }

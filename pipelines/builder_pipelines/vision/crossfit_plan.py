@@ -10,18 +10,29 @@ of their models still trains for a third of the time, where the search's trials 
 seeds of the same recipe) follow only when a whole round still fits. When not even that fits, or the pooled
 images would take too much memory, there is no plan and the pipeline uses the search on the validation split
 (search.py).
+
+Using the whole budget on large sets (issue 43): the probe also times what follows training (the ONNX export of one
+model, and the bootstrap metrics at the pooled and test sizes), so the training deadline leaves exactly what the
+finish needs instead of a fixed share of the budget; the plan takes as many whole rounds as fit at the full
+schedule, and every fold model's schedule is then stretched to fill its share of the training time (``epoch_cap``),
+so the build ends near its budget whether the machine is fast (the schedule cap used to end rounds early: 491 s of
+720 s on PneumoniaMNIST) or slow.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import os
+import tempfile
 import time
 
 import numpy as np
 import torch
 
-from .models import CamNet
+from ..common import metrics as M
+from .export import export_onnx
+from .models import CamNet, ExportModel
 from .train import Candidate, TrainData, augment, batch_size, loss_fn, max_epochs, predict
 
 # Recipes in the order rounds use them: the search's best-performing small ResNet first, then other
@@ -39,6 +50,9 @@ MAX_POOLED_BYTES = 512 * 1024**2
 PLAN_SAFETY = 0.85  # the probe misses per-epoch overheads and load changes: plan on this share of the time
 PROBE_STEPS = 6
 MIN_IMAGES_PER_FOLD = 4
+FINISH_MARGIN = 1.15  # the finish estimate's allowance for load changes between the probe and the end
+FINISH_FIXED_S = 5.0  # figures, report and manifest writing: small and about constant
+MAX_STRETCH_EPOCHS = 200
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,6 +62,11 @@ class Plan:
     max_rounds: int  # ... and rounds go on while a whole round still fits, up to this many
     recipes: list[Candidate]
     why: str
+    # Large sets: the most epochs a fold model may be given (its schedule is fitted to its share of the time, up to
+    # this), and the seconds reserved after training for export and evaluation, measured by the probe.
+    epoch_cap: int | None = None
+    finish_s: float | None = None
+    probe: dict | None = None
 
 
 def small_plan() -> Plan:
@@ -70,9 +89,9 @@ def _predict_seconds(model: CamNet, x: torch.Tensor, device) -> float:
     return (time.monotonic() - t) / len(x)
 
 
-def probe_seconds_per_image(data: TrainData, side: int, device, seed: int) -> tuple[float, float]:
-    """(seconds per training image, seconds per predicted image) for the first recipe on this machine:
-    a few optimiser steps with augmentation after one untimed warm-up step, then one prediction pass."""
+def _probe_training(data: TrainData, side: int, device, seed: int) -> tuple[float, float, CamNet]:
+    """(seconds per training image, seconds per predicted image, the probe's model) for the first recipe on this
+    machine: a few optimiser steps with augmentation after one untimed warm-up step, then one prediction pass."""
     cand = RECIPES[0]
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
@@ -98,42 +117,135 @@ def probe_seconds_per_image(data: TrainData, side: int, device, seed: int) -> tu
     if device.type == "cuda":
         torch.cuda.synchronize()
     train_s = (time.monotonic() - t) / (PROBE_STEPS * bs)
-    return train_s, _predict_seconds(model, data.x_train[: 4 * bs], device)
+    _predict_seconds(model, data.x_train[:bs], device)  # warm-up: the first pass carries one-off costs
+    return train_s, _predict_seconds(model, data.x_train[: 4 * bs], device), model
 
 
-def large_plan(n_pooled: int, train_s: float, predict_s: float, seconds: float, device) -> Plan | None:
-    """The most folds whose one round fits ``seconds`` at MIN_EPOCHS per model (or a whole shorter schedule)."""
+@dataclasses.dataclass(frozen=True)
+class Probe:
+    train_s: float  # seconds per training image (optimiser step with augmentation)
+    predict_s: float  # seconds per predicted image (a warm pass)
+    export_s: float  # seconds to export and check one model's ONNX graph
+    metrics_pooled_s: float  # bootstrap metrics over n_pooled rows
+    metrics_test_s: float  # ... over n_test rows
+    seconds: float  # what the probe itself took
+    n_pooled: int = 0
+    n_test: int = 0
+
+    def metrics_seconds(self, n: int) -> float:
+        """The bootstrap metrics' seconds at ``n`` rows, on the line through the two measured sizes (their cost is
+        mostly per replicate, with a part that grows with the rows)."""
+        if self.n_pooled <= self.n_test:
+            return self.metrics_pooled_s
+        slope = max(0.0, (self.metrics_pooled_s - self.metrics_test_s) / (self.n_pooled - self.n_test))
+        return self.metrics_test_s + slope * (n - self.n_test)
+
+    def finish_seconds(self, members: int, n_scored: int, n_validation: int | None = None) -> float:
+        """Export (``members`` graphs, the parity check, ONNX scores of ``n_scored`` images with their CAMs) and
+        evaluation (bootstrap metrics on the ``n_validation`` rows, the pooled ones by default, and on the test)."""
+        onnx_s = members * (self.export_s + (n_scored + 17) * self.predict_s)
+        metrics_s = self.metrics_seconds(self.n_pooled if n_validation is None else n_validation) + self.metrics_test_s
+        return FINISH_MARGIN * (onnx_s + metrics_s) + FINISH_FIXED_S
+
+
+def _metrics_seconds(problem: str, n_out: int, n: int, reps: int = 4) -> float:
+    """Seconds the contract's patient-bootstrap metrics take on ``n`` rows (one patient each), from ``reps``
+    replicates scaled to M.N_BOOT: their cost is almost all per replicate."""
+    rng = np.random.default_rng(0)
+    groups = np.arange(n).astype(str)
+    t = time.monotonic()
+    if problem == "regression":
+        M.regression_metrics(rng.normal(size=n), rng.normal(size=n), groups, n_boot=reps)
+    else:
+        y = np.eye(n_out)[rng.integers(0, n_out, n)]
+        s = rng.random((n, n_out))
+        M.classification_metrics(problem, y, s, (s > 0.5).astype(int), groups, n_boot=reps)
+    return (time.monotonic() - t) * M.N_BOOT / reps
+
+
+def _export_seconds(model: CamNet, sample: torch.Tensor, problem: str) -> float:
+    t = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="probe-export-") as tmp:
+        export_onnx(ExportModel([model.float().cpu().eval()], problem), sample[:2].cpu(), os.path.join(tmp, "m.onnx"))
+    return time.monotonic() - t
+
+
+def probe_finish(data: TrainData, side: int, device, seed: int, n_pooled: int, n_test: int) -> Probe:
+    """The training probe plus the costs of the finish, measured on this machine now."""
+    t = time.monotonic()
+    train_s, predict_s, model = _probe_training(data, side, device, seed)
+    return Probe(
+        train_s,
+        predict_s,
+        _export_seconds(model, data.x_train, data.problem),
+        _metrics_seconds(data.problem, data.n_out, n_pooled),
+        _metrics_seconds(data.problem, data.n_out, max(n_test, 1)),
+        time.monotonic() - t,
+        n_pooled,
+        max(n_test, 1),
+    )
+
+
+def large_plan(n_pooled: int, probe: Probe, seconds: float, device, n_scored: int) -> Plan | None:
+    """The most folds whose one round fits at MIN_EPOCHS per model (or a whole shorter schedule) in the time left
+    after the finish; then as many whole rounds at the full schedule as fit (at least one), and an epoch cap that
+    lets every fold model's schedule fill its share of the training time."""
+    train_s, predict_s = probe.train_s, probe.predict_s
     for k in LARGE_FOLDS:
         n_fit, n_held = n_pooled * (k - 1) / k, n_pooled / k
         floor = MIN_EPOCHS_FEWEST if k == LARGE_FOLDS[-1] else MIN_EPOCHS
-        epochs = min(floor, max_epochs(int(n_fit), batch_size(int(n_fit), device)))
+        full = max_epochs(int(n_fit), batch_size(int(n_fit), device))
+        epochs = min(floor, full)
         # an epoch: training on the other folds, then predicting the held-out fold
-        round_s = k * epochs * (n_fit * train_s + n_held * predict_s)
-        if round_s <= PLAN_SAFETY * seconds:
+        epoch_s = n_fit * train_s + n_held * predict_s
+        rounds = 1
+        for r in range(4, 0, -1):  # the most whole rounds at the full schedule that fit, else one
+            if r * k * full * epoch_s <= PLAN_SAFETY * (seconds - probe.finish_seconds(r * k, n_scored)):
+                rounds = r
+                break
+        finish = probe.finish_seconds(rounds * k, n_scored)
+        training = seconds - finish
+        round_s = k * epochs * epoch_s
+        if round_s <= PLAN_SAFETY * training:
+            stretch = training / (rounds * k * epoch_s)  # epochs each model could run in its share
+            cap = int(min(MAX_STRETCH_EPOCHS, max(full, math.ceil(1.2 * stretch))))
             return Plan(
                 k,
-                1,
+                rounds,
                 4,
                 LARGE_RECIPES,
-                f"{n_pooled} images: {k} folds, one planned round (at least {epochs} epochs per model need "
-                f"~{math.ceil(round_s)} s of the {seconds:.0f} s training time at the probed "
-                f"{train_s * 1e3:.2f} ms per training image)",
+                f"{n_pooled} images: {k} folds, {rounds} planned round{'s' if rounds > 1 else ''} of {k} models "
+                f"(each model's schedule fitted to its share of {training:.0f} s of training, up to {cap} epochs; "
+                f"the full schedule is {full}); {finish:.0f} s kept for export and evaluation; probed "
+                f"{train_s * 1e3:.2f} ms per training image",
+                epoch_cap=cap,
+                finish_s=finish,
+                probe=dataclasses.asdict(probe),
             )
     return None
 
 
+SEARCH_MEMBERS = 5  # the finish of the search is estimated for its largest ensemble (search.MAX_ENSEMBLE)
+
+
 def choose_plan(
-    data: TrainData, n_pooled: int, side: int, device, seed: int, seconds: float
-) -> tuple[Plan | None, str]:
-    """The plan, or None with the reason the search is used instead."""
+    data: TrainData, n_pooled: int, side: int, device, seed: int, seconds: float, n_scored: int = 0, n_test: int = 0
+) -> tuple[Plan | None, str, float | None]:
+    """(the plan, or None with the reason the search is used instead; the seconds to keep for export and
+    evaluation when the probe measured them). ``seconds``: to the end of the budget for a large set (the plan keeps
+    its measured finish), to the training deadline for a small one (fixed reserve)."""
     if n_pooled <= SMALL_MAX_IMAGES:
         plan = small_plan()
-        return plan, plan.why
-    train_s, predict_s = probe_seconds_per_image(data, side, device, seed)
-    plan = large_plan(n_pooled, train_s, predict_s, seconds, device)
+        return plan, plan.why, None
+    probe = probe_finish(data, side, device, seed, n_pooled, n_test)
+    plan = large_plan(n_pooled, probe, seconds - probe.seconds, device, n_scored)
     if plan is not None:
-        return plan, plan.why
-    return None, (
+        return plan, plan.why, plan.finish_s
+    finish = probe.finish_seconds(SEARCH_MEMBERS, n_scored, n_scored - n_test)  # the search scores its validation split
+    return (
+        None,
         f"{n_pooled} images: even {LARGE_FOLDS[-1]} folds at {MIN_EPOCHS_FEWEST} epochs per model do not fit "
-        f"{seconds:.0f} s at the probed {train_s * 1e3:.2f} ms per training image; using the search on the validation split"
+        f"{seconds:.0f} s at the probed {probe.train_s * 1e3:.2f} ms per training image; using the search on the "
+        f"validation split ({finish:.0f} s kept for export and evaluation)",
+        finish,
     )

@@ -3047,6 +3047,21 @@ export interface operations {
                         request: {
                             [key: string]: unknown;
                         };
+                        /** @description Builder studies: the ready Retrospective studies of this model on other data (oldest first, at most 20), shown beside the internal test figures */
+                        retrospective_studies?: {
+                            experiment_id: number;
+                            /** @description the study's headline test figure: AUC where it has one (else mAP@0.5, RMSE or macro F1), with its 95% interval */
+                            figure: {
+                                ci_high: number | null;
+                                ci_low: number | null;
+                                name: string;
+                                value: number | null;
+                            } | null;
+                            finished_at: (string | unknown) | null;
+                            name: string | null;
+                            /** @description patients tested (every patient of a Retrospective study is a test patient) */
+                            patients: number | null;
+                        }[];
                         source_experiment_id?: number;
                         /** @enum {string} */
                         status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
@@ -3103,7 +3118,7 @@ export interface operations {
                         /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
                         warnings?: {
                             /** @enum {string} */
-                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage" | "subgroup_worse";
+                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage" | "subgroup_worse" | "internal_test_only";
                             /** @description what was seen and what it means, in plain words */
                             message: string;
                             /**
@@ -3399,6 +3414,21 @@ export interface operations {
                         request: {
                             [key: string]: unknown;
                         };
+                        /** @description Builder studies: the ready Retrospective studies of this model on other data (oldest first, at most 20), shown beside the internal test figures */
+                        retrospective_studies?: {
+                            experiment_id: number;
+                            /** @description the study's headline test figure: AUC where it has one (else mAP@0.5, RMSE or macro F1), with its 95% interval */
+                            figure: {
+                                ci_high: number | null;
+                                ci_low: number | null;
+                                name: string;
+                                value: number | null;
+                            } | null;
+                            finished_at: (string | unknown) | null;
+                            name: string | null;
+                            /** @description patients tested (every patient of a Retrospective study is a test patient) */
+                            patients: number | null;
+                        }[];
                         source_experiment_id?: number;
                         /** @enum {string} */
                         status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
@@ -3455,7 +3485,7 @@ export interface operations {
                         /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
                         warnings?: {
                             /** @enum {string} */
-                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage" | "subgroup_worse";
+                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage" | "subgroup_worse" | "internal_test_only";
                             /** @description what was seen and what it means, in plain words */
                             message: string;
                             /**
@@ -3782,6 +3812,21 @@ export interface operations {
                         request: {
                             [key: string]: unknown;
                         };
+                        /** @description Builder studies: the ready Retrospective studies of this model on other data (oldest first, at most 20), shown beside the internal test figures */
+                        retrospective_studies?: {
+                            experiment_id: number;
+                            /** @description the study's headline test figure: AUC where it has one (else mAP@0.5, RMSE or macro F1), with its 95% interval */
+                            figure: {
+                                ci_high: number | null;
+                                ci_low: number | null;
+                                name: string;
+                                value: number | null;
+                            } | null;
+                            finished_at: (string | unknown) | null;
+                            name: string | null;
+                            /** @description patients tested (every patient of a Retrospective study is a test patient) */
+                            patients: number | null;
+                        }[];
                         source_experiment_id?: number;
                         /** @enum {string} */
                         status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
@@ -3838,7 +3883,7 @@ export interface operations {
                         /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
                         warnings?: {
                             /** @enum {string} */
-                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage" | "subgroup_worse";
+                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage" | "subgroup_worse" | "internal_test_only";
                             /** @description what was seen and what it means, in plain words */
                             message: string;
                             /**
@@ -4200,6 +4245,21 @@ export interface operations {
                         request: {
                             [key: string]: unknown;
                         };
+                        /** @description Builder studies: the ready Retrospective studies of this model on other data (oldest first, at most 20), shown beside the internal test figures */
+                        retrospective_studies?: {
+                            experiment_id: number;
+                            /** @description the study's headline test figure: AUC where it has one (else mAP@0.5, RMSE or macro F1), with its 95% interval */
+                            figure: {
+                                ci_high: number | null;
+                                ci_low: number | null;
+                                name: string;
+                                value: number | null;
+                            } | null;
+                            finished_at: (string | unknown) | null;
+                            name: string | null;
+                            /** @description patients tested (every patient of a Retrospective study is a test patient) */
+                            patients: number | null;
+                        }[];
                         source_experiment_id?: number;
                         /** @enum {string} */
                         status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
@@ -4256,7 +4316,7 @@ export interface operations {
                         /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
                         warnings?: {
                             /** @enum {string} */
-                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage" | "subgroup_worse";
+                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage" | "subgroup_worse" | "internal_test_only";
                             /** @description what was seen and what it means, in plain words */
                             message: string;
                             /**
@@ -4574,6 +4634,21 @@ export interface operations {
                         request: {
                             [key: string]: unknown;
                         };
+                        /** @description Builder studies: the ready Retrospective studies of this model on other data (oldest first, at most 20), shown beside the internal test figures */
+                        retrospective_studies?: {
+                            experiment_id: number;
+                            /** @description the study's headline test figure: AUC where it has one (else mAP@0.5, RMSE or macro F1), with its 95% interval */
+                            figure: {
+                                ci_high: number | null;
+                                ci_low: number | null;
+                                name: string;
+                                value: number | null;
+                            } | null;
+                            finished_at: (string | unknown) | null;
+                            name: string | null;
+                            /** @description patients tested (every patient of a Retrospective study is a test patient) */
+                            patients: number | null;
+                        }[];
                         source_experiment_id?: number;
                         /** @enum {string} */
                         status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
@@ -4630,7 +4705,7 @@ export interface operations {
                         /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
                         warnings?: {
                             /** @enum {string} */
-                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage" | "subgroup_worse";
+                            code: "no_better_than_chance" | "test_set_too_small" | "overfitting" | "poor_calibration" | "class_imbalance" | "perfect_score_check_leakage" | "subgroup_worse" | "internal_test_only";
                             /** @description what was seen and what it means, in plain words */
                             message: string;
                             /**

@@ -6,6 +6,7 @@ import { unseenValueNotes } from "../lib/unseen";
 import { MetricsTable, PerClassTable } from "../components/MetricsView";
 import { ConfusionTable, ResultBadge, VerdictBox } from "../components/ClinicalResult";
 import { SubgroupsSection } from "../components/Subgroups";
+import { RetrospectiveStudies } from "../components/RetrospectiveStudies";
 import { ErrorBox, Link, StatusBadge } from "../components/ui";
 import { FigureCard, figureTables } from "../components/FigureCard";
 import { ExperimentLabelsEditor } from "../components/ExperimentLabels";
@@ -208,6 +209,7 @@ export function ExperimentPage({ id }: { id: number }) {
             caption={retrospective ? "Metrics on the new data, beside the model's internal test" : "Test metrics"}
             positiveName={exp.positive_class?.name}
           />
+          <RetrospectiveStudies exp={exp} />
           {exp.confusion_matrix ? <ConfusionTable cm={exp.confusion_matrix} /> : null}
           <UnseenValuesNote report={report?.report} />
           <PerClassTable metrics={exp.metrics} classes={model?.classes} />
