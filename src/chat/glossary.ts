@@ -28,6 +28,8 @@ export interface MetricEntry {
 export interface Glossary {
   codes: Map<string, CodeEntry>;
   metrics: Map<string, MetricEntry>;
+  /** Every word of the documentation (lower case): real words the spelling check must leave alone. */
+  words: Set<string>;
 }
 
 const CODE = /`([a-z][a-z0-9_]*)`/g;
@@ -63,8 +65,9 @@ function meaningsFor(codes: string[], meaning: string): string[] {
 }
 
 export function parseGlossary(files: DocFile[]): Glossary {
-  const glossary: Glossary = { codes: new Map(), metrics: new Map() };
+  const glossary: Glossary = { codes: new Map(), metrics: new Map(), words: new Set() };
   for (const file of files) {
+    for (const w of file.text.toLowerCase().split(/[^a-z]+/)) if (w.length >= 3) glossary.words.add(w);
     for (const chunk of chunkMarkdown(file)) {
       const where = { source: chunk.source, heading: chunk.heading, anchor: chunk.anchor };
       const problemSection = /problem codes/i.test(chunk.heading);

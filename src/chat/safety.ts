@@ -33,8 +33,27 @@ const DIAGNOSIS_REQUESTS: ReadonlyArray<readonly RegExp[]> = [
   ],
 ];
 
+// The same requests in Spanish, read without accents: "¿Este paciente tiene diabetes?", "¿Es maligna esta lesión?",
+// "¿Esta radiografía muestra neumonía?", "¿debo operar?".
+const SUBJECT_ES = /\b(este|esta|el|la|mi|nuestro|nuestra|su) (paciente|nino|nina|bebe|caso|hombre|mujer|senor|senora)\b/gi;
+const HAS_ES = /\b(tiene|padece|sufre|presenta|tendra)\b/gi;
+const FINDING_ES = /\b(esta|este|mi|la|el) (lesion|mancha|lunar|nodulo|tumor|masa|imagen|radiografia|ecografia|placa|escaner|tac|resonancia|biopsia|celula)\b/gi;
+const VERDICT_ES = /\b(maligna|maligno|benigna|benigno|cancer|cancerosa|canceroso|normal|anormal|grave|peligrosa|peligroso|sano|sana|enfermo|enferma|positivo|positiva|negativo|negativa)\b/gi;
+const DIAGNOSIS_REQUESTS_ES: ReadonlyArray<readonly RegExp[]> = [
+  [SUBJECT_ES, HAS_ES],
+  [HAS_ES, SUBJECT_ES],
+  [/\b(es|son|parece)\b/gi, /\b(maligna|maligno|benigna|benigno|cancer|cancerosa|canceroso|grave)\b/gi, /\b(esta|este|esto|mi)\b/gi],
+  [FINDING_ES, /\b(es|parece)\b/gi, VERDICT_ES],
+  [FINDING_ES, /\b(muestra|indica|sugiere|tiene|revela|ensena)\b/gi, /\b(neumonia|cancer|tumor|maligno|maligna|fractura|enfermedad|infeccion|lesion|melanoma|covid|nodulo|anormal)/gi],
+  [/\bdiagnostic(o|a|ar|ame)\b/gi, /\b(paciente|este|esta|mi|caso|lesion|imagen|radiografia)\b/gi],
+  [/\b(paciente|este|esta|mi|caso|lesion|imagen|radiografia)\b/gi, /\bdiagnostic(o|a|ar)\b/gi],
+  [/\b(debo|debemos|deberia) (tratar|operar|biopsiar|derivar|ingresar|recetar)\b/gi],
+];
+
+const unaccented = (text: string) => text.normalize("NFD").replace(/[\u0300-\u036f]/g, "");
+
 export function asksForDiagnosis(message: string): boolean {
-  return anyPhrasesInOrder(message, DIAGNOSIS_REQUESTS);
+  return anyPhrasesInOrder(message, DIAGNOSIS_REQUESTS) || anyPhrasesInOrder(unaccented(message), DIAGNOSIS_REQUESTS_ES);
 }
 
 /** Text from user data, made safe to quote inside a reply: one line, no markdown breakout, bounded length. */

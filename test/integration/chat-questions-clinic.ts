@@ -106,6 +106,8 @@ export const CLINIC_QUESTIONS: Question[] = [
   es("¿qué puedes hacer?", ["experimentos", "predict"]),
   es("hola", ["experimentos"]),
   es("¿qué tal el modelo de diabetes en los mayores de 60?", ["0.61"]),
+  es("¿cuál es la especificidad del modelo de neumonía?", ["0.702"]),
+  es("¿qué modelos de tabla tengo?", ["experimento 1", "experimento 2"], { mustNot: ["experimento 3"] }),
 
   // English
   en("How is my diabetes model doing?", ["experiment 2", "0.823"]),

@@ -1,0 +1,68 @@
+import { uniqueReferences, type BackendReply } from "./backend.js";
+import { say, type Lang } from "./language.js";
+import type { Reference } from "./repository.js";
+import type { ChatTools } from "./tools.js";
+import { metricLine, modelHowto } from "./builtin/templates.js";
+
+// Shared by every backend (service.ts decides it before any backend runs): a request for a diagnosis gets how to run
+// the validated model and how good it was on held-out test patients, never a verdict.
+
+const NO_DIAGNOSIS = {
+  en: "I can't give a diagnosis or judge a patient or an image: that decision stays with a clinician. What I can do is tell you how to run your validated model on the case and how good that model was on held-out test patients.",
+  es: "No puedo dar un diagnóstico ni juzgar a un paciente o una imagen: esa decisión es de un clínico. Lo que sí puedo es decirle cómo ejecutar su modelo validado con el caso y qué tal funcionó con pacientes de test reservados.",
+};
+
+/**
+ * The answer to "does this patient have…" / "¿es maligna esta lesión?": how to run the model's /predict and its
+ * validated test metrics with their intervals (the named or focused experiment, else every ready model), never a verdict.
+ */
+export async function noDiagnosisReply(tools: ChatTools, experimentId: number | undefined, lang: Lang = "en"): Promise<BackendReply> {
+  const lines = [NO_DIAGNOSIS[lang]];
+  const refs: Reference[] = [];
+  const ids: number[] = [];
+  if (experimentId) ids.push(experimentId);
+  else {
+    const { result } = await tools.listExperiments({ status: "ready" });
+    ids.push(...result.experiments.slice(0, 3).map((e) => e.experiment_id));
+  }
+  if (!ids.length)
+    lines.push(
+      say(
+        lang,
+        "You have no ready model yet; once an experiment is ready, its /predict gives a score per class together with the model's validated metrics.",
+        "Aún no tiene ningún modelo listo; cuando un experimento lo esté, su /predict da una puntuación por clase junto con las métricas validadas del modelo.",
+      ),
+    );
+  for (const id of ids) {
+    const exp = await tools.getExperiment({ experiment_id: id });
+    const facts = exp.result;
+    if (!facts.found) continue;
+    refs.push(...exp.references);
+    const metrics = Object.entries(facts.metrics).map(([n, m]) => metricLine(n, m, lang));
+    const tests = facts.dataset.split?.test ?? say(lang, "its", "sus");
+    lines.push(
+      "",
+      metrics.length
+        ? say(
+            lang,
+            `Experiment ${id} (${facts.status}), validated on ${tests} held-out test patients: ${metrics.join("; ")}.`,
+            `Experimento ${id} (${facts.status}), validado con ${tests} pacientes de test reservados: ${metrics.join("; ")}.`,
+          )
+        : say(lang, `Experiment ${id} (${facts.status}): no test metrics yet.`, `Experimento ${id} (${facts.status}): aún sin métricas de test.`),
+    );
+    const model = await tools.modelInputs({ experiment_id: id });
+    if (model.result.found) {
+      refs.push(...model.references);
+      lines.push(modelHowto(model.result, lang));
+    }
+  }
+  lines.push(
+    "",
+    say(
+      lang,
+      "A model's score is one input for the clinician, within the limits of the data it was validated on; it is not a diagnosis.",
+      "La puntuación de un modelo es un dato más para el clínico, dentro de los límites de los datos con que se validó; no es un diagnóstico.",
+    ),
+  );
+  return { reply: lines.join("\n"), references: uniqueReferences(refs) };
+}
