@@ -2,7 +2,7 @@ import { uniqueReferences, type BackendReply } from "./backend.js";
 import { say, type Lang } from "./language.js";
 import type { Reference } from "./repository.js";
 import type { ChatTools } from "./tools.js";
-import { metricLine, modelHowto } from "./builtin/templates.js";
+import { mainMetric, metricLine, modelHowto } from "./builtin/templates.js";
 
 // Shared by every backend (service.ts decides it before any backend runs): a request for a diagnosis gets how to run
 // the validated model and how good it was on held-out test patients, never a verdict.
@@ -18,6 +18,7 @@ const NO_DIAGNOSIS = {
  */
 export async function noDiagnosisReply(tools: ChatTools, experimentId: number | undefined, lang: Lang = "en"): Promise<BackendReply> {
   const lines = [NO_DIAGNOSIS[lang]];
+  if (!experimentId) lines.push(say(lang, "Your ready models:", "Sus modelos listos:"));
   const refs: Reference[] = [];
   const ids: number[] = [];
   if (experimentId) ids.push(experimentId);
@@ -38,8 +39,21 @@ export async function noDiagnosisReply(tools: ChatTools, experimentId: number | 
     const facts = exp.result;
     if (!facts.found) continue;
     refs.push(...exp.references);
-    const metrics = Object.entries(facts.metrics).map(([n, m]) => metricLine(n, m, lang));
+    const main = mainMetric(facts);
+    const metric = main ? metricLine(main, facts.metrics[main], lang) : say(lang, "no test metrics yet", "aún sin métricas de test");
     const tests = facts.dataset.split?.test ?? say(lang, "its", "sus");
+    if (!experimentId) {
+      // Several models: one line each, the way to run it and its main figure; the full how-to is one question away.
+      lines.push(
+        say(
+          lang,
+          `- experiment ${id} (\`POST /v1/experiments/${id}/predict\`): ${metric} on ${tests} held-out test patients`,
+          `- experimento ${id} (\`POST /v1/experiments/${id}/predict\`): ${metric} en ${tests} pacientes de test reservados`,
+        ),
+      );
+      continue;
+    }
+    const metrics = Object.entries(facts.metrics).map(([n, m]) => metricLine(n, m, lang));
     lines.push(
       "",
       metrics.length
@@ -56,6 +70,8 @@ export async function noDiagnosisReply(tools: ChatTools, experimentId: number | 
       lines.push(modelHowto(model.result, lang));
     }
   }
+  if (!experimentId && ids.length)
+    lines.push(say(lang, 'Ask "how do I call predict for experiment N?" for its inputs and a ready-to-run call.', 'Pregunte "¿cómo llamo a predict con el experimento N?" para sus entradas y una llamada lista.'));
   lines.push(
     "",
     say(

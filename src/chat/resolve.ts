@@ -157,6 +157,7 @@ const SPANISH = new Map(
     celulas: "cells",
     lesiones: "lesion",
     glucosa: "glucose",
+    dermatoscopia: "dermoscopy",
   }),
 );
 const ENGLISH = new Map<string, string[]>();

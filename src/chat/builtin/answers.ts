@@ -1,12 +1,12 @@
 import type { BackendReply } from "../backend.js";
 import type { Task } from "../facts.js";
 import { say } from "../language.js";
-import { asMetricName, asStatus } from "../tools.js";
+import { asMetricName, asStatus, type DocPassage } from "../tools.js";
 import { quote } from "../safety.js";
 import { metricsNamedIn, type Intent } from "./intents.js";
 import type { ReplyContext } from "./context.js";
 import { METRIC_MEANINGS_ES, codeMeaning } from "./spanish.js";
-import { capabilities, experimentReport, leadLine, metricLabel, metricLine, modelHowto, quotedReason, refusedReport } from "./templates.js";
+import { capabilities, experimentReport, leadLine, metricLabel, metricLine, modelHowto, pageLink, quotedReason, refusedReport } from "./templates.js";
 
 // One function per intent's reply, over the typed tool results. Facts come only from the tools; user text only
 // through quote(); the language is the message's (ctx.lang).
@@ -30,8 +30,9 @@ export async function statusReply(ctx: ReplyContext, intent: Extract<Intent, { k
   const words = new Set(wordsOf(ctx.text));
   const className = Object.values(result.classes ?? {}).find((c) => words.has(c.toLowerCase()));
   const lead = leadLine(result, { ...intent, className }, ctx.lang);
-  const report = experimentReport(result, ctx.lang);
-  return { reply: lead ? `${lead}\n\n${report}` : report, references };
+  // The fact asked for, and the page for the rest; the whole report only when no one fact was asked for.
+  if (lead) return { reply: `${lead}\n${pageLink(result.experiment_id, ctx.lang)}`, references };
+  return { reply: experimentReport(result, ctx.lang), references };
 }
 
 export async function whyRefusedReply(ctx: ReplyContext, experimentId: number | undefined): Promise<BackendReply> {
@@ -158,10 +159,18 @@ export async function listReply(ctx: ReplyContext, intent: Extract<Intent, { kin
   const what = `${intent.status ? `${intent.status} ` : ""}${intent.task ? `${intent.task} ` : ""}`;
   if (!list.length)
     return { reply: say(lang, `You have no ${what}experiments yet.`, `Aún no tiene experimentos ${what}.`.replace(" .", ".")), references: [] };
-  const lines = [say(lang, `You have ${list.length} ${what}experiment${list.length === 1 ? "" : "s"}:`, `Tiene ${list.length} experimento${list.length === 1 ? "" : "s"} ${what}:`.replace(" :", ":"))];
+  const lines = [
+    say(
+      lang,
+      `You have ${list.length} ${what}experiment${list.length === 1 ? "" : "s"}:`,
+      `Tiene ${list.length} experimento${list.length === 1 ? "" : "s"} ${what}(los más recientes primero):`,
+    ),
+  ];
+  const kind = { data: "tabla", vision: "imagen", detection: "detección" } as const;
   for (const e of list.slice(0, 25)) {
     const detail = e.metric ? `, ${metricLine(e.metric.name, e.metric, lang)}` : e.failure_reason ? ` — ${quote(e.failure_reason, 120)}` : "";
-    lines.push(`- ${say(lang, "experiment", "experimento")} ${e.experiment_id}${e.name ? ` ${quote(e.name, 60)}` : ""}: ${e.task}, **${e.status}**${detail}`);
+    const task = lang === "es" ? kind[e.task] : e.task;
+    lines.push(`- ${say(lang, "experiment", "experimento")} ${e.experiment_id}${e.name ? ` ${quote(e.name, 60)}` : ""}: ${task}, **${e.status}**${detail}`);
   }
   if (list.length > 25) lines.push(say(lang, `…and ${list.length - 25} more.`, `…y ${list.length - 25} más.`));
   return { reply: lines.join("\n"), references };
@@ -199,32 +208,84 @@ export async function explainReply(ctx: ReplyContext, term: string): Promise<Bac
   return { reply: say(lang, `\`${r.code}\` is ${what}: ${meaning}.`, `\`${r.code}\` es ${what}: ${meaning}.`), references };
 }
 
-/** The closest documentation section, cut short and without tables, with its link; the docs are in English. */
+// Words that say nothing about what a paragraph is about.
+const STOP = new Set(["how", "what", "the", "and", "for", "does", "can", "you", "your", "with", "this", "that", "are", "is", "do", "my", "of", "to", "in", "a", "an", "it"]);
+
+/** Documentation prose as a blockquote (it is the docs' English, not the reply's words); code blocks as they are. */
+function quoteProse(text: string): string {
+  let fenced = false;
+  return text
+    .split("\n")
+    .map((l) => {
+      const fence = /^\s*```/.test(l);
+      if (fence) fenced = !fenced;
+      return fence || fenced ? l : `> ${l}`;
+    })
+    .join("\n");
+}
+
+/** Paragraphs split at blank lines outside code fences; "for example:" and the code block after it stay together. */
+function paragraphs(text: string): string[] {
+  const out: string[] = [];
+  let current: string[] = [];
+  let fenced = false;
+  for (const line of text.split("\n")) {
+    if (/^\s*```/.test(line)) fenced = !fenced;
+    if (!fenced && !line.trim()) {
+      if (current.length) out.push(current.join("\n"));
+      current = [];
+    } else current.push(line);
+  }
+  if (current.length) out.push(current.join("\n"));
+  return out.reduce<string[]>((acc, p) => {
+    if (acc.length && p.startsWith("```") && acc[acc.length - 1].trimEnd().endsWith(":")) acc[acc.length - 1] += `\n${p}`;
+    else acc.push(p);
+    return acc;
+  }, []);
+}
+
+/** The paragraph of the closest sections that shares most of the question's words (by their first five letters). */
+function bestParagraph(query: string, passages: DocPassage[]): { text: string; passage: DocPassage } | undefined {
+  const stems = new Set(query.toLowerCase().split(/[^a-z0-9_]+/).filter((w) => w.length > 2 && !STOP.has(w)).map((w) => w.slice(0, 5)));
+  const howTo = /\bhow\b/i.test(query);
+  let best: { text: string; passage: DocPassage; score: number } | undefined;
+  for (const passage of passages) {
+    // Tables (environment variables, codes) are reference material, not an answer: left out, the link leads to them.
+    for (const para of paragraphs(passage.text)) {
+      const text = para
+        .split("\n")
+        .filter((l) => !/^\s*\|/.test(l))
+        .join("\n")
+        .trim();
+      if (text.length < 40) continue;
+      const words = new Set(text.toLowerCase().split(/[^a-z0-9_]+/).map((w) => w.slice(0, 5)));
+      const heading = new Set(passage.section.toLowerCase().split(/[^a-z0-9_]+/).map((w) => w.slice(0, 5)));
+      // A "how do I" question is best answered by the commands, when the section has them.
+      const score =
+        [...stems].filter((s) => words.has(s)).length +
+        0.5 * [...stems].filter((s) => heading.has(s)).length +
+        (howTo && text.includes("```") ? 1.5 : 0);
+      if (!best || score > best.score) best = { text, passage, score };
+    }
+  }
+  return best;
+}
+
+/** The closest documentation paragraph, cut short and without tables, with its section; the docs are in English. */
 export async function docsReply(ctx: ReplyContext, query: string): Promise<BackendReply> {
   const { lang } = ctx;
   const { result, references } = await ctx.tools.searchDocs({ query });
-  const passages = result.passages;
-  if (!passages.length)
+  const found = bestParagraph(query, result.passages);
+  if (!found)
     return {
       reply: `${say(lang, "I found nothing on that in Builder's documentation.", "No encontré nada sobre eso en la documentación de Builder.")}\n\n${capabilities(lang)}`,
       references: [],
     };
-  const [p] = passages;
-  // Tables (environment variables, codes) are reference material, not an answer: left out, the link leads to them.
-  const prose = p.text
-    .split("\n")
-    .filter((l) => !/^\s*\|/.test(l))
-    .join("\n")
-    .replace(/\n{3,}/g, "\n\n")
-    .trim();
-  const short = prose.length > 700 ? `${prose.slice(0, 700)}…` : prose;
+  const { text, passage } = found;
+  const short = text.length > 900 && !text.includes("```") ? `${text.slice(0, 900)}…` : text;
   const lines = [
-    say(lang, `From Builder's documentation, **${p.section}** (${p.source}):`, `De la documentación de Builder (en inglés), **${p.section}** (${p.source}):`),
-    short
-      .split("\n")
-      .map((l) => `> ${l}`)
-      .join("\n"),
+    say(lang, `From Builder's documentation, **${passage.section}** (${passage.source}):`, `De la documentación de Builder (en inglés), **${passage.section}** (${passage.source}):`),
+    quoteProse(short),
   ];
-  if (passages[1]) lines.push(say(lang, `See also: ${passages[1].section} (${passages[1].source}).`, `Vea también: ${passages[1].section} (${passages[1].source}).`));
-  return { reply: lines.join("\n"), references: references.slice(0, 2) };
+  return { reply: lines.join("\n"), references: references.filter((r) => r.id === passage.source).concat(references).slice(0, 2) };
 }

@@ -152,7 +152,8 @@ export class BuiltinBackend implements ChatBackend {
         return { ...intent, experimentId };
       default: {
         const metric = metricIn(text, this.glossary);
-        return { kind: "experiment_status", experimentId, ...(metric ? { metric } : {}) };
+        const thresholds = /\bthresholds?\b|\bcut-?offs?\b/i.test(text);
+        return { kind: "experiment_status", experimentId, ...(metric ? { metric } : {}), ...(thresholds ? { thresholds: true as const } : {}) };
       }
     }
   }

@@ -32,11 +32,12 @@ const has = (text: string, re: RegExp) => re.test(text);
 const PREDICT_PHRASES = [
   [/\bcall\b/gi, /\b(model|api)\b/gi],
   [/\b(inputs?|columns?|data_cols)\b/gi, /\bmodel\b/gi],
-  [/\bmodel\b/gi, /\b(inputs?|expects?|takes?)\b/gi],
+  [/\bmodel\b/gi, /\b(inputs?|expects?|takes?|columns?)\b/gi],
+  [/\b(values|inputs|columns)\b/gi, /\b(send|give|pass)\b/gi],
 ];
 const LIST_PHRASES = [
-  [/\b(list|show|which|how many|what|all)\b/gi, /\bexperiments?\b/gi],
-  [/\bexperiments?\b/gi, /\b(do i have|have i)\b/gi],
+  [/\b(list|show|which|how many|what|all)\b/gi, /\b(experiments?|models)\b/gi],
+  [/\b(experiments?|models)\b/gi, /\b(do i have|have i)\b/gi],
 ];
 
 export const asksHowToPredict = (text: string) =>
@@ -172,6 +173,9 @@ export function recognise(message: string, glossary: Glossary, context: { experi
   if (has(text, /\b(best|highest|top|better|strongest|compare|comparison|rank|lowest error|versus|vs\.?)\b/i)) {
     return { kind: "best_model", metric, task, ...(nums.length >= 2 ? { experimentIds: nums } : {}) };
   }
+  // "what is its AUC?" with an experiment in focus asks for its figure, not for what AUC means.
+  if (metric && context.experimentId && !nums.length && has(text, /\b(its|it)\b/i) && !has(text, /\b(mean|means|meaning)\b/i))
+    return { kind: "experiment_status", experimentId: context.experimentId, metric };
   if (metric && has(text, /\b(mean|means|meaning|what('s| is| are)|explain|definition|define|interpret|understand)\b/i) && !nums.length) {
     return { kind: "explain_metric", metric };
   }

@@ -97,6 +97,7 @@ export function clinicReadyReply(ctx: ReplyContext, f: ExperimentFacts): Backend
   const m = main ? f.metrics[main] : undefined;
   if (main && m)
     lines.push(`- ${metricLine(main, m, lang)}${testPatients(f, lang)}${m.ci_low !== null ? `: ${reliableEnd(main, m, lang)}` : ""}.`);
+  if (main !== "auc" && f.metrics.auc) lines.push(`- ${metricLine("auc", f.metrics.auc, lang)}.`);
   if (f.warnings.length)
     lines.push(
       `- ${say(lang, "Warnings", "Avisos")}: ${f.warnings.map((w) => `${lang === "es" ? "" : `${w.title} `}(\`${w.code}\`, ${w.severity})`).join("; ")}.`,

@@ -68,16 +68,6 @@ function datasetLine(f: ExperimentFacts, lang: Lang): string | undefined {
   if (d.patients !== null) parts.push(say(lang, `${d.patients} patients`, `${d.patients} pacientes`));
   if (d.images !== null) parts.push(say(lang, `${d.images} images`, `${d.images} imágenes`));
   if (d.boxes !== null) parts.push(say(lang, `${d.boxes} boxes`, `${d.boxes} cajas`));
-  if (d.class_counts) {
-    for (const [col, counts] of Object.entries(d.class_counts).slice(0, 3)) {
-      parts.push(
-        `${say(lang, "classes in", "clases en")} ${quote(col, 40)}: ${Object.entries(counts)
-          .slice(0, 12)
-          .map(([k, n]) => `${quote(k, 40)} ${n}`)
-          .join(", ")}`,
-      );
-    }
-  }
   if (d.split)
     parts.push(
       say(
@@ -121,8 +111,8 @@ function trustNote(f: ExperimentFacts, lang: Lang): string | undefined {
     const list = severe.map((w) => `${w.title} (${w.code})`).join("; ");
     return say(
       lang,
-      `Can you trust it? Not as it is: ${list}. The result page's verdict box explains why and what to check. This is an internal validation on your own data, not a clinical validation.`,
-      `¿Se puede confiar en él? Tal como está, no: ${list}. El recuadro de veredicto de la página de resultados explica por qué y qué revisar. Es una validación interna con sus propios datos, no una validación clínica.`,
+      `Can you trust it? Not as it is: ${list}. The result page's verdict box explains why and what to check. This is an internal validation, not a clinical validation.`,
+      `¿Se puede confiar en él? Tal como está, no: ${list}. El recuadro de veredicto de la página de resultados explica por qué y qué revisar. Es una validación interna, no una validación clínica.`,
     );
   }
   const name = mainMetric(f);
@@ -137,8 +127,8 @@ function trustNote(f: ExperimentFacts, lang: Lang): string | undefined {
         : say(lang, "The interval is narrow.", "El intervalo es estrecho.");
   return say(
     lang,
-    `Can you trust it? ${metricLabel(name)} was measured${testPatients(f, lang)}; with 95% confidence it lies between ${num(m.ci_low)} and ${num(m.ci_high)}, so ${reliableEnd(name, m, lang)}. ${verdict} This is an internal validation on your own data, not a clinical validation.`,
-    `¿Se puede confiar en él? ${metricLabel(name, lang)} se midió${testPatients(f, lang)}; con un 95% de confianza está entre ${num(m.ci_low)} y ${num(m.ci_high)}, así que ${reliableEnd(name, m, lang)}. ${verdict} Es una validación interna con sus propios datos, no una validación clínica.`,
+    `Can you trust it? ${metricLabel(name)} was measured${testPatients(f, lang)}: between ${num(m.ci_low)} and ${num(m.ci_high)} with 95% confidence, so ${reliableEnd(name, m, lang)}.${verdict ? ` ${verdict}` : ""} This is an internal validation, not a clinical validation.`,
+    `¿Se puede confiar en él? ${metricLabel(name, lang)} se midió${testPatients(f, lang)}: entre ${num(m.ci_low)} y ${num(m.ci_high)} con un 95% de confianza, así que ${reliableEnd(name, m, lang)}.${verdict ? ` ${verdict}` : ""} Es una validación interna, no una validación clínica.`,
   );
 }
 
@@ -201,7 +191,7 @@ export function experimentReport(f: ExperimentFacts, lang: Lang = "en"): string 
     say(
       lang,
       `Experiment ${f.experiment_id}${name} (${kind}, ${f.study_type} study${optimising}) is **${f.status}**.`,
-      `Experimento ${f.experiment_id}${name} (${kind}, estudio ${f.study_type}${optimising}): **${f.status}**.`,
+      `Experimento ${f.experiment_id}${name} (${kind}${f.study_type === "Builder" ? "" : `, estudio ${f.study_type}`}${optimising}): **${f.status}**.`,
     ),
   ];
   if (f.status === "failed") lines.push(say(lang, `It failed: ${reasonOf(f, lang)}.`, `Falló: ${reasonOf(f, lang)}.`));
@@ -216,8 +206,6 @@ export function experimentReport(f: ExperimentFacts, lang: Lang = "en"): string 
     lines.push(
       `${say(lang, "Test metrics", "Métricas de test")}: ${names.map((n) => metricLine(n, f.metrics[n], lang)).join("; ")}.`,
     );
-  if (f.thresholds)
-    lines.push(`${say(lang, "Decision thresholds", "Umbrales de decisión")}: ${f.thresholds.map(num).join(", ")}${f.threshold_rule ? ` (${f.threshold_rule})` : ""}.`);
   if (f.classes && f.model_type !== "regression")
     lines.push(
       `${say(lang, "Classes", "Clases")}: ${Object.entries(f.classes)
@@ -235,7 +223,7 @@ export function experimentReport(f: ExperimentFacts, lang: Lang = "en"): string 
         say(
           lang,
           `Warnings: ${others.map((w) => `${w.title} (${w.code})`).join("; ")}; the result page explains each.`,
-          `Avisos: ${others.map((w) => `${w.title} (${w.code})`).join("; ")}; la página de resultados explica cada uno.`,
+          `Avisos: ${others.map((w) => `\`${w.code}\``).join(", ")}; la página de resultados explica cada uno.`,
         ),
       );
     const sub = subgroupLine(f, lang);
@@ -262,7 +250,7 @@ export function subgroupLine(f: ExperimentFacts, lang: Lang = "en"): string | un
   return say(
     lang,
     `Subgroups: the model does clearly worse for ${each}${more}; see Subgroups on the result page.`,
-    `Subgrupos: el modelo funciona claramente peor en ${each}${more}; vea Subgrupos en la página de resultados.`,
+    `Subgrupos: el modelo funciona claramente peor en ${each}${more}.`,
   );
 }
 
