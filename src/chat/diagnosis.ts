@@ -62,7 +62,11 @@ export async function noDiagnosisReply(tools: ChatTools, experimentId: number | 
             `Experiment ${id} (${facts.status}), validated on ${tests} held-out test patients: ${metrics.join("; ")}.`,
             `Experimento ${id} (${facts.status}), validado con ${tests} pacientes de test reservados: ${metrics.join("; ")}.`,
           )
-        : say(lang, `Experiment ${id} (${facts.status}): no test metrics yet.`, `Experimento ${id} (${facts.status}): aún sin métricas de test.`),
+        : say(
+            lang,
+            `Experiment ${id} (${facts.status}): no test metrics yet.`,
+            `Experimento ${id} (${facts.status}): aún sin métricas de test.`,
+          ),
     );
     const model = await tools.modelInputs({ experiment_id: id });
     if (model.result.found) {
@@ -71,7 +75,13 @@ export async function noDiagnosisReply(tools: ChatTools, experimentId: number | 
     }
   }
   if (!experimentId && ids.length)
-    lines.push(say(lang, 'Ask "how do I call predict for experiment N?" for its inputs and a ready-to-run call.', 'Pregunte "¿cómo llamo a predict con el experimento N?" para sus entradas y una llamada lista.'));
+    lines.push(
+      say(
+        lang,
+        'Ask "how do I call predict for experiment N?" for its inputs and a ready-to-run call.',
+        'Pregunte "¿cómo llamo a predict con el experimento N?" para sus entradas y una llamada lista.',
+      ),
+    );
   lines.push(
     "",
     say(

@@ -186,7 +186,8 @@ export function referenceWords(message: string): string[] | undefined {
     if (descriptors.length) return descriptors;
   }
   // "the last", "el último", "the most recent": newest-words name an experiment without a head word.
-  for (let i = 0; i < words.length; i++) if (NEWEST.has(words[i]) && (i === 0 || OPENERS.has(words[i - 1]) || words[i - 1] === "most")) return [words[i]];
+  for (let i = 0; i < words.length; i++)
+    if (NEWEST.has(words[i]) && (i === 0 || OPENERS.has(words[i - 1]) || words[i - 1] === "most")) return [words[i]];
   return undefined;
 }
 

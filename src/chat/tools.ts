@@ -232,7 +232,11 @@ export class ChatTools {
     return {
       result: facts,
       references: [
-        { type: "model" as const, id: String(model.experimentId), title: `model of experiment ${model.experimentId}, version ${model.version}` },
+        {
+          type: "model" as const,
+          id: String(model.experimentId),
+          title: `model of experiment ${model.experimentId}, version ${model.version}`,
+        },
       ],
     };
   }
@@ -262,7 +266,11 @@ export class ChatTools {
     return {
       result: { budgets_s: budgets, past: past.slice(0, 10) },
       references: [
-        { type: "doc" as const, id: "docs/experiments.md#budgets-contract-publishing-callbacks", title: "Experiments › Budgets, contract, publishing, callbacks" },
+        {
+          type: "doc" as const,
+          id: "docs/experiments.md#budgets-contract-publishing-callbacks",
+          title: "Experiments › Budgets, contract, publishing, callbacks",
+        },
       ],
     };
   }

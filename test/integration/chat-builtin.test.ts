@@ -45,7 +45,9 @@ const prose = (reply: string) =>
 const EN_WORDS = new Set(["the", "is", "your", "of", "and", "with", "it", "on", "to", "was", "you", "this", "not", "for"]);
 const ES_WORDS = new Set(["el", "la", "es", "tu", "de", "y", "con", "en", "los", "las", "que", "no", "para", "un", "una", "del"]);
 export function replyLanguage(reply: string): "en" | "es" {
-  const words = prose(reply).toLowerCase().split(/[^a-záéíóúñü]+/);
+  const words = prose(reply)
+    .toLowerCase()
+    .split(/[^a-záéíóúñü]+/);
   const en = words.filter((w) => EN_WORDS.has(w)).length;
   const es = words.filter((w) => ES_WORDS.has(w)).length;
   return es > en ? "es" : "en";

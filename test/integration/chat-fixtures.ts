@@ -615,7 +615,10 @@ export async function backdate(server: TestServer, userId: string, experimentId:
   const end = Date.now();
   const start = end - seconds * 1000;
   const statuses = ["queued", ...PATH, "ready"];
-  const history = statuses.map((status, i) => ({ status, at: new Date(start + ((end - start) * i) / (statuses.length - 1)).toISOString() }));
+  const history = statuses.map((status, i) => ({
+    status,
+    at: new Date(start + ((end - start) * i) / (statuses.length - 1)).toISOString(),
+  }));
   await server.services.db
     .update(experimentsTable)
     .set({ history })

@@ -6,12 +6,39 @@ import { quote } from "../safety.js";
 import { metricsNamedIn, type Intent } from "./intents.js";
 import type { ReplyContext } from "./context.js";
 import { METRIC_MEANINGS_ES, codeMeaning } from "./spanish.js";
-import { capabilities, experimentReport, leadLine, metricLabel, metricLine, modelHowto, pageLink, quotedReason, refusedReport } from "./templates.js";
+import {
+  capabilities,
+  experimentReport,
+  leadLine,
+  metricLabel,
+  metricLine,
+  modelHowto,
+  pageLink,
+  quotedReason,
+  refusedReport,
+} from "./templates.js";
 
 // One function per intent's reply, over the typed tool results. Facts come only from the tools; user text only
 // through quote(); the language is the message's (ctx.lang).
 
-const COMMON = new Set(["the", "and", "for", "model", "models", "data", "zip", "csv", "images", "image", "predict", "call", "how", "use", "exp", "label"]);
+const COMMON = new Set([
+  "the",
+  "and",
+  "for",
+  "model",
+  "models",
+  "data",
+  "zip",
+  "csv",
+  "images",
+  "image",
+  "predict",
+  "call",
+  "how",
+  "use",
+  "exp",
+  "label",
+]);
 /** Lower-case words of 3+ letters; "X-ray" and "xray" meet as "xray". */
 export const wordsOf = (text: string) =>
   text
@@ -21,7 +48,11 @@ export const wordsOf = (text: string) =>
     .filter((w) => w.length >= 3 && !COMMON.has(w) && !/^\d+$/.test(w));
 
 export const notFound = (ctx: ReplyContext, id: number) =>
-  say(ctx.lang, `You have no experiment ${id}. Ask "list my experiments" to see yours.`, `No tiene ningún experimento ${id}. Pida "lista mis experimentos" para ver los suyos.`);
+  say(
+    ctx.lang,
+    `You have no experiment ${id}. Ask "list my experiments" to see yours.`,
+    `No tiene ningún experimento ${id}. Pida "lista mis experimentos" para ver los suyos.`,
+  );
 
 export async function statusReply(ctx: ReplyContext, intent: Extract<Intent, { kind: "experiment_status" }>): Promise<BackendReply> {
   const { result, references } = await ctx.tools.getExperiment({ experiment_id: intent.experimentId });
@@ -44,7 +75,14 @@ export async function whyRefusedReply(ctx: ReplyContext, experimentId: number | 
   const failed = await tools.listExperiments({});
   const rows = failed.result.experiments.filter((e) => e.status === "failed" || e.status === "invalid_dataset");
   if (!rows.length)
-    return { reply: say(lang, "None of your experiments failed or had its dataset refused.", "Ninguno de sus experimentos falló ni tuvo el dataset rechazado."), references: [] };
+    return {
+      reply: say(
+        lang,
+        "None of your experiments failed or had its dataset refused.",
+        "Ninguno de sus experimentos falló ni tuvo el dataset rechazado.",
+      ),
+      references: [],
+    };
   const lines = [say(lang, `${rows.length} of your experiments did not finish:`, `${rows.length} de sus experimentos no terminaron:`)];
   for (const e of rows.slice(0, 15))
     lines.push(`- ${say(lang, "experiment", "experimento")} ${e.experiment_id}: **${e.status}** — ${quotedReason(e.failure_reason, lang)}`);
@@ -57,7 +95,14 @@ export async function whyRefusedReply(ctx: ReplyContext, experimentId: number | 
     refs.push(...detail.references);
   }
   if (rows.length > 1)
-    lines.push("", say(lang, 'Ask "why was experiment N refused?" for the problems of another one.', 'Pregunte "¿por qué rechazaron el experimento N?" para los problemas de otro.'));
+    lines.push(
+      "",
+      say(
+        lang,
+        'Ask "why was experiment N refused?" for the problems of another one.',
+        'Pregunte "¿por qué rechazaron el experimento N?" para los problemas de otro.',
+      ),
+    );
   return { reply: lines.join("\n"), references: refs };
 }
 
@@ -106,7 +151,10 @@ export async function bestModelReply(ctx: ReplyContext, intent: Extract<Intent, 
   const { lang } = ctx;
   const metric = intent.metric ?? "auc";
   const known = asMetricName(metric);
-  const { result, references } = await ctx.tools.compareExperiments({ metric: known, ...(intent.experimentIds ? { experiment_ids: intent.experimentIds } : {}) });
+  const { result, references } = await ctx.tools.compareExperiments({
+    metric: known,
+    ...(intent.experimentIds ? { experiment_ids: intent.experimentIds } : {}),
+  });
   const ranking = intent.task ? result.ranking.filter((r) => r.task === intent.task) : result.ranking;
   if (!ranking.length)
     return {
@@ -128,7 +176,9 @@ export async function bestModelReply(ctx: ReplyContext, intent: Extract<Intent, 
   if (ranking.length > 1) {
     lines.push(say(lang, "Ranking of your ready experiments:", "Ranking de sus experimentos listos:"));
     for (const r of ranking.slice(0, 10))
-      lines.push(`- ${say(lang, "experiment", "experimento")} ${r.experiment_id}${r.name ? ` ${quote(r.name, 60)}` : ""} (${r.task}): ${metricLine(metric, r, lang)}`);
+      lines.push(
+        `- ${say(lang, "experiment", "experimento")} ${r.experiment_id}${r.name ? ` ${quote(r.name, 60)}` : ""} (${r.task}): ${metricLine(metric, r, lang)}`,
+      );
     const second = ranking[1];
     if (best.ci_low !== null && second.ci_high !== null && best.ci_low <= second.ci_high) {
       lines.push(
@@ -154,11 +204,17 @@ export async function bestModelReply(ctx: ReplyContext, intent: Extract<Intent, 
 export async function listReply(ctx: ReplyContext, intent: Extract<Intent, { kind: "list_experiments" }>): Promise<BackendReply> {
   const { lang } = ctx;
   const status = asStatus(intent.status);
-  const { result, references } = await ctx.tools.listExperiments({ ...(status ? { status } : {}), ...(intent.task ? { task: intent.task } : {}) });
+  const { result, references } = await ctx.tools.listExperiments({
+    ...(status ? { status } : {}),
+    ...(intent.task ? { task: intent.task } : {}),
+  });
   const list = result.experiments;
   const what = `${intent.status ? `${intent.status} ` : ""}${intent.task ? `${intent.task} ` : ""}`;
   if (!list.length)
-    return { reply: say(lang, `You have no ${what}experiments yet.`, `Aún no tiene experimentos ${what}.`.replace(" .", ".")), references: [] };
+    return {
+      reply: say(lang, `You have no ${what}experiments yet.`, `Aún no tiene experimentos ${what}.`.replace(" .", ".")),
+      references: [],
+    };
   const lines = [
     say(
       lang,
@@ -168,9 +224,15 @@ export async function listReply(ctx: ReplyContext, intent: Extract<Intent, { kin
   ];
   const kind = { data: "tabla", vision: "imagen", detection: "detección" } as const;
   for (const e of list.slice(0, 25)) {
-    const detail = e.metric ? `, ${metricLine(e.metric.name, e.metric, lang)}` : e.failure_reason ? ` — ${quote(e.failure_reason, 120)}` : "";
+    const detail = e.metric
+      ? `, ${metricLine(e.metric.name, e.metric, lang)}`
+      : e.failure_reason
+        ? ` — ${quote(e.failure_reason, 120)}`
+        : "";
     const task = lang === "es" ? kind[e.task] : e.task;
-    lines.push(`- ${say(lang, "experiment", "experimento")} ${e.experiment_id}${e.name ? ` ${quote(e.name, 60)}` : ""}: ${task}, **${e.status}**${detail}`);
+    lines.push(
+      `- ${say(lang, "experiment", "experimento")} ${e.experiment_id}${e.name ? ` ${quote(e.name, 60)}` : ""}: ${task}, **${e.status}**${detail}`,
+    );
   }
   if (list.length > 25) lines.push(say(lang, `…and ${list.length - 25} more.`, `…y ${list.length - 25} más.`));
   return { reply: lines.join("\n"), references };
@@ -209,7 +271,30 @@ export async function explainReply(ctx: ReplyContext, term: string): Promise<Bac
 }
 
 // Words that say nothing about what a paragraph is about.
-const STOP = new Set(["how", "what", "the", "and", "for", "does", "can", "you", "your", "with", "this", "that", "are", "is", "do", "my", "of", "to", "in", "a", "an", "it"]);
+const STOP = new Set([
+  "how",
+  "what",
+  "the",
+  "and",
+  "for",
+  "does",
+  "can",
+  "you",
+  "your",
+  "with",
+  "this",
+  "that",
+  "are",
+  "is",
+  "do",
+  "my",
+  "of",
+  "to",
+  "in",
+  "a",
+  "an",
+  "it",
+]);
 
 /** Documentation prose as a blockquote (it is the docs' English, not the reply's words); code blocks as they are. */
 function quoteProse(text: string): string {
@@ -246,7 +331,13 @@ function paragraphs(text: string): string[] {
 
 /** The paragraph of the closest sections that shares most of the question's words (by their first five letters). */
 function bestParagraph(query: string, passages: DocPassage[]): { text: string; passage: DocPassage } | undefined {
-  const stems = new Set(query.toLowerCase().split(/[^a-z0-9_]+/).filter((w) => w.length > 2 && !STOP.has(w)).map((w) => w.slice(0, 5)));
+  const stems = new Set(
+    query
+      .toLowerCase()
+      .split(/[^a-z0-9_]+/)
+      .filter((w) => w.length > 2 && !STOP.has(w))
+      .map((w) => w.slice(0, 5)),
+  );
   const howTo = /\bhow\b/i.test(query);
   let best: { text: string; passage: DocPassage; score: number } | undefined;
   for (const passage of passages) {
@@ -258,8 +349,18 @@ function bestParagraph(query: string, passages: DocPassage[]): { text: string; p
         .join("\n")
         .trim();
       if (text.length < 40) continue;
-      const words = new Set(text.toLowerCase().split(/[^a-z0-9_]+/).map((w) => w.slice(0, 5)));
-      const heading = new Set(passage.section.toLowerCase().split(/[^a-z0-9_]+/).map((w) => w.slice(0, 5)));
+      const words = new Set(
+        text
+          .toLowerCase()
+          .split(/[^a-z0-9_]+/)
+          .map((w) => w.slice(0, 5)),
+      );
+      const heading = new Set(
+        passage.section
+          .toLowerCase()
+          .split(/[^a-z0-9_]+/)
+          .map((w) => w.slice(0, 5)),
+      );
       // A "how do I" question is best answered by the commands, when the section has them.
       const score =
         [...stems].filter((s) => words.has(s)).length +
@@ -284,8 +385,18 @@ export async function docsReply(ctx: ReplyContext, query: string): Promise<Backe
   const { text, passage } = found;
   const short = text.length > 900 && !text.includes("```") ? `${text.slice(0, 900)}…` : text;
   const lines = [
-    say(lang, `From Builder's documentation, **${passage.section}** (${passage.source}):`, `De la documentación de Builder (en inglés), **${passage.section}** (${passage.source}):`),
+    say(
+      lang,
+      `From Builder's documentation, **${passage.section}** (${passage.source}):`,
+      `De la documentación de Builder (en inglés), **${passage.section}** (${passage.source}):`,
+    ),
     quoteProse(short),
   ];
-  return { reply: lines.join("\n"), references: references.filter((r) => r.id === passage.source).concat(references).slice(0, 2) };
+  return {
+    reply: lines.join("\n"),
+    references: references
+      .filter((r) => r.id === passage.source)
+      .concat(references)
+      .slice(0, 2),
+  };
 }

@@ -32,7 +32,11 @@ export function intervalReply(ctx: ReplyContext, f: ExperimentFacts, metric?: st
   const width = m.ci_high - m.ci_low;
   const wide =
     width > 0.2
-      ? say(lang, "It is wide: the estimate is uncertain, and more test patients would narrow it.", "Es ancho: la estimación es incierta y más pacientes de test lo estrecharían.")
+      ? say(
+          lang,
+          "It is wide: the estimate is uncertain, and more test patients would narrow it.",
+          "Es ancho: la estimación es incierta y más pacientes de test lo estrecharían.",
+        )
       : width > 0.1
         ? say(lang, "It is moderately wide.", "Es moderadamente ancho.")
         : say(lang, "It is narrow.", "Es estrecho.");
@@ -47,13 +51,13 @@ export function intervalReply(ctx: ReplyContext, f: ExperimentFacts, metric?: st
   };
 }
 
-/** Sensitivity and specificity when the model has them, else the macro recall and precision it does have. */
-function pair(f: ExperimentFacts): { finds?: [string, MetricValue]; spares?: [string, MetricValue] } {
-  const finds = f.metrics.sensitivity ? "sensitivity" : f.metrics.recall ? "recall" : undefined;
-  const spares = f.metrics.specificity ? "specificity" : undefined;
+/** Sensitivity and specificity when the model has them, else the macro recall it does have. */
+function pair(f: ExperimentFacts): { finds?: { name: string; m: MetricValue }; spares?: { name: string; m: MetricValue } } {
+  const findsName = f.metrics.sensitivity ? "sensitivity" : f.metrics.recall ? "recall" : undefined;
+  const spares = f.metrics.specificity;
   return {
-    ...(finds ? { finds: [finds, f.metrics[finds]] as [string, MetricValue] } : {}),
-    ...(spares ? { spares: [spares, f.metrics[spares]] as [string, MetricValue] } : {}),
+    ...(findsName ? { finds: { name: findsName, m: f.metrics[findsName] } } : {}),
+    ...(spares ? { spares: { name: "specificity", m: spares } } : {}),
   };
 }
 
@@ -66,16 +70,16 @@ function tradeLines(f: ExperimentFacts, lang: Lang): string[] {
     lines.push(
       say(
         lang,
-        `- ${metricLine(finds[0], finds[1])}: it finds about ${perHundred(finds[1].value)} of every 100 patients with ${cases}, and misses the rest.`,
-        `- ${metricLine(finds[0], finds[1], lang)}: encuentra unos ${perHundred(finds[1].value)} de cada 100 pacientes con ${cases} y se le escapan los demás.`,
+        `- ${metricLine(finds.name, finds.m)}: it finds about ${perHundred(finds.m.value)} of every 100 patients with ${cases}, and misses the rest.`,
+        `- ${metricLine(finds.name, finds.m, lang)}: encuentra unos ${perHundred(finds.m.value)} de cada 100 pacientes con ${cases} y se le escapan los demás.`,
       ),
     );
   if (spares)
     lines.push(
       say(
         lang,
-        `- ${metricLine(spares[0], spares[1])}: it leaves about ${perHundred(spares[1].value)} of every 100 patients without ${cases} alone; the other ${100 - perHundred(spares[1].value)} are false alarms.`,
-        `- ${metricLine(spares[0], spares[1], lang)}: deja tranquilos a unos ${perHundred(spares[1].value)} de cada 100 pacientes sin ${cases}; los otros ${100 - perHundred(spares[1].value)} son falsas alarmas.`,
+        `- ${metricLine(spares.name, spares.m)}: it leaves about ${perHundred(spares.m.value)} of every 100 patients without ${cases} alone; the other ${100 - perHundred(spares.m.value)} are false alarms.`,
+        `- ${metricLine(spares.name, spares.m, lang)}: deja tranquilos a unos ${perHundred(spares.m.value)} de cada 100 pacientes sin ${cases}; los otros ${100 - perHundred(spares.m.value)} son falsas alarmas.`,
       ),
     );
   return lines;
@@ -94,11 +98,29 @@ export function thresholdReply(ctx: ReplyContext, f: ExperimentFacts): BackendRe
     };
   const positive = positiveClass(f);
   const t = positive ? num(f.thresholds[1]) : f.thresholds.map(num).join(", ");
-  const rule = f.threshold_rule ? say(lang, `, chosen by ${f.threshold_rule} on the validation patients`, `, elegido por ${f.threshold_rule} con los pacientes de validación`) : "";
+  const rule = f.threshold_rule
+    ? say(
+        lang,
+        `, chosen by ${f.threshold_rule} on the validation patients`,
+        `, elegido por ${f.threshold_rule} con los pacientes de validación`,
+      )
+    : "";
   const lead = positive
-    ? say(lang, `${cap(exp(f, lang))} calls a case ${quote(positive, 40)} when its score is at least ${t}${rule}.`, `El ${exp(f, lang)} llama ${quote(positive, 40)} a un caso cuando su puntuación llega a ${t}${rule}.`)
-    : say(lang, `${cap(exp(f, lang))}'s thresholds, one per class: ${t}${rule}.`, `Umbrales del ${exp(f, lang)}, uno por clase: ${t}${rule}.`);
-  const lines = [lead, say(lang, `At that threshold,${testPatients(f, lang)}:`, `Con ese umbral,${testPatients(f, lang)}:`), ...tradeLines(f, lang)];
+    ? say(
+        lang,
+        `${cap(exp(f, lang))} calls a case ${quote(positive, 40)} when its score is at least ${t}${rule}.`,
+        `El ${exp(f, lang)} llama ${quote(positive, 40)} a un caso cuando su puntuación llega a ${t}${rule}.`,
+      )
+    : say(
+        lang,
+        `${cap(exp(f, lang))}'s thresholds, one per class: ${t}${rule}.`,
+        `Umbrales del ${exp(f, lang)}, uno por clase: ${t}${rule}.`,
+      );
+  const lines = [
+    lead,
+    say(lang, `At that threshold,${testPatients(f, lang)}:`, `Con ese umbral,${testPatients(f, lang)}:`),
+    ...tradeLines(f, lang),
+  ];
   lines.push(
     say(
       lang,
@@ -120,7 +142,13 @@ export function sensSpecReply(ctx: ReplyContext, f: ExperimentFacts): BackendRep
     ...tradeLines(f, lang),
   ];
   if (!pair(f).spares)
-    lines.push(say(lang, "It has no specificity figure (only two-class models have one).", "No tiene cifra de especificidad (solo la tienen los modelos de dos clases)."));
+    lines.push(
+      say(
+        lang,
+        "It has no specificity figure (only two-class models have one).",
+        "No tiene cifra de especificidad (solo la tienen los modelos de dos clases).",
+      ),
+    );
   lines.push(
     say(
       lang,

@@ -23,7 +23,7 @@ import { intervalReply, sensSpecReply, thresholdReply } from "./figures.js";
 import { experimentNumbers, metricIn, recognise, taskIn, type Intent } from "./intents.js";
 import { buildTimeReply, cannotDoReply, clinicReadyReply } from "./limits.js";
 import { askWhich, asksForHeatMap, heatMapLead, heatMapMismatch, inputKindMismatch, noneFits } from "./resolve-replies.js";
-import { capabilities } from "./templates.js";
+import { capabilities, mainMetric, metricLine, pageLink, testPatients } from "./templates.js";
 
 const candidateOf = (e: ListedExperiment): Candidate => ({
   experiment_id: e.experiment_id,
@@ -37,7 +37,9 @@ const candidateOf = (e: ListedExperiment): Candidate => ({
 
 /** The words the user calls things by (names, descriptions, datasets, labels): what a misspelling may mean. */
 const userWords = (all: Candidate[]) =>
-  all.flatMap((c) => `${c.name ?? ""} ${c.description ?? ""} ${c.dataset ?? ""} ${(c.label_cols ?? []).join(" ")}`.split(/[^\p{L}\p{N}]+/u));
+  all.flatMap((c) =>
+    `${c.name ?? ""} ${c.description ?? ""} ${c.dataset ?? ""} ${(c.label_cols ?? []).join(" ")}`.split(/[^\p{L}\p{N}]+/u),
+  );
 
 /** The kind of model a question needs: a heat map an image model, boxes a detector, columns a tabular one. */
 function impliedTask(text: string): Task | undefined {
@@ -73,7 +75,10 @@ export class BuiltinBackend implements ChatBackend {
       all,
     };
     // "and its metrics?" after a question about experiment 7, or about "my diabetes model", is about that one.
-    const earlier = this.earlierExperiment(req.history.map((m) => ({ role: m.role, content: read(m.content) })), all);
+    const earlier = this.earlierExperiment(
+      req.history.map((m) => ({ role: m.role, content: read(m.content) })),
+      all,
+    );
     const intent = recognise(ctx.text, this.glossary, { experimentId: req.experimentId ?? earlier });
     const out = await this.answerNamed(intent, ctx, listed.references);
     const reply = { reply: out.reply, references: uniqueReferences(out.references) };
@@ -130,7 +135,11 @@ export class BuiltinBackend implements ChatBackend {
     if (picked && asksForHeatMap(text) && target.kind !== "cannot_do") {
       const mismatch = heatMapMismatch(picked, lang);
       if (mismatch) return { reply: mismatch, references: refsOf([picked]) };
-      return { reply: `${heatMapLead(picked, lang)}`, references: refsOf([picked]) };
+      // What the map explains is only as good as the model: its main figure, then its page.
+      const { result, references } = await ctx.tools.getExperiment({ experiment_id: picked.experiment_id });
+      const main = result.found ? mainMetric(result) : undefined;
+      const figure = result.found && main ? `\n${metricLine(main, result.metrics[main], lang)}${testPatients(result, lang)}.` : "";
+      return { reply: `${heatMapLead(picked, lang)}${figure}\n${pageLink(picked.experiment_id, lang)}`, references };
     }
     const implied = target.kind === "predict_howto" ? target.task : undefined;
     const mismatch = picked && implied ? inputKindMismatch(picked, implied, lang) : undefined;
@@ -153,7 +162,12 @@ export class BuiltinBackend implements ChatBackend {
       default: {
         const metric = metricIn(text, this.glossary);
         const thresholds = /\bthresholds?\b|\bcut-?offs?\b/i.test(text);
-        return { kind: "experiment_status", experimentId, ...(metric ? { metric } : {}), ...(thresholds ? { thresholds: true as const } : {}) };
+        return {
+          kind: "experiment_status",
+          experimentId,
+          ...(metric ? { metric } : {}),
+          ...(thresholds ? { thresholds: true as const } : {}),
+        };
       }
     }
   }

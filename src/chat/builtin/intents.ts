@@ -107,7 +107,8 @@ export function taskIn(text: string): Task | undefined {
 
 // Requests, not questions: "delete experiment 1", "can you retrain it", "please change the threshold". A "how do I"
 // question about the same actions gets the same answer (where it is done). Uploading is asked about in docs.
-const REQUEST = /^\W*(?:(?:please|pls|can you|could you|would you|will you|go ahead and|i want you to|i'd like you to)\s+)?(delete|remove|erase|retrain|re-train|rerun|re-run|train|cancel|stop|abort|rename|change|set|lower|raise|adjust|modify|edit|upload)\b/i;
+const REQUEST =
+  /^\W*(?:(?:please|pls|can you|could you|would you|will you|go ahead and|i want you to|i'd like you to)\s+)?(delete|remove|erase|retrain|re-train|rerun|re-run|train|cancel|stop|abort|rename|change|set|lower|raise|adjust|modify|edit|upload)\b/i;
 const HOW_DO_I = /\bhow (?:do|can|could) i\s+(delete|remove|erase|retrain|cancel|rename|change|lower|raise)\b/i;
 
 export function actionIn(text: string): Action | undefined {
@@ -126,8 +127,15 @@ export function actionIn(text: string): Action | undefined {
 
 // "Is it good enough for clinic?", "can I use it on real patients?", "¿puedo usarlo en la consulta?" (read in English).
 const CLINIC_PHRASES = [
-  [/\b(good enough|ready|safe|fit|ok|okay|usable|suitable|valid)\b/gi, /\b(clinic|clinical|practice|patients|hospital|ward|children|real use|care)\b/gi],
-  [/\b(use|using|deploy|deploying|rely on|relying on)\b/gi, /\b(in|at|on|with|for)\b/gi, /\b(clinic|clinical|practice|real patients|my patients|patients|hospital|ward|children)\b/gi],
+  [
+    /\b(good enough|ready|safe|fit|ok|okay|usable|suitable|valid)\b/gi,
+    /\b(clinic|clinical|practice|patients|hospital|ward|children|real use|care)\b/gi,
+  ],
+  [
+    /\b(use|using|deploy|deploying|rely on|relying on)\b/gi,
+    /\b(in|at|on|with|for)\b/gi,
+    /\b(clinic|clinical|practice|real patients|my patients|patients|hospital|ward|children)\b/gi,
+  ],
   [/\bgood enough\b/gi],
 ];
 export const asksIfClinicReady = (text: string) => anyPhrasesInOrder(text, CLINIC_PHRASES);
@@ -157,7 +165,10 @@ export function recognise(message: string, glossary: Glossary, context: { experi
     return { kind: "build_time", ...(task ? { task } : {}) };
   if (has(text, /\b(confidence interval|interval|95 ?%|ci)\b/i) && !has(text, /\b(list|rank|best|compare)\b/i))
     return { kind: "explain_interval", ...(expId ? { experimentId: expId } : {}), ...(metric ? { metric } : {}) };
-  if (has(text, /\b(thresholds?|cut-?offs?|operating point)\b/i) && has(text, /\b(trade|trade-?off|trades|meaning|means|mean|explain|why|gain|lose|cost)\b/i))
+  if (
+    has(text, /\b(thresholds?|cut-?offs?|operating point)\b/i) &&
+    has(text, /\b(trade|trade-?off|trades|meaning|means|mean|explain|why|gain|lose|cost)\b/i)
+  )
     return { kind: "explain_threshold", ...(expId ? { experimentId: expId } : {}) };
   if (has(text, /\bsensitivity\b/i) && has(text, /\bspecificity\b/i) && !has(text, /\b(best|highest|rank|compare)\b/i))
     return { kind: "sens_spec", ...(expId ? { experimentId: expId } : {}) };

@@ -92,7 +92,14 @@ export function clinicReadyReply(ctx: ReplyContext, f: ExperimentFacts): Backend
       `No puedo decirle que esté listo para uso clínico, y ninguna prueba interna puede. Lo que hay sobre el experimento ${id}${name}:`,
     ),
   ];
-  if (f.status !== "ready") lines.push(say(lang, `- It is **${f.status}**, not ready: there is no model to judge yet.`, `- Está **${f.status}**, no listo: aún no hay modelo que juzgar.`));
+  if (f.status !== "ready")
+    lines.push(
+      say(
+        lang,
+        `- It is **${f.status}**, not ready: there is no model to judge yet.`,
+        `- Está **${f.status}**, no listo: aún no hay modelo que juzgar.`,
+      ),
+    );
   const main = mainMetric(f);
   const m = main ? f.metrics[main] : undefined;
   if (main && m)
@@ -104,7 +111,8 @@ export function clinicReadyReply(ctx: ReplyContext, f: ExperimentFacts): Backend
     );
   const sub = subgroupLine(f, lang);
   if (sub) lines.push(`- ${sub}`);
-  if (!f.warnings.length && !sub) lines.push(say(lang, "- No warnings and no subgroup flagged worse.", "- Sin avisos ni subgrupos marcados como peores."));
+  if (!f.warnings.length && !sub)
+    lines.push(say(lang, "- No warnings and no subgroup flagged worse.", "- Sin avisos ni subgrupos marcados como peores."));
   lines.push(
     say(
       lang,
@@ -115,7 +123,8 @@ export function clinicReadyReply(ctx: ReplyContext, f: ExperimentFacts): Backend
   return { reply: lines.join("\n"), references: [] };
 }
 
-const duration = (s: number, lang: Lang) => (s < 90 ? `${s} s` : say(lang, `about ${Math.round(s / 60)} min`, `unos ${Math.round(s / 60)} min`));
+const duration = (s: number, lang: Lang) =>
+  s < 90 ? `${s} s` : say(lang, `about ${Math.round(s / 60)} min`, `unos ${Math.round(s / 60)} min`);
 
 /** How long a build takes here: the budgets, then the user's own past builds of that kind as the best guide. */
 export function buildTimeReply(ctx: ReplyContext, times: BuildTimes): BackendReply {
@@ -130,11 +139,29 @@ export function buildTimeReply(ctx: ReplyContext, times: BuildTimes): BackendRep
   ];
   if (times.past.length) {
     const each = times.past.slice(0, 4).map((b) => {
-      const size = b.images !== null ? say(lang, `${b.images} images`, `${b.images} imágenes`) : b.rows !== null ? say(lang, `${b.rows} rows`, `${b.rows} filas`) : "";
+      const size =
+        b.images !== null
+          ? say(lang, `${b.images} images`, `${b.images} imágenes`)
+          : b.rows !== null
+            ? say(lang, `${b.rows} rows`, `${b.rows} filas`)
+            : "";
       return `${say(lang, "experiment", "experimento")} ${b.experiment_id}${size ? ` (${size})` : ""}: ${duration(b.took_s ?? 0, lang)}`;
     });
-    lines.push(say(lang, `Your own past builds here: ${each.join("; ")}. One of a similar size should take about as long.`, `Sus builds anteriores aquí: ${each.join("; ")}. Uno de tamaño parecido debería tardar más o menos lo mismo.`));
-  } else lines.push(say(lang, "You have no finished build of that kind yet to compare with.", "Aún no tiene ningún build terminado de ese tipo con el que comparar."));
+    lines.push(
+      say(
+        lang,
+        `Your own past builds here: ${each.join("; ")}. One of a similar size should take about as long.`,
+        `Sus builds anteriores aquí: ${each.join("; ")}. Uno de tamaño parecido debería tardar más o menos lo mismo.`,
+      ),
+    );
+  } else
+    lines.push(
+      say(
+        lang,
+        "You have no finished build of that kind yet to compare with.",
+        "Aún no tiene ningún build terminado de ese tipo con el que comparar.",
+      ),
+    );
   lines.push(say(lang, "More: docs/experiments.md, Budgets.", "Más: docs/experiments.md, Budgets."));
   return { reply: lines.join("\n"), references: [] };
 }

@@ -39,7 +39,14 @@ export function noneFits(words: string[], all: Candidate[], lang: Lang = "en"): 
   else {
     lines.push(say(lang, "Your experiments:", "Sus experimentos:"));
     for (const c of all.slice(0, 15)) lines.push(`- ${candidateLine(c, lang)}`);
-    if (all.length > 15) lines.push(say(lang, `…and ${all.length - 15} more (ask "list my experiments").`, `…y ${all.length - 15} más (pida "lista mis experimentos").`));
+    if (all.length > 15)
+      lines.push(
+        say(
+          lang,
+          `…and ${all.length - 15} more (ask "list my experiments").`,
+          `…y ${all.length - 15} más (pida "lista mis experimentos").`,
+        ),
+      );
   }
   return lines.join("\n");
 }
@@ -63,7 +70,9 @@ export function heatMapMismatch(c: Candidate, lang: Lang = "en"): string | undef
   if (c.task === "vision") return undefined;
   if (lang === "es") {
     const what =
-      c.task === "detection" ? "devuelve cajas con puntuaciones, no un mapa de calor" : "recibe valores de una tabla, no una imagen, así que no tiene mapa de calor";
+      c.task === "detection"
+        ? "devuelve cajas con puntuaciones, no un mapa de calor"
+        : "recibe valores de una tabla, no una imagen, así que no tiene mapa de calor";
     return `El ${candidateLine(c, lang)} es un modelo ${KIND_ES[c.task]}: ${what}. Los mapas de calor (Grad-CAM, en \`gradients\` con \`columnas\` × \`filas\`) solo los dan los modelos de clasificación de imágenes.`;
   }
   const what =
@@ -83,7 +92,11 @@ export function inputKindMismatch(c: Candidate, implied: Task, lang: Lang = "en"
   // A detection model takes images too: "send an image to the cell detector" is no mismatch.
   if (c.task === implied || (implied === "vision" && c.task === "detection")) return undefined;
   if (lang === "es") {
-    const takes = { data: "valores de una tabla (sus `data_cols`)", vision: "una imagen", detection: "una imagen y devuelve cajas" } as const;
+    const takes = {
+      data: "valores de una tabla (sus `data_cols`)",
+      vision: "una imagen",
+      detection: "una imagen y devuelve cajas",
+    } as const;
     return `El ${candidateLine(c, lang)} es un modelo ${KIND_ES[c.task]}, no ${KIND_ES[implied]}: recibe ${takes[c.task]}. Pida "lista mis experimentos de imagen" para encontrar el que busca.`;
   }
   const takes = { data: "table values (its `data_cols`)", vision: "an image", detection: "an image and returns boxes" } as const;

@@ -7,9 +7,12 @@ import type { Lang } from "../language.js";
 
 export const METRIC_MEANINGS_ES: Record<string, string> = {
   auc: "área bajo la curva ROC: la probabilidad de que un caso positivo al azar puntúe más alto que uno negativo al azar (0.5 = azar, 1 = perfecto); no depende del umbral",
-  f_macro: "el F1 (media armónica de precisión y recall) de cada clase, promediado entre clases; equilibra casos perdidos y falsas alarmas con los umbrales elegidos",
-  precision: "de los casos que el modelo llama positivos para una clase, la proporción que de verdad lo son (valor predictivo positivo), promediada entre clases",
-  recall: "de los casos que de verdad pertenecen a una clase, la proporción que el modelo encuentra, promediada entre clases (la sensibilidad media)",
+  f_macro:
+    "el F1 (media armónica de precisión y recall) de cada clase, promediado entre clases; equilibra casos perdidos y falsas alarmas con los umbrales elegidos",
+  precision:
+    "de los casos que el modelo llama positivos para una clase, la proporción que de verdad lo son (valor predictivo positivo), promediada entre clases",
+  recall:
+    "de los casos que de verdad pertenecen a una clase, la proporción que el modelo encuentra, promediada entre clases (la sensibilidad media)",
   accuracy: "la proporción de casos con la clase predicha correcta; engaña cuando las clases están desequilibradas",
   ece: "error de calibración esperado: la diferencia media entre la confianza del modelo y lo a menudo que acierta (0 = puntuaciones que son probabilidades honestas)",
   mae: "regresión: error absoluto medio, en la unidad de la etiqueta",
@@ -17,8 +20,10 @@ export const METRIC_MEANINGS_ES: Record<string, string> = {
   r2: "regresión: la proporción de la varianza de la etiqueta que explica el modelo (1 = perfecto, 0 = no mejor que la media)",
   map50: "detección (mAP): precisión media, contando una caja como encontrada cuando se solapa con la verdadera con IoU ≥ 0.5",
   map50_95: "detección (mAP): precisión media promediada entre IoU 0.5 y 0.95 (más exigente con la posición de las cajas)",
-  sensitivity: "de los pacientes que tienen la clase positiva, la proporción que el modelo llama positivos (tasa de verdaderos positivos): cuántos casos encuentra",
-  specificity: "de los pacientes que no tienen la clase positiva, la proporción que el modelo llama negativos: a cuántos sanos deja tranquilos",
+  sensitivity:
+    "de los pacientes que tienen la clase positiva, la proporción que el modelo llama positivos (tasa de verdaderos positivos): cuántos casos encuentra",
+  specificity:
+    "de los pacientes que no tienen la clase positiva, la proporción que el modelo llama negativos: a cuántos sanos deja tranquilos",
   ppv: "valor predictivo positivo: de los pacientes que el modelo llama positivos, la proporción que lo son; depende de la prevalencia",
   npv: "valor predictivo negativo: de los pacientes que el modelo llama negativos, la proporción que no tienen la clase; depende de la prevalencia",
   prevalence: "la proporción de pacientes de test con la clase positiva; VPP y VPN valen solo donde la clase es así de frecuente",

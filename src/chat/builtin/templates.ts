@@ -47,7 +47,8 @@ export const interval = (m: MetricValue, lang: Lang = "en") =>
   m.ci_low !== null && m.ci_high !== null
     ? say(lang, ` (95% CI ${num(m.ci_low)}–${num(m.ci_high)})`, ` (IC 95% ${num(m.ci_low)}–${num(m.ci_high)})`)
     : say(lang, " (no interval)", " (sin intervalo)");
-export const metricLine = (name: string, m: MetricValue, lang: Lang = "en") => `${metricLabel(name, lang)} ${num(m.value)}${interval(m, lang)}`;
+export const metricLine = (name: string, m: MetricValue, lang: Lang = "en") =>
+  `${metricLabel(name, lang)} ${num(m.value)}${interval(m, lang)}`;
 
 /** Failure reasons and dataset messages quote user data (column names, file names): shown only inside a code span. */
 export const REASON_MAX = 300;
@@ -87,7 +88,9 @@ export function mainMetric(f: ExperimentFacts): string | undefined {
       : f.task === "detection"
         ? "map50"
         : f.optimization_metric
-          ? ({ AUC: "auc", "F-macro": "f_macro", Precision: "precision", Recall: "recall" } as Record<string, string>)[f.optimization_metric]
+          ? ({ AUC: "auc", "F-macro": "f_macro", Precision: "precision", Recall: "recall" } as Record<string, string>)[
+              f.optimization_metric
+            ]
           : undefined;
   return main && f.metrics[main] ? main : f.metrics.auc ? "auc" : Object.keys(f.metrics)[0];
 }
@@ -95,7 +98,11 @@ export function mainMetric(f: ExperimentFacts): string | undefined {
 /** "read 0.871 as what it reliably reaches": the end of the interval a cautious reader should hold on to. */
 export function reliableEnd(name: string, m: MetricValue, lang: Lang): string {
   return LOWER_IS_BETTER.has(name)
-    ? say(lang, `read ${num(m.ci_high)} as the error it reliably stays under`, `tome ${num(m.ci_high)} como el error que no supera con seguridad`)
+    ? say(
+        lang,
+        `read ${num(m.ci_high)} as the error it reliably stays under`,
+        `tome ${num(m.ci_high)} como el error que no supera con seguridad`,
+      )
     : say(lang, `read ${num(m.ci_low)} as what it reliably reaches`, `tome ${num(m.ci_low)} como lo que alcanza con seguridad`);
 }
 
@@ -121,7 +128,11 @@ function trustNote(f: ExperimentFacts, lang: Lang): string | undefined {
   const width = m.ci_high - m.ci_low;
   const verdict =
     width > 0.2
-      ? say(lang, "The interval is wide, so the estimate is uncertain: more patients would narrow it.", "El intervalo es ancho: la estimación es incierta y más pacientes lo estrecharían.")
+      ? say(
+          lang,
+          "The interval is wide, so the estimate is uncertain: more patients would narrow it.",
+          "El intervalo es ancho: la estimación es incierta y más pacientes lo estrecharían.",
+        )
       : width > 0.1
         ? say(lang, "The interval is moderately wide.", "El intervalo es moderadamente ancho.")
         : say(lang, "The interval is narrow.", "El intervalo es estrecho.");
@@ -160,8 +171,16 @@ export function leadLine(
     const m = f.metrics[ask.metric];
     const tests = f.dataset.split?.test ? testPatients(f, lang) : "";
     if (m) return say(lang, `${exp}'s ${metricLine(ask.metric, m)}${tests}.`, `${exp}: ${metricLine(ask.metric, m, lang)}${tests}.`);
-    const has = Object.keys(f.metrics).length ? ` (${say(lang, "it has", "tiene")} ${Object.keys(f.metrics).map((n) => metricLabel(n, lang)).join(", ")})` : "";
-    return say(lang, `${exp} has no ${metricLabel(ask.metric)} test metric${has}.`, `${exp} no tiene ${metricLabel(ask.metric, lang)} de test${has}.`);
+    const has = Object.keys(f.metrics).length
+      ? ` (${say(lang, "it has", "tiene")} ${Object.keys(f.metrics)
+          .map((n) => metricLabel(n, lang))
+          .join(", ")})`
+      : "";
+    return say(
+      lang,
+      `${exp} has no ${metricLabel(ask.metric)} test metric${has}.`,
+      `${exp} no tiene ${metricLabel(ask.metric, lang)} de test${has}.`,
+    );
   }
   if (ask.thresholds)
     return f.thresholds
@@ -185,7 +204,10 @@ export function experimentReport(f: ExperimentFacts, lang: Lang = "en"): string 
       ? `${f.task === "detection" ? "modelo" : f.model_type === "regression" ? "regresión" : "clasificación"} ${TASK_WORDS_ES[f.task]}`
       : `${TASK_WORDS[f.task]} ${f.task === "detection" ? "model" : f.model_type}`;
   // Regression requests still carry optimization_metric (the seed's contract requires it) but nothing uses it.
-  const optimising = f.optimization_metric && f.model_type !== "regression" ? say(lang, `, optimising ${f.optimization_metric}`, `, optimizando ${f.optimization_metric}`) : "";
+  const optimising =
+    f.optimization_metric && f.model_type !== "regression"
+      ? say(lang, `, optimising ${f.optimization_metric}`, `, optimizando ${f.optimization_metric}`)
+      : "";
   const name = f.name ? ` ${quote(f.name, 60)}` : "";
   const lines = [
     say(
@@ -199,13 +221,17 @@ export function experimentReport(f: ExperimentFacts, lang: Lang = "en"): string 
   const p = f.progress;
   if (!["ready", "failed", "invalid_dataset", "cancelled"].includes(f.status) && p) {
     const left = p.eta_s ? say(lang, `, about ${Math.round(p.eta_s)} s left`, `, faltan unos ${Math.round(p.eta_s)} s`) : "";
-    lines.push(say(lang, `Progress: ${Math.round((p.fraction ?? 0) * 100)}% (stage ${p.stage ?? f.status}${left}).`, `Progreso: ${Math.round((p.fraction ?? 0) * 100)}% (etapa ${p.stage ?? f.status}${left}).`));
+    lines.push(
+      say(
+        lang,
+        `Progress: ${Math.round((p.fraction ?? 0) * 100)}% (stage ${p.stage ?? f.status}${left}).`,
+        `Progreso: ${Math.round((p.fraction ?? 0) * 100)}% (etapa ${p.stage ?? f.status}${left}).`,
+      ),
+    );
   }
   const names = Object.keys(f.metrics);
   if (names.length)
-    lines.push(
-      `${say(lang, "Test metrics", "Métricas de test")}: ${names.map((n) => metricLine(n, f.metrics[n], lang)).join("; ")}.`,
-    );
+    lines.push(`${say(lang, "Test metrics", "Métricas de test")}: ${names.map((n) => metricLine(n, f.metrics[n], lang)).join("; ")}.`);
   if (f.classes && f.model_type !== "regression")
     lines.push(
       `${say(lang, "Classes", "Clases")}: ${Object.entries(f.classes)
@@ -290,7 +316,8 @@ export function refusedSummary(f: ExperimentFacts, glossary?: Glossary, lang: La
 
 export function refusedReport(f: ExperimentFacts, glossary: Glossary, lang: Lang = "en"): string {
   const exp = say(lang, `Experiment ${f.experiment_id}`, `Experimento ${f.experiment_id}`);
-  if (f.status === "invalid_dataset") return `${exp} ${say(lang, "is", "está en")} **invalid_dataset**. ${refusedSummary(f, glossary, lang)}`;
+  if (f.status === "invalid_dataset")
+    return `${exp} ${say(lang, "is", "está en")} **invalid_dataset**. ${refusedSummary(f, glossary, lang)}`;
   if (f.status === "failed") {
     const rows = f.dataset.rows !== null ? ` (${f.dataset.rows} ${say(lang, "rows", "filas")})` : "";
     const where = f.history.at(-2)?.status ?? say(lang, "the job", "el trabajo");
@@ -347,8 +374,19 @@ export function modelHowto(m: PublishedModel, lang: Lang = "en"): string {
       .map(([i, n]) => `${i} = ${quote(n, 40)}`)
       .join(", ")}.${m.thresholds ? ` ${say(lang, "Thresholds", "Umbrales")}: ${m.thresholds.map(num).join(", ")}.` : ""}`,
   );
-  lines.push(say(lang, "Ready to run (replace $KEY with your API key):", "Listo para ejecutar (cambie $KEY por su clave de API):"), "```sh", m.predict_example, "```");
-  lines.push(say(lang, `The answer (201) carries ${m.answer_fields.map((f) => `\`${f}\``).join(", ")}.`, `La respuesta (201) trae ${m.answer_fields.map((f) => `\`${f}\``).join(", ")}.`));
+  lines.push(
+    say(lang, "Ready to run (replace $KEY with your API key):", "Listo para ejecutar (cambie $KEY por su clave de API):"),
+    "```sh",
+    m.predict_example,
+    "```",
+  );
+  lines.push(
+    say(
+      lang,
+      `The answer (201) carries ${m.answer_fields.map((f) => `\`${f}\``).join(", ")}.`,
+      `La respuesta (201) trae ${m.answer_fields.map((f) => `\`${f}\``).join(", ")}.`,
+    ),
+  );
   return lines.join("\n");
 }
 
