@@ -2,21 +2,35 @@ import { uniqueReferences, type BackendReply } from "./backend.js";
 import { say, type Lang } from "./language.js";
 import type { Reference } from "./repository.js";
 import type { ChatTools } from "./tools.js";
+import { resolveExperiment } from "./resolve.js";
 import { mainMetric, metricLine, modelHowto } from "./builtin/templates.js";
 
 // Shared by every backend (service.ts decides it before any backend runs): a request for a diagnosis gets how to run
 // the validated model and how good it was on held-out test patients, never a verdict.
 
+/** "según el modelo de diabetes": the one model the words describe, if exactly one fits. */
+async function modelDescribed(tools: ChatTools, message: string, known: ReadonlySet<string>): Promise<number | undefined> {
+  const { result } = await tools.listExperiments({ status: "ready" });
+  const r = resolveExperiment(message, result.experiments, { known });
+  return r.kind === "one" ? r.experiment.experiment_id : undefined;
+}
+
 const NO_DIAGNOSIS = {
   en: "I can't give a diagnosis or judge a patient or an image: that decision stays with a clinician. What I can do is tell you how to run your validated model on the case and how good that model was on held-out test patients.",
-  es: "No puedo dar un diagnóstico ni juzgar a un paciente o una imagen: esa decisión es de un clínico. Lo que sí puedo es decirle cómo ejecutar su modelo validado con el caso y qué tal funcionó con pacientes de test reservados.",
+  es: "No puedo dar un diagnóstico ni juzgar a un paciente o una imagen: esa decisión es de un clínico. Sí puedo decirle cómo ejecutar su modelo validado con el caso y qué tal funcionó con pacientes de test.",
 };
 
 /**
  * The answer to "does this patient have…" / "¿es maligna esta lesión?": how to run the model's /predict and its
  * validated test metrics with their intervals (the named or focused experiment, else every ready model), never a verdict.
  */
-export async function noDiagnosisReply(tools: ChatTools, experimentId: number | undefined, lang: Lang = "en"): Promise<BackendReply> {
+export async function noDiagnosisReply(
+  tools: ChatTools,
+  named: number | undefined,
+  lang: Lang = "en",
+  words?: { message: string; known: ReadonlySet<string> },
+): Promise<BackendReply> {
+  const experimentId = named ?? (words ? await modelDescribed(tools, words.message, words.known) : undefined);
   const lines = [NO_DIAGNOSIS[lang]];
   if (!experimentId) lines.push(say(lang, "Your ready models:", "Sus modelos listos:"));
   const refs: Reference[] = [];
@@ -53,7 +67,9 @@ export async function noDiagnosisReply(tools: ChatTools, experimentId: number | 
       );
       continue;
     }
-    const metrics = Object.entries(facts.metrics).map(([n, m]) => metricLine(n, m, lang));
+    // Its main figure (and AUC beside it): what the score it gives is worth, without the whole report.
+    const shown = [...new Set([main, facts.metrics.auc ? "auc" : undefined].filter((n): n is string => !!n))];
+    const metrics = shown.map((n) => metricLine(n, facts.metrics[n], lang));
     lines.push(
       "",
       metrics.length
@@ -86,8 +102,8 @@ export async function noDiagnosisReply(tools: ChatTools, experimentId: number | 
     "",
     say(
       lang,
-      "A model's score is one input for the clinician, within the limits of the data it was validated on; it is not a diagnosis.",
-      "La puntuación de un modelo es un dato más para el clínico, dentro de los límites de los datos con que se validó; no es un diagnóstico.",
+      "A model's score is one input for the clinician, within the limits of its validation; not a diagnosis.",
+      "La puntuación es un dato más para el clínico, dentro de los límites de su validación; no un diagnóstico.",
     ),
   );
   return { reply: lines.join("\n"), references: uniqueReferences(refs) };

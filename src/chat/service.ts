@@ -106,7 +106,10 @@ export class ChatService {
     if (asksForDiagnosis(input.message)) {
       // Decided here, for every backend: a request for a diagnosis never reaches an LLM.
       const lang = detectLanguage(input.message, conversationLanguage(history));
-      answer = await noDiagnosisReply(tools, input.experiment_id ?? experimentNumbers(input.message)[0], lang);
+      answer = await noDiagnosisReply(tools, input.experiment_id ?? experimentNumbers(input.message)[0], lang, {
+        message: input.message,
+        known: this.deps.docs.glossary.words,
+      });
       backend = "builtin";
       if (opts.onToken) for (const piece of answer.reply.match(/\S+\s*|\s+/g) ?? []) opts.onToken(piece);
     } else {

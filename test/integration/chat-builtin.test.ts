@@ -99,6 +99,8 @@ async function runSet(questions: Question[], user: UserWithKey = a, maxWords?: n
       ...(q.experiment_id ? { experiment_id: q.experiment_id } : {}),
     });
     const judged = judge({ maxWords, ...q }, answer, b.userId);
+    // CHAT_PRINT_REPLIES=1 prints every reply, to read them as a clinician would.
+    if (process.env.CHAT_PRINT_REPLIES) console.log(`\n### ${q.q}\n${answer.reply}`);
     const problems = [...judged.wrong, ...judged.leaks];
     leaks.push(...judged.leaks.map((l) => `${q.q}: ${l}`));
     if (problems.length)

@@ -383,7 +383,9 @@ export async function docsReply(ctx: ReplyContext, query: string): Promise<Backe
       references: [],
     };
   const { text, passage } = found;
-  const short = text.length > 900 && !text.includes("```") ? `${text.slice(0, 900)}…` : text;
+  const cut = text.length > 900 && !text.includes("```") ? `${text.slice(0, 900)}…` : text;
+  // The search cuts long sections, possibly inside a code block: close it rather than leave the reply's markdown open.
+  const short = (cut.match(/```/g) ?? []).length % 2 ? `${cut}\n\`\`\`` : cut;
   const lines = [
     say(
       lang,

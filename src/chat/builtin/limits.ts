@@ -107,7 +107,7 @@ export function clinicReadyReply(ctx: ReplyContext, f: ExperimentFacts): Backend
   if (main !== "auc" && f.metrics.auc) lines.push(`- ${metricLine("auc", f.metrics.auc, lang)}.`);
   if (f.warnings.length)
     lines.push(
-      `- ${say(lang, "Warnings", "Avisos")}: ${f.warnings.map((w) => `${lang === "es" ? "" : `${w.title} `}(\`${w.code}\`, ${w.severity})`).join("; ")}.`,
+      `- ${say(lang, "Warnings", "Avisos")}: ${f.warnings.map((w) => (lang === "es" ? `\`${w.code}\` (${SEVERITY_ES[w.severity]})` : `${w.title} (\`${w.code}\`, ${w.severity})`)).join("; ")}.`,
     );
   const sub = subgroupLine(f, lang);
   if (sub) lines.push(`- ${sub}`);
@@ -122,6 +122,8 @@ export function clinicReadyReply(ctx: ReplyContext, f: ExperimentFacts): Backend
   );
   return { reply: lines.join("\n"), references: [] };
 }
+
+const SEVERITY_ES = { severe: "grave", caution: "precaución", info: "información" } as const;
 
 const duration = (s: number, lang: Lang) =>
   s < 90 ? `${s} s` : say(lang, `about ${Math.round(s / 60)} min`, `unos ${Math.round(s / 60)} min`);

@@ -8,11 +8,12 @@ import { say, type Lang } from "../language.js";
 
 const KIND = { data: "tabular", vision: "image", detection: "object-detection" } as const;
 const KIND_ES = { data: "tabular", vision: "de imagen", detection: "de detección de objetos" } as const;
+const SHORT_KIND_ES = { data: "tabla", vision: "imagen", detection: "detección" } as const;
 const article = (word: string) => `${/^[aeiou]/.test(word) ? "an" : "a"} ${word}`;
 
 /** "experiment 3 `Breast cancer (WDBC)` (tabular, ready)". */
 export const candidateLine = (c: Candidate, lang: Lang = "en") =>
-  `${say(lang, "experiment", "experimento")} ${c.experiment_id}${c.name ? ` ${quote(c.name, 60)}` : ""} (${(lang === "es" ? KIND_ES : KIND)[c.task]}, ${c.status})`;
+  `${say(lang, "experiment", "experimento")} ${c.experiment_id}${c.name ? ` ${quote(c.name, 60)}` : ""} (${(lang === "es" ? SHORT_KIND_ES : KIND)[c.task]}, ${c.status})`;
 
 export function askWhich(candidates: Candidate[], lang: Lang = "en"): string {
   const lines = [

@@ -31,7 +31,7 @@ const LABELS: Record<string, string> = {
 };
 const LABELS_ES: Record<string, string> = {
   precision: "Precisión",
-  recall: "Recall (sensibilidad media)",
+  recall: "Recall",
   accuracy: "Exactitud",
   sensitivity: "Sensibilidad",
   specificity: "Especificidad",
@@ -365,7 +365,7 @@ export function modelHowto(m: PublishedModel, lang: Lang = "en"): string {
       say(
         lang,
         `Send \`message\`: ${inputs.message}. The model sees it resized to ${image.width}×${image.height} (${ch}).`,
-        `Envíe \`message\`: la URI de una imagen (https://, http://, data:image/...;base64 o gs://<bucket>/<su id de usuario>/...). El modelo la ve redimensionada a ${image.width}×${image.height} (${ch}).`,
+        `Envíe \`message\`: la URI de una imagen (\`https://\`, \`data:image/...;base64\` o \`gs://\` en su carpeta). El modelo la ve a ${image.width}×${image.height} (${ch}).`,
       ),
     );
   }
@@ -375,7 +375,7 @@ export function modelHowto(m: PublishedModel, lang: Lang = "en"): string {
       .join(", ")}.${m.thresholds ? ` ${say(lang, "Thresholds", "Umbrales")}: ${m.thresholds.map(num).join(", ")}.` : ""}`,
   );
   lines.push(
-    say(lang, "Ready to run (replace $KEY with your API key):", "Listo para ejecutar (cambie $KEY por su clave de API):"),
+    say(lang, "Ready to run (replace $KEY with your API key):", "Listo para ejecutar ($KEY es su clave de API):"),
     "```sh",
     m.predict_example,
     "```",
