@@ -28,6 +28,8 @@ export interface MetricEntry {
 export interface Glossary {
   codes: Map<string, CodeEntry>;
   metrics: Map<string, MetricEntry>;
+  /** Every word the documentation uses at least twice (lower case): real words the spelling check must leave alone. */
+  words: Set<string>;
 }
 
 const CODE = /`([a-z][a-z0-9_]*)`/g;
@@ -63,8 +65,10 @@ function meaningsFor(codes: string[], meaning: string): string[] {
 }
 
 export function parseGlossary(files: DocFile[]): Glossary {
-  const glossary: Glossary = { codes: new Map(), metrics: new Map() };
+  const glossary: Glossary = { codes: new Map(), metrics: new Map(), words: new Set() };
+  const seen = new Map<string, number>();
   for (const file of files) {
+    for (const w of file.text.toLowerCase().split(/[^a-z]+/)) if (w.length >= 3) seen.set(w, (seen.get(w) ?? 0) + 1);
     for (const chunk of chunkMarkdown(file)) {
       const where = { source: chunk.source, heading: chunk.heading, anchor: chunk.anchor };
       const problemSection = /problem codes/i.test(chunk.heading);
@@ -108,6 +112,8 @@ export function parseGlossary(files: DocFile[]): Glossary {
       }
     }
   }
+  // A word written once may be a typo, or an example of one ("experimneto" in docs/chat.md): real words recur.
+  for (const [w, n] of seen) if (n >= 2) glossary.words.add(w);
   return glossary;
 }
 

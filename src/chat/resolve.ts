@@ -36,7 +36,7 @@ export function plainWords(text: string): string[] {
 
 // The words that end a reference ("my breast cancer model") and those that open one ("my", "the", "mi").
 // Not "run": "can the model run on a GPU?" names no experiment.
-const HEADS = new Set(["model", "one", "experiment", "modelo", "experimento"]);
+const HEADS = new Set(["model", "one", "experiment", "modelo", "experimento", "dataset"]);
 const OPENERS = new Set(["my", "the", "this", "that", "our", "your", "mi", "el", "la", "este", "ese", "nuestro"]);
 // After a head, these introduce the descriptor instead: "the model for diabetes", "el modelo de mama".
 const LINKS = new Set(["of", "for", "on", "de", "del", "para", "sobre"]);
@@ -133,10 +133,12 @@ const TASK_WORDS = new Map<string, Task>(
     deteccion: "detection",
   } as Record<string, Task>),
 );
-// A few Spanish words clinicians use for what the names say in English.
+// A few Spanish words clinicians use for what names say in English, and the other way round: "mi modelo de mama"
+// meets a model described as "breast ultrasound", and "my breast model" one named "Cáncer de mama".
 const SPANISH = new Map(
   Object.entries({
     mama: "breast",
+    mamaria: "breast",
     pecho: "breast",
     pulmon: "lung",
     pulmones: "lung",
@@ -145,10 +147,23 @@ const SPANISH = new Map(
     corazon: "heart",
     higado: "liver",
     ecografia: "ultrasound",
+    ecografias: "ultrasound",
     cerebro: "brain",
     torax: "chest",
+    radiografia: "xray",
+    radiografias: "xray",
+    neumonia: "pneumonia",
+    sangre: "blood",
+    celulas: "cells",
+    lesiones: "lesion",
+    glucosa: "glucose",
+    dermatoscopia: "dermoscopy",
   }),
 );
+const ENGLISH = new Map<string, string[]>();
+for (const [es, en] of SPANISH) ENGLISH.set(en, [...(ENGLISH.get(en) ?? []), es]);
+/** A descriptor and its translations: any of them may be the word a name uses. */
+const spellings = (w: string) => [w, ...(SPANISH.has(w) ? [SPANISH.get(w)!] : []), ...(ENGLISH.get(w) ?? [])];
 const NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
 const NUMEROS = ["cero", "uno", "dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve", "diez", "once", "doce"];
 const numberWord = (w: string) => Math.max(NUMBER_WORDS.indexOf(w), NUMEROS.indexOf(w));
@@ -168,8 +183,11 @@ export function referenceWords(message: string): string[] | undefined {
     const descriptors = [...(opened ? before : []), ...after].filter(
       (w) => w.length > 1 && !NEUTRAL.has(w) && !HEADS.has(w) && !/^\d+$/.test(w),
     );
-    if (descriptors.length) return descriptors.map((w) => SPANISH.get(w) ?? w);
+    if (descriptors.length) return descriptors;
   }
+  // "the last", "el último", "the most recent": newest-words name an experiment without a head word.
+  for (let i = 0; i < words.length; i++)
+    if (NEWEST.has(words[i]) && (i === 0 || OPENERS.has(words[i - 1]) || words[i - 1] === "most")) return [words[i]];
   return undefined;
 }
 
@@ -205,15 +223,23 @@ function oneEdit(a: string, b: string): boolean {
  * "ultrasound" meets "ultrasounds" and "diabetic" meets "diabetes" (a shared start of five letters); "brest" meets
  * "breast" (one typo, only in words of five letters or more, where one letter cannot make another common word).
  */
-const meets = (word: string, vocab: Set<string>) =>
+const meetsOne = (word: string, vocab: Set<string>) =>
   vocab.has(word) ||
   (word.length >= 5 && [...vocab].some((v) => v.length >= 5 && (v.slice(0, 5) === word.slice(0, 5) || oneEdit(v, word))));
+const meets = (word: string, vocab: Set<string>) => spellings(word).some((w) => meetsOne(w, vocab));
 
-export function resolveExperiment(message: string, candidates: Candidate[]): Resolution {
+export interface ResolveOptions {
+  /** The kind of model the question needs (a heat map: image; columns: tabular): it settles a tie. */
+  implied?: Task;
+  /** Words of Builder's documentation: a word outside them and the keywords may name a model without "model". */
+  known?: ReadonlySet<string>;
+}
+
+export function resolveExperiment(message: string, candidates: Candidate[], opts: ResolveOptions = {}): Resolution {
   const numbered = numberWordReference(plainWords(message));
   if (numbered) return { kind: "number", experimentId: numbered };
   const words = referenceWords(message);
-  if (!words) return { kind: "none_named" };
+  if (!words) return looseReference(message, candidates, opts.known);
   const task = words.map((w) => TASK_WORDS.get(w)).find(Boolean);
   const pool = task ? candidates.filter((c) => c.task === task) : candidates;
   if (words.some((w) => NEWEST.has(w))) {
@@ -226,9 +252,32 @@ export function resolveExperiment(message: string, candidates: Candidate[]): Res
   // "the vision model" with several vision models is as vague as "the model": the caller's default (which lists
   // the others) serves it better than a question back. Only a kind that fits none is worth saying so.
   if (words.every((w) => TASK_WORDS.get(w)) && pool.length > 1) return { kind: "none_named" };
-  const top = bestFits(words, pool);
+  let top = bestFits(words, pool);
   if (!top.length) return { kind: "no_match", words };
+  // "the heat map of my breast model" with a tabular and an image breast model: only the image one has a heat map.
+  const fitting = opts.implied ? top.filter((c) => fitsKind(c.task, opts.implied!)) : [];
+  if (fitting.length) top = fitting;
   return top.length === 1 ? { kind: "one", experiment: top[0], by: "words" } : { kind: "ambiguous", candidates: top };
+}
+
+/** A detection model takes images too, so a question about sending an image fits it. */
+const fitsKind = (task: Task, implied: Task) => task === implied || (implied === "vision" && task === "detection");
+
+// Words that describe many models and name none in particular, left out of a reference without a head word.
+const GENERAL = new Set(["image", "images", "imagen", "imagenes", "data", "datos", "label", "labels", "cells", "scans", "model"]);
+
+/**
+ * "¿qué AUC tiene la ecografía mamaria?": no head word, but a word found neither in the documentation nor among
+ * the keywords, that fits exactly one experiment, names it. Anything less certain names none.
+ */
+function looseReference(message: string, candidates: Candidate[], known?: ReadonlySet<string>): Resolution {
+  if (!known) return { kind: "none_named" };
+  const words = plainWords(message).filter(
+    (w) => w.length >= 5 && !known.has(w) && !NEUTRAL.has(w) && !GENERAL.has(w) && !NEWEST.has(w) && !TASK_WORDS.has(w) && !/\d/.test(w),
+  );
+  if (!words.length) return { kind: "none_named" };
+  const top = bestFits(words, candidates);
+  return top.length === 1 ? { kind: "one", experiment: top[0], by: "words" } : { kind: "none_named" };
 }
 
 /** The candidates sharing the most describing words with `words` (all of them when only kind words were given). */
@@ -249,9 +298,7 @@ function bestFits(words: string[], pool: Candidate[]): Candidate[] {
  * sentence, matched the same way the builtin resolves, so both backends agree on which experiment a name means.
  */
 export function findExperiments(query: string, candidates: Candidate[]): Candidate[] {
-  const words = plainWords(query)
-    .filter((w) => !NEUTRAL.has(w) && !HEADS.has(w) && !OPENERS.has(w))
-    .map((w) => SPANISH.get(w) ?? w);
+  const words = plainWords(query).filter((w) => !NEUTRAL.has(w) && !HEADS.has(w) && !OPENERS.has(w));
   if (!words.length) return [];
   const task = words.map((w) => TASK_WORDS.get(w)).find(Boolean);
   const pool = task ? candidates.filter((c) => c.task === task) : candidates;

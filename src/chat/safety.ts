@@ -33,8 +33,33 @@ const DIAGNOSIS_REQUESTS: ReadonlyArray<readonly RegExp[]> = [
   ],
 ];
 
+// The same requests in Spanish, read without accents: "¿Este paciente tiene diabetes?", "¿Es maligna esta lesión?",
+// "¿Esta radiografía muestra neumonía?", "¿debo operar?".
+const SUBJECT_ES = /\b(este|esta|el|la|mi|nuestro|nuestra|su) (paciente|nino|nina|bebe|caso|hombre|mujer|senor|senora)\b/gi;
+const HAS_ES = /\b(tiene|padece|sufre|presenta|tendra)\b/gi;
+const FINDING_ES =
+  /\b(esta|este|mi|la|el) (lesion|mancha|lunar|nodulo|tumor|masa|imagen|radiografia|ecografia|placa|escaner|tac|resonancia|biopsia|celula)\b/gi;
+const VERDICT_ES =
+  /\b(maligna|maligno|benigna|benigno|cancer|cancerosa|canceroso|normal|anormal|grave|peligrosa|peligroso|sano|sana|enfermo|enferma|positivo|positiva|negativo|negativa)\b/gi;
+const DIAGNOSIS_REQUESTS_ES: ReadonlyArray<readonly RegExp[]> = [
+  [SUBJECT_ES, HAS_ES],
+  [HAS_ES, SUBJECT_ES],
+  [/\b(es|son|parece)\b/gi, /\b(maligna|maligno|benigna|benigno|cancer|cancerosa|canceroso|grave)\b/gi, /\b(esta|este|esto|mi)\b/gi],
+  [FINDING_ES, /\b(es|parece)\b/gi, VERDICT_ES],
+  [
+    FINDING_ES,
+    /\b(muestra|indica|sugiere|tiene|revela|ensena)\b/gi,
+    /\b(neumonia|cancer|tumor|maligno|maligna|fractura|enfermedad|infeccion|lesion|melanoma|covid|nodulo|anormal)/gi,
+  ],
+  [/\bdiagnostic(o|a|ar|ame)\b/gi, /\b(paciente|este|esta|mi|caso|lesion|imagen|radiografia)\b/gi],
+  [/\b(paciente|este|esta|mi|caso|lesion|imagen|radiografia)\b/gi, /\bdiagnostic(o|a|ar)\b/gi],
+  [/\b(debo|debemos|deberia) (tratar|operar|biopsiar|derivar|ingresar|recetar)\b/gi],
+];
+
+const unaccented = (text: string) => text.normalize("NFD").replace(/[\u0300-\u036f]/g, "");
+
 export function asksForDiagnosis(message: string): boolean {
-  return anyPhrasesInOrder(message, DIAGNOSIS_REQUESTS);
+  return anyPhrasesInOrder(message, DIAGNOSIS_REQUESTS) || anyPhrasesInOrder(unaccented(message), DIAGNOSIS_REQUESTS_ES);
 }
 
 /** Text from user data, made safe to quote inside a reply: one line, no markdown breakout, bounded length. */
@@ -53,4 +78,7 @@ Rules:
 - Never give a diagnosis or a clinical judgement about a patient or an image. Explain how to run the model's /predict and report its validated test metrics with their 95% confidence intervals instead; the decision stays with a clinician.
 - Report metrics with their intervals (value, ci_low–ci_high) and say they were measured on held-out test patients.
 - When the user names a model in words ("my breast cancer model"), call find_experiments first. Several matches: list them and ask which one. No match: say so and never answer about another experiment instead.
-- Be brief and concrete; give ids, codes and numbers exactly as the tools return them.`;
+- Answer in the language of the user's latest message (Spanish or English); keep ids, codes, column names and numbers as the tools return them.
+- You only read. Asked to delete, retrain, cancel, rename or change a threshold, say you cannot and where it is done: the experiment's page in the dashboard, or the API (DELETE or PATCH /v1/experiments/{id}, POST /v1/experiments/{id}/cancel, POST /v1/models/{id}/operating-point, a new experiment to retrain).
+- Asked whether a model is good enough for clinical use, never say yes: give its test metric with the interval, its warnings and worse subgroups, and advise an external validation (a Retrospective study with source_experiment_id) first.
+- Be brief and concrete (about 120 words unless asked for more), the fact first; give ids, codes and numbers exactly as the tools return them.`;

@@ -6,8 +6,9 @@ import type { Logger } from "../logger.js";
 import type { ModelRepository } from "../serving/model-repository.js";
 import type { BackendReply, ChatBackend, PastMessage } from "./backend.js";
 import { BuiltinBackend } from "./builtin/index.js";
-import { noDiagnosisReply } from "./builtin/diagnosis.js";
+import { noDiagnosisReply } from "./diagnosis.js";
 import { experimentNumbers } from "./builtin/intents.js";
+import { conversationLanguage, detectLanguage } from "./language.js";
 import { DocsIndex } from "./docs-index.js";
 import { OpenAIBackend } from "./openai-backend.js";
 import { ChatRepository, type Reference } from "./repository.js";
@@ -40,6 +41,7 @@ export class ChatService {
       docs: DocsIndex;
       backend: ChatBackend;
       publicUrl: string;
+      budgets: { fast: number; best: number };
     },
   ) {}
 
@@ -66,7 +68,8 @@ export class ChatService {
         : new BuiltinBackend(docs.glossary);
     opts.logger.debug({ backend: backend.name, docChunks: docs.chunkCount, docsVersion: docs.version }, "chat ready");
     const publicUrl = c.PUBLIC_URL ?? `http://localhost:${c.PORT}`;
-    return new ChatService({ repo, experiments: opts.experiments, models: opts.models, docs, backend, publicUrl });
+    const budgets = { fast: c.FAST_BUDGET_S, best: c.BEST_BUDGET_S };
+    return new ChatService({ repo, experiments: opts.experiments, models: opts.models, docs, backend, publicUrl, budgets });
   }
 
   get backendName(): ChatBackend["name"] {
@@ -80,6 +83,7 @@ export class ChatService {
       models: this.deps.models,
       docs: this.deps.docs,
       publicUrl: this.deps.publicUrl,
+      budgets: this.deps.budgets,
     });
   }
 
@@ -101,7 +105,11 @@ export class ChatService {
     let backend = this.deps.backend.name;
     if (asksForDiagnosis(input.message)) {
       // Decided here, for every backend: a request for a diagnosis never reaches an LLM.
-      answer = await noDiagnosisReply(tools, input.experiment_id ?? experimentNumbers(input.message)[0]);
+      const lang = detectLanguage(input.message, conversationLanguage(history));
+      answer = await noDiagnosisReply(tools, input.experiment_id ?? experimentNumbers(input.message)[0], lang, {
+        message: input.message,
+        known: this.deps.docs.glossary.words,
+      });
       backend = "builtin";
       if (opts.onToken) for (const piece of answer.reply.match(/\S+\s*|\s+/g) ?? []) opts.onToken(piece);
     } else {

@@ -1,13 +1,13 @@
 import { z } from "zod";
 import type { ExperimentRepository, ExperimentRow } from "../experiments/repository.js";
 import type { ModelRepository } from "../serving/model-repository.js";
-import { STATUSES } from "../experiments/state.js";
-import { METRIC_NAMES } from "../contract/types.js";
+import { STATUSES, type ExperimentStatus } from "../experiments/state.js";
+import { METRIC_NAMES, type MetricName } from "../contract/types.js";
 import type { DocsIndex } from "./docs-index.js";
 import { findMetric } from "./glossary.js";
 import type { Reference } from "./repository.js";
 import { findExperiments } from "./resolve.js";
-import { experimentFacts, metricOf, modelFacts, taskOf, type ExperimentFacts } from "./facts.js";
+import { experimentFacts, metricOf, modelFacts, taskOf, type ExperimentFacts, type Task } from "./facts.js";
 
 // The assistant's tools: one small typed set, each bound in code to the caller's user id. No argument names a
 // user, so nothing a message says (or a model emits) can reach another user's experiments, datasets or models.
@@ -49,6 +49,9 @@ export const toolSchemas = {
     experiment_ids: z.array(experimentId).max(50).optional().describe("limit the comparison to these; default all ready experiments"),
   }),
   model_inputs: z.object({ experiment_id: experimentId }),
+  build_times: z.object({
+    task: z.enum(["data", "vision", "detection"]).optional().describe("only past builds of this kind"),
+  }),
   search_docs: z.object({ query: z.string().min(1).max(500).describe("words to look for in Builder's documentation") }),
   explain: z.object({
     term: z.string().min(1).max(100).describe("a metric (auc, F-macro, recall, ...) or an error/problem code (class_too_small, ...)"),
@@ -65,6 +68,8 @@ export const toolDescriptions: Record<ToolName, string> = {
     "One experiment of the user: status, history, test metrics with 95% intervals, thresholds, dataset summary, dataset problems, failure reason, model.",
   compare_experiments: "Rank the user's ready experiments on one test metric (value and 95% interval).",
   model_inputs: "What a published model of the user takes (data_cols or image size, classes) and a ready-to-run /predict call.",
+  build_times:
+    "How long a build takes here: the training budgets (fast and best mode) and how long the user's own past builds took, with their dataset sizes.",
   search_docs: "Full-text search of Builder's documentation; returns the best passages with their section.",
   explain: "What a metric or an error/problem code means, from the documentation's tables.",
 };
@@ -78,7 +83,14 @@ const expRef = (row: ExperimentRow): Reference => ({
 export class ChatTools {
   constructor(
     private readonly userId: string,
-    private readonly deps: { experiments: ExperimentRepository; models: ModelRepository; docs: DocsIndex; publicUrl: string },
+    private readonly deps: {
+      experiments: ExperimentRepository;
+      models: ModelRepository;
+      docs: DocsIndex;
+      publicUrl: string;
+      /** Training budgets in seconds (FAST_BUDGET_S, BEST_BUDGET_S). */
+      budgets?: { fast: number; best: number };
+    },
   ) {}
 
   /** Validates the arguments (a model may send anything) and runs the tool. Throws ToolArgumentError on bad arguments. */
@@ -100,6 +112,8 @@ export class ChatTools {
         return this.compareExperiments(input);
       case "model_inputs":
         return this.modelInputs(input);
+      case "build_times":
+        return this.buildTimes(input);
       case "search_docs":
         return this.searchDocs(input);
       case "explain":
@@ -107,7 +121,7 @@ export class ChatTools {
     }
   }
 
-  async listExperiments(args: z.infer<typeof toolSchemas.list_experiments>): Promise<ToolResult> {
+  async listExperiments(args: z.infer<typeof toolSchemas.list_experiments>) {
     const { rows } = await this.deps.experiments.list(this.userId, {
       status: args.status ? [args.status] : undefined,
       limit: 200,
@@ -120,8 +134,9 @@ export class ChatTools {
       picked.sort((a, b) => (metricOf(b, m)!.value - metricOf(a, m)!.value) * (LOWER_IS_BETTER.has(m) ? -1 : 1));
     }
     const experiments = picked.map((r) => {
-      const req = r.request as Record<string, unknown>;
+      const req = r.request as { study_type?: string; zip_gcloud?: string; label_cols?: string[]; optimization_metric?: string };
       const main = args.metric ?? (metricOf(r, "auc") ? "auc" : metricOf(r, "map50") ? "map50" : metricOf(r, "r2") ? "r2" : undefined);
+      const mainValue = main ? metricOf(r, main) : undefined;
       return {
         experiment_id: r.experimentId,
         // The user's own words for it: an LLM resolves "my breast cancer model" from these (user text, so data).
@@ -129,11 +144,11 @@ export class ChatTools {
         description: r.description ?? null,
         status: r.status,
         task: taskOf(r),
-        study_type: req.study_type,
-        dataset: req.zip_gcloud,
-        label_cols: req.label_cols,
-        optimization_metric: req.optimization_metric,
-        ...(main && metricOf(r, main) ? { metric: { name: main, ...metricOf(r, main) } } : {}),
+        study_type: req.study_type ?? null,
+        dataset: req.zip_gcloud ?? null,
+        label_cols: req.label_cols ?? [],
+        optimization_metric: req.optimization_metric ?? null,
+        ...(main && mainValue ? { metric: { name: main, ...mainValue } } : {}),
         failure_reason: r.status === "failed" || r.status === "invalid_dataset" ? r.failureReason : null,
         created_at: r.createdAt,
       };
@@ -141,7 +156,7 @@ export class ChatTools {
     return { result: { total: experiments.length, experiments }, references: picked.slice(0, 20).map(expRef) };
   }
 
-  async findExperiments(args: { query: string }): Promise<ToolResult> {
+  async findExperiments(args: { query: string }) {
     const { rows } = await this.deps.experiments.list(this.userId, { limit: 200, offset: 0 });
     const candidates = rows.map((r) => {
       const req = r.request as { zip_gcloud?: string; label_cols?: string[] };
@@ -179,7 +194,7 @@ export class ChatTools {
     return { result: facts, references: refs };
   }
 
-  async compareExperiments(args: z.infer<typeof toolSchemas.compare_experiments>): Promise<ToolResult> {
+  async compareExperiments(args: z.infer<typeof toolSchemas.compare_experiments>) {
     const { rows } = await this.deps.experiments.list(this.userId, { status: ["ready"], limit: 500, offset: 0 });
     const wanted = args.experiment_ids ? new Set(args.experiment_ids) : undefined;
     const ranked = rows
@@ -204,12 +219,12 @@ export class ChatTools {
     };
   }
 
-  async modelInputs(args: { experiment_id: number }): Promise<ToolResult> {
+  async modelInputs(args: { experiment_id: number }) {
     const model = await this.deps.models.latest(this.userId, args.experiment_id);
     if (!model) {
       const row = await this.deps.experiments.byUserNumber(this.userId, args.experiment_id);
       return {
-        result: { found: false, experiment_id: args.experiment_id, experiment_status: row?.status ?? null },
+        result: { found: false as const, experiment_id: args.experiment_id, experiment_status: row?.status ?? null },
         references: row ? [expRef(row)] : [],
       };
     }
@@ -217,12 +232,50 @@ export class ChatTools {
     return {
       result: facts,
       references: [
-        { type: "model", id: String(model.experimentId), title: `model of experiment ${model.experimentId}, version ${model.version}` },
+        {
+          type: "model" as const,
+          id: String(model.experimentId),
+          title: `model of experiment ${model.experimentId}, version ${model.version}`,
+        },
       ],
     };
   }
 
-  async searchDocs(args: { query: string }, limit = 3): Promise<ToolResult> {
+  /** The budgets and the user's finished builds, newest first: seconds from the first history entry to `ready`. */
+  async buildTimes(args: { task?: Task }) {
+    const { rows } = await this.deps.experiments.list(this.userId, { status: ["ready"], limit: 200, offset: 0 });
+    const past = rows
+      .filter((r) => !args.task || taskOf(r) === args.task)
+      .map((r) => {
+        const history = (r.history as Array<{ status: string; at: string }> | null) ?? [];
+        const start = Date.parse(history[0]?.at ?? "");
+        const end = Date.parse(history.findLast((h) => h.status === "ready")?.at ?? "");
+        const summary = (r.datasetReport as { summary?: { rows?: number; images?: number } } | null)?.summary;
+        const req = r.request as { optimization_type?: number; time_budget_s?: number };
+        return {
+          experiment_id: r.experimentId,
+          task: taskOf(r),
+          mode: req.optimization_type === 0 ? ("best" as const) : ("fast" as const),
+          took_s: Number.isFinite(end - start) ? Math.round((end - start) / 1000) : null,
+          rows: summary?.rows ?? null,
+          images: summary?.images ?? null,
+        };
+      })
+      .filter((b) => b.took_s !== null && b.took_s >= 1);
+    const budgets = this.deps.budgets ?? { fast: 150, best: 720 };
+    return {
+      result: { budgets_s: budgets, past: past.slice(0, 10) },
+      references: [
+        {
+          type: "doc" as const,
+          id: "docs/experiments.md#budgets-contract-publishing-callbacks",
+          title: "Experiments › Budgets, contract, publishing, callbacks",
+        },
+      ],
+    };
+  }
+
+  async searchDocs(args: { query: string }, limit = 3) {
     const hits = await this.deps.docs.search(args.query, limit);
     return {
       result: {
@@ -236,35 +289,50 @@ export class ChatTools {
     };
   }
 
-  async explain(args: { term: string }): Promise<ToolResult> {
+  async explain(args: { term: string }) {
     const g = this.deps.docs.glossary;
     const term = args.term.trim().replace(/^`|`$/g, "");
     const metric = findMetric(g, term);
     if (metric) {
       return {
         result: {
-          kind: "metric",
+          kind: "metric" as const,
           name: metric.name,
           request_name: metric.requestName ?? null,
           meaning: metric.meaning,
           lower_is_better: LOWER_IS_BETTER.has(metric.name),
         },
-        references: [{ type: "doc", id: `${metric.source}#${metric.anchor}`, title: metric.heading }],
+        references: [{ type: "doc" as const, id: `${metric.source}#${metric.anchor}`, title: metric.heading }],
       };
     }
     const code = g.codes.get(term.toLowerCase());
     if (code) {
       return {
         result: { kind: code.kind, code: code.code, meaning: code.meaning, ...(code.status ? { http_status: code.status } : {}) },
-        references: [{ type: "doc", id: `${code.source}#${code.anchor}`, title: code.heading }],
+        references: [{ type: "doc" as const, id: `${code.source}#${code.anchor}`, title: code.heading }],
       };
     }
     const found = await this.searchDocs({ query: term }, 2);
     return {
-      result: { kind: "unknown", term, closest_passages: (found.result as { passages: unknown[] }).passages },
+      result: { kind: "unknown" as const, term, closest_passages: found.result.passages },
       references: found.references,
     };
   }
 }
 
 export class ToolArgumentError extends Error {}
+
+/** A metric name as the tools take it; AUC when the name is none of the contract's. */
+export const asMetricName = (name: string): MetricName => METRIC_NAMES.find((n) => n === name) ?? "auc";
+/** An experiment status as the tools take it, or undefined. */
+export const asStatus = (status: string | undefined): ExperimentStatus | undefined => STATUSES.find((s) => s === status);
+
+/** What each tool returns: the backends read these types, never cast. */
+type ResultOf<K extends keyof ChatTools> = ChatTools[K] extends (...args: never[]) => Promise<ToolResult<infer R>> ? R : never;
+export type ListedExperiment = ResultOf<"listExperiments">["experiments"][number];
+export type Ranking = ResultOf<"compareExperiments">;
+export type ModelInputs = ResultOf<"modelInputs">;
+export type PublishedModel = Extract<ModelInputs, { found: true }>;
+export type Explanation = ResultOf<"explain">;
+export type BuildTimes = ResultOf<"buildTimes">;
+export type DocPassage = ResultOf<"searchDocs">["passages"][number];

@@ -2,8 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, type UserWithKey } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { B_SECRETS, seedTwoUsers } from "./chat-fixtures.js";
+import { B_SECRETS, seedClinic, seedTwoUsers } from "./chat-fixtures.js";
 import { HELD_OUT, QUESTIONS, type Question } from "./chat-questions.js";
+import { CLINIC_QUESTIONS } from "./chat-questions-clinic.js";
+import { CLINIC_HELD_OUT } from "./chat-questions-held-out.js";
 
 // The builtin backend (no LLM, no network) against the fixed question set over a seeded account, through the real
 // HTTP route. Prints the pass rate; the target is at least 90 %.
@@ -11,6 +13,7 @@ import { HELD_OUT, QUESTIONS, type Question } from "./chat-questions.js";
 let server: TestServer;
 let a: UserWithKey;
 let b: UserWithKey;
+let c: UserWithKey;
 
 interface Answer {
   reply: string;
@@ -29,6 +32,27 @@ async function ask(user: UserWithKey, body: Record<string, unknown>): Promise<An
   return (await res.json()) as Answer;
 }
 
+/** The reply's own prose: no code blocks, code spans (user data, identifiers) or quoted documentation. */
+const prose = (reply: string) =>
+  reply
+    .replace(/```[\s\S]*?```/g, " ")
+    .replace(/`[^`]*`/g, " ")
+    .split("\n")
+    .filter((l) => !l.startsWith(">"))
+    .join("\n");
+
+// A handful of function words each language cannot do without; the checker's own, independent of the chat's.
+const EN_WORDS = new Set(["the", "is", "your", "of", "and", "with", "it", "on", "to", "was", "you", "this", "not", "for"]);
+const ES_WORDS = new Set(["el", "la", "es", "tu", "de", "y", "con", "en", "los", "las", "que", "no", "para", "un", "una", "del"]);
+export function replyLanguage(reply: string): "en" | "es" {
+  const words = prose(reply)
+    .toLowerCase()
+    .split(/[^a-záéíóúñü]+/);
+  const en = words.filter((w) => EN_WORDS.has(w)).length;
+  const es = words.filter((w) => ES_WORDS.has(w)).length;
+  return es > en ? "es" : "en";
+}
+
 /** What is wrong with one answer: `wrong` (a fact missing or unwanted) and `leaks` (the other user's data). */
 function judge(q: Question, answer: Answer, otherUserId: string): { wrong: string[]; leaks: string[] } {
   const text = answer.reply.toLowerCase();
@@ -43,12 +67,19 @@ function judge(q: Question, answer: Answer, otherUserId: string): { wrong: strin
     q.cites!.startsWith("doc:#") ? r.type === "doc" && r.id.endsWith(q.cites!.slice(4)) : `${r.type}:${r.id}`.startsWith(q.cites!);
   if (q.cites && !answer.references.some(cited)) wrong.push(`does not cite ${q.cites}`);
   if (answer.backend !== "builtin") wrong.push(`backend ${answer.backend}`);
+  if (q.lang && replyLanguage(answer.reply) !== q.lang) wrong.push(`not in ${q.lang}`);
+  const words = prose(answer.reply).split(/\s+/).filter(Boolean).length;
+  if (q.maxWords && words > q.maxWords) wrong.push(`${words} words (at most ${q.maxWords})`);
   return { wrong, leaks };
 }
+
+/** Issue 39: about 120 words unless asked for more; a little slack for names and intervals. */
+const MAX_WORDS = 140;
 
 beforeAll(async () => {
   server = await startTestServer(primaryTarget());
   ({ a, b } = await seedTwoUsers(server));
+  c = await seedClinic(server);
 }, 120_000);
 
 afterAll(async () => {
@@ -56,18 +87,20 @@ afterAll(async () => {
 });
 
 /** Asks every question as user A; returns the failures (what was wrong and the reply) and the leaks. */
-async function runSet(questions: Question[]): Promise<{ failures: string[]; leaks: string[] }> {
+async function runSet(questions: Question[], user: UserWithKey = a, maxWords?: number): Promise<{ failures: string[]; leaks: string[] }> {
   const failures: string[] = [];
   const leaks: string[] = [];
   for (const q of questions) {
     let conversation: string | undefined;
-    if (q.followUp) conversation = (await ask(a, { message: q.followUp })).conversation_id;
-    const answer = await ask(a, {
+    if (q.followUp) conversation = (await ask(user, { message: q.followUp })).conversation_id;
+    const answer = await ask(user, {
       message: q.q,
       ...(conversation ? { conversation_id: conversation } : {}),
       ...(q.experiment_id ? { experiment_id: q.experiment_id } : {}),
     });
-    const judged = judge(q, answer, b.userId);
+    const judged = judge({ maxWords, ...q }, answer, b.userId);
+    // CHAT_PRINT_REPLIES=1 prints every reply, to read them as a clinician would.
+    if (process.env.CHAT_PRINT_REPLIES) console.log(`\n### ${q.q}\n${answer.reply}`);
     const problems = [...judged.wrong, ...judged.leaks];
     leaks.push(...judged.leaks.map((l) => `${q.q}: ${l}`));
     if (problems.length)
@@ -98,6 +131,22 @@ describe("builtin chat: the fixed question set", () => {
     const { failures, leaks } = await runSet(HELD_OUT);
     // Missing facts here are measured, not asserted; a leak is a failure whatever the wording.
     report("held-out paraphrases", HELD_OUT, failures);
+    expect(leaks).toEqual([]);
+  }, 300_000);
+
+  it("answers the clinic's questions (names, descriptions, Spanish, misspellings, limits) in their language", async () => {
+    expect(CLINIC_QUESTIONS.length + QUESTIONS.length).toBeGreaterThanOrEqual(150);
+    const spanish = CLINIC_QUESTIONS.filter((q) => q.lang === "es").length;
+    expect(spanish * 2).toBeGreaterThanOrEqual(CLINIC_QUESTIONS.length + QUESTIONS.length);
+    const { failures, leaks } = await runSet(CLINIC_QUESTIONS, c, MAX_WORDS);
+    const rate = report("clinic questions", CLINIC_QUESTIONS, failures);
+    expect(leaks).toEqual([]);
+    expect(rate).toBeGreaterThanOrEqual(0.9);
+  }, 300_000);
+
+  it("prints how it does on the held-out clinic questions (issue 39), and never leaks in them", async () => {
+    const { failures, leaks } = await runSet(CLINIC_HELD_OUT, c, MAX_WORDS);
+    report("held-out clinic questions", CLINIC_HELD_OUT, failures);
     expect(leaks).toEqual([]);
   }, 300_000);
 

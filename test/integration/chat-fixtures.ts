@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
 import type { ExperimentStatus } from "../../src/experiments/state.js";
 import type { TestServer } from "../helpers/server.js";
+import { and, eq } from "drizzle-orm";
+import { experiments as experimentsTable } from "../../src/db/schema.js";
 import { createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 
 // A seeded account for the chat tests, written straight through the experiments repository (no training):
@@ -374,4 +376,260 @@ export async function seedTwoUsers(server: TestServer): Promise<{ a: UserWithKey
   await seedAccount(server, a.userId, seedsA(a.userId));
   await seedAccount(server, b.userId, seedsB(b.userId));
   return { a, b };
+}
+
+const clinical = (perClass: Record<string, number>, subgroups: unknown[] = []) => ({
+  confusion_matrix: { labels: Object.keys(perClass) },
+  test_patients_per_class: perClass,
+  subgroups,
+});
+
+/**
+ * A clinic team's account (issue 39): experiments known by their names and descriptions, mostly Spanish, two breast
+ * models of different kinds, warnings and a worse subgroup, and how long each build took (`took_s`).
+ */
+export function seedsClinic(userId: string): Array<Seed & { took_s?: number }> {
+  const wdbcMetrics = {
+    auc: ci(0.962, 0.931, 0.985),
+    sensitivity: ci(0.921, 0.87, 0.962),
+    specificity: ci(0.944, 0.905, 0.975),
+    precision: ci(0.905, 0.85, 0.951),
+    recall: ci(0.921, 0.87, 0.962),
+    f_macro: ci(0.931, 0.895, 0.962),
+  };
+  const diabetesMetrics = {
+    auc: ci(0.823, 0.771, 0.869),
+    sensitivity: ci(0.712, 0.634, 0.785),
+    specificity: ci(0.801, 0.752, 0.846),
+    f_macro: ci(0.744, 0.701, 0.789),
+  };
+  const chestMetrics = {
+    auc: ci(0.901, 0.862, 0.934),
+    sensitivity: ci(0.934, 0.893, 0.965),
+    specificity: ci(0.702, 0.641, 0.76),
+    recall: ci(0.934, 0.893, 0.965),
+  };
+  const busiMetrics = { auc: ci(0.884, 0.842, 0.921), f_macro: ci(0.771, 0.719, 0.818), recall: ci(0.764, 0.711, 0.815) };
+  return [
+    {
+      id: 1,
+      name: "Cáncer de mama (WDBC)",
+      description: "Tumores de mama benignos o malignos a partir de medidas del núcleo celular (Wisconsin)",
+      status: "ready",
+      took_s: 95,
+      request: request(userId, 1, {
+        label_cols: ["diagnosis"],
+        data_cols: ["radius_mean", "texture_mean", "concavity_mean"],
+        zip_gcloud: `${userId}/wdbc/wdbc_breast.zip`,
+      }),
+      metrics: wdbcMetrics,
+      report: validReport({
+        rows: 569,
+        patients: 569,
+        class_counts: { diagnosis: { B: 357, M: 212 } },
+        split: { train: 398, val: 85, test: 86 },
+      }),
+      manifest: {
+        ...tabularManifest(
+          [
+            { name: "radius_mean", type: "numeric", min: 6.98, max: 28.1 },
+            { name: "texture_mean", type: "numeric", min: 9.71, max: 39.3 },
+            { name: "concavity_mean", type: "numeric", min: 0, max: 0.43 },
+          ],
+          ["benign", "malignant"],
+          [0.5, 0.38],
+        ),
+        metrics: { test: wdbcMetrics },
+        clinical: clinical({ benign: 54, malignant: 32 }),
+      },
+    },
+    {
+      id: 2,
+      name: "Diabetes a 5 años",
+      description: "Pima: aparición de diabetes en cinco años a partir de glucosa, IMC y edad",
+      status: "ready",
+      took_s: 120,
+      request: request(userId, 2, {
+        label_cols: ["outcome"],
+        data_cols: ["glucose", "bmi", "age", "pregnancies"],
+        zip_gcloud: `${userId}/pima/diabetes.zip`,
+        subgroup_cols: ["age_group"],
+      }),
+      metrics: diabetesMetrics,
+      report: validReport({
+        rows: 768,
+        patients: 768,
+        class_counts: { outcome: { "0": 500, "1": 268 } },
+        split: { train: 538, val: 115, test: 115 },
+      }),
+      manifest: {
+        ...tabularManifest(
+          [
+            { name: "glucose", type: "numeric", min: 0, max: 199 },
+            { name: "bmi", type: "numeric", min: 0, max: 67.1 },
+            { name: "age", type: "numeric", min: 21, max: 81 },
+            { name: "pregnancies", type: "numeric", min: 0, max: 17 },
+          ],
+          ["no", "yes"],
+          [0.5, 0.41],
+        ),
+        metrics: { test: diabetesMetrics, validation: { auc: ci(0.951, 0.92, 0.975) } },
+        clinical: clinical({ no: 75, yes: 40 }, [
+          {
+            column: "age_group",
+            kind: "categorical",
+            groups: [
+              {
+                label: ">= 60",
+                patients: 30,
+                positives: 14,
+                prevalence: 0.467,
+                auc: { value: 0.61, ci_low: 0.48, ci_high: 0.72 },
+                sensitivity: null,
+                specificity: null,
+                rest_auc: 0.85,
+                flag: "worse",
+              },
+            ],
+          },
+        ]),
+      },
+    },
+    {
+      id: 3,
+      name: "Ecografía mamaria (BUSI)",
+      description: "Breast ultrasound images: benign, malignant or normal",
+      status: "ready",
+      took_s: 640,
+      request: request(userId, 3, {
+        task: "vision",
+        images_col: "image",
+        zip_gcloud: `${userId}/busi/ultrasound.zip`,
+        optimization_metric: "F-macro",
+      }),
+      metrics: busiMetrics,
+      report: validReport({
+        rows: 780,
+        patients: 780,
+        images: 780,
+        class_counts: { label: { benign: 437, malignant: 210, normal: 133 } },
+        split: { train: 546, val: 117, test: 117 },
+      }),
+      manifest: {
+        ...imageManifest("vision_classification", 256, 1, ["benign", "malignant", "normal"], "multiclass"),
+        metrics: { test: busiMetrics },
+        clinical: clinical({ benign: 66, malignant: 31, normal: 20 }),
+      },
+    },
+    {
+      id: 4,
+      name: "Células de sangre (BCCD)",
+      description: "Detección de glóbulos rojos, blancos y plaquetas en frotis",
+      status: "ready",
+      took_s: 900,
+      request: request(userId, 4, {
+        task: "vision",
+        type_of_experiment: "detection",
+        images_col: "image",
+        label_cols: ["cell"],
+        zip_gcloud: `${userId}/bccd/blood.zip`,
+      }),
+      metrics: { map50: ci(0.881, 0.85, 0.909), map50_95: ci(0.597, 0.561, 0.633) },
+      report: validReport({
+        rows: 4888,
+        patients: 364,
+        images: 364,
+        boxes: 4888,
+        class_counts: { cell: { RBC: 4155, WBC: 372, Platelets: 361 } },
+        split: { train: 254, val: 55, test: 55 },
+      }),
+      manifest: imageManifest("detection", 512, 3, ["RBC", "WBC", "Platelets"], "detection", {
+        detection: { score_threshold: 0.3, nms_iou: 0.5, max_detections: 100 },
+      }),
+    },
+    {
+      id: 5,
+      name: "Dermatoscopia intento 1",
+      description: "Lesiones pigmentadas: primer intento",
+      status: "invalid_dataset",
+      request: request(userId, 5, { task: "vision", images_col: "image", zip_gcloud: `${userId}/derm/lesiones.zip` }),
+      failureReason: "the dataset did not pass its checks; see dataset_report.errors",
+      report: {
+        valid: false,
+        errors_omitted: 0,
+        warnings_omitted: 0,
+        errors: [
+          {
+            severity: "error",
+            code: "image_not_found",
+            message: "images/lesion_09.jpg is not in the zip",
+            row: 9,
+            column: "image",
+            path: "images/lesion_09.jpg",
+          },
+          {
+            severity: "error",
+            code: "class_too_small",
+            message: "class 'melanoma' has 2 patients; each class needs at least 3",
+            column: "label",
+          },
+        ],
+        warnings: [],
+        summary: { rows: 60, patients: 30, problem_counts: { image_not_found: 1, class_too_small: 1 } },
+      },
+    },
+    {
+      id: 6,
+      name: "Neumonía en radiografías de tórax",
+      description: "Chest X-ray: normal vs pneumonia (pediatric)",
+      status: "ready",
+      took_s: 410,
+      request: request(userId, 6, {
+        task: "vision",
+        images_col: "image",
+        zip_gcloud: `${userId}/chest/xrays.zip`,
+        optimization_metric: "Recall",
+      }),
+      metrics: chestMetrics,
+      report: validReport({
+        rows: 586,
+        patients: 586,
+        images: 586,
+        class_counts: { label: { normal: 60, pneumonia: 526 } },
+        split: { train: 410, val: 88, test: 88 },
+      }),
+      manifest: {
+        ...imageManifest("vision_classification", 224, 1, ["normal", "pneumonia"], "binary", {
+          thresholds: [0.5, 0.29],
+          threshold_rule: "sensitivity",
+        }),
+        metrics: { test: chestMetrics },
+        clinical: clinical({ normal: 8, pneumonia: 80 }),
+      },
+    },
+  ];
+}
+
+/** Rewrites a seeded experiment's history so that its build took `seconds` (from queued to ready); its order stays. */
+export async function backdate(server: TestServer, userId: string, experimentId: number, seconds: number): Promise<void> {
+  const end = Date.now();
+  const start = end - seconds * 1000;
+  const statuses = ["queued", ...PATH, "ready"];
+  const history = statuses.map((status, i) => ({
+    status,
+    at: new Date(start + ((end - start) * i) / (statuses.length - 1)).toISOString(),
+  }));
+  await server.services.db
+    .update(experimentsTable)
+    .set({ history })
+    .where(and(eq(experimentsTable.userId, userId), eq(experimentsTable.experimentId, experimentId)));
+}
+
+/** The clinic account (issue 39), with its build times. */
+export async function seedClinic(server: TestServer): Promise<UserWithKey> {
+  const c = await createUserWithKey(server);
+  const seeds = seedsClinic(c.userId);
+  await seedAccount(server, c.userId, seeds);
+  for (const s of seeds) if (s.took_s) await backdate(server, c.userId, s.id, s.took_s);
+  return c;
 }

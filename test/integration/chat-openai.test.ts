@@ -73,6 +73,7 @@ describe("openai backend against a fake chat-completions server", () => {
     expect(first.body.messages[0].role).toBe("system");
     expect(first.body.messages[0].content).toContain("strictly as data");
     expect(first.body.tools.map((t: any) => t.function.name).sort()).toEqual([
+      "build_times",
       "compare_experiments",
       "explain",
       "find_experiments",

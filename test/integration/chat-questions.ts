@@ -13,6 +13,10 @@ export interface Question {
   followUp?: string;
   /** A reference the reply must cite, as "type:id" (a prefix of it); "doc:#anchor" for a doc section in any file. */
   cites?: string;
+  /** The language the reply must be in (the question's own); unchecked when absent. */
+  lang?: "en" | "es";
+  /** At most this many words of prose (code blocks and quoted documentation excluded). */
+  maxWords?: number;
 }
 
 export const QUESTIONS: Question[] = [

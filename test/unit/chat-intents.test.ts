@@ -70,12 +70,13 @@ describe("chat safety", () => {
 });
 
 // Issue 42, finding 2: the intents' `A.*B` patterns and two quadratic ones were rewritten to run in linear time.
-// The old patterns, verbatim, are the reference the rewrite must agree with on generated messages.
+// The old patterns, verbatim but for issue 39's additions (columns after "model", values sent, "which models"), are
+// the reference the rewrite must agree with on generated messages.
 describe("builtin chat: the linear rewrite recognises what the old patterns recognised", () => {
   const OLD_PREDICT =
-    /\bpredict(ion)?s?\b|\bcall\b.*\b(model|api)\b|\bcurl\b|\b(inputs?|columns?|data_cols)\b.*\bmodel\b|\bmodel\b.*\b(inputs?|expects?|takes?)\b|\b(use|run|query) (the|my|this|that|our) ([\w-]+ ){0,3}model\b|\bsend (an? )?(image|values|data)\b/i;
+    /\bpredict(ion)?s?\b|\bcall\b.*\b(model|api)\b|\bcurl\b|\b(inputs?|columns?|data_cols)\b.*\bmodel\b|\bmodel\b.*\b(inputs?|expects?|takes?|columns?)\b|\b(values|inputs|columns)\b.*\b(send|give|pass)\b|\b(use|run|query) (the|my|this|that|our) ([\w-]+ ){0,3}model\b|\bsend (an? )?(image|values|data)\b/i;
   const OLD_LIST =
-    /\b(list|show|which|how many|what|all)\b.*\bexperiments?\b|\bmy (experiments|models)\b|\bexperiments?\b.*\b(do i have|have i)\b/i;
+    /\b(list|show|which|how many|what|all)\b.*\b(experiments?|models)\b|\bmy (experiments|models)\b|\b(experiments?|models)\b.*\b(do i have|have i)\b/i;
   const OLD_MAP50_95 = /\bmap\s*@?\s*(0?\.5|50)\s*[:_-]\s*(0?\.95|95)\b/i;
   const OLD_SNAKE = /[a-z][a-z0-9]*(?:_[a-z0-9]+)+/gi;
   const WORDS = [

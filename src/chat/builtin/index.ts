@@ -1,77 +1,61 @@
 import type { BackendReply, BackendRequest, ChatBackend } from "../backend.js";
 import { uniqueReferences } from "../backend.js";
-import type { Reference } from "../repository.js";
-import type { ExperimentFacts } from "../facts.js";
+import type { ExperimentFacts, Task } from "../facts.js";
 import type { Glossary } from "../glossary.js";
-import { quote } from "../safety.js";
-import type { ChatTools } from "../tools.js";
-import { experimentNumbers, metricIn, metricsNamedIn, recognise, type Intent } from "./intents.js";
+import { conversationLanguage, detectLanguage } from "../language.js";
+import type { Reference } from "../repository.js";
 import { resolveExperiment, type Candidate, type Resolution } from "../resolve.js";
+import type { ListedExperiment } from "../tools.js";
+import { understand } from "../understand.js";
+import {
+  bestModelReply,
+  docsReply,
+  explainMetricReply,
+  explainReply,
+  listReply,
+  notFound,
+  predictReply,
+  statusReply,
+  whyRefusedReply,
+} from "./answers.js";
+import type { ReplyContext } from "./context.js";
+import { intervalReply, sensSpecReply, thresholdReply } from "./figures.js";
+import { experimentNumbers, metricIn, recognise, taskIn, type Intent } from "./intents.js";
+import { buildTimeReply, cannotDoReply, clinicReadyReply } from "./limits.js";
 import { askWhich, asksForHeatMap, heatMapLead, heatMapMismatch, inputKindMismatch, noneFits } from "./resolve-replies.js";
-import { CAPABILITIES, experimentReport, leadLine, metricLabel, metricLine, modelHowto, quotedReason, refusedReport } from "./templates.js";
+import { capabilities, mainMetric, metricLine, pageLink, testPatients } from "./templates.js";
 
-const COMMON = new Set([
-  "the",
-  "and",
-  "for",
-  "model",
-  "models",
-  "data",
-  "zip",
-  "csv",
-  "images",
-  "image",
-  "predict",
-  "call",
-  "how",
-  "use",
-  "exp",
-  "label",
-]);
-/** Lower-case words of 3+ letters; "X-ray" and "xray" meet as "xray". */
-const wordsOf = (text: string) =>
-  text
-    .toLowerCase()
-    .replace(/-/g, "")
-    .split(/[^a-z0-9]+/)
-    .filter((w) => w.length >= 3 && !COMMON.has(w) && !/^\d+$/.test(w));
+const candidateOf = (e: ListedExperiment): Candidate => ({
+  experiment_id: e.experiment_id,
+  task: e.task,
+  status: e.status,
+  name: e.name,
+  description: e.description,
+  dataset: e.dataset,
+  label_cols: e.label_cols,
+});
 
-/** The one experiment a message names, by number or unambiguously in words; undefined otherwise. */
-function experimentNamedIn(message: string, all: Candidate[]): number | undefined {
-  const numbered = experimentNumbers(message)[0];
-  if (numbered) return numbered;
-  const r = resolveExperiment(message, all);
-  return r.kind === "one" ? r.experiment.experiment_id : r.kind === "number" ? r.experimentId : undefined;
+/** The words the user calls things by (names, descriptions, datasets, labels): what a misspelling may mean. */
+const userWords = (all: Candidate[]) =>
+  all.flatMap((c) =>
+    `${c.name ?? ""} ${c.description ?? ""} ${c.dataset ?? ""} ${(c.label_cols ?? []).join(" ")}`.split(/[^\p{L}\p{N}]+/u),
+  );
+
+/** The kind of model a question needs: a heat map an image model, boxes a detector, columns a tabular one. */
+function impliedTask(text: string): Task | undefined {
+  if (asksForHeatMap(text)) return "vision";
+  if (/\bbox(es)?\b|\bdetects?\b/i.test(text)) return "detection";
+  if (/\b(columns?|values|data_cols|variables)\b/i.test(text)) return "data";
+  return taskIn(text);
 }
 
-/** The experiment the newest earlier user message named, searched newest first and no further than that one. */
-function earlierExperiment(history: BackendRequest["history"], all: Candidate[]): number | undefined {
-  for (let i = history.length - 1; i >= 0; i--) {
-    if (history[i].role !== "user") continue;
-    const named = experimentNamedIn(history[i].content, all);
-    if (named) return named;
-  }
-  return undefined;
-}
-
-type Facts = ExperimentFacts | { found: false; experiment_id: number };
-type ModelResult = Awaited<ReturnType<ChatTools["modelInputs"]>>["result"];
-type Listed = {
-  name?: string | null;
-  description?: string | null;
-  dataset?: string;
-  label_cols?: string[];
-  experiment_id: number;
-  status: string;
-  task: string;
-  failure_reason: string | null;
-  metric?: { name: string; value: number; ci_low: number | null; ci_high: number | null };
-};
+// Intents that need one experiment's facts; the others are about none or several.
+type AboutOne = Extract<Intent, { kind: "clinic_ready" | "explain_interval" | "explain_threshold" | "sens_spec" }>;
 
 /**
- * The embedded assistant: no LLM and no network. It recognises the common questions, answers them with the same
- * tools an LLM would call, fills templates with what they return and cites it; anything else gets the closest
- * documentation passages and a pointer to what it can answer.
+ * The embedded assistant: no LLM and no network. It reads the message in either language (corrected and put into
+ * the English its patterns know), finds the experiment meant by number or by what it is, answers with the same
+ * typed tools an LLM would call, in the message's language, and cites what it used.
  */
 export class BuiltinBackend implements ChatBackend {
   readonly name = "builtin" as const;
@@ -79,278 +63,177 @@ export class BuiltinBackend implements ChatBackend {
 
   async answer(req: BackendRequest): Promise<BackendReply> {
     const listed = await req.tools.listExperiments({});
-    const all = (listed.result as { experiments: Listed[] }).experiments as Candidate[];
+    const all = listed.result.experiments.map(candidateOf);
+    const words = userWords(all);
+    const read = (message: string) => understand(message, this.glossary.words, words);
+    const ctx: ReplyContext = {
+      req,
+      tools: req.tools,
+      glossary: this.glossary,
+      lang: detectLanguage(req.message, conversationLanguage(req.history)),
+      text: read(req.message),
+      all,
+    };
     // "and its metrics?" after a question about experiment 7, or about "my diabetes model", is about that one.
-    const earlier = earlierExperiment(req.history, all);
-    const intent = recognise(req.message, this.glossary, { experimentId: req.experimentId ?? earlier });
-    const out = await this.answerNamed(intent, req, { all, references: listed.references });
+    const earlier = this.earlierExperiment(
+      req.history.map((m) => ({ role: m.role, content: read(m.content) })),
+      all,
+    );
+    const intent = recognise(ctx.text, this.glossary, { experimentId: req.experimentId ?? earlier });
+    const out = await this.answerNamed(intent, ctx, listed.references);
     const reply = { reply: out.reply, references: uniqueReferences(out.references) };
     if (req.onToken) for (const piece of reply.reply.match(/\S+\s*|\s+/g) ?? []) req.onToken(piece);
     return reply;
   }
 
+  /** The one experiment a message names, by number or unambiguously in words; undefined otherwise. */
+  private experimentNamedIn(text: string, all: Candidate[]): number | undefined {
+    const numbered = experimentNumbers(text)[0];
+    if (numbered) return numbered;
+    const r = resolveExperiment(text, all, { known: this.glossary.words });
+    return r.kind === "one" ? r.experiment.experiment_id : r.kind === "number" ? r.experimentId : undefined;
+  }
+
+  /** The experiment the newest earlier user message named, searched newest first and no further than that one. */
+  private earlierExperiment(history: BackendRequest["history"], all: Candidate[]): number | undefined {
+    for (let i = history.length - 1; i >= 0; i--) {
+      if (history[i].role !== "user") continue;
+      const named = this.experimentNamedIn(history[i].content, all);
+      if (named) return named;
+    }
+    return undefined;
+  }
+
   /**
-   * A model named in words ("my breast cancer model", "the last one") is resolved among the caller's experiments
-   * first: one fit is answered as if numbered, a tie or no fit is said instead of guessing. Then, however the model
-   * was named (words, number or the conversation), a question that needs another kind of model (a heat map of a
-   * tabular one, an image sent to a tabular one) says so instead of answering about the wrong kind.
-   * Comparisons and code explanations are about no single model.
+   * A model named in words ("my breast cancer model", "el último") is resolved among the caller's experiments first,
+   * with the kind the question implies settling a tie: one fit is answered as if numbered, a tie or no fit is said
+   * instead of guessing. Then a question that needs another kind of model (a heat map of a tabular one, an image
+   * sent to a tabular one) says so instead of answering about the wrong kind.
    */
-  private async answerNamed(
-    intent: Intent,
-    req: BackendRequest,
-    listed: { all: Candidate[]; references: Reference[] },
-  ): Promise<BackendReply> {
-    if (intent.kind === "best_model" || intent.kind === "explain_code") return this.run(intent, req);
-    const all = listed.all;
-    const refsOf = (cs: Candidate[]) => listed.references.filter((r) => cs.some((c) => String(c.experiment_id) === r.id));
-    const resolution: Resolution = experimentNumbers(req.message).length ? { kind: "none_named" } : resolveExperiment(req.message, all);
+  private async answerNamed(intent: Intent, ctx: ReplyContext, listedRefs: Reference[]): Promise<BackendReply> {
+    if (intent.kind === "best_model" || intent.kind === "explain_code" || intent.kind === "build_time") return this.run(intent, ctx);
+    const { all, text, lang } = ctx;
+    const refsOf = (cs: Candidate[]) => listedRefs.filter((r) => cs.some((c) => String(c.experiment_id) === r.id));
+    const resolution: Resolution = experimentNumbers(text).length
+      ? { kind: "none_named" }
+      : resolveExperiment(text, all, { implied: impliedTask(text), known: this.glossary.words });
     let target: Intent = intent;
     switch (resolution.kind) {
       case "ambiguous":
-        return { reply: askWhich(resolution.candidates), references: refsOf(resolution.candidates) };
+        return { reply: askWhich(resolution.candidates, lang), references: refsOf(resolution.candidates) };
       case "no_match":
-        return { reply: noneFits(resolution.words, all), references: [] };
+        return { reply: noneFits(resolution.words, all, lang), references: [] };
       case "number":
-        target = this.about(intent, resolution.experimentId, req.message);
+        target = this.about(intent, resolution.experimentId, text);
         break;
       case "one":
-        target = this.about(intent, resolution.experiment.experiment_id, req.message);
+        target = this.about(intent, resolution.experiment.experiment_id, text);
         break;
     }
     const id = "experimentId" in target ? target.experimentId : undefined;
     const picked = id ? all.find((c) => c.experiment_id === id) : undefined;
-    if (picked && asksForHeatMap(req.message)) {
-      const mismatch = heatMapMismatch(picked);
+    if (picked && asksForHeatMap(text) && target.kind !== "cannot_do") {
+      const mismatch = heatMapMismatch(picked, lang);
       if (mismatch) return { reply: mismatch, references: refsOf([picked]) };
-      const out = await this.run(target, req);
-      return { reply: `${heatMapLead(picked)}\n\n${out.reply}`, references: out.references };
+      // What the map explains is only as good as the model: its main figure, then its page.
+      const { result, references } = await ctx.tools.getExperiment({ experiment_id: picked.experiment_id });
+      const main = result.found ? mainMetric(result) : undefined;
+      const figure = result.found && main ? `\n${metricLine(main, result.metrics[main], lang)}${testPatients(result, lang)}.` : "";
+      return { reply: `${heatMapLead(picked, lang)}${figure}\n${pageLink(picked.experiment_id, lang)}`, references };
     }
     const implied = target.kind === "predict_howto" ? target.task : undefined;
-    const mismatch = picked && implied ? inputKindMismatch(picked, implied) : undefined;
+    const mismatch = picked && implied ? inputKindMismatch(picked, implied, lang) : undefined;
     if (mismatch) return { reply: mismatch, references: refsOf([picked!]) };
-    return this.run(target, req);
+    return this.run(target, ctx);
   }
 
   /** The intent, pointed at the experiment the words resolved to; a question with no intent of its own asks for its report. */
-  private about(intent: Intent, experimentId: number, message: string): Intent {
+  private about(intent: Intent, experimentId: number, text: string): Intent {
     switch (intent.kind) {
       case "predict_howto":
       case "why_refused":
       case "experiment_status":
+      case "cannot_do":
+      case "clinic_ready":
+      case "explain_interval":
+      case "explain_threshold":
+      case "sens_spec":
         return { ...intent, experimentId };
       default: {
-        const metric = metricIn(message, this.glossary);
-        return { kind: "experiment_status", experimentId, ...(metric ? { metric } : {}) };
+        const metric = metricIn(text, this.glossary);
+        const thresholds = /\bthresholds?\b|\bcut-?offs?\b/i.test(text);
+        return {
+          kind: "experiment_status",
+          experimentId,
+          ...(metric ? { metric } : {}),
+          ...(thresholds ? { thresholds: true as const } : {}),
+        };
       }
     }
   }
 
-  private async run(intent: Intent, req: BackendRequest): Promise<BackendReply> {
-    const tools = req.tools;
+  private async run(intent: Intent, ctx: ReplyContext): Promise<BackendReply> {
     switch (intent.kind) {
-      case "explain_metric": {
-        // "the difference between precision and recall": explain each metric named, the first one found first.
-        const names = [intent.metric, ...metricsNamedIn(req.message, this.glossary).filter((n) => n !== intent.metric)].slice(0, 4);
-        const parts = await Promise.all(names.map((term) => this.explain(req, term)));
-        return { reply: parts.map((p) => p.reply).join("\n\n"), references: parts.flatMap((p) => p.references) };
-      }
+      case "explain_metric":
+        return explainMetricReply(ctx, intent.metric);
       case "explain_code":
-        return this.explain(req, intent.code);
-      case "why_refused": {
-        if (intent.experimentId) {
-          const { result, references } = await tools.getExperiment({ experiment_id: intent.experimentId });
-          return { reply: this.found(result) ? refusedReport(result, this.glossary) : this.notFound(intent.experimentId), references };
-        }
-        const failed = await tools.listExperiments({});
-        const rows = (failed.result as { experiments: Listed[] }).experiments.filter(
-          (e) => e.status === "failed" || e.status === "invalid_dataset",
-        );
-        if (!rows.length) return { reply: "None of your experiments failed or had its dataset refused.", references: [] };
-        const lines = [`${rows.length} of your experiments did not finish:`];
-        for (const e of rows.slice(0, 15))
-          lines.push(`- experiment ${e.experiment_id}: **${e.status}** — ${quotedReason(e.failure_reason)}`);
-        const refs = failed.references.filter((r) => rows.some((e) => String(e.experiment_id) === r.id));
-        // The newest refused dataset is most likely the one asked about: its problems in full.
-        const invalid = rows.find((e) => e.status === "invalid_dataset");
-        if (invalid) {
-          const detail = await tools.getExperiment({ experiment_id: invalid.experiment_id });
-          if (this.found(detail.result)) lines.push("", refusedReport(detail.result, this.glossary));
-          refs.push(...detail.references);
-        }
-        if (rows.length > 1) lines.push("", 'Ask "why was experiment N refused?" for the problems of another one.');
-        return { reply: lines.join("\n"), references: refs };
-      }
+        return explainReply(ctx, intent.code);
+      case "why_refused":
+        return whyRefusedReply(ctx, intent.experimentId);
       case "predict_howto":
-        return this.predict(req, intent.experimentId, intent.task);
-      case "best_model": {
-        const metric = intent.metric ?? "auc";
-        const { result, references } = await tools.compareExperiments({
-          metric: metric as never,
-          ...(intent.experimentIds ? { experiment_ids: intent.experimentIds } : {}),
-        });
-        let ranking = (
-          result as {
-            ranking: Array<{
-              experiment_id: number;
-              name?: string | null;
-              task: string;
-              value: number;
-              ci_low: number | null;
-              ci_high: number | null;
-            }>;
-          }
-        ).ranking;
-        if (intent.task) ranking = ranking.filter((r) => r.task === intent.task);
-        if (!ranking.length)
-          return {
-            reply: `None of your ready experiments${intent.task ? ` of that kind` : ""} has a ${metricLabel(metric)} test metric.${intent.metric ? "" : " Name a metric (AUC, F-macro, Precision, Recall, mAP, MAE…) to compare on it."}`,
-            references: [],
-          };
-        const [best] = ranking;
-        const lines = [
-          `On ${metricLabel(metric)}${intent.metric ? "" : " (no metric named, so AUC)"}, your best model is experiment ${best.experiment_id}: ${metricLine(metric, best)}.`,
-        ];
-        if (ranking.length > 1) {
-          lines.push("Ranking of your ready experiments:");
-          for (const r of ranking.slice(0, 10))
-            lines.push(`- experiment ${r.experiment_id}${r.name ? ` ${quote(r.name, 60)}` : ""} (${r.task}): ${metricLine(metric, r)}`);
-          const second = ranking[1];
-          if (best.ci_low !== null && second.ci_high !== null && best.ci_low <= second.ci_high) {
-            lines.push(
-              `The intervals of experiments ${best.experiment_id} and ${second.experiment_id} overlap, so the test data do not show a clear difference between them.`,
-            );
-          }
-        }
-        const unranked = (result as { not_ranked: number[] }).not_ranked;
-        if (unranked.length)
-          lines.push(
-            `Not ranked (not yours, not ready, or without ${metricLabel(metric)}): experiment${unranked.length > 1 ? "s" : ""} ${unranked.join(", ")}.`,
-          );
-        return { reply: lines.join("\n"), references: references.filter((r) => ranking.some((x) => String(x.experiment_id) === r.id)) };
-      }
-      case "experiment_status": {
-        const { result, references } = await tools.getExperiment({ experiment_id: intent.experimentId });
-        if (!this.found(result)) return { reply: this.notFound(intent.experimentId), references };
-        // A class named in the question ("how does it do on melanoma?") asks for that class's metrics.
-        const words = new Set(wordsOf(req.message));
-        const className = Object.values(result.classes ?? {}).find((c) => words.has(c.toLowerCase()));
-        const lead = leadLine(result, { ...intent, className });
-        return { reply: lead ? `${lead}\n\n${experimentReport(result)}` : experimentReport(result), references };
-      }
-      case "list_experiments": {
-        const { result, references } = await tools.listExperiments({ status: intent.status as never, task: intent.task });
-        const list = (result as { experiments: Listed[] }).experiments;
-        if (!list.length)
-          return {
-            reply: `You have no ${intent.status ? `${intent.status} ` : ""}${intent.task ? `${intent.task} ` : ""}experiments yet.`,
-            references: [],
-          };
-        const lines = [
-          `You have ${list.length} ${intent.status ? `${intent.status} ` : ""}${intent.task ? `${intent.task} ` : ""}experiment${list.length === 1 ? "" : "s"}:`,
-        ];
-        for (const e of list.slice(0, 25)) {
-          const detail = e.metric
-            ? `, ${metricLine(e.metric.name, e.metric)}`
-            : e.failure_reason
-              ? ` — ${quote(e.failure_reason, 120)}`
-              : "";
-          lines.push(`- experiment ${e.experiment_id}${e.name ? ` ${quote(e.name, 60)}` : ""}: ${e.task}, **${e.status}**${detail}`);
-        }
-        if (list.length > 25) lines.push(`…and ${list.length - 25} more.`);
-        return { reply: lines.join("\n"), references };
-      }
+        return predictReply(ctx, intent.experimentId, intent.task);
+      case "best_model":
+        return bestModelReply(ctx, intent);
+      case "experiment_status":
+        return statusReply(ctx, intent);
+      case "list_experiments":
+        return listReply(ctx, intent);
       case "capabilities":
-        return { reply: CAPABILITIES, references: [] };
+        return { reply: capabilities(ctx.lang), references: [] };
       case "docs":
-        return this.docs(req, req.message);
+        return docsReply(ctx, ctx.text);
+      case "cannot_do":
+        return cannotDoReply(ctx, intent.action, intent.experimentId);
+      case "build_time": {
+        const { result, references } = await ctx.tools.buildTimes(intent.task ? { task: intent.task } : {});
+        const out = buildTimeReply(ctx, result);
+        return { reply: out.reply, references };
+      }
+      case "sens_spec":
+        if (!intent.experimentId && !this.onlyReady(ctx)) return explainMetricReply(ctx, "sensitivity");
+        return this.aboutOne(ctx, intent);
+      case "clinic_ready":
+      case "explain_interval":
+      case "explain_threshold":
+        return this.aboutOne(ctx, intent);
     }
   }
 
-  private async explain(req: BackendRequest, term: string): Promise<BackendReply> {
-    const { result, references } = await req.tools.explain({ term });
-    const r = result as {
-      kind: string;
-      name?: string;
-      request_name?: string | null;
-      code?: string;
-      meaning?: string;
-      http_status?: number;
-      lower_is_better?: boolean;
-    };
-    if (r.kind === "metric") {
-      return {
-        reply: `${metricLabel(r.name!)} (\`${r.name}\`${r.request_name ? `, \`${r.request_name}\` in requests` : ""}): ${r.meaning}. ${r.lower_is_better ? "Lower is better." : "Higher is better."} Builder reports it on held-out test patients with a 95% confidence interval (\`ci_low\`, \`ci_high\`) from a bootstrap over patients.`,
-        references,
-      };
+  /** The one ready experiment, when the user has exactly one. */
+  private onlyReady(ctx: ReplyContext): number | undefined {
+    const ready = ctx.all.filter((c) => c.status === "ready");
+    return ready.length === 1 ? ready[0].experiment_id : undefined;
+  }
+
+  /** A reply about one experiment's figures: the one named or focused, the only ready one, or a question back. */
+  private async aboutOne(ctx: ReplyContext, intent: AboutOne): Promise<BackendReply> {
+    const id = intent.experimentId ?? this.onlyReady(ctx);
+    if (!id) {
+      const ready = ctx.all.filter((c) => c.status === "ready");
+      if (!ready.length) return { reply: capabilities(ctx.lang), references: [] };
+      return { reply: askWhich(ready, ctx.lang), references: [] };
     }
-    if (r.kind === "unknown") return this.docs(req, term);
-    const what =
-      r.kind === "dataset_error"
-        ? "a dataset error (the dataset is refused until it is fixed)"
-        : r.kind === "dataset_warning"
-          ? "a dataset warning (the dataset stays valid)"
-          : `an API error${r.http_status ? ` (HTTP ${r.http_status})` : ""}`;
-    return { reply: `\`${r.code}\` is ${what}: ${r.meaning}.`, references };
-  }
-
-  private found(r: Facts): r is ExperimentFacts {
-    return r.found;
-  }
-
-  private notFound(id: number): string {
-    return `You have no experiment ${id}. Ask "list my experiments" to see yours.`;
-  }
-
-  private async predict(req: BackendRequest, experimentId: number | undefined, task: string | undefined): Promise<BackendReply> {
-    const tools = req.tools;
-    if (experimentId) {
-      const { result, references } = await tools.modelInputs({ experiment_id: experimentId });
-      const r = result as { found: boolean; experiment_status?: string | null };
-      if (r.found) return { reply: modelHowto(r as Extract<ModelResult, { found: true }>), references };
-      return {
-        reply: r.experiment_status
-          ? `Experiment ${experimentId} has no published model yet (it is **${r.experiment_status}**); /predict works once it is ready.`
-          : this.notFound(experimentId),
-        references,
-      };
-    }
-    const ready = (await tools.listExperiments({ status: "ready" })).result as { experiments: Listed[] };
-    // "the chest X-ray model": prefer the model whose dataset path or label columns share words with the question.
-    const words = new Set(wordsOf(req.message));
-    const overlap = (e: Listed) => wordsOf(`${e.dataset ?? ""} ${(e.label_cols ?? []).join(" ")}`).filter((w) => words.has(w)).length;
-    const candidates = ready.experiments
-      .filter((e) => !task || e.task === task)
-      .map((e) => ({ e, score: overlap(e) }))
-      .sort((a, b) => b.score - a.score)
-      .map((x) => x.e);
-    if (!candidates.length) {
-      const docs = await this.docs(req, "prediction predict message data_cols");
-      return {
-        reply: `You have no ready ${task ? `${task} ` : ""}model yet. How /predict works in general:\n${docs.reply}`,
-        references: docs.references,
-      };
-    }
-    const { result, references } = await tools.modelInputs({ experiment_id: candidates[0].experiment_id });
-    const others = candidates.slice(1).map((e) => e.experiment_id);
-    const howto = modelHowto(result as Extract<ModelResult, { found: true }>);
-    const note = others.length
-      ? `\nYour other ready ${task ? `${task} ` : ""}models: experiments ${others.join(", ")} (ask about one by number).`
-      : "";
-    return { reply: `${howto}${note}`, references };
-  }
-
-  private async docs(req: BackendRequest, query: string): Promise<BackendReply> {
-    const { result, references } = await req.tools.searchDocs({ query });
-    const passages = (result as { passages: Array<{ section: string; source: string; text: string }> }).passages;
-    if (!passages.length) return { reply: `I found nothing on that in Builder's documentation.\n\n${CAPABILITIES}`, references: [] };
-    const lines = ["From Builder's documentation:"];
-    for (const p of passages.slice(0, 2))
-      lines.push("", `**${p.section}** (${p.source})`, p.text.length > 600 ? `${p.text.slice(0, 600)}…` : p.text);
-    lines.push(
-      "",
-      'That is the closest the documentation comes. About your own experiments, datasets and models, ask "what can you do?" for the questions I answer from your data.',
-    );
-    return { reply: lines.join("\n"), references: references.slice(0, 2) };
+    const { result, references } = await ctx.tools.getExperiment({ experiment_id: id });
+    if (!result.found) return { reply: notFound(ctx, id), references };
+    const facts: ExperimentFacts = result;
+    const out =
+      intent.kind === "clinic_ready"
+        ? clinicReadyReply(ctx, facts)
+        : intent.kind === "explain_interval"
+          ? intervalReply(ctx, facts, intent.metric)
+          : intent.kind === "explain_threshold"
+            ? thresholdReply(ctx, facts)
+            : sensSpecReply(ctx, facts);
+    return { reply: out.reply, references };
   }
 }

@@ -6,8 +6,17 @@ import { anyPhrasesInOrder } from "../phrases.js";
 // What the builtin assistant recognises in a message. Plain patterns over the words a clinician uses; the
 // message is only ever read for these, never executed or obeyed.
 
+/** What a user may ask the chat to do that only the dashboard or the API does. */
+export type Action = "delete" | "retrain" | "threshold" | "cancel" | "rename" | "upload" | "edit";
+
 export type Intent =
   | { kind: "explain_code"; code: string }
+  | { kind: "cannot_do"; action: Action; experimentId?: number }
+  | { kind: "clinic_ready"; experimentId?: number }
+  | { kind: "explain_interval"; experimentId?: number; metric?: string }
+  | { kind: "explain_threshold"; experimentId?: number }
+  | { kind: "sens_spec"; experimentId?: number }
+  | { kind: "build_time"; task?: Task }
   | { kind: "why_refused"; experimentId?: number }
   | { kind: "predict_howto"; experimentId?: number; task?: Task }
   | { kind: "best_model"; metric?: string; task?: Task; experimentIds?: number[] }
@@ -23,11 +32,12 @@ const has = (text: string, re: RegExp) => re.test(text);
 const PREDICT_PHRASES = [
   [/\bcall\b/gi, /\b(model|api)\b/gi],
   [/\b(inputs?|columns?|data_cols)\b/gi, /\bmodel\b/gi],
-  [/\bmodel\b/gi, /\b(inputs?|expects?|takes?)\b/gi],
+  [/\bmodel\b/gi, /\b(inputs?|expects?|takes?|columns?)\b/gi],
+  [/\b(values|inputs|columns)\b/gi, /\b(send|give|pass)\b/gi],
 ];
 const LIST_PHRASES = [
-  [/\b(list|show|which|how many|what|all)\b/gi, /\bexperiments?\b/gi],
-  [/\bexperiments?\b/gi, /\b(do i have|have i)\b/gi],
+  [/\b(list|show|which|how many|what|all)\b/gi, /\b(experiments?|models)\b/gi],
+  [/\b(experiments?|models)\b/gi, /\b(do i have|have i)\b/gi],
 ];
 
 export const asksHowToPredict = (text: string) =>
@@ -95,6 +105,41 @@ export function taskIn(text: string): Task | undefined {
   return undefined;
 }
 
+// Requests, not questions: "delete experiment 1", "can you retrain it", "please change the threshold". A "how do I"
+// question about the same actions gets the same answer (where it is done). Uploading is asked about in docs.
+const REQUEST =
+  /^\W*(?:(?:please|pls|can you|could you|would you|will you|go ahead and|i want you to|i'd like you to)\s+)?(delete|remove|erase|retrain|re-train|rerun|re-run|train|cancel|stop|abort|rename|change|set|lower|raise|adjust|modify|edit|upload)\b/i;
+const HOW_DO_I = /\bhow (?:do|can|could) i\s+(delete|remove|erase|retrain|cancel|rename|change|lower|raise)\b/i;
+
+export function actionIn(text: string): Action | undefined {
+  const verb = (REQUEST.exec(text) ?? HOW_DO_I.exec(text))?.[1]?.toLowerCase();
+  if (!verb) return undefined;
+  const aboutThreshold = /\b(thresholds?|cut-?offs?|operating point)\b/i.test(text);
+  if (/^(delete|remove|erase)$/.test(verb)) return "delete";
+  if (/^(retrain|re-train|rerun|re-run|train)$/.test(verb)) return "retrain";
+  if (/^(cancel|stop|abort)$/.test(verb)) return "cancel";
+  if (verb === "rename") return "rename";
+  if (verb === "upload") return HOW_DO_I.test(text) ? undefined : "upload";
+  if (aboutThreshold) return "threshold";
+  if (/\bname\b/i.test(text)) return "rename";
+  return "edit";
+}
+
+// "Is it good enough for clinic?", "can I use it on real patients?", "¿puedo usarlo en la consulta?" (read in English).
+const CLINIC_PHRASES = [
+  [
+    /\b(good enough|ready|safe|fit|ok|okay|usable|suitable|valid)\b/gi,
+    /\b(clinic|clinical|practice|patients|hospital|ward|children|real use|care)\b/gi,
+  ],
+  [
+    /\b(use|using|deploy|deploying|rely on|relying on)\b/gi,
+    /\b(in|at|on|with|for)\b/gi,
+    /\b(clinic|clinical|practice|real patients|my patients|patients|hospital|ward|children)\b/gi,
+  ],
+  [/\bgood enough\b/gi],
+];
+export const asksIfClinicReady = (text: string) => anyPhrasesInOrder(text, CLINIC_PHRASES);
+
 const STATUS_WORDS: Array<[RegExp, string]> = [
   [/\bfail(ed|ures?)?\b/i, "failed"],
   [/\binvalid\b|\brefused\b|\brejected\b/i, "invalid_dataset"],
@@ -113,8 +158,22 @@ export function recognise(message: string, glossary: Glossary, context: { experi
   const task = taskIn(text);
 
   if (code) return { kind: "explain_code", code };
+  const action = actionIn(text);
+  if (action) return { kind: "cannot_do", action, ...(expId ? { experimentId: expId } : {}) };
+  if (asksIfClinicReady(text)) return { kind: "clinic_ready", ...(expId ? { experimentId: expId } : {}) };
+  if (has(text, /\bhow long\b|\bhow much time\b/i) && !nums.length && !context.experimentId)
+    return { kind: "build_time", ...(task ? { task } : {}) };
+  if (has(text, /\b(confidence interval|interval|95 ?%|ci)\b/i) && !has(text, /\b(list|rank|best|compare)\b/i))
+    return { kind: "explain_interval", ...(expId ? { experimentId: expId } : {}), ...(metric ? { metric } : {}) };
   if (
-    has(text, /\b(why|reason|what went wrong|what('s| is) wrong)\b/i) &&
+    has(text, /\b(thresholds?|cut-?offs?|operating point)\b/i) &&
+    has(text, /\b(trade|trade-?off|trades|meaning|means|mean|explain|why|gain|lose|cost)\b/i)
+  )
+    return { kind: "explain_threshold", ...(expId ? { experimentId: expId } : {}) };
+  if (has(text, /\bsensitivity\b/i) && has(text, /\bspecificity\b/i) && !has(text, /\b(best|highest|rank|compare)\b/i))
+    return { kind: "sens_spec", ...(expId ? { experimentId: expId } : {}) };
+  if (
+    has(text, /\b(why|reason|what went wrong|what('s| is) wrong|fix)\b/i) &&
     has(text, /\b(refus|reject|fail|invalid|not valid|error|wrong|didn'?t work|did not work)/i)
   ) {
     return { kind: "why_refused", experimentId: expId };
@@ -125,6 +184,9 @@ export function recognise(message: string, glossary: Glossary, context: { experi
   if (has(text, /\b(best|highest|top|better|strongest|compare|comparison|rank|lowest error|versus|vs\.?)\b/i)) {
     return { kind: "best_model", metric, task, ...(nums.length >= 2 ? { experimentIds: nums } : {}) };
   }
+  // "what is its AUC?" with an experiment in focus asks for its figure, not for what AUC means.
+  if (metric && context.experimentId && !nums.length && has(text, /\b(its|it)\b/i) && !has(text, /\b(mean|means|meaning)\b/i))
+    return { kind: "experiment_status", experimentId: context.experimentId, metric };
   if (metric && has(text, /\b(mean|means|meaning|what('s| is| are)|explain|definition|define|interpret|understand)\b/i) && !nums.length) {
     return { kind: "explain_metric", metric };
   }

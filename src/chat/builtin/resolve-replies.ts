@@ -1,33 +1,53 @@
 import { quote } from "../safety.js";
 import type { Task } from "../facts.js";
 import { plainWords, type Candidate } from "../resolve.js";
+import { say, type Lang } from "../language.js";
 
 // What the builtin says when a model named in words fits several of the caller's experiments, none of them, or one
 // of another kind than the question needs. Names and descriptions are user text: always inside quote().
 
 const KIND = { data: "tabular", vision: "image", detection: "object-detection" } as const;
+const KIND_ES = { data: "tabular", vision: "de imagen", detection: "de detección de objetos" } as const;
+const SHORT_KIND_ES = { data: "tabla", vision: "imagen", detection: "detección" } as const;
 const article = (word: string) => `${/^[aeiou]/.test(word) ? "an" : "a"} ${word}`;
 
 /** "experiment 3 `Breast cancer (WDBC)` (tabular, ready)". */
-export const candidateLine = (c: Candidate) =>
-  `experiment ${c.experiment_id}${c.name ? ` ${quote(c.name, 60)}` : ""} (${KIND[c.task]}, ${c.status})`;
+export const candidateLine = (c: Candidate, lang: Lang = "en") =>
+  `${say(lang, "experiment", "experimento")} ${c.experiment_id}${c.name ? ` ${quote(c.name, 60)}` : ""} (${(lang === "es" ? SHORT_KIND_ES : KIND)[c.task]}, ${c.status})`;
 
-export function askWhich(candidates: Candidate[]): string {
-  const lines = ["More than one of your experiments fits that description, so I will not guess. Which one do you mean?"];
-  for (const c of candidates.slice(0, 10)) lines.push(`- ${candidateLine(c)}`);
-  lines.push('Ask again with its number, e.g. "experiment N".');
+export function askWhich(candidates: Candidate[], lang: Lang = "en"): string {
+  const lines = [
+    say(
+      lang,
+      "More than one of your experiments fits that description, so I will not guess. Which one do you mean?",
+      "Más de uno de sus experimentos encaja con esa descripción, así que no voy a adivinar. ¿Cuál de ellos?",
+    ),
+  ];
+  for (const c of candidates.slice(0, 10)) lines.push(`- ${candidateLine(c, lang)}`);
+  lines.push(say(lang, 'Ask again with its number, e.g. "experiment N".', 'Pregunte de nuevo con su número, p. ej. "experimento N".'));
   return lines.join("\n");
 }
 
-export function noneFits(words: string[], all: Candidate[]): string {
+export function noneFits(words: string[], all: Candidate[], lang: Lang = "en"): string {
   const lines = [
-    `None of your experiments matches ${quote(words.join(" "), 60)} by name, description, dataset, labels or kind, so I will not answer about a different one.`,
+    say(
+      lang,
+      `None of your experiments matches ${quote(words.join(" "), 60)} by name, description, dataset, labels or kind, so I will not answer about a different one.`,
+      `Ninguno de sus experimentos encaja con ${quote(words.join(" "), 60)} por nombre, descripción, dataset, etiquetas o tipo, así que no responderé sobre otro distinto.`,
+    ),
   ];
-  if (!all.length) lines.push("You have no experiments yet.");
+  if (!all.length) lines.push(say(lang, "You have no experiments yet.", "Aún no tiene experimentos."));
   else {
-    lines.push("Your experiments:");
-    for (const c of all.slice(0, 15)) lines.push(`- ${candidateLine(c)}`);
-    if (all.length > 15) lines.push(`…and ${all.length - 15} more (ask "list my experiments").`);
+    lines.push(say(lang, "Your experiments:", "Sus experimentos:"));
+    for (const c of all.slice(0, 15)) lines.push(`- ${candidateLine(c, lang)}`);
+    if (all.length > 15)
+      lines.push(
+        say(
+          lang,
+          `…and ${all.length - 15} more (ask "list my experiments").`,
+          `…y ${all.length - 15} más (pida "lista mis experimentos").`,
+        ),
+      );
   }
   return lines.join("\n");
 }
@@ -47,20 +67,39 @@ export function asksForHeatMap(message: string): boolean {
 }
 
 /** Why the model resolved cannot answer a heat-map question, or undefined when it can (an image model). */
-export function heatMapMismatch(c: Candidate): string | undefined {
+export function heatMapMismatch(c: Candidate, lang: Lang = "en"): string | undefined {
   if (c.task === "vision") return undefined;
+  if (lang === "es") {
+    const what =
+      c.task === "detection"
+        ? "devuelve cajas con puntuaciones, no un mapa de calor"
+        : "recibe valores de una tabla, no una imagen, así que no tiene mapa de calor";
+    return `El ${candidateLine(c, lang)} es un modelo ${KIND_ES[c.task]}: ${what}. Los mapas de calor (Grad-CAM, en \`gradients\` con \`columnas\` × \`filas\`) solo los dan los modelos de clasificación de imágenes.`;
+  }
   const what =
     c.task === "detection" ? "it returns boxes with scores, not a heat map" : "it takes table values, not an image, so it has no heat map";
   return `${candidateLine(c)} is ${article(KIND[c.task])} model: ${what}. Heat maps (Grad-CAM, in \`gradients\` with \`columnas\` × \`filas\`) come only from image classification models.`;
 }
 
-export const heatMapLead = (c: Candidate) =>
-  `${candidateLine(c)} is an image model: each /predict answer carries its Grad-CAM heat map in \`gradients\` (\`columnas\` × \`filas\`), showing which pixels drove the score.`;
+export const heatMapLead = (c: Candidate, lang: Lang = "en") =>
+  say(
+    lang,
+    `${candidateLine(c)} is an image model: each /predict answer carries its Grad-CAM heat map in \`gradients\` (\`columnas\` × \`filas\`), showing which pixels drove the score.`,
+    `El ${candidateLine(c, lang)} es un modelo de imagen: cada respuesta de /predict trae su mapa de calor Grad-CAM en \`gradients\` (\`columnas\` × \`filas\`), que muestra qué píxeles pesaron en la puntuación. La página de resultados (/experiments/${c.experiment_id}) lo dibuja sobre la imagen en Probar.`,
+  );
 
 /** Why the model cannot take what the question means to send it ("an image to my diabetes model"), or undefined. */
-export function inputKindMismatch(c: Candidate, implied: Task): string | undefined {
+export function inputKindMismatch(c: Candidate, implied: Task, lang: Lang = "en"): string | undefined {
   // A detection model takes images too: "send an image to the cell detector" is no mismatch.
   if (c.task === implied || (implied === "vision" && c.task === "detection")) return undefined;
+  if (lang === "es") {
+    const takes = {
+      data: "valores de una tabla (sus `data_cols`)",
+      vision: "una imagen",
+      detection: "una imagen y devuelve cajas",
+    } as const;
+    return `El ${candidateLine(c, lang)} es un modelo ${KIND_ES[c.task]}, no ${KIND_ES[implied]}: recibe ${takes[c.task]}. Pida "lista mis experimentos de imagen" para encontrar el que busca.`;
+  }
   const takes = { data: "table values (its `data_cols`)", vision: "an image", detection: "an image and returns boxes" } as const;
   return `${candidateLine(c)} is ${article(KIND[c.task])} model, not ${article(KIND[implied])} one: it takes ${takes[c.task]}. Ask "list my ${KIND[implied]} experiments" to find the one you mean.`;
 }
