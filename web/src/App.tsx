@@ -1,6 +1,7 @@
 import { lazy, Suspense, useCallback, useEffect, useState } from "react";
 import { api, setCsrfToken, setUnauthorizedHandler } from "./api/client";
 import type { Session } from "./api/types";
+import { ChatDock } from "./components/chat/ChatDock";
 import { ErrorBox, Link } from "./components/ui";
 import { match, navigate, useLocation } from "./lib/router";
 import { AccountLinkPage, isAccountLinkPath } from "./pages/AccountLink";
@@ -141,6 +142,7 @@ export function App() {
           ))}
         </nav>
         <div className="who">
+          <ChatDock />
           <span className="muted small">{session.email}</span>
           <button type="button" className="secondary" onClick={signOut}>
             Sign out

@@ -112,3 +112,45 @@ export function uploadZip(
   });
   return { done, abort: () => xhr.abort() };
 }
+
+/** One server-sent event of a streamed POST reply. */
+export interface StreamEvent {
+  event: string;
+  data: unknown;
+}
+
+/**
+ * POSTs JSON and reads a text/event-stream reply (EventSource can only GET): each event is handed to onEvent as
+ * it arrives. Errors before the stream starts (a JSON error body) are thrown as ApiFailure, like api().
+ */
+export async function postEventStream(path: string, body: unknown, onEvent: (e: StreamEvent) => void, signal?: AbortSignal) {
+  const headers: Record<string, string> = { accept: "text/event-stream", "content-type": "application/json" };
+  if (csrfToken) headers["x-csrf-token"] = csrfToken;
+  let res: Response;
+  try {
+    res = await fetch(path, { method: "POST", headers, body: JSON.stringify(body), credentials: "same-origin", signal });
+  } catch (err) {
+    if (signal?.aborted) throw new ApiFailure(0, "aborted", "the request was cancelled", null);
+    throw new ApiFailure(0, "network_error", `the server could not be reached (${(err as Error).message})`, null);
+  }
+  if (!res.ok || !res.body) {
+    const f = failure(res.status, await res.text(), res.headers.get("x-request-id"));
+    if (res.status === 401) onUnauthorized();
+    throw f;
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let end: number;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const event = /^event: ?(.*)$/m.exec(block)?.[1] ?? "message";
+      const data = [...block.matchAll(/^data: ?(.*)$/gm)].map((m) => m[1]).join("\n");
+      if (data) onEvent({ event, data: JSON.parse(data) as unknown });
+    }
+  }
+}
