@@ -1,3 +1,4 @@
+import { locale } from "../lib/format";
 import type { ErrorBody, UploadResult } from "./types";
 
 /** An error from the API (or the network), with what the page shows: message, code and the request id. */
@@ -37,7 +38,8 @@ function failure(status: number, text: string, requestId: string | null): ApiFai
 
 /** fetch for the JSON API: same-origin cookie, CSRF header on unsafe methods, errors thrown as ApiFailure. */
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { accept: "application/json" };
+  // The API writes its error messages in the dashboard's language (codes and field names stay as they are).
+  const headers: Record<string, string> = { accept: "application/json", "accept-language": locale() };
   if (body !== undefined) headers["content-type"] = "application/json";
   if (method !== "GET" && csrfToken) headers["x-csrf-token"] = csrfToken;
   let res: Response;
@@ -57,7 +59,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
 
 /** A file as the raw body of a POST (batch scoring): the same cookie, CSRF header and errors as api(). */
 export async function postFile<T>(path: string, file: File, contentType: string): Promise<T> {
-  const headers: Record<string, string> = { accept: "application/json", "content-type": contentType };
+  const headers: Record<string, string> = { accept: "application/json", "accept-language": locale(), "content-type": contentType };
   if (csrfToken) headers["x-csrf-token"] = csrfToken;
   let res: Response;
   try {
@@ -91,6 +93,7 @@ export function uploadZip(
   const done = new Promise<UploadResult>((resolve, reject) => {
     xhr.open("POST", "/v1/files");
     if (csrfToken) xhr.setRequestHeader("x-csrf-token", csrfToken);
+    xhr.setRequestHeader("accept-language", locale());
     xhr.upload.onprogress = (e) => {
       const now = performance.now();
       samples.push({ t: now, loaded: e.loaded });
