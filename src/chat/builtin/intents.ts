@@ -104,6 +104,9 @@ const STATUS_WORDS: Array<[RegExp, string]> = [
   [/\bcancel(l)?ed\b/i, "cancelled"],
 ];
 
+/** Words that point at the experiment on screen ("this model", "su AUC", "este modelo"). */
+const DEICTIC = /\b(it|its|this|that)\b|(^|[^\p{L}])(este|esta|ese|esa|su|sus)(?![\p{L}])/iu;
+
 export function recognise(message: string, glossary: Glossary, context: { experimentId?: number }): Intent {
   const text = message.trim();
   const nums = experimentNumbers(text);
@@ -125,11 +128,20 @@ export function recognise(message: string, glossary: Glossary, context: { experi
   if (has(text, /\b(best|highest|top|better|strongest|compare|comparison|rank|lowest error|versus|vs\.?)\b/i)) {
     return { kind: "best_model", metric, task, ...(nums.length >= 2 ? { experimentIds: nums } : {}) };
   }
-  if (metric && has(text, /\b(mean|means|meaning|what('s| is| are)|explain|definition|define|interpret|understand)\b/i) && !nums.length) {
+  // "What is this model's AUC?" asked on an experiment's page wants that experiment's number, not the definition.
+  const aboutOpenExperiment =
+    Boolean(context.experimentId) && has(text, DEICTIC) && !has(text, /\b(mean|means|meaning|explain|define|definition)\b/i);
+  if (
+    metric &&
+    !aboutOpenExperiment &&
+    has(text, /\b(mean|means|meaning|what('s| is| are)|explain|definition|define|interpret|understand)\b/i) &&
+    !nums.length
+  ) {
     return { kind: "explain_metric", metric };
   }
   if (
     nums.length ||
+    aboutOpenExperiment ||
     (context.experimentId && has(text, /\b(it|its|this|that|status|metrics?|doing|trust|good|going|progress|results?)\b/i))
   ) {
     if (expId)

@@ -127,7 +127,11 @@ export interface StreamEvent {
  * it arrives. Errors before the stream starts (a JSON error body) are thrown as ApiFailure, like api().
  */
 export async function postEventStream(path: string, body: unknown, onEvent: (e: StreamEvent) => void, signal?: AbortSignal) {
-  const headers: Record<string, string> = { accept: "text/event-stream", "content-type": "application/json" };
+  const headers: Record<string, string> = {
+    accept: "text/event-stream",
+    "accept-language": locale(),
+    "content-type": "application/json",
+  };
   if (csrfToken) headers["x-csrf-token"] = csrfToken;
   let res: Response;
   try {

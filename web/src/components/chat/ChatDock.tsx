@@ -8,6 +8,8 @@ import "./chat.css";
 const ChatPanel = lazy(() => import("./ChatPanel").then((m) => ({ default: m.ChatPanel })));
 
 const OPEN_KEY = "builder.chat.open";
+/** Where the panel is a full-screen sheet rather than a docked column (the same width as in chat.css). */
+const SHEET_MEDIA = "(max-width: 900px)";
 
 /** The experiment the page shows (its page or its Try it page), which "this model" in a question means. */
 export function pageExperiment(path: string): number | undefined {
@@ -29,15 +31,31 @@ export function ChatDock() {
   const [openedAt, setOpenedAt] = useState(0);
   const toggle = useRef<HTMLButtonElement>(null);
 
+  const returnFocus = useRef(false);
+
   useEffect(() => {
     document.body.classList.toggle("chat-open", open);
     sessionStorage.setItem(OPEN_KEY, open ? "1" : "0");
-    return () => document.body.classList.remove("chat-open");
+    // On a phone the sheet covers the page: keyboard and screen reader stay in it until it is closed.
+    const sheet = window.matchMedia(SHEET_MEDIA);
+    const behind = () => [document.querySelector("header.top"), document.getElementById("main")];
+    const apply = () => behind().forEach((el) => el?.toggleAttribute("inert", open && sheet.matches));
+    apply();
+    sheet.addEventListener("change", apply);
+    if (!open && returnFocus.current) {
+      returnFocus.current = false;
+      toggle.current?.focus();
+    }
+    return () => {
+      sheet.removeEventListener("change", apply);
+      behind().forEach((el) => el?.removeAttribute("inert"));
+      document.body.classList.remove("chat-open");
+    };
   }, [open]);
 
   const close = () => {
+    returnFocus.current = true;
     setOpen(false);
-    toggle.current?.focus();
   };
 
   return (

@@ -75,16 +75,17 @@ export function ChatPanel({
   useEffect(() => {
     if (openedAt) input.current?.focus();
   }, [openedAt]);
-  // Follow the answer as it streams in, unless the user scrolled up to read.
+  // Follow the answer as it streams in, unless the user scrolled up to read (decided before the new text came).
+  const following = useRef(true);
   useEffect(() => {
-    const el = log.current;
-    if (el && el.scrollHeight - el.scrollTop - el.clientHeight < 120) el.scrollTop = el.scrollHeight;
-  }, [chat.messages]);
+    if (following.current && log.current) log.current.scrollTop = log.current.scrollHeight;
+  }, [chat.messages, view]);
 
   const submit = async () => {
     const text = draft.trim();
     if (!text || chat.streaming) return;
     setDraft("");
+    following.current = true;
     if (!(await chat.send(text))) setDraft((d) => d || text);
   };
   const onKeyDown = (e: KeyboardEvent<HTMLTextAreaElement>) => {
@@ -144,7 +145,18 @@ export function ChatPanel({
         </div>
       ) : (
         <>
-          <div className="chat-body chat-log" ref={log} role="log" aria-live="polite" aria-label={t("logLabel")} tabIndex={0}>
+          <div
+            className="chat-body chat-log"
+            ref={log}
+            role="log"
+            aria-live="polite"
+            aria-label={t("logLabel")}
+            tabIndex={0}
+            onScroll={(e) => {
+              const el = e.currentTarget;
+              following.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+            }}
+          >
             {chat.messages.length === 0 && <p className="muted">{experimentId ? t("hint.experiment") : t("hint.general")}</p>}
             {chat.messages.map((m) => (
               <Message key={m.key} m={m} />

@@ -58,7 +58,7 @@ export function ConversationList({
           <li key={c.id} className={c.id === current ? "current" : undefined}>
             {confirming === c.id ? (
               <div role="group" aria-label={t("list.confirmLabel", { title: c.title })} className="chat-confirm">
-                <span>{t("list.confirm")}</span>
+                <span className="chat-confirm-text">{t("list.confirm", { title: c.title })}</span>
                 <button type="button" className="danger" onClick={() => void remove(c)}>
                   {t("list.delete")}
                 </button>
