@@ -84,6 +84,7 @@ describe.skipIf(!haveChromium)("dashboard: chat panel (Chromium)", () => {
     await page.goto(`${server.url}/experiments/42`);
     await page.getByRole("heading", { name: /^Breast cancer \(WDBC\) #42/ }).waitFor();
     expect(await page.locator("#chat-panel").count()).toBe(0); // closed: its code is not even loaded
+    expect(seriousOrCritical(await axeViolations(page))).toEqual([]);
     await toggle().click();
     await panel().getByRole("heading", { name: "Ask Builder" }).waitFor();
     expect(await toggle().getAttribute("aria-expanded")).toBe("true");

@@ -65,7 +65,7 @@ export function ChatDock() {
         type="button"
         className="secondary chat-toggle"
         aria-expanded={open}
-        aria-controls="chat-panel"
+        aria-controls={loaded ? "chat-panel" : undefined}
         onClick={() => (open ? close() : (setOpen(true), setLoaded(true), setOpenedAt(Date.now())))}
       >
         {open ? t("toggle.hide") : t("toggle.show")}
