@@ -46,7 +46,7 @@ const storedMessage = z.object({
   id: z.string(),
   role: z.enum(["user", "assistant"]),
   content: z.string(),
-  references: z.array(reference).nullable(),
+  references: z.array(reference),
   backend: z.string().nullable(),
   created_at: z.string(),
 });

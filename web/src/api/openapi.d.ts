@@ -2348,7 +2348,7 @@ export interface operations {
                                 title: string;
                                 /** @enum {string} */
                                 type: "experiment" | "dataset" | "model" | "doc";
-                            }[] | null;
+                            }[];
                             /** @enum {string} */
                             role: "user" | "assistant";
                         }[];

@@ -46,7 +46,7 @@ export function useChat(experimentId: number | undefined, onSaved: () => void) {
       try {
         const c = await api<Conversation>("GET", `/v1/chat/conversations/${encodeURIComponent(id)}`);
         setConversationId(c.id);
-        setMessages(c.messages.map((m) => ({ key: m.id, role: m.role, content: m.content, references: m.references ?? [] })));
+        setMessages(c.messages.map((m) => ({ key: m.id, role: m.role, content: m.content, references: m.references })));
       } catch (err) {
         setError(err);
       }
