@@ -144,6 +144,11 @@ describe.skipIf(!haveChromium)("dashboard: chat panel (Chromium)", () => {
     // A follow-up goes to the reopened conversation, not a new one.
     await ask("and its recall?");
     expect(await conversations()).toEqual([{ title: "what is this model's AUC?", messages: 8 }]);
+    // A reload keeps the panel open on the same conversation (this tab's session storage), focus left on the page.
+    await page.reload();
+    await panel().getByTestId("chat-user").nth(3).waitFor();
+    expect(await panel().getByTestId("chat-assistant").count()).toBe(4);
+    expect(await page.evaluate(() => document.activeElement?.id)).not.toBe("chat-input");
 
     await panel().getByRole("button", { name: "Your conversations" }).click();
     await row.getByRole("button", { name: "Delete the conversation “what is this model's AUC?”" }).click();

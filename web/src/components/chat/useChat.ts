@@ -11,6 +11,14 @@ export interface ChatMessage {
   streaming?: boolean;
 }
 
+/** The conversation on screen, kept for this tab so a reload (the panel stays open) shows it again. */
+const CONVERSATION_KEY = "builder.chat.conversation";
+const remembered = () => sessionStorage.getItem(CONVERSATION_KEY);
+function remember(id: string | null) {
+  if (id) sessionStorage.setItem(CONVERSATION_KEY, id);
+  else sessionStorage.removeItem(CONVERSATION_KEY);
+}
+
 let localKeys = 0;
 const localKey = () => `local-${++localKeys}`;
 
@@ -36,23 +44,32 @@ export function useChat(experimentId: number | undefined, onSaved: () => void) {
     cancel();
     setMessages([]);
     setConversationId(null);
+    remember(null);
     setError(null);
   }, [cancel]);
 
   const open = useCallback(
-    async (id: string) => {
+    async (id: string, quiet = false) => {
       cancel();
       setError(null);
       try {
         const c = await api<Conversation>("GET", `/v1/chat/conversations/${encodeURIComponent(id)}`);
         setConversationId(c.id);
+        remember(c.id);
         setMessages(c.messages.map((m) => ({ key: m.id, role: m.role, content: m.content, references: m.references })));
       } catch (err) {
-        setError(err);
+        // A remembered conversation may be gone (deleted in another tab, another user signed in): start afresh.
+        if (quiet) remember(null);
+        else setError(err);
       }
     },
     [cancel],
   );
+
+  useEffect(() => {
+    const id = remembered();
+    if (id) void open(id, true);
+  }, [open]);
 
   const send = useCallback(
     async (text: string): Promise<boolean> => {
@@ -93,6 +110,7 @@ export function useChat(experimentId: number | undefined, onSaved: () => void) {
         if (!done) throw new ApiFailure(0, "stream_ended", "the answer stopped before it was complete", null);
         const reply: ChatReply = done;
         setConversationId(reply.conversation_id);
+        remember(reply.conversation_id);
         patchReply((m) => ({ ...m, key: reply.message_id, content: reply.reply, references: reply.references, streaming: false }));
         onSaved();
         return true;
