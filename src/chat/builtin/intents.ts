@@ -125,23 +125,24 @@ export function recognise(message: string, glossary: Glossary, context: { experi
   if (asksHowToPredict(text)) {
     return { kind: "predict_howto", experimentId: nums[0] ?? context.experimentId, task };
   }
+  // "What is this model's AUC?" asked on an experiment's page (the dashboard's chat panel sends it) wants that
+  // experiment's figure, not the definition; "what does this AUC mean" still gets the definition.
+  if (
+    metric &&
+    context.experimentId &&
+    !nums.length &&
+    has(text, DEICTIC) &&
+    !has(text, /\b(mean|means|meaning|explain|define|definition|best|highest|top|better|compare|rank|versus)\b/i)
+  )
+    return { kind: "experiment_status", experimentId: context.experimentId, metric };
   if (has(text, /\b(best|highest|top|better|strongest|compare|comparison|rank|lowest error|versus|vs\.?)\b/i)) {
     return { kind: "best_model", metric, task, ...(nums.length >= 2 ? { experimentIds: nums } : {}) };
   }
-  // "What is this model's AUC?" asked on an experiment's page wants that experiment's number, not the definition.
-  const aboutOpenExperiment =
-    Boolean(context.experimentId) && has(text, DEICTIC) && !has(text, /\b(mean|means|meaning|explain|define|definition)\b/i);
-  if (
-    metric &&
-    !aboutOpenExperiment &&
-    has(text, /\b(mean|means|meaning|what('s| is| are)|explain|definition|define|interpret|understand)\b/i) &&
-    !nums.length
-  ) {
+  if (metric && has(text, /\b(mean|means|meaning|what('s| is| are)|explain|definition|define|interpret|understand)\b/i) && !nums.length) {
     return { kind: "explain_metric", metric };
   }
   if (
     nums.length ||
-    aboutOpenExperiment ||
     (context.experimentId && has(text, /\b(it|its|this|that|status|metrics?|doing|trust|good|going|progress|results?)\b/i))
   ) {
     if (expId)
