@@ -32,6 +32,9 @@ describe("chat reply text", () => {
     expect(html("At https://builder.example/v1/models/42.")).toBe(
       '<p><span>At <a href="https://builder.example/v1/models/42" target="_blank" rel="noopener noreferrer">https://builder.example/v1/models/42</a>.</span></p>',
     );
+    // A bare dashboard path is a link (opened by the app's router); an API path or a file path is not.
+    expect(html("Detalles: /experiments/42.")).toBe('<p><span>Detalles: <a href="/experiments/42">/experiments/42</a>.</span></p>');
+    expect(html("POST /v1/experiments/42/predict or data/experiments/x")).not.toContain("<a");
     const evil = html("[click](javascript:alert(1)) and [x](//evil.example/a)");
     expect(evil).not.toContain("<a");
     expect(evil).toContain("click (javascript:alert(1)");

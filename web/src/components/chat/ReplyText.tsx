@@ -1,14 +1,25 @@
 import type { ReactNode } from "react";
+import { Link } from "../ui";
 
 // The assistant's replies as "markdown-lite": paragraphs, lists, code fences and **bold** / `code` / links, built as
 // React elements from plain text. Never innerHTML: replies quote the user's own text (column names, questions), so a
 // reply may hold "<img onerror=…>" and must show it as the characters it is.
 
 const SAFE_URL = /^(https?:\/\/|\/(?!\/))/i;
-const INLINE = /(`[^`\n]+`)|(\*\*[^*\n]+\*\*)|\[([^\]\n]+)\]\(([^)\s]+)\)|(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/g;
+// `code`, **bold**, [text](url), a bare http(s) URL, a bare dashboard path ("Details: /experiments/42").
+const INLINE =
+  /(`[^`\n]+`)|(\*\*[^*\n]+\*\*)|\[([^\]\n]+)\]\(([^)\s]+)\)|(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])|(?<![\w/:])(\/(?:experiments|settings|docs)(?:[^\s<>()"'`]*[^\s<>()"'`.,;:!?])?)/g;
+/** Pages of the dashboard itself: opened by its router, without reloading the app (and the chat with it). */
+const DASHBOARD_PAGE = /^\/(experiments|settings)(\/|$|\?)/;
 
 function link(href: string, text: string, key: number): ReactNode {
   if (!SAFE_URL.test(href)) return `${text} (${href})`;
+  if (DASHBOARD_PAGE.test(href))
+    return (
+      <Link key={key} to={href}>
+        {text}
+      </Link>
+    );
   const here = typeof location === "undefined" ? null : location.origin;
   const external = /^https?:/i.test(href) && !(here && (href === here || href.startsWith(`${here}/`)));
   return (
@@ -29,7 +40,10 @@ export function inline(text: string): ReactNode[] {
     if (m[1]) out.push(<code key={key}>{m[1].slice(1, -1)}</code>);
     else if (m[2]) out.push(<strong key={key}>{m[2].slice(2, -2)}</strong>);
     else if (m[3]) out.push(link(m[4], m[3], key));
-    else out.push(link(m[5], m[5], key));
+    else {
+      const url = m[5] ?? m[6];
+      out.push(link(url, url, key));
+    }
     last = at + m[0].length;
   }
   if (last < text.length) out.push(text.slice(last));
