@@ -1,6 +1,8 @@
 import { lazy, Suspense, useCallback, useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
 import { api, setCsrfToken, setUnauthorizedHandler } from "./api/client";
 import type { Session } from "./api/types";
+import { ChatDock } from "./components/chat/ChatDock";
 import { ErrorBox, Link } from "./components/ui";
 import { match, navigate, useLocation } from "./lib/router";
 import { AccountLinkPage, isAccountLinkPath } from "./pages/AccountLink";
@@ -17,17 +19,19 @@ const AccountPage = lazy(() => import("./pages/SettingsAccount").then((m) => ({ 
 const ActivityPage = lazy(() => import("./pages/SettingsActivity").then((m) => ({ default: m.ActivityPage })));
 const UsersPage = lazy(() => import("./pages/SettingsUsers").then((m) => ({ default: m.UsersPage })));
 
+/** Paths and the common namespace's keys of their labels. */
 const NAV: Array<[string, string]> = [
-  ["/experiments", "Experiments"],
-  ["/experiments/new", "New experiment"],
-  ["/settings/api", "Settings → API"],
-  ["/settings/account", "Account"],
-  ["/settings/activity", "Activity"],
+  ["/experiments", "nav.experiments"],
+  ["/experiments/new", "nav.newExperiment"],
+  ["/settings/api", "nav.settingsApi"],
+  ["/settings/account", "nav.account"],
+  ["/settings/activity", "nav.activity"],
 ];
 /** Only administrators see (and may use) Settings → Users. */
-const ADMIN_NAV: Array<[string, string]> = [["/settings/users", "Users"]];
+const ADMIN_NAV: Array<[string, string]> = [["/settings/users", "nav.users"]];
 
 function Page({ path, query }: { path: string; query: URLSearchParams }) {
+  const { t } = useTranslation();
   if (path === "/" || path === "/experiments") return <ExperimentsPage query={query} />;
   if (path === "/experiments/new") return <NewExperimentPage query={query} />;
   let m = match("/experiments/:id/try", path);
@@ -40,15 +44,16 @@ function Page({ path, query }: { path: string; query: URLSearchParams }) {
   if (path === "/settings/users") return <UsersPage />;
   return (
     <section>
-      <h1>Not found</h1>
+      <h1>{t("notFound.title")}</h1>
       <p>
-        There is no page at <code>{path}</code>. <Link to="/experiments">Go to your experiments</Link>.
+        {t("notFound.noPage")} <code>{path}</code>. <Link to="/experiments">{t("notFound.goToExperiments")}</Link>
       </p>
     </section>
   );
 }
 
 export function App() {
+  const { t, i18n } = useTranslation();
   const { path, query } = useLocation();
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [error, setError] = useState<unknown>(null);
@@ -74,7 +79,11 @@ export function App() {
   }, [load]);
 
   useEffect(() => {
-    document.title = `${[...NAV, ...ADMIN_NAV].find(([to]) => to === path)?.[1] ?? "Builder"} · Builder`;
+    const key = [...NAV, ...ADMIN_NAV].find(([to]) => to === path)?.[1];
+    document.title = `${key ? t(key) : "Builder"} · Builder`;
+  }, [path, t, i18n.language]);
+
+  useEffect(() => {
     document.getElementById("main")?.focus({ preventScroll: true });
   }, [path]);
 
@@ -107,9 +116,7 @@ export function App() {
     );
   }
   if (session === undefined) {
-    return (
-      <main id="main">{error ? <ErrorBox error={error} title="Builder could not be reached" /> : <p aria-busy="true">Loading…</p>}</main>
-    );
+    return <main id="main">{error ? <ErrorBox error={error} title={t("unreachable")} /> : <p aria-busy="true">{t("loading")}</p>}</main>;
   }
   if (session === null) {
     return (
@@ -127,28 +134,29 @@ export function App() {
   return (
     <SessionContext.Provider value={{ session, signOut }}>
       <a className="skip" href="#main">
-        Skip to content
+        {t("skipToContent")}
       </a>
       <header className="top">
         <Link to="/experiments" className="brand">
           Builder
         </Link>
-        <nav aria-label="Main">
+        <nav aria-label={t("nav.label")}>
           {[...NAV, ...(session.role === "admin" ? ADMIN_NAV : [])].map(([to, label]) => (
             <Link key={to} to={to} className={current === to ? "active" : undefined}>
-              {label}
+              {t(label)}
             </Link>
           ))}
         </nav>
         <div className="who">
+          <ChatDock />
           <span className="muted small">{session.email}</span>
           <button type="button" className="secondary" onClick={signOut}>
-            Sign out
+            {t("signOut")}
           </button>
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        <Suspense fallback={<p aria-busy="true">Loading…</p>}>
+        <Suspense fallback={<p aria-busy="true">{t("loading")}</p>}>
           <Page path={path === "/signin" ? "/experiments" : path} query={query} />
         </Suspense>
       </main>

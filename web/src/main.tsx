@@ -1,5 +1,6 @@
 import { createRoot } from "react-dom/client";
 import { App } from "./App";
+import "./i18n";
 import "./styles.css";
 
 createRoot(document.getElementById("root")!).render(<App />);

@@ -149,6 +149,9 @@ const STATUS_WORDS: Array<[RegExp, string]> = [
   [/\bcancel(l)?ed\b/i, "cancelled"],
 ];
 
+/** Words that point at the experiment on screen ("this model", "su AUC", "este modelo"). */
+const DEICTIC = /\b(it|its|this|that)\b|(^|[^\p{L}])(este|esta|ese|esa|su|sus)(?![\p{L}])/iu;
+
 export function recognise(message: string, glossary: Glossary, context: { experimentId?: number }): Intent {
   const text = message.trim();
   const nums = experimentNumbers(text);
@@ -181,6 +184,16 @@ export function recognise(message: string, glossary: Glossary, context: { experi
   if (asksHowToPredict(text)) {
     return { kind: "predict_howto", experimentId: nums[0] ?? context.experimentId, task };
   }
+  // "What is this model's AUC?" asked on an experiment's page (the dashboard's chat panel sends it) wants that
+  // experiment's figure, not the definition; "what does this AUC mean" still gets the definition.
+  if (
+    metric &&
+    context.experimentId &&
+    !nums.length &&
+    has(text, DEICTIC) &&
+    !has(text, /\b(mean|means|meaning|explain|define|definition|best|highest|top|better|compare|rank|versus)\b/i)
+  )
+    return { kind: "experiment_status", experimentId: context.experimentId, metric };
   if (has(text, /\b(best|highest|top|better|strongest|compare|comparison|rank|lowest error|versus|vs\.?)\b/i)) {
     return { kind: "best_model", metric, task, ...(nums.length >= 2 ? { experimentIds: nums } : {}) };
   }

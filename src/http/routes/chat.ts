@@ -28,6 +28,29 @@ const chatReply = z.object({
   references: z.array(reference),
   backend: z.enum(["builtin", "openai"]),
 });
+const conversationSummary = z.object({
+  id: z.string(),
+  title: z.string(),
+  messages: z.number().int(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+const conversationList = z.object({
+  data: z.array(conversationSummary),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+  has_more: z.boolean(),
+});
+const storedMessage = z.object({
+  id: z.string(),
+  role: z.enum(["user", "assistant"]),
+  content: z.string(),
+  references: z.array(reference),
+  backend: z.string().nullable(),
+  created_at: z.string(),
+});
+const conversationDetail = conversationSummary.omit({ messages: true }).extend({ messages: z.array(storedMessage) });
 const idParams = z.object({ conversation_id: z.string().uuid("must be a conversation id") });
 const page = z.object({ limit: z.coerce.number().int().min(1).max(200).default(50), offset: z.coerce.number().int().min(0).default(0) });
 
@@ -94,6 +117,7 @@ export const chatRoutes = [
     summary: "Your chat conversations, most recently active first",
     tags: ["chat"],
     query: page,
+    responses: { 200: { description: "your conversations, newest activity first", schema: conversationList } },
     handler: async ({ services, auth, query }) => ({ body: await services.chat.listConversations(auth.userId, query.limit, query.offset) }),
   }),
   defineRoute({
@@ -103,6 +127,7 @@ export const chatRoutes = [
     summary: "One of your conversations with its messages and their references",
     tags: ["chat"],
     params: idParams,
+    responses: { 200: { description: "the conversation and its messages, oldest first", schema: conversationDetail } },
     handler: async ({ services, auth, params }) => ({ body: await services.chat.conversation(auth.userId, params.conversation_id) }),
   }),
   defineRoute({

@@ -1,3 +1,4 @@
+import { locale } from "../lib/format";
 import type { ErrorBody, UploadResult } from "./types";
 
 /** An error from the API (or the network), with what the page shows: message, code and the request id. */
@@ -37,7 +38,8 @@ function failure(status: number, text: string, requestId: string | null): ApiFai
 
 /** fetch for the JSON API: same-origin cookie, CSRF header on unsafe methods, errors thrown as ApiFailure. */
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { accept: "application/json" };
+  // The API writes its error messages in the dashboard's language (codes and field names stay as they are).
+  const headers: Record<string, string> = { accept: "application/json", "accept-language": locale() };
   if (body !== undefined) headers["content-type"] = "application/json";
   if (method !== "GET" && csrfToken) headers["x-csrf-token"] = csrfToken;
   let res: Response;
@@ -57,7 +59,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
 
 /** A file as the raw body of a POST (batch scoring): the same cookie, CSRF header and errors as api(). */
 export async function postFile<T>(path: string, file: File, contentType: string): Promise<T> {
-  const headers: Record<string, string> = { accept: "application/json", "content-type": contentType };
+  const headers: Record<string, string> = { accept: "application/json", "accept-language": locale(), "content-type": contentType };
   if (csrfToken) headers["x-csrf-token"] = csrfToken;
   let res: Response;
   try {
@@ -91,6 +93,7 @@ export function uploadZip(
   const done = new Promise<UploadResult>((resolve, reject) => {
     xhr.open("POST", "/v1/files");
     if (csrfToken) xhr.setRequestHeader("x-csrf-token", csrfToken);
+    xhr.setRequestHeader("accept-language", locale());
     xhr.upload.onprogress = (e) => {
       const now = performance.now();
       samples.push({ t: now, loaded: e.loaded });
@@ -111,4 +114,50 @@ export function uploadZip(
     xhr.send(form);
   });
   return { done, abort: () => xhr.abort() };
+}
+
+/** One server-sent event of a streamed POST reply. */
+export interface StreamEvent {
+  event: string;
+  data: unknown;
+}
+
+/**
+ * POSTs JSON and reads a text/event-stream reply (EventSource can only GET): each event is handed to onEvent as
+ * it arrives. Errors before the stream starts (a JSON error body) are thrown as ApiFailure, like api().
+ */
+export async function postEventStream(path: string, body: unknown, onEvent: (e: StreamEvent) => void, signal?: AbortSignal) {
+  const headers: Record<string, string> = {
+    accept: "text/event-stream",
+    "accept-language": locale(),
+    "content-type": "application/json",
+  };
+  if (csrfToken) headers["x-csrf-token"] = csrfToken;
+  let res: Response;
+  try {
+    res = await fetch(path, { method: "POST", headers, body: JSON.stringify(body), credentials: "same-origin", signal });
+  } catch (err) {
+    if (signal?.aborted) throw new ApiFailure(0, "aborted", "the request was cancelled", null);
+    throw new ApiFailure(0, "network_error", `the server could not be reached (${(err as Error).message})`, null);
+  }
+  if (!res.ok || !res.body) {
+    const f = failure(res.status, await res.text(), res.headers.get("x-request-id"));
+    if (res.status === 401) onUnauthorized();
+    throw f;
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let end: number;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const event = /^event: ?(.*)$/m.exec(block)?.[1] ?? "message";
+      const data = [...block.matchAll(/^data: ?(.*)$/gm)].map((m) => m[1]).join("\n");
+      if (data) onEvent({ event, data: JSON.parse(data) as unknown });
+    }
+  }
 }

@@ -2286,12 +2286,26 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description your conversations, newest activity first */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        data: {
+                            created_at: string;
+                            id: string;
+                            messages: number;
+                            title: string;
+                            updated_at: string;
+                        }[];
+                        has_more: boolean;
+                        limit: number;
+                        offset: number;
+                        total: number;
+                    };
+                };
             };
             /** @description Error */
             default: {
@@ -2315,12 +2329,33 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description the conversation and its messages, oldest first */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        created_at: string;
+                        id: string;
+                        messages: {
+                            backend: string | null;
+                            content: string;
+                            created_at: string;
+                            id: string;
+                            references: {
+                                id: string;
+                                title: string;
+                                /** @enum {string} */
+                                type: "experiment" | "dataset" | "model" | "doc";
+                            }[];
+                            /** @enum {string} */
+                            role: "user" | "assistant";
+                        }[];
+                        title: string;
+                        updated_at: string;
+                    };
+                };
             };
             /** @description Error */
             default: {

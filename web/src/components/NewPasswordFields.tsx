@@ -1,3 +1,5 @@
+import { useTranslation } from "react-i18next";
+
 /** The server's MIN_PASSWORD_LENGTH (src/auth/user.service.ts); the browser checks it first, the server decides. */
 const MIN_PASSWORD_LENGTH = 12;
 
@@ -16,10 +18,11 @@ export function NewPasswordFields({
   onValue: (v: string) => void;
   onAgain: (v: string) => void;
 }) {
+  const { t } = useTranslation();
   return (
     <>
       <label>
-        {label} (at least {MIN_PASSWORD_LENGTH} characters)
+        {t("password.atLeast", { label, count: MIN_PASSWORD_LENGTH })}
         <input
           type="password"
           autoComplete="new-password"
@@ -30,7 +33,7 @@ export function NewPasswordFields({
         />
       </label>
       <label>
-        {label} again
+        {t("password.again", { label })}
         <input
           type="password"
           autoComplete="new-password"

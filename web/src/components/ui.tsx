@@ -1,16 +1,19 @@
 import { useState, type ReactNode } from "react";
+import { useTranslation } from "react-i18next";
 import { ApiFailure } from "../api/client";
+import { formatNumber } from "../lib/format";
 import { navigate } from "../lib/router";
 
 /** Every API error as the page shows it: the message, its code, the fields, and the request id to quote. */
 export function ErrorBox({ error, title }: { error: unknown; title?: string }) {
+  const { t } = useTranslation();
   if (!error) return null;
   const message = (error as { message?: unknown }).message;
   const text = typeof message === "string" ? message : typeof error === "string" ? error : JSON.stringify(error);
   const f = error instanceof ApiFailure ? error : new ApiFailure(0, "client_error", text, null);
   return (
     <div className="error" role="alert">
-      <strong>{title ?? "Error"}:</strong> {f.message}
+      <strong>{title ?? t("error")}:</strong> {f.message}
       {f.details.length > 0 && (
         <ul>
           {f.details.map((d, i) => (
@@ -26,7 +29,7 @@ export function ErrorBox({ error, title }: { error: unknown; title?: string }) {
         {f.requestId ? (
           <>
             {" "}
-            · request id <code data-testid="request-id">{f.requestId}</code>
+            · {t("requestId")} <code data-testid="request-id">{f.requestId}</code>
           </>
         ) : null}
       </div>
@@ -50,7 +53,8 @@ export function Link({ to, children, className }: { to: string; children: ReactN
   );
 }
 
-export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
+export function CopyButton({ text, label }: { text: string; label?: string }) {
+  const { t } = useTranslation();
   const [state, setState] = useState<"idle" | "copied" | "failed">("idle");
   return (
     <button
@@ -66,21 +70,22 @@ export function CopyButton({ text, label = "Copy" }: { text: string; label?: str
         setTimeout(() => setState("idle"), 2000);
       }}
     >
-      {state === "copied" ? "Copied" : state === "failed" ? "Copy failed: select the text" : label}
+      {state === "copied" ? t("copy.copied") : state === "failed" ? t("copy.failed") : (label ?? t("copy.copy"))}
     </button>
   );
 }
 
 export function StatusBadge({ status }: { status: string }) {
-  return <span className={`badge status-${status}`}>{status.replace("_", " ")}</span>;
+  const { t } = useTranslation();
+  return <span className={`badge status-${status}`}>{t(`status.${status}`, { defaultValue: status.replace("_", " ") })}</span>;
 }
 
 export function Interval({ v }: { v: { value: number | null; ci_low: number | null; ci_high: number | null } | undefined }) {
   if (!v || v.value === null) return <span className="muted">–</span>;
-  const ci = v.ci_low !== null && v.ci_high !== null ? ` (${v.ci_low.toFixed(3)}–${v.ci_high.toFixed(3)})` : "";
+  const ci = v.ci_low !== null && v.ci_high !== null ? ` (${formatNumber(v.ci_low)}–${formatNumber(v.ci_high)})` : "";
   return (
     <span>
-      <strong>{v.value.toFixed(3)}</strong>
+      <strong>{formatNumber(v.value)}</strong>
       <span className="muted">{ci}</span>
     </span>
   );

@@ -1,3 +1,16 @@
+import i18n from "i18next";
+
+/** The locale numbers and dates are written in: the dashboard's language ("en" before i18n starts, as in unit tests). */
+export function locale(): string {
+  const lng = i18n.resolvedLanguage ?? i18n.language;
+  return lng && lng !== "cimode" ? lng : "en";
+}
+
+/** A fixed number of decimals in the locale ("0.957", "0,957"); no grouping, like toFixed, so figures line up. */
+function fixed(v: number, digits: number): string {
+  return new Intl.NumberFormat(locale(), { minimumFractionDigits: digits, maximumFractionDigits: digits, useGrouping: false }).format(v);
+}
+
 /** 1536 -> "1.5 KB"; decimal units, as disks and browsers show sizes. */
 export function formatBytes(n: number): string {
   if (!Number.isFinite(n) || n < 0) return "–";
@@ -7,7 +20,7 @@ export function formatBytes(n: number): string {
     n /= 1000;
     i++;
   }
-  return `${i === 0 ? n : n.toFixed(n < 10 ? 1 : 0)} ${units[i]}`;
+  return `${i === 0 ? n : fixed(n, n < 10 ? 1 : 0)} ${units[i]}`;
 }
 
 export function formatDuration(seconds: number): string {
@@ -22,11 +35,23 @@ export function formatDuration(seconds: number): string {
 export function formatDate(iso: string | null | undefined): string {
   if (!iso) return "–";
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? String(iso) : d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  return Number.isNaN(d.getTime()) ? String(iso) : d.toLocaleString(locale(), { dateStyle: "medium", timeStyle: "short" });
 }
 
 export function formatNumber(v: number | null | undefined, digits = 3): string {
-  return v === null || v === undefined || !Number.isFinite(v) ? "–" : v.toFixed(digits);
+  return v === null || v === undefined || !Number.isFinite(v) ? "–" : fixed(v, digits);
+}
+
+/** An integer count in the locale, grouped ("12,480", "12.480"). */
+export function formatCount(v: number | null | undefined): string {
+  return v === null || v === undefined || !Number.isFinite(v) ? "–" : new Intl.NumberFormat(locale()).format(v);
+}
+
+/** A proportion as a percentage in the locale (0.123 -> "12.3%", "12,3 %"). */
+export function formatPercent(v: number | null | undefined, digits = 1): string {
+  return v === null || v === undefined || !Number.isFinite(v)
+    ? "–"
+    : new Intl.NumberFormat(locale(), { style: "percent", minimumFractionDigits: digits, maximumFractionDigits: digits }).format(v);
 }
 
 /** A proposed experiment_id: one more than the largest the user has, so it is new. */
@@ -36,5 +61,5 @@ export function proposeExperimentId(existing: number[]): number {
 
 /** What the list and the experiment page call an experiment: its name, or its number when it has none. */
 export function experimentTitle(e: { experiment_id: number; name?: string | null }): string {
-  return e.name ?? `Experiment #${e.experiment_id}`;
+  return e.name ?? i18n.t("common:experimentNumber", { id: e.experiment_id, defaultValue: "Experiment #{{id}}" });
 }

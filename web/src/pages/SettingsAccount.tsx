@@ -1,10 +1,13 @@
 import { useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
 import { api } from "../api/client";
 import { NewPasswordFields } from "../components/NewPasswordFields";
 import { ErrorBox } from "../components/ui";
+import { currentLanguage, LANGUAGES, setLanguage, type Language } from "../i18n";
 import { useSession } from "../session";
 
 export function AccountPage() {
+  const { t } = useTranslation("settings");
   const { session } = useSession();
   const [current, setCurrent] = useState("");
   const [next, setNext] = useState("");
@@ -16,7 +19,7 @@ export function AccountPage() {
     e.preventDefault();
     setError(null);
     setDone(false);
-    if (next !== again) return setError(new Error("the two new passwords differ"));
+    if (next !== again) return setError(new Error(t("account.passwordsDiffer")));
     try {
       await api("PUT", "/v1/account/password", { current_password: current, new_password: next });
       setDone(true);
@@ -30,44 +33,65 @@ export function AccountPage() {
 
   return (
     <section>
-      <h1>Settings → Account</h1>
+      <h1>{t("account.title")}</h1>
       <p>
-        Signed in as <strong>{session.email}</strong>.
+        {t("account.signedInAs")} <strong>{session.email}</strong>.
       </p>
-      <form onSubmit={submit} className="card narrow" aria-label="Change password">
-        <h2>Change password</h2>
+      <LanguageSwitch />
+      <form onSubmit={submit} className="card narrow" aria-label={t("account.changePassword")}>
+        <h2>{t("account.changePassword")}</h2>
         <label>
-          Current password
+          {t("account.currentPassword")}
           <input type="password" autoComplete="current-password" required value={current} onChange={(e) => setCurrent(e.target.value)} />
         </label>
-        <NewPasswordFields label="New password" value={next} again={again} onValue={setNext} onAgain={setAgain} />
+        <NewPasswordFields label={t("account.newPassword")} value={next} again={again} onValue={setNext} onAgain={setAgain} />
         <ErrorBox error={error} />
         {done ? (
           <p className="ok" role="status">
-            Password changed. Your other sessions were signed out.
+            {t("account.passwordChanged")}
           </p>
         ) : null}
-        <button type="submit">Change password</button>
+        <button type="submit">{t("account.changePassword")}</button>
       </form>
       <EraseAccountForm />
     </section>
   );
 }
 
+/** The dashboard's language, kept in this browser (the API's messages follow it through Accept-Language). */
+function LanguageSwitch() {
+  const { t, i18n } = useTranslation();
+  return (
+    <div className="card narrow">
+      <label>
+        {t("language.label")}
+        <select
+          value={currentLanguage(i18n.resolvedLanguage)}
+          onChange={(e) => void setLanguage(e.target.value as Language)}
+          data-testid="language"
+        >
+          {LANGUAGES.map((l) => (
+            <option key={l.code} value={l.code} lang={l.code}>
+              {l.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <p className="muted small">{t("language.help")}</p>
+    </div>
+  );
+}
+
 /** DELETE /v1/me: the password again, then a last confirmation; the server signs out and erases in the background. */
 function EraseAccountForm() {
+  const { t } = useTranslation("settings");
   const [password, setPassword] = useState("");
   const [error, setError] = useState<unknown>(null);
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setError(null);
-    if (
-      !window.confirm(
-        "Erase your account? Every experiment, model, report, dataset, API key and chat of yours is deleted for good. This cannot be undone.",
-      )
-    )
-      return;
+    if (!window.confirm(t("erase.confirm"))) return;
     try {
       await api("DELETE", "/v1/me", { password });
       window.location.assign("/signin");
@@ -77,14 +101,11 @@ function EraseAccountForm() {
   };
 
   return (
-    <form onSubmit={submit} className="card narrow" aria-label="Erase account">
-      <h2>Erase account</h2>
-      <p className="muted">
-        Deletes everything of yours, in the database and in storage: experiments, models, reports, uploaded datasets, API keys, sessions,
-        chat conversations and logs. Only the audit log keeps a record of what was done, without names.
-      </p>
+    <form onSubmit={submit} className="card narrow" aria-label={t("erase.title")}>
+      <h2>{t("erase.title")}</h2>
+      <p className="muted">{t("erase.explain")}</p>
       <label>
-        Your password
+        {t("erase.yourPassword")}
         <input
           type="password"
           autoComplete="current-password"
@@ -96,7 +117,7 @@ function EraseAccountForm() {
       </label>
       <ErrorBox error={error} />
       <button type="submit" className="danger">
-        Erase my account
+        {t("erase.submit")}
       </button>
     </form>
   );
