@@ -10,7 +10,7 @@ export function locale(): string {
  * A string of the catalogs for code outside components (lib/ helpers); before i18n starts (unit tests) the English
  * given here, with its {{values}} filled in.
  */
-export function tr(key: string, english: string, values: Record<string, unknown> = {}): string {
+export function tr(key: string, english: string, values: Record<string, string | number> = {}): string {
   if (i18n.isInitialized) return i18n.t(key, { defaultValue: english, ...values });
   return english.replace(/\{\{(\w+)\}\}/g, (_, k: string) => String(values[k] ?? ""));
 }
