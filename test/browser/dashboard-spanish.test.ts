@@ -106,7 +106,11 @@ describe.skipIf(!haveChromium || !havePima)("dashboard in Spanish (Chromium)", (
     await form.waitFor();
     for (const heading of ["2. Elija las columnas", "3. Ajustes"]) await form.getByRole("heading", { name: heading }).waitFor();
     for (const label of ["Tarea", "Tipo de experimento", "Tipo de modelo", "Métrica de optimización", "ID del experimento"])
-      await form.getByLabel(label, { exact: true }).waitFor();
+      // A select's or an input's accessible name starts with its label's text (the select's own value follows it).
+      await form
+        .getByLabel(new RegExp(`^${label}`))
+        .first()
+        .waitFor();
     expect(await page.getByTestId("positive-class").locator("option").first().textContent()).toMatch(/^[BM] \(\d+ filas/);
     await expect(form.getByRole("button", { name: "Comprobar los datos" }).isVisible()).resolves.toBe(true);
     await screenshot(page, "39-es-new-experiment");

@@ -149,8 +149,10 @@ export function ExperimentPage({ id }: { id: number }) {
         )}
       </div>
       <p className="muted">
-        {t(`experiments:list.studyType.${String(req.study_type)}`, { defaultValue: String(req.study_type) })} · {String(req.task)} ·{" "}
-        {String(req.type_of_experiment)} · {t("page.optimising", { metric: String(req.optimization_metric) })} ·{" "}
+        {t(`experiments:list.studyType.${String(req.study_type)}`, { defaultValue: String(req.study_type) })} ·{" "}
+        {t(`common:task.${String(req.task)}`, { defaultValue: String(req.task) })} ·{" "}
+        {t(`common:kind.${String(req.type_of_experiment)}`, { defaultValue: String(req.type_of_experiment) })} ·{" "}
+        {t("page.optimising", { metric: String(req.optimization_metric) })} ·{" "}
         {req.optimization_type === 0 ? t("page.bestQuality") : t("page.fastest")} ·{" "}
         {t("page.created", { date: formatDate(String(exp.created_at)) })} · {formatDuration((ended - started) / 1000)}
         {retrospective && exp.source_experiment_id ? (

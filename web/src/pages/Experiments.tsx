@@ -161,7 +161,8 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
                     <td className="experiment-name">
                       <Link to={`/experiments/${e.experiment_id}`}>{experimentTitle(e)}</Link>
                       <div className="muted small">
-                        {e.task} · {e.type_of_experiment}
+                        {t(`common:task.${e.task}`, { defaultValue: e.task })} ·{" "}
+                        {t(`common:kind.${e.type_of_experiment}`, { defaultValue: e.type_of_experiment })}
                       </div>
                     </td>
                     <td>
