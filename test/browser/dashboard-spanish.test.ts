@@ -125,6 +125,8 @@ describe.skipIf(!haveChromium || !havePima)("dashboard in Spanish (Chromium)", (
     expect(await ended.getAttribute("data-status")).toBe("ready");
 
     await page.getByRole("heading", { name: "Resultados en el conjunto de prueba" }).waitFor();
+    // Random labels: the server's warning, its title said in Spanish by its code.
+    expect(await page.getByTestId("result-badge").textContent()).toBe("listo — no mejor que el azar");
     expect(await page.getByTestId("verdict").getByRole("heading").textContent()).toMatch(/^Valoración: /);
     expect(await page.getByTestId("positive-class").textContent()).toMatch(/^Clase positiva: [BM]/);
     const metrics = await page.getByTestId("metrics").textContent();

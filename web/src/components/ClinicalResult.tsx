@@ -8,23 +8,31 @@ import { StatusBadge } from "./ui";
 // percentages). The warnings themselves are computed by the server (src/experiments/warnings.ts), never here.
 
 type Warning = NonNullable<Experiment["warnings"]>[number];
+
+/** A warning's title in the page's language, by its code (the server writes it in English). */
+function useWarningTitle() {
+  const { t } = useTranslation("result");
+  return (w: Warning) => t(`warning.${w.code}`, { defaultValue: w.title });
+}
 type Confusion = NonNullable<Experiment["confusion_matrix"]>;
 
 /** The status badge; a ready model with a severe warning says so ("ready — not better than chance") in amber. */
 export function ResultBadge({ exp }: { exp: Pick<Experiment, "status" | "warnings"> }) {
   const { t } = useTranslation("result");
+  const title = useWarningTitle();
   const severe = exp.status === "ready" ? (exp.warnings ?? []).find((w) => w.severity === "severe") : undefined;
   if (!severe) return <StatusBadge status={exp.status} />;
   return (
     <span className="badge status-ready-warned" data-testid="result-badge" data-warning={severe.code}>
-      {t("common:status.ready")} — {severe.title}
+      {t("common:status.ready")} — {title(severe)}
     </span>
   );
 }
 
 /** Every warning, most severe first; when there is none, a sentence saying what was checked. */
 export function VerdictBox({ warnings }: { warnings: Warning[] }) {
-  const { t } = useTranslation("result");
+  const { t, i18n } = useTranslation("result");
+  const title = useWarningTitle();
   const rank = { severe: 0, caution: 1, info: 2 } as const;
   const sorted = [...warnings].sort((a, b) => rank[a.severity] - rank[b.severity]);
   const worst = sorted[0]?.severity;
@@ -44,9 +52,10 @@ export function VerdictBox({ warnings }: { warnings: Warning[] }) {
           {sorted.map((w) => (
             <li key={w.code} data-code={w.code} data-severity={w.severity}>
               <strong>
-                {t(`verdict.severity.${w.severity}`)}: {w.title}.
+                {t(`verdict.severity.${w.severity}`)}: {title(w)}.
               </strong>{" "}
-              {w.message}
+              {/* The explanation is the server's, in English: marked so, and so that a screen reader reads it as English. */}
+              {i18n.resolvedLanguage === "en" ? w.message : <span lang="en">{w.message}</span>}
             </li>
           ))}
         </ul>
