@@ -6,6 +6,7 @@ import { createApp } from "./http/app.js";
 import { createPredictLane } from "./http/predict-lane.js";
 import { ApiError } from "./errors.js";
 import { errorBody } from "./http/errors.js";
+import { preferredLanguage } from "./http/error-language.js";
 import { allRoutes } from "./http/routes/index.js";
 import { createServices, type Services } from "./services.js";
 
@@ -66,7 +67,7 @@ function answerExpectContinue(config: Config, app: http.RequestListener, req: ht
       `the file is larger than the upload limit of ${config.MAX_UPLOAD_BYTES} bytes (MAX_UPLOAD_BYTES)`,
     );
     res.writeHead(413, { "content-type": "application/json; charset=utf-8", connection: "close", "x-request-id": randomUUID() });
-    res.end(JSON.stringify(errorBody(error)));
+    res.end(JSON.stringify(errorBody(error, preferredLanguage(req.headers["accept-language"]))));
     return;
   }
   res.writeContinue();

@@ -3,6 +3,7 @@ import type { Logger } from "../logger.js";
 import type { Services } from "../services.js";
 import { ApiError } from "../errors.js";
 import { errorBody, predictErrorBody } from "./errors.js";
+import { preferredLanguage } from "./error-language.js";
 import { failureOf, requestId, startRequest } from "./request-lifecycle.js";
 import { buildOpenApi } from "./openapi.js";
 import { mountRoute, type AnyRoute } from "./route.js";
@@ -88,7 +89,8 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
     const apiError = failureOf(err, () => req.log);
     if (res.headersSent) return void res.end();
     if (apiError.headers) res.set(apiError.headers);
-    res.status(apiError.status).json(res.locals.predictContract ? predictErrorBody(apiError) : errorBody(apiError));
+    const lang = preferredLanguage(req.headers["accept-language"]);
+    res.status(apiError.status).json(res.locals.predictContract ? predictErrorBody(apiError, lang) : errorBody(apiError, lang));
   });
   return app;
 }

@@ -1,6 +1,7 @@
 // The HTTP edge of src/errors.ts: every failure leaves as {"error": {"code", "message", "type", "details"?}}.
 import { ApiError, errors } from "../errors.js";
 import { ModelNotPublished } from "../serving/errors.js";
+import { localizeError, type ApiLanguage } from "./error-language.js";
 
 const TYPE_BY_STATUS: Record<number, string> = {
   400: "invalid_request_error",
@@ -20,13 +21,15 @@ export function errorType(status: number): string {
   return TYPE_BY_STATUS[status] ?? (status >= 500 ? "api_error" : "invalid_request_error");
 }
 
-export function errorBody(error: ApiError) {
+/** The error body; `lang` (preferredLanguage of the request's Accept-Language) chooses the words, never the code. */
+export function errorBody(error: ApiError, lang: ApiLanguage = "en") {
+  const { message, details } = localizeError(error, lang);
   return {
     error: {
       code: error.code,
-      message: error.message,
+      message,
       type: errorType(error.status),
-      ...(error.details ? { details: error.details } : {}),
+      ...(details ? { details } : {}),
     },
   };
 }
@@ -35,8 +38,8 @@ export function errorBody(error: ApiError) {
  * A failed prediction in the seed's contract: `error` is the number 1 (a success says 0), so a client that tests
  * `error == 1` sees every failure; code, message, type (and details) sit beside it at the top level.
  */
-export function predictErrorBody(e: ApiError) {
-  const { error } = errorBody(e);
+export function predictErrorBody(e: ApiError, lang: ApiLanguage = "en") {
+  const { error } = errorBody(e, lang);
   return { error: 1, ...error };
 }
 

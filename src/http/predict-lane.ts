@@ -3,6 +3,7 @@ import type { Logger } from "../logger.js";
 import type { Services } from "../services.js";
 import { requestContext } from "../process-guard.js";
 import { predictErrorBody } from "./errors.js";
+import { preferredLanguage } from "./error-language.js";
 import { sendJson } from "./json-body.js";
 import { failureOf, requestId, startRequest } from "./request-lifecycle.js";
 import { expressPath, routeRunner, type AnyPlainRoute, type AnyRoute, type RouteRequest, type RunRoute } from "./route.js";
@@ -113,7 +114,7 @@ async function serve(
       if (res.headersSent) return void res.end();
       if (apiError.headers) for (const [k, v] of Object.entries(apiError.headers)) res.setHeader(k, v);
       res.statusCode = apiError.status;
-      sendJson(res, predictErrorBody(apiError));
+      sendJson(res, predictErrorBody(apiError, preferredLanguage(req.headers["accept-language"])));
     }
   });
 }

@@ -9,6 +9,7 @@ import { ApiError, type ErrorDetail } from "../errors.js";
 import { requireAdmin } from "../auth/admin.service.js";
 import { sendJson } from "./json-body.js";
 import { createJsonBodyReader, DEFAULT_JSON_LIMITS, type JsonBodyLimits, type JsonBodyReader } from "./json-request-body.js";
+import { rememberSpanish, zodSpanish } from "./error-language.js";
 
 /**
  * What a plain route's handler may read of its request: the method and the headers. Express's req has these, and so
@@ -108,16 +109,26 @@ export function defineRoute<
 
 /** Turns zod issues into one `details` entry per bad field. */
 export function zodDetails(error: z.ZodError, prefix: string): ErrorDetail[] {
-  return error.issues.map((issue) => ({
-    field: [prefix, ...issue.path.map(String)].filter(Boolean).join("."),
-    message: issue.message,
-    code: issue.code,
-  }));
+  return error.issues.map((issue) => {
+    const detail = {
+      field: [prefix, ...issue.path.map(String)].filter(Boolean).join("."),
+      message: issue.message,
+      code: issue.code,
+    };
+    // zod's own wording has a Spanish edition; a schema's own message is left to the edge's templates.
+    const spanish = zodSpanish(issue, ZOD_EN.localeError, ZOD_ES.localeError);
+    if (spanish) rememberSpanish(detail, spanish);
+    return detail;
+  });
 }
+
+const ZOD_EN = z.locales.en(),
+  ZOD_ES = z.locales.es();
 
 function parsePart(schema: Schema | undefined, value: unknown, prefix: string, details: ErrorDetail[]): unknown {
   if (!schema) return undefined;
-  const result = schema.safeParse(value ?? {});
+  // reportInput: zod's messages say what was received ("expected number, received string"); the input is not sent back.
+  const result = schema.safeParse(value ?? {}, { reportInput: true });
   if (result.success) return result.data;
   details.push(...zodDetails(result.error, prefix));
   return undefined;

@@ -38,6 +38,16 @@ describeEachTarget("API-key authentication on %s", (target) => {
     expect(body).toEqual({ error: { code: "missing_api_key", message: expect.any(String), type: "authentication_error" } });
   });
 
+  it("says the 401 in Spanish for Accept-Language: es, with the code and type unchanged (issue 39)", async () => {
+    const { res, body } = await getMe(server, { "accept-language": "es-ES,es;q=0.9,en;q=0.5" });
+    expect(res.status).toBe(401);
+    expect(body).toEqual({
+      error: { code: "missing_api_key", message: "envíe su clave de API como Authorization: Bearer <clave>", type: "authentication_error" },
+    });
+    const english = await getMe(server, { "accept-language": "en-GB,en;q=0.9" });
+    expect(english.body.error.message).toBe("send your API key as Authorization: Bearer <key>");
+  });
+
   it.each([
     ["an unknown key", () => `bld_${"A".repeat(43)}`],
     ["a malformed key", () => "not-a-key"],

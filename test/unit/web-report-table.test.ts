@@ -2,6 +2,8 @@ import { createElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 import type { DatasetReport } from "../../web/src/api/types";
+// The dashboard's strings (English: no browser language here), as main.tsx loads them.
+import "../../web/src/i18n";
 import { DatasetReportView, ProblemTable } from "../../web/src/components/DatasetReportView";
 import { problemHeadline, problemRows } from "../../web/src/lib/problems";
 

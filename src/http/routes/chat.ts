@@ -2,6 +2,7 @@ import type { Response } from "express";
 import { z } from "zod";
 import { ApiError } from "../../errors.js";
 import { errorBody, toApiError } from "../errors.js";
+import { preferredLanguage } from "../error-language.js";
 import { defineRoute } from "../route.js";
 
 const chatBody = z
@@ -105,7 +106,7 @@ export const chatRoutes = [
         if (!res.headersSent) throw err;
         if (abort.signal.aborted) return void res.end(); // the client left; nobody to tell
         if (!(err instanceof ApiError)) services.logger.error({ err }, "chat stream failed");
-        sse(res, "error", errorBody(toApiError(err)));
+        sse(res, "error", errorBody(toApiError(err), preferredLanguage(req.get("accept-language"))));
       }
       res.end();
     },

@@ -1,7 +1,8 @@
 import { useCallback, useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
 import { api, postFile } from "../api/client";
 import type { Model, ResponseOf } from "../api/types";
-import { formatDate } from "../lib/format";
+import { formatCount, formatDate } from "../lib/format";
 import { ErrorBox } from "./ui";
 
 // Score a whole file with the model (POST /v1/models/{id}/batch): a table of patients for a table model, a zip of
@@ -21,7 +22,7 @@ function contentTypeOf(file: File, table: boolean): string | null {
   return name.endsWith(".zip") ? "application/zip" : null;
 }
 
-const count = (n: number) => n.toLocaleString("en");
+const count = (n: number) => formatCount(n);
 
 /**
  * The model's batches, the newest unfinished one followed over its events stream. Polls (every second) only while
@@ -100,25 +101,27 @@ function Downloads({ b }: { b: Batch }) {
 }
 
 /** The batch just sent (or the newest), in words: a progress bar while it runs, its outcome and downloads after. */
-function Current({ b, unit, streaming }: { b: Batch; unit: string; streaming: boolean }) {
-  const units = (n: number) => `${count(n)} ${unit}${n === 1 ? "" : "s"}`;
+function Current({ b, unit, streaming }: { b: Batch; unit: "row" | "image"; streaming: boolean }) {
+  const { t } = useTranslation("tryit");
+  const units = (n: number) => t(`batch.${unit}`, { count: n, n: count(n) });
   if (b.status === "queued")
     return (
       <p className="batch-current" aria-live="polite" data-testid="batch-progress">
-        Waiting to start: files are scored one at a time, in the order they were sent.
+        {t("batch.waiting")}
       </p>
     );
   if (b.status === "running") {
     const pct = b.total ? Math.floor((100 * b.done) / b.total) : null;
     return (
       <div className="batch-current upload-progress" aria-live="polite" data-testid="batch-progress">
-        <progress max={b.total ?? undefined} value={b.total ? b.done : undefined} aria-label="Scoring progress" />
+        <progress max={b.total ?? undefined} value={b.total ? b.done : undefined} aria-label={t("batch.progress")} />
         <span>
-          Scoring: {b.total !== null ? `${count(b.done)} of ${units(b.total)}` : `${units(b.done)} so far`}
+          {t("batch.scoring")}{" "}
+          {b.total !== null ? t("batch.nOf", { n: count(b.done), total: units(b.total) }) : t("batch.soFar", { units: units(b.done) })}
           {pct !== null ? ` (${pct}%)` : ""}
-          {b.failed ? ` · ${count(b.failed)} without a score so far` : ""}
-          {b.overlays ? " · with Grad-CAM overlays" : ""}
-          {streaming ? "" : " · updated every second"}
+          {b.failed ? ` · ${t("batch.withoutSoFar", { n: count(b.failed) })}` : ""}
+          {b.overlays ? ` · ${t("batch.withOverlays")}` : ""}
+          {streaming ? "" : ` · ${t("batch.everySecond")}`}
         </span>
       </div>
     );
@@ -126,23 +129,23 @@ function Current({ b, unit, streaming }: { b: Batch; unit: string; streaming: bo
   if (b.status === "failed")
     return (
       <p className="batch-current" role="alert" data-testid="batch-progress">
-        The file was not scored: {b.failure_reason ?? "no reason was given"}
+        {t("batch.notScored")}: {b.failure_reason ?? t("batch.noReason")}
       </p>
     );
   return (
     <div className="batch-current" aria-live="polite" data-testid="batch-progress">
       <p>
-        <strong>Done:</strong> {units(b.done)}, {count(b.done - b.failed)} scored
-        {b.failed ? `, ${count(b.failed)} without a score (the error column of results.csv says why)` : ""}
-        {b.flagged ? `, ${count(b.flagged)} with a value outside the training range (out_of_range)` : ""}.
+        <strong>{t("batch.done")}</strong> {t("batch.doneScored", { units: units(b.done), n: count(b.done - b.failed) })}
+        {b.failed ? `, ${t("batch.doneWithout", { n: count(b.failed) })}` : ""}
+        {b.flagged ? `, ${t("batch.doneFlagged", { n: count(b.flagged) })}` : ""}.
       </p>
       <p className="actions">
         <a className="button" href={b.results_url ?? undefined} download data-testid="results-download">
-          Download results.csv
+          {t("batch.downloadResults")}
         </a>
         {b.overlays_url ? (
           <a className="button secondary" href={b.overlays_url} download data-testid="overlays-download">
-            Download overlays.zip (one picture per image)
+            {t("batch.downloadOverlays")}
           </a>
         ) : null}
       </p>
@@ -151,6 +154,7 @@ function Current({ b, unit, streaming }: { b: Batch; unit: string; streaming: bo
 }
 
 export function BatchScoring({ id, model }: { id: number; model: Model }) {
+  const { t } = useTranslation("tryit");
   const table = model.kind === "tabular";
   const canOverlay = model.kind === "vision_classification" && model.problem !== "regression";
   const unit = table ? "row" : "image";
@@ -163,7 +167,7 @@ export function BatchScoring({ id, model }: { id: number; model: Model }) {
     setError(null);
     const type = contentTypeOf(file, table);
     if (!type) {
-      setError(new Error(table ? "choose a .csv or .xlsx file of rows" : "choose a .zip of images"));
+      setError(new Error(table ? t("batch.chooseTable") : t("batch.chooseZip")));
       return;
     }
     setSending(true);
@@ -183,23 +187,19 @@ export function BatchScoring({ id, model }: { id: number; model: Model }) {
   const current = batches.find((b) => b.batch_id === sent) ?? batches.find((b) => UNFINISHED.has(b.status)) ?? null;
 
   return (
-    <section className="card" aria-label="Score a whole file" data-testid="batch-scoring">
-      <h2>Score a whole file</h2>
+    <section className="card" aria-label={t("batch.title")} data-testid="batch-scoring">
+      <h2>{t("batch.title")}</h2>
       <p className="small">
-        {table
-          ? "A table with one row per patient (.csv, or an .xlsx's first sheet): the columns are found by name, category values as written in the training CSV; extra columns are ignored. Each row gets its scores in results.csv; a row with a problem gets the reason, and values outside the training range are flagged."
-          : model.kind === "detection"
-            ? "A zip of images (.png, .jpg, .tif, ...): results.csv has one line per box found (class, score and corners in the image's pixels), and one line for an image with none."
-            : "A zip of images (.png, .jpg, .tif, ...): each image gets its scores in results.csv."}
+        {table ? t("batch.introTable") : model.kind === "detection" ? t("batch.introDetection") : t("batch.introImages")}
       </p>
       {canOverlay ? (
         <label className="check">
           <input type="checkbox" checked={overlays} onChange={(e) => setOverlays(e.target.checked)} data-testid="batch-overlays" />
-          Also make Grad-CAM overlays: each image with the map of its predicted class over it, as a PNG in overlays.zip (slower)
+          {t("batch.overlays")}
         </label>
       ) : null}
       <label>
-        File to score
+        {t("batch.file")}
         <input
           type="file"
           accept={table ? ".csv,.xlsx" : ".zip"}
@@ -212,31 +212,41 @@ export function BatchScoring({ id, model }: { id: number; model: Model }) {
           }}
         />
       </label>
-      {sending ? <p aria-busy="true">Sending the file…</p> : null}
-      <ErrorBox error={error} title="The file was not scored" />
+      {sending ? <p aria-busy="true">{t("batch.sending")}</p> : null}
+      <ErrorBox error={error} title={t("batch.notScored")} />
       {current ? <Current b={current} unit={unit} streaming={streaming} /> : null}
       {batches.length ? (
         <div className="table-wrap" tabIndex={0}>
-          <table aria-label="Files scored with this model" data-testid="batches">
-            <caption>Files scored with this model (the last 20)</caption>
+          <table aria-label={t("batch.files")} data-testid="batches">
+            <caption>{t("batch.filesCaption")}</caption>
             <thead>
               <tr>
-                <th scope="col">File</th>
-                <th scope="col">Sent</th>
-                <th scope="col">Status</th>
-                <th scope="col">{table ? "Rows" : "Images"}</th>
-                <th scope="col">Without a score</th>
-                {table ? <th scope="col">Flagged</th> : null}
-                <th scope="col">Downloads</th>
+                <th scope="col">{t("batch.colFile")}</th>
+                <th scope="col">{t("batch.colSent")}</th>
+                <th scope="col">{t("batch.colStatus")}</th>
+                <th scope="col">{table ? t("batch.colRows") : t("batch.colImages")}</th>
+                <th scope="col">{t("batch.colWithout")}</th>
+                {table ? <th scope="col">{t("batch.colFlagged")}</th> : null}
+                <th scope="col">{t("batch.colDownloads")}</th>
               </tr>
             </thead>
             <tbody>
               {batches.map((b) => (
                 <tr key={b.batch_id}>
-                  <td className="file-name">{b.file_name ?? "(sent by a program)"}</td>
+                  <td className="file-name">{b.file_name ?? t("batch.byProgram")}</td>
                   <td>{formatDate(b.created_at)}</td>
-                  <td>{b.status === "failed" ? `failed: ${b.failure_reason ?? ""}` : b.status}</td>
-                  <td>{b.status === "queued" ? "–" : b.total !== null ? `${count(b.done)} of ${count(b.total)}` : count(b.done)}</td>
+                  <td>
+                    {b.status === "failed"
+                      ? t("batch.failedWhy", { why: b.failure_reason ?? "" })
+                      : t(`batch.status.${b.status}`, { defaultValue: b.status })}
+                  </td>
+                  <td>
+                    {b.status === "queued"
+                      ? "–"
+                      : b.total !== null
+                        ? t("batch.nOf", { n: count(b.done), total: count(b.total) })
+                        : count(b.done)}
+                  </td>
                   <td>{count(b.failed)}</td>
                   {table ? <td>{count(b.flagged)}</td> : null}
                   <td>

@@ -1,4 +1,6 @@
+import { useTranslation } from "react-i18next";
 import type { Experiment } from "../api/types";
+import { formatCount, formatPercent } from "../lib/format";
 import { StatusBadge } from "./ui";
 
 // What a clinician needs to read a result without over-trusting it: the badge (amber when a severe warning stands),
@@ -6,23 +8,31 @@ import { StatusBadge } from "./ui";
 // percentages). The warnings themselves are computed by the server (src/experiments/warnings.ts), never here.
 
 type Warning = NonNullable<Experiment["warnings"]>[number];
+
+/** A warning's title in the page's language, by its code (the server writes it in English). */
+function useWarningTitle() {
+  const { t } = useTranslation("result");
+  return (w: Warning) => t(`warning.${w.code}`, { defaultValue: w.title });
+}
 type Confusion = NonNullable<Experiment["confusion_matrix"]>;
 
 /** The status badge; a ready model with a severe warning says so ("ready — not better than chance") in amber. */
 export function ResultBadge({ exp }: { exp: Pick<Experiment, "status" | "warnings"> }) {
+  const { t } = useTranslation("result");
+  const title = useWarningTitle();
   const severe = exp.status === "ready" ? (exp.warnings ?? []).find((w) => w.severity === "severe") : undefined;
   if (!severe) return <StatusBadge status={exp.status} />;
   return (
     <span className="badge status-ready-warned" data-testid="result-badge" data-warning={severe.code}>
-      ready — {severe.title}
+      {t("common:status.ready")} — {title(severe)}
     </span>
   );
 }
 
-const SEVERITY_WORDS: Record<Warning["severity"], string> = { severe: "Serious", caution: "Caution", info: "Note" };
-
 /** Every warning, most severe first; when there is none, a sentence saying what was checked. */
 export function VerdictBox({ warnings }: { warnings: Warning[] }) {
+  const { t, i18n } = useTranslation("result");
+  const title = useWarningTitle();
   const rank = { severe: 0, caution: 1, info: 2 } as const;
   const sorted = [...warnings].sort((a, b) => rank[a.severity] - rank[b.severity]);
   const worst = sorted[0]?.severity;
@@ -31,50 +41,48 @@ export function VerdictBox({ warnings }: { warnings: Warning[] }) {
       <h2 id="verdict-title">
         {worst === "severe"
           ? sorted[0].code === "no_better_than_chance"
-            ? "Verdict: not ready for decisions"
-            : "Verdict: check before relying on it"
+            ? t("verdict.notReady")
+            : t("verdict.check")
           : worst
-            ? "Verdict: usable with care"
-            : "Verdict: no warning raised"}
+            ? t("verdict.withCare")
+            : t("verdict.none")}
       </h2>
       {sorted.length ? (
         <ul>
           {sorted.map((w) => (
             <li key={w.code} data-code={w.code} data-severity={w.severity}>
               <strong>
-                {SEVERITY_WORDS[w.severity]}: {w.title}.
+                {t(`verdict.severity.${w.severity}`)}: {title(w)}.
               </strong>{" "}
-              {w.message}
+              {/* The explanation is the server's, in English: marked so, and so that a screen reader reads it as English. */}
+              {i18n.resolvedLanguage === "en" ? w.message : <span lang="en">{w.message}</span>}
             </li>
           ))}
         </ul>
       ) : (
-        <p>
-          Builder checked the test figures for chance-level results, too few test patients, overfitting, poor calibration, rare classes and
-          suspiciously perfect scores, and found none. These are still figures from your own data (internal validation), not a clinical
-          validation.
-        </p>
+        <p>{t("verdict.noneExplain")}</p>
       )}
     </section>
   );
 }
 
-const pct = (n: number, total: number) => (total ? `${Math.round((n / total) * 1000) / 10}%` : "–");
+const pct = (n: number, total: number) => (total ? formatPercent(n / total, 1, 0) : "–");
 
 function Matrix({ labels, counts, caption, testid }: { labels: string[]; counts: number[][]; caption: string; testid?: string }) {
+  const { t } = useTranslation("result");
   return (
     <div className="table-wrap" tabIndex={0}>
       <table className="confusion" data-testid={testid}>
         <caption>{caption}</caption>
         <thead>
           <tr>
-            <th scope="col">True class ↓ · predicted →</th>
+            <th scope="col">{t("confusion.corner")}</th>
             {labels.map((l) => (
               <th scope="col" key={l}>
                 {l}
               </th>
             ))}
-            <th scope="col">Total</th>
+            <th scope="col">{t("confusion.total")}</th>
           </tr>
         </thead>
         <tbody>
@@ -85,10 +93,10 @@ function Matrix({ labels, counts, caption, testid }: { labels: string[]; counts:
                 <th scope="row">{labels[i]}</th>
                 {row.map((n, j) => (
                   <td key={j} className={i === j ? "hit-cell" : n ? "miss-cell" : undefined}>
-                    <strong>{n}</strong> <span className="muted">({pct(n, total)})</span>
+                    <strong>{formatCount(n)}</strong> <span className="muted">({pct(n, total)})</span>
                   </td>
                 ))}
-                <td>{total}</td>
+                <td>{formatCount(total)}</td>
               </tr>
             );
           })}
@@ -100,31 +108,27 @@ function Matrix({ labels, counts, caption, testid }: { labels: string[]; counts:
 
 /** The test confusion matrix: rows the true class, columns the prediction, each cell's share of its row. */
 export function ConfusionTable({ cm }: { cm: Confusion }) {
-  const intro = (
-    <p className="muted small">
-      Test patients by their true class (rows) and the model's prediction at its decision threshold (columns). The percentage is the share
-      of that row: the highlighted diagonal is each class's sensitivity.
-    </p>
-  );
+  const { t } = useTranslation("result");
+  const intro = <p className="muted small">{t("confusion.intro")}</p>;
   if (cm.counts) {
     return (
       <>
-        <h2>Confusion matrix</h2>
+        <h2>{t("confusion.title")}</h2>
         {intro}
-        <Matrix labels={cm.labels} counts={cm.counts} caption="Test set: counts and row %" testid="confusion-matrix" />
+        <Matrix labels={cm.labels} counts={cm.counts} caption={t("confusion.caption")} testid="confusion-matrix" />
       </>
     );
   }
   return (
     <>
-      <h2>Confusion matrices</h2>
+      <h2>{t("confusion.titlePlural")}</h2>
       {intro}
       {Object.entries(cm.per_label ?? {}).map(([label, counts]) => (
         <Matrix
           key={label}
-          labels={["absent", "present"]}
+          labels={[t("confusion.absent"), t("confusion.present")]}
           counts={counts}
-          caption={`${label}: test set (counts and row %)`}
+          caption={t("confusion.captionLabel", { label })}
           testid="confusion-matrix"
         />
       ))}

@@ -1,8 +1,11 @@
+import i18n from "i18next";
 import type { ColumnInfo } from "../api/types";
+import { formatCount } from "../lib/format";
 
 function describe(c: ColumnInfo): string {
   const ex = c.examples.slice(0, 3).join(", ");
-  return `${c.type}${ex ? `; e.g. ${ex}` : ""}${c.missing ? `; ${c.missing} missing` : ""}`;
+  const t = i18n.getFixedT(null, "dataset");
+  return `${t(`columns.type.${c.type}`, { defaultValue: c.type })}${ex ? `; ${t("columns.example", { ex })}` : ""}${c.missing ? `; ${t("columns.missing", { n: formatCount(c.missing) })}` : ""}`;
 }
 
 /** One column (or none, when optional) from the CSV's columns. */
@@ -52,7 +55,7 @@ export function ColumnChecklist(props: {
   return (
     <fieldset className="checklist" data-testid={props.testId}>
       <legend>{props.legend}</legend>
-      {props.columns.length === 0 ? <p className="muted small">No columns to choose from.</p> : null}
+      {props.columns.length === 0 ? <p className="muted small">{i18n.t("dataset:columns.none")}</p> : null}
       {props.columns.map((c) => (
         <label key={c.name} className="check">
           <input

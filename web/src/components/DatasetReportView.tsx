@@ -1,27 +1,30 @@
+import { useTranslation } from "react-i18next";
 import type { DatasetReport } from "../api/types";
+import { formatCount, formatNumber } from "../lib/format";
 import { problemHeadline, problemRows } from "../lib/problems";
 
 /** The problems of a dataset report as a table: severity, code, row, column, path, message. */
 export function ProblemTable({ report }: { report: Pick<DatasetReport, "errors" | "warnings" | "summary"> }) {
+  const { t } = useTranslation("dataset");
   const rows = problemRows(report);
-  if (!rows.length) return <p>No problems found.</p>;
+  if (!rows.length) return <p>{t("report.noProblems")}</p>;
   return (
     <div className="table-wrap" tabIndex={0}>
-      <table className="problems" aria-label="Dataset problems">
+      <table className="problems" aria-label={t("report.problems")}>
         <thead>
           <tr>
-            <th scope="col">Severity</th>
-            <th scope="col">Row</th>
-            <th scope="col">Column</th>
-            <th scope="col">Path</th>
-            <th scope="col">Message</th>
-            <th scope="col">Code</th>
+            <th scope="col">{t("report.severity")}</th>
+            <th scope="col">{t("report.row")}</th>
+            <th scope="col">{t("report.column")}</th>
+            <th scope="col">{t("report.path")}</th>
+            <th scope="col">{t("report.message")}</th>
+            <th scope="col">{t("report.code")}</th>
           </tr>
         </thead>
         <tbody>
           {rows.map((p, i) => (
             <tr key={i} className={`sev-${p.severity}`}>
-              <td>{p.severity}</td>
+              <td>{t(`report.sev.${p.severity}`, { defaultValue: p.severity })}</td>
               <td>{p.row ?? ""}</td>
               <td>{p.column ?? ""}</td>
               <td className="path">{p.path ?? ""}</td>
@@ -39,37 +42,48 @@ export function ProblemTable({ report }: { report: Pick<DatasetReport, "errors" 
 }
 
 export function DatasetSummaryView({ summary }: { summary: DatasetReport["summary"] }) {
+  const { t } = useTranslation("dataset");
+  const count = (v: number | undefined | null) => (v === undefined || v === null ? undefined : formatCount(v));
   const facts: Array<[string, string | number | undefined]> = [
-    ["Format", summary.format],
+    [t("summary.format"), summary.format],
     ["CSV", summary.csv_path],
-    ["Rows", summary.rows],
-    ["Patients", summary.patients],
-    ["Images", summary.images],
-    ["Boxes", summary.boxes],
+    [t("summary.rows"), count(summary.rows)],
+    [t("summary.patients"), count(summary.patients)],
+    [t("summary.images"), count(summary.images)],
+    [t("summary.boxes"), count(summary.boxes)],
     [
-      "Images per patient",
+      t("summary.imagesPerPatient"),
       summary.images_per_patient
-        ? `${summary.images_per_patient.min}–${summary.images_per_patient.max} (mean ${summary.images_per_patient.mean.toFixed(1)})`
+        ? t("summary.imagesPerPatientValue", {
+            min: summary.images_per_patient.min,
+            max: summary.images_per_patient.max,
+            mean: formatNumber(summary.images_per_patient.mean, 1),
+          })
         : undefined,
     ],
-    ["Image widths", summary.image_sizes ? `${summary.image_sizes.width.min}–${summary.image_sizes.width.max} px` : undefined],
-    ["Image heights", summary.image_sizes ? `${summary.image_sizes.height.min}–${summary.image_sizes.height.max} px` : undefined],
+    [t("summary.imageWidths"), summary.image_sizes ? `${summary.image_sizes.width.min}–${summary.image_sizes.width.max} px` : undefined],
+    [t("summary.imageHeights"), summary.image_sizes ? `${summary.image_sizes.height.min}–${summary.image_sizes.height.max} px` : undefined],
     [
-      "Channels",
+      t("summary.channels"),
       summary.image_sizes
         ? Object.entries(summary.image_sizes.channels)
             .map(([c, n]) => `${c}: ${n}`)
             .join(", ")
         : undefined,
     ],
-    ["Label range", summary.label_range ? `${summary.label_range.min} – ${summary.label_range.max}` : undefined],
+    [t("summary.labelRange"), summary.label_range ? `${summary.label_range.min} – ${summary.label_range.max}` : undefined],
     [
-      "Split (patients)",
+      t("summary.split"),
       summary.split
-        ? `train ${summary.split.train}, validation ${summary.split.val}, test ${summary.split.test}${summary.split.from_column ? ` (from ${summary.split.from_column})` : ""}`
+        ? t(summary.split.from_column ? "summary.splitValueFrom" : "summary.splitValue", {
+            train: formatCount(summary.split.train),
+            val: formatCount(summary.split.val),
+            test: formatCount(summary.split.test),
+            column: summary.split.from_column,
+          })
         : undefined,
     ],
-    ["Images no row refers to", summary.unreferenced_images],
+    [t("summary.unreferenced"), count(summary.unreferenced_images)],
   ];
   return (
     <div className="summary">
@@ -85,19 +99,19 @@ export function DatasetSummaryView({ summary }: { summary: DatasetReport["summar
       </dl>
       {Object.entries(summary.class_counts ?? {}).map(([col, counts]) => (
         <div key={col} className="table-wrap" tabIndex={0}>
-          <table aria-label={`Class counts of ${col}`}>
-            <caption>Class counts: {col}</caption>
+          <table aria-label={t("summary.classCountsOf", { col })}>
+            <caption>{t("summary.classCounts", { col })}</caption>
             <thead>
               <tr>
-                <th scope="col">Class</th>
-                <th scope="col">Count</th>
+                <th scope="col">{t("summary.class")}</th>
+                <th scope="col">{t("summary.count")}</th>
               </tr>
             </thead>
             <tbody>
               {Object.entries(counts).map(([k, n]) => (
                 <tr key={k}>
                   <td>{k}</td>
-                  <td>{n}</td>
+                  <td>{formatCount(n)}</td>
                 </tr>
               ))}
             </tbody>
@@ -106,12 +120,17 @@ export function DatasetSummaryView({ summary }: { summary: DatasetReport["summar
       ))}
       {Object.entries(summary.samples ?? {}).map(([col, classes]) => (
         <div key={`samples-${col}`} data-testid="samples">
-          <h4>Sample images per class: {col}</h4>
+          <h4>{t("summary.samples", { col })}</h4>
           {Object.entries(classes).map(([cls, list]) => (
             <figure key={cls} className="samples">
               <figcaption>{cls}</figcaption>
               {list.map((s) => (
-                <img key={s.path} src={s.data} alt={`${cls}: ${s.path} (row ${s.row})`} title={`${s.path} (row ${s.row})`} />
+                <img
+                  key={s.path}
+                  src={s.data}
+                  alt={`${cls}: ${t("summary.sampleTitle", { path: s.path, row: s.row })}`}
+                  title={t("summary.sampleTitle", { path: s.path, row: s.row })}
+                />
               ))}
             </figure>
           ))}
@@ -119,22 +138,24 @@ export function DatasetSummaryView({ summary }: { summary: DatasetReport["summar
       ))}
       {summary.features?.length ? (
         <div className="table-wrap" tabIndex={0}>
-          <table aria-label="Input columns">
-            <caption>Input columns</caption>
+          <table aria-label={t("summary.inputColumns")}>
+            <caption>{t("summary.inputColumns")}</caption>
             <thead>
               <tr>
-                <th scope="col">Column</th>
-                <th scope="col">Type</th>
-                <th scope="col">Range / categories</th>
-                <th scope="col">Missing</th>
+                <th scope="col">{t("report.column")}</th>
+                <th scope="col">{t("summary.type")}</th>
+                <th scope="col">{t("summary.range")}</th>
+                <th scope="col">{t("summary.missing")}</th>
               </tr>
             </thead>
             <tbody>
               {summary.features.map((f) => (
                 <tr key={f.name}>
                   <td>{f.name}</td>
-                  <td>{f.type}</td>
-                  <td>{f.type === "numeric" ? `${f.min ?? "?"} – ${f.max ?? "?"}` : `${f.categories ?? "?"} categories`}</td>
+                  <td>{t(`columns.type.${f.type}`, { defaultValue: f.type })}</td>
+                  <td>
+                    {f.type === "numeric" ? `${f.min ?? "?"} – ${f.max ?? "?"}` : t("summary.categories", { n: f.categories ?? "?" })}
+                  </td>
                   <td>{f.missing}</td>
                 </tr>
               ))}
@@ -147,14 +168,14 @@ export function DatasetSummaryView({ summary }: { summary: DatasetReport["summar
 }
 
 export function DatasetReportView({ report }: { report: DatasetReport }) {
+  const { t } = useTranslation("dataset");
   return (
-    <section aria-label="Dataset report" data-testid="dataset-report">
+    <section aria-label={t("report.label")} data-testid="dataset-report">
       <p className={report.valid ? "ok" : "bad"}>
-        <strong>{report.valid ? "The dataset passed its checks." : "The dataset has errors to fix before it can train."}</strong>{" "}
-        {problemHeadline(report)}
+        <strong>{report.valid ? t("report.passed") : t("report.hasErrors")}</strong> {problemHeadline(report, t)}
       </p>
       <ProblemTable report={report} />
-      <h3>Summary</h3>
+      <h3>{t("summary.title")}</h3>
       <DatasetSummaryView summary={report.summary} />
     </section>
   );

@@ -1,4 +1,5 @@
 import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
 import { api } from "../api/client";
 import type { UploadResult } from "../api/types";
 import { ErrorBox } from "./ui";
@@ -15,20 +16,20 @@ interface Sample {
 }
 
 /** Two or three made-up rows per layout: the column order and kinds of value, nothing that looks like real data. */
-export const TEMPLATES: Array<{ file: string; label: string; text: string }> = [
+export const TEMPLATES: Array<{ file: string; labelKey: string; text: string }> = [
   {
     file: "builder-template-table.csv",
-    label: "Table of clinical variables",
+    labelKey: "starters.templateTable",
     text: "patient_id,diagnosis,age,glucose,bmi\nP0001,yes,54,140,31.2\nP0002,no,38,92,24.8\nP0003,no,61,,27.5\n",
   },
   {
     file: "builder-template-images.csv",
-    label: "Images (classification)",
+    labelKey: "starters.templateImages",
     text: "patient_id,image,label\nP0001,images/P0001_left.png,malignant\nP0001,images/P0001_right.png,malignant\nP0002,images/P0002_left.png,benign\n",
   },
   {
     file: "builder-template-boxes.csv",
-    label: "Images with boxes (detection)",
+    labelKey: "starters.templateBoxes",
     text: "patient_id,image,cell,x1,y1,x2,y2\nP0001,images/P0001.jpg,WBC,120,80,210,170\nP0001,images/P0001.jpg,RBC,300,40,360,98\nP0002,images/P0002.jpg,Platelets,52,310,80,338\n",
   },
 ];
@@ -43,6 +44,7 @@ function download(file: string, text: string) {
 }
 
 export function DatasetStarters({ onLoaded }: { onLoaded: (r: UploadResult, licence: string) => void }) {
+  const { t } = useTranslation("dataset");
   const [samples, setSamples] = useState<Sample[]>([]);
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -66,14 +68,14 @@ export function DatasetStarters({ onLoaded }: { onLoaded: (r: UploadResult, lice
 
   return (
     <details className="starters" data-testid="dataset-starters">
-      <summary>No dataset at hand? A template to fill in, or a sample to try</summary>
+      <summary>{t("starters.summary")}</summary>
       <p className="small">
-        Templates (the first column is an anonymous patient id; a patient may have several images):{" "}
-        {TEMPLATES.map((t, i) => (
-          <span key={t.file}>
+        {t("starters.templates")}{" "}
+        {TEMPLATES.map((tpl, i) => (
+          <span key={tpl.file}>
             {i ? " · " : ""}
-            <button type="button" className="link" onClick={() => download(t.file, t.text)}>
-              {t.label}
+            <button type="button" className="link" onClick={() => download(tpl.file, tpl.text)}>
+              {t(tpl.labelKey)}
             </button>
           </span>
         ))}
@@ -81,12 +83,12 @@ export function DatasetStarters({ onLoaded }: { onLoaded: (r: UploadResult, lice
       {samples.map((s) => (
         <div key={s.id} className="small">
           <button type="button" className="secondary" disabled={busy !== null} onClick={() => void load(s)}>
-            {busy === s.id ? "Loading…" : `Try with ${s.title}`}
+            {busy === s.id ? t("starters.loading") : t("starters.tryWith", { title: s.title })}
           </button>{" "}
           <span className="muted">{s.description}</span>
         </div>
       ))}
-      <ErrorBox error={error} title="The sample could not be loaded" />
+      <ErrorBox error={error} title={t("starters.failed")} />
     </details>
   );
 }

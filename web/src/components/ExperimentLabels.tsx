@@ -1,4 +1,5 @@
 import { useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
 import { api } from "../api/client";
 import type { Experiment } from "../api/types";
 import { ErrorBox } from "./ui";
@@ -16,21 +17,24 @@ export function LabelInputs(props: {
   onDescription: (v: string) => void;
   optional?: boolean;
 }) {
-  const suffix = props.optional ? " (optional)" : "";
+  const { t } = useTranslation("experiments");
+  const suffix = props.optional ? ` ${t("labels.optional")}` : "";
   return (
     <>
       <label>
-        Name{suffix}
+        {t("labels.name")}
+        {suffix}
         <input
           value={props.name}
           maxLength={NAME_MAX}
           onChange={(e) => props.onName(e.target.value)}
-          placeholder="e.g. Breast cancer, WDBC"
+          placeholder={t("labels.namePlaceholder")}
           autoComplete="off"
         />
       </label>
       <label>
-        Description{suffix}
+        {t("labels.description")}
+        {suffix}
         <textarea value={props.description} maxLength={DESCRIPTION_MAX} rows={3} onChange={(e) => props.onDescription(e.target.value)} />
       </label>
     </>
@@ -39,6 +43,7 @@ export function LabelInputs(props: {
 
 /** The experiment's description, and a small inline form for its owner to rename it or change the description. */
 export function ExperimentLabelsEditor({ exp, onSaved }: { exp: Experiment; onSaved: (e: Experiment) => void }) {
+  const { t } = useTranslation("experiments");
   const [editing, setEditing] = useState(false);
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
@@ -75,21 +80,21 @@ export function ExperimentLabelsEditor({ exp, onSaved }: { exp: Experiment; onSa
       <div data-testid="experiment-labels">
         {exp.description ? <p className="description">{exp.description}</p> : null}
         <button type="button" className="link" onClick={open}>
-          {exp.name || exp.description ? "Edit name and description" : "Add a name and description"}
+          {exp.name || exp.description ? t("labels.edit") : t("labels.add")}
         </button>
       </div>
     );
   }
   return (
-    <form className="card narrow" onSubmit={save} aria-label="Name and description">
+    <form className="card narrow" onSubmit={save} aria-label={t("labels.formLabel")}>
       <LabelInputs name={name} description={description} onName={setName} onDescription={setDescription} />
       <ErrorBox error={error} />
       <div className="actions">
         <button type="submit" disabled={saving}>
-          {saving ? "Saving…" : "Save"}
+          {saving ? t("labels.saving") : t("labels.save")}
         </button>
         <button type="button" className="secondary" onClick={() => setEditing(false)} disabled={saving}>
-          Cancel
+          {t("labels.cancel")}
         </button>
       </div>
     </form>

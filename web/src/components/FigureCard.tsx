@@ -1,4 +1,5 @@
 import { useRef, useState } from "react";
+import { useTranslation } from "react-i18next";
 
 /** The numbers behind a figure (report.json figure_tables), for screen readers and for anyone who wants the values. */
 export interface FigureTable {
@@ -30,6 +31,7 @@ export function figureTables(report: Record<string, unknown> | null | undefined)
  * Escape for free, and returns focus to the button on close.
  */
 export function FigureCard({ figure, table }: { figure: FigureRef; table?: FigureTable }) {
+  const { t } = useTranslation("result");
   const dialog = useRef<HTMLDialogElement>(null);
   // The large image is in the page only while the dialog is open: no second download of every figure up front.
   const [open, setOpen] = useState(false);
@@ -39,13 +41,13 @@ export function FigureCard({ figure, table }: { figure: FigureRef; table?: Figur
   };
   return (
     <figure data-testid={`figure-${figure.name}`}>
-      <button type="button" className="figure-open" onClick={show} aria-label={`Enlarge: ${figure.title}`}>
+      <button type="button" className="figure-open" onClick={show} aria-label={t("fig.enlarge", { title: figure.title })}>
         <img src={figure.url} alt={figure.title} loading="lazy" />
       </button>
       <figcaption>{figure.title}</figcaption>
       {table ? (
         <details className="figure-data">
-          <summary>The numbers in this figure</summary>
+          <summary>{t("fig.numbers")}</summary>
           <div className="table-wrap" tabIndex={0}>
             <table>
               <caption className="visually-hidden">{figure.title}</caption>
@@ -84,7 +86,7 @@ export function FigureCard({ figure, table }: { figure: FigureRef; table?: Figur
           <div className="figure-dialog-head">
             <h3>{figure.title}</h3>
             <button type="button" className="secondary" onClick={() => dialog.current?.close()} autoFocus>
-              Close
+              {t("fig.close")}
             </button>
           </div>
           {open ? <img src={figure.url} alt={figure.title} /> : null}

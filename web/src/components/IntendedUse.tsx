@@ -1,4 +1,5 @@
 import { useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
 import { api } from "../api/client";
 import type { Experiment } from "../api/types";
 import { ErrorBox } from "./ui";
@@ -11,6 +12,7 @@ const INTENDED_USE_MAX = 2000;
  * the team can write. Saved with PATCH /v1/experiments/{id} { intended_use }; an emptied box clears it.
  */
 export function IntendedUseEditor({ exp, onSaved }: { exp: Experiment; onSaved: (e: Experiment) => void }) {
+  const { t } = useTranslation("result");
   const [text, setText] = useState(exp.intended_use ?? "");
   const [saving, setSaving] = useState(false);
   const [saved, setSaved] = useState(false);
@@ -35,26 +37,25 @@ export function IntendedUseEditor({ exp, onSaved }: { exp: Experiment; onSaved: 
   };
 
   return (
-    <form className="card" onSubmit={save} aria-label="Intended use" data-testid="intended-use">
+    <form className="card" onSubmit={save} aria-label={t("use.title")} data-testid="intended-use">
       <label>
-        Intended use{" "}
-        <span className="muted small">(for the model card: the setting, the patients, the decision it supports, who acts on it)</span>
+        {t("use.title")} <span className="muted small">{t("use.help")}</span>
         <textarea
           value={text}
           maxLength={INTENDED_USE_MAX}
           rows={4}
           onChange={(e) => (setText(e.target.value), setSaved(false))}
-          placeholder="e.g. Second reader for fine-needle aspirates of breast masses in adult women referred to our clinic; flags samples for review by a pathologist. Not for screening."
+          placeholder={t("use.placeholder")}
         />
       </label>
       <ErrorBox error={error} />
       <div className="actions">
         <button type="submit" disabled={saving || !changed}>
-          {saving ? "Saving…" : "Save intended use"}
+          {saving ? t("labels.saving", { ns: "experiments" }) : t("use.save")}
         </button>
         {saved && !changed ? (
           <span className="muted small" role="status">
-            Saved
+            {t("use.saved")}
           </span>
         ) : null}
         <span className="muted small">

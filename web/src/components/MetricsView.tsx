@@ -1,46 +1,40 @@
+import type { TFunction } from "i18next";
+import { useTranslation } from "react-i18next";
 import type { Metrics, Model } from "../api/types";
 import { Interval } from "./ui";
 
-const LABELS: Record<string, string> = {
-  auc: "AUC",
-  f_macro: "F1 (macro average over classes)",
-  precision: "Precision (macro average over classes)",
-  recall: "Recall (macro average over classes)",
-  accuracy: "Accuracy",
-  ece: "Calibration error (ECE, lower is better)",
-  mae: "Mean absolute error",
-  rmse: "Root mean squared error",
-  r2: "R²",
-  map50: "mAP@0.5",
-  map50_95: "mAP@0.5:0.95",
-  calibration_slope: "Calibration slope (1 is ideal; below 1: risks too extreme)",
-  calibration_intercept: "Calibration intercept (0 is ideal; below 0: risks too high)",
-};
+/** Metrics with a row label in the catalog (result:metric.label.*); others show their name. */
+const LABELS = new Set([
+  "auc",
+  "f_macro",
+  "precision",
+  "recall",
+  "accuracy",
+  "ece",
+  "mae",
+  "rmse",
+  "r2",
+  "map50",
+  "map50_95",
+  "calibration_slope",
+  "calibration_intercept",
+]);
 
-const CLINICAL: Record<string, string> = {
-  sensitivity: "Sensitivity",
-  specificity: "Specificity",
-  ppv: "PPV (positive predictive value)",
-  npv: "NPV (negative predictive value)",
-  prevalence: "Prevalence",
-};
+/** The clinical figures (result:metric.clinical.*). */
+const CLINICAL = new Set(["sensitivity", "specificity", "ppv", "npv", "prevalence"]);
 /** The clinical figures first, in the order a diagnostic accuracy table reads; then the rest as the pipeline wrote them. */
 const ORDER = ["auc", "sensitivity", "specificity", "ppv", "npv", "prevalence"];
-const SHORT: Record<string, string> = {
-  sensitivity: "Sensitivity",
-  specificity: "Specificity",
-  ppv: "PPV",
-  npv: "NPV",
-  prevalence: "Prevalence",
-  f_macro: "F1",
-};
+/** Per-class column headings (result:metric.short.*). */
+const SHORT = new Set(["sensitivity", "specificity", "ppv", "npv", "prevalence", "f_macro"]);
 const PER_CLASS_ORDER = [...ORDER, "f_macro", "precision", "recall"];
 
 /** A metric's row label: binary clinical figures name the positive class; otherwise they are macro averages, and say so. */
-function label(name: string, positiveName: string | null | undefined): string {
-  if (CLINICAL[name])
-    return positiveName ? `${CLINICAL[name]} for ${positiveName}` : `${CLINICAL[name]} (macro average, one class against the rest)`;
-  return LABELS[name] ?? name;
+function label(t: TFunction<"result">, name: string, positiveName: string | null | undefined): string {
+  if (CLINICAL.has(name)) {
+    const clinical = t(`metric.clinical.${name}`);
+    return positiveName ? t("metric.forClass", { metric: clinical, name: positiveName }) : t("metric.macroOneVsRest", { metric: clinical });
+  }
+  return LABELS.has(name) ? t(`metric.label.${name}`) : name;
 }
 
 /** Test metrics with 95% intervals, optionally beside a second set (a Retrospective study's source model). */
@@ -57,31 +51,30 @@ export function MetricsTable({
   caption: string;
   positiveName?: string | null;
 }) {
+  const { t } = useTranslation("result");
   const rank = (k: string) => (ORDER.includes(k) ? ORDER.indexOf(k) : ORDER.length);
   const names = Object.keys(metrics)
     // An undefined clinical figure (PPV when no patient was called positive) stays as a row showing "–": its absence is a finding.
     // So does an undefined calibration slope: the scores separate the test classes perfectly (the fit runs to infinity).
-    .filter((k) => metrics[k]?.value !== null || compare?.[k] || k in CLINICAL || k === "calibration_slope")
+    .filter((k) => metrics[k]?.value !== null || compare?.[k] || CLINICAL.has(k) || k === "calibration_slope")
     .sort((a, b) => rank(a) - rank(b));
   return (
     <div className="table-wrap" tabIndex={0}>
       <table aria-label={caption} data-testid="metrics">
-        <caption>{caption} (95% interval)</caption>
+        <caption>{t("metric.caption", { caption })}</caption>
         <thead>
           <tr>
-            <th scope="col">Metric</th>
-            <th scope="col">{compare ? "This data" : "Value"}</th>
-            {compare ? <th scope="col">{compareLabel ?? "Internal test"}</th> : null}
+            <th scope="col">{t("metric.metric")}</th>
+            <th scope="col">{compare ? t("metric.thisData") : t("metric.value")}</th>
+            {compare ? <th scope="col">{compareLabel ?? t("metric.internalTest")}</th> : null}
           </tr>
         </thead>
         <tbody>
           {names.map((k) => (
             <tr key={k}>
               <th scope="row">
-                {label(k, positiveName)}
-                {k === "calibration_slope" && metrics[k]?.value === null
-                  ? " — undefined: the scores separate the test classes perfectly"
-                  : null}
+                {label(t, k, positiveName)}
+                {k === "calibration_slope" && metrics[k]?.value === null ? ` — ${t("metric.slopeUndefined")}` : null}
               </th>
               <td>
                 <Interval v={metrics[k]} />
@@ -101,6 +94,7 @@ export function MetricsTable({
 
 /** One row per class, one column per metric that has per-class values. */
 export function PerClassTable({ metrics, classes }: { metrics: Metrics; classes?: Model["classes"] }) {
+  const { t } = useTranslation("result");
   // Per class, recall is that class's sensitivity and precision its PPV: shown once, under the clinical names.
   const same: Record<string, string> = { recall: "sensitivity", precision: "ppv" };
   const rank = (k: string) => (PER_CLASS_ORDER.includes(k) ? PER_CLASS_ORDER.indexOf(k) : PER_CLASS_ORDER.length);
@@ -112,14 +106,18 @@ export function PerClassTable({ metrics, classes }: { metrics: Metrics; classes?
   const name = (k: string) => classes?.[k] ?? k;
   return (
     <div className="table-wrap" tabIndex={0}>
-      <table aria-label="Per-class metrics" data-testid="per-class">
-        <caption>Per class, one against the rest (95% interval)</caption>
+      <table aria-label={t("metric.perClass")} data-testid="per-class">
+        <caption>{t("metric.perClassCaption")}</caption>
         <thead>
           <tr>
-            <th scope="col">Class</th>
+            <th scope="col">{t("inputs.class")}</th>
             {withPer.map(([m]) => (
               <th scope="col" key={m}>
-                {SHORT[m] ?? (LABELS[m] ?? m).replace(" (macro average over classes)", "")}
+                {SHORT.has(m)
+                  ? t(`metric.short.${m}`)
+                  : LABELS.has(m)
+                    ? t(`metric.short.${m}`, { defaultValue: t(`metric.label.${m}`) })
+                    : m}
               </th>
             ))}
           </tr>

@@ -1,8 +1,10 @@
+import type { TFunction } from "i18next";
 import { useCallback, useEffect, useMemo, useState } from "react";
+import { useTranslation } from "react-i18next";
 import { api } from "../api/client";
 import type { ModelVersion, ModelVersions, OperatingPointBody, OperatingPointExplorer } from "../api/types";
 import { figuresAt, nearestIndex, ofHundred, presetIndex, type Rule } from "../lib/operating-point";
-import { formatDate } from "../lib/format";
+import { formatCount, formatDate, formatNumber, formatPercent } from "../lib/format";
 import { ErrorBox, Interval } from "./ui";
 
 /**
@@ -12,6 +14,7 @@ import { ErrorBox, Interval } from "./ui";
  * with its test figures), and the versions with Make current (rollback).
  */
 export function OperatingPointPanel({ experimentId, onChanged }: { experimentId: number; onChanged: () => void }) {
+  const { t } = useTranslation("result");
   const [data, setData] = useState<OperatingPointExplorer | null>(null);
   const [versions, setVersions] = useState<ModelVersions | null>(null);
   const [index, setIndex] = useState(-1);
@@ -42,14 +45,14 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
   const curve = useMemo(() => data?.curve ?? [], [data]);
   const point = index >= 0 ? curve[index] : undefined;
   const f = point ? figuresAt(point) : undefined;
-  const positive = data?.positive_class?.name ?? "the positive class";
+  const positive = data?.positive_class?.name ?? t("op.thePositiveClass");
   const currentIndex = data?.current ? nearestIndex(curve, data.current.threshold) : -1;
 
   if (!data) return error ? <ErrorBox error={error} /> : null;
   if (!data.available) {
     return (
-      <section className="card" aria-label="Operating point" data-testid="operating-point">
-        <h2>Operating point</h2>
+      <section className="card" aria-label={t("op.title")} data-testid="operating-point">
+        <h2>{t("op.title")}</h2>
         <p className="muted">{data.message}</p>
       </section>
     );
@@ -59,7 +62,7 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
     setNote(null);
     const i = presetIndex(curve, r, target);
     if (i < 0) {
-      setNote(`No threshold reaches that on the validation data.`);
+      setNote(t("op.noThreshold"));
       return;
     }
     setIndex(i);
@@ -104,28 +107,37 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
 
   const ruleWords =
     rule.rule === "sensitivity"
-      ? `preset: sensitivity ≥ ${rule.target}`
+      ? t("op.presetSensitivity", { target: rule.target })
       : rule.rule === "specificity"
-        ? `preset: specificity ≥ ${rule.target}`
+        ? t("op.presetSpecificity", { target: rule.target })
         : rule.rule === "youden"
-          ? "preset: Youden (best sensitivity + specificity)"
+          ? t("op.presetYouden")
           : rule.rule === "f1"
-            ? "preset: best F1"
-            : "set by hand";
+            ? t("op.presetF1")
+            : t("op.byHand");
 
   return (
-    <section className="card operating-point" aria-label="Operating point" data-testid="operating-point">
-      <h2>Operating point</h2>
+    <section className="card operating-point" aria-label={t("op.title")} data-testid="operating-point">
+      <h2>{t("op.title")}</h2>
       <p className="muted small">
-        Where the model draws the line between flagging a patient as <strong>{positive}</strong> or not. Chosen on the{" "}
-        {data.validation_source} ({data.validation_counts?.positive} with {positive}, {data.validation_counts?.negative} without), never on
-        the test set. Saving publishes a new model version that predictions use at once; its test-set figures are computed then.
+        {t("op.introWhere")} <strong>{positive}</strong>
+        {t("op.introChosen", {
+          // The pipeline's words (operating_scores.write's val_source).
+          source:
+            data.validation_source === "validation split"
+              ? t("op.sourceValidation")
+              : data.validation_source?.startsWith("out-of-fold")
+                ? t("op.sourceOutOfFold")
+                : data.validation_source,
+          positive,
+          withCount: formatCount(data.validation_counts?.positive),
+          withoutCount: formatCount(data.validation_counts?.negative),
+        })}
       </p>
       <label className="op-slider">
         <span>
-          Flag a patient when the probability of {positive} is at least{" "}
-          <strong data-testid="op-threshold">{point?.threshold.toFixed(3)}</strong>
-          {index === currentIndex ? <span className="muted small"> (the current version's)</span> : null}
+          {t("op.flagWhen", { positive })} <strong data-testid="op-threshold">{point ? formatNumber(point.threshold) : ""}</strong>
+          {index === currentIndex ? <span className="muted small"> {t("op.currentVersions")}</span> : null}
         </span>
         <input
           type="range"
@@ -139,56 +151,62 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
             setRule({ rule: "threshold" });
             setNote(null);
           }}
-          aria-label="Threshold"
+          aria-label={t("inputs.threshold")}
           data-testid="op-range"
         />
         <span className="muted small op-ends">
-          <span>lower: more patients flagged</span>
-          <span>higher: fewer flagged</span>
+          <span>{t("op.lower")}</span>
+          <span>{t("op.higher")}</span>
         </span>
       </label>
       {f ? (
         <dl className="facts op-figures" data-testid="op-figures">
           <div>
-            <dt>Sensitivity {pct(f.sensitivity)}</dt>
+            <dt>
+              {t("metric.short.sensitivity")} {pct(f.sensitivity)}
+            </dt>
             <dd>
-              of 100 patients with {positive}, <strong>{ofHundred(f.sensitivity)}</strong> are flagged
+              {t("op.sensBefore", { positive })} <strong>{ofHundred(f.sensitivity)}</strong> {t("op.sensAfter")}
             </dd>
           </div>
           <div>
-            <dt>Specificity {pct(f.specificity)}</dt>
+            <dt>
+              {t("metric.short.specificity")} {pct(f.specificity)}
+            </dt>
             <dd>
-              of 100 patients without {positive}, <strong>{ofHundred(f.specificity)}</strong> are not flagged
+              {t("op.specBefore", { positive })} <strong>{ofHundred(f.specificity)}</strong> {t("op.specAfter")}
             </dd>
           </div>
           <div>
-            <dt>PPV {pct(f.ppv)}</dt>
+            <dt>
+              {t("metric.short.ppv")} {pct(f.ppv)}
+            </dt>
             <dd>
-              of 100 flagged patients, <strong>{ofHundred(f.ppv)}</strong> have {positive}
+              {t("op.ppvBefore")} <strong>{ofHundred(f.ppv)}</strong> {t("op.ppvAfter", { positive })}
             </dd>
           </div>
           <div>
-            <dt>NPV {pct(f.npv)}</dt>
+            <dt>
+              {t("metric.short.npv")} {pct(f.npv)}
+            </dt>
             <dd>
-              of 100 patients not flagged, <strong>{ofHundred(f.npv)}</strong> do not have {positive}
+              {t("op.npvBefore")} <strong>{ofHundred(f.npv)}</strong> {t("op.npvAfter", { positive })}
             </dd>
           </div>
           <div>
-            <dt>Flagged</dt>
-            <dd>
-              {f.flagged} of {f.total} validation patients
-            </dd>
+            <dt>{t("op.flagged")}</dt>
+            <dd>{t("op.flaggedValue", { n: formatCount(f.flagged), total: formatCount(f.total) })}</dd>
           </div>
         </dl>
       ) : null}
       <div className="actions op-presets">
-        <span className="small">Presets:</span>
+        <span className="small">{t("op.presets")}</span>
         <span className="op-preset">
           <button type="button" className="secondary" onClick={() => preset("sensitivity", Number(sensTarget))}>
-            Sensitivity ≥
+            {t("metric.short.sensitivity")} ≥
           </button>
           <input
-            aria-label="Sensitivity target"
+            aria-label={t("op.sensTarget")}
             type="number"
             min={0}
             max={1}
@@ -199,10 +217,10 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
         </span>
         <span className="op-preset">
           <button type="button" className="secondary" onClick={() => preset("specificity", Number(specTarget))}>
-            Specificity ≥
+            {t("metric.short.specificity")} ≥
           </button>
           <input
-            aria-label="Specificity target"
+            aria-label={t("op.specTarget")}
             type="number"
             min={0}
             max={1}
@@ -215,37 +233,37 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
           Youden
         </button>
         <button type="button" className="secondary" onClick={() => preset("f1")}>
-          Best F1
+          {t("op.bestF1")}
         </button>
       </div>
       {note ? <p className="note">{note}</p> : null}
       <div className="actions">
         <button type="button" onClick={() => void save()} disabled={busy || !point} data-testid="op-save">
-          {busy ? "Saving…" : `Save as version ${(versions?.data[0]?.version ?? 0) + 1}`}
+          {busy ? t("labels.saving", { ns: "experiments" }) : t("op.saveAs", { version: (versions?.data[0]?.version ?? 0) + 1 })}
         </button>
         <span className="muted small">({ruleWords})</span>
       </div>
       <ErrorBox error={error} />
       {saved ? (
         <p className="note" role="status" data-testid="op-saved">
-          Saved as version {saved.version}, now used by predictions. On the test set at this threshold: sensitivity{" "}
-          <Interval v={saved.operating_point?.test.sensitivity} />, specificity <Interval v={saved.operating_point?.test.specificity} />,
-          PPV <Interval v={saved.operating_point?.test.ppv} />, NPV <Interval v={saved.operating_point?.test.npv} /> (95% intervals over
-          patients).
+          {t("op.savedIntro", { version: saved.version })} {t("op.savedSens")} <Interval v={saved.operating_point?.test.sensitivity} />,{" "}
+          {t("op.savedSpec")} <Interval v={saved.operating_point?.test.specificity} />, {t("metric.short.ppv")}{" "}
+          <Interval v={saved.operating_point?.test.ppv} />, {t("metric.short.npv")} <Interval v={saved.operating_point?.test.npv} />{" "}
+          {t("op.savedIntervals")}
         </p>
       ) : null}
       {versions ? (
-        <div className="table-wrap" tabIndex={0} role="region" aria-label="Model versions">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label={t("op.versions")}>
           <table className="op-versions" data-testid="op-versions">
-            <caption>Model versions</caption>
+            <caption>{t("op.versions")}</caption>
             <thead>
               <tr>
-                <th>Version</th>
-                <th>Threshold</th>
-                <th>How it was chosen</th>
-                <th>Test sensitivity</th>
-                <th>Test specificity</th>
-                <th>Published</th>
+                <th>{t("op.version")}</th>
+                <th>{t("inputs.threshold")}</th>
+                <th>{t("op.how")}</th>
+                <th>{t("op.testSens")}</th>
+                <th>{t("op.testSpec")}</th>
+                <th>{t("op.published")}</th>
                 <th />
               </tr>
             </thead>
@@ -255,10 +273,10 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
                   <td>{v.version}</td>
                   <td>
                     {v.operating_point
-                      ? v.operating_point.threshold.toFixed(3)
+                      ? formatNumber(v.operating_point.threshold)
                       : positiveThreshold(v.thresholds, data.positive_class?.index)}
                   </td>
-                  <td>{v.operating_point ? ruleText(v.operating_point.rule, v.operating_point.target) : "built by the pipeline"}</td>
+                  <td>{v.operating_point ? ruleText(t, v.operating_point.rule, v.operating_point.target) : t("op.byPipeline")}</td>
                   <td>
                     <Interval v={v.test.sensitivity as IntervalValue} />
                   </td>
@@ -268,10 +286,10 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
                   <td>{formatDate(String(v.created_at))}</td>
                   <td>
                     {v.current ? (
-                      <strong>current</strong>
+                      <strong>{t("op.current")}</strong>
                     ) : (
                       <button type="button" className="secondary" disabled={busy} onClick={() => void makeCurrent(v.version)}>
-                        Make current
+                        {t("op.makeCurrent")}
                       </button>
                     )}
                   </td>
@@ -288,18 +306,18 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
 type IntervalValue = { value: number | null; ci_low: number | null; ci_high: number | null } | undefined;
 
 function pct(v: number | null): string {
-  return v === null ? "–" : `${(v * 100).toFixed(1)}%`;
+  return v === null ? "–" : formatPercent(v);
 }
 
-function ruleText(rule: string, target: number | null): string {
-  if (rule === "sensitivity") return `sensitivity ≥ ${target}`;
-  if (rule === "specificity") return `specificity ≥ ${target}`;
+function ruleText(t: TFunction<"result">, rule: string, target: number | null): string {
+  if (rule === "sensitivity") return t("op.ruleSensitivity", { target });
+  if (rule === "specificity") return t("op.ruleSpecificity", { target });
   if (rule === "youden") return "Youden";
-  if (rule === "f1") return "best F1";
-  return "set by hand";
+  if (rule === "f1") return t("op.bestF1");
+  return t("op.byHand");
 }
 
 function positiveThreshold(thresholds: number[] | null, k: number | undefined): string {
   if (!thresholds || thresholds.length !== 2 || k === undefined) return "–";
-  return (k === 1 ? thresholds[1] : 1 - thresholds[1]).toFixed(3);
+  return formatNumber(k === 1 ? thresholds[1] : 1 - thresholds[1]);
 }

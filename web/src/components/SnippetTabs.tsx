@@ -1,4 +1,5 @@
 import { useState } from "react";
+import { useTranslation } from "react-i18next";
 import type { Snippets } from "../lib/snippets";
 import { CopyButton } from "./ui";
 
@@ -10,10 +11,11 @@ const LANGS: Array<[keyof Snippets, string]> = [
 
 /** The three /predict snippets as tabs (arrow keys move between them, per the ARIA tabs pattern). */
 export function SnippetTabs({ snippets }: { snippets: Snippets }) {
+  const { t } = useTranslation("tryit");
   const [lang, setLang] = useState<keyof Snippets>("curl");
   return (
     <div className="snippets">
-      <div role="tablist" aria-label="Code snippet language">
+      <div role="tablist" aria-label={t("snippets.language")}>
         {LANGS.map(([k, label], i) => (
           <button
             key={k}
@@ -42,7 +44,8 @@ export function SnippetTabs({ snippets }: { snippets: Snippets }) {
         </pre>
         <CopyButton text={snippets[lang]} />
         <p className="muted small">
-          Set <code>BUILDER_API_KEY</code> in your environment to a key from <a href="/settings/api">Settings → API</a>.
+          {t("snippets.setBefore")} <code>BUILDER_API_KEY</code> {t("snippets.setMiddle")}{" "}
+          <a href="/settings/api">{t("common:nav.settingsApi")}</a>.
         </p>
       </div>
     </div>

@@ -1,4 +1,5 @@
 import { useRef, useState } from "react";
+import { useTranslation } from "react-i18next";
 import { uploadZip, type UploadProgress } from "../api/client";
 import type { UploadResult } from "../api/types";
 import { formatBytes } from "../lib/format";
@@ -22,6 +23,7 @@ export function uploadPath(fileName: string, now = Date.now()): string {
 /** Pick or drop a zip; upload with a real progress bar (bytes, speed), cancel, and retry after a failure. */
 /** onStart: a new upload begins, so whatever the page showed of the previous zip no longer applies. */
 export function Uploader({ onUploaded, onStart }: { onUploaded: (r: UploadResult, file: File) => void; onStart?: () => void }) {
+  const { t } = useTranslation("dataset");
   const [file, setFile] = useState<File | null>(null);
   const [progress, setProgress] = useState<UploadProgress | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -69,7 +71,7 @@ export function Uploader({ onUploaded, onStart }: { onUploaded: (r: UploadResult
       }}
     >
       <label>
-        Dataset: a zip (the CSV, plus the images for an image task), or a table alone as .csv or .xlsx
+        {t("upload.label")}
         <input
           type="file"
           accept=".zip,.csv,.xlsx,application/zip,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -78,18 +80,18 @@ export function Uploader({ onUploaded, onStart }: { onUploaded: (r: UploadResult
           onChange={(e) => e.target.files?.[0] && start(e.target.files[0])}
         />
       </label>
-      <p className="muted small">or drop the file here. The first CSV column is the patient id.</p>
+      <p className="muted small">{t("upload.drop")}</p>
       {progress ? (
         <div className="upload-progress" aria-live="polite">
-          <progress max={100} value={pct} aria-label="Upload progress" />
+          <progress max={100} value={pct} aria-label={t("upload.progress")} />
           <span data-testid="upload-status">
-            {pct}% · {formatBytes(progress.loaded)} of {formatBytes(progress.total)}
+            {t("upload.status", { pct, loaded: formatBytes(progress.loaded), total: formatBytes(progress.total) })}
             {busy && progress.speed > 0 ? ` · ${formatBytes(progress.speed)}/s` : ""}
-            {!busy && !error ? " · uploaded" : ""}
+            {!busy && !error ? ` · ${t("upload.uploaded")}` : ""}
           </span>
           {busy ? (
             <button type="button" className="secondary" onClick={() => abort.current()}>
-              Cancel upload
+              {t("upload.cancel")}
             </button>
           ) : null}
         </div>
@@ -99,10 +101,10 @@ export function Uploader({ onUploaded, onStart }: { onUploaded: (r: UploadResult
           {note}
         </p>
       ) : null}
-      <ErrorBox error={error} title="Upload failed" />
+      <ErrorBox error={error} title={t("upload.failed")} />
       {error && file && !busy ? (
         <button type="button" onClick={() => start(file)}>
-          Retry upload
+          {t("upload.retry")}
         </button>
       ) : null}
     </div>

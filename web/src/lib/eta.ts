@@ -1,4 +1,5 @@
 import { useEffect, useState } from "react";
+import { tr } from "./format";
 
 // The "about N left" of a running build. The pipelines estimate the time left from the trials so far, and trials
 // differ a lot (a logistic regression takes a second, a boosted model a minute), so their raw estimate jumps up and
@@ -23,7 +24,7 @@ export function steadyEta(previous: ShownEta | null, reportedS: number, nowMs: n
 /** Coarse on purpose: an estimate shown to the second claims a precision it does not have. */
 export function formatEta(seconds: number): string {
   if (!Number.isFinite(seconds) || seconds < 0) return "–";
-  if (seconds < 15) return "a few seconds";
+  if (seconds < 15) return tr("common:aFewSeconds", "a few seconds");
   if (seconds < 60) return `${Math.round(seconds / 10) * 10} s`;
   if (seconds < 3600) return `${Math.round(seconds / 60)} min`;
   const m = Math.round(seconds / 60);

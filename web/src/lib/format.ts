@@ -6,6 +6,15 @@ export function locale(): string {
   return lng && lng !== "cimode" ? lng : "en";
 }
 
+/**
+ * A string of the catalogs for code outside components (lib/ helpers); before i18n starts (unit tests) the English
+ * given here, with its {{values}} filled in.
+ */
+export function tr(key: string, english: string, values: Record<string, string | number> = {}): string {
+  if (i18n.isInitialized) return i18n.t(key, { defaultValue: english, ...values });
+  return english.replace(/\{\{(\w+)\}\}/g, (_, k: string) => String(values[k] ?? ""));
+}
+
 /** A fixed number of decimals in the locale ("0.957", "0,957"); no grouping, like toFixed, so figures line up. */
 function fixed(v: number, digits: number): string {
   return new Intl.NumberFormat(locale(), { minimumFractionDigits: digits, maximumFractionDigits: digits, useGrouping: false }).format(v);
@@ -47,11 +56,11 @@ export function formatCount(v: number | null | undefined): string {
   return v === null || v === undefined || !Number.isFinite(v) ? "–" : new Intl.NumberFormat(locale()).format(v);
 }
 
-/** A proportion as a percentage in the locale (0.123 -> "12.3%", "12,3 %"). */
-export function formatPercent(v: number | null | undefined, digits = 1): string {
+/** A proportion as a percentage in the locale (0.123 -> "12.3%", "12,3 %"); minDigits < digits drops trailing zeros. */
+export function formatPercent(v: number | null | undefined, digits = 1, minDigits = digits): string {
   return v === null || v === undefined || !Number.isFinite(v)
     ? "–"
-    : new Intl.NumberFormat(locale(), { style: "percent", minimumFractionDigits: digits, maximumFractionDigits: digits }).format(v);
+    : new Intl.NumberFormat(locale(), { style: "percent", minimumFractionDigits: minDigits, maximumFractionDigits: digits }).format(v);
 }
 
 /** A proposed experiment_id: one more than the largest the user has, so it is new. */
@@ -61,5 +70,5 @@ export function proposeExperimentId(existing: number[]): number {
 
 /** What the list and the experiment page call an experiment: its name, or its number when it has none. */
 export function experimentTitle(e: { experiment_id: number; name?: string | null }): string {
-  return e.name ?? i18n.t("common:experimentNumber", { id: e.experiment_id, defaultValue: "Experiment #{{id}}" });
+  return e.name ?? tr("common:experimentNumber", "Experiment #{{id}}", { id: e.experiment_id });
 }

@@ -1,3 +1,4 @@
+import type { TFunction } from "i18next";
 import type { DatasetProblem, DatasetReport } from "../api/types";
 
 // The dataset report as a person reads it: one table of errors then warnings, each with where (row, column,
@@ -22,8 +23,19 @@ export function problemRows(report: Pick<DatasetReport, "errors" | "warnings" | 
     });
 }
 
-/** "3 errors, 1 warning (12 more not listed)". */
-export function problemHeadline(report: Pick<DatasetReport, "errors" | "warnings" | "errors_omitted" | "warnings_omitted">): string {
+/** "3 errors, 1 warning (12 more not listed)"; in the dashboard's language with the dataset namespace's `t`. */
+export function problemHeadline(
+  report: Pick<DatasetReport, "errors" | "warnings" | "errors_omitted" | "warnings_omitted">,
+  t?: TFunction<"dataset">,
+): string {
+  if (t) {
+    const head = t("report.headline", {
+      errors: t("report.errors", { count: report.errors.length + report.errors_omitted }),
+      warnings: t("report.warnings", { count: report.warnings.length + report.warnings_omitted }),
+    });
+    const omitted = report.errors_omitted + report.warnings_omitted;
+    return omitted ? t("report.headlineOmitted", { head, count: omitted }) : head;
+  }
   const n = (k: number, w: string) => `${k} ${w}${k === 1 ? "" : "s"}`;
   const omitted = report.errors_omitted + report.warnings_omitted;
   const head = `${n(report.errors.length + report.errors_omitted, "error")}, ${n(report.warnings.length + report.warnings_omitted, "warning")}`;

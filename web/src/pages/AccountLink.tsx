@@ -1,4 +1,5 @@
 import { useEffect, useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
 import { api } from "../api/client";
 import type { InvitationCheck, ResetCheck, Session } from "../api/types";
 import { NewPasswordFields } from "../components/NewPasswordFields";
@@ -18,6 +19,7 @@ export function isAccountLinkPath(path: string): Kind | null {
 }
 
 export function AccountLinkPage({ kind, onSignedIn }: { kind: Kind; onSignedIn: (s: Session) => void }) {
+  const { t } = useTranslation("auth");
   const token = location.hash.slice(1);
   const [check, setCheck] = useState<InvitationCheck | ResetCheck | null>(null);
   const [refused, setRefused] = useState<unknown>(null);
@@ -38,7 +40,7 @@ export function AccountLinkPage({ kind, onSignedIn }: { kind: Kind; onSignedIn: 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setError(null);
-    if (password !== again) return setError(new Error("the two passwords differ"));
+    if (password !== again) return setError(new Error(t("link.passwordsDiffer")));
     setBusy(true);
     try {
       if (kind === "invitation") {
@@ -56,48 +58,50 @@ export function AccountLinkPage({ kind, onSignedIn }: { kind: Kind; onSignedIn: 
   };
 
   const invitation = kind === "invitation";
-  const heading = invitation ? "Create your Builder account" : "Set a new password";
+  const heading = invitation ? t("signin.titleSignup") : t("link.titleReset");
   if (refused || !token) {
     return (
       <section className="signin">
         <h1>{heading}</h1>
         <ErrorBox
-          error={refused ?? new Error("this link is incomplete: copy the whole link you were given")}
-          title={invitation ? "This invitation cannot be used" : "This link cannot be used"}
+          error={refused ?? new Error(t("link.incomplete"))}
+          title={invitation ? t("link.invitationUnusable") : t("link.linkUnusable")}
         />
         <p>
-          <a href="/signin">Go to the sign-in page</a>
+          <a href="/signin">{t("link.goToSignIn")}</a>
         </p>
       </section>
     );
   }
-  if (!check) return <p aria-busy="true">Checking the link…</p>;
+  if (!check) return <p aria-busy="true">{t("link.checking")}</p>;
   return (
     <section className="signin">
       <h1>{heading}</h1>
       <p className="note" data-testid="link-state">
         {invitation
-          ? `You have been invited to Builder as ${(check as InvitationCheck).role === "admin" ? "an administrator" : "a member"}. `
-          : `For the account ${check.email}. Signing in again is needed everywhere afterwards. `}
-        This link works once, until {formatDate(check.expires_at)}.
+          ? (check as InvitationCheck).role === "admin"
+            ? t("link.invitedAdmin")
+            : t("link.invitedMember")
+          : t("link.forAccount", { email: check.email })}{" "}
+        {t("link.worksOnce", { date: formatDate(check.expires_at) })}
       </p>
       <form onSubmit={submit} className="card narrow">
         {invitation ? (
           <label>
-            Email (your sign-in name)
+            {t("link.email")}
             <input type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />
           </label>
         ) : null}
         <NewPasswordFields
-          label={invitation ? "Password" : "New password"}
+          label={invitation ? t("signin.password") : t("link.newPassword")}
           value={password}
           again={again}
           onValue={setPassword}
           onAgain={setAgain}
         />
-        <ErrorBox error={error} title={invitation ? "The account was not created" : "The password was not set"} />
+        <ErrorBox error={error} title={invitation ? t("signin.notCreated") : t("link.notSet")} />
         <button type="submit" disabled={busy}>
-          {busy ? "…" : invitation ? "Create my account" : "Set the new password"}
+          {busy ? "…" : invitation ? t("link.createMine") : t("link.setPassword")}
         </button>
       </form>
     </section>

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from "react";
+import { useTranslation } from "react-i18next";
 import { api } from "../api/client";
 import type { Experiment, Model, Report } from "../api/types";
 import { DatasetReportView, DatasetSummaryView } from "../components/DatasetReportView";
@@ -13,7 +14,7 @@ import { ExperimentLabelsEditor } from "../components/ExperimentLabels";
 import { IntendedUseEditor } from "../components/IntendedUse";
 import { OperatingPointPanel } from "../components/OperatingPoint";
 import { formatEta, useSteadyEta } from "../lib/eta";
-import { experimentTitle, formatDate, formatDuration } from "../lib/format";
+import { experimentTitle, formatDate, formatDuration, formatNumber, formatPercent } from "../lib/format";
 import { navigate } from "../lib/router";
 
 const TERMINAL = new Set(["ready", "invalid_dataset", "failed", "cancelled"]);
@@ -80,6 +81,7 @@ function useLiveExperiment(id: number) {
 }
 
 export function ExperimentPage({ id }: { id: number }) {
+  const { t } = useTranslation("result");
   const { exp, error, refresh } = useLiveExperiment(id);
   const [report, setReport] = useState<Report | null>(null);
   const [model, setModel] = useState<Model | null>(null);
@@ -95,7 +97,7 @@ export function ExperimentPage({ id }: { id: number }) {
   }, [exp?.status, id]);
 
   if (error && !exp) return <ErrorBox error={error} />;
-  if (!exp) return <p aria-busy="true">Loading…</p>;
+  if (!exp) return <p aria-busy="true">{t("common:loading")}</p>;
   const req = exp.request as Record<string, unknown>;
   const deleting = exp.status === "deleting";
   const running = !TERMINAL.has(exp.status) && !deleting;
@@ -103,6 +105,9 @@ export function ExperimentPage({ id }: { id: number }) {
   const started = new Date(String(exp.created_at)).getTime();
   const ended = exp.finished_at ? new Date(exp.finished_at as string).getTime() : Date.now();
   const tables = figureTables(report?.report);
+  // The pipeline's words for why a class was taken (pipelines/.../clinical.py RULE_RARER, RULE_TIE).
+  const ruleText = (rule: string) =>
+    rule === "less frequent class" ? t("page.ruleRarer") : rule.startsWith("classes equally frequent") ? t("page.ruleTie") : rule;
 
   const cancel = async () => {
     setActionError(null);
@@ -117,12 +122,7 @@ export function ExperimentPage({ id }: { id: number }) {
   // DELETE /v1/experiments/{id}: the model stops serving before it answers; the files go in the background.
   const remove = async () => {
     const label = exp.name ? `"${exp.name}" (#${id})` : `#${id}`;
-    if (
-      !window.confirm(
-        `Delete experiment ${label}? Its model stops answering at once, and its models, reports, figures and logs are removed for good. The uploaded dataset is kept.`,
-      )
-    )
-      return;
+    if (!window.confirm(t("page.confirmDelete", { label }))) return;
     setActionError(null);
     try {
       await api("DELETE", `/v1/experiments/${id}`);
@@ -140,49 +140,50 @@ export function ExperimentPage({ id }: { id: number }) {
         </h1>
         {running ? (
           <button type="button" className="danger" onClick={cancel} disabled={exp.cancel_requested}>
-            {exp.cancel_requested ? "Cancelling…" : "Cancel"}
+            {exp.cancel_requested ? t("page.cancelling") : t("page.cancel")}
           </button>
         ) : null}
         {deleting ? null : (
           <button type="button" className="danger" onClick={remove} data-testid="delete-experiment">
-            Delete experiment
+            {t("page.delete")}
           </button>
         )}
       </div>
       <p className="muted">
-        {String(req.study_type)} · {String(req.task)} · {String(req.type_of_experiment)} · optimising {String(req.optimization_metric)} ·{" "}
-        {req.optimization_type === 0 ? "best quality" : "fastest"} · created {formatDate(String(exp.created_at))} ·{" "}
-        {formatDuration((ended - started) / 1000)}
+        {t(`experiments:list.studyType.${String(req.study_type)}`, { defaultValue: String(req.study_type) })} ·{" "}
+        {t(`common:task.${String(req.task)}`, { defaultValue: String(req.task) })} ·{" "}
+        {t(`common:kind.${String(req.type_of_experiment)}`, { defaultValue: String(req.type_of_experiment) })} ·{" "}
+        {t("page.optimising", { metric: String(req.optimization_metric) })} ·{" "}
+        {req.optimization_type === 0 ? t("page.bestQuality") : t("page.fastest")} ·{" "}
+        {t("page.created", { date: formatDate(String(exp.created_at)) })} · {formatDuration((ended - started) / 1000)}
         {retrospective && exp.source_experiment_id ? (
           <>
             {" "}
-            · testing <Link to={`/experiments/${exp.source_experiment_id}`}>#{exp.source_experiment_id}</Link>
+            · {t("page.testing")} <Link to={`/experiments/${exp.source_experiment_id}`}>#{exp.source_experiment_id}</Link>
           </>
         ) : null}
       </p>
       <ExperimentLabelsEditor exp={exp} onSaved={() => void refresh()} />
       <ErrorBox error={actionError} />
-      {deleting ? (
-        <p className="card">This experiment is being deleted: its model no longer answers, and its files are being removed.</p>
-      ) : null}
+      {deleting ? <p className="card">{t("page.beingDeleted")}</p> : null}
       {running ? (
         <div className="card" aria-live="polite">
-          <progress max={1} value={exp.progress?.fraction ?? 0} aria-label="Experiment progress" />
+          <progress max={1} value={exp.progress?.fraction ?? 0} aria-label={t("page.progress")} />
           <p>
-            <strong>{exp.progress?.stage ?? exp.status}</strong> {exp.progress ? `${Math.round(exp.progress.fraction * 100)}%` : ""}
-            {exp.progress?.epoch && exp.progress.epochs ? ` · epoch ${exp.progress.epoch} of ${exp.progress.epochs}` : ""}
+            <strong>{t(`common:status.${exp.progress?.stage ?? exp.status}`, { defaultValue: exp.progress?.stage ?? exp.status })}</strong>{" "}
+            {exp.progress ? formatPercent(exp.progress.fraction, 0) : ""}
+            {exp.progress?.epoch && exp.progress.epochs ? ` · ${t("page.epoch", { n: exp.progress.epoch, of: exp.progress.epochs })}` : ""}
             {exp.progress?.trial && exp.progress.trials
-              ? ` · trial ${exp.progress.trial} of up to ${Math.max(exp.progress.trial, exp.progress.trials)}`
+              ? ` · ${t("page.trial", { n: exp.progress.trial, of: Math.max(exp.progress.trial, exp.progress.trials) })}`
               : ""}
-            {eta ? ` · about ${formatEta(eta.seconds)} left` : ""}
+            {eta ? ` · ${t("page.eta", { eta: formatEta(eta.seconds) })}` : ""}
           </p>
           {exp.progress?.message ? <p className="muted small">{exp.progress.message}</p> : null}
         </div>
       ) : null}
       {exp.failure_reason ? (
         <div className="error" role="alert">
-          <strong>{exp.status === "invalid_dataset" ? "The dataset did not pass its checks" : "The experiment failed"}:</strong>{" "}
-          {exp.failure_reason}
+          <strong>{exp.status === "invalid_dataset" ? t("page.invalidDataset") : t("page.failed")}:</strong> {exp.failure_reason}
         </div>
       ) : null}
       {exp.status === "invalid_dataset" && exp.dataset_report ? <DatasetReportView report={exp.dataset_report} /> : null}
@@ -190,23 +191,26 @@ export function ExperimentPage({ id }: { id: number }) {
       {exp.status === "ready" && exp.metrics ? (
         <>
           <VerdictBox warnings={exp.warnings ?? []} />
-          <h2>{retrospective ? "Results on the new data" : "Results on the test set"}</h2>
+          <h2>{retrospective ? t("page.resultsNew") : t("page.resultsTest")}</h2>
           {exp.positive_class ? (
             <p data-testid="positive-class">
-              Positive class: <strong>{exp.positive_class.name}</strong>
-              {exp.positive_class.name !== exp.positive_class.code ? ` (${exp.positive_class.code} in the CSV)` : ""}
+              {t("page.positiveClass")} <strong>{exp.positive_class.name}</strong>
+              {exp.positive_class.name !== exp.positive_class.code ? ` ${t("page.inCsv", { code: exp.positive_class.code })}` : ""}
               <span className="muted">
                 {" "}
-                · {exp.positive_class.rule === "requested" ? "chosen in the request" : `chosen by Builder: the ${exp.positive_class.rule}`}.
-                Sensitivity, specificity, PPV and NPV below are for this class.
+                ·{" "}
+                {exp.positive_class.rule === "requested"
+                  ? t("page.chosenInRequest")
+                  : t("page.chosenByBuilder", { rule: ruleText(exp.positive_class.rule) })}
+                . {t("page.positiveMetrics")}
               </span>
             </p>
           ) : null}
           <MetricsTable
             metrics={exp.metrics}
             compare={retrospective ? exp.original_metrics : undefined}
-            compareLabel={`Internal test of #${exp.source_experiment_id}`}
-            caption={retrospective ? "Metrics on the new data, beside the model's internal test" : "Test metrics"}
+            compareLabel={t("page.internalTestOf", { id: exp.source_experiment_id })}
+            caption={retrospective ? t("page.metricsCaptionNew") : t("page.metricsCaption")}
             positiveName={exp.positive_class?.name}
           />
           <RetrospectiveStudies exp={exp} />
@@ -216,18 +220,18 @@ export function ExperimentPage({ id }: { id: number }) {
           <SubgroupsSection exp={exp} />
           <div className="actions">
             <Link to={`/experiments/${id}/try`} className="button">
-              Try it
+              {t("page.tryIt")}
             </Link>
             <a className="button secondary" href={`/v1/models/${id}/download`} download>
-              Download ONNX
+              {t("page.downloadOnnx")}
             </a>
             {!retrospective ? (
               <Link to={`/experiments/new?source=${id}`} className="button secondary">
-                Test on new data
+                {t("page.testOnNewData")}
               </Link>
             ) : null}
             <a className="button secondary" href={`/v1/experiments/${id}/logs`} target="_blank" rel="noreferrer">
-              Training log
+              {t("page.trainingLog")}
             </a>
             {/* The model card as one self-contained page: open it, print it to PDF or attach it to a submission. */}
             <a
@@ -236,15 +240,15 @@ export function ExperimentPage({ id }: { id: number }) {
               download={`model-card-experiment-${id}.html`}
               data-testid="download-report"
             >
-              Download report
+              {t("page.downloadReport")}
             </a>
           </div>
           <IntendedUseEditor exp={exp} onSaved={() => void refresh()} />
           {!retrospective && exp.positive_class ? <OperatingPointPanel experimentId={id} onChanged={() => void refresh()} /> : null}
           {report ? (
             <>
-              <h2>Figures</h2>
-              {report.figures.length === 0 ? <p className="muted">The pipeline wrote no figures for this model.</p> : null}
+              <h2>{t("page.figures")}</h2>
+              {report.figures.length === 0 ? <p className="muted">{t("page.noFigures")}</p> : null}
               <div className="figures" data-testid="figures">
                 {report.figures.map((f) => (
                   <FigureCard key={f.name} figure={f} table={tables[f.name]} />
@@ -258,29 +262,29 @@ export function ExperimentPage({ id }: { id: number }) {
 
       {exp.dataset_report && exp.status !== "invalid_dataset" ? (
         <>
-          <h2>Dataset</h2>
+          <h2>{t("page.dataset")}</h2>
           <DatasetSummaryView summary={exp.dataset_report.summary} />
         </>
       ) : null}
-      <h2>History</h2>
+      <h2>{t("page.history")}</h2>
       <ol className="history">
         {exp.history.map((h, i) => (
           <li key={i}>
             <StatusBadge status={h.status} /> {formatDate(h.at)}
-            {h.attempt ? <span className="muted small"> (attempt {h.attempt})</span> : null}
+            {h.attempt ? <span className="muted small"> {t("page.attempt", { n: h.attempt })}</span> : null}
             {h.event ? (
               <span className="small">
                 {" "}
                 {h.event === "operating_point_saved"
-                  ? `operating point saved as model version ${h.version}`
-                  : `model version ${h.version} made current again`}
+                  ? t("page.operatingPointSaved", { version: h.version })
+                  : t("page.versionCurrent", { version: h.version })}
               </span>
             ) : null}
           </li>
         ))}
       </ol>
       <details>
-        <summary>Request</summary>
+        <summary>{t("page.request")}</summary>
         <pre>
           <code>{JSON.stringify(exp.request, null, 2)}</code>
         </pre>
@@ -290,12 +294,13 @@ export function ExperimentPage({ id }: { id: number }) {
 }
 
 function UnseenValuesNote({ report }: { report: Record<string, unknown> | null | undefined }) {
+  const { t } = useTranslation("result");
   const rows = typeof report?.rows === "number" ? report.rows : undefined;
   const notes = unseenValueNotes(report, rows);
   if (!notes.length) return null;
   return (
     <div className="note" role="note" data-testid="unseen-values">
-      <strong>Some values were new to the model.</strong>
+      <strong>{t("page.unseen")}</strong>
       <ul>
         {notes.map((n) => (
           <li key={n}>{n}</li>
@@ -306,58 +311,65 @@ function UnseenValuesNote({ report }: { report: Record<string, unknown> | null |
 }
 
 function ModelInputs({ model }: { model: Model }) {
+  const { t } = useTranslation("result");
   return (
     <>
-      <h2>Model inputs and thresholds</h2>
+      <h2>{t("inputs.title")}</h2>
       <dl className="facts">
         <div>
-          <dt>Kind</dt>
-          <dd>
-            {model.kind} ({model.problem}), version {model.version}
-          </dd>
+          <dt>{t("inputs.kind")}</dt>
+          <dd>{t("inputs.kindValue", { kind: model.kind, problem: model.problem, version: model.version })}</dd>
         </div>
         {model.inputs.image ? (
           <div>
-            <dt>Image input</dt>
+            <dt>{t("inputs.image")}</dt>
             <dd>
-              {model.inputs.image.width}×{model.inputs.image.height}, {model.inputs.image.channels} channel(s)
+              {t("inputs.imageValue", {
+                width: model.inputs.image.width,
+                height: model.inputs.image.height,
+                channels: model.inputs.image.channels,
+              })}
             </dd>
           </div>
         ) : null}
         {model.inputs.data_cols ? (
           <div>
-            <dt>Inputs (in order)</dt>
+            <dt>{t("inputs.dataCols")}</dt>
             <dd>{model.inputs.data_cols.join(", ")}</dd>
           </div>
         ) : null}
         {model.threshold_rule ? (
           <div>
-            <dt>Threshold rule</dt>
+            <dt>{t("inputs.thresholdRule")}</dt>
             <dd>{model.threshold_rule}</dd>
           </div>
         ) : null}
         {model.detection ? (
           <div>
-            <dt>Detection</dt>
+            <dt>{t("inputs.detection")}</dt>
             <dd>
-              score ≥ {model.detection.score_threshold}, NMS IoU {model.detection.nms_iou}, at most {model.detection.max_detections} boxes
+              {t("inputs.detectionValue", {
+                score: model.detection.score_threshold,
+                iou: model.detection.nms_iou,
+                max: model.detection.max_detections,
+              })}
             </dd>
           </div>
         ) : null}
       </dl>
       <div className="table-wrap" tabIndex={0}>
-        <table aria-label="Classes and thresholds">
+        <table aria-label={t("inputs.classesAndThresholds")}>
           <thead>
             <tr>
-              <th scope="col">Class</th>
-              <th scope="col">Threshold</th>
+              <th scope="col">{t("inputs.class")}</th>
+              <th scope="col">{t("inputs.threshold")}</th>
             </tr>
           </thead>
           <tbody>
             {Object.entries(model.classes).map(([i, name]) => (
               <tr key={i}>
                 <td>{name}</td>
-                <td>{model.thresholds?.[Number(i)]?.toFixed(3) ?? "–"}</td>
+                <td>{formatNumber(model.thresholds?.[Number(i)])}</td>
               </tr>
             ))}
           </tbody>

@@ -1,16 +1,18 @@
 import { useEffect, useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
 import { api } from "../api/client";
 import type { ExperimentList, ExperimentStatus } from "../api/types";
 import { ErrorBox, Link, StatusBadge } from "../components/ui";
-import { experimentTitle, formatDate, formatDuration } from "../lib/format";
+import { experimentTitle, formatDate, formatDuration, formatNumber, formatPercent } from "../lib/format";
 import { navigate } from "../lib/router";
 
-const STATUS_GROUPS: Array<[string, string, ExperimentStatus[] | null]> = [
-  ["all", "All", null],
-  ["running", "Running", ["queued", "fetching", "validating", "training", "evaluating", "publishing"]],
-  ["ready", "Ready", ["ready"]],
-  ["problems", "Failed or invalid", ["failed", "invalid_dataset"]],
-  ["cancelled", "Cancelled", ["cancelled"]],
+/** Filter value, its label's key (list.group.*), the statuses it shows. */
+const STATUS_GROUPS: Array<[string, ExperimentStatus[] | null]> = [
+  ["all", null],
+  ["running", ["queued", "fetching", "validating", "training", "evaluating", "publishing"]],
+  ["ready", ["ready"]],
+  ["problems", ["failed", "invalid_dataset"]],
+  ["cancelled", ["cancelled"]],
 ];
 
 /** The server's limit on ?q= (src/experiments/request.ts SEARCH_MAX). */
@@ -20,6 +22,7 @@ const metricName: Record<string, string> = { AUC: "auc", "F-macro": "f_macro", P
 
 /** The experiments list; the filters live in the URL so a filtered view can be bookmarked or shared. */
 export function ExperimentsPage({ query }: { query: URLSearchParams }) {
+  const { t } = useTranslation("experiments");
   const group = query.get("status") ?? "all";
   const task = query.get("task") ?? "all";
   const search = query.get("q") ?? "";
@@ -29,7 +32,7 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
   const [details, setDetails] = useState<Record<number, { metric?: string; value?: number | null }>>({});
 
   useEffect(() => {
-    const statuses = STATUS_GROUPS.find(([k]) => k === group)?.[2];
+    const statuses = STATUS_GROUPS.find(([k]) => k === group)?.[1];
     const params = new URLSearchParams({ limit: "200" });
     if (statuses) params.set("status", statuses.join(","));
     if (search) params.set("q", search);
@@ -80,70 +83,70 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
   return (
     <section>
       <div className="title-row">
-        <h1>Experiments</h1>
+        <h1>{t("list.title")}</h1>
         <Link to="/experiments/new" className="button">
-          New experiment
+          {t("new.title")}
         </Link>
       </div>
       <form role="search" className="row-form" onSubmit={submitSearch}>
         <label>
-          Search
+          {t("list.search")}
           <input
             type="search"
             value={searchText}
             maxLength={SEARCH_MAX}
-            placeholder="name, description, file or label column"
+            placeholder={t("list.searchPlaceholder")}
             onChange={(e) => setSearchText(e.target.value)}
           />
         </label>
         <button type="submit" className="secondary">
-          Search
+          {t("list.search")}
         </button>
       </form>
-      <div className="filters" role="group" aria-label="Filters">
+      <div className="filters" role="group" aria-label={t("list.filters")}>
         <label>
-          Status
+          {t("list.status")}
           <select value={group} onChange={(e) => setFilter("status", e.target.value)}>
-            {STATUS_GROUPS.map(([k, label]) => (
+            {STATUS_GROUPS.map(([k]) => (
               <option key={k} value={k}>
-                {label}
+                {t(`list.group.${k}`)}
               </option>
             ))}
           </select>
         </label>
         <label>
-          Task
+          {t("new.task")}
           <select value={task} onChange={(e) => setFilter("task", e.target.value)}>
-            <option value="all">All</option>
-            <option value="vision">Images (vision)</option>
-            <option value="data">Tables (data)</option>
-            <option value="detection">Detection</option>
+            <option value="all">{t("list.group.all")}</option>
+            <option value="vision">{t("new.taskVision")}</option>
+            <option value="data">{t("list.taskTables")}</option>
+            <option value="detection">{t("list.taskDetection")}</option>
           </select>
         </label>
       </div>
       <ErrorBox error={error} />
-      {list === null && !error ? <p aria-busy="true">Loading…</p> : null}
+      {list === null && !error ? <p aria-busy="true">{t("common:loading")}</p> : null}
       {list && rows.length === 0 ? (
         search ? (
-          <p>No experiments match “{search}”.</p>
+          <p>{t("list.noMatch", { search })}</p>
         ) : (
           <p>
-            No experiments here yet. <Link to="/experiments/new">Upload a dataset and build a model</Link>.
+            {t("list.empty")} <Link to="/experiments/new">{t("list.emptyLink")}</Link>
           </p>
         )
       ) : null}
       {rows.length ? (
         <div className="table-wrap" tabIndex={0}>
-          <table aria-label="Experiments" data-testid="experiments">
+          <table aria-label={t("list.title")} data-testid="experiments">
             <thead>
               <tr>
                 <th scope="col">ID</th>
-                <th scope="col">Name</th>
-                <th scope="col">Status</th>
-                <th scope="col">Study</th>
-                <th scope="col">Metric</th>
-                <th scope="col">Created</th>
-                <th scope="col">Duration</th>
+                <th scope="col">{t("labels.name")}</th>
+                <th scope="col">{t("list.status")}</th>
+                <th scope="col">{t("list.study")}</th>
+                <th scope="col">{t("list.metric")}</th>
+                <th scope="col">{t("list.created")}</th>
+                <th scope="col">{t("list.duration")}</th>
               </tr>
             </thead>
             <tbody>
@@ -158,15 +161,16 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
                     <td className="experiment-name">
                       <Link to={`/experiments/${e.experiment_id}`}>{experimentTitle(e)}</Link>
                       <div className="muted small">
-                        {e.task} · {e.type_of_experiment}
+                        {t(`common:task.${e.task}`, { defaultValue: e.task })} ·{" "}
+                        {t(`common:kind.${e.type_of_experiment}`, { defaultValue: e.type_of_experiment })}
                       </div>
                     </td>
                     <td>
                       <StatusBadge status={e.status} />
-                      {e.progress && !e.finished_at ? <span className="muted small"> {Math.round(e.progress.fraction * 100)}%</span> : null}
+                      {e.progress && !e.finished_at ? <span className="muted small"> {formatPercent(e.progress.fraction, 0)}</span> : null}
                     </td>
-                    <td>{e.study_type}</td>
-                    <td>{d?.value !== undefined && d.value !== null ? `${d.metric} ${d.value.toFixed(3)}` : "–"}</td>
+                    <td>{t(`list.studyType.${e.study_type}`, { defaultValue: e.study_type })}</td>
+                    <td>{d?.value !== undefined && d.value !== null ? `${d.metric} ${formatNumber(d.value)}` : "–"}</td>
                     <td>{formatDate(String(e.created_at))}</td>
                     <td>{formatDuration((end - new Date(String(e.created_at)).getTime()) / 1000)}</td>
                   </tr>

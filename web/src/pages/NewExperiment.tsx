@@ -1,4 +1,5 @@
 import { useEffect, useMemo, useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
 import { api } from "../api/client";
 import type { Columns, DatasetReport, ExperimentList, ExperimentRequest, UploadResult } from "../api/types";
 import { ColumnChecklist, ColumnSelect } from "../components/ColumnPickers";
@@ -8,7 +9,7 @@ import { Uploader } from "../components/Uploader";
 import { LabelInputs } from "../components/ExperimentLabels";
 import { ErrorBox } from "../components/ui";
 import { binaryLabelValues, inputCandidates, proposeColumns } from "../lib/columns";
-import { formatBytes, proposeExperimentId } from "../lib/format";
+import { formatBytes, formatCount, proposeExperimentId } from "../lib/format";
 import { navigate } from "../lib/router";
 import { useSession } from "../session";
 
@@ -19,6 +20,7 @@ type Metric = ExperimentRequest["optimization_metric"];
  * is here; experiment_id is proposed. With ?source=<id> it is a Retrospective study of that model on new data.
  */
 export function NewExperimentPage({ query }: { query: URLSearchParams }) {
+  const { t } = useTranslation("experiments");
   const { session } = useSession();
   const source = query.get("source") ? Number(query.get("source")) : null;
   const [upload, setUpload] = useState<UploadResult | null>(null);
@@ -176,14 +178,9 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
 
   return (
     <section>
-      <h1>{source ? `Test experiment #${source} on new data` : "New experiment"}</h1>
-      {source ? (
-        <p>
-          A Retrospective study: the model of experiment #{source} is evaluated on the zip you upload, and its metrics are shown beside the
-          internal ones.
-        </p>
-      ) : null}
-      <h2>1. Upload the dataset</h2>
+      <h1>{source ? t("new.titleStudy", { id: source }) : t("new.title")}</h1>
+      {source ? <p>{t("new.studyIntro", { id: source })}</p> : null}
+      <h2>{t("new.step1")}</h2>
       <Uploader
         key={uploaderKey}
         onUploaded={onUploaded}
@@ -205,70 +202,74 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
       )}
       {upload ? (
         <p className="muted small" data-testid="uploaded">
-          Stored as <code>{upload.zip_gcloud}</code> ({formatBytes(upload.size)}, sha256 {upload.sha256.slice(0, 12)}…)
+          {t("new.storedAs")} <code>{upload.zip_gcloud}</code> ({formatBytes(upload.size)}, sha256 {upload.sha256.slice(0, 12)}…)
           {licence ? (
             <>
               <br />
-              <span data-testid="sample-licence">Sample data: {licence}</span>
+              <span data-testid="sample-licence">{t("new.sampleData", { licence })}</span>
             </>
           ) : null}
         </p>
       ) : null}
       <ErrorBox error={error} />
       {columns ? (
-        <form onSubmit={submit} aria-label="Experiment settings">
-          <h2>2. Choose the columns</h2>
+        <form onSubmit={submit} aria-label={t("new.formLabel")}>
+          <h2>{t("new.step2")}</h2>
           <p className="muted small">
-            {columns.csv_path ?? "CSV"}: {columns.rows} rows, {columns.columns.length} columns. The first column ({cols[0]?.name}) is the
-            patient id.
+            {t("new.csvSummary", {
+              csv: columns.csv_path ?? "CSV",
+              rows: formatCount(columns.rows),
+              columns: formatCount(columns.columns.length),
+              first: cols[0]?.name,
+            })}
           </p>
           <div className="grid2">
             <label>
-              Task
+              {t("new.task")}
               <select value={task} onChange={(e) => setTask(e.target.value as "vision" | "data")} disabled={!!source}>
-                <option value="data">Table of clinical variables (data)</option>
-                <option value="vision">Images (vision)</option>
+                <option value="data">{t("new.taskData")}</option>
+                <option value="vision">{t("new.taskVision")}</option>
               </select>
             </label>
             <label>
-              Type of experiment
+              {t("new.kind")}
               <select value={kind} onChange={(e) => setKind(e.target.value as "classification" | "detection")} disabled={!!source}>
-                <option value="classification">Classification</option>
-                <option value="detection">Detection (boxes)</option>
+                <option value="classification">{t("new.kindClassification")}</option>
+                <option value="detection">{t("new.kindDetection")}</option>
               </select>
             </label>
             <label>
-              Model type
+              {t("new.modelType")}
               <select value={modelType} onChange={(e) => setModelType(Number(e.target.value) as 0 | 1)} disabled={!!source}>
-                <option value={0}>Classification (classes)</option>
-                <option value={1}>Regression (a number)</option>
+                <option value={0}>{t("new.modelClasses")}</option>
+                <option value={1}>{t("new.modelRegression")}</option>
               </select>
             </label>
             {task === "vision" ? (
               <ColumnSelect
                 id="images-col"
-                label="Images column"
+                label={t("new.imagesCol")}
                 columns={cols.slice(1)}
                 value={imagesCol}
                 onChange={setImagesCol}
-                help="the column with each row's image path in the zip"
+                help={t("new.imagesColHelp")}
               />
             ) : null}
             {!source && kind !== "detection" ? (
               <ColumnSelect
                 id="split-col"
-                label="Split column (optional)"
+                label={t("new.splitCol")}
                 columns={cols.slice(1).filter((c) => c.type === "categorical")}
                 value={splitCol}
                 onChange={setSplitCol}
-                optional="None: Builder splits by patient (70/15/15)"
-                help="train / validation / test per row; a patient's rows must agree"
+                optional={t("new.splitNone")}
+                help={t("new.splitHelp")}
               />
             ) : null}
           </div>
           {binary ? (
             <label htmlFor="positive-class">
-              Positive class (the disease or finding)
+              {t("new.positiveClass")}
               <select
                 id="positive-class"
                 value={positiveClass ?? ""}
@@ -278,36 +279,32 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
               >
                 {binary.values.map((v) => (
                   <option key={v} value={v}>
-                    {v} ({binary.counts[v]} rows{v === binary.proposed ? ", the less frequent" : ""})
+                    {v === binary.proposed
+                      ? t("new.positiveOptionProposed", { value: v, rows: formatCount(binary.counts[v]) })
+                      : t("new.positiveOption", { value: v, rows: formatCount(binary.counts[v]) })}
                   </option>
                 ))}
               </select>
               <span id="positive-class-help" className="muted small">
-                sensitivity, specificity, PPV and NPV are reported for this class; proposed: the less frequent one
+                {t("new.positiveHelp")}
               </span>
             </label>
           ) : null}
           <ColumnChecklist
-            legend="Label column(s): what the model predicts"
+            legend={t("new.labelCols")}
             columns={cols.slice(1).filter((c) => c.name !== imagesCol && c.name !== splitCol)}
             value={labelCols}
             onChange={setLabelCols}
             testId="label-cols"
           />
           {task === "data" ? (
-            <ColumnChecklist
-              legend="Input columns (data_cols)"
-              columns={candidates}
-              value={dataCols}
-              onChange={setDataCols}
-              testId="data-cols"
-            />
+            <ColumnChecklist legend={t("new.dataCols")} columns={candidates} value={dataCols} onChange={setDataCols} testId="data-cols" />
           ) : null}
           {subgroupCandidates.length ? (
             <details className="starters" data-testid="subgroups-picker" open={chosenSubgroups.length > 0}>
-              <summary>Subgroups (optional): test figures per group of patients, e.g. by sex, age or site</summary>
+              <summary>{t("new.subgroups")}</summary>
               <ColumnChecklist
-                legend="Subgroup columns: a column meant for grouping (category labels are shown as written; numbers are cut in quartiles)"
+                legend={t("new.subgroupCols")}
                 columns={subgroupCandidates}
                 value={chosenSubgroups}
                 onChange={setSubgroupCols}
@@ -316,29 +313,29 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
             </details>
           ) : null}
 
-          <h2>3. Settings</h2>
+          <h2>{t("new.step3")}</h2>
           <div className="grid2">
             <LabelInputs name={name} description={description} onName={setName} onDescription={setDescription} optional />
             <label>
-              Optimisation metric
+              {t("new.metric")}
               <select value={metric} onChange={(e) => setMetric(e.target.value as Metric)}>
                 <option value="AUC">AUC</option>
-                <option value="F-macro">F1 (macro)</option>
-                <option value="Precision">Precision</option>
-                <option value="Recall">Recall (sensitivity)</option>
+                <option value="F-macro">{t("new.metricF1")}</option>
+                <option value="Precision">{t("new.metricPrecision")}</option>
+                <option value="Recall">{t("new.metricRecall")}</option>
               </select>
             </label>
             <fieldset>
-              <legend>Quality or time</legend>
+              <legend>{t("new.qualityOrTime")}</legend>
               <label className="check">
-                <input type="radio" name="opt" checked={optimization === 1} onChange={() => setOptimization(1)} /> Fastest (minutes)
+                <input type="radio" name="opt" checked={optimization === 1} onChange={() => setOptimization(1)} /> {t("new.fastest")}
               </label>
               <label className="check">
-                <input type="radio" name="opt" checked={optimization === 0} onChange={() => setOptimization(0)} /> Best quality (longer)
+                <input type="radio" name="opt" checked={optimization === 0} onChange={() => setOptimization(0)} /> {t("new.bestQuality")}
               </label>
             </fieldset>
             <label>
-              Time budget in seconds (optional)
+              {t("new.budget")}
               <input
                 type="number"
                 min={1}
@@ -346,12 +343,12 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
                 inputMode="numeric"
                 value={budget}
                 onChange={(e) => setBudget(e.target.value)}
-                placeholder="server default"
+                placeholder={t("new.budgetDefault")}
                 data-testid="budget"
               />
             </label>
             <label>
-              Experiment ID
+              {t("new.experimentId")}
               <input
                 type="number"
                 min={1}
@@ -360,29 +357,29 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
                 onChange={(e) => setExperimentId(e.target.value ? Number(e.target.value) : null)}
                 data-testid="experiment-id"
               />
-              <span className="muted small">proposed: one more than your highest</span>
+              <span className="muted small">{t("new.experimentIdHelp")}</span>
             </label>
           </div>
           <details>
-            <summary>Advanced</summary>
+            <summary>{t("new.advanced")}</summary>
             <label>
-              Callback URL (optional): Builder POSTs the result there when the experiment ends
+              {t("new.callbackUrl")}
               <input type="url" value={callbackUrl} onChange={(e) => setCallbackUrl(e.target.value)} placeholder="https://…" />
             </label>
             <label>
-              User token (optional): the seed API's field, accepted for compatibility and never stored
+              {t("new.userToken")}
               <input value={userToken} onChange={(e) => setUserToken(e.target.value)} autoComplete="off" />
             </label>
             <p className="muted small">
-              User: <code>{session.user_id}</code> (user_id, from your session)
+              {t("new.user")} <code>{session.user_id}</code> {t("new.userFromSession")}
             </p>
           </details>
           <div className="actions">
             <button type="button" className="secondary" onClick={check} disabled={checking}>
-              {checking ? "Checking…" : "Check dataset"}
+              {checking ? t("new.checking") : t("new.check")}
             </button>
             <button type="submit" disabled={submitting || !experimentId || (report !== null && !report.valid)}>
-              {submitting ? "Starting…" : source ? "Start the test" : "Build model"}
+              {submitting ? t("new.starting") : source ? t("new.startTest") : t("new.build")}
             </button>
           </div>
           {report ? <DatasetReportView report={report} /> : null}

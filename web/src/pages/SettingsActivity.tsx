@@ -1,4 +1,5 @@
 import { useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
 import { api } from "../api/client";
 import type { AuditPage } from "../api/types";
 import { ErrorBox } from "../components/ui";
@@ -7,38 +8,34 @@ import { formatBytes, formatDate } from "../lib/format";
 const PAGE = 50;
 
 /** The audit log's action codes in words. A code this page does not know yet is shown as it is. */
-const ACTION_WORDS: Record<string, string> = {
-  sign_in: "Signed in to the dashboard",
-  api_key_created: "Created an API key",
-  api_key_revoked: "Revoked an API key",
-  file_uploaded: "Uploaded a file",
-  file_deleted: "Deleted a file",
-  folder_deleted: "Deleted a folder",
-  experiment_created: "Started an experiment",
-  experiment_deleted: "Deleted an experiment",
-  model_downloaded: "Downloaded a model",
-  batch_scored: "Scored a file with a model",
-  first_account_created: "Created the first account of this server",
-  account_erasure_requested: "Asked for this account to be erased",
-  account_erased: "Account erased",
-  invitation_created: "Invited someone (link made)",
-  invitation_used: "Joined with an invitation",
-  invitation_revoked: "Withdrew an invitation",
-  user_disabled: "Disabled a user",
-  user_enabled: "Enabled a user",
-  password_reset_issued: "Made a password-reset link",
-  password_reset_used: "Set a new password with a reset link",
-  role_changed: "Changed a user's role",
-  operating_point_saved: "Saved an operating point (new model version)",
-  model_version_restored: "Made an earlier model version current again",
-};
+/** Audit action codes with words in the catalog (settings:activity.action.*); others are shown as they are. */
+const ACTIONS = new Set([
+  "sign_in",
+  "api_key_created",
+  "api_key_revoked",
+  "file_uploaded",
+  "file_deleted",
+  "folder_deleted",
+  "experiment_created",
+  "experiment_deleted",
+  "model_downloaded",
+  "batch_scored",
+  "first_account_created",
+  "account_erasure_requested",
+  "account_erased",
+  "invitation_created",
+  "invitation_used",
+  "invitation_revoked",
+  "user_disabled",
+  "user_enabled",
+  "password_reset_issued",
+  "password_reset_used",
+  "role_changed",
+  "operating_point_saved",
+  "model_version_restored",
+]);
 
-const VIA_WORDS: Record<string, string> = {
-  api_key: "API key",
-  session: "Dashboard",
-  cli: "Command line on the server",
-  system: "Builder itself",
-};
+const VIAS = new Set(["api_key", "session", "cli", "system"]);
 
 /**
  * The details as short "name: value" pairs: sizes readable, hashes shortened, and internal ids (UUIDs a person cannot
@@ -57,6 +54,7 @@ function detailsText(details: Record<string, unknown>): string {
 
 /** Settings → Activity: the user's own audit log (GET /v1/audit), newest first, and the whole of it as CSV. */
 export function ActivityPage() {
+  const { t } = useTranslation("settings");
   const [offset, setOffset] = useState(0);
   const [page, setPage] = useState<AuditPage | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -68,41 +66,38 @@ export function ActivityPage() {
 
   return (
     <section>
-      <h1>Activity</h1>
-      <p>
-        What was done with your account, newest first: sign-ins, keys, uploads, experiments, downloads and deletions. The log cannot be
-        edited, and it is kept when data is erased; it holds no file or column names and no patient data.
-      </p>
+      <h1>{t("activity.title")}</h1>
+      <p>{t("activity.intro")}</p>
       <p>
         <a href="/v1/audit.csv" download data-testid="audit-csv">
-          Download the whole log (CSV)
+          {t("activity.download")}
         </a>
       </p>
       <ErrorBox error={error} />
       {page === null ? (
-        <p aria-busy="true">Loading…</p>
+        <p aria-busy="true">{t("common:loading")}</p>
       ) : page.total === 0 ? (
-        <p>Nothing recorded yet.</p>
+        <p>{t("activity.nothing")}</p>
       ) : (
         <>
           <div className="table-wrap" tabIndex={0}>
-            <table aria-label="Activity" data-testid="audit">
+            <table aria-label={t("activity.title")} data-testid="audit">
               <thead>
                 <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">What</th>
-                  <th scope="col">On</th>
-                  <th scope="col">Through</th>
-                  <th scope="col">Details</th>
+                  <th scope="col">{t("activity.when")}</th>
+                  <th scope="col">{t("activity.what")}</th>
+                  <th scope="col">{t("activity.on")}</th>
+                  <th scope="col">{t("activity.through")}</th>
+                  <th scope="col">{t("activity.details")}</th>
                 </tr>
               </thead>
               <tbody>
                 {page.data.map((e) => (
                   <tr key={e.seq}>
                     <td>{formatDate(e.at)}</td>
-                    <td>{ACTION_WORDS[e.action] ?? e.action}</td>
+                    <td>{ACTIONS.has(e.action) ? t(`activity.action.${e.action}`) : e.action}</td>
                     <td>{e.target ?? "–"}</td>
-                    <td>{VIA_WORDS[e.via] ?? e.via}</td>
+                    <td>{VIAS.has(e.via) ? t(`activity.via.${e.via}`) : e.via}</td>
                     <td className="details">{detailsText(e.details) || "–"}</td>
                   </tr>
                 ))}
@@ -110,12 +105,12 @@ export function ActivityPage() {
             </table>
           </div>
           <p className="pager">
-            Entries {page.offset + 1}–{page.offset + page.data.length} of {page.total}.{" "}
+            {t("activity.entries", { from: page.offset + 1, to: page.offset + page.data.length, total: page.total })}{" "}
             <button type="button" className="secondary" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
-              Newer
+              {t("activity.newer")}
             </button>{" "}
             <button type="button" className="secondary" disabled={!page.has_more} onClick={() => setOffset(offset + PAGE)}>
-              Older
+              {t("activity.older")}
             </button>
           </p>
         </>

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
 import { api } from "../api/client";
 import type { ApiKey, NewApiKey } from "../api/types";
 import { CopyButton, ErrorBox } from "../components/ui";
@@ -6,6 +7,7 @@ import { formatDate } from "../lib/format";
 
 /** Settings → API: the seed's path for keys. List, generate (shown once), revoke (with a confirmation). */
 export function ApiKeysPage() {
+  const { t } = useTranslation("settings");
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
   const [defaultLimit, setDefaultLimit] = useState<number | null>(null);
   const [showRevoked, setShowRevoked] = useState(false);
@@ -56,44 +58,44 @@ export function ApiKeysPage() {
 
   return (
     <section>
-      <h1>Settings → API</h1>
+      <h1>{t("api.title")}</h1>
       <p>
-        API keys let your programs call Builder (<code>Authorization: Bearer &lt;key&gt;</code>). Each key is shown once, when it is made.
+        {t("api.introBefore")} (<code>Authorization: Bearer &lt;{t("api.keyWord")}&gt;</code>). {t("api.introAfter")}
       </p>
       <ErrorBox error={error} />
       {created ? (
         <div className="note key-once" role="status" data-testid="new-key">
-          <h2>Your new key “{created.name}”</h2>
+          <h2>{t("api.newKey", { name: created.name })}</h2>
           <p>
-            <strong>Copy it now: it is shown only once.</strong> Builder keeps only a hash of it.
+            <strong>{t("api.copyNow")}</strong> {t("api.hashOnly")}
           </p>
           <div className="key-row">
             <code className="secret" data-testid="new-key-value">
               {created.key}
             </code>
-            <CopyButton text={created.key} label="Copy key" />
+            <CopyButton text={created.key} label={t("api.copyKey")} />
           </div>
           <ul>
-            <li>Keep it secret: anyone with the key can use your models and data.</li>
+            <li>{t("api.tipSecret")}</li>
             <li>
-              Keep it in an environment variable (<code>export BUILDER_API_KEY=…</code>), not in code or notebooks you share.
+              {t("api.tipEnvBefore")} (<code>export BUILDER_API_KEY=…</code>){t("api.tipEnvAfter")}
             </li>
-            <li>Rotate it regularly: make a new key, switch your programs to it, then revoke the old one.</li>
-            <li>If it may have leaked, revoke it here at once.</li>
+            <li>{t("api.tipRotate")}</li>
+            <li>{t("api.tipLeak")}</li>
           </ul>
           <button type="button" className="secondary" onClick={() => setCreated(null)}>
-            I have stored it
+            {t("api.stored")}
           </button>
         </div>
       ) : null}
-      <form onSubmit={generate} className="card row-form" aria-label="Generate new key">
-        <h2>Generate new key</h2>
+      <form onSubmit={generate} className="card row-form" aria-label={t("api.generate")}>
+        <h2>{t("api.generate")}</h2>
         <label>
-          Name
-          <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. radiology-notebook" />
+          {t("api.name")}
+          <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} placeholder={t("api.namePlaceholder")} />
         </label>
         <label>
-          Requests per minute (optional)
+          {t("api.perMinute")}
           <input
             type="number"
             min={1}
@@ -101,35 +103,35 @@ export function ApiKeysPage() {
             inputMode="numeric"
             value={limit}
             onChange={(e) => setLimit(e.target.value)}
-            placeholder={defaultLimit === null ? "server default" : `server default: ${defaultLimit}`}
+            placeholder={defaultLimit === null ? t("api.serverDefault") : t("api.serverDefaultIs", { n: defaultLimit })}
           />
         </label>
-        <button type="submit">Generate new key</button>
+        <button type="submit">{t("api.generate")}</button>
       </form>
-      <h2>Your keys</h2>
+      <h2>{t("api.yourKeys")}</h2>
       {revokedCount > 0 ? (
         <label className="check">
-          <input type="checkbox" checked={showRevoked} onChange={(e) => setShowRevoked(e.target.checked)} /> Show revoked keys (
-          {revokedCount})
+          <input type="checkbox" checked={showRevoked} onChange={(e) => setShowRevoked(e.target.checked)} />{" "}
+          {t("api.showRevoked", { n: revokedCount })}
         </label>
       ) : null}
       {keys === null || shown === null ? (
-        <p aria-busy="true">Loading…</p>
+        <p aria-busy="true">{t("common:loading")}</p>
       ) : keys.length === 0 ? (
-        <p>No keys yet.</p>
+        <p>{t("api.noKeys")}</p>
       ) : shown.length === 0 ? (
-        <p>No active keys: every key is revoked. Generate a new one above.</p>
+        <p>{t("api.noActive")}</p>
       ) : (
         <div className="table-wrap" tabIndex={0}>
-          <table aria-label="API keys" data-testid="keys">
+          <table aria-label={t("api.keys")} data-testid="keys">
             <thead>
               <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Prefix</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Limit / min</th>
-                <th scope="col">Status</th>
+                <th scope="col">{t("api.name")}</th>
+                <th scope="col">{t("api.prefix")}</th>
+                <th scope="col">{t("api.created")}</th>
+                <th scope="col">{t("api.lastUsed")}</th>
+                <th scope="col">{t("api.limit")}</th>
+                <th scope="col">{t("api.status")}</th>
               </tr>
             </thead>
             <tbody>
@@ -140,24 +142,32 @@ export function ApiKeysPage() {
                     <code>{k.prefix}…</code>
                   </td>
                   <td>{formatDate(k.created_at)}</td>
-                  <td>{k.last_used_at ? formatDate(k.last_used_at) : "never"}</td>
-                  <td>{k.rate_limit_per_minute ?? (defaultLimit === null ? "server default" : `${defaultLimit} (server default)`)}</td>
+                  <td>{k.last_used_at ? formatDate(k.last_used_at) : t("api.never")}</td>
+                  <td>
+                    {k.rate_limit_per_minute ??
+                      (defaultLimit === null ? t("api.serverDefault") : t("api.defaultLimit", { n: defaultLimit }))}
+                  </td>
                   <td>
                     {k.revoked_at ? (
-                      <span className="badge status-cancelled">revoked {formatDate(k.revoked_at)}</span>
+                      <span className="badge status-cancelled">{t("api.revokedAt", { date: formatDate(k.revoked_at) })}</span>
                     ) : confirming?.id === k.id ? (
-                      <span className="confirm" role="group" aria-label={`Confirm revoking ${k.name}`}>
-                        Revoke “{k.name}”? Programs using it stop working at once.{" "}
+                      <span className="confirm" role="group" aria-label={t("api.confirmLabel", { name: k.name })}>
+                        {t("api.confirm", { name: k.name })}{" "}
                         <button type="button" className="danger" onClick={() => revoke(k)}>
-                          Yes, revoke
+                          {t("api.yesRevoke")}
                         </button>{" "}
                         <button type="button" className="secondary" onClick={() => setConfirming(null)}>
-                          Keep it
+                          {t("api.keep")}
                         </button>
                       </span>
                     ) : (
-                      <button type="button" className="secondary" onClick={() => setConfirming(k)} aria-label={`Revoke ${k.name}`}>
-                        Revoke
+                      <button
+                        type="button"
+                        className="secondary"
+                        onClick={() => setConfirming(k)}
+                        aria-label={t("api.revokeLabel", { name: k.name })}
+                      >
+                        {t("api.revoke")}
                       </button>
                     )}
                   </td>

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
 import { api } from "../api/client";
 import type { Invitation, ManagedUser, NewInvitation, NewResetLink } from "../api/types";
 import { CopyButton, ErrorBox } from "../components/ui";
@@ -19,7 +20,9 @@ interface ShownLink {
 
 /** Settings → Users, for administrators: accounts, invitations, disabling, password-reset links and roles. */
 export function UsersPage() {
+  const { t } = useTranslation("settings");
   const { session } = useSession();
+  const roleName = (role: string) => (role === "admin" ? t("users.admin") : t("users.member"));
   const [users, setUsers] = useState<ManagedUser[] | null>(null);
   const [invitations, setInvitations] = useState<Invitation[] | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -59,10 +62,12 @@ export function UsersPage() {
     void act(async () => {
       const made = await api<NewInvitation>("POST", "/v1/admin/invitations", { email: email.trim() || null, role });
       setShown({
-        title: `Invitation${made.email ? ` for ${made.email}` : ""} (${made.role === "admin" ? "administrator" : "member"})`,
+        title: made.email
+          ? t("users.invitationFor", { email: made.email, role: roleName(made.role).toLowerCase() })
+          : t("users.invitation", { role: roleName(made.role).toLowerCase() }),
         link: fullLink(made),
         expiresAt: made.expires_at,
-        what: "Whoever opens it can create one account with it, once.",
+        what: t("users.invitationWhat"),
       });
       setEmail("");
       setRole("member");
@@ -73,76 +78,73 @@ export function UsersPage() {
     act(async () => {
       const made = await api<NewResetLink>("POST", `/v1/admin/users/${u.id}/password-reset`);
       setShown({
-        title: `Password-reset link for ${u.email}`,
+        title: t("users.resetFor", { email: u.email }),
         link: fullLink(made),
         expiresAt: made.expires_at,
-        what: "It sets a new password once and signs them out everywhere. Any earlier reset link for them no longer works.",
+        what: t("users.resetWhat"),
       });
     });
 
   return (
     <section>
-      <h1>Settings → Users</h1>
-      <p>
-        Invite people, disable accounts and reset passwords. Builder sends no email: copy each link and give it to the person yourself (a
-        message in your hospital's chat or mail works).
-      </p>
+      <h1>{t("users.title")}</h1>
+      <p>{t("users.intro")}</p>
       <ErrorBox error={error} />
       {shown ? (
         <div className="note key-once" role="status" data-testid="one-time-link">
           <h2>{shown.title}</h2>
           <p>
-            <strong>Copy it now: it is shown only once.</strong> {shown.what} It works until <strong>{formatDate(shown.expiresAt)}</strong>.
+            <strong>{t("api.copyNow")}</strong> {shown.what} {t("users.worksUntil")} <strong>{formatDate(shown.expiresAt)}</strong>.
           </p>
           <div className="key-row">
             <code className="secret" data-testid="one-time-link-value">
               {shown.link}
             </code>
-            <CopyButton text={shown.link} label="Copy link" />
+            <CopyButton text={shown.link} label={t("users.copyLink")} />
           </div>
           <div className="actions">
             <button type="button" className="secondary" onClick={() => setShown(null)}>
-              I have passed it on
+              {t("users.passedOn")}
             </button>
           </div>
         </div>
       ) : null}
 
-      <form onSubmit={invite} className="card row-form" aria-label="Invite someone">
-        <h2>Invite someone</h2>
+      <form onSubmit={invite} className="card row-form" aria-label={t("users.invite")}>
+        <h2>{t("users.invite")}</h2>
         <label>
-          Their email (optional)
+          {t("users.theirEmail")}
           <input
             type="email"
             maxLength={320}
             value={email}
             onChange={(e) => setEmail(e.target.value)}
-            placeholder="e.g. nurse@hospital.org"
+            placeholder={t("users.emailPlaceholder")}
           />
         </label>
         <label>
-          Role
+          {t("users.role")}
           <select value={role} onChange={(e) => setRole(e.target.value as "member" | "admin")}>
-            <option value="member">Member</option>
-            <option value="admin">Administrator (manages users)</option>
+            <option value="member">{t("users.member")}</option>
+            <option value="admin">{t("users.adminManages")}</option>
           </select>
         </label>
-        <button type="submit">Create invitation link</button>
+        <button type="submit">{t("users.createInvitation")}</button>
       </form>
 
-      <h2>Accounts</h2>
+      <h2>{t("users.accounts")}</h2>
       {users === null ? (
-        <p aria-busy="true">Loading…</p>
+        <p aria-busy="true">{t("common:loading")}</p>
       ) : (
         <div className="table-wrap" tabIndex={0}>
-          <table aria-label="Accounts" data-testid="users">
+          <table aria-label={t("users.accounts")} data-testid="users">
             <thead>
               <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-                <th scope="col">Actions</th>
+                <th scope="col">{t("auth:signin.email")}</th>
+                <th scope="col">{t("users.role")}</th>
+                <th scope="col">{t("api.status")}</th>
+                <th scope="col">{t("api.created")}</th>
+                <th scope="col">{t("users.actions")}</th>
               </tr>
             </thead>
             <tbody>
@@ -152,26 +154,28 @@ export function UsersPage() {
                   <tr key={u.id} className={u.status === "active" ? undefined : "revoked"} data-testid={`user-${u.email}`}>
                     <td>
                       {u.email}
-                      {self ? <span className="muted small"> (you)</span> : null}
+                      {self ? <span className="muted small"> {t("users.you")}</span> : null}
                     </td>
-                    <td>{u.role === "admin" ? "Administrator" : "Member"}</td>
+                    <td>{roleName(u.role)}</td>
                     <td>
-                      <span className={`badge ${u.status === "active" ? "status-ready" : "status-cancelled"}`}>{u.status}</span>
+                      <span className={`badge ${u.status === "active" ? "status-ready" : "status-cancelled"}`}>
+                        {t(`users.status.${u.status}`, { defaultValue: u.status })}
+                      </span>
                     </td>
                     <td>{formatDate(u.created_at)}</td>
                     <td>
                       {u.status === "erasing" ? null : confirming?.id === u.id ? (
-                        <span className="confirm" role="group" aria-label={`Confirm disabling ${u.email}`}>
-                          Disable {u.email}? They are signed out and their API keys stop working at once.{" "}
+                        <span className="confirm" role="group" aria-label={t("users.confirmDisableLabel", { email: u.email })}>
+                          {t("users.confirmDisable", { email: u.email })}{" "}
                           <button
                             type="button"
                             className="danger"
                             onClick={() => act(() => api("POST", `/v1/admin/users/${u.id}/disable`))}
                           >
-                            Yes, disable
+                            {t("users.yesDisable")}
                           </button>{" "}
                           <button type="button" className="secondary" onClick={() => setConfirming(null)}>
-                            Keep it
+                            {t("users.keep")}
                           </button>
                         </span>
                       ) : (
@@ -180,22 +184,27 @@ export function UsersPage() {
                             type="button"
                             className="secondary"
                             onClick={() => resetLink(u)}
-                            aria-label={`Reset password of ${u.email}`}
+                            aria-label={t("users.resetLabel", { email: u.email })}
                           >
-                            Reset password
+                            {t("users.reset")}
                           </button>
                           {u.status === "disabled" ? (
                             <button
                               type="button"
                               className="secondary"
                               onClick={() => act(() => api("POST", `/v1/admin/users/${u.id}/enable`))}
-                              aria-label={`Enable ${u.email}`}
+                              aria-label={t("users.enableLabel", { email: u.email })}
                             >
-                              Enable
+                              {t("users.enable")}
                             </button>
                           ) : self ? null : (
-                            <button type="button" className="secondary" onClick={() => setConfirming(u)} aria-label={`Disable ${u.email}`}>
-                              Disable
+                            <button
+                              type="button"
+                              className="secondary"
+                              onClick={() => setConfirming(u)}
+                              aria-label={t("users.disableLabel", { email: u.email })}
+                            >
+                              {t("users.disable")}
                             </button>
                           )}
                           {/* One's own role is changed by another administrator: no locking oneself out by a click. */}
@@ -206,9 +215,9 @@ export function UsersPage() {
                               onClick={() =>
                                 act(() => api("PUT", `/v1/admin/users/${u.id}/role`, { role: u.role === "admin" ? "member" : "admin" }))
                               }
-                              aria-label={`${u.role === "admin" ? "Make member" : "Make administrator"}: ${u.email}`}
+                              aria-label={`${u.role === "admin" ? t("users.makeMember") : t("users.makeAdmin")}: ${u.email}`}
                             >
-                              {u.role === "admin" ? "Make member" : "Make administrator"}
+                              {u.role === "admin" ? t("users.makeMember") : t("users.makeAdmin")}
                             </button>
                           )}
                         </span>
@@ -222,28 +231,28 @@ export function UsersPage() {
         </div>
       )}
 
-      <h2>Pending invitations</h2>
+      <h2>{t("users.pending")}</h2>
       {invitations === null ? (
-        <p aria-busy="true">Loading…</p>
+        <p aria-busy="true">{t("common:loading")}</p>
       ) : invitations.length === 0 ? (
-        <p className="muted">None: every invitation was used, withdrawn or has expired.</p>
+        <p className="muted">{t("users.noPending")}</p>
       ) : (
         <div className="table-wrap" tabIndex={0}>
-          <table aria-label="Pending invitations" data-testid="invitations">
+          <table aria-label={t("users.pending")} data-testid="invitations">
             <thead>
               <tr>
-                <th scope="col">For</th>
-                <th scope="col">Role</th>
-                <th scope="col">Created</th>
-                <th scope="col">Works until</th>
-                <th scope="col">Actions</th>
+                <th scope="col">{t("users.for")}</th>
+                <th scope="col">{t("users.role")}</th>
+                <th scope="col">{t("api.created")}</th>
+                <th scope="col">{t("users.until")}</th>
+                <th scope="col">{t("users.actions")}</th>
               </tr>
             </thead>
             <tbody>
               {invitations.map((i) => (
                 <tr key={i.id}>
-                  <td>{i.email ?? <span className="muted">no email noted</span>}</td>
-                  <td>{i.role === "admin" ? "Administrator" : "Member"}</td>
+                  <td>{i.email ?? <span className="muted">{t("users.noEmail")}</span>}</td>
+                  <td>{roleName(i.role)}</td>
                   <td>{formatDate(i.created_at)}</td>
                   <td>{formatDate(i.expires_at)}</td>
                   <td>
@@ -251,9 +260,9 @@ export function UsersPage() {
                       type="button"
                       className="secondary"
                       onClick={() => act(() => api("DELETE", `/v1/admin/invitations/${i.id}`))}
-                      aria-label={`Withdraw the invitation${i.email ? ` for ${i.email}` : ""}`}
+                      aria-label={i.email ? t("users.withdrawFor", { email: i.email }) : t("users.withdrawLabel")}
                     >
-                      Withdraw
+                      {t("users.withdraw")}
                     </button>
                   </td>
                 </tr>
@@ -262,10 +271,7 @@ export function UsersPage() {
           </table>
         </div>
       )}
-      <p className="muted small">
-        An invitation link works once, for 72 hours; a password-reset link once, for 24 hours. Only a fingerprint of each link is kept, so a
-        lost link cannot be shown again: make a new one.
-      </p>
+      <p className="muted small">{t("users.footer")}</p>
     </section>
   );
 }

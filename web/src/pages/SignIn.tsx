@@ -1,10 +1,12 @@
 import { useEffect, useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
 import { api } from "../api/client";
 import type { Session, Setup, SignUpAccepted } from "../api/types";
 import { ErrorBox } from "../components/ui";
 
 /** Sign in; on a fresh install, how to create the first user; sign-up when the operator turned it on. */
 export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+  const { t } = useTranslation("auth");
   const [setup, setSetup] = useState<Setup | null>(null);
   const [mode, setMode] = useState<"signin" | "signup" | "firstrun">(location.pathname === "/signup" ? "signup" : "signin");
   const [setupCode, setSetupCode] = useState("");
@@ -40,9 +42,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
           onSignedIn(await api<Session>("POST", "/v1/session", { email, password }));
         } catch {
           setMode("signin");
-          setNotice(
-            "Your account could not be opened with this address and password. If the address already has an account, sign in with its password; otherwise ask your administrator.",
-          );
+          setNotice(t("signin.signupNotice"));
         }
         return;
       }
@@ -59,28 +59,28 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
 
   return (
     <section className="signin">
-      <h1>{firstRun ? "Welcome to Builder: create the first account" : signup ? "Create your Builder account" : "Sign in to Builder"}</h1>
+      <h1>{firstRun ? t("signin.titleFirstRun") : signup ? t("signin.titleSignup") : t("signin.title")}</h1>
       {firstRun ? (
         <div className="note" data-testid="first-run">
-          <p>No account exists yet on this server. The first one is made here, with the setup code Builder printed when it started:</p>
+          <p>{t("signin.firstRunIntro")}</p>
           <ul>
             <li>
-              in the terminal where <code>make start</code> or <code>./builder serve</code> runs, or
+              {t("signin.firstRunTerminalBefore")} <code>make start</code> {t("signin.firstRunOr")} <code>./builder serve</code>
+              {t("signin.firstRunTerminalAfter")}
             </li>
             <li>
-              with Docker, in <code>docker compose logs api</code>.
+              {t("signin.firstRunDocker")} <code>docker compose logs api</code>.
             </li>
           </ul>
           <p className="muted small">
-            The code keeps a stranger who reaches this page from taking the server; it stops working once an account exists. From the
-            server's terminal instead: <code>./builder users create --email you@hospital.org --password '…'</code>
+            {t("signin.firstRunWhy")} <code>./builder users create --email you@hospital.org --password '…'</code>
           </p>
         </div>
       ) : null}
       <form onSubmit={submit} className="card narrow">
         {firstRun ? (
           <label>
-            Setup code
+            {t("signin.setupCode")}
             <input
               required
               autoComplete="off"
@@ -91,16 +91,16 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
               aria-describedby="setup-code-help"
             />
             <span id="setup-code-help" className="muted small">
-              16 letters and digits, as printed in the server's log
+              {t("signin.setupCodeHelp")}
             </span>
           </label>
         ) : null}
         <label>
-          Email
+          {t("signin.email")}
           <input type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />
         </label>
         <label>
-          Password
+          {t("signin.password")}
           <input
             type="password"
             autoComplete={creating ? "new-password" : "current-password"}
@@ -115,18 +115,18 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
             {notice}
           </p>
         ) : null}
-        <ErrorBox error={error} title={firstRun ? "The account was not created" : signup ? "Sign-up failed" : "Sign-in failed"} />
+        <ErrorBox error={error} title={firstRun ? t("signin.notCreated") : signup ? t("signin.signupFailed") : t("signin.failed")} />
         <button type="submit" disabled={busy}>
-          {busy ? "…" : firstRun ? "Create the first account" : signup ? "Create account" : "Sign in"}
+          {busy ? "…" : firstRun ? t("signin.createFirst") : signup ? t("signin.createAccount") : t("signin.submit")}
         </button>
         {firstRun ? (
           <button type="button" className="link" onClick={() => setMode("signin")}>
-            An account was made on the command line: sign in
+            {t("signin.madeOnCommandLine")}
           </button>
         ) : null}
         {!firstRun && setup?.signup_enabled ? (
           <button type="button" className="link" onClick={() => setMode(signup ? "signin" : "signup")}>
-            {signup ? "I have an account: sign in" : "Create an account"}
+            {signup ? t("signin.haveAccount") : t("signin.createAnAccount")}
           </button>
         ) : null}
       </form>

@@ -1,4 +1,5 @@
 import { useEffect, useMemo, useRef, useState, type FormEvent } from "react";
+import { useTranslation } from "react-i18next";
 import { api } from "../api/client";
 import type { Model, Prediction } from "../api/types";
 import { BatchScoring } from "../components/BatchScoring";
@@ -7,9 +8,11 @@ import { ErrorBox, Link } from "../components/ui";
 import { gradcamPixels, rampGradient } from "../lib/gradcam";
 import { outOfRange, parsePastedRow } from "../lib/row-input";
 import { predictSnippets } from "../lib/snippets";
+import { formatNumber } from "../lib/format";
 
 /** Try a ready model with the same call a program makes (POST /v1/experiments/{id}/predict). */
 export function TryItPage({ id }: { id: number }) {
+  const { t } = useTranslation("tryit");
   const [model, setModel] = useState<Model | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [values, setValues] = useState<Array<number | null> | undefined>(undefined);
@@ -20,14 +23,14 @@ export function TryItPage({ id }: { id: number }) {
   }, [id]);
 
   if (error && !model) return <ErrorBox error={error} />;
-  if (!model) return <p aria-busy="true">Loading…</p>;
+  if (!model) return <p aria-busy="true">{t("common:loading")}</p>;
   return (
     <section>
       <h1>
-        Try experiment <Link to={`/experiments/${id}`}>#{id}</Link>
+        {t("try.title")} <Link to={`/experiments/${id}`}>#{id}</Link>
       </h1>
       <p className="muted">
-        {model.kind.replace("_", " ")} · {model.problem} · model version {model.version}
+        {model.kind.replace("_", " ")} · {model.problem} · {t("try.version", { version: model.version })}
       </p>
       <div className="try-grid">
         <div>
@@ -45,10 +48,8 @@ export function TryItPage({ id }: { id: number }) {
           )}
         </div>
         <div>
-          <h2>The same call from a program</h2>
-          {incomplete ? (
-            <p className="muted small">Empty fields are written as null below: fill them in, or the API answers which value is missing.</p>
-          ) : null}
+          <h2>{t("try.sameCall")}</h2>
+          {incomplete ? <p className="muted small">{t("try.emptyNull")}</p> : null}
           <SnippetTabs snippets={predictSnippets(location.origin, id, model, values)} />
         </div>
       </div>
@@ -62,22 +63,24 @@ function predict(id: number, message: unknown) {
 }
 
 function ScoreTable({ model, result }: { model: Model; result: Prediction }) {
+  const { t } = useTranslation("tryit");
   if (model.problem === "regression") {
     return (
       <p className="result" data-testid="prediction">
-        Predicted {Object.values(model.classes)[0] ?? "value"}: <strong>{result.score[0]?.toFixed(4)}</strong>
+        {t("try.predictedValue", { name: Object.values(model.classes)[0] ?? t("try.value") })}{" "}
+        <strong>{formatNumber(result.score[0], 4)}</strong>
       </p>
     );
   }
   return (
     <div className="table-wrap" tabIndex={0}>
-      <table aria-label="Prediction" data-testid="prediction">
+      <table aria-label={t("try.prediction")} data-testid="prediction">
         <thead>
           <tr>
-            <th scope="col">Class</th>
-            <th scope="col">Score</th>
-            <th scope="col">Threshold</th>
-            <th scope="col">Predicted</th>
+            <th scope="col">{t("try.class")}</th>
+            <th scope="col">{t("try.score")}</th>
+            <th scope="col">{t("try.threshold")}</th>
+            <th scope="col">{t("try.predicted")}</th>
           </tr>
         </thead>
         <tbody>
@@ -85,10 +88,17 @@ function ScoreTable({ model, result }: { model: Model; result: Prediction }) {
             <tr key={i} className={result.prediccion?.[i] ? "hit" : undefined}>
               <td>{result.classes[String(i)] ?? i}</td>
               <td>
-                <meter min={0} max={1} value={s} aria-label={`score of ${result.classes[String(i)] ?? i}`} /> {s.toFixed(3)}
+                <meter min={0} max={1} value={s} aria-label={t("try.scoreOf", { name: result.classes[String(i)] ?? i })} />{" "}
+                {formatNumber(s)}
               </td>
-              <td>{model.thresholds?.[i]?.toFixed(3) ?? (model.problem === "multiclass" ? "highest" : "–")}</td>
-              <td>{result.prediccion?.[i] ? "yes" : "no"}</td>
+              <td>
+                {model.thresholds?.[i] !== undefined
+                  ? formatNumber(model.thresholds[i])
+                  : model.problem === "multiclass"
+                    ? t("try.highest")
+                    : "–"}
+              </td>
+              <td>{result.prediccion?.[i] ? t("try.yes") : t("try.no")}</td>
             </tr>
           ))}
         </tbody>
@@ -106,6 +116,7 @@ function TabularForm({
   model: Model;
   onValues: (v: Array<number | null>, incomplete: boolean) => void;
 }) {
+  const { t } = useTranslation("tryit");
   const cols = model.inputs.columns ?? (model.inputs.data_cols ?? []).map((name) => ({ name, type: "numeric" as const }));
   const [raw, setRaw] = useState<string[]>(() => cols.map((c) => ("categories" in c && c.categories ? "0" : "")));
   const [result, setResult] = useState<Prediction | null>(null);
@@ -140,7 +151,7 @@ function TabularForm({
     const parsed = parsePastedRow(e.clipboardData.getData("text"), cols);
     if (parsed === null) return; // one value: the browser pastes it into the field
     e.preventDefault();
-    if (!parsed.ok) return setPasteProblem(`The pasted row was not used: ${parsed.message}.`);
+    if (!parsed.ok) return setPasteProblem(t("try.pasteNotUsed", { message: parsed.message }));
     setPasteProblem(null);
     change(parsed.values);
   };
@@ -155,12 +166,9 @@ function TabularForm({
     }
   };
   return (
-    <form onSubmit={submit} aria-label="Prediction inputs">
-      <h2>Inputs</h2>
-      <p className="muted small">
-        Paste a whole CSV row into any field to fill them all: the values in this order, or the header line and the row (from the training
-        CSV, say).
-      </p>
+    <form onSubmit={submit} aria-label={t("try.inputsLabel")}>
+      <h2>{t("try.inputs")}</h2>
+      <p className="muted small">{t("try.pasteHelp")}</p>
       {pasteProblem ? (
         <p className="field-warning" role="alert">
           {pasteProblem}
@@ -179,7 +187,7 @@ function TabularForm({
           const categories = "categories" in c ? c.categories : undefined;
           return categories ? (
             <label key={c.name}>
-              {c.name} <span className="muted">(code 0–{categories - 1}: the value's place in the sorted list of the CSV's values)</span>
+              {c.name} <span className="muted">{t("try.code", { max: categories - 1 })}</span>
               <input
                 type="number"
                 min={0}
@@ -195,7 +203,7 @@ function TabularForm({
           ) : (
             <label key={c.name}>
               {c.name}
-              {takesNull[i] ? <span className="muted"> (may be left empty if unknown)</span> : null}
+              {takesNull[i] ? <span className="muted"> {t("try.mayBeEmpty")}</span> : null}
               <input
                 type="number"
                 step="any"
@@ -210,12 +218,11 @@ function TabularForm({
           );
         })}
       </div>
-      <button type="submit">Predict</button>
-      <ErrorBox error={error} title="Prediction failed" />
+      <button type="submit">{t("try.predict")}</button>
+      <ErrorBox error={error} title={t("try.failed")} />
       {result && flagged.length ? (
         <p className="note warn" role="note" data-testid="range-note">
-          Scored with {flagged.length === 1 ? "a value" : "values"} outside the training data: {flagged.join(", ")}. The model has not
-          learned from such values; do not rely on this score. Check the value (a typing error?) and its unit.
+          {t("try.outOfRange", { count: flagged.length, values: flagged.join(", ") })}
         </p>
       ) : null}
       {result ? <ScoreTable model={model} result={result} /> : null}
@@ -234,6 +241,7 @@ function readDataUrl(file: File): Promise<string> {
 }
 
 function ImageTry({ id, model }: { id: number; model: Model }) {
+  const { t } = useTranslation("tryit");
   const [image, setImage] = useState<string | null>(null);
   const [size, setSize] = useState<{ w: number; h: number } | null>(null);
   const [result, setResult] = useState<Prediction | null>(null);
@@ -262,7 +270,7 @@ function ImageTry({ id, model }: { id: number; model: Model }) {
 
   return (
     <div>
-      <h2>Image</h2>
+      <h2>{t("try.image")}</h2>
       <label
         className="dropzone"
         onDragOver={(e) => e.preventDefault()}
@@ -272,17 +280,17 @@ function ImageTry({ id, model }: { id: number; model: Model }) {
           if (f) void run(f);
         }}
       >
-        Pick or drop an image
+        {t("try.pickImage")}
         <input type="file" accept="image/*" data-testid="image-input" onChange={(e) => e.target.files?.[0] && run(e.target.files[0])} />
       </label>
-      {busy ? <p aria-busy="true">Predicting…</p> : null}
-      <ErrorBox error={error} title="Prediction failed" />
+      {busy ? <p aria-busy="true">{t("try.predicting")}</p> : null}
+      <ErrorBox error={error} title={t("try.failed")} />
       {image && result ? (
         <>
           <div className="overlay-wrap" data-testid="overlay">
             <img
               src={image}
-              alt="The image sent to the model"
+              alt={t("try.imageAlt")}
               onLoad={(e) => setSize({ w: e.currentTarget.naturalWidth, h: e.currentTarget.naturalHeight })}
             />
             {result.gradients && camClass && result.gradients[camClass] ? (
@@ -294,7 +302,7 @@ function ImageTry({ id, model }: { id: number; model: Model }) {
           {result.gradients && Object.keys(result.gradients).length ? (
             <div className="grid2">
               <label>
-                Grad-CAM opacity
+                {t("try.opacity")}
                 <input
                   type="range"
                   min={0}
@@ -306,7 +314,7 @@ function ImageTry({ id, model }: { id: number; model: Model }) {
                 />
               </label>
               <label>
-                Map of class
+                {t("try.mapOf")}
                 <select value={camClass ?? ""} onChange={(e) => setCamClass(e.target.value)}>
                   {Object.keys(result.gradients).map((k) => (
                     <option key={k} value={k}>
@@ -317,11 +325,11 @@ function ImageTry({ id, model }: { id: number; model: Model }) {
               </label>
             </div>
           ) : model.kind === "vision_classification" ? (
-            <p className="muted small">No Grad-CAM map: maps are returned for the predicted classes only, and this model predicted none.</p>
+            <p className="muted small">{t("try.noMap")}</p>
           ) : null}
           {result.boxes ? (
             <label>
-              Minimum score: {minScore.toFixed(2)}
+              {t("try.minScore", { score: formatNumber(minScore, 2) })}
               <input
                 type="range"
                 min={model.detection?.score_threshold ?? 0}
@@ -342,21 +350,18 @@ function ImageTry({ id, model }: { id: number; model: Model }) {
 
 /** What the overlay's colours mean: the same ramp as the canvas (lib/gradcam.ts), low to high. */
 function GradCamLegend() {
+  const { t } = useTranslation("tryit");
   return (
     <div className="cam-legend" data-testid="gradcam-legend">
-      <span>Less influence</span>
-      <span
-        className="ramp"
-        style={{ background: rampGradient() }}
-        role="img"
-        aria-label="Colour scale from dark purple (little influence) through red and orange to pale yellow (most influence)"
-      />
-      <span>More influence on the prediction</span>
+      <span>{t("try.lessInfluence")}</span>
+      <span className="ramp" style={{ background: rampGradient() }} role="img" aria-label={t("try.scaleLabel")} />
+      <span>{t("try.moreInfluence")}</span>
     </div>
   );
 }
 
 function GradCam({ map, opacity }: { map: number[][]; opacity: number }) {
+  const { t } = useTranslation("tryit");
   const canvas = useRef<HTMLCanvasElement>(null);
   const pixels = useMemo(() => gradcamPixels(map), [map]);
   useEffect(() => {
@@ -366,17 +371,18 @@ function GradCam({ map, opacity }: { map: number[][]; opacity: number }) {
     c.height = map.length;
     c.getContext("2d")!.putImageData(new ImageData(new Uint8ClampedArray(pixels), c.width, c.height), 0, 0);
   }, [map, pixels]);
-  return <canvas ref={canvas} className="cam" style={{ opacity }} data-testid="gradcam" aria-label="Grad-CAM map" role="img" />;
+  return <canvas ref={canvas} className="cam" style={{ opacity }} data-testid="gradcam" aria-label={t("try.gradcam")} role="img" />;
 }
 
 function Boxes({ result, size, minScore }: { result: Prediction; size: { w: number; h: number }; minScore: number }) {
+  const { t } = useTranslation("tryit");
   return (
     <svg
       className="boxes"
       viewBox={`0 0 ${size.w} ${size.h}`}
       preserveAspectRatio="none"
       role="img"
-      aria-label="Detected boxes"
+      aria-label={t("try.detectedBoxes")}
       data-testid="boxes"
     >
       {result.boxes!.map((b, i) =>
@@ -394,25 +400,24 @@ function Boxes({ result, size, minScore }: { result: Prediction; size: { w: numb
 }
 
 function BoxList({ result, minScore }: { result: Prediction; minScore: number }) {
+  const { t } = useTranslation("tryit");
   const shown = result.boxes!.map((b, i) => ({ b, i })).filter(({ i }) => result.score[i] >= minScore);
   return (
     <div className="table-wrap" tabIndex={0}>
-      <table aria-label="Detections" data-testid="prediction">
-        <caption>
-          {shown.length} of {result.boxes!.length} boxes at or above {minScore.toFixed(2)}
-        </caption>
+      <table aria-label={t("try.detections")} data-testid="prediction">
+        <caption>{t("try.boxesCaption", { n: shown.length, total: result.boxes!.length, score: formatNumber(minScore, 2) })}</caption>
         <thead>
           <tr>
-            <th scope="col">Class</th>
-            <th scope="col">Score</th>
-            <th scope="col">Box (x1, y1, x2, y2)</th>
+            <th scope="col">{t("try.class")}</th>
+            <th scope="col">{t("try.score")}</th>
+            <th scope="col">{t("try.box")}</th>
           </tr>
         </thead>
         <tbody>
           {shown.map(({ b, i }) => (
             <tr key={i}>
               <td>{result.classes[String(result.classification?.[i])] ?? result.classification?.[i]}</td>
-              <td>{result.score[i].toFixed(3)}</td>
+              <td>{formatNumber(result.score[i])}</td>
               <td>{b.map((x) => Math.round(x)).join(", ")}</td>
             </tr>
           ))}

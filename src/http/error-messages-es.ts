@@ -1,0 +1,286 @@
+// The Spanish of the API's error messages (issue 39: `message` in the language of Accept-Language, codes and
+// field names unchanged). Two tables, read by error-language.ts at the edge, so no call site changes:
+//
+// - SPANISH_BY_CODE: one sentence per error code, said when the English message has no template below. Every code
+//   the server can answer with must be here (test/unit/http-error-language.test.ts scans src/ and the docs' table).
+// - SPANISH_TEMPLATES: the English messages as written at the call sites, with {placeholders} for what varies, and
+//   their Spanish. The first whose English matches the whole message wins, so specific ones come first.
+//
+// "usted" form; field names, headers, paths, environment variables and commands stay as they are.
+
+export const SPANISH_BY_CODE: Record<string, string> = {
+  // 400
+  invalid_request: "La solicitud no es válida: revise los campos indicados.",
+  invalid_json: "El cuerpo de la solicitud no es JSON válido.",
+  invalid_body_encoding: "El cuerpo no se puede descomprimir con su Content-Encoding.",
+  invalid_table: "La tabla no se puede leer.",
+  invalid_batch: "El archivo del lote no se puede leer.",
+  upload_interrupted: "La subida se interrumpió antes de recibir todo el cuerpo; no se guardó nada.",
+  missing_experiment_id: "Indique el modelo: experiment_id en el cuerpo, la cabecera x-experiment-id o el parámetro experiment_id.",
+  invalid_uri: "La dirección de la imagen no es válida.",
+  unsupported_uri_scheme: "Ese tipo de dirección no está permitido; use https://, http://, data:image/...;base64 o gs://.",
+  invalid_data_uri: "El data URI no es válido: debe tener la forma data:image/<tipo>;base64,<datos>.",
+  uri_credentials_not_allowed: "No se descargan direcciones con usuario:contraseña@.",
+  // 401
+  missing_api_key: "Envíe su clave de API en la cabecera Authorization: Bearer <clave>.",
+  invalid_api_key: "La clave de API no es válida; cree una en /settings/api del panel o con ./builder keys create.",
+  invalid_credentials: "El correo electrónico o la contraseña no son correctos.",
+  session_required: "Inicie sesión primero: abra /signin en un navegador (o POST /v1/session).",
+  invalid_session: "La sesión ha caducado o se cerró; vuelva a iniciar sesión.",
+  missing_metrics_token: "/metrics necesita Authorization: Bearer <METRICS_TOKEN>.",
+  invalid_metrics_token: "El token de métricas no es correcto.",
+  // 403
+  api_key_revoked: "Esta clave de API fue revocada; cree una nueva en /settings/api.",
+  account_disabled: "Un administrador ha desactivado esta cuenta; pídale que la vuelva a activar.",
+  admin_only: "Solo un administrador puede hacer esto.",
+  invalid_setup_code: "El código de configuración no es el que este servidor escribió en su registro al arrancar; cópielo de allí.",
+  signup_disabled: "El registro está desactivado en este servidor; pida una cuenta a su administrador (./builder users create).",
+  invalid_csrf_token: "Envíe el csrf_token de la sesión en la cabecera x-csrf-token.",
+  forbidden: "No tiene permiso para hacer esto.",
+  user_mismatch: "user_id debe ser su propio identificador de usuario.",
+  blocked_host: "No se descargan imágenes de esa dirección.",
+  blocked_address: "Esa dirección no es pública; solo se descargan direcciones públicas.",
+  // 404
+  not_found: "No se encontró lo solicitado.",
+  invitation_invalid: "Este enlace de invitación no existe (quizá se copió incompleto).",
+  reset_link_invalid: "Este enlace para restablecer la contraseña no existe (quizá se copió incompleto).",
+  // 405
+  method_not_allowed: "Este método no está permitido en esta ruta; la cabecera Allow indica los permitidos.",
+  // 409
+  conflict: "La solicitud entra en conflicto con el estado actual.",
+  model_not_ready: "Este experimento aún no tiene un modelo publicado.",
+  model_not_published: "Este experimento no tiene un modelo publicado.",
+  cannot_disable_self: "No puede desactivar su propia cuenta; pídaselo a otro administrador.",
+  last_admin: "Es el último administrador activo: nombre primero administrador a otro usuario.",
+  setup_done: "Este servidor ya tiene un usuario: inicie sesión o pida una cuenta.",
+  dataset_in_use: "Un experimento en cola o en curso usa estos datos; ?force=true lo cancela y los borra.",
+  experiment_deleting: "El experimento se está eliminando.",
+  experiment_finished: "El experimento ya terminó.",
+  experiment_id_in_use: "Ese experiment_id ya lo usa otra solicitud; elija un experiment_id nuevo.",
+  email_taken: "Ya existe una cuenta con ese correo electrónico.",
+  batch_not_done: "El lote aún no ha terminado; sus resultados estarán listos cuando termine.",
+  // 410
+  invitation_used: "Esta invitación ya se utilizó.",
+  invitation_expired: "Esta invitación ha caducado; pida una nueva.",
+  invitation_revoked: "Esta invitación fue retirada; pida una nueva.",
+  reset_link_used: "Este enlace para restablecer la contraseña ya se utilizó.",
+  reset_link_expired: "Este enlace para restablecer la contraseña ha caducado; pida uno nuevo.",
+  reset_link_revoked: "Este enlace para restablecer la contraseña fue retirado o sustituido por otro más reciente.",
+  // 413
+  payload_too_large: "El cuerpo o el archivo supera el tamaño máximo permitido.",
+  too_many_values: "El cuerpo tiene demasiados valores JSON; una predicción es una imagen o una fila.",
+  too_many_images: "El zip tiene demasiadas imágenes para un lote con mapas; divídalo o envíelo sin overlays=true.",
+  image_too_large: "La imagen supera el tamaño máximo permitido.",
+  image_too_many_pixels: "La imagen tiene más píxeles de los permitidos.",
+  // 415
+  not_a_zip:
+    "El archivo no es un zip: ponga el CSV y sus imágenes en un .zip y súbalo; la tabla de una tarea de datos puede subirse tal cual, como .csv o .xlsx.",
+  unsupported_encoding: "Codificación no admitida.",
+  unsupported_media_type: "Tipo de contenido no admitido.",
+  unsupported_image_type: "Los bytes no son una imagen PNG, JPEG, WebP, GIF, TIFF ni AVIF.",
+  invalid_image: "La imagen no se puede decodificar.",
+  // 422
+  no_threshold: "Ningún umbral alcanza ese objetivo en los datos de validación.",
+  fetch_failed: "No se pudo descargar la dirección.",
+  fetch_timeout: "La dirección no respondió a tiempo.",
+  host_not_found: "El nombre del servidor no existe.",
+  too_many_redirects: "La dirección redirige demasiadas veces.",
+  not_binary: "Esto solo es posible en un modelo de dos clases.",
+  no_operating_scores: "Este modelo no guardó las puntuaciones de validación necesarias para elegir un umbral.",
+  // 422: a dataset refused when the experiment is posted (src/datasets)
+  csv_missing: "El zip no contiene ningún archivo .csv; ponga el CSV en el nivel superior del zip.",
+  csv_ambiguous: "El zip contiene varios archivos CSV; deje uno solo en el nivel superior.",
+  csv_empty: "El CSV está vacío.",
+  csv_encoding: "El CSV no es texto; guárdelo como «CSV UTF-8» desde la hoja de cálculo.",
+  csv_malformed: "El CSV no se puede leer.",
+  csv_too_large: "El CSV es demasiado grande.",
+  coco_malformed: "El JSON COCO no es válido.",
+  coco_too_large: "El JSON COCO es demasiado grande.",
+  annotations_missing:
+    "Un zip de detección necesita un CSV (una fila por caja), archivos XML Pascal VOC o un JSON COCO; no se encontró ninguno.",
+  detection_needs_vision: "La detección de objetos trabaja con imágenes: use la tarea 'vision'.",
+  split_col_unsupported: "split_col aún no se admite en detección; omítalo y Builder dividirá por paciente.",
+  zip_unreadable: "El archivo no es un zip legible.",
+  zip_corrupt: "El zip está dañado.",
+  zip_unsafe_path: "Una entrada del zip tiene una ruta no segura.",
+  zip_symlink: "El zip contiene un enlace simbólico; añada el archivo en sí.",
+  zip_encrypted: "El zip está cifrado; suba un zip sin contraseña.",
+  zip_too_many_entries: "El zip tiene demasiadas entradas.",
+  zip_duplicate_entry: "El zip contiene dos veces el mismo archivo.",
+  zip_too_large: "El zip descomprimido supera el tamaño máximo.",
+  zip_bomb: "El zip se expande demasiado respecto a su tamaño; parece una bomba zip.",
+  positive_class_not_found: "La clase positiva indicada no aparece en la columna de la etiqueta.",
+  positive_class_not_binary: "Solo se puede indicar una clase positiva en una tarea de dos clases.",
+  pipeline_data_error: "El entrenamiento no pudo leer los datos.",
+  // 429
+  rate_limit_exceeded: "Se ha superado el límite de solicitudes; vuelva a intentarlo cuando indique Retry-After.",
+  too_many_experiments: "Ya tiene el máximo de experimentos en cola o en curso; espere a que termine uno o cancele uno.",
+  too_many_streams: "Ya tiene el máximo de flujos de eventos abiertos; cierre uno.",
+  // 5xx
+  internal_error: "Algo falló por nuestra parte; el id de la solicitud lo identifica en los registros.",
+  chat_backend_unavailable: "El servidor del asistente no está disponible o dio una respuesta inutilizable; inténtelo más tarde.",
+  chat_backend_timeout: "El servidor del asistente no respondió a tiempo; inténtelo de nuevo o haga una pregunta más corta.",
+  not_ready: "La base de datos no responde.",
+};
+
+export const SPANISH_TEMPLATES: Array<[english: string, spanish: string]> = [
+  // authentication and sessions
+  ["send your API key as Authorization: Bearer <key>", "envíe su clave de API como Authorization: Bearer <clave>"],
+  [
+    "the API key is not valid; create one at /settings/api in the dashboard or with ./builder keys create",
+    "la clave de API no es válida; cree una en /settings/api del panel o con ./builder keys create",
+  ],
+  ["this API key was revoked; create a new one at /settings/api", "esta clave de API fue revocada; cree una nueva en /settings/api"],
+  [
+    "sign in first: open /signin in a browser (or POST /v1/session)",
+    "inicie sesión primero: abra /signin en un navegador (o POST /v1/session)",
+  ],
+  ["the session has expired or was signed out; sign in again", "la sesión ha caducado o se cerró; vuelva a iniciar sesión"],
+  ["send the session's csrf_token in the x-csrf-token header", "envíe el csrf_token de la sesión en la cabecera x-csrf-token"],
+  ["the email or the password is wrong", "el correo electrónico o la contraseña no son correctos"],
+  [
+    "this account has been disabled by an administrator; ask them to enable it again",
+    "un administrador ha desactivado esta cuenta; pídale que la vuelva a activar",
+  ],
+  ["too many sign-in attempts; try again in {s} s", "demasiados intentos de inicio de sesión; vuelva a intentarlo en {s} s"],
+  [
+    "{who} allows {n} requests per minute; retry after the reset",
+    "{who} permite {n} solicitudes por minuto; vuelva a intentarlo tras el reinicio",
+  ],
+  ["at most {n} link attempts per 15 minutes from one address", "como máximo {n} intentos con enlaces cada 15 minutos desde una dirección"],
+  [
+    "at most {n} setup attempts per 15 minutes from one address",
+    "como máximo {n} intentos de configuración cada 15 minutos desde una dirección",
+  ],
+  ["at most {n} sign-ups per hour from one address", "como máximo {n} registros por hora desde una dirección"],
+  ["the current password is not correct", "la contraseña actual no es correcta"],
+  ["the password is not correct; nothing was erased", "la contraseña no es correcta; no se borró nada"],
+  ["not correct", "no es correcta"],
+  ["the user no longer exists", "el usuario ya no existe"],
+  ["no user with this id", "no hay ningún usuario con este id"],
+  ["a user with email {email} already exists", "ya existe un usuario con el correo {email}"],
+  [
+    "an account with email {email} already exists: sign in with it, or use another address",
+    "ya existe una cuenta con el correo {email}: inicie sesión con ella o use otra dirección",
+  ],
+  ["already has an account", "ya tiene una cuenta"],
+  ["the metrics token is not correct", "el token de métricas no es correcto"],
+  // requests and routes
+  ["{n} invalid fields: {fields}", "{n} campos no válidos: {fields}"],
+  ["1 invalid field: {fields}", "1 campo no válido: {fields}"],
+  ["no route for {method} {path}", "no existe la ruta {method} {path}"],
+  ["{method} is not allowed on {path}; use {methods}", "{method} no está permitido en {path}; use {methods}"],
+  ["the body is not valid JSON: it must be an object or an array", "el cuerpo no es JSON válido: debe ser un objeto o una lista"],
+  ["the body is not valid JSON: {why}", "el cuerpo no es JSON válido: {why}"],
+  ["the JSON body is larger than {n} bytes", "el cuerpo JSON supera los {n} bytes"],
+  ["the request was interrupted before the whole body arrived", "la solicitud se interrumpió antes de recibir todo el cuerpo"],
+  [
+    "a string in the body contains the NUL character (\\u0000), which no field accepts",
+    "una cadena del cuerpo contiene el carácter NUL (\\u0000), que ningún campo acepta",
+  ],
+  ["required", "obligatorio"],
+  ["must be a positive integer", "debe ser un entero positivo"],
+  ["x-experiment-id must be a positive integer", "x-experiment-id debe ser un entero positivo"],
+  ["user_id must be your own user id", "user_id debe ser su propio identificador de usuario"],
+  // experiments, models, reports
+  ["experiment {id} not found", "no se encontró el experimento {id}"],
+  ["version {v} of experiment {id} not found", "no se encontró la versión {v} del experimento {id}"],
+  ["experiment {id} is being deleted", "el experimento {id} se está eliminando"],
+  ["experiment {id} is already {status}", "el experimento {id} ya está {status}"],
+  ["experiment {id} has no published model (status {status})", "el experimento {id} no tiene un modelo publicado (estado: {status})"],
+  [
+    "experiment {id} has no published model: it ended {status} without a model",
+    "el experimento {id} no tiene un modelo publicado: terminó {status} sin modelo",
+  ],
+  [
+    "experiment {id} has no published model: it is {status}; try again when it is ready",
+    "el experimento {id} aún no tiene un modelo publicado: está {status}; vuelva a intentarlo cuando esté listo",
+  ],
+  ["the experiment is {status}", "el experimento está {status}"],
+  [
+    "experiment {id} has no report yet (status {status}); reports exist once it is ready",
+    "el experimento {id} aún no tiene informe (estado: {status}); el informe existe cuando está listo",
+  ],
+  [
+    "experiment {id} has no model card yet (status {status}); it exists once the experiment is ready",
+    "el experimento {id} aún no tiene ficha del modelo (estado: {status}); existe cuando el experimento está listo",
+  ],
+  ["experiment {id} has no figure named {name}", "el experimento {id} no tiene ninguna figura llamada {name}"],
+  [
+    "experiment_id {id} is already used by a different request; choose a new experiment_id",
+    "el experiment_id {id} ya lo usa otra solicitud distinta; elija un experiment_id nuevo",
+  ],
+  ["source_experiment_id: you have no experiment {id}", "source_experiment_id: no tiene ningún experimento {id}"],
+  ["you have no experiment {id}", "no tiene ningún experimento {id}"],
+  [
+    "you already have {n} experiments queued or running (MAX_ACTIVE_EXPERIMENTS_PER_USER); wait for one to finish or cancel one, then post again",
+    "ya tiene {n} experimentos en cola o en curso (MAX_ACTIVE_EXPERIMENTS_PER_USER); espere a que termine uno o cancele uno y vuelva a enviarlo",
+  ],
+  ["conversation not found", "no se encontró la conversación"],
+  ["API key not found", "no se encontró la clave de API"],
+  ["the model file is missing from storage", "el archivo del modelo no está en el almacenamiento"],
+  ["no such object in your storage", "ese objeto no está en su almacenamiento"],
+  // files and uploads
+  ["no file at {path}; upload it first (PUT /v1/files/{path2})", "no hay ningún archivo en {path}; súbalo primero (PUT /v1/files/{path2})"],
+  ["no file at {path}", "no hay ningún archivo en {path}"],
+  ["no folder {path}", "no existe la carpeta {path}"],
+  [
+    "the file is larger than the upload limit of {n} bytes (MAX_UPLOAD_BYTES)",
+    "el archivo supera el límite de subida de {n} bytes (MAX_UPLOAD_BYTES)",
+  ],
+  ["the file is larger than the upload limit of {n} bytes", "el archivo supera el límite de subida de {n} bytes"],
+  [
+    "the upload was interrupted before the whole body arrived; nothing was stored",
+    "la subida se interrumpió antes de recibir todo el cuerpo; no se guardó nada",
+  ],
+  ["the form has no 'file' field", "el formulario no tiene el campo 'file'"],
+  ["send the 'path' field before the 'file' field", "envíe el campo 'path' antes del campo 'file'"],
+  ["required, before file", "obligatorio, antes de file"],
+  ["{name} is empty", "{name} está vacío"],
+  ["{name} has no rows in its first sheet", "{name} no tiene filas en su primera hoja"],
+  // predictions
+  ["the image cannot be decoded", "la imagen no se puede decodificar"],
+  ["the image has {size} pixels; the limit is {n} pixels", "la imagen tiene {size} píxeles; el límite es de {n} píxeles"],
+  ["the image is larger than the limit of {n} bytes", "la imagen supera el límite de {n} bytes"],
+  ["the URL answered HTTP {status}", "la dirección respondió HTTP {status}"],
+  ["the URL did not answer within {n} ms", "la dirección no respondió en {n} ms"],
+  ["the host {host} does not resolve", "el servidor {host} no existe"],
+  ["message must be an image URI", "message debe ser la dirección (URI) de una imagen"],
+  [
+    "message must be an image URI (https://, http://, data:image/...;base64, or gs://)",
+    "message debe ser la dirección (URI) de una imagen (https://, http://, data:image/...;base64 o gs://)",
+  ],
+  ["expected a string", "se esperaba una cadena de texto"],
+  [
+    "name the model: experiment_id in the body, the x-experiment-id header or the experiment_id query parameter",
+    "indique el modelo: experiment_id en el cuerpo, la cabecera x-experiment-id o el parámetro experiment_id",
+  ],
+  // batches
+  ["no batch {id}", "no existe el lote {id}"],
+  ["the batch is {status}; its results are ready when it is done", "el lote está {status}; sus resultados estarán listos cuando termine"],
+  ["the batch is {status}; its overlays are ready when it is done", "el lote está {status}; sus mapas estarán listos cuando termine"],
+  ["the file is not a readable zip archive", "el archivo no es un zip legible"],
+  ["this is a table model: send the rows as text/csv or an .xlsx", "este es un modelo de tabla: envíe las filas como text/csv o un .xlsx"],
+  [
+    "this is an image model: send a zip of images as application/zip",
+    "este es un modelo de imágenes: envíe un zip de imágenes como application/zip",
+  ],
+  ["the database does not answer", "la base de datos no responde"],
+];
+
+/** Words the templates' {status} takes, in Spanish: an experiment's or a batch's state. */
+export const SPANISH_STATUS: Record<string, string> = {
+  queued: "en cola",
+  fetching: "descargando los datos",
+  validating: "validando",
+  training: "entrenando",
+  evaluating: "evaluando",
+  publishing: "publicando",
+  ready: "listo",
+  invalid_dataset: "con datos no válidos",
+  failed: "fallido",
+  cancelled: "cancelado",
+  deleting: "eliminándose",
+  running: "en curso",
+  done: "terminado",
+};
