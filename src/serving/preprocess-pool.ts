@@ -1,5 +1,6 @@
 import os from "node:os";
 import { Worker } from "node:worker_threads";
+import { ApiError } from "../errors.js";
 import type { ImageSpec } from "./manifest.js";
 import type { DecodedImage } from "./tensor.js";
 
@@ -40,12 +41,15 @@ class PreprocessPool {
         height?: number;
         declined?: boolean;
         error?: string;
+        status?: number;
+        code?: string;
+        details?: Record<string, unknown>;
       }) => {
         const job = this.jobs.get(m.id);
         if (!job) return;
         this.jobs.delete(m.id);
         entry.busy--;
-        if (m.error) job.reject(new Error(m.error));
+        if (m.error) job.reject(m.status ? new ApiError(m.status, m.code!, m.error, m.details) : new Error(m.error));
         else if (m.declined) job.resolve(undefined);
         else job.resolve({ tensor: m.tensor!, scaleX: m.scaleX!, scaleY: m.scaleY!, width: m.width, height: m.height });
       },
@@ -74,6 +78,11 @@ class PreprocessPool {
    */
   runJpeg(bytes: Uint8Array, spec: ImageSpec, maxPixels: number): Promise<Result | undefined> {
     return this.post({ jpeg: bytes, spec, maxPixels });
+  }
+
+  /** A DICOM parsed, decoded and rendered (src/dicom) on the thread, then resized and normalised there. */
+  runDicom(bytes: Uint8Array, spec: ImageSpec, maxPixels: number): Promise<Result | undefined> {
+    return this.post({ dicom: bytes, spec, maxPixels });
   }
 
   private post(message: Record<string, unknown>): Promise<Result | undefined> {
