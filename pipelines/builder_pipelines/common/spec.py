@@ -81,6 +81,7 @@ class OptionsSpec:
     pretrained_weights: str | None = None
     max_image_side: int | None = None
     threads: int | None = None
+    dicom: dict | None = None  # {window: {source, name?, center?, width?}, frames: first|all}; see common/dicom.py
 
 
 @dataclass(frozen=True)

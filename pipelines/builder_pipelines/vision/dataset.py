@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..common import dicom, events
 from ..common.data import Table, require_columns
 from ..common.errors import DataError
 from ..common.spec import JobSpec
@@ -115,10 +116,43 @@ def image_paths(table: Table, spec: dict) -> list[str]:
         path = os.path.realpath(os.path.join(root, rel))
         if not path.startswith(root + os.sep):
             raise DataError(f"image path leaves the dataset folder: {rel!r}")
-        if not os.path.isfile(path):
+        if not os.path.isfile(dicom.split_frame_ref(path)[0]):
             raise DataError(f"image not found: {rel!r}")
         out.append(path)
     return out
+
+
+def expand_dicom_frames(table: Table, spec: dict) -> Table:
+    """options.dicom.frames "all": each frame of a multi-frame DICOM becomes its own row (an image of the same
+    patient, so the patient split keeps the frames together); otherwise the table as it is."""
+    spec = JobSpec.of(spec)
+    record = dicom.rendering(spec.options.dicom)
+    if record["frames"] != "all":
+        return table
+    col = spec.data.images_col
+    rows = []
+    for row, refs in zip(table.rows, dicom.expand_frames(image_paths(table, spec), record)):
+        if len(refs) == 1:
+            rows.append(row)
+        else:
+            rows.extend({**row, col: dicom.frame_ref(row[col].strip(), dicom.split_frame_ref(r)[1])} for r in refs)
+    if len(rows) > len(table.rows):
+        events.log("info", f"DICOM frames: all; {len(table.rows)} rows became {len(rows)} images")
+    return Table(table.header, rows)
+
+
+def dicom_rendering(paths: list[str], spec: dict) -> dict | None:
+    """The manifest's input.image.dicom record when any image is a DICOM, else None."""
+    found = [p for p in paths if dicom.is_dicom(p)]
+    if not found:
+        return None
+    record = dicom.rendering(JobSpec.of(spec).options.dicom)
+    window = record["window"]
+    how = window["source"] + (f" {window['name']}" if "name" in window else "")
+    if "center" in window:
+        how += f" (center {window['center']}, width {window['width']})"
+    events.log("info", f"{dicom.summary(found)}; window: {how}; frames: {record['frames']}")
+    return record
 
 
 def choose_input(paths: list[str], spec: dict) -> dict:
@@ -127,9 +161,10 @@ def choose_input(paths: list[str], spec: dict) -> dict:
     Square inputs (stretch) keep the model simple; small images keep their size.
     """
     spec = JobSpec.of(spec)
+    rendering = dicom_rendering(paths, spec)
     sample = paths if len(paths) <= 200 else [paths[i] for i in np.linspace(0, len(paths) - 1, 200).astype(int)]
     try:
-        probes = [probe(p) for p in sample]
+        probes = [probe(p, rendering) for p in sample]
     except OSError as exc:
         raise DataError(f"cannot read an image: {exc}") from exc
     side = int(np.median([max(w, h) for w, h, _ in probes]))
@@ -138,7 +173,7 @@ def choose_input(paths: list[str], spec: dict) -> dict:
     side = max(8, min(side, int(cap)))
     while side > 16 and len(paths) * channels * side * side > MEMORY_CAP_BYTES:
         side = int(side * 0.9)
-    return {
+    chosen = {
         "width": side,
         "height": side,
         "channels": channels,
@@ -146,6 +181,7 @@ def choose_input(paths: list[str], spec: dict) -> dict:
         "interpolation": "bilinear",
         "scale": 1 / 255,
     }
+    return {**chosen, "dicom": rendering} if rendering else chosen
 
 
 def load_images(paths: list[str], image: dict, threads: int) -> np.ndarray:
@@ -153,7 +189,9 @@ def load_images(paths: list[str], image: dict, threads: int) -> np.ndarray:
 
     def one(p):
         try:
-            return load_uint8(p, image["width"], image["height"], image["channels"], image["interpolation"])
+            return load_uint8(
+                p, image["width"], image["height"], image["channels"], image["interpolation"], image.get("dicom")
+            )
         except OSError as exc:
             raise DataError(f"cannot decode image {os.path.basename(p)}: {exc}") from exc
 

@@ -139,7 +139,7 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
     problem, metric = spec.problem, spec.metric
     events.progress("preparing", 0.0, message="reading the table")
 
-    table = read_table(spec.data.table)
+    table = dataset.expand_dicom_frames(read_table(spec.data.table), spec)
     targets = dataset.build_targets(table, spec)
     parts = split_indices(table, spec.data.id_col, spec.split.parts())
     # Resolved before any training, so a positive_class the label does not have fails at once.

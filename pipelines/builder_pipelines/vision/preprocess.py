@@ -1,7 +1,7 @@
 """The one image -> tensor definition shared by training, evaluation and serving.
 
 The manifest's ``input.image`` states it; serving (TypeScript + sharp) must reproduce it exactly:
-decode, drop alpha, convert to ``L`` (channels 1, ITU-R 601-2 luminance) or ``RGB`` (channels 3),
+decode (a DICOM: rendered to 8 bits by ``input.image.dicom``, see common/dicom.py), drop alpha, convert to ``L`` (channels 1, ITU-R 601-2 luminance) or ``RGB`` (channels 3),
 16-bit greys keep their high byte; stretch to width x height with bilinear interpolation (8-bit result), then float32 * scale and
 (x - mean[c]) / std[c]. Deliberately free of torch so the TypeScript parity test can call it cheaply.
 """
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 from PIL import Image, ImageOps
+
+from ..common import dicom
 
 _RESAMPLE = {
     "bilinear": Image.Resampling.BILINEAR,
@@ -29,9 +31,24 @@ def _to_mode(img: Image.Image, channels: int) -> Image.Image:
     return img.convert("L" if channels == 1 else "RGB")
 
 
-def load_uint8(path: str, width: int, height: int, channels: int, interpolation: str = "bilinear") -> np.ndarray:
+def open_image(path: str, dicom_rendering: dict | None = None) -> Image.Image:
+    """The one place an image file is opened: a DICOM (or one frame of it) is rendered to 8 bits by the
+    manifest's input.image.dicom record (common/dicom.py) and from then on treated as a decoded PNG."""
+    if dicom.is_dicom(path):
+        return dicom.open_image(path, dicom_rendering or dicom.rendering(None))
+    return Image.open(path)
+
+
+def load_uint8(
+    path: str,
+    width: int,
+    height: int,
+    channels: int,
+    interpolation: str = "bilinear",
+    dicom_rendering: dict | None = None,
+) -> np.ndarray:
     """Decoded, converted and resized image as uint8 [C, H, W] (the cacheable part of preprocessing)."""
-    with Image.open(path) as img:
+    with open_image(path, dicom_rendering) as img:
         img.load()
         img = _to_mode(img, channels)
         if img.size != (width, height):
@@ -64,13 +81,14 @@ def preprocess_file(path: str, image_spec: dict) -> np.ndarray:
         int(image_spec["height"]),
         int(image_spec["channels"]),
         image_spec.get("interpolation", "bilinear"),
+        image_spec.get("dicom"),
     )
     return normalise(u8, image_spec)
 
 
-def probe(path: str) -> tuple[int, int, bool]:
+def probe(path: str, dicom_rendering: dict | None = None) -> tuple[int, int, bool]:
     """(width, height, is_colour) of an image; colour means the RGB channels differ somewhere."""
-    with Image.open(path) as img:
+    with open_image(path, dicom_rendering) as img:
         w, h = img.size
         if img.mode in ("L", "LA", "1", "I", "I;16", "I;16B", "I;16L", "F"):
             return w, h, False
