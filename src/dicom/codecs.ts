@@ -90,7 +90,7 @@ export function decodeCompressed(kind: CompressedKind, bytes: Uint8Array, bitsAl
   if (kind === "jpeg-lossless") {
     const numBytes = bitsAllocated <= 8 ? 1 : 2;
     // The decoder reads from an ArrayBuffer at an offset: hand it a copy that starts at 0 (bytes may be a view).
-    const own = bytes.slice();
+    const own = new Uint8Array(bytes); // a copy (Buffer.slice would be a view on the whole pool)
     const d = new JpegLosslessDecoder();
     const out = d.decode(own.buffer, 0, own.length, numBytes);
     const data = numBytes === 2 && signed ? new Int16Array(out.buffer, out.byteOffset, out.length) : out;
