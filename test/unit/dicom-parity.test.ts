@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { decodeDicom, DicomError, readDicomHeader } from "../../src/dicom/index.js";
-import { resizeToSpec } from "../../src/serving/preprocess.js";
+import { preprocessImage, preprocessInline, resizeToSpec } from "../../src/serving/preprocess.js";
 import type { ImageSpec } from "../../src/serving/manifest.js";
 import { dicomFixtures, haveDicomPython } from "../helpers/dicom-fixtures.js";
 
@@ -54,6 +54,22 @@ describe.skipIf(!haveDicomPython)("DICOM rendering matches the pipeline's", () =
       expect(e.message).toContain(f.transfer_syntax_name);
       expect(e.status).toBe(415);
     }
+  });
+
+  it("builds the same tensor on the preprocessing threads (the batched path) as inline, and keeps a bad file's 415", async () => {
+    const s = spec({ width: 24, height: 20, channels: 3 });
+    for (const file of ["jpegls_mono2_u12_window.dcm", "j2k_rgb.dcm", "rle_mono2_s16_rescale.dcm"]) {
+      const pooled = await preprocessImage(fx.bytes(file), s, 1e8);
+      const inline = await preprocessInline(fx.bytes(file), s, 1e8);
+      expect(Array.from(pooled.tensor), file).toEqual(Array.from(inline.tensor));
+      expect([pooled.origWidth, pooled.origHeight]).toEqual([inline.origWidth, inline.origHeight]);
+    }
+    const corrupt = fx.files.find((f) => f.expect === "error")!;
+    await expect(preprocessImage(fx.bytes(corrupt.file), s, 1e8)).rejects.toMatchObject({ status: 415 });
+    await expect(preprocessImage(fx.bytes("evrle_mono2_u8.dcm"), s, 100)).rejects.toMatchObject({
+      status: 413,
+      code: "image_too_many_pixels",
+    });
   });
 
   it("says which identifying tags a header fills, never their values", () => {
