@@ -3,6 +3,15 @@ import { Worker } from "node:worker_threads";
 import { ApiError } from "../errors.js";
 import type { ImageSpec } from "./manifest.js";
 import type { DecodedImage } from "./tensor.js";
+import type { DicomHeaderSummary } from "../dicom/index.js";
+
+export interface InspectedDicom {
+  header: DicomHeaderSummary;
+  width: number;
+  height: number;
+  channels: 1 | 3;
+  image?: DecodedImage;
+}
 
 /**
  * Worker threads for the CPU-heavy part of preprocessing (Pillow-exact resize + normalise of large images), so a
@@ -40,6 +49,7 @@ class PreprocessPool {
         width?: number;
         height?: number;
         declined?: boolean;
+        inspected?: InspectedDicom;
         error?: string;
         status?: number;
         code?: string;
@@ -51,6 +61,7 @@ class PreprocessPool {
         entry.busy--;
         if (m.error) job.reject(m.status ? new ApiError(m.status, m.code!, m.error, m.details) : new Error(m.error));
         else if (m.declined) job.resolve(undefined);
+        else if (m.inspected) (job.resolve as (r: unknown) => void)(m.inspected);
         else job.resolve({ tensor: m.tensor!, scaleX: m.scaleX!, scaleY: m.scaleY!, width: m.width, height: m.height });
       },
     );
@@ -83,6 +94,14 @@ class PreprocessPool {
   /** A DICOM parsed, decoded and rendered (src/dicom) on the thread, then resized and normalised there. */
   runDicom(bytes: Uint8Array, spec: ImageSpec, maxPixels: number): Promise<Result | undefined> {
     return this.post({ dicom: bytes, spec, maxPixels });
+  }
+
+  /**
+   * A DICOM checked for the dataset report: decoded whole (a corrupt frame fails here, not in training) and its
+   * header summarised; `pixels`: the rendered image comes back too (thumbnails). Off the event loop, like serving.
+   */
+  inspectDicom(bytes: Uint8Array, pixels = false): Promise<InspectedDicom> {
+    return this.post({ inspect: bytes, pixels }) as unknown as Promise<InspectedDicom>;
   }
 
   private post(message: Record<string, unknown>): Promise<Result | undefined> {

@@ -8,13 +8,21 @@ import { normalise, resizeToSpec, type DecodedImage } from "./tensor.js";
 // Worker body: resize + normalise one image and send the tensor back (its buffer transferred). The image comes
 // decoded (img), or as JPEG bytes that libjpeg-turbo decodes here first ({declined} when it will not).
 // A DICOM ({dicom}) is parsed, decoded and rendered here (src/dicom, WASM codecs loaded once per thread).
-type Message = { id: number; spec: ImageSpec } & (
-  { img: DecodedImage } | { jpeg: Uint8Array; maxPixels: number } | { dicom: Uint8Array; maxPixels: number }
-);
+// {inspect}: a DICOM checked for the dataset report (decoded, header summarised), answered as {inspected}.
+type Message =
+  | ({ id: number; spec: ImageSpec } & (
+      { img: DecodedImage } | { jpeg: Uint8Array; maxPixels: number } | { dicom: Uint8Array; maxPixels: number }
+    ))
+  | { id: number; inspect: Uint8Array; pixels: boolean };
 
 // eslint-disable-next-line @typescript-eslint/no-misused-promises -- the listener catches every error and answers it
 parentPort!.on("message", async (m: Message) => {
   try {
+    if ("inspect" in m) {
+      const { image, header } = await decodeDicom(m.inspect, undefined);
+      const inspected = { header, width: image.width, height: image.height, channels: image.channels, image: m.pixels ? image : undefined };
+      return void parentPort!.postMessage({ id: m.id, inspected });
+    }
     const img =
       "img" in m
         ? m.img
