@@ -152,9 +152,25 @@ def test_files_without_extension_and_per_file_errors(fixtures, tmp_path):
         dicom.render(str(fixtures / "corrupt_j2k.dcm"), FILE)
     with pytest.raises(DataError, match=r"unsupported_mpeg2\.dcm: transfer syntax MPEG2 Main Profile"):
         dicom.render(str(fixtures / "unsupported_mpeg2.dcm"), FILE)
-    (tmp_path / "notreally.dcm").write_bytes(b"hello")
-    with pytest.raises(DataError, match=r"notreally\.dcm: not a readable DICOM"):
+    (tmp_path / "notreally.dcm").write_bytes(b"hello world" * 20)
+    with pytest.raises(DataError, match=r"notreally\.dcm: not a DICOM file \(no 'DICM' at byte 128"):
         dicom.render(str(tmp_path / "notreally.dcm"), FILE)
+
+
+def test_bare_datasets_without_preamble_or_file_meta_are_read(fixtures, tmp_path):
+    """Older exports write the dataset alone: read as uncompressed little endian, implicit or explicit VR."""
+    import pydicom
+
+    for name in ("evrle_mono2_u12_window", "ivrle_mono2_u12_3frames"):
+        ds = pydicom.dcmread(fixtures / f"{name}.dcm")
+        implicit = ds.file_meta.TransferSyntaxUID.is_implicit_VR
+        del ds.file_meta
+        ds.preamble = None
+        ds.save_as(tmp_path / f"{name}.dcm", implicit_vr=implicit, little_endian=True)
+        assert (tmp_path / f"{name}.dcm").read_bytes()[128:132] != b"DICM"
+        for frame in range(dicom.frame_count(str(tmp_path / f"{name}.dcm"))):
+            got = dicom.render(dicom.frame_ref(str(tmp_path / f"{name}.dcm"), frame), FILE)
+            assert np.array_equal(got, dicom.render(dicom.frame_ref(str(fixtures / f"{name}.dcm"), frame), FILE))
 
 
 def test_errors_never_quote_identifying_values(fixtures, tmp_path):
@@ -267,3 +283,28 @@ def test_build_from_dicoms_of_mixed_syntaxes_records_the_rendering_and_leaks_no_
     )
     for value in (*mk.PHI.values(), "Zzyzx", "Quentavious"):
         assert value not in everything
+
+
+def test_detection_reads_dicoms_through_the_same_renderer(tmp_path):
+    """Detection opens its images (training, input size, figures) through common/dicom.py too: colour DICOMs made
+    from the synthetic PNGs give the PNGs' pixels, and each record carries the rendering for the manifest."""
+    from builder_pipelines.detection.data import open_image, read_detection_table
+    from builder_pipelines.detection.pipeline import _input_size
+    from detection_synthetic import make_dataset as make_detection
+
+    spec = make_detection(tmp_path, n_images=10, size=40)
+    mk.from_pngs(str(tmp_path / "images"), str(tmp_path / "dcm"))
+    table = Path(spec["data"]["table"])
+    table.write_text(table.read_text().replace("images/", "dcm/").replace(".png", ".dcm"))
+    spec["options"]["dicom"] = {"window": {"source": "preset", "name": "brain"}, "frames": "all"}
+    splits, _ = read_detection_table(spec)
+    records = splits["train"] + splits["val"] + splits["test"]
+    assert len(records) == 10
+    want = dicom.rendering({"window": {"source": "preset", "name": "brain"}, "frames": "first"})
+    assert all(r.dicom == want for r in records)  # detection renders the first frame whatever was asked
+    from PIL import Image
+
+    for rec in records[:4]:
+        png = np.asarray(Image.open(rec.path.replace("/dcm/", "/images/").replace(".dcm", ".png")).convert("RGB"))
+        assert np.array_equal(np.asarray(open_image(rec)), png)
+    assert _input_size(records, 320) == (64, 64)

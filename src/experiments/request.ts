@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { objectPathSegments } from "../storage/bucket.js";
+import { dicomFramesField, dicomWindowField } from "./dicom-options.js";
 
 // POST /v1/experiments: the seed's fields, each validated; cross-field rules are added with superRefine so that
 // every bad field still lands in the one 400 (zod reports them all together).
@@ -102,6 +103,8 @@ export const experimentRequestFields = z.object({
     .max(200, "must be at most 200 characters")
     .nullish()
     .describe(POSITIVE_CLASS_DOC),
+  dicom_window: dicomWindowField.nullish(),
+  dicom_frames: dicomFramesField.nullish(),
 });
 
 type DatasetFields = Pick<
@@ -205,6 +208,9 @@ export const experimentRequestSchema = experimentRequestFields
       issue("split_col", "is only for Builder studies (a Retrospective study tests every row)");
     for (const col of Object.keys(r.subgroup_bins ?? {})) {
       if (!r.subgroup_cols?.includes(col)) issue("subgroup_bins", `'${col}' is not in subgroup_cols`);
+    }
+    for (const field of ["dicom_window", "dicom_frames"] as const) {
+      if (r[field] != null && r.task !== "vision") issue(field, "is for image experiments (task vision): a table has no DICOM images");
     }
     if (r.positive_class != null) {
       if (r.type_of_experiment === "detection") issue("positive_class", "is for binary classification, not detection");

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Config } from "../config.js";
 import type { PipelineKind, SelectionMetric, ThresholdMetric } from "../contract/types.js";
 import type { DatasetTask, ProblemFamily } from "../datasets/types.js";
+import { dicomOptions, dicomStudySchema } from "./dicom-options.js";
 import { zipObjectPath, type ExperimentRequest } from "./request.js";
 
 // The one translation of the seed's wire values (task + type_of_experiment, model_type, optimization_type,
@@ -45,6 +46,8 @@ export const studySchema = z
     source_experiment_id: z.number().int().positive().nullable(),
     /** Binary classification: the label value reported as positive; null: the pipeline's rule (the rarer class). */
     positive_class: z.string().nullable().default(null),
+    /** Image experiments that set dicom_window or dicom_frames: the spec's options.dicom (a preset with its values); null: the defaults. */
+    dicom: dicomStudySchema.nullable().default(null),
   })
   .strict();
 
@@ -101,6 +104,10 @@ export function studyOf(request: ExperimentRequest, config: Pick<Config, "BEST_B
     source_experiment_id: request.source_experiment_id ?? null,
     positive_class: request.positive_class ?? null,
     subgroup_bins: request.subgroup_bins ?? {},
+    dicom:
+      request.task === "vision" && (request.dicom_window != null || request.dicom_frames != null)
+        ? dicomOptions(request.dicom_window, request.dicom_frames)
+        : null,
   };
 }
 

@@ -48,7 +48,11 @@ export function buildSpec(
     out_dir: outDir,
     source_model: sourceDir ? { dir: sourceDir } : null,
     positive_class: study.positive_class ?? null,
-    options: { threads: slot?.threads ?? Math.max(1, Math.floor(os.availableParallelism() / (config.BUILDER_GPU_SLOTS ?? 1))) },
+    options: {
+      threads: slot?.threads ?? Math.max(1, Math.floor(os.availableParallelism() / (config.BUILDER_GPU_SLOTS ?? 1))),
+      // How DICOM images are rendered (dicom_window, dicom_frames); absent: the pipeline's defaults (file window, first frame).
+      ...(study.dicom ? { dicom: study.dicom } : {}),
+    },
   };
 }
 

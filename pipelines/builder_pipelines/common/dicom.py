@@ -93,13 +93,33 @@ def _syntax(ds) -> str:
 def _read(path: str, pixels: bool = True):
     import pydicom
     from pydicom.errors import InvalidDicomError
+    from pydicom.uid import ExplicitVRLittleEndian, ImplicitVRLittleEndian
 
+    # pydicom's value checks can warn about a header value (its length, its form), and warnings reach stderr and
+    # from there the job's logs: the renderer needs none of them, so nothing is checked while reading.
+    pydicom.config.settings.reading_validation_mode = pydicom.config.IGNORE
+    name = os.path.basename(path)
     try:
         return pydicom.dcmread(path, stop_before_pixels=not pixels)
-    except (InvalidDicomError, OSError, ValueError, EOFError) as exc:
-        raise DataError(
-            f"cannot read DICOM {os.path.basename(path)}: not a readable DICOM file ({_first_line(exc)})"
-        ) from exc
+    except InvalidDicomError as exc:
+        # Older exports write a bare dataset: no 128-byte preamble, no file meta. Read it as what it must be,
+        # uncompressed little endian (implicit or explicit VR, which pydicom tells from the first element).
+        try:
+            ds = pydicom.dcmread(path, stop_before_pixels=not pixels, force=True)
+        except Exception:  # any failure here: the first error stands
+            ds = None
+        if ds is None or "Rows" not in ds or getattr(ds, "original_encoding", (None, None))[1] is False:
+            raise DataError(
+                f"cannot read DICOM {name}: not a DICOM file (no 'DICM' at byte 128, and not a bare DICOM dataset)"
+            ) from exc
+        ds.file_meta = getattr(ds, "file_meta", None) or pydicom.dataset.FileMetaDataset()
+        if "TransferSyntaxUID" not in ds.file_meta:
+            implicit = ds.original_encoding[0]
+            ds.file_meta.TransferSyntaxUID = ImplicitVRLittleEndian if implicit else ExplicitVRLittleEndian
+        ds.preamble_missing = True
+        return ds
+    except (OSError, ValueError, EOFError) as exc:
+        raise DataError(f"cannot read DICOM {name}: not a readable DICOM file ({_first_line(exc)})") from exc
 
 
 def _first_line(exc: Exception) -> str:
@@ -191,10 +211,11 @@ def render(ref: str, record: dict) -> np.ndarray:
     # libjpeg, rounds its IDCT differently and gave grey levels up to 3 apart from serving's on the same file.
     plugin = {"decoding_plugin": "pillow"} if ds.file_meta.TransferSyntaxUID in _PILLOW_JPEG else {}
     try:
-        if frames > 1 and ds.file_meta.TransferSyntaxUID != DeflatedExplicitVRLittleEndian:
+        whole = ds.file_meta.TransferSyntaxUID == DeflatedExplicitVRLittleEndian or getattr(ds, "preamble_missing", 0)
+        if frames > 1 and not whole:
             # Only the wanted frame is decoded (a multi-frame ultrasound can hold hundreds).
             stored = pixel_array(path, index=frame, **plugin)
-        else:  # pydicom's frame-by-frame reader does not inflate a deflated dataset
+        else:  # pydicom's frame-by-frame reader neither inflates a deflated dataset nor reads one without file meta
             stored = pixel_array(ds, **plugin)
             stored = stored[frame] if frames > 1 else stored
         return render_frame(stored, ds, record)
@@ -210,6 +231,16 @@ def open_image(ref: str, record: dict):
 
     arr = render(ref, record)
     return Image.fromarray(arr, "RGB" if arr.ndim == 3 else "L")
+
+
+def open_path(path: str, record: dict | None = None):
+    """Any training image as a PIL image: a DICOM rendered by ``record`` (default: the contract's defaults), any
+    other file opened by Pillow. The vision and detection pipelines open images only through this."""
+    from PIL import Image
+
+    if is_dicom(path):
+        return open_image(path, record or rendering(None))
+    return Image.open(path)
 
 
 def expand_frames(refs: list[str], record: dict) -> list[list[str]]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image
 
-from ..common import events
+from ..common import dicom, events
 from ..common.data import read_table, require_columns, split_indices
 from ..common.errors import DataError
 from ..common.spec import JobSpec, data_and_split
@@ -29,6 +29,7 @@ class ImageRecord:
     labels: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # (n,) class indices
     width: int = 0
     height: int = 0
+    dicom: dict | None = None  # a DICOM's rendering (the manifest's input.image.dicom); None for other files
 
 
 def _float(row: dict, col: str, where: str) -> float:
@@ -41,9 +42,18 @@ def _float(row: dict, col: str, where: str) -> float:
     return v
 
 
-def read_detection_table(spec: JobSpec | dict, classes: list[str] | None = None):
+def detection_rendering(spec: JobSpec | dict) -> dict:
+    """The DICOM rendering for detection: the spec's window, always the first frame (boxes are drawn on one image)."""
+    options = JobSpec.of(spec).options.dicom or {}
+    if options.get("frames") == "all":
+        events.log("warn", "dicom_frames all is for classification: detection trains on each DICOM's first frame")
+    return dicom.rendering({**options, "frames": "first"})
+
+
+def read_detection_table(spec: JobSpec | dict, classes: list[str] | None = None, rendering: dict | None = None):
     """-> (records by split {train, val, test}, class names). ``classes`` fixes the class list
-    (evaluate uses the source model's); otherwise it is derived from the rows of every split."""
+    (evaluate uses the source model's); otherwise it is derived from the rows of every split. ``rendering``
+    (evaluate: the source model's input.image.dicom) renders DICOM images; default: the spec's."""
     d, split = data_and_split(spec)
     img_col, lab_col, id_col = d.images_col, d.label_cols[0], d.id_col
     if not img_col:
@@ -83,12 +93,16 @@ def read_detection_table(spec: JobSpec | dict, classes: list[str] | None = None)
         recs = []
         for rel, e in sorted(by_image.items()):
             path = os.path.join(d.root, rel)
+            is_dicom = dicom.is_dicom(path)
+            if is_dicom and rendering is None:
+                rendering = detection_rendering(spec)
             recs.append(
                 ImageRecord(
                     path,
                     e["patient"],
                     np.asarray(e["boxes"], np.float32).reshape(-1, 4),
                     np.asarray(e["labels"], np.int64),
+                    dicom=rendering if is_dicom else None,
                 )
             )
         out[part] = recs
@@ -100,8 +114,10 @@ def read_detection_table(spec: JobSpec | dict, classes: list[str] | None = None)
 def open_image(rec: ImageRecord) -> Image.Image:
     """Opens as RGB, records the size and clips the boxes to it."""
     try:
-        img = Image.open(rec.path)
+        img = dicom.open_path(rec.path, rec.dicom)
         img.load()
+    except DataError:
+        raise
     except (OSError, ValueError) as exc:
         raise DataError(f"cannot read image {rec.path}: {exc}") from None
     img = img.convert("RGB")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 
-from PIL import Image, ImageDraw
+from PIL import ImageDraw
+
+from ..common import dicom
 
 PALETTE = [
     (230, 25, 75),
@@ -27,7 +29,7 @@ def draw_examples(out_dir: str, records, dets, classes: list[str], n: int = 4) -
     figures = []
     for rank, i in enumerate(order):
         rec = records[i]
-        img = Image.open(rec.path).convert("RGB")
+        img = dicom.open_path(rec.path, rec.dicom).convert("RGB")
         draw = ImageDraw.Draw(img)
         lw = max(1, round(max(img.size) / 300))
         for b in rec.boxes:

@@ -13,9 +13,8 @@ import numpy as np
 import onnx
 import onnxruntime
 import torch
-from PIL import Image
 
-from ..common import events
+from ..common import dicom, events
 from ..common.device import pick_device
 from ..common.errors import DataError
 from ..common.evaluation import emit_metrics
@@ -46,7 +45,7 @@ NMS_CANDIDATES = [(0.5, False), (0.6, False), (0.5, True)]  # (IoU, class-agnost
 def _input_size(records, side: int) -> tuple[int, int]:
     """Input W, H: the longer side ``side`` (no larger than the images need), the other from the
     median aspect ratio, both multiples of 32 so every level's grid is exact."""
-    sizes = np.array([Image.open(r.path).size for r in records], dtype=float)
+    sizes = np.array([dicom.open_path(r.path, r.dicom).size for r in records], dtype=float)
     w, h = np.median(sizes, axis=0)
     side = min(side, int(math.ceil(max(w, h) / 32) * 32))
     up32 = lambda v: max(32, int(math.ceil(v / 32) * 32))  # noqa: E731
@@ -129,6 +128,9 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
     side = min(mode["side"], int(opts.max_image_side or mode["side"]))
     in_w, in_h = _input_size(splits["train"], side)
     image_cfg = _image_cfg(in_w, in_h)
+    rendering = next((r.dicom for r in splits["train"] + val_records + splits["test"] if r.dicom), None)
+    if rendering:  # the manifest records how DICOMs were rendered, for serving to do the same
+        image_cfg["dicom"] = rendering
     store = TrainStore(splits["train"], in_w, in_h)
     val, test = prepare(val_records, image_cfg), prepare(splits["test"], image_cfg)
     max_det = int(max(100, 2 * max(len(r.boxes) for r in splits["train"] + val_records)))
@@ -239,7 +241,7 @@ def evaluate(spec: JobSpec | dict, out_dir: str) -> str:
     with open(os.path.join(src, "manifest.json"), encoding="utf-8") as fh:
         source = json.load(fh)
     classes = [c["code"] for c in sorted(source["classes"], key=lambda c: c["index"])]
-    splits, _ = read_detection_table(spec, classes=classes)
+    splits, _ = read_detection_table(spec, classes=classes, rendering=source["input"]["image"].get("dicom"))
     if not splits["test"]:
         raise DataError("no images in split.test to evaluate on")
     events.progress("evaluating", 0.1, message=f"{len(splits['test'])} images")

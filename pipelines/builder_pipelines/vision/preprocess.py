@@ -34,9 +34,7 @@ def _to_mode(img: Image.Image, channels: int) -> Image.Image:
 def open_image(path: str, dicom_rendering: dict | None = None) -> Image.Image:
     """The one place an image file is opened: a DICOM (or one frame of it) is rendered to 8 bits by the
     manifest's input.image.dicom record (common/dicom.py) and from then on treated as a decoded PNG."""
-    if dicom.is_dicom(path):
-        return dicom.open_image(path, dicom_rendering or dicom.rendering(None))
-    return Image.open(path)
+    return dicom.open_path(path, dicom_rendering)
 
 
 def load_uint8(

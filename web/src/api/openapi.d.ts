@@ -2722,6 +2722,11 @@ export interface operations {
                     callback_url?: string;
                     data_cols?: string[] | null;
                     description?: string | null;
+                    dicom_frames?: ("first" | "all") | null;
+                    dicom_window?: (string | {
+                        center: number;
+                        width: number;
+                    }) | null;
                     experiment_id: number;
                     images_col?: string | null;
                     label_cols: string[];
