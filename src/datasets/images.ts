@@ -84,7 +84,7 @@ const DIRECT_DECODE_PIXELS = 16_000_000;
  * shrink-on-load still reads every scan.
  */
 export async function inspectImage(file: string): Promise<ImageInfo> {
-  if (isDicomName(file) || (await startsLikeDicom(file))) return inspectDicomFile(file);
+  if (isDicomName(file) || (await startsLikeDicom(file))) return inspectDicomFile(file, isDicomName(file));
   try {
     // The header gives the stored channels (the raw output would be converted to sRGB).
     const img = sharp(file, { failOn: "error", limitInputPixels: 200_000_000 });
@@ -115,10 +115,11 @@ async function startsLikeDicom(file: string): Promise<boolean> {
  * A DICOM is decoded whole, as training will (src/dicom on a preprocessing thread: the WASM codecs would otherwise
  * hold the event loop), and its header summarised; an error names the transfer syntax.
  */
-async function inspectDicomFile(file: string): Promise<ImageInfo> {
+async function inspectDicomFile(file: string, named: boolean): Promise<ImageInfo> {
   try {
     const bytes = await fs.readFile(file);
-    const r = await preprocessPool().inspectDicom(bytes);
+    // A file named .dcm may be a bare dataset (no preamble, no file meta), which the pipelines read too.
+    const r = await preprocessPool().inspectDicom(bytes, false, named);
     return { width: r.width, height: r.height, channels: r.channels, format: "dicom", dicom: r.header };
   } catch (err) {
     return { error: (err as Error).message.split("\n")[0], dicom: true };

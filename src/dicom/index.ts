@@ -29,8 +29,13 @@ export interface RenderedDicom {
  * Synchronous once loadCodecs() has resolved on this thread (decodeDicom does both). Refuses an image of more than
  * maxPixels before decoding any pixel (the header states its size).
  */
-export function decodeDicomSync(bytes: Uint8Array, rendering: DicomRendering | undefined, maxPixels = Infinity): RenderedDicom {
-  const d = parseDicom(bytes);
+export function decodeDicomSync(
+  bytes: Uint8Array,
+  rendering: DicomRendering | undefined,
+  maxPixels = Infinity,
+  opts: { bare?: boolean } = {},
+): RenderedDicom {
+  const d = parseDicom(bytes, opts);
   const header = headerSummary(d);
   const { rows, columns } = d.pixel;
   if (rows * columns > maxPixels)
@@ -43,9 +48,15 @@ export function decodeDicomSync(bytes: Uint8Array, rendering: DicomRendering | u
   return { image, header };
 }
 
-export async function decodeDicom(bytes: Uint8Array, rendering: DicomRendering | undefined, maxPixels = Infinity): Promise<RenderedDicom> {
+/** bare: a dataset without preamble and file meta is read too (dataset files named .dcm; see parseDicom). */
+export async function decodeDicom(
+  bytes: Uint8Array,
+  rendering: DicomRendering | undefined,
+  maxPixels = Infinity,
+  opts: { bare?: boolean } = {},
+): Promise<RenderedDicom> {
   await loadCodecs();
-  return decodeDicomSync(bytes, rendering, maxPixels);
+  return decodeDicomSync(bytes, rendering, maxPixels, opts);
 }
 
 /** The header alone (no pixel decoding): for reports. Throws DicomError as decodeDicom does for a bad file. */

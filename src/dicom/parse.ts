@@ -36,14 +36,25 @@ export interface ParsedDicom {
 /** A deflated data set may not inflate past this (a zip bomb inside a DICOM): 64 times the limit of the file. */
 const INFLATE_FACTOR = 64;
 
-export function parseDicom(bytes: Uint8Array): ParsedDicom {
-  if (!isDicom(bytes)) throw new DicomError("invalid_dicom", 'the file is not a DICOM Part 10 file (no "DICM" at byte 128)');
+/**
+ * bare: also read a dataset without preamble and file meta (older exports), as the pipelines do
+ * (builder_pipelines.common.dicom._read): uncompressed little endian, explicit VR when the first element states one.
+ */
+export function parseDicom(bytes: Uint8Array, opts: { bare?: boolean } = {}): ParsedDicom {
+  const part10 = isDicom(bytes);
+  if (!part10 && !opts.bare) throw new DicomError("invalid_dicom", 'the file is not a DICOM Part 10 file (no "DICM" at byte 128)');
   let syntax: TransferSyntax | undefined;
   let dataSet: DataSet;
   try {
-    const meta = dicomParser.readPart10Header(bytes);
-    syntax = transferSyntax(meta.string("x00020010"));
+    const bareSyntax = part10
+      ? undefined
+      : bytes.length > 8 && /^[A-Z]{2}$/.test(String.fromCharCode(bytes[4], bytes[5]))
+        ? "1.2.840.10008.1.2.1"
+        : "1.2.840.10008.1.2";
+    syntax = transferSyntax(bareSyntax ?? dicomParser.readPart10Header(bytes).string("x00020010"));
     dataSet = dicomParser.parseDicom(bytes, {
+      // Without DICM, dicom-parser reads from byte 0 in the syntax given here.
+      ...(bareSyntax ? { TransferSyntaxUID: bareSyntax } : {}),
       // dicom-parser's own Node path calls Buffer.copy on what it was given; this one works on any Uint8Array and
       // caps the inflated size.
       inflater: (array: Uint8Array, position: number) => {

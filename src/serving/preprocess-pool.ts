@@ -98,10 +98,11 @@ class PreprocessPool {
 
   /**
    * A DICOM checked for the dataset report: decoded whole (a corrupt frame fails here, not in training) and its
-   * header summarised; `pixels`: the rendered image comes back too (thumbnails). Off the event loop, like serving.
+   * header summarised; `pixels`: the rendered image comes back too (thumbnails); `bare`: a dataset without preamble
+   * and file meta is read too (a .dcm file). Off the event loop, like serving.
    */
-  inspectDicom(bytes: Uint8Array, pixels = false): Promise<InspectedDicom> {
-    return this.post({ inspect: bytes, pixels }) as unknown as Promise<InspectedDicom>;
+  inspectDicom(bytes: Uint8Array, pixels = false, bare = false): Promise<InspectedDicom> {
+    return this.post({ inspect: bytes, pixels, bare }) as unknown as Promise<InspectedDicom>;
   }
 
   private post(message: Record<string, unknown>): Promise<Result | undefined> {

@@ -13,13 +13,13 @@ type Message =
   | ({ id: number; spec: ImageSpec } & (
       { img: DecodedImage } | { jpeg: Uint8Array; maxPixels: number } | { dicom: Uint8Array; maxPixels: number }
     ))
-  | { id: number; inspect: Uint8Array; pixels: boolean };
+  | { id: number; inspect: Uint8Array; pixels: boolean; bare: boolean };
 
 // eslint-disable-next-line @typescript-eslint/no-misused-promises -- the listener catches every error and answers it
 parentPort!.on("message", async (m: Message) => {
   try {
     if ("inspect" in m) {
-      const { image, header } = await decodeDicom(m.inspect, undefined);
+      const { image, header } = await decodeDicom(m.inspect, undefined, Infinity, { bare: m.bare });
       const inspected = { header, width: image.width, height: image.height, channels: image.channels, image: m.pixels ? image : undefined };
       return void parentPort!.postMessage({ id: m.id, inspected });
     }

@@ -72,6 +72,18 @@ describe.skipIf(!haveDicomPython)("DICOM rendering matches the pipeline's", () =
     });
   });
 
+  it("reads a bare dataset (no preamble, no file meta) when asked, as the pipeline reads a .dcm file", async () => {
+    for (const file of ["evrle_mono2_u12_window.dcm", "ivrle_mono2_u12_3frames.dcm"]) {
+      const full = fx.bytes(file);
+      // The file meta group's length is (0002,0000)'s UL value, right after "DICM" and its 12-byte element.
+      const bare = full.subarray(132 + 12 + full.readUInt32LE(140));
+      const want = (await decodeDicom(full, undefined)).image;
+      const got = (await decodeDicom(bare, undefined, Infinity, { bare: true })).image;
+      expect(Array.from(got.pixels), file).toEqual(Array.from(want.pixels));
+      await expect(decodeDicom(bare, undefined)).rejects.toMatchObject({ code: "invalid_dicom" });
+    }
+  });
+
   it("says which identifying tags a header fills, never their values", () => {
     const phi = fx.files.find((f) => f.phi)!;
     const header = readDicomHeader(fx.bytes(phi.file));
