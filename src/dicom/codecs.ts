@@ -1,5 +1,4 @@
 import { createRequire } from "node:module";
-import { Decoder as JpegLosslessDecoder } from "jpeg-lossless-decoder-js";
 
 /**
  * The compressed-pixel decoders: Cornerstone's WebAssembly builds of libjpeg-turbo (8-bit JPEG), CharLS (JPEG-LS)
@@ -35,6 +34,15 @@ interface WasmDecoder {
 type DecoderClass = new () => WasmDecoder;
 
 const require = createRequire(import.meta.url);
+
+// jpeg-lossless-decoder-js names typings in its package.json that it does not ship: the little used here.
+interface LosslessDecoder {
+  decode(buffer: ArrayBuffer, offset: number, length: number, numBytes: number): Uint8Array | Uint16Array;
+  xDim: number;
+  yDim: number;
+  numComp: number;
+}
+const { Decoder: JpegLosslessDecoder } = require("jpeg-lossless-decoder-js") as { Decoder: new () => LosslessDecoder };
 type Factory = (module: { print: () => void; printErr: () => void }) => Promise<Record<string, DecoderClass>>;
 
 let loaded: Promise<{ jpeg: DecoderClass; jls: DecoderClass; j2k: DecoderClass }> | undefined;

@@ -2553,6 +2553,42 @@ export interface operations {
                                 };
                             };
                             csv_path?: string;
+                            /** @description the DICOM files among the images (docs/datasets.md#dicom) */
+                            dicom?: {
+                                bits_stored: {
+                                    [key: string]: number;
+                                };
+                                burned_in_annotation: number;
+                                files: number;
+                                frames: {
+                                    max: number;
+                                    min: number;
+                                    multi_frame_files: number;
+                                };
+                                /** @description identifying tag -> files that fill it (never a value) */
+                                identifying_headers: {
+                                    [key: string]: number;
+                                };
+                                manufacturers: {
+                                    [key: string]: number;
+                                };
+                                modalities: {
+                                    [key: string]: number;
+                                };
+                                photometric: {
+                                    [key: string]: number;
+                                };
+                                /** @description row spacing over the files that state one */
+                                pixel_spacing_mm: {
+                                    files: number;
+                                    max: number;
+                                    min: number;
+                                } | null;
+                                /** @description '<name> (<UID>)' -> files */
+                                transfer_syntaxes: {
+                                    [key: string]: number;
+                                };
+                            };
                             features?: {
                                 categories?: number;
                                 max?: number;
@@ -2808,6 +2844,42 @@ export interface operations {
                                     };
                                 };
                                 csv_path?: string;
+                                /** @description the DICOM files among the images (docs/datasets.md#dicom) */
+                                dicom?: {
+                                    bits_stored: {
+                                        [key: string]: number;
+                                    };
+                                    burned_in_annotation: number;
+                                    files: number;
+                                    frames: {
+                                        max: number;
+                                        min: number;
+                                        multi_frame_files: number;
+                                    };
+                                    /** @description identifying tag -> files that fill it (never a value) */
+                                    identifying_headers: {
+                                        [key: string]: number;
+                                    };
+                                    manufacturers: {
+                                        [key: string]: number;
+                                    };
+                                    modalities: {
+                                        [key: string]: number;
+                                    };
+                                    photometric: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description row spacing over the files that state one */
+                                    pixel_spacing_mm: {
+                                        files: number;
+                                        max: number;
+                                        min: number;
+                                    } | null;
+                                    /** @description '<name> (<UID>)' -> files */
+                                    transfer_syntaxes: {
+                                        [key: string]: number;
+                                    };
+                                };
                                 features?: {
                                     categories?: number;
                                     max?: number;
@@ -3160,6 +3232,42 @@ export interface operations {
                                     };
                                 };
                                 csv_path?: string;
+                                /** @description the DICOM files among the images (docs/datasets.md#dicom) */
+                                dicom?: {
+                                    bits_stored: {
+                                        [key: string]: number;
+                                    };
+                                    burned_in_annotation: number;
+                                    files: number;
+                                    frames: {
+                                        max: number;
+                                        min: number;
+                                        multi_frame_files: number;
+                                    };
+                                    /** @description identifying tag -> files that fill it (never a value) */
+                                    identifying_headers: {
+                                        [key: string]: number;
+                                    };
+                                    manufacturers: {
+                                        [key: string]: number;
+                                    };
+                                    modalities: {
+                                        [key: string]: number;
+                                    };
+                                    photometric: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description row spacing over the files that state one */
+                                    pixel_spacing_mm: {
+                                        files: number;
+                                        max: number;
+                                        min: number;
+                                    } | null;
+                                    /** @description '<name> (<UID>)' -> files */
+                                    transfer_syntaxes: {
+                                        [key: string]: number;
+                                    };
+                                };
                                 features?: {
                                     categories?: number;
                                     max?: number;
@@ -3543,6 +3651,42 @@ export interface operations {
                                     };
                                 };
                                 csv_path?: string;
+                                /** @description the DICOM files among the images (docs/datasets.md#dicom) */
+                                dicom?: {
+                                    bits_stored: {
+                                        [key: string]: number;
+                                    };
+                                    burned_in_annotation: number;
+                                    files: number;
+                                    frames: {
+                                        max: number;
+                                        min: number;
+                                        multi_frame_files: number;
+                                    };
+                                    /** @description identifying tag -> files that fill it (never a value) */
+                                    identifying_headers: {
+                                        [key: string]: number;
+                                    };
+                                    manufacturers: {
+                                        [key: string]: number;
+                                    };
+                                    modalities: {
+                                        [key: string]: number;
+                                    };
+                                    photometric: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description row spacing over the files that state one */
+                                    pixel_spacing_mm: {
+                                        files: number;
+                                        max: number;
+                                        min: number;
+                                    } | null;
+                                    /** @description '<name> (<UID>)' -> files */
+                                    transfer_syntaxes: {
+                                        [key: string]: number;
+                                    };
+                                };
                                 features?: {
                                     categories?: number;
                                     max?: number;
@@ -3961,6 +4105,42 @@ export interface operations {
                                     };
                                 };
                                 csv_path?: string;
+                                /** @description the DICOM files among the images (docs/datasets.md#dicom) */
+                                dicom?: {
+                                    bits_stored: {
+                                        [key: string]: number;
+                                    };
+                                    burned_in_annotation: number;
+                                    files: number;
+                                    frames: {
+                                        max: number;
+                                        min: number;
+                                        multi_frame_files: number;
+                                    };
+                                    /** @description identifying tag -> files that fill it (never a value) */
+                                    identifying_headers: {
+                                        [key: string]: number;
+                                    };
+                                    manufacturers: {
+                                        [key: string]: number;
+                                    };
+                                    modalities: {
+                                        [key: string]: number;
+                                    };
+                                    photometric: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description row spacing over the files that state one */
+                                    pixel_spacing_mm: {
+                                        files: number;
+                                        max: number;
+                                        min: number;
+                                    } | null;
+                                    /** @description '<name> (<UID>)' -> files */
+                                    transfer_syntaxes: {
+                                        [key: string]: number;
+                                    };
+                                };
                                 features?: {
                                     categories?: number;
                                     max?: number;
@@ -4335,6 +4515,42 @@ export interface operations {
                                     };
                                 };
                                 csv_path?: string;
+                                /** @description the DICOM files among the images (docs/datasets.md#dicom) */
+                                dicom?: {
+                                    bits_stored: {
+                                        [key: string]: number;
+                                    };
+                                    burned_in_annotation: number;
+                                    files: number;
+                                    frames: {
+                                        max: number;
+                                        min: number;
+                                        multi_frame_files: number;
+                                    };
+                                    /** @description identifying tag -> files that fill it (never a value) */
+                                    identifying_headers: {
+                                        [key: string]: number;
+                                    };
+                                    manufacturers: {
+                                        [key: string]: number;
+                                    };
+                                    modalities: {
+                                        [key: string]: number;
+                                    };
+                                    photometric: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description row spacing over the files that state one */
+                                    pixel_spacing_mm: {
+                                        files: number;
+                                        max: number;
+                                        min: number;
+                                    } | null;
+                                    /** @description '<name> (<UID>)' -> files */
+                                    transfer_syntaxes: {
+                                        [key: string]: number;
+                                    };
+                                };
                                 features?: {
                                     categories?: number;
                                     max?: number;

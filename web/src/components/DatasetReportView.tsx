@@ -1,4 +1,5 @@
 import type { DatasetReport } from "../api/types";
+import { dicomSummaryLine } from "../lib/dicom-summary";
 import { problemHeadline, problemRows } from "../lib/problems";
 
 /** The problems of a dataset report as a table: severity, code, row, column, path, message. */
@@ -70,6 +71,7 @@ export function DatasetSummaryView({ summary }: { summary: DatasetReport["summar
         : undefined,
     ],
     ["Images no row refers to", summary.unreferenced_images],
+    ["DICOM", summary.dicom ? dicomSummaryLine(summary.dicom) : undefined],
   ];
   return (
     <div className="summary">
