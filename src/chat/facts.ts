@@ -170,7 +170,8 @@ export function modelFacts(model: ModelRow, publicUrl: string) {
         }
       : {
           image: { width: m.input.image!.width, height: m.input.image!.height, channels: m.input.image!.channels },
-          message: "an image URI: https://, http://, data:image/...;base64, or gs://<bucket>/<your user id>/...",
+          message:
+            "an image URI: https://, http://, data:image/...;base64, data:application/dicom;base64, a DICOMweb instance URL, or gs://<bucket>/<your user id>/...",
         },
     predict_example: `curl -s -X POST ${url} -H "Authorization: Bearer $KEY" -H 'content-type: application/json' -d '${body.replace(/'/g, "'\\''")}'`,
     answer_fields:

@@ -12,6 +12,7 @@ import {
   type Ctx,
 } from "./detection.js";
 import type { DatasetArchive } from "./extract.js";
+import { reportDicom } from "./dicom-summary.js";
 import { inspectImages, isImageFile, type ImageInfo } from "./images.js";
 import { DatasetFault, type ReportBuilder } from "./report.js";
 import { sampleThumbnails } from "./samples.js";
@@ -146,6 +147,7 @@ function reportImages(sizes: Map<string, ImageInfo>, report: ReportBuilder, chec
     channels[info.channels] = (channels[info.channels] ?? 0) + 1;
   }
   if (wMax > 0) report.summary.image_sizes = { width: { min: wMin, max: wMax }, height: { min: hMin, max: hMax }, channels };
+  reportDicom(sizes, report);
 }
 
 /** The user's columns, with image paths made relative to the root and decimal commas turned into points. */

@@ -1,5 +1,8 @@
+import fs from "node:fs/promises";
 import path from "node:path";
 import sharp from "sharp";
+import { isDicom, type DicomHeaderSummary } from "../dicom/index.js";
+import { preprocessPool } from "../serving/preprocess-pool.js";
 
 // Image paths as written in the CSV, and decoding every image once with sharp.
 
@@ -63,10 +66,13 @@ export function locateImage(
   return { rel: null };
 }
 
-export const IMAGE_EXTENSIONS = new Set([".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp"]);
+export const IMAGE_EXTENSIONS = new Set([".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp", ".dcm", ".dicom"]);
 export const isImageFile = (name: string) => IMAGE_EXTENSIONS.has(path.extname(name).toLowerCase());
+const isDicomName = (name: string) => [".dcm", ".dicom"].includes(path.extname(name).toLowerCase());
 
-export type ImageInfo = { width: number; height: number; channels: number; format: string } | { error: string };
+/** dicom: the header summary of a DICOM (never an identifying value, see src/dicom/header.ts). */
+export type ImageInfo =
+  { width: number; height: number; channels: number; format: string; dicom?: DicomHeaderSummary } | { error: string; dicom?: true };
 
 /** Images up to this many pixels are decoded whole in one call (fast); larger ones through shrink-on-load. */
 const DIRECT_DECODE_PIXELS = 16_000_000;
@@ -78,6 +84,7 @@ const DIRECT_DECODE_PIXELS = 16_000_000;
  * shrink-on-load still reads every scan.
  */
 export async function inspectImage(file: string): Promise<ImageInfo> {
+  if (isDicomName(file) || (await startsLikeDicom(file))) return inspectDicomFile(file, isDicomName(file));
   try {
     // The header gives the stored channels (the raw output would be converted to sRGB).
     const img = sharp(file, { failOn: "error", limitInputPixels: 200_000_000 });
@@ -88,6 +95,34 @@ export async function inspectImage(file: string): Promise<ImageInfo> {
     return { width: meta.width, height: meta.height, channels: meta.channels ?? 0, format: meta.format ?? "unknown" };
   } catch (err) {
     return { error: (err as Error).message.split("\n")[0] };
+  }
+}
+
+/** Bytes 128..131 are "DICM": a DICOM file, whatever its name (PACS exports often have no extension). */
+async function startsLikeDicom(file: string): Promise<boolean> {
+  const fh = await fs.open(file).catch(() => null);
+  if (!fh) return false;
+  try {
+    const head = new Uint8Array(132);
+    const { bytesRead } = await fh.read(head, 0, 132, 0);
+    return bytesRead === 132 && isDicom(head);
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * A DICOM is decoded whole, as training will (src/dicom on a preprocessing thread: the WASM codecs would otherwise
+ * hold the event loop), and its header summarised; an error names the transfer syntax.
+ */
+async function inspectDicomFile(file: string, named: boolean): Promise<ImageInfo> {
+  try {
+    const bytes = await fs.readFile(file);
+    // A file named .dcm may be a bare dataset (no preamble, no file meta), which the pipelines read too.
+    const r = await preprocessPool().inspectDicom(bytes, false, named);
+    return { width: r.width, height: r.height, channels: r.channels, format: "dicom", dicom: r.header };
+  } catch (err) {
+    return { error: (err as Error).message.split("\n")[0], dicom: true };
   }
 }
 

@@ -1,3 +1,5 @@
+import type { DicomDatasetSummary } from "./dicom-summary.js";
+
 // The dataset report: every problem found, where it is, and a summary of what the dataset holds.
 // Problems are collected, never thrown, so one upload tells the user everything wrong with it at once.
 
@@ -44,6 +46,8 @@ export interface DatasetSummary {
   images_without_objects?: number;
   /** validate only (vision classification): label column -> class -> a few thumbnails, as data: URIs. */
   samples?: Record<string, Record<string, Array<{ path: string; row: number; data: string }>>>;
+  /** The DICOM files among the images: counts and ranges of their technical attributes (never a header's value). */
+  dicom?: DicomDatasetSummary;
   /** How many problems of each code were found, including those left out of the lists. */
   problem_counts?: Record<string, number>;
 }

@@ -1,5 +1,7 @@
+import fs from "node:fs/promises";
 import path from "node:path";
 import sharp from "sharp";
+import { preprocessPool } from "../serving/preprocess-pool.js";
 import type { ImageInfo } from "./images.js";
 import type { CheckedTable } from "./table-checks.js";
 
@@ -37,15 +39,32 @@ export async function sampleThumbnails(
   for (const [cls, list] of [...picked].sort(([a], [b]) => a.localeCompare(b))) {
     out[cls] = [];
     for (const s of list) {
-      const jpeg = await sharp(path.join(root, ...s.path.split("/")), { limitInputPixels: 200_000_000 })
-        .rotate()
-        .resize(THUMB_SIDE, THUMB_SIDE, { fit: "inside", withoutEnlargement: true })
-        .flatten({ background: "#ffffff" })
-        .jpeg({ quality: 70 })
-        .toBuffer()
-        .catch(() => null);
+      const file = path.join(root, ...s.path.split("/"));
+      const jpeg =
+        "dicom" in (sizes.get(s.path) ?? {})
+          ? await dicomThumbnail(file)
+          : await sharp(file, { limitInputPixels: 200_000_000 })
+              .rotate()
+              .resize(THUMB_SIDE, THUMB_SIDE, { fit: "inside", withoutEnlargement: true })
+              .flatten({ background: "#ffffff" })
+              .jpeg({ quality: 70 })
+              .toBuffer()
+              .catch(() => null);
       if (jpeg) out[cls].push({ ...s, data: `data:image/jpeg;base64,${jpeg.toString("base64")}` });
     }
   }
   return out;
+}
+
+/** A DICOM rendered as training renders it by default (its own window) and shrunk like the other thumbnails. */
+async function dicomThumbnail(file: string): Promise<Buffer | null> {
+  try {
+    const { image } = await preprocessPool().inspectDicom(await fs.readFile(file), true, true);
+    return await sharp(image!.pixels, { raw: { width: image!.width, height: image!.height, channels: image!.channels } })
+      .resize(THUMB_SIDE, THUMB_SIDE, { fit: "inside", withoutEnlargement: true })
+      .jpeg({ quality: 70 })
+      .toBuffer();
+  } catch {
+    return null;
+  }
 }

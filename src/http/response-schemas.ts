@@ -121,6 +121,21 @@ export const datasetSummarySchema = z.looseObject({
   unreferenced_images: z.number().optional(),
   images_without_objects: z.number().optional(),
   problem_counts: z.record(z.string(), z.number()).optional(),
+  dicom: z
+    .object({
+      files: z.number(),
+      modalities: z.record(z.string(), z.number()),
+      manufacturers: z.record(z.string(), z.number()),
+      transfer_syntaxes: z.record(z.string(), z.number()).describe("'<name> (<UID>)' -> files"),
+      bits_stored: z.record(z.string(), z.number()),
+      photometric: z.record(z.string(), z.number()),
+      pixel_spacing_mm: range.extend({ files: z.number() }).nullable().describe("row spacing over the files that state one"),
+      frames: range.extend({ multi_frame_files: z.number() }),
+      identifying_headers: z.record(z.string(), z.number()).describe("identifying tag -> files that fill it (never a value)"),
+      burned_in_annotation: z.number(),
+    })
+    .optional()
+    .describe("the DICOM files among the images (docs/datasets.md#dicom)"),
   samples: z
     .record(z.string(), z.record(z.string(), z.array(z.object({ path: z.string(), row: z.number(), data: z.string() }))))
     .optional()

@@ -1,18 +1,22 @@
 import type { Readable } from "node:stream";
 import type { Bucket } from "../storage/bucket.js";
 import { BucketNotFoundError, objectPathSegments } from "../storage/bucket.js";
+import { isDicom } from "../dicom/parse.js";
+import { DICOM_ACCEPT, dicomWebInstanceUrl, firstMultipartPart } from "./dicomweb.js";
 import { refuse, type OutboundGuard } from "./outbound-guard.js";
 
 /**
- * Turns the `message` of an image prediction into bytes: an http(s) link (through the outbound guard),
- * a data:image/...;base64, URI, or gs://<bucket>/<path> naming one of the caller's own objects.
+ * Turns the `message` of an image prediction into bytes: an http(s) link (through the outbound guard; a DICOMweb
+ * WADO-RS instance or frame URL is asked for application/dicom, see dicomweb.ts), a data:image/...;base64, or
+ * data:application/dicom;base64, URI, or gs://<bucket>/<path> naming one of the caller's own objects.
  * The bytes are then sniffed; Content-Type and the data: URI's declared type are not trusted.
  */
 
-export type ImageFormat = "png" | "jpeg" | "webp" | "gif" | "tiff" | "avif";
+export type ImageFormat = "png" | "jpeg" | "webp" | "gif" | "tiff" | "avif" | "dicom";
 
 /** The format the first bytes say, or null. */
 export function sniffImage(buf: Buffer): ImageFormat | null {
+  if (isDicom(buf)) return "dicom";
   if (buf.length >= 8 && buf.readUInt32BE(0) === 0x89504e47 && buf.readUInt32BE(4) === 0x0d0a1a0a) return "png";
   if (buf.length >= 3 && buf[0] === 0xff && buf[1] === 0xd8 && buf[2] === 0xff) return "jpeg";
   if (buf.length >= 12 && buf.toString("latin1", 0, 4) === "RIFF" && buf.toString("latin1", 8, 12) === "WEBP") return "webp";
@@ -36,27 +40,37 @@ export async function fetchImageBytes(uri: string, ctx: ImageFetchContext): Prom
   if (scheme === "data:") bytes = decodeDataUri(uri, ctx.maxBytes);
   else if (scheme === "gs:") bytes = await readOwnObject(uri, ctx);
   else if (scheme === "http:" || scheme === "https:") {
-    const res = await ctx.guard.fetch(uri, { maxBytes: ctx.maxBytes, headers: { accept: "image/*" } });
+    const instance = dicomWebInstanceUrl(uri);
+    const res = await ctx.guard.fetch(instance ?? uri, {
+      maxBytes: ctx.maxBytes,
+      headers: { accept: instance ? DICOM_ACCEPT : "image/*, application/dicom" },
+    });
     if (res.status < 200 || res.status >= 300)
       throw refuse(422, "fetch_failed", `the URL answered HTTP ${res.status}`, { status: res.status });
-    bytes = res.body;
+    const type = res.headers["content-type"];
+    bytes = instance ? firstMultipartPart(res.body, Array.isArray(type) ? type[0] : type) : res.body;
   } else {
     throw refuse(
       400,
       "unsupported_uri_scheme",
-      `the scheme ${scheme || "(none)"} is not allowed; use https://, http://, data:image/...;base64, or gs://`,
+      `the scheme ${scheme || "(none)"} is not allowed; use https://, http://, data:image/...;base64, data:application/dicom;base64, or gs://`,
     );
   }
   const format = sniffImage(bytes);
-  if (!format) throw refuse(415, "unsupported_image_type", "the bytes are not a PNG, JPEG, WebP, GIF, TIFF or AVIF image");
+  if (!format) throw refuse(415, "unsupported_image_type", "the bytes are not a PNG, JPEG, WebP, GIF, TIFF, AVIF or DICOM image");
   return { bytes, format };
 }
 
-const DATA_URI = /^data:image\/[a-z0-9.+-]+(?:;[a-z0-9-]+=[^;,]*)*;base64,/i;
+const DATA_URI = /^data:(?:image\/[a-z0-9.+-]+|application\/dicom)(?:;[a-z0-9-]+=[^;,]*)*;base64,/i;
 
 function decodeDataUri(uri: string, maxBytes: number): Buffer {
   const head = DATA_URI.exec(uri.slice(0, 256));
-  if (!head) throw refuse(400, "invalid_data_uri", "data URIs must look like data:image/<type>;base64,<data>");
+  if (!head)
+    throw refuse(
+      400,
+      "invalid_data_uri",
+      "data URIs must look like data:image/<type>;base64,<data> or data:application/dicom;base64,<data>",
+    );
   const b64 = uri.slice(head[0].length);
   // Base64 is 4/3 of the bytes: refuse before decoding a body that cannot fit.
   if (Math.floor((b64.length * 3) / 4) > maxBytes + 3)

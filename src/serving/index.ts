@@ -127,9 +127,12 @@ export async function createServing(deps: {
     const m = await model(userId, experimentId);
     if (m.manifest.kind === "tabular") return predictTabular(m, message);
     if (typeof message !== "string") {
-      throw new ApiError(400, "invalid_request", "message must be an image URI (https://, http://, data:image/...;base64, or gs://)", [
-        { field: "message", message: "expected a string" },
-      ]);
+      throw new ApiError(
+        400,
+        "invalid_request",
+        "message must be an image URI (https://, http://, data:image/...;base64, data:application/dicom;base64, or gs://)",
+        [{ field: "message", message: "expected a string" }],
+      );
     }
     const { bytes } = await fetchImageBytes(message, { userId, bucket, guard, maxBytes: config.FETCH_MAX_BYTES });
     return predictImage(m, bytes, {

@@ -1,6 +1,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
 import { ApiError } from "../errors.js";
+import { decodeDicom, isDicom } from "../dicom/index.js";
 import { encodeJson, JsonOut } from "./json-encode.js";
 import { OutboundRefusal } from "../net/outbound-guard.js";
 import { imageAnswer, MapMemory, type ImageAnswerOptions } from "./image-answer.js";
@@ -92,9 +93,15 @@ async function answerImage(m: ImageJob): Promise<{ json: Buffer; slot: number }>
   const spec = manifest!.input.image!;
   // sharp decodes on libuv's threads while this thread runs the previous request; libjpeg-turbo decodes here,
   // inside `compute`, into reused memory (the pixels are resized before the next decode takes it).
-  const sharpImg = turbo && isJpeg(m.image) ? undefined : await decodeImage(m.image, m.opts.maxPixels);
+  // A DICOM is decoded and rendered on this thread too (src/dicom: WASM codecs, the manifest's dicom rendering).
+  const dicom = isDicom(m.image);
+  const sharpImg = dicom || (turbo && isJpeg(m.image)) ? undefined : await decodeImage(m.image, m.opts.maxPixels);
   return exclusive(async () => {
-    const img = sharpImg ?? decodeJpegTurbo(m.image, m.opts.maxPixels, pixelMemory) ?? (await decodeImage(m.image, m.opts.maxPixels));
+    const img =
+      sharpImg ??
+      (dicom ? (await decodeDicom(m.image, spec.dicom, m.opts.maxPixels)).image : undefined) ??
+      decodeJpegTurbo(m.image, m.opts.maxPixels, pixelMemory) ??
+      (await decodeImage(m.image, m.opts.maxPixels));
     tensor ??= new Float32Array(spec.channels * spec.height * spec.width);
     letterboxed ??= new Uint8Array(spec.channels * spec.height * spec.width);
     const { pixels, scaleX, scaleY } = resizeToSpec(img, spec, { into: letterboxed });

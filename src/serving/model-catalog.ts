@@ -30,7 +30,11 @@ export function modelView(row: ModelRow, labels: ExperimentLabelsRow) {
     inputs: {
       name: m.input.name,
       ...(m.input.image
-        ? { image: m.input.image, message: "an image URI: https://, http://, data:image/...;base64, or gs://<bucket>/<your path>" }
+        ? {
+            image: m.input.image,
+            message:
+              "an image URI: https://, http://, data:image/...;base64, data:application/dicom;base64, a DICOMweb instance URL, or gs://<bucket>/<your path>",
+          }
         : {}),
       ...(m.input.columns
         ? {

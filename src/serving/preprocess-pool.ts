@@ -1,7 +1,17 @@
 import os from "node:os";
 import { Worker } from "node:worker_threads";
+import { ApiError } from "../errors.js";
 import type { ImageSpec } from "./manifest.js";
 import type { DecodedImage } from "./tensor.js";
+import type { DicomHeaderSummary } from "../dicom/index.js";
+
+export interface InspectedDicom {
+  header: DicomHeaderSummary;
+  width: number;
+  height: number;
+  channels: 1 | 3;
+  image?: DecodedImage;
+}
 
 /**
  * Worker threads for the CPU-heavy part of preprocessing (Pillow-exact resize + normalise of large images), so a
@@ -39,14 +49,19 @@ class PreprocessPool {
         width?: number;
         height?: number;
         declined?: boolean;
+        inspected?: InspectedDicom;
         error?: string;
+        status?: number;
+        code?: string;
+        details?: Record<string, unknown>;
       }) => {
         const job = this.jobs.get(m.id);
         if (!job) return;
         this.jobs.delete(m.id);
         entry.busy--;
-        if (m.error) job.reject(new Error(m.error));
+        if (m.error) job.reject(m.status ? new ApiError(m.status, m.code!, m.error, m.details) : new Error(m.error));
         else if (m.declined) job.resolve(undefined);
+        else if (m.inspected) (job.resolve as (r: unknown) => void)(m.inspected);
         else job.resolve({ tensor: m.tensor!, scaleX: m.scaleX!, scaleY: m.scaleY!, width: m.width, height: m.height });
       },
     );
@@ -74,6 +89,20 @@ class PreprocessPool {
    */
   runJpeg(bytes: Uint8Array, spec: ImageSpec, maxPixels: number): Promise<Result | undefined> {
     return this.post({ jpeg: bytes, spec, maxPixels });
+  }
+
+  /** A DICOM parsed, decoded and rendered (src/dicom) on the thread, then resized and normalised there. */
+  runDicom(bytes: Uint8Array, spec: ImageSpec, maxPixels: number): Promise<Result | undefined> {
+    return this.post({ dicom: bytes, spec, maxPixels });
+  }
+
+  /**
+   * A DICOM checked for the dataset report: decoded whole (a corrupt frame fails here, not in training) and its
+   * header summarised; `pixels`: the rendered image comes back too (thumbnails); `bare`: a dataset without preamble
+   * and file meta is read too (a .dcm file). Off the event loop, like serving.
+   */
+  inspectDicom(bytes: Uint8Array, pixels = false, bare = false): Promise<InspectedDicom> {
+    return this.post({ inspect: bytes, pixels, bare }) as unknown as Promise<InspectedDicom>;
   }
 
   private post(message: Record<string, unknown>): Promise<Result | undefined> {

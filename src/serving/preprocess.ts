@@ -1,4 +1,5 @@
 import sharp from "sharp";
+import { decodeDicom, isDicom } from "../dicom/index.js";
 import { refuse } from "../net/outbound-guard.js";
 import type { ImageSpec } from "./manifest.js";
 import { isJpeg } from "./jpeg-turbo.js";
@@ -65,10 +66,19 @@ async function rawPixels(bytes: Buffer | Uint8Array, maxPixels: number, toSrgb: 
   }
 }
 
+/**
+ * Any image /predict takes: a DICOM is decoded and rendered as the manifest's input.image.dicom says (src/dicom;
+ * the file's own window when the model has no dicom record), everything else by sharp.
+ */
+export async function decodeAnyImage(bytes: Buffer | Uint8Array, spec: ImageSpec, maxPixels: number): Promise<DecodedImage> {
+  if (isDicom(bytes)) return (await decodeDicom(bytes, spec.dicom, maxPixels)).image;
+  return decodeImage(bytes, maxPixels);
+}
+
 /** Decode, resize and normalise on the calling thread, allocating fresh buffers: the plain reference that the
  * inference worker's buffer-reusing path (inference-worker.ts) is tested against (serving-image-worker.test.ts). */
 export async function preprocessInline(bytes: Buffer | Uint8Array, spec: ImageSpec, maxPixels: number): Promise<Preprocessed> {
-  const img = await decodeImage(bytes, maxPixels);
+  const img = await decodeAnyImage(bytes, spec, maxPixels);
   const { pixels, scaleX, scaleY } = resizeToSpec(img, spec);
   return { tensor: normalise(pixels, spec), origWidth: img.width, origHeight: img.height, scaleX, scaleY };
 }
@@ -85,6 +95,11 @@ export async function preprocessImage(
   maxPixels: number,
   jpegDecoder: "auto" | "sharp" = "auto",
 ): Promise<Preprocessed> {
+  if (isDicom(bytes)) {
+    // Parsed, decoded (WASM codecs) and rendered on a preprocessing thread, like a JPEG: never on the event loop.
+    const r = (await preprocessPool().runDicom(bytes, spec, maxPixels))!;
+    return { tensor: r.tensor, origWidth: r.width!, origHeight: r.height!, scaleX: r.scaleX, scaleY: r.scaleY };
+  }
   if (jpegDecoder === "auto" && isJpeg(bytes)) {
     const r = await preprocessPool().runJpeg(bytes, spec, maxPixels);
     if (r) return { tensor: r.tensor, origWidth: r.width!, origHeight: r.height!, scaleX: r.scaleX, scaleY: r.scaleY };

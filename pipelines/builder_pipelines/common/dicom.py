@@ -191,6 +191,9 @@ def render_frame(stored: np.ndarray, ds, record: dict) -> np.ndarray:
     return grey
 
 
+_PILLOW_JPEG = ("1.2.840.10008.1.2.4.50", "1.2.840.10008.1.2.4.51")
+
+
 def render(ref: str, record: dict) -> np.ndarray:
     """A DICOM path (or frame reference) -> uint8 [H, W] or [H, W, 3]; DataError naming the file and its syntax."""
     from pydicom.pixels import pixel_array
@@ -204,13 +207,17 @@ def render(ref: str, record: dict) -> np.ndarray:
     frames = int(getattr(ds, "NumberOfFrames", 1) or 1)
     if frame >= frames:
         raise DataError(f"DICOM {name} has {frames} frame(s), not a frame {frame}")
+    # Lossy JPEG through Pillow (libjpeg-turbo), the decoder serving uses (src/dicom/codecs.ts): pydicom's default,
+    # libjpeg, rounds its IDCT differently and gave grey levels up to 3 apart from serving's on the same file.
+    plugin = {"decoding_plugin": "pillow"} if ds.file_meta.TransferSyntaxUID in _PILLOW_JPEG else {}
     try:
         whole = ds.file_meta.TransferSyntaxUID == DeflatedExplicitVRLittleEndian or getattr(ds, "preamble_missing", 0)
         if frames > 1 and not whole:
             # Only the wanted frame is decoded (a multi-frame ultrasound can hold hundreds).
-            stored = pixel_array(path, index=frame)
+            stored = pixel_array(path, index=frame, **plugin)
         else:  # pydicom's frame-by-frame reader neither inflates a deflated dataset nor reads one without file meta
-            stored = ds.pixel_array[frame] if frames > 1 else ds.pixel_array
+            stored = pixel_array(ds, **plugin)
+            stored = stored[frame] if frames > 1 else stored
         return render_frame(stored, ds, record)
     except DataError:
         raise

@@ -2588,6 +2588,42 @@ export interface operations {
                                 };
                             };
                             csv_path?: string;
+                            /** @description the DICOM files among the images (docs/datasets.md#dicom) */
+                            dicom?: {
+                                bits_stored: {
+                                    [key: string]: number;
+                                };
+                                burned_in_annotation: number;
+                                files: number;
+                                frames: {
+                                    max: number;
+                                    min: number;
+                                    multi_frame_files: number;
+                                };
+                                /** @description identifying tag -> files that fill it (never a value) */
+                                identifying_headers: {
+                                    [key: string]: number;
+                                };
+                                manufacturers: {
+                                    [key: string]: number;
+                                };
+                                modalities: {
+                                    [key: string]: number;
+                                };
+                                photometric: {
+                                    [key: string]: number;
+                                };
+                                /** @description row spacing over the files that state one */
+                                pixel_spacing_mm: {
+                                    files: number;
+                                    max: number;
+                                    min: number;
+                                } | null;
+                                /** @description '<name> (<UID>)' -> files */
+                                transfer_syntaxes: {
+                                    [key: string]: number;
+                                };
+                            };
                             features?: {
                                 categories?: number;
                                 max?: number;
@@ -2843,6 +2879,42 @@ export interface operations {
                                     };
                                 };
                                 csv_path?: string;
+                                /** @description the DICOM files among the images (docs/datasets.md#dicom) */
+                                dicom?: {
+                                    bits_stored: {
+                                        [key: string]: number;
+                                    };
+                                    burned_in_annotation: number;
+                                    files: number;
+                                    frames: {
+                                        max: number;
+                                        min: number;
+                                        multi_frame_files: number;
+                                    };
+                                    /** @description identifying tag -> files that fill it (never a value) */
+                                    identifying_headers: {
+                                        [key: string]: number;
+                                    };
+                                    manufacturers: {
+                                        [key: string]: number;
+                                    };
+                                    modalities: {
+                                        [key: string]: number;
+                                    };
+                                    photometric: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description row spacing over the files that state one */
+                                    pixel_spacing_mm: {
+                                        files: number;
+                                        max: number;
+                                        min: number;
+                                    } | null;
+                                    /** @description '<name> (<UID>)' -> files */
+                                    transfer_syntaxes: {
+                                        [key: string]: number;
+                                    };
+                                };
                                 features?: {
                                     categories?: number;
                                     max?: number;
@@ -3210,6 +3282,42 @@ export interface operations {
                                     };
                                 };
                                 csv_path?: string;
+                                /** @description the DICOM files among the images (docs/datasets.md#dicom) */
+                                dicom?: {
+                                    bits_stored: {
+                                        [key: string]: number;
+                                    };
+                                    burned_in_annotation: number;
+                                    files: number;
+                                    frames: {
+                                        max: number;
+                                        min: number;
+                                        multi_frame_files: number;
+                                    };
+                                    /** @description identifying tag -> files that fill it (never a value) */
+                                    identifying_headers: {
+                                        [key: string]: number;
+                                    };
+                                    manufacturers: {
+                                        [key: string]: number;
+                                    };
+                                    modalities: {
+                                        [key: string]: number;
+                                    };
+                                    photometric: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description row spacing over the files that state one */
+                                    pixel_spacing_mm: {
+                                        files: number;
+                                        max: number;
+                                        min: number;
+                                    } | null;
+                                    /** @description '<name> (<UID>)' -> files */
+                                    transfer_syntaxes: {
+                                        [key: string]: number;
+                                    };
+                                };
                                 features?: {
                                     categories?: number;
                                     max?: number;
@@ -3608,6 +3716,42 @@ export interface operations {
                                     };
                                 };
                                 csv_path?: string;
+                                /** @description the DICOM files among the images (docs/datasets.md#dicom) */
+                                dicom?: {
+                                    bits_stored: {
+                                        [key: string]: number;
+                                    };
+                                    burned_in_annotation: number;
+                                    files: number;
+                                    frames: {
+                                        max: number;
+                                        min: number;
+                                        multi_frame_files: number;
+                                    };
+                                    /** @description identifying tag -> files that fill it (never a value) */
+                                    identifying_headers: {
+                                        [key: string]: number;
+                                    };
+                                    manufacturers: {
+                                        [key: string]: number;
+                                    };
+                                    modalities: {
+                                        [key: string]: number;
+                                    };
+                                    photometric: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description row spacing over the files that state one */
+                                    pixel_spacing_mm: {
+                                        files: number;
+                                        max: number;
+                                        min: number;
+                                    } | null;
+                                    /** @description '<name> (<UID>)' -> files */
+                                    transfer_syntaxes: {
+                                        [key: string]: number;
+                                    };
+                                };
                                 features?: {
                                     categories?: number;
                                     max?: number;
@@ -4041,6 +4185,42 @@ export interface operations {
                                     };
                                 };
                                 csv_path?: string;
+                                /** @description the DICOM files among the images (docs/datasets.md#dicom) */
+                                dicom?: {
+                                    bits_stored: {
+                                        [key: string]: number;
+                                    };
+                                    burned_in_annotation: number;
+                                    files: number;
+                                    frames: {
+                                        max: number;
+                                        min: number;
+                                        multi_frame_files: number;
+                                    };
+                                    /** @description identifying tag -> files that fill it (never a value) */
+                                    identifying_headers: {
+                                        [key: string]: number;
+                                    };
+                                    manufacturers: {
+                                        [key: string]: number;
+                                    };
+                                    modalities: {
+                                        [key: string]: number;
+                                    };
+                                    photometric: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description row spacing over the files that state one */
+                                    pixel_spacing_mm: {
+                                        files: number;
+                                        max: number;
+                                        min: number;
+                                    } | null;
+                                    /** @description '<name> (<UID>)' -> files */
+                                    transfer_syntaxes: {
+                                        [key: string]: number;
+                                    };
+                                };
                                 features?: {
                                     categories?: number;
                                     max?: number;
@@ -4430,6 +4610,42 @@ export interface operations {
                                     };
                                 };
                                 csv_path?: string;
+                                /** @description the DICOM files among the images (docs/datasets.md#dicom) */
+                                dicom?: {
+                                    bits_stored: {
+                                        [key: string]: number;
+                                    };
+                                    burned_in_annotation: number;
+                                    files: number;
+                                    frames: {
+                                        max: number;
+                                        min: number;
+                                        multi_frame_files: number;
+                                    };
+                                    /** @description identifying tag -> files that fill it (never a value) */
+                                    identifying_headers: {
+                                        [key: string]: number;
+                                    };
+                                    manufacturers: {
+                                        [key: string]: number;
+                                    };
+                                    modalities: {
+                                        [key: string]: number;
+                                    };
+                                    photometric: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description row spacing over the files that state one */
+                                    pixel_spacing_mm: {
+                                        files: number;
+                                        max: number;
+                                        min: number;
+                                    } | null;
+                                    /** @description '<name> (<UID>)' -> files */
+                                    transfer_syntaxes: {
+                                        [key: string]: number;
+                                    };
+                                };
                                 features?: {
                                     categories?: number;
                                     max?: number;

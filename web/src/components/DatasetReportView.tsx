@@ -1,5 +1,6 @@
 import { useTranslation } from "react-i18next";
 import type { DatasetReport } from "../api/types";
+import { dicomSummaryLine } from "../lib/dicom-summary";
 import { formatCount, formatNumber } from "../lib/format";
 import { problemHeadline, problemRows } from "../lib/problems";
 
@@ -84,6 +85,7 @@ export function DatasetSummaryView({ summary }: { summary: DatasetReport["summar
         : undefined,
     ],
     [t("summary.unreferenced"), count(summary.unreferenced_images)],
+    [t("summary.dicom"), summary.dicom ? dicomSummaryLine(summary.dicom, t) : undefined],
   ];
   return (
     <div className="summary">

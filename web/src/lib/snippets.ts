@@ -78,10 +78,17 @@ export const SNIPPET_IMAGE_FILE = "scan.png";
  */
 function imageFileSnippets(url: string): Snippets {
   const file = SNIPPET_IMAGE_FILE;
+  // DICOM (issue 41): the same call with a .dcm file, or the PACS's DICOMweb URL instead of a data: URI.
+  const dicom = [
+    `A DICOM from disk: read scan.dcm instead and send it as "data:application/dicom;base64,..."`,
+    `or the PACS's DICOMweb URL: {"message": "https://pacs.hospital.example/dicom-web/studies/<study>/series/<series>/instances/<instance>"}`,
+    "(a PACS on a private address needs the server's FETCH_ALLOW_HOSTS to allow it)",
+  ];
   const comment = `message: an image URI. Here the local file ${file} (change the name; PNG or JPEG) as a data: URI; a link works too: {"message": "https://example.org/image.png"}`;
   return {
     curl: [
       `# ${comment}`,
+      ...dicom.map((l) => `# ${l}`),
       `printf '{"message":"data:image/png;base64,%s"}' "$(base64 < ${file} | tr -d '\\n')" |`,
       `  curl -sS -X POST ${shellQuote(url)} \\`,
       `  -H "Authorization: Bearer $BUILDER_API_KEY" \\`,
@@ -94,6 +101,7 @@ function imageFileSnippets(url: string): Snippets {
       "import requests",
       "",
       `# ${comment}`,
+      ...dicom.map((l) => `# ${l}`),
       `with open(${JSON.stringify(file)}, "rb") as f:`,
       '    image = "data:image/png;base64," + base64.b64encode(f.read()).decode("ascii")',
       "response = requests.post(",
@@ -109,6 +117,7 @@ function imageFileSnippets(url: string): Snippets {
       'import { readFile } from "node:fs/promises";',
       "",
       `// ${comment}`,
+      ...dicom.map((l) => `// ${l}`),
       `const image = "data:image/png;base64," + (await readFile(${JSON.stringify(file)})).toString("base64");`,
       `const response = await fetch(${JSON.stringify(url)}, {`,
       '  method: "POST",',

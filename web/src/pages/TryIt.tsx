@@ -230,6 +230,15 @@ function TabularForm({
   );
 }
 
+/**
+ * A .dcm file is sent as data:application/dicom (the API sniffs the bytes, but it takes only image/* and
+ * application/dicom data: URIs, and browsers give a .dcm file no type or application/octet-stream).
+ */
+function asDicomDataUrl(file: File, url: string): string {
+  if (!/\.(dcm|dicom)$/i.test(file.name) && file.type !== "application/dicom") return url;
+  return `data:application/dicom;base64,${url.slice(url.indexOf(",") + 1)}`;
+}
+
 function readDataUrl(file: File): Promise<string> {
   return new Promise((resolve, reject) => {
     const r = new FileReader();
@@ -256,7 +265,7 @@ function ImageTry({ id, model }: { id: number; model: Model }) {
     setResult(null);
     setBusy(true);
     try {
-      const url = await readDataUrl(file);
+      const url = asDicomDataUrl(file, await readDataUrl(file));
       setImage(url);
       const r = await predict(id, url);
       setResult(r);
@@ -281,18 +290,27 @@ function ImageTry({ id, model }: { id: number; model: Model }) {
         }}
       >
         {t("try.pickImage")}
-        <input type="file" accept="image/*" data-testid="image-input" onChange={(e) => e.target.files?.[0] && run(e.target.files[0])} />
+        <input
+          type="file"
+          accept="image/*,.dcm,.dicom,application/dicom"
+          data-testid="image-input"
+          onChange={(e) => e.target.files?.[0] && run(e.target.files[0])}
+        />
       </label>
       {busy ? <p aria-busy="true">{t("try.predicting")}</p> : null}
       <ErrorBox error={error} title={t("try.failed")} />
       {image && result ? (
         <>
           <div className="overlay-wrap" data-testid="overlay">
-            <img
-              src={image}
-              alt={t("try.imageAlt")}
-              onLoad={(e) => setSize({ w: e.currentTarget.naturalWidth, h: e.currentTarget.naturalHeight })}
-            />
+            {image.startsWith("data:application/dicom") ? (
+              <p className="muted small">{t("try.dicomNoPreview")}</p>
+            ) : (
+              <img
+                src={image}
+                alt={t("try.imageAlt")}
+                onLoad={(e) => setSize({ w: e.currentTarget.naturalWidth, h: e.currentTarget.naturalHeight })}
+              />
+            )}
             {result.gradients && camClass && result.gradients[camClass] ? (
               <GradCam map={result.gradients[camClass]} opacity={opacity} />
             ) : null}

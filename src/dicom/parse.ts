@@ -1,0 +1,107 @@
+import { inflateRawSync } from "node:zlib";
+import dicomParser from "dicom-parser";
+import { DicomError } from "./errors.js";
+import { transferSyntax, type TransferSyntax } from "./transfer-syntax.js";
+
+/**
+ * A DICOM file's data set (dicom-parser) and the attributes that say how its pixels are stored. Identifying
+ * attributes are read only as "present or not" (header.ts): their values never leave this module.
+ */
+
+type DataSet = dicomParser.DataSet;
+
+/** A DICOM Part 10 file: 128 bytes of preamble, then "DICM". */
+export function isDicom(bytes: Uint8Array): boolean {
+  return bytes.length >= 132 && bytes[128] === 0x44 && bytes[129] === 0x49 && bytes[130] === 0x43 && bytes[131] === 0x4d;
+}
+
+export interface PixelModule {
+  rows: number;
+  columns: number;
+  samplesPerPixel: number;
+  bitsAllocated: number;
+  bitsStored: number;
+  signed: boolean;
+  photometric: string;
+  planarConfiguration: number;
+  frames: number;
+}
+
+export interface ParsedDicom {
+  dataSet: DataSet;
+  syntax: TransferSyntax;
+  pixel: PixelModule;
+}
+
+/** A deflated data set may not inflate past this (a zip bomb inside a DICOM): 64 times the limit of the file. */
+const INFLATE_FACTOR = 64;
+
+/**
+ * bare: also read a dataset without preamble and file meta (older exports), as the pipelines do
+ * (builder_pipelines.common.dicom._read): uncompressed little endian, explicit VR when the first element states one.
+ */
+export function parseDicom(bytes: Uint8Array, opts: { bare?: boolean } = {}): ParsedDicom {
+  const part10 = isDicom(bytes);
+  if (!part10 && !opts.bare) throw new DicomError("invalid_dicom", 'the file is not a DICOM Part 10 file (no "DICM" at byte 128)');
+  let syntax: TransferSyntax | undefined;
+  let dataSet: DataSet;
+  try {
+    const bareSyntax = part10
+      ? undefined
+      : bytes.length > 8 && /^[A-Z]{2}$/.test(String.fromCharCode(bytes[4], bytes[5]))
+        ? "1.2.840.10008.1.2.1"
+        : "1.2.840.10008.1.2";
+    syntax = transferSyntax(bareSyntax ?? dicomParser.readPart10Header(bytes).string("x00020010"));
+    dataSet = dicomParser.parseDicom(bytes, {
+      // Without DICM, dicom-parser reads from byte 0 in the syntax given here.
+      ...(bareSyntax ? { TransferSyntaxUID: bareSyntax } : {}),
+      // dicom-parser's own Node path calls Buffer.copy on what it was given; this one works on any Uint8Array and
+      // caps the inflated size.
+      inflater: (array: Uint8Array, position: number) => {
+        const body = inflateRawSync(array.subarray(position), { maxOutputLength: Math.max(1, bytes.length * INFLATE_FACTOR) });
+        const full = new Uint8Array(position + body.length);
+        full.set(array.subarray(0, position), 0);
+        full.set(body, position);
+        return full;
+      },
+    });
+  } catch (err) {
+    throw new DicomError("invalid_dicom", `the DICOM file cannot be parsed: ${parserMessage(err)}`, syntax);
+  }
+  if (!syntax.encoding) throw new DicomError("unsupported_transfer_syntax", "Builder does not decode this transfer syntax", syntax);
+  return { dataSet, syntax, pixel: pixelModule(dataSet, syntax) };
+}
+
+function pixelModule(ds: DataSet, syntax: TransferSyntax): PixelModule {
+  const rows = ds.uint16("x00280010") ?? 0;
+  const columns = ds.uint16("x00280011") ?? 0;
+  if (!ds.elements.x7fe00010) throw new DicomError("invalid_dicom", "the file holds no image (no Pixel Data element)", syntax);
+  if (!rows || !columns) throw new DicomError("invalid_dicom", "the file states no image size (Rows/Columns)", syntax);
+  const bitsAllocated = ds.uint16("x00280100") ?? 0;
+  if (![8, 16, 32].includes(bitsAllocated))
+    throw new DicomError("dicom_decode_failed", `${bitsAllocated || "no"} bits allocated per sample; 8, 16 or 32 are read`, syntax);
+  return {
+    rows,
+    columns,
+    samplesPerPixel: ds.uint16("x00280002") ?? 1,
+    bitsAllocated,
+    bitsStored: ds.uint16("x00280101") ?? bitsAllocated,
+    signed: ds.uint16("x00280103") === 1,
+    photometric: (ds.string("x00280004") ?? "MONOCHROME2").toUpperCase(),
+    planarConfiguration: ds.uint16("x00280006") ?? 0,
+    frames: Math.max(1, ds.intString("x00280008") ?? 1),
+  };
+}
+
+/** dicom-parser throws strings, Errors, or {exception, dataSet}: a sentence either way. */
+function parserMessage(err: unknown): string {
+  const e = (err as { exception?: unknown })?.exception ?? err;
+  const text = e instanceof Error ? e.message : String(e);
+  return text.replace(/^dicomParser\.[A-Za-z.]+:?\s*/, "").slice(0, 200);
+}
+
+/** Decimal string value i of a tag (DS), or undefined. */
+export function decimal(ds: DataSet, tag: string, i = 0): number | undefined {
+  const v = ds.floatString(tag, i);
+  return v === undefined || !Number.isFinite(v) ? undefined : v;
+}

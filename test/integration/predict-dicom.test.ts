@@ -1,0 +1,153 @@
+import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { primaryTarget } from "../helpers/db.js";
+import { dicomFixtures, haveDicomPython, type ReferenceEntry } from "../helpers/dicom-fixtures.js";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
+import { publishFixture } from "../fixtures/serving/publish.js";
+
+// /predict on DICOM (issue 41), through the real server, model worker threads and outbound guard: a DICOM sent as a
+// data: URI, or fetched from a DICOMweb WADO-RS server (a local HTTP server speaking the one call, multipart/related
+// application/dicom), scores exactly what the same pixels score as a PNG, where "the same pixels" are the
+// pipeline's own rendering (builder_pipelines.common.dicom). The allow-list lets the test reach 127.0.0.1 only.
+describe.skipIf(!haveFixturePython || !haveDicomPython)("/predict with DICOM", () => {
+  const fx = servingFixtures();
+  const dx = dicomFixtures();
+  let server: TestServer;
+  let pacs: http.Server;
+  let pacsUrl: string;
+  let user: UserWithKey;
+  const accepts: string[] = [];
+  const BOUNDARY = "DICOMwebBoundary42";
+  // Files of every transfer syntax and photometric interpretation, one each (multi-frame and PHI ones included).
+  const cases = [
+    "evrle_mono2_u12_window.dcm",
+    "evrbe_mono1_u16_nowindow.dcm",
+    "deflated_mono2_s16_rescale.dcm",
+    "rle_rgb.dcm",
+    "jpegls_mono2_u12_3frames.dcm",
+    "j2k_mono2_s16_rescale.dcm",
+    "jpeg_baseline_rgb.dcm",
+    "evrle_ybr_full.dcm",
+    "sv1_rgb.dcm",
+    "ivrle_mono2_u8.dcm",
+  ];
+  const ref = (file: string, rendering: string) => dx.reference.find((e) => e.file === file && e.rendering === rendering)!;
+  const png = (e: ReferenceEntry) =>
+    sharp(dx.rendered(e), { raw: { width: e.shape[1], height: e.shape[0], channels: (e.shape[2] ?? 1) as 1 | 3 } })
+      .png()
+      .toBuffer();
+
+  beforeAll(async () => {
+    pacs = http.createServer((req, res) => {
+      accepts.push(String(req.headers.accept));
+      const m = /^\/dicomweb\/studies\/1\.2\.3\/series\/4\.5\/instances\/([^/]+)$/.exec(req.url ?? "");
+      if (!m || !fs.existsSync(path.join(dx.dir, "files", m[1]))) return void res.writeHead(404).end();
+      const body = Buffer.concat([
+        Buffer.from(`--${BOUNDARY}\r\nContent-Type: application/dicom\r\n\r\n`),
+        dx.bytes(m[1]),
+        Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
+      ]);
+      res.writeHead(200, { "content-type": `multipart/related; type="application/dicom"; boundary=${BOUNDARY}` }).end(body);
+    });
+    await new Promise<void>((r) => pacs.listen(0, "127.0.0.1", r));
+    pacsUrl = `http://127.0.0.1:${(pacs.address() as AddressInfo).port}/dicomweb/studies/1.2.3/series/4.5/instances`;
+    server = await startTestServer(primaryTarget(), { FETCH_ALLOW_HOSTS: "127.0.0.1", GRADCAM_MAX_SIDE: "32" });
+    user = await createUserWithKey(server);
+    await publishFixture(server, user.userId, 1, fx.modelDir("vision_binary"));
+    await publishFixture(server, user.userId, 2, fx.modelDir("detection"));
+    // The same model trained "on DICOM with an explicit window": its manifest's rendering must be the one applied.
+    const windowed = fs.mkdtempSync(path.join(os.tmpdir(), "dicom-windowed-"));
+    fs.copyFileSync(path.join(fx.modelDir("vision_binary"), "model.onnx"), path.join(windowed, "model.onnx"));
+    const manifest = JSON.parse(fs.readFileSync(path.join(fx.modelDir("vision_binary"), "manifest.json"), "utf8"));
+    manifest.input.image.dicom = ref(cases[0], "explicit").record;
+    fs.writeFileSync(path.join(windowed, "manifest.json"), JSON.stringify(manifest));
+    await publishFixture(server, user.userId, 3, windowed);
+  });
+  afterAll(async () => {
+    await server?.teardown();
+    pacs?.closeAllConnections();
+    await new Promise((r) => pacs?.close(r));
+  });
+
+  const predict = async (message: string, experiment = 1) => {
+    const res = await fetch(`${server.url}/predict`, {
+      method: "POST",
+      headers: bearer(user.key, { "content-type": "application/json", "x-experiment-id": String(experiment) }),
+      body: JSON.stringify({ message }),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  const dataUri = (file: string) => `data:application/dicom;base64,${dx.bytes(file).toString("base64")}`;
+
+  it.each(cases)("%s as a data: URI scores what its pixels score as a PNG", async (file) => {
+    const e = ref(file, "file");
+    const asPng = await predict(`data:image/png;base64,${(await png(e)).toString("base64")}`);
+    const asDicom = await predict(dataUri(file));
+    expect(asDicom.status).toBe(201);
+    expect(asPng.status).toBe(201);
+    expect(asDicom.body.score).toEqual(asPng.body.score);
+    expect(asDicom.body.prediccion).toEqual(asPng.body.prediccion);
+    // Grad-CAM maps (and their sizes) are in the rendered image's coordinates, exactly as for the PNG.
+    expect([asDicom.body.columnas, asDicom.body.filas]).toEqual([asPng.body.columnas, asPng.body.filas]);
+    expect(Object.keys(asDicom.body.gradients)).toHaveLength(1);
+    expect(asDicom.body.gradients).toEqual(asPng.body.gradients);
+  });
+
+  it("applies the manifest's rendering (an explicit window) instead of the file's", async () => {
+    const file = cases[0];
+    const explicit = await predict(`data:image/png;base64,${(await png(ref(file, "explicit"))).toString("base64")}`, 3);
+    const own = await predict(`data:image/png;base64,${(await png(ref(file, "file"))).toString("base64")}`, 3);
+    const asDicom = await predict(dataUri(file), 3);
+    expect(asDicom.status).toBe(201);
+    expect(asDicom.body.score).toEqual(explicit.body.score);
+    expect(asDicom.body.score).not.toEqual(own.body.score); // the two windows do differ for this model
+  });
+
+  it("gives detection boxes in the rendered image's coordinates, as for the PNG", async () => {
+    const e = ref("evrle_mono2_u12_window.dcm", "file");
+    const asPng = await predict(`data:image/png;base64,${(await png(e)).toString("base64")}`, 2);
+    const asDicom = await predict(dataUri(e.file), 2);
+    expect(asDicom.status).toBe(201);
+    const { error: _e1, ...dicomBody } = asDicom.body;
+    const { error: _e2, ...pngBody } = asPng.body;
+    expect(dicomBody).toEqual(pngBody);
+  });
+
+  it("fetches a DICOMweb instance and a /frames/1 URL as multipart/related application/dicom", async () => {
+    const file = "j2k_mono2_s16_rescale.dcm";
+    const asPng = await predict(`data:image/png;base64,${(await png(ref(file, "file"))).toString("base64")}`);
+    accepts.length = 0;
+    for (const url of [`${pacsUrl}/${file}`, `${pacsUrl}/${file}/frames/1`]) {
+      const r = await predict(url);
+      expect(r.status, url).toBe(201);
+      expect(r.body.score).toEqual(asPng.body.score);
+    }
+    expect(accepts).toEqual(['multipart/related; type="application/dicom"', 'multipart/related; type="application/dicom"']);
+  });
+
+  it.each([
+    ["a private PACS address not allowed", () => "http://10.0.0.7/dicomweb/studies/1/series/2/instances/3", 403, "blocked_address"],
+    ["a frame other than the first", () => `${pacsUrl}/rle_rgb.dcm/frames/2`, 400, "unsupported_frame"],
+    ["an instance the PACS does not have", () => `${pacsUrl}/nothing.dcm`, 422, "fetch_failed"],
+  ])("refuses %s", async (_name, url, status, code) => {
+    const r = await predict(url());
+    expect([r.status, r.body.error, r.body.code]).toEqual([status, 1, code]);
+  });
+
+  it.each(dx.files.filter((f) => f.expect === "error").map((f) => [f.file, f] as const))(
+    "answers %s with a clear error naming its transfer syntax",
+    async (_name, f) => {
+      const r = await predict(dataUri(f.file));
+      expect([r.status, r.body.error]).toEqual([415, 1]);
+      expect(r.body.message).toContain(f.transfer_syntax_name);
+      expect(r.body.message).toContain(f.transfer_syntax);
+    },
+  );
+});
