@@ -56,7 +56,11 @@ def test_window_formula_edges():
     got = dicom.window_grey(m, (c, w))
     assert got.tolist() == [grey_by_hand(v, c, w) for v in m]
     assert got[:5].tolist() == [0, 0, 128, 255, 255]  # the linear ramp spans exactly c - 0.5 +- (w - 1) / 2
-    assert dicom.window_grey(np.array([9.0, 9.5, 10.0]), (10.0, 1.0)).tolist() == [0, 255, 255]
+    assert dicom.window_grey(np.array([9.0, 9.5, 10.0]), (10.0, 1.0)).tolist() == [
+        0,
+        0,
+        255,
+    ]  # w = 1: m <= c - 0.5 is 0, as the standard reads
     assert dicom.window_grey(np.array([-5.0, 0.0, 5.0]), None).tolist() == [0, 128, 255]
     assert dicom.window_grey(np.array([7.0, 7.0]), None).tolist() == [0, 0]
 

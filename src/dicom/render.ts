@@ -46,7 +46,7 @@ export function renderGrey(d: ParsedDicom, frame: GreyFrame, rendering: DicomRen
   if (window) {
     const { center: c, width: w } = window;
     if (w === 1) {
-      for (let i = 0; i < n; i++) grey[i] = values[i] * slope + intercept < c - 0.5 ? 0 : 255;
+      for (let i = 0; i < n; i++) grey[i] = values[i] * slope + intercept <= c - 0.5 ? 0 : 255;
     } else {
       const lo = c - 0.5;
       const span = w - 1;

@@ -165,7 +165,7 @@ def window_grey(m: np.ndarray, window: tuple[float, float] | None) -> np.ndarray
     else:
         c, w = window
         if w == 1:
-            y = np.where(m < c - 0.5, 0.0, 255.0)
+            y = np.where(m <= c - 0.5, 0.0, 255.0)
         else:
             y = np.clip(((m - (c - 0.5)) / (w - 1) + 0.5) * 255.0, 0.0, 255.0)
     return np.floor(y + 0.5).astype(np.uint8)
