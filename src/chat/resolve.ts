@@ -36,7 +36,7 @@ export function plainWords(text: string): string[] {
 
 // The words that end a reference ("my breast cancer model") and those that open one ("my", "the", "mi").
 // Not "run": "can the model run on a GPU?" names no experiment.
-const HEADS = new Set(["model", "one", "experiment", "modelo", "experimento", "dataset"]);
+const HEADS = new Set(["model", "one", "experiment", "modelo", "experimento", "dataset", "detector", "classifier", "clasificador"]);
 const OPENERS = new Set(["my", "the", "this", "that", "our", "your", "mi", "el", "la", "este", "ese", "nuestro"]);
 // After a head, these introduce the descriptor instead: "the model for diabetes", "el modelo de mama".
 const LINKS = new Set(["of", "for", "on", "de", "del", "para", "sobre"]);
@@ -271,6 +271,11 @@ const GENERAL = new Set(["image", "images", "imagen", "imagenes", "data", "datos
  * the keywords, that fits exactly one experiment, names it. Anything less certain names none.
  */
 function looseReference(message: string, candidates: Candidate[], known?: ReadonlySet<string>): Resolution {
+  const named = afterHead(plainWords(message));
+  if (named.length) {
+    const top = bestFits(named, candidates);
+    if (top.length === 1) return { kind: "one", experiment: top[0], by: "words" };
+  }
   if (!known) return { kind: "none_named" };
   const words = plainWords(message).filter(
     (w) => w.length >= 5 && !known.has(w) && !NEUTRAL.has(w) && !GENERAL.has(w) && !NEWEST.has(w) && !TASK_WORDS.has(w) && !/\d/.test(w),
@@ -278,6 +283,19 @@ function looseReference(message: string, candidates: Candidate[], known?: Readon
   if (!words.length) return { kind: "none_named" };
   const top = bestFits(words, candidates);
   return top.length === 1 ? { kind: "one", experiment: top[0], by: "words" } : { kind: "none_named" };
+}
+
+/**
+ * "el modelo WDBC", "the model BUSI": a word right after a head word, without "of"/"de" between. It names an
+ * experiment only when it fits exactly one (the caller checks), so "the model is good" still names none.
+ */
+function afterHead(words: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + 1 < words.length; i++) {
+    const w = words[i + 1];
+    if (HEADS.has(words[i]) && w.length >= 3 && !LINKS.has(w) && !NEUTRAL.has(w) && !HEADS.has(w) && !/\d/.test(w)) out.push(w);
+  }
+  return out;
 }
 
 /** The candidates sharing the most describing words with `words` (all of them when only kind words were given). */

@@ -50,9 +50,14 @@ function compile([english, spanish]: [string, string]): Template {
 }
 
 const TEMPLATES = SPANISH_TEMPLATES.map(compile);
+const MAX_TEMPLATE_INPUT = 400;
 
 /** An English message in Spanish by the first template that matches it whole, or undefined. */
 export function spanishFromTemplate(message: string): string | undefined {
+  // The templates' lazy placeholders backtrack polynomially in the separators a message repeats, and a message can
+  // quote user text (a column name, a URL): past this length the caller's fallback (the code's Spanish sentence and
+  // the English detail) is used instead of a match whose cost grows with the input.
+  if (message.length > MAX_TEMPLATE_INPUT) return undefined;
   for (const t of TEMPLATES) {
     const m = t.re.exec(message);
     if (!m) continue;

@@ -9,6 +9,12 @@
 // "usted" form; field names, headers, paths, environment variables and commands stay as they are.
 
 export const SPANISH_BY_CODE: Record<string, string> = {
+  // DICOM (src/dicom, src/net/dicomweb.ts)
+  invalid_dicom: "El archivo no es un DICOM que se pueda leer.",
+  unsupported_transfer_syntax: "La sintaxis de transferencia de este DICOM no está admitida (el mensaje la nombra).",
+  dicom_decode_failed: "Los píxeles de este DICOM no se pueden decodificar con su sintaxis de transferencia.",
+  invalid_dicomweb_answer: "El servidor DICOMweb respondió algo que no es un DICOM legible.",
+  unsupported_frame: "Un modelo puntúa el primer fotograma de un DICOM: pida /frames/1 o la instancia.",
   // 400
   invalid_request: "La solicitud no es válida: revise los campos indicados.",
   invalid_json: "El cuerpo de la solicitud no es JSON válido.",

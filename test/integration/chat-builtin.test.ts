@@ -6,6 +6,7 @@ import { B_SECRETS, seedClinic, seedTwoUsers } from "./chat-fixtures.js";
 import { HELD_OUT, QUESTIONS, type Question } from "./chat-questions.js";
 import { CLINIC_QUESTIONS } from "./chat-questions-clinic.js";
 import { CLINIC_HELD_OUT } from "./chat-questions-held-out.js";
+import { CLINIC_POST_FREEZE } from "./chat-questions-post-freeze.js";
 
 // The builtin backend (no LLM, no network) against the fixed question set over a seeded account, through the real
 // HTTP route. Prints the pass rate; the target is at least 90 %.
@@ -147,6 +148,12 @@ describe("builtin chat: the fixed question set", () => {
   it("prints how it does on the held-out clinic questions (issue 39), and never leaks in them", async () => {
     const { failures, leaks } = await runSet(CLINIC_HELD_OUT, c, MAX_WORDS);
     report("held-out clinic questions", CLINIC_HELD_OUT, failures);
+    expect(leaks).toEqual([]);
+  }, 300_000);
+
+  it("prints how it does on questions written after the code was frozen (issue 39), and never leaks in them", async () => {
+    const { failures, leaks } = await runSet(CLINIC_POST_FREEZE, c, MAX_WORDS);
+    report("post-freeze clinic questions", CLINIC_POST_FREEZE, failures);
     expect(leaks).toEqual([]);
   }, 300_000);
 

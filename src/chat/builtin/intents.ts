@@ -137,6 +137,12 @@ const CLINIC_PHRASES = [
     /\b(clinic|clinical|practice|real patients|my patients|patients|hospital|ward|children)\b/gi,
   ],
   [/\bgood enough\b/gi],
+  // "can I use the ultrasound model to decide on biopsies?": a clinical decision asked of a model.
+  [
+    /\b(can|could|should|may|might|puedo|podemos|debo|deberia)\b/gi,
+    /\b(use|using|rely on|trust|usar|usarlo|usarla|fiarme)\b/gi,
+    /\b(decide|deciding|decision|decisions|diagnose|diagnosing|treat|treating|treatment|triage|screen|screening|biopsy|biopsies|surgery|refer|decidir|biopsia|biopsias|tratar|tratamiento|cribado|operar)\b/gi,
+  ],
 ];
 export const asksIfClinicReady = (text: string) => anyPhrasesInOrder(text, CLINIC_PHRASES);
 
