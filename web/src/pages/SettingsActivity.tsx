@@ -7,7 +7,6 @@ import { formatBytes, formatDate } from "../lib/format";
 
 const PAGE = 50;
 
-/** The audit log's action codes in words. A code this page does not know yet is shown as it is. */
 /** Audit action codes with words in the catalog (settings:activity.action.*); others are shown as they are. */
 const ACTIONS = new Set([
   "sign_in",
