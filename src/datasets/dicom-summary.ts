@@ -1,5 +1,5 @@
 import type { ImageInfo } from "./images.js";
-import type { ReportBuilder } from "./report.js";
+import type { DicomDatasetSummary, ReportBuilder } from "./report.js";
 
 /**
  * The dataset report's DICOM part: what the files are (modality, manufacturer, transfer syntax, bits, photometric
@@ -7,21 +7,6 @@ import type { ReportBuilder } from "./report.js";
  * values or the pixels carry burned-in text. It counts tags and files and never holds a header's value: the
  * summaries it reads (src/dicom/header.ts) do not have them.
  */
-export interface DicomDatasetSummary {
-  files: number;
-  modalities: Record<string, number>;
-  manufacturers: Record<string, number>;
-  transfer_syntaxes: Record<string, number>;
-  bits_stored: Record<string, number>;
-  photometric: Record<string, number>;
-  /** Row spacing in mm over the files that state one; null when none does. */
-  pixel_spacing_mm: { min: number; max: number; files: number } | null;
-  frames: { min: number; max: number; multi_frame_files: number };
-  /** Per identifying tag, how many files fill it. */
-  identifying_headers: Record<string, number>;
-  burned_in_annotation: number;
-}
-
 const bump = (m: Record<string, number>, k: string) => (m[k] = (m[k] ?? 0) + 1);
 
 export function reportDicom(infos: Map<string, ImageInfo>, report: ReportBuilder): void {

@@ -1,5 +1,3 @@
-import type { DicomDatasetSummary } from "./dicom-summary.js";
-
 // The dataset report: every problem found, where it is, and a summary of what the dataset holds.
 // Problems are collected, never thrown, so one upload tells the user everything wrong with it at once.
 
@@ -17,6 +15,22 @@ export interface DatasetProblem {
   column?: string;
   /** Path inside the zip (or the image path as written in the CSV). */
   path?: string;
+}
+
+/** What the DICOM files of a dataset are (dicom-summary.ts fills it): counts only, never a header's value. */
+export interface DicomDatasetSummary {
+  files: number;
+  modalities: Record<string, number>;
+  manufacturers: Record<string, number>;
+  transfer_syntaxes: Record<string, number>;
+  bits_stored: Record<string, number>;
+  photometric: Record<string, number>;
+  /** Row spacing in mm over the files that state one; null when none does. */
+  pixel_spacing_mm: { min: number; max: number; files: number } | null;
+  frames: { min: number; max: number; multi_frame_files: number };
+  /** Per identifying tag, how many files fill it. */
+  identifying_headers: Record<string, number>;
+  burned_in_annotation: number;
 }
 
 export interface DatasetSummary {
