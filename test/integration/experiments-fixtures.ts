@@ -53,6 +53,22 @@ export function randomLabelCsv(): { csv: string; dataCols: string[] } {
   return { csv: [`id,diagnosis,${dataCols.join(",")}`, ...rows].join("\n") + "\n", dataCols };
 }
 
+/**
+ * 768 patients with eight made-up measurements and a coin-toss label: a model cannot beat chance on it. Needs no
+ * dataset from ../shared, so tests built on it also run in a fresh clone.
+ */
+export function syntheticRandomLabelCsv(): { csv: string; dataCols: string[] } {
+  const dataCols = ["pregnancies", "glucose", "pressure", "skin", "insulin", "bmi", "pedigree", "age"];
+  let seed = 20261128;
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const rows: string[] = [];
+  for (let i = 0; i < 768; i++) {
+    const label = rand() < 0.5 ? "M" : "B";
+    rows.push(`${i + 1},${label},${dataCols.map((_, j) => (rand() * (j + 1) * 10).toFixed(2)).join(",")}`);
+  }
+  return { csv: [`id,diagnosis,${dataCols.join(",")}`, ...rows].join("\n") + "\n", dataCols };
+}
+
 /** 900 patients at three sites; at site C the label is a coin toss (the model cannot be right there), elsewhere a rule. */
 export function plantedSites(): string {
   let seed = 20261127;
