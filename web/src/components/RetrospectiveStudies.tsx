@@ -1,5 +1,6 @@
+import { useTranslation } from "react-i18next";
 import type { Experiment } from "../api/types";
-import { formatDate } from "../lib/format";
+import { formatCount, formatDate, formatNumber } from "../lib/format";
 import { Link } from "./ui";
 
 // A Builder study's internal test figure beside the Retrospective studies run on its model (issue 43 item 4): the
@@ -21,58 +22,54 @@ function internalFigure(metrics: Experiment["metrics"]): Figure | null {
 }
 
 function FigureCell({ f }: { f: Figure | null }) {
+  const { t } = useTranslation("retro");
   if (!f || f.value === null) return <td className="muted">–</td>;
   return (
     <td>
-      {FIGURE_WORDS[f.name] ?? f.name} <strong>{f.value.toFixed(3)}</strong>
+      {FIGURE_WORDS[f.name] ?? f.name} <strong>{formatNumber(f.value)}</strong>
       {f.ci_low !== null && f.ci_high !== null ? (
-        <span className="muted">
-          {" "}
-          (95% interval {f.ci_low.toFixed(3)}–{f.ci_high.toFixed(3)})
-        </span>
+        <span className="muted"> {t("interval", { low: formatNumber(f.ci_low), high: formatNumber(f.ci_high) })}</span>
       ) : null}
     </td>
   );
 }
 
 export function RetrospectiveStudies({ exp }: { exp: Experiment }) {
+  const { t } = useTranslation("retro");
   const studies = exp.retrospective_studies;
   if (!studies) return null; // a Retrospective study itself: its page compares with the source's internal test
   const testPatients = exp.dataset_report?.summary.split?.test;
   return (
     <section className="retrospective-studies" aria-labelledby="retro-title" data-testid="retrospective-studies">
-      <h3 id="retro-title">On new patients: Retrospective studies of this model</h3>
-      <p className="muted small">
-        The test figures above come from the same source, period and site as the training data, and usually overstate how the model does on
-        the next patients. A Retrospective study tests the model on data from another period or site.
-      </p>
+      <h3 id="retro-title">{t("title")}</h3>
+      <p className="muted small">{t("lead")}</p>
       <div className="table-wrap" tabIndex={0}>
         <table>
           <thead>
             <tr>
-              <th scope="col">Tested on</th>
-              <th scope="col">Figure</th>
-              <th scope="col">Patients</th>
-              <th scope="col">Date</th>
+              <th scope="col">{t("testedOn")}</th>
+              <th scope="col">{t("figure")}</th>
+              <th scope="col">{t("patients")}</th>
+              <th scope="col">{t("date")}</th>
             </tr>
           </thead>
           <tbody>
             <tr data-testid="retro-internal">
-              <th scope="row">Internal test (same source as training)</th>
+              <th scope="row">{t("internal")}</th>
               <FigureCell f={internalFigure(exp.metrics)} />
-              <td>{typeof testPatients === "number" ? testPatients : "–"}</td>
+              <td>{typeof testPatients === "number" ? formatCount(testPatients) : "–"}</td>
               <td>{formatDate(exp.finished_at as string | null)}</td>
             </tr>
             {studies.map((s) => (
               <tr key={s.experiment_id} data-testid="retro-study" data-experiment={s.experiment_id}>
                 <th scope="row">
                   <Link to={`/experiments/${s.experiment_id}`}>
-                    Retrospective #{s.experiment_id}
+                    {t("study", { id: s.experiment_id })}
                     {s.name ? `: ${s.name}` : ""}
                   </Link>
                 </th>
                 <FigureCell f={s.figure} />
-                <td>{s.patients ?? "–"}</td>
+                <td>{typeof s.patients === "number" ? formatCount(s.patients) : "–"}</td>
                 <td>{formatDate(s.finished_at as string | null)}</td>
               </tr>
             ))}
@@ -81,9 +78,7 @@ export function RetrospectiveStudies({ exp }: { exp: Experiment }) {
       </div>
       {studies.length === 0 ? (
         <p data-testid="retro-none">
-          No Retrospective study of this model yet.{" "}
-          <Link to={`/experiments/new?source=${exp.experiment_id}`}>Test it on data from another period or site</Link> before relying on it
-          for patients.
+          {t("none")} <Link to={`/experiments/new?source=${exp.experiment_id}`}>{t("noneLink")}</Link> {t("noneAfter")}
         </p>
       ) : null}
     </section>
