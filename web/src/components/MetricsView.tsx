@@ -3,23 +3,6 @@ import { useTranslation } from "react-i18next";
 import type { Metrics, Model } from "../api/types";
 import { Interval } from "./ui";
 
-/** Metrics with a row label in the catalog (result:metric.label.*); others show their name. */
-const LABELS = new Set([
-  "auc",
-  "f_macro",
-  "precision",
-  "recall",
-  "accuracy",
-  "ece",
-  "mae",
-  "rmse",
-  "r2",
-  "map50",
-  "map50_95",
-  "calibration_slope",
-  "calibration_intercept",
-]);
-
 /** The clinical figures (result:metric.clinical.*). */
 const CLINICAL = new Set(["sensitivity", "specificity", "ppv", "npv", "prevalence"]);
 /** The clinical figures first, in the order a diagnostic accuracy table reads; then the rest as the pipeline wrote them. */
@@ -34,7 +17,8 @@ function label(t: TFunction<"result">, name: string, positiveName: string | null
     const clinical = t(`metric.clinical.${name}`);
     return positiveName ? t("metric.forClass", { metric: clinical, name: positiveName }) : t("metric.macroOneVsRest", { metric: clinical });
   }
-  return LABELS.has(name) ? t(`metric.label.${name}`) : name;
+  // A metric without a row label in the catalog (result:metric.label.*) shows its name.
+  return t(`metric.label.${name}`, { defaultValue: name });
 }
 
 /** Test metrics with 95% intervals, optionally beside a second set (a Retrospective study's source model). */
@@ -115,9 +99,7 @@ export function PerClassTable({ metrics, classes }: { metrics: Metrics; classes?
               <th scope="col" key={m}>
                 {SHORT.has(m)
                   ? t(`metric.short.${m}`)
-                  : LABELS.has(m)
-                    ? t(`metric.short.${m}`, { defaultValue: t(`metric.label.${m}`) })
-                    : m}
+                  : t(`metric.short.${m}`, { defaultValue: t(`metric.label.${m}`, { defaultValue: m }) })}
               </th>
             ))}
           </tr>
