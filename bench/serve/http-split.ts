@@ -10,7 +10,7 @@
  * (profile.ts) shows CPU; this shows waits too. services.serving.predict is wrapped for the timing, nothing else.
  */
 import { fetchImageBytes } from "../../src/net/image-fetch.js";
-import { predictImage } from "../../src/serving/predictor.js";
+import { predictImage } from "../../src/serving/predict.js";
 import { startBenchServer } from "./bench-server.js";
 
 const args = process.argv.slice(2);

@@ -19,9 +19,9 @@ import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { Pool } from "undici";
 import { fetchImageBytes } from "../../src/net/image-fetch.js";
-import { predictImage, predictTabular } from "../../src/serving/predictor.js";
-import { classNames } from "../../src/serving/manifest.js";
-import { ModelSession } from "../../src/serving/session.js";
+import { predictImage, predictTabular } from "../../src/serving/predict.js";
+import { openPredictor } from "../../src/serving/placement.js";
+import type { BatchingPredictor } from "../../src/serving/placement-batching.js";
 import { startBenchServer, TABULAR_ROW } from "./bench-server.js";
 
 const args = process.argv.slice(2);
@@ -241,26 +241,22 @@ async function main() {
       const r = `${kind}: Grad-CAM maps add ${f((100 * (maps.median - noMaps.median)) / noMaps.median, 0)}% to the median (${f(maps.median - noMaps.median, 2)} ms), ${f((100 * (maps.cpuMs - noMaps.cpuMs)) / noMaps.cpuMs, 0)}% to CPU per request (in-process, maps at ${config.GRADCAM_MAX_SIDE} px, their JSON included: the worker thread encodes the answer)`;
       console.log(`  -> ${r}`);
       summary.push(r);
-      // Batching: the same model through a session that never batches, at concurrency 8 (in-process).
+      // Batching: the same model placed to never batch (threads) and to batch, at concurrency 8 (in-process).
       const load1 = (maxBatch: number) =>
-        ModelSession.load(path.join(fxDir, kind, "model.onnx"), model.manifest.input.name, [3, 224, 224], {
-          intraOpThreads: config.ORT_INTRA_OP_THREADS,
-          maxBatch,
-          image: { manifest: model.manifest, classes: classNames(model.manifest) },
-        });
+        openPredictor(path.join(fxDir, kind, "model.onnx"), model.manifest, { intraOpThreads: config.ORT_INTRA_OP_THREADS, maxBatch });
       const unbatched = await load1(1);
       const batched = await load1(16);
       const off = await load(
-        async () => (await predictImage({ ...model, session: unbatched }, (await fetchImageBytes(photo, ctx)).bytes, popts)).release?.(),
+        async () => (await predictImage({ ...model, predictor: unbatched }, (await fetchImageBytes(photo, ctx)).bytes, popts)).release?.(),
         8,
         SECONDS,
       );
       const on = await load(
-        async () => (await predictImage({ ...model, session: batched }, (await fetchImageBytes(photo, ctx)).bytes, popts)).release?.(),
+        async () => (await predictImage({ ...model, predictor: batched }, (await fetchImageBytes(photo, ctx)).bytes, popts)).release?.(),
         8,
         SECONDS,
       );
-      const sizes = batched.batchSizes;
+      const sizes = (batched as BatchingPredictor).batchSizes;
       await batched.close();
       console.log(line("in-process c=8 batching off", off));
       console.log(line("in-process c=8 batching on", on));

@@ -14,7 +14,7 @@
 import { spawnSync } from "node:child_process";
 import { PerformanceObserver } from "node:perf_hooks";
 import { fetchImageBytes } from "../../src/net/image-fetch.js";
-import { predictImage } from "../../src/serving/predictor.js";
+import { predictImage } from "../../src/serving/predict.js";
 import { startBenchServer } from "./bench-server.js";
 import { tallyCollections } from "./gc-trace.js";
 

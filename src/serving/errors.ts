@@ -15,3 +15,11 @@ export class ModelNotPublished extends Error {
     this.name = "ModelNotPublished";
   }
 }
+
+/** The model was unloaded (evicted or replaced by a newer version) before this request reached it: ask the cache again. */
+export class PredictorClosed extends Error {
+  constructor() {
+    super("the model was unloaded");
+    this.name = "PredictorClosed";
+  }
+}

@@ -1,7 +1,7 @@
 import type { Tensor } from "onnxruntime-node";
 import type { ServedManifest } from "./manifest.js";
 import { applyThresholds, camSize, camToGradient, decodeDetections, type GradientMap } from "./postprocess.js";
-import type { Preprocessed } from "./preprocess.js";
+import type { Preprocessed } from "./tensor.js";
 
 /**
  * From a model's raw outputs to the seed's 201 body for an image model. Shared by the image pipeline on the

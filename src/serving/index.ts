@@ -7,13 +7,12 @@ import { OutboundGuard } from "../net/outbound-guard.js";
 import { fetchImageBytes } from "../net/image-fetch.js";
 import type { Bucket } from "../storage/bucket.js";
 import { ApiError, errors } from "../errors.js";
-import { ModelNotPublished } from "./errors.js";
+import { ModelNotPublished, PredictorClosed } from "./errors.js";
 import type { JsonBytes } from "./json-encode.js";
 import { ModelCache, ModelNotFound, type LoadedModel } from "./model-cache.js";
 import { ModelCatalog } from "./model-catalog.js";
 import { ModelRepository, type ModelRow } from "./model-repository.js";
-import { predictImage, predictTabular } from "./predictor.js";
-import { SessionClosed } from "./session.js";
+import { predictImage, predictTabular } from "./predict.js";
 
 /** Serving as the rest of the app sees it: models, the outbound guard, and predict. */
 export interface Serving {
@@ -61,7 +60,7 @@ export async function createServing(deps: {
     maxBytes: config.MODEL_CACHE_MAX_MB * 1024 * 1024,
     intraOpThreads: config.ORT_INTRA_OP_THREADS,
     maxBatch: config.SERVING_MAX_BATCH,
-    replicas: config.SERVING_THREADS_PER_MODEL,
+    threadsPerModel: config.SERVING_THREADS_PER_MODEL,
     jpegDecoder: config.JPEG_DECODER,
     logger,
   });
@@ -138,7 +137,6 @@ export async function createServing(deps: {
     return predictImage(m, bytes, {
       maxPixels: config.FETCH_MAX_PIXELS,
       gradcamMaxSide: config.GRADCAM_MAX_SIDE,
-      jpegDecoder: config.JPEG_DECODER,
       noMaps,
     });
   };
@@ -154,7 +152,7 @@ export async function createServing(deps: {
         return await once(userId, experimentId, message, opts.noMaps);
       } catch (err) {
         // A new version was swapped in between lookup and run: the next lookup finds it.
-        if (err instanceof SessionClosed) return once(userId, experimentId, message, opts.noMaps);
+        if (err instanceof PredictorClosed) return once(userId, experimentId, message, opts.noMaps);
         throw err;
       }
     },

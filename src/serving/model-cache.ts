@@ -2,15 +2,15 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Logger } from "../logger.js";
 import type { Bucket } from "../storage/bucket.js";
-import { checkManifest, classNames, type ServedManifest } from "./manifest.js";
+import { checkManifest, type ServedManifest } from "./manifest.js";
 import type { ModelRepository, ModelRow } from "./model-repository.js";
-import { openInlineSession } from "./inline-session.js";
-import { ModelSession } from "./session.js";
+import { openPredictor } from "./placement.js";
+import type { Predictor } from "./predictor.js";
 
 /**
  * Loaded models, keyed by models row id (one id per published version).
  * - lazy: the first request for a version copies model.onnx + manifest.json from the bucket into a local
- *   cache folder and opens a session; concurrent first requests share that one load;
+ *   cache folder and opens it where it runs (placement.ts); concurrent first requests share that one load;
  * - bounded: an LRU over the ONNX file sizes, at most MODEL_CACHE_MAX_MB; an evicted session is released
  *   after the requests already using it finish;
  * - fresh: which version is current (the one made current last: the newest published, or one made current
@@ -22,7 +22,8 @@ import { ModelSession } from "./session.js";
 export interface LoadedModel {
   row: ModelRow;
   manifest: ServedManifest;
-  session: ModelSession;
+  /** How requests reach the model (its placement: placement.ts). */
+  predictor: Predictor;
   bytes: number;
   lastUsed: number;
 }
@@ -33,10 +34,10 @@ export interface ModelCacheOptions {
   cacheDir: string;
   maxBytes: number;
   intraOpThreads: number;
-  /** Undefined: batch by the execution provider that loaded the model (CUDA 16, CPU 1; see session.ts). */
+  /** SERVING_MAX_BATCH; undefined: by the execution provider that loaded the model (placement.ts). */
   maxBatch?: number;
-  /** Worker threads per image model (undefined: session.ts's default, one per core up to 4). Tabular: one. */
-  replicas?: number;
+  /** SERVING_THREADS_PER_MODEL: threads per image model on CPU (undefined: placement.ts's default). */
+  threadsPerModel?: number;
   /** JPEG decoding on the image threads: libjpeg-turbo where the host has it ("auto"), or always sharp. */
   jpegDecoder?: "auto" | "sharp";
   logger: Logger;
@@ -61,7 +62,7 @@ export class ModelCache {
   private readonly generation = new Map<string, number>();
   /** Versions unpublished (deleted) while this process runs: never loaded or served again. */
   private readonly removed = new Set<string>();
-  /** A GPU device is there: CUDA is tried first (whether it runs is the session's `provider`). */
+  /** A GPU device is there: CUDA is tried first (whether it runs is the predictor's `provider`). */
   private readonly tryCuda = fs.existsSync("/dev/nvidia0");
   /** LRU clock: a counter, not Date.now(), so two uses in the same millisecond still have an order. */
   private tick = 0;
@@ -165,44 +166,31 @@ export class ModelCache {
       await fs.promises.rename(tmp, file);
     }
     const bytes = (await fs.promises.stat(file)).size;
-    const im = manifest.input.image;
-    const sampleShape = im ? [im.channels, im.height, im.width] : [manifest.input.columns!.length];
-    // A tiny tabular model runs on the event loop (cheaper than a thread hop); the rest on worker threads.
-    const inline = im ? undefined : await openInlineSession(file, manifest.input.name, sampleShape);
-    const session = inline
-      ? ModelSession.onEventLoop(inline, manifest.input.name, sampleShape)
-      : await ModelSession.load(file, manifest.input.name, sampleShape, {
-          intraOpThreads: this.o.intraOpThreads,
-          maxBatch: manifest.kind === "detection" ? 1 : this.o.maxBatch,
-          cuda: this.tryCuda,
-          // Image predictions run whole on the model's threads; a tabular run is ~0.1 ms and needs one.
-          replicas: im ? this.o.replicas : 1,
-          image: im ? { manifest, classes: classNames(manifest), jpegDecoder: this.o.jpegDecoder } : undefined,
-        });
+    const predictor = await openPredictor(file, manifest, {
+      intraOpThreads: this.o.intraOpThreads,
+      maxBatch: this.o.maxBatch,
+      threads: this.o.threadsPerModel,
+      jpegDecoder: this.o.jpegDecoder,
+      cuda: this.tryCuda,
+    });
     this.o.logger.info(
       {
         model: row.id,
-        provider: session.provider,
-        max_batch: session.maxBatch,
-        threads: session.threads,
-        on_event_loop: !!inline,
-        jpeg_decoder: session.jpegDecoder,
+        placement: predictor.placement,
+        provider: predictor.provider,
+        max_batch: predictor.maxBatch,
+        threads: predictor.threads,
+        jpeg_decoder: predictor.jpegDecoder,
       },
       "model session opened",
     );
-    for (const need of [manifest.outputs.scores, manifest.outputs.cam, manifest.outputs.boxes].filter(Boolean) as string[]) {
-      if (!session.outputNames.includes(need)) {
-        await session.close();
-        throw new Error(`the model has no output named ${need}`);
-      }
-    }
     if (this.removed.has(row.id)) {
       // Unpublished while it was loading: it must not serve.
-      await session.close();
+      await predictor.close();
       await fs.promises.rm(dir, { recursive: true, force: true });
       throw new ModelNotFound(`experiment ${row.experimentId}'s model was deleted`);
     }
-    const entry: LoadedModel = { row, manifest, session, bytes, lastUsed: ++this.tick };
+    const entry: LoadedModel = { row, manifest, predictor, bytes, lastUsed: ++this.tick };
     this.loaded.set(row.id, entry);
     this.enforceLimit(row.id);
     return entry;
@@ -229,7 +217,7 @@ export class ModelCache {
     const m = this.loaded.get(id);
     if (!m) return;
     this.loaded.delete(id);
-    void m.session.close();
+    void m.predictor.close();
     fs.promises.rm(path.join(this.o.cacheDir, id), { recursive: true, force: true }).catch(() => undefined);
   }
 

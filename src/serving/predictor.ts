@@ -1,126 +1,88 @@
-import type { Tensor } from "onnxruntime-node";
-import { ApiError, type ErrorDetail } from "../errors.js";
-import { classNames, type ServedManifest } from "./manifest.js";
-import type { LoadedModel } from "./model-cache.js";
-import { encodeJson, JsonBytes } from "./json-encode.js";
-import { imageAnswer } from "./image-answer.js";
-import { applyThresholds } from "./postprocess.js";
-import { preprocessImage } from "./preprocess.js";
+import type * as ort from "onnxruntime-node";
+import { PredictorClosed } from "./errors.js";
+import type { JsonBytes } from "./json-encode.js";
 
 /**
- * One prediction, from the request's `message` to the seed's 201 body. Image bytes are fetched by the caller
- * (route) so that this stays free of HTTP and storage; the in-process benchmark calls the same functions.
- * The vision and detection bodies are built in image-answer.ts.
+ * A loaded model as requests reach it: one interface, a few small classes behind it, one per placement (where a
+ * prediction's work runs; placement.ts chooses, and tells how each kind of model runs).
  */
 
-export interface PredictOptions {
+export type PlacementKind = "inline" | "threads" | "batching";
+
+/** Batch size when none is configured, by the execution provider that actually runs the model. */
+export const DEFAULT_MAX_BATCH = { cuda: 16, cpu: 1 } as const;
+export type Provider = keyof typeof DEFAULT_MAX_BATCH;
+
+export type Outputs = Record<string, ort.Tensor>;
+
+export interface ImagePredictOptions {
   maxPixels: number;
   gradcamMaxSide: number;
-  /** Skip Grad-CAM maps (the benchmark measures their cost this way). */
+  /** No Grad-CAM maps (batch scoring writes scores only; the benchmark measures the maps' cost this way). */
   noMaps?: boolean;
-  /** JPEG_DECODER, for the batched path's preprocessing threads (the model's own threads got it at load). */
-  jpegDecoder?: "auto" | "sharp";
 }
 
-const f32 = (t: Tensor) => t.data as Float32Array;
-
-/**
- * The 201 body of an image prediction, as JSON bytes. Usually the whole prediction runs on one of the model's
- * worker threads (session.predictImage). A session that batches concurrent requests (CUDA, or SERVING_MAX_BATCH
- * set) needs the tensors on this side: preprocessing runs on the preprocessing threads, the batched run on the
- * model's thread, and the answer is built here.
- */
-export async function predictImage(model: LoadedModel, bytes: Uint8Array, o: PredictOptions): Promise<JsonBytes> {
-  if (!model.session.batchable) {
-    const r = await model.session.predictImage(bytes, o);
-    return new JsonBytes(r.bytes, r.release);
-  }
-  const m = model.manifest;
-  const pre = await preprocessImage(bytes, m.input.image!, o.maxPixels, o.jpegDecoder);
-  const out = await model.session.run(pre.tensor, true); // the tensor is ours to hand over
-  return new JsonBytes(encodeJson(imageAnswer(m, classNames(m), out, pre, o)));
-}
-
-/** What checking a row needs from the manifest, worked out once per loaded model instead of per request. */
-interface RowSpec {
-  columns: NonNullable<ServedManifest["input"]["columns"]>;
-  expected: string[];
-  /** Per column: the allowed integer codes of a categorical column (undefined for numeric ones). */
-  allowed: Array<number[] | undefined>;
-  classes: Record<string, string>;
-}
-const rowSpecs = new WeakMap<ServedManifest, RowSpec>();
-
-function rowSpec(m: ServedManifest): RowSpec {
-  let spec = rowSpecs.get(m);
-  if (!spec) {
-    const columns = m.input.columns!;
-    spec = {
-      columns,
-      expected: columns.map((c) => c.name),
-      allowed: columns.map((c) => (c.type === "categorical" ? Object.values(c.codes ?? {}) : undefined)),
-      classes: classNames(m),
-    };
-    rowSpecs.set(m, spec);
-  }
-  return spec;
+export interface Predictor {
+  readonly placement: PlacementKind;
+  /** The execution provider the model runs on. */
+  readonly provider: Provider;
+  /** Most samples per run of the graph (1: every request runs alone). */
+  readonly maxBatch: number;
+  /** Worker threads holding a session of the model (0: it runs on the event loop). */
+  readonly threads: number;
+  readonly outputNames: readonly string[];
+  /** Image models: which JPEG decoder their threads use, for the log. */
+  readonly jpegDecoder?: string;
+  /**
+   * One sample (the input tensor without its batch dimension) -> its outputs (batch dimension 1). owned: the
+   * caller hands the buffer over (moved to a thread, not copied, and unusable after).
+   */
+  run(sample: Float32Array, owned?: boolean): Promise<Outputs>;
+  /**
+   * Image models: image bytes -> the 201 body as JSON bytes. Call `release` once the bytes are written and do not
+   * touch them after (their memory may be a thread's reused answer slot). Decoding failures are the 413/415
+   * refusals of the edge. The bytes are moved to a thread when they own their buffer, copied otherwise.
+   */
+  predictImage(bytes: Uint8Array, opts: ImagePredictOptions): Promise<JsonBytes>;
+  /** Frees the sessions and threads once the requests already in hand have finished; later calls get PredictorClosed. */
+  close(): Promise<void>;
 }
 
 /**
- * Tabular `message`: one number per data column, in manifest order. Categorical columns take the integer
- * code listed in the manifest (the original value as a string is accepted too and mapped to its code). A numeric
- * column that had missing values in training (`missing` in the manifest) takes null for an unknown value: the graph
- * gets NaN, which the model was trained with (pipelines/builder_pipelines/tabular/models.py).
+ * The closing rule every placement shares: a call after close() throws PredictorClosed (the cache then looks up
+ * the model again), and `release` (threads ended, native sessions freed) runs once, when the last call in hand ends.
  */
-export function tabularRow(m: ServedManifest, message: unknown): Float32Array {
-  const { columns: cols, expected, allowed: allowedCodes } = rowSpec(m);
-  const bad = (message: string, details: ErrorDetail[] = []) =>
-    new ApiError(400, "invalid_request", `${message}; expected ${cols.length} values in this order: ${expected.join(", ")}`, [
-      ...details,
-      { field: "message", message, expected_columns: expected },
-    ]);
-  if (!Array.isArray(message)) throw bad("message must be an array of numbers");
-  if (message.length !== cols.length) throw bad(`message has ${message.length} values, not ${cols.length}`);
-  const row = new Float32Array(cols.length);
-  let details: ErrorDetail[] | undefined;
-  for (let i = 0; i < cols.length; i++) {
-    const c = cols[i];
-    const v: unknown = message[i];
-    if (c.type === "categorical") {
-      const codes = c.codes ?? {};
-      const allowed = allowedCodes[i]!;
-      // Own keys only: `in` would also accept inherited names ("toString", "constructor") and send NaN to the model.
-      if (typeof v === "string" && Object.hasOwn(codes, v)) row[i] = codes[v];
-      else if (typeof v === "number" && Number.isInteger(v) && (allowed.length === 0 || allowed.includes(v))) row[i] = v;
-      // The known values are training data (possibly identifiers): the answer says how many, never which.
-      else
-        (details ??= []).push({
-          field: `message.${i}`,
-          message: `${c.name}: not one of the ${allowed.length} categories seen in training; send the value as written in the training CSV or its integer code (0..${allowed.length - 1})`,
-          column: c.name,
-        });
-    } else if (v === null && c.missing) {
-      row[i] = NaN;
-    } else if (typeof v !== "number" || !Number.isFinite(v)) {
-      const hint =
-        v === null ? " (the model's training data had no missing values in this column)" : c.missing ? " or null when unknown" : "";
-      (details ??= []).push({
-        field: `message.${i}`,
-        message: `${c.name}: must be a finite number${hint}, got ${JSON.stringify(v)}`,
-        column: c.name,
-      });
-    } else row[i] = v;
-  }
-  if (details) throw bad(`${details.length} bad value${details.length > 1 ? "s" : ""}`, details);
-  return row;
-}
+export class InFlight {
+  private active = 0;
+  private closed = false;
+  private released = false;
 
-export async function predictTabular(model: LoadedModel, message: unknown) {
-  const m = model.manifest;
-  const { classes } = rowSpec(m);
-  const out = await model.session.run(tabularRow(m, message), true);
-  const scores = Array.from(f32(out[m.outputs.scores]));
-  // A fresh copy of the class names per answer: the caller owns the body it is given.
-  if (m.problem === "regression") return { prediccion: [scores[0]], score: [scores[0]], classes: { ...classes }, error: 0 };
-  return { prediccion: applyThresholds(m.problem, scores, m.thresholds), score: scores, classes: { ...classes }, error: 0 };
+  constructor(private readonly release: () => Promise<void>) {}
+
+  get isReleased(): boolean {
+    return this.released;
+  }
+
+  /** Counts a call in; throws PredictorClosed once closed. Pair with end(). */
+  begin(): void {
+    if (this.closed) throw new PredictorClosed();
+    this.active++;
+  }
+
+  /** Counts a call out; the last one out after close() starts the release. */
+  end(): void {
+    this.active--;
+    if (this.closed && this.active === 0) void this.releaseOnce();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.active === 0) await this.releaseOnce();
+  }
+
+  private async releaseOnce(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    await this.release();
+  }
 }

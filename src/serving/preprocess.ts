@@ -2,32 +2,24 @@ import sharp from "sharp";
 import { decodeDicom, isDicom } from "../dicom/index.js";
 import { refuse } from "../net/outbound-guard.js";
 import type { ImageSpec } from "./manifest.js";
-import { isJpeg } from "./jpeg-turbo.js";
+import { decodeJpegTurbo, isJpeg, type PixelMemory } from "./jpeg-turbo.js";
 import { preprocessPool } from "./preprocess-pool.js";
-import { normalise, resizeToSpec } from "./tensor.js";
+import { normalise, resizeToSpec, type DecodedImage, type Preprocessed } from "./tensor.js";
 
 export { letterboxGeometry, normalise, resizeToSpec, toChannels } from "./tensor.js";
+export type { DecodedImage, Preprocessed } from "./tensor.js";
 
 /**
- * Image bytes -> the model's input tensor, exactly as manifest input.image states and as the pipelines
- * compute it with Pillow (builder_pipelines.vision.preprocess, detection.boxes.letterbox):
- * decode (libjpeg-turbo for JPEGs on the serving threads, see jpeg-turbo.ts; sharp), drop alpha, greyscale by
- * ITU-R 601-2 luminance (Pillow's L24 rounding) or RGB,
- * resize (Pillow-exact, resample.ts) by stretch or letterbox (top-left, pad bottom/right with pad_value),
- * then float32 x * scale, (x - mean[c]) / std[c], NCHW.
+ * Image bytes -> the model's input tensor, exactly as manifest input.image states and as the pipelines compute it
+ * with Pillow (builder_pipelines.vision.preprocess, detection.boxes.letterbox). The one way an image becomes a
+ * tensor: the model threads (model-thread.ts) and the preprocessing threads (preprocess-thread.ts) both call
+ * decodeForModel and toInputTensor below; the event loop only hands bytes to a thread (preprocessImage).
+ * - decode: a DICOM by the manifest's rendering (src/dicom); a JPEG by libjpeg-turbo on the calling thread when the
+ *   host has it (jpeg-turbo.ts); everything else, and any JPEG libjpeg-turbo declines, by sharp;
+ * - drop alpha, greyscale by ITU-R 601-2 luminance (Pillow's L24 rounding) or RGB; resize like Pillow (resample.ts)
+ *   by stretch or letterbox (top-left, pad bottom/right with pad_value);
+ * - float32 x * scale, (x - mean[c]) / std[c], NCHW.
  */
-
-import type { DecodedImage } from "./tensor.js";
-export type { DecodedImage } from "./tensor.js";
-
-export interface Preprocessed {
-  tensor: Float32Array; // C*H*W
-  origWidth: number;
-  origHeight: number;
-  /** Input-tensor pixels per original pixel, per axis (letterbox: both the same). */
-  scaleX: number;
-  scaleY: number;
-}
 
 /**
  * Decodes in one pass (no separate header read): sharp refuses more than maxPixels before decoding any pixel
@@ -66,28 +58,66 @@ async function rawPixels(bytes: Buffer | Uint8Array, maxPixels: number, toSrgb: 
   }
 }
 
+export interface DecodeOptions {
+  maxPixels: number;
+  /** JPEGs by libjpeg-turbo on this thread (the caller has checked that it loads here: openTurboJpeg). */
+  turbo: boolean;
+  /** Where libjpeg-turbo writes (reused from one image to the next by a thread that resizes at once). */
+  pixelMemory?: PixelMemory;
+}
+
 /**
- * Any image /predict takes: a DICOM is decoded and rendered as the manifest's input.image.dicom says (src/dicom;
- * the file's own window when the model has no dicom record), everything else by sharp.
+ * Decoding in two steps, so that a thread can overlap it with its other work: the promise settles once sharp has
+ * decoded (on libuv's threads, concurrently with what this thread runs meanwhile); the function it gives finishes
+ * on this thread (a DICOM, or a JPEG by libjpeg-turbo, decoded synchronously, possibly into reused memory) and is
+ * to be called where the pixels are used at once.
  */
-export async function decodeAnyImage(bytes: Buffer | Uint8Array, spec: ImageSpec, maxPixels: number): Promise<DecodedImage> {
-  if (isDicom(bytes)) return (await decodeDicom(bytes, spec.dicom, maxPixels)).image;
-  return decodeImage(bytes, maxPixels);
+export async function decodeForModel(bytes: Uint8Array, spec: ImageSpec, o: DecodeOptions): Promise<() => Promise<DecodedImage>> {
+  if (isDicom(bytes)) return async () => (await decodeDicom(bytes, spec.dicom, o.maxPixels)).image;
+  if (o.turbo && isJpeg(bytes))
+    return async () => decodeJpegTurbo(bytes, o.maxPixels, o.pixelMemory) ?? (await decodeImage(bytes, o.maxPixels));
+  const img = await decodeImage(bytes, o.maxPixels);
+  return async () => img;
 }
 
-/** Decode, resize and normalise on the calling thread, allocating fresh buffers: the plain reference that the
- * inference worker's buffer-reusing path (inference-worker.ts) is tested against (serving-image-worker.test.ts). */
-export async function preprocessInline(bytes: Buffer | Uint8Array, spec: ImageSpec, maxPixels: number): Promise<Preprocessed> {
-  const img = await decodeAnyImage(bytes, spec, maxPixels);
-  const { pixels, scaleX, scaleY } = resizeToSpec(img, spec);
-  return { tensor: normalise(pixels, spec), origWidth: img.width, origHeight: img.height, scaleX, scaleY };
+/** Buffers a thread reuses from one image to the next: the letterbox canvas and the tensor (the model's size is fixed). */
+export class TensorMemory {
+  tensor?: Float32Array<ArrayBuffer>;
+  letterboxed?: Uint8Array;
 }
 
 /**
- * The same from the event loop (the batched path, predictor.ts): a JPEG is decoded, resized and normalised on a
- * preprocessing worker thread (libjpeg-turbo, see jpeg-turbo.ts; jpegDecoder "sharp" = JPEG_DECODER=sharp);
- * anything else, or a JPEG it declines, is decoded inside sharp's own threads and then resized and normalised
- * there.
+ * Decoded pixels -> the input tensor. With `memory` the tensor is that memory, valid until the next image on this
+ * thread (for a thread that runs the model at once); without, fresh buffers (to move to another thread).
+ */
+export function toInputTensor(img: DecodedImage, spec: ImageSpec, memory?: TensorMemory): Preprocessed {
+  const size = spec.channels * spec.height * spec.width;
+  let tensor: Float32Array;
+  let resized;
+  if (memory) {
+    memory.tensor ??= new Float32Array(size);
+    memory.letterboxed ??= new Uint8Array(size);
+    resized = resizeToSpec(img, spec, { into: memory.letterboxed });
+    tensor = normalise(resized.pixels, spec, memory.tensor);
+  } else {
+    resized = resizeToSpec(img, spec);
+    tensor = normalise(resized.pixels, spec);
+  }
+  return { tensor, origWidth: img.width, origHeight: img.height, scaleX: resized.scaleX, scaleY: resized.scaleY };
+}
+
+/**
+ * The same steps on the calling thread with fresh buffers and sharp for every non-DICOM image: the plain reference
+ * that the threads' paths (libjpeg-turbo, reused memory) are tested against, and the DICOM benchmark's loop.
+ */
+export async function preprocessInline(bytes: Buffer | Uint8Array, spec: ImageSpec, maxPixels: number): Promise<Preprocessed> {
+  const decode = await decodeForModel(bytes, spec, { maxPixels, turbo: false });
+  return toInputTensor(await decode(), spec);
+}
+
+/**
+ * From the event loop (the batching placement, placement-batching.ts): the same steps on a preprocessing thread,
+ * so no pixel work stalls HTTP. jpegDecoder "sharp" (JPEG_DECODER=sharp): never libjpeg-turbo.
  */
 export async function preprocessImage(
   bytes: Buffer | Uint8Array,
@@ -95,16 +125,6 @@ export async function preprocessImage(
   maxPixels: number,
   jpegDecoder: "auto" | "sharp" = "auto",
 ): Promise<Preprocessed> {
-  if (isDicom(bytes)) {
-    // Parsed, decoded (WASM codecs) and rendered on a preprocessing thread, like a JPEG: never on the event loop.
-    const r = (await preprocessPool().runDicom(bytes, spec, maxPixels))!;
-    return { tensor: r.tensor, origWidth: r.width!, origHeight: r.height!, scaleX: r.scaleX, scaleY: r.scaleY };
-  }
-  if (jpegDecoder === "auto" && isJpeg(bytes)) {
-    const r = await preprocessPool().runJpeg(bytes, spec, maxPixels);
-    if (r) return { tensor: r.tensor, origWidth: r.width!, origHeight: r.height!, scaleX: r.scaleX, scaleY: r.scaleY };
-  }
-  const img = await decodeImage(bytes, maxPixels);
-  const r = await preprocessPool().run(img, spec);
-  return { tensor: r.tensor, origWidth: img.width, origHeight: img.height, scaleX: r.scaleX, scaleY: r.scaleY };
+  const r = await preprocessPool().preprocess(bytes, spec, maxPixels, jpegDecoder);
+  return { tensor: r.tensor, origWidth: r.width, origHeight: r.height, scaleX: r.scaleX, scaleY: r.scaleY };
 }

@@ -15,6 +15,16 @@ export interface DecodedImage {
   channels: 1 | 3;
 }
 
+/** An image as its model's input tensor, with what the answer needs to map back to the image's own pixels. */
+export interface Preprocessed {
+  tensor: Float32Array; // C*H*W
+  origWidth: number;
+  origHeight: number;
+  /** Input-tensor pixels per original pixel, per axis (letterbox: both the same). */
+  scaleX: number;
+  scaleY: number;
+}
+
 /** Pillow's convert("L") / convert("RGB") on 8-bit data. */
 export function toChannels(img: DecodedImage, channels: 1 | 3): Uint8Array {
   const n = img.width * img.height;

@@ -8,7 +8,7 @@ import { imageAnswer } from "../../src/serving/image-answer.js";
 import { checkManifest, classNames } from "../../src/serving/manifest.js";
 import { preprocessInline } from "../../src/serving/preprocess.js";
 import { loadTurboJpeg } from "../../src/serving/jpeg-turbo.js";
-import { ModelSession } from "../../src/serving/session.js";
+import { openPredictor } from "../../src/serving/placement.js";
 import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
 
 // A whole image prediction runs on one of the model's worker threads and comes back as JSON bytes. Those bytes
@@ -22,16 +22,11 @@ describe.skipIf(!haveFixturePython)("image predictions on the model's worker thr
     const dir = fx.modelDir(name);
     const manifest = checkManifest(JSON.parse(fs.readFileSync(path.join(dir, "manifest.json"), "utf8")));
     const im = manifest.input.image!;
-    const shape = [im.channels, im.height, im.width];
     const file = path.join(dir, "model.onnx");
     // One intra-op thread on both sides: ORT's sums are then the same run to run.
-    const threads = await ModelSession.load(file, manifest.input.name, shape, {
-      intraOpThreads: 1,
-      maxBatch: 1,
-      replicas: 2,
-      image: { manifest, classes: classNames(manifest), jpegDecoder },
-    });
-    const plain = await ModelSession.load(file, manifest.input.name, shape, { intraOpThreads: 1, maxBatch: 1, replicas: 1 });
+    const threads = await openPredictor(file, manifest, { intraOpThreads: 1, maxBatch: 1, threads: 2, jpegDecoder });
+    // The reference runs the graph alone on one thread; its tensor comes from the calling thread.
+    const plain = await openPredictor(file, manifest, { intraOpThreads: 1, maxBatch: 1, threads: 1 });
     const reference = async (bytes: Buffer) => {
       const pre = await preprocessInline(bytes, im, opts.maxPixels);
       const out = await plain.run(pre.tensor);
@@ -52,7 +47,7 @@ describe.skipIf(!haveFixturePython)("image predictions on the model's worker thr
         const got = await Promise.all(Array.from({ length: 6 }, () => threads.predictImage(new Uint8Array(bytes), opts)));
         got.forEach((r, i) => {
           expect(Buffer.from(r.bytes).toString("utf8")).toBe(expected);
-          if (i % 2) r.release();
+          if (i % 2) r.release!();
         });
       }
       await Promise.all([threads.close(), plain.close()]);
@@ -87,21 +82,31 @@ describe.skipIf(!haveFixturePython)("image predictions on the model's worker thr
     const held = [];
     for (let i = 0; i < 12; i++) held.push(await threads.predictImage(new Uint8Array(bytes), opts));
     for (const r of held) expect(Buffer.from(r.bytes).toString("utf8")).toBe(expected); // none overwritten
-    held.forEach((r) => r.release());
+    held.forEach((r) => r.release!());
     for (let i = 0; i < 4; i++) {
       const r = await threads.predictImage(new Uint8Array(bytes), opts);
       expect(Buffer.from(r.bytes).toString("utf8")).toBe(expected);
-      r.release();
+      r.release!();
     }
     await Promise.all([threads.close(), plain.close()]);
   });
 
-  it("refuses an undecodable image with the 415 the event loop gave, and a tensor-only session says so", async () => {
+  it("refuses an undecodable image with the 415 the event loop gave, and a table model says it takes no images", async () => {
     const { threads, plain } = await pair("vision_binary");
     const err = await threads.predictImage(Buffer.from("not an image at all"), opts).catch((e) => e);
     expect(err).toBeInstanceOf(OutboundRefusal);
     expect([err.status, err.code]).toEqual([415, "invalid_image"]);
-    await expect(plain.predictImage(Buffer.from("x"), opts)).rejects.toThrow(/SessionOptions.image/);
+    const tableDir = servingFixtures().modelDir("tabular_binary");
+    const table = await openPredictor(
+      path.join(tableDir, "model.onnx"),
+      checkManifest(JSON.parse(fs.readFileSync(path.join(tableDir, "manifest.json"), "utf8"))),
+      {
+        intraOpThreads: 1,
+        inline: false,
+      },
+    );
+    await expect(table.predictImage(Buffer.from("x"), opts)).rejects.toThrow(/takes rows, not images/);
+    await table.close();
     await Promise.all([threads.close(), plain.close()]);
   });
 

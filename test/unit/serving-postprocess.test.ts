@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { encodeJson } from "../../src/http/json-body.js";
 import { applyThresholds, camSize, camToGradient, decodeDetections, GradientMap } from "../../src/serving/postprocess.js";
-import { tabularRow } from "../../src/serving/predictor.js";
+import { tabularRow } from "../../src/serving/predict.js";
 import type { ServedManifest } from "../../src/serving/manifest.js";
 
 describe("prediccion selection rules (manifest.schema.json thresholds)", () => {

@@ -1,5 +1,0 @@
-// Bootstrap for preprocess-pool.ts workers: register tsx so the TypeScript worker body can be imported.
-import { register } from "tsx/esm/api";
-
-register();
-await import("./preprocess-worker.ts");
