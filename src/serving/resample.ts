@@ -9,9 +9,9 @@
  * Pixels are interleaved uint8 (HWC) with `channels` bands.
  */
 
-import { resizeWasm, type Coeffs } from "./resample-wasm.js";
+import { resizeWasm, type Coeffs } from "./pixels-wasm.js";
 
-export type { Coeffs } from "./resample-wasm.js";
+export type { Coeffs } from "./pixels-wasm.js";
 
 export type Interpolation = "bilinear" | "nearest" | "bicubic";
 
@@ -160,7 +160,7 @@ function nearest(src: Uint8Array, w: number, h: number, c: number, outW: number,
 
 /**
  * Resizes interleaved uint8 pixels exactly like Pillow's Image.resize((outW, outH), resample). The convolution
- * passes run in WebAssembly SIMD (resample-wasm.ts) where it is available, else in the JavaScript below; both
+ * passes run in WebAssembly SIMD (pixels-wasm.ts) where it is available, else in the JavaScript below; both
  * compute the same integer sums (test/unit/serving-resample-wasm.test.ts compares them).
  */
 export function resizeLikePillow(
@@ -189,7 +189,7 @@ export function resizeLikePillowJs(
   return resize(src, w, h, c, outW, outH, mode, false);
 }
 
-/** transient: the result may be a view of memory that the next resize on this thread overwrites (see resample-wasm.ts). */
+/** transient: the result may be a view of memory that the next resize on this thread overwrites (see pixels-wasm.ts). */
 function resize(
   src: Uint8Array,
   w: number,

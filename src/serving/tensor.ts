@@ -1,6 +1,6 @@
 import type { ImageSpec } from "./manifest.js";
 import { resizeLikePillow } from "./resample.js";
-import { normaliseWasm } from "./resample-wasm.js";
+import { normaliseWasm } from "./pixels-wasm.js";
 
 /**
  * The pure-JS part of preprocessing (no sharp, no I/O), shared by the request path and the worker threads

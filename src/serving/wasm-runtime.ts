@@ -1,5 +1,5 @@
 /**
- * What the serving's WebAssembly modules (resample-wasm.ts, maps-wasm.ts) share: the few WebAssembly members
+ * What the serving's WebAssembly modules (pixels-wasm.ts, maps-wasm.ts) share: the few WebAssembly members
  * they use, lazy per-thread instantiation with a JavaScript fallback, region alignment and memory growth.
  */
 

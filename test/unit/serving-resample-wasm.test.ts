@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { resizeLikePillow, resizeLikePillowJs } from "../../src/serving/resample.js";
-import { resizeWasm } from "../../src/serving/resample-wasm.js";
+import { resizeWasm } from "../../src/serving/pixels-wasm.js";
 import { normalise, normaliseJs, resizeToSpec } from "../../src/serving/tensor.js";
 
-// The WebAssembly passes (src/serving/wasm/resample.wat) must give the bytes of the JavaScript passes, which the
+// The WebAssembly passes (src/serving/wasm/pixels.wat) must give the bytes of the JavaScript passes, which the
 // Pillow parity test (serving-preprocess.test.ts) checks against Pillow itself, on every shape: shrinking and
 // enlarging, one axis or both, either pass order, grey and RGB, extreme values (clamping), sizes that are not a
 // multiple of the vector width.

@@ -1,8 +1,9 @@
-import { RESAMPLE_WASM } from "./wasm/resample.wasm.js";
+import { PIXELS_WASM } from "./wasm/pixels.wasm.js";
 import { align, growTo, lazyInstance, type WasmMemory } from "./wasm-runtime.js";
 
 /**
- * The two convolution passes of resample.ts run in WebAssembly SIMD (wasm/resample.wat): the same integer
+ * The per-pixel loops of preprocessing in WebAssembly SIMD (wasm/pixels.wat): resample.ts's two convolution
+ * passes and tensor.ts's normalisation. The passes compute the same integer
  * sums in the same order, so the same bytes, ~3x faster than the JavaScript loops. One instance per thread
  * (each worker thread compiles its own, ~1 KB); its memory grows to the largest image seen and is reused.
  * Returns null where WebAssembly SIMD is unavailable; the caller then runs the JavaScript passes.
@@ -23,7 +24,7 @@ interface Exports {
   norm(px: number, c: number, plane: number, lut: number, out: number): void;
 }
 
-const wasm = lazyInstance<Exports>(RESAMPLE_WASM);
+const wasm = lazyInstance<Exports>(PIXELS_WASM);
 
 /** Memory regions, in bytes from 0, for one resize. */
 function layout(sizes: number[]): { offsets: number[]; total: number } {
