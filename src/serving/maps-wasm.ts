@@ -3,10 +3,10 @@ import { align, growTo, lazyInstance, type WasmMemory } from "./wasm-runtime.js"
 
 /**
  * The per-value loops of Grad-CAM maps (postprocess.ts camToGradient's blend, GradientMap.writeJson) in
- * WebAssembly SIMD (wasm/maps.wat): same arithmetic, same bytes. A 512x384 map is ~200,000 values; in JavaScript
- * these two loops cost ~2 ms of a vision prediction, about as much as decoding the image. One instance per
- * thread; its memory grows to the largest map seen and is reused. Each function returns null / -1 where
- * WebAssembly SIMD is unavailable, and the caller then runs its JavaScript loop.
+ * WebAssembly SIMD (wasm/maps.wat): a 512x384 map is ~200,000 values, each of which both loops touch. Same
+ * arithmetic, same bytes as the JavaScript reference in test/oracles/maps-js.ts (test/unit/serving-maps-wasm.test.ts);
+ * bench/serve/wasm-vs-js.ts measures both. One instance per thread; its memory grows to the largest map seen and
+ * is reused. Where WebAssembly SIMD is missing these throw (wasm-runtime.ts lazyInstance).
  */
 
 interface Exports {
@@ -40,9 +40,8 @@ export function blendRowsWasm(
   y1: Int32Array,
   dy: Float64Array,
   into?: Uint8Array,
-): Uint8Array | null {
+): Uint8Array {
   const x = wasm();
-  if (!x) return null;
   const src = TABLE_BYTES + 16;
   const dst = src + align(across.byteLength);
   const mem = growTo(x.memory, dst + align(columnas * filas));
@@ -58,7 +57,12 @@ export function blendRowsWasm(
 /** GradientMap.writeJson: the JSON text of `data` (filas rows of columnas bytes) into out at o; the offset after it. */
 export function mapJsonWasm(data: Uint8Array, columnas: number, filas: number, out: Uint8Array, o: number): number {
   const x = wasm();
-  if (!x || columnas < 1 || filas < 1) return -1;
+  if (columnas < 1 || filas < 1) {
+    // No values (maps.wat's json assumes at least one): "[]", or one empty list per row.
+    const text = Buffer.from(JSON.stringify(Array.from({ length: Math.max(0, filas) }, () => [])), "latin1");
+    out.set(text, o);
+    return o + text.length;
+  }
   const src = TABLE_BYTES + 16;
   // The text starts at the same offset modulo 8 as its place in `out`: copying into shared memory (the worker's
   // answer slots) goes word by word only when both sides are equally aligned, else byte by byte (twice the time).

@@ -66,34 +66,7 @@ export class GradientMap {
 
   /** Writes the JSON text into out at offset o (maxJsonBytes() of room needed); returns the offset after it. */
   writeJson(out: Uint8Array, o: number): number {
-    const end = mapJsonWasm(this.data, this.columnas, this.filas, out, o);
-    return end >= 0 ? end : this.writeJsonJs(out, o);
-  }
-
-  /** writeJson's JavaScript loop: the fallback, and the reference the WebAssembly one is tested against. */
-  writeJsonJs(out: Uint8Array, o: number): number {
-    const { columnas: w, filas: h, data } = this;
-    out[o++] = 0x5b; // [
-    for (let y = 0; y < h; y++) {
-      if (y) out[o++] = 0x2c; // ,
-      out[o++] = 0x5b;
-      const row = y * w;
-      for (let x = 0; x < w; x++) {
-        if (x) out[o++] = 0x2c;
-        const v = data[row + x];
-        if (v >= 100) {
-          out[o++] = 0x30 + ((v / 100) | 0);
-          out[o++] = 0x30 + (((v / 10) | 0) % 10);
-          out[o++] = 0x30 + (v % 10);
-        } else if (v >= 10) {
-          out[o++] = 0x30 + ((v / 10) | 0);
-          out[o++] = 0x30 + (v % 10);
-        } else out[o++] = 0x30 + v;
-      }
-      out[o++] = 0x5d; // ]
-    }
-    out[o++] = 0x5d;
-    return o;
+    return mapJsonWasm(this.data, this.columnas, this.filas, out, o);
   }
 }
 
@@ -158,34 +131,7 @@ export function camToGradient(
     y1[y] = Math.min(y0[y] + 1, mh - 1);
     dy[y] = fy - y0[y];
   }
-  const out = blendRowsWasm(across, columnas, filas, y0, y1, dy, into) ?? blendRowsJs(across, columnas, filas, y0, y1, dy, into);
-  return new GradientMap(columnas, filas, out);
-}
-
-/** camToGradient's second pass in JavaScript (blendRowsWasm's fallback and reference): row y blends rows y0[y], y1[y]. */
-export function blendRowsJs(
-  across: Float32Array,
-  columnas: number,
-  filas: number,
-  y0: Int32Array,
-  y1: Int32Array,
-  dy: Float64Array,
-  into?: Uint8Array,
-): Uint8Array {
-  const out = into?.subarray(0, columnas * filas) ?? new Uint8Array(columnas * filas);
-  for (let y = 0; y < filas; y++) {
-    const r0 = y0[y] * columnas,
-      r1 = y1[y] * columnas,
-      row = y * columnas,
-      d = dy[y];
-    for (let x = 0; x < columnas; x++) {
-      const top = across[r0 + x];
-      // Math.round for the values that occur (0..255 up to float error), without its call: floor(v + 0.5).
-      const v = (top + (across[r1 + x] - top) * d + 0.5) | 0;
-      out[row + x] = v < 0 ? 0 : v > 255 ? 255 : v;
-    }
-  }
-  return out;
+  return new GradientMap(columnas, filas, blendRowsWasm(across, columnas, filas, y0, y1, dy, into));
 }
 
 export interface DetectionParams {

@@ -1,6 +1,6 @@
 import type { ImageSpec } from "./manifest.js";
 import { resizeLikePillow } from "./resample.js";
-import { normaliseWasm } from "./resample-wasm.js";
+import { normaliseWasm } from "./pixels-wasm.js";
 
 /**
  * The pure-JS part of preprocessing (no sharp, no I/O), shared by the request path and the worker threads
@@ -75,8 +75,8 @@ export function resizeToSpec(
 
 /**
  * uint8 HWC -> float32 CHW with scale, mean and std, in float32 arithmetic like numpy. A pixel value has 256
- * possible results per channel, so they are computed once into a table and looked up, in WebAssembly where
- * available (normaliseWasm), else here: the same table either way, so the same floats.
+ * possible results per channel, so they are computed once into a table here and looked up in WebAssembly
+ * (normaliseWasm).
  */
 export function normalise(
   pixels: Uint8Array,
@@ -93,16 +93,5 @@ export function normalise(
       std = f(spec.std[b]);
     for (let v = 0; v < 256; v++) lut[b * 256 + v] = f(f(f(v * scale) - mean) / std);
   }
-  if (normaliseWasm(pixels, c, plane, lut, out)) return out;
-  return normaliseJs(pixels, c, plane, lut, out);
-}
-
-/** The JavaScript loop (the fallback, and the reference the WebAssembly one is tested against). */
-export function normaliseJs(pixels: Uint8Array, c: number, plane: number, lut: Float32Array, out: Float32Array): Float32Array {
-  for (let b = 0; b < c; b++) {
-    const o = b * plane,
-      l = b * 256;
-    for (let i = 0, p = b; i < plane; i++, p += c) out[o + i] = lut[l + pixels[p]];
-  }
-  return out;
+  return normaliseWasm(pixels, c, plane, lut, out);
 }

@@ -91,6 +91,13 @@ describe("src import layering", () => {
     );
     expect(upward).toEqual([]);
   });
+
+  it("nothing in src/ imports from test/ (the JavaScript oracles of test/oracles/ are the tests' alone)", () => {
+    const intoTests = [...graph].flatMap(([file, targets]) =>
+      targets.filter((t) => t.startsWith("../test/")).map((t) => `${file} -> ${t}`),
+    );
+    expect(intoTests).toEqual([]);
+  });
 });
 
 /** Functions (declarations, methods, arrows) longer than maxLines in one file, as "name (N lines)". */

@@ -1,18 +1,19 @@
 import { describe, expect, it } from "vitest";
 import { blendRowsWasm, mapJsonWasm } from "../../src/serving/maps-wasm.js";
-import { blendRowsJs, camToGradient, GradientMap } from "../../src/serving/postprocess.js";
+import { camToGradient, GradientMap } from "../../src/serving/postprocess.js";
+import { blendRowsJs, writeJsonJs } from "../oracles/maps-js.js";
 
-// The WebAssembly loops of Grad-CAM maps (src/serving/wasm/maps.wat) must give the JavaScript loops' bytes, which
-// serving-postprocess.test.ts and the peer comparison check against the pipelines' numpy: on every shape (odd
-// widths that are not a multiple of the vector width, one row, one column), on values outside 0..255 and near
-// the rounding edges, and on maps of every digit count.
+// The WebAssembly loops of Grad-CAM maps (src/serving/wasm/maps.wat), the only ones serving runs, must give the
+// bytes of the JavaScript loops in test/oracles/maps-js.ts: on every shape (odd widths that are not a multiple of
+// the vector width, one row, one column), on values outside 0..255 and near the rounding edges, and on maps of
+// every digit count. serving-postprocess.test.ts and the peer comparison check the maps against the pipelines' numpy.
 let seed = 4242;
 const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
 const int = (n: number) => 1 + Math.floor(rnd() * n);
 
 describe("Grad-CAM maps in WebAssembly", () => {
   it("runs here (Node's WebAssembly has SIMD), so serving uses it", () => {
-    expect(blendRowsWasm(new Float32Array(4), 2, 2, Int32Array.of(0, 1), Int32Array.of(1, 1), Float64Array.of(0.5, 0))).not.toBeNull();
+    expect(() => blendRowsWasm(new Float32Array(4), 2, 2, Int32Array.of(0, 1), Int32Array.of(1, 1), Float64Array.of(0.5, 0))).not.toThrow();
     expect(mapJsonWasm(Uint8Array.of(1, 2), 2, 1, new Uint8Array(16), 0)).toBe(7);
   });
 
@@ -57,7 +58,7 @@ describe("Grad-CAM maps in WebAssembly", () => {
       const a = Buffer.alloc(at + map.maxJsonBytes()),
         b = Buffer.alloc(at + map.maxJsonBytes());
       const endFast = map.writeJson(a, at),
-        endJs = map.writeJsonJs(b, at);
+        endJs = writeJsonJs(map, b, at);
       expect(endFast).toBe(endJs);
       expect(a.subarray(0, endFast).equals(b.subarray(0, endJs))).toBe(true);
       if (t < 4) expect(JSON.parse(a.subarray(at, endFast).toString())).toEqual(map.rows());
@@ -76,6 +77,21 @@ describe("Grad-CAM maps in WebAssembly", () => {
       const map = camToGradient(cam, h, w, cols, rows);
       expect(map.data.length).toBe(cols * rows);
       expect(JSON.parse(map.toJsonBytes().toString())).toEqual(map.rows());
+    }
+  });
+
+  it("writes the JavaScript's text for a map with no values (no rows, or a row of no columns)", () => {
+    for (const [columnas, filas] of [
+      [0, 0],
+      [5, 0],
+      [0, 1],
+    ]) {
+      const map = new GradientMap(columnas, filas, new Uint8Array(0));
+      const a = Buffer.alloc(4 + map.maxJsonBytes()),
+        b = Buffer.alloc(4 + map.maxJsonBytes());
+      const end = map.writeJson(a, 4);
+      expect(end).toBe(writeJsonJs(map, b, 4));
+      expect(a.equals(b)).toBe(true);
     }
   });
 });

@@ -1,15 +1,25 @@
 import { describe, expect, it } from "vitest";
-import { resizeLikePillow, resizeLikePillowJs } from "../../src/serving/resample.js";
-import { resizeWasm } from "../../src/serving/resample-wasm.js";
-import { normalise, normaliseJs, resizeToSpec } from "../../src/serving/tensor.js";
+import { resizeWasm } from "../../src/serving/pixels-wasm.js";
+import { resizeLikePillow } from "../../src/serving/resample.js";
+import { normalise, resizeToSpec } from "../../src/serving/tensor.js";
+import { lazyInstance } from "../../src/serving/wasm-runtime.js";
+import { normaliseJs } from "../oracles/normalise-js.js";
+import { resizeLikePillowJs } from "../oracles/resample-js.js";
 
-// The WebAssembly passes (src/serving/wasm/resample.wat) must give the bytes of the JavaScript passes, which the
-// Pillow parity test (serving-preprocess.test.ts) checks against Pillow itself, on every shape: shrinking and
-// enlarging, one axis or both, either pass order, grey and RGB, extreme values (clamping), sizes that are not a
-// multiple of the vector width.
+// The WebAssembly passes (src/serving/wasm/pixels.wat), the only ones serving runs, must give the bytes of the
+// JavaScript passes in test/oracles/resample-js.ts (on the same taps and pass order), on every shape: shrinking
+// and enlarging, one axis or both, either pass order, grey and RGB, extreme values (clamping), sizes that are not
+// a multiple of the vector width. The Pillow parity test (serving-preprocess.test.ts) checks the result against
+// Pillow itself.
 describe("resampling in WebAssembly", () => {
   it("runs here (Node's WebAssembly has SIMD), so serving uses it", () => {
-    expect(resizeWasm(new Uint8Array(4 * 3 * 3), 4, 3, 3, 2, 2, null, null, false)).not.toBeNull();
+    expect(() => resizeWasm(new Uint8Array(4 * 3 * 3), 4, 3, 3, 2, 2, null, null, false)).not.toThrow();
+  });
+
+  it("fails saying why, on every call, where a module cannot be instantiated (no SIMD: an unsupported Node)", () => {
+    const broken = lazyInstance<object>(Buffer.from("not WebAssembly").toString("base64"));
+    expect(broken).toThrow(/Builder needs WebAssembly SIMD \(Node >= 20\.19\)/);
+    expect(broken).toThrow(/Builder needs WebAssembly SIMD/);
   });
 
   it("gives the JavaScript passes' bytes on 500 random shapes", () => {

@@ -1,7 +1,8 @@
 ;; Grad-CAM maps in WebAssembly (SIMD): the two loops of postprocess.ts that touch every one of a map's
 ;; ~200,000 values, the bilinear blend of camToGradient and the JSON text of GradientMap.writeJson. Same
-;; arithmetic as the JavaScript (f64, truncation, clamp), so the same bytes, 3-5x faster. Compiled to
-;; maps.wasm.ts by scripts/build-resample-wasm.mjs; maps-wasm.ts lays out the memory and calls these.
+;; arithmetic as the JavaScript reference in test/oracles/maps-js.ts (f64, truncation, clamp), so the same bytes
+;; (serving runs only these; bench/serve/wasm-vs-js.ts times both). Compiled to maps.wasm.ts by
+;; scripts/build-wasm.mjs; maps-wasm.ts lays out the memory and calls these.
 ;; Vector loads and stores may touch up to 16 bytes past a buffer's end: the caller leaves that much room.
 (module
   (memory (export "memory") 1)

@@ -1,11 +1,13 @@
-import { RESAMPLE_WASM } from "./wasm/resample.wasm.js";
+import { PIXELS_WASM } from "./wasm/pixels.wasm.js";
 import { align, growTo, lazyInstance, type WasmMemory } from "./wasm-runtime.js";
 
 /**
- * The two convolution passes of resample.ts run in WebAssembly SIMD (wasm/resample.wat): the same integer
- * sums in the same order, so the same bytes, ~3x faster than the JavaScript loops. One instance per thread
- * (each worker thread compiles its own, ~1 KB); its memory grows to the largest image seen and is reused.
- * Returns null where WebAssembly SIMD is unavailable; the caller then runs the JavaScript passes.
+ * The per-pixel loops of preprocessing in WebAssembly SIMD (wasm/pixels.wat): resample.ts's two convolution
+ * passes and tensor.ts's normalisation. The passes compute the same integer sums in the same order as the
+ * JavaScript reference in test/oracles/resample-js.ts, so the same bytes (test/unit/serving-resample-wasm.test.ts);
+ * bench/serve/wasm-vs-js.ts measures both. One instance per thread (each worker thread compiles its own, ~1 KB);
+ * its memory grows to the largest image seen and is reused. Where WebAssembly SIMD is missing these throw
+ * (wasm-runtime.ts lazyInstance).
  */
 
 /** Precomputed filter taps for one axis (resample.ts precompute): per output position its first tap and count, and ksize fixed-point weights. */
@@ -23,7 +25,7 @@ interface Exports {
   norm(px: number, c: number, plane: number, lut: number, out: number): void;
 }
 
-const wasm = lazyInstance<Exports>(RESAMPLE_WASM);
+const wasm = lazyInstance<Exports>(PIXELS_WASM);
 
 /** Memory regions, in bytes from 0, for one resize. */
 function layout(sizes: number[]): { offsets: number[]; total: number } {
@@ -52,9 +54,9 @@ export function resizeWasm(
   vc: Coeffs | null,
   verticalFirst: boolean,
   transient = false,
-): Uint8Array | null {
+): Uint8Array {
+  if (c !== 1 && c !== 3) throw new RangeError(`resizeWasm: ${c} channels (1 or 3 only)`);
   const x = wasm();
-  if (!x || (c !== 1 && c !== 3)) return null;
   const midW = hc && !verticalFirst ? outW : w;
   const midH = hc && !verticalFirst ? h : outH;
   const widest = Math.max(w, outW) * c;
@@ -97,13 +99,11 @@ export function resizeWasm(
 }
 
 /**
- * tensor.ts normalise's loop (out[b][i] = lut[b][pixels[i * c + b]]) in WebAssembly: ~4x faster. pixels may be
- * a view of this thread's WebAssembly memory (a transient resize result): it is then read where it is. Returns
- * false where WebAssembly is unavailable.
+ * tensor.ts normalise's loop (out[b][i] = lut[b][pixels[i * c + b]]) in WebAssembly; returns out. pixels may be
+ * a view of this thread's WebAssembly memory (a transient resize result): it is then read where it is.
  */
-export function normaliseWasm(pixels: Uint8Array, c: number, plane: number, lut: Float32Array, out: Float32Array): boolean {
+export function normaliseWasm(pixels: Uint8Array, c: number, plane: number, lut: Float32Array, out: Float32Array): Float32Array {
   const x = wasm();
-  if (!x) return false;
   let inside = pixels.buffer === x.memory.buffer;
   let base = inside ? align(pixels.byteOffset + pixels.byteLength) : 0;
   const { offsets, total } = layout([pixels.byteLength, lut.byteLength, out.byteLength]);
@@ -121,5 +121,5 @@ export function normaliseWasm(pixels: Uint8Array, c: number, plane: number, lut:
   new Uint8Array(mem).set(new Uint8Array(lut.buffer, lut.byteOffset, lut.byteLength), base + offsets[1]);
   x.norm(px, c, plane, base + offsets[1], base + offsets[2]);
   out.set(new Float32Array(mem, base + offsets[2], out.length));
-  return true;
+  return out;
 }

@@ -1,8 +1,8 @@
 ;; Pillow's convolution resampling passes (libImaging/Resample.c, 8-bit bands) in WebAssembly with SIMD, and
 ;; the normalisation to float32 that follows them.
-;; The resampling:
-;; the same fixed-point sums as resample.ts's JavaScript, about 3x faster. Compiled to resample.wasm.ts by
-;; scripts/build-resample-wasm.mjs; resample-wasm.ts lays out the memory and calls these.
+;; The resampling: the same fixed-point sums as the JavaScript reference in test/oracles/resample-js.ts
+;; (serving runs only these; bench/serve/wasm-vs-js.ts times both). Compiled to pixels.wasm.ts by
+;; scripts/build-wasm.mjs; pixels-wasm.ts lays out the memory and calls these.
 ;;
 ;; Every pass reads coefficients precomputed in JavaScript: bounds = (first tap, tap count) per output
 ;; position as i32 pairs, kk = ksize i32 weights per output position (22-bit fixed point).
