@@ -9,7 +9,7 @@
  * included) and prints, for one image model: the latency of in-process predictions (predictImage, one at a time)
  * and of HTTP /predict from the load client process (c=1), then the mark-compacts and scavenges per isolate. The
  * c=1 p99 of issue 17 came from an inference thread running a full mark-compact every ~15 requests; see
- * sizeThreadHeap in src/serving/session.ts.
+ * sizeThreadHeaps in src/serving/worker-pool.ts.
  */
 import { spawnSync } from "node:child_process";
 import { PerformanceObserver } from "node:perf_hooks";

@@ -1,6 +1,6 @@
 /**
  * Where an image prediction's time goes on a serving worker thread, stage by stage: the steps of
- * src/serving/inference-worker.ts (decode, resize + normalise into reused buffers, session.run, the answer with
+ * src/serving/model-thread.ts (decode, resize + normalise into reused buffers, session.run, the answer with
  * its maps, its JSON into a reused buffer), called in one loop on the bench photo, one request at a time.
  *
  *   nice npx tsx bench/serve/worker-stages.ts [--kinds vision_resnet,vision,detection] [--n 300] [--decoder auto|sharp] [--intra N]
@@ -44,7 +44,7 @@ console.log(
 for (const kind of KINDS) {
   const manifest = checkManifest(JSON.parse(fs.readFileSync(path.join(fx, kind, "manifest.json"), "utf8")));
   const spec = manifest.input.image!;
-  // The options of src/serving/session.ts (ORT_INTRA_OP_THREADS=0: ORT's default thread count).
+  // The options of src/serving/model-threads.ts (ORT_INTRA_OP_THREADS=0: ORT's default thread count).
   const session = await ort.InferenceSession.create(path.join(fx, kind, "model.onnx"), {
     graphOptimizationLevel: "all",
     executionMode: "sequential",

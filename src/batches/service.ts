@@ -305,7 +305,7 @@ export class BatchService {
         try {
           const r = await this.deps.serving.predict(row.userId, row.experimentId, item.message, { noMaps: !overlays });
           const answer = (r instanceof JsonBytes ? r.toJSON() : r) as Record<string, unknown>;
-          // Parsed into our own objects: the thread's answer memory goes back to it for the next answer (session.ts).
+          // Parsed into our own objects: the thread's answer memory goes back to it for the next answer (placement-threads.ts).
           if (r instanceof JsonBytes) r.release?.();
           if (!overlays || !("bytes" in item) || !item.bytes) return { item, answer };
           const classIndex = overlayClass(answer);

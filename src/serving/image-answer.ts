@@ -5,8 +5,8 @@ import type { Preprocessed } from "./tensor.js";
 
 /**
  * From a model's raw outputs to the seed's 201 body for an image model. Shared by the image pipeline on the
- * inference worker threads (inference-worker.ts, the usual path) and by the batched path on the event loop
- * (predictor.ts), so both answer alike. Field order is the seed contract's.
+ * model threads (model-thread.ts: the threads placement, the usual one) and by the batching placement on the event loop
+ * (placement-batching.ts), so both answer alike. Field order is the seed contract's.
  */
 
 export interface ImageAnswerOptions {
@@ -20,7 +20,7 @@ export interface ImageAnswerOptions {
 /**
  * Map buffers that a worker thread reuses: the i-th map of an answer goes into buffer i, so the answer is valid
  * until the next one is built. A 512x384 map is 196 KB; allocating it per request adds to the external memory
- * that makes V8 run full collections (the tail latency, see inference-worker.ts).
+ * that makes V8 run full collections (the tail latency, see model-thread.ts).
  */
 export class MapMemory {
   private readonly buffers: Uint8Array[] = [];

@@ -11,7 +11,7 @@ import { GradientMap } from "./postprocess.js";
 /**
  * A body already encoded as JSON, e.g. a prediction serialised on the inference worker thread that computed it:
  * written as it is. release, when given, is called once the bytes have been handed to the socket, so their
- * memory can be reused (see session.ts). toJSON gives the value back for anything that stringifies it another way.
+ * memory can be reused (see placement-threads.ts). toJSON gives the value back for anything that stringifies it another way.
  */
 export class JsonBytes {
   constructor(
@@ -27,7 +27,7 @@ export class JsonBytes {
 /**
  * Where encodeJson writes: one buffer, doubled when full (into a new buffer). Starting from a reused buffer big
  * enough for the answer, a prediction allocates nothing per request for it (a Grad-CAM answer is ~700 KB;
- * allocating that on every request made V8 run a full GC every few hundred milliseconds: see inference-worker.ts).
+ * allocating that on every request made V8 run a full GC every few hundred milliseconds: see model-thread.ts).
  */
 export class JsonOut {
   buf: Buffer;

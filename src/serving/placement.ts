@@ -18,7 +18,7 @@ import { DEFAULT_MAX_BATCH, type Predictor, type Provider } from "./predictor.js
  *
  * Threads per model: on CPU one per core (at most four; SERVING_THREADS_PER_MODEL), each holding a copy of the
  * model, for image models; one for tabular models and for batching (a batch runs one at a time). Detection is never
- * batched: its outputs have no batch dimension to split (one image per run).
+ * batched: its graph is exported for one image at a time (pipelines/builder_pipelines/detection/export.py).
  */
 
 export interface PlacementConfig {
