@@ -117,7 +117,8 @@ export async function preprocessInline(bytes: Buffer | Uint8Array, spec: ImageSp
 
 /**
  * From the event loop (the batching placement, placement-batching.ts): the same steps on a preprocessing thread,
- * so no pixel work stalls HTTP. jpegDecoder "sharp" (JPEG_DECODER=sharp): never libjpeg-turbo.
+ * so no pixel work stalls HTTP. jpegDecoder "sharp" (JPEG_DECODER=sharp): never libjpeg-turbo. The bytes are moved
+ * to the thread when they own their buffer (as Predictor.predictImage moves them): do not use them after.
  */
 export async function preprocessImage(
   bytes: Buffer | Uint8Array,
