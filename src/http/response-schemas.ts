@@ -3,7 +3,7 @@ import { STATUSES } from "../experiments/state.js";
 
 // Response bodies of the experiment, model and prediction routes, as zod schemas: they document those routes in
 // /openapi.json, and the dashboard's TypeScript types are generated from that document (scripts/web-api-types.ts).
-// They describe what src/experiments/view.ts, src/http/routes/models.ts and src/serving/predictor.ts return.
+// They describe what src/experiments/view.ts, src/http/routes/models.ts and src/serving/predict.ts return.
 
 const num = z.number().nullable();
 const interval = z.object({ value: num, ci_low: num, ci_high: num });

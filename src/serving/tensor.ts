@@ -3,8 +3,9 @@ import { resizeLikePillow } from "./resample.js";
 import { normaliseWasm } from "./pixels-wasm.js";
 
 /**
- * The pure-JS part of preprocessing (no sharp, no I/O), shared by the request path and the worker threads
- * of preprocess-pool.ts: channel conversion, Pillow-exact resize (stretch or letterbox), normalisation.
+ * The pixel arithmetic of preprocessing (no decoding, no I/O), reached through preprocess.ts's toInputTensor on
+ * the model threads and the preprocessing threads: channel conversion, the resize after Pillow (stretch or
+ * letterbox; resample.ts), normalisation (the per-pixel loops in WebAssembly, pixels-wasm.ts).
  */
 
 export interface DecodedImage {
