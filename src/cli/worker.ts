@@ -42,10 +42,12 @@ export function registerWorker(program: Command): void {
   worker
     .command("drain <worker>")
     .description("a worker (its id, or a host name: every worker there) finishes what it runs and takes nothing new")
-    .action((target: string) =>
+    .option("--wait", "return once every worker named is drained (or gone): for scripts that stop it next")
+    .action((target: string, opts: { wait?: boolean }) =>
       withRegistry(async (registry) => {
         const named = await registry.drain(target);
         process.stdout.write(`${named.map((w) => `draining ${w.id}`).join("\n")}\n`);
+        if (opts.wait) await untilDrained(registry, new Set(named.map((w) => w.id)));
       }),
     );
   worker
@@ -121,6 +123,16 @@ async function withRegistry(fn: (registry: WorkerRegistry) => Promise<void>): Pr
   } finally {
     await connection.quit().catch(() => undefined);
   }
+}
+
+/** Polls the registry until none of `ids` is still active or draining (drained, stopped, lost or forgotten). */
+async function untilDrained(registry: WorkerRegistry, ids: Set<string>): Promise<void> {
+  for (;;) {
+    const busy = (await registry.list()).filter((w) => ids.has(w.id) && (w.status === "active" || w.status === "draining"));
+    if (!busy.length) break;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  process.stdout.write(`drained: ${[...ids].join(", ")}\n`);
 }
 
 function listText(workers: ListedWorker[]): string {

@@ -120,11 +120,13 @@ describe.skipIf(!hasPg || !hasRedis)("workers that say what they can run: two re
 
   it("`./builder worker drain` stops the CPU worker taking jobs: the next table goes to the GPU worker's CPU slot", async () => {
     const cpuWorker = (await workerOf(cpuPid))!;
-    const drained = builderWorker(c, ["drain", cpuWorker.id]);
+    // --wait returns once the worker runs nothing (it is idle here: at once).
+    const drained = builderWorker(c, ["drain", "--wait", cpuWorker.id]);
     expect(drained.stderr).toBe("");
     expect(drained.status).toBe(0);
     expect(drained.stdout).toContain(`draining ${cpuWorker.id}`);
-    await waitFor("the worker to be drained", async () => (await workerOf(cpuPid))?.status === "drained", 30_000, 200);
+    expect(drained.stdout).toContain(`drained: ${cpuWorker.id}`);
+    expect((await workerOf(cpuPid))?.status).toBe("drained");
 
     expect((await user.post("/v1/experiments", dataRequest(c.userId, 3, c.zipPath, c.dataCols, { time_budget_s: 5 }))).status).toBe(202);
     let ranOn: string | undefined;
