@@ -120,6 +120,14 @@ describe.skipIf(!process.env.TEST_REDIS_URL)("routing jobs between workers of di
     finish.get("v1")!();
     await until(() => started.length === 4);
     expect(placed().v2).toBe("gpu-worker/gpu");
+
+    // What each registered, and how a worker that stops beating is listed a lease later (its jobs are taken over).
+    const listed = (await api.registry.list()).sort((a, b) => a.id.localeCompare(b.id));
+    expect(listed.map((w) => [w.id, w.status, w.gpus.length, w.queues])).toEqual([
+      ["cpu-worker", "active", 0, ["cpu"]],
+      ["gpu-worker", "active", 1, ["gpu", "cpu"]],
+    ]);
+    expect((await api.registry.list(Date.now() + 3500)).map((w) => w.status)).toEqual(["lost", "lost"]);
   });
 
   it("a drained worker finishes what it runs and takes nothing new, even with slots free; resumed, it takes jobs again", async () => {
