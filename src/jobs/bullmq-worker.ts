@@ -46,8 +46,8 @@ export function workerSlotPool(config: JobDeps["config"]): SlotPool {
  *
  * - It consumes the GPU queue only if it has GPUs, with as many jobs at once as GPU slots, and the CPU queue with
  *   its CPU slots; so BullMQ hands a GPU job only to a worker with a GPU slot free, and CPU work never holds one.
- *   A GPU host without CPU slots (BUILDER_CPU_SLOTS=0) lends its GPU slots to CPU jobs, but hands such a job back
- *   while another worker has a CPU slot free.
+ *   A GPU host without CPU slots (BUILDER_CPU_SLOTS=0) lends its GPU slots to CPU jobs, but consumes the CPU queue
+ *   only while no other worker has a CPU slot free.
  * - It says what it can run (its GPUs and their memory, its slots and what runs in each, its state) in the worker
  *   registry at every heartbeat, and reads there whether it was asked to drain: then it pauses its consumers,
  *   finishes what it runs and takes nothing new until resumed.
@@ -92,9 +92,11 @@ class BullmqWorker implements RunningWorker {
     if (gpuSlots > 0) this.consumes.push({ need: "gpu", concurrency: gpuSlots });
     this.consumes.push({ need: "cpu", concurrency: cpuSlots || gpuSlots });
     this.consumers = this.consumes.map(({ need, concurrency }) => {
+      // Started by the first heartbeat (applyConsumers), once this worker knows which of its queues to take from.
       const consumer = new Worker<ExperimentJobData>(queueName(config.BULLMQ_QUEUE, need), (job, token) => this.process(need, job, token), {
         connection: this.connection,
         concurrency,
+        autorun: false,
         ...bullmqSettings(config),
       });
       consumer.on("error", (err) => deps.logger.warn({ err, queue: need }, "bullmq worker error"));
@@ -151,17 +153,15 @@ class BullmqWorker implements RunningWorker {
     };
   }
 
-  /** Follows the drain flag: pauses on a drain, resumes when it is withdrawn; drained once nothing runs. */
+  /** Follows the drain flag: draining when asked, active again when withdrawn; drained once nothing runs. */
   private async followDrain(): Promise<void> {
     const { logger } = this.deps;
     const asked = await this.registry.drainRequested(this.id);
     if (asked && this.current === "active") {
       this.current = "draining";
-      await Promise.all(this.consumers.map((w) => w.pause(true)));
       logger.info({ running: this.running.size }, "worker draining: finishing what it runs, taking nothing new");
     } else if (!asked && (this.current === "draining" || this.current === "drained")) {
       this.current = "active";
-      await Promise.all(this.consumers.map((w) => w.resume()));
       logger.info("worker resumed: taking jobs again");
     }
     if (this.current === "draining" && this.running.size === 0) {
@@ -170,10 +170,27 @@ class BullmqWorker implements RunningWorker {
     }
   }
 
+  /**
+   * Runs or pauses each consumer (a paused one finishes its jobs and fetches nothing): none unless active; the CPU
+   * consumer of a lending GPU host only while no other worker has a CPU slot free, so tables go to CPU workers first.
+   */
+  private async applyConsumers(): Promise<void> {
+    const lend = this.lending && this.current === "active" ? !(await this.registry.cpuSlotFreeElsewhere(this.id)) : true;
+    await Promise.all(
+      this.consumes.map(async ({ need }, i) => {
+        const consumer = this.consumers[i];
+        const run = this.current === "active" && (need === "gpu" || lend);
+        if (run && (!consumer.isRunning() || consumer.isPaused())) await consumer.resume();
+        else if (!run && consumer.isRunning() && !consumer.isPaused()) await consumer.pause(true);
+      }),
+    );
+  }
+
   /** One heartbeat, then the next one scheduled; catches its own errors (the timer has no promise to watch). */
   async beat(): Promise<void> {
     try {
       await this.followDrain();
+      await this.applyConsumers();
       await this.registry.beat(this.record());
     } catch (err) {
       this.deps.logger.warn({ err }, "worker heartbeat failed");

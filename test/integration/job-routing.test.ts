@@ -130,6 +130,27 @@ describe.skipIf(!process.env.TEST_REDIS_URL)("routing jobs between workers of di
     expect((await api.registry.list(Date.now() + 3500)).map((w) => w.status)).toEqual(["lost", "lost"]);
   });
 
+  it("a GPU host without CPU slots lends a GPU slot to a table only while no CPU worker has a slot free", async () => {
+    const q = base();
+    bases.push(q);
+    const lender = await startBullmqWorker(deps(q, "gpu-worker"), new SlotPool(planSlots(simulatedGpus("2"), { cpus: 4, cpuSlots: 0 })));
+    opened.push(lender);
+    expect(lender.consumes).toEqual([
+      { need: "gpu", concurrency: 2 },
+      { need: "cpu", concurrency: 2 },
+    ]);
+    await cpuWorker(q);
+    const api = dispatcher(q);
+    for (const id of ["t1", "t2"]) await api.enqueue(id);
+    await until(() => started.length === 2);
+    // Whichever worker BullMQ offered them to, both run on the CPU worker while it has slots free.
+    expect(placed()).toEqual({ t1: "cpu-worker/cpu", t2: "cpu-worker/cpu" });
+    await sleep(1100); // the CPU worker's next heartbeat says its slots are taken
+    await api.enqueue("t3");
+    await until(() => started.length === 3);
+    expect(placed().t3).toBe("gpu-worker/gpu");
+  });
+
   it("a drained worker finishes what it runs and takes nothing new, even with slots free; resumed, it takes jobs again", async () => {
     const q = base();
     bases.push(q);
