@@ -2,6 +2,7 @@ import fs from "node:fs";
 import { isIP } from "node:net";
 import path from "node:path";
 import { z } from "zod";
+import { SIMULATED_GPUS_FORMAT } from "./jobs/simulated-gpus.js";
 
 // Every environment variable Builder reads, in one schema, parsed once at boot.
 // A bad value fails start-up with every problem listed, not the first one only.
@@ -99,6 +100,12 @@ export const configSchema = z
     // Off by default: several workers on one host would fight over one port; the image sets 8081 for its HEALTHCHECK.
     WORKER_PORT: int(0).max(65535).default(0),
     BUILDER_RUNNER: z.enum(["inprocess", "bullmq"]).default("inprocess"),
+    // For tests of routing on hosts without a GPU: the GPUs `./builder worker` declares instead of asking nvidia-smi
+    // ("1", "2x80GB"). They are placed on like GPUs and shown as simulated; their jobs train on the CPU.
+    BUILDER_SIMULATE_GPUS: z
+      .string()
+      .regex(SIMULATED_GPUS_FORMAT, "a GPU count, optionally with each GPU's memory: 1, 2x80GB, 2x40960MiB")
+      .optional(),
     PYTHON_BIN: z.string().optional(),
     // One set of default budgets for the server, the pipelines and the benchmarks: pipelines/contract/budgets.json.
     FAST_BUDGET_S: int(5).default(DEFAULT_BUDGETS.fast),

@@ -9,7 +9,9 @@ import { createServing, type Serving } from "./serving/index.js";
 import { ExperimentRepository } from "./experiments/repository.js";
 import { ExperimentService } from "./experiments/service.js";
 import { createRunner, type JobRunner } from "./jobs/create-runner.js";
-import { registerSlotMetrics } from "./jobs/slot-metrics.js";
+import { registerQueueMetrics, registerSlotMetrics } from "./jobs/slot-metrics.js";
+import { OperationsService } from "./jobs/operations.js";
+import { BullmqDispatcher } from "./jobs/bullmq.js";
 import { DatasetService } from "./datasets/service.js";
 import { BatchRepository } from "./batches/repository.js";
 import { ChatService } from "./chat/service.js";
@@ -57,6 +59,8 @@ export interface Services {
   admin: AdminService;
   /** Operating points of binary models: new model versions with other thresholds, and rollback. */
   operatingPoints: OperatingPointService;
+  /** The administrators' Operations page: workers, their slots, the queues, the running jobs; draining a worker. */
+  operations: OperationsService;
   /** Work to do at shutdown, in reverse order of registration. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -137,6 +141,11 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     admin: new AdminService({ repo: auth.admins, apiKeys: auth.apiKeys, audit }),
     operatingPoints: new OperatingPointService({ repo: experimentRepo, bucket, audit, warm: (row) => serving.cache.warm(row) }),
     erasure,
+    operations: new OperationsService({
+      runner: () => runner,
+      repo: experimentRepo,
+      emailOf: async (id) => (await auth.users.findById(id))?.email,
+    }),
     onClose: (fn) => void closers.push(fn),
     close: async () => {
       for (const fn of closers.reverse()) await fn();
@@ -148,6 +157,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     runner = createRunner({ config, repo: experimentRepo, bucket, logger, events });
     services.runner = runner;
     if (runner.slots) registerSlotMetrics(services.metrics.registry, runner.slots);
+    if (runner instanceof BullmqDispatcher) registerQueueMetrics(services.metrics.registry, runner);
     closers.push(() => runner!.stop());
     await runner.start();
     // Deletions a kill cut short are finished now, in the background (their steps are idempotent).

@@ -29,6 +29,8 @@ export const AUDIT_ACTIONS = [
   "role_changed",
   "operating_point_saved",
   "model_version_restored",
+  "worker_drain_requested",
+  "worker_resumed",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -58,6 +58,7 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   model_not_published: "Este experimento no tiene un modelo publicado.",
   cannot_disable_self: "No puede desactivar su propia cuenta; pídaselo a otro administrador.",
   last_admin: "Es el último administrador activo: nombre primero administrador a otro usuario.",
+  inprocess_runner: "Aquí los trabajos se ejecutan dentro del servidor (BUILDER_RUNNER=inprocess): no hay ningún worker que vaciar.",
   setup_done: "Este servidor ya tiene un usuario: inicie sesión o pida una cuenta.",
   dataset_in_use: "Un experimento en cola o en curso usa estos datos; ?force=true lo cancela y los borra.",
   experiment_deleting: "El experimento se está eliminando.",
@@ -223,6 +224,14 @@ export const SPANISH_TEMPLATES: Array<[english: string, spanish: string]> = [
     "ya tiene {n} experimentos en cola o en curso (MAX_ACTIVE_EXPERIMENTS_PER_USER); espere a que termine uno o cancele uno y vuelva a enviarlo",
   ],
   ["conversation not found", "no se encontró la conversación"],
+  [
+    "jobs run inside the server here (BUILDER_RUNNER=inprocess): there is no worker to drain; stop the server to stop its jobs",
+    "aquí los trabajos se ejecutan dentro del servidor (BUILDER_RUNNER=inprocess): no hay ningún worker que vaciar; detenga el servidor para detener sus trabajos",
+  ],
+  [
+    "no running worker has the id or host name {target}; ./builder worker list shows them",
+    "ningún worker en marcha tiene el identificador o el nombre de servidor {target}; ./builder worker list los muestra",
+  ],
   ["API key not found", "no se encontró la clave de API"],
   ["the model file is missing from storage", "el archivo del modelo no está en el almacenamiento"],
   ["no such object in your storage", "ese objeto no está en su almacenamiento"],

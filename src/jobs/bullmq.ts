@@ -1,44 +1,40 @@
-import { DelayedError, Queue, Worker } from "bullmq";
-import { Redis } from "ioredis";
-import type { Config } from "../config.js";
+import type { Redis } from "ioredis";
 import type { JobDeps } from "./deps.js";
-import { runExperimentJob } from "./experiment-job.js";
 import { startSweep, type JobRunner } from "./runner.js";
-import { deviceSlotPool, slotNeedOf, type SlotPool } from "./gpu-slots.js";
+import { closeQueues, kindOf, NEEDS, openQueues, placeJob, redisConnection, routeOf, type JobNeed, type Queues } from "./queues.js";
+import { WorkerRegistry } from "./worker-registry.js";
 
-interface ExperimentJobData {
-  experimentUuid: string;
+export { bullmqSettings, redisConnection } from "./queues.js";
+
+/** How long the dispatcher reuses its answer to "has the cluster a GPU worker" (a sweep asks once per queued experiment). */
+const ROUTING_CACHE_MS = 1000;
+
+export interface QueueDepth {
+  need: JobNeed;
+  /** Waiting to be taken (including those handed back for a moment for lack of a fitting slot). */
+  waiting: number;
+  /** Taken by a worker. */
+  active: number;
 }
 
 /**
- * Chosen together, the same on every worker (they derive from JOB_LEASE_S):
- * - lockDuration = the lease: a worker that stops renewing (kill -9, frozen host) loses both at the same time;
- * - stalledInterval = the lease: a dead worker's job is back in the wait list within about two leases;
- * - maxStalledCount = JOB_MAX_ATTEMPTS: a job that keeps killing its workers is failed, not retried forever.
- * The database lease, not BullMQ, is what stops a job from running twice; BullMQ only has to deliver it again.
+ * The API side in BUILDER_RUNNER=bullmq: puts each experiment in the queue of what it needs (queues.ts routeOf,
+ * from the worker registry), and re-places waiting ones at every sweep when that changed; `./builder worker`
+ * processes run them.
  */
-export function bullmqSettings(config: Config) {
-  const lease = config.JOB_LEASE_S * 1000;
-  return { lockDuration: lease, stalledInterval: lease, maxStalledCount: config.JOB_MAX_ATTEMPTS };
-}
-
-export function redisConnection(url: string): Redis {
-  return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: false });
-}
-
-const JOB_OPTIONS = { attempts: 5, backoff: { type: "fixed", delay: 2000 }, removeOnComplete: true, removeOnFail: true } as const;
-
-/** The API side in BUILDER_RUNNER=bullmq: enqueues; `./builder worker` processes run the jobs. */
 export class BullmqDispatcher implements JobRunner {
   readonly kind = "bullmq" as const;
   private readonly connection: Redis;
-  private readonly queue: Queue<ExperimentJobData>;
+  readonly queues: Queues;
+  readonly registry: WorkerRegistry;
   private sweep?: ReturnType<typeof startSweep>;
+  private routing?: { at: number; hasGpu: Promise<boolean> };
 
   constructor(private readonly deps: Pick<JobDeps, "config" | "repo" | "logger">) {
     if (!deps.config.REDIS_URL) throw new Error("BUILDER_RUNNER=bullmq needs REDIS_URL");
     this.connection = redisConnection(deps.config.REDIS_URL);
-    this.queue = new Queue<ExperimentJobData>(deps.config.BULLMQ_QUEUE, { connection: this.connection });
+    this.queues = openQueues(deps.config.BULLMQ_QUEUE, this.connection);
+    this.registry = new WorkerRegistry(this.connection, deps.config.BULLMQ_QUEUE, deps.config.JOB_LEASE_S * 1000);
   }
 
   async start(): Promise<void> {
@@ -52,8 +48,30 @@ export class BullmqDispatcher implements JobRunner {
   }
 
   async enqueue(uuid: string): Promise<void> {
-    // jobId = the experiment: BullMQ ignores a second add while the first is waiting or active.
-    await this.queue.add("experiment", { experimentUuid: uuid }, { ...JOB_OPTIONS, jobId: uuid });
+    const row = await this.deps.repo.byId(uuid);
+    if (!row) return;
+    const need = routeOf(row, await this.clusterHasGpu());
+    await placeJob(this.queues, { experimentUuid: uuid, need, kind: kindOf(row) });
+  }
+
+  private clusterHasGpu(): Promise<boolean> {
+    const now = Date.now();
+    if (!this.routing || now - this.routing.at > ROUTING_CACHE_MS) {
+      const hasGpu = this.registry.clusterHasGpu();
+      this.routing = { at: now, hasGpu };
+      hasGpu.catch(() => (this.routing = undefined)); // a failed read is not remembered
+    }
+    return this.routing.hasGpu;
+  }
+
+  /** The depth of each queue, for the Operations page and /metrics. */
+  async depths(): Promise<QueueDepth[]> {
+    return Promise.all(
+      NEEDS.map(async (need) => {
+        const c = await this.queues[need].getJobCounts("waiting", "prioritized", "delayed", "active");
+        return { need, waiting: (c.waiting ?? 0) + (c.prioritized ?? 0) + (c.delayed ?? 0), active: c.active ?? 0 };
+      }),
+    );
   }
 
   cancelLocal(): void {
@@ -62,62 +80,7 @@ export class BullmqDispatcher implements JobRunner {
 
   async stop(): Promise<void> {
     this.sweep?.stop();
-    await this.queue.close();
+    await closeQueues(this.queues);
     await this.connection.quit().catch(() => undefined);
   }
-}
-
-/** How long a job that found no slot of its kind free here waits in the queue before a worker takes it again. */
-export const SLOT_BUSY_DELAY_MS = 2000;
-
-/**
- * `./builder worker`: consumes the queue with the same job code as the in-process runner, one job per device
- * slot. The worker takes up to as many jobs as it has slots, but a job may need a kind of slot that is busy here
- * (a third vision job on two busy GPUs while the CPU slot is free for tabular work): it goes back to the queue,
- * delayed, for this or another worker to take, rather than waiting here and keeping the free slot from a job
- * that fits it.
- */
-export function startBullmqWorker(
-  deps: JobDeps,
-  slots: SlotPool = deviceSlotPool(deps.config.BUILDER_GPU_SLOTS, process.env, undefined, deps.config.BUILDER_CPU_SLOTS),
-): { worker: Worker<ExperimentJobData>; slots: SlotPool; stop: () => Promise<void> } {
-  if (!deps.config.REDIS_URL) throw new Error("./builder worker needs REDIS_URL");
-  const connection = redisConnection(deps.config.REDIS_URL);
-  const running = new Map<string, AbortController>();
-  const worker = new Worker<ExperimentJobData>(
-    deps.config.BULLMQ_QUEUE,
-    async (job, token) => {
-      const uuid = job.data.experimentUuid;
-      const row = await deps.repo.byId(uuid);
-      if (!row) return "skipped";
-      const slot = slots.tryAcquire(slotNeedOf(row));
-      if (!slot) {
-        // Not a failure (no attempt is spent): back in the queue, for whichever worker has a fitting slot free.
-        await job.moveToDelayed(Date.now() + SLOT_BUSY_DELAY_MS, token);
-        throw new DelayedError();
-      }
-      const controller = new AbortController();
-      running.set(uuid, controller);
-      try {
-        const result = await runExperimentJob(deps, uuid, controller.signal, slot);
-        // Stopped (shutdown, lease lost): hand it back to the queue; the lease keeps a second run out.
-        if (result === "stopped") throw new Error("the job was stopped before it finished; it will be retried");
-        return result;
-      } finally {
-        slots.release(slot);
-        running.delete(uuid);
-      }
-    },
-    { connection, concurrency: slots.size, ...bullmqSettings(deps.config) },
-  );
-  worker.on("error", (err) => deps.logger.warn({ err }, "bullmq worker error"));
-  return {
-    worker,
-    slots,
-    stop: async () => {
-      for (const c of running.values()) c.abort("shutdown");
-      await worker.close();
-      await connection.quit().catch(() => undefined);
-    },
-  };
 }

@@ -7,6 +7,8 @@ export interface Gpu {
   id: string;
   name: string;
   memoryMiB: number | null;
+  /** Declared with BUILDER_SIMULATE_GPUS (tests of routing on a host without one): counted as a GPU, trains on the CPU. */
+  simulated?: boolean;
 }
 
 /** Where one concurrent training job runs: a GPU (pinned with CUDA_VISIBLE_DEVICES) or the CPU, and its CPU threads. */
@@ -89,11 +91,16 @@ export function planSlots(gpus: Gpu[], opts: { slots?: number; cpus?: number; cp
 export function slotEnv(slot: DeviceSlot): Record<string, string> {
   const threads = String(slot.threads);
   return {
-    CUDA_VISIBLE_DEVICES: slot.gpu ? slot.gpu.id : "",
+    CUDA_VISIBLE_DEVICES: slot.gpu && !slot.gpu.simulated ? slot.gpu.id : "",
     OMP_NUM_THREADS: threads,
     MKL_NUM_THREADS: threads,
     OPENBLAS_NUM_THREADS: threads,
   };
+}
+
+/** The device the pipeline in a slot trains on: a simulated GPU's slot is a GPU slot for placement, but its job runs on the CPU. */
+export function trainingDevice(slot: DeviceSlot): "cuda" | "cpu" {
+  return slot.gpu?.simulated ? "cpu" : slot.device;
 }
 
 /**
@@ -103,7 +110,9 @@ export function slotEnv(slot: DeviceSlot): Record<string, string> {
  */
 export class SlotPool {
   private readonly free: DeviceSlot[];
-  private readonly waiters: Array<{ need: SlotNeed; resolve: (slot: DeviceSlot) => void }> = [];
+  private readonly waiters: Array<{ need: SlotNeed; holder?: string; resolve: (slot: DeviceSlot) => void }> = [];
+  /** Which experiment runs in each busy slot, and since when (the Operations page and the worker registry show it). */
+  private readonly holders = new Map<DeviceSlot, { experiment: string; since: Date }>();
   private readonly hasGpu: boolean;
   private readonly hasCpuOnly: boolean;
 
@@ -117,6 +126,11 @@ export class SlotPool {
     return this.slots.length;
   }
 
+  /** Slots of one device kind: a worker consumes the GPU queue with as many jobs at once as it has GPU slots. */
+  count(device: "cuda" | "cpu"): number {
+    return this.slots.filter((s) => s.device === device).length;
+  }
+
   /**
    * A GPU job takes a GPU slot wherever the pool has one (a CPU slot would make it crawl: it waits for a GPU);
    * on a host without GPUs, any slot. A CPU job takes a CPU slot wherever the pool has one, so no GPU sits idle
@@ -128,23 +142,28 @@ export class SlotPool {
   }
 
   /** Any free slot (need unset), or one that fits `need`; throws when there is none. */
-  acquire(need?: SlotNeed): DeviceSlot {
-    const slot = need ? this.tryAcquire(need) : (this.free.shift() ?? null);
+  acquire(need?: SlotNeed, holder?: string): DeviceSlot {
+    const slot = need ? this.tryAcquire(need, holder) : (this.free.shift() ?? null);
     if (!slot)
       throw new Error(
         `all ${this.slots.length} device slots ${need ? `for ${need} jobs ` : ""}are busy: the runner's concurrency must equal the slot count`,
       );
+    if (!need) this.hold(slot, holder);
     return slot;
   }
 
-  tryAcquire(need: SlotNeed): DeviceSlot | null {
+  /** `holder`: the experiment that will run in the slot. */
+  tryAcquire(need: SlotNeed, holder?: string): DeviceSlot | null {
     const i = this.free.findIndex((s) => this.fits(s, need));
-    return i < 0 ? null : this.free.splice(i, 1)[0];
+    if (i < 0) return null;
+    const slot = this.free.splice(i, 1)[0];
+    this.hold(slot, holder);
+    return slot;
   }
 
   /** Resolves with a slot that fits `need` once one is free (first come, first served); rejects when `signal` aborts. */
-  acquireWhenFree(need: SlotNeed, signal?: AbortSignal): Promise<DeviceSlot> {
-    const now = this.tryAcquire(need);
+  acquireWhenFree(need: SlotNeed, signal?: AbortSignal, holder?: string): Promise<DeviceSlot> {
+    const now = this.tryAcquire(need, holder);
     if (now) return Promise.resolve(now);
     return new Promise((resolve, reject) => {
       const stopped = () => (signal!.reason instanceof Error ? signal!.reason : new Error(String(signal!.reason ?? "aborted")));
@@ -156,6 +175,7 @@ export class SlotPool {
       };
       const waiter = {
         need,
+        holder,
         resolve: (slot: DeviceSlot) => {
           signal?.removeEventListener("abort", onAbort);
           resolve(slot);
@@ -167,9 +187,11 @@ export class SlotPool {
   }
 
   release(slot: DeviceSlot): void {
+    this.holders.delete(slot);
     const waiter = this.waiters.find((w) => this.fits(slot, w.need));
     if (waiter) {
       this.waiters.splice(this.waiters.indexOf(waiter), 1);
+      this.hold(slot, waiter.holder);
       waiter.resolve(slot);
       return;
     }
@@ -177,15 +199,40 @@ export class SlotPool {
     this.free.sort((a, b) => a.slot - b.slot);
   }
 
-  /** What /readyz and the worker's /readyz report: the devices a runner sees and how jobs are placed on them. */
-  describe() {
-    return this.slots.map((s) => ({
-      slot: s.slot,
-      device: s.device,
-      gpu: s.gpu ? { index: s.gpu.index, id: s.gpu.id, name: s.gpu.name, memory_mib: s.gpu.memoryMiB } : null,
-      threads: s.threads,
-      busy: !this.free.includes(s),
-    }));
+  /** Jobs waiting here for a slot, by what they need (the in-process runner's queue). */
+  waiting(): Record<SlotNeed, number> {
+    return { gpu: this.waiters.filter((w) => w.need === "gpu").length, cpu: this.waiters.filter((w) => w.need === "cpu").length };
+  }
+
+  private hold(slot: DeviceSlot, holder: string | undefined): void {
+    if (holder) this.holders.set(slot, { experiment: holder, since: new Date() });
+  }
+
+  /**
+   * What /readyz and the worker's /readyz report: the devices a runner sees and how jobs are placed on them.
+   * `holders`: also which experiment runs in each busy slot, for the administrators' Operations page only (the
+   * readiness probes answer anyone on the network).
+   */
+  describe({ holders = false } = {}) {
+    return this.slots.map((s) => {
+      const held = holders ? this.holders.get(s) : undefined;
+      return {
+        slot: s.slot,
+        device: s.device,
+        gpu: s.gpu
+          ? {
+              index: s.gpu.index,
+              id: s.gpu.id,
+              name: s.gpu.name,
+              memory_mib: s.gpu.memoryMiB,
+              ...(s.gpu.simulated ? { simulated: true } : {}),
+            }
+          : null,
+        threads: s.threads,
+        busy: !this.free.includes(s),
+        ...(held ? { experiment: held.experiment, since: held.since.toISOString() } : {}),
+      };
+    });
   }
 }
 
@@ -198,8 +245,9 @@ export function deviceSlotPool(
   env: NodeJS.ProcessEnv = process.env,
   smi?: () => string | null,
   cpuSlots = 0,
+  declared?: Gpu[],
 ): SlotPool {
-  return new SlotPool(planSlots(detectGpus(env, smi), { slots, cpuSlots }));
+  return new SlotPool(planSlots(declared?.length ? declared : detectGpus(env, smi), { slots, cpuSlots }));
 }
 
 /** What a job needs: tabular jobs (by their study, or by the request of a row from before studies) need no GPU. */

@@ -65,11 +65,15 @@ export class InProcessRunner implements JobRunner {
   private readonly running = new Set<Promise<void>>();
   private sweep?: ReturnType<typeof startSweep>;
   readonly slots: SlotPool;
+  /** This runner's id in the lease column, and when it started (the Operations page lists it as the one runner). */
+  readonly id: string;
+  readonly startedAt = new Date();
 
   constructor(
     private readonly deps: JobDeps,
     slots?: SlotPool,
   ) {
+    this.id = deps.runnerId;
     this.slots = slots ?? deviceSlotPool(deps.config.BUILDER_GPU_SLOTS, process.env, undefined, deps.config.BUILDER_CPU_SLOTS);
   }
 
@@ -100,7 +104,7 @@ export class InProcessRunner implements JobRunner {
     const row = await this.deps.repo.byId(uuid);
     if (!row || signal.aborted) return;
     // A cancel or shutdown while waiting for a slot just drops the wait: nothing ran, nothing to undo.
-    const slot = await this.slots.acquireWhenFree(slotNeedOf(row), signal).catch(() => null);
+    const slot = await this.slots.acquireWhenFree(slotNeedOf(row), signal, uuid).catch(() => null);
     if (!slot) return;
     try {
       const result = await runExperimentJob(this.deps, uuid, signal, slot);

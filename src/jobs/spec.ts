@@ -5,7 +5,7 @@ import type { ExperimentRow } from "../experiments/repository.js";
 import { experimentRequestSchema, withoutToken } from "../experiments/request.js";
 import { parseStudy, studyOf, type Study } from "../experiments/study.js";
 import type { PreparedDataset } from "./dataset-stage.js";
-import type { DeviceSlot } from "./gpu-slots.js";
+import { trainingDevice, type DeviceSlot } from "./gpu-slots.js";
 
 /** Every job trains and splits with this seed: the same data and request give the same model. */
 export const SEED = 42;
@@ -43,8 +43,9 @@ export function buildSpec(
     threshold_metric: study.threshold_metric,
     budget: study.budget,
     seed: SEED,
-    // The slot's device: a GPU slot's process sees only its GPU (as cuda:0); a CPU slot's sees none.
-    device: slot?.device ?? "auto",
+    // The slot's device: a GPU slot's process sees only its GPU (as cuda:0); a CPU slot's sees none (nor does a
+    // simulated GPU's: it trains on the CPU).
+    device: slot ? trainingDevice(slot) : "auto",
     out_dir: outDir,
     source_model: sourceDir ? { dir: sourceDir } : null,
     positive_class: study.positive_class ?? null,

@@ -44,7 +44,7 @@ export const admit: Stage = async (run) => {
   await fs.promises.mkdir(run.work, { recursive: true });
   const { slot } = run;
   run.jobLog(
-    `attempt ${row.attempts} on runner ${run.lease.owner}${slot ? `, slot ${slot.slot}: ${slot.gpu ? `GPU ${slot.gpu.index} (${slot.gpu.name})` : "CPU"}, ${slot.threads} threads` : ""}`,
+    `attempt ${row.attempts} on runner ${run.lease.owner}${slot ? `, slot ${slot.slot}: ${slot.gpu ? `GPU ${slot.gpu.index} (${slot.gpu.name}${slot.gpu.simulated ? ": trains on the CPU" : ""})` : "CPU"}, ${slot.threads} threads` : ""}`,
   );
   return NEXT;
 };

@@ -1,115 +1,15 @@
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import fs from "node:fs";
-import net from "node:net";
-import os from "node:os";
-import path from "node:path";
-import { Readable } from "node:stream";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { eq } from "drizzle-orm";
-import { parseConfig } from "../../src/config.js";
-import { redisConnection } from "../../src/jobs/bullmq.js";
 import { models } from "../../src/db/schema.js";
-import { createServices, type Services } from "../../src/services.js";
-import { createThrowawayDatabase } from "../helpers/db.js";
-import { createUserWithKey } from "../helpers/auth.js";
-import type { TestServer } from "../helpers/server.js";
-import { api, dataRequest, tabularZip, waitFor, waitForStatus, type Api } from "./experiments-fixtures.js";
+import { api, dataRequest, waitFor, waitForStatus } from "./experiments-fixtures.js";
+import { cluster, freePort, pythonOf, waitHealthy, type Cluster } from "./cluster-fixtures.js";
 
 // Crash safety with real processes: `./builder serve` and `./builder worker` are started as children and killed
 // with SIGKILL mid-training. Several processes share one database, so these need the real Postgres
 // (TEST_DATABASE_URL); the BullMQ test needs the real Redis too (TEST_REDIS_URL). Both skip cleanly otherwise.
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const hasPg = Boolean(process.env.TEST_DATABASE_URL);
 const hasRedis = Boolean(process.env.TEST_REDIS_URL);
-
-const pythonOf = (uuid: string) => {
-  try {
-    return execFileSync("pgrep", ["-f", `work/${uuid}/spec.json`])
-      .toString()
-      .trim()
-      .split("\n")
-      .filter(Boolean);
-  } catch {
-    return [];
-  }
-};
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-interface Cluster {
-  env: Record<string, string>;
-  services: Services;
-  client?: Api;
-  userId: string;
-  key: string;
-  zipPath: string;
-  dataCols: string[];
-  children: ChildProcess[];
-  start(command: "serve" | "worker", extraEnv?: Record<string, string>, args?: string[]): ChildProcess;
-  close(): Promise<void>;
-}
-
-/** One throwaway Postgres database and data folder shared by the child processes and the test. */
-async function cluster(env: Record<string, string>): Promise<Cluster> {
-  const db = await createThrowawayDatabase();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "builder-crash-"));
-  const base: Record<string, string> = {
-    DATABASE_URL: db.url,
-    BUILDER_DATA_DIR: dataDir,
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
-    JOB_LEASE_S: "3",
-    ...env,
-  };
-  const services = await createServices(parseConfig({ ...base, LOG_LEVEL: "silent" }), { runner: false });
-  const user = await createUserWithKey({ services } as TestServer);
-  const data = tabularZip();
-  const zipPath = `${user.userId}/tabular/data.zip`;
-  await services.bucket.write(zipPath, Readable.from(data.zip));
-  const children: ChildProcess[] = [];
-  return {
-    env: base,
-    services,
-    userId: user.userId,
-    key: user.key,
-    zipPath,
-    dataCols: data.dataCols,
-    children,
-    start(command, extraEnv = {}, args = []) {
-      const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", command, ...args], {
-        cwd: ROOT,
-        env: { ...process.env, ...base, ...extraEnv },
-        stdio: ["ignore", "ignore", process.env.TEST_LOG_LEVEL ? "inherit" : "ignore"],
-      });
-      children.push(child);
-      return child;
-    },
-    async close() {
-      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
-      if (base.REDIS_URL && "BULLMQ_QUEUE" in base) {
-        // Leave nothing of this test's queue behind in the shared Redis.
-        const connection = redisConnection(base.REDIS_URL);
-        const keys = await connection.keys(`bull:${base.BULLMQ_QUEUE}:*`);
-        if (keys.length) await connection.del(...keys);
-        await connection.quit();
-      }
-      await services.close();
-      await db.drop();
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
-
-async function waitHealthy(url: string) {
-  await waitFor(`${url} to answer`, async () => (await fetch(`${url}/healthz`).catch(() => null))?.ok, 60_000, 300);
-}
 
 // Real training under a shared, loaded CPU: minutes, not seconds.
 vi.setConfig({ testTimeout: 300000 });

@@ -5,7 +5,8 @@ import pino from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { parseConfig } from "../../src/config.js";
 import type { ExperimentRepository } from "../../src/experiments/repository.js";
-import { redisConnection, startBullmqWorker } from "../../src/jobs/bullmq.js";
+import { startBullmqWorker } from "../../src/jobs/bullmq-worker.js";
+import { queueName, redisConnection } from "../../src/jobs/queues.js";
 import type { JobDeps } from "../../src/jobs/deps.js";
 import { parseNvidiaSmi, planSlots, SlotPool, type DeviceSlot } from "../../src/jobs/gpu-slots.js";
 import { InProcessRunner } from "../../src/jobs/runner.js";
@@ -81,28 +82,31 @@ describe("device slots for GPU and tabular jobs", () => {
   });
 
   describe.skipIf(!process.env.TEST_REDIS_URL)("BullMQ worker (real Redis)", () => {
-    it("takes as many jobs as slots; a GPU job finding the GPUs busy goes back to the queue and runs once one frees", async () => {
-      const queueName = `lanes-test-${randomBytes(4).toString("hex")}`;
-      const d = deps({ REDIS_URL: process.env.TEST_REDIS_URL!, BULLMQ_QUEUE: queueName, JOB_LEASE_S: "5" });
+    it("takes as many GPU jobs as GPU slots and CPU jobs as CPU slots; a third GPU job waits in its queue until a GPU frees", async () => {
+      const base = `lanes-test-${randomBytes(4).toString("hex")}`;
+      const d = deps({ REDIS_URL: process.env.TEST_REDIS_URL!, BULLMQ_QUEUE: base, JOB_LEASE_S: "5" });
       const connection = redisConnection(process.env.TEST_REDIS_URL!);
-      const queue = new Queue(queueName, { connection: connection as ConnectionOptions });
-      const w = startBullmqWorker(d, pool());
+      const gpuQueue = new Queue(queueName(base, "gpu"), { connection: connection as ConnectionOptions });
+      const cpuQueue = new Queue(queueName(base, "cpu"), { connection: connection as ConnectionOptions });
+      const w = await startBullmqWorker(d, pool());
       try {
-        for (const id of ["v1", "v2", "v3", "t1"])
-          await queue.add("experiment", { experimentUuid: id }, { jobId: id, attempts: 5, removeOnComplete: true });
+        for (const id of ["v1", "v2", "v3"])
+          await gpuQueue.add("experiment", { experimentUuid: id, need: "gpu", kind: KINDS[id] }, { jobId: id, removeOnComplete: true });
+        await cpuQueue.add("experiment", { experimentUuid: "t1", need: "cpu", kind: "tabular" }, { jobId: "t1", removeOnComplete: true });
         await until(() => started.length === 3);
         expect(placed()).toEqual({ v1: "gpu0", v2: "gpu1", t1: "cpu" });
-        expect(await queue.getJobState("v3")).toMatch(/delayed|waiting/); // handed back, not held by this worker
-        const v3 = await queue.getJob("v3");
-        expect(v3?.attemptsMade).toBe(0); // going back for lack of a slot spends no attempt
+        expect(await gpuQueue.getJobState("v3")).toBe("waiting"); // not taken: this worker has no GPU slot free
         finish.get("v1")!();
         await until(() => started.length === 4);
         expect(placed().v3).toBe("gpu0");
         for (const f of finish.values()) f();
       } finally {
         await w.stop();
-        await queue.obliterate({ force: true }).catch(() => undefined);
-        await queue.close();
+        for (const q of [gpuQueue, cpuQueue]) {
+          await q.obliterate({ force: true }).catch(() => undefined);
+          await q.close();
+        }
+        await connection.del(`builder:${base}:workers`, `builder:${base}:drain`);
         connection.disconnect();
       }
     });

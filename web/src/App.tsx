@@ -18,6 +18,7 @@ const ApiKeysPage = lazy(() => import("./pages/SettingsApi").then((m) => ({ defa
 const AccountPage = lazy(() => import("./pages/SettingsAccount").then((m) => ({ default: m.AccountPage })));
 const ActivityPage = lazy(() => import("./pages/SettingsActivity").then((m) => ({ default: m.ActivityPage })));
 const UsersPage = lazy(() => import("./pages/SettingsUsers").then((m) => ({ default: m.UsersPage })));
+const OperationsPage = lazy(() => import("./pages/Operations").then((m) => ({ default: m.OperationsPage })));
 
 /** Paths and the common namespace's keys of their labels. */
 const NAV: Array<[string, string]> = [
@@ -27,8 +28,11 @@ const NAV: Array<[string, string]> = [
   ["/settings/account", "nav.account"],
   ["/settings/activity", "nav.activity"],
 ];
-/** Only administrators see (and may use) Settings → Users. */
-const ADMIN_NAV: Array<[string, string]> = [["/settings/users", "nav.users"]];
+/** Only administrators see (and may use) Settings → Users and Operations. */
+const ADMIN_NAV: Array<[string, string]> = [
+  ["/settings/users", "nav.users"],
+  ["/operations", "nav.operations"],
+];
 
 function Page({ path, query }: { path: string; query: URLSearchParams }) {
   const { t } = useTranslation();
@@ -42,6 +46,7 @@ function Page({ path, query }: { path: string; query: URLSearchParams }) {
   if (path === "/settings/account") return <AccountPage />;
   if (path === "/settings/activity") return <ActivityPage />;
   if (path === "/settings/users") return <UsersPage />;
+  if (path === "/operations") return <OperationsPage />;
   return (
     <section>
       <h1>{t("notFound.title")}</h1>

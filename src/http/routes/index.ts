@@ -15,6 +15,7 @@ import { batchRoutes } from "./batches.js";
 import { auditRoutes } from "./audit.js";
 import { adminRoutes } from "./admin.js";
 import { accountLinkRoutes } from "./account-links.js";
+import { operationsRoutes } from "./operations.js";
 
 // Every HTTP route of Builder. Each area exports its list; OpenAPI is generated from this one array.
 export function allRoutes(): AnyRoute[] {
@@ -25,6 +26,7 @@ export function allRoutes(): AnyRoute[] {
     ...accountRoutes,
     ...accountLinkRoutes,
     ...adminRoutes,
+    ...operationsRoutes,
     ...apiKeyRoutes,
     ...experimentRoutes,
     ...reportRoutes,

@@ -188,6 +188,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/workers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Administrators: the workers with their GPUs and slots, the depth of the GPU and CPU queues, and the running jobs */
+        get: operations["get_v1_admin_workers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/workers/{id}/drain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Administrators: drain a worker (or every worker on a host): it finishes the jobs it runs and takes nothing new, within a couple of seconds */
+        post: operations["post_v1_admin_workers_id_drain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/workers/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Administrators: a drained or draining worker (or every worker on a host) takes jobs again */
+        post: operations["post_v1_admin_workers_id_resume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api-keys": {
         parameters: {
             query?: never;
@@ -1821,6 +1872,230 @@ export interface operations {
             };
         };
     };
+    get_v1_admin_workers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the cluster now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        checked_at: string;
+                        queues: {
+                            /** @description jobs a worker has taken */
+                            active: number;
+                            /** @enum {string} */
+                            need: "gpu" | "cpu";
+                            /** @description jobs waiting for a worker with a free slot of this kind */
+                            waiting: number;
+                        }[];
+                        /**
+                         * @description inprocess: the server runs jobs itself; bullmq: `./builder worker` processes do
+                         * @enum {string}
+                         */
+                        runner: "inprocess" | "bullmq";
+                        running: {
+                            attempt: number;
+                            device: ("cuda" | "cpu") | null;
+                            experiment_id: number;
+                            kind: string;
+                            /** @description null when the owner's account is gone */
+                            owner_email: string | null;
+                            since: string | null;
+                            slot: number | null;
+                            status: string;
+                            /** @description the id of the runner that holds its lease */
+                            worker: string;
+                        }[];
+                        workers: {
+                            drain_requested: boolean;
+                            gpus: {
+                                index: string;
+                                memory_mib: number | null;
+                                name: string;
+                                /** @description declared with BUILDER_SIMULATE_GPUS: placed on like a GPU, trains on the CPU */
+                                simulated?: boolean;
+                            }[];
+                            heartbeat_at: string;
+                            host: string;
+                            /** @description the runner id (host:pid:random), as in an experiment's lease */
+                            id: string;
+                            pid: number;
+                            /** @description the queues it takes jobs from */
+                            queues: ("gpu" | "cpu")[];
+                            slots: {
+                                busy: boolean;
+                                /** @enum {string} */
+                                device: "cuda" | "cpu";
+                                gpu_index: string | null;
+                                job: {
+                                    experiment_id: number;
+                                    /** @description null when the owner's account is gone */
+                                    owner_email: string | null;
+                                } | null;
+                                since: string | null;
+                                slot: number;
+                            }[];
+                            started_at: string;
+                            /**
+                             * @description active: takes jobs; draining: finishes what it runs, takes nothing new; drained: idle and takes nothing; lost: stopped sending heartbeats (its jobs are taken over); stopped: exited
+                             * @enum {string}
+                             */
+                            status: "active" | "draining" | "drained" | "lost" | "stopped";
+                        }[];
+                    };
+                };
+            };
+            /** @description admin_only: the caller is not an administrator */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_admin_workers_id_drain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the workers asked to drain */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the ids of the workers it applies to */
+                        workers: string[];
+                    };
+                };
+            };
+            /** @description admin_only: the caller is not an administrator */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found: no running worker has that id or host name */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description inprocess_runner: this server runs its jobs itself; there are no workers */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_admin_workers_id_resume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the workers resumed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the ids of the workers it applies to */
+                        workers: string[];
+                    };
+                };
+            };
+            /** @description admin_only: the caller is not an administrator */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found: no running worker has that id or host name */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description inprocess_runner: this server runs its jobs itself; there are no workers */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     get_v1_api_keys: {
         parameters: {
             query?: never;
@@ -1978,7 +2253,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, role_changed, operating_point_saved, model_version_restored; new actions may be added, none is renamed */
+                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, role_changed, operating_point_saved, model_version_restored, worker_drain_requested, worker_resumed; new actions may be added, none is renamed */
                             action: string;
                             /** @description ISO 8601 */
                             at: string;
