@@ -136,6 +136,11 @@ export const configSchema = z
     // A batch with Grad-CAM overlays (POST /v1/models/{id}/batch?overlays=true) takes at most this many images (more is
     // a 413 too_many_images at once): each overlay costs its map and a PNG (bench/batch/README.md has the figure).
     BATCH_OVERLAYS_MAX_IMAGES: int(1).default(2000),
+    // Batches one API process scores at once; at most one of them per user, and a free slot goes to the waiting user
+    // served least recently, so one user's files never hold another's behind them (src/batches/fair-queue.ts).
+    BATCH_CONCURRENCY: int(1).max(64).default(2),
+    // Cells (rows x columns) of a table a batch reads, .xlsx or CSV; more fails the batch with the limit named.
+    BATCH_MAX_CELLS: int(1).default(10_000_000),
     // Concurrent /predict requests for one model run as one batch of at most this many (1 = no batching).
     // Unset: 16 when the CUDA execution provider is available, 1 on CPU, where bench/serve measured no gain.
     SERVING_MAX_BATCH: int(1).max(256).optional(),

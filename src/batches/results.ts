@@ -1,6 +1,8 @@
+import fs from "node:fs";
 import type { ServedManifest } from "../serving/manifest.js";
 import { classNames } from "../serving/manifest.js";
 import { spreadsheetCell } from "../datasets/table-writer.js";
+import { refusals, resultsLimit } from "./refusals.js";
 
 // results.csv of a batch: the lines of each input together, in the input's order. Classification: one line per
 // input, the predicted class(es) by name and each class's score, as /predict's prediccion and score; regression: the
@@ -78,4 +80,44 @@ export function resultLines(
   }
   cells.push(error ?? "");
   return line(cells);
+}
+
+/**
+ * results.csv as it is written, held to the bound its input sets (refusals.ts: resultsLimit): a line per input can
+ * be larger than the input's own (an id repeated from a workbook's shared strings, a detection model's boxes), so
+ * the file stops at the bound with the limit named instead of filling the disk. `refuseEarly` refuses before the
+ * first line when even lines with no score would pass it.
+ */
+export class ResultsFile {
+  private readonly out: fs.WriteStream;
+  private written = 0;
+  private readonly maxBytes: number;
+
+  constructor(
+    file: string,
+    private readonly inputBytes: number,
+  ) {
+    this.maxBytes = resultsLimit(inputBytes);
+    this.out = fs.createWriteStream(file);
+  }
+
+  static refuseEarly(m: ServedManifest, o: ResultOptions, inputBytes: number, inputs: number): void {
+    const shortest = resultLines(m, "", undefined, [], "", o.overlays ? { file: "", className: "" } : undefined).length;
+    if (resultHeader(m, o).length + inputs * shortest > resultsLimit(inputBytes))
+      throw refusals.resultsTooLarge(resultsLimit(inputBytes), inputBytes);
+  }
+
+  async write(text: string): Promise<void> {
+    this.written += Buffer.byteLength(text);
+    if (this.written > this.maxBytes) throw refusals.resultsTooLarge(this.maxBytes, this.inputBytes);
+    if (!this.out.write(text)) await new Promise<void>((r) => this.out.once("drain", () => r()));
+  }
+
+  end(): Promise<void> {
+    return new Promise<void>((resolve, reject) => this.out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  }
+
+  destroy(): void {
+    this.out.destroy();
+  }
 }

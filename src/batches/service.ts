@@ -2,9 +2,8 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { Readable } from "node:stream";
-import PQueue from "p-queue";
 import type { Config } from "../config.js";
-import { spoolUpload, xlsxFirstSheetToCsv } from "../datasets/table-upload.js";
+import { MAX_XLSX_BYTES, spoolUpload } from "../datasets/table-upload.js";
 import { ApiError } from "../errors.js";
 import type { ExperimentService } from "../experiments/service.js";
 import { EventHub } from "../experiments/event-hub.js";
@@ -14,15 +13,30 @@ import type { Serving } from "../serving/index.js";
 import { JsonBytes } from "../serving/json-encode.js";
 import { classNames, type ServedManifest } from "../serving/manifest.js";
 import type { Bucket } from "../storage/bucket.js";
-import { countTableRows, countZipImages, dataUri, tableRows, zipImages, type RowItem } from "./input.js";
+import { FairQueue } from "./fair-queue.js";
+import {
+  countZipImages,
+  dataUri,
+  MAX_ROW_CHARS,
+  scanTable,
+  tableRows,
+  zipImages,
+  type RowItem,
+  type TableLimits,
+  type ZipLimits,
+} from "./input.js";
 import { overlayClass, overlayPng, OverlayWriter } from "./overlays.js";
-import { resultHeader, resultLines, type OverlayCells } from "./results.js";
+import { refusals, size } from "./refusals.js";
+import { resultHeader, resultLines, ResultsFile, type OverlayCells } from "./results.js";
+import { workbookToCsv } from "./workbook.js";
 import type { BatchRepository, BatchRow, BatchSnapshot } from "./repository.js";
 
 // Batch scoring (issue 38 item 3): a table of patients or a zip of images scored by a published model, one results
 // line per input, a bad row failing alone. Every input goes through serving.predict, the very call /predict makes,
-// so a batch's scores are /predict's. Batches run one at a time per process, after the upload is stored: the
-// request answers 202 at once and the client follows GET /v1/batches/{id}.
+// so a batch's scores are /predict's. Batches run after the upload is stored, BATCH_CONCURRENCY at a time per process
+// and one at a time per user (fair-queue.ts): the request answers 202 at once and the client follows
+// GET /v1/batches/{id}. What a file may cost is bounded by the file itself: a table's cells (BATCH_MAX_CELLS) and
+// rows (MAX_ROW_CHARS), an .xlsx's expansion (workbook.ts) and results.csv's size (refusals.ts: resultsLimit).
 
 export type BatchInputKind = "table" | "xlsx" | "images";
 
@@ -78,7 +92,7 @@ export type BatchStreamItem =
 const TERMINAL = new Set(["done", "failed"]);
 
 export class BatchService {
-  private readonly queue = new PQueue({ concurrency: 1 });
+  private readonly queue: FairQueue;
   /**
    * Batches of this process, queued or running: touched every 30 s, so no replica's recover() takes one for dead while
    * it waits behind another or converts a large workbook before its first line.
@@ -101,6 +115,7 @@ export class BatchService {
       experiments: ExperimentService;
     },
   ) {
+    this.queue = new FairQueue({ concurrency: deps.config.BATCH_CONCURRENCY, perUser: 1 });
     // A batch gone from the table (its experiment deleted) ends its streams as a finished one does.
     this.eventHub = new EventHub<BatchSnapshot>(deps.repo, (e) => !e.row || TERMINAL.has(e.row.status), { pollMs: 500 });
   }
@@ -241,15 +256,26 @@ export class BatchService {
     const work = path.join(this.deps.config.dataDir, "tmp", `batch-${Date.now()}-${randomBytes(4).toString("hex")}`);
     await fs.promises.mkdir(work, { recursive: true });
     const input = path.join(work, `input.${kind === "table" ? "csv" : kind === "xlsx" ? "xlsx" : "zip"}`);
+    const maxBytes = kind === "xlsx" ? Math.min(MAX_XLSX_BYTES, this.deps.config.MAX_UPLOAD_BYTES) : this.deps.config.MAX_UPLOAD_BYTES;
     try {
-      await spoolUpload(body, input, this.deps.config.MAX_UPLOAD_BYTES);
+      await spoolUpload(body, input, maxBytes);
     } catch (err) {
       await fs.promises.rm(work, { recursive: true, force: true });
+      if (err instanceof ApiError && err.status === 413)
+        throw new ApiError(
+          413,
+          "payload_too_large",
+          kind === "xlsx"
+            ? `the workbook is larger than ${size(maxBytes)}, the most an .xlsx may be (it is read whole): save its sheet as "CSV UTF-8" and send the CSV`
+            : `the file is larger than ${size(maxBytes)} (MAX_UPLOAD_BYTES): split it into several batches`,
+          undefined,
+          err.headers,
+        );
       throw err;
     }
     const cap = this.deps.config.BATCH_OVERLAYS_MAX_IMAGES;
     if (opts.overlays) {
-      const images = await countZipImages(input);
+      const images = await countZipImages(input, this.zipLimits());
       if (images > cap) {
         await fs.promises.rm(work, { recursive: true, force: true });
         throw new ApiError(
@@ -271,8 +297,17 @@ export class BatchService {
       status: "queued",
     });
     this.alive.add(row.id);
-    void this.queue.add(() => this.run(row, input, work, model.manifest).finally(() => this.alive.delete(row.id)));
+    this.queue.add(userId, () => this.run(row, input, work, model.manifest).finally(() => this.alive.delete(row.id)));
     return row;
+  }
+
+  private zipLimits(): ZipLimits {
+    const c = this.deps.config;
+    return { maxImageBytes: c.FETCH_MAX_BYTES, maxEntries: c.ZIP_MAX_ENTRIES, maxCompressionRatio: c.ZIP_MAX_COMPRESSION_RATIO };
+  }
+
+  private tableLimits(): TableLimits {
+    return { maxRowChars: MAX_ROW_CHARS, maxCells: this.deps.config.BATCH_MAX_CELLS };
   }
 
   private async run(row: BatchRow, input: string, work: string, manifest: ServedManifest): Promise<void> {
@@ -283,20 +318,29 @@ export class BatchService {
     let failed = 0;
     let flagged = 0;
     let lastProgress = 0;
+    let results: ResultsFile | undefined;
     try {
-      // The total first (a zip's central directory, a table's first pass), so progress reads "done of total".
+      // The total first (a zip's central directory, a table's first pass), so progress reads "done of total"; the
+      // first pass also refuses a table past its limits before anything is scored.
+      const inputBytes = (await fs.promises.stat(input)).size;
       let csv = input;
       if (row.inputKind === "xlsx") {
         csv = path.join(work, "input.csv");
-        await xlsxFirstSheetToCsv(input, csv, "the workbook");
+        await workbookToCsv(input, csv, {
+          maxCompressionRatio: this.deps.config.ZIP_MAX_COMPRESSION_RATIO,
+          maxCells: this.tableLimits().maxCells,
+        });
       }
-      const total = row.inputKind === "images" ? await countZipImages(input) : await countTableRows(csv);
+      const total =
+        row.inputKind === "images"
+          ? await countZipImages(input, this.zipLimits())
+          : (await scanTable(csv, manifest, this.tableLimits())).rows;
+      const shape = { images: row.inputKind === "images", overlays: row.overlays };
+      ResultsFile.refuseEarly(manifest, shape, inputBytes, total);
       await repo.update(row.id, { status: "running", total });
-      const writer = fs.createWriteStream(out);
-      const write = async (line: string) => {
-        if (!writer.write(line)) await new Promise<void>((r) => writer.once("drain", () => r()));
-      };
-      await write(resultHeader(manifest, { images: row.inputKind === "images", overlays: row.overlays }));
+      results = new ResultsFile(out, inputBytes);
+      const write = (text: string) => results!.write(text);
+      await write(resultHeader(manifest, shape));
       // A few inputs in flight, written in input order: an image model's threads and the image decoding overlap
       // (one at a time left them idle between images), while the results stay line for line with the input.
       const window: Array<Promise<Scored>> = [];
@@ -357,19 +401,15 @@ export class BatchService {
 
       if (row.inputKind === "images") {
         // The count is known only at the end: progress shows done / null until then.
-        for await (const { name, bytes } of zipImages(input, {
-          maxImageBytes: this.deps.config.FETCH_MAX_BYTES,
-          maxEntries: this.deps.config.ZIP_MAX_ENTRIES,
-        })) {
+        for await (const { name, bytes } of zipImages(input, this.zipLimits())) {
           await score({ id: name, message: dataUri(bytes), outOfRange: [], bytes: overlays ? bytes : undefined });
         }
-        if (done + window.length === 0)
-          throw new ApiError(400, "invalid_batch", "the zip holds no images (.png, .jpg, .jpeg, .bmp, .tif, .gif, .webp)");
+        if (done + window.length === 0) throw refusals.noImages();
       } else {
-        for await (const item of tableRows(csv, manifest)) await score(item);
+        for await (const item of tableRows(csv, manifest, this.tableLimits())) await score(item);
       }
       while (window.length) await record(await window.shift()!);
-      await new Promise<void>((resolve, reject) => writer.end((err?: Error | null) => (err ? reject(err) : resolve())));
+      await results.end();
       if (overlays) {
         // Uploaded before results.csv, so a batch whose results are there has its overlays too.
         const zipFile = path.join(work, "overlays.zip");
@@ -393,6 +433,7 @@ export class BatchService {
         .update(row.id, { status: "failed", done, failed, flagged, failureReason: reason, finishedAt: new Date() })
         .catch(() => undefined);
     } finally {
+      results?.destroy();
       await fs.promises.rm(work, { recursive: true, force: true });
     }
   }

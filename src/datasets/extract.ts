@@ -84,7 +84,8 @@ function eachEntry(zip: yauzl.ZipFile, visit: (entry: yauzl.Entry) => Promise<vo
   });
 }
 
-function decodeName(entry: yauzl.Entry): string {
+/** An entry's name from a zip opened with decodeStrings: false, decoded as yauzl would, without its validation. */
+export function decodeName(entry: yauzl.Entry): string {
   const raw = entry.fileName as unknown as Buffer;
   // yauzl's own decoder: UTF-8 flag, Info-ZIP Unicode path field, else CP437; backslashes become slashes.
   const getName = (yauzl as unknown as { getFileNameLowLevel: (f: number, b: Buffer, e: unknown, strict: boolean) => string })

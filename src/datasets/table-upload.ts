@@ -81,11 +81,26 @@ export interface SheetConversion {
   otherSheets: string[];
 }
 
+/** What the conversion has written so far: a caller's limit throws from `check` to stop it (batches bound both). */
+export interface SheetProgress {
+  csvBytes: number;
+  /** Rows x their width (the header's, or a wider row's). */
+  cells: number;
+  /** The header row's width. */
+  width: number;
+}
+
 /**
  * The first worksheet of an .xlsx as a CSV: numbers as written, dates as ISO dates, formulas as their cached
- * result, rich text as its text. Streamed row by row, so the event loop is given back between chunks.
+ * result, rich text as its text. Streamed row by row, so the event loop is given back between chunks. `check`, when
+ * given, is called after each row; an ApiError it throws stops the conversion and is the answer.
  */
-export async function xlsxFirstSheetToCsv(xlsxFile: string, csvFile: string, name: string): Promise<SheetConversion> {
+export async function xlsxFirstSheetToCsv(
+  xlsxFile: string,
+  csvFile: string,
+  name: string,
+  check?: (progress: SheetProgress) => void,
+): Promise<SheetConversion> {
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(xlsxFile, {
     worksheets: "emit",
     sharedStrings: "cache",
@@ -97,6 +112,7 @@ export async function xlsxFirstSheetToCsv(xlsxFile: string, csvFile: string, nam
   const sheets: string[] = [];
   let rows = 0;
   let width = 0;
+  const progress: SheetProgress = { csvBytes: 0, cells: 0, width: 0 };
   try {
     for await (const worksheet of reader) {
       const sheet = worksheet as unknown as { name: string } & AsyncIterable<ExcelJS.Row>;
@@ -106,7 +122,14 @@ export async function xlsxFirstSheetToCsv(xlsxFile: string, csvFile: string, nam
         const values = (row.values as ExcelJS.CellValue[]).slice(1); // ExcelJS rows are 1-based
         if (rows === 0) width = values.length;
         const cells = Array.from({ length: Math.max(width, values.length) }, (_, i) => cellText(values[i]));
-        if (!out.write(csvLine(cells))) await new Promise<void>((r) => out.once("drain", () => r()));
+        const line = csvLine(cells);
+        if (check) {
+          progress.csvBytes += Buffer.byteLength(line);
+          progress.cells += cells.length;
+          progress.width = width;
+          check(progress);
+        }
+        if (!out.write(line)) await new Promise<void>((r) => out.once("drain", () => r()));
         rows++;
       }
     }

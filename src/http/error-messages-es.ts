@@ -251,6 +251,12 @@ export const SPANISH_TEMPLATES: Array<[english: string, spanish: string]> = [
   ["the form has no 'file' field", "el formulario no tiene el campo 'file'"],
   ["send the 'path' field before the 'file' field", "envíe el campo 'path' antes del campo 'file'"],
   ["required, before file", "obligatorio, antes de file"],
+  // a batch's workbook (src/batches/workbook.ts), before the general "{name} ..." below
+  [
+    'the workbook cannot be read as an Excel workbook (.xlsx): it is damaged, or another format renamed (an old .xls?). Save it again from the spreadsheet as .xlsx, or as "CSV UTF-8"',
+    "el libro no se puede leer como libro de Excel (.xlsx): está dañado o es otro formato renombrado (¿un .xls antiguo?). Guárdelo de nuevo desde la hoja de cálculo como .xlsx o como «CSV UTF-8»",
+  ],
+  ["the workbook has no rows in its first sheet", "el libro no tiene filas en su primera hoja"],
   ["{name} is empty", "{name} está vacío"],
   ["{name} has no rows in its first sheet", "{name} no tiene filas en su primera hoja"],
   // predictions
@@ -275,6 +281,101 @@ export const SPANISH_TEMPLATES: Array<[english: string, spanish: string]> = [
   ["the batch is {status}; its results are ready when it is done", "el lote está {status}; sus resultados estarán listos cuando termine"],
   ["the batch is {status}; its overlays are ready when it is done", "el lote está {status}; sus mapas estarán listos cuando termine"],
   ["the file is not a readable zip archive", "el archivo no es un zip legible"],
+  // why a batch failed (src/batches/refusals.ts; test/unit/batch-refusals.test.ts checks that each has its Spanish)
+  [
+    "the row on line {line} is longer than {max}, the most one row of a table may hold: is the file a table saved as CSV?",
+    "la fila de la línea {line} supera {max}, lo máximo que puede ocupar una fila de una tabla: ¿es el archivo una tabla guardada como CSV?",
+  ],
+  [
+    'line {line} opens a value with a quote (") that never closes, so the rest of the file would be read as that one value: close the quote, or remove it',
+    'la línea {line} abre un valor con una comilla (") que nunca se cierra, así que el resto del archivo se leería como ese único valor: cierre la comilla o quítela',
+  ],
+  [
+    'line {line} opens a value with a quote (") that does not close within {max}, the most one row of a table may hold: close the quote, or remove it',
+    'la línea {line} abre un valor con una comilla (") que no se cierra en {max}, lo máximo que puede ocupar una fila de una tabla: cierre la comilla o quítela',
+  ],
+  [
+    "line {line}, column {column}: a quoted value has more text after its closing quote; put the whole value inside the quotes",
+    "línea {line}, columna {column}: un valor entre comillas tiene más texto tras la comilla de cierre; ponga el valor entero dentro de las comillas",
+  ],
+  [
+    "the table is empty: it needs a header line naming the model's inputs, then one row per patient",
+    "la tabla está vacía: necesita una línea de encabezado con las entradas del modelo y después una fila por paciente",
+  ],
+  [
+    "the table has no column {columns}; this model reads {reads} (by name, in any order)",
+    "columnas que faltan en la tabla: {columns}; este modelo lee {reads} (por nombre, en cualquier orden)",
+  ],
+  [
+    "the table has more than {max} cells (rows × columns, here {width} columns), the most one batch reads (BATCH_MAX_CELLS): split it into files of at most {rows} rows",
+    "la tabla tiene más de {max} celdas (filas × columnas, aquí {width} columnas), lo máximo que lee un lote (BATCH_MAX_CELLS): divídala en archivos de {rows} filas como máximo",
+  ],
+  [
+    'the workbook expands past {limit} (ZIP_MAX_COMPRESSION_RATIO: {ratio} times its {size}, at least 1 MiB), as a zip bomb does: save its sheet as "CSV UTF-8" and send the CSV',
+    "el libro se expande más allá de {limit} (ZIP_MAX_COMPRESSION_RATIO: {ratio} veces sus {size}, al menos 1 MiB), como lo hace una bomba zip: guarde su hoja como «CSV UTF-8» y envíe el CSV",
+  ],
+  [
+    'the workbook\'s shared texts take {size}, more than the {max} a batch reads from an .xlsx: save its sheet as "CSV UTF-8" and send the CSV',
+    "los textos compartidos del libro ocupan {size}, más de los {max} que un lote lee de un .xlsx: guarde su hoja como «CSV UTF-8» y envíe el CSV",
+  ],
+  [
+    "results.csv would be larger than {max}, the most one batch writes for a file of {size} ({k} times its size, at least {floor}): split the file into smaller ones",
+    "results.csv superaría {max}, lo máximo que escribe un lote para un archivo de {size} ({k} veces su tamaño, al menos {floor}): divida el archivo en otros más pequeños",
+  ],
+  ["the zip archive is damaged after the entry “{name}”", "el zip está dañado después de la entrada “{name}”"],
+  [
+    "the zip entry “{name}” cannot be read: the archive is damaged there",
+    "la entrada del zip “{name}” no se puede leer: el archivo está dañado en ese punto",
+  ],
+  ["the zip has {n} entries; the limit is {max}", "el zip tiene {n} entradas; el límite es {max}"],
+  [
+    "the zip entry “{name}” is {size}; one image may be at most {max} (FETCH_MAX_BYTES)",
+    "la entrada del zip “{name}” ocupa {size}; una imagen puede ocupar como máximo {max} (FETCH_MAX_BYTES)",
+  ],
+  [
+    "the zip holds no images (.png, .jpg, .jpeg, .bmp, .tif, .gif, .webp)",
+    "el zip no contiene imágenes (.png, .jpg, .jpeg, .bmp, .tif, .gif, .webp)",
+  ],
+  [
+    "the zip entry '{name}' has an absolute path; zip entries must be relative",
+    "la entrada del zip '{name}' tiene una ruta absoluta; las entradas de un zip deben ser relativas",
+  ],
+  [
+    "the zip entry '{name}' points outside the archive ('..'); it was refused",
+    "la entrada del zip '{name}' apunta fuera del archivo ('..'); se rechazó",
+  ],
+  [
+    "the zip entry '{name}' has an empty segment or a control character",
+    "la entrada del zip '{name}' tiene un segmento vacío o un carácter de control",
+  ],
+  [
+    "the zip entry '{name}' is a symbolic link; links are refused (add the file itself)",
+    "la entrada del zip '{name}' es un enlace simbólico; los enlaces se rechazan (añada el archivo en sí)",
+  ],
+  [
+    "the zip entry '{name}' is encrypted; upload a zip without a password",
+    "la entrada del zip '{name}' está cifrada; suba un zip sin contraseña",
+  ],
+  [
+    "the zip entry '{name}' expands {n} times (limit {max}); it looks like a zip bomb",
+    "la entrada del zip '{name}' se expande {n} veces (límite {max}); parece una bomba zip",
+  ],
+  [
+    "the server stopped while this batch was being scored; send the file again",
+    "el servidor se detuvo mientras se puntuaba este lote; envíe el archivo de nuevo",
+  ],
+  [
+    "scoring stopped on an internal error; the request id in the server's log has the details",
+    "la puntuación se detuvo por un error interno; el registro del servidor tiene los detalles",
+  ],
+  [
+    'the workbook is larger than {max}, the most an .xlsx may be (it is read whole): save its sheet as "CSV UTF-8" and send the CSV',
+    "el libro supera {max}, lo máximo que puede ocupar un .xlsx (se lee entero): guarde su hoja como «CSV UTF-8» y envíe el CSV",
+  ],
+  [
+    "the file is larger than {max} (MAX_UPLOAD_BYTES): split it into several batches",
+    "el archivo supera {max} (MAX_UPLOAD_BYTES): divídalo en varios lotes",
+  ],
   ["this is a table model: send the rows as text/csv or an .xlsx", "este es un modelo de tabla: envíe las filas como text/csv o un .xlsx"],
   [
     "this is an image model: send a zip of images as application/zip",

@@ -2,8 +2,9 @@ import type { Readable } from "node:stream";
 import type { Response } from "express";
 import { z } from "zod";
 import { actorOf } from "../../audit/audit-log.js";
-import { BATCH_CONTENT_TYPES } from "../../batches/service.js";
+import { BATCH_CONTENT_TYPES, type BatchView } from "../../batches/service.js";
 import { ApiError } from "../../errors.js";
+import { preferredLanguage, spanishFromTemplate, type ApiLanguage } from "../error-language.js";
 import { experimentIdParams } from "../params.js";
 import { defineRoute } from "../route.js";
 
@@ -51,6 +52,15 @@ async function download(res: Response, stream: Readable, headers: Record<string,
 
 const batchParams = z.object({ batch_id: z.string().max(64) });
 
+/**
+ * A batch as the caller reads it: failure_reason, stored in English when the batch failed, in the language of
+ * Accept-Language, as an error's message is (src/batches/refusals.ts has the words, error-messages-es.ts their Spanish).
+ */
+function inLanguage(view: BatchView, lang: ApiLanguage): BatchView {
+  if (lang === "en" || !view.failure_reason) return view;
+  return { ...view, failure_reason: spanishFromTemplate(view.failure_reason) ?? view.failure_reason };
+}
+
 export const batchRoutes = [
   defineRoute({
     method: "post",
@@ -82,7 +92,10 @@ export const batchRoutes = [
       202: { description: "queued: follow GET /v1/batches/{batch_id}", schema: batchSchema },
       400: { description: "invalid_request: overlays=true for a model without Grad-CAM maps (a table, detection or regression model)" },
       409: { description: "model_not_ready: no published model yet" },
-      413: { description: "too_many_images: more images than BATCH_OVERLAYS_MAX_IMAGES in a batch with overlays" },
+      413: {
+        description:
+          "too_many_images: more images than BATCH_OVERLAYS_MAX_IMAGES in a batch with overlays; payload_too_large: a file over MAX_UPLOAD_BYTES, an .xlsx over 50 MiB",
+      },
       415: { description: "unsupported_media_type: not CSV, .xlsx or zip, or not the kind of input this model takes" },
     },
     handler: async ({ req, params, query, auth, services }) => {
@@ -114,9 +127,11 @@ export const batchRoutes = [
     tags: ["models"],
     params: experimentIdParams,
     responses: { 200: { description: "batches", schema: z.object({ data: z.array(batchSchema) }) } },
-    handler: async ({ params, auth, services }) => ({
-      body: { data: (await services.batches.list(auth.userId, params.experiment_id)).map((r) => services.batches.view(r)) },
-    }),
+    handler: async ({ req, params, auth, services }) => {
+      const lang = preferredLanguage(req.get("accept-language"));
+      const rows = await services.batches.list(auth.userId, params.experiment_id);
+      return { body: { data: rows.map((r) => inLanguage(services.batches.view(r), lang)) } };
+    },
   }),
   defineRoute({
     method: "get",
@@ -126,9 +141,12 @@ export const batchRoutes = [
     tags: ["models"],
     params: batchParams,
     responses: { 200: { description: "the batch", schema: batchSchema } },
-    handler: async ({ params, auth, services }) => ({
+    handler: async ({ req, params, auth, services }) => ({
       headers: { "cache-control": "no-store" },
-      body: services.batches.view(await services.batches.get(auth.userId, params.batch_id)),
+      body: inLanguage(
+        services.batches.view(await services.batches.get(auth.userId, params.batch_id)),
+        preferredLanguage(req.get("accept-language")),
+      ),
     }),
   }),
   defineRoute({
@@ -143,7 +161,8 @@ export const batchRoutes = [
       200: { description: "text/event-stream", contentType: "text/event-stream" },
       429: { description: "too_many_streams: EVENT_STREAMS_PER_USER streams already open" },
     },
-    handler: async ({ services, auth, params, res }) => {
+    handler: async ({ req, services, auth, params, res }) => {
+      const lang = preferredLanguage(req.get("accept-language"));
       // The owner first (another user's batch is a 404), then a slot: as the experiments' stream does.
       const row = await services.batches.get(auth.userId, params.batch_id);
       const release = services.batches.openEventStream(auth.userId);
@@ -160,7 +179,7 @@ export const batchRoutes = [
             res.write(
               `id: ${item.id}\nevent: deleted\ndata: ${JSON.stringify({ batch_id: item.batchId, reason: "its experiment was deleted" })}\n\n`,
             );
-          else res.write(`id: ${item.id}\nevent: ${item.event}\ndata: ${JSON.stringify(item.view)}\n\n`);
+          else res.write(`id: ${item.id}\nevent: ${item.event}\ndata: ${JSON.stringify(inLanguage(item.view, lang))}\n\n`);
         }
       } finally {
         release();

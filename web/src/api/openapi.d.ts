@@ -6548,7 +6548,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description too_many_images: more images than BATCH_OVERLAYS_MAX_IMAGES in a batch with overlays */
+            /** @description too_many_images: more images than BATCH_OVERLAYS_MAX_IMAGES in a batch with overlays; payload_too_large: a file over MAX_UPLOAD_BYTES, an .xlsx over 50 MiB */
             413: {
                 headers: {
                     [name: string]: unknown;
