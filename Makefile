@@ -23,7 +23,7 @@ DEV_STAMP := $(DEV_VENV)/.builder-installed
 TORCH_INDEX ?=
 export ONNXRUNTIME_NODE_INSTALL := skip
 
-.PHONY: install start test test-unit test-unit-ts test-unit-py test-ts test-py typecheck lint lint-code format web bench-help clean-data docker-test
+.PHONY: install start test test-unit test-unit-ts test-unit-py test-ts test-py test-deploy typecheck lint lint-code format web bench-help clean-data docker-test swarm-test
 
 install: $(NPM_STAMP) $(VENV_STAMP) $(WEB_DIST)
 
@@ -115,3 +115,9 @@ clean-data:
 # The deployment end to end with a real Docker engine (root; slow, minutes): not part of `make test`.
 docker-test:
 	scripts/docker-test.sh
+
+# The Docker Swarm stack (deploy/swarm) for real on a single-node swarm of this machine's engine: a build to ready,
+# a rolling update of the api under a steady /predict load, a worker killed mid-build (root; minutes; not part of
+# `make test`). SWARM_TEST_RESULTS=FILE appends the figures it measured to FILE.
+swarm-test:
+	scripts/swarm-test.sh
