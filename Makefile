@@ -59,7 +59,7 @@ typecheck: $(NPM_STAMP)
 	npx tsc -p web/tsconfig.json
 
 # `make test` lints (ESLint, Ruff, and the Prettier / ruff format checks: `make format` fixes those) before the tests.
-test: install typecheck lint test-py test-ts
+test: install typecheck lint test-deploy test-py test-ts
 	@node scripts/test-summary.mjs
 
 # The fast tier for the edit-test loop: the TypeScript unit tests (test/unit: no shared database, no training, no
@@ -99,6 +99,13 @@ format: $(NPM_STAMP) $(DEV_STAMP)
 	npx prettier --write --log-level warn $(PRETTIER_FILES)
 	$(RUFF) check --select I --fix .
 	$(RUFF) format .
+
+# The Kubernetes manifests (deploy/kubernetes): rendered with `kubectl kustomize` and validated offline against the
+# Kubernetes API's schemas, KEDA's objects against a structural schema, and the references between objects checked;
+# --self-test breaks a copy in known ways and checks each break is reported. Seconds; no cluster.
+test-deploy: $(DEV_STAMP)
+	$(DEV_VENV)/bin/python scripts/validate-kubernetes.py
+	$(DEV_VENV)/bin/python scripts/validate-kubernetes.py --self-test
 
 # The browser tests (test/browser) drive Debian's chromium against the built dashboard.
 test-ts: $(NPM_STAMP) $(VENV_STAMP) $(DEV_STAMP) $(WEB_DIST)
