@@ -107,7 +107,7 @@ build --build-arg TORCH_INDEX="$torch_index" -t "$image" "$work/src"
 build -t "$proxy_image" "$work/src/docker/proxy"
 build -t "$pg_image" -f "$work/src/docker/local/postgres.Dockerfile" "$work/src/docker/local"
 build -t "$redis_image" -f "$work/src/docker/local/redis.Dockerfile" "$work/src/docker/local"
-build -t "$s3_image" -f "$work/src/docker/local/s3-standin.Dockerfile" "$work/src/docker/local"
+build -t "$s3_image" -f "$work/src/docker/local/s3-standin.Dockerfile" "$work/src/docker"
 echo "   image $image: $("$DOCKER" image inspect -f '{{.Size}}' "$image" | awk '{printf "%.0f MB", $1/1e6}')"
 
 step "docker stack deploy (api x2, worker x2, migrate, postgres, redis, s3 stand-in, proxy)"
