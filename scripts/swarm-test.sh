@@ -57,12 +57,23 @@ cleanup() {
     "$DOCKER" stack rm "$stack" >/dev/null
     # stack rm returns before the containers are gone; the volumes and the network go once they are.
     for _ in $(seq 1 90); do
-      [ -z "$("$DOCKER" ps -aq -f "label=com.docker.stack.namespace=$stack")" ] && break
+      [ -z "$("$DOCKER" ps -q -f "label=com.docker.stack.namespace=$stack")" ] && break
       sleep 1
     done
   fi
-  for _ in $(seq 1 30); do "$DOCKER" network rm "${stack}_builder" >/dev/null 2>&1 || break; sleep 1; done
+  # A finished job's task (migrate) can outlive its service for a while: removed here, with its anonymous volume.
+  "$DOCKER" ps -aq -f "label=com.docker.stack.namespace=$stack" | xargs -r "$DOCKER" rm -fv >/dev/null 2>&1
+  for _ in $(seq 1 30); do
+    "$DOCKER" network inspect "${stack}_builder" >/dev/null 2>&1 || break
+    "$DOCKER" network rm "${stack}_builder" >/dev/null 2>&1 || sleep 1
+  done
   "$DOCKER" volume ls -q -f "label=com.docker.stack.namespace=$stack" | xargs -r "$DOCKER" volume rm >/dev/null 2>&1
+  # The tasks' anonymous /data volumes (the image declares one).
+  if [ -n "${volumes_before+set}" ]; then
+    for v in $("$DOCKER" volume ls -q -f dangling=true); do
+      grep -qx "$v" <<<"$volumes_before" || "$DOCKER" volume rm "$v" >/dev/null 2>&1
+    done
+  fi
   "$DOCKER" secret rm builder_s3_credentials >/dev/null 2>&1
   if [ "$made_swarm" = 1 ]; then "$DOCKER" swarm leave --force >/dev/null 2>&1; fi
   "$DOCKER" image rm "$rollout_image" >/dev/null 2>&1
@@ -86,6 +97,7 @@ for tool in git curl python3; do command -v "$tool" >/dev/null || fail "$tool is
 step "docker engine and the local Debian base (docker/local-base.sh)"
 "$repo/docker/local-base.sh"
 dangling_before="$("$DOCKER" images -q --no-trunc -f dangling=true)"
+volumes_before="$("$DOCKER" volume ls -q)"
 if [ "$("$DOCKER" info -f '{{.Swarm.LocalNodeState}}')" != active ]; then
   "$DOCKER" swarm init --advertise-addr 127.0.0.1 >/dev/null
   made_swarm=1
