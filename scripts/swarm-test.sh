@@ -131,7 +131,7 @@ POSTGRES_PASSWORD="$(secret)"; REDIS_PASSWORD="$(secret)"
 export BUILDER_IMAGE="$image" PROXY_IMAGE="$proxy_image" POSTGRES_IMAGE="$pg_image" REDIS_IMAGE="$redis_image" \
   S3_STANDIN_IMAGE="$s3_image" S3_ENDPOINT=http://s3:5000 S3_BUCKET=builder JOB_LEASE_S=$lease_s \
   BUILDER_HTTPS_PORT="$https_port" BUILDER_HTTP_PORT="$((https_port + 1))"
-"$DOCKER" stack deploy --detach=true -c "$work/src/deploy/swarm/builder-stack.yaml" -c "$work/src/deploy/swarm/s3-standin.yaml" "$stack" >/dev/null
+"$DOCKER" stack deploy -c "$work/src/deploy/swarm/builder-stack.yaml" -c "$work/src/deploy/swarm/s3-standin.yaml" "$stack" >/dev/null
 tls="https://127.0.0.1:$https_port"
 # Healthy api tasks: their container's health check (/readyz) passes.
 healthy_api() { "$DOCKER" ps -q -f "label=com.docker.swarm.service.name=${stack}_api" -f health=healthy; }
