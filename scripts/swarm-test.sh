@@ -75,7 +75,10 @@ cleanup() {
     done
   fi
   "$DOCKER" secret rm builder_s3_credentials >/dev/null 2>&1
-  if [ "$made_swarm" = 1 ]; then "$DOCKER" swarm leave --force >/dev/null 2>&1; fi
+  if [ "$made_swarm" = 1 ]; then
+    "$DOCKER" swarm leave --force >/dev/null 2>&1
+    "$DOCKER" network rm docker_gwbridge >/dev/null 2>&1 # made by swarm init, kept by swarm leave
+  fi
   "$DOCKER" image rm "$rollout_image" >/dev/null 2>&1
   if [ "${SWARM_TEST_RMI:-0}" = 1 ]; then
     "$DOCKER" image rm "$image" "$pg_image" "$redis_image" "$proxy_image" "$s3_image" >/dev/null 2>&1
