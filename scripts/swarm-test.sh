@@ -3,7 +3,7 @@
 # single-node Swarm of this machine's Docker engine (root; slow, minutes; not part of make test).
 #   1. dockerd and the local Debian base (docker/local-base.sh), the images from a clean checkout of HEAD, and
 #      `docker swarm init` when this engine is not in a swarm yet;
-#   2. docker stack deploy: api x2, worker x2, migrate (a Swarm job), Postgres, Redis, the S3 stand-in (moto), the
+#   2. docker stack deploy: api x2, worker x2, migrate (one task), Postgres, Redis, the S3 stand-in (moto), the
 #      HTTPS proxy; a user and a key with the CLI in an api task; a tabular build to ready through the proxy;
 #   3. a rolling update of the api (a new image tag: start-first, one replica at a time) under a steady /predict
 #      load through the proxy: every request must succeed;
