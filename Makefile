@@ -23,7 +23,7 @@ DEV_STAMP := $(DEV_VENV)/.builder-installed
 TORCH_INDEX ?=
 export ONNXRUNTIME_NODE_INSTALL := skip
 
-.PHONY: install start test test-unit test-unit-ts test-unit-py test-ts test-py typecheck lint lint-code format web bench-help clean-data docker-test
+.PHONY: install start test test-unit test-unit-ts test-unit-py test-ts test-py test-deploy typecheck lint lint-code format web bench-help clean-data docker-test swarm-test
 
 install: $(NPM_STAMP) $(VENV_STAMP) $(WEB_DIST)
 
@@ -59,7 +59,7 @@ typecheck: $(NPM_STAMP)
 	npx tsc -p web/tsconfig.json
 
 # `make test` lints (ESLint, Ruff, and the Prettier / ruff format checks: `make format` fixes those) before the tests.
-test: install typecheck lint test-py test-ts
+test: install typecheck lint test-deploy test-py test-ts
 	@node scripts/test-summary.mjs
 
 # The fast tier for the edit-test loop: the TypeScript unit tests (test/unit: no shared database, no training, no
@@ -100,6 +100,13 @@ format: $(NPM_STAMP) $(DEV_STAMP)
 	$(RUFF) check --select I --fix .
 	$(RUFF) format .
 
+# The Kubernetes manifests (deploy/kubernetes): rendered with `kubectl kustomize` and validated offline against the
+# Kubernetes API's schemas, KEDA's objects against a structural schema, and the references between objects checked;
+# --self-test breaks a copy in known ways and checks each break is reported. Seconds; no cluster.
+test-deploy: $(DEV_STAMP)
+	$(DEV_VENV)/bin/python scripts/validate-kubernetes.py
+	$(DEV_VENV)/bin/python scripts/validate-kubernetes.py --self-test
+
 # The browser tests (test/browser) drive Debian's chromium against the built dashboard.
 test-ts: $(NPM_STAMP) $(VENV_STAMP) $(DEV_STAMP) $(WEB_DIST)
 	@rm -f .test-results/vitest.json
@@ -115,3 +122,9 @@ clean-data:
 # The deployment end to end with a real Docker engine (root; slow, minutes): not part of `make test`.
 docker-test:
 	scripts/docker-test.sh
+
+# The Docker Swarm stack (deploy/swarm) for real on a single-node swarm of this machine's engine: a build to ready,
+# a rolling update of the api under a steady /predict load, a worker killed mid-build (root; minutes; not part of
+# `make test`). SWARM_TEST_RESULTS=FILE appends the figures it measured to FILE.
+swarm-test:
+	scripts/swarm-test.sh

@@ -1,4 +1,12 @@
+import fs from "node:fs";
 import { defineConfig } from "vitest/config";
+
+// The storage suite: the files that exercise the bucket (its contract, uploads, datasets, erasure, batches, model
+// publication, gs:// / s3:// links in /predict). Each runs in its own tier against the local folder, then once more
+// in the storage-s3 project against S3 (an S3 stand-in: test/helpers/storage.ts). Files that train models stay out:
+// they reach the bucket through the same calls these files check, and twice their minutes would not buy more.
+const STORAGE_SUITE = ["test/unit/bucket-contract.test.ts"];
+for (const file of STORAGE_SUITE) if (!fs.existsSync(file)) throw new Error(`vitest.config.ts: STORAGE_SUITE lists ${file}, which is gone`);
 
 export default defineConfig({
   test: {
@@ -13,8 +21,8 @@ export default defineConfig({
     hookTimeout: 120_000,
     // A worker that spawns Python training needs quiet stdout; vitest prints the summary line CI reads.
     reporters: ["default"],
-    // Three tiers, each file in exactly one, run in this order: `vitest run` (make test-ts) runs all three and
-    // `vitest run --project unit` the fast one.
+    // Three tiers, each file in exactly one, run in this order, then the storage suite on S3: `vitest run` (make
+    // test-ts) runs all four and `vitest run --project unit` the fast one.
     projects: [
       // No shared database, no training, no browser: the edit-test loop (make test-unit).
       { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"], sequence: { groupOrder: 0 } } },
@@ -22,6 +30,8 @@ export default defineConfig({
       { extends: true, test: { name: "integration", include: ["test/integration/**/*.test.ts"], sequence: { groupOrder: 1 } } },
       // The built dashboard in Debian's chromium.
       { extends: true, test: { name: "browser", include: ["test/browser/**/*.test.ts"], sequence: { groupOrder: 2 } } },
+      // The storage suite again, with every bucket in S3.
+      { extends: true, test: { name: "storage-s3", include: STORAGE_SUITE, env: { TEST_STORAGE: "s3" }, sequence: { groupOrder: 3 } } },
     ],
   },
 });

@@ -30,6 +30,8 @@ const SECRET_VARS = new Set([
   "METRICS_TOKEN",
   "CALLBACK_SECRET",
   "CHAT_API_KEY",
+  "AWS_SECRET_ACCESS_KEY",
+  "AWS_SESSION_TOKEN",
 ]);
 // Express's "trust proxy": a comma-separated list of loopback | linklocal | uniquelocal | IP | IP/prefix.
 const PROXY_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
@@ -66,7 +68,32 @@ export const configSchema = z
     REDIS_PASSWORD: notPlaceholder(z.string()).optional(),
     /** Bearer token for GET /metrics (the API's and the worker's); unset = /metrics is off (src/auth/metrics-access.ts). */
     METRICS_TOKEN: notPlaceholder(z.string().min(16)).optional(),
+    // Object storage (src/storage): the folder BUILDER_DATA_DIR/bucket by default; Google Cloud Storage with
+    // GCS_BUCKET; S3 or an S3-compatible store (MinIO, Ceph RGW, StorageGRID) with S3_BUCKET. Hosts that share
+    // one bucket see each other's datasets and models.
     GCS_BUCKET: z.string().min(1).optional(),
+    S3_BUCKET: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "an S3 bucket name: 3 to 63 lowercase letters, digits, dots and hyphens")
+      .optional(),
+    /** The S3 API's address (https://minio.hospital.example:9000); unset = Amazon S3 itself (S3_REGION's endpoint). */
+    S3_ENDPOINT: z
+      .string()
+      .url()
+      .refine((u) => /^https?:\/\//i.test(u), "an http:// or https:// URL")
+      .optional(),
+    S3_REGION: z.string().min(1).default("us-east-1"),
+    // Path-style addressing (https://endpoint/bucket/key), what MinIO, Ceph RGW and StorageGRID expect by default;
+    // virtual-hosted (https://bucket.endpoint/key) is Amazon's. Unset: path-style when S3_ENDPOINT is set.
+    S3_FORCE_PATH_STYLE: bool.optional(),
+    // Credentials: AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY, or S3_CREDENTIALS_FILE (an AWS shared credentials
+    // file, e.g. a Docker secret, profile S3_PROFILE), or else the AWS SDK's own chain (~/.aws/credentials,
+    // AWS_PROFILE, an instance or pod role).
+    AWS_ACCESS_KEY_ID: z.string().min(1).optional(),
+    AWS_SECRET_ACCESS_KEY: notPlaceholder(z.string().min(1)).optional(),
+    AWS_SESSION_TOKEN: z.string().min(1).optional(),
+    S3_CREDENTIALS_FILE: z.string().refine(readableFile, "a readable file (an AWS shared credentials file)").optional(),
+    S3_PROFILE: z.string().min(1).default("default"),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
     PUBLIC_URL: z.string().url().optional(),
     // Rate limits (requests per minute per API key unless the key sets its own).
@@ -163,6 +190,19 @@ export const configSchema = z
     CHAT_MAX_RETRIES: int(0).max(10).default(2),
   })
   .superRefine((c, ctx) => {
+    const problem = (name: string, message: string) => ctx.addIssue({ code: "custom", path: [name], message });
+    if (c.GCS_BUCKET && c.S3_BUCKET) problem("S3_BUCKET", "GCS_BUCKET is set too: Builder uses one bucket, set only one of them");
+    if (!c.S3_BUCKET) {
+      for (const name of ["S3_ENDPOINT", "S3_CREDENTIALS_FILE", "S3_FORCE_PATH_STYLE"] as const)
+        if (c[name] !== undefined) problem(name, "is set but S3_BUCKET is not: set S3_BUCKET to store in S3");
+    }
+    if (c.S3_BUCKET) {
+      if (c.AWS_ACCESS_KEY_ID && !c.AWS_SECRET_ACCESS_KEY)
+        problem("AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID is set: set its secret key too");
+      if (c.AWS_SECRET_ACCESS_KEY && !c.AWS_ACCESS_KEY_ID) problem("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY is set: set its key id too");
+      if (c.S3_CREDENTIALS_FILE && c.AWS_ACCESS_KEY_ID)
+        problem("S3_CREDENTIALS_FILE", "AWS_ACCESS_KEY_ID is set too: give the S3 credentials one way, the file or the two variables");
+    }
     if (c.CHAT_BACKEND === "openai" && !c.CHAT_BASE_URL) {
       ctx.addIssue({
         code: "custom",
@@ -171,6 +211,15 @@ export const configSchema = z
       });
     }
   });
+
+function readableFile(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.R_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
 
 /** The password in a postgres:// or redis:// URL, decoded; undefined when there is none or the URL is malformed. */
 function urlPassword(url: string | undefined): string | undefined {

@@ -87,6 +87,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   const auth = await createAuth({ config, db: database.db, logger, database });
   closers.push(() => auth.close());
   const bucket = await createBucket(config);
+  closers.push(() => bucket.close?.());
   const events = new EventEmitter();
   const experimentRepo = new ExperimentRepository(database.db);
   let runner: JobRunner | undefined;

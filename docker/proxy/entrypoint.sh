@@ -1,5 +1,6 @@
 #!/bin/sh
-# Chooses the certificate, writes the two small files nginx.conf includes, then runs nginx in the foreground.
+# Chooses the certificate and the api's address, writes the small files nginx.conf includes, then runs nginx in the
+# foreground.
 #   /tls/cert.pem + /tls/key.pem (the hospital's, mounted read-only from ./tls): used when both are there.
 #   Otherwise a self-signed certificate for BUILDER_HOSTNAME, localhost and 127.0.0.1, made once and kept in the
 #   /var/lib/builder-proxy volume (browsers warn about it until the hospital's certificate is put in ./tls).
@@ -38,5 +39,15 @@ printf 'ssl_certificate %s;\nssl_certificate_key %s;\n' "$cert" "$key" >/run/bui
 # Plain http:// is answered with a redirect to the same host on the HTTPS port clients see (the published one).
 if [ "$https_port" = 443 ]; then suffix=""; else suffix=":$https_port"; fi
 printf 'return 308 https://$host%s$request_uri;\n' "$suffix" >/run/builder-proxy/redirect.conf
+# Where the api is (host:port) and which DNS server finds it: nginx looks the name up itself, every 5 s. On compose
+# and Swarm, Docker's resolver (127.0.0.11) and the service name api; on Kubernetes, the cluster's DNS (from
+# resolv.conf) and the Service's full name (nginx ignores resolv.conf's search domains).
+upstream="${BUILDER_API_UPSTREAM:-api:8080}"
+case "$upstream" in *[!A-Za-z0-9.:-]*|'') echo "builder-proxy: BUILDER_API_UPSTREAM must be host:port, got '$upstream'" >&2; exit 1;; esac
+resolver="${BUILDER_DNS_RESOLVER:-$(awk '$1 == "nameserver" {print $2; exit}' /etc/resolv.conf)}"
+case "$resolver" in *:*) resolver="[$resolver]";; esac
+[ -n "$resolver" ] || { echo "builder-proxy: no nameserver in /etc/resolv.conf; set BUILDER_DNS_RESOLVER" >&2; exit 1; }
+printf 'resolver %s valid=5s ipv6=off;\n' "$resolver" >/run/builder-proxy/resolver.conf
+printf 'set $builder_api http://%s;\n' "$upstream" >/run/builder-proxy/upstream.conf
 nginx -t -q
 exec nginx -g 'daemon off;'

@@ -42,7 +42,7 @@ export async function openDatabase(opts: { url?: string; dataDir: string; onErro
     return {
       db,
       kind: "postgres",
-      migrate: () => migrate(db as never, { migrationsFolder: MIGRATIONS_DIR }),
+      migrate: () => underMigrationLock(pool, () => migrate(db as never, { migrationsFolder: MIGRATIONS_DIR })),
       ping: () => ping(db),
       listen: (channel, onNotify, onState) => listenPg(opts.url!, channel, onNotify, onState, opts.onError),
       close: () => pool.end(),
@@ -120,6 +120,28 @@ async function listenPg(
     client = undefined;
     await c?.end().catch(() => undefined);
   };
+}
+
+/**
+ * Runs the migrations while holding a Postgres advisory lock. Processes that start together against one database
+ * (api replicas and workers of a Swarm or Kubernetes rollout, which have no start order) would otherwise all see
+ * the same missing migrations and create the same tables at once; all but one then failed on Postgres's catalog
+ * ("duplicate key value violates unique constraint pg_type_typname_nsp_index"). With the lock, the first applies
+ * them and the others wait, then find nothing left to do. The lock is held by its own pooled connection and ends
+ * with it, even if this process dies.
+ */
+async function underMigrationLock(pool: import("pg").Pool, run: () => Promise<void>): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query("select pg_advisory_lock(hashtext('builder:migrations'))");
+    try {
+      await run();
+    } finally {
+      await client.query("select pg_advisory_unlock(hashtext('builder:migrations'))");
+    }
+  } finally {
+    client.release();
+  }
 }
 
 async function ping(db: Db): Promise<boolean> {

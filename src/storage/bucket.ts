@@ -5,13 +5,12 @@ import { pipeline } from "node:stream/promises";
 
 /**
  * Object storage, addressed by slash-separated object paths such as `<user_id>/<experiment_dir>/data.zip`.
- * Local folder by default; Google Cloud Storage when GCS_BUCKET is set. Writes are all-or-nothing:
- * a reader never sees a half-written object.
+ * Local folder by default; Google Cloud Storage when GCS_BUCKET is set; S3 (or an S3-compatible store) when
+ * S3_BUCKET is set. Writes are all-or-nothing: a reader never sees a half-written object.
  */
 export interface Bucket {
-  /** `local` or `gcs`. */
-  readonly kind: "local" | "gcs";
-  /** Bucket name, as in gs://<name>/<path>. */
+  readonly kind: "local" | "gcs" | "s3";
+  /** Bucket name, as in gs://<name>/<path> (s3://<name>/<path> for S3): objectUri(). */
   readonly name: string;
   /** Streams `body` to `path`; returns its size and sha256. Fails with BucketLimitError past maxBytes. */
   write(path: string, body: Readable, opts?: { maxBytes?: number; contentType?: string }): Promise<{ size: number; sha256: string }>;
@@ -32,14 +31,33 @@ export interface Bucket {
    * folders), so that an erased user's or experiment's id does not stay behind as an empty folder's name.
    */
   removeEmptyFolders?(prefix: string): Promise<void>;
+  /** deleteUnder() in fewer requests, where the store can remove many objects in one (S3's DeleteObjects). */
+  deleteUnder?(prefix: string): Promise<number>;
+  /** Lets go of connections (S3's client); the bucket is not used after. */
+  close?(): void;
 }
 
 /** Removes every object under the folder `prefix` (idempotent: nothing there is fine); returns how many went. */
 export async function deleteUnder(bucket: Bucket, prefix: string): Promise<number> {
-  const objects = await bucket.list(prefix);
-  for (const object of objects) await bucket.delete(object);
+  let deleted = 0;
+  if (bucket.deleteUnder) deleted = await bucket.deleteUnder(prefix);
+  else {
+    const objects = await bucket.list(prefix);
+    for (const object of objects) await bucket.delete(object);
+    deleted = objects.length;
+  }
   await bucket.removeEmptyFolders?.(prefix);
-  return objects.length;
+  return deleted;
+}
+
+/** The scheme of links to this deployment's objects: s3:// for S3, gs:// otherwise (the seed's, local folder too). */
+export function uriScheme(bucket: Pick<Bucket, "kind">): "s3" | "gs" {
+  return bucket.kind === "s3" ? "s3" : "gs";
+}
+
+/** The link to an object, as /predict takes it: gs://<bucket>/<path> or s3://<bucket>/<path>. */
+export function objectUri(bucket: Pick<Bucket, "kind" | "name">, objectPath: string): string {
+  return `${uriScheme(bucket)}://${bucket.name}/${objectPath}`;
 }
 
 export class BucketNotFoundError extends Error {

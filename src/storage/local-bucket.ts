@@ -77,8 +77,9 @@ export class LocalBucket implements Bucket {
   }
 
   async stat(objectPath: string) {
+    const file = this.file(objectPath); // an unsafe path throws, as on every other call
     try {
-      const st = await fs.promises.stat(this.file(objectPath));
+      const st = await fs.promises.stat(file);
       return st.isFile() ? { size: st.size } : null;
     } catch {
       return null;
