@@ -99,7 +99,9 @@ async function validate(side: Side, files: Record<string, Buffer>): Promise<numb
   for (const [name, bytes] of Object.entries(files)) entries[`scans/${name}`] = bytes;
   const zip_gcloud = `${side.userId}/bench${++zips}/data.zip`;
   const auth = { authorization: `Bearer ${side.key}` };
-  const put = await fetch(`${side.url}/v1/files/${zip_gcloud}`, { method: "PUT", headers: auth, body: makeZip(entries) });
+  // Stored, not deflated: a repetitive bomb deflated again would trip the zip's own compression-ratio guard first.
+  const stored = Object.fromEntries(Object.keys(files).map((n) => [`scans/${n}`, { method: "store" as const }]));
+  const put = await fetch(`${side.url}/v1/files/${zip_gcloud}`, { method: "PUT", headers: auth, body: makeZip(entries, stored) });
   await put.arrayBuffer();
   const res = await fetch(`${side.url}/v1/datasets/validate`, {
     method: "POST",
