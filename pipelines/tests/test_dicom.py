@@ -39,9 +39,13 @@ def fixtures(tmp_path_factory) -> Path:
     return out
 
 
-def grey_by_hand(m: float, c: float | None, w: float | None, lo: float = 0, hi: float = 0) -> int:
+def grey_by_hand(
+    m: float, c: float | None, w: float | None, lo: float = 0, hi: float = 0, as_stored: bool = False
+) -> int:
     """The manifest schema's sentence, one value at a time, as a second reading of the formula."""
-    if c is None:
+    if c is None and as_stored:
+        y = min(255.0, max(0.0, m))
+    elif c is None:
         y = 0.0 if hi == lo else (m - lo) / (hi - lo) * 255
     elif w == 1:
         y = 0.0 if m < c - 0.5 else 255.0
@@ -66,7 +70,13 @@ def test_window_formula_edges():
 
 
 def test_rendering_records_presets_and_rejects_bad_options():
-    assert FILE == {"modality_lut": True, "window": {"source": "file"}, "invert_monochrome1": True, "frames": "first"}
+    assert FILE == {
+        "modality_lut": True,
+        "window": {"source": "file"},
+        "invert_monochrome1": True,
+        "frames": "first",
+        "unwindowed_8bit": "as_stored",
+    }
     lung = dicom.rendering({"window": {"source": "preset", "name": "lung"}, "frames": "all"})
     assert lung["window"] == {"source": "preset", "name": "lung", "center": -600, "width": 1500}
     assert lung["frames"] == "all"
@@ -86,11 +96,13 @@ def test_rendering_records_presets_and_rejects_bad_options():
         assert list(Draft202012Validator(schema).iter_errors(record)) == []
 
 
-def _expected_grey(stored: np.ndarray, slope: float, intercept: float, window, monochrome1: bool) -> np.ndarray:
+def _expected_grey(
+    stored: np.ndarray, slope: float, intercept: float, window, monochrome1: bool, as_stored: bool = False
+) -> np.ndarray:
     m = stored.astype(np.float64) * slope + intercept
     lo, hi = float(m.min()), float(m.max())
     c, w = window if window else (None, None)
-    grey = np.vectorize(lambda v: grey_by_hand(v, c, w, lo, hi))(m).astype(np.uint8)
+    grey = np.vectorize(lambda v: grey_by_hand(v, c, w, lo, hi, as_stored))(m).astype(np.uint8)
     return 255 - grey if monochrome1 else grey
 
 
@@ -98,19 +110,36 @@ def _expected_grey(stored: np.ndarray, slope: float, intercept: float, window, m
 def test_grey_files_render_by_the_formula_in_every_lossless_syntax(fixtures, syntax):
     g = mk.synthetic_grey()
     cases = {
-        "mono2_u8": (mk.grey_values(g, 8, False), 1, 0, None, False),
-        "mono2_u12_window": (mk.grey_values(g, 12, False), 1, -1024, (1000, 2500), False),
-        "mono1_u16_nowindow": (mk.grey_values(g, 16, False), 1, 0, None, True),
+        # 8-bit without a window: the stored values are the grey levels (narrow: 40..200, kept as they are)
+        "mono2_u8": (mk.grey_values(g, 8, False), 1, 0, None, False, True),
+        "mono2_u8_narrow": (mk.narrow_grey(g), 1, 0, None, False, True),
+        "mono2_u12_window": (mk.grey_values(g, 12, False), 1, -1024, (1000, 2500), False, False),
+        "mono1_u16_nowindow": (mk.grey_values(g, 16, False), 1, 0, None, True, False),
         # signed, rescaled, two windows in the header: the first one is the file's
-        "mono2_s16_rescale": (mk.grey_values(g, 16, True), 0.5, 20, (40, 400), False),
+        "mono2_s16_rescale": (mk.grey_values(g, 16, True), 0.5, 20, (40, 400), False, False),
     }
-    for kind, (stored, slope, intercept, window, mono1) in cases.items():
+    for kind, (stored, slope, intercept, window, mono1, as_stored) in cases.items():
         path = fixtures / f"{syntax}_{kind}.dcm"
         if not path.exists():  # JPEG-LS has no signed file (see make_dicoms)
             assert syntax == "jpegls" and "s16" in kind
             continue
         got = dicom.render(str(path), FILE)
-        assert np.array_equal(got, _expected_grey(stored, slope, intercept, window, mono1)), (syntax, kind)
+        assert np.array_equal(got, _expected_grey(stored, slope, intercept, window, mono1, as_stored)), (syntax, kind)
+
+
+def test_unwindowed_8bit_keeps_its_values_as_a_png_would_unless_the_record_predates_the_rule(fixtures, tmp_path):
+    from PIL import Image
+
+    path = str(fixtures / "evrle_mono2_u8_narrow.dcm")
+    stored = mk.narrow_grey(mk.synthetic_grey())
+    Image.fromarray(stored.astype(np.uint8), "L").save(tmp_path / "same.png")
+    as_png = np.asarray(Image.open(tmp_path / "same.png"))
+    assert np.array_equal(dicom.render(path, FILE), as_png)
+    # A model trained before the rule has no unwindowed_8bit in its record: it was trained on min..max, served so.
+    older = {k: v for k, v in FILE.items() if k != "unwindowed_8bit"}
+    for record in (older, {**FILE, "unwindowed_8bit": "min_max"}):
+        assert np.array_equal(dicom.render(path, record), _expected_grey(stored, 1, 0, None, False)), record
+    assert dicom.render(path, older).max() == 255 and as_png.max() == 200
 
 
 def test_preset_and_explicit_windows_replace_the_files_own(fixtures):

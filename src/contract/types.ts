@@ -84,6 +84,12 @@ export interface DicomRendering {
   window: DicomWindow;
   invert_monochrome1: boolean;
   frames: DicomFrames;
+  /**
+   * A grey frame without a window: "as_stored" keeps unsigned values of at most 8 bits stored as grey levels (what a
+   * PNG of the same pixels holds) and stretches deeper ones min..max; "min_max" (absent: records written before the
+   * field) stretches every such frame min..max.
+   */
+  unwindowed_8bit?: "as_stored" | "min_max";
 }
 
 export interface MetricValue {

@@ -56,7 +56,8 @@ export async function analyseDataset(
   ex: DatasetArchive,
   task: DatasetTask,
   report: ReportBuilder,
-  opts: { willSplit: boolean; signal?: AbortSignal; samples?: boolean },
+  /** maxDicomPixels: a larger DICOM is refused before its pixels are decoded (the serving limit, FETCH_MAX_PIXELS). */
+  opts: { willSplit: boolean; maxDicomPixels: number; signal?: AbortSignal; samples?: boolean },
 ): Promise<Analysed | null> {
   const root = ex.topLevelFolder ? path.join(ex.dir, ex.topLevelFolder) : ex.dir;
   const files = new Set(ex.files);
@@ -80,7 +81,7 @@ export async function analyseDataset(
   if (!checked) return null;
   if (task.inputs === "images") {
     await ex.extract([...checked.images].map((i) => archivePath(i, ex.topLevelFolder)));
-    const sizes = await inspectImages(root, [...checked.images], { signal: opts.signal });
+    const sizes = await inspectImages(root, [...checked.images], opts);
     reportImages(sizes, report, checked);
     if (opts.samples && task.family === "classification")
       report.summary.samples = { [task.label_cols[0]]: await sampleThumbnails(root, checked, sizes) };
@@ -194,7 +195,7 @@ async function analyseDetection(
   csvPath: string | null,
   task: DatasetTask,
   report: ReportBuilder,
-  opts: { signal?: AbortSignal },
+  opts: { maxDicomPixels: number; signal?: AbortSignal },
 ): Promise<Analysed | null> {
   if (task.inputs !== "images") throw new DatasetFault("detection_needs_vision", "object detection works on images: use task 'vision'");
   const ctx: Ctx = { report, files, top: ex.topLevelFolder };
@@ -241,7 +242,7 @@ async function analyseDetection(
   if (!boxes) return null;
   const images = [...new Set(boxes.map((b) => b.image).filter((i): i is string => !!i))];
   await ex.extract(images.map((i) => archivePath(i, ex.topLevelFolder)));
-  const sizes = await inspectImages(root, images, { signal: opts.signal });
+  const sizes = await inspectImages(root, images, opts);
   reportImages(sizes, report);
   // The table holds the boxes as cleaned (clipped, corners ordered, zero-area ones left out). An image whose every
   // box was left out is left out too: as a "no objects" image it would teach that its objects are background.

@@ -83,8 +83,8 @@ const DIRECT_DECODE_PIXELS = 16_000_000;
  * (at most 64 MB of pixels) the decode is resized to a few pixels so memory per image stays small; JPEG
  * shrink-on-load still reads every scan.
  */
-export async function inspectImage(file: string): Promise<ImageInfo> {
-  if (isDicomName(file) || (await startsLikeDicom(file))) return inspectDicomFile(file, isDicomName(file));
+export async function inspectImage(file: string, maxDicomPixels: number): Promise<ImageInfo> {
+  if (isDicomName(file) || (await startsLikeDicom(file))) return inspectDicomFile(file, isDicomName(file), maxDicomPixels);
   try {
     // The header gives the stored channels (the raw output would be converted to sRGB).
     const img = sharp(file, { failOn: "error", limitInputPixels: 200_000_000 });
@@ -113,13 +113,15 @@ async function startsLikeDicom(file: string): Promise<boolean> {
 
 /**
  * A DICOM is decoded whole, as training will (src/dicom on a preprocessing thread: the WASM codecs would otherwise
- * hold the event loop), and its header summarised; an error names the transfer syntax.
+ * hold the event loop), and its header summarised; an error names the transfer syntax. One of more than maxPixels
+ * (its header's Rows x Columns) is refused before any pixel is decoded or any deflated data set inflated past what
+ * such an image needs: the whole decode of a 144-megapixel file took close to 1 GB.
  */
-async function inspectDicomFile(file: string, named: boolean): Promise<ImageInfo> {
+async function inspectDicomFile(file: string, named: boolean, maxPixels: number): Promise<ImageInfo> {
   try {
     const bytes = await fs.readFile(file);
     // A file named .dcm may be a bare dataset (no preamble, no file meta), which the pipelines read too.
-    const r = await preprocessPool().inspectDicom(bytes, false, named);
+    const r = await preprocessPool().inspectDicom(bytes, { bare: named, maxPixels });
     return { width: r.width, height: r.height, channels: r.channels, format: "dicom", dicom: r.header };
   } catch (err) {
     return { error: (err as Error).message.split("\n")[0], dicom: true };
@@ -130,7 +132,7 @@ async function inspectDicomFile(file: string, named: boolean): Promise<ImageInfo
 export async function inspectImages(
   root: string,
   rels: string[],
-  opts: { concurrency?: number; signal?: AbortSignal } = {},
+  opts: { maxDicomPixels: number; concurrency?: number; signal?: AbortSignal },
 ): Promise<Map<string, ImageInfo>> {
   const out = new Map<string, ImageInfo>();
   let next = 0;
@@ -138,7 +140,7 @@ export async function inspectImages(
     while (next < rels.length) {
       opts.signal?.throwIfAborted();
       const rel = rels[next++];
-      out.set(rel, await inspectImage(path.join(root, ...rel.split("/"))));
+      out.set(rel, await inspectImage(path.join(root, ...rel.split("/")), opts.maxDicomPixels));
     }
   };
   await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 4, rels.length) }, worker));

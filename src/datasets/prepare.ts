@@ -75,7 +75,13 @@ export async function prepareDataset(deps: { bucket: Bucket; config: Config }, a
     // The annotations first (the CSV; for detection also VOC XML and COCO JSON); images once the CSV names them.
     await ex.extract(zip.files.filter((f) => (args.task.family === "detection" ? /\.(csv|xml|json)$/i : /\.csv$/i).test(f)));
     report.summary.top_level_folder = ex.topLevelFolder;
-    analysed = await analyseDataset(ex, args.task, report, { willSplit: args.split === "train_val_test", signal, samples: args.samples });
+    analysed = await analyseDataset(ex, args.task, report, {
+      willSplit: args.split === "train_val_test",
+      // A DICOM larger than /predict would take could not be scored by the model it trains; it is refused unread.
+      maxDicomPixels: deps.config.FETCH_MAX_PIXELS,
+      signal,
+      samples: args.samples,
+    });
   } catch (err) {
     if (timeout.aborted && !args.signal?.aborted) {
       report.error(

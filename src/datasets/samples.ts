@@ -59,7 +59,8 @@ export async function sampleThumbnails(
 /** A DICOM rendered as training renders it by default (its own window) and shrunk like the other thumbnails. */
 async function dicomThumbnail(file: string): Promise<Buffer | null> {
   try {
-    const { image } = await preprocessPool().inspectDicom(await fs.readFile(file), true, true);
+    // Only files that passed inspectImages (under the pixel limit) get here.
+    const { image } = await preprocessPool().inspectDicom(await fs.readFile(file), { pixels: true, bare: true, maxPixels: Infinity });
     return await sharp(image!.pixels, { raw: { width: image!.width, height: image!.height, channels: image!.channels } })
       .resize(THUMB_SIDE, THUMB_SIDE, { fit: "inside", withoutEnlargement: true })
       .jpeg({ quality: 70 })

@@ -1,9 +1,12 @@
 import { createRequire } from "node:module";
+import { statedSize } from "./codestream.js";
 
 /**
  * The compressed-pixel decoders: Cornerstone's WebAssembly builds of libjpeg-turbo (8-bit JPEG), CharLS (JPEG-LS)
  * and OpenJPEG (JPEG 2000), and the pure-JS jpeg-lossless-decoder-js (JPEG lossless, process 14). Each WASM module
- * is instantiated once per thread on first use (loadCodecs, ~10 ms each); decoding itself is synchronous, so it is
+ * is instantiated per thread on first use (loadCodecs, a few ms each), and again after a decode that grew its memory
+ * past KEEP_MEMORY_BYTES. The caller checks a frame's stated size first (pixels.ts, codestream.ts): the decoders
+ * allocate whatever a codestream claims. Decoding itself is synchronous, so it is
  * called only where images are decoded today, off the event loop: the model's inference worker, the preprocessing
  * pool's threads, and dataset validation (which already runs per file, see datasets/images.ts).
  */
@@ -43,32 +46,61 @@ interface LosslessDecoder {
   numComp: number;
 }
 const { Decoder: JpegLosslessDecoder } = require("jpeg-lossless-decoder-js") as { Decoder: new () => LosslessDecoder };
-type Factory = (module: { print: () => void; printErr: () => void }) => Promise<Record<string, DecoderClass>>;
+type Factory = (module: { print: () => void; printErr: () => void }) => Promise<EmscriptenModule>;
+/** What the emscripten module exposes beside the decoder classes: its memory, as a view that grows with it. */
+type EmscriptenModule = Record<string, DecoderClass> & { HEAPU8: Uint8Array };
 
-let loaded: Promise<{ jpeg: DecoderClass; jls: DecoderClass; j2k: DecoderClass }> | undefined;
-let codecs: Awaited<NonNullable<typeof loaded>> | undefined;
+type WasmKind = Exclude<CompressedKind, "jpeg-lossless">;
+const PACKAGES: Record<WasmKind, { module: string; decoder: string }> = {
+  "jpeg-baseline": { module: "@cornerstonejs/codec-libjpeg-turbo-8bit/decodewasmjs", decoder: "JPEGDecoder" },
+  "jpeg-ls": { module: "@cornerstonejs/codec-charls/decodewasmjs", decoder: "JpegLSDecoder" },
+  "jpeg-2000": { module: "@cornerstonejs/codec-openjpeg/decodewasmjs", decoder: "J2KDecoder" },
+};
+const WASM_KINDS = Object.keys(PACKAGES) as WasmKind[];
 
-/** Instantiates the three WASM decoders on this thread (once); decodeFrame needs it done first. */
-export function loadCodecs(): Promise<void> {
-  loaded ??= (async () => {
-    const [jpeg, jls, j2k] = await Promise.all(
-      [
-        "@cornerstonejs/codec-libjpeg-turbo-8bit/decodewasmjs",
-        "@cornerstonejs/codec-charls/decodewasmjs",
-        "@cornerstonejs/codec-openjpeg/decodewasmjs",
-      ].map(
+/**
+ * A WebAssembly memory only grows: a codec that decoded one large frame would keep that much memory for the life of
+ * its thread, on every thread that ever decoded one (OpenJPEG holds ~4 bytes per sample and more). A codec whose
+ * memory grew past this is dropped after its decode, so that V8 frees its memory, and instantiated again (a few ms)
+ * the next time it is needed. OpenJPEG starts at 50 MiB; a 512x512 CT slice decodes without growing.
+ */
+const KEEP_MEMORY_BYTES = 64 * 2 ** 20;
+
+interface Codec {
+  Decoder: DecoderClass;
+  module: EmscriptenModule;
+}
+const codecs = new Map<WasmKind, Codec>();
+let loading: Promise<void> | undefined;
+
+/**
+ * Instantiates the WASM decoders this thread lacks: all three the first time, one again after it was dropped for
+ * its size. decodeCompressed needs them present; decodeDicom checks codecsReady() right before decoding.
+ */
+export async function loadCodecs(): Promise<void> {
+  while (!codecsReady()) {
+    loading ??= Promise.all(
+      WASM_KINDS.filter((k) => !codecs.has(k)).map(async (kind) => {
         // OpenJPEG writes "[INFO] ..." lines for every image through emscripten's print: not into our logs.
-        (name) => (require(name) as Factory)({ print: () => {}, printErr: () => {} }),
-      ),
-    );
-    codecs = { jpeg: jpeg.JPEGDecoder, jls: jls.JpegLSDecoder, j2k: j2k.J2KDecoder };
-    return codecs;
-  })();
-  return loaded.then(() => undefined);
+        const module = await (require(PACKAGES[kind].module) as Factory)({ print: () => {}, printErr: () => {} });
+        codecs.set(kind, { Decoder: module[PACKAGES[kind].decoder], module });
+      }),
+    )
+      .then(() => undefined)
+      .finally(() => (loading = undefined));
+    await loading;
+  }
 }
 
-function runWasm(Decoder: DecoderClass, bytes: Uint8Array, signed: boolean): CodecFrame {
-  const decoder = new Decoder();
+export const codecsReady = () => codecs.size === WASM_KINDS.length;
+
+/** The bytes of memory a codec holds on this thread now (0 when not instantiated): for tests and benchmarks. */
+export const codecMemoryBytes = (kind: WasmKind) => codecs.get(kind)?.module.HEAPU8.length ?? 0;
+
+function runWasm(kind: WasmKind, bytes: Uint8Array, signed: boolean): CodecFrame {
+  const codec = codecs.get(kind);
+  if (!codec) throw new Error("the DICOM codecs are not loaded on this thread (loadCodecs)");
+  const decoder = new codec.Decoder();
   try {
     decoder.getEncodedBuffer(bytes.length).set(bytes);
     try {
@@ -88,6 +120,7 @@ function runWasm(Decoder: DecoderClass, bytes: Uint8Array, signed: boolean): Cod
     return { data, width: info.width, height: info.height, components: info.componentCount };
   } finally {
     decoder.delete();
+    if (codec.module.HEAPU8.length > KEEP_MEMORY_BYTES) codecs.delete(kind);
   }
 }
 
@@ -104,24 +137,10 @@ export function decodeCompressed(kind: CompressedKind, bytes: Uint8Array, bitsAl
     const data = numBytes === 2 && signed ? new Int16Array(out.buffer, out.byteOffset, out.length) : out;
     return { data, width: d.xDim, height: d.yDim, components: d.numComp };
   }
-  if (!codecs) throw new Error("the DICOM codecs are not loaded on this thread (loadCodecs)");
   if (kind === "jpeg-baseline") {
-    const precision = jpegPrecision(bytes);
+    const precision = statedSize(kind, bytes)?.precision;
     if (precision !== undefined && precision !== 8)
       throw new Error(`a ${precision}-bit JPEG; only 8-bit JPEG baseline/extended is decoded`);
   }
-  const Decoder = kind === "jpeg-baseline" ? codecs.jpeg : kind === "jpeg-ls" ? codecs.jls : codecs.j2k;
-  return runWasm(Decoder, bytes, signed);
-}
-
-/** The sample precision in a JPEG's SOF marker (8 or 12 for DCT), or undefined when none is found. */
-function jpegPrecision(b: Uint8Array): number | undefined {
-  let i = 2;
-  while (i + 4 < b.length) {
-    if (b[i] !== 0xff) return undefined;
-    const marker = b[i + 1];
-    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) return b[i + 4];
-    i += 2 + ((b[i + 2] << 8) | b[i + 3]);
-  }
-  return undefined;
+  return runWasm(kind, bytes, signed);
 }

@@ -1,6 +1,6 @@
 import type { DicomRendering } from "../contract/types.js";
 import type { DecodedImage } from "../serving/tensor.js";
-import { loadCodecs } from "./codecs.js";
+import { codecsReady, loadCodecs } from "./codecs.js";
 import { DicomError } from "./errors.js";
 import { headerSummary, type DicomHeaderSummary } from "./header.js";
 import { parseDicom } from "./parse.js";
@@ -18,7 +18,7 @@ export type { DicomHeaderSummary } from "./header.js";
 export { isDicom } from "./parse.js";
 export { DEFAULT_RENDERING } from "./render.js";
 export { DECODED_SYNTAXES, describeSyntax, transferSyntax } from "./transfer-syntax.js";
-export { loadCodecs };
+export { codecMemoryBytes, loadCodecs } from "./codecs.js";
 
 export interface RenderedDicom {
   image: DecodedImage;
@@ -27,7 +27,8 @@ export interface RenderedDicom {
 
 /**
  * Synchronous once loadCodecs() has resolved on this thread (decodeDicom does both). Refuses an image of more than
- * maxPixels before decoding any pixel (the header states its size).
+ * maxPixels before decoding any pixel: the header states its size, a compressed frame's own header must state the
+ * same (pixels.ts), and a deflated data set inflates no further than such an image needs (parse.ts).
  */
 export function decodeDicomSync(
   bytes: Uint8Array,
@@ -35,7 +36,7 @@ export function decodeDicomSync(
   maxPixels = Infinity,
   opts: { bare?: boolean } = {},
 ): RenderedDicom {
-  const d = parseDicom(bytes, opts);
+  const d = parseDicom(bytes, { ...opts, maxPixels });
   const header = headerSummary(d);
   const { rows, columns } = d.pixel;
   if (rows * columns > maxPixels)
@@ -55,7 +56,9 @@ export async function decodeDicom(
   maxPixels = Infinity,
   opts: { bare?: boolean } = {},
 ): Promise<RenderedDicom> {
-  await loadCodecs();
+  // A codec dropped for its size by another decode on this thread since loadCodecs resolved is loaded again; the
+  // check and the decode then run in one synchronous stretch.
+  while (!codecsReady()) await loadCodecs();
   return decodeDicomSync(bytes, rendering, maxPixels, opts);
 }
 

@@ -33,14 +33,37 @@ export interface ParsedDicom {
   pixel: PixelModule;
 }
 
-/** A deflated data set may not inflate past this (a zip bomb inside a DICOM): 64 times the limit of the file. */
+/**
+ * A deflated data set is inflated with a running cap (zlib stops at it, so no more than this is ever allocated):
+ * what the largest frame the pixel limit allows can need (4 bytes a pixel: 32-bit grey, or 8-bit RGB with room to
+ * spare) plus 1 MiB of other elements, and never more than 64 times the file (the bound when no limit is given).
+ */
 const INFLATE_FACTOR = 64;
+const BYTES_PER_PIXEL = 4;
+const HEADER_ALLOWANCE = 2 ** 20;
+
+/**
+ * zlib's output chunk: 16 KiB by default, thousands of small allocations for a large data set, which glibc kept after
+ * they were freed (~250 MB held for good after three refused 200 MB inflations on one thread). From 32 MiB, glibc's
+ * largest mmap threshold, each chunk is mapped on its own and given back to the system when freed (~0 held).
+ */
+const inflateChunk = (limit: number) => Math.max(64 * 2 ** 10, Math.min(limit, 32 * 2 ** 20));
+
+/** The inflated size past which a deflated data set is refused, and the sentence that says why. */
+function inflateLimit(fileBytes: number, maxPixels: number): { bytes: number; why: string } {
+  const byFile = Math.max(1, fileBytes * INFLATE_FACTOR);
+  const byPixels = maxPixels * BYTES_PER_PIXEL + HEADER_ALLOWANCE;
+  return byPixels < byFile
+    ? { bytes: byPixels, why: `more than an image of at most ${maxPixels} pixels needs` }
+    : { bytes: byFile, why: `over ${INFLATE_FACTOR} times the size of the file` };
+}
 
 /**
  * bare: also read a dataset without preamble and file meta (older exports), as the pipelines do
  * (builder_pipelines.common.dicom._read): uncompressed little endian, explicit VR when the first element states one.
+ * maxPixels: the image limit, which bounds how far a deflated data set may inflate (inflateLimit).
  */
-export function parseDicom(bytes: Uint8Array, opts: { bare?: boolean } = {}): ParsedDicom {
+export function parseDicom(bytes: Uint8Array, opts: { bare?: boolean; maxPixels?: number } = {}): ParsedDicom {
   const part10 = isDicom(bytes);
   if (!part10 && !opts.bare) throw new DicomError("invalid_dicom", 'the file is not a DICOM Part 10 file (no "DICM" at byte 128)');
   let syntax: TransferSyntax | undefined;
@@ -58,7 +81,18 @@ export function parseDicom(bytes: Uint8Array, opts: { bare?: boolean } = {}): Pa
       // dicom-parser's own Node path calls Buffer.copy on what it was given; this one works on any Uint8Array and
       // caps the inflated size.
       inflater: (array: Uint8Array, position: number) => {
-        const body = inflateRawSync(array.subarray(position), { maxOutputLength: Math.max(1, bytes.length * INFLATE_FACTOR) });
+        const limit = inflateLimit(bytes.length, opts.maxPixels ?? Infinity);
+        let body: Buffer;
+        try {
+          body = inflateRawSync(array.subarray(position), { maxOutputLength: limit.bytes, chunkSize: inflateChunk(limit.bytes) });
+        } catch (err) {
+          if ((err as { code?: string }).code !== "ERR_BUFFER_TOO_LARGE") throw err;
+          throw new DicomError(
+            "image_too_many_pixels",
+            `the deflated DICOM data set inflates to more than ${limit.bytes} bytes, ${limit.why}`,
+            syntax,
+          );
+        }
         const full = new Uint8Array(position + body.length);
         full.set(array.subarray(0, position), 0);
         full.set(body, position);
@@ -66,6 +100,7 @@ export function parseDicom(bytes: Uint8Array, opts: { bare?: boolean } = {}): Pa
       },
     });
   } catch (err) {
+    if (err instanceof DicomError) throw err;
     throw new DicomError("invalid_dicom", `the DICOM file cannot be parsed: ${parserMessage(err)}`, syntax);
   }
   if (!syntax.encoding) throw new DicomError("unsupported_transfer_syntax", "Builder does not decode this transfer syntax", syntax);

@@ -1,5 +1,6 @@
 import dicomParser from "dicom-parser";
 import { decodeCompressed } from "./codecs.js";
+import { statedSize } from "./codestream.js";
 import { DicomError } from "./errors.js";
 import type { ParsedDicom } from "./parse.js";
 import { decodeRle } from "./rle.js";
@@ -73,6 +74,15 @@ function decodeRaw(d: ParsedDicom): Raw {
   const frame = encapsulatedFirstFrame(ds, el, p.frames);
   if (syntax.encoding === "rle")
     return { data: decodeRle(frame, p.rows, p.columns, p.samplesPerPixel, p.bitsAllocated), planar: true, alreadyRgb: false };
+  // The decoders allocate what the codestream states: it must be the frame the header (already held to the pixel
+  // limit) describes, checked before any decoder runs.
+  const stated = statedSize(syntax.encoding!, frame);
+  if (!stated) throw new Error("the compressed frame does not state its size (no frame header where its format puts one)");
+  if (stated.width !== p.columns || stated.height !== p.rows || stated.components !== p.samplesPerPixel)
+    throw new Error(
+      `the compressed frame states ${stated.width}x${stated.height} pixels with ${stated.components} sample(s) each; ` +
+        `the header says ${p.columns}x${p.rows} with ${p.samplesPerPixel}`,
+    );
   const f = decodeCompressed(syntax.encoding!, frame, p.bitsAllocated, p.signed);
   if (f.width !== p.columns || f.height !== p.rows || f.components !== p.samplesPerPixel)
     throw new Error(

@@ -7,8 +7,10 @@ import type { GreyFrame } from "./pixels.js";
 /**
  * A grey frame's stored values -> 8-bit grey levels, exactly as pipelines/contract/manifest.schema.json
  * (input.image.dicom) states and the pipelines compute it: modality LUT (RescaleSlope/Intercept), a linear VOI
- * window (c, w): y = ((m - (c - 0.5)) / (w - 1) + 0.5) * 255 clipped to [0, 255] (w = 1: a step at c - 0.5), or the
- * frame's own min..max without one, grey = floor(y + 0.5), and MONOCHROME1 inverted.
+ * window (c, w): y = ((m - (c - 0.5)) / (w - 1) + 0.5) * 255 clipped to [0, 255] (w = 1: a step at c - 0.5); without
+ * one, unsigned grey of at most 8 bits stored as it is (y = m clipped, unwindowed_8bit "as_stored": the same pixels
+ * as a PNG score the same) and anything deeper from the frame's own min..max; grey = floor(y + 0.5), and
+ * MONOCHROME1 inverted.
  */
 
 /** What a model with no dicom record gets: the file's own window, MONOCHROME1 shown as radiologists see it. */
@@ -17,6 +19,7 @@ export const DEFAULT_RENDERING: DicomRendering = {
   window: { source: "file" },
   invert_monochrome1: true,
   frames: "first",
+  unwindowed_8bit: "as_stored",
 };
 
 export interface Window {
@@ -43,7 +46,14 @@ export function renderGrey(d: ParsedDicom, frame: GreyFrame, rendering: DicomRen
   const intercept = rendering.modality_lut ? (decimal(d.dataSet, "x00281052") ?? 0) : 0;
   const window = chooseWindow(d, rendering.window);
   const grey = new Uint8Array(n);
-  if (window) {
+  // Absent in records written before the rule: those models were trained on min..max, and are served so.
+  const asStored = rendering.unwindowed_8bit === "as_stored" && d.pixel.bitsStored <= 8 && !d.pixel.signed;
+  if (!window && asStored) {
+    for (let i = 0; i < n; i++) {
+      const m = values[i] * slope + intercept;
+      grey[i] = m <= 0 ? 0 : m >= 255 ? 255 : Math.floor(m + 0.5);
+    }
+  } else if (window) {
     const { center: c, width: w } = window;
     if (w === 1) {
       for (let i = 0; i < n; i++) grey[i] = values[i] * slope + intercept <= c - 0.5 ? 0 : 255;

@@ -261,6 +261,23 @@ export const SPANISH_TEMPLATES: Array<[english: string, spanish: string]> = [
   ["{name} has no rows in its first sheet", "{name} no tiene filas en su primera hoja"],
   // predictions
   ["the image cannot be decoded", "la imagen no se puede decodificar"],
+  // DICOM limits (src/dicom): a frame whose own header disagrees with the file's, a deflated data set too large
+  [
+    "the pixel data cannot be decoded: the compressed frame states {stated} pixels with {n} sample(s) each; the header says {size} with {m} (transfer syntax {syntax})",
+    "los píxeles no se pueden decodificar: el fotograma comprimido declara {stated} píxeles con {n} muestra(s) cada uno; la cabecera dice {size} con {m} (sintaxis de transferencia {syntax})",
+  ],
+  [
+    "the pixel data cannot be decoded: the compressed frame does not state its size (no frame header where its format puts one) (transfer syntax {syntax})",
+    "los píxeles no se pueden decodificar: el fotograma comprimido no declara su tamaño (falta la cabecera de fotograma donde su formato la pone) (sintaxis de transferencia {syntax})",
+  ],
+  [
+    "the deflated DICOM data set inflates to more than {n} bytes, more than an image of at most {p} pixels needs (transfer syntax {syntax})",
+    "el conjunto de datos DICOM comprimido con deflate se descomprime en más de {n} bytes, más de lo que necesita una imagen de como mucho {p} píxeles (sintaxis de transferencia {syntax})",
+  ],
+  [
+    "the deflated DICOM data set inflates to more than {n} bytes, over 64 times the size of the file (transfer syntax {syntax})",
+    "el conjunto de datos DICOM comprimido con deflate se descomprime en más de {n} bytes, más de 64 veces el tamaño del archivo (sintaxis de transferencia {syntax})",
+  ],
   ["the image has {size} pixels; the limit is {n} pixels", "la imagen tiene {size} píxeles; el límite es de {n} píxeles"],
   ["the image is larger than the limit of {n} bytes", "la imagen supera el límite de {n} bytes"],
   ["the URL answered HTTP {status}", "la dirección respondió HTTP {status}"],

@@ -39,10 +39,11 @@ class PreprocessPool {
   /**
    * A DICOM checked for the dataset report: decoded whole (a corrupt frame fails here, not in training) and its
    * header summarised; `pixels`: the rendered image comes back too (thumbnails); `bare`: a dataset without preamble
-   * and file meta is read too (a .dcm file). The bytes are copied (the caller may still hold them).
+   * and file meta is read too (a .dcm file); `maxPixels`: a larger image is refused before any pixel is decoded
+   * (413 image_too_many_pixels). The bytes are copied (the caller may still hold them).
    */
-  async inspectDicom(bytes: Uint8Array, pixels = false, bare = false): Promise<InspectedDicom> {
-    const { reply } = await this.pool.post({ type: "inspect-dicom", bytes, pixels, bare });
+  async inspectDicom(bytes: Uint8Array, o: { pixels?: boolean; bare?: boolean; maxPixels: number }): Promise<InspectedDicom> {
+    const { reply } = await this.pool.post({ type: "inspect-dicom", bytes, pixels: !!o.pixels, bare: !!o.bare, maxPixels: o.maxPixels });
     if (reply.type !== "inspected") throw new Error(`unexpected reply from a preprocessing thread: ${reply.type}`);
     return reply.inspected;
   }

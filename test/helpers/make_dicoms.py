@@ -89,6 +89,12 @@ def grey_values(unit: np.ndarray, bits: int, signed: bool) -> np.ndarray:
     return v
 
 
+def narrow_grey(unit: np.ndarray) -> np.ndarray:
+    """[0, 1] floats -> 8-bit stored values in 40..200, not the whole range: an unwindowed 8-bit file whose
+    rendering shows whether its values are kept as they are or stretched from its minimum to its maximum."""
+    return 40 + np.round(unit * 160).astype(np.int64)
+
+
 def _dtype(bits_allocated: int, signed: bool) -> np.dtype:
     return np.dtype(f"{'i' if signed else 'u'}{bits_allocated // 8}")
 
@@ -289,6 +295,7 @@ def fixture_set(outdir: str, phi: bool = False) -> list[dict]:
     }
     for ts, tag in short.items():
         add(f"{tag}_mono2_u8", Pixels(grey_values(g, 8, False)[None]), ts)
+        add(f"{tag}_mono2_u8_narrow", Pixels(narrow_grey(g)[None]), ts)
         add(
             f"{tag}_mono2_u12_window",
             Pixels(grey_values(g, 12, False)[None], bits_stored=12, slope=1, intercept=-1024, window=[(1000, 2500)]),
@@ -308,6 +315,7 @@ def fixture_set(outdir: str, phi: bool = False) -> list[dict]:
     ybr = convert_color_space(synthetic_rgb(), "RGB", "YBR_FULL")
     add("evrle_ybr_full", Pixels(ybr[None], "YBR_FULL"), ExplicitVRLittleEndian)
     add("jpeg_baseline_mono2_u8", Pixels(grey_values(g, 8, False)[None]), JPEGBaseline8Bit)
+    add("jpeg_baseline_mono2_u8_narrow", Pixels(narrow_grey(g)[None]), JPEGBaseline8Bit)
     add("jpeg_baseline_rgb", Pixels(synthetic_rgb()[None], "RGB"), JPEGBaseline8Bit)
     add(
         "jpeg_baseline_rgb_3frames",

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
+import { deflateBomb, j2kDicom } from "../helpers/dicom-bombs.js";
 import { dicomFixtures, haveDicomPython } from "../helpers/dicom-fixtures.js";
+import { SYNTAX, writeDicom } from "../helpers/dicom-writer.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { makeZip } from "../helpers/zips.js";
 
@@ -74,5 +76,56 @@ describe.skipIf(!haveDicomPython)("POST /v1/datasets/validate with DICOM images"
       expect(e.message).toContain(f.file);
       expect(e.message).toContain(`${f.transfer_syntax_name} (${f.transfer_syntax})`);
     }
+  });
+});
+
+// Security issue 48, finding 9 (and 1, 2 through a zip): the zip check held no pixel limit on DICOM, so a
+// 144-megapixel file was decoded whole (+880 MB) and accepted. It now refuses, unread, what /predict would refuse:
+// a header over FETCH_MAX_PIXELS (10 M here), a codestream stating more than its header, a deflated data set that
+// inflates past what such an image needs. Files built by test/helpers/dicom-writer.ts (no Python needed).
+describe("POST /v1/datasets/validate holds DICOM files to the pixel limit", () => {
+  let server: TestServer;
+  let user: UserWithKey;
+
+  beforeAll(async () => {
+    server = await startTestServer(primaryTarget(), { FETCH_MAX_PIXELS: "10000000" });
+    user = await createUserWithKey(server);
+  });
+  afterAll(async () => server?.teardown());
+
+  it("refuses a file over the limit, a frame stating more than its header and a deflate bomb, naming each", async () => {
+    const small = (i: number) =>
+      writeDicom({ syntax: SYNTAX.explicitLittle, rows: 8, columns: 8, pixels: Uint8Array.from({ length: 64 }, (_, k) => (k * i) % 256) });
+    const files: Record<string, Buffer> = {
+      "over.dcm": j2kDicom(4096, 4096), // 16.8 megapixels, a valid image over the limit
+      "lies.dcm": j2kDicom(16384, 64), // a 64x64 header around a codestream that states 16384x16384
+      "bomb.dcm": deflateBomb(200_000), // inflates to ~200 MB
+      ...Object.fromEntries([1, 2, 3, 4, 5, 6].map((i) => [`ok${i}.dcm`, small(i)])),
+    };
+    const names = Object.keys(files);
+    const entries: Record<string, Buffer | string> = {
+      "labels.csv": ["patient,image,label", ...names.map((f, i) => `p${i},scans/${f},${i % 2}`)].join("\n") + "\n",
+    };
+    for (const [name, bytes] of Object.entries(files)) entries[`scans/${name}`] = bytes;
+    const zip_gcloud = `${user.userId}/limits/data.zip`;
+    const put = await fetch(`${server.url}/v1/files/${zip_gcloud}`, { method: "PUT", headers: bearer(user.key), body: makeZip(entries) });
+    expect(put.status).toBe(201);
+    const res = await fetch(`${server.url}/v1/datasets/validate`, {
+      method: "POST",
+      headers: bearer(user.key, { "content-type": "application/json" }),
+      body: JSON.stringify({ zip_gcloud, task: "vision", label_cols: ["label"], images_col: "image" }),
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as any;
+    const unreadable = Object.fromEntries(
+      body.errors.filter((e: any) => e.code === "image_unreadable").map((e: any) => [e.path, e.message as string]),
+    );
+    expect(Object.keys(unreadable).sort()).toEqual(["scans/bomb.dcm", "scans/lies.dcm", "scans/over.dcm"]);
+    expect(unreadable["scans/over.dcm"]).toContain("the image has 4096x4096 pixels; the limit is 10000000 pixels");
+    expect(unreadable["scans/lies.dcm"]).toContain(
+      "the compressed frame states 16384x16384 pixels with 1 sample(s) each; the header says 64x64",
+    );
+    expect(unreadable["scans/bomb.dcm"]).toContain("the deflated DICOM data set inflates to more than");
+    expect(body.summary.dicom.files).toBe(6);
   });
 });

@@ -7,7 +7,9 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
+import { j2kDicom, deflateBomb } from "../helpers/dicom-bombs.js";
 import { dicomFixtures, haveDicomPython, type ReferenceEntry } from "../helpers/dicom-fixtures.js";
+import { SYNTAX, writeDicom } from "../helpers/dicom-writer.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
 import { publishFixture } from "../fixtures/serving/publish.js";
@@ -24,6 +26,8 @@ describe.skipIf(!haveFixturePython || !haveDicomPython)("/predict with DICOM", (
   let pacsUrl: string;
   let user: UserWithKey;
   const accepts: string[] = [];
+  /** Files the PACS serves besides the fixtures (the bombs). */
+  const bombs = new Map<string, Buffer>();
   const BOUNDARY = "DICOMwebBoundary42";
   // Files of every transfer syntax and photometric interpretation, one each (multi-frame and PHI ones included).
   const cases = [
@@ -48,10 +52,10 @@ describe.skipIf(!haveFixturePython || !haveDicomPython)("/predict with DICOM", (
     pacs = http.createServer((req, res) => {
       accepts.push(String(req.headers.accept));
       const m = /^\/dicomweb\/studies\/1\.2\.3\/series\/4\.5\/instances\/([^/]+)$/.exec(req.url ?? "");
-      if (!m || !fs.existsSync(path.join(dx.dir, "files", m[1]))) return void res.writeHead(404).end();
+      if (!m || (!bombs.has(m[1]) && !fs.existsSync(path.join(dx.dir, "files", m[1])))) return void res.writeHead(404).end();
       const body = Buffer.concat([
         Buffer.from(`--${BOUNDARY}\r\nContent-Type: application/dicom\r\n\r\n`),
-        dx.bytes(m[1]),
+        bombs.get(m[1]) ?? dx.bytes(m[1]),
         Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
       ]);
       res.writeHead(200, { "content-type": `multipart/related; type="application/dicom"; boundary=${BOUNDARY}` }).end(body);
@@ -69,6 +73,20 @@ describe.skipIf(!haveFixturePython || !haveDicomPython)("/predict with DICOM", (
     manifest.input.image.dicom = ref(cases[0], "explicit").record;
     fs.writeFileSync(path.join(windowed, "manifest.json"), JSON.stringify(manifest));
     await publishFixture(server, user.userId, 3, windowed);
+    // The same model as trained on DICOM with each file's own window: by today's pipeline (the record holds
+    // unwindowed_8bit), and before that rule existed (no unwindowed_8bit: unwindowed 8-bit frames were stretched).
+    const fileRecord = ref(cases[0], "file").record;
+    const { unwindowed_8bit: _rule, ...olderRecord } = fileRecord;
+    for (const [experiment, record] of [
+      [4, fileRecord],
+      [5, olderRecord],
+    ] as const) {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dicom-record-"));
+      fs.copyFileSync(path.join(fx.modelDir("vision_binary"), "model.onnx"), path.join(dir, "model.onnx"));
+      const image = { ...manifest.input.image, dicom: record };
+      fs.writeFileSync(path.join(dir, "manifest.json"), JSON.stringify({ ...manifest, input: { ...manifest.input, image } }));
+      await publishFixture(server, user.userId, experiment, dir);
+    }
   });
   afterAll(async () => {
     await server?.teardown();
@@ -108,6 +126,55 @@ describe.skipIf(!haveFixturePython || !haveDicomPython)("/predict with DICOM", (
     expect(asDicom.status).toBe(201);
     expect(asDicom.body.score).toEqual(explicit.body.score);
     expect(asDicom.body.score).not.toEqual(own.body.score); // the two windows do differ for this model
+  });
+
+  // Security issue 48, finding 18: the same pixels score the same whichever container they come in.
+  it("scores an unwindowed 8-bit DICOM as the same pixels sent as a PNG (a model trained before the rule: as it was trained)", async () => {
+    const [w, h] = [40, 48];
+    const stored = Uint8Array.from({ length: w * h }, (_, i) => 40 + ((i * 37) % 161)); // 40..200, no window
+    const pngOf = async (px: Uint8Array) =>
+      `data:image/png;base64,${(
+        await sharp(px, { raw: { width: w, height: h, channels: 1 } })
+          .png()
+          .toBuffer()
+      ).toString("base64")}`;
+    const dicom = `data:application/dicom;base64,${writeDicom({ syntax: SYNTAX.explicitLittle, rows: h, columns: w, pixels: stored }).toString("base64")}`;
+    const asPng = await predict(await pngOf(stored));
+    const stretched = Uint8Array.from(stored, (v) => Math.floor(((v - 40) / 160) * 255 + 0.5));
+    const stretchedPng = await predict(await pngOf(stretched));
+    expect(asPng.body.score).not.toEqual(stretchedPng.body.score); // the model does tell the two apart
+    // 1: a model trained without DICOM; 4: one trained on DICOM by today's pipeline.
+    for (const experiment of [1, 4]) {
+      const [png, asDicom] = [await predict(await pngOf(stored), experiment), await predict(dicom, experiment)];
+      expect(asDicom.status).toBe(201);
+      expect(asDicom.body.score, `experiment ${experiment}`).toEqual(png.body.score);
+    }
+    expect((await predict(dicom, 5)).body.score).toEqual((await predict(await pngOf(stretched), 5)).body.score);
+  });
+
+  // Security issue 48, findings 1 and 2, at /predict: as a data: URI and through DICOMweb, refused before decoding.
+  it.each([
+    [
+      "a JPEG 2000 frame stating 16384x16384 in a 64x64 header",
+      () => j2kDicom(16384, 64),
+      415,
+      "dicom_decode_failed",
+      /el fotograma comprimido declara 16384x16384/,
+    ],
+    ["a deflated data set that inflates to ~1 GB", () => deflateBomb(1_000_000), 413, "image_too_many_pixels", /se descomprime en más de/],
+  ])("refuses %s, in Spanish when asked", async (_name, make, status, code, spanish) => {
+    const bytes = make();
+    const res = await fetch(`${server.url}/predict`, {
+      method: "POST",
+      headers: bearer(user.key, { "content-type": "application/json", "x-experiment-id": "1", "accept-language": "es" }),
+      body: JSON.stringify({ message: `data:application/dicom;base64,${bytes.toString("base64")}` }),
+    });
+    const body = (await res.json()) as any;
+    expect([res.status, body.error, body.code]).toEqual([status, 1, code]);
+    expect(body.message).toMatch(spanish);
+    bombs.set("bomb.dcm", bytes);
+    const viaPacs = await predict(`${pacsUrl}/bomb.dcm`);
+    expect([viaPacs.status, viaPacs.body.code]).toEqual([status, code]);
   });
 
   it("gives detection boxes in the rendered image's coordinates, as for the PNG", async () => {

@@ -3,8 +3,11 @@
 The rendering is stated once, in pipelines/contract/manifest.schema.json (input.image.dicom), and serving
 (TypeScript) reproduces it: stored values (signed per PixelRepresentation) -> modality values
 m = stored * RescaleSlope + RescaleIntercept -> a VOI window (c, w): y = ((m - (c - 0.5)) / (w - 1) + 0.5) * 255
-clipped to [0, 255] (w = 1: 0 where m < c - 0.5, else 255), or without one y = (m - min) / (max - min) * 255 over
-the frame -> grey = floor(y + 0.5) -> MONOCHROME1: 255 - grey. Colour (RGB, YBR_*): 8-bit RGB as decoded.
+clipped to [0, 255] (w = 1: 0 where m <= c - 0.5, else 255); without one, unsigned grey of at most 8 bits stored
+keeps its values (y = m clipped to [0, 255], what a PNG of the same pixels holds; unwindowed_8bit "as_stored")
+and deeper or signed grey y = (m - min) / (max - min) * 255 over the frame -> grey = floor(y + 0.5) ->
+MONOCHROME1: 255 - grey. Colour (RGB, YBR_*): 8-bit RGB as decoded. Records written before unwindowed_8bit
+existed stretched every unwindowed frame min..max, and are rendered that way still.
 
 Never put a header's identifying values (names, IDs, dates) in a message: errors name the file and its transfer
 syntax only.
@@ -82,7 +85,13 @@ def rendering(options: dict | None) -> dict:
     frames = options.get("frames") or "first"
     if frames not in ("first", "all"):
         raise DataError(f"options.dicom.frames must be first or all, not {frames!r}")
-    return {"modality_lut": True, "window": window, "invert_monochrome1": True, "frames": frames}
+    return {
+        "modality_lut": True,
+        "window": window,
+        "invert_monochrome1": True,
+        "frames": frames,
+        "unwindowed_8bit": "as_stored",
+    }
 
 
 def _syntax(ds) -> str:
@@ -157,9 +166,12 @@ def modality_values(stored: np.ndarray, ds) -> np.ndarray:
     return stored.astype(np.float64) * (1.0 if slope is None else slope) + (0.0 if intercept is None else intercept)
 
 
-def window_grey(m: np.ndarray, window: tuple[float, float] | None) -> np.ndarray:
-    """Modality values -> uint8 grey by the contract's linear window, or min..max of these values without one."""
-    if window is None:
+def window_grey(m: np.ndarray, window: tuple[float, float] | None, as_stored: bool = False) -> np.ndarray:
+    """Modality values -> uint8 grey by the contract's linear window; without one, the values themselves clipped to
+    [0, 255] (as_stored: 8-bit grey) or min..max of these values."""
+    if window is None and as_stored:
+        y = np.clip(m, 0.0, 255.0)
+    elif window is None:
         lo, hi = float(m.min()), float(m.max())
         y = np.zeros_like(m) if hi == lo else (m - lo) / (hi - lo) * 255.0
     else:
@@ -169,6 +181,14 @@ def window_grey(m: np.ndarray, window: tuple[float, float] | None) -> np.ndarray
         else:
             y = np.clip(((m - (c - 0.5)) / (w - 1) + 0.5) * 255.0, 0.0, 255.0)
     return np.floor(y + 0.5).astype(np.uint8)
+
+
+def stored_as_grey_levels(ds, record: dict) -> bool:
+    """An unwindowed frame whose stored values already are grey levels: unsigned, at most 8 bits stored (BitsStored,
+    BitsAllocated when absent), under a record that says so (unwindowed_8bit "as_stored"; absent: "min_max")."""
+    bits = int(ds.get("BitsStored") or ds.get("BitsAllocated") or 16)
+    unsigned = int(ds.get("PixelRepresentation") or 0) != 1  # as serving reads it: 1 is signed, anything else not
+    return record.get("unwindowed_8bit", "min_max") == "as_stored" and bits <= 8 and unsigned
 
 
 def render_frame(stored: np.ndarray, ds, record: dict) -> np.ndarray:
@@ -185,7 +205,7 @@ def render_frame(stored: np.ndarray, ds, record: dict) -> np.ndarray:
     window = (
         file_window(ds) if source == "file" else (float(record["window"]["center"]), float(record["window"]["width"]))
     )
-    grey = window_grey(m, window)
+    grey = window_grey(m, window, as_stored=window is None and stored_as_grey_levels(ds, record))
     if photometric == "MONOCHROME1" and record.get("invert_monochrome1", True):
         grey = 255 - grey
     return grey
