@@ -3,8 +3,10 @@ import { defineConfig } from "vitest/config";
 
 // The storage suite: the files that exercise the bucket (its contract, uploads, datasets, erasure, batches, model
 // publication, gs:// / s3:// links in /predict). Each runs in its own tier against the local folder, then once more
-// in the storage-s3 project against S3 (an S3 stand-in: test/helpers/storage.ts). Files that train models stay out:
-// they reach the bucket through the same calls these files check, and twice their minutes would not buy more.
+// in the storage-s3 project against S3 (an S3 stand-in: test/helpers/storage.ts). Two of them train one small
+// table model each (datasets-table-upload: downloaded zip, published model; deletion-experiments: a job cancelled
+// mid-training); the files that train image models stay out: they reach the bucket through the same calls, and
+// twice their minutes would not buy more. The second run adds about 2 minutes to make test.
 const STORAGE_SUITE = [
   "test/unit/bucket-contract.test.ts",
   "test/integration/predict-kinds.test.ts",
