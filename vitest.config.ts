@@ -6,7 +6,7 @@ import { defineConfig } from "vitest/config";
 // in the storage-s3 project against S3 (an S3 stand-in: test/helpers/storage.ts). Two of them train one small
 // table model each (datasets-table-upload: downloaded zip, published model; deletion-experiments: a job cancelled
 // mid-training); the files that train image models stay out: they reach the bucket through the same calls, and
-// twice their minutes would not buy more. The second run adds about 2 minutes to make test.
+// twice their minutes would not buy more. The second run adds about 80 s to make test (its files timed one by one).
 const STORAGE_SUITE = [
   "test/unit/bucket-contract.test.ts",
   "test/integration/predict-kinds.test.ts",
