@@ -3,9 +3,22 @@ import { defineConfig } from "vitest/config";
 
 // The storage suite: the files that exercise the bucket (its contract, uploads, datasets, erasure, batches, model
 // publication, gs:// / s3:// links in /predict). Each runs in its own tier against the local folder, then once more
-// in the storage-s3 project against S3 (an S3 stand-in: test/helpers/storage.ts). Files that train models stay out:
-// they reach the bucket through the same calls these files check, and twice their minutes would not buy more.
-const STORAGE_SUITE = ["test/unit/bucket-contract.test.ts"];
+// in the storage-s3 project against S3 (an S3 stand-in: test/helpers/storage.ts). Two of them train one small
+// table model each (datasets-table-upload: downloaded zip, published model; deletion-experiments: a job cancelled
+// mid-training); the files that train image models stay out: they reach the bucket through the same calls, and
+// twice their minutes would not buy more. The second run adds about 80 s to make test (its files timed one by one).
+const STORAGE_SUITE = [
+  "test/unit/bucket-contract.test.ts",
+  "test/integration/predict-kinds.test.ts",
+  "test/integration/datasets-upload.test.ts",
+  "test/integration/datasets-cli-upload.test.ts",
+  "test/integration/datasets-table-upload.test.ts",
+  "test/integration/deletion-account.test.ts",
+  "test/integration/batches.test.ts",
+  "test/integration/batches-streams.test.ts",
+  "test/integration/deletion-datasets.test.ts",
+  "test/integration/deletion-experiments.test.ts",
+];
 for (const file of STORAGE_SUITE) if (!fs.existsSync(file)) throw new Error(`vitest.config.ts: STORAGE_SUITE lists ${file}, which is gone`);
 
 export default defineConfig({
@@ -31,7 +44,17 @@ export default defineConfig({
       // The built dashboard in Debian's chromium.
       { extends: true, test: { name: "browser", include: ["test/browser/**/*.test.ts"], sequence: { groupOrder: 2 } } },
       // The storage suite again, with every bucket in S3.
-      { extends: true, test: { name: "storage-s3", include: STORAGE_SUITE, env: { TEST_STORAGE: "s3" }, sequence: { groupOrder: 3 } } },
+      // The SDK's notice that its releases after January 2027 need Node 22 (the image has 22; this machine 20) is
+      // turned off here only, so that it does not bury the test output.
+      {
+        extends: true,
+        test: {
+          name: "storage-s3",
+          include: STORAGE_SUITE,
+          env: { TEST_STORAGE: "s3", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+          sequence: { groupOrder: 3 },
+        },
+      },
     ],
   },
 });

@@ -1,8 +1,8 @@
 import { ApiError } from "../errors.js";
-import { objectPathSegments } from "../storage/bucket.js";
+import { objectPathSegments, withoutBucketUri } from "../storage/bucket.js";
 
 // zip_gcloud: the bucket object path `<user_dir>/<experiment_dir>/<file>.zip`, where user_dir is the
-// caller's user id. `gs://<bucket>/` in front is accepted and ignored. Another user's folder is 404
+// caller's user id. `gs://<bucket>/` (or `s3://<bucket>/`) in front is accepted and ignored. Another user's folder is 404
 // (never 403): whether it exists is none of the caller's business.
 
 const SEGMENT = /^[A-Za-z0-9._-]+$/;
@@ -23,7 +23,7 @@ export function resolveUploadPath(objectPath: string, userId: string, field = "p
 }
 
 function resolveObjectPath(zipGcloud: string, userId: string, field: string, extension: RegExp, extensionMessage: string): string {
-  const objectPath = zipGcloud.replace(/^gs:\/\/[^/]+\//, "");
+  const objectPath = withoutBucketUri(zipGcloud);
   const bad = (message: string) => new ApiError(400, "invalid_request", `${field}: ${message}`, [{ field, message }]);
   let segments: string[];
   try {

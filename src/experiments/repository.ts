@@ -308,10 +308,10 @@ export class ExperimentRepository {
 
   /**
    * The user's unfinished (queued or running) experiments whose dataset is `objectPath`, or lies under it when it
-   * ends with a slash (a folder). zip_gcloud may carry a gs://<bucket>/ prefix, which is ignored.
+   * ends with a slash (a folder). zip_gcloud may carry a gs://<bucket>/ (s3://<bucket>/) prefix, which is ignored: BUCKET_URI_PREFIX.
    */
   async unfinishedUsing(userId: string, objectPath: string): Promise<ExperimentRow[]> {
-    const zip = sql`regexp_replace(${experiments.request} ->> 'zip_gcloud', '^gs://[^/]+/', '')`;
+    const zip = sql`regexp_replace(${experiments.request} ->> 'zip_gcloud', '^(gs|s3)://[^/]+/', '')`;
     const match = objectPath.endsWith("/") ? sql`starts_with(${zip}, ${objectPath})` : sql`${zip} = ${objectPath}`;
     return this.db
       .select()

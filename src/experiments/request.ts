@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { objectPathSegments } from "../storage/bucket.js";
+import { objectPathSegments, withoutBucketUri } from "../storage/bucket.js";
 import { dicomFramesField, dicomWindowField } from "./dicom-options.js";
 
 // POST /v1/experiments: the seed's fields, each validated; cross-field rules are added with superRefine so that
@@ -260,7 +260,7 @@ export function requestHash(r: ExperimentRequest): string {
     .digest("hex");
 }
 
-/** zip_gcloud may be `gs://<bucket>/<path>` or the bare object path. */
+/** zip_gcloud may be `gs://<bucket>/<path>` (`s3://<bucket>/<path>`) or the bare object path. */
 export function zipObjectPath(zipGcloud: string): string {
-  return zipGcloud.replace(/^gs:\/\/[^/]+\//, "");
+  return withoutBucketUri(zipGcloud);
 }

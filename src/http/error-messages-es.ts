@@ -24,7 +24,8 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   upload_interrupted: "La subida se interrumpió antes de recibir todo el cuerpo; no se guardó nada.",
   missing_experiment_id: "Indique el modelo: experiment_id en el cuerpo, la cabecera x-experiment-id o el parámetro experiment_id.",
   invalid_uri: "La dirección de la imagen no es válida.",
-  unsupported_uri_scheme: "Ese tipo de dirección no está permitido; use https://, http://, data:image/...;base64 o gs://.",
+  unsupported_uri_scheme:
+    "Ese tipo de dirección no está permitido; use https://, http://, data:image/...;base64 o un enlace a su carpeta del almacenamiento (gs://, o s3:// si es S3).",
   invalid_data_uri: "El data URI no es válido: debe tener la forma data:image/<tipo>;base64,<datos>.",
   uri_credentials_not_allowed: "No se descargan direcciones con usuario:contraseña@.",
   // 401
@@ -285,9 +286,18 @@ export const SPANISH_TEMPLATES: Array<[english: string, spanish: string]> = [
   ["the host {host} does not resolve", "el servidor {host} no existe"],
   ["message must be an image URI", "message debe ser la dirección (URI) de una imagen"],
   [
-    "message must be an image URI (https://, http://, data:image/...;base64, or gs://)",
-    "message debe ser la dirección (URI) de una imagen (https://, http://, data:image/...;base64 o gs://)",
+    "message must be an image URI (https://, http://, data:image/...;base64, data:application/dicom;base64, or {scheme}://)",
+    "message debe ser la dirección (URI) de una imagen (https://, http://, data:image/...;base64, data:application/dicom;base64 o {scheme}://)",
   ],
+  [
+    "the scheme {got} is not allowed; use https://, http://, data:image/...;base64, data:application/dicom;base64, or {scheme}://",
+    "el esquema {got} no está permitido; use https://, http://, data:image/...;base64, data:application/dicom;base64 o {scheme}://",
+  ],
+  [
+    "this deployment's storage is linked as {link}, not {scheme}://",
+    "el almacenamiento de este servidor se enlaza como {link}, no con {scheme}://",
+  ],
+  ["{scheme} URIs look like {link}", "las direcciones {scheme} tienen la forma {link}"],
   ["expected a string", "se esperaba una cadena de texto"],
   [
     "name the model: experiment_id in the body, the x-experiment-id header or the experiment_id query parameter",

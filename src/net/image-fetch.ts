@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream";
 import type { Bucket } from "../storage/bucket.js";
-import { BucketNotFoundError, objectPathSegments } from "../storage/bucket.js";
+import { BucketNotFoundError, objectPathSegments, uriScheme } from "../storage/bucket.js";
 import { isDicom } from "../dicom/parse.js";
 import { DICOM_ACCEPT, dicomWebInstanceUrl, firstMultipartPart } from "./dicomweb.js";
 import { refuse, type OutboundGuard } from "./outbound-guard.js";
@@ -8,7 +8,8 @@ import { refuse, type OutboundGuard } from "./outbound-guard.js";
 /**
  * Turns the `message` of an image prediction into bytes: an http(s) link (through the outbound guard; a DICOMweb
  * WADO-RS instance or frame URL is asked for application/dicom, see dicomweb.ts), a data:image/...;base64, or
- * data:application/dicom;base64, URI, or gs://<bucket>/<path> naming one of the caller's own objects.
+ * data:application/dicom;base64, URI, or gs://<bucket>/<path> naming one of the caller's own objects (s3://<bucket>/<path>
+ * where the bucket is S3: uriScheme).
  * The bytes are then sniffed; Content-Type and the data: URI's declared type are not trusted.
  */
 
@@ -38,7 +39,7 @@ export async function fetchImageBytes(uri: string, ctx: ImageFetchContext): Prom
   const scheme = uri.slice(0, uri.indexOf(":") + 1).toLowerCase();
   let bytes: Buffer;
   if (scheme === "data:") bytes = decodeDataUri(uri, ctx.maxBytes);
-  else if (scheme === "gs:") bytes = await readOwnObject(uri, ctx);
+  else if (scheme === "gs:" || scheme === "s3:") bytes = await readOwnObject(uri, scheme.slice(0, -1), ctx);
   else if (scheme === "http:" || scheme === "https:") {
     const instance = dicomWebInstanceUrl(uri);
     const res = await ctx.guard.fetch(instance ?? uri, {
@@ -53,7 +54,7 @@ export async function fetchImageBytes(uri: string, ctx: ImageFetchContext): Prom
     throw refuse(
       400,
       "unsupported_uri_scheme",
-      `the scheme ${scheme || "(none)"} is not allowed; use https://, http://, data:image/...;base64, data:application/dicom;base64, or gs://`,
+      `the scheme ${scheme || "(none)"} is not allowed; use https://, http://, data:image/...;base64, data:application/dicom;base64, or ${uriScheme(ctx.bucket)}://`,
     );
   }
   const format = sniffImage(bytes);
@@ -100,10 +101,16 @@ function reEncodesTo(bytes: Buffer, text: string): boolean {
   return bytes.toString("base64url") === text;
 }
 
-/** gs://<bucket>/<user_id>/...: only this deployment's bucket and only under the caller's own prefix. */
-async function readOwnObject(uri: string, ctx: ImageFetchContext): Promise<Buffer> {
-  const m = /^gs:\/\/([^/]+)\/(.+)$/i.exec(uri);
-  if (!m) throw refuse(400, "invalid_uri", "gs URIs look like gs://<bucket>/<path>");
+/**
+ * gs://<bucket>/<user_id>/... (s3://... on S3): only this deployment's bucket and only under the caller's own prefix.
+ * The other scheme is refused in words, not as "not found": how the storage is linked is no secret, and a client
+ * moved from a GCS deployment to an S3 one learns what to change.
+ */
+async function readOwnObject(uri: string, scheme: string, ctx: ImageFetchContext): Promise<Buffer> {
+  const own = uriScheme(ctx.bucket);
+  if (scheme !== own) throw refuse(400, "invalid_uri", `this deployment's storage is linked as ${own}://<bucket>/<path>, not ${scheme}://`);
+  const m = /^(?:gs|s3):\/\/([^/]+)\/(.+)$/i.exec(uri);
+  if (!m) throw refuse(400, "invalid_uri", `${own} URIs look like ${own}://<bucket>/<path>`);
   const [, bucketName, objectPath] = m;
   let segments: string[];
   try {

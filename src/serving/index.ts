@@ -5,7 +5,7 @@ import type { EventEmitter } from "node:events";
 import type { Logger } from "../logger.js";
 import { OutboundGuard } from "../net/outbound-guard.js";
 import { fetchImageBytes } from "../net/image-fetch.js";
-import type { Bucket } from "../storage/bucket.js";
+import { uriScheme, type Bucket } from "../storage/bucket.js";
 import { ApiError, errors } from "../errors.js";
 import { ModelNotPublished, PredictorClosed } from "./errors.js";
 import type { JsonBytes } from "./json-encode.js";
@@ -129,7 +129,7 @@ export async function createServing(deps: {
       throw new ApiError(
         400,
         "invalid_request",
-        "message must be an image URI (https://, http://, data:image/...;base64, data:application/dicom;base64, or gs://)",
+        `message must be an image URI (https://, http://, data:image/...;base64, data:application/dicom;base64, or ${uriScheme(bucket)}://)`,
         [{ field: "message", message: "expected a string" }],
       );
     }

@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream";
 import { ApiError } from "../errors.js";
-import { BucketNotFoundError, type Bucket } from "../storage/bucket.js";
+import { BucketNotFoundError, uriScheme, type Bucket } from "../storage/bucket.js";
 import { ModelNotPublished } from "./errors.js";
 import { checkManifest, classNames, type ColumnSpec } from "./manifest.js";
 import type { ExperimentLabelsRow, ModelRepository, ModelRow } from "./model-repository.js";
@@ -17,7 +17,8 @@ function publicColumn(c: ColumnSpec) {
 }
 
 /** What a caller needs to call /predict: kind, inputs (data_cols or image spec), classes, thresholds, metrics, version. */
-export function modelView(row: ModelRow, labels: ExperimentLabelsRow) {
+/** `linkScheme`: how the deployment's own objects are linked in an image's message (gs, or s3 on S3). */
+export function modelView(row: ModelRow, labels: ExperimentLabelsRow, linkScheme: "gs" | "s3" = "gs") {
   const m = checkManifest(row.manifest);
   return {
     experiment_id: row.experimentId,
@@ -32,8 +33,7 @@ export function modelView(row: ModelRow, labels: ExperimentLabelsRow) {
       ...(m.input.image
         ? {
             image: m.input.image,
-            message:
-              "an image URI: https://, http://, data:image/...;base64, data:application/dicom;base64, a DICOMweb instance URL, or gs://<bucket>/<your path>",
+            message: `an image URI: https://, http://, data:image/...;base64, data:application/dicom;base64, a DICOMweb instance URL, or ${linkScheme}://<bucket>/<your path>`,
           }
         : {}),
       ...(m.input.columns
@@ -70,7 +70,7 @@ export class ModelCatalog {
     const rows = await this.deps.repo.listLatest(userId);
     return rows.map((row) => {
       try {
-        return modelView(row, row.labels);
+        return modelView(row, row.labels, uriScheme(this.deps.bucket));
       } catch (err) {
         return {
           experiment_id: row.experimentId,
@@ -86,7 +86,7 @@ export class ModelCatalog {
 
   async describe(userId: string, experimentId: number) {
     const row = await this.latest(userId, experimentId);
-    return modelView(row, await this.deps.repo.labelsOf(row.experimentUuid));
+    return modelView(row, await this.deps.repo.labelsOf(row.experimentUuid), uriScheme(this.deps.bucket));
   }
 
   /** The current version's model file, opened for streaming, with its size and a download name. */

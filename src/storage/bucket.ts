@@ -55,6 +55,17 @@ export function uriScheme(bucket: Pick<Bucket, "kind">): "s3" | "gs" {
   return bucket.kind === "s3" ? "s3" : "gs";
 }
 
+/**
+ * A bucket link's `gs://<bucket>/` or `s3://<bucket>/` in front of an object path. Where a bucket path is asked for
+ * (zip_gcloud, an upload's path) either is accepted and ignored: the path is always in this deployment's bucket.
+ */
+export const BUCKET_URI_PREFIX = /^(?:gs|s3):\/\/[^/]+\//;
+
+/** The object path of a bucket path given with or without its gs://<bucket>/ (or s3://<bucket>/) in front. */
+export function withoutBucketUri(pathOrUri: string): string {
+  return pathOrUri.replace(BUCKET_URI_PREFIX, "");
+}
+
 /** The link to an object, as /predict takes it: gs://<bucket>/<path> or s3://<bucket>/<path>. */
 export function objectUri(bucket: Pick<Bucket, "kind" | "name">, objectPath: string): string {
   return `${uriScheme(bucket)}://${bucket.name}/${objectPath}`;

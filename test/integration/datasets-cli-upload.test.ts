@@ -9,7 +9,7 @@ import { createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
-// ./builder upload, run as a user runs it, against a real server.
+// ./builder upload, run as a user runs it, against a real server (in the storage suite: on the local folder and S3).
 
 const run = promisify(execFile);
 
@@ -38,7 +38,7 @@ describe("./builder upload", () => {
     });
     expect(stderr).toContain("100%");
     expect(stderr).toMatch(/\[#+\]/);
-    expect(fs.existsSync(path.join(server.dataDir, "bucket", user.userId, "exp7", "scans.zip"))).toBe(true);
+    expect(await server.services.bucket.stat(`${user.userId}/exp7/scans.zip`)).toEqual({ size: 2_000_000 });
   });
 
   it("says why when the server refuses (bad key, over the limit)", async () => {

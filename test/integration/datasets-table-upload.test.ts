@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { bearer, type UserWithKey } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
 import type { TestServer } from "../helpers/server.js";
+import { storedFiles } from "../helpers/storage.js";
 import { dataRequest, diagnosisRows, waitForStatus, type Api, startExperimentServer } from "./experiments-fixtures.js";
 
 // A bare .csv or .xlsx for a data task, uploaded as it is (issue 38 item 4: "a bare .csv upload — what a clinician
@@ -40,10 +41,11 @@ describe(`bare .csv and .xlsx uploads on ${primaryTarget()}`, () => {
 
   const put = (name: string, body: Buffer | string) =>
     fetch(`${server.url}/v1/files/${user.userId}/tables/${name}`, { method: "PUT", headers: bearer(user.key), body });
-  const bucketFiles = () => {
-    const dir = path.join(server.dataDir, "bucket", user.userId, "tables");
-    return fs.existsSync(dir) ? fs.readdirSync(dir).sort() : [];
-  };
+  /** Names of the objects under a folder of the bucket (the user's tables/ by default), wherever the bucket is. */
+  const bucketFiles = async (folder = `${user.userId}/tables/`) =>
+    (await storedFiles(server.dataDir, server.services.bucket))
+      .filter((f) => f.startsWith(`bucket/${folder}`))
+      .map((f) => path.basename(f));
 
   it("a CSV is stored as a zip of itself, and builds to ready", async () => {
     const res = await put("cohort.csv", ROWS.join("\n") + "\n");
@@ -56,6 +58,13 @@ describe(`bare .csv and .xlsx uploads on ${primaryTarget()}`, () => {
     const done = await waitForStatus(client, 1, ["ready", "failed", "invalid_dataset"], 120_000);
     expect(done.failure_reason).toBeNull();
     expect(done.status).toBe("ready");
+    // The job took the zip from the bucket and published the model there (S3 in the storage suite's second run);
+    // /predict serves it from that copy.
+    const published = await bucketFiles(`models/${user.userId}/1/v1/`);
+    expect(published).toEqual(expect.arrayContaining(["manifest.json", "model.onnx"]));
+    const [f1, f2, age] = ROWS[1].split(",").slice(2).map(Number);
+    const scored = await client.post("/v1/experiments/1/predict", { message: [f1, f2, age] });
+    expect(scored.status).toBe(201);
   });
 
   it("an .xlsx gives its first sheet (formulas as their values), says so, and builds to ready", async () => {
@@ -79,7 +88,7 @@ describe(`bare .csv and .xlsx uploads on ${primaryTarget()}`, () => {
   });
 
   it("a broken workbook, a binary .csv and an empty one are 400s in plain words; nothing is stored", async () => {
-    const before = bucketFiles();
+    const before = await bucketFiles();
     const cases: Array<[string, Buffer | string, string]> = [
       ["broken.xlsx", Buffer.from("this is not a workbook at all"), "cannot be read as an Excel workbook (.xlsx)"],
       ["utf16.csv", Buffer.from("\ufeffid,label\n1,a\n", "utf16le"), "is not a text CSV"],
@@ -93,7 +102,7 @@ describe(`bare .csv and .xlsx uploads on ${primaryTarget()}`, () => {
       expect(error.message).toContain(words);
       expect(error.message).not.toMatch(/PK|signature/);
     }
-    expect(bucketFiles()).toEqual(before);
+    expect(await bucketFiles()).toEqual(before);
     expect(fs.readdirSync(path.join(server.dataDir, "tmp")).filter((f) => f.startsWith("table-"))).toEqual([]);
   });
 

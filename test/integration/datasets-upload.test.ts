@@ -1,13 +1,19 @@
 import { createHash } from "node:crypto";
-import fs from "node:fs";
 import http from "node:http";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 import { describeEachTarget, primaryTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
+import { readObject, storedFiles, TEST_STORAGE, unfinishedUploads } from "../helpers/storage.js";
 
-// Uploads through HTTP: raw PUT and multipart POST, the size limit, other users' folders, bad paths.
+// Uploads through HTTP: raw PUT and multipart POST, the size limit, other users' folders, bad paths. In the storage
+// suite: on the local folder, and on S3 (TEST_STORAGE=s3, test/helpers/storage.ts).
+
+/** What the bucket holds (temp files of the local folder included), and the multipart uploads S3 holds unfinished. */
+async function bucketState(server: TestServer, under = "") {
+  const files = (await storedFiles(server.dataDir, server.services.bucket)).filter((f) => f.startsWith(`bucket/${under}`));
+  return { files, unfinished: await unfinishedUploads(server.services.bucket) };
+}
 
 const json = async (res: Response): Promise<any> => res.json();
 const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
@@ -25,9 +31,6 @@ describeEachTarget("file uploads (%s)", (target) => {
   });
   afterAll(async () => server?.teardown());
 
-  const bucketFiles = () =>
-    (fs.readdirSync(path.join(server.dataDir, "bucket"), { recursive: true }) as string[]).filter((f) => f.includes(".")).sort();
-
   it("PUT streams the body to the bucket and answers 201 with size and sha256", async () => {
     const body = zipLike(150_000, 3);
     const res = await fetch(`${server.url}/v1/files/${user.userId}/exp1/data.zip`, {
@@ -37,7 +40,7 @@ describeEachTarget("file uploads (%s)", (target) => {
     });
     expect(res.status).toBe(201);
     expect(await json(res)).toEqual({ zip_gcloud: `${user.userId}/exp1/data.zip`, size: body.length, sha256: sha(body) });
-    const stored = fs.readFileSync(path.join(server.dataDir, "bucket", user.userId, "exp1", "data.zip"));
+    const stored = await readObject(server.services.bucket, `${user.userId}/exp1/data.zip`);
     expect(sha(stored)).toBe(sha(body));
     const list = await json(await fetch(`${server.url}/v1/files`, { headers: bearer(user.key) }));
     expect(list.files).toEqual([
@@ -56,7 +59,7 @@ describeEachTarget("file uploads (%s)", (target) => {
   });
 
   it("refuses a body over the limit with 413 and leaves nothing behind (declared and streamed)", async () => {
-    const before = bucketFiles();
+    const before = await bucketState(server);
     const big = zipLike(LIMIT + 1, 1);
     const declared = await fetch(`${server.url}/v1/files/${user.userId}/exp3/big.zip`, {
       method: "PUT",
@@ -85,7 +88,7 @@ describeEachTarget("file uploads (%s)", (target) => {
     form.append("file", new Blob([big]), "big.zip");
     const multi = await fetch(`${server.url}/v1/files`, { method: "POST", headers: bearer(user.key), body: form });
     expect(multi.status).toBe(413);
-    expect(bucketFiles()).toEqual(before);
+    expect(await bucketState(server)).toEqual(before);
   });
 
   it("leaves nothing behind when the client goes away mid-upload", async () => {
@@ -95,9 +98,13 @@ describeEachTarget("file uploads (%s)", (target) => {
     req.write(zipLike(60_000, 5));
     await new Promise((r) => setTimeout(r, 300));
     req.destroy();
-    const dir = path.join(server.dataDir, "bucket", user.userId, "exp4");
-    for (let i = 0; i < 50 && fs.existsSync(dir) && fs.readdirSync(dir).length; i++) await new Promise((r) => setTimeout(r, 100));
-    expect(fs.existsSync(dir) ? fs.readdirSync(dir) : []).toEqual([]);
+    const empty = { files: [], unfinished: [] };
+    let state = await bucketState(server, `${user.userId}/exp4/`);
+    for (let i = 0; i < 50 && (state.files.length || state.unfinished.length); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      state = await bucketState(server, `${user.userId}/exp4/`);
+    }
+    expect(state).toEqual(empty);
   });
 
   it("hides other users' folders (404) and refuses bad paths (400)", async () => {
@@ -149,11 +156,7 @@ describe("uploads that are not zips", () => {
     const multi = await fetch(`${server.url}/v1/files`, { method: "POST", headers: bearer(user.key), body: form });
     expect(multi.status).toBe(415);
     expect((await json(multi)).error.code).toBe("not_a_zip");
-    expect(
-      fs.existsSync(path.join(server.dataDir, "bucket", user.userId, "nz"))
-        ? fs.readdirSync(path.join(server.dataDir, "bucket", user.userId, "nz"))
-        : [],
-    ).toEqual([]);
+    expect(await bucketState(server, `${user.userId}/nz/`)).toEqual({ files: [], unfinished: [] });
     expect((await json(await fetch(`${server.url}/v1/files`, { headers: bearer(user.key) }))).files).toEqual([]);
   });
 
@@ -168,5 +171,58 @@ describe("uploads that are not zips", () => {
       req.write(Buffer.alloc(64 * 1024, 0x41));
     });
     expect(status).toBe(415);
+  });
+});
+
+// A dataset of a few GB streams through the server to the bucket: on S3, as a multipart upload (16 MiB parts).
+describe(`a large zip (${TEST_STORAGE})`, () => {
+  let server: TestServer;
+  let user: UserWithKey;
+  beforeAll(async () => {
+    server = await startTestServer(primaryTarget());
+    user = await createUserWithKey(server);
+  });
+  afterAll(async () => server?.teardown());
+
+  it("PUT of 40 MiB, sent in chunks, is stored whole with its sha256; a cut one leaves nothing", async () => {
+    const MiB = 1024 * 1024;
+    const hash = createHash("sha256");
+    const chunk = (i: number) => {
+      const c = i === 0 ? zipLike(MiB, 0) : Buffer.alloc(MiB, i);
+      hash.update(c);
+      return new Uint8Array(c);
+    };
+    let i = 0;
+    const body = new ReadableStream({
+      pull(c) {
+        if (i < 40) c.enqueue(chunk(i++));
+        else c.close();
+      },
+    });
+    const res = await fetch(`${server.url}/v1/files/${user.userId}/big/scans.zip`, {
+      method: "PUT",
+      headers: bearer(user.key, { "content-type": "application/zip" }),
+      body,
+      duplex: "half",
+    } as RequestInit);
+    expect(res.status).toBe(201);
+    const digest = hash.digest("hex");
+    expect(await json(res)).toEqual({ zip_gcloud: `${user.userId}/big/scans.zip`, size: 40 * MiB, sha256: digest });
+    expect(sha(await readObject(server.services.bucket, `${user.userId}/big/scans.zip`))).toBe(digest);
+
+    // 30 MiB of a declared 40 MiB, then the client goes: past the first part on S3, so an upload was begun.
+    const url = new URL(`${server.url}/v1/files/${user.userId}/big/cut.zip`);
+    const req = http.request(url, { method: "PUT", headers: bearer(user.key, { "content-length": String(40 * MiB) }) });
+    req.on("error", () => undefined);
+    for (let j = 0; j < 30; j++)
+      if (!req.write(j === 0 ? zipLike(MiB, 0) : Buffer.alloc(MiB, j))) await new Promise((r) => req.once("drain", r));
+    await new Promise((r) => setTimeout(r, 300));
+    req.destroy();
+    let state = await bucketState(server, `${user.userId}/big/`);
+    for (let k = 0; k < 100 && (state.files.length !== 1 || state.unfinished.length); k++) {
+      await new Promise((r) => setTimeout(r, 100));
+      state = await bucketState(server, `${user.userId}/big/`);
+    }
+    expect(state).toEqual({ files: [`bucket/${user.userId}/big/scans.zip`], unfinished: [] });
   });
 });

@@ -9,17 +9,19 @@ import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js"
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
 import { publishFixture } from "../fixtures/serving/publish.js";
-import { filesUnder, plant, rowsOfUser } from "./deletion-fixtures.js";
+import { plantObject, storedFiles, TEST_STORAGE } from "../helpers/storage.js";
+import { plant, rowsOfUser } from "./deletion-fixtures.js";
 import { api, tabularZip, waitFor } from "./experiments-fixtures.js";
 
 // Account erasure leaves nothing of the user in the database (every table with a user_id column, found in the
 // catalogue) nor in the data folder (bucket, logs, work, model cache), and leaves another user exactly as it was.
-// Through the API (DELETE /v1/me, password re-entered) and through the CLI (`./builder users erase`).
+// Through the API (DELETE /v1/me, password re-entered) and through the CLI (`./builder users erase`). In the storage
+// suite: with the bucket in the data folder, and in S3 (test/helpers/storage.ts).
 
 const BUILDER = path.resolve(import.meta.dirname, "../../builder");
 vi.setConfig({ testTimeout: 120_000 });
 
-describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("account erasure", () => {
+describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)(`account erasure (${TEST_STORAGE})`, () => {
   const fx = haveFixturePython ? servingFixtures() : (undefined as never);
   let server: TestServer;
   let bob: UserWithKey;
@@ -33,8 +35,8 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("account e
     await publishFixture(server, u.userId, 2, fx.modelDir("tabular_binary"));
     await server.services.experiments.repo.addEvent(exp.experimentUuid, "status", { status: "ready", zip: `${u.userId}/study/data.zip` });
     await server.services.datasets.upload(u.userId, `${u.userId}/study/data.zip`, Readable.from(tabularZip().zip));
-    plant(server.dataDir, `bucket/models/${u.userId}/1/v1/figures/roc.svg`, "<svg/>");
-    plant(server.dataDir, `bucket/logs/${u.userId}/1/${exp.experimentUuid}.log`, "log");
+    await plantObject(server.services.bucket, `models/${u.userId}/1/v1/figures/roc.svg`, "<svg/>");
+    await plantObject(server.services.bucket, `logs/${u.userId}/1/${exp.experimentUuid}.log`, "log");
     plant(server.dataDir, `logs/${exp.experimentUuid}.log`, "log");
     plant(server.dataDir, `work/${exp.experimentUuid}/dataset/table.csv`, "a,b");
     const chat = await fetch(`${server.url}/v1/chat`, {
@@ -60,6 +62,8 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("account e
     return { ...u, second: second.key, cookie, csrf: csrf_token, exp };
   };
   const ofUser = (userId: string) => (f: string) => f.includes(userId);
+  /** The data folder's files and the bucket's objects (as bucket/<path>), wherever the bucket is. */
+  const stored = () => storedFiles(server.dataDir, server.services.bucket);
 
   beforeAll(async () => {
     server = await startTestServer("postgres", { API_KEY_CACHE_TTL_S: "60" });
@@ -73,11 +77,11 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("account e
   it("DELETE /v1/me with the password: nothing of the user is left in the database or the data folder; bob is untouched", async () => {
     const alice = await populate(1);
     const bobRows = await rowsOfUser(url, bob.userId);
-    const bobFiles = filesUnder(server.dataDir).filter(ofUser(bob.userId));
+    const bobFiles = (await stored()).filter(ofUser(bob.userId));
     const aliceRows = await rowsOfUser(url, alice.userId);
     expect(aliceRows).toMatchObject({ users: 1, experiments: 2, models: 2, api_keys: 2, sessions: 1, files: 1, chat_conversations: 1 });
     expect(aliceRows.chat_messages).toBeGreaterThan(0);
-    const aliceFiles = filesUnder(server.dataDir).filter(
+    const aliceFiles = (await stored()).filter(
       (f) => f.includes(alice.userId) || f.includes(alice.exp.experimentUuid) || f.includes(alice.exp.id),
     );
     expect(aliceFiles.length).toBeGreaterThanOrEqual(8);
@@ -120,9 +124,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("account e
       JSON.stringify(left),
     ).toBe(true);
     expect(
-      filesUnder(server.dataDir).filter(
-        (f) => f.includes(alice.userId) || f.includes(alice.exp.experimentUuid) || f.includes(alice.exp.id),
-      ),
+      (await stored()).filter((f) => f.includes(alice.userId) || f.includes(alice.exp.experimentUuid) || f.includes(alice.exp.id)),
     ).toEqual([]);
     expect(server.services.serving.cache.stats().ids).not.toContain(alice.exp.id);
     // Only the audit log keeps the (now unresolvable) id, by design: what happened, without email, names or paths.
@@ -134,7 +136,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("account e
     expect(JSON.stringify(audit)).not.toContain("study");
 
     expect(await rowsOfUser(url, bob.userId)).toEqual(bobRows);
-    expect(filesUnder(server.dataDir).filter(ofUser(bob.userId))).toEqual(bobFiles);
+    expect((await stored()).filter(ofUser(bob.userId))).toEqual(bobFiles);
     expect(
       (await api(server.url, bob.key).post("/v1/experiments/1/predict", { message: fx.expected["tabular_binary/row0"].row })).status,
     ).toBe(201);
@@ -144,7 +146,14 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("account e
     const carol = await populate(2);
     const bobRows = await rowsOfUser(url, bob.userId);
     const run = promisify(execFile);
-    const env = { PATH: process.env.PATH!, HOME: os.tmpdir(), LOG_LEVEL: "silent", DATABASE_URL: url, BUILDER_DATA_DIR: server.dataDir };
+    const env = {
+      PATH: process.env.PATH!,
+      HOME: os.tmpdir(),
+      LOG_LEVEL: "silent",
+      DATABASE_URL: url,
+      BUILDER_DATA_DIR: server.dataDir,
+      ...server.storageEnv,
+    };
     const missing = await run(BUILDER, ["users", "erase", "--email", "nobody@test.example"], { env }).catch(
       (e) => e as { code: number; stderr: string },
     );
@@ -165,9 +174,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("account e
       20,
     );
     expect(
-      filesUnder(server.dataDir).filter(
-        (f) => f.includes(carol.userId) || f.includes(carol.exp.experimentUuid) || f.includes(carol.exp.id),
-      ),
+      (await stored()).filter((f) => f.includes(carol.userId) || f.includes(carol.exp.experimentUuid) || f.includes(carol.exp.id)),
     ).toEqual([]);
     expect(await rowsOfUser(url, bob.userId)).toEqual(bobRows);
   });

@@ -6,14 +6,16 @@ import { createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { fixtureRequest } from "../fixtures/serving/publish.js";
-import { filesUnder } from "./deletion-fixtures.js";
+import { objectUri } from "../../src/storage/bucket.js";
+import { storedFiles, TEST_STORAGE } from "../helpers/storage.js";
 import { api, tabularZip } from "./experiments-fixtures.js";
 
 // DELETE of an uploaded file and of a whole folder: refused with 409 while an unfinished experiment reads it,
 // unless force=true, which cancels that experiment first. The "running" experiment here holds a live lease of a
-// runner elsewhere (so this server's runner leaves it alone) and sees the cancel through the flag.
+// runner elsewhere (so this server's runner leaves it alone) and sees the cancel through the flag. In the storage
+// suite: with the bucket in the data folder, and in S3, where the experiment names its dataset with an s3:// link.
 
-describe("DELETE /v1/files: one file, a folder, and a dataset in use", () => {
+describe(`DELETE /v1/files: one file, a folder, and a dataset in use (${TEST_STORAGE})`, () => {
   let server: TestServer;
   let alice: UserWithKey;
   let bob: UserWithKey;
@@ -39,6 +41,9 @@ describe("DELETE /v1/files: one file, a folder, and a dataset in use", () => {
     return row;
   };
 
+  /** The data folder's files and the bucket's objects (as bucket/<path>), wherever the bucket is. */
+  const stored = () => storedFiles(server.dataDir, server.services.bucket);
+
   beforeAll(async () => {
     server = await startTestServer(primaryTarget());
     alice = await createUserWithKey(server);
@@ -51,18 +56,18 @@ describe("DELETE /v1/files: one file, a folder, and a dataset in use", () => {
   it("a file in use is refused with 409 naming the experiment; force=true cancels it and deletes the file", async () => {
     const p = `${alice.userId}/study/data.zip`;
     await upload(alice, p);
-    const row = await runningOn(alice, 1, `gs://bucket/${p}`, "Breast cancer");
+    const row = await runningOn(alice, 1, objectUri(server.services.bucket, p), "Breast cancer");
     const client = api(server.url, alice.key);
     const refused = await client.del(`/v1/files/${p}`);
     expect(refused.status).toBe(409);
     expect(refused.body.error.code).toBe("dataset_in_use");
     expect(refused.body.error.message).toContain('experiment 1 ("Breast cancer"), training');
     expect(refused.body.error.message).toContain("force=true");
-    expect(filesUnder(server.dataDir)).toContain(`bucket/${p}`);
+    expect(await stored()).toContain(`bucket/${p}`);
 
     expect((await client.del(`/v1/files/${p}?force=maybe`)).status).toBe(400);
     expect((await client.del(`/v1/files/${p}?force=true`)).status).toBe(204);
-    expect(filesUnder(server.dataDir).filter((f) => f.includes("/study/"))).toEqual([]);
+    expect((await stored()).filter((f) => f.includes("/study/"))).toEqual([]);
     expect(await server.services.db.select().from(files).where(eq(files.path, p))).toEqual([]);
     const [after] = await server.services.db.select().from(experiments).where(eq(experiments.id, row.id));
     expect(after.cancelRequested).toBe(true);
@@ -92,7 +97,7 @@ describe("DELETE /v1/files: one file, a folder, and a dataset in use", () => {
     const res = await client.del(`/v1/files/${alice.userId}/cohort?force=true`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ deleted: mine, cancelled_experiments: [3] });
-    const tree = filesUnder(server.dataDir);
+    const tree = await stored();
     expect(tree.filter((f) => f.startsWith(`bucket/${alice.userId}/cohort`))).toEqual([]);
     expect(tree).toEqual(expect.arrayContaining([`bucket/${alice.userId}/other/c.zip`, `bucket/${bob.userId}/cohort/a.zip`]));
     const listed = (await client.get("/v1/files")).body.files.map((f: { zip_gcloud: string }) => f.zip_gcloud);

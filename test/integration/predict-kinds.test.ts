@@ -5,6 +5,8 @@ import { startTestServer, type TestServer } from "../helpers/server.js";
 import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
 import { publishFixture } from "../fixtures/serving/publish.js";
 import { camSize } from "../../src/serving/postprocess.js";
+import { objectUri, uriScheme } from "../../src/storage/bucket.js";
+import { TEST_STORAGE } from "../helpers/storage.js";
 
 // Real ONNX models of each kind (test/fixtures/serving/make_fixtures.py) published into a real server,
 // exercised over HTTP; scores and decisions compared with what Python/ONNX Runtime computed for the same inputs.
@@ -191,18 +193,28 @@ describe.skipIf(!haveFixturePython)("POST /predict for every model kind", () => 
     expect(bytes.equals(fs.readFileSync(`${fx.modelDir("detection")}/model.onnx`))).toBe(true);
   });
 
-  it("reads gs:// objects of the caller only", async () => {
+  it(`reads links to the caller's own objects only (${TEST_STORAGE === "s3" ? "s3://" : "gs://"} on this storage)`, async () => {
     const { bucket } = server.services;
     const { Readable } = await import("node:stream");
+    const scheme = uriScheme(bucket);
+    expect(scheme).toBe(TEST_STORAGE === "s3" ? "s3" : "gs");
     await bucket.write(`${alice.userId}/uploads/rgb.png`, Readable.from(fx.image("rgb.png")));
-    const own = await predict(alice.key, EXP.vision_binary, `gs://${bucket.name}/${alice.userId}/uploads/rgb.png`);
+    const own = await predict(alice.key, EXP.vision_binary, objectUri(bucket, `${alice.userId}/uploads/rgb.png`));
     expect(own.status).toBe(201);
     expect(own.body.prediccion).toEqual(fx.expected["vision_binary/rgb.png"].prediccion);
     await publishFixture(server, bob.userId, 1, fx.modelDir("vision_binary"));
-    const theirs = await predict(bob.key, 1, `gs://${bucket.name}/${alice.userId}/uploads/rgb.png`);
+    const theirs = await predict(bob.key, 1, objectUri(bucket, `${alice.userId}/uploads/rgb.png`));
     expect(theirs.status).toBe(404);
-    expect((await predict(alice.key, EXP.vision_binary, `gs://other-bucket/${alice.userId}/uploads/rgb.png`)).status).toBe(404);
-    expect((await predict(alice.key, EXP.vision_binary, `gs://${bucket.name}/${alice.userId}/../x.png`)).status).toBe(400);
+    expect((await predict(alice.key, EXP.vision_binary, `${scheme}://other-bucket/${alice.userId}/uploads/rgb.png`)).status).toBe(404);
+    expect((await predict(alice.key, EXP.vision_binary, `${scheme}://${bucket.name}/${alice.userId}/../x.png`)).status).toBe(400);
+    // The other storage's scheme is refused in words that say which one this deployment links with.
+    const other = scheme === "s3" ? "gs" : "s3";
+    const wrong = await predict(alice.key, EXP.vision_binary, `${other}://${bucket.name}/${alice.userId}/uploads/rgb.png`);
+    expect([wrong.status, wrong.body.code]).toEqual([400, "invalid_uri"]);
+    expect(wrong.body.message).toBe(`this deployment's storage is linked as ${scheme}://<bucket>/<path>, not ${other}://`);
+    const unknown = await predict(alice.key, EXP.vision_binary, `ftp://${bucket.name}/x.png`);
+    expect([unknown.status, unknown.body.code]).toEqual([400, "unsupported_uri_scheme"]);
+    expect(unknown.body.message).toMatch(new RegExp(`or ${scheme}://$`));
   });
 
   it("swaps in a newly published version without failing a request", async () => {
@@ -249,6 +261,9 @@ describe.skipIf(!haveFixturePython)("POST /predict for every model kind", () => 
     expect([r1.status, r1.body.code]).toEqual([415, "unsupported_image_type"]);
     const r2 = await predict(alice.key, EXP.vision_binary, [1, 2, 3]);
     expect(r2.status).toBe(400);
+    expect(r2.body.message).toMatch(new RegExp(`or ${uriScheme(server.services.bucket)}://\\)$`));
+    const image = (await (await fetch(`${server.url}/v1/models/${EXP.vision_binary}`, { headers: bearer(alice.key) })).json()) as any;
+    expect(image.inputs.message).toMatch(new RegExp(`or ${uriScheme(server.services.bucket)}://<bucket>/<your path>$`));
     const r3 = await predict(alice.key, EXP.vision_binary, "file:///etc/passwd");
     expect([r3.status, r3.body.code]).toEqual([400, "unsupported_uri_scheme"]);
   });

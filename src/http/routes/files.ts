@@ -7,6 +7,7 @@ import { resolveFolderPath, resolveUploadPath, resolveZipPath } from "../../data
 import type { Services } from "../../services.js";
 import { ApiError } from "../../errors.js";
 import { actorOf } from "../../audit/audit-log.js";
+import { withoutBucketUri } from "../../storage/bucket.js";
 import { defineRoute } from "../route.js";
 import { fileDeletionSchema } from "../response-schemas.js";
 
@@ -37,7 +38,7 @@ function contentLength(req: Request): number | undefined {
 
 /** `path` in a multipart upload: the full zip_gcloud, or `<experiment_dir>/<file>.zip` inside the caller's folder. */
 function multipartPath(value: string, userId: string): string {
-  const full = value.replace(/^gs:\/\/[^/]+\//, "").split("/").length === 2 ? `${userId}/${value}` : value;
+  const full = withoutBucketUri(value).split("/").length === 2 ? `${userId}/${value}` : value;
   return resolveUploadPath(full, userId, "path");
 }
 
