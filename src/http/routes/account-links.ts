@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { addressKey } from "../../auth/address-key.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute, type RouteRequest } from "../route.js";
 import type { Services } from "../../services.js";
@@ -12,7 +13,7 @@ const LINK_ATTEMPTS_PER_15_MIN = 30;
 const token = z.string().min(1, "the link's token is missing").max(200);
 
 async function throttle(req: RouteRequest & { ip?: string }, services: Services): Promise<void> {
-  const decision = await services.auth.limiters.consume("account-link", req.ip ?? "unknown", LINK_ATTEMPTS_PER_15_MIN, 900);
+  const decision = await services.auth.limiters.consume("account-link", addressKey(req.ip ?? "unknown"), LINK_ATTEMPTS_PER_15_MIN, 900);
   if (!decision.allowed)
     throw new ApiError(429, "rate_limit_exceeded", `at most ${LINK_ATTEMPTS_PER_15_MIN} link attempts per 15 minutes from one address`);
 }

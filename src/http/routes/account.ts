@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { SETUP_ATTEMPTS_PER_15_MIN } from "../../auth/first-run.js";
+import { addressKey } from "../../auth/address-key.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../route.js";
 
@@ -61,7 +62,7 @@ export const accountRoutes = [
       429: { description: "rate_limit_exceeded: too many attempts from this address" },
     },
     handler: async ({ req, body, services }) => {
-      const decision = await services.auth.limiters.consume("setup", req.ip ?? "unknown", SETUP_ATTEMPTS_PER_15_MIN, 900);
+      const decision = await services.auth.limiters.consume("setup", addressKey(req.ip ?? "unknown"), SETUP_ATTEMPTS_PER_15_MIN, 900);
       if (!decision.allowed)
         throw new ApiError(
           429,
@@ -102,7 +103,7 @@ export const accountRoutes = [
           "sign-up is off on this server; ask your administrator for an account (./builder users create)",
         );
       }
-      const decision = await services.auth.limiters.consume("signup", req.ip ?? "unknown", SIGNUPS_PER_HOUR_PER_ADDRESS, 3600);
+      const decision = await services.auth.limiters.consume("signup", addressKey(req.ip ?? "unknown"), SIGNUPS_PER_HOUR_PER_ADDRESS, 3600);
       if (!decision.allowed)
         throw new ApiError(429, "rate_limit_exceeded", `at most ${SIGNUPS_PER_HOUR_PER_ADDRESS} sign-ups per hour from one address`);
       // No 409 email_taken and no session here: either would tell whoever asks which addresses have accounts
