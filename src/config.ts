@@ -54,7 +54,10 @@ export const configSchema = z
   .object({
     NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
     PORT: int(0).max(65535).default(8080),
-    HOST: z.string().default("0.0.0.0"),
+    // This machine only, unless told otherwise (issue 48 finding 17): `make start` serves plain HTTP, which the network
+    // should not reach by accident. The image sets HOST=0.0.0.0 (Dockerfile): compose, swarm and Kubernetes publish the
+    // container's port, and their probes and proxy reach it from outside the container.
+    HOST: z.string().default("127.0.0.1"),
     // The proxies whose X-Forwarded-For is believed (client addresses for the sign-in and sign-up limits, and logs).
     // compose.yaml sets "loopback, uniquelocal": its TLS proxy reaches the API from the compose network, and it
     // overwrites X-Forwarded-For with the address it saw, so a client cannot choose its own.

@@ -17,7 +17,12 @@ export function registerServe(program: Command): void {
       // Only now: a failure before this point is a start-up failure and must still end the process.
       installProcessGuard(log);
       log.info(
-        { url: `http://localhost:${running.port}`, database: running.services.database.kind, data_dir: cfg.dataDir },
+        {
+          url: `http://localhost:${running.port}`,
+          listening_on: cfg.HOST,
+          database: running.services.database.kind,
+          data_dir: cfg.dataDir,
+        },
         "Builder is up",
       );
       const [{ n }] = await running.services.db.select({ n: count() }).from(users);
