@@ -112,6 +112,10 @@ export const configSchema = z
     COOKIE_SECURE: bool.optional(),
     /** Lets anyone who can reach the dashboard create an account at /signup (off: users come from ./builder users create). */
     SIGNUP_ENABLED: bool.default(false),
+    // How long the setup code `./builder serve` prints works (issue 48 finding 11); a restart prints a new one.
+    SETUP_CODE_TTL_HOURS: int(1)
+      .max(24 * 30)
+      .default(24),
     // Uploads and zip extraction limits.
     MAX_UPLOAD_BYTES: int(1).default(5 * 1024 ** 3),
     ZIP_MAX_ENTRIES: int(1).default(200_000),

@@ -107,7 +107,14 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     (await batchRepo.idsOfExperiment(row.id)).map((id) => batchResultsFolder({ userId: row.userId, id }));
   await batches.recover();
   const audit = new AuditLog({ db: database.db, logger });
-  const erasure = new AccountErasure({ users: auth.users, experiments, bucket, logger, audit });
+  const erasure = new AccountErasure({
+    users: auth.users,
+    experiments,
+    bucket,
+    logger,
+    audit,
+    afterErasure: () => auth.firstRun.ensureCode(),
+  });
   const chat = await ChatService.create({
     config,
     db: database.db,

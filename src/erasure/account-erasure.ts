@@ -22,7 +22,15 @@ export class AccountErasure {
   private stopped = false;
 
   constructor(
-    private readonly deps: { users: UserService; experiments: ExperimentService; bucket: Bucket; logger: Logger; audit: AuditLog },
+    private readonly deps: {
+      users: UserService;
+      experiments: ExperimentService;
+      bucket: Bucket;
+      logger: Logger;
+      audit: AuditLog;
+      /** Called after each erasure: the last administrator gone, the server prints a new setup code (FirstRunSetup). */
+      afterErasure?: () => Promise<unknown>;
+    },
   ) {}
 
   /** Step 1 now, and every experiment unpublished; the rest in the background. Returns how many experiments go. */
@@ -60,6 +68,7 @@ export class AccountErasure {
     await users.deleteErased(userId);
     await this.deps.audit.record({ userId, via: "system" }, "account_erased", undefined, { experiments: rows.length, objects });
     logger.info({ user: userId, experiments: rows.length, objects }, "account erased");
+    await this.deps.afterErasure?.();
   }
 
   /** Resumes unfinished erasures now, then every `intervalS` (an erasure begun by the CLI on another process). */

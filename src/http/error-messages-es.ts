@@ -60,7 +60,9 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   cannot_disable_self: "No puede desactivar su propia cuenta; pídaselo a otro administrador.",
   last_admin: "Es el último administrador activo: nombre primero administrador a otro usuario.",
   inprocess_runner: "Aquí los trabajos se ejecutan dentro del servidor (BUILDER_RUNNER=inprocess): no hay ningún worker que vaciar.",
-  setup_done: "Este servidor ya tiene un usuario: inicie sesión o pida una cuenta.",
+  setup_done: "Este servidor ya tiene un administrador: inicie sesión o pida una cuenta a un administrador.",
+  setup_code_expired:
+    "El código de configuración ha caducado (sirve durante SETUP_CODE_TTL_HOURS horas desde que se escribe); reinicie el servidor para que escriba uno nuevo.",
   dataset_in_use: "Un experimento en cola o en curso usa estos datos; ?force=true lo cancela y los borra.",
   experiment_deleting: "El experimento se está eliminando.",
   experiment_finished: "El experimento ya terminó.",

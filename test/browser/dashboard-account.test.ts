@@ -54,7 +54,7 @@ describe.skipIf(!haveChromium)("dashboard: sign-in, API keys, account (Chromium)
     expect(await server.services.auth.account.anyUser()).toBe(false);
     await screenshot(page, "01-signin-first-run");
 
-    await page.getByLabel("Setup code").fill(server.services.auth.firstRun.setupCode());
+    await page.getByLabel("Setup code").fill(server.services.auth.firstRun.setupCode()!);
     await page.getByRole("button", { name: "Create the first account" }).click();
     await page.getByRole("heading", { name: "Experiments" }).waitFor();
     expect(await server.services.auth.users.findByEmail("admin@hospital.example")).toBeTruthy();

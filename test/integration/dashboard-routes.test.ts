@@ -39,9 +39,9 @@ describe("dashboard account routes", () => {
 
   it("GET /v1/setup says whether any user exists, without sign-in; sign-up is off by default", async () => {
     const before = await json(await fetch(`${server.url}/v1/setup`));
-    expect(before).toEqual({ users_exist: false, signup_enabled: false });
+    expect(before).toEqual({ users_exist: false, admin_exists: false, signup_enabled: false });
     await server.services.auth.users.create({ email: "first@hospital.example", password: "first user password" });
-    expect(await json(await fetch(`${server.url}/v1/setup`))).toEqual({ users_exist: true, signup_enabled: false });
+    expect(await json(await fetch(`${server.url}/v1/setup`))).toEqual({ users_exist: true, admin_exists: false, signup_enabled: false });
     const refused = await fetch(`${server.url}/v1/users`, {
       method: "POST",
       headers: { "content-type": "application/json" },

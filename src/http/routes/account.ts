@@ -16,7 +16,8 @@ export const accountRoutes = [
     method: "get",
     path: "/v1/setup",
     auth: "none",
-    summary: "What the sign-in page shows before sign-in: whether any user exists yet (first run) and whether sign-up is open",
+    summary:
+      "What the sign-in page shows before sign-in: whether any user exists yet, whether an administrator does (else the setup page), and whether sign-up is open",
     tags: ["account"],
     responses: {
       200: {
@@ -27,27 +28,41 @@ export const accountRoutes = [
             .describe(
               "false on a fresh install: create the first user here with the setup code from the server's log (POST /v1/setup), or with ./builder users create",
             ),
+          admin_exists: z
+            .boolean()
+            .describe(
+              "false on a fresh install, and after the last administrator was erased: the server has printed a setup code in its log, and POST /v1/setup makes an administrator with it",
+            ),
           signup_enabled: z.boolean().describe("SIGNUP_ENABLED: anyone who reaches the dashboard may create an account"),
         }),
       },
     },
-    handler: async ({ services }) => ({
-      headers: { "cache-control": "no-store" },
-      body: { users_exist: await services.auth.account.anyUser(), signup_enabled: services.config.SIGNUP_ENABLED },
-    }),
+    handler: async ({ services }) => {
+      // Without an administrator (the last one erased since start-up), this prints a new setup code for the operator,
+      // whom the page then asks for it; the code itself never travels over HTTP.
+      await services.auth.firstRun.ensureCode();
+      return {
+        headers: { "cache-control": "no-store" },
+        body: {
+          users_exist: await services.auth.account.anyUser(),
+          admin_exists: await services.auth.firstRun.adminExists(),
+          signup_enabled: services.config.SIGNUP_ENABLED,
+        },
+      };
+    },
   }),
   defineRoute({
     method: "post",
     path: "/v1/setup",
     auth: "none",
-    summary: "First run: create the first account with the setup code the server printed in its log; refused once any user exists",
+    summary: "First run: create the administrator with the setup code the server printed in its log; refused once an administrator exists",
     tags: ["account"],
     body: z.object({
       setup_code: z
         .string()
         .min(1)
         .max(64)
-        .describe("printed by ./builder serve at start-up while no user exists (e.g. 7K2M-XQ4P-9TND-3HBR)"),
+        .describe("printed by ./builder serve while no administrator exists (e.g. 7K2M-XQ4P-9TND-3HBR); it works for SETUP_CODE_TTL_HOURS"),
       email: z.string().min(1).max(320),
       password: z.string().min(1).max(1024),
     }),
@@ -57,8 +72,8 @@ export const accountRoutes = [
         schema: z.object({ user_id: z.string().uuid(), email: z.string() }),
       },
       400: { description: "invalid_request: not an email address, or a weak password" },
-      403: { description: "invalid_setup_code: not the code in this server's log" },
-      409: { description: "setup_done: a user exists already" },
+      403: { description: "invalid_setup_code: not the code in this server's log; setup_code_expired: restart the server for a new one" },
+      409: { description: "setup_done: an administrator exists already; email_taken: a user has that address" },
       429: { description: "rate_limit_exceeded: too many attempts from this address" },
     },
     handler: async ({ req, body, services }) => {
@@ -70,7 +85,7 @@ export const accountRoutes = [
           `at most ${SETUP_ATTEMPTS_PER_15_MIN} setup attempts per 15 minutes from one address`,
         );
       const user = await services.auth.firstRun.createFirstUser({ setupCode: body.setup_code, email: body.email, password: body.password });
-      req.log.info({ user_id: user.id }, "first run: the first account was created from the setup page");
+      req.log.info({ user_id: user.id }, "first run: an administrator was created from the setup page");
       await services.audit.record({ userId: user.id, via: "session" }, "first_account_created");
       return { status: 201, headers: { "cache-control": "no-store" }, body: { user_id: user.id, email: user.email } };
     },

@@ -971,10 +971,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What the sign-in page shows before sign-in: whether any user exists yet (first run) and whether sign-up is open */
+        /** What the sign-in page shows before sign-in: whether any user exists yet, whether an administrator does (else the setup page), and whether sign-up is open */
         get: operations["get_v1_setup"];
         put?: never;
-        /** First run: create the first account with the setup code the server printed in its log; refused once any user exists */
+        /** First run: create the administrator with the setup code the server printed in its log; refused once an administrator exists */
         post: operations["post_v1_setup"];
         delete?: never;
         options?: never;
@@ -7437,6 +7437,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description false on a fresh install, and after the last administrator was erased: the server has printed a setup code in its log, and POST /v1/setup makes an administrator with it */
+                        admin_exists: boolean;
                         /** @description SIGNUP_ENABLED: anyone who reaches the dashboard may create an account */
                         signup_enabled: boolean;
                         /** @description false on a fresh install: create the first user here with the setup code from the server's log (POST /v1/setup), or with ./builder users create */
@@ -7467,7 +7469,7 @@ export interface operations {
                 "application/json": {
                     email: string;
                     password: string;
-                    /** @description printed by ./builder serve at start-up while no user exists (e.g. 7K2M-XQ4P-9TND-3HBR) */
+                    /** @description printed by ./builder serve while no administrator exists (e.g. 7K2M-XQ4P-9TND-3HBR); it works for SETUP_CODE_TTL_HOURS */
                     setup_code: string;
                 };
             };
@@ -7495,7 +7497,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description invalid_setup_code: not the code in this server's log */
+            /** @description invalid_setup_code: not the code in this server's log; setup_code_expired: restart the server for a new one */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7504,7 +7506,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description setup_done: a user exists already */
+            /** @description setup_done: an administrator exists already; email_taken: a user has that address */
             409: {
                 headers: {
                     [name: string]: unknown;

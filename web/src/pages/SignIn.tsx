@@ -19,7 +19,8 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
   useEffect(() => {
     api<Setup>("GET", "/v1/setup").then((s) => {
       setSetup(s);
-      if (!s.users_exist) setMode("firstrun");
+      // No administrator: a fresh install, or the last one was erased (the server has printed a new setup code).
+      if (!s.admin_exists) setMode("firstrun");
     }, setError);
   }, []);
 
