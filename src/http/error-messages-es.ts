@@ -42,6 +42,8 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   admin_only: "Solo un administrador puede hacer esto.",
   invalid_setup_code: "El código de configuración no es el que este servidor escribió en su registro al arrancar; cópielo de allí.",
   signup_disabled: "El registro está desactivado en este servidor; pida una cuenta a su administrador (./builder users create).",
+  signup_needs_admin:
+    "El registro se abre cuando este servidor tiene un administrador: su primera cuenta se crea en la página de configuración con el código que el servidor escribió en su registro.",
   invalid_csrf_token: "Envíe el csrf_token de la sesión en la cabecera x-csrf-token.",
   forbidden: "No tiene permiso para hacer esto.",
   user_mismatch: "user_id debe ser su propio identificador de usuario.",

@@ -92,6 +92,38 @@ describe("sign-up when SIGNUP_ENABLED=true", () => {
   const post = (body: unknown) =>
     fetch(`${server.url}/v1/users`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
+  // Issue 48 finding 12: a stranger signing up first held the only account, and the setup page then refused the
+  // operator (a user existed): a server with no administrator.
+  it("refuses sign-up until an administrator exists, saying so in both languages; the setup code still makes the administrator", async () => {
+    const state = await json(await fetch(`${server.url}/v1/setup`));
+    expect(state).toEqual({ users_exist: false, admin_exists: false, signup_enabled: true });
+    const early = await post({ email: "stranger@elsewhere.example", password: "a stranger's long password" });
+    expect(early.status).toBe(403);
+    const body = await json(early);
+    expect(body.error.code).toBe("signup_needs_admin");
+    expect(body.error.message).toContain("setup code");
+    const spanish = await fetch(`${server.url}/v1/users`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "accept-language": "es" },
+      body: JSON.stringify({ email: "stranger@elsewhere.example", password: "a stranger's long password" }),
+    });
+    expect((await json(spanish)).error.message).toContain("administrador");
+    expect(await server.services.auth.users.findByEmail("stranger@elsewhere.example")).toBeUndefined();
+    expect(await server.services.auth.account.anyUser()).toBe(false);
+
+    const made = await fetch(`${server.url}/v1/setup`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        setup_code: server.services.auth.firstRun.setupCode(),
+        email: "admin@hospital.example",
+        password: "the admin's long password",
+      }),
+    });
+    expect(made.status).toBe(201);
+    expect(await json(await fetch(`${server.url}/v1/setup`))).toMatchObject({ admin_exists: true, signup_enabled: true });
+  });
+
   it("creates the account and answers 202 without a session; signing in next opens it", async () => {
     expect((await json(await fetch(`${server.url}/v1/setup`))).signup_enabled).toBe(true);
     const res = await post({ email: "New.Doctor@Hospital.example", password: "a long new password" });
@@ -119,6 +151,19 @@ describe("sign-up when SIGNUP_ENABLED=true", () => {
     expect((await signIn(server, "taken@hospital.example", "an intruder's long password")).status).toBe(401);
     expect((await signIn(server, "taken@hospital.example", "the owner's long password")).status).toBe(200);
     expect((await server.services.auth.users.findByEmail("TAKEN@hospital.example"))?.email).toBe("taken@hospital.example");
+  });
+
+  // Issue 48 finding 15: the hourly sign-up allowance was per full IPv6 address.
+  it("counts sign-ups per IPv6 /64", async () => {
+    const from = (ip: string, i: number) =>
+      fetch(`${server.url}/v1/users`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-forwarded-for": ip },
+        body: JSON.stringify({ email: `v6-${i}@hospital.example`, password: "a long enough password" }),
+      });
+    for (let i = 1; i <= 10; i++) expect((await from(`2001:db8:4815::${i.toString(16)}`, i)).status).toBe(202);
+    expect((await from("2001:db8:4815:0:ffff::1", 11)).status).toBe(429);
+    expect((await from("2001:db8:4816::1", 12)).status).toBe(202);
   });
 
   it("a bad email or a weak password is still 400 (the same for every address)", async () => {

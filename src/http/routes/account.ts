@@ -108,7 +108,10 @@ export const accountRoutes = [
         }),
       },
       400: { description: "invalid_request: not an email address, or a weak password" },
-      403: { description: "signup_disabled: the operator creates users (./builder users create)" },
+      403: {
+        description:
+          "signup_disabled: the operator creates users (./builder users create); signup_needs_admin: the server has no administrator yet (its first account is made with the setup code)",
+      },
     },
     handler: async ({ req, body, services }) => {
       if (!services.config.SIGNUP_ENABLED) {
@@ -116,6 +119,15 @@ export const accountRoutes = [
           403,
           "signup_disabled",
           "sign-up is off on this server; ask your administrator for an account (./builder users create)",
+        );
+      }
+      // The first account of a server is its administrator, made with the setup code (issue 48 finding 12): a stranger
+      // signing up first would otherwise hold the only account of a server that has no one to manage it.
+      if (!(await services.auth.firstRun.adminExists())) {
+        throw new ApiError(
+          403,
+          "signup_needs_admin",
+          "sign-up opens once this server has an administrator: its first account is made on the setup page with the setup code the server printed in its log",
         );
       }
       const decision = await services.auth.limiters.consume("signup", addressKey(req.ip ?? "unknown"), SIGNUPS_PER_HOUR_PER_ADDRESS, 3600);
