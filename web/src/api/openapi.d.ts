@@ -7186,6 +7186,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description the account's working API keys: a new password alone does not stop them */
+                        api_keys: number;
                         email: string;
                         expires_at: string;
                     };
@@ -7231,6 +7233,11 @@ export interface operations {
             content: {
                 "application/json": {
                     password: string;
+                    /**
+                     * @description revoke every API key of the account too (a new password alone leaves them working); true unless false is sent, since an administrator made the reset link
+                     * @default true
+                     */
+                    revoke_api_keys?: boolean;
                     token: string;
                 };
             };
@@ -7243,6 +7250,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        api_keys_revoked: number;
                         email: string;
                     };
                 };
@@ -7574,7 +7582,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description signup_disabled: the operator creates users (./builder users create) */
+            /** @description signup_disabled: the operator creates users (./builder users create); signup_needs_admin: the server has no administrator yet (its first account is made with the setup code) */
             403: {
                 headers: {
                     [name: string]: unknown;
