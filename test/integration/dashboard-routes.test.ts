@@ -78,6 +78,36 @@ describe("dashboard account routes", () => {
     expect((await signIn(server, email, "old password 123")).status).toBe(401);
     expect((await signIn(server, email, "new password 456")).status).toBe(200);
   });
+
+  // Issue 48 finding 13: a new password left the API keys working without a word; the owner now chooses, and the
+  // audit log says which.
+  it("PUT /v1/account/password keeps the API keys unless revoke_api_keys, and logs how many went or stayed", async () => {
+    const email = "keys@hospital.example";
+    const user = await server.services.auth.users.create({ email, password: "old password 123" });
+    const { key } = await server.services.auth.apiKeys.create(user.id, { name: "pipeline" });
+    const s = await signIn(server, email, "old password 123");
+    const put = (body: unknown) =>
+      fetch(`${server.url}/v1/account/password`, {
+        method: "PUT",
+        headers: { "content-type": "application/json", cookie: s.cookie, "x-csrf-token": s.csrf },
+        body: JSON.stringify(body),
+      });
+    const me = async () => (await fetch(`${server.url}/v1/me`, { headers: bearer(key) })).status;
+    const lastChange = async () =>
+      (await json(await fetch(`${server.url}/v1/audit?limit=100`, { headers: { cookie: s.cookie } }))).data.find(
+        (e: { action: string }) => e.action === "password_changed",
+      );
+
+    expect((await put({ current_password: "old password 123", new_password: "new password 456" })).status).toBe(204);
+    expect(await me()).toBe(200);
+    expect(await lastChange()).toMatchObject({ details: { api_keys_kept: 1 } });
+
+    expect((await put({ current_password: "new password 456", new_password: "newer password 789", revoke_api_keys: true })).status).toBe(
+      204,
+    );
+    expect(await me()).toBe(403);
+    expect(await lastChange()).toMatchObject({ details: { api_keys_revoked: 1 } });
+  });
 });
 
 describe("sign-up when SIGNUP_ENABLED=true", () => {

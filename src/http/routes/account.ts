@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { SETUP_ATTEMPTS_PER_15_MIN } from "../../auth/first-run.js";
 import { addressKey } from "../../auth/address-key.js";
+import { actorOf } from "../../audit/audit-log.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../route.js";
 
@@ -145,9 +146,17 @@ export const accountRoutes = [
     method: "put",
     path: "/v1/account/password",
     auth: "session",
-    summary: "Change your password (dashboard session + x-csrf-token); your other sessions are signed out",
+    summary:
+      "Change your password (dashboard session + x-csrf-token); your other sessions are signed out, your API keys keep working unless revoke_api_keys",
     tags: ["account"],
-    body: z.object({ current_password: z.string().min(1).max(1024), new_password: z.string().min(1).max(1024) }),
+    body: z.object({
+      current_password: z.string().min(1).max(1024),
+      new_password: z.string().min(1).max(1024),
+      revoke_api_keys: z
+        .boolean()
+        .default(false)
+        .describe("revoke every API key of yours too: a new password alone leaves them working (the page offers it, unticked)"),
+    }),
     responses: { 204: { description: "changed" }, 400: { description: "invalid_request: wrong current password or a weak new one" } },
     handler: async ({ auth, body, services }) => {
       await services.auth.account.changePassword({
@@ -156,6 +165,12 @@ export const accountRoutes = [
         current: body.current_password,
         next: body.new_password,
       });
+      // A new password does not stop API keys (issue 48 finding 13): revoked only when asked, and the log says which.
+      const keys = services.auth.apiKeys;
+      const details = body.revoke_api_keys
+        ? { api_keys_revoked: await keys.revokeAllOf(auth.userId) }
+        : { api_keys_kept: await keys.countActive(auth.userId) };
+      await services.audit.record(actorOf(auth), "password_changed", undefined, details);
       return { status: 204 };
     },
   }),

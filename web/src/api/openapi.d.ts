@@ -59,7 +59,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Change your password (dashboard session + x-csrf-token); your other sessions are signed out */
+        /** Change your password (dashboard session + x-csrf-token); your other sessions are signed out, your API keys keep working unless revoke_api_keys */
         put: operations["put_v1_account_password"];
         post?: never;
         delete?: never;
@@ -1341,6 +1341,11 @@ export interface operations {
                 "application/json": {
                     current_password: string;
                     new_password: string;
+                    /**
+                     * @description revoke every API key of yours too: a new password alone leaves them working (the page offers it, unticked)
+                     * @default false
+                     */
+                    revoke_api_keys?: boolean;
                 };
             };
         };
@@ -2253,7 +2258,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, role_changed, operating_point_saved, model_version_restored, worker_drain_requested, worker_resumed; new actions may be added, none is renamed */
+                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, worker_drain_requested, worker_resumed; new actions may be added, none is renamed */
                             action: string;
                             /** @description ISO 8601 */
                             at: string;
