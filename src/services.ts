@@ -5,7 +5,8 @@ import { createMetrics, type Metrics } from "./http/metrics.js";
 import { createLogger, type Logger } from "./logger.js";
 import { createAuth, type Auth } from "./auth/index.js";
 import { createBucket, type Bucket } from "./storage/index.js";
-import { createServing, type Serving } from "./serving/index.js";
+import { sql } from "drizzle-orm";
+import { ACCOUNT_ERASED_CHANNEL, createServing, type Serving } from "./serving/index.js";
 import { ExperimentRepository } from "./experiments/repository.js";
 import { ExperimentService } from "./experiments/service.js";
 import { createRunner, type JobRunner } from "./jobs/create-runner.js";
@@ -107,7 +108,16 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     (await batchRepo.idsOfExperiment(row.id)).map((id) => batchResultsFolder({ userId: row.userId, id }));
   await batches.recover();
   const audit = new AuditLog({ db: database.db, logger });
-  const erasure = new AccountErasure({ users: auth.users, experiments, bucket, logger, audit });
+  const erasure = new AccountErasure({
+    users: auth.users,
+    experiments,
+    bucket,
+    logger,
+    audit,
+    announceErased: async (userId) => {
+      await database.db.execute(sql`select pg_notify(${ACCOUNT_ERASED_CHANNEL}, ${userId})`);
+    },
+  });
   const chat = await ChatService.create({
     config,
     db: database.db,

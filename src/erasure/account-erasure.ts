@@ -13,7 +13,9 @@ export const userObjectFolders = (userId: string) => [`${userId}/`, `models/${us
  *     nothing can act as them, and start-up (or the sweep) resumes an erasure a kill cut short;
  *  2. every experiment is deleted (ExperimentDeletion: unpublished first, jobs stopped, files removed);
  *  3. the bucket folders that are theirs alone: uploads, models, logs;
- *  4. the users row, and by cascade every row left that names them (files, chat conversations and messages).
+ *  4. the users row, and by cascade every row left that names them (files, chat conversations and messages);
+ *  5. every replica is told (builder_account_erased) and sweeps its model cache against the models table; a replica
+ *     that was down, or killed mid-way, sweeps at its next start (createServing).
  * Each step is idempotent; every path and query is keyed by this user's id, so no one else's data is touched.
  */
 export class AccountErasure {
@@ -22,7 +24,15 @@ export class AccountErasure {
   private stopped = false;
 
   constructor(
-    private readonly deps: { users: UserService; experiments: ExperimentService; bucket: Bucket; logger: Logger; audit: AuditLog },
+    private readonly deps: {
+      users: UserService;
+      experiments: ExperimentService;
+      bucket: Bucket;
+      logger: Logger;
+      audit: AuditLog;
+      /** Tells every replica the account is gone (builder_account_erased): each sweeps its own model cache. */
+      announceErased: (userId: string) => Promise<void>;
+    },
   ) {}
 
   /** Step 1 now, and every experiment unpublished; the rest in the background. Returns how many experiments go. */
@@ -58,6 +68,13 @@ export class AccountErasure {
     let objects = 0;
     for (const folder of userObjectFolders(userId)) objects += await deleteUnder(bucket, folder);
     await users.deleteErased(userId);
+    // Each replica keeps its own copies of models (model-cache/); one that missed a version's removal (its listener
+    // was down) drops them now, and one that was down drops them at its next start.
+    await this.deps
+      .announceErased(userId)
+      .catch((err) =>
+        logger.warn({ err, user: userId }, "could not announce the erasure; every replica sweeps its model cache at its next start"),
+      );
     await this.deps.audit.record({ userId, via: "system" }, "account_erased", undefined, { experiments: rows.length, objects });
     logger.info({ user: userId, experiments: rows.length, objects }, "account erased");
   }
