@@ -84,6 +84,9 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     onError: (err) => logger.warn({ err }, "an idle database connection failed; the pool will open a new one"),
   });
   await database.migrate();
+  // An erasure killed before its compaction (PGlite): its deleted rows are still readable in the files until done.
+  const caughtUp = await database.compactIfDue();
+  if (caughtUp) logger.info({ tables: caughtUp.tables.length }, "database compacted: an erasure was cut short before it");
   const closers: Array<() => Promise<void> | void> = [() => database.close()];
   const auth = await createAuth({ config, db: database.db, logger, database });
   closers.push(() => auth.close());
@@ -114,6 +117,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     bucket,
     logger,
     audit,
+    database,
     announceErased: async (userId) => {
       await database.db.execute(sql`select pg_notify(${ACCOUNT_ERASED_CHANNEL}, ${userId})`);
     },
