@@ -2,15 +2,15 @@
 // size exceeded" in the split). Writes a generated CSV (one row per patient: id, 8 numeric columns, 2 categorical,
 // a binary label) in a zip, then runs prepareDataset on it in a fresh process and prints its time and peak RSS.
 // Prints figures; asserts nothing.
-//   node --import tsx bench/ingest/table-rows.ts [--rows 400000] [--repeat 1]
+//   node --import tsx bench/ingest/table-rows.ts [--rows 400000] [--repeat 1] [--src DIR]
+// --src: the source tree the measured run imports (default this checkout's src/), e.g. main's at the branch point
+// extracted with `git archive <main> src pipelines/contract | tar -x -C /tmp/before` and node_modules linked in.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseConfig } from "../../src/config.js";
-import { prepareDataset } from "../../src/datasets/prepare.js";
-import { LocalBucket } from "../../src/storage/local-bucket.js";
+import { pathToFileURL } from "node:url";
 import { ZipWriter } from "../../test/helpers/zips.js";
 
 const arg = (name: string, def: number) => {
@@ -20,7 +20,11 @@ const arg = (name: string, def: number) => {
 
 if (process.argv[2] === "child") {
   // The measured run: the datasets stage alone, in its own process so that maxRSS is its own.
-  const [, , , workDir] = process.argv;
+  const [, , , workDir, src] = process.argv;
+  const load = async <T>(rel: string) => (await import(pathToFileURL(path.join(src, rel)).href)) as T;
+  const { parseConfig } = await load<typeof import("../../src/config.js")>("config.ts");
+  const { prepareDataset } = await load<typeof import("../../src/datasets/prepare.js")>("datasets/prepare.ts");
+  const { LocalBucket } = await load<typeof import("../../src/storage/local-bucket.js")>("storage/local-bucket.ts");
   const config = parseConfig({ BUILDER_DATA_DIR: workDir });
   const t0 = process.hrtime.bigint();
   let out: Record<string, unknown>;
@@ -57,6 +61,8 @@ if (process.argv[2] === "child") {
   );
 } else {
   const ROWS = arg("rows", 400_000);
+  const srcArg = process.argv.indexOf("--src");
+  const src = path.resolve(srcArg > 0 ? process.argv[srcArg + 1] : path.join(import.meta.dirname, "../../src"));
   const REPEAT = arg("repeat", 1);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "bench-table-rows-"));
   const dir = path.join(work, "bucket", "u", "bench");
@@ -70,11 +76,13 @@ if (process.argv[2] === "child") {
   const w = new ZipWriter(path.join(dir, "d.zip"));
   w.add("table.csv", csv);
   w.finish();
-  console.log(`${ROWS} rows, CSV ${(csv.length / 1024 / 1024).toFixed(1)} MB, load ${os.loadavg()[0].toFixed(1)}`);
+  console.log(
+    `${path.relative(process.cwd(), src)}: ${ROWS} rows, CSV ${(csv.length / 1024 / 1024).toFixed(1)} MB, load ${os.loadavg()[0].toFixed(1)}`,
+  );
   const self = fileURLToPath(import.meta.url);
   for (let r = 0; r < REPEAT; r++) {
     fs.rmSync(path.join(work, "prepare"), { recursive: true, force: true });
-    const run = spawnSync(process.execPath, ["--import", "tsx", self, "child", work], { encoding: "utf8" });
+    const run = spawnSync(process.execPath, ["--import", "tsx", self, "child", work, src], { encoding: "utf8" });
     process.stdout.write(run.stdout || run.stderr.slice(-2000));
   }
   fs.rmSync(work, { recursive: true, force: true });
