@@ -18,8 +18,8 @@ export interface CsvTable {
 export const MAX_CSV_BYTES = 256 * 1024 * 1024;
 
 /**
- * The most data rows a table may have. The table is held whole while it is checked, split and written (about 2.3 KB
- * of memory per row of a dozen columns: 400,000 rows peaked at 0.9 GB, bench/ingest/table-rows.ts); past this it is
+ * The most data rows a table may have. The table is held whole while it is checked, split and written: a 12-column
+ * table peaked at 1.0 GB for 400,000 rows and 1.5 GB for 1,000,000 (bench/ingest/table-rows.ts); past this it is
  * refused with the limit named, and the parser stops reading there.
  */
 export const MAX_TABLE_ROWS = 1_000_000;
