@@ -84,8 +84,11 @@ WORKDIR /app
 COPY --from=npm-deps /app/node_modules ./node_modules
 COPY --from=python-deps /app/pipelines/.venv ./pipelines/.venv
 COPY --from=app-files /app ./
+# HOST: every interface of the container (the default, 127.0.0.1, is for `make start` on a host); what the host
+# publishes of it is decided by compose.yaml's ports, swarm's and Kubernetes' services.
 ENV NODE_ENV=production \
     BUILDER_DATA_DIR=/data \
+    HOST=0.0.0.0 \
     PORT=8080 \
     WORKER_PORT=8081 \
     BUILDER_IMAGE_VARIANT=${VARIANT} \

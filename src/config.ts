@@ -54,7 +54,10 @@ export const configSchema = z
   .object({
     NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
     PORT: int(0).max(65535).default(8080),
-    HOST: z.string().default("0.0.0.0"),
+    // This machine only, unless told otherwise (issue 48 finding 17): `make start` serves plain HTTP, which the network
+    // should not reach by accident. The image sets HOST=0.0.0.0 (Dockerfile): compose, swarm and Kubernetes publish the
+    // container's port, and their probes and proxy reach it from outside the container.
+    HOST: z.string().default("127.0.0.1"),
     // The proxies whose X-Forwarded-For is believed (client addresses for the sign-in and sign-up limits, and logs).
     // compose.yaml sets "loopback, uniquelocal": its TLS proxy reaches the API from the compose network, and it
     // overwrites X-Forwarded-For with the address it saw, so a client cannot choose its own.
@@ -109,6 +112,10 @@ export const configSchema = z
     COOKIE_SECURE: bool.optional(),
     /** Lets anyone who can reach the dashboard create an account at /signup (off: users come from ./builder users create). */
     SIGNUP_ENABLED: bool.default(false),
+    // How long the setup code `./builder serve` prints works (issue 48 finding 11); a restart prints a new one.
+    SETUP_CODE_TTL_HOURS: int(1)
+      .max(24 * 30)
+      .default(24),
     // Uploads and zip extraction limits.
     MAX_UPLOAD_BYTES: int(1).default(5 * 1024 ** 3),
     ZIP_MAX_ENTRIES: int(1).default(200_000),

@@ -117,6 +117,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     bucket,
     logger,
     audit,
+    afterErasure: () => auth.firstRun.ensureCode(),
     database,
     announceErased: async (userId) => {
       await database.db.execute(sql`select pg_notify(${ACCOUNT_ERASED_CHANNEL}, ${userId})`);

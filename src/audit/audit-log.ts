@@ -26,6 +26,7 @@ export const AUDIT_ACTIONS = [
   "user_enabled",
   "password_reset_issued",
   "password_reset_used",
+  "password_changed",
   "role_changed",
   "operating_point_saved",
   "model_version_restored",

@@ -33,6 +33,8 @@ export class AccountErasure {
       bucket: Bucket;
       logger: Logger;
       audit: AuditLog;
+      /** Called after each erasure: the last administrator gone, the server prints a new setup code (FirstRunSetup). */
+      afterErasure?: () => Promise<unknown>;
       /** Tells every replica the account is gone (builder_account_erased): each sweeps its own model cache. */
       announceErased: (userId: string) => Promise<void>;
       /** The database's compaction after an erasure (db/compaction.ts): marked due before the rows go, run after. */
@@ -84,6 +86,7 @@ export class AccountErasure {
       );
     await this.deps.audit.record({ userId, via: "system" }, "account_erased", undefined, { experiments: rows.length, objects });
     logger.info({ user: userId, experiments: rows.length, objects }, "account erased");
+    await this.deps.afterErasure?.();
     // The deleted rows' bytes stay in the database's files until compacted: "erased" must mean unreadable on disk.
     try {
       const done = await this.deps.database.compact();

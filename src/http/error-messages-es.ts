@@ -42,6 +42,8 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   admin_only: "Solo un administrador puede hacer esto.",
   invalid_setup_code: "El código de configuración no es el que este servidor escribió en su registro al arrancar; cópielo de allí.",
   signup_disabled: "El registro está desactivado en este servidor; pida una cuenta a su administrador (./builder users create).",
+  signup_needs_admin:
+    "El registro se abre cuando este servidor tiene un administrador: su primera cuenta se crea en la página de configuración con el código que el servidor escribió en su registro.",
   invalid_csrf_token: "Envíe el csrf_token de la sesión en la cabecera x-csrf-token.",
   forbidden: "No tiene permiso para hacer esto.",
   user_mismatch: "user_id debe ser su propio identificador de usuario.",
@@ -60,7 +62,9 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   cannot_disable_self: "No puede desactivar su propia cuenta; pídaselo a otro administrador.",
   last_admin: "Es el último administrador activo: nombre primero administrador a otro usuario.",
   inprocess_runner: "Aquí los trabajos se ejecutan dentro del servidor (BUILDER_RUNNER=inprocess): no hay ningún worker que vaciar.",
-  setup_done: "Este servidor ya tiene un usuario: inicie sesión o pida una cuenta.",
+  setup_done: "Este servidor ya tiene un administrador: inicie sesión o pida una cuenta a un administrador.",
+  setup_code_expired:
+    "El código de configuración ha caducado (sirve durante SETUP_CODE_TTL_HOURS horas desde que se escribe); reinicie el servidor para que escriba uno nuevo.",
   dataset_in_use: "Un experimento en cola o en curso usa estos datos; ?force=true lo cancela y los borra.",
   experiment_deleting: "El experimento se está eliminando.",
   experiment_finished: "El experimento ya terminó.",

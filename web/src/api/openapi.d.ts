@@ -59,7 +59,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Change your password (dashboard session + x-csrf-token); your other sessions are signed out */
+        /** Change your password (dashboard session + x-csrf-token); your other sessions are signed out, your API keys keep working unless revoke_api_keys */
         put: operations["put_v1_account_password"];
         post?: never;
         delete?: never;
@@ -971,10 +971,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What the sign-in page shows before sign-in: whether any user exists yet (first run) and whether sign-up is open */
+        /** What the sign-in page shows before sign-in: whether any user exists yet, whether an administrator does (else the setup page), and whether sign-up is open */
         get: operations["get_v1_setup"];
         put?: never;
-        /** First run: create the first account with the setup code the server printed in its log; refused once any user exists */
+        /** First run: create the administrator with the setup code the server printed in its log; refused once an administrator exists */
         post: operations["post_v1_setup"];
         delete?: never;
         options?: never;
@@ -1341,6 +1341,11 @@ export interface operations {
                 "application/json": {
                     current_password: string;
                     new_password: string;
+                    /**
+                     * @description revoke every API key of yours too: a new password alone leaves them working (the page offers it, unticked)
+                     * @default false
+                     */
+                    revoke_api_keys?: boolean;
                 };
             };
         };
@@ -2253,7 +2258,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, role_changed, operating_point_saved, model_version_restored, worker_drain_requested, worker_resumed; new actions may be added, none is renamed */
+                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, worker_drain_requested, worker_resumed; new actions may be added, none is renamed */
                             action: string;
                             /** @description ISO 8601 */
                             at: string;
@@ -7186,6 +7191,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description the account's working API keys: a new password alone does not stop them */
+                        api_keys: number;
                         email: string;
                         expires_at: string;
                     };
@@ -7231,6 +7238,11 @@ export interface operations {
             content: {
                 "application/json": {
                     password: string;
+                    /**
+                     * @description revoke every API key of the account too (a new password alone leaves them working); true unless false is sent, since an administrator made the reset link
+                     * @default true
+                     */
+                    revoke_api_keys?: boolean;
                     token: string;
                 };
             };
@@ -7243,6 +7255,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        api_keys_revoked: number;
                         email: string;
                     };
                 };
@@ -7437,6 +7450,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description false on a fresh install, and after the last administrator was erased: the server has printed a setup code in its log, and POST /v1/setup makes an administrator with it */
+                        admin_exists: boolean;
                         /** @description SIGNUP_ENABLED: anyone who reaches the dashboard may create an account */
                         signup_enabled: boolean;
                         /** @description false on a fresh install: create the first user here with the setup code from the server's log (POST /v1/setup), or with ./builder users create */
@@ -7467,7 +7482,7 @@ export interface operations {
                 "application/json": {
                     email: string;
                     password: string;
-                    /** @description printed by ./builder serve at start-up while no user exists (e.g. 7K2M-XQ4P-9TND-3HBR) */
+                    /** @description printed by ./builder serve while no administrator exists (e.g. 7K2M-XQ4P-9TND-3HBR); it works for SETUP_CODE_TTL_HOURS */
                     setup_code: string;
                 };
             };
@@ -7495,7 +7510,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description invalid_setup_code: not the code in this server's log */
+            /** @description invalid_setup_code: not the code in this server's log; setup_code_expired: restart the server for a new one */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7504,7 +7519,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description setup_done: a user exists already */
+            /** @description setup_done: an administrator exists already; email_taken: a user has that address */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7572,7 +7587,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description signup_disabled: the operator creates users (./builder users create) */
+            /** @description signup_disabled: the operator creates users (./builder users create); signup_needs_admin: the server has no administrator yet (its first account is made with the setup code) */
             403: {
                 headers: {
                     [name: string]: unknown;
