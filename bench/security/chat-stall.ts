@@ -10,8 +10,8 @@
  * requests a minute, experiment 1 of --rows rows with an identifier-like column). Rounds alternate between the two
  * and only one side is busy at a time. Per round: 5 s of /healthz alone (the idle figure), then for --seconds the
  * key sends --rate chat messages a minute (one every 60/rate s, not waiting for the answers; the questions cycle
- * through QUESTIONS) while /healthz is asked again and again, one at a time. Figures: /healthz median, p95 and max
- * during the attack, the server's longest event-loop delay (its own monitor), the chat answers' median and max, its
+ * through QUESTIONS) while /healthz is asked again and again, one at a time, and besides every 100 ms whatever the
+ * earlier answers (a sample uniform in time). Figures: /healthz median, p95 and max of each during the attack, the server's longest event-loop delay (its own monitor), the chat answers' median and max, its
  * RSS before the attack, at its peak and after. Before the rounds each side answers every question once, one at a
  * time (the first reads: the after side then keeps the model's manifest, without codes); those times are printed.
  */
@@ -122,6 +122,20 @@ async function probe(url: string, ms: number): Promise<number[]> {
   return out;
 }
 
+/**
+ * /healthz asked every `every` ms whatever the earlier answers, for `ms`: a sample uniform in time, so its median is
+ * what a tenant arriving at a random moment waits (the one-at-a-time loop's figures weigh quick moments by count).
+ */
+async function sampled(url: string, ms: number, every = 100): Promise<number[]> {
+  const out: Array<Promise<number>> = [];
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    out.push(healthz(url));
+    await new Promise((r) => setTimeout(r, every));
+  }
+  return Promise.all(out);
+}
+
 async function round(side: Side) {
   const idle = await probe(side.url, 5000);
   const { rss: rssBefore } = await ask<{ rss: number }>(side, "mark");
@@ -133,7 +147,7 @@ async function round(side: Side) {
     if (performance.now() - start >= seconds * 1000) return clearInterval(timer);
     answers.push(chat(side, QUESTIONS[sent++ % QUESTIONS.length]));
   }, every);
-  const during = await probe(side.url, seconds * 1000);
+  const [during, uniform] = await Promise.all([probe(side.url, seconds * 1000), sampled(side.url, seconds * 1000)]);
   clearInterval(timer);
   const done = await Promise.all(answers);
   const { peak, loopMaxMs, rss } = await ask<{ peak: number; loopMaxMs: number; rss: number }>(side, "peak");
@@ -145,6 +159,9 @@ async function round(side: Side) {
     p95: q(during, 0.95),
     max: Math.max(...during),
     probes: during.length,
+    uMedian: median(uniform),
+    uP95: q(uniform, 0.95),
+    uMax: Math.max(...uniform),
     loopMaxMs,
     chatMedian: median(done.map((a) => a.ms)),
     chatMax: Math.max(...done.map((a) => a.ms)),
@@ -168,17 +185,27 @@ for (let r = 0; r < rounds; r++) {
     results[side.name].push(x);
     const f = (n: number) => n.toFixed(1);
     console.log(
-      `round ${r + 1} ${side.name.padEnd(6)} /healthz idle ${f(x.idleMedian)} ms; during: median ${f(x.median)} p95 ${f(x.p95)} max ${f(x.max)} ms (${x.probes} probes); loop max ${f(x.loopMaxMs)} ms; chat ${x.sent} sent ${JSON.stringify(x.statuses)} median ${f(x.chatMedian)} max ${f(x.chatMax)} ms; RSS ${x.rssBeforeMb.toFixed(0)} / ${x.peakMb.toFixed(0)} / ${x.rssAfterMb.toFixed(0)} MB; load ${os.loadavg()[0].toFixed(1)}`,
+      `round ${r + 1} ${side.name.padEnd(6)} /healthz idle ${f(x.idleMedian)} ms; during, every 100 ms: median ${f(x.uMedian)} p95 ${f(x.uP95)} max ${f(x.uMax)} ms; one at a time: median ${f(x.median)} p95 ${f(x.p95)} max ${f(x.max)} ms (${x.probes} probes); loop max ${f(x.loopMaxMs)} ms; chat ${x.sent} sent ${JSON.stringify(x.statuses)} median ${f(x.chatMedian)} max ${f(x.chatMax)} ms; RSS ${x.rssBeforeMb.toFixed(0)} / ${x.peakMb.toFixed(0)} / ${x.rssAfterMb.toFixed(0)} MB; load ${os.loadavg()[0].toFixed(1)}`,
     );
   }
 }
 console.log("\nmedians over rounds");
-console.log("side    /healthz idle   during: median   p95      max      loop max   chat median / max     RSS before / peak / after (MB)");
+console.log(
+  "side    /healthz idle   during, every 100 ms: median / p95 / max   one at a time: median / p95 / max   loop max   chat median / max   RSS before / peak / after (MB)",
+);
 for (const s of sides) {
   const rs = results[s.name];
   const m = (k: keyof (typeof rs)[number]) => median(rs.map((x) => x[k] as number));
   console.log(
-    `${s.name.padEnd(7)} ${m("idleMedian").toFixed(1).padStart(8)} ms ${m("median").toFixed(1).padStart(11)} ms ${m("p95").toFixed(1).padStart(7)} ms ${m("max").toFixed(1).padStart(7)} ms ${m("loopMaxMs").toFixed(0).padStart(6)} ms ${m("chatMedian").toFixed(0).padStart(8)} / ${m("chatMax").toFixed(0)} ms ${"".padEnd(8)}${m("rssBeforeMb").toFixed(0)} / ${m("peakMb").toFixed(0)} / ${m("rssAfterMb").toFixed(0)}`,
+    `${s.name.padEnd(7)} ${m("idleMedian").toFixed(1).padStart(8)} ms   ${[m("uMedian"), m("uP95"), m("uMax")]
+      .map((v) => v.toFixed(1))
+      .join(" / ")
+      .padEnd(38)} ms ${[m("median"), m("p95"), m("max")]
+      .map((v) => v.toFixed(1))
+      .join(" / ")
+      .padEnd(
+        30,
+      )} ms ${m("loopMaxMs").toFixed(0).padStart(6)} ms ${m("chatMedian").toFixed(0).padStart(8)} / ${m("chatMax").toFixed(0)} ms   ${m("rssBeforeMb").toFixed(0)} / ${m("peakMb").toFixed(0)} / ${m("rssAfterMb").toFixed(0)}`,
   );
 }
 for (const s of sides) {
