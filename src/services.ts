@@ -16,7 +16,6 @@ import { BullmqDispatcher } from "./jobs/bullmq.js";
 import { DatasetService } from "./datasets/service.js";
 import { BatchRepository } from "./batches/repository.js";
 import { ChatService } from "./chat/service.js";
-import { ModelRepository } from "./serving/model-repository.js";
 import { AccountErasure } from "./erasure/account-erasure.js";
 import { AuditLog } from "./audit/audit-log.js";
 import { AdminService } from "./auth/admin.service.js";
@@ -126,8 +125,6 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   const chat = await ChatService.create({
     config,
     db: database.db,
-    experiments: experimentRepo,
-    models: new ModelRepository(database.db),
     logger,
   });
   const services: Services = {
