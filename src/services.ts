@@ -21,6 +21,9 @@ import { AuditLog } from "./audit/audit-log.js";
 import { AdminService } from "./auth/admin.service.js";
 import { OperatingPointService } from "./experiments/operating-point.js";
 import { BatchService, batchResultsFolder } from "./batches/service.js";
+import { PacsConnections } from "./pacs/connection.js";
+import { PacsRepository } from "./pacs/repository.js";
+import { SecretBox } from "./pacs/secret-box.js";
 
 /**
  * Everything a request handler may use, built once at start-up. Routes stay thin and call into these
@@ -61,6 +64,8 @@ export interface Services {
   operatingPoints: OperatingPointService;
   /** The administrators' Operations page: workers, their slots, the queues, the running jobs; draining a worker. */
   operations: OperationsService;
+  /** The user's PACS (Settings → PACS): DICOMweb root and sealed credentials, used for links and sending back. */
+  pacs: PacsConnections;
   /** Work to do at shutdown, in reverse order of registration. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -91,7 +96,10 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   const events = new EventEmitter();
   const experimentRepo = new ExperimentRepository(database.db);
   let runner: JobRunner | undefined;
+  // The PACS connections need serving's outbound guard, and serving asks them for a link's credentials.
+  let pacs: PacsConnections | undefined;
   const serving = await createServing({
+    authorizationFor: (userId, url) => pacs!.authorizationFor(userId, url),
     config,
     db: database.db,
     bucket,
@@ -99,6 +107,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     logger,
     listen: (channel, onNotify, onState) => database.listen(channel, onNotify, onState),
   });
+  pacs = new PacsConnections({ repo: new PacsRepository(database.db), box: SecretBox.fromConfig(config), guard: serving.guard });
   const experiments = new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket, events });
   const batchRepo = new BatchRepository(database.db);
   const batches = new BatchService({ repo: batchRepo, bucket, config, logger, serving, experiments });
@@ -125,6 +134,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     bucket,
     events,
     serving,
+    pacs,
     experiments,
     datasets: new DatasetService({
       bucket,

@@ -50,6 +50,8 @@ export async function createServing(deps: {
   events: EventEmitter;
   logger: Logger;
   listen?: Listen;
+  /** The Authorization header for a DICOMweb link under the user's PACS (src/pacs), or undefined. */
+  authorizationFor?: (userId: string, url: string) => Promise<string | undefined>;
 }): Promise<Serving> {
   const { config, bucket, logger } = deps;
   const repo = new ModelRepository(deps.db);
@@ -133,7 +135,8 @@ export async function createServing(deps: {
         [{ field: "message", message: "expected a string" }],
       );
     }
-    const { bytes } = await fetchImageBytes(message, { userId, bucket, guard, maxBytes: config.FETCH_MAX_BYTES });
+    const authorizationFor = deps.authorizationFor && ((url: string) => deps.authorizationFor!(userId, url));
+    const { bytes } = await fetchImageBytes(message, { userId, bucket, guard, maxBytes: config.FETCH_MAX_BYTES, authorizationFor });
     return predictImage(m, bytes, {
       maxPixels: config.FETCH_MAX_PIXELS,
       gradcamMaxSide: config.GRADCAM_MAX_SIDE,
