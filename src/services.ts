@@ -22,6 +22,7 @@ import { AdminService } from "./auth/admin.service.js";
 import { OperatingPointService } from "./experiments/operating-point.js";
 import { BatchService, batchResultsFolder } from "./batches/service.js";
 import { PacsConnections } from "./pacs/connection.js";
+import { PacsSendBack } from "./pacs/send-back.js";
 import { PacsRepository } from "./pacs/repository.js";
 import { SecretBox } from "./pacs/secret-box.js";
 
@@ -66,6 +67,8 @@ export interface Services {
   operations: OperationsService;
   /** The user's PACS (Settings → PACS): DICOMweb root and sealed credentials, used for links and sending back. */
   pacs: PacsConnections;
+  /** Answers written back into the PACS (structured report, secondary capture) by STOW-RS, in the background. */
+  pacsSendBack: PacsSendBack;
   /** Work to do at shutdown, in reverse order of registration. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -108,6 +111,18 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     listen: (channel, onNotify, onState) => database.listen(channel, onNotify, onState),
   });
   pacs = new PacsConnections({ repo: new PacsRepository(database.db), box: SecretBox.fromConfig(config), guard: serving.guard });
+  const pacsRepo = new PacsRepository(database.db);
+  const audit = new AuditLog({ db: database.db, logger });
+  const pacsSendBack = new PacsSendBack({
+    connections: pacs,
+    guard: serving.guard,
+    audit,
+    logger,
+    attempts: config.PACS_SEND_ATTEMPTS,
+    baseMs: config.PACS_RETRY_BASE_MS,
+    maxPixels: config.FETCH_MAX_PIXELS,
+    modelName: (userId, experimentId) => pacsRepo.modelName(userId, experimentId),
+  });
   const experiments = new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket, events });
   const batchRepo = new BatchRepository(database.db);
   const batches = new BatchService({ repo: batchRepo, bucket, config, logger, serving, experiments });
@@ -115,7 +130,6 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   experiments.deletion.derivedFolders = async (row) =>
     (await batchRepo.idsOfExperiment(row.id)).map((id) => batchResultsFolder({ userId: row.userId, id }));
   await batches.recover();
-  const audit = new AuditLog({ db: database.db, logger });
   const erasure = new AccountErasure({ users: auth.users, experiments, bucket, logger, audit });
   const chat = await ChatService.create({
     config,
@@ -135,6 +149,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     events,
     serving,
     pacs,
+    pacsSendBack,
     experiments,
     datasets: new DatasetService({
       bucket,
@@ -163,6 +178,8 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     },
   };
   closers.push(() => services.serving.close());
+  // Answers still being sent back to the PACS finish before serving's outbound guard closes (closers run in reverse).
+  closers.push(() => pacsSendBack.idle());
   closers.push(() => batches.close());
   if (opts.runner !== false) {
     runner = createRunner({ config, repo: experimentRepo, bucket, logger, events });

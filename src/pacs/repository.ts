@@ -44,4 +44,13 @@ export class PacsRepository {
       .returning({ id: experiments.id });
     return rows.length > 0;
   }
+
+  /** The experiment's name (its label), or null. */
+  async modelName(userId: string, experimentId: number): Promise<string | null> {
+    const rows = await this.db
+      .select({ name: experiments.name })
+      .from(experiments)
+      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)));
+    return rows[0]?.name ?? null;
+  }
 }

@@ -30,7 +30,7 @@ export interface Serving {
     userId: string,
     experimentId: number,
     message: unknown,
-    opts?: { noMaps?: boolean },
+    opts?: { noMaps?: boolean; onSource?: (bytes: Buffer) => void },
   ): Promise<Record<string, unknown> | JsonBytes>;
   model(userId: string, experimentId: number): Promise<LoadedModel>;
   close(): Promise<void>;
@@ -124,7 +124,7 @@ export async function createServing(deps: {
     }
   };
 
-  const once = async (userId: string, experimentId: number, message: unknown, noMaps = false) => {
+  const once = async (userId: string, experimentId: number, message: unknown, noMaps = false, onSource?: (bytes: Buffer) => void) => {
     const m = await model(userId, experimentId);
     if (m.manifest.kind === "tabular") return predictTabular(m, message);
     if (typeof message !== "string") {
@@ -137,6 +137,8 @@ export async function createServing(deps: {
     }
     const authorizationFor = deps.authorizationFor && ((url: string) => deps.authorizationFor!(userId, url));
     const { bytes } = await fetchImageBytes(message, { userId, bucket, guard, maxBytes: config.FETCH_MAX_BYTES, authorizationFor });
+    // The image as fetched, for whoever answers back with it (src/pacs/send-back.ts); the model may take the bytes' memory.
+    onSource?.(Buffer.from(bytes));
     return predictImage(m, bytes, {
       maxPixels: config.FETCH_MAX_PIXELS,
       gradcamMaxSide: config.GRADCAM_MAX_SIDE,
@@ -152,10 +154,10 @@ export async function createServing(deps: {
     model,
     async predict(userId, experimentId, message, opts = {}) {
       try {
-        return await once(userId, experimentId, message, opts.noMaps);
+        return await once(userId, experimentId, message, opts.noMaps, opts.onSource);
       } catch (err) {
         // A new version was swapped in between lookup and run: the next lookup finds it.
-        if (err instanceof PredictorClosed) return once(userId, experimentId, message, opts.noMaps);
+        if (err instanceof PredictorClosed) return once(userId, experimentId, message, opts.noMaps, opts.onSource);
         throw err;
       }
     },

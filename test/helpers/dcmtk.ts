@@ -9,9 +9,10 @@ import fs from "node:fs";
 export const haveDcmtk = ["/usr/bin/dcmdump", "/usr/bin/dsrdump", "/usr/bin/dsr2xml"].every((f) => fs.existsSync(f));
 
 /** Every attribute; +U8: texts converted to UTF-8 from the file's character set (which it then shows as ISO_IR 192). */
-export const dcmdump = (file: string, utf8 = true) => execFileSync("dcmdump", ["-q", ...(utf8 ? ["+U8"] : []), file], { encoding: "utf8" });
+export const dcmdump = (file: string, utf8 = true) =>
+  execFileSync("dcmdump", ["-q", "+L", "-M", ...(utf8 ? ["+U8"] : []), file], { encoding: "utf8", maxBuffer: 64 * 2 ** 20 });
 
-export const dsr2xml = (file: string) => execFileSync("dsr2xml", ["-q", "+U8", file], { encoding: "utf8" });
+export const dsr2xml = (file: string) => execFileSync("dsr2xml", ["-q", "+U8", file], { encoding: "utf8", maxBuffer: 64 * 2 ** 20 });
 
 export interface SrItem {
   depth: number;
@@ -23,7 +24,7 @@ export interface SrItem {
 
 /** The SR's content items in document order, from dsrdump's tree ("<contains NUM:(,,"Model score")="0.7" ...>"). */
 export function srItems(file: string): SrItem[] {
-  const out = execFileSync("dsrdump", ["-q", "+U8", "+Pl", "+Pu", file], { encoding: "utf8" });
+  const out = execFileSync("dsrdump", ["-q", "+U8", "+Pl", "+Pu", file], { encoding: "utf8", maxBuffer: 64 * 2 ** 20 });
   const items: SrItem[] = [];
   for (const line of out.split("\n")) {
     const m = /^(\s*)<(?:([a-z ]+) )?([A-Z]+):\([^,]*,[^,]*,"([^"]*)"\)=(.*)>$/.exec(line);

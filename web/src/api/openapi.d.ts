@@ -1110,6 +1110,7 @@ export interface operations {
         parameters: {
             query?: {
                 experiment_id?: number;
+                send_back?: "0" | "1" | "true" | "false";
             };
             header?: never;
             path?: never;
@@ -1154,7 +1155,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad body or message (wrong length, NaN, string, unknown category; bad URI; undecodable image) */
+            /** @description bad body or message (wrong length, NaN, string, unknown category; bad URI; undecodable image); send_back_unavailable: send_back=true without a PACS, or on a link that is not a DICOMweb instance of it */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5541,7 +5542,9 @@ export interface operations {
     };
     post_v1_experiments_experiment_id_predict: {
         parameters: {
-            query?: never;
+            query?: {
+                send_back?: "0" | "1" | "true" | "false";
+            };
             header?: never;
             path: {
                 experiment_id: number;
@@ -5586,7 +5589,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad body or message (wrong length, NaN, string, unknown category; bad URI; undecodable image) */
+            /** @description bad body or message (wrong length, NaN, string, unknown category; bad URI; undecodable image); send_back_unavailable: send_back=true without a PACS, or on a link that is not a DICOMweb instance of it */
             400: {
                 headers: {
                     [name: string]: unknown;
