@@ -99,10 +99,11 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   const events = new EventEmitter();
   const experimentRepo = new ExperimentRepository(database.db);
   let runner: JobRunner | undefined;
-  // The PACS connections need serving's outbound guard, and serving asks them for a link's credentials.
-  let pacs: PacsConnections | undefined;
+  // The PACS connections use serving's outbound guard, and serving asks them for a link's credentials.
+  const pacsRepo = new PacsRepository(database.db);
+  const pacs = new PacsConnections({ repo: pacsRepo, box: SecretBox.fromConfig(config), guard: () => serving.guard });
   const serving = await createServing({
-    authorizationFor: (userId, url) => pacs!.authorizationFor(userId, url),
+    authorizationFor: (userId, url) => pacs.authorizationFor(userId, url),
     config,
     db: database.db,
     bucket,
@@ -110,8 +111,6 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     logger,
     listen: (channel, onNotify, onState) => database.listen(channel, onNotify, onState),
   });
-  pacs = new PacsConnections({ repo: new PacsRepository(database.db), box: SecretBox.fromConfig(config), guard: serving.guard });
-  const pacsRepo = new PacsRepository(database.db);
   const audit = new AuditLog({ db: database.db, logger });
   const pacsSendBack = new PacsSendBack({
     connections: pacs,

@@ -68,7 +68,8 @@ export function underRoot(root: string, raw: string): boolean {
 }
 
 export class PacsConnections {
-  constructor(private readonly deps: { repo: PacsRepository; box: SecretBox; guard: OutboundGuard }) {}
+  /** guard: serving's outbound guard (a function: serving is made after the connections, and asks them for credentials). */
+  constructor(private readonly deps: { repo: PacsRepository; box: SecretBox; guard: () => OutboundGuard }) {}
 
   private view(row: PacsConnectionRow): PacsConnectionView {
     return {
@@ -154,7 +155,7 @@ export class PacsConnections {
     const target = await this.target(userId);
     if (!target) throw new ApiError(404, "not_found", "no PACS is configured: save its DICOMweb address first");
     try {
-      const res = await this.deps.guard.fetch(`${target.root}/studies?limit=1`, {
+      const res = await this.deps.guard().fetch(`${target.root}/studies?limit=1`, {
         headers: { accept: "application/dicom+json", ...(target.authorization ? { authorization: target.authorization } : {}) },
         maxRedirects: 0,
         maxBytes: 1024 * 1024,
