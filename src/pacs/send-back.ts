@@ -50,16 +50,19 @@ export class PacsSendBack {
    */
   async plan(userId: string, experimentId: number, message: unknown, requested: boolean | undefined): Promise<SendPlan | null> {
     if (requested === false) return null;
-    if (requested === undefined && !(await this.deps.connections.sendBack(userId, experimentId))) return null;
+    // /predict's hot path: a data: URI or another link is settled here, without the database or parsing the URI.
+    const link = typeof message === "string" && /^https?:\/\//i.test(message) ? dicomWebInstanceUrl(message) : null;
+    if (requested === undefined && (!link || !(await this.deps.connections.sendBack(userId, experimentId)))) return null;
     const unavailable = (why: string) => {
       if (!requested) return null;
       throw new ApiError(400, "send_back_unavailable", `send_back: ${why}; nothing was predicted`, [{ field: "send_back", message: why }]);
     };
     const target = await this.deps.connections.target(userId);
     if (!target) return unavailable("no PACS is configured (Settings → PACS)");
-    if (typeof message !== "string" || !dicomWebInstanceUrl(message))
+    if (!link)
       return unavailable("the answer goes back to the PACS the image came from: message must be a DICOMweb WADO-RS instance or frame URL");
-    if (!underRoot(target.root, message)) return unavailable(`the link is not under your PACS's DICOMweb address (${target.root})`);
+    if (!underRoot(target.root, message as string))
+      return unavailable(`the link is not under your PACS's DICOMweb address (${target.root})`);
     return { userId, experimentId, target };
   }
 
