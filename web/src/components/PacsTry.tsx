@@ -72,11 +72,11 @@ export function PacsTry({ id, render }: { id: number; render: (r: Prediction) =>
           data-testid="pacs-link"
         />
       </label>
-      <label className="inline">
+      <label className="check">
         <input type="checkbox" checked={send} onChange={(e) => setSend(e.target.checked)} data-testid="pacs-send" /> {t("pacs.send")}
       </label>
       {always !== null ? (
-        <label className="inline">
+        <label className="check">
           <input type="checkbox" checked={always} onChange={(e) => void toggleAlways(e.target.checked)} data-testid="pacs-always" />{" "}
           {t("pacs.always")}
         </label>

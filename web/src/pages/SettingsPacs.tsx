@@ -135,7 +135,7 @@ export function PacsPage() {
             data-testid="pacs-caption"
           />
         </label>
-        <label className="inline">
+        <label className="check">
           <input type="checkbox" checked={capture} onChange={(e) => setCapture(e.target.checked)} data-testid="pacs-capture" />{" "}
           {t("pacs.secondaryCapture")}
         </label>
