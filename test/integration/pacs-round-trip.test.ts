@@ -94,6 +94,12 @@ describe.skipIf(!haveFixturePython || !haveOrthanc || !haveDcmtk)("answers writt
     await api("PUT", "/v1/pacs", { dicomweb_url: orthanc.dicomWeb, username: orthanc.username, password: orthanc.password });
     await api("PUT", "/v1/pacs", { dicomweb_url: orthanc.dicomWeb, username: orthanc.username, secondary_capture: true });
     expect((await api("POST", "/v1/pacs/test")).body.ok).toBe(true);
+    // The kept password never follows the address to another server, and an address holding credentials is refused.
+    const moved = await api("PUT", "/v1/pacs", { dicomweb_url: "http://127.0.0.2:1/dicom-web", username: orthanc.username });
+    expect([moved.status, moved.body.error.details[0].field]).toEqual([400, "password"]);
+    const inUrl = await api("PUT", "/v1/pacs", { dicomweb_url: `http://u:p@127.0.0.1/dicom-web` });
+    expect([inUrl.status, inUrl.body.error.details[0].field]).toEqual([400, "dicomweb_url"]);
+    expect((await api("GET", "/v1/pacs")).body.pacs.dicomweb_url).toBe(orthanc.dicomWeb);
   });
 
   it("answers 201 with the same body, and writes an SR and a secondary capture into the instance's study", async () => {
