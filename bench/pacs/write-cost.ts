@@ -1,10 +1,12 @@
 // What writing an answer back costs on the API process (src/pacs): the structured report, and the secondary capture
-// (decode the DICOM again, enlarge, paint the map, burn the caption, encode), per source size. Run:
+// (decode the DICOM again on a preprocessing thread, enlarge, paint the map, burn the caption, encode), per source
+// size, with the longest the event loop was held meanwhile. Run:
 //   node --import tsx bench/pacs/write-cost.ts [--repeat 20]
 // Sizes: a BreastMNIST image (28x28, 8-bit), and 512x512 and 2048x2048 12-bit MONOCHROME2 slices, uncompressed.
-import { performance } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { dataSet, el, newUid, writePart10 } from "../../src/dicom/write.js";
 import { readSource } from "../../src/pacs/source.js";
+import { preprocessPool } from "../../src/serving/preprocess-pool.js";
 import { secondaryCapture } from "../../src/pacs/secondary-capture.js";
 import { structuredReport, type AnswerFacts } from "../../src/pacs/structured-report.js";
 import type { ServedManifest } from "../../src/serving/manifest.js";
@@ -66,6 +68,9 @@ for (const [side, bits] of [
   const sr: number[] = [];
   const sc: number[] = [];
   let scBytes = 0;
+  // How long the event loop was held at most while the captures were made (the decode runs on a preprocessing thread).
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
   for (let i = 0; i < repeat; i++) {
     let t = performance.now();
     structuredReport(src, facts);
@@ -75,7 +80,10 @@ for (const [side, bits] of [
       .bytes.length;
     sc.push(performance.now() - t);
   }
+  loop.disable();
   console.log(
-    `${side}x${side} ${bits}-bit: SR median ${median(sr).toFixed(2)} ms, SC median ${median(sc).toFixed(1)} ms (max ${Math.max(...sc).toFixed(1)}), SC file ${(scBytes / 1e6).toFixed(2)} MB, ${repeat} rounds`,
+    `${side}x${side} ${bits}-bit: SR median ${median(sr).toFixed(2)} ms, SC median ${median(sc).toFixed(1)} ms (max ${Math.max(...sc).toFixed(1)}), ` +
+      `event loop held at most ${(loop.max / 1e6).toFixed(0)} ms (p50 ${(loop.percentile(50) / 1e6).toFixed(0)} ms), SC file ${(scBytes / 1e6).toFixed(2)} MB, ${repeat} rounds`,
   );
 }
+await preprocessPool().close();

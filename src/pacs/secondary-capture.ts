@@ -1,9 +1,9 @@
 import sharp from "sharp";
 import { overlayClass } from "../batches/overlays.js";
-import { decodeDicom } from "../dicom/index.js";
 import { dataSet, el, newUid, writePart10 } from "../dicom/write.js";
 import { rampAlpha, rampColour } from "../serving/gradcam-ramp.js";
 import type { ServedManifest } from "../serving/manifest.js";
+import { preprocessPool } from "../serving/preprocess-pool.js";
 import type { SourceImage } from "./source.js";
 import { commonAttributes, SC_SERIES_NUMBER, SECONDARY_CAPTURE, type AnswerFacts, type WrittenObject } from "./structured-report.js";
 
@@ -27,7 +27,13 @@ export async function secondaryCapture(
   manifest: ServedManifest,
   o: { maxPixels: number; now?: Date; ids?: { series: string; instance: string } },
 ): Promise<WrittenObject> {
-  const { image } = await decodeDicom(bytes, manifest.input.image?.dicom, o.maxPixels);
+  // Decoded on a preprocessing thread: a large JPEG 2000 frame takes seconds, which the event loop must not wait for.
+  const { image } = await preprocessPool().inspectDicom(bytes, {
+    pixels: true,
+    maxPixels: o.maxPixels,
+    rendering: manifest.input.image?.dicom,
+  });
+  if (!image) throw new Error("the preprocessing thread sent no image back");
   const k = Math.max(1, Math.ceil(MIN_SIDE / Math.min(image.width, image.height)));
   const w = image.width * k;
   const h = image.height * k;
