@@ -5,7 +5,8 @@ import { createMetrics, type Metrics } from "./http/metrics.js";
 import { createLogger, type Logger } from "./logger.js";
 import { createAuth, type Auth } from "./auth/index.js";
 import { createBucket, type Bucket } from "./storage/index.js";
-import { createServing, type Serving } from "./serving/index.js";
+import { sql } from "drizzle-orm";
+import { ACCOUNT_ERASED_CHANNEL, createServing, type Serving } from "./serving/index.js";
 import { ExperimentRepository } from "./experiments/repository.js";
 import { ExperimentService } from "./experiments/service.js";
 import { createRunner, type JobRunner } from "./jobs/create-runner.js";
@@ -91,6 +92,9 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     onError: (err) => logger.warn({ err }, "an idle database connection failed; the pool will open a new one"),
   });
   await database.migrate();
+  // An erasure killed before its compaction (PGlite): its deleted rows are still readable in the files until done.
+  const caughtUp = await database.compactIfDue();
+  if (caughtUp) logger.info({ tables: caughtUp.tables.length }, "database compacted: an erasure was cut short before it");
   const closers: Array<() => Promise<void> | void> = [() => database.close()];
   const auth = await createAuth({ config, db: database.db, logger, database });
   closers.push(() => auth.close());
@@ -129,7 +133,17 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   experiments.deletion.derivedFolders = async (row) =>
     (await batchRepo.idsOfExperiment(row.id)).map((id) => batchResultsFolder({ userId: row.userId, id }));
   await batches.recover();
-  const erasure = new AccountErasure({ users: auth.users, experiments, bucket, logger, audit });
+  const erasure = new AccountErasure({
+    users: auth.users,
+    experiments,
+    bucket,
+    logger,
+    audit,
+    database,
+    announceErased: async (userId) => {
+      await database.db.execute(sql`select pg_notify(${ACCOUNT_ERASED_CHANNEL}, ${userId})`);
+    },
+  });
   const chat = await ChatService.create({
     config,
     db: database.db,

@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { statedSize } from "./codestream.js";
+import { statedSize, type CompressedKind } from "./codestream.js";
 
 /**
  * The compressed-pixel decoders: Cornerstone's WebAssembly builds of libjpeg-turbo (8-bit JPEG), CharLS (JPEG-LS)
@@ -123,8 +123,6 @@ function runWasm(kind: WasmKind, bytes: Uint8Array, signed: boolean): CodecFrame
     if (codec.module.HEAPU8.length > KEEP_MEMORY_BYTES) codecs.delete(kind);
   }
 }
-
-export type CompressedKind = "jpeg-baseline" | "jpeg-lossless" | "jpeg-ls" | "jpeg-2000";
 
 /** One frame's compressed bytes -> its samples. Throws the decoder's own error (the caller names the syntax). */
 export function decodeCompressed(kind: CompressedKind, bytes: Uint8Array, bitsAllocated: number, signed: boolean): CodecFrame {

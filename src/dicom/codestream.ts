@@ -1,4 +1,5 @@
-import type { CompressedKind } from "./codecs.js";
+/** The compressed transfer syntaxes Builder decodes (codecs.ts); here so that codecs.ts can import this file without a circle. */
+export type CompressedKind = "jpeg-baseline" | "jpeg-lossless" | "jpeg-ls" | "jpeg-2000";
 
 /**
  * The size a compressed frame states about itself, read from its own header before any decoder runs: a JPEG's

@@ -106,6 +106,7 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   csv_encoding: "El CSV no es texto; guárdelo como «CSV UTF-8» desde la hoja de cálculo.",
   csv_malformed: "El CSV no se puede leer.",
   csv_too_large: "El CSV es demasiado grande.",
+  csv_too_many_rows: "El CSV tiene más filas de las que admite una tabla (el mensaje dice el límite).",
   coco_malformed: "El JSON COCO no es válido.",
   coco_too_large: "El JSON COCO es demasiado grande.",
   annotations_missing:
@@ -243,6 +244,10 @@ export const SPANISH_TEMPLATES: Array<[english: string, spanish: string]> = [
   // files and uploads
   ["no file at {path}; upload it first (PUT /v1/files/{path2})", "no hay ningún archivo en {path}; súbalo primero (PUT /v1/files/{path2})"],
   ["no file at {path}", "no hay ningún archivo en {path}"],
+  [
+    "{path} has more than {max} data rows, the most a table may have (Builder's table row limit): keep a sample of the rows, or split the study into several tables",
+    "{path} tiene más de {max} filas de datos, lo máximo que admite una tabla (el límite de filas de Builder): conserve una muestra de las filas o divida el estudio en varias tablas",
+  ],
   ["no folder {path}", "no existe la carpeta {path}"],
   [
     "the file is larger than the upload limit of {n} bytes (MAX_UPLOAD_BYTES)",

@@ -40,6 +40,8 @@ export interface Serving {
 export const MODEL_REMOVED_CHANNEL = "builder_model_removed";
 /** The channel migration 0010's trigger announces a version made current on: "<user_id>:<experiment_id>:<model id>". */
 export const MODEL_CURRENT_CHANNEL = "builder_model_current";
+/** The channel an account's erasure announces its end on (payload: the user id; AccountErasure): every replica sweeps its model cache. */
+export const ACCOUNT_ERASED_CHANNEL = "builder_account_erased";
 
 type Listen = (channel: string, onNotify: (payload: string) => void, onState: (listening: boolean) => void) => Promise<() => Promise<void>>;
 
@@ -80,6 +82,11 @@ export async function createServing(deps: {
   // every other replica through the database's notification (as API-key revocations travel, migration 0001).
   const onRemoved = (row: Pick<ModelRow, "userId" | "experimentId" | "id">) => cache.forget(row.userId, row.experimentId, row.id);
   deps.events.on("model:removed", onRemoved);
+  // The local copies whose versions are gone (removed while this replica was down or missed the notification) are
+  // removed: an erased account's models must not stay on any replica's disk.
+  const sweep = (why: string) =>
+    cache.sweepOrphans().catch((err) => logger.warn({ err, why }, "model cache sweep failed; it runs again at the next erasure or start"));
+  let removalsLost = false;
   const stopListening = deps.listen
     ? await deps.listen(
         MODEL_REMOVED_CHANNEL,
@@ -88,11 +95,24 @@ export async function createServing(deps: {
           if (userId && id && /^\d+$/.test(experimentId ?? "")) cache.forget(userId, Number(experimentId), id);
         },
         (listening) => {
-          if (!listening)
+          if (!listening) {
+            removalsLost = true;
             logger.warn("model removal notifications lost; a deleted model may serve on this replica until its row lookup expires (2 s)");
+          } else if (removalsLost) {
+            removalsLost = false;
+            void sweep("notifications back");
+          }
         },
       )
     : async () => {};
+  const stopListeningErased = deps.listen
+    ? await deps.listen(
+        ACCOUNT_ERASED_CHANNEL,
+        () => void sweep("account erased"),
+        () => undefined,
+      )
+    : async () => {};
+  await sweep("start");
 
   // A version made current (published, an operating point saved, a rollback) on any replica: switch at once.
   const stopListeningCurrent = deps.listen
@@ -165,6 +185,7 @@ export async function createServing(deps: {
       deps.events.off("model:published", onPublished);
       deps.events.off("model:removed", onRemoved);
       await stopListening();
+      await stopListeningErased();
       await stopListeningCurrent();
       await cache.close();
       await guard.close();

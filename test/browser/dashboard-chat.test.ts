@@ -124,7 +124,8 @@ describe.skipIf(!haveChromium)("dashboard: chat panel (Chromium)", () => {
   it("lists the conversation, reopens it, deletes it", async () => {
     await panel().getByRole("button", { name: "New conversation" }).click();
     expect(await panel().getByTestId("chat-assistant").count()).toBe(0);
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe("chat-input");
+    // The panel focuses the box on the next animation frame (after React has re-rendered the emptied log).
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe("chat-input");
 
     await panel().getByRole("button", { name: "Your conversations" }).click();
     const list = panel().getByRole("list", { name: "Your conversations" });

@@ -82,12 +82,16 @@ describe("compose.yaml: what is published, and where", () => {
     expect(nginx).toMatch(/listen 8443 ssl/);
     expect(nginx).toMatch(/include \/run\/builder-proxy\/tls\.conf;/);
     expect(nginx).toMatch(/ssl_protocols TLSv1\.2 TLSv1\.3;/);
-    expect(nginx).toMatch(/set \$builder_api http:\/\/api:8080;/);
+    expect(nginx).toMatch(/include \/run\/builder-proxy\/upstream\.conf;/);
+    expect(nginx).toMatch(/proxy_pass \$builder_api;/);
     expect(nginx).toMatch(/proxy_set_header X-Forwarded-For \$remote_addr;/);
     const entry = read("docker/proxy/entrypoint.sh");
     expect(entry).toContain("/tls/cert.pem");
     expect(entry).toMatch(/openssl req -x509/);
     expect(entry).toMatch(/return 308 https:/);
+    // The api's address defaults to compose's and Swarm's service name (Kubernetes sets BUILDER_API_UPSTREAM).
+    expect(entry).toContain('upstream="${BUILDER_API_UPSTREAM:-api:8080}"');
+    expect(entry).toContain("printf 'set $builder_api http://%s;\\n' \"$upstream\" >/run/builder-proxy/upstream.conf");
     expect(read(".gitignore")).toMatch(/^\/tls\/\*\.pem$/m);
   });
 });

@@ -30,6 +30,7 @@ const EXEMPT: Record<string, string> = {
   "src/serving/model-catalog.ts: /\\/+$/": "a model's store path, made by Builder",
   "src/storage/gcs-bucket.ts: /\\/+$/": "list() prefixes, made by Builder (a model's store path)",
   "src/storage/local-bucket.ts: /\\/+$/": "list() prefixes, made by Builder (a model's store path)",
+  "src/storage/s3-bucket.ts: /\\/+$/": "list() prefixes, made by Builder (a model's store path)",
 };
 
 /** Files with `new RegExp(...)` → why what it builds is safe. */
