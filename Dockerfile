@@ -74,7 +74,8 @@ ARG VARIANT=cpu
 # python3: the venv's interpreter; libgomp1: LightGBM and PyTorch threads; tini: signals and zombie reaping,
 # so `docker stop` reaches the worker, which hands its running jobs back to the queue.
 # libturbojpeg0: JPEG decoding on the serving threads (src/serving/jpeg-turbo.ts; sharp decodes without it).
-RUN apt-get update && apt-get install -y --no-install-recommends python3 libgomp1 tini libturbojpeg0 \
+# fonts-dejavu-core: the caption burned into secondary captures sent back to the PACS (src/pacs/secondary-capture.ts).
+RUN apt-get update && apt-get install -y --no-install-recommends python3 libgomp1 tini libturbojpeg0 fonts-dejavu-core \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 builder \
  && useradd --system --uid 10001 --gid builder --home-dir /app --shell /usr/sbin/nologin builder \

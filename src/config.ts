@@ -29,6 +29,7 @@ const SECRET_VARS = new Set([
   "REDIS_PASSWORD",
   "METRICS_TOKEN",
   "CALLBACK_SECRET",
+  "SECRETS_KEY",
   "CHAT_API_KEY",
   "AWS_SECRET_ACCESS_KEY",
   "AWS_SESSION_TOKEN",
@@ -147,6 +148,12 @@ export const configSchema = z
     JOB_TIMEOUT_FACTOR: z.coerce.number().min(1).default(3),
     CALLBACK_SECRET: notPlaceholder(z.string().min(16)).optional(),
     CALLBACK_RETRY_BASE_MS: int(1).default(1000),
+    // Seals the secrets Builder must give back to another server (the PACS password, src/pacs/secret-box.ts). Unset:
+    // a random key kept in BUILDER_DATA_DIR/secrets.key (replicas with separate data folders must share one).
+    SECRETS_KEY: notPlaceholder(z.string().min(32, "at least 32 characters, e.g. the output of: openssl rand -hex 32")).optional(),
+    // Answers written back to the PACS by STOW-RS: tries per object, the first wait between them (doubled each time).
+    PACS_SEND_ATTEMPTS: int(1).default(4),
+    PACS_RETRY_BASE_MS: int(1).default(1000),
     // Crash safety: a runner renews its experiment's lease every second; a lease unrenewed for JOB_LEASE_S is
     // taken over. BullMQ's lockDuration and stalledInterval derive from it, so every worker agrees.
     JOB_LEASE_S: int(1).default(30),

@@ -21,6 +21,10 @@ import { AuditLog } from "./audit/audit-log.js";
 import { AdminService } from "./auth/admin.service.js";
 import { OperatingPointService } from "./experiments/operating-point.js";
 import { BatchService, batchResultsFolder } from "./batches/service.js";
+import { PacsConnections } from "./pacs/connection.js";
+import { PacsSendBack } from "./pacs/send-back.js";
+import { PacsRepository } from "./pacs/repository.js";
+import { SecretBox } from "./pacs/secret-box.js";
 
 /**
  * Everything a request handler may use, built once at start-up. Routes stay thin and call into these
@@ -61,6 +65,10 @@ export interface Services {
   operatingPoints: OperatingPointService;
   /** The administrators' Operations page: workers, their slots, the queues, the running jobs; draining a worker. */
   operations: OperationsService;
+  /** The user's PACS (Settings → PACS): DICOMweb root and sealed credentials, used for links and sending back. */
+  pacs: PacsConnections;
+  /** Answers written back into the PACS (structured report, secondary capture) by STOW-RS, in the background. */
+  pacsSendBack: PacsSendBack;
   /** Work to do at shutdown, in reverse order of registration. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -94,13 +102,28 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   const events = new EventEmitter();
   const experimentRepo = new ExperimentRepository(database.db);
   let runner: JobRunner | undefined;
+  // The PACS connections use serving's outbound guard, and serving asks them for a link's credentials.
+  const pacsRepo = new PacsRepository(database.db);
+  const pacs = new PacsConnections({ repo: pacsRepo, box: SecretBox.fromConfig(config), guard: () => serving.guard });
   const serving = await createServing({
+    authorizationFor: (userId, url) => pacs.authorizationFor(userId, url),
     config,
     db: database.db,
     bucket,
     events,
     logger,
     listen: (channel, onNotify, onState) => database.listen(channel, onNotify, onState),
+  });
+  const audit = new AuditLog({ db: database.db, logger });
+  const pacsSendBack = new PacsSendBack({
+    connections: pacs,
+    guard: serving.guard,
+    audit,
+    logger,
+    attempts: config.PACS_SEND_ATTEMPTS,
+    baseMs: config.PACS_RETRY_BASE_MS,
+    maxPixels: config.FETCH_MAX_PIXELS,
+    modelName: (userId, experimentId) => pacsRepo.modelName(userId, experimentId),
   });
   const experiments = new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket, events });
   const batchRepo = new BatchRepository(database.db);
@@ -109,7 +132,6 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   experiments.deletion.derivedFolders = async (row) =>
     (await batchRepo.idsOfExperiment(row.id)).map((id) => batchResultsFolder({ userId: row.userId, id }));
   await batches.recover();
-  const audit = new AuditLog({ db: database.db, logger });
   const erasure = new AccountErasure({
     users: auth.users,
     experiments,
@@ -137,6 +159,8 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     bucket,
     events,
     serving,
+    pacs,
+    pacsSendBack,
     experiments,
     datasets: new DatasetService({
       bucket,
@@ -165,6 +189,8 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     },
   };
   closers.push(() => services.serving.close());
+  // Answers still being sent back to the PACS finish before serving's outbound guard closes (closers run in reverse).
+  closers.push(() => pacsSendBack.idle());
   closers.push(() => batches.close());
   if (opts.runner !== false) {
     runner = createRunner({ config, repo: experimentRepo, bucket, logger, events });

@@ -32,6 +32,11 @@ export const AUDIT_ACTIONS = [
   "model_version_restored",
   "worker_drain_requested",
   "worker_resumed",
+  "pacs_configured",
+  "pacs_removed",
+  "pacs_send_back_set",
+  "pacs_sent",
+  "pacs_send_failed",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -144,6 +144,8 @@ export const experiments = pgTable(
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
     finishedAt: timestamp("finished_at", { withTimezone: true }),
+    /** Every prediction on a DICOMweb link writes its answer back into the owner's PACS (docs/pacs.md); PUT only. */
+    pacsSendBack: boolean("pacs_send_back").notNull().default(false),
   },
   (t) => [uniqueIndex("experiments_user_number").on(t.userId, t.experimentId), index("experiments_status").on(t.status)],
 );
@@ -292,6 +294,26 @@ export const auditEvents = pgTable(
   },
   (t) => [index("audit_events_actor").on(t.actorId, t.seq)],
 );
+
+/**
+ * A user's PACS (Settings → PACS, docs/pacs.md): its DICOMweb root, and the credentials Builder sends there only
+ * (links under the root, STOW-RS of the answers). The password is sealed with AES-256-GCM under SECRETS_KEY
+ * (src/pacs/secret-box.ts) and never read back out through the API.
+ */
+export const pacsConnections = pgTable("pacs_connections", {
+  userId: uuid("user_id")
+    .primaryKey()
+    .references(() => users.id, { onDelete: "cascade" }),
+  /** e.g. https://pacs.hospital.example/dicom-web (no trailing slash). */
+  dicomWebUrl: text("dicomweb_url").notNull(),
+  username: text("username"),
+  passwordSealed: text("password_sealed"),
+  /** The caption's warning burned into secondary captures; null: the default wording of docs/pacs.md. */
+  caption: text("caption"),
+  /** Whether answers written back carry a secondary capture besides the structured report. */
+  secondaryCapture: boolean("secondary_capture").notNull().default(true),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+});
 
 const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
 

@@ -15,6 +15,10 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   dicom_decode_failed: "Los píxeles de este DICOM no se pueden decodificar con su sintaxis de transferencia.",
   invalid_dicomweb_answer: "El servidor DICOMweb respondió algo que no es un DICOM legible.",
   unsupported_frame: "Un modelo puntúa el primer fotograma de un DICOM: pida /frames/1 o la instancia.",
+  // PACS (src/pacs)
+  send_back_unavailable:
+    "send_back: la respuesta vuelve al PACS del que vino la imagen; configure el PACS (Ajustes → PACS) y envíe un enlace WADO-RS de una instancia bajo su dirección DICOMweb. No se predijo nada.",
+  pacs_password_unreadable: "La contraseña del PACS guardada en Ajustes → PACS se selló con otra SECRETS_KEY: escríbala de nuevo.",
   // 400
   invalid_request: "La solicitud no es válida: revise los campos indicados.",
   invalid_json: "El cuerpo de la solicitud no es JSON válido.",

@@ -30,7 +30,7 @@ export interface Serving {
     userId: string,
     experimentId: number,
     message: unknown,
-    opts?: { noMaps?: boolean },
+    opts?: { noMaps?: boolean; onSource?: (bytes: Buffer) => void },
   ): Promise<Record<string, unknown> | JsonBytes>;
   model(userId: string, experimentId: number): Promise<LoadedModel>;
   close(): Promise<void>;
@@ -52,6 +52,8 @@ export async function createServing(deps: {
   events: EventEmitter;
   logger: Logger;
   listen?: Listen;
+  /** The Authorization header for a DICOMweb link under the user's PACS (src/pacs), or undefined. */
+  authorizationFor?: (userId: string, url: string) => Promise<string | undefined>;
 }): Promise<Serving> {
   const { config, bucket, logger } = deps;
   const repo = new ModelRepository(deps.db);
@@ -142,7 +144,7 @@ export async function createServing(deps: {
     }
   };
 
-  const once = async (userId: string, experimentId: number, message: unknown, noMaps = false) => {
+  const once = async (userId: string, experimentId: number, message: unknown, noMaps = false, onSource?: (bytes: Buffer) => void) => {
     const m = await model(userId, experimentId);
     if (m.manifest.kind === "tabular") return predictTabular(m, message);
     if (typeof message !== "string") {
@@ -153,7 +155,10 @@ export async function createServing(deps: {
         [{ field: "message", message: "expected a string" }],
       );
     }
-    const { bytes } = await fetchImageBytes(message, { userId, bucket, guard, maxBytes: config.FETCH_MAX_BYTES });
+    const authorizationFor = deps.authorizationFor && ((url: string) => deps.authorizationFor!(userId, url));
+    const { bytes } = await fetchImageBytes(message, { userId, bucket, guard, maxBytes: config.FETCH_MAX_BYTES, authorizationFor });
+    // The image as fetched, for whoever answers back with it (src/pacs/send-back.ts); the model may take the bytes' memory.
+    onSource?.(Buffer.from(bytes));
     return predictImage(m, bytes, {
       maxPixels: config.FETCH_MAX_PIXELS,
       gradcamMaxSide: config.GRADCAM_MAX_SIDE,
@@ -169,10 +174,10 @@ export async function createServing(deps: {
     model,
     async predict(userId, experimentId, message, opts = {}) {
       try {
-        return await once(userId, experimentId, message, opts.noMaps);
+        return await once(userId, experimentId, message, opts.noMaps, opts.onSource);
       } catch (err) {
         // A new version was swapped in between lookup and run: the next lookup finds it.
-        if (err instanceof PredictorClosed) return once(userId, experimentId, message, opts.noMaps);
+        if (err instanceof PredictorClosed) return once(userId, experimentId, message, opts.noMaps, opts.onSource);
         throw err;
       }
     },

@@ -1,3 +1,4 @@
+import type { DicomRendering } from "../contract/types.js";
 import type * as ort from "onnxruntime-node";
 import { ApiError } from "../errors.js";
 import { OutboundRefusal, refuse } from "../net/outbound-guard.js";
@@ -110,7 +111,7 @@ export type PreprocessJob =
   /** Image bytes -> the model's input tensor (preprocess.ts's one way: decode, resize, normalise). */
   | { type: "preprocess"; bytes: Uint8Array; spec: ImageSpec; maxPixels: number; jpegDecoder: "auto" | "sharp" }
   /** A DICOM decoded whole and its header summarised, for the dataset report; `pixels`: the image comes back too. */
-  | { type: "inspect-dicom"; bytes: Uint8Array; pixels: boolean; bare: boolean; maxPixels: number };
+  | { type: "inspect-dicom"; bytes: Uint8Array; pixels: boolean; bare: boolean; maxPixels: number; rendering?: DicomRendering };
 
 export type PreprocessReply =
   | { type: "tensor"; id: number; tensor: Float32Array; scaleX: number; scaleY: number; width: number; height: number }

@@ -16,6 +16,7 @@ import { auditRoutes } from "./audit.js";
 import { adminRoutes } from "./admin.js";
 import { accountLinkRoutes } from "./account-links.js";
 import { operationsRoutes } from "./operations.js";
+import { pacsRoutes } from "./pacs.js";
 
 // Every HTTP route of Builder. Each area exports its list; OpenAPI is generated from this one array.
 export function allRoutes(): AnyRoute[] {
@@ -37,5 +38,6 @@ export function allRoutes(): AnyRoute[] {
     ...batchRoutes,
     ...chatRoutes,
     ...auditRoutes,
+    ...pacsRoutes,
   ];
 }

@@ -877,6 +877,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models/{experiment_id}/pacs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This model's send-back setting */
+        get: operations["get_v1_models_experiment_id_pacs"];
+        /** Whether every prediction of this model on a DICOMweb link of your PACS writes its answer back there (docs/pacs.md) */
+        put: operations["put_v1_models_experiment_id_pacs"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/models/{experiment_id}/versions": {
         parameters: {
             query?: never;
@@ -905,6 +923,42 @@ export interface paths {
         put?: never;
         /** Make a version current again (rollback): /predict answers with it at once, on every replica */
         post: operations["post_v1_models_experiment_id_versions_version_current"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pacs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your PACS connection (Settings → PACS); the password is never shown */
+        get: operations["get_v1_pacs"];
+        /** Save your PACS connection: its DICOMweb root, user name and password (HTTP basic; omit the password to keep the one kept, null to remove it) */
+        put: operations["put_v1_pacs"];
+        post?: never;
+        /** Forget your PACS connection and its credentials */
+        delete: operations["delete_v1_pacs"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pacs/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Test connection: one QIDO-RS search on your PACS with its credentials; says what went wrong */
+        post: operations["post_v1_pacs_test"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1056,6 +1110,7 @@ export interface operations {
         parameters: {
             query?: {
                 experiment_id?: number;
+                send_back?: "0" | "1" | "true" | "false";
             };
             header?: never;
             path?: never;
@@ -1100,7 +1155,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad body or message (wrong length, NaN, string, unknown category; bad URI; undecodable image) */
+            /** @description bad body or message (wrong length, NaN, string, unknown category; bad URI; undecodable image); send_back_unavailable: send_back=true without a PACS, or on a link that is not a DICOMweb instance of it */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2258,7 +2313,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, worker_drain_requested, worker_resumed; new actions may be added, none is renamed */
+                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, worker_drain_requested, worker_resumed, pacs_configured, pacs_removed, pacs_send_back_set, pacs_sent, pacs_send_failed; new actions may be added, none is renamed */
                             action: string;
                             /** @description ISO 8601 */
                             at: string;
@@ -5492,7 +5547,9 @@ export interface operations {
     };
     post_v1_experiments_experiment_id_predict: {
         parameters: {
-            query?: never;
+            query?: {
+                send_back?: "0" | "1" | "true" | "false";
+            };
             header?: never;
             path: {
                 experiment_id: number;
@@ -5537,7 +5594,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad body or message (wrong length, NaN, string, unknown category; bad URI; undecodable image) */
+            /** @description bad body or message (wrong length, NaN, string, unknown category; bad URI; undecodable image); send_back_unavailable: send_back=true without a PACS, or on a link that is not a DICOMweb instance of it */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6909,6 +6966,96 @@ export interface operations {
             };
         };
     };
+    get_v1_models_experiment_id_pacs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the setting */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        send_back: boolean;
+                    };
+                };
+            };
+            /** @description no such experiment */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    put_v1_models_experiment_id_pacs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    send_back: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description saved */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        send_back: boolean;
+                    };
+                };
+            };
+            /** @description no such experiment */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     get_v1_models_experiment_id_versions: {
         parameters: {
             query?: never;
@@ -7156,6 +7303,176 @@ export interface operations {
                         thresholds: number[] | null;
                         version: number;
                     };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_pacs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the connection, or null when none is configured */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        pacs: {
+                            /** @description the warning burned into secondary captures; null: "NOT FOR DIAGNOSIS - research use only" */
+                            caption: string | null;
+                            dicomweb_url: string;
+                            /** @description whether a password is kept; it is never shown */
+                            has_password: boolean;
+                            /** @description answers written back carry a secondary capture besides the structured report */
+                            secondary_capture: boolean;
+                            updated_at: string;
+                            username: string | null;
+                        } | null;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    put_v1_pacs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    caption?: string | null;
+                    dicomweb_url: string;
+                    password?: string | null;
+                    secondary_capture?: boolean;
+                    username?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description saved */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        pacs: {
+                            /** @description the warning burned into secondary captures; null: "NOT FOR DIAGNOSIS - research use only" */
+                            caption: string | null;
+                            dicomweb_url: string;
+                            /** @description whether a password is kept; it is never shown */
+                            has_password: boolean;
+                            /** @description answers written back carry a secondary capture besides the structured report */
+                            secondary_capture: boolean;
+                            updated_at: string;
+                            username: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_v1_pacs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description none was configured */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_pacs_test: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the outcome (ok false with the reason when the PACS refused or could not be reached) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        ok: boolean;
+                        status: number | null;
+                    };
+                };
+            };
+            /** @description no PACS is configured */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */

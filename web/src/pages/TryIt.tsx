@@ -3,6 +3,7 @@ import { useTranslation } from "react-i18next";
 import { api } from "../api/client";
 import type { Model, Prediction } from "../api/types";
 import { BatchScoring } from "../components/BatchScoring";
+import { PacsTry } from "../components/PacsTry";
 import { SnippetTabs } from "../components/SnippetTabs";
 import { ErrorBox, Link } from "../components/ui";
 import { gradcamPixels, rampGradient } from "../lib/gradcam";
@@ -362,6 +363,12 @@ function ImageTry({ id, model }: { id: number; model: Model }) {
           {result.boxes ? <BoxList result={result} minScore={minScore} /> : <ScoreTable model={model} result={result} />}
         </>
       ) : null}
+      <PacsTry
+        id={id}
+        render={(r) =>
+          r.boxes ? <BoxList result={r} minScore={model.detection?.score_threshold ?? 0} /> : <ScoreTable model={model} result={r} />
+        }
+      />
     </div>
   );
 }
