@@ -4,6 +4,7 @@ import { experimentId, experimentIdParams } from "../params.js";
 import { defineRoute } from "../route.js";
 import { MAX_MESSAGE_VALUES, MAX_PREDICT_BODY_VALUES, predictBodyLimits } from "../json-request-body.js";
 import { predictionSchema } from "../response-schemas.js";
+import { inputCheckHeaders } from "../../serving/input-check.js";
 
 // POST /v1/experiments/{experiment_id}/predict (canonical) and POST /predict (the seed's form, where the model
 // is named by experiment_id in the body, the x-experiment-id header or the experiment_id query parameter).
@@ -43,7 +44,9 @@ const answer = {
   ),
   429: failure("rate limit exceeded"),
   415: failure("the image cannot be decoded, or its type is not supported"),
-  422: failure("the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects)"),
+  422: failure(
+    "the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects); unfamiliar_input: the model is set to refuse inputs unlike its training data (x-input-check)",
+  ),
 };
 
 export const predictRoutes = [
@@ -60,10 +63,10 @@ export const predictRoutes = [
     body: z.object({ message }),
     responses: answer,
     errorSchema: predictErrorSchema,
-    handler: async ({ services, auth, params, body }) => ({
-      status: 201,
-      body: await services.serving.predict(auth.userId, params.experiment_id, body.message),
-    }),
+    handler: async ({ services, auth, params, body }) => {
+      const answer = await services.serving.predict(auth.userId, params.experiment_id, body.message);
+      return { status: 201, body: answer, headers: inputCheckHeaders(answer) };
+    },
   }),
   defineRoute({
     method: "post",
@@ -98,7 +101,8 @@ export const predictRoutes = [
           [{ field: "experiment_id", message: "required" }],
         );
       }
-      return { status: 201, body: await services.serving.predict(auth.userId, id, body.message) };
+      const answer = await services.serving.predict(auth.userId, id, body.message);
+      return { status: 201, body: answer, headers: inputCheckHeaders(answer) };
     },
   }),
 ];
