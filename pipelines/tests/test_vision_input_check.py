@@ -35,7 +35,7 @@ def test_the_check_is_a_third_output_equal_to_pytorch_and_calibrated_on_held_out
     sess = session(path)
     assert [o.name for o in sess.get_outputs()] == ["scores", "cam", "input_check"]
     check = sess.run(["input_check"], {"input": calib.numpy()})[0]
-    assert check.shape == (100, 5)
+    assert check.shape == (100, 6)
     # The thresholds are the calibration images' 99.5th percentiles: at most one of 100 is above either.
     assert (check[:, 0] > record["threshold"]).sum() <= 1 and (check[:, 1] > record["pixel_threshold"]).sum() <= 1
     assert record["fit_images"] == 200 and record["calibration_images"] == 100
@@ -50,12 +50,17 @@ def test_the_check_is_a_third_output_equal_to_pytorch_and_calibrated_on_held_out
     assert rate["test_images"] == 100 and rate["test_flagged"] == int(flagged(same).sum())
 
 
-def test_roughness_tells_pixel_noise_from_smooth_pictures():
+def test_roughness_and_flatness_tell_noise_and_drawings_from_pictures():
     smooth = input_check.intensity(_smooth_images(4, 5))
     noise = input_check.intensity(torch.randn(4, 1, 24, 24))
     assert (smooth[:, 2] < 0.2).all() and (noise[:, 2] > 0.8).all()
+    assert (smooth[:, 3] < 0.5).all() and (noise[:, 3] < 0.1).all()
     flat = input_check.intensity(torch.full((1, 1, 24, 24), 3.0))
-    assert float(flat[0, 1]) == 0.0 and float(flat[0, 2]) == 0.0
+    assert float(flat[0, 1]) == 0.0 and float(flat[0, 2]) == 0.0 and float(flat[0, 3]) == 1.0
+    # A drawing: a flat field with one bright square, its neighbours mostly alike.
+    drawing = torch.zeros(1, 1, 24, 24)
+    drawing[..., 6:12, 6:12] = 5.0
+    assert float(input_check.intensity(drawing)[0, 3]) > 0.8
 
 
 def test_descriptors_summarise_sizes_and_skip_unreadable_files(tmp_path):

@@ -169,7 +169,7 @@ export interface SubgroupColumn {
 /** How serving tells an input unlike the training data (manifest input_check; docs/monitoring.md#unfamiliar-inputs). */
 export interface InputCheckSpec {
   mode: "flag" | "refuse";
-  /** Images: model.onnx's `output` is [N, 5] (feature distance, pixel distance, input mean, std, roughness). */
+  /** Images: model.onnx's `output` is [N, 6] (feature distance, pixel distance, input mean, std, roughness, flatness). */
   image?: {
     output: string;
     threshold: number;
@@ -177,6 +177,7 @@ export interface InputCheckSpec {
     intensity_mean: [number, number];
     intensity_std: [number, number];
     roughness: [number, number];
+    flatness: [number, number];
     [more: string]: unknown;
   };
   /** Tables: per numeric column its training range and scale; a row's score is its largest excess in scales. */

@@ -94,6 +94,8 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   host_not_found: "El nombre del servidor no existe.",
   too_many_redirects: "La dirección redirige demasiadas veces.",
   not_binary: "Esto solo es posible en un modelo de dos clases.",
+  no_input_check:
+    "Este modelo se construyó antes de que existiera la comprobación de entradas desconocidas: vuelva a construirlo para comprobar sus entradas.",
   unfamiliar_input:
     "Esta entrada no se parece a los datos con los que se entrenó el modelo, y el modelo está configurado para rechazarlas (input_check mode refuse).",
   no_operating_scores: "Este modelo no guardó las puntuaciones de validación necesarias para elegir un umbral.",

@@ -62,7 +62,7 @@ export function settle<B extends Body>(m: ServedManifest, body: B, finding: Inpu
 }
 
 /**
- * Images: the model's check output ([1, 5]: feature distance, pixel distance, input mean, std and roughness) against the manifest's
+ * Images: the model's check output ([1, 6]: feature distance, pixel distance, input mean, std, roughness and flatness) against the manifest's
  * calibrated threshold and intensity ranges. Runs where the answer is built (a model thread, or the event loop for
  * the batching placement); a model without the check is "unchecked".
  */
@@ -70,7 +70,7 @@ export function imageFinding(m: ServedManifest, out: Record<string, Tensor>): In
   const spec = m.input_check?.image;
   const t = spec ? out[spec.output] : undefined;
   if (!spec || !t) return "unchecked";
-  const [features, pixels, mean, std, rough] = t.data as Float32Array;
+  const [features, pixels, mean, std, rough, flat] = t.data as Float32Array;
   // Written so that NaN (a broken input) counts as outside.
   const inside = (v: number, [lo, hi]: readonly [number, number]) => v >= lo && v <= hi;
   const familiar =
@@ -78,7 +78,8 @@ export function imageFinding(m: ServedManifest, out: Record<string, Tensor>): In
     pixels <= spec.pixel_threshold &&
     inside(mean, spec.intensity_mean) &&
     inside(std, spec.intensity_std) &&
-    inside(rough, spec.roughness);
+    inside(rough, spec.roughness) &&
+    inside(flat, spec.flatness);
   return familiar ? "familiar" : "unfamiliar";
 }
 

