@@ -20,6 +20,7 @@ import { AccountErasure } from "./erasure/account-erasure.js";
 import { AuditLog } from "./audit/audit-log.js";
 import { AdminService } from "./auth/admin.service.js";
 import { OperatingPointService } from "./experiments/operating-point.js";
+import { InputCheckModeService } from "./experiments/input-check-mode.js";
 import { BatchService, batchResultsFolder } from "./batches/service.js";
 import { PacsConnections } from "./pacs/connection.js";
 import { PacsSendBack } from "./pacs/send-back.js";
@@ -63,6 +64,7 @@ export interface Services {
   admin: AdminService;
   /** Operating points of binary models: new model versions with other thresholds, and rollback. */
   operatingPoints: OperatingPointService;
+  inputCheckMode: InputCheckModeService;
   /** The administrators' Operations page: workers, their slots, the queues, the running jobs; draining a worker. */
   operations: OperationsService;
   /** The user's PACS (Settings → PACS): DICOMweb root and sealed credentials, used for links and sending back. */
@@ -177,6 +179,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     audit,
     admin: new AdminService({ repo: auth.admins, apiKeys: auth.apiKeys, audit }),
     operatingPoints: new OperatingPointService({ repo: experimentRepo, bucket, audit, warm: (row) => serving.cache.warm(row) }),
+    inputCheckMode: new InputCheckModeService({ repo: experimentRepo, audit, warm: (row) => serving.cache.warm(row) }),
     erasure,
     operations: new OperationsService({
       runner: () => runner,

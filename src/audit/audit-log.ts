@@ -30,6 +30,7 @@ export const AUDIT_ACTIONS = [
   "role_changed",
   "operating_point_saved",
   "model_version_restored",
+  "input_check_mode_changed",
   "worker_drain_requested",
   "worker_resumed",
   "pacs_configured",

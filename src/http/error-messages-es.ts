@@ -102,6 +102,10 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   host_not_found: "El nombre del servidor no existe.",
   too_many_redirects: "La dirección redirige demasiadas veces.",
   not_binary: "Esto solo es posible en un modelo de dos clases.",
+  no_input_check:
+    "Este modelo se construyó antes de que existiera la comprobación de entradas desconocidas: vuelva a construirlo para comprobar sus entradas.",
+  unfamiliar_input:
+    "Esta entrada no se parece a los datos con los que se entrenó el modelo, y el modelo está configurado para rechazarlas (input_check mode refuse).",
   no_operating_scores: "Este modelo no guardó las puntuaciones de validación necesarias para elegir un umbral.",
   // 422: a dataset refused when the experiment is posted (src/datasets)
   csv_missing: "El zip no contiene ningún archivo .csv; ponga el CSV en el nivel superior del zip.",
@@ -141,6 +145,15 @@ export const SPANISH_BY_CODE: Record<string, string> = {
 };
 
 export const SPANISH_TEMPLATES: Array<[english: string, spanish: string]> = [
+  // unfamiliar inputs (src/serving/input-check.ts)
+  [
+    "this image does not look like the images this model was trained on; the model is set to refuse such inputs (input_check mode refuse)",
+    "esta imagen no se parece a las imágenes con las que se entrenó este modelo; el modelo está configurado para rechazar esas entradas (input_check mode refuse)",
+  ],
+  [
+    "this row's values lie far outside the data this model was trained on; the model is set to refuse such inputs (input_check mode refuse)",
+    "los valores de esta fila quedan muy lejos de los datos con los que se entrenó este modelo; el modelo está configurado para rechazar esas entradas (input_check mode refuse)",
+  ],
   // authentication and sessions
   ["send your API key as Authorization: Bearer <key>", "envíe su clave de API como Authorization: Bearer <clave>"],
   [

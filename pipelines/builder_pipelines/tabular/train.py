@@ -25,7 +25,7 @@ from ..common.data import read_table, require_columns, split_indices
 from ..common.errors import DataError, SpecError
 from ..common.manifest import provenance, write_manifest, write_report
 from ..common.spec import JobSpec
-from . import calibration, evaluation, export, models
+from . import calibration, evaluation, export, input_check, models
 from .search import PLANS, run_search
 from .table import class_list, encode_features, encode_labels, infer_columns, one_hot, set_fills
 
@@ -249,6 +249,8 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
         "figures": figs,
         "report_file": "report.json",
         "model_summary": summary,
+        # Unfamiliar rows: the training rows' ranges, the threshold calibrated on the validation rows.
+        "input_check": {"mode": "flag", "table": input_check.build(columns, Xtr, Xva, Xte)},
         "provenance": provenance(spec, time.monotonic() - start, "cpu", _framework()),
     }
     manifest["metric"] = metric

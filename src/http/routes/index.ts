@@ -17,6 +17,7 @@ import { adminRoutes } from "./admin.js";
 import { accountLinkRoutes } from "./account-links.js";
 import { operationsRoutes } from "./operations.js";
 import { pacsRoutes } from "./pacs.js";
+import { inputCheckRoutes } from "./input-check.js";
 
 // Every HTTP route of Builder. Each area exports its list; OpenAPI is generated from this one array.
 export function allRoutes(): AnyRoute[] {
@@ -35,6 +36,7 @@ export function allRoutes(): AnyRoute[] {
     ...datasetRoutes,
     ...predictRoutes,
     ...modelRoutes,
+    ...inputCheckRoutes,
     ...batchRoutes,
     ...chatRoutes,
     ...auditRoutes,

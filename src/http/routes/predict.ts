@@ -8,6 +8,7 @@ import { actorOf } from "../../audit/audit-log.js";
 import { JsonBytes } from "../../serving/json-encode.js";
 import type { Services } from "../../services.js";
 import type { AuthInfo } from "../../auth/types.js";
+import { inputCheckHeaders } from "../../serving/input-check.js";
 
 // POST /v1/experiments/{experiment_id}/predict (canonical) and POST /predict (the seed's form, where the model
 // is named by experiment_id in the body, the x-experiment-id header or the experiment_id query parameter).
@@ -49,7 +50,9 @@ const answer = {
   ),
   429: failure("rate limit exceeded"),
   415: failure("the image cannot be decoded, or its type is not supported"),
-  422: failure("the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects)"),
+  422: failure(
+    "the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects); unfamiliar_input: the model is set to refuse inputs unlike its training data (x-input-check)",
+  ),
 };
 
 /**
@@ -67,14 +70,17 @@ const sendBack = z
 /** The prediction, and its answer sent back to the PACS when asked (per call or by the model's setting). */
 async function predictAndSendBack(services: Services, auth: AuthInfo, id: number, message: unknown, requested: boolean | undefined) {
   const plan = await services.pacsSendBack.plan(auth.userId, id, message, requested);
-  if (!plan) return { status: 201, body: await services.serving.predict(auth.userId, id, message) };
+  if (!plan) {
+    const answer = await services.serving.predict(auth.userId, id, message);
+    return { status: 201, body: answer, headers: inputCheckHeaders(answer) };
+  }
   let source: Buffer | undefined;
   const body = await services.serving.predict(auth.userId, id, message, { onSource: (b) => (source = b) });
   // Read now: an image answer's bytes are reused once written to the socket.
   const answer = (body instanceof JsonBytes ? body.toJSON() : body) as Record<string, unknown>;
   const model = await services.serving.model(auth.userId, id);
   services.pacsSendBack.schedule(plan, actorOf(auth), answer, source!, model);
-  return { status: 201, headers: { "x-builder-pacs": "sending" }, body };
+  return { status: 201, headers: { ...inputCheckHeaders(body), "x-builder-pacs": "sending" }, body };
 }
 
 export const predictRoutes = [

@@ -859,6 +859,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models/{experiment_id}/input-check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The unfamiliar-input check of the current model version: flag (answer, x-input-check says unfamiliar) or refuse (422) */
+        get: operations["get_v1_models_experiment_id_input_check"];
+        /** Set the unfamiliar-input check to flag or refuse: publishes a new model version (same model file) that /predict uses at once on every replica */
+        put: operations["put_v1_models_experiment_id_input_check"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/models/{experiment_id}/operating-point": {
         parameters: {
             query?: never;
@@ -1281,7 +1299,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects) */
+            /** @description the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects); unfamiliar_input: the model is set to refuse inputs unlike its training data (x-input-check) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2313,7 +2331,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, worker_drain_requested, worker_resumed, pacs_configured, pacs_removed, pacs_send_back_set, pacs_sent, pacs_send_failed; new actions may be added, none is renamed */
+                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, input_check_mode_changed, worker_drain_requested, worker_resumed, pacs_configured, pacs_removed, pacs_send_back_set, pacs_sent, pacs_send_failed; new actions may be added, none is renamed */
                             action: string;
                             /** @description ISO 8601 */
                             at: string;
@@ -3336,7 +3354,7 @@ export interface operations {
                              * @description a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again
                              * @enum {string}
                              */
-                            event?: "operating_point_saved" | "model_version_restored";
+                            event?: "operating_point_saved" | "model_version_restored" | "input_check_mode_changed";
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                             /** @description with event: the model version it made current */
@@ -3739,7 +3757,7 @@ export interface operations {
                              * @description a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again
                              * @enum {string}
                              */
-                            event?: "operating_point_saved" | "model_version_restored";
+                            event?: "operating_point_saved" | "model_version_restored" | "input_check_mode_changed";
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                             /** @description with event: the model version it made current */
@@ -4173,7 +4191,7 @@ export interface operations {
                              * @description a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again
                              * @enum {string}
                              */
-                            event?: "operating_point_saved" | "model_version_restored";
+                            event?: "operating_point_saved" | "model_version_restored" | "input_check_mode_changed";
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                             /** @description with event: the model version it made current */
@@ -4642,7 +4660,7 @@ export interface operations {
                              * @description a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again
                              * @enum {string}
                              */
-                            event?: "operating_point_saved" | "model_version_restored";
+                            event?: "operating_point_saved" | "model_version_restored" | "input_check_mode_changed";
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                             /** @description with event: the model version it made current */
@@ -5067,7 +5085,7 @@ export interface operations {
                              * @description a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again
                              * @enum {string}
                              */
-                            event?: "operating_point_saved" | "model_version_restored";
+                            event?: "operating_point_saved" | "model_version_restored" | "input_check_mode_changed";
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                             /** @description with event: the model version it made current */
@@ -5720,7 +5738,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects) */
+            /** @description the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects); unfamiliar_input: the model is set to refuse inputs unlike its training data (x-input-check) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6716,6 +6734,123 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_models_experiment_id_input_check: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the setting */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description false: the model was built before unfamiliar-input checks (x-input-check: unchecked) */
+                        available: boolean;
+                        checks: ("image" | "table") | null;
+                        experiment_id: number;
+                        mode: ("flag" | "refuse") | null;
+                        /** @description the share of the model's own test images or rows the check calls unfamiliar */
+                        test_flagged_rate: number | null;
+                        /** @description the current model version */
+                        version: number;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    put_v1_models_experiment_id_input_check: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    mode: "flag" | "refuse";
+                };
+            };
+        };
+        responses: {
+            /** @description the model already had that mode (no new version) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description false: the model was built before unfamiliar-input checks (x-input-check: unchecked) */
+                        available: boolean;
+                        checks: ("image" | "table") | null;
+                        experiment_id: number;
+                        mode: ("flag" | "refuse") | null;
+                        /** @description the share of the model's own test images or rows the check calls unfamiliar */
+                        test_flagged_rate: number | null;
+                        /** @description the current model version */
+                        version: number;
+                    };
+                };
+            };
+            /** @description a new current version with the mode set */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description false: the model was built before unfamiliar-input checks (x-input-check: unchecked) */
+                        available: boolean;
+                        checks: ("image" | "table") | null;
+                        experiment_id: number;
+                        mode: ("flag" | "refuse") | null;
+                        /** @description the share of the model's own test images or rows the check calls unfamiliar */
+                        test_flagged_rate: number | null;
+                        /** @description the current model version */
+                        version: number;
+                    };
+                };
+            };
+            /** @description no published model, or one built before unfamiliar-input checks (rebuild it) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Error */
             default: {

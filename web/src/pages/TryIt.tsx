@@ -59,8 +59,24 @@ export function TryItPage({ id }: { id: number }) {
   );
 }
 
-function predict(id: number, message: unknown) {
-  return api<Prediction>("POST", `/v1/experiments/${id}/predict`, { message });
+/** The answer, with the x-input-check header's finding beside it (the body is the seed's, unchanged). */
+type Checked = Prediction & { inputCheck?: string | null };
+
+async function predict(id: number, message: unknown): Promise<Checked> {
+  let inputCheck: string | null = null;
+  const r = await api<Prediction>("POST", `/v1/experiments/${id}/predict`, { message }, (h) => (inputCheck = h.get("x-input-check")));
+  return { ...r, inputCheck };
+}
+
+/** The warning an unfamiliar input gets: the answer stands, but the model has not seen anything like it. */
+function UnfamiliarNote({ result, image }: { result: Checked; image: boolean }) {
+  const { t } = useTranslation("tryit");
+  if (result.inputCheck !== "unfamiliar") return null;
+  return (
+    <p className="note warn" role="alert" data-testid="input-check-note">
+      {t(image ? "try.unfamiliarImage" : "try.unfamiliarRow")}
+    </p>
+  );
 }
 
 function ScoreTable({ model, result }: { model: Model; result: Prediction }) {
@@ -226,6 +242,7 @@ function TabularForm({
           {t("try.outOfRange", { count: flagged.length, values: flagged.join(", ") })}
         </p>
       ) : null}
+      {result ? <UnfamiliarNote result={result} image={false} /> : null}
       {result ? <ScoreTable model={model} result={result} /> : null}
     </form>
   );
@@ -300,6 +317,7 @@ function ImageTry({ id, model }: { id: number; model: Model }) {
       </label>
       {busy ? <p aria-busy="true">{t("try.predicting")}</p> : null}
       <ErrorBox error={error} title={t("try.failed")} />
+      {result ? <UnfamiliarNote result={result} image /> : null}
       {image && result ? (
         <>
           <div className="overlay-wrap" data-testid="overlay">
