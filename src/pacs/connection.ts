@@ -45,7 +45,14 @@ export function dicomWebRoot(raw: string): string {
   if (url.username || url.password)
     throw invalid("dicomweb_url", "must not hold a user name or password; give them in the username and password fields");
   if (url.search || url.hash) throw invalid("dicomweb_url", "must not hold a query (?...) or fragment (#...)");
-  return url.toString().replace(/\/+$/, "");
+  return trimTrailingSlashes(url.toString());
+}
+
+/** `s` without its trailing slashes; a loop, not /\/+$/, whose backtracking is quadratic on a user's long run of slashes. */
+function trimTrailingSlashes(s: string): string {
+  let end = s.length;
+  while (end > 0 && s.charCodeAt(end - 1) === 47) end--;
+  return s.slice(0, end);
 }
 
 function invalid(field: string, message: string) {
@@ -63,7 +70,7 @@ export function underRoot(root: string, raw: string): boolean {
     return false;
   }
   if (url.origin !== base.origin || url.username || url.password) return false;
-  const prefix = base.pathname.replace(/\/+$/, "");
+  const prefix = trimTrailingSlashes(base.pathname);
   return url.pathname === prefix || url.pathname.startsWith(`${prefix}/`);
 }
 
