@@ -17,6 +17,7 @@ import { adminRoutes } from "./admin.js";
 import { accountLinkRoutes } from "./account-links.js";
 import { operationsRoutes } from "./operations.js";
 import { pacsRoutes } from "./pacs.js";
+import { pacsImportRoutes } from "./pacs-import.js";
 
 // Every HTTP route of Builder. Each area exports its list; OpenAPI is generated from this one array.
 export function allRoutes(): AnyRoute[] {
@@ -39,5 +40,6 @@ export function allRoutes(): AnyRoute[] {
     ...chatRoutes,
     ...auditRoutes,
     ...pacsRoutes,
+    ...pacsImportRoutes,
   ];
 }
