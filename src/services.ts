@@ -23,6 +23,7 @@ import { OperatingPointService } from "./experiments/operating-point.js";
 import { InputCheckModeService } from "./experiments/input-check-mode.js";
 import { BatchService, batchResultsFolder } from "./batches/service.js";
 import { PacsConnections } from "./pacs/connection.js";
+import { PacsImport } from "./pacs/import.js";
 import { PacsSendBack } from "./pacs/send-back.js";
 import { PacsRepository } from "./pacs/repository.js";
 import { SecretBox } from "./pacs/secret-box.js";
@@ -71,6 +72,8 @@ export interface Services {
   pacs: PacsConnections;
   /** Answers written back into the PACS (structured report, secondary capture) by STOW-RS, in the background. */
   pacsSendBack: PacsSendBack;
+  /** Datasets built from the PACS (POST /v1/datasets/from-pacs): QIDO-RS, WADO-RS, de-identification, the zip. */
+  pacsImport: PacsImport;
   /** Work to do at shutdown, in reverse order of registration. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -151,6 +154,16 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     db: database.db,
     logger,
   });
+  const datasets = new DatasetService({
+    bucket,
+    config,
+    db: database.db,
+    logger,
+    users: {
+      unfinishedUsing: (userId, objectPath) => experimentRepo.unfinishedUsing(userId, objectPath),
+      cancel: (userId, n) => experiments.cancel(userId, n),
+    },
+  });
   const services: Services = {
     config,
     logger,
@@ -164,15 +177,16 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     pacs,
     pacsSendBack,
     experiments,
-    datasets: new DatasetService({
-      bucket,
-      config,
-      db: database.db,
-      logger,
-      users: {
-        unfinishedUsing: (userId, objectPath) => experimentRepo.unfinishedUsing(userId, objectPath),
-        cancel: (userId, n) => experiments.cancel(userId, n),
-      },
+    datasets,
+    pacsImport: new PacsImport({
+      connections: pacs,
+      guard: () => serving.guard,
+      dataDir: config.dataDir,
+      maxInstanceBytes: config.FETCH_MAX_BYTES,
+      maxPixels: config.FETCH_MAX_PIXELS,
+      maxInstances: 5000,
+      concurrency: 4,
+      store: (userId, objectPath, zip) => datasets.storeZip(userId, objectPath, zip),
     }),
     batches,
     chat,

@@ -133,6 +133,9 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   positive_class_not_found: "La clase positiva indicada no aparece en la columna de la etiqueta.",
   positive_class_not_binary: "Solo se puede indicar una clase positiva en una tarea de dos clases.",
   pipeline_data_error: "El entrenamiento no pudo leer los datos.",
+  // 422: a dataset built from the PACS (src/pacs/import.ts)
+  pacs_import_empty: "No se pudo obtener ninguna instancia del PACS, así que no se guardó nada (el mensaje da el motivo de cada UID).",
+  too_many_instances: "Los UID abarcan más instancias de las que admite una importación: divida el CSV.",
   // 429
   rate_limit_exceeded: "Se ha superado el límite de solicitudes; vuelva a intentarlo cuando indique Retry-After.",
   too_many_experiments: "Ya tiene el máximo de experimentos en cola o en curso; espere a que termine uno o cancele uno.",
@@ -329,6 +332,47 @@ export const SPANISH_TEMPLATES: Array<[english: string, spanish: string]> = [
     "name the model: experiment_id in the body, the x-experiment-id header or the experiment_id query parameter",
     "indique el modelo: experiment_id en el cuerpo, la cabecera x-experiment-id o el parámetro experiment_id",
   ],
+  // a dataset built from the PACS (src/pacs/import.ts): the refusals and each failed UID's reason
+  [
+    "no PACS is configured: save its DICOMweb address in Settings → PACS first",
+    "no hay ningún PACS configurado: guarde primero su dirección DICOMweb en Ajustes → PACS",
+  ],
+  ["csv: needs a header row and at least one row of UIDs", "csv: necesita una fila de encabezado y al menos una fila de UID"],
+  ["csv: cannot be read as CSV: {why}", "csv: no se puede leer como CSV: {why}"],
+  ["uid_col: the CSV has no column '{col}' (its columns: {cols})", "uid_col: el CSV no tiene la columna '{col}' (sus columnas: {cols})"],
+  ["patient_col: the CSV has no column '{col}'", "patient_col: el CSV no tiene la columna '{col}'"],
+  ["csv: row {row}: the column '{col}' is empty", "csv: fila {row}: la columna '{col}' está vacía"],
+  [
+    "csv: the column '{col}' is the one Builder writes; rename yours",
+    "csv: la columna '{col}' es la que escribe Builder; cambie el nombre de la suya",
+  ],
+  [
+    "the UIDs expand to {n} instances; one import holds at most {max}: split the CSV",
+    "los UID abarcan {n} instancias; una importación admite como máximo {max}: divida el CSV",
+  ],
+  [
+    "no instance could be retrieved, so nothing was stored: {why}",
+    "no se pudo obtener ninguna instancia, así que no se guardó nada: {why}",
+  ],
+  ["no study, series or instance with this UID in the PACS", "el PACS no tiene ningún estudio, serie o instancia con este UID"],
+  ["not a DICOM UID (digits and dots, at most 64)", "no es un UID DICOM (dígitos y puntos, como máximo 64)"],
+  ["the series holds no instance", "la serie no contiene ninguna instancia"],
+  ["the PACS refused the credentials (HTTP {status})", "el PACS rechazó las credenciales (HTTP {status})"],
+  ["the PACS has no such instance (HTTP 404)", "el PACS no tiene esa instancia (HTTP 404)"],
+  ["the PACS answered the search with HTTP {status}", "el PACS respondió a la búsqueda con HTTP {status}"],
+  ["the PACS answered the retrieval with HTTP {status}", "el PACS respondió a la descarga con HTTP {status}"],
+  ["the PACS answered the search with something that is not DICOM JSON", "el PACS respondió a la búsqueda con algo que no es DICOM JSON"],
+  ["the PACS's search answer lacks the study or series UID", "la respuesta de búsqueda del PACS no trae el UID del estudio o de la serie"],
+  [
+    "its header says text is burned into the pixels (BurnedInAnnotation YES), which Builder cannot remove",
+    "su cabecera dice que hay texto grabado en los píxeles (BurnedInAnnotation YES), que Builder no puede quitar",
+  ],
+  [
+    "its transfer syntax ({uid}) is not one the import rewrites",
+    "su sintaxis de transferencia ({uid}) no es una que la importación reescriba",
+  ],
+  ["it has no {attribute}", "no tiene {attribute}"],
+  ["the image has more than {n} pixels (FETCH_MAX_PIXELS)", "la imagen tiene más de {n} píxeles (FETCH_MAX_PIXELS)"],
   // batches
   ["no batch {id}", "no existe el lote {id}"],
   ["the batch is {status}; its results are ready when it is done", "el lote está {status}; sus resultados estarán listos cuando termine"],

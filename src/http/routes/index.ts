@@ -18,6 +18,7 @@ import { accountLinkRoutes } from "./account-links.js";
 import { operationsRoutes } from "./operations.js";
 import { pacsRoutes } from "./pacs.js";
 import { inputCheckRoutes } from "./input-check.js";
+import { pacsImportRoutes } from "./pacs-import.js";
 
 // Every HTTP route of Builder. Each area exports its list; OpenAPI is generated from this one array.
 export function allRoutes(): AnyRoute[] {
@@ -41,5 +42,6 @@ export function allRoutes(): AnyRoute[] {
     ...chatRoutes,
     ...auditRoutes,
     ...pacsRoutes,
+    ...pacsImportRoutes,
   ];
 }

@@ -445,6 +445,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/datasets/from-pacs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Build a dataset from your PACS: the CSV's UIDs retrieved by QIDO-RS and WADO-RS, de-identified (PS3.15 basic profile), zipped into your folder and checked */
+        post: operations["post_v1_datasets_from_pacs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/datasets/samples": {
         parameters: {
             query?: never;
@@ -2781,6 +2798,235 @@ export interface operations {
                         csv_path: string | null;
                         rows: number;
                     };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_datasets_from_pacs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the CSV text: a header row, a UID column, the label and any other columns */
+                    csv: string;
+                    label_cols: string[];
+                    /** @default 0 */
+                    model_type?: 0 | 1;
+                    /** @description a column of patient pseudonyms; without it each source patient gets pacs-patient-N */
+                    patient_col?: string | null;
+                    /** @description Optional CSV column saying which part each row belongs to: train, validation (or val) or test, any case (like Google AutoML's ML_USE). All rows of a patient must name the same part, and each part needs a patient. Unset: Builder makes its own seeded, patient-grouped 70/15/15 split. Classification and regression only (not detection), Builder studies only. */
+                    split_col?: string | null;
+                    /** @description Optional CSV columns to report test performance by, e.g. sex, age, site, scanner (for images: columns beside the image path). Per group: patients, prevalence, AUC and sensitivity/specificity at the model's thresholds with 95% intervals, and a flag where a group is clearly worse than the rest (docs/metrics.md, Subgroups). A column may be a feature (data_cols) or not. Numbers with more than 10 distinct values are cut in quartiles of the test patients (or at subgroup_bins); anything else is a category: at most 12 groups, values held by fewer than 20 test patients pooled as 'other'. Binary and multiclass classification only (not regression, detection or several label columns). At most 10 columns. */
+                    subgroup_cols?: string[] | null;
+                    /**
+                     * @description the column of study, series or instance UIDs
+                     * @default uid
+                     */
+                    uid_col?: string;
+                    /** @description where the dataset goes: <user_dir>/<experiment_dir>/<file>.zip */
+                    zip_gcloud: string;
+                };
+            };
+        };
+        responses: {
+            /** @description stored (the UIDs that failed are named); build from zip_gcloud with images_col 'image' */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deidentification: {
+                            /** @description private attributes removed, all instances together */
+                            private_removed: number;
+                            profile: string;
+                            removed: {
+                                attribute: string;
+                                instances: number;
+                            }[];
+                            replaced: {
+                                attribute: string;
+                                instances: number;
+                                with: string;
+                            }[];
+                        };
+                        failed: {
+                            reason: string;
+                            reason_es: string;
+                            row: number;
+                            uid: string;
+                        }[];
+                        images_col: string;
+                        instances: number;
+                        report: {
+                            errors: {
+                                code: string;
+                                column?: string;
+                                message: string;
+                                /** @description path inside the zip */
+                                path?: string;
+                                /** @description spreadsheet row: the header is row 1 */
+                                row?: number;
+                                /** @enum {string} */
+                                severity: "error" | "warning";
+                            }[];
+                            errors_omitted: number;
+                            summary: {
+                                boxes?: number;
+                                /** @description per label column: class value -> rows (boxes for detection) */
+                                class_counts?: {
+                                    [key: string]: {
+                                        [key: string]: number;
+                                    };
+                                };
+                                csv_path?: string;
+                                /** @description the DICOM files among the images (docs/datasets.md#dicom) */
+                                dicom?: {
+                                    bits_stored: {
+                                        [key: string]: number;
+                                    };
+                                    burned_in_annotation: number;
+                                    files: number;
+                                    frames: {
+                                        max: number;
+                                        min: number;
+                                        multi_frame_files: number;
+                                    };
+                                    /** @description identifying tag -> files that fill it (never a value) */
+                                    identifying_headers: {
+                                        [key: string]: number;
+                                    };
+                                    manufacturers: {
+                                        [key: string]: number;
+                                    };
+                                    modalities: {
+                                        [key: string]: number;
+                                    };
+                                    photometric: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description row spacing over the files that state one */
+                                    pixel_spacing_mm: {
+                                        files: number;
+                                        max: number;
+                                        min: number;
+                                    } | null;
+                                    /** @description '<name> (<UID>)' -> files */
+                                    transfer_syntaxes: {
+                                        [key: string]: number;
+                                    };
+                                };
+                                features?: {
+                                    categories?: number;
+                                    max?: number;
+                                    min?: number;
+                                    missing: number;
+                                    name: string;
+                                    /** @enum {string} */
+                                    type: "numeric" | "categorical";
+                                }[];
+                                /** @enum {string} */
+                                format?: "csv" | "voc" | "coco";
+                                image_sizes?: {
+                                    channels: {
+                                        [key: string]: number;
+                                    };
+                                    height: {
+                                        max: number;
+                                        min: number;
+                                    };
+                                    width: {
+                                        max: number;
+                                        min: number;
+                                    };
+                                };
+                                images?: number;
+                                images_per_patient?: {
+                                    max: number;
+                                    mean: number;
+                                    min: number;
+                                };
+                                images_without_objects?: number;
+                                label_range?: {
+                                    max: number;
+                                    min: number;
+                                };
+                                patients?: number;
+                                problem_counts?: {
+                                    [key: string]: number;
+                                };
+                                rows?: number;
+                                /** @description validate only, vision classification: label column -> class -> up to 3 thumbnails (data: URIs) */
+                                samples?: {
+                                    [key: string]: {
+                                        [key: string]: {
+                                            data: string;
+                                            path: string;
+                                            row: number;
+                                        }[];
+                                    };
+                                };
+                                split?: {
+                                    from_column?: string;
+                                    test: number;
+                                    train: number;
+                                    val: number;
+                                };
+                                unreferenced_images?: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            valid: boolean;
+                            warnings: {
+                                code: string;
+                                column?: string;
+                                message: string;
+                                /** @description path inside the zip */
+                                path?: string;
+                                /** @description spreadsheet row: the header is row 1 */
+                                row?: number;
+                                /** @enum {string} */
+                                severity: "error" | "warning";
+                            }[];
+                            warnings_omitted: number;
+                        };
+                        rows: number;
+                        sha256: string;
+                        size: number;
+                        zip_gcloud: string;
+                    };
+                };
+            };
+            /** @description no PACS is configured */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description pacs_import_empty: no instance could be retrieved (each UID's reason given); too_many_instances */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
