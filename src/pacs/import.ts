@@ -6,7 +6,6 @@ import { parse } from "csv-parse/sync";
 import PQueue from "p-queue";
 import yazl from "yazl";
 import { ApiError } from "../errors.js";
-import { spanishFromTemplate } from "../http/error-language.js";
 import { DICOM_ACCEPT, firstMultipartPart } from "../net/dicomweb.js";
 import type { OutboundGuard } from "../net/outbound-guard.js";
 import { OutboundRefusal } from "../net/outbound-guard.js";
@@ -33,9 +32,8 @@ export interface PacsImportFailure {
   /** The CSV's row number (1 = the first row below the header). */
   row: number;
   uid: string;
+  /** In English; the route adds the Spanish at the edge (the http layer owns the translations). */
   reason: string;
-  /** The reason in Spanish (the English one where no translation matches, e.g. a message from the PACS itself). */
-  reason_es: string;
 }
 
 export interface PacsImportResult {
@@ -299,7 +297,7 @@ function httpReason(status: number, what: "search" | "retrieval"): string {
 
 function failure(row: number, uid: string, err: unknown): PacsImportFailure {
   const reason = reasonOf(err);
-  return { row, uid, reason, reason_es: spanishFromTemplate(reason) ?? reason };
+  return { row, uid, reason };
 }
 
 function reasonOf(err: unknown): string {

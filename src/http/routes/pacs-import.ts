@@ -4,6 +4,7 @@ import { resolveZipPath } from "../../datasets/zip-path.js";
 import { experimentRequestFields, datasetFieldRules } from "../../experiments/request.js";
 import { datasetTask } from "../../experiments/study.js";
 import { IMAGE_COL } from "../../pacs/import.js";
+import { spanishFromTemplate } from "../error-language.js";
 import { defineRoute } from "../route.js";
 import { datasetReportSchema } from "../response-schemas.js";
 
@@ -78,7 +79,9 @@ export const pacsImportRoutes = [
         failed: result.failed.length,
       });
       const report = await services.datasets.validate(auth.userId, objectPath, datasetTask(datasetFields(body)));
-      return { status: 201, body: { ...result, images_col: IMAGE_COL, report } };
+      // Each reason in Spanish too (the English one where no translation matches, e.g. a message from the PACS itself).
+      const failed = result.failed.map((f) => ({ ...f, reason_es: spanishFromTemplate(f.reason) ?? f.reason }));
+      return { status: 201, body: { ...result, failed, images_col: IMAGE_COL, report } };
     },
   }),
 ];
