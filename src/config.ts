@@ -154,6 +154,10 @@ export const configSchema = z
     // Answers written back to the PACS by STOW-RS: tries per object, the first wait between them (doubled each time).
     PACS_SEND_ATTEMPTS: int(1).default(4),
     PACS_RETRY_BASE_MS: int(1).default(1000),
+    // Scoring new studies as they arrive (src/pacs/auto-score.ts): how often each server reads its users' PACS change
+    // feeds (0: never, on this replica), and how long a replica's hold on a feed lasts without renewal.
+    PACS_AUTO_SCORE_POLL_MS: int(0).default(5000),
+    PACS_AUTO_SCORE_LEASE_MS: int(1000).default(60000),
     // Crash safety: a runner renews its experiment's lease every second; a lease unrenewed for JOB_LEASE_S is
     // taken over. BullMQ's lockDuration and stalledInterval derive from it, so every worker agrees.
     JOB_LEASE_S: int(1).default(30),

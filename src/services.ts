@@ -22,6 +22,7 @@ import { AdminService } from "./auth/admin.service.js";
 import { OperatingPointService } from "./experiments/operating-point.js";
 import { InputCheckModeService } from "./experiments/input-check-mode.js";
 import { BatchService, batchResultsFolder } from "./batches/service.js";
+import { PacsAutoScore } from "./pacs/auto-score.js";
 import { PacsConnections } from "./pacs/connection.js";
 import { PacsImport } from "./pacs/import.js";
 import { PacsSendBack } from "./pacs/send-back.js";
@@ -74,6 +75,8 @@ export interface Services {
   pacsSendBack: PacsSendBack;
   /** Datasets built from the PACS (POST /v1/datasets/from-pacs): QIDO-RS, WADO-RS, de-identification, the zip. */
   pacsImport: PacsImport;
+  /** Each model's rule for scoring new PACS instances as they arrive, and the poller that follows the PACS's feed. */
+  pacsAutoScore: PacsAutoScore;
   /** Work to do at shutdown, in reverse order of registration. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -188,6 +191,17 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
       concurrency: 4,
       store: (userId, objectPath, zip) => datasets.storeZip(userId, objectPath, zip),
     }),
+    pacsAutoScore: new PacsAutoScore({
+      db: database.db,
+      repo: pacsRepo,
+      connections: pacs,
+      sendBack: pacsSendBack,
+      serving: () => serving,
+      guard: () => serving.guard,
+      audit,
+      logger,
+      leaseMs: config.PACS_AUTO_SCORE_LEASE_MS,
+    }),
     batches,
     chat,
     audit,
@@ -221,6 +235,11 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     closers.push(() => services.erasure.stop());
     void services.experiments.deletion.startSweep(DELETION_SWEEP_S);
     void services.erasure.startSweep(ERASURE_SWEEP_S);
+    // New PACS instances are scored by serving processes only (after the send-back's idle in the closers: it stops first).
+    if (config.PACS_AUTO_SCORE_POLL_MS > 0) {
+      services.pacsAutoScore.start(config.PACS_AUTO_SCORE_POLL_MS);
+      closers.push(() => services.pacsAutoScore.stop());
+    }
   }
   return services;
 }

@@ -36,6 +36,7 @@ export const AUDIT_ACTIONS = [
   "pacs_configured",
   "pacs_removed",
   "pacs_send_back_set",
+  "pacs_auto_score_set",
   "pacs_sent",
   "pacs_send_failed",
 ] as const;

@@ -337,3 +337,56 @@ export const docChunks = pgTable(
   },
   (t) => [primaryKey({ columns: [t.version, t.seq] }), index("doc_chunks_tsv").using("gin", t.tsv)],
 );
+
+/**
+ * Scoring new studies as they arrive (docs/pacs.md, "Scoring new studies"): a model's rule on the user's PACS. Every
+ * new instance matching it (modality, body part, series description; null matches anything) is scored and its answer
+ * written back.
+ */
+export const pacsAutoScoreRules = pgTable(
+  "pacs_auto_score_rules",
+  {
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    experimentId: integer("experiment_id").notNull(),
+    enabled: boolean("enabled").notNull().default(false),
+    modality: text("modality"),
+    bodyPart: text("body_part"),
+    seriesDescription: text("series_description"),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.experimentId] })],
+);
+
+/**
+ * Where each user's PACS feed has been read up to (Orthanc's /changes sequence number), and which server process holds
+ * it now: a lease, so that of several replicas one follows a feed at a time, and another takes over when it dies.
+ */
+export const pacsFeedCursors = pgTable("pacs_feed_cursors", {
+  userId: uuid("user_id")
+    .primaryKey()
+    .references(() => users.id, { onDelete: "cascade" }),
+  lastSeq: bigint("last_seq", { mode: "number" }).notNull().default(0),
+  leaseOwner: text("lease_owner"),
+  leaseUntil: timestamp("lease_until", { withTimezone: true }),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+/** Each instance scored by a rule, once (the key): written in the same transaction as the cursor that passes it. */
+export const pacsAutoScored = pgTable(
+  "pacs_auto_scored",
+  {
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    experimentId: integer("experiment_id").notNull(),
+    sopInstanceUid: text("sop_instance_uid").notNull(),
+    /** sent, or failed (reason says why: the dashboard lists them). */
+    outcome: text("outcome").notNull(),
+    reason: text("reason"),
+    srInstanceUid: text("sr_instance_uid"),
+    at: timestamp("at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.experimentId, t.sopInstanceUid] })],
+);

@@ -18,6 +18,8 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   // PACS (src/pacs)
   send_back_unavailable:
     "send_back: la respuesta vuelve al PACS del que vino la imagen; configure el PACS (Ajustes → PACS) y envíe un enlace WADO-RS de una instancia bajo su dirección DICOMweb. No se predijo nada.",
+  pacs_auto_score_unavailable:
+    "No se pueden puntuar los estudios nuevos: el PACS no está configurado o no da su feed de cambios (hace falta un PACS Orthanc).",
   pacs_password_unreadable: "La contraseña del PACS guardada en Ajustes → PACS se selló con otra SECRETS_KEY: escríbala de nuevo.",
   // 400
   invalid_request: "La solicitud no es válida: revise los campos indicados.",

@@ -26,6 +26,21 @@ export interface SendPlan {
   target: PacsTarget;
 }
 
+/** How a send went: ok when the structured report reached the PACS (the secondary capture is audited on its own). */
+export interface SendOutcome {
+  ok: boolean;
+  reason?: string;
+  srUid?: string;
+}
+
+/** A UID under 2.25 (a UUID's number) made from `seed`: the same seed, the same UID. */
+export function seededUid(seed: string): string {
+  const h = createHash("sha256").update(seed).digest();
+  h[6] = (h[6] & 0x0f) | 0x80; // version 8 (custom), RFC 9562
+  h[8] = (h[8] & 0x3f) | 0x80;
+  return `2.25.${BigInt(`0x${h.subarray(0, 16).toString("hex")}`).toString()}`;
+}
+
 export interface SendBackDeps {
   connections: PacsConnections;
   guard: OutboundGuard;
@@ -39,7 +54,7 @@ export interface SendBackDeps {
 }
 
 export class PacsSendBack {
-  private readonly running = new Set<Promise<void>>();
+  private readonly running = new Set<Promise<unknown>>();
 
   constructor(private readonly deps: SendBackDeps) {}
 
@@ -75,12 +90,28 @@ export class PacsSendBack {
     void job.finally(() => this.running.delete(job));
   }
 
+  /**
+   * Sends now and says how it went (the auto-scorer, src/pacs/auto-score.ts, which records the outcome with its
+   * cursor). `uidSeed` makes the written objects' UIDs a function of it: sent twice, the same SR reaches the PACS,
+   * which keeps one (a SOP Instance UID names one object).
+   */
+  deliver(plan: SendPlan, actor: AuditActor, answer: Record<string, unknown>, source: Buffer, model: LoadedModel, uidSeed: string) {
+    return this.send(plan, actor, answer, source, model, uidSeed);
+  }
+
   /** Waits for the sends under way (shutdown). */
   async idle(): Promise<void> {
     while (this.running.size) await Promise.all([...this.running]);
   }
 
-  private async send(plan: SendPlan, actor: AuditActor, answer: Record<string, unknown>, bytes: Buffer, model: LoadedModel) {
+  private async send(
+    plan: SendPlan,
+    actor: AuditActor,
+    answer: Record<string, unknown>,
+    bytes: Buffer,
+    model: LoadedModel,
+    uidSeed?: string,
+  ): Promise<SendOutcome> {
     const base = { experiment_id: plan.experimentId, model_version: model.row.version };
     let src: SourceImage;
     try {
@@ -88,12 +119,20 @@ export class PacsSendBack {
     } catch (err) {
       const reason = err instanceof SourceError ? err.message : "the source image's header could not be read";
       await this.deps.audit.record(actor, "pacs_send_failed", `experiment ${plan.experimentId}`, { ...base, object: "sr", reason });
-      return;
+      return { ok: false, reason };
     }
+    const ids = (kind: string) =>
+      uidSeed ? { series: seededUid(`${uidSeed}:${kind}:series`), instance: seededUid(`${uidSeed}:${kind}`) } : undefined;
+    const result: SendOutcome = { ok: true };
     const facts = await this.facts(plan, answer, model);
-    const objects: Array<[kind: "sr" | "sc", make: () => Promise<WrittenObject>]> = [["sr", async () => structuredReport(src, facts)]];
+    const objects: Array<[kind: "sr" | "sc", make: () => Promise<WrittenObject>]> = [
+      ["sr", async () => structuredReport(src, facts, new Date(), ids("sr"))],
+    ];
     if (plan.target.secondaryCapture)
-      objects.push(["sc", () => secondaryCapture(src, bytes, answer, facts, model.manifest, { maxPixels: this.deps.maxPixels })]);
+      objects.push([
+        "sc",
+        () => secondaryCapture(src, bytes, answer, facts, model.manifest, { maxPixels: this.deps.maxPixels, ids: ids("sc") }),
+      ]);
     for (const [kind, make] of objects) {
       let obj: WrittenObject;
       try {
@@ -105,6 +144,7 @@ export class PacsSendBack {
           object: kind,
           reason: `the ${kind === "sr" ? "structured report" : "secondary capture"} could not be made`,
         });
+        if (kind === "sr") Object.assign(result, { ok: false, reason: "the structured report could not be made" });
         continue;
       }
       const outcome = await stow(this.deps.guard, plan.target, src.studyUid, obj.bytes, {
@@ -121,7 +161,10 @@ export class PacsSendBack {
         status: outcome.status,
         ...(outcome.reason ? { reason: outcome.reason } : {}),
       });
+      if (kind === "sr")
+        Object.assign(result, outcome.ok ? { srUid: obj.sopInstance } : { ok: false, reason: outcome.reason ?? `HTTP ${outcome.status}` });
     }
+    return result;
   }
 
   private async facts(plan: SendPlan, answer: Record<string, unknown>, model: LoadedModel): Promise<AnswerFacts> {

@@ -16,6 +16,13 @@ const connectionSchema = z.object({
   updated_at: z.string(),
 });
 
+const autoScoreSchema = z.object({
+  enabled: z.boolean(),
+  modality: z.string().nullable(),
+  body_part: z.string().nullable(),
+  series_description: z.string().nullable(),
+});
+
 export const pacsRoutes = [
   defineRoute({
     method: "get",
@@ -112,5 +119,66 @@ export const pacsRoutes = [
       if (on === null) throw errors.notFound(`experiment ${params.experiment_id}`);
       return { body: { send_back: on } };
     },
+  }),
+  defineRoute({
+    method: "put",
+    path: "/v1/models/{experiment_id}/pacs/auto-score",
+    auth: "any",
+    summary:
+      "This model's rule for scoring new PACS instances as they arrive (Orthanc's change feed): each one matching modality, body part and series description (omitted or null: any) is scored and its SR written back",
+    tags: ["pacs"],
+    params: experimentIdParams,
+    body: z.object({
+      enabled: z.boolean(),
+      modality: z.string().max(16).nullable().optional(),
+      body_part: z.string().max(64).nullable().optional(),
+      series_description: z.string().max(64).nullable().optional(),
+    }),
+    responses: {
+      200: { description: "saved", schema: autoScoreSchema },
+      404: { description: "no such experiment" },
+      409: { description: "pacs_auto_score_unavailable: no PACS configured, or it gives no change feed (not Orthanc)" },
+    },
+    handler: async ({ services, auth, params, body }) => {
+      const rule = await services.pacsAutoScore.setRule(auth.userId, params.experiment_id, {
+        enabled: body.enabled,
+        modality: body.modality ?? null,
+        body_part: body.body_part ?? null,
+        series_description: body.series_description ?? null,
+      });
+      await services.audit.record(actorOf(auth), "pacs_auto_score_set", `experiment ${params.experiment_id}`, { ...rule });
+      return { body: rule };
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/v1/models/{experiment_id}/pacs/auto-score",
+    auth: "any",
+    summary: "This model's rule for scoring new PACS instances, and its last outcomes (failures with their reason)",
+    tags: ["pacs"],
+    params: experimentIdParams,
+    responses: {
+      200: {
+        description: "the rule and the last 50 instances scored, newest first",
+        schema: autoScoreSchema.extend({
+          recent: z.array(
+            z.object({
+              sop_instance_uid: z.string(),
+              outcome: z.enum(["sent", "failed"]),
+              reason: z.string().nullable(),
+              sr_instance_uid: z.string().nullable(),
+              at: z.string(),
+            }),
+          ),
+        }),
+      },
+      404: { description: "no such experiment" },
+    },
+    handler: async ({ services, auth, params }) => ({
+      body: {
+        ...(await services.pacsAutoScore.getRule(auth.userId, params.experiment_id)),
+        recent: await services.pacsAutoScore.outcomes(auth.userId, params.experiment_id),
+      },
+    }),
   }),
 ];

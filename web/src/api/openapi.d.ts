@@ -930,6 +930,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models/{experiment_id}/pacs/auto-score": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This model's rule for scoring new PACS instances, and its last outcomes (failures with their reason) */
+        get: operations["get_v1_models_experiment_id_pacs_auto_score"];
+        /** This model's rule for scoring new PACS instances as they arrive (Orthanc's change feed): each one matching modality, body part and series description (omitted or null: any) is scored and its SR written back */
+        put: operations["put_v1_models_experiment_id_pacs_auto_score"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/models/{experiment_id}/versions": {
         parameters: {
             query?: never;
@@ -2348,7 +2366,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, input_check_mode_changed, worker_drain_requested, worker_resumed, pacs_configured, pacs_removed, pacs_send_back_set, pacs_sent, pacs_send_failed; new actions may be added, none is renamed */
+                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, input_check_mode_changed, worker_drain_requested, worker_resumed, pacs_configured, pacs_removed, pacs_send_back_set, pacs_auto_score_set, pacs_sent, pacs_send_failed; new actions may be added, none is renamed */
                             action: string;
                             /** @description ISO 8601 */
                             at: string;
@@ -7419,6 +7437,122 @@ export interface operations {
             };
             /** @description no such experiment */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_models_experiment_id_pacs_auto_score: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the rule and the last 50 instances scored, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        body_part: string | null;
+                        enabled: boolean;
+                        modality: string | null;
+                        recent: {
+                            at: string;
+                            /** @enum {string} */
+                            outcome: "sent" | "failed";
+                            reason: string | null;
+                            sop_instance_uid: string;
+                            sr_instance_uid: string | null;
+                        }[];
+                        series_description: string | null;
+                    };
+                };
+            };
+            /** @description no such experiment */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    put_v1_models_experiment_id_pacs_auto_score: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    body_part?: string | null;
+                    enabled: boolean;
+                    modality?: string | null;
+                    series_description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description saved */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        body_part: string | null;
+                        enabled: boolean;
+                        modality: string | null;
+                        series_description: string | null;
+                    };
+                };
+            };
+            /** @description no such experiment */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description pacs_auto_score_unavailable: no PACS configured, or it gives no change feed (not Orthanc) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
