@@ -21,6 +21,7 @@ import { AuditLog } from "./audit/audit-log.js";
 import { AdminService } from "./auth/admin.service.js";
 import { OperatingPointService } from "./experiments/operating-point.js";
 import { BatchService, batchResultsFolder } from "./batches/service.js";
+import { Monitoring } from "./monitoring/index.js";
 
 /**
  * Everything a request handler may use, built once at start-up. Routes stay thin and call into these
@@ -42,6 +43,8 @@ export interface Services {
   events: EventEmitter;
   /** Model cache, outbound guard and /predict (src/serving). */
   serving: Serving;
+  /** What serving keeps of each prediction, outcomes, drift and alerts (src/monitoring, issue 49). */
+  monitoring: Monitoring;
   /** Experiments: create/read/cancel; the runner (in-process device slots or BullMQ dispatcher) runs them. */
   experiments: ExperimentService;
   runner?: JobRunner;
@@ -91,7 +94,12 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   const events = new EventEmitter();
   const experimentRepo = new ExperimentRepository(database.db);
   let runner: JobRunner | undefined;
+  const monitoring = new Monitoring({ config, db: database.db, logger });
+  monitoring.start();
+  // Written at shutdown after serving has answered its last request (closers run in reverse order).
+  closers.push(() => monitoring.close());
   const serving = await createServing({
+    observe: (m, o) => monitoring.recorder.record({ id: m.row.id, experimentUuid: m.row.experimentUuid, manifest: m.manifest }, o),
     config,
     db: database.db,
     bucket,
@@ -125,6 +133,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     bucket,
     events,
     serving,
+    monitoring,
     experiments,
     datasets: new DatasetService({
       bucket,

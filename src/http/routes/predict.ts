@@ -62,7 +62,7 @@ export const predictRoutes = [
     errorSchema: predictErrorSchema,
     handler: async ({ services, auth, params, body }) => ({
       status: 201,
-      body: await services.serving.predict(auth.userId, params.experiment_id, body.message),
+      body: await services.serving.predict(auth.userId, params.experiment_id, body.message, { keyId: auth.keyId }),
     }),
   }),
   defineRoute({
@@ -98,7 +98,7 @@ export const predictRoutes = [
           [{ field: "experiment_id", message: "required" }],
         );
       }
-      return { status: 201, body: await services.serving.predict(auth.userId, id, body.message) };
+      return { status: 201, body: await services.serving.predict(auth.userId, id, body.message, { keyId: auth.keyId }) };
     },
   }),
 ];
