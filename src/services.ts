@@ -94,7 +94,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   const events = new EventEmitter();
   const experimentRepo = new ExperimentRepository(database.db);
   let runner: JobRunner | undefined;
-  const monitoring = new Monitoring({ config, db: database.db, logger });
+  const monitoring = new Monitoring({ config, db: database.db, logger, models: new ModelRepository(database.db) });
   monitoring.start();
   // Written at shutdown after serving has answered its last request (closers run in reverse order).
   closers.push(() => monitoring.close());

@@ -31,6 +31,9 @@ export const AUDIT_ACTIONS = [
   "model_version_restored",
   "worker_drain_requested",
   "worker_resumed",
+  "outcomes_posted",
+  "monitoring_alert_opened",
+  "monitoring_alert_updated",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

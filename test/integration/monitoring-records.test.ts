@@ -95,6 +95,70 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("monitorin
     ]);
   });
 
+  it("takes outcomes by request id: every bad row named and nothing written, unmatched ids listed, idempotent", async () => {
+    const ids = (await q(sql`select request_id from prediction_records order by request_id`)).map((r) => r.request_id as string);
+    const post = (body: unknown) =>
+      fetch(`${b.url}/v1/models/7/outcomes`, {
+        method: "POST",
+        headers: bearer(alice.key, { "content-type": "application/json" }),
+        body: JSON.stringify(body),
+      });
+    const bad = await post([
+      { request_id: ids[0], label: "1" },
+      { request_id: ids[1], label: "maybe" },
+    ]);
+    expect(bad.status).toBe(400);
+    const badBody = (await bad.json()) as any;
+    expect(badBody.error.details).toEqual([
+      expect.objectContaining({ field: "1.label", message: expect.stringContaining("not one of this model's labels (0, 1)") }),
+    ]);
+    expect((await q(sql`select count(*)::int as n from prediction_records where label is not null`))[0].n).toBe(0);
+
+    const rows = ids.slice(0, 20).map((id, i) => ({ request_id: id, label: i % 2 ? "1" : "0" }));
+    const ok = await post([...rows, { request_id: "never-made", label: "risk-1" }]);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ received: 21, matched: 20, unmatched: ["never-made"] });
+    const again = await post(rows);
+    expect(await again.json()).toEqual({ received: 20, matched: 20, unmatched: [] });
+    expect((await q(sql`select count(*)::int as n from prediction_records where label is not null`))[0].n).toBe(20);
+    // Too many at once: refused, naming the limit.
+    const many = await post(Array.from({ length: 10_001 }, (_, i) => ({ request_id: `r${i}`, label: "0" })));
+    expect(many.status).toBe(400);
+    expect(JSON.stringify(await many.json())).toContain("at most 10000 outcomes per call");
+    // Another user's model is not found.
+    const bob = await createUserWithKey(b);
+    const other = await fetch(`${b.url}/v1/models/7/outcomes`, {
+      method: "POST",
+      headers: bearer(bob.key, { "content-type": "application/json" }),
+      body: JSON.stringify(rows),
+    });
+    expect(other.status).toBe(404);
+  });
+
+  it("reports volume, decisions, drift against the baseline and realized figures with intervals", async () => {
+    const res = await fetch(`${b.url}/v1/models/7/monitoring`, { headers: bearer(alice.key) });
+    expect(res.status).toBe(200);
+    const r = (await res.json()) as any;
+    expect(r.predictions).toBe(30);
+    expect(r.per_hour.reduce((s: number, h: any) => s + h.predictions, 0)).toBe(30);
+    expect(r.decisions.baseline_positive_rate).toBe(0.3);
+    expect(r.drift.features.map((f: any) => f.feature).sort()).toEqual(["age", "bmi", "score", "sex", "site"]);
+    // 30 predictions: a significance test on the small window.
+    const age = r.drift.features.find((f: any) => f.feature === "age");
+    expect(age).toMatchObject({ n: 30, baseline_n: 1000, test: "ks" });
+    expect(r.outcomes).toMatchObject({ records: 30, labelled: 20 });
+    expect(r.performance.realized.n).toBe(20);
+    const sens = r.performance.realized.sensitivity;
+    expect(sens.ci_low).toBeLessThanOrEqual(sens.value);
+    expect(sens.ci_high).toBeGreaterThanOrEqual(sens.value);
+    expect(r.performance.estimated).toMatchObject({ estimate: true, n: 10 });
+    expect(r.retention_days).toBe(190);
+    const bad = await fetch(`${b.url}/v1/models/7/monitoring?from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z`, {
+      headers: bearer(alice.key),
+    });
+    expect(bad.status).toBe(400);
+  });
+
   it("purges records older than PREDICTION_RETENTION_DAYS (190 by default) and keeps the rest", async () => {
     await q(sql`update prediction_records set at = now() - interval '191 days' where request_id = 'client-chosen-id.1'`);
     expect(await b.services.monitoring.purge()).toBe(1);

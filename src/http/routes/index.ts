@@ -16,6 +16,7 @@ import { auditRoutes } from "./audit.js";
 import { adminRoutes } from "./admin.js";
 import { accountLinkRoutes } from "./account-links.js";
 import { operationsRoutes } from "./operations.js";
+import { monitoringRoutes } from "./monitoring.js";
 
 // Every HTTP route of Builder. Each area exports its list; OpenAPI is generated from this one array.
 export function allRoutes(): AnyRoute[] {
@@ -34,6 +35,7 @@ export function allRoutes(): AnyRoute[] {
     ...datasetRoutes,
     ...predictRoutes,
     ...modelRoutes,
+    ...monitoringRoutes,
     ...batchRoutes,
     ...chatRoutes,
     ...auditRoutes,
