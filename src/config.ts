@@ -174,6 +174,10 @@ export const configSchema = z
       .string()
       .regex(/^[A-Za-z0-9_-]+$/)
       .default("builder-experiments"),
+    // Monitoring (issue 49, docs/monitoring.md): how often serving writes its aggregates and prediction records, how
+    // long a prediction record is kept (the EU AI Act asks deployers for at least six months).
+    MONITORING_FLUSH_MS: int(100).default(5000),
+    PREDICTION_RETENTION_DAYS: int(1).default(190),
     // Serving.
     ORT_INTRA_OP_THREADS: int(0).default(0),
     MODEL_CACHE_MAX_MB: int(16).default(2048),

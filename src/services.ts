@@ -28,6 +28,8 @@ import { PacsImport } from "./pacs/import.js";
 import { PacsSendBack } from "./pacs/send-back.js";
 import { PacsRepository } from "./pacs/repository.js";
 import { SecretBox } from "./pacs/secret-box.js";
+import { Monitoring } from "./monitoring/index.js";
+import { ModelRepository } from "./serving/model-repository.js";
 
 /**
  * Everything a request handler may use, built once at start-up. Routes stay thin and call into these
@@ -49,6 +51,8 @@ export interface Services {
   events: EventEmitter;
   /** Model cache, outbound guard and /predict (src/serving). */
   serving: Serving;
+  /** What serving keeps of each prediction, outcomes, drift and alerts (src/monitoring, issue 49). */
+  monitoring: Monitoring;
   /** Experiments: create/read/cancel; the runner (in-process device slots or BullMQ dispatcher) runs them. */
   experiments: ExperimentService;
   runner?: JobRunner;
@@ -113,8 +117,13 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   // The PACS connections use serving's outbound guard, and serving asks them for a link's credentials.
   const pacsRepo = new PacsRepository(database.db);
   const pacs = new PacsConnections({ repo: pacsRepo, box: SecretBox.fromConfig(config), guard: () => serving.guard });
+  const monitoring = new Monitoring({ config, db: database.db, logger, models: new ModelRepository(database.db) });
+  monitoring.start();
+  // Written at shutdown after serving has answered its last request (closers run in reverse order).
+  closers.push(() => monitoring.close());
   const serving = await createServing({
     authorizationFor: (userId, url) => pacs.authorizationFor(userId, url),
+    observe: (m, o) => monitoring.recorder.record({ id: m.row.id, experimentUuid: m.row.experimentUuid, manifest: m.manifest }, o),
     config,
     db: database.db,
     bucket,
@@ -179,6 +188,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     serving,
     pacs,
     pacsSendBack,
+    monitoring,
     experiments,
     datasets,
     pacsImport: new PacsImport({

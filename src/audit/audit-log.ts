@@ -39,6 +39,9 @@ export const AUDIT_ACTIONS = [
   "pacs_auto_score_set",
   "pacs_sent",
   "pacs_send_failed",
+  "outcomes_posted",
+  "monitoring_alert_opened",
+  "monitoring_alert_updated",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

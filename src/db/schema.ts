@@ -390,3 +390,86 @@ export const pacsAutoScored = pgTable(
   },
   (t) => [primaryKey({ columns: [t.userId, t.experimentId, t.sopInstanceUid] })],
 );
+
+/**
+ * One small record per prediction (issue 49): enough to join a true outcome later, nothing about the patient. Its
+ * id is the answer's x-request-id (per experiment), then when, which model version, which API key, the scores and
+ * the decision (the predicted class index); never the input, the image, a link or an identifier. `label` is the
+ * class index of the outcome posted later (POST /v1/models/{id}/outcomes). Purged after PREDICTION_RETENTION_DAYS;
+ * gone with its model version (cascade), so deleting a model, an experiment or an account takes them.
+ */
+export const predictionRecords = pgTable(
+  "prediction_records",
+  {
+    experimentUuid: uuid("experiment_uuid")
+      .notNull()
+      .references(() => experiments.id, { onDelete: "cascade" }),
+    requestId: text("request_id").notNull(),
+    modelId: uuid("model_id")
+      .notNull()
+      .references(() => models.id, { onDelete: "cascade" }),
+    at: timestamp("at", { withTimezone: true }).notNull(),
+    keyId: uuid("key_id"),
+    scores: customType<{ data: number[] }>({ dataType: () => "real[]" })("scores").notNull(),
+    decision: integer("decision"),
+    label: integer("label"),
+    labelAt: timestamp("label_at", { withTimezone: true }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.experimentUuid, t.requestId] }),
+    index("prediction_records_experiment_at").on(t.experimentUuid, t.at),
+    index("prediction_records_at").on(t.at),
+  ],
+);
+
+/**
+ * Serving's aggregates per model version, hour and series ("predictions", "latency", "score", "col:<name>"): a
+ * count, a sum and bin counts, all additive, so every replica adds its own (upsert-add) and the sums are right.
+ */
+export const monitoringAggregates = pgTable(
+  "monitoring_aggregates",
+  {
+    modelId: uuid("model_id")
+      .notNull()
+      .references(() => models.id, { onDelete: "cascade" }),
+    experimentUuid: uuid("experiment_uuid")
+      .notNull()
+      .references(() => experiments.id, { onDelete: "cascade" }),
+    hour: timestamp("hour", { withTimezone: true }).notNull(),
+    series: text("series").notNull(),
+    n: bigint("n", { mode: "number" }).notNull(),
+    sum: customType<{ data: number }>({ dataType: () => "double precision" })("sum").notNull(),
+    counts: customType<{ data: number[] }>({ dataType: () => "bigint[]" })("counts").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.modelId, t.hour, t.series] }), index("monitoring_aggregates_experiment").on(t.experimentUuid, t.hour)],
+);
+
+/**
+ * A monitoring alert, recorded once per experiment and rule while it is open (the partial unique index), then
+ * acknowledged or resolved with a comment. No patient data: the rule, figures and the people's comments.
+ */
+export const monitoringAlerts = pgTable(
+  "monitoring_alerts",
+  {
+    id: id(),
+    experimentUuid: uuid("experiment_uuid")
+      .notNull()
+      .references(() => experiments.id, { onDelete: "cascade" }),
+    rule: text("rule").notNull(),
+    severity: text("severity").notNull(),
+    state: text("state").notNull().default("open"),
+    details: jsonb("details")
+      .notNull()
+      .default(sql`'{}'::jsonb`),
+    openedAt: createdAt(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    comment: text("comment"),
+    deliveredAt: timestamp("delivered_at", { withTimezone: true }),
+    deliveryAttempts: integer("delivery_attempts").notNull().default(0),
+  },
+  (t) => [
+    uniqueIndex("monitoring_alerts_open")
+      .on(t.experimentUuid, t.rule)
+      .where(sql`state <> 'resolved'`),
+  ],
+);

@@ -65,6 +65,7 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   conflict: "La solicitud entra en conflicto con el estado actual.",
   model_not_ready: "Este experimento aún no tiene un modelo publicado.",
   model_not_published: "Este experimento no tiene un modelo publicado.",
+  outcomes_not_supported: "Los resultados reales se aceptan para modelos binarios y multiclase; este modelo es de otro tipo.",
   cannot_disable_self: "No puede desactivar su propia cuenta; pídaselo a otro administrador.",
   last_admin: "Es el último administrador activo: nombre primero administrador a otro usuario.",
   inprocess_runner: "Aquí los trabajos se ejecutan dentro del servidor (BUILDER_RUNNER=inprocess): no hay ningún worker que vaciar.",

@@ -13,6 +13,7 @@ import { ModelCache, ModelNotFound, type LoadedModel } from "./model-cache.js";
 import { ModelCatalog } from "./model-catalog.js";
 import { ModelRepository, type ModelRow } from "./model-repository.js";
 import { predictImage, predictTabular } from "./predict.js";
+import { observationOf, type PredictionObserver } from "./observe.js";
 
 /** Serving as the rest of the app sees it: models, the outbound guard, and predict. */
 export interface Serving {
@@ -25,13 +26,11 @@ export interface Serving {
    * The 201 body: an object (tabular) or JSON bytes made on a worker thread (images). An experiment of the user's
    * without a published model throws ModelNotPublished with its state; one the user does not have, a 404.
    */
-  /** opts.noMaps: no Grad-CAM maps (batch scoring writes scores only; the maps are most of an image answer's cost). */
-  predict(
-    userId: string,
-    experimentId: number,
-    message: unknown,
-    opts?: { noMaps?: boolean; onSource?: (bytes: Buffer) => void },
-  ): Promise<Record<string, unknown> | JsonBytes>;
+  /**
+   * opts.noMaps: no Grad-CAM maps (batch scoring writes scores only; the maps are most of an image answer's cost).
+   * opts.requestId / keyId: what the monitoring record is kept under (default: the request's x-request-id).
+   */
+  predict(userId: string, experimentId: number, message: unknown, opts?: PredictOptions): Promise<Record<string, unknown> | JsonBytes>;
   model(userId: string, experimentId: number): Promise<LoadedModel>;
   close(): Promise<void>;
 }
@@ -45,7 +44,17 @@ export const ACCOUNT_ERASED_CHANNEL = "builder_account_erased";
 
 type Listen = (channel: string, onNotify: (payload: string) => void, onState: (listening: boolean) => void) => Promise<() => Promise<void>>;
 
+export interface PredictOptions {
+  noMaps?: boolean;
+  /** Told the image as fetched, for whoever answers back with it (src/pacs/send-back.ts). */
+  onSource?: (bytes: Buffer) => void;
+  requestId?: string;
+  keyId?: string | null;
+}
+
 export async function createServing(deps: {
+  /** Told of every prediction served (monitoring's recorder); must not throw nor wait. */
+  observe?: PredictionObserver;
   config: Config;
   db: Db;
   bucket: Bucket;
@@ -144,9 +153,23 @@ export async function createServing(deps: {
     }
   };
 
-  const once = async (userId: string, experimentId: number, message: unknown, noMaps = false, onSource?: (bytes: Buffer) => void) => {
+  const once = async (userId: string, experimentId: number, message: unknown, opts: PredictOptions) => {
+    const start = performance.now();
     const m = await model(userId, experimentId);
-    if (m.manifest.kind === "tabular") return predictTabular(m, message);
+    const seen: { row?: Float32Array } | undefined = deps.observe ? {} : undefined;
+    const body = await answer(m, userId, message, opts, seen);
+    if (deps.observe) {
+      try {
+        deps.observe(m, observationOf(m, body, performance.now() - start, opts, seen?.row));
+      } catch (err) {
+        logger.warn({ err }, "a prediction could not be recorded for monitoring");
+      }
+    }
+    return body;
+  };
+
+  const answer = async (m: LoadedModel, userId: string, message: unknown, opts: PredictOptions, seen?: { row?: Float32Array }) => {
+    if (m.manifest.kind === "tabular") return predictTabular(m, message, seen);
     if (typeof message !== "string") {
       throw new ApiError(
         400,
@@ -158,11 +181,11 @@ export async function createServing(deps: {
     const authorizationFor = deps.authorizationFor && ((url: string) => deps.authorizationFor!(userId, url));
     const { bytes } = await fetchImageBytes(message, { userId, bucket, guard, maxBytes: config.FETCH_MAX_BYTES, authorizationFor });
     // The image as fetched, for whoever answers back with it (src/pacs/send-back.ts); the model may take the bytes' memory.
-    onSource?.(Buffer.from(bytes));
+    opts.onSource?.(Buffer.from(bytes));
     return predictImage(m, bytes, {
       maxPixels: config.FETCH_MAX_PIXELS,
       gradcamMaxSide: config.GRADCAM_MAX_SIDE,
-      noMaps,
+      noMaps: opts.noMaps ?? false,
     });
   };
 
@@ -174,10 +197,10 @@ export async function createServing(deps: {
     model,
     async predict(userId, experimentId, message, opts = {}) {
       try {
-        return await once(userId, experimentId, message, opts.noMaps, opts.onSource);
+        return await once(userId, experimentId, message, opts);
       } catch (err) {
         // A new version was swapped in between lookup and run: the next lookup finds it.
-        if (err instanceof PredictorClosed) return once(userId, experimentId, message, opts.noMaps, opts.onSource);
+        if (err instanceof PredictorClosed) return once(userId, experimentId, message, opts);
         throw err;
       }
     },

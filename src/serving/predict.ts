@@ -98,13 +98,16 @@ export function tabularRow(m: ServedManifest, message: unknown): Float32Array {
   return row;
 }
 
-export async function predictTabular(model: LoadedModel, message: unknown) {
+/** seen.row, when given, receives a copy of the row as the model gets it (monitoring bins it; it is never kept). */
+export async function predictTabular(model: LoadedModel, message: unknown, seen?: { row?: Float32Array }) {
   const m = model.manifest;
   const { classes } = rowSpec(m);
   const row = tabularRow(m, message);
   // Checked before the run: the run may move the row's buffer to a thread. A refused row never reaches the model.
   const finding = rowFinding(m, row);
   settle(m, {}, finding);
+  // A copy: the model may be handed the row itself (a thread placement moves its buffer).
+  if (seen) seen.row = row.slice();
   const out = await model.predictor.run(row, true);
   const scores = Array.from(f32(out[m.outputs.scores]));
   // A fresh copy of the class names per answer: the caller owns the body it is given.

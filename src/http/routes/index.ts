@@ -19,6 +19,7 @@ import { operationsRoutes } from "./operations.js";
 import { pacsRoutes } from "./pacs.js";
 import { inputCheckRoutes } from "./input-check.js";
 import { pacsImportRoutes } from "./pacs-import.js";
+import { monitoringRoutes } from "./monitoring.js";
 
 // Every HTTP route of Builder. Each area exports its list; OpenAPI is generated from this one array.
 export function allRoutes(): AnyRoute[] {
@@ -38,6 +39,7 @@ export function allRoutes(): AnyRoute[] {
     ...predictRoutes,
     ...modelRoutes,
     ...inputCheckRoutes,
+    ...monitoringRoutes,
     ...batchRoutes,
     ...chatRoutes,
     ...auditRoutes,

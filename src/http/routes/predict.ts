@@ -71,11 +71,11 @@ const sendBack = z
 async function predictAndSendBack(services: Services, auth: AuthInfo, id: number, message: unknown, requested: boolean | undefined) {
   const plan = await services.pacsSendBack.plan(auth.userId, id, message, requested);
   if (!plan) {
-    const answer = await services.serving.predict(auth.userId, id, message);
+    const answer = await services.serving.predict(auth.userId, id, message, { keyId: auth.keyId });
     return { status: 201, body: answer, headers: inputCheckHeaders(answer) };
   }
   let source: Buffer | undefined;
-  const body = await services.serving.predict(auth.userId, id, message, { onSource: (b) => (source = b) });
+  const body = await services.serving.predict(auth.userId, id, message, { keyId: auth.keyId, onSource: (b) => (source = b) });
   // Read now: an image answer's bytes are reused once written to the socket.
   const answer = (body instanceof JsonBytes ? body.toJSON() : body) as Record<string, unknown>;
   const model = await services.serving.model(auth.userId, id);

@@ -894,6 +894,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models/{experiment_id}/monitoring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Monitoring of a model over a period: volume, latency, score against the baseline, positive-decision rate, drift per input column and score, outcome coverage, realized figures with intervals beside the model card's, and the estimate for predictions without an outcome */
+        get: operations["get_v1_models_experiment_id_monitoring"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/models/{experiment_id}/operating-point": {
         parameters: {
             query?: never;
@@ -906,6 +923,23 @@ export interface paths {
         put?: never;
         /** Save an operating point (binary models): a threshold chosen on the validation data by a rule; publishes a new model version (no retraining) that /predict uses at once on every replica, with its test figures */
         post: operations["post_v1_models_experiment_id_operating_point"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{experiment_id}/outcomes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** True outcomes of earlier predictions, joined by their x-request-id (at most 10000 per call; the same outcome again changes nothing) */
+        post: operations["post_v1_models_experiment_id_outcomes"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2366,7 +2400,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, input_check_mode_changed, worker_drain_requested, worker_resumed, pacs_configured, pacs_removed, pacs_send_back_set, pacs_auto_score_set, pacs_sent, pacs_send_failed; new actions may be added, none is renamed */
+                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, input_check_mode_changed, worker_drain_requested, worker_resumed, pacs_configured, pacs_removed, pacs_send_back_set, pacs_auto_score_set, pacs_sent, pacs_send_failed, outcomes_posted, monitoring_alert_opened, monitoring_alert_updated; new actions may be added, none is renamed */
                             action: string;
                             /** @description ISO 8601 */
                             at: string;
@@ -7127,6 +7161,182 @@ export interface operations {
             };
         };
     };
+    get_v1_models_experiment_id_monitoring: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+            };
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the model's monitoring for the period */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        decisions: {
+                            baseline_positive_rate: number | null;
+                            positive_class: string | null;
+                            positive_rate: number | null;
+                        };
+                        drift: {
+                            baseline_n: number;
+                            baseline_source: string | null;
+                            features: {
+                                baseline_missing_rate?: number;
+                                baseline_n: number;
+                                drifted: boolean;
+                                feature: string;
+                                /** @enum {string} */
+                                kind: "column" | "score";
+                                missing_rate?: number | null;
+                                /** @description predictions in the period with a value: the sample the test saw */
+                                n: number;
+                                p_value: number | null;
+                                psi: number | null;
+                                /** @enum {string} */
+                                severity: "not_enough_data" | "none" | "low" | "medium" | "high";
+                                statistic: number | null;
+                                /** @description under 1,000 predictions ks or chi2 (p < 0.05), from 1,000 psi or jensen_shannon (>= 0.1) */
+                                test: ("ks" | "chi2" | "psi" | "jensen_shannon") | null;
+                                /** @enum {string} */
+                                type: "numeric" | "categorical";
+                            }[];
+                            severity: string;
+                            /** @enum {string} */
+                            status: "no_baseline" | "not_enough_data" | "stable" | "watch" | "drift";
+                        };
+                        experiment_id: number;
+                        from: string;
+                        latency_ms: {
+                            mean: number | null;
+                            p50_at_most: number | null;
+                            p95_at_most: number | null;
+                        };
+                        model_version: number;
+                        outcomes: {
+                            coverage: number | null;
+                            labelled: number;
+                            records: number;
+                            records_read_at_most: number;
+                        };
+                        per_hour: {
+                            hour: string;
+                            latency_ms_mean: number | null;
+                            positive_rate: number | null;
+                            predictions: number;
+                            versions: number[];
+                        }[];
+                        performance: {
+                            estimated: {
+                                accuracy: number | null;
+                                /** @constant */
+                                estimate: true;
+                                method: string;
+                                n: number;
+                                npv: number | null;
+                                ppv: number | null;
+                                sensitivity: number | null;
+                                specificity: number | null;
+                            };
+                            model_card: {
+                                accuracy: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                auc: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                npv: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                ppv: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                sensitivity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                source: string;
+                                specificity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                            };
+                            realized: {
+                                accuracy: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                auc: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                n: number;
+                                npv: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                positives: number;
+                                ppv: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                sensitivity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                specificity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                            };
+                        };
+                        predictions: number;
+                        retention_days: number;
+                        score_distribution: {
+                            baseline: number[];
+                            edges: number[];
+                            window: number[];
+                        };
+                        to: string;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     get_v1_models_experiment_id_operating_point: {
         parameters: {
             query?: never;
@@ -7352,6 +7562,48 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_models_experiment_id_outcomes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    label: string | number | boolean;
+                    request_id: string;
+                }[];
+            };
+        };
+        responses: {
+            /** @description how many were matched to a prediction record; unmatched: request ids with no record (never made, another model's, or purged) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        matched: number;
+                        received: number;
+                        unmatched: string[];
+                    };
                 };
             };
             /** @description Error */
