@@ -62,9 +62,13 @@ describe.skipIf(!haveChromium || !haveFixturePython)("dashboard: Try it warns of
   it("age 500 is scored with a warning, in English and then in Spanish; age 67 has none", async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await signInThroughPage(page, server.url, EMAIL, PASSWORD);
-    for (const [language, words] of [
-      ["en", "This row's values lie far outside the data this model was trained on"],
-      ["es", "Los valores de esta fila quedan muy lejos de los datos con los que se entrenó este modelo"],
+    for (const [language, words, fieldWords] of [
+      ["en", "This row's values lie far outside the data this model was trained on", "outside the training range (18 – 95)"],
+      [
+        "es",
+        "Los valores de esta fila quedan muy lejos de los datos con los que se entrenó este modelo",
+        "fuera del rango de entrenamiento (18 – 95)",
+      ],
     ]) {
       if (language === "es") {
         await page.getByRole("link", { name: "Account" }).click();
@@ -77,6 +81,13 @@ describe.skipIf(!haveChromium || !haveFixturePython)("dashboard: Try it warns of
       const note = page.getByTestId("input-check-note");
       await note.waitFor();
       expect(await note.textContent()).toContain(words);
+      // The field's own warning is the dashboard's too, not a sentence fixed in English (it once was).
+      const field = (await page.getByTestId("range-warning-0").textContent()) ?? "";
+      expect(field).toContain(fieldWords);
+      if (language === "es") {
+        expect(field).not.toMatch(/outside|training|range|learned/i);
+        expect(await page.getByTestId("range-note").textContent()).not.toMatch(/outside|training|learned/i);
+      }
       await screenshot(page, `45-try-unfamiliar-${language}`);
       await score(page, "67");
       expect(await page.getByTestId("input-check-note").count()).toBe(0);
