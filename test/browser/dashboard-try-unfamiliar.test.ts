@@ -2,7 +2,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { experiments } from "../../src/db/schema.js";
 import { publishFixture } from "../fixtures/serving/publish.js";
 import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
@@ -39,6 +41,8 @@ describe.skipIf(!haveChromium || !haveFixturePython)("dashboard: Try it warns of
     };
     fs.writeFileSync(path.join(dir, "manifest.json"), JSON.stringify(m));
     await publishFixture(server, userId, 32, dir);
+    // The model page shows a ready experiment's results (and its settings) only beside its metrics: the build's.
+    await server.services.db.update(experiments).set({ metrics: m.metrics.test }).where(eq(experiments.experimentId, 32));
     browser = await launchChromium();
   }, 180_000);
 
@@ -91,6 +95,49 @@ describe.skipIf(!haveChromium || !haveFixturePython)("dashboard: Try it warns of
       await screenshot(page, `45-try-unfamiliar-${language}`);
       await score(page, "67");
       expect(await page.getByTestId("input-check-note").count()).toBe(0);
+    }
+    await page.close();
+  });
+
+  it("the model page switches the check to refuse and back: the API reports each, and Try it is answered with a 422 while refusing", async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await signInThroughPage(page, server.url, EMAIL, PASSWORD);
+    const mode = async () => (await (await page.request.get(`${server.url}/v1/models/32/input-check`)).json()).mode;
+    expect(await mode()).toBe("flag");
+    await page.goto(`${server.url}/experiments/32`);
+    const panel = page.getByTestId("input-check");
+    await panel.waitFor();
+    expect(await panel.textContent()).toContain("422");
+    for (const [to, label] of [
+      ["refuse", "Refuse"],
+      ["flag", "Flag"],
+    ]) {
+      await panel.getByRole("radio", { name: new RegExp(`^${label}`) }).check();
+      await panel.getByTestId("input-check-save").click();
+      await panel.getByTestId("input-check-saved").waitFor();
+      expect(await mode()).toBe(to);
+      // A new model version: the history names it for what it was, not as a rollback.
+      await page
+        .getByText(/unfamiliar-input setting changed: model version \d+/)
+        .first()
+        .waitFor();
+      expect(await panel.getByTestId("input-check-save").isDisabled()).toBe(true); // saved: nothing left to save
+      if (to === "refuse") {
+        await screenshot(page, "46-model-input-check-refuse");
+        await page.goto(`${server.url}/experiments/32/try`);
+        await page.getByRole("spinbutton", { name: /^age\b/ }).waitFor();
+        await page.getByRole("spinbutton", { name: /^age\b/ }).fill("500");
+        for (const [name, v] of [
+          ["sex", "1"],
+          ["bmi", "31.5"],
+          ["site", "2"],
+        ])
+          await page.getByRole("spinbutton", { name: new RegExp(`^${name}\\b`) }).fill(v);
+        await page.getByRole("button", { name: "Predict" }).click();
+        await page.getByRole("alert").filter({ hasText: "Prediction failed" }).waitFor();
+        await page.goto(`${server.url}/experiments/32`);
+        await panel.waitFor();
+      }
     }
     await page.close();
   });
