@@ -139,6 +139,16 @@ describe.skipIf(!haveChromium || !haveFixturePython)("dashboard: Try it warns of
         await panel.waitFor();
       }
     }
+    // The card in Spanish: no English left in it.
+    await page.getByRole("link", { name: "Account" }).click();
+    await page.getByTestId("language").selectOption("es");
+    await page.getByRole("heading", { name: "Ajustes → Cuenta" }).waitFor();
+    await page.goto(`${server.url}/experiments/32`);
+    await panel.getByRole("radio", { name: /^Rechazar/ }).waitFor();
+    const es = (await panel.textContent()) ?? "";
+    expect(es).toContain("Entradas desconocidas");
+    expect(es).toContain("error 422");
+    expect(es).not.toMatch(/\b(Flag|Refuse|Save|unfamiliar inputs|answer|caller)\b/);
     await page.close();
   });
 });
