@@ -194,9 +194,10 @@ function TabularForm({
       <div className="grid2">
         {cols.map((c, i) => {
           const set = (v: string) => change(raw.map((x, j) => (j === i ? v : x)));
-          const warning = warnings[i] ? (
+          const problem = warnings[i];
+          const warning = problem ? (
             <span className="field-warning" data-testid={`range-warning-${i}`}>
-              ⚠ {warnings[i]}
+              ⚠ {t(`try.${problem.kind}`, problem)}
             </span>
           ) : null;
           // A model never shows a categorical column's values (they may identify patients): the form takes the
