@@ -2,8 +2,8 @@ import { useEffect, useMemo, useState } from "react";
 import { useForm, type Resolver } from "react-hook-form";
 import { useTranslation } from "react-i18next";
 import i18n from "i18next";
-import { api } from "../api/client";
-import type { Columns, DatasetReport, ExperimentList, ExperimentRequest, UploadResult } from "../api/types";
+import { call } from "../api/typed";
+import type { Columns, DatasetReport, ExperimentRequest, UploadResult } from "../api/types";
 import { ColumnChecklist, ColumnSelect } from "../components/ColumnPickers";
 import { DatasetReportView } from "../components/DatasetReportView";
 import { DatasetStarters } from "../components/DatasetStarters";
@@ -66,7 +66,7 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
     setValue(name, value as never, { shouldValidate: formState.isSubmitted, shouldDirty: true });
 
   useEffect(() => {
-    api<ExperimentList>("GET", "/v1/experiments?limit=200").then((l) => {
+    call("get", "/v1/experiments", { query: { limit: 200 } }).then((l) => {
       if (!getValues("experiment_id")) setValue("experiment_id", String(proposeExperimentId(l.data.map((e) => e.experiment_id))));
     }, setError);
   }, [getValues, setValue]);
@@ -74,8 +74,9 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
   // A Retrospective study takes its settings from the source experiment; only the data is new.
   useEffect(() => {
     if (!source) return;
-    api<{ request: Partial<ExperimentRequest> }>("GET", `/v1/experiments/${source}`).then((e) => {
-      const r = e.request;
+    call("get", "/v1/experiments/{experiment_id}", { path: { experiment_id: source } }).then((e) => {
+      // The stored request is described as an open object in the OpenAPI document; it is the body this form sends.
+      const r = e.request as Partial<ExperimentRequest>;
       if (r.task) setValue("task", r.task);
       if (r.type_of_experiment) setValue("type_of_experiment", r.type_of_experiment);
       if (r.model_type !== undefined) setValue("model_type", r.model_type === 1 ? "1" : "0");
@@ -91,7 +92,7 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
     setChecked(null);
     setError(null);
     try {
-      const c = await api<Columns>("GET", `/v1/datasets/columns?zip_gcloud=${encodeURIComponent(r.zip_gcloud)}`);
+      const c = await call("get", "/v1/datasets/columns", { query: { zip_gcloud: r.zip_gcloud } });
       setColumns(c);
       if (!source) {
         const p = proposeColumns(c.columns);
@@ -128,7 +129,7 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
     setChecking(true);
     setError(null);
     try {
-      setChecked({ body: JSON.stringify(body), report: await api<DatasetReport>("POST", "/v1/datasets/validate", body) });
+      setChecked({ body: JSON.stringify(body), report: await call("post", "/v1/datasets/validate", { body }) });
     } catch (err) {
       setError(err);
     } finally {
@@ -139,7 +140,7 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
   const submit = handleSubmit(async (values) => {
     setError(null);
     try {
-      const created = await api<{ experiment_id: number }>("POST", "/v1/experiments", toRequest(values, context));
+      const created = await call("post", "/v1/experiments", { body: toRequest(values, context) });
       navigate(`/experiments/${created.experiment_id}`);
     } catch (err) {
       setError(err);

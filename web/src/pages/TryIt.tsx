@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
-import { api } from "../api/client";
+import { call } from "../api/typed";
 import type { Model, Prediction } from "../api/types";
 import { BatchScoring } from "../components/BatchScoring";
 import { SnippetTabs } from "../components/SnippetTabs";
@@ -19,7 +19,7 @@ export function TryItPage({ id }: { id: number }) {
   const [incomplete, setIncomplete] = useState(false);
 
   useEffect(() => {
-    api<Model>("GET", `/v1/models/${id}`).then(setModel, setError);
+    call("get", "/v1/models/{experiment_id}", { path: { experiment_id: id } }).then(setModel, setError);
   }, [id]);
 
   if (error && !model) return <ErrorBox error={error} />;
@@ -58,8 +58,9 @@ export function TryItPage({ id }: { id: number }) {
   );
 }
 
-function predict(id: number, message: unknown) {
-  return api<Prediction>("POST", `/v1/experiments/${id}/predict`, { message });
+/** The message as /predict takes it: an image address (text) or one row of inputs. */
+function predict(id: number, message: string | unknown[]) {
+  return call("post", "/v1/experiments/{experiment_id}/predict", { path: { experiment_id: id }, body: { message } });
 }
 
 function ScoreTable({ model, result }: { model: Model; result: Prediction }) {
