@@ -74,7 +74,8 @@ ARG VARIANT=cpu
 # python3: the venv's interpreter; libgomp1: LightGBM and PyTorch threads; tini: signals and zombie reaping,
 # so `docker stop` reaches the worker, which hands its running jobs back to the queue.
 # libturbojpeg0: JPEG decoding on the serving threads (src/serving/jpeg-turbo.ts; sharp decodes without it).
-RUN apt-get update && apt-get install -y --no-install-recommends python3 libgomp1 tini libturbojpeg0 \
+# fonts-dejavu-core: the caption burned into secondary captures sent back to the PACS (src/pacs/secondary-capture.ts).
+RUN apt-get update && apt-get install -y --no-install-recommends python3 libgomp1 tini libturbojpeg0 fonts-dejavu-core \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 builder \
  && useradd --system --uid 10001 --gid builder --home-dir /app --shell /usr/sbin/nologin builder \
@@ -84,8 +85,11 @@ WORKDIR /app
 COPY --from=npm-deps /app/node_modules ./node_modules
 COPY --from=python-deps /app/pipelines/.venv ./pipelines/.venv
 COPY --from=app-files /app ./
+# HOST: every interface of the container (the default, 127.0.0.1, is for `make start` on a host); what the host
+# publishes of it is decided by compose.yaml's ports, swarm's and Kubernetes' services.
 ENV NODE_ENV=production \
     BUILDER_DATA_DIR=/data \
+    HOST=0.0.0.0 \
     PORT=8080 \
     WORKER_PORT=8081 \
     BUILDER_IMAGE_VARIANT=${VARIANT} \

@@ -29,6 +29,7 @@ const SECRET_VARS = new Set([
   "REDIS_PASSWORD",
   "METRICS_TOKEN",
   "CALLBACK_SECRET",
+  "SECRETS_KEY",
   "CHAT_API_KEY",
   "AWS_SECRET_ACCESS_KEY",
   "AWS_SESSION_TOKEN",
@@ -54,7 +55,10 @@ export const configSchema = z
   .object({
     NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
     PORT: int(0).max(65535).default(8080),
-    HOST: z.string().default("0.0.0.0"),
+    // This machine only, unless told otherwise (issue 48 finding 17): `make start` serves plain HTTP, which the network
+    // should not reach by accident. The image sets HOST=0.0.0.0 (Dockerfile): compose, swarm and Kubernetes publish the
+    // container's port, and their probes and proxy reach it from outside the container.
+    HOST: z.string().default("127.0.0.1"),
     // The proxies whose X-Forwarded-For is believed (client addresses for the sign-in and sign-up limits, and logs).
     // compose.yaml sets "loopback, uniquelocal": its TLS proxy reaches the API from the compose network, and it
     // overwrites X-Forwarded-For with the address it saw, so a client cannot choose its own.
@@ -109,6 +113,10 @@ export const configSchema = z
     COOKIE_SECURE: bool.optional(),
     /** Lets anyone who can reach the dashboard create an account at /signup (off: users come from ./builder users create). */
     SIGNUP_ENABLED: bool.default(false),
+    // How long the setup code `./builder serve` prints works (issue 48 finding 11); a restart prints a new one.
+    SETUP_CODE_TTL_HOURS: int(1)
+      .max(24 * 30)
+      .default(24),
     // Uploads and zip extraction limits.
     MAX_UPLOAD_BYTES: int(1).default(5 * 1024 ** 3),
     ZIP_MAX_ENTRIES: int(1).default(200_000),
@@ -140,6 +148,16 @@ export const configSchema = z
     JOB_TIMEOUT_FACTOR: z.coerce.number().min(1).default(3),
     CALLBACK_SECRET: notPlaceholder(z.string().min(16)).optional(),
     CALLBACK_RETRY_BASE_MS: int(1).default(1000),
+    // Seals the secrets Builder must give back to another server (the PACS password, src/pacs/secret-box.ts). Unset:
+    // a random key kept in BUILDER_DATA_DIR/secrets.key (replicas with separate data folders must share one).
+    SECRETS_KEY: notPlaceholder(z.string().min(32, "at least 32 characters, e.g. the output of: openssl rand -hex 32")).optional(),
+    // Answers written back to the PACS by STOW-RS: tries per object, the first wait between them (doubled each time).
+    PACS_SEND_ATTEMPTS: int(1).default(4),
+    PACS_RETRY_BASE_MS: int(1).default(1000),
+    // Scoring new studies as they arrive (src/pacs/auto-score.ts): how often each server reads its users' PACS change
+    // feeds (0: never, on this replica), and how long a replica's hold on a feed lasts without renewal.
+    PACS_AUTO_SCORE_POLL_MS: int(0).default(5000),
+    PACS_AUTO_SCORE_LEASE_MS: int(1000).default(60000),
     // Crash safety: a runner renews its experiment's lease every second; a lease unrenewed for JOB_LEASE_S is
     // taken over. BullMQ's lockDuration and stalledInterval derive from it, so every worker agrees.
     JOB_LEASE_S: int(1).default(30),
@@ -156,6 +174,10 @@ export const configSchema = z
       .string()
       .regex(/^[A-Za-z0-9_-]+$/)
       .default("builder-experiments"),
+    // Monitoring (issue 49, docs/monitoring.md): how often serving writes its aggregates and prediction records, how
+    // long a prediction record is kept (the EU AI Act asks deployers for at least six months).
+    MONITORING_FLUSH_MS: int(100).default(5000),
+    PREDICTION_RETENTION_DAYS: int(1).default(190),
     // Serving.
     ORT_INTRA_OP_THREADS: int(0).default(0),
     MODEL_CACHE_MAX_MB: int(16).default(2048),

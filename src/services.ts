@@ -5,7 +5,8 @@ import { createMetrics, type Metrics } from "./http/metrics.js";
 import { createLogger, type Logger } from "./logger.js";
 import { createAuth, type Auth } from "./auth/index.js";
 import { createBucket, type Bucket } from "./storage/index.js";
-import { createServing, type Serving } from "./serving/index.js";
+import { sql } from "drizzle-orm";
+import { ACCOUNT_ERASED_CHANNEL, createServing, type Serving } from "./serving/index.js";
 import { ExperimentRepository } from "./experiments/repository.js";
 import { ExperimentService } from "./experiments/service.js";
 import { createRunner, type JobRunner } from "./jobs/create-runner.js";
@@ -15,12 +16,20 @@ import { BullmqDispatcher } from "./jobs/bullmq.js";
 import { DatasetService } from "./datasets/service.js";
 import { BatchRepository } from "./batches/repository.js";
 import { ChatService } from "./chat/service.js";
-import { ModelRepository } from "./serving/model-repository.js";
 import { AccountErasure } from "./erasure/account-erasure.js";
 import { AuditLog } from "./audit/audit-log.js";
 import { AdminService } from "./auth/admin.service.js";
 import { OperatingPointService } from "./experiments/operating-point.js";
+import { InputCheckModeService } from "./experiments/input-check-mode.js";
 import { BatchService, batchResultsFolder } from "./batches/service.js";
+import { PacsAutoScore } from "./pacs/auto-score.js";
+import { PacsConnections } from "./pacs/connection.js";
+import { PacsImport } from "./pacs/import.js";
+import { PacsSendBack } from "./pacs/send-back.js";
+import { PacsRepository } from "./pacs/repository.js";
+import { SecretBox } from "./pacs/secret-box.js";
+import { Monitoring } from "./monitoring/index.js";
+import { ModelRepository } from "./serving/model-repository.js";
 
 /**
  * Everything a request handler may use, built once at start-up. Routes stay thin and call into these
@@ -42,6 +51,8 @@ export interface Services {
   events: EventEmitter;
   /** Model cache, outbound guard and /predict (src/serving). */
   serving: Serving;
+  /** What serving keeps of each prediction, outcomes, drift and alerts (src/monitoring, issue 49). */
+  monitoring: Monitoring;
   /** Experiments: create/read/cancel; the runner (in-process device slots or BullMQ dispatcher) runs them. */
   experiments: ExperimentService;
   runner?: JobRunner;
@@ -59,8 +70,17 @@ export interface Services {
   admin: AdminService;
   /** Operating points of binary models: new model versions with other thresholds, and rollback. */
   operatingPoints: OperatingPointService;
+  inputCheckMode: InputCheckModeService;
   /** The administrators' Operations page: workers, their slots, the queues, the running jobs; draining a worker. */
   operations: OperationsService;
+  /** The user's PACS (Settings → PACS): DICOMweb root and sealed credentials, used for links and sending back. */
+  pacs: PacsConnections;
+  /** Answers written back into the PACS (structured report, secondary capture) by STOW-RS, in the background. */
+  pacsSendBack: PacsSendBack;
+  /** Datasets built from the PACS (POST /v1/datasets/from-pacs): QIDO-RS, WADO-RS, de-identification, the zip. */
+  pacsImport: PacsImport;
+  /** Each model's rule for scoring new PACS instances as they arrive, and the poller that follows the PACS's feed. */
+  pacsAutoScore: PacsAutoScore;
   /** Work to do at shutdown, in reverse order of registration. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -83,6 +103,9 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     onError: (err) => logger.warn({ err }, "an idle database connection failed; the pool will open a new one"),
   });
   await database.migrate();
+  // An erasure killed before its compaction (PGlite): its deleted rows are still readable in the files until done.
+  const caughtUp = await database.compactIfDue();
+  if (caughtUp) logger.info({ tables: caughtUp.tables.length }, "database compacted: an erasure was cut short before it");
   const closers: Array<() => Promise<void> | void> = [() => database.close()];
   const auth = await createAuth({ config, db: database.db, logger, database });
   closers.push(() => auth.close());
@@ -91,13 +114,33 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   const events = new EventEmitter();
   const experimentRepo = new ExperimentRepository(database.db);
   let runner: JobRunner | undefined;
+  // The PACS connections use serving's outbound guard, and serving asks them for a link's credentials.
+  const pacsRepo = new PacsRepository(database.db);
+  const pacs = new PacsConnections({ repo: pacsRepo, box: SecretBox.fromConfig(config), guard: () => serving.guard });
+  const monitoring = new Monitoring({ config, db: database.db, logger, models: new ModelRepository(database.db) });
+  monitoring.start();
+  // Written at shutdown after serving has answered its last request (closers run in reverse order).
+  closers.push(() => monitoring.close());
   const serving = await createServing({
+    authorizationFor: (userId, url) => pacs.authorizationFor(userId, url),
+    observe: (m, o) => monitoring.recorder.record({ id: m.row.id, experimentUuid: m.row.experimentUuid, manifest: m.manifest }, o),
     config,
     db: database.db,
     bucket,
     events,
     logger,
     listen: (channel, onNotify, onState) => database.listen(channel, onNotify, onState),
+  });
+  const audit = new AuditLog({ db: database.db, logger });
+  const pacsSendBack = new PacsSendBack({
+    connections: pacs,
+    guard: serving.guard,
+    audit,
+    logger,
+    attempts: config.PACS_SEND_ATTEMPTS,
+    baseMs: config.PACS_RETRY_BASE_MS,
+    maxPixels: config.FETCH_MAX_PIXELS,
+    modelName: (userId, experimentId) => pacsRepo.modelName(userId, experimentId),
   });
   const experiments = new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket, events });
   const batchRepo = new BatchRepository(database.db);
@@ -106,14 +149,32 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   experiments.deletion.derivedFolders = async (row) =>
     (await batchRepo.idsOfExperiment(row.id)).map((id) => batchResultsFolder({ userId: row.userId, id }));
   await batches.recover();
-  const audit = new AuditLog({ db: database.db, logger });
-  const erasure = new AccountErasure({ users: auth.users, experiments, bucket, logger, audit });
+  const erasure = new AccountErasure({
+    users: auth.users,
+    experiments,
+    bucket,
+    logger,
+    audit,
+    afterErasure: () => auth.firstRun.ensureCode(),
+    database,
+    announceErased: async (userId) => {
+      await database.db.execute(sql`select pg_notify(${ACCOUNT_ERASED_CHANNEL}, ${userId})`);
+    },
+  });
   const chat = await ChatService.create({
     config,
     db: database.db,
-    experiments: experimentRepo,
-    models: new ModelRepository(database.db),
     logger,
+  });
+  const datasets = new DatasetService({
+    bucket,
+    config,
+    db: database.db,
+    logger,
+    users: {
+      unfinishedUsing: (userId, objectPath) => experimentRepo.unfinishedUsing(userId, objectPath),
+      cancel: (userId, n) => experiments.cancel(userId, n),
+    },
   });
   const services: Services = {
     config,
@@ -125,22 +186,38 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     bucket,
     events,
     serving,
+    pacs,
+    pacsSendBack,
+    monitoring,
     experiments,
-    datasets: new DatasetService({
-      bucket,
-      config,
+    datasets,
+    pacsImport: new PacsImport({
+      connections: pacs,
+      guard: () => serving.guard,
+      dataDir: config.dataDir,
+      maxInstanceBytes: config.FETCH_MAX_BYTES,
+      maxPixels: config.FETCH_MAX_PIXELS,
+      maxInstances: 5000,
+      concurrency: 4,
+      store: (userId, objectPath, zip) => datasets.storeZip(userId, objectPath, zip),
+    }),
+    pacsAutoScore: new PacsAutoScore({
       db: database.db,
+      repo: pacsRepo,
+      connections: pacs,
+      sendBack: pacsSendBack,
+      serving: () => serving,
+      guard: () => serving.guard,
+      audit,
       logger,
-      users: {
-        unfinishedUsing: (userId, objectPath) => experimentRepo.unfinishedUsing(userId, objectPath),
-        cancel: (userId, n) => experiments.cancel(userId, n),
-      },
+      leaseMs: config.PACS_AUTO_SCORE_LEASE_MS,
     }),
     batches,
     chat,
     audit,
     admin: new AdminService({ repo: auth.admins, apiKeys: auth.apiKeys, audit }),
     operatingPoints: new OperatingPointService({ repo: experimentRepo, bucket, audit, warm: (row) => serving.cache.warm(row) }),
+    inputCheckMode: new InputCheckModeService({ repo: experimentRepo, audit, warm: (row) => serving.cache.warm(row) }),
     erasure,
     operations: new OperationsService({
       runner: () => runner,
@@ -153,6 +230,8 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     },
   };
   closers.push(() => services.serving.close());
+  // Answers still being sent back to the PACS finish before serving's outbound guard closes (closers run in reverse).
+  closers.push(() => pacsSendBack.idle());
   closers.push(() => batches.close());
   if (opts.runner !== false) {
     runner = createRunner({ config, repo: experimentRepo, bucket, logger, events });
@@ -166,6 +245,11 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     closers.push(() => services.erasure.stop());
     void services.experiments.deletion.startSweep(DELETION_SWEEP_S);
     void services.erasure.startSweep(ERASURE_SWEEP_S);
+    // New PACS instances are scored by serving processes only (after the send-back's idle in the closers: it stops first).
+    if (config.PACS_AUTO_SCORE_POLL_MS > 0) {
+      services.pacsAutoScore.start(config.PACS_AUTO_SCORE_POLL_MS);
+      closers.push(() => services.pacsAutoScore.stop());
+    }
   }
   return services;
 }

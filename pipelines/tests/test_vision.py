@@ -80,6 +80,11 @@ def test_multiclass_model_manifest_and_onnx(multiclass):
     assert [c["name"] for c in m["classes"]] == ["none", "left", "right"]  # from class_name_col, codes sorted
     assert m["input"]["image"]["width"] == 16 and m["input"]["image"]["channels"] == 1
     assert m["threshold_rule"] and len(m["thresholds"]) == 3
+    # Unfamiliar inputs: calibrated on the validation split, the test split's rate measured (never chosen on it).
+    check = m["input_check"]
+    assert check["mode"] == "flag" and check["image"]["calibration"] == "validation split"
+    assert check["image"]["test_images"] == len(spec["split"]["test"]) * 2  # two images per patient
+    assert 0 <= check["image"]["test_flagged_rate"] <= 1 and check["image"]["descriptors"]["width_quantiles"][0] == 16
     for name in ("auc", "f_macro", "precision", "recall", "accuracy", "ece"):
         entry = m["metrics"]["test"][name]
         assert entry["ci_low"] is None or entry["ci_low"] <= entry["value"] <= entry["ci_high"]
@@ -119,7 +124,8 @@ def test_multilabel(tmp_path_factory):
     assert [c["code"] for c in m["classes"]] == ["left", "right"]
     assert len(m["thresholds"]) == 2
     sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
-    scores, cam = sess.run(None, {"input": _test_inputs(spec, m)})
+    scores, cam, check = sess.run(["scores", "cam", "input_check"], {"input": _test_inputs(spec, m)})
+    assert check.shape == (len(scores), 6)  # the unfamiliar-input check (vision/input_check.py)
     assert scores.shape[1] == 2 and ((scores >= 0) & (scores <= 1)).all()
     assert not np.allclose(scores.sum(1), 1.0)  # independent sigmoids, not a softmax
     assert cam.shape[1] == 2
@@ -132,7 +138,8 @@ def test_regression(tmp_path_factory):
     _check_manifest_files(out, m)
     assert "thresholds" not in m and set(m["metrics"]["test"]) == {"mae", "rmse", "r2"}
     sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
-    scores, cam = sess.run(None, {"input": _test_inputs(spec, m)})
+    scores, cam, check = sess.run(["scores", "cam", "input_check"], {"input": _test_inputs(spec, m)})
+    assert check.shape == (len(scores), 6)  # the unfamiliar-input check (vision/input_check.py)
     assert scores.shape[1] == 1 and cam.shape[1] == 1
     assert 1.0 < float(scores.mean()) < 7.0  # values in the target's units (blob radius 1.5..6), not standardised
     assert m["metrics"]["test"]["r2"]["value"] > 0.3

@@ -26,11 +26,22 @@ export const AUDIT_ACTIONS = [
   "user_enabled",
   "password_reset_issued",
   "password_reset_used",
+  "password_changed",
   "role_changed",
   "operating_point_saved",
   "model_version_restored",
+  "input_check_mode_changed",
   "worker_drain_requested",
   "worker_resumed",
+  "pacs_configured",
+  "pacs_removed",
+  "pacs_send_back_set",
+  "pacs_auto_score_set",
+  "pacs_sent",
+  "pacs_send_failed",
+  "outcomes_posted",
+  "monitoring_alert_opened",
+  "monitoring_alert_updated",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -83,15 +83,15 @@ export class AdminService {
     return revoked;
   }
 
-  /** What the invitation page shows before the form: for whom (the note) and until when. */
-  async checkLink(kind: LinkKind, token: string): Promise<AccountLink & { userEmail?: string }> {
+  /** What the invitation page shows before the form: for whom (the note), until when, and (a reset) the keys that would keep working. */
+  async checkLink(kind: LinkKind, token: string): Promise<AccountLink & { userEmail?: string; activeApiKeys?: number }> {
     const link = await this.deps.repo.findLink(kind, sha256Hex(token));
     const state = linkState(link);
     if (state !== "usable") throw refusal(kind, state);
     if (kind === "password_reset") {
       const user = await this.deps.repo.findUser(link!.userId!);
       if (!user || user.erasingAt) throw refusal(kind, "unknown");
-      return { ...link!, userEmail: user.email };
+      return { ...link!, userEmail: user.email, activeApiKeys: await this.deps.apiKeys.countActive(user.id) };
     }
     return link!;
   }
@@ -150,15 +150,26 @@ export class AdminService {
     return { ...issued, user };
   }
 
-  /** Sets the new password, spends the link and signs the user out everywhere. */
-  async useReset(input: { token: string; password: string }): Promise<{ id: string; email: string }> {
+  /**
+   * Sets the new password, spends the link and signs the user out everywhere. A new password does not stop the
+   * account's API keys (issue 48 finding 13): `revokeApiKeys` revokes them in the same step, and the audit entry
+   * says how many went or stayed.
+   */
+  async useReset(input: {
+    token: string;
+    password: string;
+    revokeApiKeys: boolean;
+  }): Promise<{ id: string; email: string; apiKeysRevoked: number }> {
     const weak = passwordProblem(input.password);
     if (weak) throw new ApiError(400, "invalid_request", weak, [{ field: "password", message: weak }]);
     const outcome = await this.deps.repo.useReset(sha256Hex(input.token), await hashPassword(input.password));
     if ("refused" in outcome) throw refusal("password_reset", outcome.refused);
     if (!outcome.ok) throw refusal("password_reset", "unknown");
-    await this.deps.audit.record({ userId: outcome.ok.id, via: "session" }, "password_reset_used", `user ${outcome.ok.id}`);
-    return outcome.ok;
+    const { id } = outcome.ok;
+    const apiKeysRevoked = input.revokeApiKeys ? await this.deps.apiKeys.revokeAllOf(id) : 0;
+    const details = input.revokeApiKeys ? { api_keys_revoked: apiKeysRevoked } : { api_keys_kept: await this.deps.apiKeys.countActive(id) };
+    await this.deps.audit.record({ userId: id, via: "session" }, "password_reset_used", `user ${id}`, details);
+    return { ...outcome.ok, apiKeysRevoked };
   }
 
   /** Whether `userId` may leave (erase their account) without leaving other people with no administrator. */

@@ -131,6 +131,29 @@ export class ApiKeyService {
     return existing;
   }
 
+  /** How many of a user's keys still work (the password-reset page says so before the reset). */
+  async countActive(userId: string): Promise<number> {
+    const [{ n }] = await this.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(apiKeys)
+      .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)));
+    return Number(n);
+  }
+
+  /**
+   * Revokes every working key of a user at once (a password reset that asks for it: a new password alone leaves
+   * them working). Returns how many were revoked; this process forgets them now, the others by the trigger.
+   */
+  async revokeAllOf(userId: string): Promise<number> {
+    const rows = await this.db
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
+      .returning({ keyHash: apiKeys.keyHash });
+    for (const { keyHash } of rows) this.cache.invalidate(keyHash);
+    return rows.length;
+  }
+
   /** Drops a user's keys from this process's cache now (the others hear it from the users table's trigger). */
   async forgetCachedKeysOf(userId: string): Promise<void> {
     const rows = await this.db.select({ keyHash: apiKeys.keyHash }).from(apiKeys).where(eq(apiKeys.userId, userId));

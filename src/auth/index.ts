@@ -29,7 +29,7 @@ export interface Auth {
   sessions: SessionService;
   /** First-run detection and password changes (the dashboard's Settings → Account). */
   account: AccountService;
-  /** The first account of a fresh install, made in the browser with the setup code this process prints. */
+  /** The administrator of a server without one (a fresh install), made in the browser with the setup code this process prints. */
   firstRun: FirstRunSetup;
   limiters: Limiters;
   /** Resolves the caller for a route's auth mode, or throws the ApiError (401/403/429) that refuses it. */
@@ -130,7 +130,7 @@ export async function createAuth(deps: {
     apiKeys,
     sessions,
     account: new AccountService(db),
-    firstRun: new FirstRunSetup(db),
+    firstRun: new FirstRunSetup(db, { ttlMs: config.SETUP_CODE_TTL_HOURS * 3_600_000 }),
     limiters,
     async authenticate(req, res, mode) {
       switch (mode) {

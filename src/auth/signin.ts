@@ -1,4 +1,5 @@
 import { ApiError } from "../errors.js";
+import { addressKey } from "./address-key.js";
 import type { LimitDecision, Limiters } from "./rate-limit.js";
 import { retryAfterSeconds } from "./rate-limit.js";
 import type { SessionInfo, SessionService } from "./session.service.js";
@@ -29,8 +30,9 @@ export async function signIn(
 ): Promise<SessionInfo & { token: string }> {
   const { users, sessions, limiters, limits } = deps;
   const email = normaliseEmail(input.email);
-  const pair = `${input.ip}|${email}`;
-  const address = await limiters.consume("signin-ip", input.ip, limits.perAddress, WINDOW_S);
+  const ip = addressKey(input.ip); // an IPv6 /64 is one address here
+  const pair = `${ip}|${email}`;
+  const address = await limiters.consume("signin-ip", ip, limits.perAddress, WINDOW_S);
   if (!address.allowed) throw tooMany(address);
   const counted = await limiters.consume("signin-pair", pair, COUNT_ONLY, WINDOW_S);
   const attempt = COUNT_ONLY - counted.remaining;
@@ -47,7 +49,7 @@ export async function signIn(
     throw new ApiError(403, "account_disabled", "this account has been disabled by an administrator; ask them to enable it again");
   await limiters.reset("signin-pair", pair, COUNT_ONLY, WINDOW_S);
   await limiters.reset("signin-backoff", pair, 1, WINDOW_S);
-  await limiters.reward("signin-ip", input.ip, limits.perAddress, WINDOW_S);
+  await limiters.reward("signin-ip", ip, limits.perAddress, WINDOW_S);
   return sessions.create(user);
 }
 

@@ -7,7 +7,8 @@ import { refusals, resultsLimit } from "./refusals.js";
 // results.csv of a batch: the lines of each input together, in the input's order. Classification: one line per
 // input, the predicted class(es) by name and each class's score, as /predict's prediccion and score; regression: the
 // value; detection: one line per box (see resultLines). out_of_range names the columns whose value lies outside the
-// training data; error says why an input has no score (the rest of the batch goes on). A batch with Grad-CAM
+// training data; input_check (models built with the check) says whether the input looks like the training data at all
+// (familiar / unfamiliar, as /predict's x-input-check header); error says why an input has no score (the rest of the batch goes on). A batch with Grad-CAM
 // overlays also names each image's picture in overlays.zip and the class its map is of.
 
 /** Numbers as they are (a negative score stays a number); every text through spreadsheetCell (ids, class and column
@@ -32,12 +33,14 @@ export function resultHeader(m: ServedManifest, o: ResultOptions): string {
   const names = Object.values(classNames(m));
   const id = o.images ? "image" : "id";
   if (m.kind === "detection") return line(DETECTION_HEADER);
-  if (m.problem === "regression") return line([id, "prediction", "out_of_range", "error"]);
+  const check = m.input_check ? ["input_check"] : [];
+  if (m.problem === "regression") return line([id, "prediction", "out_of_range", ...check, "error"]);
   return line([
     id,
     "prediction",
     ...names.map((n) => `score_${n}`),
     ...(o.images ? [] : ["out_of_range"]),
+    ...check,
     ...(o.overlays ? ["overlay", "overlay_class"] : []),
     "error",
   ]);
@@ -68,14 +71,17 @@ export function resultLines(
     return boxes.map((b, i) => line([id, i + 1, names[String(cls[i])] ?? String(cls[i]), score[i], b[0], b[1], b[2], b[3], ""])).join("");
   }
   const cells: Array<string | number> = [id];
+  // Empty for an input with no answer; "unchecked" cannot occur here (the column exists only with the check).
+  const check = m.input_check ? [typeof answer?.input_check === "string" ? answer.input_check : ""] : [];
   if (m.problem === "regression") {
-    cells.push(answer ? (answer.prediccion as number[])[0] : "", outOfRange.join(";"));
+    cells.push(answer ? (answer.prediccion as number[])[0] : "", outOfRange.join(";"), ...check);
   } else {
     const predicted = (answer?.prediccion as number[] | undefined) ?? [];
     const score = (answer?.score as number[] | undefined) ?? [];
     cells.push(answer ? predicted.flatMap((p, i) => (p ? [names[String(i)]] : [])).join(";") : "");
     for (let i = 0; i < classCount; i++) cells.push(answer ? score[i] : "");
     if (!images) cells.push(outOfRange.join(";"));
+    cells.push(...check);
     if (overlay) cells.push(overlay.file, overlay.className);
   }
   cells.push(error ?? "");

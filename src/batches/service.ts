@@ -10,6 +10,7 @@ import { EventHub } from "../experiments/event-hub.js";
 import { eventStream, type StreamItem } from "../experiments/event-stream.js";
 import type { Logger } from "../logger.js";
 import type { Serving } from "../serving/index.js";
+import { inputCheckOf } from "../serving/input-check.js";
 import { JsonBytes } from "../serving/json-encode.js";
 import { classNames, type ServedManifest } from "../serving/manifest.js";
 import type { Bucket } from "../storage/bucket.js";
@@ -344,11 +345,15 @@ export class BatchService {
       // A few inputs in flight, written in input order: an image model's threads and the image decoding overlap
       // (one at a time left them idle between images), while the results stay line for line with the input.
       const window: Array<Promise<Scored>> = [];
+      // Each row's monitoring record is kept as batch-<batch id>-<n> (n counts the inputs from 1): never the row's own id.
+      let sent = 0;
       const predictOne = async (item: Item): Promise<Scored> => {
+        const requestId = `batch-${row.id}-${++sent}`;
         if (item.error) return { item, error: item.error };
         try {
-          const r = await this.deps.serving.predict(row.userId, row.experimentId, item.message, { noMaps: !overlays });
+          const r = await this.deps.serving.predict(row.userId, row.experimentId, item.message, { noMaps: !overlays, requestId });
           const answer = (r instanceof JsonBytes ? r.toJSON() : r) as Record<string, unknown>;
+          answer.input_check = inputCheckOf(r); // results.csv's input_check column (src/serving/input-check.ts)
           // Parsed into our own objects: the thread's answer memory goes back to it for the next answer (placement-threads.ts).
           if (r instanceof JsonBytes) r.release?.();
           if (!overlays || !("bytes" in item) || !item.bytes) return { item, answer };

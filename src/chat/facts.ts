@@ -1,14 +1,14 @@
-import type { ExperimentRow } from "../experiments/repository.js";
 import type { Progress } from "../experiments/state.js";
-import type { ModelRow } from "../serving/model-repository.js";
+import type { ChatExperiment, ChatModel } from "./reads.js";
 import { checkManifest, classNames, type ColumnSpec, type ServedManifest } from "../serving/manifest.js";
 import type { DatasetProblem, DatasetReport } from "../datasets/report.js";
 import { METRIC_NAMES } from "../contract/types.js";
 import { isInternalSplit, warningsOf, worseSubgroups } from "../experiments/warnings.js";
 import type { Manifest } from "../contract/types.js";
 
-// Plain facts about one experiment or model, read from its rows: what the tools return and the builtin
-// templates quote. Nothing here is invented; a missing value stays null.
+// Plain facts about one experiment or model, read from its rows as the chat reads them (src/chat/reads.ts: bounded,
+// the dataset report cut, the manifest without codes): what the tools return and the builtin templates quote.
+// Nothing here is invented; a missing value stays null.
 
 export interface MetricValue {
   value: number;
@@ -18,13 +18,13 @@ export interface MetricValue {
 
 export type Task = "data" | "vision" | "detection";
 
-export function taskOf(row: ExperimentRow): Task {
+export function taskOf(row: ChatExperiment): Task {
   const r = row.request as Record<string, unknown>;
   if (r.type_of_experiment === "detection") return "detection";
   return r.task === "vision" ? "vision" : "data";
 }
 
-export function metricOf(row: ExperimentRow, name: string): MetricValue | undefined {
+export function metricOf(row: ChatExperiment, name: string): MetricValue | undefined {
   const m = (row.metrics as Record<string, { value?: unknown; ci_low?: unknown; ci_high?: unknown }> | null)?.[name];
   if (!m || typeof m.value !== "number") return undefined;
   return {
@@ -35,7 +35,7 @@ export function metricOf(row: ExperimentRow, name: string): MetricValue | undefi
 }
 
 /** Every test metric of the row, in the contract's order (jsonb keeps no order of its own). */
-export function metricsOf(row: ExperimentRow): Record<string, MetricValue> {
+export function metricsOf(row: ChatExperiment): Record<string, MetricValue> {
   const out: Record<string, MetricValue> = {};
   const names = Object.keys((row.metrics as object | null) ?? {});
   const rank = (n: string) => (METRIC_NAMES as readonly string[]).indexOf(n) + 1 || 99;
@@ -47,7 +47,7 @@ export function metricsOf(row: ExperimentRow): Record<string, MetricValue> {
 }
 
 /** Per-class test metrics by class name (the pipelines key them by class index), for the metrics that have them. */
-export function perClassOf(row: ExperimentRow, classes: Record<string, string> | null): Record<string, Record<string, MetricValue>> {
+export function perClassOf(row: ChatExperiment, classes: Record<string, string> | null): Record<string, Record<string, MetricValue>> {
   const out: Record<string, Record<string, MetricValue>> = {};
   const metrics =
     (row.metrics as Record<string, { per_class?: Record<string, { value?: unknown; ci_low?: unknown; ci_high?: unknown }> }> | null) ?? {};
@@ -73,7 +73,7 @@ const problem = (p: DatasetProblem) => ({
   ...(p.path ? { path: p.path } : {}),
 });
 
-export function experimentFacts(row: ExperimentRow, model?: ModelRow | null) {
+export function experimentFacts(row: ChatExperiment, model?: ChatModel | null) {
   const req = row.request as Record<string, unknown>;
   const report = row.datasetReport as DatasetReport | null;
   let manifest: ServedManifest | undefined;
@@ -142,7 +142,7 @@ function exampleValue(c: ColumnSpec): number {
   return 0;
 }
 
-export function modelFacts(model: ModelRow, publicUrl: string) {
+export function modelFacts(model: ChatModel, publicUrl: string) {
   const m = checkManifest(model.manifest);
   const columns = m.input.columns;
   const message = columns ? columns.map(exampleValue) : "https://pacs.hospital.org/images/123.png";
@@ -164,7 +164,8 @@ export function modelFacts(model: ModelRow, publicUrl: string) {
           columns: columns.map((c) => ({
             name: c.name,
             type: c.type,
-            ...(c.type === "categorical" ? { categories: Object.keys(c.codes ?? {}).length } : {}),
+            // Counted in the database (src/chat/reads.ts): the codes themselves are never read.
+            ...(c.type === "categorical" ? { categories: model.categories[c.name] ?? Object.keys(c.codes ?? {}).length } : {}),
             ...(c.missing ? { missing: true, unknown_value: "null" } : {}),
           })),
         }

@@ -307,7 +307,7 @@ function bestFits(words: string[], pool: Candidate[]): Candidate[] {
     const vocab = vocabulary(c);
     return { c, score: describing.filter((w) => meets(w, vocab)).length };
   });
-  const best = Math.max(0, ...scored.map((s) => s.score));
+  const best = scored.reduce((m, s) => Math.max(m, s.score), 0);
   return best === 0 ? [] : scored.filter((s) => s.score === best).map((s) => s.c);
 }
 

@@ -1,9 +1,7 @@
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
-import type { ExperimentRepository } from "../experiments/repository.js";
 import { ApiError } from "../errors.js";
 import type { Logger } from "../logger.js";
-import type { ModelRepository } from "../serving/model-repository.js";
 import type { BackendReply, ChatBackend, PastMessage } from "./backend.js";
 import { BuiltinBackend } from "./builtin/index.js";
 import { noDiagnosisReply } from "./diagnosis.js";
@@ -11,6 +9,7 @@ import { experimentNumbers } from "./builtin/intents.js";
 import { conversationLanguage, detectLanguage } from "./language.js";
 import { DocsIndex } from "./docs-index.js";
 import { OpenAIBackend } from "./openai-backend.js";
+import { ChatReads } from "./reads.js";
 import { ChatRepository, type Reference } from "./repository.js";
 import { asksForDiagnosis } from "./safety.js";
 import { ChatTools } from "./tools.js";
@@ -36,8 +35,8 @@ export class ChatService {
   private constructor(
     private readonly deps: {
       repo: ChatRepository;
-      experiments: ExperimentRepository;
-      models: ModelRepository;
+      /** One per process: it keeps each model version's manifest (without codes) once read. */
+      reads: ChatReads;
       docs: DocsIndex;
       backend: ChatBackend;
       publicUrl: string;
@@ -45,13 +44,7 @@ export class ChatService {
     },
   ) {}
 
-  static async create(opts: {
-    config: Config;
-    db: Db;
-    experiments: ExperimentRepository;
-    models: ModelRepository;
-    logger: Logger;
-  }): Promise<ChatService> {
+  static async create(opts: { config: Config; db: Db; logger: Logger }): Promise<ChatService> {
     const repo = new ChatRepository(opts.db);
     const docs = await DocsIndex.build(repo);
     const c = opts.config;
@@ -69,7 +62,7 @@ export class ChatService {
     opts.logger.debug({ backend: backend.name, docChunks: docs.chunkCount, docsVersion: docs.version }, "chat ready");
     const publicUrl = c.PUBLIC_URL ?? `http://localhost:${c.PORT}`;
     const budgets = { fast: c.FAST_BUDGET_S, best: c.BEST_BUDGET_S };
-    return new ChatService({ repo, experiments: opts.experiments, models: opts.models, docs, backend, publicUrl, budgets });
+    return new ChatService({ repo, reads: new ChatReads(opts.db), docs, backend, publicUrl, budgets });
   }
 
   get backendName(): ChatBackend["name"] {
@@ -79,8 +72,7 @@ export class ChatService {
   /** Tools bound to one user: the only way any backend reaches data. */
   toolsFor(userId: string): ChatTools {
     return new ChatTools(userId, {
-      experiments: this.deps.experiments,
-      models: this.deps.models,
+      reads: this.deps.reads,
       docs: this.deps.docs,
       publicUrl: this.deps.publicUrl,
       budgets: this.deps.budgets,
@@ -97,7 +89,7 @@ export class ChatService {
         content: m.content,
       }));
     }
-    if (input.experiment_id !== undefined && !(await this.deps.experiments.byUserNumber(userId, input.experiment_id))) {
+    if (input.experiment_id !== undefined && !(await this.deps.reads.hasExperiment(userId, input.experiment_id))) {
       throw new ApiError(404, "not_found", `experiment ${input.experiment_id} not found`);
     }
     const tools = this.toolsFor(userId);

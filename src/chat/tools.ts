@@ -1,12 +1,11 @@
 import { z } from "zod";
-import type { ExperimentRepository, ExperimentRow } from "../experiments/repository.js";
-import type { ModelRepository } from "../serving/model-repository.js";
 import { STATUSES, type ExperimentStatus } from "../experiments/state.js";
 import { METRIC_NAMES, type MetricName } from "../contract/types.js";
 import type { DocsIndex } from "./docs-index.js";
 import { findMetric } from "./glossary.js";
 import type { Reference } from "./repository.js";
 import { findExperiments } from "./resolve.js";
+import type { ChatExperiment, ChatReads } from "./reads.js";
 import { experimentFacts, metricOf, modelFacts, taskOf, type ExperimentFacts, type Task } from "./facts.js";
 
 // The assistant's tools: one small typed set, each bound in code to the caller's user id. No argument names a
@@ -74,7 +73,7 @@ export const toolDescriptions: Record<ToolName, string> = {
   explain: "What a metric or an error/problem code means, from the documentation's tables.",
 };
 
-const expRef = (row: ExperimentRow): Reference => ({
+const expRef = (row: ChatExperiment): Reference => ({
   type: "experiment",
   id: String(row.experimentId),
   title: `experiment ${row.experimentId} (${taskOf(row)}, ${row.status})`,
@@ -84,8 +83,8 @@ export class ChatTools {
   constructor(
     private readonly userId: string,
     private readonly deps: {
-      experiments: ExperimentRepository;
-      models: ModelRepository;
+      /** Bounded reads of the user's experiments and models (never a split, never a manifest's codes). */
+      reads: ChatReads;
       docs: DocsIndex;
       publicUrl: string;
       /** Training budgets in seconds (FAST_BUDGET_S, BEST_BUDGET_S). */
@@ -122,11 +121,7 @@ export class ChatTools {
   }
 
   async listExperiments(args: z.infer<typeof toolSchemas.list_experiments>) {
-    const { rows } = await this.deps.experiments.list(this.userId, {
-      status: args.status ? [args.status] : undefined,
-      limit: 200,
-      offset: 0,
-    });
+    const rows = await this.deps.reads.experiments(this.userId, { status: args.status ? [args.status] : undefined, limit: 200 });
     let picked = rows.filter((r) => !args.task || taskOf(r) === args.task);
     if (args.metric) {
       const m = args.metric;
@@ -157,7 +152,7 @@ export class ChatTools {
   }
 
   async findExperiments(args: { query: string }) {
-    const { rows } = await this.deps.experiments.list(this.userId, { limit: 200, offset: 0 });
+    const rows = await this.deps.reads.experiments(this.userId, { limit: 200 });
     const candidates = rows.map((r) => {
       const req = r.request as { zip_gcloud?: string; label_cols?: string[] };
       return {
@@ -178,9 +173,9 @@ export class ChatTools {
   }
 
   async getExperiment(args: { experiment_id: number }): Promise<ToolResult<ExperimentFacts | { found: false; experiment_id: number }>> {
-    const row = await this.deps.experiments.byUserNumber(this.userId, args.experiment_id);
+    const row = await this.deps.reads.experiment(this.userId, args.experiment_id);
     if (!row) return { result: { found: false, experiment_id: args.experiment_id }, references: [] };
-    const model = await this.deps.models.latest(this.userId, args.experiment_id);
+    const model = await this.deps.reads.latestModel(this.userId, args.experiment_id);
     const facts = experimentFacts(row, model);
     const refs: Reference[] = [expRef(row)];
     if (facts.dataset.zip_gcloud)
@@ -195,7 +190,7 @@ export class ChatTools {
   }
 
   async compareExperiments(args: z.infer<typeof toolSchemas.compare_experiments>) {
-    const { rows } = await this.deps.experiments.list(this.userId, { status: ["ready"], limit: 500, offset: 0 });
+    const rows = await this.deps.reads.experiments(this.userId, { status: ["ready"], limit: 500 });
     const wanted = args.experiment_ids ? new Set(args.experiment_ids) : undefined;
     const ranked = rows
       .filter((r) => (!wanted || wanted.has(r.experimentId)) && metricOf(r, args.metric) !== undefined)
@@ -220,9 +215,9 @@ export class ChatTools {
   }
 
   async modelInputs(args: { experiment_id: number }) {
-    const model = await this.deps.models.latest(this.userId, args.experiment_id);
+    const model = await this.deps.reads.latestModel(this.userId, args.experiment_id);
     if (!model) {
-      const row = await this.deps.experiments.byUserNumber(this.userId, args.experiment_id);
+      const row = await this.deps.reads.experiment(this.userId, args.experiment_id);
       return {
         result: { found: false as const, experiment_id: args.experiment_id, experiment_status: row?.status ?? null },
         references: row ? [expRef(row)] : [],
@@ -243,7 +238,7 @@ export class ChatTools {
 
   /** The budgets and the user's finished builds, newest first: seconds from the first history entry to `ready`. */
   async buildTimes(args: { task?: Task }) {
-    const { rows } = await this.deps.experiments.list(this.userId, { status: ["ready"], limit: 200, offset: 0 });
+    const rows = await this.deps.reads.experiments(this.userId, { status: ["ready"], limit: 200 });
     const past = rows
       .filter((r) => !args.task || taskOf(r) === args.task)
       .map((r) => {

@@ -166,6 +166,24 @@ export interface SubgroupColumn {
   }>;
 }
 
+/** How serving tells an input unlike the training data (manifest input_check; docs/monitoring.md#unfamiliar-inputs). */
+export interface InputCheckSpec {
+  mode: "flag" | "refuse";
+  /** Images: model.onnx's `output` is [N, 6] (feature distance, pixel distance, input mean, std, roughness, flatness). */
+  image?: {
+    output: string;
+    threshold: number;
+    pixel_threshold: number;
+    intensity_mean: [number, number];
+    intensity_std: [number, number];
+    roughness: [number, number];
+    flatness: [number, number];
+    [more: string]: unknown;
+  };
+  /** Tables: per numeric column its training range and scale; a row's score is its largest excess in scales. */
+  table?: { threshold: number; columns: Array<{ name: string; low: number; high: number; scale: number }>; [more: string]: unknown };
+}
+
 /** manifest.json: the one type for it (the orchestrator publishes it, serving reads its view of it). */
 export interface Manifest {
   schema_version: 1;
@@ -182,6 +200,8 @@ export interface Manifest {
   /** Set on a version published by saving an operating point (src/experiments/operating-point.ts writes the rest). */
   operating_point?: { rule: "sensitivity" | "specificity" | "youden" | "f1" | "threshold"; target?: number | null; threshold: number };
   detection?: { score_threshold: number; nms_iou: number; max_detections: number; class_agnostic_nms?: boolean };
+  /** Unfamiliar-input detection (src/serving/input-check.ts); absent on models built before it. */
+  input_check?: InputCheckSpec;
   metric: SelectionMetric;
   metrics: { test: Metrics; validation?: Metrics };
   figures: Array<{ name: string; file: string; title: string }>;

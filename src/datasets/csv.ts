@@ -17,6 +17,13 @@ export interface CsvTable {
 /** The CSV is read whole; past this it is refused rather than risk the server's memory. */
 export const MAX_CSV_BYTES = 256 * 1024 * 1024;
 
+/**
+ * The most data rows a table may have. The table is held whole while it is checked, split and written: a 12-column
+ * table peaked at 1.0 GB for 400,000 rows and 1.5 GB for 1,000,000 (bench/ingest/table-rows.ts); past this it is
+ * refused with the limit named, and the parser stops reading there.
+ */
+export const MAX_TABLE_ROWS = 1_000_000;
+
 export const sheetRow = (index: number) => index + 2;
 
 /** Counts ',', ';' and tabs outside quotes on the first line; the most frequent one is the delimiter (',' on a tie). */
@@ -113,12 +120,20 @@ function dropEmptyTrailingColumns(records: string[][]): void {
   }
 }
 
-export function parseCsvText(buf: Buffer, report: ReportBuilder, csvPath: string): CsvTable {
+export function parseCsvText(buf: Buffer, report: ReportBuilder, csvPath: string, maxRows = MAX_TABLE_ROWS): CsvTable {
   const { text, bom } = decodeCsvText(buf, report, csvPath);
   const delimiter = sniffDelimiter(text);
   let records: string[][];
   try {
-    records = parse(text, { delimiter, relax_quotes: true, relax_column_count: true, skip_empty_lines: false, trim: true });
+    // `to`: the header, the most rows allowed and one more (to know there are more); nothing past that is parsed.
+    records = parse(text, {
+      delimiter,
+      relax_quotes: true,
+      relax_column_count: true,
+      skip_empty_lines: false,
+      trim: true,
+      to: maxRows + 2,
+    });
   } catch (err) {
     const e = err as { message: string; lines?: number };
     throw new DatasetFault("csv_malformed", `${csvPath} cannot be read as CSV near line ${e.lines ?? "?"}: ${e.message}`, {
@@ -127,6 +142,13 @@ export function parseCsvText(buf: Buffer, report: ReportBuilder, csvPath: string
     });
   }
   if (records.length === 0) throw new DatasetFault("csv_empty", `${csvPath} is empty`, { path: csvPath });
+  if (records.length > maxRows + 1) {
+    throw new DatasetFault(
+      "csv_too_many_rows",
+      `${csvPath} has more than ${maxRows.toLocaleString("en-US")} data rows, the most a table may have (Builder's table row limit): keep a sample of the rows, or split the study into several tables`,
+      { path: csvPath, row: maxRows + 2 },
+    );
+  }
   dropEmptyTrailingColumns(records);
   const header = records[0];
   nameUnnamedIdColumn(header, report, csvPath);

@@ -95,6 +95,20 @@ export class DatasetService {
     return { zip_gcloud: objectPath, ...result };
   }
 
+  /** A zip Builder made (an import from the PACS) stored where an upload would be, under the same limit, and recorded. */
+  async storeZip(userId: string, objectPath: string, zip: Readable): Promise<{ size: number; sha256: string }> {
+    const max = this.deps.config.MAX_UPLOAD_BYTES;
+    let result: { size: number; sha256: string };
+    try {
+      result = await this.deps.bucket.write(objectPath, zip, { maxBytes: max, contentType: "application/zip" });
+    } catch (err) {
+      if (err instanceof BucketLimitError) throw tooLarge(max);
+      throw err;
+    }
+    await this.recordFile(userId, objectPath, result);
+    return result;
+  }
+
   private async recordFile(userId: string, objectPath: string, result: { size: number; sha256: string }): Promise<void> {
     await this.deps.db
       .insert(files)

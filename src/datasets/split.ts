@@ -61,9 +61,8 @@ export function splitPatients(patients: Map<string, string>, seed: number, fract
       nTest = 0;
       nVal = 0;
     }
-    out.test.push(...ids.slice(0, nTest));
-    out.val.push(...ids.slice(nTest, nTest + nVal));
-    out.train.push(...ids.slice(nTest + nVal));
+    // A loop, not push(...ids): spreading a few hundred thousand ids as arguments overflows the call stack.
+    ids.forEach((id, i) => (i < nTest ? out.test : i < nTest + nVal ? out.val : out.train).push(id));
   }
   for (const part of [out.train, out.val, out.test]) part.sort(byString);
   assertDisjoint(out);

@@ -3,8 +3,10 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { compactionOf, type CompactionResult } from "./compaction.js";
 import * as schema from "./schema.js";
 
+export type { CompactionResult };
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
 export interface Database {
@@ -19,6 +21,15 @@ export interface Database {
    * notifications may be missed (the connection dropped). Returns a function that stops listening.
    */
   listen(channel: string, onNotify: (payload: string) => void, onState: (listening: boolean) => void): Promise<() => Promise<void>>;
+  /**
+   * After an erasure: deleted rows leave their bytes in the table files until the pages are reused, so the tables
+   * an erasure touches are compacted (compaction.ts: VACUUM FULL and a WAL switch on PGlite, VACUUM on Postgres).
+   * markCompactionDue() first (before the rows go), so that a kill before compact() is caught up at the next start
+   * (compactIfDue()).
+   */
+  markCompactionDue(): Promise<void>;
+  compact(): Promise<CompactionResult>;
+  compactIfDue(): Promise<CompactionResult | null>;
   close(): Promise<void>;
 }
 
@@ -45,6 +56,7 @@ export async function openDatabase(opts: { url?: string; dataDir: string; onErro
       migrate: () => underMigrationLock(pool, () => migrate(db as never, { migrationsFolder: MIGRATIONS_DIR })),
       ping: () => ping(db),
       listen: (channel, onNotify, onState) => listenPg(opts.url!, channel, onNotify, onState, opts.onError),
+      ...compactionOf({ kind: "postgres", query: async (text) => (await pool.query<Record<string, unknown>>(text)).rows }),
       close: () => pool.end(),
     };
   }
@@ -53,7 +65,9 @@ export async function openDatabase(opts: { url?: string; dataDir: string; onErro
   const { migrate } = await import("drizzle-orm/pglite/migrator");
   const dir = path.join(opts.dataDir, "pglite");
   fs.mkdirSync(dir, { recursive: true });
-  const client = await PGlite.create(dir);
+  // wal_recycle off: a WAL segment past the last checkpoint is deleted, not renamed for reuse with its old contents
+  // (the inserts of rows an erasure removed would otherwise stay readable in pg_wal/ until overwritten).
+  const client = await PGlite.create(dir, { startParams: [...PGlite.defaultStartParams, "-c", "wal_recycle=off"] });
   const db = drizzle(client, { schema }) as unknown as Db;
   return {
     db,
@@ -66,6 +80,11 @@ export async function openDatabase(opts: { url?: string; dataDir: string; onErro
       onState(true);
       return unlisten;
     },
+    ...compactionOf({
+      kind: "pglite",
+      query: async (text) => (await client.query<Record<string, unknown>>(text)).rows,
+      dueFile: path.join(opts.dataDir, "pglite.compaction-due"),
+    }),
     close: () => client.close(),
   };
 }

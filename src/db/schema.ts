@@ -144,6 +144,8 @@ export const experiments = pgTable(
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
     finishedAt: timestamp("finished_at", { withTimezone: true }),
+    /** Every prediction on a DICOMweb link writes its answer back into the owner's PACS (docs/pacs.md); PUT only. */
+    pacsSendBack: boolean("pacs_send_back").notNull().default(false),
   },
   (t) => [uniqueIndex("experiments_user_number").on(t.userId, t.experimentId), index("experiments_status").on(t.status)],
 );
@@ -293,6 +295,26 @@ export const auditEvents = pgTable(
   (t) => [index("audit_events_actor").on(t.actorId, t.seq)],
 );
 
+/**
+ * A user's PACS (Settings → PACS, docs/pacs.md): its DICOMweb root, and the credentials Builder sends there only
+ * (links under the root, STOW-RS of the answers). The password is sealed with AES-256-GCM under SECRETS_KEY
+ * (src/pacs/secret-box.ts) and never read back out through the API.
+ */
+export const pacsConnections = pgTable("pacs_connections", {
+  userId: uuid("user_id")
+    .primaryKey()
+    .references(() => users.id, { onDelete: "cascade" }),
+  /** e.g. https://pacs.hospital.example/dicom-web (no trailing slash). */
+  dicomWebUrl: text("dicomweb_url").notNull(),
+  username: text("username"),
+  passwordSealed: text("password_sealed"),
+  /** The caption's warning burned into secondary captures; null: the default wording of docs/pacs.md. */
+  caption: text("caption"),
+  /** Whether answers written back carry a secondary capture besides the structured report. */
+  secondaryCapture: boolean("secondary_capture").notNull().default(true),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
 const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
 
 /**
@@ -314,4 +336,140 @@ export const docChunks = pgTable(
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.version, t.seq] }), index("doc_chunks_tsv").using("gin", t.tsv)],
+);
+
+/**
+ * Scoring new studies as they arrive (docs/pacs.md, "Scoring new studies"): a model's rule on the user's PACS. Every
+ * new instance matching it (modality, body part, series description; null matches anything) is scored and its answer
+ * written back.
+ */
+export const pacsAutoScoreRules = pgTable(
+  "pacs_auto_score_rules",
+  {
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    experimentId: integer("experiment_id").notNull(),
+    enabled: boolean("enabled").notNull().default(false),
+    modality: text("modality"),
+    bodyPart: text("body_part"),
+    seriesDescription: text("series_description"),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.experimentId] })],
+);
+
+/**
+ * Where each user's PACS feed has been read up to (Orthanc's /changes sequence number), and which server process holds
+ * it now: a lease, so that of several replicas one follows a feed at a time, and another takes over when it dies.
+ */
+export const pacsFeedCursors = pgTable("pacs_feed_cursors", {
+  userId: uuid("user_id")
+    .primaryKey()
+    .references(() => users.id, { onDelete: "cascade" }),
+  lastSeq: bigint("last_seq", { mode: "number" }).notNull().default(0),
+  leaseOwner: text("lease_owner"),
+  leaseUntil: timestamp("lease_until", { withTimezone: true }),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+/** Each instance scored by a rule, once (the key): written in the same transaction as the cursor that passes it. */
+export const pacsAutoScored = pgTable(
+  "pacs_auto_scored",
+  {
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    experimentId: integer("experiment_id").notNull(),
+    sopInstanceUid: text("sop_instance_uid").notNull(),
+    /** sent, or failed (reason says why: the dashboard lists them). */
+    outcome: text("outcome").notNull(),
+    reason: text("reason"),
+    srInstanceUid: text("sr_instance_uid"),
+    at: timestamp("at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.experimentId, t.sopInstanceUid] })],
+);
+
+/**
+ * One small record per prediction (issue 49): enough to join a true outcome later, nothing about the patient. Its
+ * id is the answer's x-request-id (per experiment), then when, which model version, which API key, the scores and
+ * the decision (the predicted class index); never the input, the image, a link or an identifier. `label` is the
+ * class index of the outcome posted later (POST /v1/models/{id}/outcomes). Purged after PREDICTION_RETENTION_DAYS;
+ * gone with its model version (cascade), so deleting a model, an experiment or an account takes them.
+ */
+export const predictionRecords = pgTable(
+  "prediction_records",
+  {
+    experimentUuid: uuid("experiment_uuid")
+      .notNull()
+      .references(() => experiments.id, { onDelete: "cascade" }),
+    requestId: text("request_id").notNull(),
+    modelId: uuid("model_id")
+      .notNull()
+      .references(() => models.id, { onDelete: "cascade" }),
+    at: timestamp("at", { withTimezone: true }).notNull(),
+    keyId: uuid("key_id"),
+    scores: customType<{ data: number[] }>({ dataType: () => "real[]" })("scores").notNull(),
+    decision: integer("decision"),
+    label: integer("label"),
+    labelAt: timestamp("label_at", { withTimezone: true }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.experimentUuid, t.requestId] }),
+    index("prediction_records_experiment_at").on(t.experimentUuid, t.at),
+    index("prediction_records_at").on(t.at),
+  ],
+);
+
+/**
+ * Serving's aggregates per model version, hour and series ("predictions", "latency", "score", "col:<name>"): a
+ * count, a sum and bin counts, all additive, so every replica adds its own (upsert-add) and the sums are right.
+ */
+export const monitoringAggregates = pgTable(
+  "monitoring_aggregates",
+  {
+    modelId: uuid("model_id")
+      .notNull()
+      .references(() => models.id, { onDelete: "cascade" }),
+    experimentUuid: uuid("experiment_uuid")
+      .notNull()
+      .references(() => experiments.id, { onDelete: "cascade" }),
+    hour: timestamp("hour", { withTimezone: true }).notNull(),
+    series: text("series").notNull(),
+    n: bigint("n", { mode: "number" }).notNull(),
+    sum: customType<{ data: number }>({ dataType: () => "double precision" })("sum").notNull(),
+    counts: customType<{ data: number[] }>({ dataType: () => "bigint[]" })("counts").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.modelId, t.hour, t.series] }), index("monitoring_aggregates_experiment").on(t.experimentUuid, t.hour)],
+);
+
+/**
+ * A monitoring alert, recorded once per experiment and rule while it is open (the partial unique index), then
+ * acknowledged or resolved with a comment. No patient data: the rule, figures and the people's comments.
+ */
+export const monitoringAlerts = pgTable(
+  "monitoring_alerts",
+  {
+    id: id(),
+    experimentUuid: uuid("experiment_uuid")
+      .notNull()
+      .references(() => experiments.id, { onDelete: "cascade" }),
+    rule: text("rule").notNull(),
+    severity: text("severity").notNull(),
+    state: text("state").notNull().default("open"),
+    details: jsonb("details")
+      .notNull()
+      .default(sql`'{}'::jsonb`),
+    openedAt: createdAt(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    comment: text("comment"),
+    deliveredAt: timestamp("delivered_at", { withTimezone: true }),
+    deliveryAttempts: integer("delivery_attempts").notNull().default(0),
+  },
+  (t) => [
+    uniqueIndex("monitoring_alerts_open")
+      .on(t.experimentUuid, t.rule)
+      .where(sql`state <> 'resolved'`),
+  ],
 );

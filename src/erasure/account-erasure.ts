@@ -1,6 +1,7 @@
 import type { AuditActor, AuditLog } from "../audit/audit-log.js";
 import type { UserService } from "../auth/user.service.js";
 import type { ExperimentService } from "../experiments/service.js";
+import type { Database } from "../db/client.js";
 import type { Logger } from "../logger.js";
 import { deleteUnder, type Bucket } from "../storage/bucket.js";
 
@@ -13,7 +14,11 @@ export const userObjectFolders = (userId: string) => [`${userId}/`, `models/${us
  *     nothing can act as them, and start-up (or the sweep) resumes an erasure a kill cut short;
  *  2. every experiment is deleted (ExperimentDeletion: unpublished first, jobs stopped, files removed);
  *  3. the bucket folders that are theirs alone: uploads, models, logs;
- *  4. the users row, and by cascade every row left that names them (files, chat conversations and messages).
+ *  4. the users row, and by cascade every row left that names them (files, chat conversations and messages);
+ *  5. every replica is told (builder_account_erased) and sweeps its model cache against the models table; a replica
+ *     that was down, or killed mid-way, sweeps at its next start (createServing);
+ *  6. the database is compacted (db/compaction.ts), so the deleted rows' bytes do not stay in its files (marked due
+ *     before step 4, so that a kill before it is caught up at the next start).
  * Each step is idempotent; every path and query is keyed by this user's id, so no one else's data is touched.
  */
 export class AccountErasure {
@@ -22,7 +27,19 @@ export class AccountErasure {
   private stopped = false;
 
   constructor(
-    private readonly deps: { users: UserService; experiments: ExperimentService; bucket: Bucket; logger: Logger; audit: AuditLog },
+    private readonly deps: {
+      users: UserService;
+      experiments: ExperimentService;
+      bucket: Bucket;
+      logger: Logger;
+      audit: AuditLog;
+      /** Called after each erasure: the last administrator gone, the server prints a new setup code (FirstRunSetup). */
+      afterErasure?: () => Promise<unknown>;
+      /** Tells every replica the account is gone (builder_account_erased): each sweeps its own model cache. */
+      announceErased: (userId: string) => Promise<void>;
+      /** The database's compaction after an erasure (db/compaction.ts): marked due before the rows go, run after. */
+      database: Pick<Database, "markCompactionDue" | "compact">;
+    },
   ) {}
 
   /** Step 1 now, and every experiment unpublished; the rest in the background. Returns how many experiments go. */
@@ -57,9 +74,26 @@ export class AccountErasure {
     await experiments.deletion.finishAll(rows);
     let objects = 0;
     for (const folder of userObjectFolders(userId)) objects += await deleteUnder(bucket, folder);
+    // Due before the rows go: a kill between here and the compaction is caught up at the next start.
+    await this.deps.database.markCompactionDue();
     await users.deleteErased(userId);
+    // Each replica keeps its own copies of models (model-cache/); one that missed a version's removal (its listener
+    // was down) drops them now, and one that was down drops them at its next start.
+    await this.deps
+      .announceErased(userId)
+      .catch((err) =>
+        logger.warn({ err, user: userId }, "could not announce the erasure; every replica sweeps its model cache at its next start"),
+      );
     await this.deps.audit.record({ userId, via: "system" }, "account_erased", undefined, { experiments: rows.length, objects });
     logger.info({ user: userId, experiments: rows.length, objects }, "account erased");
+    await this.deps.afterErasure?.();
+    // The deleted rows' bytes stay in the database's files until compacted: "erased" must mean unreadable on disk.
+    try {
+      const done = await this.deps.database.compact();
+      logger.info({ user: userId, database: done.kind, tables: done.tables.length }, "database compacted after the erasure");
+    } catch (err) {
+      logger.error({ err, user: userId }, "compacting the database after an erasure failed; it is tried again at the next start");
+    }
   }
 
   /** Resumes unfinished erasures now, then every `intervalS` (an erasure begun by the CLI on another process). */

@@ -207,6 +207,12 @@ export class OperatingPointService {
       created_by: userId,
     };
     next.operating_point = record;
+    // The monitoring baseline's positive rate is the new threshold's, on the same validation and test patients.
+    const baseline = (next as { monitoring_baseline?: { positive_rate?: number } }).monitoring_baseline;
+    if (baseline) {
+      const all = [...s.validation.score, ...s.test.score];
+      baseline.positive_rate = all.length ? Math.round((all.filter((v) => v >= t).length / all.length) * 1e6) / 1e6 : undefined;
+    }
     const row = await this.deps.repo.publishVersion(model, next, { event: "operating_point_saved", metrics: next.metrics.test });
     await this.deps.warm(row);
     await this.deps.audit.record(actor, "operating_point_saved", `experiment ${experimentId}`, {

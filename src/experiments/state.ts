@@ -24,7 +24,7 @@ export interface HistoryEntry {
 }
 
 /** A saved operating point (a new model version) or a rollback (an older version made current again). */
-export type ModelVersionEvent = "operating_point_saved" | "model_version_restored";
+export type ModelVersionEvent = "operating_point_saved" | "model_version_restored" | "input_check_mode_changed";
 
 export interface Progress {
   /** Fraction of the whole experiment, 0..1. */

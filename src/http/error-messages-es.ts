@@ -15,6 +15,12 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   dicom_decode_failed: "Los píxeles de este DICOM no se pueden decodificar con su sintaxis de transferencia.",
   invalid_dicomweb_answer: "El servidor DICOMweb respondió algo que no es un DICOM legible.",
   unsupported_frame: "Un modelo puntúa el primer fotograma de un DICOM: pida /frames/1 o la instancia.",
+  // PACS (src/pacs)
+  send_back_unavailable:
+    "send_back: la respuesta vuelve al PACS del que vino la imagen; configure el PACS (Ajustes → PACS) y envíe un enlace WADO-RS de una instancia bajo su dirección DICOMweb. No se predijo nada.",
+  pacs_auto_score_unavailable:
+    "No se pueden puntuar los estudios nuevos: el PACS no está configurado o no da su feed de cambios (hace falta un PACS Orthanc).",
+  pacs_password_unreadable: "La contraseña del PACS guardada en Ajustes → PACS se selló con otra SECRETS_KEY: escríbala de nuevo.",
   // 400
   invalid_request: "La solicitud no es válida: revise los campos indicados.",
   invalid_json: "El cuerpo de la solicitud no es JSON válido.",
@@ -42,6 +48,8 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   admin_only: "Solo un administrador puede hacer esto.",
   invalid_setup_code: "El código de configuración no es el que este servidor escribió en su registro al arrancar; cópielo de allí.",
   signup_disabled: "El registro está desactivado en este servidor; pida una cuenta a su administrador (./builder users create).",
+  signup_needs_admin:
+    "El registro se abre cuando este servidor tiene un administrador: su primera cuenta se crea en la página de configuración con el código que el servidor escribió en su registro.",
   invalid_csrf_token: "Envíe el csrf_token de la sesión en la cabecera x-csrf-token.",
   forbidden: "No tiene permiso para hacer esto.",
   user_mismatch: "user_id debe ser su propio identificador de usuario.",
@@ -57,10 +65,13 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   conflict: "La solicitud entra en conflicto con el estado actual.",
   model_not_ready: "Este experimento aún no tiene un modelo publicado.",
   model_not_published: "Este experimento no tiene un modelo publicado.",
+  outcomes_not_supported: "Los resultados reales se aceptan para modelos binarios y multiclase; este modelo es de otro tipo.",
   cannot_disable_self: "No puede desactivar su propia cuenta; pídaselo a otro administrador.",
   last_admin: "Es el último administrador activo: nombre primero administrador a otro usuario.",
   inprocess_runner: "Aquí los trabajos se ejecutan dentro del servidor (BUILDER_RUNNER=inprocess): no hay ningún worker que vaciar.",
-  setup_done: "Este servidor ya tiene un usuario: inicie sesión o pida una cuenta.",
+  setup_done: "Este servidor ya tiene un administrador: inicie sesión o pida una cuenta a un administrador.",
+  setup_code_expired:
+    "El código de configuración ha caducado (sirve durante SETUP_CODE_TTL_HOURS horas desde que se escribe); reinicie el servidor para que escriba uno nuevo.",
   dataset_in_use: "Un experimento en cola o en curso usa estos datos; ?force=true lo cancela y los borra.",
   experiment_deleting: "El experimento se está eliminando.",
   experiment_finished: "El experimento ya terminó.",
@@ -94,6 +105,10 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   host_not_found: "El nombre del servidor no existe.",
   too_many_redirects: "La dirección redirige demasiadas veces.",
   not_binary: "Esto solo es posible en un modelo de dos clases.",
+  no_input_check:
+    "Este modelo se construyó antes de que existiera la comprobación de entradas desconocidas: vuelva a construirlo para comprobar sus entradas.",
+  unfamiliar_input:
+    "Esta entrada no se parece a los datos con los que se entrenó el modelo, y el modelo está configurado para rechazarlas (input_check mode refuse).",
   no_operating_scores: "Este modelo no guardó las puntuaciones de validación necesarias para elegir un umbral.",
   // 422: a dataset refused when the experiment is posted (src/datasets)
   csv_missing: "El zip no contiene ningún archivo .csv; ponga el CSV en el nivel superior del zip.",
@@ -102,6 +117,7 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   csv_encoding: "El CSV no es texto; guárdelo como «CSV UTF-8» desde la hoja de cálculo.",
   csv_malformed: "El CSV no se puede leer.",
   csv_too_large: "El CSV es demasiado grande.",
+  csv_too_many_rows: "El CSV tiene más filas de las que admite una tabla (el mensaje dice el límite).",
   coco_malformed: "El JSON COCO no es válido.",
   coco_too_large: "El JSON COCO es demasiado grande.",
   annotations_missing:
@@ -120,6 +136,9 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   positive_class_not_found: "La clase positiva indicada no aparece en la columna de la etiqueta.",
   positive_class_not_binary: "Solo se puede indicar una clase positiva en una tarea de dos clases.",
   pipeline_data_error: "El entrenamiento no pudo leer los datos.",
+  // 422: a dataset built from the PACS (src/pacs/import.ts)
+  pacs_import_empty: "No se pudo obtener ninguna instancia del PACS, así que no se guardó nada (el mensaje da el motivo de cada UID).",
+  too_many_instances: "Los UID abarcan más instancias de las que admite una importación: divida el CSV.",
   // 429
   rate_limit_exceeded: "Se ha superado el límite de solicitudes; vuelva a intentarlo cuando indique Retry-After.",
   too_many_experiments: "Ya tiene el máximo de experimentos en cola o en curso; espere a que termine uno o cancele uno.",
@@ -139,6 +158,15 @@ export const SPANISH_TEMPLATES: Array<[english: string, spanish: string]> = [
   ["'{column}' is both a data column and the image column", "'{column}' es a la vez una columna de datos y la columna de imágenes"],
   ["'{column}' is both the split column and a data column", "'{column}' es a la vez la columna de partición y una de datos"],
   ["'{column}' is both the split column and the image column", "'{column}' es a la vez la columna de partición y la de imágenes"],
+  // unfamiliar inputs (src/serving/input-check.ts)
+  [
+    "this image does not look like the images this model was trained on; the model is set to refuse such inputs (input_check mode refuse)",
+    "esta imagen no se parece a las imágenes con las que se entrenó este modelo; el modelo está configurado para rechazar esas entradas (input_check mode refuse)",
+  ],
+  [
+    "this row's values lie far outside the data this model was trained on; the model is set to refuse such inputs (input_check mode refuse)",
+    "los valores de esta fila quedan muy lejos de los datos con los que se entrenó este modelo; el modelo está configurado para rechazar esas entradas (input_check mode refuse)",
+  ],
   // authentication and sessions
   ["send your API key as Authorization: Bearer <key>", "envíe su clave de API como Authorization: Bearer <clave>"],
   [
@@ -246,6 +274,10 @@ export const SPANISH_TEMPLATES: Array<[english: string, spanish: string]> = [
   // files and uploads
   ["no file at {path}; upload it first (PUT /v1/files/{path2})", "no hay ningún archivo en {path}; súbalo primero (PUT /v1/files/{path2})"],
   ["no file at {path}", "no hay ningún archivo en {path}"],
+  [
+    "{path} has more than {max} data rows, the most a table may have (Builder's table row limit): keep a sample of the rows, or split the study into several tables",
+    "{path} tiene más de {max} filas de datos, lo máximo que admite una tabla (el límite de filas de Builder): conserve una muestra de las filas o divida el estudio en varias tablas",
+  ],
   ["no folder {path}", "no existe la carpeta {path}"],
   [
     "the file is larger than the upload limit of {n} bytes (MAX_UPLOAD_BYTES)",
@@ -310,6 +342,47 @@ export const SPANISH_TEMPLATES: Array<[english: string, spanish: string]> = [
     "name the model: experiment_id in the body, the x-experiment-id header or the experiment_id query parameter",
     "indique el modelo: experiment_id en el cuerpo, la cabecera x-experiment-id o el parámetro experiment_id",
   ],
+  // a dataset built from the PACS (src/pacs/import.ts): the refusals and each failed UID's reason
+  [
+    "no PACS is configured: save its DICOMweb address in Settings → PACS first",
+    "no hay ningún PACS configurado: guarde primero su dirección DICOMweb en Ajustes → PACS",
+  ],
+  ["csv: needs a header row and at least one row of UIDs", "csv: necesita una fila de encabezado y al menos una fila de UID"],
+  ["csv: cannot be read as CSV: {why}", "csv: no se puede leer como CSV: {why}"],
+  ["uid_col: the CSV has no column '{col}' (its columns: {cols})", "uid_col: el CSV no tiene la columna '{col}' (sus columnas: {cols})"],
+  ["patient_col: the CSV has no column '{col}'", "patient_col: el CSV no tiene la columna '{col}'"],
+  ["csv: row {row}: the column '{col}' is empty", "csv: fila {row}: la columna '{col}' está vacía"],
+  [
+    "csv: the column '{col}' is the one Builder writes; rename yours",
+    "csv: la columna '{col}' es la que escribe Builder; cambie el nombre de la suya",
+  ],
+  [
+    "the UIDs expand to {n} instances; one import holds at most {max}: split the CSV",
+    "los UID abarcan {n} instancias; una importación admite como máximo {max}: divida el CSV",
+  ],
+  [
+    "no instance could be retrieved, so nothing was stored: {why}",
+    "no se pudo obtener ninguna instancia, así que no se guardó nada: {why}",
+  ],
+  ["no study, series or instance with this UID in the PACS", "el PACS no tiene ningún estudio, serie o instancia con este UID"],
+  ["not a DICOM UID (digits and dots, at most 64)", "no es un UID DICOM (dígitos y puntos, como máximo 64)"],
+  ["the series holds no instance", "la serie no contiene ninguna instancia"],
+  ["the PACS refused the credentials (HTTP {status})", "el PACS rechazó las credenciales (HTTP {status})"],
+  ["the PACS has no such instance (HTTP 404)", "el PACS no tiene esa instancia (HTTP 404)"],
+  ["the PACS answered the search with HTTP {status}", "el PACS respondió a la búsqueda con HTTP {status}"],
+  ["the PACS answered the retrieval with HTTP {status}", "el PACS respondió a la descarga con HTTP {status}"],
+  ["the PACS answered the search with something that is not DICOM JSON", "el PACS respondió a la búsqueda con algo que no es DICOM JSON"],
+  ["the PACS's search answer lacks the study or series UID", "la respuesta de búsqueda del PACS no trae el UID del estudio o de la serie"],
+  [
+    "its header says text is burned into the pixels (BurnedInAnnotation YES), which Builder cannot remove",
+    "su cabecera dice que hay texto grabado en los píxeles (BurnedInAnnotation YES), que Builder no puede quitar",
+  ],
+  [
+    "its transfer syntax ({uid}) is not one the import rewrites",
+    "su sintaxis de transferencia ({uid}) no es una que la importación reescriba",
+  ],
+  ["it has no {attribute}", "no tiene {attribute}"],
+  ["the image has more than {n} pixels (FETCH_MAX_PIXELS)", "la imagen tiene más de {n} píxeles (FETCH_MAX_PIXELS)"],
   // batches
   ["no batch {id}", "no existe el lote {id}"],
   ["the batch is {status}; its results are ready when it is done", "el lote está {status}; sus resultados estarán listos cuando termine"],

@@ -270,7 +270,7 @@ export const experimentSchema = z.object({
       at: z.string(),
       attempt: z.number().optional(),
       event: z
-        .enum(["operating_point_saved", "model_version_restored"])
+        .enum(["operating_point_saved", "model_version_restored", "input_check_mode_changed"])
         .optional()
         .describe(
           "a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again",

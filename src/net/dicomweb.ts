@@ -10,7 +10,12 @@ import { refuse } from "./outbound-guard.js";
 const INSTANCE = /\/studies\/[^/]+\/series\/[^/]+\/instances\/[^/?#]+/;
 const FRAMES = /\/frames\/([^/?#]+)\/?$/;
 
-export const DICOM_ACCEPT = 'multipart/related; type="application/dicom"';
+/**
+ * transfer-syntax=* asks for the file as the PACS stored it (PS3.18 8.7.3.5.2). Without it a conformant server
+ * transcodes to Explicit VR Little Endian, and one that cannot decode the stored syntax fails: Orthanc answers a
+ * JPEG 2000 instance with HTTP 500 (test/integration/predict-dicom.test.ts). Builder decodes every syntax it stores.
+ */
+export const DICOM_ACCEPT = 'multipart/related; type="application/dicom"; transfer-syntax=*';
 
 /** The instance URL to fetch for a WADO-RS instance or frame URL, or null when the URL is not one. */
 export function dicomWebInstanceUrl(raw: string): string | null {

@@ -32,6 +32,8 @@ export interface ImageFetchContext {
   bucket: Bucket;
   guard: OutboundGuard;
   maxBytes: number;
+  /** The Authorization header for a DICOMweb link under the user's PACS (Settings → PACS), or undefined. */
+  authorizationFor?: (url: string) => Promise<string | undefined>;
 }
 
 export async function fetchImageBytes(uri: string, ctx: ImageFetchContext): Promise<{ bytes: Buffer; format: ImageFormat }> {
@@ -42,9 +44,12 @@ export async function fetchImageBytes(uri: string, ctx: ImageFetchContext): Prom
   else if (scheme === "gs:" || scheme === "s3:") bytes = await readOwnObject(uri, scheme.slice(0, -1), ctx);
   else if (scheme === "http:" || scheme === "https:") {
     const instance = dicomWebInstanceUrl(uri);
+    const authorization = instance ? await ctx.authorizationFor?.(instance) : undefined;
     const res = await ctx.guard.fetch(instance ?? uri, {
       maxBytes: ctx.maxBytes,
-      headers: { accept: instance ? DICOM_ACCEPT : "image/*, application/dicom" },
+      headers: { accept: instance ? DICOM_ACCEPT : "image/*, application/dicom", ...(authorization ? { authorization } : {}) },
+      // The PACS's credentials never follow a redirect to wherever it points.
+      ...(authorization ? { maxRedirects: 0 } : {}),
     });
     if (res.status < 200 || res.status >= 300)
       throw refuse(422, "fetch_failed", `the URL answered HTTP ${res.status}`, { status: res.status });

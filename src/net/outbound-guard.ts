@@ -113,9 +113,14 @@ export class OutboundGuard {
       if (!addresses.length) throw refuse(422, "host_not_found", `the host ${host} does not resolve`);
     }
     // Every address must pass, not only the first: a name answering public + private is refused.
+    let connectTo: string | undefined;
     for (const { address } of addresses) {
       const verdict = checkAddress(address);
-      if (verdict.ok) continue;
+      // The checked form: an IPv4-compatible ::8.8.8.8 is dialled as 8.8.8.8, which is what was judged.
+      if (verdict.ok) {
+        connectTo ??= verdict.address;
+        continue;
+      }
       const allowed = verdict.range !== "cloud metadata" && verdict.range !== "invalid" && (byName || this.allow.allowsAddress(address));
       if (!allowed) {
         // A clinician whose PACS link is refused needs to know the refusal is a setting, and whose: only ranges an
@@ -135,8 +140,9 @@ export class OutboundGuard {
           },
         );
       }
+      connectTo ??= normaliseHost(address);
     }
-    return normaliseHost(addresses[0].address);
+    return connectTo ?? normaliseHost(addresses[0].address);
   }
 
   async fetch(rawUrl: string, o: GuardedFetchOptions = {}): Promise<GuardedResponse> {

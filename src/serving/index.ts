@@ -13,6 +13,7 @@ import { ModelCache, ModelNotFound, type LoadedModel } from "./model-cache.js";
 import { ModelCatalog } from "./model-catalog.js";
 import { ModelRepository, type ModelRow } from "./model-repository.js";
 import { predictImage, predictTabular } from "./predict.js";
+import { observationOf, type PredictionObserver } from "./observe.js";
 
 /** Serving as the rest of the app sees it: models, the outbound guard, and predict. */
 export interface Serving {
@@ -25,13 +26,11 @@ export interface Serving {
    * The 201 body: an object (tabular) or JSON bytes made on a worker thread (images). An experiment of the user's
    * without a published model throws ModelNotPublished with its state; one the user does not have, a 404.
    */
-  /** opts.noMaps: no Grad-CAM maps (batch scoring writes scores only; the maps are most of an image answer's cost). */
-  predict(
-    userId: string,
-    experimentId: number,
-    message: unknown,
-    opts?: { noMaps?: boolean },
-  ): Promise<Record<string, unknown> | JsonBytes>;
+  /**
+   * opts.noMaps: no Grad-CAM maps (batch scoring writes scores only; the maps are most of an image answer's cost).
+   * opts.requestId / keyId: what the monitoring record is kept under (default: the request's x-request-id).
+   */
+  predict(userId: string, experimentId: number, message: unknown, opts?: PredictOptions): Promise<Record<string, unknown> | JsonBytes>;
   model(userId: string, experimentId: number): Promise<LoadedModel>;
   close(): Promise<void>;
 }
@@ -40,16 +39,30 @@ export interface Serving {
 export const MODEL_REMOVED_CHANNEL = "builder_model_removed";
 /** The channel migration 0010's trigger announces a version made current on: "<user_id>:<experiment_id>:<model id>". */
 export const MODEL_CURRENT_CHANNEL = "builder_model_current";
+/** The channel an account's erasure announces its end on (payload: the user id; AccountErasure): every replica sweeps its model cache. */
+export const ACCOUNT_ERASED_CHANNEL = "builder_account_erased";
 
 type Listen = (channel: string, onNotify: (payload: string) => void, onState: (listening: boolean) => void) => Promise<() => Promise<void>>;
 
+export interface PredictOptions {
+  noMaps?: boolean;
+  /** Told the image as fetched, for whoever answers back with it (src/pacs/send-back.ts). */
+  onSource?: (bytes: Buffer) => void;
+  requestId?: string;
+  keyId?: string | null;
+}
+
 export async function createServing(deps: {
+  /** Told of every prediction served (monitoring's recorder); must not throw nor wait. */
+  observe?: PredictionObserver;
   config: Config;
   db: Db;
   bucket: Bucket;
   events: EventEmitter;
   logger: Logger;
   listen?: Listen;
+  /** The Authorization header for a DICOMweb link under the user's PACS (src/pacs), or undefined. */
+  authorizationFor?: (userId: string, url: string) => Promise<string | undefined>;
 }): Promise<Serving> {
   const { config, bucket, logger } = deps;
   const repo = new ModelRepository(deps.db);
@@ -78,6 +91,11 @@ export async function createServing(deps: {
   // every other replica through the database's notification (as API-key revocations travel, migration 0001).
   const onRemoved = (row: Pick<ModelRow, "userId" | "experimentId" | "id">) => cache.forget(row.userId, row.experimentId, row.id);
   deps.events.on("model:removed", onRemoved);
+  // The local copies whose versions are gone (removed while this replica was down or missed the notification) are
+  // removed: an erased account's models must not stay on any replica's disk.
+  const sweep = (why: string) =>
+    cache.sweepOrphans().catch((err) => logger.warn({ err, why }, "model cache sweep failed; it runs again at the next erasure or start"));
+  let removalsLost = false;
   const stopListening = deps.listen
     ? await deps.listen(
         MODEL_REMOVED_CHANNEL,
@@ -86,11 +104,24 @@ export async function createServing(deps: {
           if (userId && id && /^\d+$/.test(experimentId ?? "")) cache.forget(userId, Number(experimentId), id);
         },
         (listening) => {
-          if (!listening)
+          if (!listening) {
+            removalsLost = true;
             logger.warn("model removal notifications lost; a deleted model may serve on this replica until its row lookup expires (2 s)");
+          } else if (removalsLost) {
+            removalsLost = false;
+            void sweep("notifications back");
+          }
         },
       )
     : async () => {};
+  const stopListeningErased = deps.listen
+    ? await deps.listen(
+        ACCOUNT_ERASED_CHANNEL,
+        () => void sweep("account erased"),
+        () => undefined,
+      )
+    : async () => {};
+  await sweep("start");
 
   // A version made current (published, an operating point saved, a rollback) on any replica: switch at once.
   const stopListeningCurrent = deps.listen
@@ -122,9 +153,23 @@ export async function createServing(deps: {
     }
   };
 
-  const once = async (userId: string, experimentId: number, message: unknown, noMaps = false) => {
+  const once = async (userId: string, experimentId: number, message: unknown, opts: PredictOptions) => {
+    const start = performance.now();
     const m = await model(userId, experimentId);
-    if (m.manifest.kind === "tabular") return predictTabular(m, message);
+    const seen: { row?: Float32Array } | undefined = deps.observe ? {} : undefined;
+    const body = await answer(m, userId, message, opts, seen);
+    if (deps.observe) {
+      try {
+        deps.observe(m, observationOf(m, body, performance.now() - start, opts, seen?.row));
+      } catch (err) {
+        logger.warn({ err }, "a prediction could not be recorded for monitoring");
+      }
+    }
+    return body;
+  };
+
+  const answer = async (m: LoadedModel, userId: string, message: unknown, opts: PredictOptions, seen?: { row?: Float32Array }) => {
+    if (m.manifest.kind === "tabular") return predictTabular(m, message, seen);
     if (typeof message !== "string") {
       throw new ApiError(
         400,
@@ -133,11 +178,14 @@ export async function createServing(deps: {
         [{ field: "message", message: "expected a string" }],
       );
     }
-    const { bytes } = await fetchImageBytes(message, { userId, bucket, guard, maxBytes: config.FETCH_MAX_BYTES });
+    const authorizationFor = deps.authorizationFor && ((url: string) => deps.authorizationFor!(userId, url));
+    const { bytes } = await fetchImageBytes(message, { userId, bucket, guard, maxBytes: config.FETCH_MAX_BYTES, authorizationFor });
+    // The image as fetched, for whoever answers back with it (src/pacs/send-back.ts); the model may take the bytes' memory.
+    opts.onSource?.(Buffer.from(bytes));
     return predictImage(m, bytes, {
       maxPixels: config.FETCH_MAX_PIXELS,
       gradcamMaxSide: config.GRADCAM_MAX_SIDE,
-      noMaps,
+      noMaps: opts.noMaps ?? false,
     });
   };
 
@@ -149,10 +197,10 @@ export async function createServing(deps: {
     model,
     async predict(userId, experimentId, message, opts = {}) {
       try {
-        return await once(userId, experimentId, message, opts.noMaps);
+        return await once(userId, experimentId, message, opts);
       } catch (err) {
         // A new version was swapped in between lookup and run: the next lookup finds it.
-        if (err instanceof PredictorClosed) return once(userId, experimentId, message, opts.noMaps);
+        if (err instanceof PredictorClosed) return once(userId, experimentId, message, opts);
         throw err;
       }
     },
@@ -160,6 +208,7 @@ export async function createServing(deps: {
       deps.events.off("model:published", onPublished);
       deps.events.off("model:removed", onRemoved);
       await stopListening();
+      await stopListeningErased();
       await stopListeningCurrent();
       await cache.close();
       await guard.close();

@@ -21,6 +21,7 @@ export const SERVED_FIELDS = [
   "detection",
   "metrics",
   "metric",
+  "input_check",
 ] as const;
 /** Models published before every manifest named its metric (regression had none) still serve. */
 const OPTIONAL_HERE = ["metric"] as const;

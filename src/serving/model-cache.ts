@@ -47,6 +47,9 @@ export interface ModelCacheOptions {
 
 export class ModelNotFound extends Error {}
 
+/** A models row id, the name of its folder in the cache. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** a was made current after b (the version served is the one made current last; version breaks a tie). */
 function madeLater(a: ModelRow, b: ModelRow): boolean {
   const ta = new Date(a.madeCurrentAt).getTime();
@@ -102,7 +105,7 @@ export class ModelCache {
     const previous = this.latest.get(key);
     if (previous && madeLater(previous.row, row)) return; // a later change arrived first
     this.latest.set(key, { row, at: Date.now() });
-    if (previous && previous.row.id !== row.id) this.evict(previous.row.id);
+    if (previous && previous.row.id !== row.id) void this.evict(previous.row.id);
     this.o.logger.info({ experiment_id: row.experimentId, version: row.version, bytes: loaded.bytes }, "model warmed");
   }
 
@@ -125,7 +128,7 @@ export class ModelCache {
     // version it remembers; the version replaced is unloaded once the new one serves.
     this.latest.delete(key);
     await this.warm(row);
-    if (previous && previous.row.id !== this.latest.get(key)?.row.id) this.evict(previous.row.id);
+    if (previous && previous.row.id !== this.latest.get(key)?.row.id) void this.evict(previous.row.id);
   }
 
   /**
@@ -136,8 +139,35 @@ export class ModelCache {
     this.removed.add(modelId);
     const key = `${userId}:${experimentId}`;
     if (this.latest.get(key)?.row.id === modelId) this.latest.delete(key);
-    this.evict(modelId);
+    void this.evict(modelId);
     fs.promises.rm(path.join(this.o.cacheDir, modelId), { recursive: true, force: true }).catch(() => undefined);
+  }
+
+  /**
+   * Removes every local copy (and unloads every session) whose models row is gone: versions unpublished while this
+   * process was down or killed (a kill -9 mid-erasure leaves the copies it had not removed yet), or whose
+   * notification was lost. Run at start-up, when an account's erasure ends (builder_account_erased) and when the
+   * notifications come back after a gap. The folders are listed before the rows are read, so a copy being made
+   * for a version published meanwhile is kept (its row exists). Returns how many folders were removed.
+   */
+  async sweepOrphans(): Promise<number> {
+    const entries = await fs.promises.readdir(this.o.cacheDir).catch(() => [] as string[]);
+    const ids = entries.filter((e) => UUID.test(e));
+    const loadedIds = [...this.loaded.keys()];
+    const live = await this.o.repo.existingIds([...new Set([...ids, ...loadedIds])]);
+    for (const id of loadedIds) {
+      const m = this.loaded.get(id);
+      if (m && !live.has(id)) this.forget(m.row.userId, m.row.experimentId, id);
+    }
+    let removed = 0;
+    for (const name of entries) {
+      // Anything else in the folder (a stray file, a copy of a version no longer published) is not Builder's to keep.
+      if (live.has(name) || this.loading.has(name)) continue;
+      await fs.promises.rm(path.join(this.o.cacheDir, name), { recursive: true, force: true });
+      removed++;
+    }
+    if (removed) this.o.logger.info({ removed }, "model cache: removed local copies of unpublished models");
+    return removed;
   }
 
   load(row: ModelRow): Promise<LoadedModel> {
@@ -209,16 +239,17 @@ export class ModelCache {
       if (total <= this.o.maxBytes) break;
       if (m.row.id === keep) continue; // the model just asked for stays even when it alone exceeds the bound
       total -= m.bytes;
-      this.evict(m.row.id);
+      void this.evict(m.row.id);
     }
   }
 
-  private evict(id: string): void {
+  /** Resolves once the local copy is removed (close() waits for it; the request path does not). */
+  private evict(id: string): Promise<void> {
     const m = this.loaded.get(id);
-    if (!m) return;
+    if (!m) return Promise.resolve();
     this.loaded.delete(id);
     void m.predictor.close();
-    fs.promises.rm(path.join(this.o.cacheDir, id), { recursive: true, force: true }).catch(() => undefined);
+    return fs.promises.rm(path.join(this.o.cacheDir, id), { recursive: true, force: true }).catch(() => undefined);
   }
 
   stats() {
@@ -226,6 +257,6 @@ export class ModelCache {
   }
 
   async close(): Promise<void> {
-    for (const id of [...this.loaded.keys()]) this.evict(id);
+    await Promise.all([...this.loaded.keys()].map((id) => this.evict(id)));
   }
 }

@@ -1,4 +1,4 @@
-import { and, desc, eq } from "drizzle-orm";
+import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { experiments, models } from "../db/schema.js";
 
@@ -22,6 +22,13 @@ export class ModelRepository {
       .orderBy(desc(models.madeCurrentAt), desc(models.version))
       .limit(1);
     return rows[0] ?? null;
+  }
+
+  /** Which of these model ids are still published (a row exists). */
+  async existingIds(ids: string[]): Promise<Set<string>> {
+    if (!ids.length) return new Set();
+    const rows = await this.db.select({ id: models.id }).from(models).where(inArray(models.id, ids));
+    return new Set(rows.map((r) => r.id));
   }
 
   async byId(id: string): Promise<ModelRow | null> {

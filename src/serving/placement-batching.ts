@@ -1,4 +1,5 @@
 import { imageAnswer } from "./image-answer.js";
+import { imageFinding, noteInputCheck } from "./input-check.js";
 import { encodeJson, JsonBytes } from "./json-encode.js";
 import { classNames, type ServedManifest } from "./manifest.js";
 import type { ThreadsPredictor } from "./placement-threads.js";
@@ -73,7 +74,9 @@ export class BatchingPredictor implements Predictor {
     try {
       const pre = await preprocessImage(bytes, spec, o.maxPixels, this.jpegChoice);
       const out = await this.enqueue(pre.tensor, true); // the tensor is ours to hand over
-      return new JsonBytes(encodeJson(imageAnswer(this.manifest, this.classes, out, pre, o)));
+      const body = new JsonBytes(encodeJson(imageAnswer(this.manifest, this.classes, out, pre, o)));
+      noteInputCheck(body, imageFinding(this.manifest, out));
+      return body;
     } finally {
       this.inFlight.end();
     }

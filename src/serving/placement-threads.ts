@@ -1,5 +1,6 @@
 import type { Worker } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
+import { noteInputCheck } from "./input-check.js";
 import { JsonBytes } from "./json-encode.js";
 import { InFlight, type ImagePredictOptions, type Outputs, type PlacementKind, type Predictor, type Provider } from "./predictor.js";
 import { ownBuffer, type ModelThreadJob, type ModelThreadNotice, type ModelThreadReply, type SessionNames } from "./thread-messages.js";
@@ -51,7 +52,11 @@ export class ThreadsPredictor implements Predictor {
     try {
       const image = ownBuffer(bytes);
       const { reply: r, worker } = await this.pool.post({ type: "predict-image", image, opts }, [image.buffer]);
-      if (r.type === "answer") return new JsonBytes(new Uint8Array(r.body, 0, r.length), () => undefined); // nothing to give back
+      if (r.type === "answer") {
+        const body = new JsonBytes(new Uint8Array(r.body, 0, r.length), () => undefined); // nothing to give back
+        noteInputCheck(body, r.inputCheck);
+        return body;
+      }
       if (r.type !== "answer-in-slot") throw new Error(`unexpected reply from a model thread: ${r.type}`);
       // The answer sits in one of the thread's shared slots: read in place, freed for the thread's next answer.
       const slots = this.slots.get(worker)!;
@@ -62,7 +67,9 @@ export class ThreadsPredictor implements Predictor {
         freed = true;
         worker.postMessage({ type: "free-slot", slot: r.slot } satisfies ModelThreadNotice);
       };
-      return new JsonBytes(new Uint8Array(slots[r.slot], 0, r.length), release);
+      const body = new JsonBytes(new Uint8Array(slots[r.slot], 0, r.length), release);
+      noteInputCheck(body, r.inputCheck);
+      return body;
     } finally {
       this.inFlight.end();
     }

@@ -4,6 +4,7 @@ import { classNames, type ServedManifest } from "./manifest.js";
 import type { LoadedModel } from "./model-cache.js";
 import type { JsonBytes } from "./json-encode.js";
 import { applyThresholds } from "./postprocess.js";
+import { inputCheckOf, rowFinding, settle } from "./input-check.js";
 import type { ImagePredictOptions } from "./predictor.js";
 
 /**
@@ -17,8 +18,10 @@ export type PredictOptions = ImagePredictOptions;
 const f32 = (t: Tensor) => t.data as Float32Array;
 
 /** The 201 body of an image prediction, as JSON bytes (release them once written: see Predictor.predictImage). */
-export function predictImage(model: LoadedModel, bytes: Uint8Array, o: PredictOptions): Promise<JsonBytes> {
-  return model.predictor.predictImage(bytes, o);
+export async function predictImage(model: LoadedModel, bytes: Uint8Array, o: PredictOptions): Promise<JsonBytes> {
+  const body = await model.predictor.predictImage(bytes, o);
+  // The placement noted what the model's check output says (input-check.ts); `refuse` turns unfamiliar into a 422.
+  return settle(model.manifest, body, inputCheckOf(body));
 }
 
 /** What checking a row needs from the manifest, worked out once per loaded model instead of per request. */
@@ -95,12 +98,24 @@ export function tabularRow(m: ServedManifest, message: unknown): Float32Array {
   return row;
 }
 
-export async function predictTabular(model: LoadedModel, message: unknown) {
+/** seen.row, when given, receives a copy of the row as the model gets it (monitoring bins it; it is never kept). */
+export async function predictTabular(model: LoadedModel, message: unknown, seen?: { row?: Float32Array }) {
   const m = model.manifest;
   const { classes } = rowSpec(m);
-  const out = await model.predictor.run(tabularRow(m, message), true);
+  const row = tabularRow(m, message);
+  // Checked before the run: the run may move the row's buffer to a thread. A refused row never reaches the model.
+  const finding = rowFinding(m, row);
+  settle(m, {}, finding);
+  // A copy: the model may be handed the row itself (a thread placement moves its buffer).
+  if (seen) seen.row = row.slice();
+  const out = await model.predictor.run(row, true);
   const scores = Array.from(f32(out[m.outputs.scores]));
   // A fresh copy of the class names per answer: the caller owns the body it is given.
-  if (m.problem === "regression") return { prediccion: [scores[0]], score: [scores[0]], classes: { ...classes }, error: 0 };
-  return { prediccion: applyThresholds(m.problem, scores, m.thresholds), score: scores, classes: { ...classes }, error: 0 };
+  if (m.problem === "regression")
+    return settle(m, { prediccion: [scores[0]], score: [scores[0]], classes: { ...classes }, error: 0 }, finding);
+  return settle(
+    m,
+    { prediccion: applyThresholds(m.problem, scores, m.thresholds), score: scores, classes: { ...classes }, error: 0 },
+    finding,
+  );
 }

@@ -1,5 +1,6 @@
 import os from "node:os";
 import { Worker } from "node:worker_threads";
+import type { DicomRendering } from "../contract/types.js";
 import type { ImageSpec } from "./manifest.js";
 import { ownBuffer, type InspectedDicom, type PreprocessJob, type PreprocessReply } from "./thread-messages.js";
 import { sizeThreadHeaps, WorkerPool } from "./worker-pool.js";
@@ -40,10 +41,22 @@ class PreprocessPool {
    * A DICOM checked for the dataset report: decoded whole (a corrupt frame fails here, not in training) and its
    * header summarised; `pixels`: the rendered image comes back too (thumbnails); `bare`: a dataset without preamble
    * and file meta is read too (a .dcm file); `maxPixels`: a larger image is refused before any pixel is decoded
-   * (413 image_too_many_pixels). The bytes are copied (the caller may still hold them).
+   * (413 image_too_many_pixels); `rendering`: a model's (its manifest's input.image.dicom) instead of the file's own
+   * window (the secondary capture sent back to the PACS shows the image as the model saw it). The bytes are copied
+   * (the caller may still hold them).
    */
-  async inspectDicom(bytes: Uint8Array, o: { pixels?: boolean; bare?: boolean; maxPixels: number }): Promise<InspectedDicom> {
-    const { reply } = await this.pool.post({ type: "inspect-dicom", bytes, pixels: !!o.pixels, bare: !!o.bare, maxPixels: o.maxPixels });
+  async inspectDicom(
+    bytes: Uint8Array,
+    o: { pixels?: boolean; bare?: boolean; maxPixels: number; rendering?: DicomRendering },
+  ): Promise<InspectedDicom> {
+    const { reply } = await this.pool.post({
+      type: "inspect-dicom",
+      bytes,
+      pixels: !!o.pixels,
+      bare: !!o.bare,
+      maxPixels: o.maxPixels,
+      rendering: o.rendering,
+    });
     if (reply.type !== "inspected") throw new Error(`unexpected reply from a preprocessing thread: ${reply.type}`);
     return reply.inspected;
   }

@@ -23,7 +23,7 @@ async function handle(m: Numbered<PreprocessJob>): Promise<void> {
       ]);
     }
     case "inspect-dicom": {
-      const { image, header } = await decodeDicom(m.bytes, undefined, m.maxPixels, { bare: m.bare });
+      const { image, header } = await decodeDicom(m.bytes, m.rendering, m.maxPixels, { bare: m.bare });
       const inspected = { header, width: image.width, height: image.height, channels: image.channels, image: m.pixels ? image : undefined };
       return reply({ type: "inspected", id: m.id, inspected });
     }

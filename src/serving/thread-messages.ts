@@ -1,8 +1,10 @@
+import type { DicomRendering } from "../contract/types.js";
 import type * as ort from "onnxruntime-node";
 import { ApiError } from "../errors.js";
 import { OutboundRefusal, refuse } from "../net/outbound-guard.js";
 import type { DicomHeaderSummary } from "../dicom/index.js";
 import type { ImageAnswerOptions } from "./image-answer.js";
+import type { InputCheckFinding } from "./input-check.js";
 import type { ImageSpec, ServedManifest } from "./manifest.js";
 import type { DecodedImage } from "./tensor.js";
 
@@ -91,9 +93,9 @@ export type ModelThreadReply =
   | { type: "load-failed"; message: string }
   | { type: "outputs"; id: number; outputs: Record<string, { data: Float32Array; dims: readonly number[] }> }
   /** The answer sits in the thread's shared slot `slot` (its memory sent along the first time only). */
-  | { type: "answer-in-slot"; id: number; slot: number; length: number; shared?: SharedArrayBuffer }
+  | { type: "answer-in-slot"; id: number; slot: number; length: number; shared?: SharedArrayBuffer; inputCheck: InputCheckFinding }
   /** The answer in a buffer of its own, moved. */
-  | { type: "answer"; id: number; body: ArrayBuffer; length: number }
+  | { type: "answer"; id: number; body: ArrayBuffer; length: number; inputCheck: InputCheckFinding }
   | Failed;
 
 // ---- preprocessing threads (preprocess-thread.ts): pixels for the batched path and the dataset checks ----
@@ -110,7 +112,7 @@ export type PreprocessJob =
   /** Image bytes -> the model's input tensor (preprocess.ts's one way: decode, resize, normalise). */
   | { type: "preprocess"; bytes: Uint8Array; spec: ImageSpec; maxPixels: number; jpegDecoder: "auto" | "sharp" }
   /** A DICOM decoded whole and its header summarised, for the dataset report; `pixels`: the image comes back too. */
-  | { type: "inspect-dicom"; bytes: Uint8Array; pixels: boolean; bare: boolean; maxPixels: number };
+  | { type: "inspect-dicom"; bytes: Uint8Array; pixels: boolean; bare: boolean; maxPixels: number; rendering?: DicomRendering };
 
 export type PreprocessReply =
   | { type: "tensor"; id: number; tensor: Float32Array; scaleX: number; scaleY: number; width: number; height: number }

@@ -54,7 +54,7 @@ describe.skipIf(!haveChromium)("dashboard: sign-in, API keys, account (Chromium)
     expect(await server.services.auth.account.anyUser()).toBe(false);
     await screenshot(page, "01-signin-first-run");
 
-    await page.getByLabel("Setup code").fill(server.services.auth.firstRun.setupCode());
+    await page.getByLabel("Setup code").fill(server.services.auth.firstRun.setupCode()!);
     await page.getByRole("button", { name: "Create the first account" }).click();
     await page.getByRole("heading", { name: "Experiments" }).waitFor();
     expect(await server.services.auth.users.findByEmail("admin@hospital.example")).toBeTruthy();
@@ -188,7 +188,8 @@ describe.skipIf(!haveChromium)("dashboard: sign-up with SIGNUP_ENABLED=true (Chr
   beforeAll(async () => {
     ensureDashboardBuilt();
     server = await startTestServer("pglite", { SIGNUP_ENABLED: "true" });
-    await server.services.auth.users.create({ email: EMAIL, password: PASSWORD });
+    // An administrator first: sign-up stays closed until one exists (issue 48 finding 12).
+    await server.services.auth.users.create({ email: EMAIL, password: PASSWORD, role: "admin" });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   }, 180_000);

@@ -114,14 +114,21 @@ describe.skipIf(!haveChromium)("dashboard: Settings → Users (Chromium)", () =>
     expect(reset).toMatch(/\/reset-password#/);
     await screenshot(admin, "users-07-reset-link");
 
+    const nurseId = (await server.services.auth.users.findByEmail(NURSE.email))!.id;
+    const { key } = await server.services.auth.apiKeys.create(nurseId, { name: "pipeline" });
     const nurse = await (await browser.newContext()).newPage();
     await nurse.goto(reset);
     await nurse.getByRole("heading", { name: "Set a new password" }).waitFor();
+    // Issue 48 finding 13: the page says the keys outlive a new password, and offers to revoke them (ticked).
+    expect(await nurse.getByTestId("reset-api-keys").textContent()).toContain("Working API keys now: 1.");
+    expect(await nurse.getByLabel("Also revoke all of this account's API keys", { exact: false }).isChecked()).toBe(true);
+    expect(seriousOrCritical(await axeViolations(nurse))).toEqual([]);
     await nurse.getByLabel("New password (at least 12 characters)").fill("a brand new nurse password");
     await nurse.getByLabel("New password again").fill("a brand new nurse password");
     await screenshot(nurse, "users-08-reset-page");
     await nurse.getByRole("button", { name: "Set the new password" }).click();
     await nurse.getByRole("heading", { name: "Experiments" }).waitFor();
+    expect((await fetch(`${server.url}/v1/me`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(403);
 
     // On a phone the page still reads (the tables scroll sideways inside their frame).
     await admin.setViewportSize({ width: 390, height: 844 });

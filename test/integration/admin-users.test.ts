@@ -216,14 +216,17 @@ describeEachTarget("administrators manage users (%s)", (target) => {
     // The newer link replaces the older one.
     const replaced = await call("POST", "/v1/password-resets/check", {}, { token: first.body.token });
     expect(replaced).toMatchObject({ status: 410, body: { error: { code: "reset_link_revoked" } } });
-    expect((await call("POST", "/v1/password-resets/check", {}, { token: issued.body.token })).body).toMatchObject({ email: user.email });
+    expect((await call("POST", "/v1/password-resets/check", {}, { token: issued.body.token })).body).toMatchObject({
+      email: user.email,
+      api_keys: 1,
+    });
 
     const weak = await call("POST", "/v1/password-resets/use", {}, { token: issued.body.token, password: "short" });
     expect(weak).toMatchObject({ status: 400, body: { error: { details: [{ field: "password" }] } } });
     const next = `new-${randomBytes(9).toString("hex")}`;
     expect(await call("POST", "/v1/password-resets/use", {}, { token: issued.body.token, password: next })).toMatchObject({
       status: 200,
-      body: { email: user.email },
+      body: { email: user.email, api_keys_revoked: 1 },
     });
     expect((await call("GET", "/v1/me", session.dash)).status).toBe(401);
     expect((await signIn(user.email, user.password)).status).toBe(401);
@@ -232,7 +235,56 @@ describeEachTarget("administrators manage users (%s)", (target) => {
     expect(twice).toMatchObject({ status: 410, body: { error: { code: "reset_link_used" } } });
 
     expect((await audit(admin)).map((e) => `${e.action} ${e.target}`)).toContain(`password_reset_issued user ${user.userId}`);
-    expect((await audit(user)).map((e) => e.action)).toContain("password_reset_used");
+    // The user's key went with the reset (the default): the log is read with the new password's session.
+    expect((await audit((await signIn(user.email, next)).dash.cookie!)).map((e) => e.action)).toContain("password_reset_used");
+  });
+
+  // Issue 48 finding 13: a reset left the account's API keys working, and the reset page did not say so.
+  it("a reset revokes the account's API keys unless asked not to, says how many work before, and logs which it was", async () => {
+    const reset = async (user: UserWithKey, body: Record<string, unknown>) => {
+      const issued = await call("POST", `/v1/admin/users/${user.userId}/password-reset`, asAdmin());
+      const check = await call("POST", "/v1/password-resets/check", {}, { token: issued.body.token });
+      const password = `new-${randomBytes(9).toString("hex")}`;
+      const used = await call("POST", "/v1/password-resets/use", {}, { token: issued.body.token, password, ...body });
+      const session = await signIn(user.email, password);
+      const entry = (await call("GET", "/v1/audit?limit=100", { cookie: session.dash.cookie! })).body.data.find(
+        (e: Json) => e.action === "password_reset_used",
+      );
+      return { check: check.body, used: used.body, entry };
+    };
+
+    const revoking = await createUserWithKey(server);
+    const second = await server.services.auth.apiKeys.create(revoking.userId, { name: "second" });
+    await server.services.auth.apiKeys.revoke(
+      (await server.services.auth.apiKeys.create(revoking.userId, { name: "old" })).info.id,
+      revoking.userId,
+    );
+    expect((await call("GET", "/v1/me", bearer(revoking.key))).status).toBe(200); // cached in this process now
+    const r = await reset(revoking, {});
+    expect(r.check.api_keys).toBe(2); // the revoked one does not count
+    expect(r.used).toEqual({ email: revoking.email, api_keys_revoked: 2 });
+    for (const key of [revoking.key, second.key]) {
+      const me = await call("GET", "/v1/me", bearer(key));
+      expect(me.status).toBe(403);
+      expect(me.body.error.code).toBe("api_key_revoked");
+    }
+    expect(r.entry).toMatchObject({ target: `user ${revoking.userId}`, details: { api_keys_revoked: 2 } });
+
+    const keeping = await createUserWithKey(server);
+    const k = await reset(keeping, { revoke_api_keys: false });
+    expect(k.check.api_keys).toBe(1);
+    expect(k.used).toEqual({ email: keeping.email, api_keys_revoked: 0 });
+    expect((await call("GET", "/v1/me", bearer(keeping.key))).status).toBe(200);
+    expect(k.entry).toMatchObject({ details: { api_keys_kept: 1 } });
+
+    const bad = await call(
+      "POST",
+      "/v1/password-resets/use",
+      {},
+      { token: "x".repeat(43), password: "long enough password", revoke_api_keys: "yes" },
+    );
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body.error.details)).toContain("revoke_api_keys");
   });
 
   it("erasing an administrator keeps the invitations they made usable, and removes reset links for the erased account", async () => {

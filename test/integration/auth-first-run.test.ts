@@ -48,9 +48,10 @@ describe("first run: the setup code", () => {
     fetch(`${url}/v1/setup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
   it("serve prints a 16-character code in the terminal, and the page's state says no user exists", async () => {
-    expect(printed).toMatch(/with no users yet/);
+    expect(printed).toMatch(/with no administrator/);
+    expect(printed).toMatch(/It works until \d{4}-\d\d-\d\dT/);
     expect(printed).toMatch(/\n {4}[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}\n/);
-    expect(await json(await fetch(`${url}/v1/setup`))).toMatchObject({ users_exist: false });
+    expect(await json(await fetch(`${url}/v1/setup`))).toMatchObject({ users_exist: false, admin_exists: false });
   });
 
   it("a wrong code is a 403 naming setup_code, and creates nothing; a weak password is a 400 even with the right code", async () => {
@@ -93,7 +94,54 @@ describe("first run: the setup code", () => {
     expect(again.status).toBe(409);
   });
 
+  // Issue 48 finding 11: once the last account was erased, the code printed at start-up opened the server again.
+  it("after the administrator erases their account, the old code is refused and a new one, printed in the terminal, works", async () => {
+    const first = codes();
+    expect(first).toHaveLength(1);
+    const signIn = await fetch(`${url}/v1/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: EMAIL, password: PASSWORD }),
+    });
+    const email = signIn.status === 200 ? EMAIL : "second@hospital.example";
+    const session =
+      signIn.status === 200
+        ? signIn
+        : await fetch(`${url}/v1/session`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ email, password: PASSWORD }),
+          });
+    const { csrf_token } = await json(session);
+    const cookie = session.headers.get("set-cookie")!.split(";")[0]!;
+    const erase = await fetch(`${url}/v1/me`, {
+      method: "DELETE",
+      headers: { "content-type": "application/json", cookie, "x-csrf-token": csrf_token },
+      body: JSON.stringify({ password: PASSWORD }),
+    });
+    expect(erase.status).toBe(202);
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline && codes().length < 2) await new Promise((r) => setTimeout(r, 200));
+    const fresh = codes();
+    expect(fresh, printed).toHaveLength(2);
+    expect(fresh[1]).not.toBe(fresh[0]);
+    expect(await json(await fetch(`${url}/v1/setup`))).toMatchObject({ users_exist: false, admin_exists: false });
+
+    const old = await setup({ setup_code: fresh[0], email: "new-admin@hospital.example", password: PASSWORD });
+    expect(old.status).toBe(403);
+    expect((await json(old)).error.code).toBe("invalid_setup_code");
+    const made = await setup({ setup_code: fresh[1], email: "new-admin@hospital.example", password: PASSWORD });
+    expect(made.status).toBe(201);
+    // Spent: it does not make a second administrator.
+    expect((await setup({ setup_code: fresh[1], email: "third@hospital.example", password: PASSWORD })).status).toBe(409);
+    expect(codes()).toHaveLength(2);
+  }, 90_000);
+
+  function codes(): string[] {
+    return [...printed.matchAll(/\n {4}([0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4})\n/g)].map((m) => m[1]!);
+  }
+
   function code(): string {
-    return /\n {4}([0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4})\n/.exec(printed)![1];
+    return codes()[0]!;
   }
 });

@@ -216,4 +216,26 @@ describeEachTarget("dashboard sessions on %s", (target) => {
     // Another address is unaffected.
     expect((await signIn(server, user.email, user.password, freshIp())).res.status).toBe(200);
   });
+
+  // Issue 48 finding 15: each full IPv6 address had its own allowance, and one client holds a whole /64.
+  it("counts sign-in attempts per IPv6 /64, and an IPv4-mapped address as its IPv4 address", async () => {
+    const prefix = `2001:db8:48:${(++ipCounter).toString(16)}`;
+    for (let i = 0; i < ADDRESS_ATTEMPTS; i++) {
+      const { res } = await signIn(server, `nobody-${i}@test.example`, "wrong password!!", `${prefix}::${(i + 1).toString(16)}`);
+      expect(res.status).toBe(401);
+    }
+    // Another address of the same /64 is the same client: refused.
+    const sameNet = await signIn(server, user.email, user.password, `${prefix}:ffff:ffff:ffff:ffff`);
+    expect(sameNet.res.status).toBe(429);
+    // The next /64 is someone else.
+    expect((await signIn(server, user.email, user.password, `2001:db8:49:${ipCounter.toString(16)}::1`)).res.status).toBe(200);
+
+    const v4 = freshIp();
+    for (let i = 0; i < ADDRESS_ATTEMPTS; i++) {
+      const { res } = await signIn(server, `nobody-${i}@test.example`, "wrong password!!", i % 2 ? v4 : `::ffff:${v4}`);
+      expect(res.status).toBe(401);
+    }
+    expect((await signIn(server, user.email, user.password, `::ffff:${v4}`)).res.status).toBe(429);
+    expect((await signIn(server, user.email, user.password, v4)).res.status).toBe(429);
+  });
 });

@@ -39,9 +39,9 @@ describe("dashboard account routes", () => {
 
   it("GET /v1/setup says whether any user exists, without sign-in; sign-up is off by default", async () => {
     const before = await json(await fetch(`${server.url}/v1/setup`));
-    expect(before).toEqual({ users_exist: false, signup_enabled: false });
+    expect(before).toEqual({ users_exist: false, admin_exists: false, signup_enabled: false });
     await server.services.auth.users.create({ email: "first@hospital.example", password: "first user password" });
-    expect(await json(await fetch(`${server.url}/v1/setup`))).toEqual({ users_exist: true, signup_enabled: false });
+    expect(await json(await fetch(`${server.url}/v1/setup`))).toEqual({ users_exist: true, admin_exists: false, signup_enabled: false });
     const refused = await fetch(`${server.url}/v1/users`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -78,6 +78,36 @@ describe("dashboard account routes", () => {
     expect((await signIn(server, email, "old password 123")).status).toBe(401);
     expect((await signIn(server, email, "new password 456")).status).toBe(200);
   });
+
+  // Issue 48 finding 13: a new password left the API keys working without a word; the owner now chooses, and the
+  // audit log says which.
+  it("PUT /v1/account/password keeps the API keys unless revoke_api_keys, and logs how many went or stayed", async () => {
+    const email = "keys@hospital.example";
+    const user = await server.services.auth.users.create({ email, password: "old password 123" });
+    const { key } = await server.services.auth.apiKeys.create(user.id, { name: "pipeline" });
+    const s = await signIn(server, email, "old password 123");
+    const put = (body: unknown) =>
+      fetch(`${server.url}/v1/account/password`, {
+        method: "PUT",
+        headers: { "content-type": "application/json", cookie: s.cookie, "x-csrf-token": s.csrf },
+        body: JSON.stringify(body),
+      });
+    const me = async () => (await fetch(`${server.url}/v1/me`, { headers: bearer(key) })).status;
+    const lastChange = async () =>
+      (await json(await fetch(`${server.url}/v1/audit?limit=100`, { headers: { cookie: s.cookie } }))).data.find(
+        (e: { action: string }) => e.action === "password_changed",
+      );
+
+    expect((await put({ current_password: "old password 123", new_password: "new password 456" })).status).toBe(204);
+    expect(await me()).toBe(200);
+    expect(await lastChange()).toMatchObject({ details: { api_keys_kept: 1 } });
+
+    expect((await put({ current_password: "new password 456", new_password: "newer password 789", revoke_api_keys: true })).status).toBe(
+      204,
+    );
+    expect(await me()).toBe(403);
+    expect(await lastChange()).toMatchObject({ details: { api_keys_revoked: 1 } });
+  });
 });
 
 describe("sign-up when SIGNUP_ENABLED=true", () => {
@@ -91,6 +121,38 @@ describe("sign-up when SIGNUP_ENABLED=true", () => {
 
   const post = (body: unknown) =>
     fetch(`${server.url}/v1/users`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+  // Issue 48 finding 12: a stranger signing up first held the only account, and the setup page then refused the
+  // operator (a user existed): a server with no administrator.
+  it("refuses sign-up until an administrator exists, saying so in both languages; the setup code still makes the administrator", async () => {
+    const state = await json(await fetch(`${server.url}/v1/setup`));
+    expect(state).toEqual({ users_exist: false, admin_exists: false, signup_enabled: true });
+    const early = await post({ email: "stranger@elsewhere.example", password: "a stranger's long password" });
+    expect(early.status).toBe(403);
+    const body = await json(early);
+    expect(body.error.code).toBe("signup_needs_admin");
+    expect(body.error.message).toContain("setup code");
+    const spanish = await fetch(`${server.url}/v1/users`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "accept-language": "es" },
+      body: JSON.stringify({ email: "stranger@elsewhere.example", password: "a stranger's long password" }),
+    });
+    expect((await json(spanish)).error.message).toContain("administrador");
+    expect(await server.services.auth.users.findByEmail("stranger@elsewhere.example")).toBeUndefined();
+    expect(await server.services.auth.account.anyUser()).toBe(false);
+
+    const made = await fetch(`${server.url}/v1/setup`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        setup_code: server.services.auth.firstRun.setupCode(),
+        email: "admin@hospital.example",
+        password: "the admin's long password",
+      }),
+    });
+    expect(made.status).toBe(201);
+    expect(await json(await fetch(`${server.url}/v1/setup`))).toMatchObject({ admin_exists: true, signup_enabled: true });
+  });
 
   it("creates the account and answers 202 without a session; signing in next opens it", async () => {
     expect((await json(await fetch(`${server.url}/v1/setup`))).signup_enabled).toBe(true);
@@ -119,6 +181,19 @@ describe("sign-up when SIGNUP_ENABLED=true", () => {
     expect((await signIn(server, "taken@hospital.example", "an intruder's long password")).status).toBe(401);
     expect((await signIn(server, "taken@hospital.example", "the owner's long password")).status).toBe(200);
     expect((await server.services.auth.users.findByEmail("TAKEN@hospital.example"))?.email).toBe("taken@hospital.example");
+  });
+
+  // Issue 48 finding 15: the hourly sign-up allowance was per full IPv6 address.
+  it("counts sign-ups per IPv6 /64", async () => {
+    const from = (ip: string, i: number) =>
+      fetch(`${server.url}/v1/users`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-forwarded-for": ip },
+        body: JSON.stringify({ email: `v6-${i}@hospital.example`, password: "a long enough password" }),
+      });
+    for (let i = 1; i <= 10; i++) expect((await from(`2001:db8:4815::${i.toString(16)}`, i)).status).toBe(202);
+    expect((await from("2001:db8:4815:0:ffff::1", 11)).status).toBe(429);
+    expect((await from("2001:db8:4816::1", 12)).status).toBe(202);
   });
 
   it("a bad email or a weak password is still 400 (the same for every address)", async () => {

@@ -45,6 +45,13 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)(`account e
       body: JSON.stringify({ message: `how is model ${n} doing?` }),
     });
     expect(chat.status).toBe(201);
+    // A PACS connection with its sealed password (Settings → PACS): gone with the account too.
+    const pacs = await fetch(`${server.url}/v1/pacs`, {
+      method: "PUT",
+      headers: bearer(u.key, { "content-type": "application/json" }),
+      body: JSON.stringify({ dicomweb_url: "https://pacs.hospital.example/dicom-web", username: "builder", password: `pacs-${n}` }),
+    });
+    expect(pacs.status).toBe(200);
     const predicted = await fetch(`${server.url}/v1/experiments/1/predict`, {
       method: "POST",
       headers: bearer(u.key, { "content-type": "application/json" }),
@@ -79,7 +86,16 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)(`account e
     const bobRows = await rowsOfUser(url, bob.userId);
     const bobFiles = (await stored()).filter(ofUser(bob.userId));
     const aliceRows = await rowsOfUser(url, alice.userId);
-    expect(aliceRows).toMatchObject({ users: 1, experiments: 2, models: 2, api_keys: 2, sessions: 1, files: 1, chat_conversations: 1 });
+    expect(aliceRows).toMatchObject({
+      users: 1,
+      experiments: 2,
+      models: 2,
+      api_keys: 2,
+      sessions: 1,
+      files: 1,
+      chat_conversations: 1,
+      pacs_connections: 1,
+    });
     expect(aliceRows.chat_messages).toBeGreaterThan(0);
     const aliceFiles = (await stored()).filter(
       (f) => f.includes(alice.userId) || f.includes(alice.exp.experimentUuid) || f.includes(alice.exp.id),

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
+import { models } from "../../src/db/schema.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 import { createThrowawayDatabase } from "../helpers/db.js";
@@ -126,6 +127,11 @@ describe(`operating points${twoReplicas ? " on two replicas (Postgres)" : " (PGl
     expect(sens.value).toBeLessThanOrEqual(sens.ci_high);
     expect(v2.test.sensitivity.value).toBe(sens.value);
     expect(t2).not.toBe(t1);
+    // Monitoring's baseline follows the operating point: the share flagged positive at the new threshold.
+    const rate = async (version: number) =>
+      ((await a.services.db.select().from(models)).find((m) => m.version === version)!.manifest as any).monitoring_baseline.positive_rate;
+    expect(await rate(2)).not.toBe(await rate(1));
+    expect((await rate(2)) > (await rate(1))).toBe(t2 < t1);
 
     // A borderline input: its probability lies between the two thresholds, so its answer flips.
     const [lo, hi] = [Math.min(t1, t2), Math.max(t1, t2)];

@@ -11,23 +11,33 @@ import { j2kDicom, deflateBomb } from "../helpers/dicom-bombs.js";
 import { dicomFixtures, haveDicomPython, type ReferenceEntry } from "../helpers/dicom-fixtures.js";
 import { SYNTAX, writeDicom } from "../helpers/dicom-writer.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
+import { haveOrthanc, startOrthanc, type TestOrthanc } from "../helpers/orthanc.js";
+import { DICOM_ACCEPT } from "../../src/net/dicomweb.js";
 import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
 import { publishFixture } from "../fixtures/serving/publish.js";
 
 // /predict on DICOM (issue 41), through the real server, model worker threads and outbound guard: a DICOM sent as a
-// data: URI, or fetched from a DICOMweb WADO-RS server (a local HTTP server speaking the one call, multipart/related
-// application/dicom), scores exactly what the same pixels score as a PNG, where "the same pixels" are the
-// pipeline's own rendering (builder_pipelines.common.dicom). The allow-list lets the test reach 127.0.0.1 only.
+// data: URI, or fetched from a real PACS (Orthanc with its DICOMweb plugin and basic authentication on, as a
+// hospital configures it: test/helpers/orthanc.ts) over WADO-RS, scores exactly what the same pixels score as a PNG,
+// where "the same pixels" are the pipeline's own rendering (builder_pipelines.common.dicom). The allow-list lets
+// the test reach 127.0.0.1 only. The DICOM bombs come from a hostile server of the test's own: a PACS parses what it
+// stores (Orthanc inflates a deflate bomb to ~1 GB itself, and refuses files without UIDs), while the threat is any
+// DICOMweb-shaped link.
+// Without Orthanc (not installed: .ci/run installs it) the PACS tests are skipped and the rest still run.
 describe.skipIf(!haveFixturePython || !haveDicomPython)("/predict with DICOM", () => {
   const fx = servingFixtures();
   const dx = dicomFixtures();
   let server: TestServer;
-  let pacs: http.Server;
-  let pacsUrl: string;
+  let orthanc: TestOrthanc;
+  let hostile: http.Server;
+  let hostileUrl: string;
   let user: UserWithKey;
-  const accepts: string[] = [];
-  /** Files the PACS serves besides the fixtures (the bombs). */
+  /** The Authorization headers the hostile server was sent. */
+  const hostileAuth: Array<string | undefined> = [];
+  /** Files the hostile server serves (the bombs). */
   const bombs = new Map<string, Buffer>();
+  /** WADO-RS URLs of the fixture files stored in Orthanc, by file name. */
+  const wado = new Map<string, string>();
   const BOUNDARY = "DICOMwebBoundary42";
   // Files of every transfer syntax and photometric interpretation, one each (multi-frame and PHI ones included).
   const cases = [
@@ -49,23 +59,36 @@ describe.skipIf(!haveFixturePython || !haveDicomPython)("/predict with DICOM", (
       .toBuffer();
 
   beforeAll(async () => {
-    pacs = http.createServer((req, res) => {
-      accepts.push(String(req.headers.accept));
+    hostile = http.createServer((req, res) => {
+      hostileAuth.push(req.headers.authorization);
       const m = /^\/dicomweb\/studies\/1\.2\.3\/series\/4\.5\/instances\/([^/]+)$/.exec(req.url ?? "");
-      if (!m || (!bombs.has(m[1]) && !fs.existsSync(path.join(dx.dir, "files", m[1])))) return void res.writeHead(404).end();
+      if (!m || !bombs.has(m[1])) return void res.writeHead(404).end();
       const body = Buffer.concat([
         Buffer.from(`--${BOUNDARY}\r\nContent-Type: application/dicom\r\n\r\n`),
-        bombs.get(m[1]) ?? dx.bytes(m[1]),
+        bombs.get(m[1])!,
         Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
       ]);
       res.writeHead(200, { "content-type": `multipart/related; type="application/dicom"; boundary=${BOUNDARY}` }).end(body);
     });
-    await new Promise<void>((r) => pacs.listen(0, "127.0.0.1", r));
-    pacsUrl = `http://127.0.0.1:${(pacs.address() as AddressInfo).port}/dicomweb/studies/1.2.3/series/4.5/instances`;
+    await new Promise<void>((r) => hostile.listen(0, "127.0.0.1", r));
+    hostileUrl = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}/dicomweb/studies/1.2.3/series/4.5/instances`;
+    if (haveOrthanc) {
+      orthanc = await startOrthanc();
+      for (const file of ["j2k_mono2_s16_rescale.dcm", "rle_rgb.dcm"]) wado.set(file, (await orthanc.store(dx.bytes(file))).url);
+    }
     server = await startTestServer(primaryTarget(), { FETCH_ALLOW_HOSTS: "127.0.0.1", GRADCAM_MAX_SIDE: "32" });
     user = await createUserWithKey(server);
     await publishFixture(server, user.userId, 1, fx.modelDir("vision_binary"));
     await publishFixture(server, user.userId, 2, fx.modelDir("detection"));
+    // The PACS as Settings → PACS keeps it: Builder sends its credentials to links under this root only.
+    if (haveOrthanc) {
+      const saved = await fetch(`${server.url}/v1/pacs`, {
+        method: "PUT",
+        headers: bearer(user.key, { "content-type": "application/json" }),
+        body: JSON.stringify({ dicomweb_url: orthanc.dicomWeb, username: orthanc.username, password: orthanc.password }),
+      });
+      expect(saved.status).toBe(200);
+    }
     // The same model trained "on DICOM with an explicit window": its manifest's rendering must be the one applied.
     const windowed = fs.mkdtempSync(path.join(os.tmpdir(), "dicom-windowed-"));
     fs.copyFileSync(path.join(fx.modelDir("vision_binary"), "model.onnx"), path.join(windowed, "model.onnx"));
@@ -90,8 +113,9 @@ describe.skipIf(!haveFixturePython || !haveDicomPython)("/predict with DICOM", (
   });
   afterAll(async () => {
     await server?.teardown();
-    pacs?.closeAllConnections();
-    await new Promise((r) => pacs?.close(r));
+    await orthanc?.stop();
+    hostile?.closeAllConnections();
+    await new Promise((r) => hostile?.close(r));
   });
 
   const predict = async (message: string, experiment = 1) => {
@@ -173,7 +197,7 @@ describe.skipIf(!haveFixturePython || !haveDicomPython)("/predict with DICOM", (
     expect([res.status, body.error, body.code]).toEqual([status, 1, code]);
     expect(body.message).toMatch(spanish);
     bombs.set("bomb.dcm", bytes);
-    const viaPacs = await predict(`${pacsUrl}/bomb.dcm`);
+    const viaPacs = await predict(`${hostileUrl}/bomb.dcm`);
     expect([viaPacs.status, viaPacs.body.code]).toEqual([status, code]);
   });
 
@@ -187,22 +211,59 @@ describe.skipIf(!haveFixturePython || !haveDicomPython)("/predict with DICOM", (
     expect(dicomBody).toEqual(pngBody);
   });
 
-  it("fetches a DICOMweb instance and a /frames/1 URL as multipart/related application/dicom", async () => {
-    const file = "j2k_mono2_s16_rescale.dcm";
-    const asPng = await predict(`data:image/png;base64,${(await png(ref(file, "file"))).toString("base64")}`);
-    accepts.length = 0;
-    for (const url of [`${pacsUrl}/${file}`, `${pacsUrl}/${file}/frames/1`]) {
-      const r = await predict(url);
-      expect(r.status, url).toBe(201);
-      expect(r.body.score).toEqual(asPng.body.score);
-    }
-    expect(accepts).toEqual(['multipart/related; type="application/dicom"', 'multipart/related; type="application/dicom"']);
+  it.skipIf(!haveOrthanc)(
+    "fetches a DICOMweb instance and a /frames/1 URL from Orthanc, as stored (a JPEG 2000 file), with the PACS's credentials",
+    async () => {
+      const file = "j2k_mono2_s16_rescale.dcm";
+      const asPng = await predict(`data:image/png;base64,${(await png(ref(file, "file"))).toString("base64")}`);
+      for (const url of [wado.get(file)!, `${wado.get(file)}/frames/1`]) {
+        const r = await predict(url);
+        expect(r.status, url).toBe(201);
+        expect(r.body.score).toEqual(asPng.body.score);
+      }
+      // Without transfer-syntax=* Orthanc transcodes to Explicit VR Little Endian, which it cannot do from JPEG 2000.
+      const plain = await orthanc.rest(new URL(wado.get(file)!).pathname, {
+        headers: { accept: 'multipart/related; type="application/dicom"' },
+      });
+      expect(plain.status).toBe(500);
+    },
+  );
+
+  it.skipIf(!haveOrthanc)(
+    "asks Orthanc without credentials when the link is not under the configured PACS, and sends them nowhere else",
+    async () => {
+      // Orthanc's own answer to a request without credentials: 401, so the link cannot be fetched.
+      const anonymous = await fetch(wado.get("rle_rgb.dcm")!, { headers: { accept: DICOM_ACCEPT } });
+      expect(anonymous.status).toBe(401);
+      const other = await createUserWithKey(server);
+      const r = await fetch(`${server.url}/predict`, {
+        method: "POST",
+        headers: bearer(other.key, { "content-type": "application/json", "x-experiment-id": "1" }),
+        body: JSON.stringify({ message: wado.get("rle_rgb.dcm") }),
+      });
+      expect(r.status).toBe(404); // the other user has no experiment 1: checked before any fetch
+      await publishFixture(server, other.userId, 1, fx.modelDir("vision_binary"));
+      const again = await fetch(`${server.url}/predict`, {
+        method: "POST",
+        headers: bearer(other.key, { "content-type": "application/json", "x-experiment-id": "1" }),
+        body: JSON.stringify({ message: wado.get("rle_rgb.dcm") }),
+      });
+      expect([again.status, ((await again.json()) as any).code]).toEqual([422, "fetch_failed"]);
+      hostileAuth.length = 0;
+      await predict(`${hostileUrl}/nothing.dcm`);
+      expect(hostileAuth).toEqual([undefined]);
+      expect((await predict(wado.get("rle_rgb.dcm")!)).status).toBe(201);
+    },
+  );
+
+  it("refuses a private PACS address not allowed", async () => {
+    const r = await predict("http://10.0.0.7/dicomweb/studies/1/series/2/instances/3");
+    expect([r.status, r.body.error, r.body.code]).toEqual([403, 1, "blocked_address"]);
   });
 
-  it.each([
-    ["a private PACS address not allowed", () => "http://10.0.0.7/dicomweb/studies/1/series/2/instances/3", 403, "blocked_address"],
-    ["a frame other than the first", () => `${pacsUrl}/rle_rgb.dcm/frames/2`, 400, "unsupported_frame"],
-    ["an instance the PACS does not have", () => `${pacsUrl}/nothing.dcm`, 422, "fetch_failed"],
+  it.skipIf(!haveOrthanc).each([
+    ["a frame other than the first", () => `${wado.get("rle_rgb.dcm")}/frames/2`, 400, "unsupported_frame"],
+    ["an instance the PACS does not have", () => `${orthanc.dicomWeb}/studies/1.2.3/series/4.5/instances/6.7.8`, 422, "fetch_failed"],
   ])("refuses %s", async (_name, url, status, code) => {
     const r = await predict(url());
     expect([r.status, r.body.error, r.body.code]).toEqual([status, 1, code]);

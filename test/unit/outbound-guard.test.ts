@@ -13,6 +13,7 @@ const fakeDns: Record<string, string[]> = {
   "mixed.test": ["8.8.8.8", "127.0.0.1"],
   "v6.test": ["::1"],
   "mapped.test": ["::ffff:169.254.169.254"],
+  "compat.test": ["::7f00:1"],
   "img.test": ["127.0.0.1"],
   "other.test": ["127.0.0.1"],
 };
@@ -50,6 +51,13 @@ const HOSTILE: Array<[string, string]> = [
   ["http://[ff02::1]/x.png", "blocked_address"],
   ["http://255.255.255.255/x.png", "blocked_address"],
   ["http://[64:ff9b::7f00:1]/x.png", "blocked_address"], // NAT64 of 127.0.0.1
+  // IPv6 forms that carry an IPv4 address are judged by it (issue 48 finding 16)
+  ["http://[::127.0.0.1]/x.png", "blocked_address"], // IPv4-compatible loopback; the URL parser writes [::7f00:1]
+  ["http://[::10.0.0.1]/x.png", "blocked_address"], // IPv4-compatible private
+  ["http://[::169.254.169.254]/latest/meta-data/", "blocked_address"], // IPv4-compatible metadata
+  ["http://[64:ff9b::169.254.169.254]/latest/meta-data/", "blocked_address"], // NAT64 of the metadata address
+  ["http://[64:ff9b::192.168.0.1]/x.png", "blocked_address"], // NAT64 of a private address
+  ["http://compat.test/x.png", "blocked_address"], // a name answering ::7f00:1
   ["http://198.18.0.1/x.png", "blocked_address"],
   ["http://evil.test/x.png", "blocked_address"], // a name resolving to a private address
   ["http://mixed.test/x.png", "blocked_address"], // one public and one loopback answer
@@ -106,6 +114,21 @@ describe("outbound guard", () => {
     expect(checkAddress("not-an-ip")).toMatchObject({ ok: false, range: "invalid" });
   });
 
+  it("judges IPv4-mapped, IPv4-compatible and NAT64 addresses by the IPv4 address they carry (issue 48 finding 16)", () => {
+    expect(checkAddress("::127.0.0.1")).toMatchObject({ ok: false, address: "127.0.0.1", range: "loopback" });
+    expect(checkAddress("::7f00:1")).toMatchObject({ ok: false, address: "127.0.0.1", range: "loopback" });
+    expect(checkAddress("::a9fe:a9fe")).toMatchObject({ ok: false, range: "cloud metadata" });
+    expect(checkAddress("64:ff9b::a00:1")).toMatchObject({ ok: false, address: "10.0.0.1", range: "private" });
+    // A public IPv4 address stays reachable in every form; through NAT64 it is dialled as the IPv6 address.
+    expect(checkAddress("::8.8.8.8")).toMatchObject({ ok: true, address: "8.8.8.8", family: 4 });
+    expect(checkAddress("64:ff9b::8.8.8.8")).toMatchObject({ ok: true, address: "64:ff9b::808:808", family: 6 });
+    // :: and ::1 are IPv6's own unspecified and loopback addresses, not IPv4-compatible 0.0.0.0/0.0.0.1.
+    expect(checkAddress("::1")).toMatchObject({ ok: false, range: "loopback" });
+    expect(checkAddress("::")).toMatchObject({ ok: false, range: "unspecified" });
+    // The local-use NAT64 prefix embeds differently and stays refused as a range.
+    expect(checkAddress("64:ff9b:1::808:808").ok).toBe(false);
+  });
+
   it("allow-lists names, suffixes, IPs and CIDRs", () => {
     const a = compileAllowList(["pacs.hospital.org", "*.imaging.local", "10.20.0.0/16", "192.168.1.7"]);
     expect(a.allowsHost("PACS.hospital.org.")).toBe(true);
@@ -114,6 +137,9 @@ describe("outbound guard", () => {
     expect(a.allowsAddress("10.20.3.4")).toBe(true);
     expect(a.allowsAddress("10.21.3.4")).toBe(false);
     expect(a.allowsAddress("::ffff:192.168.1.7")).toBe(true);
+    expect(a.allowsAddress("::10.20.3.4")).toBe(true);
+    expect(a.allowsAddress("64:ff9b::10.20.3.4")).toBe(true);
+    expect(a.allowsAddress("::10.21.3.4")).toBe(false);
   });
 });
 

@@ -55,13 +55,13 @@ describe("a pasted row", () => {
 
 describe("values outside the training data", () => {
   it("flags numbers outside [min, max] and codes the model does not have; the edges and empty fields pass", () => {
-    expect(outOfRange(cols[0], "999")).toMatch(/outside the training range \(44 – 199\)/);
-    expect(outOfRange(cols[1], "-40")).toMatch(/outside the training range \(21 – 81\)/);
+    expect(outOfRange(cols[0], "999")).toEqual({ kind: "outsideRange", min: 44, max: 199 });
+    expect(outOfRange(cols[1], "-40")).toEqual({ kind: "outsideRange", min: 21, max: 81 });
     expect(outOfRange(cols[0], "44")).toBeNull();
     expect(outOfRange(cols[0], "199")).toBeNull();
     expect(outOfRange(cols[0], "")).toBeNull();
-    expect(outOfRange(cols[2], "2")).toBe("not a code this model knows (0–1)");
-    expect(outOfRange(cols[2], "0.5")).toBe("not a code this model knows (0–1)");
+    expect(outOfRange(cols[2], "2")).toEqual({ kind: "unknownCode", max: 1 });
+    expect(outOfRange(cols[2], "0.5")).toEqual({ kind: "unknownCode", max: 1 });
     expect(outOfRange(cols[2], "1")).toBeNull();
     expect(outOfRange({ name: "x", type: "numeric" }, "1e9")).toBeNull(); // no range known: nothing claimed
   });

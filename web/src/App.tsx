@@ -17,6 +17,7 @@ const NewExperimentPage = lazy(() => import("./pages/NewExperiment").then((m) =>
 const TryItPage = lazy(() => import("./pages/TryIt").then((m) => ({ default: m.TryItPage })));
 const ApiKeysPage = lazy(() => import("./pages/SettingsApi").then((m) => ({ default: m.ApiKeysPage })));
 const AccountPage = lazy(() => import("./pages/SettingsAccount").then((m) => ({ default: m.AccountPage })));
+const PacsPage = lazy(() => import("./pages/SettingsPacs").then((m) => ({ default: m.PacsPage })));
 const ActivityPage = lazy(() => import("./pages/SettingsActivity").then((m) => ({ default: m.ActivityPage })));
 const UsersPage = lazy(() => import("./pages/SettingsUsers").then((m) => ({ default: m.UsersPage })));
 const OperationsPage = lazy(() => import("./pages/Operations").then((m) => ({ default: m.OperationsPage })));
@@ -27,6 +28,7 @@ const NAV: Array<[string, string]> = [
   ["/experiments/new", "nav.newExperiment"],
   ["/settings/api", "nav.settingsApi"],
   ["/settings/account", "nav.account"],
+  ["/settings/pacs", "nav.pacs"],
   ["/settings/activity", "nav.activity"],
 ];
 /** Only administrators see (and may use) Settings → Users and Operations. */
@@ -45,6 +47,7 @@ function Page({ path, query }: { path: string; query: URLSearchParams }) {
   if (m) return <ExperimentPage id={Number(m.id)} />;
   if (path === "/settings" || path === "/settings/api") return <ApiKeysPage />;
   if (path === "/settings/account") return <AccountPage />;
+  if (path === "/settings/pacs") return <PacsPage />;
   if (path === "/settings/activity") return <ActivityPage />;
   if (path === "/settings/users") return <UsersPage />;
   if (path === "/operations") return <OperationsPage />;

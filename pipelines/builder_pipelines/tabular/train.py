@@ -18,14 +18,14 @@ import time
 
 import numpy as np
 
-from ..common import clinical, events, operating_scores, subgroups
+from ..common import clinical, events, monitoring_baseline, operating_scores, subgroups
 from ..common import figure_tables as FT
 from ..common import thresholds as T
 from ..common.data import read_table, require_columns, split_indices
 from ..common.errors import DataError, SpecError
 from ..common.manifest import provenance, write_manifest, write_report
 from ..common.spec import JobSpec
-from . import calibration, evaluation, export, models
+from . import calibration, evaluation, export, input_check, models
 from .search import PLANS, run_search
 from .table import class_list, encode_features, encode_labels, infer_columns, one_hot, set_fills
 
@@ -249,6 +249,8 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
         "figures": figs,
         "report_file": "report.json",
         "model_summary": summary,
+        # Unfamiliar rows: the training rows' ranges, the threshold calibrated on the validation rows.
+        "input_check": {"mode": "flag", "table": input_check.build(columns, Xtr, Xva, Xte)},
         "provenance": provenance(spec, time.monotonic() - start, "cpu", _framework()),
     }
     manifest["metric"] = metric
@@ -267,6 +269,15 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
             out_dir, positive[0], one_hot(yva, k), val_scores, "validation split", one_hot(yte, k), test_scores, gte
         )
         events.artifact(manifest["operating_scores_file"], "report")
+    # Validation and test patients together, as aggregates (common/monitoring_baseline.py): what serving compares with.
+    manifest["monitoring_baseline"] = monitoring_baseline.build(
+        problem,
+        columns,
+        np.vstack([Xva, Xte]),
+        np.vstack([np.asarray(val_scores).reshape(len(yva), -1), np.asarray(test_scores).reshape(len(yte), -1)]),
+        thresholds,
+        positive[0] if (problem == "binary" and positive is not None) else None,
+    )
     path = write_manifest(out_dir, manifest)
     events.progress("evaluating", 1.0, message="done")
     return path

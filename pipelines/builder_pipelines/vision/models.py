@@ -146,17 +146,29 @@ class ExportModel(nn.Module):
         self.flip_tta = bool(flip_tta)
 
     def forward(self, x):
+        scores, cam, _ = self.heads(x)
+        return scores, cam
+
+    def heads(self, x):
+        """(scores, cam, pooled): ``pooled`` is each member's pooled feature vector (what its head reads, averaged
+        over the views), members side by side, for the unfamiliar-input check (input_check.py) to reuse the one pass
+        of the backbones instead of running them twice."""
         logits = 0.0
         cam = 0.0
+        pooled = []
         views = [x, torch.flip(x, dims=[3])] if self.flip_tta else [x]
         for m in self.members:
             w = m.head.weight * self.out_scale
             b = m.head.bias * self.out_scale + self.out_shift
+            acc = 0.0
             for v, view in enumerate(views):
                 a = m.features(view)
-                logits = logits + F.linear(a.mean(dim=(2, 3)), w, b)
+                g = a.mean(dim=(2, 3))
+                acc = acc + g
+                logits = logits + F.linear(g, w, b)
                 maps = F.conv2d(a, w[:, :, None, None])
                 cam = cam + (torch.flip(maps, dims=[3]) if v else maps)  # the flipped view's map, back in place
+            pooled.append(acc / len(views))
         n = float(len(self.members) * len(views))
         logits = logits / n
         cam = F.relu(cam / n)
@@ -166,4 +178,4 @@ class ExportModel(nn.Module):
             scores = logits
         else:
             scores = torch.softmax(logits, dim=1)
-        return scores, cam
+        return scores, cam, torch.cat(pooled, dim=1)

@@ -16,7 +16,7 @@ from ..common.errors import DataError
 from ..common.figure_tables import split_tables
 from ..common.manifest import provenance, write_manifest, write_report
 from ..common.spec import JobSpec
-from . import crossfit, crossfit_plan, dataset
+from . import crossfit, crossfit_plan, dataset, input_check
 from . import evaluation as report
 from .export import check_parity, export_onnx, run_onnx, session
 from .models import ExportModel
@@ -212,6 +212,7 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
         # Best quality: train and validation images pooled into cross-fitted folds (see crossfit.py); the
         # validation metrics and thresholds come from out-of-fold predictions over the pooled images.
         pooled = _pooled(data, x, targets, parts, problem, y_mean, y_std, device)
+        check_fit = input_check.fit_subset(x["train"], spec.seed)  # a bounded copy: the pooled one is freed below
         data = x["train"] = None  # the pooled copy holds these images now: keep one copy in memory, not two
         rounds = crossfit.run_crossfit(
             pooled,
@@ -238,6 +239,7 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
         truth["val"] = np.concatenate([truth["train"], truth["val"]])
         groups["val"] = pooled_groups
     else:
+        check_fit = None
         pool, members = run_search(
             data, image["width"], spec, device, deadline - reserve, init_state=_load_pretrained(spec)
         )
@@ -248,15 +250,26 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
     model = ExportModel(
         [m.model.float().cpu() for m in members], problem, out_scale=y_std, out_shift=y_mean, flip_tta=flip_tta
     )
+    # Unfamiliar inputs: statistics of the training images' features, calibrated on images they were not fitted on.
+    checked, check_record = input_check.build(
+        model,
+        check_fit if check_fit is not None else input_check.fit_subset(x["train"], spec.seed),
+        x["val"].cpu(),
+        spec.seed,
+        "validation images trained on by the cross-fitted ensemble" if selection is not None else "validation split",
+    )
+    del check_fit
     os.makedirs(out_dir, exist_ok=True)
     model_path = os.path.join(out_dir, "model.onnx")
-    export_onnx(model, x["val"].cpu(), model_path)
-    parity = check_parity(model, model_path, x["val"].cpu())
+    export_onnx(checked, x["val"].cpu(), model_path, extra_outputs=[input_check.OUTPUT])
+    parity = check_parity(checked, model_path, x["val"].cpu())
     events.artifact("model.onnx", "model")
 
     t_exported = time.monotonic()
     events.progress("evaluating", 0.92, message="test metrics")
     sess = session(model_path)
+    check_record.update(input_check.test_rate(sess, x["test"].cpu().numpy(), check_record))
+    check_record["descriptors"] = input_check.descriptors([paths[i] for i in parts["train"]], image["channels"])
     scores = {part: run_onnx(sess, x[part].cpu().numpy())[0].astype(np.float64) for part in ("val", "test")}
     if selection is not None:  # the ensemble trained on the validation images: judge them out of fold
         scores["val"] = oof_scores
@@ -347,6 +360,7 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
         "report_file": "report.json",
         "model_summary": summary,
         "metric": metric,
+        "input_check": {"mode": "flag", "image": check_record},
         "provenance": provenance(
             spec, time.monotonic() - t0, device.type, {"torch": torch.__version__, "onnx_opset": "17"}
         ),

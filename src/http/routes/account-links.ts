@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { addressKey } from "../../auth/address-key.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute, type RouteRequest } from "../route.js";
 import type { Services } from "../../services.js";
@@ -12,7 +13,7 @@ const LINK_ATTEMPTS_PER_15_MIN = 30;
 const token = z.string().min(1, "the link's token is missing").max(200);
 
 async function throttle(req: RouteRequest & { ip?: string }, services: Services): Promise<void> {
-  const decision = await services.auth.limiters.consume("account-link", req.ip ?? "unknown", LINK_ATTEMPTS_PER_15_MIN, 900);
+  const decision = await services.auth.limiters.consume("account-link", addressKey(req.ip ?? "unknown"), LINK_ATTEMPTS_PER_15_MIN, 900);
   if (!decision.allowed)
     throw new ApiError(429, "rate_limit_exceeded", `at most ${LINK_ATTEMPTS_PER_15_MIN} link attempts per 15 minutes from one address`);
 }
@@ -75,11 +76,24 @@ export const accountLinkRoutes = [
     summary: "The password-reset page: whether a reset link can still be used, and for which account",
     tags: ["account"],
     body: z.object({ token }),
-    responses: { 200: { description: "usable", schema: z.object({ email: z.string(), expires_at: z.string() }) }, ...refusals },
+    responses: {
+      200: {
+        description: "usable",
+        schema: z.object({
+          email: z.string(),
+          expires_at: z.string(),
+          api_keys: z.number().int().describe("the account's working API keys: a new password alone does not stop them"),
+        }),
+      },
+      ...refusals,
+    },
     handler: async ({ req, body, services }) => {
       await throttle(req, services);
       const link = await services.admin.checkLink("password_reset", body.token);
-      return { headers: { "cache-control": "no-store" }, body: { email: link.userEmail!, expires_at: link.expiresAt.toISOString() } };
+      return {
+        headers: { "cache-control": "no-store" },
+        body: { email: link.userEmail!, expires_at: link.expiresAt.toISOString(), api_keys: link.activeApiKeys ?? 0 },
+      };
     },
   }),
   defineRoute({
@@ -88,16 +102,28 @@ export const accountLinkRoutes = [
     auth: "none",
     summary: "Set a new password with a reset link; the link stops working and every session of the account ends",
     tags: ["account"],
-    body: z.object({ token, password: z.string().min(1).max(1024) }),
+    body: z.object({
+      token,
+      password: z.string().min(1).max(1024),
+      revoke_api_keys: z
+        .boolean()
+        .default(true)
+        .describe(
+          "revoke every API key of the account too (a new password alone leaves them working); true unless false is sent, since an administrator made the reset link",
+        ),
+    }),
     responses: {
-      200: { description: "the password is set; sign in with it", schema: z.object({ email: z.string() }) },
+      200: {
+        description: "the password is set; sign in with it",
+        schema: z.object({ email: z.string(), api_keys_revoked: z.number().int() }),
+      },
       400: { description: "invalid_request: a weak password" },
       ...refusals,
     },
     handler: async ({ req, body, services }) => {
       await throttle(req, services);
-      const user = await services.admin.useReset(body);
-      return { headers: { "cache-control": "no-store" }, body: { email: user.email } };
+      const user = await services.admin.useReset({ token: body.token, password: body.password, revokeApiKeys: body.revoke_api_keys });
+      return { headers: { "cache-control": "no-store" }, body: { email: user.email, api_keys_revoked: user.apiKeysRevoked } };
     },
   }),
 ];

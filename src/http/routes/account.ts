@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { SETUP_ATTEMPTS_PER_15_MIN } from "../../auth/first-run.js";
+import { addressKey } from "../../auth/address-key.js";
+import { actorOf } from "../../audit/audit-log.js";
 import { ApiError } from "../../errors.js";
 import { defineRoute } from "../route.js";
 
@@ -15,7 +17,8 @@ export const accountRoutes = [
     method: "get",
     path: "/v1/setup",
     auth: "none",
-    summary: "What the sign-in page shows before sign-in: whether any user exists yet (first run) and whether sign-up is open",
+    summary:
+      "What the sign-in page shows before sign-in: whether any user exists yet, whether an administrator does (else the setup page), and whether sign-up is open",
     tags: ["account"],
     responses: {
       200: {
@@ -26,27 +29,41 @@ export const accountRoutes = [
             .describe(
               "false on a fresh install: create the first user here with the setup code from the server's log (POST /v1/setup), or with ./builder users create",
             ),
+          admin_exists: z
+            .boolean()
+            .describe(
+              "false on a fresh install, and after the last administrator was erased: the server has printed a setup code in its log, and POST /v1/setup makes an administrator with it",
+            ),
           signup_enabled: z.boolean().describe("SIGNUP_ENABLED: anyone who reaches the dashboard may create an account"),
         }),
       },
     },
-    handler: async ({ services }) => ({
-      headers: { "cache-control": "no-store" },
-      body: { users_exist: await services.auth.account.anyUser(), signup_enabled: services.config.SIGNUP_ENABLED },
-    }),
+    handler: async ({ services }) => {
+      // Without an administrator (the last one erased since start-up), this prints a new setup code for the operator,
+      // whom the page then asks for it; the code itself never travels over HTTP.
+      await services.auth.firstRun.ensureCode();
+      return {
+        headers: { "cache-control": "no-store" },
+        body: {
+          users_exist: await services.auth.account.anyUser(),
+          admin_exists: await services.auth.firstRun.adminExists(),
+          signup_enabled: services.config.SIGNUP_ENABLED,
+        },
+      };
+    },
   }),
   defineRoute({
     method: "post",
     path: "/v1/setup",
     auth: "none",
-    summary: "First run: create the first account with the setup code the server printed in its log; refused once any user exists",
+    summary: "First run: create the administrator with the setup code the server printed in its log; refused once an administrator exists",
     tags: ["account"],
     body: z.object({
       setup_code: z
         .string()
         .min(1)
         .max(64)
-        .describe("printed by ./builder serve at start-up while no user exists (e.g. 7K2M-XQ4P-9TND-3HBR)"),
+        .describe("printed by ./builder serve while no administrator exists (e.g. 7K2M-XQ4P-9TND-3HBR); it works for SETUP_CODE_TTL_HOURS"),
       email: z.string().min(1).max(320),
       password: z.string().min(1).max(1024),
     }),
@@ -56,12 +73,12 @@ export const accountRoutes = [
         schema: z.object({ user_id: z.string().uuid(), email: z.string() }),
       },
       400: { description: "invalid_request: not an email address, or a weak password" },
-      403: { description: "invalid_setup_code: not the code in this server's log" },
-      409: { description: "setup_done: a user exists already" },
+      403: { description: "invalid_setup_code: not the code in this server's log; setup_code_expired: restart the server for a new one" },
+      409: { description: "setup_done: an administrator exists already; email_taken: a user has that address" },
       429: { description: "rate_limit_exceeded: too many attempts from this address" },
     },
     handler: async ({ req, body, services }) => {
-      const decision = await services.auth.limiters.consume("setup", req.ip ?? "unknown", SETUP_ATTEMPTS_PER_15_MIN, 900);
+      const decision = await services.auth.limiters.consume("setup", addressKey(req.ip ?? "unknown"), SETUP_ATTEMPTS_PER_15_MIN, 900);
       if (!decision.allowed)
         throw new ApiError(
           429,
@@ -69,7 +86,7 @@ export const accountRoutes = [
           `at most ${SETUP_ATTEMPTS_PER_15_MIN} setup attempts per 15 minutes from one address`,
         );
       const user = await services.auth.firstRun.createFirstUser({ setupCode: body.setup_code, email: body.email, password: body.password });
-      req.log.info({ user_id: user.id }, "first run: the first account was created from the setup page");
+      req.log.info({ user_id: user.id }, "first run: an administrator was created from the setup page");
       await services.audit.record({ userId: user.id, via: "session" }, "first_account_created");
       return { status: 201, headers: { "cache-control": "no-store" }, body: { user_id: user.id, email: user.email } };
     },
@@ -92,7 +109,10 @@ export const accountRoutes = [
         }),
       },
       400: { description: "invalid_request: not an email address, or a weak password" },
-      403: { description: "signup_disabled: the operator creates users (./builder users create)" },
+      403: {
+        description:
+          "signup_disabled: the operator creates users (./builder users create); signup_needs_admin: the server has no administrator yet (its first account is made with the setup code)",
+      },
     },
     handler: async ({ req, body, services }) => {
       if (!services.config.SIGNUP_ENABLED) {
@@ -102,7 +122,16 @@ export const accountRoutes = [
           "sign-up is off on this server; ask your administrator for an account (./builder users create)",
         );
       }
-      const decision = await services.auth.limiters.consume("signup", req.ip ?? "unknown", SIGNUPS_PER_HOUR_PER_ADDRESS, 3600);
+      // The first account of a server is its administrator, made with the setup code (issue 48 finding 12): a stranger
+      // signing up first would otherwise hold the only account of a server that has no one to manage it.
+      if (!(await services.auth.firstRun.adminExists())) {
+        throw new ApiError(
+          403,
+          "signup_needs_admin",
+          "sign-up opens once this server has an administrator: its first account is made on the setup page with the setup code the server printed in its log",
+        );
+      }
+      const decision = await services.auth.limiters.consume("signup", addressKey(req.ip ?? "unknown"), SIGNUPS_PER_HOUR_PER_ADDRESS, 3600);
       if (!decision.allowed)
         throw new ApiError(429, "rate_limit_exceeded", `at most ${SIGNUPS_PER_HOUR_PER_ADDRESS} sign-ups per hour from one address`);
       // No 409 email_taken and no session here: either would tell whoever asks which addresses have accounts
@@ -117,9 +146,17 @@ export const accountRoutes = [
     method: "put",
     path: "/v1/account/password",
     auth: "session",
-    summary: "Change your password (dashboard session + x-csrf-token); your other sessions are signed out",
+    summary:
+      "Change your password (dashboard session + x-csrf-token); your other sessions are signed out, your API keys keep working unless revoke_api_keys",
     tags: ["account"],
-    body: z.object({ current_password: z.string().min(1).max(1024), new_password: z.string().min(1).max(1024) }),
+    body: z.object({
+      current_password: z.string().min(1).max(1024),
+      new_password: z.string().min(1).max(1024),
+      revoke_api_keys: z
+        .boolean()
+        .default(false)
+        .describe("revoke every API key of yours too: a new password alone leaves them working (the page offers it, unticked)"),
+    }),
     responses: { 204: { description: "changed" }, 400: { description: "invalid_request: wrong current password or a weak new one" } },
     handler: async ({ auth, body, services }) => {
       await services.auth.account.changePassword({
@@ -128,6 +165,12 @@ export const accountRoutes = [
         current: body.current_password,
         next: body.new_password,
       });
+      // A new password does not stop API keys (issue 48 finding 13): revoked only when asked, and the log says which.
+      const keys = services.auth.apiKeys;
+      const details = body.revoke_api_keys
+        ? { api_keys_revoked: await keys.revokeAllOf(auth.userId) }
+        : { api_keys_kept: await keys.countActive(auth.userId) };
+      await services.audit.record(actorOf(auth), "password_changed", undefined, details);
       return { status: 204 };
     },
   }),

@@ -16,6 +16,10 @@ import { auditRoutes } from "./audit.js";
 import { adminRoutes } from "./admin.js";
 import { accountLinkRoutes } from "./account-links.js";
 import { operationsRoutes } from "./operations.js";
+import { pacsRoutes } from "./pacs.js";
+import { inputCheckRoutes } from "./input-check.js";
+import { pacsImportRoutes } from "./pacs-import.js";
+import { monitoringRoutes } from "./monitoring.js";
 
 // Every HTTP route of Builder. Each area exports its list; OpenAPI is generated from this one array.
 export function allRoutes(): AnyRoute[] {
@@ -34,8 +38,12 @@ export function allRoutes(): AnyRoute[] {
     ...datasetRoutes,
     ...predictRoutes,
     ...modelRoutes,
+    ...inputCheckRoutes,
+    ...monitoringRoutes,
     ...batchRoutes,
     ...chatRoutes,
     ...auditRoutes,
+    ...pacsRoutes,
+    ...pacsImportRoutes,
   ];
 }

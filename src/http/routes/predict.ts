@@ -4,6 +4,11 @@ import { experimentId, experimentIdParams } from "../params.js";
 import { defineRoute } from "../route.js";
 import { MAX_MESSAGE_VALUES, MAX_PREDICT_BODY_VALUES, predictBodyLimits } from "../json-request-body.js";
 import { predictionSchema } from "../response-schemas.js";
+import { actorOf } from "../../audit/audit-log.js";
+import { JsonBytes } from "../../serving/json-encode.js";
+import type { Services } from "../../services.js";
+import type { AuthInfo } from "../../auth/types.js";
+import { inputCheckHeaders } from "../../serving/input-check.js";
 
 // POST /v1/experiments/{experiment_id}/predict (canonical) and POST /predict (the seed's form, where the model
 // is named by experiment_id in the body, the x-experiment-id header or the experiment_id query parameter).
@@ -33,7 +38,9 @@ const answer = {
       "vision: prediccion, score, classes, error 0, columnas, filas, gradients; detection: boxes, score, classification, error 0, classes; " +
       "tabular: prediccion, score, classes, error 0 (regression: prediccion [value], score [value])",
   },
-  400: failure("bad body or message (wrong length, NaN, string, unknown category; bad URI; undecodable image)"),
+  400: failure(
+    "bad body or message (wrong length, NaN, string, unknown category; bad URI; undecodable image); send_back_unavailable: send_back=true without a PACS, or on a link that is not a DICOMweb instance of it",
+  ),
   401: failure("missing or invalid API key"),
   403: failure("revoked API key; refused image link (private address, host not allowed)"),
   404: failure("no such experiment (or not yours), or an image object that is not yours"),
@@ -43,8 +50,38 @@ const answer = {
   ),
   429: failure("rate limit exceeded"),
   415: failure("the image cannot be decoded, or its type is not supported"),
-  422: failure("the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects)"),
+  422: failure(
+    "the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects); unfamiliar_input: the model is set to refuse inputs unlike its training data (x-input-check)",
+  ),
 };
+
+/**
+ * send_back=true: the answer is also written into the PACS the DICOMweb link points at (docs/pacs.md), after this
+ * answer, which is the same body either way; the x-builder-pacs header says "sending". Unset: the model's setting.
+ */
+const sendBack = z
+  .enum(["true", "false", "1", "0"], "send_back must be true or false")
+  .transform((v) => v === "true" || v === "1")
+  .optional()
+  .describe(
+    "true: also write the answer (a DICOM SR, and a secondary capture) back into your PACS; the 201 body is unchanged. Unset: the model's setting (PUT /v1/models/{id}/pacs)",
+  );
+
+/** The prediction, and its answer sent back to the PACS when asked (per call or by the model's setting). */
+async function predictAndSendBack(services: Services, auth: AuthInfo, id: number, message: unknown, requested: boolean | undefined) {
+  const plan = await services.pacsSendBack.plan(auth.userId, id, message, requested);
+  if (!plan) {
+    const answer = await services.serving.predict(auth.userId, id, message, { keyId: auth.keyId });
+    return { status: 201, body: answer, headers: inputCheckHeaders(answer) };
+  }
+  let source: Buffer | undefined;
+  const body = await services.serving.predict(auth.userId, id, message, { keyId: auth.keyId, onSource: (b) => (source = b) });
+  // Read now: an image answer's bytes are reused once written to the socket.
+  const answer = (body instanceof JsonBytes ? body.toJSON() : body) as Record<string, unknown>;
+  const model = await services.serving.model(auth.userId, id);
+  services.pacsSendBack.schedule(plan, actorOf(auth), answer, source!, model);
+  return { status: 201, headers: { ...inputCheckHeaders(body), "x-builder-pacs": "sending" }, body };
+}
 
 export const predictRoutes = [
   defineRoute({
@@ -57,13 +94,12 @@ export const predictRoutes = [
     summary: "Predict with the current model version of an experiment (the newest published, unless an earlier one was made current again)",
     tags: ["prediction"],
     params: experimentIdParams,
+    query: z.object({ send_back: sendBack }),
     body: z.object({ message }),
     responses: answer,
     errorSchema: predictErrorSchema,
-    handler: async ({ services, auth, params, body }) => ({
-      status: 201,
-      body: await services.serving.predict(auth.userId, params.experiment_id, body.message),
-    }),
+    handler: async ({ services, auth, params, query, body }) =>
+      predictAndSendBack(services, auth, params.experiment_id, body.message, query.send_back),
   }),
   defineRoute({
     method: "post",
@@ -74,7 +110,7 @@ export const predictRoutes = [
     jsonBody: predictBodyLimits,
     summary: "Predict (seed form): the model is named by experiment_id in the body, the x-experiment-id header or the query",
     tags: ["prediction"],
-    query: z.object({ experiment_id: experimentId.optional() }),
+    query: z.object({ experiment_id: experimentId.optional(), send_back: sendBack }),
     body: z.object({ message, experiment_id: experimentId.optional() }),
     responses: answer,
     errorSchema: predictErrorSchema,
@@ -98,7 +134,7 @@ export const predictRoutes = [
           [{ field: "experiment_id", message: "required" }],
         );
       }
-      return { status: 201, body: await services.serving.predict(auth.userId, id, body.message) };
+      return predictAndSendBack(services, auth, id, body.message, query.send_back);
     },
   }),
 ];

@@ -37,7 +37,8 @@ function failure(status: number, text: string, requestId: string | null): ApiFai
 }
 
 /** fetch for the JSON API: same-origin cookie, CSRF header on unsafe methods, errors thrown as ApiFailure. */
-export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+/** seen: told the answer's headers (Try it reads x-input-check, the unfamiliar-input finding, from them). */
+export async function api<T>(method: string, path: string, body?: unknown, seen?: (headers: Headers) => void): Promise<T> {
   // The API writes its error messages in the dashboard's language (codes and field names stay as they are).
   const headers: Record<string, string> = { accept: "application/json", "accept-language": locale() };
   if (body !== undefined) headers["content-type"] = "application/json";
@@ -54,6 +55,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     if (res.status === 401 && path !== "/v1/session") onUnauthorized();
     throw f;
   }
+  seen?.(res.headers);
   return (text ? JSON.parse(text) : undefined) as T;
 }
 

@@ -59,7 +59,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Change your password (dashboard session + x-csrf-token); your other sessions are signed out */
+        /** Change your password (dashboard session + x-csrf-token); your other sessions are signed out, your API keys keep working unless revoke_api_keys */
         put: operations["put_v1_account_password"];
         post?: never;
         delete?: never;
@@ -439,6 +439,23 @@ export interface paths {
         get: operations["get_v1_datasets_columns"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/datasets/from-pacs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Build a dataset from your PACS: the CSV's UIDs retrieved by QIDO-RS and WADO-RS, de-identified (PS3.15 basic profile), zipped into your folder and checked */
+        post: operations["post_v1_datasets_from_pacs"];
         delete?: never;
         options?: never;
         head?: never;
@@ -859,6 +876,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models/{experiment_id}/input-check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The unfamiliar-input check of the current model version: flag (answer, x-input-check says unfamiliar) or refuse (422) */
+        get: operations["get_v1_models_experiment_id_input_check"];
+        /** Set the unfamiliar-input check to flag or refuse: publishes a new model version (same model file) that /predict uses at once on every replica */
+        put: operations["put_v1_models_experiment_id_input_check"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{experiment_id}/monitoring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Monitoring of a model over a period: volume, latency, score against the baseline, positive-decision rate, drift per input column and score, outcome coverage, realized figures with intervals beside the model card's, and the estimate for predictions without an outcome */
+        get: operations["get_v1_models_experiment_id_monitoring"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/models/{experiment_id}/operating-point": {
         parameters: {
             query?: never;
@@ -871,6 +923,59 @@ export interface paths {
         put?: never;
         /** Save an operating point (binary models): a threshold chosen on the validation data by a rule; publishes a new model version (no retraining) that /predict uses at once on every replica, with its test figures */
         post: operations["post_v1_models_experiment_id_operating_point"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{experiment_id}/outcomes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** True outcomes of earlier predictions, joined by their x-request-id (at most 10000 per call; the same outcome again changes nothing) */
+        post: operations["post_v1_models_experiment_id_outcomes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{experiment_id}/pacs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This model's send-back setting */
+        get: operations["get_v1_models_experiment_id_pacs"];
+        /** Whether every prediction of this model on a DICOMweb link of your PACS writes its answer back there (docs/pacs.md) */
+        put: operations["put_v1_models_experiment_id_pacs"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{experiment_id}/pacs/auto-score": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This model's rule for scoring new PACS instances, and its last outcomes (failures with their reason) */
+        get: operations["get_v1_models_experiment_id_pacs_auto_score"];
+        /** This model's rule for scoring new PACS instances as they arrive (Orthanc's change feed): each one matching modality, body part and series description (omitted or null: any) is scored and its SR written back */
+        put: operations["put_v1_models_experiment_id_pacs_auto_score"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -905,6 +1010,42 @@ export interface paths {
         put?: never;
         /** Make a version current again (rollback): /predict answers with it at once, on every replica */
         post: operations["post_v1_models_experiment_id_versions_version_current"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pacs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your PACS connection (Settings → PACS); the password is never shown */
+        get: operations["get_v1_pacs"];
+        /** Save your PACS connection: its DICOMweb root, user name and password (HTTP basic; omit the password to keep the one kept, null to remove it) */
+        put: operations["put_v1_pacs"];
+        post?: never;
+        /** Forget your PACS connection and its credentials */
+        delete: operations["delete_v1_pacs"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pacs/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Test connection: one QIDO-RS search on your PACS with its credentials; says what went wrong */
+        post: operations["post_v1_pacs_test"];
         delete?: never;
         options?: never;
         head?: never;
@@ -971,10 +1112,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What the sign-in page shows before sign-in: whether any user exists yet (first run) and whether sign-up is open */
+        /** What the sign-in page shows before sign-in: whether any user exists yet, whether an administrator does (else the setup page), and whether sign-up is open */
         get: operations["get_v1_setup"];
         put?: never;
-        /** First run: create the first account with the setup code the server printed in its log; refused once any user exists */
+        /** First run: create the administrator with the setup code the server printed in its log; refused once an administrator exists */
         post: operations["post_v1_setup"];
         delete?: never;
         options?: never;
@@ -1056,6 +1197,7 @@ export interface operations {
         parameters: {
             query?: {
                 experiment_id?: number;
+                send_back?: "0" | "1" | "true" | "false";
             };
             header?: never;
             path?: never;
@@ -1100,7 +1242,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad body or message (wrong length, NaN, string, unknown category; bad URI; undecodable image) */
+            /** @description bad body or message (wrong length, NaN, string, unknown category; bad URI; undecodable image); send_back_unavailable: send_back=true without a PACS, or on a link that is not a DICOMweb instance of it */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1226,7 +1368,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects) */
+            /** @description the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects); unfamiliar_input: the model is set to refuse inputs unlike its training data (x-input-check) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1341,6 +1483,11 @@ export interface operations {
                 "application/json": {
                     current_password: string;
                     new_password: string;
+                    /**
+                     * @description revoke every API key of yours too: a new password alone leaves them working (the page offers it, unticked)
+                     * @default false
+                     */
+                    revoke_api_keys?: boolean;
                 };
             };
         };
@@ -2253,7 +2400,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, role_changed, operating_point_saved, model_version_restored, worker_drain_requested, worker_resumed; new actions may be added, none is renamed */
+                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, input_check_mode_changed, worker_drain_requested, worker_resumed, pacs_configured, pacs_removed, pacs_send_back_set, pacs_auto_score_set, pacs_sent, pacs_send_failed, outcomes_posted, monitoring_alert_opened, monitoring_alert_updated; new actions may be added, none is renamed */
                             action: string;
                             /** @description ISO 8601 */
                             at: string;
@@ -2703,6 +2850,235 @@ export interface operations {
                         csv_path: string | null;
                         rows: number;
                     };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_datasets_from_pacs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the CSV text: a header row, a UID column, the label and any other columns */
+                    csv: string;
+                    label_cols: string[];
+                    /** @default 0 */
+                    model_type?: 0 | 1;
+                    /** @description a column of patient pseudonyms; without it each source patient gets pacs-patient-N */
+                    patient_col?: string | null;
+                    /** @description Optional CSV column saying which part each row belongs to: train, validation (or val) or test, any case (like Google AutoML's ML_USE). All rows of a patient must name the same part, and each part needs a patient. Unset: Builder makes its own seeded, patient-grouped 70/15/15 split. Classification and regression only (not detection), Builder studies only. */
+                    split_col?: string | null;
+                    /** @description Optional CSV columns to report test performance by, e.g. sex, age, site, scanner (for images: columns beside the image path). Per group: patients, prevalence, AUC and sensitivity/specificity at the model's thresholds with 95% intervals, and a flag where a group is clearly worse than the rest (docs/metrics.md, Subgroups). A column may be a feature (data_cols) or not. Numbers with more than 10 distinct values are cut in quartiles of the test patients (or at subgroup_bins); anything else is a category: at most 12 groups, values held by fewer than 20 test patients pooled as 'other'. Binary and multiclass classification only (not regression, detection or several label columns). At most 10 columns. */
+                    subgroup_cols?: string[] | null;
+                    /**
+                     * @description the column of study, series or instance UIDs
+                     * @default uid
+                     */
+                    uid_col?: string;
+                    /** @description where the dataset goes: <user_dir>/<experiment_dir>/<file>.zip */
+                    zip_gcloud: string;
+                };
+            };
+        };
+        responses: {
+            /** @description stored (the UIDs that failed are named); build from zip_gcloud with images_col 'image' */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deidentification: {
+                            /** @description private attributes removed, all instances together */
+                            private_removed: number;
+                            profile: string;
+                            removed: {
+                                attribute: string;
+                                instances: number;
+                            }[];
+                            replaced: {
+                                attribute: string;
+                                instances: number;
+                                with: string;
+                            }[];
+                        };
+                        failed: {
+                            reason: string;
+                            reason_es: string;
+                            row: number;
+                            uid: string;
+                        }[];
+                        images_col: string;
+                        instances: number;
+                        report: {
+                            errors: {
+                                code: string;
+                                column?: string;
+                                message: string;
+                                /** @description path inside the zip */
+                                path?: string;
+                                /** @description spreadsheet row: the header is row 1 */
+                                row?: number;
+                                /** @enum {string} */
+                                severity: "error" | "warning";
+                            }[];
+                            errors_omitted: number;
+                            summary: {
+                                boxes?: number;
+                                /** @description per label column: class value -> rows (boxes for detection) */
+                                class_counts?: {
+                                    [key: string]: {
+                                        [key: string]: number;
+                                    };
+                                };
+                                csv_path?: string;
+                                /** @description the DICOM files among the images (docs/datasets.md#dicom) */
+                                dicom?: {
+                                    bits_stored: {
+                                        [key: string]: number;
+                                    };
+                                    burned_in_annotation: number;
+                                    files: number;
+                                    frames: {
+                                        max: number;
+                                        min: number;
+                                        multi_frame_files: number;
+                                    };
+                                    /** @description identifying tag -> files that fill it (never a value) */
+                                    identifying_headers: {
+                                        [key: string]: number;
+                                    };
+                                    manufacturers: {
+                                        [key: string]: number;
+                                    };
+                                    modalities: {
+                                        [key: string]: number;
+                                    };
+                                    photometric: {
+                                        [key: string]: number;
+                                    };
+                                    /** @description row spacing over the files that state one */
+                                    pixel_spacing_mm: {
+                                        files: number;
+                                        max: number;
+                                        min: number;
+                                    } | null;
+                                    /** @description '<name> (<UID>)' -> files */
+                                    transfer_syntaxes: {
+                                        [key: string]: number;
+                                    };
+                                };
+                                features?: {
+                                    categories?: number;
+                                    max?: number;
+                                    min?: number;
+                                    missing: number;
+                                    name: string;
+                                    /** @enum {string} */
+                                    type: "numeric" | "categorical";
+                                }[];
+                                /** @enum {string} */
+                                format?: "csv" | "voc" | "coco";
+                                image_sizes?: {
+                                    channels: {
+                                        [key: string]: number;
+                                    };
+                                    height: {
+                                        max: number;
+                                        min: number;
+                                    };
+                                    width: {
+                                        max: number;
+                                        min: number;
+                                    };
+                                };
+                                images?: number;
+                                images_per_patient?: {
+                                    max: number;
+                                    mean: number;
+                                    min: number;
+                                };
+                                images_without_objects?: number;
+                                label_range?: {
+                                    max: number;
+                                    min: number;
+                                };
+                                patients?: number;
+                                problem_counts?: {
+                                    [key: string]: number;
+                                };
+                                rows?: number;
+                                /** @description validate only, vision classification: label column -> class -> up to 3 thumbnails (data: URIs) */
+                                samples?: {
+                                    [key: string]: {
+                                        [key: string]: {
+                                            data: string;
+                                            path: string;
+                                            row: number;
+                                        }[];
+                                    };
+                                };
+                                split?: {
+                                    from_column?: string;
+                                    test: number;
+                                    train: number;
+                                    val: number;
+                                };
+                                unreferenced_images?: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            valid: boolean;
+                            warnings: {
+                                code: string;
+                                column?: string;
+                                message: string;
+                                /** @description path inside the zip */
+                                path?: string;
+                                /** @description spreadsheet row: the header is row 1 */
+                                row?: number;
+                                /** @enum {string} */
+                                severity: "error" | "warning";
+                            }[];
+                            warnings_omitted: number;
+                        };
+                        rows: number;
+                        sha256: string;
+                        size: number;
+                        zip_gcloud: string;
+                    };
+                };
+            };
+            /** @description no PACS is configured */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description pacs_import_empty: no instance could be retrieved (each UID's reason given); too_many_instances */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -3276,7 +3652,7 @@ export interface operations {
                              * @description a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again
                              * @enum {string}
                              */
-                            event?: "operating_point_saved" | "model_version_restored";
+                            event?: "operating_point_saved" | "model_version_restored" | "input_check_mode_changed";
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                             /** @description with event: the model version it made current */
@@ -3679,7 +4055,7 @@ export interface operations {
                              * @description a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again
                              * @enum {string}
                              */
-                            event?: "operating_point_saved" | "model_version_restored";
+                            event?: "operating_point_saved" | "model_version_restored" | "input_check_mode_changed";
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                             /** @description with event: the model version it made current */
@@ -4113,7 +4489,7 @@ export interface operations {
                              * @description a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again
                              * @enum {string}
                              */
-                            event?: "operating_point_saved" | "model_version_restored";
+                            event?: "operating_point_saved" | "model_version_restored" | "input_check_mode_changed";
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                             /** @description with event: the model version it made current */
@@ -4582,7 +4958,7 @@ export interface operations {
                              * @description a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again
                              * @enum {string}
                              */
-                            event?: "operating_point_saved" | "model_version_restored";
+                            event?: "operating_point_saved" | "model_version_restored" | "input_check_mode_changed";
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                             /** @description with event: the model version it made current */
@@ -5007,7 +5383,7 @@ export interface operations {
                              * @description a model version change (the status is unchanged): an operating point saved as a new version, or a version made current again
                              * @enum {string}
                              */
-                            event?: "operating_point_saved" | "model_version_restored";
+                            event?: "operating_point_saved" | "model_version_restored" | "input_check_mode_changed";
                             /** @enum {string} */
                             status: "queued" | "fetching" | "validating" | "training" | "evaluating" | "publishing" | "ready" | "invalid_dataset" | "failed" | "cancelled" | "deleting";
                             /** @description with event: the model version it made current */
@@ -5487,7 +5863,9 @@ export interface operations {
     };
     post_v1_experiments_experiment_id_predict: {
         parameters: {
-            query?: never;
+            query?: {
+                send_back?: "0" | "1" | "true" | "false";
+            };
             header?: never;
             path: {
                 experiment_id: number;
@@ -5532,7 +5910,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad body or message (wrong length, NaN, string, unknown category; bad URI; undecodable image) */
+            /** @description bad body or message (wrong length, NaN, string, unknown category; bad URI; undecodable image); send_back_unavailable: send_back=true without a PACS, or on a link that is not a DICOMweb instance of it */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5658,7 +6036,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects) */
+            /** @description the image link could not be fetched (unreachable host, HTTP error, timeout, too many redirects); unfamiliar_input: the model is set to refuse inputs unlike its training data (x-input-check) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6666,6 +7044,299 @@ export interface operations {
             };
         };
     };
+    get_v1_models_experiment_id_input_check: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the setting */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description false: the model was built before unfamiliar-input checks (x-input-check: unchecked) */
+                        available: boolean;
+                        checks: ("image" | "table") | null;
+                        experiment_id: number;
+                        mode: ("flag" | "refuse") | null;
+                        /** @description the share of the model's own test images or rows the check calls unfamiliar */
+                        test_flagged_rate: number | null;
+                        /** @description the current model version */
+                        version: number;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    put_v1_models_experiment_id_input_check: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    mode: "flag" | "refuse";
+                };
+            };
+        };
+        responses: {
+            /** @description the model already had that mode (no new version) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description false: the model was built before unfamiliar-input checks (x-input-check: unchecked) */
+                        available: boolean;
+                        checks: ("image" | "table") | null;
+                        experiment_id: number;
+                        mode: ("flag" | "refuse") | null;
+                        /** @description the share of the model's own test images or rows the check calls unfamiliar */
+                        test_flagged_rate: number | null;
+                        /** @description the current model version */
+                        version: number;
+                    };
+                };
+            };
+            /** @description a new current version with the mode set */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description false: the model was built before unfamiliar-input checks (x-input-check: unchecked) */
+                        available: boolean;
+                        checks: ("image" | "table") | null;
+                        experiment_id: number;
+                        mode: ("flag" | "refuse") | null;
+                        /** @description the share of the model's own test images or rows the check calls unfamiliar */
+                        test_flagged_rate: number | null;
+                        /** @description the current model version */
+                        version: number;
+                    };
+                };
+            };
+            /** @description no published model, or one built before unfamiliar-input checks (rebuild it) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_models_experiment_id_monitoring: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+            };
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the model's monitoring for the period */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        decisions: {
+                            baseline_positive_rate: number | null;
+                            positive_class: string | null;
+                            positive_rate: number | null;
+                        };
+                        drift: {
+                            baseline_n: number;
+                            baseline_source: string | null;
+                            features: {
+                                baseline_missing_rate?: number;
+                                baseline_n: number;
+                                drifted: boolean;
+                                feature: string;
+                                /** @enum {string} */
+                                kind: "column" | "score";
+                                missing_rate?: number | null;
+                                /** @description predictions in the period with a value: the sample the test saw */
+                                n: number;
+                                p_value: number | null;
+                                psi: number | null;
+                                /** @enum {string} */
+                                severity: "not_enough_data" | "none" | "low" | "medium" | "high";
+                                statistic: number | null;
+                                /** @description under 1,000 predictions ks or chi2 (p < 0.05), from 1,000 psi or jensen_shannon (>= 0.1) */
+                                test: ("ks" | "chi2" | "psi" | "jensen_shannon") | null;
+                                /** @enum {string} */
+                                type: "numeric" | "categorical";
+                            }[];
+                            severity: string;
+                            /** @enum {string} */
+                            status: "no_baseline" | "not_enough_data" | "stable" | "watch" | "drift";
+                        };
+                        experiment_id: number;
+                        from: string;
+                        latency_ms: {
+                            mean: number | null;
+                            p50_at_most: number | null;
+                            p95_at_most: number | null;
+                        };
+                        model_version: number;
+                        outcomes: {
+                            coverage: number | null;
+                            labelled: number;
+                            records: number;
+                            records_read_at_most: number;
+                        };
+                        per_hour: {
+                            hour: string;
+                            latency_ms_mean: number | null;
+                            positive_rate: number | null;
+                            predictions: number;
+                            versions: number[];
+                        }[];
+                        performance: {
+                            estimated: {
+                                accuracy: number | null;
+                                /** @constant */
+                                estimate: true;
+                                method: string;
+                                n: number;
+                                npv: number | null;
+                                ppv: number | null;
+                                sensitivity: number | null;
+                                specificity: number | null;
+                            };
+                            model_card: {
+                                accuracy: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                auc: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                npv: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                ppv: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                sensitivity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                                source: string;
+                                specificity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                } | null;
+                            };
+                            realized: {
+                                accuracy: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                auc: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                n: number;
+                                npv: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                positives: number;
+                                ppv: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                sensitivity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                                specificity: {
+                                    ci_high: number | null;
+                                    ci_low: number | null;
+                                    value: number | null;
+                                };
+                            };
+                        };
+                        predictions: number;
+                        retention_days: number;
+                        score_distribution: {
+                            baseline: number[];
+                            edges: number[];
+                            window: number[];
+                        };
+                        to: string;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     get_v1_models_experiment_id_operating_point: {
         parameters: {
             query?: never;
@@ -6886,6 +7557,254 @@ export interface operations {
             };
             /** @description not a binary classification model, or no threshold reaches the target */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_models_experiment_id_outcomes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    label: string | number | boolean;
+                    request_id: string;
+                }[];
+            };
+        };
+        responses: {
+            /** @description how many were matched to a prediction record; unmatched: request ids with no record (never made, another model's, or purged) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        matched: number;
+                        received: number;
+                        unmatched: string[];
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_models_experiment_id_pacs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the setting */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        send_back: boolean;
+                    };
+                };
+            };
+            /** @description no such experiment */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    put_v1_models_experiment_id_pacs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    send_back: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description saved */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        send_back: boolean;
+                    };
+                };
+            };
+            /** @description no such experiment */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_models_experiment_id_pacs_auto_score: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the rule and the last 50 instances scored, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        body_part: string | null;
+                        enabled: boolean;
+                        modality: string | null;
+                        recent: {
+                            at: string;
+                            /** @enum {string} */
+                            outcome: "sent" | "failed";
+                            reason: string | null;
+                            sop_instance_uid: string;
+                            sr_instance_uid: string | null;
+                        }[];
+                        series_description: string | null;
+                    };
+                };
+            };
+            /** @description no such experiment */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    put_v1_models_experiment_id_pacs_auto_score: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    body_part?: string | null;
+                    enabled: boolean;
+                    modality?: string | null;
+                    series_description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description saved */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        body_part: string | null;
+                        enabled: boolean;
+                        modality: string | null;
+                        series_description: string | null;
+                    };
+                };
+            };
+            /** @description no such experiment */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description pacs_auto_score_unavailable: no PACS configured, or it gives no change feed (not Orthanc) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7164,6 +8083,176 @@ export interface operations {
             };
         };
     };
+    get_v1_pacs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the connection, or null when none is configured */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        pacs: {
+                            /** @description the warning burned into secondary captures; null: "NOT FOR DIAGNOSIS - research use only" */
+                            caption: string | null;
+                            dicomweb_url: string;
+                            /** @description whether a password is kept; it is never shown */
+                            has_password: boolean;
+                            /** @description answers written back carry a secondary capture besides the structured report */
+                            secondary_capture: boolean;
+                            updated_at: string;
+                            username: string | null;
+                        } | null;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    put_v1_pacs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    caption?: string | null;
+                    dicomweb_url: string;
+                    password?: string | null;
+                    secondary_capture?: boolean;
+                    username?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description saved */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        pacs: {
+                            /** @description the warning burned into secondary captures; null: "NOT FOR DIAGNOSIS - research use only" */
+                            caption: string | null;
+                            dicomweb_url: string;
+                            /** @description whether a password is kept; it is never shown */
+                            has_password: boolean;
+                            /** @description answers written back carry a secondary capture besides the structured report */
+                            secondary_capture: boolean;
+                            updated_at: string;
+                            username: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_v1_pacs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description none was configured */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_pacs_test: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the outcome (ok false with the reason when the PACS refused or could not be reached) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        ok: boolean;
+                        status: number | null;
+                    };
+                };
+            };
+            /** @description no PACS is configured */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     post_v1_password_resets_check: {
         parameters: {
             query?: never;
@@ -7186,6 +8275,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description the account's working API keys: a new password alone does not stop them */
+                        api_keys: number;
                         email: string;
                         expires_at: string;
                     };
@@ -7231,6 +8322,11 @@ export interface operations {
             content: {
                 "application/json": {
                     password: string;
+                    /**
+                     * @description revoke every API key of the account too (a new password alone leaves them working); true unless false is sent, since an administrator made the reset link
+                     * @default true
+                     */
+                    revoke_api_keys?: boolean;
                     token: string;
                 };
             };
@@ -7243,6 +8339,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        api_keys_revoked: number;
                         email: string;
                     };
                 };
@@ -7437,6 +8534,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description false on a fresh install, and after the last administrator was erased: the server has printed a setup code in its log, and POST /v1/setup makes an administrator with it */
+                        admin_exists: boolean;
                         /** @description SIGNUP_ENABLED: anyone who reaches the dashboard may create an account */
                         signup_enabled: boolean;
                         /** @description false on a fresh install: create the first user here with the setup code from the server's log (POST /v1/setup), or with ./builder users create */
@@ -7467,7 +8566,7 @@ export interface operations {
                 "application/json": {
                     email: string;
                     password: string;
-                    /** @description printed by ./builder serve at start-up while no user exists (e.g. 7K2M-XQ4P-9TND-3HBR) */
+                    /** @description printed by ./builder serve while no administrator exists (e.g. 7K2M-XQ4P-9TND-3HBR); it works for SETUP_CODE_TTL_HOURS */
                     setup_code: string;
                 };
             };
@@ -7495,7 +8594,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description invalid_setup_code: not the code in this server's log */
+            /** @description invalid_setup_code: not the code in this server's log; setup_code_expired: restart the server for a new one */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7504,7 +8603,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description setup_done: a user exists already */
+            /** @description setup_done: an administrator exists already; email_taken: a user has that address */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7572,7 +8671,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description signup_disabled: the operator creates users (./builder users create) */
+            /** @description signup_disabled: the operator creates users (./builder users create); signup_needs_admin: the server has no administrator yet (its first account is made with the setup code) */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -65,18 +65,22 @@ function unquote(cell: string): string {
   return cell.length >= 2 && cell.startsWith('"') && cell.endsWith('"') ? cell.slice(1, -1).replace(/""/g, '"') : cell;
 }
 
+/** A reason, not a sentence: the form words it in the dashboard's language (tryit catalog, try.<kind>). */
+export type RangeProblem = { kind: "outsideRange"; min: number; max: number } | { kind: "unknownCode"; max: number };
+
 /**
  * Why a value should not be trusted as the model will read it, or null: a number outside the range of the training
  * data (a model says nothing reliable about glucose 999 or age -40), or a category code the model does not have.
  */
-export function outOfRange(column: InputColumn, raw: string): string | null {
+
+export function outOfRange(column: InputColumn, raw: string): RangeProblem | null {
   if (raw.trim() === "") return null;
   const v = Number(raw);
   if (!Number.isFinite(v)) return null;
   if (column.categories !== undefined) {
-    return Number.isInteger(v) && v >= 0 && v < column.categories ? null : `not a code this model knows (0–${column.categories - 1})`;
+    return Number.isInteger(v) && v >= 0 && v < column.categories ? null : { kind: "unknownCode", max: column.categories - 1 };
   }
   if (column.min === undefined || column.max === undefined) return null;
   if (v >= column.min && v <= column.max) return null;
-  return `outside the training range (${column.min} – ${column.max}): the model has not learned from such values`;
+  return { kind: "outsideRange", min: column.min, max: column.max };
 }

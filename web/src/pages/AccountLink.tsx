@@ -26,6 +26,9 @@ export function AccountLinkPage({ kind, onSignedIn }: { kind: Kind; onSignedIn: 
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [again, setAgain] = useState("");
+  // A reset link is made by an administrator (often because the account may be misused): the account's API keys,
+  // which a new password alone does not stop, are revoked too unless the person unticks it (issue 48 finding 13).
+  const [revokeKeys, setRevokeKeys] = useState(true);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
 
@@ -49,7 +52,7 @@ export function AccountLinkPage({ kind, onSignedIn }: { kind: Kind; onSignedIn: 
       if (kind === "invitation") {
         await call("post", "/v1/invitations/accept", { body: { token, email, password } });
       } else {
-        await call("post", "/v1/password-resets/use", { body: { token, password } });
+        await call("post", "/v1/password-resets/use", { body: { token, password, revoke_api_keys: revokeKeys } });
       }
       // The link is spent: sign in with what was just set.
       onSignedIn(await call("post", "/v1/session", { body: { email, password } }));
@@ -102,6 +105,17 @@ export function AccountLinkPage({ kind, onSignedIn }: { kind: Kind; onSignedIn: 
           onValue={setPassword}
           onAgain={setAgain}
         />
+        {!invitation ? (
+          <div className="note" data-testid="reset-api-keys">
+            <p>{t("link.apiKeysStayWorking", { n: (check as ResetCheck).api_keys })}</p>
+            {(check as ResetCheck).api_keys > 0 ? (
+              <label className="check">
+                <input type="checkbox" checked={revokeKeys} onChange={(e) => setRevokeKeys(e.target.checked)} />
+                {t("link.revokeApiKeys")}
+              </label>
+            ) : null}
+          </div>
+        ) : null}
         <ErrorBox error={error} title={invitation ? t("signin.notCreated") : t("link.notSet")} />
         <button type="submit" disabled={busy}>
           {busy ? "…" : invitation ? t("link.createMine") : t("link.setPassword")}

@@ -12,6 +12,7 @@ import { ErrorBox, Link, StatusBadge } from "../components/ui";
 import { FigureCard, figureTables } from "../components/FigureCard";
 import { ExperimentLabelsEditor } from "../components/ExperimentLabels";
 import { IntendedUseEditor } from "../components/IntendedUse";
+import { InputCheckPanel } from "../components/InputCheck";
 import { OperatingPointPanel } from "../components/OperatingPoint";
 import { formatEta, useSteadyEta } from "../lib/eta";
 import { experimentTitle, formatDate, formatDuration, formatNumber, formatPercent } from "../lib/format";
@@ -248,6 +249,7 @@ export function ExperimentPage({ id }: { id: number }) {
           </div>
           <IntendedUseEditor exp={exp} onSaved={() => void refresh()} />
           {!retrospective && exp.positive_class ? <OperatingPointPanel experimentId={id} onChanged={() => void refresh()} /> : null}
+          {!retrospective && model ? <InputCheckPanel experimentId={id} onChanged={() => void refresh()} /> : null}
           {report ? (
             <>
               <h2>{t("page.figures")}</h2>
@@ -280,7 +282,9 @@ export function ExperimentPage({ id }: { id: number }) {
                 {" "}
                 {h.event === "operating_point_saved"
                   ? t("page.operatingPointSaved", { version: h.version })
-                  : t("page.versionCurrent", { version: h.version })}
+                  : h.event === "input_check_mode_changed"
+                    ? t("page.inputCheckChanged", { version: h.version })
+                    : t("page.versionCurrent", { version: h.version })}
               </span>
             ) : null}
           </li>

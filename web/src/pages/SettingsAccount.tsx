@@ -14,6 +14,9 @@ export function AccountPage() {
   const [again, setAgain] = useState("");
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState(false);
+  // Off by default here: it is the owner changing their own password, and their programs' keys should not stop by
+  // surprise (an administrator's reset link revokes them by default: AccountLink.tsx).
+  const [revokeKeys, setRevokeKeys] = useState(false);
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -21,7 +24,9 @@ export function AccountPage() {
     setDone(false);
     if (next !== again) return setError(new Error(t("account.passwordsDiffer")));
     try {
-      await call("put", "/v1/account/password", { body: { current_password: current, new_password: next } });
+      await call("put", "/v1/account/password", {
+        body: { current_password: current, new_password: next, revoke_api_keys: revokeKeys },
+      });
       setDone(true);
       setCurrent("");
       setNext("");
@@ -45,6 +50,11 @@ export function AccountPage() {
           <input type="password" autoComplete="current-password" required value={current} onChange={(e) => setCurrent(e.target.value)} />
         </label>
         <NewPasswordFields label={t("account.newPassword")} value={next} again={again} onValue={setNext} onAgain={setAgain} />
+        <p className="muted small">{t("account.apiKeysStayWorking")}</p>
+        <label className="check">
+          <input type="checkbox" checked={revokeKeys} onChange={(e) => setRevokeKeys(e.target.checked)} data-testid="revoke-api-keys" />
+          {t("account.revokeApiKeys")}
+        </label>
         <ErrorBox error={error} />
         {done ? (
           <p className="ok" role="status">

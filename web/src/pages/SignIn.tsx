@@ -19,6 +19,8 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
   useEffect(() => {
     call("get", "/v1/setup").then((s) => {
       setSetup(s);
+      // A fresh install; with accounts but no administrator (the last one erased), the sign-in form stays and a
+      // note offers the setup form (below): the members can still sign in.
       if (!s.users_exist) setMode("firstrun");
     }, setError);
   }, []);
@@ -34,7 +36,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
         onSignedIn(await call("post", "/v1/session", { body: { email, password } }));
         return;
       }
-      if (mode === "signup" && setup?.signup_enabled) {
+      if (mode === "signup" && signupOpen) {
         // The server answers sign-up the same way whether the address was free or already had an account (so it
         // does not tell strangers who has one); signing in next is what tells this person which it was.
         await call("post", "/v1/users", { body: { email, password } });
@@ -53,7 +55,9 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
       setBusy(false);
     }
   };
-  const signup = mode === "signup" && setup?.signup_enabled;
+  // Sign-up opens once the server has an administrator (the server refuses it before: signup_needs_admin).
+  const signupOpen = !!setup?.signup_enabled && setup.admin_exists;
+  const signup = mode === "signup" && signupOpen;
   const firstRun = mode === "firstrun";
   const creating = signup || firstRun;
 
@@ -76,6 +80,14 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
             {t("signin.firstRunWhy")} <code>./builder users create --email you@hospital.org --password '…'</code>
           </p>
         </div>
+      ) : null}
+      {setup && !setup.admin_exists && !firstRun ? (
+        <p className="note" data-testid="no-admin">
+          {t("signin.noAdmin")}{" "}
+          <button type="button" className="link" onClick={() => setMode("firstrun")}>
+            {t("signin.noAdminAction")}
+          </button>
+        </p>
       ) : null}
       <form onSubmit={submit} className="card narrow">
         {firstRun ? (
@@ -124,7 +136,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
             {t("signin.madeOnCommandLine")}
           </button>
         ) : null}
-        {!firstRun && setup?.signup_enabled ? (
+        {!firstRun && signupOpen ? (
           <button type="button" className="link" onClick={() => setMode(signup ? "signin" : "signup")}>
             {signup ? t("signin.haveAccount") : t("signin.createAnAccount")}
           </button>

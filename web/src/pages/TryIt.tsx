@@ -1,8 +1,10 @@
 import { useEffect, useMemo, useRef, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
+import { api } from "../api/client";
 import { call } from "../api/typed";
 import type { Model, Prediction } from "../api/types";
 import { BatchScoring } from "../components/BatchScoring";
+import { PacsTry } from "../components/PacsTry";
 import { SnippetTabs } from "../components/SnippetTabs";
 import { ErrorBox, Link } from "../components/ui";
 import { gradcamPixels, rampGradient } from "../lib/gradcam";
@@ -58,9 +60,24 @@ export function TryItPage({ id }: { id: number }) {
   );
 }
 
-/** The message as /predict takes it: an image address (text) or one row of inputs. */
-function predict(id: number, message: string | unknown[]) {
-  return call("post", "/v1/experiments/{experiment_id}/predict", { path: { experiment_id: id }, body: { message } });
+/** The answer, with the x-input-check header's finding beside it (the body is the seed's, unchanged). */
+type Checked = Prediction & { inputCheck?: string | null };
+
+async function predict(id: number, message: unknown): Promise<Checked> {
+  let inputCheck: string | null = null;
+  const r = await api<Prediction>("POST", `/v1/experiments/${id}/predict`, { message }, (h) => (inputCheck = h.get("x-input-check")));
+  return { ...r, inputCheck };
+}
+
+/** The warning an unfamiliar input gets: the answer stands, but the model has not seen anything like it. */
+function UnfamiliarNote({ result, image }: { result: Checked; image: boolean }) {
+  const { t } = useTranslation("tryit");
+  if (result.inputCheck !== "unfamiliar") return null;
+  return (
+    <p className="note warn" role="alert" data-testid="input-check-note">
+      {t(image ? "try.unfamiliarImage" : "try.unfamiliarRow")}
+    </p>
+  );
 }
 
 function ScoreTable({ model, result }: { model: Model; result: Prediction }) {
@@ -178,9 +195,10 @@ function TabularForm({
       <div className="grid2">
         {cols.map((c, i) => {
           const set = (v: string) => change(raw.map((x, j) => (j === i ? v : x)));
-          const warning = warnings[i] ? (
+          const problem = warnings[i];
+          const warning = problem ? (
             <span className="field-warning" data-testid={`range-warning-${i}`}>
-              ⚠ {warnings[i]}
+              ⚠ {t(`try.${problem.kind}`, problem)}
             </span>
           ) : null;
           // A model never shows a categorical column's values (they may identify patients): the form takes the
@@ -226,6 +244,7 @@ function TabularForm({
           {t("try.outOfRange", { count: flagged.length, values: flagged.join(", ") })}
         </p>
       ) : null}
+      {result ? <UnfamiliarNote result={result} image={false} /> : null}
       {result ? <ScoreTable model={model} result={result} /> : null}
     </form>
   );
@@ -300,6 +319,7 @@ function ImageTry({ id, model }: { id: number; model: Model }) {
       </label>
       {busy ? <p aria-busy="true">{t("try.predicting")}</p> : null}
       <ErrorBox error={error} title={t("try.failed")} />
+      {result ? <UnfamiliarNote result={result} image /> : null}
       {image && result ? (
         <>
           <div className="overlay-wrap" data-testid="overlay">
@@ -363,6 +383,12 @@ function ImageTry({ id, model }: { id: number; model: Model }) {
           {result.boxes ? <BoxList result={result} minScore={minScore} /> : <ScoreTable model={model} result={result} />}
         </>
       ) : null}
+      <PacsTry
+        id={id}
+        render={(r) =>
+          r.boxes ? <BoxList result={r} minScore={model.detection?.score_threshold ?? 0} /> : <ScoreTable model={model} result={r} />
+        }
+      />
     </div>
   );
 }

@@ -1,0 +1,62 @@
+/**
+ * The monitoring baseline a pipeline freezes into manifest.json (`monitoring_baseline`, issue 49 item 1): aggregates
+ * of the model's validation and test patients, never rows. Serving bins each prediction the same way (binOf), so a
+ * window's counts and the baseline's are compared bin for bin (drift.ts).
+ */
+
+export interface NumericBaseline {
+  name: string;
+  type: "numeric";
+  /** Interior bin edges (deciles, duplicates removed): len(edges)+1 bins; a value goes to the count of edges <= it. */
+  edges: number[];
+  counts: number[];
+  /** Rows with no value (NaN), not in counts. */
+  missing: number;
+  quantiles: { p05: number; p25: number; p50: number; p75: number; p95: number };
+}
+
+export interface CategoricalBaseline {
+  name: string;
+  type: "categorical";
+  /** Rows per category code (the manifest's integer code, as a string key). */
+  counts: Record<string, number>;
+}
+
+export interface ScoreBaseline {
+  /** Bin edges over the reported score (binary: the positive class's probability; multiclass: the top one; regression: deciles). */
+  edges: number[];
+  counts: number[];
+}
+
+export interface MonitoringBaseline {
+  schema_version: 1;
+  /** Which rows: "validation and test patients". */
+  source: string;
+  n: number;
+  /** Binary: the class index that counts as a positive decision (the clinical positive class). */
+  positive_index?: number;
+  /** The share of baseline rows flagged positive at the manifest's thresholds. */
+  positive_rate?: number;
+  columns?: Array<NumericBaseline | CategoricalBaseline>;
+  score?: ScoreBaseline;
+}
+
+/** The score bins of classification models: 20 of width 0.05 (interior edges 0.05 .. 0.95). */
+export const PROBABILITY_EDGES = Array.from({ length: 19 }, (_, i) => Math.round((i + 1) * 5) / 100);
+
+/** The bin of x among interior edges (sorted): the number of edges <= x, so len(edges)+1 bins (numpy's searchsorted right). */
+export function binOf(edges: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = edges.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (edges[mid] <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export function baselineOf(manifest: unknown): MonitoringBaseline | undefined {
+  const b = (manifest as { monitoring_baseline?: MonitoringBaseline }).monitoring_baseline;
+  return b && b.schema_version === 1 ? b : undefined;
+}

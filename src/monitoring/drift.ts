@@ -1,0 +1,115 @@
+import type { MonitoringBaseline, ScoreBaseline } from "./baseline.js";
+import { chiSquared, jensenShannon, ksBinned, psi } from "./stats.js";
+
+/**
+ * Drift per input column and for the score (issue 49 item 4), window against baseline, bin for bin. The test
+ * suits the window's size, as Evidently chooses: under 1,000 predictions a significance test (Kolmogorov-Smirnov
+ * for numbers, chi-squared for categories; drift when p < 0.05); from 1,000 on, where such tests flag differences
+ * too small to matter, a distance (PSI for numbers and the score, Jensen-Shannon for categories; drift at 0.1).
+ * The severity comes from the PSI, reported for every feature: high at 0.25 or more, medium at 0.1, else low.
+ */
+
+export const SMALL_WINDOW = 1000;
+export const MIN_WINDOW = 30;
+const P_DRIFT = 0.05;
+const DISTANCE_DRIFT = 0.1;
+
+export type Severity = "not_enough_data" | "none" | "low" | "medium" | "high";
+const ORDER: Severity[] = ["not_enough_data", "none", "low", "medium", "high"];
+
+export interface FeatureDrift {
+  feature: string;
+  kind: "column" | "score";
+  type: "numeric" | "categorical";
+  /** Predictions in the window with a value (the sample size the test saw), and the baseline's. */
+  n: number;
+  baseline_n: number;
+  test: "ks" | "chi2" | "psi" | "jensen_shannon" | null;
+  statistic: number | null;
+  p_value: number | null;
+  psi: number | null;
+  drifted: boolean;
+  severity: Severity;
+  /** Numeric columns: the share of predictions sent without a value, in the window and in the baseline. */
+  missing_rate?: number | null;
+  baseline_missing_rate?: number;
+}
+
+/** Window counts per series name ("col:<name>", "score"), summed over hours and versions. */
+export type WindowCounts = Map<string, number[]>;
+
+function judge(feature: string, kind: FeatureDrift["kind"], type: FeatureDrift["type"], base: number[], win: number[]): FeatureDrift {
+  const n = win.reduce((x, y) => x + y, 0);
+  const baseline_n = base.reduce((x, y) => x + y, 0);
+  const out: FeatureDrift = {
+    feature,
+    kind,
+    type,
+    n,
+    baseline_n,
+    test: null,
+    statistic: null,
+    p_value: null,
+    psi: null,
+    drifted: false,
+    severity: "not_enough_data",
+  };
+  if (n < MIN_WINDOW || baseline_n === 0) return out;
+  out.psi = psi(base, win);
+  if (n < SMALL_WINDOW) {
+    const t = type === "numeric" ? { test: "ks" as const, ...ksBinned(base, win) } : { test: "chi2" as const, ...chiSquared(base, win) };
+    out.test = t.test;
+    out.statistic = t.statistic;
+    out.p_value = t.p_value;
+    out.drifted = t.p_value < P_DRIFT;
+  } else if (type === "numeric") {
+    out.test = "psi";
+    out.statistic = out.psi;
+    out.drifted = out.psi >= DISTANCE_DRIFT;
+  } else {
+    out.test = "jensen_shannon";
+    out.statistic = jensenShannon(base, win);
+    out.drifted = out.statistic >= DISTANCE_DRIFT;
+  }
+  out.severity = !out.drifted ? "none" : out.psi >= 0.25 ? "high" : out.psi >= 0.1 ? "medium" : "low";
+  return out;
+}
+
+function scoreDrift(score: ScoreBaseline, win: number[] | undefined): FeatureDrift {
+  return judge("score", "score", "numeric", score.counts, win ?? new Array<number>(score.counts.length).fill(0));
+}
+
+/** Every feature's drift, the worst first, and one status for the model. */
+export function driftOf(baseline: MonitoringBaseline | undefined, window: WindowCounts) {
+  const features: FeatureDrift[] = [];
+  for (const c of baseline?.columns ?? []) {
+    const win = window.get(`col:${c.name}`);
+    if (c.type === "numeric") {
+      const bins = c.edges.length + 1;
+      const counts = win ? win.slice(0, bins) : new Array<number>(bins).fill(0);
+      const d = judge(c.name, "column", "numeric", c.counts, counts);
+      const missing = win?.[bins] ?? 0;
+      const total = d.n + missing;
+      d.missing_rate = total ? missing / total : null;
+      d.baseline_missing_rate = c.missing / Math.max(1, d.baseline_n + c.missing);
+      features.push(d);
+    } else {
+      const codes = Object.keys(c.counts).length;
+      const base: number[] = [...Array.from({ length: codes }, (_, i) => c.counts[String(i)] ?? 0), 0];
+      features.push(judge(c.name, "column", "categorical", base, win ?? new Array<number>(codes + 1).fill(0)));
+    }
+  }
+  if (baseline?.score) features.push(scoreDrift(baseline.score, window.get("score")));
+  features.sort((a, b) => ORDER.indexOf(b.severity) - ORDER.indexOf(a.severity) || (b.psi ?? -1) - (a.psi ?? -1));
+  const worst = features[0]?.severity;
+  const status = !baseline
+    ? "no_baseline"
+    : !worst || worst === "not_enough_data"
+      ? "not_enough_data"
+      : worst === "high" || worst === "medium"
+        ? "drift"
+        : worst === "low"
+          ? "watch"
+          : "stable";
+  return { status, severity: worst ?? "not_enough_data", features };
+}

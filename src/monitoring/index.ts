@@ -1,0 +1,87 @@
+import type { Config } from "../config.js";
+import type { Db } from "../db/client.js";
+import type { Logger } from "../logger.js";
+import { errors } from "../errors.js";
+import { ModelNotPublished } from "../serving/errors.js";
+import type { ModelRepository, ModelRow } from "../serving/model-repository.js";
+import { checkOutcomes, type OutcomeIn } from "./outcomes.js";
+import { MonitoringRecorder } from "./recorder.js";
+import { MonitoringRepository } from "./repository.js";
+import { buildReport, MAX_RECORDS, type MonitoringReport } from "./report.js";
+
+/** How often expired prediction records are purged (each replica; the delete is idempotent). */
+const PURGE_EVERY_MS = 3_600_000;
+/** The first purge waits this long after start-up, out of the way of warming models. */
+const FIRST_PURGE_MS = 60_000;
+
+/** Monitoring as the rest of the app sees it (issue 49): the recorder serving tells, and the stored figures. */
+export class Monitoring {
+  readonly repo: MonitoringRepository;
+  readonly recorder: MonitoringRecorder;
+  private purgeTimer?: NodeJS.Timeout;
+
+  constructor(private readonly deps: { config: Config; db: Db; logger: Logger; models: ModelRepository }) {
+    this.repo = new MonitoringRepository(deps.db);
+    this.recorder = new MonitoringRecorder({ repo: this.repo, logger: deps.logger, flushMs: deps.config.MONITORING_FLUSH_MS });
+  }
+
+  start(): void {
+    this.recorder.start();
+    const loop = (delay: number) => {
+      this.purgeTimer = setTimeout(() => {
+        void this.purge()
+          .catch((err) => this.deps.logger.warn({ err }, "purging expired prediction records failed; retried in an hour"))
+          .finally(() => {
+            if (this.purgeTimer) loop(PURGE_EVERY_MS);
+          });
+      }, delay).unref();
+    };
+    loop(FIRST_PURGE_MS);
+  }
+
+  /** Deletes prediction records (and hourly aggregates) older than PREDICTION_RETENTION_DAYS. */
+  async purge(now = new Date()): Promise<number> {
+    const before = new Date(now.getTime() - this.deps.config.PREDICTION_RETENTION_DAYS * 86_400_000);
+    const n = await this.repo.purge(before);
+    if (n) this.deps.logger.info({ records: n, before }, "expired prediction records purged");
+    return n;
+  }
+
+  /** The current model version of one of the user's experiments: 404 when not theirs, 409 when none is published. */
+  private async current(userId: string, experimentId: number): Promise<ModelRow> {
+    const row = await this.deps.models.latest(userId, experimentId);
+    if (row) return row;
+    const status = await this.deps.models.experimentStatus(userId, experimentId);
+    if (status === null) throw errors.notFound(`experiment ${experimentId}`);
+    throw new ModelNotPublished(experimentId, status);
+  }
+
+  /** GET /v1/models/{id}/monitoring: what is in the database for [from, to), this replica's unwritten part first written. */
+  async report(userId: string, experimentId: number, from: Date, to: Date): Promise<MonitoringReport> {
+    const model = await this.current(userId, experimentId);
+    await this.recorder.flush();
+    const [rows, records] = await Promise.all([
+      this.repo.aggregates(model.experimentUuid, from, to),
+      this.repo.records(model.experimentUuid, from, to, MAX_RECORDS),
+    ]);
+    return buildReport({ experimentId, model, from, to, rows, records, retentionDays: this.deps.config.PREDICTION_RETENTION_DAYS });
+  }
+
+  /** POST /v1/models/{id}/outcomes: checks every row, writes the matched ones, names the unmatched. */
+  async postOutcomes(userId: string, experimentId: number, rows: OutcomeIn[]) {
+    const model = await this.current(userId, experimentId);
+    const manifest = model.manifest as { problem: string; classes: Array<{ index: number; code: string; name: string }> };
+    const outcomes = checkOutcomes(manifest.problem, manifest.classes, rows);
+    // Predictions still held in memory here are written first, so an outcome posted at once finds its record.
+    await this.recorder.flush();
+    const found = await this.repo.label(model.experimentUuid, outcomes);
+    const unmatched = outcomes.filter((o) => !found.has(o.requestId)).map((o) => o.requestId);
+    return { received: rows.length, matched: found.size, unmatched };
+  }
+
+  async close(): Promise<void> {
+    clearTimeout(this.purgeTimer);
+    this.purgeTimer = undefined;
+    await this.recorder.close();
+  }
+}

@@ -1,0 +1,198 @@
+import type { Logger } from "../logger.js";
+import { baselineOf, binOf, PROBABILITY_EDGES } from "./baseline.js";
+import type { MonitoringRepository, PredictionRecord, SeriesRow } from "./repository.js";
+
+/**
+ * What serving keeps of each prediction (issue 49 item 2), held in memory and written every few seconds: per model
+ * version and hour, additive aggregates (count, latency, decisions, the score's bins, each input column's bins), and
+ * one small record per prediction (its request id, time, version, key, scores and decision; never the input). The
+ * request path only adds to maps (record() is synchronous and never awaits the database); flush() writes in the
+ * background, and every replica adds its own counts to the same rows (upsert-add), so the sums stay right.
+ */
+
+/** Latency bins (ms): interior edges, as the score's. */
+export const LATENCY_EDGES_MS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000];
+/** Records held while the database cannot be written; past this, new ones are dropped (and counted). */
+const MAX_PENDING_RECORDS = 200_000;
+/** A record keeps at most this many scores (a model with more classes keeps the first ones). */
+const MAX_SCORES = 64;
+
+export interface RecordedModel {
+  id: string;
+  experimentUuid: string;
+  manifest: unknown;
+}
+
+/** What one prediction leaves: never the input itself, only the bins its values fall in (row). */
+export interface Observation {
+  requestId: string;
+  keyId?: string | null;
+  scores: ArrayLike<number>;
+  /** The predicted class index (binary, multiclass); null for regression, multilabel and detection. */
+  decision: number | null;
+  latencyMs: number;
+  /** A table's row as sent to the model (NaN for a missing value): binned here, then forgotten. */
+  row?: Float32Array;
+}
+
+interface Plan {
+  classes: number;
+  scoreEdges?: number[];
+  /** Binary: the class whose probability is the score; otherwise the top score is binned. */
+  scoreIndex?: number;
+  columns: Array<{ series: string; edges?: number[]; codes?: number }>;
+}
+
+interface Series {
+  n: number;
+  sum: number;
+  counts: number[];
+}
+
+interface Hour {
+  modelId: string;
+  experimentUuid: string;
+  hour: number;
+  series: Map<string, Series>;
+}
+
+const plans = new WeakMap<object, Plan>();
+
+function planOf(manifest: unknown): Plan {
+  let plan = plans.get(manifest as object);
+  if (plan) return plan;
+  const m = manifest as {
+    problem: string;
+    classes: unknown[];
+    input: { columns?: Array<{ name: string; type: string; codes?: Record<string, number> }> };
+  };
+  const b = baselineOf(manifest);
+  const classification = m.problem === "binary" || m.problem === "multiclass";
+  const byName = new Map((b?.columns ?? []).map((c) => [c.name, c]));
+  plan = {
+    classes: classification ? m.classes.length : 0,
+    scoreEdges: b?.score?.edges ?? (classification ? PROBABILITY_EDGES : undefined),
+    scoreIndex: m.problem === "binary" ? (b?.positive_index ?? 1) : m.problem === "regression" ? 0 : undefined,
+    columns: (m.input.columns ?? []).map((c) => {
+      const base = byName.get(c.name);
+      if (c.type === "categorical") return { series: `col:${c.name}`, codes: Object.keys(c.codes ?? {}).length };
+      return { series: `col:${c.name}`, edges: base?.type === "numeric" ? base.edges : [] };
+    }),
+  };
+  plans.set(manifest as object, plan);
+  return plan;
+}
+
+function add(hour: Hour, name: string, bins: number, bin: number, value: number, counted = true) {
+  let s = hour.series.get(name);
+  if (!s) hour.series.set(name, (s = { n: 0, sum: 0, counts: new Array<number>(bins).fill(0) }));
+  if (counted) {
+    s.n++;
+    s.sum += value;
+  }
+  if (bin >= 0) s.counts[bin]++;
+}
+
+export class MonitoringRecorder {
+  private hours = new Map<string, Hour>();
+  private records: PredictionRecord[] = [];
+  private dropped = 0;
+  private timer?: NodeJS.Timeout;
+  private flushing?: Promise<void>;
+
+  constructor(private readonly deps: { repo: MonitoringRepository; logger: Logger; flushMs: number; now?: () => number }) {}
+
+  start(): void {
+    const tick = () => {
+      void this.flush().finally(() => {
+        if (this.timer) this.timer = setTimeout(tick, this.deps.flushMs).unref();
+      });
+    };
+    this.timer = setTimeout(tick, this.deps.flushMs).unref();
+  }
+
+  /** Adds one prediction to this hour's aggregates and the pending records. Synchronous: the request never waits. */
+  record(model: RecordedModel, o: Observation): void {
+    const now = this.deps.now?.() ?? Date.now();
+    const hourStart = now - (now % 3_600_000);
+    const key = `${model.id}|${hourStart}`;
+    let hour = this.hours.get(key);
+    if (!hour)
+      this.hours.set(key, (hour = { modelId: model.id, experimentUuid: model.experimentUuid, hour: hourStart, series: new Map() }));
+    const plan = planOf(model.manifest);
+    add(hour, "predictions", plan.classes, o.decision ?? -1, o.latencyMs);
+    add(hour, "latency", LATENCY_EDGES_MS.length + 1, binOf(LATENCY_EDGES_MS, o.latencyMs), o.latencyMs);
+    if (plan.scoreEdges && o.scores.length) {
+      let score = plan.scoreIndex !== undefined ? o.scores[plan.scoreIndex] : o.scores[0];
+      if (plan.scoreIndex === undefined) for (let i = 1; i < o.scores.length; i++) score = Math.max(score, o.scores[i]);
+      if (Number.isFinite(score)) add(hour, "score", plan.scoreEdges.length + 1, binOf(plan.scoreEdges, score), score);
+    }
+    if (o.row) {
+      for (let i = 0; i < plan.columns.length; i++) {
+        const c = plan.columns[i];
+        const v = o.row[i];
+        if (c.codes !== undefined) add(hour, c.series, c.codes + 1, Number.isInteger(v) && v >= 0 && v < c.codes ? v : c.codes, v, false);
+        else if (Number.isNaN(v)) add(hour, c.series, c.edges!.length + 2, c.edges!.length + 1, 0, false);
+        else add(hour, c.series, c.edges!.length + 2, binOf(c.edges!, v), v);
+      }
+    }
+    if (this.records.length >= MAX_PENDING_RECORDS) {
+      this.dropped++;
+      return;
+    }
+    const n = Math.min(o.scores.length, MAX_SCORES);
+    const scores = new Array<number>(n);
+    for (let i = 0; i < n; i++) scores[i] = o.scores[i];
+    this.records.push({ modelId: model.id, requestId: o.requestId, at: now, keyId: o.keyId ?? null, scores, decision: o.decision });
+  }
+
+  /** Writes what is pending; one flush at a time. What fails to be written is kept for the next one. */
+  flush(): Promise<void> {
+    return (this.flushing ??= this.write().finally(() => (this.flushing = undefined)));
+  }
+
+  /** Shutdown: stops the timer and writes what is left. */
+  async close(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.flushing;
+    await this.flush();
+  }
+
+  private async write(): Promise<void> {
+    if (this.hours.size === 0 && this.records.length === 0) return;
+    const hours = this.hours;
+    const records = this.records;
+    this.hours = new Map();
+    this.records = [];
+    const rows: SeriesRow[] = [];
+    for (const h of hours.values())
+      for (const [series, s] of h.series)
+        rows.push({ modelId: h.modelId, experimentUuid: h.experimentUuid, hour: h.hour, series, n: s.n, sum: s.sum, counts: s.counts });
+    try {
+      // Aggregates and records in one transaction: a retry after a failure never counts a prediction twice.
+      await this.deps.repo.write(rows, records);
+      if (this.dropped) {
+        this.deps.logger.warn({ dropped: this.dropped }, "prediction records dropped while the database could not be written");
+        this.dropped = 0;
+      }
+    } catch (err) {
+      this.deps.logger.warn({ err, records: records.length }, "monitoring flush failed; retried at the next one");
+      for (const [key, h] of hours) {
+        const now = this.hours.get(key);
+        if (!now) this.hours.set(key, h);
+        else
+          for (const [name, s] of h.series) {
+            const t = now.series.get(name);
+            if (!t) now.series.set(name, s);
+            else {
+              t.n += s.n;
+              t.sum += s.sum;
+              for (let i = 0; i < s.counts.length; i++) t.counts[i] += s.counts[i];
+            }
+          }
+      }
+      this.records = records.concat(this.records).slice(0, MAX_PENDING_RECORDS);
+    }
+  }
+}

@@ -1,0 +1,307 @@
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import type { Readable } from "node:stream";
+import { parse } from "csv-parse/sync";
+import PQueue from "p-queue";
+import yazl from "yazl";
+import { ApiError } from "../errors.js";
+import { DICOM_ACCEPT, firstMultipartPart } from "../net/dicomweb.js";
+import type { OutboundGuard } from "../net/outbound-guard.js";
+import { OutboundRefusal } from "../net/outbound-guard.js";
+import type { PacsConnections, PacsTarget } from "./connection.js";
+import { attributeName, deidentify, DeidentifyError, PROFILE, REPLACED } from "./deidentify.js";
+
+/**
+ * Build from the PACS (issue 51 item 2): a CSV of study, series or instance UIDs with their labels becomes a dataset
+ * zip in today's layout (a CSV whose first column is the patient, an `image` column of .dcm paths, the CSV's other
+ * columns as they were) holding the instances retrieved over WADO-RS, each de-identified (deidentify.ts) before it is
+ * written anywhere. A study or series is expanded by QIDO-RS. Each UID that fails is named with the reason, and the
+ * others are kept; nothing is stored when none succeeds. The source UIDs are in nothing stored: the CSV's UID column
+ * is replaced by the image paths.
+ */
+
+export interface PacsImportRequest {
+  csv: string;
+  zip_gcloud: string;
+  uid_col: string;
+  patient_col?: string | null;
+}
+
+export interface PacsImportFailure {
+  /** The CSV's row number (1 = the first row below the header). */
+  row: number;
+  uid: string;
+  /** In English; the route adds the Spanish at the edge (the http layer owns the translations). */
+  reason: string;
+}
+
+export interface PacsImportResult {
+  zip_gcloud: string;
+  size: number;
+  sha256: string;
+  rows: number;
+  instances: number;
+  failed: PacsImportFailure[];
+  deidentification: {
+    profile: string;
+    replaced: Array<{ attribute: string; with: string; instances: number }>;
+    removed: Array<{ attribute: string; instances: number }>;
+    private_removed: number;
+  };
+}
+
+export interface PacsImportDeps {
+  connections: PacsConnections;
+  guard: () => OutboundGuard;
+  dataDir: string;
+  maxInstanceBytes: number;
+  maxPixels: number;
+  /** Instances one import may hold (all rows' expansions together). */
+  maxInstances: number;
+  concurrency: number;
+  /** Writes the zip where an upload would go and records it (DatasetService.storeZip). */
+  store: (userId: string, objectPath: string, zip: Readable) => Promise<{ size: number; sha256: string }>;
+}
+
+type Level = "instance" | "series" | "study";
+interface Located {
+  study: string;
+  series: string;
+  instance: string;
+}
+
+class RowFailure extends Error {}
+
+export const IMAGE_COL = "image";
+export const PATIENT_COL = "patient_id";
+
+export class PacsImport {
+  constructor(private readonly deps: PacsImportDeps) {}
+
+  async run(userId: string, objectPath: string, req: PacsImportRequest): Promise<PacsImportResult> {
+    const table = readCsv(req);
+    const target = await this.deps.connections.target(userId);
+    if (!target) throw new ApiError(404, "not_found", "no PACS is configured: save its DICOMweb address in Settings → PACS first");
+    const work = path.join(this.deps.dataDir, "tmp", `pacs-import-${Date.now()}-${randomBytes(4).toString("hex")}`);
+    await fs.promises.mkdir(path.join(work, "images"), { recursive: true });
+    try {
+      return await this.build(userId, objectPath, target, table, work);
+    } finally {
+      await fs.promises.rm(work, { recursive: true, force: true });
+    }
+  }
+
+  private async build(userId: string, objectPath: string, target: PacsTarget, table: CsvTable, work: string): Promise<PacsImportResult> {
+    const failed: PacsImportFailure[] = [];
+    const queue = new PQueue({ concurrency: this.deps.concurrency });
+    // Expansion first, so the instance limit is known before anything is retrieved.
+    const located = await Promise.all(
+      table.rows.map((r, i) =>
+        queue.add(async () => {
+          try {
+            return await this.locate(target, r.uid);
+          } catch (err) {
+            failed.push(failure(i + 1, r.uid, err));
+            return [];
+          }
+        }),
+      ),
+    );
+    const total = located.reduce((n, l) => n + (l?.length ?? 0), 0);
+    if (total > this.deps.maxInstances)
+      throw new ApiError(
+        422,
+        "too_many_instances",
+        `the UIDs expand to ${total} instances; one import holds at most ${this.deps.maxInstances}: split the CSV`,
+      );
+    const uids = new Map<string, string>();
+    const patients = new Map<string, string>();
+    const replaced = new Map<string, number>();
+    const removed = new Map<string, number>();
+    let privateRemoved = 0;
+    const out: string[][] = [];
+    let n = 0;
+    await Promise.all(
+      table.rows.flatMap((r, i) =>
+        (located[i] ?? []).map((loc) =>
+          queue.add(async () => {
+            try {
+              const bytes = await this.retrieve(target, loc);
+              const d = deidentify(bytes, uids, this.deps.maxPixels);
+              const name = `images/${String(++n).padStart(6, "0")}.dcm`;
+              await fs.promises.writeFile(path.join(work, name), d.bytes);
+              for (const t of d.replaced) replaced.set(t, (replaced.get(t) ?? 0) + 1);
+              for (const t of d.removed) {
+                // Private attributes (odd groups) are counted, not named: their meaning is the vendor's.
+                if (parseInt(t.slice(3, 4), 16) % 2 === 1) privateRemoved++;
+                else removed.set(t, (removed.get(t) ?? 0) + 1);
+              }
+              out.push([r.patient ?? pseudonym(patients, d.patientKey), name, ...r.rest]);
+            } catch (err) {
+              const which = located[i]!.length > 1 ? `instance ${loc.instance} of ${r.uid}` : r.uid;
+              failed.push(failure(i + 1, which, err));
+            }
+          }),
+        ),
+      ),
+    );
+    failed.sort((a, b) => a.row - b.row || a.uid.localeCompare(b.uid));
+    if (out.length === 0)
+      throw new ApiError(
+        422,
+        "pacs_import_empty",
+        `no instance could be retrieved, so nothing was stored: ${failed
+          .slice(0, 5)
+          .map((f) => `row ${f.row} (${f.uid}): ${f.reason}`)
+          .join("; ")}`,
+        failed.slice(0, 100).map((f) => ({ field: "csv", message: `row ${f.row} (${f.uid}): ${f.reason}`, row: f.row, uid: f.uid })),
+      );
+    out.sort((a, b) => a[1].localeCompare(b[1]));
+    const csv = [[PATIENT_COL, IMAGE_COL, ...table.restHeader], ...out].map((line) => line.map(csvField).join(",")).join("\n") + "\n";
+    const zip = new yazl.ZipFile();
+    zip.addBuffer(Buffer.from(csv, "utf8"), "dataset.csv");
+    for (const line of out) zip.addFile(path.join(work, line[1]), line[1]);
+    zip.end();
+    const stored = await this.deps.store(userId, objectPath, zip.outputStream as Readable);
+    return {
+      zip_gcloud: objectPath,
+      ...stored,
+      rows: table.rows.length,
+      instances: out.length,
+      failed,
+      deidentification: {
+        profile: PROFILE,
+        replaced: [...replaced].map(([t, k]) => ({ attribute: REPLACED[t].keyword, with: REPLACED[t].how, instances: k })),
+        removed: [...removed].sort().map(([t, k]) => ({ attribute: attributeName(t), instances: k })),
+        private_removed: privateRemoved,
+      },
+    };
+  }
+
+  private headers(target: PacsTarget, accept: string): Record<string, string> {
+    return { accept, ...(target.authorization ? { authorization: target.authorization } : {}) };
+  }
+
+  /** QIDO-RS: GET {root}/{path}; the answer's JSON list. */
+  private async qido(target: PacsTarget, pathAndQuery: string): Promise<Array<Record<string, { Value?: string[] }>>> {
+    const res = await this.deps.guard().fetch(`${target.root}/${pathAndQuery}`, {
+      headers: this.headers(target, "application/dicom+json"),
+      maxRedirects: 0,
+      maxBytes: 16 * 1024 * 1024,
+    });
+    if (res.status === 204 || res.status === 404) return [];
+    if (res.status !== 200) throw new RowFailure(httpReason(res.status, "search"));
+    if (res.body.length === 0) return [];
+    let found: unknown;
+    try {
+      found = JSON.parse(res.body.toString("utf8"));
+    } catch {
+      found = undefined;
+    }
+    if (!Array.isArray(found)) throw new RowFailure("the PACS answered the search with something that is not DICOM JSON");
+    return found as Array<Record<string, { Value?: string[] }>>;
+  }
+
+  /** The instances a UID stands for: an instance, the instances of a series, or of a study (tried in that order). */
+  private async locate(target: PacsTarget, uid: string): Promise<Located[]> {
+    if (!/^[0-9]+(\.[0-9]+)*$/.test(uid) || uid.length > 64) throw new RowFailure("not a DICOM UID (digits and dots, at most 64)");
+    const v = (o: Record<string, { Value?: string[] }>, tag: string) => o[tag]?.Value?.[0] ?? "";
+    const tries: Array<[Level, string]> = [
+      ["instance", `instances?SOPInstanceUID=${uid}&includefield=0020000D&includefield=0020000E`],
+      ["series", `series?SeriesInstanceUID=${uid}&includefield=0020000D`],
+      ["study", `studies/${uid}/instances?includefield=0020000E`],
+    ];
+    for (const [level, query] of tries) {
+      const found = await this.qido(target, query);
+      if (!found.length) continue;
+      if (level === "instance") return found.map((o) => ({ study: v(o, "0020000D"), series: v(o, "0020000E"), instance: uid }));
+      if (level === "series") {
+        const study = v(found[0], "0020000D");
+        const inst = await this.qido(target, `studies/${study}/series/${uid}/instances`);
+        if (!inst.length) throw new RowFailure("the series holds no instance");
+        return inst.map((o) => ({ study, series: uid, instance: v(o, "00080018") }));
+      }
+      return found.map((o) => ({ study: uid, series: v(o, "0020000E"), instance: v(o, "00080018") }));
+    }
+    throw new RowFailure("no study, series or instance with this UID in the PACS");
+  }
+
+  /** WADO-RS: the instance as stored (transfer-syntax=*), at most maxInstanceBytes. */
+  private async retrieve(target: PacsTarget, loc: Located): Promise<Buffer> {
+    if (!loc.study || !loc.series || !loc.instance) throw new RowFailure("the PACS's search answer lacks the study or series UID");
+    const url = `${target.root}/studies/${loc.study}/series/${loc.series}/instances/${loc.instance}`;
+    const res = await this.deps.guard().fetch(url, {
+      headers: this.headers(target, DICOM_ACCEPT),
+      maxRedirects: 0,
+      maxBytes: this.deps.maxInstanceBytes,
+    });
+    if (res.status !== 200) throw new RowFailure(httpReason(res.status, "retrieval"));
+    const ct = res.headers["content-type"];
+    return firstMultipartPart(res.body, Array.isArray(ct) ? ct[0] : ct);
+  }
+}
+
+interface CsvTable {
+  restHeader: string[];
+  rows: Array<{ uid: string; patient: string | null; rest: string[] }>;
+}
+
+function bad(field: string, message: string): ApiError {
+  return new ApiError(400, "invalid_request", `${field}: ${message}`, [{ field, message }]);
+}
+
+function readCsv(req: PacsImportRequest): CsvTable {
+  let records: string[][];
+  try {
+    records = parse(req.csv.replace(/^\uFEFF/, ""), { relax_column_count: false, skip_empty_lines: true, trim: true });
+  } catch (err) {
+    throw bad("csv", `cannot be read as CSV: ${(err as Error).message}`);
+  }
+  if (records.length < 2) throw bad("csv", "needs a header row and at least one row of UIDs");
+  const header = records[0];
+  const uidAt = header.indexOf(req.uid_col);
+  if (uidAt < 0) throw bad("uid_col", `the CSV has no column '${req.uid_col}' (its columns: ${header.join(", ")})`);
+  const patientAt = req.patient_col ? header.indexOf(req.patient_col) : -1;
+  if (req.patient_col && patientAt < 0) throw bad("patient_col", `the CSV has no column '${req.patient_col}'`);
+  for (const reserved of [PATIENT_COL, IMAGE_COL])
+    if (header.some((h, i) => h === reserved && i !== uidAt && i !== patientAt))
+      throw bad("csv", `the column '${reserved}' is the one Builder writes; rename yours`);
+  const keep = header.map((_, i) => i).filter((i) => i !== uidAt && i !== patientAt);
+  const rows = records.slice(1).map((r, i) => {
+    const uid = r[uidAt];
+    if (!uid) throw bad("csv", `row ${i + 1}: the column '${req.uid_col}' is empty`);
+    const patient = patientAt >= 0 ? r[patientAt] || null : null;
+    if (patientAt >= 0 && !patient) throw bad("csv", `row ${i + 1}: the column '${req.patient_col}' is empty`);
+    return { uid, patient, rest: keep.map((k) => r[k]) };
+  });
+  return { restHeader: keep.map((k) => header[k]), rows };
+}
+
+/** Without a pseudonym column, each source patient gets "pacs-patient-N" (in order of retrieval): grouped, not named. */
+function pseudonym(patients: Map<string, string>, key: string): string {
+  let p = patients.get(key);
+  if (!p) patients.set(key, (p = `pacs-patient-${patients.size + 1}`));
+  return p;
+}
+
+function csvField(v: string): string {
+  return /[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
+}
+
+function httpReason(status: number, what: "search" | "retrieval"): string {
+  if (status === 401 || status === 403) return `the PACS refused the credentials (HTTP ${status})`;
+  if (status === 404) return "the PACS has no such instance (HTTP 404)";
+  return `the PACS answered the ${what} with HTTP ${status}`;
+}
+
+function failure(row: number, uid: string, err: unknown): PacsImportFailure {
+  const reason = reasonOf(err);
+  return { row, uid, reason };
+}
+
+function reasonOf(err: unknown): string {
+  if (err instanceof RowFailure || err instanceof DeidentifyError) return err.message;
+  if (err instanceof OutboundRefusal) return err.message;
+  return `unexpected error: ${(err as Error).message}`;
+}

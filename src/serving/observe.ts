@@ -1,0 +1,70 @@
+import { randomUUID } from "node:crypto";
+import { requestContext } from "../process-guard.js";
+import { JsonBytes } from "./json-encode.js";
+import type { LoadedModel } from "./model-cache.js";
+import { applyThresholds } from "./postprocess.js";
+
+/**
+ * What a prediction tells monitoring (src/monitoring/recorder.ts): the scores and decision of the answer, its
+ * latency, the request id it is kept under and the key that asked. Never the input: a table's row is binned by the
+ * recorder and dropped; an image is not passed at all.
+ */
+export interface PredictionObservation {
+  requestId: string;
+  keyId: string | null;
+  scores: ArrayLike<number>;
+  decision: number | null;
+  latencyMs: number;
+  row?: Float32Array;
+}
+
+export type PredictionObserver = (model: LoadedModel, o: PredictionObservation) => void;
+
+const NO_SCORES: number[] = [];
+/** A vision answer starts {"prediccion":[...],"score":[...]: its scores are read from the first bytes, not by parsing the maps. */
+const SCORE_KEY = Buffer.from('"score":[');
+const HEAD_BYTES = 8192;
+
+/** The scores of an image answer made on a model thread, read from its first bytes; [] when not found there. */
+export function scoresOfJson(body: JsonBytes): number[] {
+  const head = Buffer.from(body.bytes.buffer, body.bytes.byteOffset, Math.min(body.bytes.byteLength, HEAD_BYTES));
+  const at = head.indexOf(SCORE_KEY);
+  if (at < 0) return NO_SCORES;
+  const end = head.indexOf(0x5d /* ] */, at + SCORE_KEY.length);
+  if (end < 0) return NO_SCORES;
+  const text = head.toString("latin1", at + SCORE_KEY.length, end);
+  if (!text) return NO_SCORES;
+  const scores = text.split(",").map(Number);
+  return scores.every(Number.isFinite) ? scores : NO_SCORES;
+}
+
+/** The predicted class: the one flagged in a binary or multiclass prediccion (one-hot); null otherwise. */
+function decisionOf(problem: string, prediccion: unknown): number | null {
+  if ((problem !== "binary" && problem !== "multiclass") || !Array.isArray(prediccion)) return null;
+  const i = prediccion.indexOf(1);
+  return i >= 0 ? i : null;
+}
+
+export function observationOf(
+  model: LoadedModel,
+  body: Record<string, unknown> | JsonBytes,
+  latencyMs: number,
+  opts: { requestId?: string; keyId?: string | null },
+  row?: Float32Array,
+): PredictionObservation {
+  const requestId = opts.requestId ?? requestContext.getStore()?.requestId ?? randomUUID();
+  const keyId = opts.keyId ?? null;
+  const m = model.manifest;
+  if (body instanceof JsonBytes) {
+    const scores = m.kind === "detection" ? NO_SCORES : scoresOfJson(body);
+    return {
+      requestId,
+      keyId,
+      scores,
+      decision: scores.length ? decisionOf(m.problem, applyThresholds(m.problem, scores, m.thresholds)) : null,
+      latencyMs,
+    };
+  }
+  const scores = Array.isArray(body.score) && m.kind !== "detection" ? (body.score as number[]) : NO_SCORES;
+  return { requestId, keyId, scores, decision: decisionOf(m.problem, body.prediccion), latencyMs, row };
+}

@@ -1,0 +1,104 @@
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import yauzl from "yauzl";
+import { dataSet, el, newUid, writePart10 } from "../../src/dicom/write.js";
+
+/**
+ * BreastMNIST images (../shared/datasets/breastmnist, ultrasound, 28x28 grey) as the DICOM a PACS would hold: one
+ * Secondary Capture per image, MONOCHROME2 8-bit, in a study of its own, with a (fake) patient's name and id.
+ * Without the shared data set, a synthetic 28x28 image stands in, so the PACS tests still run.
+ */
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+// The shared data sets sit beside the checkout (../shared), or beside its parent for a worktree in a subfolder.
+const NPZ = [process.env.BUILDER_SHARED_DATASETS, path.join(ROOT, "../shared/datasets"), path.join(ROOT, "../../shared/datasets")]
+  .filter((d): d is string => Boolean(d))
+  .map((d) => path.join(d, "breastmnist/breastmnist_trainval.npz"))
+  .find((f) => fs.existsSync(f))!;
+export const haveBreastMnist = NPZ !== undefined;
+
+/** The uint8 arrays of an .npz (a zip of .npy files). */
+export async function readNpz(file: string): Promise<Record<string, { shape: number[]; data: Buffer }>> {
+  const zip = await new Promise<yauzl.ZipFile>((res, rej) => yauzl.open(file, { lazyEntries: true }, (e, z) => (e ? rej(e) : res(z!))));
+  const out: Record<string, { shape: number[]; data: Buffer }> = {};
+  await new Promise<void>((resolve, reject) => {
+    zip.on("entry", (entry: yauzl.Entry) => {
+      zip.openReadStream(entry, async (err, s) => {
+        if (err || !s) return reject(err);
+        const chunks: Buffer[] = [];
+        for await (const c of s) chunks.push(c as Buffer);
+        const buf = Buffer.concat(chunks);
+        const headerLen = buf.readUInt16LE(8);
+        const header = buf.subarray(10, 10 + headerLen).toString("latin1");
+        if (!header.includes("'|u1'")) return reject(new Error(`${entry.fileName}: not uint8`));
+        const shape = header
+          .match(/'shape': \(([^)]*)\)/)![1]
+          .split(",")
+          .map((x) => x.trim())
+          .filter(Boolean)
+          .map(Number);
+        out[entry.fileName.replace(/\.npy$/, "")] = { shape, data: buf.subarray(10 + headerLen) };
+        zip.readEntry();
+      });
+    });
+    zip.on("end", resolve);
+    zip.on("error", reject);
+    zip.readEntry();
+  });
+  return out;
+}
+
+let images: { shape: number[]; data: Buffer } | undefined;
+
+/** Image i of BreastMNIST's validation split (or a synthetic one) as 28x28 grey pixels. */
+export async function breastMnistPixels(i: number): Promise<Uint8Array> {
+  if (haveBreastMnist) {
+    images ??= (await readNpz(NPZ)).val_images;
+    const [, h, w] = images.shape;
+    return Uint8Array.from(images.data.subarray(i * h * w, (i + 1) * h * w));
+  }
+  return Uint8Array.from({ length: 28 * 28 }, (_, k) => (k * 7 + i * 31) % 256);
+}
+
+export interface SourceDicom {
+  bytes: Buffer;
+  study: string;
+  series: string;
+  instance: string;
+}
+
+/** A BreastMNIST image as a Part 10 file, with the patient's attributes a hospital's file would carry. */
+export async function breastMnistDicom(i: number, patient = { name: "Pérez^Lucía", id: `BMN-${i}` }): Promise<SourceDicom> {
+  const [study, series, instance] = [newUid(), newUid(), newUid()];
+  const ds = dataSet({
+    "00080005": el.str("CS", "ISO_IR 192"),
+    "00080016": el.str("UI", "1.2.840.10008.5.1.4.1.1.7"),
+    "00080018": el.str("UI", instance),
+    "00080020": el.str("DA", "20261128"),
+    "00080030": el.str("TM", "101500"),
+    "00080050": el.str("SH", `ACC${i}`),
+    "00080060": el.str("CS", "US"),
+    "00080064": el.str("CS", "WSD"),
+    "00080090": el.str("PN", ""),
+    "00100010": el.str("PN", patient.name),
+    "00100020": el.str("LO", patient.id),
+    "00100030": el.str("DA", "19700101"),
+    "00100040": el.str("CS", "F"),
+    "0020000D": el.str("UI", study),
+    "0020000E": el.str("UI", series),
+    "00200010": el.str("SH", "1"),
+    "00200011": el.str("IS", 1),
+    "00200013": el.str("IS", 1),
+    "00280002": { vr: "US", value: 1 },
+    "00280004": el.str("CS", "MONOCHROME2"),
+    "00280010": { vr: "US", value: 28 },
+    "00280011": { vr: "US", value: 28 },
+    "00280100": { vr: "US", value: 8 },
+    "00280101": { vr: "US", value: 8 },
+    "00280102": { vr: "US", value: 7 },
+    "00280103": { vr: "US", value: 0 },
+    "7FE00010": { vr: "OB", value: await breastMnistPixels(i) },
+  });
+  return { bytes: writePart10(ds, "utf8"), study, series, instance };
+}
