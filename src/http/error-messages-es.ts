@@ -151,6 +151,13 @@ export const SPANISH_BY_CODE: Record<string, string> = {
 };
 
 export const SPANISH_TEMPLATES: Array<[english: string, spanish: string]> = [
+  // one column, one role (src/experiments/request-rules.ts columnRoleRules)
+  ["'{column}' is both a label and a data column", "'{column}' es a la vez una columna de etiqueta y una de datos"],
+  ["'{column}' is both a label and the image column", "'{column}' es a la vez una columna de etiqueta y la columna de imágenes"],
+  ["'{column}' is both the split column and a label", "'{column}' es a la vez la columna de partición y una etiqueta"],
+  ["'{column}' is both a data column and the image column", "'{column}' es a la vez una columna de datos y la columna de imágenes"],
+  ["'{column}' is both the split column and a data column", "'{column}' es a la vez la columna de partición y una de datos"],
+  ["'{column}' is both the split column and the image column", "'{column}' es a la vez la columna de partición y la de imágenes"],
   // unfamiliar inputs (src/serving/input-check.ts)
   [
     "this image does not look like the images this model was trained on; the model is set to refuse such inputs (input_check mode refuse)",

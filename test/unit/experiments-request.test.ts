@@ -26,6 +26,34 @@ describe("experiment request", () => {
     expect(withoutToken(r)).not.toHaveProperty("user_token");
   });
 
+  it("refuses a column in two roles, naming the column and the rule the dashboard translates", () => {
+    const res = experimentRequestSchema.safeParse({ ...valid, label_cols: ["diagnosis", "radius_mean"], split_col: "texture_mean" });
+    expect(res.success).toBe(false);
+    const issues = res.error!.issues.map((i) => ({
+      path: i.path.join("."),
+      message: i.message,
+      params: (i as { params?: unknown }).params,
+    }));
+    expect(issues).toEqual([
+      {
+        path: "data_cols",
+        message: "'radius_mean' is both a label and a data column",
+        params: { rule: "label_is_data", column: "radius_mean" },
+      },
+      {
+        path: "split_col",
+        message: "'texture_mean' is both the split column and a data column",
+        params: { rule: "split_is_data", column: "texture_mean" },
+      },
+    ]);
+    const vision = { ...valid, task: "vision", data_cols: null, images_col: "scan", label_cols: ["scan"] };
+    expect(experimentRequestSchema.safeParse(vision).error!.issues.map((i) => i.message)).toEqual([
+      "'scan' is both a label and the image column",
+    ]);
+    // A vision task's data_cols are not inputs, so naming the label there is no conflict (the seed's clients send both).
+    expect(experimentRequestSchema.safeParse({ ...vision, label_cols: ["label"], data_cols: ["label"] }).success).toBe(true);
+  });
+
   it("reports every bad field at once", () => {
     const res = experimentRequestSchema.safeParse({
       zip_gcloud: "../etc/passwd",

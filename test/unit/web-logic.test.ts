@@ -60,6 +60,24 @@ describe("column pickers: proposals", () => {
     expect(p.data_cols).toEqual(["x", "diagnosis"]);
   });
 
+  it("non-English headers: a label-like name in Spanish (any accents or case), else column 2 when it holds two values", () => {
+    const counts = (a: number, b: number) => ({ si: a, no: b });
+    const spanish = proposeColumns([
+      col("id_paciente", "categorical", ["P1"]),
+      col("Diagnóstico", "categorical", ["maligno", "benigno"]),
+      col("edad", "numeric"),
+      col("glucosa", "numeric"),
+    ]);
+    expect(spanish).toMatchObject({ label_cols: ["Diagnóstico"], data_cols: ["edad", "glucosa"] });
+    const unknownWords = proposeColumns([
+      col("编号", "categorical", ["P1"]),
+      { ...col("诊断", "categorical", ["si", "no"]), value_counts: counts(30, 70) },
+      col("年龄", "numeric"),
+      col("血糖", "numeric"),
+    ]);
+    expect(unknownWords).toMatchObject({ label_cols: ["诊断"], data_cols: ["年龄", "血糖"] });
+  });
+
   it("input candidates follow the chosen label, images and split, and never offer image paths or empty columns", () => {
     const cols = [
       col("id", "numeric"),

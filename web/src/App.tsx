@@ -1,6 +1,7 @@
 import { lazy, Suspense, useCallback, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { api, setCsrfToken, setUnauthorizedHandler } from "./api/client";
+import { setCsrfToken, setUnauthorizedHandler } from "./api/client";
+import { call } from "./api/typed";
 import type { Session } from "./api/types";
 import { ChatDock } from "./components/chat/ChatDock";
 import { ErrorBox, Link } from "./components/ui";
@@ -68,7 +69,7 @@ export function App() {
 
   const load = useCallback(async () => {
     try {
-      const s = await api<Session>("GET", "/v1/session");
+      const s = await call("get", "/v1/session");
       setCsrfToken(s.csrf_token);
       setSession(s);
     } catch (err) {
@@ -96,7 +97,7 @@ export function App() {
   }, [path]);
 
   const signOut = async () => {
-    await api("DELETE", "/v1/session").catch(() => undefined);
+    await call("delete", "/v1/session").catch(() => undefined);
     setCsrfToken(null);
     setSession(null);
     navigate("/signin");

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { api, postFile } from "../api/client";
+import { postFile } from "../api/client";
+import { call } from "../api/typed";
 import type { Model, ResponseOf } from "../api/types";
 import { formatCount, formatDate } from "../lib/format";
 import { ErrorBox } from "./ui";
@@ -32,7 +33,10 @@ function useBatches(id: number) {
   const [batches, setBatches] = useState<Batch[]>([]);
   const [error, setError] = useState<unknown>(null);
   const [streamed, setStreamed] = useState<string | null>(null);
-  const load = useCallback(() => api<{ data: Batch[] }>("GET", `/v1/models/${id}/batches`).then((r) => setBatches(r.data), setError), [id]);
+  const load = useCallback(
+    () => call("get", "/v1/models/{experiment_id}/batches", { path: { experiment_id: id } }).then((r) => setBatches(r.data), setError),
+    [id],
+  );
   useEffect(() => void load(), [load]);
 
   const live = batches.find((b) => UNFINISHED.has(b.status))?.batch_id ?? null;

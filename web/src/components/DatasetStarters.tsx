@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { api } from "../api/client";
+import { call } from "../api/typed";
 import type { UploadResult } from "../api/types";
 import { ErrorBox } from "./ui";
 
@@ -50,14 +50,14 @@ export function DatasetStarters({ onLoaded }: { onLoaded: (r: UploadResult, lice
   const [error, setError] = useState<unknown>(null);
 
   useEffect(() => {
-    api<{ data: Sample[] }>("GET", "/v1/datasets/samples").then((r) => setSamples(r.data), setError);
+    call("get", "/v1/datasets/samples").then((r) => setSamples(r.data), setError);
   }, []);
 
   const load = async (s: Sample) => {
     setBusy(s.id);
     setError(null);
     try {
-      const r = await api<UploadResult & { licence: string }>("POST", `/v1/datasets/samples/${encodeURIComponent(s.id)}`);
+      const r = await call("post", "/v1/datasets/samples/{sample_id}", { path: { sample_id: s.id } });
       onLoaded(r, r.licence);
     } catch (err) {
       setError(err);

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
-import { api } from "../api/client";
+import { call } from "../api/typed";
 import type { Experiment } from "../api/types";
 import { ErrorBox } from "./ui";
 
@@ -62,9 +62,9 @@ export function ExperimentLabelsEditor({ exp, onSaved }: { exp: Experiment; onSa
     setError(null);
     try {
       // An emptied field clears the label (null), as the API takes it.
-      const updated = await api<Experiment>("PATCH", `/v1/experiments/${exp.experiment_id}`, {
-        name: name.trim() || null,
-        description: description.trim() || null,
+      const updated = await call("patch", "/v1/experiments/{experiment_id}", {
+        path: { experiment_id: exp.experiment_id },
+        body: { name: name.trim() || null, description: description.trim() || null },
       });
       onSaved(updated);
       setEditing(false);

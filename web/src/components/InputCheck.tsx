@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { api } from "../api/client";
+import { call } from "../api/typed";
 import type { InputCheckBody, InputCheckSetting } from "../api/types";
 import { formatPercent } from "../lib/format";
 import { ErrorBox } from "./ui";
@@ -22,7 +22,7 @@ export function InputCheckPanel({ experimentId, onChanged }: { experimentId: num
 
   const load = useCallback(async () => {
     try {
-      const s = await api<InputCheckSetting>("GET", `/v1/models/${experimentId}/input-check`);
+      const s = await call("get", "/v1/models/{experiment_id}/input-check", { path: { experiment_id: experimentId } });
       setSetting(s);
       if (s.mode) setChosen(s.mode);
     } catch (err) {
@@ -46,7 +46,7 @@ export function InputCheckPanel({ experimentId, onChanged }: { experimentId: num
     setSaved(null);
     try {
       const body: InputCheckBody = { mode: chosen };
-      const s = await api<InputCheckSetting>("PUT", `/v1/models/${experimentId}/input-check`, body);
+      const s = await call("put", "/v1/models/{experiment_id}/input-check", { path: { experiment_id: experimentId }, body });
       setSetting(s);
       setSaved(s.version);
       onChanged();

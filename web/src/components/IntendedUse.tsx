@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
-import { api } from "../api/client";
+import { call } from "../api/typed";
 import type { Experiment } from "../api/types";
 import { ErrorBox } from "./ui";
 
@@ -25,7 +25,10 @@ export function IntendedUseEditor({ exp, onSaved }: { exp: Experiment; onSaved: 
     setSaved(false);
     setError(null);
     try {
-      const updated = await api<Experiment>("PATCH", `/v1/experiments/${exp.experiment_id}`, { intended_use: text.trim() || null });
+      const updated = await call("patch", "/v1/experiments/{experiment_id}", {
+        path: { experiment_id: exp.experiment_id },
+        body: { intended_use: text.trim() || null },
+      });
       onSaved(updated);
       setText(updated.intended_use ?? "");
       setSaved(true);

@@ -1,7 +1,7 @@
 import type { TFunction } from "i18next";
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { api } from "../api/client";
+import { call } from "../api/typed";
 import type { ModelVersion, ModelVersions, OperatingPointBody, OperatingPointExplorer } from "../api/types";
 import { figuresAt, nearestIndex, ofHundred, presetIndex, type Rule } from "../lib/operating-point";
 import { formatCount, formatDate, formatNumber, formatPercent } from "../lib/format";
@@ -28,14 +28,14 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
 
   const load = useCallback(async () => {
     try {
-      const d = await api<OperatingPointExplorer>("GET", `/v1/models/${experimentId}/operating-point`);
+      const d = await call("get", "/v1/models/{experiment_id}/operating-point", { path: { experiment_id: experimentId } });
       setData(d);
       if (d.available && d.curve) {
         // The slider starts at the current version's threshold; Save then sends that point, not an earlier preset.
         setIndex(nearestIndex(d.curve, d.current?.threshold));
         setRule({ rule: "threshold" });
       }
-      if (d.available) setVersions(await api<ModelVersions>("GET", `/v1/models/${experimentId}/versions`));
+      if (d.available) setVersions(await call("get", "/v1/models/{experiment_id}/versions", { path: { experiment_id: experimentId } }));
     } catch (err) {
       setError(err);
     }
@@ -79,7 +79,7 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
         ? { rule: "threshold", threshold: point.threshold }
         : { rule: rule.rule, ...(rule.target !== undefined ? { target: rule.target } : {}) };
     try {
-      const v = await api<ModelVersion>("POST", `/v1/models/${experimentId}/operating-point`, body);
+      const v = await call("post", "/v1/models/{experiment_id}/operating-point", { path: { experiment_id: experimentId }, body });
       setSaved(v);
       await load();
       onChanged();
@@ -95,7 +95,7 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
     setError(null);
     setSaved(null);
     try {
-      await api<ModelVersion>("POST", `/v1/models/${experimentId}/versions/${version}/current`);
+      await call("post", "/v1/models/{experiment_id}/versions/{version}/current", { path: { experiment_id: experimentId, version } });
       await load();
       onChanged();
     } catch (err) {

@@ -1,6 +1,6 @@
 import { useEffect, useState, type FormEvent, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
-import { api } from "../api/client";
+import { call } from "../api/typed";
 import type { Prediction } from "../api/types";
 import { usePacs } from "../pages/SettingsPacs";
 import { ErrorBox, Link } from "./ui";
@@ -21,7 +21,7 @@ export function PacsTry({ id, render }: { id: number; render: (r: Prediction) =>
   const [busy, setBusy] = useState(false);
 
   useEffect(() => {
-    api<{ send_back: boolean }>("GET", `/v1/models/${id}/pacs`).then(
+    call("get", "/v1/models/{experiment_id}/pacs", { path: { experiment_id: id } }).then(
       (r) => setAlways(r.send_back),
       () => setAlways(null),
     );
@@ -41,7 +41,11 @@ export function PacsTry({ id, render }: { id: number; render: (r: Prediction) =>
     setResult(null);
     setBusy(true);
     try {
-      const r = await api<Prediction>("POST", `/v1/experiments/${id}/predict?send_back=${send}`, { message: url.trim() });
+      const r = await call("post", "/v1/experiments/{experiment_id}/predict", {
+        path: { experiment_id: id },
+        query: { send_back: send ? "true" : "false" },
+        body: { message: url.trim() },
+      });
       setResult({ r, sent: send });
     } catch (err) {
       setError(err);
@@ -52,7 +56,7 @@ export function PacsTry({ id, render }: { id: number; render: (r: Prediction) =>
   const toggleAlways = async (on: boolean) => {
     setError(null);
     try {
-      setAlways((await api<{ send_back: boolean }>("PUT", `/v1/models/${id}/pacs`, { send_back: on })).send_back);
+      setAlways((await call("put", "/v1/models/{experiment_id}/pacs", { path: { experiment_id: id }, body: { send_back: on } })).send_back);
     } catch (err) {
       setError(err);
     }

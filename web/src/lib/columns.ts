@@ -11,7 +11,23 @@ export interface ColumnChoice {
   split_col: string | null;
 }
 
-const LABEL_NAME = /^(label|labels|class|classes|diagnosis|dx|target|outcome|y|finding|findings|category)$/i;
+// Label-like names in the languages of Builder's users (English, Spanish, Portuguese, Catalan, French, Italian,
+// German), compared without case or accents: "Diagnóstico" is "diagnostico".
+const LABEL_NAME = new RegExp(
+  "^(" +
+    [
+      "label|labels|class|classes|diagnosis|dx|target|outcome|y|finding|findings|category",
+      "etiqueta|etiquetas|clase|clases|diagnostico|resultado|desenlace|objetivo|hallazgo|hallazgos|categoria",
+      "rotulo|classe|diagnostic|etiquette|resultat|cible|diagnosi|esito|diagnose|befund|klasse|zielvariable",
+    ].join("|") +
+    ")$",
+  "i",
+);
+const folded = (name: string) =>
+  name
+    .normalize("NFD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .trim();
 const SPLIT_NAME = /^(split|ml_use|set|partition|subset|fold_name)$/i;
 const SPLIT_VALUES = new Set(["train", "training", "val", "valid", "validation", "test", "testing"]);
 
@@ -34,8 +50,12 @@ export function proposeColumns(columns: ColumnInfo[]): ColumnChoice {
   const rest = columns.slice(1);
   const image = rest.find((c) => c.type === "image_path") ?? null;
   const split = rest.find((c) => c !== image && isSplitColumn(c)) ?? null;
-  const named = rest.filter((c) => LABEL_NAME.test(c.name) && c !== split && c !== image);
-  const fallback = [...rest].reverse().find((c) => c !== image && c !== split && c.type !== "empty");
+  const named = rest.filter((c) => LABEL_NAME.test(folded(c.name)) && c !== split && c !== image);
+  const usable = rest.filter((c) => c !== image && c !== split && c.type !== "empty");
+  // A name in no list above: the column right after the id (and the image path) when it holds two values, as in the
+  // dashboard's own templates (patient_id,diagnosis,age,…), else the last usable column (the layout of docs/datasets.md).
+  const second = usable[0]?.value_counts && Object.keys(usable[0].value_counts).length === 2 ? usable[0] : undefined;
+  const fallback = second ?? usable[usable.length - 1];
   // One label: a second label-like column is usually the class's name (label 0/1 beside diagnosis "benign"/
   // "malignant"), and ticking both would ask for a multilabel model. Multilabel is one more tick away.
   const label = named[0] ?? fallback;

@@ -1,6 +1,6 @@
 import { useEffect, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
-import { api } from "../api/client";
+import { call } from "../api/typed";
 import type { InvitationCheck, ResetCheck, Session } from "../api/types";
 import { NewPasswordFields } from "../components/NewPasswordFields";
 import { ErrorBox } from "../components/ui";
@@ -33,8 +33,11 @@ export function AccountLinkPage({ kind, onSignedIn }: { kind: Kind; onSignedIn: 
   const [error, setError] = useState<unknown>(null);
 
   useEffect(() => {
-    const path = kind === "invitation" ? "/v1/invitations/check" : "/v1/password-resets/check";
-    api<InvitationCheck | ResetCheck>("POST", path, { token }).then((c) => {
+    const checked: Promise<InvitationCheck | ResetCheck> =
+      kind === "invitation"
+        ? call("post", "/v1/invitations/check", { body: { token } })
+        : call("post", "/v1/password-resets/check", { body: { token } });
+    checked.then((c) => {
       setCheck(c);
       setEmail(c.email ?? "");
     }, setRefused);
@@ -47,12 +50,12 @@ export function AccountLinkPage({ kind, onSignedIn }: { kind: Kind; onSignedIn: 
     setBusy(true);
     try {
       if (kind === "invitation") {
-        await api("POST", "/v1/invitations/accept", { token, email, password });
+        await call("post", "/v1/invitations/accept", { body: { token, email, password } });
       } else {
-        await api("POST", "/v1/password-resets/use", { token, password, revoke_api_keys: revokeKeys });
+        await call("post", "/v1/password-resets/use", { body: { token, password, revoke_api_keys: revokeKeys } });
       }
       // The link is spent: sign in with what was just set.
-      onSignedIn(await api<Session>("POST", "/v1/session", { email, password }));
+      onSignedIn(await call("post", "/v1/session", { body: { email, password } }));
     } catch (err) {
       setError(err);
     } finally {

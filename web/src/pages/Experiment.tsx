@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { api } from "../api/client";
+import { call } from "../api/typed";
 import type { Experiment, Model, Report } from "../api/types";
 import { DatasetReportView, DatasetSummaryView } from "../components/DatasetReportView";
 import { unseenValueNotes } from "../lib/unseen";
@@ -27,7 +27,10 @@ const TERMINAL = new Set(["ready", "invalid_dataset", "failed", "cancelled"]);
 function useLiveExperiment(id: number) {
   const [exp, setExp] = useState<Experiment | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const refresh = useCallback(() => api<Experiment>("GET", `/v1/experiments/${id}`).then((e) => (setExp(e), setError(null), e)), [id]);
+  const refresh = useCallback(
+    () => call("get", "/v1/experiments/{experiment_id}", { path: { experiment_id: id } }).then((e) => (setExp(e), setError(null), e)),
+    [id],
+  );
 
   useEffect(() => {
     let closed = false;
@@ -93,8 +96,8 @@ export function ExperimentPage({ id }: { id: number }) {
   useEffect(() => {
     if (exp?.status !== "ready" || loadedFor.current === `${id}`) return;
     loadedFor.current = `${id}`;
-    api<Report>("GET", `/v1/experiments/${id}/report`).then(setReport, setActionError);
-    api<Model>("GET", `/v1/models/${id}`).then(setModel, setActionError);
+    call("get", "/v1/experiments/{experiment_id}/report", { path: { experiment_id: id } }).then(setReport, setActionError);
+    call("get", "/v1/models/{experiment_id}", { path: { experiment_id: id } }).then(setModel, setActionError);
   }, [exp?.status, id]);
 
   if (error && !exp) return <ErrorBox error={error} />;
@@ -113,7 +116,7 @@ export function ExperimentPage({ id }: { id: number }) {
   const cancel = async () => {
     setActionError(null);
     try {
-      await api("POST", `/v1/experiments/${id}/cancel`);
+      await call("post", "/v1/experiments/{experiment_id}/cancel", { path: { experiment_id: id } });
       await refresh();
     } catch (err) {
       setActionError(err);
@@ -126,7 +129,7 @@ export function ExperimentPage({ id }: { id: number }) {
     if (!window.confirm(t("page.confirmDelete", { label }))) return;
     setActionError(null);
     try {
-      await api("DELETE", `/v1/experiments/${id}`);
+      await call("delete", "/v1/experiments/{experiment_id}", { path: { experiment_id: id } });
       navigate("/experiments");
     } catch (err) {
       setActionError(err);

@@ -1,6 +1,6 @@
 import { useEffect, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
-import { api } from "../api/client";
+import { call } from "../api/typed";
 import type { ExperimentList, ExperimentStatus } from "../api/types";
 import { ErrorBox, Link, StatusBadge } from "../components/ui";
 import { experimentTitle, formatDate, formatDuration, formatNumber, formatPercent } from "../lib/format";
@@ -33,12 +33,9 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
 
   useEffect(() => {
     const statuses = STATUS_GROUPS.find(([k]) => k === group)?.[1];
-    const params = new URLSearchParams({ limit: "200" });
-    if (statuses) params.set("status", statuses.join(","));
-    if (search) params.set("q", search);
     setList(null);
     setError(null);
-    api<ExperimentList>("GET", `/v1/experiments?${params}`).then(setList, setError);
+    call("get", "/v1/experiments", { query: { limit: 200, status: statuses?.join(","), q: search || undefined } }).then(setList, setError);
   }, [group, search]);
 
   // Back/forward changes the URL's q: the box follows it.
@@ -48,10 +45,7 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
   useEffect(() => {
     if (!list) return;
     for (const e of list.data.filter((x) => x.status === "ready" && !(x.experiment_id in details)).slice(0, 50)) {
-      api<{ request: Record<string, unknown>; metrics: Record<string, { value: number | null }> | null }>(
-        "GET",
-        `/v1/experiments/${e.experiment_id}`,
-      ).then(
+      call("get", "/v1/experiments/{experiment_id}", { path: { experiment_id: e.experiment_id } }).then(
         (full) => {
           const metric = full.request.optimization_metric;
           const m = typeof metric === "string" ? metric : "AUC";

@@ -1,23 +1,46 @@
-import { useEffect, useMemo, useState, type FormEvent } from "react";
+import { useEffect, useMemo, useState } from "react";
+import { useForm, type Resolver } from "react-hook-form";
 import { useTranslation } from "react-i18next";
-import { api } from "../api/client";
-import type { Columns, DatasetReport, ExperimentList, ExperimentRequest, UploadResult } from "../api/types";
+import i18n from "i18next";
+import { call } from "../api/typed";
+import type { Columns, DatasetReport, ExperimentRequest, UploadResult } from "../api/types";
 import { ColumnChecklist, ColumnSelect } from "../components/ColumnPickers";
 import { DatasetReportView } from "../components/DatasetReportView";
 import { DatasetStarters } from "../components/DatasetStarters";
 import { Uploader } from "../components/Uploader";
 import { LabelInputs } from "../components/ExperimentLabels";
 import { ErrorBox } from "../components/ui";
-import { binaryLabelValues, inputCandidates, proposeColumns } from "../lib/columns";
+import { proposeColumns } from "../lib/columns";
+import {
+  binaryChoice,
+  checkRequest,
+  checkValidateBody,
+  EMPTY_FORM,
+  pickerColumns,
+  toFieldErrors,
+  toRequest,
+  toValidateBody,
+  withHidden,
+  type ExperimentFormValues,
+  type FormContext,
+  type FormProblem,
+} from "../lib/experiment-form";
 import { formatBytes, formatCount, proposeExperimentId } from "../lib/format";
 import { navigate } from "../lib/router";
 import { useSession } from "../session";
 
-type Metric = ExperimentRequest["optimization_metric"];
+const say = (key: string, values: Record<string, string>) => i18n.t(key, { ns: "experiments", ...values });
+
+/** react-hook-form's check: the request the values stand for, by the server's own schema (lib/experiment-form.ts). */
+const requestResolver: Resolver<ExperimentFormValues, FormContext> = async (values, context) => {
+  const problems = checkRequest(toRequest(values, context!));
+  return problems.length ? { values: {}, errors: toFieldErrors(problems, say) } : { values, errors: {} };
+};
 
 /**
  * Upload a zip, read its dataset report, choose columns and settings, build. Every field of the seed's request
  * is here; experiment_id is proposed. With ?source=<id> it is a Retrospective study of that model on new data.
+ * The form's state is react-hook-form's; what it sends is checked first with the server's schema.
  */
 export function NewExperimentPage({ query }: { query: URLSearchParams }) {
   const { t } = useTranslation("experiments");
@@ -25,137 +48,88 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
   const source = query.get("source") ? Number(query.get("source")) : null;
   const [upload, setUpload] = useState<UploadResult | null>(null);
   const [columns, setColumns] = useState<Columns | null>(null);
-  const [report, setReport] = useState<DatasetReport | null>(null);
+  /** The dataset check's report, with the body it checked: a report on other columns is not shown (nor blocks Build). */
+  const [checked, setChecked] = useState<{ body: string; report: DatasetReport } | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [checking, setChecking] = useState(false);
-  const [submitting, setSubmitting] = useState(false);
-
-  const [task, setTask] = useState<"vision" | "data">("data");
-  const [kind, setKind] = useState<"classification" | "detection">("classification");
-  const [modelType, setModelType] = useState<0 | 1>(0);
-  const [labelCols, setLabelCols] = useState<string[]>([]);
-  const [imagesCol, setImagesCol] = useState<string | null>(null);
-  const [dataCols, setDataCols] = useState<string[]>([]);
-  const [splitCol, setSplitCol] = useState<string | null>(null);
-  /** Columns the test figures are reported by (docs/metrics.md, Subgroups); classification with one label only. */
-  const [subgroupCols, setSubgroupCols] = useState<string[]>([]);
-  /** The user's choice of positive class; null: the proposal (the rarer class). */
-  const [positiveChoice, setPositiveChoice] = useState<string | null>(null);
-  const [metric, setMetric] = useState<Metric>("AUC");
-  const [optimization, setOptimization] = useState<0 | 1>(1);
-  const [budget, setBudget] = useState("");
-  const [callbackUrl, setCallbackUrl] = useState("");
-  const [userToken, setUserToken] = useState("");
-  const [experimentId, setExperimentId] = useState<number | null>(null);
-  const [name, setName] = useState("");
-  const [description, setDescription] = useState("");
   const [licence, setLicence] = useState<string | null>(null);
   // A sample loaded after an upload replaces it: the uploader is made anew so its bar and file name go too.
   const [uploaderKey, setUploaderKey] = useState(0);
 
+  const cols = useMemo(() => columns?.columns ?? [], [columns]);
+  const context: FormContext = { zip_gcloud: upload?.zip_gcloud ?? null, columns: cols, user_id: session.user_id, source };
+  const form = useForm<ExperimentFormValues, FormContext>({ defaultValues: EMPTY_FORM, resolver: requestResolver, context });
+  const { register, setValue, getValues, watch, handleSubmit, formState, clearErrors } = form;
+  const v = watch();
+  /** Sets a value a picker holds; once a send was refused, the check runs again at each change. */
+  const set = <K extends keyof ExperimentFormValues>(name: K, value: ExperimentFormValues[K]) =>
+    setValue(name, value as never, { shouldValidate: formState.isSubmitted, shouldDirty: true });
+
   useEffect(() => {
-    api<ExperimentList>("GET", "/v1/experiments?limit=200").then(
-      (l) => setExperimentId((id) => id ?? proposeExperimentId(l.data.map((e) => e.experiment_id))),
-      setError,
-    );
-  }, []);
+    call("get", "/v1/experiments", { query: { limit: 200 } }).then((l) => {
+      if (!getValues("experiment_id")) setValue("experiment_id", String(proposeExperimentId(l.data.map((e) => e.experiment_id))));
+    }, setError);
+  }, [getValues, setValue]);
 
   // A Retrospective study takes its settings from the source experiment; only the data is new.
   useEffect(() => {
     if (!source) return;
-    api<{ request: Partial<ExperimentRequest> }>("GET", `/v1/experiments/${source}`).then((e) => {
-      const r = e.request;
-      if (r.task) setTask(r.task);
-      if (r.type_of_experiment) setKind(r.type_of_experiment);
-      if (r.model_type !== undefined) setModelType(r.model_type);
-      if (r.optimization_metric) setMetric(r.optimization_metric);
-      if (r.label_cols) setLabelCols(r.label_cols);
-      setImagesCol(r.images_col ?? null);
-      setDataCols(r.data_cols ?? []);
+    call("get", "/v1/experiments/{experiment_id}", { path: { experiment_id: source } }).then((e) => {
+      // The stored request is described as an open object in the OpenAPI document; it is the body this form sends.
+      const r = e.request as Partial<ExperimentRequest>;
+      if (r.task) setValue("task", r.task);
+      if (r.type_of_experiment) setValue("type_of_experiment", r.type_of_experiment);
+      if (r.model_type !== undefined) setValue("model_type", r.model_type === 1 ? "1" : "0");
+      if (r.optimization_metric) setValue("optimization_metric", r.optimization_metric);
+      if (r.label_cols) setValue("label_cols", r.label_cols);
+      setValue("images_col", r.images_col ?? null);
+      setValue("data_cols", r.data_cols ?? []);
     }, setError);
-  }, [source]);
+  }, [source, setValue]);
 
   const onUploaded = async (r: UploadResult) => {
     setUpload(r);
-    setReport(null);
+    setChecked(null);
     setError(null);
     try {
-      const c = await api<Columns>("GET", `/v1/datasets/columns?zip_gcloud=${encodeURIComponent(r.zip_gcloud)}`);
+      const c = await call("get", "/v1/datasets/columns", { query: { zip_gcloud: r.zip_gcloud } });
       setColumns(c);
       if (!source) {
         const p = proposeColumns(c.columns);
-        setTask(p.task);
-        setLabelCols(p.label_cols);
-        setImagesCol(p.images_col);
-        setDataCols(p.data_cols);
-        setSplitCol(p.split_col);
+        setValue("task", p.task);
+        setValue("label_cols", p.label_cols);
+        setValue("images_col", p.images_col);
+        setValue("data_cols", p.data_cols);
+        setValue("split_col", p.split_col);
       }
+      clearErrors();
     } catch (err) {
       setError(err);
     }
   };
 
-  const cols = useMemo(() => columns?.columns ?? [], [columns]);
-  // A binary classification's two label values, the rarer first proposed as positive (the server's rule, same tie-break).
-  const binary =
-    !source && kind === "classification" && modelType === 0 && labelCols.length === 1
-      ? binaryLabelValues(cols.find((c) => c.name === labelCols[0]))
-      : null;
-  const positiveClass = binary ? (positiveChoice && binary.values.includes(positiveChoice) ? positiveChoice : binary.proposed) : null;
-  const candidates = useMemo(
-    () => inputCandidates(cols, { label_cols: labelCols, images_col: imagesCol, split_col: splitCol }),
-    [cols, labelCols, imagesCol, splitCol],
-  );
+  const binary = binaryChoice(v, context);
+  const validateBody = JSON.stringify(toValidateBody(toRequest(v, context)));
+  const report = checked?.body === validateBody ? checked.report : null;
+  const pickers = pickerColumns(v, cols);
+  const chosenSubgroups = v.subgroup_cols.filter((c) => pickers.subgroups.some((x) => x.name === c));
 
-  // Any column but the id, labels, image path and split may describe the patients (a feature or not).
-  const subgroupCandidates =
-    kind === "classification" && modelType === 0 && labelCols.length <= 1
-      ? cols.slice(1).filter((c) => !labelCols.includes(c.name) && c.name !== imagesCol && c.name !== splitCol)
-      : [];
-  const chosenSubgroups = subgroupCols.filter((c) => subgroupCandidates.some((x) => x.name === c));
-
-  const request = (): ExperimentRequest => ({
-    zip_gcloud: upload!.zip_gcloud,
-    experiment_id: experimentId!,
-    user_id: session.user_id,
-    study_type: source ? "Retrospective" : "Builder",
-    ...(source ? { source_experiment_id: source } : {}),
-    task,
-    type_of_experiment: kind,
-    model_type: modelType,
-    label_cols: labelCols,
-    images_col: task === "vision" ? imagesCol : null,
-    data_cols: task === "data" ? dataCols : null,
-    split_col: !source && splitCol ? splitCol : null,
-    ...(chosenSubgroups.length ? { subgroup_cols: chosenSubgroups } : {}),
-    ...(positiveClass ? { positive_class: positiveClass } : {}),
-    optimization_metric: metric,
-    optimization_type: optimization,
-    ...(budget.trim() ? { time_budget_s: Number(budget) } : {}),
-    ...(callbackUrl.trim() ? { callback_url: callbackUrl.trim() } : {}),
-    ...(userToken ? { user_token: userToken } : {}),
-    ...(name.trim() ? { name: name.trim() } : {}),
-    ...(description.trim() ? { description: description.trim() } : {}),
-  });
+  /** Refusals shown before anything is sent, as react-hook-form's errors (the same list the Build button fills). */
+  const refuse = (problems: FormProblem[]) => {
+    const errors = toFieldErrors(problems, say);
+    for (const [field, e] of Object.entries(errors))
+      form.setError(field as keyof ExperimentFormValues, e as { type: string; message: string });
+  };
 
   const check = async () => {
+    clearErrors();
+    const body = toValidateBody(toRequest(getValues(), context));
+    const problems = checkValidateBody(body);
+    if (problems.length) return refuse(problems);
     setChecking(true);
     setError(null);
     try {
-      const r = request();
-      setReport(
-        await api<DatasetReport>("POST", "/v1/datasets/validate", {
-          zip_gcloud: r.zip_gcloud,
-          task: r.task,
-          label_cols: r.label_cols,
-          images_col: r.images_col,
-          data_cols: r.data_cols,
-          split_col: r.split_col,
-          subgroup_cols: r.subgroup_cols,
-          type_of_experiment: r.type_of_experiment,
-          model_type: r.model_type,
-        }),
-      );
+      setChecked({ body: JSON.stringify(body), report: await call("post", "/v1/datasets/validate", { body }) });
     } catch (err) {
       setError(err);
     } finally {
@@ -163,18 +137,16 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
     }
   };
 
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setSubmitting(true);
+  const submit = handleSubmit(async (values) => {
     setError(null);
     try {
-      const created = await api<{ experiment_id: number }>("POST", "/v1/experiments", request());
+      const created = await call("post", "/v1/experiments", { body: toRequest(values, context) });
       navigate(`/experiments/${created.experiment_id}`);
     } catch (err) {
       setError(err);
-      setSubmitting(false);
     }
-  };
+  });
+  const problems = Object.entries(formState.errors).filter(([, e]) => e?.message);
 
   return (
     <section>
@@ -188,7 +160,7 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
           setLicence(null);
           setUpload(null);
           setColumns(null);
-          setReport(null);
+          setChecked(null);
         }}
       />
       {source ? null : (
@@ -213,7 +185,7 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
       ) : null}
       <ErrorBox error={error} />
       {columns ? (
-        <form onSubmit={submit} aria-label={t("new.formLabel")}>
+        <form onSubmit={submit} aria-label={t("new.formLabel")} noValidate>
           <h2>{t("new.step2")}</h2>
           <p className="muted small">
             {t("new.csvSummary", {
@@ -226,42 +198,42 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
           <div className="grid2">
             <label>
               {t("new.task")}
-              <select value={task} onChange={(e) => setTask(e.target.value as "vision" | "data")} disabled={!!source}>
+              <select {...register("task")} disabled={!!source}>
                 <option value="data">{t("new.taskData")}</option>
                 <option value="vision">{t("new.taskVision")}</option>
               </select>
             </label>
             <label>
               {t("new.kind")}
-              <select value={kind} onChange={(e) => setKind(e.target.value as "classification" | "detection")} disabled={!!source}>
+              <select {...register("type_of_experiment")} disabled={!!source}>
                 <option value="classification">{t("new.kindClassification")}</option>
                 <option value="detection">{t("new.kindDetection")}</option>
               </select>
             </label>
             <label>
               {t("new.modelType")}
-              <select value={modelType} onChange={(e) => setModelType(Number(e.target.value) as 0 | 1)} disabled={!!source}>
+              <select {...register("model_type")} disabled={!!source}>
                 <option value={0}>{t("new.modelClasses")}</option>
                 <option value={1}>{t("new.modelRegression")}</option>
               </select>
             </label>
-            {task === "vision" ? (
+            {v.task === "vision" ? (
               <ColumnSelect
                 id="images-col"
                 label={t("new.imagesCol")}
                 columns={cols.slice(1)}
-                value={imagesCol}
-                onChange={setImagesCol}
+                value={v.images_col}
+                onChange={(c) => set("images_col", c)}
                 help={t("new.imagesColHelp")}
               />
             ) : null}
-            {!source && kind !== "detection" ? (
+            {!source && v.type_of_experiment !== "detection" ? (
               <ColumnSelect
                 id="split-col"
                 label={t("new.splitCol")}
                 columns={cols.slice(1).filter((c) => c.type === "categorical")}
-                value={splitCol}
-                onChange={setSplitCol}
+                value={v.split_col}
+                onChange={(c) => set("split_col", c)}
                 optional={t("new.splitNone")}
                 help={t("new.splitHelp")}
               />
@@ -272,8 +244,8 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
               {t("new.positiveClass")}
               <select
                 id="positive-class"
-                value={positiveClass ?? ""}
-                onChange={(e) => setPositiveChoice(e.target.value)}
+                value={binary.positive}
+                onChange={(e) => set("positive_choice", e.target.value)}
                 aria-describedby="positive-class-help"
                 data-testid="positive-class"
               >
@@ -292,22 +264,28 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
           ) : null}
           <ColumnChecklist
             legend={t("new.labelCols")}
-            columns={cols.slice(1).filter((c) => c.name !== imagesCol && c.name !== splitCol)}
-            value={labelCols}
-            onChange={setLabelCols}
+            columns={pickers.labels}
+            value={v.label_cols.filter((c) => pickers.labels.some((x) => x.name === c))}
+            onChange={(c) => set("label_cols", c)}
             testId="label-cols"
           />
-          {task === "data" ? (
-            <ColumnChecklist legend={t("new.dataCols")} columns={candidates} value={dataCols} onChange={setDataCols} testId="data-cols" />
+          {v.task === "data" ? (
+            <ColumnChecklist
+              legend={t("new.dataCols")}
+              columns={pickers.data}
+              value={v.data_cols.filter((c) => pickers.data.some((x) => x.name === c))}
+              onChange={(c) => set("data_cols", withHidden(c, v.data_cols, pickers.data, cols))}
+              testId="data-cols"
+            />
           ) : null}
-          {subgroupCandidates.length ? (
+          {pickers.subgroups.length ? (
             <details className="starters" data-testid="subgroups-picker" open={chosenSubgroups.length > 0}>
               <summary>{t("new.subgroups")}</summary>
               <ColumnChecklist
                 legend={t("new.subgroupCols")}
-                columns={subgroupCandidates}
+                columns={pickers.subgroups}
                 value={chosenSubgroups}
-                onChange={setSubgroupCols}
+                onChange={(c) => set("subgroup_cols", c)}
                 testId="subgroup-cols"
               />
             </details>
@@ -315,10 +293,16 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
 
           <h2>{t("new.step3")}</h2>
           <div className="grid2">
-            <LabelInputs name={name} description={description} onName={setName} onDescription={setDescription} optional />
+            <LabelInputs
+              name={v.name}
+              description={v.description}
+              onName={(x) => set("name", x)}
+              onDescription={(x) => set("description", x)}
+              optional
+            />
             <label>
               {t("new.metric")}
-              <select value={metric} onChange={(e) => setMetric(e.target.value as Metric)}>
+              <select {...register("optimization_metric")}>
                 <option value="AUC">AUC</option>
                 <option value="F-macro">{t("new.metricF1")}</option>
                 <option value="Precision">{t("new.metricPrecision")}</option>
@@ -328,10 +312,10 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
             <fieldset>
               <legend>{t("new.qualityOrTime")}</legend>
               <label className="check">
-                <input type="radio" name="opt" checked={optimization === 1} onChange={() => setOptimization(1)} /> {t("new.fastest")}
+                <input type="radio" value="1" {...register("optimization_type")} /> {t("new.fastest")}
               </label>
               <label className="check">
-                <input type="radio" name="opt" checked={optimization === 0} onChange={() => setOptimization(0)} /> {t("new.bestQuality")}
+                <input type="radio" value="0" {...register("optimization_type")} /> {t("new.bestQuality")}
               </label>
             </fieldset>
             <label>
@@ -341,22 +325,14 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
                 min={1}
                 step="any"
                 inputMode="numeric"
-                value={budget}
-                onChange={(e) => setBudget(e.target.value)}
+                {...register("time_budget_s")}
                 placeholder={t("new.budgetDefault")}
                 data-testid="budget"
               />
             </label>
             <label>
               {t("new.experimentId")}
-              <input
-                type="number"
-                min={1}
-                required
-                value={experimentId ?? ""}
-                onChange={(e) => setExperimentId(e.target.value ? Number(e.target.value) : null)}
-                data-testid="experiment-id"
-              />
+              <input type="number" min={1} required {...register("experiment_id")} data-testid="experiment-id" />
               <span className="muted small">{t("new.experimentIdHelp")}</span>
             </label>
           </div>
@@ -364,11 +340,11 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
             <summary>{t("new.advanced")}</summary>
             <label>
               {t("new.callbackUrl")}
-              <input type="url" value={callbackUrl} onChange={(e) => setCallbackUrl(e.target.value)} placeholder="https://…" />
+              <input type="url" {...register("callback_url")} placeholder="https://…" />
             </label>
             <label>
               {t("new.userToken")}
-              <input value={userToken} onChange={(e) => setUserToken(e.target.value)} autoComplete="off" />
+              <input {...register("user_token")} autoComplete="off" />
             </label>
             <p className="muted small">
               {t("new.user")} <code>{session.user_id}</code> {t("new.userFromSession")}
@@ -378,10 +354,20 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
             <button type="button" className="secondary" onClick={check} disabled={checking}>
               {checking ? t("new.checking") : t("new.check")}
             </button>
-            <button type="submit" disabled={submitting || !experimentId || (report !== null && !report.valid)}>
-              {submitting ? t("new.starting") : source ? t("new.startTest") : t("new.build")}
+            <button type="submit" disabled={formState.isSubmitting || !v.experiment_id || (report !== null && !report.valid)}>
+              {formState.isSubmitting ? t("new.starting") : source ? t("new.startTest") : t("new.build")}
             </button>
           </div>
+          {problems.length ? (
+            <div className="error" role="alert" data-testid="form-problems">
+              <strong>{t("new.refused")}</strong>
+              <ul>
+                {problems.map(([field, e]) => (
+                  <li key={field}>{e?.message}</li>
+                ))}
+              </ul>
+            </div>
+          ) : null}
           {report ? <DatasetReportView report={report} /> : null}
         </form>
       ) : null}

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { api } from "../api/client";
+import { call } from "../api/typed";
 import type { Operations, OperationsWorker } from "../api/types";
 import { ErrorBox, StatusBadge } from "../components/ui";
 import { formatDate, formatDuration } from "../lib/format";
@@ -27,7 +27,7 @@ export function OperationsPage() {
 
   const load = useCallback(async () => {
     try {
-      setView(await api<Operations>("GET", "/v1/admin/workers"));
+      setView(await call("get", "/v1/admin/workers"));
       setError(null);
     } catch (err) {
       setError(err);
@@ -42,7 +42,9 @@ export function OperationsPage() {
   const act = async (w: OperationsWorker, action: "drain" | "resume") => {
     setBusy(w.id);
     try {
-      await api("POST", `/v1/admin/workers/${encodeURIComponent(w.id)}/${action}`);
+      await (action === "drain"
+        ? call("post", "/v1/admin/workers/{id}/drain", { path: { id: w.id } })
+        : call("post", "/v1/admin/workers/{id}/resume", { path: { id: w.id } }));
       await load();
     } catch (err) {
       setError(err);

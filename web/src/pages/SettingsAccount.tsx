@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
-import { api } from "../api/client";
+import { call } from "../api/typed";
 import { NewPasswordFields } from "../components/NewPasswordFields";
 import { ErrorBox } from "../components/ui";
 import { currentLanguage, LANGUAGES, setLanguage, type Language } from "../i18n";
@@ -24,7 +24,9 @@ export function AccountPage() {
     setDone(false);
     if (next !== again) return setError(new Error(t("account.passwordsDiffer")));
     try {
-      await api("PUT", "/v1/account/password", { current_password: current, new_password: next, revoke_api_keys: revokeKeys });
+      await call("put", "/v1/account/password", {
+        body: { current_password: current, new_password: next, revoke_api_keys: revokeKeys },
+      });
       setDone(true);
       setCurrent("");
       setNext("");
@@ -101,7 +103,7 @@ function EraseAccountForm() {
     setError(null);
     if (!window.confirm(t("erase.confirm"))) return;
     try {
-      await api("DELETE", "/v1/me", { password });
+      await call("delete", "/v1/me", { body: { password } });
       window.location.assign("/signin");
     } catch (err) {
       setError(err);

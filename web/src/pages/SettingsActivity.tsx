@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { api } from "../api/client";
+import { call } from "../api/typed";
 import type { AuditPage } from "../api/types";
 import { ErrorBox } from "../components/ui";
 import { formatBytes, formatDate } from "../lib/format";
@@ -31,7 +31,7 @@ export function ActivityPage() {
 
   useEffect(() => {
     setPage(null);
-    api<AuditPage>("GET", `/v1/audit?limit=${PAGE}&offset=${offset}`).then(setPage, setError);
+    call("get", "/v1/audit", { query: { limit: PAGE, offset } }).then(setPage, setError);
   }, [offset]);
 
   return (

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
-import { api } from "../api/client";
+import { call } from "../api/typed";
 import type { ApiKey, NewApiKey } from "../api/types";
 import { CopyButton, ErrorBox } from "../components/ui";
 import { formatDate } from "../lib/format";
@@ -19,7 +19,7 @@ export function ApiKeysPage() {
 
   const load = useCallback(
     () =>
-      api<{ data: ApiKey[]; default_rate_limit_per_minute: number }>("GET", "/v1/api-keys").then((r) => {
+      call("get", "/v1/api-keys").then((r) => {
         setKeys(r.data);
         setDefaultLimit(r.default_rate_limit_per_minute);
       }, setError),
@@ -36,7 +36,7 @@ export function ApiKeysPage() {
     try {
       const body: { name: string; rate_limit_per_minute?: number } = { name: name.trim() };
       if (limit.trim()) body.rate_limit_per_minute = Number(limit);
-      setCreated(await api<NewApiKey>("POST", "/v1/api-keys", body));
+      setCreated(await call("post", "/v1/api-keys", { body }));
       setName("");
       setLimit("");
       await load();
@@ -48,7 +48,7 @@ export function ApiKeysPage() {
   const revoke = async (k: ApiKey) => {
     setError(null);
     try {
-      await api("DELETE", `/v1/api-keys/${encodeURIComponent(k.id)}`);
+      await call("delete", "/v1/api-keys/{id}", { path: { id: k.id } });
       setConfirming(null);
       await load();
     } catch (err) {

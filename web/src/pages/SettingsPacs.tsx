@@ -1,6 +1,6 @@
 import { useEffect, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
-import { api } from "../api/client";
+import { call } from "../api/typed";
 import { ErrorBox } from "../components/ui";
 
 /** GET /v1/pacs's connection (the password is never sent back, only whether one is kept). */
@@ -17,7 +17,7 @@ export interface PacsConnection {
 export function usePacs(): PacsConnection | null | undefined {
   const [pacs, setPacs] = useState<PacsConnection | null | undefined>(undefined);
   useEffect(() => {
-    api<{ pacs: PacsConnection | null }>("GET", "/v1/pacs").then(
+    call("get", "/v1/pacs").then(
       (r) => setPacs(r.pacs),
       () => setPacs(null),
     );
@@ -47,7 +47,7 @@ export function PacsPage() {
     setPassword("");
   };
   useEffect(() => {
-    api<{ pacs: PacsConnection | null }>("GET", "/v1/pacs").then((r) => show(r.pacs), setError);
+    call("get", "/v1/pacs").then((r) => show(r.pacs), setError);
   }, []);
 
   const save = async (e: FormEvent) => {
@@ -64,7 +64,7 @@ export function PacsPage() {
         caption: caption || null,
         secondary_capture: capture,
       };
-      show((await api<{ pacs: PacsConnection }>("PUT", "/v1/pacs", body)).pacs);
+      show((await call("put", "/v1/pacs", { body })).pacs);
       setSaved(true);
     } catch (err) {
       setError(err);
@@ -74,7 +74,7 @@ export function PacsPage() {
     setError(null);
     setTest(null);
     try {
-      setTest(await api<{ ok: boolean; message: string }>("POST", "/v1/pacs/test"));
+      setTest(await call("post", "/v1/pacs/test"));
     } catch (err) {
       setError(err);
     }
@@ -83,7 +83,7 @@ export function PacsPage() {
     if (!window.confirm(t("pacs.removeConfirm"))) return;
     setError(null);
     try {
-      await api("DELETE", "/v1/pacs");
+      await call("delete", "/v1/pacs");
       show(null);
       setSaved(false);
       setTest(null);

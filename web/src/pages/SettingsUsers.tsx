@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
-import { api } from "../api/client";
-import type { Invitation, ManagedUser, NewInvitation, NewResetLink } from "../api/types";
+import { call } from "../api/typed";
+import type { Invitation, ManagedUser } from "../api/types";
 import { CopyButton, ErrorBox } from "../components/ui";
 import { formatDate } from "../lib/format";
 import { useSession } from "../session";
@@ -33,10 +33,7 @@ export function UsersPage() {
 
   const load = useCallback(async () => {
     try {
-      const [u, i] = await Promise.all([
-        api<{ data: ManagedUser[] }>("GET", "/v1/admin/users"),
-        api<{ data: Invitation[] }>("GET", "/v1/admin/invitations"),
-      ]);
+      const [u, i] = await Promise.all([call("get", "/v1/admin/users"), call("get", "/v1/admin/invitations")]);
       setUsers(u.data);
       setInvitations(i.data);
     } catch (err) {
@@ -60,7 +57,7 @@ export function UsersPage() {
   const invite = (e: FormEvent) => {
     e.preventDefault();
     void act(async () => {
-      const made = await api<NewInvitation>("POST", "/v1/admin/invitations", { email: email.trim() || null, role });
+      const made = await call("post", "/v1/admin/invitations", { body: { email: email.trim() || null, role } });
       setShown({
         title: made.email
           ? t("users.invitationFor", { email: made.email, role: roleName(made.role).toLowerCase() })
@@ -76,7 +73,7 @@ export function UsersPage() {
 
   const resetLink = (u: ManagedUser) =>
     act(async () => {
-      const made = await api<NewResetLink>("POST", `/v1/admin/users/${u.id}/password-reset`);
+      const made = await call("post", "/v1/admin/users/{id}/password-reset", { path: { id: u.id } });
       setShown({
         title: t("users.resetFor", { email: u.email }),
         link: fullLink(made),
@@ -170,7 +167,7 @@ export function UsersPage() {
                           <button
                             type="button"
                             className="danger"
-                            onClick={() => act(() => api("POST", `/v1/admin/users/${u.id}/disable`))}
+                            onClick={() => act(() => call("post", "/v1/admin/users/{id}/disable", { path: { id: u.id } }))}
                           >
                             {t("users.yesDisable")}
                           </button>{" "}
@@ -192,7 +189,7 @@ export function UsersPage() {
                             <button
                               type="button"
                               className="secondary"
-                              onClick={() => act(() => api("POST", `/v1/admin/users/${u.id}/enable`))}
+                              onClick={() => act(() => call("post", "/v1/admin/users/{id}/enable", { path: { id: u.id } }))}
                               aria-label={t("users.enableLabel", { email: u.email })}
                             >
                               {t("users.enable")}
@@ -213,7 +210,12 @@ export function UsersPage() {
                               type="button"
                               className="secondary"
                               onClick={() =>
-                                act(() => api("PUT", `/v1/admin/users/${u.id}/role`, { role: u.role === "admin" ? "member" : "admin" }))
+                                act(() =>
+                                  call("put", "/v1/admin/users/{id}/role", {
+                                    path: { id: u.id },
+                                    body: { role: u.role === "admin" ? "member" : "admin" },
+                                  }),
+                                )
                               }
                               aria-label={`${u.role === "admin" ? t("users.makeMember") : t("users.makeAdmin")}: ${u.email}`}
                             >
@@ -259,7 +261,7 @@ export function UsersPage() {
                     <button
                       type="button"
                       className="secondary"
-                      onClick={() => act(() => api("DELETE", `/v1/admin/invitations/${i.id}`))}
+                      onClick={() => act(() => call("delete", "/v1/admin/invitations/{id}", { path: { id: i.id } }))}
                       aria-label={i.email ? t("users.withdrawFor", { email: i.email }) : t("users.withdrawLabel")}
                     >
                       {t("users.withdraw")}

@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
-import { api } from "../api/client";
-import type { Session, Setup, SignUpAccepted } from "../api/types";
+import { call } from "../api/typed";
+import type { Session, Setup } from "../api/types";
 import { ErrorBox } from "../components/ui";
 
 /** Sign in; on a fresh install, how to create the first user; sign-up when the operator turned it on. */
@@ -17,7 +17,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
   const [notice, setNotice] = useState<string | null>(null);
 
   useEffect(() => {
-    api<Setup>("GET", "/v1/setup").then((s) => {
+    call("get", "/v1/setup").then((s) => {
       setSetup(s);
       // A fresh install; with accounts but no administrator (the last one erased), the sign-in form stays and a
       // note offers the setup form (below): the members can still sign in.
@@ -32,23 +32,23 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
     setNotice(null);
     try {
       if (mode === "firstrun") {
-        await api("POST", "/v1/setup", { setup_code: setupCode, email, password });
-        onSignedIn(await api<Session>("POST", "/v1/session", { email, password }));
+        await call("post", "/v1/setup", { body: { setup_code: setupCode, email, password } });
+        onSignedIn(await call("post", "/v1/session", { body: { email, password } }));
         return;
       }
       if (mode === "signup" && signupOpen) {
         // The server answers sign-up the same way whether the address was free or already had an account (so it
         // does not tell strangers who has one); signing in next is what tells this person which it was.
-        await api<SignUpAccepted>("POST", "/v1/users", { email, password });
+        await call("post", "/v1/users", { body: { email, password } });
         try {
-          onSignedIn(await api<Session>("POST", "/v1/session", { email, password }));
+          onSignedIn(await call("post", "/v1/session", { body: { email, password } }));
         } catch {
           setMode("signin");
           setNotice(t("signin.signupNotice"));
         }
         return;
       }
-      onSignedIn(await api<Session>("POST", "/v1/session", { email, password }));
+      onSignedIn(await call("post", "/v1/session", { body: { email, password } }));
     } catch (err) {
       setError(err);
     } finally {

@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
 import { api } from "../api/client";
+import { call } from "../api/typed";
 import type { Model, Prediction } from "../api/types";
 import { BatchScoring } from "../components/BatchScoring";
 import { PacsTry } from "../components/PacsTry";
@@ -20,7 +21,7 @@ export function TryItPage({ id }: { id: number }) {
   const [incomplete, setIncomplete] = useState(false);
 
   useEffect(() => {
-    api<Model>("GET", `/v1/models/${id}`).then(setModel, setError);
+    call("get", "/v1/models/{experiment_id}", { path: { experiment_id: id } }).then(setModel, setError);
   }, [id]);
 
   if (error && !model) return <ErrorBox error={error} />;

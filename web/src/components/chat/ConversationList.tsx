@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { api } from "../../api/client";
+import { call } from "../../api/typed";
 import type { ConversationList as ConversationPage, ConversationSummary } from "../../api/types";
 import { formatDate } from "../../lib/format";
 import { ErrorBox } from "../ui";
@@ -28,7 +28,7 @@ export function ConversationList({
 
   useEffect(() => {
     let live = true;
-    api<ConversationPage>("GET", "/v1/chat/conversations?limit=50").then(
+    call("get", "/v1/chat/conversations", { query: { limit: 50 } }).then(
       (p) => live && (setPage(p), setError(null)),
       (err) => live && setError(err),
     );
@@ -39,7 +39,7 @@ export function ConversationList({
 
   const remove = async (c: ConversationSummary) => {
     try {
-      await api("DELETE", `/v1/chat/conversations/${encodeURIComponent(c.id)}`);
+      await call("delete", "/v1/chat/conversations/{conversation_id}", { path: { conversation_id: c.id } });
       setConfirming(null);
       onDeleted(c.id);
       setReloads((n) => n + 1);

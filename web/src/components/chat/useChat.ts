@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from "react";
-import { api, ApiFailure, postEventStream } from "../../api/client";
-import type { ChatReference, ChatReply, ChatRequest, Conversation } from "../../api/types";
+import { ApiFailure, postEventStream } from "../../api/client";
+import { call } from "../../api/typed";
+import type { ChatReference, ChatReply, ChatRequest } from "../../api/types";
 
 export interface ChatMessage {
   /** A stored message's id; a local key for the question and the reply still streaming. */
@@ -53,7 +54,7 @@ export function useChat(experimentId: number | undefined, onSaved: () => void) {
       cancel();
       setError(null);
       try {
-        const c = await api<Conversation>("GET", `/v1/chat/conversations/${encodeURIComponent(id)}`);
+        const c = await call("get", "/v1/chat/conversations/{conversation_id}", { path: { conversation_id: id } });
         setConversationId(c.id);
         remember(c.id);
         setMessages(c.messages.map((m) => ({ key: m.id, role: m.role, content: m.content, references: m.references })));
