@@ -73,6 +73,7 @@ describe.skipIf(!haveChromium)("dashboard in Spanish (Chromium)", () => {
       "Nuevo experimento",
       "Ajustes → API",
       "Cuenta",
+      "PACS", // a proper name, the same in both languages
       "Actividad",
     ]);
     await expect(page.getByRole("button", { name: "Cerrar sesión" }).isVisible()).resolves.toBe(true);
