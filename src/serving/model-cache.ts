@@ -190,10 +190,18 @@ export class ModelCache {
     const manifest = checkManifest(row.manifest && Object.keys(row.manifest).length ? row.manifest : await this.readManifest(prefix));
     const dir = path.join(this.o.cacheDir, row.id);
     const file = path.join(dir, "model.onnx");
-    if (!fs.existsSync(file)) {
+    // Replicas may share one cache folder (one data folder): another's sweep or removal can take the folder away
+    // while this copy is being written (seen as ENOENT under load in the two-replica operating-point test); the
+    // download is then made once more. The cause is not yet found: see bench/serve/notebook/2026-11-29-cache-race.md.
+    for (let attempt = 1; !fs.existsSync(file); attempt++) {
       const tmp = `${file}.${process.pid}.${Date.now()}.partial`;
-      await this.o.bucket.downloadTo(`${prefix}/${manifest.model_file || "model.onnx"}`, tmp);
-      await fs.promises.rename(tmp, file);
+      try {
+        await this.o.bucket.downloadTo(`${prefix}/${manifest.model_file || "model.onnx"}`, tmp);
+        await fs.promises.rename(tmp, file);
+      } catch (err) {
+        if (attempt >= 3 || (err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+        this.o.logger.warn({ model: row.id, attempt }, "model copy vanished while being written; downloading it again");
+      }
     }
     const bytes = (await fs.promises.stat(file)).size;
     const predictor = await openPredictor(file, manifest, {
