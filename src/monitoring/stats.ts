@@ -1,3 +1,4 @@
+import { prng } from "../datasets/split.js";
 /**
  * The statistics monitoring reports, on bin counts (drift) and on labelled records (realized performance): small,
  * dependency-free and tested against reference values (test/unit/monitoring-stats.test.ts).
@@ -40,23 +41,11 @@ export function auc(scores: readonly number[], positive: readonly boolean[]): nu
   return (rankSum - (nPos * (nPos + 1)) / 2) / (nPos * nNeg);
 }
 
-/** A small seeded generator (mulberry32): the same records give the same bootstrap interval. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** AUC with a percentile bootstrap 95 % interval (resamples of the labelled records). */
 export function aucInterval(scores: number[], positive: boolean[], resamples = 200, seed = 49): Interval {
   const value = auc(scores, positive);
   if (value === null) return { value: null, ci_low: null, ci_high: null };
-  const rnd = seeded(seed);
+  const rnd = prng(seed); // the split's mulberry32: the same records give the same bootstrap interval
   const n = scores.length;
   const got: number[] = [];
   const s = new Array<number>(n);
