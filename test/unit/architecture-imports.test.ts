@@ -62,6 +62,36 @@ export function importCycles(graph: Map<string, string[]>): string[][] {
   return groups;
 }
 
+/** A repository file: `repository.ts`, `<thing>.repository.ts` or `<thing>-repository.ts`. */
+export function isRepository(file: string): boolean {
+  return /(^|\/|[.-])repository\.ts$/.test(file);
+}
+
+/**
+ * Imports of the table definitions (db/schema.ts) from anything but a repository or db/ itself (the client that
+ * opens it): services call repositories, only repositories touch the tables. As "file -> db/schema.ts".
+ */
+export function schemaImportViolations(graph: Map<string, string[]>, allowed: ReadonlySet<string> = new Set()): string[] {
+  return [...graph].flatMap(([file, targets]) =>
+    targets.includes("db/schema.ts") && !file.startsWith("db/") && !isRepository(file) && !allowed.has(file)
+      ? [`${file} -> db/schema.ts`]
+      : [],
+  );
+}
+
+// Files that still query tables outside a repository (issue 53 item 4 moves them); the list only shrinks.
+const SCHEMA_IMPORTERS_TO_MOVE: ReadonlySet<string> = new Set([
+  "audit/audit-log.ts",
+  "auth/account.service.ts",
+  "auth/api-key.service.ts",
+  "auth/first-run.ts",
+  "auth/session.service.ts",
+  "auth/user.service.ts",
+  "chat/reads.ts",
+  "datasets/service.ts",
+  "pacs/auto-score.ts",
+]);
+
 describe("src import layering", () => {
   const graph = importGraph();
 
@@ -90,6 +120,27 @@ describe("src import layering", () => {
       file.includes("/") && !file.startsWith("http/") ? targets.filter((t) => t.startsWith("http/")).map((t) => `${file} -> ${t}`) : [],
     );
     expect(upward).toEqual([]);
+  });
+
+  it("only repositories import the table definitions (db/schema.ts)", () => {
+    expect(schemaImportViolations(graph, SCHEMA_IMPORTERS_TO_MOVE)).toEqual([]);
+  });
+
+  it("finds a service that imports the schema (the rule itself can fail)", () => {
+    const planted = new Map([
+      ["db/client.ts", ["db/schema.ts"]],
+      ["auth/user.repository.ts", ["db/schema.ts", "db/client.ts"]],
+      ["batches/repository.ts", ["db/schema.ts"]],
+      ["serving/model-repository.ts", ["db/schema.ts"]],
+      ["auth/user.service.ts", ["auth/user.repository.ts", "db/schema.ts"]],
+      ["http/routes/users.ts", ["db/schema.ts"]],
+      ["auth/repository-helpers.ts", ["db/schema.ts"]],
+    ]);
+    expect(schemaImportViolations(planted)).toEqual([
+      "auth/user.service.ts -> db/schema.ts",
+      "http/routes/users.ts -> db/schema.ts",
+      "auth/repository-helpers.ts -> db/schema.ts",
+    ]);
   });
 
   it("nothing in src/ imports from test/ (the JavaScript oracles of test/oracles/ are the tests' alone)", () => {
