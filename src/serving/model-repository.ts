@@ -1,12 +1,19 @@
-import { and, desc, eq, inArray } from "drizzle-orm";
+import { and, desc, eq, inArray, max, sql } from "drizzle-orm";
+import type { PgInsertValue } from "drizzle-orm/pg-core";
 import type { Db } from "../db/client.js";
 import { experiments, models } from "../db/schema.js";
 
 export type ModelRow = typeof models.$inferSelect;
+/** A models row to insert (its columns may be SQL, e.g. made current by the insertion's own clock). */
+export type NewModel = PgInsertValue<typeof models>;
 /** The experiment's own labels, shown beside its model (src/experiments owns and edits them). */
 export type ExperimentLabelsRow = { name: string | null; description: string | null };
 
-/** Reads published model rows; the experiments area writes them. */
+/**
+ * The only code that touches the models table: serving reads the published rows, the experiments area publishes,
+ * re-publishes (operating points) and deletes them through it. `db` may be a transaction (a new version is
+ * written in one with its experiment's history). It also reads an experiment's state and labels for serving.
+ */
 export class ModelRepository {
   constructor(private readonly db: Db) {}
 
@@ -66,5 +73,39 @@ export class ModelRepository {
       .from(experiments)
       .where(eq(experiments.id, experimentUuid));
     return rows[0] ?? { name: null, description: null };
+  }
+
+  /** Unpublishes every version of an experiment; returns the removed rows. */
+  async deleteOf(experimentUuid: string): Promise<ModelRow[]> {
+    return this.db.delete(models).where(eq(models.experimentUuid, experimentUuid)).returning();
+  }
+
+  /** The highest version an experiment has published, 0 when none. */
+  async lastVersion(experimentUuid: string): Promise<number> {
+    const [{ v }] = await this.db
+      .select({ v: max(models.version) })
+      .from(models)
+      .where(eq(models.experimentUuid, experimentUuid));
+    return v ?? 0;
+  }
+
+  async insert(values: NewModel): Promise<ModelRow> {
+    const rows = await this.db.insert(models).values(values).returning();
+    return rows[0];
+  }
+
+  /** Makes a version the one served (the current one is the one made current last). */
+  async makeCurrent(id: string): Promise<ModelRow> {
+    const [updated] = await this.db
+      .update(models)
+      .set({ madeCurrentAt: sql`clock_timestamp()` })
+      .where(eq(models.id, id))
+      .returning();
+    return updated;
+  }
+
+  /** Every version of an experiment's model, oldest first. */
+  async versionsOf(experimentUuid: string): Promise<ModelRow[]> {
+    return this.db.select().from(models).where(eq(models.experimentUuid, experimentUuid)).orderBy(models.version);
   }
 }
