@@ -87,6 +87,13 @@ const SCHEMA_IMPORTERS_TO_MOVE: ReadonlySet<string> = new Set([
   "pacs/auto-score.ts",
 ]);
 
+/** Imports of a repository from http/ (values or types): routes call services, and services call repositories. */
+export function routeRepositoryImports(graph: Map<string, string[]>): string[] {
+  return [...graph].flatMap(([file, targets]) =>
+    file.startsWith("http/") ? targets.filter(isRepository).map((t) => `${file} -> ${t}`) : [],
+  );
+}
+
 describe("src import layering", () => {
   const graph = importGraph();
 
@@ -136,6 +143,19 @@ describe("src import layering", () => {
       "http/routes/users.ts -> db/schema.ts",
       "auth/repository-helpers.ts -> db/schema.ts",
     ]);
+  });
+
+  it("no route imports a repository (routes call services)", () => {
+    expect(routeRepositoryImports(graph)).toEqual([]);
+  });
+
+  it("finds a route that reaches into a repository (the rule itself can fail)", () => {
+    const planted = new Map([
+      ["http/routes/reports.ts", ["experiments/service.ts", "experiments/repository.ts"]],
+      ["http/routes/admin.ts", ["auth/admin.service.ts"]],
+      ["services.ts", ["experiments/repository.ts"]],
+    ]);
+    expect(routeRepositoryImports(planted)).toEqual(["http/routes/reports.ts -> experiments/repository.ts"]);
   });
 
   it("nothing in src/ imports from test/ (the JavaScript oracles of test/oracles/ are the tests' alone)", () => {
