@@ -4,10 +4,27 @@ import type { Db } from "../db/client.js";
 import { experiments, models } from "../db/schema.js";
 
 export type ModelRow = typeof models.$inferSelect;
+/** A version without its manifest. */
+export type ModelHead = Pick<ModelRow, "id" | "experimentId" | "version" | "kind" | "createdAt">;
+/** The current version of an experiment is the one made current last (migration 0010), then the newest. */
+const currentOf = (userId: string, experimentId: number) => and(eq(models.userId, userId), eq(models.experimentId, experimentId));
+const CURRENT_FIRST = [desc(models.madeCurrentAt), desc(models.version)] as const;
 /** A models row to insert (its columns may be SQL, e.g. made current by the insertion's own clock). */
 export type NewModel = PgInsertValue<typeof models>;
 /** The experiment's own labels, shown beside its model (src/experiments owns and edits them). */
 export type ExperimentLabelsRow = { name: string | null; description: string | null };
+
+const columnsOf = sql`(${models.manifest} -> 'input' -> 'columns')`;
+
+/** The manifest without its columns' `codes` (the served manifest's schema allows no count in their place). */
+const manifestWithoutCodes = sql<unknown>`case when jsonb_typeof(${columnsOf}) = 'array' then jsonb_set(${models.manifest}, '{input,columns}',
+  coalesce((select jsonb_agg(c - 'codes' order by n) from jsonb_array_elements(${columnsOf}) with ordinality as t(c, n)), '[]'::jsonb))
+  else ${models.manifest} end`;
+
+/** Per categorical column with codes, how many: counted in the database. */
+const codeCounts = sql<Record<string, number> | null>`case when jsonb_typeof(${columnsOf}) = 'array' then
+  (select jsonb_object_agg(c ->> 'name', (select count(*) from jsonb_object_keys(c -> 'codes')))
+    from jsonb_array_elements(${columnsOf}) as t(c) where jsonb_typeof(c -> 'codes') = 'object') end`;
 
 /**
  * The only code that touches the models table: serving reads the published rows, the experiments area publishes,
@@ -22,13 +39,28 @@ export class ModelRepository {
    * published unless an older one was made current again; migration 0010).
    */
   async latest(userId: string, experimentId: number): Promise<ModelRow | null> {
-    const rows = await this.db
-      .select()
-      .from(models)
-      .where(and(eq(models.userId, userId), eq(models.experimentId, experimentId)))
-      .orderBy(desc(models.madeCurrentAt), desc(models.version))
-      .limit(1);
+    const rows = await this.db.select().from(models).where(currentOf(userId, experimentId)).orderBy(...CURRENT_FIRST).limit(1);
     return rows[0] ?? null;
+  }
+
+  /** The current version as latest() picks it, without its manifest (the chat reads that once per version). */
+  async latestHead(userId: string, experimentId: number): Promise<ModelHead | null> {
+    const [row] = await this.db
+      .select({ id: models.id, experimentId: models.experimentId, version: models.version, kind: models.kind, createdAt: models.createdAt })
+      .from(models)
+      .where(currentOf(userId, experimentId))
+      .orderBy(...CURRENT_FIRST)
+      .limit(1);
+    return row ?? null;
+  }
+
+  /** A version's manifest without its columns' codes, and how many codes each categorical column has. */
+  async manifestWithoutCodes(modelId: string): Promise<{ manifest: unknown; categories: Record<string, number> | null } | null> {
+    const [row] = await this.db
+      .select({ manifest: manifestWithoutCodes, categories: codeCounts })
+      .from(models)
+      .where(eq(models.id, modelId));
+    return row ?? null;
   }
 
   /** Which of these model ids are still published (a row exists). */
