@@ -134,7 +134,11 @@ export class AdminRepository {
   async acceptInvitation(tokenHash: string, account: { email: string; passwordHash: string }): Promise<AcceptOutcome> {
     try {
       return await this.useLink("invitation", tokenHash, async (tx, link) => {
-        const user = await new UserRepository(tx).insert({ email: account.email, passwordHash: account.passwordHash, role: link.role as Role });
+        const user = await new UserRepository(tx).insert({
+          email: account.email,
+          passwordHash: account.passwordHash,
+          role: link.role as Role,
+        });
         return { result: { id: user.id, email: user.email, role: user.role }, usedBy: user.id };
       });
     } catch (err) {

@@ -45,7 +45,13 @@ function matching(match: KeyMatch, userId?: string): SQL | undefined {
 export class ApiKeyRepository {
   constructor(private readonly db: Db) {}
 
-  async insert(values: { userId: string; name: string; prefix: string; keyHash: string; rateLimitPerMinute: number | null }): Promise<ApiKeyInfo> {
+  async insert(values: {
+    userId: string;
+    name: string;
+    prefix: string;
+    keyHash: string;
+    rateLimitPerMinute: number | null;
+  }): Promise<ApiKeyInfo> {
     const [row] = await this.db.insert(apiKeys).values(values).returning(publicColumns);
     return row;
   }

@@ -39,7 +39,12 @@ export class ModelRepository {
    * published unless an older one was made current again; migration 0010).
    */
   async latest(userId: string, experimentId: number): Promise<ModelRow | null> {
-    const rows = await this.db.select().from(models).where(currentOf(userId, experimentId)).orderBy(...CURRENT_FIRST).limit(1);
+    const rows = await this.db
+      .select()
+      .from(models)
+      .where(currentOf(userId, experimentId))
+      .orderBy(...CURRENT_FIRST)
+      .limit(1);
     return rows[0] ?? null;
   }
 
