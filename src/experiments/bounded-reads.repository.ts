@@ -1,9 +1,10 @@
 import { and, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { experiments } from "../db/schema.js";
-import type { ExperimentRow } from "./repository.js";
 
-// Reads of the experiments table bounded whatever a user's experiments hold (issue 48, finding 3): the chat's.
+type ExperimentRow = typeof experiments.$inferSelect;
+
+// Reads of the experiments table bounded whatever a user's experiments hold (issue 48, finding 3): the chat's, and serving's.
 // A table of 260k patients stores every patient id in `experiments.split` and a dataset report of megabytes,
 // which the database driver would parse on the event loop (PGlite runs in this very thread) on every message.
 // These reads never take `split`, and cut the dataset report in the database to what the chat quotes.
@@ -89,7 +90,10 @@ const listColumns = {
       'images', ${experiments.datasetReport} -> 'summary' -> 'images'))) end`.as("dataset_report"),
 };
 
-/** The experiments area's bounded reads (the chat's), beside ExperimentRepository's full rows. */
+/**
+ * The experiments area's bounded reads (the chat's; serving's status and labels), beside ExperimentRepository's full
+ * rows. It imports nothing of the area, so the models repository can read through it without a circle.
+ */
 export class BoundedExperimentReads {
   constructor(private readonly db: Db) {}
 
@@ -118,5 +122,23 @@ export class BoundedExperimentReads {
       .where(and(eq(experiments.userId, userId), opts.status?.length ? inArray(experiments.status, opts.status) : undefined))
       .orderBy(desc(experiments.createdAt), desc(experiments.experimentId))
       .limit(opts.limit);
+  }
+
+  /** The state of one of the user's experiments (queued, running, failed, ...), or null when the user has no such experiment. */
+  async status(userId: string, experimentId: number): Promise<string | null> {
+    const rows = await this.db
+      .select({ status: experiments.status })
+      .from(experiments)
+      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)));
+    return rows[0]?.status ?? null;
+  }
+
+  /** An experiment's labels (shown beside its model). */
+  async labels(experimentUuid: string): Promise<{ name: string | null; description: string | null }> {
+    const rows = await this.db
+      .select({ name: experiments.name, description: experiments.description })
+      .from(experiments)
+      .where(eq(experiments.id, experimentUuid));
+    return rows[0] ?? { name: null, description: null };
   }
 }

@@ -427,6 +427,34 @@ export class ExperimentRepository {
         .values({ experimentUuid: exp.id, type: "model_version", data: { event: change.event, version: row.version, at } });
   }
 
+  /** The model's PACS send-back setting, or null when the user has no such experiment. */
+  async pacsSendBack(userId: string, experimentId: number): Promise<boolean | null> {
+    const rows = await this.db
+      .select({ on: experiments.pacsSendBack })
+      .from(experiments)
+      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)));
+    return rows[0]?.on ?? null;
+  }
+
+  /** False when the user has no such experiment. */
+  async setPacsSendBack(userId: string, experimentId: number, on: boolean): Promise<boolean> {
+    const rows = await this.db
+      .update(experiments)
+      .set({ pacsSendBack: on })
+      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)))
+      .returning({ id: experiments.id });
+    return rows.length > 0;
+  }
+
+  /** The experiment's name (its label), or null. */
+  async nameOf(userId: string, experimentId: number): Promise<string | null> {
+    const rows = await this.db
+      .select({ name: experiments.name })
+      .from(experiments)
+      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)));
+    return rows[0]?.name ?? null;
+  }
+
   async modelsOf(experimentUuid: string): Promise<ModelRow[]> {
     return this.models.versionsOf(experimentUuid);
   }

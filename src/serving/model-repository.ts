@@ -2,6 +2,7 @@ import { and, desc, eq, inArray, max, sql } from "drizzle-orm";
 import type { PgInsertValue } from "drizzle-orm/pg-core";
 import type { Db } from "../db/client.js";
 import { experiments, models } from "../db/schema.js";
+import { BoundedExperimentReads } from "../experiments/bounded-reads.repository.js";
 
 export type ModelRow = typeof models.$inferSelect;
 /** A version without its manifest. */
@@ -29,7 +30,8 @@ const codeCounts = sql<Record<string, number> | null>`case when jsonb_typeof(${c
 /**
  * The only code that touches the models table: serving reads the published rows, the experiments area publishes,
  * re-publishes (operating points) and deletes them through it. `db` may be a transaction (a new version is
- * written in one with its experiment's history). It also reads an experiment's state and labels for serving.
+ * written in one with its experiment's history). An experiment's state and labels come from the experiments
+ * area's bounded reads.
  */
 export class ModelRepository {
   constructor(private readonly db: Db) {}
@@ -96,20 +98,12 @@ export class ModelRepository {
 
   /** The state of one of the user's experiments (queued, running, failed, ...), or null when the user has no such experiment. */
   async experimentStatus(userId: string, experimentId: number): Promise<string | null> {
-    const rows = await this.db
-      .select({ status: experiments.status })
-      .from(experiments)
-      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)));
-    return rows[0]?.status ?? null;
+    return new BoundedExperimentReads(this.db).status(userId, experimentId);
   }
 
   /** The labels of the experiment a model row came from (kept out of latest(): the prediction path never needs them). */
   async labelsOf(experimentUuid: string): Promise<ExperimentLabelsRow> {
-    const rows = await this.db
-      .select({ name: experiments.name, description: experiments.description })
-      .from(experiments)
-      .where(eq(experiments.id, experimentUuid));
-    return rows[0] ?? { name: null, description: null };
+    return new BoundedExperimentReads(this.db).labels(experimentUuid);
   }
 
   /** Unpublishes every version of an experiment; returns the removed rows. */
