@@ -84,6 +84,19 @@ export function routeRepositoryImports(graph: Map<string, string[]>): string[] {
   );
 }
 
+const WRITE = /\b(?:insert|update|delete)\(\s*([A-Za-z]+)\s*\)/g;
+
+/**
+ * Tables written (insert, update, delete) from more than one file, as "table: file, file": each table has one owner.
+ * `sources` maps a src-relative file to its text; the tables are the schema's exports.
+ */
+export function tablesWithManyWriters(sources: Map<string, string>, tables: ReadonlySet<string>): string[] {
+  const writers = new Map<string, Set<string>>();
+  for (const [file, text] of sources)
+    for (const m of text.matchAll(WRITE)) if (tables.has(m[1]!)) writers.set(m[1]!, (writers.get(m[1]!) ?? new Set()).add(file));
+  return [...writers].filter(([, files]) => files.size > 1).map(([table, files]) => `${table}: ${[...files].sort().join(", ")}`);
+}
+
 describe("src import layering", () => {
   const graph = importGraph();
 
@@ -132,6 +145,26 @@ describe("src import layering", () => {
       "auth/user.service.ts -> db/schema.ts",
       "http/routes/users.ts -> db/schema.ts",
       "auth/repository-helpers.ts -> db/schema.ts",
+    ]);
+  });
+
+  it("each table is written from one file (its repository)", () => {
+    const tables = new Set(
+      [...readFileSync(join(SRC, "db/schema.ts"), "utf8").matchAll(/export const (\w+) = pgTable\(/g)].map((m) => m[1]!),
+    );
+    expect(tables.size).toBeGreaterThan(15);
+    const sources = new Map(sourceFiles(SRC).map((f) => [relative(SRC, f), readFileSync(f, "utf8")]));
+    expect(tablesWithManyWriters(sources, tables)).toEqual([]);
+  });
+
+  it("finds a table written from two files (the check itself can fail)", () => {
+    const planted = new Map([
+      ["auth/session.repository.ts", "await this.db.delete(sessions).where(x); await tx.insert(sessions).values(v);"],
+      ["auth/admin.service.ts", "await tx.delete( sessions ).where(eq(sessions.userId, id)); list.delete(key);"],
+      ["auth/user.repository.ts", "await this.db.update(users).set(change);"],
+    ]);
+    expect(tablesWithManyWriters(planted, new Set(["sessions", "users"]))).toEqual([
+      "sessions: auth/admin.service.ts, auth/session.repository.ts",
     ]);
   });
 
