@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Manifest } from "../../contract/types.js";
-import type { ModelRow } from "../../experiments/repository.js";
+import type { ModelRow } from "../../experiments/service.js";
 import type { Services } from "../../services.js";
 import { BucketNotFoundError } from "../../storage/bucket.js";
 import { ApiError } from "../../errors.js";
@@ -22,7 +22,7 @@ const FIGURE_TYPES: Record<string, string> = { svg: "image/svg+xml", png: "image
 /** The model this very experiment published (a later re-run of the same experiment_id does not count). */
 async function ownModel(services: Services, userId: string, experimentId: number): Promise<ModelRow> {
   const row = await services.experiments.get(userId, experimentId);
-  const model = await services.experiments.repo.latestModel(userId, experimentId);
+  const model = await services.experiments.latestModel(userId, experimentId);
   if (!model || model.experimentUuid !== row.id) {
     throw new ApiError(
       404,
