@@ -6,6 +6,7 @@ import { B_SECRETS, seedClinic, seedTwoUsers } from "./chat-fixtures.js";
 import { HELD_OUT, QUESTIONS, type Question } from "./chat-questions.js";
 import { CLINIC_QUESTIONS } from "./chat-questions-clinic.js";
 import { CLINIC_HELD_OUT } from "./chat-questions-held-out.js";
+import { CLINIC_FRESH } from "./chat-questions-fresh.js";
 import { CLINIC_POST_FREEZE } from "./chat-questions-post-freeze.js";
 
 // The builtin backend (no LLM, no network) against the fixed question set over a seeded account, through the real
@@ -110,11 +111,19 @@ async function runSet(questions: Question[], user: UserWithKey = a, maxWords?: n
   return { failures, leaks };
 }
 
+/** The pass count of the questions in one language (a question without `lang` is English). */
+function perLanguage(questions: Question[], failures: string[], lang: "en" | "es"): string {
+  const mine = questions.filter((q) => (q.lang ?? "en") === lang);
+  const failed = mine.filter((q) => failures.some((f) => f.startsWith(`✗ ${q.q}\n`))).length;
+  return `${lang} ${mine.length - failed}/${mine.length}`;
+}
+
 function report(name: string, questions: Question[], failures: string[]): number {
   const passed = questions.length - failures.length;
   const rate = passed / questions.length;
+  const langs = `${perLanguage(questions, failures, "es")}, ${perLanguage(questions, failures, "en")}`;
   console.log(
-    `builtin chat ${name}: ${passed}/${questions.length} passed (${(rate * 100).toFixed(1)} %)${failures.length ? `\n${failures.join("\n")}` : ""}`,
+    `builtin chat ${name}: ${passed}/${questions.length} passed (${(rate * 100).toFixed(1)} %; ${langs})${failures.length ? `\n${failures.join("\n")}` : ""}`,
   );
   return rate;
 }
@@ -154,6 +163,12 @@ describe("builtin chat: the fixed question set", () => {
   it("prints how it does on questions written after the code was frozen (issue 39), and never leaks in them", async () => {
     const { failures, leaks } = await runSet(CLINIC_POST_FREEZE, c, MAX_WORDS);
     report("post-freeze clinic questions", CLINIC_POST_FREEZE, failures);
+    expect(leaks).toEqual([]);
+  }, 300_000);
+
+  it("prints how it does on the fresh held-out set of issue 53 (never trained on), and never leaks in it", async () => {
+    const { failures, leaks } = await runSet(CLINIC_FRESH, c, MAX_WORDS);
+    report("fresh held-out clinic questions (issue 53)", CLINIC_FRESH, failures);
     expect(leaks).toEqual([]);
   }, 300_000);
 
