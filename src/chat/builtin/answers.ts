@@ -3,7 +3,8 @@ import type { Task } from "../facts.js";
 import { say } from "../language.js";
 import { asMetricName, asStatus, type DocPassage } from "../tools.js";
 import { quote } from "../safety.js";
-import { metricsNamedIn, type Intent } from "./intents.js";
+import type { Intent } from "./intents.js";
+import { metricsNamedIn } from "./slots.js";
 import type { ReplyContext } from "./context.js";
 import { METRIC_MEANINGS_ES, codeMeaning } from "./spanish.js";
 import {
