@@ -1,4 +1,5 @@
 import type { Task } from "./facts.js";
+import { spelledLike } from "./spelling.js";
 
 // Which of the caller's experiments a message means when it names no number: "my breast cancer model", "the
 // ultrasound one", "mi modelo de mama", "the last one". Before this, the builtin answered about the newest model
@@ -221,11 +222,13 @@ function oneEdit(a: string, b: string): boolean {
 
 /**
  * "ultrasound" meets "ultrasounds" and "diabetic" meets "diabetes" (a shared start of five letters); "brest" meets
- * "breast" (one typo, only in words of five letters or more, where one letter cannot make another common word).
+ * "breast" (one typo, only in words of five letters or more, where one letter cannot make another common word);
+ * "pnuemonia" meets "pneumonia" (two letters swapped: most character bigrams shared, slots.ts spelledLike).
  */
 const meetsOne = (word: string, vocab: Set<string>) =>
   vocab.has(word) ||
-  (word.length >= 5 && [...vocab].some((v) => v.length >= 5 && (v.slice(0, 5) === word.slice(0, 5) || oneEdit(v, word))));
+  (word.length >= 5 &&
+    [...vocab].some((v) => v.length >= 5 && (v.slice(0, 5) === word.slice(0, 5) || oneEdit(v, word) || (word.length >= 6 && spelledLike(word, v)))));
 const meets = (word: string, vocab: Set<string>) => spellings(word).some((w) => meetsOne(w, vocab));
 
 export interface ResolveOptions {

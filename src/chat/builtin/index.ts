@@ -42,10 +42,11 @@ const candidateOf = (e: ListedExperiment): Candidate => ({
  * the words of the user's own names and descriptions. A word outside them may name a model ("la ecografía mamaria").
  */
 function knownWords(glossaryWords: ReadonlySet<string>, all: Candidate[]): ReadonlySet<string> {
-  const theirs = new Set(plainWords(all.map((c) => `${c.name ?? ""} ${c.description ?? ""} ${(c.label_cols ?? []).join(" ")}`).join(" ")));
+  const theirs = plainWords(all.map((c) => `${c.name ?? ""} ${c.description ?? ""} ${(c.label_cols ?? []).join(" ")}`).join(" "));
+  // A word that starts like one of theirs may be it misspelt ("diabetis" for "Diabetes"): never "known".
+  const starts = new Set(theirs.filter((w) => w.length >= 5).map((w) => w.slice(0, 4)));
   const known = new Set<string>();
-  for (const w of glossaryWords) if (!theirs.has(w)) known.add(w);
-  for (const w of EXAMPLE_WORDS) if (!theirs.has(w)) known.add(w);
+  for (const words of [glossaryWords, EXAMPLE_WORDS]) for (const w of words) if (!starts.has(w.slice(0, 4))) known.add(w);
   return known;
 }
 const EXAMPLE_WORDS = exampleWords();

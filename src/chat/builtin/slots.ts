@@ -2,6 +2,7 @@ import { METRIC_NAMES } from "../../contract/types.js";
 import { findMetric, type Glossary } from "../glossary.js";
 import type { Task } from "../facts.js";
 import { readSlotVocabulary } from "../matcher/table.js";
+import { spelledLike } from "../spelling.js";
 
 // Slots (issue 53): the small facts a question carries beside its intent (experiment numbers, a metric, a kind of
 // model, a status, a threshold, per class), each found by one small extractor. The values they know are data
@@ -22,11 +23,14 @@ export function slotText(message: string): string {
 }
 const hasPhrase = (padded: string, phrase: string) => padded.includes(` ${phrase} `);
 
-/** Experiment numbers named in the text: "experiment 42", "exp 7", "#3", "modelo 12", "experimentos 1 y 2". */
+/**
+ * Experiment numbers named in the text: "experiment 42", "exp 7", "#3", "modelo 12", "experimentos 1 y 2", and
+ * misspelt ("experimneto 4", "experment 4"): "exp", or a word that starts with "expr"/"exper", before a number.
+ */
 export function experimentNumbers(text: string): number[] {
   const out: number[] = [];
   for (const m of text.matchAll(
-    /\b(?:experiments?|experimentos?|exp\.?|models?|modelos?|runs?|study|#)\s*(?:no\.?|number|n[º°o]\.?)?\s*#?(\d{1,10})((?:\s*(?:,|and|&|vs\.?|versus|or|y|o)\s*#?\d{1,10})*)/gi,
+    /\b(?:exp(?:e?r[a-z]{0,10})?\.?|models?|modelos?|runs?|study|#)\s*(?:no\.?|number|n[º°o]\.?)?\s*#?(\d{1,10})((?:\s*(?:,|and|&|vs\.?|versus|or|y|o)\s*#?\d{1,10})*)/gi,
   )) {
     out.push(Number(m[1]));
     for (const n of (m[2] ?? "").matchAll(/\d{1,10}/g)) out.push(Number(n[0]));
@@ -50,8 +54,13 @@ export function metricsNamedIn(text: string, glossary: Glossary): string[] {
     const m = findMetric(glossary, w) ?? (METRIC_NAMES as readonly string[]).find((n) => n === w);
     if (m) found.push([padded.indexOf(` ${w} `), typeof m === "string" ? m : m.name]);
   }
+  const words = padded.trim().split(" ");
   for (const [phrase, name] of Object.entries(VOCAB.metrics)) {
-    const at = padded.indexOf(` ${phrase} `);
+    let at = padded.indexOf(` ${phrase} `);
+    if (at < 0 && !phrase.includes(" ")) {
+      const like = words.find((w) => spelledLike(w, phrase));
+      if (like) at = padded.indexOf(` ${like} `);
+    }
     if (at >= 0) found.push([at, name]);
   }
   return [...new Set(found.sort((a, b) => a[0] - b[0]).map(([, n]) => n))];
@@ -85,5 +94,10 @@ export function statusIn(text: string): string | undefined {
   return Object.entries(VOCAB.statuses).find(([, phrases]) => phrases.some((p) => hasPhrase(padded, p)))?.[0];
 }
 
-export const asksForThresholds = (text: string) => VOCAB.thresholds.some((p) => hasPhrase(slotText(text), p));
+const anyWordLike = (padded: string, values: string[]) => {
+  const words = padded.trim().split(" ");
+  return values.some((v) => (v.includes(" ") ? hasPhrase(padded, v) : words.some((w) => spelledLike(w, v))));
+};
+
+export const asksForThresholds = (text: string) => anyWordLike(slotText(text), VOCAB.thresholds);
 export const asksPerClass = (text: string) => VOCAB.per_class.some((p) => hasPhrase(slotText(text), p));

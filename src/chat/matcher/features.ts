@@ -29,6 +29,8 @@ function bucket(s: string): number {
   return (h >>> 0) % DIMENSIONS;
 }
 
+const WORD_WEIGHT = 3;
+
 /** A sparse feature vector: bucket indexes and their values, L2-normalised. */
 export interface Features {
   index: Int32Array;
@@ -37,16 +39,20 @@ export interface Features {
 
 /** The n-grams (2 to 4 characters of each word with its edges marked, plus each word and each pair of words). */
 export function featurize(message: string): Features {
-  const words = fold(message).split(" ").filter(Boolean);
+  // Numbers are slots (slots.ts), not part of what a question asks: "0.3" must not make a question about thresholds.
+  const words = fold(message)
+    .split(" ")
+    .filter((w) => w && w !== "0");
   const counts = new Map<number, number>();
-  const add = (gram: string) => {
+  const add = (gram: string, weight = 1) => {
     const b = bucket(gram);
-    counts.set(b, (counts.get(b) ?? 0) + 1);
+    counts.set(b, (counts.get(b) ?? 0) + weight);
   };
   for (let w = 0; w < words.length; w++) {
     const padded = `<${words[w]}>`;
     for (let n = 2; n <= 4; n++) for (let i = 0; i + n <= padded.length; i++) add(padded.slice(i, i + n));
-    add(`w:${words[w]}`);
+    // A whole word counts as much as its n-grams together: "delete" is the question, "pneumonia" only its object.
+    add(`w:${words[w]}`, WORD_WEIGHT);
     if (w + 1 < words.length) add(`b:${words[w]} ${words[w + 1]}`);
   }
   const index = Int32Array.from([...counts.keys()].sort((a, b) => a - b));

@@ -29,10 +29,10 @@ export interface TrainedWeights {
   language: { bias: number; scale: number; weights: string };
 }
 
-const STEPS = 300;
+const STEPS = 400;
 const LEARNING_RATE = 2;
 const MOMENTUM = 0.9;
-const L2 = 1e-4;
+const L2 = 1e-5;
 
 export function examplesOf(tables: Record<"en" | "es", IntentTable>): Example[] {
   const out: Example[] = [];
@@ -47,7 +47,10 @@ export const examplesHash = (examples: Example[]) =>
     .update(JSON.stringify(examples.map((e) => [e.lang, e.intent, e.text])))
     .digest("hex");
 
-/** Softmax regression: weights[k * D + d], bias[k]. `targets[i]` is the class of example i. */
+/**
+ * Softmax regression: weights[k * D + d], bias[k]. `targets[i]` is the class of example i. Each class weighs the
+ * same in the loss whatever its number of examples, so an intent with many examples does not swallow a rare one.
+ */
 function fit(xs: Features[], targets: number[], classes: number): { w: Float64Array; b: Float64Array } {
   const D = DIMENSIONS;
   const w = new Float64Array(classes * D);
@@ -58,6 +61,9 @@ function fit(xs: Features[], targets: number[], classes: number): { w: Float64Ar
   const gb = new Float64Array(classes);
   const p = new Float64Array(classes);
   const n = xs.length;
+  const perClass = new Float64Array(classes);
+  for (const t of targets) perClass[t]++;
+  const weight = targets.map((t) => Math.sqrt(n / (classes * perClass[t])));
   for (let step = 0; step < STEPS; step++) {
     gw.fill(0);
     gb.fill(0);
@@ -74,7 +80,7 @@ function fit(xs: Features[], targets: number[], classes: number): { w: Float64Ar
       let sum = 0;
       for (let k = 0; k < classes; k++) sum += p[k] = Math.exp(p[k] - max);
       for (let k = 0; k < classes; k++) {
-        const g = (p[k] / sum - (targets[i] === k ? 1 : 0)) / n;
+        const g = (weight[i] * (p[k] / sum - (targets[i] === k ? 1 : 0))) / n;
         if (g === 0) continue;
         gb[k] += g;
         const row = k * D;
