@@ -200,8 +200,24 @@ function numberWordReference(words: string[]): number | undefined {
   return undefined;
 }
 
+// Vocabularies by the text they are built from: a request lists the same experiments as the one before, and a
+// description holds up to 2,000 characters (bench/chat/worst-case.ts). Bounded: cleared when full.
+const VOCABULARIES = new Map<string, Set<string>>();
+const MAX_VOCABULARIES = 5_000;
+
 /** The words a candidate can be called by: its name, description, dataset path (less the user id), labels. */
-function vocabulary(c: Candidate): Set<string> {
+export function vocabulary(c: Candidate): Set<string> {
+  const key = `${c.name ?? ""}\u0000${c.description ?? ""}\u0000${c.dataset ?? ""}\u0000${(c.label_cols ?? []).join("\u0000")}`;
+  let words = VOCABULARIES.get(key);
+  if (!words) {
+    if (VOCABULARIES.size >= MAX_VOCABULARIES) VOCABULARIES.clear();
+    words = buildVocabulary(c);
+    VOCABULARIES.set(key, words);
+  }
+  return words;
+}
+
+function buildVocabulary(c: Candidate): Set<string> {
   const path = (c.dataset ?? "")
     .split("/")
     .slice(1)
@@ -303,7 +319,8 @@ function afterHead(words: string[]): string[] {
 
 /** The candidates sharing the most describing words with `words` (all of them when only kind words were given). */
 function bestFits(words: string[], pool: Candidate[]): Candidate[] {
-  const describing = words.filter((w) => !TASK_WORDS.get(w));
+  // Each word once: a long message repeats its words, and each is compared with every candidate's vocabulary.
+  const describing = [...new Set(words)].filter((w) => !TASK_WORDS.get(w));
   if (!describing.length) return pool;
   // Each candidate's vocabulary is built once, not once per word: a description holds up to 2,000 characters.
   const scored = pool.map((c) => {

@@ -4,7 +4,7 @@ import type { ExperimentFacts, Task } from "../facts.js";
 import type { Glossary } from "../glossary.js";
 import { conversationLanguage, detectLanguage } from "../language.js";
 import type { Reference } from "../repository.js";
-import { plainWords, resolveExperiment, type Candidate, type Resolution } from "../resolve.js";
+import { resolveExperiment, vocabulary, type Candidate, type Resolution } from "../resolve.js";
 import type { ListedExperiment } from "../tools.js";
 import {
   bestModelReply,
@@ -42,9 +42,9 @@ const candidateOf = (e: ListedExperiment): Candidate => ({
  * the words of the user's own names and descriptions. A word outside them may name a model ("la ecografía mamaria").
  */
 function knownWords(glossaryWords: ReadonlySet<string>, all: Candidate[]): ReadonlySet<string> {
-  const theirs = plainWords(all.map((c) => `${c.name ?? ""} ${c.description ?? ""} ${(c.label_cols ?? []).join(" ")}`).join(" "));
   // A word that starts like one of theirs may be it misspelt ("diabetis" for "Diabetes"): never "known".
-  const starts = new Set(theirs.filter((w) => w.length >= 5).map((w) => w.slice(0, 4)));
+  const starts = new Set<string>();
+  for (const c of all) for (const w of vocabulary(c)) if (w.length >= 5) starts.add(w.slice(0, 4));
   const known = new Set<string>();
   for (const words of [glossaryWords, EXAMPLE_WORDS]) for (const w of words) if (!starts.has(w.slice(0, 4))) known.add(w);
   return known;
