@@ -239,12 +239,12 @@ function oneEdit(a: string, b: string): boolean {
 /**
  * "ultrasound" meets "ultrasounds" and "diabetic" meets "diabetes" (a shared start of five letters); "brest" meets
  * "breast" (one typo, only in words of five letters or more, where one letter cannot make another common word);
- * "pnuemonia" meets "pneumonia" (two letters swapped: most character bigrams shared, slots.ts spelledLike).
+ * "pnuemonia" meets "pneumonia" (two letters swapped in a word of seven or more: most bigrams shared, spelling.ts).
  */
 const meetsOne = (word: string, vocab: Set<string>) =>
   vocab.has(word) ||
   (word.length >= 5 &&
-    [...vocab].some((v) => v.length >= 5 && (v.slice(0, 5) === word.slice(0, 5) || oneEdit(v, word) || (word.length >= 6 && spelledLike(word, v)))));
+    [...vocab].some((v) => v.length >= 5 && (v.slice(0, 5) === word.slice(0, 5) || oneEdit(v, word) || (word.length >= 7 && word.length === v.length && spelledLike(word, v)))));
 const meets = (word: string, vocab: Set<string>) => spellings(word).some((w) => meetsOne(w, vocab));
 
 export interface ResolveOptions {

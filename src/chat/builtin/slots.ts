@@ -10,6 +10,15 @@ import { spelledLike } from "../spelling.js";
 
 const VOCAB = readSlotVocabulary();
 
+/** A word without the dots around it ("auc." → "auc"; "0.5" keeps its own): a loop, linear on a word of dots. */
+function trimDots(w: string): string {
+  let a = 0;
+  let b = w.length;
+  while (a < b && w[a] === ".") a++;
+  while (b > a && w[b - 1] === ".") b--;
+  return w.slice(a, b);
+}
+
 /** The words of a message as the slot phrases are written: lower case, no accents, single spaces, padded. */
 export function slotText(message: string): string {
   const words = message
@@ -17,7 +26,7 @@ export function slotText(message: string): string {
     .replace(/[\u0300-\u036f]/g, "")
     .toLowerCase()
     .split(/[^a-z0-9_@.²]+/)
-    .map((w) => w.replace(/^\.+|\.+$/g, ""))
+    .map(trimDots)
     .filter(Boolean);
   return ` ${words.join(" ")} `;
 }
@@ -30,7 +39,7 @@ const hasPhrase = (padded: string, phrase: string) => padded.includes(` ${phrase
 export function experimentNumbers(text: string): number[] {
   const out: number[] = [];
   for (const m of text.matchAll(
-    /\b(?:exp(?:e?r[a-z]{0,10})?\.?|models?|modelos?|runs?|study|#)\s*(?:no\.?|number|n[º°o]\.?)?\s*#?(\d{1,10})((?:\s*(?:,|and|&|vs\.?|versus|or|y|o)\s*#?\d{1,10})*)/gi,
+    /\b(?:exp(?:e?r[a-z]{0,10})?\.?|models?|modelos?|runs?|study|#)\s*(?:(?:no\.?|number|n[º°o]\.?)\s*)?#?(\d{1,10})((?:\s*(?:,|and|&|vs\.?|versus|or|y|o)\s*#?\d{1,10})*)/gi,
   )) {
     out.push(Number(m[1]));
     for (const n of (m[2] ?? "").matchAll(/\d{1,10}/g)) out.push(Number(n[0]));
