@@ -52,10 +52,6 @@ export const toolSchemas = {
   build_times: z.object({
     task: z.enum(["data", "vision", "detection"]).optional().describe("only past builds of this kind"),
   }),
-  get_monitoring: z.object({
-    experiment_id: experimentId,
-    days: z.number().int().min(1).max(190).optional().describe("the period: the last this many days (default 30)"),
-  }),
   search_docs: z.object({ query: z.string().min(1).max(500).describe("words to look for in Builder's documentation") }),
   explain: z.object({
     term: z.string().min(1).max(100).describe("a metric (auc, F-macro, recall, ...) or an error/problem code (class_too_small, ...)"),
@@ -74,8 +70,6 @@ export const toolDescriptions: Record<ToolName, string> = {
   model_inputs: "What a published model of the user takes (data_cols or image size, classes) and a ready-to-run /predict call.",
   build_times:
     "How long a build takes here: the training budgets (fast and best mode) and how long the user's own past builds took, with their dataset sizes.",
-  get_monitoring:
-    "How one of the user's published models has done since deployment (issue 49): predictions, positive-decision rate, drift status, outcomes received and the realized figures beside the model card's; says plainly when there is no traffic or outcome yet.",
   search_docs: "Full-text search of Builder's documentation; returns the best passages with their section.",
   explain: "What a metric or an error/problem code means, from the documentation's tables.",
 };
@@ -122,8 +116,6 @@ export class ChatTools {
         return this.modelInputs(input);
       case "build_times":
         return this.buildTimes(input);
-      case "get_monitoring":
-        return this.getMonitoring(input);
       case "search_docs":
         return this.searchDocs(input);
       case "explain":
@@ -131,7 +123,11 @@ export class ChatTools {
     }
   }
 
-  /** The monitoring figures of one of the user's experiments over the last `days` days (monitoring-summary.ts). */
+  /**
+   * The monitoring figures of one of the user's experiments over the last `days` days (monitoring-summary.ts). The
+   * builtin's only, not an LLM tool yet: the monitoring report reads the model's whole manifest, more than the 64 KiB
+   * every LLM tool is held to (test/integration/chat-bounded-reads.test.ts) for a model with many columns.
+   */
   async getMonitoring(args: { experiment_id: number; days?: number }): Promise<ToolResult<MonitoringSummary>> {
     const row = await this.deps.reads.experiment(this.userId, args.experiment_id);
     if (!row) return { result: { found: false, experiment_id: args.experiment_id }, references: [] };

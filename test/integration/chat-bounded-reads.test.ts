@@ -98,7 +98,6 @@ describeEachTarget("the chat's reads on %s with a large experiment", (target) =>
       compare_experiments: { metric: "auc" },
       model_inputs: { experiment_id: 1 },
       build_times: {},
-      get_monitoring: { experiment_id: 1 },
       search_docs: { query: "threshold" },
       explain: { term: "auc" },
     };
