@@ -15,4 +15,6 @@ if (process.argv.includes("--check")) {
   process.exit(same ? 0 : 1);
 }
 fs.writeFileSync(WEIGHTS_PATH, text);
-console.log(`${weights.examples} examples, ${weights.labels.length} intents, ${text.length} bytes, ${Date.now() - started} ms → ${WEIGHTS_PATH}`);
+console.log(
+  `${weights.examples} examples, ${weights.labels.length} intents, ${text.length} bytes, ${Date.now() - started} ms → ${WEIGHTS_PATH}`,
+);

@@ -14,7 +14,10 @@ const SURE = 0.7;
 
 /** The language of one message; `fallback` (the conversation's, else English) when its words do not tell. */
 export function detectLanguage(message: string, fallback: Lang = "en"): Lang {
-  const text = message.slice(0, MAX_CHARS).replace(/`[^`]*`/g, " ").replace(/\b\w+_\w+\b/g, " ");
+  const text = message
+    .slice(0, MAX_CHARS)
+    .replace(/`[^`]*`/g, " ")
+    .replace(/\b\w+_\w+\b/g, " ");
   const p = intentMatcher().spanish(text);
   return p >= SURE ? "es" : p <= 1 - SURE ? "en" : fallback;
 }

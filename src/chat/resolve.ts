@@ -244,7 +244,11 @@ function oneEdit(a: string, b: string): boolean {
 const meetsOne = (word: string, vocab: Set<string>) =>
   vocab.has(word) ||
   (word.length >= 5 &&
-    [...vocab].some((v) => v.length >= 5 && (v.slice(0, 5) === word.slice(0, 5) || oneEdit(v, word) || (word.length >= 7 && word.length === v.length && spelledLike(word, v)))));
+    [...vocab].some(
+      (v) =>
+        v.length >= 5 &&
+        (v.slice(0, 5) === word.slice(0, 5) || oneEdit(v, word) || (word.length >= 7 && word.length === v.length && spelledLike(word, v))),
+    ));
 const meets = (word: string, vocab: Set<string>) => spellings(word).some((w) => meetsOne(w, vocab));
 
 export interface ResolveOptions {

@@ -172,6 +172,21 @@ describe("builtin chat: the fixed question set", () => {
     expect(leaks).toEqual([]);
   }, 300_000);
 
+  it("answers issue 49's monitoring question from the monitoring report of the model it names, saying plainly there is no traffic yet", async () => {
+    const es = await ask(c, { message: "¿cómo va el modelo de neumonía este mes?" });
+    expect(es.reply).toContain("Experimento 6");
+    expect(es.reply).toContain("Aún no hay predicciones registradas");
+    expect(es.reply).not.toContain("0.901");
+    const en = await ask(c, { message: "how is the diabetes model doing this month?" });
+    expect(en.reply).toContain("Experiment 2");
+    expect(en.reply).toContain("No predictions recorded yet");
+    // Two breast models: the resolver asks which one instead of answering about either.
+    const both = await ask(c, { message: "¿cómo va el modelo de mama este mes?" });
+    expect(both.reply).toContain("experimento 1");
+    expect(both.reply).toContain("experimento 3");
+    expect(both.reply).not.toContain("predicciones registradas");
+  });
+
   it("answers the other user from their own data only, for the same experiment number", async () => {
     const answer = await ask(b, { message: "How is experiment 42 doing?" });
     expect(answer.reply).toContain("AUC 0.555");

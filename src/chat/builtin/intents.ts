@@ -65,7 +65,7 @@ export function recognise(message: string, glossary: Glossary, context: { experi
       return { kind: "explain_interval", ...one, ...(metric ? { metric } : {}) };
     case "build_time":
       // "how long until experiment 13 finishes?" is about that experiment's progress.
-      return nums.length || context.experimentId ? status(text, expId!, metric) : { kind: "build_time", ...(task ? { task } : {}) };
+      return nums.length || context.experimentId ? status(text, expId, metric) : { kind: "build_time", ...(task ? { task } : {}) };
     case "predict_howto":
       return { kind: "predict_howto", ...one, task };
     case "best_model":

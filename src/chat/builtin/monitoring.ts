@@ -79,7 +79,11 @@ export async function monitoringReply(ctx: ReplyContext, experimentId: number): 
       references,
     };
   const r = s.report;
-  const head = say(lang, `${exp}, last ${DAYS} days (model version ${r.model_version}):`, `${exp}, últimos ${DAYS} días (versión ${r.model_version} del modelo):`);
+  const head = say(
+    lang,
+    `${exp}, last ${DAYS} days (model version ${r.model_version}):`,
+    `${exp}, últimos ${DAYS} días (versión ${r.model_version} del modelo):`,
+  );
   const body = r.predictions
     ? lines(r, lang)
     : [

@@ -35,6 +35,11 @@ export function exampleWords(): Set<string> {
   for (const table of [tables.en, tables.es])
     for (const examples of Object.values(table))
       for (const e of examples)
-        for (const w of e.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase().split(/[^a-z0-9]+/)) if (w) words.add(w);
+        for (const w of e
+          .normalize("NFD")
+          .replace(/[\u0300-\u036f]/g, "")
+          .toLowerCase()
+          .split(/[^a-z0-9]+/))
+          if (w) words.add(w);
   return words;
 }

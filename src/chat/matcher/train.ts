@@ -37,8 +37,7 @@ const L2 = 1e-5;
 export function examplesOf(tables: Record<"en" | "es", IntentTable>): Example[] {
   const out: Example[] = [];
   for (const lang of ["en", "es"] as const)
-    for (const intent of Object.keys(tables[lang]).sort())
-      for (const text of tables[lang][intent]) out.push({ text, intent, lang });
+    for (const intent of Object.keys(tables[lang]).sort()) for (const text of tables[lang][intent]) out.push({ text, intent, lang });
   return out;
 }
 
