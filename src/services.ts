@@ -165,6 +165,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     config,
     db: database.db,
     logger,
+    monitoring,
   });
   const datasets = new DatasetService({
     bucket,
