@@ -2895,6 +2895,13 @@ export interface operations {
             };
         };
         responses: {
+            /** @description with Accept: text/event-stream: `event: progress` ({phase: locating | retrieving | storing | checking, done, total, failed}) at most every 250 ms, `event: failed` (a row that could not be used: row, uid, reason, reason_es) as each happens, then `event: done` with the 201 body; a failure after the first event is `event: error` with the error body */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description stored (the UIDs that failed are named); build from zip_gcloud with images_col 'image' */
             201: {
                 headers: {

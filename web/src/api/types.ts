@@ -20,6 +20,7 @@ export type ApiKey = ResponseOf<"get_v1_api_keys", 200>["data"][number];
 export type AuditPage = ResponseOf<"get_v1_audit", 200>;
 export type NewApiKey = ResponseOf<"post_v1_api_keys", 201>;
 export type UploadResult = ResponseOf<"post_v1_files", 201>;
+export type PacsImportResult = ResponseOf<"post_v1_datasets_from_pacs", 201>;
 export type DatasetReport = ResponseOf<"post_v1_datasets_validate", 200>;
 export type DatasetProblem = DatasetReport["errors"][number];
 export type ValidateRequest = BodyOf<"post_v1_datasets_validate">;
