@@ -56,3 +56,4 @@ export type ConversationSummary = ConversationList["data"][number];
 export type Conversation = ResponseOf<"get_v1_chat_conversations_conversation_id", 200>;
 export type InputCheckSetting = ResponseOf<"get_v1_models_experiment_id_input_check", 200>;
 export type InputCheckBody = BodyOf<"put_v1_models_experiment_id_input_check">;
+export type PacsAutoScoreState = ResponseOf<"get_v1_models_experiment_id_pacs_auto_score", 200>;
