@@ -285,6 +285,29 @@ describe.skipIf(!haveOrthanc)("a dataset built from the PACS", () => {
     expect([refused.status, ((await refused.json()) as any).error.details[0].field]).toEqual([400, "uid_col"]);
   });
 
+  it("stops when the caller leaves mid-stream, and stores nothing", async () => {
+    await api("PUT", "/v1/pacs", { dicomweb_url: orthanc.dicomWeb, username: orthanc.username, password: orthanc.password });
+    const lines = ["uid,label"];
+    for (let r = 0; r < 10; r++) for (const p of patients) for (const s of p.images) lines.push(`${s.instance},${p.label}`);
+    const zipPath = `${user.userId}/pacs/left.zip`;
+    const abort = new AbortController();
+    const res = await fetch(`${server.url}/v1/datasets/from-pacs`, {
+      method: "POST",
+      headers: bearer(user.key, { "content-type": "application/json", accept: "text/event-stream" }),
+      body: JSON.stringify({ csv: lines.join("\n"), zip_gcloud: zipPath, label_cols: ["label"] }),
+      signal: abort.signal,
+    });
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain("event: progress");
+    abort.abort();
+    // The import's work folder goes when it stops; then nothing may be in the bucket.
+    const tmp = path.join(server.dataDir, "tmp");
+    for (let i = 0; i < 200 && fs.existsSync(tmp) && fs.readdirSync(tmp).some((f) => f.startsWith("pacs-import-")); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(fs.readdirSync(tmp).filter((f) => f.startsWith("pacs-import-"))).toEqual([]);
+    expect(await server.services.bucket.stat(zipPath)).toBeFalsy();
+  });
+
   it("refuses a CSV without the UID column, and stores nothing when no UID can be retrieved", async () => {
     const noCol = await api("POST", "/v1/datasets/from-pacs", {
       csv: "study,label\n1.2.3,benign\n",

@@ -81,8 +81,14 @@ export const pacsImportRoutes = [
       res.on("close", () => {
         if (!res.writableFinished) abort.abort();
       });
-      if (!wantsStream(req.get("accept")))
-        return { status: 201, body: await importAndCheck(services, auth, objectPath, body, { signal: abort.signal }) };
+      if (!wantsStream(req.get("accept"))) {
+        try {
+          return { status: 201, body: await importAndCheck(services, auth, objectPath, body, { signal: abort.signal }) };
+        } catch (err) {
+          if (err instanceof PacsImportAborted) return void res.end(); // the caller left: nothing was stored, nobody to tell
+          throw err;
+        }
+      }
       // Headers go out with the first event, so a refusal found before it (a bad CSV, no PACS) is a plain JSON error.
       const start = () => {
         if (res.headersSent) return;
