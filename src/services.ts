@@ -144,7 +144,15 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   });
   const experiments = new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket, events });
   const batchRepo = new BatchRepository(database.db);
-  const batches = new BatchService({ repo: batchRepo, bucket, config, logger, serving, experiments });
+  const batches = new BatchService({
+    repo: batchRepo,
+    bucket,
+    config,
+    logger,
+    serving,
+    experiments,
+    pacs: { connections: pacs, sendBack: pacsSendBack },
+  });
   // A deleted experiment's batch results go with it (their rows go by cascade).
   experiments.deletion.derivedFolders = async (row) =>
     (await batchRepo.idsOfExperiment(row.id)).map((id) => batchResultsFolder({ userId: row.userId, id }));

@@ -62,7 +62,12 @@ export class BatchRepository {
 
   async update(
     id: string,
-    values: Partial<Pick<BatchRow, "status" | "overlays" | "total" | "done" | "failed" | "flagged" | "failureReason" | "finishedAt">>,
+    values: Partial<
+      Pick<
+        BatchRow,
+        "status" | "overlays" | "total" | "done" | "failed" | "flagged" | "pacsSent" | "pacsFailed" | "failureReason" | "finishedAt"
+      >
+    >,
   ): Promise<void> {
     await this.db
       .update(batches)

@@ -212,6 +212,11 @@ export const batches = pgTable(
     overlays: boolean("overlays").notNull().default(false),
     /** The sent file's name as the client gave it (?file_name=), so a list of batches says which file each was. */
     fileName: text("file_name"),
+    /** Each DICOM's answer is written back into the PACS as a structured report (?send_back=true, docs/pacs.md). */
+    sendBack: boolean("send_back").notNull().default(false),
+    /** Of a send-back batch's images, those whose structured report reached the PACS, and those whose did not. */
+    pacsSent: integer("pacs_sent").notNull().default(0),
+    pacsFailed: integer("pacs_failed").notNull().default(0),
     status: text("status").notNull(),
     total: integer("total"),
     done: integer("done").notNull().default(0),

@@ -365,6 +365,20 @@ export const SPANISH_TEMPLATES: Array<[english: string, spanish: string]> = [
     "no se pudo obtener ninguna instancia, así que no se guardó nada: {why}",
   ],
   ["no study, series or instance with this UID in the PACS", "el PACS no tiene ningún estudio, serie o instancia con este UID"],
+  [
+    "send_back: the answers go back as DICOM into each image's study: send a zip of DICOM images to an image model; nothing was scored",
+    "send_back: las respuestas vuelven como DICOM al estudio de cada imagen: envíe un zip de imágenes DICOM a un modelo de imágenes; no se puntuó nada",
+  ],
+  [
+    "send_back: no PACS is configured (Settings → PACS); nothing was scored",
+    "send_back: no hay ningún PACS configurado (Ajustes → PACS); no se puntuó nada",
+  ],
+  [
+    "the answers go back as DICOM into each image's study: send a zip of DICOM images to an image model",
+    "las respuestas vuelven como DICOM al estudio de cada imagen: envíe un zip de imágenes DICOM a un modelo de imágenes",
+  ],
+  ["no PACS is configured (Settings → PACS)", "no hay ningún PACS configurado (Ajustes → PACS)"],
+  ["the PACS connection was removed before the batch began", "la conexión con el PACS se eliminó antes de que empezara el lote"],
   ["not a DICOM UID (digits and dots, at most 64)", "no es un UID DICOM (dígitos y puntos, como máximo 64)"],
   ["the series holds no instance", "la serie no contiene ninguna instancia"],
   ["the PACS refused the credentials (HTTP {status})", "el PACS rechazó las credenciales (HTTP {status})"],

@@ -2497,7 +2497,13 @@ export interface operations {
                         overlays: boolean;
                         /** @description overlays.zip, once done (a batch sent with ?overlays=true) */
                         overlays_url: string | null;
+                        /** @description send_back: images whose report did not (not DICOM, or the PACS refused it): the audit log says why */
+                        pacs_failed: number;
+                        /** @description send_back: images whose structured report reached the PACS */
+                        pacs_sent: number;
                         results_url: string | null;
+                        /** @description sent with ?send_back=true: each DICOM's answer is written into its study in the PACS */
+                        send_back: boolean;
                         /** @enum {string} */
                         status: "queued" | "running" | "done" | "failed";
                         /** @description inputs to score, once known */
@@ -2895,6 +2901,13 @@ export interface operations {
             };
         };
         responses: {
+            /** @description with Accept: text/event-stream: `event: progress` ({phase: locating | retrieving | storing | checking, done, total, failed}) at most every 250 ms, `event: failed` (a row that could not be used: row, uid, reason, reason_es) as each happens, then `event: done` with the 201 body; a failure after the first event is `event: error` with the error body */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description stored (the UIDs that failed are named); build from zip_gcloud with images_col 'image' */
             201: {
                 headers: {
@@ -6858,6 +6871,7 @@ export interface operations {
             query?: {
                 file_name?: string;
                 overlays?: "true" | "false";
+                send_back?: "true" | "false";
             };
             header?: never;
             path: {
@@ -6900,7 +6914,13 @@ export interface operations {
                         overlays: boolean;
                         /** @description overlays.zip, once done (a batch sent with ?overlays=true) */
                         overlays_url: string | null;
+                        /** @description send_back: images whose report did not (not DICOM, or the PACS refused it): the audit log says why */
+                        pacs_failed: number;
+                        /** @description send_back: images whose structured report reached the PACS */
+                        pacs_sent: number;
                         results_url: string | null;
+                        /** @description sent with ?send_back=true: each DICOM's answer is written into its study in the PACS */
+                        send_back: boolean;
                         /** @enum {string} */
                         status: "queued" | "running" | "done" | "failed";
                         /** @description inputs to score, once known */
@@ -6908,7 +6928,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid_request: overlays=true for a model without Grad-CAM maps (a table, detection or regression model) */
+            /** @description invalid_request: overlays=true for a model without Grad-CAM maps (a table, detection or regression model); send_back_unavailable: send_back=true without a PACS or for a table */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6995,7 +7015,13 @@ export interface operations {
                             overlays: boolean;
                             /** @description overlays.zip, once done (a batch sent with ?overlays=true) */
                             overlays_url: string | null;
+                            /** @description send_back: images whose report did not (not DICOM, or the PACS refused it): the audit log says why */
+                            pacs_failed: number;
+                            /** @description send_back: images whose structured report reached the PACS */
+                            pacs_sent: number;
                             results_url: string | null;
+                            /** @description sent with ?send_back=true: each DICOM's answer is written into its study in the PACS */
+                            send_back: boolean;
                             /** @enum {string} */
                             status: "queued" | "running" | "done" | "failed";
                             /** @description inputs to score, once known */

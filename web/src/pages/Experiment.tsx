@@ -13,6 +13,7 @@ import { FigureCard, figureTables } from "../components/FigureCard";
 import { ExperimentLabelsEditor } from "../components/ExperimentLabels";
 import { IntendedUseEditor } from "../components/IntendedUse";
 import { InputCheckPanel } from "../components/InputCheck";
+import { PacsAutoScorePanel } from "../components/PacsAutoScore";
 import { OperatingPointPanel } from "../components/OperatingPoint";
 import { formatEta, useSteadyEta } from "../lib/eta";
 import { experimentTitle, formatDate, formatDuration, formatNumber, formatPercent } from "../lib/format";
@@ -250,6 +251,7 @@ export function ExperimentPage({ id }: { id: number }) {
           <IntendedUseEditor exp={exp} onSaved={() => void refresh()} />
           {!retrospective && exp.positive_class ? <OperatingPointPanel experimentId={id} onChanged={() => void refresh()} /> : null}
           {!retrospective && model ? <InputCheckPanel experimentId={id} onChanged={() => void refresh()} /> : null}
+          {!retrospective && model ? <PacsAutoScorePanel experimentId={id} image={model.kind !== "tabular"} /> : null}
           {report ? (
             <>
               <h2>{t("page.figures")}</h2>
