@@ -21,6 +21,8 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   pacs_auto_score_unavailable:
     "No se pueden puntuar los estudios nuevos: el PACS no está configurado o no da su feed de cambios (hace falta un PACS Orthanc).",
   pacs_password_unreadable: "La contraseña del PACS guardada en Ajustes → PACS se selló con otra SECRETS_KEY: escríbala de nuevo.",
+  // Monitoring alerts (src/monitoring/alerts.ts)
+  alert_state_conflict: "La alerta no está en un estado que permita esto: solo se reconoce una alerta abierta, y una resuelta ya no cambia.",
   // 400
   invalid_request: "La solicitud no es válida: revise los campos indicados.",
   invalid_json: "El cuerpo de la solicitud no es JSON válido.",
