@@ -142,11 +142,20 @@ export class AlertDelivery {
         retryAt: last ? undefined : retryAt,
       });
       logger.warn(
-        { alert_id: d.alertId, delivery_id: d.id, channel: d.channel, attempt: d.attempts, status: outcome.status, err: outcome.error, final: last },
+        {
+          alert_id: d.alertId,
+          delivery_id: d.id,
+          channel: d.channel,
+          attempt: d.attempts,
+          status: outcome.status,
+          err: outcome.error,
+          final: last,
+        },
         last ? "alert not delivered; no more tries" : "alert not delivered; tried again later",
       );
     }
-    if (!settled) logger.warn({ delivery_id: d.id }, "an alert delivery's lease ran out before its outcome was written; another replica retries it");
+    if (!settled)
+      logger.warn({ delivery_id: d.id }, "an alert delivery's lease ran out before its outcome was written; another replica retries it");
   }
 
   private async webhook(d: DeliveryRow, a: AlertRow): Promise<TryOutcome> {
@@ -180,7 +189,12 @@ export class AlertDelivery {
       await mailer(mailOf(a, d.target, d.id));
       return { ok: true };
     } catch (err) {
-      return { ok: false, permanent: err instanceof SmtpError && err.permanent, status: (err as SmtpError).code, error: (err as Error).message };
+      return {
+        ok: false,
+        permanent: err instanceof SmtpError && err.permanent,
+        status: (err as SmtpError).code,
+        error: (err as Error).message,
+      };
     }
   }
 

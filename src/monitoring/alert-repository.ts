@@ -54,7 +54,7 @@ const ALERT_COLUMNS = sql`a.id, a.experiment_uuid as "experimentUuid", e.experim
   a.rule, a.severity, a.state, a.model_version as "modelVersion", a.details, a.created_at as "openedAt", a.updated_at as "updatedAt",
   a.acknowledged_at as "acknowledgedAt", a.resolved_at as "resolvedAt", a.comment`;
 
-const asDate = (v: unknown) => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
+const asDate = (v: Date | string | null | undefined) => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(v));
 const normalize = (r: AlertRow): AlertRow => ({
   ...r,
   openedAt: asDate(r.openedAt)!,
@@ -151,7 +151,13 @@ export class AlertRepository {
   }
 
   /** Acknowledges (only an open alert) or resolves (an open or acknowledged one); null when it was not in such a state. */
-  async act(experimentUuid: string, id: string, to: "acknowledged" | "resolved", userId: string, comment: string | null): Promise<AlertRow | null> {
+  async act(
+    experimentUuid: string,
+    id: string,
+    to: "acknowledged" | "resolved",
+    userId: string,
+    comment: string | null,
+  ): Promise<AlertRow | null> {
     const from = to === "acknowledged" ? sql`a.state = 'open'` : sql`a.state <> 'resolved'`;
     const stamp = to === "acknowledged" ? sql`acknowledged_at = now()` : sql`resolved_at = now()`;
     const r = await this.db.execute(sql`
@@ -203,7 +209,9 @@ export class AlertRepository {
   }
 
   /** Deliveries of an experiment's alerts, for the API: where each went and how. */
-  async deliveries(alertIds: string[]): Promise<Array<DeliveryRow & { state: string; lastStatus: number | null; lastError: string | null; deliveredAt: Date | null }>> {
+  async deliveries(
+    alertIds: string[],
+  ): Promise<Array<DeliveryRow & { state: string; lastStatus: number | null; lastError: string | null; deliveredAt: Date | null }>> {
     if (!alertIds.length) return [];
     const r = await this.db.execute(sql`
       select id, alert_id as "alertId", channel, target, attempts, state, last_status as "lastStatus", last_error as "lastError",

@@ -13,7 +13,12 @@ export type AlertSeverity = "warning" | "critical";
 
 const enabled = z.boolean().describe("false: this rule never opens an alert");
 export const alertRulesSchema = z.object({
-  window_hours: z.number().int().min(1).max(24 * 30).describe("the period each evaluation looks back over (hours)"),
+  window_hours: z
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 30)
+    .describe("the period each evaluation looks back over (hours)"),
   drift: z.object({
     enabled,
     min_severity: z.enum(["medium", "high"]).describe("the drift severity of the worst input column or score that opens an alert"),
@@ -29,7 +34,12 @@ export const alertRulesSchema = z.object({
   }),
   predictions_stopped: z.object({
     enabled,
-    quiet_hours: z.number().int().min(1).max(24 * 14).describe("no prediction for this many hours..."),
+    quiet_hours: z
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 14)
+      .describe("no prediction for this many hours..."),
     min_daily_before: z.number().min(1).describe("...after at least this many a day, on average, over the 7 days before"),
   }),
   latency: z.object({
@@ -101,12 +111,19 @@ export function judgeRules(rules: AlertRules, report: MonitoringReport, traffic:
         severity: bad.some((f) => f.severity === "high") ? "critical" : "warning",
         details: {
           predictions: report.predictions,
-          features: bad.slice(0, 10).map((f) => ({ feature: f.feature, severity: f.severity, test: f.test, statistic: f.statistic, psi: f.psi, n: f.n })),
+          features: bad
+            .slice(0, 10)
+            .map((f) => ({ feature: f.feature, severity: f.severity, test: f.test, statistic: f.statistic, psi: f.psi, n: f.n })),
         },
       });
   }
   const u = report.unfamiliar_inputs;
-  if (rules.unfamiliar_inputs.enabled && u.rate !== null && u.checked >= rules.unfamiliar_inputs.min_predictions && u.rate > rules.unfamiliar_inputs.max_rate)
+  if (
+    rules.unfamiliar_inputs.enabled &&
+    u.rate !== null &&
+    u.checked >= rules.unfamiliar_inputs.min_predictions &&
+    u.rate > rules.unfamiliar_inputs.max_rate
+  )
     found.push({
       rule: "unfamiliar_inputs",
       severity: u.rate > 4 * rules.unfamiliar_inputs.max_rate ? "critical" : "warning",
@@ -140,7 +157,11 @@ export function judgeRules(rules: AlertRules, report: MonitoringReport, traffic:
     found.push({
       rule: "latency",
       severity: p95 > 4 * rules.latency.p95_ms ? "critical" : "warning",
-      details: { p95_ms_at_most: Number.isFinite(p95) ? p95 : null, p95_ms_threshold: rules.latency.p95_ms, predictions: report.predictions },
+      details: {
+        p95_ms_at_most: Number.isFinite(p95) ? p95 : null,
+        p95_ms_threshold: rules.latency.p95_ms,
+        predictions: report.predictions,
+      },
     });
   return found;
 }

@@ -40,7 +40,14 @@ export interface AlertView {
   comment: string | null;
   summary: { en: string; es: string };
   details: Record<string, unknown>;
-  deliveries: Array<{ channel: string; target: string; state: string; attempts: number; last_status: number | null; delivered_at: string | null }>;
+  deliveries: Array<{
+    channel: string;
+    target: string;
+    state: string;
+    attempts: number;
+    last_status: number | null;
+    delivered_at: string | null;
+  }>;
 }
 
 export interface AlertSettingsView {
@@ -141,7 +148,8 @@ export class AlertService {
       });
     }
     // Deliver at once rather than at the next poll.
-    if (opened) void this.delivery.runOnce().catch((err) => this.deps.logger.warn({ err }, "alert delivery failed; retried at the next poll"));
+    if (opened)
+      void this.delivery.runOnce().catch((err) => this.deps.logger.warn({ err }, "alert delivery failed; retried at the next poll"));
     return opened;
   }
 
@@ -194,13 +202,23 @@ export class AlertService {
     return { open: rows.filter((a) => a.state !== "resolved").length, items: await this.views(rows) };
   }
 
-  async act(actor: AuditActor, experimentId: number, id: string, to: "acknowledged" | "resolved", comment: string | undefined): Promise<AlertView> {
+  async act(
+    actor: AuditActor,
+    experimentId: number,
+    id: string,
+    to: "acknowledged" | "resolved",
+    comment: string | undefined,
+  ): Promise<AlertView> {
     const uuid = await this.experimentUuid(actor.userId, experimentId);
     const row = await this.repo.act(uuid, id, to, actor.userId, comment ?? null);
     if (!row) {
       const now = await this.repo.byId(uuid, id);
       if (!now) throw errors.notFound(`alert ${id}`);
-      throw new ApiError(409, "alert_state_conflict", `the alert is ${now.state}: only an open alert can be acknowledged, and a resolved one cannot change`);
+      throw new ApiError(
+        409,
+        "alert_state_conflict",
+        `the alert is ${now.state}: only an open alert can be acknowledged, and a resolved one cannot change`,
+      );
     }
     // The comment is not copied into the audit log: people may name a patient there, and the log outlives erasure.
     await this.deps.audit?.record(actor, "monitoring_alert_updated", `experiment ${experimentId}`, {
@@ -246,7 +264,7 @@ export class AlertService {
     const stored = (before?.rules ?? {}) as Record<string, Record<string, unknown> | number>;
     for (const [k, v] of Object.entries(change.rules ?? {})) {
       if (v === undefined) continue;
-      stored[k] = typeof v === "object" ? { ...((stored[k] as object) ?? {}), ...v } : v;
+      stored[k] = typeof v === "object" ? { ...(stored[k] as object | undefined), ...v } : v;
     }
     const next = {
       rules: stored,

@@ -124,7 +124,10 @@ export function buildReport(args: {
   const unchecked = uncheckedReason(model.manifest);
   const drift = unchecked
     ? { status: "unchecked" as const, severity: "not_enough_data" as const, features: [], reason: unchecked }
-    : { ...driftOf(baseline, window), reason: baseline ? null : "this model was built before monitoring existed: rebuild it to get a baseline" };
+    : {
+        ...driftOf(baseline, window),
+        reason: baseline ? null : "this model was built before monitoring existed: rebuild it to get a baseline",
+      };
   return {
     experiment_id: args.experimentId,
     model_version: model.version,

@@ -62,7 +62,7 @@ class Replies {
         }
       }
     });
-    socket.on("error", (err) => this.push(err));
+    socket.on("error", (err: Error) => this.push(err));
     socket.on("close", () => this.push(new SmtpError("the mail server closed the connection")));
   }
 
@@ -89,7 +89,6 @@ const oneLine = (v: string) => v.replace(/[\r\n]+/g, " ");
 /** RFC 2047 encoded-word for a subject that is not plain ASCII. */
 function encodeHeader(v: string): string {
   const line = oneLine(v);
-  // eslint-disable-next-line no-control-regex
   return /^[\x20-\x7e]*$/.test(line) ? line : `=?UTF-8?B?${Buffer.from(line, "utf8").toString("base64")}?=`;
 }
 
@@ -105,7 +104,10 @@ export function formatMessage(from: string, msg: SmtpMessage, date = new Date())
     "Content-Transfer-Encoding": "base64",
     ...Object.fromEntries(Object.entries(msg.headers ?? {}).map(([k, v]) => [oneLine(k), oneLine(v)])),
   };
-  const body = Buffer.from(msg.text, "utf8").toString("base64").match(/.{1,76}/g) ?? [];
+  const body =
+    Buffer.from(msg.text, "utf8")
+      .toString("base64")
+      .match(/.{1,76}/g) ?? [];
   return [...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), "", ...body].join("\r\n");
 }
 

@@ -16,7 +16,16 @@ function report(over: Partial<Record<string, unknown>> = {}): MonitoringReport {
     drift: { status: "stable", severity: "none", features: [], baseline_n: 1000, baseline_source: "x", reason: null },
     unfamiliar_inputs: { checked: 500, unfamiliar: 5, unchecked: 0, rate: 0.01 },
     performance: {
-      realized: { n: 0, positives: 0, sensitivity: iv(null), specificity: iv(null), ppv: iv(null), npv: iv(null), auc: iv(null), accuracy: iv(null) },
+      realized: {
+        n: 0,
+        positives: 0,
+        sensitivity: iv(null),
+        specificity: iv(null),
+        ppv: iv(null),
+        npv: iv(null),
+        auc: iv(null),
+        accuracy: iv(null),
+      },
       estimated: {},
       model_card: { source: "test", sensitivity: iv(0.8, 0.7, 0.9) },
     },
@@ -55,7 +64,9 @@ describe("alert rules", () => {
       ...report().performance,
       realized: { ...report().performance.realized, positives, sensitivity: iv(0.6, 0.5, hi) },
     });
-    expect(judgeRules(DEFAULT_ALERT_RULES, report({ performance: perf(0.75, 40) }), busy).map((x) => x.rule)).toEqual(["sensitivity_below_card"]);
+    expect(judgeRules(DEFAULT_ALERT_RULES, report({ performance: perf(0.75, 40) }), busy).map((x) => x.rule)).toEqual([
+      "sensitivity_below_card",
+    ]);
     expect(judgeRules(DEFAULT_ALERT_RULES, report({ performance: perf(0.85, 40) }), busy)).toEqual([]); // the card's 0.8 is inside
     expect(judgeRules(DEFAULT_ALERT_RULES, report({ performance: perf(0.75, 10) }), busy)).toEqual([]); // too few positives
   });
@@ -71,7 +82,10 @@ describe("alert rules", () => {
       expect.objectContaining({ rule: "latency", severity: "warning" }),
     ]);
     const offTheScale = { mean: 9000, p50_at_most: null, p95_at_most: null };
-    expect(judgeRules(DEFAULT_ALERT_RULES, report({ latency_ms: offTheScale }), busy)[0]).toMatchObject({ rule: "latency", severity: "critical" });
+    expect(judgeRules(DEFAULT_ALERT_RULES, report({ latency_ms: offTheScale }), busy)[0]).toMatchObject({
+      rule: "latency",
+      severity: "critical",
+    });
     expect(judgeRules(DEFAULT_ALERT_RULES, report({ latency_ms: slow, predictions: 10 }), busy)).toEqual([]);
   });
 
@@ -82,7 +96,11 @@ describe("alert rules", () => {
   });
 
   it("says each alert in Spanish and English without a patient's value", () => {
-    const a = { rule: "sensitivity_below_card", experimentId: 3, details: { realized: iv(0.6, 0.5, 0.7), model_card: iv(0.8), positives: 40 } };
+    const a = {
+      rule: "sensitivity_below_card",
+      experimentId: 3,
+      details: { realized: iv(0.6, 0.5, 0.7), model_card: iv(0.8), positives: 40 },
+    };
     expect(alertSummary(a, "en")).toBe(
       "Model 3: the sensitivity seen on true outcomes is 60.0 % (95 % CI 50.0 %–70.0 %), below the model card's 80.0 %. The model may be missing positive cases.",
     );

@@ -113,7 +113,11 @@ export const monitoringAlertRoutes = [
     body: z
       .object({
         rules: alertRulesPatchSchema.optional(),
-        webhook_url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).max(2000).nullable().optional(),
+        webhook_url: z
+          .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
+          .max(2000)
+          .nullable()
+          .optional(),
         email_to: z.array(z.email("must be an e-mail address")).max(20, "at most 20 addresses").optional(),
       })
       .strict(),
