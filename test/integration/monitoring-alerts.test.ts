@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 import { signatureValid, startSmtpStandIn, startWebhookReceiver, until } from "../helpers/alert-receivers.js";
@@ -171,6 +172,33 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("monitorin
     expect(actions).toContain("monitoring_alert_rules_changed");
     // The comment itself is not copied into the audit log (it outlives erasure; people may write a name there).
     expect(JSON.stringify(audit)).not.toContain("fixed upstream");
+  });
+
+  it("sends a delivery whose replica died mid-try once its lease has run out, and records it delivered once", async () => {
+    const before = hook.received.length;
+    const rows = (r: unknown) => (r as { rows: any[] }).rows;
+    const [exp] = rows(await a.services.db.execute(sql`select id from experiments where user_id = ${alice.userId} and experiment_id = 7`));
+    const [alert] = rows(
+      await a.services.db.execute(
+        sql`insert into monitoring_alerts (experiment_uuid, rule, severity, model_version, details)
+            values (${exp.id}, 'latency', 'warning', 1, '{"p95_ms_at_most": 5000, "p95_ms_threshold": 1500, "predictions": 120}'::jsonb) returning id`,
+      ),
+    );
+    // As a replica killed after claiming it leaves it: leased to a process that is gone, one try counted, lease over.
+    await a.services.db.execute(
+      sql`insert into monitoring_alert_deliveries (alert_id, channel, target, attempts, lease_owner, lease_until)
+          values (${alert.id}, 'webhook', ${hook.url}, 1, 'dead-replica', now() - interval '1 second')`,
+    );
+    await until(() => hook.received.length > before);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(hook.received.length).toBe(before + 1);
+    const got = hook.received[before];
+    expect(got.status).toBe(200);
+    expect(JSON.parse(got.body).alert).toMatchObject({ id: alert.id, rule: "latency" });
+    const [d] = rows(
+      await a.services.db.execute(sql`select state, attempts, lease_owner from monitoring_alert_deliveries where alert_id = ${alert.id}`),
+    );
+    expect(d).toEqual({ state: "delivered", attempts: 2, lease_owner: null });
   });
 
   it("answers drift 'unchecked' with a reason for a detection model", async () => {
