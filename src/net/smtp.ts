@@ -17,6 +17,8 @@ export interface SmtpSettings {
   timeoutMs?: number;
   /** Our name in EHLO. */
   clientName?: string;
+  /** Extra trusted CA certificates (PEM), for a relay with the hospital's own CA; unset, Node's (NODE_EXTRA_CA_CERTS too). */
+  ca?: string;
 }
 
 export interface SmtpMessage {
@@ -83,6 +85,9 @@ class Replies {
   }
 }
 
+/** SNI carries a name, never an address (the certificate is then checked against the address). */
+const sni = (host: string) => (net.isIP(host) ? undefined : host);
+
 /** A header value on one line: no CR/LF can smuggle in another header. */
 const oneLine = (v: string) => v.replace(/[\r\n]+/g, " ");
 
@@ -114,7 +119,9 @@ export function formatMessage(from: string, msg: SmtpMessage, date = new Date())
 export async function sendMail(s: SmtpSettings, msg: SmtpMessage): Promise<void> {
   const timeoutMs = s.timeoutMs ?? 30_000;
   let socket: net.Socket | tls.TLSSocket =
-    s.security === "tls" ? tls.connect({ host: s.host, port: s.port, servername: s.host }) : net.connect({ host: s.host, port: s.port });
+    s.security === "tls"
+      ? tls.connect({ host: s.host, port: s.port, servername: sni(s.host), ca: s.ca })
+      : net.connect({ host: s.host, port: s.port });
   let replies = new Replies();
   replies.attach(socket);
   socket.setTimeout(timeoutMs, () => socket.destroy(new SmtpError(`the mail server did not answer within ${timeoutMs} ms`)));
@@ -137,7 +144,7 @@ export async function sendMail(s: SmtpSettings, msg: SmtpMessage): Promise<void>
       await command("STARTTLS", [220]);
       const plain = socket;
       plain.removeAllListeners("data");
-      socket = tls.connect({ socket: plain, servername: s.host });
+      socket = tls.connect({ socket: plain, host: s.host, servername: sni(s.host), ca: s.ca });
       replies = new Replies();
       replies.attach(socket);
       await new Promise<void>((resolve, reject) => {

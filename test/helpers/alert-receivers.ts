@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import net from "node:net";
+import tls from "node:tls";
 
 /**
  * Local receivers for alert deliveries. The webhook receiver is a real HTTP server; the SMTP one is a local
@@ -51,17 +52,21 @@ export interface ReceivedMail {
   subject: string;
 }
 
-export async function startSmtpStandIn() {
+/** With `tls`, the stand-in offers STARTTLS and requires it before MAIL (as a relay on an untrusted network should). */
+export async function startSmtpStandIn(opts: { tls?: { key: string; cert: string } } = {}) {
   const messages: ReceivedMail[] = [];
-  const server = net.createServer((socket) => {
-    socket.setEncoding("utf8");
+  const sessions: Array<{ secured: boolean }> = [];
+  const server = net.createServer((plain) => {
+    let socket: net.Socket | tls.TLSSocket = plain;
+    const session = { secured: false };
+    sessions.push(session);
     let buffer = "";
     let inData = false;
     let from = "";
     let to: string[] = [];
     const say = (line: string) => socket.write(`${line}\r\n`);
     say("220 stand-in.local ESMTP");
-    socket.on("data", (chunk: string) => {
+    const onData = (chunk: string) => {
       buffer += chunk;
       for (;;) {
         if (inData) {
@@ -85,7 +90,19 @@ export async function startSmtpStandIn() {
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + 2);
         const verb = line.slice(0, 4).toUpperCase();
-        if (verb === "EHLO") say("250-stand-in.local\r\n250 8BITMIME");
+        if (verb === "EHLO")
+          say(opts.tls && !session.secured ? "250-stand-in.local\r\n250 STARTTLS" : "250-stand-in.local\r\n250 8BITMIME");
+        else if (line.toUpperCase() === "STARTTLS" && opts.tls) {
+          say("220 2.0.0 ready to start TLS");
+          plain.removeListener("data", onData);
+          socket = new tls.TLSSocket(plain, { isServer: true, key: opts.tls.key, cert: opts.tls.cert });
+          socket.setEncoding("utf8");
+          socket.on("data", onData);
+          socket.on("error", () => {});
+          session.secured = true;
+          buffer = "";
+          return;
+        } else if (verb === "MAIL" && opts.tls && !session.secured) say("530 5.7.0 must issue a STARTTLS command first");
         else if (verb === "MAIL") {
           from = /<([^>]*)>/.exec(line)?.[1] ?? "";
           to = [];
@@ -101,12 +118,14 @@ export async function startSmtpStandIn() {
           socket.end();
         } else say("502 5.5.2 not implemented");
       }
-    });
-    socket.on("error", () => {});
+    };
+    plain.setEncoding("utf8");
+    plain.on("data", onData);
+    plain.on("error", () => {});
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address() as net.AddressInfo;
-  return { port, messages, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return { port, messages, sessions, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
 export async function until<T>(what: () => T | undefined | false | Promise<T | undefined | false>, ms = 15_000): Promise<T> {
