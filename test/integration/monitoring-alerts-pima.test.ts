@@ -112,6 +112,12 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !PIMA)("a drift alert on a Pim
     expect(features[0]).toBe("Glucose");
     expect(features).not.toContain("Age");
 
+    // Every answer was looked at by the unfamiliar-input check and counted in the hourly aggregates.
+    const report = (await api(a.url, user.key).get("/v1/models/1/monitoring")).body;
+    expect(report.unfamiliar_inputs.checked + report.unfamiliar_inputs.unchecked).toBe(1200);
+    expect(report.unfamiliar_inputs.checked).toBe(1200);
+    expect(report.alerts.open).toBe(1);
+
     const alerts = (await api(b.url, user.key).get("/v1/models/1/alerts")).body.data;
     expect(alerts).toHaveLength(1);
     expect(alerts[0].deliveries).toEqual([expect.objectContaining({ channel: "webhook", state: "delivered", attempts: 2 })]);
