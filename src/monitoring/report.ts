@@ -111,6 +111,8 @@ export function buildReport(args: {
   rows: SeriesRow[];
   records: LabelledRecord[];
   retentionDays: number;
+  /** The AUC's bootstrap resamples (default 200); the alert evaluation, which runs every minute, asks for none. */
+  aucResamples?: number;
 }) {
   const { model, rows, records } = args;
   const manifest = model.manifest as Manifest;
@@ -159,7 +161,7 @@ export function buildReport(args: {
       coverage: records.length ? labelled / records.length : null,
     },
     performance: {
-      realized: realized(records, positive),
+      realized: realized(records, positive, args.aucResamples),
       estimated: estimated(records, positive),
       model_card: modelCard(manifest),
     },
