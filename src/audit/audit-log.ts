@@ -41,6 +41,7 @@ export const AUDIT_ACTIONS = [
   "outcomes_posted",
   "monitoring_alert_opened",
   "monitoring_alert_updated",
+  "monitoring_alert_rules_changed",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -21,6 +21,9 @@ export const SPANISH_BY_CODE: Record<string, string> = {
   pacs_auto_score_unavailable:
     "No se pueden puntuar los estudios nuevos: el PACS no está configurado o no da su feed de cambios (hace falta un PACS Orthanc).",
   pacs_password_unreadable: "La contraseña del PACS guardada en Ajustes → PACS se selló con otra SECRETS_KEY: escríbala de nuevo.",
+  // Monitoring alerts (src/monitoring/alerts.ts)
+  alert_state_conflict:
+    "La alerta no está en un estado que permita esto: solo se reconoce una alerta abierta, y una resuelta ya no cambia.",
   // 400
   invalid_request: "La solicitud no es válida: revise los campos indicados.",
   invalid_json: "El cuerpo de la solicitud no es JSON válido.",
@@ -151,6 +154,27 @@ export const SPANISH_BY_CODE: Record<string, string> = {
 };
 
 export const SPANISH_TEMPLATES: Array<[english: string, spanish: string]> = [
+  // monitoring alerts (src/monitoring/alerts.ts, src/http/routes/monitoring-alerts.ts)
+  [
+    "this server cannot sign webhooks: its administrator must set CALLBACK_SECRET first",
+    "este servidor no puede firmar webhooks: su administrador debe definir antes CALLBACK_SECRET",
+  ],
+  [
+    "this server cannot send e-mail: its administrator must set SMTP_HOST and SMTP_FROM first",
+    "este servidor no puede enviar correo: su administrador debe definir antes SMTP_HOST y SMTP_FROM",
+  ],
+  ["needs CALLBACK_SECRET set on the server", "necesita CALLBACK_SECRET definido en el servidor"],
+  ["needs SMTP_HOST set on the server", "necesita SMTP_HOST definido en el servidor"],
+  [
+    "the alert is {state}: only an open alert can be acknowledged, and a resolved one cannot change",
+    "la alerta está en estado {state}: solo se reconoce una alerta abierta, y una resuelta ya no cambia",
+  ],
+  ["say what was found or done", "diga qué se encontró o qué se hizo"],
+  ["must be an alert id", "debe ser el id de una alerta"],
+  ["must be an e-mail address", "debe ser una dirección de correo electrónico"],
+  ["at most 20 addresses", "como mucho 20 direcciones"],
+  ["must be an http:// or https:// URL", "debe ser una URL http:// o https://"],
+  ["at most 2,000 characters", "como mucho 2.000 caracteres"],
   // one column, one role (src/experiments/request-rules.ts columnRoleRules)
   ["'{column}' is both a label and a data column", "'{column}' es a la vez una columna de etiqueta y una de datos"],
   ["'{column}' is both a label and the image column", "'{column}' es a la vez una columna de etiqueta y la columna de imágenes"],

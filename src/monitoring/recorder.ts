@@ -33,7 +33,12 @@ export interface Observation {
   latencyMs: number;
   /** A table's row as sent to the model (NaN for a missing value): binned here, then forgotten. */
   row?: Float32Array;
+  /** The unfamiliar-input check's finding: counted in the "input_check" series (INPUT_CHECK_BINS). */
+  inputCheck?: "familiar" | "unfamiliar" | "unchecked";
 }
+
+/** The "input_check" series' bins, in this order. */
+export const INPUT_CHECK_BINS = ["familiar", "unfamiliar", "unchecked"] as const;
 
 interface Plan {
   classes: number;
@@ -127,6 +132,7 @@ export class MonitoringRecorder {
       if (plan.scoreIndex === undefined) for (let i = 1; i < o.scores.length; i++) score = Math.max(score, o.scores[i]);
       if (Number.isFinite(score)) add(hour, "score", plan.scoreEdges.length + 1, binOf(plan.scoreEdges, score), score);
     }
+    if (o.inputCheck) add(hour, "input_check", INPUT_CHECK_BINS.length, INPUT_CHECK_BINS.indexOf(o.inputCheck), 0, false);
     if (o.row) {
       for (let i = 0; i < plan.columns.length; i++) {
         const c = plan.columns[i];

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { requestContext } from "../process-guard.js";
+import { inputCheckOf, type InputCheckFinding } from "./input-check.js";
 import { JsonBytes } from "./json-encode.js";
 import type { LoadedModel } from "./model-cache.js";
 import { applyThresholds } from "./postprocess.js";
@@ -16,6 +17,8 @@ export interface PredictionObservation {
   decision: number | null;
   latencyMs: number;
   row?: Float32Array;
+  /** What the unfamiliar-input check found (counted per hour, never kept per prediction). */
+  inputCheck: InputCheckFinding;
 }
 
 export type PredictionObserver = (model: LoadedModel, o: PredictionObservation) => void;
@@ -63,8 +66,9 @@ export function observationOf(
       scores,
       decision: scores.length ? decisionOf(m.problem, applyThresholds(m.problem, scores, m.thresholds)) : null,
       latencyMs,
+      inputCheck: inputCheckOf(body),
     };
   }
   const scores = Array.isArray(body.score) && m.kind !== "detection" ? (body.score as number[]) : NO_SCORES;
-  return { requestId, keyId, scores, decision: decisionOf(m.problem, body.prediccion), latencyMs, row };
+  return { requestId, keyId, scores, decision: decisionOf(m.problem, body.prediccion), latencyMs, row, inputCheck: inputCheckOf(body) };
 }
