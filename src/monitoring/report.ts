@@ -87,6 +87,13 @@ function volume(rows: SeriesRow[], positive: number | undefined) {
   return { n, positives, perHour };
 }
 
+/** The unfamiliar-input rate among the predictions the input check looked at (recorder.ts INPUT_CHECK_FINDINGS). */
+function inputCheckOf(counts: number[] = []) {
+  const [familiar = 0, unfamiliar = 0, unchecked = 0] = counts;
+  const checked = familiar + unfamiliar;
+  return { checked, unfamiliar, unchecked, unfamiliar_rate: checked ? unfamiliar / checked : null };
+}
+
 export function buildReport(args: {
   experimentId: number;
   model: ModelRow;
@@ -123,6 +130,7 @@ export function buildReport(args: {
       positive_rate: positive !== undefined && vol.n ? vol.positives / vol.n : null,
       baseline_positive_rate: baseline?.positive_rate ?? null,
     },
+    input_check: inputCheckOf(window.get("input_check")),
     score_distribution: {
       edges: baseline?.score?.edges ?? (manifest.problem === "binary" || manifest.problem === "multiclass" ? PROBABILITY_EDGES : []),
       window: window.get("score") ?? [],

@@ -1,3 +1,4 @@
+import type { ImageDescriptors } from "./image-descriptors.js";
 import type { ImageSpec } from "./manifest.js";
 import { resizeLikePillow } from "./resample.js";
 import { normaliseWasm } from "./pixels-wasm.js";
@@ -14,6 +15,8 @@ export interface DecodedImage {
   width: number;
   height: number;
   channels: 1 | 3;
+  /** A DICOM's acquisition categories (monitoring's descriptors, image-descriptors.ts); absent for other files. */
+  dicom?: { modality: string | null; manufacturer: string | null; bodyPart: string | null };
 }
 
 /** An image as its model's input tensor, with what the answer needs to map back to the image's own pixels. */
@@ -24,6 +27,8 @@ export interface Preprocessed {
   /** Input-tensor pixels per original pixel, per axis (letterbox: both the same). */
   scaleX: number;
   scaleY: number;
+  /** Monitoring's descriptors of the decoded image, where a preprocessing thread made them (image-descriptors.ts). */
+  descriptors?: ImageDescriptors;
 }
 
 /** Pillow's convert("L") / convert("RGB") on 8-bit data. */

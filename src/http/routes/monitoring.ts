@@ -16,7 +16,7 @@ const MAX_PERIOD_DAYS = 400;
 
 const featureSchema = z.object({
   feature: z.string(),
-  kind: z.enum(["column", "score"]),
+  kind: z.enum(["column", "descriptor", "score"]).describe("descriptor: an image descriptor (img:width, img:mean, img:modality, ...)"),
   type: z.enum(["numeric", "categorical"]),
   n: z.number().describe("predictions in the period with a value: the sample the test saw"),
   baseline_n: z.number(),
@@ -55,6 +55,14 @@ export const monitoringReportSchema = z.object({
   ),
   latency_ms: z.object({ mean: num, p50_at_most: num, p95_at_most: num }),
   decisions: z.object({ positive_class: z.string().nullable(), positive_rate: num, baseline_positive_rate: num }),
+  input_check: z
+    .object({
+      checked: z.number().describe("predictions the input check looked at (models built before it are not checked)"),
+      unfamiliar: z.number(),
+      unchecked: z.number(),
+      unfamiliar_rate: num.describe("unfamiliar / checked"),
+    })
+    .describe("unfamiliar inputs (docs/prediction.md#unfamiliar-inputs) in the period"),
   score_distribution: z.object({ edges: z.array(z.number()), window: z.array(z.number()), baseline: z.array(z.number()) }),
   drift: z.object({
     status: z.enum(["no_baseline", "not_enough_data", "stable", "watch", "drift"]),

@@ -7195,8 +7195,11 @@ export interface operations {
                                 baseline_n: number;
                                 drifted: boolean;
                                 feature: string;
-                                /** @enum {string} */
-                                kind: "column" | "score";
+                                /**
+                                 * @description descriptor: an image descriptor (img:width, img:mean, img:modality, ...)
+                                 * @enum {string}
+                                 */
+                                kind: "column" | "descriptor" | "score";
                                 missing_rate?: number | null;
                                 /** @description predictions in the period with a value: the sample the test saw */
                                 n: number;
@@ -7216,6 +7219,15 @@ export interface operations {
                         };
                         experiment_id: number;
                         from: string;
+                        /** @description unfamiliar inputs (docs/prediction.md#unfamiliar-inputs) in the period */
+                        input_check: {
+                            /** @description predictions the input check looked at (models built before it are not checked) */
+                            checked: number;
+                            unchecked: number;
+                            unfamiliar: number;
+                            /** @description unfamiliar / checked */
+                            unfamiliar_rate: number | null;
+                        };
                         latency_ms: {
                             mean: number | null;
                             p50_at_most: number | null;
