@@ -1,5 +1,7 @@
 import type { JsonBytes } from "./json-encode.js";
-import type { DecodedImage } from "./tensor.js";
+import type { DecodedImage, ImageDescriptors } from "./tensor.js";
+
+export type { ImageDescriptors } from "./tensor.js";
 
 /**
  * An image's simple descriptors for monitoring's drift (issue 49 item 1/4; docs/monitoring.md): its size, aspect and
@@ -11,17 +13,6 @@ import type { DecodedImage } from "./tensor.js";
  * Intensity: per pixel the mean of its channels (0-255), over at most SAMPLE_PIXELS pixels taken at an even stride,
  * so a 12-megapixel photo costs what a small one does (a few tens of microseconds).
  */
-
-export interface ImageDescriptors {
-  width: number;
-  height: number;
-  channels: number;
-  mean: number;
-  std: number;
-  modality?: string | null;
-  manufacturer?: string | null;
-  bodyPart?: string | null;
-}
 
 /** Pixels sampled for the intensity figures (the pipelines use the same number and stride rule). */
 export const SAMPLE_PIXELS = 8192;

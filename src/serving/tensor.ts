@@ -1,4 +1,3 @@
-import type { ImageDescriptors } from "./image-descriptors.js";
 import type { ImageSpec } from "./manifest.js";
 import { resizeLikePillow } from "./resample.js";
 import { normaliseWasm } from "./pixels-wasm.js";
@@ -17,6 +16,18 @@ export interface DecodedImage {
   channels: 1 | 3;
   /** A DICOM's acquisition categories (monitoring's descriptors, image-descriptors.ts); absent for other files. */
   dicom?: { modality: string | null; manufacturer: string | null; bodyPart: string | null };
+}
+
+/** An image's descriptors for monitoring (computed in image-descriptors.ts). */
+export interface ImageDescriptors {
+  width: number;
+  height: number;
+  channels: number;
+  mean: number;
+  std: number;
+  modality?: string | null;
+  manufacturer?: string | null;
+  bodyPart?: string | null;
 }
 
 /** An image as its model's input tensor, with what the answer needs to map back to the image's own pixels. */
