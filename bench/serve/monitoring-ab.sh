@@ -21,7 +21,7 @@ for pair in "$BEFORE:$BEFORE_REV" "$AFTER:$AFTER_REV"; do
   git -C "$HERE" archive "${pair#*:}" | tar -x -C "$dir"
   ln -s "$(readlink -f "$HERE/node_modules")" "$dir/node_modules"
   ln -s "$(readlink -f "$HERE/pipelines/.venv")" "$dir/pipelines/.venv"
-  cp "$HERE/bench/serve/predict-http.ts" "$dir/bench/serve/predict-http.ts"
+  cp "$HERE/bench/serve/predict-http.ts" "$HERE/bench/serve/bench-server.ts" "$dir/bench/serve/"
 done
 run() { (cd "$1" && npx tsx bench/serve/predict-http.ts --label "$2" "${@:3}" | tee /dev/stderr | tail -1 >>"$OUT"); }
 for r in $(seq 1 "$ROUNDS"); do

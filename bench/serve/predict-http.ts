@@ -4,9 +4,14 @@
  * checkouts (monitoring-ab.sh copies this file into the other checkout and alternates the two); run.ts measures far
  * more (in-process, maps, batching, soak) and takes much longer.
  *
- *   npx tsx bench/serve/predict-http.ts [--seconds 6] [--kinds vision,tabular] [--concurrency 1,8] [--label x]
+ *   npx tsx bench/serve/predict-http.ts [--seconds 6] [--kinds vision,tabular] [--concurrency 1,8] [--label x] [--pg URL]
+ *
+ * --pg postgres://user@host/db: the server on a throwaway database made on that Postgres server (dropped after), as
+ * compose runs it; without it the bench server's embedded PGlite, which runs its SQL on the server's own thread.
  */
+import { randomBytes } from "node:crypto";
 import os from "node:os";
+import pg from "pg";
 import { startBenchServer, TABULAR_ROW } from "./bench-server.js";
 
 const args = process.argv.slice(2);
@@ -18,6 +23,27 @@ const SECONDS = Number(opt("seconds", "6"));
 const KINDS = opt("kinds", "vision,tabular").split(",");
 const CONCURRENCY = opt("concurrency", "1,8").split(",").map(Number);
 const LABEL = opt("label", "");
+const PG = opt("pg", "");
+
+/** A fresh database on the --pg server for this run; its URL, and a function that drops it. */
+async function throwawayDatabase(admin: string) {
+  const name = `bench_${randomBytes(6).toString("hex")}`;
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  await client.query(`create database ${name}`);
+  await client.end();
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: admin });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
 
 interface Done {
   latencies: number[];
@@ -28,6 +54,8 @@ interface Done {
 
 async function main() {
   const ids: Record<string, number> = { vision: 1, detection: 2, tabular: 3, vision_resnet: 4 };
+  const db = PG ? await throwawayDatabase(PG) : undefined;
+  if (db) process.env.DATABASE_URL = db.url;
   const bench = await startBenchServer(Object.fromEntries(KINDS.map((k) => [k, ids[k]])));
   const { running, key, photo, client } = bench;
   const out: Array<{ kind: string; c: number; median: number; p99: number; rps: number; errors: number }> = [];
@@ -55,6 +83,7 @@ async function main() {
   }
   console.log(JSON.stringify({ label: LABEL, at: new Date().toISOString(), load: os.loadavg(), results: out }));
   await bench.close();
+  await db?.drop();
   process.exit(0);
 }
 
