@@ -50,7 +50,12 @@ interface Plan {
   scoreIndex?: number;
   columns: Array<{ series: string; edges?: number[]; codes?: number }>;
   /** Image models with descriptors in their baseline: each one's series and bins (edges, or the values' order). */
-  descriptors: Array<{ series: string; field: (typeof DESCRIPTORS)[keyof typeof DESCRIPTORS]; edges?: number[]; values?: Map<string, number> }>;
+  descriptors: Array<{
+    series: string;
+    field: (typeof DESCRIPTORS)[keyof typeof DESCRIPTORS];
+    edges?: number[];
+    values?: Map<string, number>;
+  }>;
 }
 
 interface Series {

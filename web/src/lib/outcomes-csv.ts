@@ -65,19 +65,16 @@ export function parseOutcomesCsv(text: string): OutcomeRow[] {
   const labelCol = header.findIndex((h) => LABEL_NAMES.has(h));
   if (idCol < 0 || labelCol < 0)
     throw new OutcomesCsvError(
-      tr(
-        "monitoring:upload.noColumns",
-        "The first row must name the columns request_id and label; this file's first row is: {{header}}",
-        { header: rows[0].join(separator).slice(0, 200) },
-      ),
+      tr("monitoring:upload.noColumns", "The first row must name the columns request_id and label; this file's first row is: {{header}}", {
+        header: rows[0].join(separator).slice(0, 200),
+      }),
     );
   const out: OutcomeRow[] = [];
   for (let i = 1; i < rows.length; i++) {
     const request_id = (rows[i][idCol] ?? "").trim();
     const label = (rows[i][labelCol] ?? "").trim();
     const column = !request_id ? "request_id" : !label ? "label" : null;
-    if (column)
-      throw new OutcomesCsvError(tr("monitoring:upload.emptyCell", "Row {{row}}: {{column}} is empty.", { row: i + 1, column }));
+    if (column) throw new OutcomesCsvError(tr("monitoring:upload.emptyCell", "Row {{row}}: {{column}} is empty.", { row: i + 1, column }));
     out.push({ request_id, label });
   }
   if (out.length === 0) throw new OutcomesCsvError(tr("monitoring:upload.noRows", "The file has a header but no outcomes."));

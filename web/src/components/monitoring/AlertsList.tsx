@@ -30,7 +30,9 @@ export function AlertsList({ alerts }: { alerts: unknown }) {
         <ul className="alerts">
           {list.map((a, i) => (
             <li key={String(a.id ?? i)}>
-              {a.severity ? <span className={`badge sev-${a.severity}`}>{t(`severity.${a.severity}`, { defaultValue: a.severity })}</span> : null}{" "}
+              {a.severity ? (
+                <span className={`badge sev-${a.severity}`}>{t(`severity.${a.severity}`, { defaultValue: a.severity })}</span>
+              ) : null}{" "}
               <strong>{a.rule ?? a.kind ?? t("alerts.alert")}</strong>
               {a.status ? <span className="muted small"> · {t(`alerts.status.${a.status}`, { defaultValue: a.status })}</span> : null}
               {a.opened_at || a.at ? <span className="muted small"> · {formatDate(a.opened_at ?? a.at)}</span> : null}

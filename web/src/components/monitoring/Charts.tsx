@@ -91,7 +91,14 @@ export function HourlyVolume({ perHour }: { perHour: MonitoringReport["per_hour"
     <figure className="chart" data-testid="volume-chart">
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={t("volume.aria", { hours: perHour.length })}>
         {perHour.map((h, i) => (
-          <rect key={h.hour} className="bar-window" x={i * bw + 1} width={Math.max(bw - 2, 1)} y={H - (h.predictions / top) * H} height={(h.predictions / top) * H}>
+          <rect
+            key={h.hour}
+            className="bar-window"
+            x={i * bw + 1}
+            width={Math.max(bw - 2, 1)}
+            y={H - (h.predictions / top) * H}
+            height={(h.predictions / top) * H}
+          >
             <title>{`${formatDate(h.hour)}: ${formatCount(h.predictions)}`}</title>
           </rect>
         ))}
@@ -99,6 +106,7 @@ export function HourlyVolume({ perHour }: { perHour: MonitoringReport["per_hour"
       </svg>
       <figcaption className="small muted">
         {t("volume.caption", {
+          count: perHour.length,
           hours: formatCount(perHour.length),
           busiest: formatDate(busiest.hour),
           n: formatCount(busiest.predictions),

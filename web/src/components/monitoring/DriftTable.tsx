@@ -13,7 +13,11 @@ export function DriftTable({ drift }: { drift: Drift }) {
   const { t } = useTranslation("monitoring");
   if (drift.status === "no_baseline") return <p className="muted">{t("drift.noBaseline")}</p>;
   const name = (f: Drift["features"][number]) =>
-    f.kind === "score" ? t("drift.score") : f.kind === "column" ? f.feature : t(`drift.descriptor.${f.feature}`, { defaultValue: f.feature });
+    f.kind === "score"
+      ? t("drift.score")
+      : f.kind === "column"
+        ? f.feature
+        : t(`drift.descriptor.${f.feature}`, { defaultValue: f.feature });
   const cols = [t("drift.test"), t("drift.statistic"), t("drift.pValue"), t("drift.psi"), t("drift.n"), t("drift.severity")];
   return (
     <>

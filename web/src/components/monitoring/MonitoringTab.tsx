@@ -66,9 +66,7 @@ export function MonitoringTab({ experimentId }: { experimentId: number }) {
       <ErrorBox error={error} />
       {r ? (
         <>
-          <p className="muted small">
-            {t("period.shown", { from: formatDate(r.from), to: formatDate(r.to), version: r.model_version })}
-          </p>
+          <p className="muted small">{t("period.shown", { from: formatDate(r.from), to: formatDate(r.to), version: r.model_version })}</p>
           <AlertsList alerts={(r as { alerts?: unknown }).alerts} />
           <Summary r={r} />
           <h3>{t("score.title")}</h3>

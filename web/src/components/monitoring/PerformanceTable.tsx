@@ -49,9 +49,9 @@ export function PerformanceTable({ r }: { r: MonitoringReport }) {
                     {est === null ? (
                       <span className="muted">–</span>
                     ) : (
-                      <>
+                      <span>
                         {formatNumber(est)} <span className="badge estimate">{t("performance.estimate")}</span>
-                      </>
+                      </span>
                     )}
                   </td>
                 </tr>
