@@ -19,7 +19,7 @@ const ORDER: Severity[] = ["not_enough_data", "none", "low", "medium", "high"];
 
 export interface FeatureDrift {
   feature: string;
-  kind: "column" | "score";
+  kind: "column" | "descriptor" | "score";
   type: "numeric" | "categorical";
   /** Predictions in the window with a value (the sample size the test saw), and the baseline's. */
   n: number;
@@ -97,6 +97,16 @@ export function driftOf(baseline: MonitoringBaseline | undefined, window: Window
       const codes = Object.keys(c.counts).length;
       const base: number[] = [...Array.from({ length: codes }, (_, i) => c.counts[String(i)] ?? 0), 0];
       features.push(judge(c.name, "column", "categorical", base, win ?? new Array<number>(codes + 1).fill(0)));
+    }
+  }
+  for (const d of baseline?.image?.descriptors ?? []) {
+    const win = window.get(d.name);
+    if (d.type === "numeric") {
+      const bins = d.edges.length + 1;
+      features.push(judge(d.name, "descriptor", "numeric", d.counts, win ?? new Array<number>(bins).fill(0)));
+    } else {
+      const base = [...Object.values(d.counts), 0];
+      features.push(judge(d.name, "descriptor", "categorical", base, win ?? new Array<number>(base.length).fill(0)));
     }
   }
   if (baseline?.score) features.push(scoreDrift(baseline.score, window.get("score")));

@@ -2,7 +2,7 @@ import type { ModelRow } from "../serving/model-repository.js";
 import { baselineOf, type MonitoringBaseline, PROBABILITY_EDGES } from "./baseline.js";
 import { driftOf, type WindowCounts } from "./drift.js";
 import { estimated, realized } from "./performance.js";
-import { INPUT_CHECK_BINS, LATENCY_EDGES_MS } from "./recorder.js";
+import { INPUT_CHECK_FINDINGS, LATENCY_EDGES_MS } from "./recorder.js";
 import type { LabelledRecord, SeriesRow } from "./repository.js";
 
 /**
@@ -98,7 +98,7 @@ export function uncheckedReason(manifest: unknown): string | undefined {
 
 /** The unfamiliar-input check's counts in the period: the rate among checked inputs (refused ones are not counted). */
 function unfamiliarOf(counts: number[] | undefined) {
-  const at = (k: (typeof INPUT_CHECK_BINS)[number]) => counts?.[INPUT_CHECK_BINS.indexOf(k)] ?? 0;
+  const at = (k: (typeof INPUT_CHECK_FINDINGS)[number]) => counts?.[INPUT_CHECK_FINDINGS.indexOf(k)] ?? 0;
   const checked = at("familiar") + at("unfamiliar");
   return { checked, unfamiliar: at("unfamiliar"), unchecked: at("unchecked"), rate: checked ? at("unfamiliar") / checked : null };
 }

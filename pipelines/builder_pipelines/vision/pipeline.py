@@ -9,7 +9,7 @@ import time
 import numpy as np
 import torch
 
-from ..common import clinical, events, operating_scores, subgroups, thresholds
+from ..common import clinical, events, image_descriptors, monitoring_baseline, operating_scores, subgroups, thresholds
 from ..common.data import read_table, split_indices
 from ..common.device import pick_device
 from ..common.errors import DataError
@@ -271,6 +271,9 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
     check_record.update(input_check.test_rate(sess, x["test"].cpu().numpy(), check_record))
     check_record["descriptors"] = input_check.descriptors([paths[i] for i in parts["train"]], image["channels"])
     scores = {part: run_onnx(sess, x[part].cpu().numpy())[0].astype(np.float64) for part in ("val", "test")}
+    # The served model's own scores for the monitoring baseline: validation and test images, or the test images alone
+    # when the ensemble trained on the validation ones (their scores would look better than new patients' can).
+    baseline_scores = scores["test"] if selection is not None else np.vstack([scores["val"], scores["test"]])
     if selection is not None:  # the ensemble trained on the validation images: judge them out of fold
         scores["val"] = oof_scores
     thr = (
@@ -381,6 +384,19 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
                 spec.seed,
             ),
         )
+    # What monitoring compares new images with (common/monitoring_baseline.py, common/image_descriptors.py):
+    # aggregates of the validation and test images, never an image or a file name.
+    manifest["monitoring_baseline"] = monitoring_baseline.build(
+        problem,
+        None,
+        None,
+        baseline_scores,
+        thr,
+        positive[0] if (problem == "binary" and positive is not None) else None,
+    )
+    described = image_descriptors.build([paths[i] for i in parts["val"] + parts["test"]], image.get("dicom"))
+    if described:
+        manifest["monitoring_baseline"]["image"] = described
     if problem == "binary" and positive is not None:
         manifest["operating_scores_file"] = operating_scores.write(
             out_dir,

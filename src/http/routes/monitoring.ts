@@ -17,7 +17,7 @@ const MAX_PERIOD_DAYS = 400;
 
 const featureSchema = z.object({
   feature: z.string(),
-  kind: z.enum(["column", "score"]),
+  kind: z.enum(["column", "descriptor", "score"]).describe("descriptor: an image descriptor (img:width, img:mean, img:modality, ...)"),
   type: z.enum(["numeric", "categorical"]),
   n: z.number().describe("predictions in the period with a value: the sample the test saw"),
   baseline_n: z.number(),

@@ -7785,8 +7785,11 @@ export interface operations {
                                 baseline_n: number;
                                 drifted: boolean;
                                 feature: string;
-                                /** @enum {string} */
-                                kind: "column" | "score";
+                                /**
+                                 * @description descriptor: an image descriptor (img:width, img:mean, img:modality, ...)
+                                 * @enum {string}
+                                 */
+                                kind: "column" | "descriptor" | "score";
                                 missing_rate?: number | null;
                                 /** @description predictions in the period with a value: the sample the test saw */
                                 n: number;

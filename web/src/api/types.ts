@@ -57,3 +57,5 @@ export type Conversation = ResponseOf<"get_v1_chat_conversations_conversation_id
 export type InputCheckSetting = ResponseOf<"get_v1_models_experiment_id_input_check", 200>;
 export type InputCheckBody = BodyOf<"put_v1_models_experiment_id_input_check">;
 export type PacsAutoScoreState = ResponseOf<"get_v1_models_experiment_id_pacs_auto_score", 200>;
+export type MonitoringReport = ResponseOf<"get_v1_models_experiment_id_monitoring", 200>;
+export type OutcomesResult = ResponseOf<"post_v1_models_experiment_id_outcomes", 200>;
