@@ -78,7 +78,9 @@ class Plan:
     min_epochs: int | None = None  # the fewest epochs the plan's rung promised every fold model
 
 
-def small_plan() -> Plan:
+def small_plan(main: Candidate | None = None) -> Plan:
+    if main is not None and main != RECIPES[0]:  # a pretrained backbone: its own recipe, new seeds each round
+        return Plan(5, 2, 4, [main], f"fixed plan for <= 3000 images: 5 folds, 2 planned rounds of {main.name}")
     return Plan(5, 2, 4, RECIPES, "fixed plan for <= 3000 images: 5 folds, 2 planned rounds of different recipes")
 
 
@@ -186,10 +188,12 @@ def _export_seconds(model: CamNet, sample: torch.Tensor, problem: str) -> float:
     return time.monotonic() - t
 
 
-def probe_finish(data: TrainData, side: int, device, seed: int, n_pooled: int, n_test: int) -> Probe:
-    """The training probe plus the costs of the finish, measured on this machine now."""
+def probe_finish(
+    data: TrainData, side: int, device, seed: int, n_pooled: int, n_test: int, main: Candidate = RECIPES[0]
+) -> Probe:
+    """The training probe (of ``main``, the first rung's recipe) plus the costs of the finish, measured now."""
     t = time.monotonic()
-    train_s, predict_s, model = _probe_training(data, side, device, seed)
+    train_s, predict_s, model = _probe_training(data, side, device, seed, main)
     return Probe(
         train_s,
         predict_s,
@@ -248,7 +252,7 @@ def _rung_plan(n_pooled: int, probe: Probe, seconds: float, device, n_scored: in
         return None
     stretch = training / (rounds * k * epoch_s)  # epochs each model could run in its share
     cap = int(min(MAX_STRETCH_EPOCHS, max(full, math.ceil(1.2 * stretch))))
-    degraded = rung != LADDER[0]
+    degraded = (rung.folds, rung.min_epochs, rung.recipe == SMALL_RECIPE) != (LADDER[0].folds, MIN_EPOCHS, False)
     return Plan(
         k,
         rounds,
@@ -259,8 +263,7 @@ def _rung_plan(n_pooled: int, probe: Probe, seconds: float, device, n_scored: in
         f"at least {epochs}; the full schedule is {full}); {finish:.0f} s kept for export and evaluation; probed "
         f"{train_s * 1e3:.2f} ms per training image"
         + (
-            f" (a slower machine: step {LADDER.index(rung) + 1} of {len(LADDER)} down from 5 folds of "
-            f"{LADDER[0].recipe.name} at {MIN_EPOCHS} epochs)"
+            f" (a slower machine: a step down the ladder from {LADDER[0].folds} folds at {MIN_EPOCHS} epochs)"
             if degraded
             else ""
         ),
@@ -273,12 +276,17 @@ def _rung_plan(n_pooled: int, probe: Probe, seconds: float, device, n_scored: in
     )
 
 
-def large_plan(n_pooled: int, probe: Probe, seconds: float, device, n_scored: int) -> Plan | None:
+def large_plan(
+    n_pooled: int, probe: Probe, seconds: float, device, n_scored: int, main: Candidate = RECIPES[0]
+) -> Plan | None:
     """The first rung of LADDER whose one round fits (every model at its rung's epochs, or a whole shorter schedule)
     in the time left after the finish; then as many whole rounds at the full schedule as fit (at least one), and an
     epoch cap that lets every fold model's schedule fill its share of the training time. None at the first rung whose
-    recipe the probe has not timed (choose_plan then times it and asks again) or when no rung fits."""
+    recipe the probe has not timed (choose_plan then times it and asks again) or when no rung fits. ``main``: the
+    recipe of the rungs that name RECIPES[0] (an installed backbone's own recipe, timed by the probe)."""
     for rung in LADDER:
+        if rung.recipe == RECIPES[0]:
+            rung = dataclasses.replace(rung, recipe=main)
         train_s = probe.recipe_train_s(rung.recipe)
         if train_s is None:
             return None
@@ -307,21 +315,30 @@ SEARCH_MEMBERS = 5  # the finish of the search is estimated for its largest ense
 
 
 def choose_plan(
-    data: TrainData, n_pooled: int, side: int, device, seed: int, seconds: float, n_scored: int = 0, n_test: int = 0
+    data: TrainData,
+    n_pooled: int,
+    side: int,
+    device,
+    seed: int,
+    seconds: float,
+    n_scored: int = 0,
+    n_test: int = 0,
+    main: Candidate | None = None,
 ) -> tuple[Plan | None, str, float | None]:
     """(the plan, or None with the reason the search is used instead; the seconds to keep for export and
     evaluation when the probe measured them). ``seconds``: to the end of the budget for a large set (the plan keeps
     its measured finish), to the training deadline for a small one (fixed reserve)."""
+    main = main or RECIPES[0]
     if n_pooled <= SMALL_MAX_IMAGES:
-        plan = small_plan()
+        plan = small_plan(main)
         return plan, plan.why, None
-    probe = probe_finish(data, side, device, seed, n_pooled, n_test)
-    plan = large_plan(n_pooled, probe, seconds - probe.seconds, device, n_scored)
+    probe = probe_finish(data, side, device, seed, n_pooled, n_test, main)
+    plan = large_plan(n_pooled, probe, seconds - probe.seconds, device, n_scored, main)
     if plan is None:  # a slow or busy machine: time the smaller recipe and walk the rest of the ladder
         t = time.monotonic()
         small_s = _probe_training(data, side, device, seed, SMALL_RECIPE)[0]
         probe = dataclasses.replace(probe, small_train_s=small_s, seconds=probe.seconds + time.monotonic() - t)
-        plan = large_plan(n_pooled, probe, seconds - probe.seconds, device, n_scored)
+        plan = large_plan(n_pooled, probe, seconds - probe.seconds, device, n_scored, main)
     if plan is not None:
         return plan, plan.why, plan.finish_s
     finish = probe.finish_seconds(SEARCH_MEMBERS, n_scored, n_scored - n_test)  # the search scores its validation split
