@@ -66,7 +66,7 @@ def test_the_old_cliff_is_gone_the_search_only_past_the_last_rung():
 
 def test_each_rung_costs_less_than_the_one_before():
     # the ladder is only gradual if every step down is cheaper (image-epochs x the recipe's cost, small at half)
-    def cost(r: cp.Rung) -> float:
+    def cost(r: cp.Rung) -> float:  # a rung without a recipe runs the main one
         return r.folds * r.min_epochs * 5000 * (r.folds - 1) / r.folds * (0.5 if r.recipe == cp.SMALL_RECIPE else 1)
 
     costs = [cost(r) for r in cp.LADDER]
@@ -76,7 +76,8 @@ def test_each_rung_costs_less_than_the_one_before():
 def test_the_small_recipe_is_timed_only_when_the_main_one_does_not_fit(monkeypatch):
     timed = []
 
-    def fake_probe(data, side, device, seed, cand=cp.RECIPES[0]):
+    def fake_probe(data, side, device, seed, cand=None):
+        cand = cand or cp.RECIPES[0]
         timed.append(cand.name)
         return (1e-3 if cand == cp.RECIPES[0] else 0.5e-3) * slow, 0.0, None
 

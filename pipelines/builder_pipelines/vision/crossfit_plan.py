@@ -101,10 +101,11 @@ def _predict_seconds(model: CamNet, x: torch.Tensor, device) -> float:
 
 
 def _probe_training(
-    data: TrainData, side: int, device, seed: int, cand: Candidate = RECIPES[0]
+    data: TrainData, side: int, device, seed: int, cand: Candidate | None = None
 ) -> tuple[float, float, CamNet]:
     """(seconds per training image, seconds per predicted image, the probe's model) for ``cand`` on this
     machine: a few optimiser steps with augmentation after one untimed warm-up step, then one prediction pass."""
+    cand = cand or RECIPES[0]
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     model = CamNet(cand.family, data.x_train.shape[1], data.n_out, side, cand.width, cand.depth, cand.dropout).to(
@@ -189,7 +190,7 @@ def _export_seconds(model: CamNet, sample: torch.Tensor, problem: str) -> float:
 
 
 def probe_finish(
-    data: TrainData, side: int, device, seed: int, n_pooled: int, n_test: int, main: Candidate = RECIPES[0]
+    data: TrainData, side: int, device, seed: int, n_pooled: int, n_test: int, main: Candidate | None = None
 ) -> Probe:
     """The training probe (of ``main``, the first rung's recipe) plus the costs of the finish, measured now."""
     t = time.monotonic()
@@ -211,7 +212,7 @@ class Rung:
     """One step of the ladder a slower machine walks down: a recipe, a fold count and the fewest epochs every fold
     model must get (or its whole schedule, if shorter)."""
 
-    recipe: Candidate
+    recipe: Candidate | None  # None: the main recipe (RECIPES[0], or an installed backbone's), resolved when planning
     folds: int
     min_epochs: int
 
@@ -223,11 +224,11 @@ class Rung:
 # image, then fewer epochs. Only when not even the last rung fits (a host ~30x slower than the one the first rung
 # needs) is the search used. The order between rungs of similar cost is a judgement, not measured.
 LADDER = (
-    Rung(RECIPES[0], 5, MIN_EPOCHS),
-    Rung(RECIPES[0], 4, MIN_EPOCHS),
+    Rung(None, 5, MIN_EPOCHS),
+    Rung(None, 4, MIN_EPOCHS),
     Rung(SMALL_RECIPE, 5, MIN_EPOCHS),
     Rung(SMALL_RECIPE, 4, MIN_EPOCHS),
-    Rung(RECIPES[0], 3, MIN_EPOCHS_FEWEST),  # the last rung before issue 52
+    Rung(None, 3, MIN_EPOCHS_FEWEST),  # the last rung before issue 52
     Rung(SMALL_RECIPE, 3, MIN_EPOCHS_FEWEST),
     Rung(SMALL_RECIPE, 3, 2),
     Rung(SMALL_RECIPE, 3, 1),
@@ -277,16 +278,16 @@ def _rung_plan(n_pooled: int, probe: Probe, seconds: float, device, n_scored: in
 
 
 def large_plan(
-    n_pooled: int, probe: Probe, seconds: float, device, n_scored: int, main: Candidate = RECIPES[0]
+    n_pooled: int, probe: Probe, seconds: float, device, n_scored: int, main: Candidate | None = None
 ) -> Plan | None:
     """The first rung of LADDER whose one round fits (every model at its rung's epochs, or a whole shorter schedule)
     in the time left after the finish; then as many whole rounds at the full schedule as fit (at least one), and an
     epoch cap that lets every fold model's schedule fill its share of the training time. None at the first rung whose
     recipe the probe has not timed (choose_plan then times it and asks again) or when no rung fits. ``main``: the
-    recipe of the rungs that name RECIPES[0] (an installed backbone's own recipe, timed by the probe)."""
+    recipe of the rungs that name none (RECIPES[0], or an installed backbone's own recipe, timed by the probe)."""
     for rung in LADDER:
-        if rung.recipe == RECIPES[0]:
-            rung = dataclasses.replace(rung, recipe=main)
+        if rung.recipe is None:
+            rung = dataclasses.replace(rung, recipe=main or RECIPES[0])
         train_s = probe.recipe_train_s(rung.recipe)
         if train_s is None:
             return None
