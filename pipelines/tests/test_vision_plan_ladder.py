@@ -103,20 +103,39 @@ def _plan(rounds: int = 2, full: int = 10, folds: int = 5) -> cp.Plan:
 
 
 def test_rounds_follow_the_measured_speed():
-    plan = _plan(rounds=2)  # a round at the full schedule: 5 folds x 10 epochs x the seconds per epoch
-    # as probed (1 s per epoch): 120 s hold 0.85 x 120 / 50 = 2 whole rounds
-    assert cp.planned_rounds_now(plan, 0, 1.0, 120.0) == 2
-    # the host got busier: 2 s per epoch, a round is 100 s, only the round under way is planned now; its later
-    # fold models get the time the second round would have had
-    assert cp.planned_rounds_now(plan, 0, 2.0, 120.0) == 1
-    # it got quieter: 0.5 s per epoch, 4 rounds fit, the plan's ceiling
-    assert cp.planned_rounds_now(plan, 0, 0.5, 120.0) == 4
-    assert cp.planned_rounds_now(plan, 0, 0.1, 1e6) == plan.max_rounds
+    plan = _plan(rounds=2)  # 5 folds, a full schedule of 10 epochs: a model is 10 x the seconds per epoch
+    # at the start of round 1, as probed (1 s per epoch): 120 s hold the round (50 s) and 0.85 x 120 - 50 = 52 s more,
+    # one more whole round of 50 s
+    assert cp.planned_rounds_now(plan, 0, 0, 1.0, 120.0) == 2
+    # the host got busier: 2 s per epoch, the round is 100 s, nothing is left for a second one: its later fold models
+    # get the time the second round would have had
+    assert cp.planned_rounds_now(plan, 0, 0, 2.0, 120.0) == 1
+    # it got quieter: 0.5 s per epoch, 25 s a round: 1 + floor((102 - 25) / 25) = 4, the plan's ceiling
+    assert cp.planned_rounds_now(plan, 0, 0, 0.5, 120.0) == 4
+    assert cp.planned_rounds_now(plan, 0, 0, 0.1, 1e6) == plan.max_rounds
     # never fewer than the round under way, whatever the measure says
-    assert cp.planned_rounds_now(plan, 2, 100.0, 1.0) == 3
+    assert cp.planned_rounds_now(plan, 2, 3, 100.0, 1.0) == 3
     # no measure yet (or a small set's fixed plan, which has no full schedule): the plan as made
-    assert cp.planned_rounds_now(plan, 0, float("nan"), 120.0) == 2
-    assert cp.planned_rounds_now(cp.small_plan(), 0, 1.0, 1.0) == 2
+    assert cp.planned_rounds_now(plan, 0, 1, float("nan"), 120.0) == 2
+    assert cp.planned_rounds_now(cp.small_plan(), 0, 1, 1.0, 1.0) == 2
+
+
+def test_at_the_probed_speed_the_plan_stands_although_models_stretch_beyond_their_schedule():
+    # a large plan of R rounds gives each of its R x k models T / (R x k) seconds, beyond the full schedule when the
+    # machine is fast; after any number of such models, at the probed speed, the R rounds still fit
+    plan = cp.large_plan(4500, cp.Probe(1e-3, 0.0, 0.0, 0.0, 0.0, 0.0, 5000, 600), 1005.0, CPU, 600)
+    assert plan.planned_rounds == 3
+    training = 1005.0 - plan.finish_s
+    share = training / (plan.planned_rounds * plan.folds)
+    for done in range(plan.planned_rounds * plan.folds):
+        rounds_done, models_done = divmod(done, plan.folds)
+        left = training - done * share
+        assert cp.planned_rounds_now(plan, rounds_done, models_done, plan.epoch_s, left) == plan.planned_rounds
+        # 1.5 times slower than probed: fewer rounds, but never fewer than the one under way
+        slower = cp.planned_rounds_now(plan, rounds_done, models_done, 1.5 * plan.epoch_s, left)
+        assert rounds_done + 1 <= slower <= plan.planned_rounds
+        if done == 0:
+            assert slower < plan.planned_rounds
 
 
 def test_the_run_replans_from_its_own_fold_models(monkeypatch):
@@ -130,9 +149,9 @@ def test_the_run_replans_from_its_own_fold_models(monkeypatch):
     seen = []
     real = crossfit.planned_rounds_now
 
-    def spy(plan, rounds_done, seconds_per_epoch, remaining_s):
-        seen.append((rounds_done, seconds_per_epoch))
-        return real(plan, rounds_done, seconds_per_epoch, remaining_s)
+    def spy(plan, rounds_done, models_done, seconds_per_epoch, remaining_s):
+        seen.append((rounds_done, models_done, seconds_per_epoch))
+        return real(plan, rounds_done, models_done, seconds_per_epoch, remaining_s)
 
     def fake_train(cand, data, side, seed, device, deadline, on_epoch=None, init_state=None, epochs=None, keep=""):
         n = len(data.x_val)
@@ -148,5 +167,5 @@ def test_the_run_replans_from_its_own_fold_models(monkeypatch):
     groups = np.array([f"p{i}" for i in range(n)])
     rounds = crossfit.run_crossfit(data, groups, y.numpy(), 4, 0, CPU, 1e12, _plan(rounds=1, folds=3), None)
     # after the first model, every later one re-plans at 8 s / 4 epochs = 2 s per epoch
-    assert seen[0] == (0, 2.0) and all(s == 2.0 for _, s in seen)
+    assert seen[0] == (0, 1, 2.0) and [m for _, m, _ in seen[:2]] == [1, 2] and all(s == 2.0 for *_, s in seen)
     assert rounds[0].seconds_per_epoch == 2.0 and rounds[0].planned_rounds >= 1

@@ -114,7 +114,7 @@ def run_crossfit(
             now = time.monotonic()
             if epoch_seconds:  # follow the speed reached, not the probe's (planned_rounds_now)
                 planned = planned_rounds_now(
-                    plan, len(rounds), float(np.median(epoch_seconds)), training_deadline - now
+                    plan, len(rounds), f, float(np.median(epoch_seconds)), training_deadline - now
                 )
             left_in_plan = (max(planned, len(rounds) + 1) - len(rounds)) * k - f
             share = (training_deadline - now) / max(1, left_in_plan)

@@ -297,19 +297,24 @@ def large_plan(
     return None
 
 
-def planned_rounds_now(plan: Plan, rounds_done: int, seconds_per_epoch: float, remaining_s: float) -> int:
-    """Following the speed reached (issue 52): while round ``rounds_done + 1`` trains, the rounds the rest of the
-    training time still holds at the measured ``seconds_per_epoch`` of one fold model (its training epoch and its
-    held-out prediction), counted at the full schedule as the plan counted them. Never fewer than the round under
-    way (the out-of-fold predictions need all its folds), never more than the plan's ceiling. A host that got busier
-    gives the round under way the time a later round would have had; one that got quieter plans more rounds."""
+def planned_rounds_now(
+    plan: Plan, rounds_done: int, models_done: int, seconds_per_epoch: float, remaining_s: float
+) -> int:
+    """Following the speed reached (issue 52): while round ``rounds_done + 1`` trains (``models_done`` of its fold
+    models trained), the rounds the rest of the training time still holds at the measured ``seconds_per_epoch`` of one
+    fold model (its training epoch and its held-out prediction): the round under way, whose remaining models need
+    their full schedule, then as many whole rounds at the full schedule as fit what is left, as the plan counted
+    them. Never fewer than the round under way (the out-of-fold predictions need all its folds), never more than the
+    plan's ceiling. A host that got busier gives the round under way the time a later round would have had; one that
+    got quieter plans more rounds; at the probed speed the plan stands (models stretched beyond their full schedule
+    took only their share)."""
     current = rounds_done + 1
     if not (seconds_per_epoch > 0 and math.isfinite(seconds_per_epoch)) or plan.full_epochs is None:
         return max(current, plan.planned_rounds)
-    round_s = plan.folds * plan.full_epochs * seconds_per_epoch
-    # whole rounds the remaining time holds, the one under way counted as whole (it keeps a whole round's share)
-    fit = int(max(0.0, PLAN_SAFETY * remaining_s) // round_s)
-    return max(current, min(plan.max_rounds, rounds_done + max(1, fit)))
+    model_s = plan.full_epochs * seconds_per_epoch
+    rest_of_round = max(0, plan.folds - models_done) * model_s
+    extra = int(max(0.0, PLAN_SAFETY * remaining_s - rest_of_round) // (plan.folds * model_s))
+    return max(current, min(plan.max_rounds, current + extra))
 
 
 SEARCH_MEMBERS = 5  # the finish of the search is estimated for its largest ensemble (search.MAX_ENSEMBLE)
