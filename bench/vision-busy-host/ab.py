@@ -8,8 +8,9 @@ augmented copies of the training sources only (left-right flip, shift up to 2 px
 images are the 156 held-out sources as they are. 156 test images give intervals about +-0.05 wide: a difference of
 a few hundredths between arms is within the noise of one run.
 
-The competing load: LOAD_PROCS Python busy loops at nice 19 (other work at lower priority, as in the issue), started
-before each build and stopped after it. The host is also shared with other sessions' work, which is not controlled.
+The competing load: --load-procs Python busy loops (default 2) at --load-nice (default 19: other work at lower
+priority, as in the issue; 0: work at the build's own priority, e.g. another build), started 5 s before each build
+and stopped after it. The host is also shared with other sessions' work, which is not controlled.
 
 Run (under the heavy lock):
   flock /tmp/builder-heavy.lock pipelines/.venv/bin/python bench/vision-busy-host/ab.py \
@@ -155,6 +156,8 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=240)
     ap.add_argument("--n-train-val", type=int, default=5232)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    ap.add_argument("--load-procs", type=int, default=LOAD_PROCS, help="competing busy loops")
+    ap.add_argument("--load-nice", type=int, default=19, help="their niceness (19: lower priority; 0: as the build)")
     ap.add_argument("--out", type=Path, default=Path("bench/vision-busy-host/results.jsonl"))
     args = ap.parse_args()
     arms = {"main": args.main_src.resolve(), "change": args.change_src.resolve()}
@@ -165,8 +168,15 @@ def main() -> None:
             order = ["main", "change"] if i % 2 == 0 else ["change", "main"]  # alternated
             for arm in order:
                 tag = f"{arm}-s{seed}"
-                r = run_arm(arms[arm], spec_for(work, ids, seed, args.budget, work / f"out-{tag}"), work, tag)
-                r.update(arm=arm, seed=seed, budget=args.budget, at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+                spec = spec_for(work, ids, seed, args.budget, work / f"out-{tag}")
+                r = run_arm(arms[arm], spec, work, tag, args.load_procs, args.load_nice)
+                r.update(
+                    arm=arm,
+                    seed=seed,
+                    budget=args.budget,
+                    load=f"{args.load_procs} x nice {args.load_nice}",
+                    at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                )
                 print(json.dumps(r), flush=True)
                 with open(args.out, "a") as fh:
                     fh.write(json.dumps(r) + "\n")
