@@ -138,6 +138,16 @@ def test_at_the_probed_speed_the_plan_stands_although_models_stretch_beyond_thei
             assert slower < plan.planned_rounds
 
 
+def test_a_faster_machine_than_probed_lifts_the_epoch_cap_a_slower_one_keeps_it():
+    plan = _plan()  # cap 20 epochs
+    # 100 s for the next model at 2 s per epoch: 50 epochs fit (60 with the 20 % the schedule fit trims)
+    assert cp.epoch_cap_now(plan, 2.0, 100.0) == 60
+    assert cp.epoch_cap_now(plan, 10.0, 100.0) == 20  # slower: the plan's cap; train_trial fits the time itself
+    assert cp.epoch_cap_now(plan, 1e-3, 100.0) == cp.MAX_STRETCH_EPOCHS
+    assert cp.epoch_cap_now(plan, float("nan"), 100.0) == 20
+    assert cp.epoch_cap_now(cp.small_plan(), 1.0, 100.0) is None  # small sets: the schedule as before
+
+
 def test_the_run_replans_from_its_own_fold_models(monkeypatch):
     """run_crossfit hands planned_rounds_now the median seconds per epoch of the fold models it trained."""
     import numpy as np
@@ -153,7 +163,10 @@ def test_the_run_replans_from_its_own_fold_models(monkeypatch):
         seen.append((rounds_done, models_done, seconds_per_epoch))
         return real(plan, rounds_done, models_done, seconds_per_epoch, remaining_s)
 
+    caps = []
+
     def fake_train(cand, data, side, seed, device, deadline, on_epoch=None, init_state=None, epochs=None, keep=""):
+        caps.append(epochs)
         n = len(data.x_val)
         return TrialResult(cand, seed, torch.nn.Identity(), 0.5, 0.5, np.zeros((n, 2)), epochs_run=4, seconds=8.0)
 
@@ -166,6 +179,8 @@ def test_the_run_replans_from_its_own_fold_models(monkeypatch):
     data = TrainData(x, y, x, y, np.eye(2)[y.numpy()], "binary", "auc", 2, None, False)
     groups = np.array([f"p{i}" for i in range(n)])
     rounds = crossfit.run_crossfit(data, groups, y.numpy(), 4, 0, CPU, 1e12, _plan(rounds=1, folds=3), None)
-    # after the first model, every later one re-plans at 8 s / 4 epochs = 2 s per epoch
+    # after the first model, every later one re-plans at 8 s / 4 epochs = 2 s per epoch, and its cap follows
+    # (the deadline is far: the largest stretch)
     assert seen[0] == (0, 1, 2.0) and [m for _, m, _ in seen[:2]] == [1, 2] and all(s == 2.0 for *_, s in seen)
+    assert caps[0] == 20 and caps[1:] == [cp.MAX_STRETCH_EPOCHS] * (len(caps) - 1)
     assert rounds[0].seconds_per_epoch == 2.0 and rounds[0].planned_rounds >= 1

@@ -26,7 +26,7 @@ import torch
 
 from ..common import events
 from ..common.metrics import _bootstrap
-from .crossfit_plan import Plan, planned_rounds_now
+from .crossfit_plan import Plan, epoch_cap_now, planned_rounds_now
 from .train import Candidate, TrainData, TrialResult, predict, probabilities, selection_score, train_trial
 
 DROP_AT_SE = 2.0
@@ -136,7 +136,7 @@ def run_crossfit(
                 min(training_deadline, now + share),
                 on_epoch=on_epoch(len(rounds) * k + f + 1) if on_epoch else None,
                 init_state=init_state,
-                epochs=plan.epoch_cap,
+                epochs=epoch_cap_now(plan, float(np.median(epoch_seconds)), share) if epoch_seconds else plan.epoch_cap,
                 keep="last",
             )
             if not len(result.val_out):
