@@ -101,10 +101,11 @@ def spec_for(work: Path, ids: dict, seed: int, budget: float, out: Path) -> dict
     }
 
 
-def run_arm(src: Path, spec: dict, work: Path, tag: str) -> dict:
+def run_arm(src: Path, spec: dict, work: Path, tag: str, load_procs: int = LOAD_PROCS, load_nice: int = 19) -> dict:
     spec_path = work / f"spec-{tag}.json"
     spec_path.write_text(json.dumps(spec))
-    load = [subprocess.Popen(["nice", "-n", "19", sys.executable, "-c", "while True: pass"]) for _ in range(LOAD_PROCS)]
+    busy = [sys.executable, "-c", "while True: pass"]
+    load = [subprocess.Popen(["nice", "-n", str(load_nice), *busy]) for _ in range(load_procs)]
     time.sleep(5)  # let the load average see the load, as it would on a host already busy
     t0 = time.monotonic()
     try:
