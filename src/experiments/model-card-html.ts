@@ -12,6 +12,11 @@ const count = (v: number | null | undefined) => (typeof v === "number" ? v.toLoc
 const date = (v: string | null | undefined) => (v ? v.slice(0, 10) : "–");
 const para = (text: string) => esc(text).replace(/\r?\n/g, "<br>");
 
+function backboneWords(b: ModelCard["model"]["backbone"]): string {
+  if (!b) return "none: trained from scratch";
+  return `${esc(b.name)} <span class="muted">(SHA-256 ${esc(b.sha256 ?? "–")}; licence: ${esc(b.licence ?? "not stated")}; source: ${esc(b.source ?? "not stated")})</span>`;
+}
+
 function figureRows(rows: CardFigure[]): string {
   if (!rows.length) return `<p class="muted">No figures were stored for this set.</p>`;
   const body = rows
@@ -169,6 +174,7 @@ ${classCounts(d.class_counts)}
   sections.push(`<h2>5. Model</h2><table><tbody>
 <tr><th scope="row">Model</th><td>${esc(m.family ?? m.kind)}</td></tr>
 <tr><th scope="row">Task</th><td>${esc(m.problem)} (${m.classes.map(esc).join(", ")})</td></tr>
+${m.kind === "vision_classification" ? `<tr><th scope="row">Pretrained backbone</th><td>${backboneWords(m.backbone)}</td></tr>` : ""}
 <tr><th scope="row">Why this model</th><td>${esc(m.selection_reason ?? "–")}</td></tr>
 ${m.selection_rule ? `<tr><th scope="row">Selection rule</th><td>${esc(m.selection_rule)}</td></tr>` : ""}
 ${m.validation ? `<tr><th scope="row">Validation during selection</th><td>${esc(m.validation)}</td></tr>` : ""}

@@ -102,6 +102,8 @@ function modelFamily(manifest: Manifest) {
       : null;
   return {
     family,
+    // issue 52: the pretrained weights the model was fine-tuned from (name, SHA-256, licence), or null: from scratch
+    backbone: backboneUsed(s.backbone),
     selection_reason: selection
       ? [selection.method, selection.rule].filter(Boolean).join(": ")
       : typeof s.selection_reason === "string"
@@ -111,6 +113,13 @@ function modelFamily(manifest: Manifest) {
     validation: selection?.validation ?? null,
     candidates_tried: Array.isArray(s.trials) ? s.trials.length : null,
   };
+}
+
+function backboneUsed(b: unknown) {
+  if (!b || typeof b !== "object" || typeof (b as { name?: unknown }).name !== "string") return null;
+  const { name, sha256, licence, source } = b as Record<string, unknown>;
+  const text = (v: unknown) => (typeof v === "string" ? v : null);
+  return { name: name as string, sha256: text(sha256), licence: text(licence), source: text(source) };
 }
 
 /** 0.00392156862745098 reads as 1/255 (8-bit pixels to 0-1). */
