@@ -3,7 +3,7 @@ import type { Manifest, Metrics } from "../contract/types.js";
 import type { ExperimentRow, ModelRow } from "./repository.js";
 import { baselineOf } from "../monitoring/baseline.js";
 import { DRIFT_RULES } from "../monitoring/drift.js";
-import { isInternalSplit, warningsOf, type ResultWarning } from "./warnings.js";
+import { isInternalSplit, warningsOf, type ResultWarning, type WarningCode, type WarningFacts } from "./warnings.js";
 
 // The model card (issue 37 item 8): what a reviewer, an ethics board or a paper's methods section asks of a
 // diagnostic model, organised after the TRIPOD+AI (2024) items. Built only from what is already stored (the request,
@@ -264,6 +264,7 @@ export function buildModelCard({ row, model, retrospectives, generatedAt }: Mode
     manifest,
     row.datasetReport,
     isInternalSplit(row.request) ? { retrospectiveStudies: retrospectives.length } : undefined,
+    true,
   );
   const clinical = manifest.clinical;
   const retroRows = retrospectives.map(({ row: r, manifest: m }) => ({
@@ -347,6 +348,8 @@ export function buildModelCard({ row, model, retrospectives, generatedAt }: Mode
     subgroups: clinical?.subgroups?.length ? clinical.subgroups : null,
     monitoring: monitoringPlan(manifest),
     warnings: warnings.map(({ code, severity, title, message }) => ({ code, severity, title, message })),
+    // What each warning's message says in numbers and names, for the page to word it in the reader's language.
+    warning_facts: Object.fromEntries(warnings.map((w) => [w.code, w.facts ?? {}])) as Partial<Record<WarningCode, WarningFacts>>,
     limitations: limitationCodes.map((c) => LIMITATIONS[c]),
     limitation_codes: limitationCodes,
     retrospective: retroRows,

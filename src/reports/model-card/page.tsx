@@ -67,7 +67,7 @@ function Warnings({ card, w }: SectionProps) {
             <b>
               {w.t(`warnings.${x.severity}`)}: {w.has(`warnings.title.${x.code}`) ? w.t(`warnings.title.${x.code}`) : x.title}
             </b>
-            <WarningText warning={x} w={w} />
+            <WarningText warning={x} facts={card.warning_facts[x.code]} w={w} />
           </div>
         ))
       ) : (
