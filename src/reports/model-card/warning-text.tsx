@@ -67,7 +67,7 @@ export function warningWords(code: string, f: WarningFacts, w: CardWords): strin
     }
     case "class_imbalance":
       return f.rare
-        ? w.t("warningText.class_imbalance", { share: w.pct(f.rare.rows / f.rare.total), rows: w.count(f.rare.rows), total: w.count(f.rare.total), class: f.rare.class })
+        ? w.t("warningText.class_imbalance", { share: w.pct(f.rare.rows / f.rare.total), rows: w.plain(f.rare.rows), total: w.plain(f.rare.total), class: f.rare.class })
         : null;
     case "internal_test_only": {
       const n = f.retrospective_studies ?? 0;
