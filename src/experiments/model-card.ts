@@ -111,7 +111,7 @@ function monitoringPlan(manifest: Manifest) {
     drift_rules: DRIFT_RULES,
     input_check: check
       ? {
-          kind: (check.table ? "table" : "image") as "table" | "image",
+          kind: (check.table ? "table" : "image"),
           mode: check.mode,
           quantile: typeof rule?.quantile === "number" ? rule.quantile : null,
           test_flagged_rate: typeof rule?.test_flagged_rate === "number" ? rule.test_flagged_rate : null,
@@ -244,7 +244,7 @@ function splitSection(row: ExperimentRow, manifest: Manifest) {
       : {
           kind: "by_patient" as const,
           seed: manifest.provenance.seed,
-          unit: (request.task === "vision" ? "images" : "rows") as "images" | "rows",
+          unit: (request.task === "vision" ? "images" : "rows"),
           column: null,
           source_experiment_id: null,
         },

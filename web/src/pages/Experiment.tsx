@@ -17,6 +17,7 @@ import { OperatingPointPanel } from "../components/OperatingPoint";
 import { formatEta, useSteadyEta } from "../lib/eta";
 import { experimentTitle, formatDate, formatDuration, formatNumber, formatPercent } from "../lib/format";
 import { navigate } from "../lib/router";
+import { currentLanguage } from "../i18n";
 
 const TERMINAL = new Set(["ready", "invalid_dataset", "failed", "cancelled"]);
 
@@ -85,7 +86,7 @@ function useLiveExperiment(id: number) {
 }
 
 export function ExperimentPage({ id }: { id: number }) {
-  const { t } = useTranslation("result");
+  const { t, i18n } = useTranslation("result");
   const { exp, error, refresh } = useLiveExperiment(id);
   const [report, setReport] = useState<Report | null>(null);
   const [model, setModel] = useState<Model | null>(null);
@@ -237,10 +238,11 @@ export function ExperimentPage({ id }: { id: number }) {
             <a className="button secondary" href={`/v1/experiments/${id}/logs`} target="_blank" rel="noreferrer">
               {t("page.trainingLog")}
             </a>
-            {/* The model card as one self-contained page: open it, print it to PDF or attach it to a submission. */}
+            {/* The model card as one self-contained page: open it, print it to PDF or attach it to a submission.
+                In the dashboard's language (the Account page's choice), not only the browser's Accept-Language. */}
             <a
               className="button secondary"
-              href={`/v1/experiments/${id}/report.html`}
+              href={`/v1/experiments/${id}/report.html?lang=${currentLanguage(i18n.resolvedLanguage)}`}
               download={`model-card-experiment-${id}.html`}
               data-testid="download-report"
             >
