@@ -106,12 +106,17 @@ function monitoringPlan(manifest: Manifest) {
   const rule = table ?? image;
   return {
     baseline: baseline
-      ? { source: baseline.source, patients_or_rows: baseline.n, columns: (baseline.columns ?? []).map((c) => c.name), score: Boolean(baseline.score) }
+      ? {
+          source: baseline.source,
+          patients_or_rows: baseline.n,
+          columns: (baseline.columns ?? []).map((c) => c.name),
+          score: Boolean(baseline.score),
+        }
       : null,
     drift_rules: DRIFT_RULES,
     input_check: check
       ? {
-          kind: (check.table ? "table" : "image"),
+          kind: check.table ? "table" : "image",
           mode: check.mode,
           quantile: typeof rule?.quantile === "number" ? rule.quantile : null,
           test_flagged_rate: typeof rule?.test_flagged_rate === "number" ? rule.test_flagged_rate : null,
@@ -225,7 +230,13 @@ function splitSection(row: ExperimentRow, manifest: Manifest) {
       rows: { train: 0, validation: 0, test: manifest.provenance.split_counts.test },
       method: `a Retrospective study, where every patient is a test patient of the model built in experiment #${String(request.source_experiment_id)}`,
       internal: false,
-      how: { kind: "retrospective" as const, source_experiment_id: Number(request.source_experiment_id), column: null, seed: null, unit: null },
+      how: {
+        kind: "retrospective" as const,
+        source_experiment_id: Number(request.source_experiment_id),
+        column: null,
+        seed: null,
+        unit: null,
+      },
     };
   }
   return {
@@ -244,7 +255,7 @@ function splitSection(row: ExperimentRow, manifest: Manifest) {
       : {
           kind: "by_patient" as const,
           seed: manifest.provenance.seed,
-          unit: (request.task === "vision" ? "images" : "rows"),
+          unit: request.task === "vision" ? "images" : "rows",
           column: null,
           source_experiment_id: null,
         },

@@ -138,7 +138,8 @@ export function warningsWithFacts(x: WarningInputs): ResultWarning[] {
     }
   }
   const small = smallTest(x, classification);
-  if (small) out.push({ code: "test_set_too_small", severity: "caution", title: "small test set", message: small.message, facts: small.facts });
+  if (small)
+    out.push({ code: "test_set_too_small", severity: "caution", title: "small test set", message: small.message, facts: small.facts });
   const overfit = overfitting(x);
   if (overfit) out.push({ code: "overfitting", severity: "caution", title: "overfitting", message: overfit.message, facts: overfit.facts });
   const ece = x.test.ece?.value;
@@ -152,9 +153,11 @@ export function warningsWithFacts(x: WarningInputs): ResultWarning[] {
     });
   }
   const worse = subgroupWorse(x);
-  if (worse) out.push({ code: "subgroup_worse", severity: "caution", title: "worse in a subgroup", message: worse.message, facts: worse.facts });
+  if (worse)
+    out.push({ code: "subgroup_worse", severity: "caution", title: "worse in a subgroup", message: worse.message, facts: worse.facts });
   const imbalance = classImbalance(x, classification);
-  if (imbalance) out.push({ code: "class_imbalance", severity: "info", title: "rare class", message: imbalance.message, facts: imbalance.facts });
+  if (imbalance)
+    out.push({ code: "class_imbalance", severity: "info", title: "rare class", message: imbalance.message, facts: imbalance.facts });
   if (x.internalSplit)
     out.push({
       code: "internal_test_only",

@@ -164,7 +164,12 @@ describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: model card (C
     });
     const english = [...flatten(catalog("en", "model-card")).values()]
       .flatMap((m) => m.replace(/<\/?b>/g, "").split(/\{\w+\}/))
-      .map((x) => x.trim().replace(/^[,.;:()]+|[,.;:()]+$/g, "").trim())
+      .map((x) =>
+        x
+          .trim()
+          .replace(/^[,.;:()]+|[,.;:()]+$/g, "")
+          .trim(),
+      )
       .filter((x) => x.split(/\s+/).length >= 3);
     expect(english.filter((x) => body.includes(x))).toEqual([]);
     expect(body).toMatch(/Sensibilidad para M 0,\d{3} \(0,\d{3} – [01],\d{3}\)/);

@@ -74,7 +74,9 @@ describe("model card page", () => {
     expect(html).toContain("&lt;script&gt;alert(&quot;name&quot;)&lt;/script&gt;"); // experiment name
     expect(html).toContain("&lt;img src=x onerror=alert(1)&gt;"); // class name
     expect(html).toContain("&lt;script&gt;alert(&#x27;col&#x27;)&lt;/script&gt;"); // column name
-    expect(html).toContain("Second reader for breast masses.<br/>&lt;/div&gt;&lt;script&gt;alert(&#x27;use&#x27;)&lt;/script&gt; &amp; &quot;quoted&quot;");
+    expect(html).toContain(
+      "Second reader for breast masses.<br/>&lt;/div&gt;&lt;script&gt;alert(&#x27;use&#x27;)&lt;/script&gt; &amp; &quot;quoted&quot;",
+    );
     // And the reader sees them as the text that was typed.
     const text = pageText(html);
     for (const typed of [HOSTILE.name, HOSTILE.className, HOSTILE.column, HOSTILE.description]) expect(text).toContain(typed);
@@ -82,7 +84,7 @@ describe("model card page", () => {
 
   it("is one self-contained page in the asked language: lang attribute, title, no script, no external fetch", () => {
     const es = render("es");
-    expect(es.startsWith("<!doctype html>\n<html lang=\"es\">")).toBe(true);
+    expect(es.startsWith('<!doctype html>\n<html lang="es">')).toBe(true);
     expect(es).toContain(`<title>Ficha del modelo: &lt;script&gt;alert(&quot;name&quot;)&lt;/script&gt;</title>`);
     expect(render("en")).toContain('<html lang="en">');
     for (const html of [...variants("en"), ...variants("es")]) expect(html).not.toMatch(/<[a-z][^>]*\s(src|href)=/i);
@@ -92,7 +94,12 @@ describe("model card page", () => {
     // Each English message cut at its placeholders; pieces of three words or more are sentences a reader would see.
     const english = [...en.values()]
       .flatMap((m) => m.replace(/<\/?b>/g, "").split(/\{\w+\}/))
-      .map((s) => s.trim().replace(/^[,.;:()]+|[,.;:()]+$/g, "").trim())
+      .map((s) =>
+        s
+          .trim()
+          .replace(/^[,.;:()]+|[,.;:()]+$/g, "")
+          .trim(),
+      )
       .filter((s) => s.split(/\s+/).length >= 3);
     expect(english.length).toBeGreaterThan(150);
     for (const html of variants("es")) {
@@ -105,7 +112,15 @@ describe("model card page", () => {
 
   it("the Spanish card uses the clinical terms and marks the training pipeline's own English as English", () => {
     const text = pageText(render("es"));
-    for (const term of ["Sensibilidad", "Especificidad", "VPP (valor predictivo positivo)", "VPN (valor predictivo negativo)", "intervalo de confianza del 95 %", "Uso previsto", "Punto de corte"])
+    for (const term of [
+      "Sensibilidad",
+      "Especificidad",
+      "VPP (valor predictivo positivo)",
+      "VPN (valor predictivo negativo)",
+      "intervalo de confianza del 95 %",
+      "Uso previsto",
+      "Punto de corte",
+    ])
       expect(text).toContain(term);
     expect(render("es")).toContain('<span lang="en">highest mean cross-validated AUC among 20 candidates</span>');
   });
@@ -123,7 +138,9 @@ describe("model card page", () => {
     expect(served).toContain("Estimated for the 800 predictions without an outcome");
 
     const none = pageText(render("es", tableCard(), EMPTY));
-    expect(none).toContain("Todavía no se ha hecho ninguna predicción: este modelo no ha respondido a ninguna solicitud en los últimos 190 días");
+    expect(none).toContain(
+      "Todavía no se ha hecho ninguna predicción: este modelo no ha respondido a ninguna solicitud en los últimos 190 días",
+    );
     expect(none).not.toContain("Deriva en conjunto");
     expect(none).toContain("Umbrales");
 
@@ -137,9 +154,27 @@ describe("model card page", () => {
   it("words every warning in English exactly as the API does, from the same facts", () => {
     const iv = (value: number, lo = value, hi = value) => ({ value, ci_low: lo, ci_high: hi });
     const inputs: WarningInputs[] = [
-      { problem: "binary", test: { auc: iv(0.55, 0.41, 0.69), ece: iv(0.17) }, clinical: { test_patients_per_class: { B: 40, M: 1 } } as never, internalSplit: {} },
-      { problem: "binary", metric: "auc", test: { auc: iv(0.9995), sensitivity: iv(1, 1, 1), specificity: iv(0.5, 0.2, 0.8) }, validation: { auc: iv(0.99) }, internalSplit: { retrospectiveStudies: 2 } },
-      { problem: "binary", metric: "auc", test: { auc: iv(0.7, 0.6, 0.8) }, validation: { auc: iv(0.95) }, classCounts: { a: 950, b: 50 }, internalSplit: { retrospectiveStudies: 1 } },
+      {
+        problem: "binary",
+        test: { auc: iv(0.55, 0.41, 0.69), ece: iv(0.17) },
+        clinical: { test_patients_per_class: { B: 40, M: 1 } } as never,
+        internalSplit: {},
+      },
+      {
+        problem: "binary",
+        metric: "auc",
+        test: { auc: iv(0.9995), sensitivity: iv(1, 1, 1), specificity: iv(0.5, 0.2, 0.8) },
+        validation: { auc: iv(0.99) },
+        internalSplit: { retrospectiveStudies: 2 },
+      },
+      {
+        problem: "binary",
+        metric: "auc",
+        test: { auc: iv(0.7, 0.6, 0.8) },
+        validation: { auc: iv(0.95) },
+        classCounts: { a: 950, b: 50 },
+        internalSplit: { retrospectiveStudies: 1 },
+      },
       { problem: "regression", metric: "rmse", test: { rmse: iv(3, 2, 4) }, validation: { rmse: iv(1) }, testPatients: 12 },
       {
         problem: "binary",
@@ -147,7 +182,9 @@ describe("model card page", () => {
         clinical: {
           test_patients_per_class: { B: 100, M: 100 },
           strongest_feature: { name: "code", auc: 0.995 },
-          subgroups: [{ column: "site", kind: "categorical", groups: [{ label: "C", flag: "worse", auc: iv(0.6, 0.5, 0.7), rest_auc: 0.92 }] }],
+          subgroups: [
+            { column: "site", kind: "categorical", groups: [{ label: "C", flag: "worse", auc: iv(0.6, 0.5, 0.7), rest_auc: 0.92 }] },
+          ],
         } as never,
       },
     ];

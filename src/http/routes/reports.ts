@@ -147,7 +147,10 @@ export const reportRoutes = [
     tags: ["experiments"],
     params,
     query: z.object({
-      lang: z.enum(["en", "es"], { error: "must be en or es" }).optional().describe("the page's language; default: Accept-Language, else English"),
+      lang: z
+        .enum(["en", "es"], { error: "must be en or es" })
+        .optional()
+        .describe("the page's language; default: Accept-Language, else English"),
     }),
     responses: {
       200: { description: "the page", contentType: "text/html" },

@@ -4,11 +4,7 @@ import type { CardWords } from "./format.js";
 
 /** A catalog message with bold parts (<b>…</b> in the catalog); every value in it is text, escaped by React. */
 export function Rich({ w, k, params }: { w: CardWords; k: string; params?: Params }) {
-  return (
-    <>
-      {w.rich(k, params).map((p, i) => (p.bold ? <b key={i}>{p.text}</b> : p.text))}
-    </>
-  );
+  return <>{w.rich(k, params).map((p, i) => (p.bold ? <b key={i}>{p.text}</b> : p.text))}</>;
 }
 
 /** Text a person typed, line breaks kept as <br>. */

@@ -39,7 +39,8 @@ export function cardWords(lang: ReportLanguage): CardWords {
     pct: (v, digits = 1) =>
       finite(v) ? new Intl.NumberFormat(LOCALE[lang], { style: "percent", maximumFractionDigits: digits }).format(v) : "–",
     date: (v) => (v ? v.slice(0, 10) : "–"),
-    plain: (v) => (lang === "en" ? String(v) : new Intl.NumberFormat(LOCALE[lang], { maximumFractionDigits: 6, useGrouping: false }).format(v)),
+    plain: (v) =>
+      lang === "en" ? String(v) : new Intl.NumberFormat(LOCALE[lang], { maximumFractionDigits: 6, useGrouping: false }).format(v),
     range: (low, high, digits = 3) => (low == null && high == null ? "–" : `${num(low, digits)} – ${num(high, digits)}`),
     rich: (key, params) => {
       const where = `${lang}/model-card "${key}"`;

@@ -26,8 +26,7 @@ function AtAGlance({ card, w }: SectionProps) {
     .map((name) => card.performance.test.find((f) => f.name === name))
     .filter((f): f is CardFigure => Boolean(f))
     .map((f) => {
-      const name =
-        f.name === "sensitivity" || f.name === "specificity" ? w.t(`glance.${f.name}For`, { class: pos }) : shortLabel(f, w);
+      const name = f.name === "sensitivity" || f.name === "specificity" ? w.t(`glance.${f.name}For`, { class: pos }) : shortLabel(f, w);
       return `${name} ${w.num(f.value)} (${w.num(f.ci_low)} – ${w.num(f.ci_high)})`;
     });
   const title = (code: string) => (w.has(`warnings.title.${code}`) ? w.t(`warnings.title.${code}`) : code);
@@ -88,8 +87,14 @@ function Retrospective({ card, w }: SectionProps) {
       <h2>{w.t("retro.heading", { n: 9 })}</h2>
       {card.retrospective.map((r) => (
         <div key={r.experiment_id}>
-          <h3>{r.name ? w.t("retro.experimentNamed", { id: r.experiment_id, name: r.name }) : w.t("retro.experiment", { id: r.experiment_id })}</h3>
-          <p className="muted">{w.t("retro.meta", { file: r.file_name ?? "–", date: w.date(r.finished_at), patients: w.count(r.patients) })}</p>
+          <h3>
+            {r.name
+              ? w.t("retro.experimentNamed", { id: r.experiment_id, name: r.name })
+              : w.t("retro.experiment", { id: r.experiment_id })}
+          </h3>
+          <p className="muted">
+            {w.t("retro.meta", { file: r.file_name ?? "–", date: w.date(r.finished_at), patients: w.count(r.patients) })}
+          </p>
           <FigureTable rows={r.test} w={w} />
           <ConfusionMatrix cm={r.confusion_matrix} w={w} />
         </div>
@@ -121,7 +126,12 @@ function ModelCardPage({ card, lang, monitoring, retentionDays }: CardPageInput)
         <header>
           <h1>{title}</h1>
           <p className="meta">
-            {w.t("page.meta", { id: card.experiment_id, version: card.model_version, date: w.date(card.generated_at), guideline: w.t("page.guideline") })}
+            {w.t("page.meta", {
+              id: card.experiment_id,
+              version: card.model_version,
+              date: w.date(card.generated_at),
+              guideline: w.t("page.guideline"),
+            })}
           </p>
         </header>
         <AtAGlance card={card} w={w} />

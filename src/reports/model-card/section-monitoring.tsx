@@ -178,7 +178,11 @@ function Results({ results, w, days }: { results: MonitoringResults; w: CardWord
       {d.positive_class && d.positive_rate !== null ? (
         <p>
           {d.baseline_positive_rate !== null
-            ? w.t("monitoring.positiveRate", { class: d.positive_class, rate: w.pct(d.positive_rate), baseline: w.pct(d.baseline_positive_rate) })
+            ? w.t("monitoring.positiveRate", {
+                class: d.positive_class,
+                rate: w.pct(d.positive_rate),
+                baseline: w.pct(d.baseline_positive_rate),
+              })
             : w.t("monitoring.positiveRateNoBaseline", { class: d.positive_class, rate: w.pct(d.positive_rate) })}
         </p>
       ) : null}

@@ -127,7 +127,16 @@ const scaleWords = (scale: number, w: CardWords) =>
   Math.abs(scale * 255 - 1) < 1e-9 ? "1/255" : Math.abs(scale * 65535 - 1) < 1e-12 ? "1/65535" : w.num(scale, 6);
 
 type Preprocessing = {
-  images?: { width: number; height: number; channels: number; resize: string; interpolation: string; scale: number; mean: number[]; std: number[] };
+  images?: {
+    width: number;
+    height: number;
+    channels: number;
+    resize: string;
+    interpolation: string;
+    scale: number;
+    mean: number[];
+    std: number[];
+  };
   columns?: Array<{ name: string; type: string; missing_allowed?: boolean }>;
 };
 
@@ -201,9 +210,7 @@ export function ModelSection({ card, w }: SectionProps) {
               <PipelineText w={w} text={m.selection_rule} />
             </Row>
           ) : null}
-          {validation ? (
-            <Row label={w.t("model.validation")}>{cv ? validation : <PipelineText w={w} text={validation} />}</Row>
-          ) : null}
+          {validation ? <Row label={w.t("model.validation")}>{cv ? validation : <PipelineText w={w} text={validation} />}</Row> : null}
           <Row label={w.t("model.selectedOn")}>{figure(m.selection_metric)}</Row>
           <Row label={w.t("model.built")}>
             {w.t("model.builtWhen", { date: w.date(m.built_at), version: card.model_version, seconds: w.num(m.training_time_s, 0) })}

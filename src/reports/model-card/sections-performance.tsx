@@ -6,7 +6,8 @@ import { PipelineText, type SectionProps } from "./sections-data.js";
 // Sections 6, 6b and 7: performance at the operating point with intervals, by subgroup, and calibration.
 
 /** A figure's plain name in the reader's language; a metric the catalog does not know keeps the pipeline's label. */
-export const figureLabel = (f: { name: string; label: string }, w: CardWords) => (w.has(`figure.${f.name}`) ? w.t(`figure.${f.name}`) : f.label);
+export const figureLabel = (f: { name: string; label: string }, w: CardWords) =>
+  w.has(`figure.${f.name}`) ? w.t(`figure.${f.name}`) : f.label;
 
 export function FigureTable({ rows, w }: { rows: CardFigure[]; w: CardWords }) {
   if (!rows.length) return <p className="muted">{w.t("perf.noFigures")}</p>;

@@ -10,7 +10,9 @@ const metric = (name: string, w: CardWords) => (w.has(`warningText.metric.${name
 function smallTestWords(f: WarningFacts, w: CardWords): string[] {
   const parts: string[] = [];
   if (f.few_per_class?.length) {
-    const list = f.few_per_class.map((c) => w.t("warningText.smallFewItem", { count: c.patients, class: c.class })).join(w.t("warningText.and"));
+    const list = f.few_per_class
+      .map((c) => w.t("warningText.smallFewItem", { count: c.patients, class: c.class }))
+      .join(w.t("warningText.and"));
     parts.push(w.t("warningText.smallFew", { list }));
   }
   if (f.regression_patients !== undefined) parts.push(w.t("warningText.smallRegression", { count: f.regression_patients }));
@@ -25,7 +27,9 @@ function smallTestWords(f: WarningFacts, w: CardWords): string[] {
 export function warningWords(code: string, f: WarningFacts, w: CardWords): string | null {
   switch (code) {
     case "no_better_than_chance":
-      return f.auc ? w.t("warningText.no_better_than_chance", { auc: w.num(f.auc.value, 2), low: w.num(f.auc.low, 2), high: w.num(f.auc.high, 2) }) : null;
+      return f.auc
+        ? w.t("warningText.no_better_than_chance", { auc: w.num(f.auc.value, 2), low: w.num(f.auc.low, 2), high: w.num(f.auc.high, 2) })
+        : null;
     case "perfect_score_check_leakage":
       return [
         f.perfect_auc !== undefined ? w.t("warningText.leakPerfect", { auc: w.num(f.perfect_auc) }) : "",
@@ -45,9 +49,7 @@ export function warningWords(code: string, f: WarningFacts, w: CardWords): strin
       return w.t(o.lower_is_better ? "warningText.overfitBetter" : "warningText.overfitHigher", params);
     }
     case "poor_calibration":
-      return f.ece !== undefined
-        ? w.t("warningText.poor_calibration", { points: Math.round(f.ece * 100), ece: w.num(f.ece, 2) })
-        : null;
+      return f.ece !== undefined ? w.t("warningText.poor_calibration", { points: Math.round(f.ece * 100), ece: w.num(f.ece, 2) }) : null;
     case "subgroup_worse": {
       const groups = f.worse_groups ?? [];
       if (!groups.length) return null;
@@ -67,7 +69,12 @@ export function warningWords(code: string, f: WarningFacts, w: CardWords): strin
     }
     case "class_imbalance":
       return f.rare
-        ? w.t("warningText.class_imbalance", { share: w.pct(f.rare.rows / f.rare.total), rows: w.plain(f.rare.rows), total: w.plain(f.rare.total), class: f.rare.class })
+        ? w.t("warningText.class_imbalance", {
+            share: w.pct(f.rare.rows / f.rare.total),
+            rows: w.plain(f.rare.rows),
+            total: w.plain(f.rare.total),
+            class: f.rare.class,
+          })
         : null;
     case "internal_test_only": {
       const n = f.retrospective_studies ?? 0;
@@ -78,7 +85,15 @@ export function warningWords(code: string, f: WarningFacts, w: CardWords): strin
   }
 }
 
-export function WarningText({ warning, facts, w }: { warning: ModelCard["warnings"][number]; facts: WarningFacts | undefined; w: CardWords }) {
+export function WarningText({
+  warning,
+  facts,
+  w,
+}: {
+  warning: ModelCard["warnings"][number];
+  facts: WarningFacts | undefined;
+  w: CardWords;
+}) {
   const words = facts ? warningWords(warning.code, facts, w) : null;
   if (words !== null) return <>{words}</>;
   // A warning this page cannot word (a rule newer than its catalog): the API's English, marked as English.
