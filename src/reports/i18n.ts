@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
 // The words of the server's printable reports, from one JSON catalog per language and page
-// (src/reports/locales/<lang>/<page>.json; test/unit/reports-i18n-catalog.test.ts keeps the two languages in step).
+// (src/reports/locales/<lang>/<page>.json; test/unit/reports-model-card.test.ts keeps the two languages in step).
 // Messages use ICU-style placeholders, "{name}"; a plural picks "<key>_one" / "<key>_other" by Intl.PluralRules
 // from the `count` parameter, as i18next does. A missing key or parameter throws: a page must never print a key
 // or an unfilled "{name}" to a reader (the tests render every branch in both languages).
