@@ -87,6 +87,8 @@ describe("model card page", () => {
     expect(es.startsWith('<!doctype html>\n<html lang="es">')).toBe(true);
     expect(es).toContain(`<title>Ficha del modelo: &lt;script&gt;alert(&quot;name&quot;)&lt;/script&gt;</title>`);
     expect(render("en")).toContain('<html lang="en">');
+    expect(render("es", imageCard())).toContain("<h1>Ficha del modelo: Experimento n.º 7</h1>");
+    expect(render("en", imageCard())).toContain("<h1>Model card: Experiment #7</h1>");
     for (const html of [...variants("en"), ...variants("es")]) expect(html).not.toMatch(/<[a-z][^>]*\s(src|href)=/i);
   });
 

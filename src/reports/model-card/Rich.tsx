@@ -21,3 +21,8 @@ export function Paragraphs({ text }: { text: string }) {
     </>
   );
 }
+
+/** A table wider than a phone scrolls sideways inside its box, never the whole page. */
+export function Wide({ children }: { children: React.ReactNode }) {
+  return <div className="wide">{children}</div>;
+}

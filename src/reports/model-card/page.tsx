@@ -112,7 +112,9 @@ export interface CardPageInput {
 
 function ModelCardPage({ card, lang, monitoring, retentionDays }: CardPageInput) {
   const w = cardWords(lang);
-  const title = w.t("page.title", { title: card.title });
+  // An unnamed experiment's title is the JSON card's English "Experiment #N": the page says it in its own language.
+  const named = card.title !== `Experiment #${card.experiment_id}`;
+  const title = w.t("page.title", { title: named ? card.title : w.t("page.untitled", { id: card.experiment_id }) });
   return (
     <html lang={lang}>
       <head>

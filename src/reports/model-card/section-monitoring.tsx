@@ -1,6 +1,7 @@
 import type { ModelCard } from "../../experiments/model-card.js";
 import type { MonitoringReport } from "../../monitoring/report.js";
 import type { CardWords } from "./format.js";
+import { Wide } from "./Rich.js";
 
 // The card's Monitoring section (issue 49 item 7): what is watched once the model serves, the thresholds that
 // decide, and the results so far from the monitoring figures (src/monitoring/report.ts) of the retention period.
@@ -75,36 +76,38 @@ function DriftTable({ report, w }: { report: MonitoringReport; w: CardWords }) {
   const rest = features.length - shown.length;
   return (
     <>
-      <table className="sg">
-        <caption>{w.t("monitoring.driftTable")}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{w.t("monitoring.feature")}</th>
-            <th scope="col" className="n">
-              {w.t("monitoring.n")}
-            </th>
-            <th scope="col">{w.t("monitoring.test")}</th>
-            <th scope="col" className="n">
-              {w.t("monitoring.statistic")}
-            </th>
-            <th scope="col">{w.t("monitoring.severity")}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {shown.map((f) => (
-            <tr key={`${f.kind}:${f.feature}`} className={f.drifted ? "worse" : undefined}>
-              <th scope="row">{f.kind === "score" ? w.t("monitoring.scoreFeature") : f.feature}</th>
-              <td className="n">{w.count(f.n)}</td>
-              <td>{f.test ? w.t(`monitoring.testName.${f.test}`) : "–"}</td>
-              <td className="n">
-                {w.num(f.statistic)}
-                {f.p_value !== null ? <span className="pct"> ({w.t("monitoring.pValue", { p: w.num(f.p_value) })})</span> : null}
-              </td>
-              <td>{w.t(`monitoring.severityName.${f.severity}`)}</td>
+      <Wide>
+        <table className="sg">
+          <caption>{w.t("monitoring.driftTable")}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{w.t("monitoring.feature")}</th>
+              <th scope="col" className="n">
+                {w.t("monitoring.n")}
+              </th>
+              <th scope="col">{w.t("monitoring.test")}</th>
+              <th scope="col" className="n">
+                {w.t("monitoring.statistic")}
+              </th>
+              <th scope="col">{w.t("monitoring.severity")}</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {shown.map((f) => (
+              <tr key={`${f.kind}:${f.feature}`} className={f.drifted ? "worse" : undefined}>
+                <th scope="row">{f.kind === "score" ? w.t("monitoring.scoreFeature") : f.feature}</th>
+                <td className="n">{w.count(f.n)}</td>
+                <td>{f.test ? w.t(`monitoring.testName.${f.test}`) : "–"}</td>
+                <td className="n">
+                  {w.num(f.statistic)}
+                  {f.p_value !== null ? <span className="pct"> ({w.t("monitoring.pValue", { p: w.num(f.p_value) })})</span> : null}
+                </td>
+                <td>{w.t(`monitoring.severityName.${f.severity}`)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Wide>
       {rest > 0 ? <p className="muted">{w.t("monitoring.moreFeatures", { count: rest })}</p> : null}
     </>
   );
@@ -122,29 +125,31 @@ function Outcomes({ report, w }: { report: MonitoringReport; w: CardWords }) {
   return (
     <>
       <p>{w.t("monitoring.outcomes", { labelled: w.count(o.labelled), records: w.count(o.records), coverage: w.pct(o.coverage) })}</p>
-      <table>
-        <caption>{w.t("monitoring.realizedCaption")}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{w.t("perf.figure")}</th>
-            <th scope="col" className="n">
-              {w.t("monitoring.realized")}
-            </th>
-            <th scope="col" className="n">
-              {w.t("monitoring.cardFigure")}
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {REALIZED_METRICS.map((k) => (
-            <tr key={k}>
-              <th scope="row">{w.t(`monitoring.metric.${k}`)}</th>
-              <td className="n">{iv(perf.realized[k])}</td>
-              <td className="n">{iv(perf.model_card[k])}</td>
+      <Wide>
+        <table>
+          <caption>{w.t("monitoring.realizedCaption")}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{w.t("perf.figure")}</th>
+              <th scope="col" className="n">
+                {w.t("monitoring.realized")}
+              </th>
+              <th scope="col" className="n">
+                {w.t("monitoring.cardFigure")}
+              </th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {REALIZED_METRICS.map((k) => (
+              <tr key={k}>
+                <th scope="row">{w.t(`monitoring.metric.${k}`)}</th>
+                <td className="n">{iv(perf.realized[k])}</td>
+                <td className="n">{iv(perf.model_card[k])}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Wide>
       {e.n ? (
         <p>
           {w.t("monitoring.estimated", {

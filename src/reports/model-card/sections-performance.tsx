@@ -1,6 +1,6 @@
 import type { CardFigure, ModelCard } from "../../experiments/model-card.js";
 import type { CardWords } from "./format.js";
-import { Rich } from "./Rich.js";
+import { Rich, Wide } from "./Rich.js";
 import { PipelineText, type SectionProps } from "./sections-data.js";
 
 // Sections 6, 6b and 7: performance at the operating point with intervals, by subgroup, and calibration.
@@ -40,38 +40,40 @@ export function FigureTable({ rows, w }: { rows: CardFigure[]; w: CardWords }) {
 export function ConfusionMatrix({ cm, w }: { cm: ModelCard["performance"]["confusion_matrix"]; w: CardWords }) {
   if (!cm?.counts) return null;
   return (
-    <table className="cm">
-      <caption>{w.t("perf.cmCaption")}</caption>
-      <thead>
-        <tr>
-          <th scope="col">{w.t("perf.cmCorner")}</th>
-          {cm.labels.map((l, i) => (
-            <th scope="col" className="n" key={i}>
-              {l}
+    <Wide>
+      <table className="cm">
+        <caption>{w.t("perf.cmCaption")}</caption>
+        <thead>
+          <tr>
+            <th scope="col">{w.t("perf.cmCorner")}</th>
+            {cm.labels.map((l, i) => (
+              <th scope="col" className="n" key={i}>
+                {l}
+              </th>
+            ))}
+            <th scope="col" className="n">
+              {w.t("perf.total")}
             </th>
-          ))}
-          <th scope="col" className="n">
-            {w.t("perf.total")}
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {cm.counts.map((row, i) => {
-          const total = row.reduce((a, b) => a + b, 0);
-          return (
-            <tr key={i}>
-              <th scope="row">{cm.labels[i]}</th>
-              {row.map((c, j) => (
-                <td className={i === j ? "n diag" : "n"} key={j}>
-                  {w.count(c)} <span className="pct">({w.pct(total ? c / total : 0, 0)})</span>
-                </td>
-              ))}
-              <td className="n">{w.count(total)}</td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+          </tr>
+        </thead>
+        <tbody>
+          {cm.counts.map((row, i) => {
+            const total = row.reduce((a, b) => a + b, 0);
+            return (
+              <tr key={i}>
+                <th scope="row">{cm.labels[i]}</th>
+                {row.map((c, j) => (
+                  <td className={i === j ? "n diag" : "n"} key={j}>
+                    {w.count(c)} <span className="pct">({w.pct(total ? c / total : 0, 0)})</span>
+                  </td>
+                ))}
+                <td className="n">{w.count(total)}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </Wide>
   );
 }
 
@@ -146,43 +148,45 @@ export function Subgroups({ columns, w }: { columns: NonNullable<ModelCard["subg
           );
         const how = w.t(c.kind === "quartiles" ? "subgroups.quartiles" : c.kind === "bins" ? "subgroups.bins" : "subgroups.categories");
         return (
-          <table className="sg" key={c.column}>
-            <caption>{w.t("subgroups.caption", { column: c.column, how })}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{w.t("subgroups.group")}</th>
-                <th scope="col" className="n">
-                  {w.t("subgroups.patients")}
-                </th>
-                <th scope="col" className="n">
-                  {w.t("subgroups.prevalence")}
-                </th>
-                <th scope="col" className="n">
-                  AUC
-                </th>
-                <th scope="col" className="n">
-                  {w.t("subgroups.sensitivity")}
-                </th>
-                <th scope="col" className="n">
-                  {w.t("subgroups.specificity")}
-                </th>
-                <th scope="col">{w.t("subgroups.flag")}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {c.groups.map((g, i) => (
-                <tr key={i} className={g.flag === "worse" ? "worse" : undefined}>
-                  <th scope="row">{g.label}</th>
-                  <td className="n">{w.count(g.patients)}</td>
-                  <td className="n">{g.prevalence === null ? "–" : w.pct(g.prevalence, 0)}</td>
-                  <td className="n">{cell(g.auc)}</td>
-                  <td className="n">{cell(g.sensitivity)}</td>
-                  <td className="n">{cell(g.specificity)}</td>
-                  <td>{g.flag ? w.t(`subgroups.${g.flag}`) : ""}</td>
+          <Wide key={c.column}>
+            <table className="sg">
+              <caption>{w.t("subgroups.caption", { column: c.column, how })}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">{w.t("subgroups.group")}</th>
+                  <th scope="col" className="n">
+                    {w.t("subgroups.patients")}
+                  </th>
+                  <th scope="col" className="n">
+                    {w.t("subgroups.prevalence")}
+                  </th>
+                  <th scope="col" className="n">
+                    AUC
+                  </th>
+                  <th scope="col" className="n">
+                    {w.t("subgroups.sensitivity")}
+                  </th>
+                  <th scope="col" className="n">
+                    {w.t("subgroups.specificity")}
+                  </th>
+                  <th scope="col">{w.t("subgroups.flag")}</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {c.groups.map((g, i) => (
+                  <tr key={i} className={g.flag === "worse" ? "worse" : undefined}>
+                    <th scope="row">{g.label}</th>
+                    <td className="n">{w.count(g.patients)}</td>
+                    <td className="n">{g.prevalence === null ? "–" : w.pct(g.prevalence, 0)}</td>
+                    <td className="n">{cell(g.auc)}</td>
+                    <td className="n">{cell(g.sensitivity)}</td>
+                    <td className="n">{cell(g.specificity)}</td>
+                    <td>{g.flag ? w.t(`subgroups.${g.flag}`) : ""}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </Wide>
         );
       })}
     </>

@@ -10,5 +10,5 @@ caption{text-align:left;color:#57606a;font-size:.9rem;padding-bottom:.25rem}tabl
 .warn b{display:block}code{word-break:break-all}.glance{border:1px solid #d0d7de;border-radius:6px;padding:.6rem .9rem;margin:1rem 0}.glance p{margin:.2rem 0}.intended{white-space:normal;background:#f6f8fa;border:1px solid #d0d7de;padding:.6rem .8rem}
 ul{padding-left:1.3rem}footer{margin-top:2rem;color:#57606a;font-size:.85rem}
 @media print{body{margin:0;max-width:none;font-size:11pt}h2{break-after:avoid}table,.warn{break-inside:avoid}a{color:inherit;text-decoration:none}}
-h3{font-size:1rem;margin:1.1rem 0 .4rem}
+h3{font-size:1rem;margin:1.1rem 0 .4rem}.wide{overflow-x:auto;max-width:100%}
 `;
