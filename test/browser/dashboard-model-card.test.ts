@@ -21,7 +21,12 @@ import {
 // "Download report" saves the model card, and report.html opened in the browser reads as a printable page
 // (screenshots .test-results/screenshots/37-model-card*.png, looked at by a person, see the notebook).
 
-const WDBC = new URL("../../../shared/datasets/wdbc/data.csv", import.meta.url);
+// ../shared/datasets beside the checkout, or BUILDER_SHARED_DATASETS (a worktree's checkout is one folder deeper).
+const WDBC =
+  [process.env.BUILDER_SHARED_DATASETS, new URL("../../../shared/datasets", import.meta.url).pathname]
+    .filter((d): d is string => Boolean(d))
+    .map((d) => `${d}/wdbc/data.csv`)
+    .find((f) => fs.existsSync(f)) ?? "";
 const EMAIL = "reviewer@hospital.example";
 const PASSWORD = "a long enough password";
 const INTENDED_USE =
