@@ -177,7 +177,7 @@ describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: model card (C
       )
       .filter((x) => x.split(/\s+/).length >= 3);
     expect(english.filter((x) => body.includes(x))).toEqual([]);
-    expect(body).toMatch(/Sensibilidad para M 0,\d{3} \(0,\d{3} – [01],\d{3}\)/);
+    expect(body).toMatch(/Sensibilidad para M [01],\d{3} \([01],\d{3} – [01],\d{3}\)/);
     expect(body).toContain("Todavía no se ha hecho ninguna predicción");
     expect(seriousOrCritical(await axeViolations(page))).toEqual([]);
     await screenshot(page, "53-model-card-es");
