@@ -13,6 +13,18 @@ export const SMALL_WINDOW = 1000;
 export const MIN_WINDOW = 30;
 const P_DRIFT = 0.05;
 const DISTANCE_DRIFT = 0.1;
+const SEVERITY_MEDIUM_PSI = 0.1;
+const SEVERITY_HIGH_PSI = 0.25;
+
+/** The rules above as one record, for the model card's Monitoring section (which states them to the reader). */
+export const DRIFT_RULES = {
+  min_window: MIN_WINDOW,
+  small_window: SMALL_WINDOW,
+  p_value_below: P_DRIFT,
+  distance_at_least: DISTANCE_DRIFT,
+  psi_medium: SEVERITY_MEDIUM_PSI,
+  psi_high: SEVERITY_HIGH_PSI,
+} as const;
 
 export type Severity = "not_enough_data" | "none" | "low" | "medium" | "high";
 const ORDER: Severity[] = ["not_enough_data", "none", "low", "medium", "high"];
@@ -71,7 +83,7 @@ function judge(feature: string, kind: FeatureDrift["kind"], type: FeatureDrift["
     out.statistic = jensenShannon(base, win);
     out.drifted = out.statistic >= DISTANCE_DRIFT;
   }
-  out.severity = !out.drifted ? "none" : out.psi >= 0.25 ? "high" : out.psi >= 0.1 ? "medium" : "low";
+  out.severity = !out.drifted ? "none" : out.psi >= SEVERITY_HIGH_PSI ? "high" : out.psi >= SEVERITY_MEDIUM_PSI ? "medium" : "low";
   return out;
 }
 

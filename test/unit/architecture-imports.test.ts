@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import ts from "typescript";
@@ -13,7 +13,7 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return sourceFiles(path);
-    return /\.(ts|mts)$/.test(entry.name) && !entry.name.endsWith(".d.ts") ? [path] : [];
+    return /\.(ts|tsx|mts)$/.test(entry.name) && !entry.name.endsWith(".d.ts") ? [path] : [];
   });
 }
 
@@ -22,7 +22,11 @@ export function importGraph(root = SRC): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of sourceFiles(root)) {
     const text = readFileSync(file, "utf8");
-    const targets = [...text.matchAll(IMPORT)].map((m) => relative(root, resolve(dirname(file), m[1]!.replace(/\.m?js$/, ".ts"))));
+    // "./page.js" is page.ts or, for a React view (src/reports), page.tsx.
+    const targets = [...text.matchAll(IMPORT)].map((m) => {
+      const target = resolve(dirname(file), m[1]!.replace(/\.m?js$/, ".ts"));
+      return relative(root, existsSync(target) || !existsSync(`${target}x`) ? target : `${target}x`);
+    });
     graph.set(relative(root, file), targets);
   }
   return graph;
@@ -103,6 +107,7 @@ describe("src import layering", () => {
   it("reads the real tree (guards the checks below against an empty graph)", () => {
     expect(graph.size).toBeGreaterThan(50);
     expect(graph.get("server.ts")).toContain("http/app.ts");
+    expect(graph.get("reports/model-card/page.tsx")).toContain("reports/model-card/sections-data.tsx");
   });
 
   it("has no import circles", () => {

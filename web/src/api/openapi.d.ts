@@ -676,7 +676,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The model card as a printable, self-contained HTML page (inline CSS, no script) */
+        /** The model card as a printable, self-contained HTML page (inline CSS, no script), in Spanish or English (?lang=, else Accept-Language), with its Monitoring section */
         get: operations["get_v1_experiments_experiment_id_report_html"];
         put?: never;
         post?: never;
@@ -6229,7 +6229,9 @@ export interface operations {
     };
     get_v1_experiments_experiment_id_report_html: {
         parameters: {
-            query?: never;
+            query?: {
+                lang?: "en" | "es";
+            };
             header?: never;
             path: {
                 experiment_id: number;

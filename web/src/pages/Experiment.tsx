@@ -19,6 +19,7 @@ import { MonitoringTab } from "../components/monitoring/MonitoringTab";
 import { formatEta, useSteadyEta } from "../lib/eta";
 import { experimentTitle, formatDate, formatDuration, formatNumber, formatPercent } from "../lib/format";
 import { navigate } from "../lib/router";
+import { currentLanguage } from "../i18n";
 
 const TERMINAL = new Set(["ready", "invalid_dataset", "failed", "cancelled"]);
 
@@ -87,7 +88,7 @@ function useLiveExperiment(id: number) {
 }
 
 export function ExperimentPage({ id, tab }: { id: number; tab?: string | null }) {
-  const { t } = useTranslation("result");
+  const { t, i18n } = useTranslation("result");
   const { exp, error, refresh } = useLiveExperiment(id);
   const [report, setReport] = useState<Report | null>(null);
   const [model, setModel] = useState<Model | null>(null);
@@ -248,10 +249,11 @@ export function ExperimentPage({ id, tab }: { id: number; tab?: string | null })
             <a className="button secondary" href={`/v1/experiments/${id}/logs`} target="_blank" rel="noreferrer">
               {t("page.trainingLog")}
             </a>
-            {/* The model card as one self-contained page: open it, print it to PDF or attach it to a submission. */}
+            {/* The model card as one self-contained page: open it, print it to PDF or attach it to a submission.
+                In the dashboard's language (the Account page's choice), not only the browser's Accept-Language. */}
             <a
               className="button secondary"
-              href={`/v1/experiments/${id}/report.html`}
+              href={`/v1/experiments/${id}/report.html?lang=${currentLanguage(i18n.resolvedLanguage)}`}
               download={`model-card-experiment-${id}.html`}
               data-testid="download-report"
             >
