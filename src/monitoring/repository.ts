@@ -37,7 +37,7 @@ const CHUNK = 5000;
  * (setImmediate) before the next one: on PGlite the SQL runs on this thread, so a chunk is the longest the loop stands
  * still (bench/serve/monitoring-flush.ts).
  */
-export const RECORD_CHUNK = 2000;
+export const RECORD_CHUNK = 1000;
 
 const rowsOf = <T>(r: unknown) => (r as { rows: T[] }).rows;
 
