@@ -206,7 +206,7 @@ export class MonitoringRecorder {
       for (const [series, s] of h.series)
         rows.push({ modelId: h.modelId, experimentUuid: h.experimentUuid, hour: h.hour, series, n: s.n, sum: s.sum, counts: s.counts });
     try {
-      // Records are idempotent and the aggregates go last, in one transaction: a retry never counts a prediction twice.
+      // Aggregates and records in one transaction: a retry after a failure never counts a prediction twice.
       await this.deps.repo.write(rows, records);
       if (this.dropped) {
         this.deps.logger.warn({ dropped: this.dropped }, "prediction records dropped while the database could not be written");
