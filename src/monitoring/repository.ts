@@ -30,21 +30,63 @@ export interface LabelledRecord {
   at: Date;
 }
 
-/** Records per INSERT: one JSON parameter each, so the statement's size stays bounded. */
+/** Aggregate rows and outcomes per statement: one JSON parameter each, so the statement's size stays bounded. */
 const CHUNK = 5000;
+/**
+ * Prediction records per INSERT. Each chunk's arrays are built, sent and inserted, then the event loop is yielded
+ * (setImmediate) before the next one: on PGlite the SQL runs on this thread, so a chunk is the longest the loop stands
+ * still (bench/serve/monitoring-flush.ts).
+ */
+export const RECORD_CHUNK = 1000;
 
 const rowsOf = <T>(r: unknown) => (r as { rows: T[] }).rows;
+
+/** A macrotask turn, so that requests waiting behind a long flush are answered between its chunks. */
+const yieldLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** One element of a Postgres array literal: quoted, backslash and double quote escaped (request ids come from clients). */
+const quoted = (s: string) => `"${s.replace(/[\\"]/g, "\\$&")}"`;
+/** A real[] literal of the scores; a score that is not finite is stored as NULL (as the JSON path did). */
+const scoresLiteral = (scores: number[]) => `{${scores.map((v) => (Number.isFinite(v) ? String(v) : "NULL")).join(",")}}`;
+
+/**
+ * One chunk's columns as Postgres array literals (text parameters cast in SQL). Literals rather than driver arrays:
+ * node-postgres and PGlite both take a string the same way, drizzle does not expand it into a parameter list, and
+ * the server parses a flat literal much faster than jsonb_to_recordset.
+ */
+function recordColumns(part: PredictionRecord[]) {
+  const ids = new Array<string>(part.length);
+  const at = new Array<string>(part.length);
+  const keys = new Array<string>(part.length);
+  const scores = new Array<string>(part.length);
+  const decisions = new Array<string>(part.length);
+  for (let i = 0; i < part.length; i++) {
+    const r = part[i];
+    ids[i] = quoted(r.requestId);
+    at[i] = String(r.at / 1000);
+    keys[i] = r.keyId === null ? "NULL" : quoted(r.keyId);
+    scores[i] = `"${scoresLiteral(r.scores)}"`;
+    decisions[i] = r.decision === null ? "NULL" : String(r.decision);
+  }
+  const lit = (xs: string[]) => `{${xs.join(",")}}`;
+  return { ids: lit(ids), at: lit(at), keys: lit(keys), scores: lit(scores), decisions: lit(decisions) };
+}
 
 /** Monitoring's tables (migration 0012): prediction_records and monitoring_aggregates. */
 export class MonitoringRepository {
   constructor(private readonly db: Db) {}
 
   /**
-   * Adds a flush to the database in one transaction. Rows of a model version deleted meanwhile are left out (the
-   * join on models), so a flush racing a deletion neither fails nor brings anything back.
+   * Adds a flush to the database in one transaction (a retry after a failure never counts a prediction twice; records
+   * are idempotent by request id besides): the records a chunk per statement, the event loop yielded between chunks,
+   * then the aggregates. One transaction rather than one per chunk: a commit per chunk costs Postgres a WAL flush each.
+   * The model versions are resolved once per flush and held (FOR KEY SHARE) until the commit, so a deletion waits for
+   * the flush; records and aggregates of a version deleted before are left out, so a flush racing a deletion neither
+   * fails nor brings anything back.
    */
   async write(rows: SeriesRow[], records: PredictionRecord[]): Promise<void> {
     await this.db.transaction(async (tx) => {
+      if (records.length) await this.writeRecords(tx, records);
       for (let i = 0; i < rows.length; i += CHUNK) {
         const part = JSON.stringify(rows.slice(i, i + CHUNK).map((r) => ({ ...r, hour: r.hour / 1000 })));
         await tx.execute(sql`
@@ -59,17 +101,33 @@ export class MonitoringRepository {
             counts = (select array_agg(coalesce(a, 0) + coalesce(b, 0) order by i)
                       from unnest(monitoring_aggregates.counts, excluded.counts) with ordinality as t(a, b, i))`);
       }
-      for (let i = 0; i < records.length; i += CHUNK) {
-        const part = JSON.stringify(records.slice(i, i + CHUNK).map((r) => ({ ...r, at: r.at / 1000 })));
+    });
+  }
+
+  private async writeRecords(tx: Pick<Db, "execute">, records: PredictionRecord[]): Promise<void> {
+    const byModel = new Map<string, PredictionRecord[]>();
+    for (const r of records) {
+      const list = byModel.get(r.modelId);
+      if (list) list.push(r);
+      else byModel.set(r.modelId, [r]);
+    }
+    const ids = `{${[...byModel.keys()].map(quoted).join(",")}}`;
+    const found = rowsOf<{ id: string; experimentUuid: string }>(
+      await tx.execute(sql`select id, experiment_uuid as "experimentUuid" from models where id = any(${ids}::uuid[]) for key share`),
+    );
+    for (const model of found) {
+      const list = byModel.get(model.id)!;
+      for (let i = 0; i < list.length; i += RECORD_CHUNK) {
+        const c = recordColumns(list.slice(i, i + RECORD_CHUNK));
         await tx.execute(sql`
           insert into prediction_records (experiment_uuid, request_id, model_id, at, key_id, scores, decision)
-          select m.experiment_uuid, x."requestId", m.id, to_timestamp(x.at), x."keyId",
-                 array(select jsonb_array_elements_text(x.scores)::real), x.decision
-          from jsonb_to_recordset(${part}::jsonb) as x("modelId" uuid, "requestId" text, at double precision, "keyId" uuid, scores jsonb, decision integer)
-          join models m on m.id = x."modelId"
+          select ${model.experimentUuid}::uuid, x.request_id, ${model.id}::uuid, to_timestamp(x.at), x.key_id, x.scores::real[], x.decision
+          from unnest(${c.ids}::text[], ${c.at}::float8[], ${c.keys}::uuid[], ${c.scores}::text[], ${c.decisions}::int[])
+            as x(request_id, at, key_id, scores, decision)
           on conflict do nothing`);
+        await yieldLoop();
       }
-    });
+    }
   }
 
   /** Deletes records older than the retention (PREDICTION_RETENTION_DAYS), and aggregates as old; returns how many records went. */

@@ -7,6 +7,7 @@ import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js"
 import { createThrowawayDatabase } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { storageEnv } from "../helpers/storage.js";
+import { RECORD_CHUNK } from "../../src/monitoring/repository.js";
 import { haveFixturePython } from "../fixtures/serving/fixtures.js";
 import { publishFixture } from "../fixtures/serving/publish.js";
 import { fixtureRow, fixtureWithBaseline, predict } from "./monitoring-fixtures.js";
@@ -93,6 +94,35 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("monitorin
       "request_id",
       "scores",
     ]);
+  });
+
+  it("writes a flush past one chunk once, whatever a request id holds, and leaves out a version that is gone", async () => {
+    const [model] = await q(sql`select id from models`);
+    const odd = ['quote"d', "back\\slash", "com,ma", "{brace}", "sp ace", "NULL", "ñandú"];
+    const records = Array.from({ length: RECORD_CHUNK * 2 + 500 }, (_, i) => ({
+      modelId: model.id as string,
+      requestId: i < odd.length ? odd[i] : `bulk-${i}`,
+      at: Date.now(),
+      keyId: i % 2 ? alice.keyId : null,
+      scores: i === 0 ? [Number.NaN, 0.25] : [0.5, 0.5],
+      decision: i === 0 ? null : 1,
+    }));
+    const gone = { ...records[1], modelId: "00000000-0000-4000-8000-000000000000", requestId: "of-a-deleted-version" };
+    const repo = b.services.monitoring.repo;
+    await repo.write([], [...records, gone]);
+    await repo.write([], records); // a retried flush: nothing twice
+    // The ids as a Postgres array literal (JSON's escaping of quote and backslash is the literal's).
+    const idList = `{${records.map((r) => JSON.stringify(r.requestId)).join(",")}}`;
+    const written = await q(
+      sql`select request_id, key_id, scores::text as scores, decision from prediction_records where request_id = any(${idList}::text[])`,
+    );
+    expect(written).toHaveLength(records.length);
+    const byId = new Map(written.map((r) => [r.request_id as string, r]));
+    for (const id of odd) expect(byId.has(id)).toBe(true);
+    expect(byId.get(odd[0])).toMatchObject({ scores: "{NULL,0.25}", decision: null, key_id: null });
+    expect(byId.get(odd[1])).toMatchObject({ scores: "{0.5,0.5}", decision: 1, key_id: alice.keyId });
+    expect((await q(sql`select count(*)::int as n from prediction_records where request_id = 'of-a-deleted-version'`))[0].n).toBe(0);
+    await q(sql`delete from prediction_records where request_id = any(${idList}::text[])`);
   });
 
   it("takes outcomes by request id: every bad row named and nothing written, unmatched ids listed, idempotent", async () => {
