@@ -32,8 +32,8 @@ ALTER TABLE "experiments" ADD CONSTRAINT "experiments_workspace_id_workspaces_id
 ALTER TABLE "files" ADD CONSTRAINT "files_workspace_id_workspaces_id_fk" FOREIGN KEY ("workspace_id") REFERENCES "public"."workspaces"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "models" ADD CONSTRAINT "models_workspace_id_workspaces_id_fk" FOREIGN KEY ("workspace_id") REFERENCES "public"."workspaces"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 -- Every existing user gets a personal workspace, owned by them; nothing is lost: each owned row below is only given
--- its owner's personal workspace.
-INSERT INTO "workspaces" ("name", "personal_owner_id") SELECT "email", "id" FROM "users";
+-- its owner's personal workspace. Its name is not the e-mail, so that no copy of it outlives an erasure.
+INSERT INTO "workspaces" ("name", "personal_owner_id") SELECT 'Personal', "id" FROM "users";
 --> statement-breakpoint
 INSERT INTO "workspace_members" ("workspace_id", "user_id", "role")
   SELECT "id", "personal_owner_id", 'owner' FROM "workspaces" WHERE "personal_owner_id" IS NOT NULL;
@@ -62,7 +62,7 @@ ALTER TABLE "audit_events" ENABLE TRIGGER "audit_events_append_only";
 CREATE OR REPLACE FUNCTION builder_personal_workspace() RETURNS trigger AS $$
 DECLARE ws uuid;
 BEGIN
-  INSERT INTO "workspaces" ("name", "personal_owner_id") VALUES (NEW."email", NEW."id") RETURNING "id" INTO ws;
+  INSERT INTO "workspaces" ("name", "personal_owner_id") VALUES ('Personal', NEW."id") RETURNING "id" INTO ws;
   INSERT INTO "workspace_members" ("workspace_id", "user_id", "role") VALUES (ws, NEW."id", 'owner');
   RETURN NEW;
 END;

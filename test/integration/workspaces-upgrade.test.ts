@@ -87,7 +87,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("upgrade to workspaces on postgr
         p.id,
       ]);
       expect(ws.rows).toHaveLength(1);
-      expect(ws.rows[0].name).toBe(p.email);
+      expect(ws.rows[0].name).toBe("Personal");
       const members = await client.query("select user_id, role from workspace_members where workspace_id = $1", [ws.rows[0].id]);
       expect(members.rows).toEqual([{ user_id: p.id, role: "owner" }]);
       for (const table of ["api_keys", "experiments", "models"]) {
