@@ -26,3 +26,34 @@ export class WorkspaceRepository {
     return { ...row, role: row.role };
   }
 }
+
+/** Writes of workspace_members: the members service's one way to change who belongs and with which role. */
+export class WorkspaceMemberRepository {
+  constructor(private readonly db: Db) {}
+
+  async list(workspaceId: string): Promise<WorkspaceMember[]> {
+    const rows = await this.db
+      .select({ workspaceId: workspaceMembers.workspaceId, userId: workspaceMembers.userId, role: workspaceMembers.role })
+      .from(workspaceMembers)
+      .where(eq(workspaceMembers.workspaceId, workspaceId))
+      .orderBy(workspaceMembers.createdAt);
+    return rows.flatMap((r) => (isRole(r.role) ? [{ ...r, role: r.role }] : []));
+  }
+
+  async add(workspaceId: string, userId: string, role: WorkspaceMember["role"]): Promise<void> {
+    await this.db.insert(workspaceMembers).values({ workspaceId, userId, role });
+  }
+
+  async setRole(workspaceId: string, userId: string, role: WorkspaceMember["role"]): Promise<void> {
+    await this.db
+      .update(workspaceMembers)
+      .set({ role })
+      .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.userId, userId)));
+  }
+
+  async remove(workspaceId: string, userId: string): Promise<void> {
+    await this.db
+      .delete(workspaceMembers)
+      .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.userId, userId)));
+  }
+}
