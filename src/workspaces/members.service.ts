@@ -45,7 +45,7 @@ export class MembersService {
   }
 
   private async refuseIfLastOwner(db: Db, workspaceId: string): Promise<void> {
-    const owners = (await new WorkspaceMemberRepository(db).list(workspaceId)).filter((m) => m.role === "owner");
+    const owners = await new WorkspaceMemberRepository(db).lockOwners(workspaceId);
     if (owners.length <= 1)
       throw errors.conflict("a workspace needs an owner: make another member an owner first", "last_owner");
   }

@@ -40,6 +40,19 @@ export class WorkspaceMemberRepository {
     return rows.flatMap((r) => (isRole(r.role) ? [{ ...r, role: r.role }] : []));
   }
 
+  /**
+   * The owners' rows, locked until the transaction ends: two owners demoting each other at once are serialised, so
+   * the second sees that it would leave none.
+   */
+  async lockOwners(workspaceId: string): Promise<string[]> {
+    const rows = await this.db
+      .select({ userId: workspaceMembers.userId })
+      .from(workspaceMembers)
+      .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.role, "owner")))
+      .for("update");
+    return rows.map((r) => r.userId);
+  }
+
   async add(workspaceId: string, userId: string, role: WorkspaceMember["role"]): Promise<void> {
     await this.db.insert(workspaceMembers).values({ workspaceId, userId, role });
   }
