@@ -46,6 +46,41 @@ const ownerId = () =>
     .references(() => users.id, { onDelete: "cascade" });
 
 /**
+ * A team's shared space (issue 50, docs/teams.md). Every user has one personal workspace (personal_owner_id set,
+ * erased with the user); shared ones have none. What a user builds carries the workspace it belongs to.
+ */
+export const workspaces = pgTable("workspaces", {
+  id: id(),
+  name: text("name").notNull(),
+  personalOwnerId: uuid("personal_owner_id")
+    .unique()
+    .references(() => users.id, { onDelete: "cascade" }),
+  createdAt: createdAt(),
+});
+
+/** Who belongs to a workspace and with which role (owner, editor, reviewer, viewer: src/workspaces/permissions.ts). */
+export const workspaceMembers = pgTable(
+  "workspace_members",
+  {
+    workspaceId: uuid("workspace_id")
+      .notNull()
+      .references(() => workspaces.id, { onDelete: "cascade" }),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    role: text("role").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.userId] }), index("workspace_members_user").on(t.userId)],
+);
+
+/**
+ * The workspace a row belongs to. Nullable in the schema only so that today's repositories need not name it yet:
+ * the workspaces migration's trigger fills it with the owner's personal workspace on every insert.
+ */
+const workspaceId = () => uuid("workspace_id").references(() => workspaces.id, { onDelete: "cascade" });
+
+/**
  * One-time links an administrator hands over by hand (Builder sends no email): an invitation to create an account,
  * or a password reset for an existing one. Only the token's SHA-256 is stored, as for sessions and API keys; a link
  * is used at most once (used_at is set in the same transaction that creates the account or sets the password).
@@ -98,6 +133,7 @@ export const apiKeys = pgTable(
   {
     id: id(),
     userId: ownerId(),
+    workspaceId: workspaceId(),
     name: text("name").notNull(),
     prefix: text("prefix").notNull(),
     keyHash: text("key_hash").notNull().unique(),
@@ -115,6 +151,7 @@ export const experiments = pgTable(
   {
     id: id(),
     userId: ownerId(),
+    workspaceId: workspaceId(),
     experimentId: integer("experiment_id").notNull(),
     request: jsonb("request").notNull(),
     // The caller's label for the experiment, editable later (PATCH); kept out of `request` so that editing it never
@@ -171,6 +208,7 @@ export const models = pgTable(
   {
     id: id(),
     userId: ownerId(),
+    workspaceId: workspaceId(),
     experimentUuid: uuid("experiment_uuid")
       .notNull()
       .references(() => experiments.id, { onDelete: "cascade" }),
@@ -202,6 +240,7 @@ export const batches = pgTable(
   {
     id: id(),
     userId: ownerId(),
+    workspaceId: workspaceId(),
     experimentUuid: uuid("experiment_uuid")
       .notNull()
       .references(() => experiments.id, { onDelete: "cascade" }),
@@ -236,6 +275,7 @@ export const files = pgTable(
   {
     id: id(),
     userId: ownerId(),
+    workspaceId: workspaceId(),
     path: text("path").notNull(),
     size: bigint("size", { mode: "number" }).notNull(),
     sha256: text("sha256").notNull(),
@@ -250,6 +290,7 @@ export const chatConversations = pgTable(
   {
     id: id(),
     userId: ownerId(),
+    workspaceId: workspaceId(),
     title: text("title").notNull(),
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
@@ -288,6 +329,8 @@ export const auditEvents = pgTable(
     seq: bigserial("seq", { mode: "number" }).primaryKey(),
     at: createdAt(),
     actorId: uuid("actor_id").notNull(),
+    /** No foreign key, as actor_id: the log outlives the workspace it mentions. */
+    workspaceId: uuid("workspace_id"),
     /** api_key, session or cli. */
     via: text("via").notNull(),
     action: text("action").notNull(),

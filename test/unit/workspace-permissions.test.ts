@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { ApiError } from "../../src/errors.js";
+import {
+  PERMISSIONS,
+  PermissionDeniedError,
+  ROLES,
+  ROLE_PERMISSIONS,
+  assertAllowed,
+  isAllowed,
+  isRole,
+} from "../../src/workspaces/permissions.js";
+
+describe("workspace permissions table", () => {
+  it("gives an owner every permission", () => {
+    for (const p of PERMISSIONS) expect(isAllowed("owner", p), p).toBe(true);
+  });
+
+  it("keeps a viewer to reading", () => {
+    expect([...ROLE_PERMISSIONS.viewer]).toEqual(["experiment.read"]);
+  });
+
+  it("lets an editor build and delete but not manage members, keys, approvals or the workspace", () => {
+    for (const p of ["experiment.build", "experiment.delete", "dataset.upload", "batch.run", "operating_point.set"] as const)
+      expect(isAllowed("editor", p), p).toBe(true);
+    for (const p of ["members.manage", "key.manage", "model.approve", "workspace.delete"] as const)
+      expect(isAllowed("editor", p), p).toBe(false);
+  });
+
+  it("lets a reviewer approve and write the intended use but not build or delete", () => {
+    for (const p of ["model.approve", "intended_use.write", "review.write", "experiment.read"] as const)
+      expect(isAllowed("reviewer", p), p).toBe(true);
+    for (const p of ["experiment.build", "experiment.delete", "dataset.upload", "members.manage"] as const)
+      expect(isAllowed("reviewer", p), p).toBe(false);
+  });
+
+  it("orders the roles: each lower role's permissions are within the owner's, and a viewer's within every role's", () => {
+    for (const role of ROLES) {
+      for (const p of ROLE_PERMISSIONS.viewer) expect(ROLE_PERMISSIONS[role].has(p), `${role} ${p}`).toBe(true);
+      for (const p of ROLE_PERMISSIONS[role]) expect(ROLE_PERMISSIONS.owner.has(p)).toBe(true);
+    }
+  });
+
+  it("throws a 403 whose code names the missing permission", () => {
+    let caught: unknown;
+    try {
+      assertAllowed({ role: "viewer" }, "experiment.delete");
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(PermissionDeniedError);
+    expect(caught).toBeInstanceOf(ApiError);
+    const err = caught as PermissionDeniedError;
+    expect(err.status).toBe(403);
+    expect(err.code).toBe("missing_permission_experiment_delete");
+    expect(err.permission).toBe("experiment.delete");
+    expect(err.message).toContain("viewer");
+    expect(() => assertAllowed({ role: "owner" }, "experiment.delete")).not.toThrow();
+  });
+
+  it("recognises only the four roles", () => {
+    expect(ROLES.every(isRole)).toBe(true);
+    expect(isRole("admin")).toBe(false);
+    expect(isRole(undefined)).toBe(false);
+  });
+});
