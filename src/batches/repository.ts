@@ -1,6 +1,7 @@
 import { and, desc, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { batches } from "../db/schema.js";
+import { say, storedMessage, type Message } from "../errors.js";
 
 export type BatchRow = typeof batches.$inferSelect;
 export type BatchStatus = "queued" | "running" | "done" | "failed";
@@ -62,7 +63,7 @@ export class BatchRepository {
 
   async update(
     id: string,
-    values: Partial<Pick<BatchRow, "status" | "overlays" | "total" | "done" | "failed" | "flagged" | "failureReason" | "finishedAt">>,
+    values: Partial<Pick<BatchRow, "status" | "overlays" | "total" | "done" | "failed" | "flagged" | "failureReason" | "failureText" | "finishedAt">>,
   ): Promise<void> {
     await this.db
       .update(batches)
@@ -83,10 +84,10 @@ export class BatchRepository {
    * running batch is touched every second it makes progress and a queued one every 30 s (BatchService.keepAlive), so
    * another replica's live batch is never taken for dead.
    */
-  async failStale(staleSeconds: number, reason: string): Promise<number> {
+  async failStale(staleSeconds: number, reason: Message): Promise<number> {
     const rows = await this.db
       .update(batches)
-      .set({ status: "failed", failureReason: reason, finishedAt: sql`now()`, updatedAt: sql`now()` })
+      .set({ status: "failed", failureReason: say(reason, "en"), failureText: storedMessage(reason), finishedAt: sql`now()`, updatedAt: sql`now()` })
       .where(
         and(inArray(batches.status, ["queued", "running"]), lt(batches.updatedAt, sql`now() - make_interval(secs => ${staleSeconds})`)),
       )

@@ -1,6 +1,6 @@
 import type { AuditActor, AuditLog } from "../audit/audit-log.js";
 import type { ClinicalSection, Manifest } from "../contract/types.js";
-import { ApiError, errors } from "../errors.js";
+import { ApiError, errors, msg } from "../errors.js";
 import type { Bucket } from "../storage/bucket.js";
 import {
   binaryThresholds,
@@ -73,10 +73,10 @@ export class OperatingPointService {
   /** The experiment's current model version, or 404 / 409 (none published). */
   private async current(userId: string, experimentId: number): Promise<{ model: ModelRow; manifest: Manifest; retrospective: boolean }> {
     const row = await this.deps.repo.byUserNumber(userId, experimentId);
-    if (!row) throw errors.notFound(`experiment ${experimentId}`);
+    if (!row) throw errors.notFound(msg("experiment.not_found", { id: experimentId }));
     const model = await this.deps.repo.latestModel(userId, experimentId);
     if (!model || model.experimentUuid !== row.id) {
-      throw new ApiError(409, "model_not_published", `experiment ${experimentId} has no published model (status ${row.status})`);
+      throw new ApiError(409, "model_not_published", msg("experiment.no_published_model", { id: experimentId, status: row.status }));
     }
     const retrospective = (row.request as { study_type?: string }).study_type === "Retrospective";
     return { model, manifest: model.manifest as Manifest, retrospective };
@@ -241,7 +241,7 @@ export class OperatingPointService {
     const { model } = await this.current(userId, experimentId);
     const rows = await this.deps.repo.modelsOf(model.experimentUuid);
     const target = rows.find((r) => r.version === version);
-    if (!target) throw errors.notFound(`version ${version} of experiment ${experimentId}`);
+    if (!target) throw errors.notFound(msg("experiment.version_not_found", { version, id: experimentId }));
     if (target.id === model.id) return versionView(model, model);
     const row = await this.deps.repo.makeModelCurrent(target, {
       event: "model_version_restored",

@@ -5,7 +5,7 @@ import type { Readable } from "node:stream";
 import { parse } from "csv-parse/sync";
 import PQueue from "p-queue";
 import yazl from "yazl";
-import { ApiError } from "../errors.js";
+import { ApiError, msg, detail, say, type Message } from "../errors.js";
 import { DICOM_ACCEPT, firstMultipartPart } from "../net/dicomweb.js";
 import type { OutboundGuard } from "../net/outbound-guard.js";
 import { OutboundRefusal } from "../net/outbound-guard.js";
@@ -32,8 +32,9 @@ export interface PacsImportFailure {
   /** The CSV's row number (1 = the first row below the header). */
   row: number;
   uid: string;
-  /** In English; the route adds the Spanish at the edge (the http layer owns the translations). */
+  /** In English; `text` has the catalog words, which the route says in Spanish too (reason_es). */
   reason: string;
+  text: Message;
 }
 
 export interface PacsImportResult {
@@ -71,7 +72,11 @@ interface Located {
   instance: string;
 }
 
-class RowFailure extends Error {}
+class RowFailure extends Error {
+  constructor(public readonly text: Message) {
+    super(say(text, "en"));
+  }
+}
 
 export const IMAGE_COL = "image";
 export const PATIENT_COL = "patient_id";
@@ -82,7 +87,7 @@ export class PacsImport {
   async run(userId: string, objectPath: string, req: PacsImportRequest): Promise<PacsImportResult> {
     const table = readCsv(req);
     const target = await this.deps.connections.target(userId);
-    if (!target) throw new ApiError(404, "not_found", "no PACS is configured: save its DICOMweb address in Settings → PACS first");
+    if (!target) throw new ApiError(404, "not_found", msg("pacs.not_configured"));
     const work = path.join(this.deps.dataDir, "tmp", `pacs-import-${Date.now()}-${randomBytes(4).toString("hex")}`);
     await fs.promises.mkdir(path.join(work, "images"), { recursive: true });
     try {
@@ -113,7 +118,7 @@ export class PacsImport {
       throw new ApiError(
         422,
         "too_many_instances",
-        `the UIDs expand to ${total} instances; one import holds at most ${this.deps.maxInstances}: split the CSV`,
+        msg("pacs.too_many_instances", { total, max: this.deps.maxInstances }),
       );
     const uids = new Map<string, string>();
     const patients = new Map<string, string>();
@@ -151,11 +156,8 @@ export class PacsImport {
       throw new ApiError(
         422,
         "pacs_import_empty",
-        `no instance could be retrieved, so nothing was stored: ${failed
-          .slice(0, 5)
-          .map((f) => `row ${f.row} (${f.uid}): ${f.reason}`)
-          .join("; ")}`,
-        failed.slice(0, 100).map((f) => ({ field: "csv", message: `row ${f.row} (${f.uid}): ${f.reason}`, row: f.row, uid: f.uid })),
+        msg("pacs.import_empty", { failures: failureList(failed.slice(0, 5)) }),
+        failed.slice(0, 100).map((f) => detail("csv", msg("pacs.row_failure", { row: f.row, uid: f.uid, reason: f.text }), { row: f.row, uid: f.uid })),
       );
     out.sort((a, b) => a[1].localeCompare(b[1]));
     const csv = [[PATIENT_COL, IMAGE_COL, ...table.restHeader], ...out].map((line) => line.map(csvField).join(",")).join("\n") + "\n";
@@ -199,13 +201,13 @@ export class PacsImport {
     } catch {
       found = undefined;
     }
-    if (!Array.isArray(found)) throw new RowFailure("the PACS answered the search with something that is not DICOM JSON");
+    if (!Array.isArray(found)) throw new RowFailure(msg("pacs.search_not_json"));
     return found as Array<Record<string, { Value?: string[] }>>;
   }
 
   /** The instances a UID stands for: an instance, the instances of a series, or of a study (tried in that order). */
   private async locate(target: PacsTarget, uid: string): Promise<Located[]> {
-    if (!/^[0-9]+(\.[0-9]+)*$/.test(uid) || uid.length > 64) throw new RowFailure("not a DICOM UID (digits and dots, at most 64)");
+    if (!/^[0-9]+(\.[0-9]+)*$/.test(uid) || uid.length > 64) throw new RowFailure(msg("pacs.not_a_uid"));
     const v = (o: Record<string, { Value?: string[] }>, tag: string) => o[tag]?.Value?.[0] ?? "";
     const tries: Array<[Level, string]> = [
       ["instance", `instances?SOPInstanceUID=${uid}&includefield=0020000D&includefield=0020000E`],
@@ -219,17 +221,17 @@ export class PacsImport {
       if (level === "series") {
         const study = v(found[0], "0020000D");
         const inst = await this.qido(target, `studies/${study}/series/${uid}/instances`);
-        if (!inst.length) throw new RowFailure("the series holds no instance");
+        if (!inst.length) throw new RowFailure(msg("pacs.empty_series"));
         return inst.map((o) => ({ study, series: uid, instance: v(o, "00080018") }));
       }
       return found.map((o) => ({ study: uid, series: v(o, "0020000E"), instance: v(o, "00080018") }));
     }
-    throw new RowFailure("no study, series or instance with this UID in the PACS");
+    throw new RowFailure(msg("pacs.uid_not_found"));
   }
 
   /** WADO-RS: the instance as stored (transfer-syntax=*), at most maxInstanceBytes. */
   private async retrieve(target: PacsTarget, loc: Located): Promise<Buffer> {
-    if (!loc.study || !loc.series || !loc.instance) throw new RowFailure("the PACS's search answer lacks the study or series UID");
+    if (!loc.study || !loc.series || !loc.instance) throw new RowFailure(msg("pacs.search_lacks_uid"));
     const url = `${target.root}/studies/${loc.study}/series/${loc.series}/instances/${loc.instance}`;
     const res = await this.deps.guard().fetch(url, {
       headers: this.headers(target, DICOM_ACCEPT),
@@ -247,8 +249,8 @@ interface CsvTable {
   rows: Array<{ uid: string; patient: string | null; rest: string[] }>;
 }
 
-function bad(field: string, message: string): ApiError {
-  return new ApiError(400, "invalid_request", `${field}: ${message}`, [{ field, message }]);
+function bad(field: string, problem: Message): ApiError {
+  return new ApiError(400, "invalid_request", msg("request.field_problem", { field, problem }), [detail(field, problem)]);
 }
 
 function readCsv(req: PacsImportRequest): CsvTable {
@@ -256,23 +258,23 @@ function readCsv(req: PacsImportRequest): CsvTable {
   try {
     records = parse(req.csv.replace(/^\uFEFF/, ""), { relax_column_count: false, skip_empty_lines: true, trim: true });
   } catch (err) {
-    throw bad("csv", `cannot be read as CSV: ${(err as Error).message}`);
+    throw bad("csv", msg("pacs.csv_unreadable", { why: (err as Error).message }));
   }
-  if (records.length < 2) throw bad("csv", "needs a header row and at least one row of UIDs");
+  if (records.length < 2) throw bad("csv", msg("pacs.csv_too_short"));
   const header = records[0];
   const uidAt = header.indexOf(req.uid_col);
-  if (uidAt < 0) throw bad("uid_col", `the CSV has no column '${req.uid_col}' (its columns: ${header.join(", ")})`);
+  if (uidAt < 0) throw bad("uid_col", msg("pacs.no_uid_column", { column: req.uid_col, columns: header.join(", ") }));
   const patientAt = req.patient_col ? header.indexOf(req.patient_col) : -1;
-  if (req.patient_col && patientAt < 0) throw bad("patient_col", `the CSV has no column '${req.patient_col}'`);
+  if (req.patient_col && patientAt < 0) throw bad("patient_col", msg("pacs.no_column", { column: req.patient_col }));
   for (const reserved of [PATIENT_COL, IMAGE_COL])
     if (header.some((h, i) => h === reserved && i !== uidAt && i !== patientAt))
-      throw bad("csv", `the column '${reserved}' is the one Builder writes; rename yours`);
+      throw bad("csv", msg("pacs.reserved_column", { column: reserved }));
   const keep = header.map((_, i) => i).filter((i) => i !== uidAt && i !== patientAt);
   const rows = records.slice(1).map((r, i) => {
     const uid = r[uidAt];
-    if (!uid) throw bad("csv", `row ${i + 1}: the column '${req.uid_col}' is empty`);
+    if (!uid) throw bad("csv", msg("pacs.empty_cell", { row: i + 1, column: req.uid_col }));
     const patient = patientAt >= 0 ? r[patientAt] || null : null;
-    if (patientAt >= 0 && !patient) throw bad("csv", `row ${i + 1}: the column '${req.patient_col}' is empty`);
+    if (patientAt >= 0 && !patient) throw bad("csv", msg("pacs.empty_cell", { row: i + 1, column: req.patient_col ?? "" }));
     return { uid, patient, rest: keep.map((k) => r[k]) };
   });
   return { restHeader: keep.map((k) => header[k]), rows };
@@ -289,19 +291,26 @@ function csvField(v: string): string {
   return /[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 }
 
-function httpReason(status: number, what: "search" | "retrieval"): string {
-  if (status === 401 || status === 403) return `the PACS refused the credentials (HTTP ${status})`;
-  if (status === 404) return "the PACS has no such instance (HTTP 404)";
-  return `the PACS answered the ${what} with HTTP ${status}`;
+function httpReason(status: number, what: "search" | "retrieval"): Message {
+  if (status === 401 || status === 403) return msg("pacs.credentials_refused", { status });
+  if (status === 404) return msg("pacs.no_such_instance");
+  return msg(what === "search" ? "pacs.search_http" : "pacs.retrieval_http", { status });
 }
 
 function failure(row: number, uid: string, err: unknown): PacsImportFailure {
-  const reason = reasonOf(err);
-  return { row, uid, reason };
+  const text = reasonOf(err);
+  return { row, uid, reason: say(text, "en"), text };
 }
 
-function reasonOf(err: unknown): string {
-  if (err instanceof RowFailure || err instanceof DeidentifyError) return err.message;
-  if (err instanceof OutboundRefusal) return err.message;
-  return `unexpected error: ${(err as Error).message}`;
+function reasonOf(err: unknown): Message {
+  if (err instanceof RowFailure || err instanceof DeidentifyError) return err.text;
+  if (err instanceof OutboundRefusal && err.text) return err.text;
+  return msg("pacs.unexpected", { why: (err as Error).message });
+}
+
+/** "row 3 (1.2.3): reason; row 5 (...)": the first failures, each in the language the whole is said in. */
+function failureList(failed: PacsImportFailure[]): Message {
+  return failed
+    .map((f) => msg("pacs.row_failure", { row: f.row, uid: f.uid, reason: f.text }))
+    .reduce((list, next) => msg("pacs.list", { list, next }));
 }

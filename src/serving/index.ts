@@ -6,7 +6,7 @@ import type { Logger } from "../logger.js";
 import { OutboundGuard } from "../net/outbound-guard.js";
 import { fetchImageBytes } from "../net/image-fetch.js";
 import { uriScheme, type Bucket } from "../storage/bucket.js";
-import { ApiError, errors } from "../errors.js";
+import { ApiError, errors, msg } from "../errors.js";
 import { ModelNotPublished, PredictorClosed } from "./errors.js";
 import type { JsonBytes } from "./json-encode.js";
 import { ModelCache, ModelNotFound, type LoadedModel } from "./model-cache.js";
@@ -148,7 +148,7 @@ export async function createServing(deps: {
       if (!(err instanceof ModelNotFound)) throw err;
       // The experiment's state makes the answer: "wait" or "it failed" (409 at the edge) apart from "wrong id" (404).
       const status = await repo.experimentStatus(userId, experimentId);
-      if (status === null) throw errors.notFound(`experiment ${experimentId}`);
+      if (status === null) throw errors.notFound(msg("experiment.not_found", { id: experimentId }));
       throw new ModelNotPublished(experimentId, status);
     }
   };

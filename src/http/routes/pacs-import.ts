@@ -4,7 +4,7 @@ import { resolveZipPath } from "../../datasets/zip-path.js";
 import { experimentRequestFields, datasetFieldRules } from "../../experiments/request.js";
 import { datasetTask } from "../../experiments/study.js";
 import { IMAGE_COL } from "../../pacs/import.js";
-import { spanishFromTemplate } from "../error-language.js";
+import { say } from "../../errors.js";
 import { defineRoute } from "../route.js";
 import { datasetReportSchema } from "../response-schemas.js";
 
@@ -79,8 +79,8 @@ export const pacsImportRoutes = [
         failed: result.failed.length,
       });
       const report = await services.datasets.validate(auth.userId, objectPath, datasetTask(datasetFields(body)));
-      // Each reason in Spanish too (the English one where no translation matches, e.g. a message from the PACS itself).
-      const failed = result.failed.map((f) => ({ ...f, reason_es: spanishFromTemplate(f.reason) ?? f.reason }));
+      // Each reason in Spanish too, from the catalog (a message from the PACS itself stays as it came).
+      const failed = result.failed.map(({ text, ...f }) => ({ ...f, reason_es: say(text, "es") }));
       return { status: 201, body: { ...result, failed, images_col: IMAGE_COL, report } };
     },
   }),
