@@ -1,7 +1,7 @@
 import { and, eq, ne, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { sessions, users } from "../db/schema.js";
-import { ApiError } from "../errors.js";
+import { ApiError, msg, detail } from "../errors.js";
 import { hashPassword, verifyPassword } from "./secrets.js";
 import { passwordProblem } from "./user.service.js";
 
@@ -24,14 +24,12 @@ export class AccountService {
    */
   async changePassword(input: { userId: string; sessionId?: string; current: string; next: string }): Promise<void> {
     const [row] = await this.db.select().from(users).where(eq(users.id, input.userId));
-    if (!row) throw new ApiError(404, "not_found", "the user no longer exists");
+    if (!row) throw new ApiError(404, "not_found", msg("auth.user_gone"));
     if (!(await verifyPassword(input.current, row.passwordHash))) {
-      throw new ApiError(400, "invalid_request", "the current password is not correct", [
-        { field: "current_password", message: "not correct" },
-      ]);
+      throw new ApiError(400, "invalid_request", msg("auth.wrong_current_password"), [detail("current_password", msg("detail.not_correct"))]);
     }
     const weak = passwordProblem(input.next);
-    if (weak) throw new ApiError(400, "invalid_request", weak, [{ field: "new_password", message: weak }]);
+    if (weak) throw new ApiError(400, "invalid_request", weak, [detail("new_password", weak)]);
     await this.db
       .update(users)
       .set({ passwordHash: await hashPassword(input.next) })

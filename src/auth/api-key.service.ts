@@ -1,7 +1,7 @@
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { apiKeys, users } from "../db/schema.js";
-import { ApiError } from "../errors.js";
+import { ApiError, msg, detail } from "../errors.js";
 import { ApiKeyCache } from "./api-key-cache.js";
 import type { Role } from "./user.service.js";
 import { DISPLAY_PREFIX_LENGTH, generateApiKey, looksLikeApiKey, sha256Hex } from "./secrets.js";
@@ -61,8 +61,8 @@ export class ApiKeyService {
   ): Promise<{ key: string; info: ApiKeyInfo }> {
     const limit = opts.rateLimitPerMinute ?? null;
     if (limit !== null && (!Number.isInteger(limit) || limit < 1)) {
-      throw new ApiError(400, "invalid_request", "the rate limit must be a whole number of requests per minute, at least 1", [
-        { field: "rate_limit_per_minute", message: "must be an integer >= 1" },
+      throw new ApiError(400, "invalid_request", msg("auth.rate_limit_not_integer"), [
+        detail("rate_limit_per_minute", msg("detail.integer_at_least_1")),
       ]);
     }
     const key = generateApiKey();
@@ -112,7 +112,7 @@ export class ApiKeyService {
    */
   async revoke(idOrKey: string, userId?: string): Promise<ApiKeyInfo> {
     const byKey = idOrKey.startsWith("bld_");
-    if (!byKey && !UUID.test(idOrKey)) throw new ApiError(404, "not_found", "API key not found");
+    if (!byKey && !UUID.test(idOrKey)) throw new ApiError(404, "not_found", msg("auth.api_key_not_found"));
     const match = byKey ? eq(apiKeys.keyHash, sha256Hex(idOrKey)) : eq(apiKeys.id, idOrKey);
     const where = userId ? and(match, eq(apiKeys.userId, userId)) : match;
     const [updated] = await this.db
@@ -127,7 +127,7 @@ export class ApiKeyService {
       return info;
     }
     const [existing] = await this.db.select(publicColumns).from(apiKeys).where(where);
-    if (!existing) throw new ApiError(404, "not_found", "API key not found");
+    if (!existing) throw new ApiError(404, "not_found", msg("auth.api_key_not_found"));
     return existing;
   }
 

@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { users } from "../db/schema.js";
-import { ApiError } from "../errors.js";
+import { ApiError, msg, detail } from "../errors.js";
 import { hashPassword, safeEqual } from "./secrets.js";
 import { checkedEmail } from "./user.service.js";
 
@@ -120,8 +120,8 @@ export class FirstRunSetup {
       throw new ApiError(
         403,
         "setup_code_expired",
-        `the setup code has expired (it works for ${Math.round(this.opts.ttlMs / 3_600_000)} h after it is printed); restart the server to print a new one`,
-        [{ field: "setup_code", message: "expired" }],
+        msg("auth.setup_code_expired", { hours: Math.round(this.opts.ttlMs / 3_600_000) }),
+        [detail("setup_code", msg("detail.expired"))],
       );
     }
     const code = this.code!;
@@ -129,8 +129,8 @@ export class FirstRunSetup {
       throw new ApiError(
         403,
         "invalid_setup_code",
-        "the setup code is not the one this server printed in its log when it started; copy it from there",
-        [{ field: "setup_code", message: "not this server's setup code" }],
+        msg("auth.invalid_setup_code"),
+        [detail("setup_code", msg("detail.not_setup_code"))],
       );
     }
     const email = checkedEmail(input);
@@ -153,7 +153,7 @@ export class FirstRunSetup {
       return row;
     });
     if (created === "taken")
-      throw new ApiError(409, "email_taken", `a user with email ${email} already exists; choose another address for the administrator`);
+      throw new ApiError(409, "email_taken", msg("auth.setup_email_taken", { email }));
     // Spent either way: an administrator exists now.
     if (this.code === code) this.code = undefined;
     if (!created) throw setupDone();
@@ -165,6 +165,6 @@ function setupDone(): ApiError {
   return new ApiError(
     409,
     "setup_done",
-    "this server already has an administrator: sign in, or ask an administrator (or the server's operator) for an account",
+    msg("auth.setup_done"),
   );
 }

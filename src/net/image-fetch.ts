@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream";
 import type { Bucket } from "../storage/bucket.js";
-import { BucketNotFoundError, objectPathSegments, uriScheme } from "../storage/bucket.js";
+import { BucketNotFoundError, ObjectPathError, objectPathSegments, uriScheme } from "../storage/bucket.js";
 import { isDicom } from "../dicom/parse.js";
 import { DICOM_ACCEPT, dicomWebInstanceUrl, firstMultipartPart } from "./dicomweb.js";
 import { msg } from "../errors.js";
@@ -122,7 +122,7 @@ async function readOwnObject(uri: string, scheme: string, ctx: ImageFetchContext
   try {
     segments = objectPathSegments(decodeURIComponent(objectPath));
   } catch (err) {
-    throw refuse(400, "invalid_uri", msg("net.bad_object_path", { why: (err as Error).message }));
+    throw refuse(400, "invalid_uri", msg("net.bad_object_path", { why: err instanceof ObjectPathError ? err.text : (err as Error).message }));
   }
   // Another bucket, or another user's object, is "not found": its existence is not revealed.
   const notFound = refuse(404, "not_found", msg("net.no_such_object"));

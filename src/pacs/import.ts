@@ -312,5 +312,5 @@ function reasonOf(err: unknown): Message {
 function failureList(failed: PacsImportFailure[]): Message {
   return failed
     .map((f) => msg("pacs.row_failure", { row: f.row, uid: f.uid, reason: f.text }))
-    .reduce((list, next) => msg("pacs.list", { list, next }));
+    .reduce((list, next) => msg("join", { list, next }));
 }
