@@ -1,7 +1,7 @@
 import OpenAI, { APIConnectionTimeoutError, APIUserAbortError } from "openai";
 import type { ChatCompletionMessageParam, ChatCompletionMessageToolCall, ChatCompletionTool } from "openai/resources/chat/completions";
 import { z } from "zod";
-import { ApiError } from "../errors.js";
+import { ApiError, msg } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { uniqueReferences, type BackendReply, type BackendRequest, type ChatBackend } from "./backend.js";
 import type { Reference } from "./repository.js";
@@ -149,7 +149,7 @@ export class OpenAIBackend implements ChatBackend {
       return new ApiError(
         504,
         "chat_backend_timeout",
-        `the chat backend did not answer within ${Math.round(this.opts.timeoutMs / 1000)} s; try again, or ask a shorter question`,
+        msg("chat.backend_timeout", { seconds: Math.round(this.opts.timeoutMs / 1000) }),
       );
     }
     if (err instanceof APIUserAbortError) return err; // the caller went away
@@ -157,7 +157,7 @@ export class OpenAIBackend implements ChatBackend {
     return new ApiError(
       502,
       "chat_backend_unavailable",
-      "the chat backend is unavailable or gave an unusable answer; try again later, or ask the operator (quote the x-request-id)",
+      msg("chat.backend_unavailable"),
     );
   }
 }

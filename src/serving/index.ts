@@ -6,7 +6,7 @@ import type { Logger } from "../logger.js";
 import { OutboundGuard } from "../net/outbound-guard.js";
 import { fetchImageBytes } from "../net/image-fetch.js";
 import { uriScheme, type Bucket } from "../storage/bucket.js";
-import { ApiError, errors, msg } from "../errors.js";
+import { ApiError, errors, msg, detail } from "../errors.js";
 import { ModelNotPublished, PredictorClosed } from "./errors.js";
 import type { JsonBytes } from "./json-encode.js";
 import { ModelCache, ModelNotFound, type LoadedModel } from "./model-cache.js";
@@ -174,8 +174,8 @@ export async function createServing(deps: {
       throw new ApiError(
         400,
         "invalid_request",
-        `message must be an image URI (https://, http://, data:image/...;base64, data:application/dicom;base64, or ${uriScheme(bucket)}://)`,
-        [{ field: "message", message: "expected a string" }],
+        msg("net.message_not_uri_schemes", { scheme: uriScheme(bucket) }),
+        [detail("message", msg("serving.message_not_string"))],
       );
     }
     const authorizationFor = deps.authorizationFor && ((url: string) => deps.authorizationFor!(userId, url));
