@@ -215,6 +215,12 @@ export interface ErrorValues {
   "net.timeout": { ms: CatalogValue };
   "net.too_many_redirects": { max: CatalogValue };
   "net.unparsable_url": {};
+  "operating.no_scores": {};
+  "operating.no_sensitivity": { target: CatalogValue };
+  "operating.no_specificity": { target: CatalogValue };
+  "operating.no_validation_scores": {};
+  "operating.not_binary": { kind: CatalogValue; problem: CatalogValue };
+  "operating.retrospective": {};
   "pacs.address_changed": {};
   "pacs.auto_score_no_pacs": {};
   "pacs.auto_score_unavailable": { why: CatalogValue };
