@@ -94,6 +94,7 @@ export interface ErrorValues {
   "chat.backend_timeout": { seconds: CatalogValue };
   "chat.backend_unavailable": {};
   "chat.conversation_not_found": {};
+  "dataset.csv_too_many_rows": { max: CatalogValue; path: CatalogValue };
   "dataset.dir_characters": {};
   "dataset.dir_too_long": { max: CatalogValue };
   "dataset.in_use": { count: number; users: CatalogValue; what: CatalogValue };
@@ -302,6 +303,22 @@ export interface ErrorValues {
   "serving.row_length": { expected: CatalogValue; got: CatalogValue };
   "serving.row_not_array": {};
   "serving.row_problem": { columns: CatalogValue; count: number; problem: CatalogValue };
+  "zip.absolute": { name: CatalogValue };
+  "zip.bad_segment": { name: CatalogValue };
+  "zip.bomb": { max: CatalogValue; times: CatalogValue };
+  "zip.cannot_extract": { name: CatalogValue; why: CatalogValue };
+  "zip.cannot_read": { name: CatalogValue; why: CatalogValue };
+  "zip.damaged": { why: CatalogValue };
+  "zip.encrypted": { name: CatalogValue };
+  "zip.entry_bomb": { max: CatalogValue; name: CatalogValue; times: CatalogValue };
+  "zip.more_data": { name: CatalogValue };
+  "zip.outside": { name: CatalogValue };
+  "zip.outside_short": { name: CatalogValue };
+  "zip.symlink": { name: CatalogValue };
+  "zip.too_large": { max: CatalogValue };
+  "zip.too_many_entries": { entries: CatalogValue; max: CatalogValue };
+  "zip.twice": { name: CatalogValue };
+  "zip.unreadable": { why: CatalogValue };
 }
 
 export type ErrorKey = keyof ErrorValues;
