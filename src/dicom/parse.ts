@@ -117,7 +117,7 @@ function pixelModule(ds: DataSet, syntax: TransferSyntax): PixelModule {
   if (!rows || !columns) throw new DicomError("invalid_dicom", msg("dicom.no_size"), syntax);
   const bitsAllocated = ds.uint16("x00280100") ?? 0;
   if (![8, 16, 32].includes(bitsAllocated))
-    throw new DicomError("dicom_decode_failed", msg("dicom.bits_allocated", { bits: bitsAllocated }), syntax);
+    throw new DicomError("dicom_decode_failed", msg("dicom.bits_allocated", { bits: bitsAllocated || "no" }), syntax);
   return {
     rows,
     columns,

@@ -14,7 +14,15 @@ export function flattenCatalog(o: unknown, prefix = ""): Map<string, string> {
 
 /** The values a message names: {{name}} and {{name, format}}, also inside a nested $t(...). */
 export function placeholdersOf(text: string): string[] {
-  return [...new Set([...text.matchAll(/\{\{\s*(\w+)[^}]*\}\}/g)].map((m) => m[1]))].sort();
+  // A scan, not a global regex: each {{ is read once up to its }} (a regex retried at every {{ is quadratic).
+  const names = new Set<string>();
+  for (let open = text.indexOf("{{"); open >= 0; open = text.indexOf("{{", open + 2)) {
+    const close = text.indexOf("}}", open + 2);
+    if (close < 0) break;
+    const name = text.slice(open + 2, close).split(",")[0].trim();
+    if (/^\w+$/.test(name)) names.add(name);
+  }
+  return [...names].sort();
 }
 
 const PLURAL = /_(zero|one|two|few|many|other)$/;
