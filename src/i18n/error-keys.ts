@@ -303,6 +303,8 @@ export interface ErrorValues {
   "serving.row_length": { expected: CatalogValue; got: CatalogValue };
   "serving.row_not_array": {};
   "serving.row_problem": { columns: CatalogValue; count: number; problem: CatalogValue };
+  "serving.unfamiliar_image": {};
+  "serving.unfamiliar_row": {};
   "zip.absolute": { name: CatalogValue };
   "zip.bad_segment": { name: CatalogValue };
   "zip.bomb": { max: CatalogValue; times: CatalogValue };

@@ -1,5 +1,5 @@
 import type { Tensor } from "onnxruntime-node";
-import { ApiError } from "../errors.js";
+import { ApiError, msg } from "../errors.js";
 import type { JsonBytes } from "./json-encode.js";
 import type { ServedManifest } from "./manifest.js";
 
@@ -41,9 +41,7 @@ export class UnfamiliarInput extends ApiError {
     super(
       422,
       "unfamiliar_input",
-      kind === "image"
-        ? "this image does not look like the images this model was trained on; the model is set to refuse such inputs (input_check mode refuse)"
-        : "this row's values lie far outside the data this model was trained on; the model is set to refuse such inputs (input_check mode refuse)",
+      msg(kind === "image" ? "serving.unfamiliar_image" : "serving.unfamiliar_row"),
     );
   }
 }

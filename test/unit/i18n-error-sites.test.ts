@@ -49,6 +49,9 @@ export function literalRaises(file: string, text: string): string[] {
       if (isText(args[NEW_WORDS[n.expression.text]])) found.push(`${at(n)}: new ${n.expression.text} with a sentence`);
       if (n.expression.text === "ApiError" && handWrittenDetails(args[3])) found.push(`${at(n)}: details written by hand`);
     }
+    // A subclass's super(status, code, words, ...): the words are the third argument, as in new ApiError.
+    if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.SuperKeyword && isText(n.arguments[2]))
+      found.push(`${at(n)}: super with a sentence`);
     if (ts.isCallExpression(n)) {
       const name = n.expression.getText(source);
       if (name in CALL_WORDS && isText(n.arguments[CALL_WORDS[name]])) found.push(`${at(n)}: ${name} with a sentence`);
@@ -76,6 +79,7 @@ describe("errors are raised with catalog keys, not sentences", () => {
       'throw errors.notFound("experiment");',
       'throw new DicomError("invalid_dicom", cond ? "a" : "b");',
       'throw new ApiError(404, "not_found", msg("experiment.not_found", { id }));',
+      'class X extends ApiError { constructor() { super(422, "unfamiliar_input", "this row is odd"); } }',
     ].join("\n");
     expect(literalRaises("planted.ts", planted)).toEqual([
       "planted.ts:1: new ApiError with a sentence",
@@ -83,6 +87,7 @@ describe("errors are raised with catalog keys, not sentences", () => {
       "planted.ts:3: refuse with a sentence",
       "planted.ts:4: errors.notFound with a sentence",
       "planted.ts:5: new DicomError with a sentence",
+      "planted.ts:7: super with a sentence",
     ]);
   });
 });
