@@ -99,6 +99,7 @@ export function storedMessage(text: Message): StoredMessage {
 /** A stored Message read back; undefined for anything that is not one of the catalog's errors keys. */
 export function messageFromStore(stored: unknown): Message | undefined {
   const s = stored as Partial<StoredMessage> | null | undefined;
-  if (!s || typeof s.key !== "string" || !s.key.startsWith("errors:") || typeof s.values !== "object" || s.values === null) return undefined;
+  if (!s || typeof s.key !== "string" || !s.key.startsWith("errors:") || typeof s.values !== "object" || s.values === null)
+    return undefined;
   return { key: s.key, values: s.values } as unknown as Message;
 }

@@ -61,11 +61,7 @@ function answerExpectContinue(config: Config, app: http.RequestListener, req: ht
   const declared = Number(req.headers["content-length"]);
   // The same margin as the files route: multipart framing around a file at the limit.
   if (Number.isFinite(declared) && declared > config.MAX_UPLOAD_BYTES + 64 * 1024) {
-    const error = new ApiError(
-      413,
-      "payload_too_large",
-      msg("dataset.upload_too_large", { max: config.MAX_UPLOAD_BYTES }),
-    );
+    const error = new ApiError(413, "payload_too_large", msg("dataset.upload_too_large", { max: config.MAX_UPLOAD_BYTES }));
     res.writeHead(413, { "content-type": "application/json; charset=utf-8", connection: "close", "x-request-id": randomUUID() });
     res.end(JSON.stringify(errorBody(error, preferredLanguage(req.headers["accept-language"]))));
     return;

@@ -26,7 +26,9 @@ export class AccountService {
     const [row] = await this.db.select().from(users).where(eq(users.id, input.userId));
     if (!row) throw new ApiError(404, "not_found", msg("auth.user_gone"));
     if (!(await verifyPassword(input.current, row.passwordHash))) {
-      throw new ApiError(400, "invalid_request", msg("auth.wrong_current_password"), [detail("current_password", msg("detail.not_correct"))]);
+      throw new ApiError(400, "invalid_request", msg("auth.wrong_current_password"), [
+        detail("current_password", msg("detail.not_correct")),
+      ]);
     }
     const weak = passwordProblem(input.next);
     if (weak) throw new ApiError(400, "invalid_request", weak, [detail("new_password", weak)]);

@@ -31,8 +31,7 @@ export function directOps(users: UserService, apiKeys: ApiKeyService, admins: Ad
     setRole: async ({ email, role }) => {
       const user = await users.requireByEmail(email);
       const changed = await admins.changeAccess(user.id, { role });
-      if (changed === "last_admin")
-        throw new ApiError(409, "last_admin", msg("auth.last_admin_cli", { email: user.email }));
+      if (changed === "last_admin") throw new ApiError(409, "last_admin", msg("auth.last_admin_cli", { email: user.email }));
       await apiKeys.forgetCachedKeysOf(user.id);
       // The terminal has no signed-in actor: the entry goes under the account whose role changed, as `users erase` does.
       if (user.role !== role)

@@ -42,7 +42,8 @@ export async function startAdminSocket(socketPath: string, ops: AdminOps, logger
         void (async () => {
           const op = (req.url ?? "").slice(1) as OpName;
           try {
-            if (req.method !== "POST" || !OPS.includes(op)) throw new ApiError(404, "not_found", msg("auth.no_admin_operation", { operation: req.url ?? "" }));
+            if (req.method !== "POST" || !OPS.includes(op))
+              throw new ApiError(404, "not_found", msg("auth.no_admin_operation", { operation: req.url ?? "" }));
             const result = await (ops[op] as (input: unknown) => Promise<unknown>)(JSON.parse(raw || "{}"));
             res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: result }));
           } catch (err) {

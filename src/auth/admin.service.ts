@@ -24,8 +24,6 @@ export interface IssuedLink {
   path: string;
 }
 
-
-
 /** 403 admin_only unless the caller is an administrator (the route runner asks it of every adminOnly route). */
 export function requireAdmin(auth: { role: Role } | null): void {
   if (auth?.role !== "admin") throw new ApiError(403, "admin_only", msg("auth.admin_only"));
@@ -62,8 +60,7 @@ export class AdminService {
 
   async revokeInvitation(actor: AuditActor, id: string): Promise<AccountLink> {
     const revoked = await this.deps.repo.revokeLink("invitation", id);
-    if (!revoked)
-      throw new ApiError(404, "not_found", msg("auth.no_pending_invitation"));
+    if (!revoked) throw new ApiError(404, "not_found", msg("auth.no_pending_invitation"));
     await this.deps.audit.record(actor, "invitation_revoked", `invitation ${id}`);
     return revoked;
   }
@@ -101,8 +98,7 @@ export class AdminService {
   }
 
   async disable(actor: AuditActor, userId: string): Promise<ManagedUser> {
-    if (userId === actor.userId)
-      throw new ApiError(409, "cannot_disable_self", msg("auth.cannot_disable_self"));
+    if (userId === actor.userId) throw new ApiError(409, "cannot_disable_self", msg("auth.cannot_disable_self"));
     const user = await this.changeAccess(userId, { disabledAt: new Date() }, "disable");
     // This process stops honouring the user's keys now; the users table's trigger tells the other processes.
     await this.deps.apiKeys.forgetCachedKeysOf(userId);
@@ -172,11 +168,7 @@ export class AdminService {
     const outcome = await this.deps.repo.changeAccess(userId, change);
     if (!outcome) throw new ApiError(404, "not_found", msg("auth.no_user_with_id"));
     if (outcome === "last_admin") {
-      throw new ApiError(
-        409,
-        "last_admin",
-        msg(what === "disable" ? "auth.last_admin_disable" : "auth.last_admin_role"),
-      );
+      throw new ApiError(409, "last_admin", msg(what === "disable" ? "auth.last_admin_disable" : "auth.last_admin_role"));
     }
     return outcome;
   }

@@ -117,21 +117,13 @@ export class FirstRunSetup {
   async createFirstUser(input: { setupCode: string; email: string; password: string }): Promise<{ id: string; email: string }> {
     if (!(await this.ensureCode())) {
       if (!this.code) throw setupDone();
-      throw new ApiError(
-        403,
-        "setup_code_expired",
-        msg("auth.setup_code_expired", { hours: Math.round(this.opts.ttlMs / 3_600_000) }),
-        [detail("setup_code", msg("detail.expired"))],
-      );
+      throw new ApiError(403, "setup_code_expired", msg("auth.setup_code_expired", { hours: Math.round(this.opts.ttlMs / 3_600_000) }), [
+        detail("setup_code", msg("detail.expired")),
+      ]);
     }
     const code = this.code!;
     if (!safeEqual(normaliseCode(input.setupCode), normaliseCode(code.value))) {
-      throw new ApiError(
-        403,
-        "invalid_setup_code",
-        msg("auth.invalid_setup_code"),
-        [detail("setup_code", msg("detail.not_setup_code"))],
-      );
+      throw new ApiError(403, "invalid_setup_code", msg("auth.invalid_setup_code"), [detail("setup_code", msg("detail.not_setup_code"))]);
     }
     const email = checkedEmail(input);
     const passwordHash = await hashPassword(input.password);
@@ -152,8 +144,7 @@ export class FirstRunSetup {
       const [row] = await tx.insert(users).values({ email, passwordHash, role: "admin" }).returning({ id: users.id, email: users.email });
       return row;
     });
-    if (created === "taken")
-      throw new ApiError(409, "email_taken", msg("auth.setup_email_taken", { email }));
+    if (created === "taken") throw new ApiError(409, "email_taken", msg("auth.setup_email_taken", { email }));
     // Spent either way: an administrator exists now.
     if (this.code === code) this.code = undefined;
     if (!created) throw setupDone();
@@ -162,9 +153,5 @@ export class FirstRunSetup {
 }
 
 function setupDone(): ApiError {
-  return new ApiError(
-    409,
-    "setup_done",
-    msg("auth.setup_done"),
-  );
+  return new ApiError(409, "setup_done", msg("auth.setup_done"));
 }

@@ -78,7 +78,13 @@ export async function createAuth(deps: {
       : async () => {};
 
   /** Counts the request against its limit, sets the three headers, and refuses with 429 when spent. */
-  async function rateLimit(res: AuthResponse, scope: string, id: string, limit: number, who: "auth.rate_limit_key" | "auth.rate_limit_dashboard"): Promise<void> {
+  async function rateLimit(
+    res: AuthResponse,
+    scope: string,
+    id: string,
+    limit: number,
+    who: "auth.rate_limit_key" | "auth.rate_limit_dashboard",
+  ): Promise<void> {
     const decision = await limiters.consume(scope, id, limit, 60);
     const headers = rateLimitHeaders(decision);
     res.set(headers);
@@ -96,12 +102,7 @@ export async function createAuth(deps: {
     const token = BEARER.exec(header)?.[1];
     // Cached lookups are dropped by the revocation itself in this process and by its notification in the others.
     const key = token ? await apiKeys.lookup(token) : undefined;
-    if (!key)
-      throw new ApiError(
-        401,
-        "invalid_api_key",
-        msg("auth.invalid_api_key"),
-      );
+    if (!key) throw new ApiError(401, "invalid_api_key", msg("auth.invalid_api_key"));
     if (key.revokedAt) throw new ApiError(403, "api_key_revoked", msg("auth.api_key_revoked"));
     if (key.userDisabled) throw new ApiError(403, "account_disabled", msg("auth.key_owner_disabled"));
     await rateLimit(res, "key", key.id, key.rateLimitPerMinute ?? config.RATE_LIMIT_PER_MINUTE, "auth.rate_limit_key");

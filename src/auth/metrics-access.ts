@@ -18,8 +18,7 @@ export function metricsRefusal(config: Pick<Config, "METRICS_TOKEN">, authorizat
     return new ApiError(404, "not_found", msg("auth.metrics_off"));
   }
   const presented = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? "")?.[1];
-  if (!presented)
-    return new ApiError(401, "missing_metrics_token", msg("auth.missing_metrics_token"), undefined, CHALLENGE);
+  if (!presented) return new ApiError(401, "missing_metrics_token", msg("auth.missing_metrics_token"), undefined, CHALLENGE);
   if (!sameSecret(presented, config.METRICS_TOKEN))
     return new ApiError(401, "invalid_metrics_token", msg("auth.invalid_metrics_token"), undefined, CHALLENGE);
   return undefined;

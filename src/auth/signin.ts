@@ -45,8 +45,7 @@ export async function signIn(
   const user = await users.verifyCredentials(email, input.password);
   if (!user) throw new ApiError(401, "invalid_credentials", msg("auth.invalid_credentials"));
   // Said only to whoever knows the password: the owner learns why, a guesser learns nothing new.
-  if (user.disabled)
-    throw new ApiError(403, "account_disabled", msg("auth.account_disabled"));
+  if (user.disabled) throw new ApiError(403, "account_disabled", msg("auth.account_disabled"));
   await limiters.reset("signin-pair", pair, COUNT_ONLY, WINDOW_S);
   await limiters.reset("signin-backoff", pair, 1, WINDOW_S);
   await limiters.reward("signin-ip", ip, limits.perAddress, WINDOW_S);

@@ -28,14 +28,10 @@ const table = (text: Message) => new ApiError(400, "invalid_table", text);
 const zip = (text: Message) => new ApiError(400, "invalid_batch", text);
 
 export const refusals = {
-  lineTooLong: (line: number, max: number) =>
-    table(msg("batch.line_too_long", { line, max: size(max) })),
-  quoteNotClosed: (line: number) =>
-    table(msg("batch.quote_not_closed", { line })),
-  quoteRunsOn: (line: number, max: number) =>
-    table(msg("batch.quote_runs_on", { line, max: size(max) })),
-  textAfterQuote: (line: number, column: string) =>
-    table(msg("batch.text_after_quote", { line, column })),
+  lineTooLong: (line: number, max: number) => table(msg("batch.line_too_long", { line, max: size(max) })),
+  quoteNotClosed: (line: number) => table(msg("batch.quote_not_closed", { line })),
+  quoteRunsOn: (line: number, max: number) => table(msg("batch.quote_runs_on", { line, max: size(max) })),
+  textAfterQuote: (line: number, column: string) => table(msg("batch.text_after_quote", { line, column })),
   missingColumns: (absent: string[], inputs: string[]) =>
     table(msg("batch.missing_columns", { columns: absent.map((n) => `“${n}”`).join(", "), reads: inputs.join(", ") })),
   emptyTable: () => table(msg("batch.empty_table")),
@@ -43,10 +39,11 @@ export const refusals = {
     table(msg("batch.too_many_cells", { max, width: columns, rows: Math.max(1, Math.floor(max / columns) - 1) })),
   workbookExpands: (limit: number, fileBytes: number, ratio: number) =>
     table(msg("batch.workbook_expands", { limit: size(limit), ratio, size: size(fileBytes) })),
-  workbookTexts: (bytes: number, max: number) =>
-    table(msg("batch.workbook_texts", { size: size(bytes), max: size(max) })),
+  workbookTexts: (bytes: number, max: number) => table(msg("batch.workbook_texts", { size: size(bytes), max: size(max) })),
   resultsTooLarge: (max: number, inputBytes: number) =>
-    zip(msg("batch.results_too_large", { max: size(max), size: size(inputBytes), k: RESULTS_PER_INPUT_BYTE, floor: size(RESULTS_MIN_BYTES) })),
+    zip(
+      msg("batch.results_too_large", { max: size(max), size: size(inputBytes), k: RESULTS_PER_INPUT_BYTE, floor: size(RESULTS_MIN_BYTES) }),
+    ),
   zipUnreadable: () => zip(msg("batch.zip_unreadable")),
   zipDamagedAfter: (entry: string) => zip(msg("batch.zip_damaged_after", { name: entry })),
   zipEntryDamaged: (entry: string) => zip(msg("batch.zip_entry_damaged", { name: entry })),

@@ -63,7 +63,9 @@ export class BatchRepository {
 
   async update(
     id: string,
-    values: Partial<Pick<BatchRow, "status" | "overlays" | "total" | "done" | "failed" | "flagged" | "failureReason" | "failureText" | "finishedAt">>,
+    values: Partial<
+      Pick<BatchRow, "status" | "overlays" | "total" | "done" | "failed" | "flagged" | "failureReason" | "failureText" | "finishedAt">
+    >,
   ): Promise<void> {
     await this.db
       .update(batches)
@@ -87,7 +89,13 @@ export class BatchRepository {
   async failStale(staleSeconds: number, reason: Message): Promise<number> {
     const rows = await this.db
       .update(batches)
-      .set({ status: "failed", failureReason: say(reason, "en"), failureText: storedMessage(reason), finishedAt: sql`now()`, updatedAt: sql`now()` })
+      .set({
+        status: "failed",
+        failureReason: say(reason, "en"),
+        failureText: storedMessage(reason),
+        finishedAt: sql`now()`,
+        updatedAt: sql`now()`,
+      })
       .where(
         and(inArray(batches.status, ["queued", "running"]), lt(batches.updatedAt, sql`now() - make_interval(secs => ${staleSeconds})`)),
       )

@@ -205,8 +205,7 @@ export class BatchService {
   /** The results CSV of a finished batch, from the bucket. */
   async results(userId: string, batchId: string): Promise<Readable> {
     const row = await this.get(userId, batchId);
-    if (row.status !== "done")
-      throw new ApiError(409, "batch_not_done", msg("batch.results_not_ready", { status: row.status }));
+    if (row.status !== "done") throw new ApiError(409, "batch_not_done", msg("batch.results_not_ready", { status: row.status }));
     return this.deps.bucket.read(resultsPath(row));
   }
 
@@ -214,8 +213,7 @@ export class BatchService {
   async overlays(userId: string, batchId: string): Promise<{ stream: Readable; size: number | null }> {
     const row = await this.get(userId, batchId);
     if (!row.overlays) throw new ApiError(404, "not_found", msg("batch.no_overlays"));
-    if (row.status !== "done")
-      throw new ApiError(409, "batch_not_done", msg("batch.overlays_not_ready", { status: row.status }));
+    if (row.status !== "done") throw new ApiError(409, "batch_not_done", msg("batch.overlays_not_ready", { status: row.status }));
     const stat = await this.deps.bucket.stat(overlaysPath(row));
     return { stream: await this.deps.bucket.read(overlaysPath(row)), size: stat?.size ?? null };
   }
@@ -256,11 +254,7 @@ export class BatchService {
     }
     if (tableModel !== (kind !== "images")) {
       body.resume();
-      throw new ApiError(
-        415,
-        "unsupported_media_type",
-        msg(tableModel ? "batch.table_model" : "batch.image_model"),
-      );
+      throw new ApiError(415, "unsupported_media_type", msg(tableModel ? "batch.table_model" : "batch.image_model"));
     }
     const work = path.join(this.deps.config.dataDir, "tmp", `batch-${Date.now()}-${randomBytes(4).toString("hex")}`);
     await fs.promises.mkdir(work, { recursive: true });
@@ -285,12 +279,7 @@ export class BatchService {
       const images = await countZipImages(input, this.zipLimits());
       if (images > cap) {
         await fs.promises.rm(work, { recursive: true, force: true });
-        throw new ApiError(
-          413,
-          "too_many_images",
-          msg("batch.too_many_images", { images, max: cap }),
-          { limit: cap, images },
-        );
+        throw new ApiError(413, "too_many_images", msg("batch.too_many_images", { images, max: cap }), { limit: cap, images });
       }
     }
     const row = await this.deps.repo.insert({
@@ -441,7 +430,12 @@ export class BatchService {
       const reason = err instanceof ApiError ? err.text : msg("batch.internal_stop");
       if (!(err instanceof ApiError)) logger.error({ err, batch_id: row.id }, "batch failed");
       await repo
-        .update(row.id, { status: "failed", done, failed, flagged, failureReason: reason ? say(reason, "en") : (err as ApiError).message,
+        .update(row.id, {
+          status: "failed",
+          done,
+          failed,
+          flagged,
+          failureReason: reason ? say(reason, "en") : (err as ApiError).message,
           failureText: reason ? storedMessage(reason) : null,
           finishedAt: new Date(),
         })

@@ -146,19 +146,11 @@ export class OpenAIBackend implements ChatBackend {
     if (err instanceof ApiError) return err;
     if (timedOut || err instanceof APIConnectionTimeoutError) {
       this.opts.logger.warn({ err: describe(err) }, "chat backend timed out");
-      return new ApiError(
-        504,
-        "chat_backend_timeout",
-        msg("chat.backend_timeout", { seconds: Math.round(this.opts.timeoutMs / 1000) }),
-      );
+      return new ApiError(504, "chat_backend_timeout", msg("chat.backend_timeout", { seconds: Math.round(this.opts.timeoutMs / 1000) }));
     }
     if (err instanceof APIUserAbortError) return err; // the caller went away
     this.opts.logger.warn({ err: describe(err) }, "chat backend failed");
-    return new ApiError(
-      502,
-      "chat_backend_unavailable",
-      msg("chat.backend_unavailable"),
-    );
+    return new ApiError(502, "chat_backend_unavailable", msg("chat.backend_unavailable"));
   }
 }
 

@@ -83,7 +83,8 @@ export class ChatService {
     const { repo } = this.deps;
     let history: PastMessage[] = [];
     if (input.conversation_id) {
-      if (!(await repo.conversation(userId, input.conversation_id))) throw new ApiError(404, "not_found", msg("chat.conversation_not_found"));
+      if (!(await repo.conversation(userId, input.conversation_id)))
+        throw new ApiError(404, "not_found", msg("chat.conversation_not_found"));
       history = (await repo.recentMessages(userId, input.conversation_id, HISTORY)).map((m) => ({
         role: m.role as PastMessage["role"],
         content: m.content,

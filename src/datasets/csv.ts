@@ -144,11 +144,10 @@ export function parseCsvText(buf: Buffer, report: ReportBuilder, csvPath: string
   }
   if (records.length === 0) throw new DatasetFault("csv_empty", `${csvPath} is empty`, { path: csvPath });
   if (records.length > maxRows + 1) {
-    throw new DatasetFault(
-      "csv_too_many_rows",
-      msg("dataset.csv_too_many_rows", { path: csvPath, max: maxRows.toLocaleString("en-US") }),
-      { path: csvPath, row: maxRows + 2 },
-    );
+    throw new DatasetFault("csv_too_many_rows", msg("dataset.csv_too_many_rows", { path: csvPath, max: maxRows.toLocaleString("en-US") }), {
+      path: csvPath,
+      row: maxRows + 2,
+    });
   }
   dropEmptyTrailingColumns(records);
   const header = records[0];

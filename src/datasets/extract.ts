@@ -123,7 +123,11 @@ export function planEntry(
   if (entry.uncompressedSize > RATIO_MIN_BYTES && entry.uncompressedSize / Math.max(entry.compressedSize, 1) > limits.maxCompressionRatio) {
     throw new DatasetFault(
       "zip_bomb",
-      msg("zip.entry_bomb", { name, times: Math.round(entry.uncompressedSize / Math.max(entry.compressedSize, 1)), max: limits.maxCompressionRatio }),
+      msg("zip.entry_bomb", {
+        name,
+        times: Math.round(entry.uncompressedSize / Math.max(entry.compressedSize, 1)),
+        max: limits.maxCompressionRatio,
+      }),
       { path: name },
     );
   }
@@ -145,8 +149,7 @@ function byteGuard(limit: number, name: string) {
   return new Transform({
     transform(chunk: Buffer, _enc, cb) {
       seen += chunk.length;
-      if (seen > limit)
-        return cb(new DatasetFault("zip_corrupt", msg("zip.more_data", { name }), { path: name }));
+      if (seen > limit) return cb(new DatasetFault("zip_corrupt", msg("zip.more_data", { name }), { path: name }));
       cb(null, chunk);
     },
   });
@@ -222,10 +225,7 @@ export class OpenedZip {
       );
       const zipSize = (await fs.promises.stat(zipFile)).size;
       if (total > 16 * RATIO_MIN_BYTES && total / Math.max(zipSize, 1) > limits.maxCompressionRatio) {
-        throw new DatasetFault(
-          "zip_bomb",
-          msg("zip.bomb", { times: Math.round(total / zipSize), max: limits.maxCompressionRatio }),
-        );
+        throw new DatasetFault("zip_bomb", msg("zip.bomb", { times: Math.round(total / zipSize), max: limits.maxCompressionRatio }));
       }
       const topLevelFolder = tops.size === 1 && files.length > 0 && files.every((f) => f.segments.length > 1) ? [...tops][0] : null;
       return new OpenedZip(
@@ -272,7 +272,9 @@ export class OpenedZip {
         }
         const stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) =>
           this.zip.openReadStream(item.entry, (err, s) =>
-            err || !s ? reject(new DatasetFault("zip_corrupt", msg("zip.cannot_read", { name, why: err?.message ?? "" }), { path: name })) : resolve(s),
+            err || !s
+              ? reject(new DatasetFault("zip_corrupt", msg("zip.cannot_read", { name, why: err?.message ?? "" }), { path: name }))
+              : resolve(s),
           ),
         );
         const job: Promise<void> = writeEntry(stream, target, item.plan, signal)

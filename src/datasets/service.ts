@@ -204,7 +204,11 @@ export class DatasetService {
     const objects = folder ? await this.deps.bucket.list(objectPath) : (await this.deps.bucket.stat(objectPath)) ? [objectPath] : [];
     const paths = [...new Set([...rows.map((r) => r.path), ...objects])].sort();
     if (paths.length === 0)
-      throw new ApiError(404, "not_found", folder ? msg("dataset.no_folder", { path: objectPath.slice(0, -1) }) : msg("dataset.no_file", { path: objectPath }));
+      throw new ApiError(
+        404,
+        "not_found",
+        folder ? msg("dataset.no_folder", { path: objectPath.slice(0, -1) }) : msg("dataset.no_file", { path: objectPath }),
+      );
     const using = (await this.deps.users?.unfinishedUsing(userId, objectPath)) ?? [];
     if (using.length && !opts.force) throw datasetInUse(objectPath, using);
     for (const e of using) await this.deps.users!.cancel(userId, e.experimentId).catch(() => undefined); // one that just ended is fine
@@ -259,14 +263,19 @@ export class DatasetService {
 function datasetInUse(objectPath: string, using: Array<{ experimentId: number; name: string | null; status: string }>): ApiError {
   const what = objectPath.endsWith("/") ? msg("dataset.the_folder", { path: objectPath.slice(0, -1) }) : objectPath;
   const named = using.map((e) =>
-    e.name ? msg("dataset.user_named", { id: e.experimentId, name: e.name, status: e.status }) : msg("dataset.user", { id: e.experimentId, status: e.status }),
+    e.name
+      ? msg("dataset.user_named", { id: e.experimentId, name: e.name, status: e.status })
+      : msg("dataset.user", { id: e.experimentId, status: e.status }),
   );
   return new ApiError(
     409,
     "dataset_in_use",
     msg("dataset.in_use", { count: using.length, what, users: named.reduce((list, next) => msg("join", { list, next })) }),
     using.map((e) =>
-      detail("experiment_id", msg("dataset.reader", { id: e.experimentId, status: e.status }), { experiment_id: e.experimentId, status: e.status }),
+      detail("experiment_id", msg("dataset.reader", { id: e.experimentId, status: e.status }), {
+        experiment_id: e.experimentId,
+        status: e.status,
+      }),
     ),
   );
 }

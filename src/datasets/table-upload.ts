@@ -41,13 +41,7 @@ export async function spoolUpload(body: Readable, file: string, maxBytes: number
     body.resume();
     await fs.promises.rm(file, { force: true });
     if (err instanceof TooLargeError)
-      throw new ApiError(
-        413,
-        "payload_too_large",
-        msg("dataset.table_too_large", { max: maxBytes }),
-        undefined,
-        { connection: "close" },
-      );
+      throw new ApiError(413, "payload_too_large", msg("dataset.table_too_large", { max: maxBytes }), undefined, { connection: "close" });
     if (err instanceof UploadInterruptedError || isClientAbort(err)) throw uploadInterrupted();
     throw err;
   } finally {
@@ -64,11 +58,7 @@ export async function checkCsvText(file: string, name: string): Promise<void> {
     const { bytesRead } = await handle.read(head, 0, head.length, 0);
     if (bytesRead === 0) throw new ApiError(400, "invalid_table", msg("dataset.table_empty", { name }));
     if (head.subarray(0, bytesRead).includes(0)) {
-      throw new ApiError(
-        400,
-        "invalid_table",
-        msg("dataset.table_not_text", { name }),
-      );
+      throw new ApiError(400, "invalid_table", msg("dataset.table_not_text", { name }));
     }
   } finally {
     await handle.close();
@@ -137,11 +127,7 @@ export async function xlsxFirstSheetToCsv(
     out.destroy();
     if (err instanceof ApiError) throw err;
     // The reader's own message speaks of zip records and XML: not words for the person who sent a spreadsheet.
-    throw new ApiError(
-      400,
-      "invalid_table",
-      msg("dataset.workbook_unreadable", { name }),
-    );
+    throw new ApiError(400, "invalid_table", msg("dataset.workbook_unreadable", { name }));
   }
   await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
   if (sheets.length === 0 || rows === 0) throw new ApiError(400, "invalid_table", msg("dataset.workbook_no_rows", { name }));

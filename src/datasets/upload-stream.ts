@@ -19,17 +19,9 @@ export class UploadInterruptedError extends Error {
   }
 }
 
-export const notAZip = () =>
-  new ApiError(
-    415,
-    "not_a_zip",
-    msg("dataset.not_a_zip"),
-    undefined,
-    { connection: "close" },
-  );
+export const notAZip = () => new ApiError(415, "not_a_zip", msg("dataset.not_a_zip"), undefined, { connection: "close" });
 
-export const uploadInterrupted = () =>
-  new ApiError(400, "upload_interrupted", msg("dataset.upload_interrupted"));
+export const uploadInterrupted = () => new ApiError(400, "upload_interrupted", msg("dataset.upload_interrupted"));
 
 /** Passes bytes through once the first four are a zip signature; fails the stream at once otherwise. */
 export function zipSignatureCheck(): Transform {

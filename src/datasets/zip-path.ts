@@ -24,7 +24,8 @@ export function resolveUploadPath(objectPath: string, userId: string, field = "p
 
 function resolveObjectPath(zipGcloud: string, userId: string, field: string, extension: RegExp, extensionMessage: Message): string {
   const objectPath = withoutBucketUri(zipGcloud);
-  const bad = (problem: Message) => new ApiError(400, "invalid_request", msg("request.field_problem", { field, problem }), [detail(field, problem)]);
+  const bad = (problem: Message) =>
+    new ApiError(400, "invalid_request", msg("request.field_problem", { field, problem }), [detail(field, problem)]);
   let segments: string[];
   try {
     segments = objectPathSegments(objectPath);
@@ -45,9 +46,10 @@ function resolveObjectPath(zipGcloud: string, userId: string, field: string, ext
 /** A folder of the caller's uploads, `<user_dir>/<experiment_dir>`: returns its object prefix (ending in /) or throws. */
 export function resolveFolderPath(userDir: string, experimentDir: string, userId: string): string {
   const bad = (problem: Message) =>
-    new ApiError(400, "invalid_request", msg("request.field_problem", { field: "experiment_dir", problem }), [detail("experiment_dir", problem)]);
-  if (!SEGMENT.test(experimentDir) || experimentDir === "." || experimentDir === "..")
-    throw bad(msg("dataset.dir_characters"));
+    new ApiError(400, "invalid_request", msg("request.field_problem", { field: "experiment_dir", problem }), [
+      detail("experiment_dir", problem),
+    ]);
+  if (!SEGMENT.test(experimentDir) || experimentDir === "." || experimentDir === "..") throw bad(msg("dataset.dir_characters"));
   if (experimentDir.length > MAX_SEGMENT_LENGTH) throw bad(msg("dataset.dir_too_long", { max: MAX_SEGMENT_LENGTH }));
   if (userDir !== userId) throw new ApiError(404, "not_found", msg("dataset.no_folder", { path: `${userDir}/${experimentDir}` }));
   return `${userDir}/${experimentDir}/`;

@@ -54,9 +54,7 @@ const inflateChunk = (limit: number) => Math.max(64 * 2 ** 10, Math.min(limit, 3
 function inflateLimit(fileBytes: number, maxPixels: number): { bytes: number; why: "pixels" | "file" } {
   const byFile = Math.max(1, fileBytes * INFLATE_FACTOR);
   const byPixels = maxPixels * BYTES_PER_PIXEL + HEADER_ALLOWANCE;
-  return byPixels < byFile
-    ? { bytes: byPixels, why: "pixels" }
-    : { bytes: byFile, why: "file" };
+  return byPixels < byFile ? { bytes: byPixels, why: "pixels" } : { bytes: byFile, why: "file" };
 }
 
 /**

@@ -30,17 +30,17 @@ export function firstFrame(d: ParsedDicom): GreyFrame | ColourFrame {
   if (p.samplesPerPixel !== 1 && !colour)
     throw new DicomError("dicom_decode_failed", msg("dicom.samples_per_pixel", { samples: p.samplesPerPixel }), syntax);
   if (!colour && !p.photometric.startsWith("MONOCHROME"))
-    throw new DicomError(
-      "dicom_decode_failed",
-      msg("dicom.photometric", { photometric: p.photometric }),
-      syntax,
-    );
+    throw new DicomError("dicom_decode_failed", msg("dicom.photometric", { photometric: p.photometric }), syntax);
   let raw: Raw;
   try {
     raw = decodeRaw(d);
   } catch (err) {
     if (err instanceof DicomError) throw err;
-    throw new DicomError("dicom_decode_failed", msg("dicom.pixels_undecodable", { why: err instanceof PixelProblem ? err.text : ((err as Error).message ?? String(err)) }), syntax);
+    throw new DicomError(
+      "dicom_decode_failed",
+      msg("dicom.pixels_undecodable", { why: err instanceof PixelProblem ? err.text : ((err as Error).message ?? String(err)) }),
+      syntax,
+    );
   }
   const n = p.rows * p.columns;
   if (raw.data.length < n * p.samplesPerPixel)
@@ -49,8 +49,7 @@ export function firstFrame(d: ParsedDicom): GreyFrame | ColourFrame {
       msg("dicom.too_few_samples", { held: raw.data.length, needed: n * p.samplesPerPixel }),
       syntax,
     );
-  if (colour && p.bitsStored > 8)
-    throw new DicomError("dicom_decode_failed", msg("dicom.colour_bits", { bits: p.bitsStored }), syntax);
+  if (colour && p.bitsStored > 8) throw new DicomError("dicom_decode_failed", msg("dicom.colour_bits", { bits: p.bitsStored }), syntax);
   if (colour) return { kind: "rgb", rgb: toRgb(raw, n, p.photometric), width: p.columns, height: p.rows };
   return { kind: "grey", values: storedValues(raw.data, n, p.bitsStored, p.signed), width: p.columns, height: p.rows };
 }
@@ -77,8 +76,7 @@ function decodeRaw(d: ParsedDicom): Raw {
       alreadyRgb: false,
     };
   }
-  if (!el.encapsulatedPixelData || !el.fragments?.length)
-    throw new PixelProblem(msg("dicom.not_encapsulated"));
+  if (!el.encapsulatedPixelData || !el.fragments?.length) throw new PixelProblem(msg("dicom.not_encapsulated"));
   const frame = encapsulatedFirstFrame(ds, el, p.frames);
   if (syntax.encoding === "rle")
     return { data: decodeRle(frame, p.rows, p.columns, p.samplesPerPixel, p.bitsAllocated), planar: true, alreadyRgb: false };
@@ -98,7 +96,10 @@ function decodeRaw(d: ParsedDicom): Raw {
   const f = decodeCompressed(syntax.encoding!, frame, p.bitsAllocated, p.signed);
   if (f.width !== p.columns || f.height !== p.rows || f.components !== p.samplesPerPixel)
     throw new PixelProblem(
-      msg("dicom.decoded_size_differs", { decoded: `${f.width}x${f.height}x${f.components}`, size: `${p.columns}x${p.rows}x${p.samplesPerPixel}` }),
+      msg("dicom.decoded_size_differs", {
+        decoded: `${f.width}x${f.height}x${f.components}`,
+        size: `${p.columns}x${p.rows}x${p.samplesPerPixel}`,
+      }),
     );
   // libjpeg-turbo converts YCbCr to RGB itself, and OpenJPEG undoes J2K's colour transform (YBR_ICT/YBR_RCT).
   const alreadyRgb = syntax.encoding === "jpeg-baseline" || syntax.encoding === "jpeg-2000";

@@ -51,11 +51,7 @@ export class InputCheckModeService {
   async set(userId: string, experimentId: number, mode: InputCheckMode, actor: AuditActor) {
     const { model, manifest } = await this.current(userId, experimentId);
     if (!manifest.input_check) {
-      throw new ApiError(
-        409,
-        "no_input_check",
-        msg("experiment.no_input_check"),
-      );
+      throw new ApiError(409, "no_input_check", msg("experiment.no_input_check"));
     }
     if (manifest.input_check.mode === mode) return { status: 200 as const, body: await this.get(userId, experimentId) };
     const next: Manifest = { ...manifest, input_check: { ...manifest.input_check, mode } };

@@ -123,11 +123,7 @@ export class ExperimentService {
     const existing = await this.deps.repo.byUserNumber(userId, request.experiment_id);
     if (!existing) throw errors.internal();
     if (existing.requestHash !== hash) {
-      throw new ApiError(
-        409,
-        "experiment_id_in_use",
-        msg("experiment.id_in_use", { id: request.experiment_id }),
-      );
+      throw new ApiError(409, "experiment_id_in_use", msg("experiment.id_in_use", { id: request.experiment_id }));
     }
     return { created: false, row: existing };
   }
@@ -150,11 +146,7 @@ export class ExperimentService {
     const row = await this.get(userId, experimentId);
     const model = await this.deps.repo.latestModel(userId, experimentId);
     if (!model || model.experimentUuid !== row.id) {
-      throw new ApiError(
-        404,
-        "not_found",
-        msg("experiment.no_model_card_yet", { id: experimentId, status: row.status }),
-      );
+      throw new ApiError(404, "not_found", msg("experiment.no_model_card_yet", { id: experimentId, status: row.status }));
     }
     const retrospectives = [];
     for (const r of await this.deps.repo.readyRetrospectivesOf(userId, experimentId)) {
@@ -229,7 +221,8 @@ export class ExperimentService {
   async cancel(userId: string, experimentId: number): Promise<ExperimentRow> {
     const row = await this.get(userId, experimentId);
     if (row.status === DELETING) throw new ApiError(409, "experiment_deleting", msg("experiment.being_deleted", { id: experimentId }));
-    if (isTerminal(row.status)) throw new ApiError(409, "experiment_finished", msg("experiment.already_finished", { id: experimentId, status: row.status }));
+    if (isTerminal(row.status))
+      throw new ApiError(409, "experiment_finished", msg("experiment.already_finished", { id: experimentId, status: row.status }));
     // Still queued: cancelled at once (the runner's lease acquisition then finds a terminal row and skips it).
     const direct = await this.deps.repo.transition(row.id, "cancelled", { fromStatus: ["queued"], set: { cancelRequested: true } });
     if (direct) {

@@ -78,9 +78,15 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
     // A known path with another method is 405 with Allow (RFC 9110), not 404: the resource exists.
     const methods = allowed(req.path);
     if (methods.length) {
-      throw new ApiError(405, "method_not_allowed", msg("request.method_not_allowed", { method: req.method, path: req.path, methods: methods.join(", ") }), undefined, {
-        allow: methods.join(", "),
-      });
+      throw new ApiError(
+        405,
+        "method_not_allowed",
+        msg("request.method_not_allowed", { method: req.method, path: req.path, methods: methods.join(", ") }),
+        undefined,
+        {
+          allow: methods.join(", "),
+        },
+      );
     }
     throw new ApiError(404, "not_found", msg("request.no_route", { method: req.method, path: req.path }));
   });

@@ -67,8 +67,7 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof ModelNotPublished) return modelNotPublished(err);
   const e = err as { type?: string; status?: number; message?: string; limit?: number };
-  if (e?.type === "request.aborted")
-    return new ApiError(400, "upload_interrupted", msg("request.interrupted"));
+  if (e?.type === "request.aborted") return new ApiError(400, "upload_interrupted", msg("request.interrupted"));
   if (e?.type === "entity.parse.failed") return new ApiError(400, "invalid_json", msg("request.json_invalid", { why: e.message ?? "" }));
   if (e?.type === "entity.too.large")
     return new ApiError(413, "payload_too_large", msg("request.json_too_large", { bytes: e.limit ?? 1_048_576 }));

@@ -93,16 +93,11 @@ function refuseNonUnicodeCharset(req: IncomingMessage): void {
 
 function parseJson(text: string, maxValues: number | undefined): unknown {
   if (maxValues !== undefined && countSeparatorsBeyond(text, maxValues)) {
-    throw new ApiError(
-      413,
-      "too_many_values",
-      msg("request.too_many_values", { max: maxValues, row: MAX_MESSAGE_VALUES }),
-    );
+    throw new ApiError(413, "too_many_values", msg("request.too_many_values", { max: maxValues, row: MAX_MESSAGE_VALUES }));
   }
   const first = /\S|$/.exec(text)![0];
   if (first === "") return {}; // an empty body, as body-parser answered it
-  if (first !== "{" && first !== "[")
-    throw new ApiError(400, "invalid_json", msg("request.json_not_container"));
+  if (first !== "{" && first !== "[") throw new ApiError(400, "invalid_json", msg("request.json_not_container"));
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -111,7 +106,8 @@ function parseJson(text: string, maxValues: number | undefined): unknown {
   }
   // PostgreSQL text and jsonb cannot hold U+0000, so a NUL anywhere in a body would fail deep in an insert as a
   // 500 (the fuzzer found one in an API key's name). Refused here for every route, keys included.
-  if (hasNulEscape(text)) throw new ApiError(400, "invalid_request", msg("request.nul_character"), [detail("(body)", msg("request.nul_character"))]);
+  if (hasNulEscape(text))
+    throw new ApiError(400, "invalid_request", msg("request.nul_character"), [detail("(body)", msg("request.nul_character"))]);
   return value;
 }
 

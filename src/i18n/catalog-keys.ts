@@ -19,7 +19,10 @@ export function placeholdersOf(text: string): string[] {
   for (let open = text.indexOf("{{"); open >= 0; open = text.indexOf("{{", open + 2)) {
     const close = text.indexOf("}}", open + 2);
     if (close < 0) break;
-    const name = text.slice(open + 2, close).split(",")[0].trim();
+    const name = text
+      .slice(open + 2, close)
+      .split(",")[0]
+      .trim();
     if (/^\w+$/.test(name)) names.add(name);
   }
   return [...names].sort();

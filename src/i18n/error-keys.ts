@@ -171,10 +171,10 @@ export interface ErrorValues {
   "files.no_file_field": {};
   "files.path_first": {};
   "files.required_before_file": {};
-  "internal": {};
+  internal: {};
   "jobs.inprocess_runner": {};
   "jobs.no_worker": { target: CatalogValue };
-  "join": { list: CatalogValue; next: CatalogValue };
+  join: { list: CatalogValue; next: CatalogValue };
   "monitoring.at_most_days": { max: CatalogValue };
   "monitoring.bad_rows": { count: number };
   "monitoring.from_after_to": {};

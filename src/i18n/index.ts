@@ -17,7 +17,10 @@ export function readCatalog(dir = LOCALES_DIR): Resource {
   const resources: Resource = {};
   for (const lng of LANGUAGES) {
     const folder = path.join(dir, lng);
-    for (const file of fs.readdirSync(folder).filter((f) => f.endsWith(".json")).sort())
+    for (const file of fs
+      .readdirSync(folder)
+      .filter((f) => f.endsWith(".json"))
+      .sort())
       (resources[lng] ??= {})[file.slice(0, -5)] = JSON.parse(fs.readFileSync(path.join(folder, file), "utf8")) as Record<string, unknown>;
   }
   return resources;

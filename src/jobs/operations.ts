@@ -103,11 +103,7 @@ export class OperationsService {
   private registry() {
     const runner = this.deps.runner();
     if (runner instanceof BullmqDispatcher) return runner.registry;
-    throw new ApiError(
-      409,
-      "inprocess_runner",
-      msg("jobs.inprocess_runner"),
-    );
+    throw new ApiError(409, "inprocess_runner", msg("jobs.inprocess_runner"));
   }
 
   private async refsOf(rows: ExperimentRow[]): Promise<Map<string, JobRef>> {

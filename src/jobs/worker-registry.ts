@@ -122,8 +122,7 @@ export class WorkerRegistry {
 
   private async named(target: string): Promise<ListedWorker[]> {
     const named = await this.select(target);
-    if (!named.length)
-      throw new ApiError(404, "not_found", msg("jobs.no_worker", { target }));
+    if (!named.length) throw new ApiError(404, "not_found", msg("jobs.no_worker", { target }));
     return named;
   }
 

@@ -39,7 +39,10 @@ export function checkOutcomes(problem: string, classes: Classes, rows: OutcomeIn
     const label = classIndexOf(classes, r.label);
     if (label === undefined) {
       details.push(
-        detail(`${i}.label`, msg("monitoring.not_a_label", { row: i, label: JSON.stringify(r.label), labels: classes.map((c) => c.code).join(", ") })),
+        detail(
+          `${i}.label`,
+          msg("monitoring.not_a_label", { row: i, label: JSON.stringify(r.label), labels: classes.map((c) => c.code).join(", ") }),
+        ),
       );
       return;
     }
@@ -50,12 +53,6 @@ export function checkOutcomes(problem: string, classes: Classes, rows: OutcomeIn
     }
     if (earlier === undefined) seen.set(r.request_id, out.push({ requestId: r.request_id, label }) - 1);
   });
-  if (details.length)
-    throw new ApiError(
-      400,
-      "invalid_request",
-      msg("monitoring.bad_rows", { count: details.length }),
-      details,
-    );
+  if (details.length) throw new ApiError(400, "invalid_request", msg("monitoring.bad_rows", { count: details.length }), details);
   return out;
 }

@@ -29,12 +29,7 @@ export function dicomWebInstanceUrl(raw: string): string | null {
   if (!INSTANCE.test(url.pathname)) return null;
   const frames = FRAMES.exec(url.pathname);
   if (frames) {
-    if (frames[1] !== "1")
-      throw refuse(
-        400,
-        "unsupported_frame",
-        msg("net.only_first_frame", { frames: frames[1] }),
-      );
+    if (frames[1] !== "1") throw refuse(400, "unsupported_frame", msg("net.only_first_frame", { frames: frames[1] }));
     url.pathname = url.pathname.slice(0, frames.index);
   }
   return url.toString();

@@ -57,11 +57,7 @@ export async function fetchImageBytes(uri: string, ctx: ImageFetchContext): Prom
     const type = res.headers["content-type"];
     bytes = instance ? firstMultipartPart(res.body, Array.isArray(type) ? type[0] : type) : res.body;
   } else {
-    throw refuse(
-      400,
-      "unsupported_uri_scheme",
-      msg("net.scheme_not_allowed", { got: scheme || "(none)", scheme: uriScheme(ctx.bucket) }),
-    );
+    throw refuse(400, "unsupported_uri_scheme", msg("net.scheme_not_allowed", { got: scheme || "(none)", scheme: uriScheme(ctx.bucket) }));
   }
   const format = sniffImage(bytes);
   if (!format) throw refuse(415, "unsupported_image_type", msg("net.not_an_image"));
@@ -72,16 +68,10 @@ const DATA_URI = /^data:(?:image\/[a-z0-9.+-]+|application\/dicom)(?:;[a-z0-9-]+
 
 function decodeDataUri(uri: string, maxBytes: number): Buffer {
   const head = DATA_URI.exec(uri.slice(0, 256));
-  if (!head)
-    throw refuse(
-      400,
-      "invalid_data_uri",
-      msg("net.data_uri_form"),
-    );
+  if (!head) throw refuse(400, "invalid_data_uri", msg("net.data_uri_form"));
   const b64 = uri.slice(head[0].length);
   // Base64 is 4/3 of the bytes: refuse before decoding a body that cannot fit.
-  if (Math.floor((b64.length * 3) / 4) > maxBytes + 3)
-    throw refuse(413, "image_too_large", msg("net.image_over_limit", { max: maxBytes }));
+  if (Math.floor((b64.length * 3) / 4) > maxBytes + 3) throw refuse(413, "image_too_large", msg("net.image_over_limit", { max: maxBytes }));
   const bytes = Buffer.from(b64, "base64");
   if (!reEncodesTo(bytes, b64) && !BASE64.test(b64)) throw refuse(400, "invalid_data_uri", msg("net.data_uri_base64"));
   if (bytes.length > maxBytes) throw refuse(413, "image_too_large", msg("net.image_over_limit", { max: maxBytes }));
@@ -122,7 +112,11 @@ async function readOwnObject(uri: string, scheme: string, ctx: ImageFetchContext
   try {
     segments = objectPathSegments(decodeURIComponent(objectPath));
   } catch (err) {
-    throw refuse(400, "invalid_uri", msg("net.bad_object_path", { why: err instanceof ObjectPathError ? err.text : (err as Error).message }));
+    throw refuse(
+      400,
+      "invalid_uri",
+      msg("net.bad_object_path", { why: err instanceof ObjectPathError ? err.text : (err as Error).message }),
+    );
   }
   // Another bucket, or another user's object, is "not found": its existence is not revealed.
   const notFound = refuse(404, "not_found", msg("net.no_such_object"));

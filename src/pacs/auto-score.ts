@@ -288,8 +288,7 @@ export class PacsAutoScore {
     const body = (await this.getJson(target, `${orthancRestRoot(target.root)}/changes?last`).catch((err: unknown) => {
       throw unavailable(msg("pacs.no_change_feed", { why: err instanceof Error ? err.message : String(err) }));
     })) as { Last?: unknown };
-    if (typeof body.Last !== "number")
-      throw unavailable(msg("pacs.changes_not_orthanc"));
+    if (typeof body.Last !== "number") throw unavailable(msg("pacs.changes_not_orthanc"));
     return body.Last;
   }
 

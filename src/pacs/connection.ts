@@ -42,8 +42,7 @@ export function dicomWebRoot(raw: string): string {
     throw invalid("dicomweb_url", msg("pacs.url_not_url"));
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") throw invalid("dicomweb_url", msg("pacs.url_not_http"));
-  if (url.username || url.password)
-    throw invalid("dicomweb_url", msg("pacs.url_credentials"));
+  if (url.username || url.password) throw invalid("dicomweb_url", msg("pacs.url_credentials"));
   if (url.search || url.hash) throw invalid("dicomweb_url", msg("pacs.url_query"));
   return trimTrailingSlashes(url.toString());
 }
@@ -136,12 +135,7 @@ export class PacsConnections {
     let authorization: string | undefined;
     if (row.username) {
       const password = row.passwordSealed === null ? "" : this.deps.box.open(row.passwordSealed);
-      if (password === null)
-        throw new ApiError(
-          409,
-          "pacs_password_unreadable",
-          msg("pacs.password_unreadable"),
-        );
+      if (password === null) throw new ApiError(409, "pacs_password_unreadable", msg("pacs.password_unreadable"));
       authorization = `Basic ${Buffer.from(`${row.username}:${password}`, "utf8").toString("base64")}`;
     }
     return { root: row.dicomWebUrl, authorization, caption: row.caption, secondaryCapture: row.secondaryCapture };

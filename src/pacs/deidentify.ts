@@ -171,11 +171,9 @@ export function deidentify(source: Uint8Array, uids: Map<string, string>, maxPix
     throw err;
   }
   const { dataSet: src, syntax, pixel } = parsed;
-  if (pixel.rows * pixel.columns * pixel.frames > maxPixels)
-    throw new DeidentifyError(msg("pacs.too_many_pixels", { max: maxPixels }));
+  if (pixel.rows * pixel.columns * pixel.frames > maxPixels) throw new DeidentifyError(msg("pacs.too_many_pixels", { max: maxPixels }));
   const text = (tag: string) => src.string(`x${tag.toLowerCase()}`)?.replace(/\0/g, "").trim() ?? "";
-  if (text("00280301").toUpperCase() === "YES")
-    throw new DeidentifyError(msg("pacs.burned_in"));
+  if (text("00280301").toUpperCase() === "YES") throw new DeidentifyError(msg("pacs.burned_in"));
   const pixelElement = src.elements.x7fe00010;
   const encapsulated = Boolean(pixelElement.encapsulatedPixelData);
   if (!encapsulated && !ITEM_PIXEL_SYNTAXES_LE.has(syntax.uid))

@@ -115,11 +115,7 @@ export class PacsImport {
     );
     const total = located.reduce((n, l) => n + (l?.length ?? 0), 0);
     if (total > this.deps.maxInstances)
-      throw new ApiError(
-        422,
-        "too_many_instances",
-        msg("pacs.too_many_instances", { total, max: this.deps.maxInstances }),
-      );
+      throw new ApiError(422, "too_many_instances", msg("pacs.too_many_instances", { total, max: this.deps.maxInstances }));
     const uids = new Map<string, string>();
     const patients = new Map<string, string>();
     const replaced = new Map<string, number>();
@@ -157,7 +153,9 @@ export class PacsImport {
         422,
         "pacs_import_empty",
         msg("pacs.import_empty", { failures: failureList(failed.slice(0, 5)) }),
-        failed.slice(0, 100).map((f) => detail("csv", msg("pacs.row_failure", { row: f.row, uid: f.uid, reason: f.text }), { row: f.row, uid: f.uid })),
+        failed
+          .slice(0, 100)
+          .map((f) => detail("csv", msg("pacs.row_failure", { row: f.row, uid: f.uid, reason: f.text }), { row: f.row, uid: f.uid })),
       );
     out.sort((a, b) => a[1].localeCompare(b[1]));
     const csv = [[PATIENT_COL, IMAGE_COL, ...table.restHeader], ...out].map((line) => line.map(csvField).join(",")).join("\n") + "\n";

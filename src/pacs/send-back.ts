@@ -74,10 +74,8 @@ export class PacsSendBack {
     };
     const target = await this.deps.connections.target(userId);
     if (!target) return unavailable(msg("pacs.send_back_no_pacs"));
-    if (!link)
-      return unavailable(msg("pacs.send_back_not_dicomweb"));
-    if (!underRoot(target.root, message as string))
-      return unavailable(msg("pacs.send_back_not_under_root", { root: target.root }));
+    if (!link) return unavailable(msg("pacs.send_back_not_dicomweb"));
+    if (!underRoot(target.root, message as string)) return unavailable(msg("pacs.send_back_not_under_root", { root: target.root }));
     return { userId, experimentId, target };
   }
 

@@ -171,12 +171,9 @@ export async function createServing(deps: {
   const answer = async (m: LoadedModel, userId: string, message: unknown, opts: PredictOptions, seen?: { row?: Float32Array }) => {
     if (m.manifest.kind === "tabular") return predictTabular(m, message, seen);
     if (typeof message !== "string") {
-      throw new ApiError(
-        400,
-        "invalid_request",
-        msg("net.message_not_uri_schemes", { scheme: uriScheme(bucket) }),
-        [detail("message", msg("serving.message_not_string"))],
-      );
+      throw new ApiError(400, "invalid_request", msg("net.message_not_uri_schemes", { scheme: uriScheme(bucket) }), [
+        detail("message", msg("serving.message_not_string")),
+      ]);
     }
     const authorizationFor = deps.authorizationFor && ((url: string) => deps.authorizationFor!(userId, url));
     const { bytes } = await fetchImageBytes(message, { userId, bucket, guard, maxBytes: config.FETCH_MAX_BYTES, authorizationFor });

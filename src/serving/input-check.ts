@@ -38,11 +38,7 @@ export function inputCheckHeaders(body: Body): Record<string, string> {
 
 export class UnfamiliarInput extends ApiError {
   constructor(kind: "image" | "row") {
-    super(
-      422,
-      "unfamiliar_input",
-      msg(kind === "image" ? "serving.unfamiliar_image" : "serving.unfamiliar_row"),
-    );
+    super(422, "unfamiliar_input", msg(kind === "image" ? "serving.unfamiliar_image" : "serving.unfamiliar_row"));
   }
 }
 

@@ -86,7 +86,9 @@ export function tabularRow(m: ServedManifest, message: unknown): Float32Array {
       row[i] = NaN;
     } else if (typeof v !== "number" || !Number.isFinite(v)) {
       const key = v === null ? "serving.null_not_trained" : c.missing ? "serving.not_finite_or_null" : "serving.not_finite";
-      (details ??= []).push(detail(`message.${i}`, msg(key, { column: c.name, got: JSON.stringify(v) ?? "undefined" }), { column: c.name }));
+      (details ??= []).push(
+        detail(`message.${i}`, msg(key, { column: c.name, got: JSON.stringify(v) ?? "undefined" }), { column: c.name }),
+      );
     } else row[i] = v;
   }
   if (details) throw bad(msg("serving.bad_values", { count: details.length }), details);

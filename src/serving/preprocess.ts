@@ -55,7 +55,11 @@ async function rawPixels(bytes: Buffer | Uint8Array, maxPixels: number, toSrgb: 
       .catch(() => undefined);
     if (!meta?.width || !meta.height || meta.width * meta.height <= maxPixels)
       throw refuse(415, "invalid_image", msg("serving.image_undecodable"));
-    throw refuse(413, "image_too_many_pixels", msg("serving.image_too_many_pixels", { size: `${meta.width}x${meta.height}`, max: maxPixels }));
+    throw refuse(
+      413,
+      "image_too_many_pixels",
+      msg("serving.image_too_many_pixels", { size: `${meta.width}x${meta.height}`, max: maxPixels }),
+    );
   }
 }
 

@@ -154,7 +154,11 @@ describe("API error messages by Accept-Language, from the catalog", () => {
     const body = errorBody(new ApiError(400, "invalid_request", msg("request.invalid_fields", { count: 1, fields: "n" }), details), "es");
     expect(body.error.message).toBe("1 campo no válido: n");
     expect(body.error.details).toEqual([
-      { field: "n", code: "invalid_type", message: expect.stringMatching(/^Entrada inválida: se esperaba número, recibido (texto|string)/) },
+      {
+        field: "n",
+        code: "invalid_type",
+        message: expect.stringMatching(/^Entrada inválida: se esperaba número, recibido (texto|string)/),
+      },
     ]);
   });
 

@@ -12,7 +12,13 @@ const SRC = resolve(import.meta.dirname, "../../src");
 
 /** Where the words are in each kind of raise: the argument index. */
 const NEW_WORDS: Record<string, number> = { ApiError: 2, OutboundRefusal: 2, DicomError: 1, DeidentifyError: 0, RowFailure: 0 };
-const CALL_WORDS: Record<string, number> = { refuse: 2, "errors.invalidRequest": 0, "errors.notFound": 0, "errors.forbidden": 0, "errors.conflict": 0 };
+const CALL_WORDS: Record<string, number> = {
+  refuse: 2,
+  "errors.invalidRequest": 0,
+  "errors.notFound": 0,
+  "errors.forbidden": 0,
+  "errors.conflict": 0,
+};
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>

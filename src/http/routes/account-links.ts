@@ -14,8 +14,7 @@ const token = z.string().min(1, "the link's token is missing").max(200);
 
 async function throttle(req: RouteRequest & { ip?: string }, services: Services): Promise<void> {
   const decision = await services.auth.limiters.consume("account-link", addressKey(req.ip ?? "unknown"), LINK_ATTEMPTS_PER_15_MIN, 900);
-  if (!decision.allowed)
-    throw new ApiError(429, "rate_limit_exceeded", msg("auth.link_attempts", { max: LINK_ATTEMPTS_PER_15_MIN }));
+  if (!decision.allowed) throw new ApiError(429, "rate_limit_exceeded", msg("auth.link_attempts", { max: LINK_ATTEMPTS_PER_15_MIN }));
 }
 
 const refusals = {

@@ -79,12 +79,7 @@ export const accountRoutes = [
     },
     handler: async ({ req, body, services }) => {
       const decision = await services.auth.limiters.consume("setup", addressKey(req.ip ?? "unknown"), SETUP_ATTEMPTS_PER_15_MIN, 900);
-      if (!decision.allowed)
-        throw new ApiError(
-          429,
-          "rate_limit_exceeded",
-          msg("auth.setup_attempts", { max: SETUP_ATTEMPTS_PER_15_MIN }),
-        );
+      if (!decision.allowed) throw new ApiError(429, "rate_limit_exceeded", msg("auth.setup_attempts", { max: SETUP_ATTEMPTS_PER_15_MIN }));
       const user = await services.auth.firstRun.createFirstUser({ setupCode: body.setup_code, email: body.email, password: body.password });
       req.log.info({ user_id: user.id }, "first run: an administrator was created from the setup page");
       await services.audit.record({ userId: user.id, via: "session" }, "first_account_created");
@@ -116,20 +111,12 @@ export const accountRoutes = [
     },
     handler: async ({ req, body, services }) => {
       if (!services.config.SIGNUP_ENABLED) {
-        throw new ApiError(
-          403,
-          "signup_disabled",
-          msg("auth.signup_disabled"),
-        );
+        throw new ApiError(403, "signup_disabled", msg("auth.signup_disabled"));
       }
       // The first account of a server is its administrator, made with the setup code (issue 48 finding 12): a stranger
       // signing up first would otherwise hold the only account of a server that has no one to manage it.
       if (!(await services.auth.firstRun.adminExists())) {
-        throw new ApiError(
-          403,
-          "signup_needs_admin",
-          msg("auth.signup_needs_admin"),
-        );
+        throw new ApiError(403, "signup_needs_admin", msg("auth.signup_needs_admin"));
       }
       const decision = await services.auth.limiters.consume("signup", addressKey(req.ip ?? "unknown"), SIGNUPS_PER_HOUR_PER_ADDRESS, 3600);
       if (!decision.allowed)

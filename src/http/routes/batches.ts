@@ -2,7 +2,7 @@ import type { Readable } from "node:stream";
 import type { Response } from "express";
 import { z } from "zod";
 import { actorOf } from "../../audit/audit-log.js";
-import { BATCH_CONTENT_TYPES, type BatchView } from "../../batches/service.js";
+import { BATCH_CONTENT_TYPES } from "../../batches/service.js";
 import { ApiError, msg } from "../../errors.js";
 import { preferredLanguage } from "../error-language.js";
 import { experimentIdParams } from "../params.js";

@@ -59,9 +59,7 @@ function multipartUpload(req: Request, services: Services, userId: string): Prom
     try {
       bb = busboy({ headers: req.headers, limits: { files: 1, fields: 10, fieldSize: 4096, parts: 20 } });
     } catch (err) {
-      return settle(
-        new ApiError(415, "unsupported_media_type", msg("files.multipart_needed", { why: (err as Error).message })),
-      );
+      return settle(new ApiError(415, "unsupported_media_type", msg("files.multipart_needed", { why: (err as Error).message })));
     }
     let objectPath: string | undefined;
     let started = false;
@@ -82,9 +80,7 @@ function multipartUpload(req: Request, services: Services, userId: string): Prom
       fileStream = file;
       if (objectPath === undefined) {
         file.resume();
-        return settle(
-          new ApiError(400, "invalid_request", msg("files.path_first"), [detail("path", msg("files.required_before_file"))]),
-        );
+        return settle(new ApiError(400, "invalid_request", msg("files.path_first"), [detail("path", msg("files.required_before_file"))]));
       }
       let target: string;
       try {
@@ -98,7 +94,9 @@ function multipartUpload(req: Request, services: Services, userId: string): Prom
     bb.on("close", () => {
       if (!started) settle(new ApiError(400, "invalid_request", msg("files.no_file_field"), [detail("file", msg("detail.required"))]));
     });
-    bb.on("error", (err) => settle(new ApiError(400, "invalid_request", msg("files.multipart_unreadable", { why: (err as Error).message }))));
+    bb.on("error", (err) =>
+      settle(new ApiError(400, "invalid_request", msg("files.multipart_unreadable", { why: (err as Error).message }))),
+    );
     req.pipe(bb);
   });
 }

@@ -35,15 +35,13 @@ export const meRoutes = [
     },
     handler: async ({ services, auth, body, res }) => {
       if (!(await services.auth.users.passwordMatches(auth.userId, body.password))) {
-        throw new ApiError(400, "invalid_request", msg("auth.wrong_password_nothing_erased"), [detail("password", msg("detail.not_correct"))]);
+        throw new ApiError(400, "invalid_request", msg("auth.wrong_password_nothing_erased"), [
+          detail("password", msg("detail.not_correct")),
+        ]);
       }
       // Erasing the last administrator would leave the others with no one to manage their accounts.
       if (await services.admin.isLastAdmin(auth.userId, auth.role)) {
-        throw new ApiError(
-          409,
-          "last_admin",
-          msg("auth.last_admin_erase"),
-        );
+        throw new ApiError(409, "last_admin", msg("auth.last_admin_erase"));
       }
       const { experiments } = await services.erasure.begin(actorOf(auth));
       const { maxAge: _maxAge, ...cookie } = services.auth.cookieOptions();

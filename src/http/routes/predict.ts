@@ -120,17 +120,16 @@ export const predictRoutes = [
       if (id === undefined && header !== undefined) {
         const parsed = experimentId.safeParse(header);
         if (!parsed.success) {
-          throw new ApiError(400, "invalid_request", msg("request.x_experiment_id"), [detail("x-experiment-id", msg("detail.positive_integer"))]);
+          throw new ApiError(400, "invalid_request", msg("request.x_experiment_id"), [
+            detail("x-experiment-id", msg("detail.positive_integer")),
+          ]);
         }
         id = parsed.data;
       }
       if (id === undefined) {
-        throw new ApiError(
-          400,
-          "missing_experiment_id",
-          msg("request.missing_experiment_id"),
-          [detail("experiment_id", msg("detail.required"))],
-        );
+        throw new ApiError(400, "missing_experiment_id", msg("request.missing_experiment_id"), [
+          detail("experiment_id", msg("detail.required")),
+        ]);
       }
       return predictAndSendBack(services, auth, id, body.message, query.send_back);
     },

@@ -24,11 +24,7 @@ async function ownModel(services: Services, userId: string, experimentId: number
   const row = await services.experiments.get(userId, experimentId);
   const model = await services.experiments.repo.latestModel(userId, experimentId);
   if (!model || model.experimentUuid !== row.id) {
-    throw new ApiError(
-      404,
-      "not_found",
-      msg("experiment.no_report_yet", { id: experimentId, status: row.status }),
-    );
+    throw new ApiError(404, "not_found", msg("experiment.no_report_yet", { id: experimentId, status: row.status }));
   }
   return model;
 }
