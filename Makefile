@@ -78,7 +78,7 @@ test-unit-py:
 
 # What Prettier formats: our TypeScript and JavaScript, the dashboard's CSS and the root configs (not Markdown, JSON
 # or the generated API types: .prettierignore).
-PRETTIER_FILES := "src/**/*.{ts,mts,mjs}" "web/src/**/*.{ts,tsx,css}" web/vite.config.ts "test/**/*.ts" \
+PRETTIER_FILES := "src/**/*.{ts,tsx,mts,mjs}" "web/src/**/*.{ts,tsx,css}" web/vite.config.ts "test/**/*.ts" \
 	"bench/**/*.{ts,mts,mjs}" "scripts/**/*.{ts,mjs}" eslint.config.js vitest.config.ts drizzle.config.ts
 RUFF := $(DEV_VENV)/bin/ruff
 

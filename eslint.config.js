@@ -44,7 +44,7 @@ export default tseslint.config(
     // The server and the dashboard are linted with type information too (about 40 s on one core): floating and
     // misused promises, needless assertions and `any` leaking out of JSON.parse are the bugs types alone miss.
     // Tests, benchmarks and scripts keep the syntactic set: they read response bodies as `any` on purpose.
-    files: ["src/**/*.ts", "web/src/**/*.{ts,tsx}"],
+    files: ["src/**/*.{ts,tsx}", "web/src/**/*.{ts,tsx}"],
     extends: [...tseslint.configs.recommendedTypeCheckedOnly],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {

@@ -6,6 +6,7 @@ import { registerUsers } from "./cli/users.js";
 import { registerKeys } from "./cli/keys.js";
 import { registerWorker } from "./cli/worker.js";
 import { registerUpload } from "./cli/upload.js";
+import { registerBackbones } from "./cli/backbones.js";
 
 // `./builder <command>`: each command lives in src/cli/<command>.ts.
 export async function runCli(argv: string[]): Promise<void> {
@@ -16,6 +17,7 @@ export async function runCli(argv: string[]): Promise<void> {
   registerKeys(program);
   registerWorker(program);
   registerUpload(program);
+  registerBackbones(program);
   try {
     await program.parseAsync(argv);
   } catch (err) {

@@ -30,6 +30,7 @@ const SECRET_VARS = new Set([
   "METRICS_TOKEN",
   "CALLBACK_SECRET",
   "SECRETS_KEY",
+  "SMTP_PASSWORD",
   "CHAT_API_KEY",
   "AWS_SECRET_ACCESS_KEY",
   "AWS_SESSION_TOKEN",
@@ -178,6 +179,21 @@ export const configSchema = z
     // long a prediction record is kept (the EU AI Act asks deployers for at least six months).
     MONITORING_FLUSH_MS: int(100).default(5000),
     PREDICTION_RETENTION_DAYS: int(1).default(190),
+    // Alerts (docs/monitoring.md#alerts): how often each server evaluates the models' rules (0: never, on this
+    // replica; the database records each alert once whichever replica sees it first), how often it looks for
+    // deliveries due, how many tries a delivery gets and the first wait between them (doubled each time).
+    ALERT_EVALUATE_MS: int(0).default(60_000),
+    ALERT_DELIVERY_POLL_MS: int(0).default(2000),
+    ALERT_DELIVERY_ATTEMPTS: int(1).default(8),
+    ALERT_RETRY_BASE_MS: int(1).default(30_000),
+    // E-mail for alerts: unset SMTP_HOST sends none. SMTP_SECURITY: starttls (required), tls (port 465), none (a relay
+    // on the host's own network only).
+    SMTP_HOST: z.string().min(1).optional(),
+    SMTP_PORT: int(1).max(65535).default(587),
+    SMTP_SECURITY: z.enum(["starttls", "tls", "none"]).default("starttls"),
+    SMTP_FROM: z.string().email("an e-mail address, e.g. builder@hospital.example").optional(),
+    SMTP_USER: z.string().min(1).optional(),
+    SMTP_PASSWORD: z.string().min(1).optional(),
     // Serving.
     ORT_INTRA_OP_THREADS: int(0).default(0),
     MODEL_CACHE_MAX_MB: int(16).default(2048),
@@ -225,6 +241,8 @@ export const configSchema = z
       if (c.S3_CREDENTIALS_FILE && c.AWS_ACCESS_KEY_ID)
         problem("S3_CREDENTIALS_FILE", "AWS_ACCESS_KEY_ID is set too: give the S3 credentials one way, the file or the two variables");
     }
+    if (c.SMTP_HOST && !c.SMTP_FROM) problem("SMTP_FROM", "SMTP_HOST is set: set the address alerts are sent from too");
+    if (c.SMTP_USER && !c.SMTP_PASSWORD) problem("SMTP_PASSWORD", "SMTP_USER is set: set its password too");
     if (c.CHAT_BACKEND === "openai" && !c.CHAT_BASE_URL) {
       ctx.addIssue({
         code: "custom",

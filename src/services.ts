@@ -117,7 +117,8 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   // The PACS connections use serving's outbound guard, and serving asks them for a link's credentials.
   const pacsRepo = new PacsRepository(database.db);
   const pacs = new PacsConnections({ repo: pacsRepo, box: SecretBox.fromConfig(config), guard: () => serving.guard });
-  const monitoring = new Monitoring({ config, db: database.db, logger, models: new ModelRepository(database.db) });
+  const audit = new AuditLog({ db: database.db, logger });
+  const monitoring = new Monitoring({ config, db: database.db, logger, models: new ModelRepository(database.db), audit });
   monitoring.start();
   // Written at shutdown after serving has answered its last request (closers run in reverse order).
   closers.push(() => monitoring.close());
@@ -131,7 +132,6 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     logger,
     listen: (channel, onNotify, onState) => database.listen(channel, onNotify, onState),
   });
-  const audit = new AuditLog({ db: database.db, logger });
   const pacsSendBack = new PacsSendBack({
     connections: pacs,
     guard: serving.guard,
@@ -144,7 +144,15 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
   });
   const experiments = new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket, events });
   const batchRepo = new BatchRepository(database.db);
-  const batches = new BatchService({ repo: batchRepo, bucket, config, logger, serving, experiments });
+  const batches = new BatchService({
+    repo: batchRepo,
+    bucket,
+    config,
+    logger,
+    serving,
+    experiments,
+    pacs: { connections: pacs, sendBack: pacsSendBack },
+  });
   // A deleted experiment's batch results go with it (their rows go by cascade).
   experiments.deletion.derivedFolders = async (row) =>
     (await batchRepo.idsOfExperiment(row.id)).map((id) => batchResultsFolder({ userId: row.userId, id }));
@@ -165,6 +173,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     config,
     db: database.db,
     logger,
+    monitoring,
   });
   const datasets = new DatasetService({
     bucket,

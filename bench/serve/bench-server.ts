@@ -16,7 +16,15 @@ export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname)
 export const TABULAR_ROW = [63, 1, 27.5, 2];
 
 /** Env variables that pass through to the server's config, so a run can vary them. */
-const PASS_THROUGH = ["ORT_INTRA_OP_THREADS", "SERVING_MAX_BATCH", "SERVING_THREADS_PER_MODEL", "GRADCAM_MAX_SIDE"];
+const PASS_THROUGH = [
+  "ORT_INTRA_OP_THREADS",
+  "SERVING_MAX_BATCH",
+  "SERVING_THREADS_PER_MODEL",
+  "GRADCAM_MAX_SIDE",
+  // A Postgres server instead of the embedded PGlite (predict-http.ts --pg makes a throwaway database for it).
+  "DATABASE_URL",
+  "MONITORING_FLUSH_MS",
+];
 
 /** publish false: the models are published (without warming them) only when the caller calls publish(). */
 export async function startBenchServer(ids: Record<string, number>, opts: { publish?: boolean } = {}) {

@@ -85,6 +85,13 @@ def test_multiclass_model_manifest_and_onnx(multiclass):
     assert check["mode"] == "flag" and check["image"]["calibration"] == "validation split"
     assert check["image"]["test_images"] == len(spec["split"]["test"]) * 2  # two images per patient
     assert 0 <= check["image"]["test_flagged_rate"] <= 1 and check["image"]["descriptors"]["width_quantiles"][0] == 16
+    # The monitoring baseline (issue 49): the validation and test images' scores and descriptors, counts only.
+    b = m["monitoring_baseline"]
+    images = (len(spec["split"]["val"]) + len(spec["split"]["test"])) * 2  # two images per patient
+    assert b["n"] == images and sum(b["score"]["counts"]) == images and "positive_rate" not in b
+    by = {d["name"]: d for d in b["image"]["descriptors"]}
+    assert b["image"]["images"] == images and sum(by["img:mean"]["counts"]) == images
+    assert by["img:channels"]["counts"] == {"1": images} and "img:modality" not in by  # PNGs: no DICOM categories
     for name in ("auc", "f_macro", "precision", "recall", "accuracy", "ece"):
         entry = m["metrics"]["test"][name]
         assert entry["ci_low"] is None or entry["ci_low"] <= entry["value"] <= entry["ci_high"]

@@ -1,6 +1,5 @@
-import { desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { auditEvents } from "../db/schema.js";
+import { AuditRepository, type AuditRow } from "./audit.repository.js";
 import { spreadsheetCell } from "../datasets/table-writer.js";
 import type { Logger } from "../logger.js";
 
@@ -42,6 +41,7 @@ export const AUDIT_ACTIONS = [
   "outcomes_posted",
   "monitoring_alert_opened",
   "monitoring_alert_updated",
+  "monitoring_alert_rules_changed",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -59,7 +59,7 @@ export const actorOf = (auth: { userId: string; via: "api_key" | "session"; keyI
   keyId: auth.keyId,
 });
 
-export type AuditRow = typeof auditEvents.$inferSelect;
+export type { AuditRow } from "./audit.repository.js";
 
 /**
  * The append-only audit log. Entries hold ids, numbers, key prefixes, sizes and hashes only (no file, column or
@@ -67,11 +67,15 @@ export type AuditRow = typeof auditEvents.$inferSelect;
  * A failed write is logged, not thrown: the action it records has already happened and must still be answered.
  */
 export class AuditLog {
-  constructor(private readonly deps: { db: Db; logger: Logger }) {}
+  private readonly repo: AuditRepository;
+
+  constructor(private readonly deps: { db: Db; logger: Logger }) {
+    this.repo = new AuditRepository(deps.db);
+  }
 
   async record(actor: AuditActor, action: AuditAction, target?: string, details: Record<string, unknown> = {}): Promise<void> {
     try {
-      await this.deps.db.insert(auditEvents).values({
+      await this.repo.insert({
         actorId: actor.userId,
         via: actor.via,
         action,
@@ -85,23 +89,14 @@ export class AuditLog {
 
   /** The user's own entries, newest first. */
   async list(userId: string, page: { limit: number; offset: number }) {
-    const rows = await this.deps.db
-      .select()
-      .from(auditEvents)
-      .where(eq(auditEvents.actorId, userId))
-      .orderBy(desc(auditEvents.seq))
-      .limit(page.limit)
-      .offset(page.offset);
-    const [{ total }] = await this.deps.db
-      .select({ total: sql<number>`count(*)::int` })
-      .from(auditEvents)
-      .where(eq(auditEvents.actorId, userId));
+    const rows = await this.repo.page(userId, page);
+    const total = await this.repo.count(userId);
     return { data: rows.map(auditView), total, limit: page.limit, offset: page.offset, has_more: page.offset + rows.length < total };
   }
 
   /** Every entry of the user, oldest first, as CSV (RFC 4180 quoting; a cell starting with = + - @ is prefixed with ' against spreadsheet formulas). */
   async csv(userId: string): Promise<string> {
-    const rows = await this.deps.db.select().from(auditEvents).where(eq(auditEvents.actorId, userId)).orderBy(auditEvents.seq);
+    const rows = await this.repo.all(userId);
     const lines = [["seq", "at", "action", "via", "target", "details"].join(",")];
     for (const r of rows.map(auditView))
       lines.push([r.seq, r.at, r.action, r.via, r.target ?? "", JSON.stringify(r.details)].map(csvCell).join(","));

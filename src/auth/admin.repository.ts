@@ -1,45 +1,36 @@
-import { and, asc, desc, eq, gt, isNull, ne, sql } from "drizzle-orm";
+import { and, desc, eq, gt, isNull } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { accountLinks, sessions, users } from "../db/schema.js";
-import type { Role } from "./user.service.js";
+import { accountLinks } from "../db/schema.js";
+import { SessionRepository } from "./session.repository.js";
+import { UserRepository, type ManagedUser, type Role } from "./user.repository.js";
+
+export type { ManagedUser } from "./user.repository.js";
 
 export type LinkKind = "invitation" | "password_reset";
-
-export interface ManagedUser {
-  id: string;
-  email: string;
-  role: Role;
-  createdAt: Date;
-  disabledAt: Date | null;
-  erasingAt: Date | null;
-}
 
 export type AccountLink = typeof accountLinks.$inferSelect;
 
 /** Why a link cannot be used, when it cannot. */
 export type LinkState = "usable" | "unknown" | "used" | "revoked" | "expired";
 
-const managedColumns = {
-  id: users.id,
-  email: users.email,
-  role: sql<Role>`${users.role}`,
-  createdAt: users.createdAt,
-  disabledAt: users.disabledAt,
-  erasingAt: users.erasingAt,
-};
-
-/** Everything the administrators' operations read and write in the database (users' roles and states, account links). */
+/**
+ * The only code that touches the account_links table (invitations and password-reset links), and the
+ * administrators' changes that must be made in one transaction with users and sessions (through their repositories).
+ */
 export class AdminRepository {
-  constructor(private readonly db: Db) {}
+  private readonly users: UserRepository;
+
+  constructor(private readonly db: Db) {
+    this.users = new UserRepository(db);
+  }
 
   /** Every account, oldest first (the first administrator at the top). */
   listUsers(): Promise<ManagedUser[]> {
-    return this.db.select(managedColumns).from(users).orderBy(asc(users.createdAt), asc(users.id));
+    return this.users.listManaged();
   }
 
-  async findUser(id: string): Promise<ManagedUser | undefined> {
-    const [row] = await this.db.select(managedColumns).from(users).where(eq(users.id, id));
-    return row;
+  findUser(id: string): Promise<ManagedUser | undefined> {
+    return this.users.findManaged(id);
   }
 
   /**
@@ -49,26 +40,23 @@ export class AdminRepository {
    */
   async changeAccess(userId: string, change: { disabledAt?: Date | null; role?: Role }): Promise<ManagedUser | "last_admin" | undefined> {
     return this.db.transaction(async (tx) => {
-      await tx.execute(sql`select pg_advisory_xact_lock(hashtext('builder:admins'))`);
-      const [before] = await tx.select(managedColumns).from(users).where(eq(users.id, userId));
+      const users = new UserRepository(tx);
+      await users.lockAdmins();
+      const before = await users.findManaged(userId);
       if (!before) return undefined;
       const staysActiveAdmin =
         (change.role ?? before.role) === "admin" &&
         (change.disabledAt === undefined ? before.disabledAt === null : change.disabledAt === null);
       const isActiveAdmin = before.role === "admin" && before.disabledAt === null && before.erasingAt === null;
       if (isActiveAdmin && !staysActiveAdmin) {
-        const [{ n }] = await tx
-          .select({ n: sql<number>`count(*)::int` })
-          .from(users)
-          .where(and(eq(users.role, "admin"), isNull(users.disabledAt), isNull(users.erasingAt), ne(users.id, userId)));
-        if (Number(n) === 0) return "last_admin" as const;
+        if ((await users.activeAdmins(userId)) === 0) return "last_admin" as const;
       }
-      const [after] = await tx.update(users).set(change).where(eq(users.id, userId)).returning(managedColumns);
+      const after = await users.updateAccess(userId, change);
       if (change.disabledAt) {
         // A disabled account is signed out everywhere in the same step, and the links it handed out as an
         // administrator are withdrawn: an account disabled because it was misused must not leave a way back in
         // (an administrator's invitation). The other administrators see what is pending and can invite again.
-        await tx.delete(sessions).where(eq(sessions.userId, userId));
+        await new SessionRepository(tx).endAllOf(userId);
         await tx
           .update(accountLinks)
           .set({ revokedAt: new Date() })
@@ -80,11 +68,7 @@ export class AdminRepository {
 
   /** Active administrators other than `userId` (the last one may not leave them without any). */
   async otherActiveAdmins(userId: string): Promise<number> {
-    const [{ n }] = await this.db
-      .select({ n: sql<number>`count(*)::int` })
-      .from(users)
-      .where(and(eq(users.role, "admin"), isNull(users.disabledAt), isNull(users.erasingAt), ne(users.id, userId)));
-    return Number(n);
+    return this.users.activeAdmins(userId);
   }
 
   async insertLink(values: typeof accountLinks.$inferInsert): Promise<AccountLink> {
@@ -141,15 +125,21 @@ export class AdminRepository {
       );
   }
 
+  /** An account being erased: its links go (a reset link must not let anyone back in while it is erased). */
+  async deleteLinksFor(userId: string): Promise<void> {
+    await this.db.delete(accountLinks).where(eq(accountLinks.userId, userId));
+  }
+
   /** Creates the invited account and uses the invitation, in one transaction. */
   async acceptInvitation(tokenHash: string, account: { email: string; passwordHash: string }): Promise<AcceptOutcome> {
     try {
       return await this.useLink("invitation", tokenHash, async (tx, link) => {
-        const [row] = await tx
-          .insert(users)
-          .values({ email: account.email, passwordHash: account.passwordHash, role: link.role })
-          .returning({ id: users.id, email: users.email, role: sql<Role>`${users.role}` });
-        return { result: row, usedBy: row.id };
+        const user = await new UserRepository(tx).insert({
+          email: account.email,
+          passwordHash: account.passwordHash,
+          role: link.role as Role,
+        });
+        return { result: { id: user.id, email: user.email, role: user.role }, usedBy: user.id };
       });
     } catch (err) {
       // The unique index on lower(email) refused it; the rollback left the invitation as it was.
@@ -164,12 +154,8 @@ export class AdminRepository {
    */
   async useReset(tokenHash: string, passwordHash: string) {
     return this.useLink("password_reset", tokenHash, async (tx, link) => {
-      const [row] = await tx
-        .update(users)
-        .set({ passwordHash })
-        .where(and(eq(users.id, link.userId!), isNull(users.erasingAt)))
-        .returning({ id: users.id, email: users.email });
-      if (row) await tx.delete(sessions).where(eq(sessions.userId, row.id));
+      const row = await new UserRepository(tx).setPasswordHashUnlessErasing(link.userId!, passwordHash);
+      if (row) await new SessionRepository(tx).endAllOf(row.id);
       // Undefined when the account is being erased (no row updated): the link is spent all the same.
       const result: { id: string; email: string } | undefined = row;
       return { result };

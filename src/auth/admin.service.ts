@@ -5,6 +5,8 @@ import type { ApiKeyService } from "./api-key.service.js";
 import { hashPassword, randomToken, sha256Hex } from "./secrets.js";
 import { checkedEmail, normaliseEmail, passwordProblem, type Role } from "./user.service.js";
 
+export type { AccountLink, ManagedUser } from "./admin.repository.js";
+
 // What administrators do (issue 38 item 4): invite people with a one-time link, disable and enable accounts, hand
 // over a one-time password-reset link, change roles. Builder has no mail server (hospitals often have none for it),
 // so a link is shown once to the administrator, who passes it on; only its SHA-256 is stored, as for API keys.

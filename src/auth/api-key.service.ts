@@ -1,44 +1,14 @@
-import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { apiKeys, users } from "../db/schema.js";
 import { ApiError, msg, detail } from "../errors.js";
 import { ApiKeyCache } from "./api-key-cache.js";
-import type { Role } from "./user.service.js";
+import { ApiKeyRepository, type ApiKeyInfo, type KeyLookup } from "./api-key.repository.js";
 import { DISPLAY_PREFIX_LENGTH, generateApiKey, looksLikeApiKey, sha256Hex } from "./secrets.js";
 
-export interface ApiKeyInfo {
-  id: string;
-  userId: string;
-  name: string;
-  prefix: string;
-  rateLimitPerMinute: number | null;
-  createdAt: Date;
-  lastUsedAt: Date | null;
-  revokedAt: Date | null;
-}
-
-/** What authentication needs about a presented key: the key and its owner, in one query. */
-export interface KeyLookup extends ApiKeyInfo {
-  email: string;
-  role: Role;
-  /** The owner's account is disabled: the key is refused (users' trigger in migration 0009 drops cached copies). */
-  userDisabled: boolean;
-}
+export type { ApiKeyInfo, KeyLookup } from "./api-key.repository.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** last_used_at is written at most this often per key, so the hot path stays one SELECT. */
 const TOUCH_INTERVAL_MS = 60_000;
-
-const publicColumns = {
-  id: apiKeys.id,
-  userId: apiKeys.userId,
-  name: apiKeys.name,
-  prefix: apiKeys.prefix,
-  rateLimitPerMinute: apiKeys.rateLimitPerMinute,
-  createdAt: apiKeys.createdAt,
-  lastUsedAt: apiKeys.lastUsedAt,
-  revokedAt: apiKeys.revokedAt,
-};
 
 export class ApiKeyService {
   private readonly lastTouched = new Map<string, number>();
@@ -47,10 +17,10 @@ export class ApiKeyService {
   /** Lookups by key hash; see ApiKeyCache for when it is trusted. Disabled until a listener enables it. */
   readonly cache: ApiKeyCache<KeyLookup>;
 
-  constructor(
-    private readonly db: Db,
-    cacheTtlMs = 0,
-  ) {
+  private readonly repo: ApiKeyRepository;
+
+  constructor(db: Db, cacheTtlMs = 0) {
+    this.repo = new ApiKeyRepository(db);
     this.cache = new ApiKeyCache<KeyLookup>(cacheTtlMs);
   }
 
@@ -66,22 +36,19 @@ export class ApiKeyService {
       ]);
     }
     const key = generateApiKey();
-    const [row] = await this.db
-      .insert(apiKeys)
-      .values({
-        userId,
-        name: opts.name?.trim() || "default",
-        prefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
-        keyHash: sha256Hex(key),
-        rateLimitPerMinute: limit,
-      })
-      .returning(publicColumns);
-    return { key, info: row };
+    const info = await this.repo.insert({
+      userId,
+      name: opts.name?.trim() || "default",
+      prefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
+      keyHash: sha256Hex(key),
+      rateLimitPerMinute: limit,
+    });
+    return { key, info };
   }
 
   /** A user's keys, newest first, revoked ones included (the dashboard shows them greyed out). */
   async list(userId: string): Promise<ApiKeyInfo[]> {
-    return this.db.select(publicColumns).from(apiKeys).where(eq(apiKeys.userId, userId)).orderBy(desc(apiKeys.createdAt));
+    return this.repo.list(userId);
   }
 
   /** Looks a presented key up by its hash; revoked keys are returned too (the caller answers 403). */
@@ -91,16 +58,7 @@ export class ApiKeyService {
     const cached = this.cache.get(hash);
     if (cached) return cached;
     const generation = this.cache.begin();
-    const [row] = await this.db
-      .select({
-        ...publicColumns,
-        email: users.email,
-        role: sql<Role>`${users.role}`,
-        userDisabled: sql<boolean>`${users.disabledAt} is not null`,
-      })
-      .from(apiKeys)
-      .innerJoin(users, eq(users.id, apiKeys.userId))
-      .where(eq(apiKeys.keyHash, hash));
+    const row = await this.repo.byHash(hash);
     // Unknown keys are not cached: a flood of made-up keys must not push real ones out.
     if (row) this.cache.put(hash, row, generation);
     return row;
@@ -113,31 +71,22 @@ export class ApiKeyService {
   async revoke(idOrKey: string, userId?: string): Promise<ApiKeyInfo> {
     const byKey = idOrKey.startsWith("bld_");
     if (!byKey && !UUID.test(idOrKey)) throw new ApiError(404, "not_found", msg("auth.api_key_not_found"));
-    const match = byKey ? eq(apiKeys.keyHash, sha256Hex(idOrKey)) : eq(apiKeys.id, idOrKey);
-    const where = userId ? and(match, eq(apiKeys.userId, userId)) : match;
-    const [updated] = await this.db
-      .update(apiKeys)
-      .set({ revokedAt: new Date() })
-      .where(and(where, isNull(apiKeys.revokedAt)))
-      .returning({ ...publicColumns, keyHash: apiKeys.keyHash });
+    const match = byKey ? { keyHash: sha256Hex(idOrKey) } : { id: idOrKey };
+    const updated = await this.repo.revokeIfActive(match, userId);
     if (updated) {
       // This process refuses the key from its very next request, before the notification comes back round.
       const { keyHash, ...info } = updated;
       this.cache.invalidate(keyHash);
       return info;
     }
-    const [existing] = await this.db.select(publicColumns).from(apiKeys).where(where);
+    const existing = await this.repo.find(match, userId);
     if (!existing) throw new ApiError(404, "not_found", msg("auth.api_key_not_found"));
     return existing;
   }
 
   /** How many of a user's keys still work (the password-reset page says so before the reset). */
   async countActive(userId: string): Promise<number> {
-    const [{ n }] = await this.db
-      .select({ n: sql<number>`count(*)::int` })
-      .from(apiKeys)
-      .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)));
-    return Number(n);
+    return this.repo.countActive(userId);
   }
 
   /**
@@ -145,19 +94,14 @@ export class ApiKeyService {
    * them working). Returns how many were revoked; this process forgets them now, the others by the trigger.
    */
   async revokeAllOf(userId: string): Promise<number> {
-    const rows = await this.db
-      .update(apiKeys)
-      .set({ revokedAt: new Date() })
-      .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
-      .returning({ keyHash: apiKeys.keyHash });
-    for (const { keyHash } of rows) this.cache.invalidate(keyHash);
-    return rows.length;
+    const hashes = await this.repo.revokeAllOf(userId);
+    for (const keyHash of hashes) this.cache.invalidate(keyHash);
+    return hashes.length;
   }
 
   /** Drops a user's keys from this process's cache now (the others hear it from the users table's trigger). */
   async forgetCachedKeysOf(userId: string): Promise<void> {
-    const rows = await this.db.select({ keyHash: apiKeys.keyHash }).from(apiKeys).where(eq(apiKeys.userId, userId));
-    for (const { keyHash } of rows) this.cache.invalidate(keyHash);
+    for (const keyHash of await this.repo.hashesOf(userId)) this.cache.invalidate(keyHash);
   }
 
   /** Records use without slowing the request: at most once a minute per key, not awaited. */
@@ -165,10 +109,8 @@ export class ApiKeyService {
     const last = this.lastTouched.get(keyId) ?? 0;
     if (now - last < TOUCH_INTERVAL_MS) return;
     this.lastTouched.set(keyId, now);
-    const p = this.db
-      .update(apiKeys)
-      .set({ lastUsedAt: new Date(now) })
-      .where(eq(apiKeys.id, keyId))
+    const p = this.repo
+      .setLastUsed(keyId, new Date(now))
       .then(
         () => undefined,
         () => this.lastTouched.delete(keyId), // try again on the next request

@@ -1,10 +1,9 @@
 import crypto from "node:crypto";
-import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { users } from "../db/schema.js";
 import { ApiError, msg, detail } from "../errors.js";
 import { hashPassword, safeEqual } from "./secrets.js";
 import { checkedEmail } from "./user.service.js";
+import { UserRepository } from "./user.repository.js";
 
 // The first account of a fresh install, made in the browser instead of a terminal (issue 38 item 4). Anyone who
 // reaches a fresh server's page could otherwise take it, so the page asks for a setup code that only the operator
@@ -66,11 +65,7 @@ export class FirstRunSetup {
 
   /** True while an administrator who can manage users exists (not disabled, not being erased). */
   async adminExists(): Promise<boolean> {
-    const [{ n }] = await this.db
-      .select({ n: sql<number>`count(*)::int` })
-      .from(users)
-      .where(and(eq(users.role, "admin"), isNull(users.disabledAt), isNull(users.erasingAt)));
-    return Number(n) > 0;
+    return (await new UserRepository(this.db).activeAdmins()) > 0;
   }
 
   /**
@@ -129,20 +124,13 @@ export class FirstRunSetup {
     const passwordHash = await hashPassword(input.password);
     const created = await this.db.transaction(async (tx) => {
       // The same lock as the last-administrator guard (AdminRepository.changeAccess) and the first-user race.
-      await tx.execute(sql`select pg_advisory_xact_lock(hashtext('builder:admins'))`);
-      const [{ n }] = await tx
-        .select({ n: sql<number>`count(*)::int` })
-        .from(users)
-        .where(and(eq(users.role, "admin"), isNull(users.disabledAt), isNull(users.erasingAt)));
-      if (Number(n) > 0) return undefined;
-      const [taken] = await tx
-        .select({ id: users.id })
-        .from(users)
-        .where(sql`lower(${users.email}) = ${email}`);
-      if (taken) return "taken" as const;
+      const users = new UserRepository(tx);
+      await users.lockAdmins();
+      if ((await users.activeAdmins()) > 0) return undefined;
+      if (await users.findByEmail(email)) return "taken" as const;
       // This account administers the others (Settings → Users).
-      const [row] = await tx.insert(users).values({ email, passwordHash, role: "admin" }).returning({ id: users.id, email: users.email });
-      return row;
+      const row = await users.insert({ email, passwordHash, role: "admin" });
+      return { id: row.id, email: row.email };
     });
     if (created === "taken") throw new ApiError(409, "email_taken", msg("auth.setup_email_taken", { email }));
     // Spent either way: an administrator exists now.

@@ -1,21 +1,15 @@
-import { and, eq, isNotNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "../db/client.js";
-import { accountLinks, apiKeys, sessions, users } from "../db/schema.js";
 import { ApiError, msg, detail, type ErrorDetail, type Message } from "../errors.js";
 import { dummyPasswordHash, hashPassword, verifyPassword } from "./secrets.js";
+import { AdminRepository } from "./admin.repository.js";
+import { ApiKeyRepository } from "./api-key.repository.js";
+import { SessionRepository } from "./session.repository.js";
+import { UserRepository, type Role, type User } from "./user.repository.js";
 
 export const MIN_PASSWORD_LENGTH = 12;
 
-export const ROLES = ["admin", "member"] as const;
-export type Role = (typeof ROLES)[number];
-
-export interface User {
-  id: string;
-  email: string;
-  createdAt: Date;
-  role: Role;
-}
+export { ROLES, type Role, type User } from "./user.repository.js";
 
 const emailSchema = z.email({ message: "not a valid email address" });
 
@@ -44,15 +38,12 @@ export function checkedEmail(input: { email: string; password: string }): string
   return email;
 }
 
-const userColumns = {
-  id: users.id,
-  email: users.email,
-  createdAt: users.createdAt,
-  role: sql<Role>`${users.role}`,
-};
-
 export class UserService {
-  constructor(private readonly db: Db) {}
+  private readonly repo: UserRepository;
+
+  constructor(private readonly db: Db) {
+    this.repo = new UserRepository(db);
+  }
 
   /** Creates a user (a member unless `role` says otherwise); 400 for a bad email or weak password, 409 for an email already taken. */
   async create(input: { email: string; password: string; role?: Role }): Promise<User> {
@@ -60,11 +51,7 @@ export class UserService {
     if (await this.findByEmail(email)) throw new ApiError(409, "email_taken", msg("auth.email_taken", { email }));
     const passwordHash = await hashPassword(input.password);
     try {
-      const [row] = await this.db
-        .insert(users)
-        .values({ email, passwordHash, role: input.role ?? "member" })
-        .returning();
-      return { id: row.id, email: row.email, createdAt: row.createdAt, role: row.role as Role };
+      return await this.repo.insert({ email, passwordHash, role: input.role ?? "member" });
     } catch (err) {
       // Two creations racing for one email: the unique index decides.
       if (
@@ -85,21 +72,15 @@ export class UserService {
   async createIfFree(input: { email: string; password: string }): Promise<boolean> {
     const email = checkedEmail(input);
     const passwordHash = await hashPassword(input.password);
-    const rows = await this.db.insert(users).values({ email, passwordHash }).onConflictDoNothing().returning({ id: users.id });
-    return rows.length > 0;
+    return this.repo.insertIfFree({ email, passwordHash });
   }
 
   async findByEmail(email: string): Promise<User | undefined> {
-    const [row] = await this.db
-      .select(userColumns)
-      .from(users)
-      .where(sql`lower(${users.email}) = ${normaliseEmail(email)}`);
-    return row;
+    return this.repo.findByEmail(normaliseEmail(email));
   }
 
   async findById(id: string): Promise<User | undefined> {
-    const [row] = await this.db.select(userColumns).from(users).where(eq(users.id, id));
-    return row;
+    return this.repo.findById(id);
   }
 
   /**
@@ -107,10 +88,7 @@ export class UserService {
    * returned with `disabled` set (only to the one who knows its password) so sign-in can say why it is refused.
    */
   async verifyCredentials(email: string, password: string): Promise<(User & { disabled: boolean }) | undefined> {
-    const [row] = await this.db
-      .select()
-      .from(users)
-      .where(sql`lower(${users.email}) = ${normaliseEmail(email)}`);
+    const row = await this.repo.rowByEmail(normaliseEmail(email));
     if (!row) {
       await verifyPassword(password, await dummyPasswordHash());
       return undefined;
@@ -123,7 +101,7 @@ export class UserService {
 
   /** True when `password` is the user's own (account erasure asks for it again). */
   async passwordMatches(userId: string, password: string): Promise<boolean> {
-    const [row] = await this.db.select().from(users).where(eq(users.id, userId));
+    const row = await this.repo.rowById(userId);
     return !!row && (await verifyPassword(password, row.passwordHash));
   }
 
@@ -132,26 +110,22 @@ export class UserService {
    * and its API keys deleted (the table's trigger drops them from every replica's cache at once). Idempotent.
    */
   async beginErasure(userId: string): Promise<boolean> {
-    const rows = await this.db
-      .update(users)
-      .set({ erasingAt: sql`coalesce(${users.erasingAt}, now())` })
-      .where(eq(users.id, userId))
-      .returning({ id: users.id });
-    await this.db.delete(sessions).where(eq(sessions.userId, userId));
-    await this.db.delete(apiKeys).where(eq(apiKeys.userId, userId));
+    const marked = await this.repo.markErasing(userId);
+    await new SessionRepository(this.db).endAllOf(userId);
+    await new ApiKeyRepository(this.db).deleteAllOf(userId);
     // A password-reset link for the account must not let anyone back in while it is being erased.
-    await this.db.delete(accountLinks).where(eq(accountLinks.userId, userId));
-    return rows.length > 0;
+    await new AdminRepository(this.db).deleteLinksFor(userId);
+    return marked;
   }
 
   /** Accounts whose erasure began and is not finished. */
   async erasing(): Promise<Array<{ id: string }>> {
-    return this.db.select({ id: users.id }).from(users).where(isNotNull(users.erasingAt));
+    return this.repo.erasing();
   }
 
   /** The last step of an erasure: the row, and by cascade every row that still names the user. Only a marked one. */
   async deleteErased(userId: string): Promise<void> {
-    await this.db.delete(users).where(and(eq(users.id, userId), isNotNull(users.erasingAt)));
+    await this.repo.deleteErased(userId);
   }
 
   /** Users with that email, in the CLI's terms: an unknown email is a clear error. */

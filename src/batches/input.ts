@@ -132,7 +132,8 @@ function rowItem(record: string[], at: number[], columns: Column[], id: string):
   return { id, message, outOfRange };
 }
 
-export const IMAGE_EXTENSIONS = new Set([".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp"]);
+/** DICOM files too: /predict reads them (by their bytes, not the name), and a send-back batch writes their answers into the PACS. */
+export const IMAGE_EXTENSIONS = new Set([".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp", ".dcm", ".dicom"]);
 
 /** Operating-system clutter in zips made on a Mac or Windows: never images to score. */
 const JUNK = /(^|\/)(__MACOSX\/|\._|\.DS_Store$|Thumbs\.db$)/;

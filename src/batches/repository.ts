@@ -64,7 +64,10 @@ export class BatchRepository {
   async update(
     id: string,
     values: Partial<
-      Pick<BatchRow, "status" | "overlays" | "total" | "done" | "failed" | "flagged" | "failureReason" | "failureText" | "finishedAt">
+      Pick<
+        BatchRow,
+        "status" | "overlays" | "total" | "done" | "failed" | "flagged" | "pacsSent" | "pacsFailed" | "failureReason" | "failureText" | "finishedAt"
+      >
     >,
   ): Promise<void> {
     await this.db

@@ -1,16 +1,21 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import type { Config } from "../config.js";
 import { MAX_XLSX_BYTES, spoolUpload } from "../datasets/table-upload.js";
-import { ApiError, msg, detail, say, storedMessage, messageFromStore } from "../errors.js";
+import { ApiError, msg, detail, say, storedMessage, messageFromStore, type Message } from "../errors.js";
 import type { Language } from "../i18n/index.js";
 import type { ExperimentService } from "../experiments/service.js";
 import { EventHub } from "../experiments/event-hub.js";
 import { eventStream, type StreamItem } from "../experiments/event-stream.js";
 import type { Logger } from "../logger.js";
+import type { AuditActor } from "../audit/audit-log.js";
+import type { PacsConnections } from "../pacs/connection.js";
+import type { PacsSendBack, SendPlan } from "../pacs/send-back.js";
+import { readSource } from "../pacs/source.js";
 import type { Serving } from "../serving/index.js";
+import type { LoadedModel } from "../serving/model-cache.js";
 import { inputCheckOf } from "../serving/input-check.js";
 import { JsonBytes } from "../serving/json-encode.js";
 import { classNames, type ServedManifest } from "../serving/manifest.js";
@@ -82,6 +87,10 @@ export interface BatchView {
   results_url: string | null;
   overlays: boolean;
   overlays_url: string | null;
+  /** Each DICOM's answer written back into the PACS as a structured report (and capture), and how many reached it. */
+  send_back: boolean;
+  pacs_sent: number;
+  pacs_failed: number;
 }
 
 /** A batch's stream: its view at each change (`progress`), then `done` or `failed` (or `deleted`), then the end. */
@@ -121,6 +130,8 @@ export class BatchService {
       logger: Logger;
       serving: Serving;
       experiments: ExperimentService;
+      /** Send-back batches (?send_back=true): the user's PACS and the writer Try it and the auto-scorer use. */
+      pacs?: { connections: PacsConnections; sendBack: PacsSendBack };
     },
   ) {
     this.queue = new FairQueue({ concurrency: deps.config.BATCH_CONCURRENCY, perUser: 1 });
@@ -153,6 +164,9 @@ export class BatchService {
       results_url: row.status === "done" ? `/v1/batches/${row.id}/results.csv` : null,
       overlays: row.overlays,
       overlays_url: row.status === "done" && row.overlays ? `/v1/batches/${row.id}/overlays.zip` : null,
+      send_back: row.sendBack,
+      pacs_sent: row.pacsSent,
+      pacs_failed: row.pacsFailed,
     };
   }
 
@@ -227,11 +241,12 @@ export class BatchService {
     experimentId: number,
     kind: BatchInputKind,
     body: Readable,
-    opts: { overlays?: boolean; fileName?: string } = {},
+    opts: { overlays?: boolean; fileName?: string; sendBack?: AuditActor } = {},
   ): Promise<BatchRow> {
     const experiment = await this.deps.experiments.get(userId, experimentId);
     const model = await this.deps.serving.model(userId, experimentId);
     const tableModel = model.manifest.kind === "tabular";
+    if (opts.sendBack) await this.refuseSendBack(userId, kind, body);
     if (
       opts.overlays &&
       (model.manifest.kind !== "vision_classification" || model.manifest.problem === "regression" || !model.manifest.outputs.cam)
@@ -290,11 +305,38 @@ export class BatchService {
       inputKind: kind,
       overlays: opts.overlays ?? false,
       fileName: opts.fileName ?? null,
+      sendBack: Boolean(opts.sendBack),
       status: "queued",
     });
     this.alive.add(row.id);
-    this.queue.add(userId, () => this.run(row, input, work, model.manifest).finally(() => this.alive.delete(row.id)));
+    this.queue.add(userId, () => this.run(row, input, work, model.manifest, opts.sendBack).finally(() => this.alive.delete(row.id)));
     return row;
+  }
+
+  /** send_back=true needs a zip of images (DICOM: the answer goes into each file's study) and a configured PACS. */
+  private async refuseSendBack(userId: string, kind: BatchInputKind, body: Readable): Promise<void> {
+    const refuse = (why: Message) => {
+      body.resume();
+      throw new ApiError(400, "send_back_unavailable", msg("batch.send_back_refused", { why }), [detail("send_back", why)]);
+    };
+    if (kind !== "images") refuse(msg("batch.send_back_needs_dicom_zip"));
+    if (!this.deps.pacs || !(await this.deps.pacs.connections.target(userId))) refuse(msg("batch.send_back_no_pacs"));
+  }
+
+  /**
+   * Writes one DICOM's answer into the PACS, in its own study. The UIDs of the written objects derive from the user,
+   * model, version and source instance, so sending the same file again (a batch run twice) gives the PACS the same
+   * objects, which it keeps once. An image that is not DICOM, or a send that fails, counts as failed and is audited.
+   */
+  private async sendBack(plan: SendPlan, actor: AuditActor, answer: Record<string, unknown>, bytes: Buffer, model: LoadedModel) {
+    let sop: string;
+    try {
+      sop = readSource(bytes).sopInstanceUid;
+    } catch {
+      sop = `sha256:${createHash("sha256").update(bytes).digest("hex")}`; // not DICOM: deliver() audits why nothing was sent
+    }
+    const seed = `batch:${plan.userId}:${plan.experimentId}:${model.row.version}:${sop}`;
+    return this.deps.pacs!.sendBack.deliver(plan, actor, answer, bytes, model, seed);
   }
 
   private zipLimits(): ZipLimits {
@@ -306,13 +348,15 @@ export class BatchService {
     return { maxRowChars: MAX_ROW_CHARS, maxCells: this.deps.config.BATCH_MAX_CELLS };
   }
 
-  private async run(row: BatchRow, input: string, work: string, manifest: ServedManifest): Promise<void> {
+  private async run(row: BatchRow, input: string, work: string, manifest: ServedManifest, sendBackActor?: AuditActor): Promise<void> {
     const { repo, bucket, logger } = this.deps;
     const out = path.join(work, "results.csv");
     const overlays = row.overlays ? new OverlayWriter(path.join(work, "overlays")) : undefined;
     let done = 0;
     let failed = 0;
     let flagged = 0;
+    let pacsSent = 0;
+    let pacsFailed = 0;
     let lastProgress = 0;
     let results: ResultsFile | undefined;
     try {
@@ -334,6 +378,12 @@ export class BatchService {
       const shape = { images: row.inputKind === "images", overlays: row.overlays };
       ResultsFile.refuseEarly(manifest, shape, inputBytes, total);
       await repo.update(row.id, { status: "running", total });
+      // The PACS and the model as they are now: the answers of this batch go where its settings said when it began.
+      const target = sendBackActor ? await this.deps.pacs!.connections.target(row.userId) : null;
+      if (sendBackActor && !target)
+        throw new ApiError(409, "send_back_unavailable", msg("batch.send_back_pacs_removed"));
+      const sendPlan = target ? { userId: row.userId, experimentId: row.experimentId, target } : null;
+      const sendModel = sendPlan ? await this.deps.serving.model(row.userId, row.experimentId) : null;
       results = new ResultsFile(out, inputBytes);
       const write = (text: string) => results!.write(text);
       await write(resultHeader(manifest, shape));
@@ -351,6 +401,11 @@ export class BatchService {
           answer.input_check = inputCheckOf(r); // results.csv's input_check column (src/serving/input-check.ts)
           // Parsed into our own objects: the thread's answer memory goes back to it for the next answer (placement-threads.ts).
           if (r instanceof JsonBytes) r.release?.();
+          if (sendPlan && "bytes" in item && item.bytes) {
+            const sent = await this.sendBack(sendPlan, sendBackActor!, answer, item.bytes, sendModel!);
+            if (sent.ok) pacsSent++;
+            else pacsFailed++;
+          }
           if (!overlays || !("bytes" in item) || !item.bytes) return { item, answer };
           const classIndex = overlayClass(answer);
           const maps = answer.gradients as Record<string, number[][]> | undefined;
@@ -391,7 +446,7 @@ export class BatchService {
         await write(resultLines(manifest, item.id, answer, item.outOfRange, error, cells));
         if (Date.now() - lastProgress > PROGRESS_EVERY_MS) {
           lastProgress = Date.now();
-          await repo.update(row.id, { done, failed, flagged });
+          await repo.update(row.id, { done, failed, flagged, pacsSent, pacsFailed });
         }
       };
       const score = async (item: Item) => {
@@ -402,7 +457,7 @@ export class BatchService {
       if (row.inputKind === "images") {
         // The count is known only at the end: progress shows done / null until then.
         for await (const { name, bytes } of zipImages(input, this.zipLimits())) {
-          await score({ id: name, message: dataUri(bytes), outOfRange: [], bytes: overlays ? bytes : undefined });
+          await score({ id: name, message: dataUri(bytes), outOfRange: [], bytes: overlays || sendPlan ? bytes : undefined });
         }
         if (done + window.length === 0) throw refusals.noImages();
       } else {
@@ -424,7 +479,7 @@ export class BatchService {
         await bucket.removeEmptyFolders?.(batchResultsFolder(row));
         return;
       }
-      await repo.update(row.id, { status: "done", total: done, done, failed, flagged, finishedAt: new Date() });
+      await repo.update(row.id, { status: "done", total: done, done, failed, flagged, pacsSent, pacsFailed, finishedAt: new Date() });
     } catch (err) {
       // An ApiError without catalog words (one that crossed a process as text) keeps its English alone.
       const reason = err instanceof ApiError ? err.text : msg("batch.internal_stop");
@@ -435,6 +490,8 @@ export class BatchService {
           done,
           failed,
           flagged,
+          pacsSent,
+          pacsFailed,
           failureReason: reason ? say(reason, "en") : (err as ApiError).message,
           failureText: reason ? storedMessage(reason) : null,
           finishedAt: new Date(),

@@ -1,38 +1,25 @@
+import { MAX_CHARS } from "./matcher/features.js";
+import { intentMatcher } from "./matcher/index.js";
+
 // Which language a message is in, decided per message (issue 39): Builder's first users write Spanish as often as
-// English, sometimes both in one conversation. A few function words each language cannot do without, and the
-// marks only Spanish writes (¿ ¡ ñ, accented vowels), are enough for a question; code spans and snake_case
-// identifiers (column names, codes) say nothing about the writer's language and are left out.
+// English, sometimes both in one conversation. Since issue 53 a two-class model learnt from the chat's own example
+// questions (src/chat/intents/{en,es}.json, matcher/train.ts) tells them apart by their character n-grams, ¿ and ¡
+// included; code spans and snake_case identifiers (column names, codes) say nothing about the writer's language and
+// are left out.
 
 export type Lang = "en" | "es";
 
-const ES_WORDS = new Set(
-  (
-    "el la los las un una de del que qué por para con en es son está esta este mi mis tu su sus cómo como cuál cual cuánto " +
-    "cuántos cuántas cuando dónde donde qué quiero puedo puedes tengo tiene hay muy más mas pero y o hola gracias modelo " +
-    "modelos experimento experimentos muéstrame muestra lista borra elimina cambia reentrena significa sirve vale ya no sí"
-  ).split(" "),
-);
-const EN_WORDS = new Set(
-  (
-    "the a an of to for with in is are was were my your its it this that what which how why when where who can could " +
-    "would should do does did have has i you we please model models experiment experiments show list delete change " +
-    "retrain mean means good enough hello hi thanks and or not"
-  ).split(" "),
-);
+/** How sure the language model must be; between these the message does not tell, and the fallback decides. */
+const SURE = 0.7;
 
 /** The language of one message; `fallback` (the conversation's, else English) when its words do not tell. */
 export function detectLanguage(message: string, fallback: Lang = "en"): Lang {
-  const text = message.replace(/`[^`]*`/g, " ").replace(/\b\w+_\w+\b/g, " ");
-  let es = /[¿¡ñ]/i.test(text) ? 2 : 0;
-  let en = 0;
-  for (const w of text.toLowerCase().split(/[^a-záéíóúüñ]+/)) {
-    if (!w) continue;
-    if (/[áéíóú]/.test(w)) es += 1;
-    // "no", "a" and "modelo" vs "model": counted once, for the language whose list has the word.
-    if (ES_WORDS.has(w)) es += 1;
-    if (EN_WORDS.has(w)) en += 1;
-  }
-  return es > en ? "es" : en > es ? "en" : fallback;
+  const text = message
+    .slice(0, MAX_CHARS)
+    .replace(/`[^`]*`/g, " ")
+    .replace(/\b\w+_\w+\b/g, " ");
+  const p = intentMatcher().spanish(text);
+  return p >= SURE ? "es" : p <= 1 - SURE ? "en" : fallback;
 }
 
 /** The language of the conversation so far: its newest user message that tells. */

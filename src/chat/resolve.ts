@@ -1,4 +1,5 @@
 import type { Task } from "./facts.js";
+import { spelledLike } from "./spelling.js";
 
 // Which of the caller's experiments a message means when it names no number: "my breast cancer model", "the
 // ultrasound one", "mi modelo de mama", "the last one". Before this, the builtin answered about the newest model
@@ -199,8 +200,24 @@ function numberWordReference(words: string[]): number | undefined {
   return undefined;
 }
 
+// Vocabularies by the text they are built from: a request lists the same experiments as the one before, and a
+// description holds up to 2,000 characters (bench/chat/worst-case.ts). Bounded: cleared when full.
+const VOCABULARIES = new Map<string, Set<string>>();
+const MAX_VOCABULARIES = 5_000;
+
 /** The words a candidate can be called by: its name, description, dataset path (less the user id), labels. */
-function vocabulary(c: Candidate): Set<string> {
+export function vocabulary(c: Candidate): Set<string> {
+  const key = `${c.name ?? ""}\u0000${c.description ?? ""}\u0000${c.dataset ?? ""}\u0000${(c.label_cols ?? []).join("\u0000")}`;
+  let words = VOCABULARIES.get(key);
+  if (!words) {
+    if (VOCABULARIES.size >= MAX_VOCABULARIES) VOCABULARIES.clear();
+    words = buildVocabulary(c);
+    VOCABULARIES.set(key, words);
+  }
+  return words;
+}
+
+function buildVocabulary(c: Candidate): Set<string> {
   const path = (c.dataset ?? "")
     .split("/")
     .slice(1)
@@ -221,11 +238,17 @@ function oneEdit(a: string, b: string): boolean {
 
 /**
  * "ultrasound" meets "ultrasounds" and "diabetic" meets "diabetes" (a shared start of five letters); "brest" meets
- * "breast" (one typo, only in words of five letters or more, where one letter cannot make another common word).
+ * "breast" (one typo, only in words of five letters or more, where one letter cannot make another common word);
+ * "pnuemonia" meets "pneumonia" (two letters swapped in a word of seven or more: most bigrams shared, spelling.ts).
  */
 const meetsOne = (word: string, vocab: Set<string>) =>
   vocab.has(word) ||
-  (word.length >= 5 && [...vocab].some((v) => v.length >= 5 && (v.slice(0, 5) === word.slice(0, 5) || oneEdit(v, word))));
+  (word.length >= 5 &&
+    [...vocab].some(
+      (v) =>
+        v.length >= 5 &&
+        (v.slice(0, 5) === word.slice(0, 5) || oneEdit(v, word) || (word.length >= 7 && word.length === v.length && spelledLike(word, v))),
+    ));
 const meets = (word: string, vocab: Set<string>) => spellings(word).some((w) => meetsOne(w, vocab));
 
 export interface ResolveOptions {
@@ -300,7 +323,8 @@ function afterHead(words: string[]): string[] {
 
 /** The candidates sharing the most describing words with `words` (all of them when only kind words were given). */
 function bestFits(words: string[], pool: Candidate[]): Candidate[] {
-  const describing = words.filter((w) => !TASK_WORDS.get(w));
+  // Each word once: a long message repeats its words, and each is compared with every candidate's vocabulary.
+  const describing = [...new Set(words)].filter((w) => !TASK_WORDS.get(w));
   if (!describing.length) return pool;
   // Each candidate's vocabulary is built once, not once per word: a description holds up to 2,000 characters.
   const scored = pool.map((c) => {

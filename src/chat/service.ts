@@ -5,8 +5,9 @@ import type { Logger } from "../logger.js";
 import type { BackendReply, ChatBackend, PastMessage } from "./backend.js";
 import { BuiltinBackend } from "./builtin/index.js";
 import { noDiagnosisReply } from "./diagnosis.js";
-import { experimentNumbers } from "./builtin/intents.js";
+import { experimentNumbers } from "./builtin/slots.js";
 import { conversationLanguage, detectLanguage } from "./language.js";
+import type { MonitoringReader } from "./monitoring-summary.js";
 import { DocsIndex } from "./docs-index.js";
 import { OpenAIBackend } from "./openai-backend.js";
 import { ChatReads } from "./reads.js";
@@ -41,10 +42,11 @@ export class ChatService {
       backend: ChatBackend;
       publicUrl: string;
       budgets: { fast: number; best: number };
+      monitoring?: MonitoringReader;
     },
   ) {}
 
-  static async create(opts: { config: Config; db: Db; logger: Logger }): Promise<ChatService> {
+  static async create(opts: { config: Config; db: Db; logger: Logger; monitoring?: MonitoringReader }): Promise<ChatService> {
     const repo = new ChatRepository(opts.db);
     const docs = await DocsIndex.build(repo);
     const c = opts.config;
@@ -62,7 +64,7 @@ export class ChatService {
     opts.logger.debug({ backend: backend.name, docChunks: docs.chunkCount, docsVersion: docs.version }, "chat ready");
     const publicUrl = c.PUBLIC_URL ?? `http://localhost:${c.PORT}`;
     const budgets = { fast: c.FAST_BUDGET_S, best: c.BEST_BUDGET_S };
-    return new ChatService({ repo, reads: new ChatReads(opts.db), docs, backend, publicUrl, budgets });
+    return new ChatService({ repo, reads: new ChatReads(opts.db), docs, backend, publicUrl, budgets, monitoring: opts.monitoring });
   }
 
   get backendName(): ChatBackend["name"] {
@@ -76,6 +78,7 @@ export class ChatService {
       docs: this.deps.docs,
       publicUrl: this.deps.publicUrl,
       budgets: this.deps.budgets,
+      monitoring: this.deps.monitoring,
     });
   }
 

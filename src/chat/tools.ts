@@ -5,6 +5,7 @@ import type { DocsIndex } from "./docs-index.js";
 import { findMetric } from "./glossary.js";
 import type { Reference } from "./repository.js";
 import { findExperiments } from "./resolve.js";
+import { summarizeMonitoring, type MonitoringReader, type MonitoringSummary } from "./monitoring-summary.js";
 import type { ChatExperiment, ChatReads } from "./reads.js";
 import { experimentFacts, metricOf, modelFacts, taskOf, type ExperimentFacts, type Task } from "./facts.js";
 
@@ -89,6 +90,8 @@ export class ChatTools {
       publicUrl: string;
       /** Training budgets in seconds (FAST_BUDGET_S, BEST_BUDGET_S). */
       budgets?: { fast: number; best: number };
+      /** The monitoring report of one of the user's models (src/monitoring); absent where monitoring is not wired. */
+      monitoring?: MonitoringReader;
     },
   ) {}
 
@@ -118,6 +121,21 @@ export class ChatTools {
       case "explain":
         return this.explain(input);
     }
+  }
+
+  /**
+   * The monitoring figures of one of the user's experiments over the last `days` days (monitoring-summary.ts). The
+   * builtin's only, not an LLM tool yet: the monitoring report reads the model's whole manifest, more than the 64 KiB
+   * every LLM tool is held to (test/integration/chat-bounded-reads.test.ts) for a model with many columns.
+   */
+  async getMonitoring(args: { experiment_id: number; days?: number }): Promise<ToolResult<MonitoringSummary>> {
+    const row = await this.deps.reads.experiment(this.userId, args.experiment_id);
+    if (!row) return { result: { found: false, experiment_id: args.experiment_id }, references: [] };
+    const days = args.days ?? 30;
+    const to = new Date();
+    const from = new Date(to.getTime() - days * 86_400_000);
+    const ref: Reference = { type: "model", id: String(args.experiment_id), title: `monitoring of experiment ${args.experiment_id}` };
+    return { result: await summarizeMonitoring(this.deps.monitoring, this.userId, row, { from, to, days }), references: [ref] };
   }
 
   async listExperiments(args: z.infer<typeof toolSchemas.list_experiments>) {

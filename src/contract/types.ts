@@ -29,6 +29,18 @@ export const METRIC_NAMES = [
 ] as const;
 export type MetricName = (typeof METRIC_NAMES)[number];
 
+/** A pretrained backbone as the job spec names it: pinned by SHA-256, with its licence and the recipe it fits. */
+export interface BackboneSpec {
+  name: string;
+  sha256: string;
+  licence: string;
+  source: string;
+  family: "resnet" | "mobile";
+  width: number;
+  depth: number;
+  native_side: number;
+}
+
 export interface JobSpec {
   schema_version: 1;
   job_id: string;
@@ -62,6 +74,8 @@ export interface JobSpec {
   options?: {
     allow_flips?: boolean;
     pretrained_weights?: string | null;
+    /** The installed pretrained backbone whose file is pretrained_weights (src/backbones). */
+    backbone?: BackboneSpec | null;
     max_image_side?: number;
     threads?: number;
     dicom?: { window?: DicomWindow; frames?: DicomFrames };

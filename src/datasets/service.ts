@@ -3,11 +3,10 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { and, desc, eq, sql } from "drizzle-orm";
 import PQueue from "p-queue";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
-import { files } from "../db/schema.js";
+import { FileRepository } from "./file.repository.js";
 import { ApiError, msg, detail } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { BucketLimitError, type Bucket } from "../storage/bucket.js";
@@ -61,7 +60,11 @@ export interface UploadResult {
 export class DatasetService {
   private readonly queue = new PQueue({ concurrency: 2 });
 
-  constructor(private readonly deps: { bucket: Bucket; config: Config; db: Db; logger: Logger; users?: DatasetUsers }) {}
+  private readonly files: FileRepository;
+
+  constructor(private readonly deps: { bucket: Bucket; config: Config; db: Db; logger: Logger; users?: DatasetUsers }) {
+    this.files = new FileRepository(deps.db);
+  }
 
   private tmpDir(kind: string): string {
     return path.join(this.deps.config.dataDir, "tmp", `${kind}-${Date.now()}-${randomBytes(4).toString("hex")}`);
@@ -110,10 +113,7 @@ export class DatasetService {
   }
 
   private async recordFile(userId: string, objectPath: string, result: { size: number; sha256: string }): Promise<void> {
-    await this.deps.db
-      .insert(files)
-      .values({ userId, path: objectPath, size: result.size, sha256: result.sha256 })
-      .onConflictDoUpdate({ target: files.path, set: { size: result.size, sha256: result.sha256, createdAt: sql`now()` } });
+    await this.files.record(userId, objectPath, result);
   }
 
   /** A sample table into the caller's folder `samples/`, as an upload of it would be stored. */
@@ -181,7 +181,7 @@ export class DatasetService {
   }
 
   async listFiles(userId: string) {
-    const rows = await this.deps.db.select().from(files).where(eq(files.userId, userId)).orderBy(desc(files.createdAt));
+    const rows = await this.files.list(userId);
     return rows.map((r) => ({ zip_gcloud: r.path, size: r.size, sha256: r.sha256, created_at: r.createdAt }));
   }
 
@@ -197,10 +197,7 @@ export class DatasetService {
     opts: { force?: boolean } = {},
   ): Promise<{ deleted: string[]; cancelled_experiments: number[] }> {
     const folder = objectPath.endsWith("/");
-    const rows = await this.deps.db
-      .select()
-      .from(files)
-      .where(and(eq(files.userId, userId), folder ? sql`starts_with(${files.path}, ${objectPath})` : eq(files.path, objectPath)));
+    const rows = await this.files.at(userId, objectPath);
     const objects = folder ? await this.deps.bucket.list(objectPath) : (await this.deps.bucket.stat(objectPath)) ? [objectPath] : [];
     const paths = [...new Set([...rows.map((r) => r.path), ...objects])].sort();
     if (paths.length === 0)
@@ -214,7 +211,7 @@ export class DatasetService {
     for (const e of using) await this.deps.users!.cancel(userId, e.experimentId).catch(() => undefined); // one that just ended is fine
     for (const p of paths) {
       await this.deps.bucket.delete(p);
-      await this.deps.db.delete(files).where(and(eq(files.userId, userId), eq(files.path, p)));
+      await this.files.delete(userId, p);
     }
     if (folder) await this.deps.bucket.removeEmptyFolders?.(objectPath);
     else await this.deps.bucket.removeEmptyFolders?.(objectPath.slice(0, objectPath.lastIndexOf("/") + 1));

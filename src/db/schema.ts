@@ -213,6 +213,11 @@ export const batches = pgTable(
     overlays: boolean("overlays").notNull().default(false),
     /** The sent file's name as the client gave it (?file_name=), so a list of batches says which file each was. */
     fileName: text("file_name"),
+    /** Each DICOM's answer is written back into the PACS as a structured report (?send_back=true, docs/pacs.md). */
+    sendBack: boolean("send_back").notNull().default(false),
+    /** Of a send-back batch's images, those whose structured report reached the PACS, and those whose did not. */
+    pacsSent: integer("pacs_sent").notNull().default(0),
+    pacsFailed: integer("pacs_failed").notNull().default(0),
     status: text("status").notNull(),
     total: integer("total"),
     done: integer("done").notNull().default(0),
@@ -448,8 +453,9 @@ export const monitoringAggregates = pgTable(
 );
 
 /**
- * A monitoring alert, recorded once per experiment and rule while it is open (the partial unique index), then
- * acknowledged or resolved with a comment. No patient data: the rule, figures and the people's comments.
+ * A monitoring alert (docs/monitoring.md#alerts), recorded once per experiment and rule while it is not resolved
+ * (the partial unique index: every replica may evaluate the rules, only one insert wins), then acknowledged or
+ * resolved with a comment. No patient data: the rule, the figures that broke it, and the people's comments.
  */
 export const monitoringAlerts = pgTable(
   "monitoring_alerts",
@@ -461,18 +467,69 @@ export const monitoringAlerts = pgTable(
     rule: text("rule").notNull(),
     severity: text("severity").notNull(),
     state: text("state").notNull().default("open"),
+    /** The model version served when it was opened. */
+    modelVersion: integer("model_version"),
     details: jsonb("details")
       .notNull()
       .default(sql`'{}'::jsonb`),
     openedAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    acknowledgedAt: timestamp("acknowledged_at", { withTimezone: true }),
+    resolvedAt: timestamp("resolved_at", { withTimezone: true }),
+    /** Who acknowledged or resolved it last (a user id), and what they wrote. */
+    actedBy: uuid("acted_by"),
     comment: text("comment"),
-    deliveredAt: timestamp("delivered_at", { withTimezone: true }),
-    deliveryAttempts: integer("delivery_attempts").notNull().default(0),
   },
   (t) => [
     uniqueIndex("monitoring_alerts_open")
       .on(t.experimentUuid, t.rule)
       .where(sql`state <> 'resolved'`),
+    index("monitoring_alerts_experiment").on(t.experimentUuid, t.openedAt),
+  ],
+);
+
+/** A model's alert rules (only what differs from the defaults) and where its alerts go. */
+export const monitoringAlertSettings = pgTable("monitoring_alert_settings", {
+  experimentUuid: uuid("experiment_uuid")
+    .primaryKey()
+    .references(() => experiments.id, { onDelete: "cascade" }),
+  rules: jsonb("rules")
+    .notNull()
+    .default(sql`'{}'::jsonb`),
+  webhookUrl: text("webhook_url"),
+  emailTo: text("email_to")
+    .array()
+    .notNull()
+    .default(sql`'{}'::text[]`),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+/**
+ * The outbox of alert deliveries, one row per alert and destination, written in the alert's own transaction: a
+ * replica claims a due row under a lease (skip locked), sends it, and records the outcome only while it still holds
+ * the lease, so a crash neither loses a delivery nor records it twice.
+ */
+export const monitoringAlertDeliveries = pgTable(
+  "monitoring_alert_deliveries",
+  {
+    id: id(),
+    alertId: uuid("alert_id")
+      .notNull()
+      .references(() => monitoringAlerts.id, { onDelete: "cascade" }),
+    channel: text("channel").notNull(),
+    target: text("target").notNull(),
+    state: text("state").notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAt: timestamp("next_at", { withTimezone: true }).notNull().defaultNow(),
+    leaseOwner: text("lease_owner"),
+    leaseUntil: timestamp("lease_until", { withTimezone: true }),
+    lastStatus: integer("last_status"),
+    lastError: text("last_error"),
+    deliveredAt: timestamp("delivered_at", { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("monitoring_alert_deliveries_once").on(t.alertId, t.channel, t.target),
+    index("monitoring_alert_deliveries_due").on(t.state, t.nextAt),
   ],
 );

@@ -9,6 +9,8 @@ import { decimal } from "./parse.js";
 export interface DicomHeaderSummary {
   modality: string | null;
   manufacturer: string | null;
+  /** BodyPartExamined (0018,0015). */
+  bodyPart: string | null;
   transferSyntax: string;
   transferSyntaxUid: string;
   bitsAllocated: number;
@@ -43,6 +45,7 @@ export function headerSummary(d: ParsedDicom): DicomHeaderSummary {
   return {
     modality: text("x00080060"),
     manufacturer: text("x00080070"),
+    bodyPart: text("x00180015"),
     transferSyntax: d.syntax.name,
     transferSyntaxUid: d.syntax.uid,
     bitsAllocated: d.pixel.bitsAllocated,

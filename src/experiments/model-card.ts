@@ -1,13 +1,17 @@
 import type { DatasetSummary } from "../datasets/report.js";
 import type { Manifest, Metrics } from "../contract/types.js";
 import type { ExperimentRow, ModelRow } from "./repository.js";
-import { isInternalSplit, warningsOf, type ResultWarning } from "./warnings.js";
+import { baselineOf } from "../monitoring/baseline.js";
+import { DRIFT_RULES } from "../monitoring/drift.js";
+import { isInternalSplit, warningsOf, type ResultWarning, type WarningCode, type WarningFacts } from "./warnings.js";
 
 // The model card (issue 37 item 8): what a reviewer, an ethics board or a paper's methods section asks of a
 // diagnostic model, organised after the TRIPOD+AI (2024) items. Built only from what is already stored (the request,
 // the dataset report's summary, the published manifest and the warnings), never from rows: no patient id, no raw value,
 // no dataset problem list (those name rows and values). GET /v1/experiments/{id}/model-card serves this object and
-// report.html renders the same object (model-card-html.ts), so the two cannot disagree.
+// report.html renders the same object (src/reports/model-card/, in the reader's language), so the two cannot disagree.
+// Beside each English sentence the card keeps the facts it was made from (codes, counts, column names), which the
+// page words in Spanish or English from its catalogs: the sentences here are the JSON card's, not the page's.
 
 export const MODEL_CARD_VERSION = 1;
 
@@ -73,6 +77,54 @@ const LIMITATION_THIS_RETROSPECTIVE =
 const LIMITATION_ASSOCIATION =
   "The model learns associations in these data; it has not been tested prospectively and does not replace clinical judgement.";
 
+export type LimitationCode = "internal_split" | "retrospective_advised" | "retrospective_done" | "this_retrospective" | "association";
+const LIMITATIONS: Record<LimitationCode, string> = {
+  internal_split: LIMITATION_INTERNAL_SPLIT,
+  retrospective_advised: LIMITATION_RETROSPECTIVE,
+  retrospective_done: LIMITATION_RETROSPECTIVE_DONE,
+  this_retrospective: LIMITATION_THIS_RETROSPECTIVE,
+  association: LIMITATION_ASSOCIATION,
+};
+
+export type NotComputedCode = "calibration_slope" | "decision_curve" | "subgroups";
+const NOT_COMPUTED: Record<NotComputedCode, string> = {
+  calibration_slope: "calibration slope and intercept",
+  decision_curve: "a decision curve",
+  subgroups: "figures by subgroup (name the columns in the request's subgroup_cols)",
+};
+
+/**
+ * What watches the model once it serves (issue 49, docs/monitoring.md), from its manifest: the baseline the drift
+ * tests compare with, their rules, and the unfamiliar-input check with its calibrated threshold. The results so far
+ * are not the model's but its use's: the page adds them from the monitoring figures (src/reports/model-card).
+ */
+function monitoringPlan(manifest: Manifest) {
+  const baseline = baselineOf(manifest);
+  const check = manifest.input_check;
+  const table = check?.table as { quantile?: number; test_flagged_rate?: number } | undefined;
+  const image = check?.image as { quantile?: number; test_flagged_rate?: number } | undefined;
+  const rule = table ?? image;
+  return {
+    baseline: baseline
+      ? {
+          source: baseline.source,
+          patients_or_rows: baseline.n,
+          columns: (baseline.columns ?? []).map((c) => c.name),
+          score: Boolean(baseline.score),
+        }
+      : null,
+    drift_rules: DRIFT_RULES,
+    input_check: check
+      ? {
+          kind: check.table ? "table" : "image",
+          mode: check.mode,
+          quantile: typeof rule?.quantile === "number" ? rule.quantile : null,
+          test_flagged_rate: typeof rule?.test_flagged_rate === "number" ? rule.test_flagged_rate : null,
+        }
+      : null,
+  };
+}
+
 const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString() : null);
 const fileName = (zip: unknown) => (typeof zip === "string" ? zip.replace(/^.*\//, "") : null);
 
@@ -90,6 +142,8 @@ function modelFamily(manifest: Manifest) {
           ? `${s.cv_folds}-fold patient-grouped cross-validation${typeof s.cv_repeats === "number" && s.cv_repeats > 1 ? `, repeated ${s.cv_repeats} times` : ""}`
           : null,
       candidates_tried: typeof s.trials === "number" ? s.trials : null,
+      cross_validation:
+        typeof s.cv_folds === "number" ? { folds: s.cv_folds, repeats: typeof s.cv_repeats === "number" ? s.cv_repeats : 1 } : null,
     };
   }
   const members = Array.isArray(s.members) ? (s.members as Array<{ architecture?: string }>) : [];
@@ -102,6 +156,8 @@ function modelFamily(manifest: Manifest) {
       : null;
   return {
     family,
+    // issue 52: the pretrained weights the model was fine-tuned from (name, SHA-256, licence), or null: from scratch
+    backbone: backboneUsed(s.backbone),
     selection_reason: selection
       ? [selection.method, selection.rule].filter(Boolean).join(": ")
       : typeof s.selection_reason === "string"
@@ -110,7 +166,15 @@ function modelFamily(manifest: Manifest) {
     selection_rule: selection?.plan ?? null,
     validation: selection?.validation ?? null,
     candidates_tried: Array.isArray(s.trials) ? s.trials.length : null,
+    cross_validation: null,
   };
+}
+
+function backboneUsed(b: unknown) {
+  if (!b || typeof b !== "object" || typeof (b as { name?: unknown }).name !== "string") return null;
+  const { name, sha256, licence, source } = b as Record<string, unknown>;
+  const text = (v: unknown) => (typeof v === "string" ? v : null);
+  return { name: name as string, sha256: text(sha256), licence: text(licence), source: text(source) };
 }
 
 /** 0.00392156862745098 reads as 1/255 (8-bit pixels to 0-1). */
@@ -175,6 +239,13 @@ function splitSection(row: ExperimentRow, manifest: Manifest) {
       rows: { train: 0, validation: 0, test: manifest.provenance.split_counts.test },
       method: `a Retrospective study, where every patient is a test patient of the model built in experiment #${String(request.source_experiment_id)}`,
       internal: false,
+      how: {
+        kind: "retrospective" as const,
+        source_experiment_id: Number(request.source_experiment_id),
+        column: null,
+        seed: null,
+        unit: null,
+      },
     };
   }
   return {
@@ -188,6 +259,15 @@ function splitSection(row: ExperimentRow, manifest: Manifest) {
       ? `as the team's column '${from}' assigned each patient`
       : `by patient (${whole} in the same part; about 70 % train, 15 % validation, 15 % test, stratified by class), random seed ${manifest.provenance.seed}`,
     internal: true,
+    how: from
+      ? { kind: "column" as const, column: from, source_experiment_id: null, seed: null, unit: null }
+      : {
+          kind: "by_patient" as const,
+          seed: manifest.provenance.seed,
+          unit: request.task === "vision" ? "images" : "rows",
+          column: null,
+          source_experiment_id: null,
+        },
   };
 }
 
@@ -204,6 +284,7 @@ export function buildModelCard({ row, model, retrospectives, generatedAt }: Mode
     manifest,
     row.datasetReport,
     isInternalSplit(row.request) ? { retrospectiveStudies: retrospectives.length } : undefined,
+    true,
   );
   const clinical = manifest.clinical;
   const retroRows = retrospectives.map(({ row: r, manifest: m }) => ({
@@ -217,9 +298,14 @@ export function buildModelCard({ row, model, retrospectives, generatedAt }: Mode
   }));
   const ece = manifest.metrics.test.ece;
   const split = splitSection(row, manifest);
-  const limitations = split.internal
-    ? [LIMITATION_INTERNAL_SPLIT, retroRows.length ? LIMITATION_RETROSPECTIVE_DONE : LIMITATION_RETROSPECTIVE, LIMITATION_ASSOCIATION]
-    : [LIMITATION_THIS_RETROSPECTIVE, LIMITATION_ASSOCIATION];
+  const limitationCodes: LimitationCode[] = split.internal
+    ? ["internal_split", retroRows.length ? "retrospective_done" : "retrospective_advised", "association"]
+    : ["this_retrospective", "association"];
+  const notComputed: NotComputedCode[] = [
+    ...(manifest.metrics.test.calibration_slope ? [] : (["calibration_slope"] as const)),
+    ...(clinical?.decision_curve ? [] : (["decision_curve"] as const)),
+    ...(clinical?.subgroups?.length ? [] : (["subgroups"] as const)),
+  ];
   const calibrationMethod = ((manifest.model_summary ?? {}) as { calibration?: unknown }).calibration;
   return {
     card_version: MODEL_CARD_VERSION,
@@ -276,15 +362,16 @@ export function buildModelCard({ row, model, retrospectives, generatedAt }: Mode
         ? (manifest.figures.find((f) => f.name === "decision_curve")?.name ?? "decision_curve")
         : null,
       // What Builder does not compute for this model: said, not left for the reader to wonder about.
-      not_yet: [
-        ...(manifest.metrics.test.calibration_slope ? [] : ["calibration slope and intercept"]),
-        ...(clinical?.decision_curve ? [] : ["a decision curve"]),
-        ...(clinical?.subgroups?.length ? [] : ["figures by subgroup (name the columns in the request's subgroup_cols)"]),
-      ],
+      not_yet: notComputed.map((c) => NOT_COMPUTED[c]),
+      not_computed: notComputed,
     },
     subgroups: clinical?.subgroups?.length ? clinical.subgroups : null,
+    monitoring: monitoringPlan(manifest),
     warnings: warnings.map(({ code, severity, title, message }) => ({ code, severity, title, message })),
-    limitations,
+    // What each warning's message says in numbers and names, for the page to word it in the reader's language.
+    warning_facts: Object.fromEntries(warnings.map((w) => [w.code, w.facts ?? {}])) as Partial<Record<WarningCode, WarningFacts>>,
+    limitations: limitationCodes.map((c) => LIMITATIONS[c]),
+    limitation_codes: limitationCodes,
     retrospective: retroRows,
   };
 }

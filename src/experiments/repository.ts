@@ -1,6 +1,7 @@
-import { and, desc, eq, gt, ilike, inArray, isNull, lt, max, ne, or, sql } from "drizzle-orm";
+import { and, desc, eq, gt, ilike, inArray, isNull, lt, ne, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { experimentEvents, experiments, models } from "../db/schema.js";
+import { experimentEvents, experiments } from "../db/schema.js";
+import { ModelRepository, type ModelRow, type NewModel } from "../serving/model-repository.js";
 import {
   DELETING,
   isTerminal,
@@ -14,7 +15,7 @@ import {
 import type { ExperimentLabels } from "./request.js";
 
 export type ExperimentRow = typeof experiments.$inferSelect;
-export type ModelRow = typeof models.$inferSelect;
+export type { ModelRow } from "../serving/model-repository.js";
 export type EventRow = typeof experimentEvents.$inferSelect;
 
 const nowIso = () => new Date().toISOString();
@@ -50,9 +51,16 @@ function matchesSearch(q: string) {
   );
 }
 
-/** The only code that touches the experiments, experiment_events and models tables. */
+/**
+ * The only code that touches the experiments and experiment_events tables; the experiment's models go through
+ * the models table's own repository (ModelRepository), in the same transaction where a change spans both.
+ */
 export class ExperimentRepository {
-  constructor(private readonly db: Db) {}
+  private readonly models: ModelRepository;
+
+  constructor(private readonly db: Db) {
+    this.models = new ModelRepository(db);
+  }
 
   async insert(values: NewExperiment): Promise<ExperimentRow | null> {
     const history: HistoryEntry[] = [{ status: "queued", at: nowIso() }];
@@ -298,7 +306,7 @@ export class ExperimentRepository {
 
   /** Unpublishes every version (the table's trigger tells every serving replica); returns the removed rows. */
   async deleteModels(experimentUuid: string): Promise<ModelRow[]> {
-    return this.db.delete(models).where(eq(models.experimentUuid, experimentUuid)).returning();
+    return this.models.deleteOf(experimentUuid);
   }
 
   /** The last step of a deletion: the row, and with it (cascade) its events. Only a row already `deleting`. */
@@ -335,13 +343,7 @@ export class ExperimentRepository {
 
   /** The version served: the one made current last (the newest published, unless another was made current again). */
   async latestModel(userId: string, experimentId: number): Promise<ModelRow | undefined> {
-    const rows = await this.db
-      .select()
-      .from(models)
-      .where(and(eq(models.userId, userId), eq(models.experimentId, experimentId)))
-      .orderBy(desc(models.madeCurrentAt), desc(models.version))
-      .limit(1);
-    return rows[0];
+    return (await this.models.latest(userId, experimentId)) ?? undefined;
   }
 
   /** The owner's ready Retrospective studies of this experiment's model, oldest first (the model card lists them). */
@@ -362,16 +364,11 @@ export class ExperimentRepository {
   }
 
   async nextModelVersion(experimentUuid: string): Promise<number> {
-    const [{ v }] = await this.db
-      .select({ v: max(models.version) })
-      .from(models)
-      .where(eq(models.experimentUuid, experimentUuid));
-    return (v ?? 0) + 1;
+    return (await this.models.lastVersion(experimentUuid)) + 1;
   }
 
-  async insertModel(values: typeof models.$inferInsert): Promise<ModelRow> {
-    const rows = await this.db.insert(models).values(values).returning();
-    return rows[0];
+  async insertModel(values: NewModel): Promise<ModelRow> {
+    return this.models.insert(values);
   }
 
   /**
@@ -382,23 +379,17 @@ export class ExperimentRepository {
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.db.transaction(async (tx) => {
-          const [{ v }] = await tx
-            .select({ v: max(models.version) })
-            .from(models)
-            .where(eq(models.experimentUuid, from.experimentUuid));
-          const [row] = await tx
-            .insert(models)
-            .values({
-              userId: from.userId,
-              experimentUuid: from.experimentUuid,
-              experimentId: from.experimentId,
-              version: (v ?? 0) + 1,
-              kind: from.kind,
-              storePath: from.storePath,
-              manifest,
-              madeCurrentAt: sql`clock_timestamp()`,
-            })
-            .returning();
+          const versions = new ModelRepository(tx);
+          const row = await versions.insert({
+            userId: from.userId,
+            experimentUuid: from.experimentUuid,
+            experimentId: from.experimentId,
+            version: (await versions.lastVersion(from.experimentUuid)) + 1,
+            kind: from.kind,
+            storePath: from.storePath,
+            manifest,
+            madeCurrentAt: sql`clock_timestamp()`,
+          });
           await this.recordVersionChange(tx, row, change);
           return row;
         });
@@ -413,11 +404,7 @@ export class ExperimentRepository {
   /** Makes a version the one served again (rollback); the experiment's metrics and history follow. */
   async makeModelCurrent(row: ModelRow, change: { event: ModelVersionEvent; metrics: unknown }): Promise<ModelRow> {
     return this.db.transaction(async (tx) => {
-      const [updated] = await tx
-        .update(models)
-        .set({ madeCurrentAt: sql`clock_timestamp()` })
-        .where(eq(models.id, row.id))
-        .returning();
+      const updated = await new ModelRepository(tx).makeCurrent(row.id);
       await this.recordVersionChange(tx, updated, change);
       return updated;
     });
@@ -440,8 +427,36 @@ export class ExperimentRepository {
         .values({ experimentUuid: exp.id, type: "model_version", data: { event: change.event, version: row.version, at } });
   }
 
+  /** The model's PACS send-back setting, or null when the user has no such experiment. */
+  async pacsSendBack(userId: string, experimentId: number): Promise<boolean | null> {
+    const rows = await this.db
+      .select({ on: experiments.pacsSendBack })
+      .from(experiments)
+      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)));
+    return rows[0]?.on ?? null;
+  }
+
+  /** False when the user has no such experiment. */
+  async setPacsSendBack(userId: string, experimentId: number, on: boolean): Promise<boolean> {
+    const rows = await this.db
+      .update(experiments)
+      .set({ pacsSendBack: on })
+      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)))
+      .returning({ id: experiments.id });
+    return rows.length > 0;
+  }
+
+  /** The experiment's name (its label), or null. */
+  async nameOf(userId: string, experimentId: number): Promise<string | null> {
+    const rows = await this.db
+      .select({ name: experiments.name })
+      .from(experiments)
+      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)));
+    return rows[0]?.name ?? null;
+  }
+
   async modelsOf(experimentUuid: string): Promise<ModelRow[]> {
-    return this.db.select().from(models).where(eq(models.experimentUuid, experimentUuid)).orderBy(models.version);
+    return this.models.versionsOf(experimentUuid);
   }
 }
 

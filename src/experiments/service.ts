@@ -8,7 +8,7 @@ import { resolveZipPath } from "../datasets/zip-path.js";
 import { notifyTerminal } from "../jobs/notify.js";
 import { OutboundGuard } from "../net/outbound-guard.js";
 import type { Logger } from "../logger.js";
-import type { ExperimentRepository, ExperimentRow } from "./repository.js";
+import type { ExperimentRepository, ExperimentRow, ModelRow } from "./repository.js";
 import { requestHash, splitRequest, type ExperimentLabels, type experimentRequestSchema } from "./request.js";
 import { DELETING, isTerminal } from "./state.js";
 import { ExperimentDeletion } from "./deletion.js";
@@ -24,6 +24,8 @@ import { buildModelCard, type ModelCard } from "./model-card.js";
 import type { Manifest } from "../contract/types.js";
 import type { ExperimentStatus } from "./state.js";
 import type { z } from "zod";
+
+export type { ModelRow } from "./repository.js";
 
 function tooManyExperiments(cap: number): ApiError {
   return new ApiError(
@@ -126,6 +128,11 @@ export class ExperimentService {
       throw new ApiError(409, "experiment_id_in_use", msg("experiment.id_in_use", { id: request.experiment_id }));
     }
     return { created: false, row: existing };
+  }
+
+  /** The version of the user's experiment served now (the one made current last), or undefined. */
+  latestModel(userId: string, experimentId: number): Promise<ModelRow | undefined> {
+    return this.deps.repo.latestModel(userId, experimentId);
   }
 
   /** The API view of one experiment, with its published model when this run of it made one. */

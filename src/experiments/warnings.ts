@@ -22,6 +22,23 @@ export interface ResultWarning {
   title: string;
   /** Plain words for a clinician: what was seen, what it means, what to do. */
   message: string;
+  /** The figures and names the message was made from, for a page that words it in another language (the model card). */
+  facts?: WarningFacts;
+}
+
+/** Per warning, what its message says in numbers and names (no patient data: counts, figures, class and column names). */
+export interface WarningFacts {
+  auc?: { value: number; low: number; high: number };
+  perfect_auc?: number;
+  leaking_column?: { name: string; auc: number };
+  few_per_class?: Array<{ class: string; patients: number }>;
+  regression_patients?: number;
+  flat?: Array<{ metric: string; value: number }>;
+  overfit?: { metric: string; validation: number; test: number; lower_is_better: boolean };
+  ece?: number;
+  worse_groups?: Array<{ column: string; label: string; auc: number | null; low: number | null; high: number | null; rest: number | null }>;
+  rare?: { class: string; rows: number; total: number };
+  retrospective_studies?: number;
 }
 
 /** The thresholds of the rules below (docs/metrics.md repeats them). */
@@ -77,7 +94,13 @@ const METRIC_WORDS: Record<string, string> = {
   map50: "mAP@0.5",
 };
 
+/** The warnings of a result, in English (what the API, the dashboard and the chat show). */
 export function resultWarnings(x: WarningInputs): ResultWarning[] {
+  return warningsWithFacts(x).map(({ facts: _facts, ...w }) => w);
+}
+
+/** The same warnings, each with its facts (the model card words them in the reader's language). */
+export function warningsWithFacts(x: WarningInputs): ResultWarning[] {
   const out: ResultWarning[] = [];
   const classification = x.problem === "binary" || x.problem === "multiclass" || x.problem === "multilabel";
   const auc = x.test.auc;
@@ -89,6 +112,7 @@ export function resultWarnings(x: WarningInputs): ResultWarning[] {
         code: "no_better_than_chance",
         severity: "severe",
         title: "not better than chance",
+        facts: { auc: { value: auc.value, low, high } },
         message: `On the test patients the AUC is ${f(auc.value)}, and its 95% interval (${f(low)} to ${f(high)}) includes 0.5, the score of a coin toss: this model is not shown to tell the classes apart better than chance. Do not use it for decisions; more patients, better labels or other inputs are needed.`,
       });
     }
@@ -104,30 +128,44 @@ export function resultWarnings(x: WarningInputs): ResultWarning[] {
         code: "perfect_score_check_leakage",
         severity: "severe",
         title: "check for leakage",
+        facts: {
+          ...(auc.value >= RULES.perfectAuc ? { perfect_auc: auc.value } : {}),
+          ...(leak && leak.auc >= RULES.leakingFeatureAuc ? { leaking_column: { name: leak.name, auc: leak.auc } } : {}),
+        },
         message:
           `${why}${col} Before trusting it, check that no column gives the answer away (a diagnosis or treatment code, a result known only after the diagnosis, an identifier that encodes the group) and that images of one patient are not in both training and test. If the task really is this easy, confirm it on patients from another site or period.`.trim(),
       });
     }
   }
   const small = smallTest(x, classification);
-  if (small) out.push({ code: "test_set_too_small", severity: "caution", title: "small test set", message: small });
+  if (small)
+    out.push({ code: "test_set_too_small", severity: "caution", title: "small test set", message: small.message, facts: small.facts });
   const overfit = overfitting(x);
-  if (overfit) out.push({ code: "overfitting", severity: "caution", title: "overfitting", message: overfit });
+  if (overfit) out.push({ code: "overfitting", severity: "caution", title: "overfitting", message: overfit.message, facts: overfit.facts });
   const ece = x.test.ece?.value;
   if (classification && typeof ece === "number" && ece > RULES.maxEce) {
     out.push({
       code: "poor_calibration",
       severity: "caution",
       title: "poorly calibrated",
+      facts: { ece },
       message: `The model's probabilities are off by about ${Math.round(ece * 100)} percentage points on average (expected calibration error ${f(ece)}): a score of 0.8 does not mean an 80% chance. Read the scores as a ranking, not as a patient's risk.`,
     });
   }
   const worse = subgroupWorse(x);
-  if (worse) out.push({ code: "subgroup_worse", severity: "caution", title: "worse in a subgroup", message: worse });
+  if (worse)
+    out.push({ code: "subgroup_worse", severity: "caution", title: "worse in a subgroup", message: worse.message, facts: worse.facts });
   const imbalance = classImbalance(x, classification);
-  if (imbalance) out.push({ code: "class_imbalance", severity: "info", title: "rare class", message: imbalance });
+  if (imbalance)
+    out.push({ code: "class_imbalance", severity: "info", title: "rare class", message: imbalance.message, facts: imbalance.facts });
   if (x.internalSplit)
-    out.push({ code: "internal_test_only", severity: "info", title: "internal test only", message: internalTestOnly(x.internalSplit) });
+    out.push({
+      code: "internal_test_only",
+      severity: "info",
+      title: "internal test only",
+      message: internalTestOnly(x.internalSplit),
+      facts: { retrospective_studies: x.internalSplit.retrospectiveStudies ?? 0 },
+    });
   return out;
 }
 
@@ -140,15 +178,20 @@ function internalTestOnly({ retrospectiveStudies }: { retrospectiveStudies?: num
   return `${what} Before relying on the model for patients, test it on data from another period or site with a Retrospective study (Test on new data) and compare those figures with these.`;
 }
 
-function smallTest(x: WarningInputs, classification: boolean): string | undefined {
+type Worded = { message: string; facts: WarningFacts } | undefined;
+
+function smallTest(x: WarningInputs, classification: boolean): Worded {
   const parts: string[] = [];
+  const facts: WarningFacts = {};
   if (classification && x.clinical) {
     const few = Object.entries(x.clinical.test_patients_per_class).filter(([, n]) => n < RULES.minTestPatientsPerClass);
+    if (few.length) facts.few_per_class = few.map(([c, n]) => ({ class: c, patients: n }));
     if (few.length)
       parts.push(
         `The test set holds only ${few.map(([c, n]) => `${n} patient${n === 1 ? "" : "s"} with '${c}'`).join(" and ")}; one patient more or less judged right moves the figures a long way.`,
       );
   } else if (!classification && typeof x.testPatients === "number" && x.testPatients < RULES.minTestPatientsRegression) {
+    facts.regression_patients = x.testPatients;
     parts.push(`The test set holds only ${x.testPatients} patients; its figures could move a long way with a few patients more.`);
   }
   const flat = (["auc", "sensitivity", "specificity", "ppv", "npv", "rmse", "r2"] as const).filter((n) => {
@@ -156,16 +199,17 @@ function smallTest(x: WarningInputs, classification: boolean): string | undefine
     return m && typeof m.ci_low === "number" && m.ci_low === m.ci_high;
   });
   if (flat.length) {
+    facts.flat = flat.map((n) => ({ metric: n, value: x.test[n]!.ci_low! }));
     // Each flat figure with its own value: "sensitivity 1.000, specificity 0.000", not the first one's for all.
     const named = flat.map((n) => `${METRIC_WORDS[n] ?? n} (${f(x.test[n]!.ci_low, 3)})`);
     parts.push(
       `The 95% ${flat.length === 1 ? "interval" : "intervals"} of ${named.join(", ")} ${flat.length === 1 ? "has" : "have"} no width: every resample of the test patients gave the same figure. That does not mean certainty; it means the test set is too small or too easy to show the uncertainty, which is larger than shown.`,
     );
   }
-  return parts.length ? parts.join(" ") : undefined;
+  return parts.length ? { message: parts.join(" "), facts } : undefined;
 }
 
-function overfitting(x: WarningInputs): string | undefined {
+function overfitting(x: WarningInputs): Worded {
   const name = x.metric;
   if (!name || !x.validation) return undefined;
   const val = x.validation[name]?.value;
@@ -173,7 +217,10 @@ function overfitting(x: WarningInputs): string | undefined {
   if (typeof val !== "number" || typeof test !== "number") return undefined;
   const words = METRIC_WORDS[name] ?? name;
   if (name === "rmse" ? test > val * RULES.overfitRmseRatio : val - test > RULES.overfitGap) {
-    return `The validation ${words} (${f(val)}) is much ${name === "rmse" ? "better" : "higher"} than on the test patients (${f(test)}): the model was tuned to the patients it was chosen on and does worse on new ones. Expect figures near the test ones, or below, in practice.`;
+    return {
+      message: `The validation ${words} (${f(val)}) is much ${name === "rmse" ? "better" : "higher"} than on the test patients (${f(test)}): the model was tuned to the patients it was chosen on and does worse on new ones. Expect figures near the test ones, or below, in practice.`,
+      facts: { overfit: { metric: name, validation: val, test, lower_is_better: name === "rmse" } },
+    };
   }
   return undefined;
 }
@@ -183,7 +230,7 @@ export function worseSubgroups(clinical: ClinicalSection | undefined) {
   return (clinical?.subgroups ?? []).flatMap((c) => c.groups.filter((g) => g.flag === "worse").map((g) => ({ column: c.column, ...g })));
 }
 
-function subgroupWorse(x: WarningInputs): string | undefined {
+function subgroupWorse(x: WarningInputs): Worded {
   const worse = worseSubgroups(x.clinical);
   if (!worse.length) return undefined;
   const each = worse
@@ -192,17 +239,31 @@ function subgroupWorse(x: WarningInputs): string | undefined {
         `${g.column} ${g.label} (AUC ${f(g.auc?.value)}, 95% interval ${f(g.auc?.ci_low)} to ${f(g.auc?.ci_high)}, against ${f(g.rest_auc)} for the other test patients)`,
     )
     .join("; ");
-  return `The model does clearly worse for ${worse.length === 1 ? "one group" : `${worse.length} groups`} of test patients: ${each}. The whole interval lies below the rest, so this is unlikely to be chance alone. Check these patients (their data, labels, scanner or site) before relying on the model for them, and say so in the model card.`;
+  const groups = worse.map((g) => ({
+    column: g.column,
+    label: g.label,
+    auc: g.auc?.value ?? null,
+    low: g.auc?.ci_low ?? null,
+    high: g.auc?.ci_high ?? null,
+    rest: g.rest_auc ?? null,
+  }));
+  return {
+    message: `The model does clearly worse for ${worse.length === 1 ? "one group" : `${worse.length} groups`} of test patients: ${each}. The whole interval lies below the rest, so this is unlikely to be chance alone. Check these patients (their data, labels, scanner or site) before relying on the model for them, and say so in the model card.`,
+    facts: { worse_groups: groups },
+  };
 }
 
-function classImbalance(x: WarningInputs, classification: boolean): string | undefined {
+function classImbalance(x: WarningInputs, classification: boolean): Worded {
   if (!classification || x.problem === "multilabel" || !x.classCounts) return undefined;
   const entries = Object.entries(x.classCounts);
   const total = entries.reduce((s, [, n]) => s + n, 0);
   if (entries.length < 2 || total === 0) return undefined;
   const [rare, n] = entries.reduce((a, b) => (b[1] < a[1] ? b : a));
   if (n / total >= RULES.minClassShare) return undefined;
-  return `Only ${Math.round((n / total) * 1000) / 10}% of the rows (${n} of ${total}) have '${rare}'. Accuracy can look high by rarely predicting it: judge the model on sensitivity and PPV for '${rare}', and on their intervals.`;
+  return {
+    message: `Only ${Math.round((n / total) * 1000) / 10}% of the rows (${n} of ${total}) have '${rare}'. Accuracy can look high by rarely predicting it: judge the model on sensitivity and PPV for '${rare}', and on their intervals.`,
+    facts: { rare: { class: rare, rows: n, total } },
+  };
 }
 
 /** Whether an experiment's test patients are an internal split of its own data (a Builder study, not a Retrospective one). */
@@ -214,14 +275,19 @@ export function isInternalSplit(request: unknown): boolean {
  * The warnings of a stored experiment: its model's manifest (metrics, clinical facts) and its dataset report; `internalSplit`
  * for a Builder study (isInternalSplit), with the count of its model's ready Retrospective studies when the caller has it.
  */
-export function warningsOf(manifest: unknown, datasetReport: unknown, internalSplit?: WarningInputs["internalSplit"]): ResultWarning[] {
+export function warningsOf(
+  manifest: unknown,
+  datasetReport: unknown,
+  internalSplit?: WarningInputs["internalSplit"],
+  withFacts = false,
+): ResultWarning[] {
   const m = manifest as Partial<Manifest> | undefined;
   if (!m?.metrics?.test || !m.problem) return [];
   const summary = (
     datasetReport as { summary?: { class_counts?: Record<string, Record<string, number>>; split?: { test?: number } } } | null
   )?.summary;
   const counts = summary?.class_counts ? Object.values(summary.class_counts)[0] : undefined;
-  return resultWarnings({
+  return (withFacts ? warningsWithFacts : resultWarnings)({
     problem: m.problem,
     metric: m.metric,
     test: m.metrics.test,

@@ -1,6 +1,6 @@
 import os from "node:os";
 import type { Config } from "../config.js";
-import type { JobSpec } from "../contract/types.js";
+import type { BackboneSpec, JobSpec } from "../contract/types.js";
 import type { ExperimentRow } from "../experiments/repository.js";
 import { experimentRequestSchema, withoutToken } from "../experiments/request.js";
 import { parseStudy, studyOf, type Study } from "../experiments/study.js";
@@ -19,6 +19,7 @@ export function buildSpec(
   outDir: string,
   sourceDir?: string,
   slot?: DeviceSlot,
+  backbone?: { spec: BackboneSpec; file: string } | null,
 ): JobSpec {
   return {
     schema_version: 1,
@@ -53,6 +54,11 @@ export function buildSpec(
       threads: slot?.threads ?? Math.max(1, Math.floor(os.availableParallelism() / (config.BUILDER_GPU_SLOTS ?? 1))),
       // How DICOM images are rendered (dicom_window, dicom_frames); absent: the pipeline's defaults (file window, first frame).
       ...(study.dicom ? { dicom: study.dicom } : {}),
+      // An installed pretrained backbone (./builder backbones install): image classification fine-tunes it; the
+      // pipeline checks the file's SHA-256 against this pin before loading it.
+      ...(backbone && study.kind === "vision_classification" && !sourceDir
+        ? { pretrained_weights: backbone.file, backbone: backbone.spec }
+        : {}),
     },
   };
 }

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { backbonesDir, chosenBackbone } from "../backbones/store.js";
 import { assertJobSpec, assertManifest, ContractError } from "../contract/validate.js";
 import type { Manifest } from "../contract/types.js";
 import type { ModelRow } from "../experiments/repository.js";
@@ -110,7 +111,8 @@ export const validate: Stage = async (run) => {
 export const train: Stage = async (run) => {
   const { deps, state } = run;
   await fs.promises.mkdir(run.outDir, { recursive: true });
-  const spec = buildSpec(deps.config, run.row, run.study, state.prepared!, run.outDir, state.source?.dir, run.slot);
+  const backbone = run.study.kind === "vision_classification" ? await chosenBackbone(backbonesDir(deps.config.dataDir)) : null;
+  const spec = buildSpec(deps.config, run.row, run.study, state.prepared!, run.outDir, state.source?.dir, run.slot, backbone);
   try {
     assertJobSpec(spec);
   } catch (err) {

@@ -28,6 +28,26 @@ export interface ScoreBaseline {
   counts: number[];
 }
 
+/**
+ * An image descriptor (serving/image-descriptors.ts): numeric ones binned like a table's numeric column; categorical
+ * ones (img:channels, img:modality, img:manufacturer, img:body_part) counted per value seen in the baseline, in the
+ * order of `counts`' keys, a value not among them counted in one more bin ("other").
+ */
+export type DescriptorBaseline = NumericBaseline | CategoricalBaseline;
+
+/** The descriptors' names, the serving side's field each reads. */
+export const DESCRIPTORS = {
+  "img:width": "width",
+  "img:height": "height",
+  "img:aspect": "aspect",
+  "img:channels": "channels",
+  "img:mean": "mean",
+  "img:std": "std",
+  "img:modality": "modality",
+  "img:manufacturer": "manufacturer",
+  "img:body_part": "bodyPart",
+} as const;
+
 export interface MonitoringBaseline {
   schema_version: 1;
   /** Which rows: "validation and test patients". */
@@ -38,6 +58,8 @@ export interface MonitoringBaseline {
   /** The share of baseline rows flagged positive at the manifest's thresholds. */
   positive_rate?: number;
   columns?: Array<NumericBaseline | CategoricalBaseline>;
+  /** Image models: descriptors of the validation and test images (no pixel, no file name, no patient value). */
+  image?: { images: number; descriptors: DescriptorBaseline[] };
   score?: ScoreBaseline;
 }
 

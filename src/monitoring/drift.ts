@@ -13,13 +13,25 @@ export const SMALL_WINDOW = 1000;
 export const MIN_WINDOW = 30;
 const P_DRIFT = 0.05;
 const DISTANCE_DRIFT = 0.1;
+const SEVERITY_MEDIUM_PSI = 0.1;
+const SEVERITY_HIGH_PSI = 0.25;
+
+/** The rules above as one record, for the model card's Monitoring section (which states them to the reader). */
+export const DRIFT_RULES = {
+  min_window: MIN_WINDOW,
+  small_window: SMALL_WINDOW,
+  p_value_below: P_DRIFT,
+  distance_at_least: DISTANCE_DRIFT,
+  psi_medium: SEVERITY_MEDIUM_PSI,
+  psi_high: SEVERITY_HIGH_PSI,
+} as const;
 
 export type Severity = "not_enough_data" | "none" | "low" | "medium" | "high";
 const ORDER: Severity[] = ["not_enough_data", "none", "low", "medium", "high"];
 
 export interface FeatureDrift {
   feature: string;
-  kind: "column" | "score";
+  kind: "column" | "descriptor" | "score";
   type: "numeric" | "categorical";
   /** Predictions in the window with a value (the sample size the test saw), and the baseline's. */
   n: number;
@@ -71,7 +83,7 @@ function judge(feature: string, kind: FeatureDrift["kind"], type: FeatureDrift["
     out.statistic = jensenShannon(base, win);
     out.drifted = out.statistic >= DISTANCE_DRIFT;
   }
-  out.severity = !out.drifted ? "none" : out.psi >= 0.25 ? "high" : out.psi >= 0.1 ? "medium" : "low";
+  out.severity = !out.drifted ? "none" : out.psi >= SEVERITY_HIGH_PSI ? "high" : out.psi >= SEVERITY_MEDIUM_PSI ? "medium" : "low";
   return out;
 }
 
@@ -97,6 +109,16 @@ export function driftOf(baseline: MonitoringBaseline | undefined, window: Window
       const codes = Object.keys(c.counts).length;
       const base: number[] = [...Array.from({ length: codes }, (_, i) => c.counts[String(i)] ?? 0), 0];
       features.push(judge(c.name, "column", "categorical", base, win ?? new Array<number>(codes + 1).fill(0)));
+    }
+  }
+  for (const d of baseline?.image?.descriptors ?? []) {
+    const win = window.get(d.name);
+    if (d.type === "numeric") {
+      const bins = d.edges.length + 1;
+      features.push(judge(d.name, "descriptor", "numeric", d.counts, win ?? new Array<number>(bins).fill(0)));
+    } else {
+      const base = [...Object.values(d.counts), 0];
+      features.push(judge(d.name, "descriptor", "categorical", base, win ?? new Array<number>(base.length).fill(0)));
     }
   }
   if (baseline?.score) features.push(scoreDrift(baseline.score, window.get("score")));

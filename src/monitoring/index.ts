@@ -1,4 +1,8 @@
+import type { AuditLog } from "../audit/audit-log.js";
 import type { Config } from "../config.js";
+import type { CallbackSender } from "../jobs/callback.js";
+import type { Mailer } from "./alert-delivery.js";
+import { AlertService } from "./alerts.js";
 import type { Db } from "../db/client.js";
 import type { Logger } from "../logger.js";
 import { errors, msg } from "../errors.js";
@@ -18,15 +22,42 @@ const FIRST_PURGE_MS = 60_000;
 export class Monitoring {
   readonly repo: MonitoringRepository;
   readonly recorder: MonitoringRecorder;
+  readonly alerts: AlertService;
   private purgeTimer?: NodeJS.Timeout;
 
-  constructor(private readonly deps: { config: Config; db: Db; logger: Logger; models: ModelRepository }) {
+  constructor(
+    private readonly deps: {
+      config: Config;
+      db: Db;
+      logger: Logger;
+      models: ModelRepository;
+      audit?: AuditLog;
+      /** Tests may swap the webhook sender and the mailer (remote services); production uses the guard and SMTP. */
+      send?: CallbackSender;
+      mailer?: Mailer;
+    },
+  ) {
     this.repo = new MonitoringRepository(deps.db);
     this.recorder = new MonitoringRecorder({ repo: this.repo, logger: deps.logger, flushMs: deps.config.MONITORING_FLUSH_MS });
+    this.alerts = new AlertService({
+      config: deps.config,
+      db: deps.db,
+      logger: deps.logger,
+      models: deps.models,
+      audit: deps.audit,
+      send: deps.send,
+      mailer: deps.mailer,
+      reportFor: async (model, experimentId, from, to) => {
+        await this.recorder.flush();
+        // Without the AUC's bootstrap: the rules do not read it, and this runs every minute for every model.
+        return this.reportOf(model, experimentId, from, to, 0);
+      },
+    });
   }
 
   start(): void {
     this.recorder.start();
+    this.alerts.start();
     const loop = (delay: number) => {
       this.purgeTimer = setTimeout(() => {
         void this.purge()
@@ -57,14 +88,23 @@ export class Monitoring {
   }
 
   /** GET /v1/models/{id}/monitoring: what is in the database for [from, to), this replica's unwritten part first written. */
-  async report(userId: string, experimentId: number, from: Date, to: Date): Promise<MonitoringReport> {
+  async report(userId: string, experimentId: number, from: Date, to: Date) {
     const model = await this.current(userId, experimentId);
     await this.recorder.flush();
+    const [report, alerts] = await Promise.all([
+      this.reportOf(model, experimentId, from, to),
+      this.alerts.forReport(model.experimentUuid, from, to),
+    ]);
+    return { ...report, alerts };
+  }
+
+  private async reportOf(model: ModelRow, experimentId: number, from: Date, to: Date, aucResamples?: number): Promise<MonitoringReport> {
     const [rows, records] = await Promise.all([
       this.repo.aggregates(model.experimentUuid, from, to),
       this.repo.records(model.experimentUuid, from, to, MAX_RECORDS),
     ]);
-    return buildReport({ experimentId, model, from, to, rows, records, retentionDays: this.deps.config.PREDICTION_RETENTION_DAYS });
+    const retentionDays = this.deps.config.PREDICTION_RETENTION_DAYS;
+    return buildReport({ experimentId, model, from, to, rows, records, retentionDays, aucResamples });
   }
 
   /** POST /v1/models/{id}/outcomes: checks every row, writes the matched ones, names the unmatched. */
@@ -82,6 +122,7 @@ export class Monitoring {
   async close(): Promise<void> {
     clearTimeout(this.purgeTimer);
     this.purgeTimer = undefined;
+    await this.alerts.close();
     await this.recorder.close();
   }
 }

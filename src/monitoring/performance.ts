@@ -36,7 +36,8 @@ export interface Estimated {
 const ratio = (a: number, b: number) => (b > 0 ? a / b : null);
 
 /** Binary: the class whose decision and label count as positive. Multiclass (positive undefined): accuracy only. */
-export function realized(records: LabelledRecord[], positive: number | undefined): Realized {
+/** aucResamples: the AUC's bootstrap (0: the AUC without its interval, for the alert rules, which do not read it). */
+export function realized(records: LabelledRecord[], positive: number | undefined, aucResamples = 200): Realized {
   let tp = 0;
   let fp = 0;
   let tn = 0;
@@ -69,7 +70,7 @@ export function realized(records: LabelledRecord[], positive: number | undefined
     specificity: positive === undefined ? none : wilson(tn, tn + fp),
     ppv: positive === undefined ? none : wilson(tp, tp + fp),
     npv: positive === undefined ? none : wilson(tn, tn + fn),
-    auc: positive === undefined ? none : aucInterval(scores, truth),
+    auc: positive === undefined ? none : aucInterval(scores, truth, aucResamples),
     accuracy: wilson(right, n),
   };
 }

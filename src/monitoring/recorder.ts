@@ -1,5 +1,6 @@
 import type { Logger } from "../logger.js";
-import { baselineOf, binOf, PROBABILITY_EDGES } from "./baseline.js";
+import type { ImageDescriptors } from "../serving/image-descriptors.js";
+import { baselineOf, binOf, DESCRIPTORS, PROBABILITY_EDGES } from "./baseline.js";
 import type { MonitoringRepository, PredictionRecord, SeriesRow } from "./repository.js";
 
 /**
@@ -9,6 +10,9 @@ import type { MonitoringRepository, PredictionRecord, SeriesRow } from "./reposi
  * request path only adds to maps (record() is synchronous and never awaits the database); flush() writes in the
  * background, and every replica adds its own counts to the same rows (upsert-add), so the sums stay right.
  */
+
+/** The input check's findings, counted in this order in the "input_check" series (src/serving/input-check.ts). */
+export const INPUT_CHECK_FINDINGS = ["familiar", "unfamiliar", "unchecked"] as const;
 
 /** Latency bins (ms): interior edges, as the score's. */
 export const LATENCY_EDGES_MS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000];
@@ -31,8 +35,12 @@ export interface Observation {
   /** The predicted class index (binary, multiclass); null for regression, multilabel and detection. */
   decision: number | null;
   latencyMs: number;
+  /** The input check's finding; absent counts as unchecked. */
+  inputCheck?: (typeof INPUT_CHECK_FINDINGS)[number];
   /** A table's row as sent to the model (NaN for a missing value): binned here, then forgotten. */
   row?: Float32Array;
+  /** An image's descriptors: binned against the baseline's descriptors, then forgotten. */
+  image?: ImageDescriptors;
 }
 
 interface Plan {
@@ -41,6 +49,13 @@ interface Plan {
   /** Binary: the class whose probability is the score; otherwise the top score is binned. */
   scoreIndex?: number;
   columns: Array<{ series: string; edges?: number[]; codes?: number }>;
+  /** Image models with descriptors in their baseline: each one's series and bins (edges, or the values' order). */
+  descriptors: Array<{
+    series: string;
+    field: (typeof DESCRIPTORS)[keyof typeof DESCRIPTORS];
+    edges?: number[];
+    values?: Map<string, number>;
+  }>;
 }
 
 interface Series {
@@ -78,6 +93,13 @@ function planOf(manifest: unknown): Plan {
       if (c.type === "categorical") return { series: `col:${c.name}`, codes: Object.keys(c.codes ?? {}).length };
       return { series: `col:${c.name}`, edges: base?.type === "numeric" ? base.edges : [] };
     }),
+    descriptors: (b?.image?.descriptors ?? []).flatMap((d): Plan["descriptors"] => {
+      const field = DESCRIPTORS[d.name as keyof typeof DESCRIPTORS];
+      if (!field) return [];
+      return d.type === "numeric"
+        ? [{ series: d.name, field, edges: d.edges }]
+        : [{ series: d.name, field, values: new Map(Object.keys(d.counts).map((v, i) => [v, i])) }];
+    }),
   };
   plans.set(manifest as object, plan);
   return plan;
@@ -91,6 +113,17 @@ function add(hour: Hour, name: string, bins: number, bin: number, value: number,
     s.sum += value;
   }
   if (bin >= 0) s.counts[bin]++;
+}
+
+/** One descriptor into its bins; a DICOM category on an image that is not a DICOM (undefined) is not counted. */
+function addDescriptor(hour: Hour, d: Plan["descriptors"][number], img: ImageDescriptors) {
+  const v = d.field === "aspect" ? img.width / Math.max(1, img.height) : img[d.field];
+  if (d.edges) {
+    if (typeof v === "number" && Number.isFinite(v)) add(hour, d.series, d.edges.length + 1, binOf(d.edges, v), v);
+  } else if (d.values && v !== undefined) {
+    const i = d.values.get(String(v ?? ""));
+    add(hour, d.series, d.values.size + 1, i ?? d.values.size, 0, false);
+  }
 }
 
 export class MonitoringRecorder {
@@ -122,6 +155,8 @@ export class MonitoringRecorder {
     const plan = planOf(model.manifest);
     add(hour, "predictions", plan.classes, o.decision ?? -1, o.latencyMs);
     add(hour, "latency", LATENCY_EDGES_MS.length + 1, binOf(LATENCY_EDGES_MS, o.latencyMs), o.latencyMs);
+    const finding = o.inputCheck === "familiar" ? 0 : o.inputCheck === "unfamiliar" ? 1 : 2;
+    add(hour, "input_check", INPUT_CHECK_FINDINGS.length, finding, 0, false);
     if (plan.scoreEdges && o.scores.length) {
       let score = plan.scoreIndex !== undefined ? o.scores[plan.scoreIndex] : o.scores[0];
       if (plan.scoreIndex === undefined) for (let i = 1; i < o.scores.length; i++) score = Math.max(score, o.scores[i]);
@@ -136,6 +171,7 @@ export class MonitoringRecorder {
         else add(hour, c.series, c.edges!.length + 2, binOf(c.edges!, v), v);
       }
     }
+    if (o.image) for (const d of plan.descriptors) addDescriptor(hour, d, o.image);
     if (this.records.length >= MAX_PENDING_RECORDS) {
       this.dropped++;
       return;

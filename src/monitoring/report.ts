@@ -2,7 +2,7 @@ import type { ModelRow } from "../serving/model-repository.js";
 import { baselineOf, type MonitoringBaseline, PROBABILITY_EDGES } from "./baseline.js";
 import { driftOf, type WindowCounts } from "./drift.js";
 import { estimated, realized } from "./performance.js";
-import { LATENCY_EDGES_MS } from "./recorder.js";
+import { INPUT_CHECK_FINDINGS, LATENCY_EDGES_MS } from "./recorder.js";
 import type { LabelledRecord, SeriesRow } from "./repository.js";
 
 /**
@@ -15,6 +15,7 @@ import type { LabelledRecord, SeriesRow } from "./repository.js";
 export const MAX_RECORDS = 100_000;
 
 type Manifest = {
+  kind?: string;
   problem: string;
   classes: Array<{ index: number; code: string; name: string }>;
   metrics?: { test?: Record<string, { value: number | null; ci_low: number | null; ci_high: number | null } | undefined> };
@@ -87,6 +88,21 @@ function volume(rows: SeriesRow[], positive: number | undefined) {
   return { n, positives, perHour };
 }
 
+/** Why drift is not judged for a kind of model, in plain words; undefined when it is. */
+export function uncheckedReason(manifest: unknown): string | undefined {
+  const m = manifest as Manifest;
+  if (m.kind === "detection" || m.problem === "detection")
+    return "drift is not checked for detection models yet: Builder has no baseline of their boxes and scores to compare with";
+  return undefined;
+}
+
+/** The unfamiliar-input check's counts in the period: the rate among checked inputs (refused ones are not counted). */
+function unfamiliarOf(counts: number[] | undefined) {
+  const at = (k: (typeof INPUT_CHECK_FINDINGS)[number]) => counts?.[INPUT_CHECK_FINDINGS.indexOf(k)] ?? 0;
+  const checked = at("familiar") + at("unfamiliar");
+  return { checked, unfamiliar: at("unfamiliar"), unchecked: at("unchecked"), rate: checked ? at("unfamiliar") / checked : null };
+}
+
 export function buildReport(args: {
   experimentId: number;
   model: ModelRow;
@@ -95,6 +111,8 @@ export function buildReport(args: {
   rows: SeriesRow[];
   records: LabelledRecord[];
   retentionDays: number;
+  /** The AUC's bootstrap resamples (default 200); the alert evaluation, which runs every minute, asks for none. */
+  aucResamples?: number;
 }) {
   const { model, rows, records } = args;
   const manifest = model.manifest as Manifest;
@@ -105,7 +123,13 @@ export function buildReport(args: {
   const vol = volume(rows, positive);
   const latency = window.get("latency") ?? [];
   const labelled = records.filter((r) => r.label !== null).length;
-  const drift = driftOf(baseline, window);
+  const unchecked = uncheckedReason(model.manifest);
+  const drift = unchecked
+    ? { status: "unchecked" as const, severity: "not_enough_data" as const, features: [], reason: unchecked }
+    : {
+        ...driftOf(baseline, window),
+        reason: baseline ? null : "this model was built before monitoring existed: rebuild it to get a baseline",
+      };
   return {
     experiment_id: args.experimentId,
     model_version: model.version,
@@ -129,6 +153,7 @@ export function buildReport(args: {
       baseline: baseline?.score?.counts ?? [],
     },
     drift: { ...drift, baseline_n: baseline?.n ?? 0, baseline_source: baseline?.source ?? null },
+    unfamiliar_inputs: unfamiliarOf(window.get("input_check")),
     outcomes: {
       records: records.length,
       records_read_at_most: MAX_RECORDS,
@@ -136,7 +161,7 @@ export function buildReport(args: {
       coverage: records.length ? labelled / records.length : null,
     },
     performance: {
-      realized: realized(records, positive),
+      realized: realized(records, positive, args.aucResamples),
       estimated: estimated(records, positive),
       model_card: modelCard(manifest),
     },

@@ -1,13 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { AuditLog } from "../audit/audit-log.js";
 import type { Db } from "../db/client.js";
-import { pacsAutoScored, pacsAutoScoreRules, pacsConnections, pacsFeedCursors } from "../db/schema.js";
 import { ApiError, msg, detail, type Message } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { OutboundGuard } from "../net/outbound-guard.js";
 import { JsonBytes } from "../serving/json-encode.js";
 import type { Serving } from "../serving/index.js";
+import { AutoScoreRepository, type NewScoredRow, type RuleRow } from "./auto-score.repository.js";
 import type { PacsConnections, PacsTarget } from "./connection.js";
 import type { PacsRepository } from "./repository.js";
 import type { PacsSendBack } from "./send-back.js";
@@ -47,7 +46,6 @@ export interface AutoScoreDeps {
 }
 
 type Change = { ChangeType: string; ID: string; Seq: number };
-type RuleRow = typeof pacsAutoScoreRules.$inferSelect;
 
 /** Orthanc's REST root for a DICOMweb root: its parent path (Orthanc serves DICOMweb under /dicom-web by default). */
 export function orthancRestRoot(dicomWebRoot: string): string {
@@ -67,15 +65,15 @@ export class PacsAutoScore {
   private running: Promise<void> | undefined;
   private stopped = false;
 
-  constructor(private readonly deps: AutoScoreDeps) {}
+  private readonly store: AutoScoreRepository;
+
+  constructor(private readonly deps: AutoScoreDeps) {
+    this.store = new AutoScoreRepository(deps.db);
+  }
 
   async getRule(userId: string, experimentId: number): Promise<AutoScoreRule> {
     if ((await this.deps.repo.sendBack(userId, experimentId)) === null) throw notFound(experimentId);
-    const rows = await this.deps.db
-      .select()
-      .from(pacsAutoScoreRules)
-      .where(and(eq(pacsAutoScoreRules.userId, userId), eq(pacsAutoScoreRules.experimentId, experimentId)));
-    const r = rows[0];
+    const r = await this.store.rule(userId, experimentId);
     return r ? view(r) : { enabled: false, modality: null, body_part: null, series_description: null };
   }
 
@@ -98,25 +96,14 @@ export class PacsAutoScore {
       const target = await this.deps.connections.target(userId);
       if (!target) throw unavailable(msg("pacs.auto_score_no_pacs"));
       const last = await this.lastChange(target);
-      await this.deps.db.insert(pacsFeedCursors).values({ userId, lastSeq: last }).onConflictDoNothing();
+      await this.store.startCursor(userId, last);
     }
-    const { userId: _u, experimentId: _e, ...set } = row;
-    const [saved] = await this.deps.db
-      .insert(pacsAutoScoreRules)
-      .values(row)
-      .onConflictDoUpdate({ target: [pacsAutoScoreRules.userId, pacsAutoScoreRules.experimentId], set: { ...set, updatedAt: sql`now()` } })
-      .returning();
-    return view(saved);
+    return view(await this.store.saveRule(row));
   }
 
   /** The last outcomes of a model's rule, newest first (failures are shown on the dashboard with their reason). */
   async outcomes(userId: string, experimentId: number, limit = 50) {
-    const rows = await this.deps.db
-      .select()
-      .from(pacsAutoScored)
-      .where(and(eq(pacsAutoScored.userId, userId), eq(pacsAutoScored.experimentId, experimentId)))
-      .orderBy(sql`${pacsAutoScored.at} desc`)
-      .limit(limit);
+    const rows = await this.store.outcomes(userId, experimentId, limit);
     return rows.map((r) => ({
       sop_instance_uid: r.sopInstanceUid,
       outcome: r.outcome as "sent" | "failed",
@@ -145,19 +132,12 @@ export class PacsAutoScore {
     clearTimeout(this.timer);
     await this.running;
     // Leave the feeds at once for another replica rather than at the lease's end.
-    await this.deps.db
-      .update(pacsFeedCursors)
-      .set({ leaseOwner: null, leaseUntil: null })
-      .where(eq(pacsFeedCursors.leaseOwner, this.owner));
+    await this.store.releaseLeases(this.owner);
   }
 
   /** One pass: every user with a rule on, whose feed this process holds or can take, read to its end. */
   async tick(): Promise<void> {
-    const users = await this.deps.db
-      .selectDistinct({ userId: pacsAutoScoreRules.userId })
-      .from(pacsAutoScoreRules)
-      .innerJoin(pacsConnections, eq(pacsConnections.userId, pacsAutoScoreRules.userId))
-      .where(eq(pacsAutoScoreRules.enabled, true));
+    const users = await this.store.usersWithRuleOn();
     for (const { userId } of users) {
       if (this.stopped) return;
       const cursor = await this.claim(userId);
@@ -172,18 +152,7 @@ export class PacsAutoScore {
 
   /** Takes or renews the lease on the user's feed; its cursor, or null when another process holds it. */
   private async claim(userId: string): Promise<number | null> {
-    const until = sql`now() + make_interval(secs => ${this.deps.leaseMs / 1000})`;
-    const rows = await this.deps.db
-      .update(pacsFeedCursors)
-      .set({ leaseOwner: this.owner, leaseUntil: until })
-      .where(
-        and(
-          eq(pacsFeedCursors.userId, userId),
-          or(isNull(pacsFeedCursors.leaseOwner), eq(pacsFeedCursors.leaseOwner, this.owner), lt(pacsFeedCursors.leaseUntil, sql`now()`)),
-        ),
-      )
-      .returning({ lastSeq: pacsFeedCursors.lastSeq });
-    return rows[0]?.lastSeq ?? null;
+    return this.store.claim(userId, this.owner, this.deps.leaseMs);
   }
 
   private async follow(userId: string, since: number): Promise<void> {
@@ -217,26 +186,13 @@ export class PacsAutoScore {
     >;
     // Builder's own answers arrive on the feed too: never scored.
     if ((tags.Manufacturer ?? "").trim() === "Builder") return [];
-    const rules = await this.deps.db
-      .select()
-      .from(pacsAutoScoreRules)
-      .where(and(eq(pacsAutoScoreRules.userId, userId), eq(pacsAutoScoreRules.enabled, true)));
+    const rules = await this.store.enabledRules(userId);
     const sop = tags.SOPInstanceUID ?? "";
-    const out: Array<typeof pacsAutoScored.$inferInsert> = [];
+    const out: NewScoredRow[] = [];
     for (const rule of rules) {
       if (!meets(rule.modality, tags.Modality) || !meets(rule.bodyPart, tags.BodyPartExamined)) continue;
       if (!meets(rule.seriesDescription, tags.SeriesDescription)) continue;
-      const done = await this.deps.db
-        .select({ sop: pacsAutoScored.sopInstanceUid })
-        .from(pacsAutoScored)
-        .where(
-          and(
-            eq(pacsAutoScored.userId, userId),
-            eq(pacsAutoScored.experimentId, rule.experimentId),
-            eq(pacsAutoScored.sopInstanceUid, sop),
-          ),
-        );
-      if (done.length) continue;
+      if (await this.store.scored(userId, rule.experimentId, sop)) continue;
       const url = `${target.root}/studies/${tags.StudyInstanceUID}/series/${tags.SeriesInstanceUID}/instances/${sop}`;
       out.push({ userId, experimentId: rule.experimentId, sopInstanceUid: sop, ...(await this.scoreOne(userId, rule, target, url, sop)) });
     }
@@ -271,17 +227,8 @@ export class PacsAutoScore {
   }
 
   /** The outcomes and the cursor, in one transaction, while this process still holds the lease. */
-  private async commit(userId: string, seq: number, rows: Array<typeof pacsAutoScored.$inferInsert>): Promise<boolean> {
-    return this.deps.db.transaction(async (tx) => {
-      const moved = await tx
-        .update(pacsFeedCursors)
-        .set({ lastSeq: seq, updatedAt: sql`now()` })
-        .where(and(eq(pacsFeedCursors.userId, userId), eq(pacsFeedCursors.leaseOwner, this.owner)))
-        .returning({ userId: pacsFeedCursors.userId });
-      if (!moved.length) return false;
-      if (rows.length) await tx.insert(pacsAutoScored).values(rows).onConflictDoNothing();
-      return true;
-    });
+  private commit(userId: string, seq: number, rows: NewScoredRow[]): Promise<boolean> {
+    return this.store.commit(userId, this.owner, seq, rows);
   }
 
   private async lastChange(target: PacsTarget): Promise<number> {

@@ -2,7 +2,6 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { Readable } from "node:stream";
-import { parse } from "csv-parse/sync";
 import PQueue from "p-queue";
 import yazl from "yazl";
 import { ApiError, msg, detail, say, type Message } from "../errors.js";
@@ -10,6 +9,7 @@ import { DICOM_ACCEPT, firstMultipartPart } from "../net/dicomweb.js";
 import type { OutboundGuard } from "../net/outbound-guard.js";
 import { OutboundRefusal } from "../net/outbound-guard.js";
 import type { PacsConnections, PacsTarget } from "./connection.js";
+import { csvField, IMAGE_COL, PATIENT_COL, readCsv, type CsvTable, type PacsImportRequest } from "./import-csv.js";
 import { attributeName, deidentify, DeidentifyError, PROFILE, REPLACED } from "./deidentify.js";
 
 /**
@@ -20,13 +20,6 @@ import { attributeName, deidentify, DeidentifyError, PROFILE, REPLACED } from ".
  * others are kept; nothing is stored when none succeeds. The source UIDs are in nothing stored: the CSV's UID column
  * is replaced by the image paths.
  */
-
-export interface PacsImportRequest {
-  csv: string;
-  zip_gcloud: string;
-  uid_col: string;
-  patient_col?: string | null;
-}
 
 export interface PacsImportFailure {
   /** The CSV's row number (1 = the first row below the header). */
@@ -65,6 +58,35 @@ export interface PacsImportDeps {
   store: (userId: string, objectPath: string, zip: Readable) => Promise<{ size: number; sha256: string }>;
 }
 
+/**
+ * How far an import is (docs/pacs.md#progress): `locating` runs over the CSV's rows (QIDO-RS), `retrieving` over the
+ * instances they expand to (WADO-RS and de-identification), `storing` writes the zip. `failed` counts the failures
+ * so far, each of which is also handed to onFailure as it happens.
+ */
+export interface PacsImportProgress {
+  phase: "locating" | "retrieving" | "storing";
+  done: number;
+  total: number;
+  failed: number;
+}
+
+export interface PacsImportWatch {
+  onProgress?(p: PacsImportProgress): void;
+  onFailure?(f: PacsImportFailure): void;
+  /** Aborted when the caller is gone: the import stops and stores nothing. */
+  signal?: AbortSignal;
+}
+
+/** The import was stopped because its caller left (the route answers nobody). */
+export class PacsImportAborted extends Error {
+  constructor() {
+    super("the PACS import was cancelled");
+  }
+}
+
+/** Progress is reported at most this often (the last step of a phase always): a 5000-instance import is not 5000 events. */
+const PROGRESS_EVERY_MS = 250;
+
 type Level = "instance" | "series" | "study";
 interface Located {
   study: string;
@@ -78,41 +100,64 @@ class RowFailure extends Error {
   }
 }
 
-export const IMAGE_COL = "image";
-export const PATIENT_COL = "patient_id";
+export { IMAGE_COL, PATIENT_COL, type PacsImportRequest };
 
 export class PacsImport {
   constructor(private readonly deps: PacsImportDeps) {}
 
-  async run(userId: string, objectPath: string, req: PacsImportRequest): Promise<PacsImportResult> {
+  async run(userId: string, objectPath: string, req: PacsImportRequest, watch: PacsImportWatch = {}): Promise<PacsImportResult> {
     const table = readCsv(req);
     const target = await this.deps.connections.target(userId);
     if (!target) throw new ApiError(404, "not_found", msg("pacs.not_configured"));
     const work = path.join(this.deps.dataDir, "tmp", `pacs-import-${Date.now()}-${randomBytes(4).toString("hex")}`);
     await fs.promises.mkdir(path.join(work, "images"), { recursive: true });
     try {
-      return await this.build(userId, objectPath, target, table, work);
+      return await this.build(userId, objectPath, target, table, work, watch);
     } finally {
       await fs.promises.rm(work, { recursive: true, force: true });
     }
   }
 
-  private async build(userId: string, objectPath: string, target: PacsTarget, table: CsvTable, work: string): Promise<PacsImportResult> {
+  private async build(
+    userId: string,
+    objectPath: string,
+    target: PacsTarget,
+    table: CsvTable,
+    work: string,
+    watch: PacsImportWatch,
+  ): Promise<PacsImportResult> {
     const failed: PacsImportFailure[] = [];
+    const fail = (f: PacsImportFailure) => {
+      failed.push(f);
+      watch.onFailure?.(f);
+    };
     const queue = new PQueue({ concurrency: this.deps.concurrency });
+    // A caller that left stops the import: queued steps return at once (clearing the queue would leave their
+    // promises pending), and nothing is stored.
+    const gone = () => watch.signal?.aborted === true;
+    const cancelled = () => {
+      if (gone()) throw new PacsImportAborted();
+    };
+    const report = progressReporter(watch, () => failed.length);
     // Expansion first, so the instance limit is known before anything is retrieved.
+    let rowsDone = 0;
+    report("locating", 0, table.rows.length);
     const located = await Promise.all(
       table.rows.map((r, i) =>
         queue.add(async () => {
+          if (gone()) return [];
           try {
             return await this.locate(target, r.uid);
           } catch (err) {
-            failed.push(failure(i + 1, r.uid, err));
+            fail(failure(i + 1, r.uid, err));
             return [];
+          } finally {
+            report("locating", ++rowsDone, table.rows.length);
           }
         }),
       ),
     );
+    cancelled();
     const total = located.reduce((n, l) => n + (l?.length ?? 0), 0);
     if (total > this.deps.maxInstances)
       throw new ApiError(422, "too_many_instances", msg("pacs.too_many_instances", { total, max: this.deps.maxInstances }));
@@ -123,10 +168,13 @@ export class PacsImport {
     let privateRemoved = 0;
     const out: string[][] = [];
     let n = 0;
+    let retrieved = 0;
+    report("retrieving", 0, total);
     await Promise.all(
       table.rows.flatMap((r, i) =>
         (located[i] ?? []).map((loc) =>
           queue.add(async () => {
+            if (gone()) return;
             try {
               const bytes = await this.retrieve(target, loc);
               const d = deidentify(bytes, uids, this.deps.maxPixels);
@@ -141,12 +189,15 @@ export class PacsImport {
               out.push([r.patient ?? pseudonym(patients, d.patientKey), name, ...r.rest]);
             } catch (err) {
               const which = located[i]!.length > 1 ? `instance ${loc.instance} of ${r.uid}` : r.uid;
-              failed.push(failure(i + 1, which, err));
+              fail(failure(i + 1, which, err));
+            } finally {
+              report("retrieving", ++retrieved, total);
             }
           }),
         ),
       ),
     );
+    cancelled();
     failed.sort((a, b) => a.row - b.row || a.uid.localeCompare(b.uid));
     if (out.length === 0)
       throw new ApiError(
@@ -157,6 +208,7 @@ export class PacsImport {
           .slice(0, 100)
           .map((f) => detail("csv", msg("pacs.row_failure", { row: f.row, uid: f.uid, reason: f.text }), { row: f.row, uid: f.uid })),
       );
+    report("storing", 0, out.length);
     out.sort((a, b) => a[1].localeCompare(b[1]));
     const csv = [[PATIENT_COL, IMAGE_COL, ...table.restHeader], ...out].map((line) => line.map(csvField).join(",")).join("\n") + "\n";
     const zip = new yazl.ZipFile();
@@ -164,6 +216,7 @@ export class PacsImport {
     for (const line of out) zip.addFile(path.join(work, line[1]), line[1]);
     zip.end();
     const stored = await this.deps.store(userId, objectPath, zip.outputStream as Readable);
+    report("storing", out.length, out.length);
     return {
       zip_gcloud: objectPath,
       ...stored,
@@ -242,40 +295,16 @@ export class PacsImport {
   }
 }
 
-interface CsvTable {
-  restHeader: string[];
-  rows: Array<{ uid: string; patient: string | null; rest: string[] }>;
-}
-
-function bad(field: string, problem: Message): ApiError {
-  return new ApiError(400, "invalid_request", msg("request.field_problem", { field, problem }), [detail(field, problem)]);
-}
-
-function readCsv(req: PacsImportRequest): CsvTable {
-  let records: string[][];
-  try {
-    records = parse(req.csv.replace(/^\uFEFF/, ""), { relax_column_count: false, skip_empty_lines: true, trim: true });
-  } catch (err) {
-    throw bad("csv", msg("pacs.csv_unreadable", { why: (err as Error).message }));
-  }
-  if (records.length < 2) throw bad("csv", msg("pacs.csv_too_short"));
-  const header = records[0];
-  const uidAt = header.indexOf(req.uid_col);
-  if (uidAt < 0) throw bad("uid_col", msg("pacs.no_uid_column", { column: req.uid_col, columns: header.join(", ") }));
-  const patientAt = req.patient_col ? header.indexOf(req.patient_col) : -1;
-  if (req.patient_col && patientAt < 0) throw bad("patient_col", msg("pacs.no_column", { column: req.patient_col }));
-  for (const reserved of [PATIENT_COL, IMAGE_COL])
-    if (header.some((h, i) => h === reserved && i !== uidAt && i !== patientAt))
-      throw bad("csv", msg("pacs.reserved_column", { column: reserved }));
-  const keep = header.map((_, i) => i).filter((i) => i !== uidAt && i !== patientAt);
-  const rows = records.slice(1).map((r, i) => {
-    const uid = r[uidAt];
-    if (!uid) throw bad("csv", msg("pacs.empty_cell", { row: i + 1, column: req.uid_col }));
-    const patient = patientAt >= 0 ? r[patientAt] || null : null;
-    if (patientAt >= 0 && !patient) throw bad("csv", msg("pacs.empty_cell", { row: i + 1, column: req.patient_col ?? "" }));
-    return { uid, patient, rest: keep.map((k) => r[k]) };
-  });
-  return { restHeader: keep.map((k) => header[k]), rows };
+/** Reports a phase's progress at most every PROGRESS_EVERY_MS, and always its first and last step. */
+function progressReporter(watch: PacsImportWatch, failedSoFar: () => number) {
+  let last = 0;
+  return (phase: PacsImportProgress["phase"], done: number, total: number) => {
+    if (!watch.onProgress) return;
+    const now = Date.now();
+    if (done !== 0 && done !== total && now - last < PROGRESS_EVERY_MS) return;
+    last = now;
+    watch.onProgress({ phase, done, total, failed: failedSoFar() });
+  };
 }
 
 /** Without a pseudonym column, each source patient gets "pacs-patient-N" (in order of retrieval): grouped, not named. */
@@ -283,10 +312,6 @@ function pseudonym(patients: Map<string, string>, key: string): string {
   let p = patients.get(key);
   if (!p) patients.set(key, (p = `pacs-patient-${patients.size + 1}`));
   return p;
-}
-
-function csvField(v: string): string {
-  return /[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 }
 
 function httpReason(status: number, what: "search" | "retrieval"): Message {

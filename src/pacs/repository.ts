@@ -1,12 +1,17 @@
-import { and, eq, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { experiments, pacsConnections } from "../db/schema.js";
+import { pacsConnections } from "../db/schema.js";
+import { ExperimentRepository } from "../experiments/repository.js";
 
 export type PacsConnectionRow = typeof pacsConnections.$inferSelect;
 
-/** The PACS connections (one per user) and the per-model send-back setting. */
+/** The PACS connections (one per user; the only code that touches their table) and the per-model send-back setting. */
 export class PacsRepository {
-  constructor(private readonly db: Db) {}
+  private readonly experiments: ExperimentRepository;
+
+  constructor(private readonly db: Db) {
+    this.experiments = new ExperimentRepository(db);
+  }
 
   async get(userId: string): Promise<PacsConnectionRow | null> {
     const rows = await this.db.select().from(pacsConnections).where(eq(pacsConnections.userId, userId));
@@ -29,28 +34,15 @@ export class PacsRepository {
 
   /** The model's send-back setting, or null when the user has no such experiment. */
   async sendBack(userId: string, experimentId: number): Promise<boolean | null> {
-    const rows = await this.db
-      .select({ on: experiments.pacsSendBack })
-      .from(experiments)
-      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)));
-    return rows[0]?.on ?? null;
+    return this.experiments.pacsSendBack(userId, experimentId);
   }
 
   async setSendBack(userId: string, experimentId: number, on: boolean): Promise<boolean> {
-    const rows = await this.db
-      .update(experiments)
-      .set({ pacsSendBack: on })
-      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)))
-      .returning({ id: experiments.id });
-    return rows.length > 0;
+    return this.experiments.setPacsSendBack(userId, experimentId, on);
   }
 
   /** The experiment's name (its label), or null. */
   async modelName(userId: string, experimentId: number): Promise<string | null> {
-    const rows = await this.db
-      .select({ name: experiments.name })
-      .from(experiments)
-      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)));
-    return rows[0]?.name ?? null;
+    return this.experiments.nameOf(userId, experimentId);
   }
 }

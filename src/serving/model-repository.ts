@@ -1,12 +1,38 @@
-import { and, desc, eq, inArray } from "drizzle-orm";
+import { and, desc, eq, inArray, max, sql } from "drizzle-orm";
+import type { PgInsertValue } from "drizzle-orm/pg-core";
 import type { Db } from "../db/client.js";
 import { experiments, models } from "../db/schema.js";
+import { BoundedExperimentReads } from "../experiments/bounded-reads.repository.js";
 
 export type ModelRow = typeof models.$inferSelect;
+/** A version without its manifest. */
+export type ModelHead = Pick<ModelRow, "id" | "experimentId" | "version" | "kind" | "createdAt">;
+/** The current version of an experiment is the one made current last (migration 0010), then the newest. */
+const currentOf = (userId: string, experimentId: number) => and(eq(models.userId, userId), eq(models.experimentId, experimentId));
+const CURRENT_FIRST = [desc(models.madeCurrentAt), desc(models.version)] as const;
+/** A models row to insert (its columns may be SQL, e.g. made current by the insertion's own clock). */
+export type NewModel = PgInsertValue<typeof models>;
 /** The experiment's own labels, shown beside its model (src/experiments owns and edits them). */
 export type ExperimentLabelsRow = { name: string | null; description: string | null };
 
-/** Reads published model rows; the experiments area writes them. */
+const columnsOf = sql`(${models.manifest} -> 'input' -> 'columns')`;
+
+/** The manifest without its columns' `codes` (the served manifest's schema allows no count in their place). */
+const manifestWithoutCodes = sql<unknown>`case when jsonb_typeof(${columnsOf}) = 'array' then jsonb_set(${models.manifest}, '{input,columns}',
+  coalesce((select jsonb_agg(c - 'codes' order by n) from jsonb_array_elements(${columnsOf}) with ordinality as t(c, n)), '[]'::jsonb))
+  else ${models.manifest} end`;
+
+/** Per categorical column with codes, how many: counted in the database. */
+const codeCounts = sql<Record<string, number> | null>`case when jsonb_typeof(${columnsOf}) = 'array' then
+  (select jsonb_object_agg(c ->> 'name', (select count(*) from jsonb_object_keys(c -> 'codes')))
+    from jsonb_array_elements(${columnsOf}) as t(c) where jsonb_typeof(c -> 'codes') = 'object') end`;
+
+/**
+ * The only code that touches the models table: serving reads the published rows, the experiments area publishes,
+ * re-publishes (operating points) and deletes them through it. `db` may be a transaction (a new version is
+ * written in one with its experiment's history). An experiment's state and labels come from the experiments
+ * area's bounded reads.
+ */
 export class ModelRepository {
   constructor(private readonly db: Db) {}
 
@@ -18,10 +44,30 @@ export class ModelRepository {
     const rows = await this.db
       .select()
       .from(models)
-      .where(and(eq(models.userId, userId), eq(models.experimentId, experimentId)))
-      .orderBy(desc(models.madeCurrentAt), desc(models.version))
+      .where(currentOf(userId, experimentId))
+      .orderBy(...CURRENT_FIRST)
       .limit(1);
     return rows[0] ?? null;
+  }
+
+  /** The current version as latest() picks it, without its manifest (the chat reads that once per version). */
+  async latestHead(userId: string, experimentId: number): Promise<ModelHead | null> {
+    const [row] = await this.db
+      .select({ id: models.id, experimentId: models.experimentId, version: models.version, kind: models.kind, createdAt: models.createdAt })
+      .from(models)
+      .where(currentOf(userId, experimentId))
+      .orderBy(...CURRENT_FIRST)
+      .limit(1);
+    return row ?? null;
+  }
+
+  /** A version's manifest without its columns' codes, and how many codes each categorical column has. */
+  async manifestWithoutCodes(modelId: string): Promise<{ manifest: unknown; categories: Record<string, number> | null } | null> {
+    const [row] = await this.db
+      .select({ manifest: manifestWithoutCodes, categories: codeCounts })
+      .from(models)
+      .where(eq(models.id, modelId));
+    return row ?? null;
   }
 
   /** Which of these model ids are still published (a row exists). */
@@ -52,19 +98,45 @@ export class ModelRepository {
 
   /** The state of one of the user's experiments (queued, running, failed, ...), or null when the user has no such experiment. */
   async experimentStatus(userId: string, experimentId: number): Promise<string | null> {
-    const rows = await this.db
-      .select({ status: experiments.status })
-      .from(experiments)
-      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)));
-    return rows[0]?.status ?? null;
+    return new BoundedExperimentReads(this.db).status(userId, experimentId);
   }
 
   /** The labels of the experiment a model row came from (kept out of latest(): the prediction path never needs them). */
   async labelsOf(experimentUuid: string): Promise<ExperimentLabelsRow> {
-    const rows = await this.db
-      .select({ name: experiments.name, description: experiments.description })
-      .from(experiments)
-      .where(eq(experiments.id, experimentUuid));
-    return rows[0] ?? { name: null, description: null };
+    return new BoundedExperimentReads(this.db).labels(experimentUuid);
+  }
+
+  /** Unpublishes every version of an experiment; returns the removed rows. */
+  async deleteOf(experimentUuid: string): Promise<ModelRow[]> {
+    return this.db.delete(models).where(eq(models.experimentUuid, experimentUuid)).returning();
+  }
+
+  /** The highest version an experiment has published, 0 when none. */
+  async lastVersion(experimentUuid: string): Promise<number> {
+    const [{ v }] = await this.db
+      .select({ v: max(models.version) })
+      .from(models)
+      .where(eq(models.experimentUuid, experimentUuid));
+    return v ?? 0;
+  }
+
+  async insert(values: NewModel): Promise<ModelRow> {
+    const rows = await this.db.insert(models).values(values).returning();
+    return rows[0];
+  }
+
+  /** Makes a version the one served (the current one is the one made current last). */
+  async makeCurrent(id: string): Promise<ModelRow> {
+    const [updated] = await this.db
+      .update(models)
+      .set({ madeCurrentAt: sql`clock_timestamp()` })
+      .where(eq(models.id, id))
+      .returning();
+    return updated;
+  }
+
+  /** Every version of an experiment's model, oldest first. */
+  async versionsOf(experimentUuid: string): Promise<ModelRow[]> {
+    return this.db.select().from(models).where(eq(models.experimentUuid, experimentUuid)).orderBy(models.version);
   }
 }

@@ -2,6 +2,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
 import { encodeJson, JsonOut } from "./json-encode.js";
 import { imageAnswer, MapMemory } from "./image-answer.js";
+import { describeImage } from "./image-descriptors.js";
 import { imageFinding } from "./input-check.js";
 import { openTurboJpeg, PixelMemory, turboJpegLoadError } from "./jpeg-turbo.js";
 import { decodeForModel, TensorMemory, toInputTensor } from "./preprocess.js";
@@ -83,8 +84,10 @@ async function predictImage(m: Numbered<Extract<ModelThreadJob, { type: "predict
   const { manifest, classes } = image!;
   const spec = manifest.input.image!;
   const decode = await decodeForModel(m.image, spec, { maxPixels: m.opts.maxPixels, turbo: !!turbo, pixelMemory });
-  const { json, slot, inputCheck } = await exclusive(async () => {
+  const { json, slot, inputCheck, descriptors } = await exclusive(async () => {
     const img = await decode();
+    // Before the tensor is made: the decoded pixels may be reused memory (pixelMemory) the next image overwrites.
+    const descriptors = describeImage(img);
     const pre = toInputTensor(img, spec, tensorMemory);
     const out = await session.run({
       [manifest.input.name]: new ort.Tensor("float32", pre.tensor, [1, spec.channels, spec.height, spec.width]),
@@ -97,9 +100,9 @@ async function predictImage(m: Numbered<Extract<ModelThreadJob, { type: "predict
     );
     if (slot >= 0 && json.buffer !== slots[slot]) {
       freeSlots.push(slot); // outgrew the slot: it went to a buffer of its own
-      return { json, slot: -1, inputCheck };
+      return { json, slot: -1, inputCheck, descriptors };
     }
-    return { json, slot, inputCheck };
+    return { json, slot, inputCheck, descriptors };
   });
   if (slot >= 0) {
     // The event loop reads the slot in place; its memory goes over once, the first time.
@@ -111,13 +114,16 @@ async function predictImage(m: Numbered<Extract<ModelThreadJob, { type: "predict
       slot,
       length: json.byteLength,
       inputCheck,
+      descriptors,
       ...(first ? { shared: slots[slot] } : {}),
     });
   }
   // Moved, not copied, when it is a whole buffer; else copied into one of its own (Buffer.from would use Node's
   // shared pool for small answers, which must never be moved).
   const own = json.byteOffset === 0 && json.byteLength === json.buffer.byteLength ? json : new Uint8Array(json);
-  reply({ type: "answer", id: m.id, body: own.buffer as ArrayBuffer, length: own.byteLength, inputCheck }, [own.buffer as ArrayBuffer]);
+  reply({ type: "answer", id: m.id, body: own.buffer as ArrayBuffer, length: own.byteLength, inputCheck, descriptors }, [
+    own.buffer as ArrayBuffer,
+  ]);
 }
 
 async function run(m: Numbered<Extract<ModelThreadJob, { type: "run" }>>): Promise<void> {

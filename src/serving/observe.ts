@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { requestContext } from "../process-guard.js";
+import { descriptorsOf, type ImageDescriptors } from "./image-descriptors.js";
+import { inputCheckOf, type InputCheckFinding } from "./input-check.js";
 import { JsonBytes } from "./json-encode.js";
 import type { LoadedModel } from "./model-cache.js";
 import { applyThresholds } from "./postprocess.js";
@@ -15,7 +17,11 @@ export interface PredictionObservation {
   scores: ArrayLike<number>;
   decision: number | null;
   latencyMs: number;
+  /** What the input check found (input-check.ts): monitoring counts the unfamiliar share. */
+  inputCheck: InputCheckFinding;
   row?: Float32Array;
+  /** An image's descriptors (size, intensity, DICOM categories): binned by the recorder, never kept as they are. */
+  image?: ImageDescriptors;
 }
 
 export type PredictionObserver = (model: LoadedModel, o: PredictionObservation) => void;
@@ -63,8 +69,10 @@ export function observationOf(
       scores,
       decision: scores.length ? decisionOf(m.problem, applyThresholds(m.problem, scores, m.thresholds)) : null,
       latencyMs,
+      inputCheck: inputCheckOf(body),
+      image: descriptorsOf(body),
     };
   }
   const scores = Array.isArray(body.score) && m.kind !== "detection" ? (body.score as number[]) : NO_SCORES;
-  return { requestId, keyId, scores, decision: decisionOf(m.problem, body.prediccion), latencyMs, row };
+  return { requestId, keyId, scores, decision: decisionOf(m.problem, body.prediccion), latencyMs, inputCheck: inputCheckOf(body), row };
 }

@@ -1,4 +1,5 @@
 import { imageAnswer } from "./image-answer.js";
+import { noteDescriptors } from "./image-descriptors.js";
 import { imageFinding, noteInputCheck } from "./input-check.js";
 import { encodeJson, JsonBytes } from "./json-encode.js";
 import { classNames, type ServedManifest } from "./manifest.js";
@@ -76,6 +77,7 @@ export class BatchingPredictor implements Predictor {
       const out = await this.enqueue(pre.tensor, true); // the tensor is ours to hand over
       const body = new JsonBytes(encodeJson(imageAnswer(this.manifest, this.classes, out, pre, o)));
       noteInputCheck(body, imageFinding(this.manifest, out));
+      noteDescriptors(body, pre.descriptors);
       return body;
     } finally {
       this.inFlight.end();

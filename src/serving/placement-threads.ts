@@ -1,5 +1,6 @@
 import type { Worker } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
+import { noteDescriptors } from "./image-descriptors.js";
 import { noteInputCheck } from "./input-check.js";
 import { JsonBytes } from "./json-encode.js";
 import { InFlight, type ImagePredictOptions, type Outputs, type PlacementKind, type Predictor, type Provider } from "./predictor.js";
@@ -55,6 +56,7 @@ export class ThreadsPredictor implements Predictor {
       if (r.type === "answer") {
         const body = new JsonBytes(new Uint8Array(r.body, 0, r.length), () => undefined); // nothing to give back
         noteInputCheck(body, r.inputCheck);
+        noteDescriptors(body, r.descriptors);
         return body;
       }
       if (r.type !== "answer-in-slot") throw new Error(`unexpected reply from a model thread: ${r.type}`);
@@ -69,6 +71,7 @@ export class ThreadsPredictor implements Predictor {
       };
       const body = new JsonBytes(new Uint8Array(slots[r.slot], 0, r.length), release);
       noteInputCheck(body, r.inputCheck);
+      noteDescriptors(body, r.descriptors);
       return body;
     } finally {
       this.inFlight.end();

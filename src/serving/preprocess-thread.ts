@@ -1,5 +1,6 @@
 import { parentPort } from "node:worker_threads";
 import { decodeDicom } from "../dicom/index.js";
+import { describeImage } from "./image-descriptors.js";
 import { openTurboJpeg } from "./jpeg-turbo.js";
 import { decodeForModel, toInputTensor } from "./preprocess.js";
 import { toThreadFailure, type Numbered, type PreprocessJob, type PreprocessReply } from "./thread-messages.js";
@@ -17,8 +18,9 @@ async function handle(m: Numbered<PreprocessJob>): Promise<void> {
       const turbo = m.jpegDecoder === "auto" && openTurboJpeg() !== null;
       const decode = await decodeForModel(m.bytes, m.spec, { maxPixels: m.maxPixels, turbo });
       const img = await decode();
+      const descriptors = describeImage(img);
       const { tensor, scaleX, scaleY } = toInputTensor(img, m.spec);
-      return reply({ type: "tensor", id: m.id, tensor, scaleX, scaleY, width: img.width, height: img.height }, [
+      return reply({ type: "tensor", id: m.id, tensor, scaleX, scaleY, width: img.width, height: img.height, descriptors }, [
         tensor.buffer as ArrayBuffer,
       ]);
     }

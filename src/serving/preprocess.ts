@@ -78,7 +78,11 @@ export interface DecodeOptions {
  * to be called where the pixels are used at once.
  */
 export async function decodeForModel(bytes: Uint8Array, spec: ImageSpec, o: DecodeOptions): Promise<() => Promise<DecodedImage>> {
-  if (isDicom(bytes)) return async () => (await decodeDicom(bytes, spec.dicom, o.maxPixels)).image;
+  if (isDicom(bytes))
+    return async () => {
+      const { image, header } = await decodeDicom(bytes, spec.dicom, o.maxPixels);
+      return { ...image, dicom: { modality: header.modality, manufacturer: header.manufacturer, bodyPart: header.bodyPart } };
+    };
   if (o.turbo && isJpeg(bytes))
     return async () => decodeJpegTurbo(bytes, o.maxPixels, o.pixelMemory) ?? (await decodeImage(bytes, o.maxPixels));
   const img = await decodeImage(bytes, o.maxPixels);
@@ -132,5 +136,5 @@ export async function preprocessImage(
   jpegDecoder: "auto" | "sharp" = "auto",
 ): Promise<Preprocessed> {
   const r = await preprocessPool().preprocess(bytes, spec, maxPixels, jpegDecoder);
-  return { tensor: r.tensor, origWidth: r.width, origHeight: r.height, scaleX: r.scaleX, scaleY: r.scaleY };
+  return { tensor: r.tensor, origWidth: r.width, origHeight: r.height, scaleX: r.scaleX, scaleY: r.scaleY, descriptors: r.descriptors };
 }

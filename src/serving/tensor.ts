@@ -14,6 +14,20 @@ export interface DecodedImage {
   width: number;
   height: number;
   channels: 1 | 3;
+  /** A DICOM's acquisition categories (monitoring's descriptors, image-descriptors.ts); absent for other files. */
+  dicom?: { modality: string | null; manufacturer: string | null; bodyPart: string | null };
+}
+
+/** An image's descriptors for monitoring (computed in image-descriptors.ts). */
+export interface ImageDescriptors {
+  width: number;
+  height: number;
+  channels: number;
+  mean: number;
+  std: number;
+  modality?: string | null;
+  manufacturer?: string | null;
+  bodyPart?: string | null;
 }
 
 /** An image as its model's input tensor, with what the answer needs to map back to the image's own pixels. */
@@ -24,6 +38,8 @@ export interface Preprocessed {
   /** Input-tensor pixels per original pixel, per axis (letterbox: both the same). */
   scaleX: number;
   scaleY: number;
+  /** Monitoring's descriptors of the decoded image, where a preprocessing thread made them (image-descriptors.ts). */
+  descriptors?: ImageDescriptors;
 }
 
 /** Pillow's convert("L") / convert("RGB") on 8-bit data. */

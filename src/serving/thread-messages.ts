@@ -4,6 +4,7 @@ import { ApiError, messageFromStore, storedMessage, type StoredMessage } from ".
 import { OutboundRefusal, refuse } from "../net/outbound-guard.js";
 import type { DicomHeaderSummary } from "../dicom/index.js";
 import type { ImageAnswerOptions } from "./image-answer.js";
+import type { ImageDescriptors } from "./image-descriptors.js";
 import type { InputCheckFinding } from "./input-check.js";
 import type { ImageSpec, ServedManifest } from "./manifest.js";
 import type { DecodedImage } from "./tensor.js";
@@ -97,9 +98,17 @@ export type ModelThreadReply =
   | { type: "load-failed"; message: string }
   | { type: "outputs"; id: number; outputs: Record<string, { data: Float32Array; dims: readonly number[] }> }
   /** The answer sits in the thread's shared slot `slot` (its memory sent along the first time only). */
-  | { type: "answer-in-slot"; id: number; slot: number; length: number; shared?: SharedArrayBuffer; inputCheck: InputCheckFinding }
+  | {
+      type: "answer-in-slot";
+      id: number;
+      slot: number;
+      length: number;
+      shared?: SharedArrayBuffer;
+      inputCheck: InputCheckFinding;
+      descriptors: ImageDescriptors;
+    }
   /** The answer in a buffer of its own, moved. */
-  | { type: "answer"; id: number; body: ArrayBuffer; length: number; inputCheck: InputCheckFinding }
+  | { type: "answer"; id: number; body: ArrayBuffer; length: number; inputCheck: InputCheckFinding; descriptors: ImageDescriptors }
   | Failed;
 
 // ---- preprocessing threads (preprocess-thread.ts): pixels for the batched path and the dataset checks ----
@@ -119,6 +128,15 @@ export type PreprocessJob =
   | { type: "inspect-dicom"; bytes: Uint8Array; pixels: boolean; bare: boolean; maxPixels: number; rendering?: DicomRendering };
 
 export type PreprocessReply =
-  | { type: "tensor"; id: number; tensor: Float32Array; scaleX: number; scaleY: number; width: number; height: number }
+  | {
+      type: "tensor";
+      id: number;
+      tensor: Float32Array;
+      scaleX: number;
+      scaleY: number;
+      width: number;
+      height: number;
+      descriptors: ImageDescriptors;
+    }
   | { type: "inspected"; id: number; inspected: InspectedDicom }
   | Failed;

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUserWithKey } from "../helpers/auth.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { makeZip } from "../helpers/zips.js";
+import { catalog, flatten } from "../../src/reports/i18n.js";
 import { api, dataRequest, waitForStatus } from "../integration/experiments-fixtures.js";
 import {
   axeViolations,
@@ -20,7 +21,12 @@ import {
 // "Download report" saves the model card, and report.html opened in the browser reads as a printable page
 // (screenshots .test-results/screenshots/37-model-card*.png, looked at by a person, see the notebook).
 
-const WDBC = new URL("../../../shared/datasets/wdbc/data.csv", import.meta.url);
+// ../shared/datasets beside the checkout, or BUILDER_SHARED_DATASETS (a worktree's checkout is one folder deeper).
+const WDBC =
+  [process.env.BUILDER_SHARED_DATASETS, new URL("../../../shared/datasets", import.meta.url).pathname]
+    .filter((d): d is string => Boolean(d))
+    .map((d) => `${d}/wdbc/data.csv`)
+    .find((f) => fs.existsSync(f)) ?? "";
 const EMAIL = "reviewer@hospital.example";
 const PASSWORD = "a long enough password";
 const INTENDED_USE =
@@ -106,6 +112,7 @@ describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: model card (C
       "6. Performance on the test patients",
       "7. Calibration",
       "8. Warnings and limitations",
+      "9. Monitoring after deployment",
     ]);
     const body = (await page.locator("body").textContent()) ?? "";
     expect(body).toContain("Positive class: M.");
@@ -134,6 +141,50 @@ describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: model card (C
     await page.emulateMedia({ media: "print" });
     await screenshot(page, "37-model-card-print");
     await page.emulateMedia({ media: "screen" });
+  });
+
+  it("issue 53: the card in Spanish, as the dashboard's link asks for it, has no English sentence of the English catalog", async () => {
+    await page.goto(`${server.url}/experiments/1`);
+    await page.getByTestId("download-report").waitFor();
+    expect(await page.getByTestId("download-report").getAttribute("href")).toBe("/v1/experiments/1/report.html?lang=en");
+    const res = await page.goto(`${server.url}/v1/experiments/1/report.html?lang=es`);
+    expect(res?.headers()["content-language"]).toBe("es");
+    expect(await page.title()).toBe("Ficha del modelo: Breast cancer, WDBC");
+    expect(await page.getByRole("heading", { level: 2 }).allTextContents()).toEqual([
+      "1. Uso previsto",
+      "2. Origen de los datos y participantes",
+      "3. La partición",
+      "4. Preprocesamiento",
+      "5. Modelo",
+      "6. Rendimiento en los pacientes de prueba",
+      "7. Calibración",
+      "8. Advertencias y limitaciones",
+      "9. Seguimiento tras la puesta en uso",
+    ]);
+    // The reader's text, less what the team and the pipeline wrote in English (marked lang="en" on the page).
+    const body = await page.evaluate(() => {
+      const copy = document.body.cloneNode(true) as HTMLElement;
+      copy.querySelectorAll('[lang="en"], .intended').forEach((e) => e.remove());
+      return copy.textContent ?? "";
+    });
+    const english = [...flatten(catalog("en", "model-card")).values()]
+      .flatMap((m) => m.replace(/<\/?b>/g, "").split(/\{\w+\}/))
+      .map((x) =>
+        x
+          .trim()
+          .replace(/^[,.;:()]+|[,.;:()]+$/g, "")
+          .trim(),
+      )
+      .filter((x) => x.split(/\s+/).length >= 3);
+    expect(english.filter((x) => body.includes(x))).toEqual([]);
+    expect(body).toMatch(/Sensibilidad para M [01],\d{3} \([01],\d{3} – [01],\d{3}\)/);
+    expect(body).toContain("Todavía no se ha hecho ninguna predicción");
+    expect(seriousOrCritical(await axeViolations(page))).toEqual([]);
+    await screenshot(page, "53-model-card-es");
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await screenshot(page, "53-model-card-es-phone");
+    await page.setViewportSize({ width: 1280, height: 900 });
   });
 
   it("issue 43: the internal figures say they come from an internal split, and a Retrospective study sits beside them", async () => {

@@ -50,6 +50,7 @@ export async function readNpz(file: string): Promise<Record<string, { shape: num
 }
 
 let images: { shape: number[]; data: Buffer } | undefined;
+let train: { images: { shape: number[]; data: Buffer }; labels: { shape: number[]; data: Buffer } } | undefined;
 
 /** Image i of BreastMNIST's validation split (or a synthetic one) as 28x28 grey pixels. */
 export async function breastMnistPixels(i: number): Promise<Uint8Array> {
@@ -61,6 +62,27 @@ export async function breastMnistPixels(i: number): Promise<Uint8Array> {
   return Uint8Array.from({ length: 28 * 28 }, (_, k) => (k * 7 + i * 31) % 256);
 }
 
+/** BreastMNIST's training split size (546 images), or the synthetic stand-in's (any i). */
+export const BREASTMNIST_TRAIN = 546;
+
+/**
+ * Image i of BreastMNIST's training split with its label (1 benign or normal, 0 malignant, as MedMNIST gives it):
+ * enough images for a model to be built from. Without the shared data set, a synthetic image whose label follows its
+ * brightness, so a model still has something to learn.
+ */
+export async function breastMnistLabelled(i: number): Promise<{ pixels: Uint8Array; label: number }> {
+  if (haveBreastMnist) {
+    if (!train) {
+      const npz = await readNpz(NPZ);
+      train = { images: npz.train_images, labels: npz.train_labels };
+    }
+    const [, h, w] = train.images.shape;
+    return { pixels: Uint8Array.from(train.images.data.subarray(i * h * w, (i + 1) * h * w)), label: train.labels.data[i] };
+  }
+  const label = i % 2;
+  return { pixels: Uint8Array.from({ length: 28 * 28 }, (_, k) => (label ? 128 : 0) + ((k * 7 + i * 31) % 100)), label };
+}
+
 export interface SourceDicom {
   bytes: Buffer;
   study: string;
@@ -68,9 +90,16 @@ export interface SourceDicom {
   instance: string;
 }
 
-/** A BreastMNIST image as a Part 10 file, with the patient's attributes a hospital's file would carry. */
-export async function breastMnistDicom(i: number, patient = { name: "Pérez^Lucía", id: `BMN-${i}` }): Promise<SourceDicom> {
-  const [study, series, instance] = [newUid(), newUid(), newUid()];
+/**
+ * A BreastMNIST image as a Part 10 file, with the patient's attributes a hospital's file would carry; `place` puts it
+ * in a given study and series (instance number `number`) with given pixels, else in a study of its own.
+ */
+export async function breastMnistDicom(
+  i: number,
+  patient = { name: "Pérez^Lucía", id: `BMN-${i}` },
+  place: { study?: string; series?: string; number?: number; pixels?: Uint8Array } = {},
+): Promise<SourceDicom> {
+  const [study, series, instance] = [place.study ?? newUid(), place.series ?? newUid(), newUid()];
   const ds = dataSet({
     "00080005": el.str("CS", "ISO_IR 192"),
     "00080016": el.str("UI", "1.2.840.10008.5.1.4.1.1.7"),
@@ -89,7 +118,7 @@ export async function breastMnistDicom(i: number, patient = { name: "Pérez^Luc�
     "0020000E": el.str("UI", series),
     "00200010": el.str("SH", "1"),
     "00200011": el.str("IS", 1),
-    "00200013": el.str("IS", 1),
+    "00200013": el.str("IS", place.number ?? 1),
     "00280002": { vr: "US", value: 1 },
     "00280004": el.str("CS", "MONOCHROME2"),
     "00280010": { vr: "US", value: 28 },
@@ -98,7 +127,7 @@ export async function breastMnistDicom(i: number, patient = { name: "Pérez^Luc�
     "00280101": { vr: "US", value: 8 },
     "00280102": { vr: "US", value: 7 },
     "00280103": { vr: "US", value: 0 },
-    "7FE00010": { vr: "OB", value: await breastMnistPixels(i) },
+    "7FE00010": { vr: "OB", value: place.pixels ?? (await breastMnistPixels(i)) },
   });
   return { bytes: writePart10(ds, "utf8"), study, series, instance };
 }

@@ -6,6 +6,7 @@ import { B_SECRETS, seedClinic, seedTwoUsers } from "./chat-fixtures.js";
 import { HELD_OUT, QUESTIONS, type Question } from "./chat-questions.js";
 import { CLINIC_QUESTIONS } from "./chat-questions-clinic.js";
 import { CLINIC_HELD_OUT } from "./chat-questions-held-out.js";
+import { CLINIC_FRESH } from "./chat-questions-fresh.js";
 import { CLINIC_POST_FREEZE } from "./chat-questions-post-freeze.js";
 
 // The builtin backend (no LLM, no network) against the fixed question set over a seeded account, through the real
@@ -110,11 +111,19 @@ async function runSet(questions: Question[], user: UserWithKey = a, maxWords?: n
   return { failures, leaks };
 }
 
+/** The pass count of the questions in one language (a question without `lang` is English). */
+function perLanguage(questions: Question[], failures: string[], lang: "en" | "es"): string {
+  const mine = questions.filter((q) => (q.lang ?? "en") === lang);
+  const failed = mine.filter((q) => failures.some((f) => f.startsWith(`✗ ${q.q}\n`))).length;
+  return `${lang} ${mine.length - failed}/${mine.length}`;
+}
+
 function report(name: string, questions: Question[], failures: string[]): number {
   const passed = questions.length - failures.length;
   const rate = passed / questions.length;
+  const langs = `${perLanguage(questions, failures, "es")}, ${perLanguage(questions, failures, "en")}`;
   console.log(
-    `builtin chat ${name}: ${passed}/${questions.length} passed (${(rate * 100).toFixed(1)} %)${failures.length ? `\n${failures.join("\n")}` : ""}`,
+    `builtin chat ${name}: ${passed}/${questions.length} passed (${(rate * 100).toFixed(1)} %; ${langs})${failures.length ? `\n${failures.join("\n")}` : ""}`,
   );
   return rate;
 }
@@ -156,6 +165,27 @@ describe("builtin chat: the fixed question set", () => {
     report("post-freeze clinic questions", CLINIC_POST_FREEZE, failures);
     expect(leaks).toEqual([]);
   }, 300_000);
+
+  it("prints how it does on the fresh held-out set of issue 53 (never trained on), and never leaks in it", async () => {
+    const { failures, leaks } = await runSet(CLINIC_FRESH, c, MAX_WORDS);
+    report("fresh held-out clinic questions (issue 53)", CLINIC_FRESH, failures);
+    expect(leaks).toEqual([]);
+  }, 300_000);
+
+  it("answers issue 49's monitoring question from the monitoring report of the model it names, saying plainly there is no traffic yet", async () => {
+    const es = await ask(c, { message: "¿cómo va el modelo de neumonía este mes?" });
+    expect(es.reply).toContain("Experimento 6");
+    expect(es.reply).toContain("Aún no hay predicciones registradas");
+    expect(es.reply).not.toContain("0.901");
+    const en = await ask(c, { message: "how is the diabetes model doing this month?" });
+    expect(en.reply).toContain("Experiment 2");
+    expect(en.reply).toContain("No predictions recorded yet");
+    // Two breast models: the resolver asks which one instead of answering about either.
+    const both = await ask(c, { message: "¿cómo va el modelo de mama este mes?" });
+    expect(both.reply).toContain("experimento 1");
+    expect(both.reply).toContain("experimento 3");
+    expect(both.reply).not.toContain("predicciones registradas");
+  });
 
   it("answers the other user from their own data only, for the same experiment number", async () => {
     const answer = await ask(b, { message: "How is experiment 42 doing?" });

@@ -137,6 +137,7 @@ export interface Api {
   post(path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>;
   get(path: string): Promise<{ status: number; body: any; headers: Headers }>;
   patch(path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>;
+  put(path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>;
   del(path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>;
 }
 
@@ -160,6 +161,7 @@ export function api(baseUrl: string, key: string): Api {
     post: (p, b) => call("POST", p, b),
     get: (p) => call("GET", p),
     patch: (p, b) => call("PATCH", p, b),
+    put: (p, b) => call("PUT", p, b),
     del: (p, b) => call("DELETE", p, b),
   };
 }

@@ -206,11 +206,11 @@ describe(`model card on ${primaryTarget()}`, () => {
     expect(html).toContain("Model card: &lt;script&gt;alert(&quot;name&quot;)&lt;/script&gt;");
     expect(html).toContain("&quot;&gt;&lt;svg onload=alert(1)&gt;");
     expect(html).toContain(
-      "Second reader for breast masses in adults.<br>&lt;/div&gt;&lt;script&gt;alert(&#39;use&#39;)&lt;/script&gt; &amp; &quot;quoted&quot;",
+      "Second reader for breast masses in adults.<br/>&lt;/div&gt;&lt;script&gt;alert(&#x27;use&#x27;)&lt;/script&gt; &amp; &quot;quoted&quot;",
     );
-    expect(html).toContain("&lt;script&gt;alert(&#39;col&#39;)&lt;/script&gt;");
+    expect(html).toContain("&lt;script&gt;alert(&#x27;col&#x27;)&lt;/script&gt;");
     expect(html).toContain("&lt;img src=x onerror=alert(1)&gt;");
-    expect(html).toContain("B&amp;&#39;benign&#39;");
+    expect(html).toContain("B&amp;&#x27;benign&#x27;");
     for (const heading of [
       "Intended use",
       "Data source and participants",
@@ -225,6 +225,32 @@ describe(`model card on ${primaryTarget()}`, () => {
     }
     expect(html).not.toContain("PT-");
     expect(html).not.toContain("ward-");
+    // Nothing has been served yet: the Monitoring section says so, after what it watches and its thresholds.
+    expect(html).toContain("<h2>9. Monitoring after deployment</h2>");
+    expect(html).toContain("Nothing has been served yet");
+    expect(res.headers.get("content-language")).toBe("en");
+  });
+
+  it("report.html in Spanish by ?lang=es or Accept-Language: es, the same escaping; an unknown ?lang= is a 400 naming it", async () => {
+    const get = (query: string, headers: Record<string, string> = {}) =>
+      fetch(`${server.url}/v1/experiments/1/report.html${query}`, { headers: { authorization: `Bearer ${user.key}`, ...headers } });
+    for (const res of [await get("?lang=es"), await get("", { "accept-language": "es-ES,es;q=0.9,en;q=0.5" })]) {
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-language")).toBe("es");
+      const html = await res.text();
+      expect(html).toContain('<html lang="es">');
+      expect(html).toContain("Ficha del modelo: &lt;script&gt;alert(&quot;name&quot;)&lt;/script&gt;");
+      expect(html).toContain("<h2>1. Uso previsto</h2>");
+      expect(html).toContain("Sensibilidad (clase positiva)");
+      expect(html).toContain("Todavía no se ha hecho ninguna predicción");
+      expect(html).not.toMatch(/<script/i);
+      expect(html).not.toContain("PT-");
+    }
+    // ?lang= wins over the header (the dashboard's link passes the language the user chose).
+    expect(await (await get("?lang=en", { "accept-language": "es" })).text()).toContain("<h2>1. Intended use</h2>");
+    const bad = await get("?lang=fr");
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(await bad.json())).toContain("lang");
   });
 
   it("a ready Retrospective study of the model is listed beside the internal figures", async () => {

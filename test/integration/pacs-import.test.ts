@@ -234,6 +234,80 @@ describe.skipIf(!haveOrthanc)("a dataset built from the PACS", () => {
     }
   });
 
+  it("with Accept: text/event-stream, reports progress and each unusable row as it happens, then the 201 body", async () => {
+    await api("PUT", "/v1/pacs", { dicomweb_url: orthanc.dicomWeb, username: orthanc.username, password: orthanc.password });
+    const lines = ["uid,label"];
+    for (let p = 0; p < 4; p++) for (const s of patients[p].images) lines.push(`${s.instance},${patients[p].label}`);
+    lines.push(`${patients[5].images[0].study},${patients[5].label}`, "1.2.826.0.1.999999.3,benign", "x.y,benign");
+    const res = await fetch(`${server.url}/v1/datasets/from-pacs`, {
+      method: "POST",
+      headers: bearer(user.key, { "content-type": "application/json", accept: "text/event-stream", "accept-language": "es" }),
+      body: JSON.stringify({ csv: lines.join("\n"), zip_gcloud: `${user.userId}/pacs/stream.zip`, label_cols: ["label"] }),
+    });
+    expect([res.status, res.headers.get("content-type")]).toEqual([200, expect.stringContaining("text/event-stream")]);
+    const events = (await res.text())
+      .split("\n\n")
+      .filter(Boolean)
+      .map((block) => ({ event: /^event: (.*)$/m.exec(block)![1], data: JSON.parse(/^data: (.*)$/m.exec(block)![1]) }));
+    const kinds = events.map((e) => e.event);
+    expect(kinds.at(-1)).toBe("done");
+    const progress = events.filter((e) => e.event === "progress").map((e) => e.data);
+    // Each phase in order, each starting at 0 and ending at its total: 11 rows located, 10 instances retrieved.
+    expect([...new Set(progress.map((p) => p.phase))]).toEqual(["locating", "retrieving", "storing", "checking"]);
+    expect(progress.filter((p) => p.phase === "locating").at(-1)).toEqual({ phase: "locating", done: 11, total: 11, failed: 2 });
+    expect(progress.filter((p) => p.phase === "retrieving").at(-1)).toEqual({ phase: "retrieving", done: 10, total: 10, failed: 2 });
+    for (const phase of ["locating", "retrieving"]) {
+      const dones = progress.filter((p) => p.phase === phase).map((p) => p.done);
+      expect(dones[0]).toBe(0);
+      expect(dones).toEqual([...dones].sort((a, b) => a - b));
+    }
+    // The two bad rows, named as they were found (before the end), with the reason in both languages.
+    const failed = events.filter((e) => e.event === "failed").map((e) => e.data);
+    expect(failed.sort((a, b) => a.row - b.row)).toEqual([
+      expect.objectContaining({
+        row: 10,
+        uid: "1.2.826.0.1.999999.3",
+        reason_es: "el PACS no tiene ningún estudio, serie o instancia con este UID",
+      }),
+      expect.objectContaining({ row: 11, uid: "x.y", reason: "not a DICOM UID (digits and dots, at most 64)" }),
+    ]);
+    expect(kinds.indexOf("failed")).toBeLessThan(kinds.indexOf("done"));
+    const done = events.at(-1)!.data;
+    expect(done).toMatchObject({ zip_gcloud: `${user.userId}/pacs/stream.zip`, rows: 11, instances: 10, images_col: "image" });
+    // Today's report on it (five patients are too few to build from, which is the report's business, not the stream's).
+    expect(done.report.summary).toMatchObject({ rows: 10, images: 10, patients: 5 });
+    // A refusal found before the first event is a plain JSON error, as without the stream.
+    const refused = await fetch(`${server.url}/v1/datasets/from-pacs`, {
+      method: "POST",
+      headers: bearer(user.key, { "content-type": "application/json", accept: "text/event-stream" }),
+      body: JSON.stringify({ csv: "study,label\n1.2.3,benign\n", zip_gcloud: `${user.userId}/pacs/bad.zip`, label_cols: ["label"] }),
+    });
+    expect([refused.status, ((await refused.json()) as any).error.details[0].field]).toEqual([400, "uid_col"]);
+  });
+
+  it("stops when the caller leaves mid-stream, and stores nothing", async () => {
+    await api("PUT", "/v1/pacs", { dicomweb_url: orthanc.dicomWeb, username: orthanc.username, password: orthanc.password });
+    const lines = ["uid,label"];
+    for (let r = 0; r < 10; r++) for (const p of patients) for (const s of p.images) lines.push(`${s.instance},${p.label}`);
+    const zipPath = `${user.userId}/pacs/left.zip`;
+    const abort = new AbortController();
+    const res = await fetch(`${server.url}/v1/datasets/from-pacs`, {
+      method: "POST",
+      headers: bearer(user.key, { "content-type": "application/json", accept: "text/event-stream" }),
+      body: JSON.stringify({ csv: lines.join("\n"), zip_gcloud: zipPath, label_cols: ["label"] }),
+      signal: abort.signal,
+    });
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain("event: progress");
+    abort.abort();
+    // The import's work folder goes when it stops; then nothing may be in the bucket.
+    const tmp = path.join(server.dataDir, "tmp");
+    for (let i = 0; i < 200 && fs.existsSync(tmp) && fs.readdirSync(tmp).some((f) => f.startsWith("pacs-import-")); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(fs.readdirSync(tmp).filter((f) => f.startsWith("pacs-import-"))).toEqual([]);
+    expect(await server.services.bucket.stat(zipPath)).toBeFalsy();
+  });
+
   it("refuses a CSV without the UID column, and stores nothing when no UID can be retrieved", async () => {
     const noCol = await api("POST", "/v1/datasets/from-pacs", {
       csv: "study,label\n1.2.3,benign\n",

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import ts from "typescript";
@@ -13,7 +13,7 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return sourceFiles(path);
-    return /\.(ts|mts)$/.test(entry.name) && !entry.name.endsWith(".d.ts") ? [path] : [];
+    return /\.(ts|tsx|mts)$/.test(entry.name) && !entry.name.endsWith(".d.ts") ? [path] : [];
   });
 }
 
@@ -22,7 +22,11 @@ export function importGraph(root = SRC): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of sourceFiles(root)) {
     const text = readFileSync(file, "utf8");
-    const targets = [...text.matchAll(IMPORT)].map((m) => relative(root, resolve(dirname(file), m[1]!.replace(/\.m?js$/, ".ts"))));
+    // "./page.js" is page.ts or, for a React view (src/reports), page.tsx.
+    const targets = [...text.matchAll(IMPORT)].map((m) => {
+      const target = resolve(dirname(file), m[1]!.replace(/\.m?js$/, ".ts"));
+      return relative(root, existsSync(target) || !existsSync(`${target}x`) ? target : `${target}x`);
+    });
     graph.set(relative(root, file), targets);
   }
   return graph;
@@ -62,12 +66,48 @@ export function importCycles(graph: Map<string, string[]>): string[][] {
   return groups;
 }
 
+/** A repository file: `repository.ts`, `<thing>.repository.ts` or `<thing>-repository.ts`. */
+export function isRepository(file: string): boolean {
+  return /(^|\/|[.-])repository\.ts$/.test(file);
+}
+
+/**
+ * Imports of the table definitions (db/schema.ts) from anything but a repository or db/ itself (the client that
+ * opens it): services call repositories, only repositories touch the tables. As "file -> db/schema.ts".
+ */
+export function schemaImportViolations(graph: Map<string, string[]>): string[] {
+  return [...graph].flatMap(([file, targets]) =>
+    targets.includes("db/schema.ts") && !file.startsWith("db/") && !isRepository(file) ? [`${file} -> db/schema.ts`] : [],
+  );
+}
+
+/** Imports of a repository from http/ (values or types): routes call services, and services call repositories. */
+export function routeRepositoryImports(graph: Map<string, string[]>): string[] {
+  return [...graph].flatMap(([file, targets]) =>
+    file.startsWith("http/") ? targets.filter(isRepository).map((t) => `${file} -> ${t}`) : [],
+  );
+}
+
+const WRITE = /\b(?:insert|update|delete)\(\s*([A-Za-z]+)\s*\)/g;
+
+/**
+ * Tables written (insert, update, delete) from more than one file, as "table: file, file": each table has one owner.
+ * `sources` maps a src-relative file to its text; the tables are the schema's exports.
+ */
+export function tablesWithManyWriters(sources: Map<string, string>, tables: ReadonlySet<string>): string[] {
+  const writers = new Map<string, Set<string>>();
+  for (const [file, text] of sources)
+    for (const m of text.matchAll(WRITE)) if (tables.has(m[1]!)) writers.set(m[1]!, (writers.get(m[1]!) ?? new Set()).add(file));
+  return [...writers].filter(([, files]) => files.size > 1).map(([table, files]) => `${table}: ${[...files].sort().join(", ")}`);
+}
+
 describe("src import layering", () => {
   const graph = importGraph();
 
   it("reads the real tree (guards the checks below against an empty graph)", () => {
     expect(graph.size).toBeGreaterThan(50);
     expect(graph.get("server.ts")).toContain("http/app.ts");
+    expect(graph.get("reports/model-card/page.tsx")).toContain("reports/model-card/sections-data.tsx");
   });
 
   it("has no import circles", () => {
@@ -90,6 +130,60 @@ describe("src import layering", () => {
       file.includes("/") && !file.startsWith("http/") ? targets.filter((t) => t.startsWith("http/")).map((t) => `${file} -> ${t}`) : [],
     );
     expect(upward).toEqual([]);
+  });
+
+  it("only repositories import the table definitions (db/schema.ts)", () => {
+    expect(schemaImportViolations(graph)).toEqual([]);
+  });
+
+  it("finds a service that imports the schema (the rule itself can fail)", () => {
+    const planted = new Map([
+      ["db/client.ts", ["db/schema.ts"]],
+      ["auth/user.repository.ts", ["db/schema.ts", "db/client.ts"]],
+      ["batches/repository.ts", ["db/schema.ts"]],
+      ["serving/model-repository.ts", ["db/schema.ts"]],
+      ["auth/user.service.ts", ["auth/user.repository.ts", "db/schema.ts"]],
+      ["http/routes/users.ts", ["db/schema.ts"]],
+      ["auth/repository-helpers.ts", ["db/schema.ts"]],
+    ]);
+    expect(schemaImportViolations(planted)).toEqual([
+      "auth/user.service.ts -> db/schema.ts",
+      "http/routes/users.ts -> db/schema.ts",
+      "auth/repository-helpers.ts -> db/schema.ts",
+    ]);
+  });
+
+  it("each table is written from one file (its repository)", () => {
+    const tables = new Set(
+      [...readFileSync(join(SRC, "db/schema.ts"), "utf8").matchAll(/export const (\w+) = pgTable\(/g)].map((m) => m[1]!),
+    );
+    expect(tables.size).toBeGreaterThan(15);
+    const sources = new Map(sourceFiles(SRC).map((f) => [relative(SRC, f), readFileSync(f, "utf8")]));
+    expect(tablesWithManyWriters(sources, tables)).toEqual([]);
+  });
+
+  it("finds a table written from two files (the check itself can fail)", () => {
+    const planted = new Map([
+      ["auth/session.repository.ts", "await this.db.delete(sessions).where(x); await tx.insert(sessions).values(v);"],
+      ["auth/admin.service.ts", "await tx.delete( sessions ).where(eq(sessions.userId, id)); list.delete(key);"],
+      ["auth/user.repository.ts", "await this.db.update(users).set(change);"],
+    ]);
+    expect(tablesWithManyWriters(planted, new Set(["sessions", "users"]))).toEqual([
+      "sessions: auth/admin.service.ts, auth/session.repository.ts",
+    ]);
+  });
+
+  it("no route imports a repository (routes call services)", () => {
+    expect(routeRepositoryImports(graph)).toEqual([]);
+  });
+
+  it("finds a route that reaches into a repository (the rule itself can fail)", () => {
+    const planted = new Map([
+      ["http/routes/reports.ts", ["experiments/service.ts", "experiments/repository.ts"]],
+      ["http/routes/admin.ts", ["auth/admin.service.ts"]],
+      ["services.ts", ["experiments/repository.ts"]],
+    ]);
+    expect(routeRepositoryImports(planted)).toEqual(["http/routes/reports.ts -> experiments/repository.ts"]);
   });
 
   it("nothing in src/ imports from test/ (the JavaScript oracles of test/oracles/ are the tests' alone)", () => {

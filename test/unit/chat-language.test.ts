@@ -1,11 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { conversationLanguage, detectLanguage } from "../../src/chat/language.js";
-import { correctWord, editDistance, understand } from "../../src/chat/understand.js";
 import { asksForDiagnosis } from "../../src/chat/safety.js";
 
-// Issue 39: the language of each message, misspellings, and Spanish read as the builtin's English patterns.
-
-const KNOWN = new Set(["models", "there", "ready", "model", "dataset", "status", "experiments"]);
+// Issue 39: the language of each message (learnt from the example questions since issue 53), and diagnosis requests
+// in Spanish. The misspelling corrector and the Spanish→English rewrite this file also tested went with issue 53.
 
 describe("detectLanguage", () => {
   it("tells Spanish from English per message, accents or not", () => {
@@ -28,36 +26,6 @@ describe("detectLanguage", () => {
         { role: "assistant", content: "The model" },
       ]),
     ).toBe("es");
-  });
-});
-
-describe("misspellings", () => {
-  it("measures edits with transpositions, and stops early", () => {
-    expect(editDistance("modleo", "modelo", 2)).toBe(1);
-    expect(editDistance("experimneto", "experimento", 2)).toBe(1);
-    expect(editDistance("diabtes", "diabetes", 2)).toBe(1);
-    expect(editDistance("abcdef", "uvwxyz", 2)).toBe(3);
-  });
-
-  it("corrects unknown words to one nearest keyword or user word, and leaves real words alone", () => {
-    const targets = new Set(["experiment", "experimento", "model", "modelo", "diabetes", "threshold", "umbral"]);
-    expect(correctWord("experimneto", targets, KNOWN)).toBe("experimento");
-    expect(correctWord("diabtes", targets, KNOWN)).toBe("diabetes");
-    expect(correctWord("umbrla", targets, KNOWN)).toBe("umbral");
-    expect(correctWord("models", targets, KNOWN)).toBe("models");
-    expect(correctWord("modelos", targets, KNOWN)).toBe("modelos");
-    expect(correctWord("there", targets, KNOWN)).toBe("there");
-    expect(correctWord("zzzzzz", targets, KNOWN)).toBe("zzzzzz");
-  });
-});
-
-describe("understand", () => {
-  it("reads Spanish questions in the patterns' English, keeping names and codes", () => {
-    expect(understand("¿Por qué rechazaron el experimento 5?", KNOWN)).toContain("why refused the experiment 5");
-    expect(understand("¿Qué significa class_too_small?", KNOWN)).toContain("class_too_small");
-    expect(understand("mapa de calor del modelo de mama", KNOWN)).toBe("heat map of the model of mama");
-    expect(understand("cambia el umbral del experimento 1", KNOWN)).toBe("change the threshold of the experiment 1");
-    expect(understand("metricas del modleo de diabetis", KNOWN, ["Diabetes"])).toBe("metrics of the model of diabetes");
   });
 });
 

@@ -44,7 +44,7 @@ function Page({ path, query }: { path: string; query: URLSearchParams }) {
   let m = match("/experiments/:id/try", path);
   if (m) return <TryItPage id={Number(m.id)} />;
   m = match("/experiments/:id", path);
-  if (m) return <ExperimentPage id={Number(m.id)} />;
+  if (m) return <ExperimentPage id={Number(m.id)} tab={query.get("tab")} />;
   if (path === "/settings" || path === "/settings/api") return <ApiKeysPage />;
   if (path === "/settings/account") return <AccountPage />;
   if (path === "/settings/pacs") return <PacsPage />;

@@ -28,7 +28,7 @@ def _counts(values: np.ndarray, edges: list[float]) -> list[int]:
     return [int(c) for c in np.bincount(bins, minlength=len(edges) + 1)]
 
 
-def _numeric(name: str, x: np.ndarray) -> dict:
+def numeric(name: str, x: np.ndarray) -> dict:
     present = x[~np.isnan(x)]
     edges = _edges(present)
     q = np.quantile(present, [0.05, 0.25, 0.5, 0.75, 0.95]) if present.size else [float("nan")] * 5
@@ -74,7 +74,7 @@ def build(
     if columns is not None and X is not None:
         X = np.asarray(X, dtype=float)
         out["columns"] = [
-            _categorical(c.name, X[:, j], len(c.codes)) if c.type == "categorical" else _numeric(c.name, X[:, j])
+            _categorical(c.name, X[:, j], len(c.codes)) if c.type == "categorical" else numeric(c.name, X[:, j])
             for j, c in enumerate(columns)
         ]
     if problem == "regression":

@@ -82,6 +82,9 @@ class OptionsSpec:
     max_image_side: int | None = None
     threads: int | None = None
     dicom: dict | None = None  # {window: {source, name?, center?, width?}, frames: first|all}; see common/dicom.py
+    # an installed pretrained backbone (./builder backbones install): name, sha256, licence, source, family, width,
+    # depth, native_side; its file is pretrained_weights (vision/backbone.py)
+    backbone: dict | None = None
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import torch
 
 from ..common import events
 from ..common.metrics import _bootstrap
-from .crossfit_plan import Plan
+from .crossfit_plan import Plan, epoch_cap_now, planned_rounds_now
 from .train import Candidate, TrainData, TrialResult, predict, probabilities, selection_score, train_trial
 
 DROP_AT_SE = 2.0
@@ -46,6 +46,8 @@ class Round:
     kept: bool = True
     why: str = ""
     seconds: float = 0.0  # wall time of the round's training (its models and their held-out predictions)
+    planned_rounds: int = 0  # the rounds planned, at the speed reached, when this round ended
+    seconds_per_epoch: float = float("nan")  # its fold models' median seconds per epoch, as measured
 
 
 def assign_folds(groups: np.ndarray, strata: np.ndarray, k: int, seed: int) -> np.ndarray:
@@ -95,11 +97,13 @@ def run_crossfit(
     folds = assign_folds(groups, strata, k, seed)
     rounds: list[Round] = []
     t_start = time.monotonic()
+    planned = plan.planned_rounds
+    epoch_seconds: list[float] = []  # measured per fold model: its seconds per epoch (training + held-out scoring)
     while len(rounds) < plan.max_rounds:
         remaining = training_deadline - time.monotonic()
         if rounds:
             per_round = (time.monotonic() - t_start) / len(rounds)
-            if len(rounds) >= plan.planned_rounds and remaining < 0.9 * per_round:
+            if len(rounds) >= planned and remaining < 0.9 * per_round:
                 break
         cand = plan.recipes[len(rounds) % len(plan.recipes)]
         t_round = time.monotonic()
@@ -108,7 +112,11 @@ def run_crossfit(
         models = []
         for f in range(k):
             now = time.monotonic()
-            left_in_plan = (max(plan.planned_rounds, len(rounds) + 1) - len(rounds)) * k - f
+            if epoch_seconds:  # follow the speed reached, not the probe's (planned_rounds_now)
+                planned = planned_rounds_now(
+                    plan, len(rounds), f, float(np.median(epoch_seconds)), training_deadline - now
+                )
+            left_in_plan = (max(planned, len(rounds) + 1) - len(rounds)) * k - f
             share = (training_deadline - now) / max(1, left_in_plan)
             fit, held = np.nonzero(folds != f)[0], np.nonzero(folds == f)[0]
             fold_data = dataclasses.replace(
@@ -128,11 +136,13 @@ def run_crossfit(
                 min(training_deadline, now + share),
                 on_epoch=on_epoch(len(rounds) * k + f + 1) if on_epoch else None,
                 init_state=init_state,
-                epochs=plan.epoch_cap,
+                epochs=epoch_cap_now(plan, float(np.median(epoch_seconds)), share) if epoch_seconds else plan.epoch_cap,
                 keep="last",
             )
             if not len(result.val_out):
                 raise RuntimeError("a fold model produced no epoch within the time budget")
+            if result.epochs_run:
+                epoch_seconds.append(result.seconds / result.epochs_run)
             oof[held] = result.val_out
             oof_flipped[held] = predict(result.model, torch.flip(fold_data.x_val, dims=[3]), device)
             models.append(result)
@@ -142,6 +152,8 @@ def run_crossfit(
                 f"{abs(result.val_score):.4f} after {result.epochs_run} epochs ({result.seconds:.1f}s)",
             )
         rounds.append(Round(cand, round_seed, models, oof, oof_flipped, seconds=time.monotonic() - t_round))
+        rounds[-1].planned_rounds = planned
+        rounds[-1].seconds_per_epoch = float(np.median(epoch_seconds)) if epoch_seconds else float("nan")
         if time.monotonic() >= training_deadline:
             break
     choose_rounds(rounds, pooled, groups, seed)
@@ -252,4 +264,9 @@ def selection_summary(rounds: list[Round], problem: str, metric: str, n_rows: in
         ],
         "test_time_augmentation": tta,
         "round_seconds": [round(r.seconds, 1) for r in rounds],
+        # issue 52: the plan follows the speed reached; what it planned as each round ended, and the speed it saw
+        "planned_rounds_as_it_went": [r.planned_rounds for r in rounds],
+        "measured_seconds_per_epoch": [
+            round(r.seconds_per_epoch, 3) if np.isfinite(r.seconds_per_epoch) else None for r in rounds
+        ],
     }

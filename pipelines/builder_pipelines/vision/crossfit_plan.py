@@ -3,13 +3,14 @@
 Small sets (<= SMALL_MAX_IMAGES) keep the fixed plan that BreastMNIST was measured with: 5 folds, two planned
 rounds of different recipes. Larger sets (PneumoniaMNIST: ~5,200 train + validation images) cannot afford that:
 ten models of a few thousand images each would get a handful of epochs. For them a short probe measures the
-seconds per training image and per predicted image on this machine, and the plan takes the most folds in
-LARGE_FOLDS whose one round still gives every fold model at least MIN_EPOCHS epochs (or its whole schedule, if
-shorter) within the training time; failing that, the fewest folds if they get at least MIN_EPOCHS_FEWEST (each
-of their models still trains for a third of the time, where the search's trials get a sixth). Later rounds (new
-seeds of the same recipe) follow only when a whole round still fits. When not even that fits, or the pooled
-images would take too much memory, there is no plan and the pipeline uses the search on the validation split
-(search.py).
+seconds per training image and per predicted image on this machine, and the plan takes the first rung of LADDER
+whose one round fits the training time: 5, 4, then 3 folds of the small ResNet with every fold model getting at
+least MIN_EPOCHS epochs (MIN_EPOCHS_FEWEST at 3 folds), then the same with a recipe half as costly per image, then
+fewer epochs (issue 52: a busy host used to drop straight to the single-split search). Later rounds (new seeds of
+the same recipe) follow only when a whole round still fits, and while training the number of rounds follows the
+speed measured on the fold models already trained (planned_rounds_now), not the probe alone. Only when not even
+the last rung fits, or the pooled images would take too much memory, is there no plan: the pipeline then uses the
+search on the validation split (search.py).
 
 Using the whole budget on large sets (issue 43): the probe also times what follows training (the ONNX export of one
 model, and the bootstrap metrics at the pooled and test sizes), so the training deadline leaves exactly what the
@@ -41,6 +42,9 @@ RECIPES = [Candidate("resnet", 16, 1, 3e-3), Candidate("mobile", 16, 1, 3e-3), C
 # Large sets repeat the small ResNet with new seeds: on the CPU the MobileNet trains ~4x slower per image and the
 # wider ResNet ~2x (measured), and the rule "another round only when a whole one fits" needs rounds of equal cost.
 LARGE_RECIPES = RECIPES[:1]
+# About half the cost per training image of RECIPES[0] on this CPU (0.33 against 0.69 ms at 28 px, one thread,
+# measured 2026-11-29); a slower machine's ladder reaches it after fewer folds (LADDER below).
+SMALL_RECIPE = Candidate("resnet", 8, 1, 3e-3)
 SMALL_MAX_IMAGES = 3000
 LARGE_FOLDS = (5, 4, 3)
 MIN_EPOCHS = 8
@@ -67,9 +71,16 @@ class Plan:
     epoch_cap: int | None = None
     finish_s: float | None = None
     probe: dict | None = None
+    # the probed seconds per epoch of one fold model and its full schedule: the run re-plans the rounds from the
+    # speed it reaches (planned_rounds_now)
+    epoch_s: float | None = None
+    full_epochs: int | None = None
+    min_epochs: int | None = None  # the fewest epochs the plan's rung promised every fold model
 
 
-def small_plan() -> Plan:
+def small_plan(main: Candidate | None = None) -> Plan:
+    if main is not None and main != RECIPES[0]:  # a pretrained backbone: its own recipe, new seeds each round
+        return Plan(5, 2, 4, [main], f"fixed plan for <= 3000 images: 5 folds, 2 planned rounds of {main.name}")
     return Plan(5, 2, 4, RECIPES, "fixed plan for <= 3000 images: 5 folds, 2 planned rounds of different recipes")
 
 
@@ -89,10 +100,12 @@ def _predict_seconds(model: CamNet, x: torch.Tensor, device) -> float:
     return (time.monotonic() - t) / len(x)
 
 
-def _probe_training(data: TrainData, side: int, device, seed: int) -> tuple[float, float, CamNet]:
-    """(seconds per training image, seconds per predicted image, the probe's model) for the first recipe on this
+def _probe_training(
+    data: TrainData, side: int, device, seed: int, cand: Candidate | None = None
+) -> tuple[float, float, CamNet]:
+    """(seconds per training image, seconds per predicted image, the probe's model) for ``cand`` on this
     machine: a few optimiser steps with augmentation after one untimed warm-up step, then one prediction pass."""
-    cand = RECIPES[0]
+    cand = cand or RECIPES[0]
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     model = CamNet(cand.family, data.x_train.shape[1], data.n_out, side, cand.width, cand.depth, cand.dropout).to(
@@ -131,6 +144,12 @@ class Probe:
     seconds: float  # what the probe itself took
     n_pooled: int = 0
     n_test: int = 0
+    small_train_s: float | None = None  # SMALL_RECIPE's seconds per training image, timed only when needed
+
+    def recipe_train_s(self, recipe: Candidate) -> float | None:
+        if recipe == SMALL_RECIPE:
+            return self.small_train_s
+        return self.train_s
 
     def metrics_seconds(self, n: int) -> float:
         """The bootstrap metrics' seconds at ``n`` rows, on the line through the two measured sizes (their cost is
@@ -170,10 +189,12 @@ def _export_seconds(model: CamNet, sample: torch.Tensor, problem: str) -> float:
     return time.monotonic() - t
 
 
-def probe_finish(data: TrainData, side: int, device, seed: int, n_pooled: int, n_test: int) -> Probe:
-    """The training probe plus the costs of the finish, measured on this machine now."""
+def probe_finish(
+    data: TrainData, side: int, device, seed: int, n_pooled: int, n_test: int, main: Candidate | None = None
+) -> Probe:
+    """The training probe (of ``main``, the first rung's recipe) plus the costs of the finish, measured now."""
     t = time.monotonic()
-    train_s, predict_s, model = _probe_training(data, side, device, seed)
+    train_s, predict_s, model = _probe_training(data, side, device, seed, main)
     return Probe(
         train_s,
         predict_s,
@@ -186,66 +207,163 @@ def probe_finish(data: TrainData, side: int, device, seed: int, n_pooled: int, n
     )
 
 
-def large_plan(n_pooled: int, probe: Probe, seconds: float, device, n_scored: int) -> Plan | None:
-    """The most folds whose one round fits at MIN_EPOCHS per model (or a whole shorter schedule) in the time left
-    after the finish; then as many whole rounds at the full schedule as fit (at least one), and an epoch cap that
-    lets every fold model's schedule fill its share of the training time."""
-    train_s, predict_s = probe.train_s, probe.predict_s
-    for k in LARGE_FOLDS:
-        n_fit, n_held = n_pooled * (k - 1) / k, n_pooled / k
-        floor = MIN_EPOCHS_FEWEST if k == LARGE_FOLDS[-1] else MIN_EPOCHS
-        full = max_epochs(int(n_fit), batch_size(int(n_fit), device))
-        epochs = min(floor, full)
-        # an epoch: training on the other folds, then predicting the held-out fold
-        epoch_s = n_fit * train_s + n_held * predict_s
-        rounds = 1
-        for r in range(4, 0, -1):  # the most whole rounds at the full schedule that fit, else one
-            if r * k * full * epoch_s <= PLAN_SAFETY * (seconds - probe.finish_seconds(r * k, n_scored)):
-                rounds = r
-                break
-        finish = probe.finish_seconds(rounds * k, n_scored)
-        training = seconds - finish
-        round_s = k * epochs * epoch_s
-        if round_s <= PLAN_SAFETY * training:
-            stretch = training / (rounds * k * epoch_s)  # epochs each model could run in its share
-            cap = int(min(MAX_STRETCH_EPOCHS, max(full, math.ceil(1.2 * stretch))))
-            return Plan(
-                k,
-                rounds,
-                4,
-                LARGE_RECIPES,
-                f"{n_pooled} images: {k} folds, {rounds} planned round{'s' if rounds > 1 else ''} of {k} models "
-                f"(each model's schedule fitted to its share of {training:.0f} s of training, up to {cap} epochs; "
-                f"the full schedule is {full}); {finish:.0f} s kept for export and evaluation; probed "
-                f"{train_s * 1e3:.2f} ms per training image",
-                epoch_cap=cap,
-                finish_s=finish,
-                probe=dataclasses.asdict(probe),
-            )
+@dataclasses.dataclass(frozen=True)
+class Rung:
+    """One step of the ladder a slower machine walks down: a recipe, a fold count and the fewest epochs every fold
+    model must get (or its whole schedule, if shorter)."""
+
+    recipe: Candidate | None  # None: the main recipe (RECIPES[0], or an installed backbone's), resolved when planning
+    folds: int
+    min_epochs: int
+
+
+# Issue 52: a busy host used to find no plan where every fold model got 8 epochs and drop to the single-split search
+# (PneumoniaMNIST, 720 s: 0.981 quiet, 0.962 with other work running). Now it walks down this ladder, each rung about
+# half to two thirds the cost of the one before (in image-epochs x the recipe's cost per image: 160k, 120k, 80k,
+# 60k, 40k, 20k, 10k, 5k at 5,000 images, the small recipe counted at half): fewer folds, a recipe half as costly per
+# image, then fewer epochs. Only when not even the last rung fits (a host ~30x slower than the one the first rung
+# needs) is the search used. The order between rungs of similar cost is a judgement, not measured.
+LADDER = (
+    Rung(None, 5, MIN_EPOCHS),
+    Rung(None, 4, MIN_EPOCHS),
+    Rung(SMALL_RECIPE, 5, MIN_EPOCHS),
+    Rung(SMALL_RECIPE, 4, MIN_EPOCHS),
+    Rung(None, 3, MIN_EPOCHS_FEWEST),  # the last rung before issue 52
+    Rung(SMALL_RECIPE, 3, MIN_EPOCHS_FEWEST),
+    Rung(SMALL_RECIPE, 3, 2),
+    Rung(SMALL_RECIPE, 3, 1),
+)
+
+
+def _rung_plan(n_pooled: int, probe: Probe, seconds: float, device, n_scored: int, rung: Rung, train_s: float):
+    k = rung.folds
+    n_fit, n_held = n_pooled * (k - 1) / k, n_pooled / k
+    full = max_epochs(int(n_fit), batch_size(int(n_fit), device))
+    epochs = min(rung.min_epochs, full)
+    # an epoch: training on the other folds, then predicting the held-out fold
+    epoch_s = n_fit * train_s + n_held * probe.predict_s
+    rounds = 1
+    for r in range(4, 0, -1):  # the most whole rounds at the full schedule that fit, else one
+        if r * k * full * epoch_s <= PLAN_SAFETY * (seconds - probe.finish_seconds(r * k, n_scored)):
+            rounds = r
+            break
+    finish = probe.finish_seconds(rounds * k, n_scored)
+    training = seconds - finish
+    if k * epochs * epoch_s > PLAN_SAFETY * training:
+        return None
+    stretch = training / (rounds * k * epoch_s)  # epochs each model could run in its share
+    cap = int(min(MAX_STRETCH_EPOCHS, max(full, math.ceil(1.2 * stretch))))
+    degraded = (rung.folds, rung.min_epochs, rung.recipe == SMALL_RECIPE) != (LADDER[0].folds, MIN_EPOCHS, False)
+    return Plan(
+        k,
+        rounds,
+        4,
+        [rung.recipe],
+        f"{n_pooled} images: {k} folds of {rung.recipe.name}, {rounds} planned round{'s' if rounds > 1 else ''} of "
+        f"{k} models (each model's schedule fitted to its share of {training:.0f} s of training, up to {cap} epochs, "
+        f"at least {epochs}; the full schedule is {full}); {finish:.0f} s kept for export and evaluation; probed "
+        f"{train_s * 1e3:.2f} ms per training image"
+        + (
+            f" (a slower machine: a step down the ladder from {LADDER[0].folds} folds at {MIN_EPOCHS} epochs)"
+            if degraded
+            else ""
+        ),
+        epoch_cap=cap,
+        finish_s=finish,
+        probe=dataclasses.asdict(probe),
+        epoch_s=epoch_s,
+        full_epochs=full,
+        min_epochs=epochs,
+    )
+
+
+def large_plan(
+    n_pooled: int, probe: Probe, seconds: float, device, n_scored: int, main: Candidate | None = None
+) -> Plan | None:
+    """The first rung of LADDER whose one round fits (every model at its rung's epochs, or a whole shorter schedule)
+    in the time left after the finish; then as many whole rounds at the full schedule as fit (at least one), and an
+    epoch cap that lets every fold model's schedule fill its share of the training time. None at the first rung whose
+    recipe the probe has not timed (choose_plan then times it and asks again) or when no rung fits. ``main``: the
+    recipe of the rungs that name none (RECIPES[0], or an installed backbone's own recipe, timed by the probe)."""
+    for rung in LADDER:
+        if rung.recipe is None:
+            rung = dataclasses.replace(rung, recipe=main or RECIPES[0])
+        train_s = probe.recipe_train_s(rung.recipe)
+        if train_s is None:
+            return None
+        plan = _rung_plan(n_pooled, probe, seconds, device, n_scored, rung, train_s)
+        if plan is not None:
+            return plan
     return None
+
+
+def planned_rounds_now(
+    plan: Plan, rounds_done: int, models_done: int, seconds_per_epoch: float, remaining_s: float
+) -> int:
+    """Following the speed reached (issue 52): while round ``rounds_done + 1`` trains (``models_done`` of its fold
+    models trained), the rounds the rest of the training time still holds at the measured ``seconds_per_epoch`` of one
+    fold model (its training epoch and its held-out prediction): the round under way, whose remaining models need
+    their full schedule, then as many whole rounds at the full schedule as fit what is left, as the plan counted
+    them. Never fewer than the round under way (the out-of-fold predictions need all its folds), never more than the
+    plan's ceiling. A host that got busier gives the round under way the time a later round would have had; one that
+    got quieter plans more rounds; at the probed speed the plan stands (models stretched beyond their full schedule
+    took only their share)."""
+    current = rounds_done + 1
+    if not (seconds_per_epoch > 0 and math.isfinite(seconds_per_epoch)) or plan.full_epochs is None:
+        return max(current, plan.planned_rounds)
+    model_s = plan.full_epochs * seconds_per_epoch
+    rest_of_round = max(0, plan.folds - models_done) * model_s
+    extra = int(max(0.0, PLAN_SAFETY * remaining_s - rest_of_round) // (plan.folds * model_s))
+    return max(current, min(plan.max_rounds, current + extra))
+
+
+def epoch_cap_now(plan: Plan, seconds_per_epoch: float, share_s: float) -> int | None:
+    """The most epochs the next fold model may run, from the speed reached: a machine faster than probed (a load that
+    went away, or a probe disturbed by a burst) would otherwise end every model at the plan's cap and leave the rest
+    of the budget unused (measured: 164 s of 218 s of training, issue 52). Never below the plan's cap: train_trial
+    fits the schedule down to the model's time share by itself when the machine is slower."""
+    if plan.epoch_cap is None or not (seconds_per_epoch > 0 and math.isfinite(seconds_per_epoch)):
+        return plan.epoch_cap
+    fits = math.ceil(1.2 * share_s / seconds_per_epoch)
+    return int(max(plan.epoch_cap, min(MAX_STRETCH_EPOCHS, fits)))
 
 
 SEARCH_MEMBERS = 5  # the finish of the search is estimated for its largest ensemble (search.MAX_ENSEMBLE)
 
 
 def choose_plan(
-    data: TrainData, n_pooled: int, side: int, device, seed: int, seconds: float, n_scored: int = 0, n_test: int = 0
+    data: TrainData,
+    n_pooled: int,
+    side: int,
+    device,
+    seed: int,
+    seconds: float,
+    n_scored: int = 0,
+    n_test: int = 0,
+    main: Candidate | None = None,
 ) -> tuple[Plan | None, str, float | None]:
     """(the plan, or None with the reason the search is used instead; the seconds to keep for export and
     evaluation when the probe measured them). ``seconds``: to the end of the budget for a large set (the plan keeps
     its measured finish), to the training deadline for a small one (fixed reserve)."""
+    main = main or RECIPES[0]
     if n_pooled <= SMALL_MAX_IMAGES:
-        plan = small_plan()
+        plan = small_plan(main)
         return plan, plan.why, None
-    probe = probe_finish(data, side, device, seed, n_pooled, n_test)
-    plan = large_plan(n_pooled, probe, seconds - probe.seconds, device, n_scored)
+    probe = probe_finish(data, side, device, seed, n_pooled, n_test, main)
+    plan = large_plan(n_pooled, probe, seconds - probe.seconds, device, n_scored, main)
+    if plan is None:  # a slow or busy machine: time the smaller recipe and walk the rest of the ladder
+        t = time.monotonic()
+        small_s = _probe_training(data, side, device, seed, SMALL_RECIPE)[0]
+        probe = dataclasses.replace(probe, small_train_s=small_s, seconds=probe.seconds + time.monotonic() - t)
+        plan = large_plan(n_pooled, probe, seconds - probe.seconds, device, n_scored, main)
     if plan is not None:
         return plan, plan.why, plan.finish_s
     finish = probe.finish_seconds(SEARCH_MEMBERS, n_scored, n_scored - n_test)  # the search scores its validation split
     return (
         None,
-        f"{n_pooled} images: even {LARGE_FOLDS[-1]} folds at {MIN_EPOCHS_FEWEST} epochs per model do not fit "
-        f"{seconds:.0f} s at the probed {probe.train_s * 1e3:.2f} ms per training image; using the search on the "
+        f"{n_pooled} images: not even {LADDER[-1].folds} folds of {LADDER[-1].recipe.name} at "
+        f"{LADDER[-1].min_epochs} epoch per model fit {seconds:.0f} s at the probed "
+        f"{(probe.small_train_s or probe.train_s) * 1e3:.2f} ms per training image; using the search on the "
         f"validation split ({finish:.0f} s kept for export and evaluation)",
         finish,
     )

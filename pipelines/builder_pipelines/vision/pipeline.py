@@ -9,13 +9,14 @@ import time
 import numpy as np
 import torch
 
-from ..common import clinical, events, operating_scores, subgroups, thresholds
+from ..common import clinical, events, image_descriptors, monitoring_baseline, operating_scores, subgroups, thresholds
 from ..common.data import read_table, split_indices
 from ..common.device import pick_device
 from ..common.errors import DataError
 from ..common.figure_tables import split_tables
 from ..common.manifest import provenance, write_manifest, write_report
 from ..common.spec import JobSpec
+from . import backbone as backbones
 from . import crossfit, crossfit_plan, dataset, input_check
 from . import evaluation as report
 from .export import check_parity, export_onnx, run_onnx, session
@@ -59,22 +60,6 @@ def _loss_weights(targets, rows) -> torch.Tensor | None:
     counts = np.bincount(targets.y[rows], minlength=len(targets.classes)).astype(float)
     w = np.sqrt(len(rows) / (len(counts) * np.maximum(counts, 1)))
     return torch.tensor(w / w.mean(), dtype=torch.float32)
-
-
-def _load_pretrained(spec: JobSpec | dict) -> dict | None:
-    spec = JobSpec.of(spec)
-    path = spec.options.pretrained_weights
-    if not path:
-        return None
-    if not os.path.isfile(path):
-        raise DataError(f"pretrained weights not found: {path}")
-    state = torch.load(path, map_location="cpu", weights_only=True)
-    state = state.get("state_dict", state) if isinstance(state, dict) else state
-    events.log(
-        "info",
-        f"pretrained weights: {len(state)} tensors from {os.path.basename(path)} (matching names/shapes are used)",
-    )
-    return state
 
 
 def _pooled(
@@ -138,6 +123,13 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
     device = pick_device(spec)
     problem, metric = spec.problem, spec.metric
     events.progress("preparing", 0.0, message="reading the table")
+    # An installed backbone (checked against its SHA-256 pin before anything else runs) sets the recipe and caps the
+    # input at its native resolution; without one, the from-scratch recipes (backbone.py).
+    backbone = backbones.from_spec(spec)
+    init_state = backbones.load_checked(backbone) if backbone else backbones.load_unpinned(opts.pretrained_weights)
+    if backbone is not None:
+        side_cap = min(opts.max_image_side or backbone.native_side, backbone.native_side)
+        spec = dataclasses.replace(spec, options=dataclasses.replace(opts, max_image_side=side_cap))
 
     table = dataset.expand_dicom_frames(read_table(spec.data.table), spec)
     targets = dataset.build_targets(table, spec)
@@ -203,6 +195,7 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
             deadline - (0.0 if large else reserve) - time.monotonic(),
             n_scored=len(parts["val"]) + len(parts["test"]),
             n_test=len(parts["test"]),
+            main=backbone.recipe if backbone else None,
         )
         events.log("info", f"cross-fitted ensemble plan: {why}")
         if finish_s is not None:  # measured by the probe: the search fallback keeps it too
@@ -223,7 +216,7 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
             device,
             deadline - reserve,
             plan,
-            init_state=_load_pretrained(spec),
+            init_state=init_state,
             on_epoch=_crossfit_progress(pooled.metric, deadline - reserve, plan.max_rounds * plan.folds),
         )
         pool = [m for r in rounds for m in r.models]
@@ -241,7 +234,13 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
     else:
         check_fit = None
         pool, members = run_search(
-            data, image["width"], spec, device, deadline - reserve, init_state=_load_pretrained(spec)
+            data,
+            image["width"],
+            spec,
+            device,
+            deadline - reserve,
+            init_state=init_state,
+            candidates=[backbone.recipe] if backbone else None,
         )
         allow_flips = data.allow_flips
     events.progress(
@@ -271,6 +270,9 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
     check_record.update(input_check.test_rate(sess, x["test"].cpu().numpy(), check_record))
     check_record["descriptors"] = input_check.descriptors([paths[i] for i in parts["train"]], image["channels"])
     scores = {part: run_onnx(sess, x[part].cpu().numpy())[0].astype(np.float64) for part in ("val", "test")}
+    # The served model's own scores for the monitoring baseline: validation and test images, or the test images alone
+    # when the ensemble trained on the validation ones (their scores would look better than new patients' can).
+    baseline_scores = scores["test"] if selection is not None else np.vstack([scores["val"], scores["test"]])
     if selection is not None:  # the ensemble trained on the validation images: judge them out of fold
         scores["val"] = oof_scores
     thr = (
@@ -317,6 +319,8 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
             for i, t in enumerate(pool)
         ],
         "parameters": int(sum(p.numel() for p in model.parameters())),
+        # which pretrained weights the model was fine-tuned from (name, SHA-256, licence), or that none were
+        "backbone": backbone.summary() if backbone else backbones.NONE_INSTALLED,
         **({"selection": selection} if selection is not None else {}),
         "onnx_parity": {"max_abs_diff": parity},
         "allow_flips": allow_flips,
@@ -381,6 +385,19 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
                 spec.seed,
             ),
         )
+    # What monitoring compares new images with (common/monitoring_baseline.py, common/image_descriptors.py):
+    # aggregates of the validation and test images, never an image or a file name.
+    manifest["monitoring_baseline"] = monitoring_baseline.build(
+        problem,
+        None,
+        None,
+        baseline_scores,
+        thr,
+        positive[0] if (problem == "binary" and positive is not None) else None,
+    )
+    described = image_descriptors.build([paths[i] for i in parts["val"] + parts["test"]], image.get("dicom"))
+    if described:
+        manifest["monitoring_baseline"]["image"] = described
     if problem == "binary" and positive is not None:
         manifest["operating_scores_file"] = operating_scores.write(
             out_dir,

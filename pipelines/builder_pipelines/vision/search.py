@@ -41,11 +41,13 @@ def run_search(
     training_deadline: float,
     init_state: dict | None = None,
     progress_span=(0.1, 0.85),
+    candidates: list[Candidate] | None = None,
 ) -> tuple[list[TrialResult], list[TrialResult]]:
-    """Returns (all trials, the chosen ensemble members, best first)."""
+    """Returns (all trials, the chosen ensemble members, best first). ``candidates``: instead of the mode's list
+    (an installed backbone's own recipe: then every trial is a seed of it)."""
     spec = JobSpec.of(spec)
     mode, seed = spec.budget.mode, spec.seed
-    cands = CANDIDATES[mode]
+    cands = candidates or CANDIDATES[mode]
     pool: list[TrialResult] = []
     planned = MAX_POOL[mode]
     t_start = time.monotonic()

@@ -19,6 +19,8 @@ import torch.nn.functional as F
 from ..common import metrics, thresholds
 from .models import CamNet
 
+BACKBONE_LR_SCALE = 0.1  # a pretrained backbone's learning rate, as a share of the head's (fine-tuning)
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -187,16 +189,26 @@ def train_trial(
     gen = torch.Generator().manual_seed(seed)
     in_ch = data.x_train.shape[1]
     model = CamNet(cand.family, in_ch, data.n_out, side, cand.width, cand.depth, cand.dropout)
+    pretrained = False
     if init_state:  # pretrained backbone: every tensor whose name and shape match, never the head
         own = model.state_dict()
         usable = {
             k: v for k, v in init_state.items() if k in own and not k.startswith("head.") and own[k].shape == v.shape
         }
         model.load_state_dict(usable, strict=False)
+        # fine-tune only a model that is mostly pretrained: another recipe (a slower machine's smaller one) trains
+        # from scratch at the full rate even when a backbone is installed
+        pretrained = 2 * len(usable) >= len([k for k in own if not k.startswith("head.")])
     model = model.to(device)
     if device.type == "cuda":
         model = model.to(memory_format=torch.channels_last)
-    opt = torch.optim.AdamW(model.parameters(), lr=cand.lr, weight_decay=cand.weight_decay)
+    if pretrained:  # fine-tuning: the pretrained layers move at a tenth of the new head's rate
+        head = [p for name, p in model.named_parameters() if name.startswith("head.")]
+        body = [p for name, p in model.named_parameters() if not name.startswith("head.")]
+        groups = [{"params": body, "lr_scale": BACKBONE_LR_SCALE}, {"params": head, "lr_scale": 1.0}]
+    else:
+        groups = [{"params": list(model.parameters()), "lr_scale": 1.0}]
+    opt = torch.optim.AdamW(groups, lr=cand.lr, weight_decay=cand.weight_decay)
     n = len(data.x_train)
     bs = min(batch_size(n, device), n)
     steps_per_epoch = max(1, n // bs)
@@ -222,7 +234,7 @@ def train_trial(
             frac = step / (epochs * steps_per_epoch)  # linear warm-up (3%), then cosine decay
             lr = cand.lr * min(1.0, frac / 0.03 + 0.05) * 0.5 * (1 + math.cos(math.pi * frac))
             for g in opt.param_groups:
-                g["lr"] = lr
+                g["lr"] = lr * g["lr_scale"]
             if device.type == "cuda":
                 xb = xb.contiguous(memory_format=torch.channels_last)
                 with torch.autocast("cuda", dtype=torch.bfloat16):

@@ -3,7 +3,8 @@ import type { Task } from "../facts.js";
 import { say } from "../language.js";
 import { asMetricName, asStatus, type DocPassage } from "../tools.js";
 import { quote } from "../safety.js";
-import { metricsNamedIn, type Intent } from "./intents.js";
+import type { Intent } from "./intents.js";
+import { metricsNamedIn } from "./slots.js";
 import type { ReplyContext } from "./context.js";
 import { METRIC_MEANINGS_ES, codeMeaning } from "./spanish.js";
 import {
@@ -204,11 +205,15 @@ export async function bestModelReply(ctx: ReplyContext, intent: Extract<Intent, 
 export async function listReply(ctx: ReplyContext, intent: Extract<Intent, { kind: "list_experiments" }>): Promise<BackendReply> {
   const { lang } = ctx;
   const status = asStatus(intent.status);
+  // "Which experiments failed?" also means those whose dataset was refused: neither produced a model.
+  const failedOrRefused = status === "failed";
   const { result, references } = await ctx.tools.listExperiments({
-    ...(status ? { status } : {}),
+    ...(status && !failedOrRefused ? { status } : {}),
     ...(intent.task ? { task: intent.task } : {}),
   });
-  const list = result.experiments;
+  const list = failedOrRefused
+    ? result.experiments.filter((e) => e.status === "failed" || e.status === "invalid_dataset")
+    : result.experiments;
   const what = `${intent.status ? `${intent.status} ` : ""}${intent.task ? `${intent.task} ` : ""}`;
   if (!list.length)
     return {

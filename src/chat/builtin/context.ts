@@ -10,8 +10,10 @@ export interface ReplyContext {
   tools: ChatTools;
   glossary: Glossary;
   lang: Lang;
-  /** The message corrected and put into English (understand.ts): what the patterns read. */
+  /** The message as written, its first characters only (index.ts MAX_READ): what the slot extractors read. */
   text: string;
+  /** Words that name nothing of the user's (the docs' and the example questions'): the resolver leaves them alone. */
+  known: ReadonlySet<string>;
   /** The caller's experiments, newest first. */
   all: Candidate[];
 }

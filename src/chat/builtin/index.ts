@@ -4,9 +4,8 @@ import type { ExperimentFacts, Task } from "../facts.js";
 import type { Glossary } from "../glossary.js";
 import { conversationLanguage, detectLanguage } from "../language.js";
 import type { Reference } from "../repository.js";
-import { resolveExperiment, type Candidate, type Resolution } from "../resolve.js";
+import { resolveExperiment, vocabulary, type Candidate, type Resolution } from "../resolve.js";
 import type { ListedExperiment } from "../tools.js";
-import { understand } from "../understand.js";
 import {
   bestModelReply,
   docsReply,
@@ -20,10 +19,13 @@ import {
 } from "./answers.js";
 import type { ReplyContext } from "./context.js";
 import { intervalReply, sensSpecReply, thresholdReply } from "./figures.js";
-import { experimentNumbers, metricIn, recognise, taskIn, type Intent } from "./intents.js";
+import { recognise, type Intent } from "./intents.js";
+import { exampleWords, readDocsTopics } from "../matcher/table.js";
+import { monitoringReply } from "./monitoring.js";
+import { asksForThresholds, asksPerClass, experimentNumbers, metricIn, taskIn } from "./slots.js";
 import { buildTimeReply, cannotDoReply, clinicReadyReply } from "./limits.js";
 import { askWhich, asksForHeatMap, heatMapLead, heatMapMismatch, inputKindMismatch, noneFits } from "./resolve-replies.js";
-import { capabilities, mainMetric, metricLine, pageLink, testPatients } from "./templates.js";
+import { capabilities, mainMetric, metricLine, notUnderstood, pageLink, testPatients } from "./templates.js";
 
 const candidateOf = (e: ListedExperiment): Candidate => ({
   experiment_id: e.experiment_id,
@@ -35,18 +37,27 @@ const candidateOf = (e: ListedExperiment): Candidate => ({
   label_cols: e.label_cols,
 });
 
-/** The words the user calls things by (names, descriptions, datasets, labels): what a misspelling may mean. */
-const userWords = (all: Candidate[]) =>
-  all.flatMap((c) =>
-    `${c.name ?? ""} ${c.description ?? ""} ${c.dataset ?? ""} ${(c.label_cols ?? []).join(" ")}`.split(/[^\p{L}\p{N}]+/u),
-  );
+/**
+ * The words that name nothing of the user's: the documentation's and the example questions' (src/chat/intents), less
+ * the words of the user's own names and descriptions. A word outside them may name a model ("la ecografía mamaria").
+ */
+function knownWords(glossaryWords: ReadonlySet<string>, all: Candidate[]): ReadonlySet<string> {
+  // A word that starts like one of theirs may be it misspelt ("diabetis" for "Diabetes"): never "known".
+  const starts = new Set<string>();
+  for (const c of all) for (const w of vocabulary(c)) if (w.length >= 5) starts.add(w.slice(0, 4));
+  const known = new Set<string>();
+  for (const words of [glossaryWords, EXAMPLE_WORDS]) for (const w of words) if (!starts.has(w.slice(0, 4))) known.add(w);
+  return known;
+}
+const EXAMPLE_WORDS = exampleWords();
+const DOCS_TOPICS = readDocsTopics();
+
+/** What the builtin reads of a message: its first characters (features.ts says why), enough for any question. */
+const MAX_READ = 600;
 
 /** The kind of model a question needs: a heat map an image model, boxes a detector, columns a tabular one. */
 function impliedTask(text: string): Task | undefined {
-  if (asksForHeatMap(text)) return "vision";
-  if (/\bbox(es)?\b|\bdetects?\b/i.test(text)) return "detection";
-  if (/\b(columns?|values|data_cols|variables)\b/i.test(text)) return "data";
-  return taskIn(text);
+  return asksForHeatMap(text) ? "vision" : taskIn(text);
 }
 
 // Intents that need one experiment's facts; the others are about none or several.
@@ -64,20 +75,22 @@ export class BuiltinBackend implements ChatBackend {
   async answer(req: BackendRequest): Promise<BackendReply> {
     const listed = await req.tools.listExperiments({});
     const all = listed.result.experiments.map(candidateOf);
-    const words = userWords(all);
-    const read = (message: string) => understand(message, this.glossary.words, words);
+    const known = knownWords(this.glossary.words, all);
+    const read = (message: string) => message.slice(0, MAX_READ);
     const ctx: ReplyContext = {
       req,
       tools: req.tools,
       glossary: this.glossary,
-      lang: detectLanguage(req.message, conversationLanguage(req.history)),
+      lang: detectLanguage(read(req.message), conversationLanguage(req.history)),
       text: read(req.message),
       all,
+      known,
     };
     // "and its metrics?" after a question about experiment 7, or about "my diabetes model", is about that one.
     const earlier = this.earlierExperiment(
       req.history.map((m) => ({ role: m.role, content: read(m.content) })),
       all,
+      known,
     );
     const intent = recognise(ctx.text, this.glossary, { experimentId: req.experimentId ?? earlier });
     const out = await this.answerNamed(intent, ctx, listed.references);
@@ -87,18 +100,18 @@ export class BuiltinBackend implements ChatBackend {
   }
 
   /** The one experiment a message names, by number or unambiguously in words; undefined otherwise. */
-  private experimentNamedIn(text: string, all: Candidate[]): number | undefined {
+  private experimentNamedIn(text: string, all: Candidate[], known: ReadonlySet<string>): number | undefined {
     const numbered = experimentNumbers(text)[0];
     if (numbered) return numbered;
-    const r = resolveExperiment(text, all, { known: this.glossary.words });
+    const r = resolveExperiment(text, all, { known });
     return r.kind === "one" ? r.experiment.experiment_id : r.kind === "number" ? r.experimentId : undefined;
   }
 
   /** The experiment the newest earlier user message named, searched newest first and no further than that one. */
-  private earlierExperiment(history: BackendRequest["history"], all: Candidate[]): number | undefined {
+  private earlierExperiment(history: BackendRequest["history"], all: Candidate[], known: ReadonlySet<string>): number | undefined {
     for (let i = history.length - 1; i >= 0; i--) {
       if (history[i].role !== "user") continue;
-      const named = this.experimentNamedIn(history[i].content, all);
+      const named = this.experimentNamedIn(history[i].content, all, known);
       if (named) return named;
     }
     return undefined;
@@ -116,7 +129,7 @@ export class BuiltinBackend implements ChatBackend {
     const refsOf = (cs: Candidate[]) => listedRefs.filter((r) => cs.some((c) => String(c.experiment_id) === r.id));
     const resolution: Resolution = experimentNumbers(text).length
       ? { kind: "none_named" }
-      : resolveExperiment(text, all, { implied: impliedTask(text), known: this.glossary.words });
+      : resolveExperiment(text, all, { implied: impliedTask(text), known: ctx.known });
     let target: Intent = intent;
     switch (resolution.kind) {
       case "ambiguous":
@@ -158,15 +171,16 @@ export class BuiltinBackend implements ChatBackend {
       case "explain_interval":
       case "explain_threshold":
       case "sens_spec":
+      case "monitoring":
         return { ...intent, experimentId };
       default: {
         const metric = metricIn(text, this.glossary);
-        const thresholds = /\bthresholds?\b|\bcut-?offs?\b/i.test(text);
         return {
           kind: "experiment_status",
           experimentId,
           ...(metric ? { metric } : {}),
-          ...(thresholds ? { thresholds: true as const } : {}),
+          ...(asksForThresholds(text) ? { thresholds: true as const } : {}),
+          ...(asksPerClass(text) ? { perClass: true as const } : {}),
         };
       }
     }
@@ -191,7 +205,17 @@ export class BuiltinBackend implements ChatBackend {
       case "capabilities":
         return { reply: capabilities(ctx.lang), references: [] };
       case "docs":
-        return docsReply(ctx, ctx.text);
+        // The documentation is English: a Spanish question is looked up by its topic's English words.
+        return docsReply(ctx, ctx.lang === "es" && intent.topic && DOCS_TOPICS[intent.topic] ? DOCS_TOPICS[intent.topic] : ctx.text);
+      case "not_understood":
+        return { reply: `${notUnderstood(ctx.lang)}\n\n${capabilities(ctx.lang)}`, references: [] };
+      case "which_experiment":
+        // A question about one experiment that names none: which one, never a guess.
+        return this.aboutOne(ctx, { kind: "clinic_ready" }, "ask");
+      case "monitoring": {
+        const id = intent.experimentId ?? this.onlyReady(ctx);
+        return id ? monitoringReply(ctx, id) : this.aboutOne(ctx, { kind: "clinic_ready" }, "ask");
+      }
       case "cannot_do":
         return cannotDoReply(ctx, intent.action, intent.experimentId);
       case "build_time": {
@@ -216,8 +240,8 @@ export class BuiltinBackend implements ChatBackend {
   }
 
   /** A reply about one experiment's figures: the one named or focused, the only ready one, or a question back. */
-  private async aboutOne(ctx: ReplyContext, intent: AboutOne): Promise<BackendReply> {
-    const id = intent.experimentId ?? this.onlyReady(ctx);
+  private async aboutOne(ctx: ReplyContext, intent: AboutOne, only?: "ask"): Promise<BackendReply> {
+    const id = only ? undefined : (intent.experimentId ?? this.onlyReady(ctx));
     if (!id) {
       const ready = ctx.all.filter((c) => c.status === "ready");
       if (!ready.length) return { reply: capabilities(ctx.lang), references: [] };

@@ -400,9 +400,18 @@ export function capabilities(lang: Lang = "en"): string {
         '- "¿qué modelo tiene mejor sensibilidad?": un ranking por cualquier métrica',
         '- "¿cómo llamo a predict con el experimento 42?": las entradas y un curl listo',
         '- "¿qué significa el umbral del experimento 6?", "¿puedo usarlo en la consulta?"',
+        '- "¿cómo va el modelo de diabetes este mes?": predicciones, deriva y resultados reales desde que se publicó',
       ].join("\n")
     : CAPABILITIES;
 }
+
+/** What the chat says when its matcher is not sure what a question asks (intents.ts MIN_CONFIDENCE). */
+export const notUnderstood = (lang: Lang) =>
+  say(
+    lang,
+    "I did not understand that question. Here is what I can answer:",
+    "No he entendido la pregunta. Esto es lo que puedo responder:",
+  );
 
 export const CAPABILITIES = [
   "I answer from your own experiments, datasets and models and from Builder's documentation. Ask me, for example:",
@@ -413,4 +422,5 @@ export const CAPABILITIES = [
   '- "how do I call predict for experiment 42?" — the inputs and a ready-to-run curl',
   '- "what does F-macro mean?", "what is class_too_small?" — metrics and error codes',
   '- "what does experiment 42\'s threshold trade?", "is it good enough for clinic?" — your own figures in plain words',
+  '- "how is the diabetes model doing this month?" — predictions, drift and true outcomes since it was published',
 ].join("\n");

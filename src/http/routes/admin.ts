@@ -1,6 +1,5 @@
 import { z } from "zod";
-import type { AccountLink, ManagedUser } from "../../auth/admin.repository.js";
-import type { IssuedLink } from "../../auth/admin.service.js";
+import type { AccountLink, IssuedLink, ManagedUser } from "../../auth/admin.service.js";
 import { actorOf } from "../../audit/audit-log.js";
 import type { Config } from "../../config.js";
 import { defineRoute } from "../route.js";

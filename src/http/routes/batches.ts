@@ -27,6 +27,12 @@ const batchSchema = z.object({
   results_url: z.string().nullable(),
   overlays: z.boolean().describe("sent with ?overlays=true: overlays.zip is made beside results.csv"),
   overlays_url: z.string().nullable().describe("overlays.zip, once done (a batch sent with ?overlays=true)"),
+  send_back: z.boolean().describe("sent with ?send_back=true: each DICOM's answer is written into its study in the PACS"),
+  pacs_sent: z.number().int().describe("send_back: images whose structured report reached the PACS"),
+  pacs_failed: z
+    .number()
+    .int()
+    .describe("send_back: images whose report did not (not DICOM, or the PACS refused it): the audit log says why"),
 });
 
 const sseHeaders = {
@@ -74,6 +80,12 @@ export const batchRoutes = [
         .describe(
           "true: an image classification model also makes overlays.zip, one PNG per image with the Grad-CAM map of its predicted class over it (at most BATCH_OVERLAYS_MAX_IMAGES images)",
         ),
+      send_back: z
+        .enum(["true", "false"])
+        .optional()
+        .describe(
+          "true: each DICOM image's answer is also written into its study in your PACS (Settings → PACS) as a structured report, and a secondary capture when the connection asks for one, with UIDs derived from the model version and the source instance, so sending the same file again writes the same objects (docs/pacs.md)",
+        ),
     }),
     rawBody: {
       contentType: "text/csv",
@@ -81,7 +93,10 @@ export const batchRoutes = [
     },
     responses: {
       202: { description: "queued: follow GET /v1/batches/{batch_id}", schema: batchSchema },
-      400: { description: "invalid_request: overlays=true for a model without Grad-CAM maps (a table, detection or regression model)" },
+      400: {
+        description:
+          "invalid_request: overlays=true for a model without Grad-CAM maps (a table, detection or regression model); send_back_unavailable: send_back=true without a PACS or for a table",
+      },
       409: { description: "model_not_ready: no published model yet" },
       413: {
         description:
@@ -101,11 +116,17 @@ export const batchRoutes = [
         );
       }
       const overlays = query.overlays === "true";
-      const row = await services.batches.create(auth.userId, params.experiment_id, kind, req, { overlays, fileName: query.file_name });
+      const sendBack = query.send_back === "true";
+      const row = await services.batches.create(auth.userId, params.experiment_id, kind, req, {
+        overlays,
+        fileName: query.file_name,
+        sendBack: sendBack ? actorOf(auth) : undefined,
+      });
       await services.audit.record(actorOf(auth), "batch_scored", `experiment ${params.experiment_id}`, {
         batch_id: row.id,
         input: kind,
         ...(overlays ? { overlays } : {}),
+        ...(sendBack ? { send_back: true } : {}),
       });
       return { status: 202, headers: { location: `/v1/batches/${row.id}` }, body: services.batches.view(row) };
     },

@@ -20,6 +20,7 @@ import { pacsRoutes } from "./pacs.js";
 import { inputCheckRoutes } from "./input-check.js";
 import { pacsImportRoutes } from "./pacs-import.js";
 import { monitoringRoutes } from "./monitoring.js";
+import { monitoringAlertRoutes } from "./monitoring-alerts.js";
 
 // Every HTTP route of Builder. Each area exports its list; OpenAPI is generated from this one array.
 export function allRoutes(): AnyRoute[] {
@@ -40,6 +41,7 @@ export function allRoutes(): AnyRoute[] {
     ...modelRoutes,
     ...inputCheckRoutes,
     ...monitoringRoutes,
+    ...monitoringAlertRoutes,
     ...batchRoutes,
     ...chatRoutes,
     ...auditRoutes,

@@ -4,6 +4,7 @@ import { ApiError, msg, detail } from "../../errors.js";
 import { MAX_OUTCOMES } from "../../monitoring/outcomes.js";
 import { experimentIdParams as params } from "../params.js";
 import { defineRoute } from "../route.js";
+import { alertSchema } from "./monitoring-alerts.js";
 
 // Monitoring of a deployed model (issue 49, docs/monitoring.md): what it has been asked and answered, drift
 // against its baseline, and true outcomes joined to earlier predictions by their x-request-id.
@@ -16,7 +17,7 @@ const MAX_PERIOD_DAYS = 400;
 
 const featureSchema = z.object({
   feature: z.string(),
-  kind: z.enum(["column", "score"]),
+  kind: z.enum(["column", "descriptor", "score"]).describe("descriptor: an image descriptor (img:width, img:mean, img:modality, ...)"),
   type: z.enum(["numeric", "categorical"]),
   n: z.number().describe("predictions in the period with a value: the sample the test saw"),
   baseline_n: z.number(),
@@ -57,12 +58,23 @@ export const monitoringReportSchema = z.object({
   decisions: z.object({ positive_class: z.string().nullable(), positive_rate: num, baseline_positive_rate: num }),
   score_distribution: z.object({ edges: z.array(z.number()), window: z.array(z.number()), baseline: z.array(z.number()) }),
   drift: z.object({
-    status: z.enum(["no_baseline", "not_enough_data", "stable", "watch", "drift"]),
+    status: z
+      .enum(["no_baseline", "not_enough_data", "stable", "watch", "drift", "unchecked"])
+      .describe("unchecked: drift is not judged for this kind of model (detection); reason says why"),
     severity: z.string(),
+    reason: z.string().nullable().describe("why drift is unchecked or has no baseline, in plain words; null otherwise"),
     features: z.array(featureSchema),
     baseline_n: z.number(),
     baseline_source: z.string().nullable(),
   }),
+  unfamiliar_inputs: z
+    .object({
+      checked: z.number().describe("answered inputs the unfamiliar-input check looked at (refused ones are not counted)"),
+      unfamiliar: z.number(),
+      unchecked: z.number().describe("answers of a model without the check (built before it, or detection)"),
+      rate: num.describe("unfamiliar / checked"),
+    })
+    .describe("the unfamiliar-input check's findings in the period"),
   outcomes: z.object({ records: z.number(), records_read_at_most: z.number(), labelled: z.number(), coverage: num }),
   performance: z.object({
     realized: realizedSchema,
@@ -87,6 +99,9 @@ export const monitoringReportSchema = z.object({
     }),
   }),
   retention_days: z.number(),
+  alerts: z
+    .object({ open: z.number().describe("alerts not yet resolved"), items: z.array(alertSchema) })
+    .describe("alerts not yet resolved, and those opened in the period (GET /v1/models/{experiment_id}/alerts lists all)"),
 });
 
 const outcomeRow = z.object({

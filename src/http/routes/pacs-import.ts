@@ -1,10 +1,14 @@
+import type { Response } from "express";
 import { z } from "zod";
 import { actorOf } from "../../audit/audit-log.js";
 import { resolveZipPath } from "../../datasets/zip-path.js";
 import { experimentRequestFields, datasetFieldRules } from "../../experiments/request.js";
 import { datasetTask } from "../../experiments/study.js";
-import { IMAGE_COL } from "../../pacs/import.js";
+import { IMAGE_COL, PacsImportAborted, type PacsImportFailure } from "../../pacs/import.js";
+import type { Services } from "../../services.js";
 import { say } from "../../errors.js";
+import { errorBody, toApiError } from "../errors.js";
+import { preferredLanguage } from "../error-language.js";
 import { defineRoute } from "../route.js";
 import { datasetReportSchema } from "../response-schemas.js";
 
@@ -64,24 +68,81 @@ export const pacsImportRoutes = [
           report: datasetReportSchema,
         }),
       },
+      200: {
+        description:
+          "with Accept: text/event-stream: `event: progress` ({phase: locating | retrieving | storing | checking, done, total, failed}) at most every 250 ms, `event: failed` (a row that could not be used: row, uid, reason, reason_es) as each happens, then `event: done` with the 201 body; a failure after the first event is `event: error` with the error body",
+        contentType: "text/event-stream",
+      },
       404: { description: "no PACS is configured" },
       422: { description: "pacs_import_empty: no instance could be retrieved (each UID's reason given); too_many_instances" },
     },
-    handler: async ({ body, auth, services }) => {
+    handler: async ({ body, auth, services, req, res }) => {
       const objectPath = resolveZipPath(body.zip_gcloud, auth.userId);
-      const result = await services.pacsImport.run(auth.userId, objectPath, body);
-      // Audited as the upload it stands for, with where it came from (no UID: the log holds no patient data).
-      await services.audit.record(actorOf(auth), "file_uploaded", undefined, {
-        size: result.size,
-        sha256: result.sha256,
-        source: "pacs",
-        instances: result.instances,
-        failed: result.failed.length,
+      const abort = new AbortController();
+      res.on("close", () => {
+        if (!res.writableFinished) abort.abort();
       });
-      const report = await services.datasets.validate(auth.userId, objectPath, datasetTask(datasetFields(body)));
-      // Each reason in Spanish too, from the catalog (a message from the PACS itself stays as it came).
-      const failed = result.failed.map(({ text, ...f }) => ({ ...f, reason_es: say(text, "es") }));
-      return { status: 201, body: { ...result, failed, images_col: IMAGE_COL, report } };
+      if (!wantsStream(req.get("accept"))) {
+        try {
+          return { status: 201, body: await importAndCheck(services, auth, objectPath, body, { signal: abort.signal }) };
+        } catch (err) {
+          if (err instanceof PacsImportAborted) return void res.end(); // the caller left: nothing was stored, nobody to tell
+          throw err;
+        }
+      }
+      // Headers go out with the first event, so a refusal found before it (a bad CSV, no PACS) is a plain JSON error.
+      const start = () => {
+        if (res.headersSent) return;
+        res
+          .status(200)
+          .set({ "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" });
+        res.flushHeaders();
+      };
+      try {
+        const result = await importAndCheck(services, auth, objectPath, body, {
+          signal: abort.signal,
+          onProgress: (p) => (start(), sse(res, "progress", p)),
+          onFailure: (f) => (start(), sse(res, "failed", withSpanish(f))),
+          onChecking: () => (start(), sse(res, "progress", { phase: "checking", done: 0, total: 1, failed: 0 })),
+        });
+        start();
+        sse(res, "done", result);
+      } catch (err) {
+        if (abort.signal.aborted || err instanceof PacsImportAborted) return void res.end(); // the caller left; nobody to tell
+        if (!res.headersSent) throw err;
+        sse(res, "error", errorBody(toApiError(err), preferredLanguage(req.get("accept-language"))));
+      }
+      res.end();
     },
   }),
 ];
+
+const wantsStream = (accept: string | undefined) => /\btext\/event-stream\b/i.test(accept ?? "");
+const sse = (res: Response, event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+
+/** Each reason in Spanish too, from the catalog (a message from the PACS itself stays as it came). */
+const withSpanish = ({ text, ...f }: PacsImportFailure) => ({ ...f, reason_es: say(text, "es") });
+
+type ImportBody = z.infer<typeof bodySchema>;
+
+/** The import, its audit entry and today's dataset check on the zip: the 201 body (or the stream's `done`). */
+async function importAndCheck(
+  services: Services,
+  auth: Parameters<typeof actorOf>[0],
+  objectPath: string,
+  body: ImportBody,
+  watch: Parameters<Services["pacsImport"]["run"]>[3] & { onChecking?: () => void },
+) {
+  const result = await services.pacsImport.run(auth.userId, objectPath, body, watch);
+  // Audited as the upload it stands for, with where it came from (no UID: the log holds no patient data).
+  await services.audit.record(actorOf(auth), "file_uploaded", undefined, {
+    size: result.size,
+    sha256: result.sha256,
+    source: "pacs",
+    instances: result.instances,
+    failed: result.failed.length,
+  });
+  watch.onChecking?.();
+  const report = await services.datasets.validate(auth.userId, objectPath, datasetTask(datasetFields(body)));
+  return { ...result, failed: result.failed.map(withSpanish), images_col: IMAGE_COL, report };
+}

@@ -1,13 +1,15 @@
 import { z } from "zod";
 import type { Manifest } from "../../contract/types.js";
-import type { ModelRow } from "../../experiments/repository.js";
+import type { ModelRow } from "../../experiments/service.js";
 import type { Services } from "../../services.js";
 import { BucketNotFoundError } from "../../storage/bucket.js";
 import { ApiError, msg } from "../../errors.js";
 import { defineRoute } from "../route.js";
 import { subgroupsSchema } from "../response-schemas.js";
 import { pageSecurityHeaders } from "../page-security.js";
-import { modelCardHtml } from "../../experiments/model-card-html.js";
+import { modelCardPage } from "../../reports/model-card-page.js";
+import { reportLanguage } from "../../reports/i18n.js";
+import { preferredLanguage } from "../error-language.js";
 
 // The evaluation report a pipeline publishes beside its model (report.json and its figures), served to the
 // experiment's owner. Another user's experiment is 404, like every other route (services.experiments.get).
@@ -22,7 +24,7 @@ const FIGURE_TYPES: Record<string, string> = { svg: "image/svg+xml", png: "image
 /** The model this very experiment published (a later re-run of the same experiment_id does not count). */
 async function ownModel(services: Services, userId: string, experimentId: number): Promise<ModelRow> {
   const row = await services.experiments.get(userId, experimentId);
-  const model = await services.experiments.repo.latestModel(userId, experimentId);
+  const model = await services.experiments.latestModel(userId, experimentId);
   if (!model || model.experimentUuid !== row.id) {
     throw new ApiError(404, "not_found", msg("experiment.no_report_yet", { id: experimentId, status: row.status }));
   }
@@ -136,16 +138,29 @@ export const reportRoutes = [
     method: "get",
     path: "/v1/experiments/{experiment_id}/report.html",
     auth: "any",
-    summary: "The model card as a printable, self-contained HTML page (inline CSS, no script)",
+    summary:
+      "The model card as a printable, self-contained HTML page (inline CSS, no script), in Spanish or English (?lang=, else Accept-Language), with its Monitoring section",
     tags: ["experiments"],
     params,
+    query: z.object({
+      lang: z
+        .enum(["en", "es"], { error: "must be en or es" })
+        .optional()
+        .describe("the page's language; default: Accept-Language, else English"),
+    }),
     responses: {
       200: { description: "the page", contentType: "text/html" },
       404: { description: "not your experiment, or not ready yet" },
     },
-    handler: async ({ services, auth, params, res }) => {
-      const card = await services.experiments.modelCard(auth.userId, params.experiment_id);
-      res.status(200).set(CARD_PAGE_HEADERS).type("text/html; charset=utf-8").send(modelCardHtml(card));
+    handler: async ({ services, auth, params, query, req, res }) => {
+      const lang = reportLanguage(query.lang) ?? preferredLanguage(req.headers["accept-language"]);
+      const deps = { ...services, retentionDays: services.config.PREDICTION_RETENTION_DAYS };
+      const html = await modelCardPage(deps, auth.userId, params.experiment_id, lang);
+      res
+        .status(200)
+        .set({ ...CARD_PAGE_HEADERS, "content-language": lang, vary: "Accept-Language" })
+        .type("text/html; charset=utf-8")
+        .send(html);
     },
   }),
   defineRoute({

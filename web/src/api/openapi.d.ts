@@ -676,7 +676,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The model card as a printable, self-contained HTML page (inline CSS, no script) */
+        /** The model card as a printable, self-contained HTML page (inline CSS, no script), in Spanish or English (?lang=, else Accept-Language), with its Monitoring section */
         get: operations["get_v1_experiments_experiment_id_report_html"];
         put?: never;
         post?: never;
@@ -819,6 +819,75 @@ export interface paths {
         get: operations["get_v1_models_experiment_id"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{experiment_id}/alert-rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The model's alert rules (the defaults where none was changed) and where its alerts are sent */
+        get: operations["get_v1_models_experiment_id_alert_rules"];
+        /** Change part of the model's alert rules and where its alerts go: a signed webhook (needs CALLBACK_SECRET on the server) and e-mail addresses (need SMTP_HOST); null or [] stops a channel */
+        put: operations["put_v1_models_experiment_id_alert_rules"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{experiment_id}/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The model's monitoring alerts, those not yet resolved first, newest first (at most 200) */
+        get: operations["get_v1_models_experiment_id_alerts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{experiment_id}/alerts/{alert_id}/acknowledge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Acknowledge an open alert (someone is looking at it): it stays open for this rule, so no new alert opens for it */
+        post: operations["post_v1_models_experiment_id_alerts_alert_id_acknowledge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{experiment_id}/alerts/{alert_id}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resolve an alert with a comment (what was found, what was done); the rule may open a new alert after one more window */
+        post: operations["post_v1_models_experiment_id_alerts_alert_id_resolve"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2400,7 +2469,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, input_check_mode_changed, worker_drain_requested, worker_resumed, pacs_configured, pacs_removed, pacs_send_back_set, pacs_auto_score_set, pacs_sent, pacs_send_failed, outcomes_posted, monitoring_alert_opened, monitoring_alert_updated; new actions may be added, none is renamed */
+                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, input_check_mode_changed, worker_drain_requested, worker_resumed, pacs_configured, pacs_removed, pacs_send_back_set, pacs_auto_score_set, pacs_sent, pacs_send_failed, outcomes_posted, monitoring_alert_opened, monitoring_alert_updated, monitoring_alert_rules_changed; new actions may be added, none is renamed */
                             action: string;
                             /** @description ISO 8601 */
                             at: string;
@@ -2497,7 +2566,13 @@ export interface operations {
                         overlays: boolean;
                         /** @description overlays.zip, once done (a batch sent with ?overlays=true) */
                         overlays_url: string | null;
+                        /** @description send_back: images whose report did not (not DICOM, or the PACS refused it): the audit log says why */
+                        pacs_failed: number;
+                        /** @description send_back: images whose structured report reached the PACS */
+                        pacs_sent: number;
                         results_url: string | null;
+                        /** @description sent with ?send_back=true: each DICOM's answer is written into its study in the PACS */
+                        send_back: boolean;
                         /** @enum {string} */
                         status: "queued" | "running" | "done" | "failed";
                         /** @description inputs to score, once known */
@@ -2895,6 +2970,13 @@ export interface operations {
             };
         };
         responses: {
+            /** @description with Accept: text/event-stream: `event: progress` ({phase: locating | retrieving | storing | checking, done, total, failed}) at most every 250 ms, `event: failed` (a row that could not be used: row, uid, reason, reason_es) as each happens, then `event: done` with the 201 body; a failure after the first event is `event: error` with the error body */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description stored (the UIDs that failed are named); build from zip_gcloud with images_col 'image' */
             201: {
                 headers: {
@@ -6147,7 +6229,9 @@ export interface operations {
     };
     get_v1_experiments_experiment_id_report_html: {
         parameters: {
-            query?: never;
+            query?: {
+                lang?: "en" | "es";
+            };
             header?: never;
             path: {
                 experiment_id: number;
@@ -6853,11 +6937,465 @@ export interface operations {
             };
         };
     };
+    get_v1_models_experiment_id_alert_rules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the rules and destinations */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        delivery: {
+                            /** @description false: SMTP_HOST is not set on the server */
+                            email: boolean;
+                            /** @description false: CALLBACK_SECRET is not set on the server, so no webhook can be signed */
+                            webhook_signing: boolean;
+                        };
+                        email_to: string[];
+                        rules: {
+                            drift: {
+                                /** @description false: this rule never opens an alert */
+                                enabled: boolean;
+                                /**
+                                 * @description the drift severity of the worst input column or score that opens an alert
+                                 * @enum {string}
+                                 */
+                                min_severity: "medium" | "high";
+                            };
+                            latency: {
+                                /** @description false: this rule never opens an alert */
+                                enabled: boolean;
+                                /** @description predictions needed in the window before the latency is judged */
+                                min_predictions: number;
+                                /** @description an alert when the 95th percentile of the answer time is above this (ms) */
+                                p95_ms: number;
+                            };
+                            predictions_stopped: {
+                                /** @description false: this rule never opens an alert */
+                                enabled: boolean;
+                                /** @description ...after at least this many a day, on average, over the 7 days before */
+                                min_daily_before: number;
+                                /** @description no prediction for this many hours... */
+                                quiet_hours: number;
+                            };
+                            sensitivity_below_card: {
+                                /** @description false: this rule never opens an alert */
+                                enabled: boolean;
+                                /** @description patients with a positive true outcome needed before the sensitivity is judged */
+                                min_positives: number;
+                            };
+                            unfamiliar_inputs: {
+                                /** @description false: this rule never opens an alert */
+                                enabled: boolean;
+                                /** @description an alert when more than this share of checked inputs is unfamiliar */
+                                max_rate: number;
+                                /** @description checked inputs needed in the window before the rate is judged */
+                                min_predictions: number;
+                            };
+                            /** @description the period each evaluation looks back over (hours) */
+                            window_hours: number;
+                        };
+                        webhook_url: string | null;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    put_v1_models_experiment_id_alert_rules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email_to?: string[];
+                    rules?: {
+                        drift?: {
+                            /** @description false: this rule never opens an alert */
+                            enabled?: boolean;
+                            /**
+                             * @description the drift severity of the worst input column or score that opens an alert
+                             * @enum {string}
+                             */
+                            min_severity?: "medium" | "high";
+                        };
+                        latency?: {
+                            /** @description false: this rule never opens an alert */
+                            enabled?: boolean;
+                            /** @description predictions needed in the window before the latency is judged */
+                            min_predictions?: number;
+                            /** @description an alert when the 95th percentile of the answer time is above this (ms) */
+                            p95_ms?: number;
+                        };
+                        predictions_stopped?: {
+                            /** @description false: this rule never opens an alert */
+                            enabled?: boolean;
+                            /** @description ...after at least this many a day, on average, over the 7 days before */
+                            min_daily_before?: number;
+                            /** @description no prediction for this many hours... */
+                            quiet_hours?: number;
+                        };
+                        sensitivity_below_card?: {
+                            /** @description false: this rule never opens an alert */
+                            enabled?: boolean;
+                            /** @description patients with a positive true outcome needed before the sensitivity is judged */
+                            min_positives?: number;
+                        };
+                        unfamiliar_inputs?: {
+                            /** @description false: this rule never opens an alert */
+                            enabled?: boolean;
+                            /** @description an alert when more than this share of checked inputs is unfamiliar */
+                            max_rate?: number;
+                            /** @description checked inputs needed in the window before the rate is judged */
+                            min_predictions?: number;
+                        };
+                        /** @description the period each evaluation looks back over (hours) */
+                        window_hours?: number;
+                    };
+                    webhook_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the rules and destinations now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        delivery: {
+                            /** @description false: SMTP_HOST is not set on the server */
+                            email: boolean;
+                            /** @description false: CALLBACK_SECRET is not set on the server, so no webhook can be signed */
+                            webhook_signing: boolean;
+                        };
+                        email_to: string[];
+                        rules: {
+                            drift: {
+                                /** @description false: this rule never opens an alert */
+                                enabled: boolean;
+                                /**
+                                 * @description the drift severity of the worst input column or score that opens an alert
+                                 * @enum {string}
+                                 */
+                                min_severity: "medium" | "high";
+                            };
+                            latency: {
+                                /** @description false: this rule never opens an alert */
+                                enabled: boolean;
+                                /** @description predictions needed in the window before the latency is judged */
+                                min_predictions: number;
+                                /** @description an alert when the 95th percentile of the answer time is above this (ms) */
+                                p95_ms: number;
+                            };
+                            predictions_stopped: {
+                                /** @description false: this rule never opens an alert */
+                                enabled: boolean;
+                                /** @description ...after at least this many a day, on average, over the 7 days before */
+                                min_daily_before: number;
+                                /** @description no prediction for this many hours... */
+                                quiet_hours: number;
+                            };
+                            sensitivity_below_card: {
+                                /** @description false: this rule never opens an alert */
+                                enabled: boolean;
+                                /** @description patients with a positive true outcome needed before the sensitivity is judged */
+                                min_positives: number;
+                            };
+                            unfamiliar_inputs: {
+                                /** @description false: this rule never opens an alert */
+                                enabled: boolean;
+                                /** @description an alert when more than this share of checked inputs is unfamiliar */
+                                max_rate: number;
+                                /** @description checked inputs needed in the window before the rate is judged */
+                                min_predictions: number;
+                            };
+                            /** @description the period each evaluation looks back over (hours) */
+                            window_hours: number;
+                        };
+                        webhook_url: string | null;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_models_experiment_id_alerts: {
+        parameters: {
+            query?: {
+                state?: "open" | "acknowledged" | "resolved";
+            };
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the alerts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            acknowledged_at: string | null;
+                            /** @description what the person who acknowledged or resolved it wrote last */
+                            comment: string | null;
+                            deliveries: {
+                                attempts: number;
+                                /** @enum {string} */
+                                channel: "webhook" | "email";
+                                delivered_at: string | null;
+                                last_status: number | null;
+                                /** @enum {string} */
+                                state: "pending" | "delivered" | "failed";
+                                target: string;
+                            }[];
+                            /** @description the figures that broke the rule (numbers and column names, no patient data) */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            experiment_id: number;
+                            id: string;
+                            /** @description the model version served when the alert was opened */
+                            model_version: number | null;
+                            opened_at: string;
+                            resolved_at: string | null;
+                            /** @enum {string} */
+                            rule: "drift" | "unfamiliar_inputs" | "sensitivity_below_card" | "predictions_stopped" | "latency";
+                            /** @enum {string} */
+                            severity: "warning" | "critical";
+                            /** @enum {string} */
+                            state: "open" | "acknowledged" | "resolved";
+                            /** @description the alert in plain words, English and Spanish */
+                            summary: {
+                                en: string;
+                                es: string;
+                            };
+                            updated_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_models_experiment_id_alerts_alert_id_acknowledge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                alert_id: string;
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    comment?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the alert, acknowledged */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        acknowledged_at: string | null;
+                        /** @description what the person who acknowledged or resolved it wrote last */
+                        comment: string | null;
+                        deliveries: {
+                            attempts: number;
+                            /** @enum {string} */
+                            channel: "webhook" | "email";
+                            delivered_at: string | null;
+                            last_status: number | null;
+                            /** @enum {string} */
+                            state: "pending" | "delivered" | "failed";
+                            target: string;
+                        }[];
+                        /** @description the figures that broke the rule (numbers and column names, no patient data) */
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        experiment_id: number;
+                        id: string;
+                        /** @description the model version served when the alert was opened */
+                        model_version: number | null;
+                        opened_at: string;
+                        resolved_at: string | null;
+                        /** @enum {string} */
+                        rule: "drift" | "unfamiliar_inputs" | "sensitivity_below_card" | "predictions_stopped" | "latency";
+                        /** @enum {string} */
+                        severity: "warning" | "critical";
+                        /** @enum {string} */
+                        state: "open" | "acknowledged" | "resolved";
+                        /** @description the alert in plain words, English and Spanish */
+                        summary: {
+                            en: string;
+                            es: string;
+                        };
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description the alert is not open (alert_state_conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_models_experiment_id_alerts_alert_id_resolve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                alert_id: string;
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    comment: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the alert, resolved */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        acknowledged_at: string | null;
+                        /** @description what the person who acknowledged or resolved it wrote last */
+                        comment: string | null;
+                        deliveries: {
+                            attempts: number;
+                            /** @enum {string} */
+                            channel: "webhook" | "email";
+                            delivered_at: string | null;
+                            last_status: number | null;
+                            /** @enum {string} */
+                            state: "pending" | "delivered" | "failed";
+                            target: string;
+                        }[];
+                        /** @description the figures that broke the rule (numbers and column names, no patient data) */
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        experiment_id: number;
+                        id: string;
+                        /** @description the model version served when the alert was opened */
+                        model_version: number | null;
+                        opened_at: string;
+                        resolved_at: string | null;
+                        /** @enum {string} */
+                        rule: "drift" | "unfamiliar_inputs" | "sensitivity_below_card" | "predictions_stopped" | "latency";
+                        /** @enum {string} */
+                        severity: "warning" | "critical";
+                        /** @enum {string} */
+                        state: "open" | "acknowledged" | "resolved";
+                        /** @description the alert in plain words, English and Spanish */
+                        summary: {
+                            en: string;
+                            es: string;
+                        };
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description the alert is already resolved (alert_state_conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     post_v1_models_experiment_id_batch: {
         parameters: {
             query?: {
                 file_name?: string;
                 overlays?: "true" | "false";
+                send_back?: "true" | "false";
             };
             header?: never;
             path: {
@@ -6900,7 +7438,13 @@ export interface operations {
                         overlays: boolean;
                         /** @description overlays.zip, once done (a batch sent with ?overlays=true) */
                         overlays_url: string | null;
+                        /** @description send_back: images whose report did not (not DICOM, or the PACS refused it): the audit log says why */
+                        pacs_failed: number;
+                        /** @description send_back: images whose structured report reached the PACS */
+                        pacs_sent: number;
                         results_url: string | null;
+                        /** @description sent with ?send_back=true: each DICOM's answer is written into its study in the PACS */
+                        send_back: boolean;
                         /** @enum {string} */
                         status: "queued" | "running" | "done" | "failed";
                         /** @description inputs to score, once known */
@@ -6908,7 +7452,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid_request: overlays=true for a model without Grad-CAM maps (a table, detection or regression model) */
+            /** @description invalid_request: overlays=true for a model without Grad-CAM maps (a table, detection or regression model); send_back_unavailable: send_back=true without a PACS or for a table */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6995,7 +7539,13 @@ export interface operations {
                             overlays: boolean;
                             /** @description overlays.zip, once done (a batch sent with ?overlays=true) */
                             overlays_url: string | null;
+                            /** @description send_back: images whose report did not (not DICOM, or the PACS refused it): the audit log says why */
+                            pacs_failed: number;
+                            /** @description send_back: images whose structured report reached the PACS */
+                            pacs_sent: number;
                             results_url: string | null;
+                            /** @description sent with ?send_back=true: each DICOM's answer is written into its study in the PACS */
+                            send_back: boolean;
                             /** @enum {string} */
                             status: "queued" | "running" | "done" | "failed";
                             /** @description inputs to score, once known */
@@ -7182,6 +7732,48 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description alerts not yet resolved, and those opened in the period (GET /v1/models/{experiment_id}/alerts lists all) */
+                        alerts: {
+                            items: {
+                                acknowledged_at: string | null;
+                                /** @description what the person who acknowledged or resolved it wrote last */
+                                comment: string | null;
+                                deliveries: {
+                                    attempts: number;
+                                    /** @enum {string} */
+                                    channel: "webhook" | "email";
+                                    delivered_at: string | null;
+                                    last_status: number | null;
+                                    /** @enum {string} */
+                                    state: "pending" | "delivered" | "failed";
+                                    target: string;
+                                }[];
+                                /** @description the figures that broke the rule (numbers and column names, no patient data) */
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                experiment_id: number;
+                                id: string;
+                                /** @description the model version served when the alert was opened */
+                                model_version: number | null;
+                                opened_at: string;
+                                resolved_at: string | null;
+                                /** @enum {string} */
+                                rule: "drift" | "unfamiliar_inputs" | "sensitivity_below_card" | "predictions_stopped" | "latency";
+                                /** @enum {string} */
+                                severity: "warning" | "critical";
+                                /** @enum {string} */
+                                state: "open" | "acknowledged" | "resolved";
+                                /** @description the alert in plain words, English and Spanish */
+                                summary: {
+                                    en: string;
+                                    es: string;
+                                };
+                                updated_at: string;
+                            }[];
+                            /** @description alerts not yet resolved */
+                            open: number;
+                        };
                         decisions: {
                             baseline_positive_rate: number | null;
                             positive_class: string | null;
@@ -7195,8 +7787,11 @@ export interface operations {
                                 baseline_n: number;
                                 drifted: boolean;
                                 feature: string;
-                                /** @enum {string} */
-                                kind: "column" | "score";
+                                /**
+                                 * @description descriptor: an image descriptor (img:width, img:mean, img:modality, ...)
+                                 * @enum {string}
+                                 */
+                                kind: "column" | "descriptor" | "score";
                                 missing_rate?: number | null;
                                 /** @description predictions in the period with a value: the sample the test saw */
                                 n: number;
@@ -7210,9 +7805,14 @@ export interface operations {
                                 /** @enum {string} */
                                 type: "numeric" | "categorical";
                             }[];
+                            /** @description why drift is unchecked or has no baseline, in plain words; null otherwise */
+                            reason: string | null;
                             severity: string;
-                            /** @enum {string} */
-                            status: "no_baseline" | "not_enough_data" | "stable" | "watch" | "drift";
+                            /**
+                             * @description unchecked: drift is not judged for this kind of model (detection); reason says why
+                             * @enum {string}
+                             */
+                            status: "no_baseline" | "not_enough_data" | "stable" | "watch" | "drift" | "unchecked";
                         };
                         experiment_id: number;
                         from: string;
@@ -7323,6 +7923,16 @@ export interface operations {
                             window: number[];
                         };
                         to: string;
+                        /** @description the unfamiliar-input check's findings in the period */
+                        unfamiliar_inputs: {
+                            /** @description answered inputs the unfamiliar-input check looked at (refused ones are not counted) */
+                            checked: number;
+                            /** @description unfamiliar / checked */
+                            rate: number | null;
+                            /** @description answers of a model without the check (built before it, or detection) */
+                            unchecked: number;
+                            unfamiliar: number;
+                        };
                     };
                 };
             };

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { postFile } from "../api/client";
+import { usePacs } from "../pages/SettingsPacs";
 import { call } from "../api/typed";
 import type { Model, ResponseOf } from "../api/types";
 import { formatCount, formatDate } from "../lib/format";
@@ -142,6 +143,15 @@ function Current({ b, unit, streaming }: { b: Batch; unit: "row" | "image"; stre
         <strong>{t("batch.done")}</strong> {t("batch.doneScored", { units: units(b.done), n: count(b.done - b.failed) })}
         {b.failed ? `, ${t("batch.doneWithout", { n: count(b.failed) })}` : ""}
         {b.flagged ? `, ${t("batch.doneFlagged", { n: count(b.flagged) })}` : ""}.
+        {b.send_back ? (
+          <>
+            {" "}
+            <span data-testid="batch-pacs">
+              {t("batch.pacsSent", { count: b.pacs_sent, n: count(b.pacs_sent) })}
+              {b.pacs_failed ? ` ${t("batch.pacsFailed", { count: b.pacs_failed, n: count(b.pacs_failed) })}` : ""}
+            </span>
+          </>
+        ) : null}
       </p>
       <p className="actions">
         <a className="button" href={b.results_url ?? undefined} download data-testid="results-download">
@@ -165,7 +175,9 @@ export function BatchScoring({ id, model }: { id: number; model: Model }) {
   const { batches, error, load, setError, streaming } = useBatches(id);
   const [sending, setSending] = useState(false);
   const [overlays, setOverlays] = useState(false);
+  const [sendBack, setSendBack] = useState(false);
   const [sent, setSent] = useState<string | null>(null);
+  const pacs = usePacs();
 
   const send = async (file: File) => {
     setError(null);
@@ -178,6 +190,7 @@ export function BatchScoring({ id, model }: { id: number; model: Model }) {
     try {
       const query = new URLSearchParams({ file_name: file.name.slice(0, 255) });
       if (canOverlay && overlays) query.set("overlays", "true");
+      if (!table && pacs && sendBack) query.set("send_back", "true");
       const b = await postFile<Batch>(`/v1/models/${id}/batch?${query}`, file, type);
       setSent(b.batch_id);
       await load();
@@ -200,6 +213,12 @@ export function BatchScoring({ id, model }: { id: number; model: Model }) {
         <label className="check">
           <input type="checkbox" checked={overlays} onChange={(e) => setOverlays(e.target.checked)} data-testid="batch-overlays" />
           {t("batch.overlays")}
+        </label>
+      ) : null}
+      {!table && pacs ? (
+        <label className="check">
+          <input type="checkbox" checked={sendBack} onChange={(e) => setSendBack(e.target.checked)} data-testid="batch-send-back" />
+          {t("batch.sendBack", { url: pacs.dicomweb_url })}
         </label>
       ) : null}
       <label>

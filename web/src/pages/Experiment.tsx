@@ -13,10 +13,13 @@ import { FigureCard, figureTables } from "../components/FigureCard";
 import { ExperimentLabelsEditor } from "../components/ExperimentLabels";
 import { IntendedUseEditor } from "../components/IntendedUse";
 import { InputCheckPanel } from "../components/InputCheck";
+import { PacsAutoScorePanel } from "../components/PacsAutoScore";
 import { OperatingPointPanel } from "../components/OperatingPoint";
+import { MonitoringTab } from "../components/monitoring/MonitoringTab";
 import { formatEta, useSteadyEta } from "../lib/eta";
 import { experimentTitle, formatDate, formatDuration, formatNumber, formatPercent } from "../lib/format";
 import { navigate } from "../lib/router";
+import { currentLanguage } from "../i18n";
 
 const TERMINAL = new Set(["ready", "invalid_dataset", "failed", "cancelled"]);
 
@@ -84,8 +87,8 @@ function useLiveExperiment(id: number) {
   return { exp, error, refresh };
 }
 
-export function ExperimentPage({ id }: { id: number }) {
-  const { t } = useTranslation("result");
+export function ExperimentPage({ id, tab }: { id: number; tab?: string | null }) {
+  const { t, i18n } = useTranslation("result");
   const { exp, error, refresh } = useLiveExperiment(id);
   const [report, setReport] = useState<Report | null>(null);
   const [model, setModel] = useState<Model | null>(null);
@@ -109,6 +112,9 @@ export function ExperimentPage({ id }: { id: number }) {
   const started = new Date(String(exp.created_at)).getTime();
   const ended = exp.finished_at ? new Date(exp.finished_at as string).getTime() : Date.now();
   const tables = figureTables(report?.report);
+  // A published model (not a Retrospective study, which only tests one) has a Monitoring tab: ?tab=monitoring.
+  const monitorable = exp.status === "ready" && !!model && !retrospective;
+  const showMonitoring = monitorable && tab === "monitoring";
   // The pipeline's words for why a class was taken (pipelines/.../clinical.py RULE_RARER, RULE_TIE).
   const ruleText = (rule: string) =>
     rule === "less frequent class" ? t("page.ruleRarer") : rule.startsWith("classes equally frequent") ? t("page.ruleTie") : rule;
@@ -192,7 +198,13 @@ export function ExperimentPage({ id }: { id: number }) {
       ) : null}
       {exp.status === "invalid_dataset" && exp.dataset_report ? <DatasetReportView report={exp.dataset_report} /> : null}
 
-      {exp.status === "ready" && exp.metrics ? (
+      {monitorable ? <ModelTabs id={id} monitoring={showMonitoring} /> : null}
+      {showMonitoring ? (
+        <div role="tabpanel" id="model-tabpanel" aria-labelledby="tab-monitoring">
+          <MonitoringTab experimentId={id} />
+        </div>
+      ) : null}
+      {exp.status === "ready" && exp.metrics && !showMonitoring ? (
         <>
           <VerdictBox warnings={exp.warnings ?? []} />
           <h2>{retrospective ? t("page.resultsNew") : t("page.resultsTest")}</h2>
@@ -237,10 +249,11 @@ export function ExperimentPage({ id }: { id: number }) {
             <a className="button secondary" href={`/v1/experiments/${id}/logs`} target="_blank" rel="noreferrer">
               {t("page.trainingLog")}
             </a>
-            {/* The model card as one self-contained page: open it, print it to PDF or attach it to a submission. */}
+            {/* The model card as one self-contained page: open it, print it to PDF or attach it to a submission.
+                In the dashboard's language (the Account page's choice), not only the browser's Accept-Language. */}
             <a
               className="button secondary"
-              href={`/v1/experiments/${id}/report.html`}
+              href={`/v1/experiments/${id}/report.html?lang=${currentLanguage(i18n.resolvedLanguage)}`}
               download={`model-card-experiment-${id}.html`}
               data-testid="download-report"
             >
@@ -250,6 +263,7 @@ export function ExperimentPage({ id }: { id: number }) {
           <IntendedUseEditor exp={exp} onSaved={() => void refresh()} />
           {!retrospective && exp.positive_class ? <OperatingPointPanel experimentId={id} onChanged={() => void refresh()} /> : null}
           {!retrospective && model ? <InputCheckPanel experimentId={id} onChanged={() => void refresh()} /> : null}
+          {!retrospective && model ? <PacsAutoScorePanel experimentId={id} image={model.kind !== "tabular"} /> : null}
           {report ? (
             <>
               <h2>{t("page.figures")}</h2>
@@ -265,7 +279,7 @@ export function ExperimentPage({ id }: { id: number }) {
         </>
       ) : null}
 
-      {exp.dataset_report && exp.status !== "invalid_dataset" ? (
+      {exp.dataset_report && exp.status !== "invalid_dataset" && !showMonitoring ? (
         <>
           <h2>{t("page.dataset")}</h2>
           <DatasetSummaryView summary={exp.dataset_report.summary} />
@@ -297,6 +311,42 @@ export function ExperimentPage({ id }: { id: number }) {
         </pre>
       </details>
     </section>
+  );
+}
+
+/** Results | Monitoring, as links (?tab=monitoring) so that a tab can be bookmarked and Back returns to the other. */
+function ModelTabs({ id, monitoring }: { id: number; monitoring: boolean }) {
+  const { t } = useTranslation("monitoring");
+  const tabs: Array<[string, string, boolean]> = [
+    ["results", t("resultsTab"), !monitoring],
+    ["monitoring", t("tab"), monitoring],
+  ];
+  return (
+    <div role="tablist" aria-label={t("tabs")} className="model-tabs">
+      {tabs.map(([key, label, selected], i) => (
+        <button
+          key={key}
+          type="button"
+          role="tab"
+          id={`tab-${key}`}
+          aria-selected={selected}
+          aria-controls={selected && key === "monitoring" ? "model-tabpanel" : undefined}
+          tabIndex={selected ? 0 : -1}
+          className={selected ? "tab active" : "tab"}
+          data-testid={`tab-${key}`}
+          onClick={() => navigate(key === "monitoring" ? `/experiments/${id}?tab=monitoring` : `/experiments/${id}`)}
+          onKeyDown={(e) => {
+            const d = e.key === "ArrowRight" ? 1 : e.key === "ArrowLeft" ? -1 : 0;
+            if (!d) return;
+            const next = tabs[(i + d + tabs.length) % tabs.length][0];
+            navigate(next === "monitoring" ? `/experiments/${id}?tab=monitoring` : `/experiments/${id}`);
+            setTimeout(() => document.getElementById(`tab-${next}`)?.focus());
+          }}
+        >
+          {label}
+        </button>
+      ))}
+    </div>
   );
 }
 

@@ -7,6 +7,7 @@ import type { Columns, DatasetReport, ExperimentRequest, UploadResult } from "..
 import { ColumnChecklist, ColumnSelect } from "../components/ColumnPickers";
 import { DatasetReportView } from "../components/DatasetReportView";
 import { DatasetStarters } from "../components/DatasetStarters";
+import { PacsImport } from "../components/PacsImport";
 import { Uploader } from "../components/Uploader";
 import { LabelInputs } from "../components/ExperimentLabels";
 import { ErrorBox } from "../components/ui";
@@ -172,6 +173,14 @@ export function NewExperimentPage({ query }: { query: URLSearchParams }) {
           }}
         />
       )}
+      <PacsImport
+        userId={session.user_id}
+        onImported={(r) => {
+          setLicence(null);
+          setUploaderKey((k) => k + 1);
+          void onUploaded(r);
+        }}
+      />
       {upload ? (
         <p className="muted small" data-testid="uploaded">
           {t("new.storedAs")} <code>{upload.zip_gcloud}</code> ({formatBytes(upload.size)}, sha256 {upload.sha256.slice(0, 12)}…)

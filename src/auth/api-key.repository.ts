@@ -1,0 +1,125 @@
+import { and, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client.js";
+import { apiKeys, users } from "../db/schema.js";
+import type { Role } from "./user.repository.js";
+
+export interface ApiKeyInfo {
+  id: string;
+  userId: string;
+  name: string;
+  prefix: string;
+  rateLimitPerMinute: number | null;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/** What authentication needs about a presented key: the key and its owner, in one query. */
+export interface KeyLookup extends ApiKeyInfo {
+  email: string;
+  role: Role;
+  /** The owner's account is disabled: the key is refused (users' trigger in migration 0009 drops cached copies). */
+  userDisabled: boolean;
+}
+
+/** Which keys a revocation names: by id or by the key's hash, optionally only one user's. */
+export type KeyMatch = { id: string } | { keyHash: string };
+
+const publicColumns = {
+  id: apiKeys.id,
+  userId: apiKeys.userId,
+  name: apiKeys.name,
+  prefix: apiKeys.prefix,
+  rateLimitPerMinute: apiKeys.rateLimitPerMinute,
+  createdAt: apiKeys.createdAt,
+  lastUsedAt: apiKeys.lastUsedAt,
+  revokedAt: apiKeys.revokedAt,
+};
+
+function matching(match: KeyMatch, userId?: string): SQL | undefined {
+  const one = "id" in match ? eq(apiKeys.id, match.id) : eq(apiKeys.keyHash, match.keyHash);
+  return userId ? and(one, eq(apiKeys.userId, userId)) : one;
+}
+
+/** The only code that touches the api_keys table (only hashes are stored; ApiKeyService makes and checks keys). */
+export class ApiKeyRepository {
+  constructor(private readonly db: Db) {}
+
+  async insert(values: {
+    userId: string;
+    name: string;
+    prefix: string;
+    keyHash: string;
+    rateLimitPerMinute: number | null;
+  }): Promise<ApiKeyInfo> {
+    const [row] = await this.db.insert(apiKeys).values(values).returning(publicColumns);
+    return row;
+  }
+
+  /** A user's keys, newest first, revoked ones included. */
+  list(userId: string): Promise<ApiKeyInfo[]> {
+    return this.db.select(publicColumns).from(apiKeys).where(eq(apiKeys.userId, userId)).orderBy(desc(apiKeys.createdAt));
+  }
+
+  /** The key with this hash and its owner, revoked or not. */
+  async byHash(keyHash: string): Promise<KeyLookup | undefined> {
+    const [row] = await this.db
+      .select({
+        ...publicColumns,
+        email: users.email,
+        role: sql<Role>`${users.role}`,
+        userDisabled: sql<boolean>`${users.disabledAt} is not null`,
+      })
+      .from(apiKeys)
+      .innerJoin(users, eq(users.id, apiKeys.userId))
+      .where(eq(apiKeys.keyHash, keyHash));
+    return row;
+  }
+
+  /** Revokes the key if it is not already; the revoked key with its hash, or undefined when none was changed. */
+  async revokeIfActive(match: KeyMatch, userId?: string): Promise<(ApiKeyInfo & { keyHash: string }) | undefined> {
+    const [updated] = await this.db
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(and(matching(match, userId), isNull(apiKeys.revokedAt)))
+      .returning({ ...publicColumns, keyHash: apiKeys.keyHash });
+    return updated;
+  }
+
+  async find(match: KeyMatch, userId?: string): Promise<ApiKeyInfo | undefined> {
+    const [existing] = await this.db.select(publicColumns).from(apiKeys).where(matching(match, userId));
+    return existing;
+  }
+
+  async countActive(userId: string): Promise<number> {
+    const [{ n }] = await this.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(apiKeys)
+      .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)));
+    return Number(n);
+  }
+
+  /** Revokes every working key of a user; the hashes of those it revoked. */
+  async revokeAllOf(userId: string): Promise<string[]> {
+    const rows = await this.db
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
+      .returning({ keyHash: apiKeys.keyHash });
+    return rows.map((r) => r.keyHash);
+  }
+
+  async hashesOf(userId: string): Promise<string[]> {
+    const rows = await this.db.select({ keyHash: apiKeys.keyHash }).from(apiKeys).where(eq(apiKeys.userId, userId));
+    return rows.map((r) => r.keyHash);
+  }
+
+  async setLastUsed(keyId: string, at: Date): Promise<void> {
+    await this.db.update(apiKeys).set({ lastUsedAt: at }).where(eq(apiKeys.id, keyId));
+  }
+
+  /** An erasure deletes the user's keys (the table's trigger drops them from every replica's cache). */
+  async deleteAllOf(userId: string): Promise<void> {
+    await this.db.delete(apiKeys).where(eq(apiKeys.userId, userId));
+  }
+}
