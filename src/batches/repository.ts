@@ -66,7 +66,17 @@ export class BatchRepository {
     values: Partial<
       Pick<
         BatchRow,
-        "status" | "overlays" | "total" | "done" | "failed" | "flagged" | "pacsSent" | "pacsFailed" | "failureReason" | "failureText" | "finishedAt"
+        | "status"
+        | "overlays"
+        | "total"
+        | "done"
+        | "failed"
+        | "flagged"
+        | "pacsSent"
+        | "pacsFailed"
+        | "failureReason"
+        | "failureText"
+        | "finishedAt"
       >
     >,
   ): Promise<void> {

@@ -380,8 +380,7 @@ export class BatchService {
       await repo.update(row.id, { status: "running", total });
       // The PACS and the model as they are now: the answers of this batch go where its settings said when it began.
       const target = sendBackActor ? await this.deps.pacs!.connections.target(row.userId) : null;
-      if (sendBackActor && !target)
-        throw new ApiError(409, "send_back_unavailable", msg("batch.send_back_pacs_removed"));
+      if (sendBackActor && !target) throw new ApiError(409, "send_back_unavailable", msg("batch.send_back_pacs_removed"));
       const sendPlan = target ? { userId: row.userId, experimentId: row.experimentId, target } : null;
       const sendModel = sendPlan ? await this.deps.serving.model(row.userId, row.experimentId) : null;
       results = new ResultsFile(out, inputBytes);
