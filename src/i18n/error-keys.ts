@@ -58,6 +58,7 @@ export interface ErrorValues {
   "auth.user_mismatch": {};
   "auth.wrong_current_password": {};
   "auth.wrong_password_nothing_erased": {};
+  "backbone.sha_mismatch": { found: CatalogValue; name: CatalogValue; pinned: CatalogValue };
   "batch.empty_table": {};
   "batch.file_too_large": { max: CatalogValue };
   "batch.image_model": {};
