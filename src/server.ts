@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import type { Config } from "./config.js";
 import { createApp } from "./http/app.js";
 import { createPredictLane } from "./http/predict-lane.js";
-import { ApiError } from "./errors.js";
+import { ApiError, msg } from "./errors.js";
 import { errorBody } from "./http/errors.js";
 import { preferredLanguage } from "./http/error-language.js";
 import { allRoutes } from "./http/routes/index.js";
@@ -61,11 +61,7 @@ function answerExpectContinue(config: Config, app: http.RequestListener, req: ht
   const declared = Number(req.headers["content-length"]);
   // The same margin as the files route: multipart framing around a file at the limit.
   if (Number.isFinite(declared) && declared > config.MAX_UPLOAD_BYTES + 64 * 1024) {
-    const error = new ApiError(
-      413,
-      "payload_too_large",
-      `the file is larger than the upload limit of ${config.MAX_UPLOAD_BYTES} bytes (MAX_UPLOAD_BYTES)`,
-    );
+    const error = new ApiError(413, "payload_too_large", msg("dataset.upload_too_large", { max: config.MAX_UPLOAD_BYTES }));
     res.writeHead(413, { "content-type": "application/json; charset=utf-8", connection: "close", "x-request-id": randomUUID() });
     res.end(JSON.stringify(errorBody(error, preferredLanguage(req.headers["accept-language"]))));
     return;

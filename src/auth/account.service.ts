@@ -1,5 +1,5 @@
 import type { Db } from "../db/client.js";
-import { ApiError } from "../errors.js";
+import { ApiError, msg, detail } from "../errors.js";
 import { hashPassword, verifyPassword } from "./secrets.js";
 import { SessionRepository } from "./session.repository.js";
 import { UserRepository } from "./user.repository.js";
@@ -26,14 +26,14 @@ export class AccountService {
    */
   async changePassword(input: { userId: string; sessionId?: string; current: string; next: string }): Promise<void> {
     const row = await this.users.rowById(input.userId);
-    if (!row) throw new ApiError(404, "not_found", "the user no longer exists");
+    if (!row) throw new ApiError(404, "not_found", msg("auth.user_gone"));
     if (!(await verifyPassword(input.current, row.passwordHash))) {
-      throw new ApiError(400, "invalid_request", "the current password is not correct", [
-        { field: "current_password", message: "not correct" },
+      throw new ApiError(400, "invalid_request", msg("auth.wrong_current_password"), [
+        detail("current_password", msg("detail.not_correct")),
       ]);
     }
     const weak = passwordProblem(input.next);
-    if (weak) throw new ApiError(400, "invalid_request", weak, [{ field: "new_password", message: weak }]);
+    if (weak) throw new ApiError(400, "invalid_request", weak, [detail("new_password", weak)]);
     await this.users.setPasswordHash(input.userId, await hashPassword(input.next));
     await this.sessions.endAllOf(input.userId, input.sessionId);
   }

@@ -1,7 +1,7 @@
 import type { ApiKeyInfo, ApiKeyService } from "./api-key.service.js";
 import type { AdminRepository } from "./admin.repository.js";
 import type { AuditLog } from "../audit/audit-log.js";
-import { ApiError } from "../errors.js";
+import { ApiError, msg } from "../errors.js";
 import type { Role, User, UserService } from "./user.service.js";
 
 /** What the `users` and `keys` CLI commands do, whether on the database directly or through a running server. */
@@ -31,8 +31,7 @@ export function directOps(users: UserService, apiKeys: ApiKeyService, admins: Ad
     setRole: async ({ email, role }) => {
       const user = await users.requireByEmail(email);
       const changed = await admins.changeAccess(user.id, { role });
-      if (changed === "last_admin")
-        throw new ApiError(409, "last_admin", `${user.email} is the last active administrator: make another user one first`);
+      if (changed === "last_admin") throw new ApiError(409, "last_admin", msg("auth.last_admin_cli", { email: user.email }));
       await apiKeys.forgetCachedKeysOf(user.id);
       // The terminal has no signed-in actor: the entry goes under the account whose role changed, as `users erase` does.
       if (user.role !== role)

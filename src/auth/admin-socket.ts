@@ -2,7 +2,7 @@ import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import type { Logger } from "../logger.js";
-import { ApiError } from "../errors.js";
+import { ApiError, msg } from "../errors.js";
 import type { AdminOps } from "./admin-ops.js";
 import type { ApiKeyInfo } from "./api-key.service.js";
 import type { User } from "./user.service.js";
@@ -42,11 +42,12 @@ export async function startAdminSocket(socketPath: string, ops: AdminOps, logger
         void (async () => {
           const op = (req.url ?? "").slice(1) as OpName;
           try {
-            if (req.method !== "POST" || !OPS.includes(op)) throw new ApiError(404, "not_found", `no admin operation ${req.url}`);
+            if (req.method !== "POST" || !OPS.includes(op))
+              throw new ApiError(404, "not_found", msg("auth.no_admin_operation", { operation: req.url ?? "" }));
             const result = await (ops[op] as (input: unknown) => Promise<unknown>)(JSON.parse(raw || "{}"));
             res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: result }));
           } catch (err) {
-            const e = err instanceof ApiError ? err : new ApiError(500, "internal_error", "the server failed; see its logs");
+            const e = err instanceof ApiError ? err : new ApiError(500, "internal_error", msg("auth.server_failed"));
             if (!(err instanceof ApiError)) logger.error({ err }, "admin socket operation failed");
             res
               .writeHead(e.status, { "content-type": "application/json" })

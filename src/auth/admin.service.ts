@@ -1,5 +1,5 @@
 import type { AuditActor, AuditLog } from "../audit/audit-log.js";
-import { ApiError } from "../errors.js";
+import { ApiError, msg, detail } from "../errors.js";
 import { linkState, type AccountLink, type AdminRepository, type LinkKind, type LinkState, type ManagedUser } from "./admin.repository.js";
 import type { ApiKeyService } from "./api-key.service.js";
 import { hashPassword, randomToken, sha256Hex } from "./secrets.js";
@@ -26,31 +26,14 @@ export interface IssuedLink {
   path: string;
 }
 
-export const ADMIN_ONLY = "only an administrator can do this; ask one of your Builder administrators (Settings → Users lists who they are)";
-
-const REFUSED: Record<LinkKind, Record<Exclude<LinkState, "usable">, string>> = {
-  invitation: {
-    unknown: "this invitation link is not valid: check that it was copied whole, or ask your administrator for a new one",
-    used: "this invitation has already been used; if that was you, sign in; otherwise ask your administrator for a new one",
-    revoked: "this invitation was withdrawn by an administrator; ask them for a new one",
-    expired: "this invitation has expired; ask your administrator for a new one",
-  },
-  password_reset: {
-    unknown: "this password-reset link is not valid: check that it was copied whole, or ask your administrator for a new one",
-    used: "this password-reset link has already been used; sign in with the new password, or ask your administrator for a new link",
-    revoked: "this password-reset link was replaced by a newer one or withdrawn; ask your administrator for the newest link",
-    expired: "this password-reset link has expired; ask your administrator for a new one",
-  },
-};
-
 /** 403 admin_only unless the caller is an administrator (the route runner asks it of every adminOnly route). */
 export function requireAdmin(auth: { role: Role } | null): void {
-  if (auth?.role !== "admin") throw new ApiError(403, "admin_only", ADMIN_ONLY);
+  if (auth?.role !== "admin") throw new ApiError(403, "admin_only", msg("auth.admin_only"));
 }
 
 function refusal(kind: LinkKind, state: Exclude<LinkState, "usable">): ApiError {
   const code = `${kind === "invitation" ? "invitation" : "reset_link"}_${state === "unknown" ? "invalid" : state}`;
-  return new ApiError(state === "unknown" ? 404 : 410, code, REFUSED[kind][state]);
+  return new ApiError(state === "unknown" ? 404 : 410, code, msg(`auth.${kind}.${state}`));
 }
 
 export class AdminService {
@@ -79,8 +62,7 @@ export class AdminService {
 
   async revokeInvitation(actor: AuditActor, id: string): Promise<AccountLink> {
     const revoked = await this.deps.repo.revokeLink("invitation", id);
-    if (!revoked)
-      throw new ApiError(404, "not_found", "no pending invitation with this id (it may have been used, revoked or never existed)");
+    if (!revoked) throw new ApiError(404, "not_found", msg("auth.no_pending_invitation"));
     await this.deps.audit.record(actor, "invitation_revoked", `invitation ${id}`);
     return revoked;
   }
@@ -105,8 +87,8 @@ export class AdminService {
     const outcome = await this.deps.repo.acceptInvitation(sha256Hex(input.token), { email, passwordHash });
     if ("refused" in outcome) throw refusal("invitation", outcome.refused);
     if (outcome.ok === "email_taken")
-      throw new ApiError(409, "email_taken", `an account with email ${email} already exists: sign in with it, or use another address`, [
-        { field: "email", message: "already has an account" },
+      throw new ApiError(409, "email_taken", msg("auth.email_taken_signup", { email }), [
+        detail("email", msg("detail.already_has_account")),
       ]);
     const user = outcome.ok;
     const link = await this.deps.repo.findLink("invitation", sha256Hex(input.token));
@@ -118,8 +100,7 @@ export class AdminService {
   }
 
   async disable(actor: AuditActor, userId: string): Promise<ManagedUser> {
-    if (userId === actor.userId)
-      throw new ApiError(409, "cannot_disable_self", "you cannot disable your own account; ask another administrator");
+    if (userId === actor.userId) throw new ApiError(409, "cannot_disable_self", msg("auth.cannot_disable_self"));
     const user = await this.changeAccess(userId, { disabledAt: new Date() }, "disable");
     // This process stops honouring the user's keys now; the users table's trigger tells the other processes.
     await this.deps.apiKeys.forgetCachedKeysOf(userId);
@@ -145,7 +126,7 @@ export class AdminService {
   /** A one-time link that sets the user's password (24 h); earlier links for the user stop working. */
   async issuePasswordReset(actor: AuditActor, userId: string): Promise<IssuedLink & { user: ManagedUser }> {
     const user = await this.deps.repo.findUser(userId);
-    if (!user || user.erasingAt) throw new ApiError(404, "not_found", "no user with this id");
+    if (!user || user.erasingAt) throw new ApiError(404, "not_found", msg("auth.no_user_with_id"));
     await this.deps.repo.revokePendingResets(userId);
     const issued = await this.issue("password_reset", { userId, createdBy: actor.userId }, RESET_TTL_HOURS);
     await this.deps.audit.record(actor, "password_reset_issued", `user ${userId}`, { link_id: issued.link.id });
@@ -163,7 +144,7 @@ export class AdminService {
     revokeApiKeys: boolean;
   }): Promise<{ id: string; email: string; apiKeysRevoked: number }> {
     const weak = passwordProblem(input.password);
-    if (weak) throw new ApiError(400, "invalid_request", weak, [{ field: "password", message: weak }]);
+    if (weak) throw new ApiError(400, "invalid_request", weak, [detail("password", weak)]);
     const outcome = await this.deps.repo.useReset(sha256Hex(input.token), await hashPassword(input.password));
     if ("refused" in outcome) throw refusal("password_reset", outcome.refused);
     if (!outcome.ok) throw refusal("password_reset", "unknown");
@@ -187,15 +168,9 @@ export class AdminService {
     what: "disable" | "enable" | "demote",
   ): Promise<ManagedUser> {
     const outcome = await this.deps.repo.changeAccess(userId, change);
-    if (!outcome) throw new ApiError(404, "not_found", "no user with this id");
+    if (!outcome) throw new ApiError(404, "not_found", msg("auth.no_user_with_id"));
     if (outcome === "last_admin") {
-      throw new ApiError(
-        409,
-        "last_admin",
-        what === "disable"
-          ? "this is the last active administrator: make another user an administrator first"
-          : "this is the last active administrator: make another user an administrator before changing this one's role",
-      );
+      throw new ApiError(409, "last_admin", msg(what === "disable" ? "auth.last_admin_disable" : "auth.last_admin_role"));
     }
     return outcome;
   }

@@ -1,5 +1,5 @@
 import type { Db } from "../db/client.js";
-import { ApiError } from "../errors.js";
+import { ApiError, msg, detail } from "../errors.js";
 import { ApiKeyCache } from "./api-key-cache.js";
 import { ApiKeyRepository, type ApiKeyInfo, type KeyLookup } from "./api-key.repository.js";
 import { DISPLAY_PREFIX_LENGTH, generateApiKey, looksLikeApiKey, sha256Hex } from "./secrets.js";
@@ -31,8 +31,8 @@ export class ApiKeyService {
   ): Promise<{ key: string; info: ApiKeyInfo }> {
     const limit = opts.rateLimitPerMinute ?? null;
     if (limit !== null && (!Number.isInteger(limit) || limit < 1)) {
-      throw new ApiError(400, "invalid_request", "the rate limit must be a whole number of requests per minute, at least 1", [
-        { field: "rate_limit_per_minute", message: "must be an integer >= 1" },
+      throw new ApiError(400, "invalid_request", msg("auth.rate_limit_not_integer"), [
+        detail("rate_limit_per_minute", msg("detail.integer_at_least_1")),
       ]);
     }
     const key = generateApiKey();
@@ -70,7 +70,7 @@ export class ApiKeyService {
    */
   async revoke(idOrKey: string, userId?: string): Promise<ApiKeyInfo> {
     const byKey = idOrKey.startsWith("bld_");
-    if (!byKey && !UUID.test(idOrKey)) throw new ApiError(404, "not_found", "API key not found");
+    if (!byKey && !UUID.test(idOrKey)) throw new ApiError(404, "not_found", msg("auth.api_key_not_found"));
     const match = byKey ? { keyHash: sha256Hex(idOrKey) } : { id: idOrKey };
     const updated = await this.repo.revokeIfActive(match, userId);
     if (updated) {
@@ -80,7 +80,7 @@ export class ApiKeyService {
       return info;
     }
     const existing = await this.repo.find(match, userId);
-    if (!existing) throw new ApiError(404, "not_found", "API key not found");
+    if (!existing) throw new ApiError(404, "not_found", msg("auth.api_key_not_found"));
     return existing;
   }
 

@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import type { Db } from "../db/client.js";
-import { ApiError } from "../errors.js";
+import { ApiError, msg, detail } from "../errors.js";
 import { hashPassword, safeEqual } from "./secrets.js";
 import { checkedEmail } from "./user.service.js";
 import { UserRepository } from "./user.repository.js";
@@ -112,21 +112,13 @@ export class FirstRunSetup {
   async createFirstUser(input: { setupCode: string; email: string; password: string }): Promise<{ id: string; email: string }> {
     if (!(await this.ensureCode())) {
       if (!this.code) throw setupDone();
-      throw new ApiError(
-        403,
-        "setup_code_expired",
-        `the setup code has expired (it works for ${Math.round(this.opts.ttlMs / 3_600_000)} h after it is printed); restart the server to print a new one`,
-        [{ field: "setup_code", message: "expired" }],
-      );
+      throw new ApiError(403, "setup_code_expired", msg("auth.setup_code_expired", { hours: Math.round(this.opts.ttlMs / 3_600_000) }), [
+        detail("setup_code", msg("detail.expired")),
+      ]);
     }
     const code = this.code!;
     if (!safeEqual(normaliseCode(input.setupCode), normaliseCode(code.value))) {
-      throw new ApiError(
-        403,
-        "invalid_setup_code",
-        "the setup code is not the one this server printed in its log when it started; copy it from there",
-        [{ field: "setup_code", message: "not this server's setup code" }],
-      );
+      throw new ApiError(403, "invalid_setup_code", msg("auth.invalid_setup_code"), [detail("setup_code", msg("detail.not_setup_code"))]);
     }
     const email = checkedEmail(input);
     const passwordHash = await hashPassword(input.password);
@@ -140,8 +132,7 @@ export class FirstRunSetup {
       const row = await users.insert({ email, passwordHash, role: "admin" });
       return { id: row.id, email: row.email };
     });
-    if (created === "taken")
-      throw new ApiError(409, "email_taken", `a user with email ${email} already exists; choose another address for the administrator`);
+    if (created === "taken") throw new ApiError(409, "email_taken", msg("auth.setup_email_taken", { email }));
     // Spent either way: an administrator exists now.
     if (this.code === code) this.code = undefined;
     if (!created) throw setupDone();
@@ -150,9 +141,5 @@ export class FirstRunSetup {
 }
 
 function setupDone(): ApiError {
-  return new ApiError(
-    409,
-    "setup_done",
-    "this server already has an administrator: sign in, or ask an administrator (or the server's operator) for an account",
-  );
+  return new ApiError(409, "setup_done", msg("auth.setup_done"));
 }

@@ -1,6 +1,6 @@
 import type { Config } from "../config.js";
 import type { Database, Db } from "../db/client.js";
-import { ApiError } from "../errors.js";
+import { ApiError, msg } from "../errors.js";
 import type { Authenticate, AuthInfo, AuthRequest, AuthResponse } from "./types.js";
 import type { Logger } from "../logger.js";
 import { AccountService } from "./account.service.js";
@@ -43,7 +43,6 @@ export interface Auth {
 
 /** The channel migration 0001's trigger announces API-key changes on. */
 export const API_KEY_CHANNEL = "builder_api_key_changed";
-const ACCOUNT_DISABLED = "the account this API key belongs to has been disabled by an administrator";
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -79,12 +78,18 @@ export async function createAuth(deps: {
       : async () => {};
 
   /** Counts the request against its limit, sets the three headers, and refuses with 429 when spent. */
-  async function rateLimit(res: AuthResponse, scope: string, id: string, limit: number, who: string): Promise<void> {
+  async function rateLimit(
+    res: AuthResponse,
+    scope: string,
+    id: string,
+    limit: number,
+    who: "auth.rate_limit_key" | "auth.rate_limit_dashboard",
+  ): Promise<void> {
     const decision = await limiters.consume(scope, id, limit, 60);
     const headers = rateLimitHeaders(decision);
     res.set(headers);
     if (!decision.allowed) {
-      throw new ApiError(429, "rate_limit_exceeded", `${who} allows ${limit} requests per minute; retry after the reset`, undefined, {
+      throw new ApiError(429, "rate_limit_exceeded", msg(who, { limit }), undefined, {
         ...headers,
         "retry-after": retryAfterSeconds(decision),
       });
@@ -93,34 +98,29 @@ export async function createAuth(deps: {
 
   async function viaApiKey(req: AuthRequest, res: AuthResponse): Promise<AuthInfo> {
     const header = req.get("authorization");
-    if (!header) throw new ApiError(401, "missing_api_key", "send your API key as Authorization: Bearer <key>");
+    if (!header) throw new ApiError(401, "missing_api_key", msg("auth.missing_api_key"));
     const token = BEARER.exec(header)?.[1];
     // Cached lookups are dropped by the revocation itself in this process and by its notification in the others.
     const key = token ? await apiKeys.lookup(token) : undefined;
-    if (!key)
-      throw new ApiError(
-        401,
-        "invalid_api_key",
-        "the API key is not valid; create one at /settings/api in the dashboard or with ./builder keys create",
-      );
-    if (key.revokedAt) throw new ApiError(403, "api_key_revoked", "this API key was revoked; create a new one at /settings/api");
-    if (key.userDisabled) throw new ApiError(403, "account_disabled", ACCOUNT_DISABLED);
-    await rateLimit(res, "key", key.id, key.rateLimitPerMinute ?? config.RATE_LIMIT_PER_MINUTE, "this API key");
+    if (!key) throw new ApiError(401, "invalid_api_key", msg("auth.invalid_api_key"));
+    if (key.revokedAt) throw new ApiError(403, "api_key_revoked", msg("auth.api_key_revoked"));
+    if (key.userDisabled) throw new ApiError(403, "account_disabled", msg("auth.key_owner_disabled"));
+    await rateLimit(res, "key", key.id, key.rateLimitPerMinute ?? config.RATE_LIMIT_PER_MINUTE, "auth.rate_limit_key");
     apiKeys.touch(key.id);
     return { userId: key.userId, email: key.email, role: key.role, via: "api_key", keyId: key.id };
   }
 
   async function viaSession(req: AuthRequest, res: AuthResponse): Promise<AuthInfo> {
     const token = readCookie(req.get("cookie"), SESSION_COOKIE);
-    if (!token) throw new ApiError(401, "session_required", "sign in first: open /signin in a browser (or POST /v1/session)");
+    if (!token) throw new ApiError(401, "session_required", msg("auth.session_required"));
     const session = await sessions.lookup(token);
-    if (!session) throw new ApiError(401, "invalid_session", "the session has expired or was signed out; sign in again");
+    if (!session) throw new ApiError(401, "invalid_session", msg("auth.invalid_session"));
     // The cookie rides along on cross-site requests too; the CSRF token (readable only by our own pages) does not.
     if (!SAFE_METHODS.has(req.method) && !safeEqual(req.get("x-csrf-token") ?? "", session.csrfToken)) {
-      throw new ApiError(403, "invalid_csrf_token", "send the session's csrf_token in the x-csrf-token header");
+      throw new ApiError(403, "invalid_csrf_token", msg("auth.invalid_csrf_token"));
     }
     // Dashboard traffic is limited per user at the default rate, and gets the same headers.
-    await rateLimit(res, "user", session.userId, config.RATE_LIMIT_PER_MINUTE, "the dashboard");
+    await rateLimit(res, "user", session.userId, config.RATE_LIMIT_PER_MINUTE, "auth.rate_limit_dashboard");
     return { userId: session.userId, email: session.email, role: session.role, via: "session", sessionId: session.sessionId };
   }
 

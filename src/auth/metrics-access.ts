@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Config } from "../config.js";
-import { ApiError } from "../errors.js";
+import { ApiError, msg } from "../errors.js";
 
 // Who may read /metrics (the API's port and the worker's WORKER_PORT). The numbers name every route, its traffic
 // and error rates, the process's memory and versions: nothing a stranger on the hospital network should read.
@@ -15,13 +15,12 @@ const CHALLENGE = { "www-authenticate": 'Bearer realm="metrics"' };
 /** Why this request may not read the metrics, or undefined when it may. */
 export function metricsRefusal(config: Pick<Config, "METRICS_TOKEN">, authorization: string | undefined): ApiError | undefined {
   if (!config.METRICS_TOKEN) {
-    return new ApiError(404, "not_found", "/metrics is off on this server; the operator turns it on by setting METRICS_TOKEN");
+    return new ApiError(404, "not_found", msg("auth.metrics_off"));
   }
   const presented = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? "")?.[1];
-  if (!presented)
-    return new ApiError(401, "missing_metrics_token", "/metrics needs Authorization: Bearer <METRICS_TOKEN>", undefined, CHALLENGE);
+  if (!presented) return new ApiError(401, "missing_metrics_token", msg("auth.missing_metrics_token"), undefined, CHALLENGE);
   if (!sameSecret(presented, config.METRICS_TOKEN))
-    return new ApiError(401, "invalid_metrics_token", "the metrics token is not correct", undefined, CHALLENGE);
+    return new ApiError(401, "invalid_metrics_token", msg("auth.invalid_metrics_token"), undefined, CHALLENGE);
   return undefined;
 }
 

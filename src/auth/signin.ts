@@ -1,4 +1,4 @@
-import { ApiError } from "../errors.js";
+import { ApiError, msg } from "../errors.js";
 import { addressKey } from "./address-key.js";
 import type { LimitDecision, Limiters } from "./rate-limit.js";
 import { retryAfterSeconds } from "./rate-limit.js";
@@ -43,10 +43,9 @@ export async function signIn(
     if (!gate.allowed) throw tooMany(gate);
   }
   const user = await users.verifyCredentials(email, input.password);
-  if (!user) throw new ApiError(401, "invalid_credentials", "the email or the password is wrong");
+  if (!user) throw new ApiError(401, "invalid_credentials", msg("auth.invalid_credentials"));
   // Said only to whoever knows the password: the owner learns why, a guesser learns nothing new.
-  if (user.disabled)
-    throw new ApiError(403, "account_disabled", "this account has been disabled by an administrator; ask them to enable it again");
+  if (user.disabled) throw new ApiError(403, "account_disabled", msg("auth.account_disabled"));
   await limiters.reset("signin-pair", pair, COUNT_ONLY, WINDOW_S);
   await limiters.reset("signin-backoff", pair, 1, WINDOW_S);
   await limiters.reward("signin-ip", ip, limits.perAddress, WINDOW_S);
@@ -54,7 +53,7 @@ export async function signIn(
 }
 
 function tooMany(decision: LimitDecision): ApiError {
-  return new ApiError(429, "rate_limit_exceeded", `too many sign-in attempts; try again in ${retryAfterSeconds(decision)} s`, undefined, {
+  return new ApiError(429, "rate_limit_exceeded", msg("auth.signin_attempts", { seconds: retryAfterSeconds(decision) }), undefined, {
     "retry-after": retryAfterSeconds(decision),
   });
 }

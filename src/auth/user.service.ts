@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Db } from "../db/client.js";
-import { ApiError } from "../errors.js";
+import { ApiError, msg, detail, type ErrorDetail, type Message } from "../errors.js";
 import { dummyPasswordHash, hashPassword, verifyPassword } from "./secrets.js";
 import { AdminRepository } from "./admin.repository.js";
 import { ApiKeyRepository } from "./api-key.repository.js";
@@ -18,20 +18,23 @@ export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-export function passwordProblem(password: string): string | undefined {
-  if (password.length < MIN_PASSWORD_LENGTH) return `the password must be at least ${MIN_PASSWORD_LENGTH} characters long`;
-  if (password.length > 1024) return "the password must be at most 1024 characters long";
+export function passwordProblem(password: string): Message | undefined {
+  if (password.length < MIN_PASSWORD_LENGTH) return msg("auth.password_too_short", { min: MIN_PASSWORD_LENGTH });
+  if (password.length > 1024) return msg("auth.password_too_long");
   return undefined;
 }
 
 /** The normalised email, or 400 naming each bad field: a bad email or weak password (the same for every address). */
 export function checkedEmail(input: { email: string; password: string }): string {
   const email = normaliseEmail(input.email);
-  const details = [];
-  if (!emailSchema.safeParse(email).success) details.push({ field: "email", message: "not a valid email address" });
+  const details: ErrorDetail[] = [];
+  if (!emailSchema.safeParse(email).success) details.push(detail("email", msg("detail.invalid_email")));
   const weak = passwordProblem(input.password);
-  if (weak) details.push({ field: "password", message: weak });
-  if (details.length) throw new ApiError(400, "invalid_request", details.map((d) => d.message).join("; "), details);
+  if (weak) details.push(detail("password", weak));
+  if (details.length) {
+    const fields = details.map((d) => d.field).join(", ");
+    throw new ApiError(400, "invalid_request", msg("request.invalid_fields", { count: details.length, fields }), details);
+  }
   return email;
 }
 
@@ -45,7 +48,7 @@ export class UserService {
   /** Creates a user (a member unless `role` says otherwise); 400 for a bad email or weak password, 409 for an email already taken. */
   async create(input: { email: string; password: string; role?: Role }): Promise<User> {
     const email = checkedEmail(input);
-    if (await this.findByEmail(email)) throw new ApiError(409, "email_taken", `a user with email ${email} already exists`);
+    if (await this.findByEmail(email)) throw new ApiError(409, "email_taken", msg("auth.email_taken", { email }));
     const passwordHash = await hashPassword(input.password);
     try {
       return await this.repo.insert({ email, passwordHash, role: input.role ?? "member" });
@@ -54,7 +57,7 @@ export class UserService {
       if (
         String((err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code) === "23505"
       ) {
-        throw new ApiError(409, "email_taken", `a user with email ${email} already exists`);
+        throw new ApiError(409, "email_taken", msg("auth.email_taken", { email }));
       }
       throw err;
     }
@@ -128,7 +131,7 @@ export class UserService {
   /** Users with that email, in the CLI's terms: an unknown email is a clear error. */
   async requireByEmail(email: string): Promise<User> {
     const user = await this.findByEmail(email);
-    if (!user) throw new ApiError(404, "not_found", `no user with email ${normaliseEmail(email)}`);
+    if (!user) throw new ApiError(404, "not_found", msg("auth.no_user_with_email", { email: normaliseEmail(email) }));
     return user;
   }
 }

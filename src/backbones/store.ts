@@ -5,6 +5,7 @@ import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { z } from "zod";
 import type { BackboneSpec } from "../contract/types.js";
+import { msg, say } from "../errors.js";
 
 // Pretrained backbones as an installable asset (issue 52). An administrator installs weights once
 // (`./builder backbones install <file | https URL | folder>`); each file is pinned by the SHA-256 the administrator
@@ -97,12 +98,9 @@ export async function installBackbone(dir: string, source: string, entry: Backbo
     await pipeline(await openSource(source), hashing(hash), fs.createWriteStream(tmp));
     const found = hash.digest("hex");
     if (found !== entry.sha256) {
-      throw new BackboneInstallError(
-        `${entry.name} not installed: the file's SHA-256 is ${found}, but it was pinned to ${entry.sha256}. ` +
-          "It is not the file you meant, or it was damaged on the way; nothing was changed. / " +
-          `${entry.name} no instalado: el SHA-256 del archivo es ${found}, pero se fijó ${entry.sha256}. ` +
-          "No es el archivo esperado o llegó dañado; no se cambió nada.",
-      );
+      // Said on the administrator's terminal, which has no Accept-Language: both languages, from the catalog.
+      const why = msg("backbone.sha_mismatch", { name: entry.name, found, pinned: entry.sha256 });
+      throw new BackboneInstallError(`${say(why, "en")} / ${say(why, "es")}`);
     }
     const file = `${found}.pt`;
     await fs.promises.rename(tmp, path.join(dir, file));

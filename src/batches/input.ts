@@ -179,7 +179,7 @@ async function* zipEntries(zip: yauzl.ZipFile, limits: ZipLimits): AsyncGenerato
       // overlays.zip would carry it, and such an archive was not made by a person zipping a folder of scans.
       planEntry(name, entry, { ...limits, maxUncompressedBytes: Number.MAX_SAFE_INTEGER });
     } catch (err) {
-      if (err instanceof DatasetFault) throw new ApiError(400, "invalid_batch", err.message);
+      if (err instanceof DatasetFault) throw new ApiError(400, "invalid_batch", err.text ?? err.message);
       throw err;
     }
     last = name;

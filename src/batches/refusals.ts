@@ -1,9 +1,9 @@
-import { ApiError } from "../errors.js";
+import { ApiError, msg, type Message } from "../errors.js";
 
 // Why a batch's file cannot be scored, in plain words that name the line, the column or the zip entry, and the
 // limit when one was passed. A batch fails after its 202, so these reach the sender as the batch's failure_reason;
-// each message has its Spanish in src/http/error-messages-es.ts (SPANISH_TEMPLATES), which the batch views use for
-// Accept-Language: es. test/unit/batch-refusals.test.ts builds every one and checks that its Spanish is there.
+// each is a key of the one catalog (locales/<lng>/errors.json, batch.*), kept with the batch (failure_text) so its
+// views say it in the language of Accept-Language. test/unit/batch-refusals.test.ts builds every one in both.
 
 /** A size in the unit a person reads: "512 bytes", "300 KiB", "1 MiB", "2.5 GiB". */
 export function size(bytes: number): string {
@@ -24,52 +24,33 @@ export function columnLabel(index: number, header?: string[]): string {
   return name ? `${index + 1} (“${name}”)` : String(index + 1);
 }
 
-const table = (message: string) => new ApiError(400, "invalid_table", message);
-const zip = (message: string) => new ApiError(400, "invalid_batch", message);
+const table = (text: Message) => new ApiError(400, "invalid_table", text);
+const zip = (text: Message) => new ApiError(400, "invalid_batch", text);
 
 export const refusals = {
-  lineTooLong: (line: number, max: number) =>
-    table(`the row on line ${line} is longer than ${size(max)}, the most one row of a table may hold: is the file a table saved as CSV?`),
-  quoteNotClosed: (line: number) =>
-    table(
-      `line ${line} opens a value with a quote (") that never closes, so the rest of the file would be read as that one value: close the quote, or remove it`,
-    ),
-  quoteRunsOn: (line: number, max: number) =>
-    table(
-      `line ${line} opens a value with a quote (") that does not close within ${size(max)}, the most one row of a table may hold: close the quote, or remove it`,
-    ),
-  textAfterQuote: (line: number, column: string) =>
-    table(`line ${line}, column ${column}: a quoted value has more text after its closing quote; put the whole value inside the quotes`),
+  lineTooLong: (line: number, max: number) => table(msg("batch.line_too_long", { line, max: size(max) })),
+  quoteNotClosed: (line: number) => table(msg("batch.quote_not_closed", { line })),
+  quoteRunsOn: (line: number, max: number) => table(msg("batch.quote_runs_on", { line, max: size(max) })),
+  textAfterQuote: (line: number, column: string) => table(msg("batch.text_after_quote", { line, column })),
   missingColumns: (absent: string[], inputs: string[]) =>
-    table(
-      `the table has no column ${absent.map((n) => `“${n}”`).join(", ")}; this model reads ${inputs.join(", ")} (by name, in any order)`,
-    ),
-  emptyTable: () => table("the table is empty: it needs a header line naming the model's inputs, then one row per patient"),
+    table(msg("batch.missing_columns", { columns: absent.map((n) => `“${n}”`).join(", "), reads: inputs.join(", ") })),
+  emptyTable: () => table(msg("batch.empty_table")),
   tooManyCells: (max: number, columns: number) =>
-    table(
-      `the table has more than ${max} cells (rows × columns, here ${columns} columns), the most one batch reads (BATCH_MAX_CELLS): split it into files of at most ${Math.max(1, Math.floor(max / columns) - 1)} rows`,
-    ),
+    table(msg("batch.too_many_cells", { max, width: columns, rows: Math.max(1, Math.floor(max / columns) - 1) })),
   workbookExpands: (limit: number, fileBytes: number, ratio: number) =>
-    table(
-      `the workbook expands past ${size(limit)} (ZIP_MAX_COMPRESSION_RATIO: ${ratio} times its ${size(fileBytes)}, at least 1 MiB), as a zip bomb does: save its sheet as "CSV UTF-8" and send the CSV`,
-    ),
-  workbookTexts: (bytes: number, max: number) =>
-    table(
-      `the workbook's shared texts take ${size(bytes)}, more than the ${size(max)} a batch reads from an .xlsx: save its sheet as "CSV UTF-8" and send the CSV`,
-    ),
+    table(msg("batch.workbook_expands", { limit: size(limit), ratio, size: size(fileBytes) })),
+  workbookTexts: (bytes: number, max: number) => table(msg("batch.workbook_texts", { size: size(bytes), max: size(max) })),
   resultsTooLarge: (max: number, inputBytes: number) =>
-    new ApiError(
-      400,
-      "invalid_batch",
-      `results.csv would be larger than ${size(max)}, the most one batch writes for a file of ${size(inputBytes)} (${RESULTS_PER_INPUT_BYTE} times its size, at least ${size(RESULTS_MIN_BYTES)}): split the file into smaller ones`,
+    zip(
+      msg("batch.results_too_large", { max: size(max), size: size(inputBytes), k: RESULTS_PER_INPUT_BYTE, floor: size(RESULTS_MIN_BYTES) }),
     ),
-  zipUnreadable: () => zip("the file is not a readable zip archive"),
-  zipDamagedAfter: (entry: string) => zip(`the zip archive is damaged after the entry “${entry}”`),
-  zipEntryDamaged: (entry: string) => zip(`the zip entry “${entry}” cannot be read: the archive is damaged there`),
-  zipTooManyEntries: (entries: number, max: number) => zip(`the zip has ${entries} entries; the limit is ${max}`),
+  zipUnreadable: () => zip(msg("batch.zip_unreadable")),
+  zipDamagedAfter: (entry: string) => zip(msg("batch.zip_damaged_after", { name: entry })),
+  zipEntryDamaged: (entry: string) => zip(msg("batch.zip_entry_damaged", { name: entry })),
+  zipTooManyEntries: (entries: number, max: number) => zip(msg("batch.zip_too_many_entries", { entries, max })),
   imageTooLarge: (entry: string, bytes: number, max: number) =>
-    zip(`the zip entry “${entry}” is ${size(bytes)}; one image may be at most ${size(max)} (FETCH_MAX_BYTES)`),
-  noImages: () => zip("the zip holds no images (.png, .jpg, .jpeg, .bmp, .tif, .gif, .webp)"),
+    zip(msg("batch.image_too_large", { name: entry, size: size(bytes), max: size(max) })),
+  noImages: () => zip(msg("batch.no_images")),
 };
 
 /** results.csv may be this many times the size of the file sent... */

@@ -1,6 +1,7 @@
 import { and, desc, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { batches } from "../db/schema.js";
+import { say, storedMessage, type Message } from "../errors.js";
 
 export type BatchRow = typeof batches.$inferSelect;
 export type BatchStatus = "queued" | "running" | "done" | "failed";
@@ -65,7 +66,17 @@ export class BatchRepository {
     values: Partial<
       Pick<
         BatchRow,
-        "status" | "overlays" | "total" | "done" | "failed" | "flagged" | "pacsSent" | "pacsFailed" | "failureReason" | "finishedAt"
+        | "status"
+        | "overlays"
+        | "total"
+        | "done"
+        | "failed"
+        | "flagged"
+        | "pacsSent"
+        | "pacsFailed"
+        | "failureReason"
+        | "failureText"
+        | "finishedAt"
       >
     >,
   ): Promise<void> {
@@ -88,10 +99,16 @@ export class BatchRepository {
    * running batch is touched every second it makes progress and a queued one every 30 s (BatchService.keepAlive), so
    * another replica's live batch is never taken for dead.
    */
-  async failStale(staleSeconds: number, reason: string): Promise<number> {
+  async failStale(staleSeconds: number, reason: Message): Promise<number> {
     const rows = await this.db
       .update(batches)
-      .set({ status: "failed", failureReason: reason, finishedAt: sql`now()`, updatedAt: sql`now()` })
+      .set({
+        status: "failed",
+        failureReason: say(reason, "en"),
+        failureText: storedMessage(reason),
+        finishedAt: sql`now()`,
+        updatedAt: sql`now()`,
+      })
       .where(
         and(inArray(batches.status, ["queued", "running"]), lt(batches.updatedAt, sql`now() - make_interval(secs => ${staleSeconds})`)),
       )

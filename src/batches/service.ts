@@ -4,7 +4,8 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import type { Config } from "../config.js";
 import { MAX_XLSX_BYTES, spoolUpload } from "../datasets/table-upload.js";
-import { ApiError } from "../errors.js";
+import { ApiError, msg, detail, say, storedMessage, messageFromStore, type Message } from "../errors.js";
+import type { Language } from "../i18n/index.js";
 import type { ExperimentService } from "../experiments/service.js";
 import { EventHub } from "../experiments/event-hub.js";
 import { eventStream, type StreamItem } from "../experiments/event-stream.js";
@@ -101,6 +102,12 @@ export type BatchStreamItem =
 
 const TERMINAL = new Set(["done", "failed"]);
 
+/** Why a failed batch failed, in `lang`: its catalog words when it kept them, else its English (an older row). */
+function failureIn(row: BatchRow, lang: Language): string | null {
+  const text = messageFromStore(row.failureText);
+  return text ? say(text, lang) : row.failureReason;
+}
+
 export class BatchService {
   private readonly queue: FairQueue;
   /**
@@ -134,11 +141,12 @@ export class BatchService {
 
   /** At start-up: batches whose process died while scoring are failed with the reason, not left running. */
   async recover(): Promise<void> {
-    const n = await this.deps.repo.failStale(STALE_S, "the server stopped while this batch was being scored; send the file again");
+    const n = await this.deps.repo.failStale(STALE_S, msg("batch.server_stopped"));
     if (n) this.deps.logger.warn({ batches: n }, "batches left running by a stopped process were failed");
   }
 
-  view(row: BatchRow): BatchView {
+  /** A batch as the caller reads it, why it failed in `lang` (the API's language of Accept-Language). */
+  view(row: BatchRow, lang: Language = "en"): BatchView {
     return {
       batch_id: row.id,
       file_name: row.fileName,
@@ -150,7 +158,7 @@ export class BatchService {
       done: row.done,
       failed: row.failed,
       flagged: row.flagged,
-      failure_reason: row.failureReason,
+      failure_reason: failureIn(row, lang),
       created_at: row.createdAt.toISOString(),
       finished_at: row.finishedAt?.toISOString() ?? null,
       results_url: row.status === "done" ? `/v1/batches/${row.id}/results.csv` : null,
@@ -177,7 +185,7 @@ export class BatchService {
    * the batch (eventStream); a write that changes nothing a reader sees (the 30 s keep-alive of a queued batch) is
    * not sent.
    */
-  async *events(row: BatchRow, signal: AbortSignal): AsyncGenerator<BatchStreamItem> {
+  async *events(row: BatchRow, signal: AbortSignal, lang: Language = "en"): AsyncGenerator<BatchStreamItem> {
     let last = "";
     const items: AsyncGenerator<StreamItem<BatchSnapshot>> = eventStream(this.eventHub, this.deps.repo, row.id, 0, {
       signal,
@@ -188,7 +196,7 @@ export class BatchService {
       else if ("lifetimeEnded" in item) yield { lifetimeEnded: true };
       else if (!item.event.row) yield { event: "deleted", id: item.event.seq, batchId: row.id };
       else {
-        const view = this.view(item.event.row);
+        const view = this.view(item.event.row, lang);
         const seen = JSON.stringify(view);
         if (seen === last) continue;
         last = seen;
@@ -200,7 +208,7 @@ export class BatchService {
 
   async get(userId: string, batchId: string): Promise<BatchRow> {
     const row = /^[0-9a-f-]{36}$/i.test(batchId) ? await this.deps.repo.get(userId, batchId) : undefined;
-    if (!row) throw new ApiError(404, "not_found", `no batch ${batchId}`);
+    if (!row) throw new ApiError(404, "not_found", msg("batch.not_found", { id: batchId }));
     return row;
   }
 
@@ -211,17 +219,15 @@ export class BatchService {
   /** The results CSV of a finished batch, from the bucket. */
   async results(userId: string, batchId: string): Promise<Readable> {
     const row = await this.get(userId, batchId);
-    if (row.status !== "done")
-      throw new ApiError(409, "batch_not_done", `the batch is ${row.status}; its results are ready when it is done`);
+    if (row.status !== "done") throw new ApiError(409, "batch_not_done", msg("batch.results_not_ready", { status: row.status }));
     return this.deps.bucket.read(resultsPath(row));
   }
 
   /** overlays.zip of a finished batch that asked for overlays, from the bucket, with its size. */
   async overlays(userId: string, batchId: string): Promise<{ stream: Readable; size: number | null }> {
     const row = await this.get(userId, batchId);
-    if (!row.overlays) throw new ApiError(404, "not_found", "this batch was sent without ?overlays=true: it has results.csv only");
-    if (row.status !== "done")
-      throw new ApiError(409, "batch_not_done", `the batch is ${row.status}; its overlays are ready when it is done`);
+    if (!row.overlays) throw new ApiError(404, "not_found", msg("batch.no_overlays"));
+    if (row.status !== "done") throw new ApiError(409, "batch_not_done", msg("batch.overlays_not_ready", { status: row.status }));
     const stat = await this.deps.bucket.stat(overlaysPath(row));
     return { stream: await this.deps.bucket.read(overlaysPath(row)), size: stat?.size ?? null };
   }
@@ -249,25 +255,21 @@ export class BatchService {
       throw new ApiError(
         400,
         "invalid_request",
-        model.manifest.kind === "detection"
-          ? "overlays are Grad-CAM maps of an image classification model; a detection model's boxes are in results.csv, one line per box"
-          : model.manifest.kind === "vision_classification" && model.manifest.outputs.cam && model.manifest.problem === "regression"
-            ? "overlays are Grad-CAM maps of a class; this image model predicts a value: send the zip without overlays=true"
-            : model.manifest.kind === "vision_classification"
-              ? "this model was published without a Grad-CAM output (outputs.cam), so it has no maps to overlay; re-run the experiment to get them"
-              : "overlays are Grad-CAM maps of an image classification model; this is a table model",
-        [{ field: "overlays", message: "only for an image classification model" }],
+        msg(
+          model.manifest.kind === "detection"
+            ? "batch.overlays_detection"
+            : model.manifest.kind === "vision_classification" && model.manifest.outputs.cam && model.manifest.problem === "regression"
+              ? "batch.overlays_regression"
+              : model.manifest.kind === "vision_classification"
+                ? "batch.overlays_no_cam"
+                : "batch.overlays_table",
+        ),
+        [detail("overlays", msg("batch.overlays_only_images"))],
       );
     }
     if (tableModel !== (kind !== "images")) {
       body.resume();
-      throw new ApiError(
-        415,
-        "unsupported_media_type",
-        tableModel
-          ? "this is a table model: send the rows as text/csv or an .xlsx"
-          : "this is an image model: send a zip of images as application/zip",
-      );
+      throw new ApiError(415, "unsupported_media_type", msg(tableModel ? "batch.table_model" : "batch.image_model"));
     }
     const work = path.join(this.deps.config.dataDir, "tmp", `batch-${Date.now()}-${randomBytes(4).toString("hex")}`);
     await fs.promises.mkdir(work, { recursive: true });
@@ -281,9 +283,7 @@ export class BatchService {
         throw new ApiError(
           413,
           "payload_too_large",
-          kind === "xlsx"
-            ? `the workbook is larger than ${size(maxBytes)}, the most an .xlsx may be (it is read whole): save its sheet as "CSV UTF-8" and send the CSV`
-            : `the file is larger than ${size(maxBytes)} (MAX_UPLOAD_BYTES): split it into several batches`,
+          msg(kind === "xlsx" ? "batch.workbook_too_large" : "batch.file_too_large", { max: size(maxBytes) }),
           undefined,
           err.headers,
         );
@@ -294,12 +294,7 @@ export class BatchService {
       const images = await countZipImages(input, this.zipLimits());
       if (images > cap) {
         await fs.promises.rm(work, { recursive: true, force: true });
-        throw new ApiError(
-          413,
-          "too_many_images",
-          `the zip has ${images} images; a batch with overlays takes at most ${cap} (BATCH_OVERLAYS_MAX_IMAGES): split the zip, or send it without overlays=true for the scores alone`,
-          { limit: cap, images },
-        );
+        throw new ApiError(413, "too_many_images", msg("batch.too_many_images", { images, max: cap }), { limit: cap, images });
       }
     }
     const row = await this.deps.repo.insert({
@@ -320,12 +315,12 @@ export class BatchService {
 
   /** send_back=true needs a zip of images (DICOM: the answer goes into each file's study) and a configured PACS. */
   private async refuseSendBack(userId: string, kind: BatchInputKind, body: Readable): Promise<void> {
-    const refuse = (why: string) => {
+    const refuse = (why: Message) => {
       body.resume();
-      throw new ApiError(400, "send_back_unavailable", `send_back: ${why}; nothing was scored`, [{ field: "send_back", message: why }]);
+      throw new ApiError(400, "send_back_unavailable", msg("batch.send_back_refused", { why }), [detail("send_back", why)]);
     };
-    if (kind !== "images") refuse("the answers go back as DICOM into each image's study: send a zip of DICOM images to an image model");
-    if (!this.deps.pacs || !(await this.deps.pacs.connections.target(userId))) refuse("no PACS is configured (Settings → PACS)");
+    if (kind !== "images") refuse(msg("batch.send_back_needs_dicom_zip"));
+    if (!this.deps.pacs || !(await this.deps.pacs.connections.target(userId))) refuse(msg("batch.send_back_no_pacs"));
   }
 
   /**
@@ -385,8 +380,7 @@ export class BatchService {
       await repo.update(row.id, { status: "running", total });
       // The PACS and the model as they are now: the answers of this batch go where its settings said when it began.
       const target = sendBackActor ? await this.deps.pacs!.connections.target(row.userId) : null;
-      if (sendBackActor && !target)
-        throw new ApiError(409, "send_back_unavailable", "the PACS connection was removed before the batch began");
+      if (sendBackActor && !target) throw new ApiError(409, "send_back_unavailable", msg("batch.send_back_pacs_removed"));
       const sendPlan = target ? { userId: row.userId, experimentId: row.experimentId, target } : null;
       const sendModel = sendPlan ? await this.deps.serving.model(row.userId, row.experimentId) : null;
       results = new ResultsFile(out, inputBytes);
@@ -486,11 +480,21 @@ export class BatchService {
       }
       await repo.update(row.id, { status: "done", total: done, done, failed, flagged, pacsSent, pacsFailed, finishedAt: new Date() });
     } catch (err) {
-      const reason =
-        err instanceof ApiError ? err.message : "scoring stopped on an internal error; the request id in the server's log has the details";
+      // An ApiError without catalog words (one that crossed a process as text) keeps its English alone.
+      const reason = err instanceof ApiError ? err.text : msg("batch.internal_stop");
       if (!(err instanceof ApiError)) logger.error({ err, batch_id: row.id }, "batch failed");
       await repo
-        .update(row.id, { status: "failed", done, failed, flagged, pacsSent, pacsFailed, failureReason: reason, finishedAt: new Date() })
+        .update(row.id, {
+          status: "failed",
+          done,
+          failed,
+          flagged,
+          pacsSent,
+          pacsFailed,
+          failureReason: reason ? say(reason, "en") : (err as ApiError).message,
+          failureText: reason ? storedMessage(reason) : null,
+          finishedAt: new Date(),
+        })
         .catch(() => undefined);
     } finally {
       results?.destroy();

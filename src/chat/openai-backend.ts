@@ -1,7 +1,7 @@
 import OpenAI, { APIConnectionTimeoutError, APIUserAbortError } from "openai";
 import type { ChatCompletionMessageParam, ChatCompletionMessageToolCall, ChatCompletionTool } from "openai/resources/chat/completions";
 import { z } from "zod";
-import { ApiError } from "../errors.js";
+import { ApiError, msg } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { uniqueReferences, type BackendReply, type BackendRequest, type ChatBackend } from "./backend.js";
 import type { Reference } from "./repository.js";
@@ -146,19 +146,11 @@ export class OpenAIBackend implements ChatBackend {
     if (err instanceof ApiError) return err;
     if (timedOut || err instanceof APIConnectionTimeoutError) {
       this.opts.logger.warn({ err: describe(err) }, "chat backend timed out");
-      return new ApiError(
-        504,
-        "chat_backend_timeout",
-        `the chat backend did not answer within ${Math.round(this.opts.timeoutMs / 1000)} s; try again, or ask a shorter question`,
-      );
+      return new ApiError(504, "chat_backend_timeout", msg("chat.backend_timeout", { seconds: Math.round(this.opts.timeoutMs / 1000) }));
     }
     if (err instanceof APIUserAbortError) return err; // the caller went away
     this.opts.logger.warn({ err: describe(err) }, "chat backend failed");
-    return new ApiError(
-      502,
-      "chat_backend_unavailable",
-      "the chat backend is unavailable or gave an unusable answer; try again later, or ask the operator (quote the x-request-id)",
-    );
+    return new ApiError(502, "chat_backend_unavailable", msg("chat.backend_unavailable"));
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
-import { ApiError } from "../errors.js";
+import { ApiError, msg } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { BackendReply, ChatBackend, PastMessage } from "./backend.js";
 import { BuiltinBackend } from "./builtin/index.js";
@@ -86,14 +86,15 @@ export class ChatService {
     const { repo } = this.deps;
     let history: PastMessage[] = [];
     if (input.conversation_id) {
-      if (!(await repo.conversation(userId, input.conversation_id))) throw new ApiError(404, "not_found", "conversation not found");
+      if (!(await repo.conversation(userId, input.conversation_id)))
+        throw new ApiError(404, "not_found", msg("chat.conversation_not_found"));
       history = (await repo.recentMessages(userId, input.conversation_id, HISTORY)).map((m) => ({
         role: m.role as PastMessage["role"],
         content: m.content,
       }));
     }
     if (input.experiment_id !== undefined && !(await this.deps.reads.hasExperiment(userId, input.experiment_id))) {
-      throw new ApiError(404, "not_found", `experiment ${input.experiment_id} not found`);
+      throw new ApiError(404, "not_found", msg("experiment.not_found", { id: input.experiment_id }));
     }
     const tools = this.toolsFor(userId);
     let answer: BackendReply;
@@ -138,7 +139,7 @@ export class ChatService {
 
   async conversation(userId: string, id: string) {
     const conv = await this.deps.repo.conversation(userId, id);
-    if (!conv) throw new ApiError(404, "not_found", "conversation not found");
+    if (!conv) throw new ApiError(404, "not_found", msg("chat.conversation_not_found"));
     const messages = await this.deps.repo.messages(userId, id);
     return {
       id: conv.id,
@@ -157,7 +158,7 @@ export class ChatService {
   }
 
   async deleteConversation(userId: string, id: string): Promise<void> {
-    if (!(await this.deps.repo.deleteConversation(userId, id))) throw new ApiError(404, "not_found", "conversation not found");
+    if (!(await this.deps.repo.deleteConversation(userId, id))) throw new ApiError(404, "not_found", msg("chat.conversation_not_found"));
   }
 }
 

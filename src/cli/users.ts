@@ -1,3 +1,4 @@
+import { say } from "../errors.js";
 import type { Command } from "commander";
 import { passwordProblem } from "../auth/user.service.js";
 import { config } from "../config.js";
@@ -17,7 +18,7 @@ export function registerUsers(program: Command): void {
       try {
         // Checked before the database opens, so a typo fails fast.
         const weak = passwordProblem(opts.password);
-        if (weak) throw new CliError(`error: ${weak}`, 2);
+        if (weak) throw new CliError(`error: ${say(weak, "en")}`, 2);
         const user = await withAdminOps((ops) => ops.createUser({ email: opts.email, password: opts.password, admin: opts.admin }));
         process.stdout.write(`created ${user.role === "admin" ? "administrator" : "user"} ${user.email}\n${user.id}\n`);
       } catch (err) {

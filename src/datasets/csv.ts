@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import { parse } from "csv-parse/sync";
+import { msg } from "../errors.js";
 import { headerCharacterProblems } from "./header-characters.js";
 import { DatasetFault, type Delimiter, type ReportBuilder } from "./report.js";
 
@@ -143,11 +144,10 @@ export function parseCsvText(buf: Buffer, report: ReportBuilder, csvPath: string
   }
   if (records.length === 0) throw new DatasetFault("csv_empty", `${csvPath} is empty`, { path: csvPath });
   if (records.length > maxRows + 1) {
-    throw new DatasetFault(
-      "csv_too_many_rows",
-      `${csvPath} has more than ${maxRows.toLocaleString("en-US")} data rows, the most a table may have (Builder's table row limit): keep a sample of the rows, or split the study into several tables`,
-      { path: csvPath, row: maxRows + 2 },
-    );
+    throw new DatasetFault("csv_too_many_rows", msg("dataset.csv_too_many_rows", { path: csvPath, max: maxRows.toLocaleString("en-US") }), {
+      path: csvPath,
+      row: maxRows + 2,
+    });
   }
   dropEmptyTrailingColumns(records);
   const header = records[0];

@@ -4,6 +4,7 @@ import { pipeline } from "node:stream/promises";
 import { Transform } from "node:stream";
 import yauzl from "yauzl";
 import { DatasetFault } from "./report.js";
+import { msg } from "../errors.js";
 import { openZipFile } from "./zip-reader.js";
 
 // Safe, streaming zip extraction. yauzl reads the central directory and each entry through a file
@@ -57,7 +58,7 @@ async function openZip(file: string): Promise<yauzl.ZipFile> {
   try {
     return await openZipFile(file, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true });
   } catch (err) {
-    throw new DatasetFault("zip_unreadable", `the file is not a readable zip archive (${(err as Error).message ?? "unknown error"})`);
+    throw new DatasetFault("zip_unreadable", msg("zip.unreadable", { why: (err as Error).message ?? "unknown error" }));
   }
 }
 
@@ -71,7 +72,7 @@ function eachEntry(zip: yauzl.ZipFile, visit: (entry: yauzl.Entry) => Promise<vo
       reject(
         err instanceof DatasetFault || (err as Error)?.name === "AbortError"
           ? err
-          : new DatasetFault("zip_corrupt", `the zip archive is damaged: ${(err as Error).message}`),
+          : new DatasetFault("zip_corrupt", msg("zip.damaged", { why: (err as Error).message })),
       );
     };
     zip.on("error", fail);
@@ -100,29 +101,33 @@ export function planEntry(
   limits: ExtractLimits,
 ): Planned {
   if (/^[a-zA-Z]:/.test(name) || name.startsWith("/")) {
-    throw new DatasetFault("zip_unsafe_path", `the zip entry '${name}' has an absolute path; zip entries must be relative`, { path: name });
+    throw new DatasetFault("zip_unsafe_path", msg("zip.absolute", { name }), { path: name });
   }
   const isDir = name.endsWith("/");
   const segments = (isDir ? name.slice(0, -1) : name).split("/");
   if (segments.includes("..")) {
-    throw new DatasetFault("zip_unsafe_path", `the zip entry '${name}' points outside the archive ('..'); it was refused`, { path: name });
+    throw new DatasetFault("zip_unsafe_path", msg("zip.outside", { name }), { path: name });
   }
   if (segments.some((s) => s === "" || s === ".") || /[\u0000-\u001f]/.test(name)) {
-    throw new DatasetFault("zip_unsafe_path", `the zip entry '${name}' has an empty segment or a control character`, { path: name });
+    throw new DatasetFault("zip_unsafe_path", msg("zip.bad_segment", { name }), { path: name });
   }
   const mode = (entry.externalFileAttributes >>> 16) & S_IFMT;
   if (mode === S_IFLNK) {
-    throw new DatasetFault("zip_symlink", `the zip entry '${name}' is a symbolic link; links are refused (add the file itself)`, {
+    throw new DatasetFault("zip_symlink", msg("zip.symlink", { name }), {
       path: name,
     });
   }
   if (entry.generalPurposeBitFlag & 0x1) {
-    throw new DatasetFault("zip_encrypted", `the zip entry '${name}' is encrypted; upload a zip without a password`, { path: name });
+    throw new DatasetFault("zip_encrypted", msg("zip.encrypted", { name }), { path: name });
   }
   if (entry.uncompressedSize > RATIO_MIN_BYTES && entry.uncompressedSize / Math.max(entry.compressedSize, 1) > limits.maxCompressionRatio) {
     throw new DatasetFault(
       "zip_bomb",
-      `the zip entry '${name}' expands ${Math.round(entry.uncompressedSize / Math.max(entry.compressedSize, 1))} times (limit ${limits.maxCompressionRatio}); it looks like a zip bomb`,
+      msg("zip.entry_bomb", {
+        name,
+        times: Math.round(entry.uncompressedSize / Math.max(entry.compressedSize, 1)),
+        max: limits.maxCompressionRatio,
+      }),
       { path: name },
     );
   }
@@ -144,8 +149,7 @@ function byteGuard(limit: number, name: string) {
   return new Transform({
     transform(chunk: Buffer, _enc, cb) {
       seen += chunk.length;
-      if (seen > limit)
-        return cb(new DatasetFault("zip_corrupt", `the zip entry '${name}' holds more data than it declares`, { path: name }));
+      if (seen > limit) return cb(new DatasetFault("zip_corrupt", msg("zip.more_data", { name }), { path: name }));
       cb(null, chunk);
     },
   });
@@ -159,7 +163,7 @@ async function writeEntry(stream: NodeJS.ReadableStream, target: string, plan: P
     });
   } catch (err) {
     if ((err as Error).name === "AbortError" || err instanceof DatasetFault) throw err;
-    throw new DatasetFault("zip_corrupt", `cannot extract '${plan.name}': ${(err as Error).message}`, { path: plan.name });
+    throw new DatasetFault("zip_corrupt", msg("zip.cannot_extract", { name: plan.name, why: (err as Error).message }), { path: plan.name });
   }
 }
 
@@ -189,7 +193,7 @@ export class OpenedZip {
     const zip = await openZip(zipFile);
     try {
       if (zip.entryCount > limits.maxEntries) {
-        throw new DatasetFault("zip_too_many_entries", `the zip has ${zip.entryCount} entries; the limit is ${limits.maxEntries}`);
+        throw new DatasetFault("zip_too_many_entries", msg("zip.too_many_entries", { entries: zip.entryCount, max: limits.maxEntries }));
       }
       const kept = new Map<string, { entry: yauzl.Entry; plan: Planned }>();
       const files: Planned[] = [];
@@ -208,10 +212,10 @@ export class OpenedZip {
           }
           tops.add(p.segments[0]);
           if (p.isDir) return;
-          if (seen.has(name)) throw new DatasetFault("zip_duplicate_entry", `the zip holds '${name}' twice`, { path: name });
+          if (seen.has(name)) throw new DatasetFault("zip_duplicate_entry", msg("zip.twice", { name }), { path: name });
           total += p.uncompressedSize;
           if (total > limits.maxUncompressedBytes) {
-            throw new DatasetFault("zip_too_large", `the zip expands to more than ${limits.maxUncompressedBytes} bytes (the limit)`);
+            throw new DatasetFault("zip_too_large", msg("zip.too_large", { max: limits.maxUncompressedBytes }));
           }
           seen.add(name);
           files.push(p);
@@ -221,10 +225,7 @@ export class OpenedZip {
       );
       const zipSize = (await fs.promises.stat(zipFile)).size;
       if (total > 16 * RATIO_MIN_BYTES && total / Math.max(zipSize, 1) > limits.maxCompressionRatio) {
-        throw new DatasetFault(
-          "zip_bomb",
-          `the zip expands ${Math.round(total / zipSize)} times its size (limit ${limits.maxCompressionRatio}); it looks like a zip bomb`,
-        );
+        throw new DatasetFault("zip_bomb", msg("zip.bomb", { times: Math.round(total / zipSize), max: limits.maxCompressionRatio }));
       }
       const topLevelFolder = tops.size === 1 && files.length > 0 && files.every((f) => f.segments.length > 1) ? [...tops][0] : null;
       return new OpenedZip(
@@ -263,7 +264,7 @@ export class OpenedZip {
         const target = path.resolve(root, ...item.plan.segments);
         // Zip-slip, checked on the resolved path whatever the name looked like.
         if (!target.startsWith(root + path.sep))
-          throw new DatasetFault("zip_unsafe_path", `the zip entry '${name}' points outside the archive`, { path: name });
+          throw new DatasetFault("zip_unsafe_path", msg("zip.outside_short", { name }), { path: name });
         const parent = path.dirname(target);
         if (!this.made.has(parent)) {
           await fs.promises.mkdir(parent, { recursive: true, mode: 0o700 });
@@ -271,7 +272,9 @@ export class OpenedZip {
         }
         const stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) =>
           this.zip.openReadStream(item.entry, (err, s) =>
-            err || !s ? reject(new DatasetFault("zip_corrupt", `cannot read '${name}': ${err?.message}`, { path: name })) : resolve(s),
+            err || !s
+              ? reject(new DatasetFault("zip_corrupt", msg("zip.cannot_read", { name, why: err?.message ?? "" }), { path: name }))
+              : resolve(s),
           ),
         );
         const job: Promise<void> = writeEntry(stream, target, item.plan, signal)

@@ -1,6 +1,8 @@
 // The dataset report: every problem found, where it is, and a summary of what the dataset holds.
 // Problems are collected, never thrown, so one upload tells the user everything wrong with it at once.
 
+import { isMessage, say, type Message } from "../errors.js";
+
 /** ';' is Excel's separator where the decimal mark is ','; tab is R's write.table / spreadsheets' "text" export. */
 export type Delimiter = "," | ";" | "\t";
 
@@ -127,11 +129,15 @@ export class ReportBuilder {
 
 /** A fatal problem that stops the checks early (unreadable zip, unsafe entry, no CSV): reported, not thrown to the caller. */
 export class DatasetFault extends Error {
+  /** The catalog words, when the fault was raised with them (a refused upload says them in the caller's language). */
+  public readonly text: Message | undefined;
+
   constructor(
     public readonly code: string,
-    message: string,
+    words: Message | string,
     public readonly where: Omit<DatasetProblem, "severity" | "code" | "message"> = {},
   ) {
-    super(message);
+    super(isMessage(words) ? say(words, "en") : words);
+    this.text = isMessage(words) ? words : undefined;
   }
 }

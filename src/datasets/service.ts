@@ -7,7 +7,7 @@ import PQueue from "p-queue";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { FileRepository } from "./file.repository.js";
-import { ApiError } from "../errors.js";
+import { ApiError, msg, detail } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { BucketLimitError, type Bucket } from "../storage/bucket.js";
 import { listColumns, type ColumnsResult } from "./columns.js";
@@ -119,7 +119,7 @@ export class DatasetService {
   /** A sample table into the caller's folder `samples/`, as an upload of it would be stored. */
   async loadSample(userId: string, sampleId: string): Promise<UploadResult & { licence: string }> {
     const sample = SAMPLES.find((s) => s.id === sampleId);
-    if (!sample) throw new ApiError(404, "not_found", `no sample dataset '${sampleId}'; GET /v1/datasets/samples lists them`);
+    if (!sample) throw new ApiError(404, "not_found", msg("dataset.no_sample", { id: sampleId }));
     const work = this.tmpDir("sample");
     await fs.promises.mkdir(work, { recursive: true });
     try {
@@ -201,7 +201,11 @@ export class DatasetService {
     const objects = folder ? await this.deps.bucket.list(objectPath) : (await this.deps.bucket.stat(objectPath)) ? [objectPath] : [];
     const paths = [...new Set([...rows.map((r) => r.path), ...objects])].sort();
     if (paths.length === 0)
-      throw new ApiError(404, "not_found", folder ? `no folder ${objectPath.slice(0, -1)}` : `no file at ${objectPath}`);
+      throw new ApiError(
+        404,
+        "not_found",
+        folder ? msg("dataset.no_folder", { path: objectPath.slice(0, -1) }) : msg("dataset.no_file", { path: objectPath }),
+      );
     const using = (await this.deps.users?.unfinishedUsing(userId, objectPath)) ?? [];
     if (using.length && !opts.force) throw datasetInUse(objectPath, using);
     for (const e of using) await this.deps.users!.cancel(userId, e.experimentId).catch(() => undefined); // one that just ended is fine
@@ -218,7 +222,7 @@ export class DatasetService {
   async validate(userId: string, zipGcloud: string, task: DatasetTask): Promise<DatasetReport> {
     const zipPath = resolveZipPath(zipGcloud, userId);
     if (!(await this.deps.bucket.stat(zipPath)))
-      throw new ApiError(404, "not_found", `no file at ${zipPath}; upload it first (PUT /v1/files/${zipPath})`);
+      throw new ApiError(404, "not_found", msg("dataset.no_file_upload_first", { path: zipPath }));
     return this.queue.add(async () => {
       const workDir = this.tmpDir("validate");
       try {
@@ -232,7 +236,7 @@ export class DatasetService {
 
   async columns(userId: string, zipGcloud: string): Promise<ColumnsResult> {
     const zipPath = resolveZipPath(zipGcloud, userId);
-    if (!(await this.deps.bucket.stat(zipPath))) throw new ApiError(404, "not_found", `no file at ${zipPath}`);
+    if (!(await this.deps.bucket.stat(zipPath))) throw new ApiError(404, "not_found", msg("dataset.no_file", { path: zipPath }));
     const dir = this.tmpDir("columns");
     const local = path.join(dir, "d.zip");
     try {
@@ -245,7 +249,7 @@ export class DatasetService {
         maxCompressionRatio: ZIP_MAX_COMPRESSION_RATIO,
       });
     } catch (err) {
-      if (err instanceof DatasetFault) throw new ApiError(422, err.code, err.message);
+      if (err instanceof DatasetFault) throw new ApiError(422, err.code, err.text ?? err.message);
       throw err;
     } finally {
       await fs.promises.rm(dir, { recursive: true, force: true });
@@ -254,23 +258,27 @@ export class DatasetService {
 }
 
 function datasetInUse(objectPath: string, using: Array<{ experimentId: number; name: string | null; status: string }>): ApiError {
-  const what = objectPath.endsWith("/") ? `the folder ${objectPath.slice(0, -1)}` : objectPath;
-  const named = using.map((e) => `experiment ${e.experimentId}${e.name ? ` ("${e.name}")` : ""}, ${e.status}`);
+  const what = objectPath.endsWith("/") ? msg("dataset.the_folder", { path: objectPath.slice(0, -1) }) : objectPath;
+  const named = using.map((e) =>
+    e.name
+      ? msg("dataset.user_named", { id: e.experimentId, name: e.name, status: e.status })
+      : msg("dataset.user", { id: e.experimentId, status: e.status }),
+  );
   return new ApiError(
     409,
     "dataset_in_use",
-    `${what} is in use by ${named.join("; ")}: wait for ${using.length > 1 ? "them" : "it"} to finish or cancel ${using.length > 1 ? "them" : "it"}, or delete with ?force=true to cancel ${using.length > 1 ? "them" : "it"} and delete anyway`,
-    using.map((e) => ({
-      field: "experiment_id",
-      message: `experiment ${e.experimentId} is ${e.status} and reads this dataset`,
-      experiment_id: e.experimentId,
-      status: e.status,
-    })),
+    msg("dataset.in_use", { count: using.length, what, users: named.reduce((list, next) => msg("join", { list, next })) }),
+    using.map((e) =>
+      detail("experiment_id", msg("dataset.reader", { id: e.experimentId, status: e.status }), {
+        experiment_id: e.experimentId,
+        status: e.status,
+      }),
+    ),
   );
 }
 
 function tooLarge(max: number): ApiError {
-  return new ApiError(413, "payload_too_large", `the file is larger than the upload limit of ${max} bytes (MAX_UPLOAD_BYTES)`, undefined, {
+  return new ApiError(413, "payload_too_large", msg("dataset.upload_too_large", { max }), undefined, {
     connection: "close",
   });
 }

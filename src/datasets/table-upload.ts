@@ -4,7 +4,7 @@ import { Transform, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import ExcelJS from "exceljs";
 import yazl from "yazl";
-import { ApiError } from "../errors.js";
+import { ApiError, msg } from "../errors.js";
 import { csvLine } from "./table-writer.js";
 import { feedUpload, isClientAbort, uploadInterrupted, UploadInterruptedError } from "./upload-stream.js";
 
@@ -41,13 +41,7 @@ export async function spoolUpload(body: Readable, file: string, maxBytes: number
     body.resume();
     await fs.promises.rm(file, { force: true });
     if (err instanceof TooLargeError)
-      throw new ApiError(
-        413,
-        "payload_too_large",
-        `the table is larger than ${maxBytes} bytes; zip it (a zip of a CSV compresses well) and upload the .zip`,
-        undefined,
-        { connection: "close" },
-      );
+      throw new ApiError(413, "payload_too_large", msg("dataset.table_too_large", { max: maxBytes }), undefined, { connection: "close" });
     if (err instanceof UploadInterruptedError || isClientAbort(err)) throw uploadInterrupted();
     throw err;
   } finally {
@@ -62,13 +56,9 @@ export async function checkCsvText(file: string, name: string): Promise<void> {
   try {
     const head = Buffer.alloc(64 * 1024);
     const { bytesRead } = await handle.read(head, 0, head.length, 0);
-    if (bytesRead === 0) throw new ApiError(400, "invalid_table", `${name} is empty`);
+    if (bytesRead === 0) throw new ApiError(400, "invalid_table", msg("dataset.table_empty", { name }));
     if (head.subarray(0, bytesRead).includes(0)) {
-      throw new ApiError(
-        400,
-        "invalid_table",
-        `${name} is not a text CSV (it holds NUL bytes; a UTF-16 file or another format renamed?): save it as "CSV UTF-8" from the spreadsheet`,
-      );
+      throw new ApiError(400, "invalid_table", msg("dataset.table_not_text", { name }));
     }
   } finally {
     await handle.close();
@@ -137,14 +127,10 @@ export async function xlsxFirstSheetToCsv(
     out.destroy();
     if (err instanceof ApiError) throw err;
     // The reader's own message speaks of zip records and XML: not words for the person who sent a spreadsheet.
-    throw new ApiError(
-      400,
-      "invalid_table",
-      `${name} cannot be read as an Excel workbook (.xlsx): it is damaged, or another format renamed (an old .xls?). Save it again from the spreadsheet as .xlsx, or as "CSV UTF-8"`,
-    );
+    throw new ApiError(400, "invalid_table", msg("dataset.workbook_unreadable", { name }));
   }
   await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
-  if (sheets.length === 0 || rows === 0) throw new ApiError(400, "invalid_table", `${name} has no rows in its first sheet`);
+  if (sheets.length === 0 || rows === 0) throw new ApiError(400, "invalid_table", msg("dataset.workbook_no_rows", { name }));
   return { sheet: sheets[0], rows, otherSheets: sheets.slice(1) };
 }
 

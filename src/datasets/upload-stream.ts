@@ -1,5 +1,5 @@
 import { Transform, type Readable } from "node:stream";
-import { ApiError } from "../errors.js";
+import { ApiError, msg } from "../errors.js";
 
 // The bytes of an upload on their way to the bucket: the zip signature is checked on the first bytes, and a
 // client that goes away mid-body fails the write, so the bucket keeps nothing (its temp file is removed).
@@ -19,17 +19,9 @@ export class UploadInterruptedError extends Error {
   }
 }
 
-export const notAZip = () =>
-  new ApiError(
-    415,
-    "not_a_zip",
-    "the file is not a zip archive: put the CSV and its images in a .zip and upload that; a data task's table alone may be uploaded as it is, named .csv or .xlsx",
-    undefined,
-    { connection: "close" },
-  );
+export const notAZip = () => new ApiError(415, "not_a_zip", msg("dataset.not_a_zip"), undefined, { connection: "close" });
 
-export const uploadInterrupted = () =>
-  new ApiError(400, "upload_interrupted", "the upload was interrupted before the whole body arrived; nothing was stored");
+export const uploadInterrupted = () => new ApiError(400, "upload_interrupted", msg("dataset.upload_interrupted"));
 
 /** Passes bytes through once the first four are a zip signature; fails the stream at once otherwise. */
 export function zipSignatureCheck(): Transform {

@@ -14,6 +14,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import type { StoredMessage } from "../errors.js";
 
 // gen_random_uuid() works on Postgres 13+ and PGlite alike (uuidv7() needs 18; production may run 15).
 const id = () =>
@@ -262,6 +263,8 @@ export const batches = pgTable(
     failed: integer("failed").notNull().default(0),
     flagged: integer("flagged").notNull().default(0),
     failureReason: text("failure_reason"),
+    /** failure_reason as catalog words (src/errors.ts StoredMessage), so a view says it in its reader's language. */
+    failureText: jsonb("failure_text").$type<StoredMessage>(),
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
     finishedAt: timestamp("finished_at", { withTimezone: true }),

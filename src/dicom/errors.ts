@@ -1,4 +1,4 @@
-import { ApiError } from "../errors.js";
+import { ApiError, msg, type Message } from "../errors.js";
 import { describeSyntax, type TransferSyntax } from "./transfer-syntax.js";
 
 /**
@@ -10,14 +10,14 @@ import { describeSyntax, type TransferSyntax } from "./transfer-syntax.js";
 export class DicomError extends ApiError {
   constructor(
     code: "invalid_dicom" | "unsupported_transfer_syntax" | "dicom_decode_failed" | "image_too_many_pixels",
-    message: string,
+    problem: Message,
     public readonly syntax?: TransferSyntax,
     status = code === "image_too_many_pixels" ? 413 : 415,
   ) {
     super(
       status,
       code,
-      syntax ? `${message} (transfer syntax ${describeSyntax(syntax)})` : message,
+      syntax ? msg("dicom.with_syntax", { problem, syntax: describeSyntax(syntax) }) : problem,
       syntax ? { transfer_syntax: syntax.name, transfer_syntax_uid: syntax.uid } : undefined,
     );
   }

@@ -1,6 +1,7 @@
 import type { DicomRendering } from "../contract/types.js";
 import type { DecodedImage } from "../serving/tensor.js";
 import { codecsReady, loadCodecs } from "./codecs.js";
+import { msg } from "../errors.js";
 import { DicomError } from "./errors.js";
 import { headerSummary, type DicomHeaderSummary } from "./header.js";
 import { parseDicom } from "./parse.js";
@@ -40,7 +41,7 @@ export function decodeDicomSync(
   const header = headerSummary(d);
   const { rows, columns } = d.pixel;
   if (rows * columns > maxPixels)
-    throw new DicomError("image_too_many_pixels", `the image has ${columns}x${rows} pixels; the limit is ${maxPixels} pixels`);
+    throw new DicomError("image_too_many_pixels", msg("dicom.too_many_pixels", { size: `${columns}x${rows}`, max: maxPixels }));
   const frame = firstFrame(d);
   const image: DecodedImage =
     frame.kind === "rgb"

@@ -1,6 +1,7 @@
 import { inflateRawSync } from "node:zlib";
 import dicomParser from "dicom-parser";
 import { DicomError } from "./errors.js";
+import { msg } from "../errors.js";
 import { transferSyntax, type TransferSyntax } from "./transfer-syntax.js";
 
 /**
@@ -50,12 +51,10 @@ const HEADER_ALLOWANCE = 2 ** 20;
 const inflateChunk = (limit: number) => Math.max(64 * 2 ** 10, Math.min(limit, 32 * 2 ** 20));
 
 /** The inflated size past which a deflated data set is refused, and the sentence that says why. */
-function inflateLimit(fileBytes: number, maxPixels: number): { bytes: number; why: string } {
+function inflateLimit(fileBytes: number, maxPixels: number): { bytes: number; why: "pixels" | "file" } {
   const byFile = Math.max(1, fileBytes * INFLATE_FACTOR);
   const byPixels = maxPixels * BYTES_PER_PIXEL + HEADER_ALLOWANCE;
-  return byPixels < byFile
-    ? { bytes: byPixels, why: `more than an image of at most ${maxPixels} pixels needs` }
-    : { bytes: byFile, why: `over ${INFLATE_FACTOR} times the size of the file` };
+  return byPixels < byFile ? { bytes: byPixels, why: "pixels" } : { bytes: byFile, why: "file" };
 }
 
 /**
@@ -65,7 +64,7 @@ function inflateLimit(fileBytes: number, maxPixels: number): { bytes: number; wh
  */
 export function parseDicom(bytes: Uint8Array, opts: { bare?: boolean; maxPixels?: number } = {}): ParsedDicom {
   const part10 = isDicom(bytes);
-  if (!part10 && !opts.bare) throw new DicomError("invalid_dicom", 'the file is not a DICOM Part 10 file (no "DICM" at byte 128)');
+  if (!part10 && !opts.bare) throw new DicomError("invalid_dicom", msg("dicom.not_part10"));
   let syntax: TransferSyntax | undefined;
   let dataSet: DataSet;
   try {
@@ -89,7 +88,9 @@ export function parseDicom(bytes: Uint8Array, opts: { bare?: boolean; maxPixels?
           if ((err as { code?: string }).code !== "ERR_BUFFER_TOO_LARGE") throw err;
           throw new DicomError(
             "image_too_many_pixels",
-            `the deflated DICOM data set inflates to more than ${limit.bytes} bytes, ${limit.why}`,
+            limit.why === "pixels"
+              ? msg("dicom.inflates_past_pixels", { bytes: limit.bytes, max: opts.maxPixels ?? Infinity })
+              : msg("dicom.inflates_past_file", { bytes: limit.bytes, factor: INFLATE_FACTOR }),
             syntax,
           );
         }
@@ -101,20 +102,20 @@ export function parseDicom(bytes: Uint8Array, opts: { bare?: boolean; maxPixels?
     });
   } catch (err) {
     if (err instanceof DicomError) throw err;
-    throw new DicomError("invalid_dicom", `the DICOM file cannot be parsed: ${parserMessage(err)}`, syntax);
+    throw new DicomError("invalid_dicom", msg("dicom.unparsable", { why: parserMessage(err) }), syntax);
   }
-  if (!syntax.encoding) throw new DicomError("unsupported_transfer_syntax", "Builder does not decode this transfer syntax", syntax);
+  if (!syntax.encoding) throw new DicomError("unsupported_transfer_syntax", msg("dicom.syntax_unsupported"), syntax);
   return { dataSet, syntax, pixel: pixelModule(dataSet, syntax) };
 }
 
 function pixelModule(ds: DataSet, syntax: TransferSyntax): PixelModule {
   const rows = ds.uint16("x00280010") ?? 0;
   const columns = ds.uint16("x00280011") ?? 0;
-  if (!ds.elements.x7fe00010) throw new DicomError("invalid_dicom", "the file holds no image (no Pixel Data element)", syntax);
-  if (!rows || !columns) throw new DicomError("invalid_dicom", "the file states no image size (Rows/Columns)", syntax);
+  if (!ds.elements.x7fe00010) throw new DicomError("invalid_dicom", msg("dicom.no_pixel_data"), syntax);
+  if (!rows || !columns) throw new DicomError("invalid_dicom", msg("dicom.no_size"), syntax);
   const bitsAllocated = ds.uint16("x00280100") ?? 0;
   if (![8, 16, 32].includes(bitsAllocated))
-    throw new DicomError("dicom_decode_failed", `${bitsAllocated || "no"} bits allocated per sample; 8, 16 or 32 are read`, syntax);
+    throw new DicomError("dicom_decode_failed", msg("dicom.bits_allocated", { bits: bitsAllocated || "no" }), syntax);
   return {
     rows,
     columns,

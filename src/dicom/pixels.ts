@@ -1,3 +1,4 @@
+import { msg, say, type Message } from "../errors.js";
 import dicomParser from "dicom-parser";
 import { decodeCompressed } from "./codecs.js";
 import { statedSize } from "./codestream.js";
@@ -16,33 +17,39 @@ export type ColourFrame = { kind: "rgb"; rgb: Uint8Array; width: number; height:
 
 type Raw = { data: ArrayLike<number>; planar: boolean; alreadyRgb: boolean };
 
+/** A pixel-data problem found before a decoder ran, in catalog words (said inside dicom.pixels_undecodable). */
+class PixelProblem extends Error {
+  constructor(public readonly text: Message) {
+    super(say(text, "en"));
+  }
+}
+
 export function firstFrame(d: ParsedDicom): GreyFrame | ColourFrame {
   const { pixel: p, syntax } = d;
   const colour = p.samplesPerPixel === 3;
   if (p.samplesPerPixel !== 1 && !colour)
-    throw new DicomError("dicom_decode_failed", `${p.samplesPerPixel} samples per pixel; 1 (grey) or 3 (colour) are read`, syntax);
+    throw new DicomError("dicom_decode_failed", msg("dicom.samples_per_pixel", { samples: p.samplesPerPixel }), syntax);
   if (!colour && !p.photometric.startsWith("MONOCHROME"))
-    throw new DicomError(
-      "dicom_decode_failed",
-      `photometric interpretation ${p.photometric} is not read (PALETTE COLOR and others)`,
-      syntax,
-    );
+    throw new DicomError("dicom_decode_failed", msg("dicom.photometric", { photometric: p.photometric }), syntax);
   let raw: Raw;
   try {
     raw = decodeRaw(d);
   } catch (err) {
     if (err instanceof DicomError) throw err;
-    throw new DicomError("dicom_decode_failed", `the pixel data cannot be decoded: ${(err as Error).message ?? String(err)}`, syntax);
+    throw new DicomError(
+      "dicom_decode_failed",
+      msg("dicom.pixels_undecodable", { why: err instanceof PixelProblem ? err.text : ((err as Error).message ?? String(err)) }),
+      syntax,
+    );
   }
   const n = p.rows * p.columns;
   if (raw.data.length < n * p.samplesPerPixel)
     throw new DicomError(
       "dicom_decode_failed",
-      `the pixel data holds ${raw.data.length} samples; the first frame needs ${n * p.samplesPerPixel}`,
+      msg("dicom.too_few_samples", { held: raw.data.length, needed: n * p.samplesPerPixel }),
       syntax,
     );
-  if (colour && p.bitsStored > 8)
-    throw new DicomError("dicom_decode_failed", `colour with ${p.bitsStored} bits per sample; colour images are read as 8-bit RGB`, syntax);
+  if (colour && p.bitsStored > 8) throw new DicomError("dicom_decode_failed", msg("dicom.colour_bits", { bits: p.bitsStored }), syntax);
   if (colour) return { kind: "rgb", rgb: toRgb(raw, n, p.photometric), width: p.columns, height: p.rows };
   return { kind: "grey", values: storedValues(raw.data, n, p.bitsStored, p.signed), width: p.columns, height: p.rows };
 }
@@ -69,24 +76,30 @@ function decodeRaw(d: ParsedDicom): Raw {
       alreadyRgb: false,
     };
   }
-  if (!el.encapsulatedPixelData || !el.fragments?.length)
-    throw new Error("compressed transfer syntax but the pixel data is not encapsulated");
+  if (!el.encapsulatedPixelData || !el.fragments?.length) throw new PixelProblem(msg("dicom.not_encapsulated"));
   const frame = encapsulatedFirstFrame(ds, el, p.frames);
   if (syntax.encoding === "rle")
     return { data: decodeRle(frame, p.rows, p.columns, p.samplesPerPixel, p.bitsAllocated), planar: true, alreadyRgb: false };
   // The decoders allocate what the codestream states: it must be the frame the header (already held to the pixel
   // limit) describes, checked before any decoder runs.
   const stated = statedSize(syntax.encoding!, frame);
-  if (!stated) throw new Error("the compressed frame does not state its size (no frame header where its format puts one)");
+  if (!stated) throw new PixelProblem(msg("dicom.frame_size_unstated"));
   if (stated.width !== p.columns || stated.height !== p.rows || stated.components !== p.samplesPerPixel)
-    throw new Error(
-      `the compressed frame states ${stated.width}x${stated.height} pixels with ${stated.components} sample(s) each; ` +
-        `the header says ${p.columns}x${p.rows} with ${p.samplesPerPixel}`,
+    throw new PixelProblem(
+      msg("dicom.frame_size_differs", {
+        stated: `${stated.width}x${stated.height}`,
+        components: stated.components,
+        size: `${p.columns}x${p.rows}`,
+        samples: p.samplesPerPixel,
+      }),
     );
   const f = decodeCompressed(syntax.encoding!, frame, p.bitsAllocated, p.signed);
   if (f.width !== p.columns || f.height !== p.rows || f.components !== p.samplesPerPixel)
-    throw new Error(
-      `the compressed frame is ${f.width}x${f.height}x${f.components}; the header says ${p.columns}x${p.rows}x${p.samplesPerPixel}`,
+    throw new PixelProblem(
+      msg("dicom.decoded_size_differs", {
+        decoded: `${f.width}x${f.height}x${f.components}`,
+        size: `${p.columns}x${p.rows}x${p.samplesPerPixel}`,
+      }),
     );
   // libjpeg-turbo converts YCbCr to RGB itself, and OpenJPEG undoes J2K's colour transform (YBR_ICT/YBR_RCT).
   const alreadyRgb = syntax.encoding === "jpeg-baseline" || syntax.encoding === "jpeg-2000";

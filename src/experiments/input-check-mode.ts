@@ -1,6 +1,6 @@
 import type { AuditActor, AuditLog } from "../audit/audit-log.js";
 import type { Manifest } from "../contract/types.js";
-import { ApiError, errors } from "../errors.js";
+import { ApiError, errors, msg } from "../errors.js";
 import type { ExperimentRepository, ModelRow } from "./repository.js";
 
 /**
@@ -25,10 +25,10 @@ export class InputCheckModeService {
 
   private async current(userId: string, experimentId: number): Promise<{ model: ModelRow; manifest: Manifest }> {
     const row = await this.deps.repo.byUserNumber(userId, experimentId);
-    if (!row) throw errors.notFound(`experiment ${experimentId}`);
+    if (!row) throw errors.notFound(msg("experiment.not_found", { id: experimentId }));
     const model = await this.deps.repo.latestModel(userId, experimentId);
     if (!model || model.experimentUuid !== row.id) {
-      throw new ApiError(409, "model_not_published", `experiment ${experimentId} has no published model (status ${row.status})`);
+      throw new ApiError(409, "model_not_published", msg("experiment.no_published_model", { id: experimentId, status: row.status }));
     }
     return { model, manifest: model.manifest as Manifest };
   }
@@ -51,11 +51,7 @@ export class InputCheckModeService {
   async set(userId: string, experimentId: number, mode: InputCheckMode, actor: AuditActor) {
     const { model, manifest } = await this.current(userId, experimentId);
     if (!manifest.input_check) {
-      throw new ApiError(
-        409,
-        "no_input_check",
-        "this model was built before unfamiliar-input checks existed: rebuild it (a new experiment with the same request) to check its inputs",
-      );
+      throw new ApiError(409, "no_input_check", msg("experiment.no_input_check"));
     }
     if (manifest.input_check.mode === mode) return { status: 200 as const, body: await this.get(userId, experimentId) };
     const next: Manifest = { ...manifest, input_check: { ...manifest.input_check, mode } };

@@ -1,3 +1,4 @@
+import { msg, say, type Message } from "../errors.js";
 /**
  * Operating points of a binary model, from score/label pairs (pipelines/builder_pipelines/common/operating_scores.py):
  * a row is flagged positive when the positive class's probability is at or above the threshold.
@@ -99,11 +100,16 @@ export function validationCurve(score: ArrayLike<number>, label: ArrayLike<numbe
   return out;
 }
 
-export class NoThreshold extends Error {}
+/** No threshold meets the rule's target, in catalog words. */
+export class NoThreshold extends Error {
+  constructor(public readonly text: Message) {
+    super(say(text, "en"));
+  }
+}
 
 /** The curve point a rule picks (sensitivity/specificity: `target` in [0, 1]). */
 export function choose(curve: CurvePoint[], rule: Exclude<Rule, "threshold">, target?: number): CurvePoint {
-  if (!curve.length) throw new NoThreshold("there are no validation scores");
+  if (!curve.length) throw new NoThreshold(msg("operating.no_validation_scores"));
   const f = curve.map(figuresOf);
   const pick = (score: (i: number) => number) => {
     let best = 0;
@@ -114,14 +120,14 @@ export function choose(curve: CurvePoint[], rule: Exclude<Rule, "threshold">, ta
     case "sensitivity": {
       // The highest threshold that reaches it: the fewest flagged patients for that sensitivity.
       const i = f.findIndex((x) => (x.sensitivity ?? 0) >= target! - 1e-12);
-      if (i < 0) throw new NoThreshold(`no threshold reaches a sensitivity of ${target} on the validation data`);
+      if (i < 0) throw new NoThreshold(msg("operating.no_sensitivity", { target: target! }));
       return curve[i];
     }
     case "specificity": {
       // The lowest threshold that keeps it: the most patients found at that specificity.
       let i = -1;
       for (let j = 0; j < curve.length; j++) if ((f[j].specificity ?? 0) >= target! - 1e-12) i = j;
-      if (i < 0) throw new NoThreshold(`no threshold keeps a specificity of ${target} on the validation data`);
+      if (i < 0) throw new NoThreshold(msg("operating.no_specificity", { target: target! }));
       return curve[i];
     }
     case "youden":

@@ -1,6 +1,6 @@
 import type { AuditActor, AuditLog } from "../audit/audit-log.js";
 import type { ClinicalSection, Manifest } from "../contract/types.js";
-import { ApiError, errors } from "../errors.js";
+import { ApiError, errors, msg, say, detail, type Message } from "../errors.js";
 import type { Bucket } from "../storage/bucket.js";
 import {
   binaryThresholds,
@@ -73,38 +73,36 @@ export class OperatingPointService {
   /** The experiment's current model version, or 404 / 409 (none published). */
   private async current(userId: string, experimentId: number): Promise<{ model: ModelRow; manifest: Manifest; retrospective: boolean }> {
     const row = await this.deps.repo.byUserNumber(userId, experimentId);
-    if (!row) throw errors.notFound(`experiment ${experimentId}`);
+    if (!row) throw errors.notFound(msg("experiment.not_found", { id: experimentId }));
     const model = await this.deps.repo.latestModel(userId, experimentId);
     if (!model || model.experimentUuid !== row.id) {
-      throw new ApiError(409, "model_not_published", `experiment ${experimentId} has no published model (status ${row.status})`);
+      throw new ApiError(409, "model_not_published", msg("experiment.no_published_model", { id: experimentId, status: row.status }));
     }
     const retrospective = (row.request as { study_type?: string }).study_type === "Retrospective";
     return { model, manifest: model.manifest as Manifest, retrospective };
   }
 
   /** Why this model has no operating point to move, or null when it has one. */
-  private unavailable(manifest: Manifest, retrospective: boolean): { status: 409 | 422; code: string; message: string } | null {
+  private unavailable(manifest: Manifest, retrospective: boolean): { status: 409 | 422; code: string; text: Message } | null {
     if (manifest.problem !== "binary" || (manifest.kind !== "tabular" && manifest.kind !== "vision_classification")) {
       return {
         status: 422,
         code: "not_binary",
-        message: `operating points are for binary classification (a label with two values); this model is ${manifest.kind} ${manifest.problem}`,
+        text: msg("operating.not_binary", { kind: manifest.kind, problem: manifest.problem }),
       };
     }
     if (retrospective) {
       return {
         status: 409,
         code: "retrospective_study",
-        message:
-          "a Retrospective study evaluates its source model at the source's current threshold; choose the operating point on the source experiment (its validation data), then run the study again",
+        text: msg("operating.retrospective"),
       };
     }
     if (!manifest.operating_scores_file) {
       return {
         status: 409,
         code: "no_operating_scores",
-        message:
-          "this model was built before operating points existed: rebuild it (a new experiment with the same request) to choose an operating point",
+        text: msg("operating.no_scores"),
       };
     }
     return null;
@@ -132,7 +130,7 @@ export class OperatingPointService {
       kind: manifest.kind,
       problem: manifest.problem,
     };
-    if (why) return { ...base, available: false as const, message: why.message };
+    if (why) return { ...base, available: false as const, message: say(why.text, "en") };
     const s = await this.scores(model, manifest);
     const positive = manifest.classes.find((c) => c.index === s.positive_index);
     const threshold = positiveThreshold(manifest.thresholds, s.positive_index);
@@ -160,7 +158,7 @@ export class OperatingPointService {
   async save(userId: string, experimentId: number, req: OperatingPointRequest, actor: AuditActor) {
     const { model, manifest, retrospective } = await this.current(userId, experimentId);
     const why = this.unavailable(manifest, retrospective);
-    if (why) throw new ApiError(why.status, why.code, why.message);
+    if (why) throw new ApiError(why.status, why.code, why.text);
     const s = await this.scores(model, manifest);
     let point: CurvePoint;
     try {
@@ -169,7 +167,7 @@ export class OperatingPointService {
           ? { threshold: req.threshold!, ...countsAt(s.validation.score, s.validation.label, req.threshold!) }
           : choose(validationCurve(s.validation.score, s.validation.label), req.rule, req.target);
     } catch (err) {
-      if (err instanceof NoThreshold) throw new ApiError(422, "no_threshold", err.message, [{ field: "target", message: err.message }]);
+      if (err instanceof NoThreshold) throw new ApiError(422, "no_threshold", err.text, [detail("target", err.text)]);
       throw err;
     }
     const t = point.threshold;
@@ -241,7 +239,7 @@ export class OperatingPointService {
     const { model } = await this.current(userId, experimentId);
     const rows = await this.deps.repo.modelsOf(model.experimentUuid);
     const target = rows.find((r) => r.version === version);
-    if (!target) throw errors.notFound(`version ${version} of experiment ${experimentId}`);
+    if (!target) throw errors.notFound(msg("experiment.version_not_found", { version, id: experimentId }));
     if (target.id === model.id) return versionView(model, model);
     const row = await this.deps.repo.makeModelCurrent(target, {
       event: "model_version_restored",

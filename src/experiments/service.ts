@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import { isIP } from "node:net";
 import type { Config } from "../config.js";
-import { ApiError, errors } from "../errors.js";
+import { ApiError, errors, msg, detail, textOfError } from "../errors.js";
 import type { JobRunner } from "../jobs/runner.js";
 import type { Bucket } from "../storage/bucket.js";
 import { resolveZipPath } from "../datasets/zip-path.js";
@@ -31,7 +31,7 @@ function tooManyExperiments(cap: number): ApiError {
   return new ApiError(
     429,
     "too_many_experiments",
-    `you already have ${cap} experiments queued or running (MAX_ACTIVE_EXPERIMENTS_PER_USER); wait for one to finish or cancel one, then post again`,
+    msg("experiment.too_many_active", { max: cap }),
     { limit: cap },
     { "retry-after": "60" },
   );
@@ -68,14 +68,11 @@ export class ExperimentService {
    * user_token is dropped here, before anything is stored or logged.
    */
   async create(userId: string, body: z.output<typeof experimentRequestSchema>): Promise<{ created: boolean; row: ExperimentRow }> {
-    if (body.user_id !== userId) throw errors.forbidden("user_id must be your own user id", "user_mismatch");
+    if (body.user_id !== userId) throw errors.forbidden(msg("auth.user_mismatch"), "user_mismatch");
     const { request, labels } = splitRequest(body);
     if (request.callback_url && !this.deps.config.CALLBACK_SECRET) {
-      throw errors.invalidRequest("1 invalid field: callback_url", [
-        {
-          field: "callback_url",
-          message: "this server has no CALLBACK_SECRET to sign callbacks with; ask the operator, or leave callback_url out",
-        },
+      throw errors.invalidRequest(msg("request.invalid_fields", { count: 1, fields: "callback_url" }), [
+        detail("callback_url", msg("experiment.no_callback_secret")),
       ]);
     }
     if (request.callback_url) {
@@ -87,15 +84,17 @@ export class ExperimentService {
         // An address literal needs no DNS: check its range now too (private/metadata unless allowed).
         if (isIP(url.hostname.replace(/^\[|\]$/g, ""))) await guard.pinnedAddress(url.hostname);
       } catch (err) {
-        throw errors.invalidRequest("1 invalid field: callback_url", [{ field: "callback_url", message: (err as Error).message }]);
+        throw errors.invalidRequest(msg("request.invalid_fields", { count: 1, fields: "callback_url" }), [
+          detail("callback_url", textOfError(err) ?? msg("net.invalid_url")),
+        ]);
       }
     }
     // Another user's folder or experiment answers exactly as a missing one (404): its existence is not revealed.
     // The job checks the zip's owner again before fetching (a row may come from an older server or a direct insert).
     resolveZipPath(request.zip_gcloud, userId);
     if (request.source_experiment_id !== undefined && !(await this.deps.repo.byUserNumber(userId, request.source_experiment_id))) {
-      throw new ApiError(404, "not_found", `source_experiment_id: you have no experiment ${request.source_experiment_id}`, [
-        { field: "source_experiment_id", message: `you have no experiment ${request.source_experiment_id}` },
+      throw new ApiError(404, "not_found", msg("experiment.no_source", { id: request.source_experiment_id }), [
+        detail("source_experiment_id", msg("experiment.you_have_no", { id: request.source_experiment_id })),
       ]);
     }
     const hash = requestHash(request);
@@ -126,11 +125,7 @@ export class ExperimentService {
     const existing = await this.deps.repo.byUserNumber(userId, request.experiment_id);
     if (!existing) throw errors.internal();
     if (existing.requestHash !== hash) {
-      throw new ApiError(
-        409,
-        "experiment_id_in_use",
-        `experiment_id ${request.experiment_id} is already used by a different request; choose a new experiment_id`,
-      );
+      throw new ApiError(409, "experiment_id_in_use", msg("experiment.id_in_use", { id: request.experiment_id }));
     }
     return { created: false, row: existing };
   }
@@ -158,11 +153,7 @@ export class ExperimentService {
     const row = await this.get(userId, experimentId);
     const model = await this.deps.repo.latestModel(userId, experimentId);
     if (!model || model.experimentUuid !== row.id) {
-      throw new ApiError(
-        404,
-        "not_found",
-        `experiment ${experimentId} has no model card yet (status ${row.status}); it exists once the experiment is ready`,
-      );
+      throw new ApiError(404, "not_found", msg("experiment.no_model_card_yet", { id: experimentId, status: row.status }));
     }
     const retrospectives = [];
     for (const r of await this.deps.repo.readyRetrospectivesOf(userId, experimentId)) {
@@ -203,7 +194,7 @@ export class ExperimentService {
   /** Another user's experiment is 404, as if it did not exist. */
   async get(userId: string, experimentId: number): Promise<ExperimentRow> {
     const row = await this.deps.repo.byUserNumber(userId, experimentId);
-    if (!row) throw errors.notFound(`experiment ${experimentId}`);
+    if (!row) throw errors.notFound(msg("experiment.not_found", { id: experimentId }));
     return row;
   }
 
@@ -220,7 +211,7 @@ export class ExperimentService {
   async delete(userId: string, experimentId: number): Promise<ExperimentRow> {
     const row = await this.get(userId, experimentId);
     const marked = await this.beginDeletion(row.id);
-    if (!marked) throw errors.notFound(`experiment ${experimentId}`);
+    if (!marked) throw errors.notFound(msg("experiment.not_found", { id: experimentId }));
     void this.deletion.finish(row.id);
     return marked;
   }
@@ -236,8 +227,9 @@ export class ExperimentService {
 
   async cancel(userId: string, experimentId: number): Promise<ExperimentRow> {
     const row = await this.get(userId, experimentId);
-    if (row.status === DELETING) throw new ApiError(409, "experiment_deleting", `experiment ${experimentId} is being deleted`);
-    if (isTerminal(row.status)) throw new ApiError(409, "experiment_finished", `experiment ${experimentId} is already ${row.status}`);
+    if (row.status === DELETING) throw new ApiError(409, "experiment_deleting", msg("experiment.being_deleted", { id: experimentId }));
+    if (isTerminal(row.status))
+      throw new ApiError(409, "experiment_finished", msg("experiment.already_finished", { id: experimentId, status: row.status }));
     // Still queued: cancelled at once (the runner's lease acquisition then finds a terminal row and skips it).
     const direct = await this.deps.repo.transition(row.id, "cancelled", { fromStatus: ["queued"], set: { cancelRequested: true } });
     if (direct) {

@@ -1,4 +1,4 @@
-import { ApiError } from "../errors.js";
+import { ApiError, msg } from "../errors.js";
 
 /** Seconds a refused client is told to wait: streams free their slot when a reader leaves, not on a clock. */
 export const STREAM_RETRY_AFTER_S = 30;
@@ -21,7 +21,7 @@ export class StreamSlots {
       throw new ApiError(
         429,
         "too_many_streams",
-        `you already have ${this.perUser} event streams open (EVENT_STREAMS_PER_USER); close one (or wait for its experiment or batch to finish), then open this one again`,
+        msg("experiment.too_many_streams", { max: this.perUser }),
         { limit: this.perUser },
         { "retry-after": String(STREAM_RETRY_AFTER_S) },
       );

@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "../logger.js";
 import type { Services } from "../services.js";
-import { ApiError } from "../errors.js";
+import { ApiError, msg } from "../errors.js";
 import { errorBody, predictErrorBody } from "./errors.js";
 import { preferredLanguage } from "./error-language.js";
 import { failureOf, requestId, startRequest } from "./request-lifecycle.js";
@@ -78,11 +78,17 @@ export function createApp(services: Services, routes: AnyRoute[], version = "0.1
     // A known path with another method is 405 with Allow (RFC 9110), not 404: the resource exists.
     const methods = allowed(req.path);
     if (methods.length) {
-      throw new ApiError(405, "method_not_allowed", `${req.method} is not allowed on ${req.path}; use ${methods.join(", ")}`, undefined, {
-        allow: methods.join(", "),
-      });
+      throw new ApiError(
+        405,
+        "method_not_allowed",
+        msg("request.method_not_allowed", { method: req.method, path: req.path, methods: methods.join(", ") }),
+        undefined,
+        {
+          allow: methods.join(", "),
+        },
+      );
     }
-    throw new ApiError(404, "not_found", `no route for ${req.method} ${req.path}`);
+    throw new ApiError(404, "not_found", msg("request.no_route", { method: req.method, path: req.path }));
   });
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {

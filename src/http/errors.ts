@@ -1,5 +1,5 @@
 // The HTTP edge of src/errors.ts: every failure leaves as {"error": {"code", "message", "type", "details"?}}.
-import { ApiError, errors } from "../errors.js";
+import { ApiError, errors, msg, detail } from "../errors.js";
 import { ModelNotPublished } from "../serving/errors.js";
 import { localizeError, type ApiLanguage } from "./error-language.js";
 
@@ -43,22 +43,19 @@ export function predictErrorBody(e: ApiError, lang: ApiLanguage = "en") {
   return { error: 1, ...error };
 }
 
-/** Why a JSON body is refused when one of its strings holds U+0000 (json-request-body.ts finds it). */
-export const NUL_MESSAGE = "a string in the body contains the NUL character (\\u0000), which no field accepts";
-
 /**
  * An experiment without a published model. With its state (/predict): 409 model_not_ready, saying whether to wait
  * or that it ended without one; without (the model routes): 404, the model asked for is not there.
  */
 function modelNotPublished(e: ModelNotPublished): ApiError {
   const status = e.experimentStatus;
-  if (status === undefined) return new ApiError(404, "not_found", e.message);
+  const id = e.experimentId;
+  if (status === undefined) return new ApiError(404, "not_found", msg("experiment.no_published_model_plain", { id }));
   // Being deleted (DELETE /v1/experiments/{id} unpublished it first): as good as gone.
-  if (status === "deleting") return new ApiError(404, "not_found", `experiment ${e.experimentId} is being deleted`);
-  const why =
-    status === "failed" || status === "cancelled" ? `it ended ${status} without a model` : `it is ${status}; try again when it is ready`;
-  return new ApiError(409, "model_not_ready", `${e.message}: ${why}`, [
-    { field: "experiment_id", message: `the experiment is ${status}`, status },
+  if (status === "deleting") return new ApiError(404, "not_found", msg("experiment.being_deleted", { id }));
+  const ended = status === "failed" || status === "cancelled";
+  return new ApiError(409, "model_not_ready", msg(ended ? "experiment.model_ended_without" : "experiment.model_not_yet", { id, status }), [
+    detail("experiment_id", msg("experiment.status_is", { status }), { status }),
   ]);
 }
 
@@ -70,12 +67,11 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof ModelNotPublished) return modelNotPublished(err);
   const e = err as { type?: string; status?: number; message?: string; limit?: number };
-  if (e?.type === "request.aborted")
-    return new ApiError(400, "upload_interrupted", "the request was interrupted before the whole body arrived");
-  if (e?.type === "entity.parse.failed") return new ApiError(400, "invalid_json", `the body is not valid JSON: ${e.message}`);
+  if (e?.type === "request.aborted") return new ApiError(400, "upload_interrupted", msg("request.interrupted"));
+  if (e?.type === "entity.parse.failed") return new ApiError(400, "invalid_json", msg("request.json_invalid", { why: e.message ?? "" }));
   if (e?.type === "entity.too.large")
-    return new ApiError(413, "payload_too_large", `the JSON body is larger than ${e.limit ?? 1_048_576} bytes`);
+    return new ApiError(413, "payload_too_large", msg("request.json_too_large", { bytes: e.limit ?? 1_048_576 }));
   if (e?.type === "encoding.unsupported" || e?.type === "charset.unsupported")
-    return new ApiError(415, "unsupported_encoding", e.message ?? "unsupported encoding");
+    return new ApiError(415, "unsupported_encoding", msg("request.unsupported_encoding", { why: e.message ?? "" }));
   return errors.internal();
 }

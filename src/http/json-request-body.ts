@@ -1,8 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import express from "express";
 import type { Config } from "../config.js";
-import { ApiError } from "../errors.js";
-import { NUL_MESSAGE } from "./errors.js";
+import { ApiError, msg, detail } from "../errors.js";
 
 /**
  * JSON request bodies, read by the route builder (route.ts) and the /predict lane (predict-lane.ts) only AFTER
@@ -79,7 +78,7 @@ function undecodableBody(req: IncomingMessage, err: unknown, log: () => import("
   const e = err as { type?: string; errno?: unknown; message?: string };
   if (encoding === "identity" || e?.type !== undefined || typeof e?.errno !== "number") return undefined;
   log().info({ err: e.message, encoding }, "the request body does not decode with its content-encoding");
-  return new ApiError(400, "invalid_body_encoding", `the body does not decode as ${encoding} (Content-Encoding): ${e.message}`);
+  return new ApiError(400, "invalid_body_encoding", msg("request.body_encoding", { encoding, why: e.message ?? "" }));
 }
 
 /** JSON is Unicode (RFC 8259): as express.json did, any UTF charset is decoded and every other refused unread. */
@@ -94,25 +93,21 @@ function refuseNonUnicodeCharset(req: IncomingMessage): void {
 
 function parseJson(text: string, maxValues: number | undefined): unknown {
   if (maxValues !== undefined && countSeparatorsBeyond(text, maxValues)) {
-    throw new ApiError(
-      413,
-      "too_many_values",
-      `the body holds more than ${maxValues} JSON values; a prediction's message is one image or one row of at most ${MAX_MESSAGE_VALUES} values`,
-    );
+    throw new ApiError(413, "too_many_values", msg("request.too_many_values", { max: maxValues, row: MAX_MESSAGE_VALUES }));
   }
   const first = /\S|$/.exec(text)![0];
   if (first === "") return {}; // an empty body, as body-parser answered it
-  if (first !== "{" && first !== "[")
-    throw new ApiError(400, "invalid_json", "the body is not valid JSON: it must be an object or an array");
+  if (first !== "{" && first !== "[") throw new ApiError(400, "invalid_json", msg("request.json_not_container"));
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new ApiError(400, "invalid_json", `the body is not valid JSON: ${(err as Error).message}`);
+    throw new ApiError(400, "invalid_json", msg("request.json_invalid", { why: (err as Error).message }));
   }
   // PostgreSQL text and jsonb cannot hold U+0000, so a NUL anywhere in a body would fail deep in an insert as a
   // 500 (the fuzzer found one in an API key's name). Refused here for every route, keys included.
-  if (hasNulEscape(text)) throw new ApiError(400, "invalid_request", NUL_MESSAGE, [{ field: "(body)", message: NUL_MESSAGE }]);
+  if (hasNulEscape(text))
+    throw new ApiError(400, "invalid_request", msg("request.nul_character"), [detail("(body)", msg("request.nul_character"))]);
   return value;
 }
 

@@ -5,7 +5,7 @@ import type { AuthInfo, AuthMode, AuthRequest, AuthResponse, Authenticate } from
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { Services } from "../services.js";
-import { ApiError, type ErrorDetail } from "../errors.js";
+import { ApiError, type ErrorDetail, msg } from "../errors.js";
 import { requireAdmin } from "../auth/admin.service.js";
 import { sendJson } from "./json-body.js";
 import { createJsonBodyReader, DEFAULT_JSON_LIMITS, type JsonBodyLimits, type JsonBodyReader } from "./json-request-body.js";
@@ -144,7 +144,7 @@ export function validateParts(route: AnyRoute, rawParams: unknown, rawQuery: unk
     throw new ApiError(
       400,
       "invalid_request",
-      `${details.length} invalid field${details.length > 1 ? "s" : ""}: ${details.map((d) => d.field || "(body)").join(", ")}`,
+      msg("request.invalid_fields", { count: details.length, fields: details.map((d) => d.field || "(body)").join(", ") }),
       details,
     );
   }

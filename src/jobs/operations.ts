@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { ApiError } from "../errors.js";
+import { ApiError, msg } from "../errors.js";
 import type { ExperimentRepository, ExperimentRow } from "../experiments/repository.js";
 import { BullmqDispatcher, type QueueDepth } from "./bullmq.js";
 import type { JobNeed } from "./queues.js";
@@ -103,11 +103,7 @@ export class OperationsService {
   private registry() {
     const runner = this.deps.runner();
     if (runner instanceof BullmqDispatcher) return runner.registry;
-    throw new ApiError(
-      409,
-      "inprocess_runner",
-      "jobs run inside the server here (BUILDER_RUNNER=inprocess): there is no worker to drain; stop the server to stop its jobs",
-    );
+    throw new ApiError(409, "inprocess_runner", msg("jobs.inprocess_runner"));
   }
 
   private async refsOf(rows: ExperimentRow[]): Promise<Map<string, JobRef>> {

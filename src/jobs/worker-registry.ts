@@ -1,5 +1,5 @@
 import type { Redis } from "ioredis";
-import { ApiError } from "../errors.js";
+import { ApiError, msg } from "../errors.js";
 import type { SlotPool } from "./gpu-slots.js";
 import type { JobNeed } from "./queues.js";
 
@@ -122,8 +122,7 @@ export class WorkerRegistry {
 
   private async named(target: string): Promise<ListedWorker[]> {
     const named = await this.select(target);
-    if (!named.length)
-      throw new ApiError(404, "not_found", `no running worker has the id or host name ${target}; ./builder worker list shows them`);
+    if (!named.length) throw new ApiError(404, "not_found", msg("jobs.no_worker", { target }));
     return named;
   }
 

@@ -1,7 +1,7 @@
 import type { AuditActor, AuditLog } from "../audit/audit-log.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
-import { ApiError, errors } from "../errors.js";
+import { ApiError, detail, errors, msg } from "../errors.js";
 import type { CallbackSender } from "../jobs/callback.js";
 import type { Logger } from "../logger.js";
 import type { ModelRepository, ModelRow } from "../serving/model-repository.js";
@@ -155,7 +155,7 @@ export class AlertService {
 
   private async experimentUuid(userId: string, experimentId: number): Promise<string> {
     const uuid = await this.repo.experimentUuid(userId, experimentId);
-    if (!uuid) throw errors.notFound(`experiment ${experimentId}`);
+    if (!uuid) throw errors.notFound(msg("experiment.not_found", { id: experimentId }));
     return uuid;
   }
 
@@ -213,12 +213,8 @@ export class AlertService {
     const row = await this.repo.act(uuid, id, to, actor.userId, comment ?? null);
     if (!row) {
       const now = await this.repo.byId(uuid, id);
-      if (!now) throw errors.notFound(`alert ${id}`);
-      throw new ApiError(
-        409,
-        "alert_state_conflict",
-        `the alert is ${now.state}: only an open alert can be acknowledged, and a resolved one cannot change`,
-      );
+      if (!now) throw errors.notFound(msg("monitoring.alert_not_found", { id }));
+      throw new ApiError(409, "alert_state_conflict", msg("monitoring.alert_state", { state: now.state }));
     }
     // The comment is not copied into the audit log: people may name a patient there, and the log outlives erasure.
     await this.deps.audit?.record(actor, "monitoring_alert_updated", `experiment ${experimentId}`, {
@@ -252,13 +248,9 @@ export class AlertService {
   ): Promise<AlertSettingsView> {
     const uuid = await this.experimentUuid(actor.userId, experimentId);
     if (change.webhook_url && !this.deps.config.CALLBACK_SECRET)
-      throw errors.invalidRequest("this server cannot sign webhooks: its administrator must set CALLBACK_SECRET first", [
-        { field: "webhook_url", message: "needs CALLBACK_SECRET set on the server" },
-      ]);
+      throw errors.invalidRequest(msg("monitoring.webhooks_unsigned"), [detail("webhook_url", msg("monitoring.webhook_needs_secret"))]);
     if (change.email_to?.length && !this.deps.config.SMTP_HOST)
-      throw errors.invalidRequest("this server cannot send e-mail: its administrator must set SMTP_HOST and SMTP_FROM first", [
-        { field: "email_to", message: "needs SMTP_HOST set on the server" },
-      ]);
+      throw errors.invalidRequest(msg("monitoring.email_unavailable"), [detail("email_to", msg("monitoring.email_needs_smtp"))]);
     const before = await this.repo.settings(uuid);
     // Only what differs from the defaults is kept, so a later change of a default reaches the rules nobody set.
     const stored = (before?.rules ?? {}) as Record<string, Record<string, unknown> | number>;

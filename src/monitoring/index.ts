@@ -5,7 +5,7 @@ import type { Mailer } from "./alert-delivery.js";
 import { AlertService } from "./alerts.js";
 import type { Db } from "../db/client.js";
 import type { Logger } from "../logger.js";
-import { errors } from "../errors.js";
+import { errors, msg } from "../errors.js";
 import { ModelNotPublished } from "../serving/errors.js";
 import type { ModelRepository, ModelRow } from "../serving/model-repository.js";
 import { checkOutcomes, type OutcomeIn } from "./outcomes.js";
@@ -83,7 +83,7 @@ export class Monitoring {
     const row = await this.deps.models.latest(userId, experimentId);
     if (row) return row;
     const status = await this.deps.models.experimentStatus(userId, experimentId);
-    if (status === null) throw errors.notFound(`experiment ${experimentId}`);
+    if (status === null) throw errors.notFound(msg("experiment.not_found", { id: experimentId }));
     throw new ModelNotPublished(experimentId, status);
   }
 

@@ -1,4 +1,4 @@
-import { ApiError, type ErrorDetail } from "../errors.js";
+import { ApiError, type ErrorDetail, msg, detail } from "../errors.js";
 
 /**
  * POST /v1/models/{experiment_id}/outcomes (issue 49 item 3): true outcomes joined to earlier predictions by their
@@ -31,32 +31,28 @@ export function classIndexOf(classes: Classes, label: OutcomeIn["label"]): numbe
 /** Every row's class index, or an ApiError naming each bad row. */
 export function checkOutcomes(problem: string, classes: Classes, rows: OutcomeIn[]): Array<{ requestId: string; label: number }> {
   if (problem !== "binary" && problem !== "multiclass")
-    throw new ApiError(409, "outcomes_not_supported", `outcomes are taken for binary and multiclass models; this model is ${problem}`);
+    throw new ApiError(409, "outcomes_not_supported", msg("monitoring.outcomes_not_supported", { problem }));
   const details: ErrorDetail[] = [];
   const out: Array<{ requestId: string; label: number }> = [];
   const seen = new Map<string, number>();
   rows.forEach((r, i) => {
     const label = classIndexOf(classes, r.label);
     if (label === undefined) {
-      details.push({
-        field: `${i}.label`,
-        message: `row ${i}: ${JSON.stringify(r.label)} is not one of this model's labels (${classes.map((c) => c.code).join(", ")})`,
-      });
+      details.push(
+        detail(
+          `${i}.label`,
+          msg("monitoring.not_a_label", { row: i, label: JSON.stringify(r.label), labels: classes.map((c) => c.code).join(", ") }),
+        ),
+      );
       return;
     }
     const earlier = seen.get(r.request_id);
     if (earlier !== undefined && out[earlier].label !== label) {
-      details.push({ field: `${i}.request_id`, message: `row ${i}: request id also in row ${earlier} with another label` });
+      details.push(detail(`${i}.request_id`, msg("monitoring.request_twice", { row: i, earlier })));
       return;
     }
     if (earlier === undefined) seen.set(r.request_id, out.push({ requestId: r.request_id, label }) - 1);
   });
-  if (details.length)
-    throw new ApiError(
-      400,
-      "invalid_request",
-      `${details.length} bad outcome row${details.length > 1 ? "s" : ""}; nothing was written`,
-      details,
-    );
+  if (details.length) throw new ApiError(400, "invalid_request", msg("monitoring.bad_rows", { count: details.length }), details);
   return out;
 }

@@ -1,3 +1,4 @@
+import { msg } from "../errors.js";
 import { refuse } from "./outbound-guard.js";
 
 /**
@@ -28,12 +29,7 @@ export function dicomWebInstanceUrl(raw: string): string | null {
   if (!INSTANCE.test(url.pathname)) return null;
   const frames = FRAMES.exec(url.pathname);
   if (frames) {
-    if (frames[1] !== "1")
-      throw refuse(
-        400,
-        "unsupported_frame",
-        `a model scores the first frame of a DICOM; ask for /frames/1 or the instance (this URL asks for frames ${frames[1]})`,
-      );
+    if (frames[1] !== "1") throw refuse(400, "unsupported_frame", msg("net.only_first_frame", { frames: frames[1] }));
     url.pathname = url.pathname.slice(0, frames.index);
   }
   return url.toString();
@@ -48,14 +44,14 @@ export function firstMultipartPart(body: Buffer, contentType: string | undefined
   if (!type.startsWith("multipart/")) return body;
   const m = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType ?? "");
   const boundary = m?.[1] ?? m?.[2];
-  if (!boundary) throw refuse(422, "invalid_dicomweb_answer", "the DICOMweb server answered multipart without a boundary");
+  if (!boundary) throw refuse(422, "invalid_dicomweb_answer", msg("net.multipart_no_boundary"));
   const delimiter = Buffer.from(`--${boundary}`);
   const first = body.indexOf(delimiter);
-  if (first < 0) throw refuse(422, "invalid_dicomweb_answer", "the DICOMweb answer holds no part");
+  if (first < 0) throw refuse(422, "invalid_dicomweb_answer", msg("net.multipart_no_part"));
   const headersEnd = body.indexOf("\r\n\r\n", first + delimiter.length);
-  if (headersEnd < 0) throw refuse(422, "invalid_dicomweb_answer", "the DICOMweb answer's first part has no headers");
+  if (headersEnd < 0) throw refuse(422, "invalid_dicomweb_answer", msg("net.multipart_no_headers"));
   const start = headersEnd + 4;
   const next = body.indexOf(Buffer.from(`\r\n--${boundary}`), start);
-  if (next < 0) throw refuse(422, "invalid_dicomweb_answer", "the DICOMweb answer's first part is not closed");
+  if (next < 0) throw refuse(422, "invalid_dicomweb_answer", msg("net.multipart_not_closed"));
   return body.subarray(start, next);
 }

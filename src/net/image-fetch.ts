@@ -1,8 +1,9 @@
 import type { Readable } from "node:stream";
 import type { Bucket } from "../storage/bucket.js";
-import { BucketNotFoundError, objectPathSegments, uriScheme } from "../storage/bucket.js";
+import { BucketNotFoundError, ObjectPathError, objectPathSegments, uriScheme } from "../storage/bucket.js";
 import { isDicom } from "../dicom/parse.js";
 import { DICOM_ACCEPT, dicomWebInstanceUrl, firstMultipartPart } from "./dicomweb.js";
+import { msg } from "../errors.js";
 import { refuse, type OutboundGuard } from "./outbound-guard.js";
 
 /**
@@ -37,7 +38,7 @@ export interface ImageFetchContext {
 }
 
 export async function fetchImageBytes(uri: string, ctx: ImageFetchContext): Promise<{ bytes: Buffer; format: ImageFormat }> {
-  if (typeof uri !== "string" || uri.length === 0) throw refuse(400, "invalid_uri", "message must be an image URI");
+  if (typeof uri !== "string" || uri.length === 0) throw refuse(400, "invalid_uri", msg("net.message_not_uri"));
   const scheme = uri.slice(0, uri.indexOf(":") + 1).toLowerCase();
   let bytes: Buffer;
   if (scheme === "data:") bytes = decodeDataUri(uri, ctx.maxBytes);
@@ -52,18 +53,14 @@ export async function fetchImageBytes(uri: string, ctx: ImageFetchContext): Prom
       ...(authorization ? { maxRedirects: 0 } : {}),
     });
     if (res.status < 200 || res.status >= 300)
-      throw refuse(422, "fetch_failed", `the URL answered HTTP ${res.status}`, { status: res.status });
+      throw refuse(422, "fetch_failed", msg("net.http_status", { status: res.status }), { status: res.status });
     const type = res.headers["content-type"];
     bytes = instance ? firstMultipartPart(res.body, Array.isArray(type) ? type[0] : type) : res.body;
   } else {
-    throw refuse(
-      400,
-      "unsupported_uri_scheme",
-      `the scheme ${scheme || "(none)"} is not allowed; use https://, http://, data:image/...;base64, data:application/dicom;base64, or ${uriScheme(ctx.bucket)}://`,
-    );
+    throw refuse(400, "unsupported_uri_scheme", msg("net.scheme_not_allowed", { got: scheme || "(none)", scheme: uriScheme(ctx.bucket) }));
   }
   const format = sniffImage(bytes);
-  if (!format) throw refuse(415, "unsupported_image_type", "the bytes are not a PNG, JPEG, WebP, GIF, TIFF, AVIF or DICOM image");
+  if (!format) throw refuse(415, "unsupported_image_type", msg("net.not_an_image"));
   return { bytes, format };
 }
 
@@ -71,19 +68,13 @@ const DATA_URI = /^data:(?:image\/[a-z0-9.+-]+|application\/dicom)(?:;[a-z0-9-]+
 
 function decodeDataUri(uri: string, maxBytes: number): Buffer {
   const head = DATA_URI.exec(uri.slice(0, 256));
-  if (!head)
-    throw refuse(
-      400,
-      "invalid_data_uri",
-      "data URIs must look like data:image/<type>;base64,<data> or data:application/dicom;base64,<data>",
-    );
+  if (!head) throw refuse(400, "invalid_data_uri", msg("net.data_uri_form"));
   const b64 = uri.slice(head[0].length);
   // Base64 is 4/3 of the bytes: refuse before decoding a body that cannot fit.
-  if (Math.floor((b64.length * 3) / 4) > maxBytes + 3)
-    throw refuse(413, "image_too_large", `the image is larger than the limit of ${maxBytes} bytes`);
+  if (Math.floor((b64.length * 3) / 4) > maxBytes + 3) throw refuse(413, "image_too_large", msg("net.image_over_limit", { max: maxBytes }));
   const bytes = Buffer.from(b64, "base64");
-  if (!reEncodesTo(bytes, b64) && !BASE64.test(b64)) throw refuse(400, "invalid_data_uri", "the data URI is not valid base64");
-  if (bytes.length > maxBytes) throw refuse(413, "image_too_large", `the image is larger than the limit of ${maxBytes} bytes`);
+  if (!reEncodesTo(bytes, b64) && !BASE64.test(b64)) throw refuse(400, "invalid_data_uri", msg("net.data_uri_base64"));
+  if (bytes.length > maxBytes) throw refuse(413, "image_too_large", msg("net.image_over_limit", { max: maxBytes }));
   return bytes;
 }
 
@@ -113,23 +104,27 @@ function reEncodesTo(bytes: Buffer, text: string): boolean {
  */
 async function readOwnObject(uri: string, scheme: string, ctx: ImageFetchContext): Promise<Buffer> {
   const own = uriScheme(ctx.bucket);
-  if (scheme !== own) throw refuse(400, "invalid_uri", `this deployment's storage is linked as ${own}://<bucket>/<path>, not ${scheme}://`);
+  if (scheme !== own) throw refuse(400, "invalid_uri", msg("net.storage_scheme", { link: `${own}://<bucket>/<path>`, scheme }));
   const m = /^(?:gs|s3):\/\/([^/]+)\/(.+)$/i.exec(uri);
-  if (!m) throw refuse(400, "invalid_uri", `${own} URIs look like ${own}://<bucket>/<path>`);
+  if (!m) throw refuse(400, "invalid_uri", msg("net.storage_uri_form", { scheme: own, link: `${own}://<bucket>/<path>` }));
   const [, bucketName, objectPath] = m;
   let segments: string[];
   try {
     segments = objectPathSegments(decodeURIComponent(objectPath));
   } catch (err) {
-    throw refuse(400, "invalid_uri", `bad object path: ${(err as Error).message}`);
+    throw refuse(
+      400,
+      "invalid_uri",
+      msg("net.bad_object_path", { why: err instanceof ObjectPathError ? err.text : (err as Error).message }),
+    );
   }
   // Another bucket, or another user's object, is "not found": its existence is not revealed.
-  const notFound = refuse(404, "not_found", "no such object in your storage");
+  const notFound = refuse(404, "not_found", msg("net.no_such_object"));
   if (bucketName !== ctx.bucket.name || segments[0] !== ctx.userId) throw notFound;
   const path = segments.join("/");
   const st = await ctx.bucket.stat(path);
   if (!st) throw notFound;
-  if (st.size > ctx.maxBytes) throw refuse(413, "image_too_large", `the object is ${st.size} bytes; the limit is ${ctx.maxBytes}`);
+  if (st.size > ctx.maxBytes) throw refuse(413, "image_too_large", msg("net.object_too_large", { bytes: st.size, max: ctx.maxBytes }));
   let stream: Readable;
   try {
     stream = await ctx.bucket.read(path);

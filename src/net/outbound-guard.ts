@@ -1,7 +1,7 @@
 import dns from "node:dns";
 import net from "node:net";
 import { Agent, buildConnector, request } from "undici";
-import { ApiError } from "../errors.js";
+import { ApiError, msg, type Message } from "../errors.js";
 import { checkAddress, compileAllowList, isMetadataHost, normaliseHost, type AllowList } from "./address-policy.js";
 
 /**
@@ -17,8 +17,8 @@ import { checkAddress, compileAllowList, isMetadataHost, normaliseHost, type All
 
 export class OutboundRefusal extends ApiError {}
 
-export const refuse = (status: number, code: string, message: string, details?: Record<string, unknown>) =>
-  new OutboundRefusal(status, code, message, details);
+export const refuse = (status: number, code: string, text: Message | string, details?: Record<string, unknown>) =>
+  new OutboundRefusal(status, code, text, details);
 
 export type Resolver = (host: string) => Promise<Array<{ address: string; family: number }>>;
 
@@ -83,17 +83,17 @@ export class OutboundGuard {
     try {
       url = raw instanceof URL ? raw : new URL(raw);
     } catch {
-      throw refuse(400, "invalid_uri", "the URL cannot be parsed");
+      throw refuse(400, "invalid_uri", msg("net.unparsable_url"));
     }
     if (url.protocol !== "http:" && url.protocol !== "https:") {
-      throw refuse(400, "unsupported_uri_scheme", `the scheme ${url.protocol} is not allowed; use http(s)`);
+      throw refuse(400, "unsupported_uri_scheme", msg("net.scheme_not_http", { scheme: url.protocol }));
     }
-    if (url.username || url.password) throw refuse(400, "uri_credentials_not_allowed", "URLs with user:password@ are not fetched");
+    if (url.username || url.password) throw refuse(400, "uri_credentials_not_allowed", msg("net.credentials_in_url"));
     const host = normaliseHost(url.hostname);
-    if (!host) throw refuse(400, "invalid_uri", "the URL has no host");
-    if (isMetadataHost(host)) throw refuse(403, "blocked_host", `${host} is a cloud metadata service`);
+    if (!host) throw refuse(400, "invalid_uri", msg("net.no_host"));
+    if (isMetadataHost(host)) throw refuse(403, "blocked_host", msg("net.metadata_host", { host }));
     if (!this.allow.allowsHost(host) && (host === "localhost" || host.endsWith(".localhost"))) {
-      throw refuse(403, "blocked_host", `${host} is this machine`);
+      throw refuse(403, "blocked_host", msg("net.this_machine", { host }));
     }
     return url;
   }
@@ -108,9 +108,9 @@ export class OutboundGuard {
       try {
         addresses = await this.resolve(host);
       } catch {
-        throw refuse(422, "host_not_found", `the host ${host} does not resolve`);
+        throw refuse(422, "host_not_found", msg("net.host_not_found", { host }));
       }
-      if (!addresses.length) throw refuse(422, "host_not_found", `the host ${host} does not resolve`);
+      if (!addresses.length) throw refuse(422, "host_not_found", msg("net.host_not_found", { host }));
     }
     // Every address must pass, not only the first: a name answering public + private is refused.
     let connectTo: string | undefined;
@@ -125,14 +125,11 @@ export class OutboundGuard {
       if (!allowed) {
         // A clinician whose PACS link is refused needs to know the refusal is a setting, and whose: only ranges an
         // operator can allow get that hint (cloud metadata and invalid addresses are never fetched).
-        const hint =
-          verdict.range === "cloud metadata" || verdict.range === "invalid"
-            ? ""
-            : "; if it is your hospital's own server (a PACS, for instance), the server's operator can allow it with FETCH_ALLOW_HOSTS";
+        const hinted = verdict.range !== "cloud metadata" && verdict.range !== "invalid";
         throw refuse(
           403,
           "blocked_address",
-          `${host} resolves to ${verdict.address} (${verdict.range}); only public addresses are fetched${hint}`,
+          msg(hinted ? "net.private_address_allowable" : "net.private_address", { host, address: verdict.address, range: verdict.range }),
           {
             host,
             address: verdict.address,
@@ -163,14 +160,14 @@ export class OutboundGuard {
       const location = res.headers.location;
       if (res.statusCode >= 300 && res.statusCode < 400 && location && maxRedirects >= 0 && (method === "GET" || method === "HEAD")) {
         res.body.resume();
-        if (redirects >= maxRedirects) throw refuse(422, "too_many_redirects", `more than ${maxRedirects} redirects`);
+        if (redirects >= maxRedirects) throw refuse(422, "too_many_redirects", msg("net.too_many_redirects", { max: maxRedirects }));
         url = this.checkUrl(new URL(String(location), url));
         continue;
       }
       const declared = Number(res.headers["content-length"]);
       if (Number.isFinite(declared) && declared > maxBytes) {
         res.body.destroy();
-        throw refuse(413, "image_too_large", `the response is ${declared} bytes; the limit is ${maxBytes}`);
+        throw refuse(413, "image_too_large", msg("net.response_too_large", { bytes: declared, max: maxBytes }));
       }
       const chunks: Buffer[] = [];
       let size = 0;
@@ -179,7 +176,7 @@ export class OutboundGuard {
           size += chunk.length;
           if (size > maxBytes) {
             res.body.destroy();
-            throw refuse(413, "image_too_large", `the response is larger than the limit of ${maxBytes} bytes`);
+            throw refuse(413, "image_too_large", msg("net.response_over_limit", { max: maxBytes }));
           }
           chunks.push(chunk);
         }
@@ -192,10 +189,10 @@ export class OutboundGuard {
 
   private mapError(err: unknown, signal: AbortSignal, timeoutMs: number): Error {
     if (err instanceof ApiError) return err;
-    if (signal.aborted) return refuse(422, "fetch_timeout", `the URL did not answer within ${timeoutMs} ms`);
+    if (signal.aborted) return refuse(422, "fetch_timeout", msg("net.timeout", { ms: timeoutMs }));
     const e = err as { code?: string; message?: string; cause?: unknown };
     if (e?.cause instanceof ApiError) return e.cause;
-    return refuse(422, "fetch_failed", `the URL could not be fetched (${e?.code ?? e?.message ?? "error"})`);
+    return refuse(422, "fetch_failed", msg("net.fetch_failed", { why: e?.code ?? e?.message ?? "error" }));
   }
 
   close(): Promise<void> {

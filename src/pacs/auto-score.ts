@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { AuditLog } from "../audit/audit-log.js";
 import type { Db } from "../db/client.js";
-import { ApiError } from "../errors.js";
+import { ApiError, msg, detail, type Message } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { OutboundGuard } from "../net/outbound-guard.js";
 import { JsonBytes } from "../serving/json-encode.js";
@@ -94,7 +94,7 @@ export class PacsAutoScore {
     };
     if (rule.enabled) {
       const target = await this.deps.connections.target(userId);
-      if (!target) throw unavailable("no PACS is configured (Settings → PACS)");
+      if (!target) throw unavailable(msg("pacs.auto_score_no_pacs"));
       const last = await this.lastChange(target);
       await this.store.startCursor(userId, last);
     }
@@ -233,12 +233,9 @@ export class PacsAutoScore {
 
   private async lastChange(target: PacsTarget): Promise<number> {
     const body = (await this.getJson(target, `${orthancRestRoot(target.root)}/changes?last`).catch((err: unknown) => {
-      throw unavailable(
-        `the PACS gave no change feed (${err instanceof Error ? err.message : String(err)}); scoring new studies needs an Orthanc PACS, whose REST API is at the DICOMweb address's parent`,
-      );
+      throw unavailable(msg("pacs.no_change_feed", { why: err instanceof Error ? err.message : String(err) }));
     })) as { Last?: unknown };
-    if (typeof body.Last !== "number")
-      throw unavailable("the PACS's answer to /changes is not Orthanc's; scoring new studies needs an Orthanc PACS");
+    if (typeof body.Last !== "number") throw unavailable(msg("pacs.changes_not_orthanc"));
     return body.Last;
   }
 
@@ -258,9 +255,9 @@ function view(r: RuleRow): AutoScoreRule {
 }
 
 function notFound(experimentId: number) {
-  return new ApiError(404, "not_found", `experiment ${experimentId} not found`);
+  return new ApiError(404, "not_found", msg("experiment.not_found", { id: experimentId }));
 }
 
-function unavailable(why: string) {
-  return new ApiError(409, "pacs_auto_score_unavailable", `auto-score: ${why}`, [{ field: "enabled", message: why }]);
+function unavailable(why: Message) {
+  return new ApiError(409, "pacs_auto_score_unavailable", msg("pacs.auto_score_unavailable", { why }), [detail("enabled", why)]);
 }

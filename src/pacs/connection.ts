@@ -1,4 +1,4 @@
-import { ApiError } from "../errors.js";
+import { ApiError, msg, detail, type Message } from "../errors.js";
 import type { OutboundGuard } from "../net/outbound-guard.js";
 import { OutboundRefusal } from "../net/outbound-guard.js";
 import type { PacsConnectionRow, PacsRepository } from "./repository.js";
@@ -39,12 +39,11 @@ export function dicomWebRoot(raw: string): string {
   try {
     url = new URL(raw.trim());
   } catch {
-    throw invalid("dicomweb_url", "not a URL; give the PACS's DICOMweb root, e.g. https://pacs.hospital.example/dicom-web");
+    throw invalid("dicomweb_url", msg("pacs.url_not_url"));
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") throw invalid("dicomweb_url", "must be an http:// or https:// URL");
-  if (url.username || url.password)
-    throw invalid("dicomweb_url", "must not hold a user name or password; give them in the username and password fields");
-  if (url.search || url.hash) throw invalid("dicomweb_url", "must not hold a query (?...) or fragment (#...)");
+  if (url.protocol !== "https:" && url.protocol !== "http:") throw invalid("dicomweb_url", msg("pacs.url_not_http"));
+  if (url.username || url.password) throw invalid("dicomweb_url", msg("pacs.url_credentials"));
+  if (url.search || url.hash) throw invalid("dicomweb_url", msg("pacs.url_query"));
   return trimTrailingSlashes(url.toString());
 }
 
@@ -55,8 +54,8 @@ function trimTrailingSlashes(s: string): string {
   return s.slice(0, end);
 }
 
-function invalid(field: string, message: string) {
-  return new ApiError(400, "invalid_request", `${field}: ${message}`, [{ field, message }]);
+function invalid(field: string, problem: Message) {
+  return new ApiError(400, "invalid_request", msg("request.field_problem", { field, problem }), [detail(field, problem)]);
 }
 
 /** Whether `url` lies under the root (same origin, path below the root's): only there are credentials sent. */
@@ -104,8 +103,8 @@ export class PacsConnections {
     if (input.password === null || input.password === "") sealed = null;
     else if (input.password !== undefined) sealed = this.deps.box.seal(input.password);
     else if (sealed && before && new URL(before.dicomWebUrl).origin !== new URL(root).origin)
-      throw invalid("password", "the server's address changed: enter its password again");
-    if (sealed && !username) throw invalid("username", "a password needs a user name");
+      throw invalid("password", msg("pacs.address_changed"));
+    if (sealed && !username) throw invalid("username", msg("pacs.password_needs_user"));
     const row = await this.deps.repo.upsert({
       userId,
       dicomWebUrl: root,
@@ -136,12 +135,7 @@ export class PacsConnections {
     let authorization: string | undefined;
     if (row.username) {
       const password = row.passwordSealed === null ? "" : this.deps.box.open(row.passwordSealed);
-      if (password === null)
-        throw new ApiError(
-          409,
-          "pacs_password_unreadable",
-          "the PACS password kept in Settings → PACS was sealed under another SECRETS_KEY: enter it again",
-        );
+      if (password === null) throw new ApiError(409, "pacs_password_unreadable", msg("pacs.password_unreadable"));
       authorization = `Basic ${Buffer.from(`${row.username}:${password}`, "utf8").toString("base64")}`;
     }
     return { root: row.dicomWebUrl, authorization, caption: row.caption, secondaryCapture: row.secondaryCapture };
@@ -160,7 +154,7 @@ export class PacsConnections {
    */
   async test(userId: string): Promise<{ ok: boolean; status: number | null; message: string }> {
     const target = await this.target(userId);
-    if (!target) throw new ApiError(404, "not_found", "no PACS is configured: save its DICOMweb address first");
+    if (!target) throw new ApiError(404, "not_found", msg("pacs.not_configured_short"));
     try {
       const res = await this.deps.guard().fetch(`${target.root}/studies?limit=1`, {
         headers: { accept: "application/dicom+json", ...(target.authorization ? { authorization: target.authorization } : {}) },

@@ -1,3 +1,4 @@
+import { msg, say, type Message } from "../errors.js";
 import { DicomError } from "../dicom/errors.js";
 import { parseDicom } from "../dicom/parse.js";
 import { encodeDataSet, IMPLEMENTATION_CLASS_UID, newUid, type DataSet, type Element, type Vr } from "../dicom/write.js";
@@ -137,7 +138,12 @@ export function attributeName(tag: string): string {
   return NAMES[tag] ?? `(${tag.slice(0, 4)},${tag.slice(4)})`.toLowerCase();
 }
 
-export class DeidentifyError extends Error {}
+/** Why one instance cannot be imported, in catalog words (a failed UID's reason, in English and Spanish). */
+export class DeidentifyError extends Error {
+  constructor(public readonly text: Message) {
+    super(say(text, "en"));
+  }
+}
 
 export interface Deidentified {
   bytes: Buffer;
@@ -161,19 +167,17 @@ export function deidentify(source: Uint8Array, uids: Map<string, string>, maxPix
   try {
     parsed = parseDicom(source, { maxPixels });
   } catch (err) {
-    if (err instanceof DicomError) throw new DeidentifyError(err.message);
+    if (err instanceof DicomError) throw new DeidentifyError(err.text ?? msg("pacs.unexpected", { why: err.message }));
     throw err;
   }
   const { dataSet: src, syntax, pixel } = parsed;
-  if (pixel.rows * pixel.columns * pixel.frames > maxPixels)
-    throw new DeidentifyError(`the image has more than ${maxPixels} pixels (FETCH_MAX_PIXELS)`);
+  if (pixel.rows * pixel.columns * pixel.frames > maxPixels) throw new DeidentifyError(msg("pacs.too_many_pixels", { max: maxPixels }));
   const text = (tag: string) => src.string(`x${tag.toLowerCase()}`)?.replace(/\0/g, "").trim() ?? "";
-  if (text("00280301").toUpperCase() === "YES")
-    throw new DeidentifyError("its header says text is burned into the pixels (BurnedInAnnotation YES), which Builder cannot remove");
+  if (text("00280301").toUpperCase() === "YES") throw new DeidentifyError(msg("pacs.burned_in"));
   const pixelElement = src.elements.x7fe00010;
   const encapsulated = Boolean(pixelElement.encapsulatedPixelData);
   if (!encapsulated && !ITEM_PIXEL_SYNTAXES_LE.has(syntax.uid))
-    throw new DeidentifyError(`its transfer syntax (${syntax.uid}) is not one the import rewrites`);
+    throw new DeidentifyError(msg("pacs.syntax_not_rewritten", { uid: syntax.uid }));
 
   const out: DataSet = new Map();
   const present = Object.keys(src.elements)
@@ -201,7 +205,7 @@ export function deidentify(source: Uint8Array, uids: Map<string, string>, maxPix
   }
   for (const tag of UID_TAGS) {
     const old = text(tag);
-    if (!old) throw new DeidentifyError(`it has no ${REPLACED[tag].keyword}`);
+    if (!old) throw new DeidentifyError(msg("pacs.lacks_attribute", { attribute: REPLACED[tag].keyword }));
     let fresh = uids.get(old);
     if (!fresh) uids.set(old, (fresh = newUid()));
     out.set(tag, { vr: "UI", value: fresh });
@@ -222,7 +226,7 @@ export function deidentify(source: Uint8Array, uids: Map<string, string>, maxPix
   });
 
   const sopClass = text("00080016");
-  if (!sopClass) throw new DeidentifyError("it has no SOPClassUID");
+  if (!sopClass) throw new DeidentifyError(msg("pacs.lacks_attribute", { attribute: "SOPClassUID" }));
   const dataset = encodeDataSet(out, "utf8");
   // The pixel data: native, as OB/OW in Explicit VR Little Endian (the source's bytes, little endian already);
   // encapsulated, the element (its fragments and delimiter) copied as it is, under the source's transfer syntax.

@@ -1,5 +1,5 @@
 import { parse } from "csv-parse/sync";
-import { ApiError } from "../errors.js";
+import { ApiError, detail, msg, type Message } from "../errors.js";
 
 // The CSV of a PACS import (docs/pacs.md#building-a-dataset-from-the-pacs): its UID column, the optional pseudonym
 // column, and the columns copied into the dataset as they are. Refused with the field and row named.
@@ -19,8 +19,8 @@ export interface CsvTable {
   rows: Array<{ uid: string; patient: string | null; rest: string[] }>;
 }
 
-function bad(field: string, message: string): ApiError {
-  return new ApiError(400, "invalid_request", `${field}: ${message}`, [{ field, message }]);
+function bad(field: string, problem: Message): ApiError {
+  return new ApiError(400, "invalid_request", msg("request.field_problem", { field, problem }), [detail(field, problem)]);
 }
 
 export function readCsv(req: PacsImportRequest): CsvTable {
@@ -28,23 +28,23 @@ export function readCsv(req: PacsImportRequest): CsvTable {
   try {
     records = parse(req.csv.replace(/^\uFEFF/, ""), { relax_column_count: false, skip_empty_lines: true, trim: true });
   } catch (err) {
-    throw bad("csv", `cannot be read as CSV: ${(err as Error).message}`);
+    throw bad("csv", msg("pacs.csv_unreadable", { why: (err as Error).message }));
   }
-  if (records.length < 2) throw bad("csv", "needs a header row and at least one row of UIDs");
+  if (records.length < 2) throw bad("csv", msg("pacs.csv_too_short"));
   const header = records[0];
   const uidAt = header.indexOf(req.uid_col);
-  if (uidAt < 0) throw bad("uid_col", `the CSV has no column '${req.uid_col}' (its columns: ${header.join(", ")})`);
+  if (uidAt < 0) throw bad("uid_col", msg("pacs.no_uid_column", { column: req.uid_col, columns: header.join(", ") }));
   const patientAt = req.patient_col ? header.indexOf(req.patient_col) : -1;
-  if (req.patient_col && patientAt < 0) throw bad("patient_col", `the CSV has no column '${req.patient_col}'`);
+  if (req.patient_col && patientAt < 0) throw bad("patient_col", msg("pacs.no_column", { column: req.patient_col }));
   for (const reserved of [PATIENT_COL, IMAGE_COL])
     if (header.some((h, i) => h === reserved && i !== uidAt && i !== patientAt))
-      throw bad("csv", `the column '${reserved}' is the one Builder writes; rename yours`);
+      throw bad("csv", msg("pacs.reserved_column", { column: reserved }));
   const keep = header.map((_, i) => i).filter((i) => i !== uidAt && i !== patientAt);
   const rows = records.slice(1).map((r, i) => {
     const uid = r[uidAt];
-    if (!uid) throw bad("csv", `row ${i + 1}: the column '${req.uid_col}' is empty`);
+    if (!uid) throw bad("csv", msg("pacs.empty_cell", { row: i + 1, column: req.uid_col }));
     const patient = patientAt >= 0 ? r[patientAt] || null : null;
-    if (patientAt >= 0 && !patient) throw bad("csv", `row ${i + 1}: the column '${req.patient_col}' is empty`);
+    if (patientAt >= 0 && !patient) throw bad("csv", msg("pacs.empty_cell", { row: i + 1, column: req.patient_col ?? "" }));
     return { uid, patient, rest: keep.map((k) => r[k]) };
   });
   return { restHeader: keep.map((k) => header[k]), rows };

@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import PQueue from "p-queue";
 import yazl from "yazl";
-import { ApiError } from "../errors.js";
+import { ApiError, msg, detail, say, type Message } from "../errors.js";
 import { DICOM_ACCEPT, firstMultipartPart } from "../net/dicomweb.js";
 import type { OutboundGuard } from "../net/outbound-guard.js";
 import { OutboundRefusal } from "../net/outbound-guard.js";
@@ -25,8 +25,9 @@ export interface PacsImportFailure {
   /** The CSV's row number (1 = the first row below the header). */
   row: number;
   uid: string;
-  /** In English; the route adds the Spanish at the edge (the http layer owns the translations). */
+  /** In English; `text` has the catalog words, which the route says in Spanish too (reason_es). */
   reason: string;
+  text: Message;
 }
 
 export interface PacsImportResult {
@@ -93,7 +94,11 @@ interface Located {
   instance: string;
 }
 
-class RowFailure extends Error {}
+class RowFailure extends Error {
+  constructor(public readonly text: Message) {
+    super(say(text, "en"));
+  }
+}
 
 export { IMAGE_COL, PATIENT_COL, type PacsImportRequest };
 
@@ -103,7 +108,7 @@ export class PacsImport {
   async run(userId: string, objectPath: string, req: PacsImportRequest, watch: PacsImportWatch = {}): Promise<PacsImportResult> {
     const table = readCsv(req);
     const target = await this.deps.connections.target(userId);
-    if (!target) throw new ApiError(404, "not_found", "no PACS is configured: save its DICOMweb address in Settings → PACS first");
+    if (!target) throw new ApiError(404, "not_found", msg("pacs.not_configured"));
     const work = path.join(this.deps.dataDir, "tmp", `pacs-import-${Date.now()}-${randomBytes(4).toString("hex")}`);
     await fs.promises.mkdir(path.join(work, "images"), { recursive: true });
     try {
@@ -155,11 +160,7 @@ export class PacsImport {
     cancelled();
     const total = located.reduce((n, l) => n + (l?.length ?? 0), 0);
     if (total > this.deps.maxInstances)
-      throw new ApiError(
-        422,
-        "too_many_instances",
-        `the UIDs expand to ${total} instances; one import holds at most ${this.deps.maxInstances}: split the CSV`,
-      );
+      throw new ApiError(422, "too_many_instances", msg("pacs.too_many_instances", { total, max: this.deps.maxInstances }));
     const uids = new Map<string, string>();
     const patients = new Map<string, string>();
     const replaced = new Map<string, number>();
@@ -202,11 +203,10 @@ export class PacsImport {
       throw new ApiError(
         422,
         "pacs_import_empty",
-        `no instance could be retrieved, so nothing was stored: ${failed
-          .slice(0, 5)
-          .map((f) => `row ${f.row} (${f.uid}): ${f.reason}`)
-          .join("; ")}`,
-        failed.slice(0, 100).map((f) => ({ field: "csv", message: `row ${f.row} (${f.uid}): ${f.reason}`, row: f.row, uid: f.uid })),
+        msg("pacs.import_empty", { failures: failureList(failed.slice(0, 5)) }),
+        failed
+          .slice(0, 100)
+          .map((f) => detail("csv", msg("pacs.row_failure", { row: f.row, uid: f.uid, reason: f.text }), { row: f.row, uid: f.uid })),
       );
     report("storing", 0, out.length);
     out.sort((a, b) => a[1].localeCompare(b[1]));
@@ -252,13 +252,13 @@ export class PacsImport {
     } catch {
       found = undefined;
     }
-    if (!Array.isArray(found)) throw new RowFailure("the PACS answered the search with something that is not DICOM JSON");
+    if (!Array.isArray(found)) throw new RowFailure(msg("pacs.search_not_json"));
     return found as Array<Record<string, { Value?: string[] }>>;
   }
 
   /** The instances a UID stands for: an instance, the instances of a series, or of a study (tried in that order). */
   private async locate(target: PacsTarget, uid: string): Promise<Located[]> {
-    if (!/^[0-9]+(\.[0-9]+)*$/.test(uid) || uid.length > 64) throw new RowFailure("not a DICOM UID (digits and dots, at most 64)");
+    if (!/^[0-9]+(\.[0-9]+)*$/.test(uid) || uid.length > 64) throw new RowFailure(msg("pacs.not_a_uid"));
     const v = (o: Record<string, { Value?: string[] }>, tag: string) => o[tag]?.Value?.[0] ?? "";
     const tries: Array<[Level, string]> = [
       ["instance", `instances?SOPInstanceUID=${uid}&includefield=0020000D&includefield=0020000E`],
@@ -272,17 +272,17 @@ export class PacsImport {
       if (level === "series") {
         const study = v(found[0], "0020000D");
         const inst = await this.qido(target, `studies/${study}/series/${uid}/instances`);
-        if (!inst.length) throw new RowFailure("the series holds no instance");
+        if (!inst.length) throw new RowFailure(msg("pacs.empty_series"));
         return inst.map((o) => ({ study, series: uid, instance: v(o, "00080018") }));
       }
       return found.map((o) => ({ study: uid, series: v(o, "0020000E"), instance: v(o, "00080018") }));
     }
-    throw new RowFailure("no study, series or instance with this UID in the PACS");
+    throw new RowFailure(msg("pacs.uid_not_found"));
   }
 
   /** WADO-RS: the instance as stored (transfer-syntax=*), at most maxInstanceBytes. */
   private async retrieve(target: PacsTarget, loc: Located): Promise<Buffer> {
-    if (!loc.study || !loc.series || !loc.instance) throw new RowFailure("the PACS's search answer lacks the study or series UID");
+    if (!loc.study || !loc.series || !loc.instance) throw new RowFailure(msg("pacs.search_lacks_uid"));
     const url = `${target.root}/studies/${loc.study}/series/${loc.series}/instances/${loc.instance}`;
     const res = await this.deps.guard().fetch(url, {
       headers: this.headers(target, DICOM_ACCEPT),
@@ -314,19 +314,26 @@ function pseudonym(patients: Map<string, string>, key: string): string {
   return p;
 }
 
-function httpReason(status: number, what: "search" | "retrieval"): string {
-  if (status === 401 || status === 403) return `the PACS refused the credentials (HTTP ${status})`;
-  if (status === 404) return "the PACS has no such instance (HTTP 404)";
-  return `the PACS answered the ${what} with HTTP ${status}`;
+function httpReason(status: number, what: "search" | "retrieval"): Message {
+  if (status === 401 || status === 403) return msg("pacs.credentials_refused", { status });
+  if (status === 404) return msg("pacs.no_such_instance");
+  return msg(what === "search" ? "pacs.search_http" : "pacs.retrieval_http", { status });
 }
 
 function failure(row: number, uid: string, err: unknown): PacsImportFailure {
-  const reason = reasonOf(err);
-  return { row, uid, reason };
+  const text = reasonOf(err);
+  return { row, uid, reason: say(text, "en"), text };
 }
 
-function reasonOf(err: unknown): string {
-  if (err instanceof RowFailure || err instanceof DeidentifyError) return err.message;
-  if (err instanceof OutboundRefusal) return err.message;
-  return `unexpected error: ${(err as Error).message}`;
+function reasonOf(err: unknown): Message {
+  if (err instanceof RowFailure || err instanceof DeidentifyError) return err.text;
+  if (err instanceof OutboundRefusal && err.text) return err.text;
+  return msg("pacs.unexpected", { why: (err as Error).message });
+}
+
+/** "row 3 (1.2.3): reason; row 5 (...)": the first failures, each in the language the whole is said in. */
+function failureList(failed: PacsImportFailure[]): Message {
+  return failed
+    .map((f) => msg("pacs.row_failure", { row: f.row, uid: f.uid, reason: f.text }))
+    .reduce((list, next) => msg("join", { list, next }));
 }

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { AuditActor, AuditLog } from "../audit/audit-log.js";
 import type { Manifest } from "../contract/types.js";
-import { ApiError } from "../errors.js";
+import { ApiError, msg, detail, type Message } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { dicomWebInstanceUrl } from "../net/dicomweb.js";
 import type { OutboundGuard } from "../net/outbound-guard.js";
@@ -68,16 +68,14 @@ export class PacsSendBack {
     // /predict's hot path: a data: URI or another link is settled here, without the database or parsing the URI.
     const link = typeof message === "string" && /^https?:\/\//i.test(message) ? dicomWebInstanceUrl(message) : null;
     if (requested === undefined && (!link || !(await this.deps.connections.sendBack(userId, experimentId)))) return null;
-    const unavailable = (why: string) => {
+    const unavailable = (why: Message) => {
       if (!requested) return null;
-      throw new ApiError(400, "send_back_unavailable", `send_back: ${why}; nothing was predicted`, [{ field: "send_back", message: why }]);
+      throw new ApiError(400, "send_back_unavailable", msg("pacs.send_back_unavailable", { why }), [detail("send_back", why)]);
     };
     const target = await this.deps.connections.target(userId);
-    if (!target) return unavailable("no PACS is configured (Settings → PACS)");
-    if (!link)
-      return unavailable("the answer goes back to the PACS the image came from: message must be a DICOMweb WADO-RS instance or frame URL");
-    if (!underRoot(target.root, message as string))
-      return unavailable(`the link is not under your PACS's DICOMweb address (${target.root})`);
+    if (!target) return unavailable(msg("pacs.send_back_no_pacs"));
+    if (!link) return unavailable(msg("pacs.send_back_not_dicomweb"));
+    if (!underRoot(target.root, message as string)) return unavailable(msg("pacs.send_back_not_under_root", { root: target.root }));
     return { userId, experimentId, target };
   }
 

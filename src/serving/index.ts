@@ -6,7 +6,7 @@ import type { Logger } from "../logger.js";
 import { OutboundGuard } from "../net/outbound-guard.js";
 import { fetchImageBytes } from "../net/image-fetch.js";
 import { uriScheme, type Bucket } from "../storage/bucket.js";
-import { ApiError, errors } from "../errors.js";
+import { ApiError, errors, msg, detail } from "../errors.js";
 import { ModelNotPublished, PredictorClosed } from "./errors.js";
 import type { JsonBytes } from "./json-encode.js";
 import { ModelCache, ModelNotFound, type LoadedModel } from "./model-cache.js";
@@ -148,7 +148,7 @@ export async function createServing(deps: {
       if (!(err instanceof ModelNotFound)) throw err;
       // The experiment's state makes the answer: "wait" or "it failed" (409 at the edge) apart from "wrong id" (404).
       const status = await repo.experimentStatus(userId, experimentId);
-      if (status === null) throw errors.notFound(`experiment ${experimentId}`);
+      if (status === null) throw errors.notFound(msg("experiment.not_found", { id: experimentId }));
       throw new ModelNotPublished(experimentId, status);
     }
   };
@@ -171,12 +171,9 @@ export async function createServing(deps: {
   const answer = async (m: LoadedModel, userId: string, message: unknown, opts: PredictOptions, seen?: { row?: Float32Array }) => {
     if (m.manifest.kind === "tabular") return predictTabular(m, message, seen);
     if (typeof message !== "string") {
-      throw new ApiError(
-        400,
-        "invalid_request",
-        `message must be an image URI (https://, http://, data:image/...;base64, data:application/dicom;base64, or ${uriScheme(bucket)}://)`,
-        [{ field: "message", message: "expected a string" }],
-      );
+      throw new ApiError(400, "invalid_request", msg("net.message_not_uri_schemes", { scheme: uriScheme(bucket) }), [
+        detail("message", msg("serving.message_not_string")),
+      ]);
     }
     const authorizationFor = deps.authorizationFor && ((url: string) => deps.authorizationFor!(userId, url));
     const { bytes } = await fetchImageBytes(message, { userId, bucket, guard, maxBytes: config.FETCH_MAX_BYTES, authorizationFor });

@@ -1,5 +1,5 @@
 import type { Tensor } from "onnxruntime-node";
-import { ApiError } from "../errors.js";
+import { ApiError, msg } from "../errors.js";
 import type { JsonBytes } from "./json-encode.js";
 import type { ServedManifest } from "./manifest.js";
 
@@ -38,13 +38,7 @@ export function inputCheckHeaders(body: Body): Record<string, string> {
 
 export class UnfamiliarInput extends ApiError {
   constructor(kind: "image" | "row") {
-    super(
-      422,
-      "unfamiliar_input",
-      kind === "image"
-        ? "this image does not look like the images this model was trained on; the model is set to refuse such inputs (input_check mode refuse)"
-        : "this row's values lie far outside the data this model was trained on; the model is set to refuse such inputs (input_check mode refuse)",
-    );
+    super(422, "unfamiliar_input", msg(kind === "image" ? "serving.unfamiliar_image" : "serving.unfamiliar_row"));
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import { ApiError } from "../errors.js";
+import { ApiError, msg } from "../errors.js";
 import { BucketNotFoundError, uriScheme, type Bucket } from "../storage/bucket.js";
 import { ModelNotPublished } from "./errors.js";
 import { checkManifest, classNames, type ColumnSpec } from "./manifest.js";
@@ -93,7 +93,7 @@ export class ModelCatalog {
   async openModelFile(userId: string, experimentId: number): Promise<{ stream: Readable; size: number; filename: string }> {
     const row = await this.latest(userId, experimentId);
     const objectPath = `${row.storePath.replace(/\/+$/, "")}/${checkManifest(row.manifest).model_file}`;
-    const missing = () => new ApiError(404, "not_found", "the model file is missing from storage");
+    const missing = () => new ApiError(404, "not_found", msg("serving.model_file_missing"));
     const st = await this.deps.bucket.stat(objectPath);
     if (!st) throw missing();
     try {

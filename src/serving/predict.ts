@@ -1,5 +1,5 @@
 import type { Tensor } from "onnxruntime-node";
-import { ApiError, type ErrorDetail } from "../errors.js";
+import { ApiError, type ErrorDetail, msg, detail, type Message } from "../errors.js";
 import { classNames, type ServedManifest } from "./manifest.js";
 import type { LoadedModel } from "./model-cache.js";
 import type { JsonBytes } from "./json-encode.js";
@@ -57,13 +57,13 @@ function rowSpec(m: ServedManifest): RowSpec {
  */
 export function tabularRow(m: ServedManifest, message: unknown): Float32Array {
   const { columns: cols, expected, allowed: allowedCodes } = rowSpec(m);
-  const bad = (message: string, details: ErrorDetail[] = []) =>
-    new ApiError(400, "invalid_request", `${message}; expected ${cols.length} values in this order: ${expected.join(", ")}`, [
+  const bad = (problem: Message, details: ErrorDetail[] = []) =>
+    new ApiError(400, "invalid_request", msg("serving.row_problem", { problem, count: cols.length, columns: expected.join(", ") }), [
       ...details,
-      { field: "message", message, expected_columns: expected },
+      detail("message", problem, { expected_columns: expected }),
     ]);
-  if (!Array.isArray(message)) throw bad("message must be an array of numbers");
-  if (message.length !== cols.length) throw bad(`message has ${message.length} values, not ${cols.length}`);
+  if (!Array.isArray(message)) throw bad(msg("serving.row_not_array"));
+  if (message.length !== cols.length) throw bad(msg("serving.row_length", { got: message.length, expected: cols.length }));
   const row = new Float32Array(cols.length);
   let details: ErrorDetail[] | undefined;
   for (let i = 0; i < cols.length; i++) {
@@ -77,24 +77,21 @@ export function tabularRow(m: ServedManifest, message: unknown): Float32Array {
       else if (typeof v === "number" && Number.isInteger(v) && (allowed.length === 0 || allowed.includes(v))) row[i] = v;
       // The known values are training data (possibly identifiers): the answer says how many, never which.
       else
-        (details ??= []).push({
-          field: `message.${i}`,
-          message: `${c.name}: not one of the ${allowed.length} categories seen in training; send the value as written in the training CSV or its integer code (0..${allowed.length - 1})`,
-          column: c.name,
-        });
+        (details ??= []).push(
+          detail(`message.${i}`, msg("serving.not_a_category", { column: c.name, count: allowed.length, last: allowed.length - 1 }), {
+            column: c.name,
+          }),
+        );
     } else if (v === null && c.missing) {
       row[i] = NaN;
     } else if (typeof v !== "number" || !Number.isFinite(v)) {
-      const hint =
-        v === null ? " (the model's training data had no missing values in this column)" : c.missing ? " or null when unknown" : "";
-      (details ??= []).push({
-        field: `message.${i}`,
-        message: `${c.name}: must be a finite number${hint}, got ${JSON.stringify(v)}`,
-        column: c.name,
-      });
+      const key = v === null ? "serving.null_not_trained" : c.missing ? "serving.not_finite_or_null" : "serving.not_finite";
+      (details ??= []).push(
+        detail(`message.${i}`, msg(key, { column: c.name, got: JSON.stringify(v) ?? "undefined" }), { column: c.name }),
+      );
     } else row[i] = v;
   }
-  if (details) throw bad(`${details.length} bad value${details.length > 1 ? "s" : ""}`, details);
+  if (details) throw bad(msg("serving.bad_values", { count: details.length }), details);
   return row;
 }
 

@@ -1,5 +1,6 @@
 import sharp from "sharp";
 import { decodeDicom, isDicom } from "../dicom/index.js";
+import { msg } from "../errors.js";
 import { refuse } from "../net/outbound-guard.js";
 import type { ImageSpec } from "./manifest.js";
 import { decodeJpegTurbo, isJpeg, type PixelMemory } from "./jpeg-turbo.js";
@@ -30,7 +31,7 @@ export async function decodeImage(bytes: Buffer | Uint8Array, maxPixels: number)
   let r = await rawPixels(bytes, maxPixels, false);
   if (r.info.channels === 4) r = await rawPixels(bytes, maxPixels, true); // CMYK (alpha is already removed)
   const c = r.info.channels;
-  if (c !== 1 && c !== 3) throw refuse(415, "invalid_image", "the image cannot be decoded");
+  if (c !== 1 && c !== 3) throw refuse(415, "invalid_image", msg("serving.image_undecodable"));
   return {
     pixels: new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.length),
     width: r.info.width,
@@ -53,8 +54,12 @@ async function rawPixels(bytes: Buffer | Uint8Array, maxPixels: number, toSrgb: 
       .metadata()
       .catch(() => undefined);
     if (!meta?.width || !meta.height || meta.width * meta.height <= maxPixels)
-      throw refuse(415, "invalid_image", "the image cannot be decoded");
-    throw refuse(413, "image_too_many_pixels", `the image has ${meta.width}x${meta.height} pixels; the limit is ${maxPixels} pixels`);
+      throw refuse(415, "invalid_image", msg("serving.image_undecodable"));
+    throw refuse(
+      413,
+      "image_too_many_pixels",
+      msg("serving.image_too_many_pixels", { size: `${meta.width}x${meta.height}`, max: maxPixels }),
+    );
   }
 }
 

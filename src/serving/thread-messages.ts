@@ -1,6 +1,6 @@
 import type { DicomRendering } from "../contract/types.js";
 import type * as ort from "onnxruntime-node";
-import { ApiError } from "../errors.js";
+import { ApiError, messageFromStore, storedMessage, type StoredMessage } from "../errors.js";
 import { OutboundRefusal, refuse } from "../net/outbound-guard.js";
 import type { DicomHeaderSummary } from "../dicom/index.js";
 import type { ImageAnswerOptions } from "./image-answer.js";
@@ -20,6 +20,8 @@ export type Numbered<T> = T & { id: number };
 /** A failure as it crosses a thread: a client's 4xx keeps its status, code and details (a bad image is a 415). */
 export interface ThreadFailure {
   message: string;
+  /** The catalog words, when the error had them (they cross the thread as plain data and are said at the edge). */
+  text?: StoredMessage;
   status?: number;
   code?: string;
   details?: Record<string, unknown>;
@@ -33,6 +35,7 @@ export function toThreadFailure(err: unknown): ThreadFailure {
   if (!(err instanceof ApiError)) return { message };
   return {
     message,
+    text: err.text ? storedMessage(err.text) : undefined,
     status: err.status,
     code: err.code,
     details: err.details as Record<string, unknown> | undefined,
@@ -43,7 +46,8 @@ export function toThreadFailure(err: unknown): ThreadFailure {
 /** The error the event loop throws for a thread's failure: the same class of error the thread caught. */
 export function fromThreadFailure(f: ThreadFailure): Error {
   if (f.status === undefined || f.code === undefined) return new Error(f.message);
-  return f.refusal ? refuse(f.status, f.code, f.message, f.details) : new ApiError(f.status, f.code, f.message, f.details);
+  const words = messageFromStore(f.text) ?? f.message;
+  return f.refusal ? refuse(f.status, f.code, words, f.details) : new ApiError(f.status, f.code, words, f.details);
 }
 
 /** Bytes as a buffer of their own, movable to a thread: as they are when they own one, else copied (a view on Node's

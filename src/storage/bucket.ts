@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { msg, say, type Message } from "../errors.js";
 
 /**
  * Object storage, addressed by slash-separated object paths such as `<user_id>/<experiment_dir>/data.zip`.
@@ -83,20 +84,27 @@ export class BucketLimitError extends Error {
   }
 }
 
+/** An object path refused by objectPathSegments, in catalog words. */
+export class ObjectPathError extends Error {
+  constructor(public readonly text: Message) {
+    super(say(text, "en"));
+  }
+}
+
 /**
  * Checks an object path: relative, no `..`, no empty segments, no backslashes or control characters.
- * Returns the segments. Throws a message fit for a 400 otherwise.
+ * Returns the segments. Throws an ObjectPathError, whose words fit a 400, otherwise.
  */
 export function objectPathSegments(path: string): string[] {
-  if (typeof path !== "string" || path.length === 0) throw new Error("the path is empty");
-  if (path.length > 1024) throw new Error("the path is longer than 1024 characters");
-  if (path.startsWith("/")) throw new Error("the path must be relative (no leading /)");
-  if (/[\\\u0000-\u001f\u007f]/.test(path)) throw new Error("the path contains a backslash or a control character");
+  if (typeof path !== "string" || path.length === 0) throw new ObjectPathError(msg("path.empty"));
+  if (path.length > 1024) throw new ObjectPathError(msg("path.too_long"));
+  if (path.startsWith("/")) throw new ObjectPathError(msg("path.absolute"));
+  if (/[\\\u0000-\u001f\u007f]/.test(path)) throw new ObjectPathError(msg("path.control"));
   const segments = path.split("/");
   for (const s of segments) {
-    if (s === "") throw new Error("the path has an empty segment (// or a trailing /)");
-    if (s === "." || s === "..") throw new Error(`the path contains a '${s}' segment`);
-    if (Buffer.byteLength(s) > 255) throw new Error("a folder or file name in the path is longer than 255 bytes");
+    if (s === "") throw new ObjectPathError(msg("path.empty_segment"));
+    if (s === "." || s === "..") throw new ObjectPathError(msg("path.dot_segment", { segment: s }));
+    if (Buffer.byteLength(s) > 255) throw new ObjectPathError(msg("path.long_name"));
   }
   return segments;
 }

@@ -1,7 +1,7 @@
 // Who belongs to a workspace (issue 50 item 2): list, change a role, remove, leave. Every change is checked against
 // the permissions table, and the last owner can neither leave nor be demoted, so a workspace is never left ownerless.
 import type { Db } from "../db/client.js";
-import { errors } from "../errors.js";
+import { errors, msg } from "../errors.js";
 import { assertAllowed, type WorkspaceMember, type WorkspaceRole } from "./permissions.js";
 import { WorkspaceMemberRepository, WorkspaceRepository } from "./workspace.repository.js";
 
@@ -11,7 +11,7 @@ export class MembersService {
   /** The actor's membership; a workspace they do not belong to is a 404, as another user's experiment is. */
   private async memberOrNotFound(db: Db, workspaceId: string, userId: string): Promise<WorkspaceMember> {
     const member = await new WorkspaceRepository(db).membership(workspaceId, userId);
-    if (!member) throw errors.notFound("workspace");
+    if (!member) throw errors.notFound(msg("workspace.not_found"));
     return member;
   }
 
@@ -25,7 +25,7 @@ export class MembersService {
       const db = tx as unknown as Db;
       assertAllowed(await this.memberOrNotFound(db, workspaceId, actorId), "members.manage");
       const target = await new WorkspaceRepository(db).membership(workspaceId, userId);
-      if (!target) throw errors.notFound("member");
+      if (!target) throw errors.notFound(msg("workspace.member_not_found"));
       if (target.role === "owner" && role !== "owner") await this.refuseIfLastOwner(db, workspaceId);
       await new WorkspaceMemberRepository(db).setRole(workspaceId, userId, role);
     });
@@ -38,7 +38,7 @@ export class MembersService {
       const actor = await this.memberOrNotFound(db, workspaceId, actorId);
       if (actorId !== userId) assertAllowed(actor, "members.manage");
       const target = await new WorkspaceRepository(db).membership(workspaceId, userId);
-      if (!target) throw errors.notFound("member");
+      if (!target) throw errors.notFound(msg("workspace.member_not_found"));
       if (target.role === "owner") await this.refuseIfLastOwner(db, workspaceId);
       await new WorkspaceMemberRepository(db).remove(workspaceId, userId);
     });
@@ -46,7 +46,6 @@ export class MembersService {
 
   private async refuseIfLastOwner(db: Db, workspaceId: string): Promise<void> {
     const owners = await new WorkspaceMemberRepository(db).lockOwners(workspaceId);
-    if (owners.length <= 1)
-      throw errors.conflict("a workspace needs an owner: make another member an owner first", "last_owner");
+    if (owners.length <= 1) throw errors.conflict(msg("workspace.last_owner"), "last_owner");
   }
 }

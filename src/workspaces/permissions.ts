@@ -1,6 +1,6 @@
 // The one table of what each role in a workspace may do (issue 50 item 2, docs/teams.md). Services ask it through
 // assertAllowed; routes never decide, so every route, the chat's tools and the CLI obey the same rule.
-import { ApiError } from "../errors.js";
+import { ApiError, msg } from "../errors.js";
 
 export const ROLES = ["owner", "editor", "reviewer", "viewer"] as const;
 export type WorkspaceRole = (typeof ROLES)[number];
@@ -57,12 +57,10 @@ export class PermissionDeniedError extends ApiError {
     public readonly permission: Permission,
     public readonly role: WorkspaceRole,
   ) {
-    super(
-      403,
-      `missing_permission_${permission.replace(".", "_")}`,
-      `your role in this workspace (${role}) does not allow ${permission}; ask an owner of the workspace for a role that does`,
-      { permission, role },
-    );
+    super(403, `missing_permission_${permission.replace(".", "_")}`, msg("workspace.permission_denied", { role, permission }), {
+      permission,
+      role,
+    });
   }
 }
 

@@ -65,8 +65,6 @@ export class WorkspaceMemberRepository {
   }
 
   async remove(workspaceId: string, userId: string): Promise<void> {
-    await this.db
-      .delete(workspaceMembers)
-      .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.userId, userId)));
+    await this.db.delete(workspaceMembers).where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.userId, userId)));
   }
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { say } from "../../src/errors.js";
 import { createAuth } from "../../src/auth/index.js";
 import { createLimiters, rateLimitHeaders, retryAfterSeconds } from "../../src/auth/rate-limit.js";
 import { base62, generateApiKey, hashPassword, looksLikeApiKey, sha256Hex, verifyPassword } from "../../src/auth/secrets.js";
@@ -40,7 +41,8 @@ describe("passwords", () => {
   });
 
   it("must be at least 12 characters", () => {
-    expect(passwordProblem("elevenchars")).toMatch(/12/);
+    expect(say(passwordProblem("elevenchars")!, "en")).toMatch(/12/);
+    expect(say(passwordProblem("elevenchars")!, "es")).toMatch(/al menos 12 caracteres/);
     expect(passwordProblem("twelve chars")).toBeUndefined();
   });
 });

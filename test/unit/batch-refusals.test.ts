@@ -2,12 +2,12 @@ import { describe, expect, it } from "vitest";
 import { planEntry } from "../../src/datasets/extract.js";
 import { DatasetFault } from "../../src/datasets/report.js";
 import { refusals, size } from "../../src/batches/refusals.js";
-import { spanishFromTemplate } from "../../src/http/error-language.js";
+import { ApiError, msg, say, type Message } from "../../src/errors.js";
 
 // A batch fails after its 202, so why it failed reaches the sender as failure_reason, in the language of
-// Accept-Language (routes/batches.ts) through the Spanish templates. Every refusal a batch can give must have one:
-// this builds each (a refusal added without a sample here fails the first test), and each zip-entry refusal of the
-// dataset check that batches pass on.
+// Accept-Language (the batch keeps the catalog words, failure_text). Every refusal a batch can give must say
+// itself in Spanish: this builds each (a refusal added without a sample here fails the first test), and each
+// zip-entry refusal of the dataset check that batches pass on.
 
 const SAMPLES: { [K in keyof typeof refusals]: Parameters<(typeof refusals)[K]> } = {
   lineTooLong: [3, 1024 * 1024],
@@ -31,14 +31,14 @@ const SAMPLES: { [K in keyof typeof refusals]: Parameters<(typeof refusals)[K]> 
   noImages: [],
 };
 
-const EXTRA = [
-  "the server stopped while this batch was being scored; send the file again",
-  "scoring stopped on an internal error; the request id in the server's log has the details",
-  'the workbook cannot be read as an Excel workbook (.xlsx): it is damaged, or another format renamed (an old .xls?). Save it again from the spreadsheet as .xlsx, or as "CSV UTF-8"',
-  "the workbook has no rows in its first sheet",
+const EXTRA: Message[] = [
+  msg("batch.server_stopped"),
+  msg("batch.internal_stop"),
+  msg("dataset.workbook_unreadable", { name: "the workbook" }),
+  msg("dataset.workbook_no_rows", { name: "the workbook" }),
 ];
 
-function zipEntryMessages(): string[] {
+function zipEntryMessages(): Message[] {
   const limits = { maxEntries: 10, maxUncompressedBytes: 1e12, maxCompressionRatio: 200 };
   const plain = { externalFileAttributes: 0o100644 << 16, generalPurposeBitFlag: 0, uncompressedSize: 10, compressedSize: 10 };
   const cases: Array<[string, Partial<typeof plain>]> = [
@@ -54,7 +54,7 @@ function zipEntryMessages(): string[] {
       planEntry(name, { ...plain, ...attrs }, limits);
     } catch (err) {
       expect(err).toBeInstanceOf(DatasetFault);
-      return (err as Error).message;
+      return (err as DatasetFault).text!;
     }
     throw new Error(`${name} passed`);
   });
@@ -67,16 +67,16 @@ describe("batch refusals", () => {
 
   it("every refusal, and every zip entry the dataset check refuses, reads in Spanish", () => {
     const messages = [
-      ...Object.entries(SAMPLES).map(([k, args]) => (refusals[k as keyof typeof refusals] as (...a: unknown[]) => Error)(...args).message),
+      ...Object.entries(SAMPLES).map(([k, args]) => (refusals[k as keyof typeof refusals] as (...a: unknown[]) => ApiError)(...args).text!),
       ...EXTRA,
       ...zipEntryMessages(),
     ];
-    for (const english of messages) {
-      const spanish = spanishFromTemplate(english);
-      expect(spanish, english).toBeDefined();
-      expect(spanish).not.toBe(english);
+    for (const text of messages) {
+      expect(text, String(text)).toBeDefined();
+      const english = say(text, "en");
+      expect(say(text, "es"), english).not.toBe(english);
     }
-    expect(spanishFromTemplate(refusals.quoteNotClosed(12).message)).toBe(
+    expect(say(refusals.quoteNotClosed(12).text!, "es")).toBe(
       'la línea 12 abre un valor con una comilla (") que nunca se cierra, así que el resto del archivo se leería como ese único valor: cierre la comilla o quítela',
     );
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { MAX_TABLE_ROWS, parseCsvText } from "../../src/datasets/csv.js";
 import { DatasetFault, ReportBuilder } from "../../src/datasets/report.js";
 import { splitPatients } from "../../src/datasets/split.js";
-import { spanishFromTemplate } from "../../src/http/error-language.js";
+import { say } from "../../src/errors.js";
 
 // Issue 48 finding 8: a 400,000-row table failed with "Maximum call stack size exceeded" (the split spread a
 // stratum's ids as call arguments). Large tables now split; past MAX_TABLE_ROWS they are refused, the limit named in
@@ -32,7 +32,7 @@ describe("large tables", () => {
     const message = (fault as DatasetFault).message;
     expect(message).toContain("big.csv has more than 1,000,000 data rows");
     expect(message).toContain("table row limit");
-    expect(spanishFromTemplate(message)).toContain("big.csv tiene más de 1,000,000 filas de datos");
+    expect(say((fault as DatasetFault).text!, "es")).toContain("big.csv tiene más de 1,000,000 filas de datos");
   });
 
   it("reads a table of exactly the limit (a smaller limit here, to stay fast) and refuses one row more", () => {

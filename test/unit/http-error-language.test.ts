@@ -2,11 +2,15 @@ import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../src/errors.js";
-import { localizeError, preferredLanguage, spanishFromTemplate } from "../../src/http/error-language.js";
-import { SPANISH_BY_CODE, SPANISH_TEMPLATES } from "../../src/http/error-messages-es.js";
-import { errorBody } from "../../src/http/errors.js";
+import { ApiError, detail, msg } from "../../src/errors.js";
+import { codeSentence, localizeError, preferredLanguage } from "../../src/http/error-language.js";
+import { errorBody, toApiError } from "../../src/http/errors.js";
 import { zodDetails } from "../../src/http/route.js";
+import { hasKey, readCatalog } from "../../src/i18n/index.js";
+import { ModelNotPublished } from "../../src/serving/errors.js";
+
+// API errors in the caller's language (Accept-Language), said at the edge from the one catalog
+// (locales/<lng>/errors.json): an error carries a key and its values, never an English sentence to parse back.
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -18,7 +22,8 @@ function sourceFiles(dir: string): string[] {
 
 /**
  * Every error code the server can answer with, as written in src/ (the literal beside a status in new ApiError,
- * refuse, errors.forbidden/conflict, a DatasetFault) and in docs/api-and-errors.md's table of codes.
+ * refuse, errors.forbidden/conflict, a DatasetFault, a DicomError, a `code:` of a refusal) and in
+ * docs/api-and-errors.md's table of codes.
  */
 function codesInUse(): Set<string> {
   const codes = new Set<string>(["forbidden", "conflict"]);
@@ -28,6 +33,8 @@ function codesInUse(): Set<string> {
     /errors\.(?:forbidden|conflict)\([^;]*?,\s*"([a-z_]+)"\s*\)/g,
     /new DatasetFault\(\s*"([a-z_]+)"/g,
     /\bfault\(\s*"([a-z_]+)"/g,
+    /new DicomError\(\s*"([a-z_]+)"/g,
+    /\bcode: "([a-z_]+)",\s*\n\s*text:/g,
   ];
   for (const file of sourceFiles(path.join(ROOT, "src"))) {
     const text = fs.readFileSync(file, "utf8");
@@ -49,12 +56,32 @@ function codesInUse(): Set<string> {
   return codes;
 }
 
-describe("API error messages in Spanish (Accept-Language)", () => {
-  it("has Spanish for every error code the server can answer with", () => {
-    const codes = codesInUse();
-    expect(codes.size).toBeGreaterThan(60);
-    const missing = [...codes].filter((c) => !SPANISH_BY_CODE[c]).sort();
-    expect(missing, "add these codes to SPANISH_BY_CODE in src/http/error-messages-es.ts").toEqual([]);
+const STATUS_BY_CODE_PREFIX = (code: string) => (code.startsWith("invalid") || code.startsWith("missing") ? 400 : 409);
+
+describe("API error messages by Accept-Language, from the catalog", () => {
+  const codes = codesInUse();
+
+  it("finds the codes (guards the checks below against an empty scan)", () => {
+    expect(codes.size).toBeGreaterThan(100);
+    for (const c of ["missing_api_key", "invalid_api_key", "api_key_revoked", "rate_limit_exceeded", "retrospective_study", "zip_bomb"])
+      expect(codes).toContain(c);
+  });
+
+  it("has a sentence for every error code the server can answer with, in English and Spanish", () => {
+    const missing = [...codes].filter((c) => !hasKey("en", `errors:code.${c}`) || !hasKey("es", `errors:code.${c}`)).sort();
+    expect(missing, "add these codes to code.* in locales/{en,es}/errors.json").toEqual([]);
+  });
+
+  it("answers every error code in Spanish with Accept-Language: es, without an English detail", () => {
+    for (const code of codes) {
+      // An error that lost its catalog words (one that crossed a process as text) is the worst case: its code's sentence.
+      const bare = new ApiError(STATUS_BY_CODE_PREFIX(code), code, "the English words of this error");
+      const message = errorBody(bare, "es").error.message;
+      expect(message, code).toBe(codeSentence(code, "es"));
+      expect(message, code).not.toContain("English");
+      expect(message, code).not.toMatch(/Detalle \(en inglés\)/);
+      expect(message, code).not.toBe(codeSentence(code, "en"));
+    }
   });
 
   it("picks the language by Accept-Language's order and q-values, English otherwise", () => {
@@ -70,53 +97,81 @@ describe("API error messages in Spanish (Accept-Language)", () => {
   });
 
   it("keeps code, type, status and field names; only the words change", () => {
-    const e = new ApiError(401, "missing_api_key", "send your API key as Authorization: Bearer <key>");
+    const e = new ApiError(401, "missing_api_key", msg("auth.missing_api_key"));
     expect(errorBody(e, "es")).toEqual({
       error: { code: "missing_api_key", message: "envíe su clave de API como Authorization: Bearer <clave>", type: "authentication_error" },
     });
-    expect(errorBody(e)).toEqual({ error: { code: "missing_api_key", message: e.message, type: "authentication_error" } });
-    const bad = new ApiError(400, "invalid_request", "the current password is not correct", [
-      { field: "current_password", message: "not correct" },
+    expect(errorBody(e)).toEqual({
+      error: { code: "missing_api_key", message: "send your API key as Authorization: Bearer <key>", type: "authentication_error" },
+    });
+    const bad = new ApiError(400, "invalid_request", msg("auth.wrong_current_password"), [
+      detail("current_password", msg("detail.not_correct")),
     ]);
     expect(localizeError(bad, "es")).toEqual({
       message: "la contraseña actual no es correcta",
       details: [{ field: "current_password", message: "no es correcta" }],
     });
+    expect(localizeError(bad, "en").details).toEqual([{ field: "current_password", message: "not correct" }]);
   });
 
-  it("fills a template's values and says an experiment's status in Spanish", () => {
-    expect(spanishFromTemplate("experiment 12 not found")).toBe("no se encontró el experimento 12");
-    expect(spanishFromTemplate("experiment 3 is already cancelled")).toBe("el experimento 3 ya está cancelado");
-    expect(spanishFromTemplate("2 invalid fields: task, label_col")).toBe("2 campos no válidos: task, label_col");
+  it("fills the values, says an experiment's status in Spanish, and picks the plural form", () => {
+    const say = (e: ApiError) => localizeError(e, "es").message;
+    expect(say(new ApiError(404, "not_found", msg("experiment.not_found", { id: 12 })))).toBe("no se encontró el experimento 12");
+    expect(say(new ApiError(409, "experiment_finished", msg("experiment.already_finished", { id: 3, status: "cancelled" })))).toBe(
+      "el experimento 3 ya está cancelado",
+    );
+    const fields = (count: number, f: string) => new ApiError(400, "invalid_request", msg("request.invalid_fields", { count, fields: f }));
+    expect(say(fields(2, "task, label_col"))).toBe("2 campos no válidos: task, label_col");
+    expect(say(fields(1, "task"))).toBe("1 campo no válido: task");
+    expect(fields(1, "task").message).toBe("1 invalid field: task");
   });
 
-  it("a message no template knows: the code's Spanish sentence, then the English specifics", () => {
-    const e = new ApiError(422, "zip_bomb", "the zip expands 900 times its size (limit 100); it looks like a zip bomb");
-    expect(localizeError(e, "es").message).toBe(`${SPANISH_BY_CODE.zip_bomb} Detalle (en inglés): ${e.message}`);
-    expect(localizeError(new ApiError(418, "no_such_code", "odd"), "es").message).toContain(SPANISH_BY_CODE.internal_error);
+  it("says a message nested in another in the same language", () => {
+    const problem = msg("pacs.url_not_http");
+    const e = new ApiError(400, "invalid_request", msg("request.field_problem", { field: "dicomweb_url", problem }), [
+      detail("dicomweb_url", problem),
+    ]);
+    expect(e.message).toBe("dicomweb_url: must be an http:// or https:// URL");
+    expect(localizeError(e, "es")).toEqual({
+      message: "dicomweb_url: debe ser una dirección http:// o https://",
+      details: [{ field: "dicomweb_url", message: "debe ser una dirección http:// o https://" }],
+    });
   });
 
-  it("writes zod's own messages in Spanish and leaves a schema's own message to the templates", () => {
-    const schema = z.object({ n: z.number().int(), tag: z.string().refine((v) => v === "x", "required") });
-    const r = schema.safeParse({ n: "three", tag: "y" }, { reportInput: true });
+  it("maps a model that is not published, in Spanish, status word included", () => {
+    const e = toApiError(new ModelNotPublished(7, "training"));
+    expect(e.code).toBe("model_not_ready");
+    expect(errorBody(e, "es").error).toMatchObject({
+      message: "el experimento 7 aún no tiene un modelo publicado: está entrenando; vuelva a intentarlo cuando esté listo",
+      details: [{ field: "experiment_id", message: "el experimento está entrenando", status: "training" }],
+    });
+  });
+
+  it("writes zod's own messages in Spanish", () => {
+    const schema = z.object({ n: z.number().int() });
+    const r = schema.safeParse({ n: "three" }, { reportInput: true });
     const details = zodDetails(r.error!, "");
-    const body = errorBody(new ApiError(400, "invalid_request", "2 invalid fields: n, tag", details), "es");
-    expect(body.error.message).toBe("2 campos no válidos: n, tag");
+    const body = errorBody(new ApiError(400, "invalid_request", msg("request.invalid_fields", { count: 1, fields: "n" }), details), "es");
+    expect(body.error.message).toBe("1 campo no válido: n");
     expect(body.error.details).toEqual([
       {
         field: "n",
         code: "invalid_type",
         message: expect.stringMatching(/^Entrada inválida: se esperaba número, recibido (texto|string)/),
       },
-      { field: "tag", code: "custom", message: "obligatorio" },
     ]);
-    expect(errorBody(new ApiError(400, "invalid_request", "x", details)).error.details).toEqual(details);
   });
 
-  it("every template's Spanish uses only the values its English captures", () => {
-    for (const [en, es] of SPANISH_TEMPLATES) {
-      const names = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
-      for (const n of names(es)) expect(names(en), `${en} -> ${es}`).toContain(n);
-    }
+  it("has no Spanish catalog text left in English (each says something different, or only its values)", () => {
+    const catalog = readCatalog();
+    const flat = (o: unknown, prefix = ""): Array<[string, string]> =>
+      Object.entries(o as Record<string, unknown>).flatMap(([k, v]) =>
+        v && typeof v === "object" ? flat(v, `${prefix}${k}.`) : [[`${prefix}${k}`, String(v)] as [string, string]],
+      );
+    const es = new Map(flat(catalog.es.errors));
+    const same = flat(catalog.en.errors)
+      .filter(([k, en]) => !k.startsWith("status.") && es.get(k) === en && /[a-z]{3,}/i.test(en.replace(/\{\{[^}]*\}\}/g, "")))
+      .map(([k]) => k);
+    expect(same).toEqual([]);
   });
 });

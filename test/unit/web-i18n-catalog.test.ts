@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 // {{placeholders}}, so a string added in English and forgotten in Spanish (or a typo in a variable) fails here
 // instead of showing a half-translated page.
 
-const LOCALES = path.resolve(import.meta.dirname, "../../web/src/i18n/locales");
+const LOCALES = path.resolve(import.meta.dirname, "../../locales");
 
 function flatten(o: unknown, prefix = ""): Map<string, string> {
   const out = new Map<string, string>();
@@ -29,7 +29,7 @@ const placeholders = (s: string) => [...s.matchAll(/\{\{\s*([\w.]+)[^}]*\}\}/g)]
 // i18next's plural forms: Spanish and English both have _one/_other; a key may carry _zero too.
 const base = (k: string) => k.replace(/_(zero|one|two|few|many|other)$/, "");
 
-describe("dashboard string catalogs (web/src/i18n/locales)", () => {
+describe("the one string catalog (locales/, read by the dashboard and the server)", () => {
   it("has the same namespaces in English and Spanish", () => {
     expect(namespaces("en").length).toBeGreaterThan(0);
     expect(namespaces("es")).toEqual(namespaces("en"));

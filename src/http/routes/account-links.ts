@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { addressKey } from "../../auth/address-key.js";
-import { ApiError } from "../../errors.js";
+import { ApiError, msg } from "../../errors.js";
 import { defineRoute, type RouteRequest } from "../route.js";
 import type { Services } from "../../services.js";
 
@@ -14,8 +14,7 @@ const token = z.string().min(1, "the link's token is missing").max(200);
 
 async function throttle(req: RouteRequest & { ip?: string }, services: Services): Promise<void> {
   const decision = await services.auth.limiters.consume("account-link", addressKey(req.ip ?? "unknown"), LINK_ATTEMPTS_PER_15_MIN, 900);
-  if (!decision.allowed)
-    throw new ApiError(429, "rate_limit_exceeded", `at most ${LINK_ATTEMPTS_PER_15_MIN} link attempts per 15 minutes from one address`);
+  if (!decision.allowed) throw new ApiError(429, "rate_limit_exceeded", msg("auth.link_attempts", { max: LINK_ATTEMPTS_PER_15_MIN }));
 }
 
 const refusals = {

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { SETUP_ATTEMPTS_PER_15_MIN } from "../../auth/first-run.js";
 import { addressKey } from "../../auth/address-key.js";
 import { actorOf } from "../../audit/audit-log.js";
-import { ApiError } from "../../errors.js";
+import { ApiError, msg } from "../../errors.js";
 import { defineRoute } from "../route.js";
 
 // The dashboard's account pages: what the sign-in page needs before anyone is signed in (first run, sign-up),
@@ -79,12 +79,7 @@ export const accountRoutes = [
     },
     handler: async ({ req, body, services }) => {
       const decision = await services.auth.limiters.consume("setup", addressKey(req.ip ?? "unknown"), SETUP_ATTEMPTS_PER_15_MIN, 900);
-      if (!decision.allowed)
-        throw new ApiError(
-          429,
-          "rate_limit_exceeded",
-          `at most ${SETUP_ATTEMPTS_PER_15_MIN} setup attempts per 15 minutes from one address`,
-        );
+      if (!decision.allowed) throw new ApiError(429, "rate_limit_exceeded", msg("auth.setup_attempts", { max: SETUP_ATTEMPTS_PER_15_MIN }));
       const user = await services.auth.firstRun.createFirstUser({ setupCode: body.setup_code, email: body.email, password: body.password });
       req.log.info({ user_id: user.id }, "first run: an administrator was created from the setup page");
       await services.audit.record({ userId: user.id, via: "session" }, "first_account_created");
@@ -116,24 +111,16 @@ export const accountRoutes = [
     },
     handler: async ({ req, body, services }) => {
       if (!services.config.SIGNUP_ENABLED) {
-        throw new ApiError(
-          403,
-          "signup_disabled",
-          "sign-up is off on this server; ask your administrator for an account (./builder users create)",
-        );
+        throw new ApiError(403, "signup_disabled", msg("auth.signup_disabled"));
       }
       // The first account of a server is its administrator, made with the setup code (issue 48 finding 12): a stranger
       // signing up first would otherwise hold the only account of a server that has no one to manage it.
       if (!(await services.auth.firstRun.adminExists())) {
-        throw new ApiError(
-          403,
-          "signup_needs_admin",
-          "sign-up opens once this server has an administrator: its first account is made on the setup page with the setup code the server printed in its log",
-        );
+        throw new ApiError(403, "signup_needs_admin", msg("auth.signup_needs_admin"));
       }
       const decision = await services.auth.limiters.consume("signup", addressKey(req.ip ?? "unknown"), SIGNUPS_PER_HOUR_PER_ADDRESS, 3600);
       if (!decision.allowed)
-        throw new ApiError(429, "rate_limit_exceeded", `at most ${SIGNUPS_PER_HOUR_PER_ADDRESS} sign-ups per hour from one address`);
+        throw new ApiError(429, "rate_limit_exceeded", msg("auth.signup_attempts", { max: SIGNUPS_PER_HOUR_PER_ADDRESS }));
       // No 409 email_taken and no session here: either would tell whoever asks which addresses have accounts
       // (issue 42, finding 12a). Builder sends no email, so there is no "check your inbox" step to hide behind:
       // the caller signs in next, which succeeds only for the password that owns the address.

@@ -2,9 +2,9 @@ import type { Readable } from "node:stream";
 import type { Response } from "express";
 import { z } from "zod";
 import { actorOf } from "../../audit/audit-log.js";
-import { BATCH_CONTENT_TYPES, type BatchView } from "../../batches/service.js";
-import { ApiError } from "../../errors.js";
-import { preferredLanguage, spanishFromTemplate, type ApiLanguage } from "../error-language.js";
+import { BATCH_CONTENT_TYPES } from "../../batches/service.js";
+import { ApiError, msg } from "../../errors.js";
+import { preferredLanguage } from "../error-language.js";
 import { experimentIdParams } from "../params.js";
 import { defineRoute } from "../route.js";
 
@@ -57,15 +57,6 @@ async function download(res: Response, stream: Readable, headers: Record<string,
 }
 
 const batchParams = z.object({ batch_id: z.string().max(64) });
-
-/**
- * A batch as the caller reads it: failure_reason, stored in English when the batch failed, in the language of
- * Accept-Language, as an error's message is (src/batches/refusals.ts has the words, error-messages-es.ts their Spanish).
- */
-function inLanguage(view: BatchView, lang: ApiLanguage): BatchView {
-  if (lang === "en" || !view.failure_reason) return view;
-  return { ...view, failure_reason: spanishFromTemplate(view.failure_reason) ?? view.failure_reason };
-}
 
 export const batchRoutes = [
   defineRoute({
@@ -121,7 +112,7 @@ export const batchRoutes = [
         throw new ApiError(
           415,
           "unsupported_media_type",
-          `send the file with Content-Type ${Object.keys(BATCH_CONTENT_TYPES).join(", ")} (got ${type || "none"})`,
+          msg("batch.send_content_type", { types: Object.keys(BATCH_CONTENT_TYPES).join(", "), got: type || "none" }),
         );
       }
       const overlays = query.overlays === "true";
@@ -151,7 +142,7 @@ export const batchRoutes = [
     handler: async ({ req, params, auth, services }) => {
       const lang = preferredLanguage(req.get("accept-language"));
       const rows = await services.batches.list(auth.userId, params.experiment_id);
-      return { body: { data: rows.map((r) => inLanguage(services.batches.view(r), lang)) } };
+      return { body: { data: rows.map((r) => services.batches.view(r, lang)) } };
     },
   }),
   defineRoute({
@@ -164,10 +155,7 @@ export const batchRoutes = [
     responses: { 200: { description: "the batch", schema: batchSchema } },
     handler: async ({ req, params, auth, services }) => ({
       headers: { "cache-control": "no-store" },
-      body: inLanguage(
-        services.batches.view(await services.batches.get(auth.userId, params.batch_id)),
-        preferredLanguage(req.get("accept-language")),
-      ),
+      body: services.batches.view(await services.batches.get(auth.userId, params.batch_id), preferredLanguage(req.get("accept-language"))),
     }),
   }),
   defineRoute({
@@ -193,14 +181,14 @@ export const batchRoutes = [
       try {
         res.status(200).set(sseHeaders);
         res.flushHeaders();
-        for await (const item of services.batches.events(row, gone.signal)) {
+        for await (const item of services.batches.events(row, gone.signal, lang)) {
           if ("keepAlive" in item) res.write(": keep-alive\n\n");
           else if ("lifetimeEnded" in item) res.write(`event: reconnect\ndata: ${JSON.stringify({ reason: "max_lifetime" })}\n\n`);
           else if (item.event === "deleted")
             res.write(
               `id: ${item.id}\nevent: deleted\ndata: ${JSON.stringify({ batch_id: item.batchId, reason: "its experiment was deleted" })}\n\n`,
             );
-          else res.write(`id: ${item.id}\nevent: ${item.event}\ndata: ${JSON.stringify(inLanguage(item.view, lang))}\n\n`);
+          else res.write(`id: ${item.id}\nevent: ${item.event}\ndata: ${JSON.stringify(item.view)}\n\n`);
         }
       } finally {
         release();

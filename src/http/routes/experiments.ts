@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { experimentLabelsPatchSchema, experimentRequestSchema, SEARCH_MAX } from "../../experiments/request.js";
 import { STATUSES } from "../../experiments/state.js";
-import { ApiError } from "../../errors.js";
+import { ApiError, msg, detail } from "../../errors.js";
 import { experimentIdParams } from "../params.js";
 import { pageSecurityHeaders } from "../page-security.js";
 import { actorOf } from "../../audit/audit-log.js";
@@ -28,8 +28,7 @@ function lastEventId(header: string | undefined): number {
   if (header === undefined || header.trim() === "") return 0;
   const value = header.trim();
   if (!/^\d{1,16}$/.test(value) || !Number.isSafeInteger(Number(value))) {
-    const message = "must be the id of an event this stream sent (a non-negative integer)";
-    throw new ApiError(400, "invalid_request", `Last-Event-ID ${message}`, [{ field: "last-event-id", message }]);
+    throw new ApiError(400, "invalid_request", msg("request.last_event_id"), [detail("last-event-id", msg("request.event_id"))]);
   }
   return Number(value);
 }

@@ -5,7 +5,7 @@ import type { UploadResult } from "../../datasets/service.js";
 import { uploadInterrupted, UploadInterruptedError } from "../../datasets/upload-stream.js";
 import { resolveFolderPath, resolveUploadPath, resolveZipPath } from "../../datasets/zip-path.js";
 import type { Services } from "../../services.js";
-import { ApiError } from "../../errors.js";
+import { ApiError, msg, detail } from "../../errors.js";
 import { actorOf } from "../../audit/audit-log.js";
 import { withoutBucketUri } from "../../storage/bucket.js";
 import { defineRoute } from "../route.js";
@@ -59,9 +59,7 @@ function multipartUpload(req: Request, services: Services, userId: string): Prom
     try {
       bb = busboy({ headers: req.headers, limits: { files: 1, fields: 10, fieldSize: 4096, parts: 20 } });
     } catch (err) {
-      return settle(
-        new ApiError(415, "unsupported_media_type", `send multipart/form-data with fields 'path' and 'file' (${(err as Error).message})`),
-      );
+      return settle(new ApiError(415, "unsupported_media_type", msg("files.multipart_needed", { why: (err as Error).message })));
     }
     let objectPath: string | undefined;
     let started = false;
@@ -82,11 +80,7 @@ function multipartUpload(req: Request, services: Services, userId: string): Prom
       fileStream = file;
       if (objectPath === undefined) {
         file.resume();
-        return settle(
-          new ApiError(400, "invalid_request", "send the 'path' field before the 'file' field", [
-            { field: "path", message: "required, before file" },
-          ]),
-        );
+        return settle(new ApiError(400, "invalid_request", msg("files.path_first"), [detail("path", msg("files.required_before_file"))]));
       }
       let target: string;
       try {
@@ -98,9 +92,11 @@ function multipartUpload(req: Request, services: Services, userId: string): Prom
       services.datasets.upload(userId, target, file).then((r) => settle(null, r), settle);
     });
     bb.on("close", () => {
-      if (!started) settle(new ApiError(400, "invalid_request", "the form has no 'file' field", [{ field: "file", message: "required" }]));
+      if (!started) settle(new ApiError(400, "invalid_request", msg("files.no_file_field"), [detail("file", msg("detail.required"))]));
     });
-    bb.on("error", (err) => settle(new ApiError(400, "invalid_request", `the multipart body cannot be read: ${(err as Error).message}`)));
+    bb.on("error", (err) =>
+      settle(new ApiError(400, "invalid_request", msg("files.multipart_unreadable", { why: (err as Error).message }))),
+    );
     req.pipe(bb);
   });
 }
@@ -138,7 +134,7 @@ export const fileRoutes = [
         throw new ApiError(
           413,
           "payload_too_large",
-          `the file is larger than the upload limit of ${services.config.MAX_UPLOAD_BYTES} bytes`,
+          msg("dataset.upload_over_limit", { max: services.config.MAX_UPLOAD_BYTES }),
           undefined,
           { connection: "close" },
         );

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ApiError } from "../../errors.js";
+import { ApiError, msg } from "../../errors.js";
 import { defineRoute } from "../route.js";
 
 const deviceSlotSchema = z.object({
@@ -38,7 +38,7 @@ export const healthRoutes = [
       },
     },
     handler: async ({ services }) => {
-      if (!(await services.database.ping())) throw new ApiError(503, "not_ready", "the database does not answer");
+      if (!(await services.database.ping())) throw new ApiError(503, "not_ready", msg("request.database_down"));
       const runner = services.runner;
       return { body: { status: "ready", database: services.database.kind, runner: runner?.kind, devices: runner?.slots?.describe() } };
     },

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { SESSION_COOKIE } from "../../auth/index.js";
-import { ApiError } from "../../errors.js";
+import { ApiError, msg, detail } from "../../errors.js";
 import { actorOf } from "../../audit/audit-log.js";
 import { defineRoute } from "../route.js";
 import { accountErasureSchema } from "../response-schemas.js";
@@ -35,17 +35,13 @@ export const meRoutes = [
     },
     handler: async ({ services, auth, body, res }) => {
       if (!(await services.auth.users.passwordMatches(auth.userId, body.password))) {
-        throw new ApiError(400, "invalid_request", "the password is not correct; nothing was erased", [
-          { field: "password", message: "not correct" },
+        throw new ApiError(400, "invalid_request", msg("auth.wrong_password_nothing_erased"), [
+          detail("password", msg("detail.not_correct")),
         ]);
       }
       // Erasing the last administrator would leave the others with no one to manage their accounts.
       if (await services.admin.isLastAdmin(auth.userId, auth.role)) {
-        throw new ApiError(
-          409,
-          "last_admin",
-          "you are the last administrator: make another user an administrator (Settings → Users) before erasing your account; nothing was erased",
-        );
+        throw new ApiError(409, "last_admin", msg("auth.last_admin_erase"));
       }
       const { experiments } = await services.erasure.begin(actorOf(auth));
       const { maxAge: _maxAge, ...cookie } = services.auth.cookieOptions();

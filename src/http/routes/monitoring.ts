@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { actorOf } from "../../audit/audit-log.js";
-import { ApiError } from "../../errors.js";
+import { ApiError, msg, detail } from "../../errors.js";
 import { MAX_OUTCOMES } from "../../monitoring/outcomes.js";
 import { experimentIdParams as params } from "../params.js";
 import { defineRoute } from "../route.js";
@@ -133,10 +133,10 @@ export const monitoringRoutes = [
       const to = query.to ? new Date(query.to) : new Date();
       const from = query.from ? new Date(query.from) : new Date(to.getTime() - 30 * DAY_MS);
       if (!(from < to))
-        throw new ApiError(400, "invalid_request", "from must be before to", [{ field: "from", message: "must be before to" }]);
+        throw new ApiError(400, "invalid_request", msg("monitoring.from_after_to"), [detail("from", msg("monitoring.from_before_to"))]);
       if (to.getTime() - from.getTime() > MAX_PERIOD_DAYS * DAY_MS)
-        throw new ApiError(400, "invalid_request", `the period is longer than ${MAX_PERIOD_DAYS} days`, [
-          { field: "from", message: `at most ${MAX_PERIOD_DAYS} days before to` },
+        throw new ApiError(400, "invalid_request", msg("monitoring.period_too_long", { max: MAX_PERIOD_DAYS }), [
+          detail("from", msg("monitoring.at_most_days", { max: MAX_PERIOD_DAYS })),
         ]);
       return { body: await services.monitoring.report(auth.userId, params.experiment_id, from, to) };
     },

@@ -6,8 +6,9 @@ import { experimentRequestFields, datasetFieldRules } from "../../experiments/re
 import { datasetTask } from "../../experiments/study.js";
 import { IMAGE_COL, PacsImportAborted, type PacsImportFailure } from "../../pacs/import.js";
 import type { Services } from "../../services.js";
+import { say } from "../../errors.js";
 import { errorBody, toApiError } from "../errors.js";
-import { preferredLanguage, spanishFromTemplate } from "../error-language.js";
+import { preferredLanguage } from "../error-language.js";
 import { defineRoute } from "../route.js";
 import { datasetReportSchema } from "../response-schemas.js";
 
@@ -119,8 +120,8 @@ export const pacsImportRoutes = [
 const wantsStream = (accept: string | undefined) => /\btext\/event-stream\b/i.test(accept ?? "");
 const sse = (res: Response, event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 
-/** Each reason in Spanish too (the English one where no translation matches, e.g. a message from the PACS itself). */
-const withSpanish = (f: PacsImportFailure) => ({ ...f, reason_es: spanishFromTemplate(f.reason) ?? f.reason });
+/** Each reason in Spanish too, from the catalog (a message from the PACS itself stays as it came). */
+const withSpanish = ({ text, ...f }: PacsImportFailure) => ({ ...f, reason_es: say(text, "es") });
 
 type ImportBody = z.infer<typeof bodySchema>;
 

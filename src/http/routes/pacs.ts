@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { actorOf } from "../../audit/audit-log.js";
-import { errors } from "../../errors.js";
+import { errors, msg } from "../../errors.js";
 import { experimentIdParams } from "../params.js";
 import { defineRoute } from "../route.js";
 
@@ -67,7 +67,7 @@ export const pacsRoutes = [
     tags: ["pacs"],
     responses: { 204: { description: "removed" }, 404: { description: "none was configured" } },
     handler: async ({ services, auth }) => {
-      if (!(await services.pacs.remove(auth.userId))) throw errors.notFound("PACS connection");
+      if (!(await services.pacs.remove(auth.userId))) throw errors.notFound(msg("pacs.no_connection"));
       await services.audit.record(actorOf(auth), "pacs_removed", "pacs");
       return { status: 204 };
     },
@@ -98,7 +98,7 @@ export const pacsRoutes = [
     responses: { 200: { description: "saved", schema: z.object({ send_back: z.boolean() }) }, 404: { description: "no such experiment" } },
     handler: async ({ services, auth, params, body }) => {
       if (!(await services.pacs.setSendBack(auth.userId, params.experiment_id, body.send_back)))
-        throw errors.notFound(`experiment ${params.experiment_id}`);
+        throw errors.notFound(msg("experiment.not_found", { id: params.experiment_id }));
       await services.audit.record(actorOf(auth), "pacs_send_back_set", `experiment ${params.experiment_id}`, { send_back: body.send_back });
       return { body: { send_back: body.send_back } };
     },
@@ -116,7 +116,7 @@ export const pacsRoutes = [
     },
     handler: async ({ services, auth, params }) => {
       const on = await services.pacs.sendBack(auth.userId, params.experiment_id);
-      if (on === null) throw errors.notFound(`experiment ${params.experiment_id}`);
+      if (on === null) throw errors.notFound(msg("experiment.not_found", { id: params.experiment_id }));
       return { body: { send_back: on } };
     },
   }),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ApiError } from "../../errors.js";
+import { ApiError, msg, detail } from "../../errors.js";
 import { experimentId, experimentIdParams } from "../params.js";
 import { defineRoute } from "../route.js";
 import { MAX_MESSAGE_VALUES, MAX_PREDICT_BODY_VALUES, predictBodyLimits } from "../json-request-body.js";
@@ -120,19 +120,16 @@ export const predictRoutes = [
       if (id === undefined && header !== undefined) {
         const parsed = experimentId.safeParse(header);
         if (!parsed.success) {
-          throw new ApiError(400, "invalid_request", "x-experiment-id must be a positive integer", [
-            { field: "x-experiment-id", message: "must be a positive integer" },
+          throw new ApiError(400, "invalid_request", msg("request.x_experiment_id"), [
+            detail("x-experiment-id", msg("detail.positive_integer")),
           ]);
         }
         id = parsed.data;
       }
       if (id === undefined) {
-        throw new ApiError(
-          400,
-          "missing_experiment_id",
-          "name the model: experiment_id in the body, the x-experiment-id header or the experiment_id query parameter",
-          [{ field: "experiment_id", message: "required" }],
-        );
+        throw new ApiError(400, "missing_experiment_id", msg("request.missing_experiment_id"), [
+          detail("experiment_id", msg("detail.required")),
+        ]);
       }
       return predictAndSendBack(services, auth, id, body.message, query.send_back);
     },

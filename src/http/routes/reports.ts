@@ -3,7 +3,7 @@ import type { Manifest } from "../../contract/types.js";
 import type { ModelRow } from "../../experiments/service.js";
 import type { Services } from "../../services.js";
 import { BucketNotFoundError } from "../../storage/bucket.js";
-import { ApiError } from "../../errors.js";
+import { ApiError, msg } from "../../errors.js";
 import { defineRoute } from "../route.js";
 import { subgroupsSchema } from "../response-schemas.js";
 import { pageSecurityHeaders } from "../page-security.js";
@@ -26,11 +26,7 @@ async function ownModel(services: Services, userId: string, experimentId: number
   const row = await services.experiments.get(userId, experimentId);
   const model = await services.experiments.latestModel(userId, experimentId);
   if (!model || model.experimentUuid !== row.id) {
-    throw new ApiError(
-      404,
-      "not_found",
-      `experiment ${experimentId} has no report yet (status ${row.status}); reports exist once it is ready`,
-    );
+    throw new ApiError(404, "not_found", msg("experiment.no_report_yet", { id: experimentId, status: row.status }));
   }
   return model;
 }
@@ -38,16 +34,16 @@ async function ownModel(services: Services, userId: string, experimentId: number
 /** An object beside the model's manifest (storePath may end with a slash). */
 const besideModel = (model: ModelRow, file: string) => `${model.storePath.replace(/\/+$/, "")}/${file}`;
 
-async function readObject(services: Services, objectPath: string, what: string): Promise<Buffer> {
+async function readObject(services: Services, objectPath: string, what: "report" | "figure"): Promise<Buffer> {
   const st = await services.bucket.stat(objectPath);
-  if (!st) throw new ApiError(404, "not_found", `the ${what} is missing from storage`);
-  if (st.size > REPORT_MAX_BYTES) throw new ApiError(500, "internal_error", `the ${what} is larger than ${REPORT_MAX_BYTES} bytes`);
+  if (!st) throw new ApiError(404, "not_found", msg(`report.missing_${what}`));
+  if (st.size > REPORT_MAX_BYTES) throw new ApiError(500, "internal_error", msg(`report.${what}_too_large`, { max: REPORT_MAX_BYTES }));
   try {
     const chunks: Buffer[] = [];
     for await (const chunk of await services.bucket.read(objectPath)) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks);
   } catch (err) {
-    if (err instanceof BucketNotFoundError) throw new ApiError(404, "not_found", `the ${what} is missing from storage`);
+    if (err instanceof BucketNotFoundError) throw new ApiError(404, "not_found", msg(`report.missing_${what}`));
     throw err;
   }
 }
@@ -178,7 +174,7 @@ export const reportRoutes = [
     handler: async ({ services, auth, params, res }) => {
       const model = await ownModel(services, auth.userId, params.experiment_id);
       const figure = ((model.manifest as Manifest).figures ?? []).find((f) => f.name === params.name);
-      if (!figure) throw new ApiError(404, "not_found", `experiment ${params.experiment_id} has no figure named ${params.name}`);
+      if (!figure) throw new ApiError(404, "not_found", msg("experiment.no_figure", { id: params.experiment_id, name: params.name }));
       const type = FIGURE_TYPES[figure.file.split(".").pop()?.toLowerCase() ?? ""] ?? "application/octet-stream";
       const bytes = await readObject(services, besideModel(model, figure.file), "figure");
       // An SVG opened on its own must not run script on our origin: the sandbox CSP makes it inert.

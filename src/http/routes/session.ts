@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { SESSION_COOKIE } from "../../auth/index.js";
-import { ApiError } from "../../errors.js";
+import { ApiError, msg } from "../../errors.js";
 import { defineRoute } from "../route.js";
 
 const sessionBody = z.object({
@@ -54,7 +54,7 @@ export const sessionRoutes = [
     responses: { 200: { description: "the session", schema: sessionBody } },
     handler: async ({ auth, services }) => {
       const session = await services.auth.sessions.byId(auth.sessionId!);
-      if (!session) throw new ApiError(401, "invalid_session", "the session has expired or was signed out; sign in again");
+      if (!session) throw new ApiError(401, "invalid_session", msg("auth.invalid_session"));
       return sessionResponse(session);
     },
   }),

@@ -13,9 +13,11 @@ export type Language = (typeof LANGUAGES)[number]["code"];
 /** Where the Account page's choice is kept; without one, the browser's language decides. */
 export const LANGUAGE_STORAGE_KEY = "builder.language";
 
-// Every `locales/<lng>/<namespace>.json` is picked up here, so a new namespace (a page's, a panel's) is one pair
-// of files and no change to this one. Eager: the strings are small and a page must not flash untranslated.
-const files = import.meta.glob<{ default: Record<string, unknown> }>("./locales/*/*.json", { eager: true });
+// The one catalog of the repository (locales/<lng>/<namespace>.json at its root), shared with the server
+// (src/i18n): every namespace is picked up here, so a new one (a page's, a panel's) is one pair of files and no
+// change to this one. Eager: the strings are small and a page must not flash untranslated. The server's own
+// namespaces (errors) come along, so the dashboard can say an API error's code in its own words too.
+const files = import.meta.glob<{ default: Record<string, unknown> }>("../../../locales/*/*.json", { eager: true });
 
 export function resourcesFrom(modules: Record<string, { default: Record<string, unknown> }>): Resource {
   const resources: Resource = {};

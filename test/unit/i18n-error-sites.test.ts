@@ -1,0 +1,99 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+
+// An error is raised with a catalog key (msg("area.key", {values})), never a sentence: a sentence has no Spanish
+// and is what the edge used to parse back. This reads every raise site in src/ (new ApiError and its subclasses,
+// refuse(), errors.*(), the catalog-worded DicomError/DeidentifyError/RowFailure) and fails on a string or template
+// literal where the words go, or a details entry { message: "..." } written by hand.
+
+const SRC = resolve(import.meta.dirname, "../../src");
+
+/** Where the words are in each kind of raise: the argument index. */
+const NEW_WORDS: Record<string, number> = { ApiError: 2, OutboundRefusal: 2, DicomError: 1, DeidentifyError: 0, RowFailure: 0 };
+const CALL_WORDS: Record<string, number> = {
+  refuse: 2,
+  "errors.invalidRequest": 0,
+  "errors.notFound": 0,
+  "errors.forbidden": 0,
+  "errors.conflict": 0,
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : [],
+  );
+}
+
+const isText = (n: ts.Node | undefined): boolean =>
+  !!n &&
+  (ts.isStringLiteral(n) ||
+    ts.isNoSubstitutionTemplateLiteral(n) ||
+    ts.isTemplateExpression(n) ||
+    (ts.isConditionalExpression(n) && (isText(n.whenTrue) || isText(n.whenFalse))) ||
+    (ts.isBinaryExpression(n) && n.operatorToken.kind === ts.SyntaxKind.PlusToken && (isText(n.left) || isText(n.right))));
+
+/** A hand-written details entry: an object literal whose `message` is a literal. */
+function handWrittenDetails(n: ts.Node | undefined): boolean {
+  if (!n || !ts.isArrayLiteralExpression(n)) return false;
+  return n.elements.some(
+    (e) =>
+      ts.isObjectLiteralExpression(e) &&
+      e.properties.some((p) => ts.isPropertyAssignment(p) && p.name.getText() === "message" && isText(p.initializer)),
+  );
+}
+
+/** "file:line: what" for each raise with a literal sentence in `text` (a file's source). */
+export function literalRaises(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const at = (n: ts.Node) => `${file}:${source.getLineAndCharacterOfPosition(n.getStart(source)).line + 1}`;
+  const visit = (n: ts.Node): void => {
+    if (ts.isNewExpression(n) && ts.isIdentifier(n.expression) && n.expression.text in NEW_WORDS) {
+      const args = n.arguments ?? [];
+      if (isText(args[NEW_WORDS[n.expression.text]])) found.push(`${at(n)}: new ${n.expression.text} with a sentence`);
+      if (n.expression.text === "ApiError" && handWrittenDetails(args[3])) found.push(`${at(n)}: details written by hand`);
+    }
+    // A subclass's super(status, code, words, ...): the words are the third argument, as in new ApiError.
+    if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.SuperKeyword && isText(n.arguments[2]))
+      found.push(`${at(n)}: super with a sentence`);
+    if (ts.isCallExpression(n)) {
+      const name = n.expression.getText(source);
+      if (name in CALL_WORDS && isText(n.arguments[CALL_WORDS[name]])) found.push(`${at(n)}: ${name} with a sentence`);
+      if (name === "errors.invalidRequest" && handWrittenDetails(n.arguments[1])) found.push(`${at(n)}: details written by hand`);
+      if (name === "refuse" && handWrittenDetails(n.arguments[3])) found.push(`${at(n)}: details written by hand`);
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe("errors are raised with catalog keys, not sentences", () => {
+  const all = sourceFiles(SRC).flatMap((f) => literalRaises(relative(SRC, f), readFileSync(f, "utf8")));
+
+  it("finds no raise with a literal sentence in src/", () => {
+    expect(all).toEqual([]);
+  });
+
+  it("catches a planted sentence (the scan itself can fail)", () => {
+    const planted = [
+      'throw new ApiError(404, "not_found", `experiment ${id} not found`);',
+      'throw new ApiError(400, "invalid_request", msg("x"), [{ field: "a", message: "required" }]);',
+      'throw refuse(400, "invalid_uri", "the URL has no host");',
+      'throw errors.notFound("experiment");',
+      'throw new DicomError("invalid_dicom", cond ? "a" : "b");',
+      'throw new ApiError(404, "not_found", msg("experiment.not_found", { id }));',
+      'class X extends ApiError { constructor() { super(422, "unfamiliar_input", "this row is odd"); } }',
+    ].join("\n");
+    expect(literalRaises("planted.ts", planted)).toEqual([
+      "planted.ts:1: new ApiError with a sentence",
+      "planted.ts:2: details written by hand",
+      "planted.ts:3: refuse with a sentence",
+      "planted.ts:4: errors.notFound with a sentence",
+      "planted.ts:5: new DicomError with a sentence",
+      "planted.ts:7: super with a sentence",
+    ]);
+  });
+});
