@@ -51,10 +51,9 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("upgrade to workspaces on postgr
     // Two users of the old schema, each with a key, an experiment and a model; one with an audit event.
     const people = [] as { id: string; key: string; email: string }[];
     for (const email of ["ana@example.org", "ben@example.org"]) {
-      const { rows } = await client.query<{ id: string }>(
-        "insert into users (email, password_hash) values ($1, 'x') returning id",
-        [email],
-      );
+      const { rows } = await client.query<{ id: string }>("insert into users (email, password_hash) values ($1, 'x') returning id", [
+        email,
+      ]);
       const key = generateApiKey();
       await client.query("insert into api_keys (user_id, name, prefix, key_hash) values ($1, 'old', $2, $3)", [
         rows[0].id,
@@ -73,9 +72,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("upgrade to workspaces on postgr
       );
       people.push({ id: rows[0].id, key, email });
     }
-    await client.query("insert into audit_events (actor_id, via, action, target) values ($1, 'cli', 'old.action', 'x')", [
-      people[0].id,
-    ]);
+    await client.query("insert into audit_events (actor_id, via, action, target) values ($1, 'cli', 'old.action', 'x')", [people[0].id]);
     const before = await client.query("select id, user_id, experiment_id, request, request_hash from experiments order by id");
 
     // Forward: the server applies the workspaces migration as it starts.
@@ -83,9 +80,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("upgrade to workspaces on postgr
     server = await startServer(config, { port: 0, host: "127.0.0.1" });
 
     for (const p of people) {
-      const ws = await client.query<{ id: string; name: string }>("select id, name from workspaces where personal_owner_id = $1", [
-        p.id,
-      ]);
+      const ws = await client.query<{ id: string; name: string }>("select id, name from workspaces where personal_owner_id = $1", [p.id]);
       expect(ws.rows).toHaveLength(1);
       expect(ws.rows[0].name).toBe("Personal");
       const members = await client.query("select user_id, role from workspace_members where workspace_id = $1", [ws.rows[0].id]);
@@ -109,7 +104,9 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("upgrade to workspaces on postgr
     );
 
     // After the upgrade: a new user gets a personal workspace in the same insert, and what they write lands in it.
-    const fresh = await client.query<{ id: string }>("insert into users (email, password_hash) values ('cy@example.org', 'x') returning id");
+    const fresh = await client.query<{ id: string }>(
+      "insert into users (email, password_hash) values ('cy@example.org', 'x') returning id",
+    );
     const ws = await client.query<{ id: string }>("select id from workspaces where personal_owner_id = $1", [fresh.rows[0].id]);
     expect(ws.rows).toHaveLength(1);
     const key = await client.query<{ workspace_id: string }>(
