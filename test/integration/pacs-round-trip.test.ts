@@ -209,6 +209,8 @@ describe.skipIf(!haveFixturePython || !haveOrthanc || !haveDcmtk)("answers writt
       headers: bearer(user.key, { "content-type": "application/json", "accept-language": "es" }),
       body: JSON.stringify({ message: dataUri }),
     });
-    expect(((await es.json()) as any).message).toMatch(/Ajustes → PACS/);
+    const spanish = ((await es.json()) as any).message as string;
+    expect(spanish).toMatch(/debe ser un enlace DICOMweb WADO-RS/);
+    expect(spanish).toMatch(/no se predijo nada/);
   });
 });
