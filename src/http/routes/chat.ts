@@ -1,8 +1,8 @@
-import type { Response } from "express";
 import { z } from "zod";
 import { ApiError } from "../../errors.js";
 import { errorBody, toApiError } from "../errors.js";
 import { preferredLanguage } from "../error-language.js";
+import { abortWhenCallerLeaves, sendEvent, startEventStreamOnce, wantsEventStream } from "../event-stream.js";
 import { defineRoute } from "../route.js";
 
 const chatBody = z
@@ -55,9 +55,6 @@ const conversationDetail = conversationSummary.omit({ messages: true }).extend({
 const idParams = z.object({ conversation_id: z.string().uuid("must be a conversation id") });
 const page = z.object({ limit: z.coerce.number().int().min(1).max(200).default(50), offset: z.coerce.number().int().min(0).default(0) });
 
-const wantsStream = (accept: string | undefined) => /\btext\/event-stream\b/i.test(accept ?? "");
-const sse = (res: Response, event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-
 export const chatRoutes = [
   defineRoute({
     method: "post",
@@ -75,11 +72,8 @@ export const chatRoutes = [
       },
     },
     handler: async ({ services, auth, body, req, res }) => {
-      const abort = new AbortController();
-      res.on("close", () => {
-        if (!res.writableFinished) abort.abort();
-      });
-      if (!wantsStream(req.get("accept"))) {
+      const abort = abortWhenCallerLeaves(res);
+      if (!wantsEventStream(req.get("accept"))) {
         try {
           return { status: 201, body: await services.chat.chat(auth.userId, body, { signal: abort.signal }) };
         } catch (err) {
@@ -87,26 +81,19 @@ export const chatRoutes = [
           throw err;
         }
       }
-      // Headers go out with the first token, so errors found before it (404 conversation, 502 backend) are plain JSON errors.
-      const start = () => {
-        if (res.headersSent) return;
-        res
-          .status(200)
-          .set({ "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" });
-        res.flushHeaders();
-      };
+      const start = startEventStreamOnce(res);
       try {
         const answer = await services.chat.chat(auth.userId, body, {
           signal: abort.signal,
-          onToken: (text) => (start(), sse(res, "token", { text })),
+          onToken: (text) => (start(), sendEvent(res, "token", { text })),
         });
         start();
-        sse(res, "done", answer);
+        sendEvent(res, "done", answer);
       } catch (err) {
         if (!res.headersSent) throw err;
         if (abort.signal.aborted) return void res.end(); // the client left; nobody to tell
         if (!(err instanceof ApiError)) services.logger.error({ err }, "chat stream failed");
-        sse(res, "error", errorBody(toApiError(err), preferredLanguage(req.get("accept-language"))));
+        sendEvent(res, "error", errorBody(toApiError(err), preferredLanguage(req.get("accept-language"))));
       }
       res.end();
     },

@@ -1,4 +1,3 @@
-import type { Response } from "express";
 import { z } from "zod";
 import { actorOf } from "../../audit/audit-log.js";
 import { resolveZipPath } from "../../datasets/zip-path.js";
@@ -9,6 +8,7 @@ import type { Services } from "../../services.js";
 import { say } from "../../errors.js";
 import { errorBody, toApiError } from "../errors.js";
 import { preferredLanguage } from "../error-language.js";
+import { abortWhenCallerLeaves, sendEvent, startEventStreamOnce, wantsEventStream } from "../event-stream.js";
 import { defineRoute } from "../route.js";
 import { datasetReportSchema } from "../response-schemas.js";
 
@@ -78,11 +78,8 @@ export const pacsImportRoutes = [
     },
     handler: async ({ body, auth, services, req, res }) => {
       const objectPath = resolveZipPath(body.zip_gcloud, auth.userId);
-      const abort = new AbortController();
-      res.on("close", () => {
-        if (!res.writableFinished) abort.abort();
-      });
-      if (!wantsStream(req.get("accept"))) {
+      const abort = abortWhenCallerLeaves(res);
+      if (!wantsEventStream(req.get("accept"))) {
         try {
           return { status: 201, body: await importAndCheck(services, auth, objectPath, body, { signal: abort.signal }) };
         } catch (err) {
@@ -90,35 +87,25 @@ export const pacsImportRoutes = [
           throw err;
         }
       }
-      // Headers go out with the first event, so a refusal found before it (a bad CSV, no PACS) is a plain JSON error.
-      const start = () => {
-        if (res.headersSent) return;
-        res
-          .status(200)
-          .set({ "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" });
-        res.flushHeaders();
-      };
+      const start = startEventStreamOnce(res);
       try {
         const result = await importAndCheck(services, auth, objectPath, body, {
           signal: abort.signal,
-          onProgress: (p) => (start(), sse(res, "progress", p)),
-          onFailure: (f) => (start(), sse(res, "failed", withSpanish(f))),
-          onChecking: () => (start(), sse(res, "progress", { phase: "checking", done: 0, total: 1, failed: 0 })),
+          onProgress: (p) => (start(), sendEvent(res, "progress", p)),
+          onFailure: (f) => (start(), sendEvent(res, "failed", withSpanish(f))),
+          onChecking: () => (start(), sendEvent(res, "progress", { phase: "checking", done: 0, total: 1, failed: 0 })),
         });
         start();
-        sse(res, "done", result);
+        sendEvent(res, "done", result);
       } catch (err) {
         if (abort.signal.aborted || err instanceof PacsImportAborted) return void res.end(); // the caller left; nobody to tell
         if (!res.headersSent) throw err;
-        sse(res, "error", errorBody(toApiError(err), preferredLanguage(req.get("accept-language"))));
+        sendEvent(res, "error", errorBody(toApiError(err), preferredLanguage(req.get("accept-language"))));
       }
       res.end();
     },
   }),
 ];
-
-const wantsStream = (accept: string | undefined) => /\btext\/event-stream\b/i.test(accept ?? "");
-const sse = (res: Response, event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 
 /** Each reason in Spanish too, from the catalog (a message from the PACS itself stays as it came). */
 const withSpanish = ({ text, ...f }: PacsImportFailure) => ({ ...f, reason_es: say(text, "es") });
