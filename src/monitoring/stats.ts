@@ -41,10 +41,20 @@ export function auc(scores: readonly number[], positive: readonly boolean[]): nu
   return (rankSum - (nPos * (nPos + 1)) / 2) / (nPos * nNeg);
 }
 
-/** AUC with a percentile bootstrap 95 % interval (resamples of the labelled records). */
+/** Above this many labelled records the interval is Hanley and McNeil's, not a bootstrap (see aucInterval). */
+export const AUC_BOOTSTRAP_MAX_RECORDS = 2_000;
+
+/**
+ * AUC with a 95 % interval: a percentile bootstrap (resamples of the labelled records) up to
+ * AUC_BOOTSTRAP_MAX_RECORDS, Hanley and McNeil's standard error beyond. The bootstrap sorts every resample, so its
+ * cost grows with the records (77 ms on the event loop at 2,000, about 20 s at 100,000); past it the formula costs
+ * one sort (31 ms at 100,000) and gives an interval a little wider than the bootstrap's, never narrower, so it does
+ * not overstate how precisely the AUC is known (test/unit/monitoring-stats.test.ts).
+ */
 export function aucInterval(scores: number[], positive: boolean[], resamples = 200, seed = 49): Interval {
   const value = auc(scores, positive);
   if (value === null) return { value: null, ci_low: null, ci_high: null };
+  if (scores.length > AUC_BOOTSTRAP_MAX_RECORDS) return hanleyMcNeil(value, positive);
   const rnd = prng(seed); // the split's mulberry32: the same records give the same bootstrap interval
   const n = scores.length;
   const got: number[] = [];
@@ -62,6 +72,17 @@ export function aucInterval(scores: number[], positive: boolean[], resamples = 2
   got.sort((x, y) => x - y);
   const at = (q: number) => got[Math.min(got.length - 1, Math.max(0, Math.round(q * (got.length - 1))))];
   return { value, ci_low: got.length ? at(0.025) : null, ci_high: got.length ? at(0.975) : null };
+}
+
+/** Hanley & McNeil (1982): the AUC's standard error from the AUC and the class sizes; a normal 95 % interval in [0, 1]. */
+function hanleyMcNeil(a: number, positive: boolean[]): Interval {
+  let n1 = 0;
+  for (const p of positive) if (p) n1++;
+  const n0 = positive.length - n1;
+  const q1 = a / (2 - a);
+  const q2 = (2 * a * a) / (1 + a);
+  const se = Math.sqrt(Math.max(0, (a * (1 - a) + (n1 - 1) * (q1 - a * a) + (n0 - 1) * (q2 - a * a)) / (n1 * n0)));
+  return { value: a, ci_low: Math.max(0, a - 1.96 * se), ci_high: Math.min(1, a + 1.96 * se) };
 }
 
 /** Kolmogorov's distribution's upper tail Q(λ) = 2 Σ (-1)^(k-1) exp(-2 k² λ²). */

@@ -2,7 +2,16 @@ import { describe, expect, it } from "vitest";
 import { binOf } from "../../src/monitoring/baseline.js";
 import { driftOf } from "../../src/monitoring/drift.js";
 import { estimated, realized } from "../../src/monitoring/performance.js";
-import { auc, aucInterval, chiSquared, jensenShannon, ksBinned, psi, wilson } from "../../src/monitoring/stats.js";
+import {
+  AUC_BOOTSTRAP_MAX_RECORDS,
+  auc,
+  aucInterval,
+  chiSquared,
+  jensenShannon,
+  ksBinned,
+  psi,
+  wilson,
+} from "../../src/monitoring/stats.js";
 
 // Monitoring's statistics against reference values (scipy 1.x for chi-squared, Kolmogorov and Jensen-Shannon;
 // Wilson's interval from Newcombe 1998; the AUC example from scikit-learn's roc_auc_score documentation).
@@ -29,6 +38,24 @@ describe("monitoring statistics", () => {
     expect(ci.ci_low!).toBeLessThanOrEqual(ci.value!);
     expect(ci.ci_high!).toBeGreaterThanOrEqual(ci.value!);
     expect(aucInterval(scores, truth)).toEqual(ci); // seeded: the same records, the same interval
+  });
+
+  it("past AUC_BOOTSTRAP_MAX_RECORDS the AUC's interval is Hanley-McNeil's: a little wider than the bootstrap there, never narrower", () => {
+    // Scores of two overlapping groups (a seeded generator): AUC near 0.8.
+    let x = 7;
+    const rnd = () => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const n = AUC_BOOTSTRAP_MAX_RECORDS + 1;
+    const truth = Array.from({ length: n }, (_, i) => i % 3 === 0);
+    const scores = truth.map((t) => rnd() + (t ? 0.6 : 0));
+    const formula = aucInterval(scores, truth);
+    const bootstrap = aucInterval(scores.slice(0, -1), truth.slice(0, -1)); // one record fewer: the bootstrap
+    expect(formula.value!).toBeGreaterThan(0.7);
+    expect(formula.ci_low!).toBeLessThan(formula.value!);
+    expect(formula.ci_high!).toBeGreaterThan(formula.value!);
+    expect(formula.ci_low!).toBeLessThanOrEqual(bootstrap.ci_low!);
+    expect(formula.ci_high!).toBeGreaterThanOrEqual(bootstrap.ci_high!);
+    expect(Math.abs(formula.ci_low! - bootstrap.ci_low!)).toBeLessThan(0.004);
+    expect(Math.abs(formula.ci_high! - bootstrap.ci_high!)).toBeLessThan(0.004);
   });
 
   it("chi-squared matches scipy's chi2_contingency (5.333, p 0.0695, 2 df)", () => {
