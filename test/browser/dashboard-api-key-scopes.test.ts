@@ -2,15 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import {
-  axeViolations,
-  ensureDashboardBuilt,
-  haveChromium,
-  launchChromium,
-  screenshot,
-  seriousOrCritical,
-  signInThroughPage,
-} from "./browser.js";
+import { axeViolations, ensureDashboardBuilt, haveChromium, launchChromium, screenshot, seriousOrCritical } from "./browser.js";
 
 // Issue 50 item 3 in a real Chromium: Settings → API makes a key with scopes (predict ticked), only some models and
 // an expiry; the list shows scopes, models, expiry (expired keys marked), who made the key and its last use; a key
