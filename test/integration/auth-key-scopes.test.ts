@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { KeyScope } from "../../src/auth/key-scopes.js";
+import { sha256Hex } from "../../src/auth/secrets.js";
 import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 import { describeEachTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
@@ -183,6 +184,21 @@ describeEachTarget("API-key scopes on %s", (target) => {
     const after = ((await (await fetch(`${server.url}/v1/api-keys`, { headers: dashboard })).json()) as any).data;
     const row = after.find((k: { id: string }) => k.id === made.id);
     expect(Date.parse(row.last_used_at)).toBeGreaterThan(Date.parse(row.created_at) - 1000);
+  });
+
+  it("narrowing a cached key with SQL takes effect at once: the change trigger announces scopes too", async () => {
+    const made = await makeKey({ scopes: ["read"] });
+    expect((await get(made.key, "/v1/experiments")).status).toBe(200);
+    expect(server.services.auth.apiKeys.cache.get(sha256Hex(made.key))?.id).toBe(made.id); // served from the cache now
+    await server.services.db.execute(sql`update api_keys set scopes = '{predict}' where id = ${made.id}`);
+    const t0 = Date.now();
+    let status = 200;
+    while (status === 200 && Date.now() - t0 < 5_000) {
+      status = (await get(made.key, "/v1/experiments")).status;
+      if (status === 200) await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(status).toBe(403);
+    expect(Date.now() - t0).toBeLessThan(5_000); // the cache's TTL is 60 s: only the notification explains this
   });
 
   it("refuses a key request that makes no sense: no scope, an unknown one, models without predict", async () => {
