@@ -208,10 +208,11 @@ export function routeRunner(
   authenticate: Authenticate = services.auth.authenticate,
 ): RunRoute<Request, Response> {
   const readBody = jsonBodyReaderFor(route, services.config);
+  const scope = routeScope(route);
   return async function runRoute(io) {
     const auth = await authenticate(io.req, io.res, route.auth);
     // The one place a key's scope is checked, for Express and the /predict lane alike, before the body is read.
-    if (auth) assertKeyScope(auth, routeScope(route));
+    if (auth) assertKeyScope(auth, scope);
     if (route.adminOnly) requireAdmin(auth);
     const parsedBody = readBody ? await readBody(io.incoming, io.outgoing, io.log) : undefined;
     const { params, query, body } = validateParts(route, io.params, io.query, parsedBody);
