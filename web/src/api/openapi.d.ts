@@ -7175,6 +7175,8 @@ export interface operations {
                     "application/json": {
                         data: {
                             acknowledged_at: string | null;
+                            /** @description the e-mail of who acknowledged it; null when nobody did */
+                            acknowledged_by: string | null;
                             /** @description what the person who acknowledged or resolved it wrote last */
                             comment: string | null;
                             deliveries: {
@@ -7197,6 +7199,10 @@ export interface operations {
                             model_version: number | null;
                             opened_at: string;
                             resolved_at: string | null;
+                            /** @description true: Builder resolved it because its rule held over a whole evaluation window after it opened */
+                            resolved_automatically: boolean;
+                            /** @description the e-mail of who resolved it; null when it is open, or Builder resolved it */
+                            resolved_by: string | null;
                             /** @enum {string} */
                             rule: "drift" | "unfamiliar_inputs" | "sensitivity_below_card" | "predictions_stopped" | "latency";
                             /** @enum {string} */
@@ -7250,6 +7256,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         acknowledged_at: string | null;
+                        /** @description the e-mail of who acknowledged it; null when nobody did */
+                        acknowledged_by: string | null;
                         /** @description what the person who acknowledged or resolved it wrote last */
                         comment: string | null;
                         deliveries: {
@@ -7272,6 +7280,10 @@ export interface operations {
                         model_version: number | null;
                         opened_at: string;
                         resolved_at: string | null;
+                        /** @description true: Builder resolved it because its rule held over a whole evaluation window after it opened */
+                        resolved_automatically: boolean;
+                        /** @description the e-mail of who resolved it; null when it is open, or Builder resolved it */
+                        resolved_by: string | null;
                         /** @enum {string} */
                         rule: "drift" | "unfamiliar_inputs" | "sensitivity_below_card" | "predictions_stopped" | "latency";
                         /** @enum {string} */
@@ -7333,6 +7345,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         acknowledged_at: string | null;
+                        /** @description the e-mail of who acknowledged it; null when nobody did */
+                        acknowledged_by: string | null;
                         /** @description what the person who acknowledged or resolved it wrote last */
                         comment: string | null;
                         deliveries: {
@@ -7355,6 +7369,10 @@ export interface operations {
                         model_version: number | null;
                         opened_at: string;
                         resolved_at: string | null;
+                        /** @description true: Builder resolved it because its rule held over a whole evaluation window after it opened */
+                        resolved_automatically: boolean;
+                        /** @description the e-mail of who resolved it; null when it is open, or Builder resolved it */
+                        resolved_by: string | null;
                         /** @enum {string} */
                         rule: "drift" | "unfamiliar_inputs" | "sensitivity_below_card" | "predictions_stopped" | "latency";
                         /** @enum {string} */
@@ -7736,6 +7754,8 @@ export interface operations {
                         alerts: {
                             items: {
                                 acknowledged_at: string | null;
+                                /** @description the e-mail of who acknowledged it; null when nobody did */
+                                acknowledged_by: string | null;
                                 /** @description what the person who acknowledged or resolved it wrote last */
                                 comment: string | null;
                                 deliveries: {
@@ -7758,6 +7778,10 @@ export interface operations {
                                 model_version: number | null;
                                 opened_at: string;
                                 resolved_at: string | null;
+                                /** @description true: Builder resolved it because its rule held over a whole evaluation window after it opened */
+                                resolved_automatically: boolean;
+                                /** @description the e-mail of who resolved it; null when it is open, or Builder resolved it */
+                                resolved_by: string | null;
                                 /** @enum {string} */
                                 rule: "drift" | "unfamiliar_inputs" | "sensitivity_below_card" | "predictions_stopped" | "latency";
                                 /** @enum {string} */
