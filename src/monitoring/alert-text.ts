@@ -23,7 +23,11 @@ export function alertSummary(a: Pick<AlertRow, "rule" | "details" | "experimentI
   switch (a.rule) {
     case "drift": {
       const features = ((d.features as Array<{ feature: string; severity: string }>) ?? [])
-        .map((f) => `${f.feature} (${lang === "es" ? (SEVERITY_ES[f.severity] ?? f.severity) : f.severity})`)
+        .map((f) =>
+          lang === "es"
+            ? `${f.feature === "score" ? "la puntuación" : f.feature} (${SEVERITY_ES[f.severity] ?? f.severity})`
+            : `${f.feature} (${f.severity})`,
+        )
         .join(", ");
       return lang === "es"
         ? `${model}: los pacientes recientes no se parecen a los de la prueba en ${features}. Revise si cambió un aparato, un laboratorio, una unidad o el tipo de pacientes.`

@@ -148,7 +148,7 @@ describe.skipIf(!haveChromium || !PIMA)("dashboard: the Monitoring tab of a Pima
     expect(tab).toContain("Deriva de las entradas");
     expect(tab).toMatch(/los pacientes recientes no se parecen a los de la prueba en Glucose \((alta|media)\)/);
     expect(tab).toContain(`Reconocida por ${user.email}`);
-    expect(tab).not.toMatch(/\b(Acknowledged|Resolve|Input drift|recent patients)\b|Open:|\((high|medium)\)/);
+    expect(tab).not.toMatch(/\b(Acknowledged|Resolve|Input drift|recent patients)\b|Open:|\((high|medium)\)|score \(/);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow).toBeLessThanOrEqual(0);
     await screenshot(page, "54-monitoring-pima-360-es");
