@@ -156,11 +156,24 @@ export class AlertService {
     const holding = holdingRules(rules, report, traffic);
     const windowFrom = new Date(now.getTime() - windowMs);
     const cleared = [
-      ...(await this.repo.resolveCleared(e.experimentUuid, holding.filter((r) => r !== "predictions_stopped"), windowFrom, now)),
-      ...(await this.repo.resolveCleared(e.experimentUuid, holding.filter((r) => r === "predictions_stopped"), quietFrom, now)),
+      ...(await this.repo.resolveCleared(
+        e.experimentUuid,
+        holding.filter((r) => r !== "predictions_stopped"),
+        windowFrom,
+        now,
+      )),
+      ...(await this.repo.resolveCleared(
+        e.experimentUuid,
+        holding.filter((r) => r === "predictions_stopped"),
+        quietFrom,
+        now,
+      )),
     ];
     for (const c of cleared) {
-      this.deps.logger.info({ experiment_id: e.experimentId, alert_id: c.id, rule: c.rule }, "monitoring alert resolved: its rule held again");
+      this.deps.logger.info(
+        { experiment_id: e.experimentId, alert_id: c.id, rule: c.rule },
+        "monitoring alert resolved: its rule held again",
+      );
       await this.deps.audit?.record({ userId: e.userId, via: "system" }, "monitoring_alert_updated", `experiment ${e.experimentId}`, {
         alert_id: c.id,
         rule: c.rule,

@@ -124,7 +124,11 @@ describe.skipIf(!haveChromium || !PIMA)("dashboard: the Monitoring tab of a Pima
     await page.getByTestId("alert-acknowledged").waitFor();
     expect(await text(page, "alert-acknowledged")).toMatch(new RegExp(`^Acknowledged by ${user.email.replace(/\./g, "\\.")}, \\w{3} \\d`));
     const [a] = (await api(server.url, user.key).get("/v1/models/1/alerts")).body.data;
-    expect(a).toMatchObject({ state: "acknowledged", acknowledged_by: user.email, comment: "Checking whether the lab changed its glucose analyser" });
+    expect(a).toMatchObject({
+      state: "acknowledged",
+      acknowledged_by: user.email,
+      comment: "Checking whether the lab changed its glucose analyser",
+    });
     expect(await page.getByTestId("alert-acknowledge").count()).toBe(0); // acknowledged once; resolving is what is left
     const serious = (await axeViolations(page)).filter((v) => v.impact === "serious" || v.impact === "critical");
     expect(serious).toEqual([]);

@@ -127,7 +127,12 @@ describe("alert rules", () => {
   });
 
   it("a drift alert reads in Spanish without English words: the score and the severities are said in Spanish", () => {
-    const details = { features: [{ feature: "Glucose", severity: "high" }, { feature: "score", severity: "medium" }] };
+    const details = {
+      features: [
+        { feature: "Glucose", severity: "high" },
+        { feature: "score", severity: "medium" },
+      ],
+    };
     const a = { rule: "drift", details, experimentId: 1 };
     expect(alertSummary(a, "es")).toContain("en Glucose (alta), la puntuación (media).");
     expect(alertSummary(a, "en")).toContain("in Glucose (high), score (medium).");

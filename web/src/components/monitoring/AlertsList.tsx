@@ -13,7 +13,15 @@ type Alert = MonitoringReport["alerts"]["items"][number];
  * acknowledge or resolve each, then those resolved in the period — by whom and when, or by Builder when the rule held
  * again over a whole window. Each alert reads in the page's language (the API gives both).
  */
-export function AlertsList({ experimentId, alerts, onChanged }: { experimentId: number; alerts: MonitoringReport["alerts"]; onChanged: () => void }) {
+export function AlertsList({
+  experimentId,
+  alerts,
+  onChanged,
+}: {
+  experimentId: number;
+  alerts: MonitoringReport["alerts"];
+  onChanged: () => void;
+}) {
   const { t } = useTranslation("monitoring");
   const open = alerts.items.filter((a) => a.state !== "resolved");
   const resolved = alerts.items.filter((a) => a.state === "resolved");
@@ -101,7 +109,13 @@ function AlertItem({ a, experimentId, onChanged }: { a: Alert; experimentId: num
           <textarea id={commentId} rows={2} maxLength={2000} value={comment} onChange={(e) => setComment(e.target.value)} />
           <div className="buttons">
             {a.state === "open" ? (
-              <button type="button" className="secondary" disabled={busy} onClick={() => void act("acknowledge")} data-testid="alert-acknowledge">
+              <button
+                type="button"
+                className="secondary"
+                disabled={busy}
+                onClick={() => void act("acknowledge")}
+                data-testid="alert-acknowledge"
+              >
                 {t("alerts.acknowledge")}
               </button>
             ) : null}

@@ -39,7 +39,9 @@ export function DriftTable({ drift }: { drift: Drift }) {
               <tr key={`${f.kind}:${f.feature}`} data-testid={`drift-row-${f.feature}`} className={f.drifted ? "drifted" : undefined}>
                 <th scope="row">
                   {name(f)}
-                  {f.kind !== "column" && f.kind !== "score" ? <span className="muted small"> {t("drift.imageDescriptor")}</span> : null}
+                  {f.kind === "descriptor" && f.feature.startsWith("img:") ? (
+                    <span className="muted small"> {t("drift.imageDescriptor")}</span>
+                  ) : null}
                   {f.missing_rate ? (
                     <div className="muted small">
                       {t("drift.missing", { rate: formatPercent(f.missing_rate), baseline: formatPercent(f.baseline_missing_rate ?? 0) })}
