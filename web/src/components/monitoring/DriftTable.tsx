@@ -17,7 +17,8 @@ export function DriftTable({ drift }: { drift: Drift }) {
       ? t("drift.score")
       : f.kind === "column"
         ? f.feature
-        : t(`drift.descriptor.${f.feature}`, { defaultValue: f.feature });
+        : // nsSeparator off: the names hold a colon (img:width, det:boxes), which i18next would read as a namespace.
+          t(`drift.descriptor.${f.feature}`, { defaultValue: f.feature, nsSeparator: false });
   const cols = [t("drift.test"), t("drift.statistic"), t("drift.pValue"), t("drift.psi"), t("drift.n"), t("drift.severity")];
   return (
     <>
