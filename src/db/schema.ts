@@ -468,8 +468,8 @@ export const predictionRecords = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.experimentUuid, t.requestId] }),
+    // The purge goes through this one, experiment by experiment; no index on `at` alone (one more entry per prediction).
     index("prediction_records_experiment_at").on(t.experimentUuid, t.at),
-    index("prediction_records_at").on(t.at),
   ],
 );
 
