@@ -70,7 +70,7 @@ describe.skipIf(!haveFixturePython)("an alert resolved by itself when its rule h
     if (modelDir) fs.rmSync(modelDir, { recursive: true, force: true });
   });
 
-  it("stays open over an empty window, then resolves (when, by nobody) after a window of patients like the baseline", async () => {
+  it("stays open over an empty window and a window begun before it opened, then resolves (when, by nobody) after a whole window like the baseline", async () => {
     await recordAt(T0 + 5 * MIN, 30); // ages 30 years older than the baseline's
     expect(await evaluateAt(T0 + 30 * MIN)).toBe(1);
     const opened = await driftAlert();
@@ -81,16 +81,19 @@ describe.skipIf(!haveFixturePython)("an alert resolved by itself when its rule h
     });
 
     // The next window holds no prediction at all: nothing says the drift went away, so the alert stays.
-    await evaluateAt(T0 + 2 * HOUR + 30 * MIN);
+    await evaluateAt(T0 + HOUR + 50 * MIN);
     expect((await driftAlert()).state).toBe("acknowledged");
 
-    // A window of patients like the baseline's, judged after the alert opened: it resolves by itself.
-    await recordAt(T0 + 3 * HOUR + 5 * MIN, 0);
-    expect(await evaluateAt(T0 + 3 * HOUR + 20 * MIN)).toBe(0);
+    // Patients like the baseline's in the next hour. Judged over a window that began before the alert opened, they
+    // do not close it (that window is not wholly new data); over the next whole window after it, they do.
+    await recordAt(T0 + HOUR + 5 * MIN, 0);
+    expect(await evaluateAt(T0 + HOUR + 20 * MIN)).toBe(0);
+    expect((await driftAlert()).state).toBe("acknowledged");
+    expect(await evaluateAt(T0 + HOUR + 40 * MIN)).toBe(0);
     const closed = await driftAlert();
     expect(closed).toMatchObject({
       state: "resolved",
-      resolved_at: new Date(T0 + 3 * HOUR + 20 * MIN).toISOString(),
+      resolved_at: new Date(T0 + HOUR + 40 * MIN).toISOString(),
       resolved_automatically: true,
       resolved_by: null,
       acknowledged_by: alice.email,
@@ -101,10 +104,10 @@ describe.skipIf(!haveFixturePython)("an alert resolved by itself when its rule h
       details: { alert_id: opened.id, rule: "drift", state: "resolved" },
     });
 
-    // Ages shifted again an hour later: the rule stays quiet for one window after the resolution, then opens anew.
-    await recordAt(T0 + 4 * HOUR + 5 * MIN, 30);
-    expect(await evaluateAt(T0 + 4 * HOUR + 10 * MIN)).toBe(0);
-    await recordAt(T0 + 5 * HOUR + 5 * MIN, 30);
-    expect(await evaluateAt(T0 + 5 * HOUR + 30 * MIN)).toBe(1);
+    // Ages shifted again: the rule stays quiet for one window after the resolution, then opens anew.
+    await recordAt(T0 + 2 * HOUR + 5 * MIN, 30);
+    expect(await evaluateAt(T0 + 2 * HOUR + 10 * MIN)).toBe(0);
+    await recordAt(T0 + 3 * HOUR + 5 * MIN, 30);
+    expect(await evaluateAt(T0 + 3 * HOUR + 30 * MIN)).toBe(1);
   });
 });
