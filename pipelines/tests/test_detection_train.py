@@ -57,6 +57,14 @@ def test_manifest_states_serving(trained):
     det = manifest["detection"]
     assert 0 < det["score_threshold"] < 1 and det["max_detections"] >= 100
     assert manifest["outputs"] == {"scores": "scores", "boxes": "boxes"}
+    # The monitoring baseline (issue 49): boxes per image, box sizes and scores on the validation and test images.
+    mb = manifest["monitoring_baseline"]["detection"]
+    names = [d["name"] for d in mb["descriptors"]]
+    assert names == ["det:boxes", "det:size", "det:score"]
+    boxes, size, score = mb["descriptors"]
+    assert sum(boxes["counts"]) == mb["images"] == manifest["monitoring_baseline"]["n"] > 0
+    assert sum(size["counts"]) == sum(score["counts"]) == mb["boxes"] > 0
+    assert 0 < size["quantiles"]["p50"] <= 1 and det["score_threshold"] <= score["quantiles"]["p05"] <= 1
     # The device it trained on, as the spec asked (detection used to write "cpu" whatever it was given).
     assert manifest["model_summary"]["device"] == manifest["provenance"]["device"] == DEVICE
     for fig in manifest["figures"]:

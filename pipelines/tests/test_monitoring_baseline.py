@@ -59,3 +59,29 @@ def test_every_table_task_publishes_a_valid_baseline(tmp_path, task):
         assert b["positive_index"] == m["clinical"]["positive_class"]["index"] and 0 < b["positive_rate"] < 1
     else:
         assert "positive_rate" not in b
+
+
+def test_detection_baseline_counts_boxes_sizes_and_scores_never_coordinates():
+    # Three images as served: 2 boxes, none, 1 box. Sizes are sqrt(box area / image area).
+    served = [
+        (np.array([[0, 0, 50, 50], [10, 10, 30, 30]]), np.array([0.9, 0.6]), np.array([0, 0])),
+        (np.zeros((0, 4)), np.zeros(0), np.zeros(0, dtype=int)),
+        (np.array([[0, 0, 200, 100]]), np.array([0.75]), np.array([1])),
+    ]
+    b = monitoring_baseline.detection(served, [(100, 100), (64, 64), (200, 400)])
+    assert b["schema_version"] == 1 and b["n"] == 3
+    d = b["detection"]
+    assert d["images"] == 3 and d["boxes"] == 3
+    boxes, size, score = d["descriptors"]
+    assert [boxes["name"], size["name"], score["name"]] == ["det:boxes", "det:size", "det:score"]
+    assert boxes["edges"] == monitoring_baseline.BOX_COUNT_EDGES
+    # One image with 0 boxes, one with 1, one with 2: bins 0, 1 and 2.
+    assert boxes["counts"][:3] == [1, 1, 1] and sum(boxes["counts"]) == 3
+    assert sum(size["counts"]) == 3 and sum(score["counts"]) == 3
+    assert size["quantiles"]["p50"] == pytest.approx(
+        0.5
+    )  # sqrt(2500/10000), sqrt(400/10000)=0.2, sqrt(20000/80000)=0.5
+    assert 0.6 <= score["quantiles"]["p05"] < score["quantiles"]["p95"] <= 0.9
+    # No coordinate of any box is in the baseline.
+    text = str(b)
+    assert "200" not in text and "50," not in text

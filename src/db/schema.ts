@@ -475,8 +475,8 @@ export const predictionRecords = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.experimentUuid, t.requestId] }),
+    // The purge goes through this one, experiment by experiment; no index on `at` alone (one more entry per prediction).
     index("prediction_records_experiment_at").on(t.experimentUuid, t.at),
-    index("prediction_records_at").on(t.at),
   ],
 );
 
@@ -529,6 +529,11 @@ export const monitoringAlerts = pgTable(
     /** Who acknowledged or resolved it last (a user id), and what they wrote. */
     actedBy: uuid("acted_by"),
     comment: text("comment"),
+    /** Who acknowledged it (kept when someone else resolves it later); null when nobody did. */
+    acknowledgedBy: uuid("acknowledged_by"),
+    /** Who resolved it; null when nobody did, or when Builder did because the rule held again over a later window. */
+    resolvedBy: uuid("resolved_by"),
+    resolvedAutomatically: boolean("resolved_automatically").notNull().default(false),
   },
   (t) => [
     uniqueIndex("monitoring_alerts_open")

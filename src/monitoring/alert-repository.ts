@@ -20,6 +20,10 @@ export interface AlertRow {
   acknowledgedAt: Date | null;
   resolvedAt: Date | null;
   comment: string | null;
+  /** The e-mail of who acknowledged it, and of who resolved it (null when Builder did: resolvedAutomatically). */
+  acknowledgedBy: string | null;
+  resolvedBy: string | null;
+  resolvedAutomatically: boolean;
 }
 
 export interface AlertSettingsRow {
@@ -52,7 +56,9 @@ const rowsOf = <T>(r: unknown) => (r as { rows: T[] }).rows;
 
 const ALERT_COLUMNS = sql`a.id, a.experiment_uuid as "experimentUuid", e.experiment_id as "experimentId", e.user_id as "userId",
   a.rule, a.severity, a.state, a.model_version as "modelVersion", a.details, a.created_at as "openedAt", a.updated_at as "updatedAt",
-  a.acknowledged_at as "acknowledgedAt", a.resolved_at as "resolvedAt", a.comment`;
+  a.acknowledged_at as "acknowledgedAt", a.resolved_at as "resolvedAt", a.comment,
+  (select u.email from users u where u.id = a.acknowledged_by) as "acknowledgedBy",
+  (select u.email from users u where u.id = a.resolved_by) as "resolvedBy", a.resolved_automatically as "resolvedAutomatically"`;
 
 const asDate = (v: Date | string | null | undefined) => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(v));
 const normalize = (r: AlertRow): AlertRow => ({
@@ -106,22 +112,24 @@ export class AlertRepository {
   }
 
   /**
-   * Opens an alert unless one for the same experiment and rule is not yet resolved (the partial unique index makes
-   * this hold across replicas) or one was resolved less than `quietAfterResolveMs` ago; in the same transaction its
-   * deliveries go into the outbox. Returns the new alert's id, or null when none was opened.
+   * Opens an alert at `at` (the evaluation's time) unless one for the same experiment and rule is not yet resolved
+   * (the partial unique index makes this hold across replicas) or one was resolved less than `quietAfterResolveMs`
+   * before `at`; in the same transaction its deliveries go into the outbox. Returns the new alert's id, or null.
    */
   async open(
     a: { experimentUuid: string; rule: string; severity: string; modelVersion: number; details: Record<string, unknown> },
     destinations: Destination[],
     quietAfterResolveMs: number,
+    at: Date,
   ): Promise<string | null> {
+    const when = sql`${at.toISOString()}::timestamptz`;
     return this.db.transaction(async (tx) => {
       const r = await tx.execute(sql`
-        insert into monitoring_alerts (experiment_uuid, rule, severity, model_version, details)
-        select ${a.experimentUuid}, ${a.rule}, ${a.severity}, ${a.modelVersion}, ${JSON.stringify(a.details)}::jsonb
+        insert into monitoring_alerts (experiment_uuid, rule, severity, model_version, details, created_at, updated_at)
+        select ${a.experimentUuid}, ${a.rule}, ${a.severity}, ${a.modelVersion}, ${JSON.stringify(a.details)}::jsonb, ${when}, ${when}
         where not exists (
           select 1 from monitoring_alerts r where r.experiment_uuid = ${a.experimentUuid} and r.rule = ${a.rule}
-            and r.state = 'resolved' and r.resolved_at > now() - make_interval(secs => ${quietAfterResolveMs / 1000}))
+            and r.state = 'resolved' and r.resolved_at > ${when} - make_interval(secs => ${quietAfterResolveMs / 1000}))
         on conflict (experiment_uuid, rule) where state <> 'resolved' do nothing
         returning id`);
       const id = rowsOf<{ id: string }>(r)[0]?.id ?? null;
@@ -159,13 +167,30 @@ export class AlertRepository {
     comment: string | null,
   ): Promise<AlertRow | null> {
     const from = to === "acknowledged" ? sql`a.state = 'open'` : sql`a.state <> 'resolved'`;
-    const stamp = to === "acknowledged" ? sql`acknowledged_at = now()` : sql`resolved_at = now()`;
+    const stamp =
+      to === "acknowledged" ? sql`acknowledged_at = now(), acknowledged_by = ${userId}` : sql`resolved_at = now(), resolved_by = ${userId}`;
     const r = await this.db.execute(sql`
       update monitoring_alerts a set state = ${to}, ${stamp}, updated_at = now(), acted_by = ${userId}, comment = ${comment}
       where a.experiment_uuid = ${experimentUuid} and a.id = ${id} and ${from}
       returning a.id`);
     if (!rowsOf(r).length) return null;
     return this.byId(experimentUuid, id);
+  }
+
+  /**
+   * Resolves, as of `at`, the experiment's unresolved alerts of `rules` that were opened at or before `windowFrom`:
+   * their rule held over a whole window judged after they opened. Returns those resolved (id and rule).
+   */
+  async resolveCleared(experimentUuid: string, rules: string[], windowFrom: Date, at: Date): Promise<Array<{ id: string; rule: string }>> {
+    if (!rules.length) return [];
+    const r = await this.db.execute(sql`
+      update monitoring_alerts set state = 'resolved', resolved_at = ${at.toISOString()}::timestamptz,
+        updated_at = ${at.toISOString()}::timestamptz, resolved_automatically = true
+      where experiment_uuid = ${experimentUuid} and state <> 'resolved'
+        and rule in (select jsonb_array_elements_text(${JSON.stringify(rules)}::jsonb))
+        and created_at <= ${windowFrom.toISOString()}::timestamptz
+      returning id, rule`);
+    return rowsOf<{ id: string; rule: string }>(r);
   }
 
   /** Leases up to `limit` due deliveries to `owner` for `leaseMs` (skip locked: each goes to one replica), counting the try. */

@@ -165,3 +165,29 @@ export function judgeRules(rules: AlertRules, report: MonitoringReport, traffic:
     });
   return found;
 }
+
+/**
+ * The enabled rules that were judged on enough data over the window and found holding: an open alert of such a rule
+ * may close by itself. A rule without enough data to judge (no predictions, too few outcomes) is not "holding":
+ * silence does not prove that the problem went away.
+ */
+export function holdingRules(rules: AlertRules, report: MonitoringReport, traffic: Traffic): AlertRule[] {
+  const broken = new Set(judgeRules(rules, report, traffic).map((f) => f.rule));
+  const judged: AlertRule[] = [];
+  if (rules.drift.enabled && (report.drift.status === "stable" || report.drift.status === "watch")) judged.push("drift");
+  else if (rules.drift.enabled && report.drift.status === "drift" && rules.drift.min_severity === "high") judged.push("drift");
+  const u = report.unfamiliar_inputs;
+  if (rules.unfamiliar_inputs.enabled && u.rate !== null && u.checked >= rules.unfamiliar_inputs.min_predictions)
+    judged.push("unfamiliar_inputs");
+  const real = report.performance.realized;
+  if (
+    rules.sensitivity_below_card.enabled &&
+    report.performance.model_card.sensitivity?.value != null &&
+    real.positives >= rules.sensitivity_below_card.min_positives &&
+    real.sensitivity.ci_high !== null
+  )
+    judged.push("sensitivity_below_card");
+  if (rules.predictions_stopped.enabled && traffic.quiet > 0) judged.push("predictions_stopped");
+  if (rules.latency.enabled && report.predictions >= rules.latency.min_predictions) judged.push("latency");
+  return judged.filter((r) => !broken.has(r));
+}

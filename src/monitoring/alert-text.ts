@@ -1,5 +1,8 @@
 import type { AlertRow } from "./alert-repository.js";
 
+/** The drift severities as the Spanish text says them (the English text uses the API's words). */
+const SEVERITY_ES: Record<string, string> = { high: "alta", medium: "media", low: "baja", none: "ninguna" };
+
 /**
  * An alert in plain words, Spanish and English, for the API, the e-mail and the webhook. Built from the rule and the
  * figures only: an alert names input columns and numbers, never a patient's value.
@@ -20,7 +23,11 @@ export function alertSummary(a: Pick<AlertRow, "rule" | "details" | "experimentI
   switch (a.rule) {
     case "drift": {
       const features = ((d.features as Array<{ feature: string; severity: string }>) ?? [])
-        .map((f) => `${f.feature} (${f.severity})`)
+        .map((f) =>
+          lang === "es"
+            ? `${f.feature === "score" ? "la puntuación" : f.feature} (${SEVERITY_ES[f.severity] ?? f.severity})`
+            : `${f.feature} (${f.severity})`,
+        )
         .join(", ");
       return lang === "es"
         ? `${model}: los pacientes recientes no se parecen a los de la prueba en ${features}. Revise si cambió un aparato, un laboratorio, una unidad o el tipo de pacientes.`

@@ -7,7 +7,7 @@ import type { Logger } from "../logger.js";
 import type { ModelRepository, ModelRow } from "../serving/model-repository.js";
 import { AlertDelivery, type Mailer } from "./alert-delivery.js";
 import { AlertRepository, type AlertRow, type AlertState, type Destination, type WatchedExperiment } from "./alert-repository.js";
-import { ALERT_RULES, type AlertRules, type AlertRulesPatch, judgeRules, mergeRules } from "./alert-rules.js";
+import { ALERT_RULES, type AlertRules, type AlertRulesPatch, holdingRules, judgeRules, mergeRules } from "./alert-rules.js";
 import { alertSummary } from "./alert-text.js";
 import type { MonitoringReport } from "./report.js";
 
@@ -16,8 +16,9 @@ import type { MonitoringReport } from "./report.js";
  * models that served lately over their window; a broken rule opens an alert unless one for the same model and rule
  * is still open or acknowledged, so an alert is recorded once, not on every window, whichever replica sees it first
  * (the database's partial unique index decides). The alert, its audit entry and its deliveries (webhook, e-mail) are
- * written then; AlertDelivery sends them. People acknowledge or resolve it with a comment; after a resolution the
- * rule stays quiet for one window, so that what it judges next is new data.
+ * written then; AlertDelivery sends them. People acknowledge or resolve it with a comment. An alert also closes by
+ * itself when its rule holds over a whole window that began after it opened (judged on enough data: silence is not
+ * recovery). After either resolution the rule stays quiet for one window, so that what it judges next is new data.
  */
 
 const HOUR_MS = 3_600_000;
@@ -38,6 +39,9 @@ export interface AlertView {
   acknowledged_at: string | null;
   resolved_at: string | null;
   comment: string | null;
+  acknowledged_by: string | null;
+  resolved_by: string | null;
+  resolved_automatically: boolean;
   summary: { en: string; es: string };
   details: Record<string, unknown>;
   deliveries: Array<{
@@ -136,6 +140,7 @@ export class AlertService {
         { experimentUuid: e.experimentUuid, rule: f.rule, severity: f.severity, modelVersion: model.version, details: f.details },
         destinations,
         windowMs,
+        now,
       );
       if (!id) continue;
       opened++;
@@ -145,6 +150,35 @@ export class AlertService {
         rule: f.rule,
         severity: f.severity,
         model_version: model.version,
+      });
+    }
+    // Alerts whose rule held over a whole window after they opened (the predictions-stopped rule's window is its quiet hours).
+    const holding = holdingRules(rules, report, traffic);
+    const windowFrom = new Date(now.getTime() - windowMs);
+    const cleared = [
+      ...(await this.repo.resolveCleared(
+        e.experimentUuid,
+        holding.filter((r) => r !== "predictions_stopped"),
+        windowFrom,
+        now,
+      )),
+      ...(await this.repo.resolveCleared(
+        e.experimentUuid,
+        holding.filter((r) => r === "predictions_stopped"),
+        quietFrom,
+        now,
+      )),
+    ];
+    for (const c of cleared) {
+      this.deps.logger.info(
+        { experiment_id: e.experimentId, alert_id: c.id, rule: c.rule },
+        "monitoring alert resolved: its rule held again",
+      );
+      await this.deps.audit?.record({ userId: e.userId, via: "system" }, "monitoring_alert_updated", `experiment ${e.experimentId}`, {
+        alert_id: c.id,
+        rule: c.rule,
+        state: "resolved",
+        automatically: true,
       });
     }
     // Deliver at once rather than at the next poll.
@@ -173,6 +207,9 @@ export class AlertService {
       acknowledged_at: a.acknowledgedAt?.toISOString() ?? null,
       resolved_at: a.resolvedAt?.toISOString() ?? null,
       comment: a.comment,
+      acknowledged_by: a.acknowledgedBy,
+      resolved_by: a.resolvedBy,
+      resolved_automatically: a.resolvedAutomatically,
       summary: { en: alertSummary(a, "en"), es: alertSummary(a, "es") },
       details: a.details,
       deliveries: deliveries

@@ -60,6 +60,12 @@ export interface MonitoringBaseline {
   columns?: Array<NumericBaseline | CategoricalBaseline>;
   /** Image models: descriptors of the validation and test images (no pixel, no file name, no patient value). */
   image?: { images: number; descriptors: DescriptorBaseline[] };
+  /**
+   * Detection models: what the model served on the validation and test images, binned as numeric columns:
+   * det:boxes (boxes per image), det:size (each box's square root of its share of the image's area), det:score
+   * (each box's score). Never a box's coordinates.
+   */
+  detection?: { images: number; boxes: number; descriptors: NumericBaseline[] };
   score?: ScoreBaseline;
 }
 
@@ -76,6 +82,13 @@ export function binOf(edges: readonly number[], x: number): number {
     else hi = mid;
   }
   return lo;
+}
+
+/** A detection answer's summary for monitoring: boxes on the image, each box's size (0..1, when the image's size is known) and score. */
+export interface DetectionSummary {
+  boxes: number;
+  sizes: number[];
+  scores: number[];
 }
 
 export function baselineOf(manifest: unknown): MonitoringBaseline | undefined {

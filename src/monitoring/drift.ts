@@ -121,6 +121,9 @@ export function driftOf(baseline: MonitoringBaseline | undefined, window: Window
       features.push(judge(d.name, "descriptor", "categorical", base, win ?? new Array<number>(base.length).fill(0)));
     }
   }
+  // A detection model's boxes per image, box sizes and box scores, judged like numeric descriptors.
+  for (const d of baseline?.detection?.descriptors ?? [])
+    features.push(judge(d.name, "descriptor", "numeric", d.counts, window.get(d.name) ?? new Array<number>(d.edges.length + 1).fill(0)));
   if (baseline?.score) features.push(scoreDrift(baseline.score, window.get("score")));
   features.sort((a, b) => ORDER.indexOf(b.severity) - ORDER.indexOf(a.severity) || (b.psi ?? -1) - (a.psi ?? -1));
   const worst = features[0]?.severity;

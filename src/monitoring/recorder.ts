@@ -1,6 +1,6 @@
 import type { Logger } from "../logger.js";
 import type { ImageDescriptors } from "../serving/image-descriptors.js";
-import { baselineOf, binOf, DESCRIPTORS, PROBABILITY_EDGES } from "./baseline.js";
+import { baselineOf, binOf, DESCRIPTORS, type DetectionSummary, PROBABILITY_EDGES } from "./baseline.js";
 import type { MonitoringRepository, PredictionRecord, SeriesRow } from "./repository.js";
 
 /**
@@ -41,6 +41,8 @@ export interface Observation {
   row?: Float32Array;
   /** An image's descriptors: binned against the baseline's descriptors, then forgotten. */
   image?: ImageDescriptors;
+  /** A detection answer's box count, sizes and scores: binned against the baseline's, then forgotten. */
+  detection?: DetectionSummary;
 }
 
 interface Plan {
@@ -56,6 +58,8 @@ interface Plan {
     edges?: number[];
     values?: Map<string, number>;
   }>;
+  /** Detection models with a baseline of their boxes: the bins of det:boxes, det:size and det:score (absent when not in it). */
+  detection?: { boxes?: number[]; size?: number[]; score?: number[] };
 }
 
 interface Series {
@@ -100,6 +104,13 @@ function planOf(manifest: unknown): Plan {
         ? [{ series: d.name, field, edges: d.edges }]
         : [{ series: d.name, field, values: new Map(Object.keys(d.counts).map((v, i) => [v, i])) }];
     }),
+    detection: b?.detection
+      ? {
+          boxes: b.detection.descriptors.find((d) => d.name === "det:boxes")?.edges,
+          size: b.detection.descriptors.find((d) => d.name === "det:size")?.edges,
+          score: b.detection.descriptors.find((d) => d.name === "det:score")?.edges,
+        }
+      : undefined,
   };
   plans.set(manifest as object, plan);
   return plan;
@@ -113,6 +124,13 @@ function add(hour: Hour, name: string, bins: number, bin: number, value: number,
     s.sum += value;
   }
   if (bin >= 0) s.counts[bin]++;
+}
+
+/** A detection answer into det:boxes (once per image), det:size and det:score (once per box). */
+function addDetection(hour: Hour, p: NonNullable<Plan["detection"]>, d: DetectionSummary) {
+  if (p.boxes) add(hour, "det:boxes", p.boxes.length + 1, binOf(p.boxes, d.boxes), d.boxes);
+  if (p.size) for (const v of d.sizes) add(hour, "det:size", p.size.length + 1, binOf(p.size, v), v);
+  if (p.score) for (const v of d.scores) add(hour, "det:score", p.score.length + 1, binOf(p.score, v), v);
 }
 
 /** One descriptor into its bins; a DICOM category on an image that is not a DICOM (undefined) is not counted. */
@@ -172,6 +190,7 @@ export class MonitoringRecorder {
       }
     }
     if (o.image) for (const d of plan.descriptors) addDescriptor(hour, d, o.image);
+    if (o.detection && plan.detection) addDetection(hour, plan.detection, o.detection);
     if (this.records.length >= MAX_PENDING_RECORDS) {
       this.dropped++;
       return;

@@ -91,8 +91,8 @@ function volume(rows: SeriesRow[], positive: number | undefined) {
 /** Why drift is not judged for a kind of model, in plain words; undefined when it is. */
 export function uncheckedReason(manifest: unknown): string | undefined {
   const m = manifest as Manifest;
-  if (m.kind === "detection" || m.problem === "detection")
-    return "drift is not checked for detection models yet: Builder has no baseline of their boxes and scores to compare with";
+  if ((m.kind === "detection" || m.problem === "detection") && !baselineOf(manifest)?.detection)
+    return "drift is not checked for this detection model: it was built before Builder kept a baseline of its boxes and scores; build it again to have one";
   return undefined;
 }
 

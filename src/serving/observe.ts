@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { requestContext } from "../process-guard.js";
+import type { DetectionSummary } from "../monitoring/baseline.js";
 import { descriptorsOf, type ImageDescriptors } from "./image-descriptors.js";
 import { inputCheckOf, type InputCheckFinding } from "./input-check.js";
 import { JsonBytes } from "./json-encode.js";
@@ -22,6 +23,37 @@ export interface PredictionObservation {
   row?: Float32Array;
   /** An image's descriptors (size, intensity, DICOM categories): binned by the recorder, never kept as they are. */
   image?: ImageDescriptors;
+  /** A detection answer's box count, box sizes and scores: binned by the recorder, the boxes themselves never kept. */
+  detection?: DetectionSummary;
+}
+
+/**
+ * A detection answer's summary: how many boxes, each box's size as the square root of its share of the image's area
+ * (when the image's size is known: the image thread notes it) and each box's score. A detection answer is small
+ * (boxes and scores), and parsing it costs little beside the detector's own run.
+ */
+export function detectionSummaryOf(body: Record<string, unknown> | JsonBytes, image?: ImageDescriptors): DetectionSummary | undefined {
+  let parsed: Record<string, unknown>;
+  try {
+    parsed =
+      body instanceof JsonBytes
+        ? (JSON.parse(Buffer.from(body.bytes.buffer, body.bytes.byteOffset, body.bytes.byteLength).toString("utf8")) as Record<
+            string,
+            unknown
+          >)
+        : body;
+  } catch {
+    return undefined;
+  }
+  const boxes = Array.isArray(parsed.boxes) ? (parsed.boxes as unknown[]) : undefined;
+  if (!boxes) return undefined;
+  const scores = Array.isArray(parsed.score) ? (parsed.score as unknown[]).filter((v): v is number => typeof v === "number") : [];
+  const area = image && image.width > 0 && image.height > 0 ? image.width * image.height : 0;
+  const sizes: number[] = [];
+  if (area)
+    for (const b of boxes)
+      if (Array.isArray(b) && b.length === 4) sizes.push(Math.sqrt((Math.max(0, b[2] - b[0]) * Math.max(0, b[3] - b[1])) / area));
+  return { boxes: boxes.length, sizes, scores };
 }
 
 export type PredictionObserver = (model: LoadedModel, o: PredictionObservation) => void;
@@ -63,6 +95,7 @@ export function observationOf(
   const m = model.manifest;
   if (body instanceof JsonBytes) {
     const scores = m.kind === "detection" ? NO_SCORES : scoresOfJson(body);
+    const image = descriptorsOf(body);
     return {
       requestId,
       keyId,
@@ -70,9 +103,19 @@ export function observationOf(
       decision: scores.length ? decisionOf(m.problem, applyThresholds(m.problem, scores, m.thresholds)) : null,
       latencyMs,
       inputCheck: inputCheckOf(body),
-      image: descriptorsOf(body),
+      image,
+      ...(m.kind === "detection" ? { detection: detectionSummaryOf(body, image) } : {}),
     };
   }
   const scores = Array.isArray(body.score) && m.kind !== "detection" ? (body.score as number[]) : NO_SCORES;
-  return { requestId, keyId, scores, decision: decisionOf(m.problem, body.prediccion), latencyMs, inputCheck: inputCheckOf(body), row };
+  return {
+    requestId,
+    keyId,
+    scores,
+    decision: decisionOf(m.problem, body.prediccion),
+    latencyMs,
+    inputCheck: inputCheckOf(body),
+    row,
+    ...(m.kind === "detection" ? { detection: detectionSummaryOf(body) } : {}),
+  };
 }

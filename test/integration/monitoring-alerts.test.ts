@@ -151,7 +151,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("monitorin
     const [alert] = (await call(a, "GET", "/v1/models/7/alerts")).body.data;
     const ack = await call(a, "POST", `/v1/models/7/alerts/${alert.id}/acknowledge`, { comment: "looking at the lab's new analyser" });
     expect(ack.status).toBe(200);
-    expect(ack.body).toMatchObject({ state: "acknowledged", comment: "looking at the lab's new analyser" });
+    expect(ack.body).toMatchObject({ state: "acknowledged", comment: "looking at the lab's new analyser", acknowledged_by: alice.email });
     expect((await call(b, "POST", `/v1/models/7/alerts/${alert.id}/acknowledge`, {})).status).toBe(409);
     const noComment = await call(b, "POST", `/v1/models/7/alerts/${alert.id}/resolve`, { comment: "" });
     expect(noComment.status).toBe(400);
@@ -159,6 +159,8 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)("monitorin
     expect(res.status).toBe(200);
     expect(res.body.state).toBe("resolved");
     expect(res.body.resolved_at).not.toBeNull();
+    // Who acknowledged stays beside who resolved; a person's resolution is not an automatic one.
+    expect(res.body).toMatchObject({ acknowledged_by: alice.email, resolved_by: alice.email, resolved_automatically: false });
     expect((await call(b, "POST", `/v1/models/7/alerts/${alert.id}/resolve`, { comment: "again" })).status).toBe(409);
     expect((await call(a, "POST", `/v1/models/7/alerts/00000000-0000-4000-8000-000000000000/resolve`, { comment: "x" })).status).toBe(404);
 

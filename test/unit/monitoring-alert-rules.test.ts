@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_ALERT_RULES, judgeRules, mergeRules, type Traffic } from "../../src/monitoring/alert-rules.js";
+import { DEFAULT_ALERT_RULES, holdingRules, judgeRules, mergeRules, type Traffic } from "../../src/monitoring/alert-rules.js";
 import { alertSummary } from "../../src/monitoring/alert-text.js";
 import type { MonitoringReport } from "../../src/monitoring/report.js";
 import { formatMessage } from "../../src/net/smtp.js";
@@ -50,6 +50,25 @@ describe("alert rules", () => {
     expect((f[0].details.features as any[])[0].feature).toBe("Glucose");
     expect(judgeRules(mergeRules({ drift: { min_severity: "high" } }), report({ drift }), busy)).toEqual([]);
     expect(judgeRules(mergeRules({ drift: { enabled: false } }), report({ drift }), busy)).toEqual([]);
+  });
+
+  it("holding: a rule is holding only when judged on enough data and not broken (silence is not recovery)", () => {
+    // Healthy and busy: every rule but the sensitivity one (no outcomes came back) holds.
+    expect(holdingRules(DEFAULT_ALERT_RULES, report(), busy)).toEqual(["drift", "unfamiliar_inputs", "predictions_stopped", "latency"]);
+    const empty = report({
+      predictions: 0,
+      drift: { status: "not_enough_data", severity: "not_enough_data", features: [] },
+      unfamiliar_inputs: { checked: 0, unfamiliar: 0, unchecked: 0, rate: null },
+    });
+    expect(holdingRules(DEFAULT_ALERT_RULES, empty, { quiet: 0, before: 0 })).toEqual([]);
+    const drift = { status: "drift", severity: "medium", features: [{ feature: "Glucose", severity: "medium", test: "psi", n: 900 }] };
+    expect(holdingRules(DEFAULT_ALERT_RULES, report({ drift }), busy)).not.toContain("drift");
+    expect(holdingRules(mergeRules({ drift: { min_severity: "high" } }), report({ drift }), busy)).toContain("drift");
+    expect(holdingRules(mergeRules({ latency: { enabled: false } }), report(), busy)).not.toContain("latency");
+    // The sensitivity rule holds once enough positives came back and the interval reaches the card's figure.
+    const realized = { ...report().performance.realized, positives: 30, sensitivity: iv(0.78, 0.65, 0.88) };
+    const withOutcomes = report({ performance: { ...report().performance, realized } });
+    expect(holdingRules(DEFAULT_ALERT_RULES, withOutcomes, busy)).toContain("sensitivity_below_card");
   });
 
   it("unfamiliar inputs: above the rate, with enough checked", () => {
@@ -105,6 +124,18 @@ describe("alert rules", () => {
       "Model 3: the sensitivity seen on true outcomes is 60.0 % (95 % CI 50.0 %–70.0 %), below the model card's 80.0 %. The model may be missing positive cases.",
     );
     expect(alertSummary(a, "es")).toContain("Modelo 3: la sensibilidad observada");
+  });
+
+  it("a drift alert reads in Spanish without English words: the score and the severities are said in Spanish", () => {
+    const details = {
+      features: [
+        { feature: "Glucose", severity: "high" },
+        { feature: "score", severity: "medium" },
+      ],
+    };
+    const a = { rule: "drift", details, experimentId: 1 };
+    expect(alertSummary(a, "es")).toContain("en Glucose (alta), la puntuación (media).");
+    expect(alertSummary(a, "en")).toContain("in Glucose (high), score (medium).");
   });
 });
 

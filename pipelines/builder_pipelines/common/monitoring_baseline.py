@@ -90,3 +90,38 @@ def build(
             out["positive_index"] = int(pos)
             out["positive_rate"] = round(float(np.mean(decided == pos)), 6)
     return out
+
+
+# Boxes per image are small integers: fixed bins (0, 1, 2, 3, 4, 5-6, 7-9, 10-14, 15-19, 20-29, 30+) rather than
+# deciles, which collapse on data where most images have one or two boxes.
+BOX_COUNT_EDGES = [1, 2, 3, 4, 5, 7, 10, 15, 20, 30]
+
+
+def detection(served, sizes: list[tuple[int, int]]) -> dict:
+    """A detection model's baseline from what it serves on the validation and test images (issue 49 item 1):
+    boxes per image (fixed bins), each box's size as the square root of its share of the image's area (0..1, so
+    images of any resolution compare) and each box's score (both binned at their deciles). served: per image the
+    post-processed (boxes (n,4) in original pixels, scores (n,), classes (n,)); sizes: per image (width, height).
+    No box coordinates are kept, only these counts."""
+    per_image = np.array([len(s[1]) for s in served], dtype=float)
+    rel, scores = [], []
+    for (boxes, sc, _), (w, h) in zip(served, sizes):
+        b = np.asarray(boxes, dtype=float).reshape(-1, 4)
+        area = np.clip(b[:, 2] - b[:, 0], 0, None) * np.clip(b[:, 3] - b[:, 1], 0, None)
+        rel.extend(np.sqrt(area / max(float(w) * float(h), 1.0)).tolist())
+        scores.extend(np.asarray(sc, dtype=float).tolist())
+    boxes_desc = numeric("det:boxes", per_image)
+    boxes_desc["edges"] = BOX_COUNT_EDGES
+    boxes_desc["counts"] = _counts(per_image, BOX_COUNT_EDGES)
+    return {
+        "schema_version": 1,
+        "source": SOURCE,
+        "n": len(served),
+        "detection": {
+            "images": len(served),
+            "boxes": int(per_image.sum()),
+            # Sizes and scores only when some box was served (no quantile of nothing).
+            "descriptors": [boxes_desc]
+            + ([numeric("det:size", np.array(rel)), numeric("det:score", np.array(scores))] if rel else []),
+        },
+    }

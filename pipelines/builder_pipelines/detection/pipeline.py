@@ -14,7 +14,7 @@ import onnx
 import onnxruntime
 import torch
 
-from ..common import dicom, events
+from ..common import dicom, events, monitoring_baseline
 from ..common.device import pick_device
 from ..common.errors import DataError
 from ..common.evaluation import emit_metrics
@@ -177,7 +177,7 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
     events.artifact("model.onnx", "model")
     sess = session(os.path.join(out_dir, "model.onnx"), int(opts.threads or 2))
     events.progress("evaluating", 0.93, message="test metrics with the exported model")
-    val_metrics, val_pr, _ = evaluate_split(onnx_forward(sess), val, det_cfg, len(classes), spec.seed)
+    val_metrics, val_pr, val_served = evaluate_split(onnx_forward(sess), val, det_cfg, len(classes), spec.seed)
     test_metrics, test_pr, served = evaluate_split(onnx_forward(sess), test, det_cfg, len(classes), spec.seed)
     emit_metrics(events, "test", test_metrics)
     figures = draw_examples(out_dir, test.records, served, classes)
@@ -225,6 +225,11 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
             },
         },
         "provenance": provenance(spec, time.monotonic() - t0, device.type, _framework()),
+        # What monitoring compares new predictions with: boxes per image, box sizes and box scores as served on the
+        # validation and test images (common/monitoring_baseline.py; src/monitoring/recorder.ts bins the same way).
+        "monitoring_baseline": monitoring_baseline.detection(
+            list(val_served) + list(served), [(r.width, r.height) for r in list(val.records) + list(test.records)]
+        ),
     }
     path = write_manifest(out_dir, manifest)
     events.progress("exporting", 1.0, message="done")

@@ -19,6 +19,11 @@ export const alertSchema = z.object({
   acknowledged_at: z.string().nullable(),
   resolved_at: z.string().nullable(),
   comment: z.string().nullable().describe("what the person who acknowledged or resolved it wrote last"),
+  acknowledged_by: z.string().nullable().describe("the e-mail of who acknowledged it; null when nobody did"),
+  resolved_by: z.string().nullable().describe("the e-mail of who resolved it; null when it is open, or Builder resolved it"),
+  resolved_automatically: z
+    .boolean()
+    .describe("true: Builder resolved it because its rule held over a whole evaluation window after it opened"),
   summary: z.object({ en: z.string(), es: z.string() }).describe("the alert in plain words, English and Spanish"),
   details: z.record(z.string(), z.unknown()).describe("the figures that broke the rule (numbers and column names, no patient data)"),
   deliveries: z.array(

@@ -7213,6 +7213,8 @@ export interface operations {
                     "application/json": {
                         data: {
                             acknowledged_at: string | null;
+                            /** @description the e-mail of who acknowledged it; null when nobody did */
+                            acknowledged_by: string | null;
                             /** @description what the person who acknowledged or resolved it wrote last */
                             comment: string | null;
                             deliveries: {
@@ -7235,6 +7237,10 @@ export interface operations {
                             model_version: number | null;
                             opened_at: string;
                             resolved_at: string | null;
+                            /** @description true: Builder resolved it because its rule held over a whole evaluation window after it opened */
+                            resolved_automatically: boolean;
+                            /** @description the e-mail of who resolved it; null when it is open, or Builder resolved it */
+                            resolved_by: string | null;
                             /** @enum {string} */
                             rule: "drift" | "unfamiliar_inputs" | "sensitivity_below_card" | "predictions_stopped" | "latency";
                             /** @enum {string} */
@@ -7288,6 +7294,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         acknowledged_at: string | null;
+                        /** @description the e-mail of who acknowledged it; null when nobody did */
+                        acknowledged_by: string | null;
                         /** @description what the person who acknowledged or resolved it wrote last */
                         comment: string | null;
                         deliveries: {
@@ -7310,6 +7318,10 @@ export interface operations {
                         model_version: number | null;
                         opened_at: string;
                         resolved_at: string | null;
+                        /** @description true: Builder resolved it because its rule held over a whole evaluation window after it opened */
+                        resolved_automatically: boolean;
+                        /** @description the e-mail of who resolved it; null when it is open, or Builder resolved it */
+                        resolved_by: string | null;
                         /** @enum {string} */
                         rule: "drift" | "unfamiliar_inputs" | "sensitivity_below_card" | "predictions_stopped" | "latency";
                         /** @enum {string} */
@@ -7371,6 +7383,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         acknowledged_at: string | null;
+                        /** @description the e-mail of who acknowledged it; null when nobody did */
+                        acknowledged_by: string | null;
                         /** @description what the person who acknowledged or resolved it wrote last */
                         comment: string | null;
                         deliveries: {
@@ -7393,6 +7407,10 @@ export interface operations {
                         model_version: number | null;
                         opened_at: string;
                         resolved_at: string | null;
+                        /** @description true: Builder resolved it because its rule held over a whole evaluation window after it opened */
+                        resolved_automatically: boolean;
+                        /** @description the e-mail of who resolved it; null when it is open, or Builder resolved it */
+                        resolved_by: string | null;
                         /** @enum {string} */
                         rule: "drift" | "unfamiliar_inputs" | "sensitivity_below_card" | "predictions_stopped" | "latency";
                         /** @enum {string} */
@@ -7774,6 +7792,8 @@ export interface operations {
                         alerts: {
                             items: {
                                 acknowledged_at: string | null;
+                                /** @description the e-mail of who acknowledged it; null when nobody did */
+                                acknowledged_by: string | null;
                                 /** @description what the person who acknowledged or resolved it wrote last */
                                 comment: string | null;
                                 deliveries: {
@@ -7796,6 +7816,10 @@ export interface operations {
                                 model_version: number | null;
                                 opened_at: string;
                                 resolved_at: string | null;
+                                /** @description true: Builder resolved it because its rule held over a whole evaluation window after it opened */
+                                resolved_automatically: boolean;
+                                /** @description the e-mail of who resolved it; null when it is open, or Builder resolved it */
+                                resolved_by: string | null;
                                 /** @enum {string} */
                                 rule: "drift" | "unfamiliar_inputs" | "sensitivity_below_card" | "predictions_stopped" | "latency";
                                 /** @enum {string} */

@@ -17,7 +17,8 @@ export function DriftTable({ drift }: { drift: Drift }) {
       ? t("drift.score")
       : f.kind === "column"
         ? f.feature
-        : t(`drift.descriptor.${f.feature}`, { defaultValue: f.feature });
+        : // nsSeparator off: the names hold a colon (img:width, det:boxes), which i18next would read as a namespace.
+          t(`drift.descriptor.${f.feature}`, { defaultValue: f.feature, nsSeparator: false });
   const cols = [t("drift.test"), t("drift.statistic"), t("drift.pValue"), t("drift.psi"), t("drift.n"), t("drift.severity")];
   return (
     <>
@@ -39,7 +40,9 @@ export function DriftTable({ drift }: { drift: Drift }) {
               <tr key={`${f.kind}:${f.feature}`} data-testid={`drift-row-${f.feature}`} className={f.drifted ? "drifted" : undefined}>
                 <th scope="row">
                   {name(f)}
-                  {f.kind !== "column" && f.kind !== "score" ? <span className="muted small"> {t("drift.imageDescriptor")}</span> : null}
+                  {f.kind === "descriptor" && f.feature.startsWith("img:") ? (
+                    <span className="muted small"> {t("drift.imageDescriptor")}</span>
+                  ) : null}
                   {f.missing_rate ? (
                     <div className="muted small">
                       {t("drift.missing", { rate: formatPercent(f.missing_rate), baseline: formatPercent(f.baseline_missing_rate ?? 0) })}

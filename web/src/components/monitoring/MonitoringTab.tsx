@@ -67,7 +67,7 @@ export function MonitoringTab({ experimentId }: { experimentId: number }) {
       {r ? (
         <>
           <p className="muted small">{t("period.shown", { from: formatDate(r.from), to: formatDate(r.to), version: r.model_version })}</p>
-          <AlertsList alerts={(r as { alerts?: unknown }).alerts} />
+          <AlertsList experimentId={experimentId} alerts={r.alerts} onChanged={() => void load()} />
           <Summary r={r} />
           <h3>{t("score.title")}</h3>
           <ScoreChart edges={r.score_distribution.edges} window={r.score_distribution.window} baseline={r.score_distribution.baseline} />

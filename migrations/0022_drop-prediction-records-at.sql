@@ -1,0 +1,1 @@
+DROP INDEX "prediction_records_at";
