@@ -4,7 +4,7 @@ import { call } from "../api/typed";
 import type { ApiKey, NewApiKey } from "../api/types";
 import { CopyButton, ErrorBox } from "../components/ui";
 import { ApiKeyForm } from "../components/ApiKeyForm";
-import { formatDate } from "../lib/format";
+import { formatDate, formatDay } from "../lib/format";
 
 /**
  * Settings → API: the seed's path for keys. List (scopes, models, expiry, who made it, last use), generate with
@@ -148,9 +148,9 @@ export function ApiKeysPage() {
                     {!k.expires_at ? (
                       t("api.noExpiry")
                     ) : k.expired ? (
-                      <span className="badge status-failed">{t("api.expired", { date: formatDate(k.expires_at) })}</span>
+                      <span className="badge status-failed">{t("api.expired", { date: formatDay(k.expires_at) })}</span>
                     ) : (
-                      formatDate(k.expires_at)
+                      formatDay(k.expires_at)
                     )}
                   </td>
                   <td>
