@@ -70,6 +70,7 @@ describe.skipIf(!haveChromium)("dashboard: API-key scopes (Chromium)", () => {
     await page.getByRole("button", { name: "Generate new key" }).click();
     const key = (await page.getByTestId("new-key-value").textContent())!.trim();
     expect(await page.getByTestId("new-key").textContent()).toContain("Scopes: predict, read.");
+    await screenshot(page, "key-scopes-00-en-new-key");
 
     // The key does what it says: it reads, and it may not build.
     expect((await fetch(`${server.url}/v1/me`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);

@@ -26,6 +26,7 @@ export function ApiKeyForm({ defaultLimit, onCreated }: { defaultLimit: number |
   const [picked, setPicked] = useState<number[]>([]);
   const [expires, setExpires] = useState("");
   const [error, setError] = useState<unknown>(null);
+  const [hint, setHint] = useState<string | null>(null);
 
   // The models a predict key may be limited to; a failure only hides the choice (the key then predicts with all).
   useEffect(() => {
@@ -40,7 +41,9 @@ export function ApiKeyForm({ defaultLimit, onCreated }: { defaultLimit: number |
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setError(null);
-    if (!scopes.length) return setError(t("api.pickScope"));
+    // Said in the page, before any request: a key with no scope could do nothing.
+    setHint(scopes.length ? null : t("api.pickScope"));
+    if (!scopes.length) return;
     const body: { name: string; rate_limit_per_minute?: number; scopes: Scope[]; model_ids?: number[]; expires_at?: string } = {
       name: name.trim(),
       scopes,
@@ -65,6 +68,11 @@ export function ApiKeyForm({ defaultLimit, onCreated }: { defaultLimit: number |
     <form onSubmit={submit} className="card key-form" aria-label={t("api.generate")}>
       <h2>{t("api.generate")}</h2>
       <ErrorBox error={error} />
+      {hint ? (
+        <p className="error" role="alert">
+          {hint}
+        </p>
+      ) : null}
       <div className="grid2">
         <label>
           {t("api.name")}

@@ -47,6 +47,13 @@ export function formatDate(iso: string | null | undefined): string {
   return Number.isNaN(d.getTime()) ? String(iso) : d.toLocaleString(locale(), { dateStyle: "medium", timeStyle: "short" });
 }
 
+/** A day without its time (an API key's expiry is chosen as a day). */
+export function formatDay(iso: string | null | undefined): string {
+  if (!iso) return "–";
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? String(iso) : d.toLocaleDateString(locale(), { dateStyle: "medium" });
+}
+
 export function formatNumber(v: number | null | undefined, digits = 3): string {
   return v === null || v === undefined || !Number.isFinite(v) ? "–" : fixed(v, digits);
 }

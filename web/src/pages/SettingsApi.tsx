@@ -4,7 +4,7 @@ import { call } from "../api/typed";
 import type { ApiKey, NewApiKey } from "../api/types";
 import { CopyButton, ErrorBox } from "../components/ui";
 import { ApiKeyForm } from "../components/ApiKeyForm";
-import { formatDate } from "../lib/format";
+import { formatDate, formatDay } from "../lib/format";
 
 /**
  * Settings → API: the seed's path for keys. List (scopes, models, expiry, who made it, last use), generate with
@@ -103,11 +103,12 @@ export function ApiKeysPage() {
         <p>{t("api.noActive")}</p>
       ) : (
         <div className="table-wrap" tabIndex={0}>
-          <table aria-label={t("api.keys")} data-testid="keys">
+          <table aria-label={t("api.keys")} data-testid="keys" className="keys-table">
             <thead>
               <tr>
-                <th scope="col">{t("api.name")}</th>
-                <th scope="col">{t("api.prefix")}</th>
+                <th scope="col">
+                  {t("api.name")} / {t("api.prefix")}
+                </th>
                 <th scope="col">{t("api.scopesCol")}</th>
                 <th scope="col">{t("api.modelsCol")}</th>
                 <th scope="col">{t("api.created")}</th>
@@ -120,9 +121,10 @@ export function ApiKeysPage() {
             <tbody>
               {shown.map((k) => (
                 <tr key={k.id} className={k.revoked_at ? "revoked" : undefined} data-key-name={k.name}>
-                  <td>{k.name}</td>
                   <td>
-                    <code>{k.prefix}…</code>
+                    {k.name}
+                    <br />
+                    <code className="small">{k.prefix}…</code>
                   </td>
                   <td data-testid="key-scopes-cell">
                     {k.scopes ? (
@@ -146,9 +148,9 @@ export function ApiKeysPage() {
                     {!k.expires_at ? (
                       t("api.noExpiry")
                     ) : k.expired ? (
-                      <span className="badge status-failed">{t("api.expired", { date: formatDate(k.expires_at) })}</span>
+                      <span className="badge status-failed">{t("api.expired", { date: formatDay(k.expires_at) })}</span>
                     ) : (
-                      formatDate(k.expires_at)
+                      formatDay(k.expires_at)
                     )}
                   </td>
                   <td>
