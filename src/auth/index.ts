@@ -107,7 +107,7 @@ export async function createAuth(deps: {
     if (key.userDisabled) throw new ApiError(403, "account_disabled", msg("auth.key_owner_disabled"));
     await rateLimit(res, "key", key.id, key.rateLimitPerMinute ?? config.RATE_LIMIT_PER_MINUTE, "auth.rate_limit_key");
     apiKeys.touch(key.id);
-    return { userId: key.userId, email: key.email, role: key.role, via: "api_key", keyId: key.id };
+    return { userId: key.userId, email: key.email, role: key.role, via: "api_key", keyId: key.id, keyWorkspaceId: key.workspaceId };
   }
 
   async function viaSession(req: AuthRequest, res: AuthResponse): Promise<AuthInfo> {

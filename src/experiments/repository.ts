@@ -367,6 +367,11 @@ export class ExperimentRepository {
     return (await this.models.lastVersion(experimentUuid)) + 1;
   }
 
+  /** The e-mails of model approvers, by user id (an erased approver is absent: a former member). */
+  async emailsOf(ids: string[]): Promise<Map<string, string>> {
+    return this.models.emailsOf(ids);
+  }
+
   async insertModel(values: NewModel): Promise<ModelRow> {
     return this.models.insert(values);
   }
