@@ -95,8 +95,7 @@ export class ApprovalService {
     const refusal = approvalRefusal(member, { builderId: row.userId, approvedAt: row.approvedAt });
     const words = { id: experimentId, version: row.version };
     if (refusal === "own_version") throw new ApiError(403, "model_version_own_approval", msg("workspace.approve_own_version", words));
-    if (refusal === "already_approved")
-      throw new ApiError(409, "model_version_already_approved", msg("workspace.already_approved", words));
+    if (refusal === "already_approved") throw new ApiError(409, "model_version_already_approved", msg("workspace.already_approved", words));
     const text = intendedUse.trim();
     if (!text) throw errors.invalidRequest(msg("workspace.intended_use_required"));
     const models = new ModelRepository(this.deps.db);

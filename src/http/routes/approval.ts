@@ -34,7 +34,8 @@ export const approvalRoutes = [
     method: "get",
     path: "/v1/experiments/{experiment_id}/approval",
     auth: "any",
-    summary: "The approval of the experiment's current model version: whether the workspace requires it, who approved it, when, for which intended use",
+    summary:
+      "The approval of the experiment's current model version: whether the workspace requires it, who approved it, when, for which intended use",
     tags: ["models"],
     params: experimentIdParams,
     responses: { 200: { description: "the approval", schema: stateSchema } },
@@ -65,7 +66,8 @@ export const approvalRoutes = [
     method: "patch",
     path: "/v1/workspaces/{workspace_id}/settings",
     auth: "any",
-    summary: "An owner's settings of the workspace: require_approval (a second pair of eyes before a model version answers other members' keys)",
+    summary:
+      "An owner's settings of the workspace: require_approval (a second pair of eyes before a model version answers other members' keys)",
     tags: ["workspaces"],
     params: z.object({ workspace_id: z.uuid("must be a workspace id") }),
     body: z.object({ require_approval: z.boolean() }).strict(),
