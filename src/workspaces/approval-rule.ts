@@ -1,5 +1,6 @@
 // A second pair of eyes (issue 50 item 4, docs/teams.md): the rule alone, free of the database, so that serving's
 // hot path and the approval service ask the same two questions and a unit test walks every case.
+import type { ModelRow } from "../serving/model-repository.js";
 import { assertAllowed, type WorkspaceMember } from "./permissions.js";
 
 /** What serving remembers of a version to decide whom it answers: cheap to read on every /predict. */
@@ -35,4 +36,34 @@ export function approvalRefusal(
   if (version.builderId === approver.userId) return "own_version";
   if (version.approvedAt !== null) return "already_approved";
   return null;
+}
+
+/** A version's approval as every view shows it (the versions list, the result page, the model card). */
+export interface ApprovalView {
+  version: number;
+  required: boolean;
+  approved: boolean;
+  /** The approver's e-mail; null when not approved, or when the approver's account was erased (former_member). */
+  approved_by: string | null;
+  former_member: boolean;
+  approved_at: Date | null;
+  intended_use: string | null;
+}
+
+export function approvalView(
+  row: Pick<ModelRow, "version" | "approvedBy" | "approvedAt" | "approvedIntendedUse">,
+  required: boolean,
+  emails: ReadonlyMap<string, string>,
+): ApprovalView {
+  const approved = row.approvedAt !== null;
+  const email = row.approvedBy ? (emails.get(row.approvedBy) ?? null) : null;
+  return {
+    version: row.version,
+    required,
+    approved,
+    approved_by: email,
+    former_member: approved && email === null,
+    approved_at: row.approvedAt,
+    intended_use: row.approvedIntendedUse,
+  };
 }

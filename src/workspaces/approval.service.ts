@@ -5,7 +5,9 @@ import type { AuditActor, AuditLog } from "../audit/audit-log.js";
 import type { Db } from "../db/client.js";
 import { ApiError, errors, msg } from "../errors.js";
 import { ModelRepository, type ModelRow } from "../serving/model-repository.js";
-import { approvalRefusal } from "./approval-rule.js";
+import { approvalRefusal, approvalView } from "./approval-rule.js";
+
+export { approvalView, type ApprovalView } from "./approval-rule.js";
 import { assertAllowed, isAllowed, type WorkspaceMember } from "./permissions.js";
 import { WorkspaceRepository } from "./workspace.repository.js";
 
@@ -13,32 +15,6 @@ import { WorkspaceRepository } from "./workspace.repository.js";
 export interface ApprovalCaller {
   actor: AuditActor;
   workspaceId: string;
-}
-
-/** A version's approval as every view shows it (the versions list, the result page, the model card). */
-export interface ApprovalView {
-  version: number;
-  required: boolean;
-  approved: boolean;
-  /** The approver's e-mail; null when not approved, or when the approver's account was erased (former_member). */
-  approved_by: string | null;
-  former_member: boolean;
-  approved_at: Date | null;
-  intended_use: string | null;
-}
-
-export function approvalView(row: ModelRow, required: boolean, emails: ReadonlyMap<string, string>): ApprovalView {
-  const approved = row.approvedAt !== null;
-  const email = row.approvedBy ? (emails.get(row.approvedBy) ?? null) : null;
-  return {
-    version: row.version,
-    required,
-    approved,
-    approved_by: email,
-    former_member: approved && email === null,
-    approved_at: row.approvedAt,
-    intended_use: row.approvedIntendedUse,
-  };
 }
 
 export class ApprovalService {

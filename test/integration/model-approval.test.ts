@@ -141,6 +141,18 @@ describe.skipIf(!haveFixturePython)("model approval (a second pair of eyes)", ()
       former_member: false,
       intended_use: "Triage of adult outpatients; not for diagnosis",
     });
+    // The model card says it (the card is the builder's: read with Ana's key).
+    const card = await asAna.get("/v1/experiments/1/model-card");
+    expect(card.status).toBe(200);
+    expect(card.body.approval).toMatchObject({
+      approved: true,
+      approved_by: cy.email,
+      intended_use: "Triage of adult outpatients; not for diagnosis",
+    });
+    const html = await (
+      await fetch(`${server.url}/v1/experiments/1/report.html`, { headers: { authorization: `Bearer ${ana.key}` } })
+    ).text();
+    expect(html).toMatch(/Approved by cy@approval\.example on \d{4}-\d{2}-\d{2} \(version 1\) for:/);
     const audit = await server.services.audit.list(cy.userId, { limit: 20, offset: 0 });
     expect(JSON.stringify(audit)).toMatch(/"model_version_approved".*"experiment 1"/);
   });
@@ -149,6 +161,7 @@ describe.skipIf(!haveFixturePython)("model approval (a second pair of eyes)", ()
     const saved = await asAna.post("/v1/models/1/operating-point", { rule: "youden" });
     expect(saved.status, JSON.stringify(saved.body)).toBe(201);
     expect(saved.body).toMatchObject({ version: 2, approval: null });
+    expect((await asAna.get("/v1/experiments/1/model-card")).body.approval).toMatchObject({ required: true, approved: false });
     expect((await predict(asAna)).status).toBe(201);
     const refused = await predict(asBen);
     expect(refused.status).toBe(403);
