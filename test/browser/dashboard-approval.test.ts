@@ -4,7 +4,7 @@ import path from "node:path";
 import { eq } from "drizzle-orm";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiKeys } from "../../src/db/schema.js";
+import { apiKeys, experiments } from "../../src/db/schema.js";
 import { WorkspaceMemberRepository, WorkspaceRepository } from "../../src/workspaces/workspace.repository.js";
 import { createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
@@ -40,7 +40,10 @@ describe.skipIf(!haveChromium || !haveFixturePython)("dashboard: approval of a m
     const ws = (await new WorkspaceRepository(db).personalWorkspaceId(ana.userId))!;
     await new WorkspaceMemberRepository(db).add(ws, cy.userId, "reviewer");
     await db.update(apiKeys).set({ workspaceId: ws }).where(eq(apiKeys.id, cy.keyId));
-    await publishFixture(server, ana.userId, 1, servingFixtures().modelDir("tabular_binary"));
+    const published = await publishFixture(server, ana.userId, 1, servingFixtures().modelDir("tabular_binary"));
+    // The result section shows once the experiment has its test metrics, as a finished build leaves them.
+    const metrics = (published.manifest as { metrics: { test: unknown } }).metrics.test;
+    await db.update(experiments).set({ metrics }).where(eq(experiments.id, published.experimentUuid));
     expect((await api(server.url, ana.key).patch(`/v1/workspaces/${ws}/settings`, { require_approval: true })).status).toBe(200);
     browser = await launchChromium();
   }, 240_000);
@@ -63,7 +66,13 @@ describe.skipIf(!haveChromium || !haveFixturePython)("dashboard: approval of a m
       await page.waitForURL((u) => !u.pathname.startsWith("/signin"));
     });
     await page.goto(`${server.url}/experiments/1`);
-    await page.getByTestId("approval").waitFor();
+    await page
+      .getByTestId("approval")
+      .waitFor({ timeout: 15_000 })
+      .catch(async (err) => {
+        await screenshot(page, `50-approval-debug-${locale}`);
+        throw err;
+      });
     return page;
   };
 
