@@ -51,7 +51,14 @@ export const approvalRoutes = [
       "Approve the current model version for an intended use (a reviewer or owner who did not build it): in a workspace that requires approval it then answers every key; a new version needs approval again",
     tags: ["models"],
     params: experimentIdParams,
-    body: z.object({ intended_use: z.string().trim().min(1, "required").max(2000, "at most 2000 characters").describe("what the model is approved to be used for") }),
+    body: z.object({
+      intended_use: z
+        .string()
+        .trim()
+        .min(1, "required")
+        .max(2000, "at most 2000 characters")
+        .describe("what the model is approved to be used for"),
+    }),
     responses: {
       201: { description: "approved", schema: approvalSchema },
       403: { description: "missing_permission_model_approve (your role), or model_version_own_approval (you built it)" },
