@@ -20,6 +20,7 @@ import { AccountErasure } from "./erasure/account-erasure.js";
 import { AuditLog } from "./audit/audit-log.js";
 import { AdminService } from "./auth/admin.service.js";
 import { OperatingPointService } from "./experiments/operating-point.js";
+import { ApprovalService } from "./workspaces/approval.service.js";
 import { InputCheckModeService } from "./experiments/input-check-mode.js";
 import { BatchService, batchResultsFolder } from "./batches/service.js";
 import { PacsAutoScore } from "./pacs/auto-score.js";
@@ -70,6 +71,8 @@ export interface Services {
   admin: AdminService;
   /** Operating points of binary models: new model versions with other thresholds, and rollback. */
   operatingPoints: OperatingPointService;
+  /** A second pair of eyes (issue 50 item 4): a workspace's approval setting and the approval of model versions. */
+  approval: ApprovalService;
   inputCheckMode: InputCheckModeService;
   /** The administrators' Operations page: workers, their slots, the queues, the running jobs; draining a worker. */
   operations: OperationsService;
@@ -226,6 +229,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     audit,
     admin: new AdminService({ repo: auth.admins, apiKeys: auth.apiKeys, audit }),
     operatingPoints: new OperatingPointService({ repo: experimentRepo, bucket, audit, warm: (row) => serving.cache.warm(row) }),
+    approval: new ApprovalService({ db: database.db, audit, cache: serving.cache }),
     inputCheckMode: new InputCheckModeService({ repo: experimentRepo, audit, warm: (row) => serving.cache.warm(row) }),
     erasure,
     operations: new OperationsService({

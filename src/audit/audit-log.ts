@@ -42,6 +42,8 @@ export const AUDIT_ACTIONS = [
   "monitoring_alert_opened",
   "monitoring_alert_updated",
   "monitoring_alert_rules_changed",
+  "model_version_approved",
+  "workspace_settings_changed",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -29,6 +29,8 @@ export interface ApiKeyListed extends ApiKeyInfo {
 export interface KeyLookup extends ApiKeyInfo {
   email: string;
   role: Role;
+  /** The workspace the key acts in (filled with its maker's personal workspace by migration 0018's trigger). */
+  workspaceId: string | null;
   /** The owner's account is disabled: the key is refused (users' trigger in migration 0009 drops cached copies). */
   userDisabled: boolean;
 }
@@ -88,6 +90,7 @@ export class ApiKeyRepository {
     const [row] = await this.db
       .select({
         ...publicColumns,
+        workspaceId: apiKeys.workspaceId,
         email: users.email,
         role: sql<Role>`${users.role}`,
         userDisabled: sql<boolean>`${users.disabledAt} is not null`,

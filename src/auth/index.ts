@@ -117,6 +117,7 @@ export async function createAuth(deps: {
       keyId: key.id,
       keyScopes: key.scopes,
       keyModelIds: key.modelIds,
+      keyWorkspaceId: key.workspaceId,
     };
   }
 

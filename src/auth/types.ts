@@ -20,6 +20,11 @@ export interface AuthInfo {
   role: "admin" | "member";
   via: "api_key" | "session";
   keyId?: string;
+  /**
+   * The workspace an API key acts in (api_keys.workspace_id). Provisional, for issue 50's approval: the workspace
+   * scoping work resolves every request's workspace (AuthInfo.workspace) and replaces this.
+   */
+  keyWorkspaceId?: string | null;
   sessionId?: string;
   /** An API key's scopes (src/auth/key-scopes.ts); null or absent: a key made before scopes, or a session (full access). */
   keyScopes?: readonly KeyScope[] | null;

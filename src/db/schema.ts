@@ -56,6 +56,11 @@ export const workspaces = pgTable("workspaces", {
   personalOwnerId: uuid("personal_owner_id")
     .unique()
     .references(() => users.id, { onDelete: "cascade" }),
+  /**
+   * A second pair of eyes (issue 50 item 4, docs/teams.md): a model version answers keys other than its builder's
+   * only once a reviewer or owner has approved it. Off by default; an owner sets it.
+   */
+  requireApproval: boolean("require_approval").notNull().default(false),
   createdAt: createdAt(),
 });
 
@@ -231,6 +236,14 @@ export const models = pgTable(
      * /v1/models/{id}/versions/{version}/current). The served version is the one made current last (migration 0010).
      */
     madeCurrentAt: timestamp("made_current_at", { withTimezone: true }).notNull().defaultNow(),
+    /**
+     * Who approved this version for use (a reviewer or owner who did not build it), when, and the intended use they
+     * approved. A new version (an operating point) starts unapproved. An erased approver leaves approved_at set and
+     * approved_by null: the approval stands, shown as by a former member.
+     */
+    approvedBy: uuid("approved_by").references(() => users.id, { onDelete: "set null" }),
+    approvedAt: timestamp("approved_at", { withTimezone: true }),
+    approvedIntendedUse: text("approved_intended_use"),
   },
   (t) => [
     uniqueIndex("models_experiment_version").on(t.experimentUuid, t.version),

@@ -2,6 +2,7 @@ import type { DatasetSummary } from "../datasets/report.js";
 import type { Manifest, Metrics } from "../contract/types.js";
 import type { ExperimentRow, ModelRow } from "./repository.js";
 import { baselineOf } from "../monitoring/baseline.js";
+import type { ApprovalView } from "../workspaces/approval-rule.js";
 import { DRIFT_RULES } from "../monitoring/drift.js";
 import { isInternalSplit, warningsOf, type ResultWarning, type WarningCode, type WarningFacts } from "./warnings.js";
 
@@ -64,6 +65,8 @@ export interface ModelCardInput {
   model: ModelRow;
   retrospectives: RetrospectiveInput[];
   generatedAt: Date;
+  /** The version's approval (issue 50 item 4, a second pair of eyes); absent: not shown. */
+  approval?: ApprovalView;
 }
 
 const LIMITATION_INTERNAL_SPLIT =
@@ -278,7 +281,7 @@ function interval(m: { value: number | null; ci_low?: number | null; ci_high?: n
   return m && typeof m.value === "number" ? { value: m.value, ci_low: m.ci_low ?? null, ci_high: m.ci_high ?? null } : null;
 }
 
-export function buildModelCard({ row, model, retrospectives, generatedAt }: ModelCardInput) {
+export function buildModelCard({ row, model, retrospectives, generatedAt, approval }: ModelCardInput) {
   const manifest = model.manifest as Manifest;
   const warnings: ResultWarning[] = warningsOf(
     manifest,
@@ -316,6 +319,18 @@ export function buildModelCard({ row, model, retrospectives, generatedAt }: Mode
     generated_at: generatedAt.toISOString(),
     guideline: "TRIPOD+AI (2024): items on intended use, data, participants, outcome, model, performance and limitations",
     intended_use: { text: row.intendedUse ?? null, written_by: "the team (PATCH /v1/experiments/{id} intended_use)" },
+    // Who approved this version for use, when and for what; null where the workspace asks for none and none was given.
+    approval:
+      approval && (approval.required || approval.approved)
+        ? {
+            required: approval.required,
+            approved: approval.approved,
+            approved_by: approval.approved_by,
+            former_member: approval.former_member,
+            approved_at: approval.approved_at ? approval.approved_at.toISOString() : null,
+            intended_use: approval.intended_use,
+          }
+        : null,
     data: dataSection(row, manifest),
     split,
     preprocessing: preprocessing(manifest),

@@ -227,10 +227,11 @@ export class OperatingPointService {
   async versions(userId: string, experimentId: number) {
     const { model } = await this.current(userId, experimentId);
     const rows = await this.deps.repo.modelsOf(model.experimentUuid);
+    const emails = await this.deps.repo.emailsOf([...new Set(rows.flatMap((r) => (r.approvedBy ? [r.approvedBy] : [])))]);
     return {
       experiment_id: experimentId,
       current_version: model.version,
-      data: rows.reverse().map((r) => versionView(r, model)),
+      data: rows.reverse().map((r) => versionView(r, model, emails)),
     };
   }
 
@@ -254,7 +255,14 @@ export class OperatingPointService {
   }
 }
 
-export function versionView(row: ModelRow, current: ModelRow) {
+/** A version's approval in the history (issue 50 item 4): who (e-mail, or a former member), when, for what. */
+function approvalOf(row: ModelRow, emails: ReadonlyMap<string, string>) {
+  if (!row.approvedAt) return null;
+  const email = row.approvedBy ? (emails.get(row.approvedBy) ?? null) : null;
+  return { approved_by: email, former_member: email === null, approved_at: row.approvedAt, intended_use: row.approvedIntendedUse };
+}
+
+export function versionView(row: ModelRow, current: ModelRow, emails: ReadonlyMap<string, string> = new Map()) {
   const m = row.manifest as Manifest;
   const op = recordOf(m);
   const pick = (name: string) => (m.metrics.test as Record<string, unknown>)[name] ?? null;
@@ -266,6 +274,7 @@ export function versionView(row: ModelRow, current: ModelRow) {
     thresholds: m.thresholds ?? null,
     threshold_rule: m.threshold_rule ?? null,
     operating_point: op,
+    approval: approvalOf(row, emails),
     test: { sensitivity: pick("sensitivity"), specificity: pick("specificity"), ppv: pick("ppv"), npv: pick("npv") },
   };
 }

@@ -13,6 +13,8 @@ import {
   type TerminalStatus,
 } from "./state.js";
 import type { ExperimentLabels } from "./request.js";
+import { approvalView, type ApprovalView } from "../workspaces/approval-rule.js";
+import { WorkspaceRepository } from "../workspaces/workspace.repository.js";
 
 export type ExperimentRow = typeof experiments.$inferSelect;
 export type { ModelRow } from "../serving/model-repository.js";
@@ -365,6 +367,17 @@ export class ExperimentRepository {
 
   async nextModelVersion(experimentUuid: string): Promise<number> {
     return (await this.models.lastVersion(experimentUuid)) + 1;
+  }
+
+  /** A version's approval as the model card and the result page show it (issue 50 item 4). */
+  async approvalOf(model: ModelRow): Promise<ApprovalView> {
+    const required = model.workspaceId ? await new WorkspaceRepository(this.db).requireApproval(model.workspaceId) : false;
+    return approvalView(model, required, await this.models.emailsOf(model.approvedBy ? [model.approvedBy] : []));
+  }
+
+  /** The e-mails of model approvers, by user id (an erased approver is absent: a former member). */
+  async emailsOf(ids: string[]): Promise<Map<string, string>> {
+    return this.models.emailsOf(ids);
   }
 
   async insertModel(values: NewModel): Promise<ModelRow> {

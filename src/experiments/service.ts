@@ -160,7 +160,7 @@ export class ExperimentService {
       const m = await this.deps.repo.latestModel(userId, r.experimentId);
       retrospectives.push({ row: r, manifest: m && m.experimentUuid === r.id ? (m.manifest as Manifest) : undefined });
     }
-    return buildModelCard({ row, model, retrospectives, generatedAt: new Date() });
+    return buildModelCard({ row, model, retrospectives, generatedAt: new Date(), approval: await this.deps.repo.approvalOf(model) });
   }
 
   /** The caller's experiments, newest first, one page; `q` narrows them to those whose name, description, zip or label columns hold it. */

@@ -218,6 +218,15 @@ export const modelVersionSchema = z.object({
   thresholds: z.array(z.number()).nullable(),
   threshold_rule: z.string().nullable(),
   operating_point: operatingPointRecordSchema.nullable(),
+  approval: z
+    .object({
+      approved_by: z.string().nullable().describe("the approver's e-mail; null when their account was erased (former_member)"),
+      former_member: z.boolean(),
+      approved_at: time,
+      intended_use: z.string().nullable(),
+    })
+    .nullable()
+    .describe("who approved this version for use, when and for what (issue 50: a second pair of eyes); null: not approved"),
   test: z.object({ sensitivity: z.unknown(), specificity: z.unknown(), ppv: z.unknown(), npv: z.unknown() }),
 });
 

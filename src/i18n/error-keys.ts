@@ -323,8 +323,12 @@ export interface ErrorValues {
   "serving.row_problem": { columns: CatalogValue; count: number; problem: CatalogValue };
   "serving.unfamiliar_image": {};
   "serving.unfamiliar_row": {};
+  "workspace.already_approved": { id: CatalogValue; version: CatalogValue };
+  "workspace.approve_own_version": { id: CatalogValue; version: CatalogValue };
+  "workspace.intended_use_required": {};
   "workspace.last_owner": {};
   "workspace.member_not_found": {};
+  "workspace.not_approved": { id: CatalogValue; version: CatalogValue };
   "workspace.not_found": {};
   "workspace.permission_denied": { permission: CatalogValue; role: CatalogValue };
   "zip.absolute": { name: CatalogValue };

@@ -14,6 +14,8 @@ import { ModelCatalog } from "./model-catalog.js";
 import { ModelRepository, type ModelRow } from "./model-repository.js";
 import { predictImage, predictTabular } from "./predict.js";
 import { observationOf, type PredictionObserver } from "./observe.js";
+import { answersCaller } from "../workspaces/approval-rule.js";
+import { WorkspaceRepository } from "../workspaces/workspace.repository.js";
 
 /** Serving as the rest of the app sees it: models, the outbound guard, and predict. */
 export interface Serving {
@@ -32,6 +34,11 @@ export interface Serving {
    */
   predict(userId: string, experimentId: number, message: unknown, opts?: PredictOptions): Promise<Record<string, unknown> | JsonBytes>;
   model(userId: string, experimentId: number): Promise<LoadedModel>;
+  /**
+   * Whose experiment numbers a key acting in `workspaceId` reaches: the owner of experiment `experimentId` there,
+   * or null. Remembered briefly: it is on the /predict path.
+   */
+  ownerInWorkspace(workspaceId: string, experimentId: number): Promise<string | null>;
   close(): Promise<void>;
 }
 
@@ -50,6 +57,11 @@ export interface PredictOptions {
   onSource?: (bytes: Buffer) => void;
   requestId?: string;
   keyId?: string | null;
+  /**
+   * The user whose API key asks (issue 50 item 4): where the version's workspace requires approval, an unapproved
+   * version answers only its builder's keys. Unset (a dashboard session, a batch): not checked.
+   */
+  keyMadeBy?: string;
 }
 
 export async function createServing(deps: {
@@ -76,7 +88,9 @@ export async function createServing(deps: {
     threadsPerModel: config.SERVING_THREADS_PER_MODEL,
     jpegDecoder: config.JPEG_DECODER,
     logger,
+    requireApproval: (workspaceId) => new WorkspaceRepository(deps.db).requireApproval(workspaceId),
   });
+  const owners = new Map<string, { userId: string | null; at: number }>();
   const guard = new OutboundGuard({
     allowHosts: config.FETCH_ALLOW_HOSTS,
     maxBytes: config.FETCH_MAX_BYTES,
@@ -156,6 +170,9 @@ export async function createServing(deps: {
   const once = async (userId: string, experimentId: number, message: unknown, opts: PredictOptions) => {
     const start = performance.now();
     const m = await model(userId, experimentId);
+    if (opts.keyMadeBy !== undefined && !answersCaller(await cache.approvalState(m.row), opts.keyMadeBy)) {
+      throw new ApiError(403, "model_version_not_approved", msg("workspace.not_approved", { id: experimentId, version: m.row.version }));
+    }
     const seen: { row?: Float32Array } | undefined = deps.observe ? {} : undefined;
     const body = await answer(m, userId, message, opts, seen);
     if (deps.observe) {
@@ -192,6 +209,15 @@ export async function createServing(deps: {
     catalog: new ModelCatalog({ repo, bucket }),
     guard,
     model,
+    async ownerInWorkspace(workspaceId, experimentId) {
+      const key = `${workspaceId}:${experimentId}`;
+      const hit = owners.get(key);
+      if (hit && Date.now() - hit.at < 2_000) return hit.userId;
+      const userId = await repo.ownerInWorkspace(workspaceId, experimentId);
+      if (owners.size >= 10_000) owners.delete(owners.keys().next().value!);
+      owners.set(key, { userId, at: Date.now() });
+      return userId;
+    },
     async predict(userId, experimentId, message, opts = {}) {
       try {
         return await once(userId, experimentId, message, opts);

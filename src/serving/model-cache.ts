@@ -8,6 +8,7 @@ import { checkManifest, type ServedManifest } from "./manifest.js";
 import type { ModelRepository, ModelRow } from "./model-repository.js";
 import { openPredictor } from "./placement.js";
 import type { Predictor } from "./predictor.js";
+import type { ApprovalState } from "../workspaces/approval-rule.js";
 
 /**
  * Loaded models, keyed by models row id (one id per published version).
@@ -49,6 +50,8 @@ export interface ModelCacheOptions {
   logger: Logger;
   /** How long the newest-version lookup is trusted without the publish event (other processes may publish). */
   latestTtlMs?: number;
+  /** Whether a workspace asks for approval before a version serves others' keys (issue 50 item 4); absent: never. */
+  requireApproval?: (workspaceId: string) => Promise<boolean>;
 }
 
 export class ModelNotFound extends Error {}
@@ -87,6 +90,11 @@ export class ModelCache {
   private readonly removed = new Set<string>();
   /** A GPU device is there: CUDA is tried first (whether it runs is the predictor's `provider`). */
   private readonly tryCuda = fs.existsSync("/dev/nvidia0");
+  /**
+   * Per workspace, whether it asks for approval, remembered as long as the current version's row (latestTtlMs) and
+   * dropped at once when this process changes it; another replica's change reaches here within that time.
+   */
+  private readonly approvalRequired = new Map<string, { on: boolean; at: number }>();
   /** LRU clock: a counter, not Date.now(), so two uses in the same millisecond still have an order. */
   private tick = 0;
   /** This replica's own folder under cacheDir: only this process writes or evicts in it. */
@@ -167,6 +175,34 @@ export class ModelCache {
   }
 
   /**
+   * What /predict needs to decide whom this version answers (approval-rule.ts): from the row served (its approval
+   * is refreshed with it) and the workspace's setting, remembered beside it. No database work on a hit.
+   */
+  async approvalState(row: ModelRow): Promise<ApprovalState> {
+    const state = { builderId: row.userId, approvedAt: row.approvedAt };
+    if (!this.o.requireApproval || !row.workspaceId) return { required: false, ...state };
+    const hit = this.approvalRequired.get(row.workspaceId);
+    if (hit && Date.now() - hit.at < (this.o.latestTtlMs ?? 2_000)) return { required: hit.on, ...state };
+    const on = await this.o.requireApproval(row.workspaceId);
+    this.approvalRequired.set(row.workspaceId, { on, at: Date.now() });
+    return { required: on, ...state };
+  }
+
+  /** A version was approved in this process: the rows remembered for it take the approval at once. */
+  approved(row: ModelRow): void {
+    const loaded = this.loaded.get(row.id);
+    if (loaded) loaded.row = row;
+    const key = `${row.userId}:${row.experimentId}`;
+    const latest = this.latest.get(key);
+    if (latest?.row.id === row.id) latest.row = row;
+  }
+
+  /** A workspace's approval setting changed in this process: the next request reads it again. */
+  approvalSettingChanged(workspaceId: string): void {
+    this.approvalRequired.delete(workspaceId);
+  }
+
+  /**
    * Removes every local copy (and unloads every session) whose models row is gone: versions unpublished while this
    * process was down or killed (a kill -9 mid-erasure leaves the copies it had not removed yet), or whose
    * notification was lost. Run at start-up, when an account's erasure ends (builder_account_erased) and when the
@@ -211,6 +247,8 @@ export class ModelCache {
     if (this.removed.has(row.id)) return Promise.reject(new ModelNotFound(`experiment ${row.experimentId}'s model was deleted`));
     const have = this.loaded.get(row.id);
     if (have) {
+      // The row just looked up carries the version's approval as it is now (the same version's files never change).
+      if (have.row !== row && !(have.row.approvedAt && !row.approvedAt)) have.row = row;
       have.lastUsed = ++this.tick;
       return Promise.resolve(have);
     }

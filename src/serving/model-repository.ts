@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray, max, sql } from "drizzle-orm";
 import type { PgInsertValue } from "drizzle-orm/pg-core";
 import type { Db } from "../db/client.js";
-import { experiments, models } from "../db/schema.js";
+import { experiments, models, users } from "../db/schema.js";
 import { BoundedExperimentReads } from "../experiments/bounded-reads.repository.js";
 
 export type ModelRow = typeof models.$inferSelect;
@@ -133,6 +133,39 @@ export class ModelRepository {
       .where(eq(models.id, id))
       .returning();
     return updated;
+  }
+
+  /**
+   * The user whose experiment `experimentId` is in a workspace (the models' owner), or null. Until every lookup is
+   * by workspace, a key acting in a shared workspace reaches its experiments through their owner's numbers.
+   */
+  async ownerInWorkspace(workspaceId: string, experimentId: number): Promise<string | null> {
+    const [row] = await this.db
+      .select({ userId: models.userId })
+      .from(models)
+      .where(and(eq(models.workspaceId, workspaceId), eq(models.experimentId, experimentId)))
+      .limit(1);
+    return row?.userId ?? null;
+  }
+
+  /**
+   * Records the approval of a version that has none yet (issue 50 item 4); the row as approved, or null when another
+   * approval came first (the caller answers that it is already approved).
+   */
+  async approve(id: string, approverId: string, intendedUse: string): Promise<ModelRow | null> {
+    const [row] = await this.db
+      .update(models)
+      .set({ approvedBy: approverId, approvedAt: sql`clock_timestamp()`, approvedIntendedUse: intendedUse })
+      .where(and(eq(models.id, id), sql`${models.approvedAt} is null`))
+      .returning();
+    return row ?? null;
+  }
+
+  /** The e-mails of these users, by id; an erased user is absent (shown as a former member). */
+  async emailsOf(ids: string[]): Promise<Map<string, string>> {
+    if (!ids.length) return new Map();
+    const rows = await this.db.select({ id: users.id, email: users.email }).from(users).where(inArray(users.id, ids));
+    return new Map(rows.map((r) => [r.id, r.email]));
   }
 
   /** Every version of an experiment's model, oldest first. */

@@ -19,6 +19,7 @@ export const PERMISSIONS = [
   "key.manage",
   "members.manage",
   "workspace.delete",
+  "workspace.settings",
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 

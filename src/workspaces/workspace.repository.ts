@@ -16,6 +16,17 @@ export class WorkspaceRepository {
     return row?.id;
   }
 
+  /** Whether the workspace asks for a second pair of eyes before a version serves others (false when it is gone). */
+  async requireApproval(workspaceId: string): Promise<boolean> {
+    const [row] = await this.db.select({ on: workspaces.requireApproval }).from(workspaces).where(eq(workspaces.id, workspaceId));
+    return row?.on ?? false;
+  }
+
+  /** Sets the workspace's approval setting (its owner decides: WorkspaceSettingsService). */
+  async setRequireApproval(workspaceId: string, on: boolean): Promise<void> {
+    await this.db.update(workspaces).set({ requireApproval: on }).where(eq(workspaces.id, workspaceId));
+  }
+
   /** The user's membership of the workspace, or undefined when they do not belong to it (the caller answers 404). */
   async membership(workspaceId: string, userId: string): Promise<WorkspaceMember | undefined> {
     const [row] = await this.db

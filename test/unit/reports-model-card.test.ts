@@ -39,6 +39,26 @@ const variants = (lang: "en" | "es") => [
   render(lang, imageCard(), EMPTY),
 ];
 
+describe("the approval on the model card (issue 50 item 4)", () => {
+  it("says who approved the version, when and for what, escaped, in English and Spanish", () => {
+    expect(pageText(render("en"))).toContain(`Approved by cy@example.org on 2026-11-29 (version 2) for: Approved <b>use</b> & "triage"`);
+    expect(render("en")).not.toContain("<b>use</b>");
+    expect(pageText(render("es"))).toContain("Aprobado por cy@example.org el 2026-11-29 (versión 2) para:");
+  });
+  it("says a former member when the approver was erased", () => {
+    const card = tableCard();
+    card.approval = { ...card.approval!, approved_by: null, former_member: true };
+    expect(pageText(render("en", card))).toContain("Approved by a former member on 2026-11-29");
+    expect(pageText(render("es", card))).toContain("Aprobado por un antiguo miembro");
+  });
+  it("says Not approved where the workspace asks for it, and nothing where it does not", () => {
+    expect(pageText(render("en", imageCard(), EMPTY))).toContain("Not approved. This workspace asks for a second pair of eyes");
+    expect(pageText(render("es", imageCard(), EMPTY))).toContain("No aprobado.");
+    const none = { ...tableCard(), approval: null };
+    expect(pageText(render("en", none))).not.toMatch(/Approved by|Not approved/);
+  });
+});
+
 describe("model card catalogs", () => {
   it("have the same keys in Spanish and English, and the same placeholders in each message", () => {
     expect([...es.keys()].sort()).toEqual([...en.keys()].sort());

@@ -6,6 +6,7 @@ import { sessionRoutes } from "./session.js";
 import { experimentRoutes } from "./experiments.js";
 import { predictRoutes } from "./predict.js";
 import { modelRoutes } from "./models.js";
+import { approvalRoutes } from "./approval.js";
 import { fileRoutes } from "./files.js";
 import { datasetRoutes } from "./datasets.js";
 import { chatRoutes } from "./chat.js";
@@ -39,6 +40,7 @@ export function allRoutes(): AnyRoute[] {
     ...datasetRoutes,
     ...predictRoutes,
     ...modelRoutes,
+    ...approvalRoutes,
     ...inputCheckRoutes,
     ...monitoringRoutes,
     ...monitoringAlertRoutes,

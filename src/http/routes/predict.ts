@@ -75,12 +75,15 @@ async function predictAndSendBack(services: Services, auth: AuthInfo, id: number
   // A key limited to some models: the model is known only here (the seed form names it in the body or a header).
   assertKeyModel(auth, id);
   const plan = await services.pacsSendBack.plan(auth.userId, id, message, requested);
+  // A key acting in a shared workspace reaches that workspace's experiment; its maker decides approval (issue 50).
+  const owner = (auth.keyWorkspaceId && (await services.serving.ownerInWorkspace(auth.keyWorkspaceId, id))) || auth.userId;
+  const keyMadeBy = auth.via === "api_key" ? auth.userId : undefined;
   if (!plan) {
-    const answer = await services.serving.predict(auth.userId, id, message, { keyId: auth.keyId });
+    const answer = await services.serving.predict(owner, id, message, { keyId: auth.keyId, keyMadeBy });
     return { status: 201, body: answer, headers: inputCheckHeaders(answer) };
   }
   let source: Buffer | undefined;
-  const body = await services.serving.predict(auth.userId, id, message, { keyId: auth.keyId, onSource: (b) => (source = b) });
+  const body = await services.serving.predict(owner, id, message, { keyId: auth.keyId, keyMadeBy, onSource: (b) => (source = b) });
   // Read now: an image answer's bytes are reused once written to the socket.
   const answer = (body instanceof JsonBytes ? body.toJSON() : body) as Record<string, unknown>;
   const model = await services.serving.model(auth.userId, id);

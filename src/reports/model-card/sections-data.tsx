@@ -31,12 +31,31 @@ export function IntendedUse({ card, w }: SectionProps) {
       ) : (
         <p className="muted">{w.t("intended.missing")}</p>
       )}
+      <Approval card={card} w={w} />
       {card.description ? (
         <p>
           <b>{w.t("intended.notes")}</b> <Paragraphs text={card.description} />
         </p>
       ) : null}
     </>
+  );
+}
+
+/** "Approved by X on DATE for: ..." or "Not approved" where the workspace asks for approval (issue 50 item 4). */
+function Approval({ card, w }: SectionProps) {
+  const a = card.approval;
+  if (!a) return null;
+  if (!a.approved)
+    return (
+      <p className="approval">
+        <b>{w.t("intended.notApproved")}</b> {w.t("intended.notApprovedWhy", { version: card.model_version })}
+      </p>
+    );
+  const who = a.approved_by ?? w.t("intended.formerMember");
+  return (
+    <p className="approval">
+      <b>{w.t("intended.approved", { who, date: w.date(a.approved_at), version: card.model_version })}</b> {a.intended_use}
+    </p>
   );
 }
 

@@ -550,6 +550,24 @@ export interface paths {
         patch: operations["patch_v1_experiments_experiment_id"];
         trace?: never;
     };
+    "/v1/experiments/{experiment_id}/approval": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The approval of the experiment's current model version: whether the workspace requires it, who approved it, when, for which intended use */
+        get: operations["get_v1_experiments_experiment_id_approval"];
+        put?: never;
+        /** Approve the current model version for an intended use (a reviewer or owner who did not build it): in a workspace that requires approval it then answers every key; a new version needs approval again */
+        post: operations["post_v1_experiments_experiment_id_approval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/experiments/{experiment_id}/cancel": {
         parameters: {
             query?: never;
@@ -1207,6 +1225,23 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspace_id}/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** An owner's settings of the workspace: require_approval (a second pair of eyes before a model version answers other members' keys) */
+        patch: operations["patch_v1_workspaces_workspace_id_settings"];
         trace?: never;
     };
 }
@@ -2507,7 +2542,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, input_check_mode_changed, worker_drain_requested, worker_resumed, pacs_configured, pacs_removed, pacs_send_back_set, pacs_auto_score_set, pacs_sent, pacs_send_failed, outcomes_posted, monitoring_alert_opened, monitoring_alert_updated, monitoring_alert_rules_changed; new actions may be added, none is renamed */
+                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, input_check_mode_changed, worker_drain_requested, worker_resumed, pacs_configured, pacs_removed, pacs_send_back_set, pacs_auto_score_set, pacs_sent, pacs_send_failed, outcomes_posted, monitoring_alert_opened, monitoring_alert_updated, monitoring_alert_rules_changed, model_version_approved, workspace_settings_changed; new actions may be added, none is renamed */
                             action: string;
                             /** @description ISO 8601 */
                             at: string;
@@ -5327,6 +5362,126 @@ export interface operations {
             };
         };
     };
+    get_v1_experiments_experiment_id_approval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the approval */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        approved: boolean;
+                        /** @description ISO 8601 */
+                        approved_at: (string | unknown) | null;
+                        /** @description the approver's e-mail; null when not approved or when the approver's account was erased */
+                        approved_by: string | null;
+                        built_by_you: boolean;
+                        /** @description the caller may approve it: a reviewer or owner who did not build it, and not yet approved */
+                        can_approve: boolean;
+                        experiment_id: number;
+                        /** @description approved by someone whose account has since been erased */
+                        former_member: boolean;
+                        /** @description the intended use the approver approved the version for */
+                        intended_use: string | null;
+                        /** @description the workspace asks for approval before a version answers keys other than its builder's */
+                        required: boolean;
+                        /** @description the current model version, the one /predict answers with */
+                        version: number;
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_experiments_experiment_id_approval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                experiment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description what the model is approved to be used for */
+                    intended_use: string;
+                };
+            };
+        };
+        responses: {
+            /** @description approved */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        approved: boolean;
+                        /** @description ISO 8601 */
+                        approved_at: (string | unknown) | null;
+                        /** @description the approver's e-mail; null when not approved or when the approver's account was erased */
+                        approved_by: string | null;
+                        experiment_id: number;
+                        /** @description approved by someone whose account has since been erased */
+                        former_member: boolean;
+                        /** @description the intended use the approver approved the version for */
+                        intended_use: string | null;
+                        /** @description the workspace asks for approval before a version answers keys other than its builder's */
+                        required: boolean;
+                        /** @description the current model version, the one /predict answers with */
+                        version: number;
+                    };
+                };
+            };
+            /** @description missing_permission_model_approve (your role), or model_version_own_approval (you built it) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description model_version_already_approved */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     post_v1_experiments_experiment_id_cancel: {
         parameters: {
             query?: never;
@@ -8120,6 +8275,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description who approved this version for use, when and for what (issue 50: a second pair of eyes); null: not approved */
+                        approval: {
+                            /** @description ISO 8601 */
+                            approved_at: string | unknown;
+                            /** @description the approver's e-mail; null when their account was erased (former_member) */
+                            approved_by: string | null;
+                            former_member: boolean;
+                            intended_use: string | null;
+                        } | null;
                         /** @description ISO 8601 */
                         created_at: string | unknown;
                         /** @description the version /predict answers with */
@@ -8516,6 +8680,15 @@ export interface operations {
                         current_version: number;
                         /** @description newest first */
                         data: {
+                            /** @description who approved this version for use, when and for what (issue 50: a second pair of eyes); null: not approved */
+                            approval: {
+                                /** @description ISO 8601 */
+                                approved_at: string | unknown;
+                                /** @description the approver's e-mail; null when their account was erased (former_member) */
+                                approved_by: string | null;
+                                former_member: boolean;
+                                intended_use: string | null;
+                            } | null;
                             /** @description ISO 8601 */
                             created_at: string | unknown;
                             /** @description the version /predict answers with */
@@ -8646,6 +8819,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description who approved this version for use, when and for what (issue 50: a second pair of eyes); null: not approved */
+                        approval: {
+                            /** @description ISO 8601 */
+                            approved_at: string | unknown;
+                            /** @description the approver's e-mail; null when their account was erased (former_member) */
+                            approved_by: string | null;
+                            former_member: boolean;
+                            intended_use: string | null;
+                        } | null;
                         /** @description ISO 8601 */
                         created_at: string | unknown;
                         /** @description the version /predict answers with */
@@ -9350,6 +9532,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    patch_v1_workspaces_workspace_id_settings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    require_approval: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description the settings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        require_approval: boolean;
+                    };
                 };
             };
             /** @description Error */

@@ -56,6 +56,7 @@ export type ConversationSummary = ConversationList["data"][number];
 export type Conversation = ResponseOf<"get_v1_chat_conversations_conversation_id", 200>;
 export type InputCheckSetting = ResponseOf<"get_v1_models_experiment_id_input_check", 200>;
 export type InputCheckBody = BodyOf<"put_v1_models_experiment_id_input_check">;
+export type ApprovalState = ResponseOf<"get_v1_experiments_experiment_id_approval", 200>;
 export type PacsAutoScoreState = ResponseOf<"get_v1_models_experiment_id_pacs_auto_score", 200>;
 export type MonitoringReport = ResponseOf<"get_v1_models_experiment_id_monitoring", 200>;
 export type OutcomesResult = ResponseOf<"post_v1_models_experiment_id_outcomes", 200>;

@@ -264,6 +264,7 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
                 <th>{t("op.testSens")}</th>
                 <th>{t("op.testSpec")}</th>
                 <th>{t("op.published")}</th>
+                <th>{t("op.approvedCol")}</th>
                 <th />
               </tr>
             </thead>
@@ -284,6 +285,10 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
                     <Interval v={v.test.specificity as IntervalValue} />
                   </td>
                   <td>{formatDate(String(v.created_at))}</td>
+                  <td data-testid="op-version-approval">
+                    {/* Who approved this version for use (issue 50: a second pair of eyes), or a dash. */}
+                    {v.approval ? (v.approval.approved_by ?? t("approval.formerMember")) : "–"}
+                  </td>
                   <td>
                     {v.current ? (
                       <strong>{t("op.current")}</strong>

@@ -12,6 +12,7 @@ import { ErrorBox, Link, StatusBadge } from "../components/ui";
 import { FigureCard, figureTables } from "../components/FigureCard";
 import { ExperimentLabelsEditor } from "../components/ExperimentLabels";
 import { IntendedUseEditor } from "../components/IntendedUse";
+import { ApprovalPanel } from "../components/Approval";
 import { InputCheckPanel } from "../components/InputCheck";
 import { PacsAutoScorePanel } from "../components/PacsAutoScore";
 import { OperatingPointPanel } from "../components/OperatingPoint";
@@ -261,6 +262,9 @@ export function ExperimentPage({ id, tab }: { id: number; tab?: string | null })
             </a>
           </div>
           <IntendedUseEditor exp={exp} onSaved={() => void refresh()} />
+          {model ? (
+            <ApprovalPanel experimentId={id} version={exp.history.filter((h) => h.version).at(-1)?.version ?? model.version} />
+          ) : null}
           {!retrospective && exp.positive_class ? <OperatingPointPanel experimentId={id} onChanged={() => void refresh()} /> : null}
           {!retrospective && model ? <InputCheckPanel experimentId={id} onChanged={() => void refresh()} /> : null}
           {!retrospective && model ? <PacsAutoScorePanel experimentId={id} image={model.kind !== "tabular"} /> : null}
