@@ -34,6 +34,7 @@ export const approvalRoutes = [
     method: "get",
     path: "/v1/experiments/{experiment_id}/approval",
     auth: "any",
+    scope: "read",
     summary:
       "The approval of the experiment's current model version: whether the workspace requires it, who approved it, when, for which intended use",
     tags: ["models"],
@@ -47,6 +48,8 @@ export const approvalRoutes = [
     method: "post",
     path: "/v1/experiments/{experiment_id}/approval",
     auth: "any",
+    // A sign-off is a person's act: a program's key (predict, read, build) cannot approve; an owner's admin key can.
+    scope: "admin",
     summary:
       "Approve the current model version for an intended use (a reviewer or owner who did not build it): in a workspace that requires approval it then answers every key; a new version needs approval again",
     tags: ["models"],
@@ -73,6 +76,7 @@ export const approvalRoutes = [
     method: "patch",
     path: "/v1/workspaces/{workspace_id}/settings",
     auth: "any",
+    scope: "admin",
     summary:
       "An owner's settings of the workspace: require_approval (a second pair of eyes before a model version answers other members' keys)",
     tags: ["workspaces"],
