@@ -1,11 +1,11 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { catalogNamespace } from "../i18n/index.js";
 
-// The words of the server's printable reports, from one JSON catalog per language and page
-// (src/reports/locales/<lang>/<page>.json; test/unit/reports-model-card.test.ts keeps the two languages in step).
-// Messages use ICU-style placeholders, "{name}"; a plural picks "<key>_one" / "<key>_other" by Intl.PluralRules
-// from the `count` parameter, as i18next does. A missing key or parameter throws: a page must never print a key
-// or an unfilled "{name}" to a reader (the tests render every branch in both languages).
+// The words of the server's printable reports: a namespace of the one catalog (locales/<lang>/<page>.json at the
+// repository root, the files the dashboard and the API errors use; test/unit/web-i18n-catalog.test.ts and
+// test/unit/reports-model-card.test.ts keep the two languages in step). Messages use the catalog's placeholders,
+// "{{name}}"; a plural picks "<key>_one" / "<key>_other" by Intl.PluralRules from the `count` parameter, as
+// i18next does. A missing key or parameter throws, which i18next's own t() would not: a page must never print a
+// key or an unfilled "{{name}}" to a reader (the tests render every branch in both languages).
 
 export const REPORT_LANGUAGES = ["en", "es"] as const;
 export type ReportLanguage = (typeof REPORT_LANGUAGES)[number];
@@ -13,18 +13,9 @@ export type ReportLanguage = (typeof REPORT_LANGUAGES)[number];
 export type Catalog = { [key: string]: string | Catalog };
 export type Params = Record<string, string | number>;
 
-const LOCALES = join(import.meta.dirname, "locales");
-
-/** A page's catalog in one language, read once. */
-const loaded = new Map<string, Catalog>();
+/** A page's catalog in one language (the namespace the server read at start). */
 export function catalog(lang: ReportLanguage, page: string): Catalog {
-  const id = `${lang}/${page}`;
-  let c = loaded.get(id);
-  if (!c) {
-    c = JSON.parse(readFileSync(join(LOCALES, lang, `${page}.json`), "utf8")) as Catalog;
-    loaded.set(id, c);
-  }
-  return c;
+  return catalogNamespace(lang, page) as Catalog;
 }
 
 /** Every "a.b.c" key of a catalog with its message. */
@@ -38,18 +29,18 @@ export function flatten(c: Catalog, prefix = ""): Map<string, string> {
   return out;
 }
 
-/** The placeholders a message names ("{name}"), in order of first use. */
+/** The placeholders a message names ("{{name}}"), in order of first use. */
 export function placeholders(message: string): string[] {
-  return [...new Set([...message.matchAll(/\{(\w+)\}/g)].map((m) => m[1]))];
+  return [...new Set([...message.matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]))];
 }
 
 export class MissingMessage extends Error {}
 
 /** One message with its placeholders filled; the values are plain text (the page's engine escapes them). */
 export function format(message: string, params: Params = {}, where = "message"): string {
-  return message.replace(/\{(\w+)\}/g, (_, name: string) => {
+  return message.replace(/\{\{(\w+)\}\}/g, (_, name: string) => {
     const v = params[name];
-    if (v === undefined) throw new MissingMessage(`${where}: no value for {${name}}`);
+    if (v === undefined) throw new MissingMessage(`${where}: no value for {{${name}}}`);
     return String(v);
   });
 }
