@@ -255,6 +255,9 @@ export interface ErrorValues {
   "pacs.not_configured_short": {};
   "pacs.password_needs_user": {};
   "pacs.password_unreadable": {};
+  "pacs.prediction_failed": { why: CatalogValue };
+  "pacs.report_not_made": {};
+  "pacs.report_not_sent": {};
   "pacs.reserved_column": { column: CatalogValue };
   "pacs.retrieval_http": { status: CatalogValue };
   "pacs.row_failure": { reason: CatalogValue; row: CatalogValue; uid: CatalogValue };
@@ -265,6 +268,12 @@ export interface ErrorValues {
   "pacs.send_back_not_dicomweb": {};
   "pacs.send_back_not_under_root": { root: CatalogValue };
   "pacs.send_back_unavailable": { why: CatalogValue };
+  "pacs.source_lacks": { attributes: CatalogValue };
+  "pacs.source_unreadable": {};
+  "pacs.stow_http": { status: CatalogValue };
+  "pacs.stow_no_service": {};
+  "pacs.stow_object_refused": { status: CatalogValue };
+  "pacs.stow_unreachable": { why: CatalogValue };
   "pacs.syntax_not_rewritten": { uid: CatalogValue };
   "pacs.too_many_instances": { max: CatalogValue; total: CatalogValue };
   "pacs.too_many_pixels": { max: CatalogValue };
