@@ -32,6 +32,25 @@ export function say(text: Message, lng: Language): string {
   return translate(lng, text.key, values);
 }
 
+/**
+ * A schema's own validation message (zod's `.min(1, invalid("validation.not_empty"))`), from the catalog: its English
+ * is what zod keeps in the issue (so logs, the CLI and any other reader of the schema see plain English), and the
+ * words behind it are remembered by that exact text, which only this function writes, so the edge says them in the
+ * caller's language (validationText, src/http/route.ts). No sentence is parsed: a text this did not make is unknown.
+ */
+const validationTexts = new Map<string, Message>();
+export function invalid<K extends ErrorKey>(key: K, ...values: ValuesArg<K>): string {
+  const text = msg(key, ...values);
+  const english = say(text, "en");
+  validationTexts.set(english, text);
+  return english;
+}
+
+/** The catalog words of a validation message invalid() wrote, or undefined for any other text (zod's own, say). */
+export function validationText(english: string): Message | undefined {
+  return validationTexts.get(english);
+}
+
 export interface ErrorDetail {
   field: string;
   message: string;

@@ -1,5 +1,5 @@
 import { uniqueReferences, type BackendReply } from "./backend.js";
-import { say, type Lang } from "./language.js";
+import { reply, type Lang } from "./language.js";
 import type { Reference } from "./repository.js";
 import type { ChatTools } from "./tools.js";
 import { resolveExperiment } from "./resolve.js";
@@ -32,7 +32,7 @@ export async function noDiagnosisReply(
 ): Promise<BackendReply> {
   const experimentId = named ?? (words ? await modelDescribed(tools, words.message, words.known) : undefined);
   const lines = [NO_DIAGNOSIS[lang]];
-  if (!experimentId) lines.push(say(lang, "Your ready models:", "Sus modelos listos:"));
+  if (!experimentId) lines.push(reply(lang, "diagnosis.yourReadyModels"));
   const refs: Reference[] = [];
   const ids: number[] = [];
   if (experimentId) ids.push(experimentId);
@@ -40,31 +40,18 @@ export async function noDiagnosisReply(
     const { result } = await tools.listExperiments({ status: "ready" });
     ids.push(...result.experiments.slice(0, 3).map((e) => e.experiment_id));
   }
-  if (!ids.length)
-    lines.push(
-      say(
-        lang,
-        "You have no ready model yet; once an experiment is ready, its /predict gives a score per class together with the model's validated metrics.",
-        "Aún no tiene ningún modelo listo; cuando un experimento lo esté, su /predict da una puntuación por clase junto con las métricas validadas del modelo.",
-      ),
-    );
+  if (!ids.length) lines.push(reply(lang, "diagnosis.youHaveNoReadyModel"));
   for (const id of ids) {
     const exp = await tools.getExperiment({ experiment_id: id });
     const facts = exp.result;
     if (!facts.found) continue;
     refs.push(...exp.references);
     const main = mainMetric(facts);
-    const metric = main ? metricLine(main, facts.metrics[main], lang) : say(lang, "no test metrics yet", "aún sin métricas de test");
-    const tests = facts.dataset.split?.test ?? say(lang, "its", "sus");
+    const metric = main ? metricLine(main, facts.metrics[main], lang) : reply(lang, "diagnosis.noTestMetricsYet");
+    const tests = facts.dataset.split?.test ?? reply(lang, "diagnosis.its");
     if (!experimentId) {
       // Several models: one line each, the way to run it and its main figure; the full how-to is one question away.
-      lines.push(
-        say(
-          lang,
-          `- experiment ${id} (\`POST /v1/experiments/${id}/predict\`): ${metric} on ${tests} held-out test patients`,
-          `- experimento ${id} (\`POST /v1/experiments/${id}/predict\`): ${metric} en ${tests} pacientes de test reservados`,
-        ),
-      );
+      lines.push(reply(lang, "diagnosis.experimentPOSTV1ExperimentsPredict", { id, metric, tests }));
       continue;
     }
     // Its main figure (and AUC beside it): what the score it gives is worth, without the whole report.
@@ -73,16 +60,8 @@ export async function noDiagnosisReply(
     lines.push(
       "",
       metrics.length
-        ? say(
-            lang,
-            `Experiment ${id} (${facts.status}), validated on ${tests} held-out test patients: ${metrics.join("; ")}.`,
-            `Experimento ${id} (${facts.status}), validado con ${tests} pacientes de test reservados: ${metrics.join("; ")}.`,
-          )
-        : say(
-            lang,
-            `Experiment ${id} (${facts.status}): no test metrics yet.`,
-            `Experimento ${id} (${facts.status}): aún sin métricas de test.`,
-          ),
+        ? reply(lang, "diagnosis.experimentValidatedOnHeldOut", { id, factsStatus: facts.status, tests, join: metrics.join("; ") })
+        : reply(lang, "diagnosis.experimentNoTestMetricsYet", { id, factsStatus: facts.status }),
     );
     const model = await tools.modelInputs({ experiment_id: id });
     if (model.result.found) {
@@ -90,21 +69,7 @@ export async function noDiagnosisReply(
       lines.push(modelHowto(model.result, lang));
     }
   }
-  if (!experimentId && ids.length)
-    lines.push(
-      say(
-        lang,
-        'Ask "how do I call predict for experiment N?" for its inputs and a ready-to-run call.',
-        'Pregunte "¿cómo llamo a predict con el experimento N?" para sus entradas y una llamada lista.',
-      ),
-    );
-  lines.push(
-    "",
-    say(
-      lang,
-      "A model's score is one input for the clinician, within the limits of its validation; not a diagnosis.",
-      "La puntuación es un dato más para el clínico, dentro de los límites de su validación; no un diagnóstico.",
-    ),
-  );
+  if (!experimentId && ids.length) lines.push(reply(lang, "diagnosis.askHowDoICall"));
+  lines.push("", reply(lang, "diagnosis.aModelSScoreIs"));
   return { reply: lines.join("\n"), references: uniqueReferences(refs) };
 }

@@ -1,5 +1,6 @@
 import { MAX_CHARS } from "./matcher/features.js";
 import { intentMatcher } from "./matcher/index.js";
+import { translator, type Params } from "../i18n/strict.js";
 
 // Which language a message is in, decided per message (issue 39): Builder's first users write Spanish as often as
 // English, sometimes both in one conversation. Since issue 53 a two-class model learnt from the chat's own example
@@ -33,5 +34,11 @@ export function conversationLanguage(history: ReadonlyArray<{ role: string; cont
   return "en";
 }
 
-/** One sentence in the reply's language. */
-export const say = (lang: Lang, en: string, es: string) => (lang === "es" ? es : en);
+const replies = { en: translator("en", "chat-replies"), es: translator("es", "chat-replies") };
+
+/**
+ * A reply sentence from the catalog (locales/<lang>/chat-replies.json, "<file>.<key>") with its values; a missing
+ * key or value throws rather than answer with a key or an unfilled "{{name}}". Values are text the reply already
+ * made safe (numbers, codes, quote()d user data); they are put in once, never read as a message.
+ */
+export const reply = (lang: Lang, key: string, values?: Params) => replies[lang].t(key, values);

@@ -456,6 +456,8 @@ export const pacsAutoScored = pgTable(
     /** sent, or failed (reason says why: the dashboard lists them). */
     outcome: text("outcome").notNull(),
     reason: text("reason"),
+    /** The same reason in catalog words (key and values), so it is said in the reader's language. */
+    reasonText: jsonb("reason_text").$type<StoredMessage>(),
     srInstanceUid: text("sr_instance_uid"),
     at: timestamp("at", { withTimezone: true }).notNull().defaultNow(),
   },

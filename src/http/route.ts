@@ -5,7 +5,7 @@ import type { AuthInfo, AuthMode, AuthRequest, AuthResponse, Authenticate } from
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { Services } from "../services.js";
-import { ApiError, type ErrorDetail, msg } from "../errors.js";
+import { ApiError, detail as errorDetail, type ErrorDetail, msg, validationText } from "../errors.js";
 import { requireAdmin } from "../auth/admin.service.js";
 import { assertKeyScope, type KeyScope } from "../auth/key-scopes.js";
 import { sendJson } from "./json-body.js";
@@ -122,12 +122,12 @@ export function routeScope(route: Pick<AnyRoute, "scope">): KeyScope {
 /** Turns zod issues into one `details` entry per bad field. */
 export function zodDetails(error: z.ZodError, prefix: string): ErrorDetail[] {
   return error.issues.map((issue) => {
-    const detail = {
-      field: [prefix, ...issue.path.map(String)].filter(Boolean).join("."),
-      message: issue.message,
-      code: issue.code,
-    };
-    // zod's own wording has a Spanish edition; a schema's own message is left to the edge's templates.
+    const field = [prefix, ...issue.path.map(String)].filter(Boolean).join(".");
+    // A schema's own message comes from the catalog (invalid()); the edge says it in the caller's language.
+    const own = validationText(issue.message);
+    if (own) return errorDetail(field, own, { code: issue.code });
+    const detail = { field, message: issue.message, code: issue.code };
+    // zod's own wording has a Spanish edition.
     const spanish = zodSpanish(issue, ZOD_EN.localeError, ZOD_ES.localeError);
     if (spanish) rememberSpanish(detail, spanish);
     return detail;

@@ -56,6 +56,13 @@ void i18n.init({
   },
 });
 
+/** One namespace of one language as read from its file (the model card renders it with its own strict formatter). */
+export function catalogNamespace(lng: Language, ns: string): Record<string, unknown> {
+  const found = resources[lng]?.[ns];
+  if (!found) throw new Error(`no catalog locales/${lng}/${ns}.json`);
+  return found as Record<string, unknown>;
+}
+
 /** A catalog key (namespace:key) in `lng`, with its values. */
 export function translate(lng: Language, key: string, values: Record<string, unknown> = {}): string {
   return i18n.t(key, { ...values, lng });

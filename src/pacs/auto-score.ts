@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { AuditLog } from "../audit/audit-log.js";
 import type { Db } from "../db/client.js";
-import { ApiError, msg, detail, type Message } from "../errors.js";
+import { ApiError, msg, detail, messageFromStore, say, storedMessage, textOfError, type Message } from "../errors.js";
+import type { Language } from "../i18n/index.js";
 import type { Logger } from "../logger.js";
 import type { OutboundGuard } from "../net/outbound-guard.js";
 import { JsonBytes } from "../serving/json-encode.js";
@@ -59,6 +60,12 @@ function meets(want: string | null, have: string | undefined): boolean {
   return want === null || (have ?? "").trim().toLowerCase() === want.trim().toLowerCase();
 }
 
+/** Why an outcome failed, in `lang`: its catalog words when it kept them, else its English. */
+function reasonIn(row: { reason: string | null; reasonText: unknown }, lang: Language): string | null {
+  const text = messageFromStore(row.reasonText);
+  return text ? say(text, lang) : row.reason;
+}
+
 export class PacsAutoScore {
   private readonly owner = randomUUID();
   private timer: NodeJS.Timeout | undefined;
@@ -102,12 +109,13 @@ export class PacsAutoScore {
   }
 
   /** The last outcomes of a model's rule, newest first (failures are shown on the dashboard with their reason). */
-  async outcomes(userId: string, experimentId: number, limit = 50) {
+  async outcomes(userId: string, experimentId: number, limit = 50, lang: Language = "en") {
     const rows = await this.store.outcomes(userId, experimentId, limit);
     return rows.map((r) => ({
       sop_instance_uid: r.sopInstanceUid,
       outcome: r.outcome as "sent" | "failed",
-      reason: r.reason,
+      // In the reader's language when the outcome kept its catalog words; an older row has only its English.
+      reason: reasonIn(r, lang),
       sr_instance_uid: r.srInstanceUid,
       at: r.at.toISOString(),
     }));
@@ -210,19 +218,20 @@ export class PacsAutoScore {
       const plan = { userId, experimentId: rule.experimentId, target };
       const seed = `auto-score:${userId}:${rule.experimentId}:${model.row.version}:${sop}`;
       const sent = await this.deps.sendBack.deliver(plan, actor, answer, source!, model, seed);
-      return sent.ok
-        ? { outcome: "sent", reason: null, srInstanceUid: sent.srUid ?? null }
-        : { outcome: "failed", reason: sent.reason ?? "the structured report could not be sent", srInstanceUid: null };
+      if (sent.ok) return { outcome: "sent", reason: null, reasonText: null, srInstanceUid: sent.srUid ?? null };
+      const text = sent.text ?? msg("pacs.report_not_sent");
+      return { outcome: "failed", reason: sent.reason ?? say(text, "en"), reasonText: storedMessage(text), srInstanceUid: null };
     } catch (err) {
       // A prediction that failed is written down like a failed send: on the dashboard and in the audit log.
-      const reason = `the prediction failed: ${err instanceof Error ? err.message : String(err)}`;
+      const text = msg("pacs.prediction_failed", { why: textOfError(err) ?? (err instanceof Error ? err.message : String(err)) });
+      const reason = say(text, "en");
       await this.deps.audit.record(actor, "pacs_send_failed", `experiment ${rule.experimentId}`, {
         experiment_id: rule.experimentId,
         object: "sr",
         auto_score: true,
         reason,
       });
-      return { outcome: "failed", reason, srInstanceUid: null };
+      return { outcome: "failed", reason, reasonText: storedMessage(text), srInstanceUid: null };
     }
   }
 

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { AuditActor, AuditLog } from "../audit/audit-log.js";
 import type { Manifest } from "../contract/types.js";
-import { ApiError, msg, detail, type Message } from "../errors.js";
+import { ApiError, msg, detail, say, type Message } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { dicomWebInstanceUrl } from "../net/dicomweb.js";
 import type { OutboundGuard } from "../net/outbound-guard.js";
@@ -29,7 +29,10 @@ export interface SendPlan {
 /** How a send went: ok when the structured report reached the PACS (the secondary capture is audited on its own). */
 export interface SendOutcome {
   ok: boolean;
+  /** Why it failed, in English (the audit log's). */
   reason?: string;
+  /** The same in catalog words (an auto-score outcome keeps them, so a Spanish page says them in Spanish). */
+  text?: Message;
   srUid?: string;
 }
 
@@ -115,9 +118,10 @@ export class PacsSendBack {
     try {
       src = readSource(bytes);
     } catch (err) {
-      const reason = err instanceof SourceError ? err.message : "the source image's header could not be read";
+      const text = err instanceof SourceError ? err.text : msg("pacs.source_unreadable");
+      const reason = say(text, "en");
       await this.deps.audit.record(actor, "pacs_send_failed", `experiment ${plan.experimentId}`, { ...base, object: "sr", reason });
-      return { ok: false, reason };
+      return { ok: false, reason, text };
     }
     const ids = (kind: string) =>
       uidSeed ? { series: seededUid(`${uidSeed}:${kind}:series`), instance: seededUid(`${uidSeed}:${kind}`) } : undefined;
@@ -142,7 +146,8 @@ export class PacsSendBack {
           object: kind,
           reason: `the ${kind === "sr" ? "structured report" : "secondary capture"} could not be made`,
         });
-        if (kind === "sr") Object.assign(result, { ok: false, reason: "the structured report could not be made" });
+        if (kind === "sr")
+          Object.assign(result, { ok: false, reason: say(msg("pacs.report_not_made"), "en"), text: msg("pacs.report_not_made") });
         continue;
       }
       const outcome = await stow(this.deps.guard, plan.target, src.studyUid, obj.bytes, {
@@ -160,7 +165,16 @@ export class PacsSendBack {
         ...(outcome.reason ? { reason: outcome.reason } : {}),
       });
       if (kind === "sr")
-        Object.assign(result, outcome.ok ? { srUid: obj.sopInstance } : { ok: false, reason: outcome.reason ?? `HTTP ${outcome.status}` });
+        Object.assign(
+          result,
+          outcome.ok
+            ? { srUid: obj.sopInstance }
+            : {
+                ok: false,
+                reason: outcome.reason ?? `HTTP ${outcome.status}`,
+                text: outcome.text ?? msg("pacs.stow_http", { status: outcome.status ?? 0 }),
+              },
+        );
     }
     return result;
   }

@@ -1,4 +1,5 @@
 import { parseDicom } from "../dicom/parse.js";
+import { msg, say, type Message } from "../errors.js";
 import type { TextEncoding } from "../dicom/write.js";
 
 /**
@@ -35,7 +36,12 @@ export const COPIED = {
   "00200010": "SH", // StudyID
 } as const;
 
-export class SourceError extends Error {}
+/** Why an image cannot be answered, in catalog words (kept with an auto-score outcome, said in the reader's language). */
+export class SourceError extends Error {
+  constructor(public readonly text: Message) {
+    super(say(text, "en"));
+  }
+}
 
 export function readSource(bytes: Uint8Array): SourceImage {
   const { dataSet, pixel } = parseDicom(bytes);
@@ -52,7 +58,7 @@ export function readSource(bytes: Uint8Array): SourceImage {
   })
     .filter(([, v]) => !v)
     .map(([k]) => k);
-  if (missing.length) throw new SourceError(`the source image has no ${missing.join(", ")}: an answer cannot refer to it`);
+  if (missing.length) throw new SourceError(msg("pacs.source_lacks", { attributes: missing.join(", ") }));
   const copied: SourceImage["copied"] = new Map();
   for (const [tag, vr] of Object.entries(COPIED)) {
     const e = dataSet.elements[`x${tag.toLowerCase()}`];

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { OutboundGuard } from "../net/outbound-guard.js";
 import { OutboundRefusal } from "../net/outbound-guard.js";
+import { msg, say, type Message } from "../errors.js";
 import type { PacsTarget } from "./connection.js";
 
 /**
@@ -15,8 +16,10 @@ export interface StowOutcome {
   /** The last HTTP status, or null when the PACS was never reached. */
   status: number | null;
   attempts: number;
-  /** Why it failed, in words (no patient data). */
+  /** Why it failed, in English words (no patient data), for the audit log. */
   reason?: string;
+  /** The same in catalog words, for a reader in another language. */
+  text?: Message;
 }
 
 const RETRIED = (status: number) => status === 408 || status === 429 || status >= 500;
@@ -51,12 +54,13 @@ export async function stow(
         maxBytes: 1024 * 1024,
       });
       if (res.status === 200 && !failedSop(res.body)) return { ok: true, status: 200, attempts: attempt };
-      last = { ok: false, status: res.status, attempts: attempt, reason: refusal(res.status) };
+      last = { ok: false, status: res.status, attempts: attempt, ...why(refusal(res.status)) };
       if (!RETRIED(res.status)) return last;
     } catch (err) {
       // The guard refuses an address for good (not allowed, private): no retry changes that.
-      if (err instanceof OutboundRefusal && err.status === 403) return { ok: false, status: null, attempts: attempt, reason: err.message };
-      last = { ok: false, status: null, attempts: attempt, reason: `the PACS could not be reached: ${(err as Error).message}` };
+      if (err instanceof OutboundRefusal && err.status === 403)
+        return { ok: false, status: null, attempts: attempt, reason: err.message, ...(err.text ? { text: err.text } : {}) };
+      last = { ok: false, status: null, attempts: attempt, ...why(msg("pacs.stow_unreachable", { why: (err as Error).message })) };
     }
   }
   return last;
@@ -72,9 +76,12 @@ function failedSop(body: Buffer): boolean {
   }
 }
 
-function refusal(status: number): string {
-  if (status === 401 || status === 403) return `the PACS refused the credentials (HTTP ${status})`;
-  if (status === 404) return "no STOW-RS service at the PACS's DICOMweb address (HTTP 404)";
-  if (status === 409 || status === 202 || status === 200) return `the PACS refused the object (HTTP ${status})`;
-  return `the PACS answered HTTP ${status}`;
+function refusal(status: number): Message {
+  if (status === 401 || status === 403) return msg("pacs.credentials_refused", { status });
+  if (status === 404) return msg("pacs.stow_no_service");
+  if (status === 409 || status === 202 || status === 200) return msg("pacs.stow_object_refused", { status });
+  return msg("pacs.stow_http", { status });
 }
+
+/** A failure's words both ways: English for the audit log, the catalog's for whoever reads it later. */
+const why = (text: Message) => ({ reason: say(text, "en"), text });

@@ -168,7 +168,7 @@ describe.skipIf(!haveChromium || !fs.existsSync(WDBC))("dashboard: model card (C
       return copy.textContent ?? "";
     });
     const english = [...flatten(catalog("en", "model-card")).values()]
-      .flatMap((m) => m.replace(/<\/?b>/g, "").split(/\{\w+\}/))
+      .flatMap((m) => m.replace(/<\/?b>/g, "").split(/\{\{\w+\}\}/))
       .map((x) =>
         x
           .trim()

@@ -135,6 +135,11 @@ describe.skipIf(!haveFixturePython || !haveOrthanc)("scoring new PACS studies as
       ((await api("GET", "/v1/models/1/pacs/auto-score")).body.recent as any[]).filter((r) => r.sop_instance_uid === s.instance);
     while (!(await failed()).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(await failed()).toEqual([expect.objectContaining({ outcome: "failed", reason: expect.stringMatching(/prediction failed/) })]);
+    // The reason is kept in catalog words: a Spanish reader gets it in Spanish, the model's error nested in it too.
+    const spanish = await fetch(`${server.url}/v1/models/1/pacs/auto-score`, { headers: bearer(user.key, { "accept-language": "es" }) });
+    const inSpanish = ((await spanish.json()) as any).recent.find((r: any) => r.sop_instance_uid === s.instance);
+    expect(inSpanish.reason).toMatch(/^la predicción falló: /);
+    expect(inSpanish.reason).not.toMatch(/prediction failed/);
     const audit = ((await api("GET", "/v1/audit?limit=100")).body.data as any[]).filter((e) => e.action === "pacs_send_failed");
     expect(audit.some((e) => e.details.auto_score === true)).toBe(true);
   });

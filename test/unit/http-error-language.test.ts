@@ -7,6 +7,8 @@ import { codeSentence, localizeError, preferredLanguage } from "../../src/http/e
 import { errorBody, toApiError } from "../../src/http/errors.js";
 import { zodDetails } from "../../src/http/route.js";
 import { hasKey, readCatalog } from "../../src/i18n/index.js";
+import { monitoringAlertRoutes } from "../../src/http/routes/monitoring-alerts.js";
+import { chatRoutes } from "../../src/http/routes/chat.js";
 import { ModelNotPublished } from "../../src/serving/errors.js";
 
 // API errors in the caller's language (Accept-Language), said at the edge from the one catalog
@@ -160,6 +162,53 @@ describe("API error messages by Accept-Language, from the catalog", () => {
         message: expect.stringMatching(/^Entrada inválida: se esperaba número, recibido (texto|string)/),
       },
     ]);
+  });
+
+  it("writes a route schema's own messages in Spanish: the alert routes' and the chat's (issue 53)", () => {
+    const bodyOf = (routes: readonly unknown[], method: string, pathEnd: string) => {
+      const r = (routes as Array<{ method: string; path: string; body?: z.ZodType }>).find(
+        (x) => x.method === method && x.path.endsWith(pathEnd),
+      );
+      return r!.body!;
+    };
+    const spanish = (schema: z.ZodType, value: unknown) => {
+      const r = schema.safeParse(value, { reportInput: true });
+      const details = zodDetails(r.error!, "");
+      return errorBody(new ApiError(400, "invalid_request", msg("request.invalid_fields", { count: 1, fields: "x" }), details), "es").error
+        .details as Array<{ field: string; message: string }>;
+    };
+    const resolve = bodyOf(monitoringAlertRoutes, "post", "/resolve");
+    expect(spanish(resolve, { comment: "  " })).toEqual([
+      expect.objectContaining({ field: "comment", message: "diga qué se encontró o qué se hizo" }),
+    ]);
+    expect(spanish(resolve, { comment: "x".repeat(2001) })).toEqual([
+      expect.objectContaining({ field: "comment", message: "como máximo 2000 caracteres" }),
+    ]);
+    const settings = bodyOf(monitoringAlertRoutes, "put", "/alert-rules");
+    expect(spanish(settings, { email_to: ["not-an-address"] })).toEqual([
+      expect.objectContaining({ field: "email_to.0", message: "debe ser una dirección de correo electrónico" }),
+    ]);
+    const chat = bodyOf(chatRoutes, "post", "/chat");
+    expect(spanish(chat, { message: "x".repeat(8001) })).toEqual([
+      expect.objectContaining({ field: "message", message: "debe tener como máximo 8000 caracteres" }),
+    ]);
+    // English is unchanged: the schema keeps the catalog's English in the issue.
+    expect(zodDetails(chat.safeParse({ message: " " }).error!, "")[0].message).toBe("must not be empty or only spaces");
+  });
+
+  it('has no route schema message written as an English literal (each is invalid("validation.…"))', () => {
+    const literal = [
+      /\.(?:min|max|length|int|positive|nonnegative|regex|refine|email|url|datetime|number|string)\((?:[^()"`]*,\s*)?["'`][^"'`]*\s[^"'`]*["'`]\s*\)/,
+      /\berror:\s*["'`]/,
+      /z\.enum\(\[[^\]]*\],\s*["'`]/,
+    ];
+    const offending = (text: string) => text.split("\n").filter((line) => literal.some((re) => re.test(line)));
+    // The scan finds a planted one, so an empty answer means something.
+    expect(offending('  comment: z.string().min(1, "say what was found"),\n  x: z.enum(["a"], { error: "must be a" }),')).toHaveLength(2);
+    const found = sourceFiles(path.join(ROOT, "src/http")).flatMap((f) =>
+      offending(fs.readFileSync(f, "utf8")).map((line) => `${path.relative(ROOT, f)}: ${line.trim()}`),
+    );
+    expect(found).toEqual([]);
   });
 
   it("has no Spanish catalog text left in English (each says something different, or only its values)", () => {

@@ -70,7 +70,7 @@ describe("model card catalogs", () => {
   it("fail loudly on a missing key or an unfilled placeholder (a page never prints either)", () => {
     const t = translator("es", "model-card");
     expect(() => t.t("page.nope")).toThrow(/no message "page.nope"/);
-    expect(() => t.t("page.title")).toThrow(/no value for \{title\}/);
+    expect(() => t.t("page.title")).toThrow(/no value for \{\{title\}\}/);
     expect(t.t("page.title", { title: "X" })).toBe("Ficha del modelo: X");
   });
 
@@ -115,7 +115,7 @@ describe("model card page", () => {
   it("the Spanish card contains no English sentence of the English catalog", () => {
     // Each English message cut at its placeholders; pieces of three words or more are sentences a reader would see.
     const english = [...en.values()]
-      .flatMap((m) => m.replace(/<\/?b>/g, "").split(/\{\w+\}/))
+      .flatMap((m) => m.replace(/<\/?b>/g, "").split(/\{\{\w+\}\}/))
       .map((s) =>
         s
           .trim()

@@ -1,3 +1,5 @@
+import fs from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { outOfRange, parsePastedRow, type InputColumn } from "../../web/src/lib/row-input";
 
@@ -32,24 +34,35 @@ describe("a pasted row", () => {
     expect(parsePastedRow("?;33;1", cols)).toEqual({ ok: true, values: ["", "33", "1"] });
   });
 
-  it("says in words why a row cannot be used", () => {
+  it("says why a row cannot be used, as a reason the form words in either language", () => {
     expect(parsePastedRow("1,2,3,4", cols)).toEqual({
       ok: false,
-      message: expect.stringContaining("the row has 4 values; this model takes 3 (Glucose, Age, sex)"),
+      problem: { kind: "wrongCount", count: 4, expected: 3, names: "Glucose, Age, sex" },
     });
-    expect(parsePastedRow("a,b\n1,2", cols)).toEqual({ ok: false, message: "the header line has no column “Glucose”, “Age”, “sex”" });
-    expect(parsePastedRow("Glucose,Age,sex\n1,2", cols)).toEqual({
-      ok: false,
-      message: "the header line has 3 values and the row 2: they must match",
+    expect(parsePastedRow("a,b\n1,2", cols)).toEqual({ ok: false, problem: { kind: "headerMissing", columns: "“Glucose”, “Age”, “sex”" } });
+    expect(parsePastedRow("Glucose,Age,sex\n1,2", cols)).toEqual({ ok: false, problem: { kind: "headerMismatch", header: 3, row: 2 } });
+    expect(parsePastedRow("120,33,F", cols)).toEqual({ ok: false, problem: { kind: "notNumberCode", column: "sex", value: "F" } });
+    expect(parsePastedRow("x,33,1", cols)).toEqual({ ok: false, problem: { kind: "notNumber", column: "Glucose", value: "x" } });
+    expect(parsePastedRow("a,b\n1,2\n3,4", cols)).toEqual({ ok: false, problem: { kind: "tooManyLines", lines: 3 } });
+  });
+
+  it("words every reason from the catalog in English and Spanish, each value filled", () => {
+    const catalog = (lng: string) =>
+      JSON.parse(fs.readFileSync(path.resolve(import.meta.dirname, `../../locales/${lng}/tryit.json`), "utf8"));
+    const samples = ["1,2,3,4", "a,b\n1,2", "Glucose,Age,sex\n1,2", "120,33,F", "x,33,1", "a,b\n1,2\n3,4"].map((text) => {
+      const r = parsePastedRow(text, cols);
+      if (!r || r.ok) throw new Error(`expected a problem for ${text}`);
+      return r.problem;
     });
-    expect(parsePastedRow("120,33,F", cols)).toEqual({
-      ok: false,
-      message: "sex: “F” is not a number (this form takes a category's code, a whole number)",
-    });
-    expect(parsePastedRow("a,b\n1,2\n3,4", cols)).toMatchObject({
-      ok: false,
-      message: "paste one row (or a header line and one row), not 3 lines",
-    });
+    expect(new Set(samples.map((p) => p.kind)).size).toBe(6);
+    for (const lng of ["en", "es"]) {
+      const words = catalog(lng).try.paste as Record<string, string>;
+      for (const { kind, ...values } of samples) {
+        const said = words[kind].replace(/\{\{(\w+)\}\}/g, (_, name: string) => String((values as Record<string, unknown>)[name]));
+        expect(said, `${lng} ${kind}`).not.toMatch(/\{\{|undefined/);
+      }
+    }
+    expect(catalog("es").try.paste.tooManyLines).toMatch(/^pegue una fila/);
   });
 });
 

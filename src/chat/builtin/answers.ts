@@ -1,6 +1,6 @@
 import type { BackendReply } from "../backend.js";
 import type { Task } from "../facts.js";
-import { say } from "../language.js";
+import { reply } from "../language.js";
 import { asMetricName, asStatus, type DocPassage } from "../tools.js";
 import { quote } from "../safety.js";
 import type { Intent } from "./intents.js";
@@ -48,12 +48,7 @@ export const wordsOf = (text: string) =>
     .split(/[^a-z0-9]+/)
     .filter((w) => w.length >= 3 && !COMMON.has(w) && !/^\d+$/.test(w));
 
-export const notFound = (ctx: ReplyContext, id: number) =>
-  say(
-    ctx.lang,
-    `You have no experiment ${id}. Ask "list my experiments" to see yours.`,
-    `No tiene ningún experimento ${id}. Pida "lista mis experimentos" para ver los suyos.`,
-  );
+export const notFound = (ctx: ReplyContext, id: number) => reply(ctx.lang, "answers.youHaveNoExperimentAsk", { id });
 
 export async function statusReply(ctx: ReplyContext, intent: Extract<Intent, { kind: "experiment_status" }>): Promise<BackendReply> {
   const { result, references } = await ctx.tools.getExperiment({ experiment_id: intent.experimentId });
@@ -77,16 +72,12 @@ export async function whyRefusedReply(ctx: ReplyContext, experimentId: number | 
   const rows = failed.result.experiments.filter((e) => e.status === "failed" || e.status === "invalid_dataset");
   if (!rows.length)
     return {
-      reply: say(
-        lang,
-        "None of your experiments failed or had its dataset refused.",
-        "Ninguno de sus experimentos falló ni tuvo el dataset rechazado.",
-      ),
+      reply: reply(lang, "answers.noneOfYourExperimentsFailed"),
       references: [],
     };
-  const lines = [say(lang, `${rows.length} of your experiments did not finish:`, `${rows.length} de sus experimentos no terminaron:`)];
+  const lines = [reply(lang, "answers.ofYourExperimentsDidNot", { rowsLength: rows.length })];
   for (const e of rows.slice(0, 15))
-    lines.push(`- ${say(lang, "experiment", "experimento")} ${e.experiment_id}: **${e.status}** — ${quotedReason(e.failure_reason, lang)}`);
+    lines.push(`- ${reply(lang, "answers.experiment")} ${e.experiment_id}: **${e.status}** — ${quotedReason(e.failure_reason, lang)}`);
   const refs = failed.references.filter((r) => rows.some((e) => String(e.experiment_id) === r.id));
   // The newest refused dataset is most likely the one asked about: its problems in full.
   const invalid = rows.find((e) => e.status === "invalid_dataset");
@@ -95,15 +86,7 @@ export async function whyRefusedReply(ctx: ReplyContext, experimentId: number | 
     if (detail.result.found) lines.push("", refusedReport(detail.result, ctx.glossary, lang));
     refs.push(...detail.references);
   }
-  if (rows.length > 1)
-    lines.push(
-      "",
-      say(
-        lang,
-        'Ask "why was experiment N refused?" for the problems of another one.',
-        'Pregunte "¿por qué rechazaron el experimento N?" para los problemas de otro.',
-      ),
-    );
+  if (rows.length > 1) lines.push("", reply(lang, "answers.askWhyWasExperimentN"));
   return { reply: lines.join("\n"), references: refs };
 }
 
@@ -114,11 +97,7 @@ export async function predictReply(ctx: ReplyContext, experimentId: number | und
     if (result.found) return { reply: modelHowto(result, lang), references };
     return {
       reply: result.experiment_status
-        ? say(
-            lang,
-            `Experiment ${experimentId} has no published model yet (it is **${result.experiment_status}**); /predict works once it is ready.`,
-            `El experimento ${experimentId} aún no tiene modelo publicado (está **${result.experiment_status}**); /predict funciona cuando esté listo.`,
-          )
+        ? reply(lang, "answers.experimentHasNoPublishedModel", { experimentId, experimentStatus: result.experiment_status })
         : notFound(ctx, experimentId),
       references,
     };
@@ -135,7 +114,7 @@ export async function predictReply(ctx: ReplyContext, experimentId: number | und
   if (!candidates.length) {
     const docs = await docsReply(ctx, "prediction predict message data_cols");
     return {
-      reply: `${say(lang, `You have no ready ${task ? `${task} ` : ""}model yet. How /predict works in general:`, `Aún no tiene ningún modelo ${task ? `${task} ` : ""}listo. Cómo funciona /predict en general:`)}\n${docs.reply}`,
+      reply: `${reply(lang, "answers.youHaveNoReadyModel", { task: task ? `${task} ` : "" })}\n${docs.reply}`,
       references: docs.references,
     };
   }
@@ -143,7 +122,7 @@ export async function predictReply(ctx: ReplyContext, experimentId: number | und
   if (!result.found) return { reply: notFound(ctx, candidates[0].experiment_id), references };
   const others = candidates.slice(1).map((e) => e.experiment_id);
   const note = others.length
-    ? `\n${say(lang, `Your other ready ${task ? `${task} ` : ""}models: experiments ${others.join(", ")} (ask about one by number).`, `Sus otros modelos listos: experimentos ${others.join(", ")} (pregunte por uno con su número).`)}`
+    ? `\n${reply(lang, task ? "answers.otherReadyModelsOfTask" : "answers.otherReadyModels", { task: task ?? "", experiments: others.join(", ") })}`
     : "";
   return { reply: `${modelHowto(result, lang)}${note}`, references };
 }
@@ -159,45 +138,42 @@ export async function bestModelReply(ctx: ReplyContext, intent: Extract<Intent, 
   const ranking = intent.task ? result.ranking.filter((r) => r.task === intent.task) : result.ranking;
   if (!ranking.length)
     return {
-      reply: say(
-        lang,
-        `None of your ready experiments${intent.task ? " of that kind" : ""} has a ${metricLabel(metric)} test metric.${intent.metric ? "" : " Name a metric (AUC, F-macro, Precision, Recall, mAP, MAE…) to compare on it."}`,
-        `Ninguno de sus experimentos listos${intent.task ? " de ese tipo" : ""} tiene ${metricLabel(metric, lang)} de test.${intent.metric ? "" : " Nombre una métrica (AUC, F-macro, sensibilidad, mAP, MAE…) para comparar."}`,
-      ),
+      reply: [
+        reply(lang, intent.task ? "answers.noReadyExperimentOfKindHasMetric" : "answers.noReadyExperimentHasMetric", {
+          metric: metricLabel(metric, lang),
+        }),
+        intent.metric ? "" : ` ${reply(lang, "answers.nameAMetric")}`,
+      ].join(""),
       references: [],
     };
   const [best] = ranking;
   const lines = [
-    say(
-      lang,
-      `On ${metricLabel(metric)}${intent.metric ? "" : " (no metric named, so AUC)"}, your best model is experiment ${best.experiment_id}: ${metricLine(metric, best)}.`,
-      `En ${metricLabel(metric, lang)}${intent.metric ? "" : " (no nombró métrica, así que AUC)"}, su mejor modelo es el experimento ${best.experiment_id}: ${metricLine(metric, best, lang)}.`,
-    ),
+    reply(lang, intent.metric ? "answers.bestModelOn" : "answers.bestModelOnAuc", {
+      metric: metricLabel(metric, lang),
+      id: best.experiment_id,
+      line: metricLine(metric, best, lang),
+    }),
   ];
   if (ranking.length > 1) {
-    lines.push(say(lang, "Ranking of your ready experiments:", "Ranking de sus experimentos listos:"));
+    lines.push(reply(lang, "answers.rankingOfYourReadyExperiments"));
     for (const r of ranking.slice(0, 10))
       lines.push(
-        `- ${say(lang, "experiment", "experimento")} ${r.experiment_id}${r.name ? ` ${quote(r.name, 60)}` : ""} (${r.task}): ${metricLine(metric, r, lang)}`,
+        `- ${reply(lang, "answers.experiment")} ${r.experiment_id}${r.name ? ` ${quote(r.name, 60)}` : ""} (${r.task}): ${metricLine(metric, r, lang)}`,
       );
     const second = ranking[1];
     if (best.ci_low !== null && second.ci_high !== null && best.ci_low <= second.ci_high) {
       lines.push(
-        say(
-          lang,
-          `The intervals of experiments ${best.experiment_id} and ${second.experiment_id} overlap, so the test data do not show a clear difference between them.`,
-          `Los intervalos de los experimentos ${best.experiment_id} y ${second.experiment_id} se solapan: los datos de test no muestran una diferencia clara entre ellos.`,
-        ),
+        reply(lang, "answers.theIntervalsOfExperimentsAnd", { experimentId: best.experiment_id, experimentId2: second.experiment_id }),
       );
     }
   }
   if (result.not_ranked.length)
     lines.push(
-      say(
-        lang,
-        `Not ranked (not yours, not ready, or without ${metricLabel(metric)}): experiment${result.not_ranked.length > 1 ? "s" : ""} ${result.not_ranked.join(", ")}.`,
-        `Sin ranking (no son suyos, no están listos o no tienen ${metricLabel(metric, lang)}): ${result.not_ranked.join(", ")}.`,
-      ),
+      reply(lang, "answers.notRanked", {
+        metric: metricLabel(metric, lang),
+        count: result.not_ranked.length,
+        experiments: result.not_ranked.join(", "),
+      }),
     );
   return { reply: lines.join("\n"), references: references.filter((r) => ranking.some((x) => String(x.experiment_id) === r.id)) };
 }
@@ -217,16 +193,10 @@ export async function listReply(ctx: ReplyContext, intent: Extract<Intent, { kin
   const what = `${intent.status ? `${intent.status} ` : ""}${intent.task ? `${intent.task} ` : ""}`;
   if (!list.length)
     return {
-      reply: say(lang, `You have no ${what}experiments yet.`, `Aún no tiene experimentos ${what}.`.replace(" .", ".")),
+      reply: reply(lang, "answers.noExperimentsYet", { what }),
       references: [],
     };
-  const lines = [
-    say(
-      lang,
-      `You have ${list.length} ${what}experiment${list.length === 1 ? "" : "s"}:`,
-      `Tiene ${list.length} experimento${list.length === 1 ? "" : "s"} ${what}(los más recientes primero):`,
-    ),
-  ];
+  const lines = [reply(lang, "answers.youHaveExperiment", { count: list.length, what })];
   const kind = { data: "tabla", vision: "imagen", detection: "detección" } as const;
   for (const e of list.slice(0, 25)) {
     const detail = e.metric
@@ -236,10 +206,10 @@ export async function listReply(ctx: ReplyContext, intent: Extract<Intent, { kin
         : "";
     const task = lang === "es" ? kind[e.task] : e.task;
     lines.push(
-      `- ${say(lang, "experiment", "experimento")} ${e.experiment_id}${e.name ? ` ${quote(e.name, 60)}` : ""}: ${task}, **${e.status}**${detail}`,
+      `- ${reply(lang, "answers.experiment")} ${e.experiment_id}${e.name ? ` ${quote(e.name, 60)}` : ""}: ${task}, **${e.status}**${detail}`,
     );
   }
-  if (list.length > 25) lines.push(say(lang, `…and ${list.length - 25} more.`, `…y ${list.length - 25} más.`));
+  if (list.length > 25) lines.push(reply(lang, "answers.andMore", { more: list.length - 25 }));
   return { reply: lines.join("\n"), references };
 }
 
@@ -254,13 +224,15 @@ export async function explainReply(ctx: ReplyContext, term: string): Promise<Bac
   const { lang } = ctx;
   const { result: r, references } = await ctx.tools.explain({ term });
   if (r.kind === "metric") {
-    const request = r.request_name ? say(lang, `, \`${r.request_name}\` in requests`, `, \`${r.request_name}\` en las peticiones`) : "";
+    const request = r.request_name ? reply(lang, "answers.inRequests", { requestName: r.request_name }) : "";
     return {
-      reply: say(
-        lang,
-        `${metricLabel(r.name)} (\`${r.name}\`${request}): ${r.meaning}. ${r.lower_is_better ? "Lower is better." : "Higher is better."} Builder reports it on held-out test patients with a 95% confidence interval (\`ci_low\`, \`ci_high\`) from a bootstrap over patients.`,
-        `${metricLabel(r.name, lang)} (\`${r.name}\`${request}): ${METRIC_MEANINGS_ES[r.name] ?? r.meaning}. ${r.lower_is_better ? "Cuanto más bajo, mejor." : "Cuanto más alto, mejor."} Builder la da con pacientes de test reservados y un intervalo de confianza del 95% (\`ci_low\`, \`ci_high\`) por bootstrap sobre pacientes.`,
-      ),
+      reply: reply(lang, r.lower_is_better ? "answers.metricLowerIsBetter" : "answers.metricHigherIsBetter", {
+        label: metricLabel(r.name, lang),
+        name: r.name,
+        request,
+        // The documentation's English meaning is the source of truth; Spanish has its own shorter one.
+        meaning: (lang === "es" ? METRIC_MEANINGS_ES[r.name] : undefined) ?? r.meaning,
+      }),
       references,
     };
   }
@@ -268,11 +240,11 @@ export async function explainReply(ctx: ReplyContext, term: string): Promise<Bac
   const meaning = codeMeaning(r.code, ctx.glossary, lang) ?? r.meaning;
   const what =
     r.kind === "dataset_error"
-      ? say(lang, "a dataset error (the dataset is refused until it is fixed)", "un error del dataset (se rechaza hasta que se corrija)")
+      ? reply(lang, "answers.aDatasetErrorTheDataset")
       : r.kind === "dataset_warning"
-        ? say(lang, "a dataset warning (the dataset stays valid)", "un aviso del dataset (el dataset sigue siendo válido)")
-        : say(lang, "an API error", "un error de la API") + (r.http_status ? ` (HTTP ${r.http_status})` : "");
-  return { reply: say(lang, `\`${r.code}\` is ${what}: ${meaning}.`, `\`${r.code}\` es ${what}: ${meaning}.`), references };
+        ? reply(lang, "answers.aDatasetWarningTheDataset")
+        : reply(lang, "answers.anAPIError") + (r.http_status ? ` (HTTP ${r.http_status})` : "");
+  return { reply: reply(lang, "answers.is", { rCode: r.code, what, meaning }), references };
 }
 
 // Words that say nothing about what a paragraph is about.
@@ -384,7 +356,7 @@ export async function docsReply(ctx: ReplyContext, query: string): Promise<Backe
   const found = bestParagraph(query, result.passages);
   if (!found)
     return {
-      reply: `${say(lang, "I found nothing on that in Builder's documentation.", "No encontré nada sobre eso en la documentación de Builder.")}\n\n${capabilities(lang)}`,
+      reply: `${reply(lang, "answers.iFoundNothingOnThat")}\n\n${capabilities(lang)}`,
       references: [],
     };
   const { text, passage } = found;
@@ -392,11 +364,7 @@ export async function docsReply(ctx: ReplyContext, query: string): Promise<Backe
   // The search cuts long sections, possibly inside a code block: close it rather than leave the reply's markdown open.
   const short = (cut.match(/```/g) ?? []).length % 2 ? `${cut}\n\`\`\`` : cut;
   const lines = [
-    say(
-      lang,
-      `From Builder's documentation, **${passage.section}** (${passage.source}):`,
-      `De la documentación de Builder (en inglés), **${passage.section}** (${passage.source}):`,
-    ),
+    reply(lang, "answers.fromBuilderSDocumentation", { passageSection: passage.section, passageSource: passage.source }),
     quoteProse(short),
   ];
   return {

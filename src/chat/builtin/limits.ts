@@ -1,6 +1,6 @@
 import type { BackendReply } from "../backend.js";
 import type { ExperimentFacts } from "../facts.js";
-import { say, type Lang } from "../language.js";
+import { reply, type Lang } from "../language.js";
 import { quote } from "../safety.js";
 import type { BuildTimes } from "../tools.js";
 import type { Action } from "./intents.js";
@@ -17,63 +17,25 @@ function whereDone(action: Action, id: number | undefined, lang: Lang): string {
   const page = id === undefined ? "/experiments" : `/experiments/${id}`;
   switch (action) {
     case "delete":
-      return say(
-        lang,
-        `You can delete it yourself: on its page (${page}) with Delete, or with \`DELETE /v1/experiments/${n}\` and your API key.`,
-        `Puede borrarlo usted: en su página (${page}) con Borrar, o con \`DELETE /v1/experiments/${n}\` y su clave de API.`,
-      );
+      return reply(lang, "limits.youCanDeleteItYourself", { page, n });
     case "retrain":
-      return say(
-        lang,
-        `A model is trained by an experiment: start a new experiment (New experiment, /experiments/new, or \`POST /v1/experiments\`) with the same or a larger dataset${id ? `; experiment ${id} stays as it is, to compare with` : ""}.`,
-        `Un modelo lo entrena un experimento: empiece un nuevo experimento (Nuevo experimento, /experiments/new, o \`POST /v1/experiments\`) con el mismo dataset o uno mayor${id ? `; el experimento ${id} se queda como está, para comparar` : ""}.`,
-      );
+      return reply(lang, "limits.retrain", { kept: id ? reply(lang, "limits.retrainKept", { id }) : "" });
     case "threshold":
-      return say(
-        lang,
-        `On the result page (${page}), the operating point lets you choose and save another threshold; saving publishes a new model version (\`POST /v1/models/${n}/operating-point\`).`,
-        `En la página de resultados (${page}), el punto de operación le deja elegir y guardar otro umbral; al guardarlo se publica una nueva versión del modelo (\`POST /v1/models/${n}/operating-point\`).`,
-      );
+      return reply(lang, "limits.onTheResultPageThe", { page, n });
     case "cancel":
-      return say(
-        lang,
-        `A queued or running experiment is cancelled on its page (${page}) or with \`POST /v1/experiments/${n}/cancel\`.`,
-        `Un experimento en cola o en marcha se cancela en su página (${page}) o con \`POST /v1/experiments/${n}/cancel\`.`,
-      );
+      return reply(lang, "limits.aQueuedOrRunningExperiment", { page, n });
     case "rename":
-      return say(
-        lang,
-        `Its name and description are edited on its page (${page}) or with \`PATCH /v1/experiments/${n}\` (\`name\`, \`description\`).`,
-        `Su nombre y descripción se editan en su página (${page}) o con \`PATCH /v1/experiments/${n}\` (\`name\`, \`description\`).`,
-      );
+      return reply(lang, "limits.itsNameAndDescriptionAre", { page, n });
     case "upload":
-      return say(
-        lang,
-        "Upload a zip with `builder upload FILE.zip` (it prints the `zip_gcloud` to use) or from New experiment in the dashboard (/experiments/new).",
-        "Suba un zip con `builder upload ARCHIVO.zip` (imprime el `zip_gcloud` que usar) o desde Nuevo experimento en el panel (/experiments/new).",
-      );
+      return reply(lang, "limits.uploadAZipWithBuilder");
     case "edit":
-      return say(
-        lang,
-        `Changes are made on the experiment's page (${page}) or through the API (\`PATCH /v1/experiments/${n}\`).`,
-        `Los cambios se hacen en la página del experimento (${page}) o por la API (\`PATCH /v1/experiments/${n}\`).`,
-      );
+      return reply(lang, "limits.changesAreMadeOnThe", { page, n });
   }
 }
 
 export function cannotDoReply(ctx: ReplyContext, action: Action, experimentId?: number): BackendReply {
   const { lang } = ctx;
-  const what: Record<Action, [string, string]> = {
-    delete: ["delete experiments or models", "borrar experimentos ni modelos"],
-    retrain: ["train or retrain models", "entrenar ni reentrenar modelos"],
-    threshold: ["change a model's threshold", "cambiar el umbral de un modelo"],
-    cancel: ["cancel experiments", "cancelar experimentos"],
-    rename: ["rename experiments", "cambiar el nombre de experimentos"],
-    upload: ["upload files for you", "subir archivos por usted"],
-    edit: ["change experiments", "cambiar experimentos"],
-  };
-  const [en, es] = what[action];
-  const lead = say(lang, `I can't ${en}: the chat only reads your data.`, `No puedo ${es}: el chat solo lee sus datos.`);
+  const lead = reply(lang, "limits.cannot", { what: reply(lang, `limits.cannotWhat.${action}`) });
   return { reply: `${lead} ${whereDone(action, experimentId, lang)}`, references: [] };
 }
 
@@ -85,21 +47,8 @@ export function clinicReadyReply(ctx: ReplyContext, f: ExperimentFacts): Backend
   const { lang } = ctx;
   const id = f.experiment_id;
   const name = f.name ? ` ${quote(f.name, 60)}` : "";
-  const lines = [
-    say(
-      lang,
-      `I can't tell you it is ready for clinical use, and no internal test can. The evidence for experiment ${id}${name}:`,
-      `No puedo decirle que esté listo para uso clínico, y ninguna prueba interna puede. Lo que hay sobre el experimento ${id}${name}:`,
-    ),
-  ];
-  if (f.status !== "ready")
-    lines.push(
-      say(
-        lang,
-        `- It is **${f.status}**, not ready: there is no model to judge yet.`,
-        `- Está **${f.status}**, no listo: aún no hay modelo que juzgar.`,
-      ),
-    );
+  const lines = [reply(lang, "limits.iCanTTellYou", { id, name })];
+  if (f.status !== "ready") lines.push(reply(lang, "limits.itIsNotReadyThere", { fStatus: f.status }));
   const main = mainMetric(f);
   const m = main ? f.metrics[main] : undefined;
   if (main && m)
@@ -107,63 +56,36 @@ export function clinicReadyReply(ctx: ReplyContext, f: ExperimentFacts): Backend
   if (main !== "auc" && f.metrics.auc) lines.push(`- ${metricLine("auc", f.metrics.auc, lang)}.`);
   if (f.warnings.length)
     lines.push(
-      `- ${say(lang, "Warnings", "Avisos")}: ${f.warnings.map((w) => (lang === "es" ? `\`${w.code}\` (${SEVERITY_ES[w.severity]})` : `${w.title} (\`${w.code}\`, ${w.severity})`)).join("; ")}.`,
+      `- ${reply(lang, "limits.warnings")}: ${f.warnings.map((w) => (lang === "es" ? `\`${w.code}\` (${SEVERITY_ES[w.severity]})` : `${w.title} (\`${w.code}\`, ${w.severity})`)).join("; ")}.`,
     );
   const sub = subgroupLine(f, lang);
   if (sub) lines.push(`- ${sub}`);
-  if (!f.warnings.length && !sub)
-    lines.push(say(lang, "- No warnings and no subgroup flagged worse.", "- Sin avisos ni subgrupos marcados como peores."));
-  lines.push(
-    say(
-      lang,
-      `Before using it on patients, validate it externally: run a Retrospective study (\`study_type\` "Retrospective", \`source_experiment_id\` ${id}) on patients from another period or site, and take the model card to your clinical governance. ${pageLink(id, lang)}`,
-      `Antes de usarlo con pacientes, valídelo externamente: haga un estudio Retrospective (\`study_type\` "Retrospective", \`source_experiment_id\` ${id}) con pacientes de otro periodo o centro, y lleve la ficha del modelo a su comité clínico. ${pageLink(id, lang)}`,
-    ),
-  );
+  if (!f.warnings.length && !sub) lines.push(reply(lang, "limits.noWarningsAndNoSubgroup"));
+  lines.push(reply(lang, "limits.beforeUsingItOnPatients", { id, pageLink: pageLink(id, lang) }));
   return { reply: lines.join("\n"), references: [] };
 }
 
 const SEVERITY_ES = { severe: "grave", caution: "precaución", info: "información" } as const;
 
-const duration = (s: number, lang: Lang) =>
-  s < 90 ? `${s} s` : say(lang, `about ${Math.round(s / 60)} min`, `unos ${Math.round(s / 60)} min`);
+const duration = (s: number, lang: Lang) => (s < 90 ? `${s} s` : reply(lang, "limits.aboutMin", { round: Math.round(s / 60) }));
 
 /** How long a build takes here: the budgets, then the user's own past builds of that kind as the best guide. */
 export function buildTimeReply(ctx: ReplyContext, times: BuildTimes): BackendReply {
   const { lang } = ctx;
   const { fast, best } = times.budgets_s;
-  const lines = [
-    say(
-      lang,
-      `Training runs within a budget: ${fast} s in fast mode (\`optimization_type\` 1) and ${best} s in best mode (0), plus a few minutes for start-up, the bootstrap intervals and export; a busy host stretches it.`,
-      `El entrenamiento tiene un presupuesto: ${fast} s en modo rápido (\`optimization_type\` 1) y ${best} s en modo mejor (0), más unos minutos de arranque, intervalos bootstrap y exportación; un servidor ocupado lo alarga.`,
-    ),
-  ];
+  const lines = [reply(lang, "limits.trainingRunsWithinABudget", { fast, best })];
   if (times.past.length) {
     const each = times.past.slice(0, 4).map((b) => {
       const size =
         b.images !== null
-          ? say(lang, `${b.images} images`, `${b.images} imágenes`)
+          ? reply(lang, "limits.images", { bImages: b.images })
           : b.rows !== null
-            ? say(lang, `${b.rows} rows`, `${b.rows} filas`)
+            ? reply(lang, "limits.rows", { bRows: b.rows })
             : "";
-      return `${say(lang, "experiment", "experimento")} ${b.experiment_id}${size ? ` (${size})` : ""}: ${duration(b.took_s ?? 0, lang)}`;
+      return `${reply(lang, "limits.experiment")} ${b.experiment_id}${size ? ` (${size})` : ""}: ${duration(b.took_s ?? 0, lang)}`;
     });
-    lines.push(
-      say(
-        lang,
-        `Your own past builds here: ${each.join("; ")}. One of a similar size should take about as long.`,
-        `Sus builds anteriores aquí: ${each.join("; ")}. Uno de tamaño parecido debería tardar más o menos lo mismo.`,
-      ),
-    );
-  } else
-    lines.push(
-      say(
-        lang,
-        "You have no finished build of that kind yet to compare with.",
-        "Aún no tiene ningún build terminado de ese tipo con el que comparar.",
-      ),
-    );
-  lines.push(say(lang, "More: docs/experiments.md, Budgets.", "Más: docs/experiments.md, Budgets."));
+    lines.push(reply(lang, "limits.yourOwnPastBuildsHere", { join: each.join("; ") }));
+  } else lines.push(reply(lang, "limits.youHaveNoFinishedBuild"));
+  lines.push(reply(lang, "limits.moreDocsExperimentsMdBudgets"));
   return { reply: lines.join("\n"), references: [] };
 }

@@ -1,7 +1,7 @@
 import { quote } from "../safety.js";
 import type { Task } from "../facts.js";
 import { plainWords, type Candidate } from "../resolve.js";
-import { say, type Lang } from "../language.js";
+import { reply, type Lang } from "../language.js";
 
 // What the builtin says when a model named in words fits several of the caller's experiments, none of them, or one
 // of another kind than the question needs. Names and descriptions are user text: always inside quote().
@@ -13,41 +13,22 @@ const article = (word: string) => `${/^[aeiou]/.test(word) ? "an" : "a"} ${word}
 
 /** "experiment 3 `Breast cancer (WDBC)` (tabular, ready)". */
 export const candidateLine = (c: Candidate, lang: Lang = "en") =>
-  `${say(lang, "experiment", "experimento")} ${c.experiment_id}${c.name ? ` ${quote(c.name, 60)}` : ""} (${(lang === "es" ? SHORT_KIND_ES : KIND)[c.task]}, ${c.status})`;
+  `${reply(lang, "resolveReplies.experiment")} ${c.experiment_id}${c.name ? ` ${quote(c.name, 60)}` : ""} (${(lang === "es" ? SHORT_KIND_ES : KIND)[c.task]}, ${c.status})`;
 
 export function askWhich(candidates: Candidate[], lang: Lang = "en"): string {
-  const lines = [
-    say(
-      lang,
-      "More than one of your experiments fits that description, so I will not guess. Which one do you mean?",
-      "Más de uno de sus experimentos encaja con esa descripción, así que no voy a adivinar. ¿Cuál de ellos?",
-    ),
-  ];
+  const lines = [reply(lang, "resolveReplies.moreThanOneOfYour")];
   for (const c of candidates.slice(0, 10)) lines.push(`- ${candidateLine(c, lang)}`);
-  lines.push(say(lang, 'Ask again with its number, e.g. "experiment N".', 'Pregunte de nuevo con su número, p. ej. "experimento N".'));
+  lines.push(reply(lang, "resolveReplies.askAgainWithItsNumber"));
   return lines.join("\n");
 }
 
 export function noneFits(words: string[], all: Candidate[], lang: Lang = "en"): string {
-  const lines = [
-    say(
-      lang,
-      `None of your experiments matches ${quote(words.join(" "), 60)} by name, description, dataset, labels or kind, so I will not answer about a different one.`,
-      `Ninguno de sus experimentos encaja con ${quote(words.join(" "), 60)} por nombre, descripción, dataset, etiquetas o tipo, así que no responderé sobre otro distinto.`,
-    ),
-  ];
-  if (!all.length) lines.push(say(lang, "You have no experiments yet.", "Aún no tiene experimentos."));
+  const lines = [reply(lang, "resolveReplies.noneOfYourExperimentsMatches", { join: quote(words.join(" "), 60) })];
+  if (!all.length) lines.push(reply(lang, "resolveReplies.youHaveNoExperimentsYet"));
   else {
-    lines.push(say(lang, "Your experiments:", "Sus experimentos:"));
+    lines.push(reply(lang, "resolveReplies.yourExperiments"));
     for (const c of all.slice(0, 15)) lines.push(`- ${candidateLine(c, lang)}`);
-    if (all.length > 15)
-      lines.push(
-        say(
-          lang,
-          `…and ${all.length - 15} more (ask "list my experiments").`,
-          `…y ${all.length - 15} más (pida "lista mis experimentos").`,
-        ),
-      );
+    if (all.length > 15) lines.push(reply(lang, "resolveReplies.andMoreAskListMy", { more: all.length - 15 }));
   }
   return lines.join("\n");
 }
@@ -82,11 +63,7 @@ export function heatMapMismatch(c: Candidate, lang: Lang = "en"): string | undef
 }
 
 export const heatMapLead = (c: Candidate, lang: Lang = "en") =>
-  say(
-    lang,
-    `${candidateLine(c)} is an image model: each /predict answer carries its Grad-CAM heat map in \`gradients\` (\`columnas\` × \`filas\`), showing which pixels drove the score.`,
-    `El ${candidateLine(c, lang)} es un modelo de imagen: cada respuesta de /predict trae su mapa de calor Grad-CAM en \`gradients\` (\`columnas\` × \`filas\`), que muestra qué píxeles pesaron en la puntuación. La página de resultados (/experiments/${c.experiment_id}) lo dibuja sobre la imagen en Probar.`,
-  );
+  reply(lang, "resolveReplies.heatMapLead", { model: candidateLine(c, lang), id: c.experiment_id });
 
 /** Why the model cannot take what the question means to send it ("an image to my diabetes model"), or undefined. */
 export function inputKindMismatch(c: Candidate, implied: Task, lang: Lang = "en"): string | undefined {

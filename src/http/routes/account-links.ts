@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { addressKey } from "../../auth/address-key.js";
-import { ApiError, msg } from "../../errors.js";
+import { ApiError, msg, invalid } from "../../errors.js";
 import { defineRoute, type RouteRequest } from "../route.js";
 import type { Services } from "../../services.js";
 
@@ -10,7 +10,7 @@ import type { Services } from "../../services.js";
 // to keep a flood off the password hashing).
 
 const LINK_ATTEMPTS_PER_15_MIN = 30;
-const token = z.string().min(1, "the link's token is missing").max(200);
+const token = z.string().min(1, invalid("validation.link_token_missing")).max(200);
 
 async function throttle(req: RouteRequest & { ip?: string }, services: Services): Promise<void> {
   const decision = await services.auth.limiters.consume("account-link", addressKey(req.ip ?? "unknown"), LINK_ATTEMPTS_PER_15_MIN, 900);

@@ -4,6 +4,7 @@ import { actorOf } from "../../audit/audit-log.js";
 import type { Config } from "../../config.js";
 import { defineRoute } from "../route.js";
 import { invitationSchema, issuedLinkSchema, managedUserSchema } from "../response-schemas.js";
+import { invalid } from "../../errors.js";
 
 // Settings → Users (issue 38 item 4): administrators list, invite, disable and enable users, change roles and hand
 // over password-reset links. A session or an API key of an administrator; anyone else gets 403 admin_only.
@@ -154,7 +155,7 @@ export const adminRoutes = [
     summary: "Administrators: invite someone: a one-time link (72 h) to create their account, shown in this response only",
     tags: ["admin"],
     body: z.object({
-      email: z.email("not a valid email address").max(320).nullable().optional().describe("whom it is for: pre-fills the form"),
+      email: z.email(invalid("detail.invalid_email")).max(320).nullable().optional().describe("whom it is for: pre-fills the form"),
       role: role.default("member"),
     }),
     responses: {

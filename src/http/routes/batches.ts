@@ -3,7 +3,7 @@ import type { Response } from "express";
 import { z } from "zod";
 import { actorOf } from "../../audit/audit-log.js";
 import { BATCH_CONTENT_TYPES } from "../../batches/service.js";
-import { ApiError, msg } from "../../errors.js";
+import { ApiError, msg, invalid } from "../../errors.js";
 import { preferredLanguage } from "../error-language.js";
 import { experimentIdParams } from "../params.js";
 import { defineRoute } from "../route.js";
@@ -72,7 +72,7 @@ export const batchRoutes = [
       file_name: z
         .string()
         .max(255)
-        .regex(/^[^\u0000-\u001f\u007f]+$/, "a file name, without control characters")
+        .regex(/^[^\u0000-\u001f\u007f]+$/, invalid("validation.file_name"))
         .optional()
         .describe("the file's name (clinic-export.csv), shown in the list of batches so a team knows which file each was"),
       overlays: z

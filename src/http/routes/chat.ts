@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ApiError } from "../../errors.js";
+import { ApiError, invalid } from "../../errors.js";
 import { errorBody, toApiError } from "../errors.js";
 import { preferredLanguage } from "../error-language.js";
 import { abortWhenCallerLeaves, sendEvent, startEventStreamOnce, wantsEventStream } from "../event-stream.js";
@@ -8,14 +8,14 @@ import { defineRoute } from "../route.js";
 const chatBody = z
   .object({
     message: z
-      .string({ error: "must be a string" })
-      .max(8000, "must be at most 8000 characters")
-      .refine((s) => s.trim().length > 0, "must not be empty or only spaces"),
+      .string({ error: invalid("validation.string") })
+      .max(8000, invalid("validation.at_most_chars", { max: 8000 }))
+      .refine((s) => s.trim().length > 0, invalid("validation.not_blank")),
     conversation_id: z.string().uuid("must be a conversation id from an earlier reply").optional(),
     experiment_id: z
-      .number({ error: "must be a positive integer" })
-      .int("must be a positive integer")
-      .positive("must be a positive integer")
+      .number({ error: invalid("detail.positive_integer") })
+      .int(invalid("detail.positive_integer"))
+      .positive(invalid("detail.positive_integer"))
       .max(2_147_483_647)
       .optional(),
   })

@@ -4,6 +4,7 @@ import { SAMPLES } from "../../datasets/sample-datasets.js";
 import { datasetTask } from "../../experiments/study.js";
 import { defineRoute } from "../route.js";
 import { datasetReportSchema } from "../response-schemas.js";
+import { invalid } from "../../errors.js";
 
 // Dataset checks without training: the full report for a zip, and its CSV's columns for a form.
 
@@ -56,7 +57,7 @@ export const datasetRoutes = [
     scope: "read",
     summary: "The CSV's columns in an uploaded zip: name, type, examples, missing count; and the row count",
     tags: ["datasets"],
-    query: z.object({ zip_gcloud: z.string().min(1, "must be the bucket path of the uploaded zip") }),
+    query: z.object({ zip_gcloud: z.string().min(1, invalid("validation.bucket_path_of_zip")) }),
     responses: {
       200: {
         description: "columns",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { experimentLabelsPatchSchema, experimentRequestSchema, SEARCH_MAX } from "../../experiments/request.js";
 import { STATUSES } from "../../experiments/state.js";
-import { ApiError, msg, detail } from "../../errors.js";
+import { ApiError, msg, detail, invalid } from "../../errors.js";
 import { experimentIdParams } from "../params.js";
 import { pageSecurityHeaders } from "../page-security.js";
 import { actorOf } from "../../audit/audit-log.js";
@@ -18,7 +18,7 @@ const statusList = z
       .map((x) => x.trim())
       .filter(Boolean),
   )
-  .pipe(z.array(z.enum(STATUSES, { error: `each status must be one of ${STATUSES.join(", ")}` })));
+  .pipe(z.array(z.enum(STATUSES, { error: invalid("validation.each_status_one_of", { list: STATUSES.join(", ") }) })));
 
 /**
  * Last-Event-ID: the `id:` of the last event the client saw, a sequence number. Anything else is a 400: an
@@ -73,9 +73,9 @@ export const experimentRoutes = [
       q: z
         .string()
         .trim()
-        .max(SEARCH_MAX, `must be at most ${SEARCH_MAX} characters`)
+        .max(SEARCH_MAX, invalid("validation.at_most_chars", { max: SEARCH_MAX }))
         // PostgreSQL text cannot hold U+0000: without this the search would fail in the query as a 500.
-        .refine((q) => !q.includes("\u0000"), "must not contain the NUL character (%00)")
+        .refine((q) => !q.includes("\u0000"), invalid("validation.no_nul"))
         .optional()
         .describe("text to look for, any case, in the name, description, dataset file name and label columns; combined with status"),
       limit: z.coerce.number().int().min(1).max(200).default(50),
@@ -193,9 +193,9 @@ export const experimentRoutes = [
     query: z.object({
       after: z
         .string()
-        .regex(/^\d{1,16}$/, "must be the id of an event this stream sent (a non-negative integer)")
+        .regex(/^\d{1,16}$/, invalid("validation.event_id"))
         .transform(Number)
-        .refine(Number.isSafeInteger, "must be the id of an event this stream sent (a non-negative integer)")
+        .refine(Number.isSafeInteger, invalid("validation.event_id"))
         .optional(),
     }),
     responses: {

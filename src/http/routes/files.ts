@@ -5,7 +5,7 @@ import type { UploadResult } from "../../datasets/service.js";
 import { uploadInterrupted, UploadInterruptedError } from "../../datasets/upload-stream.js";
 import { resolveFolderPath, resolveUploadPath, resolveZipPath } from "../../datasets/zip-path.js";
 import type { Services } from "../../services.js";
-import { ApiError, msg, detail } from "../../errors.js";
+import { ApiError, msg, detail, invalid } from "../../errors.js";
 import { actorOf } from "../../audit/audit-log.js";
 import { withoutBucketUri } from "../../storage/bucket.js";
 import { defineRoute } from "../route.js";
@@ -25,7 +25,7 @@ const fileParams = z.object({ user_dir: z.string(), experiment_dir: z.string(), 
 const folderParams = z.object({ user_dir: z.string(), experiment_dir: z.string() });
 const deleteQuery = z.object({
   force: z
-    .enum(["true", "false"], { error: "must be true or false" })
+    .enum(["true", "false"], { error: invalid("validation.true_or_false") })
     .transform((v) => v === "true")
     .optional()
     .describe("true: cancel the queued or running experiments that read it, then delete"),

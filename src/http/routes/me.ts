@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { SESSION_COOKIE } from "../../auth/index.js";
-import { ApiError, msg, detail } from "../../errors.js";
+import { ApiError, msg, detail, invalid } from "../../errors.js";
 import { actorOf } from "../../audit/audit-log.js";
 import { defineRoute } from "../route.js";
 import { accountErasureSchema } from "../response-schemas.js";
@@ -29,7 +29,7 @@ export const meRoutes = [
     summary:
       "Erase your account, with your password re-entered: every experiment, model, report, dataset, API key, session, chat conversation and log, in the database and the bucket; you are signed out at once, the files go in the background",
     tags: ["account"],
-    body: z.object({ password: z.string().min(1, "enter your password to confirm").max(1024) }),
+    body: z.object({ password: z.string().min(1, invalid("validation.password_to_confirm")).max(1024) }),
     responses: {
       202: { description: "erasure begun", schema: accountErasureSchema },
       400: { description: "the password is not correct" },

@@ -3,14 +3,21 @@ import { experimentId, experimentIdParams as params } from "../params.js";
 import { actorOf } from "../../audit/audit-log.js";
 import { defineRoute } from "../route.js";
 import { modelSchema, modelVersionSchema, modelVersionsSchema, operatingPointExplorerSchema } from "../response-schemas.js";
+import { invalid } from "../../errors.js";
 
-const fraction = z.number("must be a number between 0 and 1").min(0, "must be between 0 and 1").max(1, "must be between 0 and 1");
+const fraction = z
+  .number(invalid("validation.number_between_0_and_1"))
+  .min(0, invalid("validation.between_0_and_1"))
+  .max(1, invalid("validation.between_0_and_1"));
 
 /** POST /v1/models/{experiment_id}/operating-point: the rule, and its target or threshold where it needs one. */
 export const operatingPointBodySchema = z
   .object({
     rule: z
-      .enum(["sensitivity", "specificity", "youden", "f1", "threshold"], "must be one of sensitivity, specificity, youden, f1, threshold")
+      .enum(
+        ["sensitivity", "specificity", "youden", "f1", "threshold"],
+        invalid("validation.one_of", { list: "sensitivity, specificity, youden, f1, threshold" }),
+      )
       .describe(
         "sensitivity / specificity: the highest (lowest) validation threshold whose sensitivity (specificity) is at least target; youden: the highest sensitivity + specificity - 1; f1: the highest F1 of the positive class; threshold: the given threshold",
       ),
@@ -22,14 +29,14 @@ export const operatingPointBodySchema = z
   .strict()
   .superRefine((b, ctx) => {
     if ((b.rule === "sensitivity" || b.rule === "specificity") && b.target === undefined)
-      ctx.addIssue({ code: "custom", path: ["target"], message: `required with rule ${b.rule}: a number between 0 and 1` });
+      ctx.addIssue({ code: "custom", path: ["target"], message: invalid("validation.required_with_rule", { rule: b.rule }) });
     if (b.rule === "threshold" && b.threshold === undefined)
-      ctx.addIssue({ code: "custom", path: ["threshold"], message: "required with rule threshold: a number between 0 and 1" });
+      ctx.addIssue({ code: "custom", path: ["threshold"], message: invalid("validation.required_with_rule", { rule: "threshold" }) });
   });
 
 const versionParams = z.object({
   experiment_id: experimentId,
-  version: z.coerce.number().int("must be a positive integer").positive("must be a positive integer"),
+  version: z.coerce.number().int(invalid("detail.positive_integer")).positive(invalid("detail.positive_integer")),
 });
 
 export const modelRoutes = [

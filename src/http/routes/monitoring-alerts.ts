@@ -3,6 +3,7 @@ import { actorOf } from "../../audit/audit-log.js";
 import { alertRulesPatchSchema, alertRulesSchema } from "../../monitoring/alert-rules.js";
 import { experimentIdParams } from "../params.js";
 import { defineRoute } from "../route.js";
+import { invalid } from "../../errors.js";
 
 // A model's monitoring alerts (issue 49 item 6, docs/monitoring.md#alerts): the rules, where alerts go, and the
 // alerts themselves, acknowledged or resolved with a comment. The logic is in src/monitoring/alerts.ts.
@@ -49,7 +50,10 @@ const settingsSchema = z.object({
 });
 
 const alertParams = experimentIdParams.extend({ alert_id: z.uuid("must be an alert id") });
-const comment = z.string().trim().max(2000, "at most 2,000 characters");
+const comment = z
+  .string()
+  .trim()
+  .max(2000, invalid("validation.at_most_chars_short", { max: 2000 }));
 
 export const monitoringAlertRoutes = [
   defineRoute({
@@ -91,7 +95,7 @@ export const monitoringAlertRoutes = [
     summary: "Resolve an alert with a comment (what was found, what was done); the rule may open a new alert after one more window",
     tags: ["monitoring"],
     params: alertParams,
-    body: z.object({ comment: comment.min(1, "say what was found or done") }),
+    body: z.object({ comment: comment.min(1, invalid("validation.say_what_was_found")) }),
     responses: {
       200: { description: "the alert, resolved", schema: alertSchema },
       409: { description: "the alert is already resolved (alert_state_conflict)" },
@@ -124,11 +128,14 @@ export const monitoringAlertRoutes = [
       .object({
         rules: alertRulesPatchSchema.optional(),
         webhook_url: z
-          .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
+          .url({ protocol: /^https?$/, error: invalid("validation.http_url") })
           .max(2000)
           .nullable()
           .optional(),
-        email_to: z.array(z.email("must be an e-mail address")).max(20, "at most 20 addresses").optional(),
+        email_to: z
+          .array(z.email(invalid("validation.email")))
+          .max(20, invalid("validation.at_most_addresses", { max: 20 }))
+          .optional(),
       })
       .strict(),
     responses: { 200: { description: "the rules and destinations now", schema: settingsSchema } },

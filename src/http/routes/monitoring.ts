@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { actorOf } from "../../audit/audit-log.js";
-import { ApiError, msg, detail } from "../../errors.js";
+import { ApiError, msg, detail, invalid } from "../../errors.js";
 import { MAX_OUTCOMES } from "../../monitoring/outcomes.js";
 import { experimentIdParams as params } from "../params.js";
 import { defineRoute } from "../route.js";
@@ -105,8 +105,11 @@ export const monitoringReportSchema = z.object({
 });
 
 const outcomeRow = z.object({
-  request_id: z.string().min(1, "must not be empty").max(128, "at most 128 characters"),
-  label: z.union([z.string().min(1), z.number(), z.boolean()], { error: "must be the label as written in the training CSV" }),
+  request_id: z
+    .string()
+    .min(1, invalid("validation.not_empty"))
+    .max(128, invalid("validation.at_most_chars_short", { max: 128 })),
+  label: z.union([z.string().min(1), z.number(), z.boolean()], { error: invalid("validation.label_as_in_csv") }),
 });
 
 export const monitoringRoutes = [
@@ -121,11 +124,11 @@ export const monitoringRoutes = [
     params,
     query: z.object({
       from: z.iso
-        .datetime({ offset: true, error: "must be an ISO 8601 date-time" })
+        .datetime({ offset: true, error: invalid("validation.iso_datetime") })
         .optional()
         .describe("start of the period (default: 30 days before `to`)"),
       to: z.iso
-        .datetime({ offset: true, error: "must be an ISO 8601 date-time" })
+        .datetime({ offset: true, error: invalid("validation.iso_datetime") })
         .optional()
         .describe("end of the period, exclusive (default: now)"),
     }),
@@ -150,7 +153,10 @@ export const monitoringRoutes = [
     summary: `True outcomes of earlier predictions, joined by their x-request-id (at most ${MAX_OUTCOMES} per call; the same outcome again changes nothing)`,
     tags: ["monitoring"],
     params,
-    body: z.array(outcomeRow).min(1, "send at least one outcome").max(MAX_OUTCOMES, `at most ${MAX_OUTCOMES} outcomes per call`),
+    body: z
+      .array(outcomeRow)
+      .min(1, invalid("validation.at_least_one_outcome"))
+      .max(MAX_OUTCOMES, invalid("validation.at_most_outcomes", { max: MAX_OUTCOMES })),
     responses: {
       200: {
         description:

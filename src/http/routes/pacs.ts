@@ -3,6 +3,7 @@ import { actorOf } from "../../audit/audit-log.js";
 import { errors, msg } from "../../errors.js";
 import { experimentIdParams } from "../params.js";
 import { defineRoute } from "../route.js";
+import { preferredLanguage } from "../error-language.js";
 
 // Settings → PACS (docs/pacs.md): the user's DICOMweb server, its credentials (sealed, never shown back), the
 // caption of secondary captures, a connection test; and each model's "send every answer back" setting.
@@ -182,10 +183,10 @@ export const pacsRoutes = [
       },
       404: { description: "no such experiment" },
     },
-    handler: async ({ services, auth, params }) => ({
+    handler: async ({ services, auth, params, req }) => ({
       body: {
         ...(await services.pacsAutoScore.getRule(auth.userId, params.experiment_id)),
-        recent: await services.pacsAutoScore.outcomes(auth.userId, params.experiment_id),
+        recent: await services.pacsAutoScore.outcomes(auth.userId, params.experiment_id, 50, preferredLanguage(req.get("accept-language"))),
       },
     }),
   }),

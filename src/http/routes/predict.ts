@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ApiError, msg, detail } from "../../errors.js";
+import { ApiError, msg, detail, invalid } from "../../errors.js";
 import { experimentId, experimentIdParams } from "../params.js";
 import { defineRoute } from "../route.js";
 import { MAX_MESSAGE_VALUES, MAX_PREDICT_BODY_VALUES, predictBodyLimits } from "../json-request-body.js";
@@ -15,9 +15,12 @@ import { assertKeyModel } from "../../auth/key-scopes.js";
 // is named by experiment_id in the body, the x-experiment-id header or the experiment_id query parameter).
 
 const message = z.union(
-  [z.string().min(1, "must not be empty"), z.array(z.unknown()).max(MAX_MESSAGE_VALUES, `at most ${MAX_MESSAGE_VALUES} values`)],
+  [
+    z.string().min(1, invalid("validation.not_empty")),
+    z.array(z.unknown()).max(MAX_MESSAGE_VALUES, invalid("validation.at_most_values", { max: MAX_MESSAGE_VALUES })),
+  ],
   {
-    error: "message must be an image URI (string) or, for tabular models, an array of numbers in data_cols order",
+    error: invalid("validation.predict_message"),
   },
 );
 
@@ -63,7 +66,7 @@ const answer = {
  * answer, which is the same body either way; the x-builder-pacs header says "sending". Unset: the model's setting.
  */
 const sendBack = z
-  .enum(["true", "false", "1", "0"], "send_back must be true or false")
+  .enum(["true", "false", "1", "0"], invalid("validation.send_back_true_or_false"))
   .transform((v) => v === "true" || v === "1")
   .optional()
   .describe(

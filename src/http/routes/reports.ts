@@ -3,7 +3,7 @@ import type { Manifest } from "../../contract/types.js";
 import type { ModelRow } from "../../experiments/service.js";
 import type { Services } from "../../services.js";
 import { BucketNotFoundError } from "../../storage/bucket.js";
-import { ApiError, msg } from "../../errors.js";
+import { ApiError, msg, invalid } from "../../errors.js";
 import { defineRoute } from "../route.js";
 import { subgroupsSchema } from "../response-schemas.js";
 import { pageSecurityHeaders } from "../page-security.js";
@@ -14,9 +14,9 @@ import { preferredLanguage } from "../error-language.js";
 // The evaluation report a pipeline publishes beside its model (report.json and its figures), served to the
 // experiment's owner. Another user's experiment is 404, like every other route (services.experiments.get).
 
-const params = z.object({ experiment_id: z.coerce.number().int().positive("must be a positive integer").max(2_147_483_647) });
+const params = z.object({ experiment_id: z.coerce.number().int().positive(invalid("detail.positive_integer")).max(2_147_483_647) });
 const figureParams = params.extend({
-  name: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, "must be a figure name from the report's figures list"),
+  name: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, invalid("validation.figure_name")),
 });
 const REPORT_MAX_BYTES = 32 * 1024 * 1024;
 const FIGURE_TYPES: Record<string, string> = { svg: "image/svg+xml", png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg" };
@@ -147,7 +147,7 @@ export const reportRoutes = [
     params,
     query: z.object({
       lang: z
-        .enum(["en", "es"], { error: "must be en or es" })
+        .enum(["en", "es"], { error: invalid("validation.en_or_es") })
         .optional()
         .describe("the page's language; default: Accept-Language, else English"),
     }),

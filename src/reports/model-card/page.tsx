@@ -11,7 +11,7 @@ import { WarningText } from "./warning-text.js";
 // report.html: the model card as one printable page, rendered by React on the server (renderToStaticMarkup), so
 // every value a user or a dataset wrote is escaped by the engine, never by hand. Self-contained (inline CSS, no
 // script, no image fetched): a team can save it, print it to PDF or attach it to a submission. Its words come from
-// src/reports/locales/<lang>/model-card.json, in Spanish or English.
+// locales/<lang>/model-card.json (the one catalog), in Spanish or English.
 
 const shortLabel = (f: CardFigure, w: CardWords) => {
   if (w.has(`figure.${f.name}_short`)) return w.t(`figure.${f.name}_short`);

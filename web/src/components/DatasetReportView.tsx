@@ -6,7 +6,7 @@ import { problemHeadline, problemRows } from "../lib/problems";
 
 /** The problems of a dataset report as a table: severity, code, row, column, path, message. */
 export function ProblemTable({ report }: { report: Pick<DatasetReport, "errors" | "warnings" | "summary"> }) {
-  const { t } = useTranslation("dataset");
+  const { t, i18n } = useTranslation("dataset");
   const rows = problemRows(report);
   if (!rows.length) return <p>{t("report.noProblems")}</p>;
   return (
@@ -29,7 +29,8 @@ export function ProblemTable({ report }: { report: Pick<DatasetReport, "errors" 
               <td>{p.row ?? ""}</td>
               <td>{p.column ?? ""}</td>
               <td className="path">{p.path ?? ""}</td>
-              <td>{p.message}</td>
+              {/* The pipeline's own sentence, English until it sends codes: marked so, on a page in another language. */}
+              <td lang={i18n.resolvedLanguage === "en" ? undefined : "en"}>{p.message}</td>
               <td>
                 <code>{p.code}</code>
                 {p.total > 1 ? <span className="muted"> ×{p.total}</span> : null}

@@ -5,7 +5,15 @@ import type { Model } from "../api/types";
 
 export type InputColumn = NonNullable<Model["inputs"]["columns"]>[number];
 
-export type PastedRow = { ok: true; values: string[] } | { ok: false; message: string };
+/** Why a pasted row cannot be used: a reason, not a sentence (the form words it, tryit catalog try.paste.<kind>). */
+export type PasteProblem =
+  | { kind: "tooManyLines"; lines: number }
+  | { kind: "headerMismatch"; header: number; row: number }
+  | { kind: "headerMissing"; columns: string }
+  | { kind: "wrongCount"; count: number; expected: number; names: string }
+  | { kind: "notNumber" | "notNumberCode"; column: string; value: string };
+
+export type PastedRow = { ok: true; values: string[] } | { ok: false; problem: PasteProblem };
 
 const MISSING = new Set(["", "na", "nan", "?", "null", "none"]);
 
@@ -23,25 +31,21 @@ export function parsePastedRow(text: string, columns: InputColumn[]): PastedRow 
   if (separator === null && lines.length === 1) return null;
   const split = (line: string) => (separator === null ? [line] : line.split(separator)).map((cell) => unquote(cell.trim()));
   const names = columns.map((c) => c.name);
-  if (lines.length > 2) return { ok: false, message: `paste one row (or a header line and one row), not ${lines.length} lines` };
+  if (lines.length > 2) return { ok: false, problem: { kind: "tooManyLines", lines: lines.length } };
 
   let cells: string[];
   if (lines.length === 2) {
     const header = split(lines[0]);
     const row = split(lines[1]);
-    if (row.length !== header.length)
-      return { ok: false, message: `the header line has ${header.length} values and the row ${row.length}: they must match` };
+    if (row.length !== header.length) return { ok: false, problem: { kind: "headerMismatch", header: header.length, row: row.length } };
     const at = names.map((name) => header.findIndex((h) => h === name || h.toLowerCase() === name.toLowerCase()));
     const absent = names.filter((_, i) => at[i] === -1);
-    if (absent.length) return { ok: false, message: `the header line has no column ${absent.map((n) => `“${n}”`).join(", ")}` };
+    if (absent.length) return { ok: false, problem: { kind: "headerMissing", columns: absent.map((n) => `“${n}”`).join(", ") } };
     cells = at.map((i) => row[i]);
   } else {
     cells = split(lines[0]);
     if (cells.length !== columns.length) {
-      return {
-        ok: false,
-        message: `the row has ${cells.length} values; this model takes ${columns.length} (${names.join(", ")}). Paste only these values in this order, or the header line and the row together`,
-      };
+      return { ok: false, problem: { kind: "wrongCount", count: cells.length, expected: columns.length, names: names.join(", ") } };
     }
   }
 
@@ -53,8 +57,8 @@ export function parsePastedRow(text: string, columns: InputColumn[]): PastedRow 
       continue;
     }
     if (!Number.isFinite(Number(cell))) {
-      const hint = columns[i].type === "categorical" ? " (this form takes a category's code, a whole number)" : "";
-      return { ok: false, message: `${names[i]}: “${cells[i]}” is not a number${hint}` };
+      const kind = columns[i].type === "categorical" ? "notNumberCode" : "notNumber";
+      return { ok: false, problem: { kind, column: names[i], value: cells[i] } };
     }
     values.push(cell);
   }

@@ -169,7 +169,10 @@ function TabularForm({
     const parsed = parsePastedRow(e.clipboardData.getData("text"), cols);
     if (parsed === null) return; // one value: the browser pastes it into the field
     e.preventDefault();
-    if (!parsed.ok) return setPasteProblem(t("try.pasteNotUsed", { message: parsed.message }));
+    if (!parsed.ok) {
+      const { kind, ...values } = parsed.problem;
+      return setPasteProblem(t("try.pasteNotUsed", { message: t(`try.paste.${kind}`, values) }));
+    }
     setPasteProblem(null);
     change(parsed.values);
   };

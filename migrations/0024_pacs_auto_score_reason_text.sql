@@ -1,0 +1,1 @@
+ALTER TABLE "pacs_auto_scored" ADD COLUMN "reason_text" jsonb;
