@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { actorOf } from "../../audit/audit-log.js";
+import { invalid } from "../../errors.js";
 import type { AuthInfo } from "../../auth/index.js";
 import type { Services } from "../../services.js";
 import { experimentIdParams } from "../params.js";
@@ -58,8 +59,8 @@ export const approvalRoutes = [
       intended_use: z
         .string()
         .trim()
-        .min(1, "required")
-        .max(2000, "at most 2000 characters")
+        .min(1, invalid("validation.not_blank"))
+        .max(2000, invalid("validation.at_most_chars", { max: 2000 }))
         .describe("what the model is approved to be used for"),
     }),
     responses: {
