@@ -51,6 +51,8 @@ export class ApiKeyRepository {
     prefix: string;
     keyHash: string;
     rateLimitPerMinute: number | null;
+    /** none: the maker's personal workspace (the table's trigger). */
+    workspaceId?: string;
   }): Promise<ApiKeyInfo> {
     const [row] = await this.db.insert(apiKeys).values(values).returning(publicColumns);
     return row;
@@ -105,6 +107,16 @@ export class ApiKeyRepository {
       .update(apiKeys)
       .set({ revokedAt: new Date() })
       .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
+      .returning({ keyHash: apiKeys.keyHash });
+    return rows.map((r) => r.keyHash);
+  }
+
+  /** Revokes the working keys a user made in one workspace (they were removed from it); the hashes it revoked. */
+  async revokeMadeBy(workspaceId: string, userId: string): Promise<string[]> {
+    const rows = await this.db
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(and(eq(apiKeys.workspaceId, workspaceId), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
       .returning({ keyHash: apiKeys.keyHash });
     return rows.map((r) => r.keyHash);
   }

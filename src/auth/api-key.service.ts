@@ -27,7 +27,7 @@ export class ApiKeyService {
   /** Creates a key; the secret is returned here and never again (only its SHA-256 is stored). */
   async create(
     userId: string,
-    opts: { name?: string; rateLimitPerMinute?: number | null } = {},
+    opts: { name?: string; rateLimitPerMinute?: number | null; workspaceId?: string } = {},
   ): Promise<{ key: string; info: ApiKeyInfo }> {
     const limit = opts.rateLimitPerMinute ?? null;
     if (limit !== null && (!Number.isInteger(limit) || limit < 1)) {
@@ -42,6 +42,7 @@ export class ApiKeyService {
       prefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
       keyHash: sha256Hex(key),
       rateLimitPerMinute: limit,
+      workspaceId: opts.workspaceId,
     });
     return { key, info };
   }
@@ -95,6 +96,17 @@ export class ApiKeyService {
    */
   async revokeAllOf(userId: string): Promise<number> {
     const hashes = await this.repo.revokeAllOf(userId);
+    for (const keyHash of hashes) this.cache.invalidate(keyHash);
+    return hashes.length;
+  }
+
+  /**
+   * Revokes the working keys `userId` made in one workspace (a member removed from it: issue 50). `db` is the
+   * caller's transaction, so the removal and the revocation commit together; api_keys' trigger announces each key on
+   * the revocation channel at commit, which every replica (this one too) hears. This process forgets them now as well.
+   */
+  async revokeMadeBy(workspaceId: string, userId: string, db?: Db): Promise<number> {
+    const hashes = await (db ? new ApiKeyRepository(db) : this.repo).revokeMadeBy(workspaceId, userId);
     for (const keyHash of hashes) this.cache.invalidate(keyHash);
     return hashes.length;
   }

@@ -316,10 +316,14 @@ export interface ErrorValues {
   "serving.row_problem": { columns: CatalogValue; count: number; problem: CatalogValue };
   "serving.unfamiliar_image": {};
   "serving.unfamiliar_row": {};
+  "workspace.already_member": { email: CatalogValue };
+  "workspace.bad_name": { max: CatalogValue };
   "workspace.last_owner": {};
   "workspace.member_not_found": {};
   "workspace.not_found": {};
   "workspace.permission_denied": { permission: CatalogValue; role: CatalogValue };
+  "workspace.personal_owner": {};
+  "workspace.unknown_role": {};
   "zip.absolute": { name: CatalogValue };
   "zip.bad_segment": { name: CatalogValue };
   "zip.bomb": { max: CatalogValue; times: CatalogValue };

@@ -18,6 +18,7 @@ export const PERMISSIONS = [
   "model.approve",
   "key.manage",
   "members.manage",
+  "workspace.rename",
   "workspace.delete",
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
