@@ -61,10 +61,7 @@ export class AdminService {
    * ordinary member of the server and joins the workspace with `workspaceRole`. The members service checks the
    * inviter's permission and records the audit entry; the link is shown to the inviter, as an administrator's is.
    */
-  async inviteToWorkspace(
-    actor: AuditActor,
-    input: { email: string; workspaceId: string; workspaceRole: string },
-  ): Promise<IssuedLink> {
+  async inviteToWorkspace(actor: AuditActor, input: { email: string; workspaceId: string; workspaceRole: string }): Promise<IssuedLink> {
     return this.issue(
       "invitation",
       {

@@ -104,12 +104,9 @@ export class MembersService {
       await new WorkspaceMemberRepository(db).remove(workspaceId, userId);
       return this.deps.apiKeys.revokeMadeBy(workspaceId, userId, db);
     });
-    await this.deps.audit.record(
-      { ...who, workspaceId },
-      leaving ? "member_left" : "member_removed",
-      `user ${userId}`,
-      { api_keys_revoked: apiKeysRevoked },
-    );
+    await this.deps.audit.record({ ...who, workspaceId }, leaving ? "member_left" : "member_removed", `user ${userId}`, {
+      api_keys_revoked: apiKeysRevoked,
+    });
     return { apiKeysRevoked };
   }
 

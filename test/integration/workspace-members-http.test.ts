@@ -95,7 +95,9 @@ describeEachTarget("workspace members over HTTP (%s)", (target) => {
       status: 403,
       body: { error: { code: "missing_permission_members_manage" } },
     });
-    expect((await as(benDash).patch(`/v1/workspaces/${ws}`, { name: "Mine now" })).body.error.code).toBe("missing_permission_workspace_rename");
+    expect((await as(benDash).patch(`/v1/workspaces/${ws}`, { name: "Mine now" })).body.error.code).toBe(
+      "missing_permission_workspace_rename",
+    );
     const cyDash = await signIn(cy.email, cy.password);
     for (const path of [`/v1/workspaces/${ws}/members`, "/v1/workspaces/not-a-uuid/members", `/v1/workspaces/${cy.userId}/members`]) {
       expect(await as(cyDash).get(path)).toMatchObject({ status: 404, body: { error: { code: "workspace_not_found" } } });
@@ -152,7 +154,10 @@ describeEachTarget("workspace members over HTTP (%s)", (target) => {
       expect(await me(replica, wsKey)).toMatchObject({ status: 200 });
       expect(replica.services.auth.apiKeys.cache.get(sha256Hex(wsKey))).toBeTruthy(); // the replica serves it from its cache
     }
-    expect(await as(anaDash).del(`/v1/workspaces/${ws}/members/${ben.userId}`)).toMatchObject({ status: 200, body: { api_keys_revoked: 1 } });
+    expect(await as(anaDash).del(`/v1/workspaces/${ws}/members/${ben.userId}`)).toMatchObject({
+      status: 200,
+      body: { api_keys_revoked: 1 },
+    });
     expect(await me(server, wsKey)).toMatchObject({ status: 403, code: "api_key_revoked" });
     if (replica) {
       const t0 = Date.now();

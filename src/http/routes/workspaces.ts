@@ -132,12 +132,17 @@ export const workspaceRoutes = [
     },
     handler: async ({ auth, params, body, services }) => {
       const outcome = await services.members.add(actorOf(auth), params.id, body);
-      if ("added" in outcome) return { status: 201, body: { status: "added" as const, member: memberJson(outcome.added), invitation: null } };
+      if ("added" in outcome)
+        return { status: 201, body: { status: "added" as const, member: memberJson(outcome.added), invitation: null } };
       const { email, role: invitedAs } = outcome.invited;
       return {
         status: 201,
         headers: { "cache-control": "no-store" },
-        body: { status: "invited" as const, member: null, invitation: { ...linkJson(outcome.invited, services.config), email, role: invitedAs } },
+        body: {
+          status: "invited" as const,
+          member: null,
+          invitation: { ...linkJson(outcome.invited, services.config), email, role: invitedAs },
+        },
       };
     },
   }),
