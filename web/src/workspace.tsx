@@ -59,11 +59,11 @@ export function useWorkspaceState(path: string): WorkspaceState {
     void refresh();
   }, [refresh]);
 
+  // Not bound to `list`: a workspace made a moment ago may not be in this render's list yet.
   const switchTo = (id: string) => {
-    const w = list?.find((x) => x.id === id);
-    if (!w) return;
-    chooseWorkspace(w.personal ? null : w.id);
-    setChosen(w.personal ? null : w.id);
+    const personal = list?.find((x) => x.id === id)?.personal ?? false;
+    chooseWorkspace(personal ? null : id);
+    setChosen(personal ? null : id);
     setEpoch((e) => e + 1);
     // An experiment's page names an experiment of the workspace left behind: the new one's list is the place to be.
     if (/^\/experiments\/\d+/.test(path)) navigate("/experiments");
