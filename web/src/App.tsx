@@ -9,7 +9,7 @@ import { match, navigate, useLocation } from "./lib/router";
 import { chooseWorkspace } from "./lib/workspace";
 import { AccountLinkPage, isAccountLinkPath } from "./pages/AccountLink";
 import { SignInPage } from "./pages/SignIn";
-import { SessionContext, useSession as useSessionState } from "./session";
+import { SessionContext } from "./session";
 import { useWorkspaceState, WorkspaceContext, WorkspaceSwitcher } from "./workspace";
 
 // Pages load on demand: the first load carries only the shell, sign-in and the lists.
@@ -149,15 +149,26 @@ export function App() {
   const current = path === "/" || path === "/signin" ? "/experiments" : path;
   return (
     <SessionContext.Provider value={{ session, signOut }}>
-      <SignedIn path={path} query={query} current={current} />
+      <SignedIn path={path} query={query} current={current} session={session} signOut={signOut} />
     </SessionContext.Provider>
   );
 }
 
 /** The signed-in shell: header (with the workspace switcher) and the page, which loads again on a switch. */
-function SignedIn({ path, query, current }: { path: string; query: URLSearchParams; current: string }) {
+function SignedIn({
+  path,
+  query,
+  current,
+  session,
+  signOut,
+}: {
+  path: string;
+  query: URLSearchParams;
+  current: string;
+  session: Session;
+  signOut: () => Promise<void>;
+}) {
   const { t } = useTranslation();
-  const { session, signOut } = useSessionState();
   const workspace = useWorkspaceState(path);
   // Keyed on the workspace: a switch remounts the page and the chat, which then load the new workspace's data.
   const key = `workspace-${workspace.epoch}`;

@@ -15,9 +15,9 @@ export interface WorkspaceState {
   current: Workspace | null;
   /** Changes of workspace so far: pages keyed on it load their data again. */
   epoch: number;
-  switchTo(id: string): void;
+  switchTo: (id: string) => void;
   /** Reads the list again (after creating, renaming or leaving one). */
-  refresh(): Promise<void>;
+  refresh: () => Promise<void>;
 }
 
 export const WorkspaceContext = createContext<WorkspaceState | null>(null);

@@ -198,7 +198,7 @@ export function MembersPage({ query }: { query: URLSearchParams }) {
         <p aria-busy="true">{t("common:loading")}</p>
       ) : (
         <div className="table-wrap" tabIndex={0}>
-          <table aria-label={t("members.listTitle", { name: wsName })} data-testid="members">
+          <table className="members" aria-label={t("members.listTitle", { name: wsName })} data-testid="members">
             <thead>
               <tr>
                 <th scope="col">{t("auth:signin.email")}</th>
@@ -268,7 +268,8 @@ export function MembersPage({ query }: { query: URLSearchParams }) {
                           </button>
                         </div>
                       ) : me ? (
-                        current.personal ? null : (
+                        // The only owner cannot leave (the server says so too): the button would only earn a refusal.
+                        current.personal || (m.role === "owner" && members.filter((x) => x.role === "owner").length < 2) ? null : (
                           <button type="button" className="secondary" onClick={() => setConfirming(m.user_id)}>
                             {t("members.leave")}
                           </button>
