@@ -31,6 +31,8 @@ import { PacsRepository } from "./pacs/repository.js";
 import { SecretBox } from "./pacs/secret-box.js";
 import { Monitoring } from "./monitoring/index.js";
 import { ModelRepository } from "./serving/model-repository.js";
+import { MembersService } from "./workspaces/members.service.js";
+import { WorkspaceService } from "./workspaces/workspace.service.js";
 
 /**
  * Everything a request handler may use, built once at start-up. Routes stay thin and call into these
@@ -69,6 +71,10 @@ export interface Services {
   audit: AuditLog;
   /** Administrators' work (/v1/admin): invitations, disabling accounts, password-reset links, roles. */
   admin: AdminService;
+  /** The workspaces a user belongs to (/v1/workspaces): the switcher's list, new ones, renaming (issue 50). */
+  workspaces: WorkspaceService;
+  /** A workspace's members: list, add or invite by e-mail, change a role, remove (revoking their keys), leave. */
+  members: MembersService;
   /** Operating points of binary models: new model versions with other thresholds, and rollback. */
   operatingPoints: OperatingPointService;
   /** A second pair of eyes (issue 50 item 4): a workspace's approval setting and the approval of model versions. */
@@ -188,6 +194,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
       cancel: (userId, n) => experiments.cancel(userId, n),
     },
   });
+  const admin = new AdminService({ repo: auth.admins, apiKeys: auth.apiKeys, audit });
   const services: Services = {
     config,
     logger,
@@ -227,7 +234,14 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     batches,
     chat,
     audit,
-    admin: new AdminService({ repo: auth.admins, apiKeys: auth.apiKeys, audit }),
+    admin,
+    workspaces: new WorkspaceService({ db: database.db, audit }),
+    members: new MembersService({
+      db: database.db,
+      apiKeys: auth.apiKeys,
+      audit,
+      invite: (actor, input) => admin.inviteToWorkspace(actor, input),
+    }),
     operatingPoints: new OperatingPointService({ repo: experimentRepo, bucket, audit, warm: (row) => serving.cache.warm(row) }),
     approval: new ApprovalService({ db: database.db, audit, cache: serving.cache }),
     inputCheckMode: new InputCheckModeService({ repo: experimentRepo, audit, warm: (row) => serving.cache.warm(row) }),

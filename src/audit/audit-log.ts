@@ -44,6 +44,13 @@ export const AUDIT_ACTIONS = [
   "monitoring_alert_rules_changed",
   "model_version_approved",
   "workspace_settings_changed",
+  "workspace_created",
+  "workspace_renamed",
+  "member_added",
+  "member_invited",
+  "member_role_changed",
+  "member_removed",
+  "member_left",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -52,6 +59,8 @@ export interface AuditActor {
   /** system: the server itself (an erasure finished in the background). */
   via: "api_key" | "session" | "cli" | "system";
   keyId?: string;
+  /** The workspace the action happened in (issue 50); none: the actor's personal workspace (the table's trigger). */
+  workspaceId?: string;
 }
 
 /** The actor of a request. */
@@ -80,6 +89,7 @@ export class AuditLog {
       await this.repo.insert({
         actorId: actor.userId,
         via: actor.via,
+        workspaceId: actor.workspaceId,
         action,
         target: target ?? null,
         details: { ...details, ...(actor.keyId ? { key_id: actor.keyId } : {}) },

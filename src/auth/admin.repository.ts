@@ -3,6 +3,8 @@ import type { Db } from "../db/client.js";
 import { accountLinks } from "../db/schema.js";
 import { SessionRepository } from "./session.repository.js";
 import { UserRepository, type ManagedUser, type Role } from "./user.repository.js";
+import { isRole } from "../workspaces/permissions.js";
+import { WorkspaceMemberRepository } from "../workspaces/workspace.repository.js";
 
 export type { ManagedUser } from "./user.repository.js";
 
@@ -139,6 +141,10 @@ export class AdminRepository {
           passwordHash: account.passwordHash,
           role: link.role as Role,
         });
+        // An invitation into a workspace (issue 50): the membership is made with the account, in its transaction.
+        if (link.workspaceId && isRole(link.workspaceRole)) {
+          await new WorkspaceMemberRepository(tx).add(link.workspaceId, user.id, link.workspaceRole);
+        }
         return { result: { id: user.id, email: user.email, role: user.role }, usedBy: user.id };
       });
     } catch (err) {

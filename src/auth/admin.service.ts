@@ -56,6 +56,25 @@ export class AdminService {
     return issued;
   }
 
+  /**
+   * An invitation into a workspace for an address with no account yet (issue 50): the account it creates is an
+   * ordinary member of the server and joins the workspace with `workspaceRole`. The members service checks the
+   * inviter's permission and records the audit entry; the link is shown to the inviter, as an administrator's is.
+   */
+  async inviteToWorkspace(actor: AuditActor, input: { email: string; workspaceId: string; workspaceRole: string }): Promise<IssuedLink> {
+    return this.issue(
+      "invitation",
+      {
+        role: "member",
+        email: normaliseEmail(input.email),
+        createdBy: actor.userId,
+        workspaceId: input.workspaceId,
+        workspaceRole: input.workspaceRole,
+      },
+      INVITATION_TTL_HOURS,
+    );
+  }
+
   pendingInvitations(): Promise<AccountLink[]> {
     return this.deps.repo.pendingInvitations();
   }
@@ -95,7 +114,14 @@ export class AdminService {
     await this.deps.audit.record({ userId: user.id, via: "session" }, "invitation_used", `invitation ${link?.id}`, {
       role: user.role,
       invited_by: link?.createdBy ?? null,
+      ...(link?.workspaceId ? { workspace_id: link.workspaceId, workspace_role: link.workspaceRole } : {}),
     });
+    if (link?.workspaceId) {
+      await this.deps.audit.record({ userId: user.id, via: "session", workspaceId: link.workspaceId }, "member_added", `user ${user.id}`, {
+        role: link.workspaceRole,
+        invited_by: link.createdBy ?? null,
+      });
+    }
     return user;
   }
 
@@ -177,7 +203,7 @@ export class AdminService {
 
   private async issue(
     kind: LinkKind,
-    values: { role?: Role; email?: string | null; userId?: string; createdBy: string },
+    values: { role?: Role; email?: string | null; userId?: string; createdBy: string; workspaceId?: string; workspaceRole?: string },
     ttlHours: number,
   ): Promise<IssuedLink> {
     const token = randomToken(32);
@@ -188,6 +214,8 @@ export class AdminService {
       email: values.email ?? null,
       userId: values.userId ?? null,
       createdBy: values.createdBy,
+      workspaceId: values.workspaceId ?? null,
+      workspaceRole: values.workspaceRole ?? null,
       expiresAt: new Date(Date.now() + ttlHours * 3600_000),
     });
     return { link, token, path: `${LINK_PATHS[kind]}#${token}` };

@@ -70,6 +70,8 @@ export class ApiKeyRepository {
     scopes: KeyScope[];
     modelIds: string[] | null;
     expiresAt: Date | null;
+    /** none: the maker's personal workspace (the table's trigger). */
+    workspaceId?: string;
   }): Promise<ApiKeyInfo> {
     const [row] = await this.db.insert(apiKeys).values(values).returning(publicColumns);
     return row;
@@ -130,6 +132,16 @@ export class ApiKeyRepository {
       .update(apiKeys)
       .set({ revokedAt: new Date() })
       .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
+      .returning({ keyHash: apiKeys.keyHash });
+    return rows.map((r) => r.keyHash);
+  }
+
+  /** Revokes the working keys a user made in one workspace (they were removed from it); the hashes it revoked. */
+  async revokeMadeBy(workspaceId: string, userId: string): Promise<string[]> {
+    const rows = await this.db
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(and(eq(apiKeys.workspaceId, workspaceId), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
       .returning({ keyHash: apiKeys.keyHash });
     return rows.map((r) => r.keyHash);
   }

@@ -17,6 +17,8 @@ export interface NewKeyOptions {
   modelIds?: readonly number[] | null;
   /** When the key stops working (401 api_key_expired); must be in the future. Absent: never. */
   expiresAt?: Date | null;
+  /** The workspace the key acts in; absent: its maker's personal workspace (the table's trigger). */
+  workspaceId?: string;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -69,6 +71,7 @@ export class ApiKeyService {
       scopes,
       modelIds,
       expiresAt,
+      workspaceId: opts.workspaceId,
     });
     return { key, info };
   }
@@ -122,6 +125,17 @@ export class ApiKeyService {
    */
   async revokeAllOf(userId: string): Promise<number> {
     const hashes = await this.repo.revokeAllOf(userId);
+    for (const keyHash of hashes) this.cache.invalidate(keyHash);
+    return hashes.length;
+  }
+
+  /**
+   * Revokes the working keys `userId` made in one workspace (a member removed from it: issue 50). `db` is the
+   * caller's transaction, so the removal and the revocation commit together; api_keys' trigger announces each key on
+   * the revocation channel at commit, which every replica (this one too) hears. This process forgets them now as well.
+   */
+  async revokeMadeBy(workspaceId: string, userId: string, db?: Db): Promise<number> {
+    const hashes = await (db ? new ApiKeyRepository(db) : this.repo).revokeMadeBy(workspaceId, userId);
     for (const keyHash of hashes) this.cache.invalidate(keyHash);
     return hashes.length;
   }

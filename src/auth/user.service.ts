@@ -11,7 +11,7 @@ export const MIN_PASSWORD_LENGTH = 12;
 
 export { ROLES, type Role, type User } from "./user.repository.js";
 
-const emailSchema = z.email({ message: "not a valid email address" });
+export const emailSchema = z.email({ message: "not a valid email address" });
 
 /** Emails are compared case-insensitively (unique index on lower(email)); we store them lower-cased. */
 export function normaliseEmail(email: string): string {

@@ -115,6 +115,12 @@ export const accountLinks = pgTable(
     /** Invitation: the account it created (no foreign key: the record outlives that account's erasure). */
     usedBy: uuid("used_by"),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
+    /**
+     * Invitation into a workspace (issue 50): accepting creates the account and its membership of this workspace with
+     * workspace_role, in one transaction. A workspace deleted before then takes its pending invitations with it.
+     */
+    workspaceId: uuid("workspace_id").references(() => workspaces.id, { onDelete: "cascade" }),
+    workspaceRole: text("workspace_role"),
   },
   (t) => [index("account_links_kind_created").on(t.kind, t.createdAt), index("account_links_user").on(t.userId)],
 );

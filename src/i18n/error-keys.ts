@@ -363,13 +363,17 @@ export interface ErrorValues {
   "validation.string": {};
   "validation.true_or_false": {};
   "workspace.already_approved": { id: CatalogValue; version: CatalogValue };
+  "workspace.already_member": { email: CatalogValue };
   "workspace.approve_own_version": { id: CatalogValue; version: CatalogValue };
+  "workspace.bad_name": { max: CatalogValue };
   "workspace.intended_use_required": {};
   "workspace.last_owner": {};
   "workspace.member_not_found": {};
   "workspace.not_approved": { id: CatalogValue; version: CatalogValue };
   "workspace.not_found": {};
   "workspace.permission_denied": { permission: CatalogValue; role: CatalogValue };
+  "workspace.personal_owner": {};
+  "workspace.unknown_role": {};
   "zip.absolute": { name: CatalogValue };
   "zip.bad_segment": { name: CatalogValue };
   "zip.bomb": { max: CatalogValue; times: CatalogValue };

@@ -18,6 +18,7 @@ export const PERMISSIONS = [
   "model.approve",
   "key.manage",
   "members.manage",
+  "workspace.rename",
   "workspace.delete",
   "workspace.settings",
 ] as const;

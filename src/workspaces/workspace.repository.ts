@@ -1,12 +1,28 @@
-import { and, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { workspaceMembers, workspaces } from "../db/schema.js";
-import { isRole, type WorkspaceMember } from "./permissions.js";
+import { users, workspaceMembers, workspaces } from "../db/schema.js";
+import { isRole, type WorkspaceMember, type WorkspaceRole } from "./permissions.js";
+
+/** A workspace as its member sees it in the switcher. */
+export interface MyWorkspace {
+  id: string;
+  name: string;
+  personal: boolean;
+  role: WorkspaceRole;
+  members: number;
+  createdAt: Date;
+}
+
+/** A member as the members page lists them. */
+export interface MemberView extends WorkspaceMember {
+  email: string;
+  joinedAt: Date;
+}
 
 /**
- * The only code that reads the workspaces and workspace_members tables. Rows are written, for now, only by the
- * workspaces migration and its trigger on users (every new account gets its personal workspace in the insert's
- * transaction); the members API will write them here.
+ * The only code that reads the workspaces and workspace_members tables. Personal workspaces are written by the
+ * workspaces migration's trigger on users (every new account gets its own in the insert's transaction); shared ones
+ * here, by the workspaces API.
  */
 export class WorkspaceRepository {
   constructor(private readonly db: Db) {}
@@ -27,6 +43,44 @@ export class WorkspaceRepository {
     await this.db.update(workspaces).set({ requireApproval: on }).where(eq(workspaces.id, workspaceId));
   }
 
+  /** The workspaces the user belongs to with their role there: their personal one first, then by name. */
+  async listForUser(userId: string): Promise<MyWorkspace[]> {
+    const rows = await this.db
+      .select({
+        id: workspaces.id,
+        name: workspaces.name,
+        personal: sql<boolean>`${workspaces.personalOwnerId} is not null`,
+        role: workspaceMembers.role,
+        members: sql<number>`(select count(*)::int from ${workspaceMembers} m where m.workspace_id = ${workspaces.id})`,
+        createdAt: workspaces.createdAt,
+      })
+      .from(workspaceMembers)
+      .innerJoin(workspaces, eq(workspaces.id, workspaceMembers.workspaceId))
+      .where(eq(workspaceMembers.userId, userId))
+      .orderBy(sql`${workspaces.personalOwnerId} is null`, asc(workspaces.name), asc(workspaces.createdAt));
+    return rows.flatMap((r) => (isRole(r.role) ? [{ ...r, role: r.role, members: Number(r.members) }] : []));
+  }
+
+  /** A shared workspace and its first owner, in the caller's transaction. */
+  async create(name: string, ownerId: string): Promise<{ id: string; name: string; createdAt: Date }> {
+    const [row] = await this.db
+      .insert(workspaces)
+      .values({ name })
+      .returning({ id: workspaces.id, name: workspaces.name, createdAt: workspaces.createdAt });
+    await this.db.insert(workspaceMembers).values({ workspaceId: row.id, userId: ownerId, role: "owner" });
+    return row;
+  }
+
+  /** Whose personal workspace this is; null for a shared one. */
+  async personalOwnerOf(workspaceId: string): Promise<string | null | undefined> {
+    const [row] = await this.db.select({ owner: workspaces.personalOwnerId }).from(workspaces).where(eq(workspaces.id, workspaceId));
+    return row?.owner;
+  }
+
+  async rename(workspaceId: string, name: string): Promise<void> {
+    await this.db.update(workspaces).set({ name }).where(eq(workspaces.id, workspaceId));
+  }
+
   /** The user's membership of the workspace, or undefined when they do not belong to it (the caller answers 404). */
   async membership(workspaceId: string, userId: string): Promise<WorkspaceMember | undefined> {
     const [row] = await this.db
@@ -42,12 +96,20 @@ export class WorkspaceRepository {
 export class WorkspaceMemberRepository {
   constructor(private readonly db: Db) {}
 
-  async list(workspaceId: string): Promise<WorkspaceMember[]> {
+  /** The members with their e-mail and when they joined, oldest first (the workspace's creator at the top). */
+  async list(workspaceId: string): Promise<MemberView[]> {
     const rows = await this.db
-      .select({ workspaceId: workspaceMembers.workspaceId, userId: workspaceMembers.userId, role: workspaceMembers.role })
+      .select({
+        workspaceId: workspaceMembers.workspaceId,
+        userId: workspaceMembers.userId,
+        role: workspaceMembers.role,
+        email: users.email,
+        joinedAt: workspaceMembers.createdAt,
+      })
       .from(workspaceMembers)
+      .innerJoin(users, eq(users.id, workspaceMembers.userId))
       .where(eq(workspaceMembers.workspaceId, workspaceId))
-      .orderBy(workspaceMembers.createdAt);
+      .orderBy(workspaceMembers.createdAt, users.email);
     return rows.flatMap((r) => (isRole(r.role) ? [{ ...r, role: r.role }] : []));
   }
 
@@ -64,8 +126,14 @@ export class WorkspaceMemberRepository {
     return rows.map((r) => r.userId);
   }
 
-  async add(workspaceId: string, userId: string, role: WorkspaceMember["role"]): Promise<void> {
-    await this.db.insert(workspaceMembers).values({ workspaceId, userId, role });
+  /** Adds a member; false when they already belong (their role is left as it is). */
+  async add(workspaceId: string, userId: string, role: WorkspaceMember["role"]): Promise<boolean> {
+    const rows = await this.db
+      .insert(workspaceMembers)
+      .values({ workspaceId, userId, role })
+      .onConflictDoNothing()
+      .returning({ userId: workspaceMembers.userId });
+    return rows.length > 0;
   }
 
   async setRole(workspaceId: string, userId: string, role: WorkspaceMember["role"]): Promise<void> {

@@ -6,9 +6,11 @@ import type { Session } from "./api/types";
 import { ChatDock } from "./components/chat/ChatDock";
 import { ErrorBox, Link } from "./components/ui";
 import { match, navigate, useLocation } from "./lib/router";
+import { chooseWorkspace } from "./lib/workspace";
 import { AccountLinkPage, isAccountLinkPath } from "./pages/AccountLink";
 import { SignInPage } from "./pages/SignIn";
 import { SessionContext } from "./session";
+import { useWorkspaceState, WorkspaceContext, WorkspaceSwitcher } from "./workspace";
 
 // Pages load on demand: the first load carries only the shell, sign-in and the lists.
 const ExperimentsPage = lazy(() => import("./pages/Experiments").then((m) => ({ default: m.ExperimentsPage })));
@@ -19,6 +21,7 @@ const ApiKeysPage = lazy(() => import("./pages/SettingsApi").then((m) => ({ defa
 const AccountPage = lazy(() => import("./pages/SettingsAccount").then((m) => ({ default: m.AccountPage })));
 const PacsPage = lazy(() => import("./pages/SettingsPacs").then((m) => ({ default: m.PacsPage })));
 const ActivityPage = lazy(() => import("./pages/SettingsActivity").then((m) => ({ default: m.ActivityPage })));
+const MembersPage = lazy(() => import("./pages/SettingsMembers").then((m) => ({ default: m.MembersPage })));
 const UsersPage = lazy(() => import("./pages/SettingsUsers").then((m) => ({ default: m.UsersPage })));
 const OperationsPage = lazy(() => import("./pages/Operations").then((m) => ({ default: m.OperationsPage })));
 
@@ -27,6 +30,7 @@ const NAV: Array<[string, string]> = [
   ["/experiments", "nav.experiments"],
   ["/experiments/new", "nav.newExperiment"],
   ["/settings/api", "nav.settingsApi"],
+  ["/settings/members", "nav.members"],
   ["/settings/account", "nav.account"],
   ["/settings/pacs", "nav.pacs"],
   ["/settings/activity", "nav.activity"],
@@ -49,6 +53,7 @@ function Page({ path, query }: { path: string; query: URLSearchParams }) {
   if (path === "/settings/account") return <AccountPage />;
   if (path === "/settings/pacs") return <PacsPage />;
   if (path === "/settings/activity") return <ActivityPage />;
+  if (path === "/settings/members") return <MembersPage query={query} />;
   if (path === "/settings/users") return <UsersPage />;
   if (path === "/operations") return <OperationsPage />;
   return (
@@ -98,6 +103,8 @@ export function App() {
 
   const signOut = async () => {
     await call("delete", "/v1/session").catch(() => undefined);
+    // The next person to sign in on this browser starts in their own personal workspace.
+    chooseWorkspace(null);
     setCsrfToken(null);
     setSession(null);
     navigate("/signin");
@@ -142,6 +149,31 @@ export function App() {
   const current = path === "/" || path === "/signin" ? "/experiments" : path;
   return (
     <SessionContext.Provider value={{ session, signOut }}>
+      <SignedIn path={path} query={query} current={current} session={session} signOut={signOut} />
+    </SessionContext.Provider>
+  );
+}
+
+/** The signed-in shell: header (with the workspace switcher) and the page, which loads again on a switch. */
+function SignedIn({
+  path,
+  query,
+  current,
+  session,
+  signOut,
+}: {
+  path: string;
+  query: URLSearchParams;
+  current: string;
+  session: Session;
+  signOut: () => Promise<void>;
+}) {
+  const { t } = useTranslation();
+  const workspace = useWorkspaceState(path);
+  // Keyed on the workspace: a switch remounts the page and the chat, which then load the new workspace's data.
+  const key = `workspace-${workspace.epoch}`;
+  return (
+    <WorkspaceContext.Provider value={workspace}>
       <a className="skip" href="#main">
         {t("skipToContent")}
       </a>
@@ -156,8 +188,9 @@ export function App() {
             </Link>
           ))}
         </nav>
+        <WorkspaceSwitcher />
         <div className="who">
-          <ChatDock />
+          <ChatDock key={key} />
           <span className="muted small">{session.email}</span>
           <button type="button" className="secondary" onClick={signOut}>
             {t("signOut")}
@@ -166,9 +199,9 @@ export function App() {
       </header>
       <main id="main" tabIndex={-1}>
         <Suspense fallback={<p aria-busy="true">{t("loading")}</p>}>
-          <Page path={path === "/signin" ? "/experiments" : path} query={query} />
+          <Page key={key} path={path === "/signin" ? "/experiments" : path} query={query} />
         </Suspense>
       </main>
-    </SessionContext.Provider>
+    </WorkspaceContext.Provider>
   );
 }

@@ -35,7 +35,7 @@ function invitationJson(l: AccountLink): z.infer<typeof invitationSchema> {
   };
 }
 
-function linkJson(issued: IssuedLink, config: Config): z.infer<typeof issuedLinkSchema> {
+export function linkJson(issued: IssuedLink, config: Config): z.infer<typeof issuedLinkSchema> {
   const base = config.PUBLIC_URL?.endsWith("/") ? config.PUBLIC_URL.slice(0, -1) : config.PUBLIC_URL;
   return {
     token: issued.token,

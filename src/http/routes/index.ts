@@ -22,6 +22,7 @@ import { inputCheckRoutes } from "./input-check.js";
 import { pacsImportRoutes } from "./pacs-import.js";
 import { monitoringRoutes } from "./monitoring.js";
 import { monitoringAlertRoutes } from "./monitoring-alerts.js";
+import { workspaceRoutes } from "./workspaces.js";
 
 // Every HTTP route of Builder. Each area exports its list; OpenAPI is generated from this one array.
 export function allRoutes(): AnyRoute[] {
@@ -34,6 +35,7 @@ export function allRoutes(): AnyRoute[] {
     ...adminRoutes,
     ...operationsRoutes,
     ...apiKeyRoutes,
+    ...workspaceRoutes,
     ...experimentRoutes,
     ...reportRoutes,
     ...fileRoutes,

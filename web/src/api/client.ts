@@ -1,4 +1,5 @@
 import { locale } from "../lib/format";
+import { chooseWorkspace, workspaceHeader } from "../lib/workspace";
 import type { ErrorBody, UploadResult } from "./types";
 
 /** An error from the API (or the network), with what the page shows: message, code and the request id. */
@@ -18,6 +19,22 @@ let csrfToken: string | null = null;
 /** The session's CSRF token, sent back on unsafe methods (the cookie alone is refused). */
 export function setCsrfToken(token: string | null) {
   csrfToken = token;
+}
+
+let onWorkspaceGone: () => void = () => {};
+/**
+ * Called when the chosen workspace is refused (404 workspace_not_found: the user was removed from it, or it was
+ * deleted): the choice is forgotten first, so the next request acts in the personal workspace.
+ */
+export function setWorkspaceGoneHandler(fn: () => void) {
+  onWorkspaceGone = fn;
+}
+
+function checkWorkspace(f: ApiFailure, sent: Record<string, string>) {
+  if (f.code === "workspace_not_found" && Object.keys(sent).length) {
+    chooseWorkspace(null);
+    onWorkspaceGone();
+  }
 }
 
 let onUnauthorized: () => void = () => {};
@@ -40,7 +57,8 @@ function failure(status: number, text: string, requestId: string | null): ApiFai
 /** seen: told the answer's headers (Try it reads x-input-check, the unfamiliar-input finding, from them). */
 export async function api<T>(method: string, path: string, body?: unknown, seen?: (headers: Headers) => void): Promise<T> {
   // The API writes its error messages in the dashboard's language (codes and field names stay as they are).
-  const headers: Record<string, string> = { accept: "application/json", "accept-language": locale() };
+  const ws = workspaceHeader();
+  const headers: Record<string, string> = { accept: "application/json", "accept-language": locale(), ...ws };
   if (body !== undefined) headers["content-type"] = "application/json";
   if (method !== "GET" && csrfToken) headers["x-csrf-token"] = csrfToken;
   let res: Response;
@@ -53,6 +71,8 @@ export async function api<T>(method: string, path: string, body?: unknown, seen?
   if (!res.ok) {
     const f = failure(res.status, text, res.headers.get("x-request-id"));
     if (res.status === 401 && path !== "/v1/session") onUnauthorized();
+    // The workspaces routes name a workspace in their path: a 404 there is about that one, not the chosen one.
+    if (!path.startsWith("/v1/workspaces/")) checkWorkspace(f, ws);
     throw f;
   }
   seen?.(res.headers);
@@ -61,7 +81,12 @@ export async function api<T>(method: string, path: string, body?: unknown, seen?
 
 /** A file as the raw body of a POST (batch scoring): the same cookie, CSRF header and errors as api(). */
 export async function postFile<T>(path: string, file: File, contentType: string): Promise<T> {
-  const headers: Record<string, string> = { accept: "application/json", "accept-language": locale(), "content-type": contentType };
+  const headers: Record<string, string> = {
+    accept: "application/json",
+    "accept-language": locale(),
+    "content-type": contentType,
+    ...workspaceHeader(),
+  };
   if (csrfToken) headers["x-csrf-token"] = csrfToken;
   let res: Response;
   try {
@@ -96,6 +121,7 @@ export function uploadZip(
     xhr.open("POST", "/v1/files");
     if (csrfToken) xhr.setRequestHeader("x-csrf-token", csrfToken);
     xhr.setRequestHeader("accept-language", locale());
+    for (const [name, value] of Object.entries(workspaceHeader())) xhr.setRequestHeader(name, value);
     xhr.upload.onprogress = (e) => {
       const now = performance.now();
       samples.push({ t: now, loaded: e.loaded });
@@ -133,6 +159,7 @@ export async function postEventStream(path: string, body: unknown, onEvent: (e: 
     accept: "text/event-stream",
     "accept-language": locale(),
     "content-type": "application/json",
+    ...workspaceHeader(),
   };
   if (csrfToken) headers["x-csrf-token"] = csrfToken;
   let res: Response;

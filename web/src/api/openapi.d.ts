@@ -1227,6 +1227,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workspaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspaces you belong to, with your role in each; your personal workspace first */
+        get: operations["get_v1_workspaces"];
+        put?: never;
+        /** Create a shared workspace; you are its owner */
+        post: operations["post_v1_workspaces"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Rename a workspace (owners) */
+        patch: operations["patch_v1_workspaces_id"];
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/leave": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Leave a workspace; the API keys you made in it are revoked. The last owner cannot leave */
+        post: operations["post_v1_workspaces_id_leave"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's members: e-mail, role and when they joined (any member may see them) */
+        get: operations["get_v1_workspaces_id_members"];
+        put?: never;
+        /** Add someone by e-mail with a role (owners): an account with that e-mail joins at once; an address with no account gets an invitation link, which Builder shows here and sends to no one. Accepting it creates the account and the membership */
+        post: operations["post_v1_workspaces_id_members"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/members/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a member (owners; yourself: leaving). The API keys they made in this workspace are revoked at once, on every replica; the last owner cannot be removed */
+        delete: operations["delete_v1_workspaces_id_members_user_id"];
+        options?: never;
+        head?: never;
+        /** Change a member's role (owners); the last owner cannot be demoted */
+        patch: operations["patch_v1_workspaces_id_members_user_id"];
+        trace?: never;
+    };
     "/v1/workspaces/{workspace_id}/settings": {
         parameters: {
             query?: never;
@@ -2542,7 +2630,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, input_check_mode_changed, worker_drain_requested, worker_resumed, pacs_configured, pacs_removed, pacs_send_back_set, pacs_auto_score_set, pacs_sent, pacs_send_failed, outcomes_posted, monitoring_alert_opened, monitoring_alert_updated, monitoring_alert_rules_changed, model_version_approved, workspace_settings_changed; new actions may be added, none is renamed */
+                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, input_check_mode_changed, worker_drain_requested, worker_resumed, pacs_configured, pacs_removed, pacs_send_back_set, pacs_auto_score_set, pacs_sent, pacs_send_failed, outcomes_posted, monitoring_alert_opened, monitoring_alert_updated, monitoring_alert_rules_changed, model_version_approved, workspace_settings_changed, workspace_created, workspace_renamed, member_added, member_invited, member_role_changed, member_removed, member_left; new actions may be added, none is renamed */
                             action: string;
                             /** @description ISO 8601 */
                             at: string;
@@ -9527,6 +9615,489 @@ export interface operations {
             };
             /** @description signup_disabled: the operator creates users (./builder users create); signup_needs_admin: the server has no administrator yet (its first account is made with the setup code) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_workspaces: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description your workspaces */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            created_at: string;
+                            /** Format: uuid */
+                            id: string;
+                            members: number;
+                            name: string;
+                            /** @description the user's own workspace, made with the account */
+                            personal: boolean;
+                            /**
+                             * @description the caller's role in it
+                             * @enum {string}
+                             */
+                            role: "owner" | "editor" | "reviewer" | "viewer";
+                        }[];
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_workspaces: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        created_at: string;
+                        /** Format: uuid */
+                        id: string;
+                        members: number;
+                        name: string;
+                        /** @description the user's own workspace, made with the account */
+                        personal: boolean;
+                        /**
+                         * @description the caller's role in it
+                         * @enum {string}
+                         */
+                        role: "owner" | "editor" | "reviewer" | "viewer";
+                    };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    patch_v1_workspaces_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description renamed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        created_at: string;
+                        /** Format: uuid */
+                        id: string;
+                        members: number;
+                        name: string;
+                        /** @description the user's own workspace, made with the account */
+                        personal: boolean;
+                        /**
+                         * @description the caller's role in it
+                         * @enum {string}
+                         */
+                        role: "owner" | "editor" | "reviewer" | "viewer";
+                    };
+                };
+            };
+            /** @description missing_permission_workspace_rename */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description workspace_not_found: no such workspace, or the caller is not a member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_workspaces_id_leave: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description left */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        api_keys_revoked: number;
+                    };
+                };
+            };
+            /** @description workspace_not_found: no such workspace, or the caller is not a member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description last_owner: the workspace's only owner; personal_workspace_owner: the owner of a personal workspace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_v1_workspaces_id_members: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description members, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            email: string;
+                            joined_at: string;
+                            /** @enum {string} */
+                            role: "owner" | "editor" | "reviewer" | "viewer";
+                            /** Format: uuid */
+                            user_id: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description workspace_not_found: no such workspace, or the caller is not a member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_v1_workspaces_id_members: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email: string;
+                    /** @enum {string} */
+                    role: "owner" | "editor" | "reviewer" | "viewer";
+                };
+            };
+        };
+        responses: {
+            /** @description added (member) or invited (invitation: pass the link on; it is shown once) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        invitation: {
+                            email: string;
+                            expires_at: string;
+                            /** @description the dashboard page that uses it, e.g. /invite#<token>: put the server's address before it */
+                            path: string;
+                            /** @enum {string} */
+                            role: "owner" | "editor" | "reviewer" | "viewer";
+                            /** @description the secret; only its SHA-256 is stored */
+                            token: string;
+                            /** @description the whole link when PUBLIC_URL is set, else null */
+                            url: string | null;
+                        } | null;
+                        member: {
+                            email: string;
+                            joined_at: string;
+                            /** @enum {string} */
+                            role: "owner" | "editor" | "reviewer" | "viewer";
+                            /** Format: uuid */
+                            user_id: string;
+                        } | null;
+                        /** @enum {string} */
+                        status: "added" | "invited";
+                    };
+                };
+            };
+            /** @description invalid_request: not an e-mail address */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_permission_members_manage: the caller's role may not manage members */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description workspace_not_found: no such workspace, or the caller is not a member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description already_member: that account is a member already (change its role instead) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_v1_workspaces_id_members_user_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        api_keys_revoked: number;
+                    };
+                };
+            };
+            /** @description missing_permission_members_manage: the caller's role may not manage members */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description workspace_not_found: no such workspace, or the caller is not a member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description last_owner: the workspace's only owner; personal_workspace_owner: the owner of a personal workspace */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    patch_v1_workspaces_id_members_user_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    role: "owner" | "editor" | "reviewer" | "viewer";
+                };
+            };
+        };
+        responses: {
+            /** @description changed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description missing_permission_members_manage: the caller's role may not manage members */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description workspace_not_found: no such workspace, or the caller is not a member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description last_owner: the workspace's only owner; personal_workspace_owner: the owner of a personal workspace */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
