@@ -148,7 +148,11 @@ describeEachTarget("workspace members over HTTP (%s)", (target) => {
   });
 
   it("removing a member revokes the keys they made in the workspace at once (a replica that cached one too); their other keys stay", async () => {
-    const { key: wsKey } = await server.services.auth.apiKeys.create(ben.userId, { name: "ward program", workspaceId: ws });
+    const { key: wsKey } = await server.services.auth.apiKeys.create(ben.userId, {
+      name: "ward program",
+      workspaceId: ws,
+      scopes: ["read"],
+    });
     expect(await me(server, wsKey)).toMatchObject({ status: 200 });
     if (replica) {
       expect(await me(replica, wsKey)).toMatchObject({ status: 200 });
