@@ -140,7 +140,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     attempts: config.PACS_SEND_ATTEMPTS,
     baseMs: config.PACS_RETRY_BASE_MS,
     maxPixels: config.FETCH_MAX_PIXELS,
-    modelName: (userId, experimentId) => pacsRepo.modelName(userId, experimentId),
+    modelName: (workspaceId, experimentId) => pacsRepo.modelName(workspaceId, experimentId),
   });
   const experiments = new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket, events });
   const batchRepo = new BatchRepository(database.db);
@@ -181,8 +181,8 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     db: database.db,
     logger,
     users: {
-      unfinishedUsing: (userId, objectPath) => experimentRepo.unfinishedUsing(userId, objectPath),
-      cancel: (userId, n) => experiments.cancel(userId, n),
+      unfinishedUsing: (workspaceId, objectPath) => experimentRepo.unfinishedUsing(workspaceId, objectPath),
+      cancel: (scope, n) => experiments.cancel(scope, n),
     },
   });
   const services: Services = {
@@ -208,7 +208,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
       maxPixels: config.FETCH_MAX_PIXELS,
       maxInstances: 5000,
       concurrency: 4,
-      store: (userId, objectPath, zip) => datasets.storeZip(userId, objectPath, zip),
+      store: (scope, objectPath, zip) => datasets.storeZip(scope, objectPath, zip),
     }),
     pacsAutoScore: new PacsAutoScore({
       db: database.db,

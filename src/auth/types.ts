@@ -1,3 +1,5 @@
+import type { WorkspaceRole } from "../workspaces/permissions.js";
+
 /**
  * What authentication reads of a request and writes to its response: Express's req/res have these, and so do the
  * plain node:http adapters of the /predict lane (src/http/predict-lane.ts).
@@ -10,8 +12,22 @@ export interface AuthResponse {
   set(headers: Record<string, string>): unknown;
 }
 
+/**
+ * The workspace a request acts in (issue 50): a session's X-Builder-Workspace header or the user's personal one, an
+ * API key's own. `role` is the caller's in it (services check it with assertAllowed); `storagePrefix` is where its
+ * objects live in the bucket (src/workspaces/storage-prefix.ts).
+ */
+export interface RequestWorkspace {
+  id: string;
+  role: WorkspaceRole;
+  personal: boolean;
+  storagePrefix: string;
+}
+
 /** Who made the request. Routes see only this, whatever the credential was. */
 export interface AuthInfo {
+  /** The workspace the request reads and writes in. */
+  workspace: RequestWorkspace;
   userId: string;
   email: string;
   /** admin may use /v1/admin (users, invitations, password resets). */

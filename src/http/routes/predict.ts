@@ -69,16 +69,16 @@ const sendBack = z
 
 /** The prediction, and its answer sent back to the PACS when asked (per call or by the model's setting). */
 async function predictAndSendBack(services: Services, auth: AuthInfo, id: number, message: unknown, requested: boolean | undefined) {
-  const plan = await services.pacsSendBack.plan(auth.userId, id, message, requested);
+  const plan = await services.pacsSendBack.plan(auth, id, message, requested);
   if (!plan) {
-    const answer = await services.serving.predict(auth.userId, id, message, { keyId: auth.keyId });
+    const answer = await services.serving.predict(auth, id, message, { keyId: auth.keyId });
     return { status: 201, body: answer, headers: inputCheckHeaders(answer) };
   }
   let source: Buffer | undefined;
-  const body = await services.serving.predict(auth.userId, id, message, { keyId: auth.keyId, onSource: (b) => (source = b) });
+  const body = await services.serving.predict(auth, id, message, { keyId: auth.keyId, onSource: (b) => (source = b) });
   // Read now: an image answer's bytes are reused once written to the socket.
   const answer = (body instanceof JsonBytes ? body.toJSON() : body) as Record<string, unknown>;
-  const model = await services.serving.model(auth.userId, id);
+  const model = await services.serving.model(auth, id);
   services.pacsSendBack.schedule(plan, actorOf(auth), answer, source!, model);
   return { status: 201, headers: { ...inputCheckHeaders(body), "x-builder-pacs": "sending" }, body };
 }
