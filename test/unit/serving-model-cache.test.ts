@@ -17,13 +17,13 @@ describe.skipIf(!haveFixturePython)("ModelCache", () => {
   const rows: ModelRow[] = [];
   let lookups = 0;
   const repo = {
-    latest: async (userId: string, experimentId: number) => {
+    current: async (workspaceId: string, experimentId: number) => {
       lookups++;
       // The one made current last (migration 0010), the newest version on a tie.
       const at = (r: ModelRow) => (r.madeCurrentAt ? r.madeCurrentAt.getTime() : 0);
       return (
         rows
-          .filter((r) => r.userId === userId && r.experimentId === experimentId)
+          .filter((r) => r.workspaceId === workspaceId && r.experimentId === experimentId)
           .sort((a, b) => at(b) - at(a) || b.version - a.version)[0] ?? null
       );
     },
@@ -36,6 +36,7 @@ describe.skipIf(!haveFixturePython)("ModelCache", () => {
     const row = {
       id: `${experimentId}-${version}`,
       userId: "u1",
+      workspaceId: "u1",
       experimentUuid: "e",
       experimentId,
       version,
