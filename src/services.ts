@@ -154,8 +154,10 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     pacs: { connections: pacs, sendBack: pacsSendBack },
   });
   // A deleted experiment's batch results go with it (their rows go by cascade).
-  experiments.deletion.derivedFolders = async (row) =>
-    (await batchRepo.idsOfExperiment(row.id)).map((id) => batchResultsFolder({ userId: row.userId, id }));
+  experiments.deletion.derivedFolders = async (row) => {
+    const prefix = await experimentRepo.storagePrefixOf(row.workspaceId);
+    return prefix ? (await batchRepo.idsOfExperiment(row.id)).map((id) => batchResultsFolder(prefix, { id })) : [];
+  };
   await batches.recover();
   const erasure = new AccountErasure({
     users: auth.users,

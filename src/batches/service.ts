@@ -226,7 +226,7 @@ export class BatchService {
   async results(scope: Scope, batchId: string): Promise<Readable> {
     const row = await this.get(scope, batchId);
     if (row.status !== "done") throw new ApiError(409, "batch_not_done", msg("batch.results_not_ready", { status: row.status }));
-    return this.deps.bucket.read(resultsPath(row));
+    return this.deps.bucket.read(resultsPath(scope.workspace.storagePrefix, row));
   }
 
   /** overlays.zip of a finished batch that asked for overlays, from the bucket, with its size. */
@@ -234,8 +234,8 @@ export class BatchService {
     const row = await this.get(scope, batchId);
     if (!row.overlays) throw new ApiError(404, "not_found", msg("batch.no_overlays"));
     if (row.status !== "done") throw new ApiError(409, "batch_not_done", msg("batch.overlays_not_ready", { status: row.status }));
-    const stat = await this.deps.bucket.stat(overlaysPath(row));
-    return { stream: await this.deps.bucket.read(overlaysPath(row)), size: stat?.size ?? null };
+    const stat = await this.deps.bucket.stat(overlaysPath(scope.workspace.storagePrefix, row));
+    return { stream: await this.deps.bucket.read(overlaysPath(scope.workspace.storagePrefix, row)), size: stat?.size ?? null };
   }
 
   /**
@@ -484,14 +484,14 @@ export class BatchService {
         // Uploaded before results.csv, so a batch whose results are there has its overlays too.
         const zipFile = path.join(work, "overlays.zip");
         await overlays.zip(zipFile);
-        await bucket.uploadFile(zipFile, overlaysPath(row));
+        await bucket.uploadFile(zipFile, overlaysPath(scope.workspace.storagePrefix, row));
       }
-      await bucket.uploadFile(out, resultsPath(row));
+      await bucket.uploadFile(out, resultsPath(scope.workspace.storagePrefix, row));
       // Its experiment was deleted while it ran (the row went by cascade): its results must not stay behind.
       if (!(await repo.get(row.workspaceId, row.id))) {
-        await bucket.delete(resultsPath(row));
-        if (overlays) await bucket.delete(overlaysPath(row));
-        await bucket.removeEmptyFolders?.(batchResultsFolder(row));
+        await bucket.delete(resultsPath(scope.workspace.storagePrefix, row));
+        if (overlays) await bucket.delete(overlaysPath(scope.workspace.storagePrefix, row));
+        await bucket.removeEmptyFolders?.(batchResultsFolder(scope.workspace.storagePrefix, row));
         return;
       }
       await repo.update(row.id, { status: "done", total: done, done, failed, flagged, pacsSent, pacsFailed, finishedAt: new Date() });
@@ -528,15 +528,17 @@ export class BatchService {
   }
 }
 
-export function resultsPath(row: Pick<BatchRow, "userId" | "id">): string {
-  return `${batchResultsFolder(row)}results.csv`;
+// A batch's files live under its workspace's storage prefix (a personal workspace's is its owner's user id, so the
+// seed's `<user>/batches/<id>/` is unchanged); batch ids are unique, so a folder never holds two batches.
+export function resultsPath(storagePrefix: string, row: Pick<BatchRow, "id">): string {
+  return `${batchResultsFolder(storagePrefix, row)}results.csv`;
 }
 
-export function overlaysPath(row: Pick<BatchRow, "userId" | "id">): string {
-  return `${batchResultsFolder(row)}overlays.zip`;
+export function overlaysPath(storagePrefix: string, row: Pick<BatchRow, "id">): string {
+  return `${batchResultsFolder(storagePrefix, row)}overlays.zip`;
 }
 
 /** Everything stored for one batch lives under this folder (deleted with its experiment). */
-export function batchResultsFolder(row: Pick<BatchRow, "userId" | "id">): string {
-  return `${row.userId}/batches/${row.id}/`;
+export function batchResultsFolder(storagePrefix: string, row: Pick<BatchRow, "id">): string {
+  return `${storagePrefix}/batches/${row.id}/`;
 }

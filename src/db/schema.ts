@@ -240,7 +240,7 @@ export const models = pgTable(
 
 /**
  * Batch scoring of a published model (POST /v1/models/{id}/batch): a table of rows or a zip of images, scored by the
- * same code as /predict; the input and results.csv live in the bucket under `<user>/batches/<id>/`. `experimentUuid`
+ * same code as /predict; the input and results.csv live in the bucket under `<workspace storage prefix>/batches/<id>/`. `experimentUuid`
  * ties it to the experiment, so deleting the experiment deletes its batches.
  */
 export const batches = pgTable(

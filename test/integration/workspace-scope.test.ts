@@ -161,6 +161,22 @@ describe.skipIf(!haveFixturePython)("workspace scope", () => {
     // A zip under another workspace's prefix is not found (404), as another user's was.
     const foreign = await call("POST", "/v1/experiments", inShared(bSession), dataRequest(b.userId, 5, `${b.userId}/study/data.zip`, ["f1"]));
     expect(foreign.status).toBe(404);
+    // A batch on A's model: its results under the workspace's prefix, readable by the workspace, not by B's own one.
+    const sent = await fetch(`${server.url}/v1/models/1/batch`, {
+      method: "POST",
+      headers: { ...inShared(bSession), "content-type": "text/csv" },
+      body: "patient_id,bmi,site,age,sex\nP1,27.5,north,63,F\nP2,31.0,south,40,M\n",
+    });
+    expect(sent.status).toBe(202);
+    const batchId = ((await sent.json()) as { batch_id: string }).batch_id;
+    let batch: any;
+    for (let i = 0; i < 100 && batch?.status !== "done" && batch?.status !== "failed"; i++) {
+      batch = (await call("GET", `/v1/batches/${batchId}`, inShared(bSession))).body;
+      if (batch.status !== "done") await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(batch).toMatchObject({ status: "done", total: 2 });
+    expect(await server.services.bucket.stat(`${shared}/batches/${batchId}/results.csv`)).toBeTruthy();
+    expect((await call("GET", `/v1/batches/${batchId}`, bSession)).status).toBe(404);
     // An editor deletes what the workspace made.
     expect((await call("DELETE", "/v1/experiments/4", inShared(bSession))).status).toBe(202);
   });
