@@ -57,12 +57,7 @@ export interface AuditActor {
 }
 
 /** The actor of a request, in the request's workspace. */
-export const actorOf = (auth: {
-  userId: string;
-  via: "api_key" | "session";
-  keyId?: string;
-  workspace?: { id: string };
-}): AuditActor => ({
+export const actorOf = (auth: { userId: string; via: "api_key" | "session"; keyId?: string; workspace?: { id: string } }): AuditActor => ({
   userId: auth.userId,
   via: auth.via,
   keyId: auth.keyId,

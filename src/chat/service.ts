@@ -126,7 +126,11 @@ export class ChatService {
     if (opts.signal?.aborted) throw new ChatAbortedError();
     const reply = answer.reply.trim() || "I have no answer to that.";
     const conversation = input.conversation_id ? { id: input.conversation_id } : { title: titleOf(input.message) };
-    const saved = await repo.saveExchange(workspace.id, userId, conversation, input.message, { content: reply, refs: answer.references, backend });
+    const saved = await repo.saveExchange(workspace.id, userId, conversation, input.message, {
+      content: reply,
+      refs: answer.references,
+      backend,
+    });
     return { reply, conversation_id: saved.conversationId, message_id: saved.reply.id, references: answer.references, backend };
   }
 
@@ -162,7 +166,8 @@ export class ChatService {
   }
 
   async deleteConversation(scope: Scope, id: string): Promise<void> {
-    if (!(await this.deps.repo.deleteConversation(scope.workspace.id, scope.userId, id))) throw new ApiError(404, "not_found", msg("chat.conversation_not_found"));
+    if (!(await this.deps.repo.deleteConversation(scope.workspace.id, scope.userId, id)))
+      throw new ApiError(404, "not_found", msg("chat.conversation_not_found"));
   }
 }
 

@@ -141,7 +141,10 @@ export class ChatTools {
   }
 
   async listExperiments(args: z.infer<typeof toolSchemas.list_experiments>) {
-    const rows = await this.deps.reads.experiments(this.scope.workspace.id, { status: args.status ? [args.status] : undefined, limit: 200 });
+    const rows = await this.deps.reads.experiments(this.scope.workspace.id, {
+      status: args.status ? [args.status] : undefined,
+      limit: 200,
+    });
     let picked = rows.filter((r) => !args.task || taskOf(r) === args.task);
     if (args.metric) {
       const m = args.metric;

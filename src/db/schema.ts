@@ -190,8 +190,11 @@ export const experiments = pgTable(
     /** Every prediction on a DICOMweb link writes its answer back into the owner's PACS (docs/pacs.md); PUT only. */
     pacsSendBack: boolean("pacs_send_back").notNull().default(false),
   },
-  (t) => [uniqueIndex("experiments_workspace_number").on(t.workspaceId, t.experimentId),
-    index("experiments_user").on(t.userId), index("experiments_status").on(t.status)],
+  (t) => [
+    uniqueIndex("experiments_workspace_number").on(t.workspaceId, t.experimentId),
+    index("experiments_user").on(t.userId),
+    index("experiments_status").on(t.status),
+  ],
 );
 
 /** Every state change and progress event, in order: the SSE stream and its replay. */

@@ -75,7 +75,8 @@ export class ExperimentDeletion {
     const derived = await this.derivedFolders(row);
     // The workspace goes with its rows (cascade): without it there is no prefix, and its own erasure removes the folders.
     const prefix = await this.deps.repo.storagePrefixOf(row.workspaceId);
-    for (const folder of [...(prefix ? experimentObjectFolders(prefix, row) : []), ...derived]) objects += await deleteUnder(bucket, folder);
+    for (const folder of [...(prefix ? experimentObjectFolders(prefix, row) : []), ...derived])
+      objects += await deleteUnder(bucket, folder);
     await fs.promises.rm(workDirOf(config, uuid), { recursive: true, force: true });
     await fs.promises.rm(logFileOf(config, uuid), { force: true });
     await repo.deleteRow(uuid);

@@ -69,7 +69,9 @@ export class AlertRepository {
 
   /** The workspace's experiment's row id by its number, or null when it is not the workspace's. */
   async experimentUuid(workspaceId: string, experimentId: number): Promise<string | null> {
-    const r = await this.db.execute(sql`select id from experiments where workspace_id = ${workspaceId} and experiment_id = ${experimentId}`);
+    const r = await this.db.execute(
+      sql`select id from experiments where workspace_id = ${workspaceId} and experiment_id = ${experimentId}`,
+    );
     return rowsOf<{ id: string }>(r)[0]?.id ?? null;
   }
 

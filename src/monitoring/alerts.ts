@@ -143,12 +143,17 @@ export class AlertService {
       if (!id) continue;
       opened++;
       this.deps.logger.info({ experiment_id: e.experimentId, alert_id: id, rule: f.rule, severity: f.severity }, "monitoring alert opened");
-      await this.deps.audit?.record({ userId: e.userId, via: "system", workspaceId: e.workspaceId }, "monitoring_alert_opened", `experiment ${e.experimentId}`, {
-        alert_id: id,
-        rule: f.rule,
-        severity: f.severity,
-        model_version: model.version,
-      });
+      await this.deps.audit?.record(
+        { userId: e.userId, via: "system", workspaceId: e.workspaceId },
+        "monitoring_alert_opened",
+        `experiment ${e.experimentId}`,
+        {
+          alert_id: id,
+          rule: f.rule,
+          severity: f.severity,
+          model_version: model.version,
+        },
+      );
     }
     // Deliver at once rather than at the next poll.
     if (opened)

@@ -32,7 +32,10 @@ describe.skipIf(!haveChromium)("dashboard: chat panel (Chromium)", () => {
   const toggle = () => page.getByRole("button", { name: /^(Ask Builder|Hide chat)$/ });
   const lastReply = () => panel().getByTestId("chat-assistant").last();
   const conversations = async () =>
-    (await server.services.chat.listConversations(await personal(server.services.db, userId), 50, 0)).data.map((c) => ({ title: c.title, messages: c.messages }));
+    (await server.services.chat.listConversations(await personal(server.services.db, userId), 50, 0)).data.map((c) => ({
+      title: c.title,
+      messages: c.messages,
+    }));
 
   /** Sends a question from the panel; returns the finished reply's text and the stream the server sent. */
   async function ask(question: string): Promise<{ reply: string; stream: string }> {

@@ -28,7 +28,6 @@ describe(`DELETE /v1/files: one file, a folder, and a dataset in use (${TEST_STO
     const [row] = await server.services.db
       .insert(experiments)
       .values({
-        
         userId: u.userId,
         workspaceId: await personalWorkspaceId(server.services.db, u.userId),
         experimentId,
@@ -82,7 +81,6 @@ describe(`DELETE /v1/files: one file, a folder, and a dataset in use (${TEST_STO
     await upload(alice, `${alice.userId}/other/c.zip`);
     await upload(bob, `${bob.userId}/cohort/a.zip`);
     await server.services.db.insert(experiments).values({
-      
       userId: alice.userId,
       workspaceId: await personalWorkspaceId(server.services.db, alice.userId),
       experimentId: 2,

@@ -50,7 +50,6 @@ describe.skipIf(!haveFixturePython)("failed /predict answers carry error: 1", ()
       [FAILED, "failed"],
     ] as const) {
       await db.insert(experiments).values({
-        
         userId: user.userId,
         workspaceId: await personalWorkspaceId(db, user.userId),
         experimentId,

@@ -46,7 +46,6 @@ describe.skipIf(!haveFixturePython)("the /predict lane answers as the Express ro
     await publishFixture(server, user.userId, TABULAR, fx.modelDir("tabular_binary"));
     await publishFixture(server, user.userId, VISION, fx.modelDir("vision_binary"));
     await server.services.db.insert(experiments).values({
-      
       userId: user.userId,
       workspaceId: await personalWorkspaceId(server.services.db, user.userId),
       experimentId: QUEUED,

@@ -242,7 +242,6 @@ describe("issue 42: the HTTP edge", () => {
 
     it("the plain-text job log", async () => {
       await server.services.db.insert(experiments).values({
-        
         userId: user.userId,
         workspaceId: await personalWorkspaceId(server.services.db, user.userId),
         experimentId: 5,

@@ -50,7 +50,6 @@ const ids = (text: string) => [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Num
 async function queuedExperiment(server: TestServer, userId: string, experimentId: number): Promise<ExperimentRow> {
   const request = withoutToken(experimentRequestSchema.parse(dataRequest(userId, experimentId, `${userId}/x/d.zip`, ["f1"])));
   const row = await server.services.experiments.repo.insert({
-    
     userId: userId,
     workspaceId: await personalWorkspaceId(server.services.db, userId),
     experimentId,

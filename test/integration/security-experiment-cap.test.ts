@@ -32,7 +32,6 @@ describe("per-user cap on queued and running experiments", () => {
     for (const id of ids) {
       const request = withoutToken(experimentRequestSchema.parse(dataRequest(userId, id, `${userId}/x/d.zip`, ["f1"])));
       await server.services.experiments.repo.insert({
-        
         userId: userId,
         workspaceId: await personalWorkspaceId(server.services.db, userId),
         experimentId: id,

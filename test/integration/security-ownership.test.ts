@@ -98,7 +98,6 @@ describe.skipIf(!haveFixturePython)("another user's resources are 404 on every r
     for (const body of rows) {
       const request = withoutToken(experimentRequestSchema.parse(body));
       const row = await repo.insert({
-        
         userId: bob.userId,
         workspaceId: await personalWorkspaceId(server.services.db, bob.userId),
         experimentId: body.experiment_id,

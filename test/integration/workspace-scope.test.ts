@@ -70,7 +70,16 @@ describe.skipIf(!haveFixturePython)("workspace scope", () => {
       .returning();
     await db
       .insert(models)
-      .values({ userId: a.userId, workspaceId: shared, experimentUuid: exp.id, experimentId: 1, version: 1, kind: manifest.kind, storePath, manifest });
+      .values({
+        userId: a.userId,
+        workspaceId: shared,
+        experimentUuid: exp.id,
+        experimentId: 1,
+        version: 1,
+        kind: manifest.kind,
+        storePath,
+        manifest,
+      });
     bSession = await signIn(b);
     cSession = await signIn(c);
   });
@@ -159,7 +168,12 @@ describe.skipIf(!haveFixturePython)("workspace scope", () => {
     const own = await call("POST", "/v1/experiments", bSession, dataRequest(b.userId, 1, `${b.userId}/study/data.zip`, ["f1"]));
     expect(own.status).toBe(202);
     // A zip under another workspace's prefix is not found (404), as another user's was.
-    const foreign = await call("POST", "/v1/experiments", inShared(bSession), dataRequest(b.userId, 5, `${b.userId}/study/data.zip`, ["f1"]));
+    const foreign = await call(
+      "POST",
+      "/v1/experiments",
+      inShared(bSession),
+      dataRequest(b.userId, 5, `${b.userId}/study/data.zip`, ["f1"]),
+    );
     expect(foreign.status).toBe(404);
     // A batch on A's model: its results under the workspace's prefix, readable by the workspace, not by B's own one.
     const sent = await fetch(`${server.url}/v1/models/1/batch`, {

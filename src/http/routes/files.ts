@@ -113,7 +113,11 @@ export const fileRoutes = [
     rawBody: { contentType: "application/zip", description: "the zip file's bytes" },
     responses: { 201: { description: "stored", schema: uploadResult } },
     handler: async ({ req, params, auth, services }) => {
-      const objectPath = resolveUploadPath(`${params.user_dir}/${params.experiment_dir}/${params.file}`, auth.workspace.storagePrefix, "path");
+      const objectPath = resolveUploadPath(
+        `${params.user_dir}/${params.experiment_dir}/${params.file}`,
+        auth.workspace.storagePrefix,
+        "path",
+      );
       const result = await services.datasets.upload(auth, objectPath, req, contentLength(req));
       await services.audit.record(actorOf(auth), "file_uploaded", undefined, { size: result.size, sha256: result.sha256 });
       return { status: 201, body: result };

@@ -39,7 +39,6 @@ export const inputCheckRoutes = [
       201: { description: "a new current version with the mode set", schema: settingSchema },
       409: { description: "no published model, or one built before unfamiliar-input checks (rebuild it)" },
     },
-    handler: async ({ services, auth, params, body }) =>
-      services.inputCheckMode.set(auth, params.experiment_id, body.mode, actorOf(auth)),
+    handler: async ({ services, auth, params, body }) => services.inputCheckMode.set(auth, params.experiment_id, body.mode, actorOf(auth)),
   }),
 ];

@@ -87,8 +87,7 @@ export const modelRoutes = [
       409: { description: "no published model, or one built before operating points (rebuild it)" },
       422: { description: "not a binary classification model, or no threshold reaches the target" },
     },
-    handler: async ({ services, auth, params, body }) =>
-      services.operatingPoints.save(auth, params.experiment_id, body, actorOf(auth)),
+    handler: async ({ services, auth, params, body }) => services.operatingPoints.save(auth, params.experiment_id, body, actorOf(auth)),
   }),
   defineRoute({
     method: "get",
