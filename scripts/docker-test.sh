@@ -147,7 +147,7 @@ echo "   redis without the password: $noauth"
 step "user and API key with the CLI inside the api container"
 email="docker-test@hospital.example"
 user_id="$(compose exec -T api ./builder users create --email "$email" --password 'a long docker-test passphrase' | tail -1)"
-key="$(compose exec -T api ./builder keys create --email "$email" --name docker-test 2>/dev/null | tail -1)"
+key="$(compose exec -T api ./builder keys create --email "$email" --name docker-test --scopes predict,build 2>/dev/null | tail -1)"
 [[ "$key" == bld_* ]] || fail "no key from ./builder keys create"
 auth=(-H "Authorization: Bearer $key")
 curl -sf "${auth[@]}" "$base/v1/me" | grep -q "$user_id" || fail "/v1/me does not know the new key"

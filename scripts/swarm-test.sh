@@ -156,7 +156,7 @@ step "user and API key with the CLI in an api task"
 email="swarm-test@hospital.example"
 user_id="$("$DOCKER" exec "$(api_task)" ./builder users create --email "$email" --password 'a long swarm-test passphrase' | tail -1)"
 # The steady load below sends 1,200 requests a minute: above the default per-key limit (600), which would answer 429.
-key="$("$DOCKER" exec "$(api_task)" ./builder keys create --email "$email" --name swarm-test --rate-limit 6000 2>/dev/null | tail -1)"
+key="$("$DOCKER" exec "$(api_task)" ./builder keys create --email "$email" --name swarm-test --rate-limit 6000 --scopes predict,build 2>/dev/null | tail -1)"
 [[ "$key" == bld_* ]] || fail "no key from ./builder keys create"
 auth=(-H "Authorization: Bearer $key")
 curl -skf "${auth[@]}" "$tls/v1/me" | grep -q "$user_id" || fail "/v1/me through the proxy does not know the new key"

@@ -11,6 +11,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { ALL_KEY_SCOPES } from "../../src/auth/key-scopes.js";
 
 const root = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, "../.."));
 const { parseConfig } = await import(path.join(root, "src/config.ts"));
@@ -25,7 +26,7 @@ const { auth } = running.services;
 const keys: Record<string, string> = {};
 for (const name of ["a", "b"]) {
   const user = await auth.users.create({ email: `bench-${name}-${process.pid}@bench.example`, password: `bench password ${process.pid}` });
-  keys[name] = (await auth.apiKeys.create(user.id, { name: "bench", rateLimitPerMinute: 1_000_000 })).key;
+  keys[name] = (await auth.apiKeys.create(user.id, { scopes: ALL_KEY_SCOPES, name: "bench", rateLimitPerMinute: 1_000_000 })).key;
   await publishFixture({ ...running, dataDir }, user.id, 1, servingFixtures().modelDir("tabular_binary"));
 }
 

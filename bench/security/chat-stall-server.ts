@@ -14,6 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { plantLargeExperiment } from "../../test/helpers/large-experiment.js";
+import { ALL_KEY_SCOPES } from "../../src/auth/key-scopes.js";
 
 const root = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, "../.."));
 const rows = Number(process.argv[3] ?? 260_000);
@@ -25,7 +26,7 @@ const config = parseConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", BUILDER_DATA
 const running = await startServer(config, { port: 0, host: "127.0.0.1" });
 const { auth, experiments } = running.services;
 const user = await auth.users.create({ email: `bench-chat-${process.pid}@bench.example`, password: `bench password ${process.pid}` });
-const { key } = await auth.apiKeys.create(user.id, { name: "bench", rateLimitPerMinute: 600 });
+const { key } = await auth.apiKeys.create(user.id, { scopes: ALL_KEY_SCOPES, name: "bench", rateLimitPerMinute: 600 });
 const t0 = performance.now();
 await plantLargeExperiment(experiments.repo, user.id, 1, rows);
 const plantS = (performance.now() - t0) / 1000;

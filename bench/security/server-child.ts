@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { ALL_KEY_SCOPES } from "../../src/auth/key-scopes.js";
 
 const root = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, "../.."));
 const { parseConfig } = await import(path.join(root, "src/config.ts"));
@@ -17,7 +18,7 @@ const config = parseConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", BUILDER_DATA
 const running = await startServer(config, { port: 0, host: "127.0.0.1" });
 const { auth } = running.services;
 const user = await auth.users.create({ email: `bench-${process.pid}@bench.example`, password: `bench password ${process.pid}` });
-const { key } = await auth.apiKeys.create(user.id, { name: "bench", rateLimitPerMinute: 1_000_000 });
+const { key } = await auth.apiKeys.create(user.id, { scopes: ALL_KEY_SCOPES, name: "bench", rateLimitPerMinute: 1_000_000 });
 
 let peak = 0;
 setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10).unref();

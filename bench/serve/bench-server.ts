@@ -10,6 +10,7 @@ import { execFileSync, fork } from "node:child_process";
 import { parseConfig } from "../../src/config.js";
 import { startServer } from "../../src/server.js";
 import { publishFixture } from "../../test/fixtures/serving/publish.js";
+import { ALL_KEY_SCOPES } from "../../src/auth/key-scopes.js";
 
 export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
 /** The 4-column tabular fixture's sample row. */
@@ -46,7 +47,7 @@ export async function startBenchServer(ids: Record<string, number>, opts: { publ
   const running = await startServer(config, { port: 0, host: "127.0.0.1" });
   const { services } = running;
   const user = await services.auth.users.create({ email: "bench@example.org", password: "bench-password-123" });
-  const { key } = await services.auth.apiKeys.create(user.id, { name: "bench" });
+  const { key } = await services.auth.apiKeys.create(user.id, { scopes: ALL_KEY_SCOPES, name: "bench" });
   const publish = async (warm = true) => {
     for (const [kind, id] of Object.entries(ids)) await publishFixture({ services } as never, user.id, id, path.join(fxDir, kind), 1, warm);
   };

@@ -1,4 +1,5 @@
-import type { ApiKeyInfo, ApiKeyService } from "./api-key.service.js";
+import type { ApiKeyInfo, ApiKeyListed, ApiKeyService } from "./api-key.service.js";
+import type { KeyScope } from "./key-scopes.js";
 import type { AdminRepository } from "./admin.repository.js";
 import type { AuditLog } from "../audit/audit-log.js";
 import { ApiError, msg } from "../errors.js";
@@ -12,8 +13,16 @@ export interface AdminOps {
   createUser(input: { email: string; password: string; admin?: boolean }): Promise<User>;
   /** Makes a user an administrator or a member; the last active administrator cannot be made a member. */
   setRole(input: { email: string; role: Role }): Promise<User>;
-  createKey(input: { email: string; name?: string; rateLimitPerMinute?: number }): Promise<{ key: string; info: ApiKeyInfo }>;
-  listKeys(input: { email: string }): Promise<ApiKeyInfo[]>;
+  /** scopes default to predict (ApiKeyService); expiresAt is ISO 8601 (it crosses the admin socket as JSON). */
+  createKey(input: {
+    email: string;
+    name?: string;
+    rateLimitPerMinute?: number;
+    scopes?: KeyScope[];
+    modelIds?: number[];
+    expiresAt?: string;
+  }): Promise<{ key: string; info: ApiKeyInfo }>;
+  listKeys(input: { email: string }): Promise<ApiKeyListed[]>;
   revokeKey(input: { idOrKey: string }): Promise<ApiKeyInfo>;
   /**
    * Marks the account for erasure (signed out, keys deleted); the server finishes it (its erasure sweep), or the
@@ -38,8 +47,14 @@ export function directOps(users: UserService, apiKeys: ApiKeyService, admins: Ad
         await audit.record({ userId: user.id, via: "cli" }, "role_changed", `user ${user.id}`, { from: user.role, to: role });
       return { ...user, role };
     },
-    createKey: async ({ email, name, rateLimitPerMinute }) =>
-      apiKeys.create((await users.requireByEmail(email)).id, { name, rateLimitPerMinute }),
+    createKey: async ({ email, name, rateLimitPerMinute, scopes, modelIds, expiresAt }) =>
+      apiKeys.create((await users.requireByEmail(email)).id, {
+        name,
+        rateLimitPerMinute,
+        scopes,
+        modelIds,
+        expiresAt: expiresAt ? new Date(expiresAt) : null,
+      }),
     listKeys: async ({ email }) => apiKeys.list((await users.requireByEmail(email)).id),
     revokeKey: ({ idOrKey }) => apiKeys.revoke(idOrKey),
     markForErasure: async ({ email }) => {

@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Logger } from "../logger.js";
 import { ApiError, msg } from "../errors.js";
 import type { AdminOps } from "./admin-ops.js";
-import type { ApiKeyInfo } from "./api-key.service.js";
+import type { ApiKeyInfo, ApiKeyListed } from "./api-key.service.js";
 import type { User } from "./user.service.js";
 
 // PGlite is an embedded database: only one process may open its folder. While `builder serve` runs on PGlite,
@@ -103,9 +103,9 @@ function call<T>(socketPath: string, op: OpName, input: unknown): Promise<T> {
   });
 }
 
-function revive(k: ApiKeyInfo): ApiKeyInfo {
+function revive<K extends ApiKeyInfo>(k: K): K {
   const d = (v: unknown) => (v ? new Date(v as string) : null);
-  return { ...k, createdAt: new Date(k.createdAt), lastUsedAt: d(k.lastUsedAt), revokedAt: d(k.revokedAt) };
+  return { ...k, createdAt: new Date(k.createdAt), lastUsedAt: d(k.lastUsedAt), revokedAt: d(k.revokedAt), expiresAt: d(k.expiresAt) };
 }
 
 /** The same operations, done by the server listening on socketPath; undefined when none is listening. */
@@ -125,7 +125,7 @@ export async function remoteOps(socketPath: string): Promise<AdminOps | undefine
       const r = await call<{ key: string; info: ApiKeyInfo }>(socketPath, "createKey", input);
       return { key: r.key, info: revive(r.info) };
     },
-    listKeys: async (input) => (await call<ApiKeyInfo[]>(socketPath, "listKeys", input)).map(revive),
+    listKeys: async (input) => (await call<ApiKeyListed[]>(socketPath, "listKeys", input)).map(revive),
     revokeKey: async (input) => revive(await call<ApiKeyInfo>(socketPath, "revokeKey", input)),
     markForErasure: (input) => call<{ id: string }>(socketPath, "markForErasure", input),
   };

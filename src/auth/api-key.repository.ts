@@ -5,6 +5,7 @@ import { isRole } from "../workspaces/permissions.js";
 import { workspaceStoragePrefix } from "../workspaces/storage-prefix.js";
 import type { RequestWorkspace } from "./types.js";
 import type { Role } from "./user.repository.js";
+import type { KeyScope } from "./key-scopes.js";
 
 export interface ApiKeyInfo {
   id: string;
@@ -12,9 +13,19 @@ export interface ApiKeyInfo {
   name: string;
   prefix: string;
   rateLimitPerMinute: number | null;
+  /** null: a key made before scopes (full access). */
+  scopes: KeyScope[] | null;
+  /** Experiment ids (decimal strings) a predict key may call; null: any. */
+  modelIds: string[] | null;
+  expiresAt: Date | null;
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+}
+
+/** A key as its list shows it: with the e-mail of who made it (api_keys.user_id is the maker). */
+export interface ApiKeyListed extends ApiKeyInfo {
+  createdByEmail: string;
 }
 
 /** What authentication needs about a presented key: the key and its owner, in one query. */
@@ -39,6 +50,9 @@ const publicColumns = {
   name: apiKeys.name,
   prefix: apiKeys.prefix,
   rateLimitPerMinute: apiKeys.rateLimitPerMinute,
+  scopes: sql<KeyScope[] | null>`${apiKeys.scopes}`,
+  modelIds: apiKeys.modelIds,
+  expiresAt: apiKeys.expiresAt,
   createdAt: apiKeys.createdAt,
   lastUsedAt: apiKeys.lastUsedAt,
   revokedAt: apiKeys.revokedAt,
@@ -59,14 +73,22 @@ export class ApiKeyRepository {
     prefix: string;
     keyHash: string;
     rateLimitPerMinute: number | null;
+    scopes: KeyScope[];
+    modelIds: string[] | null;
+    expiresAt: Date | null;
   }): Promise<ApiKeyInfo> {
     const [row] = await this.db.insert(apiKeys).values(values).returning(publicColumns);
     return row;
   }
 
-  /** A user's keys, newest first, revoked ones included. */
-  list(userId: string): Promise<ApiKeyInfo[]> {
-    return this.db.select(publicColumns).from(apiKeys).where(eq(apiKeys.userId, userId)).orderBy(desc(apiKeys.createdAt));
+  /** A user's keys, newest first, revoked ones included, with the e-mail of who made each. */
+  list(userId: string): Promise<ApiKeyListed[]> {
+    return this.db
+      .select({ ...publicColumns, createdByEmail: users.email })
+      .from(apiKeys)
+      .innerJoin(users, eq(users.id, apiKeys.userId))
+      .where(eq(apiKeys.userId, userId))
+      .orderBy(desc(apiKeys.createdAt));
   }
 
   /** The key with this hash and its owner, revoked or not. */

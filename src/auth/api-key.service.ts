@@ -1,10 +1,23 @@
 import type { Db } from "../db/client.js";
 import { ApiError, msg, detail } from "../errors.js";
 import { ApiKeyCache } from "./api-key-cache.js";
-import { ApiKeyRepository, type ApiKeyInfo, type KeyLookup } from "./api-key.repository.js";
+import { ApiKeyRepository, type ApiKeyInfo, type ApiKeyListed, type KeyLookup } from "./api-key.repository.js";
+import { DEFAULT_KEY_SCOPES, normaliseScopes, type KeyScope } from "./key-scopes.js";
 import { DISPLAY_PREFIX_LENGTH, generateApiKey, looksLikeApiKey, sha256Hex } from "./secrets.js";
 
-export type { ApiKeyInfo, KeyLookup } from "./api-key.repository.js";
+export type { ApiKeyInfo, ApiKeyListed, KeyLookup } from "./api-key.repository.js";
+
+/** What a new key may do; every field optional (the defaults are the safe ones). */
+export interface NewKeyOptions {
+  name?: string;
+  rateLimitPerMinute?: number | null;
+  /** Default ["predict"]: a program that only scores patients. Never empty. */
+  scopes?: readonly KeyScope[];
+  /** The experiment ids a predict key may call; absent or empty: every model. */
+  modelIds?: readonly number[] | null;
+  /** When the key stops working (401 api_key_expired); must be in the future. Absent: never. */
+  expiresAt?: Date | null;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** last_used_at is written at most this often per key, so the hot path stays one SELECT. */
@@ -25,15 +38,26 @@ export class ApiKeyService {
   }
 
   /** Creates a key; the secret is returned here and never again (only its SHA-256 is stored). */
-  async create(
-    userId: string,
-    opts: { name?: string; rateLimitPerMinute?: number | null } = {},
-  ): Promise<{ key: string; info: ApiKeyInfo }> {
+  async create(userId: string, opts: NewKeyOptions = {}, now = new Date()): Promise<{ key: string; info: ApiKeyInfo }> {
     const limit = opts.rateLimitPerMinute ?? null;
     if (limit !== null && (!Number.isInteger(limit) || limit < 1)) {
       throw new ApiError(400, "invalid_request", msg("auth.rate_limit_not_integer"), [
         detail("rate_limit_per_minute", msg("detail.integer_at_least_1")),
       ]);
+    }
+    const scopes = normaliseScopes(opts.scopes ?? DEFAULT_KEY_SCOPES);
+    if (scopes.length === 0) {
+      throw new ApiError(400, "invalid_request", msg("auth.api_key_scopes_empty"), [detail("scopes", msg("detail.required"))]);
+    }
+    const modelIds = opts.modelIds?.length ? [...new Set(opts.modelIds)].map(String) : null;
+    if (modelIds && !scopes.includes("predict")) {
+      throw new ApiError(400, "invalid_request", msg("auth.api_key_models_need_predict"), [
+        detail("model_ids", msg("auth.api_key_models_need_predict")),
+      ]);
+    }
+    const expiresAt = opts.expiresAt ?? null;
+    if (expiresAt && !(expiresAt.getTime() > now.getTime())) {
+      throw new ApiError(400, "invalid_request", msg("auth.api_key_expiry_past"), [detail("expires_at", msg("auth.api_key_expiry_past"))]);
     }
     const key = generateApiKey();
     const info = await this.repo.insert({
@@ -42,12 +66,15 @@ export class ApiKeyService {
       prefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
       keyHash: sha256Hex(key),
       rateLimitPerMinute: limit,
+      scopes,
+      modelIds,
+      expiresAt,
     });
     return { key, info };
   }
 
   /** A user's keys, newest first, revoked ones included (the dashboard shows them greyed out). */
-  async list(userId: string): Promise<ApiKeyInfo[]> {
+  async list(userId: string): Promise<ApiKeyListed[]> {
     return this.repo.list(userId);
   }
 

@@ -109,12 +109,23 @@ export async function createAuth(deps: {
     const key = token ? await apiKeys.lookup(token) : undefined;
     if (!key) throw new ApiError(401, "invalid_api_key", msg("auth.invalid_api_key"));
     if (key.revokedAt) throw new ApiError(403, "api_key_revoked", msg("auth.api_key_revoked"));
+    // Before the rate limit, as a revoked key: an expired key's calls are not counted against anything.
+    if (key.expiresAt && key.expiresAt.getTime() <= Date.now()) throw new ApiError(401, "api_key_expired", msg("auth.api_key_expired"));
     if (key.userDisabled) throw new ApiError(403, "account_disabled", msg("auth.key_owner_disabled"));
     await rateLimit(res, "key", key.id, key.rateLimitPerMinute ?? config.RATE_LIMIT_PER_MINUTE, "auth.rate_limit_key");
     // The key acts in its own workspace (the header is ignored for keys), read with the key: no query more here.
     if (!key.workspace) throw workspaceNotFound();
     apiKeys.touch(key.id);
-    return { userId: key.userId, email: key.email, role: key.role, via: "api_key", keyId: key.id, workspace: key.workspace };
+    return {
+      userId: key.userId,
+      email: key.email,
+      role: key.role,
+      via: "api_key",
+      keyId: key.id,
+      keyScopes: key.scopes,
+      keyModelIds: key.modelIds,
+      workspace: key.workspace,
+    };
   }
 
   async function viaSession(req: AuthRequest, res: AuthResponse): Promise<AuthInfo> {

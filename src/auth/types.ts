@@ -1,4 +1,5 @@
 import type { WorkspaceRole } from "../workspaces/permissions.js";
+import type { KeyScope } from "./key-scopes.js";
 
 /**
  * What authentication reads of a request and writes to its response: Express's req/res have these, and so do the
@@ -35,6 +36,10 @@ export interface AuthInfo {
   via: "api_key" | "session";
   keyId?: string;
   sessionId?: string;
+  /** An API key's scopes (src/auth/key-scopes.ts); null or absent: a key made before scopes, or a session (full access). */
+  keyScopes?: readonly KeyScope[] | null;
+  /** The experiment ids (as strings) a key may predict with; null or absent: any model of its workspace. */
+  keyModelIds?: readonly string[] | null;
 }
 
 /**

@@ -144,7 +144,14 @@ export const apiKeys = pgTable(
     prefix: text("prefix").notNull(),
     keyHash: text("key_hash").notNull().unique(),
     rateLimitPerMinute: integer("rate_limit_per_minute"),
+    // What the key may do (src/auth/key-scopes.ts). NULL: a key made before scopes, which keeps full access so
+    // that no running program broke at the upgrade; the dashboard says so and suggests replacing it.
+    scopes: text("scopes").array(),
+    // The experiment ids (decimal strings) a predict key may call; NULL: every model of its workspace.
+    modelIds: text("model_ids").array(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }),
     createdAt: createdAt(),
+    // Written at most once a minute per key (ApiKeyService.touch), never on the request's own path.
     lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
   },

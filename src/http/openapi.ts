@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { AnyRoute } from "./route.js";
+import { routeScope, type AnyRoute } from "./route.js";
 
 const errorBody = {
   type: "object",
@@ -65,6 +65,8 @@ export function buildOpenApi(routes: AnyRoute[], version: string) {
     else if (route.auth === "session") op.security = [{ session: [] }];
     else if (route.auth === "any") op.security = [{ bearer: [] }, { session: [] }];
     else op.security = [];
+    // The scope an API key needs (src/auth/key-scopes.ts); only where a key can call the route at all.
+    if (route.auth === "api_key" || route.auth === "any") op["x-builder-scope"] = routeScope(route);
     if (route.body) op.requestBody = { required: true, content: { "application/json": { schema: jsonSchema(route.body) } } };
     if (route.rawBody) {
       op.requestBody = {

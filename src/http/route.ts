@@ -7,6 +7,7 @@ import type { Logger } from "../logger.js";
 import type { Services } from "../services.js";
 import { ApiError, type ErrorDetail, msg } from "../errors.js";
 import { requireAdmin } from "../auth/admin.service.js";
+import { assertKeyScope, type KeyScope } from "../auth/key-scopes.js";
 import { sendJson } from "./json-body.js";
 import { createJsonBodyReader, DEFAULT_JSON_LIMITS, type JsonBodyLimits, type JsonBodyReader } from "./json-request-body.js";
 import { rememberSpanish, zodSpanish } from "./error-language.js";
@@ -48,6 +49,12 @@ interface RouteSpec<P extends Schema | undefined, Q extends Schema | undefined, 
   /** OpenAPI-style path: /v1/experiments/{experiment_id}. */
   path: string;
   auth: AuthMode;
+  /**
+   * What an API key needs to call this route (src/auth/key-scopes.ts; sessions are not limited by it). Undeclared:
+   * admin, so a route someone forgot stays closed to narrower keys (test/unit/route-scopes.test.ts requires every
+   * route an API key can reach to declare it). The OpenAPI document carries it as x-builder-scope.
+   */
+  scope?: KeyScope;
   /** Administrators only (/v1/admin): anyone else gets 403 admin_only, before the body is read. */
   adminOnly?: boolean;
   summary: string;
@@ -105,6 +112,11 @@ export function defineRoute<
   B extends Schema | undefined = undefined,
 >(def: RouteDef<P, Q, B>): AnyRoute {
   return def;
+}
+
+/** The scope an API key needs for the route: its own, or admin when it declares none (the safe default). */
+export function routeScope(route: Pick<AnyRoute, "scope">): KeyScope {
+  return route.scope ?? "admin";
 }
 
 /** Turns zod issues into one `details` entry per bad field. */
@@ -196,8 +208,11 @@ export function routeRunner(
   authenticate: Authenticate = services.auth.authenticate,
 ): RunRoute<Request, Response> {
   const readBody = jsonBodyReaderFor(route, services.config);
+  const scope = routeScope(route);
   return async function runRoute(io) {
     const auth = await authenticate(io.req, io.res, route.auth);
+    // The one place a key's scope is checked, for Express and the /predict lane alike, before the body is read.
+    if (auth) assertKeyScope(auth, scope);
     if (route.adminOnly) requireAdmin(auth);
     const parsedBody = readBody ? await readBody(io.incoming, io.outgoing, io.log) : undefined;
     const { params, query, body } = validateParts(route, io.params, io.query, parsedBody);

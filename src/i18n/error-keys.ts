@@ -7,8 +7,15 @@ export type CatalogValue = string | number | { readonly key: string; readonly va
 export interface ErrorValues {
   "auth.account_disabled": {};
   "auth.admin_only": {};
+  "auth.api_key_expired": {};
+  "auth.api_key_expiry_past": {};
+  "auth.api_key_model_not_allowed": { experiment_id: CatalogValue };
+  "auth.api_key_models_need_predict": {};
   "auth.api_key_not_found": {};
   "auth.api_key_revoked": {};
+  "auth.api_key_scope_missing": { scope: CatalogValue };
+  "auth.api_key_scope_unknown": { scope: CatalogValue };
+  "auth.api_key_scopes_empty": {};
   "auth.cannot_disable_self": {};
   "auth.email_taken": { email: CatalogValue };
   "auth.email_taken_signup": { email: CatalogValue };

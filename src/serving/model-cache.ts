@@ -1,4 +1,6 @@
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import type { Logger } from "../logger.js";
 import type { Bucket } from "../storage/bucket.js";
@@ -16,7 +18,11 @@ import type { Predictor } from "./predictor.js";
  * - fresh: which version is current (the one made current last: the newest published, or one made current
  *   again by rollback) is looked up in the database, remembered for a short while, and replaced at once when
  *   "model:published" or the models table's notification (builder_model_current) says so; the new version is
- *   loaded before the mapping switches, so a request never meets a half-loaded model.
+ *   loaded before the mapping switches, so a request never meets a half-loaded model;
+ * - private: each replica copies into a folder of its own (model-cache/<host>-<pid>-<random>/<id>), because
+ *   replicas may share one data folder and one replica's eviction removed a copy another was writing or about to
+ *   open (bench/serve/notebook/2026-11-29-cache-race.md). Sweeps still look into every replica's folder, so an
+ *   erased user's model leaves every copy on disk.
  */
 
 export interface LoadedModel {
@@ -49,6 +55,20 @@ export class ModelNotFound extends Error {}
 
 /** A models row id, the name of its folder in the cache. */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A replica's folder: host, process id, and a random part (two replicas may run in one process, as tests do). */
+const REPLICA = /^(.+)-(\d+)-[0-9a-f]{8}$/;
+
+/** Whether a replica folder's process is known to be gone: only a process of this host can be checked. */
+function replicaIsDead(name: string): boolean {
+  const m = REPLICA.exec(name);
+  if (!m || m[1] !== os.hostname()) return false;
+  try {
+    process.kill(Number(m[2]), 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
 
 /** a was made current after b (the version served is the one made current last; version breaks a tie). */
 function madeLater(a: ModelRow, b: ModelRow): boolean {
@@ -69,9 +89,12 @@ export class ModelCache {
   private readonly tryCuda = fs.existsSync("/dev/nvidia0");
   /** LRU clock: a counter, not Date.now(), so two uses in the same millisecond still have an order. */
   private tick = 0;
+  /** This replica's own folder under cacheDir: only this process writes or evicts in it. */
+  readonly dir: string;
 
   constructor(private readonly o: ModelCacheOptions) {
-    fs.mkdirSync(o.cacheDir, { recursive: true });
+    this.dir = path.join(o.cacheDir, `${os.hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`);
+    fs.mkdirSync(this.dir, { recursive: true });
   }
 
   /** The current version of (workspace, experiment), loaded. Throws ModelNotFound when there is none. */
@@ -140,31 +163,45 @@ export class ModelCache {
     const key = `${workspaceId}:${experimentId}`;
     if (this.latest.get(key)?.row.id === modelId) this.latest.delete(key);
     void this.evict(modelId);
-    fs.promises.rm(path.join(this.o.cacheDir, modelId), { recursive: true, force: true }).catch(() => undefined);
+    fs.promises.rm(path.join(this.dir, modelId), { recursive: true, force: true }).catch(() => undefined);
   }
 
   /**
    * Removes every local copy (and unloads every session) whose models row is gone: versions unpublished while this
    * process was down or killed (a kill -9 mid-erasure leaves the copies it had not removed yet), or whose
    * notification was lost. Run at start-up, when an account's erasure ends (builder_account_erased) and when the
-   * notifications come back after a gap. The folders are listed before the rows are read, so a copy being made
-   * for a version published meanwhile is kept (its row exists). Returns how many folders were removed.
+   * notifications come back after a gap. It looks into every replica's folder, not only this one's, so a replica
+   * that is down or gone cannot keep an erased user's model on disk; the folder of a replica of this host whose
+   * process is gone is removed whole. The folders are listed before the rows are read, so a copy being made for a
+   * version published meanwhile is kept (its row exists). Returns how many folders were removed.
    */
   async sweepOrphans(): Promise<number> {
-    const entries = await fs.promises.readdir(this.o.cacheDir).catch(() => [] as string[]);
-    const ids = entries.filter((e) => UUID.test(e));
+    const own = path.basename(this.dir);
+    const list = (dir: string) => fs.promises.readdir(dir).catch(() => [] as string[]);
+    const top = await list(this.o.cacheDir);
+    const copies: { folder: string; id: string; here: boolean }[] = [];
+    let removed = 0;
+    const remove = async (folder: string) => {
+      await fs.promises.rm(folder, { recursive: true, force: true });
+      removed++;
+    };
+    for (const name of top) {
+      const folder = path.join(this.o.cacheDir, name);
+      if (name !== own && replicaIsDead(name)) await remove(folder);
+      else if (REPLICA.test(name)) {
+        for (const id of await list(folder)) copies.push({ folder: path.join(folder, id), id, here: name === own });
+      } else await remove(folder); // a copy in the layout before replica folders, or a stray file: not Builder's to keep
+    }
     const loadedIds = [...this.loaded.keys()];
-    const live = await this.o.repo.existingIds([...new Set([...ids, ...loadedIds])]);
+    const live = await this.o.repo.existingIds([...new Set([...copies.map((c) => c.id).filter((id) => UUID.test(id)), ...loadedIds])]);
     for (const id of loadedIds) {
       const m = this.loaded.get(id);
       if (m && !live.has(id)) this.forget(m.row.workspaceId, m.row.experimentId, id);
     }
-    let removed = 0;
-    for (const name of entries) {
-      // Anything else in the folder (a stray file, a copy of a version no longer published) is not Builder's to keep.
-      if (live.has(name) || this.loading.has(name)) continue;
-      await fs.promises.rm(path.join(this.o.cacheDir, name), { recursive: true, force: true });
-      removed++;
+    for (const c of copies) {
+      if (live.has(c.id) || (c.here && this.loading.has(c.id))) continue;
+      // Another replica's partial copy of a version published meanwhile is a UUID folder whose row exists: kept.
+      await remove(c.folder);
     }
     if (removed) this.o.logger.info({ removed }, "model cache: removed local copies of unpublished models");
     return removed;
@@ -188,20 +225,13 @@ export class ModelCache {
   private async loadFromBucket(row: ModelRow): Promise<LoadedModel> {
     const prefix = row.storePath.replace(/\/+$/, "");
     const manifest = checkManifest(row.manifest && Object.keys(row.manifest).length ? row.manifest : await this.readManifest(prefix));
-    const dir = path.join(this.o.cacheDir, row.id);
+    const dir = path.join(this.dir, row.id);
     const file = path.join(dir, "model.onnx");
-    // Replicas may share one cache folder (one data folder): another's sweep or removal can take the folder away
-    // while this copy is being written (seen as ENOENT under load in the two-replica operating-point test); the
-    // download is then made once more. The cause is not yet found: see bench/serve/notebook/2026-11-29-cache-race.md.
-    for (let attempt = 1; !fs.existsSync(file); attempt++) {
-      const tmp = `${file}.${process.pid}.${Date.now()}.partial`;
-      try {
-        await this.o.bucket.downloadTo(`${prefix}/${manifest.model_file || "model.onnx"}`, tmp);
-        await fs.promises.rename(tmp, file);
-      } catch (err) {
-        if (attempt >= 3 || (err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-        this.o.logger.warn({ model: row.id, attempt }, "model copy vanished while being written; downloading it again");
-      }
+    if (!fs.existsSync(file)) {
+      // Written aside and renamed, so a crash mid-copy never leaves a truncated model.onnx to open next time.
+      const tmp = `${file}.${Date.now()}.partial`;
+      await this.o.bucket.downloadTo(`${prefix}/${manifest.model_file || "model.onnx"}`, tmp);
+      await fs.promises.rename(tmp, file);
     }
     const bytes = (await fs.promises.stat(file)).size;
     const predictor = await openPredictor(file, manifest, {
@@ -257,7 +287,7 @@ export class ModelCache {
     if (!m) return Promise.resolve();
     this.loaded.delete(id);
     void m.predictor.close();
-    return fs.promises.rm(path.join(this.o.cacheDir, id), { recursive: true, force: true }).catch(() => undefined);
+    return fs.promises.rm(path.join(this.dir, id), { recursive: true, force: true }).catch(() => undefined);
   }
 
   stats() {
@@ -266,5 +296,6 @@ export class ModelCache {
 
   async close(): Promise<void> {
     await Promise.all([...this.loaded.keys()].map((id) => this.evict(id)));
+    await fs.promises.rm(this.dir, { recursive: true, force: true }).catch(() => undefined);
   }
 }

@@ -86,6 +86,8 @@ describe.skipIf(!haveChromium)("dashboard: sign-in, API keys, account (Chromium)
     // The server's default limit is a number on the page, not the word "default".
     expect(await page.getByLabel("Requests per minute (optional)").getAttribute("placeholder")).toMatch(/^server default: \d+$/);
     await page.getByLabel("Requests per minute (optional)").fill("30");
+    // A new key may only predict unless more is ticked; /v1/me below needs read.
+    await page.getByLabel(/read:/).check();
     await page.getByRole("button", { name: "Generate new key" }).click();
     const key = (await page.getByTestId("new-key-value").textContent())!.trim();
     expect(key).toMatch(/^bld_/);

@@ -9,6 +9,7 @@ import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { makeZip } from "../helpers/zips.js";
 import { ensureDashboardBuilt, haveChromium, launchChromium, screenshot, signInThroughPage } from "./browser.js";
+import { ALL_KEY_SCOPES } from "../../src/auth/key-scopes.js";
 
 // Issue 38 item 3 on the Try-it page of an image classifier: a zip of images sent with Grad-CAM overlays is followed
 // live over its events stream (waiting behind another file, then "n of N images"), and once done the page offers
@@ -42,7 +43,7 @@ describe.skipIf(!haveChromium || !haveFixturePython)("dashboard: scoring a zip o
     ensureDashboardBuilt();
     server = await startTestServer("pglite", { EVENT_STREAMS_PER_USER: "1" });
     const userId = (await server.services.auth.users.create({ email: EMAIL, password: PASSWORD })).id;
-    apiKey = (await server.services.auth.apiKeys.create(userId, { name: "script" })).key;
+    apiKey = (await server.services.auth.apiKeys.create(userId, { scopes: ALL_KEY_SCOPES, name: "script" })).key;
     await publishFixture(server, userId, ID, servingFixtures().modelDir("vision_binary"));
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });

@@ -6,6 +6,7 @@ import { dataRequest } from "../integration/experiments-fixtures.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { ensureDashboardBuilt, haveChromium, launchChromium, signInThroughPage } from "./browser.js";
 import { personalWorkspaceId } from "../helpers/auth.js";
+import { ALL_KEY_SCOPES } from "../../src/auth/key-scopes.js";
 
 // Issue 42, finding 5: a user's open events streams are capped (EVENT_STREAMS_PER_USER). A browser's EventSource
 // never retries a refused (non-200) stream by itself, so an experiment page opened while the user's other tabs
@@ -26,7 +27,7 @@ describe.skipIf(!haveChromium)("dashboard: experiment page when the user's strea
     // One slot per user; JOB_LEASE_S 600: the row written below stays queued, no runner takes it.
     server = await startTestServer("pglite", { EVENT_STREAMS_PER_USER: "1", JOB_LEASE_S: "600" });
     userId = (await server.services.auth.users.create({ email: EMAIL, password: PASSWORD })).id;
-    apiKey = (await server.services.auth.apiKeys.create(userId, { name: "script" })).key;
+    apiKey = (await server.services.auth.apiKeys.create(userId, { scopes: ALL_KEY_SCOPES, name: "script" })).key;
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     await signInThroughPage(page, server.url, EMAIL, PASSWORD);

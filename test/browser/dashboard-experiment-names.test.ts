@@ -15,6 +15,7 @@ import {
   seriousOrCritical,
   signInThroughPage,
 } from "./browser.js";
+import { ALL_KEY_SCOPES } from "../../src/auth/key-scopes.js";
 
 // Experiment names in the dashboard (issue 38, item 1): a named experiment made through the API shows by name in
 // the list, is renamed on its own page and found by the list's search box; the New experiment form sends a name.
@@ -44,7 +45,7 @@ describe.skipIf(!haveChromium)("dashboard: experiment names (Chromium)", () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "builder-names-"));
     server = await startTestServer("pglite");
     userId = (await server.services.auth.users.create({ email: EMAIL, password: PASSWORD })).id;
-    key = (await server.services.auth.apiKeys.create(userId, { name: "api" })).key;
+    key = (await server.services.auth.apiKeys.create(userId, { scopes: ALL_KEY_SCOPES, name: "api" })).key;
     expect(
       (
         await post(

@@ -17,6 +17,7 @@ import {
   seriousOrCritical,
   signInThroughPage,
 } from "./browser.js";
+import { ALL_KEY_SCOPES } from "../../src/auth/key-scopes.js";
 
 // Upload → report → build → results → try it, in a real Chromium against a real Builder (PGlite, in-process
 // runner, the real Python pipeline). The training is a tiny table in fastest mode with a 4 s budget.
@@ -257,7 +258,7 @@ describe.skipIf(!haveChromium)("dashboard: experiments (Chromium)", () => {
 
     // Built anyway (through the API), the experiment ends invalid_dataset and its page says why, with the report.
     const zipPath = (await page.getByTestId("uploaded").locator("code").textContent())!;
-    const { key } = await server.services.auth.apiKeys.create(userId, { name: "api" });
+    const { key } = await server.services.auth.apiKeys.create(userId, { scopes: ALL_KEY_SCOPES, name: "api" });
     const res = await fetch(`${server.url}/v1/experiments`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },

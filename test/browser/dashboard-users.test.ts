@@ -10,6 +10,7 @@ import {
   seriousOrCritical,
   signInThroughPage,
 } from "./browser.js";
+import { ALL_KEY_SCOPES } from "../../src/auth/key-scopes.js";
 
 // Settings → Users in a real Chromium (issue 38 item 4): an administrator invites someone, a second browser (the
 // invited person's) opens the one-time link and creates the account, the administrator disables it, and the
@@ -115,7 +116,7 @@ describe.skipIf(!haveChromium)("dashboard: Settings → Users (Chromium)", () =>
     await screenshot(admin, "users-07-reset-link");
 
     const nurseId = (await server.services.auth.users.findByEmail(NURSE.email))!.id;
-    const { key } = await server.services.auth.apiKeys.create(nurseId, { name: "pipeline" });
+    const { key } = await server.services.auth.apiKeys.create(nurseId, { scopes: ALL_KEY_SCOPES, name: "pipeline" });
     const nurse = await (await browser.newContext()).newPage();
     await nurse.goto(reset);
     await nurse.getByRole("heading", { name: "Set a new password" }).waitFor();

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { TestServer } from "./server.js";
 import type { Db } from "../../src/db/client.js";
 import { personalScope, type Scope } from "../../src/workspaces/scope.js";
+import { ALL_KEY_SCOPES, type KeyScope } from "../../src/auth/key-scopes.js";
 
 export interface UserWithKey {
   userId: string;
@@ -13,16 +14,20 @@ export interface UserWithKey {
   keyId: string;
 }
 
-/** A fresh user and an API key, made through the services (no HTTP), for tests of authenticated routes. */
+/** A fresh user and an API key (every scope unless asked), made through the services (no HTTP), for tests of authenticated routes. */
 export async function createUserWithKey(
   server: TestServer,
-  opts: { email?: string; password?: string; rateLimitPerMinute?: number; keyName?: string } = {},
+  opts: { email?: string; password?: string; rateLimitPerMinute?: number; keyName?: string; scopes?: readonly KeyScope[] } = {},
 ): Promise<UserWithKey> {
   const email = opts.email ?? `user-${randomBytes(6).toString("hex")}@test.example`;
   const password = opts.password ?? `pw-${randomBytes(12).toString("hex")}`;
   const { auth } = server.services;
   const user = await auth.users.create({ email, password });
-  const { key, info } = await auth.apiKeys.create(user.id, { name: opts.keyName ?? "test", rateLimitPerMinute: opts.rateLimitPerMinute });
+  const { key, info } = await auth.apiKeys.create(user.id, {
+    scopes: opts.scopes ?? ALL_KEY_SCOPES,
+    name: opts.keyName ?? "test",
+    rateLimitPerMinute: opts.rateLimitPerMinute,
+  });
   return { userId: user.id, scope: await personalScope(server.services.db, user.id), email: user.email, password, key, keyId: info.id };
 }
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { bearer, createUserWithKey, limiterEnv, type UserWithKey } from "../helpers/auth.js";
 import { describeEachTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
+import { ALL_KEY_SCOPES } from "../../src/auth/key-scopes.js";
 
 // Settings → Users over HTTP (issue 38 item 4), on PGlite and on the real Postgres (+ Redis limiters): only an
 // administrator reaches /v1/admin; an invitation link makes one account, once, and not after it expires; a
@@ -254,9 +255,9 @@ describeEachTarget("administrators manage users (%s)", (target) => {
     };
 
     const revoking = await createUserWithKey(server);
-    const second = await server.services.auth.apiKeys.create(revoking.userId, { name: "second" });
+    const second = await server.services.auth.apiKeys.create(revoking.userId, { scopes: ALL_KEY_SCOPES, name: "second" });
     await server.services.auth.apiKeys.revoke(
-      (await server.services.auth.apiKeys.create(revoking.userId, { name: "old" })).info.id,
+      (await server.services.auth.apiKeys.create(revoking.userId, { scopes: ALL_KEY_SCOPES, name: "old" })).info.id,
       revoking.userId,
     );
     expect((await call("GET", "/v1/me", bearer(revoking.key))).status).toBe(200); // cached in this process now

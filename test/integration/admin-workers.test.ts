@@ -5,6 +5,7 @@ import type { DeviceSlot } from "../../src/jobs/gpu-slots.js";
 import { createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { api, dataRequest, tabularZip, waitFor, type Api } from "./experiments-fixtures.js";
+import { ALL_KEY_SCOPES } from "../../src/auth/key-scopes.js";
 
 // GET /v1/admin/workers and the drain routes with the default in-process runner (PGlite): the server is the one
 // runner, listed with its slots and the job it runs; there is no worker to drain (409, in the caller's language).
@@ -38,7 +39,7 @@ describe("Operations API with the in-process runner", () => {
     server = await startTestServer("pglite");
     const { auth } = server.services;
     const a = await auth.users.create({ email: "ops@hospital.example", password: "an administrator's password", role: "admin" });
-    adminKey = (await auth.apiKeys.create(a.id, { name: "ops" })).key;
+    adminKey = (await auth.apiKeys.create(a.id, { scopes: ALL_KEY_SCOPES, name: "ops" })).key;
     admin = api(server.url, adminKey);
     member = await createUserWithKey(server, { email: "cardio@hospital.example" });
   });

@@ -57,8 +57,21 @@ describe("./builder users and keys (PGlite in BUILDER_DATA_DIR)", () => {
       expect(dup.code).not.toBe(0);
       expect(dup.stderr).toMatch(/already exists/);
 
-      const key = await builder(env, "keys", "create", "--email", "cli@test.example", "--name", "ci", "--rate-limit", "5");
+      const key = await builder(
+        env,
+        "keys",
+        "create",
+        "--email",
+        "cli@test.example",
+        "--name",
+        "ci",
+        "--rate-limit",
+        "5",
+        "--scopes",
+        "read",
+      );
       expect(key.code, key.stderr).toBe(0);
+      expect(key.stderr).toContain("(scopes read)");
       secret = lastLine(key.stdout);
       expect(secret).toMatch(/^bld_[0-9A-Za-z]{43}$/);
       // The secret appears once: as the last line of stdout, nowhere else.
@@ -74,7 +87,32 @@ describe("./builder users and keys (PGlite in BUILDER_DATA_DIR)", () => {
       expect(me.headers.get("x-ratelimit-limit-requests")).toBe("5");
       await server.services.auth.apiKeys.flush();
 
+      // Without --scopes a key may only predict (the default), with --models only those models, with --expires until then.
+      const narrow = await builder(
+        env,
+        "keys",
+        "create",
+        "--email",
+        "cli@test.example",
+        "--name",
+        "scanner",
+        "--models",
+        "3,7",
+        "--expires",
+        "30d",
+      );
+      expect(narrow.code, narrow.stderr).toBe(0);
+      expect(narrow.stderr).toMatch(/\(scopes predict; models 3,7; expires 20\d\d-/);
+      const narrowMe = await fetch(`${server.url}/v1/me`, { headers: bearer(lastLine(narrow.stdout)) });
+      expect(narrowMe.status).toBe(403);
+      expect(((await narrowMe.json()) as { error: { code: string } }).error.code).toBe("api_key_scope_missing");
+      const badScope = await builder(env, "keys", "create", "--email", "cli@test.example", "--scopes", "predict,everything");
+      expect(badScope.code).toBe(2);
+      expect(badScope.stderr).toMatch(/--scopes takes a comma-separated list of predict, read, build, admin/);
+
       const list = await builder(env, "keys", "list", "--email", "cli@test.example");
+      expect(list.stdout).toMatch(/\sscanner\s.*\spredict\s+3,7\s/);
+      expect(list.stdout).toMatch(/\sci\s.*\sread\s+all\s+5\s.*cli@test\.example/);
       expect(list.code, list.stderr).toBe(0);
       expect(list.stdout).toMatch(/^ID\s+NAME\s+PREFIX/);
       expect(list.stdout).toContain(secret.slice(0, 12));
@@ -107,8 +145,13 @@ describe("./builder users and keys (PGlite in BUILDER_DATA_DIR)", () => {
 
     // Server stopped: the CLI reads the folder directly again and sees what the server wrote.
     const listed = await builder(env, "keys", "list", "--email", "cli@test.example", "--json");
-    const row = JSON.parse(lastLine(listed.stdout));
+    const row = listed.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .find((r) => r.id === keyId);
     expect(row.id).toBe(keyId);
+    expect(row).toMatchObject({ scopes: ["read"], createdByEmail: "cli@test.example" });
     expect(row.revokedAt).toEqual(expect.any(String));
     expect(row.lastUsedAt).toEqual(expect.any(String));
     const missing = await builder(env, "keys", "revoke", secret.slice(0, -1) + (secret.endsWith("A") ? "B" : "A"));

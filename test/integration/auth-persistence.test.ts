@@ -8,6 +8,7 @@ import { apiKeys, sessions, users } from "../../src/db/schema.js";
 import { startServer, type RunningServer } from "../../src/server.js";
 import { bearer } from "../helpers/auth.js";
 import { createThrowawayDatabase, describeEachTarget } from "../helpers/db.js";
+import { ALL_KEY_SCOPES } from "../../src/auth/key-scopes.js";
 
 /** Every file under dir whose bytes contain needle (the PGlite folder is binary pages, WAL included). */
 function filesContaining(dir: string, needle: string): string[] {
@@ -43,8 +44,8 @@ describeEachTarget("users and keys across a restart on %s", (target) => {
     server = await startServer(config, { port: 0, host: "127.0.0.1" });
     const { auth } = server.services;
     const user = await auth.users.create({ email: "Restart@Test.Example", password: "a long enough password" });
-    const kept = await auth.apiKeys.create(user.id, { name: "kept", rateLimitPerMinute: 7 });
-    const revoked = await auth.apiKeys.create(user.id, { name: "revoked" });
+    const kept = await auth.apiKeys.create(user.id, { scopes: ALL_KEY_SCOPES, name: "kept", rateLimitPerMinute: 7 });
+    const revoked = await auth.apiKeys.create(user.id, { scopes: ALL_KEY_SCOPES, name: "revoked" });
     await auth.apiKeys.revoke(revoked.info.id);
     expect((await fetch(`${server.url}/v1/me`, { headers: bearer(kept.key) })).status).toBe(200);
     const signIn = await fetch(`${server.url}/v1/session`, {

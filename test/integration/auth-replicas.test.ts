@@ -59,7 +59,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !process.env.TEST_REDIS_URL)("
     const { csrf_token } = (await signIn.json()) as { csrf_token: string };
     const dash = { cookie, "x-csrf-token": csrf_token, "content-type": "application/json" };
     const created = (await (
-      await fetch(`${a.url}/v1/api-keys`, { method: "POST", headers: dash, body: JSON.stringify({ name: "to-revoke" }) })
+      await fetch(`${a.url}/v1/api-keys`, { method: "POST", headers: dash, body: JSON.stringify({ name: "to-revoke", scopes: ["read"] }) })
     ).json()) as { id: string; key: string };
     expect((await me(b, created.key)).status).toBe(200);
     expect(b.services.auth.apiKeys.cache.get(sha256Hex(created.key))?.id).toBe(created.id); // B serves it from its cache

@@ -86,7 +86,7 @@ describeEachTarget("dashboard sessions on %s", (target) => {
       fetch(`${server.url}/v1/api-keys`, {
         method: "POST",
         headers: { "content-type": "application/json", cookie, ...headers },
-        body: JSON.stringify({ name: "ci", rate_limit_per_minute: 50 }),
+        body: JSON.stringify({ name: "ci", rate_limit_per_minute: 50, scopes: ["read"] }), // /v1/me below needs read
       });
     const noCsrf = await post({});
     expect(noCsrf.status).toBe(403);

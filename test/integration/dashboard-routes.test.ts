@@ -12,6 +12,7 @@ import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures
 import { publishFixture } from "../fixtures/serving/publish.js";
 import { makeZip, visionDataset } from "../helpers/zips.js";
 import sharp from "sharp";
+import { ALL_KEY_SCOPES } from "../../src/auth/key-scopes.js";
 
 // The server side of the dashboard: first-run state, sign-up by config, change password, the report and figure
 // routes (owner only), and the SPA served beside the API.
@@ -84,7 +85,7 @@ describe("dashboard account routes", () => {
   it("PUT /v1/account/password keeps the API keys unless revoke_api_keys, and logs how many went or stayed", async () => {
     const email = "keys@hospital.example";
     const user = await server.services.auth.users.create({ email, password: "old password 123" });
-    const { key } = await server.services.auth.apiKeys.create(user.id, { name: "pipeline" });
+    const { key } = await server.services.auth.apiKeys.create(user.id, { scopes: ALL_KEY_SCOPES, name: "pipeline" });
     const s = await signIn(server, email, "old password 123");
     const put = (body: unknown) =>
       fetch(`${server.url}/v1/account/password`, {

@@ -3,11 +3,11 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import sharp from "sharp";
-import yauzl from "yauzl";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config.js";
 import { prepareDataset, type DatasetTask } from "../../src/datasets/prepare.js";
 import { LocalBucket } from "../../src/storage/local-bucket.js";
+import { readNpz } from "../helpers/npz.js";
 import { ZipWriter } from "../helpers/zips.js";
 
 // Real public datasets from ../shared/datasets, converted to Builder's zip layouts on the fly
@@ -22,37 +22,6 @@ async function prepare(zipFile: string, request: DatasetTask) {
   const bucket = new LocalBucket(tmp());
   await bucket.write("u/real/d.zip", fs.createReadStream(zipFile));
   return prepareDataset({ bucket, config }, { zipPath: "u/real/d.zip", workDir: tmp(), task: request, seed: 42, split: "train_val_test" });
-}
-
-/** Reads the arrays of an .npz (a zip of .npy files; uint8 arrays only, which is what MedMNIST holds). */
-async function readNpz(file: string): Promise<Record<string, { shape: number[]; data: Buffer }>> {
-  const zip = await new Promise<yauzl.ZipFile>((res, rej) => yauzl.open(file, { lazyEntries: true }, (e, z) => (e ? rej(e) : res(z!))));
-  const out: Record<string, { shape: number[]; data: Buffer }> = {};
-  await new Promise<void>((resolve, reject) => {
-    zip.on("entry", (entry: yauzl.Entry) => {
-      zip.openReadStream(entry, async (err, s) => {
-        if (err || !s) return reject(err);
-        const chunks: Buffer[] = [];
-        for await (const c of s) chunks.push(c as Buffer);
-        const buf = Buffer.concat(chunks);
-        const headerLen = buf.readUInt16LE(8);
-        const header = buf.subarray(10, 10 + headerLen).toString("latin1");
-        if (!header.includes("'|u1'")) return reject(new Error(`${entry.fileName}: not uint8`));
-        const shape = header
-          .match(/'shape': \(([^)]*)\)/)![1]
-          .split(",")
-          .map((x) => x.trim())
-          .filter(Boolean)
-          .map(Number);
-        out[entry.fileName.replace(/\.npy$/, "")] = { shape, data: buf.subarray(10 + headerLen) };
-        zip.readEntry();
-      });
-    });
-    zip.on("end", resolve);
-    zip.on("error", reject);
-    zip.readEntry();
-  });
-  return out;
 }
 
 describe.skipIf(!has("wdbc/data.csv"))("WDBC (data task, real CSV)", () => {

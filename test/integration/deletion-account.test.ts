@@ -12,6 +12,7 @@ import { publishFixture } from "../fixtures/serving/publish.js";
 import { plantObject, storedFiles, TEST_STORAGE } from "../helpers/storage.js";
 import { plant, rowsOfUser } from "./deletion-fixtures.js";
 import { api, tabularZip, waitFor } from "./experiments-fixtures.js";
+import { ALL_KEY_SCOPES } from "../../src/auth/key-scopes.js";
 
 // Account erasure leaves nothing of the user in the database (every table with a user_id column, found in the
 // catalogue) nor in the data folder (bucket, logs, work, model cache), and leaves another user exactly as it was.
@@ -30,7 +31,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)(`account e
   /** A user with all a user can have: experiments with models and reports, uploads, a chat, a session, keys, logs. */
   const populate = async (n: number) => {
     const u = await createUserWithKey(server);
-    const second = await server.services.auth.apiKeys.create(u.userId, { name: "second" });
+    const second = await server.services.auth.apiKeys.create(u.userId, { scopes: ALL_KEY_SCOPES, name: "second" });
     const exp = await publishFixture(server, u.userId, 1, fx.modelDir("tabular_binary"));
     await publishFixture(server, u.userId, 2, fx.modelDir("tabular_binary"));
     await server.services.experiments.repo.addEvent(exp.experimentUuid, "status", { status: "ready", zip: `${u.userId}/study/data.zip` });

@@ -94,9 +94,10 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)(
       expect((await predict(b, alice.key, 7)).status).toBe(201);
       expect(b.services.serving.cache.stats().ids).toContain(v2.id);
       const before = await stored();
-      expect(before).toEqual(
-        expect.arrayContaining([...own, `bucket/models/${alice.userId}/7/v1/model.onnx`, `model-cache/${v2.id}/model.onnx`]),
-      );
+      // Each replica copied the model into its own cache folder (src/serving/model-cache.ts).
+      const copies = [a, b].map((s) => path.relative(dataDir, path.join(s.services.serving.cache.dir, v2.id, "model.onnx")));
+      expect(copies[0]).not.toBe(copies[1]);
+      expect(before).toEqual(expect.arrayContaining([...own, `bucket/models/${alice.userId}/7/v1/model.onnx`, ...copies]));
 
       // Bob cannot delete it: 404, as if it did not exist.
       expect((await api(a.url, bob.key).del("/v1/experiments/8")).status).toBe(404);

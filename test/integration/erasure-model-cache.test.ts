@@ -23,7 +23,12 @@ describe.skipIf(!haveFixturePython)("account erasure and the model cache", () =>
   let dataDir: string;
   let services: Services | undefined;
   const cacheDir = () => path.join(dataDir, "model-cache");
-  const cached = () => fs.readdirSync(cacheDir()).sort();
+  /** The model copies on disk, in every replica's folder (model-cache/<replica>/<models row id>). */
+  const cached = () =>
+    fs
+      .readdirSync(cacheDir())
+      .flatMap((replica) => fs.readdirSync(path.join(cacheDir(), replica)))
+      .sort();
   const start = (runner: boolean) =>
     createServices(parseConfig({ BUILDER_DATA_DIR: dataDir, LOG_LEVEL: "silent", JOB_LEASE_S: "3" }), { runner });
 
@@ -79,8 +84,8 @@ describe.skipIf(!haveFixturePython)("account erasure and the model cache", () =>
     await publishFixture(server, carol.userId, 1, fx.modelDir("tabular_binary"), 1, false);
     // A copy this replica kept of a version deleted while its notifications were lost.
     const missed = "0b9d3f0e-6a55-4c1e-9a7e-2f4c1d1e7a11";
-    fs.mkdirSync(path.join(cacheDir(), missed));
-    fs.writeFileSync(path.join(cacheDir(), missed, "model.onnx"), "onnx bytes of an erased user's model");
+    fs.mkdirSync(path.join(services.serving.cache.dir, missed));
+    fs.writeFileSync(path.join(services.serving.cache.dir, missed, "model.onnx"), "onnx bytes of an erased user's model");
     const before = cached();
     expect(before).toContain(missed);
     await services.erasure.begin({ userId: carol.userId, via: "session" });

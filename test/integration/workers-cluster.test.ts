@@ -3,6 +3,7 @@ import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { api, dataRequest, visionRequest, waitFor, waitForStatus, type Api } from "./experiments-fixtures.js";
 import { cluster, freePort, imageZip, ROOT, waitHealthy, type Cluster } from "./cluster-fixtures.js";
+import { ALL_KEY_SCOPES } from "../../src/auth/key-scopes.js";
 
 // Two real `./builder worker` processes of different capacity on the real Postgres and Redis, behind a real
 // `./builder serve` (BUILDER_RUNNER=bullmq), training real models (issue 54 item 2): a worker that declares one
@@ -59,7 +60,7 @@ describe.skipIf(!hasPg || !hasRedis)("workers that say what they can run: two re
     serveUrl = url;
     const { auth } = c.services;
     const a = await auth.users.create({ email: "ops@hospital.example", password: "an administrator's password", role: "admin" });
-    admin = api(url, (await auth.apiKeys.create(a.id, { name: "ops" })).key);
+    admin = api(url, (await auth.apiKeys.create(a.id, { scopes: ALL_KEY_SCOPES, name: "ops" })).key);
     user = api(url, c.key);
     await c.services.bucket.write(`${c.userId}/vision/data.zip`, Readable.from(await imageZip()));
     // CUDA_VISIBLE_DEVICES="" hides any real GPU, so the CPU worker is CPU-only on a GPU host too.

@@ -72,7 +72,7 @@ describe.skipIf(!haveFixturePython)("ModelCache", () => {
     await cache.get("u1", 3); // over the bound: the least recently used (2) goes
     expect(cache.stats().ids.sort()).toEqual(["1-1", "3-1"]);
     await new Promise((r) => setTimeout(r, 200)); // the local copy is removed in the background
-    expect(fs.existsSync(path.join(tmp, "cache", "2-1"))).toBe(false);
+    expect(fs.existsSync(path.join(cache.dir, "2-1"))).toBe(false);
     expect(cache.stats().bytes).toBeLessThanOrEqual(sizeOf("vision_binary") + sizeOf("vision_multilabel") + 10);
     // Publishing v2 of experiment 1: warm loads it and drops v1; get() answers v2 without a database lookup.
     const v2 = await publish(1, "vision_multiclass", 2);
@@ -83,6 +83,52 @@ describe.skipIf(!haveFixturePython)("ModelCache", () => {
     expect(cache.stats().ids).not.toContain("1-1");
     await expect(cache.get("u1", 42)).rejects.toBeInstanceOf(ModelNotFound);
     await cache.close();
+  });
+
+  it("two replicas sharing one data folder keep separate copies: one's eviction never removes the other's", async () => {
+    const shared = path.join(tmp, "cache-shared");
+    const opts = { bucket, repo, cacheDir: shared, maxBytes: 1e9, intraOpThreads: 1, logger: pino({ level: "silent" }) };
+    const a = new ModelCache(opts);
+    const b = new ModelCache(opts);
+    expect(a.dir).not.toBe(b.dir);
+    const v1 = await publish(6, "tabular_binary", 1);
+    await Promise.all([a.load(v1), b.load(v1)]);
+    // A moves on to v2 and drops v1 (what an operating point saved elsewhere does); B still has v1 and its copy.
+    const v2 = await publish(6, "tabular_binary", 2);
+    await a.warm(v1);
+    await a.warm(v2);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(fs.existsSync(path.join(a.dir, v1.id, "model.onnx"))).toBe(false);
+    expect(fs.existsSync(path.join(b.dir, v1.id, "model.onnx"))).toBe(true);
+    await a.close();
+    expect(fs.existsSync(a.dir)).toBe(false);
+    await b.close();
+  });
+
+  it("the sweep looks into every replica's folder and removes the folder of a replica of this host whose process is gone", async () => {
+    const root = path.join(tmp, "cache-sweep");
+    const published = { id: "5d0c6a38-3c1f-4b8e-9f51-7f0e2a9b4c22" }; // a version still published
+    const gone = "0b9d3f0e-6a55-4c1e-9a7e-2f4c1d1e7a11"; // an erased user's
+    const sweepRepo = { ...repo, existingIds: async (ids: string[]) => new Set(ids.filter((id) => id !== gone)) } as unknown as ModelRepository;
+    const opts = { bucket, repo: sweepRepo, cacheDir: root, maxBytes: 1e9, intraOpThreads: 1, logger: pino({ level: "silent" }) };
+    const live = new ModelCache(opts);
+    const sweeper = new ModelCache(opts);
+    // A live replica (this process) holds a copy of an erased version and one of a published one.
+    for (const id of [gone, published.id]) {
+      fs.mkdirSync(path.join(live.dir, id));
+      fs.writeFileSync(path.join(live.dir, id, "model.onnx"), "x");
+    }
+    // A replica of this host whose process has exited (a pid no process has: a child that ran and ended).
+    const { spawnSync } = await import("node:child_process");
+    const deadPid = spawnSync(process.execPath, ["-e", "0"]).pid;
+    const dead = path.join(root, `${os.hostname()}-${deadPid}-0123abcd`);
+    fs.mkdirSync(path.join(dead, published.id), { recursive: true });
+    await sweeper.sweepOrphans();
+    expect(fs.existsSync(dead)).toBe(false);
+    expect(fs.existsSync(path.join(live.dir, gone))).toBe(false);
+    expect(fs.existsSync(path.join(live.dir, published.id))).toBe(true);
+    await live.close();
+    await sweeper.close();
   });
 
   it("switches to a version made current elsewhere, an older one too (rollback); a replica that never served it loads nothing", async () => {

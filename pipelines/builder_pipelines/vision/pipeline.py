@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from ..common import clinical, events, image_descriptors, monitoring_baseline, operating_scores, subgroups, thresholds
+from ..common.cpu_share import busy_cores
 from ..common.data import read_table, split_indices
 from ..common.device import pick_device
 from ..common.errors import DataError
@@ -27,17 +28,13 @@ from .train import TrainData
 
 
 def default_threads() -> int:
-    """The CPU count, less the cores other processes keep busy (1-minute load average).
+    """The CPU count, less the cores other processes keep busy (common/cpu_share.py).
 
     On a shared host, more threads than free cores makes PyTorch's OpenMP barriers spin: measured
     here, 2 threads under a load of 14 trained 9x slower than 1 thread.
     """
     cpus = os.cpu_count() or 1
-    try:
-        busy = int(os.getloadavg()[0])
-    except OSError:
-        busy = 0
-    return max(1, min(cpus, cpus - busy))
+    return max(1, min(cpus, cpus - busy_cores(cpus)))
 
 
 def _train_tensors(targets, rows, y_mean: float, y_std: float) -> torch.Tensor:

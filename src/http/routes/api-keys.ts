@@ -1,5 +1,6 @@
 import { z } from "zod";
-import type { ApiKeyInfo } from "../../auth/api-key.service.js";
+import type { ApiKeyInfo, ApiKeyListed } from "../../auth/api-key.service.js";
+import { KEY_SCOPES } from "../../auth/key-scopes.js";
 import { actorOf } from "../../audit/audit-log.js";
 import { defineRoute } from "../route.js";
 
@@ -14,9 +15,20 @@ const apiKeySchema = z.object({
   last_used_at: z.string().nullable().describe("updated at most once a minute"),
   revoked_at: z.string().nullable(),
   rate_limit_per_minute: z.number().int().nullable().describe("null: the server default (RATE_LIMIT_PER_MINUTE)"),
+  scopes: z
+    .array(z.enum(KEY_SCOPES))
+    .nullable()
+    .describe("what the key may do (docs/teams.md, Key scopes); null: a key made before scopes, which keeps full access"),
+  legacy_full_access: z.boolean().describe("true: made before scopes, so it may do everything; replace it with a scoped key"),
+  model_ids: z.array(z.number().int()).nullable().describe("the experiments a predict key may call; null: every model"),
+  expires_at: z.string().nullable().describe("when the key stops working (401 api_key_expired); null: never"),
+  expired: z.boolean(),
 });
 
-function toJson(k: ApiKeyInfo): z.infer<typeof apiKeySchema> {
+/** A key as the list shows it: who made it, besides the key itself. */
+const listedKeySchema = apiKeySchema.extend({ created_by: z.string().describe("the e-mail of who made the key") });
+
+function toJson(k: ApiKeyInfo, now = Date.now()): z.infer<typeof apiKeySchema> {
   return {
     id: k.id,
     name: k.name,
@@ -25,7 +37,16 @@ function toJson(k: ApiKeyInfo): z.infer<typeof apiKeySchema> {
     last_used_at: k.lastUsedAt?.toISOString() ?? null,
     revoked_at: k.revokedAt?.toISOString() ?? null,
     rate_limit_per_minute: k.rateLimitPerMinute,
+    scopes: k.scopes,
+    legacy_full_access: k.scopes === null,
+    model_ids: k.modelIds?.map(Number) ?? null,
+    expires_at: k.expiresAt?.toISOString() ?? null,
+    expired: k.expiresAt !== null && k.expiresAt.getTime() <= now,
   };
+}
+
+function toListedJson(k: ApiKeyListed): z.infer<typeof listedKeySchema> {
+  return { ...toJson(k), created_by: k.createdByEmail };
 }
 
 export const apiKeyRoutes = [
@@ -33,11 +54,25 @@ export const apiKeyRoutes = [
     method: "post",
     path: "/v1/api-keys",
     auth: "session",
-    summary: "Create an API key; the secret is in this response only",
+    summary: "Create an API key (scope predict unless others are asked for); the secret is in this response only",
     tags: ["account"],
     body: z.object({
       name: z.string().trim().min(1).max(100),
       rate_limit_per_minute: z.number().int().min(1).max(1_000_000).optional(),
+      scopes: z
+        .array(z.enum(KEY_SCOPES))
+        .min(1)
+        .optional()
+        .describe('what the key may do; default ["predict"] (read < build < admin; predict apart)'),
+      model_ids: z
+        .array(z.number().int().positive())
+        .max(1000)
+        .optional()
+        .describe("only these experiments' models may be called with predict; absent or empty: every model"),
+      expires_at: z.iso
+        .datetime({ offset: true })
+        .optional()
+        .describe("when the key stops working (ISO 8601, in the future); absent: never"),
     }),
     responses: {
       201: { description: "created; store `key` now, it is never shown again", schema: apiKeySchema.extend({ key: z.string() }) },
@@ -46,8 +81,16 @@ export const apiKeyRoutes = [
       const { key, info } = await services.auth.apiKeys.create(auth.userId, {
         name: body.name,
         rateLimitPerMinute: body.rate_limit_per_minute,
+        scopes: body.scopes,
+        modelIds: body.model_ids,
+        expiresAt: body.expires_at ? new Date(body.expires_at) : null,
       });
-      await services.audit.record(actorOf(auth), "api_key_created", `key ${info.prefix}`, { api_key_id: info.id });
+      await services.audit.record(actorOf(auth), "api_key_created", `key ${info.prefix}`, {
+        api_key_id: info.id,
+        scopes: info.scopes,
+        model_ids: info.modelIds,
+        expires_at: info.expiresAt?.toISOString() ?? null,
+      });
       return { status: 201, headers: { "cache-control": "no-store" }, body: { ...toJson(info), key } };
     },
   }),
@@ -61,7 +104,7 @@ export const apiKeyRoutes = [
       200: {
         description: "your keys",
         schema: z.object({
-          data: z.array(apiKeySchema),
+          data: z.array(listedKeySchema),
           default_rate_limit_per_minute: z
             .number()
             .int()
@@ -71,7 +114,7 @@ export const apiKeyRoutes = [
     },
     handler: async ({ auth, services }) => ({
       body: {
-        data: (await services.auth.apiKeys.list(auth.userId)).map(toJson),
+        data: (await services.auth.apiKeys.list(auth.userId)).map(toListedJson),
         default_rate_limit_per_minute: services.config.RATE_LIMIT_PER_MINUTE,
       },
     }),

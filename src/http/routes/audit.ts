@@ -19,6 +19,7 @@ export const auditRoutes = [
     method: "get",
     path: "/v1/audit",
     auth: "any",
+    scope: "read",
     summary: "Your audit log, newest first: who did what and when (append-only; no patient data). /v1/audit.csv downloads all of it",
     tags: ["account"],
     query: z.object({
@@ -37,6 +38,7 @@ export const auditRoutes = [
     method: "get",
     path: "/v1/audit.csv",
     auth: "any",
+    scope: "read",
     summary: "Your whole audit log as CSV, oldest first (seq, at, action, via, target, details)",
     tags: ["account"],
     responses: { 200: { description: "CSV", contentType: "text/csv" } },

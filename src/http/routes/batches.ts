@@ -63,6 +63,7 @@ export const batchRoutes = [
     method: "post",
     path: "/v1/models/{experiment_id}/batch",
     auth: "any",
+    scope: "build",
     summary:
       "Score a whole file with the current model version: rows (text/csv or .xlsx) for a table model, a zip of images for an image model",
     tags: ["models"],
@@ -135,6 +136,7 @@ export const batchRoutes = [
     method: "get",
     path: "/v1/models/{experiment_id}/batches",
     auth: "any",
+    scope: "read",
     summary: "The experiment's batches, newest first (the last 20)",
     tags: ["models"],
     params: experimentIdParams,
@@ -149,6 +151,7 @@ export const batchRoutes = [
     method: "get",
     path: "/v1/batches/{batch_id}",
     auth: "any",
+    scope: "read",
     summary: "A batch's status and progress",
     tags: ["models"],
     params: batchParams,
@@ -162,6 +165,7 @@ export const batchRoutes = [
     method: "get",
     path: "/v1/batches/{batch_id}/events",
     auth: "any",
+    scope: "read",
     summary:
       "Server-Sent Events: the batch's state now and at each change (event: progress, the batch as GET /v1/batches/{id} gives it: done of total, status), then event: done or event: failed with the same, and the stream ends; at most EVENT_STREAMS_PER_USER streams open at once, experiments' and batches' together (429 too_many_streams); one open after EVENT_STREAM_MAX_S ends with event: reconnect",
     tags: ["models"],
@@ -200,6 +204,7 @@ export const batchRoutes = [
     method: "get",
     path: "/v1/batches/{batch_id}/overlays.zip",
     auth: "any",
+    scope: "read",
     summary:
       "The Grad-CAM overlays of a finished batch sent with ?overlays=true: one PNG per image, named as the image with .png (scans/p01.jpg -> scans/p01.png), the map of its predicted class over the image; results.csv's overlay column names each",
     tags: ["models"],
@@ -222,6 +227,7 @@ export const batchRoutes = [
     method: "get",
     path: "/v1/batches/{batch_id}/results.csv",
     auth: "any",
+    scope: "read",
     summary:
       "The results of a finished batch: one line per input (id, prediction, each class's score, out_of_range, error; with overlays, overlay and overlay_class); detection: one line per box (image, box, class, score, x_min, y_min, x_max, y_max, error)",
     tags: ["models"],

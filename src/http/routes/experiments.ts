@@ -38,6 +38,7 @@ export const experimentRoutes = [
     method: "post",
     path: "/v1/experiments",
     auth: "any",
+    scope: "build",
     summary: "Start an experiment: train (Builder) or test a published model on new data (Retrospective)",
     tags: ["experiments"],
     body: experimentRequestSchema,
@@ -64,6 +65,7 @@ export const experimentRoutes = [
     method: "get",
     path: "/v1/experiments",
     auth: "any",
+    scope: "read",
     summary: "List your experiments, newest first",
     tags: ["experiments"],
     query: z.object({
@@ -86,6 +88,7 @@ export const experimentRoutes = [
     method: "get",
     path: "/v1/experiments/{experiment_id}",
     auth: "any",
+    scope: "read",
     summary: "One experiment: status, progress, history, request, dataset report, metrics",
     tags: ["experiments"],
     params: experimentIdParams,
@@ -98,6 +101,7 @@ export const experimentRoutes = [
     method: "patch",
     path: "/v1/experiments/{experiment_id}",
     auth: "any",
+    scope: "build",
     summary:
       "Name or describe an experiment: set name, description and/or intended_use (the model card's intended use); null clears one, an absent one is kept",
     tags: ["experiments"],
@@ -112,6 +116,7 @@ export const experimentRoutes = [
     method: "delete",
     path: "/v1/experiments/{experiment_id}",
     auth: "any",
+    scope: "build",
     summary:
       "Delete an experiment: cancelled if running, its models unpublished on every replica at once (/predict answers 404), then its model versions, reports, figures, logs and work folders removed; the dataset upload is kept (DELETE /v1/files)",
     tags: ["experiments"],
@@ -139,6 +144,7 @@ export const experimentRoutes = [
     method: "post",
     path: "/v1/experiments/{experiment_id}/cancel",
     auth: "any",
+    scope: "build",
     summary: "Cancel: a queued experiment at once; a running one's process is gone within seconds",
     tags: ["experiments"],
     params: experimentIdParams,
@@ -152,6 +158,7 @@ export const experimentRoutes = [
     method: "get",
     path: "/v1/experiments/{experiment_id}/logs",
     auth: "any",
+    scope: "read",
     summary: "The job log (orchestrator lines and the pipeline's stderr), plain text",
     tags: ["experiments"],
     params: experimentIdParams,
@@ -177,6 +184,7 @@ export const experimentRoutes = [
     method: "get",
     path: "/v1/experiments/{experiment_id}/events",
     auth: "any",
+    scope: "read",
     summary:
       "Server-Sent Events: every state change (event: status) and progress/metric event, replayed from the start (or after Last-Event-ID or ?after=); at most EVENT_STREAMS_PER_USER open at once (429 too_many_streams), each ends after EVENT_STREAM_MAX_S with event: reconnect",
     tags: ["experiments"],

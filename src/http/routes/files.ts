@@ -107,6 +107,7 @@ export const fileRoutes = [
     method: "put",
     path: "/v1/files/{user_dir}/{experiment_dir}/{file}",
     auth: "any",
+    scope: "build",
     summary: "Upload a dataset zip (raw body), streamed to the bucket",
     tags: ["files"],
     params: fileParams,
@@ -127,6 +128,7 @@ export const fileRoutes = [
     method: "post",
     path: "/v1/files",
     auth: "any",
+    scope: "build",
     summary:
       "Upload a dataset zip as multipart/form-data: field `path` (<experiment_dir>/<file>.zip or the full zip_gcloud), then field `file`",
     tags: ["files"],
@@ -153,6 +155,7 @@ export const fileRoutes = [
     method: "get",
     path: "/v1/files",
     auth: "any",
+    scope: "read",
     summary: "Your uploaded files with their sizes and sha256",
     tags: ["files"],
     handler: async ({ auth, services }) => ({ body: { files: await services.datasets.listFiles(auth) } }),
@@ -161,6 +164,7 @@ export const fileRoutes = [
     method: "delete",
     path: "/v1/files/{user_dir}/{experiment_dir}/{file}",
     auth: "any",
+    scope: "build",
     summary:
       "Delete one of your uploaded files; 409 dataset_in_use while a queued or running experiment reads it, unless force=true (which cancels those experiments first)",
     tags: ["files"],
@@ -181,6 +185,7 @@ export const fileRoutes = [
     method: "delete",
     path: "/v1/files/{user_dir}/{experiment_dir}",
     auth: "any",
+    scope: "build",
     summary:
       "Delete a whole folder of your uploads; 409 dataset_in_use while a queued or running experiment reads a file in it, unless force=true",
     tags: ["files"],

@@ -19,6 +19,7 @@ export const inputCheckRoutes = [
     method: "get",
     path: "/v1/models/{experiment_id}/input-check",
     auth: "any",
+    scope: "read",
     summary: "The unfamiliar-input check of the current model version: flag (answer, x-input-check says unfamiliar) or refuse (422)",
     tags: ["models"],
     params: experimentIdParams,
@@ -29,6 +30,7 @@ export const inputCheckRoutes = [
     method: "put",
     path: "/v1/models/{experiment_id}/input-check",
     auth: "any",
+    scope: "build",
     summary:
       "Set the unfamiliar-input check to flag or refuse: publishes a new model version (same model file) that /predict uses at once on every replica",
     tags: ["models"],

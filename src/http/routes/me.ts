@@ -10,6 +10,7 @@ export const meRoutes = [
     method: "get",
     path: "/v1/me",
     auth: "any",
+    scope: "read",
     summary: "Who am I: the user behind the API key (or dashboard session)",
     tags: ["account"],
     responses: {
@@ -24,6 +25,7 @@ export const meRoutes = [
     method: "delete",
     path: "/v1/me",
     auth: "any",
+    scope: "admin",
     summary:
       "Erase your account, with your password re-entered: every experiment, model, report, dataset, API key, session, chat conversation and log, in the database and the bucket; you are signed out at once, the files go in the background",
     tags: ["account"],

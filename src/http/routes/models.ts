@@ -37,6 +37,7 @@ export const modelRoutes = [
     method: "get",
     path: "/v1/models",
     auth: "any",
+    scope: "read",
     summary: "Your published models (the current version of each experiment: the newest, unless an earlier one was made current again)",
     tags: ["models"],
     responses: {
@@ -51,6 +52,7 @@ export const modelRoutes = [
     method: "get",
     path: "/v1/models/{experiment_id}",
     auth: "any",
+    scope: "read",
     summary: "One model: kind, inputs, classes, thresholds, metrics, version",
     tags: ["models"],
     params,
@@ -61,6 +63,7 @@ export const modelRoutes = [
     method: "get",
     path: "/v1/models/{experiment_id}/operating-point",
     auth: "any",
+    scope: "read",
     summary:
       "The operating point explorer's data (binary models): the validation (or out-of-fold) counts at every threshold, never the test set's, and the current threshold",
     tags: ["models"],
@@ -77,6 +80,7 @@ export const modelRoutes = [
     method: "post",
     path: "/v1/models/{experiment_id}/operating-point",
     auth: "any",
+    scope: "build",
     summary:
       "Save an operating point (binary models): a threshold chosen on the validation data by a rule; publishes a new model version (no retraining) that /predict uses at once on every replica, with its test figures",
     tags: ["models"],
@@ -93,6 +97,7 @@ export const modelRoutes = [
     method: "get",
     path: "/v1/models/{experiment_id}/versions",
     auth: "any",
+    scope: "read",
     summary:
       "Every version of the experiment's model, newest first, with its thresholds and saved operating point; `current` is the one /predict uses",
     tags: ["models"],
@@ -104,6 +109,7 @@ export const modelRoutes = [
     method: "post",
     path: "/v1/models/{experiment_id}/versions/{version}/current",
     auth: "any",
+    scope: "build",
     summary: "Make a version current again (rollback): /predict answers with it at once, on every replica",
     tags: ["models"],
     params: versionParams,
@@ -116,6 +122,7 @@ export const modelRoutes = [
     method: "get",
     path: "/v1/models/{experiment_id}/download",
     auth: "any",
+    scope: "read",
     summary: "Download the ONNX file of the current model version",
     tags: ["models"],
     params,

@@ -114,6 +114,7 @@ export const monitoringRoutes = [
     method: "get",
     path: "/v1/models/{experiment_id}/monitoring",
     auth: "any",
+    scope: "read",
     summary:
       "Monitoring of a model over a period: volume, latency, score against the baseline, positive-decision rate, drift per input column and score, outcome coverage, realized figures with intervals beside the model card's, and the estimate for predictions without an outcome",
     tags: ["monitoring"],
@@ -145,6 +146,7 @@ export const monitoringRoutes = [
     method: "post",
     path: "/v1/models/{experiment_id}/outcomes",
     auth: "any",
+    scope: "build",
     summary: `True outcomes of earlier predictions, joined by their x-request-id (at most ${MAX_OUTCOMES} per call; the same outcome again changes nothing)`,
     tags: ["monitoring"],
     params,

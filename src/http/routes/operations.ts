@@ -82,6 +82,7 @@ export const operationsRoutes = [
     method: "get",
     path: "/v1/admin/workers",
     auth: "any",
+    scope: "admin",
     adminOnly: true,
     summary: "Administrators: the workers with their GPUs and slots, the depth of the GPU and CPU queues, and the running jobs",
     tags: ["admin"],
@@ -92,6 +93,7 @@ export const operationsRoutes = [
     method: "post",
     path: "/v1/admin/workers/{id}/drain",
     auth: "any",
+    scope: "admin",
     adminOnly: true,
     summary:
       "Administrators: drain a worker (or every worker on a host): it finishes the jobs it runs and takes nothing new, within a couple of seconds",
@@ -108,6 +110,7 @@ export const operationsRoutes = [
     method: "post",
     path: "/v1/admin/workers/{id}/resume",
     auth: "any",
+    scope: "admin",
     adminOnly: true,
     summary: "Administrators: a drained or draining worker (or every worker on a host) takes jobs again",
     tags: ["admin"],

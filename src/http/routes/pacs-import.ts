@@ -45,6 +45,7 @@ export const pacsImportRoutes = [
     method: "post",
     path: "/v1/datasets/from-pacs",
     auth: "any",
+    scope: "build",
     summary:
       "Build a dataset from your PACS: the CSV's UIDs retrieved by QIDO-RS and WADO-RS, de-identified (PS3.15 basic profile), zipped into your folder and checked",
     tags: ["datasets", "pacs"],

@@ -28,6 +28,7 @@ export const pacsRoutes = [
     method: "get",
     path: "/v1/pacs",
     auth: "any",
+    scope: "read",
     summary: "Your PACS connection (Settings → PACS); the password is never shown",
     tags: ["pacs"],
     responses: {
@@ -39,6 +40,7 @@ export const pacsRoutes = [
     method: "put",
     path: "/v1/pacs",
     auth: "any",
+    scope: "admin",
     summary:
       "Save your PACS connection: its DICOMweb root, user name and password (HTTP basic; omit the password to keep the one kept, null to remove it)",
     tags: ["pacs"],
@@ -63,6 +65,7 @@ export const pacsRoutes = [
     method: "delete",
     path: "/v1/pacs",
     auth: "any",
+    scope: "admin",
     summary: "Forget your PACS connection and its credentials",
     tags: ["pacs"],
     responses: { 204: { description: "removed" }, 404: { description: "none was configured" } },
@@ -76,6 +79,7 @@ export const pacsRoutes = [
     method: "post",
     path: "/v1/pacs/test",
     auth: "any",
+    scope: "admin",
     summary: "Test connection: one QIDO-RS search on your PACS with its credentials; says what went wrong",
     tags: ["pacs"],
     responses: {
@@ -91,6 +95,7 @@ export const pacsRoutes = [
     method: "put",
     path: "/v1/models/{experiment_id}/pacs",
     auth: "any",
+    scope: "build",
     summary: "Whether every prediction of this model on a DICOMweb link of your PACS writes its answer back there (docs/pacs.md)",
     tags: ["pacs"],
     params: experimentIdParams,
@@ -107,6 +112,7 @@ export const pacsRoutes = [
     method: "get",
     path: "/v1/models/{experiment_id}/pacs",
     auth: "any",
+    scope: "read",
     summary: "This model's send-back setting",
     tags: ["pacs"],
     params: experimentIdParams,
@@ -124,6 +130,7 @@ export const pacsRoutes = [
     method: "put",
     path: "/v1/models/{experiment_id}/pacs/auto-score",
     auth: "any",
+    scope: "build",
     summary:
       "This model's rule for scoring new PACS instances as they arrive (Orthanc's change feed): each one matching modality, body part and series description (omitted or null: any) is scored and its SR written back",
     tags: ["pacs"],
@@ -154,6 +161,7 @@ export const pacsRoutes = [
     method: "get",
     path: "/v1/models/{experiment_id}/pacs/auto-score",
     auth: "any",
+    scope: "read",
     summary: "This model's rule for scoring new PACS instances, and its last outcomes (failures with their reason)",
     tags: ["pacs"],
     params: experimentIdParams,

@@ -9,6 +9,7 @@ import { JsonBytes } from "../../serving/json-encode.js";
 import type { Services } from "../../services.js";
 import type { AuthInfo } from "../../auth/types.js";
 import { inputCheckHeaders } from "../../serving/input-check.js";
+import { assertKeyModel } from "../../auth/key-scopes.js";
 
 // POST /v1/experiments/{experiment_id}/predict (canonical) and POST /predict (the seed's form, where the model
 // is named by experiment_id in the body, the x-experiment-id header or the experiment_id query parameter).
@@ -41,8 +42,10 @@ const answer = {
   400: failure(
     "bad body or message (wrong length, NaN, string, unknown category; bad URI; undecodable image); send_back_unavailable: send_back=true without a PACS, or on a link that is not a DICOMweb instance of it",
   ),
-  401: failure("missing or invalid API key"),
-  403: failure("revoked API key; refused image link (private address, host not allowed)"),
+  401: failure("missing or invalid API key; api_key_expired: the key's expiry has passed"),
+  403: failure(
+    "revoked API key; api_key_scope_missing: the key has no predict scope; api_key_model_not_allowed: the key is limited to other models; refused image link (private address, host not allowed)",
+  ),
   404: failure("no such experiment (or not yours), or an image object that is not yours"),
   409: failure("model_not_ready: the experiment exists but has no published model yet (queued, running, failed or cancelled)"),
   413: failure(
@@ -69,6 +72,8 @@ const sendBack = z
 
 /** The prediction, and its answer sent back to the PACS when asked (per call or by the model's setting). */
 async function predictAndSendBack(services: Services, auth: AuthInfo, id: number, message: unknown, requested: boolean | undefined) {
+  // A key limited to some models: the model is known only here (the seed form names it in the body or a header).
+  assertKeyModel(auth, id);
   const plan = await services.pacsSendBack.plan(auth, id, message, requested);
   if (!plan) {
     const answer = await services.serving.predict(auth, id, message, { keyId: auth.keyId });
@@ -88,6 +93,7 @@ export const predictRoutes = [
     method: "post",
     path: "/v1/experiments/{experiment_id}/predict",
     auth: "any",
+    scope: "predict",
     mountFirst: true,
     plain: true, // served by the /predict lane too (predict-lane.ts): the handler reads only the method and headers
     jsonBody: predictBodyLimits,
@@ -105,6 +111,7 @@ export const predictRoutes = [
     method: "post",
     path: "/predict",
     auth: "any",
+    scope: "predict",
     mountFirst: true,
     plain: true,
     jsonBody: predictBodyLimits,

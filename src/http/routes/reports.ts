@@ -82,6 +82,7 @@ export const reportRoutes = [
     method: "get",
     path: "/v1/experiments/{experiment_id}/report",
     auth: "any",
+    scope: "read",
     summary:
       "The evaluation report of a ready experiment: report.json (curves, confusion matrix, calibration, training curves) and its figures",
     tags: ["experiments"],
@@ -122,6 +123,7 @@ export const reportRoutes = [
     method: "get",
     path: "/v1/experiments/{experiment_id}/model-card",
     auth: "any",
+    scope: "read",
     summary:
       "The model card of a ready experiment, organised after TRIPOD+AI: intended use, data, split, preprocessing, model, performance with intervals, calibration, warnings and limitations, Retrospective results",
     tags: ["experiments"],
@@ -139,6 +141,7 @@ export const reportRoutes = [
     method: "get",
     path: "/v1/experiments/{experiment_id}/report.html",
     auth: "any",
+    scope: "read",
     summary:
       "The model card as a printable, self-contained HTML page (inline CSS, no script), in Spanish or English (?lang=, else Accept-Language), with its Monitoring section",
     tags: ["experiments"],
@@ -168,6 +171,7 @@ export const reportRoutes = [
     method: "get",
     path: "/v1/experiments/{experiment_id}/figures/{name}",
     auth: "any",
+    scope: "read",
     summary: "One figure of the report (SVG or PNG), by its name in the report's figures list",
     tags: ["experiments"],
     params: figureParams,

@@ -249,7 +249,7 @@ export interface paths {
         /** List your API keys (never the secrets), newest first, revoked ones included */
         get: operations["get_v1_api_keys"];
         put?: never;
-        /** Create an API key; the secret is in this response only */
+        /** Create an API key (scope predict unless others are asked for); the secret is in this response only */
         post: operations["post_v1_api_keys"];
         delete?: never;
         options?: never;
@@ -1329,7 +1329,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description missing or invalid API key */
+            /** @description missing or invalid API key; api_key_expired: the key's expiry has passed */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1347,7 +1347,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description revoked API key; refused image link (private address, host not allowed) */
+            /** @description revoked API key; api_key_scope_missing: the key has no predict scope; api_key_model_not_allowed: the key is limited to other models; refused image link (private address, host not allowed) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2330,16 +2330,27 @@ export interface operations {
                     "application/json": {
                         data: {
                             created_at: string;
+                            /** @description the e-mail of who made the key */
+                            created_by: string;
+                            expired: boolean;
+                            /** @description when the key stops working (401 api_key_expired); null: never */
+                            expires_at: string | null;
                             /** Format: uuid */
                             id: string;
                             /** @description updated at most once a minute */
                             last_used_at: string | null;
+                            /** @description true: made before scopes, so it may do everything; replace it with a scoped key */
+                            legacy_full_access: boolean;
+                            /** @description the experiments a predict key may call; null: every model */
+                            model_ids: number[] | null;
                             name: string;
                             /** @description the first 12 characters of the key, to recognise it */
                             prefix: string;
                             /** @description null: the server default (RATE_LIMIT_PER_MINUTE) */
                             rate_limit_per_minute: number | null;
                             revoked_at: string | null;
+                            /** @description what the key may do (docs/teams.md, Key scopes); null: a key made before scopes, which keeps full access */
+                            scopes: ("predict" | "read" | "build" | "admin")[] | null;
                         }[];
                         /** @description the limit of a key whose rate_limit_per_minute is null (RATE_LIMIT_PER_MINUTE) */
                         default_rate_limit_per_minute: number;
@@ -2367,8 +2378,17 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description when the key stops working (ISO 8601, in the future); absent: never
+                     */
+                    expires_at?: string;
+                    /** @description only these experiments' models may be called with predict; absent or empty: every model */
+                    model_ids?: number[];
                     name: string;
                     rate_limit_per_minute?: number;
+                    /** @description what the key may do; default ["predict"] (read < build < admin; predict apart) */
+                    scopes?: ("predict" | "read" | "build" | "admin")[];
                 };
             };
         };
@@ -2381,17 +2401,26 @@ export interface operations {
                 content: {
                     "application/json": {
                         created_at: string;
+                        expired: boolean;
+                        /** @description when the key stops working (401 api_key_expired); null: never */
+                        expires_at: string | null;
                         /** Format: uuid */
                         id: string;
                         key: string;
                         /** @description updated at most once a minute */
                         last_used_at: string | null;
+                        /** @description true: made before scopes, so it may do everything; replace it with a scoped key */
+                        legacy_full_access: boolean;
+                        /** @description the experiments a predict key may call; null: every model */
+                        model_ids: number[] | null;
                         name: string;
                         /** @description the first 12 characters of the key, to recognise it */
                         prefix: string;
                         /** @description null: the server default (RATE_LIMIT_PER_MINUTE) */
                         rate_limit_per_minute: number | null;
                         revoked_at: string | null;
+                        /** @description what the key may do (docs/teams.md, Key scopes); null: a key made before scopes, which keeps full access */
+                        scopes: ("predict" | "read" | "build" | "admin")[] | null;
                     };
                 };
             };
@@ -2425,16 +2454,25 @@ export interface operations {
                 content: {
                     "application/json": {
                         created_at: string;
+                        expired: boolean;
+                        /** @description when the key stops working (401 api_key_expired); null: never */
+                        expires_at: string | null;
                         /** Format: uuid */
                         id: string;
                         /** @description updated at most once a minute */
                         last_used_at: string | null;
+                        /** @description true: made before scopes, so it may do everything; replace it with a scoped key */
+                        legacy_full_access: boolean;
+                        /** @description the experiments a predict key may call; null: every model */
+                        model_ids: number[] | null;
                         name: string;
                         /** @description the first 12 characters of the key, to recognise it */
                         prefix: string;
                         /** @description null: the server default (RATE_LIMIT_PER_MINUTE) */
                         rate_limit_per_minute: number | null;
                         revoked_at: string | null;
+                        /** @description what the key may do (docs/teams.md, Key scopes); null: a key made before scopes, which keeps full access */
+                        scopes: ("predict" | "read" | "build" | "admin")[] | null;
                     };
                 };
             };
@@ -6010,7 +6048,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description missing or invalid API key */
+            /** @description missing or invalid API key; api_key_expired: the key's expiry has passed */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6028,7 +6066,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description revoked API key; refused image link (private address, host not allowed) */
+            /** @description revoked API key; api_key_scope_missing: the key has no predict scope; api_key_model_not_allowed: the key is limited to other models; refused image link (private address, host not allowed) */
             403: {
                 headers: {
                     [name: string]: unknown;

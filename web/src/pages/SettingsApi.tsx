@@ -1,11 +1,15 @@
-import { useCallback, useEffect, useState, type FormEvent } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/typed";
 import type { ApiKey, NewApiKey } from "../api/types";
 import { CopyButton, ErrorBox } from "../components/ui";
+import { ApiKeyForm } from "../components/ApiKeyForm";
 import { formatDate } from "../lib/format";
 
-/** Settings → API: the seed's path for keys. List, generate (shown once), revoke (with a confirmation). */
+/**
+ * Settings → API: the seed's path for keys. List (scopes, models, expiry, who made it, last use), generate with
+ * scopes (shown once), revoke (with a confirmation). Keys made before scopes say that they keep full access.
+ */
 export function ApiKeysPage() {
   const { t } = useTranslation("settings");
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
@@ -13,8 +17,6 @@ export function ApiKeysPage() {
   const [showRevoked, setShowRevoked] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [created, setCreated] = useState<NewApiKey | null>(null);
-  const [name, setName] = useState("");
-  const [limit, setLimit] = useState("");
   const [confirming, setConfirming] = useState<ApiKey | null>(null);
 
   const load = useCallback(
@@ -30,20 +32,11 @@ export function ApiKeysPage() {
   const shown = keys?.filter((k) => showRevoked || !k.revoked_at) ?? null;
   useEffect(() => void load(), [load]);
 
-  const generate = async (e: FormEvent) => {
-    e.preventDefault();
-    setError(null);
-    try {
-      const body: { name: string; rate_limit_per_minute?: number } = { name: name.trim() };
-      if (limit.trim()) body.rate_limit_per_minute = Number(limit);
-      setCreated(await call("post", "/v1/api-keys", { body }));
-      setName("");
-      setLimit("");
-      await load();
-    } catch (err) {
-      setError(err);
-    }
+  const onCreated = async (k: NewApiKey) => {
+    setCreated(k);
+    await load();
   };
+  const activeLegacy = keys?.filter((k) => k.legacy_full_access && !k.revoked_at).length ?? 0;
 
   const revoke = async (k: ApiKey) => {
     setError(null);
@@ -67,7 +60,8 @@ export function ApiKeysPage() {
         <div className="note key-once" role="status" data-testid="new-key">
           <h2>{t("api.newKey", { name: created.name })}</h2>
           <p>
-            <strong>{t("api.copyNow")}</strong> {t("api.hashOnly")}
+            <strong>{t("api.copyNow")}</strong> {t("api.hashOnly")}{" "}
+            {created.scopes ? t("api.newKeyScopes", { scopes: created.scopes.join(", ") }) : null}
           </p>
           <div className="key-row">
             <code className="secret" data-testid="new-key-value">
@@ -88,32 +82,18 @@ export function ApiKeysPage() {
           </button>
         </div>
       ) : null}
-      <form onSubmit={generate} className="card row-form" aria-label={t("api.generate")}>
-        <h2>{t("api.generate")}</h2>
-        <label>
-          {t("api.name")}
-          <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} placeholder={t("api.namePlaceholder")} />
-        </label>
-        <label>
-          {t("api.perMinute")}
-          <input
-            type="number"
-            min={1}
-            max={1000000}
-            inputMode="numeric"
-            value={limit}
-            onChange={(e) => setLimit(e.target.value)}
-            placeholder={defaultLimit === null ? t("api.serverDefault") : t("api.serverDefaultIs", { n: defaultLimit })}
-          />
-        </label>
-        <button type="submit">{t("api.generate")}</button>
-      </form>
+      <ApiKeyForm defaultLimit={defaultLimit} onCreated={onCreated} />
       <h2>{t("api.yourKeys")}</h2>
       {revokedCount > 0 ? (
         <label className="check">
           <input type="checkbox" checked={showRevoked} onChange={(e) => setShowRevoked(e.target.checked)} />{" "}
           {t("api.showRevoked", { n: revokedCount })}
         </label>
+      ) : null}
+      {activeLegacy > 0 ? (
+        <p className="note" data-testid="legacy-keys">
+          {t("api.legacyNote", { count: activeLegacy })}
+        </p>
       ) : null}
       {keys === null || shown === null ? (
         <p aria-busy="true">{t("common:loading")}</p>
@@ -128,21 +108,49 @@ export function ApiKeysPage() {
               <tr>
                 <th scope="col">{t("api.name")}</th>
                 <th scope="col">{t("api.prefix")}</th>
+                <th scope="col">{t("api.scopesCol")}</th>
+                <th scope="col">{t("api.modelsCol")}</th>
                 <th scope="col">{t("api.created")}</th>
                 <th scope="col">{t("api.lastUsed")}</th>
+                <th scope="col">{t("api.expiresCol")}</th>
                 <th scope="col">{t("api.limit")}</th>
                 <th scope="col">{t("api.status")}</th>
               </tr>
             </thead>
             <tbody>
               {shown.map((k) => (
-                <tr key={k.id} className={k.revoked_at ? "revoked" : undefined}>
+                <tr key={k.id} className={k.revoked_at ? "revoked" : undefined} data-key-name={k.name}>
                   <td>{k.name}</td>
                   <td>
                     <code>{k.prefix}…</code>
                   </td>
-                  <td>{formatDate(k.created_at)}</td>
+                  <td data-testid="key-scopes-cell">
+                    {k.scopes ? (
+                      k.scopes.map((s) => (
+                        <span className="badge" key={s}>
+                          {t(`api.scopeShort.${s}`)}
+                        </span>
+                      ))
+                    ) : (
+                      <span className="badge status-failed">{t("api.legacyScopes")}</span>
+                    )}
+                  </td>
+                  <td>{k.model_ids ? k.model_ids.map((id) => `#${id}`).join(", ") : t("api.allModels")}</td>
+                  <td>
+                    {formatDate(k.created_at)}
+                    <br />
+                    <span className="muted small">{t("api.madeBy", { email: k.created_by })}</span>
+                  </td>
                   <td>{k.last_used_at ? formatDate(k.last_used_at) : t("api.never")}</td>
+                  <td>
+                    {!k.expires_at ? (
+                      t("api.noExpiry")
+                    ) : k.expired ? (
+                      <span className="badge status-failed">{t("api.expired", { date: formatDate(k.expires_at) })}</span>
+                    ) : (
+                      formatDate(k.expires_at)
+                    )}
+                  </td>
                   <td>
                     {k.rate_limit_per_minute ??
                       (defaultLimit === null ? t("api.serverDefault") : t("api.defaultLimit", { n: defaultLimit }))}

@@ -40,9 +40,3 @@ END;
 $$ LANGUAGE plpgsql;
 --> statement-breakpoint
 CREATE TRIGGER workspace_members_keys_changed AFTER UPDATE OR DELETE ON "workspace_members" FOR EACH ROW EXECUTE FUNCTION builder_notify_member_keys_changed();
---> statement-breakpoint
--- A key moved to another workspace acts there from its next request, on every replica (its own trigger, beside
--- 0001's, so that the key-scopes migration can change that one freely).
-CREATE TRIGGER api_keys_workspace_changed AFTER UPDATE ON api_keys FOR EACH ROW
-  WHEN (OLD.workspace_id IS DISTINCT FROM NEW.workspace_id)
-  EXECUTE FUNCTION builder_notify_api_key_changed();
