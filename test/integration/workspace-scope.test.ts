@@ -68,18 +68,16 @@ describe.skipIf(!haveFixturePython)("workspace scope", () => {
         name: "Shared cohort",
       })
       .returning();
-    await db
-      .insert(models)
-      .values({
-        userId: a.userId,
-        workspaceId: shared,
-        experimentUuid: exp.id,
-        experimentId: 1,
-        version: 1,
-        kind: manifest.kind,
-        storePath,
-        manifest,
-      });
+    await db.insert(models).values({
+      userId: a.userId,
+      workspaceId: shared,
+      experimentUuid: exp.id,
+      experimentId: 1,
+      version: 1,
+      kind: manifest.kind,
+      storePath,
+      manifest,
+    });
     bSession = await signIn(b);
     cSession = await signIn(c);
   });

@@ -109,7 +109,10 @@ describe.skipIf(!haveFixturePython)("ModelCache", () => {
     const root = path.join(tmp, "cache-sweep");
     const published = { id: "5d0c6a38-3c1f-4b8e-9f51-7f0e2a9b4c22" }; // a version still published
     const gone = "0b9d3f0e-6a55-4c1e-9a7e-2f4c1d1e7a11"; // an erased user's
-    const sweepRepo = { ...repo, existingIds: async (ids: string[]) => new Set(ids.filter((id) => id !== gone)) } as unknown as ModelRepository;
+    const sweepRepo = {
+      ...repo,
+      existingIds: async (ids: string[]) => new Set(ids.filter((id) => id !== gone)),
+    } as unknown as ModelRepository;
     const opts = { bucket, repo: sweepRepo, cacheDir: root, maxBytes: 1e9, intraOpThreads: 1, logger: pino({ level: "silent" }) };
     const live = new ModelCache(opts);
     const sweeper = new ModelCache(opts);
