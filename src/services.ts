@@ -149,7 +149,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     attempts: config.PACS_SEND_ATTEMPTS,
     baseMs: config.PACS_RETRY_BASE_MS,
     maxPixels: config.FETCH_MAX_PIXELS,
-    modelName: (userId, experimentId) => pacsRepo.modelName(userId, experimentId),
+    modelName: (workspaceId, experimentId) => pacsRepo.modelName(workspaceId, experimentId),
   });
   const experiments = new ExperimentService({ repo: experimentRepo, runner: () => runner, config, logger, bucket, events });
   const batchRepo = new BatchRepository(database.db);
@@ -163,8 +163,10 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     pacs: { connections: pacs, sendBack: pacsSendBack },
   });
   // A deleted experiment's batch results go with it (their rows go by cascade).
-  experiments.deletion.derivedFolders = async (row) =>
-    (await batchRepo.idsOfExperiment(row.id)).map((id) => batchResultsFolder({ userId: row.userId, id }));
+  experiments.deletion.derivedFolders = async (row) => {
+    const prefix = await experimentRepo.storagePrefixOf(row.workspaceId);
+    return prefix ? (await batchRepo.idsOfExperiment(row.id)).map((id) => batchResultsFolder(prefix, { id })) : [];
+  };
   await batches.recover();
   const erasure = new AccountErasure({
     users: auth.users,
@@ -190,8 +192,8 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     db: database.db,
     logger,
     users: {
-      unfinishedUsing: (userId, objectPath) => experimentRepo.unfinishedUsing(userId, objectPath),
-      cancel: (userId, n) => experiments.cancel(userId, n),
+      unfinishedUsing: (workspaceId, objectPath) => experimentRepo.unfinishedUsing(workspaceId, objectPath),
+      cancel: (scope, n) => experiments.cancel(scope, n),
     },
   });
   const admin = new AdminService({ repo: auth.admins, apiKeys: auth.apiKeys, audit });
@@ -218,7 +220,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
       maxPixels: config.FETCH_MAX_PIXELS,
       maxInstances: 5000,
       concurrency: 4,
-      store: (userId, objectPath, zip) => datasets.storeZip(userId, objectPath, zip),
+      store: (scope, objectPath, zip) => datasets.storeZip(scope, objectPath, zip),
     }),
     pacsAutoScore: new PacsAutoScore({
       db: database.db,

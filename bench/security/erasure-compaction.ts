@@ -67,7 +67,7 @@ const plant = async (prefix: string) => {
       categories: [`${prefix}CAT-luminal-b`],
     });
   const csv = ["patient_id,subtype,y", ...ids.map((id, i) => `${id},${prefix}CAT-luminal-b,${i % 2}`)].join("\n") + "\n";
-  await services.datasets.upload(u.userId, `${u.userId}/study/${prefix}FILE-cohort.zip`, Readable.from(makeZip({ "data.csv": csv })));
+  await services.datasets.upload(u.scope, `${u.userId}/study/${prefix}FILE-cohort.zip`, Readable.from(makeZip({ "data.csv": csv })));
   return u;
 };
 const alice = await plant("ZQX");

@@ -12,6 +12,7 @@
 import { fetchImageBytes } from "../../src/net/image-fetch.js";
 import { predictImage } from "../../src/serving/predict.js";
 import { startBenchServer } from "./bench-server.js";
+import { personalScope } from "../../src/workspaces/scope.js";
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: string) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1] : dflt);
@@ -22,8 +23,8 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 async function main() {
   const b = await startBenchServer({ [KIND]: 1 });
-  const model = await b.services.serving.model(b.user.id, 1);
-  const ctx = { userId: b.user.id, bucket: b.services.bucket, guard: b.services.serving.guard, maxBytes: b.config.FETCH_MAX_BYTES };
+  const model = await b.services.serving.model(await personalScope(b.services.db, b.user.id), 1);
+  const ctx = { storagePrefix: b.user.id, bucket: b.services.bucket, guard: b.services.serving.guard, maxBytes: b.config.FETCH_MAX_BYTES };
   const popts = { maxPixels: b.config.FETCH_MAX_PIXELS, gradcamMaxSide: b.config.GRADCAM_MAX_SIDE };
 
   // At c=1 one request is in flight, so the stage marks of the current request are plain variables.

@@ -9,6 +9,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { startBenchServer, TABULAR_ROW } from "./bench-server.js";
+import { personalScope } from "../../src/workspaces/scope.js";
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: string) => {
@@ -39,7 +40,7 @@ async function main() {
   process.env.MONITORING_FLUSH_MS = "3600000"; // only the flush below
   const bench = await startBenchServer({ tabular: 3 });
   const { services, user } = bench;
-  const model = await services.serving.model(user.id, 3);
+  const model = await services.serving.model(await personalScope(services.db, user.id), 3);
   const recorded = { id: model.row.id, experimentUuid: model.row.experimentUuid, manifest: model.manifest };
   const row = Float32Array.from(TABULAR_ROW);
   const rec = services.monitoring.recorder;

@@ -23,6 +23,7 @@ import { predictImage, predictTabular } from "../../src/serving/predict.js";
 import { openPredictor } from "../../src/serving/placement.js";
 import type { BatchingPredictor } from "../../src/serving/placement-batching.js";
 import { startBenchServer, TABULAR_ROW } from "./bench-server.js";
+import { personalScope } from "../../src/workspaces/scope.js";
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: string) => {
@@ -149,7 +150,7 @@ async function main() {
   const { config, running, services, user, key, fxDir, photo, client } = bench;
   const row = TABULAR_ROW;
   const pool = new Pool(running.url, { connections: 64, pipelining: 1 });
-  const ctx = { userId: user.id, bucket: services.bucket, guard: services.serving.guard, maxBytes: config.FETCH_MAX_BYTES };
+  const ctx = { storagePrefix: user.id, bucket: services.bucket, guard: services.serving.guard, maxBytes: config.FETCH_MAX_BYTES };
   const popts = { maxPixels: config.FETCH_MAX_PIXELS, gradcamMaxSide: config.GRADCAM_MAX_SIDE };
 
   console.log(
@@ -177,7 +178,7 @@ async function main() {
   const summary: string[] = [];
   for (const kind of KINDS) {
     const id = ids[kind];
-    const model = await services.serving.model(user.id, id);
+    const model = await services.serving.model(await personalScope(services.db, user.id), id);
     const message = kind === "tabular" ? row : photo;
     // An image answer's memory goes back to its thread once used, as the HTTP route does after writing it.
     const inproc =

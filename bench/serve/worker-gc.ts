@@ -17,6 +17,7 @@ import { fetchImageBytes } from "../../src/net/image-fetch.js";
 import { predictImage } from "../../src/serving/predict.js";
 import { startBenchServer } from "./bench-server.js";
 import { tallyCollections } from "./gc-trace.js";
+import { personalScope } from "../../src/workspaces/scope.js";
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: string) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1] : dflt);
@@ -32,8 +33,8 @@ function describe(label: string, lat: number[]): string {
 async function child() {
   const bench = await startBenchServer({ [KIND]: 1 });
   const { services, user, config } = bench;
-  const model = await services.serving.model(user.id, 1);
-  const ctx = { userId: user.id, bucket: services.bucket, guard: services.serving.guard, maxBytes: config.FETCH_MAX_BYTES };
+  const model = await services.serving.model(await personalScope(services.db, user.id), 1);
+  const ctx = { storagePrefix: user.id, bucket: services.bucket, guard: services.serving.guard, maxBytes: config.FETCH_MAX_BYTES };
   const popts = { maxPixels: config.FETCH_MAX_PIXELS, gradcamMaxSide: config.GRADCAM_MAX_SIDE };
   const inproc: number[] = [];
   const end = performance.now() + SECONDS * 1000;

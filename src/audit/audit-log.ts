@@ -2,6 +2,8 @@ import type { Db } from "../db/client.js";
 import { AuditRepository, type AuditRow } from "./audit.repository.js";
 import { spreadsheetCell } from "../datasets/table-writer.js";
 import type { Logger } from "../logger.js";
+import type { Scope } from "../workspaces/scope.js";
+import { assertAllowed } from "../workspaces/permissions.js";
 
 /** What is recorded. Names are part of the API (GET /v1/audit): add new ones, never rename. */
 export const AUDIT_ACTIONS = [
@@ -59,15 +61,16 @@ export interface AuditActor {
   /** system: the server itself (an erasure finished in the background). */
   via: "api_key" | "session" | "cli" | "system";
   keyId?: string;
-  /** The workspace the action happened in (issue 50); none: the actor's personal workspace (the table's trigger). */
+  /** The workspace acted in; none (the CLI, the server itself): the actor's personal workspace (migration 0018's trigger). */
   workspaceId?: string;
 }
 
-/** The actor of a request. */
-export const actorOf = (auth: { userId: string; via: "api_key" | "session"; keyId?: string }): AuditActor => ({
+/** The actor of a request, in the request's workspace. */
+export const actorOf = (auth: { userId: string; via: "api_key" | "session"; keyId?: string; workspace?: { id: string } }): AuditActor => ({
   userId: auth.userId,
   via: auth.via,
   keyId: auth.keyId,
+  workspaceId: auth.workspace?.id,
 });
 
 export type { AuditRow } from "./audit.repository.js";
@@ -88,8 +91,8 @@ export class AuditLog {
     try {
       await this.repo.insert({
         actorId: actor.userId,
+        workspaceId: actor.workspaceId ?? null,
         via: actor.via,
-        workspaceId: actor.workspaceId,
         action,
         target: target ?? null,
         details: { ...details, ...(actor.keyId ? { key_id: actor.keyId } : {}) },
@@ -99,16 +102,18 @@ export class AuditLog {
     }
   }
 
-  /** The user's own entries, newest first. */
-  async list(userId: string, page: { limit: number; offset: number }) {
-    const rows = await this.repo.page(userId, page);
-    const total = await this.repo.count(userId);
+  /** The workspace's activity, newest first: every member's entries in it (a personal workspace: its owner's). */
+  async list(scope: Scope, page: { limit: number; offset: number }) {
+    assertAllowed(scope.workspace, "experiment.read");
+    const rows = await this.repo.page(scope.workspace.id, page);
+    const total = await this.repo.count(scope.workspace.id);
     return { data: rows.map(auditView), total, limit: page.limit, offset: page.offset, has_more: page.offset + rows.length < total };
   }
 
   /** Every entry of the user, oldest first, as CSV (RFC 4180 quoting; a cell starting with = + - @ is prefixed with ' against spreadsheet formulas). */
-  async csv(userId: string): Promise<string> {
-    const rows = await this.repo.all(userId);
+  async csv(scope: Scope): Promise<string> {
+    assertAllowed(scope.workspace, "experiment.read");
+    const rows = await this.repo.all(scope.workspace.id);
     const lines = [["seq", "at", "action", "via", "target", "details"].join(",")];
     for (const r of rows.map(auditView))
       lines.push([r.seq, r.at, r.action, r.via, r.target ?? "", JSON.stringify(r.details)].map(csvCell).join(","));

@@ -1,6 +1,9 @@
 import { and, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { apiKeys, users } from "../db/schema.js";
+import { apiKeys, users, workspaceMembers, workspaces } from "../db/schema.js";
+import { isRole } from "../workspaces/permissions.js";
+import { workspaceStoragePrefix } from "../workspaces/storage-prefix.js";
+import type { RequestWorkspace } from "./types.js";
 import type { Role } from "./user.repository.js";
 import type { KeyScope } from "./key-scopes.js";
 
@@ -29,10 +32,13 @@ export interface ApiKeyListed extends ApiKeyInfo {
 export interface KeyLookup extends ApiKeyInfo {
   email: string;
   role: Role;
-  /** The workspace the key acts in (filled with its maker's personal workspace by migration 0018's trigger). */
-  workspaceId: string | null;
   /** The owner's account is disabled: the key is refused (users' trigger in migration 0009 drops cached copies). */
   userDisabled: boolean;
+  /**
+   * The key's workspace with its maker's role there, read in the same query and cached with the key (migration
+   * 0026's trigger drops the cached copy when that membership changes); undefined when the maker is no longer a member.
+   */
+  workspace?: RequestWorkspace;
 }
 
 /** Which keys a revocation names: by id or by the key's hash, optionally only one user's. */
@@ -92,15 +98,30 @@ export class ApiKeyRepository {
     const [row] = await this.db
       .select({
         ...publicColumns,
-        workspaceId: apiKeys.workspaceId,
         email: users.email,
         role: sql<Role>`${users.role}`,
         userDisabled: sql<boolean>`${users.disabledAt} is not null`,
+        workspaceId: workspaces.id,
+        personalOwnerId: workspaces.personalOwnerId,
+        memberRole: workspaceMembers.role,
       })
       .from(apiKeys)
       .innerJoin(users, eq(users.id, apiKeys.userId))
+      .leftJoin(workspaces, eq(workspaces.id, apiKeys.workspaceId))
+      .leftJoin(workspaceMembers, and(eq(workspaceMembers.workspaceId, apiKeys.workspaceId), eq(workspaceMembers.userId, apiKeys.userId)))
       .where(eq(apiKeys.keyHash, keyHash));
-    return row;
+    if (!row) return undefined;
+    const { workspaceId, personalOwnerId, memberRole, ...key } = row;
+    const workspace =
+      workspaceId && isRole(memberRole)
+        ? {
+            id: workspaceId,
+            role: memberRole,
+            personal: personalOwnerId !== null,
+            storagePrefix: workspaceStoragePrefix({ id: workspaceId, personalOwnerId }),
+          }
+        : undefined;
+    return { ...key, workspace };
   }
 
   /** Revokes the key if it is not already; the revoked key with its hash, or undefined when none was changed. */

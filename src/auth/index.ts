@@ -15,11 +15,13 @@ import { safeEqual } from "./secrets.js";
 import { readCookie, SESSION_COOKIE, SessionService, type SessionInfo } from "./session.service.js";
 import { signIn } from "./signin.js";
 import { UserService } from "./user.service.js";
+import { WorkspaceRepository } from "../workspaces/workspace.repository.js";
+import { workspaceNotFound } from "../workspaces/scope.js";
 
 export { ApiKeyService } from "./api-key.service.js";
 export { SESSION_COOKIE, SessionService } from "./session.service.js";
 export { UserService } from "./user.service.js";
-export type { Authenticate, AuthInfo, AuthMode } from "./types.js";
+export type { Authenticate, AuthInfo, AuthMode, RequestWorkspace } from "./types.js";
 
 export interface Auth {
   users: UserService;
@@ -43,6 +45,8 @@ export interface Auth {
 
 /** The channel migration 0001's trigger announces API-key changes on. */
 export const API_KEY_CHANNEL = "builder_api_key_changed";
+/** The header a dashboard request names its workspace in (absent: the user's personal workspace). */
+export const WORKSPACE_HEADER = "x-builder-workspace";
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -69,6 +73,7 @@ export async function createAuth(deps: {
         )
       : async () => {};
   const sessions = new SessionService(db, config.SESSION_TTL_HOURS);
+  const workspaces = new WorkspaceRepository(db);
   const limiters = createLimiters({ redisUrl: config.REDIS_URL, keyPrefix: config.RATE_LIMIT_KEY_PREFIX, logger });
   await limiters.ready();
   // On PGlite this process owns the database folder: the users/keys CLI reaches it through this socket.
@@ -108,6 +113,8 @@ export async function createAuth(deps: {
     if (key.expiresAt && key.expiresAt.getTime() <= Date.now()) throw new ApiError(401, "api_key_expired", msg("auth.api_key_expired"));
     if (key.userDisabled) throw new ApiError(403, "account_disabled", msg("auth.key_owner_disabled"));
     await rateLimit(res, "key", key.id, key.rateLimitPerMinute ?? config.RATE_LIMIT_PER_MINUTE, "auth.rate_limit_key");
+    // The key acts in its own workspace (the header is ignored for keys), read with the key: no query more here.
+    if (!key.workspace) throw workspaceNotFound();
     apiKeys.touch(key.id);
     return {
       userId: key.userId,
@@ -117,7 +124,7 @@ export async function createAuth(deps: {
       keyId: key.id,
       keyScopes: key.scopes,
       keyModelIds: key.modelIds,
-      keyWorkspaceId: key.workspaceId,
+      workspace: key.workspace,
     };
   }
 
@@ -132,7 +139,18 @@ export async function createAuth(deps: {
     }
     // Dashboard traffic is limited per user at the default rate, and gets the same headers.
     await rateLimit(res, "user", session.userId, config.RATE_LIMIT_PER_MINUTE, "auth.rate_limit_dashboard");
-    return { userId: session.userId, email: session.email, role: session.role, via: "session", sessionId: session.sessionId };
+    // The dashboard names the workspace it shows; without the header, the user's personal workspace.
+    const named = req.get(WORKSPACE_HEADER)?.trim() || undefined;
+    const workspace = await workspaces.resolve(session.userId, named);
+    if (!workspace) throw workspaceNotFound();
+    return {
+      userId: session.userId,
+      email: session.email,
+      role: session.role,
+      via: "session",
+      sessionId: session.sessionId,
+      workspace,
+    };
   }
 
   return {

@@ -1,3 +1,4 @@
+import type { WorkspaceRole } from "../workspaces/permissions.js";
 import type { KeyScope } from "./key-scopes.js";
 
 /**
@@ -12,19 +13,28 @@ export interface AuthResponse {
   set(headers: Record<string, string>): unknown;
 }
 
+/**
+ * The workspace a request acts in (issue 50): a session's X-Builder-Workspace header or the user's personal one, an
+ * API key's own. `role` is the caller's in it (services check it with assertAllowed); `storagePrefix` is where its
+ * objects live in the bucket (src/workspaces/storage-prefix.ts).
+ */
+export interface RequestWorkspace {
+  id: string;
+  role: WorkspaceRole;
+  personal: boolean;
+  storagePrefix: string;
+}
+
 /** Who made the request. Routes see only this, whatever the credential was. */
 export interface AuthInfo {
+  /** The workspace the request reads and writes in. */
+  workspace: RequestWorkspace;
   userId: string;
   email: string;
   /** admin may use /v1/admin (users, invitations, password resets). */
   role: "admin" | "member";
   via: "api_key" | "session";
   keyId?: string;
-  /**
-   * The workspace an API key acts in (api_keys.workspace_id). Provisional, for issue 50's approval: the workspace
-   * scoping work resolves every request's workspace (AuthInfo.workspace) and replaces this.
-   */
-  keyWorkspaceId?: string | null;
   sessionId?: string;
   /** An API key's scopes (src/auth/key-scopes.ts); null or absent: a key made before scopes, or a session (full access). */
   keyScopes?: readonly KeyScope[] | null;

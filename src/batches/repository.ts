@@ -25,11 +25,12 @@ export class BatchRepository {
     return row;
   }
 
-  async get(userId: string, id: string): Promise<BatchRow | undefined> {
+  /** The workspace's batch (another workspace's is undefined: the caller answers 404). */
+  async get(workspaceId: string, id: string): Promise<BatchRow | undefined> {
     const [row] = await this.db
       .select()
       .from(batches)
-      .where(and(eq(batches.userId, userId), eq(batches.id, id)));
+      .where(and(eq(batches.workspaceId, workspaceId), eq(batches.id, id)));
     return row;
   }
 
@@ -47,11 +48,11 @@ export class BatchRepository {
     return seq > afterSeq ? [{ seq, row: found.row }] : [];
   }
 
-  async listForExperiment(userId: string, experimentId: number, limit = 20): Promise<BatchRow[]> {
+  async listForExperiment(workspaceId: string, experimentId: number, limit = 20): Promise<BatchRow[]> {
     return this.db
       .select()
       .from(batches)
-      .where(and(eq(batches.userId, userId), eq(batches.experimentId, experimentId)))
+      .where(and(eq(batches.workspaceId, workspaceId), eq(batches.experimentId, experimentId)))
       .orderBy(desc(batches.createdAt))
       .limit(limit);
   }

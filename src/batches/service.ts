@@ -37,6 +37,9 @@ import { refusals, size } from "./refusals.js";
 import { resultHeader, resultLines, ResultsFile, type OverlayCells } from "./results.js";
 import { workbookToCsv } from "./workbook.js";
 import type { BatchRepository, BatchRow, BatchSnapshot } from "./repository.js";
+import type { Scope } from "../workspaces/scope.js";
+import { assertAllowed } from "../workspaces/permissions.js";
+import type { ServingScope } from "../serving/index.js";
 
 // Batch scoring (issue 38 item 3): a table of patients or a zip of images scored by a published model, one results
 // line per input, a bad row failing alone. Every input goes through serving.predict, the very call /predict makes,
@@ -206,30 +209,33 @@ export class BatchService {
     }
   }
 
-  async get(userId: string, batchId: string): Promise<BatchRow> {
-    const row = /^[0-9a-f-]{36}$/i.test(batchId) ? await this.deps.repo.get(userId, batchId) : undefined;
+  /** Another workspace's batch is 404, as if it did not exist. */
+  async get(scope: Scope, batchId: string): Promise<BatchRow> {
+    assertAllowed(scope.workspace, "experiment.read");
+    const row = /^[0-9a-f-]{36}$/i.test(batchId) ? await this.deps.repo.get(scope.workspace.id, batchId) : undefined;
     if (!row) throw new ApiError(404, "not_found", msg("batch.not_found", { id: batchId }));
     return row;
   }
 
-  list(userId: string, experimentId: number): Promise<BatchRow[]> {
-    return this.deps.repo.listForExperiment(userId, experimentId);
+  list(scope: Scope, experimentId: number): Promise<BatchRow[]> {
+    assertAllowed(scope.workspace, "experiment.read");
+    return this.deps.repo.listForExperiment(scope.workspace.id, experimentId);
   }
 
   /** The results CSV of a finished batch, from the bucket. */
-  async results(userId: string, batchId: string): Promise<Readable> {
-    const row = await this.get(userId, batchId);
+  async results(scope: Scope, batchId: string): Promise<Readable> {
+    const row = await this.get(scope, batchId);
     if (row.status !== "done") throw new ApiError(409, "batch_not_done", msg("batch.results_not_ready", { status: row.status }));
-    return this.deps.bucket.read(resultsPath(row));
+    return this.deps.bucket.read(resultsPath(scope.workspace.storagePrefix, row));
   }
 
   /** overlays.zip of a finished batch that asked for overlays, from the bucket, with its size. */
-  async overlays(userId: string, batchId: string): Promise<{ stream: Readable; size: number | null }> {
-    const row = await this.get(userId, batchId);
+  async overlays(scope: Scope, batchId: string): Promise<{ stream: Readable; size: number | null }> {
+    const row = await this.get(scope, batchId);
     if (!row.overlays) throw new ApiError(404, "not_found", msg("batch.no_overlays"));
     if (row.status !== "done") throw new ApiError(409, "batch_not_done", msg("batch.overlays_not_ready", { status: row.status }));
-    const stat = await this.deps.bucket.stat(overlaysPath(row));
-    return { stream: await this.deps.bucket.read(overlaysPath(row)), size: stat?.size ?? null };
+    const stat = await this.deps.bucket.stat(overlaysPath(scope.workspace.storagePrefix, row));
+    return { stream: await this.deps.bucket.read(overlaysPath(scope.workspace.storagePrefix, row)), size: stat?.size ?? null };
   }
 
   /**
@@ -237,14 +243,16 @@ export class BatchService {
    * otherwise, as /predict says); a table goes to a table model and a zip of images to an image model.
    */
   async create(
-    userId: string,
+    scope: Scope,
     experimentId: number,
     kind: BatchInputKind,
     body: Readable,
     opts: { overlays?: boolean; fileName?: string; sendBack?: AuditActor } = {},
   ): Promise<BatchRow> {
-    const experiment = await this.deps.experiments.get(userId, experimentId);
-    const model = await this.deps.serving.model(userId, experimentId);
+    const userId = scope.userId;
+    const experiment = await this.deps.experiments.get(scope, experimentId);
+    assertAllowed(scope.workspace, "batch.run");
+    const model = await this.deps.serving.model(scope, experimentId);
     const tableModel = model.manifest.kind === "tabular";
     if (opts.sendBack) await this.refuseSendBack(userId, kind, body);
     if (
@@ -299,6 +307,7 @@ export class BatchService {
     }
     const row = await this.deps.repo.insert({
       userId,
+      workspaceId: scope.workspace.id,
       experimentUuid: experiment.id,
       experimentId,
       modelVersion: model.row.version,
@@ -309,7 +318,7 @@ export class BatchService {
       status: "queued",
     });
     this.alive.add(row.id);
-    this.queue.add(userId, () => this.run(row, input, work, model.manifest, opts.sendBack).finally(() => this.alive.delete(row.id)));
+    this.queue.add(userId, () => this.run(row, input, work, model.manifest, scope, opts.sendBack).finally(() => this.alive.delete(row.id)));
     return row;
   }
 
@@ -348,7 +357,14 @@ export class BatchService {
     return { maxRowChars: MAX_ROW_CHARS, maxCells: this.deps.config.BATCH_MAX_CELLS };
   }
 
-  private async run(row: BatchRow, input: string, work: string, manifest: ServedManifest, sendBackActor?: AuditActor): Promise<void> {
+  private async run(
+    row: BatchRow,
+    input: string,
+    work: string,
+    manifest: ServedManifest,
+    scope: ServingScope,
+    sendBackActor?: AuditActor,
+  ): Promise<void> {
     const { repo, bucket, logger } = this.deps;
     const out = path.join(work, "results.csv");
     const overlays = row.overlays ? new OverlayWriter(path.join(work, "overlays")) : undefined;
@@ -381,8 +397,8 @@ export class BatchService {
       // The PACS and the model as they are now: the answers of this batch go where its settings said when it began.
       const target = sendBackActor ? await this.deps.pacs!.connections.target(row.userId) : null;
       if (sendBackActor && !target) throw new ApiError(409, "send_back_unavailable", msg("batch.send_back_pacs_removed"));
-      const sendPlan = target ? { userId: row.userId, experimentId: row.experimentId, target } : null;
-      const sendModel = sendPlan ? await this.deps.serving.model(row.userId, row.experimentId) : null;
+      const sendPlan = target ? { userId: row.userId, workspaceId: row.workspaceId, experimentId: row.experimentId, target } : null;
+      const sendModel = sendPlan ? await this.deps.serving.model(scope, row.experimentId) : null;
       results = new ResultsFile(out, inputBytes);
       const write = (text: string) => results!.write(text);
       await write(resultHeader(manifest, shape));
@@ -395,7 +411,7 @@ export class BatchService {
         const requestId = `batch-${row.id}-${++sent}`;
         if (item.error) return { item, error: item.error };
         try {
-          const r = await this.deps.serving.predict(row.userId, row.experimentId, item.message, { noMaps: !overlays, requestId });
+          const r = await this.deps.serving.predict(scope, row.experimentId, item.message, { noMaps: !overlays, requestId });
           const answer = (r instanceof JsonBytes ? r.toJSON() : r) as Record<string, unknown>;
           answer.input_check = inputCheckOf(r); // results.csv's input_check column (src/serving/input-check.ts)
           // Parsed into our own objects: the thread's answer memory goes back to it for the next answer (placement-threads.ts).
@@ -468,14 +484,14 @@ export class BatchService {
         // Uploaded before results.csv, so a batch whose results are there has its overlays too.
         const zipFile = path.join(work, "overlays.zip");
         await overlays.zip(zipFile);
-        await bucket.uploadFile(zipFile, overlaysPath(row));
+        await bucket.uploadFile(zipFile, overlaysPath(scope.workspace.storagePrefix, row));
       }
-      await bucket.uploadFile(out, resultsPath(row));
+      await bucket.uploadFile(out, resultsPath(scope.workspace.storagePrefix, row));
       // Its experiment was deleted while it ran (the row went by cascade): its results must not stay behind.
-      if (!(await repo.get(row.userId, row.id))) {
-        await bucket.delete(resultsPath(row));
-        if (overlays) await bucket.delete(overlaysPath(row));
-        await bucket.removeEmptyFolders?.(batchResultsFolder(row));
+      if (!(await repo.get(row.workspaceId, row.id))) {
+        await bucket.delete(resultsPath(scope.workspace.storagePrefix, row));
+        if (overlays) await bucket.delete(overlaysPath(scope.workspace.storagePrefix, row));
+        await bucket.removeEmptyFolders?.(batchResultsFolder(scope.workspace.storagePrefix, row));
         return;
       }
       await repo.update(row.id, { status: "done", total: done, done, failed, flagged, pacsSent, pacsFailed, finishedAt: new Date() });
@@ -512,15 +528,17 @@ export class BatchService {
   }
 }
 
-export function resultsPath(row: Pick<BatchRow, "userId" | "id">): string {
-  return `${batchResultsFolder(row)}results.csv`;
+// A batch's files live under its workspace's storage prefix (a personal workspace's is its owner's user id, so the
+// seed's `<user>/batches/<id>/` is unchanged); batch ids are unique, so a folder never holds two batches.
+export function resultsPath(storagePrefix: string, row: Pick<BatchRow, "id">): string {
+  return `${batchResultsFolder(storagePrefix, row)}results.csv`;
 }
 
-export function overlaysPath(row: Pick<BatchRow, "userId" | "id">): string {
-  return `${batchResultsFolder(row)}overlays.zip`;
+export function overlaysPath(storagePrefix: string, row: Pick<BatchRow, "id">): string {
+  return `${batchResultsFolder(storagePrefix, row)}overlays.zip`;
 }
 
 /** Everything stored for one batch lives under this folder (deleted with its experiment). */
-export function batchResultsFolder(row: Pick<BatchRow, "userId" | "id">): string {
-  return `${row.userId}/batches/${row.id}/`;
+export function batchResultsFolder(storagePrefix: string, row: Pick<BatchRow, "id">): string {
+  return `${storagePrefix}/batches/${row.id}/`;
 }

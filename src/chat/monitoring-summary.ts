@@ -1,4 +1,5 @@
 import type { ChatExperiment } from "./reads.js";
+import type { Scope } from "../workspaces/scope.js";
 
 // What the chat reads of a model's monitoring report (issue 49: "¿cómo va el modelo de mama este mes?"): the few
 // figures a clinician asks about, from GET /v1/models/{id}/monitoring's own report (src/monitoring/report.ts), for
@@ -26,7 +27,7 @@ export interface MonitoringReportView {
 
 /** Monitoring as the chat reaches it: the user's own model's report for a period; throws when none is published. */
 export interface MonitoringReader {
-  report(userId: string, experimentId: number, from: Date, to: Date): Promise<MonitoringReportView>;
+  report(scope: Scope, experimentId: number, from: Date, to: Date): Promise<MonitoringReportView>;
 }
 
 export type MonitoringSummary =
@@ -44,14 +45,14 @@ export type MonitoringSummary =
 
 export async function summarizeMonitoring(
   reader: MonitoringReader | undefined,
-  userId: string,
+  scope: Scope,
   row: ChatExperiment,
   period: { from: Date; to: Date; days: number },
 ): Promise<MonitoringSummary> {
   const base = { found: true as const, experiment_id: row.experimentId, name: row.name ?? null, status: row.status, days: period.days };
   if (!reader || row.status !== "ready") return { ...base, published: false };
   try {
-    const report = await reader.report(userId, row.experimentId, period.from, period.to);
+    const report = await reader.report(scope, row.experimentId, period.from, period.to);
     return { ...base, published: true, report };
   } catch (err) {
     // A ready experiment whose model is not (or no longer) published: said as such, not as an error.

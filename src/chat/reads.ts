@@ -40,26 +40,26 @@ export class ChatReads {
     this.models = new ModelRepository(db);
   }
 
-  experiment(userId: string, experimentId: number): Promise<ChatExperiment | undefined> {
-    return this.experimentReads.experiment(userId, experimentId);
+  experiment(workspaceId: string, experimentId: number): Promise<ChatExperiment | undefined> {
+    return this.experimentReads.experiment(workspaceId, experimentId);
   }
 
   /** Whether the user has this experiment: its id only. */
-  hasExperiment(userId: string, experimentId: number): Promise<boolean> {
-    return this.experimentReads.hasExperiment(userId, experimentId);
+  hasExperiment(workspaceId: string, experimentId: number): Promise<boolean> {
+    return this.experimentReads.hasExperiment(workspaceId, experimentId);
   }
 
   /** The user's newest experiments (status filter optional), newest first; the report holds its summary's rows and images only. */
-  experiments(userId: string, opts: { status?: string[]; limit: number }): Promise<ChatExperiment[]> {
-    return this.experimentReads.experiments(userId, opts);
+  experiments(workspaceId: string, opts: { status?: string[]; limit: number }): Promise<ChatExperiment[]> {
+    return this.experimentReads.experiments(workspaceId, opts);
   }
 
   /**
    * The served (latest) version of the user's experiment, as ModelRepository.latest picks it, with its manifest
    * without codes. The version is looked up every time (a rollback changes it); its manifest is read once.
    */
-  async latestModel(userId: string, experimentId: number): Promise<ChatModel | null> {
-    const row = await this.models.latestHead(userId, experimentId);
+  async latestModel(workspaceId: string, experimentId: number): Promise<ChatModel | null> {
+    const row = await this.models.latestHead(workspaceId, experimentId);
     if (!row) return null;
     const m = await this.manifest(row.id);
     return m ? { ...row, ...m } : null;

@@ -16,19 +16,26 @@ export interface DocHit extends DocChunk {
   rank: number;
 }
 
-/** The only code that touches chat_conversations, chat_messages and doc_chunks. Every conversation read names its owner. */
+/**
+ * The only code that touches chat_conversations, chat_messages and doc_chunks. Every conversation read names its
+ * owner and its workspace: a conversation is its asker's own, in the workspace it was asked in (its answers quote
+ * that workspace's experiments), so another workspace's is not found.
+ */
+const mine = (workspaceId: string, userId: string) =>
+  and(eq(chatConversations.workspaceId, workspaceId), eq(chatConversations.userId, userId));
+
 export class ChatRepository {
   constructor(private readonly db: Db) {}
 
-  async conversation(userId: string, id: string): Promise<ConversationRow | undefined> {
+  async conversation(workspaceId: string, userId: string, id: string): Promise<ConversationRow | undefined> {
     const rows = await this.db
       .select()
       .from(chatConversations)
-      .where(and(eq(chatConversations.userId, userId), eq(chatConversations.id, id)));
+      .where(and(mine(workspaceId, userId), eq(chatConversations.id, id)));
     return rows[0];
   }
 
-  async listConversations(userId: string, limit: number, offset: number) {
+  async listConversations(workspaceId: string, userId: string, limit: number, offset: number) {
     const rows = await this.db
       .select({
         id: chatConversations.id,
@@ -39,21 +46,21 @@ export class ChatRepository {
         messages: sql<number>`(select count(*)::int from "chat_messages" m where m."conversation_id" = "chat_conversations"."id")`,
       })
       .from(chatConversations)
-      .where(eq(chatConversations.userId, userId))
+      .where(mine(workspaceId, userId))
       .orderBy(desc(chatConversations.updatedAt), desc(chatConversations.id))
       .limit(limit)
       .offset(offset);
     const [{ total }] = await this.db
       .select({ total: sql<number>`count(*)::int` })
       .from(chatConversations)
-      .where(eq(chatConversations.userId, userId));
+      .where(mine(workspaceId, userId));
     return { rows, total };
   }
 
-  async deleteConversation(userId: string, id: string): Promise<boolean> {
+  async deleteConversation(workspaceId: string, userId: string, id: string): Promise<boolean> {
     const rows = await this.db
       .delete(chatConversations)
-      .where(and(eq(chatConversations.userId, userId), eq(chatConversations.id, id)))
+      .where(and(mine(workspaceId, userId), eq(chatConversations.id, id)))
       .returning({ id: chatConversations.id });
     return rows.length > 0;
   }
@@ -83,6 +90,7 @@ export class ChatRepository {
    * leaves nothing behind and a conversation never holds half an exchange.
    */
   async saveExchange(
+    workspaceId: string,
     userId: string,
     conversation: { id: string } | { title: string },
     question: string,
@@ -92,7 +100,7 @@ export class ChatRepository {
       const conversationId =
         "id" in conversation
           ? conversation.id
-          : (await tx.insert(chatConversations).values({ userId, title: conversation.title }).returning())[0].id;
+          : (await tx.insert(chatConversations).values({ userId, workspaceId, title: conversation.title }).returning())[0].id;
       await tx.insert(chatMessages).values({ userId, conversationId, role: "user", content: question });
       // clock_timestamp(), not now() (fixed for the transaction): created_at must order the question before the reply.
       const a = await tx

@@ -14,6 +14,8 @@ import { ChatReads } from "./reads.js";
 import { ChatRepository, type Reference } from "./repository.js";
 import { asksForDiagnosis } from "./safety.js";
 import { ChatTools } from "./tools.js";
+import type { Scope } from "../workspaces/scope.js";
+import { assertAllowed } from "../workspaces/permissions.js";
 
 export interface ChatInput {
   message: string;
@@ -71,9 +73,9 @@ export class ChatService {
     return this.deps.backend.name;
   }
 
-  /** Tools bound to one user: the only way any backend reaches data. */
-  toolsFor(userId: string): ChatTools {
-    return new ChatTools(userId, {
+  /** Tools bound to one user in one workspace: the only way any backend reaches data. */
+  toolsFor(scope: Scope): ChatTools {
+    return new ChatTools(scope, {
       reads: this.deps.reads,
       docs: this.deps.docs,
       publicUrl: this.deps.publicUrl,
@@ -82,21 +84,23 @@ export class ChatService {
     });
   }
 
-  async chat(userId: string, input: ChatInput, opts: { onToken?: (t: string) => void; signal?: AbortSignal } = {}): Promise<ChatAnswer> {
+  async chat(scope: Scope, input: ChatInput, opts: { onToken?: (t: string) => void; signal?: AbortSignal } = {}): Promise<ChatAnswer> {
     const { repo } = this.deps;
+    const { userId, workspace } = scope;
+    assertAllowed(workspace, "experiment.read");
     let history: PastMessage[] = [];
     if (input.conversation_id) {
-      if (!(await repo.conversation(userId, input.conversation_id)))
+      if (!(await repo.conversation(workspace.id, userId, input.conversation_id)))
         throw new ApiError(404, "not_found", msg("chat.conversation_not_found"));
       history = (await repo.recentMessages(userId, input.conversation_id, HISTORY)).map((m) => ({
         role: m.role as PastMessage["role"],
         content: m.content,
       }));
     }
-    if (input.experiment_id !== undefined && !(await this.deps.reads.hasExperiment(userId, input.experiment_id))) {
+    if (input.experiment_id !== undefined && !(await this.deps.reads.hasExperiment(workspace.id, input.experiment_id))) {
       throw new ApiError(404, "not_found", msg("experiment.not_found", { id: input.experiment_id }));
     }
-    const tools = this.toolsFor(userId);
+    const tools = this.toolsFor(scope);
     let answer: BackendReply;
     let backend = this.deps.backend.name;
     if (asksForDiagnosis(input.message)) {
@@ -122,12 +126,16 @@ export class ChatService {
     if (opts.signal?.aborted) throw new ChatAbortedError();
     const reply = answer.reply.trim() || "I have no answer to that.";
     const conversation = input.conversation_id ? { id: input.conversation_id } : { title: titleOf(input.message) };
-    const saved = await repo.saveExchange(userId, conversation, input.message, { content: reply, refs: answer.references, backend });
+    const saved = await repo.saveExchange(workspace.id, userId, conversation, input.message, {
+      content: reply,
+      refs: answer.references,
+      backend,
+    });
     return { reply, conversation_id: saved.conversationId, message_id: saved.reply.id, references: answer.references, backend };
   }
 
-  async listConversations(userId: string, limit: number, offset: number) {
-    const { rows, total } = await this.deps.repo.listConversations(userId, limit, offset);
+  async listConversations(scope: Scope, limit: number, offset: number) {
+    const { rows, total } = await this.deps.repo.listConversations(scope.workspace.id, scope.userId, limit, offset);
     return {
       data: rows.map((r) => ({ id: r.id, title: r.title, messages: r.messages, created_at: r.createdAt, updated_at: r.updatedAt })),
       total,
@@ -137,10 +145,10 @@ export class ChatService {
     };
   }
 
-  async conversation(userId: string, id: string) {
-    const conv = await this.deps.repo.conversation(userId, id);
+  async conversation(scope: Scope, id: string) {
+    const conv = await this.deps.repo.conversation(scope.workspace.id, scope.userId, id);
     if (!conv) throw new ApiError(404, "not_found", msg("chat.conversation_not_found"));
-    const messages = await this.deps.repo.messages(userId, id);
+    const messages = await this.deps.repo.messages(scope.userId, id);
     return {
       id: conv.id,
       title: conv.title,
@@ -157,8 +165,9 @@ export class ChatService {
     };
   }
 
-  async deleteConversation(userId: string, id: string): Promise<void> {
-    if (!(await this.deps.repo.deleteConversation(userId, id))) throw new ApiError(404, "not_found", msg("chat.conversation_not_found"));
+  async deleteConversation(scope: Scope, id: string): Promise<void> {
+    if (!(await this.deps.repo.deleteConversation(scope.workspace.id, scope.userId, id)))
+      throw new ApiError(404, "not_found", msg("chat.conversation_not_found"));
   }
 }
 

@@ -8,6 +8,7 @@ import { findExperiments } from "./resolve.js";
 import { summarizeMonitoring, type MonitoringReader, type MonitoringSummary } from "./monitoring-summary.js";
 import type { ChatExperiment, ChatReads } from "./reads.js";
 import { experimentFacts, metricOf, modelFacts, taskOf, type ExperimentFacts, type Task } from "./facts.js";
+import type { Scope } from "../workspaces/scope.js";
 
 // The assistant's tools: one small typed set, each bound in code to the caller's user id. No argument names a
 // user, so nothing a message says (or a model emits) can reach another user's experiments, datasets or models.
@@ -82,7 +83,8 @@ const expRef = (row: ChatExperiment): Reference => ({
 
 export class ChatTools {
   constructor(
-    private readonly userId: string,
+    /** Whose questions, in which workspace: the tools read only that workspace. */
+    private readonly scope: Scope,
     private readonly deps: {
       /** Bounded reads of the user's experiments and models (never a split, never a manifest's codes). */
       reads: ChatReads;
@@ -129,17 +131,20 @@ export class ChatTools {
    * every LLM tool is held to (test/integration/chat-bounded-reads.test.ts) for a model with many columns.
    */
   async getMonitoring(args: { experiment_id: number; days?: number }): Promise<ToolResult<MonitoringSummary>> {
-    const row = await this.deps.reads.experiment(this.userId, args.experiment_id);
+    const row = await this.deps.reads.experiment(this.scope.workspace.id, args.experiment_id);
     if (!row) return { result: { found: false, experiment_id: args.experiment_id }, references: [] };
     const days = args.days ?? 30;
     const to = new Date();
     const from = new Date(to.getTime() - days * 86_400_000);
     const ref: Reference = { type: "model", id: String(args.experiment_id), title: `monitoring of experiment ${args.experiment_id}` };
-    return { result: await summarizeMonitoring(this.deps.monitoring, this.userId, row, { from, to, days }), references: [ref] };
+    return { result: await summarizeMonitoring(this.deps.monitoring, this.scope, row, { from, to, days }), references: [ref] };
   }
 
   async listExperiments(args: z.infer<typeof toolSchemas.list_experiments>) {
-    const rows = await this.deps.reads.experiments(this.userId, { status: args.status ? [args.status] : undefined, limit: 200 });
+    const rows = await this.deps.reads.experiments(this.scope.workspace.id, {
+      status: args.status ? [args.status] : undefined,
+      limit: 200,
+    });
     let picked = rows.filter((r) => !args.task || taskOf(r) === args.task);
     if (args.metric) {
       const m = args.metric;
@@ -170,7 +175,7 @@ export class ChatTools {
   }
 
   async findExperiments(args: { query: string }) {
-    const rows = await this.deps.reads.experiments(this.userId, { limit: 200 });
+    const rows = await this.deps.reads.experiments(this.scope.workspace.id, { limit: 200 });
     const candidates = rows.map((r) => {
       const req = r.request as { zip_gcloud?: string; label_cols?: string[] };
       return {
@@ -191,9 +196,9 @@ export class ChatTools {
   }
 
   async getExperiment(args: { experiment_id: number }): Promise<ToolResult<ExperimentFacts | { found: false; experiment_id: number }>> {
-    const row = await this.deps.reads.experiment(this.userId, args.experiment_id);
+    const row = await this.deps.reads.experiment(this.scope.workspace.id, args.experiment_id);
     if (!row) return { result: { found: false, experiment_id: args.experiment_id }, references: [] };
-    const model = await this.deps.reads.latestModel(this.userId, args.experiment_id);
+    const model = await this.deps.reads.latestModel(this.scope.workspace.id, args.experiment_id);
     const facts = experimentFacts(row, model);
     const refs: Reference[] = [expRef(row)];
     if (facts.dataset.zip_gcloud)
@@ -208,7 +213,7 @@ export class ChatTools {
   }
 
   async compareExperiments(args: z.infer<typeof toolSchemas.compare_experiments>) {
-    const rows = await this.deps.reads.experiments(this.userId, { status: ["ready"], limit: 500 });
+    const rows = await this.deps.reads.experiments(this.scope.workspace.id, { status: ["ready"], limit: 500 });
     const wanted = args.experiment_ids ? new Set(args.experiment_ids) : undefined;
     const ranked = rows
       .filter((r) => (!wanted || wanted.has(r.experimentId)) && metricOf(r, args.metric) !== undefined)
@@ -233,9 +238,9 @@ export class ChatTools {
   }
 
   async modelInputs(args: { experiment_id: number }) {
-    const model = await this.deps.reads.latestModel(this.userId, args.experiment_id);
+    const model = await this.deps.reads.latestModel(this.scope.workspace.id, args.experiment_id);
     if (!model) {
-      const row = await this.deps.reads.experiment(this.userId, args.experiment_id);
+      const row = await this.deps.reads.experiment(this.scope.workspace.id, args.experiment_id);
       return {
         result: { found: false as const, experiment_id: args.experiment_id, experiment_status: row?.status ?? null },
         references: row ? [expRef(row)] : [],
@@ -256,7 +261,7 @@ export class ChatTools {
 
   /** The budgets and the user's finished builds, newest first: seconds from the first history entry to `ready`. */
   async buildTimes(args: { task?: Task }) {
-    const rows = await this.deps.reads.experiments(this.userId, { status: ["ready"], limit: 200 });
+    const rows = await this.deps.reads.experiments(this.scope.workspace.id, { status: ["ready"], limit: 200 });
     const past = rows
       .filter((r) => !args.task || taskOf(r) === args.task)
       .map((r) => {

@@ -35,13 +35,15 @@ import {
   zipSignatureCheck,
 } from "./upload-stream.js";
 import { resolveZipPath } from "./zip-path.js";
+import type { Scope } from "../workspaces/scope.js";
+import { assertAllowed, type Permission } from "../workspaces/permissions.js";
 
 /** The experiments area, as deleting a dataset needs it (wired in services.ts; datasets do not import experiments). */
 export interface DatasetUsers {
   /** The user's unfinished (queued or running) experiments reading `objectPath`, or a file under it when it ends in /. */
-  unfinishedUsing(userId: string, objectPath: string): Promise<Array<{ experimentId: number; name: string | null; status: string }>>;
+  unfinishedUsing(workspaceId: string, objectPath: string): Promise<Array<{ experimentId: number; name: string | null; status: string }>>;
   /** POST /v1/experiments/{id}/cancel. */
-  cancel(userId: string, experimentId: number): Promise<unknown>;
+  cancel(scope: Scope, experimentId: number): Promise<unknown>;
 }
 
 export interface UploadResult {
@@ -74,10 +76,11 @@ export class DatasetService {
    * Streams `body` to the bucket at objectPath (already checked for the caller), never holding it in memory.
    * The size limit stops the write and nothing is left behind. `declaredLength` (Content-Length) is refused early.
    */
-  async upload(userId: string, objectPath: string, body: Readable, declaredLength?: number): Promise<UploadResult> {
+  async upload(scope: Scope, objectPath: string, body: Readable, declaredLength?: number): Promise<UploadResult> {
+    this.allowed(scope, "dataset.upload", body);
     const max = this.deps.config.MAX_UPLOAD_BYTES;
     if (declaredLength !== undefined && declaredLength > max) throw tooLarge(max);
-    if (tableKindOf(objectPath)) return this.uploadTable(userId, objectPath, body);
+    if (tableKindOf(objectPath)) return this.uploadTable(scope, objectPath, body);
     // The body goes through the signature check, so a failed write never destroys the request itself (the route
     // can still answer 413/415), and a client that goes away mid-upload fails the write: no object is left.
     const checked = zipSignatureCheck();
@@ -94,12 +97,13 @@ export class DatasetService {
       throw err;
     }
     detach();
-    await this.recordFile(userId, objectPath, result);
+    await this.recordFile(scope, objectPath, result);
     return { zip_gcloud: objectPath, ...result };
   }
 
   /** A zip Builder made (an import from the PACS) stored where an upload would be, under the same limit, and recorded. */
-  async storeZip(userId: string, objectPath: string, zip: Readable): Promise<{ size: number; sha256: string }> {
+  async storeZip(scope: Scope, objectPath: string, zip: Readable): Promise<{ size: number; sha256: string }> {
+    assertAllowed(scope.workspace, "dataset.upload");
     const max = this.deps.config.MAX_UPLOAD_BYTES;
     let result: { size: number; sha256: string };
     try {
@@ -108,16 +112,27 @@ export class DatasetService {
       if (err instanceof BucketLimitError) throw tooLarge(max);
       throw err;
     }
-    await this.recordFile(userId, objectPath, result);
+    await this.recordFile(scope, objectPath, result);
     return result;
   }
 
-  private async recordFile(userId: string, objectPath: string, result: { size: number; sha256: string }): Promise<void> {
-    await this.files.record(userId, objectPath, result);
+  private async recordFile(scope: Scope, objectPath: string, result: { size: number; sha256: string }): Promise<void> {
+    await this.files.record(scope.userId, scope.workspace.id, objectPath, result);
+  }
+
+  /** A refused upload still drains what the client sends, so the 403 reaches it (as a 413 does). */
+  private allowed(scope: Scope, permission: Permission, body?: Readable): void {
+    try {
+      assertAllowed(scope.workspace, permission);
+    } catch (err) {
+      body?.resume();
+      throw err;
+    }
   }
 
   /** A sample table into the caller's folder `samples/`, as an upload of it would be stored. */
-  async loadSample(userId: string, sampleId: string): Promise<UploadResult & { licence: string }> {
+  async loadSample(scope: Scope, sampleId: string): Promise<UploadResult & { licence: string }> {
+    assertAllowed(scope.workspace, "dataset.upload");
     const sample = SAMPLES.find((s) => s.id === sampleId);
     if (!sample) throw new ApiError(404, "not_found", msg("dataset.no_sample", { id: sampleId }));
     const work = this.tmpDir("sample");
@@ -125,12 +140,12 @@ export class DatasetService {
     try {
       const csv = path.join(work, `${sample.id}.csv`);
       const rows = await writeSampleCsv(sample, csv, this.deps.config.PYTHON_BIN);
-      const zipPath = `${userId}/samples/${sample.id}.zip`;
+      const zipPath = `${scope.workspace.storagePrefix}/samples/${sample.id}.zip`;
       const result = await this.deps.bucket.write(zipPath, zipOneFile(csv, `${sample.id}.csv`), {
         maxBytes: this.deps.config.MAX_UPLOAD_BYTES,
         contentType: "application/zip",
       });
-      await this.recordFile(userId, zipPath, result);
+      await this.recordFile(scope, zipPath, result);
       const note = `${sample.title}: ${rows} patients, label column “${sample.label_col}”, stored in your folder as samples/${sample.id}.zip`;
       return { zip_gcloud: zipPath, ...result, note, licence: sample.licence };
     } finally {
@@ -142,7 +157,7 @@ export class DatasetService {
    * A bare .csv or .xlsx (a data task's table): stored as a zip holding one CSV beside where it was sent
    * (`folder/pima.xlsx` becomes `folder/pima.zip` with `pima.csv`), which every later stage reads as any zip.
    */
-  private async uploadTable(userId: string, tablePath: string, body: Readable): Promise<UploadResult> {
+  private async uploadTable(scope: Scope, tablePath: string, body: Readable): Promise<UploadResult> {
     const kind = tableKindOf(tablePath)!;
     const name = path.posix.basename(tablePath);
     const work = this.tmpDir("table");
@@ -173,15 +188,16 @@ export class DatasetService {
         maxBytes: this.deps.config.MAX_UPLOAD_BYTES,
         contentType: "application/zip",
       });
-      await this.recordFile(userId, zipPath, result);
+      await this.recordFile(scope, zipPath, result);
       return { zip_gcloud: zipPath, ...result, converted_from: name, note: `${note}, zipped as ${path.posix.basename(zipPath)}` };
     } finally {
       await fs.promises.rm(work, { recursive: true, force: true });
     }
   }
 
-  async listFiles(userId: string) {
-    const rows = await this.files.list(userId);
+  async listFiles(scope: Scope) {
+    assertAllowed(scope.workspace, "experiment.read");
+    const rows = await this.files.list(scope.workspace.id);
     return rows.map((r) => ({ zip_gcloud: r.path, size: r.size, sha256: r.sha256, created_at: r.createdAt }));
   }
 
@@ -192,12 +208,13 @@ export class DatasetService {
    * The experiments that finished keep their reports and models: DELETE /v1/experiments/{id} removes those.
    */
   async deleteUploads(
-    userId: string,
+    scope: Scope,
     objectPath: string,
     opts: { force?: boolean } = {},
   ): Promise<{ deleted: string[]; cancelled_experiments: number[] }> {
+    assertAllowed(scope.workspace, "dataset.delete");
     const folder = objectPath.endsWith("/");
-    const rows = await this.files.at(userId, objectPath);
+    const rows = await this.files.at(scope.workspace.id, objectPath);
     const objects = folder ? await this.deps.bucket.list(objectPath) : (await this.deps.bucket.stat(objectPath)) ? [objectPath] : [];
     const paths = [...new Set([...rows.map((r) => r.path), ...objects])].sort();
     if (paths.length === 0)
@@ -206,12 +223,12 @@ export class DatasetService {
         "not_found",
         folder ? msg("dataset.no_folder", { path: objectPath.slice(0, -1) }) : msg("dataset.no_file", { path: objectPath }),
       );
-    const using = (await this.deps.users?.unfinishedUsing(userId, objectPath)) ?? [];
+    const using = (await this.deps.users?.unfinishedUsing(scope.workspace.id, objectPath)) ?? [];
     if (using.length && !opts.force) throw datasetInUse(objectPath, using);
-    for (const e of using) await this.deps.users!.cancel(userId, e.experimentId).catch(() => undefined); // one that just ended is fine
+    for (const e of using) await this.deps.users!.cancel(scope, e.experimentId).catch(() => undefined); // one that just ended is fine
     for (const p of paths) {
       await this.deps.bucket.delete(p);
-      await this.files.delete(userId, p);
+      await this.files.delete(scope.workspace.id, p);
     }
     if (folder) await this.deps.bucket.removeEmptyFolders?.(objectPath);
     else await this.deps.bucket.removeEmptyFolders?.(objectPath.slice(0, objectPath.lastIndexOf("/") + 1));
@@ -219,8 +236,9 @@ export class DatasetService {
   }
 
   /** Runs every check on the zip (no training) and returns the report; nothing is kept. */
-  async validate(userId: string, zipGcloud: string, task: DatasetTask): Promise<DatasetReport> {
-    const zipPath = resolveZipPath(zipGcloud, userId);
+  async validate(scope: Scope, zipGcloud: string, task: DatasetTask): Promise<DatasetReport> {
+    assertAllowed(scope.workspace, "experiment.read");
+    const zipPath = resolveZipPath(zipGcloud, scope.workspace.storagePrefix);
     if (!(await this.deps.bucket.stat(zipPath)))
       throw new ApiError(404, "not_found", msg("dataset.no_file_upload_first", { path: zipPath }));
     return this.queue.add(async () => {
@@ -234,8 +252,9 @@ export class DatasetService {
     }) as Promise<DatasetReport>;
   }
 
-  async columns(userId: string, zipGcloud: string): Promise<ColumnsResult> {
-    const zipPath = resolveZipPath(zipGcloud, userId);
+  async columns(scope: Scope, zipGcloud: string): Promise<ColumnsResult> {
+    assertAllowed(scope.workspace, "experiment.read");
+    const zipPath = resolveZipPath(zipGcloud, scope.workspace.storagePrefix);
     if (!(await this.deps.bucket.stat(zipPath))) throw new ApiError(404, "not_found", msg("dataset.no_file", { path: zipPath }));
     const dir = this.tmpDir("columns");
     const local = path.join(dir, "d.zip");

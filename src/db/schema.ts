@@ -81,10 +81,15 @@ export const workspaceMembers = pgTable(
 );
 
 /**
- * The workspace a row belongs to. Nullable in the schema only so that today's repositories need not name it yet:
- * the workspaces migration's trigger fills it with the owner's personal workspace on every insert.
+ * The workspace a row belongs to; the services name it on every insert (the request's workspace). A row inserted
+ * without one (an operator's SQL, an older replica) still gets its owner's personal workspace from the trigger of
+ * migration 0018, which runs before the NOT NULL check. api_keys keeps it nullable: keys are made by the key area.
  */
-const workspaceId = () => uuid("workspace_id").references(() => workspaces.id, { onDelete: "cascade" });
+const workspaceId = () =>
+  uuid("workspace_id")
+    .notNull()
+    .references(() => workspaces.id, { onDelete: "cascade" });
+const keyWorkspaceId = () => uuid("workspace_id").references(() => workspaces.id, { onDelete: "cascade" });
 
 /**
  * One-time links an administrator hands over by hand (Builder sends no email): an invitation to create an account,
@@ -145,7 +150,7 @@ export const apiKeys = pgTable(
   {
     id: id(),
     userId: ownerId(),
-    workspaceId: workspaceId(),
+    workspaceId: keyWorkspaceId(),
     name: text("name").notNull(),
     prefix: text("prefix").notNull(),
     keyHash: text("key_hash").notNull().unique(),
@@ -164,7 +169,7 @@ export const apiKeys = pgTable(
   (t) => [index("api_keys_user").on(t.userId)],
 );
 
-/** One row per experiment; experiment_id is the caller's own number, unique per user. */
+/** One row per experiment; experiment_id is the caller's own number, unique within its workspace. user_id: who built it. */
 export const experiments = pgTable(
   "experiments",
   {
@@ -203,7 +208,11 @@ export const experiments = pgTable(
     /** Every prediction on a DICOMweb link writes its answer back into the owner's PACS (docs/pacs.md); PUT only. */
     pacsSendBack: boolean("pacs_send_back").notNull().default(false),
   },
-  (t) => [uniqueIndex("experiments_user_number").on(t.userId, t.experimentId), index("experiments_status").on(t.status)],
+  (t) => [
+    uniqueIndex("experiments_workspace_number").on(t.workspaceId, t.experimentId),
+    index("experiments_user").on(t.userId),
+    index("experiments_status").on(t.status),
+  ],
 );
 
 /** Every state change and progress event, in order: the SSE stream and its replay. */
@@ -253,13 +262,14 @@ export const models = pgTable(
   },
   (t) => [
     uniqueIndex("models_experiment_version").on(t.experimentUuid, t.version),
-    index("models_user_experiment").on(t.userId, t.experimentId),
+    index("models_workspace_experiment").on(t.workspaceId, t.experimentId),
+    index("models_user").on(t.userId),
   ],
 );
 
 /**
  * Batch scoring of a published model (POST /v1/models/{id}/batch): a table of rows or a zip of images, scored by the
- * same code as /predict; the input and results.csv live in the bucket under `<user>/batches/<id>/`. `experimentUuid`
+ * same code as /predict; the input and results.csv live in the bucket under `<workspace storage prefix>/batches/<id>/`. `experimentUuid`
  * ties it to the experiment, so deleting the experiment deletes its batches.
  */
 export const batches = pgTable(
@@ -295,7 +305,7 @@ export const batches = pgTable(
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
     finishedAt: timestamp("finished_at", { withTimezone: true }),
   },
-  (t) => [index("batches_user_created").on(t.userId, t.createdAt)],
+  (t) => [index("batches_workspace_created").on(t.workspaceId, t.createdAt), index("batches_user").on(t.userId)],
 );
 
 /** Uploaded objects, so the dashboard can list a user's files with their checksums. */
@@ -324,7 +334,7 @@ export const chatConversations = pgTable(
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index("chat_conversations_user").on(t.userId, t.updatedAt)],
+  (t) => [index("chat_conversations_user").on(t.userId, t.updatedAt), index("chat_conversations_workspace").on(t.workspaceId, t.updatedAt)],
 );
 
 /** Chat history per user, so the assistant keeps the conversation. `refs` are what a reply cited. */
@@ -369,7 +379,7 @@ export const auditEvents = pgTable(
       .notNull()
       .default(sql`'{}'::jsonb`),
   },
-  (t) => [index("audit_events_actor").on(t.actorId, t.seq)],
+  (t) => [index("audit_events_actor").on(t.actorId, t.seq), index("audit_events_workspace").on(t.workspaceId, t.seq)],
 );
 
 /**

@@ -97,39 +97,39 @@ const listColumns = {
 export class BoundedExperimentReads {
   constructor(private readonly db: Db) {}
 
-  async experiment(userId: string, experimentId: number): Promise<BoundedExperiment | undefined> {
+  async experiment(workspaceId: string, experimentId: number): Promise<BoundedExperiment | undefined> {
     const rows = await this.db
       .select(experimentColumns)
       .from(experiments)
-      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)));
+      .where(and(eq(experiments.workspaceId, workspaceId), eq(experiments.experimentId, experimentId)));
     return rows[0];
   }
 
   /** Whether the user has this experiment: its id only. */
-  async hasExperiment(userId: string, experimentId: number): Promise<boolean> {
+  async hasExperiment(workspaceId: string, experimentId: number): Promise<boolean> {
     const rows = await this.db
       .select({ id: experiments.id })
       .from(experiments)
-      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)));
+      .where(and(eq(experiments.workspaceId, workspaceId), eq(experiments.experimentId, experimentId)));
     return rows.length > 0;
   }
 
   /** The user's newest experiments (status filter optional), newest first; the report holds its summary's rows and images only. */
-  async experiments(userId: string, opts: { status?: string[]; limit: number }): Promise<BoundedExperiment[]> {
+  async experiments(workspaceId: string, opts: { status?: string[]; limit: number }): Promise<BoundedExperiment[]> {
     return this.db
       .select(listColumns)
       .from(experiments)
-      .where(and(eq(experiments.userId, userId), opts.status?.length ? inArray(experiments.status, opts.status) : undefined))
+      .where(and(eq(experiments.workspaceId, workspaceId), opts.status?.length ? inArray(experiments.status, opts.status) : undefined))
       .orderBy(desc(experiments.createdAt), desc(experiments.experimentId))
       .limit(opts.limit);
   }
 
   /** The state of one of the user's experiments (queued, running, failed, ...), or null when the user has no such experiment. */
-  async status(userId: string, experimentId: number): Promise<string | null> {
+  async status(workspaceId: string, experimentId: number): Promise<string | null> {
     const rows = await this.db
       .select({ status: experiments.status })
       .from(experiments)
-      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)));
+      .where(and(eq(experiments.workspaceId, workspaceId), eq(experiments.experimentId, experimentId)));
     return rows[0]?.status ?? null;
   }
 

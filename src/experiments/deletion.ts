@@ -9,11 +9,11 @@ import type { ExperimentRepository, ExperimentRow } from "./repository.js";
 import { DELETING } from "./state.js";
 
 /** What an experiment leaves in the bucket, besides the dataset it was trained on (the user's own upload). */
-export const experimentObjectFolders = (row: Pick<ExperimentRow, "userId" | "experimentId">) => [
+export const experimentObjectFolders = (storagePrefix: string, row: Pick<ExperimentRow, "experimentId">) => [
   // Every published version: model, manifest, report.json and its figures.
-  `models/${row.userId}/${row.experimentId}/`,
+  `models/${storagePrefix}/${row.experimentId}/`,
   // The job log's copy (logObjectOf).
-  `logs/${row.userId}/${row.experimentId}/`,
+  `logs/${storagePrefix}/${row.experimentId}/`,
 ];
 
 /**
@@ -27,7 +27,8 @@ export const experimentObjectFolders = (row: Pick<ExperimentRow, "userId" | "exp
  *  4. the bucket: every model version, report, figure and the log copy;
  *  5. this host's files: the job's work folder and its log;
  *  6. the row, and with it its events.
- * Every path is built from the row's own user id and number: nothing of another user is ever touched.
+ * Every path is built from the row's own workspace's storage prefix and number: nothing of another workspace is
+ * ever touched.
  */
 export class ExperimentDeletion {
   private readonly inFlight = new Map<string, Promise<void>>();
@@ -72,7 +73,10 @@ export class ExperimentDeletion {
     await repo.deleteModels(uuid);
     let objects = 0;
     const derived = await this.derivedFolders(row);
-    for (const folder of [...experimentObjectFolders(row), ...derived]) objects += await deleteUnder(bucket, folder);
+    // The workspace goes with its rows (cascade): without it there is no prefix, and its own erasure removes the folders.
+    const prefix = await this.deps.repo.storagePrefixOf(row.workspaceId);
+    for (const folder of [...(prefix ? experimentObjectFolders(prefix, row) : []), ...derived])
+      objects += await deleteUnder(bucket, folder);
     await fs.promises.rm(workDirOf(config, uuid), { recursive: true, force: true });
     await fs.promises.rm(logFileOf(config, uuid), { force: true });
     await repo.deleteRow(uuid);

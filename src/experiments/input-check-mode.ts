@@ -2,6 +2,8 @@ import type { AuditActor, AuditLog } from "../audit/audit-log.js";
 import type { Manifest } from "../contract/types.js";
 import { ApiError, errors, msg } from "../errors.js";
 import type { ExperimentRepository, ModelRow } from "./repository.js";
+import type { Scope } from "../workspaces/scope.js";
+import { assertAllowed } from "../workspaces/permissions.js";
 
 /**
  * The per-model setting of the unfamiliar-input check (docs/monitoring.md#unfamiliar-inputs): `flag` (answer, and say
@@ -23,10 +25,11 @@ export class InputCheckModeService {
     },
   ) {}
 
-  private async current(userId: string, experimentId: number): Promise<{ model: ModelRow; manifest: Manifest }> {
-    const row = await this.deps.repo.byUserNumber(userId, experimentId);
+  private async current(scope: Scope, experimentId: number): Promise<{ model: ModelRow; manifest: Manifest }> {
+    assertAllowed(scope.workspace, "experiment.read");
+    const row = await this.deps.repo.byNumber(scope.workspace.id, experimentId);
     if (!row) throw errors.notFound(msg("experiment.not_found", { id: experimentId }));
-    const model = await this.deps.repo.latestModel(userId, experimentId);
+    const model = await this.deps.repo.currentModel(scope.workspace.id, experimentId);
     if (!model || model.experimentUuid !== row.id) {
       throw new ApiError(409, "model_not_published", msg("experiment.no_published_model", { id: experimentId, status: row.status }));
     }
@@ -34,8 +37,8 @@ export class InputCheckModeService {
   }
 
   /** GET: the current version's setting and what it checks; `available: false` for a model built before the check. */
-  async get(userId: string, experimentId: number) {
-    const { model, manifest } = await this.current(userId, experimentId);
+  async get(scope: Scope, experimentId: number) {
+    const { model, manifest } = await this.current(scope, experimentId);
     const check = manifest.input_check;
     return {
       experiment_id: experimentId,
@@ -48,12 +51,14 @@ export class InputCheckModeService {
   }
 
   /** PUT: a new current version with the mode set (none when it already has that mode: the answer says so). */
-  async set(userId: string, experimentId: number, mode: InputCheckMode, actor: AuditActor) {
-    const { model, manifest } = await this.current(userId, experimentId);
+  async set(scope: Scope, experimentId: number, mode: InputCheckMode, actor: AuditActor) {
+    const { model, manifest } = await this.current(scope, experimentId);
+    // A new version, as an operating point is: the same permission.
+    assertAllowed(scope.workspace, "operating_point.set");
     if (!manifest.input_check) {
       throw new ApiError(409, "no_input_check", msg("experiment.no_input_check"));
     }
-    if (manifest.input_check.mode === mode) return { status: 200 as const, body: await this.get(userId, experimentId) };
+    if (manifest.input_check.mode === mode) return { status: 200 as const, body: await this.get(scope, experimentId) };
     const next: Manifest = { ...manifest, input_check: { ...manifest.input_check, mode } };
     const row = await this.deps.repo.publishVersion(model, next, { event: "input_check_mode_changed", metrics: manifest.metrics.test });
     await this.deps.warm(row);
@@ -62,6 +67,6 @@ export class InputCheckModeService {
       from_version: model.version,
       mode,
     });
-    return { status: 201 as const, body: await this.get(userId, experimentId) };
+    return { status: 201 as const, body: await this.get(scope, experimentId) };
   }
 }

@@ -6,5 +6,6 @@ import type { ExperimentRow } from "./repository.js";
 // experiment ends (so GET .../logs works when a worker on another host ran it), read by ExperimentService.
 
 export const logFileOf = (config: Config, uuid: string) => path.join(config.dataDir, "logs", `${uuid}.log`);
-export const logObjectOf = (row: Pick<ExperimentRow, "id" | "userId" | "experimentId">) =>
-  `logs/${row.userId}/${row.experimentId}/${row.id}.log`;
+/** Under the experiment's workspace's storage prefix (a personal workspace's is its owner's user id, as before). */
+export const logObjectOf = (storagePrefix: string, row: Pick<ExperimentRow, "id" | "experimentId">) =>
+  `logs/${storagePrefix}/${row.experimentId}/${row.id}.log`;

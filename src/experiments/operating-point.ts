@@ -16,6 +16,8 @@ import {
   type Rule,
 } from "./operating-point-math.js";
 import type { ExperimentRepository, ModelRow } from "./repository.js";
+import type { Scope } from "../workspaces/scope.js";
+import { assertAllowed } from "../workspaces/permissions.js";
 
 /**
  * Operating points, model versions and rollback (binary classification, tables and images).
@@ -71,10 +73,11 @@ export class OperatingPointService {
   ) {}
 
   /** The experiment's current model version, or 404 / 409 (none published). */
-  private async current(userId: string, experimentId: number): Promise<{ model: ModelRow; manifest: Manifest; retrospective: boolean }> {
-    const row = await this.deps.repo.byUserNumber(userId, experimentId);
+  private async current(scope: Scope, experimentId: number): Promise<{ model: ModelRow; manifest: Manifest; retrospective: boolean }> {
+    assertAllowed(scope.workspace, "experiment.read");
+    const row = await this.deps.repo.byNumber(scope.workspace.id, experimentId);
     if (!row) throw errors.notFound(msg("experiment.not_found", { id: experimentId }));
-    const model = await this.deps.repo.latestModel(userId, experimentId);
+    const model = await this.deps.repo.currentModel(scope.workspace.id, experimentId);
     if (!model || model.experimentUuid !== row.id) {
       throw new ApiError(409, "model_not_published", msg("experiment.no_published_model", { id: experimentId, status: row.status }));
     }
@@ -121,8 +124,8 @@ export class OperatingPointService {
    * GET /v1/models/{id}/operating-point: the validation curve (counts at every cut, never the test pairs) for the
    * browser's explorer, and the current version's threshold on the positive class's probability.
    */
-  async explorer(userId: string, experimentId: number) {
-    const { model, manifest, retrospective } = await this.current(userId, experimentId);
+  async explorer(scope: Scope, experimentId: number) {
+    const { model, manifest, retrospective } = await this.current(scope, experimentId);
     const why = this.unavailable(manifest, retrospective);
     const base = {
       experiment_id: experimentId,
@@ -155,8 +158,10 @@ export class OperatingPointService {
   }
 
   /** POST /v1/models/{id}/operating-point: a new version with the chosen threshold, made current at once. */
-  async save(userId: string, experimentId: number, req: OperatingPointRequest, actor: AuditActor) {
-    const { model, manifest, retrospective } = await this.current(userId, experimentId);
+  async save(scope: Scope, experimentId: number, req: OperatingPointRequest, actor: AuditActor) {
+    const userId = scope.userId;
+    const { model, manifest, retrospective } = await this.current(scope, experimentId);
+    assertAllowed(scope.workspace, "operating_point.set");
     const why = this.unavailable(manifest, retrospective);
     if (why) throw new ApiError(why.status, why.code, why.text);
     const s = await this.scores(model, manifest);
@@ -224,8 +229,8 @@ export class OperatingPointService {
   }
 
   /** GET /v1/models/{id}/versions: every version, newest first, and which one serves. */
-  async versions(userId: string, experimentId: number) {
-    const { model } = await this.current(userId, experimentId);
+  async versions(scope: Scope, experimentId: number) {
+    const { model } = await this.current(scope, experimentId);
     const rows = await this.deps.repo.modelsOf(model.experimentUuid);
     const emails = await this.deps.repo.emailsOf([...new Set(rows.flatMap((r) => (r.approvedBy ? [r.approvedBy] : [])))]);
     return {
@@ -236,8 +241,9 @@ export class OperatingPointService {
   }
 
   /** POST /v1/models/{id}/versions/{version}/current: serve that version again (rollback), on every replica. */
-  async makeCurrent(userId: string, experimentId: number, version: number, actor: AuditActor) {
-    const { model } = await this.current(userId, experimentId);
+  async makeCurrent(scope: Scope, experimentId: number, version: number, actor: AuditActor) {
+    const { model } = await this.current(scope, experimentId);
+    assertAllowed(scope.workspace, "operating_point.set");
     const rows = await this.deps.repo.modelsOf(model.experimentUuid);
     const target = rows.find((r) => r.version === version);
     if (!target) throw errors.notFound(msg("experiment.version_not_found", { version, id: experimentId }));

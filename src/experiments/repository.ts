@@ -1,6 +1,6 @@
 import { and, desc, eq, gt, ilike, inArray, isNull, lt, ne, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { experimentEvents, experiments } from "../db/schema.js";
+import { experimentEvents, experiments, workspaces } from "../db/schema.js";
 import { ModelRepository, type ModelRow, type NewModel } from "../serving/model-repository.js";
 import {
   DELETING,
@@ -24,7 +24,9 @@ const nowIso = () => new Date().toISOString();
 const UNFINISHED = ["queued", ...RUNNING_STATUSES] as const;
 
 type NewExperiment = {
+  /** Who built it ("built by"); the row belongs to workspaceId. */
   userId: string;
+  workspaceId: string;
   experimentId: number;
   request: unknown;
   study: unknown;
@@ -52,6 +54,10 @@ function matchesSearch(q: string) {
     sql`exists (select 1 from jsonb_array_elements_text(${experiments.request} -> 'label_cols') as label(col) where label.col ilike ${pattern})`,
   );
 }
+
+/** The id of the user's personal workspace, as a subquery. */
+export const personalWorkspaceOf = (userId: string) =>
+  sql`(select ${workspaces.id} from ${workspaces} where ${workspaces.personalOwnerId} = ${userId})`;
 
 /**
  * The only code that touches the experiments and experiment_events tables; the experiment's models go through
@@ -104,11 +110,21 @@ export class ExperimentRepository {
     return row;
   }
 
+  /** The workspace's experiment with this number (another workspace's is not found: the caller answers 404). */
+  async byNumber(workspaceId: string, experimentId: number): Promise<ExperimentRow | undefined> {
+    const rows = await this.db
+      .select()
+      .from(experiments)
+      .where(and(eq(experiments.workspaceId, workspaceId), eq(experiments.experimentId, experimentId)));
+    return rows[0];
+  }
+
+  /** The experiment with this number in the user's personal workspace (the CLI and tests, which name a user). */
   async byUserNumber(userId: string, experimentId: number): Promise<ExperimentRow | undefined> {
     const rows = await this.db
       .select()
       .from(experiments)
-      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)));
+      .where(and(eq(experiments.workspaceId, personalWorkspaceOf(userId)), eq(experiments.experimentId, experimentId)));
     return rows[0];
   }
 
@@ -116,9 +132,9 @@ export class ExperimentRepository {
     return (await this.db.select().from(experiments).where(eq(experiments.id, id)))[0];
   }
 
-  async list(userId: string, opts: { status?: string[]; q?: string; limit: number; offset: number }) {
+  async list(workspaceId: string, opts: { status?: string[]; q?: string; limit: number; offset: number }) {
     const where = and(
-      eq(experiments.userId, userId),
+      eq(experiments.workspaceId, workspaceId),
       opts.status?.length ? inArray(experiments.status, opts.status) : undefined,
       opts.q ? matchesSearch(opts.q) : undefined,
     );
@@ -320,13 +336,13 @@ export class ExperimentRepository {
    * The user's unfinished (queued or running) experiments whose dataset is `objectPath`, or lies under it when it
    * ends with a slash (a folder). zip_gcloud may carry a gs://<bucket>/ (s3://<bucket>/) prefix, which is ignored: BUCKET_URI_PREFIX.
    */
-  async unfinishedUsing(userId: string, objectPath: string): Promise<ExperimentRow[]> {
+  async unfinishedUsing(workspaceId: string, objectPath: string): Promise<ExperimentRow[]> {
     const zip = sql`regexp_replace(${experiments.request} ->> 'zip_gcloud', '^(gs|s3)://[^/]+/', '')`;
     const match = objectPath.endsWith("/") ? sql`starts_with(${zip}, ${objectPath})` : sql`${zip} = ${objectPath}`;
     return this.db
       .select()
       .from(experiments)
-      .where(and(eq(experiments.userId, userId), inArray(experiments.status, [...UNFINISHED]), match))
+      .where(and(eq(experiments.workspaceId, workspaceId), inArray(experiments.status, [...UNFINISHED]), match))
       .orderBy(experiments.experimentId);
   }
 
@@ -344,18 +360,23 @@ export class ExperimentRepository {
   }
 
   /** The version served: the one made current last (the newest published, unless another was made current again). */
+  async currentModel(workspaceId: string, experimentId: number): Promise<ModelRow | undefined> {
+    return (await this.models.current(workspaceId, experimentId)) ?? undefined;
+  }
+
+  /** The served version of the user's personal workspace's experiment (tests and the CLI, which name a user). */
   async latestModel(userId: string, experimentId: number): Promise<ModelRow | undefined> {
     return (await this.models.latest(userId, experimentId)) ?? undefined;
   }
 
-  /** The owner's ready Retrospective studies of this experiment's model, oldest first (the model card lists them). */
-  async readyRetrospectivesOf(userId: string, experimentId: number): Promise<ExperimentRow[]> {
+  /** The workspace's ready Retrospective studies of this experiment's model, oldest first (the model card lists them). */
+  async readyRetrospectivesOf(workspaceId: string, experimentId: number): Promise<ExperimentRow[]> {
     return this.db
       .select()
       .from(experiments)
       .where(
         and(
-          eq(experiments.userId, userId),
+          eq(experiments.workspaceId, workspaceId),
           eq(experiments.status, "ready"),
           sql`${experiments.request} ->> 'study_type' = 'Retrospective'`,
           sql`${experiments.request} ->> 'source_experiment_id' = ${String(experimentId)}`,
@@ -395,6 +416,7 @@ export class ExperimentRepository {
           const versions = new ModelRepository(tx);
           const row = await versions.insert({
             userId: from.userId,
+            workspaceId: from.workspaceId,
             experimentUuid: from.experimentUuid,
             experimentId: from.experimentId,
             version: (await versions.lastVersion(from.experimentUuid)) + 1,
@@ -440,32 +462,37 @@ export class ExperimentRepository {
         .values({ experimentUuid: exp.id, type: "model_version", data: { event: change.event, version: row.version, at } });
   }
 
-  /** The model's PACS send-back setting, or null when the user has no such experiment. */
-  async pacsSendBack(userId: string, experimentId: number): Promise<boolean | null> {
+  /** The model's PACS send-back setting, or null when the workspace has no such experiment. */
+  async pacsSendBack(workspaceId: string, experimentId: number): Promise<boolean | null> {
     const rows = await this.db
       .select({ on: experiments.pacsSendBack })
       .from(experiments)
-      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)));
+      .where(and(eq(experiments.workspaceId, workspaceId), eq(experiments.experimentId, experimentId)));
     return rows[0]?.on ?? null;
   }
 
-  /** False when the user has no such experiment. */
-  async setPacsSendBack(userId: string, experimentId: number, on: boolean): Promise<boolean> {
+  /** False when the workspace has no such experiment. */
+  async setPacsSendBack(workspaceId: string, experimentId: number, on: boolean): Promise<boolean> {
     const rows = await this.db
       .update(experiments)
       .set({ pacsSendBack: on })
-      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)))
+      .where(and(eq(experiments.workspaceId, workspaceId), eq(experiments.experimentId, experimentId)))
       .returning({ id: experiments.id });
     return rows.length > 0;
   }
 
   /** The experiment's name (its label), or null. */
-  async nameOf(userId: string, experimentId: number): Promise<string | null> {
+  async nameOf(workspaceId: string, experimentId: number): Promise<string | null> {
     const rows = await this.db
       .select({ name: experiments.name })
       .from(experiments)
-      .where(and(eq(experiments.userId, userId), eq(experiments.experimentId, experimentId)));
+      .where(and(eq(experiments.workspaceId, workspaceId), eq(experiments.experimentId, experimentId)));
     return rows[0]?.name ?? null;
+  }
+
+  /** Where the workspace's objects live (workspaces/storage-prefix.ts); undefined once the workspace is gone. */
+  async storagePrefixOf(workspaceId: string): Promise<string | undefined> {
+    return new WorkspaceRepository(this.db).storagePrefix(workspaceId);
   }
 
   async modelsOf(experimentUuid: string): Promise<ModelRow[]> {

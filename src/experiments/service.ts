@@ -24,6 +24,8 @@ import { buildModelCard, type ModelCard } from "./model-card.js";
 import type { Manifest } from "../contract/types.js";
 import type { ExperimentStatus } from "./state.js";
 import type { z } from "zod";
+import type { Scope } from "../workspaces/scope.js";
+import { assertAllowed } from "../workspaces/permissions.js";
 
 export type { ModelRow } from "./repository.js";
 
@@ -67,8 +69,11 @@ export class ExperimentService {
    * Creates and enqueues, or returns the existing experiment when the same body is posted again.
    * user_token is dropped here, before anything is stored or logged.
    */
-  async create(userId: string, body: z.output<typeof experimentRequestSchema>): Promise<{ created: boolean; row: ExperimentRow }> {
+  async create(scope: Scope, body: z.output<typeof experimentRequestSchema>): Promise<{ created: boolean; row: ExperimentRow }> {
+    const { userId, workspace } = scope;
+    // user_id is who builds (the seed's field, the caller); the workspace is the request's.
     if (body.user_id !== userId) throw errors.forbidden(msg("auth.user_mismatch"), "user_mismatch");
+    assertAllowed(workspace, "experiment.build");
     const { request, labels } = splitRequest(body);
     if (request.callback_url && !this.deps.config.CALLBACK_SECRET) {
       throw errors.invalidRequest(msg("request.invalid_fields", { count: 1, fields: "callback_url" }), [
@@ -89,19 +94,20 @@ export class ExperimentService {
         ]);
       }
     }
-    // Another user's folder or experiment answers exactly as a missing one (404): its existence is not revealed.
-    // The job checks the zip's owner again before fetching (a row may come from an older server or a direct insert).
-    resolveZipPath(request.zip_gcloud, userId);
-    if (request.source_experiment_id !== undefined && !(await this.deps.repo.byUserNumber(userId, request.source_experiment_id))) {
+    // Another workspace's folder or experiment answers exactly as a missing one (404): its existence is not revealed.
+    // The job checks the zip's prefix again before fetching (a row may come from an older server or a direct insert).
+    resolveZipPath(request.zip_gcloud, workspace.storagePrefix);
+    if (request.source_experiment_id !== undefined && !(await this.deps.repo.byNumber(workspace.id, request.source_experiment_id))) {
       throw new ApiError(404, "not_found", msg("experiment.no_source", { id: request.source_experiment_id }), [
         detail("source_experiment_id", msg("experiment.you_have_no", { id: request.source_experiment_id })),
       ]);
     }
     const hash = requestHash(request);
     // A re-post of an existing experiment is answered below whatever the cap; only new ones count against it.
-    const before = await this.deps.repo.byUserNumber(userId, request.experiment_id);
+    const before = await this.deps.repo.byNumber(workspace.id, request.experiment_id);
     const values = {
       userId,
+      workspaceId: workspace.id,
       experimentId: request.experiment_id,
       request,
       ...labels,
@@ -122,7 +128,7 @@ export class ExperimentService {
       }
       return { created: true, row: inserted };
     }
-    const existing = await this.deps.repo.byUserNumber(userId, request.experiment_id);
+    const existing = await this.deps.repo.byNumber(workspace.id, request.experiment_id);
     if (!existing) throw errors.internal();
     if (existing.requestHash !== hash) {
       throw new ApiError(409, "experiment_id_in_use", msg("experiment.id_in_use", { id: request.experiment_id }));
@@ -130,18 +136,18 @@ export class ExperimentService {
     return { created: false, row: existing };
   }
 
-  /** The version of the user's experiment served now (the one made current last), or undefined. */
-  latestModel(userId: string, experimentId: number): Promise<ModelRow | undefined> {
-    return this.deps.repo.latestModel(userId, experimentId);
+  /** The version of the workspace's experiment served now (the one made current last), or undefined. */
+  latestModel(scope: Scope, experimentId: number): Promise<ModelRow | undefined> {
+    return this.deps.repo.currentModel(scope.workspace.id, experimentId);
   }
 
   /** The API view of one experiment, with its published model when this run of it made one. */
   async view(row: ExperimentRow) {
-    const latest = await this.deps.repo.latestModel(row.userId, row.experimentId);
+    const latest = await this.deps.repo.currentModel(row.workspaceId, row.experimentId);
     const model = latest && latest.experimentUuid === row.id ? latest : undefined;
     // A Builder study's model beside the Retrospective studies run on it (their figures are the better guide to new patients).
     const retrospectives =
-      model && isInternalSplit(row.request) ? await this.deps.repo.readyRetrospectivesOf(row.userId, row.experimentId) : [];
+      model && isInternalSplit(row.request) ? await this.deps.repo.readyRetrospectivesOf(row.workspaceId, row.experimentId) : [];
     return experimentView(row, model, retrospectives);
   }
 
@@ -149,23 +155,24 @@ export class ExperimentService {
    * The model card of a ready experiment (model-card.ts), with its Retrospective studies beside it. 404 when the
    * experiment is another user's, or has no model of its own yet (the same rule as its report).
    */
-  async modelCard(userId: string, experimentId: number): Promise<ModelCard> {
-    const row = await this.get(userId, experimentId);
-    const model = await this.deps.repo.latestModel(userId, experimentId);
+  async modelCard(scope: Scope, experimentId: number): Promise<ModelCard> {
+    const row = await this.get(scope, experimentId);
+    const model = await this.deps.repo.currentModel(row.workspaceId, experimentId);
     if (!model || model.experimentUuid !== row.id) {
       throw new ApiError(404, "not_found", msg("experiment.no_model_card_yet", { id: experimentId, status: row.status }));
     }
     const retrospectives = [];
-    for (const r of await this.deps.repo.readyRetrospectivesOf(userId, experimentId)) {
-      const m = await this.deps.repo.latestModel(userId, r.experimentId);
+    for (const r of await this.deps.repo.readyRetrospectivesOf(row.workspaceId, experimentId)) {
+      const m = await this.deps.repo.currentModel(row.workspaceId, r.experimentId);
       retrospectives.push({ row: r, manifest: m && m.experimentUuid === r.id ? (m.manifest as Manifest) : undefined });
     }
     return buildModelCard({ row, model, retrospectives, generatedAt: new Date(), approval: await this.deps.repo.approvalOf(model) });
   }
 
   /** The caller's experiments, newest first, one page; `q` narrows them to those whose name, description, zip or label columns hold it. */
-  async list(userId: string, page: { status?: ExperimentStatus[]; q?: string; limit: number; offset: number }) {
-    const { rows, total } = await this.deps.repo.list(userId, page);
+  async list(scope: Scope, page: { status?: ExperimentStatus[]; q?: string; limit: number; offset: number }) {
+    assertAllowed(scope.workspace, "experiment.read");
+    const { rows, total } = await this.deps.repo.list(scope.workspace.id, page);
     return {
       data: rows.map(experimentSummary),
       total,
@@ -191,16 +198,20 @@ export class ExperimentService {
     });
   }
 
-  /** Another user's experiment is 404, as if it did not exist. */
-  async get(userId: string, experimentId: number): Promise<ExperimentRow> {
-    const row = await this.deps.repo.byUserNumber(userId, experimentId);
+  /** Another workspace's experiment is 404, as if it did not exist. */
+  async get(scope: Scope, experimentId: number): Promise<ExperimentRow> {
+    assertAllowed(scope.workspace, "experiment.read");
+    const row = await this.deps.repo.byNumber(scope.workspace.id, experimentId);
     if (!row) throw errors.notFound(msg("experiment.not_found", { id: experimentId }));
     return row;
   }
 
   /** Sets or clears (null) the owner's name and description; absent fields are left as they are. */
-  async editLabels(userId: string, experimentId: number, labels: ExperimentLabels): Promise<ExperimentRow> {
-    const row = await this.get(userId, experimentId);
+  async editLabels(scope: Scope, experimentId: number, labels: ExperimentLabels): Promise<ExperimentRow> {
+    const row = await this.get(scope, experimentId);
+    // A name or description is the builders' label; the intended use is what a reviewer writes (the permissions table).
+    if (labels.name !== undefined || labels.description !== undefined) assertAllowed(scope.workspace, "experiment.build");
+    if (labels.intended_use !== undefined) assertAllowed(scope.workspace, "intended_use.write");
     return (await this.deps.repo.setLabels(row.id, labels)) ?? row;
   }
 
@@ -208,8 +219,9 @@ export class ExperimentService {
    * Deletes the experiment: marked `deleting` and unpublished before this returns (no replica serves its model
    * from here on: /predict answers 404), its job cancelled; the files go in the background (deletion.ts).
    */
-  async delete(userId: string, experimentId: number): Promise<ExperimentRow> {
-    const row = await this.get(userId, experimentId);
+  async delete(scope: Scope, experimentId: number): Promise<ExperimentRow> {
+    const row = await this.get(scope, experimentId);
+    assertAllowed(scope.workspace, "experiment.delete");
     const marked = await this.beginDeletion(row.id);
     if (!marked) throw errors.notFound(msg("experiment.not_found", { id: experimentId }));
     void this.deletion.finish(row.id);
@@ -225,8 +237,9 @@ export class ExperimentService {
     return marked;
   }
 
-  async cancel(userId: string, experimentId: number): Promise<ExperimentRow> {
-    const row = await this.get(userId, experimentId);
+  async cancel(scope: Scope, experimentId: number): Promise<ExperimentRow> {
+    const row = await this.get(scope, experimentId);
+    assertAllowed(scope.workspace, "experiment.build");
     if (row.status === DELETING) throw new ApiError(409, "experiment_deleting", msg("experiment.being_deleted", { id: experimentId }));
     if (isTerminal(row.status))
       throw new ApiError(409, "experiment_finished", msg("experiment.already_finished", { id: experimentId, status: row.status }));
@@ -242,7 +255,7 @@ export class ExperimentService {
   }
 
   /** The local log (this host ran or runs the job), else the copy a worker on another host left in the bucket. */
-  async readLog(row: ExperimentRow, tailBytes: number): Promise<string> {
+  async readLog(row: ExperimentRow, tailBytes: number, storagePrefix: string): Promise<string> {
     const file = logFileOf(this.deps.config, row.id);
     const handle = await fs.promises.open(file, "r").catch(() => null);
     if (handle) {
@@ -256,9 +269,10 @@ export class ExperimentService {
         await handle.close();
       }
     }
-    if (!(await this.deps.bucket.stat(logObjectOf(row)))) return "";
+    const object = logObjectOf(storagePrefix, row);
+    if (!(await this.deps.bucket.stat(object))) return "";
     const chunks: Buffer[] = [];
-    for await (const chunk of await this.deps.bucket.read(logObjectOf(row))) chunks.push(chunk as Buffer);
+    for await (const chunk of await this.deps.bucket.read(object)) chunks.push(chunk as Buffer);
     const all = Buffer.concat(chunks);
     return all.subarray(Math.max(0, all.length - tailBytes)).toString("utf8");
   }

@@ -65,6 +65,19 @@ export class JobRun {
   /** Appends are chained (in order) and never block the event loop the API serves from. */
   private logWrites: Promise<void>;
 
+  private prefix?: Promise<string>;
+  /**
+   * Where the experiment's workspace keeps its objects (its zip, models and log copy; workspaces/storage-prefix.ts),
+   * read once per run. A workspace gone meanwhile has taken the row with it (cascade): the run fails.
+   */
+  storagePrefix(): Promise<string> {
+    this.prefix ??= this.deps.repo.storagePrefixOf(this.row.workspaceId).then((p) => {
+      if (p === undefined) throw new Error(`the workspace of experiment ${this.row.experimentId} is gone`);
+      return p;
+    });
+    return this.prefix;
+  }
+
   /** Resolves once every line so far is in the file (before the log is read or copied). */
   flushLog(): Promise<void> {
     return this.logWrites;
@@ -112,8 +125,8 @@ export class JobRun {
   async writeFinalLog(line: string): Promise<void> {
     this.jobLog(line);
     await this.flushLog();
-    await this.deps.bucket
-      .uploadFile(this.logFile, logObjectOf(this.row))
+    await this.storagePrefix()
+      .then((prefix) => this.deps.bucket.uploadFile(this.logFile, logObjectOf(prefix, this.row)))
       .catch((err) => this.log.warn({ err }, "could not copy the job log to the bucket"));
   }
 }

@@ -21,10 +21,12 @@ export async function publishModel(
   manifest: Manifest,
   outDir: string,
   owner: string,
+  storagePrefix: string,
 ): Promise<ModelRow> {
   checkPublishable(manifest);
   const version = await deps.repo.nextModelVersion(row.id);
-  const storePath = `models/${row.userId}/${row.experimentId}/v${version}`;
+  // Under the workspace's prefix: a personal workspace's is its owner's id, so its layout is the seed's.
+  const storePath = `models/${storagePrefix}/${row.experimentId}/v${version}`;
   const files = (await filesUnder(outDir)).sort((a, b) => Number(a === "manifest.json") - Number(b === "manifest.json"));
   for (const rel of files) await deps.bucket.uploadFile(path.join(outDir, rel), `${storePath}/${rel.split(path.sep).join("/")}`);
   // The lease is still ours: a runner that lost it must not publish (the new holder will).
@@ -32,6 +34,7 @@ export async function publishModel(
   if (!still) throw Object.assign(new Error("lease lost before the models row was written"), { leaseLost: true });
   return deps.repo.insertModel({
     userId: row.userId,
+    workspaceId: row.workspaceId,
     experimentUuid: row.id,
     experimentId: row.experimentId,
     version,

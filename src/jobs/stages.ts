@@ -54,9 +54,9 @@ export const admit: Stage = async (run) => {
 export const fetch: Stage = async (run) => {
   await run.move("fetching");
   const zipPath = run.study.zip_path;
-  // The owner is checked again here, not only at submission: a row may predate that check or come from elsewhere,
-  // and another user's zip must never be read. It fails exactly as a missing file does.
-  if (!ownsZip(zipPath, run.row.userId) || !(await run.deps.bucket.stat(zipPath)))
+  // The workspace is checked again here, not only at submission: a row may predate that check or come from
+  // elsewhere, and another workspace's zip must never be read. It fails exactly as a missing file does.
+  if (!ownsZip(zipPath, await run.storagePrefix()) || !(await run.deps.bucket.stat(zipPath)))
     return failed(`no file at zip_gcloud ${zipPath}: upload it first (PUT /v1/files/${zipPath})`);
   if (run.study.command === "evaluate") {
     const fetched = await fetchSourceModel(run, path.join(run.work, "source_model"));
@@ -66,9 +66,9 @@ export const fetch: Stage = async (run) => {
   return NEXT;
 };
 
-function ownsZip(zipPath: string, userId: string): boolean {
+function ownsZip(zipPath: string, storagePrefix: string): boolean {
   try {
-    resolveZipPath(zipPath, userId);
+    resolveZipPath(zipPath, storagePrefix);
     return true;
   } catch {
     return false;
@@ -178,7 +178,7 @@ export const publish: Stage = async (run) => {
   // The resolved spec stays with the model (as timm keeps a run's resolved config): which data, split, metric and
   // budget made it. The work folder holding the original is removed when the experiment ends.
   await fs.promises.copyFile(run.specPath, path.join(run.outDir, "spec.json"));
-  const model = await publishModel(run.deps, run.row, state.manifest!, run.outDir, run.lease.owner);
+  const model = await publishModel(run.deps, run.row, state.manifest!, run.outDir, run.lease.owner, await run.storagePrefix());
   const originalMetrics = state.source ? state.source.manifest.metrics.test : null;
   return { end: "ready", set: { metrics: state.manifest!.metrics.test, originalMetrics, failureReason: null }, published: model };
 };
@@ -188,7 +188,7 @@ export const STAGES: Stage[] = [admit, fetch, validate, train, check, publish];
 async function fetchSourceModel(run: JobRun, dir: string): Promise<{ dir: string; manifest: Manifest } | string> {
   const { deps, study } = run;
   const sourceId = study.source_experiment_id!;
-  const model = await deps.repo.latestModel(run.row.userId, sourceId);
+  const model = await deps.repo.currentModel(run.row.workspaceId, sourceId);
   if (!model) return `experiment ${sourceId} has no published model yet; wait until it is ready`;
   if (model.kind !== study.kind) return `experiment ${sourceId} built a ${model.kind} model, but this request is for ${study.kind}`;
   await fs.promises.mkdir(dir, { recursive: true });

@@ -45,10 +45,11 @@ export interface DeliveryRow {
   attempts: number;
 }
 
-/** An experiment with a model worth watching: its owner, number and current model. */
+/** An experiment with a model worth watching: its builder, workspace, number and current model. */
 export interface WatchedExperiment {
   experimentUuid: string;
   userId: string;
+  workspaceId: string;
   experimentId: number;
 }
 
@@ -72,9 +73,11 @@ const normalize = (r: AlertRow): AlertRow => ({
 export class AlertRepository {
   constructor(private readonly db: Db) {}
 
-  /** The user's experiment's row id by its number, or null when it is not theirs. */
-  async experimentUuid(userId: string, experimentId: number): Promise<string | null> {
-    const r = await this.db.execute(sql`select id from experiments where user_id = ${userId} and experiment_id = ${experimentId}`);
+  /** The workspace's experiment's row id by its number, or null when it is not the workspace's. */
+  async experimentUuid(workspaceId: string, experimentId: number): Promise<string | null> {
+    const r = await this.db.execute(
+      sql`select id from experiments where workspace_id = ${workspaceId} and experiment_id = ${experimentId}`,
+    );
     return rowsOf<{ id: string }>(r)[0]?.id ?? null;
   }
 
@@ -95,7 +98,7 @@ export class AlertRepository {
   /** Experiments with a published model that served predictions since `since`, or that have alert settings. */
   async watched(since: Date): Promise<WatchedExperiment[]> {
     const r = await this.db.execute(sql`
-      select e.id as "experimentUuid", e.user_id as "userId", e.experiment_id as "experimentId" from experiments e
+      select e.id as "experimentUuid", e.user_id as "userId", e.workspace_id as "workspaceId", e.experiment_id as "experimentId" from experiments e
       where exists (select 1 from models m where m.experiment_uuid = e.id)
         and (exists (select 1 from monitoring_aggregates a where a.experiment_uuid = e.id and a.hour >= ${since.toISOString()}::timestamptz)
              or exists (select 1 from monitoring_alert_settings s where s.experiment_uuid = e.id))`);

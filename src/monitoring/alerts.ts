@@ -1,4 +1,4 @@
-import type { AuditActor, AuditLog } from "../audit/audit-log.js";
+import { actorOf, type AuditLog } from "../audit/audit-log.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { ApiError, detail, errors, msg } from "../errors.js";
@@ -10,6 +10,9 @@ import { AlertRepository, type AlertRow, type AlertState, type Destination, type
 import { ALERT_RULES, type AlertRules, type AlertRulesPatch, holdingRules, judgeRules, mergeRules } from "./alert-rules.js";
 import { alertSummary } from "./alert-text.js";
 import type { MonitoringReport } from "./report.js";
+import type { Scope } from "../workspaces/scope.js";
+import { assertAllowed } from "../workspaces/permissions.js";
+import type { AuthInfo } from "../auth/types.js";
 
 /**
  * Alerts (issue 49 item 6, docs/monitoring.md#alerts): every ALERT_EVALUATE_MS each replica judges the rules of the
@@ -119,7 +122,7 @@ export class AlertService {
   }
 
   private async evaluateOne(e: WatchedExperiment, now: Date): Promise<number> {
-    const model = await this.deps.models.latest(e.userId, e.experimentId);
+    const model = await this.deps.models.current(e.workspaceId, e.experimentId);
     if (!model) return 0;
     const settings = await this.repo.settings(e.experimentUuid);
     const rules = mergeRules(settings?.rules);
@@ -145,12 +148,17 @@ export class AlertService {
       if (!id) continue;
       opened++;
       this.deps.logger.info({ experiment_id: e.experimentId, alert_id: id, rule: f.rule, severity: f.severity }, "monitoring alert opened");
-      await this.deps.audit?.record({ userId: e.userId, via: "system" }, "monitoring_alert_opened", `experiment ${e.experimentId}`, {
-        alert_id: id,
-        rule: f.rule,
-        severity: f.severity,
-        model_version: model.version,
-      });
+      await this.deps.audit?.record(
+        { userId: e.userId, via: "system", workspaceId: e.workspaceId },
+        "monitoring_alert_opened",
+        `experiment ${e.experimentId}`,
+        {
+          alert_id: id,
+          rule: f.rule,
+          severity: f.severity,
+          model_version: model.version,
+        },
+      );
     }
     // Alerts whose rule held over a whole window after they opened (the predictions-stopped rule's window is its quiet hours).
     const holding = holdingRules(rules, report, traffic);
@@ -187,8 +195,9 @@ export class AlertService {
     return opened;
   }
 
-  private async experimentUuid(userId: string, experimentId: number): Promise<string> {
-    const uuid = await this.repo.experimentUuid(userId, experimentId);
+  private async experimentUuid(scope: Scope, experimentId: number): Promise<string> {
+    assertAllowed(scope.workspace, "experiment.read");
+    const uuid = await this.repo.experimentUuid(scope.workspace.id, experimentId);
     if (!uuid) throw errors.notFound(msg("experiment.not_found", { id: experimentId }));
     return uuid;
   }
@@ -226,8 +235,8 @@ export class AlertService {
   }
 
   /** The model's alerts, not yet resolved first, newest first. */
-  async list(userId: string, experimentId: number, state?: AlertState): Promise<AlertView[]> {
-    const uuid = await this.experimentUuid(userId, experimentId);
+  async list(scope: Scope, experimentId: number, state?: AlertState): Promise<AlertView[]> {
+    const uuid = await this.experimentUuid(scope, experimentId);
     return this.views(await this.repo.list(uuid, { state, limit: MAX_LISTED }));
   }
 
@@ -240,13 +249,16 @@ export class AlertService {
   }
 
   async act(
-    actor: AuditActor,
+    auth: AuthInfo,
     experimentId: number,
     id: string,
     to: "acknowledged" | "resolved",
     comment: string | undefined,
   ): Promise<AlertView> {
-    const uuid = await this.experimentUuid(actor.userId, experimentId);
+    const actor = actorOf(auth);
+    const uuid = await this.experimentUuid(auth, experimentId);
+    // Acting on an alert is the builders' care of the model they serve.
+    assertAllowed(auth.workspace, "experiment.build");
     const row = await this.repo.act(uuid, id, to, actor.userId, comment ?? null);
     if (!row) {
       const now = await this.repo.byId(uuid, id);
@@ -263,8 +275,8 @@ export class AlertService {
     return (await this.views([row]))[0];
   }
 
-  async settings(userId: string, experimentId: number): Promise<AlertSettingsView> {
-    const uuid = await this.experimentUuid(userId, experimentId);
+  async settings(scope: Scope, experimentId: number): Promise<AlertSettingsView> {
+    const uuid = await this.experimentUuid(scope, experimentId);
     return this.settingsView(await this.repo.settings(uuid));
   }
 
@@ -279,11 +291,13 @@ export class AlertService {
 
   /** Changes part of the rules and, when given, where alerts go (null or [] stops that channel). */
   async saveSettings(
-    actor: AuditActor,
+    auth: AuthInfo,
     experimentId: number,
     change: { rules?: AlertRulesPatch; webhook_url?: string | null; email_to?: string[] },
   ): Promise<AlertSettingsView> {
-    const uuid = await this.experimentUuid(actor.userId, experimentId);
+    const actor = actorOf(auth);
+    const uuid = await this.experimentUuid(auth, experimentId);
+    assertAllowed(auth.workspace, "experiment.build");
     if (change.webhook_url && !this.deps.config.CALLBACK_SECRET)
       throw errors.invalidRequest(msg("monitoring.webhooks_unsigned"), [detail("webhook_url", msg("monitoring.webhook_needs_secret"))]);
     if (change.email_to?.length && !this.deps.config.SMTP_HOST)

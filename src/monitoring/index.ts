@@ -12,6 +12,8 @@ import { checkOutcomes, type OutcomeIn } from "./outcomes.js";
 import { MonitoringRecorder } from "./recorder.js";
 import { MonitoringRepository } from "./repository.js";
 import { buildReport, MAX_RECORDS, type MonitoringReport } from "./report.js";
+import type { Scope } from "../workspaces/scope.js";
+import { assertAllowed } from "../workspaces/permissions.js";
 
 /** How often expired prediction records are purged (each replica; the delete is idempotent). */
 const PURGE_EVERY_MS = 3_600_000;
@@ -78,18 +80,19 @@ export class Monitoring {
     return n;
   }
 
-  /** The current model version of one of the user's experiments: 404 when not theirs, 409 when none is published. */
-  private async current(userId: string, experimentId: number): Promise<ModelRow> {
-    const row = await this.deps.models.latest(userId, experimentId);
+  /** The current model version of one of the workspace's experiments: 404 when not its own, 409 when none is published. */
+  private async current(scope: Scope, experimentId: number): Promise<ModelRow> {
+    const row = await this.deps.models.current(scope.workspace.id, experimentId);
     if (row) return row;
-    const status = await this.deps.models.experimentStatus(userId, experimentId);
+    const status = await this.deps.models.experimentStatus(scope.workspace.id, experimentId);
     if (status === null) throw errors.notFound(msg("experiment.not_found", { id: experimentId }));
     throw new ModelNotPublished(experimentId, status);
   }
 
   /** GET /v1/models/{id}/monitoring: what is in the database for [from, to), this replica's unwritten part first written. */
-  async report(userId: string, experimentId: number, from: Date, to: Date) {
-    const model = await this.current(userId, experimentId);
+  async report(scope: Scope, experimentId: number, from: Date, to: Date) {
+    assertAllowed(scope.workspace, "experiment.read");
+    const model = await this.current(scope, experimentId);
     await this.recorder.flush();
     const [report, alerts] = await Promise.all([
       this.reportOf(model, experimentId, from, to),
@@ -108,8 +111,10 @@ export class Monitoring {
   }
 
   /** POST /v1/models/{id}/outcomes: checks every row, writes the matched ones, names the unmatched. */
-  async postOutcomes(userId: string, experimentId: number, rows: OutcomeIn[]) {
-    const model = await this.current(userId, experimentId);
+  async postOutcomes(scope: Scope, experimentId: number, rows: OutcomeIn[]) {
+    // Outcomes change what the model's monitoring says: the builders' work, as a batch is.
+    assertAllowed(scope.workspace, "batch.run");
+    const model = await this.current(scope, experimentId);
     const manifest = model.manifest as { problem: string; classes: Array<{ index: number; code: string; name: string }> };
     const outcomes = checkOutcomes(manifest.problem, manifest.classes, rows);
     // Predictions still held in memory here are written first, so an outcome posted at once finds its record.

@@ -29,7 +29,8 @@ export function sniffImage(buf: Buffer): ImageFormat | null {
 }
 
 export interface ImageFetchContext {
-  userId: string;
+  /** The workspace's storage prefix: a bucket object of another workspace is not found. */
+  storagePrefix: string;
   bucket: Bucket;
   guard: OutboundGuard;
   maxBytes: number;
@@ -118,9 +119,9 @@ async function readOwnObject(uri: string, scheme: string, ctx: ImageFetchContext
       msg("net.bad_object_path", { why: err instanceof ObjectPathError ? err.text : (err as Error).message }),
     );
   }
-  // Another bucket, or another user's object, is "not found": its existence is not revealed.
+  // Another bucket, or another workspace's object, is "not found": its existence is not revealed.
   const notFound = refuse(404, "not_found", msg("net.no_such_object"));
-  if (bucketName !== ctx.bucket.name || segments[0] !== ctx.userId) throw notFound;
+  if (bucketName !== ctx.bucket.name || segments[0] !== ctx.storagePrefix) throw notFound;
   const path = segments.join("/");
   const st = await ctx.bucket.stat(path);
   if (!st) throw notFound;

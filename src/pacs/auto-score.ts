@@ -11,6 +11,7 @@ import { AutoScoreRepository, type NewScoredRow, type RuleRow } from "./auto-sco
 import type { PacsConnections, PacsTarget } from "./connection.js";
 import type { PacsRepository } from "./repository.js";
 import type { PacsSendBack } from "./send-back.js";
+import { workspaceNotFound } from "../workspaces/scope.js";
 
 /**
  * Scoring new studies as they arrive (docs/pacs.md, "Scoring new studies"). A model's rule (modality, body part,
@@ -78,8 +79,15 @@ export class PacsAutoScore {
     this.store = new AutoScoreRepository(deps.db);
   }
 
+  /** The user's personal workspace's id: the PACS and its rules are the user's own (PacsRepository.personalWorkspace). */
+  private async personal(userId: string) {
+    const workspace = await this.deps.repo.personalWorkspace(userId);
+    if (!workspace) throw workspaceNotFound();
+    return workspace;
+  }
+
   async getRule(userId: string, experimentId: number): Promise<AutoScoreRule> {
-    if ((await this.deps.repo.sendBack(userId, experimentId)) === null) throw notFound(experimentId);
+    if ((await this.deps.repo.sendBack((await this.personal(userId)).id, experimentId)) === null) throw notFound(experimentId);
     const r = await this.store.rule(userId, experimentId);
     return r ? view(r) : { enabled: false, modality: null, body_part: null, series_description: null };
   }
@@ -89,7 +97,7 @@ export class PacsAutoScore {
    * what is stored from now on is scored, not the PACS's history. Refused when the PACS cannot give its feed.
    */
   async setRule(userId: string, experimentId: number, rule: AutoScoreRule): Promise<AutoScoreRule> {
-    if ((await this.deps.repo.sendBack(userId, experimentId)) === null) throw notFound(experimentId);
+    if ((await this.deps.repo.sendBack((await this.personal(userId)).id, experimentId)) === null) throw notFound(experimentId);
     const clean = (s: string | null) => s?.trim() || null;
     const row = {
       userId,
@@ -212,10 +220,11 @@ export class PacsAutoScore {
     const serving = this.deps.serving();
     try {
       let source: Buffer | undefined;
-      const body = await serving.predict(userId, rule.experimentId, url, { onSource: (b) => (source = b) });
+      const scope = { userId, workspace: await this.personal(userId) };
+      const body = await serving.predict(scope, rule.experimentId, url, { onSource: (b) => (source = b) });
       const answer = (body instanceof JsonBytes ? body.toJSON() : body) as Record<string, unknown>;
-      const model = await serving.model(userId, rule.experimentId);
-      const plan = { userId, experimentId: rule.experimentId, target };
+      const model = await serving.model(scope, rule.experimentId);
+      const plan = { userId, workspaceId: scope.workspace.id, experimentId: rule.experimentId, target };
       const seed = `auto-score:${userId}:${rule.experimentId}:${model.row.version}:${sop}`;
       const sent = await this.deps.sendBack.deliver(plan, actor, answer, source!, model, seed);
       if (sent.ok) return { outcome: "sent", reason: null, reasonText: null, srInstanceUid: sent.srUid ?? null };

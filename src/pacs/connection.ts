@@ -3,6 +3,8 @@ import type { OutboundGuard } from "../net/outbound-guard.js";
 import { OutboundRefusal } from "../net/outbound-guard.js";
 import type { PacsConnectionRow, PacsRepository } from "./repository.js";
 import type { SecretBox } from "./secret-box.js";
+import type { Scope } from "../workspaces/scope.js";
+import { assertAllowed } from "../workspaces/permissions.js";
 
 /** What the API shows of a connection: never the password, only whether one is kept. */
 export interface PacsConnectionView {
@@ -120,12 +122,14 @@ export class PacsConnections {
     return this.deps.repo.remove(userId);
   }
 
-  sendBack(userId: string, experimentId: number): Promise<boolean | null> {
-    return this.deps.repo.sendBack(userId, experimentId);
+  sendBack(workspaceId: string, experimentId: number): Promise<boolean | null> {
+    return this.deps.repo.sendBack(workspaceId, experimentId);
   }
 
-  setSendBack(userId: string, experimentId: number, on: boolean): Promise<boolean> {
-    return this.deps.repo.setSendBack(userId, experimentId, on);
+  /** The model's send-back setting is the builders' (the same permission as building it). */
+  setSendBack(scope: Scope, experimentId: number, on: boolean): Promise<boolean> {
+    assertAllowed(scope.workspace, "experiment.build");
+    return this.deps.repo.setSendBack(scope.workspace.id, experimentId, on);
   }
 
   /** The connection for sending, or null when the user has none. */

@@ -11,6 +11,8 @@ import { OutboundRefusal } from "../net/outbound-guard.js";
 import type { PacsConnections, PacsTarget } from "./connection.js";
 import { csvField, IMAGE_COL, PATIENT_COL, readCsv, type CsvTable, type PacsImportRequest } from "./import-csv.js";
 import { attributeName, deidentify, DeidentifyError, PROFILE, REPLACED } from "./deidentify.js";
+import type { Scope } from "../workspaces/scope.js";
+import { assertAllowed } from "../workspaces/permissions.js";
 
 /**
  * Build from the PACS (issue 51 item 2): a CSV of study, series or instance UIDs with their labels becomes a dataset
@@ -55,7 +57,8 @@ export interface PacsImportDeps {
   maxInstances: number;
   concurrency: number;
   /** Writes the zip where an upload would go and records it (DatasetService.storeZip). */
-  store: (userId: string, objectPath: string, zip: Readable) => Promise<{ size: number; sha256: string }>;
+  /** Stored as an upload of the workspace (its permission checked there). */
+  store: (scope: Scope, objectPath: string, zip: Readable) => Promise<{ size: number; sha256: string }>;
 }
 
 /**
@@ -105,21 +108,24 @@ export { IMAGE_COL, PATIENT_COL, type PacsImportRequest };
 export class PacsImport {
   constructor(private readonly deps: PacsImportDeps) {}
 
-  async run(userId: string, objectPath: string, req: PacsImportRequest, watch: PacsImportWatch = {}): Promise<PacsImportResult> {
+  async run(scope: Scope, objectPath: string, req: PacsImportRequest, watch: PacsImportWatch = {}): Promise<PacsImportResult> {
+    // Refused before anything is fetched from the PACS: an import is an upload into the workspace.
+    assertAllowed(scope.workspace, "dataset.upload");
+    const userId = scope.userId;
     const table = readCsv(req);
     const target = await this.deps.connections.target(userId);
     if (!target) throw new ApiError(404, "not_found", msg("pacs.not_configured"));
     const work = path.join(this.deps.dataDir, "tmp", `pacs-import-${Date.now()}-${randomBytes(4).toString("hex")}`);
     await fs.promises.mkdir(path.join(work, "images"), { recursive: true });
     try {
-      return await this.build(userId, objectPath, target, table, work, watch);
+      return await this.build(scope, objectPath, target, table, work, watch);
     } finally {
       await fs.promises.rm(work, { recursive: true, force: true });
     }
   }
 
   private async build(
-    userId: string,
+    scope: Scope,
     objectPath: string,
     target: PacsTarget,
     table: CsvTable,
@@ -215,7 +221,7 @@ export class PacsImport {
     zip.addBuffer(Buffer.from(csv, "utf8"), "dataset.csv");
     for (const line of out) zip.addFile(path.join(work, line[1]), line[1]);
     zip.end();
-    const stored = await this.deps.store(userId, objectPath, zip.outputStream as Readable);
+    const stored = await this.deps.store(scope, objectPath, zip.outputStream as Readable);
     report("storing", out.length, out.length);
     return {
       zip_gcloud: objectPath,

@@ -2,6 +2,8 @@ import { eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { pacsConnections } from "../db/schema.js";
 import { ExperimentRepository } from "../experiments/repository.js";
+import type { RequestWorkspace } from "../auth/types.js";
+import { WorkspaceRepository } from "../workspaces/workspace.repository.js";
 
 export type PacsConnectionRow = typeof pacsConnections.$inferSelect;
 
@@ -32,17 +34,25 @@ export class PacsRepository {
     return (await this.db.delete(pacsConnections).where(eq(pacsConnections.userId, userId)).returning()).length > 0;
   }
 
-  /** The model's send-back setting, or null when the user has no such experiment. */
-  async sendBack(userId: string, experimentId: number): Promise<boolean | null> {
-    return this.experiments.pacsSendBack(userId, experimentId);
+  /** The model's send-back setting, or null when the workspace has no such experiment. */
+  async sendBack(workspaceId: string, experimentId: number): Promise<boolean | null> {
+    return this.experiments.pacsSendBack(workspaceId, experimentId);
   }
 
-  async setSendBack(userId: string, experimentId: number, on: boolean): Promise<boolean> {
-    return this.experiments.setPacsSendBack(userId, experimentId, on);
+  async setSendBack(workspaceId: string, experimentId: number, on: boolean): Promise<boolean> {
+    return this.experiments.setPacsSendBack(workspaceId, experimentId, on);
   }
 
   /** The experiment's name (its label), or null. */
-  async modelName(userId: string, experimentId: number): Promise<string | null> {
-    return this.experiments.nameOf(userId, experimentId);
+  async modelName(workspaceId: string, experimentId: number): Promise<string | null> {
+    return this.experiments.nameOf(workspaceId, experimentId);
+  }
+
+  /**
+   * The user's personal workspace: a PACS connection and its auto-scoring rules are the user's own, and name the
+   * experiments of their personal workspace (issue 50 leaves shared PACS connections for later).
+   */
+  async personalWorkspace(userId: string): Promise<RequestWorkspace | undefined> {
+    return new WorkspaceRepository(this.db).resolve(userId);
   }
 }

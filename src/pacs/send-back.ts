@@ -12,6 +12,7 @@ import { secondaryCapture } from "./secondary-capture.js";
 import { readSource, SourceError, type SourceImage } from "./source.js";
 import { stow } from "./stow.js";
 import { structuredReport, type AnswerFacts, type WrittenObject } from "./structured-report.js";
+import type { ServingScope } from "../serving/index.js";
 
 /**
  * Writing an answer back into the PACS (docs/pacs.md): per call (`send_back=true` on /predict) or per model
@@ -22,6 +23,8 @@ import { structuredReport, type AnswerFacts, type WrittenObject } from "./struct
 
 export interface SendPlan {
   userId: string;
+  /** The workspace whose model answered (its experiment's name goes in the report). */
+  workspaceId: string;
   experimentId: number;
   target: PacsTarget;
 }
@@ -66,11 +69,12 @@ export class PacsSendBack {
    * (400 send_back_unavailable, nothing predicted) when it cannot be done; undefined follows the model's setting,
    * which applies to DICOMweb links of the PACS only; false never sends.
    */
-  async plan(userId: string, experimentId: number, message: unknown, requested: boolean | undefined): Promise<SendPlan | null> {
+  async plan(scope: ServingScope, experimentId: number, message: unknown, requested: boolean | undefined): Promise<SendPlan | null> {
+    const userId = scope.userId;
     if (requested === false) return null;
     // /predict's hot path: a data: URI or another link is settled here, without the database or parsing the URI.
     const link = typeof message === "string" && /^https?:\/\//i.test(message) ? dicomWebInstanceUrl(message) : null;
-    if (requested === undefined && (!link || !(await this.deps.connections.sendBack(userId, experimentId)))) return null;
+    if (requested === undefined && (!link || !(await this.deps.connections.sendBack(scope.workspace.id, experimentId)))) return null;
     const unavailable = (why: Message) => {
       if (!requested) return null;
       throw new ApiError(400, "send_back_unavailable", msg("pacs.send_back_unavailable", { why }), [detail("send_back", why)]);
@@ -79,7 +83,7 @@ export class PacsSendBack {
     if (!target) return unavailable(msg("pacs.send_back_no_pacs"));
     if (!link) return unavailable(msg("pacs.send_back_not_dicomweb"));
     if (!underRoot(target.root, message as string)) return unavailable(msg("pacs.send_back_not_under_root", { root: target.root }));
-    return { userId, experimentId, target };
+    return { userId, workspaceId: scope.workspace.id, experimentId, target };
   }
 
   /** Starts the send in the background; a failure is logged and audited, never thrown at the caller. */
@@ -187,7 +191,7 @@ export class PacsSendBack {
       .sort((a, b) => Number(a) - Number(b))
       .map((k) => names[k]);
     const facts: AnswerFacts = {
-      modelName: (await this.deps.modelName(plan.userId, plan.experimentId)) ?? `experiment ${plan.experimentId}`,
+      modelName: (await this.deps.modelName(plan.workspaceId, plan.experimentId)) ?? `experiment ${plan.experimentId}`,
       modelVersion: model.row.version,
       experimentId: plan.experimentId,
       classes,

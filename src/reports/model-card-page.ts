@@ -4,6 +4,7 @@ import type { Monitoring } from "../monitoring/index.js";
 import type { ReportLanguage } from "./i18n.js";
 import type { MonitoringResults } from "./model-card/section-monitoring.js";
 import { renderModelCardPage } from "./model-card/page.js";
+import type { Scope } from "../workspaces/scope.js";
 
 const DAY_MS = 86_400_000;
 
@@ -19,13 +20,13 @@ export interface ModelCardPageDeps {
  * Monitoring section's results over the retention period, rendered in `lang`. The card does not fail for want of
  * monitoring figures: the section then says they could not be read.
  */
-export async function modelCardPage(deps: ModelCardPageDeps, userId: string, experimentId: number, lang: ReportLanguage) {
-  const card = await deps.experiments.modelCard(userId, experimentId);
+export async function modelCardPage(deps: ModelCardPageDeps, scope: Scope, experimentId: number, lang: ReportLanguage) {
+  const card = await deps.experiments.modelCard(scope, experimentId);
   const to = new Date();
   const from = new Date(to.getTime() - deps.retentionDays * DAY_MS);
   let monitoring: MonitoringResults;
   try {
-    monitoring = { state: "ok", report: await deps.monitoring.report(userId, experimentId, from, to) };
+    monitoring = { state: "ok", report: await deps.monitoring.report(scope, experimentId, from, to) };
   } catch (err) {
     deps.logger.warn({ err, experimentId }, "model card: the monitoring figures could not be read; the card says so");
     monitoring = { state: "unavailable" };

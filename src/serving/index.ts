@@ -32,19 +32,23 @@ export interface Serving {
    * opts.noMaps: no Grad-CAM maps (batch scoring writes scores only; the maps are most of an image answer's cost).
    * opts.requestId / keyId: what the monitoring record is kept under (default: the request's x-request-id).
    */
-  predict(userId: string, experimentId: number, message: unknown, opts?: PredictOptions): Promise<Record<string, unknown> | JsonBytes>;
-  model(userId: string, experimentId: number): Promise<LoadedModel>;
-  /**
-   * Whose experiment numbers a key acting in `workspaceId` reaches: the owner of experiment `experimentId` there,
-   * or null. Remembered briefly: it is on the /predict path.
-   */
-  ownerInWorkspace(workspaceId: string, experimentId: number): Promise<string | null>;
+  predict(scope: ServingScope, experimentId: number, message: unknown, opts?: PredictOptions): Promise<Record<string, unknown> | JsonBytes>;
+  model(scope: ServingScope, experimentId: number): Promise<LoadedModel>;
   close(): Promise<void>;
 }
 
-/** The channel migration 0006's trigger announces removed model versions on: "<user_id>:<experiment_id>:<model id>". */
+/**
+ * Whom a prediction is for: the workspace whose model it is (its number names the model; a bucket image must lie
+ * under its prefix) and the user (whose PACS answers a DICOMweb link). An AuthInfo is one.
+ */
+export interface ServingScope {
+  userId: string;
+  workspace: { id: string; storagePrefix: string };
+}
+
+/** The channel migration 0006's trigger announces removed model versions on: "<workspace_id>:<experiment_id>:<model id>" (0020). */
 export const MODEL_REMOVED_CHANNEL = "builder_model_removed";
-/** The channel migration 0010's trigger announces a version made current on: "<user_id>:<experiment_id>:<model id>". */
+/** The channel migration 0010's trigger announces a version made current on: "<workspace_id>:<experiment_id>:<model id>" (0020). */
 export const MODEL_CURRENT_CHANNEL = "builder_model_current";
 /** The channel an account's erasure announces its end on (payload: the user id; AccountErasure): every replica sweeps its model cache. */
 export const ACCOUNT_ERASED_CHANNEL = "builder_account_erased";
@@ -90,7 +94,6 @@ export async function createServing(deps: {
     logger,
     requireApproval: (workspaceId) => new WorkspaceRepository(deps.db).requireApproval(workspaceId),
   });
-  const owners = new Map<string, { userId: string | null; at: number }>();
   const guard = new OutboundGuard({
     allowHosts: config.FETCH_ALLOW_HOSTS,
     maxBytes: config.FETCH_MAX_BYTES,
@@ -103,7 +106,7 @@ export async function createServing(deps: {
   deps.events.on("model:published", onPublished);
   // An unpublished version is unloaded here at once ("model:removed", from this process's own deletion) and on
   // every other replica through the database's notification (as API-key revocations travel, migration 0001).
-  const onRemoved = (row: Pick<ModelRow, "userId" | "experimentId" | "id">) => cache.forget(row.userId, row.experimentId, row.id);
+  const onRemoved = (row: Pick<ModelRow, "workspaceId" | "experimentId" | "id">) => cache.forget(row.workspaceId, row.experimentId, row.id);
   deps.events.on("model:removed", onRemoved);
   // The local copies whose versions are gone (removed while this replica was down or missed the notification) are
   // removed: an erased account's models must not stay on any replica's disk.
@@ -114,8 +117,8 @@ export async function createServing(deps: {
     ? await deps.listen(
         MODEL_REMOVED_CHANNEL,
         (payload) => {
-          const [userId, experimentId, id] = payload.split(":");
-          if (userId && id && /^\d+$/.test(experimentId ?? "")) cache.forget(userId, Number(experimentId), id);
+          const [workspaceId, experimentId, id] = payload.split(":");
+          if (workspaceId && id && /^\d+$/.test(experimentId ?? "")) cache.forget(workspaceId, Number(experimentId), id);
         },
         (listening) => {
           if (!listening) {
@@ -142,10 +145,10 @@ export async function createServing(deps: {
     ? await deps.listen(
         MODEL_CURRENT_CHANNEL,
         (payload) => {
-          const [userId, experimentId, id] = payload.split(":");
-          if (userId && id && /^\d+$/.test(experimentId ?? ""))
+          const [workspaceId, experimentId, id] = payload.split(":");
+          if (workspaceId && id && /^\d+$/.test(experimentId ?? ""))
             cache
-              .madeCurrent(userId, Number(experimentId), id)
+              .madeCurrent(workspaceId, Number(experimentId), id)
               .catch((err) => logger.error({ err, experiment_id: Number(experimentId) }, "switching to the current model version failed"));
         },
         (listening) => {
@@ -155,26 +158,26 @@ export async function createServing(deps: {
       )
     : async () => {};
 
-  const model = async (userId: string, experimentId: number) => {
+  const model = async (scope: ServingScope, experimentId: number) => {
     try {
-      return await cache.get(userId, experimentId);
+      return await cache.get(scope.workspace.id, experimentId);
     } catch (err) {
       if (!(err instanceof ModelNotFound)) throw err;
       // The experiment's state makes the answer: "wait" or "it failed" (409 at the edge) apart from "wrong id" (404).
-      const status = await repo.experimentStatus(userId, experimentId);
+      const status = await repo.experimentStatus(scope.workspace.id, experimentId);
       if (status === null) throw errors.notFound(msg("experiment.not_found", { id: experimentId }));
       throw new ModelNotPublished(experimentId, status);
     }
   };
 
-  const once = async (userId: string, experimentId: number, message: unknown, opts: PredictOptions) => {
+  const once = async (scope: ServingScope, experimentId: number, message: unknown, opts: PredictOptions) => {
     const start = performance.now();
-    const m = await model(userId, experimentId);
+    const m = await model(scope, experimentId);
     if (opts.keyMadeBy !== undefined && !answersCaller(await cache.approvalState(m.row), opts.keyMadeBy)) {
       throw new ApiError(403, "model_version_not_approved", msg("workspace.not_approved", { id: experimentId, version: m.row.version }));
     }
     const seen: { row?: Float32Array } | undefined = deps.observe ? {} : undefined;
-    const body = await answer(m, userId, message, opts, seen);
+    const body = await answer(m, scope, message, opts, seen);
     if (deps.observe) {
       try {
         deps.observe(m, observationOf(m, body, performance.now() - start, opts, seen?.row));
@@ -185,15 +188,21 @@ export async function createServing(deps: {
     return body;
   };
 
-  const answer = async (m: LoadedModel, userId: string, message: unknown, opts: PredictOptions, seen?: { row?: Float32Array }) => {
+  const answer = async (m: LoadedModel, scope: ServingScope, message: unknown, opts: PredictOptions, seen?: { row?: Float32Array }) => {
     if (m.manifest.kind === "tabular") return predictTabular(m, message, seen);
     if (typeof message !== "string") {
       throw new ApiError(400, "invalid_request", msg("net.message_not_uri_schemes", { scheme: uriScheme(bucket) }), [
         detail("message", msg("serving.message_not_string")),
       ]);
     }
-    const authorizationFor = deps.authorizationFor && ((url: string) => deps.authorizationFor!(userId, url));
-    const { bytes } = await fetchImageBytes(message, { userId, bucket, guard, maxBytes: config.FETCH_MAX_BYTES, authorizationFor });
+    const authorizationFor = deps.authorizationFor && ((url: string) => deps.authorizationFor!(scope.userId, url));
+    const { bytes } = await fetchImageBytes(message, {
+      storagePrefix: scope.workspace.storagePrefix,
+      bucket,
+      guard,
+      maxBytes: config.FETCH_MAX_BYTES,
+      authorizationFor,
+    });
     // The image as fetched, for whoever answers back with it (src/pacs/send-back.ts); the model may take the bytes' memory.
     opts.onSource?.(Buffer.from(bytes));
     return predictImage(m, bytes, {
@@ -209,21 +218,12 @@ export async function createServing(deps: {
     catalog: new ModelCatalog({ repo, bucket }),
     guard,
     model,
-    async ownerInWorkspace(workspaceId, experimentId) {
-      const key = `${workspaceId}:${experimentId}`;
-      const hit = owners.get(key);
-      if (hit && Date.now() - hit.at < 2_000) return hit.userId;
-      const userId = await repo.ownerInWorkspace(workspaceId, experimentId);
-      if (owners.size >= 10_000) owners.delete(owners.keys().next().value!);
-      owners.set(key, { userId, at: Date.now() });
-      return userId;
-    },
-    async predict(userId, experimentId, message, opts = {}) {
+    async predict(scope, experimentId, message, opts = {}) {
       try {
-        return await once(userId, experimentId, message, opts);
+        return await once(scope, experimentId, message, opts);
       } catch (err) {
         // A new version was swapped in between lookup and run: the next lookup finds it.
-        if (err instanceof PredictorClosed) return once(userId, experimentId, message, opts);
+        if (err instanceof PredictorClosed) return once(scope, experimentId, message, opts);
         throw err;
       }
     },

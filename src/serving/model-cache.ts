@@ -105,19 +105,19 @@ export class ModelCache {
     fs.mkdirSync(this.dir, { recursive: true });
   }
 
-  /** The current version of (user, experiment), loaded. Throws ModelNotFound when there is none. */
-  async get(userId: string, experimentId: number): Promise<LoadedModel> {
-    const key = `${userId}:${experimentId}`;
+  /** The current version of (workspace, experiment), loaded. Throws ModelNotFound when there is none. */
+  async get(workspaceId: string, experimentId: number): Promise<LoadedModel> {
+    const key = `${workspaceId}:${experimentId}`;
     const hit = this.latest.get(key);
     let row = hit && Date.now() - hit.at < (this.o.latestTtlMs ?? 2_000) ? hit.row : null;
     if (!row) {
       const gen = this.generation.get(key) ?? 0;
-      row = await this.o.repo.latest(userId, experimentId);
+      row = await this.o.repo.current(workspaceId, experimentId);
       if (!row) throw new ModelNotFound(`no published model for experiment ${experimentId}`);
       const current = this.latest.get(key);
       if ((this.generation.get(key) ?? 0) !== gen) {
         // The current version changed while this lookup ran: ask again rather than remember what may be stale.
-        row = (await this.o.repo.latest(userId, experimentId)) ?? row;
+        row = (await this.o.repo.current(workspaceId, experimentId)) ?? row;
       } else if (!current || !madeLater(current.row, row)) this.latest.set(key, { row, at: Date.now() });
       // Never step back to a version made current before one already announced.
       else row = current.row;
@@ -130,7 +130,7 @@ export class ModelCache {
    * operating point saved, a rollback): load that version, then point the experiment at it and drop the old one.
    */
   async warm(row: ModelRow): Promise<void> {
-    const key = `${row.userId}:${row.experimentId}`;
+    const key = `${row.workspaceId}:${row.experimentId}`;
     this.generation.set(key, (this.generation.get(key) ?? 0) + 1);
     const loaded = await this.load(row);
     const previous = this.latest.get(key);
@@ -144,14 +144,14 @@ export class ModelCache {
    * A process (this one or another) made a version current (builder_model_current): lookups stop trusting what they
    * remember at once, and where this replica serves the experiment, the version is loaded and switched to (warm).
    */
-  async madeCurrent(userId: string, experimentId: number, modelId: string): Promise<void> {
-    const key = `${userId}:${experimentId}`;
+  async madeCurrent(workspaceId: string, experimentId: number, modelId: string): Promise<void> {
+    const key = `${workspaceId}:${experimentId}`;
     this.generation.set(key, (this.generation.get(key) ?? 0) + 1);
     // Never served here: nothing to switch (the first request looks the current version up), and no replica
     // loads every model published anywhere.
     if (!this.latest.has(key)) return;
     const row = await this.o.repo.byId(modelId);
-    if (!row || row.userId !== userId) return;
+    if (!row || row.workspaceId !== workspaceId) return;
     const previous = this.latest.get(key);
     if (previous?.row.id === row.id && previous.row.madeCurrentAt.getTime() === row.madeCurrentAt.getTime()) return;
     if (previous && madeLater(previous.row, row)) return;
@@ -166,9 +166,9 @@ export class ModelCache {
    * A version was unpublished (its experiment or its user is being deleted; the models table's trigger announced
    * it): it is unloaded now, its local copy removed, and it is never loaded again here.
    */
-  forget(userId: string, experimentId: number, modelId: string): void {
+  forget(workspaceId: string, experimentId: number, modelId: string): void {
     this.removed.add(modelId);
-    const key = `${userId}:${experimentId}`;
+    const key = `${workspaceId}:${experimentId}`;
     if (this.latest.get(key)?.row.id === modelId) this.latest.delete(key);
     void this.evict(modelId);
     fs.promises.rm(path.join(this.dir, modelId), { recursive: true, force: true }).catch(() => undefined);
@@ -232,7 +232,7 @@ export class ModelCache {
     const live = await this.o.repo.existingIds([...new Set([...copies.map((c) => c.id).filter((id) => UUID.test(id)), ...loadedIds])]);
     for (const id of loadedIds) {
       const m = this.loaded.get(id);
-      if (m && !live.has(id)) this.forget(m.row.userId, m.row.experimentId, id);
+      if (m && !live.has(id)) this.forget(m.row.workspaceId, m.row.experimentId, id);
     }
     for (const c of copies) {
       if (live.has(c.id) || (c.here && this.loading.has(c.id))) continue;

@@ -4,6 +4,8 @@ import { BucketNotFoundError, uriScheme, type Bucket } from "../storage/bucket.j
 import { ModelNotPublished } from "./errors.js";
 import { checkManifest, classNames, type ColumnSpec } from "./manifest.js";
 import type { ExperimentLabelsRow, ModelRepository, ModelRow } from "./model-repository.js";
+import type { Scope } from "../workspaces/scope.js";
+import { assertAllowed } from "../workspaces/permissions.js";
 
 /**
  * A categorical column's values are data from the training table, and a clinical table may hold identifiers
@@ -59,15 +61,17 @@ export function modelView(row: ModelRow, labels: ExperimentLabelsRow, linkScheme
 export class ModelCatalog {
   constructor(private readonly deps: { repo: ModelRepository; bucket: Bucket }) {}
 
-  private async latest(userId: string, experimentId: number): Promise<ModelRow> {
-    const row = await this.deps.repo.latest(userId, experimentId);
+  private async latest(scope: Scope, experimentId: number): Promise<ModelRow> {
+    assertAllowed(scope.workspace, "experiment.read");
+    const row = await this.deps.repo.current(scope.workspace.id, experimentId);
     if (!row) throw new ModelNotPublished(experimentId);
     return row;
   }
 
   /** The current version of each experiment. One unreadable manifest must not hide the others: it is listed with what the row knows. */
-  async list(userId: string) {
-    const rows = await this.deps.repo.listLatest(userId);
+  async list(scope: Scope) {
+    assertAllowed(scope.workspace, "experiment.read");
+    const rows = await this.deps.repo.listLatest(scope.workspace.id);
     return rows.map((row) => {
       try {
         return modelView(row, row.labels, uriScheme(this.deps.bucket));
@@ -84,14 +88,14 @@ export class ModelCatalog {
     });
   }
 
-  async describe(userId: string, experimentId: number) {
-    const row = await this.latest(userId, experimentId);
+  async describe(scope: Scope, experimentId: number) {
+    const row = await this.latest(scope, experimentId);
     return modelView(row, await this.deps.repo.labelsOf(row.experimentUuid), uriScheme(this.deps.bucket));
   }
 
   /** The current version's model file, opened for streaming, with its size and a download name. */
-  async openModelFile(userId: string, experimentId: number): Promise<{ stream: Readable; size: number; filename: string }> {
-    const row = await this.latest(userId, experimentId);
+  async openModelFile(scope: Scope, experimentId: number): Promise<{ stream: Readable; size: number; filename: string }> {
+    const row = await this.latest(scope, experimentId);
     const objectPath = `${row.storePath.replace(/\/+$/, "")}/${checkManifest(row.manifest).model_file}`;
     const missing = () => new ApiError(404, "not_found", msg("serving.model_file_missing"));
     const st = await this.deps.bucket.stat(objectPath);

@@ -1,14 +1,17 @@
 import { and, desc, eq, inArray, max, sql } from "drizzle-orm";
 import type { PgInsertValue } from "drizzle-orm/pg-core";
 import type { Db } from "../db/client.js";
-import { experiments, models, users } from "../db/schema.js";
+import { experiments, models, users, workspaces } from "../db/schema.js";
 import { BoundedExperimentReads } from "../experiments/bounded-reads.repository.js";
 
 export type ModelRow = typeof models.$inferSelect;
 /** A version without its manifest. */
 export type ModelHead = Pick<ModelRow, "id" | "experimentId" | "version" | "kind" | "createdAt">;
 /** The current version of an experiment is the one made current last (migration 0010), then the newest. */
-const currentOf = (userId: string, experimentId: number) => and(eq(models.userId, userId), eq(models.experimentId, experimentId));
+const currentOf = (workspaceId: string, experimentId: number) =>
+  and(eq(models.workspaceId, workspaceId), eq(models.experimentId, experimentId));
+/** The user's personal workspace's id, as a subquery (lookups that name a user: the CLI and tests). */
+const personalOf = (userId: string) => sql`(select ${workspaces.id} from ${workspaces} where ${workspaces.personalOwnerId} = ${userId})`;
 const CURRENT_FIRST = [desc(models.madeCurrentAt), desc(models.version)] as const;
 /** A models row to insert (its columns may be SQL, e.g. made current by the insertion's own clock). */
 export type NewModel = PgInsertValue<typeof models>;
@@ -37,25 +40,36 @@ export class ModelRepository {
   constructor(private readonly db: Db) {}
 
   /**
-   * The current version of one of the user's experiments, or null: the one made current last (the newest
+   * The current version of one of the workspace's experiments, or null: the one made current last (the newest
    * published unless an older one was made current again; migration 0010).
    */
-  async latest(userId: string, experimentId: number): Promise<ModelRow | null> {
+  async current(workspaceId: string, experimentId: number): Promise<ModelRow | null> {
     const rows = await this.db
       .select()
       .from(models)
-      .where(currentOf(userId, experimentId))
+      .where(currentOf(workspaceId, experimentId))
       .orderBy(...CURRENT_FIRST)
       .limit(1);
     return rows[0] ?? null;
   }
 
-  /** The current version as latest() picks it, without its manifest (the chat reads that once per version). */
-  async latestHead(userId: string, experimentId: number): Promise<ModelHead | null> {
+  /** current() in the user's personal workspace (the CLI and tests, which name a user). */
+  async latest(userId: string, experimentId: number): Promise<ModelRow | null> {
+    const rows = await this.db
+      .select()
+      .from(models)
+      .where(and(eq(models.workspaceId, personalOf(userId)), eq(models.experimentId, experimentId)))
+      .orderBy(...CURRENT_FIRST)
+      .limit(1);
+    return rows[0] ?? null;
+  }
+
+  /** The current version as current() picks it, without its manifest (the chat reads that once per version). */
+  async latestHead(workspaceId: string, experimentId: number): Promise<ModelHead | null> {
     const [row] = await this.db
       .select({ id: models.id, experimentId: models.experimentId, version: models.version, kind: models.kind, createdAt: models.createdAt })
       .from(models)
-      .where(currentOf(userId, experimentId))
+      .where(currentOf(workspaceId, experimentId))
       .orderBy(...CURRENT_FIRST)
       .limit(1);
     return row ?? null;
@@ -82,13 +96,13 @@ export class ModelRepository {
     return rows[0] ?? null;
   }
 
-  /** The current version of each of the user's experiments, by experiment number, with that experiment's labels. */
-  async listLatest(userId: string): Promise<Array<ModelRow & { labels: ExperimentLabelsRow }>> {
+  /** The current version of each of the workspace's experiments, by experiment number, with that experiment's labels. */
+  async listLatest(workspaceId: string): Promise<Array<ModelRow & { labels: ExperimentLabelsRow }>> {
     const rows = await this.db
       .select({ model: models, name: experiments.name, description: experiments.description })
       .from(models)
       .innerJoin(experiments, eq(experiments.id, models.experimentUuid))
-      .where(eq(models.userId, userId))
+      .where(eq(models.workspaceId, workspaceId))
       .orderBy(models.experimentId, desc(models.madeCurrentAt), desc(models.version));
     const seen = new Set<number>();
     return rows
@@ -96,9 +110,9 @@ export class ModelRepository {
       .map((r) => ({ ...r.model, labels: { name: r.name, description: r.description } }));
   }
 
-  /** The state of one of the user's experiments (queued, running, failed, ...), or null when the user has no such experiment. */
-  async experimentStatus(userId: string, experimentId: number): Promise<string | null> {
-    return new BoundedExperimentReads(this.db).status(userId, experimentId);
+  /** The state of one of the workspace's experiments (queued, running, failed, ...), or null when it has no such experiment. */
+  async experimentStatus(workspaceId: string, experimentId: number): Promise<string | null> {
+    return new BoundedExperimentReads(this.db).status(workspaceId, experimentId);
   }
 
   /** The labels of the experiment a model row came from (kept out of latest(): the prediction path never needs them). */
@@ -133,19 +147,6 @@ export class ModelRepository {
       .where(eq(models.id, id))
       .returning();
     return updated;
-  }
-
-  /**
-   * The user whose experiment `experimentId` is in a workspace (the models' owner), or null. Until every lookup is
-   * by workspace, a key acting in a shared workspace reaches its experiments through their owner's numbers.
-   */
-  async ownerInWorkspace(workspaceId: string, experimentId: number): Promise<string | null> {
-    const [row] = await this.db
-      .select({ userId: models.userId })
-      .from(models)
-      .where(and(eq(models.workspaceId, workspaceId), eq(models.experimentId, experimentId)))
-      .limit(1);
-    return row?.userId ?? null;
   }
 
   /**

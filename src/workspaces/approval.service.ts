@@ -11,7 +11,7 @@ export { approvalView, type ApprovalView } from "./approval-rule.js";
 import { assertAllowed, isAllowed, type WorkspaceMember } from "./permissions.js";
 import { WorkspaceRepository } from "./workspace.repository.js";
 
-/** Who asks, and in which workspace (resolved by the route from the key or the dashboard's workspace header). */
+/** Who asks, and in which workspace (the request's: AuthInfo.workspace, resolved when it was authenticated). */
 export interface ApprovalCaller {
   actor: AuditActor;
   workspaceId: string;
@@ -27,13 +27,6 @@ export class ApprovalService {
     },
   ) {}
 
-  /** The workspace a request acts in: a key's own, else the dashboard's chosen one, else the user's personal one. */
-  async workspaceOf(userId: string, keyWorkspaceId: string | null | undefined, header: string | undefined): Promise<string> {
-    const id = keyWorkspaceId ?? header ?? (await new WorkspaceRepository(this.deps.db).personalWorkspaceId(userId));
-    if (!id) throw errors.notFound(msg("workspace.not_found"));
-    return id;
-  }
-
   private async member(caller: ApprovalCaller): Promise<WorkspaceMember> {
     const member = await new WorkspaceRepository(this.deps.db).membership(caller.workspaceId, caller.actor.userId);
     if (!member) throw errors.notFound(msg("workspace.not_found"));
@@ -42,9 +35,7 @@ export class ApprovalService {
 
   /** The experiment's current version in the caller's workspace, or 404 / 409 (none published). */
   private async current(caller: ApprovalCaller, experimentId: number): Promise<ModelRow> {
-    const models = new ModelRepository(this.deps.db);
-    const owner = await models.ownerInWorkspace(caller.workspaceId, experimentId);
-    const row = owner ? await models.latest(owner, experimentId) : null;
+    const row = await new ModelRepository(this.deps.db).current(caller.workspaceId, experimentId);
     if (!row) throw errors.notFound(msg("experiment.not_found", { id: experimentId }));
     return row;
   }

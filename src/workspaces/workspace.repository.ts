@@ -1,7 +1,11 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { users, workspaceMembers, workspaces } from "../db/schema.js";
+import type { RequestWorkspace } from "../auth/types.js";
 import { isRole, type WorkspaceMember, type WorkspaceRole } from "./permissions.js";
+import { workspaceStoragePrefix } from "./storage-prefix.js";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A workspace as its member sees it in the switcher. */
 export interface MyWorkspace {
@@ -79,6 +83,36 @@ export class WorkspaceRepository {
 
   async rename(workspaceId: string, name: string): Promise<void> {
     await this.db.update(workspaces).set({ name }).where(eq(workspaces.id, workspaceId));
+  }
+
+  /**
+   * The workspace a user acts in, with their role there: `workspaceId`, or their personal workspace when none is
+   * named. Undefined when they are not a member (or the id is not one): the caller answers 404 workspace_not_found.
+   * One query: authentication runs it on every dashboard request.
+   */
+  async resolve(userId: string, workspaceId?: string): Promise<RequestWorkspace | undefined> {
+    if (workspaceId !== undefined && !UUID.test(workspaceId)) return undefined;
+    const [row] = await this.db
+      .select({ id: workspaces.id, personalOwnerId: workspaces.personalOwnerId, role: workspaceMembers.role })
+      .from(workspaceMembers)
+      .innerJoin(workspaces, eq(workspaces.id, workspaceMembers.workspaceId))
+      .where(
+        and(
+          eq(workspaceMembers.userId, userId),
+          workspaceId === undefined ? eq(workspaces.personalOwnerId, userId) : eq(workspaces.id, workspaceId),
+        ),
+      );
+    if (!row || !isRole(row.role)) return undefined;
+    return { id: row.id, role: row.role, personal: row.personalOwnerId !== null, storagePrefix: workspaceStoragePrefix(row) };
+  }
+
+  /** Where a workspace's objects live in the bucket (jobs and deletions that have only a row's workspace id). */
+  async storagePrefix(workspaceId: string): Promise<string | undefined> {
+    const [row] = await this.db
+      .select({ id: workspaces.id, personalOwnerId: workspaces.personalOwnerId })
+      .from(workspaces)
+      .where(eq(workspaces.id, workspaceId));
+    return row ? workspaceStoragePrefix(row) : undefined;
   }
 
   /** The user's membership of the workspace, or undefined when they do not belong to it (the caller answers 404). */

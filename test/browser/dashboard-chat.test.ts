@@ -3,6 +3,7 @@ import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedAccount, seedsA } from "../integration/chat-fixtures.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
+import { personal } from "../helpers/auth.js";
 import {
   SCREENSHOTS,
   axeViolations,
@@ -31,7 +32,10 @@ describe.skipIf(!haveChromium)("dashboard: chat panel (Chromium)", () => {
   const toggle = () => page.getByRole("button", { name: /^(Ask Builder|Hide chat)$/ });
   const lastReply = () => panel().getByTestId("chat-assistant").last();
   const conversations = async () =>
-    (await server.services.chat.listConversations(userId, 50, 0)).data.map((c) => ({ title: c.title, messages: c.messages }));
+    (await server.services.chat.listConversations(await personal(server.services.db, userId), 50, 0)).data.map((c) => ({
+      title: c.title,
+      messages: c.messages,
+    }));
 
   /** Sends a question from the panel; returns the finished reply's text and the stream the server sent. */
   async function ask(question: string): Promise<{ reply: string; stream: string }> {

@@ -5,6 +5,7 @@ import { studyOf } from "../../src/experiments/study.js";
 import { dataRequest } from "../integration/experiments-fixtures.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { ensureDashboardBuilt, haveChromium, launchChromium, signInThroughPage } from "./browser.js";
+import { personalWorkspaceId } from "../helpers/auth.js";
 import { ALL_KEY_SCOPES } from "../../src/auth/key-scopes.js";
 
 // Issue 42, finding 5: a user's open events streams are capped (EVENT_STREAMS_PER_USER). A browser's EventSource
@@ -41,6 +42,7 @@ describe.skipIf(!haveChromium)("dashboard: experiment page when the user's strea
     const request = withoutToken(experimentRequestSchema.parse(dataRequest(userId, 1, `${userId}/x/d.zip`, ["f1"])));
     const row = (await server.services.experiments.repo.insert({
       userId,
+      workspaceId: await personalWorkspaceId(server.services.db, userId),
       experimentId: 1,
       request,
       study: studyOf(request, server.services.config),

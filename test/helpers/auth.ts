@@ -1,9 +1,13 @@
 import { randomBytes } from "node:crypto";
 import type { TestServer } from "./server.js";
+import type { Db } from "../../src/db/client.js";
+import { personalScope, type Scope } from "../../src/workspaces/scope.js";
 import { ALL_KEY_SCOPES, type KeyScope } from "../../src/auth/key-scopes.js";
 
 export interface UserWithKey {
   userId: string;
+  /** The user acting in their personal workspace (what services take); its id is scope.workspace.id. */
+  scope: Scope;
   email: string;
   password: string;
   key: string;
@@ -24,7 +28,17 @@ export async function createUserWithKey(
     name: opts.keyName ?? "test",
     rateLimitPerMinute: opts.rateLimitPerMinute,
   });
-  return { userId: user.id, email: user.email, password, key, keyId: info.id };
+  return { userId: user.id, scope: await personalScope(server.services.db, user.id), email: user.email, password, key, keyId: info.id };
+}
+
+/** A user acting in their personal workspace, for tests that call services directly. */
+export function personal(db: Db, userId: string): Promise<Scope> {
+  return personalScope(db, userId);
+}
+
+/** The id of the user's personal workspace (rows a test inserts directly belong to it). */
+export async function personalWorkspaceId(db: Db, userId: string): Promise<string> {
+  return (await personalScope(db, userId)).workspace.id;
 }
 
 /** Request headers carrying the key. */

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config.js";
 import { startServer } from "../../src/server.js";
 import { bearer } from "../helpers/auth.js";
+import { personal } from "../helpers/auth.js";
 
 const run = promisify(execFile);
 const BUILDER = path.resolve(import.meta.dirname, "../../builder");
@@ -130,7 +131,7 @@ describe("./builder users and keys (PGlite in BUILDER_DATA_DIR)", () => {
       expect(promoted.stdout).toMatch(/member@test.example is now an administrator/);
       const promotedUser = await server.services.auth.users.findByEmail("member@test.example");
       expect(promotedUser?.role).toBe("admin");
-      const entries = await server.services.audit.list(promotedUser!.id, { limit: 10, offset: 0 });
+      const entries = await server.services.audit.list(await personal(server.services.db, promotedUser!.id), { limit: 10, offset: 0 });
       expect(entries.data[0]).toMatchObject({ action: "role_changed", via: "cli", details: { from: "member", to: "admin" } });
 
       const revoke = await builder(env, "keys", "revoke", keyId!);

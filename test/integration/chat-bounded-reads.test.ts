@@ -90,7 +90,7 @@ describeEachTarget("the chat's reads on %s with a large experiment", (target) =>
   });
 
   it("every tool, as an LLM would call it, reads no query result over 64 KiB", async () => {
-    const tools = server.services.chat.toolsFor(user.userId);
+    const tools = server.services.chat.toolsFor(user.scope);
     const args: Record<keyof typeof toolSchemas, unknown> = {
       list_experiments: {},
       find_experiments: { query: "registry" },
@@ -108,7 +108,7 @@ describeEachTarget("the chat's reads on %s with a large experiment", (target) =>
   });
 
   it("what the bounded reads give is what the chat said before: the column's count of values, the dataset and its warnings", async () => {
-    const tools = server.services.chat.toolsFor(user.userId);
+    const tools = server.services.chat.toolsFor(user.scope);
     const inputs = (await tools.call("model_inputs", { experiment_id: 1 })).result as {
       inputs: { columns: Array<{ name: string; type: string; categories?: number }> };
     };

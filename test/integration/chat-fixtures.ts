@@ -4,6 +4,7 @@ import type { TestServer } from "../helpers/server.js";
 import { and, eq } from "drizzle-orm";
 import { experiments as experimentsTable } from "../../src/db/schema.js";
 import { createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { personalWorkspaceId } from "../helpers/auth.js";
 
 // A seeded account for the chat tests, written straight through the experiments repository (no training):
 // ready, failed, invalid and running experiments; tabular, vision and detection; models with real manifests.
@@ -332,10 +333,12 @@ export const B_SECRETS = ["0.555", "0.999", "0.987", "secret_b_column", "b_priva
 
 export async function seedAccount(server: TestServer, userId: string, seeds: Seed[]): Promise<void> {
   const repo = server.services.experiments.repo;
+  const workspaceId = await personalWorkspaceId(server.services.db, userId);
   for (const s of seeds) {
     // study: null, as on rows from before migration 0003: these are seeded straight into their state and never run.
     const row = await repo.insert({
       userId,
+      workspaceId,
       experimentId: s.id,
       name: s.name ?? null,
       description: s.description ?? null,
@@ -358,6 +361,7 @@ export async function seedAccount(server: TestServer, userId: string, seeds: See
     if (s.manifest && last) {
       await repo.insertModel({
         userId,
+        workspaceId,
         experimentUuid: row.id,
         experimentId: s.id,
         version: s.id === 7 ? 2 : 1,

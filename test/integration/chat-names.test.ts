@@ -175,7 +175,7 @@ describe("builtin chat: experiments named in words", () => {
   });
 
   it("gives an LLM the names: list and get return them, find_experiments matches only the caller's", async () => {
-    const toolsA = server.services.chat.toolsFor(a.userId);
+    const toolsA = server.services.chat.toolsFor(a.scope);
     const listed = JSON.stringify((await toolsA.call("list_experiments", {})).result);
     expect(listed).toContain('"name":"Breast ultrasound"');
     expect(JSON.stringify((await toolsA.call("get_experiment", { experiment_id: 1 })).result)).toContain(
@@ -187,10 +187,10 @@ describe("builtin chat: experiments named in words", () => {
     };
     expect(found.result.matches.map((m) => m.experiment_id)).toEqual([1]);
     expect(found.references.map((r) => r.id)).toEqual(["1"]);
-    const ofB = JSON.stringify(await server.services.chat.toolsFor(b.userId).call("find_experiments", { query: "breast cancer" }));
+    const ofB = JSON.stringify(await server.services.chat.toolsFor(b.scope).call("find_experiments", { query: "breast cancer" }));
     expect(ofB).toContain('"experiment_id":9');
     expect(ofB).not.toContain('"experiment_id":1');
-    expect(JSON.stringify(await server.services.chat.toolsFor(b.userId).call("find_experiments", { query: "ultrasound" }))).toContain(
+    expect(JSON.stringify(await server.services.chat.toolsFor(b.scope).call("find_experiments", { query: "ultrasound" }))).toContain(
       '"matches":[]',
     );
   });

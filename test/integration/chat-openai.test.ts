@@ -211,16 +211,16 @@ describe("openai backend against a fake chat-completions server", () => {
     // The service as the route calls it, with the route's abort signal; the caller leaves on the first token.
     const leave = new AbortController();
     const outcome = await server.services.chat
-      .chat(a.userId, { message: "How is experiment 42 doing?" }, { signal: leave.signal, onToken: () => leave.abort() })
+      .chat(a.scope, { message: "How is experiment 42 doing?" }, { signal: leave.signal, onToken: () => leave.abort() })
       .then(
         (answer) => ({ saved: answer.reply }),
         (err: Error) => ({ refused: err.name }),
       );
     expect(outcome).not.toHaveProperty("saved");
     expect(await conversationCount()).toBe(before);
-    const { data } = await server.services.chat.listConversations(a.userId, 200, 0);
+    const { data } = await server.services.chat.listConversations(a.scope, 200, 0);
     for (const c of data) {
-      const { messages } = await server.services.chat.conversation(a.userId, c.id);
+      const { messages } = await server.services.chat.conversation(a.scope, c.id);
       expect(messages.map((m) => m.content)).not.toContain("Experiment 42 is");
     }
   });

@@ -35,7 +35,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)(`account e
     const exp = await publishFixture(server, u.userId, 1, fx.modelDir("tabular_binary"));
     await publishFixture(server, u.userId, 2, fx.modelDir("tabular_binary"));
     await server.services.experiments.repo.addEvent(exp.experimentUuid, "status", { status: "ready", zip: `${u.userId}/study/data.zip` });
-    await server.services.datasets.upload(u.userId, `${u.userId}/study/data.zip`, Readable.from(tabularZip().zip));
+    await server.services.datasets.upload(u.scope, `${u.userId}/study/data.zip`, Readable.from(tabularZip().zip));
     await plantObject(server.services.bucket, `models/${u.userId}/1/v1/figures/roc.svg`, "<svg/>");
     await plantObject(server.services.bucket, `logs/${u.userId}/1/${exp.experimentUuid}.log`, "log");
     plant(server.dataDir, `logs/${exp.experimentUuid}.log`, "log");

@@ -2,7 +2,7 @@ import { Readable } from "node:stream";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { experiments, files } from "../../src/db/schema.js";
-import { createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { createUserWithKey, type UserWithKey, personalWorkspaceId } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { fixtureRequest } from "../fixtures/serving/publish.js";
@@ -21,7 +21,7 @@ describe(`DELETE /v1/files: one file, a folder, and a dataset in use (${TEST_STO
   let bob: UserWithKey;
   const zip = tabularZip().zip;
 
-  const upload = (u: UserWithKey, objectPath: string) => server.services.datasets.upload(u.userId, objectPath, Readable.from(zip));
+  const upload = (u: UserWithKey, objectPath: string) => server.services.datasets.upload(u.scope, objectPath, Readable.from(zip));
   /** An experiment of `u` reading zipPath, running on a runner elsewhere (a lease live for an hour). */
   const runningOn = async (u: UserWithKey, experimentId: number, zipPath: string, name?: string) => {
     const request = { ...fixtureRequest(u.userId, experimentId), zip_gcloud: zipPath };
@@ -29,6 +29,7 @@ describe(`DELETE /v1/files: one file, a folder, and a dataset in use (${TEST_STO
       .insert(experiments)
       .values({
         userId: u.userId,
+        workspaceId: await personalWorkspaceId(server.services.db, u.userId),
         experimentId,
         request,
         name,
@@ -81,6 +82,7 @@ describe(`DELETE /v1/files: one file, a folder, and a dataset in use (${TEST_STO
     await upload(bob, `${bob.userId}/cohort/a.zip`);
     await server.services.db.insert(experiments).values({
       userId: alice.userId,
+      workspaceId: await personalWorkspaceId(server.services.db, alice.userId),
       experimentId: 2,
       request: { ...fixtureRequest(alice.userId, 2), zip_gcloud: mine[0] },
       requestHash: "h2",

@@ -66,6 +66,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !haveFixturePython)(
       // A batch scored with each: experiment 7's results go with it, experiment 8's stay.
       const batch = (row: typeof v1) => ({
         userId: alice.userId,
+        workspaceId: row.workspaceId,
         experimentUuid: row.experimentUuid,
         experimentId: row.experimentId,
         modelVersion: 1,
@@ -181,7 +182,7 @@ describe(`DELETE /v1/experiments/{id} of a running experiment (${TEST_STORAGE})`
     try {
       const data = tabularZip();
       const zipPath = `${user.userId}/running/data.zip`;
-      await server.services.datasets.upload(user.userId, zipPath, Readable.from(data.zip));
+      await server.services.datasets.upload(user.scope, zipPath, Readable.from(data.zip));
       expect(
         (await client.post("/v1/experiments", dataRequest(user.userId, 1, zipPath, data.dataCols, { time_budget_s: 60 }))).status,
       ).toBe(202);

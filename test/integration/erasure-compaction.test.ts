@@ -64,7 +64,7 @@ describe.skipIf(!haveFixturePython)("erasure compacts the embedded database", ()
       categories: { subtype: [erased[2]] },
     });
     const csv = `patient_id,subtype,y\n${erased[0]},${erased[2]},1\n${erased[1]},basal,0\n`;
-    await services.datasets.upload(alice.userId, `${alice.userId}/study/${erased[3]}.zip`, Readable.from(makeZip({ "data.csv": csv })));
+    await services.datasets.upload(alice.scope, `${alice.userId}/study/${erased[3]}.zip`, Readable.from(makeZip({ "data.csv": csv })));
     const bobs = await publishFixture(server, bob.userId, 1, servingFixtures().modelDir("tabular_binary"), 1, false);
     await services.experiments.repo.setLabels(bobs.experimentUuid, { intended_use: kept });
     await services.db.execute(sql`checkpoint`);

@@ -49,9 +49,9 @@ describe.skipIf(!haveFixturePython)("account erasure and the model cache", () =>
     const a2 = await publishFixture(server, alice.userId, 2, fx.modelDir("tabular_binary"), 1, false);
     const b1 = await publishFixture(server, bob.userId, 1, fx.modelDir("tabular_binary"), 1, false);
     for (const [u, n] of [
-      [alice.userId, 1],
-      [alice.userId, 2],
-      [bob.userId, 1],
+      [alice.scope.workspace.id, 1],
+      [alice.scope.workspace.id, 2],
+      [bob.scope.workspace.id, 1],
     ] as const)
       await services.serving.cache.get(u, n);
     expect(cached()).toEqual([a1.id, a2.id, b1.id].sort());
@@ -74,7 +74,7 @@ describe.skipIf(!haveFixturePython)("account erasure and the model cache", () =>
     await waitFor("the erasure to finish", async () => !(await services!.auth.users.findById(alice.userId)), 60_000, 200);
     expect(cached()).toEqual([b1.id]);
     // Bob's copy is kept and still serves.
-    expect((await services.serving.cache.get(bob.userId, 1)).row.id).toBe(b1.id);
+    expect((await services.serving.cache.get(bob.scope.workspace.id, 1)).row.id).toBe(b1.id);
   });
 
   it("the end of an erasure makes every replica drop copies whose models are gone (a removal it missed)", async () => {

@@ -6,7 +6,7 @@ import { parseConfig } from "../../src/config.js";
 import { createServices, type Services } from "../../src/services.js";
 import { ExperimentRepository } from "../../src/experiments/repository.js";
 import { createThrowawayDatabase, describeEachTarget } from "../helpers/db.js";
-import { createUserWithKey } from "../helpers/auth.js";
+import { createUserWithKey, personalWorkspaceId } from "../helpers/auth.js";
 import type { TestServer } from "../helpers/server.js";
 import { Readable } from "node:stream";
 import type { JobDeps } from "../../src/jobs/deps.js";
@@ -43,7 +43,14 @@ describeEachTarget("experiment lease on %s", (target) => {
   });
 
   it("lets exactly one of many concurrent runners take the lease", async () => {
-    const row = (await repo.insert({ userId, experimentId: 1, request: {}, study: null, requestHash: "h1" }))!;
+    const row = (await repo.insert({
+      userId: userId,
+      workspaceId: await personalWorkspaceId(services.db, userId),
+      experimentId: 1,
+      request: {},
+      study: null,
+      requestHash: "h1",
+    }))!;
     const owners = Array.from({ length: 8 }, (_, i) => `runner-${i}`);
     const results = await Promise.all(owners.map((o) => repo.acquireLease(row.id, o, 30)));
     const winners = results.filter(Boolean);
@@ -57,7 +64,14 @@ describeEachTarget("experiment lease on %s", (target) => {
   });
 
   it("hands a lapsed lease to a new runner; the old holder's writes are then refused", async () => {
-    const row = (await repo.insert({ userId, experimentId: 2, request: {}, study: null, requestHash: "h2" }))!;
+    const row = (await repo.insert({
+      userId: userId,
+      workspaceId: await personalWorkspaceId(services.db, userId),
+      experimentId: 2,
+      request: {},
+      study: null,
+      requestHash: "h2",
+    }))!;
     expect(await repo.acquireLease(row.id, "old", 1)).not.toBeNull();
     expect(await repo.acquireLease(row.id, "new", 1)).toBeNull();
     await new Promise((r) => setTimeout(r, 1300));
@@ -69,7 +83,14 @@ describeEachTarget("experiment lease on %s", (target) => {
   });
 
   it("never leases a finished experiment", async () => {
-    const row = (await repo.insert({ userId, experimentId: 3, request: {}, study: null, requestHash: "h3" }))!;
+    const row = (await repo.insert({
+      userId: userId,
+      workspaceId: await personalWorkspaceId(services.db, userId),
+      experimentId: 3,
+      request: {},
+      study: null,
+      requestHash: "h3",
+    }))!;
     await repo.transition(row.id, "cancelled", { fromStatus: ["queued"] });
     expect(await repo.acquireLease(row.id, "late", 30)).toBeNull();
     const after = await repo.byId(row.id);
@@ -102,7 +123,14 @@ describeEachTarget("experiment lease on %s", (target) => {
 
   it("two runners handed the same job: one runs it, the other waits on the lease and then skips it", async () => {
     await services.bucket.write(`${userId}/x/data.zip`, Readable.from(Buffer.from("zip")));
-    const row = (await repo.insert({ userId, experimentId: 4, request: request(4), study: studyFor(4), requestHash: "h4" }))!;
+    const row = (await repo.insert({
+      userId: userId,
+      workspaceId: await personalWorkspaceId(services.db, userId),
+      experimentId: 4,
+      request: request(4),
+      study: studyFor(4),
+      requestHash: "h4",
+    }))!;
     let running = 0;
     let most = 0;
     let calls = 0;
@@ -139,14 +167,21 @@ describeEachTarget("experiment lease on %s", (target) => {
     // A client polls for the terminal status and then reads GET .../logs (from this host, or from the bucket when a
     // worker elsewhere ran the job): the last line must already be there when the status changes.
     await services.bucket.write(`${userId}/x/data.zip`, Readable.from(Buffer.from("zip")));
-    const row = (await repo.insert({ userId, experimentId: 6, request: request(6), study: studyFor(6), requestHash: "h6" }))!;
+    const row = (await repo.insert({
+      userId: userId,
+      workspaceId: await personalWorkspaceId(services.db, userId),
+      experimentId: 6,
+      request: request(6),
+      study: studyFor(6),
+      requestHash: "h6",
+    }))!;
     const lastLines: string[] = [];
     const watched = Object.create(repo) as ExperimentRepository;
     watched.transition = async (id, status, opts) => {
       if (isTerminal(status)) {
         const chunks: Buffer[] = [];
-        if (await services.bucket.stat(logObjectOf(row)))
-          for await (const c of await services.bucket.read(logObjectOf(row))) chunks.push(c as Buffer);
+        if (await services.bucket.stat(logObjectOf(userId, row)))
+          for await (const c of await services.bucket.read(logObjectOf(userId, row))) chunks.push(c as Buffer);
         for (const text of [fs.readFileSync(logFileOf(services.config, id), "utf8"), Buffer.concat(chunks).toString("utf8")])
           lastLines.push(text.trim().split("\n").at(-1)!);
       }
@@ -170,7 +205,14 @@ describeEachTarget("experiment lease on %s", (target) => {
   });
 
   it("gives up, with the reason, on a job interrupted JOB_MAX_ATTEMPTS times", async () => {
-    const row = (await repo.insert({ userId, experimentId: 5, request: request(5), study: studyFor(5), requestHash: "h5" }))!;
+    const row = (await repo.insert({
+      userId: userId,
+      workspaceId: await personalWorkspaceId(services.db, userId),
+      experimentId: 5,
+      request: request(5),
+      study: studyFor(5),
+      requestHash: "h5",
+    }))!;
     for (let i = 0; i < services.config.JOB_MAX_ATTEMPTS; i++) {
       await repo.acquireLease(row.id, `crashed-${i}`, 1);
       await repo.releaseLease(row.id, `crashed-${i}`);

@@ -51,7 +51,7 @@ describe(`split_col through the API on ${primaryTarget()}`, () => {
       Array.from({ length: 200 }, (_, i) => i)
         .filter(pick)
         .map((i) => String(1000 + i));
-    const row = await server.services.experiments.get(user.userId, 1);
+    const row = await server.services.experiments.get(user.scope, 1);
     expect(row.split).toEqual({
       seed: expect.any(Number),
       train: ids((i) => i % 10 < 6),

@@ -153,7 +153,7 @@ describe.skipIf(!haveFixturePython)("model approval (a second pair of eyes)", ()
       await fetch(`${server.url}/v1/experiments/1/report.html`, { headers: { authorization: `Bearer ${ana.key}` } })
     ).text();
     expect(html).toMatch(/Approved by cy@approval\.example on \d{4}-\d{2}-\d{2} \(version 1\) for:/);
-    const audit = await server.services.audit.list(cy.userId, { limit: 20, offset: 0 });
+    const audit = await server.services.audit.list(ana.scope, { limit: 20, offset: 0 });
     expect(JSON.stringify(audit)).toMatch(/"model_version_approved".*"experiment 1"/);
   });
 

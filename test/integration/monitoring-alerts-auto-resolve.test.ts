@@ -57,7 +57,7 @@ describe.skipIf(!haveFixturePython)("an alert resolved by itself when its rule h
     modelDir = fixtureWithBaseline();
     await publishFixture(s, alice.userId, 4, modelDir);
     await recordAt(T0 - 24 * HOUR, 0, 4);
-    const scratch = await s.services.monitoring.report(alice.userId, 4, new Date(T0 - 25 * HOUR), new Date(T0 - 23 * HOUR));
+    const scratch = await s.services.monitoring.report(alice.scope, 4, new Date(T0 - 25 * HOUR), new Date(T0 - 23 * HOUR));
     const manifestPath = path.join(modelDir, "manifest.json");
     const manifest = JSON.parse(fs.readFileSync(manifestPath, "utf8"));
     manifest.monitoring_baseline.score.counts = scratch.score_distribution.window.map((c: number) => c * 10);

@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { experiments } from "../../src/db/schema.js";
-import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { bearer, createUserWithKey, type UserWithKey, personalWorkspaceId } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
@@ -51,6 +51,7 @@ describe.skipIf(!haveFixturePython)("failed /predict answers carry error: 1", ()
     ] as const) {
       await db.insert(experiments).values({
         userId: user.userId,
+        workspaceId: await personalWorkspaceId(db, user.userId),
         experimentId,
         request: fixtureRequest(user.userId, experimentId),
         requestHash: `fixture-${experimentId}`,

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app.js";
 import { createPredictLane } from "../../src/http/predict-lane.js";
 import { allRoutes } from "../../src/http/routes/index.js";
-import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { bearer, createUserWithKey, type UserWithKey, personalWorkspaceId } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
@@ -47,6 +47,7 @@ describe.skipIf(!haveFixturePython)("the /predict lane answers as the Express ro
     await publishFixture(server, user.userId, VISION, fx.modelDir("vision_binary"));
     await server.services.db.insert(experiments).values({
       userId: user.userId,
+      workspaceId: await personalWorkspaceId(server.services.db, user.userId),
       experimentId: QUEUED,
       request: fixtureRequest(user.userId, QUEUED),
       requestHash: "fixture-queued",

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { experiments } from "../../src/db/schema.js";
 import { dashboardRouter } from "../../src/http/dashboard.js";
 import { MAX_MESSAGE_VALUES } from "../../src/http/json-request-body.js";
-import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { bearer, createUserWithKey, type UserWithKey, personalWorkspaceId } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { fixtureRequest } from "../fixtures/serving/publish.js";
@@ -243,6 +243,7 @@ describe("issue 42: the HTTP edge", () => {
     it("the plain-text job log", async () => {
       await server.services.db.insert(experiments).values({
         userId: user.userId,
+        workspaceId: await personalWorkspaceId(server.services.db, user.userId),
         experimentId: 5,
         request: fixtureRequest(user.userId, 5),
         requestHash: "fixture-5",

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { bearer, createUserWithKey, type UserWithKey, personalWorkspaceId } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { experimentRequestSchema, requestHash, withoutToken } from "../../src/experiments/request.js";
@@ -50,7 +50,8 @@ const ids = (text: string) => [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Num
 async function queuedExperiment(server: TestServer, userId: string, experimentId: number): Promise<ExperimentRow> {
   const request = withoutToken(experimentRequestSchema.parse(dataRequest(userId, experimentId, `${userId}/x/d.zip`, ["f1"])));
   const row = await server.services.experiments.repo.insert({
-    userId,
+    userId: userId,
+    workspaceId: await personalWorkspaceId(server.services.db, userId),
     experimentId,
     request,
     study: studyOf(request, server.services.config),

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createUserWithKey } from "../helpers/auth.js";
+import { createUserWithKey, personalWorkspaceId } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { experimentRequestSchema, requestHash, withoutToken } from "../../src/experiments/request.js";
@@ -32,7 +32,8 @@ describe("per-user cap on queued and running experiments", () => {
     for (const id of ids) {
       const request = withoutToken(experimentRequestSchema.parse(dataRequest(userId, id, `${userId}/x/d.zip`, ["f1"])));
       await server.services.experiments.repo.insert({
-        userId,
+        userId: userId,
+        workspaceId: await personalWorkspaceId(server.services.db, userId),
         experimentId: id,
         request,
         study: studyOf(request, server.services.config),

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createUserWithKey, bearer, type UserWithKey } from "../helpers/auth.js";
+import { createUserWithKey, bearer, type UserWithKey, personalWorkspaceId } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { makeZip } from "../helpers/zips.js";
@@ -99,6 +99,7 @@ describe.skipIf(!haveFixturePython)("another user's resources are 404 on every r
       const request = withoutToken(experimentRequestSchema.parse(body));
       const row = await repo.insert({
         userId: bob.userId,
+        workspaceId: await personalWorkspaceId(server.services.db, bob.userId),
         experimentId: body.experiment_id,
         request,
         study: studyOf(request, server.services.config),

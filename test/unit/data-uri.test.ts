@@ -5,7 +5,7 @@ import { LocalBucket } from "../../src/storage/local-bucket.js";
 
 // data: URIs never reach the bucket or the network; the context is only what fetchImageBytes' signature asks for.
 const ctx: ImageFetchContext = {
-  userId: "u1",
+  storagePrefix: "u1",
   bucket: new LocalBucket(`/tmp/builder-data-uri-test-${process.pid}`),
   guard: new OutboundGuard({}),
   maxBytes: 1024 * 1024,

@@ -234,7 +234,7 @@ describe("outbound guard against a live local server", () => {
   });
 
   it("sniffs bytes instead of trusting Content-Type, and reports upstream errors", async () => {
-    const ctx = { userId: "u1", bucket: new LocalBucket(`/tmp/builder-guard-test-${process.pid}`), guard, maxBytes: 1024 * 1024 };
+    const ctx = { storagePrefix: "u1", bucket: new LocalBucket(`/tmp/builder-guard-test-${process.pid}`), guard, maxBytes: 1024 * 1024 };
     expect((await fetchImageBytes(u("/ok.png"), ctx)).format).toBe("png");
     expect(await code(fetchImageBytes(u("/html"), ctx))).toBe("unsupported_image_type");
     expect(await code(fetchImageBytes(u("/missing"), ctx))).toBe("fetch_failed");

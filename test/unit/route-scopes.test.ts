@@ -72,6 +72,7 @@ describe("the scope rule", () => {
     email: "e@x",
     role: "member",
     via: "api_key",
+    workspace: { id: "w", role: "owner", personal: true, storagePrefix: "u" },
     keyScopes,
     keyModelIds,
   });

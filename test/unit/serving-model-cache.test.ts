@@ -17,13 +17,13 @@ describe.skipIf(!haveFixturePython)("ModelCache", () => {
   const rows: ModelRow[] = [];
   let lookups = 0;
   const repo = {
-    latest: async (userId: string, experimentId: number) => {
+    current: async (workspaceId: string, experimentId: number) => {
       lookups++;
       // The one made current last (migration 0010), the newest version on a tie.
       const at = (r: ModelRow) => (r.madeCurrentAt ? r.madeCurrentAt.getTime() : 0);
       return (
         rows
-          .filter((r) => r.userId === userId && r.experimentId === experimentId)
+          .filter((r) => r.workspaceId === workspaceId && r.experimentId === experimentId)
           .sort((a, b) => at(b) - at(a) || b.version - a.version)[0] ?? null
       );
     },
@@ -36,6 +36,7 @@ describe.skipIf(!haveFixturePython)("ModelCache", () => {
     const row = {
       id: `${experimentId}-${version}`,
       userId: "u1",
+      workspaceId: "u1",
       experimentUuid: "e",
       experimentId,
       version,
@@ -108,7 +109,10 @@ describe.skipIf(!haveFixturePython)("ModelCache", () => {
     const root = path.join(tmp, "cache-sweep");
     const published = { id: "5d0c6a38-3c1f-4b8e-9f51-7f0e2a9b4c22" }; // a version still published
     const gone = "0b9d3f0e-6a55-4c1e-9a7e-2f4c1d1e7a11"; // an erased user's
-    const sweepRepo = { ...repo, existingIds: async (ids: string[]) => new Set(ids.filter((id) => id !== gone)) } as unknown as ModelRepository;
+    const sweepRepo = {
+      ...repo,
+      existingIds: async (ids: string[]) => new Set(ids.filter((id) => id !== gone)),
+    } as unknown as ModelRepository;
     const opts = { bucket, repo: sweepRepo, cacheDir: root, maxBytes: 1e9, intraOpThreads: 1, logger: pino({ level: "silent" }) };
     const live = new ModelCache(opts);
     const sweeper = new ModelCache(opts);

@@ -2,9 +2,8 @@ import { z } from "zod";
 import { actorOf } from "../../audit/audit-log.js";
 import { invalid } from "../../errors.js";
 import type { AuthInfo } from "../../auth/index.js";
-import type { Services } from "../../services.js";
 import { experimentIdParams } from "../params.js";
-import { defineRoute, type RouteRequest } from "../route.js";
+import { defineRoute } from "../route.js";
 
 // A second pair of eyes (issue 50 item 4, docs/teams.md): the workspace's setting and a model version's approval.
 
@@ -24,11 +23,8 @@ const stateSchema = approvalSchema.extend({
   can_approve: z.boolean().describe("the caller may approve it: a reviewer or owner who did not build it, and not yet approved"),
 });
 
-/** The workspace the request acts in: a key's own; from the dashboard, its X-Builder-Workspace header or the personal one. */
-const caller = async (services: Services, auth: AuthInfo, req: Pick<RouteRequest, "get">) => ({
-  actor: actorOf(auth),
-  workspaceId: await services.approval.workspaceOf(auth.userId, auth.keyWorkspaceId, req.get("x-builder-workspace") ?? undefined),
-});
+/** The request's workspace (a key's own; from the dashboard, its X-Builder-Workspace header or the personal one). */
+const caller = (auth: AuthInfo) => ({ actor: actorOf(auth), workspaceId: auth.workspace.id });
 
 export const approvalRoutes = [
   defineRoute({
@@ -41,8 +37,8 @@ export const approvalRoutes = [
     tags: ["models"],
     params: experimentIdParams,
     responses: { 200: { description: "the approval", schema: stateSchema } },
-    handler: async ({ services, auth, params, req }) => ({
-      body: await services.approval.state(await caller(services, auth, req), params.experiment_id),
+    handler: async ({ services, auth, params }) => ({
+      body: await services.approval.state(caller(auth), params.experiment_id),
     }),
   }),
   defineRoute({
@@ -68,9 +64,9 @@ export const approvalRoutes = [
       403: { description: "missing_permission_model_approve (your role), or model_version_own_approval (you built it)" },
       409: { description: "model_version_already_approved" },
     },
-    handler: async ({ services, auth, params, body, req }) => ({
+    handler: async ({ services, auth, params, body }) => ({
       status: 201,
-      body: await services.approval.approve(await caller(services, auth, req), params.experiment_id, body.intended_use),
+      body: await services.approval.approve(caller(auth), params.experiment_id, body.intended_use),
     }),
   }),
   defineRoute({

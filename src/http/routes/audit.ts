@@ -32,7 +32,7 @@ export const auditRoutes = [
         schema: z.object({ data: z.array(auditEntry), total: z.number(), limit: z.number(), offset: z.number(), has_more: z.boolean() }),
       },
     },
-    handler: async ({ services, auth, query }) => ({ body: await services.audit.list(auth.userId, query) }),
+    handler: async ({ services, auth, query }) => ({ body: await services.audit.list(auth, query) }),
   }),
   defineRoute({
     method: "get",
@@ -46,7 +46,7 @@ export const auditRoutes = [
       res
         .set({ ...CSV_HEADERS, "content-disposition": 'attachment; filename="builder-audit.csv"', "cache-control": "no-store" })
         .type("text/csv; charset=utf-8")
-        .send(await services.audit.csv(auth.userId));
+        .send(await services.audit.csv(auth));
     },
   }),
 ];

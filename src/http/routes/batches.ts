@@ -118,7 +118,7 @@ export const batchRoutes = [
       }
       const overlays = query.overlays === "true";
       const sendBack = query.send_back === "true";
-      const row = await services.batches.create(auth.userId, params.experiment_id, kind, req, {
+      const row = await services.batches.create(auth, params.experiment_id, kind, req, {
         overlays,
         fileName: query.file_name,
         sendBack: sendBack ? actorOf(auth) : undefined,
@@ -143,7 +143,7 @@ export const batchRoutes = [
     responses: { 200: { description: "batches", schema: z.object({ data: z.array(batchSchema) }) } },
     handler: async ({ req, params, auth, services }) => {
       const lang = preferredLanguage(req.get("accept-language"));
-      const rows = await services.batches.list(auth.userId, params.experiment_id);
+      const rows = await services.batches.list(auth, params.experiment_id);
       return { body: { data: rows.map((r) => services.batches.view(r, lang)) } };
     },
   }),
@@ -158,7 +158,7 @@ export const batchRoutes = [
     responses: { 200: { description: "the batch", schema: batchSchema } },
     handler: async ({ req, params, auth, services }) => ({
       headers: { "cache-control": "no-store" },
-      body: services.batches.view(await services.batches.get(auth.userId, params.batch_id), preferredLanguage(req.get("accept-language"))),
+      body: services.batches.view(await services.batches.get(auth, params.batch_id), preferredLanguage(req.get("accept-language"))),
     }),
   }),
   defineRoute({
@@ -177,7 +177,7 @@ export const batchRoutes = [
     handler: async ({ req, services, auth, params, res }) => {
       const lang = preferredLanguage(req.get("accept-language"));
       // The owner first (another user's batch is a 404), then a slot: as the experiments' stream does.
-      const row = await services.batches.get(auth.userId, params.batch_id);
+      const row = await services.batches.get(auth, params.batch_id);
       const release = services.batches.openEventStream(auth.userId);
       const gone = new AbortController();
       res.on("close", () => gone.abort());
@@ -215,7 +215,7 @@ export const batchRoutes = [
       409: { description: "batch_not_done" },
     },
     handler: async ({ params, auth, services, res }) => {
-      const { stream, size } = await services.batches.overlays(auth.userId, params.batch_id);
+      const { stream, size } = await services.batches.overlays(auth, params.batch_id);
       await download(res, stream, {
         "content-type": "application/zip",
         "content-disposition": `attachment; filename="batch-${params.batch_id}-overlays.zip"`,
@@ -234,7 +234,7 @@ export const batchRoutes = [
     params: batchParams,
     responses: { 200: { description: "results.csv", contentType: "text/csv" }, 409: { description: "batch_not_done" } },
     handler: async ({ params, auth, services, res }) => {
-      const stream = await services.batches.results(auth.userId, params.batch_id);
+      const stream = await services.batches.results(auth, params.batch_id);
       await download(res, stream, {
         "content-type": "text/csv; charset=utf-8",
         "content-disposition": `attachment; filename="batch-${params.batch_id}-results.csv"`,

@@ -76,7 +76,7 @@ export const chatRoutes = [
       const abort = abortWhenCallerLeaves(res);
       if (!wantsEventStream(req.get("accept"))) {
         try {
-          return { status: 201, body: await services.chat.chat(auth.userId, body, { signal: abort.signal }) };
+          return { status: 201, body: await services.chat.chat(auth, body, { signal: abort.signal }) };
         } catch (err) {
           if (abort.signal.aborted) return void res.end(); // the client left: nothing was stored, nobody to tell, no error to log
           throw err;
@@ -84,7 +84,7 @@ export const chatRoutes = [
       }
       const start = startEventStreamOnce(res);
       try {
-        const answer = await services.chat.chat(auth.userId, body, {
+        const answer = await services.chat.chat(auth, body, {
           signal: abort.signal,
           onToken: (text) => (start(), sendEvent(res, "token", { text })),
         });
@@ -108,7 +108,7 @@ export const chatRoutes = [
     tags: ["chat"],
     query: page,
     responses: { 200: { description: "your conversations, newest activity first", schema: conversationList } },
-    handler: async ({ services, auth, query }) => ({ body: await services.chat.listConversations(auth.userId, query.limit, query.offset) }),
+    handler: async ({ services, auth, query }) => ({ body: await services.chat.listConversations(auth, query.limit, query.offset) }),
   }),
   defineRoute({
     method: "get",
@@ -119,7 +119,7 @@ export const chatRoutes = [
     tags: ["chat"],
     params: idParams,
     responses: { 200: { description: "the conversation and its messages, oldest first", schema: conversationDetail } },
-    handler: async ({ services, auth, params }) => ({ body: await services.chat.conversation(auth.userId, params.conversation_id) }),
+    handler: async ({ services, auth, params }) => ({ body: await services.chat.conversation(auth, params.conversation_id) }),
   }),
   defineRoute({
     method: "delete",
@@ -131,7 +131,7 @@ export const chatRoutes = [
     params: idParams,
     responses: { 204: { description: "deleted" } },
     handler: async ({ services, auth, params }) => {
-      await services.chat.deleteConversation(auth.userId, params.conversation_id);
+      await services.chat.deleteConversation(auth, params.conversation_id);
       return { status: 204 };
     },
   }),

@@ -47,7 +47,7 @@ export const datasetRoutes = [
     body: validateBody,
     responses: { 200: { description: "the report (valid or not)", schema: datasetReportSchema } },
     handler: async ({ body, auth, services }) => {
-      return { body: await services.datasets.validate(auth.userId, body.zip_gcloud, datasetTask(body)) };
+      return { body: await services.datasets.validate(auth, body.zip_gcloud, datasetTask(body)) };
     },
   }),
   defineRoute({
@@ -81,7 +81,7 @@ export const datasetRoutes = [
         }),
       },
     },
-    handler: async ({ query, auth, services }) => ({ body: await services.datasets.columns(auth.userId, query.zip_gcloud) }),
+    handler: async ({ query, auth, services }) => ({ body: await services.datasets.columns(auth, query.zip_gcloud) }),
   }),
   defineRoute({
     method: "get",
@@ -116,7 +116,7 @@ export const datasetRoutes = [
     },
     handler: async ({ params, auth, services }) => ({
       status: 201,
-      body: await services.datasets.loadSample(auth.userId, params.sample_id),
+      body: await services.datasets.loadSample(auth, params.sample_id),
     }),
   }),
 ];

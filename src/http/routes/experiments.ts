@@ -48,7 +48,7 @@ export const experimentRoutes = [
       409: { description: "experiment_id already used by a different request" },
     },
     handler: async ({ services, auth, body }) => {
-      const { created, row } = await services.experiments.create(auth.userId, body);
+      const { created, row } = await services.experiments.create(auth, body);
       if (created)
         await services.audit.record(actorOf(auth), "experiment_created", `experiment ${row.experimentId}`, {
           study_type: body.study_type,
@@ -82,7 +82,7 @@ export const experimentRoutes = [
       offset: z.coerce.number().int().min(0).default(0),
     }),
     responses: { 200: { description: "your experiments", schema: experimentListSchema } },
-    handler: async ({ services, auth, query }) => ({ body: await services.experiments.list(auth.userId, query) }),
+    handler: async ({ services, auth, query }) => ({ body: await services.experiments.list(auth, query) }),
   }),
   defineRoute({
     method: "get",
@@ -94,7 +94,7 @@ export const experimentRoutes = [
     params: experimentIdParams,
     responses: { 200: { description: "the experiment", schema: experimentSchema } },
     handler: async ({ services, auth, params }) => ({
-      body: await services.experiments.view(await services.experiments.get(auth.userId, params.experiment_id)),
+      body: await services.experiments.view(await services.experiments.get(auth, params.experiment_id)),
     }),
   }),
   defineRoute({
@@ -109,7 +109,7 @@ export const experimentRoutes = [
     body: experimentLabelsPatchSchema,
     responses: { 200: { description: "the experiment with its new labels", schema: experimentSchema } },
     handler: async ({ services, auth, params, body }) => ({
-      body: await services.experiments.view(await services.experiments.editLabels(auth.userId, params.experiment_id, body)),
+      body: await services.experiments.view(await services.experiments.editLabels(auth, params.experiment_id, body)),
     }),
   }),
   defineRoute({
@@ -128,7 +128,7 @@ export const experimentRoutes = [
       },
     },
     handler: async ({ services, auth, params }) => {
-      const row = await services.experiments.delete(auth.userId, params.experiment_id);
+      const row = await services.experiments.delete(auth, params.experiment_id);
       await services.audit.record(actorOf(auth), "experiment_deleted", `experiment ${row.experimentId}`);
       return {
         status: 202,
@@ -151,7 +151,7 @@ export const experimentRoutes = [
     responses: { 202: { description: "cancelled or cancelling", schema: experimentSchema } },
     handler: async ({ services, auth, params }) => ({
       status: 202,
-      body: await services.experiments.view(await services.experiments.cancel(auth.userId, params.experiment_id)),
+      body: await services.experiments.view(await services.experiments.cancel(auth, params.experiment_id)),
     }),
   }),
   defineRoute({
@@ -172,12 +172,12 @@ export const experimentRoutes = [
     }),
     responses: { 200: { description: "log text", contentType: "text/plain" } },
     handler: async ({ services, auth, params, query, res }) => {
-      const row = await services.experiments.get(auth.userId, params.experiment_id);
+      const row = await services.experiments.get(auth, params.experiment_id);
       // The same headers as the dashboard's pages: a log opened in a browser tab must not be framed or sniffed.
       res
         .set(LOG_HEADERS)
         .type("text/plain; charset=utf-8")
-        .send(await services.experiments.readLog(row, query.tail_bytes));
+        .send(await services.experiments.readLog(row, query.tail_bytes, auth.workspace.storagePrefix));
     },
   }),
   defineRoute({
@@ -206,7 +206,7 @@ export const experimentRoutes = [
       // The header wins over ?after=: a browser's EventSource sends it on every reconnect, newer than the URL's.
       const header = req.get("last-event-id");
       const after = header !== undefined && header.trim() !== "" ? lastEventId(header) : (query.after ?? 0);
-      const row = await services.experiments.get(auth.userId, params.experiment_id);
+      const row = await services.experiments.get(auth, params.experiment_id);
       const release = services.experiments.openEventStream(auth.userId);
       const gone = new AbortController();
       res.on("close", () => gone.abort());

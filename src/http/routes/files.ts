@@ -10,6 +10,7 @@ import { actorOf } from "../../audit/audit-log.js";
 import { withoutBucketUri } from "../../storage/bucket.js";
 import { defineRoute } from "../route.js";
 import { fileDeletionSchema } from "../response-schemas.js";
+import type { AuthInfo } from "../../auth/types.js";
 
 // Uploads of dataset zips to the bucket, streamed: the server never holds the file in memory.
 // PUT sends the raw bytes; POST sends multipart/form-data (field `path`, then field `file`).
@@ -37,12 +38,12 @@ function contentLength(req: Request): number | undefined {
 }
 
 /** `path` in a multipart upload: the full zip_gcloud, or `<experiment_dir>/<file>.zip` inside the caller's folder. */
-function multipartPath(value: string, userId: string): string {
-  const full = withoutBucketUri(value).split("/").length === 2 ? `${userId}/${value}` : value;
-  return resolveUploadPath(full, userId, "path");
+function multipartPath(value: string, storagePrefix: string): string {
+  const full = withoutBucketUri(value).split("/").length === 2 ? `${storagePrefix}/${value}` : value;
+  return resolveUploadPath(full, storagePrefix, "path");
 }
 
-function multipartUpload(req: Request, services: Services, userId: string): Promise<UploadResult> {
+function multipartUpload(req: Request, services: Services, scope: AuthInfo): Promise<UploadResult> {
   return new Promise((resolve, reject) => {
     let settled = false;
     const settle = (err: unknown, value?: UploadResult) => {
@@ -84,12 +85,12 @@ function multipartUpload(req: Request, services: Services, userId: string): Prom
       }
       let target: string;
       try {
-        target = multipartPath(objectPath, userId);
+        target = multipartPath(objectPath, scope.workspace.storagePrefix);
       } catch (err) {
         file.resume();
         return settle(err);
       }
-      services.datasets.upload(userId, target, file).then((r) => settle(null, r), settle);
+      services.datasets.upload(scope, target, file).then((r) => settle(null, r), settle);
     });
     bb.on("close", () => {
       if (!started) settle(new ApiError(400, "invalid_request", msg("files.no_file_field"), [detail("file", msg("detail.required"))]));
@@ -113,8 +114,12 @@ export const fileRoutes = [
     rawBody: { contentType: "application/zip", description: "the zip file's bytes" },
     responses: { 201: { description: "stored", schema: uploadResult } },
     handler: async ({ req, params, auth, services }) => {
-      const objectPath = resolveUploadPath(`${params.user_dir}/${params.experiment_dir}/${params.file}`, auth.userId, "path");
-      const result = await services.datasets.upload(auth.userId, objectPath, req, contentLength(req));
+      const objectPath = resolveUploadPath(
+        `${params.user_dir}/${params.experiment_dir}/${params.file}`,
+        auth.workspace.storagePrefix,
+        "path",
+      );
+      const result = await services.datasets.upload(auth, objectPath, req, contentLength(req));
       await services.audit.record(actorOf(auth), "file_uploaded", undefined, { size: result.size, sha256: result.sha256 });
       return { status: 201, body: result };
     },
@@ -141,7 +146,7 @@ export const fileRoutes = [
           { connection: "close" },
         );
       }
-      const result = await multipartUpload(req, services, auth.userId);
+      const result = await multipartUpload(req, services, auth);
       await services.audit.record(actorOf(auth), "file_uploaded", undefined, { size: result.size, sha256: result.sha256 });
       return { status: 201, body: result };
     },
@@ -153,7 +158,7 @@ export const fileRoutes = [
     scope: "read",
     summary: "Your uploaded files with their sizes and sha256",
     tags: ["files"],
-    handler: async ({ auth, services }) => ({ body: { files: await services.datasets.listFiles(auth.userId) } }),
+    handler: async ({ auth, services }) => ({ body: { files: await services.datasets.listFiles(auth) } }),
   }),
   defineRoute({
     method: "delete",
@@ -167,8 +172,8 @@ export const fileRoutes = [
     query: deleteQuery,
     responses: { 204: { description: "deleted" }, 409: { description: "dataset_in_use: the experiments reading it are named" } },
     handler: async ({ params, query, auth, services }) => {
-      const objectPath = resolveZipPath(`${params.user_dir}/${params.experiment_dir}/${params.file}`, auth.userId, "path");
-      const done = await services.datasets.deleteUploads(auth.userId, objectPath, { force: query.force });
+      const objectPath = resolveZipPath(`${params.user_dir}/${params.experiment_dir}/${params.file}`, auth.workspace.storagePrefix, "path");
+      const done = await services.datasets.deleteUploads(auth, objectPath, { force: query.force });
       await services.audit.record(actorOf(auth), "file_deleted", undefined, {
         files: done.deleted.length,
         cancelled_experiments: done.cancelled_experiments,
@@ -191,8 +196,8 @@ export const fileRoutes = [
       409: { description: "dataset_in_use: the experiments reading it are named" },
     },
     handler: async ({ params, query, auth, services }) => {
-      const prefix = resolveFolderPath(params.user_dir, params.experiment_dir, auth.userId);
-      const done = await services.datasets.deleteUploads(auth.userId, prefix, { force: query.force });
+      const prefix = resolveFolderPath(params.user_dir, params.experiment_dir, auth.workspace.storagePrefix);
+      const done = await services.datasets.deleteUploads(auth, prefix, { force: query.force });
       await services.audit.record(actorOf(auth), "folder_deleted", undefined, {
         files: done.deleted.length,
         cancelled_experiments: done.cancelled_experiments,

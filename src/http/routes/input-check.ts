@@ -24,7 +24,7 @@ export const inputCheckRoutes = [
     tags: ["models"],
     params: experimentIdParams,
     responses: { 200: { description: "the setting", schema: settingSchema } },
-    handler: async ({ services, auth, params }) => ({ body: await services.inputCheckMode.get(auth.userId, params.experiment_id) }),
+    handler: async ({ services, auth, params }) => ({ body: await services.inputCheckMode.get(auth, params.experiment_id) }),
   }),
   defineRoute({
     method: "put",
@@ -41,7 +41,6 @@ export const inputCheckRoutes = [
       201: { description: "a new current version with the mode set", schema: settingSchema },
       409: { description: "no published model, or one built before unfamiliar-input checks (rebuild it)" },
     },
-    handler: async ({ services, auth, params, body }) =>
-      services.inputCheckMode.set(auth.userId, params.experiment_id, body.mode, actorOf(auth)),
+    handler: async ({ services, auth, params, body }) => services.inputCheckMode.set(auth, params.experiment_id, body.mode, actorOf(auth)),
   }),
 ];

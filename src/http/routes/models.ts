@@ -53,7 +53,7 @@ export const modelRoutes = [
         schema: z.object({ data: z.array(modelSchema.partial().extend({ error: z.string().optional() })) }),
       },
     },
-    handler: async ({ services, auth }) => ({ body: { data: await services.serving.catalog.list(auth.userId) } }),
+    handler: async ({ services, auth }) => ({ body: { data: await services.serving.catalog.list(auth) } }),
   }),
   defineRoute({
     method: "get",
@@ -64,7 +64,7 @@ export const modelRoutes = [
     tags: ["models"],
     params,
     responses: { 200: { description: "the model", schema: modelSchema } },
-    handler: async ({ services, auth, params }) => ({ body: await services.serving.catalog.describe(auth.userId, params.experiment_id) }),
+    handler: async ({ services, auth, params }) => ({ body: await services.serving.catalog.describe(auth, params.experiment_id) }),
   }),
   defineRoute({
     method: "get",
@@ -81,7 +81,7 @@ export const modelRoutes = [
         schema: operatingPointExplorerSchema,
       },
     },
-    handler: async ({ services, auth, params }) => ({ body: await services.operatingPoints.explorer(auth.userId, params.experiment_id) }),
+    handler: async ({ services, auth, params }) => ({ body: await services.operatingPoints.explorer(auth, params.experiment_id) }),
   }),
   defineRoute({
     method: "post",
@@ -98,8 +98,7 @@ export const modelRoutes = [
       409: { description: "no published model, or one built before operating points (rebuild it)" },
       422: { description: "not a binary classification model, or no threshold reaches the target" },
     },
-    handler: async ({ services, auth, params, body }) =>
-      services.operatingPoints.save(auth.userId, params.experiment_id, body, actorOf(auth)),
+    handler: async ({ services, auth, params, body }) => services.operatingPoints.save(auth, params.experiment_id, body, actorOf(auth)),
   }),
   defineRoute({
     method: "get",
@@ -111,7 +110,7 @@ export const modelRoutes = [
     tags: ["models"],
     params,
     responses: { 200: { description: "the versions", schema: modelVersionsSchema } },
-    handler: async ({ services, auth, params }) => ({ body: await services.operatingPoints.versions(auth.userId, params.experiment_id) }),
+    handler: async ({ services, auth, params }) => ({ body: await services.operatingPoints.versions(auth, params.experiment_id) }),
   }),
   defineRoute({
     method: "post",
@@ -123,7 +122,7 @@ export const modelRoutes = [
     params: versionParams,
     responses: { 200: { description: "the version, now current", schema: modelVersionSchema } },
     handler: async ({ services, auth, params }) => ({
-      body: await services.operatingPoints.makeCurrent(auth.userId, params.experiment_id, params.version, actorOf(auth)),
+      body: await services.operatingPoints.makeCurrent(auth, params.experiment_id, params.version, actorOf(auth)),
     }),
   }),
   defineRoute({
@@ -136,7 +135,7 @@ export const modelRoutes = [
     params,
     responses: { 200: { description: "the ONNX model", contentType: "application/octet-stream" } },
     handler: async ({ services, auth, params, res }) => {
-      const { stream, size, filename } = await services.serving.catalog.openModelFile(auth.userId, params.experiment_id);
+      const { stream, size, filename } = await services.serving.catalog.openModelFile(auth, params.experiment_id);
       await services.audit.record(actorOf(auth), "model_downloaded", `experiment ${params.experiment_id}`, { file: filename });
       res.status(200).set({
         "content-type": "application/octet-stream",

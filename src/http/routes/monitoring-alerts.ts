@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { actorOf } from "../../audit/audit-log.js";
 import { alertRulesPatchSchema, alertRulesSchema } from "../../monitoring/alert-rules.js";
 import { experimentIdParams } from "../params.js";
 import { defineRoute } from "../route.js";
@@ -67,7 +66,7 @@ export const monitoringAlertRoutes = [
     query: z.object({ state: z.enum(["open", "acknowledged", "resolved"]).optional() }),
     responses: { 200: { description: "the alerts", schema: z.object({ data: z.array(alertSchema) }) } },
     handler: async ({ services, auth, params, query }) => ({
-      body: { data: await services.monitoring.alerts.list(auth.userId, params.experiment_id, query.state) },
+      body: { data: await services.monitoring.alerts.list(auth, params.experiment_id, query.state) },
     }),
   }),
   defineRoute({
@@ -84,7 +83,7 @@ export const monitoringAlertRoutes = [
       409: { description: "the alert is not open (alert_state_conflict)" },
     },
     handler: async ({ services, auth, params, body }) => ({
-      body: await services.monitoring.alerts.act(actorOf(auth), params.experiment_id, params.alert_id, "acknowledged", body.comment),
+      body: await services.monitoring.alerts.act(auth, params.experiment_id, params.alert_id, "acknowledged", body.comment),
     }),
   }),
   defineRoute({
@@ -101,7 +100,7 @@ export const monitoringAlertRoutes = [
       409: { description: "the alert is already resolved (alert_state_conflict)" },
     },
     handler: async ({ services, auth, params, body }) => ({
-      body: await services.monitoring.alerts.act(actorOf(auth), params.experiment_id, params.alert_id, "resolved", body.comment),
+      body: await services.monitoring.alerts.act(auth, params.experiment_id, params.alert_id, "resolved", body.comment),
     }),
   }),
   defineRoute({
@@ -113,7 +112,7 @@ export const monitoringAlertRoutes = [
     tags: ["monitoring"],
     params: experimentIdParams,
     responses: { 200: { description: "the rules and destinations", schema: settingsSchema } },
-    handler: async ({ services, auth, params }) => ({ body: await services.monitoring.alerts.settings(auth.userId, params.experiment_id) }),
+    handler: async ({ services, auth, params }) => ({ body: await services.monitoring.alerts.settings(auth, params.experiment_id) }),
   }),
   defineRoute({
     method: "put",
@@ -140,7 +139,7 @@ export const monitoringAlertRoutes = [
       .strict(),
     responses: { 200: { description: "the rules and destinations now", schema: settingsSchema } },
     handler: async ({ services, auth, params, body }) => ({
-      body: await services.monitoring.alerts.saveSettings(actorOf(auth), params.experiment_id, body),
+      body: await services.monitoring.alerts.saveSettings(auth, params.experiment_id, body),
     }),
   }),
 ];

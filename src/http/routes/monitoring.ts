@@ -142,7 +142,7 @@ export const monitoringRoutes = [
         throw new ApiError(400, "invalid_request", msg("monitoring.period_too_long", { max: MAX_PERIOD_DAYS }), [
           detail("from", msg("monitoring.at_most_days", { max: MAX_PERIOD_DAYS })),
         ]);
-      return { body: await services.monitoring.report(auth.userId, params.experiment_id, from, to) };
+      return { body: await services.monitoring.report(auth, params.experiment_id, from, to) };
     },
   }),
   defineRoute({
@@ -165,7 +165,7 @@ export const monitoringRoutes = [
       },
     },
     handler: async ({ services, auth, params, body }) => {
-      const result = await services.monitoring.postOutcomes(auth.userId, params.experiment_id, body);
+      const result = await services.monitoring.postOutcomes(auth, params.experiment_id, body);
       await services.audit.record(actorOf(auth), "outcomes_posted", `experiment ${params.experiment_id}`, {
         received: result.received,
         matched: result.matched,

@@ -11,6 +11,7 @@ import { preferredLanguage } from "../error-language.js";
 import { abortWhenCallerLeaves, sendEvent, startEventStreamOnce, wantsEventStream } from "../event-stream.js";
 import { defineRoute } from "../route.js";
 import { datasetReportSchema } from "../response-schemas.js";
+import type { AuthInfo } from "../../auth/types.js";
 
 // Build from the PACS (docs/pacs.md#building-a-dataset-from-the-pacs): a CSV of UIDs and labels in, a de-identified
 // dataset zip in the caller's folder out, with the per-UID failures, what de-identification removed and replaced,
@@ -78,7 +79,7 @@ export const pacsImportRoutes = [
       422: { description: "pacs_import_empty: no instance could be retrieved (each UID's reason given); too_many_instances" },
     },
     handler: async ({ body, auth, services, req, res }) => {
-      const objectPath = resolveZipPath(body.zip_gcloud, auth.userId);
+      const objectPath = resolveZipPath(body.zip_gcloud, auth.workspace.storagePrefix);
       const abort = abortWhenCallerLeaves(res);
       if (!wantsEventStream(req.get("accept"))) {
         try {
@@ -116,12 +117,12 @@ type ImportBody = z.infer<typeof bodySchema>;
 /** The import, its audit entry and today's dataset check on the zip: the 201 body (or the stream's `done`). */
 async function importAndCheck(
   services: Services,
-  auth: Parameters<typeof actorOf>[0],
+  auth: AuthInfo,
   objectPath: string,
   body: ImportBody,
   watch: Parameters<Services["pacsImport"]["run"]>[3] & { onChecking?: () => void },
 ) {
-  const result = await services.pacsImport.run(auth.userId, objectPath, body, watch);
+  const result = await services.pacsImport.run(auth, objectPath, body, watch);
   // Audited as the upload it stands for, with where it came from (no UID: the log holds no patient data).
   await services.audit.record(actorOf(auth), "file_uploaded", undefined, {
     size: result.size,
@@ -131,6 +132,6 @@ async function importAndCheck(
     failed: result.failed.length,
   });
   watch.onChecking?.();
-  const report = await services.datasets.validate(auth.userId, objectPath, datasetTask(datasetFields(body)));
+  const report = await services.datasets.validate(auth, objectPath, datasetTask(datasetFields(body)));
   return { ...result, failed: result.failed.map(withSpanish), images_col: IMAGE_COL, report };
 }

@@ -103,7 +103,7 @@ export const pacsRoutes = [
     body: z.object({ send_back: z.boolean() }),
     responses: { 200: { description: "saved", schema: z.object({ send_back: z.boolean() }) }, 404: { description: "no such experiment" } },
     handler: async ({ services, auth, params, body }) => {
-      if (!(await services.pacs.setSendBack(auth.userId, params.experiment_id, body.send_back)))
+      if (!(await services.pacs.setSendBack(auth, params.experiment_id, body.send_back)))
         throw errors.notFound(msg("experiment.not_found", { id: params.experiment_id }));
       await services.audit.record(actorOf(auth), "pacs_send_back_set", `experiment ${params.experiment_id}`, { send_back: body.send_back });
       return { body: { send_back: body.send_back } };
@@ -122,7 +122,7 @@ export const pacsRoutes = [
       404: { description: "no such experiment" },
     },
     handler: async ({ services, auth, params }) => {
-      const on = await services.pacs.sendBack(auth.userId, params.experiment_id);
+      const on = await services.pacs.sendBack(auth.workspace.id, params.experiment_id);
       if (on === null) throw errors.notFound(msg("experiment.not_found", { id: params.experiment_id }));
       return { body: { send_back: on } };
     },

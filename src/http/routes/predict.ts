@@ -77,19 +77,18 @@ const sendBack = z
 async function predictAndSendBack(services: Services, auth: AuthInfo, id: number, message: unknown, requested: boolean | undefined) {
   // A key limited to some models: the model is known only here (the seed form names it in the body or a header).
   assertKeyModel(auth, id);
-  const plan = await services.pacsSendBack.plan(auth.userId, id, message, requested);
-  // A key acting in a shared workspace reaches that workspace's experiment; its maker decides approval (issue 50).
-  const owner = (auth.keyWorkspaceId && (await services.serving.ownerInWorkspace(auth.keyWorkspaceId, id))) || auth.userId;
+  const plan = await services.pacsSendBack.plan(auth, id, message, requested);
+  // Where the workspace asks for approval, a version answers other members' keys only once approved (issue 50).
   const keyMadeBy = auth.via === "api_key" ? auth.userId : undefined;
   if (!plan) {
-    const answer = await services.serving.predict(owner, id, message, { keyId: auth.keyId, keyMadeBy });
+    const answer = await services.serving.predict(auth, id, message, { keyId: auth.keyId, keyMadeBy });
     return { status: 201, body: answer, headers: inputCheckHeaders(answer) };
   }
   let source: Buffer | undefined;
-  const body = await services.serving.predict(owner, id, message, { keyId: auth.keyId, keyMadeBy, onSource: (b) => (source = b) });
+  const body = await services.serving.predict(auth, id, message, { keyId: auth.keyId, keyMadeBy, onSource: (b) => (source = b) });
   // Read now: an image answer's bytes are reused once written to the socket.
   const answer = (body instanceof JsonBytes ? body.toJSON() : body) as Record<string, unknown>;
-  const model = await services.serving.model(auth.userId, id);
+  const model = await services.serving.model(auth, id);
   services.pacsSendBack.schedule(plan, actorOf(auth), answer, source!, model);
   return { status: 201, headers: { ...inputCheckHeaders(body), "x-builder-pacs": "sending" }, body };
 }

@@ -10,6 +10,7 @@ import { pageSecurityHeaders } from "../page-security.js";
 import { modelCardPage } from "../../reports/model-card-page.js";
 import { reportLanguage } from "../../reports/i18n.js";
 import { preferredLanguage } from "../error-language.js";
+import type { AuthInfo } from "../../auth/types.js";
 
 // The evaluation report a pipeline publishes beside its model (report.json and its figures), served to the
 // experiment's owner. Another user's experiment is 404, like every other route (services.experiments.get).
@@ -22,9 +23,9 @@ const REPORT_MAX_BYTES = 32 * 1024 * 1024;
 const FIGURE_TYPES: Record<string, string> = { svg: "image/svg+xml", png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg" };
 
 /** The model this very experiment published (a later re-run of the same experiment_id does not count). */
-async function ownModel(services: Services, userId: string, experimentId: number): Promise<ModelRow> {
-  const row = await services.experiments.get(userId, experimentId);
-  const model = await services.experiments.latestModel(userId, experimentId);
+async function ownModel(services: Services, auth: AuthInfo, experimentId: number): Promise<ModelRow> {
+  const row = await services.experiments.get(auth, experimentId);
+  const model = await services.experiments.latestModel(auth, experimentId);
   if (!model || model.experimentUuid !== row.id) {
     throw new ApiError(404, "not_found", msg("experiment.no_report_yet", { id: experimentId, status: row.status }));
   }
@@ -102,7 +103,7 @@ export const reportRoutes = [
       404: { description: "not your experiment, or not ready yet" },
     },
     handler: async ({ services, auth, params }) => {
-      const model = await ownModel(services, auth.userId, params.experiment_id);
+      const model = await ownModel(services, auth, params.experiment_id);
       const manifest = model.manifest as Manifest;
       const base = `/v1/experiments/${params.experiment_id}/figures`;
       const figures = (manifest.figures ?? []).map((f) => ({ name: f.name, title: f.title, url: `${base}/${encodeURIComponent(f.name)}` }));
@@ -133,7 +134,7 @@ export const reportRoutes = [
     },
     handler: async ({ services, auth, params }) => ({
       headers: { "cache-control": "private, no-cache" },
-      body: await services.experiments.modelCard(auth.userId, params.experiment_id),
+      body: await services.experiments.modelCard(auth, params.experiment_id),
     }),
   }),
   defineRoute({
@@ -158,7 +159,7 @@ export const reportRoutes = [
     handler: async ({ services, auth, params, query, req, res }) => {
       const lang = reportLanguage(query.lang) ?? preferredLanguage(req.headers["accept-language"]);
       const deps = { ...services, retentionDays: services.config.PREDICTION_RETENTION_DAYS };
-      const html = await modelCardPage(deps, auth.userId, params.experiment_id, lang);
+      const html = await modelCardPage(deps, auth, params.experiment_id, lang);
       res
         .status(200)
         .set({ ...CARD_PAGE_HEADERS, "content-language": lang, vary: "Accept-Language" })
@@ -176,7 +177,7 @@ export const reportRoutes = [
     params: figureParams,
     responses: { 200: { description: "the image", contentType: "image/svg+xml" } },
     handler: async ({ services, auth, params, res }) => {
-      const model = await ownModel(services, auth.userId, params.experiment_id);
+      const model = await ownModel(services, auth, params.experiment_id);
       const figure = ((model.manifest as Manifest).figures ?? []).find((f) => f.name === params.name);
       if (!figure) throw new ApiError(404, "not_found", msg("experiment.no_figure", { id: params.experiment_id, name: params.name }));
       const type = FIGURE_TYPES[figure.file.split(".").pop()?.toLowerCase() ?? ""] ?? "application/octet-stream";
