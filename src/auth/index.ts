@@ -47,6 +47,12 @@ export interface Auth {
 export const API_KEY_CHANNEL = "builder_api_key_changed";
 /** The header a dashboard request names its workspace in (absent: the user's personal workspace). */
 export const WORKSPACE_HEADER = "x-builder-workspace";
+/**
+ * The same choice as a cookie, for what a page cannot add a header to: an EventSource (an experiment's and a batch's
+ * live events) and plain links (a report, results.csv, a figure). The header wins when both are there. It only
+ * names a workspace; membership is checked as for the header, so a forged one gets 404 workspace_not_found.
+ */
+export const WORKSPACE_COOKIE = "builder_workspace";
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -139,8 +145,8 @@ export async function createAuth(deps: {
     }
     // Dashboard traffic is limited per user at the default rate, and gets the same headers.
     await rateLimit(res, "user", session.userId, config.RATE_LIMIT_PER_MINUTE, "auth.rate_limit_dashboard");
-    // The dashboard names the workspace it shows; without the header, the user's personal workspace.
-    const named = req.get(WORKSPACE_HEADER)?.trim() || undefined;
+    // The dashboard names the workspace it shows (header, else cookie); without either, the user's personal workspace.
+    const named = req.get(WORKSPACE_HEADER)?.trim() || readCookie(req.get("cookie"), WORKSPACE_COOKIE)?.trim() || undefined;
     const workspace = await workspaces.resolve(session.userId, named);
     if (!workspace) throw workspaceNotFound();
     return {

@@ -119,6 +119,28 @@ describe.skipIf(!haveFixturePython)("workspace scope", () => {
     );
   });
 
+  it("what cannot carry a header (an event stream, a link to report.html) names the workspace by cookie; the header wins", async () => {
+    const byCookie = (session: Record<string, string>, id: string) => ({
+      ...session,
+      cookie: `${session.cookie}; builder_workspace=${id}`,
+    });
+    expect((await call("GET", "/v1/experiments/1", byCookie(bSession, shared))).body).toMatchObject({ experiment_id: 1, status: "ready" });
+    const report = await fetch(`${server.url}/v1/experiments/1/report.html`, { headers: byCookie(bSession, shared) });
+    expect(report.status).toBe(200);
+    // An experiment's live events, as the dashboard's EventSource opens them (cookies only).
+    const events = await fetch(`${server.url}/v1/experiments/1/events`, {
+      headers: { ...byCookie(bSession, shared), accept: "text/event-stream" },
+    });
+    expect(events.status).toBe(200);
+    await events.body?.cancel();
+    // The header wins over the cookie: B's personal workspace has no experiment 1.
+    expect(
+      (await call("GET", "/v1/experiments/1", { ...byCookie(bSession, shared), "x-builder-workspace": b.scope.workspace.id })).status,
+    ).toBe(404);
+    // A cookie is checked like the header: C is no member.
+    expect((await call("GET", "/v1/experiments", byCookie(cSession, shared))).body.error.code).toBe("workspace_not_found");
+  });
+
   it("a key of the workspace predicts with its model; the member's new role reaches the cached key at once", async () => {
     const { db } = server.services;
     // B's key moved into the shared workspace (the keys page of the key-scopes area makes such keys).
