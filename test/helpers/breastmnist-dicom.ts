@@ -18,7 +18,6 @@ const NPZ = [process.env.BUILDER_SHARED_DATASETS, path.join(ROOT, "../shared/dat
   .find((f) => fs.existsSync(f))!;
 export const haveBreastMnist = NPZ !== undefined;
 
-
 let images: { shape: number[]; data: Buffer } | undefined;
 let train: { images: { shape: number[]; data: Buffer }; labels: { shape: number[]; data: Buffer } } | undefined;
 
