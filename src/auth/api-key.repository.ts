@@ -83,13 +83,13 @@ export class ApiKeyRepository {
     return row;
   }
 
-  /** A user's keys, newest first, revoked ones included, with the e-mail of who made each. */
-  list(userId: string): Promise<ApiKeyListed[]> {
+  /** A user's keys (in one workspace, when named), newest first, revoked ones included, with who made each. */
+  list(userId: string, workspaceId?: string): Promise<ApiKeyListed[]> {
     return this.db
       .select({ ...publicColumns, createdByEmail: users.email })
       .from(apiKeys)
       .innerJoin(users, eq(users.id, apiKeys.userId))
-      .where(eq(apiKeys.userId, userId))
+      .where(and(eq(apiKeys.userId, userId), workspaceId ? eq(apiKeys.workspaceId, workspaceId) : undefined))
       .orderBy(desc(apiKeys.createdAt));
   }
 

@@ -4,6 +4,7 @@ import { ApiKeyCache } from "./api-key-cache.js";
 import { ApiKeyRepository, type ApiKeyInfo, type ApiKeyListed, type KeyLookup } from "./api-key.repository.js";
 import { DEFAULT_KEY_SCOPES, normaliseScopes, type KeyScope } from "./key-scopes.js";
 import { DISPLAY_PREFIX_LENGTH, generateApiKey, looksLikeApiKey, sha256Hex } from "./secrets.js";
+import { assertAllowed, type WorkspaceMember } from "../workspaces/permissions.js";
 
 export type { ApiKeyInfo, ApiKeyListed, KeyLookup } from "./api-key.repository.js";
 
@@ -19,6 +20,11 @@ export interface NewKeyOptions {
   expiresAt?: Date | null;
   /** The workspace the key acts in; absent: its maker's personal workspace (the table's trigger). */
   workspaceId?: string;
+  /**
+   * The dashboard's workspace, with the maker's role there: the key acts in it, and making one needs key.manage
+   * (an owner's; everyone owns their personal workspace, so nothing changes there).
+   */
+  workspace?: Pick<WorkspaceMember, "role"> & { id: string };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -41,6 +47,7 @@ export class ApiKeyService {
 
   /** Creates a key; the secret is returned here and never again (only its SHA-256 is stored). */
   async create(userId: string, opts: NewKeyOptions = {}, now = new Date()): Promise<{ key: string; info: ApiKeyInfo }> {
+    if (opts.workspace) assertAllowed(opts.workspace, "key.manage");
     const limit = opts.rateLimitPerMinute ?? null;
     if (limit !== null && (!Number.isInteger(limit) || limit < 1)) {
       throw new ApiError(400, "invalid_request", msg("auth.rate_limit_not_integer"), [
@@ -71,14 +78,14 @@ export class ApiKeyService {
       scopes,
       modelIds,
       expiresAt,
-      workspaceId: opts.workspaceId,
+      workspaceId: opts.workspace?.id ?? opts.workspaceId,
     });
     return { key, info };
   }
 
-  /** A user's keys, newest first, revoked ones included (the dashboard shows them greyed out). */
-  async list(userId: string): Promise<ApiKeyListed[]> {
-    return this.repo.list(userId);
+  /** A user's keys (in one workspace, when named), newest first, revoked ones included (the dashboard greys them). */
+  async list(userId: string, workspaceId?: string): Promise<ApiKeyListed[]> {
+    return this.repo.list(userId, workspaceId);
   }
 
   /** Looks a presented key up by its hash; revoked keys are returned too (the caller answers 403). */

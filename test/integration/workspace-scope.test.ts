@@ -141,6 +141,25 @@ describe.skipIf(!haveFixturePython)("workspace scope", () => {
     expect((await call("GET", "/v1/experiments", byCookie(cSession, shared))).body.error.code).toBe("workspace_not_found");
   });
 
+  it("the keys page makes a key in the workspace it shows: an owner's predicts with the workspace's model, a viewer may not make one", async () => {
+    const refused = await call("POST", "/v1/api-keys", inShared(bSession), { name: "ward program", scopes: ["predict"] });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe("missing_permission_key_manage");
+    const aSession = await signIn(a);
+    const made = await call("POST", "/v1/api-keys", inShared(aSession), { name: "ward program", scopes: ["predict"] });
+    expect(made.status).toBe(201);
+    const answer = await fetch(`${server.url}/v1/experiments/1/predict`, {
+      method: "POST",
+      headers: bearer(made.body.key, { "content-type": "application/json" }),
+      body: JSON.stringify({ message: [63, 1, 27.5, 2] }), // the tabular_binary fixture's four columns
+    });
+    expect(answer.status).toBe(201);
+    // Listed in the shared workspace's keys page, not in A's personal one.
+    const listed = (session: Record<string, string>) => call("GET", "/v1/api-keys", session);
+    expect((await listed(inShared(aSession))).body.data.map((k: any) => k.id)).toEqual([made.body.id]);
+    expect((await listed(aSession)).body.data.map((k: any) => k.id)).not.toContain(made.body.id);
+  });
+
   it("a key of the workspace predicts with its model; the member's new role reaches the cached key at once", async () => {
     const { db } = server.services;
     // B's key moved into the shared workspace (the keys page of the key-scopes area makes such keys).

@@ -79,6 +79,7 @@ export const apiKeyRoutes = [
     },
     handler: async ({ auth, body, services }) => {
       const { key, info } = await services.auth.apiKeys.create(auth.userId, {
+        workspace: auth.workspace,
         name: body.name,
         rateLimitPerMinute: body.rate_limit_per_minute,
         scopes: body.scopes,
@@ -114,7 +115,7 @@ export const apiKeyRoutes = [
     },
     handler: async ({ auth, services }) => ({
       body: {
-        data: (await services.auth.apiKeys.list(auth.userId)).map(toListedJson),
+        data: (await services.auth.apiKeys.list(auth.userId, auth.workspace.id)).map(toListedJson),
         default_rate_limit_per_minute: services.config.RATE_LIMIT_PER_MINUTE,
       },
     }),
