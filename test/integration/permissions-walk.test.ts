@@ -92,15 +92,29 @@ const TABLE: Record<string, Entry> = {
   "DELETE /v1/me": { need: "own", via: "admin", throwawayActor: true, body: (_c, a) => ({ password: a.password }) },
   "GET /v1/session": { need: "own", via: "session" },
   "DELETE /v1/session": { need: "own", via: "session", throwawayActor: true },
-  "PUT /v1/account/password": { need: "own", via: "session", throwawayActor: true, body: (_c, a) => ({ current_password: a.password, new_password: `pw-${randomBytes(12).toString("hex")}` }) },
+  "PUT /v1/account/password": {
+    need: "own",
+    via: "session",
+    throwawayActor: true,
+    body: (_c, a) => ({ current_password: a.password, new_password: `pw-${randomBytes(12).toString("hex")}` }),
+  },
 
   "GET /v1/admin/users": { need: "server_admin", via: "admin" },
   "POST /v1/admin/users/{id}/disable": { need: "server_admin", via: "admin", params: (c) => ({ id: c.adminTarget }) },
   "POST /v1/admin/users/{id}/enable": { need: "server_admin", via: "admin", params: (c) => ({ id: c.adminTarget }) },
-  "PUT /v1/admin/users/{id}/role": { need: "server_admin", via: "admin", params: (c) => ({ id: c.adminTarget }), body: () => ({ role: "member" }) },
+  "PUT /v1/admin/users/{id}/role": {
+    need: "server_admin",
+    via: "admin",
+    params: (c) => ({ id: c.adminTarget }),
+    body: () => ({ role: "member" }),
+  },
   "POST /v1/admin/users/{id}/password-reset": { need: "server_admin", via: "admin", params: (c) => ({ id: c.adminTarget }) },
   "GET /v1/admin/invitations": { need: "server_admin", via: "admin" },
-  "POST /v1/admin/invitations": { need: "server_admin", via: "admin", body: () => ({ email: `inv-${randomBytes(4).toString("hex")}@test.example` }) },
+  "POST /v1/admin/invitations": {
+    need: "server_admin",
+    via: "admin",
+    body: () => ({ email: `inv-${randomBytes(4).toString("hex")}@test.example` }),
+  },
   "DELETE /v1/admin/invitations/{id}": { need: "server_admin", via: "admin", params: () => ({ id: randomUUID() }) },
   "GET /v1/admin/workers": { need: "server_admin", via: "admin" },
   "POST /v1/admin/workers/{id}/drain": { need: "server_admin", via: "admin", params: () => ({ id: "no-such-worker" }) },
@@ -113,62 +127,166 @@ const TABLE: Record<string, Entry> = {
 
   "GET /v1/workspaces": { need: "own", via: "session" },
   "POST /v1/workspaces": { need: "own", via: "session", body: () => ({ name: "Walk" }) },
-  "PATCH /v1/workspaces/{id}": { need: "workspace.rename", via: "session", params: (c) => ({ id: c.shared }), body: () => ({ name: "Cardiology" }) },
+  "PATCH /v1/workspaces/{id}": {
+    need: "workspace.rename",
+    via: "session",
+    params: (c) => ({ id: c.shared }),
+    body: () => ({ name: "Cardiology" }),
+  },
   "GET /v1/workspaces/{id}/members": { need: "member", via: "session", params: (c) => ({ id: c.shared }) },
-  "POST /v1/workspaces/{id}/members": { need: "members.manage", via: "session", params: (c) => ({ id: c.shared }), body: () => ({ email: `m-${randomBytes(4).toString("hex")}@test.example`, role: "viewer" }) },
-  "PATCH /v1/workspaces/{id}/members/{user_id}": { need: "members.manage", via: "session", params: async (c) => ({ id: c.shared, user_id: await c.throwawayMember() }), body: () => ({ role: "reviewer" }) },
-  "DELETE /v1/workspaces/{id}/members/{user_id}": { need: "members.manage", via: "session", params: async (c) => ({ id: c.shared, user_id: await c.throwawayMember() }) },
+  "POST /v1/workspaces/{id}/members": {
+    need: "members.manage",
+    via: "session",
+    params: (c) => ({ id: c.shared }),
+    body: () => ({ email: `m-${randomBytes(4).toString("hex")}@test.example`, role: "viewer" }),
+  },
+  "PATCH /v1/workspaces/{id}/members/{user_id}": {
+    need: "members.manage",
+    via: "session",
+    params: async (c) => ({ id: c.shared, user_id: await c.throwawayMember() }),
+    body: () => ({ role: "reviewer" }),
+  },
+  "DELETE /v1/workspaces/{id}/members/{user_id}": {
+    need: "members.manage",
+    via: "session",
+    params: async (c) => ({ id: c.shared, user_id: await c.throwawayMember() }),
+  },
   "POST /v1/workspaces/{id}/leave": { need: "member", via: "session", throwawayActor: true, params: (c) => ({ id: c.shared }) },
-  "PATCH /v1/workspaces/{workspace_id}/settings": { need: "workspace.settings", via: "admin", params: (c) => ({ workspace_id: c.shared }), body: () => ({ require_approval: false }) },
+  "PATCH /v1/workspaces/{workspace_id}/settings": {
+    need: "workspace.settings",
+    via: "admin",
+    params: (c) => ({ workspace_id: c.shared }),
+    body: () => ({ require_approval: false }),
+  },
 
-  "POST /v1/experiments": { need: "experiment.build", via: "build", body: (c, a) => dataRequest(a.userId, 900 + Math.floor(Math.random() * 90000), `${c.shared}/missing/data.zip`, ["f1"]) },
+  "POST /v1/experiments": {
+    need: "experiment.build",
+    via: "build",
+    body: (c, a) => dataRequest(a.userId, 900 + Math.floor(Math.random() * 90000), `${c.shared}/missing/data.zip`, ["f1"]),
+  },
   "GET /v1/experiments": { need: "experiment.read", via: "read" },
   "GET /v1/experiments/{experiment_id}": { need: "experiment.read", via: "read", params: exp },
   "PATCH /v1/experiments/{experiment_id}": { need: "experiment.build", via: "build", params: exp, body: () => ({ name: "Shared cohort" }) },
-  "DELETE /v1/experiments/{experiment_id}": { need: "experiment.delete", via: "build", params: async (c) => ({ experiment_id: await c.throwawayExperiment() }) },
-  "POST /v1/experiments/{experiment_id}/cancel": { need: "experiment.build", via: "build", params: async (c) => ({ experiment_id: await c.throwawayExperiment() }) },
+  "DELETE /v1/experiments/{experiment_id}": {
+    need: "experiment.delete",
+    via: "build",
+    params: async (c) => ({ experiment_id: await c.throwawayExperiment() }),
+  },
+  "POST /v1/experiments/{experiment_id}/cancel": {
+    need: "experiment.build",
+    via: "build",
+    params: async (c) => ({ experiment_id: await c.throwawayExperiment() }),
+  },
   "GET /v1/experiments/{experiment_id}/logs": { need: "experiment.read", via: "read", params: exp },
   "GET /v1/experiments/{experiment_id}/events": { need: "experiment.read", via: "read", params: exp },
   "GET /v1/experiments/{experiment_id}/report": { need: "experiment.read", via: "read", params: exp },
   "GET /v1/experiments/{experiment_id}/model-card": { need: "experiment.read", via: "read", params: exp },
   "GET /v1/experiments/{experiment_id}/report.html": { need: "experiment.read", via: "read", params: exp },
-  "GET /v1/experiments/{experiment_id}/figures/{name}": { need: "experiment.read", via: "read", params: (c) => ({ ...exp(c), name: "roc.png" }) },
+  "GET /v1/experiments/{experiment_id}/figures/{name}": {
+    need: "experiment.read",
+    via: "read",
+    params: (c) => ({ ...exp(c), name: "roc.png" }),
+  },
   "GET /v1/experiments/{experiment_id}/approval": { need: "experiment.read", via: "read", params: exp },
-  "POST /v1/experiments/{experiment_id}/approval": { need: "model.approve", via: "admin", params: exp, body: () => ({ intended_use: "Triage of adult outpatients" }) },
+  "POST /v1/experiments/{experiment_id}/approval": {
+    need: "model.approve",
+    via: "admin",
+    params: exp,
+    body: () => ({ intended_use: "Triage of adult outpatients" }),
+  },
 
-  "PUT /v1/files/{user_dir}/{experiment_dir}/{file}": { need: "dataset.upload", via: "build", params: (c) => ({ user_dir: c.shared, experiment_dir: "walk", file: "data.zip" }), raw: { contentType: "application/zip", body: "not a zip" } },
-  "DELETE /v1/files/{user_dir}/{experiment_dir}/{file}": { need: "dataset.delete", via: "build", params: (c) => ({ user_dir: c.shared, experiment_dir: "study", file: "nothing.zip" }) },
-  "DELETE /v1/files/{user_dir}/{experiment_dir}": { need: "dataset.delete", via: "build", params: (c) => ({ user_dir: c.shared, experiment_dir: "nothing-here" }) },
-  "POST /v1/files": { need: "dataset.upload", via: "build", raw: { contentType: `multipart/form-data; boundary=${BOUNDARY}`, body: multipart("walk/form.zip") } },
+  "PUT /v1/files/{user_dir}/{experiment_dir}/{file}": {
+    need: "dataset.upload",
+    via: "build",
+    params: (c) => ({ user_dir: c.shared, experiment_dir: "walk", file: "data.zip" }),
+    raw: { contentType: "application/zip", body: "not a zip" },
+  },
+  "DELETE /v1/files/{user_dir}/{experiment_dir}/{file}": {
+    need: "dataset.delete",
+    via: "build",
+    params: (c) => ({ user_dir: c.shared, experiment_dir: "study", file: "nothing.zip" }),
+  },
+  "DELETE /v1/files/{user_dir}/{experiment_dir}": {
+    need: "dataset.delete",
+    via: "build",
+    params: (c) => ({ user_dir: c.shared, experiment_dir: "nothing-here" }),
+  },
+  "POST /v1/files": {
+    need: "dataset.upload",
+    via: "build",
+    raw: { contentType: `multipart/form-data; boundary=${BOUNDARY}`, body: multipart("walk/form.zip") },
+  },
   "GET /v1/files": { need: "experiment.read", via: "read" },
   // Checking a dataset writes nothing: a read for roles (datasets/service.ts), but it costs a worker's time, so build for keys.
-  "POST /v1/datasets/validate": { need: "experiment.read", via: "build", body: (c) => ({ zip_gcloud: zipOf(c), task: "data", label_cols: ["diagnosis"], data_cols: ["f1"], model_type: 0 }) },
+  "POST /v1/datasets/validate": {
+    need: "experiment.read",
+    via: "build",
+    body: (c) => ({ zip_gcloud: zipOf(c), task: "data", label_cols: ["diagnosis"], data_cols: ["f1"], model_type: 0 }),
+  },
   "GET /v1/datasets/columns": { need: "experiment.read", via: "read" },
   "GET /v1/datasets/samples": { need: "experiment.read", via: "read" },
   "POST /v1/datasets/samples/{sample_id}": { need: "dataset.upload", via: "build", params: () => ({ sample_id: "no-such-sample" }) },
-  "POST /v1/datasets/from-pacs": { need: "dataset.upload", via: "build", body: (c) => ({ csv: "uid,label\n1.2.3,1\n", label_cols: ["label"], model_type: 0, zip_gcloud: `${c.shared}/pacs/data.zip` }) },
+  "POST /v1/datasets/from-pacs": {
+    need: "dataset.upload",
+    via: "build",
+    body: (c) => ({ csv: "uid,label\n1.2.3,1\n", label_cols: ["label"], model_type: 0, zip_gcloud: `${c.shared}/pacs/data.zip` }),
+  },
 
   // Predicting is reading a model: every member may try the workspace's models from the dashboard.
-  "POST /v1/experiments/{experiment_id}/predict": { need: "member", via: "predict", params: exp, body: () => ({ message: [63, 1, 27.5, 2] }) },
+  "POST /v1/experiments/{experiment_id}/predict": {
+    need: "member",
+    via: "predict",
+    params: exp,
+    body: () => ({ message: [63, 1, 27.5, 2] }),
+  },
   "POST /predict": { need: "member", via: "predict", body: (c) => ({ message: [63, 1, 27.5, 2], experiment_id: c.modelExp }) },
 
   "GET /v1/models": { need: "experiment.read", via: "read" },
   "GET /v1/models/{experiment_id}": { need: "experiment.read", via: "read", params: exp },
   "GET /v1/models/{experiment_id}/operating-point": { need: "experiment.read", via: "read", params: exp },
-  "POST /v1/models/{experiment_id}/operating-point": { need: "operating_point.set", via: "build", params: exp, body: () => ({ rule: "threshold", threshold: 0.5 }) },
+  "POST /v1/models/{experiment_id}/operating-point": {
+    need: "operating_point.set",
+    via: "build",
+    params: exp,
+    body: () => ({ rule: "threshold", threshold: 0.5 }),
+  },
   "GET /v1/models/{experiment_id}/versions": { need: "experiment.read", via: "read", params: exp },
-  "POST /v1/models/{experiment_id}/versions/{version}/current": { need: "operating_point.set", via: "build", params: (c) => ({ ...exp(c), version: 1 }) },
+  "POST /v1/models/{experiment_id}/versions/{version}/current": {
+    need: "operating_point.set",
+    via: "build",
+    params: (c) => ({ ...exp(c), version: 1 }),
+  },
   "GET /v1/models/{experiment_id}/download": { need: "experiment.read", via: "read", params: exp },
   "GET /v1/models/{experiment_id}/input-check": { need: "experiment.read", via: "read", params: exp },
   "PUT /v1/models/{experiment_id}/input-check": { need: "operating_point.set", via: "build", params: exp, body: () => ({ mode: "flag" }) },
   "GET /v1/models/{experiment_id}/monitoring": { need: "experiment.read", via: "read", params: exp },
-  "POST /v1/models/{experiment_id}/outcomes": { need: "batch.run", via: "build", params: exp, body: () => [{ request_id: "no-such-request", label: 1 }] },
+  "POST /v1/models/{experiment_id}/outcomes": {
+    need: "batch.run",
+    via: "build",
+    params: exp,
+    body: () => [{ request_id: "no-such-request", label: 1 }],
+  },
   "GET /v1/models/{experiment_id}/alerts": { need: "experiment.read", via: "read", params: exp },
-  "POST /v1/models/{experiment_id}/alerts/{alert_id}/acknowledge": { need: "experiment.build", via: "build", params: (c) => ({ ...exp(c), alert_id: c.alertId }), body: () => ({}) },
-  "POST /v1/models/{experiment_id}/alerts/{alert_id}/resolve": { need: "experiment.build", via: "build", params: (c) => ({ ...exp(c), alert_id: c.alertId }), body: () => ({ comment: "checked" }) },
+  "POST /v1/models/{experiment_id}/alerts/{alert_id}/acknowledge": {
+    need: "experiment.build",
+    via: "build",
+    params: (c) => ({ ...exp(c), alert_id: c.alertId }),
+    body: () => ({}),
+  },
+  "POST /v1/models/{experiment_id}/alerts/{alert_id}/resolve": {
+    need: "experiment.build",
+    via: "build",
+    params: (c) => ({ ...exp(c), alert_id: c.alertId }),
+    body: () => ({ comment: "checked" }),
+  },
   "GET /v1/models/{experiment_id}/alert-rules": { need: "experiment.read", via: "read", params: exp },
   "PUT /v1/models/{experiment_id}/alert-rules": { need: "experiment.build", via: "build", params: exp, body: () => ({}) },
-  "POST /v1/models/{experiment_id}/batch": { need: "batch.run", via: "build", params: exp, raw: { contentType: "text/csv", body: "patient_id,bmi,site,age,sex\nP1,27.5,north,63,F\n" } },
+  "POST /v1/models/{experiment_id}/batch": {
+    need: "batch.run",
+    via: "build",
+    params: exp,
+    raw: { contentType: "text/csv", body: "patient_id,bmi,site,age,sex\nP1,27.5,north,63,F\n" },
+  },
   "GET /v1/models/{experiment_id}/batches": { need: "experiment.read", via: "read", params: exp },
   "GET /v1/batches/{batch_id}": { need: "experiment.read", via: "read", params: (c) => ({ batch_id: c.batchId }) },
   "GET /v1/batches/{batch_id}/events": { need: "experiment.read", via: "read", params: (c) => ({ batch_id: c.batchId }) },
@@ -177,8 +295,16 @@ const TABLE: Record<string, Entry> = {
 
   "POST /v1/chat": { need: "experiment.read", via: "read", body: () => ({ message: "How many experiments are there?" }) },
   "GET /v1/chat/conversations": { need: "experiment.read", via: "read" },
-  "GET /v1/chat/conversations/{conversation_id}": { need: "experiment.read", via: "read", params: async (c, h) => ({ conversation_id: await c.ownConversation(h) }) },
-  "DELETE /v1/chat/conversations/{conversation_id}": { need: "own", via: "build", params: async (c, h) => ({ conversation_id: await c.ownConversation(h) }) },
+  "GET /v1/chat/conversations/{conversation_id}": {
+    need: "experiment.read",
+    via: "read",
+    params: async (c, h) => ({ conversation_id: await c.ownConversation(h) }),
+  },
+  "DELETE /v1/chat/conversations/{conversation_id}": {
+    need: "own",
+    via: "build",
+    params: async (c, h) => ({ conversation_id: await c.ownConversation(h) }),
+  },
 
   "GET /v1/audit": { need: "experiment.read", via: "read" },
   "GET /v1/audit.csv": { need: "experiment.read", via: "read" },
@@ -239,12 +365,15 @@ describe.skipIf(!haveFixturePython)("permissions walk: every OpenAPI operation, 
     return { userId: u.userId, email: u.email, password: u.password, headers: { ...(await signIn(u)), "x-builder-workspace": ctx.shared } };
   };
   const keyActor = async (scope: KeyScope, maker: { userId: string; email: string; password: string }): Promise<Actor> => {
-    const { key } = await server.services.auth.apiKeys.create(maker.userId, { scopes: [scope], name: `walk-${scope}`, workspaceId: ctx.shared });
+    const { key } = await server.services.auth.apiKeys.create(maker.userId, {
+      scopes: [scope],
+      name: `walk-${scope}`,
+      workspaceId: ctx.shared,
+    });
     return { ...maker, headers: bearer(key) };
   };
 
-  const opKeys = () =>
-    Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
+  const opKeys = () => Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
 
   const call = async (op: string, entry: Entry, actor: Actor) => {
     const [method, template] = op.split(" ") as [string, string];
@@ -301,7 +430,18 @@ describe.skipIf(!haveFixturePython)("permissions walk: every OpenAPI operation, 
       if (withModel) {
         const storePath = `models/${shared}/${n}/v1`;
         for (const f of ["model.onnx", "manifest.json"]) await bucket.uploadFile(path.join(modelDir, f), `${storePath}/${f}`);
-        await db.insert(models).values({ userId: owner.userId, workspaceId: shared, experimentUuid: row.id, experimentId: n, version: 1, kind: manifest.kind, storePath, manifest });
+        await db
+          .insert(models)
+          .values({
+            userId: owner.userId,
+            workspaceId: shared,
+            experimentUuid: row.id,
+            experimentId: n,
+            version: 1,
+            kind: manifest.kind,
+            storePath,
+            manifest,
+          });
       }
       return row;
     };
@@ -349,8 +489,14 @@ describe.skipIf(!haveFixturePython)("permissions walk: every OpenAPI operation, 
 
   it("the table has exactly the document's operations, and says how a key reaches each as the document does", () => {
     const inDoc = opKeys();
-    expect(inDoc.filter((op) => !(op in TABLE)), "operations with no entry in the table").toEqual([]);
-    expect(Object.keys(TABLE).filter((op) => !inDoc.includes(op)), "entries whose route is gone").toEqual([]);
+    expect(
+      inDoc.filter((op) => !(op in TABLE)),
+      "operations with no entry in the table",
+    ).toEqual([]);
+    expect(
+      Object.keys(TABLE).filter((op) => !inDoc.includes(op)),
+      "entries whose route is gone",
+    ).toEqual([]);
     for (const op of inDoc) {
       const [method, p] = op.split(" ") as [string, string];
       const o = doc.paths[p]![method.toLowerCase()]!;
@@ -371,7 +517,8 @@ describe.skipIf(!haveFixturePython)("permissions walk: every OpenAPI operation, 
         const got = await call(op, entry, actor);
         if (process.env.WALK_LOG) console.log(`WALK ${role} ${op} ${got.status} ${got.code ?? ""}`);
         const expected = roleExpectation(role, entry.need);
-        if (!answeredAs(got, expected)) wrong.push(`${op} (${got.url}): ${got.status} ${got.code ?? ""}, expected ${expected ?? "allowed"}`);
+        if (!answeredAs(got, expected))
+          wrong.push(`${op} (${got.url}): ${got.status} ${got.code ?? ""}, expected ${expected ?? "allowed"}`);
       }
       expect(wrong).toEqual([]);
     }, 60_000);
@@ -389,8 +536,13 @@ describe.skipIf(!haveFixturePython)("permissions walk: every OpenAPI operation, 
         if (process.env.WALK_LOG) console.log(`WALK key:${scope} ${op} ${got.status} ${got.code ?? ""}`);
         // A key never reaches a session-only route; within its scope it is answered as its maker's role would be.
         const expected =
-          entry.via === "session" ? "session_required" : keyScopeAllows([scope], entry.via) ? roleExpectation("owner", entry.need) : "api_key_scope_missing";
-        if (!answeredAs(got, expected)) wrong.push(`${op} (${got.url}): ${got.status} ${got.code ?? ""}, expected ${expected ?? "allowed"}`);
+          entry.via === "session"
+            ? "session_required"
+            : keyScopeAllows([scope], entry.via)
+              ? roleExpectation("owner", entry.need)
+              : "api_key_scope_missing";
+        if (!answeredAs(got, expected))
+          wrong.push(`${op} (${got.url}): ${got.status} ${got.code ?? ""}, expected ${expected ?? "allowed"}`);
       }
       expect(wrong).toEqual([]);
     }, 60_000);
@@ -404,11 +556,16 @@ describe.skipIf(!haveFixturePython)("permissions walk: every OpenAPI operation, 
         const entry = TABLE[op];
         if (!entry || entry.exclude || entry.via === "public") continue; // a missing entry fails the first test
         const maker = entry.throwawayActor ? await member(role) : actors[role];
-        const { key } = await server.services.auth.apiKeys.create(maker.userId, { scopes: KEY_SCOPES, name: "walk-all", workspaceId: ctx.shared });
+        const { key } = await server.services.auth.apiKeys.create(maker.userId, {
+          scopes: KEY_SCOPES,
+          name: "walk-all",
+          workspaceId: ctx.shared,
+        });
         const got = await call(op, entry, { ...maker, headers: bearer(key) });
         if (process.env.WALK_LOG) console.log(`WALK key-of:${role} ${op} ${got.status} ${got.code ?? ""}`);
         const expected = entry.via === "session" ? "session_required" : roleExpectation(role, entry.need);
-        if (!answeredAs(got, expected)) wrong.push(`${op} (${got.url}): ${got.status} ${got.code ?? ""}, expected ${expected ?? "allowed"}`);
+        if (!answeredAs(got, expected))
+          wrong.push(`${op} (${got.url}): ${got.status} ${got.code ?? ""}, expected ${expected ?? "allowed"}`);
       }
       expect(wrong).toEqual([]);
     }, 60_000);
