@@ -9,7 +9,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { experiments, models, monitoringAlerts, users, workspaces } from "../../src/db/schema.js";
-import { isAllowed, ROLES, type Permission, type WorkspaceRole } from "../../src/workspaces/permissions.js";
+import { isAllowed, PERMISSIONS, ROLES, type Permission, type WorkspaceRole } from "../../src/workspaces/permissions.js";
 import { KEY_SCOPES, keyScopeAllows, type KeyScope } from "../../src/auth/key-scopes.js";
 import { WorkspaceMemberRepository } from "../../src/workspaces/workspace.repository.js";
 import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
@@ -55,7 +55,22 @@ interface Entry {
   throwawayActor?: boolean;
   /** Not walked, with the reason (listed, never silent). */
   exclude?: string;
+  /** The same operation with another body that needs another permission (walked as well). */
+  also?: Array<Pick<Entry, "need" | "body">>;
 }
+
+/** An entry and its variants, each called in every walk. */
+const variants = (entry: Entry): Entry[] => [entry, ...(entry.also ?? []).map((v) => ({ ...entry, ...v, also: undefined }))];
+
+/**
+ * Permissions of the table (src/workspaces/permissions.ts) that no route asks for yet, each with why (docs/teams.md
+ * "Not yet"). The first test fails when a route starts asking for one, so that this list only shrinks.
+ */
+const NOT_ROUTED_YET: Partial<Record<Permission, string>> = {
+  "key.manage": "a new key belongs to its maker's personal workspace; the keys page does not make one for a shared workspace yet",
+  "workspace.delete": "erasing a workspace has no route yet",
+  "review.write": "review notes have no route yet (the intended use is intended_use.write, PATCH /v1/experiments/{id})",
+};
 
 interface Actor {
   userId: string;
@@ -166,7 +181,13 @@ const TABLE: Record<string, Entry> = {
   },
   "GET /v1/experiments": { need: "experiment.read", via: "read" },
   "GET /v1/experiments/{experiment_id}": { need: "experiment.read", via: "read", params: exp },
-  "PATCH /v1/experiments/{experiment_id}": { need: "experiment.build", via: "build", params: exp, body: () => ({ name: "Shared cohort" }) },
+  "PATCH /v1/experiments/{experiment_id}": {
+    need: "experiment.build",
+    via: "build",
+    params: exp,
+    body: () => ({ name: "Shared cohort" }),
+    also: [{ need: "intended_use.write", body: () => ({ intended_use: "Triage of adult outpatients" }) }],
+  },
   "DELETE /v1/experiments/{experiment_id}": {
     need: "experiment.delete",
     via: "build",
@@ -364,12 +385,8 @@ describe.skipIf(!haveFixturePython)("permissions walk: every OpenAPI operation, 
     await new WorkspaceMemberRepository(server.services.db).add(ctx.shared, u.userId, role);
     return { userId: u.userId, email: u.email, password: u.password, headers: { ...(await signIn(u)), "x-builder-workspace": ctx.shared } };
   };
-  const keyActor = async (scope: KeyScope, maker: { userId: string; email: string; password: string }): Promise<Actor> => {
-    const { key } = await server.services.auth.apiKeys.create(maker.userId, {
-      scopes: [scope],
-      name: `walk-${scope}`,
-      workspaceId: ctx.shared,
-    });
+  const keyActor = async (scopes: readonly KeyScope[], maker: Actor): Promise<Actor> => {
+    const { key } = await server.services.auth.apiKeys.create(maker.userId, { scopes, name: "walk", workspaceId: ctx.shared });
     return { ...maker, headers: bearer(key) };
   };
 
@@ -430,18 +447,16 @@ describe.skipIf(!haveFixturePython)("permissions walk: every OpenAPI operation, 
       if (withModel) {
         const storePath = `models/${shared}/${n}/v1`;
         for (const f of ["model.onnx", "manifest.json"]) await bucket.uploadFile(path.join(modelDir, f), `${storePath}/${f}`);
-        await db
-          .insert(models)
-          .values({
-            userId: owner.userId,
-            workspaceId: shared,
-            experimentUuid: row.id,
-            experimentId: n,
-            version: 1,
-            kind: manifest.kind,
-            storePath,
-            manifest,
-          });
+        await db.insert(models).values({
+          userId: owner.userId,
+          workspaceId: shared,
+          experimentUuid: row.id,
+          experimentId: n,
+          version: 1,
+          kind: manifest.kind,
+          storePath,
+          manifest,
+        });
       }
       return row;
     };
@@ -505,45 +520,69 @@ describe.skipIf(!haveFixturePython)("permissions walk: every OpenAPI operation, 
       expect(`${op} → ${via}`).toBe(`${op} → ${TABLE[op]!.via}`);
       expect(TABLE[op]!.need === "public", `${op}: public in the table iff in the document`).toBe(via === "public");
     }
+    // Every permission of the code's table is asked by some route, or listed (with why) as not routed yet.
+    const named = new Set(Object.values(TABLE).flatMap((e) => variants(e).map((v) => v.need)));
+    expect(
+      PERMISSIONS.filter((p) => !named.has(p) && !(p in NOT_ROUTED_YET)),
+      "permissions no route asks for",
+    ).toEqual([]);
+    expect(
+      PERMISSIONS.filter((p) => named.has(p) && p in NOT_ROUTED_YET),
+      "routed now: drop from NOT_ROUTED_YET",
+    ).toEqual([]);
   });
 
-  for (const role of ROLES) {
-    it(`a session of a ${role} is answered as the table says, for every operation`, async () => {
-      const wrong: string[] = [];
-      for (const op of opKeys()) {
-        const entry = TABLE[op];
-        if (!entry || entry.exclude || entry.need === "public") continue; // a missing entry fails the first test
-        const actor = entry.throwawayActor ? await member(role) : actors[role];
-        const got = await call(op, entry, actor);
-        if (process.env.WALK_LOG) console.log(`WALK ${role} ${op} ${got.status} ${got.code ?? ""}`);
-        const expected = roleExpectation(role, entry.need);
+  /**
+   * Calls every operation (and its variants) as `who` says and returns the answers that are not `expect`'s: the walks
+   * below differ only in who calls and what they expect.
+   */
+  const walk = async (
+    skip: (e: Entry) => boolean,
+    who: (e: Entry) => Promise<Actor>,
+    expectOf: (e: Entry) => string | null,
+    label: string,
+  ): Promise<string[]> => {
+    const wrong: string[] = [];
+    for (const op of opKeys()) {
+      const entry = TABLE[op];
+      if (!entry || entry.exclude || skip(entry)) continue; // a missing entry fails the first test
+      for (const v of variants(entry)) {
+        const got = await call(op, v, await who(v));
+        if (process.env.WALK_LOG) console.log(`WALK ${label} ${op} ${got.status} ${got.code ?? ""}`);
+        const expected = expectOf(v);
         if (!answeredAs(got, expected))
           wrong.push(`${op} (${got.url}): ${got.status} ${got.code ?? ""}, expected ${expected ?? "allowed"}`);
       }
+    }
+    return wrong;
+  };
+
+  for (const role of ROLES) {
+    it(`a session of a ${role} is answered as the table says, for every operation`, async () => {
+      const wrong = await walk(
+        (e) => e.need === "public",
+        async (e) => (e.throwawayActor ? member(role) : actors[role]),
+        (e) => roleExpectation(role, e.need),
+        role,
+      );
       expect(wrong).toEqual([]);
     }, 60_000);
   }
 
   for (const scope of KEY_SCOPES) {
     it(`a key with only ${scope} (made by an owner of the workspace) is answered as the table says, for every operation`, async () => {
-      const wrong: string[] = [];
-      for (const op of opKeys()) {
-        const entry = TABLE[op];
-        if (!entry || entry.exclude || entry.via === "public") continue; // a missing entry fails the first test
-        const maker = entry.throwawayActor ? await member("owner") : actors.owner;
-        const actor = await keyActor(scope, maker);
-        const got = await call(op, entry, actor);
-        if (process.env.WALK_LOG) console.log(`WALK key:${scope} ${op} ${got.status} ${got.code ?? ""}`);
+      const wrong = await walk(
+        (e) => e.via === "public",
+        async (e) => keyActor([scope], e.throwawayActor ? await member("owner") : actors.owner),
         // A key never reaches a session-only route; within its scope it is answered as its maker's role would be.
-        const expected =
-          entry.via === "session"
+        (e) =>
+          e.via === "session" || e.via === "public"
             ? "session_required"
-            : keyScopeAllows([scope], entry.via)
-              ? roleExpectation("owner", entry.need)
-              : "api_key_scope_missing";
-        if (!answeredAs(got, expected))
-          wrong.push(`${op} (${got.url}): ${got.status} ${got.code ?? ""}, expected ${expected ?? "allowed"}`);
-      }
+            : keyScopeAllows([scope], e.via)
+              ? roleExpectation("owner", e.need)
+              : "api_key_scope_missing",
+        `key:${scope}`,
+      );
       expect(wrong).toEqual([]);
     }, 60_000);
   }
@@ -551,22 +590,12 @@ describe.skipIf(!haveFixturePython)("permissions walk: every OpenAPI operation, 
   // A key's scopes never lift its maker's role: a key with every scope, made by each other role, is refused what the role is.
   for (const role of ROLES.filter((r) => r !== "owner")) {
     it(`a key with every scope made by a ${role} is answered as a ${role}'s session would be`, async () => {
-      const wrong: string[] = [];
-      for (const op of opKeys()) {
-        const entry = TABLE[op];
-        if (!entry || entry.exclude || entry.via === "public") continue; // a missing entry fails the first test
-        const maker = entry.throwawayActor ? await member(role) : actors[role];
-        const { key } = await server.services.auth.apiKeys.create(maker.userId, {
-          scopes: KEY_SCOPES,
-          name: "walk-all",
-          workspaceId: ctx.shared,
-        });
-        const got = await call(op, entry, { ...maker, headers: bearer(key) });
-        if (process.env.WALK_LOG) console.log(`WALK key-of:${role} ${op} ${got.status} ${got.code ?? ""}`);
-        const expected = entry.via === "session" ? "session_required" : roleExpectation(role, entry.need);
-        if (!answeredAs(got, expected))
-          wrong.push(`${op} (${got.url}): ${got.status} ${got.code ?? ""}, expected ${expected ?? "allowed"}`);
-      }
+      const wrong = await walk(
+        (e) => e.via === "public",
+        async (e) => keyActor(KEY_SCOPES, e.throwawayActor ? await member(role) : actors[role]),
+        (e) => (e.via === "session" ? "session_required" : roleExpectation(role, e.need)),
+        `key-of:${role}`,
+      );
       expect(wrong).toEqual([]);
     }, 60_000);
   }
