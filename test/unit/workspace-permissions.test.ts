@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../src/errors.js";
 import {
@@ -61,5 +62,27 @@ describe("workspace permissions table", () => {
     expect(ROLES.every(isRole)).toBe(true);
     expect(isRole("admin")).toBe(false);
     expect(isRole(undefined)).toBe(false);
+  });
+
+  // The permissions walk (test/integration/permissions-walk.test.ts) checks every route against ROLE_PERMISSIONS; this
+  // keeps the table people read (docs/teams.md) the same as the one the code enforces.
+  it("docs/teams.md's table of permissions is ROLE_PERMISSIONS, row for row", () => {
+    const doc = fs.readFileSync(new URL("../../docs/teams.md", import.meta.url), "utf8");
+    const section = doc.slice(doc.indexOf("## The table of permissions"), doc.indexOf("## Key scopes"));
+    const rows = section
+      .split("\n")
+      .filter((l) => /^\| [a-z_]+\.[a-z_]+ \|/.test(l))
+      .map((l) =>
+        l
+          .split("|")
+          .slice(1, -1)
+          .map((c) => c.trim()),
+      );
+    expect(rows.map((r) => r[0])).toEqual([...PERMISSIONS]);
+    for (const [permission, ...marks] of rows) {
+      ROLES.forEach((role, i) =>
+        expect(marks[i] === "✓", `${permission} for ${role}`).toBe(isAllowed(role, permission as (typeof PERMISSIONS)[number])),
+      );
+    }
   });
 });
