@@ -55,7 +55,6 @@ export const variants = (entry: Entry): Entry[] => [entry, ...(entry.also ?? [])
  * "Not yet"). The first test fails when a route starts asking for one, so that this list only shrinks.
  */
 export const NOT_ROUTED_YET: Partial<Record<Permission, string>> = {
-  "key.manage": "a new key belongs to its maker's personal workspace; the keys page does not make one for a shared workspace yet",
   "workspace.delete": "erasing a workspace has no route yet",
   "review.write": "review notes have no route yet (the intended use is intended_use.write, PATCH /v1/experiments/{id})",
 };
@@ -123,8 +122,9 @@ export const TABLE: Record<string, Entry> = {
   "POST /v1/admin/workers/{id}/drain": { need: "server_admin", via: "admin", params: () => ({ id: "no-such-worker" }) },
   "POST /v1/admin/workers/{id}/resume": { need: "server_admin", via: "admin", params: () => ({ id: "no-such-worker" }) },
 
-  // Keys are made in the maker's personal workspace for now (docs/teams.md "Not yet"): key.manage is not asked.
-  "POST /v1/api-keys": { need: "own", via: "session", body: () => ({ name: "walk" }) },
+  // A key is made in the workspace the dashboard shows, by an owner there (key.manage); each member lists and
+  // revokes their own keys (docs/teams.md "Not yet": an owner does not yet manage others').
+  "POST /v1/api-keys": { need: "key.manage", via: "session", body: () => ({ name: "walk" }) },
   "GET /v1/api-keys": { need: "own", via: "session" },
   "DELETE /v1/api-keys/{id}": { need: "own", via: "session", params: () => ({ id: randomUUID() }) },
 
