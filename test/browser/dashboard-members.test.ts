@@ -106,8 +106,12 @@ describe.skipIf(!haveChromium)("dashboard: workspace switcher and Settings → M
   });
 
   it("Ben, in Spanish on a phone, switches to the workspace and sees its members; Ana makes him an editor", async () => {
-    benKey = (await server.services.auth.apiKeys.create((await server.services.auth.users.findByEmail(BEN.email))!.id, { workspaceId: ws }))
-      .key;
+    benKey = (
+      await server.services.auth.apiKeys.create((await server.services.auth.users.findByEmail(BEN.email))!.id, {
+        workspaceId: ws,
+        scopes: ["read"],
+      })
+    ).key;
     await signInByApi(benContext, server.url, BEN);
     await ben.goto(`${server.url}/settings/members`);
     await ben.getByRole("heading", { name: "Ajustes → Miembros" }).waitFor();

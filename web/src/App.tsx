@@ -73,15 +73,21 @@ export function App() {
   const [error, setError] = useState<unknown>(null);
 
   const load = useCallback(async () => {
-    try {
-      const s = await call("get", "/v1/session");
-      setCsrfToken(s.csrf_token);
-      setSession(s);
-    } catch (err) {
-      const status = (err as { status?: number }).status;
-      if (status === 401) setSession(null);
-      else setError(err);
-    }
+    const attempt = async (again: boolean): Promise<void> => {
+      try {
+        const s = await call("get", "/v1/session");
+        setCsrfToken(s.csrf_token);
+        setSession(s);
+      } catch (err) {
+        const { status, code } = err as { status?: number; code?: string };
+        // The workspace this browser kept is gone (its owner removed the user, or deleted it): the client has already
+        // forgotten the choice, so the session loads again in the personal workspace instead of a dead end.
+        if (code === "workspace_not_found" && again) return attempt(false);
+        if (status === 401) setSession(null);
+        else setError(err);
+      }
+    };
+    await attempt(true);
   }, []);
 
   useEffect(() => {
