@@ -44,6 +44,9 @@ export const ROLE_PERMISSIONS: Readonly<Record<WorkspaceRole, ReadonlySet<Permis
   viewer: new Set(READ_ONLY),
 };
 
+/** "experiment.read" -> "experiment_read", as the catalog's keys and the error codes write a permission. */
+type Underscored<P extends string> = P extends `${infer A}.${infer B}` ? `${A}_${B}` : P;
+
 export interface WorkspaceMember {
   workspaceId: string;
   userId: string;
@@ -59,10 +62,18 @@ export class PermissionDeniedError extends ApiError {
     public readonly permission: Permission,
     public readonly role: WorkspaceRole,
   ) {
-    super(403, `missing_permission_${permission.replace(".", "_")}`, msg("workspace.permission_denied", { role, permission }), {
-      permission,
-      role,
-    });
+    // The role and the action in words ("lector", "eliminar experimentos"), not the code's names; the code keeps them.
+    // The compiler checks that every permission has its words in the catalog (msg's key type).
+    const action = `workspace.action.${permission.replace(".", "_")}` as `workspace.action.${Underscored<Permission>}`;
+    super(
+      403,
+      `missing_permission_${permission.replace(".", "_")}`,
+      msg("workspace.permission_denied", { role: msg(`workspace.role_name.${role}`), permission: msg(action) }),
+      {
+        permission,
+        role,
+      },
+    );
   }
 }
 

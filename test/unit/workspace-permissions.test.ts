@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../src/errors.js";
+import { ApiError, say } from "../../src/errors.js";
 import {
   PERMISSIONS,
   PermissionDeniedError,
@@ -54,7 +54,9 @@ describe("workspace permissions table", () => {
     expect(err.status).toBe(403);
     expect(err.code).toBe("missing_permission_experiment_delete");
     expect(err.permission).toBe("experiment.delete");
-    expect(err.message).toContain("viewer");
+    // Said in words a clinician reads, not the code's names (the code and details keep those).
+    expect(err.message).toContain("your role in this workspace (viewer) does not allow deleting experiments");
+    expect(say(err.text!, "es")).toContain("su rol en este espacio de trabajo (lector) no permite eliminar experimentos");
     expect(() => assertAllowed({ role: "owner" }, "experiment.delete")).not.toThrow();
   });
 
