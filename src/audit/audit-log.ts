@@ -56,6 +56,12 @@ export const AUDIT_ACTIONS = [
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
+/**
+ * The actor of what Builder does by itself on a row whose builder's account was erased (a monitoring alert on a
+ * shared workspace's model): the log's actor_id is NOT NULL, and no person did it.
+ */
+export const SYSTEM_ACTOR_ID = "00000000-0000-0000-0000-000000000000";
+
 export interface AuditActor {
   userId: string;
   /** system: the server itself (an erasure finished in the background). */

@@ -47,6 +47,13 @@ const ownerId = () =>
     .references(() => users.id, { onDelete: "cascade" });
 
 /**
+ * Who built a workspace's row (experiments, models, batches, files). Not its owner: the row belongs to its workspace,
+ * so erasing the builder's account leaves it to the team with the builder unknown ("a former member", issue 50
+ * item 6), while their personal workspace goes with them (workspaces.personal_owner_id cascades).
+ */
+const builderId = () => uuid("user_id").references(() => users.id, { onDelete: "set null" });
+
+/**
  * A team's shared space (issue 50, docs/teams.md). Every user has one personal workspace (personal_owner_id set,
  * erased with the user); shared ones have none. What a user builds carries the workspace it belongs to.
  */
@@ -174,7 +181,7 @@ export const experiments = pgTable(
   "experiments",
   {
     id: id(),
-    userId: ownerId(),
+    userId: builderId(),
     workspaceId: workspaceId(),
     experimentId: integer("experiment_id").notNull(),
     request: jsonb("request").notNull(),
@@ -235,7 +242,7 @@ export const models = pgTable(
   "models",
   {
     id: id(),
-    userId: ownerId(),
+    userId: builderId(),
     workspaceId: workspaceId(),
     experimentUuid: uuid("experiment_uuid")
       .notNull()
@@ -276,7 +283,7 @@ export const batches = pgTable(
   "batches",
   {
     id: id(),
-    userId: ownerId(),
+    userId: builderId(),
     workspaceId: workspaceId(),
     experimentUuid: uuid("experiment_uuid")
       .notNull()
@@ -313,7 +320,7 @@ export const files = pgTable(
   "files",
   {
     id: id(),
-    userId: ownerId(),
+    userId: builderId(),
     workspaceId: workspaceId(),
     path: text("path").notNull(),
     size: bigint("size", { mode: "number" }).notNull(),

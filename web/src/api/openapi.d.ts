@@ -3738,6 +3738,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         attempts: number;
+                        /** @description the builder's e-mail; null when their account was erased: the dashboard says "a former member" */
+                        built_by: string | null;
                         cancel_requested: boolean;
                         confusion_matrix?: {
                             /** @description test rows: counts[true class][predicted class] */
@@ -4115,7 +4117,8 @@ export interface operations {
                         }[] | null;
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
-                        user_id: string;
+                        /** @description who built it; null when their account was erased (a former member) */
+                        user_id: string | null;
                         /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
                         warnings?: {
                             /** @enum {string} */
@@ -4141,6 +4144,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         attempts: number;
+                        /** @description the builder's e-mail; null when their account was erased: the dashboard says "a former member" */
+                        built_by: string | null;
                         cancel_requested: boolean;
                         confusion_matrix?: {
                             /** @description test rows: counts[true class][predicted class] */
@@ -4518,7 +4523,8 @@ export interface operations {
                         }[] | null;
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
-                        user_id: string;
+                        /** @description who built it; null when their account was erased (a former member) */
+                        user_id: string | null;
                         /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
                         warnings?: {
                             /** @enum {string} */
@@ -4575,6 +4581,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         attempts: number;
+                        /** @description the builder's e-mail; null when their account was erased: the dashboard says "a former member" */
+                        built_by: string | null;
                         cancel_requested: boolean;
                         confusion_matrix?: {
                             /** @description test rows: counts[true class][predicted class] */
@@ -4952,7 +4960,8 @@ export interface operations {
                         }[] | null;
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
-                        user_id: string;
+                        /** @description who built it; null when their account was erased (a former member) */
+                        user_id: string | null;
                         /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
                         warnings?: {
                             /** @enum {string} */
@@ -5044,6 +5053,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         attempts: number;
+                        /** @description the builder's e-mail; null when their account was erased: the dashboard says "a former member" */
+                        built_by: string | null;
                         cancel_requested: boolean;
                         confusion_matrix?: {
                             /** @description test rows: counts[true class][predicted class] */
@@ -5421,7 +5432,8 @@ export interface operations {
                         }[] | null;
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
-                        user_id: string;
+                        /** @description who built it; null when their account was erased (a former member) */
+                        user_id: string | null;
                         /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
                         warnings?: {
                             /** @enum {string} */
@@ -5589,6 +5601,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         attempts: number;
+                        /** @description the builder's e-mail; null when their account was erased: the dashboard says "a former member" */
+                        built_by: string | null;
                         cancel_requested: boolean;
                         confusion_matrix?: {
                             /** @description test rows: counts[true class][predicted class] */
@@ -5966,7 +5980,8 @@ export interface operations {
                         }[] | null;
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
-                        user_id: string;
+                        /** @description who built it; null when their account was erased (a former member) */
+                        user_id: string | null;
                         /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
                         warnings?: {
                             /** @enum {string} */
