@@ -48,6 +48,7 @@ export const AUDIT_ACTIONS = [
   "workspace_settings_changed",
   "workspace_created",
   "workspace_renamed",
+  "workspace_deletion_requested",
   "member_added",
   "member_invited",
   "member_role_changed",

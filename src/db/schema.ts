@@ -68,6 +68,11 @@ export const workspaces = pgTable("workspaces", {
    * only once a reviewer or owner has approved it. Off by default; an owner sets it.
    */
   requireApproval: boolean("require_approval").notNull().default(false),
+  /**
+   * Its deletion began (DELETE /v1/workspaces/{id}, src/erasure/workspace-erasure.ts): members and keys are gone and
+   * the rest is erased in the background; start-up and the sweep resume a deletion a kill cut short.
+   */
+  erasingAt: timestamp("erasing_at", { withTimezone: true }),
   createdAt: createdAt(),
 });
 

@@ -46,6 +46,8 @@ export class AccountErasure {
       announceErased: (userId: string) => Promise<void>;
       /** The database's compaction after an erasure (db/compaction.ts): marked due before the rows go, run after. */
       database: Pick<Database, "markCompactionDue" | "compact">;
+      /** Other crash-safe erasures resumed by the same sweep (a shared workspace's deletion: workspace-erasure.ts). */
+      alsoSweep?: () => Promise<void>;
     },
   ) {}
 
@@ -108,6 +110,7 @@ export class AccountErasure {
     const sweep = async () => {
       try {
         for (const { id } of await this.deps.users.erasing()) await this.finish(id);
+        await this.deps.alsoSweep?.();
       } catch (err) {
         this.deps.logger.warn({ err }, "erasure sweep failed");
       }

@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, ilike, inArray, isNull, lt, ne, or, sql } from "drizzle-orm";
+import { and, desc, eq, gt, ilike, inArray, isNull, lt, ne, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { experimentEvents, experiments, users, workspaces } from "../db/schema.js";
 import { ModelRepository, type ModelRow, type NewModel } from "../serving/model-repository.js";
@@ -311,7 +311,12 @@ export class ExperimentRepository {
    * when the users row goes (ON DELETE SET NULL, migration 0027).
    */
   async markAllDeleting(userId: string): Promise<ExperimentRow[]> {
-    const personal = personalWorkspaceOf(userId);
+    return this.markAllDeletingIn(personalWorkspaceOf(userId));
+  }
+
+  /** Every experiment of a workspace (an id, or a subquery giving one), marked `deleting`; returns all of them. */
+  async markAllDeletingIn(workspace: string | SQL): Promise<ExperimentRow[]> {
+    const personal = typeof workspace === "string" ? [workspace] : workspace;
     const entry: HistoryEntry = { status: DELETING, at: nowIso() };
     await this.db
       .update(experiments)

@@ -60,18 +60,16 @@ describe.skipIf(!haveFixturePython)("account erasure and shared workspaces", () 
         name: "Shared cohort",
       })
       .returning();
-    await db
-      .insert(models)
-      .values({
-        userId: b.userId,
-        workspaceId: shared,
-        experimentUuid: exp.id,
-        experimentId: 1,
-        version: 1,
-        kind: manifest.kind,
-        storePath,
-        manifest,
-      });
+    await db.insert(models).values({
+      userId: b.userId,
+      workspaceId: shared,
+      experimentUuid: exp.id,
+      experimentId: 1,
+      version: 1,
+      kind: manifest.kind,
+      storePath,
+      manifest,
+    });
     return exp;
   };
 
@@ -149,5 +147,107 @@ describe.skipIf(!haveFixturePython)("account erasure and shared workspaces", () 
     expect(naming).toEqual([]);
     // A still owns the workspace; B is no longer a member.
     expect((await new WorkspaceMemberRepository(db).list(shared)).map((m) => m.userId)).toEqual([a.userId]);
+  });
+});
+
+/** A fixture model published in a shared workspace, under the workspace's own prefix, as the publish job does. */
+async function publishIn(server: TestServer, builderId: string, workspaceId: string, experimentId = 1) {
+  const { db, bucket } = server.services;
+  const modelDir = servingFixtures().modelDir("tabular_binary");
+  const storePath = `models/${workspaceId}/${experimentId}/v1`;
+  for (const f of ["model.onnx", "manifest.json"]) await bucket.uploadFile(path.join(modelDir, f), `${storePath}/${f}`);
+  const manifest = JSON.parse(fs.readFileSync(path.join(modelDir, "manifest.json"), "utf8"));
+  const [exp] = await db
+    .insert(experiments)
+    .values({
+      userId: builderId,
+      workspaceId,
+      experimentId,
+      request: { ...fixtureRequest(builderId, experimentId, manifest), zip_gcloud: `${workspaceId}/study/data.zip` },
+      requestHash: `shared-${experimentId}`,
+      status: "ready",
+    })
+    .returning();
+  await db
+    .insert(models)
+    .values({ userId: builderId, workspaceId, experimentUuid: exp.id, experimentId, version: 1, kind: manifest.kind, storePath, manifest });
+  return exp;
+}
+
+describe.skipIf(!haveFixturePython)("deleting a shared workspace (DELETE /v1/workspaces/{id})", () => {
+  let server: TestServer;
+  let a: UserWithKey;
+  let b: UserWithKey;
+  let team: string;
+
+  const session = async (u: UserWithKey) => {
+    const res = await fetch(`${server.url}/v1/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: u.email, password: u.password }),
+    });
+    const { csrf_token } = (await res.json()) as { csrf_token: string };
+    return { cookie: res.headers.get("set-cookie")!.split(";")[0]!, "x-csrf-token": csrf_token, "content-type": "application/json" };
+  };
+  const del = async (headers: Record<string, string>, id: string) => {
+    const res = await fetch(`${server.url}/v1/workspaces/${id}`, { method: "DELETE", headers });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+
+  beforeAll(async () => {
+    server = await startTestServer(primaryTarget());
+    a = await createUserWithKey(server);
+    b = await createUserWithKey(server);
+    [{ id: team }] = await server.services.db.insert(workspaces).values({ name: "Oncology" }).returning({ id: workspaces.id });
+    const members = new WorkspaceMemberRepository(server.services.db);
+    await members.add(team, a.userId, "owner");
+    await members.add(team, b.userId, "editor");
+  });
+  afterAll(async () => {
+    await server?.teardown();
+  });
+
+  it("only an owner deletes it, never a personal one; its keys, rows and objects go, A's personal work stays", async () => {
+    const { db, bucket, auth, datasets } = server.services;
+    const exp = await publishIn(server, b.userId, team);
+    const bTeam = { userId: b.userId, workspace: (await new WorkspaceRepository(db).resolve(b.userId, team))! };
+    await datasets.upload(bTeam, `${team}/study/data.zip`, Readable.from(tabularZip().zip));
+    await publishFixture(server, a.userId, 1, servingFixtures().modelDir("tabular_binary"));
+    const teamKey = (await auth.apiKeys.create(a.userId, { scopes: ALL_KEY_SCOPES, workspaceId: team })).key;
+    const predict = (key: string) =>
+      fetch(`${server.url}/v1/experiments/1/predict`, {
+        method: "POST",
+        headers: bearer(key, { "content-type": "application/json" }),
+        body: JSON.stringify({ message: servingFixtures().expected["tabular_binary/row0"].row }),
+      });
+    expect((await predict(teamKey)).status).toBe(201);
+    const aSession = await session(a);
+    const bSession = await session(b);
+
+    const editor = await del(bSession, team);
+    expect(editor.status).toBe(403);
+    expect(editor.body.error.code).toBe("missing_permission_workspace_delete");
+    const personal = await del(aSession, await personalWorkspaceId(db, a.userId));
+    expect(personal.status).toBe(409);
+    expect(personal.body.error.code).toBe("personal_workspace");
+
+    const done = await del(aSession, team);
+    expect(done).toMatchObject({ status: 202, body: { workspace_id: team, status: "deleting", experiments: 1 } });
+    // At once: the workspace's key is refused and no member reaches it.
+    expect((await predict(teamKey)).status).toBe(401);
+    const read = await fetch(`${server.url}/v1/experiments`, { headers: { ...bSession, "x-builder-workspace": team } });
+    expect(read.status).toBe(404);
+    await waitFor(
+      "the deletion to finish",
+      async () => (await db.select().from(workspaces).where(eq(workspaces.id, team))).length === 0,
+      30_000,
+      200,
+    );
+    expect(await db.select().from(experiments).where(eq(experiments.id, exp.id))).toEqual([]);
+    expect(await db.select().from(files).where(eq(files.workspaceId, team))).toEqual([]);
+    expect((await storedFiles(server.dataDir, bucket)).filter((f) => f.includes(team) || f.includes(exp.id))).toEqual([]);
+    // A's personal model still answers A's own key; A and B keep their accounts.
+    expect((await predict(a.key)).status).toBe(201);
+    expect((await fetch(`${server.url}/v1/me`, { headers: bearer(b.key) })).status).toBe(200);
   });
 });

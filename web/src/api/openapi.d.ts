@@ -1255,7 +1255,8 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete a shared workspace and everything in it (owners): its members and keys at once, then its experiments, models, batches, files and objects, crash-safe in the background */
+        delete: operations["delete_v1_workspaces_id"];
         options?: never;
         head?: never;
         /** Rename a workspace (owners) */
@@ -2630,7 +2631,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, input_check_mode_changed, worker_drain_requested, worker_resumed, pacs_configured, pacs_removed, pacs_send_back_set, pacs_auto_score_set, pacs_sent, pacs_send_failed, outcomes_posted, monitoring_alert_opened, monitoring_alert_updated, monitoring_alert_rules_changed, model_version_approved, workspace_settings_changed, workspace_created, workspace_renamed, member_added, member_invited, member_role_changed, member_removed, member_left; new actions may be added, none is renamed */
+                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, input_check_mode_changed, worker_drain_requested, worker_resumed, pacs_configured, pacs_removed, pacs_send_back_set, pacs_auto_score_set, pacs_sent, pacs_send_failed, outcomes_posted, monitoring_alert_opened, monitoring_alert_updated, monitoring_alert_rules_changed, model_version_approved, workspace_settings_changed, workspace_created, workspace_renamed, workspace_deletion_requested, member_added, member_invited, member_role_changed, member_removed, member_left; new actions may be added, none is renamed */
                             action: string;
                             /** @description ISO 8601 */
                             at: string;
@@ -9727,6 +9728,70 @@ export interface operations {
                          */
                         role: "owner" | "editor" | "reviewer" | "viewer";
                     };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_v1_workspaces_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the deletion has begun */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description how many experiments are being deleted with it */
+                        experiments: number;
+                        /** @constant */
+                        status: "deleting";
+                        workspace_id: string;
+                    };
+                };
+            };
+            /** @description missing_permission_workspace_delete */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description workspace_not_found: no such workspace, or the caller is not a member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description personal_workspace: a personal workspace goes only with its owner's account (DELETE /v1/me) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
