@@ -1,4 +1,5 @@
 import type { AuditActor, AuditLog } from "../audit/audit-log.js";
+import { AdminRepository } from "../auth/admin.repository.js";
 import { ApiKeyRepository } from "../auth/api-key.repository.js";
 import type { Database } from "../db/client.js";
 import { ApiError, msg } from "../errors.js";
@@ -47,6 +48,7 @@ export class WorkspaceErasure {
       throw new ApiError(409, "personal_workspace", msg("workspace.delete_personal"));
     }
     if (!(await workspaces.markErasing(workspaceId))) return { experiments: 0 };
+    await new AdminRepository(db).deleteWorkspaceInvitations(workspaceId);
     await new ApiKeyRepository(db).deleteAllIn(workspaceId);
     const rows = await this.deps.experiments.repo.markAllDeletingIn(workspaceId);
     await this.deps.audit.record({ ...actor, workspaceId }, "workspace_deletion_requested", `workspace ${workspaceId}`, {
@@ -84,7 +86,9 @@ export class WorkspaceErasure {
     const { experiments, bucket, logger, database } = this.deps;
     const workspaces = new WorkspaceRepository(database.db);
     if (!(await workspaces.erasing()).some((w) => w.id === workspaceId)) return;
-    await new ApiKeyRepository(database.db).deleteAllIn(workspaceId); // again: one made in between a restart
+    // Again: a kill may have come before these steps of begin().
+    await new AdminRepository(database.db).deleteWorkspaceInvitations(workspaceId);
+    await new ApiKeyRepository(database.db).deleteAllIn(workspaceId);
     const rows = await experiments.repo.markAllDeletingIn(workspaceId);
     for (const row of rows) await experiments.beginDeletion(row.id);
     await experiments.deletion.finishAll(rows);

@@ -250,4 +250,18 @@ describe.skipIf(!haveFixturePython)("deleting a shared workspace (DELETE /v1/wor
     expect((await predict(a.key)).status).toBe(201);
     expect((await fetch(`${server.url}/v1/me`, { headers: bearer(b.key) })).status).toBe(200);
   });
+
+  it("a deletion cut short after its first step (a kill) is finished by the sweep", async () => {
+    const { db, bucket } = server.services;
+    const [{ id: cut }] = await db.insert(workspaces).values({ name: "Cut short" }).returning({ id: workspaces.id });
+    await new WorkspaceMemberRepository(db).add(cut, a.userId, "owner");
+    const exp = await publishIn(server, a.userId, cut, 7);
+    // Step 1 alone, as a process killed right after it leaves it: marked, members gone, the rest still there.
+    expect(await new WorkspaceRepository(db).markErasing(cut)).toBe(true);
+    expect(await bucket.stat(`models/${cut}/7/v1/model.onnx`)).toBeTruthy();
+    await server.services.workspaceErasure.sweep();
+    expect(await db.select().from(workspaces).where(eq(workspaces.id, cut))).toEqual([]);
+    expect(await db.select().from(experiments).where(eq(experiments.id, exp.id))).toEqual([]);
+    expect((await storedFiles(server.dataDir, bucket)).filter((f) => f.includes(cut))).toEqual([]);
+  });
 });
