@@ -17,6 +17,7 @@ import { DatasetService } from "./datasets/service.js";
 import { BatchRepository } from "./batches/repository.js";
 import { ChatService } from "./chat/service.js";
 import { AccountErasure } from "./erasure/account-erasure.js";
+import { WorkspaceErasure } from "./erasure/workspace-erasure.js";
 import { AuditLog } from "./audit/audit-log.js";
 import { AdminService } from "./auth/admin.service.js";
 import { OperatingPointService } from "./experiments/operating-point.js";
@@ -67,6 +68,8 @@ export interface Services {
   chat: ChatService;
   /** Account erasure (DELETE /v1/me, `./builder users erase`): every experiment, model, dataset, key, session, conversation and log. */
   erasure: AccountErasure;
+  /** A shared workspace's deletion (DELETE /v1/workspaces/{id}, owners): crash-safe, as an account's erasure. */
+  workspaceErasure: WorkspaceErasure;
   /** Who did what and when (GET /v1/audit): append-only, kept after erasure, no patient data. */
   audit: AuditLog;
   /** Administrators' work (/v1/admin): invitations, disabling accounts, password-reset links, roles. */
@@ -168,6 +171,11 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     return prefix ? (await batchRepo.idsOfExperiment(row.id)).map((id) => batchResultsFolder(prefix, { id })) : [];
   };
   await batches.recover();
+  const announceErased = async (id: string) => {
+    await database.db.execute(sql`select pg_notify(${ACCOUNT_ERASED_CHANNEL}, ${id})`);
+  };
+  // DELETE /v1/workspaces/{id}: the same steps for a shared workspace, resumed by the account erasure's sweep.
+  const workspaceErasure = new WorkspaceErasure({ experiments, bucket, logger, audit, database, announce: announceErased });
   const erasure = new AccountErasure({
     users: auth.users,
     experiments,
@@ -176,9 +184,8 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     audit,
     afterErasure: () => auth.firstRun.ensureCode(),
     database,
-    announceErased: async (userId) => {
-      await database.db.execute(sql`select pg_notify(${ACCOUNT_ERASED_CHANNEL}, ${userId})`);
-    },
+    announceErased,
+    alsoSweep: () => workspaceErasure.sweep(),
   });
   const chat = await ChatService.create({
     config,
@@ -248,6 +255,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     approval: new ApprovalService({ db: database.db, audit, cache: serving.cache }),
     inputCheckMode: new InputCheckModeService({ repo: experimentRepo, audit, warm: (row) => serving.cache.warm(row) }),
     erasure,
+    workspaceErasure,
     operations: new OperationsService({
       runner: () => runner,
       repo: experimentRepo,
@@ -272,6 +280,7 @@ export async function createServices(config: Config, opts: { logger?: Logger; ru
     // Deletions a kill cut short are finished now, in the background (their steps are idempotent).
     closers.push(() => services.experiments.deletion.stop());
     closers.push(() => services.erasure.stop());
+    closers.push(() => services.workspaceErasure.stop());
     void services.experiments.deletion.startSweep(DELETION_SWEEP_S);
     void services.erasure.startSweep(ERASURE_SWEEP_S);
     // New PACS instances are scored by serving processes only (after the send-back's idle in the closers: it stops first).

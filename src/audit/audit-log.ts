@@ -48,6 +48,7 @@ export const AUDIT_ACTIONS = [
   "workspace_settings_changed",
   "workspace_created",
   "workspace_renamed",
+  "workspace_deletion_requested",
   "member_added",
   "member_invited",
   "member_role_changed",
@@ -55,6 +56,12 @@ export const AUDIT_ACTIONS = [
   "member_left",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/**
+ * The actor of what Builder does by itself on a row whose builder's account was erased (a monitoring alert on a
+ * shared workspace's model): the log's actor_id is NOT NULL, and no person did it.
+ */
+export const SYSTEM_ACTOR_ID = "00000000-0000-0000-0000-000000000000";
 
 export interface AuditActor {
   userId: string;

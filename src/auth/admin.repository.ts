@@ -132,6 +132,11 @@ export class AdminRepository {
     await this.db.delete(accountLinks).where(eq(accountLinks.userId, userId));
   }
 
+  /** A workspace being deleted: its pending invitations would otherwise make new members of it. */
+  async deleteWorkspaceInvitations(workspaceId: string): Promise<void> {
+    await this.db.delete(accountLinks).where(and(eq(accountLinks.workspaceId, workspaceId), isNull(accountLinks.usedAt)));
+  }
+
   /** Creates the invited account and uses the invitation, in one transaction. */
   async acceptInvitation(tokenHash: string, account: { email: string; passwordHash: string }): Promise<AcceptOutcome> {
     try {

@@ -180,4 +180,9 @@ export class ApiKeyRepository {
   async deleteAllOf(userId: string): Promise<void> {
     await this.db.delete(apiKeys).where(eq(apiKeys.userId, userId));
   }
+
+  /** A workspace's deletion deletes every key of it, whoever made it (the same trigger tells every replica). */
+  async deleteAllIn(workspaceId: string): Promise<void> {
+    await this.db.delete(apiKeys).where(eq(apiKeys.workspaceId, workspaceId));
+  }
 }

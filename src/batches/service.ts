@@ -395,9 +395,11 @@ export class BatchService {
       ResultsFile.refuseEarly(manifest, shape, inputBytes, total);
       await repo.update(row.id, { status: "running", total });
       // The PACS and the model as they are now: the answers of this batch go where its settings said when it began.
-      const target = sendBackActor ? await this.deps.pacs!.connections.target(row.userId) : null;
+      // The PACS connection is its starter's: a batch whose starter's account was erased has none to send to.
+      const target = sendBackActor && row.userId ? await this.deps.pacs!.connections.target(row.userId) : null;
       if (sendBackActor && !target) throw new ApiError(409, "send_back_unavailable", msg("batch.send_back_pacs_removed"));
-      const sendPlan = target ? { userId: row.userId, workspaceId: row.workspaceId, experimentId: row.experimentId, target } : null;
+      const sendPlan =
+        target && row.userId ? { userId: row.userId, workspaceId: row.workspaceId, experimentId: row.experimentId, target } : null;
       const sendModel = sendPlan ? await this.deps.serving.model(scope, row.experimentId) : null;
       results = new ResultsFile(out, inputBytes);
       const write = (text: string) => results!.write(text);

@@ -47,6 +47,13 @@ const ownerId = () =>
     .references(() => users.id, { onDelete: "cascade" });
 
 /**
+ * Who built a workspace's row (experiments, models, batches, files). Not its owner: the row belongs to its workspace,
+ * so erasing the builder's account leaves it to the team with the builder unknown ("a former member", issue 50
+ * item 6), while their personal workspace goes with them (workspaces.personal_owner_id cascades).
+ */
+const builderId = () => uuid("user_id").references(() => users.id, { onDelete: "set null" });
+
+/**
  * A team's shared space (issue 50, docs/teams.md). Every user has one personal workspace (personal_owner_id set,
  * erased with the user); shared ones have none. What a user builds carries the workspace it belongs to.
  */
@@ -61,6 +68,11 @@ export const workspaces = pgTable("workspaces", {
    * only once a reviewer or owner has approved it. Off by default; an owner sets it.
    */
   requireApproval: boolean("require_approval").notNull().default(false),
+  /**
+   * Its deletion began (DELETE /v1/workspaces/{id}, src/erasure/workspace-erasure.ts): members and keys are gone and
+   * the rest is erased in the background; start-up and the sweep resume a deletion a kill cut short.
+   */
+  erasingAt: timestamp("erasing_at", { withTimezone: true }),
   createdAt: createdAt(),
 });
 
@@ -174,7 +186,7 @@ export const experiments = pgTable(
   "experiments",
   {
     id: id(),
-    userId: ownerId(),
+    userId: builderId(),
     workspaceId: workspaceId(),
     experimentId: integer("experiment_id").notNull(),
     request: jsonb("request").notNull(),
@@ -235,7 +247,7 @@ export const models = pgTable(
   "models",
   {
     id: id(),
-    userId: ownerId(),
+    userId: builderId(),
     workspaceId: workspaceId(),
     experimentUuid: uuid("experiment_uuid")
       .notNull()
@@ -276,7 +288,7 @@ export const batches = pgTable(
   "batches",
   {
     id: id(),
-    userId: ownerId(),
+    userId: builderId(),
     workspaceId: workspaceId(),
     experimentUuid: uuid("experiment_uuid")
       .notNull()
@@ -313,7 +325,7 @@ export const files = pgTable(
   "files",
   {
     id: id(),
-    userId: ownerId(),
+    userId: builderId(),
     workspaceId: workspaceId(),
     path: text("path").notNull(),
     size: bigint("size", { mode: "number" }).notNull(),

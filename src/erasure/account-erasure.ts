@@ -5,21 +5,28 @@ import type { Database } from "../db/client.js";
 import type { Logger } from "../logger.js";
 import { deleteUnder, type Bucket } from "../storage/bucket.js";
 
-/** The bucket folders that hold only this user's objects (uploads, every model version and report, job logs). */
+/**
+ * The bucket folders of the user's personal workspace (its storage prefix is the user id: uploads, batches, every
+ * model version and report, job logs). A shared workspace's objects live under its own id and stay.
+ */
 export const userObjectFolders = (userId: string) => [`${userId}/`, `models/${userId}/`, `logs/${userId}/`];
 
 /**
  * Erasing an account (DELETE /v1/me, `./builder users erase`), crash-safe like an experiment's deletion:
  *  1. the user is marked (users.erasing_at), signed out everywhere and their API keys deleted: from here on
  *     nothing can act as them, and start-up (or the sweep) resumes an erasure a kill cut short;
- *  2. every experiment is deleted (ExperimentDeletion: unpublished first, jobs stopped, files removed);
- *  3. the bucket folders that are theirs alone: uploads, models, logs;
- *  4. the users row, and by cascade every row left that names them (files, chat conversations and messages);
+ *  2. every experiment of their PERSONAL workspace is deleted (ExperimentDeletion: unpublished first, jobs stopped,
+ *     files removed); what they built in a shared workspace belongs to it and stays (issue 50 item 6, docs/teams.md);
+ *  3. the bucket folders of the personal workspace: uploads, batches, models, logs;
+ *  4. the users row: by cascade the personal workspace and every row left in it, their chat conversations and their
+ *     keys everywhere; in shared workspaces the experiments, models, batches and files they built stay, their
+ *     user_id set null (a former member, no e-mail left to show);
  *  5. every replica is told (builder_account_erased) and sweeps its model cache against the models table; a replica
  *     that was down, or killed mid-way, sweeps at its next start (createServing);
  *  6. the database is compacted (db/compaction.ts), so the deleted rows' bytes do not stay in its files (marked due
  *     before step 4, so that a kill before it is caught up at the next start).
- * Each step is idempotent; every path and query is keyed by this user's id, so no one else's data is touched.
+ * Each step is idempotent; every path and query is keyed by this user's id or personal workspace, so no one else's
+ * data is touched.
  */
 export class AccountErasure {
   private readonly inFlight = new Map<string, Promise<void>>();
@@ -39,6 +46,8 @@ export class AccountErasure {
       announceErased: (userId: string) => Promise<void>;
       /** The database's compaction after an erasure (db/compaction.ts): marked due before the rows go, run after. */
       database: Pick<Database, "markCompactionDue" | "compact">;
+      /** Other crash-safe erasures resumed by the same sweep (a shared workspace's deletion: workspace-erasure.ts). */
+      alsoSweep?: () => Promise<void>;
     },
   ) {}
 
@@ -101,6 +110,7 @@ export class AccountErasure {
     const sweep = async () => {
       try {
         for (const { id } of await this.deps.users.erasing()) await this.finish(id);
+        await this.deps.alsoSweep?.();
       } catch (err) {
         this.deps.logger.warn({ err }, "erasure sweep failed");
       }

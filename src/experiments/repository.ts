@@ -1,6 +1,6 @@
-import { and, desc, eq, gt, ilike, inArray, isNull, lt, ne, or, sql } from "drizzle-orm";
+import { and, desc, eq, gt, ilike, inArray, isNull, lt, ne, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { experimentEvents, experiments, workspaces } from "../db/schema.js";
+import { experimentEvents, experiments, users, workspaces } from "../db/schema.js";
 import { ModelRepository, type ModelRow, type NewModel } from "../serving/model-repository.js";
 import {
   DELETING,
@@ -126,6 +126,13 @@ export class ExperimentRepository {
       .from(experiments)
       .where(and(eq(experiments.workspaceId, personalWorkspaceOf(userId)), eq(experiments.experimentId, experimentId)));
     return rows[0];
+  }
+
+  /** The e-mail of who built a row, or null when the row's builder is gone (user_id null: a former member). */
+  async builderEmail(userId: string | null): Promise<string | null> {
+    if (!userId) return null;
+    const rows = await this.db.select({ email: users.email }).from(users).where(eq(users.id, userId));
+    return rows[0]?.email ?? null;
   }
 
   async byId(id: string): Promise<ExperimentRow | undefined> {
@@ -298,8 +305,18 @@ export class ExperimentRepository {
     return rows[0] ?? (await this.byId(id));
   }
 
-  /** Every experiment of the user, marked `deleting` (account erasure); returns all of them. */
+  /**
+   * Every experiment of the user's PERSONAL workspace, marked `deleting` (account erasure); returns all of them. What
+   * they built in a shared workspace belongs to that workspace and stays (issue 50 item 6): its user_id becomes null
+   * when the users row goes (ON DELETE SET NULL, migration 0027).
+   */
   async markAllDeleting(userId: string): Promise<ExperimentRow[]> {
+    return this.markAllDeletingIn(personalWorkspaceOf(userId));
+  }
+
+  /** Every experiment of a workspace (an id, or a subquery giving one), marked `deleting`; returns all of them. */
+  async markAllDeletingIn(workspace: string | SQL): Promise<ExperimentRow[]> {
+    const personal = typeof workspace === "string" ? [workspace] : workspace;
     const entry: HistoryEntry = { status: DELETING, at: nowIso() };
     await this.db
       .update(experiments)
@@ -309,8 +326,8 @@ export class ExperimentRepository {
         history: sql`${experiments.history} || ${JSON.stringify([entry])}::jsonb`,
         updatedAt: sql`now()`,
       })
-      .where(and(eq(experiments.userId, userId), ne(experiments.status, DELETING)));
-    return this.db.select().from(experiments).where(eq(experiments.userId, userId));
+      .where(and(inArray(experiments.workspaceId, personal), ne(experiments.status, DELETING)));
+    return this.db.select().from(experiments).where(inArray(experiments.workspaceId, personal));
   }
 
   /** Deletions to resume: rows in `deleting` (optionally only those untouched for `idleS` seconds). */

@@ -148,7 +148,7 @@ export class ExperimentService {
     // A Builder study's model beside the Retrospective studies run on it (their figures are the better guide to new patients).
     const retrospectives =
       model && isInternalSplit(row.request) ? await this.deps.repo.readyRetrospectivesOf(row.workspaceId, row.experimentId) : [];
-    return experimentView(row, model, retrospectives);
+    return { ...experimentView(row, model, retrospectives), built_by: await this.deps.repo.builderEmail(row.userId) };
   }
 
   /**

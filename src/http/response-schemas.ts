@@ -270,7 +270,11 @@ export const experimentSchema = z.object({
     .nullable()
     .optional()
     .describe("the team's words on what the model is for (PATCH intended_use); shown first on the model card"),
-  user_id: z.string(),
+  user_id: z.string().nullable().describe("who built it; null when their account was erased (a former member)"),
+  built_by: z
+    .string()
+    .nullable()
+    .describe('the builder\'s e-mail; null when their account was erased: the dashboard says "a former member"'),
   status,
   progress: progressSchema.nullable(),
   history: z.array(

@@ -381,6 +381,7 @@ export interface ErrorValues {
   "workspace.already_member": { email: CatalogValue };
   "workspace.approve_own_version": { id: CatalogValue; version: CatalogValue };
   "workspace.bad_name": { max: CatalogValue };
+  "workspace.delete_personal": {};
   "workspace.intended_use_required": {};
   "workspace.last_owner": {};
   "workspace.member_not_found": {};

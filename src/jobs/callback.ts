@@ -4,7 +4,8 @@ import type { Logger } from "../logger.js";
 
 export interface CallbackPayload {
   experiment_id: number;
-  user_id: string;
+  /** Who built the experiment; null when their account was erased and the experiment stayed with its workspace. */
+  user_id: string | null;
   status: string;
   reason?: string | null;
   metrics?: unknown;

@@ -107,9 +107,12 @@ export class OperationsService {
   }
 
   private async refsOf(rows: ExperimentRow[]): Promise<Map<string, JobRef>> {
+    // A row whose builder's account was erased (user_id null) names nobody.
     const emails = new Map<string, string | null>();
-    for (const userId of new Set(rows.map((r) => r.userId))) emails.set(userId, (await this.deps.emailOf(userId)) ?? null);
-    return new Map(rows.map((r) => [r.id, { experiment_id: r.experimentId, owner_email: emails.get(r.userId) ?? null }]));
+    for (const userId of new Set(rows.map((r) => r.userId))) if (userId) emails.set(userId, (await this.deps.emailOf(userId)) ?? null);
+    return new Map(
+      rows.map((r) => [r.id, { experiment_id: r.experimentId, owner_email: r.userId ? (emails.get(r.userId) ?? null) : null }]),
+    );
   }
 }
 

@@ -9,7 +9,8 @@ export interface AlertRow {
   id: string;
   experimentUuid: string;
   experimentId: number;
-  userId: string;
+  /** The experiment's builder; null once their account was erased (the experiment stayed with its workspace). */
+  userId: string | null;
   rule: string;
   severity: string;
   state: AlertState;
@@ -48,7 +49,7 @@ export interface DeliveryRow {
 /** An experiment with a model worth watching: its builder, workspace, number and current model. */
 export interface WatchedExperiment {
   experimentUuid: string;
-  userId: string;
+  userId: string | null;
   workspaceId: string;
   experimentId: number;
 }

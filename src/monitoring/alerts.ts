@@ -1,4 +1,4 @@
-import { actorOf, type AuditLog } from "../audit/audit-log.js";
+import { actorOf, SYSTEM_ACTOR_ID, type AuditLog } from "../audit/audit-log.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import { ApiError, detail, errors, msg } from "../errors.js";
@@ -149,7 +149,7 @@ export class AlertService {
       opened++;
       this.deps.logger.info({ experiment_id: e.experimentId, alert_id: id, rule: f.rule, severity: f.severity }, "monitoring alert opened");
       await this.deps.audit?.record(
-        { userId: e.userId, via: "system", workspaceId: e.workspaceId },
+        { userId: e.userId ?? SYSTEM_ACTOR_ID, via: "system", workspaceId: e.workspaceId },
         "monitoring_alert_opened",
         `experiment ${e.experimentId}`,
         {
@@ -182,12 +182,17 @@ export class AlertService {
         { experiment_id: e.experimentId, alert_id: c.id, rule: c.rule },
         "monitoring alert resolved: its rule held again",
       );
-      await this.deps.audit?.record({ userId: e.userId, via: "system" }, "monitoring_alert_updated", `experiment ${e.experimentId}`, {
-        alert_id: c.id,
-        rule: c.rule,
-        state: "resolved",
-        automatically: true,
-      });
+      await this.deps.audit?.record(
+        { userId: e.userId ?? SYSTEM_ACTOR_ID, via: "system", workspaceId: e.workspaceId },
+        "monitoring_alert_updated",
+        `experiment ${e.experimentId}`,
+        {
+          alert_id: c.id,
+          rule: c.rule,
+          state: "resolved",
+          automatically: true,
+        },
+      );
     }
     // Deliver at once rather than at the next poll.
     if (opened)

@@ -192,7 +192,7 @@ export class ModelCache {
   approved(row: ModelRow): void {
     const loaded = this.loaded.get(row.id);
     if (loaded) loaded.row = row;
-    const key = `${row.userId}:${row.experimentId}`;
+    const key = `${row.workspaceId}:${row.experimentId}`;
     const latest = this.latest.get(key);
     if (latest?.row.id === row.id) latest.row = row;
   }

@@ -7,8 +7,11 @@ import { assertAllowed, type WorkspaceMember } from "./permissions.js";
 export interface ApprovalState {
   /** The version's workspace asks for approval (workspaces.require_approval). */
   required: boolean;
-  /** Who built the version (models.user_id): their keys are answered before approval, so they can try it. */
-  builderId: string;
+  /**
+   * Who built the version (models.user_id): their keys are answered before approval, so they can try it. Null once
+   * the builder's account is erased (a former member): nobody is the builder then, so only approval opens it.
+   */
+  builderId: string | null;
   /** When it was approved, or null. */
   approvedAt: Date | null;
 }
@@ -30,7 +33,7 @@ export type ApprovalRefusal = "own_version" | "already_approved";
  */
 export function approvalRefusal(
   approver: Pick<WorkspaceMember, "role" | "userId">,
-  version: { builderId: string; approvedAt: Date | null },
+  version: { builderId: string | null; approvedAt: Date | null },
 ): ApprovalRefusal | null {
   assertAllowed(approver, "model.approve");
   if (version.builderId === approver.userId) return "own_version";

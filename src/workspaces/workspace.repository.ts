@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, isNotNull, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { users, workspaceMembers, workspaces } from "../db/schema.js";
 import type { RequestWorkspace } from "../auth/types.js";
@@ -79,6 +79,32 @@ export class WorkspaceRepository {
   async personalOwnerOf(workspaceId: string): Promise<string | null | undefined> {
     const [row] = await this.db.select({ owner: workspaces.personalOwnerId }).from(workspaces).where(eq(workspaces.id, workspaceId));
     return row?.owner;
+  }
+
+  /**
+   * Marks a shared workspace for deletion and removes its members in one transaction, so that from here on nobody
+   * resolves it (every request naming it is a 404). False when it is personal, unknown, or already marked.
+   */
+  async markErasing(workspaceId: string): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const marked = await tx
+        .update(workspaces)
+        .set({ erasingAt: sql`now()` })
+        .where(and(eq(workspaces.id, workspaceId), isNull(workspaces.personalOwnerId), isNull(workspaces.erasingAt)))
+        .returning({ id: workspaces.id });
+      if (marked.length) await tx.delete(workspaceMembers).where(eq(workspaceMembers.workspaceId, workspaceId));
+      return marked.length > 0;
+    });
+  }
+
+  /** Shared workspaces whose deletion began and is not finished. */
+  async erasing(): Promise<Array<{ id: string }>> {
+    return this.db.select({ id: workspaces.id }).from(workspaces).where(isNotNull(workspaces.erasingAt));
+  }
+
+  /** The last step: the row, and by cascade every row left in the workspace. */
+  async deleteErased(workspaceId: string): Promise<void> {
+    await this.db.delete(workspaces).where(and(eq(workspaces.id, workspaceId), isNotNull(workspaces.erasingAt)));
   }
 
   async rename(workspaceId: string, name: string): Promise<void> {

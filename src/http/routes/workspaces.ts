@@ -96,6 +96,32 @@ export const workspaceRoutes = [
     }),
   }),
   defineRoute({
+    method: "delete",
+    path: "/v1/workspaces/{id}",
+    auth: "session",
+    summary:
+      "Delete a shared workspace and everything in it (owners): its members and keys at once, then its experiments, models, batches, files and objects, crash-safe in the background",
+    tags: ["workspaces"],
+    params: wsParams,
+    responses: {
+      202: {
+        description: "the deletion has begun",
+        schema: z.object({
+          workspace_id: z.string(),
+          status: z.literal("deleting"),
+          experiments: z.number().int().describe("how many experiments are being deleted with it"),
+        }),
+      },
+      403: { description: "missing_permission_workspace_delete" },
+      ...notFound,
+      409: { description: "personal_workspace: a personal workspace goes only with its owner's account (DELETE /v1/me)" },
+    },
+    handler: async ({ auth, params, services }) => {
+      const { experiments } = await services.workspaceErasure.begin(actorOf(auth), params.id);
+      return { status: 202, body: { workspace_id: params.id, status: "deleting" as const, experiments } };
+    },
+  }),
+  defineRoute({
     method: "get",
     path: "/v1/workspaces/{id}/members",
     auth: "session",

@@ -1255,7 +1255,8 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete a shared workspace and everything in it (owners): its members and keys at once, then its experiments, models, batches, files and objects, crash-safe in the background */
+        delete: operations["delete_v1_workspaces_id"];
         options?: never;
         head?: never;
         /** Rename a workspace (owners) */
@@ -2630,7 +2631,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, input_check_mode_changed, worker_drain_requested, worker_resumed, pacs_configured, pacs_removed, pacs_send_back_set, pacs_auto_score_set, pacs_sent, pacs_send_failed, outcomes_posted, monitoring_alert_opened, monitoring_alert_updated, monitoring_alert_rules_changed, model_version_approved, workspace_settings_changed, workspace_created, workspace_renamed, member_added, member_invited, member_role_changed, member_removed, member_left; new actions may be added, none is renamed */
+                            /** @description one of sign_in, api_key_created, api_key_revoked, file_uploaded, file_deleted, folder_deleted, experiment_created, experiment_deleted, model_downloaded, batch_scored, first_account_created, account_erasure_requested, account_erased, invitation_created, invitation_used, invitation_revoked, user_disabled, user_enabled, password_reset_issued, password_reset_used, password_changed, role_changed, operating_point_saved, model_version_restored, input_check_mode_changed, worker_drain_requested, worker_resumed, pacs_configured, pacs_removed, pacs_send_back_set, pacs_auto_score_set, pacs_sent, pacs_send_failed, outcomes_posted, monitoring_alert_opened, monitoring_alert_updated, monitoring_alert_rules_changed, model_version_approved, workspace_settings_changed, workspace_created, workspace_renamed, workspace_deletion_requested, member_added, member_invited, member_role_changed, member_removed, member_left; new actions may be added, none is renamed */
                             action: string;
                             /** @description ISO 8601 */
                             at: string;
@@ -3738,6 +3739,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         attempts: number;
+                        /** @description the builder's e-mail; null when their account was erased: the dashboard says "a former member" */
+                        built_by: string | null;
                         cancel_requested: boolean;
                         confusion_matrix?: {
                             /** @description test rows: counts[true class][predicted class] */
@@ -4115,7 +4118,8 @@ export interface operations {
                         }[] | null;
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
-                        user_id: string;
+                        /** @description who built it; null when their account was erased (a former member) */
+                        user_id: string | null;
                         /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
                         warnings?: {
                             /** @enum {string} */
@@ -4141,6 +4145,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         attempts: number;
+                        /** @description the builder's e-mail; null when their account was erased: the dashboard says "a former member" */
+                        built_by: string | null;
                         cancel_requested: boolean;
                         confusion_matrix?: {
                             /** @description test rows: counts[true class][predicted class] */
@@ -4518,7 +4524,8 @@ export interface operations {
                         }[] | null;
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
-                        user_id: string;
+                        /** @description who built it; null when their account was erased (a former member) */
+                        user_id: string | null;
                         /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
                         warnings?: {
                             /** @enum {string} */
@@ -4575,6 +4582,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         attempts: number;
+                        /** @description the builder's e-mail; null when their account was erased: the dashboard says "a former member" */
+                        built_by: string | null;
                         cancel_requested: boolean;
                         confusion_matrix?: {
                             /** @description test rows: counts[true class][predicted class] */
@@ -4952,7 +4961,8 @@ export interface operations {
                         }[] | null;
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
-                        user_id: string;
+                        /** @description who built it; null when their account was erased (a former member) */
+                        user_id: string | null;
                         /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
                         warnings?: {
                             /** @enum {string} */
@@ -5044,6 +5054,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         attempts: number;
+                        /** @description the builder's e-mail; null when their account was erased: the dashboard says "a former member" */
+                        built_by: string | null;
                         cancel_requested: boolean;
                         confusion_matrix?: {
                             /** @description test rows: counts[true class][predicted class] */
@@ -5421,7 +5433,8 @@ export interface operations {
                         }[] | null;
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
-                        user_id: string;
+                        /** @description who built it; null when their account was erased (a former member) */
+                        user_id: string | null;
                         /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
                         warnings?: {
                             /** @enum {string} */
@@ -5589,6 +5602,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         attempts: number;
+                        /** @description the builder's e-mail; null when their account was erased: the dashboard says "a former member" */
+                        built_by: string | null;
                         cancel_requested: boolean;
                         confusion_matrix?: {
                             /** @description test rows: counts[true class][predicted class] */
@@ -5966,7 +5981,8 @@ export interface operations {
                         }[] | null;
                         /** @description ISO 8601 */
                         updated_at: string | unknown;
-                        user_id: string;
+                        /** @description who built it; null when their account was erased (a former member) */
+                        user_id: string | null;
                         /** @description what limits trust in the result (docs/metrics.md, Warnings); empty when none or before a model exists */
                         warnings?: {
                             /** @enum {string} */
@@ -9712,6 +9728,70 @@ export interface operations {
                          */
                         role: "owner" | "editor" | "reviewer" | "viewer";
                     };
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_v1_workspaces_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the deletion has begun */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description how many experiments are being deleted with it */
+                        experiments: number;
+                        /** @constant */
+                        status: "deleting";
+                        workspace_id: string;
+                    };
+                };
+            };
+            /** @description missing_permission_workspace_delete */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description workspace_not_found: no such workspace, or the caller is not a member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description personal_workspace: a personal workspace goes only with its owner's account (DELETE /v1/me) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */

@@ -20,6 +20,7 @@ import { MonitoringTab } from "../components/monitoring/MonitoringTab";
 import { formatEta, useSteadyEta } from "../lib/eta";
 import { experimentTitle, formatDate, formatDuration, formatNumber, formatPercent } from "../lib/format";
 import { navigate } from "../lib/router";
+import { useWorkspace } from "../workspace";
 import { currentLanguage } from "../i18n";
 
 const TERMINAL = new Set(["ready", "invalid_dataset", "failed", "cancelled"]);
@@ -91,6 +92,8 @@ function useLiveExperiment(id: number) {
 export function ExperimentPage({ id, tab }: { id: number; tab?: string | null }) {
   const { t, i18n } = useTranslation("result");
   const { exp, error, refresh } = useLiveExperiment(id);
+  // "Built by" matters where several people build: a shared workspace (in a personal one it is always you).
+  const shared = useWorkspace().current?.personal === false;
   const [report, setReport] = useState<Report | null>(null);
   const [model, setModel] = useState<Model | null>(null);
   const [actionError, setActionError] = useState<unknown>(null);
@@ -167,6 +170,7 @@ export function ExperimentPage({ id, tab }: { id: number; tab?: string | null })
         {t("page.optimising", { metric: String(req.optimization_metric) })} ·{" "}
         {req.optimization_type === 0 ? t("page.bestQuality") : t("page.fastest")} ·{" "}
         {t("page.created", { date: formatDate(String(exp.created_at)) })} · {formatDuration((ended - started) / 1000)}
+        {shared ? <> · {t("page.builtBy", { who: exp.built_by ?? t("approval.formerMember") })}</> : null}
         {retrospective && exp.source_experiment_id ? (
           <>
             {" "}

@@ -1,0 +1,1 @@
+ALTER TABLE "workspaces" ADD COLUMN "erasing_at" timestamp with time zone;
