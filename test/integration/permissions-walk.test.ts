@@ -145,6 +145,11 @@ describe.skipIf(!haveFixturePython)("permissions walk: every OpenAPI operation, 
         return n;
       },
       throwawayMember: async () => (await member("viewer")).userId,
+      throwawayWorkspace: async () => {
+        const [{ id }] = await db.insert(workspaces).values({ name: "Short-lived" }).returning({ id: workspaces.id });
+        for (const role of ROLES) await new WorkspaceMemberRepository(db).add(id, actors[role].userId, role);
+        return id;
+      },
       ownConversation: async (h) => {
         const res = await fetch(`${server.url}/v1/chat`, {
           method: "POST",
