@@ -72,6 +72,7 @@ describe.skipIf(!haveChromium)("dashboard in Spanish (Chromium)", () => {
       "Experimentos",
       "Nuevo experimento",
       "Ajustes → API",
+      "Miembros",
       "Cuenta",
       "PACS", // a proper name, the same in both languages
       "Actividad",
@@ -152,14 +153,16 @@ describe.skipIf(!haveChromium)("dashboard in Spanish (Chromium)", () => {
     await page.getByTestId("new-key").getByText("Cópiela ahora: solo se muestra una vez.").waitFor();
     await expect(page.getByRole("button", { name: "Copiar la clave" }).isVisible()).resolves.toBe(true);
     expect(await page.getByTestId("keys").locator("thead th").allTextContents()).toEqual([
-      "Nombre",
-      "Prefijo",
+      "Nombre / Prefijo",
+      "Permisos",
+      "Modelos",
       "Creada",
       "Último uso",
+      "Caduca",
       "Límite / min",
       "Estado",
     ]);
-    expect(await page.getByTestId("keys").locator("tbody td").nth(3).textContent()).toBe("nunca");
+    expect(await page.getByTestId("keys").locator("tbody td").nth(4).textContent()).toBe("nunca");
     await screenshot(page, "39-es-settings-api");
     expect(await overflowingButtons(page)).toEqual([]);
 
