@@ -2,7 +2,8 @@ import { useCallback, useEffect, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/typed";
 import type { ResponseOf } from "../api/types";
-import { CopyButton, ErrorBox } from "../components/ui";
+import { OneTimeLinkCard } from "../components/OneTimeLinkCard";
+import { ErrorBox } from "../components/ui";
 import { formatDate } from "../lib/format";
 import { useSession } from "../session";
 import { useWorkspace } from "../workspace";
@@ -144,24 +145,15 @@ export function MembersPage({ query }: { query: URLSearchParams }) {
       ) : null}
 
       {shown ? (
-        <div className="note key-once" role="status" data-testid="workspace-invitation">
-          <h2>{t("members.invitationFor", { email: shown.email, role: roleName(shown.role), name: wsName })}</h2>
-          <p>
-            <strong>{t("api.copyNow")}</strong> {t("members.invitationWhat")} {t("users.worksUntil")}{" "}
-            <strong>{formatDate(shown.expiresAt)}</strong>.
-          </p>
-          <div className="key-row">
-            <code className="secret" data-testid="workspace-invitation-link">
-              {shown.link}
-            </code>
-            <CopyButton text={shown.link} label={t("users.copyLink")} />
-          </div>
-          <div className="actions">
-            <button type="button" className="secondary" onClick={() => setShown(null)}>
-              {t("users.passedOn")}
-            </button>
-          </div>
-        </div>
+        <OneTimeLinkCard
+          title={t("members.invitationFor", { email: shown.email, role: roleName(shown.role), name: wsName })}
+          what={t("members.invitationWhat")}
+          link={shown.link}
+          expiresAt={shown.expiresAt}
+          testId="workspace-invitation"
+          linkTestId="workspace-invitation-link"
+          onDone={() => setShown(null)}
+        />
       ) : null}
 
       {owner ? (

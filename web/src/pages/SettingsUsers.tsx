@@ -2,7 +2,8 @@ import { useCallback, useEffect, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/typed";
 import type { Invitation, ManagedUser } from "../api/types";
-import { CopyButton, ErrorBox } from "../components/ui";
+import { OneTimeLinkCard } from "../components/OneTimeLinkCard";
+import { ErrorBox } from "../components/ui";
 import { formatDate } from "../lib/format";
 import { useSession } from "../session";
 
@@ -88,23 +89,15 @@ export function UsersPage() {
       <p>{t("users.intro")}</p>
       <ErrorBox error={error} />
       {shown ? (
-        <div className="note key-once" role="status" data-testid="one-time-link">
-          <h2>{shown.title}</h2>
-          <p>
-            <strong>{t("api.copyNow")}</strong> {shown.what} {t("users.worksUntil")} <strong>{formatDate(shown.expiresAt)}</strong>.
-          </p>
-          <div className="key-row">
-            <code className="secret" data-testid="one-time-link-value">
-              {shown.link}
-            </code>
-            <CopyButton text={shown.link} label={t("users.copyLink")} />
-          </div>
-          <div className="actions">
-            <button type="button" className="secondary" onClick={() => setShown(null)}>
-              {t("users.passedOn")}
-            </button>
-          </div>
-        </div>
+        <OneTimeLinkCard
+          title={shown.title}
+          what={shown.what}
+          link={shown.link}
+          expiresAt={shown.expiresAt}
+          testId="one-time-link"
+          linkTestId="one-time-link-value"
+          onDone={() => setShown(null)}
+        />
       ) : null}
 
       <form onSubmit={invite} className="card row-form" aria-label={t("users.invite")}>
