@@ -12,7 +12,13 @@ const errorBody = {
         code: { type: "string" },
         message: { type: "string" },
         type: { type: "string" },
-        details: { type: "array", items: { type: "object" } },
+        // One entry per bad field for a 400; the facts of a refusal (a 403's permission and role) as one object.
+        details: {
+          anyOf: [
+            { type: "array", items: { type: "object" } },
+            { type: "object", additionalProperties: true },
+          ],
+        },
       },
     },
   },
