@@ -1,4 +1,4 @@
-import Ajv2020 from "ajv/dist/2020.js";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { detail, errors, msg } from "../../src/errors.js";
 import { errorBody } from "../../src/http/errors.js";
