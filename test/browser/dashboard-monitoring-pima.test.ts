@@ -1,12 +1,10 @@
-import fs from "node:fs";
-import { Readable } from "node:stream";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
-import { makeZip } from "../helpers/zips.js";
-import { api, dataRequest, waitForStatus } from "../integration/experiments-fixtures.js";
 import { axeViolations, ensureDashboardBuilt, haveChromium, launchChromium, screenshot, signInThroughPage } from "./browser.js";
+import { api } from "../integration/experiments-fixtures.js";
+import { buildPimaModel, havePimaRows, PIMA_COLS, pimaRows } from "../integration/pima-model.js";
 
 // Issue 49's "done when" on the dashboard: a Pima model built by the real pipeline answers 2,000 predictions, the
 // second 1,000 with glucose 30 mg/dL higher; outcomes come back for 60 %. The Monitoring tab must then name Glucose
@@ -15,32 +13,17 @@ import { axeViolations, ensureDashboardBuilt, haveChromium, launchChromium, scre
 
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 400_000 });
 
-const PIMA = ["../../../shared", "../../../../shared"]
-  .map((up) => new URL(`${up}/datasets/pima/pima-indians-diabetes.data.csv`, import.meta.url))
-  .find((u) => fs.existsSync(u));
-const COLS = ["Pregnancies", "Glucose", "BloodPressure", "SkinThickness", "Insulin", "BMI", "DiabetesPedigreeFunction", "Age"];
-
-describe.skipIf(!haveChromium || !PIMA)("dashboard: the Monitoring tab of a Pima model with shifted glucose (Chromium)", () => {
+describe.skipIf(!haveChromium || !havePimaRows)("dashboard: the Monitoring tab of a Pima model with shifted glucose (Chromium)", () => {
   let server: TestServer;
   let browser: Browser;
   let user: UserWithKey;
-  const rows = fs
-    .readFileSync(PIMA ?? "/dev/null", "utf8")
-    .trim()
-    .split(/\r?\n/)
-    .map((l) => l.split(",").map(Number));
+  const rows = pimaRows();
 
   beforeAll(async () => {
     ensureDashboardBuilt();
     server = await startTestServer("pglite", { MONITORING_FLUSH_MS: "600000", ALERT_EVALUATE_MS: "0" });
     user = await createUserWithKey(server, { rateLimitPerMinute: 100_000 });
-    const csv = [`id,${COLS.join(",")},diagnosis`, ...rows.map((r, i) => `${i + 1},${r.join(",")}`)].join("\n") + "\n";
-    const zip = `${user.userId}/pima/data.zip`;
-    await server.services.bucket.write(zip, Readable.from(makeZip({ "data.csv": csv })));
-    const client = api(server.url, user.key);
-    expect((await client.post("/v1/experiments", dataRequest(user.userId, 1, zip, COLS))).status).toBe(202);
-    const done = await waitForStatus(client, 1, ["ready", "failed", "invalid_dataset"], 240_000);
-    expect(done.failure_reason).toBeNull();
+    await buildPimaModel(server, user, rows);
 
     const sent: Array<{ id: string; label: number }> = [];
     for (let start = 0; start < 2000; start += 20) {
@@ -63,7 +46,7 @@ describe.skipIf(!haveChromium || !PIMA)("dashboard: the Monitoring tab of a Pima
     }
     const labelled = sent.filter((_, i) => i % 5 < 3);
     for (let i = 0; i < labelled.length; i += 600) {
-      const res = await client.post(
+      const res = await api(server.url, user.key).post(
         "/v1/models/1/outcomes",
         labelled.slice(i, i + 600).map((s) => ({ request_id: s.id, label: String(s.label) })),
       );
@@ -104,7 +87,7 @@ describe.skipIf(!haveChromium || !PIMA)("dashboard: the Monitoring tab of a Pima
     expect(["medium", "high"]).toContain(glucose.severity);
     expect(await text(page, "drift-severity-Glucose")).toBe(glucose.severity);
     expect(await rows.first().getAttribute("class")).toBe("drifted");
-    for (const c of COLS.filter((c) => c !== "Glucose")) {
+    for (const c of PIMA_COLS.filter((c) => c !== "Glucose")) {
       expect(await page.getByTestId(`drift-row-${c}`).getAttribute("class"), c).toBeNull();
       expect(["none", "low"], c).toContain(await text(page, `drift-severity-${c}`));
     }

@@ -1,15 +1,14 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 import { signatureValid, startWebhookReceiver, until } from "../helpers/alert-receivers.js";
 import { createThrowawayDatabase } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { storageEnv } from "../helpers/storage.js";
-import { makeZip } from "../helpers/zips.js";
-import { api, dataRequest, waitForStatus } from "./experiments-fixtures.js";
+import { api } from "./experiments-fixtures.js";
+import { buildPimaModel, havePimaRows, pimaRows } from "./pima-model.js";
 
 // Issue 49's "done when", the alert part, through the real pipeline: a Pima model is built, two replicas serve
 // predictions whose glucose is 30 mg/dL above the patients', and both replicas run the alert evaluation twice at
@@ -18,24 +17,16 @@ import { api, dataRequest, waitForStatus } from "./experiments-fixtures.js";
 
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
-const PIMA = ["../../../shared", "../../../../shared"]
-  .map((up) => new URL(`${up}/datasets/pima/pima-indians-diabetes.data.csv`, import.meta.url))
-  .find((u) => fs.existsSync(u));
-const COLS = ["Pregnancies", "Glucose", "BloodPressure", "SkinThickness", "Insulin", "BMI", "DiabetesPedigreeFunction", "Age"];
 const SECRET = "pima-alerts-secret-0123456789";
 
-describe.skipIf(!process.env.TEST_DATABASE_URL || !PIMA)("a drift alert on a Pima model, two replicas", () => {
+describe.skipIf(!process.env.TEST_DATABASE_URL || !havePimaRows)("a drift alert on a Pima model, two replicas", () => {
   let db: Awaited<ReturnType<typeof createThrowawayDatabase>>;
   let dataDir: string;
   let a: TestServer;
   let b: TestServer;
   let user: UserWithKey;
   let hook: Awaited<ReturnType<typeof startWebhookReceiver>>;
-  const rows = fs
-    .readFileSync(PIMA ?? "/dev/null", "utf8")
-    .trim()
-    .split(/\r?\n/)
-    .map((l) => l.split(",").map(Number));
+  const rows = pimaRows();
 
   beforeAll(async () => {
     hook = await startWebhookReceiver((n) => (n === 1 ? 500 : 200));
@@ -55,13 +46,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !PIMA)("a drift alert on a Pim
     a = await startTestServer("pglite", env);
     b = await startTestServer("pglite", env);
     user = await createUserWithKey(a, { rateLimitPerMinute: 100_000 });
-    const csv = [`id,${COLS.join(",")},diagnosis`, ...rows.map((r, i) => `${i + 1},${r.join(",")}`)].join("\n") + "\n";
-    const zip = `${user.userId}/pima/data.zip`;
-    await a.services.bucket.write(zip, Readable.from(makeZip({ "data.csv": csv })));
-    const client = api(a.url, user.key);
-    expect((await client.post("/v1/experiments", dataRequest(user.userId, 1, zip, COLS))).status).toBe(202);
-    const done = await waitForStatus(client, 1, ["ready", "failed", "invalid_dataset"], 240_000);
-    expect(done.failure_reason).toBeNull();
+    await buildPimaModel(a, user, rows);
   });
   afterAll(async () => {
     await a?.teardown().catch(() => {});

@@ -1,15 +1,14 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { Readable } from "node:stream";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createUserWithKey, type UserWithKey } from "../helpers/auth.js";
 import { createThrowawayDatabase } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { storageEnv } from "../helpers/storage.js";
-import { makeZip } from "../helpers/zips.js";
-import { api, dataRequest, waitForStatus } from "./experiments-fixtures.js";
+import { api } from "./experiments-fixtures.js";
+import { buildPimaModel, havePimaRows, PIMA_COLS, pimaRows } from "./pima-model.js";
 
 // Issue 49's "done when" for tables, through the real pipeline: a Pima model is built (its manifest carries the
 // monitoring baseline), two replicas serve 2,000 predictions of which the second half has glucose +30 mg/dL,
@@ -19,26 +18,17 @@ import { api, dataRequest, waitForStatus } from "./experiments-fixtures.js";
 
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
-// ../shared beside the checkout (a helper's worktree sits one folder deeper, under wt/).
-const PIMA = ["../../../shared", "../../../../shared"]
-  .map((up) => new URL(`${up}/datasets/pima/pima-indians-diabetes.data.csv`, import.meta.url))
-  .find((u) => fs.existsSync(u));
-const COLS = ["Pregnancies", "Glucose", "BloodPressure", "SkinThickness", "Insulin", "BMI", "DiabetesPedigreeFunction", "Age"];
 /** A value no Pima row has, sent once as a BMI: it must not be stored anywhere. */
 const PLANTED = 77.123457;
 
-describe.skipIf(!process.env.TEST_DATABASE_URL || !PIMA)("monitoring a Pima model on two replicas", () => {
+describe.skipIf(!process.env.TEST_DATABASE_URL || !havePimaRows)("monitoring a Pima model on two replicas", () => {
   let db: Awaited<ReturnType<typeof createThrowawayDatabase>>;
   let dataDir: string;
   let env: Record<string, string>;
   let a: TestServer;
   let b: TestServer;
   let user: UserWithKey;
-  const rows = fs
-    .readFileSync(PIMA ?? "/dev/null", "utf8")
-    .trim()
-    .split(/\r?\n/)
-    .map((l) => l.split(",").map(Number));
+  const rows = pimaRows();
 
   beforeAll(async () => {
     db = await createThrowawayDatabase();
@@ -47,13 +37,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !PIMA)("monitoring a Pima mode
     a = await startTestServer("pglite", env);
     b = await startTestServer("pglite", env);
     user = await createUserWithKey(a, { rateLimitPerMinute: 100_000 });
-    const csv = [`id,${COLS.join(",")},diagnosis`, ...rows.map((r, i) => `${i + 1},${r.join(",")}`)].join("\n") + "\n";
-    const zip = `${user.userId}/pima/data.zip`;
-    await a.services.bucket.write(zip, Readable.from(makeZip({ "data.csv": csv })));
-    const client = api(a.url, user.key);
-    expect((await client.post("/v1/experiments", dataRequest(user.userId, 1, zip, COLS))).status).toBe(202);
-    const done = await waitForStatus(client, 1, ["ready", "failed", "invalid_dataset"], 240_000);
-    expect(done.failure_reason).toBeNull();
+    await buildPimaModel(a, user, rows);
   });
   afterAll(async () => {
     await a?.teardown().catch(() => {});
@@ -75,7 +59,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !PIMA)("monitoring a Pima mode
 
   it("shows drift on glucose only, realized figures for the 60 % with outcomes, the estimate for the rest, summed over replicas and a restart", async () => {
     const baseline = (await a.services.serving.repo.latest(user.userId, 1))!.manifest as any;
-    expect(baseline.monitoring_baseline.columns.map((c: any) => c.name)).toEqual(COLS);
+    expect(baseline.monitoring_baseline.columns.map((c: any) => c.name)).toEqual(PIMA_COLS);
 
     const sent: Array<{ id: string; label: number }> = [];
     for (let start = 0; start < 2000; start += 20) {
@@ -111,7 +95,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !PIMA)("monitoring a Pima mode
     const byName = Object.fromEntries(r.drift.features.map((f: any) => [f.feature, f]));
     expect(byName.Glucose).toMatchObject({ drifted: true, n: 2000, test: "psi" });
     expect(["medium", "high"]).toContain(byName.Glucose.severity);
-    for (const c of COLS.filter((c) => c !== "Glucose")) expect(byName[c], c).toMatchObject({ drifted: false, n: 2000 });
+    for (const c of PIMA_COLS.filter((c) => c !== "Glucose")) expect(byName[c], c).toMatchObject({ drifted: false, n: 2000 });
     expect(r.drift.status).toBe("drift");
     expect(r.drift.features[0].feature).toBe("Glucose"); // the worst first
 
