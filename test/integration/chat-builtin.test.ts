@@ -8,6 +8,7 @@ import { CLINIC_QUESTIONS } from "./chat-questions-clinic.js";
 import { CLINIC_HELD_OUT } from "./chat-questions-held-out.js";
 import { CLINIC_FRESH } from "./chat-questions-fresh.js";
 import { CLINIC_POST_FREEZE } from "./chat-questions-post-freeze.js";
+import { CLINIC_LEAD } from "./chat-questions-lead.js";
 
 // The builtin backend (no LLM, no network) against the fixed question set over a seeded account, through the real
 // HTTP route. Prints the pass rate; the target is at least 90 %.
@@ -169,6 +170,12 @@ describe("builtin chat: the fixed question set", () => {
   it("prints how it does on the fresh held-out set of issue 53 (never trained on), and never leaks in it", async () => {
     const { failures, leaks } = await runSet(CLINIC_FRESH, c, MAX_WORDS);
     report("fresh held-out clinic questions (issue 53)", CLINIC_FRESH, failures);
+    expect(leaks).toEqual([]);
+  }, 300_000);
+
+  it("prints how it does on the lead's set written after issue 53's change (never tuned on), and never leaks in it", async () => {
+    const { failures, leaks } = await runSet(CLINIC_LEAD, c, MAX_WORDS);
+    report("lead's clinic questions after issue 53", CLINIC_LEAD, failures);
     expect(leaks).toEqual([]);
   }, 300_000);
 
