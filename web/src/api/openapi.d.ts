@@ -1340,7 +1340,9 @@ export interface components {
         Error: {
             error: {
                 code: string;
-                details?: Record<string, never>[];
+                details?: Record<string, never>[] | {
+                    [key: string]: unknown;
+                };
                 message: string;
                 type: string;
             };
