@@ -1,6 +1,7 @@
 import { MAX_CHARS } from "./matcher/features.js";
 import { intentMatcher } from "./matcher/index.js";
-import { translator, type Params } from "../i18n/strict.js";
+import { translator, type Params, type Translator } from "../i18n/strict.js";
+import { LANGUAGES } from "../i18n/index.js";
 
 // Which language a message is in, decided per message (issue 39): Builder's first users write Spanish as often as
 // English, sometimes both in one conversation. Since issue 53 a two-class model learnt from the chat's own example
@@ -34,7 +35,11 @@ export function conversationLanguage(history: ReadonlyArray<{ role: string; cont
   return "en";
 }
 
-const replies = { en: translator("en", "chat-replies"), es: translator("es", "chat-replies") };
+/** One translator per language of the catalog (src/i18n LANGUAGES): a language is added by adding its files. */
+export const translators = (page: string) =>
+  Object.fromEntries(LANGUAGES.map((lng) => [lng, translator(lng, page)])) as Record<Lang, Translator>;
+
+const replies = translators("chat-replies");
 
 /**
  * A reply sentence from the catalog (locales/<lang>/chat-replies.json, "<file>.<key>") with its values; a missing
@@ -42,3 +47,10 @@ const replies = { en: translator("en", "chat-replies"), es: translator("es", "ch
  * made safe (numbers, codes, quote()d user data); they are put in once, never read as a message.
  */
 export const reply = (lang: Lang, key: string, values?: Params) => replies[lang].t(key, values);
+
+/** Whether the catalog has `key` in `lang`: for words looked up by a code that may be newer than the catalog. */
+export const hasReply = (lang: Lang, key: string) => replies[lang].has(key);
+
+/** The catalog's word for a code (a task, a severity, a drift status), or the code itself when it has none yet. */
+export const wordFor = (lang: Lang, group: string, code: string) =>
+  hasReply(lang, `${group}.${code}`) ? reply(lang, `${group}.${code}`) : code.replace(/_/g, " ");

@@ -51,6 +51,8 @@ function knownWords(glossaryWords: ReadonlySet<string>, all: Candidate[]): Reado
 }
 const EXAMPLE_WORDS = exampleWords();
 const DOCS_TOPICS = readDocsTopics();
+/** The language Builder's documentation (docs/, README.md) is written in. */
+const DOCS_LANGUAGE = "en";
 
 /** What the builtin reads of a message: its first characters (features.ts says why), enough for any question. */
 const MAX_READ = 600;
@@ -205,8 +207,11 @@ export class BuiltinBackend implements ChatBackend {
       case "capabilities":
         return { reply: capabilities(ctx.lang), references: [] };
       case "docs":
-        // The documentation is English: a Spanish question is looked up by its topic's English words.
-        return docsReply(ctx, ctx.lang === "es" && intent.topic && DOCS_TOPICS[intent.topic] ? DOCS_TOPICS[intent.topic] : ctx.text);
+        // The documentation is English: a question in another language is looked up by its topic's English words.
+        return docsReply(
+          ctx,
+          ctx.lang !== DOCS_LANGUAGE && intent.topic && DOCS_TOPICS[intent.topic] ? DOCS_TOPICS[intent.topic] : ctx.text,
+        );
       case "not_understood":
         return { reply: `${notUnderstood(ctx.lang)}\n\n${capabilities(ctx.lang)}`, references: [] };
       case "which_experiment":
