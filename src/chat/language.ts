@@ -14,23 +14,27 @@ export type Lang = "en" | "es";
 /** How sure the language model must be; between these the message does not tell, and the fallback decides. */
 const SURE = 0.7;
 
-/** The language of one message; `fallback` (the conversation's, else English) when its words do not tell. */
-export function detectLanguage(message: string, fallback: Lang = "en"): Lang {
+/** The language a message's words tell, or undefined when they do not tell (the model is not sure either way). */
+function toldLanguage(message: string): Lang | undefined {
   const text = message
     .slice(0, MAX_CHARS)
     .replace(/`[^`]*`/g, " ")
     .replace(/\b\w+_\w+\b/g, " ");
   const p = intentMatcher().spanish(text);
-  return p >= SURE ? "es" : p <= 1 - SURE ? "en" : fallback;
+  return p >= SURE ? "es" : p <= 1 - SURE ? "en" : undefined;
 }
 
-/** The language of the conversation so far: its newest user message that tells. */
+/** The language of one message; `fallback` (the conversation's, else English) when its words do not tell. */
+export function detectLanguage(message: string, fallback: Lang = "en"): Lang {
+  return toldLanguage(message) ?? fallback;
+}
+
+/** The language of the conversation so far: its newest user message that tells (one reading per message). */
 export function conversationLanguage(history: ReadonlyArray<{ role: string; content: string }>): Lang {
   for (let i = history.length - 1; i >= 0; i--) {
     if (history[i].role !== "user") continue;
-    const es = detectLanguage(history[i].content, "es");
-    const en = detectLanguage(history[i].content, "en");
-    if (es === en) return es;
+    const told = toldLanguage(history[i].content);
+    if (told) return told;
   }
   return "en";
 }
