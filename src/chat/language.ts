@@ -1,6 +1,7 @@
 import { MAX_CHARS } from "./matcher/features.js";
 import { intentMatcher } from "./matcher/index.js";
-import { translator, type Params } from "../i18n/strict.js";
+import { translator, type Params, type Translator } from "../i18n/strict.js";
+import { LANGUAGES } from "../i18n/index.js";
 
 // Which language a message is in, decided per message (issue 39): Builder's first users write Spanish as often as
 // English, sometimes both in one conversation. Since issue 53 a two-class model learnt from the chat's own example
@@ -13,28 +14,36 @@ export type Lang = "en" | "es";
 /** How sure the language model must be; between these the message does not tell, and the fallback decides. */
 const SURE = 0.7;
 
-/** The language of one message; `fallback` (the conversation's, else English) when its words do not tell. */
-export function detectLanguage(message: string, fallback: Lang = "en"): Lang {
+/** The language a message's words tell, or undefined when they do not tell (the model is not sure either way). */
+function toldLanguage(message: string): Lang | undefined {
   const text = message
     .slice(0, MAX_CHARS)
     .replace(/`[^`]*`/g, " ")
     .replace(/\b\w+_\w+\b/g, " ");
   const p = intentMatcher().spanish(text);
-  return p >= SURE ? "es" : p <= 1 - SURE ? "en" : fallback;
+  return p >= SURE ? "es" : p <= 1 - SURE ? "en" : undefined;
 }
 
-/** The language of the conversation so far: its newest user message that tells. */
+/** The language of one message; `fallback` (the conversation's, else English) when its words do not tell. */
+export function detectLanguage(message: string, fallback: Lang = "en"): Lang {
+  return toldLanguage(message) ?? fallback;
+}
+
+/** The language of the conversation so far: its newest user message that tells (one reading per message). */
 export function conversationLanguage(history: ReadonlyArray<{ role: string; content: string }>): Lang {
   for (let i = history.length - 1; i >= 0; i--) {
     if (history[i].role !== "user") continue;
-    const es = detectLanguage(history[i].content, "es");
-    const en = detectLanguage(history[i].content, "en");
-    if (es === en) return es;
+    const told = toldLanguage(history[i].content);
+    if (told) return told;
   }
   return "en";
 }
 
-const replies = { en: translator("en", "chat-replies"), es: translator("es", "chat-replies") };
+/** One translator per language of the catalog (src/i18n LANGUAGES): a language is added by adding its files. */
+export const translators = (page: string) =>
+  Object.fromEntries(LANGUAGES.map((lng) => [lng, translator(lng, page)])) as Record<Lang, Translator>;
+
+const replies = translators("chat-replies");
 
 /**
  * A reply sentence from the catalog (locales/<lang>/chat-replies.json, "<file>.<key>") with its values; a missing
@@ -42,3 +51,10 @@ const replies = { en: translator("en", "chat-replies"), es: translator("es", "ch
  * made safe (numbers, codes, quote()d user data); they are put in once, never read as a message.
  */
 export const reply = (lang: Lang, key: string, values?: Params) => replies[lang].t(key, values);
+
+/** Whether the catalog has `key` in `lang`: for words looked up by a code that may be newer than the catalog. */
+export const hasReply = (lang: Lang, key: string) => replies[lang].has(key);
+
+/** The catalog's word for a code (a task, a severity, a drift status), or the code itself when it has none yet. */
+export const wordFor = (lang: Lang, group: string, code: string) =>
+  hasReply(lang, `${group}.${code}`) ? reply(lang, `${group}.${code}`) : code.replace(/_/g, " ");

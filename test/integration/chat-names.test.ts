@@ -136,7 +136,7 @@ describe("builtin chat: experiments named in words", () => {
   });
 
   it("shows names, quoted, in lists and rankings", async () => {
-    expect(await ask(a, "list my experiments")).toContain("- experiment 2 `Diabetes (Pima)`: data, **failed**");
+    expect(await ask(a, "list my experiments")).toContain("- experiment 2 `Diabetes (Pima)`: tabular, **failed**");
     expect(await ask(a, "which is my best model by AUC?")).toContain("- experiment 3 `Breast ultrasound` (vision): AUC 0.873");
   });
 

@@ -2,6 +2,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { catalog, flatten, placeholders } from "../../src/i18n/strict.js";
+import { parseGlossary } from "../../src/chat/glossary.js";
+import { readDocs } from "../../src/chat/docs.js";
 
 // The builtin chat's replies come from locales/<lang>/chat-replies.json (issue 53): every key a reply names in the
 // code is in both languages, every value the code passes is one the message names, and no reply is written as an
@@ -66,5 +68,27 @@ describe("the chat's reply catalog", () => {
   it("has no reply written as an inline pair of languages", () => {
     const inline = files.filter((f) => /\bsay\(\s*\w+\s*,\s*["'`]/.test(fs.readFileSync(f, "utf8"))).map((f) => path.basename(f));
     expect(inline).toEqual([]);
+  });
+
+  it("has no sentence chosen by the name of a language in the code (only the matcher tells languages apart)", () => {
+    const branching = files
+      .filter((f) => !f.includes(`${path.sep}matcher${path.sep}`) && !f.endsWith("language.ts"))
+      .filter((f) => /[!=]==?\s*"(en|es)"|"(en|es)"\s*[!=]==?/.test(fs.readFileSync(f, "utf8")))
+      .map((f) => path.basename(f));
+    expect(branching).toEqual([]);
+  });
+
+  it("repeats the documentation's English meanings word for word (the docs stay the source of truth)", () => {
+    const glossary = parseGlossary(readDocs());
+    const differ = [...en]
+      .filter(([k]) => k.startsWith("metricMeaning.") || (k.startsWith("codeMeaning.") && k !== "codeMeaning.fromDocs"))
+      .filter(([k, v]) => {
+        const [group, name] = k.split(".");
+        const documented = group === "metricMeaning" ? glossary.metrics.get(name)?.meaning : glossary.codes.get(name)?.meaning;
+        return documented !== v;
+      })
+      .map(([k]) => k);
+    expect(en.has("metricMeaning.auc")).toBe(true);
+    expect(differ).toEqual([]);
   });
 });

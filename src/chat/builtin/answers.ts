@@ -1,12 +1,12 @@
 import type { BackendReply } from "../backend.js";
 import type { Task } from "../facts.js";
-import { reply } from "../language.js";
+import { reply, wordFor } from "../language.js";
 import { asMetricName, asStatus, type DocPassage } from "../tools.js";
 import { quote } from "../safety.js";
 import type { Intent } from "./intents.js";
 import { metricsNamedIn } from "./slots.js";
 import type { ReplyContext } from "./context.js";
-import { METRIC_MEANINGS_ES, codeMeaning } from "./spanish.js";
+import { codeMeaning, metricMeaning } from "./meanings.js";
 import {
   capabilities,
   experimentReport,
@@ -197,16 +197,14 @@ export async function listReply(ctx: ReplyContext, intent: Extract<Intent, { kin
       references: [],
     };
   const lines = [reply(lang, "answers.youHaveExperiment", { count: list.length, what })];
-  const kind = { data: "tabla", vision: "imagen", detection: "detección" } as const;
   for (const e of list.slice(0, 25)) {
     const detail = e.metric
       ? `, ${metricLine(e.metric.name, e.metric, lang)}`
       : e.failure_reason
         ? ` — ${quote(e.failure_reason, 120)}`
         : "";
-    const task = lang === "es" ? kind[e.task] : e.task;
     lines.push(
-      `- ${reply(lang, "answers.experiment")} ${e.experiment_id}${e.name ? ` ${quote(e.name, 60)}` : ""}: ${task}, **${e.status}**${detail}`,
+      `- ${reply(lang, "answers.experiment")} ${e.experiment_id}${e.name ? ` ${quote(e.name, 60)}` : ""}: ${wordFor(lang, "words.task", e.task)}, **${e.status}**${detail}`,
     );
   }
   if (list.length > 25) lines.push(reply(lang, "answers.andMore", { more: list.length - 25 }));
@@ -230,8 +228,7 @@ export async function explainReply(ctx: ReplyContext, term: string): Promise<Bac
         label: metricLabel(r.name, lang),
         name: r.name,
         request,
-        // The documentation's English meaning is the source of truth; Spanish has its own shorter one.
-        meaning: (lang === "es" ? METRIC_MEANINGS_ES[r.name] : undefined) ?? r.meaning,
+        meaning: metricMeaning(r.name, r.meaning, lang),
       }),
       references,
     };

@@ -51,6 +51,11 @@ function knownWords(glossaryWords: ReadonlySet<string>, all: Candidate[]): Reado
 }
 const EXAMPLE_WORDS = exampleWords();
 const DOCS_TOPICS = readDocsTopics();
+/** The language Builder's documentation (docs/, README.md) is written in. */
+const DOCS_LANGUAGE = "en";
+
+/** How many earlier user messages may name the experiment a follow-up question ("and its metrics?") is about. */
+const EARLIER_ASKED = 3;
 
 /** What the builtin reads of a message: its first characters (features.ts says why), enough for any question. */
 const MAX_READ = 600;
@@ -107,10 +112,15 @@ export class BuiltinBackend implements ChatBackend {
     return r.kind === "one" ? r.experiment.experiment_id : r.kind === "number" ? r.experimentId : undefined;
   }
 
-  /** The experiment the newest earlier user message named, searched newest first and no further than that one. */
+  /**
+   * The experiment the newest earlier user message named, searched newest first among the last EARLIER_ASKED user
+   * messages: a conversation refers back a question or two, and each message read costs a resolver pass (bench/chat).
+   */
   private earlierExperiment(history: BackendRequest["history"], all: Candidate[], known: ReadonlySet<string>): number | undefined {
-    for (let i = history.length - 1; i >= 0; i--) {
+    let asked = 0;
+    for (let i = history.length - 1; i >= 0 && asked < EARLIER_ASKED; i--) {
       if (history[i].role !== "user") continue;
+      asked++;
       const named = this.experimentNamedIn(history[i].content, all, known);
       if (named) return named;
     }
@@ -205,8 +215,11 @@ export class BuiltinBackend implements ChatBackend {
       case "capabilities":
         return { reply: capabilities(ctx.lang), references: [] };
       case "docs":
-        // The documentation is English: a Spanish question is looked up by its topic's English words.
-        return docsReply(ctx, ctx.lang === "es" && intent.topic && DOCS_TOPICS[intent.topic] ? DOCS_TOPICS[intent.topic] : ctx.text);
+        // The documentation is English: a question in another language is looked up by its topic's English words.
+        return docsReply(
+          ctx,
+          ctx.lang !== DOCS_LANGUAGE && intent.topic && DOCS_TOPICS[intent.topic] ? DOCS_TOPICS[intent.topic] : ctx.text,
+        );
       case "not_understood":
         return { reply: `${notUnderstood(ctx.lang)}\n\n${capabilities(ctx.lang)}`, references: [] };
       case "which_experiment":

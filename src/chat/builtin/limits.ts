@@ -1,6 +1,7 @@
 import type { BackendReply } from "../backend.js";
 import type { ExperimentFacts } from "../facts.js";
-import { reply, type Lang } from "../language.js";
+import { reply, wordFor, type Lang } from "../language.js";
+import { warningTitle } from "./warning-words.js";
 import { quote } from "../safety.js";
 import type { BuildTimes } from "../tools.js";
 import type { Action } from "./intents.js";
@@ -56,7 +57,15 @@ export function clinicReadyReply(ctx: ReplyContext, f: ExperimentFacts): Backend
   if (main !== "auc" && f.metrics.auc) lines.push(`- ${metricLine("auc", f.metrics.auc, lang)}.`);
   if (f.warnings.length)
     lines.push(
-      `- ${reply(lang, "limits.warnings")}: ${f.warnings.map((w) => (lang === "es" ? `\`${w.code}\` (${SEVERITY_ES[w.severity]})` : `${w.title} (\`${w.code}\`, ${w.severity})`)).join("; ")}.`,
+      `- ${reply(lang, "limits.warnings")}: ${f.warnings
+        .map((w) =>
+          reply(lang, "templates.limitsWarningItem", {
+            title: warningTitle(w, lang),
+            code: w.code,
+            severity: wordFor(lang, "words.severity", w.severity),
+          }),
+        )
+        .join("; ")}.`,
     );
   const sub = subgroupLine(f, lang);
   if (sub) lines.push(`- ${sub}`);
@@ -64,8 +73,6 @@ export function clinicReadyReply(ctx: ReplyContext, f: ExperimentFacts): Backend
   lines.push(reply(lang, "limits.beforeUsingItOnPatients", { id, pageLink: pageLink(id, lang) }));
   return { reply: lines.join("\n"), references: [] };
 }
-
-const SEVERITY_ES = { severe: "grave", caution: "precaución", info: "información" } as const;
 
 const duration = (s: number, lang: Lang) => (s < 90 ? `${s} s` : reply(lang, "limits.aboutMin", { round: Math.round(s / 60) }));
 

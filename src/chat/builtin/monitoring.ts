@@ -1,5 +1,5 @@
 import type { BackendReply } from "../backend.js";
-import { reply, type Lang } from "../language.js";
+import { reply, wordFor, type Lang } from "../language.js";
 import type { MonitoringReportView } from "../monitoring-summary.js";
 import { quote } from "../safety.js";
 import type { ReplyContext } from "./context.js";
@@ -16,14 +16,6 @@ const withCi = (m: Iv, lang: Lang) =>
   !m || m.value === null
     ? "n/a"
     : `${num(m.value)}${m.ci_low !== null && m.ci_high !== null ? ` (${reply(lang, "monitoring.95CI")} ${num(m.ci_low)}–${num(m.ci_high)})` : ""}`;
-
-const DRIFT_ES: Record<string, string> = {
-  stable: "estable",
-  watch: "a vigilar",
-  drift: "con deriva",
-  not_enough_data: "aún sin datos suficientes",
-  no_baseline: "sin referencia (modelo anterior a la monitorización)",
-};
 
 function lines(r: MonitoringReportView, lang: Lang): string[] {
   const out: string[] = [];
@@ -45,7 +37,7 @@ function lines(r: MonitoringReportView, lang: Lang): string[] {
   const drifted = r.drift.features.filter((f) => f.drifted).map((f) => quote(f.feature, 40));
   out.push(
     reply(lang, "monitoring.inputDrift", {
-      status: lang === "es" ? (DRIFT_ES[r.drift.status] ?? r.drift.status) : r.drift.status.replace(/_/g, " "),
+      status: wordFor(lang, "words.drift", r.drift.status),
       drifted: drifted.length ? ` (${drifted.slice(0, 5).join(", ")})` : "",
     }),
   );

@@ -2,46 +2,17 @@ import type { ExperimentFacts, MetricValue } from "../facts.js";
 import type { Glossary } from "../glossary.js";
 import { quote } from "../safety.js";
 import { LOWER_IS_BETTER } from "../tools.js";
-import { reply, type Lang } from "../language.js";
+import { hasReply, reply, type Lang } from "../language.js";
+import { warningTitle } from "./warning-words.js";
 import type { PublishedModel } from "../tools.js";
-import { codeMeaning } from "./spanish.js";
+import { codeMeaning } from "./meanings.js";
 
 // Reply templates of the builtin assistant. Every number, id and code comes from the facts passed in;
 // text from user data (column, class and file names, dataset messages) goes through quote().
 
-const LABELS: Record<string, string> = {
-  auc: "AUC",
-  f_macro: "F-macro",
-  precision: "Precision",
-  recall: "Recall",
-  accuracy: "Accuracy",
-  ece: "ECE",
-  mae: "MAE",
-  rmse: "RMSE",
-  r2: "R²",
-  map50: "mAP@0.5",
-  map50_95: "mAP@0.5:0.95",
-  sensitivity: "Sensitivity",
-  specificity: "Specificity",
-  ppv: "PPV",
-  npv: "NPV",
-  prevalence: "Prevalence",
-  calibration_slope: "Calibration slope",
-  calibration_intercept: "Calibration intercept",
-};
-const LABELS_ES: Record<string, string> = {
-  precision: "Precisión",
-  recall: "Recall",
-  accuracy: "Exactitud",
-  sensitivity: "Sensibilidad",
-  specificity: "Especificidad",
-  ppv: "VPP",
-  npv: "VPN",
-  prevalence: "Prevalencia",
-  calibration_slope: "Pendiente de calibración",
-  calibration_intercept: "Intercepto de calibración",
-};
-export const metricLabel = (name: string, lang: Lang = "en") => (lang === "es" ? LABELS_ES[name] : undefined) ?? LABELS[name] ?? name;
+/** "AUC", "Sensibilidad": a metric's name as the catalog writes it, or its code when the catalog has none. */
+export const metricLabel = (name: string, lang: Lang = "en") =>
+  hasReply(lang, `words.metricLabel.${name}`) ? reply(lang, `words.metricLabel.${name}`) : name;
 export const num = (v: number | null | undefined) => (typeof v === "number" && Number.isFinite(v) ? v.toFixed(3) : "n/a");
 export const interval = (m: MetricValue, lang: Lang = "en") =>
   m.ci_low !== null && m.ci_high !== null
@@ -55,9 +26,6 @@ export const REASON_MAX = 300;
 export const quotedReason = (reason: string | null, lang: Lang = "en") =>
   reason ? quote(reason, REASON_MAX) : reply(lang, "templates.noReasonWasRecorded");
 const reasonOf = (f: ExperimentFacts, lang: Lang) => quotedReason(f.failure_reason, lang);
-
-const TASK_WORDS = { data: "tabular", vision: "image", detection: "object-detection" } as const;
-const TASK_WORDS_ES = { data: "tabular", vision: "de imagen", detection: "de detección de objetos" } as const;
 
 /** Where the experiment's page is in the dashboard: the one link a reply about it ends with. */
 export const pageLink = (id: number, lang: Lang = "en") => reply(lang, "templates.detailsExperiments", { id });
@@ -111,7 +79,7 @@ function trustNote(f: ExperimentFacts, lang: Lang): string | undefined {
   // The warnings (src/experiments/warnings.ts) come first: a severe one means no interval should be read as reassurance.
   const severe = f.warnings.filter((w) => w.severity === "severe");
   if (severe.length) {
-    const list = severe.map((w) => `${w.title} (${w.code})`).join("; ");
+    const list = severe.map((w) => reply(lang, "templates.warningItem", { title: warningTitle(w, lang), code: w.code })).join("; ");
     return reply(lang, "templates.canYouTrustItNot", { list });
   }
   const name = mainMetric(f);
@@ -172,7 +140,7 @@ export function leadLine(
   if (ask.thresholds)
     return f.thresholds
       ? reply(lang, "templates.decisionThresholds", {
-          exp: lang === "es" ? exp.toLowerCase() : exp,
+          experimentId: f.experiment_id,
           thresholds: f.thresholds.map(num).join(", "),
           rule: f.threshold_rule ? reply(lang, "templates.chosenBy", { rule: f.threshold_rule }) : "",
         })
@@ -182,10 +150,9 @@ export function leadLine(
 
 /** The experiment in a few lines: state, test metrics with intervals, dataset, what limits trust, one link. */
 export function experimentReport(f: ExperimentFacts, lang: Lang = "en"): string {
-  const kind =
-    lang === "es"
-      ? `${f.task === "detection" ? "modelo" : f.model_type === "regression" ? "regresión" : "clasificación"} ${TASK_WORDS_ES[f.task]}`
-      : `${TASK_WORDS[f.task]} ${f.task === "detection" ? "model" : f.model_type}`;
+  const kind = reply(lang, `words.experimentKind.${f.task === "detection" ? "detection" : f.model_type}`, {
+    task: reply(lang, `words.kind.${f.task}`),
+  });
   // Regression requests still carry optimization_metric (the seed's contract requires it) but nothing uses it.
   const optimising =
     f.optimization_metric && f.model_type !== "regression"
@@ -193,8 +160,8 @@ export function experimentReport(f: ExperimentFacts, lang: Lang = "en"): string 
       : "";
   const name = f.name ? ` ${quote(f.name, 60)}` : "";
   const lines = [
-    // Spanish leaves out the default study type ("estudio Builder" reads as noise).
-    reply(lang, lang === "es" && f.study_type === "Builder" ? "templates.experimentStateBuilder" : "templates.experimentState", {
+    // The default study type is worded by the catalog (Spanish leaves it out: "estudio Builder" reads as noise).
+    reply(lang, f.study_type === "Builder" ? "templates.experimentStateBuilder" : "templates.experimentState", {
       id: f.experiment_id,
       name,
       kind,
@@ -228,8 +195,7 @@ export function experimentReport(f: ExperimentFacts, lang: Lang = "en"): string 
     if (others.length)
       lines.push(
         reply(lang, "templates.warnings", {
-          // The warnings' titles are English (the pipeline's); Spanish names them by code until they come from the catalog.
-          list: lang === "es" ? others.map((w) => `\`${w.code}\``).join(", ") : others.map((w) => `${w.title} (${w.code})`).join("; "),
+          list: others.map((w) => reply(lang, "templates.warningItem", { title: warningTitle(w, lang), code: w.code })).join("; "),
         }),
       );
     const sub = subgroupLine(f, lang);
@@ -325,8 +291,7 @@ export function modelHowto(m: PublishedModel, lang: Lang = "en"): string {
     const ch = reply(lang, "templates.channels", { count: image.channels });
     lines.push(
       reply(lang, "templates.sendImage", {
-        // The tool's description of `message` is English; Spanish says the same in its own words.
-        message: lang === "es" ? reply("es", "templates.imageUri") : inputs.message,
+        message: reply(lang, "templates.imageUri"),
         width: image.width,
         height: image.height,
         channels: ch,
@@ -343,32 +308,8 @@ export function modelHowto(m: PublishedModel, lang: Lang = "en"): string {
   return lines.join("\n");
 }
 
-export function capabilities(lang: Lang = "en"): string {
-  return lang === "es"
-    ? [
-        "Respondo con sus propios experimentos, datasets y modelos y con la documentación de Builder. Pregúnteme, por ejemplo:",
-        '- "lista mis experimentos" (o "mis experimentos fallidos", "mis modelos de imagen")',
-        '- "¿cómo va mi modelo de diabetes?": estado, métricas de test con intervalos del 95%, umbrales, dataset',
-        '- "¿por qué rechazaron el experimento 7?": los problemas del dataset y qué corregir',
-        '- "¿qué modelo tiene mejor sensibilidad?": un ranking por cualquier métrica',
-        '- "¿cómo llamo a predict con el experimento 42?": las entradas y un curl listo',
-        '- "¿qué significa el umbral del experimento 6?", "¿puedo usarlo en la consulta?"',
-        '- "¿cómo va el modelo de diabetes este mes?": predicciones, deriva y resultados reales desde que se publicó',
-      ].join("\n")
-    : CAPABILITIES;
-}
+/** What the assistant can answer, with example questions in the reader's language. */
+export const capabilities = (lang: Lang = "en") => reply(lang, "templates.capabilities");
 
 /** What the chat says when its matcher is not sure what a question asks (intents.ts MIN_CONFIDENCE). */
 export const notUnderstood = (lang: Lang) => reply(lang, "templates.iDidNotUnderstandThat");
-
-export const CAPABILITIES = [
-  "I answer from your own experiments, datasets and models and from Builder's documentation. Ask me, for example:",
-  '- "list my experiments" (or "my failed experiments", "my image experiments")',
-  '- "how is experiment 42 doing?" — status, test metrics with 95% intervals, thresholds, dataset summary',
-  '- "why was experiment 7 refused?" — the dataset problems with rows, columns and what each code means',
-  '- "which of my models is best for recall?" — a ranking on any metric',
-  '- "how do I call predict for experiment 42?" — the inputs and a ready-to-run curl',
-  '- "what does F-macro mean?", "what is class_too_small?" — metrics and error codes',
-  '- "what does experiment 42\'s threshold trade?", "is it good enough for clinic?" — your own figures in plain words',
-  '- "how is the diabetes model doing this month?" — predictions, drift and true outcomes since it was published',
-].join("\n");
