@@ -8109,10 +8109,10 @@ export interface operations {
                                 drifted: boolean;
                                 feature: string;
                                 /**
-                                 * @description descriptor: an image descriptor (img:width, img:mean, img:modality, ...)
+                                 * @description descriptor: an image descriptor (img:width, img:mean, img:modality, ...); features: a component of the image model's feature summary (img:feature:1..k)
                                  * @enum {string}
                                  */
-                                kind: "column" | "descriptor" | "score";
+                                kind: "column" | "descriptor" | "features" | "score";
                                 missing_rate?: number | null;
                                 /** @description predictions in the period with a value: the sample the test saw */
                                 n: number;
