@@ -7481,6 +7481,11 @@ export interface operations {
                                 /** @enum {string} */
                                 channel: "webhook" | "email";
                                 delivered_at: string | null;
+                                /**
+                                 * @description opened: the alert's notice; resolved: the notice that it resolved by itself
+                                 * @enum {string}
+                                 */
+                                event: "opened" | "resolved";
                                 last_status: number | null;
                                 /** @enum {string} */
                                 state: "pending" | "delivered" | "failed";
@@ -7562,6 +7567,11 @@ export interface operations {
                             /** @enum {string} */
                             channel: "webhook" | "email";
                             delivered_at: string | null;
+                            /**
+                             * @description opened: the alert's notice; resolved: the notice that it resolved by itself
+                             * @enum {string}
+                             */
+                            event: "opened" | "resolved";
                             last_status: number | null;
                             /** @enum {string} */
                             state: "pending" | "delivered" | "failed";
@@ -7651,6 +7661,11 @@ export interface operations {
                             /** @enum {string} */
                             channel: "webhook" | "email";
                             delivered_at: string | null;
+                            /**
+                             * @description opened: the alert's notice; resolved: the notice that it resolved by itself
+                             * @enum {string}
+                             */
+                            event: "opened" | "resolved";
                             last_status: number | null;
                             /** @enum {string} */
                             state: "pending" | "delivered" | "failed";
@@ -8060,6 +8075,11 @@ export interface operations {
                                     /** @enum {string} */
                                     channel: "webhook" | "email";
                                     delivered_at: string | null;
+                                    /**
+                                     * @description opened: the alert's notice; resolved: the notice that it resolved by itself
+                                     * @enum {string}
+                                     */
+                                    event: "opened" | "resolved";
                                     last_status: number | null;
                                     /** @enum {string} */
                                     state: "pending" | "delivered" | "failed";
