@@ -132,7 +132,8 @@ def test_multilabel(tmp_path_factory):
     assert len(m["thresholds"]) == 2
     sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
     scores, cam, check = sess.run(["scores", "cam", "input_check"], {"input": _test_inputs(spec, m)})
-    assert check.shape == (len(scores), 6)  # the unfamiliar-input check (vision/input_check.py)
+    # the unfamiliar-input check (vision/input_check.py), then the feature summary's projections for monitoring
+    assert check.shape == (len(scores), 6 + m["input_check"]["image"]["projected_components"])
     assert scores.shape[1] == 2 and ((scores >= 0) & (scores <= 1)).all()
     assert not np.allclose(scores.sum(1), 1.0)  # independent sigmoids, not a softmax
     assert cam.shape[1] == 2
@@ -146,7 +147,8 @@ def test_regression(tmp_path_factory):
     assert "thresholds" not in m and set(m["metrics"]["test"]) == {"mae", "rmse", "r2"}
     sess = ort.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
     scores, cam, check = sess.run(["scores", "cam", "input_check"], {"input": _test_inputs(spec, m)})
-    assert check.shape == (len(scores), 6)  # the unfamiliar-input check (vision/input_check.py)
+    # the unfamiliar-input check (vision/input_check.py), then the feature summary's projections for monitoring
+    assert check.shape == (len(scores), 6 + m["input_check"]["image"]["projected_components"])
     assert scores.shape[1] == 1 and cam.shape[1] == 1
     assert 1.0 < float(scores.mean()) < 7.0  # values in the target's units (blob radius 1.5..6), not standardised
     assert m["metrics"]["test"]["r2"]["value"] > 0.3

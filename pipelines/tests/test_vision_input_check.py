@@ -35,7 +35,13 @@ def test_the_check_is_a_third_output_equal_to_pytorch_and_calibrated_on_held_out
     sess = session(path)
     assert [o.name for o in sess.get_outputs()] == ["scores", "cam", "input_check"]
     check = sess.run(["input_check"], {"input": calib.numpy()})[0]
-    assert check.shape == (100, 6)
+    k = record["projected_components"]
+    assert k == min(input_check.DRIFT_COMPONENTS, record["components"]) and k > 0
+    assert check.shape == (100, 6 + k)
+    # The projections are the feature summary's, standardised: on the fitting images each has unit spread.
+    fit_proj = sess.run(["input_check"], {"input": fit.numpy()})[0][:, 6:]
+    assert np.allclose(fit_proj.std(axis=0, ddof=1), 1.0, atol=0.05)
+    assert np.allclose(fit_proj.mean(axis=0), 0.0, atol=0.05)
     # The thresholds are the calibration images' 99.5th percentiles: at most one of 100 is above either.
     assert (check[:, 0] > record["threshold"]).sum() <= 1 and (check[:, 1] > record["pixel_threshold"]).sum() <= 1
     assert record["fit_images"] == 200 and record["calibration_images"] == 100
@@ -48,6 +54,26 @@ def test_the_check_is_a_third_output_equal_to_pytorch_and_calibrated_on_held_out
     assert flagged(noise).all() and flagged(blank).all()
     rate = input_check.test_rate(sess, same, record)
     assert rate["test_images"] == 100 and rate["test_flagged"] == int(flagged(same).sum())
+
+
+def test_the_feature_baseline_bins_each_projection_at_its_deciles_and_keeps_no_vector(tmp_path):
+    model = _model()
+    checked, record = input_check.build(model, _smooth_images(200, 1), _smooth_images(100, 2), seed=0, calibration="v")
+    path = str(tmp_path / "m.onnx")
+    export_onnx(checked, _smooth_images(4, 2), path, extra_outputs=[input_check.OUTPUT])
+    sess = session(path)
+    base = _smooth_images(150, 4).numpy()
+    fb = input_check.feature_baseline(sess, base, record, "validation and test images")
+    k = record["projected_components"]
+    assert fb["images"] == 150 and [d["name"] for d in fb["descriptors"]] == [f"img:feature:{i + 1}" for i in range(k)]
+    proj = sess.run(["input_check"], {"input": base})[0][:, 6:]
+    for i, d in enumerate(fb["descriptors"]):
+        assert sum(d["counts"]) == 150 and len(d["counts"]) == len(d["edges"]) + 1
+        # a value goes to the count of edges at or below it, as serving's binOf
+        bins = np.searchsorted(d["edges"], proj[:, i], side="right")
+        assert d["counts"] == np.bincount(bins, minlength=len(d["edges"]) + 1).tolist()
+    # A graph from before the projections (record without them) has no feature baseline.
+    assert input_check.feature_baseline(sess, base, {**record, "projected_components": 0}, "x") is None
 
 
 def test_roughness_and_flatness_tell_noise_and_drawings_from_pictures():

@@ -183,11 +183,16 @@ export interface SubgroupColumn {
 /** How serving tells an input unlike the training data (manifest input_check; docs/monitoring.md#unfamiliar-inputs). */
 export interface InputCheckSpec {
   mode: "flag" | "refuse";
-  /** Images: model.onnx's `output` is [N, 6] (feature distance, pixel distance, input mean, std, roughness, flatness). */
+  /**
+   * Images: model.onnx's `output` is [N, 6 + projected_components] (feature distance, pixel distance, input mean, std,
+   * roughness, flatness, then the feature summary's standardised projections).
+   */
   image?: {
     output: string;
     threshold: number;
     pixel_threshold: number;
+    /** How many standardised feature projections follow the six check values (monitoring's feature drift); absent: none. */
+    projected_components?: number;
     intensity_mean: [number, number];
     intensity_std: [number, number];
     roughness: [number, number];

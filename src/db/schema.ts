@@ -614,6 +614,8 @@ export const monitoringAlertDeliveries = pgTable(
     alertId: uuid("alert_id")
       .notNull()
       .references(() => monitoringAlerts.id, { onDelete: "cascade" }),
+    /** What the delivery tells: that the alert opened, or that it resolved by itself (its condition cleared). */
+    event: text("event").notNull().default("opened"),
     channel: text("channel").notNull(),
     target: text("target").notNull(),
     state: text("state").notNull().default("pending"),
@@ -627,7 +629,7 @@ export const monitoringAlertDeliveries = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
-    uniqueIndex("monitoring_alert_deliveries_once").on(t.alertId, t.channel, t.target),
+    uniqueIndex("monitoring_alert_deliveries_once").on(t.alertId, t.event, t.channel, t.target),
     index("monitoring_alert_deliveries_due").on(t.state, t.nextAt),
   ],
 );

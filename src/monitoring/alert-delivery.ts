@@ -4,7 +4,7 @@ import type { Config } from "../config.js";
 import { type CallbackSender, guardedSender, signCallback } from "../jobs/callback.js";
 import type { Logger } from "../logger.js";
 import { type SmtpMessage, sendMail, SmtpError } from "../net/smtp.js";
-import type { AlertRepository, AlertRow, DeliveryRow } from "./alert-repository.js";
+import type { AlertEvent, AlertRepository, AlertRow, DeliveryRow } from "./alert-repository.js";
 import { alertSummary, RULE_TITLES } from "./alert-text.js";
 
 /**
@@ -38,10 +38,19 @@ export function smtpMailer(config: Config): Mailer | undefined {
   return (msg) => sendMail(settings, msg);
 }
 
-/** The webhook's body: the alert in figures and in words, with where to read it. */
-export function webhookPayload(a: AlertRow) {
+/** The webhook's event name for what a delivery tells. */
+export const WEBHOOK_EVENTS: Record<AlertEvent, string> = {
+  opened: "monitoring.alert_opened",
+  resolved: "monitoring.alert_resolved",
+};
+
+/**
+ * The webhook's body: the alert in figures and in words, with where to read it. A "resolved" notice carries the same
+ * alert (its summary says what was wrong) with its state, when it resolved and that nobody had to.
+ */
+export function webhookPayload(a: AlertRow, event: AlertEvent = "opened") {
   return {
-    event: "monitoring.alert_opened",
+    event: WEBHOOK_EVENTS[event],
     alert: {
       id: a.id,
       experiment_id: a.experimentId,
@@ -49,11 +58,36 @@ export function webhookPayload(a: AlertRow) {
       rule: a.rule,
       severity: a.severity,
       opened_at: a.openedAt.toISOString(),
+      ...(event === "resolved"
+        ? { state: a.state, resolved_at: a.resolvedAt?.toISOString() ?? null, resolved_automatically: a.resolvedAutomatically }
+        : {}),
       summary: { en: alertSummary(a, "en"), es: alertSummary(a, "es") },
       details: a.details,
       url: `/v1/models/${a.experimentId}/alerts/${a.id}`,
     },
     user_id: a.userId,
+  };
+}
+
+/** The e-mail saying an alert resolved by itself: its rule held again over a whole window of new predictions. */
+function resolvedMailOf(a: AlertRow, to: string, deliveryId: string): SmtpMessage {
+  const title = RULE_TITLES[a.rule] ?? { en: a.rule, es: a.rule };
+  const when = a.resolvedAt?.toISOString() ?? "?";
+  return {
+    to: [to],
+    subject: `[Builder] Resuelta: ${title.es} / Resolved: ${title.en} — modelo ${a.experimentId} / model ${a.experimentId}`,
+    headers: { "Message-ID": `<${deliveryId}@builder.alerts>` },
+    text: [
+      `Alerta resuelta sola (${when}): su regla volvió a cumplirse durante una ventana completa de predicciones nuevas.`,
+      `Lo que avisaba: ${alertSummary(a, "es")}`,
+      `Abierta: ${a.openedAt.toISOString()}. Versión del modelo: ${a.modelVersion ?? "?"}.`,
+      "",
+      "—",
+      "",
+      `Alert resolved by itself (${when}): its rule held again over a whole window of new predictions.`,
+      `What it said: ${alertSummary(a, "en")}`,
+      `Opened: ${a.openedAt.toISOString()}. Model version: ${a.modelVersion ?? "?"}.`,
+    ].join("\n"),
   };
 }
 
@@ -161,7 +195,7 @@ export class AlertDelivery {
   private async webhook(d: DeliveryRow, a: AlertRow): Promise<TryOutcome> {
     const secret = this.deps.config.CALLBACK_SECRET;
     if (!secret) return { ok: false, permanent: true, error: "CALLBACK_SECRET is not set: webhooks cannot be signed" };
-    const body = JSON.stringify(webhookPayload(a));
+    const body = JSON.stringify(webhookPayload(a, d.event));
     try {
       const send = this.deps.send ?? guardedSender(this.deps.config);
       const res = await send(d.target, {
@@ -170,7 +204,7 @@ export class AlertDelivery {
         headers: {
           "content-type": "application/json",
           "x-builder-signature": signCallback(secret, body),
-          "x-builder-event": "monitoring.alert_opened",
+          "x-builder-event": WEBHOOK_EVENTS[d.event],
           "x-builder-delivery": d.id,
         },
       });
@@ -186,7 +220,7 @@ export class AlertDelivery {
     const mailer = this.deps.mailer ?? smtpMailer(this.deps.config);
     if (!mailer) return { ok: false, permanent: true, error: "SMTP_HOST is not set: e-mail cannot be sent" };
     try {
-      await mailer(mailOf(a, d.target, d.id));
+      await mailer(d.event === "resolved" ? resolvedMailOf(a, d.target, d.id) : mailOf(a, d.target, d.id));
       return { ok: true };
     } catch (err) {
       return {

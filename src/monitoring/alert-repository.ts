@@ -38,9 +38,13 @@ export interface Destination {
   target: string;
 }
 
+/** What a delivery tells: the alert opened, or it resolved by itself (its rule held again). */
+export type AlertEvent = "opened" | "resolved";
+
 export interface DeliveryRow {
   id: string;
   alertId: string;
+  event: AlertEvent;
   channel: "webhook" | "email";
   target: string;
   attempts: number;
@@ -183,18 +187,37 @@ export class AlertRepository {
 
   /**
    * Resolves, as of `at`, the experiment's unresolved alerts of `rules` that were opened at or before `windowFrom`:
-   * their rule held over a whole window judged after they opened. Returns those resolved (id and rule).
+   * their rule held over a whole window judged after they opened. In the same transaction a "resolved" notice for
+   * each goes into the outbox, to the destinations the opening went to now: once, since an alert resolves once (the
+   * update takes only unresolved ones) and the outbox holds one row per alert, event, channel and target. Returns
+   * those resolved (id and rule).
    */
-  async resolveCleared(experimentUuid: string, rules: string[], windowFrom: Date, at: Date): Promise<Array<{ id: string; rule: string }>> {
+  async resolveCleared(
+    experimentUuid: string,
+    rules: string[],
+    windowFrom: Date,
+    at: Date,
+    destinations: Destination[] = [],
+  ): Promise<Array<{ id: string; rule: string }>> {
     if (!rules.length) return [];
-    const r = await this.db.execute(sql`
-      update monitoring_alerts set state = 'resolved', resolved_at = ${at.toISOString()}::timestamptz,
-        updated_at = ${at.toISOString()}::timestamptz, resolved_automatically = true
-      where experiment_uuid = ${experimentUuid} and state <> 'resolved'
-        and rule in (select jsonb_array_elements_text(${JSON.stringify(rules)}::jsonb))
-        and created_at <= ${windowFrom.toISOString()}::timestamptz
-      returning id, rule`);
-    return rowsOf<{ id: string; rule: string }>(r);
+    return this.db.transaction(async (tx) => {
+      const r = await tx.execute(sql`
+        update monitoring_alerts set state = 'resolved', resolved_at = ${at.toISOString()}::timestamptz,
+          updated_at = ${at.toISOString()}::timestamptz, resolved_automatically = true
+        where experiment_uuid = ${experimentUuid} and state <> 'resolved'
+          and rule in (select jsonb_array_elements_text(${JSON.stringify(rules)}::jsonb))
+          and created_at <= ${windowFrom.toISOString()}::timestamptz
+        returning id, rule`);
+      const resolved = rowsOf<{ id: string; rule: string }>(r);
+      if (resolved.length && destinations.length)
+        await tx.execute(sql`
+          insert into monitoring_alert_deliveries (alert_id, event, channel, target)
+          select a.id::uuid, 'resolved', x.channel, x.target
+          from jsonb_array_elements_text(${JSON.stringify(resolved.map((x) => x.id))}::jsonb) as a(id)
+            cross join jsonb_to_recordset(${JSON.stringify(destinations)}::jsonb) as x(channel text, target text)
+          on conflict do nothing`);
+      return resolved;
+    });
   }
 
   /** Leases up to `limit` due deliveries to `owner` for `leaseMs` (skip locked: each goes to one replica), counting the try. */
@@ -206,7 +229,7 @@ export class AlertRepository {
         select id from monitoring_alert_deliveries
         where state = 'pending' and next_at <= now() and (lease_until is null or lease_until < now())
         order by next_at limit ${limit} for update skip locked)
-      returning d.id, d.alert_id as "alertId", d.channel, d.target, d.attempts`);
+      returning d.id, d.alert_id as "alertId", d.event, d.channel, d.target, d.attempts`);
     return rowsOf<DeliveryRow>(r);
   }
 
@@ -243,7 +266,7 @@ export class AlertRepository {
   ): Promise<Array<DeliveryRow & { state: string; lastStatus: number | null; lastError: string | null; deliveredAt: Date | null }>> {
     if (!alertIds.length) return [];
     const r = await this.db.execute(sql`
-      select id, alert_id as "alertId", channel, target, attempts, state, last_status as "lastStatus", last_error as "lastError",
+      select id, alert_id as "alertId", event, channel, target, attempts, state, last_status as "lastStatus", last_error as "lastError",
              delivered_at as "deliveredAt"
       from monitoring_alert_deliveries where alert_id in (select jsonb_array_elements_text(${JSON.stringify(alertIds)}::jsonb)::uuid)
       order by created_at`);

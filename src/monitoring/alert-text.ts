@@ -1,4 +1,5 @@
 import type { AlertRow } from "./alert-repository.js";
+import { featureComponent } from "./baseline.js";
 
 /** The drift severities as the Spanish text says them (the English text uses the API's words). */
 const SEVERITY_ES: Record<string, string> = { high: "alta", medium: "media", low: "baja", none: "ninguna" };
@@ -17,6 +18,14 @@ const n = (x: unknown) => (typeof x === "number" ? String(x) : "?");
 
 type Interval = { value: number | null; ci_low: number | null; ci_high: number | null } | null | undefined;
 
+/** A drift row's name in words where it is not a column's own name: the score, a component of the image features. */
+export function driftFeatureName(feature: string, lang: Lang): string {
+  if (feature === "score") return lang === "es" ? "la puntuación" : "score";
+  const c = featureComponent(feature);
+  if (c !== undefined) return lang === "es" ? `rasgos de la imagen (componente ${c})` : `image features (component ${c})`;
+  return feature;
+}
+
 export function alertSummary(a: Pick<AlertRow, "rule" | "details" | "experimentId">, lang: Lang): string {
   const d = a.details;
   const model = lang === "es" ? `Modelo ${a.experimentId}` : `Model ${a.experimentId}`;
@@ -25,8 +34,8 @@ export function alertSummary(a: Pick<AlertRow, "rule" | "details" | "experimentI
       const features = ((d.features as Array<{ feature: string; severity: string }>) ?? [])
         .map((f) =>
           lang === "es"
-            ? `${f.feature === "score" ? "la puntuación" : f.feature} (${SEVERITY_ES[f.severity] ?? f.severity})`
-            : `${f.feature} (${f.severity})`,
+            ? `${driftFeatureName(f.feature, lang)} (${SEVERITY_ES[f.severity] ?? f.severity})`
+            : `${driftFeatureName(f.feature, lang)} (${f.severity})`,
         )
         .join(", ");
       return lang === "es"

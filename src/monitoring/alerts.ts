@@ -48,6 +48,8 @@ export interface AlertView {
   summary: { en: string; es: string };
   details: Record<string, unknown>;
   deliveries: Array<{
+    /** opened: the alert's notice; resolved: the notice that it resolved by itself. */
+    event: string;
     channel: string;
     target: string;
     state: string;
@@ -163,18 +165,21 @@ export class AlertService {
     // Alerts whose rule held over a whole window after they opened (the predictions-stopped rule's window is its quiet hours).
     const holding = holdingRules(rules, report, traffic);
     const windowFrom = new Date(now.getTime() - windowMs);
+    // Each resolution is told where an opening would be, once (the outbox row is written with it).
     const cleared = [
       ...(await this.repo.resolveCleared(
         e.experimentUuid,
         holding.filter((r) => r !== "predictions_stopped"),
         windowFrom,
         now,
+        destinations,
       )),
       ...(await this.repo.resolveCleared(
         e.experimentUuid,
         holding.filter((r) => r === "predictions_stopped"),
         quietFrom,
         now,
+        destinations,
       )),
     ];
     for (const c of cleared) {
@@ -191,11 +196,16 @@ export class AlertService {
           rule: c.rule,
           state: "resolved",
           automatically: true,
+          // Who is told (the channels, not the addresses: the log outlives a change of them).
+          notified: {
+            webhook: destinations.filter((d) => d.channel === "webhook").length,
+            email: destinations.filter((d) => d.channel === "email").length,
+          },
         },
       );
     }
     // Deliver at once rather than at the next poll.
-    if (opened)
+    if (opened || (cleared.length && destinations.length))
       void this.delivery.runOnce().catch((err) => this.deps.logger.warn({ err }, "alert delivery failed; retried at the next poll"));
     return opened;
   }
@@ -229,6 +239,7 @@ export class AlertService {
       deliveries: deliveries
         .filter((d) => d.alertId === a.id)
         .map((d) => ({
+          event: d.event,
           channel: d.channel,
           target: d.target,
           state: d.state,

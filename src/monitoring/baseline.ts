@@ -66,7 +66,22 @@ export interface MonitoringBaseline {
    * (each box's score). Never a box's coordinates.
    */
   detection?: { images: number; boxes: number; descriptors: NumericBaseline[] };
+  /**
+   * Image models built since the feature summary was served: the network's own penultimate-layer features of the
+   * baseline images, projected on the unfamiliar-input check's first principal directions and standardised
+   * (img:feature:1..k, FEATURE_SERIES), each binned at its deciles as a numeric column. Counts only: no image, no
+   * feature vector. Absent on older models: no drift row for the features then.
+   */
+  features?: { images: number; source?: string; descriptors: NumericBaseline[] };
   score?: ScoreBaseline;
+}
+
+/** The series (and baseline descriptor) name of the feature summary's component i (0-based): img:feature:1, ... */
+export const featureSeries = (i: number) => `img:feature:${i + 1}`;
+/** Which component a feature series is (1-based), or undefined for another name. */
+export function featureComponent(name: string): number | undefined {
+  const m = /^img:feature:(\d+)$/.exec(name);
+  return m ? Number(m[1]) : undefined;
 }
 
 /** The score bins of classification models: 20 of width 0.05 (interior edges 0.05 .. 0.95). */

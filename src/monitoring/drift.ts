@@ -7,6 +7,11 @@ import { chiSquared, jensenShannon, ksBinned, psi } from "./stats.js";
  * for numbers, chi-squared for categories; drift when p < 0.05); from 1,000 on, where such tests flag differences
  * too small to matter, a distance (PSI for numbers and the score, Jensen-Shannon for categories; drift at 0.1).
  * The severity comes from the PSI, reported for every feature: high at 0.25 or more, medium at 0.1, else low.
+ *
+ * An image model's feature summary (the network's own features on its k first principal directions) is judged per
+ * component with the same tests. Its k components are one question ("do the images look, to the network, like the
+ * baseline's?") asked k times: on a small window each component's p-value is compared with 0.05 / k (Bonferroni), so
+ * that an unchanged stream is called drifted in at most about 5 % of windows, not in a third of them with k = 8.
  */
 
 export const SMALL_WINDOW = 1000;
@@ -31,7 +36,8 @@ const ORDER: Severity[] = ["not_enough_data", "none", "low", "medium", "high"];
 
 export interface FeatureDrift {
   feature: string;
-  kind: "column" | "descriptor" | "score";
+  /** features: a component of an image model's feature summary (img:feature:1..k). */
+  kind: "column" | "descriptor" | "features" | "score";
   type: "numeric" | "categorical";
   /** Predictions in the window with a value (the sample size the test saw), and the baseline's. */
   n: number;
@@ -50,7 +56,14 @@ export interface FeatureDrift {
 /** Window counts per series name ("col:<name>", "score"), summed over hours and versions. */
 export type WindowCounts = Map<string, number[]>;
 
-function judge(feature: string, kind: FeatureDrift["kind"], type: FeatureDrift["type"], base: number[], win: number[]): FeatureDrift {
+function judge(
+  feature: string,
+  kind: FeatureDrift["kind"],
+  type: FeatureDrift["type"],
+  base: number[],
+  win: number[],
+  pDrift = P_DRIFT,
+): FeatureDrift {
   const n = win.reduce((x, y) => x + y, 0);
   const baseline_n = base.reduce((x, y) => x + y, 0);
   const out: FeatureDrift = {
@@ -73,7 +86,7 @@ function judge(feature: string, kind: FeatureDrift["kind"], type: FeatureDrift["
     out.test = t.test;
     out.statistic = t.statistic;
     out.p_value = t.p_value;
-    out.drifted = t.p_value < P_DRIFT;
+    out.drifted = t.p_value < pDrift;
   } else if (type === "numeric") {
     out.test = "psi";
     out.statistic = out.psi;
@@ -124,6 +137,12 @@ export function driftOf(baseline: MonitoringBaseline | undefined, window: Window
   // A detection model's boxes per image, box sizes and box scores, judged like numeric descriptors.
   for (const d of baseline?.detection?.descriptors ?? [])
     features.push(judge(d.name, "descriptor", "numeric", d.counts, window.get(d.name) ?? new Array<number>(d.edges.length + 1).fill(0)));
+  // The feature summary's components (absent from the baselines of models built before it: no row then).
+  const components = baseline?.features?.descriptors ?? [];
+  for (const d of components) {
+    const win = window.get(d.name) ?? new Array<number>(d.edges.length + 1).fill(0);
+    features.push(judge(d.name, "features", "numeric", d.counts, win, P_DRIFT / components.length));
+  }
   if (baseline?.score) features.push(scoreDrift(baseline.score, window.get("score")));
   features.sort((a, b) => ORDER.indexOf(b.severity) - ORDER.indexOf(a.severity) || (b.psi ?? -1) - (a.psi ?? -1));
   const worst = features[0]?.severity;

@@ -1,6 +1,6 @@
 import type { Logger } from "../logger.js";
 import type { ImageDescriptors } from "../serving/image-descriptors.js";
-import { baselineOf, binOf, DESCRIPTORS, type DetectionSummary, PROBABILITY_EDGES } from "./baseline.js";
+import { baselineOf, binOf, DESCRIPTORS, type DetectionSummary, featureComponent, PROBABILITY_EDGES } from "./baseline.js";
 import type { MonitoringRepository, PredictionRecord, SeriesRow } from "./repository.js";
 
 /**
@@ -58,11 +58,13 @@ interface Plan {
     edges?: number[];
     values?: Map<string, number>;
   }>;
+  /** Image models with a feature summary in their baseline: each component's series, place in the projection and bins. */
+  features: Array<{ series: string; index: number; edges: number[] }>;
   /** Detection models with a baseline of their boxes: the bins of det:boxes, det:size and det:score (absent when not in it). */
   detection?: { boxes?: number[]; size?: number[]; score?: number[] };
 }
 
-interface Series {
+export interface Series {
   n: number;
   sum: number;
   counts: number[];
@@ -104,6 +106,10 @@ function planOf(manifest: unknown): Plan {
         ? [{ series: d.name, field, edges: d.edges }]
         : [{ series: d.name, field, values: new Map(Object.keys(d.counts).map((v, i) => [v, i])) }];
     }),
+    features: (b?.features?.descriptors ?? []).flatMap((d) => {
+      const component = featureComponent(d.name);
+      return component ? [{ series: d.name, index: component - 1, edges: d.edges }] : [];
+    }),
     detection: b?.detection
       ? {
           boxes: b.detection.descriptors.find((d) => d.name === "det:boxes")?.edges,
@@ -141,6 +147,33 @@ function addDescriptor(hour: Hour, d: Plan["descriptors"][number], img: ImageDes
   } else if (d.values && v !== undefined) {
     const i = d.values.get(String(v ?? ""));
     add(hour, d.series, d.values.size + 1, i ?? d.values.size, 0, false);
+  }
+}
+
+/**
+ * The feature summary's projections into their components' bins: one binary search over about ten edges each, so
+ * O(k) per prediction (k is at most 8). A component with no value (a shorter projection, NaN) is not counted.
+ */
+function addFeatures(hour: Hour, features: Plan["features"], values: Float32Array) {
+  for (const f of features) {
+    const v = f.index < values.length ? values[f.index] : NaN;
+    if (Number.isFinite(v)) add(hour, f.series, f.edges.length + 1, binOf(f.edges, v), v);
+  }
+}
+
+/**
+ * Adds one flush's series into another, bin for bin (the same sum the database's upsert does when several replicas
+ * write the same hour, and the report does over hours): counts, n and sum are additive.
+ */
+export function mergeSeries(into: Map<string, Series>, from: Map<string, Series>): void {
+  for (const [name, s] of from) {
+    const t = into.get(name);
+    if (!t) into.set(name, s);
+    else {
+      t.n += s.n;
+      t.sum += s.sum;
+      for (let i = 0; i < s.counts.length; i++) t.counts[i] = (t.counts[i] ?? 0) + s.counts[i];
+    }
   }
 }
 
@@ -189,7 +222,10 @@ export class MonitoringRecorder {
         else add(hour, c.series, c.edges!.length + 2, binOf(c.edges!, v), v);
       }
     }
-    if (o.image) for (const d of plan.descriptors) addDescriptor(hour, d, o.image);
+    if (o.image) {
+      for (const d of plan.descriptors) addDescriptor(hour, d, o.image);
+      if (o.image.features) addFeatures(hour, plan.features, o.image.features);
+    }
     if (o.detection && plan.detection) addDetection(hour, plan.detection, o.detection);
     if (this.records.length >= MAX_PENDING_RECORDS) {
       this.dropped++;
@@ -236,16 +272,7 @@ export class MonitoringRecorder {
       for (const [key, h] of hours) {
         const now = this.hours.get(key);
         if (!now) this.hours.set(key, h);
-        else
-          for (const [name, s] of h.series) {
-            const t = now.series.get(name);
-            if (!t) now.series.set(name, s);
-            else {
-              t.n += s.n;
-              t.sum += s.sum;
-              for (let i = 0; i < s.counts.length; i++) t.counts[i] += s.counts[i];
-            }
-          }
+        else mergeSeries(now.series, h.series);
       }
       this.records = records.concat(this.records).slice(0, MAX_PENDING_RECORDS);
     }

@@ -77,6 +77,24 @@ export function imageFinding(m: ServedManifest, out: Record<string, Tensor>): In
   return familiar ? "familiar" : "unfamiliar";
 }
 
+/** Where the feature summary's projections start in the check output: after the six values the rule reads. */
+export const PROJECTION_OFFSET = 6;
+
+/**
+ * The feature summary's projections of this image (the check output's values after the rule's six; the manifest's
+ * `projected_components`), copied out so that the tensor's memory is not kept, for monitoring's feature drift.
+ * Undefined for a model built before they were served. k floats: the cost on the request's path is a small copy.
+ */
+export function featureProjection(m: ServedManifest, out: Record<string, Tensor>): Float32Array | undefined {
+  const spec = m.input_check?.image;
+  const k = spec?.projected_components ?? 0;
+  const t = k > 0 ? out[spec!.output] : undefined;
+  if (!t) return undefined;
+  const data = t.data as Float32Array;
+  if (data.length < PROJECTION_OFFSET + k) return undefined;
+  return data.slice(PROJECTION_OFFSET, PROJECTION_OFFSET + k);
+}
+
 /** Per model: the manifest's table check as arrays by input position, worked out once. */
 interface TableRule {
   index: number[];

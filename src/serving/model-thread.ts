@@ -3,7 +3,7 @@ import * as ort from "onnxruntime-node";
 import { encodeJson, JsonOut } from "./json-encode.js";
 import { imageAnswer, MapMemory } from "./image-answer.js";
 import { describeImage } from "./image-descriptors.js";
-import { imageFinding } from "./input-check.js";
+import { featureProjection, imageFinding } from "./input-check.js";
 import { openTurboJpeg, PixelMemory, turboJpegLoadError } from "./jpeg-turbo.js";
 import { decodeForModel, TensorMemory, toInputTensor } from "./preprocess.js";
 import {
@@ -93,6 +93,8 @@ async function predictImage(m: Numbered<Extract<ModelThreadJob, { type: "predict
       [manifest.input.name]: new ort.Tensor("float32", pre.tensor, [1, spec.channels, spec.height, spec.width]),
     });
     const inputCheck = imageFinding(manifest, out);
+    const features = featureProjection(manifest, out);
+    if (features) descriptors.features = features; // sent back with the descriptors, binned by the recorder
     const slot = takeSlot();
     const json = encodeJson(
       imageAnswer(manifest, classes, out, pre, { ...m.opts, mapMemory }),

@@ -1,6 +1,6 @@
 import { imageAnswer } from "./image-answer.js";
 import { noteDescriptors } from "./image-descriptors.js";
-import { imageFinding, noteInputCheck } from "./input-check.js";
+import { featureProjection, imageFinding, noteInputCheck } from "./input-check.js";
 import { encodeJson, JsonBytes } from "./json-encode.js";
 import { classNames, type ServedManifest } from "./manifest.js";
 import type { ThreadsPredictor } from "./placement-threads.js";
@@ -77,6 +77,8 @@ export class BatchingPredictor implements Predictor {
       const out = await this.enqueue(pre.tensor, true); // the tensor is ours to hand over
       const body = new JsonBytes(encodeJson(imageAnswer(this.manifest, this.classes, out, pre, o)));
       noteInputCheck(body, imageFinding(this.manifest, out));
+      const features = featureProjection(this.manifest, out);
+      if (features && pre.descriptors) pre.descriptors.features = features;
       noteDescriptors(body, pre.descriptors);
       return body;
     } finally {

@@ -28,6 +28,12 @@ export interface ImageDescriptors {
   modality?: string | null;
   manufacturer?: string | null;
   bodyPart?: string | null;
+  /**
+   * The model's feature summary for this image (input-check.ts featureProjection): its penultimate-layer features on
+   * the check's first principal directions, standardised. Binned by the recorder (monitoring's feature drift), then
+   * forgotten; absent for a model built before the projections were served.
+   */
+  features?: Float32Array;
 }
 
 /** An image as its model's input tensor, with what the answer needs to map back to the image's own pixels. */

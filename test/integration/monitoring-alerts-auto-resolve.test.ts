@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, createUserWithKey, type UserWithKey } from "../helpers/auth.js";
+import { signatureValid, startSmtpStandIn, startWebhookReceiver, until } from "../helpers/alert-receivers.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { haveFixturePython } from "../fixtures/serving/fixtures.js";
 import { publishFixture } from "../fixtures/serving/publish.js";
@@ -13,6 +14,10 @@ import { fixtureWithBaseline, predict } from "./monitoring-fixtures.js";
 // the rules are judged at chosen times through evaluate(now). The fixture's hand-written baseline is not what its
 // rows look like, so this test sends rows drawn from the baseline's own deciles and sets the baseline's score bins
 // to what the model answers for them (read from a scratch copy of the model).
+// Whoever was told of the alert is told once that it resolved: the same local webhook receiver and SMTP stand-in as
+// the alert test's; the receiver answers the resolved notice's first try with 500, so it is retried, signed.
+
+const SECRET = "auto-resolve-secret-0123456789";
 
 const HOUR = 3_600_000;
 const MIN = 60_000;
@@ -31,6 +36,8 @@ describe.skipIf(!haveFixturePython)("an alert resolved by itself when its rule h
   let s: TestServer;
   let alice: UserWithKey;
   let modelDir: string;
+  let hook: Awaited<ReturnType<typeof startWebhookReceiver>>;
+  let smtp: Awaited<ReturnType<typeof startSmtpStandIn>>;
   // Two days back, on an hour: every hour the test uses is in the past, so no real traffic mixes in.
   const T0 = Math.floor(Date.now() / HOUR) * HOUR - 48 * HOUR;
 
@@ -52,7 +59,20 @@ describe.skipIf(!haveFixturePython)("an alert resolved by itself when its rule h
   const driftAlert = async () => (await call("GET", "/v1/models/3/alerts")).body.data.find((x: any) => x.rule === "drift");
 
   beforeAll(async () => {
-    s = await startTestServer("pglite", { MONITORING_FLUSH_MS: "600000", ALERT_EVALUATE_MS: "0" });
+    hook = await startWebhookReceiver((n) => (n === 2 ? 500 : 200)); // 1: the opening; 2: the resolved notice's first try
+    smtp = await startSmtpStandIn();
+    s = await startTestServer("pglite", {
+      MONITORING_FLUSH_MS: "600000",
+      ALERT_EVALUATE_MS: "0",
+      CALLBACK_SECRET: SECRET,
+      FETCH_ALLOW_HOSTS: "127.0.0.1",
+      ALERT_DELIVERY_POLL_MS: "200",
+      ALERT_RETRY_BASE_MS: "300",
+      SMTP_HOST: "127.0.0.1",
+      SMTP_PORT: String(smtp.port),
+      SMTP_SECURITY: "none",
+      SMTP_FROM: "builder@hospital.example",
+    });
     alice = await createUserWithKey(s, { rateLimitPerMinute: 100_000 });
     modelDir = fixtureWithBaseline();
     await publishFixture(s, alice.userId, 4, modelDir);
@@ -63,10 +83,13 @@ describe.skipIf(!haveFixturePython)("an alert resolved by itself when its rule h
     manifest.monitoring_baseline.score.counts = scratch.score_distribution.window.map((c: number) => c * 10);
     fs.writeFileSync(manifestPath, JSON.stringify(manifest));
     await publishFixture(s, alice.userId, 3, modelDir);
-    expect((await call("PUT", "/v1/models/3/alert-rules", { rules: { window_hours: 1 } })).status).toBe(200);
+    const destinations = { webhook_url: hook.url, email_to: ["ward@hospital.example"] };
+    expect((await call("PUT", "/v1/models/3/alert-rules", { rules: { window_hours: 1 }, ...destinations })).status).toBe(200);
   });
   afterAll(async () => {
     await s?.teardown();
+    await hook?.close();
+    await smtp?.close();
     if (modelDir) fs.rmSync(modelDir, { recursive: true, force: true });
   });
 
@@ -75,6 +98,8 @@ describe.skipIf(!haveFixturePython)("an alert resolved by itself when its rule h
     expect(await evaluateAt(T0 + 30 * MIN)).toBe(1);
     const opened = await driftAlert();
     expect(opened).toMatchObject({ state: "open", opened_at: new Date(T0 + 30 * MIN).toISOString(), resolved_automatically: false });
+    await until(() => hook.received.length === 1 && smtp.messages.length === 1); // the opening, told
+    expect(JSON.parse(hook.received[0].body).event).toBe("monitoring.alert_opened");
     expect((await call("POST", `/v1/models/3/alerts/${opened.id}/acknowledge`, {})).body).toMatchObject({
       state: "acknowledged",
       acknowledged_by: alice.email,
@@ -101,8 +126,45 @@ describe.skipIf(!haveFixturePython)("an alert resolved by itself when its rule h
     const audit = (await call("GET", "/v1/audit?limit=50")).body.data as Array<{ action: string; via: string; details: any }>;
     expect(audit.find((e) => e.action === "monitoring_alert_updated" && e.details.automatically)).toMatchObject({
       via: "system",
-      details: { alert_id: opened.id, rule: "drift", state: "resolved" },
+      details: { alert_id: opened.id, rule: "drift", state: "resolved", notified: { webhook: 1, email: 1 } },
     });
+
+    // Told that it resolved, on the opening's channels: the webhook retried after a 500 (same delivery id, signed),
+    // the e-mail once. Judging the rules again (still holding) tells nobody a second time.
+    await until(() => hook.received.length === 3 && smtp.messages.length === 2);
+    const [, failed, delivered] = hook.received;
+    expect([failed.status, delivered.status]).toEqual([500, 200]);
+    expect(failed.headers["x-builder-delivery"]).toBe(delivered.headers["x-builder-delivery"]);
+    expect(delivered.headers["x-builder-event"]).toBe("monitoring.alert_resolved");
+    expect(signatureValid(SECRET, delivered.headers["x-builder-signature"] as string, delivered.body)).toBe(true);
+    expect(JSON.parse(delivered.body)).toMatchObject({
+      event: "monitoring.alert_resolved",
+      alert: { id: opened.id, rule: "drift", state: "resolved", resolved_automatically: true, resolved_at: closed.resolved_at },
+    });
+    expect(smtp.messages[1].to).toEqual(["ward@hospital.example"]);
+    // The subject is MIME-encoded (RFC 2047, UTF-8 base64): decoded here.
+    const subject = smtp.messages[1].subject.replace(/=\?UTF-8\?B\?([^?]*)\?=/g, (_, b: string) =>
+      Buffer.from(b, "base64").toString("utf8"),
+    );
+    expect(subject).toContain("Resuelta: ");
+    expect(subject).toContain("Resolved: ");
+    expect(smtp.messages[1].text).toContain("Alert resolved by itself");
+    expect(smtp.messages[1].text).toContain("Alerta resuelta sola");
+    await evaluateAt(T0 + HOUR + 50 * MIN);
+    await s.services.monitoring.alerts.delivery.runOnce();
+    expect(hook.received).toHaveLength(3);
+    expect(smtp.messages).toHaveLength(2);
+    // The alert list shows where the notice went and that it arrived.
+    const listed = await driftAlert();
+    expect(
+      listed.deliveries
+        .filter((d: any) => d.event === "resolved")
+        .map((d: any) => [d.channel, d.state])
+        .sort(),
+    ).toEqual([
+      ["email", "delivered"],
+      ["webhook", "delivered"],
+    ]);
 
     // Ages shifted again: the rule stays quiet for one window after the resolution, then opens anew.
     await recordAt(T0 + 2 * HOUR + 5 * MIN, 30);

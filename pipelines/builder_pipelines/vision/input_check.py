@@ -1,8 +1,9 @@
 """Unfamiliar-input detection for image models (issue 49 item 5): is a new image like the ones the model learned from?
 
 Three signals, all computed inside model.onnx so that serving gets them on the same thread and in the same run as the
-prediction (a third output, ``input_check`` [N, 6]: feature distance, pixel distance, intensity mean, spread,
-roughness and flatness):
+prediction (a third output, ``input_check`` [N, 6 + k]: feature distance, pixel distance, intensity mean, spread,
+roughness and flatness, then the feature summary's first ``k`` standardised projections, which monitoring bins for
+drift (issue 49 item 4; ``feature_baseline`` below, src/monitoring/recorder.ts)):
 
 - **feature distance**: the network's own penultimate-layer features (each member's global-average-pooled maps, the
   vector its linear head reads; the members' vectors side by side for an ensemble) compared with those of the training
@@ -37,11 +38,17 @@ import torch.nn as nn
 import torch.nn.functional as F
 from PIL import Image
 
+from ..common import monitoring_baseline
 from .models import ExportModel
 
 OUTPUT = "input_check"
 QUANTILE = 99.5
 MAX_COMPONENTS = 32
+#: The feature summary's projections served for monitoring's drift: the first (largest-variance) directions, each
+#: standardised by its own spread. A few: each is one row of the drift table and one small histogram per hour.
+DRIFT_COMPONENTS = 8
+#: Where the projections start in the check output (after the six values the rule reads).
+PROJECTION_OFFSET = 6
 #: Training images the statistics are fitted on, at most (a random subset beyond: the extra pass stays cheap).
 MAX_FIT_IMAGES = 4000
 #: The intensity range's margin, as a share of the training images' own spread of that descriptor.
@@ -102,6 +109,12 @@ class FeatureSummary(nn.Module):
         outside = (r * r).sum(dim=1, keepdim=True)
         return ((inside + outside * self.inv_rest) / self.dims).sqrt()
 
+    def projection(self, f: torch.Tensor, k: int) -> torch.Tensor:
+        """[N, k]: the features on the first k principal directions, each divided by its spread (unit variance on
+        the fitting images), so that every component's histogram has the same scale."""
+        z = (f - self.mu) @ self.basis[:, :k]
+        return z * self.inv_var[:k].sqrt()
+
 
 class CheckedModel(nn.Module):
     """What model.onnx computes when it carries the check: ``scores``, ``cam`` and ``input_check``."""
@@ -111,10 +124,19 @@ class CheckedModel(nn.Module):
         self.model = model
         self.summary = summary
         self.pixels = pixels
+        self.projected = int(min(DRIFT_COMPONENTS, summary.basis.shape[1]))
 
     def forward(self, x):
         scores, cam, pooled = self.model.heads(x)  # one pass of the backbones for the answer and the check
-        check = torch.cat([self.summary.distance(pooled), self.pixels.distance(pooled_pixels(x)), intensity(x)], dim=1)
+        check = torch.cat(
+            [
+                self.summary.distance(pooled),
+                self.pixels.distance(pooled_pixels(x)),
+                intensity(x),
+                self.summary.projection(pooled, self.projected),
+            ],
+            dim=1,
+        )
         return scores, cam, check
 
 
@@ -162,9 +184,11 @@ def build(
     dist = _batched(lambda b: summary.distance(features(model, b)), calib_x)[:, 0]
     pix = _batched(lambda b: pixels.distance(pooled_pixels(b)), calib_x)[:, 0]
     seen = _batched(intensity, torch.cat([fit_x, calib_x]))
+    checked = CheckedModel(model, summary, pixels)
     record = {
         "output": OUTPUT,
         "components": int(summary.basis.shape[1]),
+        "projected_components": checked.projected,
         "feature_dims": int(summary.mu.shape[0]),
         "pixel_components": int(pixels.basis.shape[1]),
         "pixel_dims": int(pixels.mu.shape[0]),
@@ -179,7 +203,7 @@ def build(
         "roughness": _range(seen[:, 2]),
         "flatness": _range(seen[:, 3]),
     }
-    return CheckedModel(model, summary, pixels), record
+    return checked, record
 
 
 def unfamiliar(check: np.ndarray, record: dict) -> np.ndarray:
@@ -199,6 +223,28 @@ def test_rate(sess, x: np.ndarray, record: dict, batch: int = 256) -> dict:
     ]
     flagged = int(unfamiliar(np.concatenate(checks), record).sum())
     return {"test_images": len(x), "test_flagged": flagged, "test_flagged_rate": round(flagged / max(len(x), 1), 4)}
+
+
+def feature_baseline(sess, x: np.ndarray, record: dict, source: str, batch: int = 256) -> dict | None:
+    """Monitoring's baseline of the feature summary (``monitoring_baseline.features``): the served model's own
+    projections of the baseline images (the same graph serving runs, so the two bin alike), each component binned
+    at its deciles as a numeric column (img:feature:1..k). Counts only: no image and no feature vector is kept.
+    None for a graph without projections."""
+    k = int(record.get("projected_components") or 0)
+    if not k or not len(x):
+        return None
+    check = np.concatenate(
+        [
+            sess.run([OUTPUT], {"input": np.ascontiguousarray(x[i : i + batch], dtype=np.float32)})[0]
+            for i in range(0, len(x), batch)
+        ]
+    ).astype(np.float64)
+    proj = check[:, PROJECTION_OFFSET : PROJECTION_OFFSET + k]
+    return {
+        "images": len(x),
+        "source": source,
+        "descriptors": [monitoring_baseline.numeric(f"img:feature:{i + 1}", proj[:, i]) for i in range(k)],
+    }
 
 
 def descriptors(paths: list[str], channels: int, limit: int = 2000) -> dict:

@@ -395,6 +395,17 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
     described = image_descriptors.build([paths[i] for i in parts["val"] + parts["test"]], image.get("dicom"))
     if described:
         manifest["monitoring_baseline"]["image"] = described
+    # The feature summary's projections of the same images as the scores' baseline (and for the same reason the test
+    # images alone after a cross-fitted ensemble: it trained on the validation ones, whose features look more familiar).
+    baseline_x = [x["test"]] if selection is not None else [x["val"], x["test"]]
+    features = input_check.feature_baseline(
+        sess,
+        np.concatenate([v.cpu().numpy() for v in baseline_x]),
+        check_record,
+        "test images" if selection is not None else monitoring_baseline.SOURCE.replace("patients", "images"),
+    )
+    if features:
+        manifest["monitoring_baseline"]["features"] = features
     if problem == "binary" and positive is not None:
         manifest["operating_scores_file"] = operating_scores.write(
             out_dir,

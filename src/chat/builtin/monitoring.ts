@@ -1,6 +1,7 @@
 import type { BackendReply } from "../backend.js";
 import { reply, wordFor, type Lang } from "../language.js";
 import type { MonitoringReportView } from "../monitoring-summary.js";
+import { driftFeatureName } from "../../monitoring/alert-text.js";
 import { quote } from "../safety.js";
 import type { ReplyContext } from "./context.js";
 import { notFound } from "./answers.js";
@@ -34,7 +35,7 @@ function lines(r: MonitoringReportView, lang: Lang): string[] {
             }),
     }),
   );
-  const drifted = r.drift.features.filter((f) => f.drifted).map((f) => quote(f.feature, 40));
+  const drifted = r.drift.features.filter((f) => f.drifted).map((f) => quote(driftFeatureName(f.feature, lang), 40));
   out.push(
     reply(lang, "monitoring.inputDrift", {
       status: wordFor(lang, "words.drift", r.drift.status),

@@ -28,6 +28,7 @@ export const alertSchema = z.object({
   details: z.record(z.string(), z.unknown()).describe("the figures that broke the rule (numbers and column names, no patient data)"),
   deliveries: z.array(
     z.object({
+      event: z.enum(["opened", "resolved"]).describe("opened: the alert's notice; resolved: the notice that it resolved by itself"),
       channel: z.enum(["webhook", "email"]),
       target: z.string(),
       state: z.enum(["pending", "delivered", "failed"]),

@@ -17,7 +17,11 @@ const MAX_PERIOD_DAYS = 400;
 
 const featureSchema = z.object({
   feature: z.string(),
-  kind: z.enum(["column", "descriptor", "score"]).describe("descriptor: an image descriptor (img:width, img:mean, img:modality, ...)"),
+  kind: z
+    .enum(["column", "descriptor", "features", "score"])
+    .describe(
+      "descriptor: an image descriptor (img:width, img:mean, img:modality, ...); features: a component of the image model's feature summary (img:feature:1..k)",
+    ),
   type: z.enum(["numeric", "categorical"]),
   n: z.number().describe("predictions in the period with a value: the sample the test saw"),
   baseline_n: z.number(),

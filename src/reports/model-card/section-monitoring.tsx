@@ -1,4 +1,5 @@
 import type { ModelCard } from "../../experiments/model-card.js";
+import { featureComponent } from "../../monitoring/baseline.js";
 import type { MonitoringReport } from "../../monitoring/report.js";
 import type { CardWords } from "./format.js";
 import { Wide } from "./Rich.js";
@@ -95,7 +96,13 @@ function DriftTable({ report, w }: { report: MonitoringReport; w: CardWords }) {
           <tbody>
             {shown.map((f) => (
               <tr key={`${f.kind}:${f.feature}`} className={f.drifted ? "worse" : undefined}>
-                <th scope="row">{f.kind === "score" ? w.t("monitoring.scoreFeature") : f.feature}</th>
+                <th scope="row">
+                  {f.kind === "score"
+                    ? w.t("monitoring.scoreFeature")
+                    : f.kind === "features"
+                      ? w.t("monitoring.featureComponent", { n: featureComponent(f.feature) ?? f.feature })
+                      : f.feature}
+                </th>
                 <td className="n">{w.count(f.n)}</td>
                 <td>{f.test ? w.t(`monitoring.testName.${f.test}`) : "–"}</td>
                 <td className="n">

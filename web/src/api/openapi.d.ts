@@ -7483,6 +7483,11 @@ export interface operations {
                                 /** @enum {string} */
                                 channel: "webhook" | "email";
                                 delivered_at: string | null;
+                                /**
+                                 * @description opened: the alert's notice; resolved: the notice that it resolved by itself
+                                 * @enum {string}
+                                 */
+                                event: "opened" | "resolved";
                                 last_status: number | null;
                                 /** @enum {string} */
                                 state: "pending" | "delivered" | "failed";
@@ -7564,6 +7569,11 @@ export interface operations {
                             /** @enum {string} */
                             channel: "webhook" | "email";
                             delivered_at: string | null;
+                            /**
+                             * @description opened: the alert's notice; resolved: the notice that it resolved by itself
+                             * @enum {string}
+                             */
+                            event: "opened" | "resolved";
                             last_status: number | null;
                             /** @enum {string} */
                             state: "pending" | "delivered" | "failed";
@@ -7653,6 +7663,11 @@ export interface operations {
                             /** @enum {string} */
                             channel: "webhook" | "email";
                             delivered_at: string | null;
+                            /**
+                             * @description opened: the alert's notice; resolved: the notice that it resolved by itself
+                             * @enum {string}
+                             */
+                            event: "opened" | "resolved";
                             last_status: number | null;
                             /** @enum {string} */
                             state: "pending" | "delivered" | "failed";
@@ -8062,6 +8077,11 @@ export interface operations {
                                     /** @enum {string} */
                                     channel: "webhook" | "email";
                                     delivered_at: string | null;
+                                    /**
+                                     * @description opened: the alert's notice; resolved: the notice that it resolved by itself
+                                     * @enum {string}
+                                     */
+                                    event: "opened" | "resolved";
                                     last_status: number | null;
                                     /** @enum {string} */
                                     state: "pending" | "delivered" | "failed";
@@ -8111,10 +8131,10 @@ export interface operations {
                                 drifted: boolean;
                                 feature: string;
                                 /**
-                                 * @description descriptor: an image descriptor (img:width, img:mean, img:modality, ...)
+                                 * @description descriptor: an image descriptor (img:width, img:mean, img:modality, ...); features: a component of the image model's feature summary (img:feature:1..k)
                                  * @enum {string}
                                  */
-                                kind: "column" | "descriptor" | "score";
+                                kind: "column" | "descriptor" | "features" | "score";
                                 missing_rate?: number | null;
                                 /** @description predictions in the period with a value: the sample the test saw */
                                 n: number;

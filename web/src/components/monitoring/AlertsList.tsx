@@ -100,6 +100,7 @@ function AlertItem({ a, experimentId, onChanged }: { a: Alert; experimentId: num
             : t("alerts.resolvedBy", { who: a.resolved_by ?? t("alerts.someone"), when: formatDate(a.resolved_at) })}
         </div>
       ) : null}
+      <ResolvedNotices deliveries={a.deliveries} />
       {a.comment ? <div className="small muted">“{a.comment}”</div> : null}
       {a.state !== "resolved" ? (
         <div className="alert-actions">
@@ -128,5 +129,21 @@ function AlertItem({ a, experimentId, onChanged }: { a: Alert; experimentId: num
         </div>
       ) : null}
     </li>
+  );
+}
+
+/** Where the notice that an alert resolved by itself went, and whether it arrived (the same channels as its opening). */
+function ResolvedNotices({ deliveries }: { deliveries: Alert["deliveries"] }) {
+  const { t } = useTranslation("monitoring");
+  const notices = deliveries.filter((d) => d.event === "resolved");
+  if (!notices.length) return null;
+  return (
+    <div className="small muted" data-testid="alert-resolved-notices">
+      {t("alerts.resolvedNotice", {
+        list: notices
+          .map((d) => t("alerts.noticeItem", { channel: t(`alerts.channel.${d.channel}`), state: t(`alerts.delivery.${d.state}`) }))
+          .join(", "),
+      })}
+    </div>
   );
 }

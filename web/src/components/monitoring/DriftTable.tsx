@@ -5,7 +5,8 @@ import { formatCount, formatNumber, formatPercent } from "../../lib/format";
 type Drift = MonitoringReport["drift"];
 
 /**
- * The drift table as the API orders it (the worst first): per input column, image descriptor and the score, the test
+ * The drift table as the API orders it (the worst first): per input column, image descriptor, component of the image
+ * features (the network's own view of the image, kind "features") and the score, the test
  * used, its statistic and p-value, the PSI, the sample it saw beside the baseline's, and a severity. On a phone each
  * row is a small card (the `stacked` table style), so nothing scrolls sideways.
  */
@@ -17,8 +18,10 @@ export function DriftTable({ drift }: { drift: Drift }) {
       ? t("drift.score")
       : f.kind === "column"
         ? f.feature
-        : // nsSeparator off: the names hold a colon (img:width, det:boxes), which i18next would read as a namespace.
-          t(`drift.descriptor.${f.feature}`, { defaultValue: f.feature, nsSeparator: false });
+        : f.kind === "features"
+          ? t("drift.featureComponent", { n: /(\d+)$/.exec(f.feature)?.[1] ?? f.feature })
+          : // nsSeparator off: the names hold a colon (img:width, det:boxes), which i18next would read as a namespace.
+            t(`drift.descriptor.${f.feature}`, { defaultValue: f.feature, nsSeparator: false });
   const cols = [t("drift.test"), t("drift.statistic"), t("drift.pValue"), t("drift.psi"), t("drift.n"), t("drift.severity")];
   return (
     <>
