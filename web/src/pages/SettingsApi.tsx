@@ -5,6 +5,7 @@ import type { ApiKey, NewApiKey } from "../api/types";
 import { CopyButton, ErrorBox } from "../components/ui";
 import { ApiKeyForm } from "../components/ApiKeyForm";
 import { formatDate, formatDay } from "../lib/format";
+import { useWorkspace } from "../workspace";
 
 /**
  * Settings → API: the seed's path for keys. List (scopes, models, expiry, who made it, last use), generate with
@@ -16,6 +17,9 @@ export function ApiKeysPage() {
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
   const [defaultLimit, setDefaultLimit] = useState<number | null>(null);
   const [everyMember, setEveryMember] = useState(false);
+  // In a personal workspace every key is one's own: "your keys" says it; a shared one's owner sees the team's.
+  const { current } = useWorkspace();
+  const teamKeys = everyMember && current?.personal === false;
   const [showRevoked, setShowRevoked] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [created, setCreated] = useState<NewApiKey | null>(null);
@@ -89,8 +93,8 @@ export function ApiKeysPage() {
         </div>
       ) : null}
       <ApiKeyForm defaultLimit={defaultLimit} onCreated={onCreated} />
-      <h2>{everyMember ? t("api.workspaceKeys") : t("api.yourKeys")}</h2>
-      {everyMember ? (
+      <h2>{teamKeys ? t("api.workspaceKeys") : t("api.yourKeys")}</h2>
+      {teamKeys ? (
         <p className="muted" data-testid="every-member-keys">
           {t("api.everyMemberNote")}
         </p>
