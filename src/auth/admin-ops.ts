@@ -59,6 +59,7 @@ export function directOps(users: UserService, apiKeys: ApiKeyService, admins: Ad
     revokeKey: ({ idOrKey }) => apiKeys.revoke(idOrKey),
     markForErasure: async ({ email }) => {
       const { id } = await users.requireByEmail(email);
+      await users.assertErasable(id);
       await users.beginErasure(id);
       return { id };
     },

@@ -23,9 +23,12 @@ export interface ApiKeyInfo {
   revokedAt: Date | null;
 }
 
-/** A key as its list shows it: with the e-mail of who made it (api_keys.user_id is the maker). */
+/** A key as its list shows it: with who made it (api_keys.user_id is the maker). */
 export interface ApiKeyListed extends ApiKeyInfo {
-  createdByEmail: string;
+  /** The maker's e-mail; null in a workspace's list when they no longer belong to it (a former member). */
+  createdByEmail: string | null;
+  /** The maker no longer belongs to the key's workspace (removed or left: their keys there were revoked then). */
+  makerFormerMember: boolean;
 }
 
 /** What authentication needs about a presented key: the key and its owner, in one query. */
@@ -58,6 +61,9 @@ const publicColumns = {
   revokedAt: apiKeys.revokedAt,
 };
 
+/** The maker's membership of the key's workspace (none: they left it or were removed). */
+const makerMembership = and(eq(workspaceMembers.workspaceId, apiKeys.workspaceId), eq(workspaceMembers.userId, apiKeys.userId));
+
 function matching(match: KeyMatch, userId?: string): SQL | undefined {
   const one = "id" in match ? eq(apiKeys.id, match.id) : eq(apiKeys.keyHash, match.keyHash);
   return userId ? and(one, eq(apiKeys.userId, userId)) : one;
@@ -86,10 +92,29 @@ export class ApiKeyRepository {
   /** A user's keys (in one workspace, when named), newest first, revoked ones included, with who made each. */
   list(userId: string, workspaceId?: string): Promise<ApiKeyListed[]> {
     return this.db
-      .select({ ...publicColumns, createdByEmail: users.email })
+      .select({ ...publicColumns, createdByEmail: users.email, makerFormerMember: sql<boolean>`${workspaceMembers.userId} is null` })
       .from(apiKeys)
       .innerJoin(users, eq(users.id, apiKeys.userId))
+      .leftJoin(workspaceMembers, makerMembership)
       .where(and(eq(apiKeys.userId, userId), workspaceId ? eq(apiKeys.workspaceId, workspaceId) : undefined))
+      .orderBy(desc(apiKeys.createdAt));
+  }
+
+  /**
+   * Every key of a workspace, whoever made it (its owners' view), newest first, revoked ones included. The maker's
+   * e-mail only while they belong to the workspace: someone who left it is a former member to it, as on experiments.
+   */
+  listInWorkspace(workspaceId: string): Promise<ApiKeyListed[]> {
+    return this.db
+      .select({
+        ...publicColumns,
+        createdByEmail: sql<string | null>`case when ${workspaceMembers.userId} is null then null else ${users.email} end`,
+        makerFormerMember: sql<boolean>`${workspaceMembers.userId} is null`,
+      })
+      .from(apiKeys)
+      .innerJoin(users, eq(users.id, apiKeys.userId))
+      .leftJoin(workspaceMembers, makerMembership)
+      .where(eq(apiKeys.workspaceId, workspaceId))
       .orderBy(desc(apiKeys.createdAt));
   }
 
@@ -136,6 +161,15 @@ export class ApiKeyRepository {
 
   async find(match: KeyMatch, userId?: string): Promise<ApiKeyInfo | undefined> {
     const [existing] = await this.db.select(publicColumns).from(apiKeys).where(matching(match, userId));
+    return existing;
+  }
+
+  /** The key with its workspace (null: a key older than workspaces that no trigger placed), to decide who may revoke it. */
+  async findWithWorkspace(match: KeyMatch): Promise<(ApiKeyInfo & { workspaceId: string | null }) | undefined> {
+    const [existing] = await this.db
+      .select({ ...publicColumns, workspaceId: apiKeys.workspaceId })
+      .from(apiKeys)
+      .where(matching(match));
     return existing;
   }
 

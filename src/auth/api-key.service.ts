@@ -4,7 +4,7 @@ import { ApiKeyCache } from "./api-key-cache.js";
 import { ApiKeyRepository, type ApiKeyInfo, type ApiKeyListed, type KeyLookup } from "./api-key.repository.js";
 import { DEFAULT_KEY_SCOPES, normaliseScopes, type KeyScope } from "./key-scopes.js";
 import { DISPLAY_PREFIX_LENGTH, generateApiKey, looksLikeApiKey, sha256Hex } from "./secrets.js";
-import { assertAllowed, type WorkspaceMember } from "../workspaces/permissions.js";
+import { assertAllowed, isAllowed, type WorkspaceMember } from "../workspaces/permissions.js";
 
 export type { ApiKeyInfo, ApiKeyListed, KeyLookup } from "./api-key.repository.js";
 
@@ -25,6 +25,18 @@ export interface NewKeyOptions {
    * (an owner's; everyone owns their personal workspace, so nothing changes there).
    */
   workspace?: Pick<WorkspaceMember, "role"> & { id: string };
+}
+
+/** Who asks, from the dashboard: the user and the workspace they act in, with their role there. */
+export interface KeyCaller {
+  userId: string;
+  workspace: Pick<WorkspaceMember, "role"> & { id: string };
+}
+
+/** A workspace's keys as its caller may see them: every member's for an owner (key.manage), else only their own. */
+export interface KeysView {
+  keys: ApiKeyListed[];
+  everyMember: boolean;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -86,6 +98,35 @@ export class ApiKeyService {
   /** A user's keys (in one workspace, when named), newest first, revoked ones included (the dashboard greys them). */
   async list(userId: string, workspaceId?: string): Promise<ApiKeyListed[]> {
     return this.repo.list(userId, workspaceId);
+  }
+
+  /**
+   * The keys page (issue 50 item 3): an owner (key.manage) sees every key of the workspace with who made it, so a
+   * key a departed colleague's program still holds can be found and stopped; any other role sees only its own.
+   */
+  async listFor(caller: KeyCaller): Promise<KeysView> {
+    if (isAllowed(caller.workspace.role, "key.manage")) {
+      return { keys: await this.repo.listInWorkspace(caller.workspace.id), everyMember: true };
+    }
+    return { keys: await this.repo.list(caller.userId, caller.workspace.id), everyMember: false };
+  }
+
+  /**
+   * Revokes a key from the dashboard: one's own key (in any workspace, as before), or another member's key of the
+   * workspace the caller acts in when their role there may manage keys (assertAllowed key.manage: an owner). Another
+   * member's key without that permission is a 403 naming it; a key of another workspace is a 404, as if unknown.
+   * Returns the key and who made it (the audit entry says who revoked whose key).
+   */
+  async revokeFor(idOrKey: string, caller: KeyCaller): Promise<{ info: ApiKeyInfo; madeBy: string }> {
+    const byKey = idOrKey.startsWith("bld_");
+    if (!byKey && !UUID.test(idOrKey)) throw new ApiError(404, "not_found", msg("auth.api_key_not_found"));
+    const existing = await this.repo.findWithWorkspace(byKey ? { keyHash: sha256Hex(idOrKey) } : { id: idOrKey });
+    if (!existing) throw new ApiError(404, "not_found", msg("auth.api_key_not_found"));
+    if (existing.userId !== caller.userId) {
+      if (existing.workspaceId !== caller.workspace.id) throw new ApiError(404, "not_found", msg("auth.api_key_not_found"));
+      assertAllowed(caller.workspace, "key.manage");
+    }
+    return { info: await this.revoke(existing.id), madeBy: existing.userId };
   }
 
   /** Looks a presented key up by its hash; revoked keys are returned too (the caller answers 403). */

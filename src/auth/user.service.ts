@@ -6,6 +6,7 @@ import { AdminRepository } from "./admin.repository.js";
 import { ApiKeyRepository } from "./api-key.repository.js";
 import { SessionRepository } from "./session.repository.js";
 import { UserRepository, type Role, type User } from "./user.repository.js";
+import { refuseIfSoleOwnerOfSharedWorkspaces } from "../erasure/sole-owner.js";
 
 export const MIN_PASSWORD_LENGTH = 12;
 
@@ -103,6 +104,16 @@ export class UserService {
   async passwordMatches(userId: string, password: string): Promise<boolean> {
     const row = await this.repo.rowById(userId);
     return !!row && (await verifyPassword(password, row.passwordHash));
+  }
+
+  /**
+   * Refuses (409 sole_owner_of_shared_workspace) to begin erasing the only owner of a shared workspace that others
+   * still use (erasure/sole-owner.ts). Asked before beginErasure by every path that starts one; an erasure already
+   * begun is not refused (the CLI run again after a kill): what began is finished.
+   */
+  async assertErasable(userId: string): Promise<void> {
+    if ((await this.repo.rowById(userId))?.erasingAt) return;
+    await refuseIfSoleOwnerOfSharedWorkspaces(this.db, userId);
   }
 
   /**

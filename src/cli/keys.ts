@@ -101,7 +101,7 @@ export function registerKeys(program: Command): void {
             r.modelIds ? r.modelIds.join(",") : "all",
             r.rateLimitPerMinute ? String(r.rateLimitPerMinute) : "default",
             iso(r.createdAt),
-            r.createdByEmail,
+            r.createdByEmail ?? "former member",
             iso(r.lastUsedAt),
             iso(r.expiresAt),
             iso(r.revokedAt),

@@ -51,9 +51,14 @@ export class AccountErasure {
     },
   ) {}
 
-  /** Step 1 now, and every experiment unpublished; the rest in the background. Returns how many experiments go. */
+  /**
+   * Step 1 now, and every experiment unpublished; the rest in the background. Returns how many experiments go.
+   * Refused, with nothing changed, while the user is the only owner of a shared workspace with other members.
+   */
   async begin(actor: AuditActor): Promise<{ experiments: number }> {
     const { userId } = actor;
+    // A shared workspace must not be left ownerless: the person hands it over (or deletes it) first.
+    await this.deps.users.assertErasable(userId);
     if (!(await this.deps.users.beginErasure(userId))) return { experiments: 0 };
     const rows = await this.deps.experiments.repo.markAllDeleting(userId);
     await this.deps.audit.record(actor, "account_erasure_requested", undefined, { experiments: rows.length });

@@ -393,6 +393,7 @@ export interface ErrorValues {
   "workspace.role_name.owner": {};
   "workspace.role_name.reviewer": {};
   "workspace.role_name.viewer": {};
+  "workspace.sole_owner_erasure": { workspaces: CatalogValue };
   "workspace.unknown_role": {};
   "zip.absolute": { name: CatalogValue };
   "zip.bad_segment": { name: CatalogValue };

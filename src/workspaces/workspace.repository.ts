@@ -97,6 +97,30 @@ export class WorkspaceRepository {
     });
   }
 
+  /**
+   * The shared workspaces `userId` is the only owner of while other people are members: erasing them would leave
+   * those members without an owner (docs/teams.md, Erasure). By name, for the message that names them.
+   */
+  async soleOwnedWithOthers(userId: string): Promise<Array<{ id: string; name: string }>> {
+    const owners = sql`(select count(*) from ${workspaceMembers} o where o.workspace_id = ${workspaces.id} and o.role = 'owner')`;
+    const members = sql`(select count(*) from ${workspaceMembers} x where x.workspace_id = ${workspaces.id})`;
+    return this.db
+      .select({ id: workspaces.id, name: workspaces.name })
+      .from(workspaceMembers)
+      .innerJoin(workspaces, eq(workspaces.id, workspaceMembers.workspaceId))
+      .where(
+        and(
+          eq(workspaceMembers.userId, userId),
+          eq(workspaceMembers.role, "owner"),
+          isNull(workspaces.personalOwnerId),
+          isNull(workspaces.erasingAt),
+          sql`${owners} = 1`,
+          sql`${members} > 1`,
+        ),
+      )
+      .orderBy(asc(workspaces.name));
+  }
+
   /** Shared workspaces whose deletion began and is not finished. */
   async erasing(): Promise<Array<{ id: string }>> {
     return this.db.select({ id: workspaces.id }).from(workspaces).where(isNotNull(workspaces.erasingAt));

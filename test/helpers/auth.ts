@@ -55,3 +55,27 @@ export function limiterEnv(target: string): Record<string, string> {
   if (!redis || target !== "postgres") return {};
   return { REDIS_URL: redis, RATE_LIMIT_KEY_PREFIX: `builder-test:${randomBytes(6).toString("hex")}` };
 }
+
+/**
+ * Signs the user in through POST /v1/session: the headers a dashboard request carries (the session cookie, the CSRF
+ * token, JSON), plus `x-builder-workspace` when a workspace is named.
+ */
+export async function signIn(
+  server: Pick<TestServer, "url">,
+  user: Pick<UserWithKey, "email" | "password">,
+  workspaceId?: string,
+): Promise<Record<string, string>> {
+  const res = await fetch(`${server.url}/v1/session`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: user.email, password: user.password }),
+  });
+  if (res.status !== 200) throw new Error(`sign-in of ${user.email} answered ${res.status}: ${await res.text()}`);
+  const { csrf_token } = (await res.json()) as { csrf_token: string };
+  return {
+    cookie: res.headers.get("set-cookie")!.split(";")[0]!,
+    "x-csrf-token": csrf_token,
+    "content-type": "application/json",
+    ...(workspaceId ? { "x-builder-workspace": workspaceId } : {}),
+  };
+}

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { experiments, files, models, workspaces } from "../../src/db/schema.js";
 import { WorkspaceMemberRepository, WorkspaceRepository } from "../../src/workspaces/workspace.repository.js";
 import { ALL_KEY_SCOPES } from "../../src/auth/key-scopes.js";
-import { bearer, createUserWithKey, personalWorkspaceId, type UserWithKey } from "../helpers/auth.js";
+import { bearer, createUserWithKey, personalWorkspaceId, signIn, type UserWithKey } from "../helpers/auth.js";
 import { primaryTarget } from "../helpers/db.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { haveFixturePython, servingFixtures } from "../fixtures/serving/fixtures.js";
@@ -180,15 +180,7 @@ describe.skipIf(!haveFixturePython)("deleting a shared workspace (DELETE /v1/wor
   let b: UserWithKey;
   let team: string;
 
-  const session = async (u: UserWithKey) => {
-    const res = await fetch(`${server.url}/v1/session`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ email: u.email, password: u.password }),
-    });
-    const { csrf_token } = (await res.json()) as { csrf_token: string };
-    return { cookie: res.headers.get("set-cookie")!.split(";")[0]!, "x-csrf-token": csrf_token, "content-type": "application/json" };
-  };
+  const session = (u: UserWithKey) => signIn(server, u);
   const del = async (headers: Record<string, string>, id: string) => {
     const res = await fetch(`${server.url}/v1/workspaces/${id}`, { method: "DELETE", headers });
     return { status: res.status, body: (await res.json()) as any };

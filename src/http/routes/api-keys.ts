@@ -26,7 +26,16 @@ const apiKeySchema = z.object({
 });
 
 /** A key as the list shows it: who made it, besides the key itself. */
-const listedKeySchema = apiKeySchema.extend({ created_by: z.string().describe("the e-mail of who made the key") });
+const listedKeySchema = apiKeySchema.extend({
+  created_by: z
+    .string()
+    .nullable()
+    .describe("the e-mail of who made the key; null when they no longer belong to the workspace (a former member)"),
+  created_by_former_member: z
+    .boolean()
+    .describe("the maker left the workspace or was removed from it (their keys there were revoked then)"),
+  made_by_you: z.boolean(),
+});
 
 function toJson(k: ApiKeyInfo, now = Date.now()): z.infer<typeof apiKeySchema> {
   return {
@@ -45,8 +54,8 @@ function toJson(k: ApiKeyInfo, now = Date.now()): z.infer<typeof apiKeySchema> {
   };
 }
 
-function toListedJson(k: ApiKeyListed): z.infer<typeof listedKeySchema> {
-  return { ...toJson(k), created_by: k.createdByEmail };
+function toListedJson(k: ApiKeyListed, callerId: string): z.infer<typeof listedKeySchema> {
+  return { ...toJson(k), created_by: k.createdByEmail, created_by_former_member: k.makerFormerMember, made_by_you: k.userId === callerId };
 }
 
 export const apiKeyRoutes = [
@@ -99,13 +108,17 @@ export const apiKeyRoutes = [
     method: "get",
     path: "/v1/api-keys",
     auth: "session",
-    summary: "List your API keys (never the secrets), newest first, revoked ones included",
+    summary:
+      "List the API keys of the current workspace (never the secrets), newest first, revoked ones included: an owner's every member's, anyone else's their own",
     tags: ["account"],
     responses: {
       200: {
-        description: "your keys",
+        description: "the keys the caller may see",
         schema: z.object({
           data: z.array(listedKeySchema),
+          every_member: z
+            .boolean()
+            .describe("true: every member's keys of the workspace (an owner: key.manage); false: only the caller's own"),
           default_rate_limit_per_minute: z
             .number()
             .int()
@@ -113,25 +126,37 @@ export const apiKeyRoutes = [
         }),
       },
     },
-    handler: async ({ auth, services }) => ({
-      body: {
-        data: (await services.auth.apiKeys.list(auth.userId, auth.workspace.id)).map(toListedJson),
-        default_rate_limit_per_minute: services.config.RATE_LIMIT_PER_MINUTE,
-      },
-    }),
+    handler: async ({ auth, services }) => {
+      const { keys, everyMember } = await services.auth.apiKeys.listFor(auth);
+      return {
+        body: {
+          data: keys.map((k) => toListedJson(k, auth.userId)),
+          every_member: everyMember,
+          default_rate_limit_per_minute: services.config.RATE_LIMIT_PER_MINUTE,
+        },
+      };
+    },
   }),
   defineRoute({
     method: "delete",
     path: "/v1/api-keys/{id}",
     auth: "session",
-    summary: "Revoke one of your API keys; refused from its very next request",
+    summary: "Revoke one of your API keys, or (an owner: key.manage) any key of the current workspace; refused from its very next request",
     tags: ["account"],
     params: z.object({ id: z.string().min(1).max(200) }),
-    responses: { 200: { description: "the revoked key", schema: apiKeySchema } },
+    responses: {
+      200: { description: "the revoked key", schema: apiKeySchema },
+      403: { description: "missing_permission_key_manage: another member's key, and the caller's role may not manage keys" },
+    },
     handler: async ({ auth, params, services }) => {
-      const revoked = await services.auth.apiKeys.revoke(params.id, auth.userId);
-      await services.audit.record(actorOf(auth), "api_key_revoked", `key ${revoked.prefix}`, { api_key_id: revoked.id });
-      return { body: toJson(revoked) };
+      const { info, madeBy } = await services.auth.apiKeys.revokeFor(params.id, auth);
+      // Who revoked whose key: the actor is the revoker; made_by names the maker (ids only, as every entry).
+      await services.audit.record(actorOf(auth), "api_key_revoked", `key ${info.prefix}`, {
+        api_key_id: info.id,
+        made_by: madeBy,
+        ...(madeBy !== auth.userId ? { revoked_for_another_member: true } : {}),
+      });
+      return { body: toJson(info) };
     },
   }),
 ];

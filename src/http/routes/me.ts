@@ -33,7 +33,10 @@ export const meRoutes = [
     responses: {
       202: { description: "erasure begun", schema: accountErasureSchema },
       400: { description: "the password is not correct" },
-      409: { description: "last_admin: the last administrator of a server with other users" },
+      409: {
+        description:
+          "last_admin: the last administrator of a server with other users; sole_owner_of_shared_workspace: the only owner of a shared workspace with other members (details.workspaces names them)",
+      },
     },
     handler: async ({ services, auth, body, res }) => {
       if (!(await services.auth.users.passwordMatches(auth.userId, body.password))) {

@@ -246,7 +246,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List your API keys (never the secrets), newest first, revoked ones included */
+        /** List the API keys of the current workspace (never the secrets), newest first, revoked ones included: an owner's every member's, anyone else's their own */
         get: operations["get_v1_api_keys"];
         put?: never;
         /** Create an API key (scope predict unless others are asked for); the secret is in this response only */
@@ -267,7 +267,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke one of your API keys; refused from its very next request */
+        /** Revoke one of your API keys, or (an owner: key.manage) any key of the current workspace; refused from its very next request */
         delete: operations["delete_v1_api_keys_id"];
         options?: never;
         head?: never;
@@ -2447,7 +2447,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description your keys */
+            /** @description the keys the caller may see */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2456,8 +2456,10 @@ export interface operations {
                     "application/json": {
                         data: {
                             created_at: string;
-                            /** @description the e-mail of who made the key */
-                            created_by: string;
+                            /** @description the e-mail of who made the key; null when they no longer belong to the workspace (a former member) */
+                            created_by: string | null;
+                            /** @description the maker left the workspace or was removed from it (their keys there were revoked then) */
+                            created_by_former_member: boolean;
                             expired: boolean;
                             /** @description when the key stops working (401 api_key_expired); null: never */
                             expires_at: string | null;
@@ -2467,6 +2469,7 @@ export interface operations {
                             last_used_at: string | null;
                             /** @description true: made before scopes, so it may do everything; replace it with a scoped key */
                             legacy_full_access: boolean;
+                            made_by_you: boolean;
                             /** @description the experiments a predict key may call; null: every model */
                             model_ids: number[] | null;
                             name: string;
@@ -2480,6 +2483,8 @@ export interface operations {
                         }[];
                         /** @description the limit of a key whose rate_limit_per_minute is null (RATE_LIMIT_PER_MINUTE) */
                         default_rate_limit_per_minute: number;
+                        /** @description true: every member's keys of the workspace (an owner: key.manage); false: only the caller's own */
+                        every_member: boolean;
                     };
                 };
             };
@@ -2600,6 +2605,15 @@ export interface operations {
                         /** @description what the key may do (docs/teams.md, Key scopes); null: a key made before scopes, which keeps full access */
                         scopes: ("predict" | "read" | "build" | "admin")[] | null;
                     };
+                };
+            };
+            /** @description missing_permission_key_manage: another member's key, and the caller's role may not manage keys */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -6985,7 +6999,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description last_admin: the last administrator of a server with other users */
+            /** @description last_admin: the last administrator of a server with other users; sole_owner_of_shared_workspace: the only owner of a shared workspace with other members (details.workspaces names them) */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -5,15 +5,21 @@ import type { ApiKey, NewApiKey } from "../api/types";
 import { CopyButton, ErrorBox } from "../components/ui";
 import { ApiKeyForm } from "../components/ApiKeyForm";
 import { formatDate, formatDay } from "../lib/format";
+import { useWorkspace } from "../workspace";
 
 /**
  * Settings → API: the seed's path for keys. List (scopes, models, expiry, who made it, last use), generate with
  * scopes (shown once), revoke (with a confirmation). Keys made before scopes say that they keep full access.
+ * An owner of the workspace sees every member's keys and may revoke any (the API decides: `every_member`).
  */
 export function ApiKeysPage() {
   const { t } = useTranslation("settings");
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
   const [defaultLimit, setDefaultLimit] = useState<number | null>(null);
+  const [everyMember, setEveryMember] = useState(false);
+  // In a personal workspace every key is one's own: "your keys" says it; a shared one's owner sees the team's.
+  const { current } = useWorkspace();
+  const teamKeys = everyMember && current?.personal === false;
   const [showRevoked, setShowRevoked] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [created, setCreated] = useState<NewApiKey | null>(null);
@@ -23,6 +29,7 @@ export function ApiKeysPage() {
     () =>
       call("get", "/v1/api-keys").then((r) => {
         setKeys(r.data);
+        setEveryMember(r.every_member);
         setDefaultLimit(r.default_rate_limit_per_minute);
       }, setError),
     [],
@@ -36,6 +43,9 @@ export function ApiKeysPage() {
     setCreated(k);
     await load();
   };
+  /** Who made the key, in words: you, a colleague's e-mail, or a former member (who left the workspace). */
+  const maker = (k: ApiKey) =>
+    k.made_by_you ? t("api.madeByYou") : k.created_by ? t("api.madeBy", { email: k.created_by }) : t("api.madeByFormer");
   const activeLegacy = keys?.filter((k) => k.legacy_full_access && !k.revoked_at).length ?? 0;
 
   const revoke = async (k: ApiKey) => {
@@ -83,7 +93,12 @@ export function ApiKeysPage() {
         </div>
       ) : null}
       <ApiKeyForm defaultLimit={defaultLimit} onCreated={onCreated} />
-      <h2>{t("api.yourKeys")}</h2>
+      <h2>{teamKeys ? t("api.workspaceKeys") : t("api.yourKeys")}</h2>
+      {teamKeys ? (
+        <p className="muted" data-testid="every-member-keys">
+          {t("api.everyMemberNote")}
+        </p>
+      ) : null}
       {revokedCount > 0 ? (
         <label className="check">
           <input type="checkbox" checked={showRevoked} onChange={(e) => setShowRevoked(e.target.checked)} />{" "}
@@ -141,7 +156,9 @@ export function ApiKeysPage() {
                   <td>
                     {formatDate(k.created_at)}
                     <br />
-                    <span className="muted small">{t("api.madeBy", { email: k.created_by })}</span>
+                    <span className="muted small" data-testid="key-maker">
+                      {maker(k)}
+                    </span>
                   </td>
                   <td>{k.last_used_at ? formatDate(k.last_used_at) : t("api.never")}</td>
                   <td>
@@ -162,7 +179,9 @@ export function ApiKeysPage() {
                       <span className="badge status-cancelled">{t("api.revokedAt", { date: formatDate(k.revoked_at) })}</span>
                     ) : confirming?.id === k.id ? (
                       <span className="confirm" role="group" aria-label={t("api.confirmLabel", { name: k.name })}>
-                        {t("api.confirm", { name: k.name })}{" "}
+                        {k.made_by_you
+                          ? t("api.confirm", { name: k.name })
+                          : t("api.confirmOther", { name: k.name, who: k.created_by ?? t("api.aFormerMember") })}{" "}
                         <button type="button" className="danger" onClick={() => revoke(k)}>
                           {t("api.yesRevoke")}
                         </button>{" "}

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/typed";
 import type { ResponseOf } from "../api/types";
+import { DeleteWorkspaceCard } from "../components/DeleteWorkspaceCard";
 import { OneTimeLinkCard } from "../components/OneTimeLinkCard";
 import { ErrorBox } from "../components/ui";
 import { formatDate } from "../lib/format";
@@ -20,6 +21,12 @@ interface ShownLink {
 }
 
 /**
+ * What to say once the page comes back after a workspace's deletion: the switch to the personal workspace mounts a
+ * new page (App keys pages on the workspace), so the notice waits here, read once.
+ */
+let noticeAfterSwitch: string | null = null;
+
+/**
  * Settings → Members (issue 50 item 5): who works in the current workspace and with which role, each role in one
  * sentence; owners add people by e-mail (an address with no account gets an invitation link to pass on), change
  * roles and remove members; anyone may leave a shared workspace; anyone may start a new one.
@@ -27,10 +34,14 @@ interface ShownLink {
 export function MembersPage({ query }: { query: URLSearchParams }) {
   const { t } = useTranslation("settings");
   const { session } = useSession();
-  const { current, refresh, switchTo } = useWorkspace();
+  const { current, list, refresh, switchTo } = useWorkspace();
   const [members, setMembers] = useState<Member[] | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(() => {
+    const waiting = noticeAfterSwitch;
+    noticeAfterSwitch = null;
+    return waiting;
+  });
   const [shown, setShown] = useState<ShownLink | null>(null);
   const [confirming, setConfirming] = useState<string | null>(null);
   const [email, setEmail] = useState("");
@@ -296,6 +307,17 @@ export function MembersPage({ query }: { query: URLSearchParams }) {
         <button type="submit">{t("members.create")}</button>
         <p className="muted small">{t("members.newHelp")}</p>
       </form>
+      {owner && !current.personal ? (
+        <DeleteWorkspaceCard
+          workspace={current}
+          onDeleted={(count) => {
+            noticeAfterSwitch = t("members.deleted", { name: current.name, count });
+            const personal = list?.find((w) => w.personal);
+            if (personal) switchTo(personal.id);
+            void refresh();
+          }}
+        />
+      ) : null}
     </section>
   );
 }
