@@ -52,7 +52,8 @@ export function IntendedUseEditor({ exp, onSaved }: { exp: Experiment; onSaved: 
           rows={4}
           readOnly={!canWrite.allowed}
           onChange={(e) => (setText(e.target.value), setSaved(false))}
-          placeholder={t("use.placeholder")}
+          // An example in an empty box the reader cannot fill could be read as the team's own words.
+          placeholder={canWrite.allowed ? t("use.placeholder") : undefined}
         />
       </label>
       <ErrorBox error={error} />
