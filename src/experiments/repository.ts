@@ -145,13 +145,16 @@ export class ExperimentRepository {
       opts.status?.length ? inArray(experiments.status, opts.status) : undefined,
       opts.q ? matchesSearch(opts.q) : undefined,
     );
-    const rows = await this.db
-      .select()
+    // With the builder's e-mail ("built by"); null once their account was erased (user_id set NULL).
+    const joined = await this.db
+      .select({ row: experiments, builtBy: users.email })
       .from(experiments)
+      .leftJoin(users, eq(users.id, experiments.userId))
       .where(where)
       .orderBy(desc(experiments.createdAt), desc(experiments.experimentId))
       .limit(opts.limit)
       .offset(opts.offset);
+    const rows = joined.map((j) => ({ ...j.row, builtBy: j.builtBy }));
     const [{ total }] = await this.db
       .select({ total: sql<number>`count(*)::int` })
       .from(experiments)

@@ -174,7 +174,7 @@ export class ExperimentService {
     assertAllowed(scope.workspace, "experiment.read");
     const { rows, total } = await this.deps.repo.list(scope.workspace.id, page);
     return {
-      data: rows.map(experimentSummary),
+      data: rows.map((r) => ({ ...experimentSummary(r), built_by: r.builtBy })),
       total,
       limit: page.limit,
       offset: page.offset,

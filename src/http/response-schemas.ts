@@ -358,6 +358,10 @@ export const experimentListSchema = z.object({
       task: z.string(),
       type_of_experiment: z.string(),
       failure_reason: z.string().nullable(),
+      built_by: z
+        .string()
+        .nullable()
+        .describe('the builder\'s e-mail; null when their account was erased: the dashboard says "a former member"'),
       created_at: time,
       finished_at: time.nullable(),
     }),

@@ -81,6 +81,11 @@ export function isAllowed(role: WorkspaceRole, permission: Permission): boolean 
   return ROLE_PERMISSIONS[role]?.has(permission) ?? false;
 }
 
+/** What a role may do, in the table's order: the dashboard shows or hides its controls by this list (GET /v1/workspaces). */
+export function permissionsOf(role: WorkspaceRole): Permission[] {
+  return PERMISSIONS.filter((p) => isAllowed(role, p));
+}
+
 export function assertAllowed(member: Pick<WorkspaceMember, "role">, permission: Permission): void {
   if (!isAllowed(member.role, permission)) throw new PermissionDeniedError(permission, member.role);
 }

@@ -13,7 +13,8 @@ import { ensureDashboardBuilt, haveChromium, launchChromium, screenshot, signInT
 
 // Issue 50's second done-when, two users in two Chromium contexts: Ana (English) makes a workspace from the switcher
 // and adds Ben as a viewer on the Members page; Ben (Spanish) switches to it, sees Ana's experiment and its result,
-// and the page's own Delete button and a build are refused (403 with the permission's code); Ana makes him an editor
+// with who built it; the page shows him no Delete, Edit or build controls but says why (his role, in his words), and the
+// server still refuses a delete and a build (403 with the permission's code); Ana makes him an editor
 // and his Retrospective study on her model is accepted; Ana's predict-only key of the workspace (Settings → API)
 // predicts and may not list; Ana removes Ben: his next page load is his personal workspace and his key of the
 // workspace is refused at once, on a second replica too (Postgres only: PGlite is one process).
@@ -124,28 +125,38 @@ describe.skipIf(!haveChromium || !haveFixturePython)("dashboard: a team of two i
     });
   });
 
-  it("Ben, in Spanish, switches to it, sees Ana's experiment and its result; deleting and building are refused", async () => {
+  it("Ben, in Spanish, switches to it, sees Ana's experiment, who built it and its result; no Delete nor build for a viewer", async () => {
     expect((await benContext.request.post(`${server.url}/v1/session`, { data: BEN })).status()).toBe(200);
     await ben.goto(`${server.url}/experiments`);
     const switcher = ben.getByTestId("workspace-switcher");
     await switcher.waitFor();
     await switcher.selectOption({ label: "Cardiology · Lector" });
     await ben.getByText("Shared cohort").first().waitFor();
+    // The list: who built it, and no New experiment for a viewer but the reason in its place.
+    await ben.getByRole("columnheader", { name: "Construido por" }).waitFor();
+    expect(await ben.getByTestId("built-by").first().textContent()).toBe(ANA.email);
+    expect(await ben.locator(".title-row").getByRole("link").count()).toBe(0);
+    expect(await ben.getByTestId("not-allowed").textContent()).toBe("Su rol (lector) no permite construir o cambiar experimentos.");
     await screenshot(ben, "team-02-ben-es-experiments");
     await ben.getByText("Shared cohort").first().click();
     await ben.getByTestId("experiment").waitFor();
-    await screenshot(ben, "team-03-ben-es-result");
+    await ben.getByTestId("intended-use").waitFor();
 
-    // The result page's own Delete button: the server refuses it with the permission's code, and the page says so.
-    ben.once("dialog", (d) => void d.accept());
-    const [refused] = await Promise.all([
-      ben.waitForResponse((r) => r.request().method() === "DELETE" && r.url().endsWith("/v1/experiments/1")),
-      ben.getByTestId("delete-experiment").click(),
-    ]);
-    expect(refused.status()).toBe(403);
-    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("missing_permission_experiment_delete");
-    await ben.getByRole("alert").first().waitFor();
-    await screenshot(ben, "team-04-ben-es-delete-refused");
+    // The result page: built by Ana; no Delete, no Edit, no Test on new data, the intended use read-only; why, in words.
+    expect(await ben.getByTestId("built-by").textContent()).toBe(`construido por ${ANA.email}`);
+    expect(await ben.getByTestId("delete-experiment").count()).toBe(0);
+    expect(await ben.getByRole("link", { name: "Probar con datos nuevos" }).count()).toBe(0);
+    expect(await ben.getByTestId("intended-use").getByRole("textbox").getAttribute("readonly")).not.toBeNull();
+    expect(await ben.getByRole("button", { name: "Editar el nombre y la descripción" }).count()).toBe(0);
+    const reasons = await ben.getByTestId("not-allowed").allTextContents();
+    expect(reasons).toContain("Su rol (lector) no permite eliminar experimentos.");
+    expect(reasons).toContain("Su rol (lector) no permite construir o cambiar experimentos.");
+    expect(reasons).toContain("Su rol (lector) no permite escribir el uso previsto.");
+    await screenshot(ben, "team-03-ben-es-result");
+    await ben.setViewportSize({ width: 390, height: 844 });
+    await screenshot(ben, "team-03-ben-es-result-phone");
+    await ben.setViewportSize({ width: 1280, height: 800 });
+    // The server stays the guard: the same requests from his page are refused with the permission's code.
     const del = await fromBen("DELETE", "/v1/experiments/1");
     expect(del).toMatchObject({ status: 403, body: { error: { code: "missing_permission_experiment_delete" } } });
     const build = await fromBen("POST", "/v1/experiments", dataRequest(benId, 2, `${ws}/study/data.zip`, ["f1"]));
@@ -159,6 +170,9 @@ describe.skipIf(!haveChromium || !haveFixturePython)("dashboard: a team of two i
     await ben.reload();
     await ben.getByTestId("experiment").waitFor();
     expect(await ben.getByTestId("workspace-switcher").locator("option:checked").textContent()).toBe("Cardiology · Editor");
+    // An editor may delete and build: the controls are back; only the intended use stays a reviewer's or owner's.
+    await ben.getByTestId("delete-experiment").waitFor();
+    expect(await ben.getByTestId("not-allowed").allTextContents()).toEqual(["Su rol (editor) no permite escribir el uso previsto."]);
     // The zip is not there: the request is accepted (202) and the build itself fails later; what matters is no 403.
     const study = await fromBen(
       "POST",

@@ -97,6 +97,10 @@ describe.skipIf(!haveFixturePython)("account erasure and shared workspaces", () 
     expect((await predict(b.key)).status).toBe(201); // B's personal model, loaded in the cache
     const before = await fetch(`${server.url}/v1/experiments/1`, { headers: bearer(aKey) });
     expect(await before.json()).toMatchObject({ user_id: b.userId, built_by: b.email });
+    // The list says the same ("built by" on the dashboard's experiments list).
+    const listed = async () =>
+      ((await (await fetch(`${server.url}/v1/experiments`, { headers: bearer(aKey) })).json()) as { data: unknown[] }).data;
+    expect(await listed()).toMatchObject([{ experiment_id: 1, built_by: b.email }]);
 
     const begun = await erasure.begin({ userId: b.userId, via: "session" });
     expect(begun).toEqual({ experiments: 1 }); // the personal one only
@@ -121,6 +125,7 @@ describe.skipIf(!haveFixturePython)("account erasure and shared workspaces", () 
     const after = await fetch(`${server.url}/v1/experiments/1`, { headers: bearer(aKey) });
     expect(after.status).toBe(200);
     expect(await after.json()).toMatchObject({ experiment_id: 1, status: "ready", user_id: null, built_by: null });
+    expect(await listed()).toMatchObject([{ experiment_id: 1, built_by: null }]);
     expect((await fetch(`${server.url}/v1/experiments/1/model-card`, { headers: bearer(aKey) })).status).toBe(200);
     expect(await bucket.stat(`models/${shared}/1/v1/model.onnx`)).toBeTruthy();
     expect(await bucket.stat(`${shared}/study/data.zip`)).toBeTruthy();

@@ -91,6 +91,11 @@ describeEachTarget("workspace members over HTTP (%s)", (target) => {
       [ben.email, "viewer"],
     ]);
     expect(list.body.data[1].joined_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+    // Each member's list carries what their role allows there, so the dashboard can hide what would be a 403.
+    const permissionsIn = async (dash: Record<string, string>) =>
+      (await as(dash).get("/v1/workspaces")).body.data.find((w: Json) => w.id === ws).permissions;
+    expect(await permissionsIn(benDash)).toEqual(["experiment.read"]);
+    expect(await permissionsIn(anaDash)).toEqual(expect.arrayContaining(["experiment.delete", "members.manage", "workspace.delete"]));
     expect(await as(benDash).patch(`/v1/workspaces/${ws}/members/${ben.userId}`, { role: "owner" })).toMatchObject({
       status: 403,
       body: { error: { code: "missing_permission_members_manage" } },
@@ -132,7 +137,17 @@ describeEachTarget("workspace members over HTTP (%s)", (target) => {
 
   it("changes a role; the last owner can neither be demoted, nor leave, nor be removed (409 last_owner)", async () => {
     expect((await as(anaDash).patch(`/v1/workspaces/${ws}/members/${ben.userId}`, { role: "editor" })).status).toBe(204);
-    expect((await as(benDash).get(`/v1/workspaces`)).body.data.find((w: Json) => w.id === ws).role).toBe("editor");
+    const bens = (await as(benDash).get(`/v1/workspaces`)).body.data.find((w: Json) => w.id === ws);
+    expect(bens.role).toBe("editor");
+    expect(bens.permissions).toEqual([
+      "experiment.read",
+      "experiment.build",
+      "experiment.delete",
+      "dataset.upload",
+      "dataset.delete",
+      "batch.run",
+      "operating_point.set",
+    ]);
     for (const r of [
       await as(anaDash).patch(`/v1/workspaces/${ws}/members/${ana.userId}`, { role: "viewer" }),
       await as(anaDash).post(`/v1/workspaces/${ws}/leave`),

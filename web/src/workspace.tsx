@@ -7,6 +7,7 @@ import { navigate } from "./lib/router";
 import { chooseWorkspace, chosenWorkspace } from "./lib/workspace";
 
 export type Workspace = ResponseOf<"get_v1_workspaces", 200>["data"][number];
+export type Permission = Workspace["permissions"][number];
 
 export interface WorkspaceState {
   /** The user's workspaces; null until loaded. */
@@ -98,5 +99,40 @@ export function WorkspaceSwitcher() {
         <option value="new">{t("workspace.new")}</option>
       </select>
     </label>
+  );
+}
+
+export interface Allowance {
+  allowed: boolean;
+  /** Why not, in a sentence naming the role and the action ("Su rol (lector) no permite eliminar experimentos."); null when allowed or not yet known. */
+  why: string | null;
+}
+
+/**
+ * Whether the caller's role in the current workspace allows `permission`, as the server's table says
+ * (GET /v1/workspaces carries it: the dashboard keeps no copy). Until the list is loaded nothing is allowed, so a
+ * viewer never sees a Delete button flash; the server's check stays the real guard either way.
+ */
+export function usePermission(permission: Permission): Allowance {
+  const { t } = useTranslation();
+  const current = useContext(WorkspaceContext)?.current;
+  if (!current) return { allowed: false, why: null };
+  if (current.permissions.includes(permission)) return { allowed: true, why: null };
+  return {
+    allowed: false,
+    why: t("workspace.notAllowed", {
+      role: t(`errors:workspace.role_name.${current.role}`),
+      action: t(`errors:workspace.action.${permission.replace(".", "_")}`),
+    }),
+  };
+}
+
+/** The sentence that stands where a control the role does not allow would be. */
+export function NotAllowedNote({ allowance, className }: { allowance: Allowance; className?: string }) {
+  if (allowance.allowed || !allowance.why) return null;
+  return (
+    <p className={`muted small not-allowed ${className ?? ""}`.trim()} data-testid="not-allowed">
+      {allowance.why}
+    </p>
   );
 }

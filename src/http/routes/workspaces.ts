@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { actorOf } from "../../audit/audit-log.js";
 import type { MemberView } from "../../workspaces/members.service.js";
-import { ROLES } from "../../workspaces/permissions.js";
+import { PERMISSIONS, permissionsOf, ROLES } from "../../workspaces/permissions.js";
 import type { MyWorkspace } from "../../workspaces/workspace.service.js";
 import { WORKSPACE_NAME_MAX } from "../../workspaces/workspace.service.js";
 import { issuedLinkSchema } from "../response-schemas.js";
@@ -26,6 +26,9 @@ const workspaceSchema = z.object({
   name: z.string(),
   personal: z.boolean().describe("the user's own workspace, made with the account"),
   role: role.describe("the caller's role in it"),
+  permissions: z
+    .array(z.enum(PERMISSIONS))
+    .describe("what the caller's role allows here (docs/teams.md): the dashboard hides the controls it does not; the server still checks"),
   members: z.number().int(),
   created_at: z.string(),
 });
@@ -42,6 +45,7 @@ const workspaceJson = (w: MyWorkspace): z.infer<typeof workspaceSchema> => ({
   name: w.name,
   personal: w.personal,
   role: w.role,
+  permissions: permissionsOf(w.role),
   members: w.members,
   created_at: w.createdAt.toISOString(),
 });

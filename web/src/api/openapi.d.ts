@@ -3644,6 +3644,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description the builder's e-mail; null when their account was erased: the dashboard says "a former member" */
+                            built_by: string | null;
                             /** @description ISO 8601 */
                             created_at: string | unknown;
                             /** @description your notes on the experiment; null when it has none */
@@ -9707,6 +9709,8 @@ export interface operations {
                             id: string;
                             members: number;
                             name: string;
+                            /** @description what the caller's role allows here (docs/teams.md): the dashboard hides the controls it does not; the server still checks */
+                            permissions: ("experiment.read" | "experiment.build" | "experiment.delete" | "dataset.upload" | "dataset.delete" | "batch.run" | "operating_point.set" | "intended_use.write" | "review.write" | "model.approve" | "key.manage" | "members.manage" | "workspace.rename" | "workspace.delete" | "workspace.settings")[];
                             /** @description the user's own workspace, made with the account */
                             personal: boolean;
                             /**
@@ -9756,6 +9760,8 @@ export interface operations {
                         id: string;
                         members: number;
                         name: string;
+                        /** @description what the caller's role allows here (docs/teams.md): the dashboard hides the controls it does not; the server still checks */
+                        permissions: ("experiment.read" | "experiment.build" | "experiment.delete" | "dataset.upload" | "dataset.delete" | "batch.run" | "operating_point.set" | "intended_use.write" | "review.write" | "model.approve" | "key.manage" | "members.manage" | "workspace.rename" | "workspace.delete" | "workspace.settings")[];
                         /** @description the user's own workspace, made with the account */
                         personal: boolean;
                         /**
@@ -9870,6 +9876,8 @@ export interface operations {
                         id: string;
                         members: number;
                         name: string;
+                        /** @description what the caller's role allows here (docs/teams.md): the dashboard hides the controls it does not; the server still checks */
+                        permissions: ("experiment.read" | "experiment.build" | "experiment.delete" | "dataset.upload" | "dataset.delete" | "batch.run" | "operating_point.set" | "intended_use.write" | "review.write" | "model.approve" | "key.manage" | "members.manage" | "workspace.rename" | "workspace.delete" | "workspace.settings")[];
                         /** @description the user's own workspace, made with the account */
                         personal: boolean;
                         /**

@@ -5,6 +5,7 @@ import { usePacs } from "../pages/SettingsPacs";
 import { call } from "../api/typed";
 import type { Model, ResponseOf } from "../api/types";
 import { formatCount, formatDate } from "../lib/format";
+import { NotAllowedNote, usePermission } from "../workspace";
 import { ErrorBox } from "./ui";
 
 // Score a whole file with the model (POST /v1/models/{id}/batch): a table of patients for a table model, a zip of
@@ -178,6 +179,8 @@ export function BatchScoring({ id, model }: { id: number; model: Model }) {
   const [sendBack, setSendBack] = useState(false);
   const [sent, setSent] = useState<string | null>(null);
   const pacs = usePacs();
+  // Sending a file is batch.run (owners and editors); anyone in the workspace sees the batches and downloads them.
+  const canRun = usePermission("batch.run");
 
   const send = async (file: File) => {
     setError(null);
@@ -209,32 +212,35 @@ export function BatchScoring({ id, model }: { id: number; model: Model }) {
       <p className="small">
         {table ? t("batch.introTable") : model.kind === "detection" ? t("batch.introDetection") : t("batch.introImages")}
       </p>
-      {canOverlay ? (
+      <NotAllowedNote allowance={canRun} />
+      {canOverlay && canRun.allowed ? (
         <label className="check">
           <input type="checkbox" checked={overlays} onChange={(e) => setOverlays(e.target.checked)} data-testid="batch-overlays" />
           {t("batch.overlays")}
         </label>
       ) : null}
-      {!table && pacs ? (
+      {!table && pacs && canRun.allowed ? (
         <label className="check">
           <input type="checkbox" checked={sendBack} onChange={(e) => setSendBack(e.target.checked)} data-testid="batch-send-back" />
           {t("batch.sendBack", { url: pacs.dicomweb_url })}
         </label>
       ) : null}
-      <label>
-        {t("batch.file")}
-        <input
-          type="file"
-          accept={table ? ".csv,.xlsx" : ".zip"}
-          disabled={sending}
-          data-testid="batch-input"
-          onChange={(e) => {
-            const f = e.target.files?.[0];
-            e.target.value = ""; // the same file can be sent again
-            if (f) void send(f);
-          }}
-        />
-      </label>
+      {canRun.allowed ? (
+        <label>
+          {t("batch.file")}
+          <input
+            type="file"
+            accept={table ? ".csv,.xlsx" : ".zip"}
+            disabled={sending}
+            data-testid="batch-input"
+            onChange={(e) => {
+              const f = e.target.files?.[0];
+              e.target.value = ""; // the same file can be sent again
+              if (f) void send(f);
+            }}
+          />
+        </label>
+      ) : null}
       {sending ? <p aria-busy="true">{t("batch.sending")}</p> : null}
       <ErrorBox error={error} title={t("batch.notScored")} />
       {current ? <Current b={current} unit={unit} streaming={streaming} /> : null}

@@ -42,7 +42,16 @@ export function LabelInputs(props: {
 }
 
 /** The experiment's description, and a small inline form for its owner to rename it or change the description. */
-export function ExperimentLabelsEditor({ exp, onSaved }: { exp: Experiment; onSaved: (e: Experiment) => void }) {
+export function ExperimentLabelsEditor({
+  exp,
+  onSaved,
+  editable = true,
+}: {
+  exp: Experiment;
+  onSaved: (e: Experiment) => void;
+  /** false: the caller's role may not rename (experiment.build): the description only, no Edit button. */
+  editable?: boolean;
+}) {
   const { t } = useTranslation("experiments");
   const [editing, setEditing] = useState(false);
   const [name, setName] = useState("");
@@ -79,9 +88,11 @@ export function ExperimentLabelsEditor({ exp, onSaved }: { exp: Experiment; onSa
     return (
       <div data-testid="experiment-labels">
         {exp.description ? <p className="description">{exp.description}</p> : null}
-        <button type="button" className="link" onClick={open}>
-          {exp.name || exp.description ? t("labels.edit") : t("labels.add")}
-        </button>
+        {editable ? (
+          <button type="button" className="link" onClick={open}>
+            {exp.name || exp.description ? t("labels.edit") : t("labels.add")}
+          </button>
+        ) : null}
       </div>
     );
   }

@@ -3,6 +3,7 @@ import { useTranslation } from "react-i18next";
 import { call } from "../api/typed";
 import type { InputCheckBody, InputCheckSetting } from "../api/types";
 import { formatPercent } from "../lib/format";
+import { NotAllowedNote, usePermission } from "../workspace";
 import { ErrorBox } from "./ui";
 
 type Mode = InputCheckBody["mode"];
@@ -19,6 +20,8 @@ export function InputCheckPanel({ experimentId, onChanged }: { experimentId: num
   const [busy, setBusy] = useState(false);
   const [saved, setSaved] = useState<number | null>(null);
   const [error, setError] = useState<unknown>(null);
+  // A new version (operating point, input check) is operating_point.set: owners and editors.
+  const canSet = usePermission("operating_point.set");
 
   const load = useCallback(async () => {
     try {
@@ -70,7 +73,14 @@ export function InputCheckPanel({ experimentId, onChanged }: { experimentId: num
         <legend>{t("check.legend")}</legend>
         {(["flag", "refuse"] as const).map((m) => (
           <label key={m} className="check">
-            <input type="radio" name="input-check-mode" value={m} checked={chosen === m} onChange={() => setChosen(m)} />
+            <input
+              type="radio"
+              name="input-check-mode"
+              value={m}
+              checked={chosen === m}
+              disabled={!canSet.allowed}
+              onChange={() => setChosen(m)}
+            />
             <span>
               <strong>{t(`check.${m}`)}</strong>
               {setting.mode === m ? <span className="muted small"> {t("check.current")}</span> : null}
@@ -80,9 +90,13 @@ export function InputCheckPanel({ experimentId, onChanged }: { experimentId: num
           </label>
         ))}
       </fieldset>
-      <button type="button" onClick={() => void save()} disabled={busy || chosen === setting.mode} data-testid="input-check-save">
-        {t("check.save")}
-      </button>
+      {canSet.allowed ? (
+        <button type="button" onClick={() => void save()} disabled={busy || chosen === setting.mode} data-testid="input-check-save">
+          {t("check.save")}
+        </button>
+      ) : (
+        <NotAllowedNote allowance={canSet} />
+      )}
       {saved !== null ? (
         <p role="status" data-testid="input-check-saved">
           {t("check.saved", { version: saved, mode: t(`check.${setting.mode ?? "flag"}`) })}

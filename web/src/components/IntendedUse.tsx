@@ -2,6 +2,7 @@ import { useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
 import { call } from "../api/typed";
 import type { Experiment } from "../api/types";
+import { NotAllowedNote, usePermission } from "../workspace";
 import { ErrorBox } from "./ui";
 
 // The server's limit (src/experiments/request.ts INTENDED_USE_MAX).
@@ -18,6 +19,8 @@ export function IntendedUseEditor({ exp, onSaved }: { exp: Experiment; onSaved: 
   const [saved, setSaved] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const changed = text.trim() !== (exp.intended_use ?? "");
+  // Owners, editors and reviewers write it; a viewer reads it.
+  const canWrite = usePermission("intended_use.write");
 
   const save = async (e: FormEvent) => {
     e.preventDefault();
@@ -47,24 +50,29 @@ export function IntendedUseEditor({ exp, onSaved }: { exp: Experiment; onSaved: 
           value={text}
           maxLength={INTENDED_USE_MAX}
           rows={4}
+          readOnly={!canWrite.allowed}
           onChange={(e) => (setText(e.target.value), setSaved(false))}
-          placeholder={t("use.placeholder")}
+          // An example in an empty box the reader cannot fill could be read as the team's own words.
+          placeholder={canWrite.allowed ? t("use.placeholder") : undefined}
         />
       </label>
       <ErrorBox error={error} />
-      <div className="actions">
-        <button type="submit" disabled={saving || !changed}>
-          {saving ? t("labels.saving", { ns: "experiments" }) : t("use.save")}
-        </button>
-        {saved && !changed ? (
-          <span className="muted small" role="status">
-            {t("use.saved")}
+      <NotAllowedNote allowance={canWrite} />
+      {canWrite.allowed ? (
+        <div className="actions">
+          <button type="submit" disabled={saving || !changed}>
+            {saving ? t("labels.saving", { ns: "experiments" }) : t("use.save")}
+          </button>
+          {saved && !changed ? (
+            <span className="muted small" role="status">
+              {t("use.saved")}
+            </span>
+          ) : null}
+          <span className="muted small">
+            {[...text].length} / {INTENDED_USE_MAX}
           </span>
-        ) : null}
-        <span className="muted small">
-          {[...text].length} / {INTENDED_USE_MAX}
-        </span>
-      </div>
+        </div>
+      ) : null}
     </form>
   );
 }

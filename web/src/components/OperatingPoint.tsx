@@ -5,6 +5,7 @@ import { call } from "../api/typed";
 import type { ModelVersion, ModelVersions, OperatingPointBody, OperatingPointExplorer } from "../api/types";
 import { figuresAt, nearestIndex, ofHundred, presetIndex, type Rule } from "../lib/operating-point";
 import { formatCount, formatDate, formatNumber, formatPercent } from "../lib/format";
+import { NotAllowedNote, usePermission } from "../workspace";
 import { ErrorBox, Interval } from "./ui";
 
 /**
@@ -25,6 +26,8 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
   const [saved, setSaved] = useState<ModelVersion | null>(null);
   const [note, setNote] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
+  // A new version (operating point, input check) is operating_point.set: owners and editors.
+  const canSet = usePermission("operating_point.set");
 
   const load = useCallback(async () => {
     try {
@@ -237,12 +240,17 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
         </button>
       </div>
       {note ? <p className="note">{note}</p> : null}
-      <div className="actions">
-        <button type="button" onClick={() => void save()} disabled={busy || !point} data-testid="op-save">
-          {busy ? t("labels.saving", { ns: "experiments" }) : t("op.saveAs", { version: (versions?.data[0]?.version ?? 0) + 1 })}
-        </button>
-        <span className="muted small">({ruleWords})</span>
-      </div>
+      {canSet.allowed ? (
+        <div className="actions">
+          <button type="button" onClick={() => void save()} disabled={busy || !point} data-testid="op-save">
+            {busy ? t("labels.saving", { ns: "experiments" }) : t("op.saveAs", { version: (versions?.data[0]?.version ?? 0) + 1 })}
+          </button>
+          <span className="muted small">({ruleWords})</span>
+        </div>
+      ) : (
+        // The slider still shows what another cut would do; saving it is a new model version, which the role may not make.
+        <NotAllowedNote allowance={canSet} />
+      )}
       <ErrorBox error={error} />
       {saved ? (
         <p className="note" role="status" data-testid="op-saved">
@@ -292,7 +300,7 @@ export function OperatingPointPanel({ experimentId, onChanged }: { experimentId:
                   <td>
                     {v.current ? (
                       <strong>{t("op.current")}</strong>
-                    ) : (
+                    ) : !canSet.allowed ? null : (
                       <button type="button" className="secondary" disabled={busy} onClick={() => void makeCurrent(v.version)}>
                         {t("op.makeCurrent")}
                       </button>

@@ -1,6 +1,7 @@
 import { useTranslation } from "react-i18next";
 import type { Experiment } from "../api/types";
 import { formatCount, formatDate, formatNumber } from "../lib/format";
+import { usePermission } from "../workspace";
 import { Link } from "./ui";
 
 // A Builder study's internal test figure beside the Retrospective studies run on its model (issue 43 item 4): the
@@ -36,6 +37,8 @@ function FigureCell({ f }: { f: Figure | null }) {
 
 export function RetrospectiveStudies({ exp }: { exp: Experiment }) {
   const { t } = useTranslation("retro");
+  // A study is a new build: the invitation to run one is for those whose role may build.
+  const canBuild = usePermission("experiment.build");
   const studies = exp.retrospective_studies;
   if (!studies) return null; // a Retrospective study itself: its page compares with the source's internal test
   const testPatients = exp.dataset_report?.summary.split?.test;
@@ -78,7 +81,13 @@ export function RetrospectiveStudies({ exp }: { exp: Experiment }) {
       </div>
       {studies.length === 0 ? (
         <p data-testid="retro-none">
-          {t("none")} <Link to={`/experiments/new?source=${exp.experiment_id}`}>{t("noneLink")}</Link> {t("noneAfter")}
+          {t("none")}
+          {canBuild.allowed ? (
+            <>
+              {" "}
+              <Link to={`/experiments/new?source=${exp.experiment_id}`}>{t("noneLink")}</Link> {t("noneAfter")}
+            </>
+          ) : null}
         </p>
       ) : null}
     </section>

@@ -20,7 +20,7 @@ import { MonitoringTab } from "../components/monitoring/MonitoringTab";
 import { formatEta, useSteadyEta } from "../lib/eta";
 import { experimentTitle, formatDate, formatDuration, formatNumber, formatPercent } from "../lib/format";
 import { navigate } from "../lib/router";
-import { useWorkspace } from "../workspace";
+import { NotAllowedNote, usePermission, useWorkspace } from "../workspace";
 import { currentLanguage } from "../i18n";
 
 const TERMINAL = new Set(["ready", "invalid_dataset", "failed", "cancelled"]);
@@ -94,6 +94,9 @@ export function ExperimentPage({ id, tab }: { id: number; tab?: string | null })
   const { exp, error, refresh } = useLiveExperiment(id);
   // "Built by" matters where several people build: a shared workspace (in a personal one it is always you).
   const shared = useWorkspace().current?.personal === false;
+  // What the caller's role allows here (the server's table); what it does not is hidden, with a sentence saying why.
+  const canDelete = usePermission("experiment.delete");
+  const canBuild = usePermission("experiment.build");
   const [report, setReport] = useState<Report | null>(null);
   const [model, setModel] = useState<Model | null>(null);
   const [actionError, setActionError] = useState<unknown>(null);
@@ -152,12 +155,12 @@ export function ExperimentPage({ id, tab }: { id: number; tab?: string | null })
         <h1>
           {experimentTitle(exp)} {exp.name ? <span className="muted small">#{exp.experiment_id}</span> : null} <ResultBadge exp={exp} />
         </h1>
-        {running ? (
+        {running && canBuild.allowed ? (
           <button type="button" className="danger" onClick={cancel} disabled={exp.cancel_requested}>
             {exp.cancel_requested ? t("page.cancelling") : t("page.cancel")}
           </button>
         ) : null}
-        {deleting ? null : (
+        {deleting || !canDelete.allowed ? null : (
           <button type="button" className="danger" onClick={remove} data-testid="delete-experiment">
             {t("page.delete")}
           </button>
@@ -170,7 +173,12 @@ export function ExperimentPage({ id, tab }: { id: number; tab?: string | null })
         {t("page.optimising", { metric: String(req.optimization_metric) })} ·{" "}
         {req.optimization_type === 0 ? t("page.bestQuality") : t("page.fastest")} ·{" "}
         {t("page.created", { date: formatDate(String(exp.created_at)) })} · {formatDuration((ended - started) / 1000)}
-        {shared ? <> · {t("page.builtBy", { who: exp.built_by ?? t("approval.formerMember") })}</> : null}
+        {shared ? (
+          <>
+            {" "}
+            · <span data-testid="built-by">{t("page.builtBy", { who: exp.built_by ?? t("approval.formerMember") })}</span>
+          </>
+        ) : null}
         {retrospective && exp.source_experiment_id ? (
           <>
             {" "}
@@ -178,7 +186,8 @@ export function ExperimentPage({ id, tab }: { id: number; tab?: string | null })
           </>
         ) : null}
       </p>
-      <ExperimentLabelsEditor exp={exp} onSaved={() => void refresh()} />
+      {deleting ? null : <NotAllowedNote allowance={canDelete} />}
+      <ExperimentLabelsEditor exp={exp} onSaved={() => void refresh()} editable={canBuild.allowed} />
       <ErrorBox error={actionError} />
       {deleting ? <p className="card">{t("page.beingDeleted")}</p> : null}
       {running ? (
@@ -248,7 +257,7 @@ export function ExperimentPage({ id, tab }: { id: number; tab?: string | null })
             <a className="button secondary" href={`/v1/models/${id}/download`} download>
               {t("page.downloadOnnx")}
             </a>
-            {!retrospective ? (
+            {!retrospective && canBuild.allowed ? (
               <Link to={`/experiments/new?source=${id}`} className="button secondary">
                 {t("page.testOnNewData")}
               </Link>
@@ -267,6 +276,8 @@ export function ExperimentPage({ id, tab }: { id: number; tab?: string | null })
               {t("page.downloadReport")}
             </a>
           </div>
+          {/* Testing on new data is a new build: say why the button is not there. */}
+          {!retrospective ? <NotAllowedNote allowance={canBuild} /> : null}
           <IntendedUseEditor exp={exp} onSaved={() => void refresh()} />
           {model ? (
             <ApprovalPanel experimentId={id} version={exp.history.filter((h) => h.version).at(-1)?.version ?? model.version} />

@@ -5,6 +5,7 @@ import type { ExperimentList, ExperimentStatus } from "../api/types";
 import { ErrorBox, Link, StatusBadge } from "../components/ui";
 import { experimentTitle, formatDate, formatDuration, formatNumber, formatPercent } from "../lib/format";
 import { navigate } from "../lib/router";
+import { NotAllowedNote, usePermission, useWorkspace } from "../workspace";
 
 /** Filter value, its label's key (list.group.*), the statuses it shows. */
 const STATUS_GROUPS: Array<[string, ExperimentStatus[] | null]> = [
@@ -29,6 +30,9 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
   const [searchText, setSearchText] = useState(search);
   const [list, setList] = useState<ExperimentList | null>(null);
   const [error, setError] = useState<unknown>(null);
+  // "Built by" where several people build (a shared workspace); New experiment where the role may build.
+  const shared = useWorkspace().current?.personal === false;
+  const canBuild = usePermission("experiment.build");
   const [details, setDetails] = useState<Record<number, { metric?: string; value?: number | null }>>({});
 
   useEffect(() => {
@@ -78,10 +82,13 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
     <section>
       <div className="title-row">
         <h1>{t("list.title")}</h1>
-        <Link to="/experiments/new" className="button">
-          {t("new.title")}
-        </Link>
+        {canBuild.allowed ? (
+          <Link to="/experiments/new" className="button">
+            {t("new.title")}
+          </Link>
+        ) : null}
       </div>
+      <NotAllowedNote allowance={canBuild} />
       <form role="search" className="row-form" onSubmit={submitSearch}>
         <label>
           {t("list.search")}
@@ -125,7 +132,7 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
           <p>{t("list.noMatch", { search })}</p>
         ) : (
           <p>
-            {t("list.empty")} <Link to="/experiments/new">{t("list.emptyLink")}</Link>
+            {t("list.empty")} {canBuild.allowed ? <Link to="/experiments/new">{t("list.emptyLink")}</Link> : null}
           </p>
         )
       ) : null}
@@ -137,6 +144,7 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
                 <th scope="col">ID</th>
                 <th scope="col">{t("labels.name")}</th>
                 <th scope="col">{t("list.status")}</th>
+                {shared ? <th scope="col">{t("list.builtBy")}</th> : null}
                 <th scope="col">{t("list.study")}</th>
                 <th scope="col">{t("list.metric")}</th>
                 <th scope="col">{t("list.created")}</th>
@@ -163,6 +171,7 @@ export function ExperimentsPage({ query }: { query: URLSearchParams }) {
                       <StatusBadge status={e.status} />
                       {e.progress && !e.finished_at ? <span className="muted small"> {formatPercent(e.progress.fraction, 0)}</span> : null}
                     </td>
+                    {shared ? <td data-testid="built-by">{e.built_by ?? t("list.formerMember")}</td> : null}
                     <td>{t(`list.studyType.${e.study_type}`, { defaultValue: e.study_type })}</td>
                     <td>{d?.value !== undefined && d.value !== null ? `${d.metric} ${formatNumber(d.value)}` : "–"}</td>
                     <td>{formatDate(String(e.created_at))}</td>

@@ -10,7 +10,8 @@ import { DatasetStarters } from "../components/DatasetStarters";
 import { PacsImport } from "../components/PacsImport";
 import { Uploader } from "../components/Uploader";
 import { LabelInputs } from "../components/ExperimentLabels";
-import { ErrorBox } from "../components/ui";
+import { ErrorBox, Link } from "../components/ui";
+import { NotAllowedNote, usePermission } from "../workspace";
 import { proposeColumns } from "../lib/columns";
 import {
   binaryChoice,
@@ -44,6 +45,23 @@ const requestResolver: Resolver<ExperimentFormValues, FormContext> = async (valu
  * The form's state is react-hook-form's; what it sends is checked first with the server's schema.
  */
 export function NewExperimentPage({ query }: { query: URLSearchParams }) {
+  const { t } = useTranslation("experiments");
+  // A viewer or reviewer may not build (experiment.build): the page says so instead of a form whose Build is a 403.
+  const canBuild = usePermission("experiment.build");
+  if (canBuild.allowed) return <NewExperimentForm query={query} />;
+  if (!canBuild.why) return <p aria-busy="true">{t("common:loading")}</p>;
+  return (
+    <section>
+      <h1>{t("new.title")}</h1>
+      <NotAllowedNote allowance={canBuild} className="card" />
+      <p>
+        <Link to="/experiments">{t("new.backToList")}</Link>
+      </p>
+    </section>
+  );
+}
+
+function NewExperimentForm({ query }: { query: URLSearchParams }) {
   const { t } = useTranslation("experiments");
   const { session } = useSession();
   const source = query.get("source") ? Number(query.get("source")) : null;
