@@ -47,7 +47,8 @@ function failure(status: number, text: string, requestId: string | null): ApiFai
   try {
     const body = JSON.parse(text) as ErrorBody;
     const e = body.error;
-    return new ApiFailure(status, e.code, e.message, requestId, e.details ?? []);
+    // A 403 may carry an object (its permission and role), not a list of bad fields: only a list is per field.
+    return new ApiFailure(status, e.code, e.message, requestId, Array.isArray(e.details) ? e.details : []);
   } catch {
     return new ApiFailure(status, "http_error", `HTTP ${status}: ${text.slice(0, 200) || "no body"}`, requestId);
   }

@@ -1340,7 +1340,9 @@ export interface components {
         Error: {
             error: {
                 code: string;
-                details?: Record<string, never>[];
+                details?: Record<string, never>[] | {
+                    [key: string]: unknown;
+                };
                 message: string;
                 type: string;
             };
@@ -3172,7 +3174,13 @@ export interface operations {
                             errors: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -3290,7 +3298,13 @@ export interface operations {
                             warnings: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -3465,7 +3479,13 @@ export interface operations {
                         errors: {
                             code: string;
                             column?: string;
+                            /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                            key?: string;
                             message: string;
+                            /** @description the values the key's message names (row, column, value, ...) */
+                            params?: {
+                                [key: string]: string | number;
+                            };
                             /** @description path inside the zip */
                             path?: string;
                             /** @description spreadsheet row: the header is row 1 */
@@ -3583,7 +3603,13 @@ export interface operations {
                         warnings: {
                             code: string;
                             column?: string;
+                            /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                            key?: string;
                             message: string;
+                            /** @description the values the key's message names (row, column, value, ...) */
+                            params?: {
+                                [key: string]: string | number;
+                            };
                             /** @description path inside the zip */
                             path?: string;
                             /** @description spreadsheet row: the header is row 1 */
@@ -3633,6 +3659,7 @@ export interface operations {
                             /** @description your notes on the experiment; null when it has none */
                             description: string | null;
                             experiment_id: number;
+                            failure_code: string | null;
                             failure_reason: string | null;
                             finished_at: (string | unknown) | null;
                             /** @description your label for the experiment; null when it has none */
@@ -3758,7 +3785,13 @@ export interface operations {
                             errors: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -3876,7 +3909,13 @@ export interface operations {
                             warnings: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -3889,6 +3928,9 @@ export interface operations {
                         /** @description your notes on the experiment; null when it has none */
                         description: string | null;
                         experiment_id: number;
+                        /** @description the reason's catalog code (build.timeout, pipeline.image_unreadable, ...); null when none or stored before codes */
+                        failure_code: string | null;
+                        /** @description why it failed or was refused, in the Accept-Language */
                         failure_reason: string | null;
                         finished_at: (string | unknown) | null;
                         history: {
@@ -4164,7 +4206,13 @@ export interface operations {
                             errors: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -4282,7 +4330,13 @@ export interface operations {
                             warnings: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -4295,6 +4349,9 @@ export interface operations {
                         /** @description your notes on the experiment; null when it has none */
                         description: string | null;
                         experiment_id: number;
+                        /** @description the reason's catalog code (build.timeout, pipeline.image_unreadable, ...); null when none or stored before codes */
+                        failure_code: string | null;
+                        /** @description why it failed or was refused, in the Accept-Language */
                         failure_reason: string | null;
                         finished_at: (string | unknown) | null;
                         history: {
@@ -4601,7 +4658,13 @@ export interface operations {
                             errors: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -4719,7 +4782,13 @@ export interface operations {
                             warnings: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -4732,6 +4801,9 @@ export interface operations {
                         /** @description your notes on the experiment; null when it has none */
                         description: string | null;
                         experiment_id: number;
+                        /** @description the reason's catalog code (build.timeout, pipeline.image_unreadable, ...); null when none or stored before codes */
+                        failure_code: string | null;
+                        /** @description why it failed or was refused, in the Accept-Language */
                         failure_reason: string | null;
                         finished_at: (string | unknown) | null;
                         history: {
@@ -5073,7 +5145,13 @@ export interface operations {
                             errors: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -5191,7 +5269,13 @@ export interface operations {
                             warnings: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -5204,6 +5288,9 @@ export interface operations {
                         /** @description your notes on the experiment; null when it has none */
                         description: string | null;
                         experiment_id: number;
+                        /** @description the reason's catalog code (build.timeout, pipeline.image_unreadable, ...); null when none or stored before codes */
+                        failure_code: string | null;
+                        /** @description why it failed or was refused, in the Accept-Language */
                         failure_reason: string | null;
                         finished_at: (string | unknown) | null;
                         history: {
@@ -5621,7 +5708,13 @@ export interface operations {
                             errors: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -5739,7 +5832,13 @@ export interface operations {
                             warnings: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -5752,6 +5851,9 @@ export interface operations {
                         /** @description your notes on the experiment; null when it has none */
                         description: string | null;
                         experiment_id: number;
+                        /** @description the reason's catalog code (build.timeout, pipeline.image_unreadable, ...); null when none or stored before codes */
+                        failure_code: string | null;
+                        /** @description why it failed or was refused, in the Accept-Language */
                         failure_reason: string | null;
                         finished_at: (string | unknown) | null;
                         history: {
