@@ -34,17 +34,16 @@ export function reportIn<R extends Pick<DatasetReport, "errors" | "warnings">>(r
   return { ...report, errors: report.errors.map((p) => problemIn(p, lang)), warnings: report.warnings.map((p) => problemIn(p, lang)) };
 }
 
-/** The result's warnings with title and explanation in `lang` (the model card's words, worded from each one's facts). */
-export function warningsIn(warnings: ResultWarning[], lang: Language): ResultWarning[] {
-  if (lang === "en") return warnings;
-  const words = cardWords(lang);
-  return warnings.map((w) => {
-    const message = w.facts ? warningWords(w.code, w.facts, words) : null;
+/**
+ * The result's warnings with title and explanation in `lang` (the model card's words, worded from each one's facts,
+ * which warningsOf gives when asked): the facts themselves stay out of the API's answer.
+ */
+export function warningsIn(warnings: ResultWarning[], lang: Language): Omit<ResultWarning, "facts">[] {
+  const words = lang === "en" ? undefined : cardWords(lang);
+  return warnings.map(({ facts, ...w }) => {
+    if (!words) return w;
+    const message = facts ? warningWords(w.code, facts, words) : null;
     const titleKey = `model-card:warnings.title.${w.code}`;
-    return {
-      ...w,
-      title: hasKey(lang, titleKey) ? translate(lang, titleKey) : w.title,
-      message: message ?? w.message,
-    };
+    return { ...w, title: hasKey(lang, titleKey) ? translate(lang, titleKey) : w.title, message: message ?? w.message };
   });
 }

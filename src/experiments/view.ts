@@ -54,7 +54,7 @@ export function experimentView(row: ExperimentRow, model?: ModelRow, retrospecti
     positive_class: clinical?.positive_class ?? null,
     confusion_matrix: clinical?.confusion_matrix ?? null,
     subgroups: clinical?.subgroups ?? null,
-    warnings: model ? warningsIn(warningsOf(model.manifest, row.datasetReport, internalSplit), lang) : [],
+    warnings: model ? warningsIn(warningsOf(model.manifest, row.datasetReport, internalSplit, true), lang) : [],
     ...(retrospective
       ? { original_metrics: row.originalMetrics ?? null, source_experiment_id: request.source_experiment_id }
       : { retrospective_studies: retrospectives.map(retrospectiveStudyView) }),
