@@ -115,10 +115,22 @@ export function storedMessage(text: Message): StoredMessage {
   return { key: text.key, values: { ...text.values } };
 }
 
-/** A stored Message read back; undefined for anything that is not one of the catalog's errors keys. */
+/** Namespaces a stored Message may come from: the API's errors, and the data problems a pipeline reported. */
+const STORED_NAMESPACES = ["errors:", "problems:"];
+
+/** A stored Message read back; undefined for anything that is not a key of the catalog's errors or problems. */
 export function messageFromStore(stored: unknown): Message | undefined {
   const s = stored as Partial<StoredMessage> | null | undefined;
-  if (!s || typeof s.key !== "string" || !s.key.startsWith("errors:") || typeof s.values !== "object" || s.values === null)
-    return undefined;
+  if (!s || typeof s.key !== "string" || typeof s.values !== "object" || s.values === null) return undefined;
+  if (!STORED_NAMESPACES.some((ns) => s.key!.startsWith(ns))) return undefined;
   return { key: s.key, values: s.values } as unknown as Message;
+}
+
+/**
+ * A data problem a pipeline reported: problems:pipeline.<key> with its values. The key is one of
+ * pipelines/contract/data-problems.json (src/contract/data-problems.ts checks it before calling this); both catalogs
+ * have it with the same values (test/unit/pipeline-problem-keys.test.ts).
+ */
+export function pipelineProblemText(key: string, values: Readonly<Record<string, string | number>>): Message {
+  return { key: `problems:pipeline.${key}`, values: { ...values } } as unknown as Message;
 }

@@ -47,8 +47,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"invalid job spec: {exc}", file=sys.stderr)
         return 2
     except DataError as exc:
-        events.log("error", str(exc))
-        print(str(exc), file=sys.stderr)
+        # The key and its values are what a reader gets, in their language; the English is the job log's.
+        events.log("error", str(exc), key=exc.key, params=exc.params)
+        print(str(exc) + (f" ({exc.detail})" if exc.detail else ""), file=sys.stderr)
         return 3
     except Exception as exc:  # noqa: BLE001 - the process boundary reports every failure
         traceback.print_exc(file=sys.stderr)

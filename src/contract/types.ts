@@ -253,6 +253,13 @@ export type PipelineEvent =
       eta_s?: number | null;
     }
   | { type: "metric"; split: "train" | "val" | "test"; name: string; value: number | null; epoch?: number; trial?: number }
-  | { type: "log"; level: "debug" | "info" | "warn" | "error"; message: string }
+  | {
+      type: "log";
+      level: "debug" | "info" | "warn" | "error";
+      message: string;
+      /** A data problem's key (pipelines/contract/data-problems.json); its words are the catalog's problems:pipeline.<key>. */
+      key?: string;
+      params?: Record<string, string | number>;
+    }
   | { type: "artifact"; path: string; kind?: string }
   | { type: "result"; manifest: string };

@@ -17,6 +17,13 @@ export interface DatasetProblem {
   column?: string;
   /** Path inside the zip (or the image path as written in the CSV). */
   path?: string;
+  /**
+   * The catalog key of the message (namespace:key, e.g. problems:pipeline.image_unreadable) and its values: a report
+   * read in another language says it from these (src/experiments/view.ts). Absent in reports stored before keys, whose
+   * message stays the English it was.
+   */
+  key?: string;
+  params?: Record<string, string | number>;
 }
 
 /** What the DICOM files of a dataset are (dicom-summary.ts fills it): counts only, never a header's value. */
@@ -91,11 +98,11 @@ export class ReportBuilder {
   private errorTotal = 0;
   summary: DatasetSummary = {};
 
-  error(code: string, message: string, where: Omit<DatasetProblem, "severity" | "code" | "message"> = {}): void {
+  error(code: string, message: string, where: Omit<DatasetProblem, "severity" | "code" | "message" | "key" | "params"> = {}): void {
     this.add({ severity: "error", code, message, ...where });
   }
 
-  warn(code: string, message: string, where: Omit<DatasetProblem, "severity" | "code" | "message"> = {}): void {
+  warn(code: string, message: string, where: Omit<DatasetProblem, "severity" | "code" | "message" | "key" | "params"> = {}): void {
     this.add({ severity: "warning", code, message, ...where });
   }
 
@@ -135,7 +142,7 @@ export class DatasetFault extends Error {
   constructor(
     public readonly code: string,
     words: Message | string,
-    public readonly where: Omit<DatasetProblem, "severity" | "code" | "message"> = {},
+    public readonly where: Omit<DatasetProblem, "severity" | "code" | "message" | "key" | "params"> = {},
   ) {
     super(isMessage(words) ? say(words, "en") : words);
     this.text = isMessage(words) ? words : undefined;

@@ -209,6 +209,8 @@ export const experiments = pgTable(
     metrics: jsonb("metrics"),
     originalMetrics: jsonb("original_metrics"),
     failureReason: text("failure_reason"),
+    /** failure_reason as catalog words (src/errors.ts StoredMessage), so a view says it in its reader's language. */
+    failureText: jsonb("failure_text").$type<StoredMessage>(),
     attempts: integer("attempts").notNull().default(0),
     cancelRequested: boolean("cancel_requested").notNull().default(false),
     // Lease: which runner holds the job and until when; a job is run only by the holder of a live lease.

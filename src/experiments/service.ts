@@ -18,6 +18,7 @@ import { studyOf } from "./study.js";
 import { experimentEventStream, type StreamItem } from "./event-stream.js";
 import { ExperimentEventHub } from "./event-hub.js";
 import { StreamSlots } from "./stream-slots.js";
+import type { Language } from "../i18n/index.js";
 import { experimentSummary, experimentView } from "./view.js";
 import { isInternalSplit } from "./warnings.js";
 import { buildModelCard, type ModelCard } from "./model-card.js";
@@ -142,13 +143,13 @@ export class ExperimentService {
   }
 
   /** The API view of one experiment, with its published model when this run of it made one. */
-  async view(row: ExperimentRow) {
+  async view(row: ExperimentRow, lang: Language = "en") {
     const latest = await this.deps.repo.currentModel(row.workspaceId, row.experimentId);
     const model = latest && latest.experimentUuid === row.id ? latest : undefined;
     // A Builder study's model beside the Retrospective studies run on it (their figures are the better guide to new patients).
     const retrospectives =
       model && isInternalSplit(row.request) ? await this.deps.repo.readyRetrospectivesOf(row.workspaceId, row.experimentId) : [];
-    return { ...experimentView(row, model, retrospectives), built_by: await this.deps.repo.builderEmail(row.userId) };
+    return { ...experimentView(row, model, retrospectives, lang), built_by: await this.deps.repo.builderEmail(row.userId) };
   }
 
   /**
@@ -170,11 +171,11 @@ export class ExperimentService {
   }
 
   /** The caller's experiments, newest first, one page; `q` narrows them to those whose name, description, zip or label columns hold it. */
-  async list(scope: Scope, page: { status?: ExperimentStatus[]; q?: string; limit: number; offset: number }) {
+  async list(scope: Scope, page: { status?: ExperimentStatus[]; q?: string; limit: number; offset: number }, lang: Language = "en") {
     assertAllowed(scope.workspace, "experiment.read");
     const { rows, total } = await this.deps.repo.list(scope.workspace.id, page);
     return {
-      data: rows.map((r) => ({ ...experimentSummary(r), built_by: r.builtBy })),
+      data: rows.map((r) => ({ ...experimentSummary(r, lang), built_by: r.builtBy })),
       total,
       limit: page.limit,
       offset: page.offset,

@@ -1,5 +1,8 @@
 import type { ClinicalSection } from "../contract/types.js";
+import type { DatasetReport } from "../datasets/report.js";
+import type { Language } from "../i18n/index.js";
 import type { ExperimentRow, ModelRow } from "./repository.js";
+import { failureCode, failureIn, reportIn, warningsIn } from "./view-language.js";
 import { isInternalSplit, warningsOf } from "./warnings.js";
 
 /** The headline figure of a study, in this order of preference: AUC, mAP@0.5, RMSE, F1 (macro). */
@@ -28,7 +31,7 @@ export function retrospectiveStudyView(r: ExperimentRow) {
  * The API shape of an experiment. Metric names are the contract's (auc, f_macro, ...), each {value, ci_low, ci_high}.
  * `retrospectives`: the ready Retrospective studies of this (Builder) experiment's model.
  */
-export function experimentView(row: ExperimentRow, model?: ModelRow, retrospectives: ExperimentRow[] = []) {
+export function experimentView(row: ExperimentRow, model?: ModelRow, retrospectives: ExperimentRow[] = [], lang: Language = "en") {
   const request = row.request as Record<string, unknown>;
   const retrospective = request.study_type === "Retrospective";
   const internalSplit = isInternalSplit(request) ? { retrospectiveStudies: retrospectives.length } : undefined;
@@ -46,16 +49,16 @@ export function experimentView(row: ExperimentRow, model?: ModelRow, retrospecti
     request,
     /** How Builder read the request (src/experiments/study.ts): kind, family, metric, threshold_metric, budget. */
     study: row.study ?? null,
-    dataset_report: row.datasetReport ?? null,
+    dataset_report: reportIn(row.datasetReport as DatasetReport | null, lang),
     metrics: row.metrics ?? null,
     positive_class: clinical?.positive_class ?? null,
     confusion_matrix: clinical?.confusion_matrix ?? null,
     subgroups: clinical?.subgroups ?? null,
-    warnings: model ? warningsOf(model.manifest, row.datasetReport, internalSplit) : [],
+    warnings: model ? warningsIn(warningsOf(model.manifest, row.datasetReport, internalSplit, true), lang) : [],
     ...(retrospective
       ? { original_metrics: row.originalMetrics ?? null, source_experiment_id: request.source_experiment_id }
       : { retrospective_studies: retrospectives.map(retrospectiveStudyView) }),
-    failure_reason: row.status === "failed" || row.status === "invalid_dataset" ? row.failureReason : null,
+    ...failureView(row, lang),
     cancel_requested: row.cancelRequested,
     attempts: row.attempts,
     model: model
@@ -74,7 +77,7 @@ export function experimentView(row: ExperimentRow, model?: ModelRow, retrospecti
   };
 }
 
-export function experimentSummary(row: ExperimentRow) {
+export function experimentSummary(row: ExperimentRow, lang: Language = "en") {
   const r = row.request as Record<string, unknown>;
   return {
     experiment_id: row.experimentId,
@@ -85,8 +88,17 @@ export function experimentSummary(row: ExperimentRow) {
     study_type: r.study_type,
     task: r.task,
     type_of_experiment: r.type_of_experiment,
-    failure_reason: row.status === "failed" || row.status === "invalid_dataset" ? row.failureReason : null,
+    ...failureView(row, lang),
     created_at: row.createdAt,
     finished_at: row.finishedAt,
+  };
+}
+
+/** Why a failed or refused experiment ended, in `lang`, and the catalog code of that reason (null when stored without one). */
+function failureView(row: ExperimentRow, lang: Language) {
+  const ended = row.status === "failed" || row.status === "invalid_dataset";
+  return {
+    failure_reason: ended ? failureIn(row.failureText, row.failureReason, lang) : null,
+    failure_code: ended ? failureCode(row.failureText) : null,
   };
 }

@@ -88,6 +88,16 @@ export const problemSchema = z.object({
   row: z.number().optional().describe("spreadsheet row: the header is row 1"),
   column: z.string().optional(),
   path: z.string().optional().describe("path inside the zip"),
+  key: z
+    .string()
+    .optional()
+    .describe(
+      "the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys",
+    ),
+  params: z
+    .record(z.string(), z.union([z.string(), z.number()]))
+    .optional()
+    .describe("the values the key's message names (row, column, value, ...)"),
 });
 
 const range = z.object({ min: z.number(), max: z.number() });
@@ -329,7 +339,11 @@ export const experimentSchema = z.object({
     .describe(
       "Builder studies: the ready Retrospective studies of this model on other data (oldest first, at most 20), shown beside the internal test figures",
     ),
-  failure_reason: z.string().nullable(),
+  failure_reason: z.string().nullable().describe("why it failed or was refused, in the Accept-Language"),
+  failure_code: z
+    .string()
+    .nullable()
+    .describe("the reason's catalog code (build.timeout, pipeline.image_unreadable, ...); null when none or stored before codes"),
   cancel_requested: z.boolean(),
   attempts: z.number(),
   model: z
@@ -362,6 +376,7 @@ export const experimentListSchema = z.object({
         .string()
         .nullable()
         .describe('the builder\'s e-mail; null when their account was erased: the dashboard says "a former member"'),
+      failure_code: z.string().nullable(),
       created_at: time,
       finished_at: time.nullable(),
     }),

@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import { msg, say, storedMessage } from "../errors.js";
 import { DELETING, isTerminal } from "../experiments/state.js";
 import type { JobDeps, JobResult, StopReason } from "./deps.js";
 import { JobRun } from "./job-run.js";
@@ -57,7 +58,8 @@ async function stopOrFail(run: JobRun, err: unknown): Promise<JobResult> {
     return "stopped";
   }
   run.log.error({ err }, "experiment job failed");
-  await run.move("failed", { failureReason: `internal error while ${run.status}: ${(err as Error).message}` }).catch(() => undefined);
+  const text = msg("build.internal_while", { status: run.status, detail: (err as Error).message });
+  await run.move("failed", { failureReason: say(text, "en"), failureText: storedMessage(text) }).catch(() => undefined);
   return "finished";
 }
 

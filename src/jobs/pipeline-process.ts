@@ -2,7 +2,9 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import readline from "node:readline";
 import { contractErrors } from "../contract/validate.js";
+import { dataProblemText } from "../contract/data-problems.js";
 import type { PipelineEvent } from "../contract/types.js";
+import { msg, say, type Message } from "../errors.js";
 import { defaultPython, PIPELINES_DIR } from "../pipelines-python.js";
 
 export { defaultPython, PIPELINES_DIR };
@@ -21,14 +23,24 @@ const PRELUDE = [
   "runpy.run_module('builder_pipelines', run_name='__main__', alter_sys=True)",
 ].join("\n");
 
+/** A way the pipeline failed: its words from the catalog (text), and their English (message) for logs. */
+type Failed<K extends string> = { kind: K; message: string; text: Message };
+
 export type PipelineOutcome =
   | { kind: "ok"; manifest: string }
-  | { kind: "spec_error"; message: string }
-  | { kind: "data_error"; message: string }
-  | { kind: "error"; message: string }
-  | { kind: "contract_error"; message: string }
-  | { kind: "timeout"; message: string }
+  | Failed<"spec_error">
+  | Failed<"data_error">
+  | Failed<"error">
+  | Failed<"contract_error">
+  | Failed<"timeout">
   | { kind: "cancelled" };
+
+function failed<K extends string>(kind: K, text: Message): Failed<K> {
+  return { kind, message: say(text, "en"), text };
+}
+
+/** The last error event: its English, and the data problem's key and values when it named one. */
+type LastError = Extract<PipelineEvent, { type: "log" }>;
 
 export interface PipelineRun {
   python: string;
@@ -61,7 +73,7 @@ export function runPipeline(run: PipelineRun): Promise<PipelineOutcome> {
       env: { ...process.env, ...run.env, PYTHONPATH: PIPELINES_DIR, PYTHONUNBUFFERED: "1", BUILDER_PARENT_PID: String(process.pid) },
     });
     let stopReason: PipelineOutcome | undefined;
-    let lastError: string | undefined;
+    let lastError: LastError | undefined;
     let resultManifest: string | undefined;
     let killTimer: NodeJS.Timeout | undefined;
 
@@ -86,11 +98,7 @@ export function runPipeline(run: PipelineRun): Promise<PipelineOutcome> {
     if (run.signal.aborted) onAbort();
     else run.signal.addEventListener("abort", onAbort, { once: true });
     const timeout = setTimeout(
-      () =>
-        killGroup({
-          kind: "timeout",
-          message: `the training ran past its time limit of ${Math.round(run.timeoutMs / 1000)} s and was stopped; give it a larger time_budget_s or use optimization_type 1 (fastest)`,
-        }),
+      () => killGroup(failed("timeout", msg("build.timeout", { seconds: Math.round(run.timeoutMs / 1000) }))),
       run.timeoutMs,
     );
 
@@ -100,13 +108,13 @@ export function runPipeline(run: PipelineRun): Promise<PipelineOutcome> {
       if (stopReason || !line.trim()) return;
       const ev = parseEventLine(line);
       if (!("type" in ev)) return void killGroup(ev); // a contract error (events all have a type)
-      if (ev.type === "log" && ev.level === "error") lastError = ev.message;
+      if (ev.type === "log" && ev.level === "error") lastError = ev;
       if (ev.type === "result") resultManifest = ev.manifest;
       run.onEvent(ev);
     });
 
     child.on("error", (err) => {
-      stopReason ??= { kind: "error", message: `could not start the pipeline (${run.python}): ${err.message}` };
+      stopReason ??= failed("error", msg("build.pipeline_not_started", { detail: `${run.python}: ${err.message}` }));
     });
     child.on("close", (code, signal) => {
       clearTimeout(timeout);
@@ -125,14 +133,15 @@ function parseEventLine(line: string): PipelineEvent | Extract<PipelineOutcome, 
   try {
     event = JSON.parse(line);
   } catch {
-    return { kind: "contract_error", message: `the pipeline wrote a stdout line that is not JSON: ${line.slice(0, 200)}` };
+    return failed(
+      "contract_error",
+      msg("build.pipeline_contract", { detail: `the pipeline wrote a stdout line that is not JSON: ${line.slice(0, 200)}` }),
+    );
   }
   const problems = contractErrors("event", event);
   if (problems.length) {
-    return {
-      kind: "contract_error",
-      message: `the pipeline wrote an event that breaks event.schema.json (${problems.slice(0, 3).join("; ")}): ${line.slice(0, 200)}`,
-    };
+    const detail = `the pipeline wrote an event that breaks event.schema.json (${problems.slice(0, 3).join("; ")}): ${line.slice(0, 200)}`;
+    return failed("contract_error", msg("build.pipeline_contract", { detail }));
   }
   return event as PipelineEvent;
 }
@@ -141,14 +150,25 @@ function parseEventLine(line: string): PipelineEvent | Extract<PipelineOutcome, 
 function exitOutcome(
   code: number | null,
   signal: NodeJS.Signals | null,
-  lastError: string | undefined,
+  lastError: LastError | undefined,
   resultManifest: string | undefined,
 ): PipelineOutcome {
   if (code === 0)
     return resultManifest
       ? { kind: "ok", manifest: resultManifest }
-      : { kind: "contract_error", message: "the pipeline exited 0 without a result event" };
-  if (code === 2) return { kind: "spec_error", message: lastError ?? "the pipeline refused the job spec" };
-  if (code === 3) return { kind: "data_error", message: lastError ?? "the pipeline could not use the data" };
-  return { kind: "error", message: lastError ?? `the pipeline failed (exit ${code ?? signal}); see the job log` };
+      : failed("contract_error", msg("build.pipeline_contract", { detail: "the pipeline exited 0 without a result event" }));
+  if (code === 2)
+    return failed("spec_error", msg("build.pipeline_contract", { detail: lastError?.message ?? "the pipeline refused the job spec" }));
+  if (code === 3) {
+    // The data problem as the pipeline named it (key and values), said in each reader's language; its English stays
+    // the message, as it was before pipelines sent keys.
+    const text = dataProblemText(lastError?.key, lastError?.params);
+    if (text) return { kind: "data_error", message: lastError!.message, text };
+    // A pipeline that named no key (older than data-problems.json): its English, as before, and in other languages
+    // said to be English words.
+    const english = lastError?.message ?? "the pipeline could not use the data";
+    return { kind: "data_error", message: english, text: msg("build.pipeline_data", { detail: english }) };
+  }
+  if (lastError) return failed("error", msg("build.pipeline_failed", { detail: lastError.message }));
+  return failed("error", msg("build.pipeline_failed_silent", { code: String(code ?? signal) }));
 }

@@ -6,6 +6,8 @@ import type { Manifest } from "../contract/types.js";
 import type { ModelRow } from "../experiments/repository.js";
 import type { TerminalStatus } from "../experiments/state.js";
 import { resolveZipPath } from "../datasets/zip-path.js";
+import type { DatasetProblem } from "../datasets/report.js";
+import { msg, say, storedMessage, type Message } from "../errors.js";
 import { loadPrepareDataset } from "./dataset-stage.js";
 import { createEventSink } from "./event-sink.js";
 import type { JobRun, TransitionSet } from "./job-run.js";
@@ -23,7 +25,9 @@ export type StageOutcome = { next: true } | { end: TerminalStatus; set?: Transit
 export type Stage = (run: JobRun) => Promise<StageOutcome>;
 
 const NEXT: StageOutcome = { next: true };
-const failed = (failureReason: string): StageOutcome => ({ end: "failed", set: { failureReason } });
+/** Why an experiment ended, in catalog words (said in each reader's language) and their English (the job log's). */
+const failure = (text: Message, english = say(text, "en")): TransitionSet => ({ failureReason: english, failureText: storedMessage(text) });
+const failed = (text: Message): StageOutcome => ({ end: "failed", set: failure(text) });
 
 /**
  * Added to budget × JOB_TIMEOUT_FACTOR before the hard kill: interpreter start-up, data loading, the bootstrap
@@ -37,9 +41,7 @@ export const admit: Stage = async (run) => {
   const { row, deps } = run;
   if (row.cancelRequested) return { end: "cancelled" };
   if (row.attempts > deps.config.JOB_MAX_ATTEMPTS) {
-    return failed(
-      `the job was interrupted ${row.attempts - 1} times (its runner stopped or crashed) and was given up; post it again with a new experiment_id`,
-    );
+    return failed(msg("build.interrupted", { times: row.attempts - 1 }));
   }
   await fs.promises.rm(run.work, { recursive: true, force: true }); // a re-run starts clean
   await fs.promises.mkdir(run.work, { recursive: true });
@@ -57,10 +59,10 @@ export const fetch: Stage = async (run) => {
   // The workspace is checked again here, not only at submission: a row may predate that check or come from
   // elsewhere, and another workspace's zip must never be read. It fails exactly as a missing file does.
   if (!ownsZip(zipPath, await run.storagePrefix()) || !(await run.deps.bucket.stat(zipPath)))
-    return failed(`no file at zip_gcloud ${zipPath}: upload it first (PUT /v1/files/${zipPath})`);
+    return failed(msg("build.zip_missing", { path: zipPath }));
   if (run.study.command === "evaluate") {
     const fetched = await fetchSourceModel(run, path.join(run.work, "source_model"));
-    if (typeof fetched === "string") return failed(fetched);
+    if (!("dir" in fetched)) return failed(fetched);
     run.state.source = fetched;
   }
   return NEXT;
@@ -95,7 +97,7 @@ export const validate: Stage = async (run) => {
   if (!prepared.report.valid)
     return {
       end: "invalid_dataset",
-      set: { datasetReport: prepared.report, failureReason: "the dataset did not pass its checks; see dataset_report.errors" },
+      set: { datasetReport: prepared.report, ...failure(msg("build.dataset_invalid")) },
     };
   const positive = positiveClassProblem(study.positive_class, prepared);
   if (positive) {
@@ -116,7 +118,7 @@ export const train: Stage = async (run) => {
   try {
     assertJobSpec(spec);
   } catch (err) {
-    return failed(`internal error: Builder made a job spec the contract refuses (${(err as ContractError).message})`);
+    return failed(msg("build.spec_refused", { detail: (err as ContractError).message }));
   }
   await fs.promises.writeFile(run.specPath, JSON.stringify(spec, null, 2));
   state.spec = spec;
@@ -139,15 +141,12 @@ export const train: Stage = async (run) => {
     const report = {
       ...state.prepared!.report,
       valid: false,
-      errors: [...state.prepared!.report.errors, { code: "pipeline_data_error", severity: "error" as const, message: outcome.message }],
+      errors: [...state.prepared!.report.errors, pipelineProblem(outcome.message, outcome.text)],
     };
-    return { end: "invalid_dataset", set: { datasetReport: report, failureReason: outcome.message } };
+    return { end: "invalid_dataset", set: { datasetReport: report, ...failure(outcome.text, outcome.message) } };
   }
-  if (outcome.kind !== "ok") {
-    const reason = "message" in outcome ? outcome.message : "the pipeline stopped";
-    const prefix = outcome.kind === "contract_error" || outcome.kind === "spec_error" ? "internal error (pipeline contract): " : "";
-    return failed(`${prefix}${reason}`);
-  }
+  if (outcome.kind === "cancelled") return failed(msg("build.pipeline_failed", { detail: "the pipeline stopped" }));
+  if (outcome.kind !== "ok") return { end: "failed", set: failure(outcome.text, outcome.message) };
   state.manifestFile = outcome.manifest;
   return NEXT;
 };
@@ -166,7 +165,7 @@ export const check: Stage = async (run) => {
       throw new Error(`the manifest names ${manifest.model_file}, which the pipeline did not write`);
     run.state.manifest = manifest;
   } catch (err) {
-    return failed(`internal error (pipeline contract): the result manifest is not valid: ${(err as Error).message}`);
+    return failed(msg("build.manifest_invalid", { detail: (err as Error).message }));
   }
   return NEXT;
 };
@@ -180,17 +179,38 @@ export const publish: Stage = async (run) => {
   await fs.promises.copyFile(run.specPath, path.join(run.outDir, "spec.json"));
   const model = await publishModel(run.deps, run.row, state.manifest!, run.outDir, run.lease.owner, await run.storagePrefix());
   const originalMetrics = state.source ? state.source.manifest.metrics.test : null;
-  return { end: "ready", set: { metrics: state.manifest!.metrics.test, originalMetrics, failureReason: null }, published: model };
+  return {
+    end: "ready",
+    set: { metrics: state.manifest!.metrics.test, originalMetrics, failureReason: null, failureText: null },
+    published: model,
+  };
 };
 
 export const STAGES: Stage[] = [admit, fetch, validate, train, check, publish];
 
-async function fetchSourceModel(run: JobRun, dir: string): Promise<{ dir: string; manifest: Manifest } | string> {
+/**
+ * The pipeline's data problem as a row of the dataset report: its key and values (the reader's language is chosen
+ * when the report is read, src/experiments/view.ts), the English as the message, and the column it names.
+ */
+function pipelineProblem(english: string, text: Message): DatasetProblem {
+  const params = text.values as Record<string, string | number>;
+  const column = typeof params.column === "string" ? params.column : undefined;
+  return {
+    code: "pipeline_data_error",
+    severity: "error",
+    message: english,
+    key: text.key,
+    params: { ...params },
+    ...(column !== undefined ? { column } : {}),
+  };
+}
+
+async function fetchSourceModel(run: JobRun, dir: string): Promise<{ dir: string; manifest: Manifest } | Message> {
   const { deps, study } = run;
   const sourceId = study.source_experiment_id!;
   const model = await deps.repo.currentModel(run.row.workspaceId, sourceId);
-  if (!model) return `experiment ${sourceId} has no published model yet; wait until it is ready`;
-  if (model.kind !== study.kind) return `experiment ${sourceId} built a ${model.kind} model, but this request is for ${study.kind}`;
+  if (!model) return msg("build.source_not_ready", { id: sourceId });
+  if (model.kind !== study.kind) return msg("build.source_other_kind", { id: sourceId, built: model.kind, asked: study.kind });
   await fs.promises.mkdir(dir, { recursive: true });
   for (const object of await deps.bucket.list(`${model.storePath}/`)) {
     const target = path.join(dir, object.slice(model.storePath.length + 1));

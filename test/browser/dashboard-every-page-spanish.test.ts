@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seedAccount, seedsA } from "../integration/chat-fixtures.js";
+import { request, seedAccount, seedsA } from "../integration/chat-fixtures.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { ensureDashboardBuilt, haveChromium, launchChromium, screenshot, signInThroughPage } from "./browser.js";
 
@@ -94,6 +94,38 @@ describe.skipIf(!haveChromium)("every dashboard page in Spanish (Chromium, issue
     const user = await server.services.auth.users.create({ email: EMAIL, password: PASSWORD, role: "admin" });
     // Ready models (one with warnings), a refused dataset with its problems, a failed and a running experiment.
     await seedAccount(server, user.id, seedsA(user.id));
+    // What a job stores since the pipelines send keys (issue 53): a data problem the pipeline stopped on, with its
+    // key and values beside the English, and a build failure as catalog words. The page must say both in Spanish.
+    const unusable =
+      "data row 20, column 'edad': 'NA' is not a number; the model's training data had no missing values in this column, so it cannot take one";
+    const problem = { key: "problems:pipeline.missing_value_not_allowed", values: { row: 20, column: "edad", value: "NA" } };
+    await seedAccount(server, user.id, [
+      {
+        id: 21,
+        status: "invalid_dataset",
+        request: request(user.id, 21, { data_cols: ["edad", "imc"] }),
+        failureReason: unusable,
+        failureText: problem,
+        report: {
+          valid: false,
+          errors_omitted: 0,
+          warnings_omitted: 0,
+          errors: [
+            { severity: "error", code: "pipeline_data_error", message: unusable, column: "edad", key: problem.key, params: problem.values },
+          ],
+          warnings: [],
+          summary: { rows: 300, patients: 300, problem_counts: { pipeline_data_error: 1 } },
+        },
+      },
+      {
+        id: 22,
+        status: "failed",
+        request: request(user.id, 22, { data_cols: ["edad", "imc"] }),
+        failureReason:
+          "the training ran past its time limit of 300 s and was stopped; give it a larger time_budget_s or use optimization_type 1 (fastest)",
+        failureText: { key: "errors:build.timeout", values: { seconds: 300 } },
+      },
+    ]);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 }, locale: "es-ES" });
     // The sign-in page in Spanish first (the browser's language decides before anyone chose one).
@@ -128,6 +160,23 @@ describe.skipIf(!haveChromium)("every dashboard page in Spanish (Chromium, issue
     await visit("result-warnings", `${url}/experiments/16`, h1);
     await visit("dataset-problems", `${url}/experiments/11`, h1);
     await visit("failed", `${url}/experiments/12`, h1);
+    // A data problem the pipeline stopped on and a build failure, stored as catalog words: said in Spanish, not
+    // marked as English (so the check above reads them), with the row, column and value in place.
+    await visit("pipeline-problem", `${url}/experiments/21`, h1);
+    const report = page.getByTestId("dataset-report");
+    expect(await report.locator('[lang="en"]').count()).toBe(0);
+    expect(await report.innerText()).toContain(
+      "fila de datos 20, columna «edad»: «NA» no es un número; los datos de entrenamiento del modelo no tenían valores faltantes",
+    );
+    expect(await page.getByRole("alert").first().innerText()).toContain("fila de datos 20, columna «edad»");
+    await visit("build-timeout", `${url}/experiments/22`, h1);
+    expect(await page.getByRole("alert").first().innerText()).toContain("el entrenamiento superó su límite de tiempo de 300 s");
+    // The warnings' explanations (experiment 16), worded by the server in the page's language.
+    await page.goto(`${url}/experiments/16`);
+    const verdict = page.getByTestId("verdict");
+    await verdict.waitFor();
+    expect(await verdict.locator('[lang="en"]').count()).toBe(0);
+    expect(await verdict.innerText()).toMatch(/Estas cifras proceden de pacientes de prueba/);
     await visit("running", `${url}/experiments/13`, h1);
     await visit("try", `${url}/experiments/42/try`, h1);
     await visit("settings-api", `${url}/settings/api`, h1);

@@ -22,6 +22,8 @@ export interface Seed {
   metrics?: Record<string, unknown>;
   report?: Record<string, unknown>;
   failureReason?: string;
+  /** failure_reason as catalog words (a StoredMessage), as a job stores it since issue 53. */
+  failureText?: { key: string; values: Record<string, string | number> };
   progress?: Record<string, unknown>;
   manifest?: Record<string, unknown>;
 }
@@ -355,7 +357,12 @@ export async function seedAccount(server: TestServer, userId: string, seeds: See
     };
     for (const st of before[s.status] ?? []) await repo.transition(row.id, st);
     const last = await repo.transition(row.id, s.status, {
-      set: { metrics: s.metrics ?? null, datasetReport: s.report ?? null, failureReason: s.failureReason ?? null },
+      set: {
+        metrics: s.metrics ?? null,
+        datasetReport: s.report ?? null,
+        failureReason: s.failureReason ?? null,
+        failureText: s.failureText ?? null,
+      },
       ...(s.progress ? { progress: s.progress as never } : {}),
     });
     if (s.manifest && last) {

@@ -89,7 +89,8 @@ describe(`pipeline contract failures on ${primaryTarget()}`, () => {
   it("a crash is failed with the pipeline's last error, and the job log keeps its stderr", async () => {
     const done = await run(4, 4);
     expect(done.status).toBe("failed");
-    expect(done.failure_reason).toBe("RuntimeError: boom");
+    expect(done.failure_reason).toBe("the training stopped on an unexpected error (RuntimeError: boom); the job log has the details");
+    expect(done.failure_code).toBe("build.pipeline_failed");
     const logs = await client.get("/v1/experiments/4/logs");
     expect(logs.body).toContain("Traceback: boom");
   });

@@ -8,6 +8,7 @@ import { planSlots, slotEnv } from "../../src/jobs/gpu-slots.js";
 import { deliverCallback, signCallback } from "../../src/jobs/callback.js";
 import { createHmac } from "node:crypto";
 import { createLogger } from "../../src/logger.js";
+import { say } from "../../src/errors.js";
 
 // A stand-in "python" (a shell script) lets these tests drive the process boundary precisely: what it prints,
 // whether it ignores SIGTERM. The real pipeline runs in the integration tests.
@@ -82,7 +83,30 @@ describe("pipeline process boundary", () => {
     const data = await runPipeline(
       base(fakePython(`echo '{"type":"log","level":"error","message":"label column has one class"}'\nexit 3`)),
     );
-    expect(data).toEqual({ kind: "data_error", message: "label column has one class" });
+    // A pipeline that names no key (older than data-problems.json): its English, said to be English words elsewhere.
+    expect(data).toMatchObject({ kind: "data_error", message: "label column has one class" });
+    expect(data.kind === "data_error" && data.text).toMatchObject({ key: "errors:build.pipeline_data" });
+    // One that names its key and values: the catalog's problems:pipeline.<key>, said in each reader's language.
+    const keyed = await runPipeline(
+      base(
+        fakePython(
+          `echo '{"type":"log","level":"error","message":"label column has a single class","key":"label_single_class","params":{"column":"dx"}}'\nexit 3`,
+        ),
+      ),
+    );
+    expect(keyed).toMatchObject({ kind: "data_error", message: "label column has a single class" });
+    expect(keyed.kind === "data_error" && say(keyed.text, "es")).toBe(
+      "la columna de etiqueta «dx» tiene una sola clase: un modelo necesita al menos dos para distinguir",
+    );
+    // A key with values other than the contract names is not trusted to fill the catalog's message.
+    const wrong = await runPipeline(
+      base(fakePython(`echo '{"type":"log","level":"error","message":"x","key":"label_single_class","params":{"col":"dx"}}'\nexit 3`)),
+    );
+    expect(wrong.kind === "data_error" && wrong.text.key).toBe("errors:build.pipeline_data");
+    const crashed = await runPipeline(base(fakePython(`echo '{"type":"log","level":"error","message":"RuntimeError: boom"}'\nexit 1`)));
+    expect(crashed.kind === "error" && crashed.message).toBe(
+      "the training stopped on an unexpected error (RuntimeError: boom); the job log has the details",
+    );
     expect((await runPipeline(base(fakePython("exit 1")))).kind).toBe("error");
     expect((await runPipeline(base(fakePython("exit 0")))).kind).toBe("contract_error");
   });

@@ -4,7 +4,7 @@ import { catalog, flatten, placeholders, REPORT_LANGUAGES, translator } from "..
 import { cardWords } from "../../src/reports/model-card/format.js";
 import { renderModelCardPage } from "../../src/reports/model-card/page.js";
 import type { MonitoringResults } from "../../src/reports/model-card/section-monitoring.js";
-import { warningWords } from "../../src/reports/model-card/warning-text.js";
+import { warningWords } from "../../src/reports/model-card/warning-words.js";
 import { emptyReport, HOSTILE, imageCard, servedReport, tableCard } from "../fixtures/model-card/cards.js";
 
 // The model card page (report.html, issue 53 item 2 and issue 49 item 7): its two catalogs in step, every value a

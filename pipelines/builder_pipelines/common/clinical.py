@@ -26,7 +26,7 @@ def positive_class(
     """(index, rule) of the positive class; None unless binary. ``class_index_of_rows``: every labelled row's index."""
     if problem != "binary":
         if requested:
-            raise DataError(f"positive_class is for a label with two values; this task is {problem}")
+            raise DataError("positive_class_needs_two_values")
         return None
     if requested is not None and requested != "":
         wanted = requested.strip()
@@ -34,7 +34,7 @@ def positive_class(
             if c["code"] == wanted:
                 return int(c["index"]), RULE_REQUESTED
         values = ", ".join(c["code"] for c in classes)
-        raise DataError(f"positive_class {requested!r} is not a value of the label column (its values: {values})")
+        raise DataError("positive_class_unknown", value=requested, values=values)
     counts = np.bincount(np.asarray(class_index_of_rows, dtype=int), minlength=2)
     if counts[0] == counts[1]:
         return 1, RULE_TIE

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import os
 from dataclasses import dataclass
 
 from .errors import DataError
@@ -23,14 +24,14 @@ def read_table(path: str) -> Table:
         header = list(reader.fieldnames or [])
         rows = [dict(r) for r in reader]
     if not rows:
-        raise DataError(f"{path} has no data rows")
+        raise DataError("table_no_rows", path=os.path.basename(path))
     return Table(header, rows)
 
 
 def require_columns(table: Table, names: list[str]) -> None:
     missing = [n for n in names if n not in table.header]
     if missing:
-        raise DataError(f"columns not in the table: {', '.join(missing)} (has: {', '.join(table.header)})")
+        raise DataError("columns_missing", columns=", ".join(missing), header=", ".join(table.header))
 
 
 def split_indices(table: Table, id_col: str, split: dict) -> dict[str, list[int]]:
@@ -39,7 +40,7 @@ def split_indices(table: Table, id_col: str, split: dict) -> dict[str, list[int]
     for part in ("train", "val", "test"):
         for pid in split[part]:
             if pid in where:
-                raise DataError(f"patient {pid} is in both {where[pid]} and {part}")
+                raise DataError("patient_in_two_parts", patient=pid)
             where[pid] = part
     out: dict[str, list[int]] = {"train": [], "val": [], "test": []}
     for i, row in enumerate(table.rows):

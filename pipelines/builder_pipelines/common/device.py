@@ -13,5 +13,5 @@ def pick_device(spec: JobSpec | dict) -> torch.device:
     spec = JobSpec.of(spec)
     want = spec.device
     if want == "cuda" and not torch.cuda.is_available():
-        raise DataError("device 'cuda' was asked for but no CUDA device is available")
+        raise DataError("no_cuda_device")
     return torch.device("cuda" if want in ("auto", "cuda") and torch.cuda.is_available() else "cpu")

@@ -72,19 +72,19 @@ def rendering(options: dict | None) -> dict:
         name = window.get("name")
         presets = window_presets()
         if name not in presets:
-            raise DataError(f"options.dicom.window: unknown preset {name!r} (known: {', '.join(presets)})")
+            raise DataError("dicom_window_preset_unknown", name=name, known=", ".join(presets))
         window = {"source": "preset", "name": name, **{k: window.get(k, presets[name][k]) for k in ("center", "width")}}
     elif source == "explicit":
         if window.get("center") is None or window.get("width") is None or float(window["width"]) < 1:
-            raise DataError("options.dicom.window: an explicit window needs a center and a width of at least 1")
+            raise DataError("dicom_window_explicit_incomplete")
         window = {"source": "explicit", "center": window["center"], "width": window["width"]}
     elif source == "file":
         window = {"source": "file"}
     else:
-        raise DataError(f"options.dicom.window.source must be file, preset or explicit, not {source!r}")
+        raise DataError("dicom_window_source_invalid", value=str(source))
     frames = options.get("frames") or "first"
     if frames not in ("first", "all"):
-        raise DataError(f"options.dicom.frames must be first or all, not {frames!r}")
+        raise DataError("dicom_frames_invalid", value=str(frames))
     return {
         "modality_lut": True,
         "window": window,
@@ -118,9 +118,7 @@ def _read(path: str, pixels: bool = True):
         except Exception:  # any failure here: the first error stands
             ds = None
         if ds is None or "Rows" not in ds or getattr(ds, "original_encoding", (None, None))[1] is False:
-            raise DataError(
-                f"cannot read DICOM {name}: not a DICOM file (no 'DICM' at byte 128, and not a bare DICOM dataset)"
-            ) from exc
+            raise DataError("dicom_not_dicom", file=name) from exc
         ds.file_meta = getattr(ds, "file_meta", None) or pydicom.dataset.FileMetaDataset()
         if "TransferSyntaxUID" not in ds.file_meta:
             implicit = ds.original_encoding[0]
@@ -128,7 +126,7 @@ def _read(path: str, pixels: bool = True):
         ds.preamble_missing = True
         return ds
     except (OSError, ValueError, EOFError) as exc:
-        raise DataError(f"cannot read DICOM {name}: not a readable DICOM file ({_first_line(exc)})") from exc
+        raise DataError("dicom_unreadable", file=name, reason=_first_line(exc)) from exc
 
 
 def _first_line(exc: Exception) -> str:
@@ -223,10 +221,10 @@ def render(ref: str, record: dict) -> np.ndarray:
     ds = _read(path)
     name = os.path.basename(path)
     if "PixelData" not in ds and "FloatPixelData" not in ds:
-        raise DataError(f"DICOM {name} ({_syntax(ds)}) has no pixel data")
+        raise DataError("dicom_no_pixels", file=name, syntax=_syntax(ds))
     frames = int(getattr(ds, "NumberOfFrames", 1) or 1)
     if frame >= frames:
-        raise DataError(f"DICOM {name} has {frames} frame(s), not a frame {frame}")
+        raise DataError("dicom_frame_missing", file=name, frames=frames, frame=frame)
     # Lossy JPEG through Pillow (libjpeg-turbo), the decoder serving uses (src/dicom/codecs.ts): pydicom's default,
     # libjpeg, rounds its IDCT differently and gave grey levels up to 3 apart from serving's on the same file.
     plugin = {"decoding_plugin": "pillow"} if ds.file_meta.TransferSyntaxUID in _PILLOW_JPEG else {}
@@ -242,7 +240,7 @@ def render(ref: str, record: dict) -> np.ndarray:
     except DataError:
         raise
     except Exception as exc:  # the decoders raise RuntimeError, NotImplementedError, ValueError...
-        raise DataError(f"cannot decode DICOM {name}: transfer syntax {_syntax(ds)}: {_first_line(exc)}") from exc
+        raise DataError("dicom_undecodable", file=name, syntax=_syntax(ds), reason=_first_line(exc)) from exc
 
 
 def open_image(ref: str, record: dict):

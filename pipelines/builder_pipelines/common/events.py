@@ -43,8 +43,9 @@ def metric(split: str, name: str, value: float | None, **extra) -> None:
     emit({"type": "metric", "split": split, "name": name, "value": None if value is None else float(value), **extra})
 
 
-def log(level: str, message: str) -> None:
-    emit({"type": "log", "level": level, "message": message})
+def log(level: str, message: str, key: str | None = None, params: dict | None = None) -> None:
+    """``key`` and ``params``: a data problem's words (common/errors.py), said by the reader's language elsewhere."""
+    emit({"type": "log", "level": level, "message": message, "key": key, "params": params})
 
 
 def artifact(path: str, kind: str | None = None) -> None:

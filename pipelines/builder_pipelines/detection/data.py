@@ -32,13 +32,14 @@ class ImageRecord:
     dicom: dict | None = None  # a DICOM's rendering (the manifest's input.image.dicom); None for other files
 
 
-def _float(row: dict, col: str, where: str) -> float:
+def _float(row: dict, col: str, where: tuple[int, str]) -> float:
+    """``where``: the spreadsheet row (header = row 1) and the image path."""
     try:
         v = float(row[col])
     except (TypeError, ValueError):
-        raise DataError(f"{where}: {col} is {row[col]!r}, not a number") from None
+        raise DataError("box_value_not_number", row=where[0], path=where[1], column=col, value=str(row[col])) from None
     if not np.isfinite(v):
-        raise DataError(f"{where}: {col} is not finite")
+        raise DataError("box_value_not_finite", row=where[0], path=where[1], column=col)
     return v
 
 
@@ -57,17 +58,17 @@ def read_detection_table(spec: JobSpec | dict, classes: list[str] | None = None,
     d, split = data_and_split(spec)
     img_col, lab_col, id_col = d.images_col, d.label_cols[0], d.id_col
     if not img_col:
-        raise DataError("detection needs data.images_col (the image path column)")
+        raise DataError("images_col_missing")
     table = read_table(d.table)
     require_columns(table, [id_col, img_col, lab_col, *BOX_COLS])
     names = sorted({(r[lab_col] or "").strip() for r in table.rows} - {""})
     if classes is None:
         classes = names
         if not classes:
-            raise DataError("the table has no boxes: every class cell is empty")
+            raise DataError("no_boxes")
     unknown = sorted(set(names) - set(classes))
     if unknown:
-        raise DataError(f"classes the model does not know: {', '.join(unknown)} (model: {', '.join(classes)})")
+        raise DataError("labels_unknown", labels=", ".join(unknown))
     index = {c: i for i, c in enumerate(classes)}
     parts = split_indices(table, id_col, split.parts())
     out: dict[str, list[ImageRecord]] = {}
@@ -79,14 +80,14 @@ def read_detection_table(spec: JobSpec | dict, classes: list[str] | None = None,
             rel = row[img_col]
             entry = by_image.setdefault(rel, {"patient": row[id_col], "boxes": [], "labels": []})
             if entry["patient"] != row[id_col]:
-                raise DataError(f"image {rel} belongs to two patients ({entry['patient']}, {row[id_col]})")
+                raise DataError("image_two_patients", path=rel, first=entry["patient"], second=row[id_col])
             name = (row[lab_col] or "").strip()
             if not name:
                 continue
-            where = f"row {i + 2} ({rel})"
+            where = (i + 2, rel)
             x1, y1, x2, y2 = (_float(row, c, where) for c in BOX_COLS)
             if x2 <= x1 or y2 <= y1:  # one bad box should not sink a dataset: drop it, say so
-                dropped.append(f"{where}: ({x1}, {y1}, {x2}, {y2})")
+                dropped.append(f"row {where[0]} ({where[1]}): ({x1}, {y1}, {x2}, {y2})")
                 continue
             entry["boxes"].append((x1, y1, x2, y2))
             entry["labels"].append(index[name])
@@ -119,7 +120,7 @@ def open_image(rec: ImageRecord) -> Image.Image:
     except DataError:
         raise
     except (OSError, ValueError) as exc:
-        raise DataError(f"cannot read image {rec.path}: {exc}") from None
+        raise DataError("image_unreadable", path=os.path.basename(rec.path), detail=str(exc)) from None
     img = img.convert("RGB")
     rec.width, rec.height = img.size
     if len(rec.boxes):

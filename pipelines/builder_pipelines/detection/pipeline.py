@@ -118,9 +118,9 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
     events.progress("preparing", 0.0, message="reading the box table")
     splits, classes = read_detection_table(spec)
     if not splits["train"]:
-        raise DataError("the train split has no images")
+        raise DataError("train_part_empty")
     if not splits["test"]:
-        raise DataError("the test split has no images")
+        raise DataError("test_part_empty")
     val_records = splits["val"]
     if not val_records:
         events.log("warn", "no validation images: thresholds are chosen on the training images")
@@ -242,13 +242,13 @@ def evaluate(spec: JobSpec | dict, out_dir: str) -> str:
     t0 = time.monotonic()
     src = spec.source_model.dir if spec.source_model else None
     if not src:
-        raise DataError("evaluate needs source_model.dir")
+        raise DataError("source_model_missing")
     with open(os.path.join(src, "manifest.json"), encoding="utf-8") as fh:
         source = json.load(fh)
     classes = [c["code"] for c in sorted(source["classes"], key=lambda c: c["index"])]
     splits, _ = read_detection_table(spec, classes=classes, rendering=source["input"]["image"].get("dicom"))
     if not splits["test"]:
-        raise DataError("no images in split.test to evaluate on")
+        raise DataError("evaluation_part_empty")
     events.progress("evaluating", 0.1, message=f"{len(splits['test'])} images")
     test = prepare(splits["test"], source["input"]["image"])
     os.makedirs(out_dir, exist_ok=True)

@@ -64,10 +64,7 @@ def _check_unseen(unseen: dict[str, Unseen], columns: list[Column], n_rows: int)
         if seen is None:
             continue
         if seen.rows > MAX_UNSEEN_SHARE * n_rows:
-            raise DataError(
-                f"column {col.name!r}: {seen.rows} of {n_rows} rows hold values the model never saw in "
-                f"training; is the column coded as in the training data?"
-            )
+            raise DataError("unseen_values_share", column=col.name, rows=seen.rows, total=n_rows)
         # A category is training data (it may identify a patient): named by its role, never by its value.
         numeric = col.type == "numeric"
         filled_with = "training median" if numeric else "most frequent training category"
@@ -105,7 +102,7 @@ def evaluate(spec: JobSpec | dict, out_dir: str) -> str:
     require_columns(table, [d.id_col, label_col] + [c.name for c in columns])
     rows = split_indices(table, d.id_col, spec.split.parts())["test"]
     if not rows:
-        raise DataError("none of the patients in split.test are in the table")
+        raise DataError("evaluation_part_empty")
     unseen: dict[str, Unseen] = {}
     X = encode_features(table, columns, rows, unseen)
     filled = _check_unseen(unseen, columns, len(rows))

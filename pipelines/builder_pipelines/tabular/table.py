@@ -77,17 +77,14 @@ def _check_not_empty(table: Table, names: list[str]) -> None:
     for i, row in enumerate(table.rows):
         for name in names:
             if (row.get(name) or "").strip() == "":
-                raise DataError(
-                    f"data row {i + 1}, column {name!r}: empty value (every used column needs a value; "
-                    "write NA where a number is missing)"
-                )
+                raise DataError("empty_value", row=i + 1, column=name)
 
 
 def infer_columns(table: Table, data_cols: list[str]) -> list[Column]:
     """Numeric when every value parses as a finite number or is a missing-value marker (with at least one number),
     otherwise categorical."""
     if not data_cols:
-        raise DataError("no feature columns (data_cols is empty)")
+        raise DataError("no_feature_columns")
     require_columns(table, data_cols)
     _check_not_empty(table, data_cols)
     out = []
@@ -163,10 +160,7 @@ def encode_features(
                 else:
                     # Neither the known values (the training table's) nor this one (the new table's) is named: either
                     # may identify a patient, and this message becomes a failure reason the chat repeats (issue 42).
-                    raise DataError(
-                        f"data row {r + 1}, column {col.name!r}: unknown category (a value the model never saw); "
-                        f"the model knows {len(col.codes)} values of this column from its training data"
-                    )
+                    raise DataError("unknown_category", row=r + 1, column=col.name, known=len(col.codes))
             else:
                 v = _as_float(raw)
                 if v is None and col.missing and is_missing_marker(raw):
@@ -175,14 +169,11 @@ def encode_features(
                     v = filled
                 elif v is None and is_missing_marker(raw):
                     # A marker is one of a fixed few words (NA, ?), not data: naming it says what to fix.
-                    raise DataError(
-                        f"data row {r + 1}, column {col.name!r}: {raw!r} is not a number; the model's "
-                        "training data had no missing values in this column, so it cannot take one"
-                    )
+                    raise DataError("missing_value_not_allowed", row=r + 1, column=col.name, value=raw)
                 elif v is None:
                     # Other text is data (a name in a shifted column): the row and column find it, the failure
                     # reason (which the chat repeats, issue 42) does not carry it.
-                    raise DataError(f"data row {r + 1}, column {col.name!r}: the value is not a number")
+                    raise DataError("not_a_number", row=r + 1, column=col.name)
                 X[i, j] = v
     # The ONNX graph takes float32: train and compare on the same float32 values so tree splits agree.
     return X.astype(np.float32).astype(np.float64)
@@ -198,11 +189,9 @@ def class_list(table: Table, label_col: str, class_name_col: str | None, problem
     if all(_as_float(c) is not None for c in codes):
         codes.sort(key=float)
     if problem == "binary" and len(codes) != 2:
-        raise DataError(
-            f"binary problem needs exactly 2 classes in {label_col!r}, found {len(codes)}: {', '.join(codes[:10])}"
-        )
+        raise DataError("binary_needs_two_classes", column=label_col, found=len(codes), values=", ".join(codes[:10]))
     if problem == "multiclass" and len(codes) < 2:
-        raise DataError(f"multiclass problem needs at least 2 classes in {label_col!r}, found {len(codes)}")
+        raise DataError("needs_two_classes", column=label_col, found=len(codes))
     names = {}
     if class_name_col:
         for r in table.rows:
@@ -218,7 +207,7 @@ def encode_labels(table: Table, label_col: str, classes: list[dict], problem: st
             v = _as_float(table.rows[r][label_col].strip())
             if v is None:
                 raise DataError(
-                    f"data row {r + 1}, column {label_col!r}: regression target {table.rows[r][label_col]!r} is not a number"
+                    "regression_target_not_number", row=r + 1, column=label_col, value=table.rows[r][label_col]
                 )
             out.append(v)
         return np.asarray(out, dtype=np.float64)
@@ -227,9 +216,7 @@ def encode_labels(table: Table, label_col: str, classes: list[dict], problem: st
     for r in rows:
         code = table.rows[r][label_col].strip()
         if code not in index:
-            raise DataError(
-                f"data row {r + 1}, column {label_col!r}: label {code!r} is not one of the model's classes ({', '.join(index)})"
-            )
+            raise DataError("label_not_a_class", row=r + 1, column=label_col, value=code, classes=", ".join(index))
         out.append(index[code])
     return np.asarray(out, dtype=np.int64)
 

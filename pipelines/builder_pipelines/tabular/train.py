@@ -22,7 +22,7 @@ from ..common import clinical, events, monitoring_baseline, operating_scores, su
 from ..common import figure_tables as FT
 from ..common import thresholds as T
 from ..common.data import read_table, require_columns, split_indices
-from ..common.errors import DataError, SpecError
+from ..common.errors import PART_EMPTY, DataError, SpecError
 from ..common.manifest import provenance, write_manifest, write_report
 from ..common.spec import JobSpec
 from . import calibration, evaluation, export, input_check, models
@@ -59,7 +59,7 @@ def _load(spec: JobSpec | dict):
     parts = split_indices(table, d.id_col, spec.split.parts())
     for part in ("train", "val", "test"):
         if not parts[part]:
-            raise DataError(f"the {part} split has no rows: none of its patients are in the table")
+            raise DataError(PART_EMPTY[part])
     data = {}
     for part, rows in parts.items():
         data[part] = (
@@ -71,7 +71,7 @@ def _load(spec: JobSpec | dict):
         seen = set(np.unique(data["train"][1]).tolist())
         missing = [c["code"] for c in classes if c["index"] not in seen]
         if missing:
-            raise DataError(f"classes with no training rows: {', '.join(missing)}")
+            raise DataError("classes_without_training_rows", classes=", ".join(missing))
     # The request's subgroup columns on the test rows (common/subgroups.py), or None.
     return columns, classes, data, subgroups.inputs(spec, table, parts["test"])
 

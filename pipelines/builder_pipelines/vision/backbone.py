@@ -120,7 +120,7 @@ def load_unpinned(path: str | None) -> dict | None:
     if not path:
         return None
     if not os.path.isfile(path):
-        raise DataError(f"pretrained weights not found: {path}")
+        raise DataError("pretrained_weights_missing", path=path)
     state = torch.load(path, map_location="cpu", weights_only=True)
     state = state.get("state_dict", state) if isinstance(state, dict) else state
     events.log(

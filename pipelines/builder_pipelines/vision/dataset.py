@@ -50,9 +50,24 @@ def _class_names(table: Table, codes: list[str], label_col: str, name_col: str |
         code, name = r[label_col].strip(), r[name_col].strip()
         if name_of.setdefault(code, name) != name or code_of.setdefault(name, code) != code:
             raise DataError(
-                f"column {name_col} does not name the codes of {label_col} one to one (code {code!r} / name {name!r})"
+                "class_names_not_one_to_one", name_column=name_col, label_column=label_col, code=code, name=name
             )
     return [name_of[c] for c in codes]
+
+
+def _is_number(value: str) -> bool:
+    try:
+        float(value)
+        return True
+    except ValueError:
+        return False
+
+
+def _probe(path: str, rendering: dict | None):
+    try:
+        return probe(path, rendering)
+    except OSError as exc:
+        raise DataError("image_unreadable", path=os.path.basename(path), detail=str(exc)) from exc
 
 
 def _parse_01(value: str, col: str) -> int:
@@ -61,7 +76,7 @@ def _parse_01(value: str, col: str) -> int:
         return 1
     if v in ("0", "0.0", "false", "no"):
         return 0
-    raise DataError(f"multi-label column {col} must hold 0/1 values, found {value!r}")
+    raise DataError("multilabel_not_01", column=col, value=str(value))
 
 
 def build_targets(table: Table, spec: dict, classes: list[dict] | None = None) -> Targets:
@@ -72,7 +87,7 @@ def build_targets(table: Table, spec: dict, classes: list[dict] | None = None) -
     require_columns(table, label_cols)
     if problem == "multilabel":
         if len(label_cols) < 2:
-            raise DataError("a multi-label task needs at least two 0/1 label columns")
+            raise DataError("multilabel_needs_two_columns")
         cols = [c["code"] for c in classes] if classes else label_cols
         require_columns(table, cols)
         y = np.array([[_parse_01(r[c], c) for c in cols] for r in table.rows], dtype=int)
@@ -80,25 +95,26 @@ def build_targets(table: Table, spec: dict, classes: list[dict] | None = None) -
     col = label_cols[0]
     raw = [r[col].strip() for r in table.rows]
     if any(v == "" for v in raw):
-        raise DataError(f"label column {col} has empty values")
+        raise DataError("label_empty", column=col)
     if problem == "regression":
         try:
             y = np.array([float(v) for v in raw], dtype=np.float64)
         except ValueError as exc:
-            raise DataError(f"regression label column {col} must be numeric: {exc}") from exc
+            row, value = next((i, v) for i, v in enumerate(raw) if not _is_number(v))
+            raise DataError("regression_target_not_number", row=row + 1, column=col, value=value) from exc
         return Targets(problem, classes or [{"index": 0, "code": col, "name": col}], y)
     if classes is None:
         codes = _sort_codes(set(raw))
         if problem == "binary" and len(codes) != 2:
-            raise DataError(f"a binary task needs exactly 2 classes in {col}, found {len(codes)}: {codes[:10]}")
+            raise DataError("binary_needs_two_classes", column=col, found=len(codes), values=", ".join(codes[:10]))
         if len(codes) < 2:
-            raise DataError(f"label column {col} has a single class")
+            raise DataError("label_single_class", column=col)
         names = _class_names(table, codes, col, data.class_name_col)
         classes = [{"index": i, "code": c, "name": n} for i, (c, n) in enumerate(zip(codes, names))]
     index = {c["code"]: c["index"] for c in classes}
     unknown = sorted(set(raw) - set(index))
     if unknown:
-        raise DataError(f"labels the model does not know: {unknown[:10]}")
+        raise DataError("labels_unknown", labels=", ".join(unknown[:10]))
     return Targets(problem, classes, np.array([index[v] for v in raw], dtype=np.int64))
 
 
@@ -107,7 +123,7 @@ def image_paths(table: Table, spec: dict) -> list[str]:
     data = spec.data
     col = data.images_col
     if not col:
-        raise DataError("an image task needs data.images_col (the column holding image paths)")
+        raise DataError("images_col_missing")
     require_columns(table, [col])
     root = os.path.realpath(data.root)
     out = []
@@ -115,9 +131,9 @@ def image_paths(table: Table, spec: dict) -> list[str]:
         rel = r[col].strip()
         path = os.path.realpath(os.path.join(root, rel))
         if not path.startswith(root + os.sep):
-            raise DataError(f"image path leaves the dataset folder: {rel!r}")
+            raise DataError("image_path_outside", path=rel)
         if not os.path.isfile(dicom.split_frame_ref(path)[0]):
-            raise DataError(f"image not found: {rel!r}")
+            raise DataError("image_not_found", path=rel)
         out.append(path)
     return out
 
@@ -163,10 +179,7 @@ def choose_input(paths: list[str], spec: dict) -> dict:
     spec = JobSpec.of(spec)
     rendering = dicom_rendering(paths, spec)
     sample = paths if len(paths) <= 200 else [paths[i] for i in np.linspace(0, len(paths) - 1, 200).astype(int)]
-    try:
-        probes = [probe(p, rendering) for p in sample]
-    except OSError as exc:
-        raise DataError(f"cannot read an image: {exc}") from exc
+    probes = [_probe(p, rendering) for p in sample]
     side = int(np.median([max(w, h) for w, h, _ in probes]))
     channels = 3 if any(c for _, _, c in probes) else 1
     cap = spec.options.max_image_side or DEFAULT_MAX_SIDE[spec.budget.mode]
@@ -193,7 +206,7 @@ def load_images(paths: list[str], image: dict, threads: int) -> np.ndarray:
                 p, image["width"], image["height"], image["channels"], image["interpolation"], image.get("dicom")
             )
         except OSError as exc:
-            raise DataError(f"cannot decode image {os.path.basename(p)}: {exc}") from exc
+            raise DataError("image_unreadable", path=os.path.basename(p), detail=str(exc)) from exc
 
     with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
         return np.stack(list(pool.map(one, paths)))

@@ -28,30 +28,34 @@ from .export import run_onnx, session
 from .preprocess import preprocess_file
 
 
+def _preprocess(path: str, image: dict) -> np.ndarray:
+    try:
+        return preprocess_file(path, image)
+    except OSError as exc:
+        raise DataError("image_unreadable", path=os.path.basename(path), detail=str(exc)) from exc
+
+
 def evaluate(spec: JobSpec | dict, out_dir: str) -> str:
     spec = JobSpec.of(spec)
     t0 = time.monotonic()
     src_dir = spec.source_model.dir if spec.source_model else None
     if not src_dir or not os.path.isfile(os.path.join(src_dir, "manifest.json")):
-        raise DataError("evaluate needs source_model.dir holding a published manifest.json")
+        raise DataError("source_model_missing")
     with open(os.path.join(src_dir, "manifest.json"), encoding="utf-8") as fh:
         source = json.load(fh)
     if source.get("kind") != "vision_classification":
-        raise DataError(f"the source model is a {source.get('kind')} model, not an image classifier/regressor")
+        raise DataError("source_model_wrong_kind", kind=str(source.get("kind")))
     problem, image = source["problem"], source["input"]["image"]
     if spec.problem != problem:
-        raise DataError(f"the source model solves a {problem} task, the job asks for {spec.problem}")
+        raise DataError("source_model_wrong_task", task=problem, asked=spec.problem)
     events.progress("preparing", 0.0, message="reading the table")
     table = read_table(spec.data.table)
     targets = dataset.build_targets(table, spec, classes=source["classes"])
     rows = split_indices(table, spec.data.id_col, spec.split.parts())["test"]
     if not rows:
-        raise DataError("no image belongs to a patient of the evaluation split")
+        raise DataError("evaluation_part_empty")
     paths = dataset.image_paths(table, spec)
-    try:
-        x = np.stack([preprocess_file(paths[i], image) for i in rows])
-    except OSError as exc:
-        raise DataError(f"cannot decode an image: {exc}") from exc
+    x = np.stack([_preprocess(paths[i], image) for i in rows])
 
     events.progress("evaluating", 0.5, message=f"running the model on {len(rows)} images")
     scores = run_onnx(session(os.path.join(src_dir, source["model_file"])), x)[0].astype(np.float64)

@@ -13,7 +13,7 @@ from ..common import clinical, events, image_descriptors, monitoring_baseline, o
 from ..common.cpu_share import busy_cores
 from ..common.data import read_table, split_indices
 from ..common.device import pick_device
-from ..common.errors import DataError
+from ..common.errors import PART_EMPTY, DataError
 from ..common.figure_tables import split_tables
 from ..common.manifest import provenance, write_manifest, write_report
 from ..common.spec import JobSpec
@@ -137,7 +137,7 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
     )
     for part in ("train", "val", "test"):
         if not parts[part]:
-            raise DataError(f"the {part} split has no images")
+            raise DataError(PART_EMPTY[part])
     paths = dataset.image_paths(table, spec)
     used = parts["train"] + parts["val"] + parts["test"]
     image = dataset.choose_input([paths[i] for i in used], spec)

@@ -5,8 +5,12 @@ import { ApiError, msg, detail, invalid } from "../../errors.js";
 import { experimentIdParams } from "../params.js";
 import { pageSecurityHeaders } from "../page-security.js";
 import { actorOf } from "../../audit/audit-log.js";
-import { defineRoute } from "../route.js";
+import { defineRoute, type RouteRequest } from "../route.js";
+import { preferredLanguage } from "../error-language.js";
 import { experimentDeletionSchema, experimentListSchema, experimentSchema } from "../response-schemas.js";
+
+/** The caller's language for the words an experiment stores (failure, dataset problems, warnings). */
+const langOf = (req: RouteRequest) => preferredLanguage(req.get("accept-language"));
 
 const LOG_HEADERS = pageSecurityHeaders();
 
@@ -47,7 +51,7 @@ export const experimentRoutes = [
       202: { description: "accepted and queued", schema: experimentSchema },
       409: { description: "experiment_id already used by a different request" },
     },
-    handler: async ({ services, auth, body }) => {
+    handler: async ({ services, auth, body, req }) => {
       const { created, row } = await services.experiments.create(auth, body);
       if (created)
         await services.audit.record(actorOf(auth), "experiment_created", `experiment ${row.experimentId}`, {
@@ -57,7 +61,7 @@ export const experimentRoutes = [
       return {
         status: created ? 202 : 200,
         headers: { location: `/v1/experiments/${row.experimentId}` },
-        body: await services.experiments.view(row),
+        body: await services.experiments.view(row, langOf(req)),
       };
     },
   }),
@@ -82,7 +86,7 @@ export const experimentRoutes = [
       offset: z.coerce.number().int().min(0).default(0),
     }),
     responses: { 200: { description: "your experiments", schema: experimentListSchema } },
-    handler: async ({ services, auth, query }) => ({ body: await services.experiments.list(auth, query) }),
+    handler: async ({ services, auth, query, req }) => ({ body: await services.experiments.list(auth, query, langOf(req)) }),
   }),
   defineRoute({
     method: "get",
@@ -93,8 +97,8 @@ export const experimentRoutes = [
     tags: ["experiments"],
     params: experimentIdParams,
     responses: { 200: { description: "the experiment", schema: experimentSchema } },
-    handler: async ({ services, auth, params }) => ({
-      body: await services.experiments.view(await services.experiments.get(auth, params.experiment_id)),
+    handler: async ({ services, auth, params, req }) => ({
+      body: await services.experiments.view(await services.experiments.get(auth, params.experiment_id), langOf(req)),
     }),
   }),
   defineRoute({
@@ -108,8 +112,8 @@ export const experimentRoutes = [
     params: experimentIdParams,
     body: experimentLabelsPatchSchema,
     responses: { 200: { description: "the experiment with its new labels", schema: experimentSchema } },
-    handler: async ({ services, auth, params, body }) => ({
-      body: await services.experiments.view(await services.experiments.editLabels(auth, params.experiment_id, body)),
+    handler: async ({ services, auth, params, body, req }) => ({
+      body: await services.experiments.view(await services.experiments.editLabels(auth, params.experiment_id, body), langOf(req)),
     }),
   }),
   defineRoute({
@@ -149,9 +153,9 @@ export const experimentRoutes = [
     tags: ["experiments"],
     params: experimentIdParams,
     responses: { 202: { description: "cancelled or cancelling", schema: experimentSchema } },
-    handler: async ({ services, auth, params }) => ({
+    handler: async ({ services, auth, params, req }) => ({
       status: 202,
-      body: await services.experiments.view(await services.experiments.cancel(auth, params.experiment_id)),
+      body: await services.experiments.view(await services.experiments.cancel(auth, params.experiment_id), langOf(req)),
     }),
   }),
   defineRoute({

@@ -3188,7 +3188,13 @@ export interface operations {
                             errors: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -3306,7 +3312,13 @@ export interface operations {
                             warnings: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -3481,7 +3493,13 @@ export interface operations {
                         errors: {
                             code: string;
                             column?: string;
+                            /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                            key?: string;
                             message: string;
+                            /** @description the values the key's message names (row, column, value, ...) */
+                            params?: {
+                                [key: string]: string | number;
+                            };
                             /** @description path inside the zip */
                             path?: string;
                             /** @description spreadsheet row: the header is row 1 */
@@ -3599,7 +3617,13 @@ export interface operations {
                         warnings: {
                             code: string;
                             column?: string;
+                            /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                            key?: string;
                             message: string;
+                            /** @description the values the key's message names (row, column, value, ...) */
+                            params?: {
+                                [key: string]: string | number;
+                            };
                             /** @description path inside the zip */
                             path?: string;
                             /** @description spreadsheet row: the header is row 1 */
@@ -3651,6 +3675,7 @@ export interface operations {
                             /** @description your notes on the experiment; null when it has none */
                             description: string | null;
                             experiment_id: number;
+                            failure_code: string | null;
                             failure_reason: string | null;
                             finished_at: (string | unknown) | null;
                             /** @description your label for the experiment; null when it has none */
@@ -3776,7 +3801,13 @@ export interface operations {
                             errors: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -3894,7 +3925,13 @@ export interface operations {
                             warnings: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -3907,6 +3944,9 @@ export interface operations {
                         /** @description your notes on the experiment; null when it has none */
                         description: string | null;
                         experiment_id: number;
+                        /** @description the reason's catalog code (build.timeout, pipeline.image_unreadable, ...); null when none or stored before codes */
+                        failure_code: string | null;
+                        /** @description why it failed or was refused, in the Accept-Language */
                         failure_reason: string | null;
                         finished_at: (string | unknown) | null;
                         history: {
@@ -4182,7 +4222,13 @@ export interface operations {
                             errors: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -4300,7 +4346,13 @@ export interface operations {
                             warnings: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -4313,6 +4365,9 @@ export interface operations {
                         /** @description your notes on the experiment; null when it has none */
                         description: string | null;
                         experiment_id: number;
+                        /** @description the reason's catalog code (build.timeout, pipeline.image_unreadable, ...); null when none or stored before codes */
+                        failure_code: string | null;
+                        /** @description why it failed or was refused, in the Accept-Language */
                         failure_reason: string | null;
                         finished_at: (string | unknown) | null;
                         history: {
@@ -4619,7 +4674,13 @@ export interface operations {
                             errors: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -4737,7 +4798,13 @@ export interface operations {
                             warnings: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -4750,6 +4817,9 @@ export interface operations {
                         /** @description your notes on the experiment; null when it has none */
                         description: string | null;
                         experiment_id: number;
+                        /** @description the reason's catalog code (build.timeout, pipeline.image_unreadable, ...); null when none or stored before codes */
+                        failure_code: string | null;
+                        /** @description why it failed or was refused, in the Accept-Language */
                         failure_reason: string | null;
                         finished_at: (string | unknown) | null;
                         history: {
@@ -5091,7 +5161,13 @@ export interface operations {
                             errors: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -5209,7 +5285,13 @@ export interface operations {
                             warnings: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -5222,6 +5304,9 @@ export interface operations {
                         /** @description your notes on the experiment; null when it has none */
                         description: string | null;
                         experiment_id: number;
+                        /** @description the reason's catalog code (build.timeout, pipeline.image_unreadable, ...); null when none or stored before codes */
+                        failure_code: string | null;
+                        /** @description why it failed or was refused, in the Accept-Language */
                         failure_reason: string | null;
                         finished_at: (string | unknown) | null;
                         history: {
@@ -5639,7 +5724,13 @@ export interface operations {
                             errors: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -5757,7 +5848,13 @@ export interface operations {
                             warnings: {
                                 code: string;
                                 column?: string;
+                                /** @description the message's catalog key (namespace:key, locales/<lng>/): message is said from it in the Accept-Language; absent in reports stored before keys */
+                                key?: string;
                                 message: string;
+                                /** @description the values the key's message names (row, column, value, ...) */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 /** @description path inside the zip */
                                 path?: string;
                                 /** @description spreadsheet row: the header is row 1 */
@@ -5770,6 +5867,9 @@ export interface operations {
                         /** @description your notes on the experiment; null when it has none */
                         description: string | null;
                         experiment_id: number;
+                        /** @description the reason's catalog code (build.timeout, pipeline.image_unreadable, ...); null when none or stored before codes */
+                        failure_code: string | null;
+                        /** @description why it failed or was refused, in the Accept-Language */
                         failure_reason: string | null;
                         finished_at: (string | unknown) | null;
                         history: {

@@ -31,7 +31,7 @@ export function ResultBadge({ exp }: { exp: Pick<Experiment, "status" | "warning
 
 /** Every warning, most severe first; when there is none, a sentence saying what was checked. */
 export function VerdictBox({ warnings }: { warnings: Warning[] }) {
-  const { t, i18n } = useTranslation("result");
+  const { t } = useTranslation("result");
   const title = useWarningTitle();
   const rank = { severe: 0, caution: 1, info: 2 } as const;
   const sorted = [...warnings].sort((a, b) => rank[a.severity] - rank[b.severity]);
@@ -54,8 +54,8 @@ export function VerdictBox({ warnings }: { warnings: Warning[] }) {
               <strong>
                 {t(`verdict.severity.${w.severity}`)}: {title(w)}.
               </strong>{" "}
-              {/* The explanation is the server's, in English: marked so, and so that a screen reader reads it as English. */}
-              {i18n.resolvedLanguage === "en" ? w.message : <span lang="en">{w.message}</span>}
+              {/* The server words the explanation in the dashboard's language (Accept-Language) from the catalog. */}
+              {w.message}
             </li>
           ))}
         </ul>

@@ -29,8 +29,13 @@ export function ProblemTable({ report }: { report: Pick<DatasetReport, "errors" 
               <td>{p.row ?? ""}</td>
               <td>{p.column ?? ""}</td>
               <td className="path">{p.path ?? ""}</td>
-              {/* The pipeline's own sentence, English until it sends codes: marked so, on a page in another language. */}
-              <td lang={i18n.resolvedLanguage === "en" ? undefined : "en"}>{p.message}</td>
+              {/* A problem with a catalog key is said in the page's language; one stored before keys is the English it
+                  was, marked so on a page in another language. */}
+              {p.key ? (
+                <td>{t(p.key, { ...p.params, defaultValue: p.message })}</td>
+              ) : (
+                <td lang={i18n.resolvedLanguage === "en" ? undefined : "en"}>{p.message}</td>
+              )}
               <td>
                 <code>{p.code}</code>
                 {p.total > 1 ? <span className="muted"> ×{p.total}</span> : null}

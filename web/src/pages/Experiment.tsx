@@ -208,8 +208,9 @@ export function ExperimentPage({ id, tab }: { id: number; tab?: string | null })
       {exp.failure_reason ? (
         <div className="error" role="alert">
           <strong>{exp.status === "invalid_dataset" ? t("page.invalidDataset") : t("page.failed")}:</strong>{" "}
-          {/* The pipeline's or the worker's own words (English until they send codes), marked so on a non-English page. */}
-          <span lang={i18n.resolvedLanguage === "en" ? undefined : "en"}>{exp.failure_reason}</span>
+          {/* Said by the server in the dashboard's language from its catalog code; a reason stored before codes
+              (failure_code null) is the English it was, marked so on a non-English page. */}
+          <span lang={exp.failure_code || i18n.resolvedLanguage === "en" ? undefined : "en"}>{exp.failure_reason}</span>
         </div>
       ) : null}
       {exp.status === "invalid_dataset" && exp.dataset_report ? <DatasetReportView report={exp.dataset_report} /> : null}

@@ -1,0 +1,1 @@
+ALTER TABLE "experiments" ADD COLUMN "failure_text" jsonb;
