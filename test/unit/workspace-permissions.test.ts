@@ -73,7 +73,8 @@ describe("workspace permissions table", () => {
     const section = doc.slice(doc.indexOf("## The table of permissions"), doc.indexOf("## Key scopes"));
     const rows = section
       .split("\n")
-      .filter((l) => /^\| [a-z_]+\.[a-z_]+ \|/.test(l))
+      // Cells may be padded (a Markdown formatter aligns the columns).
+      .filter((l) => /^\| [a-z_]+\.[a-z_]+ +\|/.test(l))
       .map((l) =>
         l
           .split("|")
