@@ -1,4 +1,4 @@
-import sharp from "sharp";
+import sharp, { type Sharp } from "sharp";
 import { decodeDicom, isDicom } from "../dicom/index.js";
 import { msg } from "../errors.js";
 import { refuse } from "../net/outbound-guard.js";
@@ -23,8 +23,8 @@ export type { DecodedImage, Preprocessed } from "./tensor.js";
  */
 
 /**
- * Decodes in one pass (no separate header read): sharp refuses more than maxPixels before decoding any pixel
- * (decompression bombs). Only the rare cases pay a second look: a CMYK image is decoded again converted to sRGB,
+ * Decodes in one pass of the pixels (plus a read of the header, to keep a grey file grey): sharp refuses more than
+ * maxPixels before decoding any pixel (decompression bombs). Only the rare cases pay a second look: a CMYK image is decoded again converted to sRGB,
  * and an image sharp refuses has its header read to tell why (over the limit, with its size, or undecodable).
  */
 export async function decodeImage(bytes: Buffer | Uint8Array, maxPixels: number): Promise<DecodedImage> {
@@ -46,6 +46,13 @@ async function rawPixels(bytes: Buffer | Uint8Array, maxPixels: number, toSrgb: 
     // profile either (a Display P3 photo's pixels would otherwise be converted here and not in training).
     let img = sharp(bytes, { limitInputPixels: maxPixels, ignoreIcc: !toSrgb }).removeAlpha();
     if (toSrgb) img = img.toColourspace("srgb");
+    // A grey file stays one channel, as Pillow opens it (mode L/I;16/LA) and as the pipelines' monitoring baseline
+    // counts it (common/image_descriptors.py): sharp's raw output is sRGB by default, so a grey PNG would come back
+    // with 3 equal channels and img:channels would drift on a model's own images. metadata() reads the header
+    // only (no pixel decoded); the tensor is unchanged (grey replicated, or L24 of three equal channels, gives the
+    // same values). Baselines of models built before this fix counted a grey PNG as "1" already (Pillow's mode), so
+    // they compare like with like from now on; nothing to skip for them.
+    else if (await storedGrey(img)) img = img.toColourspace("b-w");
     return await img.raw({ depth: "uchar" }).toBuffer({ resolveWithObject: true });
   } catch {
     // Which failure it was is read from the image's header, not from the words of sharp's message: over the pixel
@@ -61,6 +68,12 @@ async function rawPixels(bytes: Buffer | Uint8Array, maxPixels: number, toSrgb: 
       msg("serving.image_too_many_pixels", { size: `${meta.width}x${meta.height}`, max: maxPixels }),
     );
   }
+}
+
+/** Whether the file stores one colour channel (grey, with or without alpha), read from its header. */
+async function storedGrey(img: Sharp): Promise<boolean> {
+  const meta = await img.metadata();
+  return (meta.channels ?? 3) - (meta.hasAlpha ? 1 : 0) === 1;
 }
 
 export interface DecodeOptions {
