@@ -10,7 +10,7 @@ import numpy as np
 from PIL import Image
 from pydicom.uid import ExplicitVRLittleEndian
 
-from builder_pipelines.common import contract, image_descriptors
+from builder_pipelines.common import contract, dicom, image_descriptors
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "test" / "helpers"))
 import make_dicoms as mk  # noqa: E402
@@ -75,3 +75,24 @@ def test_nothing_opens_nothing_is_written(tmp_path):
     (tmp_path / "broken.png").write_bytes(b"not an image")
     assert image_descriptors.build([str(tmp_path / "broken.png")], None) is None
     assert image_descriptors.build([], None) is None
+
+
+def test_channels_are_what_the_file_stores(tmp_path):
+    """img:channels counts the file's own channels, as serving's decoder does (test/unit/serving-image-channels.test.ts):
+    a grey PNG (8- or 16-bit, with or without alpha) and a grey DICOM are "1", an RGB PNG is "3"."""
+    grey = pattern(12, 8)[:, :, 0]
+    files = {
+        "grey.png": Image.fromarray(grey, "L"),
+        "grey-alpha.png": Image.fromarray(np.dstack([grey, np.full_like(grey, 200)]), "LA"),
+        "grey16.png": Image.fromarray(grey.astype(np.uint16) * 257),
+        "rgb.png": Image.fromarray(np.dstack([grey, grey, grey]), "RGB"),
+    }
+    for name, img in files.items():
+        img.save(tmp_path / name)
+    mk.write_dicom(str(tmp_path / "grey.dcm"), mk.Pixels(values=grey[None]), ExplicitVRLittleEndian)
+    want = {"grey.png": "1", "grey-alpha.png": "1", "grey16.png": "1", "rgb.png": "3", "grey.dcm": "1"}
+    got = {}
+    for name in want:
+        with dicom.open_path(str(tmp_path / name)) as img:
+            got[name] = image_descriptors.describe(img)["img:channels"]
+    assert got == want

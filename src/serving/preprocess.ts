@@ -1,4 +1,4 @@
-import sharp from "sharp";
+import sharp, { type Sharp } from "sharp";
 import { decodeDicom, isDicom } from "../dicom/index.js";
 import { msg } from "../errors.js";
 import { refuse } from "../net/outbound-guard.js";
@@ -23,21 +23,37 @@ export type { DecodedImage, Preprocessed } from "./tensor.js";
  */
 
 /**
- * Decodes in one pass (no separate header read): sharp refuses more than maxPixels before decoding any pixel
- * (decompression bombs). Only the rare cases pay a second look: a CMYK image is decoded again converted to sRGB,
- * and an image sharp refuses has its header read to tell why (over the limit, with its size, or undecodable).
+ * Decodes in one pass of the pixels (plus a read of the header, to tell a grey file): sharp refuses more than
+ * maxPixels before decoding any pixel (decompression bombs). Only the rare cases pay a second look: a CMYK image is
+ * decoded again converted to sRGB, and an image sharp refuses has its header read to tell why (over the limit, with
+ * its size, or undecodable).
  */
 export async function decodeImage(bytes: Buffer | Uint8Array, maxPixels: number): Promise<DecodedImage> {
   let r = await rawPixels(bytes, maxPixels, false);
   if (r.info.channels === 4) r = await rawPixels(bytes, maxPixels, true); // CMYK (alpha is already removed)
   const c = r.info.channels;
   if (c !== 1 && c !== 3) throw refuse(415, "invalid_image", msg("serving.image_undecodable"));
-  return {
-    pixels: new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.length),
-    width: r.info.width,
-    height: r.info.height,
-    channels: c,
-  };
+  const pixels = new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.length);
+  const img: DecodedImage = { pixels, width: r.info.width, height: r.info.height, channels: c };
+  // A grey file stays one channel, as Pillow opens it (mode L, LA, I;16) and as the pipelines' monitoring baseline
+  // counts it (common/image_descriptors.py: the channels the file stores). sharp's raw output is sRGB, so a grey PNG
+  // came back as three equal channels and img:channels drifted "high" on a model's own images. The three are kept
+  // and one taken, rather than asking sharp for b-w, because its b-w cast of a 16-bit grey rounds otherwise than the
+  // sRGB one the pipelines match (x >> 8); the tensor is the same either way (grey replicated, or L24 of three equal
+  // channels, gives the same values). Baselines of models built before this fix counted a grey PNG as "1" already,
+  // so they compare like with like from now on: nothing to skip for them.
+  return r.grey && c === 3 ? (oneOfThree(img) ?? img) : img;
+}
+
+/** The first of three equal channels; undefined (keep all three) should any pixel's channels differ. */
+function oneOfThree(img: DecodedImage): DecodedImage | undefined {
+  const p = img.pixels;
+  const out = new Uint8Array(img.width * img.height);
+  for (let i = 0, at = 0; i < out.length; i++, at += 3) {
+    if (p[at] !== p[at + 1] || p[at] !== p[at + 2]) return undefined;
+    out[i] = p[at];
+  }
+  return { ...img, pixels: out, channels: 1 };
 }
 
 async function rawPixels(bytes: Buffer | Uint8Array, maxPixels: number, toSrgb: boolean) {
@@ -46,7 +62,8 @@ async function rawPixels(bytes: Buffer | Uint8Array, maxPixels: number, toSrgb: 
     // profile either (a Display P3 photo's pixels would otherwise be converted here and not in training).
     let img = sharp(bytes, { limitInputPixels: maxPixels, ignoreIcc: !toSrgb }).removeAlpha();
     if (toSrgb) img = img.toColourspace("srgb");
-    return await img.raw({ depth: "uchar" }).toBuffer({ resolveWithObject: true });
+    const grey = !toSrgb && (await storedGrey(img));
+    return { ...(await img.raw({ depth: "uchar" }).toBuffer({ resolveWithObject: true })), grey };
   } catch {
     // Which failure it was is read from the image's header, not from the words of sharp's message: over the pixel
     // limit (413, saying how many it has) or not decodable (415).
@@ -61,6 +78,12 @@ async function rawPixels(bytes: Buffer | Uint8Array, maxPixels: number, toSrgb: 
       msg("serving.image_too_many_pixels", { size: `${meta.width}x${meta.height}`, max: maxPixels }),
     );
   }
+}
+
+/** Whether the file stores one colour channel (grey, with or without alpha), read from its header. */
+async function storedGrey(img: Sharp): Promise<boolean> {
+  const meta = await img.metadata();
+  return (meta.channels ?? 3) - (meta.hasAlpha ? 1 : 0) === 1;
 }
 
 export interface DecodeOptions {

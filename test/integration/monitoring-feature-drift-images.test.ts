@@ -80,6 +80,11 @@ describe.skipIf(!enabled)("feature-summary drift, BreastMNIST model", () => {
     const calmRows = calm.drift.features.filter((f) => f.kind === "features");
     expect(calmRows.map((f) => f.feature).sort()).toEqual(Array.from({ length: k }, (_, i) => `img:feature:${i + 1}`).sort());
     for (const f of calmRows) expect(f).toMatchObject({ n: own.length, drifted: false, severity: "none", test: "ks" });
+    // Nor does any image descriptor: grey PNGs are one channel at /predict as in the baseline (a grey PNG once came
+    // back from the decoder as three channels, img:channels drifted "high" and the model was in drift on day one).
+    expect(calm.drift.features.find((f) => f.feature === "img:channels")).toMatchObject({ drifted: false, severity: "none" });
+    expect(calm.drift.features.filter((f) => f.drifted).map((f) => f.feature)).toEqual([]);
+    expect(calm.drift.status).toBe("stable");
 
     const moved = await report(ids.shifted);
     const movedRows = moved.drift.features.filter((f) => f.kind === "features");
