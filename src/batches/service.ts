@@ -375,6 +375,12 @@ export class BatchService {
     let pacsFailed = 0;
     let lastProgress = 0;
     let results: ResultsFile | undefined;
+    // The work folder goes before the batch reads as finished (done or failed), so whoever sees the final status
+    // never finds its half-written files still there; the finally below only catches what returned early.
+    const removeWork = async () => {
+      results?.destroy();
+      await fs.promises.rm(work, { recursive: true, force: true });
+    };
     try {
       // The total first (a zip's central directory, a table's first pass), so progress reads "done of total"; the
       // first pass also refuses a table past its limits before anything is scored.
@@ -496,11 +502,13 @@ export class BatchService {
         await bucket.removeEmptyFolders?.(batchResultsFolder(scope.workspace.storagePrefix, row));
         return;
       }
+      await removeWork();
       await repo.update(row.id, { status: "done", total: done, done, failed, flagged, pacsSent, pacsFailed, finishedAt: new Date() });
     } catch (err) {
       // An ApiError without catalog words (one that crossed a process as text) keeps its English alone.
       const reason = err instanceof ApiError ? err.text : msg("batch.internal_stop");
       if (!(err instanceof ApiError)) logger.error({ err, batch_id: row.id }, "batch failed");
+      await removeWork().catch(() => undefined);
       await repo
         .update(row.id, {
           status: "failed",
@@ -515,8 +523,7 @@ export class BatchService {
         })
         .catch(() => undefined);
     } finally {
-      results?.destroy();
-      await fs.promises.rm(work, { recursive: true, force: true });
+      await removeWork();
     }
   }
 
