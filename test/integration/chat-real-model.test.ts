@@ -53,7 +53,8 @@ describe(`chat about a really trained model on ${primaryTarget()}`, () => {
     const severe = (exp.warnings as Array<{ code: string; severity: string }>).filter((w) => w.severity === "severe");
     if (severe.length) expect(reply).toContain(`Can you trust it? Not as it is: `);
     else expect(reply).toContain(`was measured on ${split.test} held-out test patients`);
-    for (const w of severe) expect(reply).toContain(`(${w.code})`);
+    // Each severe warning is named in words with its code beside it, e.g. "check for leakage (`perfect_score_check_leakage`)".
+    for (const w of severe) expect(reply).toContain(`(\`${w.code}\`)`);
     expect(references.map((r) => `${r.type}:${r.id}`)).toEqual(["experiment:42", `dataset:${userId}/tabular/data.zip`, "model:42"]);
   });
 
