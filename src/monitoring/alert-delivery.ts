@@ -5,7 +5,7 @@ import { type CallbackSender, guardedSender, signCallback } from "../jobs/callba
 import type { Logger } from "../logger.js";
 import { type SmtpMessage, sendMail, SmtpError } from "../net/smtp.js";
 import type { AlertEvent, AlertRepository, AlertRow, DeliveryRow } from "./alert-repository.js";
-import { alertSummary, RULE_TITLES } from "./alert-text.js";
+import { alertSummary, alertWords, ruleTitle, severityWord, type Lang } from "./alert-text.js";
 
 /**
  * Sends alerts from the outbox (monitoring_alert_deliveries): every replica polls, claims due rows under a lease
@@ -69,49 +69,45 @@ export function webhookPayload(a: AlertRow, event: AlertEvent = "opened") {
   };
 }
 
+/** The e-mail's subject: Spanish first, then English, as the body. */
+function subjectOf(a: AlertRow, title: (lang: Lang) => string): string {
+  const model = (lang: Lang) => alertWords(lang, "alertText.modelLower", { id: a.experimentId });
+  return `[Builder] ${title("es")} / ${title("en")} — ${model("es")} / ${model("en")}`;
+}
+
 /** The e-mail saying an alert resolved by itself: its rule held again over a whole window of new predictions. */
 function resolvedMailOf(a: AlertRow, to: string, deliveryId: string): SmtpMessage {
-  const title = RULE_TITLES[a.rule] ?? { en: a.rule, es: a.rule };
   const when = a.resolvedAt?.toISOString() ?? "?";
+  const opened = a.openedAt.toISOString();
+  const version = a.modelVersion ?? "?";
+  const body = (lang: Lang) => [
+    alertWords(lang, "alertText.mail.resolvedBySelf", { when }),
+    alertWords(lang, "alertText.mail.whatItSaid", { summary: alertSummary(a, lang) }),
+    alertWords(lang, "alertText.mail.openedLine", { opened, version }),
+  ];
   return {
     to: [to],
-    subject: `[Builder] Resuelta: ${title.es} / Resolved: ${title.en} — modelo ${a.experimentId} / model ${a.experimentId}`,
+    subject: subjectOf(a, (lang) => alertWords(lang, "alertText.mail.resolvedSubject", { title: ruleTitle(a.rule, lang) })),
     headers: { "Message-ID": `<${deliveryId}@builder.alerts>` },
-    text: [
-      `Alerta resuelta sola (${when}): su regla volvió a cumplirse durante una ventana completa de predicciones nuevas.`,
-      `Lo que avisaba: ${alertSummary(a, "es")}`,
-      `Abierta: ${a.openedAt.toISOString()}. Versión del modelo: ${a.modelVersion ?? "?"}.`,
-      "",
-      "—",
-      "",
-      `Alert resolved by itself (${when}): its rule held again over a whole window of new predictions.`,
-      `What it said: ${alertSummary(a, "en")}`,
-      `Opened: ${a.openedAt.toISOString()}. Model version: ${a.modelVersion ?? "?"}.`,
-    ].join("\n"),
+    text: [...body("es"), "", "—", "", ...body("en")].join("\n"),
   };
 }
 
 function mailOf(a: AlertRow, to: string, deliveryId: string): SmtpMessage {
-  const title = RULE_TITLES[a.rule] ?? { en: a.rule, es: a.rule };
+  const opened = a.openedAt.toISOString();
+  const version = a.modelVersion ?? "?";
+  const body = (lang: Lang) => [
+    alertSummary(a, lang),
+    "",
+    alertWords(lang, "alertText.mail.severityLine", { severity: severityWord(a.severity, lang), opened, version }),
+    alertWords(lang, "alertText.mail.howToAct"),
+    `POST /v1/models/${a.experimentId}/alerts/${a.id}/acknowledge`,
+  ];
   return {
     to: [to],
-    subject: `[Builder] ${title.es} / ${title.en} — modelo ${a.experimentId} / model ${a.experimentId}`,
+    subject: subjectOf(a, (lang) => ruleTitle(a.rule, lang)),
     headers: { "Message-ID": `<${deliveryId}@builder.alerts>` },
-    text: [
-      alertSummary(a, "es"),
-      "",
-      `Gravedad: ${a.severity}. Abierta: ${a.openedAt.toISOString()}. Versión del modelo: ${a.modelVersion ?? "?"}.`,
-      "Puede reconocerla o resolverla con un comentario en el panel (Monitorización) o por la API:",
-      `POST /v1/models/${a.experimentId}/alerts/${a.id}/acknowledge`,
-      "",
-      "—",
-      "",
-      alertSummary(a, "en"),
-      "",
-      `Severity: ${a.severity}. Opened: ${a.openedAt.toISOString()}. Model version: ${a.modelVersion ?? "?"}.`,
-      "Acknowledge or resolve it with a comment on the dashboard (Monitoring) or through the API:",
-      `POST /v1/models/${a.experimentId}/alerts/${a.id}/acknowledge`,
-    ].join("\n"),
+    text: [...body("es"), "", "—", "", ...body("en")].join("\n"),
   };
 }
 

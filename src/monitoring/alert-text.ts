@@ -1,15 +1,25 @@
 import type { AlertRow } from "./alert-repository.js";
 import { featureComponent } from "./baseline.js";
-
-/** The drift severities as the Spanish text says them (the English text uses the API's words). */
-const SEVERITY_ES: Record<string, string> = { high: "alta", medium: "media", low: "baja", none: "ninguna" };
+import { translator, type Translator } from "../i18n/strict.js";
+import { LANGUAGES } from "../i18n/index.js";
 
 /**
  * An alert in plain words, Spanish and English, for the API, the e-mail and the webhook. Built from the rule and the
- * figures only: an alert names input columns and numbers, never a patient's value.
+ * figures only: an alert names input columns and numbers, never a patient's value. Every sentence is a key of the
+ * one catalog (locales/<lang>/monitoring.json, "alertText.*" and the dashboard's "alerts.rules.*"); the figures are
+ * formatted here and put in as values. A missing key or value throws (src/i18n/strict.ts) rather than send a key.
  */
 
 export type Lang = "en" | "es";
+
+const texts = Object.fromEntries(LANGUAGES.map((lng) => [lng, translator(lng, "monitoring")])) as Record<Lang, Translator>;
+
+/** A message of the monitoring catalog in `lang`. */
+export const alertWords = (lang: Lang, key: string, params?: Record<string, string | number>) => texts[lang].t(key, params);
+
+/** The catalog's word for a code, or the code itself when the catalog has none (a code newer than the catalog). */
+const wordFor = (lang: Lang, group: string, code: string) =>
+  texts[lang].has(`${group}.${code}`) ? texts[lang].t(`${group}.${code}`) : code;
 
 const pct = (x: unknown) => (typeof x === "number" ? `${(x * 100).toFixed(1)} %` : "?");
 const num = (x: unknown, digits = 2) => (typeof x === "number" ? x.toFixed(digits) : "?");
@@ -20,59 +30,60 @@ type Interval = { value: number | null; ci_low: number | null; ci_high: number |
 
 /** A drift row's name in words where it is not a column's own name: the score, a component of the image features. */
 export function driftFeatureName(feature: string, lang: Lang): string {
-  if (feature === "score") return lang === "es" ? "la puntuación" : "score";
+  if (feature === "score") return alertWords(lang, "alertText.score");
   const c = featureComponent(feature);
-  if (c !== undefined) return lang === "es" ? `rasgos de la imagen (componente ${c})` : `image features (component ${c})`;
+  if (c !== undefined) return alertWords(lang, "alertText.featureComponent", { n: c });
   return feature;
 }
 
-export function alertSummary(a: Pick<AlertRow, "rule" | "details" | "experimentId">, lang: Lang): string {
+/** The values each rule's sentence names, from the alert's figures. */
+function summaryValues(a: Pick<AlertRow, "rule" | "details">, lang: Lang): Record<string, string | number> | undefined {
   const d = a.details;
-  const model = lang === "es" ? `Modelo ${a.experimentId}` : `Model ${a.experimentId}`;
   switch (a.rule) {
     case "drift": {
       const features = ((d.features as Array<{ feature: string; severity: string }>) ?? [])
         .map((f) =>
-          lang === "es"
-            ? `${driftFeatureName(f.feature, lang)} (${SEVERITY_ES[f.severity] ?? f.severity})`
-            : `${driftFeatureName(f.feature, lang)} (${f.severity})`,
+          alertWords(lang, "alertText.featureSeverity", {
+            feature: driftFeatureName(f.feature, lang),
+            severity: wordFor(lang, "severity", f.severity),
+          }),
         )
         .join(", ");
-      return lang === "es"
-        ? `${model}: los pacientes recientes no se parecen a los de la prueba en ${features}. Revise si cambió un aparato, un laboratorio, una unidad o el tipo de pacientes.`
-        : `${model}: recent patients do not look like the test patients in ${features}. Check whether a device, a lab, a unit or the patient mix changed.`;
+      return { features };
     }
     case "unfamiliar_inputs":
-      return lang === "es"
-        ? `${model}: ${pct(d.rate)} de las entradas revisadas (${n(d.unfamiliar)} de ${n(d.checked)}) no se parecen a los datos de entrenamiento (límite ${pct(d.max_rate)}).`
-        : `${model}: ${pct(d.rate)} of the checked inputs (${n(d.unfamiliar)} of ${n(d.checked)}) do not look like the training data (limit ${pct(d.max_rate)}).`;
+      return { rate: pct(d.rate), unfamiliar: n(d.unfamiliar), checked: n(d.checked), maxRate: pct(d.max_rate) };
     case "sensitivity_below_card": {
       const r = d.realized as Interval;
       const c = d.model_card as Interval;
-      return lang === "es"
-        ? `${model}: la sensibilidad observada con los resultados reales es ${pct(r?.value)} (IC 95 % ${pct(r?.ci_low)}–${pct(r?.ci_high)}), por debajo del ${pct(c?.value)} de la ficha del modelo. El modelo puede estar perdiendo casos positivos.`
-        : `${model}: the sensitivity seen on true outcomes is ${pct(r?.value)} (95 % CI ${pct(r?.ci_low)}–${pct(r?.ci_high)}), below the model card's ${pct(c?.value)}. The model may be missing positive cases.`;
+      return { value: pct(r?.value), low: pct(r?.ci_low), high: pct(r?.ci_high), card: pct(c?.value) };
     }
     case "predictions_stopped":
-      return lang === "es"
-        ? `${model}: ninguna predicción en ${n(d.quiet_hours)} horas, tras unas ${num(d.daily_before, 0)} al día la semana anterior. Compruebe que el sistema que lo llama sigue funcionando.`
-        : `${model}: no prediction in ${n(d.quiet_hours)} hours, after about ${num(d.daily_before, 0)} a day the week before. Check that the system calling it still works.`;
-    case "latency": {
-      const p95 = typeof d.p95_ms_at_most === "number" ? `${d.p95_ms_at_most} ms` : lang === "es" ? "más de 5 s" : "over 5 s";
-      return lang === "es"
-        ? `${model}: el 95 % de las respuestas tarda hasta ${p95}, por encima del límite de ${n(d.p95_ms_threshold)} ms.`
-        : `${model}: 95 % of answers take up to ${p95}, above the limit of ${n(d.p95_ms_threshold)} ms.`;
-    }
+      return { hours: n(d.quiet_hours), daily: num(d.daily_before, 0) };
+    case "latency":
+      return {
+        p95: typeof d.p95_ms_at_most === "number" ? `${d.p95_ms_at_most} ms` : alertWords(lang, "alertText.latencyOver"),
+        threshold: n(d.p95_ms_threshold),
+      };
     default:
-      return `${model}: ${a.rule}`;
+      return undefined;
   }
 }
 
-/** The rule's name as a person reads it. */
-export const RULE_TITLES: Record<string, Record<Lang, string>> = {
-  drift: { en: "Input drift", es: "Deriva de las entradas" },
-  unfamiliar_inputs: { en: "Unfamiliar inputs", es: "Entradas desconocidas" },
-  sensitivity_below_card: { en: "Sensitivity below the model card", es: "Sensibilidad por debajo de la ficha" },
-  predictions_stopped: { en: "Predictions stopped", es: "Las predicciones se detuvieron" },
-  latency: { en: "Slow answers", es: "Respuestas lentas" },
-};
+export function alertSummary(a: Pick<AlertRow, "rule" | "details" | "experimentId">, lang: Lang): string {
+  const model = alertWords(lang, "alertText.model", { id: a.experimentId });
+  const values = summaryValues(a, lang);
+  return values
+    ? alertWords(lang, `alertText.summary.${a.rule}`, { model, ...values })
+    : alertWords(lang, "alertText.summary.other", { model, rule: a.rule });
+}
+
+/** The rule's name as a person reads it (the dashboard's own words for it), or the rule's code when it has none. */
+export function ruleTitle(rule: string, lang: Lang): string {
+  return wordFor(lang, "alerts.rules", rule);
+}
+
+/** The alert's severity as a person reads it. */
+export function severityWord(severity: string, lang: Lang): string {
+  return wordFor(lang, "alerts.severity", severity);
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_ALERT_RULES, holdingRules, judgeRules, mergeRules, type Traffic } from "../../src/monitoring/alert-rules.js";
-import { alertSummary } from "../../src/monitoring/alert-text.js";
+import { ALERT_RULES, DEFAULT_ALERT_RULES, holdingRules, judgeRules, mergeRules, type Traffic } from "../../src/monitoring/alert-rules.js";
+import { alertSummary, ruleTitle, severityWord } from "../../src/monitoring/alert-text.js";
 import type { MonitoringReport } from "../../src/monitoring/report.js";
 import { formatMessage } from "../../src/net/smtp.js";
 
@@ -136,6 +136,24 @@ describe("alert rules", () => {
     const a = { rule: "drift", details, experimentId: 1 };
     expect(alertSummary(a, "es")).toContain("en Glucose (alta), la puntuación (media).");
     expect(alertSummary(a, "en")).toContain("in Glucose (high), score (medium).");
+  });
+
+  it("words every rule from the catalog in both languages: each rule has its own sentence, no key or {{value}} shows", () => {
+    const rules = [...ALERT_RULES];
+    expect(rules.length).toBeGreaterThan(0);
+    for (const rule of rules)
+      for (const lang of ["en", "es"] as const) {
+        const text = alertSummary({ rule, details: {}, experimentId: 5 }, lang);
+        expect(text, `${rule} ${lang}`).toMatch(lang === "es" ? /^Modelo 5: / : /^Model 5: /);
+        expect(text, `${rule} ${lang}`).not.toMatch(/alertText|\{\{/);
+        // Not the fallback "<model>: <rule code>": the rule has a sentence of its own.
+        expect(text, `${rule} ${lang}`).not.toContain(rule);
+        expect(ruleTitle(rule, lang), `${rule} ${lang}`).not.toBe(rule);
+      }
+    expect(alertSummary({ rule: "latency", details: { p95_ms_threshold: 300 }, experimentId: 5 }, "es")).toBe(
+      "Modelo 5: el 95 % de las respuestas tarda hasta más de 5 s, por encima del límite de 300 ms.",
+    );
+    expect(severityWord("critical", "es")).toBe("crítica");
   });
 });
 
