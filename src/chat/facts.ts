@@ -5,6 +5,7 @@ import type { DatasetProblem, DatasetReport } from "../datasets/report.js";
 import { METRIC_NAMES } from "../contract/types.js";
 import { isInternalSplit, warningsOf, worseSubgroups } from "../experiments/warnings.js";
 import type { Manifest } from "../contract/types.js";
+import { messageFromStore, storedMessage, type StoredMessage } from "../errors.js";
 
 // Plain facts about one experiment or model, read from its rows as the chat reads them (src/chat/reads.ts: bounded,
 // the dataset report cut, the manifest without codes): what the tools return and the builtin templates quote.
@@ -73,6 +74,16 @@ const problem = (p: DatasetProblem) => ({
   ...(p.path ? { path: p.path } : {}),
 });
 
+/**
+ * Why an experiment failed as catalog words (its failure_text: a key and values), for a reply in the reader's
+ * language; null when it did not fail or was stored before catalog words (failure_reason's English is all it has).
+ */
+export function failureTextOf(row: Pick<ChatExperiment, "status" | "failureText">): StoredMessage | null {
+  if (row.status !== "failed" && row.status !== "invalid_dataset") return null;
+  const text = messageFromStore(row.failureText);
+  return text ? storedMessage(text) : null;
+}
+
 export function experimentFacts(row: ChatExperiment, model?: ChatModel | null) {
   const req = row.request as Record<string, unknown>;
   const report = row.datasetReport as DatasetReport | null;
@@ -98,6 +109,7 @@ export function experimentFacts(row: ChatExperiment, model?: ChatModel | null) {
     history: (row.history as Array<{ status: string; at: string }>) ?? [],
     progress: (row.progress as Progress | null) ?? null,
     failure_reason: row.status === "failed" || row.status === "invalid_dataset" ? row.failureReason : null,
+    failure_text: failureTextOf(row),
     metrics: metricsOf(row),
     per_class: perClassOf(row, classes),
     original_metrics: req.study_type === "Retrospective" ? (row.originalMetrics ?? null) : undefined,

@@ -7,7 +7,7 @@ import type { Reference } from "./repository.js";
 import { findExperiments } from "./resolve.js";
 import { summarizeMonitoring, type MonitoringReader, type MonitoringSummary } from "./monitoring-summary.js";
 import type { ChatExperiment, ChatReads } from "./reads.js";
-import { experimentFacts, metricOf, modelFacts, taskOf, type ExperimentFacts, type Task } from "./facts.js";
+import { experimentFacts, failureTextOf, metricOf, modelFacts, taskOf, type ExperimentFacts, type Task } from "./facts.js";
 import type { Scope } from "../workspaces/scope.js";
 
 // The assistant's tools: one small typed set, each bound in code to the caller's user id. No argument names a
@@ -168,6 +168,7 @@ export class ChatTools {
         optimization_metric: req.optimization_metric ?? null,
         ...(main && mainValue ? { metric: { name: main, ...mainValue } } : {}),
         failure_reason: r.status === "failed" || r.status === "invalid_dataset" ? r.failureReason : null,
+        failure_text: failureTextOf(r),
         created_at: r.createdAt,
       };
     });

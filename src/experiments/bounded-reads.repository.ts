@@ -24,6 +24,7 @@ export type BoundedExperiment = Pick<
   | "metrics"
   | "originalMetrics"
   | "failureReason"
+  | "failureText"
   | "createdAt"
   | "finishedAt"
 >;
@@ -78,6 +79,7 @@ const experimentColumns = {
   metrics: experiments.metrics,
   originalMetrics: experiments.originalMetrics,
   failureReason: experiments.failureReason,
+  failureText: experiments.failureText,
   createdAt: experiments.createdAt,
   finishedAt: experiments.finishedAt,
 };

@@ -16,6 +16,7 @@ import {
   modelHowto,
   pageLink,
   quotedReason,
+  failureReasonIn,
   refusedReport,
 } from "./templates.js";
 
@@ -77,7 +78,7 @@ export async function whyRefusedReply(ctx: ReplyContext, experimentId: number | 
     };
   const lines = [reply(lang, "answers.ofYourExperimentsDidNot", { rowsLength: rows.length })];
   for (const e of rows.slice(0, 15))
-    lines.push(`- ${reply(lang, "answers.experiment")} ${e.experiment_id}: **${e.status}** — ${quotedReason(e.failure_reason, lang)}`);
+    lines.push(`- ${reply(lang, "answers.experiment")} ${e.experiment_id}: **${e.status}** — ${quotedReason(e, lang)}`);
   const refs = failed.references.filter((r) => rows.some((e) => String(e.experiment_id) === r.id));
   // The newest refused dataset is most likely the one asked about: its problems in full.
   const invalid = rows.find((e) => e.status === "invalid_dataset");
@@ -198,11 +199,8 @@ export async function listReply(ctx: ReplyContext, intent: Extract<Intent, { kin
     };
   const lines = [reply(lang, "answers.youHaveExperiment", { count: list.length, what })];
   for (const e of list.slice(0, 25)) {
-    const detail = e.metric
-      ? `, ${metricLine(e.metric.name, e.metric, lang)}`
-      : e.failure_reason
-        ? ` — ${quote(e.failure_reason, 120)}`
-        : "";
+    const why = failureReasonIn(e, lang);
+    const detail = e.metric ? `, ${metricLine(e.metric.name, e.metric, lang)}` : why ? ` — ${quote(why, 120)}` : "";
     lines.push(
       `- ${reply(lang, "answers.experiment")} ${e.experiment_id}${e.name ? ` ${quote(e.name, 60)}` : ""}: ${wordFor(lang, "words.task", e.task)}, **${e.status}**${detail}`,
     );

@@ -6,6 +6,7 @@ import { hasReply, reply, type Lang } from "../language.js";
 import { warningTitle } from "./warning-words.js";
 import type { PublishedModel } from "../tools.js";
 import { codeMeaning } from "./meanings.js";
+import { messageFromStore, say, type StoredMessage } from "../../errors.js";
 
 // Reply templates of the builtin assistant. Every number, id and code comes from the facts passed in;
 // text from user data (column, class and file names, dataset messages) goes through quote().
@@ -23,9 +24,18 @@ export const metricLine = (name: string, m: MetricValue, lang: Lang = "en") =>
 
 /** Failure reasons and dataset messages quote user data (column names, file names): shown only inside a code span. */
 export const REASON_MAX = 300;
-export const quotedReason = (reason: string | null, lang: Lang = "en") =>
-  reason ? quote(reason, REASON_MAX) : reply(lang, "templates.noReasonWasRecorded");
-const reasonOf = (f: ExperimentFacts, lang: Lang) => quotedReason(f.failure_reason, lang);
+
+/** Why an experiment failed, in the reader's language from its catalog words; the stored English for older rows. */
+export function failureReasonIn(f: { failure_reason: string | null; failure_text?: StoredMessage | null }, lang: Lang): string | null {
+  const text = messageFromStore(f.failure_text);
+  return text ? say(text, lang) : f.failure_reason;
+}
+
+export const quotedReason = (f: { failure_reason: string | null; failure_text?: StoredMessage | null }, lang: Lang = "en") => {
+  const reason = failureReasonIn(f, lang);
+  return reason ? quote(reason, REASON_MAX) : reply(lang, "templates.noReasonWasRecorded");
+};
+const reasonOf = (f: ExperimentFacts, lang: Lang) => quotedReason(f, lang);
 
 /** Where the experiment's page is in the dashboard: the one link a reply about it ends with. */
 export const pageLink = (id: number, lang: Lang = "en") => reply(lang, "templates.detailsExperiments", { id });
@@ -225,7 +235,8 @@ export function refusedSummary(f: ExperimentFacts, glossary?: Glossary, lang: La
   const errs = f.problems.errors;
   const count = new Set(errs.map((e) => e.code)).size;
   const total = errs.length + f.problems.errors_omitted;
-  const reason = f.failure_reason ? ` (${quote(f.failure_reason, REASON_MAX)})` : "";
+  const why = failureReasonIn(f, lang);
+  const reason = why ? ` (${quote(why, REASON_MAX)})` : "";
   const lines = [
     reply(lang, "templates.datasetRefused", {
       errors: reply(lang, "templates.errors", { count: total }),
