@@ -8,6 +8,7 @@
 // `message` keeps the English for logs, the CLI and the admin socket.
 import type { CatalogValue, ErrorKey, ErrorValues } from "./i18n/error-keys.js";
 import { translate, type Language } from "./i18n/index.js";
+import { setRuleRenderer, type RuleText } from "./i18n/rule-text.js";
 
 declare const fromCatalog: unique symbol;
 
@@ -49,6 +50,22 @@ export function invalid<K extends ErrorKey>(key: K, ...values: ValuesArg<K>): st
 /** The catalog words of a validation message invalid() wrote, or undefined for any other text (zod's own, say). */
 export function validationText(english: string): Message | undefined {
   return validationTexts.get(english);
+}
+
+// The schemas the dashboard bundles too (src/experiments/request-rules.ts) cannot import this file (it reads the
+// catalog with node:fs): they name keys through src/i18n/rule-text.ts, which the server words here, as invalid() does.
+setRuleRenderer((key, values, remember) => {
+  const text = { key: `errors:${key}`, values } as unknown as Message;
+  const english = say(text, "en");
+  if (remember) validationTexts.set(english, text);
+  return english;
+});
+
+/** The words a cross-field rule put on its zod issue (params.text, src/i18n/rule-text.ts), or undefined. */
+export function ruleIssueText(params: unknown): Message | undefined {
+  const text = (params as { text?: Partial<RuleText> } | undefined)?.text;
+  if (!text || typeof text.key !== "string" || typeof text.values !== "object" || text.values === null) return undefined;
+  return messageFromStore({ key: `errors:${text.key}`, values: text.values });
 }
 
 export interface ErrorDetail {

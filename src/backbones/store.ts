@@ -5,7 +5,7 @@ import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { z } from "zod";
 import type { BackboneSpec } from "../contract/types.js";
-import { msg, say } from "../errors.js";
+import { invalid, msg, say, validationText, type Message } from "../errors.js";
 
 // Pretrained backbones as an installable asset (issue 52). An administrator installs weights once
 // (`./builder backbones install <file | https URL | folder>`); each file is pinned by the SHA-256 the administrator
@@ -14,19 +14,54 @@ import { msg, say } from "../errors.js";
 // installed one (src/jobs/spec.ts puts it in the job spec; the pipeline checks the hash again before loading). On a
 // host without internet the administrator copies the files and a backbones.json into a folder and installs that.
 
-export class BackboneInstallError extends Error {}
+/**
+ * Why an install was refused, as catalog words: said on the administrator's terminal, which has no Accept-Language,
+ * in both languages (English / Spanish), each problem after the other.
+ */
+export class BackboneInstallError extends Error {
+  readonly texts: Message[];
+  constructor(...texts: [Message, ...Message[]]) {
+    const inLanguage = (lng: "en" | "es") => texts.map((t) => say(t, lng)).join("; ");
+    super(`${inLanguage("en")} / ${inLanguage("es")}`);
+    this.texts = texts;
+  }
+}
+
+/** A zod issue's words: the schema's own catalog words (invalid()), or zod's message as it wrote it. */
+export const issueProblem = (issue: z.core.$ZodIssue): Message | string => validationText(issue.message) ?? issue.message;
 
 const SHA256 = /^[0-9a-f]{64}$/;
 
+const wholeNumber = (min: number, max: number) => {
+  const words = invalid("backbone.whole_number", { min, max });
+  return z.number({ error: words }).int(words).min(min, words).max(max, words);
+};
+
 export const backboneEntrySchema = z.object({
-  name: z.string().trim().min(1).max(120),
-  sha256: z.string().trim().toLowerCase().regex(SHA256, "a SHA-256 is 64 hexadecimal characters"),
-  licence: z.string().trim().min(1, "say the weights' licence (e.g. Apache-2.0), as shown to the people who build models").max(400),
-  source: z.string().trim().max(400).default("not stated"),
-  family: z.enum(["resnet", "mobile"]),
-  width: z.number().int().min(1).max(1024),
-  depth: z.number().int().min(1).max(16),
-  native_side: z.number().int().min(8).max(4096),
+  name: z
+    .string({ error: invalid("backbone.name") })
+    .trim()
+    .min(1, invalid("backbone.name"))
+    .max(120, invalid("backbone.name")),
+  sha256: z
+    .string({ error: invalid("backbone.sha256") })
+    .trim()
+    .toLowerCase()
+    .regex(SHA256, invalid("backbone.sha256")),
+  licence: z
+    .string({ error: invalid("backbone.licence") })
+    .trim()
+    .min(1, invalid("backbone.licence"))
+    .max(400, invalid("validation.at_most_chars", { max: 400 })),
+  source: z
+    .string({ error: invalid("validation.string") })
+    .trim()
+    .max(400, invalid("validation.at_most_chars", { max: 400 }))
+    .default("not stated"),
+  family: z.enum(["resnet", "mobile"], { error: invalid("backbone.family") }),
+  width: wholeNumber(1, 1024),
+  depth: wholeNumber(1, 16),
+  native_side: wholeNumber(8, 4096),
 });
 export type BackboneEntry = z.infer<typeof backboneEntrySchema>;
 
@@ -71,13 +106,13 @@ function hashing(hash: ReturnType<typeof createHash>): Transform {
 async function openSource(source: string): Promise<Readable> {
   if (/^https?:\/\//i.test(source)) {
     const res = await fetch(source, { redirect: "follow" });
-    if (!res.ok || !res.body) throw new BackboneInstallError(`could not download ${source}: HTTP ${res.status}`);
+    if (!res.ok || !res.body) throw new BackboneInstallError(msg("backbone.download_failed", { source, status: res.status }));
     return Readable.fromWeb(res.body as import("node:stream/web").ReadableStream<Uint8Array>);
   }
   try {
     await fs.promises.access(source, fs.constants.R_OK);
   } catch {
-    throw new BackboneInstallError(`cannot read ${source}: no such file, or not readable`);
+    throw new BackboneInstallError(msg("backbone.unreadable", { source }));
   }
   return fs.createReadStream(source);
 }
@@ -99,8 +134,7 @@ export async function installBackbone(dir: string, source: string, entry: Backbo
     const found = hash.digest("hex");
     if (found !== entry.sha256) {
       // Said on the administrator's terminal, which has no Accept-Language: both languages, from the catalog.
-      const why = msg("backbone.sha_mismatch", { name: entry.name, found, pinned: entry.sha256 });
-      throw new BackboneInstallError(`${say(why, "en")} / ${say(why, "es")}`);
+      throw new BackboneInstallError(msg("backbone.sha_mismatch", { name: entry.name, found, pinned: entry.sha256 }));
     }
     const file = `${found}.pt`;
     await fs.promises.rename(tmp, path.join(dir, file));
@@ -122,10 +156,11 @@ export async function installFolder(dir: string, folder: string): Promise<Instal
   try {
     entries = folderSchema.parse(JSON.parse(await fs.promises.readFile(listing, "utf8")));
   } catch (err) {
-    const why =
-      err instanceof z.ZodError ? err.issues.map((i) => `entry ${i.path.join(".")}: ${i.message}`).join("; ") : (err as Error).message;
+    if (!(err instanceof z.ZodError))
+      throw new BackboneInstallError(msg("backbone.listing_unreadable", { listing, why: (err as Error).message }));
     throw new BackboneInstallError(
-      `${listing}: ${why} (a JSON list of {file, name, sha256, licence, source, family, width, depth, native_side})`,
+      msg("backbone.bad_listing", { listing }),
+      ...err.issues.map((i) => msg("backbone.entry_problem", { path: i.path.join("."), problem: issueProblem(i) })),
     );
   }
   const done: InstalledBackbone[] = [];

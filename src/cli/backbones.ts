@@ -7,11 +7,13 @@ import {
   backbonesDir,
   installBackbone,
   installFolder,
+  issueProblem,
   listBackbones,
   removeBackbone,
   type InstalledBackbone,
 } from "../backbones/store.js";
 import { config } from "../config.js";
+import { msg } from "../errors.js";
 
 // ./builder backbones install <file | https URL | folder> ... | list | remove <name>   (issue 52; src/backbones/store.ts)
 
@@ -45,7 +47,10 @@ async function install(source: string, opts: InstallOptions): Promise<InstalledB
   });
   if (!parsed.success) {
     const flag = (p: PropertyKey | undefined) => `--${String(p).replace("_", "-")}`;
-    throw new BackboneInstallError(parsed.error.issues.map((i) => `${flag(i.path[0])}: ${i.message}`).join("; "));
+    const [first, ...rest] = parsed.error.issues.map((i) =>
+      msg("backbone.option_problem", { option: flag(i.path[0]), problem: issueProblem(i) }),
+    );
+    throw new BackboneInstallError(first, ...rest);
   }
   return [await installBackbone(dir, source, parsed.data)];
 }

@@ -1,6 +1,8 @@
 import fs from "node:fs";
 import { z } from "zod";
 import type { DicomFrames, DicomWindow } from "../contract/types.js";
+import { invalid } from "../errors.js";
+import { ruleIssue } from "../i18n/rule-text.js";
 
 // dicom_window and dicom_frames on POST /v1/experiments (issue 41): how DICOM training images become grey levels.
 // The named windows live in pipelines/contract/dicom-window-presets.json, read here and by the pipelines, so both
@@ -30,22 +32,27 @@ export const DICOM_FRAMES_DOC =
 
 const explicitWindow = z
   .object({
-    center: z.number({ error: "center must be a number (modality units)" }).finite(),
-    width: z.number({ error: "width must be a number (modality units)" }).finite().min(1, "width must be at least 1"),
+    center: z.number({ error: invalid("validation.request.dicom_center") }).finite(),
+    width: z
+      .number({ error: invalid("validation.request.dicom_width") })
+      .finite()
+      .min(1, invalid("validation.request.dicom_width_min")),
   })
   .strict();
 
 export const dicomWindowField = z
   .union([z.string(), explicitWindow], {
-    error: `must be "file", a preset name (${PRESET_NAMES.join(", ")}) or {"center": number, "width": number}`,
+    error: invalid("validation.request.dicom_window", { presets: PRESET_NAMES.join(", ") }),
   })
   .superRefine((value, ctx) => {
-    if (typeof value === "string" && value !== "file" && !(value in DICOM_WINDOW_PRESETS))
-      ctx.addIssue({ code: "custom", message: `must be "file" or a preset name (${PRESET_NAMES.join(", ")}), not '${value}'` });
+    if (typeof value === "string" && value !== "file" && !(value in DICOM_WINDOW_PRESETS)) {
+      const words = ruleIssue("validation.request.dicom_window_name", { presets: PRESET_NAMES.join(", "), value });
+      ctx.addIssue({ code: "custom", message: words.message, params: { text: words.text } });
+    }
   })
   .describe(DICOM_WINDOW_DOC);
 
-export const dicomFramesField = z.enum(["first", "all"], { error: 'must be "first" or "all"' }).describe(DICOM_FRAMES_DOC);
+export const dicomFramesField = z.enum(["first", "all"], { error: invalid("validation.request.dicom_frames") }).describe(DICOM_FRAMES_DOC);
 
 export type DicomWindowRequest = z.output<typeof dicomWindowField>;
 

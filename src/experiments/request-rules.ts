@@ -1,14 +1,17 @@
 import { z } from "zod";
+import { ruleError, ruleIssue } from "../i18n/rule-text.js";
 
 // POST /v1/experiments' fields and rules that need nothing but zod, so the dashboard's New experiment form
 // (web/src/lib/experiment-form.ts) validates with the very rules the server applies: src/experiments/request.ts
 // builds the request schema from these, adding what needs the server (the bucket path check, the DICOM presets).
 // Keep this file free of Node imports: Vite bundles it into the dashboard.
 //
-// Cross-field rules report an issue with params.rule (and params.column where one is named), a stable id the
-// dashboard turns into a sentence of its catalogs in Spanish or English; the API answers the English message.
+// Every message is a key of the errors catalog (validation.request.*) named through src/i18n/rule-text.ts, which
+// needs no Node: the server words it in the caller's language at the edge, the dashboard in the page's. Cross-field
+// rules also report params.rule (and params.column where one is named), a stable id the dashboard turns into a
+// sentence of its own catalog (experiments: new.rules.*).
 
-export const nonEmptyName = z.string().trim().min(1, "must be a non-empty column name");
+export const nonEmptyName = z.string().trim().min(1, ruleError("validation.request.column_name"));
 
 /** Also the OpenAPI description of the field (the datasets validate route reuses it). */
 export const SPLIT_COL_DOC =
@@ -45,57 +48,57 @@ export const SUBGROUP_BINS_DOC =
  * bucket path check and adds dicom_window and dicom_frames.
  */
 export const experimentRequestShape = {
-  zip_gcloud: z.string().min(1, "must be the bucket path of the uploaded zip"),
-  label_cols: z.array(nonEmptyName).min(1, "must list at least one label column"),
+  zip_gcloud: z.string().min(1, ruleError("validation.bucket_path_of_zip")),
+  label_cols: z.array(nonEmptyName).min(1, ruleError("validation.request.one_label")),
   images_col: nonEmptyName.nullish(),
   data_cols: z.array(nonEmptyName).nullish(),
   split_col: nonEmptyName.nullish().describe(SPLIT_COL_DOC),
   subgroup_cols: z
     .array(nonEmptyName)
-    .max(10, "must list at most 10 subgroup columns")
-    .refine((cols) => new Set(cols).size === cols.length, "must not name a column twice")
+    .max(10, ruleError("validation.request.at_most_subgroups", { max: 10 }))
+    .refine((cols) => new Set(cols).size === cols.length, ruleError("validation.request.no_column_twice"))
     .nullish()
     .describe(SUBGROUP_COLS_DOC),
   subgroup_bins: z
     .record(
       z.string(),
       z
-        .array(z.number({ error: "must be numbers (cut points)" }).finite(), { error: "must be a list of cut points" })
-        .min(1, "must list at least one cut point")
-        .max(20, "must list at most 20 cut points"),
+        .array(z.number(ruleError("validation.request.cut_points_numbers")).finite(), ruleError("validation.request.cut_points_list"))
+        .min(1, ruleError("validation.request.cut_points_min"))
+        .max(20, ruleError("validation.request.cut_points_max", { max: 20 })),
     )
     .nullish()
     .describe(SUBGROUP_BINS_DOC),
-  model_type: z.union([z.literal(0), z.literal(1)], { error: "must be 0 (classification) or 1 (regression)" }),
-  optimization_type: z.union([z.literal(0), z.literal(1)], { error: "must be 0 (best quality) or 1 (fastest)" }),
+  model_type: z.union([z.literal(0), z.literal(1)], ruleError("validation.request.model_type")),
+  optimization_type: z.union([z.literal(0), z.literal(1)], ruleError("validation.request.optimization_type")),
   experiment_id: z
-    .number({ error: "must be a positive integer" })
-    .int("must be a positive integer")
-    .positive("must be a positive integer")
+    .number(ruleError("validation.request.positive_integer"))
+    .int(ruleError("validation.request.positive_integer"))
+    .positive(ruleError("validation.request.positive_integer"))
     .max(2_147_483_647),
   user_token: z.string().optional(),
-  user_id: z.string().min(1, "must be your user id"),
+  user_id: z.string().min(1, ruleError("validation.request.user_id")),
   study_type: z
-    .string({ error: "must be Builder or Retrospective" })
+    .string(ruleError("validation.request.study_type"))
     .transform((s) => (s.toLowerCase() === "builder" ? "Builder" : s))
-    .pipe(z.enum(["Builder", "Retrospective"], { error: "must be Builder or Retrospective" })),
-  type_of_experiment: z.enum(["classification", "detection"], { error: "must be classification or detection" }).default("classification"),
-  task: z.enum(["vision", "data"], { error: "must be vision or data" }),
+    .pipe(z.enum(["Builder", "Retrospective"], ruleError("validation.request.study_type"))),
+  type_of_experiment: z.enum(["classification", "detection"], ruleError("validation.request.type_of_experiment")).default("classification"),
+  task: z.enum(["vision", "data"], ruleError("validation.request.task")),
   optimization_metric: z
-    .enum(["AUC", "F-macro", "Precision", "Recall"], { error: "must be AUC, F-macro, Precision or Recall" })
+    .enum(["AUC", "F-macro", "Precision", "Recall"], ruleError("validation.request.optimization_metric"))
     .describe(OPTIMIZATION_METRIC_DOC),
   time_budget_s: z
     .number()
-    .positive("must be a positive number of seconds")
+    .positive(ruleError("validation.request.positive_seconds"))
     .max(7 * 24 * 3600)
     .optional(),
-  callback_url: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
-  source_experiment_id: z.number().int().positive("must be a positive integer").optional(),
+  callback_url: z.url({ protocol: /^https?$/, ...ruleError("validation.request.http_url") }).optional(),
+  source_experiment_id: z.number().int().positive(ruleError("validation.request.positive_integer")).optional(),
   positive_class: z
-    .string({ error: "must be a label value (text)" })
+    .string(ruleError("validation.request.label_value_text"))
     .trim()
-    .min(1, "must be a label value, as written in the CSV")
-    .max(200, "must be at most 200 characters")
+    .min(1, ruleError("validation.request.label_value"))
+    .max(200, ruleError("validation.at_most_chars", { max: 200 }))
     .nullish()
     .describe(POSITIVE_CLASS_DOC),
 };
@@ -111,11 +114,11 @@ export const SEARCH_MAX = 200;
 const chars = (s: string) => [...s].length;
 
 /** A label the owner writes: trimmed, at most `max` characters, none of `control`; an empty one means "none" (null). */
-const labelText = (max: number, control: RegExp, controlMessage: string, description: string) =>
+const labelText = (max: number, control: RegExp, controlMessage: ReturnType<typeof ruleError>, description: string) =>
   z
-    .string({ error: "must be text" })
+    .string(ruleError("validation.request.text"))
     .trim()
-    .refine((s) => chars(s) <= max, `must be at most ${max} characters`)
+    .refine((s) => chars(s) <= max, ruleError("validation.at_most_chars", { max }))
     .refine((s) => !control.test(s), controlMessage)
     .transform((s) => s || null)
     .describe(description);
@@ -123,14 +126,14 @@ const labelText = (max: number, control: RegExp, controlMessage: string, descrip
 export const experimentName = labelText(
   NAME_MAX,
   NAME_CONTROL,
-  "must not contain control characters (line breaks, tabs and the like)",
+  ruleError("validation.request.no_control"),
   `Your label for the experiment, shown in the list: at most ${NAME_MAX} characters, one line. Editable later (PATCH).`,
 );
 
 export const experimentDescription = labelText(
   DESCRIPTION_MAX,
   DESCRIPTION_CONTROL,
-  "must not contain control characters other than line breaks and tabs",
+  ruleError("validation.request.no_control_but_breaks"),
   `Free notes on the experiment: at most ${DESCRIPTION_MAX} characters. Editable later (PATCH).`,
 );
 
@@ -138,7 +141,7 @@ export const INTENDED_USE_MAX = 2000;
 export const experimentIntendedUse = labelText(
   INTENDED_USE_MAX,
   DESCRIPTION_CONTROL,
-  "must not contain control characters other than line breaks and tabs",
+  ruleError("validation.request.no_control_but_breaks"),
   `What the model is for, in the team's words (the model card's "intended use": setting, patients, the decision it supports): at most ${INTENDED_USE_MAX} characters.`,
 );
 
@@ -154,9 +157,12 @@ export interface RequestForRules {
   subgroup_cols?: string[] | null;
 }
 
-/** Adds one issue on `field`, with its rule id (and column) for the dashboard's sentence. */
-function issueOn(ctx: z.RefinementCtx, field: string, rule: string, message: string, column?: string): void {
-  ctx.addIssue({ code: "custom", path: [field], message, params: column === undefined ? { rule } : { rule, column } });
+type Words = ReturnType<typeof ruleIssue>;
+
+/** Adds one issue on `field`: its words (params.text, for the edge), its rule id and column for the dashboard's sentence. */
+function issueOn(ctx: z.RefinementCtx, field: string, rule: string, words: Words, column?: string): void {
+  const params = column === undefined ? { rule, text: words.text } : { rule, column, text: words.text };
+  ctx.addIssue({ code: "custom", path: [field], message: words.message, params });
 }
 
 /**
@@ -168,44 +174,47 @@ export function columnRoleRules(r: RequestForRules, ctx: z.RefinementCtx): void 
   const data = r.task === "data" ? (r.data_cols ?? []) : [];
   const images = r.task === "vision" ? r.images_col : null;
   for (const c of r.label_cols) {
-    if (data.includes(c)) issueOn(ctx, "data_cols", "label_is_data", `'${c}' is both a label and a data column`, c);
-    if (c === images) issueOn(ctx, "label_cols", "label_is_images", `'${c}' is both a label and the image column`, c);
-    if (c === r.split_col) issueOn(ctx, "split_col", "split_is_label", `'${c}' is both the split column and a label`, c);
+    if (data.includes(c)) issueOn(ctx, "data_cols", "label_is_data", ruleIssue("validation.request.label_is_data", { column: c }), c);
+    if (c === images) issueOn(ctx, "label_cols", "label_is_images", ruleIssue("validation.request.label_is_images", { column: c }), c);
+    if (c === r.split_col) issueOn(ctx, "split_col", "split_is_label", ruleIssue("validation.request.split_is_label", { column: c }), c);
   }
   for (const c of data) {
-    if (c === images) issueOn(ctx, "data_cols", "data_is_images", `'${c}' is both a data column and the image column`, c);
-    if (c === r.split_col) issueOn(ctx, "split_col", "split_is_data", `'${c}' is both the split column and a data column`, c);
+    if (c === images) issueOn(ctx, "data_cols", "data_is_images", ruleIssue("validation.request.data_is_images", { column: c }), c);
+    if (c === r.split_col) issueOn(ctx, "split_col", "split_is_data", ruleIssue("validation.request.split_is_data", { column: c }), c);
   }
   if (images && images === r.split_col)
-    issueOn(ctx, "split_col", "split_is_images", `'${images}' is both the split column and the image column`, images);
+    issueOn(ctx, "split_col", "split_is_images", ruleIssue("validation.request.split_is_images", { column: images }), images);
 }
 
 /** The cross-field rules on the dataset's columns; shared by the experiment request and datasets/validate. */
 export function datasetFieldRules(r: RequestForRules, ctx: z.RefinementCtx): void {
-  const issue = (field: string, rule: string, message: string, column?: string) => issueOn(ctx, field, rule, message, column);
-  if (r.task === "vision" && !r.images_col) issue("images_col", "images_required", "is required when task is vision");
+  const issue = (field: string, rule: string, words: Words, column?: string) => issueOn(ctx, field, rule, words, column);
+  if (r.task === "vision" && !r.images_col) issue("images_col", "images_required", ruleIssue("validation.request.images_required"));
   if (r.task === "data" && (!r.data_cols || r.data_cols.length === 0))
-    issue("data_cols", "data_required", "is required (a non-empty list) when task is data");
+    issue("data_cols", "data_required", ruleIssue("validation.request.data_required"));
   if (r.task === "data" && r.type_of_experiment === "detection")
-    issue("type_of_experiment", "detection_needs_vision", "detection needs task vision");
+    issue("type_of_experiment", "detection_needs_vision", ruleIssue("validation.request.detection_needs_vision"));
   if (r.type_of_experiment === "detection" && r.model_type === 1)
-    issue("model_type", "detection_not_regression", "detection is not a regression");
+    issue("model_type", "detection_not_regression", ruleIssue("validation.request.detection_not_regression"));
   if (r.type_of_experiment === "detection" && r.label_cols.length !== 1)
-    issue("label_cols", "detection_one_label", "detection takes one class column");
-  if (r.split_col && r.type_of_experiment === "detection") issue("split_col", "split_not_detection", "is not supported for detection yet");
+    issue("label_cols", "detection_one_label", ruleIssue("validation.request.detection_one_label"));
+  if (r.split_col && r.type_of_experiment === "detection")
+    issue("split_col", "split_not_detection", ruleIssue("validation.request.split_not_detection"));
   columnRoleRules(r, ctx);
   if (r.subgroup_cols?.length) {
     // Subgroup figures are AUC, sensitivity and specificity per group: a classification with one label column.
-    if (r.type_of_experiment === "detection") issue("subgroup_cols", "subgroups_classification", "are for classification, not detection");
+    if (r.type_of_experiment === "detection")
+      issue("subgroup_cols", "subgroups_classification", ruleIssue("validation.request.subgroups_not_detection"));
     else if (r.model_type === 1)
-      issue("subgroup_cols", "subgroups_classification", "are for classification, not regression (model_type 1)");
-    else if (r.label_cols.length > 1)
-      issue("subgroup_cols", "subgroups_one_label", "are for one label column; several label_cols make a multilabel task");
+      issue("subgroup_cols", "subgroups_classification", ruleIssue("validation.request.subgroups_not_regression"));
+    else if (r.label_cols.length > 1) issue("subgroup_cols", "subgroups_one_label", ruleIssue("validation.request.subgroups_one_label"));
     for (const c of r.subgroup_cols) {
       if (r.label_cols.includes(c))
-        issue("subgroup_cols", "subgroup_is_label", `'${c}' is a label column; a subgroup column describes the patients`, c);
-      if (c === r.images_col) issue("subgroup_cols", "subgroup_is_images", `'${c}' is the image column`, c);
-      if (c === r.split_col) issue("subgroup_cols", "subgroup_is_split", `'${c}' is the split column`, c);
+        issue("subgroup_cols", "subgroup_is_label", ruleIssue("validation.request.subgroup_is_label", { column: c }), c);
+      if (c === r.images_col)
+        issue("subgroup_cols", "subgroup_is_images", ruleIssue("validation.request.subgroup_is_images", { column: c }), c);
+      if (c === r.split_col)
+        issue("subgroup_cols", "subgroup_is_split", ruleIssue("validation.request.subgroup_is_split", { column: c }), c);
     }
   }
 }
@@ -224,29 +233,27 @@ export interface ExperimentRequestForRules extends RequestForRules {
 /** Every cross-field rule of POST /v1/experiments. */
 export function experimentRequestRules(r: ExperimentRequestForRules, ctx: z.RefinementCtx): void {
   datasetFieldRules(r, ctx);
-  const issue = (field: string, rule: string, message: string, column?: string) => issueOn(ctx, field, rule, message, column);
+  const issue = (field: string, rule: string, words: Words, column?: string) => issueOn(ctx, field, rule, words, column);
   if (r.study_type === "Retrospective" && r.source_experiment_id === undefined)
-    issue("source_experiment_id", "source_required", "is required for a Retrospective study");
+    issue("source_experiment_id", "source_required", ruleIssue("validation.request.source_required"));
   if (r.study_type === "Retrospective" && r.source_experiment_id === r.experiment_id)
-    issue("source_experiment_id", "source_is_self", "must name another experiment");
+    issue("source_experiment_id", "source_is_self", ruleIssue("validation.request.source_is_self"));
   if (r.study_type === "Builder" && r.source_experiment_id !== undefined)
-    issue("source_experiment_id", "source_only_retrospective", "is only for Retrospective studies");
+    issue("source_experiment_id", "source_only_retrospective", ruleIssue("validation.request.source_only_retrospective"));
   if (r.split_col && r.study_type === "Retrospective")
-    issue("split_col", "split_only_builder", "is only for Builder studies (a Retrospective study tests every row)");
+    issue("split_col", "split_only_builder", ruleIssue("validation.request.split_only_builder"));
   for (const col of Object.keys(r.subgroup_bins ?? {})) {
-    if (!r.subgroup_cols?.includes(col)) issue("subgroup_bins", "bins_not_subgroup", `'${col}' is not in subgroup_cols`, col);
+    if (!r.subgroup_cols?.includes(col))
+      issue("subgroup_bins", "bins_not_subgroup", ruleIssue("validation.request.bins_not_subgroup", { column: col }), col);
   }
   for (const field of ["dicom_window", "dicom_frames"] as const) {
-    if (r[field] != null && r.task !== "vision")
-      issue(field, "dicom_for_images", "is for image experiments (task vision): a table has no DICOM images");
+    if (r[field] != null && r.task !== "vision") issue(field, "dicom_for_images", ruleIssue("validation.request.dicom_for_images"));
   }
   if (r.positive_class != null) {
     if (r.type_of_experiment === "detection")
-      issue("positive_class", "positive_binary_only", "is for binary classification, not detection");
-    else if (r.model_type === 1)
-      issue("positive_class", "positive_binary_only", "is for binary classification, not regression (model_type 1)");
-    else if (r.label_cols.length > 1)
-      issue("positive_class", "positive_one_label", "is for one label column with two values; several label_cols make a multilabel task");
+      issue("positive_class", "positive_binary_only", ruleIssue("validation.request.positive_not_detection"));
+    else if (r.model_type === 1) issue("positive_class", "positive_binary_only", ruleIssue("validation.request.positive_not_regression"));
+    else if (r.label_cols.length > 1) issue("positive_class", "positive_one_label", ruleIssue("validation.request.positive_one_label"));
   }
 }
 

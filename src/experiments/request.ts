@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { objectPathSegments, withoutBucketUri } from "../storage/bucket.js";
+import { ObjectPathError, objectPathSegments, withoutBucketUri } from "../storage/bucket.js";
+import { invalid, msg } from "../errors.js";
+import { ruleIssue } from "../i18n/rule-text.js";
 import { dicomFramesField, dicomWindowField } from "./dicom-options.js";
 import {
   experimentDescription,
@@ -37,9 +39,11 @@ export const experimentRequestFields = z.object({
     try {
       objectPathSegments(zipObjectPath(value));
     } catch (err) {
-      ctx.addIssue({ code: "custom", message: `not a bucket path: ${(err as Error).message}` });
+      const why = err instanceof ObjectPathError ? err.text : msg("internal");
+      const words = ruleIssue("validation.request.not_bucket_path", { why });
+      ctx.addIssue({ code: "custom", message: words.message, params: { text: words.text } });
     }
-    if (!/\.zip$/i.test(value)) ctx.addIssue({ code: "custom", message: "must name a .zip file" });
+    if (!/\.zip$/i.test(value)) ctx.addIssue({ code: "custom", message: invalid("validation.request.zip_file") });
   }),
   dicom_window: dicomWindowField.nullish(),
   dicom_frames: dicomFramesField.nullish(),
@@ -55,7 +59,7 @@ export const experimentLabelsPatchSchema = z
   .strict()
   .refine(
     (p) => p.name !== undefined || p.description !== undefined || p.intended_use !== undefined,
-    "must set name, description or intended_use (null clears one)",
+    invalid("validation.request.labels_patch"),
   );
 
 export type ExperimentLabels = { name?: string | null; description?: string | null; intended_use?: string | null };

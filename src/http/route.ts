@@ -5,7 +5,7 @@ import type { AuthInfo, AuthMode, AuthRequest, AuthResponse, Authenticate } from
 import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { Services } from "../services.js";
-import { ApiError, detail as errorDetail, type ErrorDetail, msg, validationText } from "../errors.js";
+import { ApiError, detail as errorDetail, type ErrorDetail, msg, ruleIssueText, validationText } from "../errors.js";
 import { requireAdmin } from "../auth/admin.service.js";
 import { assertKeyScope, type KeyScope } from "../auth/key-scopes.js";
 import { sendJson } from "./json-body.js";
@@ -124,7 +124,7 @@ export function zodDetails(error: z.ZodError, prefix: string): ErrorDetail[] {
   return error.issues.map((issue) => {
     const field = [prefix, ...issue.path.map(String)].filter(Boolean).join(".");
     // A schema's own message comes from the catalog (invalid()); the edge says it in the caller's language.
-    const own = validationText(issue.message);
+    const own = validationText(issue.message) ?? ruleIssueText((issue as { params?: unknown }).params);
     if (own) return errorDetail(field, own, { code: issue.code });
     const detail = { field, message: issue.message, code: issue.code };
     // zod's own wording has a Spanish edition.

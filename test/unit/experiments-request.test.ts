@@ -26,7 +26,7 @@ describe("experiment request", () => {
     expect(withoutToken(r)).not.toHaveProperty("user_token");
   });
 
-  it("refuses a column in two roles, naming the column and the rule the dashboard translates", () => {
+  it("refuses a column in two roles, naming the column, the rule the dashboard translates and the catalog words the edge says", () => {
     const res = experimentRequestSchema.safeParse({ ...valid, label_cols: ["diagnosis", "radius_mean"], split_col: "texture_mean" });
     expect(res.success).toBe(false);
     const issues = res.error!.issues.map((i) => ({
@@ -38,12 +38,20 @@ describe("experiment request", () => {
       {
         path: "data_cols",
         message: "'radius_mean' is both a label and a data column",
-        params: { rule: "label_is_data", column: "radius_mean" },
+        params: {
+          rule: "label_is_data",
+          column: "radius_mean",
+          text: { key: "validation.request.label_is_data", values: { column: "radius_mean" } },
+        },
       },
       {
         path: "split_col",
         message: "'texture_mean' is both the split column and a data column",
-        params: { rule: "split_is_data", column: "texture_mean" },
+        params: {
+          rule: "split_is_data",
+          column: "texture_mean",
+          text: { key: "validation.request.split_is_data", values: { column: "texture_mean" } },
+        },
       },
     ]);
     const vision = { ...valid, task: "vision", data_cols: null, images_col: "scan", label_cols: ["scan"] };

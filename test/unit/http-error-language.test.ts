@@ -6,7 +6,8 @@ import { ApiError, detail, msg } from "../../src/errors.js";
 import { codeSentence, localizeError, preferredLanguage } from "../../src/http/error-language.js";
 import { errorBody, toApiError } from "../../src/http/errors.js";
 import { zodDetails } from "../../src/http/route.js";
-import { hasKey, readCatalog } from "../../src/i18n/index.js";
+import { hasKey, readCatalog, translate } from "../../src/i18n/index.js";
+import { experimentRequestSchema } from "../../src/experiments/request.js";
 import { monitoringAlertRoutes } from "../../src/http/routes/monitoring-alerts.js";
 import { chatRoutes } from "../../src/http/routes/chat.js";
 import { ModelNotPublished } from "../../src/serving/errors.js";
@@ -194,6 +195,44 @@ describe("API error messages by Accept-Language, from the catalog", () => {
     ]);
     // English is unchanged: the schema keeps the catalog's English in the issue.
     expect(zodDetails(chat.safeParse({ message: " " }).error!, "")[0].message).toBe("must not be empty or only spaces");
+  });
+
+  it("says the experiment request's rules in Spanish: a field's own message, a cross-field rule naming a column, a bucket path's reason", () => {
+    const valid = {
+      zip_gcloud: "u1/data.zip",
+      label_cols: ["diagnosis"],
+      data_cols: ["radius_mean"],
+      model_type: 0,
+      optimization_type: 1,
+      experiment_id: 1,
+      user_id: "u1",
+      study_type: "Builder",
+      task: "data",
+      optimization_metric: "AUC",
+    };
+    const said = (value: unknown, lng: "en" | "es") => {
+      const r = experimentRequestSchema.safeParse(value, { reportInput: true });
+      const details = zodDetails(r.error!, "");
+      return (
+        errorBody(new ApiError(400, "invalid_request", msg("request.invalid_fields", { count: 1, fields: "x" }), details), lng).error
+          .details as Array<{ field: string; message: string }>
+      ).map((d) => `${d.field}: ${d.message}`);
+    };
+    const bad = { ...valid, experiment_id: -1, zip_gcloud: "u1//data.zip", dicom_frames: "some" };
+    expect(said(bad, "en")).toEqual([
+      `zip_gcloud: not a bucket path: ${translate("en", "errors:path.empty_segment")}`,
+      "experiment_id: must be a positive integer",
+      'dicom_frames: must be "first" or "all"',
+    ]);
+    expect(said(bad, "es")).toEqual([
+      `zip_gcloud: no es una ruta del bucket: ${translate("es", "errors:path.empty_segment")}`,
+      "experiment_id: debe ser un número entero positivo",
+      'dicom_frames: debe ser "first" o "all"',
+    ]);
+    // Cross-field rules run once every field parses.
+    const twoRoles = { ...valid, label_cols: ["diagnosis", "radius_mean"] };
+    expect(said(twoRoles, "en")).toEqual(["data_cols: 'radius_mean' is both a label and a data column"]);
+    expect(said(twoRoles, "es")).toEqual(["data_cols: 'radius_mean' es a la vez una etiqueta y una columna de datos"]);
   });
 
   it('has no route schema message written as an English literal (each is invalid("validation.…"))', () => {

@@ -11,7 +11,14 @@ import { describe, expect, it } from "vitest";
 const SRC = resolve(import.meta.dirname, "../../src");
 
 /** Where the words are in each kind of raise: the argument index. */
-const NEW_WORDS: Record<string, number> = { ApiError: 2, OutboundRefusal: 2, DicomError: 1, DeidentifyError: 0, RowFailure: 0 };
+const NEW_WORDS: Record<string, number> = {
+  ApiError: 2,
+  OutboundRefusal: 2,
+  DicomError: 1,
+  DeidentifyError: 0,
+  RowFailure: 0,
+  BackboneInstallError: 0,
+};
 const CALL_WORDS: Record<string, number> = {
   refuse: 2,
   "errors.invalidRequest": 0,
@@ -70,6 +77,58 @@ export function literalRaises(file: string, text: string): string[] {
   return found;
 }
 
+/** zod checks whose last argument is the message a user reads when the check fails. */
+const CHECKS = new Set([
+  "min",
+  "max",
+  "length",
+  "int",
+  "positive",
+  "nonnegative",
+  "negative",
+  "gt",
+  "gte",
+  "lt",
+  "lte",
+  "finite",
+  "regex",
+  "refine",
+  "email",
+  "url",
+  "uuid",
+]);
+
+/**
+ * Validation schemas outside src/http (whose own scan is in http-error-language.test.ts) that a user's request or
+ * an administrator's command meets: a check's message, an `error:` option or an issue's `message:` written as a
+ * sentence instead of invalid("…") / ruleError("…") / ruleIssue("…"), which name catalog keys.
+ */
+export const SCHEMA_FILES = [
+  "experiments/request-rules.ts",
+  "experiments/request.ts",
+  "experiments/dicom-options.ts",
+  "backbones/store.ts",
+];
+
+/** "file:line: what" for each schema message written as a literal sentence in `text`. */
+export function literalSchemaMessages(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const at = (n: ts.Node) => `${file}:${source.getLineAndCharacterOfPosition(n.getStart(source)).line + 1}`;
+  const visit = (n: ts.Node): void => {
+    if (ts.isCallExpression(n) && ts.isPropertyAccessExpression(n.expression) && CHECKS.has(n.expression.name.text)) {
+      const last = n.arguments.at(-1);
+      if (n.arguments.length > (n.expression.name.text === "refine" ? 1 : 0) && isText(last))
+        found.push(`${at(n)}: .${n.expression.name.text}() with a sentence`);
+    }
+    if (ts.isPropertyAssignment(n) && ["error", "message"].includes(n.name.getText(source)) && isText(n.initializer))
+      found.push(`${at(n)}: ${n.name.getText(source)}: with a sentence`);
+    ts.forEachChild(n, visit);
+  };
+  visit(source);
+  return found;
+}
+
 describe("errors are raised with catalog keys, not sentences", () => {
   const all = sourceFiles(SRC).flatMap((f) => literalRaises(relative(SRC, f), readFileSync(f, "utf8")));
 
@@ -94,6 +153,30 @@ describe("errors are raised with catalog keys, not sentences", () => {
       "planted.ts:4: errors.notFound with a sentence",
       "planted.ts:5: new DicomError with a sentence",
       "planted.ts:7: super with a sentence",
+    ]);
+  });
+
+  it("finds no schema message written as a sentence in the request rules, the DICOM options or the backbone store", () => {
+    const found = SCHEMA_FILES.flatMap((f) => literalSchemaMessages(f, readFileSync(join(SRC, f), "utf8")));
+    expect(found).toEqual([]);
+  });
+
+  it("catches a planted schema sentence (the scan itself can fail)", () => {
+    const planted = [
+      'const a = z.string().min(1, "must be a non-empty column name");',
+      "const b = z.array(x).refine((cols) => new Set(cols).size === cols.length, `must not name ${'a'} twice`);",
+      'const c = z.number({ error: "must be a positive integer" });',
+      'ctx.addIssue({ code: "custom", message: `not a bucket path: ${why}` });',
+      "throw new BackboneInstallError(`cannot read ${source}`);",
+      'const ok = z.string().min(1, invalid("validation.not_empty")).max(9, ruleError("validation.request.text")).regex(RE);',
+      'ctx.addIssue({ code: "custom", message: words.message, params: { text: words.text } });',
+    ].join("\n");
+    expect([...literalSchemaMessages("planted.ts", planted), ...literalRaises("planted.ts", planted)]).toEqual([
+      "planted.ts:1: .min() with a sentence",
+      "planted.ts:2: .refine() with a sentence",
+      "planted.ts:3: error: with a sentence",
+      "planted.ts:4: message: with a sentence",
+      "planted.ts:5: new BackboneInstallError with a sentence",
     ]);
   });
 });

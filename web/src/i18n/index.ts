@@ -2,6 +2,7 @@
 import i18n, { type Resource } from "i18next";
 import LanguageDetector from "i18next-browser-languagedetector";
 import { initReactI18next } from "react-i18next";
+import { setRuleRenderer } from "../../../src/i18n/rule-text";
 
 /** The dashboard's languages; English is the fallback for any other browser language and for a missing string. */
 export const LANGUAGES = [
@@ -58,6 +59,10 @@ function syncDocumentLanguage(lng: string) {
   if (typeof document !== "undefined") document.documentElement.lang = currentLanguage(lng);
 }
 i18n.on("languageChanged", syncDocumentLanguage);
+
+// The server's request rules, which the New experiment form checks with (src/experiments/request-rules.ts), name
+// keys of the errors catalog: said here in the page's language.
+setRuleRenderer((key, values) => i18n.t(`errors:${key}`, { ...values }));
 syncDocumentLanguage(i18n.language);
 
 /** "es-MX" -> "es"; anything else unsupported -> "en". */
