@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Db } from "../db/client.js";
-import { ApiError, msg, detail, type ErrorDetail, type Message } from "../errors.js";
+import { ApiError, invalid, msg, detail, type ErrorDetail, type Message } from "../errors.js";
 import { dummyPasswordHash, hashPassword, verifyPassword } from "./secrets.js";
 import { AdminRepository } from "./admin.repository.js";
 import { ApiKeyRepository } from "./api-key.repository.js";
@@ -12,7 +12,7 @@ export const MIN_PASSWORD_LENGTH = 12;
 
 export { ROLES, type Role, type User } from "./user.repository.js";
 
-export const emailSchema = z.email({ message: "not a valid email address" });
+export const emailSchema = z.email(invalid("detail.invalid_email"));
 
 /** Emails are compared case-insensitively (unique index on lower(email)); we store them lower-cased. */
 export function normaliseEmail(email: string): string {

@@ -357,6 +357,7 @@ export interface ErrorValues {
   "serving.row_problem": { columns: CatalogValue; count: number; problem: CatalogValue };
   "serving.unfamiliar_image": {};
   "serving.unfamiliar_row": {};
+  "validation.alert_id": {};
   "validation.at_least_one_outcome": {};
   "validation.at_most_addresses": { max: CatalogValue };
   "validation.at_most_chars": { max: CatalogValue };
@@ -365,6 +366,8 @@ export interface ErrorValues {
   "validation.at_most_values": { max: CatalogValue };
   "validation.between_0_and_1": {};
   "validation.bucket_path_of_zip": {};
+  "validation.conversation_id": {};
+  "validation.conversation_id_earlier": {};
   "validation.each_status_one_of": { list: CatalogValue };
   "validation.email": {};
   "validation.en_or_es": {};
@@ -372,6 +375,7 @@ export interface ErrorValues {
   "validation.figure_name": {};
   "validation.file_name": {};
   "validation.http_url": {};
+  "validation.invitation_id": {};
   "validation.iso_datetime": {};
   "validation.label_as_in_csv": {};
   "validation.link_token_missing": {};
@@ -446,6 +450,8 @@ export interface ErrorValues {
   "validation.send_back_true_or_false": {};
   "validation.string": {};
   "validation.true_or_false": {};
+  "validation.user_id": {};
+  "validation.workspace_id": {};
   "workspace.action.batch_run": {};
   "workspace.action.dataset_delete": {};
   "workspace.action.dataset_upload": {};

@@ -10,7 +10,7 @@ import { invalid } from "../../errors.js";
 // over password-reset links. A session or an API key of an administrator; anyone else gets 403 admin_only.
 
 const role = z.enum(["admin", "member"]);
-const userParams = z.object({ id: z.string().uuid("not a user id") });
+const userParams = z.object({ id: z.string().uuid(invalid("validation.user_id")) });
 const refused = { 403: { description: "admin_only: the caller is not an administrator" } };
 
 function userJson(u: ManagedUser): z.infer<typeof managedUserSchema> {
@@ -178,7 +178,7 @@ export const adminRoutes = [
     adminOnly: true,
     summary: "Administrators: withdraw a pending invitation; its link stops working",
     tags: ["admin"],
-    params: z.object({ id: z.string().uuid("not an invitation id") }),
+    params: z.object({ id: z.string().uuid(invalid("validation.invitation_id")) }),
     responses: {
       200: { description: "the withdrawn invitation", schema: invitationSchema },
       ...refused,

@@ -77,7 +77,7 @@ export const approvalRoutes = [
     summary:
       "An owner's settings of the workspace: require_approval (a second pair of eyes before a model version answers other members' keys)",
     tags: ["workspaces"],
-    params: z.object({ workspace_id: z.uuid("must be a workspace id") }),
+    params: z.object({ workspace_id: z.uuid(invalid("validation.workspace_id")) }),
     body: z.object({ require_approval: z.boolean() }).strict(),
     responses: { 200: { description: "the settings", schema: z.object({ id: z.string(), require_approval: z.boolean() }) } },
     handler: async ({ services, auth, params, body }) => ({

@@ -11,7 +11,7 @@ const chatBody = z
       .string({ error: invalid("validation.string") })
       .max(8000, invalid("validation.at_most_chars", { max: 8000 }))
       .refine((s) => s.trim().length > 0, invalid("validation.not_blank")),
-    conversation_id: z.string().uuid("must be a conversation id from an earlier reply").optional(),
+    conversation_id: z.string().uuid(invalid("validation.conversation_id_earlier")).optional(),
     experiment_id: z
       .number({ error: invalid("detail.positive_integer") })
       .int(invalid("detail.positive_integer"))
@@ -52,7 +52,7 @@ const storedMessage = z.object({
   created_at: z.string(),
 });
 const conversationDetail = conversationSummary.omit({ messages: true }).extend({ messages: z.array(storedMessage) });
-const idParams = z.object({ conversation_id: z.string().uuid("must be a conversation id") });
+const idParams = z.object({ conversation_id: z.string().uuid(invalid("validation.conversation_id")) });
 const page = z.object({ limit: z.coerce.number().int().min(1).max(200).default(50), offset: z.coerce.number().int().min(0).default(0) });
 
 export const chatRoutes = [

@@ -49,7 +49,7 @@ const settingsSchema = z.object({
   }),
 });
 
-const alertParams = experimentIdParams.extend({ alert_id: z.uuid("must be an alert id") });
+const alertParams = experimentIdParams.extend({ alert_id: z.uuid(invalid("validation.alert_id")) });
 const comment = z
   .string()
   .trim()
