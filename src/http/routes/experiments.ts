@@ -7,6 +7,7 @@ import { pageSecurityHeaders } from "../page-security.js";
 import { actorOf } from "../../audit/audit-log.js";
 import { defineRoute, type RouteRequest } from "../route.js";
 import { preferredLanguage } from "../error-language.js";
+import { translate } from "../../i18n/index.js";
 import { experimentDeletionSchema, experimentListSchema, experimentSchema } from "../response-schemas.js";
 
 /** The caller's language for the words an experiment stores (failure, dataset problems, warnings). */
@@ -131,7 +132,7 @@ export const experimentRoutes = [
         schema: experimentDeletionSchema,
       },
     },
-    handler: async ({ services, auth, params }) => {
+    handler: async ({ req, services, auth, params }) => {
       const row = await services.experiments.delete(auth, params.experiment_id);
       await services.audit.record(actorOf(auth), "experiment_deleted", `experiment ${row.experimentId}`);
       return {
@@ -139,7 +140,7 @@ export const experimentRoutes = [
         body: {
           experiment_id: row.experimentId,
           status: "deleting" as const,
-          message: `experiment ${row.experimentId} is being deleted: its model no longer answers /predict; its files are removed in the background, and GET /v1/experiments/${row.experimentId} answers 404 once they are gone`,
+          message: translate(preferredLanguage(req.get("accept-language")), "experiments:apiNotice.deleting", { id: row.experimentId }),
         },
       };
     },

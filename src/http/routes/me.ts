@@ -3,6 +3,8 @@ import { SESSION_COOKIE } from "../../auth/index.js";
 import { ApiError, msg, detail, invalid } from "../../errors.js";
 import { actorOf } from "../../audit/audit-log.js";
 import { defineRoute } from "../route.js";
+import { preferredLanguage } from "../error-language.js";
+import { translate } from "../../i18n/index.js";
 import { accountErasureSchema } from "../response-schemas.js";
 
 export const meRoutes = [
@@ -38,7 +40,7 @@ export const meRoutes = [
           "last_admin: the last administrator of a server with other users; sole_owner_of_shared_workspace: the only owner of a shared workspace with other members (details.workspaces names them)",
       },
     },
-    handler: async ({ services, auth, body, res }) => {
+    handler: async ({ req, services, auth, body, res }) => {
       if (!(await services.auth.users.passwordMatches(auth.userId, body.password))) {
         throw new ApiError(400, "invalid_request", msg("auth.wrong_password_nothing_erased"), [
           detail("password", msg("detail.not_correct")),
@@ -57,7 +59,7 @@ export const meRoutes = [
           user_id: auth.userId,
           status: "erasing" as const,
           experiments,
-          message: `your account is being erased: you are signed out and your API keys no longer work; ${experiments} experiment(s), their models and your uploads are being removed`,
+          message: translate(preferredLanguage(req.get("accept-language")), "settings:apiNotice.erasing", { count: experiments }),
         },
       };
     },
