@@ -1,5 +1,5 @@
 import type { Task } from "./facts.js";
-import { spelledLike } from "./spelling.js";
+import { bigramsOf, similarBigrams, spelledLike, type Bigrams } from "./spelling.js";
 
 // Which of the caller's experiments a message means when it names no number: "my breast cancer model", "the
 // ultrasound one", "mi modelo de mama", "the last one". Before this, the builtin answered about the newest model
@@ -207,6 +207,18 @@ const MAX_VOCABULARIES = 5_000;
 
 /** The words a candidate can be called by: its name, description, dataset path (less the user id), labels. */
 export function vocabulary(c: Candidate): Set<string> {
+  // The same candidate is read by every resolver pass of a request (the message, earlier messages, the known words):
+  // its key (up to 2,000 characters of description) is built once per request, not once per pass.
+  let words = BY_CANDIDATE.get(c);
+  if (!words) {
+    words = vocabularyOfText(c);
+    BY_CANDIDATE.set(c, words);
+  }
+  return words;
+}
+const BY_CANDIDATE = new WeakMap<Candidate, Set<string>>();
+
+function vocabularyOfText(c: Candidate): Set<string> {
   const key = `${c.name ?? ""}\u0000${c.description ?? ""}\u0000${c.dataset ?? ""}\u0000${(c.label_cols ?? []).join("\u0000")}`;
   let words = VOCABULARIES.get(key);
   if (!words) {
@@ -237,11 +249,113 @@ function oneEdit(a: string, b: string): boolean {
 }
 
 /**
+ * A vocabulary's words of five letters or more, indexed so that a message word finds the few it may be a misspelling
+ * of without being compared with every one (issue 53: a 600-character message of unknown words against 200
+ * descriptions of 2,000 characters compared each word with all of theirs, ~0.8 s per resolver pass,
+ * bench/chat/worst-case.ts). Built once per vocabulary, which is itself cached by its text.
+ */
+interface Fuzzy {
+  /** The words of five letters or more. */
+  long: Set<string>;
+  /** Their first five letters. */
+  starts: Set<string>;
+  /** Each without its first letter, and without its last. */
+  tails: Set<string>;
+  heads: Set<string>;
+  /** By first letter, last letter and length ("be6": "breast"): one edit elsewhere keeps all three but the length. */
+  inside: Map<string, string[]>;
+  /** The words of seven letters or more by first letter and length, with their bigrams: what spelledLike compares. */
+  similar: Map<string, Array<{ word: string; grams?: Bigrams }>>;
+}
+const FUZZY = new WeakMap<Set<string>, Fuzzy>();
+const push = <T>(m: Map<string, T[]>, key: string, value: T) => {
+  const list = m.get(key);
+  if (list) list.push(value);
+  else m.set(key, [value]);
+};
+function fuzzy(vocab: Set<string>): Fuzzy {
+  let f = FUZZY.get(vocab);
+  if (!f) {
+    f = { long: new Set(), starts: new Set(), tails: new Set(), heads: new Set(), inside: new Map(), similar: new Map() };
+    for (const v of vocab) {
+      if (v.length < 5) continue;
+      f.long.add(v);
+      f.starts.add(v.slice(0, 5));
+      f.tails.add(v.slice(1));
+      f.heads.add(v.slice(0, -1));
+      push(f.inside, v[0] + v[v.length - 1] + v.length, v);
+      if (v.length >= 7) push(f.similar, v[0] + v.length, { word: v });
+    }
+    FUZZY.set(vocab, f);
+  }
+  return f;
+}
+
+/**
  * "ultrasound" meets "ultrasounds" and "diabetic" meets "diabetes" (a shared start of five letters); "brest" meets
  * "breast" (one typo, only in words of five letters or more, where one letter cannot make another common word);
  * "pnuemonia" meets "pneumonia" (two letters swapped in a word of seven or more: most bigrams shared, spelling.ts).
+ * The same answer as comparing `word` with each vocabulary word of five letters or more (meetsOneByScan, which
+ * test/unit/chat-resolve.test.ts compares with this): one edit at the first or the last letter is found by looking the
+ * rest up; one edit anywhere else keeps the first and last letters and changes the length by at most one; spelledLike
+ * needs the same first letter, and the same length is asked for.
  */
-const meetsOne = (word: string, vocab: Set<string>) =>
+export function meetsOne(word: string, vocab: Set<string>): boolean {
+  return meetsProbe(probeOf(word), vocab);
+}
+
+/** What meetsOne looks up for one message word, made once: the same strings (hashed once) for every vocabulary. */
+interface Probe {
+  word: string;
+  start: string;
+  rest: string;
+  head: string;
+  /** The `inside` keys of one letter shorter, the same length, one letter longer. */
+  inside: [string, string, string];
+  similar: string;
+  grams?: Bigrams;
+}
+const PROBES = new Map<string, Probe>();
+function probeOf(word: string): Probe {
+  let p = PROBES.get(word);
+  if (!p) {
+    if (PROBES.size >= 2_000) PROBES.clear();
+    const ends = word[0] + word[word.length - 1];
+    const n = word.length;
+    p = {
+      word,
+      start: word.slice(0, 5),
+      rest: word.slice(1),
+      head: word.slice(0, -1),
+      inside: [ends + (n - 1), ends + n, ends + (n + 1)],
+      similar: word[0] + n,
+    };
+    PROBES.set(word, p);
+  }
+  return p;
+}
+
+function meetsProbe(p: Probe, vocab: Set<string>): boolean {
+  const { word } = p;
+  if (vocab.has(word)) return true;
+  if (word.length < 5) return false;
+  const f = fuzzy(vocab);
+  if (f.starts.has(p.start)) return true;
+  if (f.tails.has(p.rest) || f.long.has(p.rest) || f.tails.has(word)) return true;
+  if (f.heads.has(p.head) || f.long.has(p.head) || f.heads.has(word)) return true;
+  for (const key of p.inside) {
+    const near = f.inside.get(key);
+    if (near) for (const v of near) if (oneEdit(v, word)) return true;
+  }
+  if (word.length < 7) return false;
+  const same = f.similar.get(p.similar);
+  if (!same) return false;
+  const grams = (p.grams ??= bigramsOf(word));
+  return same.some((v) => similarBigrams(grams, (v.grams ??= bigramsOf(v.word))));
+}
+
+/** meetsOne as it was written before the index: each vocabulary word compared in turn (kept for the test). */
+export const meetsOneByScan = (word: string, vocab: Set<string>) =>
   vocab.has(word) ||
   (word.length >= 5 &&
     [...vocab].some(
@@ -249,7 +363,8 @@ const meetsOne = (word: string, vocab: Set<string>) =>
         v.length >= 5 &&
         (v.slice(0, 5) === word.slice(0, 5) || oneEdit(v, word) || (word.length >= 7 && word.length === v.length && spelledLike(word, v))),
     ));
-const meets = (word: string, vocab: Set<string>) => spellings(word).some((w) => meetsOne(w, vocab));
+/** A word or one of its translations meets the vocabulary. */
+const meets = (probes: Probe[], vocab: Set<string>) => probes.some((p) => meetsProbe(p, vocab));
 
 export interface ResolveOptions {
   /** The kind of model the question needs (a heat map: image; columns: tabular): it settles a tie. */
@@ -326,10 +441,11 @@ function bestFits(words: string[], pool: Candidate[]): Candidate[] {
   // Each word once: a long message repeats its words, and each is compared with every candidate's vocabulary.
   const describing = [...new Set(words)].filter((w) => !TASK_WORDS.get(w));
   if (!describing.length) return pool;
+  const probes = describing.map((w) => spellings(w).map(probeOf));
   // Each candidate's vocabulary is built once, not once per word: a description holds up to 2,000 characters.
   const scored = pool.map((c) => {
     const vocab = vocabulary(c);
-    return { c, score: describing.filter((w) => meets(w, vocab)).length };
+    return { c, score: probes.filter((ps) => meets(ps, vocab)).length };
   });
   const best = scored.reduce((m, s) => Math.max(m, s.score), 0);
   return best === 0 ? [] : scored.filter((s) => s.score === best).map((s) => s.c);
