@@ -4,15 +4,16 @@
 // 8000-character limit, built to make each step work hardest. Each run also does what the service does before the
 // builtin sees the message (the diagnosis check over the whole message, the language of the conversation) and what
 // the builtin does with a conversation (the experiment named by earlier messages), with a history of 12 messages
-// (service.ts HISTORY) as hard as the message itself. Run: npx tsx bench/chat/worst-case.ts [runs] [workspace: one|distinct]
+// (service.ts HISTORY) as hard as the message itself, its newest user message new to each run. Run: npx tsx bench/chat/worst-case.ts [runs] [workspace: one|distinct]
 import { parseGlossary } from "../../src/chat/glossary.js";
 import { readDocs } from "../../src/chat/docs.js";
 import { conversationLanguage, detectLanguage } from "../../src/chat/language.js";
 import { asksForDiagnosis } from "../../src/chat/safety.js";
-import { resolveExperiment, vocabulary } from "../../src/chat/resolve.js";
+import { resolveExperiment, vocabulariesKey } from "../../src/chat/resolve.js";
+const EARLIER_NAMED = new Map<string, number>();
+import { knownWords } from "../../src/chat/builtin/index.js";
 import { recognise } from "../../src/chat/builtin/intents.js";
 import { experimentNumbers, metricsNamedIn, taskIn, statusIn } from "../../src/chat/builtin/slots.js";
-import { exampleWords } from "../../src/chat/matcher/table.js";
 import type { Candidate } from "../../src/chat/resolve.js";
 
 const RUNS = Number(process.argv[2] ?? 50);
@@ -50,7 +51,6 @@ const WORKSPACES: Record<string, Candidate[]> = {
   "one word repeated": workspace(() => "d ".repeat(1000)),
   "distinct words": workspace(() => madeUpText(2000)),
 };
-const examples = exampleWords();
 
 /** What service.ts and builtin/index.ts do per message, in the same order (their reads are awaited I/O, not measured here). */
 function understandOne(message: string, history: Array<{ role: string; content: string }>, listed: Candidate[]) {
@@ -61,16 +61,24 @@ function understandOne(message: string, history: Array<{ role: string; content: 
   const lang = conversationLanguage(history);
   const text = message.slice(0, 600);
   detectLanguage(text, lang);
-  const starts = new Set<string>();
-  for (const c of candidates) for (const w of vocabulary(c)) if (w.length >= 5) starts.add(w.slice(0, 4));
-  const known = new Set([...glossary.words, ...examples].filter((w) => !starts.has(w.slice(0, 4))));
-  // builtin/index.ts earlierExperiment: the last 3 user messages, newest first, until one names an experiment.
+  const known = knownWords(glossary.words, candidates);
+  // builtin/index.ts earlierExperiment: the last 3 user messages, newest first, until one names an experiment, each
+  // read once per workspace state (kept by its text).
+  const workspace = `${candidates.map((c) => `${c.experiment_id}/${c.task}/${c.status}`).join(",")}|${vocabulariesKey(candidates)}`;
   for (const m of history
     .filter((h) => h.role === "user")
     .slice(-3)
     .reverse()) {
     const earlier = m.content.slice(0, 600);
-    if (experimentNumbers(earlier)[0] || resolveExperiment(earlier, candidates, { known }).kind === "one") break;
+    const key = `${workspace}\u0000${earlier}`;
+    let named = EARLIER_NAMED.get(key);
+    if (named === undefined) {
+      const numbered = experimentNumbers(earlier)[0];
+      const r = numbered ? undefined : resolveExperiment(earlier, candidates, { known });
+      named = numbered ?? (r?.kind === "one" ? r.experiment.experiment_id : 0);
+      EARLIER_NAMED.set(key, named);
+    }
+    if (named) break;
   }
   resolveExperiment(text, candidates, { known });
   recognise(text, glossary, {});
@@ -124,7 +132,9 @@ for (const [space, listed] of Object.entries(WORKSPACES)) {
       for (let i = 0; i < RUNS; i++) {
         const c0 = process.cpuUsage();
         const t0 = performance.now();
-        understandOne(message, [...history], listed);
+        // A conversation goes on: its newest earlier question is new to each run, the older ones were read before.
+        const h = history.map((m, k) => (k === history.length - 2 ? { ...m, content: `${i} ${m.content}` } : m));
+        understandOne(message, h, listed);
         wall.push(performance.now() - t0);
         const c = process.cpuUsage(c0);
         cpu.push((c.user + c.system) / 1000);
