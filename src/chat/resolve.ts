@@ -244,8 +244,16 @@ function oneEdit(a: string, b: string): boolean {
   if (Math.abs(a.length - b.length) > 1) return false;
   let i = 0;
   while (i < a.length && i < b.length && a[i] === b[i]) i++;
-  const rest = (x: string, skip: number) => x.slice(i + skip);
-  return rest(a, 1) === rest(b, 1) || rest(a, 0) === rest(b, 1) || rest(a, 1) === rest(b, 0);
+  // a.slice(i + 1) === b.slice(i + 1) || a.slice(i) === b.slice(i + 1) || a.slice(i + 1) === b.slice(i), without the slices.
+  return sameFrom(a, i + 1, b, i + 1) || sameFrom(a, i, b, i + 1) || sameFrom(a, i + 1, b, i);
+}
+
+/** a.slice(x) === b.slice(y), comparing in place (called for every near word of a message word). */
+function sameFrom(a: string, x: number, b: string, y: number): boolean {
+  const n = Math.max(0, a.length - x);
+  if (n !== Math.max(0, b.length - y)) return false;
+  for (let k = 0; k < n; k++) if (a.charCodeAt(x + k) !== b.charCodeAt(y + k)) return false;
+  return true;
 }
 
 /**
