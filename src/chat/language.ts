@@ -14,8 +14,21 @@ export type Lang = "en" | "es";
 /** How sure the language model must be; between these the message does not tell, and the fallback decides. */
 const SURE = 0.7;
 
-/** The language a message's words tell, or undefined when they do not tell (the model is not sure either way). */
+/**
+ * The language a message's words tell, or undefined when they do not tell (the model is not sure either way). Kept
+ * by the text read: a conversation's earlier questions are read again on every request (bench/chat/worst-case.ts).
+ */
 function toldLanguage(message: string): Lang | undefined {
+  const read = message.slice(0, MAX_CHARS);
+  if (TOLD.has(read)) return TOLD.get(read);
+  const told = readLanguage(read);
+  if (TOLD.size >= 1_000) TOLD.delete(TOLD.keys().next().value!);
+  TOLD.set(read, told);
+  return told;
+}
+const TOLD = new Map<string, Lang | undefined>();
+
+function readLanguage(message: string): Lang | undefined {
   const text = message
     .slice(0, MAX_CHARS)
     .replace(/`[^`]*`/g, " ")

@@ -1,5 +1,5 @@
 import type { Task } from "./facts.js";
-import { spelledLike } from "./spelling.js";
+import { bigramsOf, spelledLike, type Bigrams } from "./spelling.js";
 
 // Which of the caller's experiments a message means when it names no number: "my breast cancer model", "the
 // ultrasound one", "mi modelo de mama", "the last one". Before this, the builtin answered about the newest model
@@ -207,6 +207,18 @@ const MAX_VOCABULARIES = 5_000;
 
 /** The words a candidate can be called by: its name, description, dataset path (less the user id), labels. */
 export function vocabulary(c: Candidate): Set<string> {
+  // The same candidate is read by every resolver pass of a request (the message, earlier messages, the known words):
+  // its key (up to 2,000 characters of description) is built once per request, not once per pass.
+  let words = BY_CANDIDATE.get(c);
+  if (!words) {
+    words = vocabularyOfText(c);
+    BY_CANDIDATE.set(c, words);
+  }
+  return words;
+}
+const BY_CANDIDATE = new WeakMap<Candidate, Set<string>>();
+
+function vocabularyOfText(c: Candidate): Set<string> {
   const key = `${c.name ?? ""}\u0000${c.description ?? ""}\u0000${c.dataset ?? ""}\u0000${(c.label_cols ?? []).join("\u0000")}`;
   let words = VOCABULARIES.get(key);
   if (!words) {
@@ -232,16 +244,187 @@ function oneEdit(a: string, b: string): boolean {
   if (Math.abs(a.length - b.length) > 1) return false;
   let i = 0;
   while (i < a.length && i < b.length && a[i] === b[i]) i++;
-  const rest = (x: string, skip: number) => x.slice(i + skip);
-  return rest(a, 1) === rest(b, 1) || rest(a, 0) === rest(b, 1) || rest(a, 1) === rest(b, 0);
+  // a.slice(i + 1) === b.slice(i + 1) || a.slice(i) === b.slice(i + 1) || a.slice(i + 1) === b.slice(i), without the slices.
+  return sameFrom(a, i + 1, b, i + 1) || sameFrom(a, i, b, i + 1) || sameFrom(a, i + 1, b, i);
+}
+
+/** a.slice(x) === b.slice(y), comparing in place (called for every near word of a message word). */
+function sameFrom(a: string, x: number, b: string, y: number): boolean {
+  const n = Math.max(0, a.length - x);
+  if (n !== Math.max(0, b.length - y)) return false;
+  for (let k = 0; k < n; k++) if (a.charCodeAt(x + k) !== b.charCodeAt(y + k)) return false;
+  return true;
+}
+
+/**
+ * The words of a list of vocabularies (the candidates a message is compared with), indexed so that a message word
+ * finds the few it may be a misspelling of, and whose vocabularies they are, by a handful of lookups instead of being
+ * compared with every word of every vocabulary (issue 53: a 600-character message of unknown words against 200
+ * descriptions of 2,000 characters of distinct words cost ~0.8 s per resolver pass, bench/chat/worst-case.ts). Each
+ * entry lists the positions (in the list) of the vocabularies that hold such a word, in increasing order, each once.
+ */
+interface Index {
+  size: number;
+  /** Every word. */
+  exact: Map<string, number[]>;
+  /** The words of five letters or more by their first five letters, without their first, without their last. */
+  starts: Map<string, number[]>;
+  tails: Map<string, number[]>;
+  heads: Map<string, number[]>;
+  /** By first letter, last letter and length ("be6": "breast"): one edit elsewhere keeps all three but the length. */
+  inside: Map<string, Array<{ word: string; at: number }>>;
+  /** The words of seven letters or more by first letter and length: the ones spelledLike may find alike. */
+  similar: Map<string, Similar>;
+}
+/**
+ * Words of one first letter and one length, and which of them hold each bigram (as bigramsOf numbers it), so that
+ * the bigrams a message word shares with each are counted by looking its own up. The first, "<" and the first letter,
+ * all of them share, and it is counted without a list.
+ */
+interface Similar {
+  words: Array<{ at: number; distinct: number }>;
+  holding: Map<number, number[]>;
+}
+const at = (m: Map<string, number[]>, key: string, position: number) => {
+  const list = m.get(key);
+  if (!list) m.set(key, [position]);
+  else if (list[list.length - 1] !== position) list.push(position);
+};
+const push = <K, T>(m: Map<K, T[]>, key: K, value: T) => {
+  const list = m.get(key);
+  if (list) list.push(value);
+  else m.set(key, [value]);
+};
+function buildIndex(vocabs: Set<string>[]): Index {
+  const ix: Index = {
+    size: vocabs.length,
+    exact: new Map(),
+    starts: new Map(),
+    tails: new Map(),
+    heads: new Map(),
+    inside: new Map(),
+    similar: new Map(),
+  };
+  vocabs.forEach((vocab, p) => {
+    for (const v of vocab) {
+      at(ix.exact, v, p);
+      if (v.length < 5) continue;
+      at(ix.starts, v.slice(0, 5), p);
+      at(ix.tails, v.slice(1), p);
+      at(ix.heads, v.slice(0, -1), p);
+      push(ix.inside, v[0] + v[v.length - 1] + v.length, { word: v, at: p });
+      if (v.length >= 7) {
+        const key = v[0] + v.length;
+        let bucket = ix.similar.get(key);
+        if (!bucket) ix.similar.set(key, (bucket = { words: [], holding: new Map() }));
+        const grams = bigramsOf(v);
+        const k = bucket.words.push({ at: p, distinct: grams.distinct }) - 1;
+        for (const g of new Set(grams.all.subarray(1))) push(bucket.holding, g, k);
+      }
+    }
+  });
+  return ix;
+}
+
+// Indexes by the vocabularies they cover (each vocabulary object is cached by its text, so a workspace whose
+// experiments did not change lists the same ones): a few, since one workspace holds at most 200 descriptions of
+// 2,000 characters and a request asks about one workspace.
+const VOCABULARY_IDS = new WeakMap<Set<string>, number>();
+let nextVocabularyId = 0;
+const idOf = (vocab: Set<string>) => {
+  let id = VOCABULARY_IDS.get(vocab);
+  if (id === undefined) VOCABULARY_IDS.set(vocab, (id = nextVocabularyId++));
+  return id;
+};
+/** A key that is the same for the same candidates' vocabularies, in the same order (each cached by its text). */
+export const vocabulariesKey = (candidates: Candidate[]) => candidates.map((c) => idOf(vocabulary(c))).join(",");
+const INDEXES = new Map<string, Index>();
+const MAX_INDEXES = 8;
+function indexOf(vocabs: Set<string>[]): Index {
+  const key = vocabs.map(idOf).join(",");
+  let ix = INDEXES.get(key);
+  if (ix) INDEXES.delete(key);
+  else {
+    ix = buildIndex(vocabs);
+    if (INDEXES.size >= MAX_INDEXES) INDEXES.delete(INDEXES.keys().next().value!);
+  }
+  INDEXES.set(key, ix);
+  return ix;
 }
 
 /**
  * "ultrasound" meets "ultrasounds" and "diabetic" meets "diabetes" (a shared start of five letters); "brest" meets
  * "breast" (one typo, only in words of five letters or more, where one letter cannot make another common word);
  * "pnuemonia" meets "pneumonia" (two letters swapped in a word of seven or more: most bigrams shared, spelling.ts).
+ * Marks in `met` the vocabularies of the index that `p`'s word meets. The same answer as comparing the word with each
+ * vocabulary word of five letters or more (meetsOneByScan, which test/unit/chat-resolve.test.ts compares with this):
+ * one edit at the first or the last letter is found by looking the rest up; one edit anywhere else keeps the first and
+ * last letters and changes the length by at most one; spelledLike needs the same first letter, and the same length is
+ * asked for.
  */
-const meetsOne = (word: string, vocab: Set<string>) =>
+function markMet(p: Probe, ix: Index, met: Uint8Array): void {
+  const mark = (list: number[] | undefined) => {
+    if (list) for (const i of list) met[i] = 1;
+  };
+  const { word } = p;
+  mark(ix.exact.get(word));
+  if (word.length < 5) return;
+  mark(ix.starts.get(p.start));
+  mark(ix.tails.get(p.rest));
+  mark(ix.tails.get(word));
+  mark(ix.heads.get(p.head));
+  mark(ix.heads.get(word));
+  if (p.rest.length >= 5) mark(ix.exact.get(p.rest));
+  if (p.head.length >= 5) mark(ix.exact.get(p.head));
+  for (const key of p.inside) for (const v of ix.inside.get(key) ?? []) if (!met[v.at] && oneEdit(v.word, word)) met[v.at] = 1;
+  if (word.length < 7) return;
+  const same = ix.similar.get(p.similar);
+  if (!same) return;
+  // spelledLike's Dice: the word's bigrams (each time it has one) that the other holds, over the word's count and
+  // the other's distinct ones; the first bigram, the same first letter, is held by all.
+  const grams = (p.grams ??= bigramsOf(word)).all;
+  const shared = new Map<number, number>();
+  for (let g = 1; g < grams.length; g++) for (const k of same.holding.get(grams[g]) ?? []) shared.set(k, (shared.get(k) ?? 1) + 1);
+  // One shared bigram (the first) is never enough: 2 / (8 + 8) < 0.55 from seven letters on.
+  for (const [k, n] of shared) {
+    const v = same.words[k];
+    if (!met[v.at] && (2 * n) / (grams.length + v.distinct) >= 0.55) met[v.at] = 1;
+  }
+}
+
+/** Whether `word` meets one vocabulary (see markMet). */
+export function meetsOne(word: string, vocab: Set<string>): boolean {
+  const met = new Uint8Array(1);
+  markMet(probeOf(word), buildIndex([vocab]), met);
+  return met[0] === 1;
+}
+
+/** What markMet looks up for one message word, made once: the same strings (hashed once) for every lookup. */
+interface Probe {
+  word: string;
+  start: string;
+  rest: string;
+  head: string;
+  /** The `inside` keys of one letter shorter, the same length, one letter longer. */
+  inside: [string, string, string];
+  similar: string;
+  grams?: Bigrams;
+}
+function probeOf(word: string): Probe {
+  const ends = word[0] + word[word.length - 1];
+  const n = word.length;
+  return {
+    word,
+    start: word.slice(0, 5),
+    rest: word.slice(1),
+    head: word.slice(0, -1),
+    inside: [ends + (n - 1), ends + n, ends + (n + 1)],
+    similar: word[0] + n,
+  };
+}
+
+/** meetsOne as it was written before the index: each vocabulary word compared in turn (kept for the test). */
+export const meetsOneByScan = (word: string, vocab: Set<string>) =>
   vocab.has(word) ||
   (word.length >= 5 &&
     [...vocab].some(
@@ -249,7 +432,6 @@ const meetsOne = (word: string, vocab: Set<string>) =>
         v.length >= 5 &&
         (v.slice(0, 5) === word.slice(0, 5) || oneEdit(v, word) || (word.length >= 7 && word.length === v.length && spelledLike(word, v))),
     ));
-const meets = (word: string, vocab: Set<string>) => spellings(word).some((w) => meetsOne(w, vocab));
 
 export interface ResolveOptions {
   /** The kind of model the question needs (a heat map: image; columns: tabular): it settles a tie. */
@@ -323,16 +505,20 @@ function afterHead(words: string[]): string[] {
 
 /** The candidates sharing the most describing words with `words` (all of them when only kind words were given). */
 function bestFits(words: string[], pool: Candidate[]): Candidate[] {
-  // Each word once: a long message repeats its words, and each is compared with every candidate's vocabulary.
+  // Each word once: a long message repeats its words, and each is looked up among every candidate's vocabulary.
   const describing = [...new Set(words)].filter((w) => !TASK_WORDS.get(w));
   if (!describing.length) return pool;
-  // Each candidate's vocabulary is built once, not once per word: a description holds up to 2,000 characters.
-  const scored = pool.map((c) => {
-    const vocab = vocabulary(c);
-    return { c, score: describing.filter((w) => meets(w, vocab)).length };
-  });
-  const best = scored.reduce((m, s) => Math.max(m, s.score), 0);
-  return best === 0 ? [] : scored.filter((s) => s.score === best).map((s) => s.c);
+  const ix = indexOf(pool.map(vocabulary));
+  const score = new Int32Array(pool.length);
+  const met = new Uint8Array(pool.length);
+  for (const w of describing) {
+    // A word or one of its translations (spellings) meets a candidate: one point to it.
+    met.fill(0);
+    for (const s of spellings(w)) markMet(probeOf(s), ix, met);
+    for (let i = 0; i < pool.length; i++) score[i] += met[i];
+  }
+  const best = score.reduce((m, s) => Math.max(m, s), 0);
+  return best === 0 ? [] : pool.filter((_, i) => score[i] === best);
 }
 
 /**

@@ -15,8 +15,22 @@ const bigrams = (w: string) => {
 export function spelledLike(word: string, value: string): boolean {
   if (word === value) return true;
   if (word.length < 5 || value.length < 5 || word[0] !== value[0] || Math.abs(word.length - value.length) > 2) return false;
-  const a = bigrams(word);
-  const b = new Set(bigrams(value));
-  const shared = a.filter((g) => b.has(g)).length;
-  return (2 * shared) / (a.length + b.size) >= 0.55;
+  return similarBigrams(bigramsOf(word), bigramsOf(value));
+}
+
+/** A word's padded bigrams, each as one number (two character codes), and how many distinct ones it has. */
+export interface Bigrams {
+  all: Float64Array;
+  distinct: number;
+}
+export function bigramsOf(w: string): Bigrams {
+  const all = Float64Array.from(bigrams(w), (g) => g.charCodeAt(0) * 65536 + g.charCodeAt(1));
+  return { all, distinct: new Set(all).size };
+}
+
+/** Most bigrams shared (Dice ≥ 0.55): each of a's bigrams found among b's, over a's count and b's distinct ones. */
+export function similarBigrams(a: Bigrams, b: Bigrams): boolean {
+  let shared = 0;
+  for (const g of a.all) if (b.all.includes(g)) shared++;
+  return (2 * shared) / (a.all.length + b.distinct) >= 0.55;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { findExperiments, referenceWords, resolveExperiment, type Candidate } from "../../src/chat/resolve.js";
+import { findExperiments, meetsOne, meetsOneByScan, referenceWords, resolveExperiment, type Candidate } from "../../src/chat/resolve.js";
 import { asksForHeatMap, askWhich, heatMapMismatch } from "../../src/chat/builtin/resolve-replies.js";
 
 // Newest first, as the repository lists them: the ultrasound model is the newest, so "newest wins" would pick it.
@@ -113,6 +113,44 @@ describe("resolveExperiment", () => {
 
   it("only ever considers the candidates it is given", () => {
     expect(picked("my breast cancer model", [PIMA])).toBe("no_match");
+  });
+});
+
+describe("the vocabulary index (issue 53: a long message against 200 long descriptions)", () => {
+  // Words from four letters, so most pairs share a start, a first or last letter, or are one or two edits apart: the
+  // cases the index answers by lookups as well as the ones it compares.
+  let seed = 11;
+  const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+  const word = (min: number, max: number) =>
+    Array.from({ length: min + Math.floor(random() * (max - min + 1)) }, () => "abde"[Math.floor(random() * 4)]).join("");
+  const edit = (w: string) => {
+    const i = Math.floor(random() * w.length);
+    const c = "abdex"[Math.floor(random() * 5)];
+    const r = random();
+    return r < 0.25
+      ? w.slice(0, i) + c + w.slice(i + 1)
+      : r < 0.5
+        ? w.slice(0, i) + w.slice(i + 1)
+        : r < 0.75
+          ? w.slice(0, i) + c + w.slice(i)
+          : w.slice(0, i) + w.slice(i + 1, i + 2) + w.slice(i, i + 1) + w.slice(i + 2);
+  };
+
+  it("finds exactly the words that comparing with every vocabulary word finds", () => {
+    let met = 0;
+    for (let round = 0; round < 40; round++) {
+      const vocab = new Set(Array.from({ length: 30 }, () => word(3, 10)));
+      const known = [...vocab];
+      for (let k = 0; k < 60; k++) {
+        const w = k % 3 === 0 ? word(3, 11) : edit(edit(known[Math.floor(random() * known.length)]));
+        const want = meetsOneByScan(w, vocab);
+        expect(meetsOne(w, vocab), `${w} in ${known.join(" ")}`).toBe(want);
+        if (want) met++;
+      }
+    }
+    // Both answers occur often enough for the comparison to mean something.
+    expect(met).toBeGreaterThan(300);
+    expect(met).toBeLessThan(2100);
   });
 });
 

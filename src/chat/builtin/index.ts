@@ -4,7 +4,7 @@ import type { ExperimentFacts, Task } from "../facts.js";
 import type { Glossary } from "../glossary.js";
 import { conversationLanguage, detectLanguage } from "../language.js";
 import type { Reference } from "../repository.js";
-import { resolveExperiment, vocabulary, type Candidate, type Resolution } from "../resolve.js";
+import { resolveExperiment, vocabulariesKey, vocabulary, type Candidate, type Resolution } from "../resolve.js";
 import type { ListedExperiment } from "../tools.js";
 import {
   bestModelReply,
@@ -40,15 +40,25 @@ const candidateOf = (e: ListedExperiment): Candidate => ({
 /**
  * The words that name nothing of the user's: the documentation's and the example questions' (src/chat/intents), less
  * the words of the user's own names and descriptions. A word outside them may name a model ("la ecografía mamaria").
+ * Kept for the last few workspaces by their vocabularies: 200 descriptions of distinct words cost ~5 ms to go through
+ * (bench/chat/worst-case.ts), and a workspace's experiments rarely change between two questions.
  */
-function knownWords(glossaryWords: ReadonlySet<string>, all: Candidate[]): ReadonlySet<string> {
+export function knownWords(glossaryWords: ReadonlySet<string>, all: Candidate[]): ReadonlySet<string> {
+  const key = vocabulariesKey(all);
+  let byKey = KNOWN.get(glossaryWords);
+  if (!byKey) KNOWN.set(glossaryWords, (byKey = new Map<string, ReadonlySet<string>>()));
+  const cached = byKey.get(key);
+  if (cached) return cached;
   // A word that starts like one of theirs may be it misspelt ("diabetis" for "Diabetes"): never "known".
   const starts = new Set<string>();
   for (const c of all) for (const w of vocabulary(c)) if (w.length >= 5) starts.add(w.slice(0, 4));
   const known = new Set<string>();
   for (const words of [glossaryWords, EXAMPLE_WORDS]) for (const w of words) if (!starts.has(w.slice(0, 4))) known.add(w);
+  if (byKey.size >= 8) byKey.delete(byKey.keys().next().value!);
+  byKey.set(key, known);
   return known;
 }
+const KNOWN = new WeakMap<ReadonlySet<string>, Map<string, ReadonlySet<string>>>();
 const EXAMPLE_WORDS = exampleWords();
 const DOCS_TOPICS = readDocsTopics();
 /** The language Builder's documentation (docs/, README.md) is written in. */
@@ -76,6 +86,8 @@ type AboutOne = Extract<Intent, { kind: "clinic_ready" | "explain_interval" | "e
 export class BuiltinBackend implements ChatBackend {
   readonly name = "builtin" as const;
   constructor(private readonly glossary: Glossary) {}
+  /** The experiment an earlier message named (0: none), by workspace state and message: see earlierExperiment. */
+  private readonly earlierNamed = new Map<string, number>();
 
   async answer(req: BackendRequest): Promise<BackendReply> {
     const listed = await req.tools.listExperiments({});
@@ -117,11 +129,21 @@ export class BuiltinBackend implements ChatBackend {
    * messages: a conversation refers back a question or two, and each message read costs a resolver pass (bench/chat).
    */
   private earlierExperiment(history: BackendRequest["history"], all: Candidate[], known: ReadonlySet<string>): number | undefined {
+    // The same earlier messages are read request after request: what each named is kept per workspace state (the
+    // candidates' ids, kinds, states and vocabularies, which with the glossary decide `known` too).
+    const workspace = `${all.map((c) => `${c.experiment_id}/${c.task}/${c.status}`).join(",")}|${vocabulariesKey(all)}`;
     let asked = 0;
     for (let i = history.length - 1; i >= 0 && asked < EARLIER_ASKED; i--) {
       if (history[i].role !== "user") continue;
       asked++;
-      const named = this.experimentNamedIn(history[i].content, all, known);
+      const key = `${workspace}\u0000${history[i].content}`;
+      let named = this.earlierNamed.get(key);
+      if (named === undefined) {
+        named = this.experimentNamedIn(history[i].content, all, known) ?? 0;
+        // Bounded: a key is a workspace's ids and a message (a few kilobytes).
+        if (this.earlierNamed.size >= 500) this.earlierNamed.delete(this.earlierNamed.keys().next().value!);
+        this.earlierNamed.set(key, named);
+      }
       if (named) return named;
     }
     return undefined;
