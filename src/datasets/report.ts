@@ -132,7 +132,7 @@ export class ReportBuilder {
     this.add(datasetProblem("warning", code, text, where));
   }
 
-  /** A fault that stopped the checks, as an error of the report: its catalog words when it was raised with them. */
+  /** A fault that stopped the checks, as an error of the report, with its catalog words. */
   fault(err: DatasetFault): void {
     this.error(err.code, err.text, err.where);
   }
