@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 NPM_STAMP := node_modules/.builder-installed
 # The dashboard (web/) is built into web/dist, which Builder serves at /; rebuilt when a source file changes.
 WEB_DIST := web/dist/index.html
-WEB_SOURCES := $(shell find web/src src/http -type f 2>/dev/null) web/index.html web/vite.config.ts web/tsconfig.json
+WEB_SOURCES := $(shell find web/src src/http locales -type f 2>/dev/null) web/index.html web/vite.config.ts web/tsconfig.json
 VENV_STAMP := $(VENV)/.builder-installed
 # Test-only Python tools (the Schemathesis API fuzzer), kept out of the pipelines' environment.
 DEV_VENV := .venv-dev

@@ -14,7 +14,7 @@ import {
 import type { DatasetArchive } from "./extract.js";
 import { reportDicom } from "./dicom-summary.js";
 import { inspectImages, isImageFile, type ImageInfo } from "./images.js";
-import { DatasetFault, type ReportBuilder } from "./report.js";
+import { DatasetFault, problem, type ReportBuilder } from "./report.js";
 import { sampleThumbnails } from "./samples.js";
 import type { SplitColumnRow } from "./split.js";
 import { checkTable, type CheckedTable } from "./table-checks.js";
@@ -49,7 +49,7 @@ export function pickCsv(files: string[], top: string | null): string | null {
   if (csvs.length <= 1) return csvs[0] ?? null;
   const atTop = csvs.filter((f) => !rel(f, top).includes("/"));
   if (atTop.length === 1) return atTop[0];
-  throw new DatasetFault("csv_ambiguous", `the zip holds several CSV files (${csvs.slice(0, 5).join(", ")}); keep one at the top level`);
+  throw new DatasetFault("csv_ambiguous", problem("dataset.csv_ambiguous", { files: csvs.slice(0, 5).join(", ") }));
 }
 
 export async function analyseDataset(
@@ -64,14 +64,10 @@ export async function analyseDataset(
   const csvPath = pickCsv(ex.files, ex.topLevelFolder);
   if (task.family === "detection") {
     // The request schema refuses split_col for detection; a direct caller gets the same answer here.
-    if (task.split_col)
-      throw new DatasetFault(
-        "split_col_unsupported",
-        "split_col is not supported for detection yet; leave it out and Builder splits by patient",
-      );
+    if (task.split_col) throw new DatasetFault("split_col_unsupported", problem("dataset.split_col_unsupported"));
     return analyseDetection(ex, root, files, csvPath, task, report, opts);
   }
-  if (!csvPath) throw new DatasetFault("csv_missing", "the zip holds no .csv file; put the CSV at the top level of the zip");
+  if (!csvPath) throw new DatasetFault("csv_missing", problem("dataset.csv_missing"));
   report.summary.format = "csv";
   report.summary.csv_path = csvPath;
   const table = await readCsvFile(path.join(ex.dir, ...csvPath.split("/")), report, csvPath);
@@ -91,7 +87,7 @@ export async function analyseDataset(
     if (unreferenced.length) {
       report.warn(
         "image_unreferenced",
-        `${unreferenced.length} image(s) in the zip are not in the CSV and will not be used, e.g. ${unreferenced.slice(0, 3).join(", ")}`,
+        problem("dataset.image_unreferenced", { count: unreferenced.length, examples: unreferenced.slice(0, 3).join(", ") }),
         { path: unreferenced[0] },
       );
     }
@@ -138,7 +134,10 @@ function reportImages(sizes: Map<string, ImageInfo>, report: ReportBuilder, chec
   const channels: Record<string, number> = {};
   for (const [img, info] of sizes) {
     if ("error" in info) {
-      report.error("image_unreadable", `'${img}' cannot be decoded as an image: ${info.error}`, { path: img, row: firstRow.get(img) });
+      report.error("image_unreadable", problem("dataset.image_unreadable", { image: img, why: info.error }), {
+        path: img,
+        row: firstRow.get(img),
+      });
       continue;
     }
     wMin = Math.min(wMin, info.width);
@@ -197,7 +196,7 @@ async function analyseDetection(
   report: ReportBuilder,
   opts: { maxDicomPixels: number; signal?: AbortSignal },
 ): Promise<Analysed | null> {
-  if (task.inputs !== "images") throw new DatasetFault("detection_needs_vision", "object detection works on images: use task 'vision'");
+  if (task.inputs !== "images") throw new DatasetFault("detection_needs_vision", problem("dataset.detection_needs_vision"));
   const ctx: Ctx = { report, files, top: ex.topLevelFolder };
   const labelCol = task.label_cols[0] ?? "label";
   let imagesCol = task.images_col ?? "image";
@@ -209,7 +208,7 @@ async function analyseDetection(
     const table = await readCsvFile(path.join(ex.dir, ...csvPath.split("/")), report, csvPath);
     report.summary.delimiter = table.delimiter;
     if (!task.images_col) {
-      report.error("images_col_missing", "task 'vision' needs images_col: the column holding the image paths");
+      report.error("images_col_missing", problem("dataset.images_col_missing"));
       return null;
     }
     idCol = table.header[0];
@@ -230,11 +229,7 @@ async function analyseDetection(
           break;
         }
       }
-      if (!coco)
-        throw new DatasetFault(
-          "annotations_missing",
-          "a detection zip needs a CSV (one row per box), Pascal VOC XML files or a COCO JSON; none was found",
-        );
+      if (!coco) throw new DatasetFault("annotations_missing", problem("dataset.annotations_missing"));
       report.summary.format = "coco";
       boxes = boxesFromCoco(coco[1] as Parameters<typeof boxesFromCoco>[0], coco[0], ctx);
     }

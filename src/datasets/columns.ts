@@ -3,7 +3,8 @@ import { numericOrNot, parseCsvText } from "./csv.js";
 import { isJunk, planEntry, type ExtractLimits } from "./extract.js";
 import { pickCsv } from "./analyse.js";
 import { isImageFile } from "./images.js";
-import { DatasetFault, ReportBuilder } from "./report.js";
+import { msg } from "../errors.js";
+import { DatasetFault, problem, ReportBuilder } from "./report.js";
 import { openZipFile } from "./zip-reader.js";
 
 // GET /v1/datasets/columns: the CSV's columns with a type, a few examples and the missing count, so a
@@ -30,7 +31,7 @@ const MAX_CSV_BYTES = 256 * 1024 * 1024;
 
 function open(file: string): Promise<yauzl.ZipFile> {
   return openZipFile(file, { lazyEntries: true, decodeStrings: true, strictFileNames: false }).catch((err: Error) => {
-    throw new DatasetFault("zip_unreadable", `the file is not a readable zip archive (${err.message})`);
+    throw new DatasetFault("zip_unreadable", msg("zip.unreadable", { why: err.message }));
   });
 }
 
@@ -42,12 +43,12 @@ async function readCsvEntry(zipFile: string, limits: ExtractLimits): Promise<{ n
     await new Promise<void>((resolve, reject) => {
       zip.on("entry", (e: yauzl.Entry) => {
         if (entries.length >= limits.maxEntries)
-          return reject(new DatasetFault("zip_too_many_entries", `the zip has more than ${limits.maxEntries} entries`));
+          return reject(new DatasetFault("zip_too_many_entries", problem("dataset.zip_too_many_entries", { max: limits.maxEntries })));
         entries.push(e);
         zip.readEntry();
       });
       zip.on("end", resolve);
-      zip.on("error", (err: Error) => reject(new DatasetFault("zip_unsafe_path", `the zip cannot be listed safely: ${err.message}`)));
+      zip.on("error", (err: Error) => reject(new DatasetFault("zip_unsafe_path", problem("dataset.zip_unlistable", { why: err.message }))));
       zip.readEntry();
     });
     const files = entries.filter((e) => !e.fileName.endsWith("/") && !isJunk(e.fileName)).map((e) => e.fileName);
@@ -58,10 +59,10 @@ async function readCsvEntry(zipFile: string, limits: ExtractLimits): Promise<{ n
     const entry = entries.find((e) => e.fileName === name)!;
     planEntry(name, entry, limits);
     if (entry.uncompressedSize > MAX_CSV_BYTES)
-      throw new DatasetFault("csv_too_large", `${name} is larger than ${MAX_CSV_BYTES} bytes`, { path: name });
+      throw new DatasetFault("csv_too_large", problem("dataset.csv_too_large", { path: name, max: MAX_CSV_BYTES }), { path: name });
     const stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) =>
       zip.openReadStream(entry, (err, s) =>
-        err || !s ? reject(new DatasetFault("zip_corrupt", `cannot read ${name}: ${err?.message}`)) : resolve(s),
+        err || !s ? reject(new DatasetFault("zip_corrupt", msg("zip.cannot_read", { name, why: err?.message ?? "" }))) : resolve(s),
       ),
     );
     const chunks: Buffer[] = [];

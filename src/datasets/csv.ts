@@ -2,7 +2,7 @@ import fs from "node:fs";
 import { parse } from "csv-parse/sync";
 import { msg } from "../errors.js";
 import { headerCharacterProblems } from "./header-characters.js";
-import { DatasetFault, type Delimiter, type ReportBuilder } from "./report.js";
+import { DatasetFault, problem, type Delimiter, type ReportBuilder } from "./report.js";
 
 // Reading the user's CSV as spreadsheets and statistics packages write it: UTF-8 with or without BOM, ',', ';' or tab,
 // CRLF or LF, quoted fields. Row numbers are those a spreadsheet shows (header = 1), blank lines included.
@@ -92,15 +92,11 @@ function decodeCsvText(buf: Buffer, report: ReportBuilder, csvPath: string): { t
     return { text: new TextDecoder("utf-8", { fatal: true }).decode(bom ? buf.subarray(3) : buf), bom };
   } catch {
     if (buf.includes(0)) {
-      throw new DatasetFault("csv_encoding", `${csvPath} is not text (it holds NUL bytes); save it as "CSV UTF-8" from the spreadsheet`, {
+      throw new DatasetFault("csv_encoding", problem("dataset.csv_encoding", { path: csvPath }), {
         path: csvPath,
       });
     }
-    report.warn(
-      "csv_encoding_guessed",
-      `${csvPath} is not UTF-8; it was read as Windows-1252 (what Excel's "CSV" writes on Windows). If accented names look wrong in this report, save it as "CSV UTF-8" and upload it again`,
-      { path: csvPath },
-    );
+    report.warn("csv_encoding_guessed", problem("dataset.csv_encoding_guessed", { path: csvPath }), { path: csvPath });
     return { text: new TextDecoder("windows-1252").decode(buf), bom: false };
   }
 }
@@ -137,12 +133,12 @@ export function parseCsvText(buf: Buffer, report: ReportBuilder, csvPath: string
     });
   } catch (err) {
     const e = err as { message: string; lines?: number };
-    throw new DatasetFault("csv_malformed", `${csvPath} cannot be read as CSV near line ${e.lines ?? "?"}: ${e.message}`, {
+    throw new DatasetFault("csv_malformed", problem("dataset.csv_malformed", { path: csvPath, line: e.lines ?? "?", why: e.message }), {
       path: csvPath,
       row: e.lines,
     });
   }
-  if (records.length === 0) throw new DatasetFault("csv_empty", `${csvPath} is empty`, { path: csvPath });
+  if (records.length === 0) throw new DatasetFault("csv_empty", problem("dataset.csv_empty", { path: csvPath }), { path: csvPath });
   if (records.length > maxRows + 1) {
     throw new DatasetFault("csv_too_many_rows", msg("dataset.csv_too_many_rows", { path: csvPath, max: maxRows.toLocaleString("en-US") }), {
       path: csvPath,
@@ -154,25 +150,28 @@ export function parseCsvText(buf: Buffer, report: ReportBuilder, csvPath: string
   nameUnnamedIdColumn(header, report, csvPath);
   const seen = new Map<string, number>();
   header.forEach((name, i) => {
-    if (name === "") report.error("csv_header_empty", `column ${i + 1} has no name in the header row`, { row: 1, path: csvPath });
+    if (name === "") report.error("csv_header_empty", problem("dataset.csv_header_empty", { number: i + 1 }), { row: 1, path: csvPath });
     else if (seen.has(name))
-      report.error("csv_header_duplicate", `the column name '${name}' appears twice in the header row`, {
+      report.error("csv_header_duplicate", problem("dataset.csv_header_duplicate", { name }), {
         row: 1,
         column: name,
         path: csvPath,
       });
     seen.set(name, i);
     const found = headerCharacterProblems(name);
-    if (found) {
+    if (found.length) {
+      const [first] = found;
       report.warn(
         "csv_header_control_character",
-        `column ${i + 1}'s name contains ${found}; rename the column without it, since code that lists column names (your scripts, copied snippets) can break on such characters`,
+        found.length === 1
+          ? problem("dataset.csv_header_character", { number: i + 1, kind: first.kind, char: first.char })
+          : problem("dataset.csv_header_characters", { number: i + 1, kind: first.kind, char: first.char, more: found.length - 1 }),
         { row: 1, column: name, path: csvPath },
       );
     }
   });
   if (header.length > 1 && header.every((h) => h !== "" && parseNumber(h, delimiter) !== null)) {
-    report.error("csv_header_missing", "the first row holds numbers, not column names; add a header row", { row: 1, path: csvPath });
+    report.error("csv_header_missing", problem("dataset.csv_header_missing"), { row: 1, path: csvPath });
   }
   const rows: Array<string[] | null> = [];
   for (let i = 1; i < records.length; i++) {
@@ -183,13 +182,16 @@ export function parseCsvText(buf: Buffer, report: ReportBuilder, csvPath: string
       continue;
     }
     if (r.length !== header.length) {
-      report.error("csv_row_length", `row ${i + 1} has ${r.length} fields; the header has ${header.length}`, { row: i + 1, path: csvPath });
+      report.error("csv_row_length", problem("dataset.csv_row_length", { row: i + 1, fields: r.length, header: header.length }), {
+        row: i + 1,
+        path: csvPath,
+      });
     }
     rows.push(r);
   }
   // Trailing blank lines are not rows a user would count.
   while (rows.length && rows[rows.length - 1] === null) rows.pop();
-  if (rows.every((r) => r === null)) report.error("csv_no_rows", `${csvPath} has a header but no data rows`, { path: csvPath });
+  if (rows.every((r) => r === null)) report.error("csv_no_rows", problem("dataset.csv_no_rows", { path: csvPath }), { path: csvPath });
   return { header, rows, delimiter, bom };
 }
 
@@ -203,17 +205,13 @@ function nameUnnamedIdColumn(header: string[], report: ReportBuilder, csvPath: s
   let name = "patient_id";
   for (let n = 2; header.includes(name); n++) name = `patient_id_${n}`;
   header[0] = name;
-  report.warn(
-    "csv_id_unnamed",
-    `column 1 has no name in the header row (R's write.csv and pandas' to_csv write row names there); it is the patient id and is called '${name}' here. If a patient has several rows, put one id per patient in column 1 so that the split keeps their rows together`,
-    { row: 1, column: name, path: csvPath },
-  );
+  report.warn("csv_id_unnamed", problem("dataset.csv_id_unnamed", { name }), { row: 1, column: name, path: csvPath });
 }
 
 export async function readCsvFile(file: string, report: ReportBuilder, csvPath: string): Promise<CsvTable> {
   const st = await fs.promises.stat(file);
   if (st.size > MAX_CSV_BYTES)
-    throw new DatasetFault("csv_too_large", `${csvPath} is larger than ${MAX_CSV_BYTES} bytes`, { path: csvPath });
+    throw new DatasetFault("csv_too_large", problem("dataset.csv_too_large", { path: csvPath, max: MAX_CSV_BYTES }), { path: csvPath });
   return parseCsvText(await fs.promises.readFile(file), report, csvPath);
 }
 
@@ -221,7 +219,7 @@ export async function readCsvFile(file: string, report: ReportBuilder, csvPath: 
 export function resolveColumns(
   table: CsvTable,
   wanted: string[],
-  role: string,
+  role: "label" | "data" | "images" | "split" | "subgroup" | "detection",
   report: ReportBuilder,
   csvPath: string,
 ): Map<string, number> {
@@ -233,9 +231,12 @@ export function resolveColumns(
       continue;
     }
     const near = table.header.find((h) => h.toLowerCase().replace(/[\s_-]/g, "") === name.toLowerCase().replace(/[\s_-]/g, ""));
+    const columns = table.header.join(", ");
     report.error(
       "column_missing",
-      `the ${role} column '${name}' is not in the CSV header${near ? ` (did you mean '${near}'?)` : ""}; columns are: ${table.header.join(", ")}`,
+      near
+        ? problem("dataset.column_missing_near", { role, name, near, columns })
+        : problem("dataset.column_missing", { role, name, columns }),
       { row: 1, column: name, path: csvPath },
     );
   }

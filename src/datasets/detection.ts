@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseNumber, resolveColumns, sheetRow, type CsvTable } from "./csv.js";
 import { isImageFile, locateImage, pathCharProblem, type ImageInfo } from "./images.js";
-import { DatasetFault, type ReportBuilder } from "./report.js";
+import { DatasetFault, problem, type ReportBuilder } from "./report.js";
 import { objectElements, tag } from "./voc-xml.js";
 
 // Object-detection datasets in three layouts, all normalised to one row per box:
@@ -75,19 +75,18 @@ export function boxesFromCsv(t: CsvTable, imagesCol: string, labelCol: string, c
     const raw = BOX_COLUMNS.map((c) => values[cols.get(c)!]);
     let coords: Box["coords"] = null;
     if (values[0] === "")
-      ctx.report.error("patient_id_missing", `row ${row} has no patient id in column 1 ('${t.header[0]}')`, { row, column: t.header[0] });
+      ctx.report.error("patient_id_missing", problem("dataset.patient_id_missing", { row, column: t.header[0] }), {
+        row,
+        column: t.header[0],
+      });
     if (label === "") {
       if (raw.some((v) => v !== ""))
-        ctx.report.error(
-          "box_class_missing",
-          `row ${row} has box coordinates but no class; an image without objects has an empty class and empty coordinates`,
-          { row, column: labelCol },
-        );
+        ctx.report.error("box_class_missing", problem("dataset.box_class_missing", { row }), { row, column: labelCol });
     } else {
       const nums = raw.map((v) => parseNumber(v, t.delimiter));
       const bad = nums.findIndex((n) => n === null);
       if (bad >= 0)
-        ctx.report.error("box_not_numeric", `row ${row}: '${BOX_COLUMNS[bad]}' must be a number of pixels, got '${raw[bad]}'`, {
+        ctx.report.error("box_not_numeric", problem("dataset.box_not_numeric", { row, column: BOX_COLUMNS[bad], value: raw[bad] }), {
           row,
           column: BOX_COLUMNS[bad],
         });
@@ -95,7 +94,8 @@ export function boxesFromCsv(t: CsvTable, imagesCol: string, labelCol: string, c
     }
     const value = values[ii];
     const image = value === "" ? null : imageOf(value, ctx, { row, column: imagesCol });
-    if (value === "") ctx.report.error("image_path_missing", `row ${row} has no image path in '${imagesCol}'`, { row, column: imagesCol });
+    if (value === "")
+      ctx.report.error("image_path_missing", problem("dataset.image_path_missing", { row, column: imagesCol }), { row, column: imagesCol });
     boxes.push({ patient: values[0], image, imageAsWritten: value, label, coords, where: { row, column: labelCol } });
   });
   return boxes;
@@ -106,12 +106,19 @@ function imageOf(value: string, ctx: Ctx, where: { row?: number; column?: string
   if (bad) {
     ctx.report.error(
       "image_path_character",
-      `the image path '${value}' contains ${bad.name} at position ${bad.position}; rename it, e.g. to '${bad.suggestion}'`,
+      problem("dataset.box_image_path_character", {
+        path: value,
+        kind: bad.kind,
+        char: bad.char,
+        codepoint: bad.codepoint,
+        position: bad.position,
+        suggestion: bad.suggestion,
+      }),
       { ...where, path: value },
     );
   }
   const f = locateImage(value, ctx.files, ctx.top);
-  if (!f.rel) ctx.report.error("image_not_found", `the image '${value}' is not in the zip`, { ...where, path: value });
+  if (!f.rel) ctx.report.error("image_not_found", problem("dataset.image_not_found", { image: value }), { ...where, path: value });
   return f.rel;
 }
 
@@ -121,7 +128,7 @@ export async function boxesFromVoc(xmlFiles: string[], dir: string, ctx: Ctx): P
   for (const xmlPath of xmlFiles) {
     const xml = await fs.promises.readFile(path.join(dir, ...xmlPath.split("/")), "utf8");
     if (!/<annotation[\s>]/.test(xml)) {
-      ctx.report.error("voc_malformed", `${xmlPath} is not a Pascal VOC annotation (no <annotation> element)`, { path: xmlPath });
+      ctx.report.error("voc_malformed", problem("dataset.voc_not_annotation", { path: xmlPath }), { path: xmlPath });
       continue;
     }
     const filename = tag(xml, "filename") ?? "";
@@ -131,7 +138,8 @@ export async function boxesFromVoc(xmlFiles: string[], dir: string, ctx: Ctx): P
       const alt = [...baseIndex(ctx).entries()].filter(([b]) => isImageFile(b) && stem(b) === stem(xmlPath)).flatMap(([, l]) => l);
       if (alt.length === 1) image = stripTop(alt[0], ctx.top);
     }
-    if (!image) ctx.report.error("image_not_found", `${xmlPath} names the image '${filename}', which is not in the zip`, { path: xmlPath });
+    if (!image)
+      ctx.report.error("image_not_found", problem("dataset.voc_image_not_found", { path: xmlPath, image: filename }), { path: xmlPath });
     const patient = stem(image ?? (filename || xmlPath));
     const objects = objectElements(xml);
     if (objects.length === 0) boxes.push({ patient, image, imageAsWritten: filename, label: "", coords: null, where: { path: xmlPath } });
@@ -140,7 +148,7 @@ export async function boxesFromVoc(xmlFiles: string[], dir: string, ctx: Ctx): P
       const raw = ["xmin", "ymin", "xmax", "ymax"].map((k) => tag(obj, k));
       const nums = raw.map((v) => (v === undefined ? null : parseNumber(v, ",")));
       if (!label || nums.some((n) => n === null)) {
-        ctx.report.error("voc_malformed", `${xmlPath}: an <object> lacks <name> or a numeric <bndbox> (xmin, ymin, xmax, ymax)`, {
+        ctx.report.error("voc_malformed", problem("dataset.voc_object_malformed", { path: xmlPath }), {
           path: xmlPath,
         });
         continue;
@@ -176,7 +184,9 @@ export function boxesFromCoco(coco: CocoFile, jsonPath: string, ctx: Ctx): Box[]
   for (const img of coco.images ?? []) {
     const rel = findByName(img.file_name, ctx, jsonDir === "." ? undefined : jsonDir) ?? findByName(`images/${img.file_name}`, ctx);
     if (!rel)
-      ctx.report.error("image_not_found", `${jsonPath} lists the image '${img.file_name}', which is not in the zip`, { path: jsonPath });
+      ctx.report.error("image_not_found", problem("dataset.coco_image_not_found", { path: jsonPath, image: img.file_name }), {
+        path: jsonPath,
+      });
     images.set(String(img.id), { rel, name: img.file_name, boxes: 0 });
   }
   const boxes: Box[] = [];
@@ -186,11 +196,7 @@ export function boxesFromCoco(coco: CocoFile, jsonPath: string, ctx: Ctx): Box[]
     const b = a.bbox;
     const where = { path: `${jsonPath}#annotations[${i}]` };
     if (!img || label === undefined || !Array.isArray(b) || b.length !== 4 || b.some((n) => typeof n !== "number")) {
-      ctx.report.error(
-        "coco_malformed",
-        `annotation ${i} in ${jsonPath} names an unknown image or category, or has no bbox [x, y, width, height]`,
-        where,
-      );
+      ctx.report.error("coco_malformed", problem("dataset.coco_malformed", { index: i, path: jsonPath }), where);
       return;
     }
     img.boxes++;
@@ -228,7 +234,7 @@ export function checkBoxes(boxes: Box[], sizes: Map<string, ImageInfo>, report: 
   if (withCoords.length > 0 && invertedBoth.length > withCoords.length / 2) {
     report.error(
       "box_inverted",
-      `${invertedBoth.length} of ${withCoords.length} boxes have x2 < x1 and y2 < y1: the coordinates look like another convention (x, y, width, height?); Builder expects the corners x1, y1, x2, y2 in pixels`,
+      problem("dataset.box_inverted", { inverted: invertedBoth.length, boxes: withCoords.length }),
       invertedBoth[0].where,
     );
     return boxes;
@@ -251,15 +257,11 @@ export function checkBoxes(boxes: Box[], sizes: Map<string, ImageInfo>, report: 
     }
     given[b.label] = (given[b.label] ?? 0) + 1;
     const where = { ...b.where, path: b.where.path ?? b.imageAsWritten };
-    const text = `(${b.coords.join(", ")}) on '${b.imageAsWritten}'`;
+    const box = { box: b.coords.join(", "), image: b.imageAsWritten };
     let [x1, y1, x2, y2] = b.coords;
     if (x1 > x2 || y1 > y2) {
       [x1, x2, y1, y2] = [Math.min(x1, x2), Math.max(x1, x2), Math.min(y1, y2), Math.max(y1, y2)];
-      report.warn(
-        "box_corners_swapped",
-        `the box ${text} gives its corners in the wrong order; used as (${x1}, ${y1}, ${x2}, ${y2})`,
-        where,
-      );
+      report.warn("box_corners_swapped", problem("dataset.box_corners_swapped", { ...box, used: [x1, y1, x2, y2].join(", ") }), where);
       swapped++;
     }
     const info = b.image ? sizes.get(b.image) : undefined;
@@ -268,7 +270,7 @@ export function checkBoxes(boxes: Box[], sizes: Map<string, ImageInfo>, report: 
       if (over > clipTolerance(Math.max(info.width, info.height)) || x1 >= info.width || y1 >= info.height || x2 <= 0 || y2 <= 0) {
         report.error(
           "box_outside_image",
-          `the box ${text} lies outside the image (${info.width}x${info.height} pixels) by ${over} pixels; are the coordinates for another size of the image?`,
+          problem("dataset.box_outside_image", { ...box, width: info.width, height: info.height, over }),
           where,
         );
         continue;
@@ -276,37 +278,33 @@ export function checkBoxes(boxes: Box[], sizes: Map<string, ImageInfo>, report: 
       [x1, y1, x2, y2] = [Math.max(0, x1), Math.max(0, y1), Math.min(info.width, x2), Math.min(info.height, y2)];
       report.warn(
         "box_clipped",
-        `the box ${text} overhangs the image (${info.width}x${info.height} pixels) by ${over} pixels; clipped to (${x1}, ${y1}, ${x2}, ${y2})`,
+        problem("dataset.box_clipped", { ...box, width: info.width, height: info.height, over, used: [x1, y1, x2, y2].join(", ") }),
         where,
       );
       clipped++;
     }
     if (x2 - x1 < MIN_BOX_SIDE || y2 - y1 < MIN_BOX_SIDE) {
-      report.warn("box_degenerate", `the box ${text} has no area (${x2 - x1} x ${y2 - y1} pixels); it is left out`, where);
+      report.warn("box_degenerate", problem("dataset.box_degenerate", { ...box, width: x2 - x1, height: y2 - y1 }), where);
       dropped++;
       continue;
     }
     withBoxes.add(img);
     classCounts[b.label] = (classCounts[b.label] ?? 0) + 1;
     const key = `${img}\u0000${b.label}\u0000${[x1, y1, x2, y2].join(",")}`;
-    if (seen.has(key)) report.warn("duplicate_box", `the same '${b.label}' box is given twice on '${b.imageAsWritten}'`, where);
+    if (seen.has(key)) report.warn("duplicate_box", problem("dataset.duplicate_box", { label: b.label, image: b.imageAsWritten }), where);
     seen.add(key);
     kept.push({ ...b, coords: [x1, y1, x2, y2] });
   }
   for (const [label, n] of Object.entries(given)) {
-    if (!classCounts[label])
-      report.error(
-        "class_no_boxes",
-        `every one of the ${n} '${label}' box(es) was left out or refused; the class has nothing left to learn from`,
-      );
+    if (!classCounts[label]) report.error("class_no_boxes", problem("dataset.class_no_boxes", { count: n, label }));
   }
   for (const img of empty) {
     if (withBoxes.has(img))
-      report.warn("image_empty_and_boxes", `'${img}' has a row with an empty class (no objects) and also boxes; the empty row is ignored`, {
+      report.warn("image_empty_and_boxes", problem("dataset.image_empty_and_boxes", { image: img }), {
         path: img,
       });
   }
-  if (Object.keys(given).length === 0) report.error("no_boxes", "the dataset holds no boxes at all; a detector needs labelled objects");
+  if (Object.keys(given).length === 0) report.error("no_boxes", problem("dataset.no_boxes"));
   const images = new Set(boxes.map((b) => b.image ?? b.imageAsWritten));
   report.summary.boxes = Object.values(classCounts).reduce((a, b) => a + b, 0);
   report.summary.boxes_dropped = dropped;
@@ -322,11 +320,14 @@ export function checkBoxes(boxes: Box[], sizes: Map<string, ImageInfo>, report: 
 
 export async function readCoco(file: string, jsonPath: string): Promise<unknown> {
   const st = await fs.promises.stat(file);
-  if (st.size > 256 * 1024 * 1024) throw new DatasetFault("coco_too_large", `${jsonPath} is larger than 256 MB`, { path: jsonPath });
+  if (st.size > 256 * 1024 * 1024)
+    throw new DatasetFault("coco_too_large", problem("dataset.coco_too_large", { path: jsonPath, max: "256 MB" }), { path: jsonPath });
   const text = await fs.promises.readFile(file, "utf8");
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new DatasetFault("coco_malformed", `${jsonPath} is not valid JSON: ${(err as Error).message}`, { path: jsonPath });
+    throw new DatasetFault("coco_malformed", problem("dataset.coco_not_json", { path: jsonPath, why: (err as Error).message }), {
+      path: jsonPath,
+    });
   }
 }

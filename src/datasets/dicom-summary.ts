@@ -1,5 +1,5 @@
 import type { ImageInfo } from "./images.js";
-import type { DicomDatasetSummary, ReportBuilder } from "./report.js";
+import { problem, type DicomDatasetSummary, type ReportBuilder } from "./report.js";
 
 /**
  * The dataset report's DICOM part: what the files are (modality, manufacturer, transfer syntax, bits, photometric
@@ -55,16 +55,11 @@ export function reportDicom(infos: Map<string, ImageInfo>, report: ReportBuilder
   if (tags.length)
     report.warn(
       "dicom_identifying_headers",
-      `DICOM headers hold patient-identifying values: ${tags.map(([t, n]) => `${t} in ${n} file(s)`).join(", ")}. ` +
-        "Builder does not copy them into reports, logs, the manifest or the model card, but the uploaded zip holds them: " +
-        "de-identify the files before uploading (docs/datasets.md#dicom)",
+      problem("dataset.dicom_identifying_headers", { tags: tags.map(([t, n]) => `${t} (${n})`).join(", ") }),
       { path: firstIdentifying },
     );
   if (s.burned_in_annotation)
-    report.warn(
-      "dicom_burned_in_annotation",
-      `${s.burned_in_annotation} DICOM file(s) are marked BurnedInAnnotation YES: text that may identify the patient is drawn ` +
-        "into the pixels, which the model sees and the thumbnails show; check them by eye and remove or mask that text",
-      { path: firstBurnedIn },
-    );
+    report.warn("dicom_burned_in_annotation", problem("dataset.dicom_burned_in_annotation", { count: s.burned_in_annotation }), {
+      path: firstBurnedIn,
+    });
 }

@@ -12,18 +12,21 @@ const INVISIBLE = /\p{Cf}/u;
 
 const hex = (c: string) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
 
-/** What is wrong with a column name, in plain words ("a line break and a tab"), or undefined when nothing is. */
-export function headerCharacterProblems(name: string): string | undefined {
-  const found: string[] = [];
+/** A kind of character a column name should not hold (its words: problems:dataset.header_character.<kind>). */
+export type HeaderCharacterKind = "line_break" | "tab" | "control" | "direction" | "invisible";
+
+/** What is wrong with a column name, each kind once with its first character (U+XXXX), in this order; empty when nothing is. */
+export function headerCharacterProblems(name: string): Array<{ kind: HeaderCharacterKind; char: string }> {
+  const found: Array<{ kind: HeaderCharacterKind; char: string }> = [];
   const chars = [...name];
-  if (chars.some((c) => LINE_BREAK.test(c))) found.push("a line break");
-  if (name.includes("\t")) found.push("a tab");
+  const lineBreak = chars.find((c) => LINE_BREAK.test(c));
+  if (lineBreak) found.push({ kind: "line_break", char: hex(lineBreak) });
+  if (name.includes("\t")) found.push({ kind: "tab", char: hex("\t") });
   const control = chars.find((c) => CONTROL.test(c) && !LINE_BREAK.test(c) && c !== "\t");
-  if (control) found.push(`a control character (${hex(control)})`);
+  if (control) found.push({ kind: "control", char: hex(control) });
   const direction = chars.find((c) => DIRECTION.test(c));
-  if (direction) found.push(`a character that changes the text direction (${hex(direction)})`);
+  if (direction) found.push({ kind: "direction", char: hex(direction) });
   const invisible = chars.find((c) => INVISIBLE.test(c) && !DIRECTION.test(c));
-  if (invisible) found.push(`an invisible character (${hex(invisible)})`);
-  if (found.length === 0) return undefined;
-  return found.length === 1 ? found[0] : `${found.slice(0, -1).join(", ")} and ${found.at(-1)}`;
+  if (invisible) found.push({ kind: "invisible", char: hex(invisible) });
+  return found;
 }

@@ -9,36 +9,42 @@ import { preprocessPool } from "../serving/preprocess-pool.js";
 /** What Builder accepts in file and folder names: portable on every OS and in every URL without escaping. */
 const SAFE = /^[A-Za-z0-9._\-/]$/;
 
-const CHAR_NAMES: Record<string, string> = {
-  " ": "a space",
-  "\t": "a tab",
-  "\\": "a backslash (use '/' between folders)",
-  "(": "'('",
-  ")": "')'",
-  ",": "a comma",
-  ";": "a semicolon",
-  "#": "'#'",
-  "%": "'%'",
-  "&": "'&'",
-  "'": "a quote",
+/** How each refused character is named (problems:dataset.path_character.<kind>); any other is "other", shown with its code point. */
+const CHAR_KINDS: Record<string, PathCharacterKind> = {
+  " ": "space",
+  "\t": "tab",
+  "\\": "backslash",
+  "(": "symbol",
+  ")": "symbol",
+  ",": "comma",
+  ";": "semicolon",
+  "#": "symbol",
+  "%": "symbol",
+  "&": "symbol",
+  "'": "quote",
 };
+
+export type PathCharacterKind = "space" | "tab" | "backslash" | "symbol" | "comma" | "semicolon" | "quote" | "other";
 
 export interface CharProblem {
   char: string;
-  name: string;
+  /** What the character is, for its words in the catalog. */
+  kind: PathCharacterKind;
+  /** Its code point, U+XXXX. */
+  codepoint: string;
   position: number;
   suggestion: string;
 }
 
-/** First character a path may not hold, its name, and the path with every such character replaced by '_'. */
+/** First character a path may not hold, what it is, and the path with every such character replaced by '_'. */
 export function pathCharProblem(p: string): CharProblem | null {
   const chars = [...p];
   const i = chars.findIndex((c) => !SAFE.test(c));
   if (i < 0) return null;
   const c = chars[i];
-  const name = CHAR_NAMES[c] ?? `'${c}' (U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")})`;
+  const codepoint = `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
   const suggestion = chars.map((x) => (x === "\\" ? "/" : SAFE.test(x) ? x : "_")).join("");
-  return { char: c, name, position: i + 1, suggestion };
+  return { char: c, kind: CHAR_KINDS[c] ?? "other", codepoint, position: i + 1, suggestion };
 }
 
 /**

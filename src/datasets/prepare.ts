@@ -6,7 +6,8 @@ import type { Bucket } from "../storage/bucket.js";
 import { meter } from "../storage/local-bucket.js";
 import { analyseDataset, type Analysed } from "./analyse.js";
 import { OpenedZip, type DatasetArchive, type ExtractLimits } from "./extract.js";
-import { DatasetFault, ReportBuilder, type DatasetReport } from "./report.js";
+import { msg } from "../errors.js";
+import { DatasetFault, problem, ReportBuilder, type DatasetReport } from "./report.js";
 import { allTest, patientStrata, splitFromColumn, splitPatients, warnSmallTestPart } from "./split.js";
 import { writeCsv } from "./table-writer.js";
 import type { DatasetTask, PreparedDataset } from "./types.js";
@@ -45,7 +46,7 @@ export async function prepareDataset(deps: { bucket: Bucket; config: Config }, a
   const zipLocal = path.join(workDir, "dataset.zip");
   const stat = await deps.bucket.stat(args.zipPath);
   if (!stat) {
-    report.error("zip_not_found", `no file at '${args.zipPath}'; upload it first (PUT /v1/files/${args.zipPath})`, { path: args.zipPath });
+    report.error("zip_not_found", msg("dataset.no_file_upload_first", { path: args.zipPath }), { path: args.zipPath });
     return { report: report.build(), sha256: "" };
   }
   const m = meter();
@@ -84,11 +85,8 @@ export async function prepareDataset(deps: { bucket: Bucket; config: Config }, a
     });
   } catch (err) {
     if (timeout.aborted && !args.signal?.aborted) {
-      report.error(
-        "validation_timeout",
-        `checking the dataset took longer than ${deps.config.VALIDATION_TIMEOUT_S} s (VALIDATION_TIMEOUT_S) and was stopped; make the zip smaller (fewer files) or ask the operator to raise the limit`,
-      );
-    } else if (err instanceof DatasetFault) report.error(err.code, err.message, err.where);
+      report.error("validation_timeout", problem("dataset.validation_timeout", { seconds: deps.config.VALIDATION_TIMEOUT_S }));
+    } else if (err instanceof DatasetFault) report.fault(err);
     else throw err;
     // A refused archive leaves nothing extracted behind.
     await fs.promises.rm(extractDir, { recursive: true, force: true });

@@ -1,7 +1,32 @@
 // The dataset report: every problem found, where it is, and a summary of what the dataset holds.
 // Problems are collected, never thrown, so one upload tells the user everything wrong with it at once.
 
-import { isMessage, say, type Message } from "../errors.js";
+import { say, type Message } from "../errors.js";
+import type { CatalogValue } from "../i18n/error-keys.js";
+
+/**
+ * A dataset check's words: a key of locales/<lng>/problems.json under `dataset.` and the values it names. The report
+ * keeps the key and values beside the English (each reader's language is chosen when the report is read: the
+ * dashboard and src/experiments/view-language.ts), so no check writes a sentence of its own
+ * (test/unit/dataset-problem-keys.test.ts reads every call against both catalogs).
+ */
+export function problem(key: `dataset.${string}`, values: Record<string, string | number> = {}): Message {
+  return { key: `problems:${key}`, values } as unknown as Message;
+}
+
+/** A problem's stored values: a value that is itself catalog words is said in English (none of the checks nest one). */
+function storedParams(values: Readonly<Record<string, CatalogValue>>): Record<string, string | number> {
+  const out: Record<string, string | number> = {};
+  for (const [name, v] of Object.entries(values)) out[name] = typeof v === "object" ? say(v as Message, "en") : v;
+  return out;
+}
+
+type Where = Omit<DatasetProblem, "severity" | "code" | "message" | "key" | "params">;
+
+/** One problem worded from the catalog: its English as the message, its key and values for any other reader. */
+export function datasetProblem(severity: Severity, code: string, text: Message, where: Where = {}): DatasetProblem {
+  return { severity, code, message: say(text, "en"), ...where, key: text.key, params: storedParams(text.values) };
+}
 
 /** ';' is Excel's separator where the decimal mark is ','; tab is R's write.table / spreadsheets' "text" export. */
 export type Delimiter = "," | ";" | "\t";
@@ -98,12 +123,18 @@ export class ReportBuilder {
   private errorTotal = 0;
   summary: DatasetSummary = {};
 
-  error(code: string, message: string, where: Omit<DatasetProblem, "severity" | "code" | "message" | "key" | "params"> = {}): void {
-    this.add({ severity: "error", code, message, ...where });
+  /** An error, worded from the catalog (problem(), or a fault's msg()): the English is kept as the message. */
+  error(code: string, text: Message, where: Where = {}): void {
+    this.add(datasetProblem("error", code, text, where));
   }
 
-  warn(code: string, message: string, where: Omit<DatasetProblem, "severity" | "code" | "message" | "key" | "params"> = {}): void {
-    this.add({ severity: "warning", code, message, ...where });
+  warn(code: string, text: Message, where: Where = {}): void {
+    this.add(datasetProblem("warning", code, text, where));
+  }
+
+  /** A fault that stopped the checks, as an error of the report, with its catalog words. */
+  fault(err: DatasetFault): void {
+    this.error(err.code, err.text, err.where);
   }
 
   private add(p: DatasetProblem): void {
@@ -136,15 +167,15 @@ export class ReportBuilder {
 
 /** A fatal problem that stops the checks early (unreadable zip, unsafe entry, no CSV): reported, not thrown to the caller. */
 export class DatasetFault extends Error {
-  /** The catalog words, when the fault was raised with them (a refused upload says them in the caller's language). */
-  public readonly text: Message | undefined;
+  /** The catalog words (a refused upload says them in the caller's language; a report keeps their key and values). */
+  public readonly text: Message;
 
   constructor(
     public readonly code: string,
-    words: Message | string,
-    public readonly where: Omit<DatasetProblem, "severity" | "code" | "message" | "key" | "params"> = {},
+    words: Message,
+    public readonly where: Where = {},
   ) {
-    super(isMessage(words) ? say(words, "en") : words);
-    this.text = isMessage(words) ? words : undefined;
+    super(say(words, "en"));
+    this.text = words;
   }
 }

@@ -268,7 +268,7 @@ export class DatasetService {
         maxCompressionRatio: ZIP_MAX_COMPRESSION_RATIO,
       });
     } catch (err) {
-      if (err instanceof DatasetFault) throw new ApiError(422, err.code, err.text ?? err.message);
+      if (err instanceof DatasetFault) throw new ApiError(422, err.code, err.text);
       throw err;
     } finally {
       await fs.promises.rm(dir, { recursive: true, force: true });

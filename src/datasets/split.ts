@@ -1,4 +1,4 @@
-import type { ReportBuilder } from "./report.js";
+import { problem, type ReportBuilder } from "./report.js";
 import type { PatientSplit } from "./types.js";
 
 // The patient-grouped split: every row of a patient goes to the same part, so the test metrics are
@@ -128,7 +128,6 @@ export type SplitPart = "train" | "val" | "test";
 
 /** Accepted values, compared trimmed and case-insensitively. */
 const PART_OF_VALUE: Record<string, SplitPart> = { train: "train", validation: "val", val: "val", test: "test" };
-const PART_NAME: Record<SplitPart, string> = { train: "train", val: "validation", test: "test" };
 
 export function splitPartOf(value: string): SplitPart | null {
   return PART_OF_VALUE[value.trim().toLowerCase()] ?? null;
@@ -163,10 +162,11 @@ export function splitFromColumn(rows: SplitColumnRow[], seed: number, ctx: Split
     const part = splitPartOf(r.value);
     if (!part) {
       bad = true;
-      const what = r.value.trim() === "" ? "no value" : `'${r.value}'`;
       report.error(
         "split_value_invalid",
-        `row ${r.row} has ${what} in the split column '${column}'; use train, validation (or val) or test`,
+        r.value.trim() === ""
+          ? problem("dataset.split_value_empty", { row: r.row, column })
+          : problem("dataset.split_value_invalid", { row: r.row, value: r.value, column }),
         { row: r.row, column },
       );
       continue;
@@ -177,7 +177,7 @@ export function splitFromColumn(rows: SplitColumnRow[], seed: number, ctx: Split
       mixed.add(r.patient);
       report.error(
         "split_patient_mixed",
-        `patient '${r.patient}' is in ${PART_NAME[seen.part]} on row ${seen.row} but in ${PART_NAME[part]} on row ${r.row} of the split column '${column}'; all rows of a patient must be in the same part`,
+        problem("dataset.split_patient_mixed", { patient: r.patient, first: seen.part, first_row: seen.row, part, row: r.row, column }),
         { row: r.row, column },
       );
     }
@@ -187,11 +187,7 @@ export function splitFromColumn(rows: SplitColumnRow[], seed: number, ctx: Split
   if (bad || mixed.size) return null;
   for (const part of ["train", "val", "test"] as const) {
     if (out[part].length === 0) {
-      report.error(
-        "split_part_empty",
-        `the split column '${column}' puts no patient in ${PART_NAME[part]}; training needs patients in train, validation and test`,
-        { column },
-      );
+      report.error("split_part_empty", problem("dataset.split_part_empty", { column, part }), { column });
     }
   }
   if (!out.train.length || !out.val.length || !out.test.length) return null;
@@ -216,7 +212,15 @@ function warnMissingClasses(rows: SplitColumnRow[], partOf: Map<string, { part: 
       if (missing.length) {
         ctx.report.warn(
           "split_class_missing",
-          `class '${cls}' of '${col}' has no patient in ${missing.map((p) => PART_NAME[p]).join(" or ")} of the split column '${ctx.column}'`,
+          missing.length === 1
+            ? problem("dataset.split_class_missing", { class: cls, column: col, part: missing[0], split: ctx.column })
+            : problem("dataset.split_class_missing_two", {
+                class: cls,
+                column: col,
+                part: missing[0],
+                other: missing[1],
+                split: ctx.column,
+              }),
           { column: ctx.column },
         );
       }
@@ -236,10 +240,8 @@ export const SMALL_TEST_TOTAL = 20;
  */
 export function warnSmallTestPart(split: PatientSplit, strata: Map<string, string> | null, report: Pick<ReportBuilder, "warn">): void {
   const n = split.test.length;
-  const holds = `the test part holds ${n} patient${n === 1 ? "" : "s"}`;
-  const advice = "the test metrics rest on them alone, so read their intervals, and more patients give figures to rely on";
   if (!strata) {
-    if (n < SMALL_TEST_TOTAL) report.warn("small_test_part", `${holds}: ${advice}`);
+    if (n < SMALL_TEST_TOTAL) report.warn("small_test_part", problem("dataset.small_test_part", { count: n }));
     return;
   }
   // Every class of the table, with 0 for one that has no patient in test.
@@ -250,7 +252,7 @@ export function warnSmallTestPart(split: PatientSplit, strata: Map<string, strin
   }
   const few = [...perClass].filter(([, k]) => k < SMALL_TEST_CLASS).sort((a, b) => a[1] - b[1] || byString(a[0], b[0]));
   if (few.length) {
-    const which = few.map(([c, k]) => `${k} of class '${c}'`).join(", ");
-    report.warn("small_test_part", `${holds}, ${which}: ${advice}`);
+    const classes = few.map(([c, k]) => `'${c}' ${k}`).join(", ");
+    report.warn("small_test_part", problem("dataset.small_test_classes", { count: n, classes }));
   }
 }

@@ -1,6 +1,6 @@
 import { numericOrNot, parseNumber, resolveColumns, sheetRow, type CsvTable } from "./csv.js";
 import { locateImage, pathCharProblem } from "./images.js";
-import type { ReportBuilder } from "./report.js";
+import { problem, type ReportBuilder } from "./report.js";
 import type { DatasetTask } from "./types.js";
 
 // Checks of the CSV's content for classification and regression (task vision or data).
@@ -52,7 +52,7 @@ export function checkTable(t: CsvTable, ctx: TableCheckContext): CheckedTable | 
   const data = resolveColumns(t, dataCols, "data", report, csvPath);
   let imageIdx: number | null = null;
   if (task.inputs === "images") {
-    if (!task.images_col) report.error("images_col_missing", "task 'vision' needs images_col: the column holding the image paths");
+    if (!task.images_col) report.error("images_col_missing", problem("dataset.images_col_missing"));
     else imageIdx = resolveColumns(t, [task.images_col], "images", report, csvPath).get(task.images_col) ?? null;
   }
   let splitIdx: number | null = null;
@@ -62,31 +62,26 @@ export function checkTable(t: CsvTable, ctx: TableCheckContext): CheckedTable | 
   const subgroups = resolveColumns(t, subgroupCols, "subgroup", report, csvPath);
   for (const name of subgroupCols) {
     if (name === idCol)
-      report.error("column_role_conflict", `'${name}' is column 1, the patient id; it cannot be a subgroup column`, {
+      report.error("column_role_conflict", problem("dataset.id_as_subgroup", { name }), {
         column: name,
         row: 1,
       });
   }
-  if (task.inputs === "table" && dataCols.length === 0)
-    report.error("data_cols_missing", "task 'data' needs data_cols: the feature columns to learn from");
+  if (task.inputs === "table" && dataCols.length === 0) report.error("data_cols_missing", problem("dataset.data_cols_missing"));
   for (const name of [...task.label_cols, ...dataCols, ...(task.images_col ? [task.images_col] : [])]) {
     if (name === idCol)
-      report.error("column_role_conflict", `'${name}' is column 1, the patient id; it cannot also be a label, image or data column`, {
+      report.error("column_role_conflict", problem("dataset.id_as_input", { name }), {
         column: name,
         row: 1,
       });
   }
   for (const name of dataCols) {
     if (task.label_cols.includes(name))
-      report.error("column_role_conflict", `'${name}' is both a label and a data column`, { column: name, row: 1 });
+      report.error("column_role_conflict", problem("dataset.label_and_data", { name }), { column: name, row: 1 });
   }
   const split = task.split_col;
   if (split && [idCol, ...task.label_cols, ...dataCols, task.images_col].includes(split)) {
-    report.error(
-      "column_role_conflict",
-      `'${split}' is the split column; it cannot also be the patient id, a label, image or data column`,
-      { column: split, row: 1 },
-    );
+    report.error("column_role_conflict", problem("dataset.split_col_conflict", { name: split }), { column: split, row: 1 });
   }
   if (labels.size !== task.label_cols.length || data.size !== dataCols.length || (task.inputs === "images" && imageIdx === null))
     return null;
@@ -102,11 +97,12 @@ export function checkTable(t: CsvTable, ctx: TableCheckContext): CheckedTable | 
     if (!values || values.length !== t.header.length) return; // blank line, or already reported as csv_row_length
     const row = sheetRow(i);
     const patient = values[0];
-    if (patient === "") report.error("patient_id_missing", `row ${row} has no patient id in column 1 ('${idCol}')`, { row, column: idCol });
+    if (patient === "")
+      report.error("patient_id_missing", problem("dataset.patient_id_missing", { row, column: idCol }), { row, column: idCol });
     // An unlabelled case cannot teach or test a supervised model, but it does not make the others wrong: it is left out.
     const unlabelled = labelIdx.find((li) => values[li] === "");
     if (unlabelled !== undefined) {
-      report.warn("label_missing", `row ${row} has no value in the label column '${t.header[unlabelled]}'; the row is left out`, {
+      report.warn("label_missing", problem("dataset.label_missing", { row, column: t.header[unlabelled] }), {
         row,
         column: t.header[unlabelled],
       });
@@ -114,24 +110,27 @@ export function checkTable(t: CsvTable, ctx: TableCheckContext): CheckedTable | 
     }
     for (const di of dataIdx) {
       if (values[di] === "")
-        report.error(
-          "missing_value",
-          `row ${row} has an empty entry in the data column '${t.header[di]}'; fill it in, write NA if the value is unknown, or remove the row`,
-          { row, column: t.header[di] },
-        );
+        report.error("missing_value", problem("dataset.missing_value", { row, column: t.header[di] }), { row, column: t.header[di] });
     }
     const r: TableRow = { row, values, patient };
     if (imageIdx !== null) {
       const col = t.header[imageIdx];
       const value = values[imageIdx];
       if (value === "") {
-        report.error("image_path_missing", `row ${row} has no image path in '${col}'`, { row, column: col });
+        report.error("image_path_missing", problem("dataset.image_path_missing", { row, column: col }), { row, column: col });
       } else {
         const bad = pathCharProblem(value);
         if (bad) {
           report.error(
             "image_path_character",
-            `the image path '${value}' contains ${bad.name} at position ${bad.position}; rename the file and its CSV entry, e.g. to '${bad.suggestion}' (letters, digits, '.', '-', '_' and '/' only)`,
+            problem("dataset.image_path_character", {
+              path: value,
+              kind: bad.kind,
+              char: bad.char,
+              codepoint: bad.codepoint,
+              position: bad.position,
+              suggestion: bad.suggestion,
+            }),
             { row, column: col, path: value },
           );
         }
@@ -142,7 +141,9 @@ export function checkTable(t: CsvTable, ctx: TableCheckContext): CheckedTable | 
         } else {
           report.error(
             "image_not_found",
-            `the image '${value}' (row ${row}) is not in the zip${found.near ? `; '${found.near}' exists (names are case-sensitive)` : ""}`,
+            found.near
+              ? problem("dataset.image_not_found_near", { image: value, row, near: found.near })
+              : problem("dataset.image_not_found_row", { image: value, row }),
             { row, column: col, path: value },
           );
         }
@@ -182,27 +183,25 @@ function checkFeatures(t: CsvTable, dataIdx: number[], rows: TableRow[], report:
       }
       features.push({ name, type: "numeric", min, max, missing: rows.length - present.length + read.markers });
       if (read.markers) {
-        report.warn(
-          "missing_values",
-          `the data column '${name}' has no value in ${read.markers} of ${rows.length} rows (written as NA, ? or similar); the models learn with these gaps, and predictions may send null for it`,
-          { column: name },
-        );
+        report.warn("missing_values", problem("dataset.missing_values", { column: name, missing: read.markers, rows: rows.length }), {
+          column: name,
+        });
       }
       if (min === max)
-        report.warn("constant_column", `the data column '${name}' holds the same value (${min}) in every row; it cannot help the model`, {
+        report.warn("constant_column", problem("dataset.constant_number", { column: name, value: min }), {
           column: name,
         });
     } else {
       const distinct = new Set(present);
       features.push({ name, type: "categorical", categories: distinct.size, missing: rows.length - present.length });
       if (distinct.size === 1)
-        report.warn("constant_column", `the data column '${name}' holds the same value in every row; it cannot help the model`, {
+        report.warn("constant_column", problem("dataset.constant_column", { column: name }), {
           column: name,
         });
       if (present.length && distinct.size > 0.5 * present.length && distinct.size > 50) {
         report.warn(
           "categorical_high_cardinality",
-          `the data column '${name}' is not numeric and has ${distinct.size} distinct values; is it an identifier?`,
+          problem("dataset.categorical_high_cardinality", { column: name, distinct: distinct.size }),
           { column: name },
         );
       }
@@ -229,7 +228,7 @@ function checkSubgroupColumn(t: CsvTable, idx: number, rows: TableRow[], report:
   if (distinct > SUBGROUP_FREE_TEXT_DISTINCT) {
     report.warn(
       "subgroup_col_free_text",
-      `the subgroup column '${t.header[idx]}' has ${distinct} distinct values; it looks like free text or an identifier, not a grouping, and will be left out of the subgroup results (at most ${SUBGROUP_FREE_TEXT_DISTINCT} categories; numbers are cut in quartiles)`,
+      problem("dataset.subgroup_col_free_text", { column: t.header[idx], distinct, max: SUBGROUP_FREE_TEXT_DISTINCT }),
       { column: t.header[idx] },
     );
   }
@@ -257,7 +256,7 @@ function checkLabels(t: CsvTable, labelIdx: number[], rows: TableRow[], ctx: Tab
         if (r.values[li] === "") continue;
         const n = parseNumber(r.values[li], t.delimiter);
         if (n === null) {
-          report.error("label_not_numeric", `regression (model_type 1) needs numbers in '${col}'; row ${r.row} has '${r.values[li]}'`, {
+          report.error("label_not_numeric", problem("dataset.label_not_numeric", { column: col, row: r.row, value: r.values[li] }), {
             row: r.row,
             column: col,
           });
@@ -268,24 +267,29 @@ function checkLabels(t: CsvTable, labelIdx: number[], rows: TableRow[], ctx: Tab
       }
       if (min <= max) report.summary.label_range = { min, max };
       if (new Set(rows.map((r) => r.values[li])).size < 2)
-        report.error("too_few_classes", `the label column '${col}' holds one value only; there is nothing to learn`, { column: col });
+        report.error("too_few_classes", problem("dataset.one_value_only", { column: col }), { column: col });
       continue;
     }
     const classes = Object.keys(perClass);
     if (classes.length < 2) {
       report.error(
         "too_few_classes",
-        `classification needs at least 2 classes; '${col}' has ${classes.length}${classes.length ? ` ('${classes[0]}')` : ""}`,
+        classes.length
+          ? problem("dataset.too_few_classes_single", { column: col, value: classes[0] })
+          : problem("dataset.too_few_classes_empty", { column: col }),
         { column: col },
       );
     }
     if (labelIdx.length > 1 && classes.some((c) => parseNumber(c, t.delimiter) !== 0 && parseNumber(c, t.delimiter) !== 1)) {
       report.error(
         "multilabel_not_binary",
-        `with several label columns each must hold 0 or 1 (present or absent); '${col}' holds ${classes
-          .slice(0, 5)
-          .map((c) => `'${c}'`)
-          .join(", ")}`,
+        problem("dataset.multilabel_not_binary", {
+          column: col,
+          values: classes
+            .slice(0, 5)
+            .map((c) => `'${c}'`)
+            .join(", "),
+        }),
         { column: col },
       );
     }
@@ -294,18 +298,14 @@ function checkLabels(t: CsvTable, labelIdx: number[], rows: TableRow[], ctx: Tab
         if (set.size < MIN_PATIENTS_PER_CLASS) {
           report.error(
             "class_too_small",
-            `class '${cls}' of '${col}' has ${set.size} patient${set.size === 1 ? "" : "s"}; at least ${MIN_PATIENTS_PER_CLASS} are needed to place one in each of train, validation and test`,
+            problem("dataset.class_too_small", { class: cls, column: col, count: set.size, min: MIN_PATIENTS_PER_CLASS }),
             { column: col },
           );
         }
       }
     }
     if (classes.length > 50 && classes.every((c) => parseNumber(c, t.delimiter) !== null)) {
-      report.warn(
-        "many_classes",
-        `'${col}' has ${classes.length} distinct numeric values; if it is a measurement, use regression (model_type 1)`,
-        { column: col },
-      );
+      report.warn("many_classes", problem("dataset.many_classes", { column: col, distinct: classes.length }), { column: col });
     }
     // A patient's rows should agree (one diagnosis per patient): different labels are allowed but suspicious.
     const byPatient = new Map<string, { label: string; row: number }>();
@@ -316,7 +316,14 @@ function checkLabels(t: CsvTable, labelIdx: number[], rows: TableRow[], ctx: Tab
       else if (first.label !== v) {
         report.warn(
           "patient_mixed_labels",
-          `patient '${r.patient}' is labelled '${first.label}' on row ${first.row} and '${v}' on row ${r.row} in '${col}'`,
+          problem("dataset.patient_mixed_labels", {
+            patient: r.patient,
+            first: first.label,
+            first_row: first.row,
+            label: v,
+            row: r.row,
+            column: col,
+          }),
           { row: r.row, column: col },
         );
       }
@@ -333,7 +340,7 @@ function dropRepeatedRows(rows: TableRow[], report: ReportBuilder): void {
     const key = r.values.join("\u0000");
     const first = seen.get(key);
     if (first !== undefined) {
-      report.warn("duplicate_row", `row ${r.row} repeats row ${first} exactly; the repeat is left out`, { row: r.row });
+      report.warn("duplicate_row", problem("dataset.duplicate_row", { row: r.row, first }), { row: r.row });
       continue;
     }
     seen.set(key, r.row);
@@ -352,7 +359,13 @@ function checkDuplicates(t: CsvTable, rows: TableRow[], labelIdx: number[], imag
     else if (prev.labels !== labels) {
       report.error(
         "image_conflicting_labels",
-        `the image '${r.values[imageIdx]}' is labelled '${prev.labels}' on row ${prev.row} and '${labels}' on row ${r.row}`,
+        problem("dataset.image_conflicting_labels", {
+          image: r.values[imageIdx],
+          first: prev.labels,
+          first_row: prev.row,
+          label: labels,
+          row: r.row,
+        }),
         {
           row: r.row,
           column: t.header[imageIdx],
@@ -360,7 +373,7 @@ function checkDuplicates(t: CsvTable, rows: TableRow[], labelIdx: number[], imag
         },
       );
     } else {
-      report.warn("image_repeated", `the image '${r.values[imageIdx]}' is listed on rows ${prev.row} and ${r.row}`, {
+      report.warn("image_repeated", problem("dataset.image_repeated", { image: r.values[imageIdx], first_row: prev.row, row: r.row }), {
         row: r.row,
         column: t.header[imageIdx],
         path: r.values[imageIdx],

@@ -23,7 +23,7 @@ export function failureCode(failureText: unknown): string | null {
 }
 
 function problemIn(p: DatasetProblem, lang: Language): DatasetProblem {
-  if (!p.key || !hasKey(lang, p.key)) return p;
+  if (!p.key || !hasKey(lang, p.key, p.params)) return p;
   return { ...p, message: translate(lang, p.key, p.params ?? {}) };
 }
 

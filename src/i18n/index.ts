@@ -68,7 +68,7 @@ export function translate(lng: Language, key: string, values: Record<string, unk
   return i18n.t(key, { ...values, lng });
 }
 
-/** Whether the catalog has `key` in `lng` itself (not by falling back to English). */
-export function hasKey(lng: Language, key: string): boolean {
-  return i18n.exists(key, { lng, fallbackLng: false });
+/** Whether the catalog has `key` in `lng` itself (not by falling back to English); a plural key by its `count`. */
+export function hasKey(lng: Language, key: string, values: { count?: unknown } = {}): boolean {
+  return i18n.exists(key, { lng, fallbackLng: false, ...(typeof values.count === "number" ? { count: values.count } : {}) });
 }

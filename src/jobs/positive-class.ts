@@ -1,4 +1,4 @@
-import type { DatasetProblem } from "../datasets/report.js";
+import { datasetProblem, problem, type DatasetProblem } from "../datasets/report.js";
 import type { PreparedDataset } from "../datasets/types.js";
 
 /**
@@ -13,20 +13,20 @@ export function positiveClassProblem(positive: string | null, prepared: Prepared
   const values = Object.keys(counts ?? {}).sort();
   const listed = values.length > 10 ? `${values.slice(0, 10).join(", ")}, ...` : values.join(", ");
   if (prepared.problem !== "binary") {
-    return {
-      severity: "error",
-      code: "positive_class_not_binary",
-      message: `positive_class is for a label with two values; the label column '${column}' holds ${values.length} (${listed}), so every class is reported one against the rest`,
-      ...(column ? { column } : {}),
-    };
+    return datasetProblem(
+      "error",
+      "positive_class_not_binary",
+      problem("dataset.positive_class_not_binary", { column: column ?? "", count: values.length, values: listed }),
+      column ? { column } : {},
+    );
   }
   if (counts && !Object.hasOwn(counts, positive)) {
-    return {
-      severity: "error",
-      code: "positive_class_not_found",
-      message: `positive_class '${positive}' is not a value of the label column '${column}'; its values are ${listed} (write one exactly as in the CSV)`,
-      ...(column ? { column } : {}),
-    };
+    return datasetProblem(
+      "error",
+      "positive_class_not_found",
+      problem("dataset.positive_class_not_found", { value: positive, column: column ?? "", values: listed }),
+      column ? { column } : {},
+    );
   }
   return undefined;
 }

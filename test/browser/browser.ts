@@ -20,10 +20,14 @@ function newestMtime(dir: string): number {
     .reduce((t, e) => Math.max(t, fs.statSync(path.join(e.parentPath, e.name)).mtimeMs), 0);
 }
 
-/** Builds web/dist when it is missing or older than web/src (make test builds it first; a lone vitest run may not). */
+/**
+ * Builds web/dist when it is missing or older than web/src or the catalog it bundles (locales/), as make does (make
+ * test builds it first; a lone vitest run may not).
+ */
 export function ensureDashboardBuilt(): void {
   const index = path.join(DIST, "index.html");
-  if (fs.existsSync(index) && fs.statSync(index).mtimeMs >= newestMtime(path.join(ROOT, "web/src"))) return;
+  const newest = Math.max(newestMtime(path.join(ROOT, "web/src")), newestMtime(path.join(ROOT, "locales")));
+  if (fs.existsSync(index) && fs.statSync(index).mtimeMs >= newest) return;
   // vitest sets NODE_ENV=test, which would make Vite ship React's development build: build as make does.
   execFileSync("npm", ["run", "build:web"], { cwd: ROOT, stdio: "inherit", env: { ...process.env, NODE_ENV: "production" } });
 }

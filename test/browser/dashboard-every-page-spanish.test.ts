@@ -4,6 +4,10 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { request, seedAccount, seedsA } from "../integration/chat-fixtures.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
+import { parseCsvText } from "../../src/datasets/csv.js";
+import { ReportBuilder } from "../../src/datasets/report.js";
+import { checkTable } from "../../src/datasets/table-checks.js";
+import type { DatasetTask } from "../../src/datasets/types.js";
 import { ensureDashboardBuilt, haveChromium, launchChromium, screenshot, signInThroughPage } from "./browser.js";
 
 // Issue 53's done-when: every page of the dashboard opened in Spanish shows no English sentence of the catalog.
@@ -54,6 +58,46 @@ function englishSentences(): Map<string, string> {
     }
   }
   return out;
+}
+
+/**
+ * A dataset report as the checks themselves write it (src/datasets): a missing image, one whose name differs only
+ * in case, a path with a space, a class with one patient, a row without a label and a repeated row.
+ */
+function checkedReport() {
+  const report = new ReportBuilder();
+  const csv = [
+    "patient_id,image,diagnosis",
+    "p1,images/p1.png,benigno",
+    "p2,images/p2.png,benigno",
+    "p3,images/p3.png,benigno",
+    "p4,images/p4.png,maligno",
+    "p5,images/p5.png,benigno",
+    "p5,images/p5.png,benigno",
+    "p6,images/P6.png,benigno",
+    "p7,images/p 7.png,benigno",
+    "p8,images/p8.png,",
+  ].join("\n");
+  const files = new Set([
+    "images/p1.png",
+    "images/p2.png",
+    "images/p3.png",
+    "images/p4.png",
+    "images/p5.png",
+    "images/p6.png",
+    "images/p8.png",
+  ]);
+  const task: DatasetTask = {
+    family: "classification",
+    inputs: "images",
+    label_cols: ["diagnosis"],
+    images_col: "image",
+    data_cols: [],
+    split_col: null,
+  };
+  checkTable(parseCsvText(Buffer.from(csv), report, "data.csv"), { report, csvPath: "data.csv", task, files, top: null, willSplit: true });
+  // Spread: a stored report is plain JSON to the seed.
+  return { ...report.build() };
 }
 
 /** The page's visible text, less code, preformatted blocks and what it marks as English on purpose. */
@@ -118,6 +162,14 @@ describe.skipIf(!haveChromium)("every dashboard page in Spanish (Chromium, issue
         },
       },
       {
+        id: 23,
+        status: "invalid_dataset",
+        request: request(user.id, 23, { task: "vision", images_col: "image", label_cols: ["diagnosis"] }),
+        failureReason: "the dataset did not pass its checks; see dataset_report.errors",
+        failureText: { key: "errors:build.dataset_invalid", values: {} },
+        report: checkedReport(),
+      },
+      {
         id: 22,
         status: "failed",
         request: request(user.id, 22, { data_cols: ["edad", "imc"] }),
@@ -169,6 +221,20 @@ describe.skipIf(!haveChromium)("every dashboard page in Spanish (Chromium, issue
       "fila de datos 20, columna «edad»: «NA» no es un número; los datos de entrenamiento del modelo no tenían valores faltantes",
     );
     expect(await page.getByRole("alert").first().innerText()).toContain("fila de datos 20, columna «edad»");
+    // The TypeScript checks' problems (experiment 23): each said in Spanish from its key, none marked as English.
+    await visit("dataset-checks", `${url}/experiments/23`, h1);
+    const checks = page.getByTestId("dataset-report");
+    expect(await checks.locator('[lang="en"]').count()).toBe(0);
+    const checksText = await checks.innerText();
+    for (const spanish of [
+      "la imagen «images/p 7.png» (fila 9) no está en el zip",
+      "la imagen «images/P6.png» (fila 8) no está en el zip; existe «images/p6.png» (los nombres distinguen mayúsculas y minúsculas)",
+      "la ruta de imagen «images/p 7.png» contiene un espacio en la posición 9",
+      "la clase «maligno» de «diagnosis» tiene 1 paciente; se necesitan al menos 3",
+      "la fila 10 no tiene valor en la columna de etiqueta «diagnosis»; la fila se deja fuera",
+      "la fila 7 repite exactamente la fila 6",
+    ])
+      expect(checksText).toContain(spanish);
     await visit("build-timeout", `${url}/experiments/22`, h1);
     expect(await page.getByRole("alert").first().innerText()).toContain("el entrenamiento superó su límite de tiempo de 300 s");
     // The warnings' explanations (experiment 16), worded by the server in the page's language.

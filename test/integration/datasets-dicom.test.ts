@@ -58,7 +58,8 @@ describe.skipIf(!haveDicomPython)("POST /v1/datasets/validate with DICOM images"
     expect(phi).toBeGreaterThan(0);
     expect(d.identifying_headers).toEqual({ PatientName: phi, PatientID: phi, PatientBirthDate: phi });
     const warning = body.warnings.find((w: any) => w.code === "dicom_identifying_headers");
-    expect(warning.message).toContain(`PatientName in ${phi} file(s)`);
+    expect(warning.message).toContain(`PatientName (${phi})`);
+    expect(warning.key).toBe("problems:dataset.dicom_identifying_headers");
     // Thumbnails of DICOM classes are rendered too.
     expect(Object.values(body.summary.samples.label).flat().length).toBeGreaterThan(0);
     const text = JSON.stringify(body);

@@ -47,11 +47,16 @@ describe("POST /v1/datasets/validate", () => {
     expect(res.status).toBe(201);
     return zipPath;
   }
-  async function validate(entries: Entries, request: Record<string, unknown>, opts: Record<string, ZipEntryOptions> = {}) {
+  async function validate(
+    entries: Entries,
+    request: Record<string, unknown>,
+    opts: Record<string, ZipEntryOptions> = {},
+    headers: Record<string, string> = {},
+  ) {
     const zip_gcloud = await upload(entries, opts);
     const res = await fetch(`${server.url}/v1/datasets/validate`, {
       method: "POST",
-      headers: bearer(user.key, { "content-type": "application/json" }),
+      headers: bearer(user.key, { "content-type": "application/json", ...headers }),
       body: JSON.stringify({ zip_gcloud, ...request }),
     });
     expect(res.status).toBe(200);
@@ -68,6 +73,19 @@ describe("POST /v1/datasets/validate", () => {
       images: 24,
       top_level_folder: "study",
       class_counts: { label: { "0": 12, "1": 12 } },
+    });
+  });
+
+  it("says each problem in the caller's language (Accept-Language), keeping its code, where and catalog key", async () => {
+    const entries = await visionDataset();
+    const en = await validate(entries, { ...VISION, label_cols: ["Label"] });
+    const es = await validate(entries, { ...VISION, label_cols: ["Label"] }, {}, { "accept-language": "es-ES,es;q=0.9" });
+    const [e, s] = [en.errors[0], es.errors[0]];
+    expect(e).toMatchObject({ code: "column_missing", column: "Label", row: 1, key: "problems:dataset.column_missing_near" });
+    expect(e.message).toMatch(/^the label column 'Label' is not in the CSV header \(did you mean 'label'\?\)/);
+    expect(s).toEqual({
+      ...e,
+      message: expect.stringMatching(/^la columna de etiqueta «Label» no está en el encabezado del CSV \(¿quería decir «label»\?\)/),
     });
   });
 

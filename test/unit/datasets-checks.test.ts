@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseCsvText, parseNumber, sniffDelimiter } from "../../src/datasets/csv.js";
 import { locateImage, pathCharProblem } from "../../src/datasets/images.js";
-import { MAX_PER_CODE, ReportBuilder } from "../../src/datasets/report.js";
+import { MAX_PER_CODE, problem, ReportBuilder } from "../../src/datasets/report.js";
 import { allTest, assertDisjoint, patientStrata, splitPatients, warnSmallTestPart } from "../../src/datasets/split.js";
 import { problemOf, type DatasetTask } from "../../src/datasets/types.js";
 import { resolveZipPath } from "../../src/datasets/zip-path.js";
@@ -123,8 +123,8 @@ describe("CSV reading", () => {
 
 describe("image paths", () => {
   it("names the offending character and suggests '_'", () => {
-    expect(pathCharProblem("img/scan 01.png")).toMatchObject({ name: "a space", position: 9, suggestion: "img/scan_01.png" });
-    expect(pathCharProblem("img/tórax.png")).toMatchObject({ char: "ó", name: "'ó' (U+00F3)", suggestion: "img/t_rax.png" });
+    expect(pathCharProblem("img/scan 01.png")).toMatchObject({ kind: "space", position: 9, suggestion: "img/scan_01.png" });
+    expect(pathCharProblem("img/tórax.png")).toMatchObject({ char: "ó", kind: "other", codepoint: "U+00F3", suggestion: "img/t_rax.png" });
     expect(pathCharProblem("img\\a.png")!.suggestion).toBe("img/a.png");
     expect(pathCharProblem("img/ok-1_2.PNG")).toBeNull();
   });
@@ -144,8 +144,9 @@ describe("image paths", () => {
 describe("report", () => {
   it("caps each code's list and counts the rest", () => {
     const r = new ReportBuilder();
-    for (let i = 0; i < MAX_PER_CODE + 10; i++) r.error("missing_value", `row ${i}`, { row: i });
-    r.warn("constant_column", "w");
+    for (let i = 0; i < MAX_PER_CODE + 10; i++)
+      r.error("missing_value", problem("dataset.missing_value", { row: i, column: "age" }), { row: i });
+    r.warn("constant_column", problem("dataset.constant_column", { column: "sex" }));
     const out = r.build();
     expect(out.valid).toBe(false);
     expect(out.errors).toHaveLength(MAX_PER_CODE);
@@ -210,7 +211,7 @@ describe("patient split", () => {
     expect(plasma).toEqual([
       [
         "small_test_part",
-        "the test part holds 5 patients, 1 of class 'pos', 4 of class 'neg': the test metrics rest on them alone, so read their intervals, and more patients give figures to rely on",
+        "the test part holds 5 patients (per class: 'pos' 1, 'neg' 4): the test metrics rest on them alone, so read their intervals, and more patients give figures to rely on",
       ],
     ]);
     expect(warned(patients(200, ["a", "b", "b", "b"]))).toEqual([]); // 7 of 'a' and 23 of 'b' in test

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { msg, pipelineProblemText, storedMessage } from "../../src/errors.js";
-import type { DatasetReport } from "../../src/datasets/report.js";
+import { datasetProblem, problem, type DatasetReport } from "../../src/datasets/report.js";
 import { failureCode, failureIn, reportIn, warningsIn } from "../../src/experiments/view-language.js";
 import type { ResultWarning } from "../../src/experiments/warnings.js";
 
@@ -18,6 +18,10 @@ const report: Pick<DatasetReport, "errors" | "warnings"> = {
       params: { row: 4, column: "edad" },
     },
     { severity: "error", code: "image_not_found", message: "images/p7.png is not in the zip", path: "images/p7.png" },
+    // A dataset check's problem whose message has plural forms (class_too_small_one/_other): picked by its count.
+    datasetProblem("error", "class_too_small", problem("dataset.class_too_small", { class: "maligno", column: "dx", count: 1, min: 3 }), {
+      column: "dx",
+    }),
   ],
   warnings: [],
 };
@@ -27,6 +31,12 @@ describe("an experiment's words in the reader's language", () => {
     const es = reportIn(report, "es")!;
     expect(es.errors[0].message).toBe("fila de datos 4, columna «edad»: el valor no es un número");
     expect(es.errors[1].message).toBe("images/p7.png is not in the zip");
+    expect(report.errors[2].message).toBe(
+      "class 'maligno' of 'dx' has 1 patient; at least 3 are needed to place one in each of train, validation and test",
+    );
+    expect(es.errors[2].message).toBe(
+      "la clase «maligno» de «dx» tiene 1 paciente; se necesitan al menos 3 para poner uno en cada parte: entrenamiento, validación y prueba",
+    );
     expect(reportIn(report, "en")!.errors[0].message).toBe(report.errors[0].message);
     expect(reportIn(null, "es")).toBeNull();
   });

@@ -5,8 +5,9 @@ import { describe, expect, it } from "vitest";
 
 // An error is raised with a catalog key (msg("area.key", {values})), never a sentence: a sentence has no Spanish
 // and is what the edge used to parse back. This reads every raise site in src/ (new ApiError and its subclasses,
-// refuse(), errors.*(), the catalog-worded DicomError/DeidentifyError/RowFailure) and fails on a string or template
-// literal where the words go, or a details entry { message: "..." } written by hand.
+// refuse(), errors.*(), the catalog-worded DicomError/DeidentifyError/RowFailure, a dataset check's DatasetFault and
+// report.error/warn) and fails on a string or template literal where the words go, a details entry
+// { message: "..." } written by hand, or a dataset problem ({ severity, code, message: "..." }) written by hand.
 
 const SRC = resolve(import.meta.dirname, "../../src");
 
@@ -18,6 +19,7 @@ const NEW_WORDS: Record<string, number> = {
   DeidentifyError: 0,
   RowFailure: 0,
   BackboneInstallError: 0,
+  DatasetFault: 1,
 };
 const CALL_WORDS: Record<string, number> = {
   refuse: 2,
@@ -51,6 +53,27 @@ function handWrittenDetails(n: ts.Node | undefined): boolean {
   );
 }
 
+/** A dataset check's report (report, ctx.report, this.report): its error() and warn() take the words second. */
+const isReportCall = (n: ts.CallExpression): boolean =>
+  ts.isPropertyAccessExpression(n.expression) &&
+  ["error", "warn"].includes(n.expression.name.text) &&
+  /(^|\.)report$/.test(n.expression.expression.getText());
+
+/**
+ * A dataset problem written by hand: an object literal with a dataset severity ("error" or "warning"; a result
+ * warning's "severe"/"caution" is worded from its facts elsewhere) and a literal message.
+ */
+function handWrittenProblem(n: ts.Node): boolean {
+  if (!ts.isObjectLiteralExpression(n)) return false;
+  const named = (name: string) =>
+    n.properties.find((p): p is ts.PropertyAssignment => ts.isPropertyAssignment(p) && p.name.getText() === name);
+  const severity = named("severity")?.initializer;
+  const message = named("message");
+  return (
+    !!severity && ts.isStringLiteral(severity) && ["error", "warning"].includes(severity.text) && !!message && isText(message.initializer)
+  );
+}
+
 /** "file:line: what" for each raise with a literal sentence in `text` (a file's source). */
 export function literalRaises(file: string, text: string): string[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
@@ -70,7 +93,9 @@ export function literalRaises(file: string, text: string): string[] {
       if (name in CALL_WORDS && isText(n.arguments[CALL_WORDS[name]])) found.push(`${at(n)}: ${name} with a sentence`);
       if (name === "errors.invalidRequest" && handWrittenDetails(n.arguments[1])) found.push(`${at(n)}: details written by hand`);
       if (name === "refuse" && handWrittenDetails(n.arguments[3])) found.push(`${at(n)}: details written by hand`);
+      if (isReportCall(n) && isText(n.arguments[1])) found.push(`${at(n)}: ${name} with a sentence`);
     }
+    if (handWrittenProblem(n)) found.push(`${at(n)}: dataset problem written by hand`);
     ts.forEachChild(n, visit);
   };
   visit(source);
@@ -145,6 +170,12 @@ describe("errors are raised with catalog keys, not sentences", () => {
       'throw new DicomError("invalid_dicom", cond ? "a" : "b");',
       'throw new ApiError(404, "not_found", msg("experiment.not_found", { id }));',
       'class X extends ApiError { constructor() { super(422, "unfamiliar_input", "this row is odd"); } }',
+      "report.error(\"image_not_found\", `the image '${value}' is not in the zip`, { path: value });",
+      'ctx.report.warn("class_too_small", "class too small");',
+      'throw new DatasetFault("csv_missing", "the zip holds no .csv file");',
+      'return { severity: "error", code: "positive_class_not_found", message: `no ${positive}` };',
+      'report.error("image_not_found", problem("dataset.image_not_found", { image }), { path: image });',
+      'logger.error("not a dataset check", err);',
     ].join("\n");
     expect(literalRaises("planted.ts", planted)).toEqual([
       "planted.ts:1: new ApiError with a sentence",
@@ -153,6 +184,10 @@ describe("errors are raised with catalog keys, not sentences", () => {
       "planted.ts:4: errors.notFound with a sentence",
       "planted.ts:5: new DicomError with a sentence",
       "planted.ts:7: super with a sentence",
+      "planted.ts:8: report.error with a sentence",
+      "planted.ts:9: ctx.report.warn with a sentence",
+      "planted.ts:10: new DatasetFault with a sentence",
+      "planted.ts:11: dataset problem written by hand",
     ]);
   });
 

@@ -31,6 +31,8 @@ describe("positive_class against the dataset", () => {
         code: "positive_class_not_found",
         column: "diagnosis",
         message: `positive_class '${wrong}' is not a value of the label column 'diagnosis'; its values are B, M (write one exactly as in the CSV)`,
+        key: "problems:dataset.positive_class_not_found",
+        params: { value: wrong, column: "diagnosis", values: "B, M" },
       });
     }
   });

@@ -6,6 +6,11 @@ import type { DatasetReport } from "../../web/src/api/types";
 import "../../web/src/i18n";
 import { DatasetReportView, ProblemTable } from "../../web/src/components/DatasetReportView";
 import { problemHeadline, problemRows } from "../../web/src/lib/problems";
+import i18n from "i18next";
+import { parseCsvText } from "../../src/datasets/csv.js";
+import { ReportBuilder } from "../../src/datasets/report.js";
+import { checkTable } from "../../src/datasets/table-checks.js";
+import type { DatasetTask } from "../../src/datasets/types.js";
 
 // The dataset report as the dashboard shows it: errors before warnings, grouped by code, in row order, each with
 // its row, column, path and message; totals from problem_counts when the lists were capped.
@@ -73,5 +78,42 @@ describe("dataset report table", () => {
     expect(renderToStaticMarkup(createElement(ProblemTable, { report: { ...report, errors: [], warnings: [] } }))).toContain(
       "No problems found.",
     );
+  });
+
+  it("says the TypeScript checks' problems in Spanish from their keys, nested choices and plurals included, none marked English", async () => {
+    const built = new ReportBuilder();
+    const csv =
+      "patient_id,image,dx\np1,images/p1.png,benigno\np2,images/p 2.png,benigno\np3,images/p3.png,benigno\np4,images/p4.png,maligno\n";
+    const task: DatasetTask = {
+      family: "classification",
+      inputs: "images",
+      label_cols: ["dx"],
+      images_col: "image",
+      data_cols: [],
+      split_col: null,
+    };
+    const files = new Set(["images/p1.png", "images/p3.png", "images/p4.png"]);
+    checkTable(parseCsvText(Buffer.from(csv), built, "data.csv"), {
+      report: built,
+      csvPath: "data.csv",
+      task,
+      files,
+      top: null,
+      willSplit: true,
+    });
+    // As the dashboard receives it: JSON.
+    const checked = JSON.parse(JSON.stringify(built.build())) as DatasetReport;
+    expect(checked.errors.map((p) => p.code).sort()).toEqual(["class_too_small", "image_not_found", "image_path_character"]);
+    await i18n.changeLanguage("es");
+    try {
+      const html = renderToStaticMarkup(createElement(ProblemTable, { report: checked }));
+      expect(html).not.toContain('lang="en"');
+      expect(html).toContain("la imagen «images/p 2.png» (fila 3) no está en el zip");
+      expect(html).toContain("la ruta de imagen «images/p 2.png» contiene un espacio en la posición 9");
+      expect(html).toContain("la clase «maligno» de «dx» tiene 1 paciente; se necesitan al menos 3");
+      expect(html).not.toMatch(/\$t\(|\{\{|problems:dataset/);
+    } finally {
+      await i18n.changeLanguage("en");
+    }
   });
 });

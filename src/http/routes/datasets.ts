@@ -5,6 +5,8 @@ import { datasetTask } from "../../experiments/study.js";
 import { defineRoute } from "../route.js";
 import { datasetReportSchema } from "../response-schemas.js";
 import { invalid } from "../../errors.js";
+import { reportIn } from "../../experiments/view-language.js";
+import { preferredLanguage } from "../error-language.js";
 
 // Dataset checks without training: the full report for a zip, and its CSV's columns for a form.
 
@@ -46,8 +48,10 @@ export const datasetRoutes = [
     tags: ["datasets"],
     body: validateBody,
     responses: { 200: { description: "the report (valid or not)", schema: datasetReportSchema } },
-    handler: async ({ body, auth, services }) => {
-      return { body: await services.datasets.validate(auth, body.zip_gcloud, datasetTask(body)) };
+    handler: async ({ body, auth, services, req }) => {
+      // Each problem's message in the caller's language (Accept-Language), from its catalog key and values.
+      const report = await services.datasets.validate(auth, body.zip_gcloud, datasetTask(body));
+      return { body: reportIn(report, preferredLanguage(req.get("accept-language")))! };
     },
   }),
   defineRoute({
