@@ -1,6 +1,6 @@
 """Issue 52 item 4: a native-resolution development set made from BCCD's 640x480 blood-smear photographs.
 
-Each patch is a 128x128 crop at the photograph's own resolution, labelled 1 when a whole platelet box (a small object,
+Each patch is a 128x128 crop (``--side 256``: 256x256) at the photograph's own resolution, labelled 1 when a whole platelet box (a small object,
 about 20-40 px) lies inside it with a 4 px margin and 0 when no platelet box touches it at all (crops that cut a
 platelet are left out as ambiguous). Per photograph at most 2 positive and 2 negative crops, drawn from a 64 px grid
 with a seeded generator. A quarter of the photographs (seeded) form the test part; their crops are never used to
@@ -27,7 +27,7 @@ from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[2]
 BCCD = Path(os.environ.get("BUILDER_SHARED_DATASETS", ROOT.parent / "shared" / "datasets")) / "bccd"
-SIDE, STRIDE, MARGIN, PER_IMAGE = 128, 64, 4, 2
+STRIDE, MARGIN, PER_IMAGE = 64, 4, 2
 TEST_SHARE = 0.25
 
 
@@ -40,13 +40,13 @@ def boxes(xml_path: Path, name: str) -> list[tuple[int, int, int, int]]:
     return out
 
 
-def label_of(x: int, y: int, plts: list[tuple[int, int, int, int]]) -> int | None:
+def label_of(x: int, y: int, plts: list[tuple[int, int, int, int]], side: int) -> int | None:
     inside = any(
-        x + MARGIN <= a and y + MARGIN <= b and c <= x + SIDE - MARGIN and d <= y + SIDE - MARGIN for a, b, c, d in plts
+        x + MARGIN <= a and y + MARGIN <= b and c <= x + side - MARGIN and d <= y + side - MARGIN for a, b, c, d in plts
     )
     if inside:
         return 1
-    touches = any(a < x + SIDE and c > x and b < y + SIDE and d > y for a, b, c, d in plts)
+    touches = any(a < x + side and c > x and b < y + side and d > y for a, b, c, d in plts)
     return None if touches else 0
 
 
@@ -54,10 +54,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--side", type=int, default=128, help="crop side in px (128 or 256: a platelet is ~3 px at 28)")
     args = ap.parse_args()
     if not (BCCD / "Annotations").is_dir():
         raise SystemExit(f"no BCCD set at {BCCD}: set BUILDER_SHARED_DATASETS to the shared datasets folder")
     rng = np.random.default_rng(args.seed)
+    side = args.side
     stems = sorted(
         p.stem for p in (BCCD / "Annotations").glob("*.xml") if (BCCD / "JPEGImages" / f"{p.stem}.jpg").exists()
     )
@@ -70,17 +72,17 @@ def main() -> None:
         with Image.open(BCCD / "JPEGImages" / f"{stem}.jpg") as im:
             img = im.convert("RGB")
         w, h = img.size
-        grid = [(x, y) for y in range(0, h - SIDE + 1, STRIDE) for x in range(0, w - SIDE + 1, STRIDE)]
+        grid = [(x, y) for y in range(0, h - side + 1, STRIDE) for x in range(0, w - side + 1, STRIDE)]
         by_label: dict[int, list] = {0: [], 1: []}
         for x, y in grid:
-            lab = label_of(x, y, plts)
+            lab = label_of(x, y, plts, side)
             if lab is not None:
                 by_label[lab].append((x, y))
         for lab in (1, 0):
             cells = by_label[lab]
             for k in rng.permutation(len(cells))[:PER_IMAGE]:
                 x, y = cells[int(k)]
-                crop = img.crop((x, y, x + SIDE, y + SIDE))
+                crop = img.crop((x, y, x + side, y + side))
                 name = f"{stem}_{x}_{y}.png"
                 crop.save(args.out / "native" / "images" / name)
                 crop.resize((28, 28), Image.Resampling.BILINEAR).save(args.out / "px28" / "images" / name)
