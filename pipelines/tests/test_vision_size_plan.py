@@ -73,6 +73,7 @@ def one_thread():
     torch.set_num_threads(before)
 
 
+@pytest.mark.train  # short training trials (about 2 s on one quiet core)
 def test_the_probe_times_each_side_and_scores_only_where_more_than_one_fits(one_thread):
     gen = torch.Generator().manual_seed(0)
     n = 48
