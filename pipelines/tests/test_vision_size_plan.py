@@ -103,5 +103,5 @@ def test_the_probe_times_each_side_and_scores_only_where_more_than_one_fits(one_
 
 
 def test_a_probe_without_both_classes_says_so():
-    with pytest.raises(ValueError, match="two classes"):
+    with pytest.raises(sp.NoProbe, match="two classes"):
         sp._probe_rows(np.array(["a", "b", "c", "d"]), np.array([0, 0, 0, 0]), 0)

@@ -157,7 +157,7 @@ def _choose_side(
             probe_s,
             left - probe_s,
         )
-    except ValueError as exc:  # too few patients or classes for a probe: the capped size, as before
+    except size_plan.NoProbe as exc:  # too few patients or classes for a probe: the capped size, as before
         why = f"{image['width']} px (the cap): no size probe ({exc})"
         return image, {
             "native_side": native_side,
@@ -223,8 +223,10 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
         )
     elif len(sides) > 1:
         input_size["why"] = f"the installed backbone's own resolution ({image['width']} px)"
-    else:
+    elif native_side <= size_plan.MIN_NATIVE_SIDE:
         input_size["why"] = f"the images' own size ({image['width']} px): at most {size_plan.MIN_NATIVE_SIDE} px"
+    else:
+        input_size["why"] = f"{image['width']} px, the cap (options.max_image_side or memory): nothing smaller to try"
     events.log("info", f"input size: {input_size['why']}")
     events.progress(
         "preparing",

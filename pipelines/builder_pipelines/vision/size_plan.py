@@ -45,6 +45,10 @@ MIN_PASSES = 32  # 5 folds x 4/5 of the pooled images x 8 epochs (crossfit_plan.
 PLAN_SAFETY = 0.85  # as crossfit_plan.PLAN_SAFETY: the probe misses per-epoch overheads and load changes
 
 
+class NoProbe(ValueError):
+    """Too few patients or classes in the training part for a probe: the build keeps the capped size."""
+
+
 @dataclasses.dataclass(frozen=True)
 class SizeProbe:
     side: int
@@ -125,7 +129,7 @@ def _probe_rows(groups: np.ndarray, y_strata: np.ndarray | None, seed: int) -> t
     fit = np.sort([i for i in rows if not held_mask[i]][: round(PROBE_IMAGES * (1 - PROBE_HELD_SHARE))])
     held = np.sort([i for i in rows if held_mask[i]][: round(PROBE_IMAGES * PROBE_HELD_SHARE)])
     if y_strata is not None and (len(np.unique(y_strata[held])) < 2 or len(np.unique(y_strata[fit])) < 2):
-        raise ValueError("the probe's parts need two classes each")
+        raise NoProbe("the probe's parts need two classes each")
     return fit, held
 
 
