@@ -134,6 +134,11 @@ def _probe_training(
     return train_s, _predict_seconds(model, data.x_train[: 4 * bs], device), model
 
 
+def probe_train_seconds(data: TrainData, side: int, device, seed: int, cand: Candidate) -> float:
+    """Seconds per training image of ``cand`` at ``side`` on this machine (size_plan.py times each side with it)."""
+    return _probe_training(data, side, device, seed, cand)[0]
+
+
 @dataclasses.dataclass(frozen=True)
 class Probe:
     train_s: float  # seconds per training image (optimiser step with augmentation)

@@ -171,8 +171,10 @@ def dicom_rendering(paths: list[str], spec: dict) -> dict | None:
     return record
 
 
-def choose_input(paths: list[str], spec: dict) -> dict:
-    """Width/height/channels from the images: the median side, capped by the budget and memory.
+def choose_input(paths: list[str], spec: dict) -> tuple[dict, int]:
+    """(input, native side): width/height/channels from the images: the median side, capped by the mode (or
+    options.max_image_side) and memory; and the median side before the caps. Above 64 px the pipeline then chooses
+    the training size at or below the capped one by measurement (size_plan.py).
 
     Square inputs (stretch) keep the model simple; small images keep their size.
     """
@@ -180,7 +182,7 @@ def choose_input(paths: list[str], spec: dict) -> dict:
     rendering = dicom_rendering(paths, spec)
     sample = paths if len(paths) <= 200 else [paths[i] for i in np.linspace(0, len(paths) - 1, 200).astype(int)]
     probes = [_probe(p, rendering) for p in sample]
-    side = int(np.median([max(w, h) for w, h, _ in probes]))
+    side = native = int(np.median([max(w, h) for w, h, _ in probes]))
     channels = 3 if any(c for _, _, c in probes) else 1
     cap = spec.options.max_image_side or DEFAULT_MAX_SIDE[spec.budget.mode]
     side = max(8, min(side, int(cap)))
@@ -194,7 +196,7 @@ def choose_input(paths: list[str], spec: dict) -> dict:
         "interpolation": "bilinear",
         "scale": 1 / 255,
     }
-    return {**chosen, "dicom": rendering} if rendering else chosen
+    return ({**chosen, "dicom": rendering} if rendering else chosen), native
 
 
 def load_images(paths: list[str], image: dict, threads: int) -> np.ndarray:

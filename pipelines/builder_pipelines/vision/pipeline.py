@@ -18,7 +18,7 @@ from ..common.figure_tables import split_tables
 from ..common.manifest import provenance, write_manifest, write_report
 from ..common.spec import JobSpec
 from . import backbone as backbones
-from . import crossfit, crossfit_plan, dataset, input_check
+from . import crossfit, crossfit_plan, dataset, input_check, size_plan
 from . import evaluation as report
 from .export import check_parity, export_onnx, run_onnx, session
 from .models import ExportModel
@@ -108,6 +108,77 @@ def _crossfit_progress(metric: str, training_deadline: float, planned_models: in
     return for_model
 
 
+def _choose_side(
+    sides, image, native_side, paths, parts, table, targets, spec, device, threads, deadline, y_mean, y_std
+):
+    """The training side by measurement (size_plan.py): each candidate side probed on a subset of the training part,
+    within a share of the budget; returns the input with the chosen side and the record for the manifest."""
+    train_rows = parts["train"]
+    problem = spec.problem
+    base = TrainData(
+        x_train=torch.empty(0),
+        y_train=torch.empty(0),
+        x_val=torch.empty(0),
+        y_val=torch.empty(0),
+        val_onehot=np.zeros(0),
+        problem=problem,
+        metric=spec.metric,
+        n_out=len(targets.classes),
+        class_weights=_loss_weights(targets, train_rows),
+        allow_flips=bool(spec.options.allow_flips),
+        y_scale=y_std,
+    )
+    truth = (targets.y[train_rows] - y_mean) / y_std if problem == "regression" else targets.onehot(train_rows)
+    groups = np.array([table.rows[i][spec.data.id_col] for i in train_rows])
+
+    def decode(rows, side):
+        return dataset.load_images(
+            [paths[train_rows[i]] for i in rows], {**image, "width": side, "height": side}, threads
+        )
+
+    n_images = len(parts["train"]) + len(parts["val"])
+    reserve = min(60.0, max(3.0, 0.08 * spec.budget.time_budget_s))
+    left = deadline - reserve - time.monotonic()
+    probe_s = size_plan.PROBE_SHARE * left
+    events.progress("preparing", 0.02, message=f"trying input sizes {', '.join(map(str, sides))} px")
+    t = time.monotonic()
+    try:
+        probes = size_plan.run_probes(
+            sides,
+            decode,
+            base,
+            groups,
+            _train_tensors(targets, train_rows, y_mean, y_std),
+            truth,
+            crossfit_plan.RECIPES[0],
+            n_images,
+            spec.seed,
+            device,
+            probe_s,
+            left - probe_s,
+        )
+    except size_plan.NoProbe as exc:  # too few patients or classes for a probe: the capped size, as before
+        why = f"{image['width']} px (the cap): no size probe ({exc})"
+        return image, {
+            "native_side": native_side,
+            "cap": image["width"],
+            "chosen": image["width"],
+            "why": why,
+            "probes": [],
+        }
+    training_s = deadline - reserve - time.monotonic()
+    side, why = size_plan.choose(probes, n_images, training_s)
+    record = {
+        "native_side": native_side,
+        "cap": image["width"],
+        "chosen": side,
+        "why": why,
+        "probe_seconds": round(time.monotonic() - t, 2),
+        "probes": [p.record(n_images, training_s) for p in probes],
+    }
+    return {**image, "width": side, "height": side}, record
+
+
 def train(spec: JobSpec | dict, out_dir: str) -> str:
     spec = JobSpec.of(spec)
     t0 = time.monotonic()
@@ -140,7 +211,23 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
             raise DataError(PART_EMPTY[part])
     paths = dataset.image_paths(table, spec)
     used = parts["train"] + parts["val"] + parts["test"]
-    image = dataset.choose_input([paths[i] for i in used], spec)
+    image, native_side = dataset.choose_input([paths[i] for i in used], spec)
+    y_mean = float(targets.y[parts["train"]].mean()) if problem == "regression" else 0.0
+    y_std = (float(targets.y[parts["train"]].std()) or 1.0) if problem == "regression" else 1.0
+    # Above 64 px the training size is measured, not fixed (issue 52): an installed backbone keeps its own size.
+    sides = size_plan.candidate_sides(native_side, image["width"])
+    input_size = {"native_side": native_side, "cap": image["width"], "chosen": image["width"], "why": "", "probes": []}
+    if len(sides) > 1 and backbone is None:
+        image, input_size = _choose_side(
+            sides, image, native_side, paths, parts, table, targets, spec, device, threads, deadline, y_mean, y_std
+        )
+    elif len(sides) > 1:
+        input_size["why"] = f"the installed backbone's own resolution ({image['width']} px)"
+    elif native_side <= size_plan.MIN_NATIVE_SIDE:
+        input_size["why"] = f"the images' own size ({image['width']} px): at most {size_plan.MIN_NATIVE_SIDE} px"
+    else:
+        input_size["why"] = f"{image['width']} px, the cap (options.max_image_side or memory): nothing smaller to try"
+    events.log("info", f"input size: {input_size['why']}")
     events.progress(
         "preparing",
         0.03,
@@ -153,8 +240,6 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
     truth = {
         part: (targets.y[rows] if problem == "regression" else targets.onehot(rows)) for part, rows in parts.items()
     }
-    y_mean = float(targets.y[parts["train"]].mean()) if problem == "regression" else 0.0
-    y_std = (float(targets.y[parts["train"]].std()) or 1.0) if problem == "regression" else 1.0
     if device.type == "cuda":
         x["train"], x["val"] = x["train"].to(device), x["val"].to(device)
     data = TrainData(
@@ -292,6 +377,8 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
     )
     summary = {
         "input_side": image["width"],
+        # how the training size was chosen: the images' own size, the cap, each probed side's score and seconds
+        "input_size": input_size,
         "device": device.type,
         "ensemble_size": len(members),
         "members": [
