@@ -69,6 +69,8 @@ export function perClassOf(row: ChatExperiment, classes: Record<string, string> 
 const problem = (p: DatasetProblem) => ({
   code: p.code,
   message: p.message,
+  // The catalog words beside the English, so a reply in the reader's language can say the problem in it.
+  ...(p.key ? { key: p.key, params: p.params } : {}),
   ...(p.row ? { row: p.row } : {}),
   ...(p.column ? { column: p.column } : {}),
   ...(p.path ? { path: p.path } : {}),

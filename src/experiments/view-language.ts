@@ -22,7 +22,8 @@ export function failureCode(failureText: unknown): string | null {
   return key ? key.slice(key.indexOf(":") + 1) : null;
 }
 
-function problemIn(p: DatasetProblem, lang: Language): DatasetProblem {
+/** One dataset problem said in `lang` from its catalog key; a problem stored before keys keeps its English. */
+export function problemIn<P extends Pick<DatasetProblem, "message" | "key" | "params">>(p: P, lang: Language): P {
   if (!p.key || !hasKey(lang, p.key, p.params)) return p;
   return { ...p, message: translate(lang, p.key, p.params ?? {}) };
 }

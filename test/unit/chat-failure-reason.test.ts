@@ -76,6 +76,28 @@ describe("chat: a failed build's reason in the reader's language", () => {
     expect(text).not.toContain("did not pass its checks");
   });
 
+  it("a refused dataset's problems are said in the reader's language from their catalog words", () => {
+    const keyed = {
+      code: "image_not_found",
+      message: "the image 'scans/a.png' is not in the zip",
+      key: "problems:dataset.image_not_found",
+      params: { image: "scans/a.png" },
+      path: "scans/a.png",
+    };
+    const old = { code: "class_too_small", message: "class 'pos' has 1 patient", row: 3 };
+    const refused = facts({
+      status: "invalid_dataset",
+      failure_text: { key: "errors:build.dataset_invalid", values: {} },
+      problems: { errors: [keyed, old], warnings: [], errors_omitted: 0 },
+    } as never);
+    const text = refusedSummary(refused, undefined, "es");
+    expect(text).toContain(translate("es", "problems:dataset.image_not_found", { image: "scans/a.png" }));
+    expect(text).not.toContain("is not in the zip");
+    // A problem stored before catalog words keeps the English it has.
+    expect(text).toContain("class 'pos' has 1 patient");
+    expect(refusedSummary(refused, undefined, "en")).toContain("is not in the zip");
+  });
+
   it("quotes the stored English for a row from before catalog words (or with a key the catalog does not hold)", () => {
     expect(experimentReport(facts({ failure_text: null }), "es")).toContain(ENGLISH);
     const foreign = facts({ failure_text: { key: "chat:whatever", values: {} } as never });

@@ -6,6 +6,7 @@ import { hasReply, reply, type Lang } from "../language.js";
 import { warningTitle } from "./warning-words.js";
 import type { PublishedModel } from "../tools.js";
 import { codeMeaning } from "./meanings.js";
+import { problemIn } from "../../experiments/view-language.js";
 import { messageFromStore, say, type StoredMessage } from "../../errors.js";
 
 // Reply templates of the builtin assistant. Every number, id and code comes from the facts passed in;
@@ -253,7 +254,7 @@ export function refusedSummary(f: ExperimentFacts, glossary?: Glossary, lang: La
       .filter(Boolean)
       .join(", ");
     const meaning = codeMeaning(e.code, glossary, lang);
-    lines.push(`- ${quote(e.code, 60)}${where ? ` (${where})` : ""}: ${quote(e.message, 240)}${meaning ? ` — ${meaning}` : ""}`);
+    lines.push(`- ${quote(e.code, 60)}${where ? ` (${where})` : ""}: ${quote(problemIn(e, lang).message, 240)}${meaning ? ` — ${meaning}` : ""}`);
   }
   if (f.problems.errors_omitted) lines.push(reply(lang, "templates.andMore2", { errorsOmitted: f.problems.errors_omitted }));
   lines.push(reply(lang, "templates.fixTheseInTheCSV"));
