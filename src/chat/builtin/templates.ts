@@ -254,7 +254,9 @@ export function refusedSummary(f: ExperimentFacts, glossary?: Glossary, lang: La
       .filter(Boolean)
       .join(", ");
     const meaning = codeMeaning(e.code, glossary, lang);
-    lines.push(`- ${quote(e.code, 60)}${where ? ` (${where})` : ""}: ${quote(problemIn(e, lang).message, 240)}${meaning ? ` — ${meaning}` : ""}`);
+    lines.push(
+      `- ${quote(e.code, 60)}${where ? ` (${where})` : ""}: ${quote(problemIn(e, lang).message, 240)}${meaning ? ` — ${meaning}` : ""}`,
+    );
   }
   if (f.problems.errors_omitted) lines.push(reply(lang, "templates.andMore2", { errorsOmitted: f.problems.errors_omitted }));
   lines.push(reply(lang, "templates.fixTheseInTheCSV"));
