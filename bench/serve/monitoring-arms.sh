@@ -27,6 +27,6 @@ for r in $(seq 0 $((ROUNDS - 1))); do
   for k in $(seq 0 $((n - 1))); do
     i=$(((r + k) % n)); label=${ARMS[$i]%%=*}
     echo "round $((r + 1)) $label $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT.load" >&2
-    (cd "${DIRS[$i]}" && npx tsx bench/serve/predict-http.ts --label "$label" "$@" | tee /dev/stderr | tail -1 >>"$OUT")
+    (cd "${DIRS[$i]}" && npx tsx bench/serve/predict-http.ts --label "$label" "$@" | tee -a /dev/stderr | tail -1 >>"$OUT")
   done
 done
