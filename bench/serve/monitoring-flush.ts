@@ -6,7 +6,8 @@
  *
  *   npx tsx bench/serve/monitoring-flush.ts [--n 50000] [--pg postgres://postgres@127.0.0.1:5432/postgres]
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import { newRequestId } from "../../src/monitoring/request-id.js";
 import pg from "pg";
 import { startBenchServer, TABULAR_ROW } from "./bench-server.js";
 import { personalScope } from "../../src/workspaces/scope.js";
@@ -47,7 +48,7 @@ async function main() {
   for (let round = 0; round < 3; round++) {
     const t0 = performance.now();
     for (let i = 0; i < N; i++)
-      rec.record(recorded, { requestId: randomUUID(), scores: [0.3, 0.7], decision: 1, latencyMs: 0.1, inputCheck: "unchecked", row });
+      rec.record(recorded, { requestId: newRequestId(), scores: [0.3, 0.7], decision: 1, latencyMs: 0.1, inputCheck: "unchecked", row });
     const perRecord = ((performance.now() - t0) * 1000) / N;
     // The longest gap between 1 ms timer ticks while the flush runs, read after one more tick (a histogram read at
     // once would miss a block that lasts until the flush ends: PGlite's SQL runs synchronously on this thread).
@@ -64,7 +65,7 @@ async function main() {
     await new Promise((resolve) => setTimeout(resolve, 5));
     clearInterval(tick);
     console.log(
-      `${PG ? "postgres" : "pglite"} round ${round + 1}: record() ${perRecord.toFixed(2)} µs each (randomUUID included); flush of ${N} records ${flushMs.toFixed(0)} ms, event loop blocked at most ${blocked.toFixed(0)} ms`,
+      `${PG ? "postgres" : "pglite"} round ${round + 1}: record() ${perRecord.toFixed(2)} µs each (the request id made included); flush of ${N} records ${flushMs.toFixed(0)} ms, event loop blocked at most ${blocked.toFixed(0)} ms`,
     );
   }
   await bench.close();

@@ -504,13 +504,15 @@ export const pacsAutoScored = pgTable(
 export const predictionRecords = pgTable(
   "prediction_records",
   {
-    // No foreign key to experiments: the model's (below) cascades from its experiment already, and each key checked
-    // costs every inserted record a lookup (a quarter of the insert's time; issue 49 item 8).
+    // No foreign keys: each key checked costs every inserted record a lookup in the parent's index, and the two were
+    // together about 40 % of a record's insert (issue 49 item 8; bench/serve/notebook/2026-11-29-monitoring-hotpath.md).
+    // Deleting a model deletes its records by a trigger on models instead (migration 0031,
+    // prediction_records_model_gone): one statement per deleted model, through the primary key's experiment prefix,
+    // in the deleting transaction, and it fires for models deleted by the experiment's cascade too. The flush takes
+    // its models FOR KEY SHARE and skips versions already gone, so no record outlives its model.
     experimentUuid: uuid("experiment_uuid").notNull(),
     requestId: text("request_id").notNull(),
-    modelId: uuid("model_id")
-      .notNull()
-      .references(() => models.id, { onDelete: "cascade" }),
+    modelId: uuid("model_id").notNull(),
     at: timestamp("at", { withTimezone: true }).notNull(),
     keyId: uuid("key_id"),
     scores: customType<{ data: number[] }>({ dataType: () => "real[]" })("scores").notNull(),

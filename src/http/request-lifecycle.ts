@@ -1,18 +1,18 @@
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../logger.js";
 import type { Services } from "../services.js";
 import type { ApiError } from "../errors.js";
 import { toApiError } from "./errors.js";
+import { newRequestId } from "../monitoring/request-id.js";
 
 // What happens to every request around its route, on both ways in: Express (app.ts's first middleware and its error
 // handler) and the /predict lane (predict-lane.ts). One module, so the two cannot drift apart.
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
-/** The caller's x-request-id when it is a sane token, else a new one. */
+/** The caller's x-request-id when it is a sane token, else a new one (time-ordered: newRequestId). */
 export function requestId(incoming: string | string[] | undefined): string {
-  return typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  return typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : newRequestId();
 }
 
 /**

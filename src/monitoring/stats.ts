@@ -17,7 +17,9 @@ export function wilson(k: number, n: number, z = 1.959964): Interval {
   const d = 1 + (z * z) / n;
   const centre = (p + (z * z) / (2 * n)) / d;
   const half = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / d;
-  return { value: p, ci_low: Math.max(0, centre - half), ci_high: Math.min(1, centre + half) };
+  // At k = 0 and k = n the bounds are exactly 0 and 1 (centre - half and centre + half in exact arithmetic); in floating
+  // point 1 came out as 0.9999999999999999, an interval that did not hold its own value.
+  return { value: p, ci_low: k === 0 ? 0 : Math.max(0, centre - half), ci_high: k === n ? 1 : Math.min(1, centre + half) };
 }
 
 /** The area under the ROC curve: the share of (positive, negative) pairs ranked right, ties half (Mann-Whitney). */

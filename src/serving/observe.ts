@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto";
 import { requestContext } from "../process-guard.js";
+import { newRequestId } from "../monitoring/request-id.js";
 import type { DetectionSummary } from "../monitoring/baseline.js";
 import { descriptorsOf, type ImageDescriptors } from "./image-descriptors.js";
 import { inputCheckOf, type InputCheckFinding } from "./input-check.js";
@@ -90,7 +90,7 @@ export function observationOf(
   opts: { requestId?: string; keyId?: string | null },
   row?: Float32Array,
 ): PredictionObservation {
-  const requestId = opts.requestId ?? requestContext.getStore()?.requestId ?? randomUUID();
+  const requestId = opts.requestId ?? requestContext.getStore()?.requestId ?? newRequestId();
   const keyId = opts.keyId ?? null;
   const m = model.manifest;
   if (body instanceof JsonBytes) {

@@ -4,6 +4,7 @@ import { msg } from "../errors.js";
 import { refuse } from "../net/outbound-guard.js";
 import type { ImageSpec } from "./manifest.js";
 import { decodeJpegTurbo, isJpeg, type PixelMemory } from "./jpeg-turbo.js";
+import { storedGreyFromHeader } from "./stored-channels.js";
 import { preprocessPool } from "./preprocess-pool.js";
 import { normalise, resizeToSpec, type DecodedImage, type Preprocessed } from "./tensor.js";
 
@@ -62,7 +63,7 @@ async function rawPixels(bytes: Buffer | Uint8Array, maxPixels: number, toSrgb: 
     // profile either (a Display P3 photo's pixels would otherwise be converted here and not in training).
     let img = sharp(bytes, { limitInputPixels: maxPixels, ignoreIcc: !toSrgb }).removeAlpha();
     if (toSrgb) img = img.toColourspace("srgb");
-    const grey = !toSrgb && (await storedGrey(img));
+    const grey = !toSrgb && (storedGreyFromHeader(bytes) ?? (await storedGrey(img)));
     return { ...(await img.raw({ depth: "uchar" }).toBuffer({ resolveWithObject: true })), grey };
   } catch {
     // Which failure it was is read from the image's header, not from the words of sharp's message: over the pixel
@@ -80,7 +81,7 @@ async function rawPixels(bytes: Buffer | Uint8Array, maxPixels: number, toSrgb: 
   }
 }
 
-/** Whether the file stores one colour channel (grey, with or without alpha), read from its header. */
+/** Whether the file stores one colour channel (grey, with or without alpha), read from its header by sharp (formats other than PNG and JPEG). */
 async function storedGrey(img: Sharp): Promise<boolean> {
   const meta = await img.metadata();
   return (meta.channels ?? 3) - (meta.hasAlpha ? 1 : 0) === 1;

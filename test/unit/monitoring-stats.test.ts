@@ -28,6 +28,16 @@ describe("monitoring statistics", () => {
     expect(wilson(0, 0).value).toBeNull();
   });
 
+  it("Wilson's interval holds its own value at the extremes: all n of n has an upper bound of exactly 1", () => {
+    for (const n of [1, 3, 7, 10, 13, 20, 49, 100]) {
+      const all = wilson(n, n);
+      expect(all.value).toBe(1);
+      expect(all.ci_high).toBe(1);
+      expect(all.ci_low).toBeLessThan(1);
+      expect(wilson(0, n).ci_low).toBe(0);
+    }
+  });
+
   it("AUC is Mann-Whitney's (ties count half) and its bootstrap interval holds it", () => {
     expect(auc([0.1, 0.4, 0.35, 0.8], [false, false, true, true])).toBe(0.75);
     expect(auc([0.5, 0.5], [false, true])).toBe(0.5);
