@@ -10,6 +10,10 @@ import json
 import math
 import sys
 import time
+from functools import cache
+
+from .contract import CONTRACT_DIR
+from .errors import LOCALES_DIR
 
 _out = sys.stdout
 
@@ -35,8 +39,49 @@ def emit(event: dict) -> None:
     _out.flush()
 
 
-def progress(stage: str, fraction: float, **extra) -> None:
-    emit({"type": "progress", "stage": stage, "progress": max(0.0, min(1.0, float(fraction))), **extra})
+@cache
+def progress_keys() -> dict[str, list[str]]:
+    """Every progress message's key -> the names of the values its words take (contract/progress-messages.json)."""
+    return json.loads((CONTRACT_DIR / "progress-messages.json").read_text(encoding="utf-8"))["messages"]
+
+
+@cache
+def _progress_english() -> dict[str, str]:
+    try:
+        return json.loads((LOCALES_DIR / "en" / "progress.json").read_text(encoding="utf-8"))["pipeline"]
+    except (OSError, ValueError, KeyError):  # a pipeline run outside the repository still says something
+        return {}
+
+
+def progress_english(key: str, params: dict[str, str | int | float]) -> str:
+    """The English words of a progress key with its values, for the job log and for API readers of English."""
+    message = _progress_english().get(key)
+    if message is None:
+        return f"{key}: " + ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
+    for name, value in params.items():
+        message = message.replace("{{" + name + "}}", str(value))
+    return message
+
+
+def progress(
+    stage: str, fraction: float, key: str | None = None, params: dict[str, str | int | float] | None = None, **extra
+) -> None:
+    """``key``: what is being done, a key of contract/progress-messages.json with exactly the values it names; the
+    reader's words come from the catalog (locales/<lng>/progress.json), the English rides along as ``message``."""
+    event = {"type": "progress", "stage": stage, "progress": max(0.0, min(1.0, float(fraction))), **extra}
+    if "message" in extra:
+        raise TypeError("a progress event's words are a key and its values (key=, params=), never a sentence")
+    if key is not None:
+        names = progress_keys().get(key)
+        if names is None:
+            raise KeyError(f"progress key {key!r} is not in pipelines/contract/progress-messages.json")
+        params = params or {}
+        if sorted(params) != sorted(names):
+            raise TypeError(f"progress key {key!r} takes {names}, was given {sorted(params)}")
+        # A score that is not a number (a failed fold) is said as "n/a": JSON has no NaN.
+        params = {k: "n/a" if isinstance(v, float) and not math.isfinite(v) else v for k, v in params.items()}
+        event.update(key=key, params=params or None, message=progress_english(key, params))
+    emit(event)
 
 
 def metric(split: str, name: str, value: float | None, **extra) -> None:

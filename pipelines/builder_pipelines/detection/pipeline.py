@@ -115,7 +115,7 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
     torch.manual_seed(spec.seed)
     device = pick_device(spec)
     mode = MODES[spec.budget.mode]
-    events.progress("preparing", 0.0, message="reading the box table")
+    events.progress("preparing", 0.0, key="reading_box_table")
     splits, classes = read_detection_table(spec)
     if not splits["train"]:
         raise DataError("train_part_empty")
@@ -169,14 +169,14 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
         lambda f, **kw: events.progress("training", 0.05 + 0.8 * f, **kw),
     )
 
-    events.progress("evaluating", 0.86, message="choosing the score threshold and NMS on validation")
+    events.progress("evaluating", 0.86, key="choosing_threshold_nms")
     det_cfg, choice = _choose_serving(model, val, spec.threshold_metric, max_det)
     os.makedirs(out_dir, exist_ok=True)
-    events.progress("exporting", 0.9, message="exporting ONNX and checking it against PyTorch")
+    events.progress("exporting", 0.9, key="exporting_checked")
     parity = export_onnx(model, os.path.join(out_dir, "model.onnx"), test.inputs[:3])
     events.artifact("model.onnx", "model")
     sess = session(os.path.join(out_dir, "model.onnx"), int(opts.threads or 2))
-    events.progress("evaluating", 0.93, message="test metrics with the exported model")
+    events.progress("evaluating", 0.93, key="test_metrics_exported")
     val_metrics, val_pr, val_served = evaluate_split(onnx_forward(sess), val, det_cfg, len(classes), spec.seed)
     test_metrics, test_pr, served = evaluate_split(onnx_forward(sess), test, det_cfg, len(classes), spec.seed)
     emit_metrics(events, "test", test_metrics)
@@ -232,7 +232,7 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
         ),
     }
     path = write_manifest(out_dir, manifest)
-    events.progress("exporting", 1.0, message="done")
+    events.progress("exporting", 1.0, key="done")
     return path
 
 
@@ -249,7 +249,7 @@ def evaluate(spec: JobSpec | dict, out_dir: str) -> str:
     splits, _ = read_detection_table(spec, classes=classes, rendering=source["input"]["image"].get("dicom"))
     if not splits["test"]:
         raise DataError("evaluation_part_empty")
-    events.progress("evaluating", 0.1, message=f"{len(splits['test'])} images")
+    events.progress("evaluating", 0.1, key="running_model_on_images", params={"images": len(splits["test"])})
     test = prepare(splits["test"], source["input"]["image"])
     os.makedirs(out_dir, exist_ok=True)
     shutil.copyfile(os.path.join(src, source["model_file"]), os.path.join(out_dir, "model.onnx"))
@@ -271,5 +271,5 @@ def evaluate(spec: JobSpec | dict, out_dir: str) -> str:
         }
     )
     path = write_manifest(out_dir, manifest)
-    events.progress("evaluating", 1.0, message="done")
+    events.progress("evaluating", 1.0, key="done")
     return path

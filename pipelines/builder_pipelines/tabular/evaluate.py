@@ -94,7 +94,7 @@ def evaluate(spec: JobSpec | dict, out_dir: str) -> str:
     if spec.problem != problem:
         events.log("warn", f"spec.problem is {spec.problem!r} but the model is {problem!r}; using the model's")
     os.makedirs(out_dir, exist_ok=True)
-    events.progress("preparing", 0.0, message="reading the table")
+    events.progress("preparing", 0.0, key="reading_table")
     d = spec.data
     table = read_table(d.table)
     columns = [Column.from_manifest(c) for c in src["input"]["columns"]]
@@ -109,7 +109,7 @@ def evaluate(spec: JobSpec | dict, out_dir: str) -> str:
     y = encode_labels(table, label_col, src["classes"], problem, rows)
     groups = np.array([table.rows[r][d.id_col] for r in rows])
 
-    events.progress("evaluating", 0.3, message="running the ONNX model")
+    events.progress("evaluating", 0.3, key="running_onnx_model")
     model_path = src_dir / src["model_file"]
     scores = export.run_onnx(model_path.read_bytes(), X)
     shutil.copyfile(model_path, Path(out_dir) / src["model_file"])
@@ -185,5 +185,5 @@ def evaluate(spec: JobSpec | dict, out_dir: str) -> str:
         spec, time.monotonic() - start, "cpu", src.get("provenance", {}).get("framework", {})
     )
     path = write_manifest(out_dir, manifest)
-    events.progress("evaluating", 1.0, message="done")
+    events.progress("evaluating", 1.0, key="done")
     return path

@@ -92,7 +92,13 @@ def _trial_reporter(problem: str, metric: str, budget_s: float):
             trials=n,
             best_metric=sign * best,
             eta_s=round(min(rate_eta, max(0.0, budget_s - elapsed)) + 2.0, 1),
-            message=f"trial {i + 1}: {record['model']} cv {name} {sign * record['cv_score']:.4f}",
+            key="trial_result",
+            params={
+                "trial": i + 1,
+                "model": record["model"],
+                "metric": name,
+                "score": round(sign * record["cv_score"], 4),
+            },
         )
 
     return on_trial
@@ -107,7 +113,7 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
         raise SpecError(f"the tabular pipeline handles {', '.join(PROBLEMS)}, not {problem!r}")
     mode, budget_s = spec.budget.mode, spec.budget.time_budget_s
     os.makedirs(out_dir, exist_ok=True)
-    events.progress("preparing", 0.0, message="reading the table")
+    events.progress("preparing", 0.0, key="reading_table")
     columns, classes, data, subgroup_inputs = _load(spec)
     (Xtr, ytr, gtr), (Xva, yva, gva), (Xte, yte, gte) = data["train"], data["val"], data["test"]
     # Resolved before any training, so a positive_class the label does not have fails at once.
@@ -120,7 +126,7 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
         f"{problem}: {len(ytr)}/{len(yva)}/{len(yte)} rows train/val/test, {len(columns)} features, "
         f"mode {mode}, budget {budget_s:g} s, {threads} threads",
     )
-    events.progress("preparing", 0.05, message="searching")
+    events.progress("preparing", 0.05, key="searching_models")
 
     search_budget = max(0.5, SEARCH_SHARE * budget_s - (time.monotonic() - start))
     res = run_search(
@@ -144,7 +150,7 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
         f"search {time.monotonic() - start:.1f} s since start): {res.selection['reason']}",
     )
 
-    events.progress("training", 0.8, message="fitting the final model")
+    events.progress("training", 0.8, key="fitting_final_model")
     train_only = models.fit(best, problem, columns, Xtr, ytr, seed, threads)
     val_raw = models.predict(train_only, problem, Xva)
     cal, cal_record = (
@@ -167,7 +173,7 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
             models.float32_exact(part)
 
     events.log("info", f"final fits done at {time.monotonic() - start:.1f} s")
-    events.progress("exporting", 0.85, message="exporting to ONNX and checking parity")
+    events.progress("exporting", 0.85, key="exporting_checked")
     onnx_model = export.build_onnx(final, best, problem, Xtr.shape[1], k, cal)
     test_ref = calibration.apply(cal, models.predict(final, problem, Xte))
     test_scores, parity = export.check_parity(onnx_model, Xte, test_ref, problem)
@@ -178,7 +184,7 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
     events.artifact("model.onnx", "model")
 
     events.log("info", f"export and parity done at {time.monotonic() - start:.1f} s")
-    events.progress("evaluating", 0.9, message="test metrics with patient-level bootstrap intervals")
+    events.progress("evaluating", 0.9, key="test_metrics_bootstrap")
     val_metrics, val_extras = evaluation.score_split(problem, yva, val_scores, thresholds, gva, seed, positive)
     test_metrics, test_extras = evaluation.score_split(problem, yte, test_scores, thresholds, gte, seed, positive)
     clinical_facts = evaluation.clinical_section(
@@ -279,7 +285,7 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
         positive[0] if (problem == "binary" and positive is not None) else None,
     )
     path = write_manifest(out_dir, manifest)
-    events.progress("evaluating", 1.0, message="done")
+    events.progress("evaluating", 1.0, key="done")
     return path
 
 

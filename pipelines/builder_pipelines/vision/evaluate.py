@@ -48,7 +48,7 @@ def evaluate(spec: JobSpec | dict, out_dir: str) -> str:
     problem, image = source["problem"], source["input"]["image"]
     if spec.problem != problem:
         raise DataError("source_model_wrong_task", task=problem, asked=spec.problem)
-    events.progress("preparing", 0.0, message="reading the table")
+    events.progress("preparing", 0.0, key="reading_table")
     table = read_table(spec.data.table)
     targets = dataset.build_targets(table, spec, classes=source["classes"])
     rows = split_indices(table, spec.data.id_col, spec.split.parts())["test"]
@@ -57,7 +57,7 @@ def evaluate(spec: JobSpec | dict, out_dir: str) -> str:
     paths = dataset.image_paths(table, spec)
     x = np.stack([_preprocess(paths[i], image) for i in rows])
 
-    events.progress("evaluating", 0.5, message=f"running the model on {len(rows)} images")
+    events.progress("evaluating", 0.5, key="running_model_on_images", params={"images": len(rows)})
     scores = run_onnx(session(os.path.join(src_dir, source["model_file"])), x)[0].astype(np.float64)
     truth = targets.y[rows] if problem == "regression" else targets.onehot(rows)
     groups = np.array([table.rows[i][spec.data.id_col] for i in rows])
@@ -120,7 +120,7 @@ def evaluate(spec: JobSpec | dict, out_dir: str) -> str:
             },
         )
         manifest["report_file"] = "report.json"
-    events.progress("evaluating", 1.0, message="done")
+    events.progress("evaluating", 1.0, key="done")
     return write_manifest(out_dir, manifest)
 
 

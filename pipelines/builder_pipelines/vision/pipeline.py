@@ -140,7 +140,7 @@ def _choose_side(
     reserve = min(60.0, max(3.0, 0.08 * spec.budget.time_budget_s))
     left = deadline - reserve - time.monotonic()
     probe_s = size_plan.PROBE_SHARE * left
-    events.progress("preparing", 0.02, message=f"trying input sizes {', '.join(map(str, sides))} px")
+    events.progress("preparing", 0.02, key="trying_input_sizes", params={"sizes": ", ".join(map(str, sides))})
     t = time.monotonic()
     try:
         probes = size_plan.run_probes(
@@ -190,7 +190,7 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
     torch.manual_seed(spec.seed)
     device = pick_device(spec)
     problem, metric = spec.problem, spec.metric
-    events.progress("preparing", 0.0, message="reading the table")
+    events.progress("preparing", 0.0, key="reading_table")
     # An installed backbone (checked against its SHA-256 pin before anything else runs) sets the recipe and caps the
     # input at its native resolution; without one, the from-scratch recipes (backbone.py).
     backbone = backbones.from_spec(spec)
@@ -231,7 +231,8 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
     events.progress(
         "preparing",
         0.03,
-        message=f"decoding {len(used)} images at {image['width']}x{image['height']}x{image['channels']}",
+        key="decoding_images",
+        params={"images": len(used), "width": image["width"], "height": image["height"], "channels": image["channels"]},
     )
     u8 = {part: dataset.load_images([paths[i] for i in rows], image, threads) for part, rows in parts.items()}
     image["mean"], image["std"] = dataset.channel_stats(u8["train"], image["scale"])
@@ -325,9 +326,10 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
             candidates=[backbone.recipe] if backbone else None,
         )
         allow_flips = data.allow_flips
-    events.progress(
-        "exporting", 0.86, message=f"exporting an ensemble of {len(members)}" if len(members) > 1 else "exporting"
-    )
+    if len(members) > 1:
+        events.progress("exporting", 0.86, key="exporting_ensemble", params={"models": len(members)})
+    else:
+        events.progress("exporting", 0.86, key="exporting")
     model = ExportModel(
         [m.model.float().cpu() for m in members], problem, out_scale=y_std, out_shift=y_mean, flip_tta=flip_tta
     )
@@ -347,7 +349,7 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
     events.artifact("model.onnx", "model")
 
     t_exported = time.monotonic()
-    events.progress("evaluating", 0.92, message="test metrics")
+    events.progress("evaluating", 0.92, key="test_metrics")
     sess = session(model_path)
     check_record.update(input_check.test_rate(sess, x["test"].cpu().numpy(), check_record))
     check_record["descriptors"] = input_check.descriptors([paths[i] for i in parts["train"]], image["channels"])
@@ -505,5 +507,5 @@ def train(spec: JobSpec | dict, out_dir: str) -> str:
             groups["test"],
         )
         events.artifact(manifest["operating_scores_file"], "report")
-    events.progress("evaluating", 1.0, message="done")
+    events.progress("evaluating", 1.0, key="done")
     return write_manifest(out_dir, manifest)
