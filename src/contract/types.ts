@@ -244,7 +244,11 @@ export type PipelineEvent =
       type: "progress";
       stage: "preparing" | "training" | "evaluating" | "exporting";
       progress: number;
+      /** English, for the job log; a reader's words come from key and params. */
       message?: string;
+      /** What is being done (pipelines/contract/progress-messages.json); its words are the catalog's progress:pipeline.<key>. */
+      key?: string;
+      params?: Record<string, string | number>;
       epoch?: number;
       epochs?: number;
       trial?: number;

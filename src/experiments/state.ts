@@ -30,7 +30,11 @@ export interface Progress {
   /** Fraction of the whole experiment, 0..1. */
   fraction: number;
   stage: ExperimentStatus | "preparing" | "exporting";
+  /** The pipeline's English. */
   message?: string;
+  /** The message's key (pipelines/contract/progress-messages.json): a reader's words are progress:pipeline.<key>. */
+  key?: string;
+  params?: Record<string, string | number>;
   epoch?: number;
   epochs?: number;
   trial?: number;

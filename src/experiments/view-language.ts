@@ -3,6 +3,8 @@ import { messageFromStore, say } from "../errors.js";
 import { hasKey, translate, type Language } from "../i18n/index.js";
 import { cardWords } from "../reports/model-card/format.js";
 import { warningWords } from "../reports/model-card/warning-words.js";
+import { progressCatalogKey } from "../contract/progress-messages.js";
+import type { Progress } from "./state.js";
 import type { ResultWarning } from "./warnings.js";
 
 // An experiment's stored words in its reader's language (Accept-Language, which the dashboard sets to its own):
@@ -26,6 +28,14 @@ export function failureCode(failureText: unknown): string | null {
 export function problemIn<P extends Pick<DatasetProblem, "message" | "key" | "params">>(p: P, lang: Language): P {
   if (!p.key || !hasKey(lang, p.key, p.params)) return p;
   return { ...p, message: translate(lang, p.key, p.params ?? {}) };
+}
+
+/** A running experiment's progress with its message said in `lang` from its catalog key (progress:pipeline.<key>). */
+export function progressIn<P>(stored: P, lang: Language): P {
+  const p = stored as Partial<Progress> | null;
+  const key = p && typeof p === "object" && typeof p.key === "string" ? progressCatalogKey(p.key) : undefined;
+  if (lang === "en" || !key || !hasKey(lang, key)) return stored;
+  return { ...p, message: translate(lang, key, p?.params ?? {}) } as P;
 }
 
 /** A stored dataset report with each keyed problem said in `lang`. */

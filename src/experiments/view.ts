@@ -2,7 +2,7 @@ import type { ClinicalSection } from "../contract/types.js";
 import type { DatasetReport } from "../datasets/report.js";
 import type { Language } from "../i18n/index.js";
 import type { ExperimentRow, ModelRow } from "./repository.js";
-import { failureCode, failureIn, reportIn, warningsIn } from "./view-language.js";
+import { failureCode, failureIn, progressIn, reportIn, warningsIn } from "./view-language.js";
 import { isInternalSplit, warningsOf } from "./warnings.js";
 
 /** The headline figure of a study, in this order of preference: AUC, mAP@0.5, RMSE, F1 (macro). */
@@ -44,7 +44,7 @@ export function experimentView(row: ExperimentRow, model?: ModelRow, retrospecti
     intended_use: row.intendedUse ?? null,
     user_id: row.userId,
     status: row.status,
-    progress: row.progress,
+    progress: progressIn(row.progress, lang),
     history: row.history,
     request,
     /** How Builder read the request (src/experiments/study.ts): kind, family, metric, threshold_metric, budget. */
@@ -84,7 +84,7 @@ export function experimentSummary(row: ExperimentRow, lang: Language = "en") {
     name: row.name,
     description: row.description,
     status: row.status,
-    progress: row.progress,
+    progress: progressIn(row.progress, lang),
     study_type: r.study_type,
     task: r.task,
     type_of_experiment: r.type_of_experiment,

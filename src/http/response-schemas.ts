@@ -164,7 +164,17 @@ export const datasetReportSchema = z.object({
 const progressSchema = z.object({
   fraction: z.number().describe("of the whole experiment, 0..1"),
   stage: z.string(),
-  message: z.string().optional(),
+  message: z.string().optional().describe("what is being done, in the Accept-Language when key is set (else the pipeline's English)"),
+  key: z
+    .string()
+    .optional()
+    .describe(
+      "what is being done, as a catalog key: progress:pipeline.<key> in locales/<lng>/progress.json (pipelines/contract/progress-messages.json)",
+    ),
+  params: z
+    .record(z.string(), z.union([z.string(), z.number()]))
+    .optional()
+    .describe("the values the key's words name"),
   epoch: z.number().optional(),
   epochs: z.number().optional(),
   trial: z.number().optional(),

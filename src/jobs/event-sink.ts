@@ -1,4 +1,5 @@
 import type { PipelineEvent } from "../contract/types.js";
+import { progressWords } from "../contract/progress-messages.js";
 import { overallFraction, type Progress } from "../experiments/state.js";
 import type { JobRun } from "./job-run.js";
 
@@ -30,6 +31,7 @@ export function createEventSink(run: JobRun): { onEvent: (ev: PipelineEvent) => 
       fraction: overallFraction(ev.progress),
       stage: ev.stage,
       message: ev.message,
+      ...progressWords(ev.key, ev.params),
       epoch: ev.epoch,
       epochs: ev.epochs,
       trial: ev.trial,

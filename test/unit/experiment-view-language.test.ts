@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { msg, pipelineProblemText, storedMessage } from "../../src/errors.js";
 import { datasetProblem, problem, type DatasetReport } from "../../src/datasets/report.js";
-import { failureCode, failureIn, reportIn, warningsIn } from "../../src/experiments/view-language.js";
+import { failureCode, failureIn, progressIn, reportIn, warningsIn } from "../../src/experiments/view-language.js";
 import type { ResultWarning } from "../../src/experiments/warnings.js";
 
 // An experiment's stored words said in its reader's language: a failure and a dataset problem stored with their
@@ -84,5 +84,21 @@ describe("an experiment's words in the reader's language", () => {
     expect(warningsIn(warnings, "en").map((w) => w.message)).toEqual(warnings.map((w) => w.message));
     expect(warningsIn(warnings, "es").every((w) => !("facts" in w))).toBe(true);
     expect(warningsIn([{ ...warnings[0], facts: undefined }], "es")[0].message).toBe(warnings[0].message);
+  });
+
+  it("says a running experiment's keyed progress in Spanish; one stored without a key keeps its English", () => {
+    const progress = {
+      fraction: 0.4,
+      stage: "preparing",
+      message: "trying input sizes 160, 224 px",
+      key: "trying_input_sizes",
+      params: { sizes: "160, 224" },
+      updated_at: "2026-11-29T18:00:00.000Z",
+    };
+    expect(progressIn(progress, "es")).toEqual({ ...progress, message: "probando tamaños de entrada de 160, 224 px" });
+    expect(progressIn(progress, "en")).toBe(progress);
+    const old = { fraction: 0.1, stage: "preparing", message: "reading the table", updated_at: progress.updated_at };
+    expect(progressIn(old, "es")).toBe(old);
+    expect(progressIn(null, "es")).toBeNull();
   });
 });

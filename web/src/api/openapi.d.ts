@@ -3687,7 +3687,14 @@ export interface operations {
                                 eta_s?: number | null;
                                 /** @description of the whole experiment, 0..1 */
                                 fraction: number;
+                                /** @description what is being done, as a catalog key: progress:pipeline.<key> in locales/<lng>/progress.json (pipelines/contract/progress-messages.json) */
+                                key?: string;
+                                /** @description what is being done, in the Accept-Language when key is set (else the pipeline's English) */
                                 message?: string;
+                                /** @description the values the key's words name */
+                                params?: {
+                                    [key: string]: string | number;
+                                };
                                 stage: string;
                                 trial?: number;
                                 trials?: number;
@@ -4099,7 +4106,14 @@ export interface operations {
                             eta_s?: number | null;
                             /** @description of the whole experiment, 0..1 */
                             fraction: number;
+                            /** @description what is being done, as a catalog key: progress:pipeline.<key> in locales/<lng>/progress.json (pipelines/contract/progress-messages.json) */
+                            key?: string;
+                            /** @description what is being done, in the Accept-Language when key is set (else the pipeline's English) */
                             message?: string;
+                            /** @description the values the key's words name */
+                            params?: {
+                                [key: string]: string | number;
+                            };
                             stage: string;
                             trial?: number;
                             trials?: number;
@@ -4520,7 +4534,14 @@ export interface operations {
                             eta_s?: number | null;
                             /** @description of the whole experiment, 0..1 */
                             fraction: number;
+                            /** @description what is being done, as a catalog key: progress:pipeline.<key> in locales/<lng>/progress.json (pipelines/contract/progress-messages.json) */
+                            key?: string;
+                            /** @description what is being done, in the Accept-Language when key is set (else the pipeline's English) */
                             message?: string;
+                            /** @description the values the key's words name */
+                            params?: {
+                                [key: string]: string | number;
+                            };
                             stage: string;
                             trial?: number;
                             trials?: number;
@@ -4972,7 +4993,14 @@ export interface operations {
                             eta_s?: number | null;
                             /** @description of the whole experiment, 0..1 */
                             fraction: number;
+                            /** @description what is being done, as a catalog key: progress:pipeline.<key> in locales/<lng>/progress.json (pipelines/contract/progress-messages.json) */
+                            key?: string;
+                            /** @description what is being done, in the Accept-Language when key is set (else the pipeline's English) */
                             message?: string;
+                            /** @description the values the key's words name */
+                            params?: {
+                                [key: string]: string | number;
+                            };
                             stage: string;
                             trial?: number;
                             trials?: number;
@@ -5459,7 +5487,14 @@ export interface operations {
                             eta_s?: number | null;
                             /** @description of the whole experiment, 0..1 */
                             fraction: number;
+                            /** @description what is being done, as a catalog key: progress:pipeline.<key> in locales/<lng>/progress.json (pipelines/contract/progress-messages.json) */
+                            key?: string;
+                            /** @description what is being done, in the Accept-Language when key is set (else the pipeline's English) */
                             message?: string;
+                            /** @description the values the key's words name */
+                            params?: {
+                                [key: string]: string | number;
+                            };
                             stage: string;
                             trial?: number;
                             trials?: number;
@@ -6022,7 +6057,14 @@ export interface operations {
                             eta_s?: number | null;
                             /** @description of the whole experiment, 0..1 */
                             fraction: number;
+                            /** @description what is being done, as a catalog key: progress:pipeline.<key> in locales/<lng>/progress.json (pipelines/contract/progress-messages.json) */
+                            key?: string;
+                            /** @description what is being done, in the Accept-Language when key is set (else the pipeline's English) */
                             message?: string;
+                            /** @description the values the key's words name */
+                            params?: {
+                                [key: string]: string | number;
+                            };
                             stage: string;
                             trial?: number;
                             trials?: number;

@@ -10,6 +10,7 @@ import { SubgroupsSection } from "../components/Subgroups";
 import { RetrospectiveStudies } from "../components/RetrospectiveStudies";
 import { ErrorBox, Link, StatusBadge } from "../components/ui";
 import { FigureCard, figureTables } from "../components/FigureCard";
+import { ProgressMessage } from "../components/ProgressMessage";
 import { ExperimentLabelsEditor } from "../components/ExperimentLabels";
 import { IntendedUseEditor } from "../components/IntendedUse";
 import { ApprovalPanel } from "../components/Approval";
@@ -202,7 +203,7 @@ export function ExperimentPage({ id, tab }: { id: number; tab?: string | null })
               : ""}
             {eta ? ` · ${t("page.eta", { eta: formatEta(eta.seconds) })}` : ""}
           </p>
-          {exp.progress?.message ? <p className="muted small">{exp.progress.message}</p> : null}
+          {exp.progress ? <ProgressMessage progress={exp.progress} /> : null}
         </div>
       ) : null}
       {exp.failure_reason ? (
