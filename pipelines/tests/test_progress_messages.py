@@ -80,7 +80,7 @@ def test_the_event_carries_key_values_and_the_english_and_the_contract_accepts_i
         "params": {"images": 12},
         "message": "running the model on 12 images",
     }
-    assert trial["params"]["score"] == "n/a" and trial["message"] == "trial 2: svm, cross-validated auc n/a"
+    assert trial["params"]["score"] == "—" and trial["message"] == "trial 2: svm, cross-validated auc —"
     assert "key" not in bare and "message" not in bare
     for event in (first, trial, bare):
         assert contract.errors("event", event) == []

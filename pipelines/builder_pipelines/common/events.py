@@ -78,8 +78,8 @@ def progress(
         params = params or {}
         if sorted(params) != sorted(names):
             raise TypeError(f"progress key {key!r} takes {names}, was given {sorted(params)}")
-        # A score that is not a number (a failed fold) is said as "n/a": JSON has no NaN.
-        params = {k: "n/a" if isinstance(v, float) and not math.isfinite(v) else v for k, v in params.items()}
+        # A score that is not a number (a failed fold) is said as "—" in every language: JSON has no NaN.
+        params = {k: "—" if isinstance(v, float) and not math.isfinite(v) else v for k, v in params.items()}
         event.update(key=key, params=params or None, message=progress_english(key, params))
     emit(event)
 
