@@ -30,21 +30,28 @@ def problem_keys() -> dict[str, list[str]]:
 
 
 @cache
-def _english() -> dict[str, str]:
+def _pipeline_words(namespace: str) -> dict[str, str]:
+    """The English catalog's ``pipeline`` section of locales/en/<namespace>.json (problems, progress)."""
     try:
-        return json.loads((LOCALES_DIR / "en" / "problems.json").read_text(encoding="utf-8"))["pipeline"]
+        return json.loads((LOCALES_DIR / "en" / f"{namespace}.json").read_text(encoding="utf-8"))["pipeline"]
     except (OSError, ValueError, KeyError):  # a pipeline run outside the repository still says something
         return {}
 
 
-def english(key: str, params: dict[str, str | int | float]) -> str:
-    """The English message of ``key`` with its values, for logs (the reader's own language is chosen elsewhere)."""
-    message = _english().get(key)
+def english_words(namespace: str, key: str, params: dict[str, str | int | float]) -> str:
+    """The English words of a pipeline ``key`` in ``namespace`` with its values, for logs and English readers (the
+    reader's own language is chosen elsewhere, from the key)."""
+    message = _pipeline_words(namespace).get(key)
     if message is None:
         return f"{key}: " + ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
     for name, value in params.items():
         message = message.replace("{{" + name + "}}", str(value))
     return message
+
+
+def english(key: str, params: dict[str, str | int | float]) -> str:
+    """The English message of a data problem ``key`` with its values."""
+    return english_words("problems", key, params)
 
 
 class DataError(ValueError):

@@ -13,7 +13,7 @@ import time
 from functools import cache
 
 from .contract import CONTRACT_DIR
-from .errors import LOCALES_DIR
+from .errors import english_words
 
 _out = sys.stdout
 
@@ -45,22 +45,9 @@ def progress_keys() -> dict[str, list[str]]:
     return json.loads((CONTRACT_DIR / "progress-messages.json").read_text(encoding="utf-8"))["messages"]
 
 
-@cache
-def _progress_english() -> dict[str, str]:
-    try:
-        return json.loads((LOCALES_DIR / "en" / "progress.json").read_text(encoding="utf-8"))["pipeline"]
-    except (OSError, ValueError, KeyError):  # a pipeline run outside the repository still says something
-        return {}
-
-
 def progress_english(key: str, params: dict[str, str | int | float]) -> str:
     """The English words of a progress key with its values, for the job log and for API readers of English."""
-    message = _progress_english().get(key)
-    if message is None:
-        return f"{key}: " + ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
-    for name, value in params.items():
-        message = message.replace("{{" + name + "}}", str(value))
-    return message
+    return english_words("progress", key, params)
 
 
 def progress(
